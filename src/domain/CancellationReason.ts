@@ -1,0 +1,28 @@
+/**
+ * Why an inquiry closed without an answer (RFD 082). On disk a bare string;
+ * a tag this build does not know is kept verbatim (`Unknown`) and written back
+ * unchanged. parley never writes an unknown reason itself.
+ *
+ * @example
+ * ```ts
+ * import * as CancellationReason from "./CancellationReason.ts"
+ * CancellationReason.isKnown("user") // true
+ * CancellationReason.isKnown("some_future_variant") // false
+ * ```
+ */
+import * as Schema from "effect/Schema"
+
+export const KNOWN = ["user", "backend_error", "no_prompt_backend", "assistant_routing_denied"] as const
+export type KnownCancellationReason = typeof KNOWN[number]
+
+/** Known reasons are literals; any other string is an `Unknown(tag)` kept verbatim. */
+export const CancellationReason = Schema.String
+export type CancellationReason = KnownCancellationReason | (string & {})
+
+export const User: CancellationReason = "user"
+export const BackendError: CancellationReason = "backend_error"
+export const NoPromptBackend: CancellationReason = "no_prompt_backend"
+export const AssistantRoutingDenied: CancellationReason = "assistant_routing_denied"
+
+export const isKnown = (reason: string): reason is KnownCancellationReason =>
+  (KNOWN as ReadonlyArray<string>).includes(reason)

@@ -1,0 +1,23 @@
+/**
+ * A user message. `schema` asks for a structured (JSON Schema) reply;
+ * `author` is cosmetic and never sent to a provider.
+ *
+ * @example
+ * ```ts
+ * import { ChatRequest } from "./ChatRequest.ts"
+ * import * as Timestamp from "./Timestamp.ts"
+ * new ChatRequest({ timestamp: Timestamp.now(), content: "Hello" })
+ * ```
+ */
+import * as Schema from "effect/Schema"
+import { metadataField } from "./EventMetadata.ts"
+import { Timestamp } from "./Timestamp.ts"
+
+export class ChatRequest extends Schema.Class<ChatRequest>("parley/ChatRequest")({
+  timestamp: Timestamp,
+  type: Schema.tag("chat_request"),
+  content: Schema.String,
+  schema: Schema.optionalKey(Schema.JsonObject),
+  author: Schema.optionalKey(Schema.String),
+  metadata: metadataField
+}) {}

@@ -1,0 +1,102 @@
+/**
+ * The turn-scoped events of a conversation, and the stream entries that are
+ * not events (config deltas, compactions, unknown kinds — kept as raw JSON).
+ *
+ * @example
+ * ```ts
+ * import { isConversationEvent, isProviderVisible } from "./ConversationEvent.ts"
+ * ```
+ */
+import * as Schema from "effect/Schema"
+import { ChatRequest } from "./ChatRequest.ts"
+import { ChatResponse } from "./ChatResponse.ts"
+import { InquiryRequest } from "./InquiryRequest.ts"
+import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "./InquiryResponse.ts"
+import type { Timestamp as TimestampType } from "./Timestamp.ts"
+import { ToolCallRequest } from "./ToolCallRequest.ts"
+import { ToolCallResponse } from "./ToolCallResponse.ts"
+import { TurnStart } from "./TurnStart.ts"
+
+export const ConversationEvent = Schema.Union([
+  TurnStart,
+  ChatRequest,
+  ChatResponse,
+  ToolCallRequest,
+  ToolCallResponse,
+  InquiryRequest,
+  InquiryAnswered,
+  InquiryCancelled,
+  InquiryRedacted
+])
+export type ConversationEvent = typeof ConversationEvent.Type
+
+/** The `type` tags of conversation events (JP's `EventKind::TYPE_TAGS`). */
+export const EVENT_TYPES = [
+  "turn_start",
+  "chat_request",
+  "chat_response",
+  "tool_call_request",
+  "tool_call_response",
+  "inquiry_request",
+  "inquiry_response"
+] as const
+export type EventType = typeof EVENT_TYPES[number]
+
+/**
+ * A `config_delta` entry, kept as the exact JSON it was read as (any legacy
+ * shape: nested `{type,timestamp,delta}`, flattened, bare). parley never
+ * interprets configuration deltas.
+ */
+export class ConfigDelta extends Schema.Class<ConfigDelta>("parley/ConfigDelta")({
+  type: Schema.tag("config_delta"),
+  raw: Schema.JsonObject
+}) {
+  get timestamp(): string | undefined {
+    return typeof this.raw["timestamp"] === "string" ? this.raw["timestamp"] : undefined
+  }
+}
+
+/** A `compaction` entry (RFD 064), kept as raw JSON. */
+export class Compaction extends Schema.Class<Compaction>("parley/Compaction")({
+  type: Schema.tag("compaction"),
+  raw: Schema.JsonObject
+}) {
+  get timestamp(): string | undefined {
+    return typeof this.raw["timestamp"] === "string" ? this.raw["timestamp"] : undefined
+  }
+}
+
+/** An entry of a kind this build does not know: preserved verbatim, never decoded. */
+export class UnknownEntry extends Schema.Class<UnknownEntry>("parley/UnknownEntry")({
+  type: Schema.tag("unknown"),
+  raw: Schema.JsonObject
+}) {
+  get kind(): string {
+    return String(this.raw["type"])
+  }
+  get timestamp(): string | undefined {
+    return typeof this.raw["timestamp"] === "string" ? this.raw["timestamp"] : undefined
+  }
+}
+
+/** Everything that can stand in `events.json`. */
+export const StreamEntry = Schema.Union([ConversationEvent, ConfigDelta, Compaction, UnknownEntry])
+export type StreamEntry = ConversationEvent | ConfigDelta | Compaction | UnknownEntry
+export type GlobalEntry = ConfigDelta | Compaction | UnknownEntry
+
+export const isConversationEvent = (e: StreamEntry): e is ConversationEvent =>
+  e.type !== "config_delta" && e.type !== "compaction" && e.type !== "unknown"
+
+export const isInquiryEvent = (e: StreamEntry): e is InquiryRequest | InquiryAnswered | InquiryCancelled | InquiryRedacted =>
+  e.type === "inquiry_request" || e.type === "inquiry_response"
+
+/**
+ * The provider allowlist (RFD 005): only chat and tool-call events ever reach
+ * a model. Turn markers, inquiries and any future kind stay internal.
+ */
+export const isProviderVisible = (e: StreamEntry): e is ChatRequest | ChatResponse | ToolCallRequest | ToolCallResponse =>
+  e.type === "chat_request" || e.type === "chat_response" || e.type === "tool_call_request" ||
+  e.type === "tool_call_response"
+
+/** The timestamp of any entry, when it has one. */
+export const entryTimestamp = (e: StreamEntry): TimestampType | string | undefined => e.timestamp

@@ -1,0 +1,20 @@
+/**
+ * The free-form metadata map of a conversation event (provider signatures,
+ * rendered arguments…). Opaque to parley; omitted on disk when empty.
+ *
+ * @example
+ * ```ts
+ * import { EventMetadata } from "./EventMetadata.ts"
+ * const m: EventMetadata = { anthropic_thinking_signature: "c2ln" }
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+export const EventMetadata = Schema.Record(Schema.String, Schema.Json)
+export type EventMetadata = typeof EventMetadata.Type
+
+/** The `metadata` field of every event class: defaults to `{}` on construction. */
+export const metadataField = EventMetadata.pipe(Schema.withConstructorDefault(Effect.succeed({})))
+
+export const empty: EventMetadata = {}

@@ -1,0 +1,22 @@
+/**
+ * The correlation key of an inquiry request/response pair.
+ *
+ * Readers treat it as opaque (RFD 082); only the coordinator builds one, as
+ * `<tool_call_id>.<question_id>.<attempt>`. Legacy streams hold two-segment ids.
+ *
+ * @example
+ * ```ts
+ * import * as InquiryId from "./InquiryId.ts"
+ * InquiryId.forToolQuestion("call_1", "overwrite", 1) // "call_1.overwrite.1"
+ * ```
+ */
+import * as Schema from "effect/Schema"
+
+export const InquiryId = Schema.String.pipe(Schema.brand("InquiryId"))
+export type InquiryId = typeof InquiryId.Type
+
+export const make = (id: string): InquiryId => id as InquiryId
+
+/** The three-segment id RFD 082 writes: unique per turn by construction. */
+export const forToolQuestion = (toolCallId: string, questionId: string, attempt: number): InquiryId =>
+  `${toolCallId}.${questionId}.${attempt}` as InquiryId

@@ -1,0 +1,31 @@
+/**
+ * Who asked an inquiry. On disk it is tagged by a nested `source` key:
+ * `{"source":"tool","name":"fs_modify_file"}`, `{"source":"assistant"}`.
+ *
+ * @example
+ * ```ts
+ * import { InquirySource } from "./InquirySource.ts"
+ * InquirySource.tool("write_note") // { source: "tool", name: "write_note" }
+ * ```
+ */
+import * as Schema from "effect/Schema"
+
+export const ToolSource = Schema.Struct({ source: Schema.tag("tool"), name: Schema.String })
+export const AssistantSource = Schema.Struct({ source: Schema.tag("assistant") })
+export const UserSource = Schema.Struct({ source: Schema.tag("user") })
+export const OtherSource = Schema.Struct({ source: Schema.tag("other"), name: Schema.String })
+
+const Union = Schema.Union([ToolSource, AssistantSource, UserSource, OtherSource])
+
+export type InquirySource = typeof Union.Type
+
+export const InquirySource = Object.assign(Union, {
+  tool: (name: string): InquirySource => ({ source: "tool", name }),
+  assistant: { source: "assistant" } as InquirySource,
+  user: { source: "user" } as InquirySource,
+  other: (name: string): InquirySource => ({ source: "other", name })
+})
+
+/** A short label for people: `tool write_note`, `assistant`. */
+export const describe = (s: InquirySource): string =>
+  s.source === "tool" || s.source === "other" ? `${s.source} ${s.name}` : s.source
