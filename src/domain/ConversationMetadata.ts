@@ -11,6 +11,7 @@
  * ```
  */
 import * as Schema from "effect/Schema"
+import { setKey } from "./EntryCodec.ts"
 import * as Timestamp from "./Timestamp.ts"
 
 type Json = Schema.Json
@@ -60,7 +61,7 @@ export const decode = (raw: unknown, _file: string): ConversationMetadata => {
     throw new MetadataError(`field "labels" must be an object of strings`)
   }
   const extra: JsonObject = {}
-  for (const k in obj) if (!(KNOWN as ReadonlyArray<string>).includes(k) || obj[k] === null) extra[k] = obj[k]!
+  for (const k of Object.keys(obj)) if (!(KNOWN as ReadonlyArray<string>).includes(k) || obj[k] === null) setKey(extra, k, obj[k]!)
   const props: ConstructorParameters<typeof ConversationMetadata>[0] = { last_activated_at: last, extra }
   const mutable = props as { -readonly [K in keyof typeof props]: (typeof props)[K] }
   if (typeof title === "string") mutable.title = title
@@ -90,7 +91,7 @@ const encodeCanonical = (m: ConversationMetadata): JsonObject => {
   if (m.labels !== undefined && Object.keys(m.labels).length > 0) {
     out["labels"] = Object.fromEntries(Object.entries(m.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
   }
-  for (const k in m.extra) if (!(k in out)) out[k] = m.extra[k]!
+  for (const k of Object.keys(m.extra)) if (!Object.hasOwn(out, k)) setKey(out, k, m.extra[k]!)
   return out
 }
 
@@ -99,8 +100,8 @@ export const encode = (m: ConversationMetadata): JsonObject => {
   const canonical = encodeCanonical(m)
   if (m.keyOrder === undefined) return canonical
   const out: JsonObject = {}
-  for (const k of m.keyOrder) if (k in canonical) out[k] = canonical[k]!
-  for (const k in canonical) if (!(k in out)) out[k] = canonical[k]!
+  for (const k of m.keyOrder) if (Object.hasOwn(canonical, k)) setKey(out, k, canonical[k]!)
+  for (const k of Object.keys(canonical)) if (!Object.hasOwn(out, k)) setKey(out, k, canonical[k]!)
   return out
 }
 

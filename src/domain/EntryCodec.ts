@@ -67,6 +67,12 @@ const layouts = new WeakMap<object, Layout>()
 
 const SEP = "\u0001"
 
+/** Sets an own property, even one named `__proto__` (which plain assignment would swallow). */
+export const setKey = (obj: JsonObject, key: string, value: Json): void => {
+  if (key === "__proto__") Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
+  else obj[key] = value
+}
+
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** Recursively base64-decodes string leaves, recording the paths that stay raw. */
@@ -82,7 +88,7 @@ const decodeLeaves = (value: Json, path: string, undecoded: Array<string>): Json
   if (Array.isArray(value)) return value.map((v, i) => decodeLeaves(v, path + SEP + i, undecoded))
   if (isObject(value)) {
     const out: JsonObject = {}
-    for (const k in value) out[k] = decodeLeaves(value[k]!, path + SEP + k, undecoded)
+    for (const k of Object.keys(value)) setKey(out, k, decodeLeaves(value[k]!, path + SEP + k, undecoded))
     return out
   }
   return value
@@ -95,7 +101,7 @@ const encodeLeaves = (value: Json, path: string, undecoded: ReadonlySet<string> 
   if (Array.isArray(value)) return value.map((v, i) => encodeLeaves(v, path + SEP + i, undecoded))
   if (isObject(value)) {
     const out: JsonObject = {}
-    for (const k in value) out[k] = encodeLeaves(value[k]!, path + SEP + k, undecoded)
+    for (const k of Object.keys(value)) setKey(out, k, encodeLeaves(value[k]!, path + SEP + k, undecoded))
     return out
   }
   return value
@@ -299,7 +305,7 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
   }
 
   // Remember any difference from the canonical writer layout.
-  for (const k in raw) if (!used.has(k)) extra[k] = raw[k]!
+  for (const k of Object.keys(raw)) if (!used.has(k)) setKey(extra, k, raw[k]!)
   const keys = Object.keys(raw)
   const canonical = canonicalKeys(entry)
   let sameKeys = keys.length === canonical.length
@@ -385,8 +391,8 @@ export const encodeEntry = (e: StreamEntry): JsonObject => {
   // response's `outcome` was not there and is not written).
   const out: JsonObject = {}
   for (const k of layout.keys) {
-    if (k in values) out[k] = values[k]!
-    else if (layout.extra !== undefined && k in layout.extra) out[k] = layout.extra[k]!
+    if (Object.hasOwn(values, k)) setKey(out, k, values[k]!)
+    else if (layout.extra !== undefined && Object.hasOwn(layout.extra, k)) setKey(out, k, layout.extra[k]!)
   }
   return out
 }
@@ -408,11 +414,11 @@ export const toPlainJson = (e: StreamEntry): JsonObject => {
   if (e.type === "config_delta" || e.type === "compaction" || e.type === "unknown") return e.raw as JsonObject
   const encoded = encodeEntry(e)
   const out: JsonObject = {}
-  for (const k in encoded) {
+  for (const k of Object.keys(encoded)) {
     if (k === "arguments" && e.type === "tool_call_request") out[k] = e.arguments
     else if (k === "content" && e.type === "tool_call_response") out[k] = e.content
     else if (k === "metadata") out[k] = e.metadata
-    else out[k] = encoded[k]!
+    else setKey(out, k, encoded[k]!)
   }
   return out
 }

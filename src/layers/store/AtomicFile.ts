@@ -1,0 +1,70 @@
+/**
+ * Crash-safe file writes: temp file + fsync + rename + directory fsync, and
+ * skipped entirely when the bytes on disk are already identical (JP's
+ * `write_json`, which keeps mtimes stable for tools that watch them).
+ *
+ * @example
+ * ```ts
+ * import * as AtomicFile from "./AtomicFile.ts"
+ * await AtomicFile.writeIfChanged("/tmp/x/metadata.json", "{}\n") // true: written
+ * await AtomicFile.writeIfChanged("/tmp/x/metadata.json", "{}\n") // false: identical, untouched
+ * ```
+ */
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+
+/** Reads a file as UTF-8, or `undefined` when it does not exist. */
+export const readIfExists = async (file: string): Promise<string | undefined> => {
+  try {
+    return await fs.readFile(file, "utf8")
+  } catch (error) {
+    if (isNotFound(error)) return undefined
+    throw error
+  }
+}
+
+export const isNotFound = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && (error as { code?: string }).code === "ENOENT"
+
+/** fsyncs a directory so a rename or unlink in it survives power loss. */
+export const syncDir = async (dir: string): Promise<void> => {
+  const handle = await fs.open(dir, "r")
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Writes `text` atomically; returns false (and writes nothing) when the file already holds exactly it. */
+export const writeIfChanged = async (file: string, text: string): Promise<boolean> => {
+  const current = await readIfExists(file)
+  if (current === text) return false
+  await writeAtomic(file, text)
+  return true
+}
+
+/** Writes `text` to `<file>.tmp`, fsyncs, renames over `file`, fsyncs the directory. */
+export const writeAtomic = async (file: string, text: string): Promise<void> => {
+  const tmp = `${file}.tmp`
+  const handle = await fs.open(tmp, "w", 0o644)
+  try {
+    await handle.writeFile(text, "utf8")
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  await fs.rename(tmp, file)
+  await syncDir(path.dirname(file))
+}
+
+/** Appends `text` and waits until it is on disk (`fdatasync`). */
+export const appendDurable = async (file: string, text: string): Promise<void> => {
+  const handle = await fs.open(file, "a", 0o644)
+  try {
+    await handle.writeFile(text, "utf8")
+    await handle.datasync()
+  } finally {
+    await handle.close()
+  }
+}

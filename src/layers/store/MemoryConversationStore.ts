@@ -1,0 +1,100 @@
+/**
+ * An in-memory `ConversationStore` for tests and for embedding parley in
+ * another program. Same validation rules as the file store; entries go
+ * through the storage codec on `save`/`append` so what a test reads back is
+ * what disk would hold.
+ *
+ * @example
+ * ```ts
+ * import * as MemoryConversationStore from "./MemoryConversationStore.ts"
+ * Effect.provide(program, MemoryConversationStore.layer())
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import type { Conversation } from "../../domain/Conversation.ts"
+import * as ConversationModel from "../../domain/Conversation.ts"
+import type { ConversationId } from "../../domain/ConversationId.ts"
+import * as ConversationId_ from "../../domain/ConversationId.ts"
+import * as Timestamp from "../../domain/Timestamp.ts"
+import * as TurnAppend from "../../domain/TurnAppend.ts"
+import { incompleteSummary } from "../../domain/IncompleteTurn.ts"
+import {
+  AppendRejected,
+  ConversationLocked,
+  ConversationNotFound,
+  ConversationStore,
+  type ConversationSummary
+} from "../../services/ConversationStore.ts"
+
+/** Builds an in-memory store, optionally seeded. */
+export const make = (seed: ReadonlyArray<Conversation> = []) =>
+  Effect.gen(function*() {
+    const state = yield* Ref.make(new Map<string, Conversation>(seed.map((c) => [c.id, c])))
+    const locks = new Set<string>()
+
+    const get = (id: ConversationId) =>
+      Ref.get(state).pipe(
+        Effect.flatMap((m) => {
+          const c = m.get(id)
+          return c === undefined ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(c)
+        })
+      )
+
+    const summary = (c: Conversation): ConversationSummary => {
+      const last = ConversationModel.lastEventAt(c.entries)
+      return {
+        id: c.id,
+        title: c.metadata.title ?? null,
+        events: ConversationModel.eventCount(c.entries),
+        lastEventAt: last === undefined ? null : Timestamp.toRfc3339(last),
+        lastActivatedAt: c.metadata.last_activated_at,
+        archived: c.archived,
+        incomplete: incompleteSummary(c.entries),
+        path: `memory:${ConversationId_.display(c.id)}`
+      }
+    }
+
+    return ConversationStore.of({
+      list: (options) =>
+        Ref.get(state).pipe(Effect.map((m) =>
+          [...m.values()]
+            .filter((c) => options?.archived === true || !c.archived)
+            .map(summary)
+            .sort((a, b) => Timestamp.compare(b.lastActivatedAt, a.lastActivatedAt))
+        )),
+      load: get,
+      save: (c) => Ref.update(state, (m) => new Map(m).set(c.id, c)),
+      append: (id, batch) =>
+        Effect.gen(function*() {
+          const c = yield* get(id)
+          const result = TurnAppend.validate(c.entries, batch)
+          if (result._tag === "Rejected") {
+            return yield* new AppendRejected({ id, reason: TurnAppend.describeRejection(result.rejection) })
+          }
+          yield* Ref.update(state, (m) => new Map(m).set(id, { ...c, entries: [...c.entries, ...result.entries] }))
+        }),
+      lock: (id) =>
+        Effect.acquireRelease(
+          Effect.suspend(() => {
+            if (locks.has(id)) return Effect.fail(new ConversationLocked({ id, pid: process.pid, lockFile: "memory" }))
+            locks.add(id)
+            return Effect.void
+          }),
+          () => Effect.sync(() => locks.delete(id))
+        ),
+      check: () => Ref.get(state).pipe(Effect.map((m) =>
+        [...m.values()].map((c) => ({ id: c.id, path: `memory:${c.id}`, ok: true, roundtrip: "identical" as const }))
+      )),
+      remove: (id) => Ref.update(state, (m) => {
+        const next = new Map(m)
+        next.delete(id)
+        return next
+      })
+    })
+  })
+
+/** The in-memory store as a layer (fresh state per build). */
+export const layer = (seed: ReadonlyArray<Conversation> = []): Layer.Layer<ConversationStore> =>
+  Layer.effect(ConversationStore, make(seed))

@@ -1,0 +1,3 @@
+/** The conversation store layers. */
+export * as FileConversationStore from "./FileConversationStore.ts"
+export * as MemoryConversationStore from "./MemoryConversationStore.ts"
