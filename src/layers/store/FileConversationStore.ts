@@ -455,13 +455,21 @@ export const make = (options: Options) =>
         return { id, path: loc.dir, ok: true, roundtrip: identical ? "identical" : "changed" }
       } catch (error) {
         if (error instanceof Corrupt) {
-          return {
-            id,
-            path: loc.dir,
-            ok: false,
-            roundtrip: null,
-            error: `${error.file}${error.entry === undefined ? "" : `: entry ${error.entry}`}: ${error.reason}`
+          let detail = `${error.file}${error.entry === undefined ? "" : `: entry ${error.entry}`}: ${error.reason}`
+          if (error.file.endsWith("metadata.json") && error.reason === "missing") {
+            // Still say whether the event log itself is readable.
+            const eventsFile = path.join(loc.dir, "events.json")
+            const text = await AtomicFile.readIfExists(eventsFile)
+            if (text !== undefined) {
+              try {
+                detail += `; events.json decodes (${EventsFile.parse(text, eventsFile).length} entries)`
+              } catch (inner) {
+                if (inner instanceof EventsFile.EventsFileError) detail += `; ${inner.message}`
+                else throw inner
+              }
+            }
           }
+          return { id, path: loc.dir, ok: false, roundtrip: null, error: detail }
         }
         throw error
       }

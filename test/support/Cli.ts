@@ -1,0 +1,31 @@
+/**
+ * Runs the built `parley` binary as a child process (no TTY), capturing
+ * stdout, stderr and the exit code.
+ */
+import { spawnSync } from "node:child_process"
+import * as path from "node:path"
+import { repoRoot } from "./Fixtures.ts"
+
+export const binary = path.join(repoRoot, "dist", "parley.mjs")
+
+export interface RunResult {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export const runParley = (
+  args: ReadonlyArray<string>,
+  options: { cwd?: string; env?: Record<string, string | undefined>; input?: string; timeoutMs?: number } = {}
+): RunResult => {
+  const env: Record<string, string | undefined> = { ...process.env, ...options.env }
+  for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k]
+  const result = spawnSync(process.execPath, [binary, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: env as NodeJS.ProcessEnv,
+    input: options.input ?? "",
+    encoding: "utf8",
+    timeout: options.timeoutMs ?? 60_000
+  })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
