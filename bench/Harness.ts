@@ -1,0 +1,50 @@
+/**
+ * A tiny benchmark harness: runs each case several times after warm-up and
+ * reports medians, so goals are ratios measured in the same run (never
+ * absolute times, which depend on the machine).
+ */
+export interface Result {
+  readonly name: string
+  readonly medianMs: number
+}
+
+export const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
+
+/** Times `f` (sync or async) `runs` times after `warmup` runs. */
+export const measure = async (name: string, f: () => unknown, options: { runs?: number; warmup?: number } = {}): Promise<Result> => {
+  const runs = options.runs ?? 15
+  const warmup = options.warmup ?? 3
+  for (let i = 0; i < warmup; i++) await f()
+  const times: Array<number> = []
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now()
+    await f()
+    times.push(performance.now() - t0)
+  }
+  return { name, medianMs: median(times) }
+}
+
+export interface Goal {
+  readonly name: string
+  readonly subject: Result
+  readonly floor: Result
+  readonly maxRatio: number
+  readonly note?: string
+}
+
+export const report = (goals: ReadonlyArray<Goal>): boolean => {
+  let ok = true
+  for (const g of goals) {
+    const ratio = g.subject.medianMs / g.floor.medianMs
+    const pass = ratio <= g.maxRatio
+    ok &&= pass
+    console.log(
+      `${pass ? "PASS" : "FAIL"}  ${g.name}\n      ${g.subject.name}: ${g.subject.medianMs.toFixed(2)} ms   floor (${g.floor.name}): ${g.floor.medianMs.toFixed(2)} ms   ratio ${ratio.toFixed(2)} (goal ≤ ${g.maxRatio})${g.note ? `\n      ${g.note}` : ""}`
+    )
+  }
+  return ok
+}

@@ -1,0 +1,102 @@
+/**
+ * Storage benchmarks (issue: Foundation):
+ * - load + decode of the largest corpus conversation vs a floor of plain
+ *   JSON.parse plus the same base64 decoding in plain JS;
+ * - append of one event to a 2 MB conversation vs the same append to an
+ *   empty one (per-event persistence must cost O(event)).
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import * as Conversation from "../src/domain/Conversation.ts"
+import * as ConversationId from "../src/domain/ConversationId.ts"
+import * as EventsFile from "../src/domain/EventsFile.ts"
+import * as Timestamp from "../src/domain/Timestamp.ts"
+import { ToolCallRequest } from "../src/domain/ToolCallRequest.ts"
+import { ToolCallResponse } from "../src/domain/ToolCallResponse.ts"
+import { TurnStart } from "../src/domain/TurnStart.ts"
+import * as FileConversationStore from "../src/layers/store/FileConversationStore.ts"
+import { ConversationStore } from "../src/services/ConversationStore.ts"
+import { type Goal, measure, median } from "./Harness.ts"
+
+const corpus = path.resolve(import.meta.dirname, "..", "..", "shared", "corpus", "jp", "conversations")
+const largest = path.join(corpus, "17738399468-rfd-review-and-phase-1-planning", "events.json")
+
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+const plainB64 = (s: string): string => {
+  if (s.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(s)) return s
+  try {
+    return utf8.decode(Buffer.from(s, "base64"))
+  } catch {
+    return s
+  }
+}
+const plainLeaves = (v: unknown): unknown =>
+  typeof v === "string" ? plainB64(v) : Array.isArray(v) ? v.map(plainLeaves)
+  : v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainLeaves(x)])) : v
+
+/** The floor: what any reader must do (parse, and undo the storage base64). */
+const floorLoad = (text: string) => {
+  const arr = JSON.parse(text) as Array<Record<string, unknown>>
+  for (const e of arr) {
+    if (e["metadata"] !== undefined) e["metadata"] = plainLeaves(e["metadata"])
+    if (e["type"] === "tool_call_request" && e["arguments"] !== undefined) e["arguments"] = plainLeaves(e["arguments"])
+    if (e["type"] === "tool_call_response" && typeof e["content"] === "string") e["content"] = plainB64(e["content"])
+  }
+  return arr
+}
+
+export const run = async (): Promise<ReadonlyArray<Goal>> => {
+  const goals: Array<Goal> = []
+
+  // 1. Load + decode of the largest conversation (text already in memory for both sides: both read the same file).
+  const text = fs.readFileSync(largest, "utf8")
+  const decode = await measure("EventsFile.parse (typed, validated)", () => EventsFile.parse(text, largest), { runs: 31 })
+  const floor = await measure("JSON.parse + base64", () => floorLoad(text), { runs: 31 })
+  goals.push({ name: `load + decode of the largest corpus conversation (${(text.length / 1e6).toFixed(1)} MB)`, subject: decode, floor, maxRatio: 1.5 })
+
+  // 2. Append to a 2 MB conversation vs an empty one.
+  const storage = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-"))
+  const big = ConversationId.parse("17000000001")!
+  const empty = ConversationId.parse("17000000002")!
+  const bigEntries = EventsFile.parse(text, largest)
+  const layer = FileConversationStore.layer({ storageDir: storage })
+  let n = 0
+  const results = await Effect.runPromise(Effect.gen(function*() {
+    const store = yield* ConversationStore
+    yield* store.save({ ...Conversation.make({ id: big, title: "big", now: Timestamp.now() }), entries: bigEntries })
+    yield* store.save(Conversation.make({ id: empty, title: "empty", now: Timestamp.now() }))
+    for (const cid of [big, empty]) {
+      yield* store.load(cid) // a turn loads its conversation once before appending
+      yield* store.append(cid, [new TurnStart({ timestamp: Timestamp.now() })])
+    }
+    const appendOne = (cid: ConversationId.ConversationId) => () => {
+      const callId = `bench_${n++}`
+      return Effect.runPromise(store.append(cid, [
+        new ToolCallRequest({ timestamp: Timestamp.now(), id: callId, name: "t", arguments: { path: "a.txt" } })
+      ]).pipe(Effect.andThen(store.append(cid, [
+        new ToolCallResponse({ timestamp: Timestamp.now(), id: callId, content: "ok", is_error: false })
+      ]))))
+    }
+    // Interleaved rounds, so disk and JIT warm-up favour neither side.
+    const bigTimes: Array<number> = []
+    const emptyTimes: Array<number> = []
+    for (let round = 0; round < 5; round++) {
+      bigTimes.push((yield* Effect.promise(() => measure("big", appendOne(big), { runs: 9, warmup: 2 }))).medianMs)
+      emptyTimes.push((yield* Effect.promise(() => measure("empty", appendOne(empty), { runs: 9, warmup: 2 }))).medianMs)
+    }
+    const onBig = { name: "append to a 1.8 MB conversation", medianMs: median(bigTimes) }
+    const onEmpty = { name: "append to an empty conversation", medianMs: median(emptyTimes) }
+    return { onBig, onEmpty }
+  }).pipe(Effect.provide(layer)))
+  goals.push({
+    name: "append (one tool call request + response, each durable) to a 2 MB conversation vs an empty one",
+    subject: results.onBig,
+    floor: results.onEmpty,
+    maxRatio: 3,
+    note: "each append is journaled and fdatasync'd; JP rewrites the whole file instead"
+  })
+  fs.rmSync(storage, { recursive: true, force: true })
+  return goals
+}
