@@ -60,7 +60,7 @@ describe("fork (RFD 023)", () => {
   it("--until right after a turn_start drops the empty turn", () => {
     const b = streams()
     const entries = [b.ts(), b.cr("1"), b.msg("a"), b.ts(), b.cr("2"), b.msg("b")]
-    expect(shape(fork(entries, { until: entries[4]!.timestamp }))).toEqual(["TS", "CR:1", "M:a"])
+    expect(shape(fork(entries, { until: entries[4]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a"])
   })
 
   it("accepts RFC 3339 text and keeps config deltas and unknown entries in place", () => {
@@ -73,10 +73,10 @@ describe("fork (RFD 023)", () => {
   it("drops compactions when the cut removes a turn, keeps them otherwise", () => {
     const b = streams()
     const entries = [b.ts(), b.cr("1"), b.msg("a"), b.compaction(0, 0), b.ts(), b.cr("2"), b.msg("b"), b.msg("c")]
-    expect(shape(fork(entries, { until: entries[4]!.timestamp }))).toEqual(["TS", "CR:1", "M:a"])
+    expect(shape(fork(entries, { until: entries[4]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a"])
     // Cutting at the chat request leaves turn 1 as a lone turn_start: the turn count (JP's test) is unchanged.
-    expect(shape(fork(entries, { until: entries[5]!.timestamp }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION"])
-    expect(shape(fork(entries, { until: entries[7]!.timestamp }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION", "TS", "CR:2", "M:b"])
+    expect(shape(fork(entries, { until: entries[5]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION"])
+    expect(shape(fork(entries, { until: entries[7]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION", "TS", "CR:2", "M:b"])
   })
 
   it("keeps only the non-events when --until precedes every event", () => {
