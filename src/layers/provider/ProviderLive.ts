@@ -1,0 +1,130 @@
+/**
+ * The live `Provider`: routes each request by its model string —
+ * `anthropic/<model>`, `openai/<model>` or `scripted` — to that provider,
+ * built on first use (so the SDKs load only when a model is called, and a
+ * turn on one provider can run inquiry side calls on another).
+ *
+ * Settings: explicit options (config `providers.<name>.base_url`, `--script`)
+ * win over the environment (`ANTHROPIC_BASE_URL`, `ANTHROPIC_API_KEY`,
+ * `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `PARLEY_SCRIPT`).
+ *
+ * @example
+ * ```ts
+ * import * as ProviderLive from "./ProviderLive.ts"
+ * const layer = ProviderLive.layer({ scriptPath: "demo-script.json" })
+ * // provider.stream({ model: "scripted", ... }) / { model: "anthropic/claude-sonnet-4-5", ... }
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { parseModel, Provider, ProviderError, type RetryPolicy } from "../../services/Provider.ts"
+import * as AnthropicProvider from "./Anthropic.ts"
+import * as OpenAiProvider from "./OpenAi.ts"
+import * as Scripted from "./Scripted.ts"
+
+export interface ProviderLiveOptions {
+  readonly anthropic?: {
+    readonly baseUrl?: string
+    readonly apiKey?: string
+    readonly maxTokens?: number
+    readonly thinkingBudget?: number
+  }
+  readonly openai?: { readonly baseUrl?: string; readonly apiKey?: string }
+  /** `--script FILE` for the scripted model. */
+  readonly scriptPath?: string
+  readonly retry?: RetryPolicy
+  /** Defaults to `process.env`. */
+  readonly env?: Readonly<Record<string, string | undefined>>
+}
+
+const KNOWN = "use anthropic/<model>, openai/<model> or scripted"
+
+const configError = (provider: string, message: string) =>
+  new ProviderError({ provider, message, retryable: false, attempts: 1 })
+
+/**
+ * Checks a model string without building anything (for early CLI errors).
+ *
+ * @example
+ * ```ts
+ * checkModel("gpt-5") // ProviderError: Unknown model "gpt-5": use anthropic/<model>, …
+ * checkModel("scripted") // undefined
+ * ```
+ */
+export const checkModel = (model: string): ProviderError | undefined => {
+  const { name, provider } = parseModel(model)
+  if (provider === "scripted") return name === "" ? undefined : configError(provider, `Unknown model "${model}": ${KNOWN}.`)
+  if (provider !== "anthropic" && provider !== "openai") return configError(provider, `Unknown model "${model}": ${KNOWN}.`)
+  if (name === "") return configError(provider, `Model "${model}" names no model: write ${provider}/<model>.`)
+  return undefined
+}
+
+const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === "" ? undefined : s)
+
+/** Builds the routing provider; sub-providers are built (and cached) on first use. */
+export const make = (options: ProviderLiveOptions = {}): Effect.Effect<Provider["Service"]> =>
+  Effect.gen(function*() {
+    const env = options.env ?? process.env
+    const retry = options.retry !== undefined ? { retry: options.retry } : {}
+
+    const anthropic = yield* Effect.cached(Effect.suspend(() => {
+      const apiKey = nonEmpty(options.anthropic?.apiKey) ?? nonEmpty(env["ANTHROPIC_API_KEY"])
+      if (apiKey === undefined) {
+        return Effect.fail(configError(
+          "anthropic",
+          "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
+        ))
+      }
+      const baseUrl = nonEmpty(options.anthropic?.baseUrl) ?? nonEmpty(env["ANTHROPIC_BASE_URL"])
+      return AnthropicProvider.make({
+        apiKey,
+        ...retry,
+        ...(baseUrl !== undefined ? { baseUrl } : {}),
+        ...(options.anthropic?.maxTokens !== undefined ? { maxTokens: options.anthropic.maxTokens } : {}),
+        ...(options.anthropic?.thinkingBudget !== undefined ? { thinkingBudget: options.anthropic.thinkingBudget } : {})
+      })
+    }))
+
+    const openai = yield* Effect.cached(Effect.suspend(() => {
+      const baseUrl = nonEmpty(options.openai?.baseUrl) ?? nonEmpty(env["OPENAI_BASE_URL"])
+      // Local compatible servers (Ollama, llama.cpp) need no key; the SDK insists on one.
+      const apiKey = nonEmpty(options.openai?.apiKey) ?? nonEmpty(env["OPENAI_API_KEY"]) ??
+        (baseUrl !== undefined ? "none" : undefined)
+      if (apiKey === undefined) {
+        return Effect.fail(configError(
+          "openai",
+          "OPENAI_API_KEY is not set. Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE."
+        ))
+      }
+      return OpenAiProvider.make({ apiKey, ...retry, ...(baseUrl !== undefined ? { baseUrl } : {}) })
+    }))
+
+    const scripted = yield* Effect.cached(Effect.suspend(() => {
+      const path = nonEmpty(options.scriptPath) ?? nonEmpty(env["PARLEY_SCRIPT"])
+      if (path === undefined) {
+        return Effect.fail(configError("scripted", "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT."))
+      }
+      return Effect.flatMap(Scripted.loadScript(path), Scripted.make)
+    }))
+
+    const select = (model: string): Effect.Effect<Provider["Service"], ProviderError> => {
+      const problem = checkModel(model)
+      if (problem !== undefined) return Effect.fail(problem)
+      switch (parseModel(model).provider) {
+        case "anthropic":
+          return anthropic
+        case "openai":
+          return openai
+        default:
+          return scripted
+      }
+    }
+
+    return Provider.of({
+      stream: (request) => Stream.unwrap(Effect.map(select(request.model), (provider) => provider.stream(request)))
+    })
+  })
+
+/** The live provider router as a layer. */
+export const layer = (options: ProviderLiveOptions = {}): Layer.Layer<Provider> => Layer.effect(Provider, make(options))
