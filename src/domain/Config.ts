@@ -1,0 +1,202 @@
+/**
+ * parley's configuration (`<storage>/config.toml`, contract §5), as validated
+ * data plus the lookups the executor and the coordinator need.
+ *
+ * Keys parley does not know are ignored (a JP `.jp/config.toml` carries many),
+ * but known keys are checked strictly, and `inquiry_source` is rejected
+ * outright: who asked a question is decided by the tool kind, never by config
+ * (RFD 082 "Source attribution"). `source` on a tool is the tool kind.
+ *
+ * @example
+ * ```ts
+ * import * as Config from "./Config.ts"
+ * const result = Config.decode({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
+ * // Result.succeed({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
+ * ```
+ */
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
+import { questionIdProblem } from "./Question.ts"
+import { RunMode, ToolKind } from "./ToolDefinition.ts"
+
+// JP writes `[assistant.model] id = "p/m"` or `id = { provider, name }`;
+// parley's own form is the string `provider/model`.
+const JpModel = Schema.Struct({
+  id: Schema.Union([Schema.String, Schema.Struct({ provider: Schema.String, name: Schema.String })])
+}).pipe(
+  Schema.decodeTo(Schema.String, {
+    decode: SchemaGetter.transform((m) => (typeof m.id === "string" ? m.id : `${m.id.provider}/${m.id.name}`)),
+    encode: SchemaGetter.transform((id: string) => ({ id }))
+  })
+)
+/** `provider/model` (e.g. `anthropic/claude-sonnet-4-5`) or `scripted`. */
+export const ModelName = Schema.Union([Schema.String, JpModel]).annotate({
+  expected: "a model name such as \"anthropic/claude-sonnet-4-5\""
+})
+
+export const QuestionTarget = Schema.Literals(["user", "assistant"])
+export type QuestionTarget = typeof QuestionTarget.Type
+
+export const QuestionConfig = Schema.Struct({
+  /** Who answers when no static answer applies (default `user`). */
+  target: Schema.optionalKey(QuestionTarget),
+  /** A fixed answer: the question is answered without asking anyone. */
+  answer: Schema.optionalKey(Schema.Json)
+})
+export type QuestionConfig = typeof QuestionConfig.Type
+
+export const ToolConfig = Schema.Struct({
+  /** The tool kind; defaults to `local` when `command` is set, else `builtin`. */
+  source: Schema.optionalKey(ToolKind),
+  /** Shell command of a local tool (run with `sh -c`; `{{tool}}`/`{{context}}` substituted). */
+  command: Schema.optionalKey(Schema.String),
+  description: Schema.optionalKey(Schema.String),
+  /** JSON Schema of the arguments; checked before the tool runs. */
+  parameters: Schema.optionalKey(Schema.JsonObject),
+  run: Schema.optionalKey(RunMode),
+  /** Kill a local tool (its whole process group) after this many milliseconds. */
+  timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** `false` hides the tool from the model (it is then "not available"). */
+  enable: Schema.optionalKey(Schema.Boolean),
+  questions: Schema.optionalKey(Schema.Record(Schema.String, QuestionConfig))
+})
+export type ToolConfig = typeof ToolConfig.Type
+
+export const Config = Schema.Struct({
+  assistant: Schema.optionalKey(Schema.Struct({
+    model: Schema.optionalKey(ModelName),
+    system_prompt: Schema.optionalKey(Schema.String)
+  })),
+  providers: Schema.optionalKey(Schema.Record(Schema.String, Schema.Struct({
+    base_url: Schema.optionalKey(Schema.String)
+  }))),
+  conversation: Schema.optionalKey(Schema.Struct({
+    inquiry: Schema.optionalKey(Schema.Struct({
+      assistant: Schema.optionalKey(Schema.Struct({ model: Schema.optionalKey(ModelName) }))
+    })),
+    /** Per-tool settings; the key `*` holds defaults for every tool (JP). */
+    tools: Schema.optionalKey(Schema.Record(Schema.String, ToolConfig))
+  }))
+})
+export type Config = typeof Config.Type
+
+export const empty: Config = {}
+
+/** One problem in a config document, at a key path. */
+export interface ConfigIssue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+/** `conversation.tools."a.b".run`: dotted, with odd keys quoted as TOML would. */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path
+    .map((k) => (typeof k === "string" && /^[A-Za-z0-9_-]+$/.test(k) ? k : typeof k === "number" ? `[${k}]` : JSON.stringify(String(k))))
+    .join(".")
+    .replace(/\.\[/g, "[")
+
+const decodeSchema = Schema.decodeUnknownResult(Config, { errors: "all" })
+const standardIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): { readonly found: boolean; readonly value?: unknown } => {
+  let current: unknown = input
+  for (const key of path) {
+    if (typeof current !== "object" || current === null || !(key in current)) return { found: false }
+    current = (current as Record<PropertyKey, unknown>)[key]
+  }
+  return { found: true, value: current }
+}
+
+const describeValue = (value: unknown): string =>
+  value instanceof Date ? `a date (${value.toISOString()})` : Array.isArray(value) ? JSON.stringify(value) : typeof value === "object" && value !== null ? "a table" : JSON.stringify(value)
+
+// Schema messages read "Expected object"; a TOML user thinks in tables.
+const reword = (message: string, input: unknown, path: ReadonlyArray<PropertyKey>): string => {
+  if (message === "Missing key") return "missing"
+  const text = message.replace(/\bobject\b/g, "a table").replace(/^Expected/, "expected")
+  const at = valueAt(input, path)
+  return at.found && text.startsWith("expected") && !/, got /.test(text) ? `${text}, got ${describeValue(at.value)}` : text
+}
+
+const isTable = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+// Rules a Schema struct cannot say: forbidden keys and cross-field requirements.
+// They read the raw document so they are reported alongside schema issues.
+const semanticIssues = (input: unknown): Array<ConfigIssue> => {
+  const issues: Array<ConfigIssue> = []
+  const conversation = isTable(input) ? input["conversation"] : undefined
+  const rawTools = isTable(conversation) && isTable(conversation["tools"]) ? conversation["tools"] : {}
+  const sourceIsFixed = "the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})"
+  for (const [name, raw] of Object.entries(rawTools)) {
+    if (!isTable(raw)) continue
+    const base = ["conversation", "tools", name]
+    if ("inquiry_source" in raw) issues.push({ path: [...base, "inquiry_source"], message: sourceIsFixed })
+    if (name !== "*") {
+      if (raw["source"] === "local" && !("command" in raw)) {
+        issues.push({ path: [...base, "command"], message: "missing (required for source = \"local\")" })
+      }
+      if (raw["source"] === "builtin" && "command" in raw) {
+        issues.push({ path: [...base, "command"], message: "only a local tool has a command (source is \"builtin\")" })
+      }
+    }
+    if (isTable(raw["questions"])) {
+      for (const [qid, q] of Object.entries(raw["questions"])) {
+        const problem = questionIdProblem(qid)
+        if (problem !== undefined) issues.push({ path: [...base, "questions", qid], message: problem })
+        if (isTable(q) && "inquiry_source" in q) {
+          issues.push({ path: [...base, "questions", qid, "inquiry_source"], message: sourceIsFixed })
+        }
+      }
+    }
+  }
+  return issues
+}
+
+/** Validates a parsed config document (e.g. TOML parsed to plain values). */
+export const decode = (input: unknown): Result.Result<Config, ReadonlyArray<ConfigIssue>> => {
+  const result = decodeSchema(input)
+  const semantic = semanticIssues(input)
+  if (Result.isFailure(result)) {
+    // A union reports one issue per member at the same path; keep the first.
+    const seen = new Set<string>()
+    const issues: Array<ConfigIssue> = []
+    for (const issue of standardIssues(result.failure.issue).issues) {
+      const path = (issue.path ?? []).map((p) => (typeof p === "object" && p !== null && "key" in p ? p.key : p)) as ReadonlyArray<PropertyKey>
+      const key = formatPath(path)
+      if (seen.has(key)) continue
+      seen.add(key)
+      issues.push({ path, message: reword(issue.message, input, path) })
+    }
+    return Result.fail([...issues, ...semantic])
+  }
+  return semantic.length > 0 ? Result.fail(semantic) : Result.succeed(result.success)
+}
+
+/** The settings of one tool (the `*` defaults are not a tool). */
+export const toolConfig = (config: Config, name: string): ToolConfig | undefined =>
+  name === "*" ? undefined : config.conversation?.tools?.[name]
+
+/** Configured tools (name and settings), without the `*` defaults, in file order. */
+export const configuredTools = (config: Config): ReadonlyArray<readonly [string, ToolConfig]> =>
+  Object.entries(config.conversation?.tools ?? {}).filter(([name]) => name !== "*")
+
+/** The tool kind of a configured tool: `source`, else `local` if it has a command, else `builtin`. */
+export const toolKind = (tool: ToolConfig): ToolKind => tool.source ?? (tool.command === undefined ? "builtin" : "local")
+
+/** The run mode: the tool's `run`, else the `*` default, else the kind's default. */
+export const runMode = (config: Config, name: string, fallback: RunMode): RunMode =>
+  toolConfig(config, name)?.run ?? config.conversation?.tools?.["*"]?.run ?? fallback
+
+/** `conversation.tools.<tool>.questions.<id>`, if configured. */
+export const questionConfig = (config: Config, tool: string, questionId: string): QuestionConfig | undefined =>
+  toolConfig(config, tool)?.questions?.[questionId]
+
+/** Who answers a question: configured `target`, default `user` (JP). */
+export const questionTarget = (config: Config, tool: string, questionId: string): QuestionTarget =>
+  questionConfig(config, tool, questionId)?.target ?? "user"
+
+/** The configured static answer, or `undefined`. */
+export const staticAnswer = (config: Config, tool: string, questionId: string): Schema.Json | undefined =>
+  questionConfig(config, tool, questionId)?.answer

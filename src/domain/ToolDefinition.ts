@@ -1,0 +1,35 @@
+/**
+ * What a provider is told about a tool: its name, a description and the
+ * JSON Schema of its arguments. Providers see nothing else (no run mode, no
+ * source kind, no questions).
+ *
+ * @example
+ * ```ts
+ * import { ToolDefinition } from "./ToolDefinition.ts"
+ * const def: ToolDefinition = {
+ *   name: "read_file",
+ *   description: "Read a text file.",
+ *   parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
+ * }
+ * ```
+ */
+import * as Schema from "effect/Schema"
+
+export const ToolDefinition = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  /** A JSON Schema object describing the `arguments` object. */
+  parameters: Schema.JsonObject
+})
+export type ToolDefinition = typeof ToolDefinition.Type
+
+/** The schema of a tool that takes no arguments. */
+export const noParameters: ToolDefinition["parameters"] = { type: "object", properties: {} }
+
+/** How the coordinator may run a tool: ask first, run unattended, or skip it. */
+export const RunMode = Schema.Literals(["ask", "unattended", "skip"])
+export type RunMode = typeof RunMode.Type
+
+/** Where a tool's implementation lives (`source` in config; not an inquiry source). */
+export const ToolKind = Schema.Literals(["local", "builtin"])
+export type ToolKind = typeof ToolKind.Type
