@@ -1,0 +1,86 @@
+/**
+ * A single-keypress prompt (`y`/`Y`/`n`/`N` style, case-sensitive), built on
+ * effect/cli's `Prompt.Custom` render loop: no Enter needed, Enter takes the
+ * default when there is one, anything else beeps.
+ *
+ * @example
+ * ```ts
+ * import { keyPrompt } from "./KeyPrompt.ts"
+ * const key = yield* Prompt.run(keyPrompt({ message: "Run local write_note tool?", keys: [...], defaultKey: "y" }))
+ * ```
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Prompt from "effect/cli/Prompt"
+import * as Terminal from "effect/Terminal"
+
+export interface KeyChoice {
+  readonly key: string
+  /** What the key does, shown in the `?` help and after submission. */
+  readonly label: string
+}
+
+const dim = (s: string) => `\x1b[2m${s}\x1b[22m`
+const bold = (s: string) => `\x1b[1m${s}\x1b[22m`
+
+interface State {
+  readonly help: boolean
+}
+
+// effect/cli keeps its Action constructors private; the type is public.
+const Action = Data.taggedEnum<Prompt.ActionDefinition>()
+
+/** Erases the `rows` terminal rows the previous frame used, leaving the cursor at column 0. */
+const erase = (text: string, columns: number): string => {
+  const rows = text.split("\n").reduce((n, line) => n + Math.max(1, Math.ceil(visibleLength(line) / Math.max(columns, 1))), 0)
+  let out = ""
+  for (let i = 0; i < rows - 1; i++) out += "\x1b[2K\x1b[1A"
+  return out + "\x1b[2K\r"
+}
+
+const visibleLength = (s: string): number => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").length
+
+export const keyPrompt = (options: {
+  readonly message: string
+  readonly keys: ReadonlyArray<KeyChoice>
+  readonly defaultKey?: string
+}): Prompt.Prompt<string> => {
+  const keyList = options.keys.map((k) => (k.key === options.defaultKey ? bold(k.key) : k.key)).join("/")
+  const frame = (state: State) =>
+    `${bold("?")} ${options.message} ${dim("[")}${keyList}${dim(",?]")} ` +
+    (state.help ? "\n" + options.keys.map((k) => `  ${k.key}  ${k.label}`).join("\n") + "\n  ?  show this help\n" : "")
+  return Prompt.Custom<State, string>({ help: false }, {
+    render: (_state, action) => {
+      switch (action._tag) {
+        case "Beep":
+          return Effect.succeed("\x07")
+        case "NextFrame":
+          return Effect.succeed(frame(action.state))
+        case "Submit": {
+          const label = options.keys.find((k) => k.key === action.value)?.label ?? action.value
+          return Effect.succeed(`${bold("✔")} ${options.message} ${dim(label)}\n`)
+        }
+      }
+    },
+    process: (input, state) => {
+      const char = Option.getOrElse(input.input, () => "")
+      if (input.key.name === "return" || input.key.name === "enter") {
+        return Effect.succeed(
+          options.defaultKey !== undefined
+            ? Action.Submit({ value: options.defaultKey })
+            : Action.Beep()
+        )
+      }
+      if (char === "?") return Effect.succeed(Action.NextFrame({ state: { help: !state.help } }))
+      const hit = options.keys.find((k) => k.key === char)
+      return Effect.succeed(hit !== undefined ? Action.Submit({ value: hit.key }) : Action.Beep())
+    },
+    clear: (state) =>
+      Effect.gen(function*() {
+        const terminal = yield* Terminal.Terminal
+        const columns = yield* terminal.columns
+        return erase(frame(state), columns)
+      })
+  })
+}

@@ -1,0 +1,87 @@
+/**
+ * A scripted `PromptBackend` for tests and for embedding: answers come from
+ * a queue, in order; an entry can cancel (as Ctrl-C would) or fail. Every
+ * prompt shown is recorded, so tests can assert what was asked.
+ *
+ * @example
+ * ```ts
+ * import * as MockPromptBackend from "./MockPromptBackend.ts"
+ * const layer = MockPromptBackend.layer([{ _tag: "Answer", answer: true, remember: true }, { _tag: "Cancel" }])
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import {
+  type PermissionDecision,
+  type PermissionRequest,
+  PromptBackend,
+  PromptCancelled,
+  PromptFailed,
+  type QuestionRequest
+} from "../../services/PromptBackend.ts"
+
+export type Scripted =
+  | { readonly _tag: "Answer"; readonly answer: Schema.Json; readonly remember?: boolean }
+  | { readonly _tag: "Permission"; readonly decision: PermissionDecision }
+  | { readonly _tag: "Cancel" }
+  | { readonly _tag: "Fail"; readonly reason: string }
+  /** Never answers: a prompt left open (for interruption tests). */
+  | { readonly _tag: "Hang" }
+
+export type Shown =
+  | { readonly _tag: "Permission"; readonly request: PermissionRequest }
+  | { readonly _tag: "Question"; readonly request: QuestionRequest }
+
+export interface MockPrompts {
+  /** Every prompt shown so far, in order. */
+  readonly shown: Array<Shown>
+}
+
+export const make = (script: ReadonlyArray<Scripted>, options: { interactive?: boolean } = {}) =>
+  Effect.sync(() => {
+    const queue = [...script]
+    const shown: Array<Shown> = []
+    type Reply = Extract<Scripted, { _tag: "Answer" | "Permission" }>
+    const next = (what: string): Effect.Effect<Reply, PromptCancelled | PromptFailed> =>
+      Effect.suspend((): Effect.Effect<Reply, PromptCancelled | PromptFailed> => {
+        const item = queue.shift()
+        if (item === undefined) return Effect.fail(new PromptFailed({ reason: `no scripted answer left for ${what}` }))
+        switch (item._tag) {
+          case "Cancel":
+            return Effect.fail(new PromptCancelled())
+          case "Fail":
+            return Effect.fail(new PromptFailed({ reason: item.reason }))
+          case "Hang":
+            return Effect.never
+          default:
+            return Effect.succeed(item)
+        }
+      })
+    const service = PromptBackend.of({
+      interactive: options.interactive ?? true,
+      permission: (request) =>
+        Effect.sync(() => shown.push({ _tag: "Permission", request })).pipe(
+          Effect.andThen(next(`permission for ${request.toolName}`)),
+          Effect.flatMap((item) =>
+            item._tag === "Permission"
+              ? Effect.succeed(item.decision)
+              : Effect.fail(new PromptFailed({ reason: `expected a permission decision, the script has ${item._tag}` }))
+          )
+        ),
+      question: (request) =>
+        Effect.sync(() => shown.push({ _tag: "Question", request })).pipe(
+          Effect.andThen(next(`question ${request.question.id}`)),
+          Effect.flatMap((item) =>
+            item._tag === "Answer"
+              ? Effect.succeed({ answer: item.answer, remember: item.remember ?? false })
+              : Effect.fail(new PromptFailed({ reason: `expected an answer, the script has ${item._tag}` }))
+          )
+        )
+    })
+    return { service, prompts: { shown } satisfies MockPrompts }
+  })
+
+/** The mock as a layer (its `shown` log is not reachable; use {@link make} when a test needs it). */
+export const layer = (script: ReadonlyArray<Scripted>, options: { interactive?: boolean } = {}): Layer.Layer<PromptBackend> =>
+  Layer.effect(PromptBackend, Effect.map(make(script, options), (m) => m.service))

@@ -1,0 +1,121 @@
+/**
+ * The live `PromptBackend`: prompts on the terminal through effect/cli's
+ * prompts (`Terminal` service). One prompt is on screen at a time; a secret
+ * is read with `Prompt.Hidden`, which echoes nothing.
+ *
+ * @example
+ * ```ts
+ * import * as TerminalPromptBackend from "./TerminalPromptBackend.ts"
+ * Effect.provide(program, TerminalPromptBackend.layer.pipe(Layer.provide(NodeServices.layer)))
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Semaphore from "effect/Semaphore"
+import * as Prompt from "effect/cli/Prompt"
+import * as Terminal from "effect/Terminal"
+import type { Question } from "../../domain/Question.ts"
+import {
+  type PermissionDecision,
+  PromptBackend,
+  PromptCancelled,
+  PromptFailed,
+  type QuestionAnswer
+} from "../../services/PromptBackend.ts"
+import { keyPrompt } from "./KeyPrompt.ts"
+
+const PERMISSION_KEYS = [
+  { key: "y", label: "run" },
+  { key: "Y", label: "run, and remember for this turn" },
+  { key: "n", label: "skip" },
+  { key: "N", label: "skip, and remember for this turn" }
+]
+
+const BOOLEAN_KEYS = [
+  { key: "y", label: "yes" },
+  { key: "Y", label: "yes, and remember for this turn" },
+  { key: "n", label: "no" },
+  { key: "N", label: "no, and remember for this turn" }
+]
+
+/** Splits long question text: everything but the last line is printed above the prompt. */
+const splitText = (question: Question): { before: string; message: string } => {
+  const lines = question.text.trimEnd().split("\n")
+  const message = lines.pop() ?? ""
+  const before = [question.pre_amble, lines.length > 0 ? lines.join("\n") : undefined]
+    .filter((s): s is string => s !== undefined && s !== "")
+    .join("\n")
+  return { before, message }
+}
+
+/** Whether stdin and stdout are both TTYs (parley's rule for being interactive). */
+export const isInteractive = (): boolean => process.stdin.isTTY === true && process.stdout.isTTY === true
+
+export const make = Effect.gen(function*() {
+  const context = yield* Effect.context<Prompt.Environment>()
+  const terminal = yield* Terminal.Terminal
+  const one = yield* Semaphore.make(1)
+
+  const run = <A>(prompt: Prompt.Prompt<A>) =>
+    Prompt.run(prompt).pipe(
+      Effect.provide(context),
+      Effect.mapError(() => new PromptCancelled()),
+      one.withPermits(1)
+    )
+
+  const say = (text: string) =>
+    text === "" ? Effect.void : terminal.display(text.endsWith("\n") ? text : text + "\n").pipe(
+      Effect.mapError((e) => new PromptFailed({ reason: String(e) }))
+    )
+
+  const question = (request: { readonly toolName: string; readonly question: Question }) =>
+    Effect.gen(function*() {
+      const q = request.question
+      const { before, message } = splitText(q)
+      yield* say(before)
+      switch (q.answer_type.type) {
+        case "boolean": {
+          const key = yield* run(keyPrompt({
+            message,
+            keys: BOOLEAN_KEYS,
+            ...(typeof q.default === "boolean" ? { defaultKey: q.default ? "y" : "n" } : {})
+          }))
+          return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer
+        }
+        case "select": {
+          const options = q.answer_type.options
+          const answer = yield* run(Prompt.Select({
+            message,
+            choices: options.map((o) => ({ title: o, value: o, selected: q.default === o }))
+          }))
+          return { answer, remember: false } satisfies QuestionAnswer
+        }
+        case "text": {
+          const answer = yield* run(Prompt.String({
+            message,
+            ...(typeof q.default === "string" ? { default: q.default } : {})
+          }))
+          return { answer, remember: false } satisfies QuestionAnswer
+        }
+        case "secret": {
+          const answer = yield* run(Prompt.Hidden({ message }))
+          return { answer: Redacted.value(answer), remember: false } satisfies QuestionAnswer
+        }
+      }
+    })
+
+  return PromptBackend.of({
+    interactive: isInteractive(),
+    permission: (request) =>
+      run(keyPrompt({
+        message: `Run ${request.kind} ${request.toolName} tool?`,
+        keys: PERMISSION_KEYS,
+        defaultKey: "y"
+      })).pipe(Effect.map((k) => k as PermissionDecision)),
+    question
+  })
+})
+
+/** Needs the Node `Terminal`, `FileSystem` and `Path` services (e.g. `NodeServices.layer`). */
+export const layer: Layer.Layer<PromptBackend, never, Prompt.Environment> = Layer.effect(PromptBackend, make)

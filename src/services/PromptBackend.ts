@@ -1,0 +1,66 @@
+/**
+ * Asking the person at the terminal: tool permission and tool questions
+ * (boolean, select, text, and secret with no echo).
+ *
+ * Permission: `y` run · `Y` run and remember for the turn · `n` skip ·
+ * `N` skip and remember. Boolean questions: the same keys, capitals
+ * remember the answer for the turn. Select and text answers are never
+ * remembered; secret answers never leave memory.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { PromptBackend } from "./PromptBackend.ts"
+ * const decision = yield* PromptBackend.use((p) => p.permission({ toolName: "write_note", kind: "local", arguments: {} }))
+ * ```
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { Question } from "../domain/Question.ts"
+
+export type PermissionDecision = "y" | "Y" | "n" | "N"
+
+export interface PermissionRequest {
+  readonly toolName: string
+  /** How the tool runs, for the prompt text ("Run local write_note tool?"). */
+  readonly kind: "built-in" | "local"
+  readonly arguments: Schema.JsonObject
+}
+
+export interface QuestionRequest {
+  readonly toolName: string
+  readonly question: Question
+}
+
+export interface QuestionAnswer {
+  readonly answer: Schema.Json
+  /** `Y`/`N` on a boolean question: reuse this answer for the rest of the turn. */
+  readonly remember: boolean
+}
+
+/** The person cancelled (Ctrl-C, Escape or end of input at the prompt). */
+export class PromptCancelled extends Schema.TaggedError<PromptCancelled>()("PromptCancelled", {}) {
+  override get message() {
+    return "Prompt cancelled by the user"
+  }
+}
+
+/** The prompt itself failed (terminal I/O error). */
+export class PromptFailed extends Schema.TaggedError<PromptFailed>()("PromptFailed", {
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Prompt failed: ${this.reason}`
+  }
+}
+
+export type PromptError = PromptCancelled | PromptFailed
+
+export class PromptBackend extends Context.Service<PromptBackend, {
+  /** Whether prompting is possible at all (stdin and stdout are TTYs). */
+  readonly interactive: boolean
+  permission(request: PermissionRequest): Effect.Effect<PermissionDecision, PromptError>
+  /** Asks a tool question; a secret question reads without echo. */
+  question(request: QuestionRequest): Effect.Effect<QuestionAnswer, PromptError>
+}>()("parley/PromptBackend") {}

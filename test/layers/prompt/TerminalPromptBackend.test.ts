@@ -1,0 +1,72 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Terminal from "effect/Terminal"
+import { AnswerType } from "../../../src/domain/AnswerType.ts"
+import { Question } from "../../../src/domain/Question.ts"
+import * as TerminalPromptBackend from "../../../src/layers/prompt/TerminalPromptBackend.ts"
+import { PromptBackend } from "../../../src/services/PromptBackend.ts"
+import { Keys, plain, scriptedTerminal } from "../../support/ScriptedTerminal.ts"
+
+const withKeys = <A, E>(keys: ReadonlyArray<Terminal.UserInput>, f: (p: PromptBackend["Service"]) => Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const { layer, frames } = yield* scriptedTerminal(keys)
+    const exit = yield* Effect.exit(PromptBackend.use(f).pipe(Effect.provide(TerminalPromptBackend.layer), Effect.provide(layer)))
+    return { exit, screen: plain(frames) }
+  })
+
+const q = (answer_type: Question["answer_type"], extra: Partial<{ default: boolean | string; pre_amble: string; text: string }> = {}) =>
+  new Question({ id: "q" as Question["id"], text: extra.text ?? "Overwrite a.txt?", answer_type, ...extra })
+
+describe("TerminalPromptBackend", () => {
+  it.effect("permission: one keypress, capitals mean remember", () =>
+    Effect.gen(function*() {
+      for (const [k, expected] of [["y", "y"], ["Y", "Y"], ["n", "n"], ["N", "N"]] as const) {
+        const { exit, screen } = yield* withKeys(Keys.type(k), (p) => p.permission({ toolName: "write_note", kind: "local", arguments: {} }))
+        expect(exit).toStrictEqual(Exit.succeed(expected))
+        expect(screen).toContain("Run local write_note tool?")
+      }
+    }))
+
+  it.effect("boolean question: y/Y/n/N, Enter takes the default, other keys beep", () =>
+    Effect.gen(function*() {
+      const yes = yield* withKeys([...Keys.type("x"), ...Keys.type("Y")], (p) => p.question({ toolName: "t", question: q(AnswerType.boolean) }))
+      expect(yes.exit).toStrictEqual(Exit.succeed({ answer: true, remember: true }))
+      expect(yes.screen).toContain("\x07")
+      const dflt = yield* withKeys([Keys.enter], (p) => p.question({ toolName: "t", question: q(AnswerType.boolean, { default: false }) }))
+      expect(dflt.exit).toStrictEqual(Exit.succeed({ answer: false, remember: false }))
+    }))
+
+  it.effect("prints the pre-amble and earlier lines of a multi-line question above the prompt", () =>
+    Effect.gen(function*() {
+      const { exit, screen } = yield* withKeys(Keys.type("n"), (p) =>
+        p.question({ toolName: "t", question: q(AnswerType.boolean, { pre_amble: "--- a.txt\n+++ a.txt", text: "Patch below.\nApply it?" }) }))
+      expect(exit).toStrictEqual(Exit.succeed({ answer: false, remember: false }))
+      expect(screen.indexOf("--- a.txt")).toBeLessThan(screen.indexOf("Patch below."))
+      expect(screen).toContain("Apply it?")
+    }))
+
+  it.effect("select and text", () =>
+    Effect.gen(function*() {
+      const sel = yield* withKeys([Keys.down, Keys.enter], (p) => p.question({ toolName: "t", question: q(AnswerType.select(["a", "b", "c"])) }))
+      expect(sel.exit).toStrictEqual(Exit.succeed({ answer: "b", remember: false }))
+      const txt = yield* withKeys([...Keys.type("hello"), Keys.enter], (p) => p.question({ toolName: "t", question: q(AnswerType.text) }))
+      expect(txt.exit).toStrictEqual(Exit.succeed({ answer: "hello", remember: false }))
+    }))
+
+  it.effect("a secret is read without echo: the screen never shows it", () =>
+    Effect.gen(function*() {
+      const { exit, screen } = yield* withKeys([...Keys.type("s3cr3t-T0KEN"), Keys.enter], (p) =>
+        p.question({ toolName: "t", question: q(AnswerType.secret, { text: "API token?" }) }))
+      expect(exit).toStrictEqual(Exit.succeed({ answer: "s3cr3t-T0KEN", remember: false }))
+      expect(screen).toContain("API token?")
+      expect(screen).not.toContain("s3cr3t")
+      expect(screen).not.toContain("*")
+    }))
+
+  it.effect("end of input (or Ctrl-C) at a prompt is a cancellation", () =>
+    Effect.gen(function*() {
+      const { exit } = yield* withKeys([], (p) => p.question({ toolName: "t", question: q(AnswerType.boolean) }))
+      expect(Exit.isFailure(exit) && String(exit.cause)).toContain("PromptCancelled")
+    }))
+})
