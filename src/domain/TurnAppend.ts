@@ -8,6 +8,11 @@
  * - an `inquiry_response` likewise against `inquiry_request`s.
  * A batch that begins with a `turn_start` starts a new turn (the window is
  * then empty); any other `turn_start` in a batch is dropped, as in JP.
+ * On a stream without any event (new, or only config deltas), a batch that
+ * does not start a turn gets a `turn_start` prepended, stamped like its first
+ * event (JP's `current_turn_mut`). A legacy stream whose events precede any
+ * `turn_start` keeps receiving appends in its implicit turn: parley does not
+ * copy JP's quirk #3 of splitting it with an injected `turn_start`.
  * A failed batch appends nothing.
  *
  * @example
@@ -17,6 +22,8 @@
  * ```
  */
 import type { StreamEntry } from "./ConversationEvent.ts"
+import { isConversationEvent } from "./ConversationEvent.ts"
+import { TurnStart } from "./TurnStart.ts"
 
 export type AppendRejection =
   | { readonly _tag: "OrphanedToolCallResponse"; readonly id: string }
@@ -108,6 +115,10 @@ export const validate = (
       inquiryResponses: new Map(counts.inquiryResponses)
     }
   const out: Array<StreamEntry> = []
+  const firstEvent = batch.find(isConversationEvent)
+  if (!startsTurn && firstEvent !== undefined && !stream.some(isConversationEvent)) {
+    out.push(new TurnStart({ timestamp: firstEvent.timestamp }))
+  }
   for (let i = 0; i < batch.length; i++) {
     const e = batch[i]!
     if (e.type === "turn_start") {
