@@ -99,7 +99,8 @@ const decodeScript = Schema.decodeUnknownResult(Script, { onExcessProperty: "err
 /** Decodes and validates a script from parsed JSON. */
 export const decode = (json: unknown): Result.Result<ReadonlyArray<Step>, string> =>
   Result.match(decodeScript(json), {
-    onFailure: (error) => Result.fail(error.message),
+    // One line per problem is noisy in a CLI error: "Expected string at ["steps"][1]["message"]; …".
+    onFailure: (error) => Result.fail(error.message.replace(/\n\s+at /g, " at ").replace(/\n/g, "; ")),
     onSuccess: resolve
   })
 
