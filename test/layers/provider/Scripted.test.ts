@@ -65,7 +65,8 @@ describe("ScriptedModel (script file schema)", () => {
     assert.strictEqual(failure({ steps: [{ structured: 1, tool_calls: [] }] }), "steps[0]: `structured` can only be combined with `reasoning` and `delay_ms`")
     assert.match(failure({ steps: [{ message: "x", delay_ms: -1 }] }), /delay_ms/)
     assert.match(failure({ nope: [] }), /steps/)
-    assert.match(Result.isFailure(ScriptedModel.parse("{")) ? ScriptedModel.parse("{").failure as string : "", /^not JSON/)
+    const notJson = ScriptedModel.parse("{")
+    assert.match(Result.isFailure(notJson) ? notJson.failure : "", /^not JSON/)
   })
 })
 
