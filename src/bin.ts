@@ -27,6 +27,14 @@ const describe = (error: unknown): { code: number; message: string } => {
   return { code: 1, message: String(error) }
 }
 
+// `parley … | head` closes the pipe early: that is not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0)
+    throw error
+  })
+}
+
 const main = Command.run(cli, { version: VERSION }).pipe(
   Effect.provide(NodeServices.layer)
 )

@@ -25,6 +25,7 @@ export const runParley = (
     env: env as NodeJS.ProcessEnv,
     input: options.input ?? "",
     encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
     timeout: options.timeoutMs ?? 60_000
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }

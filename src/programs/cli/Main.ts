@@ -9,10 +9,13 @@
  */
 import * as Command from "effect/cli/Command"
 import { check } from "./conversation/Check.ts"
+import { fork } from "./conversation/Fork.ts"
+import { ls } from "./conversation/Ls.ts"
+import { print } from "./conversation/Print.ts"
 import { root } from "./Root.ts"
 
 export const conversation = Command.make("conversation").pipe(
-  Command.withSubcommands([check]),
+  Command.withSubcommands([ls, print, check, fork]),
   Command.withDescription("List, print, check and fork stored conversations")
 )
 

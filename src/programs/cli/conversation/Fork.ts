@@ -1,0 +1,71 @@
+/**
+ * `parley conversation fork ID [--until TIMESTAMP]` (RFD 023): a new
+ * conversation with the source's events — its incomplete turn included, so
+ * each copy can be resumed or discarded on its own. `--until` keeps events
+ * stamped before the instant; a cut that falls mid-turn leaves that turn
+ * incomplete in the fork instead of repairing it away.
+ *
+ * @example
+ * ```sh
+ * parley conversation fork 17738399468 --until "2026-03-18 14:00:00"
+ * ```
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as ConversationId from "../../../domain/ConversationId.ts"
+import * as ConversationMetadata from "../../../domain/ConversationMetadata.ts"
+import { fork as forkEntries } from "../../../domain/Fork.ts"
+import * as Timestamp from "../../../domain/Timestamp.ts"
+import { ConversationStore } from "../../../services/ConversationStore.ts"
+import { CliFailure } from "../CliFailure.ts"
+import { formatFlag } from "../Format.ts"
+import { parseIdArgument, withStore } from "./Shared.ts"
+
+/** A fresh id for "now" that no stored conversation uses. */
+export const freshId = Effect.gen(function*() {
+  const store = yield* ConversationStore
+  const taken = new Set((yield* store.list({ archived: true })).map((r) => r.id as string))
+  let n = BigInt(ConversationId.fromEpochMillis(Date.now()))
+  while (taken.has(String(n))) n++
+  return String(n) as ConversationId.ConversationId
+})
+
+export const fork = Command.make(
+  "fork",
+  {
+    id: Argument.String("id").pipe(Argument.withDescription("Conversation to fork")),
+    until: Flag.String("until").pipe(
+      Flag.withDescription("Keep only events before this time (\"YYYY-MM-DD HH:MM:SS[.f]\" UTC, or RFC 3339)"),
+      Flag.optional
+    ),
+    format: formatFlag
+  },
+  ({ id, until, format }) =>
+    withStore(Effect.gen(function*() {
+      const cid = yield* parseIdArgument(id)
+      const limit = Option.getOrUndefined(until)
+      if (limit !== undefined && Timestamp.toEpochNanos(limit) === undefined) {
+        return yield* new CliFailure({ code: 2, message: `--until: "${limit}" is not a time (use "YYYY-MM-DD HH:MM:SS" in UTC, or RFC 3339).` })
+      }
+      const store = yield* ConversationStore
+      const source = yield* store.load(cid)
+      const newId = yield* freshId
+      const now = Timestamp.now()
+      yield* store.save({
+        id: newId,
+        archived: false,
+        metadata: ConversationMetadata.make({
+          ...(source.metadata.title !== undefined ? { title: source.metadata.title } : {}),
+          last_activated_at: now
+        }),
+        baseConfig: source.baseConfig,
+        entries: forkEntries(source.entries, limit === undefined ? {} : { until: limit })
+      })
+      if (format === "json") yield* Console.log(JSON.stringify({ id: newId, forked_from: cid }))
+      else yield* Console.log(`Forked ${ConversationId.display(cid)} into ${ConversationId.display(newId)}.`)
+    }))
+).pipe(Command.withDescription("Copy a conversation (optionally up to a time) into a new one"))

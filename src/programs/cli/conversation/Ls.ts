@@ -1,0 +1,51 @@
+/**
+ * `parley conversation ls [--archived] [--format json]`: conversations,
+ * most recently active first, with their incomplete-turn state (RFD 023).
+ * Reads metadata and a validated sidecar index, never whole event logs that
+ * did not change.
+ *
+ * @example
+ * ```sh
+ * parley conversation ls --archived --format json
+ * ```
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import { ConversationStore, type ConversationSummary } from "../../../services/ConversationStore.ts"
+import { formatFlag } from "../Format.ts"
+import { withStore } from "./Shared.ts"
+
+/** The JSON row of contract §3. */
+export const toJsonRow = (s: ConversationSummary) => ({
+  id: s.id,
+  title: s.title,
+  events: s.events,
+  last_event_at: s.lastEventAt,
+  archived: s.archived,
+  incomplete: s.incomplete === null ? null : { state: s.incomplete.state, ...(s.incomplete.tool !== undefined ? { tool: s.incomplete.tool } : {}) }
+})
+
+const textRow = (s: ConversationSummary): string => {
+  const status = s.incomplete === null
+    ? ""
+    : `  [incomplete: ${s.incomplete.state}${s.incomplete.tool !== undefined ? ` (${s.incomplete.tool})` : ""}]`
+  const when = s.lastEventAt === null ? "-" : s.lastEventAt.replace("T", " ").replace(/\.\d+Z$|Z$/, "")
+  return `${s.id}  ${when.padEnd(19)}  ${String(s.events).padStart(5)} events  ${s.archived ? "(archived) " : ""}${s.title ?? "(untitled)"}${status}`
+}
+
+export const ls = Command.make(
+  "ls",
+  {
+    archived: Flag.Boolean("archived").pipe(Flag.withDescription("Include archived conversations"), Flag.withDefault(false)),
+    format: formatFlag
+  },
+  ({ archived, format }) =>
+    withStore(Effect.gen(function*() {
+      const rows = yield* ConversationStore.use((s) => s.list({ archived }))
+      if (format === "json") return yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
+      if (rows.length === 0) return yield* Console.log("No conversations yet. Start one with `parley query \"…\"`.")
+      for (const row of rows) yield* Console.log(textRow(row))
+    }))
+).pipe(Command.withDescription("List conversations (most recently active first)"))
