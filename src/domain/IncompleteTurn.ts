@@ -6,7 +6,8 @@
  * The last turn (from the last `turn_start`, or the whole implicit turn when
  * there is none) is complete when all three of RFD 023's structural
  * conditions hold:
- * 1. it holds at least one `chat_request` and one `chat_response`;
+ * 1. it holds a `chat_request` and, after the first one, a `chat_response`
+ *    (RFD 023: "No `ChatResponse` after `ChatRequest`");
  * 2. every `tool_call_request` has its `tool_call_response`;
  * 3. when there are tool call responses, a `chat_response` follows the last.
  * Other kinds (inquiries, unknown entries, config deltas) do not count.
@@ -176,12 +177,12 @@ const pairInTurn = (
 }
 
 const inspect = (entries: ReadonlyArray<StreamEntry>): TurnInspection => {
-  let hasChatRequest = false
+  let firstChatRequest = -1
   let lastChatResponse = -1
   let lastToolResponse = -1
   for (let i = 0; i < entries.length; i++) {
     const t = entries[i]!.type
-    if (t === "chat_request") hasChatRequest = true
+    if (t === "chat_request") firstChatRequest = firstChatRequest < 0 ? i : firstChatRequest
     else if (t === "chat_response") lastChatResponse = i
     else if (t === "tool_call_response") lastToolResponse = i
   }
@@ -220,7 +221,8 @@ const inspect = (entries: ReadonlyArray<StreamEntry>): TurnInspection => {
     }
     return { at, request, closedAt, response: closedAt < 0 ? null : (entries[closedAt] as InquiryResponse), call }
   })
-  const complete = hasChatRequest && lastChatResponse >= 0 && calls.every((c) => c.closedAt >= 0) &&
+  const hasChatRequest = firstChatRequest >= 0
+  const complete = hasChatRequest && lastChatResponse > firstChatRequest && calls.every((c) => c.closedAt >= 0) &&
     (lastToolResponse < 0 || lastChatResponse > lastToolResponse)
   return { hasChatRequest, complete, lastToolResponse, lastChatResponse, calls, inquiries }
 }

@@ -14,8 +14,10 @@
  *    true) stamped with the request's timestamp.
  * 4. Drop `inquiry_response`s that pair with no earlier request of their turn.
  * 5. Drop `inquiry_request`s left without a response in their turn.
- * 6. If the last event (ignoring config deltas, compactions, unknown entries)
- *    is a `turn_start`, remove it (once, as JP does).
+ * 6. While the last event (ignoring config deltas, compactions, unknown
+ *    entries) is a `turn_start`, remove it. JP removes only one; removing
+ *    them all makes sanitize idempotent (`sanitize(sanitize(s))` equals
+ *    `sanitize(s)`).
  * 7. Normalize turn starts: when there is a `chat_request`, keep only the last
  *    of the `turn_start`s before the first one, and insert a `turn_start` at
  *    the first `chat_request` when none precedes it (stamped with that
@@ -136,13 +138,13 @@ const repairInquiries = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry
   return entries.filter((_, i) => !orphanResponses.has(i) && !openRequests.has(i))
 }
 
-/** Step 6: remove a trailing `turn_start` (ignoring trailing non-events). */
-const trimTrailingEmptyTurn = (entries: Array<StreamEntry>): Array<StreamEntry> => {
+/** Step 6: remove trailing `turn_start`s (ignoring trailing non-events). */
+const trimTrailingEmptyTurns = (entries: Array<StreamEntry>): Array<StreamEntry> => {
   for (let i = entries.length - 1; i >= 0; i--) {
     const e = entries[i]!
     if (!isConversationEvent(e)) continue
-    if (e.type === "turn_start") entries.splice(i, 1)
-    break
+    if (e.type !== "turn_start") break
+    entries.splice(i, 1)
   }
   return entries
 }
@@ -182,6 +184,6 @@ export const sanitize = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry
   let out = dropLeadingNonUserEvents(entries)
   out = repairToolCalls(out)
   out = repairInquiries(out)
-  out = trimTrailingEmptyTurn(out)
+  out = trimTrailingEmptyTurns(out)
   return normalizeTurnStarts(out)
 }

@@ -306,3 +306,12 @@ describe("incompleteSummary reads only the last turn", () => {
     expect(incompleteSummary(guarded)).toEqual({ state: "waiting-for-input", tool: "write_note" })
   })
 })
+
+describe("condition 1 needs the chat_response after the chat_request", () => {
+  it("a reply that precedes the only request does not complete the turn", () => {
+    const b = streams()
+    const entries = [b.msg("stray"), b.cr("q")]
+    expect(incompleteSummary(entries)).toEqual({ state: "pending-llm-response" })
+    expect(splitIncompleteTurn(entries).incomplete?.entries).toEqual(entries)
+  })
+})

@@ -253,3 +253,12 @@ describe("sanitize: turn_start normalization", () => {
     expect(sanitize([])).toEqual([])
   })
 })
+
+describe("sanitize: trailing empty turns", () => {
+  it("removes every trailing empty turn, so a second sanitize changes nothing", () => {
+    const b = streams()
+    const once = sanitize([b.ts(), b.cr("q"), b.msg("a"), b.ts(), b.delta(), b.ts()])
+    expect(shape(once)).toEqual(["TS", "CR:q", "M:a", "DELTA"])
+    expect(sanitize(once)).toEqual(once)
+  })
+})
