@@ -243,10 +243,10 @@ describe("sanitize: turn_start normalization", () => {
     expect(sanitize(input)).toEqual(input)
   })
 
-  it("skips normalization when there are only turn starts and non-events", () => {
+  it("leaves only the non-events when there are only turn starts and non-events", () => {
     const b = streams()
-    const out = sanitize([b.delta(), b.ts(), b.ts()])
-    expect(shape(out)).toEqual(["DELTA", "TS"])
+    const out = sanitize([b.delta(), b.ts(), b.ts(), b.unknown()])
+    expect(shape(out)).toEqual(["DELTA", "UNKNOWN:turn_statistics"])
   })
 
   it("returns an empty array for an empty stream", () => {
