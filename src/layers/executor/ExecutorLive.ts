@@ -1,0 +1,160 @@
+/**
+ * The live `Executor`: the built-in registry plus the local tools of
+ * `conversation.tools` in config.
+ *
+ * Arguments are validated (ajv, parameter defaults applied) before any tool
+ * runs, so an invalid call never starts a process. The `InquirySource` of a
+ * question is resolved here and only here: a built-in's declared source, or
+ * `tool{name}` for a local tool. Config can enable/disable tools, describe
+ * them and set run modes, never the source.
+ *
+ * @example
+ * ```ts
+ * import * as Layer from "effect/Layer"
+ * import * as ExecutorLive from "./ExecutorLive.ts"
+ * import * as ConfigFile from "../ConfigFile.ts"
+ * const executor = ExecutorLive.layer.pipe(Layer.provide(ConfigFile.layer(".parley")))
+ * ```
+ */
+import { Ajv, type ValidateFunction } from "ajv"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import * as ConfigData from "../../domain/Config.ts"
+import { noParameters, type RunMode, type ToolDefinition, type ToolKind } from "../../domain/ToolDefinition.ts"
+import { Config, ConfigError } from "../../services/Config.ts"
+import { error, Executor, fromOutcome, notAvailable } from "../../services/Executor.ts"
+import type { Answers, ExecutionContext, ExecutorResult } from "../../services/Executor.ts"
+import * as BuiltinTools from "./BuiltinTools.ts"
+import * as LocalTool from "./LocalTool.ts"
+
+export interface Options {
+  /** The built-in registry (default {@link BuiltinTools.standard}). */
+  readonly builtins?: ReadonlyArray<BuiltinTools.BuiltinTool>
+  /** For messages about config problems. */
+  readonly file?: string
+}
+
+interface Entry {
+  readonly definition: ToolDefinition
+  readonly kind: ToolKind
+  readonly validate: ValidateFunction
+  readonly run: (args: BuiltinTools.Arguments, answers: Answers, context: ExecutionContext) => Effect.Effect<ExecutorResult>
+}
+
+const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask" }
+
+/** `Invalid arguments: path: must be string; must have required property 'content'`. */
+export const formatArgumentErrors = (validate: ValidateFunction): string =>
+  `Invalid arguments: ${
+    (validate.errors ?? [])
+      .map((e) => {
+        const at = e.instancePath.slice(1).replace(/\//g, ".")
+        return `${at === "" ? "" : `${at}: `}${e.message ?? "is invalid"}`
+      })
+      .join("; ")
+  }`
+
+/** Builds the executor from validated config; config that names a missing built-in or an unusable schema fails. */
+export const make = (config: ConfigData.Config, options: Options = {}): Effect.Effect<Executor["Service"], ConfigError> =>
+  Effect.suspend(() => {
+    const file = options.file ?? "config.toml"
+    const builtins = new Map((options.builtins ?? BuiltinTools.standard).map((t) => [t.name, t] as const))
+    const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false })
+    const problems: Array<{ path: string; message: string }> = []
+    const entries = new Map<string, Entry>()
+
+    const compile = (name: string, parameters: Schema.JsonObject): ValidateFunction | undefined => {
+      try {
+        return ajv.compile(parameters)
+      } catch (e) {
+        problems.push({
+          path: ConfigData.formatPath(["conversation", "tools", name, "parameters"]),
+          message: `not a usable JSON Schema: ${e instanceof Error ? e.message : String(e)}`
+        })
+        return undefined
+      }
+    }
+
+    for (const tool of builtins.values()) {
+      if (ConfigData.toolConfig(config, tool.name)?.enable === false) continue
+      const validate = compile(tool.name, tool.parameters)
+      if (validate === undefined) continue
+      const source = BuiltinTools.inquirySourceOf(tool)
+      entries.set(tool.name, {
+        definition: {
+          name: tool.name,
+          description: ConfigData.toolConfig(config, tool.name)?.description ?? tool.description,
+          parameters: tool.parameters
+        },
+        kind: "builtin",
+        validate,
+        run: (args, answers, context) =>
+          tool.run(args, answers, context).pipe(
+            Effect.map((outcome) => fromOutcome(tool.name, { _tag: "Valid", outcome }, answers, source))
+          )
+      })
+    }
+
+    for (const [name, tool] of ConfigData.configuredTools(config)) {
+      const at = (key?: string) => ConfigData.formatPath(["conversation", "tools", name, ...(key === undefined ? [] : [key])])
+      if (ConfigData.toolKind(tool) === "builtin") {
+        if (!builtins.has(name)) {
+          problems.push({
+            path: at(),
+            message: `there is no built-in tool named "${name}" (built-ins: ${[...builtins.keys()].join(", ")}); a local tool needs source = "local" and a command`
+          })
+        } else if (tool.parameters !== undefined) {
+          problems.push({ path: at("parameters"), message: "the parameters of a built-in tool cannot be changed" })
+        }
+        continue
+      }
+      if (tool.enable === false || tool.command === undefined) continue
+      const parameters = tool.parameters ?? noParameters
+      const validate = compile(name, parameters)
+      if (validate === undefined) continue
+      const spec: LocalTool.LocalToolSpec = tool.timeout_ms === undefined
+        ? { name, command: tool.command }
+        : { name, command: tool.command, timeoutMs: tool.timeout_ms }
+      entries.set(name, {
+        definition: { name, description: tool.description ?? "", parameters },
+        kind: "local",
+        validate,
+        run: (args, answers, context) => LocalTool.run(spec, args, answers, context)
+      })
+    }
+
+    if (problems.length > 0) return Effect.fail(new ConfigError({ file, problems }))
+
+    const definitions = [...entries.values()].map((e) => e.definition).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+
+    const execute = (call: { readonly name: string; readonly arguments: BuiltinTools.Arguments }, answers: Answers, context: ExecutionContext) =>
+      Effect.suspend(() => {
+        const entry = entries.get(call.name)
+        if (entry === undefined) return Effect.succeed<ExecutorResult>(notAvailable(call.name))
+        // ajv applies parameter defaults in place: validate a copy and pass that on.
+        const args = structuredClone(call.arguments) as Record<string, Schema.Json>
+        if (!entry.validate(args)) return Effect.succeed<ExecutorResult>(error(formatArgumentErrors(entry.validate)))
+        return entry.run(args, answers, context)
+      })
+
+    return Effect.succeed(Executor.of({
+      definitions,
+      execute,
+      permission: (name) => ConfigData.runMode(config, name, defaultRunMode[entries.get(name)?.kind ?? "builtin"]),
+      kind: (name) => entries.get(name)?.kind
+    }))
+  })
+
+/** The live executor with a custom built-in registry (tests add `BuiltinTools.askUser`). */
+export const layerWith = (options: Omit<Options, "file"> = {}): Layer.Layer<Executor, ConfigError, Config> =>
+  Layer.effect(
+    Executor,
+    Effect.gen(function*() {
+      const { data, file } = yield* Config
+      return yield* make(data, { ...options, file })
+    })
+  )
+
+/** The live executor: standard built-ins plus configured local tools. */
+export const layer: Layer.Layer<Executor, ConfigError, Config> = layerWith()

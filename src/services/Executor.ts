@@ -1,0 +1,116 @@
+/**
+ * Runs one tool call with the answers gathered so far.
+ *
+ * The result is either the tool's response or a question it needs answered,
+ * together with the already-resolved `InquirySource` (RFD 082 "Crossing the
+ * executor boundary"): built-ins may declare their source, local tools are
+ * always `tool{name}`, and config has no say. The coordinator records that
+ * source verbatim. Cancellation is fiber interruption; a live executor kills
+ * a local tool's whole process group when interrupted.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { Executor } from "./Executor.ts"
+ * const program = Effect.gen(function*() {
+ *   const executor = yield* Executor
+ *   const result = yield* executor.execute(
+ *     { id: "call_1", name: "write_note", arguments: { path: "a.txt" } },
+ *     { overwrite: true },
+ *     { conversationId: "17738399468", root: "/work/project" }
+ *   )
+ *   return result._tag === "NeedsInput" ? result.question.text : result.response.content
+ * })
+ * ```
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { InquirySource } from "../domain/InquirySource.ts"
+import type * as Outcome from "../domain/Outcome.ts"
+import { Question } from "../domain/Question.ts"
+import type { RunMode, ToolDefinition, ToolKind } from "../domain/ToolDefinition.ts"
+
+/** The call as the model made it. */
+export interface ToolCall {
+  readonly id: string
+  readonly name: string
+  readonly arguments: Readonly<Record<string, Schema.Json>>
+}
+
+/** Answers by bare question id (`overwrite`), the latest answer per id. */
+export type Answers = Readonly<Record<string, Schema.Json>>
+
+export interface ExecutionContext {
+  /** The bare decisecond id (`17738399468`), passed to local tools as `conversation_id`. */
+  readonly conversationId: string
+  /** The project directory: local tools run here, built-ins resolve paths against it. */
+  readonly root: string
+}
+
+export const ToolResponse = Schema.Struct({ content: Schema.String, is_error: Schema.Boolean })
+export type ToolResponse = typeof ToolResponse.Type
+
+/** The tool finished: this is what goes into the `tool_call_response`. */
+export class Completed extends Schema.TaggedClass<Completed>()("Completed", { response: ToolResponse }) {}
+
+/** The tool asked a question; re-run it with `answers` plus the answer under `question.id`. */
+export class NeedsInput extends Schema.TaggedClass<NeedsInput>()("NeedsInput", {
+  question: Question,
+  /** Who asked, resolved by the executor; persisted verbatim. */
+  source: InquirySource,
+  /** The answers this run was given. */
+  answers: Schema.Record(Schema.String, Schema.Json)
+}) {}
+
+export type ExecutorResult = Completed | NeedsInput
+
+export const ok = (content: string): Completed => new Completed({ response: { content, is_error: false } })
+export const error = (content: string): Completed => new Completed({ response: { content, is_error: true } })
+
+/** JP's response for a call to a tool that is not (or no longer) enabled; its typo kept. */
+export const notAvailable = (name: string): Completed =>
+  error(
+    `Tool '${name}' is not available. It may have been available earlier in this conversation but is no longer enabled. Do not retry this tool until it it is available again in the list of enabled tools.`
+  )
+
+/**
+ * Turns a decoded outcome into a result (JP `ExecutionOutcome` → `ExecutorResult`):
+ * a non-transient error is its message, a transient one `{"message","trace"}` JSON,
+ * and an invalid question id a tool-level error with no question at all.
+ * `NotAnOutcome` is the caller's to handle (local tools look at the exit code).
+ */
+export const fromOutcome = (
+  toolName: string,
+  decoded: Exclude<Outcome.Decoded, { readonly _tag: "NotAnOutcome" }>,
+  answers: Answers,
+  source: InquirySource
+): ExecutorResult => {
+  if (decoded._tag === "InvalidQuestionId") {
+    return error(
+      `Tool '${toolName}' asked a question with an invalid id ${JSON.stringify(decoded.id)}: ${decoded.problem}.`
+    )
+  }
+  const outcome = decoded.outcome
+  switch (outcome.type) {
+    case "success":
+      return ok(outcome.content)
+    case "error":
+      return error(
+        outcome.transient ? JSON.stringify({ message: outcome.message, trace: outcome.trace ?? [] }) : outcome.message
+      )
+    case "needs_input":
+      return new NeedsInput({ question: outcome.question, source, answers: { ...answers } })
+  }
+}
+
+export class Executor extends Context.Service<Executor, {
+  /** What providers are told about the enabled tools, sorted by name. */
+  readonly definitions: ReadonlyArray<ToolDefinition>
+  /** Runs one call. Never fails: tool problems are `Completed` with `is_error`. */
+  execute(call: ToolCall, answers: Answers, context: ExecutionContext): Effect.Effect<ExecutorResult>
+  /** The configured run mode (built-ins default to `unattended`, local tools to `ask`). */
+  permission(name: string): RunMode
+  /** `builtin` / `local` for an enabled tool, `undefined` for an unknown one (for prompts like "Run local write_note tool?"). */
+  kind(name: string): ToolKind | undefined
+}>()("parley/Executor") {}
