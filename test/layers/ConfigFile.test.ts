@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -6,8 +6,14 @@ import * as path from "node:path"
 import * as ConfigFile from "../../src/layers/ConfigFile.ts"
 import { Config, ConfigError } from "../../src/services/Config.ts"
 
+const created: Array<string> = []
+afterAll(() => {
+  for (const dir of created) fs.rmSync(dir, { recursive: true, force: true })
+})
+
 const storage = (toml?: string) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-config-"))
+  created.push(dir)
   if (toml !== undefined) fs.writeFileSync(path.join(dir, "config.toml"), toml)
   return dir
 }

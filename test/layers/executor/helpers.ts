@@ -1,4 +1,5 @@
 // Shared test helpers for the executor tests (not a test file itself).
+import { afterAll } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -11,7 +12,17 @@ import type { ExecutionContext, ExecutorResult } from "../../../src/services/Exe
 export const FIXTURES = path.resolve(import.meta.dirname, "../../fixtures/tools")
 export const EXAMPLES = path.resolve(import.meta.dirname, "../../../examples/tools")
 
-export const tempRoot = (): string => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "parley-tools-")))
+const created: Array<string> = []
+afterAll(() => {
+  for (const dir of created) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+/** A fresh project root (realpath, so it compares equal to what tools see); removed after the file's tests. */
+export const tempRoot = (): string => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "parley-tools-")))
+  created.push(dir)
+  return dir
+}
 
 export const contextFor = (root: string): ExecutionContext => ({ conversationId: "17738399468", root })
 
