@@ -1,0 +1,176 @@
+/**
+ * The `InquiryBackend` that asks a model (RFD 028, jp-reference §5.5).
+ *
+ * For each inquiry, on a copy of the conversation taken just in time:
+ * 1. append a synthetic `tool_call_response` `Tool paused: <question>`
+ *    (`is_error: false`) for the paused call, so the model sees a complete pair;
+ * 2. `sanitize` (still-running parallel calls get "Tool call was interrupted.",
+ *    orphans go);
+ * 3. tag the second-to-last provider-visible event `cache_breakpoint: true`
+ *    (on the copy only: the prefix up to it matches the main conversation's);
+ * 4. append the question as a `ChatRequest` carrying the answer schema
+ *    (`InquirySchema.schemaFor`, stable per answer type, no inquiry id) and
+ *    the prompt with the inquiry id line;
+ * 5. call the provider with the turn's system parts and tool definitions and
+ *    `toolChoice: "none"` (same cache prefix as the turn, no tool calls);
+ * 6. take the first structured `chat_response`, extract and validate `answer`.
+ *
+ * The model is the request's `model` (a per-question override), else
+ * `inquiryModel` (`conversation.inquiry.assistant.model`), else the turn's
+ * `model`. Context-window truncation (JP's `truncate_to_fit`) is not done:
+ * parley does not know model context windows.
+ *
+ * @example
+ * ```ts
+ * import * as LlmInquiryBackend from "./LlmInquiryBackend.ts"
+ * const layer = LlmInquiryBackend.layer({ model: "anthropic/claude-sonnet-4-5", systemPrompt, tools })
+ * // requires Provider
+ * ```
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import { ChatRequest } from "../domain/ChatRequest.ts"
+import { ChatResponse } from "../domain/ChatResponse.ts"
+import type { StreamEntry } from "../domain/ConversationEvent.ts"
+import type { EventMetadata } from "../domain/EventMetadata.ts"
+import * as InquirySchema from "../domain/InquirySchema.ts"
+import { sanitize } from "../domain/Sanitize.ts"
+import { intoParts, type ProviderEvent } from "../domain/Thread.ts"
+import * as Timestamp from "../domain/Timestamp.ts"
+import { ToolCallRequest } from "../domain/ToolCallRequest.ts"
+import { ToolCallResponse } from "../domain/ToolCallResponse.ts"
+import {
+  AnswerExtraction,
+  InquiryBackend,
+  type InquiryBackendRequest,
+  InquiryCancelledError,
+  type InquiryError,
+  InquiryOtherError,
+  InquiryProviderError,
+  MissingStructuredData
+} from "../services/InquiryBackend.ts"
+import { collect, Provider, type ProviderTool } from "../services/Provider.ts"
+
+export interface LlmInquiryBackendOptions {
+  /** The turn's model (`provider/model`). */
+  readonly model: string
+  /** `conversation.inquiry.assistant.model`: overrides the turn's model for side calls. */
+  readonly inquiryModel?: string
+  /** The turn's system prompt and sections (the same cache prefix as the turn). */
+  readonly systemPrompt?: string
+  readonly sections?: ReadonlyArray<string>
+  /** The turn's tool definitions; sent with `toolChoice: "none"`. */
+  readonly tools?: ReadonlyArray<ProviderTool>
+  /** Clock for the synthetic events (tests). */
+  readonly now?: () => Timestamp.Timestamp
+}
+
+const withMetadata = (event: ProviderEvent, extra: EventMetadata): ProviderEvent => {
+  const metadata = { ...event.metadata, ...extra }
+  switch (event.type) {
+    case "chat_request":
+      return new ChatRequest({ ...event, metadata })
+    case "chat_response":
+      return new ChatResponse({ ...event, metadata })
+    case "tool_call_request":
+      return new ToolCallRequest({ ...event, metadata })
+    case "tool_call_response":
+      return new ToolCallResponse({ ...event, metadata })
+  }
+}
+
+/**
+ * The provider view of an inquiry side call (pure; exported for tests):
+ * system parts and events, ending with the question `ChatRequest`.
+ */
+export const inquiryThread = (
+  request: InquiryBackendRequest,
+  answerType: InquirySchema.AnswerableType,
+  options: Pick<LlmInquiryBackendOptions, "systemPrompt" | "sections"> & { readonly now: () => Timestamp.Timestamp }
+): { readonly systemParts: ReadonlyArray<string>; readonly events: ReadonlyArray<ProviderEvent>; readonly schema: Schema.JsonObject } => {
+  const paused = new ToolCallResponse({
+    timestamp: options.now(),
+    id: request.toolCallId,
+    content: InquirySchema.pausedToolContent(request.question),
+    is_error: false
+  })
+  const copy: Array<StreamEntry> = sanitize([...request.entries, paused])
+  const parts = intoParts({
+    ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
+    ...(options.sections !== undefined ? { sections: options.sections } : {}),
+    events: copy
+  })
+  const events = [...parts.events]
+  if (events.length >= 2) events[events.length - 2] = withMetadata(events[events.length - 2]!, { cache_breakpoint: true })
+  const schema = InquirySchema.schemaFor(answerType)
+  events.push(new ChatRequest({
+    timestamp: options.now(),
+    content: InquirySchema.promptFor(request.toolName, request.question.text, request.inquiryId),
+    schema
+  }))
+  return { systemParts: parts.systemParts, events, schema }
+}
+
+/** Builds the backend over the `Provider` in context. */
+export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBackend["Service"], never, Provider> =>
+  Effect.gen(function*() {
+    const provider = yield* Provider
+    const now = options.now ?? Timestamp.now
+
+    const ask = (request: InquiryBackendRequest): Effect.Effect<Schema.Json, InquiryError> =>
+      Effect.gen(function*() {
+        const answerType = request.question.answer_type
+        if (!InquirySchema.isAnswerable(answerType)) {
+          return yield* new InquiryOtherError({ detail: "A secret question is never sent to a model." })
+        }
+        const thread = inquiryThread(request, answerType, { ...options, now })
+        const reply = yield* collect(
+          provider.stream({
+            model: request.model ?? options.inquiryModel ?? options.model,
+            systemParts: thread.systemParts,
+            events: thread.events,
+            tools: options.tools ?? [],
+            toolChoice: "none",
+            schema: thread.schema
+          }),
+          { now }
+        ).pipe(
+          Effect.mapError((e) =>
+            new InquiryProviderError({
+              provider: e.provider,
+              detail: e.message,
+              attempts: e.attempts,
+              ...(e.status === undefined ? {} : { status: e.status })
+            })
+          )
+        )
+        const structured = reply.events.find((e): e is ChatResponse => e.type === "chat_response" && e.variant === "structured")
+        if (structured === undefined) return yield* new MissingStructuredData()
+        const answer = InquirySchema.extractAnswer(structured.data ?? null, answerType)
+        if (Result.isFailure(answer)) return yield* new AnswerExtraction({ reason: answer.failure })
+        return answer.success
+      })
+
+    return InquiryBackend.of({
+      // The call runs in its own fiber so that a provider call cut off by an
+      // interruption becomes `InquiryCancelledError`; interrupting the caller
+      // interrupts that fiber (and aborts the HTTP request) with it.
+      inquire: (request) =>
+        Effect.gen(function*() {
+          const fiber = yield* Effect.forkChild(ask(request))
+          const exit = yield* Fiber.await(fiber)
+          if (Exit.isSuccess(exit)) return exit.value
+          if (Cause.hasInterruptsOnly(exit.cause)) return yield* new InquiryCancelledError()
+          return yield* exit
+        })
+    })
+  })
+
+/** The LLM inquiry backend as a layer over `Provider`. */
+export const layer = (options: LlmInquiryBackendOptions): Layer.Layer<InquiryBackend, never, Provider> =>
+  Layer.effect(InquiryBackend, make(options))

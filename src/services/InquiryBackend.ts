@@ -1,0 +1,95 @@
+/**
+ * Answers a tool's question from the conversation context, without the user
+ * (RFD 028): the assistant-targeted (or non-interactive) branch of the
+ * coordinator's question routing.
+ *
+ * Cancellation is interruption: interrupting the fiber that runs `inquire`
+ * aborts the model call; the caller that awaits that fiber maps the
+ * interruption to a cancelled inquiry. An interruption that happens inside
+ * the backend (the provider call was cut off) comes back as
+ * `InquiryCancelledError`.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { InquiryBackend } from "./InquiryBackend.ts"
+ * const answer = Effect.gen(function*() {
+ *   const backend = yield* InquiryBackend
+ *   return yield* backend.inquire({ entries, inquiryId, toolCallId: "call_1", toolName: "write_note", question })
+ * })
+ * ```
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import type { StreamEntry } from "../domain/ConversationEvent.ts"
+import type { InquiryId } from "../domain/InquiryId.ts"
+import type { InquiryQuestion } from "../domain/InquiryQuestion.ts"
+
+export interface InquiryBackendRequest {
+  /** The conversation as it is now (taken just in time, after the `inquiry_request` was appended). */
+  readonly entries: ReadonlyArray<StreamEntry>
+  readonly inquiryId: InquiryId
+  /** The paused tool call the question belongs to. */
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly question: InquiryQuestion
+  /** A per-question model override (`provider/model`); wins over the backend's configured models. */
+  readonly model?: string
+}
+
+/** The model call failed. */
+export class InquiryProviderError extends Schema.TaggedError<InquiryProviderError>()("InquiryProviderError", {
+  provider: Schema.String,
+  status: Schema.optionalKey(Schema.Number),
+  detail: Schema.String,
+  attempts: Schema.Number
+}) {
+  override get message() {
+    return `LLM provider error: ${this.detail}`
+  }
+}
+
+/** The model replied without structured data. */
+export class MissingStructuredData extends Schema.TaggedError<MissingStructuredData>()("MissingStructuredData", {}) {
+  override get message() {
+    return "No structured data in the LLM response"
+  }
+}
+
+/** The structured reply held no valid answer (missing, null, wrong type, not an option). */
+export class AnswerExtraction extends Schema.TaggedError<AnswerExtraction>()("AnswerExtraction", {
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Failed to extract answer from structured response: ${this.reason}`
+  }
+}
+
+/** The inquiry was cut off before it had an answer. */
+export class InquiryCancelledError extends Schema.TaggedError<InquiryCancelledError>()("InquiryCancelledError", {}) {
+  override get message() {
+    return "Inquiry cancelled"
+  }
+}
+
+/** Anything else (a mock without an answer, a question no model may answer). */
+export class InquiryOtherError extends Schema.TaggedError<InquiryOtherError>()("InquiryOtherError", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return this.detail
+  }
+}
+
+export type InquiryError =
+  | InquiryProviderError
+  | MissingStructuredData
+  | AnswerExtraction
+  | InquiryCancelledError
+  | InquiryOtherError
+
+export class InquiryBackend extends Context.Service<InquiryBackend, {
+  /** The answer (boolean, a select option's value, or text); never `null`. */
+  inquire(request: InquiryBackendRequest): Effect.Effect<Schema.Json, InquiryError>
+}>()("parley/InquiryBackend") {}
