@@ -12,8 +12,9 @@
  * @example
  * ```ts
  * import * as LocalTool from "./LocalTool.ts"
+ * const context = { action: "run", root: "/p", conversation_id: "17738399468" } as const
  * LocalTool.renderCommand("tools/x {{context}} {{tool}}", { name: "x", arguments: {}, answers: {} }, context)
- * // "tools/x '{\"action\":\"run\",…}' '{\"name\":\"x\",…}'"
+ * // `tools/x '{"action":"run","root":"/p","conversation_id":"17738399468"}' '{"name":"x","arguments":{},"answers":{}}'`
  * ```
  */
 import { spawn } from "node:child_process"
