@@ -4,7 +4,8 @@
  * turn where to re-enter, and the cheap summary `conversation ls` shows.
  *
  * The last turn (from the last `turn_start`, or the whole implicit turn when
- * there is none) is complete when all three of RFD 023's structural
+ * there is none; trailing bare `turn_start`s do not count as a turn here) is
+ * complete when all three of RFD 023's structural
  * conditions hold:
  * 1. it holds a `chat_request` and, after the first one, a `chat_response`
  *    (RFD 023: "No `ChatResponse` after `ChatRequest`");
@@ -120,19 +121,47 @@ export const writerQuestionId = (
 }
 
 /**
- * Index of the first event of the last turn: the last `turn_start`, or the
- * first event when there is none; -1 for a stream without events. Scans
- * backwards and stops at the last `turn_start`.
+ * Index of the first event of the last turn that holds more than a
+ * `turn_start`: its `turn_start`, or the first event when there is none; -1
+ * when the stream has no such event. Trailing bare `turn_start`s (which
+ * `sanitize` trims) are skipped, so they cannot hide an unfinished turn; they
+ * stay at the end of that turn's entries. Scans backwards and stops at the
+ * first `turn_start` before the last other event.
  */
 export const lastTurnStart = (entries: ReadonlyArray<StreamEntry>): number => {
   let first = -1
+  let seenEvent = false
   for (let i = entries.length - 1; i >= 0; i--) {
     const e = entries[i]!
     if (!isConversationEvent(e)) continue
-    if (e.type === "turn_start") return i
+    if (e.type === "turn_start") {
+      if (seenEvent) return i
+      continue
+    }
+    seenEvent = true
     first = i
   }
   return first
+}
+
+/**
+ * The entries to merge back when resuming: the incomplete turn without its
+ * trailing bare `turn_start`s, so appends land in the resumed turn.
+ *
+ * @example
+ * ```ts
+ * resumableEntries({ entries: [ts, q, call, ts2] }) // [ts, q, call]
+ * ```
+ */
+export const resumableEntries = (incomplete: IncompleteTurn): Array<StreamEntry> => {
+  const out = incomplete.entries.slice()
+  for (let i = out.length - 1; i >= 0; i--) {
+    const e = out[i]!
+    if (!isConversationEvent(e)) continue
+    if (e.type !== "turn_start") break
+    out.splice(i, 1)
+  }
+  return out
 }
 
 /** The request/response structure of one turn. */

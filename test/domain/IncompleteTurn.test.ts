@@ -5,6 +5,7 @@ import {
   attemptKey,
   incompleteSummary,
   lastTurnStart,
+  resumableEntries,
   splitIncompleteTurn,
   summaryOf,
   writerQuestionId
@@ -176,9 +177,28 @@ describe("splitIncompleteTurn", () => {
     expect(s.incomplete!.entries).toEqual(rest)
   })
 
-  it("does not treat a trailing turn without any chat_request as incomplete", () => {
+  it("ignores a trailing bare turn_start after a complete turn", () => {
     const b = streams()
-    const entries = [...history(b), b.ts()]
+    const entries = [...history(b), b.ts(), b.delta()]
+    expect(split(entries).incomplete).toBeNull()
+    expect(incompleteSummary(entries)).toBeNull()
+  })
+
+  it("does not let trailing bare turn_starts hide an unfinished turn", () => {
+    const b = streams()
+    const call = b.call("c")
+    const tail = [b.ts(), b.cr("q"), call, b.ts(), b.delta(), b.ts()]
+    const entries = [...history(b), ...tail]
+    const s = split(entries)
+    expect(s.incomplete!.entries).toEqual(tail)
+    expect(incompleteSummary(entries)).toEqual({ state: "pending-tool-execution" })
+    expect(analyze(s.incomplete!).pendingToolCalls).toEqual([call])
+    expect(shape(resumableEntries(s.incomplete!))).toEqual(["TS", "CR:q", "TC:c", "DELTA"])
+  })
+
+  it("does not treat a last turn without any chat_request as incomplete", () => {
+    const b = streams()
+    const entries = [...history(b), b.ts(), b.msg("stray"), b.call("c")]
     expect(split(entries).incomplete).toBeNull()
     expect(incompleteSummary(entries)).toBeNull()
   })

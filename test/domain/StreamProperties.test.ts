@@ -1,0 +1,306 @@
+/**
+ * Properties of the stream rules over generated streams: arbitrary "soup"
+ * (any event in any order, ids drawn from small pools so they collide and
+ * repeat) and well-formed conversations cut at a random point (what a crash
+ * leaves behind).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as fc from "fast-check"
+import type { StreamEntry } from "../../src/domain/ConversationEvent.ts"
+import { isProviderVisible } from "../../src/domain/ConversationEvent.ts"
+import { fork } from "../../src/domain/Fork.ts"
+import { analyze, incompleteSummary, splitIncompleteTurn, summaryOf } from "../../src/domain/IncompleteTurn.ts"
+import { sanitize } from "../../src/domain/Sanitize.ts"
+import { intoParts } from "../../src/domain/Thread.ts"
+import { eventsByTurn, turnCount, turns } from "../../src/domain/Turns.ts"
+import { streams } from "./_streams.ts"
+
+const RUNS = 2500
+
+type Action =
+  | { readonly k: "ts" | "cr" | "msg" | "reasoning" | "delta" | "compaction" | "unknown" }
+  | { readonly k: "call" | "result"; readonly id: string }
+  | { readonly k: "ask" | "answer" | "cancel" | "redact"; readonly id: string }
+
+const TOOL_IDS = ["a", "b", "c"] as const
+const INQUIRY_IDS = ["a.q.1", "a.q.2", "b.q.1", "a.q", "c.confirm", "foreign"] as const
+const TOOL_NAME: Record<string, string> = { a: "alpha", b: "beta", c: "gamma", z: "zeta" }
+
+const action: fc.Arbitrary<Action> = fc.oneof(
+  { arbitrary: fc.constantFrom<Action>({ k: "ts" }, { k: "cr" }), weight: 3 },
+  { arbitrary: fc.constantFrom<Action>({ k: "msg" }, { k: "reasoning" }), weight: 3 },
+  { arbitrary: fc.constantFrom(...TOOL_IDS).map((id): Action => ({ k: "call", id })), weight: 3 },
+  { arbitrary: fc.constantFrom(...TOOL_IDS, "z").map((id): Action => ({ k: "result", id })), weight: 3 },
+  { arbitrary: fc.constantFrom(...INQUIRY_IDS).map((id): Action => ({ k: "ask", id })), weight: 2 },
+  {
+    arbitrary: fc.tuple(fc.constantFrom<"answer" | "cancel" | "redact">("answer", "cancel", "redact"), fc.constantFrom(...INQUIRY_IDS))
+      .map(([k, id]): Action => ({ k, id })),
+    weight: 2
+  },
+  { arbitrary: fc.constantFrom<Action>({ k: "delta" }, { k: "compaction" }, { k: "unknown" }), weight: 1 }
+)
+
+const build = (actions: ReadonlyArray<Action>): Array<StreamEntry> => {
+  const b = streams()
+  return actions.map((a) => {
+    switch (a.k) {
+      case "ts":
+        return b.ts()
+      case "cr":
+        return b.cr("q")
+      case "msg":
+        return b.msg("m")
+      case "reasoning":
+        return b.reasoning("r")
+      case "delta":
+        return b.delta()
+      case "compaction":
+        return b.compaction()
+      case "unknown":
+        return b.unknown()
+      case "call":
+        return b.call(a.id, TOOL_NAME[a.id]!)
+      case "result":
+        return b.result(a.id)
+      case "ask":
+        return b.ask(a.id, TOOL_NAME[a.id.split(".")[0]!] ?? "alpha")
+      case "answer":
+        return b.answer(a.id)
+      case "cancel":
+        return b.cancel(a.id)
+      case "redact":
+        return b.redact(a.id)
+    }
+  })
+}
+
+const soup: fc.Arbitrary<Array<StreamEntry>> = fc.array(action, { maxLength: 40 }).map(build)
+
+/**
+ * Well-formed conversations: turns of request → cycles of (reasoning?,
+ * message?, tool calls whose inquiries and responses arrive in any order) →
+ * final message, with config deltas between turns; then cut anywhere.
+ */
+const conversation: fc.Arbitrary<{ readonly full: Array<StreamEntry>; readonly cut: Array<StreamEntry> }> = fc
+  .record({
+    turns: fc.array(
+      fc.record({
+        delta: fc.boolean(),
+        implicit: fc.boolean(),
+        cycles: fc.array(
+          fc.record({
+            reasoning: fc.boolean(),
+            message: fc.boolean(),
+            tools: fc.array(
+              fc.array(fc.constantFrom<"answer" | "cancel" | "redact">("answer", "answer", "cancel", "redact"), { maxLength: 2 }),
+              { maxLength: 3 }
+            ),
+            order: fc.array(fc.nat(), { minLength: 3, maxLength: 3 })
+          }),
+          { maxLength: 3 }
+        )
+      }),
+      { minLength: 1, maxLength: 4 }
+    ),
+    cutAt: fc.nat()
+  })
+  .map(({ turns: spec, cutAt }) => {
+    const b = streams()
+    const full: Array<StreamEntry> = []
+    let callNo = 0
+    spec.forEach((turn, t) => {
+      if (turn.delta) full.push(b.delta())
+      // Only the first turn may be a legacy implicit one (no turn_start).
+      if (!(t === 0 && turn.implicit)) full.push(b.ts())
+      full.push(b.cr(`turn ${t}`))
+      for (const cycle of turn.cycles) {
+        if (cycle.reasoning) full.push(b.reasoning("thinking"))
+        if (cycle.message) full.push(b.msg("working"))
+        const ids = cycle.tools.map(() => `call_${callNo++}`)
+        ids.forEach((id, i) => full.push(b.call(id, `tool_${i}`)))
+        const order = ids.map((_, i) => i).sort((x, y) => (cycle.order[x] ?? 0) - (cycle.order[y] ?? 0))
+        for (const i of order) {
+          cycle.tools[i]!.forEach((outcome, q) => {
+            const inquiry = `${ids[i]}.question_${q}.1`
+            full.push(b.ask(inquiry, `tool_${i}`))
+            full.push(outcome === "answer" ? b.answer(inquiry, q) : outcome === "cancel" ? b.cancel(inquiry) : b.redact(inquiry))
+          })
+          full.push(b.result(ids[i]!))
+        }
+      }
+      full.push(b.msg(`done ${t}`))
+    })
+    return { full, cut: full.slice(0, cutAt % (full.length + 1)) }
+  })
+
+/** Every request of every turn is answered exactly once, after it, with its id. */
+const expectPairedPerTurn = (entries: ReadonlyArray<StreamEntry>) => {
+  for (const turn of turns(entries)) {
+    const open = new Map<string, number>()
+    for (const e of turn.entries) {
+      if (e.type === "tool_call_request") open.set(e.id, (open.get(e.id) ?? 0) + 1)
+      if (e.type === "tool_call_response") {
+        expect(open.get(e.id) ?? 0).toBeGreaterThan(0)
+        open.set(e.id, open.get(e.id)! - 1)
+      }
+    }
+    for (const n of open.values()) expect(n).toBe(0)
+    const inquiries = new Map<string, number>()
+    for (const e of turn.entries) {
+      if (e.type === "inquiry_request") inquiries.set(e.id, (inquiries.get(e.id) ?? 0) + 1)
+      if (e.type === "inquiry_response") {
+        expect(inquiries.get(e.id) ?? 0).toBeGreaterThan(0)
+        inquiries.set(e.id, inquiries.get(e.id)! - 1)
+      }
+    }
+    for (const n of inquiries.values()) expect(n).toBe(0)
+  }
+}
+
+const expectSameObjects = (a: ReadonlyArray<StreamEntry>, b: ReadonlyArray<StreamEntry>) => {
+  expect(a.length).toBe(b.length)
+  a.forEach((e, i) => expect(e).toBe(b[i]))
+}
+
+/** A reference for well-formed cut streams: contract §3 read off the last turn with plain counting. */
+const referenceSummary = (entries: ReadonlyArray<StreamEntry>) => {
+  let start = 0
+  for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.type === "turn_start") { start = i; break }
+  const turn = entries.slice(start)
+  const first = turn.findIndex((e) => e.type === "chat_request")
+  if (first < 0) return null
+  const count = (type: string, id: string) => turn.filter((e) => e.type === type && (e as { id: string }).id === id).length
+  const pendingCalls = turn.filter((e) => e.type === "tool_call_request" && count("tool_call_response", e.id) < count("tool_call_request", e.id))
+  for (const e of turn) {
+    if (e.type !== "inquiry_request" || count("inquiry_response", e.id) > 0) continue
+    const call = pendingCalls.find((c) => c.type === "tool_call_request" && e.id.startsWith(`${c.id}.`))
+    if (call !== undefined && call.type === "tool_call_request") return { state: "waiting-for-input", tool: call.name }
+  }
+  if (pendingCalls.length > 0) return { state: "pending-tool-execution" }
+  const lastResult = turn.map((e) => e.type).lastIndexOf("tool_call_response")
+  const lastReply = turn.map((e) => e.type).lastIndexOf("chat_response")
+  if (lastResult >= 0 && lastReply < lastResult) return { state: "pending-follow-up" }
+  if (lastReply < first) return { state: "pending-llm-response" }
+  return null
+}
+
+describe("stream properties", () => {
+  it("after sanitize + intoParts no internal event remains and every tool call has exactly one response in its turn", () => {
+    fc.assert(
+      fc.property(soup, (entries) => {
+        const clean = sanitize(entries)
+        expectPairedPerTurn(clean)
+        const { events } = intoParts({ events: clean })
+        expect(events.every(isProviderVisible)).toBe(true)
+        expect(events.length).toBe(clean.filter(isProviderVisible).length)
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("sanitize is idempotent and keeps every non-event in order", () => {
+    fc.assert(
+      fc.property(soup, (entries) => {
+        const once = sanitize(entries)
+        expectSameObjects(sanitize(once), once)
+        const globals = (xs: ReadonlyArray<StreamEntry>) => xs.filter((e) => e.type === "config_delta" || e.type === "compaction" || e.type === "unknown")
+        expectSameObjects(globals(once), globals(entries))
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("splitting then re-joining an incomplete turn gives back the original entries", () => {
+    fc.assert(
+      fc.property(fc.oneof(soup, conversation.map((c) => c.cut)), (entries) => {
+        const { complete, incomplete } = splitIncompleteTurn(entries)
+        expectSameObjects([...complete, ...(incomplete?.entries ?? [])], entries)
+        expect(incompleteSummary(entries)).toEqual(incomplete === null ? null : summaryOf(incomplete))
+        if (incomplete !== null) {
+          const a = analyze(incomplete)
+          const summary = summaryOf(incomplete)!
+          expect(a.phase === "Executing").toBe(a.pendingToolCalls.length > 0)
+          expect(a.phase === "Executing").toBe(summary.state === "waiting-for-input" || summary.state === "pending-tool-execution")
+          expect(a.pendingInquiry !== null).toBe(summary.state === "waiting-for-input")
+        }
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("turn iteration covers the input and agrees with events-by-turn", () => {
+    fc.assert(
+      fc.property(soup, (entries) => {
+        const all = turns(entries)
+        expect(all.length).toBe(turnCount(entries))
+        if (all.length > 0) expectSameObjects(all.flatMap((t) => t.entries), entries)
+        const byTurn = eventsByTurn(entries)
+        expect(byTurn.map((x) => x.turn)).toEqual(
+          all.flatMap((t) => t.entries.filter((e) => e.type !== "config_delta" && e.type !== "compaction" && e.type !== "unknown").map(() => t.index))
+        )
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("a well-formed conversation is complete, and every cut of it reads as contract §3 says", () => {
+    fc.assert(
+      fc.property(conversation, ({ full, cut }) => {
+        expect(incompleteSummary(full)).toBeNull()
+        expect(splitIncompleteTurn(full).incomplete).toBeNull()
+        expect(incompleteSummary(cut)).toEqual(referenceSummary(cut))
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("resuming a cut restores the answers given so far to each pending tool call", () => {
+    fc.assert(
+      fc.property(conversation, ({ cut }) => {
+        const { incomplete } = splitIncompleteTurn(cut)
+        if (incomplete === null) return
+        const a = analyze(incomplete)
+        for (const call of a.pendingToolCalls) {
+          const expected: Record<string, unknown> = {}
+          for (let i = 0; i < incomplete.entries.length; i++) {
+            const e = incomplete.entries[i]!
+            if (e.type === "inquiry_response" && e.outcome === "answered" && e.id.startsWith(`${call.id}.`)) {
+              expected[e.id.split(".")[1]!] = e.answer
+            }
+          }
+          expect(a.answeredInquiries.get(call.id) ?? {}).toEqual(expected)
+        }
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("a fork carries the incomplete turn unchanged and leaves the rest sanitized", () => {
+    fc.assert(
+      fc.property(fc.oneof(soup, conversation.map((c) => c.cut)), (entries) => {
+        const forked = fork(entries)
+        const before = splitIncompleteTurn(entries)
+        if (before.incomplete === null) {
+          expect(forked).toEqual(sanitize(entries))
+          return
+        }
+        const after = splitIncompleteTurn(forked)
+        expectSameObjects(after.incomplete?.entries ?? [], before.incomplete.entries)
+        expect(after.complete).toEqual(sanitize(before.complete))
+        expectPairedPerTurn(after.complete)
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("forking a crashed conversation keeps what resuming it would do", () => {
+    fc.assert(
+      fc.property(conversation, ({ cut }) => {
+        const forked = fork(cut)
+        expect(incompleteSummary(forked)).toEqual(incompleteSummary(cut))
+        expectPairedPerTurn(splitIncompleteTurn(forked).complete)
+      }),
+      { numRuns: RUNS }
+    )
+  })
+})
