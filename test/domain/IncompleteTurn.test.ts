@@ -1,4 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as EventsFile from "../../src/domain/EventsFile.ts"
+import { turnCount } from "../../src/domain/Turns.ts"
 import type { StreamEntry } from "../../src/domain/ConversationEvent.ts"
 import {
   analyze,
@@ -333,5 +337,32 @@ describe("condition 1 needs the chat_response after the chat_request", () => {
     const entries = [b.msg("stray"), b.cr("q")]
     expect(incompleteSummary(entries)).toEqual({ state: "pending-llm-response" })
     expect(splitIncompleteTurn(entries).incomplete?.entries).toEqual(entries)
+  })
+})
+
+describe("the JP corpus (read only)", () => {
+  const root = "/work/shared/corpus/jp/conversations"
+  // Turn counts from the corpus README (JP's turn rule).
+  const expectedTurns: Record<string, number> = {
+    "17648402467": 1, "17653152345": 1, "17662304290": 1, "17665556205": 1, "17671120783": 1, "17673061097": 1,
+    "17673969718": 1, "17727391057": 8, "17727484633": 1, "17727496665": 3, "17727523543": 6, "17728322628": 12,
+    "17728424428": 2, "17732257364": 2, "17738348630": 9, "17738399468": 11, "17738500500": 5, "17758406187": 2,
+    "17760760747": 3, "17800836875": 4, "17659773217": 1
+  }
+
+  it.skipIf(!fs.existsSync(root))("has 21 complete conversations with the documented turn counts", () => {
+    const dirs = [
+      ...fs.readdirSync(root).filter((d) => !d.startsWith(".")),
+      ...fs.readdirSync(path.join(root, ".archive")).map((d) => path.join(".archive", d))
+    ]
+    const seen: Record<string, number> = {}
+    for (const dir of dirs) {
+      const file = path.join(root, dir, "events.json")
+      const entries = EventsFile.parse(fs.readFileSync(file, "utf8"), file)
+      seen[path.basename(dir).split("-")[0]!] = turnCount(entries)
+      expect(incompleteSummary(entries)).toBeNull()
+      expect(splitIncompleteTurn(entries).incomplete).toBeNull()
+    }
+    expect(seen).toEqual(expectedTurns)
   })
 })

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as EventsFile from "../../src/domain/EventsFile.ts"
 import type { StreamEntry } from "../../src/domain/ConversationEvent.ts"
 import { EPOCH, INTERRUPTED_TOOL_CALL, sanitize } from "../../src/domain/Sanitize.ts"
 import { ToolCallResponse } from "../../src/domain/ToolCallResponse.ts"
@@ -260,5 +263,20 @@ describe("sanitize: trailing empty turns", () => {
     const once = sanitize([b.ts(), b.cr("q"), b.msg("a"), b.ts(), b.delta(), b.ts()])
     expect(shape(once)).toEqual(["TS", "CR:q", "M:a", "DELTA"])
     expect(sanitize(once)).toEqual(once)
+  })
+})
+
+describe("sanitize on the JP corpus (read only)", () => {
+  const dir = "/work/shared/corpus/jp/conversations/17738348630-workspace-sanitization-strategy"
+
+  it.skipIf(!fs.existsSync(dir))("removes exactly the orphaned inquiry request left by a backend failure", () => {
+    const file = path.join(dir, "events.json")
+    const entries = EventsFile.parse(fs.readFileSync(file, "utf8"), file)
+    const orphan = entries[175]!
+    expect(orphan.type).toBe("inquiry_request")
+    const out = sanitize(entries)
+    expect(out.length).toBe(entries.length - 1)
+    expect(out).not.toContain(orphan)
+    expect(out).toEqual(entries.filter((e) => e !== orphan))
   })
 })
