@@ -8,7 +8,8 @@
  * Each endpoint answers from its own queue of replies (`enqueueAnthropic`,
  * `enqueueOpenAi`); an empty queue answers 400. A reply can also be an HTTP
  * error status or a connection reset, and a success can stream slowly
- * (`delayMs` between events) or drop the connection after some events.
+ * (`delayMs` between events, `headersDelayMs` before the first byte) or drop
+ * the connection after some events.
  * Every request is recorded with its parsed body and how its response ended
  * (`finished` or `aborted` — the client closed the socket first).
  *
@@ -37,6 +38,8 @@ interface StreamKnobs {
   readonly delayMs?: number
   /** Destroy the socket after this many SSE events (a mid-stream connection reset). */
   readonly breakAfterEvents?: number
+  /** Milliseconds before the response headers are sent (a slow first byte). */
+  readonly headersDelayMs?: number
 }
 
 export interface AnthropicReply extends StreamKnobs {
@@ -211,7 +214,6 @@ export const make: Effect.Effect<FakeLlmServer, never, Scope.Scope> = Effect.sus
     knobs: StreamKnobs,
     events: ReadonlyArray<[string | null, unknown]>
   ) => {
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
     let i = 0
     const next = () => {
       if (res.destroyed) return
@@ -237,7 +239,17 @@ export const make: Effect.Effect<FakeLlmServer, never, Scope.Scope> = Effect.sus
       }, knobs.delayMs)
       timers.add(t)
     }
-    next()
+    const start = () => {
+      if (res.destroyed) return
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+      next()
+    }
+    if ((knobs.headersDelayMs ?? 0) === 0) return start()
+    const t = setTimeout(() => {
+      timers.delete(t)
+      start()
+    }, knobs.headersDelayMs)
+    timers.add(t)
   }
 
   const handle = (req: IncomingMessage, res: ServerResponse, raw: string) => {

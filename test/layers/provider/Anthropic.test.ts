@@ -286,6 +286,17 @@ describe("Anthropic provider: retries, errors, interruption", () => {
       assert.isBelow(fake.requests[0]!.eventsSent, 50, "the server stopped streaming long before the end")
     }))
 
+  it.live("interrupting while waiting for the response headers aborts the request", () =>
+    Effect.gen(function*() {
+      const { fake, provider } = yield* setup
+      fake.enqueueAnthropic({ blocks: [{ type: "text", text: "late" }], headersDelayMs: 2_000 })
+      const fiber = yield* Effect.forkChild(collect(provider.stream(requestFor("anthropic/claude-test", conversation()))))
+      while (fake.requests.length === 0) yield* Effect.sleep("5 millis")
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual(yield* Effect.promise(() => fake.requests[0]!.ended), "aborted")
+      assert.strictEqual(fake.requests[0]!.eventsSent, 0)
+    }))
+
   it.live("taking only the first deltas closes the connection too", () =>
     Effect.gen(function*() {
       const { fake, provider } = yield* setup
