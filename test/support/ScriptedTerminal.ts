@@ -32,7 +32,7 @@ export const scriptedTerminal = (keys: ReadonlyArray<Terminal.UserInput>) =>
     const terminal = Terminal.make({
       columns: Effect.succeed(80),
       rows: Effect.succeed(24),
-      size: Effect.succeed({ columns: 80, rows: 24 }),
+      size: Effect.die("size: unused"),
       readInput: Effect.succeed(input),
       readLine: Effect.die("readLine: unused"),
       display: (text) => Effect.sync(() => void frames.push(text))

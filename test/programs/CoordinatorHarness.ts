@@ -1,0 +1,128 @@
+/**
+ * Shared setup for coordinator tests: a conversation whose current turn
+ * holds the given tool calls, mock layers for every service, and what was
+ * persisted, read back through the store.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import { ChatRequest } from "../../src/domain/ChatRequest.ts"
+import * as Conversation from "../../src/domain/Conversation.ts"
+import type { StreamEntry } from "../../src/domain/ConversationEvent.ts"
+import * as ConversationId from "../../src/domain/ConversationId.ts"
+import * as Timestamp from "../../src/domain/Timestamp.ts"
+import { ToolCallRequest } from "../../src/domain/ToolCallRequest.ts"
+import * as TurnState from "../../src/domain/TurnState.ts"
+import { TurnStart } from "../../src/domain/TurnStart.ts"
+import * as ExecutorScripted from "../../src/layers/executor/ExecutorScripted.ts"
+import * as MockInquiryBackend from "../../src/layers/MockInquiryBackend.ts"
+import * as MockPromptBackend from "../../src/layers/prompt/MockPromptBackend.ts"
+import * as FileConversationStore from "../../src/layers/store/FileConversationStore.ts"
+import * as MemoryConversationStore from "../../src/layers/store/MemoryConversationStore.ts"
+import * as ToolCoordinator from "../../src/programs/ToolCoordinator.ts"
+import { Config } from "../../src/services/Config.ts"
+import { ConversationStore } from "../../src/services/ConversationStore.ts"
+import { Executor } from "../../src/services/Executor.ts"
+import { InquiryBackend, type InquiryBackendRequest } from "../../src/services/InquiryBackend.ts"
+import { PromptBackend } from "../../src/services/PromptBackend.ts"
+
+export const conversationId = ConversationId.parse("17000000100")!
+let tick = 0
+/** A deterministic clock: every reading is 1 ms after the previous one. */
+export const clock = () => Timestamp.fromEpochNanos(1_772_000_000_000_000_000n + BigInt(tick++) * 1_000_000n)
+
+export const call = (id: string, name: string, args: Schema.JsonObject = {}) =>
+  new ToolCallRequest({ timestamp: clock(), id, name, arguments: args })
+
+/** A stream with one open turn: turn_start, chat_request, then the calls. */
+export const turnWith = (calls: ReadonlyArray<ToolCallRequest>): Array<StreamEntry> => [
+  new TurnStart({ timestamp: clock() }),
+  new ChatRequest({ timestamp: clock(), content: "do it" }),
+  ...calls
+]
+
+export interface Setup {
+  readonly tools: Readonly<Record<string, ExecutorScripted.ScriptedTool>>
+  readonly prompts?: ReadonlyArray<MockPromptBackend.Scripted>
+  readonly interactive?: boolean
+  readonly inquiries?: Readonly<Record<string, Schema.Json>>
+  readonly backend?: InquiryBackend["Service"]
+  readonly config?: unknown
+  /** Use the file store in this storage dir instead of the in-memory one. */
+  readonly storageDir?: string
+  /** Entries already in the conversation (default: one turn holding `calls`). */
+  readonly entries?: ReadonlyArray<StreamEntry>
+  readonly state?: TurnState.TurnState
+}
+
+export interface Harness {
+  readonly scripted: ReturnType<typeof ExecutorScripted.make>
+  readonly shown: ReadonlyArray<MockPromptBackend.Shown>
+  readonly inquiries: ReadonlyArray<InquiryBackendRequest>
+  readonly state: TurnState.TurnState
+  readonly layer: Layer.Layer<ConversationStore | Executor | PromptBackend | InquiryBackend | Config, unknown>
+  /** Runs the coordinator over `calls` (more cycles may follow with the same state). */
+  readonly run: (calls: ReadonlyArray<ToolCallRequest>) => ReturnType<typeof ToolCoordinator.runTools>
+  /** The persisted entries. */
+  readonly persisted: Effect.Effect<ReadonlyArray<StreamEntry>, unknown, ConversationStore>
+}
+
+export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
+  Effect.gen(function*(): Effect.fn.Return<Harness, unknown> {
+    const scripted = ExecutorScripted.make(s.tools)
+    const mock = yield* MockPromptBackend.make(s.prompts ?? [], { interactive: s.interactive ?? false })
+    const inquiries: Array<InquiryBackendRequest> = []
+    const backend = s.backend ?? MockInquiryBackend.make(s.inquiries ?? {}, { log: inquiries })
+    const entries = [...(s.entries ?? turnWith(calls))]
+    const conversation: Conversation.Conversation = {
+      ...Conversation.make({ id: conversationId, title: "coordinator test", now: clock() }),
+      entries
+    }
+    const storeLayer = s.storageDir === undefined
+      ? MemoryConversationStore.layer([conversation])
+      : FileConversationStore.layer({ storageDir: s.storageDir })
+    if (s.storageDir !== undefined) {
+      yield* ConversationStore.use((store) => store.save(conversation)).pipe(Effect.provide(storeLayer))
+    }
+    const layer = Layer.mergeAll(
+      Layer.succeed(Executor, scripted.executor),
+      Layer.succeed(PromptBackend, mock.service),
+      Layer.succeed(InquiryBackend, backend),
+      Config.layerLiteral(s.config ?? {}),
+      storeLayer
+    )
+    const state = s.state ?? TurnState.make()
+    const stream = { entries: [...entries] }
+    return {
+      scripted,
+      shown: mock.prompts.shown,
+      inquiries,
+      state,
+      layer,
+      run: (cs) => ToolCoordinator.runTools({ conversationId, calls: cs, stream, state, root: "/tmp", now: clock }),
+      persisted: ConversationStore.use((store) => store.load(conversationId)).pipe(Effect.map((c) => c.entries))
+    }
+  })
+
+/** A compact view of persisted inquiry and tool events for assertions. */
+export const digest = (entries: ReadonlyArray<StreamEntry>): Array<string> =>
+  entries.flatMap((e) => {
+    switch (e.type) {
+      case "tool_call_request":
+        return [`call ${e.id} ${e.name}`]
+      case "tool_call_response":
+        return [`result ${e.id}${e.is_error ? " ERROR" : ""}: ${e.content}`]
+      case "inquiry_request":
+        return [`ask ${e.id} (${e.source.source}${"name" in e.source ? ` ${e.source.name}` : ""}) ${e.question.answer_type.type}: ${e.question.text}`]
+      case "inquiry_response":
+        return [
+          e.outcome === "answered"
+            ? `answered ${e.id}: ${JSON.stringify(e.answer)}`
+            : e.outcome === "cancelled"
+            ? `cancelled ${e.id}: ${e.reason}`
+            : `redacted ${e.id}`
+        ]
+      default:
+        return []
+    }
+  })
