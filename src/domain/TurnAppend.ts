@@ -105,15 +105,15 @@ export const validate = (
   counts: TurnCounts = turnCounts(stream)
 ): AppendResult => {
   const startsTurn = batch.length > 0 && batch[0]!.type === "turn_start"
-  // Work on copies so a rejected batch leaves the caller's counts untouched.
-  const c: TurnCounts = startsTurn
-    ? { toolRequests: new Map(), toolResponses: new Map(), inquiryRequests: new Map(), inquiryResponses: new Map() }
-    : {
-      toolRequests: new Map(counts.toolRequests),
-      toolResponses: new Map(counts.toolResponses),
-      inquiryRequests: new Map(counts.inquiryRequests),
-      inquiryResponses: new Map(counts.inquiryResponses)
-    }
+  // Counts added by this batch live in an overlay, so validation costs
+  // O(batch) however long the turn is, and a rejected batch changes nothing.
+  const overlay = new Map<string, number>()
+  const get = (kind: keyof TurnCounts, id: string): number =>
+    (startsTurn ? 0 : counts[kind].get(id) ?? 0) + (overlay.get(`${kind}\u0000${id}`) ?? 0)
+  const add = (kind: keyof TurnCounts, id: string) => {
+    const k = `${kind}\u0000${id}`
+    overlay.set(k, (overlay.get(k) ?? 0) + 1)
+  }
   const out: Array<StreamEntry> = []
   const firstEvent = batch.find(isConversationEvent)
   if (!startsTurn && firstEvent !== undefined && !stream.some(isConversationEvent)) {
@@ -121,25 +121,54 @@ export const validate = (
   }
   for (let i = 0; i < batch.length; i++) {
     const e = batch[i]!
-    if (e.type === "turn_start") {
-      if (i === 0) out.push(e)
-      continue
-    }
-    if (e.type === "tool_call_response") {
-      const reqs = c.toolRequests.get(e.id) ?? 0
-      if (reqs === 0) return { _tag: "Rejected", rejection: { _tag: "OrphanedToolCallResponse", id: e.id } }
-      if ((c.toolResponses.get(e.id) ?? 0) >= reqs) {
-        return { _tag: "Rejected", rejection: { _tag: "DuplicateToolCallResponse", id: e.id } }
+    switch (e.type) {
+      case "turn_start":
+        if (i === 0) out.push(e)
+        continue
+      case "tool_call_request":
+        add("toolRequests", e.id)
+        break
+      case "inquiry_request":
+        add("inquiryRequests", e.id)
+        break
+      case "tool_call_response": {
+        const reqs = get("toolRequests", e.id)
+        if (reqs === 0) return { _tag: "Rejected", rejection: { _tag: "OrphanedToolCallResponse", id: e.id } }
+        if (get("toolResponses", e.id) >= reqs) {
+          return { _tag: "Rejected", rejection: { _tag: "DuplicateToolCallResponse", id: e.id } }
+        }
+        add("toolResponses", e.id)
+        break
       }
-    } else if (e.type === "inquiry_response") {
-      const reqs = c.inquiryRequests.get(e.id) ?? 0
-      if (reqs === 0) return { _tag: "Rejected", rejection: { _tag: "OrphanedInquiryResponse", id: e.id } }
-      if ((c.inquiryResponses.get(e.id) ?? 0) >= reqs) {
-        return { _tag: "Rejected", rejection: { _tag: "DuplicateInquiryResponse", id: e.id } }
+      case "inquiry_response": {
+        const reqs = get("inquiryRequests", e.id)
+        if (reqs === 0) return { _tag: "Rejected", rejection: { _tag: "OrphanedInquiryResponse", id: e.id } }
+        if (get("inquiryResponses", e.id) >= reqs) {
+          return { _tag: "Rejected", rejection: { _tag: "DuplicateInquiryResponse", id: e.id } }
+        }
+        add("inquiryResponses", e.id)
+        break
       }
     }
-    count(c, e)
     out.push(e)
   }
   return { _tag: "Ok", entries: out }
+}
+
+/**
+ * Moves `counts` past entries that were appended (a `turn_start` starts a
+ * fresh window). Stores keep their counts this way instead of recounting
+ * the turn on every append.
+ */
+export const advance = (counts: TurnCounts, appended: ReadonlyArray<StreamEntry>): void => {
+  for (const e of appended) {
+    if (e.type === "turn_start") {
+      counts.toolRequests.clear()
+      counts.toolResponses.clear()
+      counts.inquiryRequests.clear()
+      counts.inquiryResponses.clear()
+    } else {
+      count(counts, e)
+    }
+  }
 }

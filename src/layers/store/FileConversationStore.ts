@@ -34,7 +34,7 @@ import * as Layer from "effect/Layer"
 import * as Semaphore from "effect/Semaphore"
 import type { Conversation } from "../../domain/Conversation.ts"
 import * as ConversationModel from "../../domain/Conversation.ts"
-import type { StreamEntry } from "../../domain/ConversationEvent.ts"
+import { isConversationEvent, type StreamEntry } from "../../domain/ConversationEvent.ts"
 import * as ConversationId from "../../domain/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/ConversationMetadata.ts"
 import * as EntryCodec from "../../domain/EntryCodec.ts"
@@ -42,6 +42,7 @@ import * as EventsFile from "../../domain/EventsFile.ts"
 import { incompleteSummary } from "../../domain/IncompleteTurn.ts"
 import * as Timestamp from "../../domain/Timestamp.ts"
 import * as TurnAppend from "../../domain/TurnAppend.ts"
+import { TurnStart } from "../../domain/TurnStart.ts"
 import {
   AppendRejected,
   type CheckResult,
@@ -67,7 +68,10 @@ interface Located {
 /** What `append` needs to validate and place a batch without re-reading the log. */
 interface TailState {
   readonly length: number
-  readonly window: Array<StreamEntry>
+  /** Whether the stream holds any conversation event (an empty one gets a turn_start first). */
+  readonly hasEvents: boolean
+  /** Request/response counts of the current turn, moved forward on every append. */
+  readonly counts: TurnAppend.TurnCounts
   readonly journalSize: number
   readonly eventsStamp: string
 }
@@ -77,6 +81,17 @@ class Corrupt extends Error {
     super(reason)
   }
 }
+
+const tailOf = (entries: ReadonlyArray<StreamEntry>, journalSize: number, eventsStamp: string): TailState => ({
+  length: entries.length,
+  hasEvents: entries.some(isConversationEvent),
+  counts: TurnAppend.turnCounts(entries),
+  journalSize,
+  eventsStamp
+})
+
+/** Stands in for "a stream with events" when validating against cached counts. */
+const HAS_EVENTS: ReadonlyArray<StreamEntry> = [new TurnStart({ timestamp: "1970-01-01 00:00:00.0" as TurnStart["timestamp"] })]
 
 const stamp = (st: fsSync.Stats | undefined): string => (st === undefined ? "-" : `${st.size}:${st.mtimeMs}`)
 
@@ -269,13 +284,7 @@ export const make = (options: Options) =>
         const loc = yield* io(conversationsDir, () => locate(id))
         if (loc === undefined) return yield* new ConversationNotFound({ id })
         const conversation = yield* read(loc.dir, () => readConversation(id, loc)).pipe(Effect.mapError(corruptFor(id)))
-        const start = TurnAppend.currentTurnStart(conversation.entries)
-        tails.set(id, {
-          length: conversation.entries.length,
-          window: conversation.entries.slice(start),
-          journalSize: conversation.journalSize,
-          eventsStamp: conversation.eventsStamp
-        })
+        tails.set(id, tailOf(conversation.entries, conversation.journalSize, conversation.eventsStamp))
         return { conversation, loc }
       })
 
@@ -318,13 +327,7 @@ export const make = (options: Options) =>
           await AtomicFile.syncDir(dir)
           return fs.stat(path.join(dir, "events.json"))
         })
-        const start = TurnAppend.currentTurnStart(conversation.entries)
-        tails.set(id, {
-          length: conversation.entries.length,
-          window: conversation.entries.slice(start),
-          journalSize: 0,
-          eventsStamp: stamp(eventsStat)
-        })
+        tails.set(id, tailOf(conversation.entries, 0, stamp(eventsStat)))
       }).pipe(mutex.withPermits(1))
 
     const append = (id: ConversationId.ConversationId, batch: ReadonlyArray<StreamEntry>) =>
@@ -345,7 +348,7 @@ export const make = (options: Options) =>
           yield* loadFull(id)
           tail = tails.get(id)!
         }
-        const result = TurnAppend.validate(tail.window, batch)
+        const result = TurnAppend.validate(tail.hasEvents ? HAS_EVENTS : [], batch, tail.counts)
         if (result._tag === "Rejected") {
           return yield* new AppendRejected({ id, reason: TurnAppend.describeRejection(result.rejection) })
         }
@@ -355,10 +358,11 @@ export const make = (options: Options) =>
           text += JSON.stringify({ at: at++, entry: EntryCodec.encodeEntry(e) }) + "\n"
         }
         yield* io(journalFile, () => AtomicFile.appendDurable(journalFile, text))
-        const startsTurn = result.entries[0]?.type === "turn_start"
+        TurnAppend.advance(tail.counts, result.entries)
         tails.set(id, {
           length: at,
-          window: startsTurn ? [...result.entries] : [...tail.window, ...result.entries],
+          hasEvents: tail.hasEvents || result.entries.some(isConversationEvent),
+          counts: tail.counts,
           journalSize: tail.journalSize + Buffer.byteLength(text),
           eventsStamp: tail.eventsStamp
         })

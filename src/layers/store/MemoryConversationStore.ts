@@ -15,6 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type { Conversation } from "../../domain/Conversation.ts"
 import * as ConversationModel from "../../domain/Conversation.ts"
+import type { StreamEntry } from "../../domain/ConversationEvent.ts"
 import type { ConversationId } from "../../domain/ConversationId.ts"
 import * as ConversationId_ from "../../domain/ConversationId.ts"
 import * as Timestamp from "../../domain/Timestamp.ts"
@@ -31,7 +32,9 @@ import {
 /** Builds an in-memory store, optionally seeded. */
 export const make = (seed: ReadonlyArray<Conversation> = []) =>
   Effect.gen(function*() {
-    const state = yield* Ref.make(new Map<string, Conversation>(seed.map((c) => [c.id, c])))
+    const state = yield* Ref.make(new Map<string, Conversation>(seed.map((c) => [c.id, { ...c, entries: [...c.entries] }])))
+    // Per conversation: the turn's request/response counts, kept current so an append costs O(batch).
+    const counts = new Map<string, TurnAppend.TurnCounts>()
     const locks = new Set<string>()
 
     const get = (id: ConversationId) =>
@@ -64,16 +67,27 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
             .map(summary)
             .sort((a, b) => Timestamp.compare(b.lastActivatedAt, a.lastActivatedAt))
         )),
-      load: get,
-      save: (c) => Ref.update(state, (m) => new Map(m).set(c.id, c)),
+      // Callers get a snapshot; the store keeps appending to its own array.
+      load: (id) => Effect.map(get(id), (c) => ({ ...c, entries: c.entries.slice() })),
+      save: (c) =>
+        Effect.sync(() => counts.delete(c.id)).pipe(
+          Effect.andThen(Ref.update(state, (m) => new Map(m).set(c.id, { ...c, entries: [...c.entries] })))
+        ),
       append: (id, batch) =>
         Effect.gen(function*() {
           const c = yield* get(id)
-          const result = TurnAppend.validate(c.entries, batch)
+          const entries = c.entries as Array<StreamEntry>
+          let turn = counts.get(id)
+          if (turn === undefined) {
+            turn = TurnAppend.turnCounts(entries)
+            counts.set(id, turn)
+          }
+          const result = TurnAppend.validate(entries, batch, turn)
           if (result._tag === "Rejected") {
             return yield* new AppendRejected({ id, reason: TurnAppend.describeRejection(result.rejection) })
           }
-          yield* Ref.update(state, (m) => new Map(m).set(id, { ...c, entries: [...c.entries, ...result.entries] }))
+          entries.push(...result.entries)
+          TurnAppend.advance(turn, result.entries)
         }),
       lock: (id) =>
         Effect.acquireRelease(
