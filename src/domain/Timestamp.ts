@@ -36,9 +36,20 @@ export const toEpochNanos = (text: string): bigint | undefined => {
   return (BigInt(ms) - BigInt(offsetMinutes) * 60_000n) * 1_000_000n + nanosFrac
 }
 
+const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+/** Whether `text` is a timestamp JP reads (cheap: no allocation on the hot path). */
+export const isTimestamp = (text: string): boolean => {
+  const m = NAIVE.exec(text) ?? RFC3339.exec(text)
+  if (m === null) return false
+  const month = Number(m[2]), day = Number(m[3])
+  return month >= 1 && month <= 12 && day >= 1 && day <= DAYS[month - 1]! && Number(m[4]) <= 23 &&
+    Number(m[5]) <= 59 && Number(m[6]) <= 60
+}
+
 /** A JP timestamp: the exact text from disk, validated. */
 export const Timestamp = Schema.String.pipe(
-  Schema.check(Schema.makeFilter((s: string) => toEpochNanos(s) !== undefined || `Expected a JP timestamp ("YYYY-MM-DD HH:MM:SS.f" or RFC 3339), got ${JSON.stringify(s)}`)),
+  Schema.check(Schema.makeFilter((s: string) => isTimestamp(s) || `Expected a JP timestamp ("YYYY-MM-DD HH:MM:SS.f" or RFC 3339), got ${JSON.stringify(s)}`)),
   Schema.brand("Timestamp")
 )
 export type Timestamp = typeof Timestamp.Type
@@ -55,10 +66,22 @@ export const fromEpochNanos = (nanos: bigint): Timestamp => {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${frac}` as Timestamp
 }
 
+let cachedSecond = -1
+let cachedPrefix = ""
+
 /** The current time with microsecond precision (JP's clock resolution on disk). */
 export const now = (): Timestamp => {
-  const micros = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000))
-  return fromEpochNanos(micros * 1000n)
+  // Events are stamped often (every inquiry and tool result): format without
+  // BigInt or Date allocations, reusing the "YYYY-MM-DD HH:MM:SS" of the second.
+  const micros = Math.round((performance.timeOrigin + performance.now()) * 1000)
+  const second = Math.floor(micros / 1_000_000)
+  if (second !== cachedSecond) {
+    const iso = new Date(second * 1000).toISOString()
+    cachedPrefix = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+    cachedSecond = second
+  }
+  const frac = String(micros - second * 1_000_000).padStart(6, "0").replace(/0+$/, "") || "0"
+  return `${cachedPrefix}.${frac}` as Timestamp
 }
 
 /** RFC 3339 (`Z`, fraction only when non-zero) — what JSON listings expose. */

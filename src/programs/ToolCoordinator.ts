@@ -45,7 +45,7 @@ import type { ConversationId } from "../domain/ConversationId.ts"
 import * as ConfigData from "../domain/Config.ts"
 import type { InquiryId } from "../domain/InquiryId.ts"
 import { InquiryRequest } from "../domain/InquiryRequest.ts"
-import { InquiryResponse } from "../domain/InquiryResponse.ts"
+import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "../domain/InquiryResponse.ts"
 import { type Question, toInquiryQuestion } from "../domain/Question.ts"
 import * as Timestamp from "../domain/Timestamp.ts"
 import type { ToolCallRequest } from "../domain/ToolCallRequest.ts"
@@ -91,6 +91,10 @@ export const Texts = {
   secretToAssistant: (tool: string, question: string) =>
     `The tool '${tool}' asked for a secret value ("${question}"), which is never routed to an assistant (its question target is "assistant"). Set the question's target to "user" to answer it at the prompt.`
 } as const
+
+// Events built here come from values that are already valid (a clock
+// reading, ids and questions the executor validated): skip re-checking them.
+const trusted = { disableChecks: true } as const
 
 /**
  * Runs the calls concurrently and returns their responses in call order.
@@ -148,12 +152,12 @@ export const runTools = (input: RunToolsInput) =>
       Effect.gen(function*(): Effect.fn.Return<{ answer: Schema.Json } | { end: ToolResponse }, unknown> {
         const secret = question.answer_type.type === "secret"
         const answered = (answer: Schema.Json) =>
-          record(secret ? InquiryResponse.redacted(now(), id) : InquiryResponse.answered(now(), id, answer)).pipe(
+          record(secret ? new InquiryRedacted({ timestamp: now(), id }, trusted) : new InquiryAnswered({ timestamp: now(), id, answer }, trusted)).pipe(
             Effect.tap(() => Effect.sync(() => (open.id = undefined))),
             Effect.as({ answer })
           )
         const cancelled = (reason: string, end: ToolResponse) =>
-          record(InquiryResponse.cancelled(now(), id, reason)).pipe(
+          record(new InquiryCancelled({ timestamp: now(), id, reason }, trusted)).pipe(
             Effect.tap(() => Effect.sync(() => (open.id = undefined))),
             Effect.as({ end })
           )
@@ -184,9 +188,15 @@ export const runTools = (input: RunToolsInput) =>
           return yield* answered(reply.success.answer)
         }
 
-        // The inquiry backend, on the stream as it is right now.
+        // The inquiry backend, on the stream as it is right now. The mirror
+        // only grows, so "the first n entries" is that snapshot; it is copied
+        // only if the backend reads it.
+        const all = input.stream.entries
+        const n = all.length
         const result = yield* backend.inquire({
-          entries: input.stream.entries.slice(),
+          get entries() {
+            return all.slice(0, n)
+          },
           inquiryId: id,
           toolCallId: call.id,
           toolName: call.name,
@@ -219,7 +229,7 @@ export const runTools = (input: RunToolsInput) =>
             const question = result.question
             const id = TurnState.nextInquiryId(state, call.id, question.id)
             open.id = id
-            yield* record(new InquiryRequest({ timestamp: now(), id, source: result.source, question: toInquiryQuestion(question) }))
+            yield* record(new InquiryRequest({ timestamp: now(), id, source: result.source, question: toInquiryQuestion(question) }, trusted))
             const routed = yield* route(call, question, id, open)
             if ("end" in routed) {
               response = routed.end
@@ -228,7 +238,7 @@ export const runTools = (input: RunToolsInput) =>
             answers = { ...result.answers, [question.id]: routed.answer }
           }
         }
-        const event = new ToolCallResponse({ timestamp: now(), id: call.id, content: response.content, is_error: response.is_error })
+        const event = new ToolCallResponse({ timestamp: now(), id: call.id, content: response.content, is_error: response.is_error }, trusted)
         yield* record(event)
         return event
       }).pipe(
@@ -237,7 +247,7 @@ export const runTools = (input: RunToolsInput) =>
         Effect.onInterrupt(() =>
           open.id === undefined
             ? Effect.void
-            : record(InquiryResponse.cancelled(now(), open.id, "user")).pipe(Effect.ignore)
+            : record(new InquiryCancelled({ timestamp: now(), id: open.id, reason: "user" }, trusted)).pipe(Effect.ignore)
         )
       )
     }

@@ -1,0 +1,87 @@
+/**
+ * Coordinator benchmark (issue: ToolCoordinator): 1,000 parallel tool calls,
+ * each asking 2 questions answered by the mock inquiry backend, every event
+ * persisted to the in-memory store, vs a floor of `Effect.forEach` calling
+ * the same tool functions directly through the same executor (answers
+ * looked up in a map, nothing recorded): the difference is what the
+ * coordinator adds — ids, routing, five durable events per call.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import { ChatRequest } from "../src/domain/ChatRequest.ts"
+import * as Conversation from "../src/domain/Conversation.ts"
+import * as ConversationId from "../src/domain/ConversationId.ts"
+import * as Timestamp from "../src/domain/Timestamp.ts"
+import { ToolCallRequest } from "../src/domain/ToolCallRequest.ts"
+import * as TurnState from "../src/domain/TurnState.ts"
+import { TurnStart } from "../src/domain/TurnStart.ts"
+import * as ExecutorScripted from "../src/layers/executor/ExecutorScripted.ts"
+import * as MockInquiryBackend from "../src/layers/MockInquiryBackend.ts"
+import * as MockPromptBackend from "../src/layers/prompt/MockPromptBackend.ts"
+import * as MemoryConversationStore from "../src/layers/store/MemoryConversationStore.ts"
+import * as ToolCoordinator from "../src/programs/ToolCoordinator.ts"
+import { Config } from "../src/services/Config.ts"
+import type { Answers } from "../src/services/Executor.ts"
+import { type Goal, measure } from "./Harness.ts"
+
+const CALLS = 1000
+const id = ConversationId.parse("17000000200")!
+
+/** The tool: asks `first`, then `second`, then succeeds. */
+const tool = (_call: unknown, answers: Answers): Schema.Json =>
+  answers["first"] === undefined
+    ? { type: "needs_input", question: { id: "first", text: "First?", answer_type: { type: "boolean" } } }
+    : answers["second"] === undefined
+    ? { type: "needs_input", question: { id: "second", text: "Second?", answer_type: { type: "text" } } }
+    : { type: "success", content: `${answers["first"]} ${answers["second"]}` }
+
+export const run = async (): Promise<ReadonlyArray<Goal>> => {
+  const now = Timestamp.now()
+  const calls = Array.from({ length: CALLS }, (_, i) => new ToolCallRequest({ timestamp: now, id: `call_${i}`, name: "asker", arguments: { i } }))
+  const answers = new Map<string, Schema.Json>()
+  for (let i = 0; i < CALLS; i++) {
+    answers.set(`call_${i}.first.1`, true)
+    answers.set(`call_${i}.second.1`, "yes")
+  }
+
+  const coordinatorRun = () => {
+    const entries = [new TurnStart({ timestamp: now }), new ChatRequest({ timestamp: now, content: "go" }), ...calls]
+    const layer = Layer.mergeAll(
+      ExecutorScripted.layer({ asker: { respond: tool } }),
+      MockPromptBackend.layer([], { interactive: false }),
+      MockInquiryBackend.layer(answers),
+      Config.layerEmpty,
+      MemoryConversationStore.layer([{ ...Conversation.make({ id, now }), entries }])
+    )
+    return Effect.runPromise(
+      ToolCoordinator.runTools({ conversationId: id, calls, stream: { entries: [...entries] }, state: TurnState.make(), root: "/tmp" })
+        .pipe(Effect.provide(layer))
+    ).then((responses) => {
+      if (responses.length !== CALLS) throw new Error(`got ${responses.length} responses`)
+    })
+  }
+
+  const { executor } = ExecutorScripted.make({ asker: { respond: tool } })
+  const floorRun = () =>
+    Effect.runPromise(Effect.forEach(calls, (call) =>
+      Effect.gen(function*() {
+        let a: Answers = {}
+        for (;;) {
+          const out = yield* executor.execute(call, a, { conversationId: id, root: "/tmp" })
+          if (out._tag === "Completed") return out
+          a = { ...out.answers, [out.question.id]: answers.get(`${call.id}.${out.question.id}.1`)! }
+        }
+      }), { concurrency: "unbounded" }))
+
+  const subject = await measure(`coordinator: ${CALLS} calls x 2 inquiries, recorded`, coordinatorRun, { runs: 7, warmup: 2 })
+  const floor = await measure("Effect.forEach over the same tool functions", floorRun, { runs: 7, warmup: 2 })
+  const perInquiry = ((subject.medianMs - floor.medianMs) / (CALLS * 2)) * 1000
+  return [{
+    name: `${CALLS} parallel tool calls each asking 2 questions (mock backend, in-memory store)`,
+    subject,
+    floor,
+    maxRatio: 5,
+    note: `overhead per inquiry round-trip (request + answer recorded, tool re-run): ${perInquiry.toFixed(1)} µs`
+  }]
+}
