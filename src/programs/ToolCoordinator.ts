@@ -42,11 +42,13 @@ import type * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import type { StreamEntry } from "../domain/ConversationEvent.ts"
 import type { ConversationId } from "../domain/ConversationId.ts"
+import type { PendingInquiry } from "../domain/IncompleteTurn.ts"
+import type { InquiryQuestion } from "../domain/InquiryQuestion.ts"
 import * as ConfigData from "../domain/Config.ts"
 import type { InquiryId } from "../domain/InquiryId.ts"
 import { InquiryRequest } from "../domain/InquiryRequest.ts"
 import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "../domain/InquiryResponse.ts"
-import { type Question, toInquiryQuestion } from "../domain/Question.ts"
+import { isQuestionId, Question, toInquiryQuestion } from "../domain/Question.ts"
 import * as Timestamp from "../domain/Timestamp.ts"
 import type { ToolCallRequest } from "../domain/ToolCallRequest.ts"
 import { ToolCallResponse } from "../domain/ToolCallResponse.ts"
@@ -72,6 +74,12 @@ export interface RunToolsInput {
   readonly root: string
   /** Answers already given in this turn, per tool call id (a resumed turn). */
   readonly initialAnswers?: ReadonlyMap<string, Answers>
+  /**
+   * Questions recorded before the process stopped and never answered (a
+   * resumed turn): each is asked again under its recorded id, so the pair
+   * closes, before its tool runs with the answer.
+   */
+  readonly pendingInquiries?: ReadonlyArray<PendingInquiry>
   /** The clock for event timestamps (tests pass a fixed one). */
   readonly now?: () => Timestamp.Timestamp
 }
@@ -91,6 +99,17 @@ export const Texts = {
   secretToAssistant: (tool: string, question: string) =>
     `The tool '${tool}' asked for a secret value ("${question}"), which is never routed to an assistant (its question target is "assistant"). Set the question's target to "user" to answer it at the prompt.`
 } as const
+
+/** The tool question behind a persisted one (resume: the tool is not asked again). */
+const questionOf = (id: string, q: InquiryQuestion): Question =>
+  new Question({
+    id: id as Question["id"],
+    text: q.text,
+    answer_type: q.answer_type.type === "select"
+      ? { type: "select", options: q.answer_type.options.map((o) => (typeof o.value === "string" ? o.value : JSON.stringify(o.value))) }
+      : { type: q.answer_type.type },
+    ...(q.default !== undefined ? { default: q.default } : {})
+  })
 
 // Events built here come from values that are already valid (a clock
 // reading, ids and questions the executor validated): skip re-checking them.
@@ -216,7 +235,20 @@ export const runTools = (input: RunToolsInput) =>
           response = permission
         } else {
           let answers: Answers = { ...(input.initialAnswers?.get(call.id) ?? {}) }
+          let ended: ToolResponse | undefined
+          const pending = input.pendingInquiries?.find((p) => p.toolCall === call && p.questionId !== undefined)
+          if (pending !== undefined && isQuestionId(pending.questionId!)) {
+            // Ask the recorded question again, answering under its recorded id.
+            open.id = pending.request.id
+            const routed = yield* route(call, questionOf(pending.questionId!, pending.request.question), pending.request.id, open)
+            if ("end" in routed) ended = routed.end
+            else answers = { ...answers, [pending.questionId!]: routed.answer }
+          }
           for (;;) {
+            if (ended !== undefined) {
+              response = ended
+              break
+            }
             const result = yield* executor.execute(
               { id: call.id, name: call.name, arguments: call.arguments },
               answers,

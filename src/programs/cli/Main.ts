@@ -12,6 +12,8 @@ import { check } from "./conversation/Check.ts"
 import { fork } from "./conversation/Fork.ts"
 import { ls } from "./conversation/Ls.ts"
 import { print } from "./conversation/Print.ts"
+import { demo } from "./Demo.ts"
+import { query } from "./Query.ts"
 import { root } from "./Root.ts"
 
 export const conversation = Command.make("conversation").pipe(
@@ -19,4 +21,4 @@ export const conversation = Command.make("conversation").pipe(
   Command.withDescription("List, print, check and fork stored conversations")
 )
 
-export const cli = root.pipe(Command.withSubcommands([conversation]))
+export const cli = root.pipe(Command.withSubcommands([query, conversation, demo]))

@@ -23,16 +23,8 @@ import * as Timestamp from "../../../domain/Timestamp.ts"
 import { ConversationStore } from "../../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
 import { formatFlag } from "../Format.ts"
+import { freshId } from "../../NewConversation.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
-
-/** A fresh id for "now" that no stored conversation uses. */
-export const freshId = Effect.gen(function*() {
-  const store = yield* ConversationStore
-  const taken = new Set((yield* store.list({ archived: true })).map((r) => r.id as string))
-  let n = BigInt(ConversationId.fromEpochMillis(Date.now()))
-  while (taken.has(String(n))) n++
-  return String(n) as ConversationId.ConversationId
-})
 
 export const fork = Command.make(
   "fork",

@@ -1,0 +1,83 @@
+/**
+ * `parley demo` (`npm start`): the whole mission offline, in a temporary
+ * project — the scripted model asks the built-in `write_file` tool to
+ * replace `notes.txt`, the tool asks whether to overwrite it, the question
+ * is answered (at the prompt on a TTY; by the scripted model's structured
+ * reply otherwise) and recorded, then the conversation is listed and
+ * printed, and the files are shown.
+ *
+ * @example
+ * ```sh
+ * npx parley demo
+ * ```
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Command from "effect/cli/Command"
+import { renderMarkdown } from "../../domain/Render.ts"
+import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
+import * as FileConversationStore from "../../layers/store/FileConversationStore.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
+import { runQuery } from "./Query.ts"
+import { toJsonRow } from "./conversation/Ls.ts"
+
+const NOTE = "Demo note: parley recorded the question the tool asked, and its answer.\n"
+
+/** The scripted model's steps; without a TTY it also answers the tool's question. */
+export const demoScript = (interactive: boolean) => ({
+  steps: [
+    {
+      reasoning: "notes.txt exists, so write_file will ask before replacing it.",
+      message: "I'll write today's note to notes.txt.",
+      tool_calls: [{ id: "call_1", name: "write_file", arguments: { path: "notes.txt", content: NOTE } }]
+    },
+    ...(interactive ? [] : [{ structured: { answer: true } }]),
+    { message: "Done: notes.txt holds the new note, and the overwrite question is in the conversation." }
+  ]
+})
+
+export const demo = Command.make("demo", {}, () =>
+  Effect.gen(function*() {
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), "parley-demo-"))
+    const storage = path.join(project, ".parley")
+    fs.mkdirSync(storage, { recursive: true })
+    fs.writeFileSync(path.join(project, "notes.txt"), "An older note.\n")
+    const interactive = TerminalPromptBackend.isInteractive()
+    const script = path.join(project, "script.json")
+    fs.writeFileSync(script, JSON.stringify(demoScript(interactive), null, 2) + "\n")
+
+    yield* Console.error(`parley demo — a temporary project in ${project}`)
+    yield* Console.error(interactive
+      ? "The tool will ask you whether to overwrite notes.txt: answer at the prompt (y/n; Y/N remember for the turn).\n"
+      : "No terminal: the tool's question goes to the (scripted) assistant, as JP does.\n")
+    yield* Console.error("$ parley query \"Write today's note to notes.txt\" --model scripted --script script.json")
+    const result = yield* runQuery({
+      storage,
+      message: "Write today's note to notes.txt",
+      target: { _tag: "New" },
+      model: "scripted",
+      script,
+      continueTurn: false,
+      discardTurn: false
+    })
+
+    const store = FileConversationStore.layer({ storageDir: storage })
+    const rows = yield* ConversationStore.use((s) => s.list()).pipe(Effect.provide(store))
+    yield* Console.error("\n$ parley conversation ls --format json")
+    yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
+    const conversation = yield* ConversationStore.use((s) => s.load(result.conversationId)).pipe(Effect.provide(store))
+    yield* Console.error(`\n$ parley conversation print ${result.conversationId}`)
+    yield* Effect.sync(() => process.stdout.write(renderMarkdown({ id: conversation.id, title: conversation.metadata.title, entries: conversation.entries })))
+    const dir = rows[0]?.path ?? storage
+    yield* Console.error([
+      "",
+      "Files:",
+      `  project:       ${project}`,
+      `  notes.txt:     ${path.join(project, "notes.txt")}`,
+      `  conversation:  ${dir}/events.json (JP's format; also metadata.json, base_config.json)`,
+      `  try:           parley --storage ${storage} conversation print ${result.conversationId} --format json`
+    ].join("\n"))
+  })).pipe(Command.withDescription("Run the whole thing offline in a temporary project (scripted model, a tool that asks)"))
