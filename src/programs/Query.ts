@@ -140,8 +140,6 @@ export const query = (options: QueryOptions) =>
       })
     }
     const stream = { entries: [...conversation.entries] }
-    // At the end, interrupted or not: fold the journal back into JP's files.
-    yield* Effect.addFinalizer(() => store.save({ ...conversation, entries: stream.entries }).pipe(Effect.ignore))
 
     // 3. An incomplete turn.
     const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn(loaded.entries)
@@ -179,6 +177,10 @@ export const query = (options: QueryOptions) =>
     } else if (options.continueTurn === true && (options.message === undefined || options.message.trim() === "")) {
       return { conversationId: id, outcome: "nothing-to-resume" as QueryOutcome }
     }
+
+    // From here on the conversation changes. At the end, interrupted or not,
+    // fold the journal back into JP's files (and record the activity).
+    yield* Effect.addFinalizer(() => store.save({ ...conversation, entries: stream.entries }).pipe(Effect.ignore))
 
     // 4. Run the turn: the resumed one, and/or a new one with the message.
     const common = {

@@ -110,7 +110,9 @@ export const runQuery = (params: RunQueryParams) =>
     const config = yield* ConfigFile.load(ConfigFile.fileOf(storage)).pipe(
       Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
     )
-    const model = params.model ?? config.assistant?.model ?? (script !== undefined ? "scripted" : undefined)
+    // Discarding a turn (with nothing new to send) calls no model: none is needed.
+    const callsNoModel = params.discardTurn && (params.message === undefined || params.message.trim() === "")
+    const model = params.model ?? config.assistant?.model ?? (script !== undefined || callsNoModel ? "scripted" : undefined)
     if (model === undefined) {
       return yield* new CliFailure({
         code: 1,
@@ -119,7 +121,7 @@ export const runQuery = (params: RunQueryParams) =>
     }
     const bad = ProviderLive.checkModel(model)
     if (bad !== undefined) return yield* new CliFailure({ code: 2, message: `--model: ${bad.message}` })
-    if (model === "scripted" && script === undefined) {
+    if (model === "scripted" && script === undefined && !callsNoModel) {
       return yield* new CliFailure({ code: 2, message: "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)." })
     }
     const { message, target } = params

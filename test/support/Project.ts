@@ -1,0 +1,126 @@
+/**
+ * A throwaway project for black-box `parley query` tests: a temp directory
+ * with `.parley/` (config.toml registering local tools), scripts for the
+ * scripted model, and helpers to run parley (sync or in the background),
+ * wait for events to be persisted, and read them back.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { binary, runParley } from "./Cli.ts"
+import { repoRoot, tempDir } from "./Fixtures.ts"
+
+export interface Project {
+  readonly root: string
+  readonly storage: string
+}
+
+export const CONFIG = `
+[conversation.tools.write_note]
+source = "local"
+command = "python3 write_note.py"
+description = "Write a note to a file."
+parameters = { type = "object", properties = { path = { type = "string" }, text = { type = "string" } }, required = ["path"] }
+run = "unattended"
+
+[conversation.tools.counter]
+source = "local"
+command = "sh counter_tool.sh"
+description = "Counts its runs."
+parameters = { type = "object", properties = { name = { type = "string" } }, required = ["name"] }
+run = "unattended"
+`
+
+export const makeProject = (): Project => {
+  const root = tempDir("parley-project-")
+  const storage = path.join(root, ".parley")
+  fs.mkdirSync(storage)
+  fs.writeFileSync(path.join(storage, "config.toml"), CONFIG)
+  fs.copyFileSync(path.join(repoRoot, "examples", "tools", "write_note.py"), path.join(root, "write_note.py"))
+  fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "project", "counter_tool.sh"), path.join(root, "counter_tool.sh"))
+  return { root, storage }
+}
+
+/** Copies a project (to resume one copy and discard another). */
+export const copyProject = (p: Project): Project => {
+  const root = tempDir("parley-project-")
+  fs.cpSync(p.root, root, { recursive: true })
+  return { root, storage: path.join(root, ".parley") }
+}
+
+export const writeScript = (p: Project, name: string, steps: ReadonlyArray<unknown>): string => {
+  const file = path.join(p.root, name)
+  fs.writeFileSync(file, JSON.stringify({ steps }, null, 2))
+  return file
+}
+
+export const parley = (p: Project, args: ReadonlyArray<string>) =>
+  runParley(["--storage", p.storage, ...args], { cwd: p.root, env: { PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined } })
+
+/** Starts parley in the background (stdin closed: no TTY). */
+export const spawnParley = (p: Project, args: ReadonlyArray<string>): ChildProcess & { output: () => string } => {
+  const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], { cwd: p.root, stdio: ["ignore", "pipe", "pipe"] })
+  let out = ""
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
+  return Object.assign(child, { output: () => out })
+}
+
+export const exited = (child: ChildProcess): Promise<number | null> =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise((resolve) => child.on("exit", (code) => resolve(code)))
+
+/** The conversation directory (there is one per test project unless said otherwise). */
+export const conversationDir = (p: Project): string => {
+  const dir = path.join(p.storage, "conversations")
+  const names = fs.readdirSync(dir).filter((n) => /^\d/.test(n))
+  if (names.length !== 1) throw new Error(`expected one conversation in ${dir}, found ${names.join(", ")}`)
+  return path.join(dir, names[0]!)
+}
+
+export const conversationIdOf = (p: Project): string => path.basename(conversationDir(p)).split("-")[0]!
+
+type Entry = Record<string, unknown> & { type: string }
+
+/** events.json plus any journaled (not yet folded) entries, decoded minimally. */
+export const persisted = (p: Project): Array<Entry> => {
+  const dir = conversationDir(p)
+  const events = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Entry>
+  const journal = path.join(dir, "events.json.journal")
+  if (fs.existsSync(journal)) {
+    for (const line of fs.readFileSync(journal, "utf8").split("\n")) {
+      if (line.trim() === "") continue
+      try {
+        const { at, entry } = JSON.parse(line) as { at: number; entry: Entry }
+        if (at >= events.length) events.push(entry)
+      } catch {
+        // torn last line
+      }
+    }
+  }
+  return events
+}
+
+/** Polls until `predicate` holds for the persisted entries (or fails after `ms`). */
+export const waitFor = async (what: string, check: () => boolean, ms = 20_000): Promise<void> => {
+  const deadline = Date.now() + ms
+  for (;;) {
+    try {
+      if (check()) return
+    } catch {
+      // not there yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+/** Kills a whole process group, ignoring one that is already gone. */
+export const killGroup = (pid: number) => {
+  try {
+    process.kill(-pid, "SIGKILL")
+  } catch {
+    // gone
+  }
+}
