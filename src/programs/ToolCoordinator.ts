@@ -151,10 +151,14 @@ export const runTools = (input: RunToolsInput) =>
         const remembered = state.rememberedPermissionDecisions.get(key)
         if (remembered === "y") return "run"
         if (remembered === "n") return { content: Texts.skippedRemembered, is_error: false }
-        const decision = yield* prompts.permission({
-          toolName: call.name,
-          kind: kind === "builtin" ? "built-in" : "local",
-          arguments: call.arguments
+        const decision = yield* Effect.suspend(() => {
+          // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
+          const late = state.rememberedPermissionDecisions.get(key)
+          return late !== undefined ? Effect.succeed(late === "y" ? "remembered-y" as const : "remembered-n" as const) : prompts.permission({
+            toolName: call.name,
+            kind: kind === "builtin" ? "built-in" : "local",
+            arguments: call.arguments
+          })
         }).pipe(promptLock.withPermits(1), Effect.result)
         if (decision._tag === "Failure") {
           return decision.failure._tag === "PromptCancelled"
@@ -162,6 +166,8 @@ export const runTools = (input: RunToolsInput) =>
             : { content: Texts.permissionFailed(decision.failure.reason), is_error: true }
         }
         const d = decision.success
+        if (d === "remembered-y") return "run"
+        if (d === "remembered-n") return { content: Texts.skippedRemembered, is_error: false }
         if (d === "Y" || d === "N") state.rememberedPermissionDecisions.set(key, d === "Y" ? "y" : "n")
         return d === "y" || d === "Y" ? "run" : { content: Texts.skippedByUser, is_error: false }
       })
@@ -197,7 +203,12 @@ export const runTools = (input: RunToolsInput) =>
         }
 
         if (prompts.interactive && target === "user") {
-          const reply = yield* prompts.question({ toolName: call.name, question }).pipe(promptLock.withPermits(1), Effect.result)
+          const reply = yield* Effect.suspend(() =>
+            // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
+            !secret && state.rememberedToolAnswers.has(cacheKey)
+              ? Effect.succeed({ answer: state.rememberedToolAnswers.get(cacheKey)!, remember: false })
+              : prompts.question({ toolName: call.name, question })
+          ).pipe(promptLock.withPermits(1), Effect.result)
           if (reply._tag === "Failure") {
             return yield* (reply.failure._tag === "PromptCancelled"
               ? cancelled("user", { content: Texts.inputCancelled, is_error: false })
