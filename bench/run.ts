@@ -3,6 +3,7 @@
  * floor measured in the same run. Exits non-zero if a goal is missed.
  */
 import { report } from "./Harness.ts"
+import * as cli from "./cli.ts"
 import * as coordinator from "./coordinator.ts"
 import * as listing from "./listing.ts"
 import * as storage from "./storage.ts"
@@ -10,7 +11,8 @@ import * as storage from "./storage.ts"
 const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").Goal>>> = {
   storage: storage.run,
   listing: listing.run,
-  coordinator: coordinator.run
+  coordinator: coordinator.run,
+  cli: cli.run
 }
 
 const only = process.argv[2]

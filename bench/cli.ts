@@ -1,0 +1,114 @@
+/**
+ * CLI benchmarks (issue: Turn loop):
+ * - cold start of `parley --version` (the bundle) vs `node -e 0`;
+ * - `query --continue-turn` on the largest corpus conversation (given an
+ *   incomplete last turn) until the first provider request, vs loading it.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import { ChatRequest } from "../src/domain/ChatRequest.ts"
+import * as ConversationId from "../src/domain/ConversationId.ts"
+import * as Timestamp from "../src/domain/Timestamp.ts"
+import { TurnStart } from "../src/domain/TurnStart.ts"
+import * as ExecutorScripted from "../src/layers/executor/ExecutorScripted.ts"
+import * as MockInquiryBackend from "../src/layers/MockInquiryBackend.ts"
+import * as MockPromptBackend from "../src/layers/prompt/MockPromptBackend.ts"
+import * as FileConversationStore from "../src/layers/store/FileConversationStore.ts"
+import * as Query from "../src/programs/Query.ts"
+import { Config } from "../src/services/Config.ts"
+import { ConversationStore } from "../src/services/ConversationStore.ts"
+import { Provider, ProviderError } from "../src/services/Provider.ts"
+import { type Goal, measure, median } from "./Harness.ts"
+
+const repo = path.resolve(import.meta.dirname, "..")
+const corpus = path.resolve(repo, "..", "shared", "corpus", "jp", "conversations")
+
+const spawnTimes = (args: ReadonlyArray<string>, runs: number): number => {
+  const times: Array<number> = []
+  for (let i = 0; i < runs + 2; i++) {
+    const t0 = performance.now()
+    const r = spawnSync(process.execPath, args, { cwd: repo, encoding: "utf8" })
+    if (r.status !== 0) throw new Error(`${args.join(" ")} failed: ${r.stderr}`)
+    if (i >= 2) times.push(performance.now() - t0)
+  }
+  return median(times)
+}
+
+export const run = async (): Promise<ReadonlyArray<Goal>> => {
+  const goals: Array<Goal> = []
+  if (!fs.existsSync(path.join(repo, "dist", "parley.mjs"))) spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: repo })
+  // Interleave so machine noise hits both sides.
+  const parleyTimes: Array<number> = []
+  const nodeTimes: Array<number> = []
+  for (let i = 0; i < 5; i++) {
+    parleyTimes.push(spawnTimes(["dist/parley.mjs", "--version"], 3))
+    nodeTimes.push(spawnTimes(["-e", "0"], 3))
+  }
+  goals.push({
+    name: "cold start: parley --version (esbuild bundle, SDKs lazy)",
+    subject: { name: "node dist/parley.mjs --version", medianMs: median(parleyTimes) },
+    floor: { name: "node -e 0", medianMs: median(nodeTimes) },
+    maxRatio: 3
+  })
+
+  // --continue-turn up to the first provider request.
+  const storage = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-resume-"))
+  const source = path.join(corpus, "17738399468-rfd-review-and-phase-1-planning")
+  fs.cpSync(source, path.join(storage, "conversations", path.basename(source)), { recursive: true })
+  const id = ConversationId.parse("17738399468")!
+  const store = FileConversationStore.layer({ storageDir: storage })
+  // Leave the last turn incomplete: a question with no reply yet.
+  await Effect.runPromise(ConversationStore.use((s) =>
+    Effect.gen(function*() {
+      const c = yield* s.load(id)
+      yield* s.save({ ...c, entries: [...c.entries, new TurnStart({ timestamp: Timestamp.now() }), new ChatRequest({ timestamp: Timestamp.now(), content: "and then?" })] })
+    })).pipe(Effect.provide(store)))
+
+  let events = 0
+  let reachedAt = 0
+  const provider = Layer.succeed(Provider, Provider.of({
+    stream: (request) => {
+      reachedAt = performance.now()
+      events = request.events.length
+      return Stream.fail(new ProviderError({ provider: "bench", message: "first request reached", retryable: false, attempts: 1 }))
+    }
+  }))
+  const services = Layer.mergeAll(
+    FileConversationStore.layer({ storageDir: storage }),
+    provider,
+    ExecutorScripted.layer({}),
+    MockPromptBackend.layer([], { interactive: false }),
+    MockInquiryBackend.layer({}),
+    Config.layerEmpty
+  )
+  // Time from the start of the program to the moment the provider is called
+  // (what follows — the failed request, the final save — is not counted).
+  const resume = async () => {
+    const t0 = performance.now()
+    await Effect.runPromise(
+      Query.query({ message: undefined, target: { _tag: "Id", id }, model: "scripted", root: storage, continueTurn: true, interactive: false })
+        .pipe(Effect.provide(services), Effect.catchTag("ProviderError", () => Effect.void))
+    )
+    return reachedAt - t0
+  }
+  const load = () => Effect.runPromise(ConversationStore.use((s) => s.load(id)).pipe(Effect.provide(FileConversationStore.layer({ storageDir: storage }))))
+  for (let i = 0; i < 3; i++) await resume()
+  const resumeTimes: Array<number> = []
+  for (let i = 0; i < 15; i++) resumeTimes.push(await resume())
+  const resumeTime = { name: "--continue-turn until the first provider request", medianMs: median(resumeTimes) }
+  const loadTime = await measure("load the conversation", load, { runs: 15 })
+  goals.push({
+    name: `--continue-turn on the largest corpus conversation (1.8 MB; ${events} provider-visible events sent)`,
+    subject: resumeTime,
+    floor: loadTime,
+    maxRatio: 1.5,
+    note: "includes taking the lock, splitting the incomplete turn, sanitize and intoParts"
+  })
+  fs.rmSync(storage, { recursive: true, force: true })
+  return goals
+}
