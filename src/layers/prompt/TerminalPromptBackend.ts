@@ -39,6 +39,9 @@ const BOOLEAN_KEYS = [
   { key: "N", label: "no, and remember for this turn" }
 ]
 
+/** Shown after a prompt's frame when the prompt is quit. */
+export const CANCELLED = "\x1b[2m(cancelled)\x1b[22m"
+
 /** Splits long question text: everything but the last line is printed above the prompt. */
 const splitText = (question: Question): { before: string; message: string } => {
   const lines = question.text.trimEnd().split("\n")
@@ -60,6 +63,8 @@ export const make = Effect.gen(function*() {
   const run = <A>(prompt: Prompt.Prompt<A>) =>
     Prompt.run(prompt).pipe(
       Effect.provide(context),
+      // A quit prompt (Ctrl-C) leaves its frame unfinished: mark it and end the line.
+      Effect.tapError(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore)),
       Effect.mapError(() => new PromptCancelled()),
       one.withPermits(1)
     )

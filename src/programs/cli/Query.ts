@@ -78,7 +78,8 @@ const askResume = (context: import("effect/Context").Context<Prompt.Environment>
     ]
     const key = yield* Prompt.run(keyPrompt({ message: "What now?", keys })).pipe(
       Effect.provide(context),
-      Effect.orElseSucceed(() => "q")
+      // Ctrl-C quits, like q; end the prompt's unfinished line first.
+      Effect.catch(() => Effect.sync(() => (process.stdout.write(`${TerminalPromptBackend.CANCELLED}\n`), "q")))
     )
     return (({ r: "resume", d: "discard", e: "edit" }) as Record<string, Query.ResumeChoice>)[key] ?? "quit"
   })
