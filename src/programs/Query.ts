@@ -54,6 +54,7 @@ export interface QueryOptions {
   readonly editMessage?: (text: string) => Effect.Effect<string>
   readonly onText?: (text: string) => Effect.Effect<void>
   readonly onToolCalls?: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<void>
+  readonly onWaiting?: (waiting: boolean) => Effect.Effect<void>
   /** Called once the conversation is known (so an interrupt hint can name it). */
   readonly onConversation?: (id: ConversationId.ConversationId) => Effect.Effect<void>
 }
@@ -190,7 +191,8 @@ export const query = (options: QueryOptions) =>
       root: options.root,
       ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
       ...(options.onText !== undefined ? { onText: options.onText } : {}),
-      ...(options.onToolCalls !== undefined ? { onToolCalls: options.onToolCalls } : {})
+      ...(options.onToolCalls !== undefined ? { onToolCalls: options.onToolCalls } : {}),
+      ...(options.onWaiting !== undefined ? { onWaiting: options.onWaiting } : {})
     }
     if (resumeWith !== undefined) {
       yield* runTurn({ ...common, start: { _tag: "Resume", analysis: resumeWith } })

@@ -53,6 +53,8 @@ export interface TurnInput {
   readonly start: TurnStartMode
   /** Called with assistant text as it streams (stdout in the CLI). */
   readonly onText?: (text: string) => Effect.Effect<void>
+  /** Called with `true` when a model call starts and `false` once its first output (or its end) arrives (a spinner in the CLI). */
+  readonly onWaiting?: (waiting: boolean) => Effect.Effect<void>
   /** Called when the assistant calls tools (status line in the CLI). */
   readonly onToolCalls?: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<void>
   readonly now?: () => Timestamp.Timestamp
@@ -111,13 +113,23 @@ export const runTurn = (input: TurnInput) =>
       })
       const builder = new ReplyBuilder(now)
       let persisted = false
+      let waiting = input.onWaiting !== undefined
+      const stopWaiting = Effect.suspend(() => {
+        if (!waiting) return Effect.void
+        waiting = false
+        return input.onWaiting!(false)
+      })
+      if (waiting) yield* input.onWaiting!(true)
       yield* provider.stream({ model: input.model, systemParts: parts.systemParts, events: parts.events, tools: executor.definitions }).pipe(
         Stream.runForEach((delta) =>
           Effect.suspend(() => {
             builder.add(delta)
-            return delta._tag === "TextDelta" && input.onText !== undefined ? input.onText(delta.text) : Effect.void
+            return stopWaiting.pipe(
+              Effect.andThen(delta._tag === "TextDelta" && input.onText !== undefined ? input.onText(delta.text) : Effect.void)
+            )
           })
         ),
+        Effect.ensuring(stopWaiting),
         // Ctrl-C mid-stream: keep what the user already saw.
         Effect.onInterrupt(() =>
           Effect.suspend(() => {

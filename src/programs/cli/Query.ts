@@ -47,6 +47,24 @@ const headlessPrompts = Layer.succeed(PromptBackend, PromptBackend.of({
 const stderrIsTty = () => process.stderr.isTTY === true
 const dim = (s: string) => (stderrIsTty() ? `\x1b[2m${s}\x1b[22m` : s)
 
+/** A spinner on stderr (TTY only) while the model has not said anything yet. */
+const makeSpinner = (label: string) => {
+  const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+  let timer: ReturnType<typeof setInterval> | undefined
+  return (waiting: boolean) =>
+    Effect.sync(() => {
+      if (!stderrIsTty()) return
+      if (waiting && timer === undefined) {
+        let i = 0
+        timer = setInterval(() => process.stderr.write(`\r${dim(`${frames[i++ % frames.length]} ${label}`)}`), 80)
+      } else if (!waiting && timer !== undefined) {
+        clearInterval(timer)
+        timer = undefined
+        process.stderr.write("\r\x1b[2K")
+      }
+    })
+}
+
 /** Opens `text` in `$VISUAL`/`$EDITOR` and returns what was saved. */
 const editInEditor = (text: string) =>
   Effect.sync(() => {
@@ -171,6 +189,7 @@ export const runQuery = (params: RunQueryParams) =>
       interactive,
       ...(promptContext !== undefined ? { askResume: askResume(promptContext), editMessage: editInEditor } : {}),
       onConversation: (id) => Effect.sync(() => (conversationId = id)),
+      onWaiting: makeSpinner(`waiting for ${model}`),
       onText: (text) => Effect.sync(() => {
         printed = text
         process.stdout.write(text)
