@@ -1,2 +1,4 @@
-/** The programs: the tool coordinator (and, later, the turn loop). */
+/** The programs: Effect programs that only ask for services. */
+export * as Query from "./Query.ts"
 export * as ToolCoordinator from "./ToolCoordinator.ts"
+export * as TurnLoop from "./TurnLoop.ts"
