@@ -58,7 +58,7 @@ import * as FileLock from "./FileLock.ts"
 
 export const JOURNAL = "events.json.journal"
 export const INDEX = ".parley-index.json"
-const INDEX_VERSION = 1
+const INDEX_VERSION = 2
 
 interface Located {
   readonly dir: string
@@ -404,7 +404,8 @@ export const make = (options: Options) =>
             const dir = path.join(parent, name)
             const key = path.relative(conversationsDir, dir)
             const stats = await Promise.all(
-              ["metadata.json", "base_config.json", "events.json", JOURNAL].map((f) => statOrUndefined(path.join(dir, f)))
+              // base_config.json is not part of a summary, so it is not stat'ed.
+              ["metadata.json", "events.json", JOURNAL].map((f) => statOrUndefined(path.join(dir, f)))
             )
             const s = stats.map(stamp).join("|")
             const cached = index[key]
