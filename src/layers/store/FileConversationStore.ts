@@ -33,13 +33,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Semaphore from "effect/Semaphore"
 import type { Conversation } from "../../domain/Conversation.ts"
-import * as ConversationModel from "../../domain/Conversation.ts"
 import { isConversationEvent, type StreamEntry } from "../../domain/ConversationEvent.ts"
 import * as ConversationId from "../../domain/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/ConversationMetadata.ts"
 import * as EntryCodec from "../../domain/EntryCodec.ts"
 import * as EventsFile from "../../domain/EventsFile.ts"
-import { incompleteSummary } from "../../domain/IncompleteTurn.ts"
 import * as Timestamp from "../../domain/Timestamp.ts"
 import * as TurnAppend from "../../domain/TurnAppend.ts"
 import { TurnStart } from "../../domain/TurnStart.ts"
@@ -54,6 +52,7 @@ import {
   StoreIoError
 } from "../../services/ConversationStore.ts"
 import * as AtomicFile from "./AtomicFile.ts"
+import { summaryOf } from "./Summary.ts"
 import * as FileLock from "./FileLock.ts"
 
 export const JOURNAL = "events.json.journal"
@@ -193,19 +192,6 @@ const readConversation = async (id: ConversationId.ConversationId, loc: Located)
   }
 }
 
-const summaryOf = (conversation: Conversation, dir: string): ConversationSummary => {
-  const last = ConversationModel.lastEventAt(conversation.entries)
-  return {
-    id: conversation.id,
-    title: conversation.metadata.title ?? null,
-    events: ConversationModel.eventCount(conversation.entries),
-    lastEventAt: last === undefined ? null : Timestamp.toRfc3339(last),
-    lastActivatedAt: conversation.metadata.last_activated_at,
-    archived: conversation.archived,
-    incomplete: incompleteSummary(conversation.entries),
-    path: dir
-  }
-}
 
 interface IndexRow {
   readonly stamp: string

@@ -14,13 +14,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type { Conversation } from "../../domain/Conversation.ts"
-import * as ConversationModel from "../../domain/Conversation.ts"
 import type { StreamEntry } from "../../domain/ConversationEvent.ts"
 import type { ConversationId } from "../../domain/ConversationId.ts"
 import * as ConversationId_ from "../../domain/ConversationId.ts"
 import * as Timestamp from "../../domain/Timestamp.ts"
 import * as TurnAppend from "../../domain/TurnAppend.ts"
-import { incompleteSummary } from "../../domain/IncompleteTurn.ts"
+import { summaryOf } from "./Summary.ts"
 import {
   AppendRejected,
   ConversationLocked,
@@ -45,19 +44,7 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
         })
       )
 
-    const summary = (c: Conversation): ConversationSummary => {
-      const last = ConversationModel.lastEventAt(c.entries)
-      return {
-        id: c.id,
-        title: c.metadata.title ?? null,
-        events: ConversationModel.eventCount(c.entries),
-        lastEventAt: last === undefined ? null : Timestamp.toRfc3339(last),
-        lastActivatedAt: c.metadata.last_activated_at,
-        archived: c.archived,
-        incomplete: incompleteSummary(c.entries),
-        path: `memory:${ConversationId_.display(c.id)}`
-      }
-    }
+    const summary = (c: Conversation): ConversationSummary => summaryOf(c, `memory:${ConversationId_.display(c.id)}`)
 
     return ConversationStore.of({
       list: (options) =>

@@ -1,0 +1,28 @@
+/**
+ * The listing row of a conversation, the same for every store.
+ *
+ * @example
+ * ```ts
+ * import { summaryOf } from "./Summary.ts"
+ * summaryOf(conversation, "/path/to/dir").incomplete // null, or { state, tool? }
+ * ```
+ */
+import type { Conversation } from "../../domain/Conversation.ts"
+import * as ConversationModel from "../../domain/Conversation.ts"
+import { incompleteSummary } from "../../domain/IncompleteTurn.ts"
+import * as Timestamp from "../../domain/Timestamp.ts"
+import type { ConversationSummary } from "../../services/ConversationStore.ts"
+
+export const summaryOf = (conversation: Conversation, path: string): ConversationSummary => {
+  const last = ConversationModel.lastEventAt(conversation.entries)
+  return {
+    id: conversation.id,
+    title: conversation.metadata.title ?? null,
+    events: ConversationModel.eventCount(conversation.entries),
+    lastEventAt: last === undefined ? null : Timestamp.toRfc3339(last),
+    lastActivatedAt: conversation.metadata.last_activated_at,
+    archived: conversation.archived,
+    incomplete: incompleteSummary(conversation.entries),
+    path
+  }
+}
