@@ -202,6 +202,9 @@ describe("RFD 082 Phase 3: recording lifecycle", () => {
       // The inquiry id round-trips through the prompt: the response carries the request's id.
       const cancel = yield* runOnce({ tools: { t: asking(boolQ("q", "Apply?")) }, interactive: true, prompts: [{ _tag: "Cancel" }] }, [call("c", "t")])
       expect(cancel.log.slice(1)).toStrictEqual(["ask c.q.1 (tool t) boolean: Apply?", "cancelled c.q.1: user", `result c: ${Texts.inputCancelled}`])
+      // Turn-cache split: a cancelled inquiry enters neither cache.
+      expect(cancel.h.state.rememberedToolAnswers.size).toBe(0)
+      expect(cancel.h.state.rememberedPermissionDecisions.size).toBe(0)
       const fail = yield* runOnce({ tools: { t: asking(boolQ("q", "Apply?")) }, interactive: true, prompts: [{ _tag: "Fail", reason: "tty gone" }] }, [call("c", "t")])
       expect(fail.log.slice(1)).toStrictEqual(["ask c.q.1 (tool t) boolean: Apply?", "cancelled c.q.1: backend_error", `result c ERROR: ${Texts.promptFailed}`])
     }))
