@@ -62,6 +62,45 @@ export const checkModel = (model: string): ProviderError | undefined => {
 
 const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === "" ? undefined : s)
 
+/**
+ * Checks, before anything is written, that `model` can be called: a known
+ * model, its API key (or a base URL for OpenAI-compatible servers), and for
+ * `scripted` a readable, valid script.
+ *
+ * @example
+ * ```ts
+ * yield* ProviderLive.checkReady("anthropic/claude-sonnet-4-5", { env: {} }) // fails: ANTHROPIC_API_KEY is not set…
+ * ```
+ */
+export const checkReady = (model: string, options: ProviderLiveOptions = {}): Effect.Effect<void, ProviderError> =>
+  Effect.suspend(() => {
+    const problem = checkModel(model)
+    if (problem !== undefined) return Effect.fail(problem)
+    const env = options.env ?? process.env
+    switch (parseModel(model).provider) {
+      case "anthropic":
+        return nonEmpty(options.anthropic?.apiKey) ?? nonEmpty(env["ANTHROPIC_API_KEY"]) ? Effect.void : Effect.fail(configError(
+          "anthropic",
+          "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
+        ))
+      case "openai":
+        return nonEmpty(options.openai?.apiKey) ?? nonEmpty(env["OPENAI_API_KEY"]) ?? nonEmpty(options.openai?.baseUrl) ??
+            nonEmpty(env["OPENAI_BASE_URL"])
+          ? Effect.void
+          : Effect.fail(configError(
+            "openai",
+            "OPENAI_API_KEY is not set. Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE."
+          ))
+      default: {
+        const path = nonEmpty(options.scriptPath) ?? nonEmpty(env["PARLEY_SCRIPT"])
+        if (path === undefined) {
+          return Effect.fail(configError("scripted", "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT."))
+        }
+        return Effect.asVoid(Scripted.loadScript(path))
+      }
+    }
+  })
+
 /** Builds the routing provider; sub-providers are built (and cached) on first use. */
 export const make = (options: ProviderLiveOptions = {}): Effect.Effect<Provider["Service"]> =>
   Effect.gen(function*() {

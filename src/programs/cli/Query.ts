@@ -146,14 +146,25 @@ export const runQuery = (params: RunQueryParams) =>
     const { message, target } = params
     const interactive = TerminalPromptBackend.isInteractive()
     const root = path.dirname(storage)
-    fs.mkdirSync(storage, { recursive: true })
 
     const providers = config.providers ?? {}
-    const providerLayer = ProviderLive.layer({
+    const providerOptions: ProviderLive.ProviderLiveOptions = {
       ...(script !== undefined ? { scriptPath: script } : {}),
       anthropic: providers["anthropic"]?.base_url !== undefined ? { baseUrl: providers["anthropic"].base_url } : {},
       openai: providers["openai"]?.base_url !== undefined ? { baseUrl: providers["openai"].base_url } : {}
-    })
+    }
+    // Keys and scripts are checked before a conversation is created or touched.
+    if (!callsNoModel) {
+      yield* ProviderLive.checkReady(model, providerOptions).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
+    }
+    const configuredInquiryModel = config.conversation?.inquiry?.assistant?.model
+    if (configuredInquiryModel !== undefined && !callsNoModel) {
+      yield* ProviderLive.checkReady(configuredInquiryModel, providerOptions).pipe(
+        Effect.mapError((e) => new CliFailure({ code: 1, message: `conversation.inquiry.assistant.model: ${e.message}` }))
+      )
+    }
+    fs.mkdirSync(storage, { recursive: true })
+    const providerLayer = ProviderLive.layer(providerOptions)
     const configLayer = Layer.succeed(Config, Config.of({ file: ConfigFile.fileOf(storage), data: config }))
     const executorLayer = ExecutorLive.layer.pipe(Layer.provide(configLayer))
     const inquiryModel = config.conversation?.inquiry?.assistant?.model

@@ -257,3 +257,17 @@ describe("Ctrl-C (SIGINT) during a turn", () => {
     expect(ls(p)[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
   })
 })
+
+describe("nothing is created when the model cannot be called", () => {
+  it("a missing API key or a broken script fails before any conversation exists", () => {
+    const p = makeProject()
+    const noKey = runParley(["--storage", p.storage, "query", "hi", "--model", "anthropic/claude-sonnet-4-5"], { cwd: p.root, env: { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined } })
+    expect(noKey.code).toBe(1)
+    expect(noKey.stderr).toBe("parley: ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline.\n")
+    const badScript = parley(p, ["query", "hi", "--script", writeScript(p, "bad.json", [{ mesage: "typo" }])])
+    expect(badScript.code).toBe(1)
+    expect(badScript.stderr).toContain("bad.json")
+    expect(badScript.stderr).toContain("mesage")
+    expect(fs.existsSync(path.join(p.storage, "conversations"))).toBe(false)
+  })
+})
