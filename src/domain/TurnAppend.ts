@@ -103,7 +103,17 @@ export const validate = (
   stream: ReadonlyArray<StreamEntry>,
   batch: ReadonlyArray<StreamEntry>,
   counts: TurnCounts = turnCounts(stream)
+): AppendResult => validateAgainst({ hasEvents: stream.some(isConversationEvent), counts }, batch)
+
+/**
+ * {@link validate} against what a store keeps instead of the stream: whether
+ * it holds any event yet, and the current turn's counts.
+ */
+export const validateAgainst = (
+  tail: { readonly hasEvents: boolean; readonly counts: TurnCounts },
+  batch: ReadonlyArray<StreamEntry>
 ): AppendResult => {
+  const { counts } = tail
   const startsTurn = batch.length > 0 && batch[0]!.type === "turn_start"
   // Counts added by this batch live in an overlay, so validation costs
   // O(batch) however long the turn is, and a rejected batch changes nothing.
@@ -116,7 +126,7 @@ export const validate = (
   }
   const out: Array<StreamEntry> = []
   const firstEvent = batch.find(isConversationEvent)
-  if (!startsTurn && firstEvent !== undefined && !stream.some(isConversationEvent)) {
+  if (!startsTurn && firstEvent !== undefined && !tail.hasEvents) {
     out.push(new TurnStart({ timestamp: firstEvent.timestamp }))
   }
   for (let i = 0; i < batch.length; i++) {

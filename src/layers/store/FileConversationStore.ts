@@ -40,7 +40,6 @@ import * as EntryCodec from "../../domain/EntryCodec.ts"
 import * as EventsFile from "../../domain/EventsFile.ts"
 import * as Timestamp from "../../domain/Timestamp.ts"
 import * as TurnAppend from "../../domain/TurnAppend.ts"
-import { TurnStart } from "../../domain/TurnStart.ts"
 import {
   AppendRejected,
   type CheckResult,
@@ -88,9 +87,6 @@ const tailOf = (entries: ReadonlyArray<StreamEntry>, journalSize: number, events
   journalSize,
   eventsStamp
 })
-
-/** Stands in for "a stream with events" when validating against cached counts. */
-const HAS_EVENTS: ReadonlyArray<StreamEntry> = [new TurnStart({ timestamp: "1970-01-01 00:00:00.0" as TurnStart["timestamp"] })]
 
 const stamp = (st: fsSync.Stats | undefined): string => (st === undefined ? "-" : `${st.size}:${st.mtimeMs}`)
 
@@ -334,7 +330,7 @@ export const make = (options: Options) =>
           yield* loadFull(id)
           tail = tails.get(id)!
         }
-        const result = TurnAppend.validate(tail.hasEvents ? HAS_EVENTS : [], batch, tail.counts)
+        const result = TurnAppend.validateAgainst(tail, batch)
         if (result._tag === "Rejected") {
           return yield* new AppendRejected({ id, reason: TurnAppend.describeRejection(result.rejection) })
         }

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type { Conversation } from "../../domain/Conversation.ts"
-import type { StreamEntry } from "../../domain/ConversationEvent.ts"
+import { isConversationEvent, type StreamEntry } from "../../domain/ConversationEvent.ts"
 import type { ConversationId } from "../../domain/ConversationId.ts"
 import * as ConversationId_ from "../../domain/ConversationId.ts"
 import * as Timestamp from "../../domain/Timestamp.ts"
@@ -69,7 +69,7 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
             turn = TurnAppend.turnCounts(entries)
             counts.set(id, turn)
           }
-          const result = TurnAppend.validate(entries, batch, turn)
+          const result = TurnAppend.validateAgainst({ hasEvents: entries.some(isConversationEvent), counts: turn }, batch)
           if (result._tag === "Rejected") {
             return yield* new AppendRejected({ id, reason: TurnAppend.describeRejection(result.rejection) })
           }
@@ -89,6 +89,7 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
         [...m.values()].map((c) => ({ id: c.id, path: `memory:${c.id}`, ok: true, roundtrip: "identical" as const }))
       )),
       remove: (id) => Ref.update(state, (m) => {
+        counts.delete(id)
         const next = new Map(m)
         next.delete(id)
         return next
