@@ -1,0 +1,258 @@
+// `parley query` on a real terminal (tmux), part two: the permission prompt
+// of a local tool configured with run = "ask" (y, Y, n, N — single keys,
+// Y/N remembered for the turn), and the incomplete-turn prompt's `e`
+// (edit the pending query in $EDITOR, then resume) — each checked against
+// the exact events recorded in events.json and the exit code.
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterEach, describe, expect, it } from "@effect/vitest"
+import { binary, runParley } from "../../support/Cli.ts"
+import { tempDir } from "../../support/Fixtures.ts"
+import * as Tmux from "../../support/Tmux.ts"
+
+type Entry = Record<string, unknown>
+
+const b64 = (s: string) => Buffer.from(s).toString("base64")
+
+interface Project {
+  readonly root: string
+  readonly storage: string
+}
+
+const dirs: Array<string> = []
+const makeProject = (files: Readonly<Record<string, string>> = {}): Project => {
+  const root = tempDir("parley-tty-perm-")
+  dirs.push(root)
+  const storage = path.join(root, ".parley")
+  fs.mkdirSync(storage)
+  for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(root, name), content)
+  return { root, storage }
+}
+
+const writeScript = (p: Project, steps: ReadonlyArray<Entry>): string => {
+  const file = path.join(p.root, "script.json")
+  fs.writeFileSync(file, JSON.stringify({ steps }, null, 2))
+  return file
+}
+
+/** The only conversation's directory under `storage`. */
+const conversationDir = (storage: string): string => {
+  const base = path.join(storage, "conversations")
+  const found = fs.readdirSync(base).filter((n) => /^\d+-/.test(n))
+  expect(found.length).toBe(1)
+  return path.join(base, found[0]!)
+}
+
+/** events.json of the only conversation, as written (timestamps kept). */
+const onDisk = (storage: string): Array<Entry> => {
+  const dir = conversationDir(storage)
+  expect(fs.existsSync(path.join(dir, "events.json.journal"))).toBe(false) // folded back at the end of the run
+  return JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Entry>
+}
+
+/** events.json of the only conversation, with every entry's timestamp checked and removed. */
+const recorded = (storage: string): Array<Entry> =>
+  onDisk(storage).map(({ timestamp, ...rest }) => {
+    expect(typeof timestamp).toBe("string")
+    return rest
+  })
+
+/** Runs parley in a tmux session; the session is killed after each test. */
+const startParley = (p: Project, args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) =>
+  Tmux.start({ command: [process.execPath, binary, "--storage", p.storage, ...args], cwd: p.root, env })
+
+const count = (text: string, needle: string) => text.split(needle).length - 1
+
+if (Tmux.skipReason !== undefined) console.warn(`TtyPermission.test.ts skipped: ${Tmux.skipReason}`)
+
+afterEach(() => {
+  Tmux.killAll()
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true })
+})
+
+describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux): permissions and editing${Tmux.skipReason !== undefined ? ` — skipped: ${Tmux.skipReason}` : ""}`, () => {
+  describe("the permission prompt of a local tool with run = \"ask\"", () => {
+    // Each run of the tool appends a line to ping.count (absent until it first runs).
+    const TOOL = `echo run >> ping.count\nprintf '{"type":"success","content":"ran"}\\n'\n`
+    const CONFIG = `
+[conversation.tools.ping]
+source = "local"
+command = "sh ping.sh"
+description = "Pings."
+parameters = { type = "object", properties = {} }
+run = "ask"
+`
+    const PROMPT = /\? Run local ping tool\? \[y\/Y\/n\/N,\?\]/
+    const setUp = (calls: number) => {
+      const p = makeProject({ "ping.sh": TOOL })
+      fs.writeFileSync(path.join(p.storage, "config.toml"), CONFIG)
+      const toolCalls = Array.from({ length: calls }, (_, i) => ({ id: `call_${i + 1}`, name: "ping", arguments: {} }))
+      const script = writeScript(p, [{ message: "Pinging.", tool_calls: toolCalls }, { message: "Done." }])
+      const s = startParley(p, ["query", "Ping", "--model", "scripted", "--script", script])
+      return { p, s }
+    }
+    const runs = (p: Project): number | undefined => {
+      const file = path.join(p.root, "ping.count")
+      return fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l === "run").length : undefined
+    }
+    const head = (calls: number): Array<Entry> => [
+      { type: "turn_start" },
+      { type: "chat_request", content: "Ping" },
+      { type: "chat_response", message: "Pinging." },
+      ...Array.from({ length: calls }, (_, i) => ({ type: "tool_call_request", id: `call_${i + 1}`, name: "ping", arguments: {} }))
+    ]
+    const response = (id: string, content: string): Entry => ({ type: "tool_call_response", id, content: b64(content), is_error: false })
+    const byId = (a: Entry, b: Entry) => String(a["id"]).localeCompare(String(b["id"]))
+
+    it("`y` runs the tool once: the counter is 1 and its output is the recorded response", async () => {
+      const { p, s } = setUp(1)
+      await s.waitFor(PROMPT)
+      expect(runs(p)).toBeUndefined() // nothing runs before the answer
+      s.sendKeys("y") // one key, no Enter
+      expect(await s.waitForExit()).toBe(0)
+      const pane = s.pane()
+      expect(pane).toContain("✔ Run local ping tool? run\nDone.")
+      expect(count(pane, "Run local ping tool?")).toBe(1)
+      expect(runs(p)).toBe(1)
+      expect(recorded(p.storage)).toStrictEqual([...head(1), response("call_1", "ran"), { type: "chat_response", message: "Done." }])
+    })
+
+    it("`Y` is remembered for the turn: two calls, one prompt, both run", async () => {
+      const { p, s } = setUp(2)
+      await s.waitFor(PROMPT)
+      s.sendKeys("Y")
+      expect(await s.waitForExit()).toBe(0)
+      const pane = s.pane()
+      expect(pane).toContain("✔ Run local ping tool? run, and remember for this turn\nDone.")
+      expect(count(pane, "Run local ping tool?")).toBe(1) // the second call was never asked
+      expect(runs(p)).toBe(2)
+      const events = recorded(p.storage)
+      expect(events.length).toBe(8)
+      expect(events.slice(0, 5)).toStrictEqual(head(2))
+      // The two tools run concurrently: their responses may land in either order.
+      expect(events.slice(5, 7).sort(byId)).toStrictEqual([response("call_1", "ran"), response("call_2", "ran")])
+      expect(events[7]).toStrictEqual({ type: "chat_response", message: "Done." })
+    })
+
+    it("`n` skips the tool: it never runs and the response is JP's \"Tool skipped by user.\" (not an error)", async () => {
+      const { p, s } = setUp(1)
+      await s.waitFor(PROMPT)
+      s.sendKeys("n")
+      expect(await s.waitForExit()).toBe(0)
+      expect(s.pane()).toContain("✔ Run local ping tool? skip\nDone.")
+      expect(runs(p)).toBeUndefined()
+      expect(recorded(p.storage)).toStrictEqual([
+        ...head(1),
+        response("call_1", "Tool skipped by user."),
+        { type: "chat_response", message: "Done." }
+      ])
+    })
+
+    it("`N` is remembered for the turn: two calls, one prompt, the second skipped as remembered, nothing runs", async () => {
+      const { p, s } = setUp(2)
+      await s.waitFor(PROMPT)
+      s.sendKeys("N")
+      expect(await s.waitForExit()).toBe(0)
+      const pane = s.pane()
+      expect(pane).toContain("✔ Run local ping tool? skip, and remember for this turn\nDone.")
+      expect(count(pane, "Run local ping tool?")).toBe(1)
+      expect(runs(p)).toBeUndefined()
+      const events = recorded(p.storage)
+      expect(events.length).toBe(8)
+      expect(events.slice(0, 5)).toStrictEqual(head(2))
+      // The asked call answers first (the other waits for the prompt, then
+      // finds the remembered N); which call was asked first is the runtime's choice.
+      const [first, second] = [events[5]!, events[6]!]
+      expect([first["id"], second["id"]].sort()).toStrictEqual(["call_1", "call_2"])
+      expect(first).toStrictEqual(response(String(first["id"]), "Tool skipped by user."))
+      expect(second).toStrictEqual(response(String(second["id"]), "Tool skipped by user (remembered)."))
+      expect(events[7]).toStrictEqual({ type: "chat_response", message: "Done." })
+    })
+  })
+
+  describe("the incomplete-turn prompt's `e`", () => {
+    const ID = "17000000002"
+    const complete: ReadonlyArray<Entry> = [
+      { timestamp: "2026-03-01 10:00:10.5", type: "turn_start" },
+      { timestamp: "2026-03-01 10:00:11.5", type: "chat_request", content: "hi" },
+      { timestamp: "2026-03-01 10:00:12.5", type: "chat_response", message: "hello" }
+    ]
+    const pending: ReadonlyArray<Entry> = [
+      { timestamp: "2026-03-01 10:00:13.5", type: "turn_start" },
+      { timestamp: "2026-03-01 10:00:14.5", type: "chat_request", content: "original question" }
+    ]
+    // JP's hand-written events (see ConversationLsPrintFork.test.ts).
+    const writeConversation = (storage: string, entries: ReadonlyArray<Entry>) => {
+      const dir = path.join(storage, "conversations", `${ID}-case`)
+      fs.mkdirSync(dir, { recursive: true })
+      fs.writeFileSync(path.join(dir, "metadata.json"), JSON.stringify({ title: `case ${ID}`, last_activated_at: "2026-03-01 10:00:00.0" }, null, 2) + "\n")
+      fs.writeFileSync(path.join(dir, "base_config.json"), "{}\n")
+      fs.writeFileSync(path.join(dir, "events.json"), JSON.stringify(entries, null, 2) + "\n")
+    }
+    const lsRow = (p: Project) => {
+      const r = runParley(["conversation", "ls", "--storage", p.storage, "--format", "json"])
+      expect(r.code).toBe(0)
+      return (JSON.parse(r.stdout) as Array<{ id: string; incomplete: unknown; events: number }>).find((row) => row.id === ID)!
+    }
+    const summary = /⚠ Conversation jp-c17000000002 has an incomplete turn\.\n\n {2}waiting for the assistant's reply\n\n\? What now\? \[r\/d\/e\/q,\?\]/
+
+    /**
+     * A project with the pending conversation and an editor script that
+     * keeps what it was given (seen.txt), where (seen-path.txt), and writes
+     * `replacement` in its place.
+     */
+    const setUp = (replacement: string) => {
+      const p = makeProject()
+      const tmp = path.join(p.root, "tmp")
+      fs.mkdirSync(tmp)
+      fs.writeFileSync(
+        path.join(p.root, "edit.sh"),
+        `cp "$1" seen.txt\nprintf '%s' "$1" > seen-path.txt\nprintf '%s' '${replacement}' > "$1"\n`
+      )
+      writeConversation(p.storage, [...complete, ...pending])
+      const script = writeScript(p, [{ message: "Edited reply." }])
+      expect(lsRow(p).incomplete).not.toBeNull()
+      const s = startParley(p, ["query", "--id", ID, "--model", "scripted", "--script", script], {
+        EDITOR: `sh ${path.join(p.root, "edit.sh")}`,
+        TMPDIR: tmp
+      })
+      return { p, s, tmp }
+    }
+    const read = (p: Project, name: string) => fs.readFileSync(path.join(p.root, name), "utf8")
+
+    it("`e` opens the pending query in $EDITOR, records the edited text in place, and resumes the turn", async () => {
+      const { p, s, tmp } = setUp("edited question")
+      await s.waitFor(summary)
+      s.sendKeys("e")
+      expect(await s.waitForExit()).toBe(0)
+      expect(s.pane()).toContain("✔ What now? edit the pending query, then resume\nEdited reply.")
+      // The editor got the pending query in a temp file, which is gone afterwards.
+      expect(read(p, "seen.txt")).toBe("original question")
+      expect(path.basename(read(p, "seen-path.txt"))).toBe("QUERY_MESSAGE.md")
+      expect(read(p, "seen-path.txt").startsWith(tmp + path.sep)).toBe(true)
+      expect(fs.readdirSync(tmp)).toStrictEqual([])
+      // The chat_request is edited where it was, keeping its timestamp; nothing else changed.
+      const events = onDisk(p.storage)
+      expect(events.slice(0, 5)).toStrictEqual([...complete, pending[0]!, { ...pending[1]!, content: "edited question" }])
+      expect(events.length).toBe(6)
+      const { timestamp, ...reply } = events[5]!
+      expect(typeof timestamp).toBe("string")
+      expect(reply).toStrictEqual({ type: "chat_response", message: "Edited reply." })
+      expect(lsRow(p)).toMatchObject({ incomplete: null, events: 6 })
+    })
+
+    it("`e` with an editor that saves nothing keeps the original query and still resumes", async () => {
+      const { p, s } = setUp("")
+      await s.waitFor(summary)
+      s.sendKeys("e")
+      expect(await s.waitForExit()).toBe(0)
+      expect(s.pane()).toContain("Edited reply.")
+      expect(read(p, "seen.txt")).toBe("original question")
+      expect(recorded(p.storage)).toStrictEqual([
+        ...[...complete, ...pending].map(({ timestamp: _, ...rest }) => rest),
+        { type: "chat_response", message: "Edited reply." }
+      ])
+      expect(lsRow(p)).toMatchObject({ incomplete: null, events: 6 })
+    })
+  })
+})
