@@ -1,10 +1,15 @@
 /**
  * A cross-process lock per conversation: `<storage>/locks/jp-c<id>.lock`
- * created with O_EXCL, holding `{ "pid", "acquired_at" }` (JP's diagnostic
- * lock-file shape). A lock whose pid is no longer alive is stale and taken
- * over. We hand-roll this rather than use `proper-lockfile` because users
- * must be told *which* process holds the conversation, and that library
- * records no owner.
+ * holding `{ "pid", "acquired_at" }` (JP's diagnostic lock-file shape). We
+ * hand-roll this rather than use `proper-lockfile` because users must be told
+ * *which* process holds the conversation, and that library records no owner.
+ *
+ * The lock file never exists without its owner: it is written to a private
+ * temp file first and `link()`ed into place, which fails if a lock exists.
+ * A lock is stale when its pid is dead, or is our own pid but not a lock
+ * this process took (a container restarts parley as pid 1 every time).
+ * Only the holder of `<lock>.takeover` (taken the same way) may remove a
+ * stale lock, so racing processes never delete a lock another has just taken.
  *
  * @example
  * ```ts
@@ -18,6 +23,12 @@ import * as path from "node:path"
 
 export type AcquireResult = { readonly _tag: "Acquired" } | { readonly _tag: "Held"; readonly pid: number }
 
+/** Locks this process holds (to tell our own lock from a dead namesake's). */
+const held = new Set<string>()
+
+/** An unreadable lock younger than this is being created right now: treat it as held. */
+const UNREADABLE_GRACE_MS = 10_000
+
 const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
@@ -27,51 +38,88 @@ const isAlive = (pid: number): boolean => {
   }
 }
 
-const readHolder = async (file: string): Promise<number | undefined> => {
+const readHolder = async (file: string): Promise<{ pid: number | undefined; ageMs: number } | undefined> => {
   try {
-    const parsed: unknown = JSON.parse(await fs.readFile(file, "utf8"))
-    const pid = (parsed as { pid?: unknown }).pid
-    return typeof pid === "number" ? pid : undefined
-  } catch {
-    return undefined
+    const [text, stat] = await Promise.all([fs.readFile(file, "utf8"), fs.stat(file)])
+    let pid: number | undefined
+    try {
+      const parsed = (JSON.parse(text) as { pid?: unknown }).pid
+      pid = typeof parsed === "number" ? parsed : undefined
+    } catch {
+      pid = undefined
+    }
+    return { pid, ageMs: Date.now() - stat.mtimeMs }
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return undefined
+    throw error
   }
 }
 
-/** Tries once to take the lock (taking over a stale one). Never waits. */
+const isStale = (file: string, holder: { pid: number | undefined; ageMs: number }): boolean => {
+  if (holder.pid === undefined) return holder.ageMs > UNREADABLE_GRACE_MS
+  if (holder.pid === process.pid) return !held.has(file)
+  return !isAlive(holder.pid)
+}
+
+/** Creates `file` atomically with our record in it; false if it already exists. */
+const create = async (file: string): Promise<boolean> => {
+  const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
+  await fs.writeFile(temp, JSON.stringify({ pid: process.pid, acquired_at: new Date().toISOString() }) + "\n")
+  try {
+    await fs.link(temp, file)
+    return true
+  } catch (error) {
+    if ((error as { code?: string }).code === "EEXIST") return false
+    throw error
+  } finally {
+    await fs.rm(temp, { force: true })
+  }
+}
+
+/** Tries to take the lock (taking over a stale one). Never waits. */
 export const acquire = async (file: string): Promise<AcquireResult> => {
   await fs.mkdir(path.dirname(file), { recursive: true })
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const handle = await fs.open(file, "wx", 0o644)
-      try {
-        await handle.writeFile(JSON.stringify({ pid: process.pid, acquired_at: new Date().toISOString() }) + "\n")
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
+  const takeover = `${file}.takeover`
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (await create(file)) {
+      held.add(file)
       return { _tag: "Acquired" }
-    } catch (error) {
-      if ((error as { code?: string }).code !== "EEXIST") throw error
-      const pid = await readHolder(file)
-      if (pid !== undefined && pid !== process.pid && isAlive(pid)) return { _tag: "Held", pid }
-      if (pid === process.pid) return { _tag: "Held", pid }
-      // Stale (holder died, or the file is half-written by a crash): move it
-      // aside atomically so two processes cannot both remove a fresh lock.
-      const aside = `${file}.stale-${process.pid}`
-      try {
-        await fs.rename(file, aside)
-        await fs.rm(aside, { force: true })
-      } catch {
-        // Someone else took it over first; try again.
+    }
+    const holder = await readHolder(file)
+    if (holder === undefined) continue // released meanwhile: try again
+    if (!isStale(file, holder)) return { _tag: "Held", pid: holder.pid ?? -1 }
+    // Stale. Only the process holding the takeover lock may remove it, so a
+    // racer can never delete a lock another process has just taken.
+    if (!(await create(takeover))) {
+      const taker = await readHolder(takeover)
+      if (taker !== undefined && taker.ageMs > UNREADABLE_GRACE_MS) {
+        await fs.rm(takeover, { force: true }) // a taker that died mid-takeover
+        continue
       }
+      return { _tag: "Held", pid: taker?.pid ?? holder.pid ?? -1 }
+    }
+    try {
+      const again = await readHolder(file)
+      if (again !== undefined && !isStale(file, again)) return { _tag: "Held", pid: again.pid ?? -1 }
+      await fs.rm(file, { force: true })
+      if (await create(file)) {
+        held.add(file)
+        return { _tag: "Acquired" }
+      }
+      const winner = await readHolder(file)
+      return { _tag: "Held", pid: winner?.pid ?? -1 }
+    } finally {
+      await fs.rm(takeover, { force: true })
     }
   }
-  const pid = await readHolder(file)
-  return { _tag: "Held", pid: pid ?? -1 }
+  const holder = await readHolder(file)
+  return { _tag: "Held", pid: holder?.pid ?? -1 }
 }
 
 /** Releases the lock if this process holds it. */
 export const release = async (file: string): Promise<void> => {
-  const pid = await readHolder(file)
-  if (pid === process.pid) await fs.rm(file, { force: true })
+  if (!held.has(file)) return
+  held.delete(file)
+  const holder = await readHolder(file)
+  if (holder?.pid === process.pid) await fs.rm(file, { force: true })
 }
