@@ -12,9 +12,12 @@
  * `load` reads `events.json` and replays the journal; `save` folds everything
  * back into `events.json` (atomic rename) and then removes the journal, so at
  * rest the directory is plain JP format. Each journal line carries the index
- * its entry takes in the stream (`at`), which makes replay idempotent when a
- * crash lands between the rename and the journal's removal. A torn last line
- * (a crash mid-append, before `append` returned) is ignored.
+ * its entry takes in the stream (`at`) and the size and mtime of the
+ * `events.json` it extends (`base`): a crash between the rename and the
+ * journal's removal leaves lines whose base no longer matches, and they are
+ * ignored (whether the save folded them in or discarded them). A torn last
+ * line (a crash mid-append, before `append` returned) is ignored, and cut
+ * off before the next append so it cannot merge with the next line.
  *
  * `list` keeps a sidecar index (`conversations/.parley-index.json`, dot-named
  * so JP skips it) of summaries validated by the size and mtime of every file
@@ -71,6 +74,8 @@ interface TailState {
   /** Request/response counts of the current turn, moved forward on every append. */
   readonly counts: TurnAppend.TurnCounts
   readonly journalSize: number
+  /** Bytes of the journal up to its last complete line (less than the size after a torn append). */
+  readonly journalCleanSize: number
   readonly eventsStamp: string
 }
 
@@ -80,11 +85,16 @@ class Corrupt extends Error {
   }
 }
 
-const tailOf = (entries: ReadonlyArray<StreamEntry>, journalSize: number, eventsStamp: string): TailState => ({
+const tailOf = (
+  entries: ReadonlyArray<StreamEntry>,
+  journal: { readonly size: number; readonly cleanSize: number },
+  eventsStamp: string
+): TailState => ({
   length: entries.length,
   hasEvents: entries.some(isConversationEvent),
   counts: TurnAppend.turnCounts(entries),
-  journalSize,
+  journalSize: journal.size,
+  journalCleanSize: journal.cleanSize,
   eventsStamp
 })
 
@@ -100,7 +110,7 @@ const statOrUndefined = async (file: string): Promise<fsSync.Stats | undefined> 
 }
 
 /** Parses journal text: complete lines only; a torn last line is what a crash mid-append leaves. */
-const parseJournal = (text: string, file: string): Array<{ at: number; entry: unknown }> => {
+const parseJournal = (text: string, file: string): Array<{ at: number; base: string | undefined; entry: unknown }> => {
   const lines = text.split("\n")
   const complete = text.endsWith("\n") ? lines.slice(0, -1) : lines.slice(0, -1)
   return complete.map((line, i) => {
@@ -114,12 +124,16 @@ const parseJournal = (text: string, file: string): Array<{ at: number; entry: un
     if (typeof at !== "number" || !("entry" in (parsed as object))) {
       throw new Corrupt(file, undefined, `line ${i + 1}: expected {"at": <index>, "entry": {…}}`)
     }
-    return { at, entry: (parsed as { entry: unknown }).entry }
+    const base = (parsed as { base?: unknown }).base
+    return { at, base: typeof base === "string" ? base : undefined, entry: (parsed as { entry: unknown }).entry }
   })
 }
 
 /** Decodes a conversation directory. Throws {@link Corrupt} naming the file (and entry). */
-const readConversation = async (id: ConversationId.ConversationId, loc: Located): Promise<Conversation & { journalSize: number; eventsStamp: string }> => {
+const readConversation = async (
+  id: ConversationId.ConversationId,
+  loc: Located
+): Promise<Conversation & { journal: { size: number; cleanSize: number }; eventsStamp: string }> => {
   const metaFile = path.join(loc.dir, "metadata.json")
   const baseFile = path.join(loc.dir, "base_config.json")
   const eventsFile = path.join(loc.dir, "events.json")
@@ -165,7 +179,9 @@ const readConversation = async (id: ConversationId.ConversationId, loc: Located)
 
   const journalText = await AtomicFile.readIfExists(journalFile)
   if (journalText !== undefined) {
+    const current = stamp(eventsStat)
     for (const [i, line] of parseJournal(journalText, journalFile).entries()) {
+      if (line.base !== undefined && line.base !== current) continue // extends an events.json since replaced by a save
       if (line.at < entries.length) continue // already folded into events.json by a save
       if (line.at > entries.length) {
         throw new Corrupt(journalFile, undefined, `line ${i + 1}: entry index ${line.at} leaves a gap after ${entries.length} entries`)
@@ -183,7 +199,9 @@ const readConversation = async (id: ConversationId.ConversationId, loc: Located)
     metadata,
     baseConfig: baseText === undefined ? { _tag: "Packed" } : { _tag: "File", text: baseText },
     entries,
-    journalSize: journalText === undefined ? 0 : Buffer.byteLength(journalText),
+    journal: journalText === undefined
+      ? { size: 0, cleanSize: 0 }
+      : { size: Buffer.byteLength(journalText), cleanSize: Buffer.byteLength(journalText.slice(0, journalText.lastIndexOf("\n") + 1)) },
     eventsStamp: stamp(eventsStat)
   }
 }
@@ -266,7 +284,7 @@ export const make = (options: Options) =>
         const loc = yield* io(conversationsDir, () => locate(id))
         if (loc === undefined) return yield* new ConversationNotFound({ id })
         const conversation = yield* read(loc.dir, () => readConversation(id, loc)).pipe(Effect.mapError(corruptFor(id)))
-        tails.set(id, tailOf(conversation.entries, conversation.journalSize, conversation.eventsStamp))
+        tails.set(id, tailOf(conversation.entries, conversation.journal, conversation.eventsStamp))
         return { conversation, loc }
       })
 
@@ -309,7 +327,7 @@ export const make = (options: Options) =>
           await AtomicFile.syncDir(dir)
           return fs.stat(path.join(dir, "events.json"))
         })
-        tails.set(id, tailOf(conversation.entries, 0, stamp(eventsStat)))
+        tails.set(id, tailOf(conversation.entries, { size: 0, cleanSize: 0 }, stamp(eventsStat)))
       }).pipe(mutex.withPermits(1))
 
     const append = (id: ConversationId.ConversationId, batch: ReadonlyArray<StreamEntry>) =>
@@ -337,15 +355,22 @@ export const make = (options: Options) =>
         let text = ""
         let at = tail.length
         for (const e of result.entries) {
-          text += JSON.stringify({ at: at++, entry: EntryCodec.encodeEntry(e) }) + "\n"
+          text += JSON.stringify({ at: at++, base: tail.eventsStamp, entry: EntryCodec.encodeEntry(e) }) + "\n"
         }
-        yield* io(journalFile, () => AtomicFile.appendDurable(journalFile, text))
+        const cleanSize = tail.journalCleanSize
+        const torn = tail.journalSize !== cleanSize
+        yield* io(journalFile, async () => {
+          // A crash mid-append left half a line: cut it off so it cannot merge with ours.
+          if (torn) await fs.truncate(journalFile, cleanSize)
+          await AtomicFile.appendDurable(journalFile, text)
+        })
         TurnAppend.advance(tail.counts, result.entries)
         tails.set(id, {
           length: at,
           hasEvents: tail.hasEvents || result.entries.some(isConversationEvent),
           counts: tail.counts,
-          journalSize: tail.journalSize + Buffer.byteLength(text),
+          journalSize: cleanSize + Buffer.byteLength(text),
+          journalCleanSize: cleanSize + Buffer.byteLength(text),
           eventsStamp: tail.eventsStamp
         })
       }).pipe(mutex.withPermits(1))
@@ -436,7 +461,7 @@ export const make = (options: Options) =>
         }
         let identical = true
         for (const [name, text] of files) {
-          if (name === "events.json" && conversation.journalSize > 0) continue // journal not folded yet
+          if (name === "events.json" && conversation.journal.size > 0) continue // journal not folded yet
           if ((await fs.readFile(path.join(loc.dir, name), "utf8")) !== text) identical = false
         }
         return { id, path: loc.dir, ok: true, roundtrip: identical ? "identical" : "changed" }

@@ -166,6 +166,45 @@ describe("FileConversationStore", () => {
       expect(c.entries.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request"])
     }))
 
+  it.effect("after a torn last line, the next append cuts it off and both loads see every reported event", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      const dir = path.join(storage, "conversations", "17738399468-t")
+      yield* withStore(storage, (store) =>
+        Effect.gen(function*() {
+          yield* store.save(Conversation.make({ id, title: "t", now: ts("06.8") }))
+          yield* store.append(id, [new TurnStart({ timestamp: ts("07.0") }), new ChatRequest({ timestamp: ts("07.1"), content: "hi" })])
+        }))
+      fs.appendFileSync(path.join(dir, FileConversationStore.JOURNAL), `{"at":2,"base":"x","entry":{"timest`)
+      yield* withStore(storage, (store) =>
+        Effect.gen(function*() {
+          expect((yield* store.load(id)).entries.length).toBe(2)
+          yield* store.append(id, [ChatResponse.message(ts("07.2"), "hello")])
+        }))
+      const c = yield* withStore(storage, (store) => store.load(id))
+      expect(c.entries.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
+      expect(fs.readFileSync(path.join(dir, FileConversationStore.JOURNAL), "utf8").endsWith("}\n")).toBe(true)
+    }))
+
+  it.effect("a save that shrinks events.json and crashes before removing the journal does not bring the dropped events back", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      const dir = path.join(storage, "conversations", "17738399468-t")
+      yield* withStore(storage, (store) =>
+        Effect.gen(function*() {
+          yield* store.save(Conversation.make({ id, title: "t", now: ts("06.8") }))
+          yield* store.append(id, [new TurnStart({ timestamp: ts("07.0") }), new ChatRequest({ timestamp: ts("07.1"), content: "one" })])
+          yield* store.append(id, [ChatResponse.message(ts("07.2"), "a")])
+          yield* store.append(id, [new TurnStart({ timestamp: ts("07.3") }), new ChatRequest({ timestamp: ts("07.4"), content: "two" })])
+        }))
+      const journal = fs.readFileSync(path.join(dir, FileConversationStore.JOURNAL), "utf8")
+      // Discard the incomplete second turn, then "crash" before the journal's removal.
+      yield* withStore(storage, (store) => Effect.flatMap(store.load(id), (c) => store.save({ ...c, entries: c.entries.slice(0, 3) })))
+      fs.writeFileSync(path.join(dir, FileConversationStore.JOURNAL), journal)
+      const c = yield* withStore(storage, (store) => store.load(id))
+      expect(c.entries.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
+    }))
+
   it.effect("renames the directory when the title changes, keeping other files", () =>
     Effect.gen(function*() {
       const storage = tempDir()
