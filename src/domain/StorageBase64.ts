@@ -15,7 +15,8 @@
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
+// ignoreBOM: a leading U+FEFF is content (a Windows file's text), not a marker to drop.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
 // Value of each base64 alphabet char, -1 for anything else.
 const VALUE = new Int8Array(128).fill(-1)

@@ -59,7 +59,7 @@ export interface QueryOptions {
   readonly onConversation?: (id: ConversationId.ConversationId) => Effect.Effect<void>
 }
 
-export type QueryOutcome = "completed" | "resumed" | "discarded" | "quit" | "nothing-to-resume"
+export type QueryOutcome = "completed" | "resumed" | "discarded" | "quit" | "nothing-to-resume" | "nothing-to-discard"
 
 /** The conversation has an incomplete turn and nobody said what to do with it. */
 export class IncompleteTurnPending extends Schema.TaggedError<IncompleteTurnPending>()("IncompleteTurnPending", {
@@ -162,6 +162,13 @@ export const query = (options: QueryOptions) =>
         yield* store.save({ ...conversation, entries: stream.entries })
         outcome = "discarded"
       } else {
+        // Trailing bare turn_starts are not part of what resumes (the store's
+        // current turn must be the one whose calls are pending).
+        const resumable = IncompleteTurn.resumableEntries(incomplete)
+        if (resumable.length !== incomplete.entries.length) {
+          stream.entries.splice(0, stream.entries.length, ...complete, ...resumable)
+          yield* store.save({ ...conversation, entries: stream.entries })
+        }
         if (choice === "edit" && options.editMessage !== undefined) {
           // Replace the pending query with the edited text, then resume from Streaming.
           const at = stream.entries.findLastIndex((e) => e.type === "chat_request")
@@ -175,8 +182,9 @@ export const query = (options: QueryOptions) =>
         resumeWith = analysis
         outcome = "resumed"
       }
-    } else if (options.continueTurn === true && (options.message === undefined || options.message.trim() === "")) {
-      return { conversationId: id, outcome: "nothing-to-resume" as QueryOutcome }
+    } else if ((options.continueTurn === true || options.discardTurn === true) && (options.message === undefined || options.message.trim() === "")) {
+      // RFD 023: both flags are no-ops without an incomplete turn.
+      return { conversationId: id, outcome: (options.continueTurn === true ? "nothing-to-resume" : "nothing-to-discard") as QueryOutcome }
     }
 
     // From here on the conversation changes. At the end, interrupted or not,

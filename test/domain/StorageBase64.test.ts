@@ -6,6 +6,9 @@ describe("StorageBase64 (JP's lenient storage decoding)", () => {
     expect(StorageBase64.decode("aGVsbG8=")).toBe("hello")
     expect(StorageBase64.decode(StorageBase64.encode("héllo ✓ 🎉"))).toBe("héllo ✓ 🎉")
     expect(StorageBase64.decode("")).toBe("")
+    // A byte-order mark is content and survives the round trip.
+    expect(StorageBase64.decode("77u/YQ==")).toBe("\uFEFFa")
+    expect(StorageBase64.encode("\uFEFFa")).toBe("77u/YQ==")
   })
 
   it("keeps URL-safe, unpadded, non-canonical and non-UTF-8 values raw", () => {

@@ -12,8 +12,9 @@
  * `load` reads `events.json` and replays the journal; `save` folds everything
  * back into `events.json` (atomic rename) and then removes the journal, so at
  * rest the directory is plain JP format. Each journal line carries the index
- * its entry takes in the stream (`at`) and the size and mtime of the
- * `events.json` it extends (`base`): a crash between the rename and the
+ * its entry takes in the stream (`at`) and the byte size of the
+ * `events.json` it extends (`base`; not its mtime, which a plain copy of the
+ * directory changes): a crash between the rename and the
  * journal's removal leaves lines whose base no longer matches, and they are
  * ignored (whether the save folded them in or discarded them). A torn last
  * line (a crash mid-append, before `append` returned) is ignored, and cut
@@ -77,6 +78,8 @@ interface TailState {
   /** Bytes of the journal up to its last complete line (less than the size after a torn append). */
   readonly journalCleanSize: number
   readonly eventsStamp: string
+  /** The `base` journal lines written now carry. */
+  readonly eventsBase: string
 }
 
 class Corrupt extends Error {
@@ -88,15 +91,19 @@ class Corrupt extends Error {
 const tailOf = (
   entries: ReadonlyArray<StreamEntry>,
   journal: { readonly size: number; readonly cleanSize: number },
-  eventsStamp: string
+  events: fsSync.Stats | undefined
 ): TailState => ({
   length: entries.length,
   hasEvents: entries.some(isConversationEvent),
   counts: TurnAppend.turnCounts(entries),
   journalSize: journal.size,
   journalCleanSize: journal.cleanSize,
-  eventsStamp
+  eventsStamp: stamp(events),
+  eventsBase: baseOf(events)
 })
+
+/** What a journal line extends: the byte size of events.json. */
+const baseOf = (st: fsSync.Stats | undefined): string => String(st?.size ?? 0)
 
 const stamp = (st: fsSync.Stats | undefined): string => (st === undefined ? "-" : `${st.size}:${st.mtimeMs}`)
 
@@ -133,7 +140,7 @@ const parseJournal = (text: string, file: string): Array<{ at: number; base: str
 const readConversation = async (
   id: ConversationId.ConversationId,
   loc: Located
-): Promise<Conversation & { journal: { size: number; cleanSize: number }; eventsStamp: string }> => {
+): Promise<Conversation & { journal: { size: number; cleanSize: number }; eventsStat: fsSync.Stats | undefined }> => {
   const metaFile = path.join(loc.dir, "metadata.json")
   const baseFile = path.join(loc.dir, "base_config.json")
   const eventsFile = path.join(loc.dir, "events.json")
@@ -179,7 +186,7 @@ const readConversation = async (
 
   const journalText = await AtomicFile.readIfExists(journalFile)
   if (journalText !== undefined) {
-    const current = stamp(eventsStat)
+    const current = baseOf(eventsStat)
     for (const [i, line] of parseJournal(journalText, journalFile).entries()) {
       if (line.base !== undefined && line.base !== current) continue // extends an events.json since replaced by a save
       if (line.at < entries.length) continue // already folded into events.json by a save
@@ -202,7 +209,7 @@ const readConversation = async (
     journal: journalText === undefined
       ? { size: 0, cleanSize: 0 }
       : { size: Buffer.byteLength(journalText), cleanSize: Buffer.byteLength(journalText.slice(0, journalText.lastIndexOf("\n") + 1)) },
-    eventsStamp: stamp(eventsStat)
+    eventsStat
   }
 }
 
@@ -284,7 +291,7 @@ export const make = (options: Options) =>
         const loc = yield* io(conversationsDir, () => locate(id))
         if (loc === undefined) return yield* new ConversationNotFound({ id })
         const conversation = yield* read(loc.dir, () => readConversation(id, loc)).pipe(Effect.mapError(corruptFor(id)))
-        tails.set(id, tailOf(conversation.entries, conversation.journal, conversation.eventsStamp))
+        tails.set(id, tailOf(conversation.entries, conversation.journal, conversation.eventsStat))
         return { conversation, loc }
       })
 
@@ -327,7 +334,7 @@ export const make = (options: Options) =>
           await AtomicFile.syncDir(dir)
           return fs.stat(path.join(dir, "events.json"))
         })
-        tails.set(id, tailOf(conversation.entries, { size: 0, cleanSize: 0 }, stamp(eventsStat)))
+        tails.set(id, tailOf(conversation.entries, { size: 0, cleanSize: 0 }, eventsStat))
       }).pipe(mutex.withPermits(1))
 
     const append = (id: ConversationId.ConversationId, batch: ReadonlyArray<StreamEntry>) =>
@@ -355,7 +362,7 @@ export const make = (options: Options) =>
         let text = ""
         let at = tail.length
         for (const e of result.entries) {
-          text += JSON.stringify({ at: at++, base: tail.eventsStamp, entry: EntryCodec.encodeEntry(e) }) + "\n"
+          text += JSON.stringify({ at: at++, base: tail.eventsBase, entry: EntryCodec.encodeEntry(e) }) + "\n"
         }
         const cleanSize = tail.journalCleanSize
         const torn = tail.journalSize !== cleanSize
@@ -371,7 +378,8 @@ export const make = (options: Options) =>
           counts: tail.counts,
           journalSize: cleanSize + Buffer.byteLength(text),
           journalCleanSize: cleanSize + Buffer.byteLength(text),
-          eventsStamp: tail.eventsStamp
+          eventsStamp: tail.eventsStamp,
+          eventsBase: tail.eventsBase
         })
       }).pipe(mutex.withPermits(1))
 

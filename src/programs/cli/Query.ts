@@ -234,6 +234,9 @@ export const runQuery = (params: RunQueryParams) =>
     if (result.outcome === "discarded" && message === undefined) {
       process.stderr.write(`Discarded the incomplete turn of ${ConversationId.display(result.conversationId)}.\n`)
     }
+    if (result.outcome === "nothing-to-discard") {
+      process.stderr.write(`${ConversationId.display(result.conversationId)} has no incomplete turn; nothing to discard.\n`)
+    }
     if (result.outcome === "nothing-to-resume") {
       process.stderr.write(`${ConversationId.display(result.conversationId)} has no incomplete turn; nothing to resume.\n`)
     }

@@ -271,3 +271,43 @@ describe("nothing is created when the model cannot be called", () => {
     expect(fs.existsSync(path.join(p.storage, "conversations"))).toBe(false)
   })
 })
+
+describe("resume edge cases (found in review)", () => {
+  const writeEvents = (p: Project, id: string, entries: Array<Record<string, unknown>>) => {
+    const dir = path.join(p.storage, "conversations", `${id}-case`)
+    fs.mkdirSync(dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, "metadata.json"), JSON.stringify({ title: "case", last_activated_at: "2026-03-01 10:00:00.0" }, null, 2) + "\n")
+    fs.writeFileSync(path.join(dir, "base_config.json"), "{}\n")
+    fs.writeFileSync(path.join(dir, "events.json"), JSON.stringify(entries, null, 2) + "\n")
+  }
+
+  it("a turn followed by a bare turn_start resumes: the tool runs once and the turn completes", () => {
+    const p = makeProject()
+    writeEvents(p, "17000000001", [
+      { timestamp: "2026-03-01 10:00:00.1", type: "turn_start" },
+      { timestamp: "2026-03-01 10:00:00.2", type: "chat_request", content: "count" },
+      { timestamp: "2026-03-01 10:00:00.3", type: "tool_call_request", id: "c1", name: "counter", arguments: { name: b64("x") } },
+      { timestamp: "2026-03-01 10:00:00.4", type: "turn_start" }
+    ])
+    expect(ls(p)[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
+    const r = parley(p, ["query", "--continue-turn", "--script", writeScript(p, "s.json", [{ message: "Counted." }])])
+    expect(r.stderr).toBe("")
+    expect(r.code).toBe(0)
+    expect(fs.readFileSync(path.join(p.root, "x.count"), "utf8").trim()).toBe("1")
+    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "tool_call_response", "chat_response"])
+    expect(ls(p)[0]!.incomplete).toBeNull()
+  })
+
+  it("--discard-turn and --continue-turn are no-ops (exit 0) without an incomplete turn", () => {
+    const p = makeProject()
+    expect(parley(p, ["query", "hi", "--script", writeScript(p, "s.json", [{ message: "Hello." }])]).code).toBe(0)
+    const before = fs.readFileSync(path.join(conversationDir(p), "events.json"), "utf8")
+    const d = parley(p, ["query", "--discard-turn"])
+    expect(d.code).toBe(0)
+    expect(d.stderr).toContain("has no incomplete turn; nothing to discard.")
+    const c = parley(p, ["query", "--continue-turn", "--script", writeScript(p, "t.json", [{ message: "x" }])])
+    expect(c.code).toBe(0)
+    expect(c.stderr).toContain("has no incomplete turn; nothing to resume.")
+    expect(fs.readFileSync(path.join(conversationDir(p), "events.json"), "utf8")).toBe(before)
+  })
+})
