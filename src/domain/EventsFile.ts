@@ -64,12 +64,81 @@ export const decodeEntries = (value: unknown, file: string): Array<StreamEntry> 
   return out
 }
 
+// --- Number lexemes JS cannot reproduce --------------------------------------
+//
+// JSON.parse + JSON.stringify reproduces serde_json's pretty output exactly,
+// except for some numbers: `1.0` comes back as `1`, `1e16` as
+// `10000000000000000`, integers beyond 2^53 and long fractions lose digits.
+// So an entry read from disk whose text holds such a lexeme is written back
+// from its original bytes while it is unchanged (the same object). Finding the
+// entry's bytes needs a scan of the file, done lazily and only for files that
+// hold a candidate at all: parsing stays at JSON.parse speed.
+
+/** Number-like lexemes JS may print differently (strings can match too: that only costs a scan). */
+const RISKY_NUMBER = /\d\.\d*0(?!\d)|\d[eE][+-]?\d|\d{16,}|\.\d{16,}|-0(?![\d.])/
+
+interface SourceFile {
+  readonly text: string
+  risky?: boolean
+  bounds?: ReadonlyArray<readonly [number, number]>
+}
+
+const sources = new WeakMap<StreamEntry, { readonly file: SourceFile; readonly index: number }>()
+
+/**
+ * Start and end offsets of every element of the top-level array. Only used
+ * on files that decoded, so every element is an object.
+ */
+const elementBounds = (text: string): Array<readonly [number, number]> => {
+  const out: Array<readonly [number, number]> = []
+  let depth = 0
+  let start = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // a backslash escapes the next char
+      else if (c === 34) inString = false
+    } else if (c === 34) {
+      inString = true
+    } else if (c === 123 || c === 91) {
+      if (depth === 1) start = i
+      depth++
+    } else if (c === 125 || c === 93) {
+      depth--
+      if (depth === 1) out.push([start, i + 1])
+    }
+  }
+  return out
+}
+
+/** The original bytes of an unchanged entry read from disk, when they must be kept verbatim. */
+const verbatim = (entry: StreamEntry): string | undefined => {
+  const source = sources.get(entry)
+  if (source === undefined) return undefined
+  const file = source.file
+  if (file.risky === undefined) file.risky = RISKY_NUMBER.test(file.text)
+  if (!file.risky) return undefined
+  if (file.bounds === undefined) file.bounds = elementBounds(file.text)
+  const bounds = file.bounds[source.index]
+  if (bounds === undefined) return undefined
+  const raw = file.text.slice(bounds[0], bounds[1])
+  return RISKY_NUMBER.test(raw) ? raw : undefined
+}
+
 /** Parses and decodes `events.json` text. Throws {@link EventsFileError}. */
-export const parse = (text: string, file: string): Array<StreamEntry> => decodeEntries(parseJson(text, file), file)
+export const parse = (text: string, file: string): Array<StreamEntry> => {
+  const entries = decodeEntries(parseJson(text, file), file)
+  const source: SourceFile = { text }
+  for (let i = 0; i < entries.length; i++) sources.set(entries[i]!, { file: source, index: i })
+  return entries
+}
 
 /** One entry as it stands inside the pretty array (indented by two spaces). */
-export const renderEntry = (entry: StreamEntry): string =>
-  "  " + JSON.stringify(EntryCodec.encodeEntry(entry), null, 2).replaceAll("\n", "\n  ")
+export const renderEntry = (entry: StreamEntry): string => {
+  const raw = verbatim(entry)
+  return raw !== undefined ? "  " + raw : "  " + JSON.stringify(EntryCodec.encodeEntry(entry), null, 2).replaceAll("\n", "\n  ")
+}
 
 /** The whole file text. */
 export const render = (entries: ReadonlyArray<StreamEntry>): string =>

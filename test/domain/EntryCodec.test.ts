@@ -263,3 +263,48 @@ describe("codec properties", () => {
       }))
   }
 })
+
+describe("number lexemes JS would print differently", () => {
+  it("an unchanged entry holding 1.0, 1e16, a 20-digit integer or -0 is written back byte for byte", () => {
+    const text = [
+      "[",
+      "  {",
+      '    "type": "config_delta",',
+      '    "timestamp": "2026-01-01 00:00:00.0",',
+      '    "delta": {',
+      '      "assistant": {',
+      '        "temperature": 1.0,',
+      '        "big": 12345678901234567890,',
+      '        "exp": 1e16,',
+      '        "neg": -0,',
+      '        "note": "a \\"q\\" {b} [x] \\\\"',
+      "      }",
+      "    }",
+      "  },",
+      "  {",
+      '    "timestamp": "2026-01-01 00:00:00.1",',
+      '    "type": "tool_call_request",',
+      '    "id": "c",',
+      '    "name": "n",',
+      '    "arguments": {',
+      '      "ratio": 0.50,',
+      `      "path": "${Buffer.from("a.txt").toString("base64")}"`,
+      "    }",
+      "  },",
+      "  {",
+      '    "timestamp": "2026-01-01 00:00:00.2",',
+      '    "type": "turn_start"',
+      "  }",
+      "]",
+      ""
+    ].join("\n")
+    const entries = EventsFile.parse(text, "events.json")
+    expect(EventsFile.render(entries)).toBe(text)
+    // A new entry appended after them is written in the canonical shape.
+    const more = [...entries, new TurnStart({ timestamp: Timestamp.make("2026-01-01 00:00:01.0") })]
+    expect(EventsFile.render(more)).toBe(text.slice(0, -3) + `,\n  {\n    "timestamp": "2026-01-01 00:00:01.0",\n    "type": "turn_start"\n  }\n]\n`)
+    // A rebuilt (changed) entry is re-encoded: its numbers take JS's form.
+    const changed = entries.map((e) => (e.type === "tool_call_request" ? new ToolCallRequest({ ...e }) : e))
+    expect(EventsFile.render(changed)).toContain('"ratio": 0.5,')
+  })
+})
