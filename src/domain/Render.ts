@@ -53,7 +53,9 @@ export const inquiryOutcomeText = (response: InquiryResponse): string => {
 
 /** A code fence longer than any backtick run inside `text`. */
 const fenced = (text: string, info = ""): string => {
-  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length))
+  // A loop, not Math.max(...runs): a long tool output can hold more runs than the stack has room for arguments.
+  let longest = 2
+  for (const m of text.matchAll(/`+/g)) if (m[0].length > longest) longest = m[0].length
   const fence = "`".repeat(longest + 1)
   return `${fence}${info}\n${text}${text.endsWith("\n") ? "" : "\n"}${fence}`
 }

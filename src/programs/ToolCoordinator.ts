@@ -55,9 +55,9 @@ import { ToolCallResponse } from "../domain/ToolCallResponse.ts"
 import * as TurnState from "../domain/TurnState.ts"
 import { Config } from "../services/Config.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
-import { type Answers, Executor, type ToolResponse } from "../services/Executor.ts"
-import { InquiryBackend } from "../services/InquiryBackend.ts"
-import { PromptBackend } from "../services/PromptBackend.ts"
+import { type Answers, error as executorError, Executor, type ToolResponse } from "../services/Executor.ts"
+import { InquiryBackend, InquiryOtherError } from "../services/InquiryBackend.ts"
+import { PromptBackend, PromptFailed } from "../services/PromptBackend.ts"
 
 /** The conversation as this process sees it: the loaded entries plus everything appended since. */
 export interface StreamMirror {
@@ -111,6 +111,8 @@ const questionOf = (id: string, q: InquiryQuestion): Question =>
     ...(q.default !== undefined ? { default: q.default } : {})
   })
 
+const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
+
 // Events built here come from values that are already valid (a clock
 // reading, ids and questions the executor validated): skip re-checking them.
 const trusted = { disableChecks: true } as const
@@ -159,7 +161,7 @@ export const runTools = (input: RunToolsInput) =>
             kind: kind === "builtin" ? "built-in" : "local",
             arguments: call.arguments
           })
-        }).pipe(promptLock.withPermits(1), Effect.result)
+        }).pipe(Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: describeDefect(d) }))), promptLock.withPermits(1), Effect.result)
         if (decision._tag === "Failure") {
           return decision.failure._tag === "PromptCancelled"
             ? { content: Texts.skippedByUser, is_error: false }
@@ -208,7 +210,7 @@ export const runTools = (input: RunToolsInput) =>
             !secret && state.rememberedToolAnswers.has(cacheKey)
               ? Effect.succeed({ answer: state.rememberedToolAnswers.get(cacheKey)!, remember: false })
               : prompts.question({ toolName: call.name, question })
-          ).pipe(promptLock.withPermits(1), Effect.result)
+          ).pipe(Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: describeDefect(d) }))), promptLock.withPermits(1), Effect.result)
           if (reply._tag === "Failure") {
             return yield* (reply.failure._tag === "PromptCancelled"
               ? cancelled("user", { content: Texts.inputCancelled, is_error: false })
@@ -231,7 +233,7 @@ export const runTools = (input: RunToolsInput) =>
           toolCallId: call.id,
           toolName: call.name,
           question: toInquiryQuestion(question)
-        }).pipe(Effect.result)
+        }).pipe(Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))), Effect.result)
         if (result._tag === "Success") return yield* answered(result.success)
         const failure = { content: Texts.inquiryFailed(call.name, question.text, result.failure.message), is_error: true }
         return yield* cancelled(result.failure._tag === "InquiryCancelledError" ? "user" : "backend_error", failure)
@@ -264,6 +266,9 @@ export const runTools = (input: RunToolsInput) =>
               { id: call.id, name: call.name, arguments: call.arguments },
               answers,
               { conversationId: input.conversationId, root: input.root }
+            ).pipe(
+              // A tool that crashes is a failed call, not a failed turn.
+              Effect.catchDefect((d) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${describeDefect(d)}`)))
             )
             if (result._tag === "Completed") {
               response = result.response

@@ -1,4 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
+import { ChatRequest } from "../../src/domain/ChatRequest.ts"
+import { ChatResponse } from "../../src/domain/ChatResponse.ts"
+import * as Timestamp from "../../src/domain/Timestamp.ts"
+import { ToolCallRequest } from "../../src/domain/ToolCallRequest.ts"
+import { ToolCallResponse } from "../../src/domain/ToolCallResponse.ts"
+import { TurnStart } from "../../src/domain/TurnStart.ts"
 import type { StreamEntry } from "../../src/domain/ConversationEvent.ts"
 import * as EntryCodec from "../../src/domain/EntryCodec.ts"
 import { InquiryAnswerType } from "../../src/domain/InquiryAnswerType.ts"
@@ -202,5 +208,19 @@ describe("renderJson", () => {
     const b = streams()
     const parsed = JSON.parse(renderJson([b.cancel("c.q.1", "user")]))
     expect(parsed).toEqual([{ timestamp: "2026-03-05 08:40:00.0", type: "inquiry_response", outcome: "cancelled", id: "c.q.1", reason: "user" }])
+  })
+})
+
+describe("fences around content with very many backtick runs (found in review)", () => {
+  it("renders a tool result holding 200,000 backtick runs", () => {
+    const entries = [
+      new TurnStart({ timestamp: Timestamp.make("2026-01-01 00:00:00.0") }),
+      new ChatRequest({ timestamp: Timestamp.make("2026-01-01 00:00:00.1"), content: "x" }),
+      new ToolCallRequest({ timestamp: Timestamp.make("2026-01-01 00:00:00.2"), id: "c", name: "read_file", arguments: {} }),
+      new ToolCallResponse({ timestamp: Timestamp.make("2026-01-01 00:00:00.3"), id: "c", content: "`a` ".repeat(200_000) + "````", is_error: false }),
+      ChatResponse.message(Timestamp.make("2026-01-01 00:00:00.4"), "ok")
+    ]
+    const md = renderMarkdown({ id: "1", entries })
+    expect(md).toContain("`````\n`a` `a`")
   })
 })

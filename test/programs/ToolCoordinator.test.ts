@@ -279,6 +279,24 @@ describe("RFD 082 Phase 3: recording lifecycle", () => {
     }))
 })
 
+describe("defects stay inside their tool call", () => {
+  it.effect("a tool that crashes is a failed call; a backend that crashes closes the inquiry as backend_error", () =>
+    Effect.gen(function*() {
+      const { log } = yield* runOnce({
+        tools: {
+          crasher: { respond: () => Effect.die(new Error("kaboom")) },
+          asker: asking(boolQ("q", "Go?")),
+          fine: { outcomes: [succeed("fine")] }
+        },
+        backend: InquiryBackend.of({ inquire: () => Effect.die(new Error("backend bug")) })
+      }, [call("a", "crasher"), call("b", "asker"), call("c", "fine")])
+      expect(log).toContain("result a ERROR: Tool 'crasher' failed unexpectedly: kaboom")
+      expect(log).toContain("cancelled b.q.1: backend_error")
+      expect(log.find((l) => l.startsWith("result b ERROR:"))).toContain("Error: backend bug")
+      expect(log).toContain("result c: fine")
+    }))
+})
+
 describe("RFD 082 Phase 3: secrets", () => {
   it.effect("prompter: typed with no echo, delivered to the tool, recorded as redacted", () =>
     Effect.gen(function*() {

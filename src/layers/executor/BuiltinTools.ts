@@ -137,10 +137,16 @@ export const writeFile: BuiltinTool = {
         if (answer !== true) return Outcome.failure(`Expected a yes/no answer to 'overwrite', got ${JSON.stringify(answer)}.`)
       }
       await fs.mkdir(path.dirname(file), { recursive: true })
-      // Temp file + rename: a reader never sees a half-written file.
-      const temp = `${file}.parley-${process.pid}.tmp`
-      await fs.writeFile(temp, content, "utf8")
-      await fs.rename(temp, file)
+      // Temp file + rename: a reader never sees a half-written file. The temp
+      // name is unique per write (parallel calls may write the same path), and
+      // an existing file keeps its permission bits.
+      const temp = `${file}.parley-${process.pid}-${Math.random().toString(36).slice(2)}.tmp`
+      await fs.writeFile(temp, content, { encoding: "utf8", flag: "wx", ...(stat !== undefined ? { mode: stat.mode & 0o7777 } : {}) })
+      if (stat !== undefined) await fs.chmod(temp, stat.mode & 0o7777)
+      await fs.rename(temp, file).catch(async (error: unknown) => {
+        await fs.rm(temp, { force: true })
+        throw error
+      })
       return Outcome.success(`Wrote ${Buffer.byteLength(content, "utf8")} bytes to ${relative}.`)
     })
 }

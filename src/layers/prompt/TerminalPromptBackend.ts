@@ -89,7 +89,9 @@ export const make = Effect.gen(function*() {
           return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer
         }
         case "select": {
-          const options = q.answer_type.options
+          // Duplicates would mark the default twice, which effect/cli rejects as a defect.
+          const options = [...new Set(q.answer_type.options)]
+          if (options.length === 0) return yield* new PromptFailed({ reason: `question "${q.id}" offers no options to choose from` })
           const answer = yield* run(Prompt.Select({
             message,
             choices: options.map((o) => ({ title: o, value: o, selected: q.default === o }))

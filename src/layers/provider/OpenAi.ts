@@ -209,7 +209,8 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
     const choice = chunk.choices?.[0]
     if (choice === undefined) return []
     const out: Array<ProviderDelta> = []
-    const delta = choice.delta as OpenAI.ChatCompletionChunk.Choice.Delta & {
+    // Some compatible servers send a final choice with no delta.
+    const delta = (choice.delta ?? {}) as OpenAI.ChatCompletionChunk.Choice.Delta & {
       reasoning_content?: string | null
       reasoning?: string | null
     }
@@ -227,7 +228,8 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
         this.calls.set(call.index, state)
       }
       if (call.id) state.id = call.id
-      if (call.function?.name) state.name += call.function.name
+      // The name arrives once (OpenAI); some servers repeat it in every delta.
+      if (call.function?.name && state.name.length === 0) state.name = call.function.name
       if (call.function?.arguments) state.args += call.function.arguments
       if (!state.started && state.name.length > 0) {
         state.started = true

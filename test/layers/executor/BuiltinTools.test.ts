@@ -165,3 +165,28 @@ describe("ask_user (test built-in)", () => {
     ])
   })
 })
+
+describe("write_file under concurrency (found in review)", () => {
+  it.live("parallel writes to one path never mix their contents, and an existing file keeps its mode", () =>
+    Effect.gen(function*() {
+      const root = tempRoot()
+      const executor = yield* executorFor({})
+      const a = "A".repeat(2_000_000)
+      const b = "B".repeat(1_000_000)
+      const results = yield* Effect.all([
+        executor.execute({ id: "c1", name: "write_file", arguments: { path: "n.txt", content: a } }, {}, contextFor(root)),
+        executor.execute({ id: "c2", name: "write_file", arguments: { path: "n.txt", content: b } }, {}, contextFor(root))
+      ], { concurrency: "unbounded" })
+      const written = fs.readFileSync(path.join(root, "n.txt"), "utf8")
+      expect(written === a || written === b).toBe(true)
+      // At most one could see the file missing; the other, if it found the file, asked first.
+      expect(results.every((r) => r._tag === "Completed" ? !r.response.is_error : r._tag === "NeedsInput")).toBe(true)
+      expect(fs.readdirSync(root).filter((n) => n.endsWith(".tmp"))).toStrictEqual([])
+
+      fs.writeFileSync(path.join(root, "run.sh"), "#!/bin/sh\n")
+      fs.chmodSync(path.join(root, "run.sh"), 0o755)
+      const r = yield* executor.execute({ id: "c3", name: "write_file", arguments: { path: "run.sh", content: "#!/bin/sh\necho hi\n" } }, { overwrite: true }, contextFor(root))
+      expect(completed(r).is_error).toBe(false)
+      expect(fs.statSync(path.join(root, "run.sh")).mode & 0o777).toBe(0o755)
+    }))
+})

@@ -70,3 +70,14 @@ describe("TerminalPromptBackend", () => {
       expect(Exit.isFailure(exit) && String(exit.cause)).toContain("PromptCancelled")
     }))
 })
+
+describe("select edge cases (found in review)", () => {
+  it.effect("duplicate options collapse (the default is marked once); no options is a prompt failure, not a crash", () =>
+    Effect.gen(function*() {
+      const dup = yield* withKeys([Keys.down, Keys.enter], (p) =>
+        p.question({ toolName: "t", question: q(AnswerType.select(["a", "b", "a", "b"]), { default: "a" }) }))
+      expect(dup.exit).toStrictEqual(Exit.succeed({ answer: "b", remember: false }))
+      const none = yield* withKeys([Keys.enter], (p) => p.question({ toolName: "t", question: q(AnswerType.select([])) }))
+      expect(Exit.isFailure(none.exit) && String(none.exit.cause)).toContain("offers no options")
+    }))
+})

@@ -191,3 +191,18 @@ describe("OpenAI provider: retries, errors, interruption", () => {
       assert.isBelow(fake.requests[0]!.eventsSent, 50)
     }))
 })
+
+describe("ChunkConverter edge cases (found in review)", () => {
+  it("a choice without a delta is ignored, and a tool name repeated in every delta is not doubled", () => {
+    const c = new OpenAiProvider.ChunkConverter(false)
+    const chunk = (choices: unknown) => ({ id: "x", object: "chat.completion.chunk", created: 0, model: "m", choices }) as never
+    c.push(chunk([{ index: 0, finish_reason: "stop" }])) // used to throw on the missing delta
+    c.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 0, id: "t1", function: { name: "read_file", arguments: "{\"pa" } }] } }]))
+    c.push(chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { name: "read_file", arguments: "th\":\"a\"}" } }] } }]))
+    const end = c.end()
+    assert.isArray(end)
+    const call = (end as ReadonlyArray<{ _tag: string; name?: string; arguments?: unknown }>).find((d) => d._tag === "ToolCall")
+    assert.strictEqual(call?.name, "read_file")
+    assert.deepStrictEqual(call?.arguments, { path: "a" })
+  })
+})
