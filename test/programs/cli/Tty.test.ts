@@ -6,56 +6,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { binary, runParley } from "../../support/Cli.ts"
-import { tempDir } from "../../support/Fixtures.ts"
 import * as Tmux from "../../support/Tmux.ts"
+import { b64, type Entry, makeProject as makeProjectIn, type Project, recorded, removeProjects, startParley, trackedTempDir, writeScript } from "../../support/TtyProject.ts"
 
-type Entry = Record<string, unknown>
-
-const b64 = (s: string) => Buffer.from(s).toString("base64")
-
-interface Project {
-  readonly root: string
-  readonly storage: string
-}
-
-const dirs: Array<string> = []
-const makeProject = (files: Readonly<Record<string, string>> = {}): Project => {
-  const root = tempDir("parley-tty-")
-  dirs.push(root)
-  const storage = path.join(root, ".parley")
-  fs.mkdirSync(storage)
-  for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(root, name), content)
-  return { root, storage }
-}
-
-const writeScript = (p: Project, steps: ReadonlyArray<Entry>): string => {
-  const file = path.join(p.root, "script.json")
-  fs.writeFileSync(file, JSON.stringify({ steps }, null, 2))
-  return file
-}
-
-/** The only conversation's directory under `storage`. */
-const conversationDir = (storage: string): string => {
-  const base = path.join(storage, "conversations")
-  const found = fs.readdirSync(base).filter((n) => /^\d+-/.test(n))
-  expect(found.length).toBe(1)
-  return path.join(base, found[0]!)
-}
-
-/** events.json of the only conversation, with every entry's timestamp checked and removed. */
-const recorded = (storage: string): Array<Entry> => {
-  const dir = conversationDir(storage)
-  expect(fs.existsSync(path.join(dir, "events.json.journal"))).toBe(false) // folded back at the end of the run
-  const entries = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Entry>
-  return entries.map(({ timestamp, ...rest }) => {
-    expect(typeof timestamp).toBe("string")
-    return rest
-  })
-}
-
-/** Runs parley in a tmux session; the session is killed after each test. */
-const startParley = (p: Project, args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) =>
-  Tmux.start({ command: [process.execPath, binary, "--storage", p.storage, ...args], cwd: p.root, env })
+const makeProject = (files: Readonly<Record<string, string>> = {}) => makeProjectIn("parley-tty-", files)
 
 const count = (text: string, needle: string) => text.split(needle).length - 1
 
@@ -103,7 +57,7 @@ if (Tmux.skipReason !== undefined) console.warn(`Tty.test.ts skipped: ${Tmux.ski
 
 afterEach(() => {
   Tmux.killAll()
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true })
+  removeProjects()
 })
 
 describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux)${Tmux.skipReason !== undefined ? ` — skipped: ${Tmux.skipReason}` : ""}`, () => {
@@ -325,8 +279,7 @@ describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux)${Tmux.skipRe
   })
 
   it("parley demo asks the overwrite question at the prompt and completes when answered `y`", async () => {
-    const tmp = tempDir("parley-tty-demo-")
-    dirs.push(tmp)
+    const tmp = trackedTempDir("parley-tty-demo-")
     const s = Tmux.start({ command: [process.execPath, binary, "demo"], cwd: tmp, env: { TMPDIR: tmp } })
     const project = (await s.waitFor(/a temporary project in (\S+)/))[1]!
     expect(path.dirname(project)).toBe(tmp)

@@ -6,68 +6,19 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { binary, runParley } from "../../support/Cli.ts"
-import { tempDir } from "../../support/Fixtures.ts"
+import { runParley } from "../../support/Cli.ts"
 import * as Tmux from "../../support/Tmux.ts"
-
-type Entry = Record<string, unknown>
-
-const b64 = (s: string) => Buffer.from(s).toString("base64")
-
-interface Project {
-  readonly root: string
-  readonly storage: string
-}
-
-const dirs: Array<string> = []
-const makeProject = (files: Readonly<Record<string, string>> = {}): Project => {
-  const root = tempDir("parley-tty-perm-")
-  dirs.push(root)
-  const storage = path.join(root, ".parley")
-  fs.mkdirSync(storage)
-  for (const [name, content] of Object.entries(files)) fs.writeFileSync(path.join(root, name), content)
-  return { root, storage }
-}
-
-const writeScript = (p: Project, steps: ReadonlyArray<Entry>): string => {
-  const file = path.join(p.root, "script.json")
-  fs.writeFileSync(file, JSON.stringify({ steps }, null, 2))
-  return file
-}
-
-/** The only conversation's directory under `storage`. */
-const conversationDir = (storage: string): string => {
-  const base = path.join(storage, "conversations")
-  const found = fs.readdirSync(base).filter((n) => /^\d+-/.test(n))
-  expect(found.length).toBe(1)
-  return path.join(base, found[0]!)
-}
-
-/** events.json of the only conversation, as written (timestamps kept). */
-const onDisk = (storage: string): Array<Entry> => {
-  const dir = conversationDir(storage)
-  expect(fs.existsSync(path.join(dir, "events.json.journal"))).toBe(false) // folded back at the end of the run
-  return JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Entry>
-}
-
-/** events.json of the only conversation, with every entry's timestamp checked and removed. */
-const recorded = (storage: string): Array<Entry> =>
-  onDisk(storage).map(({ timestamp, ...rest }) => {
-    expect(typeof timestamp).toBe("string")
-    return rest
-  })
-
-/** Runs parley in a tmux session; the session is killed after each test. */
-const startParley = (p: Project, args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) =>
-  Tmux.start({ command: [process.execPath, binary, "--storage", p.storage, ...args], cwd: p.root, env })
+import { b64, type Entry, makeProject as makeProjectIn, onDisk, type Project, recorded, removeProjects, startParley, writeScript } from "../../support/TtyProject.ts"
 
 const count = (text: string, needle: string) => text.split(needle).length - 1
+
+const makeProject = (files: Readonly<Record<string, string>> = {}) => makeProjectIn("parley-tty-perm-", files)
 
 if (Tmux.skipReason !== undefined) console.warn(`TtyPermission.test.ts skipped: ${Tmux.skipReason}`)
 
 afterEach(() => {
   Tmux.killAll()
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true })
+  removeProjects()
 })
 
 describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux): permissions and editing${Tmux.skipReason !== undefined ? ` — skipped: ${Tmux.skipReason}` : ""}`, () => {
