@@ -41,6 +41,7 @@ import * as StorageBase64 from "./StorageBase64.ts"
 import * as Timestamp from "./Timestamp.ts"
 import { ToolCallRequest } from "./ToolCallRequest.ts"
 import { ToolCallResponse } from "./ToolCallResponse.ts"
+import { trusted } from "./Trusted.ts"
 import { TurnStart } from "./TurnStart.ts"
 
 type Json = Schema.Json
@@ -149,9 +150,9 @@ export const decodeEntry = (raw: unknown): StreamEntry => {
   if (typeof type !== "string") throw new EntryError(undefined, `field "type" must be a string, got ${describe(type)}`)
   switch (type) {
     case "config_delta":
-      return new ConfigDelta({ raw }, { disableChecks: true })
+      return trusted(ConfigDelta, { type: "config_delta", raw })
     case "compaction":
-      return new Compaction({ raw }, { disableChecks: true })
+      return trusted(Compaction, { type: "compaction", raw })
     case "turn_start":
     case "chat_request":
     case "chat_response":
@@ -161,7 +162,7 @@ export const decodeEntry = (raw: unknown): StreamEntry => {
     case "inquiry_response":
       return decodeEvent(raw, type)
     default:
-      return new UnknownEntry({ raw }, { disableChecks: true })
+      return trusted(UnknownEntry, { type: "unknown", raw })
   }
 }
 
@@ -185,13 +186,14 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
   let entry: StreamEntry
   switch (kind) {
     case "turn_start":
-      entry = new TurnStart({ timestamp: ts, metadata }, { disableChecks: true })
+      entry = trusted(TurnStart, { timestamp: ts, type: "turn_start", metadata })
       break
     case "chat_request": {
       const content = requireString(raw, "content", kind)
       used.add("content")
-      const props: { timestamp: Timestamp.Timestamp; content: string; metadata: JsonObject; schema?: JsonObject; author?: string } = {
+      const props: { timestamp: Timestamp.Timestamp; type: "chat_request"; content: string; metadata: JsonObject; schema?: JsonObject; author?: string } = {
         timestamp: ts,
+        type: "chat_request",
         content,
         metadata
       }
@@ -209,20 +211,20 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
       } else if (author !== undefined && author !== null) {
         throw new EntryError(kind, `field "author" must be a string, got ${describe(author)}`)
       }
-      entry = new ChatRequest(props, { disableChecks: true })
+      entry = trusted(ChatRequest, props)
       break
     }
     case "chat_response": {
       // Untagged: message, then reasoning, then data (JP's variant order).
       if (typeof raw["message"] === "string") {
         used.add("message")
-        entry = new ChatResponse({ timestamp: ts, message: raw["message"], metadata }, { disableChecks: true })
+        entry = trusted(ChatResponse, { timestamp: ts, type: "chat_response", message: raw["message"], metadata })
       } else if (typeof raw["reasoning"] === "string") {
         used.add("reasoning")
-        entry = new ChatResponse({ timestamp: ts, reasoning: raw["reasoning"], metadata }, { disableChecks: true })
+        entry = trusted(ChatResponse, { timestamp: ts, type: "chat_response", reasoning: raw["reasoning"], metadata })
       } else if ("data" in raw) {
         used.add("data")
-        entry = new ChatResponse({ timestamp: ts, data: raw["data"]!, metadata }, { disableChecks: true })
+        entry = trusted(ChatResponse, { timestamp: ts, type: "chat_response", data: raw["data"]!, metadata })
       } else {
         throw new EntryError(kind, `needs one of "message" (string), "reasoning" (string) or "data"`)
       }
@@ -238,7 +240,7 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
         if (!isObject(rawArgs)) throw new EntryError(kind, `field "arguments" must be an object, got ${describe(rawArgs)}`)
         args = decodeLeaves(rawArgs, "arguments", undecoded) as JsonObject
       }
-      entry = new ToolCallRequest({ timestamp: ts, id, name, arguments: args, metadata }, { disableChecks: true })
+      entry = trusted(ToolCallRequest, { timestamp: ts, type: "tool_call_request", id, name, arguments: args, metadata })
       break
     }
     case "tool_call_response": {
@@ -251,10 +253,7 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
       used.add("id").add("content").add("is_error")
       const content = StorageBase64.decode(rawContent)
       if (content === undefined) undecoded.push("content")
-      entry = new ToolCallResponse(
-        { timestamp: ts, id, content: content ?? rawContent, is_error: isError, metadata },
-        { disableChecks: true }
-      )
+      entry = trusted(ToolCallResponse, { timestamp: ts, type: "tool_call_response", id, content: content ?? rawContent, is_error: isError, metadata })
       break
     }
     case "inquiry_request": {
@@ -266,10 +265,7 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
       const question = decodeQuestion(raw["question"])
       if (Exit.isFailure(question)) throw new EntryError(kind, `field "question": ${issueText(question)}`)
       used.add("id").add("source").add("question")
-      entry = new InquiryRequest(
-        { timestamp: ts, id: id as InquiryRequest["id"], source: source.value, question: question.value, metadata },
-        { disableChecks: true }
-      )
+      entry = trusted(InquiryRequest, { timestamp: ts, type: "inquiry_request", id: id as InquiryRequest["id"], source: source.value, question: question.value, metadata })
       break
     }
     case "inquiry_response": {
@@ -284,7 +280,7 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
             : `outcome "answered" needs an "answer"`)
         }
         used.add("answer")
-        entry = new InquiryAnswered({ timestamp: ts, id, answer: raw["answer"]!, metadata }, { disableChecks: true })
+        entry = trusted(InquiryAnswered, { timestamp: ts, type: "inquiry_response", outcome: "answered", id, answer: raw["answer"]!, metadata })
       } else if (outcome === "cancelled") {
         const reason = raw["reason"]
         if (reason !== undefined && typeof reason !== "string") {
@@ -292,9 +288,9 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
         }
         used.add("reason")
         // RFD 082: a missing reason reads as `user` (JP's branch code says "unspecified").
-        entry = new InquiryCancelled({ timestamp: ts, id, reason: reason ?? "user", metadata }, { disableChecks: true })
+        entry = trusted(InquiryCancelled, { timestamp: ts, type: "inquiry_response", outcome: "cancelled", id, reason: reason ?? "user", metadata })
       } else if (outcome === "redacted") {
-        entry = new InquiryRedacted({ timestamp: ts, id, metadata }, { disableChecks: true })
+        entry = trusted(InquiryRedacted, { timestamp: ts, type: "inquiry_response", outcome: "redacted", id, metadata })
       } else {
         throw new EntryError(kind, `unknown outcome ${describe(outcome)} (expected "answered", "cancelled" or "redacted")`)
       }

@@ -52,6 +52,7 @@ import { isQuestionId, Question, toInquiryQuestion } from "../domain/Question.ts
 import * as Timestamp from "../domain/Timestamp.ts"
 import type { ToolCallRequest } from "../domain/ToolCallRequest.ts"
 import { ToolCallResponse } from "../domain/ToolCallResponse.ts"
+import { trusted } from "../domain/Trusted.ts"
 import * as TurnState from "../domain/TurnState.ts"
 import { Config } from "../services/Config.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
@@ -113,9 +114,8 @@ const questionOf = (id: string, q: InquiryQuestion): Question =>
 
 const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
 
-// Events built here come from values that are already valid (a clock
-// reading, ids and questions the executor validated): skip re-checking them.
-const trusted = { disableChecks: true } as const
+// Events are built with `trusted`: their fields are a clock reading and values
+// the executor already validated, so they are not parsed again.
 
 /**
  * Runs the calls concurrently and returns their responses in call order.
@@ -179,12 +179,12 @@ export const runTools = (input: RunToolsInput) =>
       Effect.gen(function*(): Effect.fn.Return<{ answer: Schema.Json } | { end: ToolResponse }, unknown> {
         const secret = question.answer_type.type === "secret"
         const answered = (answer: Schema.Json) =>
-          record(secret ? new InquiryRedacted({ timestamp: now(), id }, trusted) : new InquiryAnswered({ timestamp: now(), id, answer }, trusted)).pipe(
+          record(secret ? trusted(InquiryRedacted, { timestamp: now(), type: "inquiry_response", outcome: "redacted", id, metadata: {} }) : trusted(InquiryAnswered, { timestamp: now(), type: "inquiry_response", outcome: "answered", id, answer, metadata: {} })).pipe(
             Effect.tap(() => Effect.sync(() => (open.id = undefined))),
             Effect.as({ answer })
           )
         const cancelled = (reason: string, end: ToolResponse) =>
-          record(new InquiryCancelled({ timestamp: now(), id, reason }, trusted)).pipe(
+          record(trusted(InquiryCancelled, { timestamp: now(), type: "inquiry_response", outcome: "cancelled", id, reason, metadata: {} })).pipe(
             Effect.tap(() => Effect.sync(() => (open.id = undefined))),
             Effect.as({ end })
           )
@@ -277,7 +277,7 @@ export const runTools = (input: RunToolsInput) =>
             const question = result.question
             const id = TurnState.nextInquiryId(state, call.id, question.id)
             open.id = id
-            yield* record(new InquiryRequest({ timestamp: now(), id, source: result.source, question: toInquiryQuestion(question) }, trusted))
+            yield* record(trusted(InquiryRequest, { timestamp: now(), type: "inquiry_request", id, source: result.source, question: toInquiryQuestion(question), metadata: {} }))
             const routed = yield* route(call, question, id, open)
             if ("end" in routed) {
               response = routed.end
@@ -286,7 +286,7 @@ export const runTools = (input: RunToolsInput) =>
             answers = { ...result.answers, [question.id]: routed.answer }
           }
         }
-        const event = new ToolCallResponse({ timestamp: now(), id: call.id, content: response.content, is_error: response.is_error }, trusted)
+        const event = trusted(ToolCallResponse, { timestamp: now(), type: "tool_call_response", id: call.id, content: response.content, is_error: response.is_error, metadata: {} })
         yield* record(event)
         return event
       }).pipe(
@@ -295,7 +295,7 @@ export const runTools = (input: RunToolsInput) =>
         Effect.onInterrupt(() =>
           open.id === undefined
             ? Effect.void
-            : record(new InquiryCancelled({ timestamp: now(), id: open.id, reason: "user" }, trusted)).pipe(Effect.ignore)
+            : record(trusted(InquiryCancelled, { timestamp: now(), type: "inquiry_response", outcome: "cancelled", id: open.id, reason: "user", metadata: {} })).pipe(Effect.ignore)
         )
       )
     }
