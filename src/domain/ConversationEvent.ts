@@ -12,7 +12,6 @@ import { ChatRequest } from "./ChatRequest.ts"
 import { ChatResponse } from "./ChatResponse.ts"
 import { InquiryRequest } from "./InquiryRequest.ts"
 import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "./InquiryResponse.ts"
-import type { Timestamp as TimestampType } from "./Timestamp.ts"
 import { ToolCallRequest } from "./ToolCallRequest.ts"
 import { ToolCallResponse } from "./ToolCallResponse.ts"
 import { TurnStart } from "./TurnStart.ts"
@@ -98,5 +97,3 @@ export const isProviderVisible = (e: StreamEntry): e is ChatRequest | ChatRespon
   e.type === "chat_request" || e.type === "chat_response" || e.type === "tool_call_request" ||
   e.type === "tool_call_response"
 
-/** The timestamp of any entry, when it has one. */
-export const entryTimestamp = (e: StreamEntry): TimestampType | string | undefined => e.timestamp

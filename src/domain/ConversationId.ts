@@ -11,7 +11,6 @@
  * ```
  */
 import * as Schema from "effect/Schema"
-import * as Timestamp from "./Timestamp.ts"
 
 export const ConversationId = Schema.String.pipe(
   Schema.check(Schema.makeFilter((s: string) => /^\d{1,19}$/.test(s) || `Expected a conversation id (decisecond number), got ${JSON.stringify(s)}`)),
@@ -40,8 +39,6 @@ export const display = (id: ConversationId): string => `jp-c${id}`
 /** A new id for "now" (deciseconds since the epoch). */
 export const fromEpochMillis = (ms: number): ConversationId => String(Math.floor(ms / 100)) as ConversationId
 
-/** The instant of an id, as a JP timestamp. */
-export const toTimestamp = (id: ConversationId): Timestamp.Timestamp => Timestamp.fromEpochNanos(BigInt(id) * 100_000_000n)
 
 /**
  * JP's directory name (`ConversationId::to_dirname`): first 60 chars of the

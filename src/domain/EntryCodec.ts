@@ -114,7 +114,6 @@ const compiled = <T, E>(schema: Schema.Codec<T, E>) => {
 }
 const decodeSource = compiled(InquirySource)
 const decodeQuestion = compiled(InquiryQuestion)
-const decodeJson = compiled(Schema.Json)
 
 const issueText = (exit: Exit.Exit<unknown, Schema.SchemaError>): string =>
   Exit.isFailure(exit) ? String(exit.cause).replace(/^SchemaError: /, "").split("\n").join(" ") : ""
@@ -393,15 +392,6 @@ export const encodeEntry = (e: StreamEntry): JsonObject => {
   return out
 }
 
-/** Drops any remembered on-disk layout: the entry is then written in the current shape. */
-export const normalize = <E extends StreamEntry>(e: E): E => {
-  layouts.delete(e)
-  return e
-}
-
-/** True when the entry was read in a legacy or non-canonical layout. */
-export const hasLegacyLayout = (e: StreamEntry): boolean => layouts.has(e)
-
 /**
  * The entry as plain JSON without storage base64 (on-disk field names and
  * shapes): what `conversation print --format json` shows.
@@ -418,9 +408,6 @@ export const toPlainJson = (e: StreamEntry): JsonObject => {
   }
   return out
 }
-
-/** Validates that a value is JSON (used by property tests and builders). */
-export const isJson = (u: unknown): u is Json => Exit.isSuccess(decodeJson(u))
 
 /**
  * The codec as a Schema transformation: raw JSON entry ↔ {@link StreamEntry}.
