@@ -19,7 +19,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { parse, TomlError } from "smol-toml"
-import type * as ConfigData from "../domain/Config.ts"
+import type * as ConfigData from "../domain/tool/Config.ts"
 import { Config, ConfigError, validate } from "../services/Config.ts"
 
 /** The config file of a storage directory. */

@@ -8,7 +8,7 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import * as ConversationId from "../domain/ConversationId.ts"
+import * as ConversationId from "../domain/storage/ConversationId.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
 
 /** A fresh id for "now" that no stored conversation (live or archived) uses. */

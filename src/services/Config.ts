@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as ConfigData from "../domain/Config.ts"
+import * as ConfigData from "../domain/tool/Config.ts"
 
 export const ConfigProblem = Schema.Struct({
   /** Dotted key path (`conversation.tools.write_note.run`), when the problem is at a key. */

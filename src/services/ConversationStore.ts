@@ -20,9 +20,9 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { Conversation } from "../domain/Conversation.ts"
-import type { StreamEntry } from "../domain/ConversationEvent.ts"
-import type { ConversationId } from "../domain/ConversationId.ts"
+import type { Conversation } from "../domain/storage/Conversation.ts"
+import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
+import type { ConversationId } from "../domain/storage/ConversationId.ts"
 
 export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>()("ConversationNotFound", {
   id: Schema.String

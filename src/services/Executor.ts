@@ -26,10 +26,10 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { InquirySource } from "../domain/InquirySource.ts"
-import type * as Outcome from "../domain/Outcome.ts"
-import { Question } from "../domain/Question.ts"
-import type { RunMode, ToolDefinition, ToolKind } from "../domain/ToolDefinition.ts"
+import { InquirySource } from "../domain/event/InquirySource.ts"
+import type * as Outcome from "../domain/tool/Outcome.ts"
+import { Question } from "../domain/tool/Question.ts"
+import type { RunMode, ToolDefinition, ToolKind } from "../domain/tool/ToolDefinition.ts"
 
 /** The call as the model made it. */
 export interface ToolCall {

@@ -22,9 +22,9 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { StreamEntry } from "../domain/ConversationEvent.ts"
-import type { InquiryId } from "../domain/InquiryId.ts"
-import type { InquiryQuestion } from "../domain/InquiryQuestion.ts"
+import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
+import type { InquiryId } from "../domain/event/InquiryId.ts"
+import type { InquiryQuestion } from "../domain/event/InquiryQuestion.ts"
 
 export interface InquiryBackendRequest {
   /** The conversation as it is now (taken just in time, after the `inquiry_request` was appended). */

@@ -17,7 +17,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { Question } from "../domain/Question.ts"
+import type { Question } from "../domain/tool/Question.ts"
 
 export type PermissionDecision = "y" | "Y" | "n" | "N"
 

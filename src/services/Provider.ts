@@ -28,12 +28,12 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { ChatResponse } from "../domain/ChatResponse.ts"
-import type { EventMetadata } from "../domain/EventMetadata.ts"
-import type { ProviderEvent } from "../domain/Thread.ts"
-import * as Timestamp from "../domain/Timestamp.ts"
-import { ToolCallRequest } from "../domain/ToolCallRequest.ts"
-import type { ToolDefinition } from "../domain/ToolDefinition.ts"
+import { ChatResponse } from "../domain/event/ChatResponse.ts"
+import type { EventMetadata } from "../domain/event/EventMetadata.ts"
+import type { ProviderEvent } from "../domain/stream/Thread.ts"
+import * as Timestamp from "../domain/event/Timestamp.ts"
+import { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
+import type { ToolDefinition } from "../domain/tool/ToolDefinition.ts"
 
 /** The events a provider may see: only what `Thread.intoParts` yields. */
 export type { ProviderEvent }

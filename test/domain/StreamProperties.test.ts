@@ -6,13 +6,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import type { StreamEntry } from "../../src/domain/ConversationEvent.ts"
-import { isProviderVisible } from "../../src/domain/ConversationEvent.ts"
-import { fork } from "../../src/domain/Fork.ts"
-import { analyze, incompleteSummary, splitIncompleteTurn, summaryOf } from "../../src/domain/IncompleteTurn.ts"
-import { sanitize } from "../../src/domain/Sanitize.ts"
-import { intoParts } from "../../src/domain/Thread.ts"
-import { eventsByTurn, turnCount, turns } from "../../src/domain/Turns.ts"
+import type { StreamEntry } from "../../src/domain/event/ConversationEvent.ts"
+import { isProviderVisible } from "../../src/domain/event/ConversationEvent.ts"
+import { fork } from "../../src/domain/stream/Fork.ts"
+import { analyze, incompleteSummary, splitIncompleteTurn, summaryOf } from "../../src/domain/stream/IncompleteTurn.ts"
+import { sanitize } from "../../src/domain/stream/Sanitize.ts"
+import { intoParts } from "../../src/domain/stream/Thread.ts"
+import { eventsByTurn, turnCount, turns } from "../../src/domain/stream/Turns.ts"
 import { streams } from "./_streams.ts"
 
 const RUNS = 2500

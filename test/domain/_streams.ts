@@ -3,18 +3,18 @@
  * timestamp of a private clock (one second apart), so tests can name exact
  * instants and orders.
  */
-import { ChatRequest } from "../../src/domain/ChatRequest.ts"
-import { ChatResponse } from "../../src/domain/ChatResponse.ts"
-import { Compaction, ConfigDelta, type StreamEntry, UnknownEntry } from "../../src/domain/ConversationEvent.ts"
-import { InquiryAnswerType } from "../../src/domain/InquiryAnswerType.ts"
-import * as InquiryId from "../../src/domain/InquiryId.ts"
-import { InquiryRequest } from "../../src/domain/InquiryRequest.ts"
-import { InquiryResponse } from "../../src/domain/InquiryResponse.ts"
-import { InquirySource } from "../../src/domain/InquirySource.ts"
-import * as Timestamp from "../../src/domain/Timestamp.ts"
-import { ToolCallRequest } from "../../src/domain/ToolCallRequest.ts"
-import { ToolCallResponse } from "../../src/domain/ToolCallResponse.ts"
-import { TurnStart } from "../../src/domain/TurnStart.ts"
+import { ChatRequest } from "../../src/domain/event/ChatRequest.ts"
+import { ChatResponse } from "../../src/domain/event/ChatResponse.ts"
+import { Compaction, ConfigDelta, type StreamEntry, UnknownEntry } from "../../src/domain/event/ConversationEvent.ts"
+import { InquiryAnswerType } from "../../src/domain/event/InquiryAnswerType.ts"
+import * as InquiryId from "../../src/domain/event/InquiryId.ts"
+import { InquiryRequest } from "../../src/domain/event/InquiryRequest.ts"
+import { InquiryResponse } from "../../src/domain/event/InquiryResponse.ts"
+import { InquirySource } from "../../src/domain/event/InquirySource.ts"
+import * as Timestamp from "../../src/domain/event/Timestamp.ts"
+import { ToolCallRequest } from "../../src/domain/event/ToolCallRequest.ts"
+import { ToolCallResponse } from "../../src/domain/event/ToolCallResponse.ts"
+import { TurnStart } from "../../src/domain/event/TurnStart.ts"
 import type * as Schema from "effect/Schema"
 
 const BASE = 1_772_700_000n * 1_000_000_000n // 2026-03-05 08:40:00 UTC

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as InquiryId from "../../src/domain/InquiryId.ts"
+import * as InquiryId from "../../src/domain/event/InquiryId.ts"
 import * as MockInquiryBackend from "../../src/layers/MockInquiryBackend.ts"
 import { InquiryBackend, type InquiryBackendRequest } from "../../src/services/InquiryBackend.ts"
 

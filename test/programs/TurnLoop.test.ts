@@ -4,18 +4,18 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { ChatRequest } from "../../src/domain/ChatRequest.ts"
-import * as Conversation from "../../src/domain/Conversation.ts"
-import type { StreamEntry } from "../../src/domain/ConversationEvent.ts"
-import * as ConversationId from "../../src/domain/ConversationId.ts"
-import * as IncompleteTurn from "../../src/domain/IncompleteTurn.ts"
-import { InquiryRequest } from "../../src/domain/InquiryRequest.ts"
-import { InquiryResponse } from "../../src/domain/InquiryResponse.ts"
-import * as InquiryId from "../../src/domain/InquiryId.ts"
-import { InquirySource } from "../../src/domain/InquirySource.ts"
-import * as Timestamp from "../../src/domain/Timestamp.ts"
-import { ToolCallRequest } from "../../src/domain/ToolCallRequest.ts"
-import { TurnStart } from "../../src/domain/TurnStart.ts"
+import { ChatRequest } from "../../src/domain/event/ChatRequest.ts"
+import * as Conversation from "../../src/domain/storage/Conversation.ts"
+import type { StreamEntry } from "../../src/domain/event/ConversationEvent.ts"
+import * as ConversationId from "../../src/domain/storage/ConversationId.ts"
+import * as IncompleteTurn from "../../src/domain/stream/IncompleteTurn.ts"
+import { InquiryRequest } from "../../src/domain/event/InquiryRequest.ts"
+import { InquiryResponse } from "../../src/domain/event/InquiryResponse.ts"
+import * as InquiryId from "../../src/domain/event/InquiryId.ts"
+import { InquirySource } from "../../src/domain/event/InquirySource.ts"
+import * as Timestamp from "../../src/domain/event/Timestamp.ts"
+import { ToolCallRequest } from "../../src/domain/event/ToolCallRequest.ts"
+import { TurnStart } from "../../src/domain/event/TurnStart.ts"
 import * as ExecutorScripted from "../../src/layers/executor/ExecutorScripted.ts"
 import * as MockInquiryBackend from "../../src/layers/MockInquiryBackend.ts"
 import * as MockPromptBackend from "../../src/layers/prompt/MockPromptBackend.ts"
@@ -101,7 +101,7 @@ describe("TurnLoop", () => {
         new ChatRequest({ timestamp: t, content: "go" }),
         done,
         pending,
-        (yield* Effect.succeed(new (yield* Effect.promise(() => import("../../src/domain/ToolCallResponse.ts"))).ToolCallResponse({ timestamp: t, id: "done", content: "earlier", is_error: false }))),
+        (yield* Effect.succeed(new (yield* Effect.promise(() => import("../../src/domain/event/ToolCallResponse.ts"))).ToolCallResponse({ timestamp: t, id: "done", content: "earlier", is_error: false }))),
         new InquiryRequest({ timestamp: t, id: InquiryId.make("open.first.1"), source: InquirySource.tool("t"), question: { text: "First?", answer_type: { type: "boolean" } } }),
         InquiryResponse.answered(t, InquiryId.make("open.first.1"), true),
         new InquiryRequest({ timestamp: t, id: InquiryId.make("open.second.1"), source: InquirySource.tool("t"), question: { text: "Second?", answer_type: { type: "text" } } })

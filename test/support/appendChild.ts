@@ -4,12 +4,12 @@
  * The parent kills it with SIGKILL at an arbitrary moment.
  */
 import * as Effect from "effect/Effect"
-import { ChatRequest } from "../../src/domain/ChatRequest.ts"
-import * as ConversationId from "../../src/domain/ConversationId.ts"
-import * as Timestamp from "../../src/domain/Timestamp.ts"
-import { ToolCallRequest } from "../../src/domain/ToolCallRequest.ts"
-import { ToolCallResponse } from "../../src/domain/ToolCallResponse.ts"
-import { TurnStart } from "../../src/domain/TurnStart.ts"
+import { ChatRequest } from "../../src/domain/event/ChatRequest.ts"
+import * as ConversationId from "../../src/domain/storage/ConversationId.ts"
+import * as Timestamp from "../../src/domain/event/Timestamp.ts"
+import { ToolCallRequest } from "../../src/domain/event/ToolCallRequest.ts"
+import { ToolCallResponse } from "../../src/domain/event/ToolCallResponse.ts"
+import { TurnStart } from "../../src/domain/event/TurnStart.ts"
 import * as FileConversationStore from "../../src/layers/store/FileConversationStore.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
 

@@ -25,9 +25,9 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
-import { InquirySource } from "../../domain/InquirySource.ts"
-import * as Outcome from "../../domain/Outcome.ts"
-import { noParameters, type RunMode, type ToolKind } from "../../domain/ToolDefinition.ts"
+import { InquirySource } from "../../domain/event/InquirySource.ts"
+import * as Outcome from "../../domain/tool/Outcome.ts"
+import { noParameters, type RunMode, type ToolKind } from "../../domain/tool/ToolDefinition.ts"
 import { error, Executor, fromOutcome, notAvailable } from "../../services/Executor.ts"
 import type { Answers, ExecutionContext, ExecutorResult, ToolCall } from "../../services/Executor.ts"
 

@@ -15,7 +15,7 @@ import * as Redacted from "effect/Redacted"
 import * as Semaphore from "effect/Semaphore"
 import * as Prompt from "effect/cli/Prompt"
 import * as Terminal from "effect/Terminal"
-import type { Question } from "../../domain/Question.ts"
+import type { Question } from "../../domain/tool/Question.ts"
 import {
   type PermissionDecision,
   PromptBackend,

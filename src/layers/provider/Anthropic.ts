@@ -31,7 +31,7 @@ import type Anthropic from "@anthropic-ai/sdk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
-import type { EventMetadata } from "../../domain/EventMetadata.ts"
+import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
 import {
   defaultRetryPolicy,
   parseModel,

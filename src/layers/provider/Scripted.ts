@@ -21,7 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import * as ScriptedModel from "../../domain/ScriptedModel.ts"
+import * as ScriptedModel from "../../domain/model/ScriptedModel.ts"
 import {
   Provider,
   type ProviderDelta,

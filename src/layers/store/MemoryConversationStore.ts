@@ -13,12 +13,12 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import type { Conversation } from "../../domain/Conversation.ts"
-import { isConversationEvent, type StreamEntry } from "../../domain/ConversationEvent.ts"
-import type { ConversationId } from "../../domain/ConversationId.ts"
-import * as ConversationId_ from "../../domain/ConversationId.ts"
-import * as Timestamp from "../../domain/Timestamp.ts"
-import * as TurnAppend from "../../domain/TurnAppend.ts"
+import type { Conversation } from "../../domain/storage/Conversation.ts"
+import { isConversationEvent, type StreamEntry } from "../../domain/event/ConversationEvent.ts"
+import type { ConversationId } from "../../domain/storage/ConversationId.ts"
+import * as ConversationId_ from "../../domain/storage/ConversationId.ts"
+import * as Timestamp from "../../domain/event/Timestamp.ts"
+import * as TurnAppend from "../../domain/stream/TurnAppend.ts"
 import { summaryOf } from "./Summary.ts"
 import {
   AppendRejected,

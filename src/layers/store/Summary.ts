@@ -7,10 +7,10 @@
  * summaryOf(conversation, "/path/to/dir").incomplete // null, or { state, tool? }
  * ```
  */
-import type { Conversation } from "../../domain/Conversation.ts"
-import * as ConversationModel from "../../domain/Conversation.ts"
-import { incompleteSummary } from "../../domain/IncompleteTurn.ts"
-import * as Timestamp from "../../domain/Timestamp.ts"
+import type { Conversation } from "../../domain/storage/Conversation.ts"
+import * as ConversationModel from "../../domain/storage/Conversation.ts"
+import { incompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
+import * as Timestamp from "../../domain/event/Timestamp.ts"
 import type { ConversationSummary } from "../../services/ConversationStore.ts"
 
 export const summaryOf = (conversation: Conversation, path: string): ConversationSummary => {

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
-import { ChatResponse } from "../../../src/domain/ChatResponse.ts"
+import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
 import * as ProviderLive from "../../../src/layers/provider/ProviderLive.ts"
 import { collect } from "../../../src/services/Provider.ts"
 import * as FakeLlmServer from "../../support/FakeLlmServer.ts"
@@ -116,8 +116,8 @@ register("./hooks.mjs", import.meta.url)`
   const SCRIPT = (root: string) => `import * as Effect from ${JSON.stringify(join(root, "node_modules/effect/dist/Effect.js"))}
 import * as ProviderLive from ${JSON.stringify(join(root, "src/layers/provider/ProviderLive.ts"))}
 import { collect } from ${JSON.stringify(join(root, "src/services/Provider.ts"))}
-import { ChatRequest } from ${JSON.stringify(join(root, "src/domain/ChatRequest.ts"))}
-import * as Timestamp from ${JSON.stringify(join(root, "src/domain/Timestamp.ts"))}
+import { ChatRequest } from ${JSON.stringify(join(root, "src/domain/event/ChatRequest.ts"))}
+import * as Timestamp from ${JSON.stringify(join(root, "src/domain/event/Timestamp.ts"))}
 const request = (model) => ({ model, systemParts: [], tools: [], events: [new ChatRequest({ timestamp: Timestamp.now(), content: "hi" })] })
 const program = Effect.gen(function*() {
   const provider = yield* ProviderLive.make({

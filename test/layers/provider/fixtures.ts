@@ -3,18 +3,18 @@
  * with reasoning, parallel tool calls and an inquiry pair recorded between a
  * tool call and its result — exactly what must never reach a provider.
  */
-import { ChatRequest } from "../../../src/domain/ChatRequest.ts"
-import { ChatResponse } from "../../../src/domain/ChatResponse.ts"
-import type { StreamEntry } from "../../../src/domain/ConversationEvent.ts"
-import * as InquiryId from "../../../src/domain/InquiryId.ts"
-import { InquiryRequest } from "../../../src/domain/InquiryRequest.ts"
-import { InquiryAnswered } from "../../../src/domain/InquiryResponse.ts"
-import { sanitize } from "../../../src/domain/Sanitize.ts"
-import { intoParts } from "../../../src/domain/Thread.ts"
-import * as Timestamp from "../../../src/domain/Timestamp.ts"
-import { ToolCallRequest } from "../../../src/domain/ToolCallRequest.ts"
-import { ToolCallResponse } from "../../../src/domain/ToolCallResponse.ts"
-import { TurnStart } from "../../../src/domain/TurnStart.ts"
+import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
+import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
+import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts"
+import * as InquiryId from "../../../src/domain/event/InquiryId.ts"
+import { InquiryRequest } from "../../../src/domain/event/InquiryRequest.ts"
+import { InquiryAnswered } from "../../../src/domain/event/InquiryResponse.ts"
+import { sanitize } from "../../../src/domain/stream/Sanitize.ts"
+import { intoParts } from "../../../src/domain/stream/Thread.ts"
+import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
+import { ToolCallRequest } from "../../../src/domain/event/ToolCallRequest.ts"
+import { ToolCallResponse } from "../../../src/domain/event/ToolCallResponse.ts"
+import { TurnStart } from "../../../src/domain/event/TurnStart.ts"
 import type { ProviderRequest, ProviderTool, RetryPolicy } from "../../../src/services/Provider.ts"
 
 let tick = 0

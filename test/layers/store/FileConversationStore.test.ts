@@ -3,20 +3,20 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { ChatRequest } from "../../../src/domain/ChatRequest.ts"
-import { ChatResponse } from "../../../src/domain/ChatResponse.ts"
-import * as Conversation from "../../../src/domain/Conversation.ts"
-import * as ConversationId from "../../../src/domain/ConversationId.ts"
-import * as EntryCodec from "../../../src/domain/EntryCodec.ts"
-import { InquiryAnswerType } from "../../../src/domain/InquiryAnswerType.ts"
-import * as InquiryId from "../../../src/domain/InquiryId.ts"
-import { InquiryRequest } from "../../../src/domain/InquiryRequest.ts"
-import { InquiryResponse } from "../../../src/domain/InquiryResponse.ts"
-import { InquirySource } from "../../../src/domain/InquirySource.ts"
-import * as Timestamp from "../../../src/domain/Timestamp.ts"
-import { ToolCallRequest } from "../../../src/domain/ToolCallRequest.ts"
-import { ToolCallResponse } from "../../../src/domain/ToolCallResponse.ts"
-import { TurnStart } from "../../../src/domain/TurnStart.ts"
+import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
+import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
+import * as Conversation from "../../../src/domain/storage/Conversation.ts"
+import * as ConversationId from "../../../src/domain/storage/ConversationId.ts"
+import * as EntryCodec from "../../../src/domain/storage/EntryCodec.ts"
+import { InquiryAnswerType } from "../../../src/domain/event/InquiryAnswerType.ts"
+import * as InquiryId from "../../../src/domain/event/InquiryId.ts"
+import { InquiryRequest } from "../../../src/domain/event/InquiryRequest.ts"
+import { InquiryResponse } from "../../../src/domain/event/InquiryResponse.ts"
+import { InquirySource } from "../../../src/domain/event/InquirySource.ts"
+import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
+import { ToolCallRequest } from "../../../src/domain/event/ToolCallRequest.ts"
+import { ToolCallResponse } from "../../../src/domain/event/ToolCallResponse.ts"
+import { TurnStart } from "../../../src/domain/event/TurnStart.ts"
 import * as FileConversationStore from "../../../src/layers/store/FileConversationStore.ts"
 import { ConversationStore } from "../../../src/services/ConversationStore.ts"
 import { copyToTemp, corpusDir, snapshotTree, tempDir } from "../../support/Fixtures.ts"
@@ -214,7 +214,7 @@ describe("FileConversationStore", () => {
           yield* store.save(c)
           fs.writeFileSync(path.join(storage, "conversations", "17738399468-old-title", "QUERY_MESSAGE.md"), "draft")
           const loaded = yield* store.load(id)
-          yield* store.save({ ...loaded, metadata: new (loaded.metadata.constructor as typeof import("../../../src/domain/ConversationMetadata.ts").ConversationMetadata)({ ...loaded.metadata, title: "New title!" }) })
+          yield* store.save({ ...loaded, metadata: new (loaded.metadata.constructor as typeof import("../../../src/domain/storage/ConversationMetadata.ts").ConversationMetadata)({ ...loaded.metadata, title: "New title!" }) })
         }))
       expect(fs.readdirSync(path.join(storage, "conversations")).filter((n) => !n.startsWith("."))).toStrictEqual(["17738399468-new-title"])
       expect(fs.readFileSync(path.join(storage, "conversations", "17738399468-new-title", "QUERY_MESSAGE.md"), "utf8")).toBe("draft")

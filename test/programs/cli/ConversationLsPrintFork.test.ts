@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import * as Timestamp from "../../../src/domain/Timestamp.ts"
+import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
 import { runParley } from "../../support/Cli.ts"
 import { copyToTemp, corpusDir, snapshotTree, tempDir } from "../../support/Fixtures.ts"
 

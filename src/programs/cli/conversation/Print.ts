@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { renderJson, renderMarkdown } from "../../../domain/Render.ts"
+import { renderJson, renderMarkdown } from "../../../domain/render/Render.ts"
 import { ConversationStore } from "../../../services/ConversationStore.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
 

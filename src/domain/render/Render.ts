@@ -1,0 +1,200 @@
+/**
+ * `conversation print` output: markdown for people, JSON for scripts.
+ *
+ * Markdown renders each complete turn, then the incomplete turn (RFD 023)
+ * with its events and a marker block:
+ *
+ * ```text
+ * ⏳ Incomplete turn (waiting for input)
+ *   ✓ cargo_check — completed
+ *   ⏸ fs_modify_file — waiting for input: "Overwrite existing file?"
+ * ```
+ *
+ * Inquiry responses follow RFD 082 "Reader behavior": `Answer: <value>` (the
+ * answer as JSON), `Answer: <redacted>`, `Cancelled (<reason>)` with the
+ * reason tag verbatim, unknown tags included.
+ *
+ * @example
+ * ```ts
+ * import * as Render from "./Render.ts"
+ * process.stdout.write(Render.renderMarkdown({ id: "17738399468", title: "Hello", entries }))
+ * ```
+ */
+import type { StreamEntry } from "../event/ConversationEvent.ts"
+import { isConversationEvent } from "../event/ConversationEvent.ts"
+import * as EntryCodec from "../storage/EntryCodec.ts"
+import type { IncompleteState, ToolCallStatus } from "../stream/IncompleteTurn.ts"
+import { analyze, splitIncompleteTurn, summaryOf } from "../stream/IncompleteTurn.ts"
+import type { InquiryRequest } from "../event/InquiryRequest.ts"
+import type { InquiryResponse } from "../event/InquiryResponse.ts"
+import { describe as describeSource } from "../event/InquirySource.ts"
+import * as Timestamp from "../event/Timestamp.ts"
+import { turns } from "../stream/Turns.ts"
+
+/** The words of the incomplete-turn marker for each state. */
+export const INCOMPLETE_LABEL: Readonly<Record<IncompleteState, string>> = {
+  "waiting-for-input": "waiting for input",
+  "pending-tool-execution": "pending tool execution",
+  "pending-follow-up": "pending follow-up",
+  "pending-llm-response": "pending LLM response"
+}
+
+/** How an inquiry response reads (RFD 082 "Reader behavior"). */
+export const inquiryOutcomeText = (response: InquiryResponse): string => {
+  switch (response.outcome) {
+    case "answered":
+      return `Answer: ${JSON.stringify(response.answer)}`
+    case "redacted":
+      return "Answer: <redacted>"
+    case "cancelled":
+      return `Cancelled (${response.reason})`
+  }
+}
+
+/** A code fence longer than any backtick run inside `text`. */
+const fenced = (text: string, info = ""): string => {
+  // A loop, not Math.max(...runs): a long tool output can hold more runs than the stack has room for arguments.
+  let longest = 2
+  for (const m of text.matchAll(/`+/g)) if (m[0].length > longest) longest = m[0].length
+  const fence = "`".repeat(longest + 1)
+  return `${fence}${info}\n${text}${text.endsWith("\n") ? "" : "\n"}${fence}`
+}
+
+const when = (t: string): string => Timestamp.toRfc3339(t)
+
+const questionBlock = (q: InquiryRequest): string => {
+  const lines = [q.question.text]
+  const type = q.question.answer_type
+  const details: Array<string> = [`Answer type: ${type.type}`]
+  if (type.type === "select") details.push(`Options: ${type.options.map((o) => JSON.stringify(o.value)).join(", ")}`)
+  if (q.question.default !== undefined) details.push(`Default: ${JSON.stringify(q.question.default)}`)
+  lines.push("", `_${details.join(" · ")}_`)
+  return lines.join("\n")
+}
+
+/** Markdown for the events of one turn. */
+const renderEvents = (entries: ReadonlyArray<StreamEntry>): Array<string> => {
+  const blocks: Array<string> = []
+  const toolNames = new Map<string, string>()
+  for (const e of entries) {
+    switch (e.type) {
+      case "turn_start":
+      case "config_delta":
+      case "compaction":
+        break
+      case "unknown":
+        blocks.push(`_Entry of unknown kind \`${e.kind}\` (kept, not shown)._`)
+        break
+      case "chat_request":
+        blocks.push(`### You · ${when(e.timestamp)}\n\n${e.content}`)
+        break
+      case "chat_response":
+        if (e.message !== undefined) blocks.push(`### Assistant · ${when(e.timestamp)}\n\n${e.message}`)
+        else if (e.reasoning !== undefined) blocks.push(`### Assistant (reasoning) · ${when(e.timestamp)}\n\n${e.reasoning}`)
+        else blocks.push(`### Assistant (structured) · ${when(e.timestamp)}\n\n${fenced(JSON.stringify(e.data ?? null, null, 2), "json")}`)
+        break
+      case "tool_call_request":
+        toolNames.set(e.id, e.name)
+        blocks.push(`### Tool call \`${e.name}\` (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(JSON.stringify(e.arguments, null, 2), "json")}`)
+        break
+      case "tool_call_response": {
+        const name = toolNames.get(e.id)
+        const label = e.is_error ? "Tool error" : "Tool result"
+        blocks.push(`### ${label}${name === undefined ? "" : ` \`${name}\``} (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(e.content)}`)
+        break
+      }
+      case "inquiry_request":
+        blocks.push(`### Question from ${describeSource(e.source)} (\`${e.id}\`) · ${when(e.timestamp)}\n\n${questionBlock(e)}`)
+        break
+      case "inquiry_response":
+        blocks.push(`### Inquiry response (\`${e.id}\`) · ${when(e.timestamp)}\n\n${inquiryOutcomeText(e)}`)
+        break
+    }
+  }
+  return blocks
+}
+
+const firstLine = (text: string): string => {
+  const line = text.split("\n", 1)[0]!.trim()
+  return line.length < text.trim().length ? `${line} …` : line
+}
+
+const toolLine = (call: ToolCallStatus): string => {
+  const name = call.request.name
+  switch (call.status) {
+    case "completed":
+      return `  ✓ ${name} — completed`
+    case "failed":
+      return `  ✗ ${name} — failed`
+    case "pending":
+      return `  ⏳ ${name} — pending execution`
+    case "waiting-for-input": {
+      const open = call.inquiries.find((q) => q.response === null)!
+      return `  ⏸ ${name} — waiting for input: ${JSON.stringify(firstLine(open.request.question.text))}`
+    }
+  }
+}
+
+/**
+ * The RFD 023 marker block of an incomplete turn (its state, then each tool
+ * call of the turn with a status mark).
+ *
+ * @example
+ * ```ts
+ * incompleteMarker(entriesOfTheTurn) // "⏳ Incomplete turn (pending LLM response)"
+ * ```
+ */
+export const incompleteMarker = (entries: ReadonlyArray<StreamEntry>): string => {
+  const incomplete = { entries }
+  const summary = summaryOf(incomplete)
+  const label = summary === null ? "incomplete" : INCOMPLETE_LABEL[summary.state]
+  return [`⏳ Incomplete turn (${label})`, ...analyze(incomplete).toolCalls.map(toolLine)].join("\n")
+}
+
+/**
+ * The conversation as a person reads it. Turns are numbered from 1;
+ * timestamps are shown in RFC 3339 (UTC); config deltas and compactions are
+ * not shown.
+ *
+ * @example
+ * ```ts
+ * renderMarkdown({ id: "17738399468", entries }).startsWith("# Conversation jp-c17738399468") // true
+ * ```
+ */
+export const renderMarkdown = (conversation: {
+  readonly id: string
+  readonly title?: string | undefined
+  readonly entries: ReadonlyArray<StreamEntry>
+}): string => {
+  const { complete, incomplete } = splitIncompleteTurn(conversation.entries)
+  const out: Array<string> = []
+  const heading = conversation.title !== undefined && conversation.title.length > 0
+    ? conversation.title
+    : `Conversation jp-c${conversation.id}`
+  out.push(`# ${heading}`)
+  if (heading !== `Conversation jp-c${conversation.id}`) out.push(`Conversation \`jp-c${conversation.id}\``)
+  const all = turns(complete)
+  for (const turn of all) {
+    out.push(`## Turn ${turn.index + 1}`, ...renderEvents(turn.entries))
+  }
+  if (incomplete !== null) {
+    out.push(`## Turn ${all.length + 1} (incomplete)`, ...renderEvents(incomplete.entries), incompleteMarker(incomplete.entries))
+  }
+  if (all.length === 0 && incomplete === null && !conversation.entries.some(isConversationEvent)) {
+    out.push("_No messages yet._")
+  }
+  return out.join("\n\n") + "\n"
+}
+
+/**
+ * `conversation print --format json`: a JSON array of every entry in file
+ * order, with on-disk field names and shapes and the storage base64 removed
+ * (config deltas, compactions and unknown entries included, as stored).
+ *
+ * @example
+ * ```ts
+ * JSON.parse(renderJson(entries))[0].type // "turn_start"
+ * ```
+ */
+export const renderJson = (entries: ReadonlyArray<StreamEntry>): string =>
+  JSON.stringify(entries.map(EntryCodec.toPlainJson), null, 2) + "\n"

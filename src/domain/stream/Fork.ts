@@ -1,0 +1,54 @@
+/**
+ * The entries of a forked conversation (RFD 023 "Interaction with
+ * `conversation fork`", JP's `conversation fork --until`).
+ *
+ * 1. `until` (exclusive, as in JP): conversation events stamped at or after
+ *    it are dropped, wherever they are. Config deltas and unknown entries are
+ *    kept in place (parley never interprets them; JP's `retain` keeps them
+ *    too). Compactions are dropped when the cut removes a turn, because their
+ *    turn numbers would then point at the wrong turns (JP does the same).
+ * 2. The result is split at its last complete turn boundary. The complete
+ *    part is sanitized (so it satisfies the structural invariants); the
+ *    incomplete turn, if any, is appended unchanged, so it can be resumed with
+ *    `--continue-turn` or discarded in the fork, independently of the source.
+ *    A cut that falls mid-turn therefore leaves that turn as the fork's
+ *    incomplete turn instead of repairing it away.
+ *
+ * @example
+ * ```ts
+ * import { fork } from "./Fork.ts"
+ * const entries = fork(source.entries, { until: "2026-03-05 19:40:00.0" })
+ * ```
+ */
+import type { StreamEntry } from "../event/ConversationEvent.ts"
+import { isConversationEvent } from "../event/ConversationEvent.ts"
+import { splitIncompleteTurn } from "./IncompleteTurn.ts"
+import { sanitize } from "./Sanitize.ts"
+import * as Timestamp from "../event/Timestamp.ts"
+import { turnCount } from "./Turns.ts"
+
+export interface ForkOptions {
+  /** Keep only events stamped strictly before this instant (JP timestamp or RFC 3339 text). */
+  readonly until?: string
+}
+
+/**
+ * The events a fork of `entries` starts with. Throws a `RangeError` when
+ * `until` is not a timestamp (the CLI validates it first).
+ *
+ * @example
+ * ```ts
+ * fork([ts, q, a, ts2, q2, call], {}) // [ts, q, a, ts2, q2, call] — the incomplete turn travels along
+ * ```
+ */
+export const fork = (entries: ReadonlyArray<StreamEntry>, options: ForkOptions = {}): Array<StreamEntry> => {
+  let kept: Array<StreamEntry> = entries.slice()
+  if (options.until !== undefined) {
+    const until = Timestamp.toEpochNanos(options.until)
+    if (until === undefined) throw new RangeError(`Not a timestamp: ${JSON.stringify(options.until)}`)
+    kept = entries.filter((e) => !isConversationEvent(e) || Timestamp.toEpochNanos(e.timestamp)! < until)
+    if (turnCount(kept) !== turnCount(entries)) kept = kept.filter((e) => e.type !== "compaction")
+  }
+  const { complete, incomplete } = splitIncompleteTurn(kept)
+  return incomplete === null ? sanitize(complete) : [...sanitize(complete), ...incomplete.entries]
+}

@@ -1,0 +1,374 @@
+/**
+ * The incomplete last turn of a conversation (RFD 023): detection, the split
+ * that keeps it out of the complete stream, the analysis that tells a resumed
+ * turn where to re-enter, and the cheap summary `conversation ls` shows.
+ *
+ * The last turn (from the last `turn_start`, or the whole implicit turn when
+ * there is none; trailing bare `turn_start`s do not count as a turn here) is
+ * complete when all three of RFD 023's structural
+ * conditions hold:
+ * 1. it holds a `chat_request` and, after the first one, a `chat_response`
+ *    (RFD 023: "No `ChatResponse` after `ChatRequest`");
+ * 2. every `tool_call_request` has its `tool_call_response`;
+ * 3. when there are tool call responses, a `chat_response` follows the last.
+ * Other kinds (inquiries, unknown entries, config deltas) do not count.
+ * A last turn with no `chat_request` at all (a stray `turn_start`, or
+ * leftovers of a damaged stream) is not reported as incomplete: resuming it
+ * would have no request to answer, and `sanitize` repairs or trims it.
+ *
+ * Pairing follows `sanitize`: per id, first in first out, within the turn, so
+ * a reused tool-call id needs as many responses as requests.
+ *
+ * An inquiry belongs to the tool call whose id, followed by `.`, begins the
+ * inquiry id (both JP's two-segment and RFD 082's three-segment writers
+ * build ids that way; the latest such call before the inquiry wins). When no
+ * call id matches, it belongs to the latest call still running at that point
+ * whose name is the inquiry's tool source, else to the only call running
+ * there. Ids are never split for this.
+ *
+ * @example
+ * ```ts
+ * import * as IncompleteTurn from "./IncompleteTurn.ts"
+ * const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn(conversation.entries)
+ * if (incomplete !== null) IncompleteTurn.analyze(incomplete).phase // "Executing"
+ * ```
+ */
+import type { Json } from "effect/Schema"
+import type { StreamEntry } from "../event/ConversationEvent.ts"
+import { isConversationEvent } from "../event/ConversationEvent.ts"
+import type { InquiryRequest } from "../event/InquiryRequest.ts"
+import type { InquiryResponse } from "../event/InquiryResponse.ts"
+import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
+import type { ToolCallResponse } from "../event/ToolCallResponse.ts"
+
+/** The residual events of an unfinished last turn, starting at its first event (normally its `turn_start`). */
+export interface IncompleteTurn {
+  readonly entries: ReadonlyArray<StreamEntry>
+}
+
+/** What resuming an incomplete turn would do (contract §3, RFD 023 "conversation ls"). */
+export type IncompleteState = "waiting-for-input" | "pending-tool-execution" | "pending-follow-up" | "pending-llm-response"
+
+/** The `incomplete` field of a `conversation ls` row. */
+export interface IncompleteSummary {
+  readonly state: IncompleteState
+  readonly tool?: string
+}
+
+/** One tool call of a turn and how far it got. */
+export interface ToolCallStatus {
+  readonly request: ToolCallRequest
+  /** Its response, or `null` while it has none. */
+  readonly response: ToolCallResponse | null
+  /** Its inquiries, in order, each with its closing response when there is one. */
+  readonly inquiries: ReadonlyArray<{ readonly request: InquiryRequest; readonly response: InquiryResponse | null }>
+  readonly status: "completed" | "failed" | "waiting-for-input" | "pending"
+}
+
+/** An unanswered inquiry whose tool call is still running. */
+export interface PendingInquiry {
+  readonly request: InquiryRequest
+  readonly toolCall: ToolCallRequest
+  /** The question id, for ids in the writer's `<call>.<question>.<attempt>` form. */
+  readonly questionId: string | undefined
+}
+
+/** How to resume an incomplete turn (RFD 023's resume-phase table). */
+export interface TurnAnalysis {
+  /** `Executing` when tool calls are unanswered (run them, answering pending inquiries); else `Streaming`. */
+  readonly phase: "Streaming" | "Executing"
+  /** Requests with fewer responses than requests of their id, the unanswered ones, in order. */
+  readonly pendingToolCalls: ReadonlyArray<ToolCallRequest>
+  /** The first unanswered inquiry whose tool call has no response. */
+  readonly pendingInquiry: InquiryRequest | null
+  /** Every such inquiry, in order, with its tool call. */
+  readonly pendingInquiries: ReadonlyArray<PendingInquiry>
+  /**
+   * Answers already given to pending tool calls: tool call id → question id →
+   * answer (latest wins), to restore the answers a re-run tool receives.
+   */
+  readonly answeredInquiries: ReadonlyMap<string, Readonly<Record<string, Json>>>
+  /** Highest attempt recorded per {@link attemptKey}, so new inquiry ids stay unique in the turn. */
+  readonly attemptCounters: ReadonlyMap<string, number>
+  /** Every tool call of the turn with its state, in order (for display). */
+  readonly toolCalls: ReadonlyArray<ToolCallStatus>
+}
+
+/** The key of {@link TurnAnalysis.attemptCounters}. */
+export const attemptKey = (toolCallId: string, questionId: string): string => `${toolCallId}\u0000${questionId}`
+
+const WRITER_SUFFIX = /^([^.]+)\.([1-9][0-9]*)$/
+
+/**
+ * The question id and attempt of an inquiry id written by RFD 082's writer
+ * for `toolCallId` (`<toolCallId>.<question>.<attempt>`); `undefined` for any
+ * other id (legacy two-segment ids, other writers). Only parley's own resume
+ * uses this: readers otherwise treat inquiry ids as opaque.
+ *
+ * @example
+ * ```ts
+ * writerQuestionId("call_1", "call_1.overwrite.2") // { questionId: "overwrite", attempt: 2 }
+ * writerQuestionId("call_1", "call_1.overwrite")   // undefined
+ * ```
+ */
+export const writerQuestionId = (
+  toolCallId: string,
+  inquiryId: string
+): { readonly questionId: string; readonly attempt: number } | undefined => {
+  if (!inquiryId.startsWith(toolCallId + ".")) return undefined
+  const m = WRITER_SUFFIX.exec(inquiryId.slice(toolCallId.length + 1))
+  return m === null ? undefined : { questionId: m[1]!, attempt: Number(m[2]) }
+}
+
+/**
+ * Index of the first event of the last turn that holds more than a
+ * `turn_start`: its `turn_start`, or the first event when there is none; -1
+ * when the stream has no such event. Trailing bare `turn_start`s (which
+ * `sanitize` trims) are skipped, so they cannot hide an unfinished turn; they
+ * stay at the end of that turn's entries. Scans backwards and stops at the
+ * first `turn_start` before the last other event.
+ */
+export const lastTurnStart = (entries: ReadonlyArray<StreamEntry>): number => {
+  let first = -1
+  let seenEvent = false
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!
+    if (!isConversationEvent(e)) continue
+    if (e.type === "turn_start") {
+      if (seenEvent) return i
+      continue
+    }
+    seenEvent = true
+    first = i
+  }
+  return first
+}
+
+/**
+ * The entries to merge back when resuming: the incomplete turn without its
+ * trailing bare `turn_start`s, so appends land in the resumed turn.
+ *
+ * @example
+ * ```ts
+ * resumableEntries({ entries: [ts, q, call, ts2] }) // [ts, q, call]
+ * ```
+ */
+export const resumableEntries = (incomplete: IncompleteTurn): Array<StreamEntry> => {
+  const out = incomplete.entries.slice()
+  for (let i = out.length - 1; i >= 0; i--) {
+    const e = out[i]!
+    if (!isConversationEvent(e)) continue
+    if (e.type !== "turn_start") break
+    out.splice(i, 1)
+  }
+  return out
+}
+
+/** The request/response structure of one turn. */
+interface TurnInspection {
+  readonly hasChatRequest: boolean
+  readonly complete: boolean
+  readonly lastToolResponse: number
+  readonly lastChatResponse: number
+  readonly calls: ReadonlyArray<{ readonly at: number; readonly request: ToolCallRequest; readonly closedAt: number; readonly response: ToolCallResponse | null }>
+  readonly inquiries: ReadonlyArray<{
+    readonly at: number
+    readonly request: InquiryRequest
+    readonly closedAt: number
+    readonly response: InquiryResponse | null
+    readonly call: number
+  }>
+}
+
+/** FIFO pairing per id of `requestType` with `responseType`; returns each request's closing index (-1 when open). */
+const pairInTurn = (
+  entries: ReadonlyArray<StreamEntry>,
+  requestType: "tool_call_request" | "inquiry_request",
+  responseType: "tool_call_response" | "inquiry_response"
+): Map<number, number> => {
+  const closing = new Map<number, number>()
+  const open = new Map<string, Array<number>>()
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!
+    if (e.type === requestType) {
+      const id = (e as { readonly id: string }).id
+      closing.set(i, -1)
+      const queue = open.get(id)
+      if (queue === undefined) open.set(id, [i])
+      else queue.push(i)
+    } else if (e.type === responseType) {
+      const queue = open.get((e as { readonly id: string }).id)
+      const j = queue?.shift()
+      if (j !== undefined) closing.set(j, i)
+    }
+  }
+  return closing
+}
+
+const inspect = (entries: ReadonlyArray<StreamEntry>): TurnInspection => {
+  let firstChatRequest = -1
+  let lastChatResponse = -1
+  let lastToolResponse = -1
+  for (let i = 0; i < entries.length; i++) {
+    const t = entries[i]!.type
+    if (t === "chat_request") firstChatRequest = firstChatRequest < 0 ? i : firstChatRequest
+    else if (t === "chat_response") lastChatResponse = i
+    else if (t === "tool_call_response") lastToolResponse = i
+  }
+  const toolClosing = pairInTurn(entries, "tool_call_request", "tool_call_response")
+  const calls = [...toolClosing].map(([at, closedAt]) => ({
+    at,
+    request: entries[at] as ToolCallRequest,
+    closedAt,
+    response: closedAt < 0 ? null : (entries[closedAt] as ToolCallResponse)
+  }))
+  const runningAt = (call: typeof calls[number], at: number) => call.at < at && (call.closedAt < 0 || call.closedAt > at)
+  const inquiryClosing = pairInTurn(entries, "inquiry_request", "inquiry_response")
+  const inquiries = [...inquiryClosing].map(([at, closedAt]) => {
+    const request = entries[at] as InquiryRequest
+    let call = -1
+    let bestLength = -1
+    for (let c = 0; c < calls.length && calls[c]!.at < at; c++) {
+      const id = calls[c]!.request.id
+      if (id.length >= bestLength && request.id.startsWith(id + ".")) {
+        call = c
+        bestLength = id.length
+      }
+    }
+    if (call < 0 && request.source.source === "tool") {
+      const name = request.source.name
+      for (let c = calls.length - 1; c >= 0; c--) {
+        if (calls[c]!.request.name === name && runningAt(calls[c]!, at)) {
+          call = c
+          break
+        }
+      }
+    }
+    if (call < 0) {
+      const running = calls.flatMap((x, c) => (runningAt(x, at) ? [c] : []))
+      if (running.length === 1) call = running[0]!
+    }
+    return { at, request, closedAt, response: closedAt < 0 ? null : (entries[closedAt] as InquiryResponse), call }
+  })
+  const hasChatRequest = firstChatRequest >= 0
+  const complete = hasChatRequest && lastChatResponse > firstChatRequest && calls.every((c) => c.closedAt >= 0) &&
+    (lastToolResponse < 0 || lastChatResponse > lastToolResponse)
+  return { hasChatRequest, complete, lastToolResponse, lastChatResponse, calls, inquiries }
+}
+
+/** True when the turn is unfinished and resumable (fails a structural condition but has a `chat_request`). */
+const isIncomplete = (t: TurnInspection): boolean => t.hasChatRequest && !t.complete
+
+/**
+ * Splits a stream at the last complete turn boundary. Re-joining
+ * `[...complete, ...incomplete.entries]` gives back the input exactly (same
+ * objects, same order); config deltas inside the incomplete turn stay in it,
+ * in order.
+ *
+ * @example
+ * ```ts
+ * splitIncompleteTurn([ts, q, a, ts2, q2]) // { complete: [ts, q, a], incomplete: { entries: [ts2, q2] } }
+ * ```
+ */
+export const splitIncompleteTurn = (
+  entries: ReadonlyArray<StreamEntry>
+): { readonly complete: Array<StreamEntry>; readonly incomplete: IncompleteTurn | null } => {
+  const start = lastTurnStart(entries)
+  if (start < 0 || !isIncomplete(inspect(entries.slice(start)))) return { complete: entries.slice(), incomplete: null }
+  return { complete: entries.slice(0, start), incomplete: { entries: entries.slice(start) } }
+}
+
+/**
+ * What a resumed turn must do (RFD 023's resume-phase table):
+ * unanswered tool calls or inquiries → `Executing`; a request without a
+ * reply, or tool results without a follow-up → `Streaming`.
+ *
+ * `answeredInquiries` and `attemptCounters` take the question id from the
+ * inquiry id only when the id is the writer's own `<call>.<question>.<attempt>`
+ * for its tool call; other ids (legacy two-segment ones) cannot be mapped to a
+ * question, so those answers are not restored (the tool asks again) and they
+ * need no counter (new ids have three segments and cannot collide with them).
+ *
+ * @example
+ * ```ts
+ * analyze({ entries: [ts, q, call] }).pendingToolCalls // [call]
+ * ```
+ */
+export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
+  const t = inspect(incomplete.entries)
+  const toolCalls: Array<ToolCallStatus> = t.calls.map((c, index) => {
+    const inquiries = t.inquiries.filter((q) => q.call === index).map((q) => ({ request: q.request, response: q.response }))
+    const status = c.response !== null
+      ? (c.response.is_error ? "failed" : "completed")
+      : inquiries.some((q) => q.response === null) ? "waiting-for-input" : "pending"
+    return { request: c.request, response: c.response, inquiries, status }
+  })
+  const pendingToolCalls = t.calls.filter((c) => c.response === null).map((c) => c.request)
+  const pendingInquiries: Array<PendingInquiry> = []
+  const answered = new Map<string, Record<string, Json>>()
+  const attemptCounters = new Map<string, number>()
+  // Answers in the order they were given, so the latest answer to a question wins.
+  const byResponse = t.inquiries.filter((q) => q.response !== null).sort((a, b) => a.closedAt - b.closedAt)
+  for (const q of t.inquiries) {
+    if (q.call < 0) continue
+    const call = t.calls[q.call]!
+    const parsed = writerQuestionId(call.request.id, q.request.id)
+    if (parsed !== undefined) {
+      const key = attemptKey(call.request.id, parsed.questionId)
+      attemptCounters.set(key, Math.max(attemptCounters.get(key) ?? 0, parsed.attempt))
+    }
+    if (q.response === null && call.response === null) {
+      pendingInquiries.push({ request: q.request, toolCall: call.request, questionId: parsed?.questionId })
+    }
+  }
+  for (const q of byResponse) {
+    if (q.call < 0 || q.response === null || q.response.outcome !== "answered") continue
+    const call = t.calls[q.call]!
+    if (call.response !== null) continue
+    const parsed = writerQuestionId(call.request.id, q.request.id)
+    if (parsed === undefined) continue
+    const answers = answered.get(call.request.id) ?? {}
+    answers[parsed.questionId] = q.response.answer
+    answered.set(call.request.id, answers)
+  }
+  return {
+    phase: pendingToolCalls.length > 0 ? "Executing" : "Streaming",
+    pendingToolCalls,
+    pendingInquiry: pendingInquiries[0]?.request ?? null,
+    pendingInquiries,
+    answeredInquiries: answered,
+    attemptCounters,
+    toolCalls
+  }
+}
+
+const summarize = (t: TurnInspection): IncompleteSummary | null => {
+  if (!isIncomplete(t)) return null
+  for (const q of t.inquiries) {
+    if (q.response !== null || q.call < 0) continue
+    const call = t.calls[q.call]!
+    if (call.response === null) return { state: "waiting-for-input", tool: call.request.name }
+  }
+  if (t.calls.some((c) => c.response === null)) return { state: "pending-tool-execution" }
+  if (t.lastToolResponse >= 0 && t.lastChatResponse < t.lastToolResponse) return { state: "pending-follow-up" }
+  return { state: "pending-llm-response" }
+}
+
+/**
+ * The incomplete state of the last turn, or `null` when it is complete
+ * (contract §3 order: waiting-for-input with the tool's name, then
+ * pending-tool-execution, pending-follow-up, pending-llm-response). Reads
+ * only the last turn: it scans backwards to the last `turn_start`.
+ *
+ * @example
+ * ```ts
+ * incompleteSummary([ts, q, call, inquiry]) // { state: "waiting-for-input", tool: "write_note" }
+ * ```
+ */
+export const incompleteSummary = (entries: ReadonlyArray<StreamEntry>): IncompleteSummary | null => {
+  const start = lastTurnStart(entries)
+  return start < 0 ? null : summarize(inspect(entries.slice(start)))
+}
+
+/** {@link incompleteSummary} of a turn already split off. */
+export const summaryOf = (incomplete: IncompleteTurn): IncompleteSummary | null => summarize(inspect(incomplete.entries))

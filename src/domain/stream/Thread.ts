@@ -1,0 +1,59 @@
+/**
+ * What a provider is given for one request (RFD 005 `Thread`), and the single
+ * place where it gets its events: {@link intoParts}.
+ *
+ * @example
+ * ```ts
+ * import { intoParts } from "./Thread.ts"
+ * import { sanitize } from "./Sanitize.ts"
+ * const { systemParts, events } = intoParts({ systemPrompt: "Be brief.", events: sanitize(entries) })
+ * ```
+ */
+import type { ChatRequest } from "../event/ChatRequest.ts"
+import type { ChatResponse } from "../event/ChatResponse.ts"
+import type { StreamEntry } from "../event/ConversationEvent.ts"
+import { isProviderVisible } from "../event/ConversationEvent.ts"
+import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
+import type { ToolCallResponse } from "../event/ToolCallResponse.ts"
+
+/** The only event kinds a provider ever sees (RFD 005's allowlist). */
+export type ProviderEvent = ChatRequest | ChatResponse | ToolCallRequest | ToolCallResponse
+
+/** A provider request's context: system prompt, rendered sections, and the stream. */
+export interface Thread {
+  readonly systemPrompt?: string
+  readonly sections?: ReadonlyArray<string>
+  readonly events: ReadonlyArray<StreamEntry>
+}
+
+/** A thread decomposed for a provider. */
+export interface ThreadParts {
+  readonly systemParts: ReadonlyArray<string>
+  readonly events: ReadonlyArray<ProviderEvent>
+}
+
+/**
+ * Decomposes a thread: system parts are the system prompt (when present and
+ * not empty) followed by each section; events are the provider-visible ones
+ * (`isProviderVisible`, an allowlist), in order. Turn markers, inquiry events,
+ * config deltas, compactions and unknown entries never come out, so a tool
+ * call request is followed by its response even when inquiry events were
+ * recorded between them.
+ *
+ * It does not sanitize: callers run `sanitize` first (on the complete turns,
+ * or on the whole stream once an incomplete turn has been merged back), so
+ * that every tool call has its response.
+ *
+ * @example
+ * ```ts
+ * intoParts({ events: [turnStart, request, inquiry, answer] }).events // [request]
+ * ```
+ */
+export const intoParts = (thread: Thread): ThreadParts => {
+  const systemParts: Array<string> = []
+  if (thread.systemPrompt !== undefined && thread.systemPrompt.length > 0) systemParts.push(thread.systemPrompt)
+  if (thread.sections !== undefined) systemParts.push(...thread.sections)
+  const events: Array<ProviderEvent> = []
+  for (const e of thread.events) if (isProviderVisible(e)) events.push(e)
+  return { systemParts, events }
+}

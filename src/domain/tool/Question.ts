@@ -1,0 +1,62 @@
+/**
+ * A question a tool asks when it needs input (`jp_tool::Question`, RFD 082).
+ *
+ * The question id keys the answer in `tool.answers` and is the middle segment
+ * of the inquiry id `<call>.<question>.<attempt>`, so it must be non-empty and
+ * must not contain `.`. Only `text`, `answer_type` and `default` are persisted
+ * (see {@link toInquiryQuestion}); `id` and `pre_amble` are not.
+ *
+ * @example
+ * ```ts
+ * import { Question, toInquiryQuestion } from "./Question.ts"
+ * import { AnswerType } from "./AnswerType.ts"
+ * const q = new Question({ id: "overwrite", text: "Overwrite a.txt?", answer_type: AnswerType.boolean, default: false })
+ * toInquiryQuestion(q) // { text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false }
+ * ```
+ */
+import * as Schema from "effect/Schema"
+import { AnswerType } from "./AnswerType.ts"
+import type { InquiryQuestion } from "../event/InquiryQuestion.ts"
+
+/** Why a question id is invalid, or `undefined` when it is valid. */
+export const questionIdProblem = (id: string): string | undefined =>
+  id.length === 0
+    ? "question ids must not be empty"
+    : id.includes(".")
+    ? "question ids must not contain '.'"
+    : undefined
+
+export const QuestionId = Schema.String.pipe(
+  Schema.check(Schema.makeFilter((s: string) => {
+    const problem = questionIdProblem(s)
+    return problem === undefined || `Invalid question id ${JSON.stringify(s)}: ${problem}`
+  })),
+  Schema.brand("QuestionId")
+)
+export type QuestionId = typeof QuestionId.Type
+
+export const isQuestionId = (s: string): s is QuestionId => questionIdProblem(s) === undefined
+
+export class Question extends Schema.Class<Question>("parley/Question")({
+  id: QuestionId,
+  /** What is asked; one line by convention (tools do not always keep it). */
+  text: Schema.String,
+  /** Context shown before the question (e.g. a diff); never persisted. */
+  pre_amble: Schema.optionalKey(Schema.String),
+  answer_type: AnswerType,
+  /** A display hint: the pre-selected or suggested answer. */
+  default: Schema.optionalKey(Schema.Json)
+}) {}
+
+/**
+ * The persisted form of a tool question (JP `tool_question_to_inquiry_question`):
+ * select options become `{ value }` without description; `id` and `pre_amble`
+ * are dropped; `default` is kept verbatim, even for secret questions (RFD 082:
+ * tool authors must not put a secret there).
+ */
+export const toInquiryQuestion = (q: Question): InquiryQuestion => {
+  const answer_type: InquiryQuestion["answer_type"] = q.answer_type.type === "select"
+    ? { type: "select", options: q.answer_type.options.map((value) => ({ value })) }
+    : { type: q.answer_type.type }
+  return q.default === undefined ? { text: q.text, answer_type } : { text: q.text, answer_type, default: q.default }
+}

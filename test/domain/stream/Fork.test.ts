@@ -1,0 +1,100 @@
+import { describe, expect, it } from "@effect/vitest"
+import { fork } from "../../../src/domain/stream/Fork.ts"
+import { incompleteSummary, splitIncompleteTurn } from "../../../src/domain/stream/IncompleteTurn.ts"
+import { sanitize } from "../../../src/domain/stream/Sanitize.ts"
+import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
+import { shape, streams } from "../_streams.ts"
+
+describe("fork (RFD 023)", () => {
+  it("copies a healthy complete conversation unchanged (same entries)", () => {
+    const b = streams()
+    const entries = [b.delta(), b.ts(), b.cr("q"), b.call("c"), b.ask("c.q.1"), b.answer("c.q.1"), b.result("c"), b.msg("a")]
+    const out = fork(entries)
+    expect(out).toEqual(entries)
+    out.forEach((e, i) => expect(e).toBe(entries[i]))
+  })
+
+  it("sanitizes the complete part (an orphan inquiry of an earlier turn is repaired away)", () => {
+    const b = streams()
+    const entries = [
+      b.ts(), b.cr("1"), b.call("t", "fs_modify_file"), b.ask("t.apply_changes", "fs_modify_file"),
+      b.result("t", "secondary assistant failed", true), b.msg("sorry"),
+      b.ts(), b.cr("2"), b.msg("ok")
+    ]
+    expect(shape(fork(entries))).toEqual(["TS", "CR:1", "TC:t", "TR:t!", "M:sorry", "TS", "CR:2", "M:ok"])
+  })
+
+  it("carries the incomplete turn into the fork untouched", () => {
+    const b = streams()
+    const head = [b.msg("stray"), b.ts(), b.cr("1"), b.msg("a")]
+    const tail = [b.ts(), b.cr("2"), b.call("c1", "fs_modify_file"), b.ask("c1.overwrite.1", "fs_modify_file"), b.delta()]
+    const out = fork([...head, ...tail])
+    expect(shape(out)).toEqual(["TS", "CR:1", "M:a", "TS", "CR:2", "TC:c1", "IQ:c1.overwrite.1", "DELTA"])
+    out.slice(3).forEach((e, i) => expect(e).toBe(tail[i]))
+    expect(incompleteSummary(out)).toEqual({ state: "waiting-for-input", tool: "fs_modify_file" })
+    // Sanitizing the whole source would have erased the pending work instead.
+    expect(incompleteSummary(sanitize([...head, ...tail]))).toEqual({ state: "pending-follow-up" })
+  })
+
+  it("--until mid-turn leaves that turn as the fork's incomplete turn", () => {
+    const b = streams()
+    const entries = [
+      b.ts(), b.cr("1"), b.msg("a"),
+      b.ts(), b.cr("2"), b.msg("Let me check."), b.call("c1", "cargo_check"), b.call("c2", "fs_read_file"),
+      b.result("c1"), b.result("c2"), b.msg("done")
+    ]
+    const cut = entries[8]!.timestamp // the first tool response
+    const out = fork(entries, { until: cut })
+    expect(shape(out)).toEqual(["TS", "CR:1", "M:a", "TS", "CR:2", "M:Let me check.", "TC:c1", "TC:c2"])
+    expect(incompleteSummary(out)).toEqual({ state: "pending-tool-execution" })
+    expect(splitIncompleteTurn(out).incomplete?.entries.length).toBe(5)
+  })
+
+  it("--until is exclusive: an event stamped exactly at it is dropped", () => {
+    const b = streams()
+    const entries = [b.ts(), b.cr("1"), b.msg("a"), b.ts(), b.cr("2"), b.msg("b")]
+    expect(shape(fork(entries, { until: entries[5]!.timestamp }))).toEqual(["TS", "CR:1", "M:a", "TS", "CR:2"])
+    expect(incompleteSummary(fork(entries, { until: entries[5]!.timestamp }))).toEqual({ state: "pending-llm-response" })
+  })
+
+  it("--until right after a turn_start drops the empty turn", () => {
+    const b = streams()
+    const entries = [b.ts(), b.cr("1"), b.msg("a"), b.ts(), b.cr("2"), b.msg("b")]
+    expect(shape(fork(entries, { until: entries[4]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a"])
+  })
+
+  it("accepts RFC 3339 text and keeps config deltas and unknown entries in place", () => {
+    const b = streams()
+    const entries = [b.delta(), b.ts(), b.cr("1"), b.msg("a"), b.unknown(), b.delta(), b.ts(), b.cr("2"), b.msg("b")]
+    const until = Timestamp.toRfc3339(entries[6]!.timestamp!)
+    expect(shape(fork(entries, { until }))).toEqual(["DELTA", "TS", "CR:1", "M:a", "UNKNOWN:turn_statistics", "DELTA"])
+  })
+
+  it("drops compactions when the cut removes a turn, keeps them otherwise", () => {
+    const b = streams()
+    const entries = [b.ts(), b.cr("1"), b.msg("a"), b.compaction(0, 0), b.ts(), b.cr("2"), b.msg("b"), b.msg("c")]
+    expect(shape(fork(entries, { until: entries[4]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a"])
+    // Cutting at the chat request leaves turn 1 as a lone turn_start: the turn count (JP's test) is unchanged.
+    expect(shape(fork(entries, { until: entries[5]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION"])
+    expect(shape(fork(entries, { until: entries[7]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION", "TS", "CR:2", "M:b"])
+  })
+
+  it("keeps only the non-events when --until precedes every event", () => {
+    const b = streams(100)
+    const entries = [b.delta(), b.ts(), b.cr("1"), b.msg("a")]
+    expect(shape(fork(entries, { until: b.at(0) }))).toEqual(["DELTA"])
+  })
+
+  it("rejects an --until that is not a timestamp", () => {
+    expect(() => fork([], { until: "yesterday" })).toThrow(RangeError)
+  })
+
+  it("never mutates the source", () => {
+    const b = streams()
+    const entries = Object.freeze([b.cr("q"), b.call("c"), b.msg("x"), b.ts(), b.cr("2"), b.call("d")])
+    const before = entries.slice()
+    fork(entries, { until: b.at(4) })
+    fork(entries)
+    expect(entries).toEqual(before)
+  })
+})

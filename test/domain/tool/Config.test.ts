@@ -1,0 +1,141 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Result from "effect/Result"
+import * as Config from "../../../src/domain/tool/Config.ts"
+
+const ok = (input: unknown) => {
+  const r = Config.decode(input)
+  if (Result.isFailure(r)) throw new Error(JSON.stringify(r.failure))
+  return r.success
+}
+const problems = (input: unknown) => {
+  const r = Config.decode(input)
+  if (Result.isSuccess(r)) throw new Error("expected config problems")
+  return r.failure.map((i) => `${Config.formatPath(i.path)}: ${i.message}`)
+}
+
+// contract.md §5, as smol-toml parses it.
+const contractExample = {
+  assistant: { model: "anthropic/claude-sonnet-4-5", system_prompt: "You are a helpful assistant." },
+  providers: { openai: { base_url: "http://127.0.0.1:11434/v1" } },
+  conversation: {
+    inquiry: { assistant: { model: "openai/gpt-5-mini" } },
+    tools: {
+      write_note: {
+        source: "local",
+        command: "python3 tools/write_note.py",
+        description: "Write a note to a file.",
+        parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+        run: "unattended",
+        questions: { overwrite: { target: "user", answer: true } }
+      }
+    }
+  }
+}
+
+describe("Config.decode", () => {
+  it("accepts the contract example unchanged", () => {
+    expect(ok(contractExample)).toStrictEqual(contractExample)
+  })
+
+  it("accepts an empty document and ignores keys parley does not know", () => {
+    expect(ok({})).toStrictEqual({})
+    expect(ok({ style: { code: { theme: "x" } }, conversation: { title: { generate: true } } })).toStrictEqual({ conversation: {} })
+  })
+
+  it("reads JP's table form of a model id", () => {
+    expect(ok({ assistant: { model: { id: { provider: "anthropic", name: "claude-haiku-4-5" }, parameters: {} } } })).toStrictEqual({
+      assistant: { model: "anthropic/claude-haiku-4-5" }
+    })
+    expect(ok({ conversation: { inquiry: { assistant: { model: { id: "openai/gpt-5-mini" } } } } })).toStrictEqual({
+      conversation: { inquiry: { assistant: { model: "openai/gpt-5-mini" } } }
+    })
+  })
+
+  it("names the key path, what was expected and what was found", () => {
+    expect(problems({ conversation: { tools: { write_note: { command: "x", run: "sometimes" } } } })).toStrictEqual([
+      `conversation.tools.write_note.run: expected "ask" | "unattended" | "skip", got "sometimes"`
+    ])
+    expect(
+      problems({
+        assistant: { model: 5 },
+        providers: { openai: "http://x" },
+        conversation: { tools: { t: { command: "x", timeout_ms: 0, questions: { q: { target: "bot" } } } } }
+      })
+    ).toStrictEqual([
+      `assistant.model: expected a model name such as "anthropic/claude-sonnet-4-5", got 5`,
+      `providers.openai: expected a table, got "http://x"`,
+      `conversation.tools.t.timeout_ms: expected a value greater than 0, got 0`,
+      `conversation.tools.t.questions.q.target: expected "user" | "assistant", got "bot"`
+    ])
+  })
+
+  it("rejects any attempt to configure the inquiry source", () => {
+    const message = "the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})"
+    expect(
+      problems({
+        conversation: {
+          tools: {
+            note: { command: "x", inquiry_source: "assistant", questions: { q: { target: "assistant", inquiry_source: { source: "assistant" } } } }
+          }
+        }
+      })
+    ).toStrictEqual([
+      `conversation.tools.note.inquiry_source: ${message}`,
+      `conversation.tools.note.questions.q.inquiry_source: ${message}`
+    ])
+    // `source` is the tool kind, so an inquiry-source value there is just invalid.
+    expect(problems({ conversation: { tools: { note: { source: "assistant", command: "x" } } } })).toStrictEqual([
+      `conversation.tools.note.source: expected "local" | "builtin", got "assistant"`
+    ])
+  })
+
+  it("checks what a schema cannot: local tools need a command, question ids are valid", () => {
+    expect(
+      problems({ conversation: { tools: { a: { source: "local" }, b: { source: "builtin", command: "x" }, "c.d": { command: "x", questions: { "x.y": {} } } } } })
+    ).toStrictEqual([
+      `conversation.tools.a.command: missing (required for source = "local")`,
+      `conversation.tools.b.command: only a local tool has a command (source is "builtin")`,
+      `conversation.tools."c.d".questions."x.y": question ids must not contain '.'`
+    ])
+  })
+
+  it("rejects values TOML can hold but JSON cannot, in parameters and answers", () => {
+    expect(problems({ conversation: { tools: { t: { command: "x", questions: { q: { answer: new Date(0) } } } } } })).toStrictEqual([
+      `conversation.tools.t.questions.q.answer: expected JSON value, got a date (1970-01-01T00:00:00.000Z)`
+    ])
+  })
+})
+
+describe("Config lookups", () => {
+  const config = ok({
+    conversation: {
+      tools: {
+        "*": { run: "ask" },
+        write_note: { command: "x", run: "unattended", questions: { overwrite: { target: "assistant", answer: false }, other: {} } },
+        read_file: { description: "custom" }
+      }
+    }
+  })
+
+  it("run mode: the tool's, else the `*` default, else the fallback", () => {
+    expect(Config.runMode(config, "write_note", "skip")).toBe("unattended")
+    expect(Config.runMode(config, "read_file", "skip")).toBe("ask")
+    expect(Config.runMode({}, "read_file", "unattended")).toBe("unattended")
+  })
+
+  it("tool kind: source, else local with a command, else builtin; `*` is not a tool", () => {
+    expect(Config.configuredTools(config).map(([name, t]) => [name, Config.toolKind(t)])).toStrictEqual([
+      ["write_note", "local"],
+      ["read_file", "builtin"]
+    ])
+    expect(Config.toolConfig(config, "*")).toBeUndefined()
+  })
+
+  it("question target defaults to user; static answers are returned as configured", () => {
+    expect(Config.questionTarget(config, "write_note", "overwrite")).toBe("assistant")
+    expect(Config.questionTarget(config, "write_note", "other")).toBe("user")
+    expect(Config.questionTarget(config, "nope", "x")).toBe("user")
+    expect(Config.staticAnswer(config, "write_note", "overwrite")).toBe(false)
+    expect(Config.staticAnswer(config, "write_note", "other")).toBeUndefined()
+  })
+})
