@@ -64,10 +64,8 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const store = FileConversationStore.layer({ storageDir: storage })
   // Leave the last turn incomplete: a question with no reply yet.
   await Effect.runPromise(ConversationStore.use((s) =>
-    Effect.gen(function*() {
-      const c = yield* s.load(id)
-      yield* s.save({ ...c, entries: [...c.entries, new TurnStart({ timestamp: Timestamp.now() }), new ChatRequest({ timestamp: Timestamp.now(), content: "and then?" })] })
-    })).pipe(Effect.provide(store)))
+    Effect.scoped(Effect.flatMap(s.open(id), (session) =>
+      session.append([new TurnStart({ timestamp: Timestamp.now() }), new ChatRequest({ timestamp: Timestamp.now(), content: "and then?" })])))).pipe(Effect.provide(store)))
 
   let events = 0
   let reachedAt = 0

@@ -7,6 +7,7 @@
  * coordinator adds — ids, routing, five durable events per call.
  */
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import { ChatRequest } from "../src/domain/event/ChatRequest.ts"
@@ -21,6 +22,7 @@ import * as MockInquiryBackend from "../src/layers/MockInquiryBackend.ts"
 import * as MockPromptBackend from "../src/layers/prompt/MockPromptBackend.ts"
 import * as MemoryConversationStore from "../src/layers/store/MemoryConversationStore.ts"
 import * as ToolCoordinator from "../src/programs/ToolCoordinator.ts"
+import { ConversationStore } from "../src/services/ConversationStore.ts"
 import { Config } from "../src/services/Config.ts"
 import type { Answers } from "../src/services/Executor.ts"
 import { type Goal, measure } from "./Harness.ts"
@@ -55,8 +57,11 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
       MemoryConversationStore.layer([{ ...Conversation.make({ id, now }), entries }])
     )
     return Effect.runPromise(
-      ToolCoordinator.runTools({ conversationId: id, calls, stream: { entries: [...entries] }, state: TurnState.make(), root: "/tmp" })
-        .pipe(Effect.provide(layer))
+      Effect.scoped(Effect.gen(function*() {
+        const session = yield* ConversationStore.use((s) => s.open(id))
+        const state = yield* Ref.make(TurnState.make())
+        return yield* ToolCoordinator.runTools({ session, calls, state, root: "/tmp" })
+      })).pipe(Effect.provide(layer))
     ).then((responses) => {
       if (responses.length !== CALLS) throw new Error(`got ${responses.length} responses`)
     })

@@ -50,7 +50,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     fs.writeFileSync(path.join(dir, "events.json"), template)
   }
   const layer = FileConversationStore.layer({ storageDir: storage })
-  const list = () => Effect.runPromise(ConversationStore.use((s) => s.list()).pipe(Effect.provide(layer)))
+  const list = () => Effect.runPromise(ConversationStore.use((s) => s.list()).pipe(Effect.map((l) => l.conversations), Effect.provide(layer)))
   const t0 = performance.now()
   const rows = await list()
   const coldMs = performance.now() - t0

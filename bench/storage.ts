@@ -9,7 +9,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
-import * as Conversation from "../src/domain/storage/Conversation.ts"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import * as ConversationMetadata from "../src/domain/storage/ConversationMetadata.ts"
+import { ChatRequest } from "../src/domain/event/ChatRequest.ts"
+import { ChatResponse } from "../src/domain/event/ChatResponse.ts"
+import type { StreamEntry } from "../src/domain/event/ConversationEvent.ts"
 import * as ConversationId from "../src/domain/storage/ConversationId.ts"
 import * as EventsFile from "../src/domain/storage/EventsFile.ts"
 import * as Timestamp from "../src/domain/event/Timestamp.ts"
@@ -47,6 +52,51 @@ const floorLoad = (text: string) => {
   return arr
 }
 
+/**
+ * Closing a session after one turn: on a ~94 MB conversation vs an empty
+ * one. The close folds the journal in place (only the new tail of
+ * events.json is written), so it must not cost a rewrite of the file.
+ */
+const closeGoal = async (storage: string, template: ReadonlyArray<StreamEntry>): Promise<Goal> => {
+  const huge = ConversationId.parse("17000000003")!
+  const small = ConversationId.parse("17000000004")!
+  const copies = Math.ceil(94e6 / Buffer.byteLength(EventsFile.render(template)))
+  const entries: Array<StreamEntry> = []
+  for (let i = 0; i < copies; i++) entries.push(...template)
+  const layer = FileConversationStore.layer({ storageDir: storage })
+  return Effect.runPromise(Effect.gen(function*() {
+    const store = yield* ConversationStore
+    const meta = (title: string) => ConversationMetadata.make({ title, last_activated_at: Timestamp.now() })
+    yield* Effect.scoped(store.create({ id: huge, metadata: meta("huge"), entries }))
+    yield* Effect.scoped(store.create({ id: small, metadata: meta("small") }))
+    const sizeMb = fs.statSync(path.join(storage, "conversations", "17000000003-huge", "events.json")).size / 1e6
+    /** Opens, appends one turn, and times only the close. */
+    const closeAfterTurn = (cid: ConversationId.ConversationId) =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const session = yield* store.open(cid).pipe(Scope.provide(scope))
+        const at = Timestamp.now()
+        yield* session.append([new TurnStart({ timestamp: at }), new ChatRequest({ timestamp: at, content: "one more" }), ChatResponse.message(at, "ok")])
+        const t0 = performance.now()
+        yield* Scope.close(scope, Exit.void)
+        return performance.now() - t0
+      })
+    const hugeTimes: Array<number> = []
+    const smallTimes: Array<number> = []
+    for (let round = 0; round < 5; round++) {
+      hugeTimes.push(yield* closeAfterTurn(huge))
+      smallTimes.push(yield* closeAfterTurn(small))
+    }
+    return {
+      name: `closing the session of a ${sizeMb.toFixed(0)} MB conversation after one turn vs an empty one`,
+      subject: { name: `close (${sizeMb.toFixed(0)} MB)`, medianMs: median(hugeTimes) },
+      floor: { name: "close (empty)", medianMs: median(smallTimes) },
+      maxRatio: 1.5,
+      note: "the fold writes only the new tail of events.json"
+    }
+  }).pipe(Effect.provide(layer)))
+}
+
 export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const goals: Array<Goal> = []
 
@@ -56,26 +106,27 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const floor = await measure("JSON.parse + base64", () => floorLoad(text), { runs: 31 })
   goals.push({ name: `load + decode of the largest corpus conversation (${(text.length / 1e6).toFixed(1)} MB)`, subject: decode, floor, maxRatio: 1.5 })
 
-  // 2. Append to a 2 MB conversation vs an empty one.
+  // 2. Append to a 2 MB conversation vs an empty one (each through an open session).
   const storage = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-"))
   const big = ConversationId.parse("17000000001")!
   const empty = ConversationId.parse("17000000002")!
   const bigEntries = EventsFile.parse(text, largest)
   const layer = FileConversationStore.layer({ storageDir: storage })
   let n = 0
-  const results = await Effect.runPromise(Effect.gen(function*() {
+  const results = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const store = yield* ConversationStore
-    yield* store.save({ ...Conversation.make({ id: big, title: "big", now: Timestamp.now() }), entries: bigEntries })
-    yield* store.save(Conversation.make({ id: empty, title: "empty", now: Timestamp.now() }))
-    for (const cid of [big, empty]) {
-      yield* store.load(cid) // a turn loads its conversation once before appending
-      yield* store.append(cid, [new TurnStart({ timestamp: Timestamp.now() })])
+    const meta = (title: string) => ConversationMetadata.make({ title, last_activated_at: Timestamp.now() })
+    const sessions = {
+      [big]: yield* store.create({ id: big, metadata: meta("big"), entries: bigEntries }),
+      [empty]: yield* store.create({ id: empty, metadata: meta("empty") })
     }
+    for (const session of Object.values(sessions)) yield* session.append([new TurnStart({ timestamp: Timestamp.now() })])
     const appendOne = (cid: ConversationId.ConversationId) => () => {
       const callId = `bench_${n++}`
-      return Effect.runPromise(store.append(cid, [
+      const session = sessions[cid]!
+      return Effect.runPromise(session.append([
         new ToolCallRequest({ timestamp: Timestamp.now(), id: callId, name: "t", arguments: { path: "a.txt" } })
-      ]).pipe(Effect.andThen(store.append(cid, [
+      ]).pipe(Effect.andThen(session.append([
         new ToolCallResponse({ timestamp: Timestamp.now(), id: callId, content: "ok", is_error: false })
       ]))))
     }
@@ -89,7 +140,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     const onBig = { name: "append to a 1.8 MB conversation", medianMs: median(bigTimes) }
     const onEmpty = { name: "append to an empty conversation", medianMs: median(emptyTimes) }
     return { onBig, onEmpty }
-  }).pipe(Effect.provide(layer)))
+  })).pipe(Effect.provide(layer)))
   goals.push({
     name: "append (one tool call request + response, each durable) to a 2 MB conversation vs an empty one",
     subject: results.onBig,
@@ -97,6 +148,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     maxRatio: 3,
     note: "each append is journaled and fdatasync'd; JP rewrites the whole file instead"
   })
+  goals.push(await closeGoal(storage, bigEntries))
   fs.rmSync(storage, { recursive: true, force: true })
   return goals
 }

@@ -1,13 +1,13 @@
 /**
  * The `parley` executable: parses argv, runs the command with Node services,
  * prints user errors as one line on stderr, and maps them to exit codes
- * (1 failure, 2 usage, 130 interrupted).
+ * (1 failure, 2 usage; interrupted by SIGINT 130, SIGTERM 143, SIGHUP 129).
  */
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Runtime from "effect/Runtime"
 import * as Command from "effect/cli/Command"
 import { CliFailure } from "./programs/cli/CliFailure.ts"
 import { cli } from "./programs/cli/Main.ts"
@@ -39,7 +39,43 @@ const main = Command.run(cli, { version: VERSION }).pipe(
   Effect.provide(NodeServices.layer)
 )
 
-NodeRuntime.runMain(main, {
+/** Exit codes of the signals that interrupt a run (128 + the signal number). */
+const SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const
+
+/** Resolves once everything written to `stream` has reached the OS (a pipe may be full). */
+const drained = (stream: NodeJS.WriteStream): Promise<void> =>
+  new Promise((resolve) => (stream.writableLength === 0 ? resolve() : stream.write("", () => resolve())))
+
+/**
+ * Like `NodeRuntime.runMain`, but SIGHUP (a closed terminal, a dropped SSH
+ * session) interrupts the run too, and each signal exits with its own code.
+ * Interruption runs every finalizer: open questions are recorded
+ * `Cancelled{user}`, tools are stopped, the journal is folded, the lock is
+ * released. Output is flushed before the process exits, so `check --format
+ * json | cat` gets the whole document even when it exits 1.
+ */
+const runMain = Runtime.makeRunMain(({ fiber, teardown }) => {
+  let signal: keyof typeof SIGNALS | undefined
+  const handlers = Object.keys(SIGNALS).map((name) => {
+    const handler = () => {
+      signal ??= name as keyof typeof SIGNALS
+      fiber.interruptUnsafe(fiber.id)
+    }
+    process.on(name, handler)
+    return [name, handler] as const
+  })
+  fiber.addObserver((exit) => {
+    for (const [name, handler] of handlers) process.removeListener(name, handler)
+    teardown(exit, (code) => {
+      const final = signal !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? SIGNALS[signal] : code
+      void Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => {
+        if (signal !== undefined || final !== 0) process.exit(final)
+      })
+    })
+  })
+})
+
+runMain(main, {
   disableErrorReporting: true,
   teardown: (exit, onExit) => {
     if (Exit.isSuccess(exit)) return onExit(0)

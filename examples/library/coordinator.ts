@@ -6,6 +6,7 @@
  *   node --import tsx examples/library/coordinator.ts
  */
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import * as Layer from "effect/Layer"
 import {
   ChatRequest,
@@ -36,14 +37,14 @@ const deploy = ExecutorScripted.askThen(
 )
 
 export const program = Effect.gen(function*() {
-  const responses = yield* ToolCoordinator.runTools({
-    conversationId: id,
-    calls: [call],
-    stream: { entries: [...entries] },
-    state: TurnState.make(),
-    root: process.cwd()
-  })
-  const stored = yield* ConversationStore.use((s) => s.load(id))
+  const store = yield* ConversationStore
+  // The session holds the conversation for the scope: every event is durable, then visible.
+  const responses = yield* Effect.scoped(Effect.gen(function*() {
+    const session = yield* store.open(id)
+    const state = yield* Ref.make(TurnState.make())
+    return yield* ToolCoordinator.runTools({ session, calls: [call], state, root: process.cwd() })
+  }))
+  const stored = yield* store.load(id)
   return { responses: responses.map((r) => r.content), recorded: stored.entries.map((e) => e.type) }
 }).pipe(
   Effect.provide(Layer.mergeAll(

@@ -1,32 +1,35 @@
 /**
- * `parley query` as a program over services: pick the conversation, hold
- * its lock for the whole run, deal with an incomplete turn (RFD 023: resume,
- * discard, or ask), run the turn, and fold everything back into JP's format
- * at the end — also when interrupted.
+ * `parley query` as a program over services: pick the conversation and open
+ * it for the whole run (the session holds its lock and, on close, folds what
+ * is on disk back into JP's format — also when interrupted), deal with an
+ * incomplete turn (RFD 023: resume, discard, or ask), and run the turn.
  *
  * @example
  * ```ts
- * import * as Query from "./Query.ts"
- * const result = yield* Query.query({ message: "hi", target: { _tag: "MostRecent" }, model: "scripted", root, interactive: false })
+ * import { Query } from "parley"
+ * const result = Query.query({ message: "hi", target: Query.Target.MostRecent(), model: "scripted", root: process.cwd(), interactive: false })
  * ```
  */
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { ChatRequest } from "../domain/event/ChatRequest.ts"
-import * as Conversation from "../domain/storage/Conversation.ts"
-import * as ConversationId from "../domain/storage/ConversationId.ts"
-import { ConversationMetadata } from "../domain/storage/ConversationMetadata.ts"
-import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
 import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
+import * as Conversation from "../domain/storage/Conversation.ts"
+import * as ConversationId from "../domain/storage/ConversationId.ts"
+import * as ConversationMetadata from "../domain/storage/ConversationMetadata.ts"
+import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
+import type { ConversationSession } from "../services/ConversationSession.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
-import { freshId } from "./NewConversation.ts"
-import { runTurn } from "./TurnLoop.ts"
+import { runTurn, TurnStartMode } from "./TurnLoop.ts"
 
-export type Target =
-  | { readonly _tag: "Id"; readonly id: ConversationId.ConversationId }
-  | { readonly _tag: "New" }
-  | { readonly _tag: "MostRecent" }
+/** Which conversation a query goes to. */
+export type Target = Data.TaggedEnum<{
+  Id: { readonly id: ConversationId.ConversationId }
+  New: {}
+  MostRecent: {}
+}>
+export const Target = Data.taggedEnum<Target>()
 
 /** What to do with an incomplete turn when no flag said (the TTY prompt's keys). */
 export type ResumeChoice = "resume" | "discard" | "quit" | "edit"
@@ -59,7 +62,21 @@ export interface QueryOptions {
   readonly onConversation?: (id: ConversationId.ConversationId) => Effect.Effect<void>
 }
 
-export type QueryOutcome = "completed" | "resumed" | "discarded" | "quit" | "nothing-to-resume" | "nothing-to-discard"
+/** How a query run ended. */
+export type QueryOutcome = Data.TaggedEnum<{
+  Completed: {}
+  Resumed: {}
+  Discarded: {}
+  Quit: {}
+  NothingToResume: {}
+  NothingToDiscard: {}
+}>
+export const QueryOutcome = Data.taggedEnum<QueryOutcome>()
+
+export interface QueryResult {
+  readonly conversationId: ConversationId.ConversationId
+  readonly outcome: QueryOutcome
+}
 
 /** The conversation has an incomplete turn and nobody said what to do with it. */
 export class IncompleteTurnPending extends Schema.TaggedError<IncompleteTurnPending>()("IncompleteTurnPending", {
@@ -97,104 +114,79 @@ export const describeIncomplete = (summary: IncompleteTurn.IncompleteSummary, an
   }
 }
 
-export const query = (options: QueryOptions) =>
+const blank = (message: string | undefined): message is undefined => message === undefined || message.trim() === ""
+
+const noMessage = () => new NoMessage({ hint: "Nothing to send: give a message, e.g. parley query \"Hello\"." })
+
+/** Opens the target conversation for the run (a new one is created with an id no other process can take). */
+const openTarget = (options: QueryOptions, now: Timestamp.Timestamp) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore
-    const now = Timestamp.now()
-
-    // 1. Which conversation.
-    let id: ConversationId.ConversationId
-    let created = false
-    if (options.target._tag === "Id") {
-      id = options.target.id // loaded (or reported missing) once the lock is held
-    } else if (options.target._tag === "MostRecent") {
-      const rows = yield* store.list()
-      if (rows.length > 0) id = rows[0]!.id
-      else {
-        id = yield* freshId
-        created = true
-      }
-    } else {
-      id = yield* freshId
-      created = true
+    let target = options.target
+    if (target._tag === "MostRecent") {
+      const newest = (yield* store.list()).conversations[0]
+      target = newest === undefined ? Target.New() : Target.Id({ id: newest.id })
     }
-    if (created) {
-      if (options.message === undefined || options.message.trim() === "") {
-        return yield* new NoMessage({ hint: "Nothing to send: give a message, e.g. parley query \"Hello\"." })
-      }
-      const title = Conversation.titleFrom(options.message)
-      yield* store.save(Conversation.make({ id, now, ...(title !== undefined ? { title } : {}) }))
-    }
-    if (options.onConversation !== undefined) yield* options.onConversation(id)
+    if (target._tag === "Id") return yield* store.open(target.id)
+    if (blank(options.message)) return yield* noMessage()
+    const title = Conversation.titleFrom(options.message)
+    return yield* store.create({ metadata: ConversationMetadata.make({ ...(title !== undefined ? { title } : {}), last_activated_at: now }) })
+  })
 
-    // 2. Hold the lock for the whole run; a second writer fails fast.
-    yield* store.lock(id)
+/** What to do with the incomplete turn, if there is one (RFD 023). */
+type Plan = Data.TaggedEnum<{
+  Fresh: {}
+  Resume: { readonly analysis: IncompleteTurn.TurnAnalysis }
+  Done: { readonly outcome: QueryOutcome }
+}>
+const Plan = Data.taggedEnum<Plan>()
 
-    const loaded = yield* store.load(id)
-    const title = loaded.metadata.title ?? (options.message !== undefined ? Conversation.titleFrom(options.message) : undefined)
-    let conversation: Conversation.Conversation = {
-      ...loaded,
-      metadata: new ConversationMetadata({
-        ...loaded.metadata,
-        ...(title !== undefined ? { title } : {}),
-        last_activated_at: now
-      })
-    }
-    const stream = { entries: [...conversation.entries] }
-
-    // 3. An incomplete turn.
-    const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn(loaded.entries)
-    let outcome: QueryOutcome = "completed"
-    let resumeWith: IncompleteTurn.TurnAnalysis | undefined
-    if (incomplete !== null) {
-      const analysis = IncompleteTurn.analyze(incomplete)
-      const summary = IncompleteTurn.summaryOf(incomplete) ?? { state: "pending-llm-response" as const }
-      let choice: ResumeChoice
-      if (options.discardTurn === true) choice = "discard"
-      else if (options.continueTurn === true) choice = "resume"
-      else if (options.interactive && options.askResume !== undefined) choice = yield* options.askResume({ conversationId: id, summary, analysis })
-      else return yield* new IncompleteTurnPending({ id, detail: describeIncomplete(summary, analysis) })
-
-      if (choice === "quit") return { conversationId: id, outcome: "quit" as QueryOutcome }
-      if (choice === "discard") {
-        stream.entries.splice(0, stream.entries.length, ...complete)
-        conversation = { ...conversation, entries: complete }
-        yield* store.save({ ...conversation, entries: stream.entries })
-        outcome = "discarded"
-      } else {
-        // Trailing bare turn_starts are not part of what resumes (the store's
-        // current turn must be the one whose calls are pending).
-        const resumable = IncompleteTurn.resumableEntries(incomplete)
-        if (resumable.length !== incomplete.entries.length) {
-          stream.entries.splice(0, stream.entries.length, ...complete, ...resumable)
-          yield* store.save({ ...conversation, entries: stream.entries })
-        }
-        if (choice === "edit" && options.editMessage !== undefined) {
-          // Replace the pending query with the edited text, then resume from Streaming.
-          const at = stream.entries.findLastIndex((e) => e.type === "chat_request")
-          if (at >= 0) {
-            const old = stream.entries[at] as ChatRequest
-            const edited = yield* options.editMessage(old.content)
-            stream.entries[at] = new ChatRequest({ ...old, content: edited })
-            yield* store.save({ ...conversation, entries: stream.entries })
-          }
-        }
-        resumeWith = analysis
-        outcome = "resumed"
-      }
-    } else if ((options.continueTurn === true || options.discardTurn === true) && (options.message === undefined || options.message.trim() === "")) {
+const planIncomplete = (session: ConversationSession, options: QueryOptions) =>
+  Effect.gen(function*() {
+    const incomplete = yield* session.incompleteTurn
+    if (incomplete === null) {
       // RFD 023: both flags are no-ops without an incomplete turn.
-      return { conversationId: id, outcome: (options.continueTurn === true ? "nothing-to-resume" : "nothing-to-discard") as QueryOutcome }
+      if ((options.continueTurn === true || options.discardTurn === true) && blank(options.message)) {
+        return Plan.Done({ outcome: options.continueTurn === true ? QueryOutcome.NothingToResume() : QueryOutcome.NothingToDiscard() })
+      }
+      return Plan.Fresh()
     }
+    const analysis = IncompleteTurn.analyze(incomplete)
+    const summary = IncompleteTurn.summaryOf(incomplete) ?? { state: "pending-llm-response" as const }
+    let choice: ResumeChoice
+    if (options.discardTurn === true) choice = "discard"
+    else if (options.continueTurn === true) choice = "resume"
+    else if (options.interactive && options.askResume !== undefined) choice = yield* options.askResume({ conversationId: session.id, summary, analysis })
+    else return yield* new IncompleteTurnPending({ id: session.id, detail: describeIncomplete(summary, analysis) })
+    if (choice === "quit") return Plan.Done({ outcome: QueryOutcome.Quit() })
+    if (choice === "discard") {
+      yield* session.discardIncompleteTurn
+      return blank(options.message) ? Plan.Done({ outcome: QueryOutcome.Discarded() }) : Plan.Fresh()
+    }
+    const prepared = (yield* session.resumeIncompleteTurn) ?? analysis
+    if (choice === "edit" && options.editMessage !== undefined) {
+      const pending = (yield* session.snapshot).entries.findLast((e) => e.type === "chat_request")
+      if (pending !== undefined) yield* session.replacePendingQuery(yield* options.editMessage(pending.content))
+    }
+    return Plan.Resume({ analysis: prepared })
+  })
 
-    // From here on the conversation changes. At the end, interrupted or not,
-    // fold the journal back into JP's files (and record the activity).
-    yield* Effect.addFinalizer(() => store.save({ ...conversation, entries: stream.entries }).pipe(Effect.ignore))
-
-    // 4. Run the turn: the resumed one, and/or a new one with the message.
+/** Runs `parley query`: the conversation, its incomplete turn, and the new turn. */
+export const query = (options: QueryOptions) =>
+  Effect.scoped(Effect.gen(function*() {
+    const now = yield* Timestamp.current
+    const session = yield* openTarget(options, now)
+    const done = (outcome: QueryOutcome): QueryResult => ({ conversationId: session.id, outcome })
+    if (options.onConversation !== undefined) yield* options.onConversation(session.id)
+    const plan = yield* planIncomplete(session, options)
+    if (plan._tag === "Done") return done(plan.outcome)
+    // From here on the conversation changes: record the activity (written when the session closes).
+    yield* session.updateMetadata((m) => {
+      const title = m.title ?? (options.message !== undefined ? Conversation.titleFrom(options.message) : undefined)
+      return new ConversationMetadata.ConversationMetadata({ ...m, ...(title !== undefined ? { title } : {}), last_activated_at: now })
+    })
     const common = {
-      conversationId: id,
-      stream,
+      session,
       model: options.model,
       root: options.root,
       ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
@@ -202,15 +194,12 @@ export const query = (options: QueryOptions) =>
       ...(options.onToolCalls !== undefined ? { onToolCalls: options.onToolCalls } : {}),
       ...(options.onWaiting !== undefined ? { onWaiting: options.onWaiting } : {})
     }
-    if (resumeWith !== undefined) {
-      yield* runTurn({ ...common, start: { _tag: "Resume", analysis: resumeWith } })
+    if (plan._tag === "Resume") {
+      yield* runTurn({ ...common, start: TurnStartMode.Resume({ analysis: plan.analysis }) })
       // RFD 023: --continue-turn resumes without a new message.
-      if (options.message === undefined || options.message.trim() === "") return { conversationId: id, outcome }
+      if (blank(options.message)) return done(QueryOutcome.Resumed())
     }
-    if (options.message === undefined || options.message.trim() === "") {
-      if (outcome === "discarded") return { conversationId: id, outcome }
-      return yield* new NoMessage({ hint: "Nothing to send: give a message, e.g. parley query \"Hello\"." })
-    }
-    yield* runTurn({ ...common, start: { _tag: "NewTurn", message: options.message } })
-    return { conversationId: id, outcome }
-  }).pipe(Effect.scoped)
+    if (blank(options.message)) return yield* noMessage()
+    yield* runTurn({ ...common, start: TurnStartMode.NewTurn({ message: options.message }) })
+    return done(plan._tag === "Resume" ? QueryOutcome.Resumed() : QueryOutcome.Completed())
+  }))

@@ -7,7 +7,7 @@
  *   through `Thread.intoParts` every cycle (so no internal event ever reaches
  *   a model); text is handed to `onText` as it arrives; the reply's
  *   `chat_response`s and `tool_call_request`s are appended when the stream
- *   ends. Interrupted mid-stream, the text received so far is persisted as a
+ *   ends (all through the {@link ConversationSession}). Interrupted mid-stream, the text received so far is persisted as a
  *   (partial) `chat_response` (RFD 023 "Partial ChatResponse Persistence").
  * - Executing: the tool coordinator runs the calls, persisting every inquiry
  *   event and tool response as it happens.
@@ -17,35 +17,41 @@
  *
  * @example
  * ```ts
- * import * as TurnLoop from "./TurnLoop.ts"
- * yield* TurnLoop.runTurn({ conversationId, stream, model: "scripted", root, start: { _tag: "NewTurn", message: "hi" } })
+ * import * as Effect from "effect/Effect"
+ * import { TurnLoop } from "parley"
+ * import type { ConversationSession } from "parley"
+ *
+ * declare const session: ConversationSession.ConversationSession
+ * const turn = TurnLoop.runTurn({ session, model: "scripted", root: process.cwd(), start: TurnLoop.TurnStartMode.NewTurn({ message: "hi" }) })
  * ```
  */
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { ChatRequest } from "../domain/event/ChatRequest.ts"
 import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
-import type { ConversationId } from "../domain/storage/ConversationId.ts"
+import * as Events from "../domain/event/Events.ts"
+import * as Timestamp from "../domain/event/Timestamp.ts"
+import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import type { TurnAnalysis } from "../domain/stream/IncompleteTurn.ts"
 import { sanitize } from "../domain/stream/Sanitize.ts"
 import { intoParts } from "../domain/stream/Thread.ts"
-import * as Timestamp from "../domain/event/Timestamp.ts"
-import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import * as TurnState from "../domain/stream/TurnState.ts"
-import { TurnStart } from "../domain/event/TurnStart.ts"
-import { ConversationStore } from "../services/ConversationStore.ts"
+import type { ConversationSession } from "../services/ConversationSession.ts"
 import { Executor } from "../services/Executor.ts"
 import { Provider, ReplyBuilder } from "../services/Provider.ts"
-import { runTools, type StreamMirror } from "./ToolCoordinator.ts"
+import { type ResumeInput, runTools } from "./ToolCoordinator.ts"
 
-export type TurnStartMode =
-  | { readonly _tag: "NewTurn"; readonly message: string }
-  | { readonly _tag: "Resume"; readonly analysis: TurnAnalysis }
+/** How the turn begins: a new message, or the incomplete turn resumed. */
+export type TurnStartMode = Data.TaggedEnum<{
+  NewTurn: { readonly message: string }
+  Resume: { readonly analysis: TurnAnalysis }
+}>
+export const TurnStartMode = Data.taggedEnum<TurnStartMode>()
 
 export interface TurnInput {
-  readonly conversationId: ConversationId
-  /** The conversation as loaded (with any incomplete turn merged back); appended to as the turn runs. */
-  readonly stream: StreamMirror
+  /** The open conversation (with any incomplete turn already prepared for resuming). */
+  readonly session: ConversationSession
   readonly model: string
   readonly systemPrompt?: string
   /** Where tools run. */
@@ -57,7 +63,6 @@ export interface TurnInput {
   readonly onWaiting?: (waiting: boolean) => Effect.Effect<void>
   /** Called when the assistant calls tools (status line in the CLI). */
   readonly onToolCalls?: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<void>
-  readonly now?: () => Timestamp.Timestamp
   /** Stops a runaway tool loop (each cycle is one model call). */
   readonly maxCycles?: number
 }
@@ -67,85 +72,77 @@ export interface TurnResult {
   readonly cycles: number
 }
 
-export const runTurn = (input: TurnInput) =>
+/** One model call: streams the reply, records it, returns the tool calls it made. */
+const streamReply = (input: TurnInput) =>
   Effect.gen(function*() {
-    const store = yield* ConversationStore
     const provider = yield* Provider
     const executor = yield* Executor
-    const now = input.now ?? Timestamp.now
-    const record = (...events: ReadonlyArray<StreamEntry>) =>
-      store.append(input.conversationId, events).pipe(Effect.tap(() => Effect.sync(() => input.stream.entries.push(...events))))
+    const record = (events: ReadonlyArray<StreamEntry>) => (events.length === 0 ? Effect.void : input.session.append(events))
+    // The provider sees only the sanitized, provider-visible events.
+    const parts = intoParts({
+      ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
+      events: sanitize((yield* input.session.snapshot).entries)
+    })
+    const clock = yield* Effect.clockWith(Effect.succeed)
+    const builder = new ReplyBuilder(() => Timestamp.fromClock(clock))
+    let persisted = false
+    let waiting = input.onWaiting !== undefined
+    const stopWaiting = Effect.suspend(() => {
+      if (!waiting) return Effect.void
+      waiting = false
+      return input.onWaiting!(false)
+    })
+    if (waiting) yield* input.onWaiting!(true)
+    yield* provider.stream({ model: input.model, systemParts: parts.systemParts, events: parts.events, tools: executor.definitions }).pipe(
+      Stream.runForEach((delta) =>
+        Effect.suspend(() => {
+          builder.add(delta)
+          return stopWaiting.pipe(
+            Effect.andThen(delta._tag === "TextDelta" && input.onText !== undefined ? input.onText(delta.text) : Effect.void)
+          )
+        })
+      ),
+      Effect.ensuring(stopWaiting),
+      // Ctrl-C mid-stream: keep what the user already saw.
+      Effect.onInterrupt(() =>
+        Effect.suspend(() => {
+          if (persisted) return Effect.void
+          persisted = true
+          return record(builder.finish().events.filter((e) => e.type === "chat_response")).pipe(Effect.ignore)
+        })
+      )
+    )
+    const reply = builder.finish()
+    persisted = true
+    yield* record(reply.events)
+    return reply.events.filter((e): e is ToolCallRequest => e.type === "tool_call_request")
+  })
 
-    let state = TurnState.make()
+/** Runs one turn, new or resumed, until the assistant stops calling tools. */
+export const runTurn = (input: TurnInput) =>
+  Effect.gen(function*() {
+    const state = yield* Ref.make(TurnState.make(input.start._tag === "Resume" ? input.start.analysis.attemptCounters : undefined))
     let pending: ReadonlyArray<ToolCallRequest> = []
-    let resume: TurnAnalysis | undefined
+    let resume: ResumeInput | undefined
     if (input.start._tag === "NewTurn") {
-      yield* record(new TurnStart({ timestamp: now() }), new ChatRequest({ timestamp: now(), content: input.start.message }))
-    } else {
+      const started = yield* Timestamp.current
+      const asked = yield* Timestamp.current
+      yield* input.session.append([Events.turnStart(started), Events.chatRequest(asked, input.start.message)])
+    } else if (input.start.analysis.phase === "Executing") {
+      pending = input.start.analysis.pendingToolCalls
       resume = input.start.analysis
-      state = TurnState.make(resume.attemptCounters)
-      if (resume.phase === "Executing") pending = resume.pendingToolCalls
     }
-
     const maxCycles = input.maxCycles ?? 100
     let cycles = 0
     for (;;) {
       if (pending.length > 0) {
-        yield* runTools({
-          conversationId: input.conversationId,
-          calls: pending,
-          stream: input.stream,
-          state,
-          root: input.root,
-          ...(resume !== undefined ? { initialAnswers: resume.answeredInquiries, pendingInquiries: resume.pendingInquiries } : {}),
-          now
-        })
+        yield* runTools({ session: input.session, calls: pending, state, root: input.root, ...(resume !== undefined ? { resume } : {}) })
         resume = undefined
-        pending = []
       }
-      if (cycles >= maxCycles) return { cycles }
+      if (cycles >= maxCycles) return { cycles } satisfies TurnResult
       cycles++
-
-      // Streaming: the provider sees only the sanitized, provider-visible events.
-      const parts = intoParts({
-        ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
-        events: sanitize(input.stream.entries)
-      })
-      const builder = new ReplyBuilder(now)
-      let persisted = false
-      let waiting = input.onWaiting !== undefined
-      const stopWaiting = Effect.suspend(() => {
-        if (!waiting) return Effect.void
-        waiting = false
-        return input.onWaiting!(false)
-      })
-      if (waiting) yield* input.onWaiting!(true)
-      yield* provider.stream({ model: input.model, systemParts: parts.systemParts, events: parts.events, tools: executor.definitions }).pipe(
-        Stream.runForEach((delta) =>
-          Effect.suspend(() => {
-            builder.add(delta)
-            return stopWaiting.pipe(
-              Effect.andThen(delta._tag === "TextDelta" && input.onText !== undefined ? input.onText(delta.text) : Effect.void)
-            )
-          })
-        ),
-        Effect.ensuring(stopWaiting),
-        // Ctrl-C mid-stream: keep what the user already saw.
-        Effect.onInterrupt(() =>
-          Effect.suspend(() => {
-            if (persisted) return Effect.void
-            persisted = true
-            const partial = builder.finish().events.filter((e) => e.type === "chat_response")
-            return partial.length === 0 ? Effect.void : record(...partial).pipe(Effect.ignore)
-          })
-        )
-      )
-      const reply = builder.finish()
-      persisted = true
-      if (reply.events.length > 0) yield* record(...reply.events)
-      const calls = reply.events.filter((e): e is ToolCallRequest => e.type === "tool_call_request")
-      if (calls.length === 0) return { cycles } satisfies TurnResult
-      if (input.onToolCalls !== undefined) yield* input.onToolCalls(calls)
-      pending = calls
+      pending = yield* streamReply(input)
+      if (pending.length === 0) return { cycles } satisfies TurnResult
+      if (input.onToolCalls !== undefined) yield* input.onToolCalls(pending)
     }
   })

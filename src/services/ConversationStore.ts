@@ -1,29 +1,39 @@
 /**
- * Where conversations live: list, load, save, append and lock.
+ * Where conversations live (issue 10): list, read, create, open, check.
  *
- * `append` is the per-event persistence path: it validates the batch against
- * the current turn (JP's `TurnMut` rules) and returns only once the entries
- * are durable. `save` writes JP's format atomically and skips identical files.
+ * A conversation is changed only through a {@link ConversationSession}, a
+ * scoped handle that `open` (an existing conversation) or `create` (a new
+ * one, with an id unique across processes) hands out. While the scope is
+ * open the session holds the cross-process lock; closing the scope folds
+ * what is durable on disk back into JP's files and releases the lock.
  *
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import { ConversationStore } from "./ConversationStore.ts"
- * const program = Effect.gen(function*() {
+ * import { ConversationStore } from "parley"
+ * import type { ConversationId, StreamEntry } from "parley"
+ *
+ * declare const id: ConversationId.ConversationId
+ * declare const event: StreamEntry
+ *
+ * const program = Effect.scoped(Effect.gen(function*() {
  *   const store = yield* ConversationStore
- *   const conversation = yield* store.load(id)
- *   yield* store.append(id, [event])
- * })
+ *   const session = yield* store.open(id) // lock taken, leftovers folded
+ *   yield* session.append([event])        // durable, then visible
+ * })) // scope closed: journal folded into events.json, lock released
  * ```
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { Conversation } from "../domain/storage/Conversation.ts"
 import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
+import type { BaseConfig, Conversation } from "../domain/storage/Conversation.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
+import type { ConversationMetadata } from "../domain/storage/ConversationMetadata.ts"
+import type { ConversationSession } from "./ConversationSession.ts"
 
+/** No conversation has this id (live or archived). */
 export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>()("ConversationNotFound", {
   id: Schema.String
 }) {
@@ -32,6 +42,7 @@ export class ConversationNotFound extends Schema.TaggedError<ConversationNotFoun
   }
 }
 
+/** A conversation exists but one of its files cannot be decoded. */
 export class ConversationCorrupt extends Schema.TaggedError<ConversationCorrupt>()("ConversationCorrupt", {
   id: Schema.String,
   file: Schema.String,
@@ -39,10 +50,11 @@ export class ConversationCorrupt extends Schema.TaggedError<ConversationCorrupt>
   reason: Schema.String
 }) {
   override get message() {
-    return `${this.file}${this.entry === undefined ? "" : `: entry ${this.entry}`}: ${this.reason}`
+    return `${this.file}${this.entry === undefined ? "" : `: entry ${this.entry}`}: ${this.reason}. Run \`parley conversation check ${this.id}\` for details.`
   }
 }
 
+/** Another process holds the conversation's write lock. */
 export class ConversationLocked extends Schema.TaggedError<ConversationLocked>()("ConversationLocked", {
   id: Schema.String,
   pid: Schema.Number,
@@ -53,6 +65,16 @@ export class ConversationLocked extends Schema.TaggedError<ConversationLocked>()
   }
 }
 
+/** `create` was asked for a specific id that is taken. */
+export class ConversationExists extends Schema.TaggedError<ConversationExists>()("ConversationExists", {
+  id: Schema.String
+}) {
+  override get message() {
+    return `A conversation with id ${this.id} already exists. Pick another id, or omit it to get a fresh one.`
+  }
+}
+
+/** A batch broke the current turn's rules (JP's `TurnMut`); nothing was written. */
 export class AppendRejected extends Schema.TaggedError<AppendRejected>()("AppendRejected", {
   id: Schema.String,
   reason: Schema.String
@@ -62,6 +84,7 @@ export class AppendRejected extends Schema.TaggedError<AppendRejected>()("Append
   }
 }
 
+/** A file system operation failed (permissions, disk full, …). */
 export class StoreIoError extends Schema.TaggedError<StoreIoError>()("StoreIoError", {
   path: Schema.String,
   reason: Schema.String
@@ -72,6 +95,9 @@ export class StoreIoError extends Schema.TaggedError<StoreIoError>()("StoreIoErr
 }
 
 export type StoreError = ConversationNotFound | ConversationCorrupt | StoreIoError
+
+/** The errors of taking a conversation for writing. */
+export type OpenError = StoreError | ConversationLocked
 
 /** The incomplete state of a conversation's last turn (RFD 023 "conversation ls"). */
 export interface IncompleteSummary {
@@ -92,6 +118,19 @@ export interface ConversationSummary {
   readonly path: string
 }
 
+/** A conversation a listing could not read: skipped, and named so a person can look. */
+export interface DamagedConversation {
+  readonly id: string
+  readonly path: string
+  readonly reason: string
+}
+
+/** What `list` found: readable conversations (newest activity first) and damaged ones. */
+export interface Listing {
+  readonly conversations: ReadonlyArray<ConversationSummary>
+  readonly damaged: ReadonlyArray<DamagedConversation>
+}
+
 /** The result of decoding and re-encoding one conversation (`conversation check`). */
 export interface CheckResult {
   readonly id: string
@@ -101,22 +140,33 @@ export interface CheckResult {
   readonly error?: string
 }
 
+/** What a new conversation starts with (`create`). */
+export interface NewConversation {
+  /** A specific id (tests, imports); by default the next free id for "now". */
+  readonly id?: ConversationId
+  readonly metadata: ConversationMetadata
+  readonly baseConfig?: BaseConfig
+  readonly entries?: ReadonlyArray<StreamEntry>
+}
+
 export class ConversationStore extends Context.Service<ConversationStore, {
-  /** Conversations, newest activity first; archived ones only when asked. */
-  list(options?: { readonly archived?: boolean }): Effect.Effect<ReadonlyArray<ConversationSummary>, StoreError>
-  /** The whole conversation, including events appended since the last save. */
+  /** Conversations, newest activity first; archived ones only when asked. Damaged ones are reported, not fatal. */
+  list(options?: { readonly archived?: boolean }): Effect.Effect<Listing, StoreIoError>
+  /** A read-only snapshot: the files plus everything journaled since (no lock taken). */
   load(id: ConversationId): Effect.Effect<Conversation, StoreError>
-  /** Writes the conversation in JP's format (atomic per file; identical files untouched). */
-  save(conversation: Conversation): Effect.Effect<void, StoreError>
   /**
-   * Appends events to the current turn, durably, after validating them
-   * against that turn. A batch starting with `turn_start` starts a new turn.
+   * Takes the conversation for writing for the scope: the lock first (fails
+   * fast if another process has it), then any journal an earlier run left is
+   * folded in. Closing the scope folds and releases.
    */
-  append(id: ConversationId, entries: ReadonlyArray<StreamEntry>): Effect.Effect<void, StoreError | AppendRejected>
-  /** Holds the cross-process write lock for the scope; fails fast if another process has it. */
-  lock(id: ConversationId): Effect.Effect<void, ConversationLocked | StoreIoError, Scope.Scope>
+  open(id: ConversationId): Effect.Effect<ConversationSession, OpenError, Scope.Scope>
+  /**
+   * Creates a conversation under an id no other process can take (reserved
+   * atomically), complete on disk before it becomes visible, and opens it.
+   */
+  create(init: NewConversation): Effect.Effect<ConversationSession, OpenError | ConversationExists, Scope.Scope>
   /** Decodes and re-encodes stored conversations without writing anything. */
   check(id?: ConversationId): Effect.Effect<ReadonlyArray<CheckResult>, StoreError>
-  /** Removes a conversation (used by fork tests and discard flows). */
+  /** Removes a conversation. */
   remove(id: ConversationId): Effect.Effect<void, StoreError>
 }>()("parley/ConversationStore") {}

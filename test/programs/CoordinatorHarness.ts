@@ -4,6 +4,7 @@
  * persisted, read back through the store.
  */
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import { ChatRequest } from "../../src/domain/event/ChatRequest.ts"
@@ -12,6 +13,8 @@ import type { StreamEntry } from "../../src/domain/event/ConversationEvent.ts"
 import * as ConversationId from "../../src/domain/storage/ConversationId.ts"
 import * as Timestamp from "../../src/domain/event/Timestamp.ts"
 import { ToolCallRequest } from "../../src/domain/event/ToolCallRequest.ts"
+import type { ToolCallResponse } from "../../src/domain/event/ToolCallResponse.ts"
+import type * as ConversationSession from "../../src/services/ConversationSession.ts"
 import * as TurnState from "../../src/domain/stream/TurnState.ts"
 import { TurnStart } from "../../src/domain/event/TurnStart.ts"
 import * as ExecutorScripted from "../../src/layers/executor/ExecutorScripted.ts"
@@ -55,14 +58,24 @@ export interface Setup {
   readonly state?: TurnState.TurnState
 }
 
+/** The turn state as plain maps, for assertions. */
+export interface StateView {
+  readonly rememberedToolAnswers: ReadonlyMap<string, Schema.Json>
+  readonly rememberedPermissionDecisions: ReadonlyMap<string, "y" | "n">
+  readonly inquiryAttempts: ReadonlyMap<string, number>
+}
+
 export interface Harness {
   readonly scripted: ReturnType<typeof ExecutorScripted.make>
   readonly shown: ReadonlyArray<MockPromptBackend.Shown>
   readonly inquiries: ReadonlyArray<InquiryBackendRequest>
-  readonly state: TurnState.TurnState
+  /** The turn's state as it stands now. */
+  readonly state: StateView
   readonly layer: Layer.Layer<ConversationStore | Executor | PromptBackend | InquiryBackend | Config, unknown>
-  /** Runs the coordinator over `calls` (more cycles may follow with the same state). */
-  readonly run: (calls: ReadonlyArray<ToolCallRequest>) => ReturnType<typeof ToolCoordinator.runTools>
+  /** Runs the coordinator over `calls` in a session of its own (more cycles may follow with the same state). */
+  readonly run: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<ReadonlyArray<ToolCallResponse>, unknown, ConversationStore | Executor | PromptBackend | InquiryBackend | Config>
+  /** Appends entries in a session of its own (a later cycle of the same turn). */
+  readonly append: (entries: ReadonlyArray<StreamEntry>) => Effect.Effect<void, unknown, ConversationStore>
   /** The persisted entries. */
   readonly persisted: Effect.Effect<ReadonlyArray<StreamEntry>, unknown, ConversationStore>
 }
@@ -82,7 +95,7 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
       ? MemoryConversationStore.layer([conversation])
       : FileConversationStore.layer({ storageDir: s.storageDir })
     if (s.storageDir !== undefined) {
-      yield* ConversationStore.use((store) => store.save(conversation)).pipe(Effect.provide(storeLayer))
+      yield* ConversationStore.use((store) => Effect.scoped(store.create({ id: conversationId, metadata: conversation.metadata, entries }))).pipe(Effect.provide(storeLayer))
     }
     const layer = Layer.mergeAll(
       Layer.succeed(Executor, scripted.executor),
@@ -91,15 +104,24 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
       Config.layerLiteral(s.config ?? {}),
       storeLayer
     )
-    const state = s.state ?? TurnState.make()
-    const stream = { entries: [...entries] }
+    const state = yield* Ref.make(s.state ?? TurnState.make())
+    const session = <A, E, R>(f: (session: ConversationSession.ConversationSession) => Effect.Effect<A, E, R>) =>
+      Effect.scoped(Effect.flatMap(ConversationStore.use((store) => store.open(conversationId)), f))
     return {
       scripted,
       shown: mock.prompts.shown,
       inquiries,
-      state,
+      get state() {
+        const st = Ref.getUnsafe(state)
+        return {
+          rememberedToolAnswers: new Map(st.rememberedToolAnswers),
+          rememberedPermissionDecisions: new Map(st.rememberedPermissionDecisions),
+          inquiryAttempts: new Map(st.inquiryAttempts)
+        }
+      },
       layer,
-      run: (cs) => ToolCoordinator.runTools({ conversationId, calls: cs, stream, state, root: "/tmp", now: clock }),
+      run: (cs) => session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp" })),
+      append: (es) => session((sn) => sn.append(es)),
       persisted: ConversationStore.use((store) => store.load(conversationId)).pipe(Effect.map((c) => c.entries))
     }
   })

@@ -19,7 +19,7 @@ import {
   MissingStructuredData
 } from "../../src/services/InquiryBackend.ts"
 import { tempDir } from "../support/Fixtures.ts"
-import { call, clock, conversationId, digest, setup, turnWith } from "./CoordinatorHarness.ts"
+import { call, clock, digest, setup, turnWith } from "./CoordinatorHarness.ts"
 
 const boolQ = (id: string, text: string, extra: Record<string, Schema.Json> = {}) => ({ id, text, answer_type: { type: "boolean" }, ...extra })
 const secretQ = (id: string, text: string) => ({ id, text, answer_type: { type: "secret" } })
@@ -116,7 +116,7 @@ describe("RFD 082 Phase 3: recording lifecycle", () => {
         yield* h.run([first])
         // A provider (Gemini) reuses the call id in a later cycle of the same turn.
         const again = call("call_1", "t")
-        yield* ConversationStoreAppend(again)
+        yield* h.append([again])
         yield* h.run([again])
         return digest(yield* h.persisted)
       }).pipe(Effect.provide(h.layer))
@@ -126,7 +126,7 @@ describe("RFD 082 Phase 3: recording lifecycle", () => {
       ])
       // Per-turn reset: a new turn's state starts again at 1.
       const fresh = TurnState.make()
-      expect(TurnState.nextInquiryId(fresh, "call_1", "ok")).toBe("call_1.ok.1")
+      expect(TurnState.nextInquiryId(fresh, "call_1", "ok")[0]).toBe("call_1.ok.1")
       expect(h.state.inquiryAttempts.get("call_1\u0000ok")).toBe(2)
     }))
 
@@ -464,10 +464,3 @@ describe("legacy streams", () => {
       expect(kept.length).toBe(4)
     }))
 })
-
-/** Appends a tool call request to the conversation (a later cycle of the same turn). */
-const ConversationStoreAppend = (c: ReturnType<typeof call>) =>
-  Effect.flatMap(
-    Effect.promise(() => import("../../src/services/ConversationStore.ts")),
-    ({ ConversationStore }) => ConversationStore.use((s) => s.append(conversationId, [c]))
-  )

@@ -24,6 +24,7 @@ import * as MemoryConversationStore from "../../src/layers/store/MemoryConversat
 import * as TurnLoop from "../../src/programs/TurnLoop.ts"
 import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
+import type * as ConversationSession from "../../src/services/ConversationSession.ts"
 import { Provider, type ProviderDelta, ProviderDelta as Delta, type ProviderRequest } from "../../src/services/Provider.ts"
 
 const id = ConversationId.parse("17000000300")!
@@ -48,6 +49,10 @@ const recordingProvider = (replies: Array<ReadonlyArray<ProviderDelta>>, seen: A
     }
   }))
 
+/** Runs `f` in a session on the test conversation (closed, and so folded, at the end). */
+const inSession = <A, E, R>(f: (session: ConversationSession.ConversationSession) => Effect.Effect<A, E, R>) =>
+  Effect.scoped(Effect.flatMap(ConversationStore.use((store) => store.open(id)), f))
+
 const types = (entries: ReadonlyArray<StreamEntry>) => entries.map((e) => e.type)
 
 describe("TurnLoop", () => {
@@ -60,15 +65,19 @@ describe("TurnLoop", () => {
       ], seen)
       const tools = { t: { respond: ExecutorScripted.askThen({ id: "q", text: "Sure?", answer_type: { type: "boolean" } }, () => ({ type: "success", content: "ok" })) } }
       const text: Array<string> = []
-      const stream = { entries: [] as Array<StreamEntry> }
+      let visible: ReadonlyArray<StreamEntry> = []
       const stored = yield* Effect.gen(function*() {
-        yield* TurnLoop.runTurn({ conversationId: id, stream, model: "scripted", root: "/tmp", start: { _tag: "NewTurn", message: "Check it" }, onText: (t) => Effect.sync(() => void text.push(t)) })
+        yield* inSession((session) =>
+          TurnLoop.runTurn({ session, model: "scripted", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Check it" }), onText: (t) => Effect.sync(() => void text.push(t)) }).pipe(
+            Effect.andThen(session.snapshot),
+            Effect.map((s) => (visible = s.entries))
+          ))
         return (yield* ConversationStore.use((s) => s.load(id))).entries
       }).pipe(Effect.provide(services([], provider, tools, { "c1.q.1": true })))
       expect(types(stored)).toStrictEqual([
         "turn_start", "chat_request", "chat_response", "tool_call_request", "inquiry_request", "inquiry_response", "tool_call_response", "chat_response"
       ])
-      expect(types(stream.entries)).toStrictEqual(types(stored)) // the mirror matches the disk
+      expect(types(visible)).toStrictEqual(types(stored)) // what the session shows is what is on disk
       expect(text.join("")).toBe("Let me check.All good.")
       expect(seen.length).toBe(2)
       expect(seen[1]!.events.map((e) => e.type)).toStrictEqual(["chat_request", "chat_response", "tool_call_request", "tool_call_response"])
@@ -80,9 +89,8 @@ describe("TurnLoop", () => {
       const provider = Layer.succeed(Provider, Provider.of({
         stream: () => Stream.concat(Stream.fromIterable([Delta.TextDelta({ text: "partial answ" })]), Stream.never)
       }))
-      const stream = { entries: [] as Array<StreamEntry> }
       const stored = yield* Effect.gen(function*() {
-        const fiber = yield* Effect.forkChild(TurnLoop.runTurn({ conversationId: id, stream, model: "scripted", root: "/tmp", start: { _tag: "NewTurn", message: "Go" } }))
+        const fiber = yield* Effect.forkChild(inSession((session) => TurnLoop.runTurn({ session, model: "scripted", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Go" }) })))
         yield* Effect.sleep("50 millis")
         yield* Fiber.interrupt(fiber)
         return (yield* ConversationStore.use((s) => s.load(id))).entries
@@ -127,7 +135,7 @@ describe("TurnLoop", () => {
         Config.layerEmpty
       )
       const stored = yield* Effect.gen(function*() {
-        yield* TurnLoop.runTurn({ conversationId: id, stream: { entries: [...entries] }, model: "scripted", root: "/tmp", start: { _tag: "Resume", analysis } })
+        yield* inSession((session) => TurnLoop.runTurn({ session, model: "scripted", root: "/tmp", start: TurnLoop.TurnStartMode.Resume({ analysis }) }))
         return (yield* ConversationStore.use((s) => s.load(id))).entries
       }).pipe(Effect.provide(layer))
       // The open question was asked again under its recorded id (the pair closes), the tool ran once with both answers.
@@ -149,7 +157,7 @@ describe("TurnLoop", () => {
         { message: "Done." }
       ] }).pipe(Layer.orDie)
       const stored = yield* Effect.gen(function*() {
-        yield* TurnLoop.runTurn({ conversationId: id, stream: { entries: [] }, model: "scripted", root: "/tmp", start: { _tag: "NewTurn", message: "hi" } })
+        yield* inSession((session) => TurnLoop.runTurn({ session, model: "scripted", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "hi" }) }))
         return (yield* ConversationStore.use((s) => s.load(id))).entries
       }).pipe(Effect.provide(services([], provider, { t: { outcomes: [{ type: "success", content: "ran" }] } })))
       expect(stored.map((e) => (e.type === "tool_call_request" ? `${e.type}:${e.id}` : e.type))).toStrictEqual([

@@ -13,6 +13,8 @@
  * Timestamp.toRfc3339(t) // "2026-03-05T19:31:45.7Z"
  * ```
  */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 const NAIVE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/
@@ -69,11 +71,12 @@ export const fromEpochNanos = (nanos: bigint): Timestamp => {
 let cachedSecond = -1
 let cachedPrefix = ""
 
-/** The current time with microsecond precision (JP's clock resolution on disk). */
-export const now = (): Timestamp => {
-  // Events are stamped often (every inquiry and tool result): format without
-  // BigInt or Date allocations, reusing the "YYYY-MM-DD HH:MM:SS" of the second.
-  const micros = Math.round((performance.timeOrigin + performance.now()) * 1000)
+/**
+ * Formats epoch microseconds (JP's clock resolution on disk). Events are
+ * stamped often (every inquiry and tool result): this formats without BigInt
+ * or Date allocations, reusing the "YYYY-MM-DD HH:MM:SS" of the second.
+ */
+export const fromEpochMicros = (micros: number): Timestamp => {
   const second = Math.floor(micros / 1_000_000)
   if (second !== cachedSecond) {
     const iso = new Date(second * 1000).toISOString()
@@ -83,6 +86,18 @@ export const now = (): Timestamp => {
   const frac = String(micros - second * 1_000_000).padStart(6, "0").replace(/0+$/, "") || "0"
   return `${cachedPrefix}.${frac}` as Timestamp
 }
+
+/** The time of `clock`, with microsecond precision. */
+export const fromClock = (clock: Clock.Clock): Timestamp => fromEpochMicros(Number(clock.currentTimeNanosUnsafe() / 1000n))
+
+/** The current time from Effect's `Clock` (`TestClock` in tests), with microsecond precision. */
+export const current: Effect.Effect<Timestamp> = Clock.clockWith((clock) => Effect.sync(() => fromClock(clock)))
+
+/**
+ * The wall-clock time, outside Effect. Programs use {@link current}; this is
+ * for plain callers (examples, defaults of non-Effect helpers).
+ */
+export const now = (): Timestamp => fromEpochMicros(Math.round((performance.timeOrigin + performance.now()) * 1000))
 
 /** RFC 3339 (`Z`, fraction only when non-zero) — what JSON listings expose. */
 export const toRfc3339 = (t: Timestamp | string): string => {

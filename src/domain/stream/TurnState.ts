@@ -7,40 +7,73 @@
  * counters from its persisted events. Cancelled and redacted outcomes never
  * enter either cache, and secret answers are never cached.
  *
+ * The value is immutable (persistent maps): the turn keeps it in a `Ref`,
+ * and the tool fibers change it with `Ref.modify` / `Ref.update`, so
+ * concurrent calls never see a half-made change.
+ *
  * @example
  * ```ts
- * import * as TurnState from "./TurnState.ts"
+ * import { TurnState } from "parley"
+ *
  * const state = TurnState.make()
- * TurnState.nextInquiryId(state, "call_1", "overwrite") // "call_1.overwrite.1"
- * TurnState.nextInquiryId(state, "call_1", "overwrite") // "call_1.overwrite.2"
+ * const [first, next] = TurnState.nextInquiryId(state, "call_1", "overwrite") // "call_1.overwrite.1"
+ * const [second] = TurnState.nextInquiryId(next, "call_1", "overwrite")       // "call_1.overwrite.2"
  * ```
  */
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
 import type { Json } from "effect/Schema"
-import { attemptKey } from "./IncompleteTurn.ts"
 import * as InquiryId from "../event/InquiryId.ts"
+import { attemptKey } from "./IncompleteTurn.ts"
+
+/** A permission decision remembered for the rest of the turn. */
+export type RememberedPermission = "y" | "n"
 
 export interface TurnState {
   /** `"<tool>.<question>"` → the answer given with `Y`/`N`. */
-  readonly rememberedToolAnswers: Map<string, Json>
+  readonly rememberedToolAnswers: HashMap.HashMap<string, Json>
   /** `"<tool>.__permission__"` → `"y"` (run) or `"n"` (skip). */
-  readonly rememberedPermissionDecisions: Map<string, "y" | "n">
+  readonly rememberedPermissionDecisions: HashMap.HashMap<string, RememberedPermission>
   /** `attemptKey(toolCallId, questionId)` → the last attempt number used. */
-  readonly inquiryAttempts: Map<string, number>
+  readonly inquiryAttempts: HashMap.HashMap<string, number>
 }
 
+/** A fresh turn state; a resumed turn passes the attempts its events recorded. */
 export const make = (attempts: ReadonlyMap<string, number> = new Map()): TurnState => ({
-  rememberedToolAnswers: new Map(),
-  rememberedPermissionDecisions: new Map(),
-  inquiryAttempts: new Map(attempts)
+  rememberedToolAnswers: HashMap.empty(),
+  rememberedPermissionDecisions: HashMap.empty(),
+  inquiryAttempts: HashMap.fromIterable(attempts)
 })
 
 export const toolAnswerKey = (toolName: string, questionId: string): string => `${toolName}.${questionId}`
 export const permissionKey = (toolName: string): string => `${toolName}.__permission__`
 
 /** Allocates the next `<tool_call_id>.<question_id>.<attempt>` (1-based, per turn). */
-export const nextInquiryId = (state: TurnState, toolCallId: string, questionId: string): InquiryId.InquiryId => {
+export const nextInquiryId = (state: TurnState, toolCallId: string, questionId: string): readonly [InquiryId.InquiryId, TurnState] => {
   const key = attemptKey(toolCallId, questionId)
-  const attempt = (state.inquiryAttempts.get(key) ?? 0) + 1
-  state.inquiryAttempts.set(key, attempt)
-  return InquiryId.forToolQuestion(toolCallId, questionId, attempt)
+  const attempt = Option.getOrElse(HashMap.get(state.inquiryAttempts, key), () => 0) + 1
+  return [
+    InquiryId.forToolQuestion(toolCallId, questionId, attempt),
+    { ...state, inquiryAttempts: HashMap.set(state.inquiryAttempts, key, attempt) }
+  ]
 }
+
+/** The answer remembered for a tool's question this turn. */
+export const rememberedAnswer = (state: TurnState, toolName: string, questionId: string): Option.Option<Json> =>
+  HashMap.get(state.rememberedToolAnswers, toolAnswerKey(toolName, questionId))
+
+/** Remembers an answer (`Y`/`N` at a prompt) for the rest of the turn. */
+export const rememberAnswer = (state: TurnState, toolName: string, questionId: string, answer: Json): TurnState => ({
+  ...state,
+  rememberedToolAnswers: HashMap.set(state.rememberedToolAnswers, toolAnswerKey(toolName, questionId), answer)
+})
+
+/** The permission decision remembered for a tool this turn. */
+export const rememberedPermission = (state: TurnState, toolName: string): Option.Option<RememberedPermission> =>
+  HashMap.get(state.rememberedPermissionDecisions, permissionKey(toolName))
+
+/** Remembers a permission decision (`Y`/`N`) for the rest of the turn. */
+export const rememberPermission = (state: TurnState, toolName: string, decision: RememberedPermission): TurnState => ({
+  ...state,
+  rememberedPermissionDecisions: HashMap.set(state.rememberedPermissionDecisions, permissionKey(toolName), decision)
+})

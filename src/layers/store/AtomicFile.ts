@@ -44,9 +44,14 @@ export const writeIfChanged = async (file: string, text: string): Promise<boolea
   return true
 }
 
-/** Writes `text` to `<file>.tmp`, fsyncs, renames over `file`, fsyncs the directory. */
+/**
+ * Writes `text` to a temp file beside `file`, fsyncs, renames over `file`,
+ * fsyncs the directory. The temp name is per process and call, so two
+ * processes refreshing the same file (the listing index) never write into
+ * each other's temp file.
+ */
 export const writeAtomic = async (file: string, text: string): Promise<void> => {
-  const tmp = `${file}.tmp`
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`
   const handle = await fs.open(tmp, "w", 0o644)
   try {
     await handle.writeFile(text, "utf8")
@@ -54,7 +59,12 @@ export const writeAtomic = async (file: string, text: string): Promise<void> => 
   } finally {
     await handle.close()
   }
-  await fs.rename(tmp, file)
+  try {
+    await fs.rename(tmp, file)
+  } catch (error) {
+    await fs.rm(tmp, { force: true })
+    throw error
+  }
   await syncDir(path.dirname(file))
 }
 

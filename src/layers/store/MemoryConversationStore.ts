@@ -1,95 +1,119 @@
 /**
  * An in-memory `ConversationStore` for tests and for embedding parley in
- * another program. Same validation rules as the file store; entries go
- * through the storage codec on `save`/`append` so what a test reads back is
- * what disk would hold.
+ * another program. Sessions follow the same rules as the file store's (they
+ * share `ConversationSession.make`); entries go through the storage codec on
+ * every write, so what a test reads back is what disk would hold.
  *
  * @example
  * ```ts
- * import * as MemoryConversationStore from "./MemoryConversationStore.ts"
+ * import * as Effect from "effect/Effect"
+ * import { MemoryConversationStore } from "parley"
+ *
+ * declare const program: Effect.Effect<void>
  * Effect.provide(program, MemoryConversationStore.layer())
  * ```
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import type { Conversation } from "../../domain/storage/Conversation.ts"
-import { isConversationEvent, type StreamEntry } from "../../domain/event/ConversationEvent.ts"
-import type { ConversationId } from "../../domain/storage/ConversationId.ts"
-import * as ConversationId_ from "../../domain/storage/ConversationId.ts"
+import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import * as Timestamp from "../../domain/event/Timestamp.ts"
-import * as TurnAppend from "../../domain/stream/TurnAppend.ts"
-import { summaryOf } from "./Summary.ts"
+import type { Conversation } from "../../domain/storage/Conversation.ts"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import {
-  AppendRejected,
+  ConversationExists,
   ConversationLocked,
   ConversationNotFound,
   ConversationStore,
-  type ConversationSummary
+  type NewConversation
 } from "../../services/ConversationStore.ts"
+import * as ConversationSession from "../../services/ConversationSession.ts"
+import { summaryOf } from "./Summary.ts"
+
+/** What disk would give back: encoded, then decoded. */
+const stored = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> =>
+  entries.map((e) => EntryCodec.decodeEntry(EntryCodec.encodeEntry(e)))
 
 /** Builds an in-memory store, optionally seeded. */
 export const make = (seed: ReadonlyArray<Conversation> = []) =>
   Effect.gen(function*() {
     const state = yield* Ref.make(new Map<string, Conversation>(seed.map((c) => [c.id, { ...c, entries: [...c.entries] }])))
-    // Per conversation: the turn's request/response counts, kept current so an append costs O(batch).
-    const counts = new Map<string, TurnAppend.TurnCounts>()
     const locks = new Set<string>()
 
-    const get = (id: ConversationId) =>
-      Ref.get(state).pipe(
-        Effect.flatMap((m) => {
-          const c = m.get(id)
-          return c === undefined ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(c)
-        })
+    const get = (id: ConversationId.ConversationId) =>
+      Effect.flatMap(Ref.get(state), (m) => {
+        const c = m.get(id)
+        return c === undefined ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(c)
+      })
+
+    const put = (id: string, f: (c: Conversation) => Conversation) =>
+      Ref.update(state, (m) => {
+        const c = m.get(id)
+        return c === undefined ? m : new Map(m).set(id, f(c))
+      })
+
+    const lock = (id: string) =>
+      Effect.acquireRelease(
+        Effect.suspend(() => {
+          if (locks.has(id)) return Effect.fail(new ConversationLocked({ id, pid: process.pid, lockFile: "memory" }))
+          locks.add(id)
+          return Effect.void
+        }),
+        () => Effect.sync(() => locks.delete(id))
       )
 
-    const summary = (c: Conversation): ConversationSummary => summaryOf(c, `memory:${ConversationId_.display(c.id)}`)
+    const openLocked = (id: ConversationId.ConversationId) =>
+      Effect.gen(function*() {
+        const conversation = yield* get(id)
+        const session = yield* ConversationSession.make(conversation, {
+          appendDurable: (entries) => put(id, (c) => ({ ...c, entries: [...c.entries, ...stored(entries)] })),
+          rewrite: (entries) => put(id, (c) => ({ ...c, entries: stored(entries) }))
+        })
+        yield* Effect.addFinalizer(() => Effect.flatMap(session.metadata, (metadata) => put(id, (c) => ({ ...c, metadata }))))
+        return session
+      })
+
+    const create = (init: NewConversation) =>
+      Effect.gen(function*() {
+        const taken = yield* Ref.get(state)
+        let id = init.id
+        if (id !== undefined && (taken.has(id) || locks.has(id))) return yield* new ConversationExists({ id })
+        if (id === undefined) {
+          let n = BigInt(ConversationId.fromEpochMillis(yield* Clock.currentTimeMillis))
+          while (taken.has(String(n)) || locks.has(String(n))) n++
+          id = String(n) as ConversationId.ConversationId
+        }
+        const newId = id
+        yield* lock(newId)
+        yield* Ref.update(state, (m) =>
+          new Map(m).set(newId, {
+            id: newId,
+            archived: false,
+            metadata: init.metadata,
+            baseConfig: init.baseConfig ?? { _tag: "File", text: "{}\n" },
+            entries: stored(init.entries ?? [])
+          }))
+        return yield* openLocked(newId)
+      })
 
     return ConversationStore.of({
       list: (options) =>
-        Ref.get(state).pipe(Effect.map((m) =>
-          [...m.values()]
+        Effect.map(Ref.get(state), (m) => ({
+          conversations: [...m.values()]
             .filter((c) => options?.archived === true || !c.archived)
-            .map(summary)
-            .sort((a, b) => Timestamp.compare(b.lastActivatedAt, a.lastActivatedAt))
-        )),
-      // Callers get a snapshot; the store keeps appending to its own array.
+            .map((c) => summaryOf(c, `memory:${ConversationId.display(c.id)}`))
+            .sort((a, b) => Timestamp.compare(b.lastActivatedAt, a.lastActivatedAt)),
+          damaged: []
+        })),
       load: (id) => Effect.map(get(id), (c) => ({ ...c, entries: c.entries.slice() })),
-      save: (c) =>
-        Effect.sync(() => counts.delete(c.id)).pipe(
-          Effect.andThen(Ref.update(state, (m) => new Map(m).set(c.id, { ...c, entries: [...c.entries] })))
-        ),
-      append: (id, batch) =>
-        Effect.gen(function*() {
-          const c = yield* get(id)
-          const entries = c.entries as Array<StreamEntry>
-          let turn = counts.get(id)
-          if (turn === undefined) {
-            turn = TurnAppend.turnCounts(entries)
-            counts.set(id, turn)
-          }
-          const result = TurnAppend.validateAgainst({ hasEvents: entries.some(isConversationEvent), counts: turn }, batch)
-          if (result._tag === "Rejected") {
-            return yield* new AppendRejected({ id, reason: TurnAppend.describeRejection(result.rejection) })
-          }
-          entries.push(...result.entries)
-          TurnAppend.advance(turn, result.entries)
-        }),
-      lock: (id) =>
-        Effect.acquireRelease(
-          Effect.suspend(() => {
-            if (locks.has(id)) return Effect.fail(new ConversationLocked({ id, pid: process.pid, lockFile: "memory" }))
-            locks.add(id)
-            return Effect.void
-          }),
-          () => Effect.sync(() => locks.delete(id))
-        ),
-      check: () => Ref.get(state).pipe(Effect.map((m) =>
-        [...m.values()].map((c) => ({ id: c.id, path: `memory:${c.id}`, ok: true, roundtrip: "identical" as const }))
-      )),
+      open: (id) => lock(id).pipe(Effect.andThen(openLocked(id))),
+      create,
+      check: () =>
+        Effect.map(Ref.get(state), (m) =>
+          [...m.values()].map((c) => ({ id: c.id, path: `memory:${c.id}`, ok: true, roundtrip: "identical" as const }))),
       remove: (id) => Ref.update(state, (m) => {
-        counts.delete(id)
         const next = new Map(m)
         next.delete(id)
         return next

@@ -21,6 +21,7 @@ import { renderMarkdown } from "../../domain/render/Render.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as FileConversationStore from "../../layers/store/FileConversationStore.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
+import * as Query from "../Query.ts"
 import { runQuery } from "./Query.ts"
 import { toJsonRow } from "./conversation/Ls.ts"
 
@@ -57,7 +58,7 @@ export const demo = Command.make("demo", {}, () =>
     const result = yield* runQuery({
       storage,
       message: "Write today's note to notes.txt",
-      target: { _tag: "New" },
+      target: Query.Target.New(),
       model: "scripted",
       script,
       continueTurn: false,
@@ -65,7 +66,7 @@ export const demo = Command.make("demo", {}, () =>
     })
 
     const store = FileConversationStore.layer({ storageDir: storage })
-    const rows = yield* ConversationStore.use((s) => s.list()).pipe(Effect.provide(store))
+    const rows = (yield* ConversationStore.use((s) => s.list()).pipe(Effect.provide(store))).conversations
     yield* Console.error("\n$ parley conversation ls --format json")
     yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
     const conversation = yield* ConversationStore.use((s) => s.load(result.conversationId)).pipe(Effect.provide(store))

@@ -231,13 +231,13 @@ export const runQuery = (params: RunQueryParams) =>
       })
     )
     if (printed !== "" && !printed.endsWith("\n")) process.stdout.write("\n")
-    if (result.outcome === "discarded" && message === undefined) {
+    if (result.outcome._tag === "Discarded" && message === undefined) {
       process.stderr.write(`Discarded the incomplete turn of ${ConversationId.display(result.conversationId)}.\n`)
     }
-    if (result.outcome === "nothing-to-discard") {
+    if (result.outcome._tag === "NothingToDiscard") {
       process.stderr.write(`${ConversationId.display(result.conversationId)} has no incomplete turn; nothing to discard.\n`)
     }
-    if (result.outcome === "nothing-to-resume") {
+    if (result.outcome._tag === "NothingToResume") {
       process.stderr.write(`${ConversationId.display(result.conversationId)} has no incomplete turn; nothing to resume.\n`)
     }
     return result
@@ -262,12 +262,12 @@ export const query = Command.make(
       if (flags.new && Option.isSome(flags.id)) {
         return yield* new CliFailure({ code: 2, message: "--new and --id cannot be used together." })
       }
-      let target: Query.Target = { _tag: "MostRecent" }
-      if (flags.new) target = { _tag: "New" }
+      let target: Query.Target = Query.Target.MostRecent()
+      if (flags.new) target = Query.Target.New()
       if (Option.isSome(flags.id)) {
         const id = ConversationId.parse(flags.id.value)
         if (id === undefined) return yield* new CliFailure({ code: 2, message: `--id: "${flags.id.value}" is not a conversation id (expected a number like 17738399468 or jp-c17738399468).` })
-        target = { _tag: "Id", id }
+        target = Query.Target.Id({ id })
       }
       const message = Option.getOrUndefined(flags.message) ?? (flags.continueTurn || flags.discardTurn ? undefined : yield* readStdin)
       yield* runQuery({

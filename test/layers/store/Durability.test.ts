@@ -1,8 +1,9 @@
+import * as fs from "node:fs"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Conversation from "../../../src/domain/storage/Conversation.ts"
+import * as ConversationMetadata from "../../../src/domain/storage/ConversationMetadata.ts"
 import * as ConversationId from "../../../src/domain/storage/ConversationId.ts"
 import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
 import * as FileConversationStore from "../../../src/layers/store/FileConversationStore.ts"
@@ -41,7 +42,7 @@ describe("durability", () => {
         const storage = tempDir()
         const layer = FileConversationStore.layer({ storageDir: storage })
         yield* ConversationStore.use((s) =>
-          s.save(Conversation.make({ id, title: "durable", now: Timestamp.now() }))).pipe(Effect.provide(layer))
+          Effect.scoped(s.create({ id, metadata: ConversationMetadata.make({ title: "durable", last_activated_at: Timestamp.now() }) }))).pipe(Effect.provide(layer))
         const reported = yield* Effect.promise(() => appendThenKill(storage, after))
         expect(reported).toBeGreaterThanOrEqual(after)
         const c = yield* ConversationStore.use((s) => s.load(id)).pipe(Effect.provide(layer))
@@ -50,8 +51,9 @@ describe("durability", () => {
         expect(responses).toBeGreaterThanOrEqual(reported)
         const requests = c.entries.filter((e) => e.type === "tool_call_request").length
         expect(requests - responses).toBeLessThanOrEqual(1)
-        // At rest after save the directory is plain JP format again.
-        yield* ConversationStore.use((s) => s.save(c)).pipe(Effect.provide(layer))
+        // The next open folds what the killed run journaled: plain JP format again, nothing lost.
+        yield* ConversationStore.use((s) => Effect.scoped(s.open(id))).pipe(Effect.provide(layer))
+        expect(fs.existsSync(path.join(storage, "conversations", "17000000001-durable", "events.json.journal"))).toBe(false)
         const again = yield* ConversationStore.use((s) => s.load(id)).pipe(Effect.provide(layer))
         expect(again.entries.length).toBe(c.entries.length)
       }))

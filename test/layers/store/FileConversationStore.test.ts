@@ -5,7 +5,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
 import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
-import * as Conversation from "../../../src/domain/storage/Conversation.ts"
 import * as ConversationId from "../../../src/domain/storage/ConversationId.ts"
 import * as EntryCodec from "../../../src/domain/storage/EntryCodec.ts"
 import { InquiryAnswerType } from "../../../src/domain/event/InquiryAnswerType.ts"
@@ -19,6 +18,10 @@ import { ToolCallResponse } from "../../../src/domain/event/ToolCallResponse.ts"
 import { TurnStart } from "../../../src/domain/event/TurnStart.ts"
 import * as FileConversationStore from "../../../src/layers/store/FileConversationStore.ts"
 import { ConversationStore } from "../../../src/services/ConversationStore.ts"
+import type * as ConversationSession from "../../../src/services/ConversationSession.ts"
+import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts"
+import * as ConversationMetadata from "../../../src/domain/storage/ConversationMetadata.ts"
+import * as EventsFile from "../../../src/domain/storage/EventsFile.ts"
 import { copyToTemp, corpusDir, snapshotTree, tempDir } from "../../support/Fixtures.ts"
 
 const withStore = <A, E>(storageDir: string, f: (store: ConversationStore["Service"]) => Effect.Effect<A, E>) =>
@@ -57,8 +60,20 @@ const everyShape = () => {
   ]
 }
 
+/** Runs `f` with the conversation `id` open (closing the scope folds and unlocks). */
+const inSession = <A, E>(storageDir: string, f: (session: ConversationSession.ConversationSession) => Effect.Effect<A, E>) =>
+  withStore(storageDir, (store) => Effect.scoped(Effect.flatMap(store.open(id), f)))
+
+/** Creates the conversation `id` (title "t") holding `entries`. */
+const seed = (storageDir: string, entries: ReadonlyArray<StreamEntry> = [], title = "t") =>
+  withStore(storageDir, (store) => Effect.scoped(store.create({ id, metadata: ConversationMetadata.make({ title, last_activated_at: ts("06.8") }), entries })))
+
+const turn = (n: number) => [new TurnStart({ timestamp: ts(`1${n}.0`) }), new ChatRequest({ timestamp: ts(`1${n}.1`), content: `q${n}` })]
+const types = (entries: ReadonlyArray<StreamEntry>) => entries.map((e) => e.type)
+const eventsText = (storage: string, name = "17738399468-t") => fs.readFileSync(path.join(storage, "conversations", name, "events.json"), "utf8")
+
 describe("FileConversationStore", () => {
-  it.effect("load → save of every corpus conversation leaves every byte and mtime as it was", () =>
+  it.effect("open → close of every corpus conversation leaves every byte and mtime as it was", () =>
     Effect.gen(function*() {
       const storage = copyToTemp(corpusDir)
       const before = snapshotTree(path.join(storage, "conversations"))
@@ -66,12 +81,10 @@ describe("FileConversationStore", () => {
       const m0 = mtimes()
       yield* withStore(storage, (store) =>
         Effect.gen(function*() {
-          const rows = yield* store.list({ archived: true })
-          expect(rows.length).toBe(21)
-          for (const row of rows) {
-            const c = yield* store.load(row.id)
-            yield* store.save(c)
-          }
+          const { conversations, damaged } = yield* store.list({ archived: true })
+          expect(conversations.length).toBe(21)
+          expect(damaged).toStrictEqual([])
+          for (const row of conversations) yield* Effect.scoped(store.open(row.id))
         }))
       const after = snapshotTree(path.join(storage, "conversations"))
       after.delete(FileConversationStore.INDEX)
@@ -79,163 +92,176 @@ describe("FileConversationStore", () => {
       expect(mtimes()).toStrictEqual(m0) // identical files are not rewritten
     }))
 
-  it.effect("a conversation holding every RFD 082 shape saves and re-loads identically", () =>
+  it.effect("a conversation holding every RFD 082 shape is created and re-loads identically", () =>
     Effect.gen(function*() {
       const storage = tempDir()
       const entries = everyShape()
-      const c: Conversation.Conversation = { ...Conversation.make({ id, title: "Every shape", now: ts("06.8") }), entries }
       const text = yield* withStore(storage, (store) =>
         Effect.gen(function*() {
-          yield* store.save(c)
+          yield* Effect.scoped(store.create({ id, metadata: ConversationMetadata.make({ title: "Every shape", last_activated_at: ts("06.8") }), entries }))
           const back = yield* store.load(id)
           expect(back.entries.length).toBe(entries.length)
           for (let i = 0; i < entries.length; i++) expect(back.entries[i]).toStrictEqual(entries[i])
-          yield* store.save(back)
           return fs.readFileSync(path.join(storage, "conversations", "17738399468-every-shape", "events.json"), "utf8")
         }))
+      expect(text).toBe(EventsFile.render(entries))
       // Written events use RFD 082 shapes; the legacy flat response stays flat.
       expect(text).toContain(`"outcome": "redacted"`)
       expect(text).toContain(`"reason": "some_future_variant"`)
-      expect(text).toContain(`"id": "call_1.overwrite.1"`)
       expect(text).toContain(`"answer_type": {\n        "type": "secret"\n      }`)
-      expect(text).toContain(`"type": "mystery_kind"`)
-      expect(text).toContain(`"x": "not decoded"`)
       const legacy = JSON.parse(text).find((e: { id?: string; type: string }) => e.type === "inquiry_response" && e.id === "call_1.legacy")
       expect(Object.keys(legacy)).toStrictEqual(["timestamp", "type", "id", "answer"])
       const meta = fs.readFileSync(path.join(storage, "conversations", "17738399468-every-shape", "metadata.json"), "utf8")
       expect(meta).toBe(`{\n  "title": "Every shape",\n  "last_activated_at": "2026-03-18 13:19:06.8"\n}\n`)
     }))
 
-  it.effect("append journals durably and save folds it into JP's events.json", () =>
+  it.effect("appends journal durably, are visible at once, and closing folds them in place into JP's events.json", () =>
     Effect.gen(function*() {
       const storage = tempDir()
       const dir = path.join(storage, "conversations", "17738399468-t")
-      yield* withStore(storage, (store) =>
+      const all = [...turn(0), new ToolCallRequest({ timestamp: ts("20.0"), id: "c1", name: "x", arguments: { a: [1, "é"] } })]
+      yield* seed(storage)
+      yield* inSession(storage, (session) =>
         Effect.gen(function*() {
-          yield* store.save(Conversation.make({ id, title: "t", now: ts("06.8") }))
-          yield* store.append(id, [new TurnStart({ timestamp: ts("07.0") }), new ChatRequest({ timestamp: ts("07.1"), content: "hi" })])
-          yield* store.append(id, [new ToolCallRequest({ timestamp: ts("07.2"), id: "c1", name: "x", arguments: {} })])
-          expect(fs.readFileSync(path.join(dir, "events.json"), "utf8")).toBe("[]\n")
+          yield* session.append(all.slice(0, 2))
+          yield* session.append(all.slice(2))
+          expect(types((yield* session.snapshot).entries)).toStrictEqual(["turn_start", "chat_request", "tool_call_request"])
+          expect(eventsText(storage)).toBe("[]\n")
           expect(fs.readFileSync(path.join(dir, FileConversationStore.JOURNAL), "utf8").split("\n").length).toBe(4)
-          // A second store instance (another process's view) sees every appended event.
-          const other = yield* withStore(storage, (s) => s.load(id))
-          expect(other.entries.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "tool_call_request"])
-          yield* store.save(yield* store.load(id))
+          // Another reader (another process's view) sees every appended event.
+          expect(types((yield* withStore(storage, (s) => s.load(id))).entries)).toStrictEqual(types(all))
         }))
       expect(fs.existsSync(path.join(dir, FileConversationStore.JOURNAL))).toBe(false)
-      expect(JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")).map((e: { type: string }) => e.type))
-        .toStrictEqual(["turn_start", "chat_request", "tool_call_request"])
+      expect(eventsText(storage)).toBe(EventsFile.render(all))
+      // A second session appends to the non-empty file: only the tail is written, bytes as a full render.
+      const more = turn(1)
+      yield* inSession(storage, (session) => session.append(more))
+      expect(eventsText(storage)).toBe(EventsFile.render([...all, ...more]))
     }))
 
   it.effect("append validates against the current turn and a rejected batch writes nothing", () =>
     Effect.gen(function*() {
       const storage = tempDir()
-      yield* withStore(storage, (store) =>
+      yield* seed(storage)
+      yield* inSession(storage, (session) =>
         Effect.gen(function*() {
-          yield* store.save(Conversation.make({ id, title: "t", now: ts("06.8") }))
-          yield* store.append(id, [new TurnStart({ timestamp: ts("07.0") }), new ChatRequest({ timestamp: ts("07.1"), content: "hi" })])
-          const orphan = yield* Effect.exit(store.append(id, [
+          yield* session.append(turn(0))
+          const orphan = yield* Effect.exit(session.append([
             new ToolCallRequest({ timestamp: ts("07.2"), id: "ok", name: "x", arguments: {} }),
             new ToolCallResponse({ timestamp: ts("07.3"), id: "nope", content: "", is_error: false })
           ]))
           expect(Exit.isFailure(orphan) && String(orphan.cause)).toContain(`tool call response "nope" has no matching tool call request`)
-          expect((yield* store.load(id)).entries.length).toBe(2)
+          expect((yield* session.snapshot).length).toBe(2)
           const dupe = InquiryId.make("c.q.1")
-          yield* store.append(id, [new InquiryRequest({ timestamp: ts("07.4"), id: dupe, source: InquirySource.user, question: { text: "?", answer_type: InquiryAnswerType.text } })])
-          yield* store.append(id, [InquiryResponse.answered(ts("07.5"), dupe, "a")])
-          const twice = yield* Effect.exit(store.append(id, [InquiryResponse.answered(ts("07.6"), dupe, "b")]))
+          yield* session.append([new InquiryRequest({ timestamp: ts("07.4"), id: dupe, source: InquirySource.user, question: { text: "?", answer_type: InquiryAnswerType.text } })])
+          yield* session.append([InquiryResponse.answered(ts("07.5"), dupe, "a")])
+          const twice = yield* Effect.exit(session.append([InquiryResponse.answered(ts("07.6"), dupe, "b")]))
           expect(Exit.isFailure(twice) && String(twice.cause)).toContain(`already has a response`)
         }))
+      expect(types((yield* withStore(storage, (s) => s.load(id))).entries)).toStrictEqual(["turn_start", "chat_request", "inquiry_request", "inquiry_response"])
     }))
 
-  it.effect("a torn journal line (crash mid-append) is ignored; entries folded before a crash are not duplicated", () =>
+  it.effect("a journal left by a crashed run (with a torn last line) is read by everyone and folded by the next open", () =>
     Effect.gen(function*() {
       const storage = tempDir()
       const dir = path.join(storage, "conversations", "17738399468-t")
-      yield* withStore(storage, (store) =>
-        Effect.gen(function*() {
-          yield* store.save(Conversation.make({ id, title: "t", now: ts("06.8") }))
-          yield* store.append(id, [new TurnStart({ timestamp: ts("07.0") }), new ChatRequest({ timestamp: ts("07.1"), content: "hi" })])
-        }))
-      const journal = fs.readFileSync(path.join(dir, FileConversationStore.JOURNAL), "utf8")
-      // Simulate: save renamed events.json, then crashed before removing the journal,
-      // and a later append was torn mid-line.
-      yield* withStore(storage, (store) => Effect.flatMap(store.load(id), (c) => store.save(c)))
-      fs.writeFileSync(path.join(dir, FileConversationStore.JOURNAL), journal + `{"at":2,"entry":{"timestamp":"2026-03`)
-      const c = yield* withStore(storage, (store) => store.load(id))
-      expect(c.entries.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request"])
+      yield* seed(storage)
+      yield* inSession(storage, (session) => session.append(turn(0)))
+      // Simulate a run killed mid-append: journal lines the fold never saw, and half a line.
+      const lines = turn(1).map((e, i) => JSON.stringify({ at: 2 + i, base: String(Buffer.byteLength(eventsText(storage))), entry: EntryCodec.encodeEntry(e) }))
+      fs.writeFileSync(path.join(dir, FileConversationStore.JOURNAL), lines.join("\n") + "\n" + `{"at":4,"entry":{"timest`)
+      expect(types((yield* withStore(storage, (s) => s.load(id))).entries)).toStrictEqual(["turn_start", "chat_request", "turn_start", "chat_request"])
+      // Any command that opens it heals it, whatever it goes on to do.
+      yield* inSession(storage, () => Effect.void)
+      expect(fs.existsSync(path.join(dir, FileConversationStore.JOURNAL))).toBe(false)
+      expect(eventsText(storage)).toBe(EventsFile.render([...turn(0), ...turn(1)]))
+      const check = yield* withStore(storage, (s) => s.check())
+      expect(check.map((r) => [r.ok, r.roundtrip])).toStrictEqual([[true, "identical"]])
     }))
 
-  it.effect("after a torn last line, the next append cuts it off and both loads see every reported event", () =>
+  it.effect("a fold cut short at any byte is finished by the next reader and opener; nothing is lost or doubled", () =>
     Effect.gen(function*() {
       const storage = tempDir()
       const dir = path.join(storage, "conversations", "17738399468-t")
-      yield* withStore(storage, (store) =>
-        Effect.gen(function*() {
-          yield* store.save(Conversation.make({ id, title: "t", now: ts("06.8") }))
-          yield* store.append(id, [new TurnStart({ timestamp: ts("07.0") }), new ChatRequest({ timestamp: ts("07.1"), content: "hi" })])
-        }))
-      fs.appendFileSync(path.join(dir, FileConversationStore.JOURNAL), `{"at":2,"base":"x","entry":{"timest`)
-      yield* withStore(storage, (store) =>
-        Effect.gen(function*() {
-          expect((yield* store.load(id)).entries.length).toBe(2)
-          yield* store.append(id, [ChatResponse.message(ts("07.2"), "hello")])
-        }))
-      const c = yield* withStore(storage, (store) => store.load(id))
-      expect(c.entries.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
-      expect(fs.readFileSync(path.join(dir, FileConversationStore.JOURNAL), "utf8").endsWith("}\n")).toBe(true)
+      yield* seed(storage, turn(0))
+      const before = fs.readFileSync(path.join(dir, "events.json"))
+      const added = [ChatResponse.message(ts("30.0"), "done ✓"), ...turn(1)]
+      const base = String(before.length)
+      const journal = added.map((e, i) => JSON.stringify({ at: 2 + i, base, entry: EntryCodec.encodeEntry(e) }) + "\n").join("")
+      const foldLine = JSON.stringify({ fold: { base, cut: before.length - 3 } }) + "\n"
+      const full = Buffer.from(EventsFile.render([...turn(0), ...added]))
+      // Every instant of step 2: the tail written up to byte k (and the file not yet truncated).
+      for (let k = before.length - 3; k <= full.length; k += 7) {
+        const torn = Buffer.concat([full.subarray(0, k), before.subarray(Math.min(k, before.length))])
+        fs.writeFileSync(path.join(dir, "events.json"), torn)
+        fs.writeFileSync(path.join(dir, FileConversationStore.JOURNAL), journal + foldLine)
+        expect(types((yield* withStore(storage, (s) => s.load(id))).entries)).toStrictEqual(types([...turn(0), ...added]))
+        yield* inSession(storage, () => Effect.void)
+        expect(fs.readFileSync(path.join(dir, "events.json"))).toStrictEqual(full)
+        expect(fs.existsSync(path.join(dir, FileConversationStore.JOURNAL))).toBe(false)
+      }
     }))
 
-  it.effect("a save that shrinks events.json and crashes before removing the journal does not bring the dropped events back", () =>
+  it.effect("a discard that crashed before removing the journal does not bring the dropped events back", () =>
     Effect.gen(function*() {
       const storage = tempDir()
       const dir = path.join(storage, "conversations", "17738399468-t")
-      yield* withStore(storage, (store) =>
+      yield* seed(storage)
+      let journal = ""
+      yield* inSession(storage, (session) =>
         Effect.gen(function*() {
-          yield* store.save(Conversation.make({ id, title: "t", now: ts("06.8") }))
-          yield* store.append(id, [new TurnStart({ timestamp: ts("07.0") }), new ChatRequest({ timestamp: ts("07.1"), content: "one" })])
-          yield* store.append(id, [ChatResponse.message(ts("07.2"), "a")])
-          yield* store.append(id, [new TurnStart({ timestamp: ts("07.3") }), new ChatRequest({ timestamp: ts("07.4"), content: "two" })])
+          yield* session.append([...turn(0), ChatResponse.message(ts("07.2"), "a")])
+          yield* session.append(turn(1))
+          journal = fs.readFileSync(path.join(dir, FileConversationStore.JOURNAL), "utf8")
+          expect(yield* session.discardIncompleteTurn).toBe(true)
+          expect(types((yield* session.snapshot).entries)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
         }))
-      const journal = fs.readFileSync(path.join(dir, FileConversationStore.JOURNAL), "utf8")
-      // Discard the incomplete second turn, then "crash" before the journal's removal.
-      yield* withStore(storage, (store) => Effect.flatMap(store.load(id), (c) => store.save({ ...c, entries: c.entries.slice(0, 3) })))
       fs.writeFileSync(path.join(dir, FileConversationStore.JOURNAL), journal)
-      const c = yield* withStore(storage, (store) => store.load(id))
-      expect(c.entries.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
+      expect(types((yield* withStore(storage, (s) => s.load(id))).entries)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
+      yield* inSession(storage, () => Effect.void)
+      expect(types(EventsFile.parse(eventsText(storage), "events.json"))).toStrictEqual(["turn_start", "chat_request", "chat_response"])
     }))
 
   it.effect("renames the directory when the title changes, keeping other files", () =>
     Effect.gen(function*() {
       const storage = tempDir()
-      yield* withStore(storage, (store) =>
-        Effect.gen(function*() {
-          const c = Conversation.make({ id, title: "Old title", now: ts("06.8") })
-          yield* store.save(c)
-          fs.writeFileSync(path.join(storage, "conversations", "17738399468-old-title", "QUERY_MESSAGE.md"), "draft")
-          const loaded = yield* store.load(id)
-          yield* store.save({ ...loaded, metadata: new (loaded.metadata.constructor as typeof import("../../../src/domain/storage/ConversationMetadata.ts").ConversationMetadata)({ ...loaded.metadata, title: "New title!" }) })
-        }))
+      yield* seed(storage, [], "Old title")
+      fs.writeFileSync(path.join(storage, "conversations", "17738399468-old-title", "QUERY_MESSAGE.md"), "draft")
+      yield* inSession(storage, (session) => session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title: "New title!" })))
       expect(fs.readdirSync(path.join(storage, "conversations")).filter((n) => !n.startsWith("."))).toStrictEqual(["17738399468-new-title"])
       expect(fs.readFileSync(path.join(storage, "conversations", "17738399468-new-title", "QUERY_MESSAGE.md"), "utf8")).toBe("draft")
     }))
 
-  it.effect("the lock fails fast for a second holder, naming the pid", () =>
+  it.effect("open fails fast for a second holder, naming the pid; a stale lock is taken over and released", () =>
     Effect.gen(function*() {
       const storage = tempDir()
+      yield* seed(storage)
       const lockFile = path.join(storage, "locks", "jp-c17738399468.lock")
-      fs.mkdirSync(path.dirname(lockFile), { recursive: true })
       // A live foreign holder: our parent process.
       fs.writeFileSync(lockFile, JSON.stringify({ pid: process.ppid, acquired_at: "x" }))
-      const held = yield* Effect.exit(withStore(storage, (store) => Effect.scoped(store.lock(id))))
+      const held = yield* Effect.exit(inSession(storage, () => Effect.void))
       expect(Exit.isFailure(held) && String(held.cause)).toContain(`pid ${process.ppid}`)
-      // A stale lock (dead pid) is taken over and released afterwards.
       fs.writeFileSync(lockFile, JSON.stringify({ pid: 2 ** 22 + 12345, acquired_at: "x" }))
-      yield* withStore(storage, (store) => Effect.scoped(Effect.gen(function*() {
-        yield* store.lock(id)
-        expect(JSON.parse(fs.readFileSync(lockFile, "utf8")).pid).toBe(process.pid)
-      })))
+      yield* inSession(storage, () => Effect.sync(() => expect(JSON.parse(fs.readFileSync(lockFile, "utf8")).pid).toBe(process.pid)))
       expect(fs.existsSync(lockFile)).toBe(false)
+    }))
+
+  it.effect("create gives concurrent creators distinct ids; a half-made directory of a dead creator is invisible and swept", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      const conversations = path.join(storage, "conversations")
+      // What a creator killed mid-create leaves: a dot-named staging directory (pid 2^22+1 is not alive).
+      fs.mkdirSync(path.join(conversations, ".parley-new-4194305-17738399468-x"), { recursive: true })
+      fs.writeFileSync(path.join(conversations, ".parley-new-4194305-17738399468-x", "metadata.json"), "{")
+      const ids = yield* withStore(storage, (store) =>
+        Effect.forEach(Array.from({ length: 12 }, (_, i) => i), (i) =>
+          Effect.scoped(Effect.map(store.create({ metadata: ConversationMetadata.make({ title: `c${i}`, last_activated_at: ts("06.8") }) }), (s) => s.id)), { concurrency: "unbounded" }))
+      expect(new Set(ids).size).toBe(12)
+      const listing = yield* withStore(storage, (store) => store.list())
+      expect(listing.conversations.length).toBe(12)
+      expect(listing.damaged).toStrictEqual([])
+      expect(fs.readdirSync(conversations).filter((n) => n.startsWith(".parley-new-"))).toStrictEqual([])
+      expect((yield* withStore(storage, (s) => s.check())).every((r) => r.ok && r.roundtrip === "identical")).toBe(true)
     }))
 })
 
@@ -261,10 +287,15 @@ describe("bad input gives a clear error naming file and entry; nothing on disk c
         expect(Exit.isFailure(exit)).toBe(true)
         if (Exit.isFailure(exit)) expect(String(exit.cause)).toMatch(expected)
         const check = yield* withStore(storage, (store) => store.check())
+        const listing = yield* withStore(storage, (store) => store.list())
+        expect(listing.conversations).toStrictEqual([])
+        expect(listing.damaged.map((d) => d.reason).join()).toMatch(expected)
         expect(check.length).toBe(1)
         expect(check[0]!.ok).toBe(false)
         expect(check[0]!.error).toMatch(expected)
-        expect(snapshotTree(storage)).toStrictEqual(before)
+        const after = snapshotTree(storage)
+        after.delete(path.join("conversations", FileConversationStore.INDEX)) // the listing's cache
+        expect(after).toStrictEqual(before)
       }))
   }
 })

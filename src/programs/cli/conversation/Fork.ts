@@ -23,7 +23,6 @@ import * as Timestamp from "../../../domain/event/Timestamp.ts"
 import { ConversationStore } from "../../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
 import { formatFlag } from "../Format.ts"
-import { freshId } from "../../NewConversation.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
 
 export const fork = Command.make(
@@ -45,18 +44,16 @@ export const fork = Command.make(
       }
       const store = yield* ConversationStore
       const source = yield* store.load(cid)
-      const newId = yield* freshId
-      const now = Timestamp.now()
-      yield* store.save({
-        id: newId,
-        archived: false,
+      const now = yield* Timestamp.current
+      // The fork is complete on disk before it is visible, under an id no other process can take.
+      const newId = yield* Effect.scoped(Effect.map(store.create({
         metadata: ConversationMetadata.make({
           ...(source.metadata.title !== undefined ? { title: source.metadata.title } : {}),
           last_activated_at: now
         }),
         baseConfig: source.baseConfig,
         entries: forkEntries(source.entries, limit === undefined ? {} : { until: limit })
-      })
+      }), (session) => session.id))
       if (format === "json") yield* Console.log(JSON.stringify({ id: newId, forked_from: cid }))
       else yield* Console.log(`Forked ${ConversationId.display(cid)} into ${ConversationId.display(newId)}.`)
     }))

@@ -43,7 +43,11 @@ export const ls = Command.make(
   },
   ({ archived, format }) =>
     withStore(Effect.gen(function*() {
-      const rows = yield* ConversationStore.use((s) => s.list({ archived }))
+      const { conversations: rows, damaged } = yield* ConversationStore.use((s) => s.list({ archived }))
+      // A damaged conversation is skipped with one line naming it; the rest are listed.
+      for (const d of damaged) {
+        yield* Console.error(`parley: skipped ${d.id} (${d.reason}); run \`parley conversation check ${d.id}\` for details`)
+      }
       if (format === "json") return yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
       if (rows.length === 0) return yield* Console.log("No conversations yet. Start one with `parley query \"…\"`.")
       for (const row of rows) yield* Console.log(textRow(row))

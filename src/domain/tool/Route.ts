@@ -1,0 +1,104 @@
+/**
+ * Who answers a tool's question (RFD 082 "Recording lifecycle" steps 3–7,
+ * RFD 028), decided purely from what is known when the question arrives:
+ *
+ * 1. an answer remembered this turn (`Y`/`N` at an earlier prompt; never for
+ *    a secret) → `Remembered`;
+ * 2. a static answer from config → `Static` (a secret is then recorded
+ *    `redacted`);
+ * 3. the secret guard: a secret is only ever typed by a person — target
+ *    `assistant` → `Denied{assistant_routing_denied}`; nobody at a terminal
+ *    → `Denied{no_prompt_backend}`;
+ * 4. a person at a terminal and target `user` → `Prompt`;
+ * 5. otherwise the inquiry backend (the model's structured side call) →
+ *    `Backend` (JP's rule: without a terminal, user questions go there too).
+ *
+ * And whether a call may run at all (`run = "ask" | "unattended" | "skip"`):
+ * {@link decidePermission}.
+ *
+ * @example
+ * ```ts
+ * import * as Option from "effect/Option"
+ * import { Question, Route } from "parley"
+ *
+ * const question = new Question({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" } })
+ * Route.decideRoute({ question, target: "user", interactive: false, remembered: Option.none(), staticAnswer: undefined })
+ * // Route.Route.Backend()
+ * ```
+ */
+import * as Data from "effect/Data"
+import * as Option from "effect/Option"
+import type { Json } from "effect/Schema"
+import type { QuestionTarget } from "./Config.ts"
+import type { RunMode } from "./ToolDefinition.ts"
+import type { Question } from "./Question.ts"
+
+/** How a secret request is refused (its `Cancelled` reason). */
+export type DenialReason = "assistant_routing_denied" | "no_prompt_backend"
+
+/** Who answers a question. */
+export type Route = Data.TaggedEnum<{
+  Remembered: { readonly answer: Json }
+  Static: { readonly answer: Json }
+  Denied: { readonly reason: DenialReason }
+  Prompt: {}
+  Backend: {}
+}>
+
+export const Route = Data.taggedEnum<Route>()
+
+/** What {@link decideRoute} needs to know. */
+export interface RouteInput {
+  readonly question: Question
+  readonly target: QuestionTarget
+  /** A person can be asked at a terminal. */
+  readonly interactive: boolean
+  /** The answer remembered this turn for this tool and question. */
+  readonly remembered: Option.Option<Json>
+  /** The answer configured for this tool and question. */
+  readonly staticAnswer: Json | undefined
+}
+
+/** Decides who answers `question` (steps 1–5 above). */
+export const decideRoute = (input: RouteInput): Route => {
+  const secret = input.question.answer_type.type === "secret"
+  if (!secret && Option.isSome(input.remembered)) return Route.Remembered({ answer: input.remembered.value })
+  if (input.staticAnswer !== undefined) return Route.Static({ answer: input.staticAnswer })
+  if (secret && input.target === "assistant") return Route.Denied({ reason: "assistant_routing_denied" })
+  if (secret && !input.interactive) return Route.Denied({ reason: "no_prompt_backend" })
+  if (input.interactive && input.target === "user") return Route.Prompt()
+  return Route.Backend()
+}
+
+/** Whether a call runs before any tool code does. */
+export type Permission = Data.TaggedEnum<{
+  /** Run it. */
+  Run: {}
+  /** Do not run it; this is its response. */
+  Skip: { readonly content: string; readonly is_error: boolean }
+  /** Ask the person at the prompt. */
+  Ask: {}
+}>
+
+export const Permission = Data.taggedEnum<Permission>()
+
+/**
+ * Whether a call with run mode `mode` may run. `undefined` mode: the tool is
+ * unknown, and the executor answers "not available". `ask` without a person
+ * runs the tool (JP: nobody to ask).
+ */
+export const decidePermission = (input: {
+  readonly mode: RunMode | undefined
+  readonly interactive: boolean
+  readonly remembered: Option.Option<"y" | "n">
+  readonly skippedByConfig: string
+  readonly skippedRemembered: string
+}): Permission => {
+  if (input.mode === undefined || input.mode === "unattended") return Permission.Run()
+  if (input.mode === "skip") return Permission.Skip({ content: input.skippedByConfig, is_error: false })
+  if (!input.interactive) return Permission.Run()
+  if (Option.isSome(input.remembered)) {
+    return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ content: input.skippedRemembered, is_error: false })
+  }
+  return Permission.Ask()
+}

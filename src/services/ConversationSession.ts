@@ -1,0 +1,207 @@
+/**
+ * The one open conversation (issue 10; RFD 023 "Incremental Persistence").
+ *
+ * A `ConversationSession` is what `ConversationStore.open` / `create` hand
+ * out for a scope: the cross-process lock is held, the entries live in a
+ * `Ref`, and every change goes through it:
+ *
+ * - `append` is durable first, then visible, and the pair is atomic with
+ *   respect to interruption: once an append has started it completes both
+ *   steps, so nothing on disk is missing from what the program sees and
+ *   nothing it sees is missing from disk.
+ * - the incomplete-turn operations of RFD 023 (split, resume, discard,
+ *   replace the pending query) are methods, so the turn rules have one home.
+ * - closing the scope (the store's part) folds what is durable on disk,
+ *   never a copy held in memory.
+ *
+ * {@link make} builds the session over a store's persistence primitives, so
+ * every store (file, memory, your own) shares the same rules.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import type { ConversationSession } from "parley"
+ *
+ * const lastEvent = (session: ConversationSession.ConversationSession) =>
+ *   Effect.map(session.snapshot, (s) => s.entries.at(-1))
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as Semaphore from "effect/Semaphore"
+import { ChatRequest } from "../domain/event/ChatRequest.ts"
+import { isConversationEvent, type StreamEntry } from "../domain/event/ConversationEvent.ts"
+import type { BaseConfig, Conversation } from "../domain/storage/Conversation.ts"
+import type { ConversationId } from "../domain/storage/ConversationId.ts"
+import type { ConversationMetadata } from "../domain/storage/ConversationMetadata.ts"
+import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
+import * as TurnAppend from "../domain/stream/TurnAppend.ts"
+import { AppendRejected, type StoreIoError } from "./ConversationStore.ts"
+
+/**
+ * The entries at one instant. `entries` is computed on first read, so taking
+ * a snapshot costs O(1) and only a reader pays for the copy.
+ */
+export interface Snapshot {
+  readonly length: number
+  readonly entries: ReadonlyArray<StreamEntry>
+}
+
+/** The open conversation: read it, append to it, resume or discard its incomplete turn. */
+export interface ConversationSession {
+  readonly id: ConversationId
+  readonly archived: boolean
+  readonly baseConfig: BaseConfig
+  /** The entries as they stand: everything durable, nothing more. */
+  readonly snapshot: Effect.Effect<Snapshot>
+  /** The metadata that closing the session writes. */
+  readonly metadata: Effect.Effect<ConversationMetadata>
+  /** The whole conversation as it stands. */
+  readonly conversation: Effect.Effect<Conversation>
+  /**
+   * Appends to the current turn after validating the batch against it (JP's
+   * `TurnMut` rules; a batch starting with `turn_start` opens a new turn).
+   * Returns once the entries are on disk and visible; an interrupt that
+   * arrives meanwhile waits for both.
+   */
+  append(entries: ReadonlyArray<StreamEntry>): Effect.Effect<void, AppendRejected | StoreIoError>
+  /** The incomplete last turn (RFD 023), or `null` when the last turn is complete. */
+  readonly incompleteTurn: Effect.Effect<IncompleteTurn.IncompleteTurn | null>
+  /**
+   * Prepares the incomplete turn for resuming and says how to resume it:
+   * trailing bare `turn_start`s are dropped (appends must land in the
+   * resumed turn). `null` when there is nothing to resume.
+   */
+  readonly resumeIncompleteTurn: Effect.Effect<IncompleteTurn.TurnAnalysis | null, StoreIoError>
+  /** Drops the incomplete last turn, durably. False when there was none. */
+  readonly discardIncompleteTurn: Effect.Effect<boolean, StoreIoError>
+  /** Replaces the text of the incomplete turn's pending query (RFD 023 "edit"). */
+  replacePendingQuery(content: string): Effect.Effect<void, StoreIoError>
+  /** Changes the metadata written when the session closes (title, last activity). */
+  updateMetadata(f: (metadata: ConversationMetadata) => ConversationMetadata): Effect.Effect<void>
+}
+
+/** What a store does for a session; everything else is shared. */
+export interface SessionPersistence {
+  /** Makes `entries` durable after the first `at` entries; returns once they are on disk. */
+  appendDurable(entries: ReadonlyArray<StreamEntry>, at: number): Effect.Effect<void, StoreIoError>
+  /** Replaces the whole stream durably (discard, edit). */
+  rewrite(entries: ReadonlyArray<StreamEntry>): Effect.Effect<void, StoreIoError>
+}
+
+interface State {
+  /** Append-only between rewrites, so a snapshot is (array, length). */
+  readonly entries: Array<StreamEntry>
+  readonly hasEvents: boolean
+  /** The current turn's request/response counts, advanced on every append. */
+  readonly counts: TurnAppend.TurnCounts
+}
+
+const stateOf = (entries: ReadonlyArray<StreamEntry>): State => ({
+  entries: entries.slice(),
+  hasEvents: entries.some(isConversationEvent),
+  counts: TurnAppend.turnCounts(entries)
+})
+
+const snapshotOf = (entries: ReadonlyArray<StreamEntry>): Snapshot => {
+  const length = entries.length
+  let copy: ReadonlyArray<StreamEntry> | undefined
+  return {
+    length,
+    get entries() {
+      return (copy ??= entries.slice(0, length))
+    }
+  }
+}
+
+/**
+ * A session over `persistence`, starting from `conversation` (as on disk).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { ConversationSession } from "parley"
+ * import type { Conversation } from "parley"
+ *
+ * declare const conversation: Conversation.Conversation
+ * const session = ConversationSession.make(conversation, {
+ *   appendDurable: () => Effect.void, // where your store writes
+ *   rewrite: () => Effect.void
+ * })
+ * ```
+ */
+export const make = (conversation: Conversation, persistence: SessionPersistence): Effect.Effect<ConversationSession> =>
+  Effect.gen(function*() {
+    const state = yield* Ref.make(stateOf(conversation.entries))
+    const metadata = yield* Ref.make(conversation.metadata)
+    // One writer at a time; waiting for the permit is interruptible, the write is not.
+    const writer = yield* Semaphore.make(1)
+    const exclusive = writer.withPermits(1)
+
+    const snapshot = Effect.map(Ref.get(state), (s) => snapshotOf(s.entries))
+
+    const append = (batch: ReadonlyArray<StreamEntry>) =>
+      exclusive(Effect.uninterruptible(Effect.gen(function*() {
+        if (batch.length === 0) return
+        const s = yield* Ref.get(state)
+        const result = TurnAppend.validateAgainst(s, batch)
+        if (result._tag === "Rejected") {
+          return yield* new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) })
+        }
+        yield* persistence.appendDurable(result.entries, s.entries.length)
+        // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
+        s.entries.push(...result.entries)
+        TurnAppend.advance(s.counts, result.entries)
+        yield* Ref.set(state, { ...s, hasEvents: s.hasEvents || result.entries.some(isConversationEvent) })
+      })))
+
+    /** Replaces the stream on disk, then in memory. */
+    const rewrite = (entries: ReadonlyArray<StreamEntry>) =>
+      persistence.rewrite(entries).pipe(Effect.andThen(Ref.set(state, stateOf(entries))))
+
+    const incompleteTurn = Effect.map(Ref.get(state), (s) => IncompleteTurn.splitIncompleteTurn(s.entries).incomplete)
+
+    const resumeIncompleteTurn = exclusive(Effect.uninterruptible(Effect.gen(function*() {
+      const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn((yield* Ref.get(state)).entries)
+      if (incomplete === null) return null
+      const resumable = IncompleteTurn.resumableEntries(incomplete)
+      if (resumable.length !== incomplete.entries.length) yield* rewrite([...complete, ...resumable])
+      return IncompleteTurn.analyze(incomplete)
+    })))
+
+    const discardIncompleteTurn = exclusive(Effect.uninterruptible(Effect.gen(function*() {
+      const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn((yield* Ref.get(state)).entries)
+      if (incomplete === null) return false
+      yield* rewrite(complete)
+      return true
+    })))
+
+    const replacePendingQuery = (content: string) =>
+      exclusive(Effect.uninterruptible(Effect.gen(function*() {
+        const entries = (yield* Ref.get(state)).entries
+        const at = entries.findLastIndex((e) => e.type === "chat_request")
+        if (at < 0) return
+        const next = entries.slice()
+        next[at] = new ChatRequest({ ...(entries[at] as ChatRequest), content })
+        yield* rewrite(next)
+      })))
+
+    return {
+      id: conversation.id,
+      archived: conversation.archived,
+      baseConfig: conversation.baseConfig,
+      snapshot,
+      metadata: Ref.get(metadata),
+      conversation: Effect.map(Effect.all([Ref.get(state), Ref.get(metadata)]), ([s, m]) => ({
+        ...conversation,
+        metadata: m,
+        entries: s.entries.slice()
+      })),
+      append,
+      incompleteTurn,
+      resumeIncompleteTurn,
+      discardIncompleteTurn,
+      replacePendingQuery,
+      updateMetadata: (f) => Ref.update(metadata, f)
+    } satisfies ConversationSession
+  })
