@@ -92,6 +92,8 @@ export interface TurnAnalysis {
   readonly attemptCounters: ReadonlyMap<string, number>
   /** Every tool call of the turn with its state, in order (for display). */
   readonly toolCalls: ReadonlyArray<ToolCallStatus>
+  /** Inquiries that belong to no tool call of the turn, in order, each with its closing response (for display). */
+  readonly unattachedInquiries: ReadonlyArray<{ readonly request: InquiryRequest; readonly response: InquiryResponse | null }>
 }
 
 /** The key of {@link TurnAnalysis.attemptCounters}. */
@@ -338,7 +340,8 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     pendingInquiries,
     answeredInquiries: answered,
     attemptCounters,
-    toolCalls
+    toolCalls,
+    unattachedInquiries: t.inquiries.filter((q) => q.call < 0).map((q) => ({ request: q.request, response: q.response }))
   }
 }
 

@@ -1,0 +1,79 @@
+/**
+ * Markdown → HTML for the conversation page (issue 15), with markdown-it.
+ *
+ * The text comes from a conversation (a person, a model, a tool), so it is
+ * untrusted: raw HTML is never passed through (markdown-it's `html: false`
+ * escapes it), and nothing in the output points anywhere. Links become their
+ * text followed by the address as plain text, images become their alt text
+ * and address, so the page has no `href` or `src` that leaves it: opening it
+ * fetches nothing and clicking nothing leaks where it was read. This lives in
+ * `src/layers` (not next to the pure renderer) because `src/domain` imports
+ * only `effect`; the renderer takes it as its `markdown` option.
+ *
+ * @example
+ * ```ts
+ * import { markdownToHtml } from "./SafeMarkdown.ts"
+ * markdownToHtml("**hi** <script>x()</script>") // "<p><strong>hi</strong> &lt;script&gt;x()&lt;/script&gt;</p>\n"
+ * ```
+ */
+import MarkdownIt from "markdown-it"
+import type { MarkdownIt as Md, RendererRule, Token } from "markdown-it"
+
+const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" }
+const escape = (s: string): string => s.replace(/[&<>"]/g, (c) => ESCAPES[c]!)
+
+/** The plain text of the inline tokens between `from` (exclusive) and the next `link_close`. */
+const linkText = (tokens: ReadonlyArray<Token>, from: number): string => {
+  let text = ""
+  for (let i = from + 1; i < tokens.length && tokens[i]!.type !== "link_close"; i++) text += tokens[i]!.content
+  return text
+}
+
+// A link renders as its text; the address follows as text unless the text already is the address.
+const linkOpen: RendererRule = (tokens, idx) => {
+  const token = tokens[idx]!
+  // markdown-it stores the address percent-encoded; show it as written.
+  const href = md().normalizeLinkText(String(token.attrGet("href") ?? ""))
+  const shown = token.markup === "autolink" || linkText(tokens, idx) === href ? "" : href
+  for (let i = idx + 1; i < tokens.length; i++) {
+    if (tokens[i]!.type === "link_close") {
+      tokens[i]!.meta = { shown }
+      break
+    }
+  }
+  return `<span class="link">`
+}
+
+const linkClose: RendererRule = (tokens, idx) => {
+  const shown = (tokens[idx]!.meta as { shown?: string } | null)?.shown ?? ""
+  return shown === "" ? "</span>" : `</span> <span class="url">&lt;${escape(shown)}&gt;</span>`
+}
+
+const image: RendererRule = (tokens, idx, options, env, self) => {
+  const token = tokens[idx]!
+  const alt = self.renderInlineAsText(token.children ?? [], options, env)
+  return `<span class="image">[image${alt === "" ? "" : `: ${escape(alt)}`}]</span> <span class="url">&lt;${escape(md().normalizeLinkText(String(token.attrGet("src") ?? "")))}&gt;</span>`
+}
+
+let instance: Md | undefined
+
+const md = (): Md => {
+  if (instance !== undefined) return instance
+  const m = MarkdownIt("default", { html: false, linkify: false, typographer: false })
+  m.renderer.rules["link_open"] = linkOpen
+  m.renderer.rules["link_close"] = linkClose
+  m.renderer.rules["image"] = image
+  instance = m
+  return m
+}
+
+/**
+ * Renders Markdown to HTML that is safe to embed in the page: no HTML from
+ * the source, no `href`/`src` attributes, code blocks as `<pre><code>`.
+ *
+ * @example
+ * ```ts
+ * markdownToHtml("[docs](https://example.com)") // '<p><span class="link">docs</span> <span class="url">&lt;https://example.com&gt;</span></p>\n'
+ * ```
+ */
+export const markdownToHtml = (source: string): string => md().render(source)
