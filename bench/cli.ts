@@ -73,7 +73,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     stream: (request) => {
       reachedAt = performance.now()
       events = request.events.length
-      return Stream.fail(new ProviderError({ provider: "bench", message: "first request reached", retryable: false, attempts: 1 }))
+      return Stream.fail(new ProviderError({ provider: "bench", failure: "config", detail: "first request reached", retryable: false, attempts: 1 }))
     }
   }))
   const services = Layer.mergeAll(

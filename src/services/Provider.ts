@@ -23,7 +23,7 @@
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -54,7 +54,11 @@ export interface ProviderRequest {
   readonly maxTokens?: number
 }
 
-/** Why the model stopped. */
+/**
+ * Why the model stopped. `max_tokens` (Anthropic `max_tokens`, OpenAI
+ * `length`) means the reply is cut short; `refusal` (Anthropic `refusal`,
+ * OpenAI `content_filter`) that the model declined. See `replyWarning`.
+ */
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "other"
 
 export interface Usage {
@@ -72,6 +76,13 @@ export interface Usage {
  *   (`anthropic_thinking_signature`, `anthropic_redacted_thinking`).
  * - `ToolCallStart`: a call began (arguments still streaming); `ToolCall`: complete.
  * - `Structured`: the decoded JSON of a structured-output reply.
+ * - `Usage`: token counts, once, just before `Finish`.
+ * - `Finish`: the reply is complete — the provider sent its end marker
+ *   (Anthropic `message_stop`; OpenAI a `finish_reason` and/or `[DONE]`). The
+ *   live providers end every successful stream with exactly one `Finish`; a
+ *   stream that closes without the end marker fails with a `reply`
+ *   `ProviderError` instead, so a reply that was cut off is never taken for
+ *   a complete one (issue 11).
  */
 export type ProviderDelta = Data.TaggedEnum<{
   TextDelta: { readonly text: string }
@@ -92,17 +103,77 @@ export type ProviderDelta = Data.TaggedEnum<{
 export const ProviderDelta = Data.taggedEnum<ProviderDelta>()
 
 /**
+ * What kind of failure a `ProviderError` is:
+ * - `config`: nothing was sent — unknown model, missing key, unreadable or
+ *   exhausted script; the message alone says what to set or fix;
+ * - `http`: the provider answered with an error status (`status`);
+ * - `connection`: no response arrived (refused, reset, timed out);
+ * - `reply`: a response that broke off or broke the protocol — a stream
+ *   closed before the provider's end marker, malformed server-sent events, an
+ *   error event mid-reply, invalid tool arguments.
+ */
+export const ProviderFailure = Schema.Literals(["config", "http", "connection", "reply"])
+export type ProviderFailure = typeof ProviderFailure.Type
+
+const attemptsText = (n: number) => `${n} attempt${n === 1 ? "" : "s"}`
+
+/**
  * A model call failed. `retryable` marks transient failures (429, 408, 409,
- * 5xx, connection errors); `attempts` counts the HTTP attempts made,
- * retries included.
+ * 5xx, connection errors); `attempts` counts the HTTP attempts made, retries
+ * included; `retryAfterMs` is the wait the provider asked for (`Retry-After`).
+ *
+ * The message is one line in a fixed format (issue 11):
+ * - `config`: `<detail>` (it already names the setting to fix);
+ * - `http`: `<provider>: HTTP <status> after <n> attempt(s): <detail>[. <hint>]`;
+ * - `connection`: `<provider>: no response after <n> attempt(s): <detail>[. <hint>]`;
+ * - `reply`: `<provider>: <detail>[. <hint>]`.
+ *
+ * @example
+ * ```ts
+ * new ProviderError({ provider: "anthropic", failure: "http", status: 500, detail: "Overloaded", retryable: true, attempts: 4 })
+ *   .message // "anthropic: HTTP 500 after 4 attempts: Overloaded"
+ * ```
  */
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
   provider: Schema.String,
+  failure: ProviderFailure,
   status: Schema.optionalKey(Schema.Number),
-  message: Schema.String,
+  /** What went wrong, in the provider's words when it said something (HTML pages summarised). */
+  detail: Schema.String,
+  /** What to do about it (e.g. which key variable to check). */
+  hint: Schema.optionalKey(Schema.String),
   retryable: Schema.Boolean,
-  attempts: Schema.Number
-}) {}
+  attempts: Schema.Number,
+  retryAfterMs: Schema.optionalKey(Schema.Number)
+}) {
+  override get message(): string {
+    const text = this.hint === undefined
+      ? this.detail
+      : `${this.detail}${/[.!?]$/.test(this.detail) ? "" : "."} ${this.hint}`
+    switch (this.failure) {
+      case "http":
+        return `${this.provider}: HTTP ${this.status ?? "error"} after ${attemptsText(this.attempts)}: ${text}`
+      case "connection":
+        return `${this.provider}: no response after ${attemptsText(this.attempts)}: ${text}`
+      case "reply":
+        return `${this.provider}: ${text}`
+      case "config":
+        return text
+    }
+  }
+}
+
+/** The fields of an error, to rebuild it with some changed (`new ProviderError({ ...fieldsOf(e), attempts })`). */
+export const fieldsOf = (e: ProviderError): ConstructorParameters<typeof ProviderError>[0] => ({
+  provider: e.provider,
+  failure: e.failure,
+  detail: e.detail,
+  retryable: e.retryable,
+  attempts: e.attempts,
+  ...(e.status === undefined ? {} : { status: e.status }),
+  ...(e.hint === undefined ? {} : { hint: e.hint }),
+  ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs })
+})
 
 /** HTTP statuses worth retrying; `undefined` is a connection-level failure. */
 export const isRetryableStatus = (status: number | undefined): boolean =>
@@ -134,13 +205,36 @@ export interface RetryPolicy {
   readonly times: number
   /** First delay; each retry doubles it. */
   readonly baseDelay: Duration.Input
+  /**
+   * The longest wait a provider may ask for (`Retry-After`) that is honoured
+   * (default 30 s); when it asks for longer, retrying now is pointless, so the
+   * retries stop and the error says how long it asked for.
+   */
+  readonly maxServerDelay?: Duration.Input
 }
 
-export const defaultRetryPolicy: RetryPolicy = { times: 3, baseDelay: "200 millis" }
+export const defaultRetryPolicy: RetryPolicy = { times: 3, baseDelay: "200 millis", maxServerDelay: "30 seconds" }
+
+const DEFAULT_MAX_SERVER_DELAY_MS = 30_000
+
+/**
+ * The retry schedule: exponential from `baseDelay`, except that a wait the
+ * provider asked for (`retryAfterMs` on the failed attempt's error) replaces
+ * the computed delay — as the SDKs do when their own retries are on.
+ */
+export const retrySchedule = (policy: RetryPolicy): Schedule.Schedule<Duration.Duration, ProviderError> =>
+  Schedule.exponential(policy.baseDelay).pipe(
+    Schedule.modifyDelay((meta: Schedule.Metadata<Duration.Duration, ProviderError>) =>
+      Effect.succeed(meta.input.retryAfterMs ?? meta.duration)
+    )
+  )
+
+const seconds = (ms: number) => `${Math.ceil(ms / 1000)} s`
 
 /**
  * Runs `attempt` and retries it while it fails with a retryable
- * `ProviderError`, stamping the final error with the number of attempts made.
+ * `ProviderError` (under `retrySchedule`), stamping the final error with the
+ * number of attempts made.
  *
  * @example
  * ```ts
@@ -152,33 +246,45 @@ export const withRetries = <A, R>(
   policy: RetryPolicy
 ): Effect.Effect<A, ProviderError, R> =>
   Effect.suspend(() => {
+    const maxServerDelay = policy.maxServerDelay === undefined
+      ? DEFAULT_MAX_SERVER_DELAY_MS
+      : Duration.toMillis(policy.maxServerDelay)
+    const tooLong = (e: ProviderError) => e.retryAfterMs !== undefined && e.retryAfterMs > maxServerDelay
     let attempts = 0
     const counted = Effect.suspend(() => {
       attempts++
       return attempt
-    }).pipe(Effect.mapError((e) => new ProviderError({ ...errorFields(e), attempts })))
+    }).pipe(Effect.mapError((e) => new ProviderError({ ...fieldsOf(e), attempts })))
     return counted.pipe(
       Effect.retry({
-        schedule: Schedule.exponential(policy.baseDelay),
+        schedule: retrySchedule(policy),
         times: policy.times,
-        while: (e: ProviderError) => e.retryable
-      })
+        while: (e: ProviderError) => e.retryable && !tooLong(e)
+      }),
+      Effect.mapError((e) =>
+        e.retryable && tooLong(e) && e.hint === undefined
+          ? new ProviderError({
+            ...fieldsOf(e),
+            hint: `The provider asks to wait ${seconds(e.retryAfterMs!)} before retrying (parley waits at most ${
+              seconds(maxServerDelay)
+            }); try again later.`
+          })
+          : e
+      )
     )
   })
 
-const errorFields = (e: ProviderError) => ({
-  provider: e.provider,
-  message: e.message,
-  retryable: e.retryable,
-  ...(e.status === undefined ? {} : { status: e.status })
-})
-
 // --- Collecting a reply ---------------------------------------------------------
 
-/** A finished reply: the events to persist, in the order the model produced them. */
+/** A reply: the events to persist, in the order the model produced them. */
 export interface Reply {
+  /**
+   * Never empty for a finished reply: a reply that finished with nothing in
+   * it is one empty message, so that recording it completes the turn.
+   */
   readonly events: ReadonlyArray<ChatResponse | ToolCallRequest>
   readonly usage: Usage | undefined
+  /** Set by the `Finish` delta; `undefined` when the stream did not finish (interrupted). */
   readonly stopReason: StopReason | undefined
 }
 
@@ -186,6 +292,9 @@ export interface Reply {
  * Folds deltas into events: each reasoning block → `ChatResponse` reasoning
  * (with its signature metadata), each text block → `ChatResponse` message,
  * each tool call → `ToolCallRequest`, structured data → `ChatResponse` data.
+ * A reply that finished (`Finish`) with none of these is one empty
+ * `ChatResponse` message: the model did answer, with nothing, and the turn is
+ * complete (issue 11: it used to be left `pending-llm-response`).
  */
 export class ReplyBuilder {
   private readonly events: Array<ChatResponse | ToolCallRequest> = []
@@ -239,6 +348,7 @@ export class ReplyBuilder {
 
   finish(): Reply {
     this.flushAll()
+    if (this.stopReason !== undefined && this.events.length === 0) this.events.push(ChatResponse.message(this.now(), ""))
     return { events: [...this.events], usage: this.usage, stopReason: this.stopReason }
   }
 
@@ -278,3 +388,25 @@ export const collect = <E, R>(
       Effect.map(() => builder.finish())
     )
   })
+
+/**
+ * The warning a CLI prints on stderr (after `parley: `) about a finished
+ * reply that is stored but not whole: it hit the output token limit, or the
+ * model refused. `undefined` for a normal finish.
+ *
+ * @example
+ * ```ts
+ * replyWarning("anthropic/claude-sonnet-4-5", "max_tokens")
+ * // "warning: anthropic/claude-sonnet-4-5 stopped at its output token limit; the reply is cut short (saved as it is)."
+ * ```
+ */
+export const replyWarning = (model: string, reason: StopReason | undefined): string | undefined => {
+  switch (reason) {
+    case "max_tokens":
+      return `warning: ${model} stopped at its output token limit; the reply is cut short (saved as it is).`
+    case "refusal":
+      return `warning: ${model} refused to answer or was stopped by a content filter (saved as it is).`
+    default:
+      return undefined
+  }
+}

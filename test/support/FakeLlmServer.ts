@@ -7,9 +7,14 @@
  *
  * Each endpoint answers from its own queue of replies (`enqueueAnthropic`,
  * `enqueueOpenAi`); an empty queue answers 400. A reply can also be an HTTP
- * error status or a connection reset, and a success can stream slowly
- * (`delayMs` between events, `headersDelayMs` before the first byte) or drop
- * the connection after some events.
+ * error status (with the provider's JSON error, or any raw body such as an
+ * HTML gateway page, and extra headers such as `Retry-After`), a connection
+ * reset, or a raw event-stream body (`{ sse }`, e.g. malformed JSON). A
+ * success can stream slowly (`delayMs` between events, `headersDelayMs`
+ * before the first byte), drop the connection after some events
+ * (`breakAfterEvents`), or close it cleanly before the end marker
+ * (`endAfterEvents`: a reply cut off mid-stream); an OpenAI reply can leave
+ * out its `finish_reason` chunk or its `[DONE]` line.
  * Every request is recorded with its parsed body and how its response ended
  * (`finished` or `aborted` — the client closed the socket first).
  *
@@ -38,6 +43,8 @@ interface StreamKnobs {
   readonly delayMs?: number
   /** Destroy the socket after this many SSE events (a mid-stream connection reset). */
   readonly breakAfterEvents?: number
+  /** End the response cleanly after this many SSE events (a stream cut off before its end marker). */
+  readonly endAfterEvents?: number
   /** Milliseconds before the response headers are sent (a slow first byte). */
   readonly headersDelayMs?: number
 }
@@ -54,12 +61,31 @@ export interface OpenAiReply extends StreamKnobs {
   readonly toolCalls?: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>
   readonly finishReason?: string
   readonly usage?: { readonly prompt: number; readonly completion: number; readonly cached?: number }
+  /** Send no chunk with a `finish_reason`. */
+  readonly omitFinish?: boolean
+  /** Send no `data: [DONE]` line. */
+  readonly omitDone?: boolean
 }
 
-/** An HTTP error with the provider's error body, or a connection reset before any response. */
+/**
+ * An HTTP error — the provider's JSON error with `message`, or `body` sent
+ * as it is (`contentType` default text/html) — or a connection reset before
+ * any response.
+ */
 export type FailureReply =
-  | { readonly status: number; readonly message?: string }
+  | {
+    readonly status: number
+    readonly message?: string
+    readonly body?: string
+    readonly contentType?: string
+    readonly headers?: Readonly<Record<string, string>>
+  }
   | { readonly reset: true }
+
+/** A 200 event stream with exactly this body (malformed events, odd framing). */
+export interface RawSseReply {
+  readonly sse: string
+}
 
 export interface RecordedRequest {
   readonly method: string
@@ -70,14 +96,16 @@ export interface RecordedRequest {
   readonly ended: Promise<"finished" | "aborted" | "reset">
   /** Number of SSE events written before the end. */
   eventsSent: number
+  /** `Date.now()` when the request arrived (to check the wait between retries). */
+  readonly receivedAt: number
 }
 
 export interface FakeLlmServer {
   /** `http://127.0.0.1:<port>`: the Anthropic base URL; OpenAI's is `${url}/v1`. */
   readonly url: string
   readonly requests: ReadonlyArray<RecordedRequest>
-  enqueueAnthropic(...replies: ReadonlyArray<AnthropicReply | FailureReply>): void
-  enqueueOpenAi(...replies: ReadonlyArray<OpenAiReply | FailureReply>): void
+  enqueueAnthropic(...replies: ReadonlyArray<AnthropicReply | FailureReply | RawSseReply>): void
+  enqueueOpenAi(...replies: ReadonlyArray<OpenAiReply | FailureReply | RawSseReply>): void
   /** Connections currently open on the server. */
   openConnections(): number
 }
@@ -173,7 +201,7 @@ const openAiEvents = (reply: OpenAiReply, model: string, includeUsage: boolean):
     }
   })
   const finish = reply.finishReason ?? ((reply.toolCalls ?? []).length > 0 ? "tool_calls" : "stop")
-  events.push([null, choice({}, finish)])
+  if (reply.omitFinish !== true) events.push([null, choice({}, finish)])
   if (includeUsage) {
     const usage = reply.usage ?? { prompt: 10, completion: 5 }
     events.push([null, {
@@ -187,18 +215,20 @@ const openAiEvents = (reply: OpenAiReply, model: string, includeUsage: boolean):
       }
     }])
   }
-  events.push([null, "[DONE]"])
+  if (reply.omitDone !== true) events.push([null, "[DONE]"])
   return events
 }
 
 const isFailure = (reply: unknown): reply is FailureReply =>
   typeof reply === "object" && reply !== null && ("status" in reply || "reset" in reply)
 
+const isRawSse = (reply: unknown): reply is RawSseReply => typeof reply === "object" && reply !== null && "sse" in reply
+
 /** Starts the fake; the server (and every connection) closes with the scope. */
 export const make: Effect.Effect<FakeLlmServer, never, Scope.Scope> = Effect.suspend(() => {
   const requests: Array<RecordedRequest> = []
-  const anthropicQueue: Array<AnthropicReply | FailureReply> = []
-  const openAiQueue: Array<OpenAiReply | FailureReply> = []
+  const anthropicQueue: Array<AnthropicReply | FailureReply | RawSseReply> = []
+  const openAiQueue: Array<OpenAiReply | FailureReply | RawSseReply> = []
   const timers = new Set<NodeJS.Timeout>()
   let connections = 0
 
@@ -221,7 +251,7 @@ export const make: Effect.Effect<FakeLlmServer, never, Scope.Scope> = Effect.sus
         req.socket.destroy()
         return
       }
-      if (i >= events.length) {
+      if (i >= events.length || (knobs.endAfterEvents !== undefined && i >= knobs.endAfterEvents)) {
         res.end()
         return
       }
@@ -261,7 +291,15 @@ export const make: Effect.Effect<FakeLlmServer, never, Scope.Scope> = Effect.sus
     }
     let settle!: (how: "finished" | "aborted" | "reset") => void
     const ended = new Promise<"finished" | "aborted" | "reset">((resolve) => (settle = resolve))
-    const record: RecordedRequest = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, ended, eventsSent: 0 }
+    const record: RecordedRequest = {
+      method: req.method ?? "",
+      path: req.url ?? "",
+      headers: req.headers,
+      body,
+      ended,
+      eventsSent: 0,
+      receivedAt: Date.now()
+    }
     requests.push(record)
     res.on("close", () => settle(res.writableFinished ? "finished" : "aborted"))
 
@@ -274,10 +312,12 @@ export const make: Effect.Effect<FakeLlmServer, never, Scope.Scope> = Effect.sus
       return json(res, 401, { type: "error", error: { type: "authentication_error", message: "missing credentials" } })
     }
     const reply = (isAnthropic ? anthropicQueue : openAiQueue).shift()
-    const fail = (status: number, message: string) =>
-      isAnthropic
+    const fail = (status: number, message: string, headers: Readonly<Record<string, string>> = {}) => {
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
+      return isAnthropic
         ? json(res, status, { type: "error", error: { type: status === 429 ? "rate_limit_error" : "api_error", message } })
         : json(res, status, { error: { message, type: status === 429 ? "rate_limit_exceeded" : "server_error", code: null } })
+    }
     if (reply === undefined) return fail(400, "fake: no reply queued")
     if (isFailure(reply)) {
       if ("reset" in reply) {
@@ -285,7 +325,15 @@ export const make: Effect.Effect<FakeLlmServer, never, Scope.Scope> = Effect.sus
         req.socket.destroy()
         return
       }
-      return fail(reply.status, reply.message ?? `fake status ${reply.status}`)
+      if (reply.body !== undefined) {
+        res.writeHead(reply.status, { "content-type": reply.contentType ?? "text/html", ...reply.headers })
+        return res.end(reply.body)
+      }
+      return fail(reply.status, reply.message ?? `fake status ${reply.status}`, reply.headers)
+    }
+    if (isRawSse(reply)) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+      return res.end(reply.sse)
     }
     if (body?.stream !== true) return fail(400, "fake: only streaming requests are served")
     if (isAnthropic) {

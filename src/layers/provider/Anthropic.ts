@@ -18,8 +18,11 @@
  *   text block holding the JSON, decoded into a `Structured` delta. A forced
  *   tool was rejected because it conflicts with `tool_choice: none` (inquiry
  *   calls keep the turn's tools for the cache prefix) and with extended thinking.
- * - The SDK is imported lazily when the layer is built (CLI cold start) and its
- *   own retries are off (`maxRetries: 0`): retries are an Effect `Schedule`.
+ * - The SDK is imported lazily when the layer is built (CLI cold start), its
+ *   own retries are off (`maxRetries: 0`: retries are an Effect `Schedule`)
+ *   and so is its logging (it would print malformed events to the terminal).
+ * - A reply is whole only with `message_stop`; the stop reason (`max_tokens`
+ *   included) ends the stream as a `Finish` delta (issue 11).
  *
  * @example
  * ```ts
@@ -45,7 +48,7 @@ import {
   type RetryPolicy,
   type StopReason
 } from "../../services/Provider.ts"
-import { type Converter, parseArguments, sdkStream, toProviderError } from "./Transport.ts"
+import { type Converter, cutOff, invalidArguments, loadError, parseArguments, quietSdk, sdkStream } from "./Transport.ts"
 
 export interface AnthropicOptions {
   readonly apiKey: string
@@ -186,7 +189,11 @@ const stopReason = (reason: string | null | undefined): StopReason | undefined =
   }
 }
 
-/** Converts Messages SSE events into deltas (one instance per request). */
+/**
+ * Converts Messages SSE events into deltas (one instance per request). The
+ * reply is whole only once `message_stop` arrives; a stream that closes
+ * before it fails as cut off (issue 11).
+ */
 export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent> {
   private readonly blocks = new Map<number, { kind: string; id: string; name: string; json: string; signature: string; data: string }>()
   private structuredText = ""
@@ -195,6 +202,9 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
   private cacheRead = 0
   private cacheWrite = 0
   private stop: StopReason | undefined = undefined
+  /** `message_stop` arrived: the reply is whole. */
+  private stopped = false
+  private badArguments: { readonly name: string; readonly raw: string } | undefined = undefined
 
   constructor(private readonly structured: boolean) {}
 
@@ -256,8 +266,12 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
           return [Delta.ReasoningDone({ metadata: { anthropic_redacted_thinking: state.data } })]
         }
         if (state.kind === "tool_use") {
-          const args = parseArguments("anthropic", state.name, state.json)
-          if (args instanceof ProviderError) return args
+          const args = parseArguments(state.json)
+          if (args === undefined) {
+            // Reported at the end, when the stop reason says whether the token limit cut the JSON.
+            this.badArguments ??= { name: state.name, raw: state.json }
+            return []
+          }
           return [Delta.ToolCall({ id: state.id, name: state.name, arguments: args as Schema.JsonObject, metadata: {} })]
         }
         return []
@@ -272,13 +286,18 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
         return []
       }
       case "message_stop":
+        this.stopped = true
         return []
       default:
         return []
     }
   }
 
-  end(): ReadonlyArray<ProviderDelta> {
+  end(): ReadonlyArray<ProviderDelta> | ProviderError {
+    if (!this.stopped) return cutOff("anthropic", "message_stop")
+    if (this.badArguments !== undefined) {
+      return invalidArguments("anthropic", this.badArguments.name, this.badArguments.raw, this.stop)
+    }
     const out: Array<ProviderDelta> = []
     if (this.structured && this.structuredText.length > 0) {
       try {
@@ -296,7 +315,8 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
         cacheWriteTokens: this.cacheWrite
       }
     }))
-    if (this.stop !== undefined) out.push(Delta.Finish({ reason: this.stop }))
+    // A message_stop after no stop_reason is still a finished reply.
+    out.push(Delta.Finish({ reason: this.stop ?? "end_turn" }))
     return out
   }
 
@@ -317,12 +337,13 @@ export const make = (options: AnthropicOptions): Effect.Effect<Provider["Service
   Effect.gen(function*() {
     const sdkModule = yield* Effect.tryPromise({
       try: () => import("@anthropic-ai/sdk"),
-      catch: toProviderError("anthropic")
+      catch: loadError("anthropic", "@anthropic-ai/sdk")
     })
     const AnthropicSdk = sdkModule.default
     const client = new AnthropicSdk({
       apiKey: options.apiKey,
       maxRetries: 0,
+      ...quietSdk,
       ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {})
     })
     const policy = options.retry ?? defaultRetryPolicy
@@ -332,6 +353,7 @@ export const make = (options: AnthropicOptions): Effect.Effect<Provider["Service
         const params = toMessagesParams(request, name.length > 0 ? name : request.model, options)
         return sdkStream({
           provider: "anthropic",
+          keyVariable: "ANTHROPIC_API_KEY",
           policy,
           open: (signal) => client.messages.create(params, { signal }),
           converter: () => new EventConverter(params.output_config !== undefined)

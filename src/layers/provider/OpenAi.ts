@@ -12,7 +12,10 @@
  *   Ollama, DeepSeek) are read as reasoning.
  * - Structured output: `response_format: {type: "json_schema", strict: true}`
  *   with the schema rewritten for strict mode (`toStrictSchema`).
- * - The SDK is imported lazily and its own retries are off (`maxRetries: 0`).
+ * - The SDK is imported lazily; its own retries (`maxRetries: 0`) and logging
+ *   are off.
+ * - A reply is whole with a `finish_reason` and/or `[DONE]`; `length` is the
+ *   `max_tokens` stop reason (issue 11).
  *
  * @example
  * ```ts
@@ -36,7 +39,7 @@ import {
   type RetryPolicy,
   type StopReason
 } from "../../services/Provider.ts"
-import { type Converter, parseArguments, sdkStream, toProviderError } from "./Transport.ts"
+import { type Converter, cutOff, invalidArguments, loadError, parseArguments, quietSdk, sdkStream } from "./Transport.ts"
 
 export interface OpenAiOptions {
   readonly apiKey: string
@@ -194,7 +197,12 @@ const stopReason = (reason: string | null | undefined): StopReason | undefined =
   }
 }
 
-/** Converts streamed completion chunks into deltas (one instance per request). */
+/**
+ * Converts streamed completion chunks into deltas (one instance per request).
+ * The reply is whole once a chunk carries a `finish_reason` or the stream
+ * sent `[DONE]` (`sawDone`; the SDK consumes that line, `watchingFetch`
+ * reports it); a stream that closes with neither fails as cut off (issue 11).
+ */
 export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
   private readonly calls = new Map<number, { id: string; name: string; args: string; started: boolean }>()
   private structuredText = ""
@@ -202,7 +210,7 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
   private stop: StopReason | undefined = undefined
   private callCount = 0
 
-  constructor(private readonly structured: boolean) {}
+  constructor(private readonly structured: boolean, private readonly sawDone: () => boolean = () => false) {}
 
   push(chunk: OpenAI.ChatCompletionChunk): ReadonlyArray<ProviderDelta> {
     if (chunk.usage) this.usage = chunk.usage
@@ -243,11 +251,12 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
   }
 
   end(): ReadonlyArray<ProviderDelta> | ProviderError {
+    if (this.stop === undefined && !this.sawDone()) return cutOff("openai", "a finish_reason or [DONE]")
     const out: Array<ProviderDelta> = []
     for (const index of [...this.calls.keys()].sort((a, b) => a - b)) {
       const state = this.calls.get(index)!
-      const args = parseArguments("openai", state.name, state.args)
-      if (args instanceof ProviderError) return args
+      const args = parseArguments(state.args)
+      if (args === undefined) return invalidArguments("openai", state.name, state.args, this.stop)
       const id = state.id.length > 0 ? state.id : `call_${++this.callCount}`
       out.push(Delta.ToolCall({ id, name: state.name, arguments: args as Schema.JsonObject, metadata: {} }))
     }
@@ -268,19 +277,68 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
         }
       }))
     }
-    if (this.stop !== undefined) out.push(Delta.Finish({ reason: this.stop }))
+    // `[DONE]` without a finish_reason (some compatible servers): a normal finish.
+    out.push(Delta.Finish({ reason: this.stop ?? (this.calls.size > 0 ? "tool_use" : "end_turn") }))
     return out
   }
+}
+
+/** `[DONE]` markers of watched responses, keyed by the SDK stream reading each one. */
+const doneMarkers = new WeakMap<object, { done: boolean }>()
+const responseMarkers = new WeakMap<Response, { done: boolean }>()
+
+/** A `[DONE]` line (`data: [DONE]`, optional space and trailing blanks). */
+const DONE_LINE = /^data: ?\[DONE\]\s*$/
+
+/**
+ * A `fetch` that passes event-stream bodies through unchanged while watching
+ * them for the `data: [DONE]` line, which the SDK consumes without a trace:
+ * that line is one of the two end markers of a Chat Completions stream.
+ *
+ * @example
+ * ```ts
+ * new OpenAI({ apiKey, fetch: watchingFetch(fetch) })
+ * ```
+ */
+export const watchingFetch = (base: typeof fetch) => async (input: string | URL | Request, init?: RequestInit) => {
+  const response = await base(input, init)
+  const type = response.headers.get("content-type") ?? ""
+  if (response.body === null || !type.includes("text/event-stream")) return response
+  const marker = { done: false }
+  const decoder = new TextDecoder()
+  let partial = ""
+  const scan = (text: string) => {
+    const lines = (partial + text).split(/\r\n|\r|\n/)
+    // A long partial line cannot be `[DONE]`: keep only its start.
+    partial = (lines.pop() ?? "").slice(0, 64)
+    if (lines.some((line) => DONE_LINE.test(line))) marker.done = true
+  }
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        scan(decoder.decode(chunk, { stream: true }))
+        controller.enqueue(chunk)
+      },
+      flush() {
+        scan(`${decoder.decode()}\n`)
+      }
+    })
+  )
+  const watched = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+  responseMarkers.set(watched, marker)
+  return watched
 }
 
 /** Builds the provider, loading the SDK when the layer is built. */
 export const make = (options: OpenAiOptions): Effect.Effect<Provider["Service"], ProviderError> =>
   Effect.gen(function*() {
-    const sdkModule = yield* Effect.tryPromise({ try: () => import("openai"), catch: toProviderError("openai") })
+    const sdkModule = yield* Effect.tryPromise({ try: () => import("openai"), catch: loadError("openai", "openai") })
     const OpenAISdk = sdkModule.default
     const client = new OpenAISdk({
       apiKey: options.apiKey,
       maxRetries: 0,
+      ...quietSdk,
+      fetch: watchingFetch(globalThis.fetch),
       ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {})
     })
     const policy = options.retry ?? defaultRetryPolicy
@@ -290,9 +348,16 @@ export const make = (options: OpenAiOptions): Effect.Effect<Provider["Service"],
         const params = toChatParams(request, name.length > 0 ? name : request.model)
         return sdkStream({
           provider: "openai",
+          keyVariable: "OPENAI_API_KEY",
           policy,
-          open: (signal) => client.chat.completions.create(params, { signal }),
-          converter: () => new ChunkConverter(params.response_format !== undefined)
+          open: async (signal) => {
+            const { data, response } = await client.chat.completions.create(params, { signal }).withResponse()
+            const marker = responseMarkers.get(response)
+            if (marker !== undefined) doneMarkers.set(data, marker)
+            return data
+          },
+          converter: (events) =>
+            new ChunkConverter(params.response_format !== undefined, () => doneMarkers.get(events)?.done === true)
         })
       }
     })

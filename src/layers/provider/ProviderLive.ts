@@ -40,8 +40,8 @@ export interface ProviderLiveOptions {
 
 const KNOWN = "use anthropic/<model>, openai/<model> or scripted"
 
-const configError = (provider: string, message: string) =>
-  new ProviderError({ provider, message, retryable: false, attempts: 1 })
+const configError = (provider: string, detail: string) =>
+  new ProviderError({ provider, failure: "config", detail, retryable: false, attempts: 1 })
 
 /**
  * Checks a model string without building anything (for early CLI errors).

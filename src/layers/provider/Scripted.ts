@@ -31,7 +31,8 @@ import {
   requestedSchema
 } from "../../services/Provider.ts"
 
-const fail = (message: string) => new ProviderError({ provider: "scripted", message, retryable: false, attempts: 1 })
+/** Every scripted failure is local (nothing goes over the network): its message is the detail alone. */
+const fail = (detail: string) => new ProviderError({ provider: "scripted", failure: "config", detail, retryable: false, attempts: 1 })
 
 /** Words with their trailing whitespace: the chunks text streams in. */
 export const chunks = (text: string): ReadonlyArray<string> => text.match(/\s*\S+\s*|\s+/g) ?? []

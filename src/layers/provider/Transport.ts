@@ -1,63 +1,199 @@
 /**
  * The plumbing the SDK-backed providers share: open a streaming HTTP request
- * with retries, turn the SDK's async iterable into provider deltas, abort the
- * request when the stream is interrupted, and map SDK errors to `ProviderError`.
+ * with retries (honouring `Retry-After`), turn the SDK's async iterable into
+ * provider deltas, abort the request when the stream is interrupted, and map
+ * SDK errors to one-line `ProviderError`s (issue 11: provider, HTTP status,
+ * attempts, a hint for 401/403/404, HTML error pages summarised).
  *
  * @example
  * ```ts
- * sdkStream({ provider: "openai", policy, open: (signal) => sdk.chat.completions.create(params, { signal }),
+ * sdkStream({ provider: "openai", keyVariable: "OPENAI_API_KEY", policy, open: (signal) => sdk.chat.completions.create(params, { signal }),
  *   converter: () => new ChunkConverter() })
  * ```
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import {
+  fieldsOf,
   isRetryableStatus,
   type ProviderDelta,
   ProviderError,
   type RetryPolicy,
+  type StopReason,
   withRetries
 } from "../../services/Provider.ts"
 
 /** Turns one SDK stream event into deltas; one instance per request (it keeps block state). */
 export interface Converter<Event> {
   push(event: Event): ReadonlyArray<ProviderDelta> | ProviderError
-  /** Deltas owed at the end of the stream (buffered structured output, usage, stop reason). */
+  /**
+   * Deltas owed at the end of the stream (buffered structured output, usage,
+   * and always a `Finish`), or the error for a stream that closed without
+   * the provider's end marker.
+   */
   end(): ReadonlyArray<ProviderDelta> | ProviderError
 }
 
+/** A `ProviderError` for a response that broke off or broke the protocol (never retried). */
+export const replyError = (provider: string, detail: string): ProviderError =>
+  new ProviderError({ provider, failure: "reply", detail, retryable: false, attempts: 1 })
+
+/** Collapses whitespace and cuts long text, so an error stays one readable line. */
+const oneLine = (text: string, max = 300): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+}
+
 /**
- * The provider's own error text: `{"error":{"message":…}}` (Anthropic) or
- * `{"message":…}` (OpenAI), falling back to the SDK message.
+ * An error body as one line: an HTML page (a proxy's or gateway's error
+ * page) is summarised by its `<title>`, or its size — never printed raw.
+ *
+ * @example
+ * ```ts
+ * summarizeBody("<html><head><title>502 Bad Gateway</title></head>…") // "HTML error page \"502 Bad Gateway\""
+ * ```
  */
-const providerMessage = (cause: unknown): string => {
-  const c = cause as { error?: { message?: unknown; error?: { message?: unknown } }; message?: unknown; cause?: unknown }
+export const summarizeBody = (body: string): string => {
+  const text = body.trim()
+  if (text === "") return "empty response body"
+  if (/^<(!doctype|html|head|body|\?xml)/i.test(text) || /<html[\s>]/i.test(text)) {
+    const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1]
+    const clean = title === undefined ? "" : oneLine(title.replace(/<[^>]*>/g, ""), 120)
+    return clean !== "" ? `HTML error page "${clean}"` : `HTML error page (${Buffer.byteLength(body)} bytes)`
+  }
+  return oneLine(text)
+}
+
+type HeaderSource = { readonly get: (name: string) => string | null | undefined } | undefined
+
+/**
+ * The wait a provider asked for, in milliseconds: `retry-after-ms` (what the
+ * SDKs read first), else `Retry-After` as seconds or an HTTP-date.
+ *
+ * @example
+ * ```ts
+ * retryAfterMs(new Headers({ "retry-after": "1" }), Date.now()) // 1000
+ * ```
+ */
+export const retryAfterMs = (headers: HeaderSource, nowMs: number): number | undefined => {
+  const ms = headers?.get("retry-after-ms")
+  if (typeof ms === "string" && /^\s*\d+(\.\d+)?\s*$/.test(ms)) return Math.ceil(Number(ms))
+  const value = headers?.get("retry-after")?.trim()
+  if (value === undefined || value === null || value === "") return undefined
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000)
+  const date = Date.parse(value)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs)
+}
+
+/** What to do about an HTTP status, naming the key variable for 401/403. */
+const hintFor = (status: number, keyVariable: string): string | undefined => {
+  switch (status) {
+    case 401:
+      return `Check ${keyVariable}.`
+    case 403:
+      return `Check that ${keyVariable} may use this model.`
+    case 404:
+      return "Check the model name (--model or assistant.model) and the provider's base URL."
+    default:
+      return undefined
+  }
+}
+
+type SdkError = {
+  readonly status?: unknown
+  readonly error?: { readonly message?: unknown; readonly error?: { readonly message?: unknown } }
+  readonly headers?: HeaderSource
+  readonly cause?: unknown
+}
+
+/** The provider's own words in an SDK error: its JSON `message`, else the body it sent (summarised). */
+const httpDetail = (cause: unknown, status: number): string => {
+  const c = cause as SdkError
   const inner = c?.error?.error?.message ?? c?.error?.message
-  if (typeof inner === "string" && inner.length > 0) return inner
+  if (typeof inner === "string" && inner.trim().length > 0) return oneLine(inner)
+  const sdkMessage = cause instanceof Error ? cause.message : String(cause)
+  if (sdkMessage === `${status} status code (no body)`) return "empty response body"
+  // The SDKs put a non-JSON body in the message after the status: "502 <html>…".
+  const body = sdkMessage.startsWith(`${status} `) ? sdkMessage.slice(`${status} `.length) : sdkMessage
+  return summarizeBody(body)
+}
+
+/** An error and the chain of causes under it: "Connection error. (fetch failed: other side closed)". */
+const withCauses = (cause: unknown): string => {
   const base = cause instanceof Error ? cause.message : String(cause)
-  // Connection errors wrap the socket error: "Connection error." ← "fetch failed" ← "other side closed".
   const chain: Array<string> = []
-  let next: unknown = c?.cause
+  let next: unknown = (cause as SdkError)?.cause
   while (next instanceof Error && chain.length < 4) {
     if (next.message !== base && !chain.includes(next.message)) chain.push(next.message)
     next = (next as { cause?: unknown }).cause
   }
-  return chain.length > 0 ? `${base} (${chain.join(": ")})` : base
+  return oneLine(chain.length > 0 ? `${base} (${chain.join(": ")})` : base)
 }
 
-/** Maps anything an SDK throws to a `ProviderError` (attempts is stamped later). */
-export const toProviderError = (provider: string) => (cause: unknown): ProviderError => {
+/** An error event inside the stream (`event: error`): the SDK's `APIError` without a status. */
+const isStreamErrorEvent = (cause: unknown): boolean => {
+  const c = cause as SdkError
+  return cause instanceof Error && cause.name !== "APIConnectionError" && cause.name !== "APIConnectionTimeoutError" &&
+    typeof c.error === "object" && c.error !== null
+}
+
+/**
+ * Maps anything an SDK throws to a `ProviderError` (attempts is stamped
+ * later). `phase` says where it was thrown: opening the request (before the
+ * response headers), or reading the reply stream after them.
+ */
+export const toProviderError = (options: {
+  readonly provider: string
+  readonly keyVariable: string
+  readonly phase: "open" | "stream"
+}) =>
+(cause: unknown): ProviderError => {
   if (cause instanceof ProviderError) return cause
-  const status = (cause as { status?: unknown })?.status
-  const code = typeof status === "number" ? status : undefined
-  return new ProviderError({
+  const { keyVariable, phase, provider } = options
+  const status = (cause as SdkError)?.status
+  if (typeof status === "number") {
+    const hint = hintFor(status, keyVariable)
+    const wait = retryAfterMs((cause as SdkError).headers, Date.now())
+    return new ProviderError({
+      provider,
+      failure: "http",
+      status,
+      detail: httpDetail(cause, status),
+      retryable: isRetryableStatus(status),
+      attempts: 1,
+      ...(hint === undefined ? {} : { hint }),
+      ...(wait === undefined ? {} : { retryAfterMs: wait })
+    })
+  }
+  if (cause instanceof SyntaxError) {
+    return replyError(provider, "the reply stream is malformed: an event is not valid JSON.")
+  }
+  if (isStreamErrorEvent(cause)) {
+    return replyError(provider, `the provider reported an error mid-reply: ${httpDetail(cause, 0)}`)
+  }
+  if (phase === "stream") return replyError(provider, `the connection broke mid-reply: ${withCauses(cause)}`)
+  return new ProviderError({ provider, failure: "connection", detail: withCauses(cause), retryable: true, attempts: 1 })
+}
+
+/** The SDK could not be loaded (a broken install): nothing was sent. */
+export const loadError = (provider: string, module: string) => (cause: unknown): ProviderError =>
+  new ProviderError({
     provider,
-    ...(code === undefined ? {} : { status: code }),
-    message: providerMessage(cause),
-    retryable: isRetryableStatus(code),
+    failure: "config",
+    detail: `Cannot load ${module}: ${withCauses(cause)}. Reinstall parley (npm ci).`,
+    retryable: false,
     attempts: 1
   })
-}
+
+/**
+ * SDK options that keep the SDK quiet: it must never write to the terminal
+ * (it logs malformed server-sent events with `console.error`); what went
+ * wrong reaches the user as a `ProviderError`.
+ */
+export const quietSdk = {
+  logLevel: "off",
+  logger: { error: () => {}, warn: () => {}, info: () => {}, debug: () => {} }
+} as const
 
 /**
  * A reply stream over an SDK streaming call. The request is (re)opened under
@@ -67,13 +203,16 @@ export const toProviderError = (provider: string) => (cause: unknown): ProviderE
  */
 export const sdkStream = <Event>(options: {
   readonly provider: string
+  /** The variable holding the key (`ANTHROPIC_API_KEY`), named in 401/403 errors. */
+  readonly keyVariable: string
   readonly policy: RetryPolicy
   readonly open: (signal: AbortSignal) => PromiseLike<AsyncIterable<Event>>
-  readonly converter: () => Converter<Event>
+  /** A converter for one opened response (`events` is what `open` returned). */
+  readonly converter: (events: AsyncIterable<Event>) => Converter<Event>
 }): Stream.Stream<ProviderDelta, ProviderError> =>
   Stream.unwrap(
     Effect.gen(function*() {
-      const toError = toProviderError(options.provider)
+      const { keyVariable, provider } = options
       // One controller for the life of the stream: the scope's finalizer aborts it on
       // interruption, failure or early exit (Stream.take), which closes the socket.
       const controller = yield* Effect.acquireRelease(
@@ -87,15 +226,16 @@ export const sdkStream = <Event>(options: {
             attempts++
             return Promise.resolve(options.open(controller.signal))
           },
-          catch: toError
+          catch: toProviderError({ provider, keyVariable, phase: "open" })
         }),
         options.policy
       )
       const stamp = (e: ProviderError) => new ProviderError({ ...fieldsOf(e), attempts })
-      const converter = options.converter()
+      const converter = options.converter(events)
       const lift = (out: ReadonlyArray<ProviderDelta> | ProviderError) =>
         out instanceof ProviderError ? Effect.fail(stamp(out)) : Effect.succeed(out)
-      return Stream.fromAsyncIterable(events, (cause) => stamp(toError(cause))).pipe(
+      const streamError = toProviderError({ provider, keyVariable, phase: "stream" })
+      return Stream.fromAsyncIterable(events, (cause) => stamp(streamError(cause))).pipe(
         Stream.mapEffect((event) => lift(converter.push(event))),
         Stream.concat(Stream.fromEffect(Effect.suspend(() => lift(converter.end())))),
         Stream.flattenIterable
@@ -103,30 +243,33 @@ export const sdkStream = <Event>(options: {
     })
   )
 
-const fieldsOf = (e: ProviderError) => ({
-  provider: e.provider,
-  message: e.message,
-  retryable: e.retryable,
-  ...(e.status === undefined ? {} : { status: e.status })
-})
-
-/** Parses tool-call arguments: empty means `{}`; anything but a JSON object is an error. */
-export const parseArguments = (
-  provider: string,
-  name: string,
-  raw: string
-): Record<string, unknown> | ProviderError => {
+/** Parses tool-call arguments: empty means `{}`; anything but a JSON object is `undefined`. */
+export const parseArguments = (raw: string): Record<string, unknown> | undefined => {
   if (raw.trim() === "") return {}
   try {
     const value: unknown = JSON.parse(raw)
     if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>
   } catch {
-    // fall through
+    // not JSON
   }
-  return new ProviderError({
-    provider,
-    message: `The model sent invalid arguments for tool \`${name}\` (expected a JSON object): ${raw.slice(0, 200)}`,
-    retryable: false,
-    attempts: 1
-  })
+  return undefined
 }
+
+/**
+ * The error for a tool call whose arguments are not a JSON object. When the
+ * reply hit the output token limit, that is the cause: the arguments were cut.
+ */
+export const invalidArguments = (provider: string, name: string, raw: string, stop: StopReason | undefined) =>
+  replyError(
+    provider,
+    stop === "max_tokens"
+      ? `the reply hit the output token limit in the middle of the arguments for tool \`${name}\`; nothing was run.`
+      : `the model sent invalid arguments for tool \`${name}\` (expected a JSON object): ${oneLine(raw, 200)}`
+  )
+
+/**
+ * The error for a stream that closed without the provider's end marker: the
+ * reply was cut off, and what arrived must not pass for a whole reply.
+ */
+export const cutOff = (provider: string, marker: string): ProviderError =>
+  replyError(provider, `the reply was cut off: the stream ended before ${marker}.`)

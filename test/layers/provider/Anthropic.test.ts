@@ -241,7 +241,8 @@ describe("Anthropic provider: retries, errors, interruption", () => {
       assert.strictEqual(error._tag, "ProviderError")
       assert.strictEqual(error.provider, "anthropic")
       assert.strictEqual(error.status, 503)
-      assert.strictEqual(error.message, "upstream down")
+      assert.strictEqual(error.detail, "upstream down")
+      assert.strictEqual(error.message, "anthropic: HTTP 503 after 4 attempts: upstream down")
       assert.isTrue(error.retryable)
       assert.strictEqual(error.attempts, 4)
       assert.strictEqual(fake.requests.length, 4)
@@ -254,7 +255,7 @@ describe("Anthropic provider: retries, errors, interruption", () => {
       const error = yield* Effect.flip(collect(provider.stream(requestFor("anthropic/claude-test", conversation()))))
       assert.deepStrictEqual(
         { status: error.status, message: error.message, retryable: error.retryable, attempts: error.attempts },
-        { status: 400, message: "messages: roles must alternate", retryable: false, attempts: 1 }
+        { status: 400, message: "anthropic: HTTP 400 after 1 attempt: messages: roles must alternate", retryable: false, attempts: 1 }
       )
       assert.strictEqual(fake.requests.length, 1)
     }))
@@ -266,6 +267,8 @@ describe("Anthropic provider: retries, errors, interruption", () => {
       const error = yield* Effect.flip(collect(provider.stream(requestFor("anthropic/claude-test", conversation()))))
       assert.strictEqual(error._tag, "ProviderError")
       assert.isUndefined(error.status)
+      assert.strictEqual(error.failure, "reply")
+      assert.strictEqual(error.message, "anthropic: the connection broke mid-reply: terminated (other side closed)")
       assert.strictEqual(error.attempts, 1)
       assert.strictEqual(fake.requests.length, 1)
     }))

@@ -171,7 +171,13 @@ describe("OpenAI provider: retries, errors, interruption", () => {
       const error = yield* Effect.flip(collect(provider.stream(requestFor("openai/gpt-test", conversation()))))
       assert.deepStrictEqual(
         { provider: error.provider, status: error.status, message: error.message, retryable: error.retryable, attempts: error.attempts },
-        { provider: "openai", status: 401, message: "Incorrect API key provided", retryable: false, attempts: 1 }
+        {
+          provider: "openai",
+          status: 401,
+          message: "openai: HTTP 401 after 1 attempt: Incorrect API key provided. Check OPENAI_API_KEY.",
+          retryable: false,
+          attempts: 1
+        }
       )
       assert.strictEqual(fake.requests.length, 1)
     }))
