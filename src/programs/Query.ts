@@ -58,6 +58,7 @@ export interface QueryOptions {
   readonly onText?: (text: string) => Effect.Effect<void>
   readonly onToolCalls?: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<void>
   readonly onWaiting?: (waiting: boolean) => Effect.Effect<void>
+  readonly onWarning?: (text: string) => Effect.Effect<void>
   /** Called once the conversation is known (so an interrupt hint can name it). */
   readonly onConversation?: (id: ConversationId.ConversationId) => Effect.Effect<void>
 }
@@ -192,7 +193,8 @@ export const query = (options: QueryOptions) =>
       ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
       ...(options.onText !== undefined ? { onText: options.onText } : {}),
       ...(options.onToolCalls !== undefined ? { onToolCalls: options.onToolCalls } : {}),
-      ...(options.onWaiting !== undefined ? { onWaiting: options.onWaiting } : {})
+      ...(options.onWaiting !== undefined ? { onWaiting: options.onWaiting } : {}),
+      ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {})
     }
     if (plan._tag === "Resume") {
       yield* runTurn({ ...common, start: TurnStartMode.Resume({ analysis: plan.analysis }) })

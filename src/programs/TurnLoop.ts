@@ -39,7 +39,7 @@ import { intoParts } from "../domain/stream/Thread.ts"
 import * as TurnState from "../domain/stream/TurnState.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { Executor } from "../services/Executor.ts"
-import { Provider, ReplyBuilder } from "../services/Provider.ts"
+import { Provider, ReplyBuilder, replyWarning } from "../services/Provider.ts"
 import { type ResumeInput, runTools } from "./ToolCoordinator.ts"
 
 /** How the turn begins: a new message, or the incomplete turn resumed. */
@@ -63,6 +63,8 @@ export interface TurnInput {
   readonly onWaiting?: (waiting: boolean) => Effect.Effect<void>
   /** Called when the assistant calls tools (status line in the CLI). */
   readonly onToolCalls?: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<void>
+  /** Called with a warning about a stored reply (cut at the token limit, refused); stderr in the CLI. */
+  readonly onWarning?: (text: string) => Effect.Effect<void>
   /** Stops a runaway tool loop (each cycle is one model call). */
   readonly maxCycles?: number
 }
@@ -115,6 +117,9 @@ const streamReply = (input: TurnInput) =>
     const reply = builder.finish()
     persisted = true
     yield* record(reply.events)
+    // Stored either way; the person is told when the reply is not the whole answer.
+    const warning = replyWarning(input.model, reply.stopReason)
+    if (warning !== undefined && input.onWarning !== undefined) yield* input.onWarning(warning)
     return reply.events.filter((e): e is ToolCallRequest => e.type === "tool_call_request")
   })
 

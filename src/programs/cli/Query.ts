@@ -201,6 +201,12 @@ export const runQuery = (params: RunQueryParams) =>
       ...(promptContext !== undefined ? { askResume: askResume(promptContext), editMessage: editInEditor } : {}),
       onConversation: (id) => Effect.sync(() => (conversationId = id)),
       onWaiting: makeSpinner(`waiting for ${model}`),
+      onWarning: (text) =>
+        Effect.sync(() => {
+          if (printed !== "" && !printed.endsWith("\n")) process.stdout.write("\n")
+          printed = ""
+          process.stderr.write(`parley: ${text}\n`)
+        }),
       onText: (text) => Effect.sync(() => {
         printed = text
         process.stdout.write(text)
@@ -222,6 +228,9 @@ export const runQuery = (params: RunQueryParams) =>
         })
       ),
       Effect.mapError((e) => {
+        // The error goes on its own line, not after a reply cut mid-line.
+        if (printed !== "" && !printed.endsWith("\n")) process.stdout.write("\n")
+        printed = ""
         if (e instanceof CliFailure) return e
         const resumable = e._tag === "ProviderError" && conversationId !== undefined
         return new CliFailure({
