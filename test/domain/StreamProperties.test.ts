@@ -7,12 +7,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import type { StreamEntry } from "../../src/domain/event/ConversationEvent.ts"
-import { isProviderVisible } from "../../src/domain/event/ConversationEvent.ts"
+import { isConversationEvent, isProviderVisible } from "../../src/domain/event/ConversationEvent.ts"
 import { fork } from "../../src/domain/stream/Fork.ts"
-import { analyze, incompleteSummary, splitIncompleteTurn, summaryOf } from "../../src/domain/stream/IncompleteTurn.ts"
-import { sanitize } from "../../src/domain/stream/Sanitize.ts"
+import { analyze, incompleteSummary, lastTurnStart, resumableEntries, splitIncompleteTurn, summaryOf } from "../../src/domain/stream/IncompleteTurn.ts"
+import { INTERRUPTED_TOOL_CALL, sanitize } from "../../src/domain/stream/Sanitize.ts"
 import { intoParts } from "../../src/domain/stream/Thread.ts"
-import { eventsByTurn, turnCount, turns } from "../../src/domain/stream/Turns.ts"
+import * as TurnAppend from "../../src/domain/stream/TurnAppend.ts"
+import { currentTurnStart, eventsByTurn, turnCount, turns } from "../../src/domain/stream/Turns.ts"
 import { streams } from "./_streams.ts"
 
 const RUNS = 2500
@@ -299,6 +300,111 @@ describe("stream properties", () => {
         const forked = fork(cut)
         expect(incompleteSummary(forked)).toEqual(incompleteSummary(cut))
         expectPairedPerTurn(splitIncompleteTurn(forked).complete)
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  // Issue 10 item 5: one rule for where the current turn starts, one for
+  // pairing; the properties below hold the three users of each together.
+
+  it("the current turn start agrees with turn iteration, with and without skipping bare turn_starts", () => {
+    fc.assert(
+      fc.property(soup, (entries) => {
+        const events = (xs: ReadonlyArray<StreamEntry>) => xs.filter(isConversationEvent)
+        const all = turns(entries)
+        const start = currentTurnStart(entries)
+        expect(start < 0).toBe(all.length === 0)
+        if (start >= 0) expectSameObjects(events(entries.slice(start)), events(all.at(-1)!.entries))
+        // Skipping: from the last turn holding more than a turn_start to the end.
+        const holding = all.findLastIndex((t) => t.entries.some((e) => isConversationEvent(e) && e.type !== "turn_start"))
+        const skipped = currentTurnStart(entries, { skipTrailingBareTurnStarts: true })
+        expect(skipped).toBe(lastTurnStart(entries))
+        expect(skipped < 0).toBe(holding < 0)
+        if (skipped >= 0) expectSameObjects(events(entries.slice(skipped)), events(all.slice(holding).flatMap((t) => t.entries)))
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("validated append accepts exactly the responses sanitize keeps", () => {
+    fc.assert(
+      fc.property(soup, (tail) => {
+        // A leading turn and request, so sanitize's step 1 drops nothing.
+        const b = streams(1000)
+        const entries = [b.ts(), b.cr("q"), ...tail]
+        const kept = new Set(sanitize(entries))
+        entries.forEach((e, i) => {
+          if (e.type !== "tool_call_response" && e.type !== "inquiry_response") return
+          expect(TurnAppend.validate(entries.slice(0, i), [e])._tag === "Ok").toBe(kept.has(e))
+        })
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("the last turn's open requests are those sanitize repairs, the incomplete-turn analysis reports and append lets close", () => {
+    fc.assert(
+      fc.property(soup, (tail) => {
+        const b = streams(1000)
+        const entries = [b.ts(), b.cr("q"), ...tail]
+        const start = lastTurnStart(entries)
+        const turn = { entries: entries.slice(start) }
+        const a = analyze(turn)
+        const clean = sanitize(entries)
+        const inTurn = new Set(turn.entries)
+        // Sanitize answers exactly the pending tool calls with a synthetic response…
+        const interrupted = clean.flatMap((e, i) => {
+          const next = clean[i + 1]
+          return e.type === "tool_call_request" && inTurn.has(e) && next?.type === "tool_call_response" && !inTurn.has(next) &&
+              next.content === INTERRUPTED_TOOL_CALL
+            ? [e]
+            : []
+        })
+        expectSameObjects(interrupted, a.pendingToolCalls)
+        // …and drops exactly the unanswered inquiries.
+        const unanswered = a.toolCalls.flatMap((c) => c.inquiries).filter((q) => q.response === null).map((q) => q.request)
+        const unansweredAll = turn.entries.filter((e) => e.type === "inquiry_request" && !clean.includes(e))
+        for (const q of unanswered) expect(unansweredAll).toContain(q)
+        // Append, on the resumable turn, accepts one response for exactly the ids with open requests.
+        const resumed = [...entries.slice(0, start), ...resumableEntries(turn)]
+        for (const id of [...TOOL_IDS, "z"]) {
+          const open = a.pendingToolCalls.some((c) => c.id === id)
+          expect(TurnAppend.validate(resumed, [b.result(id)])._tag === "Ok").toBe(open)
+        }
+        for (const id of INQUIRY_IDS) {
+          const open = unansweredAll.some((e) => e.type === "inquiry_request" && e.id === id)
+          expect(TurnAppend.validate(resumed, [b.answer(id)])._tag === "Ok").toBe(open)
+        }
+        // Answering every pending call, in order, is accepted as one batch.
+        expect(TurnAppend.validate(resumed, a.pendingToolCalls.map((c) => b.result(c.id)))._tag).toBe("Ok")
+      }),
+      { numRuns: RUNS }
+    )
+  })
+
+  it("the store's incremental append agrees with validating against the whole stream", () => {
+    fc.assert(
+      fc.property(soup, fc.array(fc.nat({ max: 4 }), { maxLength: 20 }), (entries, sizes) => {
+        // Appends the soup in batches of the given sizes (rest one by one), as a store would.
+        let stream: Array<StreamEntry> = []
+        const counts = TurnAppend.turnCounts(stream)
+        let at = 0
+        for (let k = 0; at < entries.length; k++) {
+          const batch = entries.slice(at, at + Math.max(1, sizes[k] ?? 1))
+          at += batch.length
+          const expected = TurnAppend.validate(stream, batch)
+          const result = TurnAppend.validateAgainst({ hasEvents: stream.some(isConversationEvent), counts }, batch)
+          expect(result).toEqual(expected)
+          if (result._tag === "Ok") {
+            TurnAppend.advance(counts, result.entries)
+            stream = [...stream, ...result.entries]
+          }
+        }
+        // The state moved forward equals the state read from the stream.
+        for (const e of [...TOOL_IDS, "z"].map((id) => streams().result(id))) {
+          expect(TurnAppend.validateAgainst({ hasEvents: true, counts }, [e])).toEqual(TurnAppend.validate(stream, [e]))
+        }
       }),
       { numRuns: RUNS }
     )

@@ -16,8 +16,10 @@
  * leftovers of a damaged stream) is not reported as incomplete: resuming it
  * would have no request to answer, and `sanitize` repairs or trims it.
  *
- * Pairing follows `sanitize`: per id, first in first out, within the turn, so
- * a reused tool-call id needs as many responses as requests.
+ * Pairing is `Pairing`'s rule, the one `sanitize` and validated append use:
+ * per id, first in first out, within the turn, so a reused tool-call id needs
+ * as many responses as requests. Where the last turn starts is
+ * `Turns.currentTurnStart` (skipping trailing bare `turn_start`s).
  *
  * An inquiry belongs to the tool call whose id, followed by `.`, begins the
  * inquiry id (both JP's two-segment and RFD 082's three-segment writers
@@ -40,6 +42,8 @@ import type { InquiryRequest } from "../event/InquiryRequest.ts"
 import type { InquiryResponse } from "../event/InquiryResponse.ts"
 import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../event/ToolCallResponse.ts"
+import * as Pairing from "./Pairing.ts"
+import { currentTurnStart } from "./Turns.ts"
 
 /** The residual events of an unfinished last turn, starting at its first event (normally its `turn_start`). */
 export interface IncompleteTurn {
@@ -127,24 +131,11 @@ export const writerQuestionId = (
  * `turn_start`: its `turn_start`, or the first event when there is none; -1
  * when the stream has no such event. Trailing bare `turn_start`s (which
  * `sanitize` trims) are skipped, so they cannot hide an unfinished turn; they
- * stay at the end of that turn's entries. Scans backwards and stops at the
- * first `turn_start` before the last other event.
+ * stay at the end of that turn's entries. This is `Turns.currentTurnStart`
+ * with `skipTrailingBareTurnStarts`.
  */
-export const lastTurnStart = (entries: ReadonlyArray<StreamEntry>): number => {
-  let first = -1
-  let seenEvent = false
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i]!
-    if (!isConversationEvent(e)) continue
-    if (e.type === "turn_start") {
-      if (seenEvent) return i
-      continue
-    }
-    seenEvent = true
-    first = i
-  }
-  return first
-}
+export const lastTurnStart = (entries: ReadonlyArray<StreamEntry>): number =>
+  currentTurnStart(entries, { skipTrailingBareTurnStarts: true })
 
 /**
  * The entries to merge back when resuming: the incomplete turn without its
@@ -182,29 +173,23 @@ interface TurnInspection {
   }>
 }
 
-/** FIFO pairing per id of `requestType` with `responseType`; returns each request's closing index (-1 when open). */
+/**
+ * Each request's closing index (-1 while open), tool calls and inquiries
+ * apart, in request order: `Pairing`'s rule over the whole of `entries` (one
+ * turn, so no reset; trailing bare `turn_start`s hold no response).
+ */
 const pairInTurn = (
-  entries: ReadonlyArray<StreamEntry>,
-  requestType: "tool_call_request" | "inquiry_request",
-  responseType: "tool_call_response" | "inquiry_response"
-): Map<number, number> => {
-  const closing = new Map<number, number>()
-  const open = new Map<string, Array<number>>()
+  entries: ReadonlyArray<StreamEntry>
+): { readonly tools: Map<number, number>; readonly inquiries: Map<number, number> } => {
+  const tools = new Map<number, number>()
+  const inquiries = new Map<number, number>()
+  const pairer = Pairing.make<number>()
   for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!
-    if (e.type === requestType) {
-      const id = (e as { readonly id: string }).id
-      closing.set(i, -1)
-      const queue = open.get(id)
-      if (queue === undefined) open.set(id, [i])
-      else queue.push(i)
-    } else if (e.type === responseType) {
-      const queue = open.get((e as { readonly id: string }).id)
-      const j = queue?.shift()
-      if (j !== undefined) closing.set(j, i)
-    }
+    const step = pairer.step(entries[i]!, i)
+    if (step._tag === "Opened") (step.kind === "tool" ? tools : inquiries).set(i, -1)
+    else if (step._tag === "Closed") (step.kind === "tool" ? tools : inquiries).set(step.request, i)
   }
-  return closing
+  return { tools, inquiries }
 }
 
 const inspect = (entries: ReadonlyArray<StreamEntry>): TurnInspection => {
@@ -217,7 +202,7 @@ const inspect = (entries: ReadonlyArray<StreamEntry>): TurnInspection => {
     else if (t === "chat_response") lastChatResponse = i
     else if (t === "tool_call_response") lastToolResponse = i
   }
-  const toolClosing = pairInTurn(entries, "tool_call_request", "tool_call_response")
+  const { tools: toolClosing, inquiries: inquiryClosing } = pairInTurn(entries)
   const calls = [...toolClosing].map(([at, closedAt]) => ({
     at,
     request: entries[at] as ToolCallRequest,
@@ -225,7 +210,6 @@ const inspect = (entries: ReadonlyArray<StreamEntry>): TurnInspection => {
     response: closedAt < 0 ? null : (entries[closedAt] as ToolCallResponse)
   }))
   const runningAt = (call: typeof calls[number], at: number) => call.at < at && (call.closedAt < 0 || call.closedAt > at)
-  const inquiryClosing = pairInTurn(entries, "inquiry_request", "inquiry_response")
   const inquiries = [...inquiryClosing].map(([at, closedAt]) => {
     const request = entries[at] as InquiryRequest
     let call = -1

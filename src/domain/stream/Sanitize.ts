@@ -25,12 +25,13 @@
  *    unless the first event already is a `turn_start` (stamped with the entry
  *    at index 0, or the epoch when that entry is not an event).
  *
- * Pairing (steps 2–5) is per turn (a turn ends at the next `turn_start`) and
- * per id, first-in first-out in document order: a response closes the
- * earliest still-open request with its id in the same turn. So ids reused
- * across turns never satisfy each other, legacy two-segment inquiry ids that
- * repeat within a turn pair by order (RFD 082), and a reused tool-call id with
- * a missing response is repaired. JP HEAD pairs tool calls globally and by
+ * Pairing (steps 2–5) is `Pairing`'s rule, the one the incomplete-turn
+ * analysis and validated append use, applied per turn (a turn ends at the
+ * next `turn_start`): per id, first-in first-out in document order, a
+ * response closes the earliest still-open request with its id in the same
+ * turn. So ids reused across turns never satisfy each other, legacy
+ * two-segment inquiry ids that repeat within a turn pair by order (RFD 082),
+ * and a reused tool-call id with a missing response is repaired. JP HEAD pairs tool calls globally and by
  * set (jp-reference §9 quirk #2); parley pairs them like inquiries, because
  * a provider needs every request answered within its own turn.
  *
@@ -53,6 +54,7 @@ import { isConversationEvent } from "../event/ConversationEvent.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 import { ToolCallResponse } from "../event/ToolCallResponse.ts"
 import { TurnStart } from "../event/TurnStart.ts"
+import * as Pairing from "./Pairing.ts"
 
 /** The text of the synthetic response given to an interrupted tool call. */
 export const INTERRUPTED_TOOL_CALL = "Tool call was interrupted."
@@ -60,46 +62,34 @@ export const INTERRUPTED_TOOL_CALL = "Tool call was interrupted."
 /** The timestamp JP gives an inserted `turn_start` when its slot holds no event. */
 export const EPOCH: Timestamp.Timestamp = Timestamp.make("1970-01-01 00:00:00.0")
 
-/** Result of pairing one kind of request/response per turn and id. */
-interface Pairing {
-  /** Indices of requests that no response closes. */
+/** What pairing found, per kind: requests that no response closes, responses that close no request. */
+interface Unpaired {
   readonly openRequests: ReadonlySet<number>
-  /** Indices of responses that close no request. */
   readonly orphanResponses: ReadonlySet<number>
 }
 
 /**
- * FIFO pairing of `requestType` / `responseType` entries that carry an `id`,
- * per turn (a `turn_start` begins a new turn) and per id.
+ * `Pairing`'s rule per turn (a `turn_start` begins a new turn), tool calls
+ * and inquiries apart. Steps 2–5 only drop tool responses or insert them
+ * after tool requests, so one pass before them finds what each step needs.
  */
-const pair = (
-  entries: ReadonlyArray<StreamEntry>,
-  requestType: "tool_call_request" | "inquiry_request",
-  responseType: "tool_call_response" | "inquiry_response"
-): Pairing => {
-  const openRequests = new Set<number>()
-  const orphanResponses = new Set<number>()
-  // Per id, the still-open request indices of the current turn, oldest first.
-  let open = new Map<string, Array<number>>()
+const pair = (entries: ReadonlyArray<StreamEntry>): Record<Pairing.PairKind, Unpaired> => {
+  const tool = { openRequests: new Set<number>(), orphanResponses: new Set<number>() }
+  const inquiry = { openRequests: new Set<number>(), orphanResponses: new Set<number>() }
+  const pairer = Pairing.make<number>()
+  const closeTurn = () => {
+    for (const i of pairer.open("tool")) tool.openRequests.add(i)
+    for (const i of pairer.open("inquiry")) inquiry.openRequests.add(i)
+    pairer.reset()
+  }
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!
-    if (e.type === "turn_start") {
-      for (const queue of open.values()) for (const j of queue) openRequests.add(j)
-      open = new Map()
-    } else if (e.type === requestType) {
-      const id = (e as { readonly id: string }).id
-      const queue = open.get(id)
-      if (queue === undefined) open.set(id, [i])
-      else queue.push(i)
-    } else if (e.type === responseType) {
-      const id = (e as { readonly id: string }).id
-      const queue = open.get(id)
-      if (queue === undefined || queue.length === 0) orphanResponses.add(i)
-      else queue.shift()
-    }
+    if (e.type === "turn_start") closeTurn()
+    const step = pairer.step(e, i)
+    if (Pairing.isOrphan(step)) (step.kind === "tool" ? tool : inquiry).orphanResponses.add(i)
   }
-  for (const queue of open.values()) for (const j of queue) openRequests.add(j)
-  return { openRequests, orphanResponses }
+  closeTurn()
+  return { tool, inquiry }
 }
 
 /** Step 1: drop non-`turn_start` events before the first `chat_request`. */
@@ -115,27 +105,22 @@ const dropLeadingNonUserEvents = (entries: ReadonlyArray<StreamEntry>): Array<St
   return out
 }
 
-/** Steps 2–3: drop orphan tool responses, answer open tool requests. */
-const repairToolCalls = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> => {
-  const { openRequests, orphanResponses } = pair(entries, "tool_call_request", "tool_call_response")
-  if (openRequests.size === 0 && orphanResponses.size === 0) return entries.slice()
+/**
+ * Steps 2–5: drop orphan tool responses, answer open tool requests, drop
+ * orphan inquiry responses and unanswered inquiry requests.
+ */
+const repairPairs = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> => {
+  const { tool, inquiry } = pair(entries)
   const out: Array<StreamEntry> = []
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!
-    if (orphanResponses.has(i)) continue
+    if (tool.orphanResponses.has(i) || inquiry.orphanResponses.has(i) || inquiry.openRequests.has(i)) continue
     out.push(e)
-    if (openRequests.has(i) && e.type === "tool_call_request") {
+    if (tool.openRequests.has(i) && e.type === "tool_call_request") {
       out.push(new ToolCallResponse({ timestamp: e.timestamp, id: e.id, content: INTERRUPTED_TOOL_CALL, is_error: true }))
     }
   }
   return out
-}
-
-/** Steps 4–5: drop orphan inquiry responses, then unanswered inquiry requests. */
-const repairInquiries = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> => {
-  const { openRequests, orphanResponses } = pair(entries, "inquiry_request", "inquiry_response")
-  if (openRequests.size === 0 && orphanResponses.size === 0) return entries.slice()
-  return entries.filter((_, i) => !orphanResponses.has(i) && !openRequests.has(i))
 }
 
 /** Step 6: remove trailing `turn_start`s (ignoring trailing non-events). */
@@ -182,8 +167,7 @@ const normalizeTurnStarts = (entries: Array<StreamEntry>): Array<StreamEntry> =>
  */
 export const sanitize = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> => {
   let out = dropLeadingNonUserEvents(entries)
-  out = repairToolCalls(out)
-  out = repairInquiries(out)
+  out = repairPairs(out)
   out = trimTrailingEmptyTurns(out)
   return normalizeTurnStarts(out)
 }

@@ -1,11 +1,18 @@
 /**
  * Validated append to the current turn (JP's `TurnMut::build`, jp-reference
  * §4.4). The window is every entry from the last `turn_start` (inclusive) to
- * the end, or the whole stream when there is none, plus the earlier events of
- * the same batch. Checks are count-based, so ids may be reused across turns
- * and across cycles within a turn:
- * - a `tool_call_response` needs more requests than responses with its id;
+ * the end, or the whole stream when there is none (`Turns.currentTurnStart`),
+ * plus the earlier events of the same batch. Responses pair with requests by
+ * `Pairing`'s rule (per id, first in first out), so ids may be reused across
+ * turns and across cycles within a turn:
+ * - a `tool_call_response` needs an open `tool_call_request` with its id
+ *   (`OrphanedToolCallResponse` when the window has none with that id,
+ *   `DuplicateToolCallResponse` when all of them are answered);
  * - an `inquiry_response` likewise against `inquiry_request`s.
+ * This is JP's count rule (requests must outnumber responses) on every window
+ * without orphans; a response already orphaned in a damaged window does not
+ * use up a later request, so append accepts exactly the responses `sanitize`
+ * and the incomplete-turn analysis pair.
  * A batch that begins with a `turn_start` starts a new turn (the window is
  * then empty); any other `turn_start` in a batch is dropped, as in JP.
  * On a stream without any event (new, or only config deltas), a batch that
@@ -24,6 +31,8 @@
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import { TurnStart } from "../event/TurnStart.ts"
+import * as Pairing from "./Pairing.ts"
+import { currentTurnStart } from "./Turns.ts"
 
 export type AppendRejection =
   | { readonly _tag: "OrphanedToolCallResponse"; readonly id: string }
@@ -49,48 +58,17 @@ export const describeRejection = (r: AppendRejection): string => {
   }
 }
 
-/** Index of the first entry of the current turn's window. */
-export const currentTurnStart = (stream: ReadonlyArray<StreamEntry>): number => {
-  for (let i = stream.length - 1; i >= 0; i--) if (stream[i]!.type === "turn_start") return i
-  return 0
-}
+/**
+ * The pairing state of the current turn window: its open requests per kind
+ * and id (named for the counts it once held). Stores keep one per
+ * conversation and move it with {@link advance}; treat it as opaque.
+ */
+export type TurnCounts = Pairing.Pairer<null>
 
-/** Counts of requests and responses per id in the current turn window. */
-export interface TurnCounts {
-  readonly toolRequests: Map<string, number>
-  readonly toolResponses: Map<string, number>
-  readonly inquiryRequests: Map<string, number>
-  readonly inquiryResponses: Map<string, number>
-}
-
-const bump = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1)
-
-const count = (counts: TurnCounts, e: StreamEntry): void => {
-  switch (e.type) {
-    case "tool_call_request":
-      bump(counts.toolRequests, e.id)
-      break
-    case "tool_call_response":
-      bump(counts.toolResponses, e.id)
-      break
-    case "inquiry_request":
-      bump(counts.inquiryRequests, e.id)
-      break
-    case "inquiry_response":
-      bump(counts.inquiryResponses, e.id)
-      break
-  }
-}
-
-/** The counts of the current turn window of `stream`. */
+/** The pairing state of the current turn window of `stream`. */
 export const turnCounts = (stream: ReadonlyArray<StreamEntry>): TurnCounts => {
-  const counts: TurnCounts = {
-    toolRequests: new Map(),
-    toolResponses: new Map(),
-    inquiryRequests: new Map(),
-    inquiryResponses: new Map()
-  }
-  for (let i = currentTurnStart(stream); i < stream.length; i++) count(counts, stream[i]!)
+  const counts = Pairing.make<null>()
+  for (let i = Math.max(0, currentTurnStart(stream)); i < stream.length; i++) counts.step(stream[i]!, null)
   return counts
 }
 
@@ -105,25 +83,28 @@ export const validate = (
   counts: TurnCounts = turnCounts(stream)
 ): AppendResult => validateAgainst({ hasEvents: stream.some(isConversationEvent), counts }, batch)
 
+const rejection = (orphan: { readonly _tag: "Unrequested" | "Exhausted"; readonly kind: Pairing.PairKind; readonly id: string }): AppendRejection => {
+  const { id } = orphan
+  if (orphan.kind === "tool") {
+    return orphan._tag === "Unrequested" ? { _tag: "OrphanedToolCallResponse", id } : { _tag: "DuplicateToolCallResponse", id }
+  }
+  return orphan._tag === "Unrequested" ? { _tag: "OrphanedInquiryResponse", id } : { _tag: "DuplicateInquiryResponse", id }
+}
+
 /**
  * {@link validate} against what a store keeps instead of the stream: whether
- * it holds any event yet, and the current turn's counts.
+ * it holds any event yet, and the current turn's pairing state (read, never
+ * modified).
  */
 export const validateAgainst = (
   tail: { readonly hasEvents: boolean; readonly counts: TurnCounts },
   batch: ReadonlyArray<StreamEntry>
 ): AppendResult => {
-  const { counts } = tail
   const startsTurn = batch.length > 0 && batch[0]!.type === "turn_start"
-  // Counts added by this batch live in an overlay, so validation costs
-  // O(batch) however long the turn is, and a rejected batch changes nothing.
-  const overlay = new Map<string, number>()
-  const get = (kind: keyof TurnCounts, id: string): number =>
-    (startsTurn ? 0 : counts[kind].get(id) ?? 0) + (overlay.get(`${kind}\u0000${id}`) ?? 0)
-  const add = (kind: keyof TurnCounts, id: string) => {
-    const k = `${kind}\u0000${id}`
-    overlay.set(k, (overlay.get(k) ?? 0) + 1)
-  }
+  // A tentative pairer records the batch apart from the stored state, so
+  // validation costs O(batch) however long the turn is, and a rejected batch
+  // changes nothing. A batch that starts a turn pairs against an empty window.
+  const pairer = startsTurn ? Pairing.make<null>() : tail.counts.tentative()
   const out: Array<StreamEntry> = []
   const firstEvent = batch.find(isConversationEvent)
   if (!startsTurn && firstEvent !== undefined && !tail.hasEvents) {
@@ -131,35 +112,12 @@ export const validateAgainst = (
   }
   for (let i = 0; i < batch.length; i++) {
     const e = batch[i]!
-    switch (e.type) {
-      case "turn_start":
-        if (i === 0) out.push(e)
-        continue
-      case "tool_call_request":
-        add("toolRequests", e.id)
-        break
-      case "inquiry_request":
-        add("inquiryRequests", e.id)
-        break
-      case "tool_call_response": {
-        const reqs = get("toolRequests", e.id)
-        if (reqs === 0) return { _tag: "Rejected", rejection: { _tag: "OrphanedToolCallResponse", id: e.id } }
-        if (get("toolResponses", e.id) >= reqs) {
-          return { _tag: "Rejected", rejection: { _tag: "DuplicateToolCallResponse", id: e.id } }
-        }
-        add("toolResponses", e.id)
-        break
-      }
-      case "inquiry_response": {
-        const reqs = get("inquiryRequests", e.id)
-        if (reqs === 0) return { _tag: "Rejected", rejection: { _tag: "OrphanedInquiryResponse", id: e.id } }
-        if (get("inquiryResponses", e.id) >= reqs) {
-          return { _tag: "Rejected", rejection: { _tag: "DuplicateInquiryResponse", id: e.id } }
-        }
-        add("inquiryResponses", e.id)
-        break
-      }
+    if (e.type === "turn_start") {
+      if (i === 0) out.push(e)
+      continue
     }
+    const step = pairer.step(e, null)
+    if (Pairing.isOrphan(step)) return { _tag: "Rejected", rejection: rejection(step) }
     out.push(e)
   }
   return { _tag: "Ok", entries: out }
@@ -167,18 +125,12 @@ export const validateAgainst = (
 
 /**
  * Moves `counts` past entries that were appended (a `turn_start` starts a
- * fresh window). Stores keep their counts this way instead of recounting
+ * fresh window). Stores keep their state this way instead of re-pairing
  * the turn on every append.
  */
 export const advance = (counts: TurnCounts, appended: ReadonlyArray<StreamEntry>): void => {
   for (const e of appended) {
-    if (e.type === "turn_start") {
-      counts.toolRequests.clear()
-      counts.toolResponses.clear()
-      counts.inquiryRequests.clear()
-      counts.inquiryResponses.clear()
-    } else {
-      count(counts, e)
-    }
+    if (e.type === "turn_start") counts.reset()
+    else counts.step(e, null)
   }
 }

@@ -12,6 +12,11 @@
  * first event belong to turn 0, entries after the last event to the last
  * turn); a stream without events has no turns.
  *
+ * This module is the one home of where turns begin (issue 10 item 5): the
+ * forward rule of {@link turns} / {@link turnCount} / {@link eventsByTurn},
+ * and {@link currentTurnStart}, the backward rule that validated append,
+ * {@link currentTurnSchema} and the incomplete-turn analysis use.
+ *
  * @example
  * ```ts
  * import * as Turns from "./Turns.ts"
@@ -32,6 +37,31 @@ export interface Turn {
 }
 
 /**
+ * The forward turn rule, shared by {@link turns}, {@link turnCount} and
+ * {@link eventsByTurn}: walks the conversation events in order and calls
+ * `visit` with each event, its index and its turn; returns the number of
+ * turns. A `turn_start` opens a new turn only when the current one already
+ * holds an event.
+ */
+const walkTurns = (
+  entries: ReadonlyArray<StreamEntry>,
+  visit: (event: ConversationEvent, index: number, turn: number) => void
+): number => {
+  let turn = 0
+  let hasEvent = false
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!
+    if (!isConversationEvent(e)) continue
+    if (e.type === "turn_start" && hasEvent) turn++
+    hasEvent = true
+    visit(e, i, turn)
+  }
+  return hasEvent ? turn + 1 : 0
+}
+
+const ignore = (): void => {}
+
+/**
  * The turns of a stream, in order.
  *
  * @example
@@ -40,33 +70,19 @@ export interface Turn {
  * ```
  */
 export const turns = (entries: ReadonlyArray<StreamEntry>): Array<Turn> => {
-  const out: Array<Turn> = []
-  let start = 0
-  let hasEvent = false
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!
-    if (!isConversationEvent(e)) continue
-    if (e.type === "turn_start" && hasEvent) {
-      out.push({ index: out.length, start, end: i, entries: entries.slice(start, i) })
-      start = i
-    }
-    hasEvent = true
-  }
-  if (hasEvent) out.push({ index: out.length, start, end: entries.length, entries: entries.slice(start) })
-  return out
+  // Turn 0 starts at index 0, so entries before the first event belong to it.
+  const starts: Array<number> = []
+  walkTurns(entries, (_, i, turn) => {
+    if (turn === starts.length) starts.push(turn === 0 ? 0 : i)
+  })
+  return starts.map((start, index) => {
+    const end = starts[index + 1] ?? entries.length
+    return { index, start, end, entries: entries.slice(start, end) }
+  })
 }
 
 /** The number of turns: 0 for a stream without events, 1 when there is no `turn_start`. */
-export const turnCount = (entries: ReadonlyArray<StreamEntry>): number => {
-  let count = 0
-  let hasEvent = false
-  for (const e of entries) {
-    if (!isConversationEvent(e)) continue
-    if (e.type === "turn_start" && hasEvent) count++
-    hasEvent = true
-  }
-  return hasEvent ? count + 1 : 0
-}
+export const turnCount = (entries: ReadonlyArray<StreamEntry>): number => walkTurns(entries, ignore)
 
 /** One conversation event with the index of its turn. */
 export interface EventInTurn {
@@ -85,15 +101,51 @@ export interface EventInTurn {
  */
 export const eventsByTurn = (entries: ReadonlyArray<StreamEntry>): Array<EventInTurn> => {
   const out: Array<EventInTurn> = []
-  let turn = 0
-  let hasEvent = false
-  for (const e of entries) {
-    if (!isConversationEvent(e)) continue
-    if (e.type === "turn_start" && hasEvent) turn++
-    hasEvent = true
-    out.push({ turn, event: e })
-  }
+  walkTurns(entries, (event, _, turn) => out.push({ turn, event }))
   return out
+}
+
+/** Options of {@link currentTurnStart}. */
+export interface CurrentTurnOptions {
+  /**
+   * Skip trailing bare `turn_start`s (ones followed by no other event), so a
+   * stray `turn_start` cannot hide the last turn that holds something. The
+   * incomplete-turn analysis wants this (`sanitize` trims such starts);
+   * validated append and {@link currentTurnSchema} do not: after a fresh
+   * `turn_start` the current turn is the new, empty one.
+   */
+  readonly skipTrailingBareTurnStarts?: boolean
+}
+
+/**
+ * Where the current (last) turn starts, the one home of that rule read
+ * backwards: the index of its `turn_start`, or of the stream's first event
+ * when no `turn_start` precedes (a legacy implicit turn); -1 when the stream
+ * holds no event (with `skipTrailingBareTurnStarts`: no event other than
+ * `turn_start`s). Config deltas, compactions and unknown entries never start
+ * a turn. Scans backwards and stops at the `turn_start` it finds.
+ *
+ * Every event from the result on belongs to the last turn of {@link turns}
+ * (which also counts leading non-events into turn 0).
+ *
+ * @example
+ * ```ts
+ * currentTurnStart([ts, q, a, ts2])                                        // 3
+ * currentTurnStart([ts, q, a, ts2], { skipTrailingBareTurnStarts: true })  // 0
+ * currentTurnStart([delta, q])                                             // 1
+ * ```
+ */
+export const currentTurnStart = (entries: ReadonlyArray<StreamEntry>, options: CurrentTurnOptions = {}): number => {
+  const skip = options.skipTrailingBareTurnStarts === true
+  // The earliest event seen so far other than a turn_start.
+  let first = -1
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!
+    if (!isConversationEvent(e)) continue
+    if (e.type !== "turn_start") first = i
+    else if (!skip || first >= 0) return i
+  }
+  return first
 }
 
 /**
@@ -107,14 +159,7 @@ export const eventsByTurn = (entries: ReadonlyArray<StreamEntry>): Array<EventIn
  * ```
  */
 export const currentTurnSchema = (entries: ReadonlyArray<StreamEntry>): ChatRequest["schema"] => {
-  let from = 0
-  for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i]!.type === "turn_start") {
-      from = i
-      break
-    }
-  }
-  for (let i = from; i < entries.length; i++) {
+  for (let i = Math.max(0, currentTurnStart(entries)); i < entries.length; i++) {
     const e = entries[i]!
     if (e.type === "chat_request") return e.schema
   }

@@ -153,4 +153,37 @@ describe("validated appends (jp-reference §4.4, §7.2)", () => {
     const s = ok(build(startTurn(b, []), [b.call("c")]))
     expect(build(s, [b.ts(), b.cr("2"), b.result("c")])).toEqual({ _tag: "OrphanedToolCallResponse", id: "c" })
   })
+
+  it("an orphan response already in a damaged turn does not use up a later request (issue 10 item 5)", () => {
+    // A hand-edited or damaged file: a response stored before its request.
+    // JP's counts would call the next response a duplicate, while sanitize and
+    // the incomplete-turn analysis see the call as pending; append agrees with them.
+    const b = streams()
+    const damaged = [b.ts(), b.cr("q"), b.result("c"), b.call("c")]
+    expect(shape(ok(build(damaged, [b.result("c")])))).toEqual(["TS", "CR:q", "TR:c", "TC:c", "TR:c"])
+    expect(build(damaged, [b.result("c"), b.result("c")])).toEqual({ _tag: "DuplicateToolCallResponse", id: "c" })
+  })
+
+  it("the store path (validateAgainst + advance) leaves the state untouched until advance", () => {
+    const b = streams()
+    const stream = startTurn(b, [])
+    const counts = TurnAppend.turnCounts(stream)
+    const tail = { hasEvents: true, counts }
+    const call = [b.call("c")]
+    expect(TurnAppend.validateAgainst(tail, call)._tag).toBe("Ok")
+    // Not advanced yet: the request is not open.
+    expect(TurnAppend.validateAgainst(tail, [b.result("c")])).toEqual({
+      _tag: "Rejected",
+      rejection: { _tag: "OrphanedToolCallResponse", id: "c" }
+    })
+    TurnAppend.advance(counts, call)
+    // A rejected batch that closed the request first changes nothing either.
+    expect(TurnAppend.validateAgainst(tail, [b.result("c"), b.result("c")])._tag).toBe("Rejected")
+    expect(TurnAppend.validateAgainst(tail, [b.result("c")])._tag).toBe("Ok")
+    TurnAppend.advance(counts, [b.ts(), b.cr("2")])
+    expect(TurnAppend.validateAgainst(tail, [b.result("c")])).toEqual({
+      _tag: "Rejected",
+      rejection: { _tag: "OrphanedToolCallResponse", id: "c" }
+    })
+  })
 })

@@ -3,7 +3,7 @@ import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts
 import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
 import { TurnStart } from "../../../src/domain/event/TurnStart.ts"
 import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
-import { currentTurnSchema, eventsByTurn, turnAtTime, turnCount, turns } from "../../../src/domain/stream/Turns.ts"
+import { currentTurnSchema, currentTurnStart, eventsByTurn, turnAtTime, turnCount, turns } from "../../../src/domain/stream/Turns.ts"
 import { shape, streams } from "../_streams.ts"
 
 const agree = (entries: ReadonlyArray<StreamEntry>) => {
@@ -142,5 +142,33 @@ describe("currentTurnSchema (jp-reference §4.4)", () => {
   it("reads from the start of a stream without turn_start", () => {
     const b = streams()
     expect(currentTurnSchema([b.delta(), b.cr("q", schema)])).toEqual(schema)
+  })
+})
+
+describe("currentTurnStart (issue 10 item 5)", () => {
+  const skip = { skipTrailingBareTurnStarts: true }
+
+  it("is the last turn_start, or the first event of an implicit turn, or -1 without events", () => {
+    const b = streams()
+    expect(currentTurnStart([b.ts(), b.cr("1"), b.msg("a"), b.ts(), b.cr("2"), b.delta()])).toBe(3)
+    expect(currentTurnStart([b.delta(), b.cr("1"), b.msg("a")])).toBe(1)
+    expect(currentTurnStart([b.delta(), b.ts(), b.cr("1")])).toBe(1)
+    expect(currentTurnStart([b.delta(), b.compaction()])).toBe(-1)
+    expect(currentTurnStart([])).toBe(-1)
+  })
+
+  it("by default a trailing bare turn_start is the current, empty turn", () => {
+    const b = streams()
+    const entries = [b.ts(), b.cr("1"), b.call("c"), b.ts(), b.delta(), b.ts()]
+    expect(currentTurnStart(entries)).toBe(5)
+    expect(currentTurnStart([b.ts()])).toBe(0)
+  })
+
+  it("can skip trailing bare turn_starts to find the last turn that holds something", () => {
+    const b = streams()
+    const entries = [b.ts(), b.cr("1"), b.msg("a"), b.ts(), b.cr("2"), b.call("c"), b.ts(), b.delta(), b.ts()]
+    expect(currentTurnStart(entries, skip)).toBe(3)
+    expect(currentTurnStart([b.cr("1"), b.ts(), b.ts()], skip)).toBe(0)
+    expect(currentTurnStart([b.delta(), b.ts(), b.ts()], skip)).toBe(-1)
   })
 })

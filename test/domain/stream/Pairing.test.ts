@@ -1,0 +1,79 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Pairing from "../../../src/domain/stream/Pairing.ts"
+import { streams } from "../_streams.ts"
+
+describe("Pairing (issue 10 item 5)", () => {
+  it("a response closes the oldest open request with its id", () => {
+    const b = streams()
+    const p = Pairing.make<number>()
+    expect(p.step(b.call("a"), 0)).toEqual({ _tag: "Opened", kind: "tool" })
+    p.step(b.call("b"), 1)
+    p.step(b.call("a"), 2)
+    expect(p.step(b.result("a"), 3)).toEqual({ _tag: "Closed", kind: "tool", request: 0 })
+    expect(p.step(b.result("a"), 4)).toEqual({ _tag: "Closed", kind: "tool", request: 2 })
+    expect(p.open("tool")).toEqual([1])
+  })
+
+  it("tells a response with no request from one whose requests are all answered", () => {
+    const b = streams()
+    const p = Pairing.make<number>()
+    expect(p.step(b.result("a"), 0)).toEqual({ _tag: "Unrequested", kind: "tool", id: "a" })
+    p.step(b.call("a"), 1)
+    p.step(b.result("a"), 2)
+    expect(p.step(b.result("a"), 3)).toEqual({ _tag: "Exhausted", kind: "tool", id: "a" })
+    // An orphan never uses up a later request.
+    p.step(b.call("a"), 4)
+    expect(p.step(b.result("a"), 5)).toEqual({ _tag: "Closed", kind: "tool", request: 4 })
+  })
+
+  it("pairs tool calls and inquiries apart, even with equal ids", () => {
+    const b = streams()
+    const p = Pairing.make<number>()
+    p.step(b.call("x"), 0)
+    expect(p.step(b.answer("x"), 1)).toEqual({ _tag: "Unrequested", kind: "inquiry", id: "x" })
+    expect(p.step(b.ask("x"), 2)).toEqual({ _tag: "Opened", kind: "inquiry" })
+    expect(p.step(b.cancel("x"), 3)).toEqual({ _tag: "Closed", kind: "inquiry", request: 2 })
+    expect(p.open("tool")).toEqual([0])
+    expect(p.open("inquiry")).toEqual([])
+  })
+
+  it("ignores everything else, turn_start included; reset starts a new turn", () => {
+    const b = streams()
+    const p = Pairing.make<number>()
+    p.step(b.call("a"), 0)
+    for (const e of [b.ts(), b.cr("q"), b.msg("m"), b.delta(), b.unknown()]) expect(p.step(e, 9)).toEqual({ _tag: "Unpaired" })
+    expect(p.openCount("tool", "a")).toBe(1)
+    p.reset()
+    expect(p.openCount("tool", "a")).toBe(0)
+    expect(p.step(b.result("a"), 1)).toEqual({ _tag: "Unrequested", kind: "tool", id: "a" })
+  })
+
+  it("a tentative pairer reads through its base and leaves it untouched", () => {
+    const b = streams()
+    const base = Pairing.make<number>()
+    base.step(b.call("a"), 0)
+    base.step(b.call("a"), 1)
+    base.step(b.ask("q"), 2)
+    const t = base.tentative()
+    expect(t.step(b.result("a"), 3)).toEqual({ _tag: "Closed", kind: "tool", request: 0 })
+    t.step(b.call("a"), 4)
+    expect(t.open("tool")).toEqual([1, 4])
+    expect(t.step(b.result("a"), 5)).toEqual({ _tag: "Closed", kind: "tool", request: 1 })
+    expect(t.step(b.result("a"), 6)).toEqual({ _tag: "Closed", kind: "tool", request: 4 })
+    expect(t.step(b.result("a"), 7)).toEqual({ _tag: "Exhausted", kind: "tool", id: "a" })
+    expect(t.step(b.answer("q"), 8)).toEqual({ _tag: "Closed", kind: "inquiry", request: 2 })
+    expect(base.open("tool")).toEqual([0, 1])
+    expect(base.open("inquiry")).toEqual([2])
+    expect(base.step(b.result("a"), 9)).toEqual({ _tag: "Closed", kind: "tool", request: 0 })
+  })
+
+  it("a tentative pairer's reset forgets its base", () => {
+    const b = streams()
+    const base = Pairing.make<number>()
+    base.step(b.call("a"), 0)
+    const t = base.tentative()
+    t.reset()
+    expect(t.step(b.result("a"), 1)).toEqual({ _tag: "Unrequested", kind: "tool", id: "a" })
+    expect(base.openCount("tool", "a")).toBe(1)
+  })
+})
