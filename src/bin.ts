@@ -9,9 +9,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
 import * as Command from "effect/cli/Command"
-import { CliFailure } from "./programs/cli/CliFailure.ts"
-import { cli } from "./programs/cli/Main.ts"
-import { VERSION } from "./programs/cli/Version.ts"
+import { CliFailure } from "./cli/CliFailure.ts"
+import { cli } from "./cli/Main.ts"
+import { VERSION } from "./cli/Version.ts"
 
 const describe = (error: unknown): { code: number; message: string } => {
   if (error instanceof CliFailure) return { code: error.code, message: error.message }

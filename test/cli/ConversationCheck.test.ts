@@ -1,8 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { runParley } from "../../support/Cli.ts"
-import { copyToTemp, corpusDir, historyDir, repoRoot, snapshotTree, tempDir } from "../../support/Fixtures.ts"
+import { runParley } from "../support/Cli.ts"
+import { copyToTemp, corpusDir, historyDir, repoRoot, snapshotTree, tempDir } from "../support/Fixtures.ts"
 
 interface CheckRow {
   readonly id: string

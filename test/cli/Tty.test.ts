@@ -5,9 +5,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { binary, runParley } from "../../support/Cli.ts"
-import * as Tmux from "../../support/Tmux.ts"
-import { b64, type Entry, makeProject as makeProjectIn, type Project, recorded, removeProjects, startParley, trackedTempDir, writeScript } from "../../support/TtyProject.ts"
+import { binary, runParley } from "../support/Cli.ts"
+import * as Tmux from "../support/Tmux.ts"
+import { b64, type Entry, makeProject as makeProjectIn, type Project, recorded, removeProjects, startParley, trackedTempDir, writeScript } from "../support/TtyProject.ts"
 
 const makeProject = (files: Readonly<Record<string, string>> = {}) => makeProjectIn("parley-tty-", files)
 

@@ -6,9 +6,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { runParley } from "../../support/Cli.ts"
-import * as Tmux from "../../support/Tmux.ts"
-import { b64, type Entry, makeProject as makeProjectIn, onDisk, type Project, recorded, removeProjects, startParley, writeScript } from "../../support/TtyProject.ts"
+import { runParley } from "../support/Cli.ts"
+import * as Tmux from "../support/Tmux.ts"
+import { b64, type Entry, makeProject as makeProjectIn, onDisk, type Project, recorded, removeProjects, startParley, writeScript } from "../support/TtyProject.ts"
 
 const count = (text: string, needle: string) => text.split(needle).length - 1
 

@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { runParley } from "../../support/Cli.ts"
+import { runParley } from "../support/Cli.ts"
 import {
   conversationDir,
   conversationIdOf,
@@ -15,7 +15,7 @@ import {
   spawnParley,
   waitFor,
   writeScript
-} from "../../support/Project.ts"
+} from "../support/Project.ts"
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
 const unb64 = (s: unknown) => Buffer.from(String(s), "base64").toString("utf8")

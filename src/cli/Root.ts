@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { resolveStorageDir } from "../StorageDir.ts"
+import { resolveStorageDir } from "../programs/StorageDir.ts"
 
 export const root = Command.make("parley").pipe(
   Command.withSharedFlags({

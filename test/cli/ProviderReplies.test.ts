@@ -11,9 +11,9 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { binary } from "../../support/Cli.ts"
-import * as FakeLlmServer from "../../support/FakeLlmServer.ts"
-import { conversationIdOf, makeProject, persisted, type Project } from "../../support/Project.ts"
+import { binary } from "../support/Cli.ts"
+import * as FakeLlmServer from "../support/FakeLlmServer.ts"
+import { conversationIdOf, makeProject, persisted, type Project } from "../support/Project.ts"
 
 const projects: Array<Project> = []
 afterEach(() => {

@@ -9,9 +9,9 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import * as ConversationId from "../../../domain/storage/ConversationId.ts"
-import { FileConversationStore } from "../../../layers/store/index.ts"
-import type { ConversationStore } from "../../../services/ConversationStore.ts"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import { FileConversationStore } from "../../layers/store/index.ts"
+import type { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
 import { storageDir } from "../Root.ts"
 

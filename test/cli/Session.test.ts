@@ -9,7 +9,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { binary } from "../../support/Cli.ts"
+import { binary } from "../support/Cli.ts"
 import {
   conversationDir,
   exited,
@@ -20,7 +20,7 @@ import {
   spawnParley,
   waitFor,
   writeScript
-} from "../../support/Project.ts"
+} from "../support/Project.ts"
 
 const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
 afterEach(() => {

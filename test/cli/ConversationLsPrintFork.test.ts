@@ -1,9 +1,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
-import { runParley } from "../../support/Cli.ts"
-import { copyToTemp, corpusDir, snapshotTree, tempDir } from "../../support/Fixtures.ts"
+import * as Timestamp from "../../src/domain/event/Timestamp.ts"
+import { runParley } from "../support/Cli.ts"
+import { copyToTemp, corpusDir, snapshotTree, tempDir } from "../support/Fixtures.ts"
 
 const EVENT_TYPES = new Set(["turn_start", "chat_request", "chat_response", "tool_call_request", "tool_call_response", "inquiry_request", "inquiry_response"])
 

@@ -21,10 +21,10 @@ import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { renderHtml } from "../../../domain/render/Html.ts"
-import { renderJson, renderMarkdown } from "../../../domain/render/Render.ts"
-import type { Conversation } from "../../../domain/storage/Conversation.ts"
-import { ConversationStore } from "../../../services/ConversationStore.ts"
+import { renderHtml } from "../../domain/render/Html.ts"
+import { renderJson, renderMarkdown } from "../../domain/render/Render.ts"
+import type { Conversation } from "../../domain/storage/Conversation.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
 
@@ -32,7 +32,7 @@ const render = (c: Conversation, format: "markdown" | "json" | "html") =>
   Effect.gen(function*() {
     if (format === "json") return renderJson(c.entries)
     if (format === "markdown") return renderMarkdown({ id: c.id, title: c.metadata.title, entries: c.entries })
-    const { markdownToHtml } = yield* Effect.promise(() => import("../../../layers/render/SafeMarkdown.ts"))
+    const { markdownToHtml } = yield* Effect.promise(() => import("../../layers/render/SafeMarkdown.ts"))
     return renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, { markdown: markdownToHtml })
   })
 

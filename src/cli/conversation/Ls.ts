@@ -13,7 +13,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { ConversationStore, type ConversationSummary } from "../../../services/ConversationStore.ts"
+import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import { formatFlag } from "../Format.ts"
 import { withStore } from "./Shared.ts"
 
