@@ -1,37 +1,88 @@
-// Bundles the CLI with esbuild: one ESM entry (dist/parley.mjs) plus lazily
-// loaded chunks (the LLM SDKs are only imported on paths that call a model),
-// because an unbundled Effect CLI starts ~9x slower than `node -e 0`.
-// The bundle is built in a scratch folder and each file renamed into dist/,
-// so a parley process started during a rebuild never sees a half-written file.
+// Builds what the package ships (issue 12): `node scripts/build.mjs [cli] [lib]`.
+//
+// cli (the default, and all the test setup and bench need): bundles the CLI
+//   with esbuild into one ESM entry (dist/parley.mjs) plus lazily loaded
+//   chunks (the LLM SDKs are only imported on paths that call a model),
+//   because an unbundled Effect CLI starts ~9x slower than `node -e 0`.
+// lib (`npm run build` and `prepare`, so `npm install` and `npm pack` build
+//   it): TypeScript's own emit of src/ (bin.ts aside) as ESM plus .d.ts in
+//   dist/lib/, the target of package.json's `exports`. The sources import
+//   `./X.ts`; tsconfig.build.json rewrites those to `./X.js`.
+//
+// Both are built in scratch folders and renamed into place, so a parley
+// process (or a consumer) started during a rebuild never sees half a build.
 import { build } from "esbuild"
-import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
 import * as path from "node:path"
 
-const scratch = path.join("dist", `.build-${process.pid}`)
-mkdirSync(scratch, { recursive: true })
-try {
-  await build({
-    entryPoints: { parley: "src/bin.ts" },
-    outdir: scratch,
-    outExtension: { ".js": ".mjs" },
-    bundle: true,
-    splitting: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    minify: true,
-    sourcemap: false,
-    legalComments: "none",
-    logLevel: "warning",
-    banner: {
-      // Some bundled CommonJS dependencies call require(); give ESM one.
-      js: "#!/usr/bin/env node\nimport { createRequire as __cr } from 'node:module';const require = __cr(import.meta.url);"
-    }
-  })
-  chmodSync(path.join(scratch, "parley.mjs"), 0o755)
-  // Chunks first, the entry last: a new entry never points at a missing chunk.
-  const files = readdirSync(scratch).sort((a, b) => (a === "parley.mjs" ? 1 : b === "parley.mjs" ? -1 : 0))
-  for (const f of files) renameSync(path.join(scratch, f), path.join("dist", f))
-} finally {
+const targets = new Set(process.argv.slice(2))
+if (targets.size === 0) targets.add("cli")
+for (const t of targets) {
+  if (t !== "cli" && t !== "lib") {
+    console.error(`build: unknown target "${t}"; use cli and/or lib`)
+    process.exit(2)
+  }
+}
+
+const buildCli = async () => {
+  const scratch = path.join("dist", `.build-${process.pid}`)
+  mkdirSync(scratch, { recursive: true })
+  try {
+    await build({
+      entryPoints: { parley: "src/bin.ts" },
+      outdir: scratch,
+      outExtension: { ".js": ".mjs" },
+      bundle: true,
+      splitting: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      minify: true,
+      sourcemap: false,
+      legalComments: "none",
+      logLevel: "warning",
+      banner: {
+        // Some bundled CommonJS dependencies call require(); give ESM one.
+        js: "#!/usr/bin/env node\nimport { createRequire as __cr } from 'node:module';const require = __cr(import.meta.url);"
+      }
+    })
+    chmodSync(path.join(scratch, "parley.mjs"), 0o755)
+    // Chunks first, the entry last: a new entry never points at a missing chunk.
+    const files = readdirSync(scratch).sort((a, b) => (a === "parley.mjs" ? 1 : b === "parley.mjs" ? -1 : 0))
+    for (const f of files) renameSync(path.join(scratch, f), path.join("dist", f))
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+const buildLib = () => {
+  const scratch = path.join("dist", `.lib-${process.pid}`)
+  const old = path.join("dist", `.lib-old-${process.pid}`)
+  const target = path.join("dist", "lib")
   rmSync(scratch, { recursive: true, force: true })
+  try {
+    // The repository's own TypeScript, not whatever `tsc` is on PATH.
+    const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+    execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", scratch], { stdio: "inherit" })
+    // A directory cannot be replaced in one rename: move the old one aside first.
+    if (existsSync(target)) renameSync(target, old)
+    renameSync(scratch, target)
+    return true
+  } catch (error) {
+    // tsc exited non-zero after printing its errors; a stack trace would only hide them.
+    if (error && typeof error === "object" && "status" in error) return false
+    throw error
+  } finally {
+    rmSync(scratch, { recursive: true, force: true })
+    rmSync(old, { recursive: true, force: true })
+  }
+}
+
+mkdirSync("dist", { recursive: true })
+if (targets.has("cli")) await buildCli()
+if (targets.has("lib") && !buildLib()) {
+  console.error("build: the library emit failed (TypeScript's errors are above); `npx tsc -p tsconfig.build.json --noEmit` checks it alone.")
+  process.exit(1)
 }

@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { runParley } from "../support/Cli.ts"
-import { copyToTemp, corpusDir, historyDir, repoRoot, snapshotTree, tempDir } from "../support/Fixtures.ts"
+import { copyToTemp, corpora, fixtureCorpus, historyCorpora, repoRoot, snapshotTree, tempDir } from "../support/Fixtures.ts"
 
 interface CheckRow {
   readonly id: string
@@ -13,21 +13,22 @@ interface CheckRow {
 }
 
 describe("parley conversation check (built binary)", () => {
-  it("reads all 21 corpus conversations (20 live, 1 archived) and round-trips them byte for byte", () => {
-    const storage = copyToTemp(corpusDir)
+  it.for(corpora)("reads every conversation of $label (live and archived) and round-trips them byte for byte", (corpus, ctx) => {
+    ctx.skip(corpus.absent, corpus.skipNote)
+    const storage = copyToTemp(corpus.dir)
     const before = snapshotTree(storage)
     const r = runParley(["conversation", "check", "--storage", storage, "--format", "json"])
     expect(r.stderr).toBe("")
     expect(r.code).toBe(0)
     const rows = JSON.parse(r.stdout) as Array<CheckRow>
-    expect(rows.length).toBe(21)
-    expect(rows.filter((x) => x.path.includes(`${path.sep}.archive${path.sep}`)).length).toBe(1)
+    expect(rows.length).toBe(corpus.conversations)
+    expect(rows.filter((x) => x.path.includes(`${path.sep}.archive${path.sep}`)).length).toBe(corpus.archived.length)
     expect(rows.every((x) => x.ok && x.roundtrip === "identical")).toBe(true)
     expect(snapshotTree(storage)).toStrictEqual(before)
   })
 
   it("accepts a JP-style id and --storage after the subcommand; unknown ids fail with a hint", () => {
-    const storage = copyToTemp(corpusDir)
+    const storage = copyToTemp(fixtureCorpus.dir)
     const one = runParley(["conversation", "check", "jp-c17738399468", "--storage", storage, "--format", "json"])
     expect(one.code).toBe(0)
     expect((JSON.parse(one.stdout) as Array<CheckRow>).map((x) => x.id)).toStrictEqual(["17738399468"])
@@ -39,14 +40,17 @@ describe("parley conversation check (built binary)", () => {
     expect(bad.stderr).toContain(`"nope" is not a conversation id`)
   })
 
-  it("every jp-history folder either loads or reports the file (and entry) — never a crash, never a write", () => {
-    const copy = copyToTemp(historyDir)
+  it.for(historyCorpora)("every folder of $label either loads or reports the file (and entry) — never a crash, never a write", (history, ctx) => {
+    ctx.skip(history.absent, history.skipNote)
+    const copy = copyToTemp(history.dir)
     const before = snapshotTree(copy)
+    let conversations = 0
     for (const folder of fs.readdirSync(copy).filter((n) => fs.statSync(path.join(copy, n)).isDirectory())) {
       const r = runParley(["conversation", "check", "--storage", path.join(copy, folder), "--format", "json"])
       expect(r.stderr).not.toMatch(/at .*\.(ts|mjs|js):\d+/) // no stack trace
       const rows = JSON.parse(r.stdout) as Array<CheckRow>
       expect(rows.length).toBeGreaterThan(0)
+      conversations += rows.length
       for (const row of rows) {
         if (row.ok) {
           expect(row.roundtrip === "identical" || row.roundtrip === "changed").toBe(true)
@@ -56,6 +60,7 @@ describe("parley conversation check (built binary)", () => {
         }
       }
     }
+    expect(conversations).toBe(history.conversations)
     expect(snapshotTree(copy)).toStrictEqual(before)
   })
 

@@ -3,7 +3,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Timestamp from "../../src/domain/event/Timestamp.ts"
 import { runParley } from "../support/Cli.ts"
-import { copyToTemp, corpusDir, snapshotTree, tempDir } from "../support/Fixtures.ts"
+import { copyToTemp, corpora, fixtureCorpus, snapshotTree, tempDir } from "../support/Fixtures.ts"
 
 const EVENT_TYPES = new Set(["turn_start", "chat_request", "chat_response", "tool_call_request", "tool_call_response", "inquiry_request", "inquiry_response"])
 
@@ -46,11 +46,12 @@ const ev = {
 }
 
 describe("conversation ls / print (built binary)", () => {
-  it("lists the 21 corpus conversations with event counts and last_event_at matching the files", () => {
-    const storage = copyToTemp(corpusDir)
+  it.for(corpora)("lists the conversations of $label with event counts and last_event_at matching the files", (corpus, ctx) => {
+    ctx.skip(corpus.absent, corpus.skipNote)
+    const storage = copyToTemp(corpus.dir)
     const rows = ls(storage, "--archived")
-    expect(rows.length).toBe(21)
-    expect(rows.filter((r) => r.archived).map((r) => r.id)).toStrictEqual(["17659773217"])
+    expect(rows.length).toBe(corpus.conversations)
+    expect(rows.filter((r) => r.archived).map((r) => r.id)).toStrictEqual(corpus.archived)
     const conversations = path.join(storage, "conversations")
     const dirs = [
       ...fs.readdirSync(conversations).filter((n) => /^\d/.test(n)).map((n) => path.join(conversations, n)),
@@ -67,12 +68,13 @@ describe("conversation ls / print (built binary)", () => {
       expect(row.incomplete).toBeNull()
     }
     // Without --archived, the archived one is hidden; a second listing uses the index and agrees.
-    expect(ls(storage).length).toBe(20)
+    expect(ls(storage).length).toBe(corpus.conversations - corpus.archived.length)
     expect(ls(storage, "--archived")).toStrictEqual(rows)
   })
 
-  it("prints all 21 corpus conversations in both formats without changing a byte", () => {
-    const storage = copyToTemp(corpusDir)
+  it.for(corpora)("prints every conversation of $label in both formats without changing a byte", (corpus, ctx) => {
+    ctx.skip(corpus.absent, corpus.skipNote)
+    const storage = copyToTemp(corpus.dir)
     const before = snapshotTree(path.join(storage, "conversations"))
     for (const row of ls(storage, "--archived")) {
       const md = runParley(["conversation", "print", row.id, "--storage", storage])
@@ -89,7 +91,7 @@ describe("conversation ls / print (built binary)", () => {
   })
 
   it("print --format json removes the storage base64 and renders legacy inquiry answers", () => {
-    const storage = copyToTemp(corpusDir)
+    const storage = copyToTemp(fixtureCorpus.dir)
     const js = runParley(["conversation", "print", "17727484633", "--storage", storage, "--format", "json"])
     const entries = JSON.parse(js.stdout) as Array<Record<string, unknown>>
     const call = entries.find((e) => e["type"] === "tool_call_request")!

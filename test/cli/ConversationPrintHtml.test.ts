@@ -15,7 +15,7 @@ import type { JsonObject } from "effect/Schema"
 import * as EntryCodec from "../../src/domain/storage/EntryCodec.ts"
 import * as Chromium from "../support/Chromium.ts"
 import { runParley } from "../support/Cli.ts"
-import { copyToTemp, corpusDir, tempDir } from "../support/Fixtures.ts"
+import { copyToTemp, fixtureCorpus, tempDir } from "../support/Fixtures.ts"
 import { everyShape, HOSTILE, LEAKED_SECRET, QUESTIONS } from "../domain/render/_everyShape.ts"
 
 const ID = "17740000001"
@@ -154,11 +154,11 @@ describe.skipIf(!Chromium.available)(`the page in headless Chromium${Chromium.av
   })
 
   it("shows a corpus conversation with every legacy question inside its fs_modify_file call", async () => {
-    const corpus = copyToTemp(corpusDir)
+    const corpus = copyToTemp(fixtureCorpus.dir)
     const id = "17738348630"
     const file = path.join(corpus, "page.html")
     expect(runParley(["conversation", "print", id, "--storage", corpus, "--format", "html", "--output", file]).code).toBe(0)
-    const events = JSON.parse(fs.readFileSync(path.join(corpusDir, "conversations", `${id}-workspace-sanitization-strategy`, "events.json"), "utf8")) as Array<{ type: string }>
+    const events = JSON.parse(fs.readFileSync(path.join(fixtureCorpus.dir, "conversations", `${id}-workspace-sanitization-strategy`, "events.json"), "utf8")) as Array<{ type: string }>
     const p = await browser.open(pathToFileURL(file).href)
     expect(await p.evaluate<number>(`document.querySelectorAll("details.tool-call").length`)).toBe(events.filter((e) => e.type === "tool_call_request").length)
     const owners = await p.evaluate<Array<string | null>>(`[...document.querySelectorAll(".attempt")].map((li) => li.closest("details.tool-call")?.querySelector("summary .tool-name")?.textContent ?? null)`)

@@ -14,6 +14,7 @@ import {
   summaryOf,
   writerQuestionId
 } from "../../../src/domain/stream/IncompleteTurn.ts"
+import { corpora } from "../../support/Fixtures.ts"
 import { shape, streams } from "../_streams.ts"
 
 /** Two complete turns, then whatever the test appends. */
@@ -341,7 +342,6 @@ describe("condition 1 needs the chat_response after the chat_request", () => {
 })
 
 describe("the JP corpus (read only)", () => {
-  const root = "/work/shared/corpus/jp/conversations"
   // Turn counts from the corpus README (JP's turn rule).
   const expectedTurns: Record<string, number> = {
     "17648402467": 1, "17653152345": 1, "17662304290": 1, "17665556205": 1, "17671120783": 1, "17673061097": 1,
@@ -350,7 +350,9 @@ describe("the JP corpus (read only)", () => {
     "17760760747": 3, "17800836875": 4, "17659773217": 1
   }
 
-  it.skipIf(!fs.existsSync(root))("has 21 complete conversations with the documented turn counts", () => {
+  it.for(corpora)("$label: every conversation is complete, with the documented turn count", (corpus, ctx) => {
+    ctx.skip(corpus.absent, corpus.skipNote)
+    const root = path.join(corpus.dir, "conversations")
     const dirs = [
       ...fs.readdirSync(root).filter((d) => !d.startsWith(".")),
       ...fs.readdirSync(path.join(root, ".archive")).map((d) => path.join(".archive", d))
@@ -363,6 +365,7 @@ describe("the JP corpus (read only)", () => {
       expect(incompleteSummary(entries)).toBeNull()
       expect(splitIncompleteTurn(entries).incomplete).toBeNull()
     }
-    expect(seen).toEqual(expectedTurns)
+    expect(Object.keys(seen).length).toBe(corpus.conversations)
+    expect(seen).toEqual(Object.fromEntries(Object.keys(seen).map((id) => [id, expectedTurns[id]])))
   })
 })

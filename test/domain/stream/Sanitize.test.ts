@@ -5,6 +5,7 @@ import * as EventsFile from "../../../src/domain/storage/EventsFile.ts"
 import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts"
 import { EPOCH, INTERRUPTED_TOOL_CALL, sanitize } from "../../../src/domain/stream/Sanitize.ts"
 import { ToolCallResponse } from "../../../src/domain/event/ToolCallResponse.ts"
+import { fixtureCorpus } from "../../support/Fixtures.ts"
 import { shape, streams } from "../_streams.ts"
 
 const frozen = (entries: Array<StreamEntry>) => Object.freeze(entries.slice())
@@ -267,9 +268,9 @@ describe("sanitize: trailing empty turns", () => {
 })
 
 describe("sanitize on the JP corpus (read only)", () => {
-  const dir = "/work/shared/corpus/jp/conversations/17738348630-workspace-sanitization-strategy"
+  const dir = path.join(fixtureCorpus.dir, "conversations", "17738348630-workspace-sanitization-strategy")
 
-  it.skipIf(!fs.existsSync(dir))("removes exactly the orphaned inquiry request left by a backend failure", () => {
+  it("removes exactly the orphaned inquiry request left by a backend failure", () => {
     const file = path.join(dir, "events.json")
     const entries = EventsFile.parse(fs.readFileSync(file, "utf8"), file)
     const orphan = entries[175]!

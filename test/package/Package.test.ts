@@ -1,0 +1,184 @@
+/**
+ * parley as an npm package, judged from a clean consumer project (issue 12,
+ * items 1 and 4): `npm pack` (which runs `prepare`: the CLI bundle and the
+ * library emit), then a temporary project with its own `effect`, strict
+ * NodeNext settings and `skipLibCheck`, installed from the tarball, checked
+ * with plain `tsc` and run with plain `node`.
+ *
+ * The consumer installs offline: its lockfile is cut from parley's own
+ * package-lock.json (same versions, same integrity hashes), so every tarball
+ * comes from the npm cache that `npm ci` of this repository filled. Only if
+ * the cache lacks one does it fall back to the registry, and says so.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { fixtureCorpus, repoRoot, tempDir } from "../support/Fixtures.ts"
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const run = (command: string, args: ReadonlyArray<string>, cwd: string): Run => {
+  const r = spawnSync(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 180_000 })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+const readJson = <A>(file: string): A => JSON.parse(fs.readFileSync(file, "utf8")) as A
+
+interface LockEntry {
+  readonly version: string
+  readonly dependencies?: Record<string, string>
+  readonly peerDependencies?: Record<string, string>
+  readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
+  readonly [key: string]: unknown
+}
+
+interface PackageJson {
+  readonly version: string
+  readonly license: string
+  readonly bin: Record<string, string>
+  readonly dependencies: Record<string, string>
+  readonly peerDependencies: Record<string, string>
+  readonly exports: Record<string, string | { readonly types: string; readonly default: string }>
+}
+
+/** The lock entry `name` resolves to from `from`, walking up nested node_modules as Node does. */
+const resolveIn = (lock: Record<string, LockEntry>, from: string, name: string): string => {
+  for (let dir = from; ; dir = dir.includes("/node_modules/") ? dir.slice(0, dir.lastIndexOf("/node_modules/")) : "") {
+    const at = `${dir === "" ? "" : `${dir}/`}node_modules/${name}`
+    if (lock[at] !== undefined) return at
+    if (dir === "") throw new Error(`${name} (needed by ${from || "the consumer"}) is not in parley's package-lock.json`)
+  }
+}
+
+/**
+ * package.json and package-lock.json for a consumer of `tarball` that also
+ * depends on `effect` and `@types/node` itself: the transitive closure of those
+ * and of parley's dependencies, copied from parley's lockfile.
+ */
+const consumerManifests = (tarball: string) => {
+  const lock = readJson<{ packages: Record<string, LockEntry> }>(path.join(repoRoot, "package-lock.json")).packages
+  const parley = readJson<PackageJson>(path.join(repoRoot, "package.json"))
+  const own = { effect: lock["node_modules/effect"]!.version, "@types/node": lock["node_modules/@types/node"]!.version }
+  const dependencies = { ...own, parley: `file:${tarball}` }
+  const packages: Record<string, unknown> = {
+    "": { name: "consumer", version: "0.0.0", dependencies },
+    "node_modules/parley": {
+      version: parley.version, resolved: `file:${tarball}`, license: parley.license, bin: parley.bin,
+      dependencies: parley.dependencies, peerDependencies: parley.peerDependencies
+    }
+  }
+  const queue: Array<[string, string]> = [...Object.keys(own), ...Object.keys(parley.dependencies)].map((n) => ["", n])
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const at = resolveIn(lock, next[0], next[1])
+    if (packages[at] !== undefined) continue
+    const { dev: _dev, peer: _peer, devOptional: _devOptional, ...entry } = lock[at]!
+    packages[at] = entry
+    for (const d of Object.keys(entry.dependencies ?? {})) queue.push([at, d])
+    for (const d of Object.keys(entry.peerDependencies ?? {})) {
+      if (entry.peerDependenciesMeta?.[d]?.optional !== true) queue.push([at, d])
+    }
+  }
+  return {
+    packageJson: { name: "consumer", version: "0.0.0", private: true, type: "module", dependencies },
+    lockfile: { name: "consumer", version: "0.0.0", lockfileVersion: 3, requires: true, packages }
+  }
+}
+
+/** Every file under `dir`, relative, with `/` separators. */
+const walk = (dir: string, base = dir): Array<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(path.join(dir, e.name), base) : [path.relative(base, path.join(dir, e.name)).split(path.sep).join("/")]
+  )
+
+/** The import specifier that reaches a dist/lib module through the `exports` map. */
+const specifierOf = (file: string): string => {
+  const sub = file.slice("dist/lib/".length, -".js".length)
+  return sub === "index" ? "parley" : sub === "ai/index" ? "parley/ai" : `parley/${sub}`
+}
+
+// The largest events.json of JP's whole corpus (1.8 MB, 670 entries), committed as a fixture.
+const largest = path.join(fixtureCorpus.dir, "conversations", "17738399468-rfd-review-and-phase-1-planning", "events.json")
+
+describe("the npm package (npm pack → a fresh strict consumer)", () => {
+  it("ships compiled ESM, .d.ts and the CLI bundle only; a NodeNext consumer typechecks with 0 errors and runs it with plain node", () => {
+    const work = tempDir("parley-package-")
+    const pack = run("npm", ["pack", "--json", "--pack-destination", work], repoRoot)
+    expect(pack.code, pack.stderr).toBe(0)
+    const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
+    const files = info!.files.map((f) => f.path).sort()
+
+    // What ships: the CLI bundle, the library's JS and .d.ts, README, package.json — nothing else.
+    for (const f of files) expect(f).toMatch(/^(package\.json|README\.md|LICENSE|dist\/[^/]+\.mjs|dist\/lib\/.+\.(js|d\.ts))$/)
+    expect(files.filter((f) => /^(src|test|bench|\.ci|scripts|examples)\//.test(f))).toStrictEqual([])
+    expect(files).toContain("dist/parley.mjs")
+    // Every library source (the executable aside) ships as .js plus .d.ts, so every deep import works.
+    const sources = walk(path.join(repoRoot, "src")).filter((f) => f.endsWith(".ts") && f !== "bin.ts")
+    for (const s of sources) {
+      expect(files).toContain(`dist/lib/${s.replace(/\.ts$/, ".js")}`)
+      expect(files).toContain(`dist/lib/${s.replace(/\.ts$/, ".d.ts")}`)
+    }
+    const manifest = readJson<PackageJson>(path.join(repoRoot, "package.json"))
+    for (const target of Object.values(manifest.exports)) {
+      for (const t of typeof target === "string" ? [target] : [target.types, target.default]) {
+        const re = new RegExp(`^${t.slice(2).replace(/[.]/g, "\\.").replace("*", ".+")}$`)
+        expect(files.some((f) => re.test(f)), t).toBe(true)
+      }
+    }
+
+    // The consumer: fixture sources, its own effect, installed from the cache.
+    const app = path.join(work, "app")
+    fs.cpSync(path.join(repoRoot, "test", "fixtures", "consumer"), app, { recursive: true })
+    const { lockfile, packageJson } = consumerManifests(path.join(work, info!.filename))
+    fs.writeFileSync(path.join(app, "package.json"), JSON.stringify(packageJson, null, 2) + "\n")
+    fs.writeFileSync(path.join(app, "package-lock.json"), JSON.stringify(lockfile, null, 2) + "\n")
+    let install = run("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app)
+    if (install.code !== 0 && install.stderr.includes("ENOTCACHED")) {
+      console.log("package test: the npm cache lacks a tarball parley's lockfile names; installing the consumer from the registry instead")
+      install = run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], app)
+    }
+    expect(install.code, install.stderr).toBe(0)
+    // One Effect: parley's peer dependency is the consumer's own copy.
+    expect(manifest.dependencies["effect"]).toBeUndefined()
+    expect(manifest.peerDependencies["effect"]).toMatch(/^\^4\.\d+\.\d+$/)
+    const effects = walk(path.join(app, "node_modules")).filter((f) => /(^|\/)effect\/package\.json$/.test(f))
+    expect(effects).toStrictEqual(["effect/package.json"])
+
+    const started = performance.now()
+    const tsc = run(process.execPath, [path.join(repoRoot, "node_modules", "typescript", "bin", "tsc"), "-p", "."], app)
+    console.log(`package test: consumer tsc took ${Math.round(performance.now() - started)} ms`)
+    expect(tsc.stdout + tsc.stderr).toBe("")
+    expect(tsc.code).toBe(0)
+
+    const main = run(process.execPath, [path.join("out", "main.mjs"), largest], app)
+    expect(main.stderr).toBe("")
+    expect(main.code).toBe(0)
+    expect(JSON.parse(main.stdout)).toStrictEqual({
+      entries: 670,
+      identical: true,
+      lastEventAt: "2026-03-18T15:52:24.727287Z",
+      tags: ["parley/ConversationStore", "parley/Executor", "parley/PromptBackend", "parley/InquiryBackend", "parley/Provider"],
+      requirements: true,
+      store: "function",
+      ai: 0
+    })
+
+    // Every shipped module loads under plain node through the exports map (no `.ts` specifier left behind).
+    const specifiers = files.filter((f) => f.startsWith("dist/lib/") && f.endsWith(".js")).map(specifierOf)
+    const loadAll = run(process.execPath, ["--input-type=module", "-e",
+      `for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log("loaded", ${specifiers.length})`], app)
+    expect(loadAll.stderr).toBe("")
+    expect(loadAll.stdout).toBe(`loaded ${specifiers.length}\n`)
+
+    // The CLI from the installed package.
+    const cli = run(process.execPath, [path.join(app, "node_modules", ".bin", "parley"), "--version"], app)
+    expect(cli.code).toBe(0)
+    expect(cli.stdout).toContain(manifest.version)
+    // Kept on failure for inspection; the installed consumer is tens of MB otherwise left in /tmp.
+    fs.rmSync(work, { recursive: true, force: true })
+  }, 300_000)
+})
