@@ -2,7 +2,7 @@
  * parley as a library: the domain (events, codecs, stream rules), the
  * services (Context tags), their live and test layers, and the programs
  * (tool coordinator, turn loop, query) that compose into other Effect
- * programs. Deep imports (`parley/src/programs/ToolCoordinator.ts`) work too
+ * programs. Deep imports (`parley/programs/ToolCoordinator`) work too
  * and keep start-up lean.
  *
  * @example
