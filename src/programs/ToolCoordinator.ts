@@ -14,7 +14,9 @@
  *    remembered / static / secret guard / prompt / inquiry backend); the
  *    answer joins the tool's answers under the bare question id (latest
  *    wins) and the tool runs again;
- * 4. the `tool_call_response` is recorded.
+ * 4. the `tool_call_response` is recorded, with every secret answer given to
+ *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
+ *    puts a secret on disk or in front of the model.
  *
  * Every event goes through the {@link ConversationSession} the moment it
  * happens (durable, then visible). Interrupting the coordinator records
@@ -50,6 +52,7 @@ import type { PendingInquiry } from "../domain/stream/IncompleteTurn.ts"
 import * as TurnState from "../domain/stream/TurnState.ts"
 import type { InquiryQuestion } from "../domain/event/InquiryQuestion.ts"
 import { isQuestionId, Question } from "../domain/tool/Question.ts"
+import * as Redact from "../domain/tool/Redact.ts"
 import { decidePermission, Permission } from "../domain/tool/Route.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
@@ -160,6 +163,10 @@ const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeIn
 const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
   Effect.gen(function*() {
     let answers = initial
+    // Secret answers given to this call: never in its recorded result, whatever it echoes.
+    const secrets: Array<string> = []
+    const scrubbed = (response: ToolResponse): ToolResponse =>
+      secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
     for (;;) {
       const result = yield* env.executor.execute(
         { id: call.id, name: call.name, arguments: call.arguments },
@@ -169,11 +176,12 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
         // A tool that crashes is a failed call, not a failed turn.
         Effect.catchDefect((d) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`)))
       )
-      if (result._tag === "Completed") return result.response
+      if (result._tag === "Completed") return scrubbed(result.response)
       const question = result.question
       const id = yield* Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, question.id))
       const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source }))
-      if (routed._tag === "End") return routed.response
+      if (routed._tag === "End") return scrubbed(routed.response)
+      if (question.answer_type.type === "secret") secrets.push(Redact.secretText(routed.answer))
       answers = { ...result.answers, [question.id]: routed.answer }
     }
   })
