@@ -140,19 +140,19 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
 
     const snapshot = Effect.map(Ref.get(state), (s) => snapshotOf(s.entries))
 
+    // Written without a generator: the coordinator appends several times per tool call.
     const append = (batch: ReadonlyArray<StreamEntry>) =>
-      exclusive(Effect.uninterruptible(Effect.gen(function*() {
-        if (batch.length === 0) return
-        const s = yield* Ref.get(state)
+      batch.length === 0 ? Effect.void : exclusive(Effect.uninterruptible(Effect.flatMap(Ref.get(state), (s): Effect.Effect<void, AppendRejected | StoreIoError> => {
         const result = TurnAppend.validateAgainst(s, batch)
         if (result._tag === "Rejected") {
-          return yield* new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) })
+          return Effect.fail(new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) }))
         }
-        yield* persistence.appendDurable(result.entries, s.entries.length)
-        // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
-        s.entries.push(...result.entries)
-        TurnAppend.advance(s.counts, result.entries)
-        yield* Ref.set(state, { ...s, hasEvents: s.hasEvents || result.entries.some(isConversationEvent) })
+        return Effect.flatMap(persistence.appendDurable(result.entries, s.entries.length), () => {
+          // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
+          s.entries.push(...result.entries)
+          TurnAppend.advance(s.counts, result.entries)
+          return s.hasEvents || !result.entries.some(isConversationEvent) ? Effect.void : Ref.set(state, { ...s, hasEvents: true })
+        })
       })))
 
     /** Replaces the stream on disk, then in memory. */

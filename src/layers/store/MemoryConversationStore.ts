@@ -1,8 +1,9 @@
 /**
  * An in-memory `ConversationStore` for tests and for embedding parley in
  * another program. Sessions follow the same rules as the file store's (they
- * share `ConversationSession.make`); entries go through the storage codec on
- * every write, so what a test reads back is what disk would hold.
+ * share `ConversationSession.make`). A new or rewritten stream goes through
+ * the storage codec, so what a test reads back is what disk would hold;
+ * appends go straight onto the stored array (O(event), like the journal).
  *
  * @example
  * ```ts
@@ -67,9 +68,15 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
     const openLocked = (id: ConversationId.ConversationId) =>
       Effect.gen(function*() {
         const conversation = yield* get(id)
+        // The stored array is this store's own (never handed out), so it can grow in place.
+        let kept = conversation.entries as Array<StreamEntry>
         const session = yield* ConversationSession.make(conversation, {
-          appendDurable: (entries) => put(id, (c) => ({ ...c, entries: [...c.entries, ...stored(entries)] })),
-          rewrite: (entries) => put(id, (c) => ({ ...c, entries: stored(entries) }))
+          appendDurable: (entries) => Effect.sync(() => void kept.push(...entries)),
+          rewrite: (entries) =>
+            Effect.suspend(() => {
+              kept = stored(entries)
+              return put(id, (c) => ({ ...c, entries: kept }))
+            })
         })
         yield* Effect.addFinalizer(() => Effect.flatMap(session.metadata, (metadata) => put(id, (c) => ({ ...c, metadata }))))
         return session

@@ -96,15 +96,20 @@ export const record = <E extends StreamEntry>(env: Env, build: (at: Timestamp.Ti
     return Effect.as(env.session.append([event]), event)
   })
 
+/** Whether an open inquiry has its response yet (owned by the one fiber that asks it). */
+interface Closed {
+  done: boolean
+}
+
 /** The open inquiry's closing: record the response and mark it closed, atomically. */
-const closer = (env: Env, id: InquiryId, closed: Ref.Ref<boolean>) => ({
+const closer = (env: Env, id: InquiryId, closed: Closed) => ({
   answered: (secret: boolean, answer: Schema.Json) =>
     Effect.uninterruptible(
-      record(env, (at) => (secret ? Events.redacted(at, id) : Events.answered(at, id, answer))).pipe(Effect.andThen(Ref.set(closed, true)))
+      record(env, (at) => (secret ? Events.redacted(at, id) : Events.answered(at, id, answer))).pipe(Effect.tap(() => Effect.sync(() => void (closed.done = true))))
     ).pipe(Effect.as(Routed.Answer({ answer }))),
   cancelled: (reason: CancellationReason, response: ToolResponse) =>
     Effect.uninterruptible(
-      record(env, (at) => Events.cancelled(at, id, reason)).pipe(Effect.andThen(Ref.set(closed, true)))
+      record(env, (at) => Events.cancelled(at, id, reason)).pipe(Effect.tap(() => Effect.sync(() => void (closed.done = true))))
     ).pipe(Effect.as(Routed.End({ response })))
 })
 
@@ -187,18 +192,18 @@ const route = (env: Env, call: ToolCallRequest, question: Question, id: InquiryI
  * `Cancelled{user}` when interrupted while open.
  */
 export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening) =>
-  Effect.gen(function*() {
-    const closed = yield* Ref.make(false)
+  Effect.suspend(() => {
+    const closed: Closed = { done: false }
     const id = opening.id
-    return yield* Effect.acquireUseRelease(
+    return Effect.acquireUseRelease(
       Opening.$match(opening, {
         Record: ({ source }) => record(env, (at) => Events.inquiryRequest(at, id, source, toInquiryQuestion(question))),
         Recorded: () => Effect.void
       }),
       () => route(env, call, question, id, closer(env, id, closed)),
       (_, exit) =>
-        Exit.hasInterrupts(exit)
-          ? Effect.flatMap(Ref.get(closed), (done) => (done ? Effect.void : record(env, (at) => Events.cancelled(at, id, "user")).pipe(Effect.ignore)))
+        Exit.hasInterrupts(exit) && !closed.done
+          ? record(env, (at) => Events.cancelled(at, id, "user")).pipe(Effect.ignore)
           : Effect.void
     )
   })
