@@ -18,7 +18,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Command from "effect/cli/Command"
 import { renderMarkdown } from "../domain/render/Render.ts"
-import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
+import * as PersonTerminal from "./PersonTerminal.ts"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
 import * as Query from "../programs/Query.ts"
@@ -46,7 +46,7 @@ export const demo = Command.make("demo", {}, () =>
     const storage = path.join(project, ".parley")
     fs.mkdirSync(storage, { recursive: true })
     fs.writeFileSync(path.join(project, "notes.txt"), "An older note.\n")
-    const interactive = TerminalPromptBackend.isInteractive()
+    const interactive = PersonTerminal.isInteractive()
     const script = path.join(project, "script.json")
     fs.writeFileSync(script, JSON.stringify(demoScript(interactive), null, 2) + "\n")
 

@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -27,6 +28,7 @@ import * as ConfigFile from "../layers/ConfigFile.ts"
 import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
 import * as LlmInquiryBackend from "../layers/LlmInquiryBackend.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
+import * as PersonTerminal from "./PersonTerminal.ts"
 import { keyPrompt } from "../layers/prompt/KeyPrompt.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
@@ -44,26 +46,35 @@ const headlessPrompts = Layer.succeed(PromptBackend, PromptBackend.of({
   question: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
 }))
 
-const stderrIsTty = () => process.stderr.isTTY === true
-const dim = (s: string) => (stderrIsTty() ? `\x1b[2m${s}\x1b[22m` : s)
+/** Status (spinner, tool lines) goes to the person's terminal: stderr when it is one, else /dev/tty. */
+const statusTty = () => (process.stderr.isTTY === true ? process.stderr : PersonTerminal.reach())
+const dim = (s: string) => (statusTty() !== undefined ? `\x1b[2m${s}\x1b[22m` : s)
 
-/** A spinner on stderr (TTY only) while the model has not said anything yet. */
+/** A spinner on the terminal (TTY only) while the model has not said anything yet. */
 const makeSpinner = (label: string) => {
   const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
   let timer: ReturnType<typeof setInterval> | undefined
   return (waiting: boolean) =>
     Effect.sync(() => {
-      if (!stderrIsTty()) return
+      const out = statusTty()
+      if (out === undefined) return
       if (waiting && timer === undefined) {
         let i = 0
-        timer = setInterval(() => process.stderr.write(`\r${dim(`${frames[i++ % frames.length]} ${label}`)}`), 80)
+        timer = setInterval(() => out.write(`\r${dim(`${frames[i++ % frames.length]} ${label}`)}`), 80)
       } else if (!waiting && timer !== undefined) {
         clearInterval(timer)
         timer = undefined
-        process.stderr.write("\r\x1b[2K")
+        out.write("\r\x1b[2K")
       }
     })
 }
+
+/**
+ * Stops the whole run the way Ctrl-C does when no prompt is on screen (a
+ * prompt reads keys in raw mode, so the terminal sends no SIGINT itself):
+ * every finalizer runs, and the exit code is 130.
+ */
+const interruptRun = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
 
 /** Opens `text` in `$VISUAL`/`$EDITOR` and returns what was saved. */
 const editInEditor = (text: string) =>
@@ -78,7 +89,7 @@ const editInEditor = (text: string) =>
   })
 
 /** The inline incomplete-turn prompt (RFD 023): r · d · q · ? (+ e when the query itself is pending). */
-const askResume = (context: import("effect/Context").Context<Prompt.Environment>) => (info: Query.IncompleteInfo) =>
+const askResume = (context: Context.Context<Prompt.Environment>) => (info: Query.IncompleteInfo) =>
   Effect.gen(function*() {
     const lines = [`⚠ Conversation ${ConversationId.display(info.conversationId)} has an incomplete turn.`, ""]
     for (const call of info.analysis.toolCalls) {
@@ -87,7 +98,7 @@ const askResume = (context: import("effect/Context").Context<Prompt.Environment>
       lines.push(`  ${mark} ${call.request.name} — ${call.status.replaceAll("-", " ")}${question !== undefined ? `: "${question}"` : ""}`)
     }
     if (info.analysis.toolCalls.length === 0) lines.push(`  ${Query.describeIncomplete(info.summary, info.analysis)}`)
-    process.stderr.write(lines.join("\n") + "\n\n")
+    PersonTerminal.write(lines.join("\n") + "\n\n")
     const keys = [
       { key: "r", label: "resume the incomplete turn" },
       { key: "d", label: "discard it and start fresh" },
@@ -96,8 +107,8 @@ const askResume = (context: import("effect/Context").Context<Prompt.Environment>
     ]
     const key = yield* Prompt.run(keyPrompt({ message: "What now?", keys })).pipe(
       Effect.provide(context),
-      // Ctrl-C quits, like q; end the prompt's unfinished line first.
-      Effect.catch(() => Effect.sync(() => (process.stdout.write(`${TerminalPromptBackend.CANCELLED}\n`), "q")))
+      // Ctrl-C here stops the run, as it does anywhere else (exit 130); end the prompt's line first.
+      Effect.catch(() => Effect.sync(() => PersonTerminal.write(`${TerminalPromptBackend.CANCELLED}\n`)).pipe(Effect.andThen(Effect.interrupt)))
     )
     return (({ r: "resume", d: "discard", e: "edit" }) as Record<string, Query.ResumeChoice>)[key] ?? "quit"
   })
@@ -123,7 +134,7 @@ export interface RunQueryParams {
 
 /** Chooses the live layers for `params` and runs the query program. */
 export const runQuery = (params: RunQueryParams) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const { storage, script } = params
     // Config first: a broken config.toml stops us before any conversation is touched.
     const config = yield* ConfigFile.load(ConfigFile.fileOf(storage)).pipe(
@@ -144,7 +155,7 @@ export const runQuery = (params: RunQueryParams) =>
       return yield* new CliFailure({ code: 2, message: "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)." })
     }
     const { message, target } = params
-    const interactive = TerminalPromptBackend.isInteractive()
+    const interactive = PersonTerminal.isInteractive()
     const root = path.dirname(storage)
 
     const providers = config.providers ?? {}
@@ -177,14 +188,20 @@ export const runQuery = (params: RunQueryParams) =>
         tools: executor.definitions
       })
     })).pipe(Layer.provide(Layer.merge(providerLayer, executorLayer)))
-    const promptContext = interactive ? yield* Effect.context<Prompt.Environment>() : undefined
+    // Prompts go to the person's terminal whatever stdout is (`parley query … | tee log` still asks).
+    // The terminal lives as long as the run (its key reader and raw mode are scoped).
+    const promptContext = interactive
+      ? Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
+      : undefined
     const services = Layer.mergeAll(
       FileConversationStore.layer({ storageDir: storage }),
       configLayer,
       executorLayer,
       providerLayer,
       inquiryLayer,
-      interactive ? TerminalPromptBackend.layer.pipe(Layer.provide(Layer.succeedContext(promptContext!))) : headlessPrompts
+      interactive
+        ? TerminalPromptBackend.layerWith({ onRepeatedCancel: interruptRun }).pipe(Layer.provide(Layer.succeedContext(promptContext!)))
+        : headlessPrompts
     )
 
     let printed = ""
@@ -215,7 +232,7 @@ export const runQuery = (params: RunQueryParams) =>
         Effect.sync(() => {
           if (printed !== "" && !printed.endsWith("\n")) process.stdout.write("\n")
           printed = ""
-          if (stderrIsTty()) process.stderr.write(dim(`⚙ ${calls.map((c) => c.name).join(", ")}\n`))
+          statusTty()?.write(dim(`⚙ ${calls.map((c) => c.name).join(", ")}\n`))
         })
     }).pipe(
       Effect.provide(services),
@@ -250,7 +267,7 @@ export const runQuery = (params: RunQueryParams) =>
       process.stderr.write(`${ConversationId.display(result.conversationId)} has no incomplete turn; nothing to resume.\n`)
     }
     return result
-  })
+  }))
 
 export const query = Command.make(
   "query",

@@ -3,12 +3,19 @@
  * prompts (`Terminal` service). One prompt is on screen at a time; a secret
  * is read with `Prompt.Hidden`, which echoes nothing.
  *
+ * Ctrl-C at a prompt cancels that question only; a second cancellation
+ * within {@link REPEAT_WINDOW_MS} of the first means "stop", and runs
+ * `onRepeatedCancel` (the CLI interrupts the whole turn, as Ctrl-C does when
+ * no prompt is on screen), so a turn with many queued questions stops with
+ * two presses, not one per question.
+ *
  * @example
  * ```ts
  * import * as TerminalPromptBackend from "./TerminalPromptBackend.ts"
  * Effect.provide(program, TerminalPromptBackend.layer.pipe(Layer.provide(NodeServices.layer)))
  * ```
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
@@ -52,19 +59,32 @@ const splitText = (question: Question): { before: string; message: string } => {
   return { before, message }
 }
 
-/** Whether stdin and stdout are both TTYs (parley's rule for being interactive). */
-export const isInteractive = (): boolean => process.stdin.isTTY === true && process.stdout.isTTY === true
+/** How soon a second cancelled prompt counts as "stop the turn". */
+export const REPEAT_WINDOW_MS = 2000
 
-export const make = Effect.gen(function*() {
+export interface Options {
+  /** Runs when a prompt is cancelled within {@link REPEAT_WINDOW_MS} of the previous cancellation. */
+  readonly onRepeatedCancel?: Effect.Effect<void>
+}
+
+export const make = (options: Options = {}) => Effect.gen(function*() {
   const context = yield* Effect.context<Prompt.Environment>()
   const terminal = yield* Terminal.Terminal
   const one = yield* Semaphore.make(1)
+  let lastCancel = Number.NEGATIVE_INFINITY
+
+  /** A prompt was cancelled: the second time within the window, the person means the whole turn. */
+  const cancelled = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const repeated = now - lastCancel <= REPEAT_WINDOW_MS
+    lastCancel = now
+    return repeated && options.onRepeatedCancel !== undefined ? options.onRepeatedCancel : Effect.void
+  })
 
   const run = <A>(prompt: Prompt.Prompt<A>) =>
     Prompt.run(prompt).pipe(
       Effect.provide(context),
       // A quit prompt (Ctrl-C) leaves its frame unfinished: mark it and end the line.
-      Effect.tapError(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore)),
+      Effect.tapError(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore, Effect.andThen(cancelled))),
       Effect.mapError(() => new PromptCancelled()),
       one.withPermits(1)
     )
@@ -113,7 +133,8 @@ export const make = Effect.gen(function*() {
     })
 
   return PromptBackend.of({
-    interactive: isInteractive(),
+    // Provided only where a person can be asked (the CLI decides: stdin a TTY, a terminal reachable).
+    interactive: true,
     permission: (request) =>
       run(keyPrompt({
         message: `Run ${request.kind} ${request.toolName} tool?`,
@@ -124,5 +145,8 @@ export const make = Effect.gen(function*() {
   })
 })
 
-/** Needs the Node `Terminal`, `FileSystem` and `Path` services (e.g. `NodeServices.layer`). */
-export const layer: Layer.Layer<PromptBackend, never, Prompt.Environment> = Layer.effect(PromptBackend, make)
+/** Needs the `Terminal`, `FileSystem` and `Path` services (e.g. `NodeServices.layer`). */
+export const layer: Layer.Layer<PromptBackend, never, Prompt.Environment> = Layer.effect(PromptBackend, make())
+
+/** {@link layer} with options. */
+export const layerWith = (options: Options): Layer.Layer<PromptBackend, never, Prompt.Environment> => Layer.effect(PromptBackend, make(options))

@@ -1,0 +1,88 @@
+/**
+ * Where the person is (contract §3 "Interactivity", issue 11 item 7):
+ * parley is interactive when stdin is a TTY and a terminal can be reached
+ * for prompts — stderr when it is a TTY, else `/dev/tty` — whatever stdout
+ * is. `parley query … | tee log` still asks the person; the reply goes to
+ * stdout, prompts and status to the terminal.
+ *
+ * `layer` is Effect's `Terminal` service with its output on that terminal:
+ * key and line input come from Node's terminal (stdin), everything
+ * displayed (prompt frames, the terminal's size) from the reached output.
+ *
+ * @example
+ * ```ts
+ * import * as PersonTerminal from "./PersonTerminal.ts"
+ * const out = PersonTerminal.reach() // stderr, /dev/tty, or undefined (nobody to ask)
+ * ```
+ */
+import * as fs from "node:fs"
+import * as tty from "node:tty"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { badArgument } from "effect/PlatformError"
+import * as Terminal from "effect/Terminal"
+
+let reached: tty.WriteStream | null | undefined
+
+/** Opens `/dev/tty` for writing, if this process has a controlling terminal. */
+const openTty = (): tty.WriteStream | null => {
+  try {
+    const fd = fs.openSync("/dev/tty", "w")
+    if (!tty.isatty(fd)) {
+      fs.closeSync(fd)
+      return null
+    }
+    const stream = new tty.WriteStream(fd)
+    // Never keep the process alive for this stream.
+    ;(stream as unknown as { unref?: () => void }).unref?.()
+    return stream
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The terminal prompts go to: stderr when it is a TTY, else `/dev/tty`;
+ * `undefined` when stdin is not a TTY or no terminal can be reached.
+ */
+export const reach = (): tty.WriteStream | undefined => {
+  if (process.stdin.isTTY !== true) return undefined
+  if (reached === undefined) reached = process.stderr.isTTY === true ? (process.stderr as tty.WriteStream) : openTty()
+  return reached ?? undefined
+}
+
+/** Whether a person can be asked (contract §3). */
+export const isInteractive = (): boolean => reach() !== undefined
+
+/** Writes to the reached terminal (status lines, the resume menu's summary); a no-op without one. */
+export const write = (text: string): void => {
+  reach()?.write(text)
+}
+
+/** Effect's `Terminal` with its output on `out`. */
+export const make = (out: tty.WriteStream) =>
+  Effect.map(NodeTerminal.make(), (input) =>
+    Terminal.make({
+      columns: Effect.sync(() => out.columns ?? 0),
+      rows: Effect.sync(() => out.rows ?? 0),
+      size: input.size,
+      readInput: input.readInput,
+      readLine: input.readLine,
+      display: (text) =>
+        Effect.uninterruptible(Effect.callback<void, ReturnType<typeof badArgument>>((resume) => {
+          out.write(text, (err) =>
+            err === null || err === undefined
+              ? resume(Effect.void)
+              : resume(Effect.fail(badArgument({ module: "Terminal", method: "display", description: "Failed to write to the terminal", cause: err }))))
+        }))
+    }))
+
+/** The `Terminal` service on the person's terminal (stdin must be a TTY and a terminal reachable). */
+export const layer: Layer.Layer<Terminal.Terminal> = Layer.effect(
+  Terminal.Terminal,
+  Effect.suspend(() => {
+    const out = reach()
+    return out === undefined ? NodeTerminal.make() : make(out)
+  })
+)
