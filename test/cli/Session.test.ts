@@ -96,6 +96,28 @@ describe("nothing that reached the disk is lost", () => {
   })
 })
 
+describe("SIGHUP and SIGTERM interrupt like SIGINT", () => {
+  for (const [signal, code] of [["SIGHUP", 129], ["SIGTERM", 143]] as const) {
+    it(`${signal} while a tool runs: exit ${code}, journal folded, lock released, the turn resumable`, async () => {
+      const p = makeProject()
+      fs.writeFileSync(path.join(p.root, "slow.block"), "")
+      const script = writeScript(p, "s.json", [{ tool_calls: [{ id: "slow_1", name: "counter", arguments: { name: "slow" } }] }, { message: "ok" }])
+      const child = spawnParley(p, ["query", "run it", "--script", script])
+      children.push(child)
+      await waitFor("the tool running", () => fs.existsSync(path.join(p.root, "slow.pid")))
+      child.kill(signal)
+      expect(await exited(child)).toBe(code)
+      expect(fs.readdirSync(path.join(p.storage, "locks"))).toStrictEqual([])
+      expect(fs.existsSync(path.join(conversationDir(p), "events.json.journal"))).toBe(false)
+      const ls = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ incomplete: unknown }>
+      expect(ls[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
+      fs.rmSync(path.join(p.root, "slow.block"))
+      const resumed = parley(p, ["query", "--continue-turn", "--id", path.basename(conversationDir(p)).split("-")[0]!, "--script", script])
+      expect([resumed.code, resumed.stdout]).toStrictEqual([0, "ok\n"])
+    })
+  }
+})
+
 describe("parallel runs", () => {
   it("16 concurrent `query --new` in one storage directory: 16 distinct conversations, each with exactly its own message", async () => {
     const p = makeProject()
