@@ -1,6 +1,36 @@
 /**
- * `parley/ai`: the bridge between parley and `effect/ai` (issue 12).
- * Empty for now: it lands with that issue. The entry exists so the package's
- * `exports` map is final and consumers can already depend on the subpath.
+ * `parley/ai`: the bridge between parley and Effect's `effect/ai` (issue 12).
+ *
+ * - {@link providerLayer}: parley's `Provider` from any `LanguageModel`, so
+ *   the turn loop, the tool coordinator and the LLM inquiry backend run on
+ *   every `@effect/ai-*` provider;
+ * - {@link executorFromToolkit}: a parley `Executor` from an effect/ai
+ *   `Toolkit`, whose handlers can ask questions with {@link Inquiry}`.ask`.
+ *
+ * @example
+ * ```ts
+ * import * as Layer from "effect/Layer"
+ * import type { LanguageModel } from "effect/ai"
+ * import { providerLayer } from "parley/ai"
+ *
+ * declare const model: Layer.Layer<LanguageModel.LanguageModel>
+ * const provider = providerLayer().pipe(Layer.provide(model))
+ * ```
  */
-export {}
+export * as Inquiry from "./Inquiry.ts"
+export {
+  fromAiError,
+  make as makeProvider,
+  metadataKey,
+  providerLayer,
+  type ProviderLayerOptions,
+  toPrompt,
+  toToolkit
+} from "./ProviderBridge.ts"
+export {
+  definitionOf,
+  executorFromToolkit,
+  type InquiryHandlers,
+  type ToolkitExecutorOptions,
+  type ToolkitServices
+} from "./ToolkitExecutor.ts"

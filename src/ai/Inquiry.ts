@@ -1,0 +1,200 @@
+/**
+ * Asking a question from inside an `effect/ai` tool handler (issue 12 item 3;
+ * RFD 028/082's model of a tool question).
+ *
+ * A handler run by {@link executorFromToolkit} finds an {@link Inquiry} in
+ * its context: the call being run and the answers gathered so far. `ask`
+ * either returns the answer already given, or ends this run of the handler
+ * with {@link Pending} — the call ends with `NeedsInput`, parley records the
+ * question, has it answered (config, the person, the model), records the
+ * answer, and runs the handler again from the start with every answer so
+ * far. A resumed turn rebuilds those answers from the recorded events, so a
+ * handler interrupted by a crash picks up where the conversation left it.
+ *
+ * Because the handler runs again from the start, ask before you act: a side
+ * effect before an `ask` happens once per question. Do not catch `Pending`
+ * (it is how the run ends); parley treats a run that raised it as asking,
+ * whatever the handler did next.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { Inquiry } from "parley/ai"
+ *
+ * const write = (path: string) =>
+ *   Effect.gen(function*() {
+ *     const overwrite = yield* Inquiry.ask(Inquiry.boolean("overwrite", `Overwrite ${path}?`)) // boolean
+ *     const branch = yield* Inquiry.ask(Inquiry.select("branch", "Which branch?", ["main", "dev"])) // "main" | "dev"
+ *     return overwrite ? `written to ${path} on ${branch}` : "kept"
+ *   })
+ * ```
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { AnswerType } from "../domain/tool/AnswerType.ts"
+import { Question } from "../domain/tool/Question.ts"
+import type { Answers, ExecutionContext, ToolCall } from "../services/Executor.ts"
+
+/**
+ * The handler's run of one tool call: what parley passes in, and where
+ * `ask` leaves the question that ends the run.
+ */
+export class Inquiry extends Context.Service<Inquiry, {
+  /** The call as the model made it. */
+  readonly call: ToolCall
+  /** Answers by question id, the latest per id (from this turn, or rebuilt on resume). */
+  readonly answers: Answers
+  /** The conversation and project directory the call runs for. */
+  readonly context: ExecutionContext
+  /** Records the question this run stops at (called by {@link ask}). */
+  pause(question: Question): void
+}>()("parley/ai/Inquiry") {}
+
+/**
+ * This run of the handler stopped at an unanswered question. Raised by
+ * {@link ask}; {@link executorFromToolkit} turns it into `NeedsInput`.
+ */
+export class Pending extends Schema.TaggedError<Pending>()("parley/ai/Pending", {
+  question: Question
+}) {
+  override get message() {
+    return `The tool asked "${this.question.text}" (${this.question.id}) and waits for the answer; run it through parley's executorFromToolkit, which has it answered and runs the tool again.`
+  }
+}
+
+/**
+ * A question and how its answer reads: the domain `Question` plus a typed
+ * reading of the recorded JSON answer.
+ */
+export interface Ask<A> {
+  readonly question: Question
+  /** The answer as `A`, or `undefined` when the recorded value does not fit. */
+  readonly read: (answer: Schema.Json) => A | undefined
+}
+
+/** Display options of a question. */
+export interface AskOptions<A> {
+  /** The suggested answer (shown at the prompt; persisted — never put a secret here). */
+  readonly default?: A
+  /** Context shown before the question (a diff, say); never persisted. */
+  readonly preamble?: string
+}
+
+const make = <A>(id: string, text: string, answerType: AnswerType, read: Ask<A>["read"], options: AskOptions<Schema.Json>): Ask<A> => ({
+  question: new Question({
+    id: id as Question["id"],
+    text,
+    answer_type: answerType,
+    ...(options.default === undefined ? {} : { default: options.default }),
+    ...(options.preamble === undefined ? {} : { pre_amble: options.preamble })
+  }),
+  read
+})
+
+const asString = (a: Schema.Json) => (typeof a === "string" ? a : undefined)
+
+/**
+ * A yes/no question; its answer is a `boolean`.
+ *
+ * @example
+ * ```ts
+ * import { Inquiry } from "parley/ai"
+ * Inquiry.boolean("overwrite", "Overwrite a.txt?", { default: false }).question.answer_type // { type: "boolean" }
+ * ```
+ */
+export const boolean = (id: string, text: string, options: AskOptions<boolean> = {}): Ask<boolean> =>
+  make(id, text, AnswerType.boolean, (a) => (typeof a === "boolean" ? a : undefined), options)
+
+/**
+ * A free-text question; its answer is a `string`.
+ *
+ * @example
+ * ```ts
+ * import { Inquiry } from "parley/ai"
+ * Inquiry.text("message", "Commit message?").question.answer_type // { type: "text" }
+ * ```
+ */
+export const text = (id: string, text: string, options: AskOptions<string> = {}): Ask<string> =>
+  make(id, text, AnswerType.text, asString, options)
+
+/**
+ * A secret (typed by a person, without echo; recorded as redacted, scrubbed
+ * from the tool's result); its answer is a `string`.
+ *
+ * @example
+ * ```ts
+ * import { Inquiry } from "parley/ai"
+ * Inquiry.secret("token", "API token?").question.answer_type // { type: "secret" }
+ * ```
+ */
+export const secret = (id: string, text: string, options: Omit<AskOptions<string>, "default"> = {}): Ask<string> =>
+  make(id, text, AnswerType.secret, asString, options)
+
+/**
+ * A choice among `options`; its answer is one of them.
+ *
+ * @example
+ * ```ts
+ * import { Inquiry } from "parley/ai"
+ * Inquiry.select("branch", "Which branch?", ["main", "dev"]).question.answer_type // { type: "select", options: ["main", "dev"] }
+ * ```
+ */
+export const select = <const O extends string>(
+  id: string,
+  text: string,
+  options: ReadonlyArray<O>,
+  display: AskOptions<O> = {}
+): Ask<O> =>
+  make(id, text, AnswerType.select(options), (a) => (typeof a === "string" && (options as ReadonlyArray<string>).includes(a) ? (a as O) : undefined), display)
+
+const describeAnswer = (a: Schema.Json) => (JSON.stringify(a) ?? String(a)).slice(0, 200)
+
+/**
+ * The answer to `question` if it has one; otherwise ends this run of the
+ * handler with {@link Pending} (parley asks, then runs the handler again).
+ * An answer that does not fit the question (a static answer `"yes"` for a
+ * boolean question, say) ends the call with a tool error naming it.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { Question } from "parley"
+ * import { Inquiry } from "parley/ai"
+ *
+ * const typed = Inquiry.ask(Inquiry.boolean("overwrite", "Overwrite a.txt?")) // Effect<boolean, Inquiry.Pending, Inquiry.Inquiry>
+ * const raw = Inquiry.ask(new Question({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" } })) // Effect<Json, …>
+ * const both = Effect.all([typed, raw])
+ * ```
+ */
+export const ask: {
+  <A>(question: Ask<A>): Effect.Effect<A, Pending, Inquiry>
+  (question: Question): Effect.Effect<Schema.Json, Pending, Inquiry>
+} = <A>(question: Ask<A> | Question): Effect.Effect<A | Schema.Json, Pending, Inquiry> =>
+  Effect.flatMap(Effect.service(Inquiry), (run) => {
+    const typed: Ask<A | Schema.Json> = question instanceof Question ? { question, read: (a) => a } : question
+    const q = typed.question
+    const answer = Object.hasOwn(run.answers, q.id) ? run.answers[q.id] : undefined
+    if (answer === undefined) {
+      return Effect.suspend(() => {
+        run.pause(q)
+        return Effect.fail(new Pending({ question: q }))
+      })
+    }
+    const value = typed.read(answer)
+    return value === undefined
+      ? Effect.die(new Error(`The answer to "${q.text}" (${q.id}) is ${describeAnswer(answer)}, which does not fit a ${q.answer_type.type} question; fix the configured answer for this question.`))
+      : Effect.succeed(value)
+  })
+
+/**
+ * Every answer given to this call so far (by question id).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { Inquiry } from "parley/ai"
+ * const given = Effect.map(Inquiry.answers, (answers) => Object.keys(answers))
+ * ```
+ */
+export const answers: Effect.Effect<Answers, never, Inquiry> = Effect.map(Effect.service(Inquiry), (run) => run.answers)

@@ -1,0 +1,194 @@
+/**
+ * A parley `Executor` whose tools are `effect/ai` tools (issue 12 item 3).
+ *
+ * {@link executorFromToolkit} takes a `Toolkit` and its handlers, as
+ * `toolkit.toLayer` does, except that a handler may also ask questions with
+ * `Inquiry.ask` (see `./Inquiry.ts`). Each `execute` runs the tool through
+ * the toolkit's own `handle` (parameter decoding, failure modes, result
+ * encoding are effect/ai's) with an `Inquiry` in the handler's context:
+ *
+ * - the handler returns → `Completed` with the encoded result (a string as
+ *   is, anything else as JSON); a failure → `Completed` with `is_error`;
+ * - the handler asks a question nobody answered yet → `NeedsInput` with the
+ *   question, source `tool{name}`, and the answers it was given; parley's
+ *   coordinator records it, has it answered, and calls `execute` again with
+ *   the answers so far (after a crash, the resumed turn rebuilds them from
+ *   the recorded events).
+ *
+ * Run mode: `conversation.tools.<name>.run` from the `Config` in context,
+ * else `options.run`, else `unattended` (like built-ins); `kind` is
+ * `builtin`. Who answers a question is parley's routing: a configured
+ * `answer`, the person at a terminal (target `user`), or the model (target
+ * `assistant`, or nobody at a terminal).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ * import { Tool, Toolkit } from "effect/ai"
+ * import { executorFromToolkit, Inquiry } from "parley/ai"
+ *
+ * const WriteFile = Tool.make("write_file", {
+ *   description: "Write a file.",
+ *   parameters: Schema.Struct({ path: Schema.String, content: Schema.String }),
+ *   success: Schema.String
+ * })
+ * const toolkit = Toolkit.make(WriteFile)
+ *
+ * const executor = executorFromToolkit(toolkit, {
+ *   write_file: ({ path }) =>
+ *     Effect.gen(function*() {
+ *       const overwrite = yield* Inquiry.ask(Inquiry.boolean("overwrite", `Overwrite ${path}?`))
+ *       return overwrite ? `wrote ${path}` : `kept ${path}`
+ *     })
+ * }) // Layer<Executor>
+ * ```
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { AiError, Tool, Toolkit } from "effect/ai"
+import { Tool as AiTool } from "effect/ai"
+import { InquirySource } from "../domain/event/InquirySource.ts"
+import * as ConfigData from "../domain/tool/Config.ts"
+import type { Question } from "../domain/tool/Question.ts"
+import type { RunMode, ToolDefinition } from "../domain/tool/ToolDefinition.ts"
+import { Config } from "../services/Config.ts"
+import {
+  type Answers,
+  Completed,
+  type ExecutionContext,
+  Executor,
+  type ExecutorResult,
+  NeedsInput,
+  notAvailable,
+  type ToolCall
+} from "../services/Executor.ts"
+import { Inquiry, type Pending } from "./Inquiry.ts"
+
+/**
+ * The handlers of a toolkit's tools, as `Toolkit.HandlersFrom`, except that
+ * each may also ask questions (`Inquiry.ask`: it needs `Inquiry` and may
+ * fail with `Pending`).
+ */
+export type InquiryHandlers<Tools extends Record<string, Tool.Any>> = {
+  readonly [Name in keyof Tools as Tool.RequiresHandler<Tools[Name]> extends true ? Name : never]: (
+    params: Tool.Parameters<Tools[Name]>,
+    context: Toolkit.HandlerContext<Tools[Name]>
+  ) => Effect.Effect<
+    Tool.Success<Tools[Name]>,
+    Tool.Failure<Tools[Name]> | AiError.AiError | AiError.AiErrorReason | Pending,
+    Tool.HandlerServices<Tools[Name]> | Inquiry
+  >
+}
+
+/** Options of {@link executorFromToolkit}. */
+export interface ToolkitExecutorOptions {
+  /** The run mode when config sets none (default `unattended`). */
+  readonly run?: RunMode
+}
+
+/** What a consumer must provide for a toolkit's handlers (their services, `Inquiry` aside). */
+export type ToolkitServices<Tools extends Record<string, Tool.Any>> = Exclude<Tool.HandlerServices<Tools[keyof Tools]>, Inquiry>
+
+const describeError = (e: unknown): string =>
+  e instanceof Error ? e.message : typeof e === "string" ? e : JSON.stringify(e) ?? String(e)
+
+const contentOf = (encoded: unknown): string => (typeof encoded === "string" ? encoded : JSON.stringify(encoded) ?? "")
+
+/** The definition parley hands to providers: name, description, JSON Schema of the parameters. */
+export const definitionOf = (tool: Tool.Any): ToolDefinition => ({
+  name: tool.name,
+  description: AiTool.getDescription(tool) ?? "",
+  parameters: AiTool.getJsonSchema(tool) as Schema.JsonObject
+})
+
+/** Why a run ended that produced no final result. */
+const failureText = (name: string, cause: Cause.Cause<unknown>): string => {
+  const failure = cause.reasons.find(Cause.isFailReason)
+  if (failure !== undefined) return describeError(failure.error)
+  const defect = cause.reasons.find(Cause.isDieReason)
+  if (defect !== undefined) return `Tool '${name}' failed unexpectedly: ${describeError(defect.defect)}`
+  return `Tool '${name}' was interrupted before it finished.`
+}
+
+/** One run of the handler: its final result, or the question it stopped at. */
+const runOnce = (
+  handlers: Toolkit.WithHandler<Record<string, Tool.Any>>,
+  services: Context.Context<never>,
+  call: ToolCall,
+  answers: Answers,
+  context: ExecutionContext
+): Effect.Effect<ExecutorResult> =>
+  Effect.gen(function*() {
+    let asked: Question | undefined
+    const inquiry = Inquiry.of({ call, answers, context, pause: (q) => void (asked = q) })
+    // `handle` needs the tools' declared services; they are in `services` (captured when the layer was built).
+    const handled = handlers.handle(call.name, call.arguments, call.id) as Effect.Effect<
+      Stream.Stream<Tool.HandlerResult<Tool.Any>, unknown, Inquiry>,
+      unknown,
+      Inquiry
+    >
+    const exit = yield* Effect.exit(
+      Effect.flatMap(handled, Stream.runLast).pipe(Effect.provideService(Inquiry, inquiry), Effect.provideContext(services))
+    )
+    if (asked !== undefined) return new NeedsInput({ question: asked, source: InquirySource.tool(call.name), answers: { ...answers } })
+    if (Exit.isFailure(exit)) return new Completed({ response: { content: failureText(call.name, exit.cause), is_error: true } })
+    if (Option.isNone(exit.value)) return new Completed({ response: { content: `Tool '${call.name}' returned no result.`, is_error: true } })
+    const result = exit.value.value
+    return new Completed({ response: { content: contentOf(result.encodedResult), is_error: result.isFailure } })
+  })
+
+/**
+ * An `Executor` running `toolkit`'s tools with `handlers`, which may ask
+ * questions mid-run with `Inquiry.ask`.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import * as Schema from "effect/Schema"
+ * import { Tool, Toolkit } from "effect/ai"
+ * import { Config } from "parley"
+ * import { executorFromToolkit, Inquiry } from "parley/ai"
+ *
+ * const Deploy = Tool.make("deploy", { parameters: Schema.Struct({ env: Schema.String }), success: Schema.String })
+ * const toolkit = Toolkit.make(Deploy)
+ * const layer = executorFromToolkit(toolkit, {
+ *   deploy: ({ env }) =>
+ *     Effect.gen(function*() {
+ *       const token = yield* Inquiry.ask(Inquiry.secret("token", `Token for ${env}?`))
+ *       return `deployed ${env} (${token.length}-character token)`
+ *     })
+ * }, { run: "ask" }).pipe(Layer.provide(Config.layerEmpty))
+ * ```
+ */
+export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
+  toolkit: Toolkit.Toolkit<Tools>,
+  handlers: InquiryHandlers<Tools>,
+  options: ToolkitExecutorOptions = {}
+): Layer.Layer<Executor, never, ToolkitServices<Tools>> =>
+  Layer.effect(
+    Executor,
+    Effect.gen(function*() {
+      const services = yield* Effect.context<ToolkitServices<Tools>>()
+      const config = Option.match(yield* Effect.serviceOption(Config), { onNone: () => ConfigData.empty, onSome: (c) => c.data })
+      // The handlers' types differ from HandlersFrom only by Inquiry/Pending, which parley provides and handles.
+      const handlerContext = yield* toolkit.toHandlers(handlers as unknown as Toolkit.HandlersFrom<Tools>)
+      const withHandler = (yield* Effect.provideContext(toolkit, handlerContext)) as unknown as Toolkit.WithHandler<Record<string, Tool.Any>>
+      const tools = toolkit.tools as Record<string, Tool.Any>
+      const known = (name: string) => Object.hasOwn(tools, name)
+      return Executor.of({
+        definitions: Object.values(tools).map(definitionOf).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+        execute: (call, answers, context) =>
+          known(call.name) ? runOnce(withHandler, services as Context.Context<never>, call, answers, context) : Effect.succeed(notAvailable(call.name)),
+        permission: (name) => ConfigData.runMode(config, name, options.run ?? "unattended"),
+        kind: (name) => (known(name) ? "builtin" : undefined)
+      })
+    })
+  )
