@@ -23,7 +23,7 @@ export const usage = { inputTokens: { total: 10, cacheRead: 2 }, outputTokens: {
 export const finish = (reason: Response.FinishPartEncoded["reason"]): Response.StreamPartEncoded => ({ type: "finish", reason, usage })
 
 /** One step: the parts a request gets, or the error it fails with. */
-export type Step = ReadonlyArray<Response.StreamPartEncoded> | AiError.AiError
+export type Step = ReadonlyArray<Response.StreamPartEncoded | Response.PartEncoded> | AiError.AiError
 
 const encodePrompt = Schema.encodeSync(Prompt.Prompt)
 
@@ -48,7 +48,7 @@ export const scriptedModel = (steps: Array<Step>, seen: Array<SeenRequest>): Lay
       },
       streamText: (options) => {
         const step = next("streamText", options)
-        return Array.isArray(step) ? Stream.fromIterable(step) : Stream.fail(step as AiError.AiError)
+        return Array.isArray(step) ? Stream.fromIterable(step as Array<Response.StreamPartEncoded>) : Stream.fail(step as AiError.AiError)
       }
     })
   )

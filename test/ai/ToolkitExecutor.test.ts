@@ -1,0 +1,163 @@
+/**
+ * `executorFromToolkit` and `Inquiry.ask` (issue 12 item 3): an effect/ai
+ * tool whose handler asks two questions — one answered by config, one at the
+ * (mock) prompt — killed after the first answer and resumed in a new
+ * session, on the RFD's model (NeedsInput, the answer recorded, the handler
+ * run again with every answer so far).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { Tool, Toolkit } from "effect/ai"
+import { executorFromToolkit, Inquiry, providerLayer } from "../../src/ai/index.ts"
+import type { StreamEntry } from "../../src/domain/event/ConversationEvent.ts"
+import * as Conversation from "../../src/domain/storage/Conversation.ts"
+import * as ConversationId from "../../src/domain/storage/ConversationId.ts"
+import * as Timestamp from "../../src/domain/event/Timestamp.ts"
+import * as MockInquiryBackend from "../../src/layers/MockInquiryBackend.ts"
+import * as MockPromptBackend from "../../src/layers/prompt/MockPromptBackend.ts"
+import * as MemoryConversationStore from "../../src/layers/store/MemoryConversationStore.ts"
+import * as TurnLoop from "../../src/programs/TurnLoop.ts"
+import { Config } from "../../src/services/Config.ts"
+import { ConversationStore } from "../../src/services/ConversationStore.ts"
+import { type Answers, Executor } from "../../src/services/Executor.ts"
+import { PromptBackend } from "../../src/services/PromptBackend.ts"
+import { finish, type SeenRequest, scriptedModel, type Step } from "./_model.ts"
+
+const id = ConversationId.parse("17000000901")!
+
+const Deploy = Tool.make("deploy", {
+  description: "Deploy the service.",
+  parameters: Schema.Struct({ service: Schema.String }),
+  success: Schema.String
+})
+const toolkit = Toolkit.make(Deploy)
+
+/** The handler: asks where (config answers) and whether (the person answers), then deploys. */
+const deployHandler = (runs: Array<Answers>) => ({
+  deploy: ({ service }: { readonly service: string }) =>
+    Effect.gen(function*() {
+      runs.push(yield* Inquiry.answers)
+      const env = yield* Inquiry.ask(Inquiry.select("env", "Which environment?", ["staging", "production"]))
+      const go = yield* Inquiry.ask(Inquiry.boolean("confirm", `Deploy ${service} to ${env}?`))
+      return go ? `deployed ${service} to ${env}` : `did not deploy ${service}`
+    })
+})
+
+const config = Config.layerLiteral({ conversation: { tools: { deploy: { questions: { env: { answer: "staging" } } } } } })
+
+/** Everything but the store (shared by both runs) and the person at the prompt. */
+const services = (runs: Array<Answers>, steps: Array<Step>, seen: Array<SeenRequest>) =>
+  Layer.mergeAll(
+    executorFromToolkit(toolkit, deployHandler(runs)),
+    providerLayer().pipe(Layer.provide(scriptedModel(steps, seen))),
+    MockInquiryBackend.layer({})
+  ).pipe(Layer.provideMerge(config))
+
+const shape = (entries: ReadonlyArray<StreamEntry>) =>
+  entries.map((e) => {
+    const { timestamp: _t, metadata: _m, ...rest } = JSON.parse(JSON.stringify(e)) as Record<string, unknown>
+    return rest
+  })
+
+describe("executorFromToolkit: effect/ai tools that ask questions", () => {
+  it.effect("two questions (config, prompt); killed after the first answer; resumed in a new session; the handler gets both answers", () =>
+    Effect.gen(function*() {
+      const runs: Array<Answers> = []
+      const seen: Array<SeenRequest> = []
+      const steps: Array<Step> = [
+        [{ type: "tool-call", id: "call_1", name: "deploy", params: { service: "api" } }, finish("tool-calls")],
+        [{ type: "text-delta", id: "t", delta: "Deployed." }, finish("stop")]
+      ]
+      const layer = services(runs, steps, seen)
+
+      // First run: the person's prompt never answers; the turn is killed while it is open.
+      const first = yield* MockPromptBackend.make([{ _tag: "Hang" }])
+      const fiber = yield* Effect.forkChild(
+        Effect.scoped(Effect.flatMap(ConversationStore.use((s) => s.open(id)), (session) =>
+          TurnLoop.runTurn({ session, model: "effect/ai", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy the api" }) }))).pipe(
+            Effect.provide(layer),
+            Effect.provideService(PromptBackend, first.service)
+          )
+      )
+      while (first.prompts.shown.length === 0) yield* Effect.yieldNow
+      yield* Fiber.interrupt(fiber)
+      const killed = (yield* ConversationStore.use((s) => s.load(id))).entries
+      expect(shape(killed)).toStrictEqual([
+        { type: "turn_start" },
+        { type: "chat_request", content: "Deploy the api" },
+        { type: "tool_call_request", id: "call_1", name: "deploy", arguments: { service: "api" } },
+        { type: "inquiry_request", id: "call_1.env.1", source: { source: "tool", name: "deploy" }, question: { text: "Which environment?", answer_type: { type: "select", options: [{ value: "staging" }, { value: "production" }] } } },
+        { type: "inquiry_response", id: "call_1.env.1", outcome: "answered", answer: "staging" },
+        { type: "inquiry_request", id: "call_1.confirm.1", source: { source: "tool", name: "deploy" }, question: { text: "Deploy api to staging?", answer_type: { type: "boolean" } } },
+        { type: "inquiry_response", id: "call_1.confirm.1", outcome: "cancelled", reason: "user" }
+      ])
+      expect(runs).toStrictEqual([{}, { env: "staging" }])
+
+      // Resume: a new session; the incomplete turn's analysis says where to re-enter.
+      const second = yield* MockPromptBackend.make([{ _tag: "Answer", answer: true }])
+      yield* Effect.scoped(Effect.gen(function*() {
+        const session = yield* ConversationStore.use((s) => s.open(id))
+        const analysis = yield* session.resumeIncompleteTurn
+        expect(analysis?.phase).toBe("Executing")
+        yield* TurnLoop.runTurn({ session, model: "effect/ai", root: "/tmp", start: TurnLoop.TurnStartMode.Resume({ analysis: analysis! }) })
+      })).pipe(
+        Effect.provide(layer),
+        Effect.provideService(PromptBackend, second.service)
+      )
+      const stored = (yield* ConversationStore.use((s) => s.load(id))).entries
+      expect(shape(stored.slice(killed.length))).toStrictEqual([
+        { type: "inquiry_request", id: "call_1.confirm.2", source: { source: "tool", name: "deploy" }, question: { text: "Deploy api to staging?", answer_type: { type: "boolean" } } },
+        { type: "inquiry_response", id: "call_1.confirm.2", outcome: "answered", answer: true },
+        { type: "tool_call_response", id: "call_1", content: "deployed api to staging", is_error: false },
+        { type: "chat_response", message: "Deployed." }
+      ])
+      // The handler ran again from the start each time, with every answer so far: config's after the kill, then both.
+      expect(runs).toStrictEqual([{}, { env: "staging" }, { env: "staging" }, { env: "staging", confirm: true }])
+      expect(second.prompts.shown.map((s) => s._tag === "Question" ? [s.request.toolName, s.request.question.text] : s._tag)).toStrictEqual([
+        ["deploy", "Deploy api to staging?"]
+      ])
+      // The model saw the tool as effect/ai described it, and no inquiry in either request.
+      expect(seen.map((s) => s.tools)).toStrictEqual([["deploy"], ["deploy"]])
+      expect(JSON.stringify(seen.map((s) => s.prompt))).not.toMatch(/inquiry|Which environment|confirm/)
+    }).pipe(Effect.provide(MemoryConversationStore.layer([Conversation.make({ id, now: Timestamp.now() })]))))
+
+  it.effect("definitions, run mode and kind; unknown tools, handler failures and answers that do not fit", () =>
+    Effect.gen(function*() {
+      const Fail = Tool.make("fail", { failure: Schema.String, success: Schema.String })
+      const Returns = Tool.make("returns", { failure: Schema.String, success: Schema.String, failureMode: "return" })
+      const Struct = Tool.make("struct", { success: Schema.Struct({ n: Schema.Number }) })
+      const kit = Toolkit.make(Fail, Returns, Struct, Deploy)
+      const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(kit, {
+        fail: () => Effect.fail("no disk"),
+        returns: () => Effect.fail("gone"),
+        struct: () => Effect.succeed({ n: 1 }),
+        deploy: deployHandler([]).deploy
+      }, { run: "ask" }).pipe(Layer.provide(Config.layerLiteral({ conversation: { tools: { struct: { run: "skip" } } } })))))
+      expect(executor.definitions.map((d) => d.name)).toStrictEqual(["deploy", "fail", "returns", "struct"])
+      expect(executor.definitions[0]).toStrictEqual({
+        name: "deploy",
+        description: "Deploy the service.",
+        parameters: { type: "object", properties: { service: { type: "string" } }, required: ["service"], additionalProperties: true } // effect's JSON Schema of a Struct
+      })
+      expect([executor.permission("deploy"), executor.permission("struct"), executor.kind("deploy"), executor.kind("nope")]).toStrictEqual(["ask", "skip", "builtin", undefined])
+      const ctx = { conversationId: "17000000901", root: "/tmp" }
+      const run = (name: string, args: Record<string, Schema.Json>, answers: Answers = {}) =>
+        Effect.map(executor.execute({ id: "c", name, arguments: args }, answers, ctx), (r) => r._tag === "Completed" ? r.response : { asked: r.question.id, source: r.source, answers: r.answers })
+      expect(yield* run("fail", {})).toStrictEqual({ content: "no disk", is_error: true })
+      expect(yield* run("returns", {})).toStrictEqual({ content: "gone", is_error: true })
+      expect(yield* run("struct", {})).toStrictEqual({ content: "{\"n\":1}", is_error: false })
+      expect(yield* run("nope", {})).toMatchObject({ content: expect.stringMatching(/^Tool 'nope' is not available\./), is_error: true })
+      // effect/ai decodes the parameters
+      expect(yield* run("deploy", { service: 1 })).toMatchObject({ content: expect.stringMatching(/deploy/), is_error: true })
+      expect(yield* run("deploy", { service: "api" }, { env: "staging" })).toStrictEqual({
+        asked: "confirm", source: { source: "tool", name: "deploy" }, answers: { env: "staging" }
+      })
+      expect(yield* run("deploy", { service: "api" }, { env: "qa" })).toStrictEqual({
+        content: "Tool 'deploy' failed unexpectedly: The answer to \"Which environment?\" (env) is \"qa\", which does not fit a select question; fix the configured answer for this question.",
+        is_error: true
+      })
+    }))
+})
