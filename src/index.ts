@@ -1,68 +1,215 @@
 /**
- * parley as a library: the domain (events, codecs, stream rules), the
- * services (Context tags), their live and test layers, and the programs
+ * parley as a library (issue 12): the domain (events, codecs, stream rules),
+ * the services (Context tags), their live and test layers, and the programs
  * (tool coordinator, turn loop, query) that compose into other Effect
- * programs. Deep imports (`parley/programs/ToolCoordinator`) work too
- * and keep start-up lean.
+ * programs. The bridge to `effect/ai` is `parley/ai`. Deep imports
+ * (`parley/programs/ToolCoordinator`) work too and load less at start-up.
+ *
+ * Names at this root are specific: modules come as namespaces
+ * (`EventsFile.parse`, `TurnLoop.runTurn`), and a service's helpers hang off
+ * its tag (`Executor.ok`, `Provider.collect`, `Config.validate`), so nothing
+ * as generic as `ok`, `error` or `collect` is exported bare.
  *
  * @example
  * ```ts
- * import { ToolCoordinator, MemoryConversationStore } from "parley"
+ * import * as Effect from "effect/Effect"
+ * import { Executor, MemoryConversationStore, ToolCoordinator } from "parley"
+ *
+ * const done = Executor.ok("written")  // a Completed result
+ * const store = MemoryConversationStore.layer()
+ * const run = ToolCoordinator.runTools // (input) => Effect<…>
+ * const program = Effect.succeed(done)
  * ```
  */
-// Domain
+import * as ConfigService from "./services/Config.ts"
+import * as ExecutorService from "./services/Executor.ts"
+import * as ProviderService from "./services/Provider.ts"
+
+/** The tag, with the module's helpers as members (the tag itself is unchanged: same key, same instance type). */
+const withMembers = <T extends object, M extends object>(tag: T, members: M): T & M =>
+  Object.assign(Object.create(tag) as T, members)
+
+// Domain: events
 export * as CancellationReason from "./domain/event/CancellationReason.ts"
 export * from "./domain/event/ChatRequest.ts"
 export * from "./domain/event/ChatResponse.ts"
-export * as Conversation from "./domain/storage/Conversation.ts"
 export * from "./domain/event/ConversationEvent.ts"
-export * as ConversationId from "./domain/storage/ConversationId.ts"
-export * as ConversationMetadata from "./domain/storage/ConversationMetadata.ts"
-export * as EntryCodec from "./domain/storage/EntryCodec.ts"
+export * as EventMetadata from "./domain/event/EventMetadata.ts"
 export * as Events from "./domain/event/Events.ts"
-export * as EventsFile from "./domain/storage/EventsFile.ts"
-export * as Fork from "./domain/stream/Fork.ts"
-export * as IncompleteTurn from "./domain/stream/IncompleteTurn.ts"
 export * from "./domain/event/InquiryAnswerType.ts"
 export * as InquiryId from "./domain/event/InquiryId.ts"
 export * from "./domain/event/InquiryQuestion.ts"
 export * from "./domain/event/InquiryRequest.ts"
 export * from "./domain/event/InquiryResponse.ts"
-export * from "./domain/event/InquirySource.ts"
-export * as Outcome from "./domain/tool/Outcome.ts"
-export * from "./domain/tool/Question.ts"
-export * as Redact from "./domain/tool/Redact.ts"
-export * as Route from "./domain/tool/Route.ts"
-export * as Render from "./domain/render/Render.ts"
-export * as Sanitize from "./domain/stream/Sanitize.ts"
-export * as StorageBase64 from "./domain/storage/StorageBase64.ts"
-export * as Thread from "./domain/stream/Thread.ts"
+export { InquirySource } from "./domain/event/InquirySource.ts"
 export * as Timestamp from "./domain/event/Timestamp.ts"
 export * from "./domain/event/ToolCallRequest.ts"
 export * from "./domain/event/ToolCallResponse.ts"
-export * as TurnAppend from "./domain/stream/TurnAppend.ts"
 export * from "./domain/event/TurnStart.ts"
+// Domain: storage
+export * as Conversation from "./domain/storage/Conversation.ts"
+export * as ConversationId from "./domain/storage/ConversationId.ts"
+export * as ConversationMetadata from "./domain/storage/ConversationMetadata.ts"
+export * as EntryCodec from "./domain/storage/EntryCodec.ts"
+export * as EventsFile from "./domain/storage/EventsFile.ts"
+export * as StorageBase64 from "./domain/storage/StorageBase64.ts"
+// Domain: the stream rules
+export * as Fork from "./domain/stream/Fork.ts"
+export * as IncompleteTurn from "./domain/stream/IncompleteTurn.ts"
+export * as Sanitize from "./domain/stream/Sanitize.ts"
+export * as Thread from "./domain/stream/Thread.ts"
+export * as TurnAppend from "./domain/stream/TurnAppend.ts"
 export * as TurnState from "./domain/stream/TurnState.ts"
 export * as Turns from "./domain/stream/Turns.ts"
+// Domain: tools, questions, config
+export { AnswerType } from "./domain/tool/AnswerType.ts"
+export * as ConfigData from "./domain/tool/Config.ts"
+export * as InquirySchema from "./domain/tool/InquirySchema.ts"
+export * as Outcome from "./domain/tool/Outcome.ts"
+export { isQuestionId, Question, QuestionId, toInquiryQuestion } from "./domain/tool/Question.ts"
+export * as Redact from "./domain/tool/Redact.ts"
+export * as Route from "./domain/tool/Route.ts"
+export { RunMode, ToolDefinition, ToolKind } from "./domain/tool/ToolDefinition.ts"
+// Domain: rendering
+export * as Render from "./domain/render/Render.ts"
+
 // Services
-export * from "./services/Config.ts"
+/**
+ * The parsed `config.toml` (a `Context` tag), with `Config.layerLiteral`,
+ * `Config.layerEmpty`, and `Config.validate` (plain values → the config, or a
+ * `ConfigError` naming every problem).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { Config } from "parley"
+ *
+ * const model = Effect.map(Effect.service(Config), (c) => c.data.assistant?.model ?? "scripted")
+ * const checked = Config.validate({ assistant: { model: "scripted" } }, "config.toml") // Effect<ConfigData.Config, ConfigError>
+ * const program = model.pipe(Effect.provide(Config.layerLiteral({ assistant: { model: "scripted" } })))
+ * ```
+ */
+export const Config = withMembers(ConfigService.Config, {
+  validate: ConfigService.validate,
+  ConfigProblem: ConfigService.ConfigProblem
+})
+/** The `Config` service (as a type: what a program that needs it requires). */
+export type Config = ConfigService.Config
+export { ConfigError, type ConfigProblem } from "./services/Config.ts"
 export * from "./services/ConversationStore.ts"
 export * as ConversationSession from "./services/ConversationSession.ts"
-export * from "./services/Executor.ts"
+/**
+ * Runs one tool call with the answers so far (a `Context` tag), with the
+ * result constructors as members: `Executor.ok(content)`,
+ * `Executor.error(content)`, `Executor.notAvailable(name)`,
+ * `Executor.fromOutcome(…)`, and the `Executor.Completed` /
+ * `Executor.NeedsInput` classes.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import { Executor } from "parley"
+ *
+ * const echo = Layer.succeed(Executor, Executor.of({
+ *   definitions: [{ name: "echo", description: "Echo the text.", parameters: { type: "object" } }],
+ *   execute: (call) => Effect.succeed(call.name === "echo" ? Executor.ok(JSON.stringify(call.arguments)) : Executor.notAvailable(call.name)),
+ *   permission: () => "unattended",
+ *   kind: (name) => (name === "echo" ? "builtin" : undefined)
+ * }))
+ * ```
+ */
+export const Executor = withMembers(ExecutorService.Executor, {
+  ok: ExecutorService.ok,
+  error: ExecutorService.error,
+  notAvailable: ExecutorService.notAvailable,
+  fromOutcome: ExecutorService.fromOutcome,
+  Completed: ExecutorService.Completed,
+  NeedsInput: ExecutorService.NeedsInput,
+  ToolResponse: ExecutorService.ToolResponse
+})
+/** The `Executor` service (as a type), and the types of its calls and results. */
+export type Executor = ExecutorService.Executor
+export declare namespace Executor {
+  /** The call as the model made it. */
+  export type ToolCall = ExecutorService.ToolCall
+  /** Answers by bare question id, the latest per id. */
+  export type Answers = ExecutorService.Answers
+  /** The conversation and the project directory a call runs for. */
+  export type ExecutionContext = ExecutorService.ExecutionContext
+  /** `Completed` or `NeedsInput`. */
+  export type ExecutorResult = ExecutorService.ExecutorResult
+  /** What goes into the `tool_call_response`. */
+  export type ToolResponse = ExecutorService.ToolResponse
+  /** The tool finished. */
+  export type Completed = ExecutorService.Completed
+  /** The tool asked a question. */
+  export type NeedsInput = ExecutorService.NeedsInput
+}
 export * from "./services/InquiryBackend.ts"
 export * from "./services/PromptBackend.ts"
-export * from "./services/Provider.ts"
+/**
+ * A language model that streams replies (a `Context` tag), with its helpers
+ * as members: `Provider.collect(stream)` (deltas → the events to record),
+ * `Provider.withRetries`, `Provider.requestedSchema`, `Provider.parseModel`,
+ * `Provider.replyWarning`, `Provider.ReplyBuilder`.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { ChatRequest, Provider, Timestamp } from "parley"
+ *
+ * const reply = Effect.gen(function*() {
+ *   const provider = yield* Provider
+ *   const request = { model: "scripted", systemParts: [], events: [new ChatRequest({ timestamp: Timestamp.now(), content: "Hi" })], tools: [] }
+ *   return yield* Provider.collect(provider.stream(request))
+ * })
+ * ```
+ */
+export const Provider = withMembers(ProviderService.Provider, {
+  collect: ProviderService.collect,
+  withRetries: ProviderService.withRetries,
+  retrySchedule: ProviderService.retrySchedule,
+  defaultRetryPolicy: ProviderService.defaultRetryPolicy,
+  requestedSchema: ProviderService.requestedSchema,
+  parseModel: ProviderService.parseModel,
+  replyWarning: ProviderService.replyWarning,
+  fieldsOf: ProviderService.fieldsOf,
+  isRetryableStatus: ProviderService.isRetryableStatus,
+  ReplyBuilder: ProviderService.ReplyBuilder
+})
+/** The `Provider` service (as a type), and the types of its requests and replies. */
+export type Provider = ProviderService.Provider
+export declare namespace Provider {
+  /** Bounded exponential backoff for transient failures. */
+  export type RetryPolicy = ProviderService.RetryPolicy
+  /** A collected reply: the events to record, usage, stop reason. */
+  export type Reply = ProviderService.Reply
+  /** Token counts of a reply. */
+  export type Usage = ProviderService.Usage
+}
+export {
+  ProviderDelta,
+  ProviderError,
+  type ProviderEvent,
+  ProviderFailure,
+  type ProviderRequest,
+  type ProviderTool,
+  type StopReason
+} from "./services/Provider.ts"
+
 // Layers
 export * as ConfigFile from "./layers/ConfigFile.ts"
 export * as ExecutorLive from "./layers/executor/ExecutorLive.ts"
 export * as ExecutorScripted from "./layers/executor/ExecutorScripted.ts"
+export * as FileConversationStore from "./layers/store/FileConversationStore.ts"
 export * as LlmInquiryBackend from "./layers/LlmInquiryBackend.ts"
+export * as MemoryConversationStore from "./layers/store/MemoryConversationStore.ts"
 export * as MockInquiryBackend from "./layers/MockInquiryBackend.ts"
 export * as MockPromptBackend from "./layers/prompt/MockPromptBackend.ts"
 export * as ProviderLive from "./layers/provider/ProviderLive.ts"
 export * as ScriptedProvider from "./layers/provider/Scripted.ts"
-export * as FileConversationStore from "./layers/store/FileConversationStore.ts"
-export * as MemoryConversationStore from "./layers/store/MemoryConversationStore.ts"
 export * as TerminalPromptBackend from "./layers/prompt/TerminalPromptBackend.ts"
+
 // Programs
 export * from "./programs/index.ts"

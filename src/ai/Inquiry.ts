@@ -159,11 +159,13 @@ const describeAnswer = (a: Schema.Json) => (JSON.stringify(a) ?? String(a)).slic
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
  * import { Question } from "parley"
  * import { Inquiry } from "parley/ai"
  *
  * const typed = Inquiry.ask(Inquiry.boolean("overwrite", "Overwrite a.txt?")) // Effect<boolean, Inquiry.Pending, Inquiry.Inquiry>
- * const raw = Inquiry.ask(new Question({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" } })) // Effect<Json, …>
+ * const question = Schema.decodeUnknownSync(Question)({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" } })
+ * const raw = Inquiry.ask(question) // Effect<Json, Inquiry.Pending, Inquiry.Inquiry>
  * const both = Effect.all([typed, raw])
  * ```
  */

@@ -23,8 +23,10 @@
  * @example
  * ```ts
  * import * as LlmInquiryBackend from "./LlmInquiryBackend.ts"
- * const layer = LlmInquiryBackend.layer({ model: "anthropic/claude-sonnet-4-5", systemPrompt, tools })
- * // requires Provider
+ * import type { ProviderTool } from "../services/Provider.ts"
+ * declare const tools: ReadonlyArray<ProviderTool> // the turn's tool definitions
+ * const layer = LlmInquiryBackend.layer({ model: "anthropic/claude-sonnet-4-5", systemPrompt: "Be brief.", tools })
+ * // Layer<InquiryBackend, never, Provider>
  * ```
  */
 import * as Cause from "effect/Cause"

@@ -9,6 +9,7 @@
  * @example
  * ```ts
  * import * as MockInquiryBackend from "./MockInquiryBackend.ts"
+ * import type { InquiryBackendRequest } from "../services/InquiryBackend.ts"
  * const log: Array<InquiryBackendRequest> = []
  * const layer = MockInquiryBackend.layer({ "call_1.overwrite.1": true }, { log })
  * ```

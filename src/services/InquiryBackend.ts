@@ -13,6 +13,10 @@
  * ```ts
  * import * as Effect from "effect/Effect"
  * import { InquiryBackend } from "./InquiryBackend.ts"
+ * import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
+ * import type { InquiryId } from "../domain/event/InquiryId.ts"
+ * import type { InquiryQuestion } from "../domain/event/InquiryQuestion.ts"
+ * declare const entries: ReadonlyArray<StreamEntry>, inquiryId: InquiryId, question: InquiryQuestion
  * const answer = Effect.gen(function*() {
  *   const backend = yield* InquiryBackend
  *   return yield* backend.inquire({ entries, inquiryId, toolCallId: "call_1", toolName: "write_note", question })

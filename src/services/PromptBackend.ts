@@ -11,7 +11,7 @@
  * ```ts
  * import * as Effect from "effect/Effect"
  * import { PromptBackend } from "./PromptBackend.ts"
- * const decision = yield* PromptBackend.use((p) => p.permission({ toolName: "write_note", kind: "local", arguments: {} }))
+ * const decision = PromptBackend.use((p) => p.permission({ toolName: "write_note", kind: "local", arguments: {} })) // Effect<"y" | "Y" | "n" | "N", PromptError, PromptBackend>
  * ```
  */
 import * as Context from "effect/Context"

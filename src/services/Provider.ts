@@ -12,6 +12,8 @@
  * ```ts
  * import * as Effect from "effect/Effect"
  * import * as Provider from "./Provider.ts"
+ * import type { ProviderEvent } from "../domain/stream/Thread.ts"
+ * declare const events: ReadonlyArray<ProviderEvent> // from Thread.intoParts
  * const program = Effect.gen(function*() {
  *   const provider = yield* Provider.Provider
  *   const reply = yield* Provider.collect(provider.stream({
@@ -130,6 +132,7 @@ const attemptsText = (n: number) => `${n} attempt${n === 1 ? "" : "s"}`
  *
  * @example
  * ```ts
+ * import { ProviderError } from "./Provider.ts"
  * new ProviderError({ provider: "anthropic", failure: "http", status: 500, detail: "Overloaded", retryable: true, attempts: 4 })
  *   .message // "anthropic: HTTP 500 after 4 attempts: Overloaded"
  * ```
@@ -238,6 +241,9 @@ const seconds = (ms: number) => `${Math.ceil(ms / 1000)} s`
  *
  * @example
  * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { ProviderError, withRetries } from "./Provider.ts"
+ * const error = new ProviderError({ provider: "openai", failure: "http", status: 503, detail: "busy", retryable: true, attempts: 1 })
  * withRetries(Effect.fail(error), { times: 3, baseDelay: "1 millis" }) // fails with attempts: 4
  * ```
  */
@@ -375,7 +381,10 @@ export class ReplyBuilder {
  *
  * @example
  * ```ts
- * const reply = yield* collect(provider.stream(request))
+ * import * as Effect from "effect/Effect"
+ * import { collect, Provider, type ProviderRequest } from "./Provider.ts"
+ * declare const request: ProviderRequest
+ * const reply = Effect.flatMap(Effect.service(Provider), (provider) => collect(provider.stream(request))) // Effect<Reply, ProviderError, Provider>
  * ```
  */
 export const collect = <E, R>(
@@ -396,6 +405,7 @@ export const collect = <E, R>(
  *
  * @example
  * ```ts
+ * import { replyWarning } from "./Provider.ts"
  * replyWarning("anthropic/claude-sonnet-4-5", "max_tokens")
  * // "warning: anthropic/claude-sonnet-4-5 stopped at its output token limit; the reply is cut short (saved as it is)."
  * ```

@@ -165,7 +165,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
       tags: ["parley/ConversationStore", "parley/Executor", "parley/PromptBackend", "parley/InquiryBackend", "parley/Provider"],
       requirements: true,
       store: "function",
-      ai: 0
+      ai: { tools: ["write_file"], asked: "overwrite", completed: "wrote a.txt", ok: "fine", provider: true }
     })
 
     // Every shipped module loads under plain node through the exports map (no `.ts` specifier left behind).

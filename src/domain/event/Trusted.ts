@@ -13,7 +13,9 @@
  * @example
  * ```ts
  * import { trusted } from "./Trusted.ts"
- * const e = trusted(TurnStart, { timestamp, type: "turn_start", metadata: {} })
+ * import { TurnStart } from "./TurnStart.ts"
+ * import * as Timestamp from "./Timestamp.ts"
+ * const e = trusted(TurnStart, { timestamp: Timestamp.now(), type: "turn_start", metadata: {} })
  * e instanceof TurnStart // true
  * ```
  */

@@ -23,6 +23,9 @@
  * @example
  * ```ts
  * import { renderHtml } from "./Html.ts"
+ * import type { Conversation } from "../storage/Conversation.ts"
+ * declare const c: Conversation
+ * declare const markdownToHtml: (source: string) => string // e.g. parley/layers/render/SafeMarkdown
  * const page = renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, { markdown: markdownToHtml })
  * ```
  */
@@ -253,6 +256,10 @@ const tocEntry = (entries: ReadonlyArray<StreamEntry>, n: number): string => {
  *
  * @example
  * ```ts
+ * import { renderHtml } from "./Html.ts"
+ * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * declare const entries: ReadonlyArray<StreamEntry>
+ * declare const markdownToHtml: (source: string) => string
  * renderHtml({ id: "17738399468", entries }, { markdown: markdownToHtml }).startsWith("<!doctype html>") // true
  * ```
  */

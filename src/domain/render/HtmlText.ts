@@ -22,6 +22,7 @@ const SPECIAL = /[&<>"']/g
  *
  * @example
  * ```ts
+ * import { escapeHtml } from "./HtmlText.ts"
  * escapeHtml(`a "b" & <c>`) // "a &quot;b&quot; &amp; &lt;c&gt;"
  * ```
  */
@@ -40,6 +41,7 @@ export const CLIP_ARGUMENT_LINES = 12
  *
  * @example
  * ```ts
+ * import { clipHead } from "./HtmlText.ts"
  * clipHead("short") // undefined
  * clipHead("x".repeat(5000))?.length // 4000
  * ```
@@ -78,6 +80,7 @@ export const formatCount = (n: number): string => n.toLocaleString("en-US")
  *
  * @example
  * ```ts
+ * import { preBlock } from "./HtmlText.ts"
  * preBlock("x\n".repeat(1000)).includes("Show all 1,000 lines") // true
  * ```
  */
@@ -102,6 +105,7 @@ export const oneLine = (text: string, max = 80): string => {
  *
  * @example
  * ```ts
+ * import { timeTag } from "./HtmlText.ts"
  * timeTag("2026-03-05 08:40:00.0") // '<time datetime="2026-03-05T08:40:00Z" title="2026-03-05T08:40:00Z">08:40:00</time>'
  * ```
  */

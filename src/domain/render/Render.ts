@@ -17,6 +17,8 @@
  * @example
  * ```ts
  * import * as Render from "./Render.ts"
+ * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * declare const entries: ReadonlyArray<StreamEntry>
  * process.stdout.write(Render.renderMarkdown({ id: "17738399468", title: "Hello", entries }))
  * ```
  */
@@ -141,6 +143,9 @@ const toolLine = (call: ToolCallStatus): string => {
  *
  * @example
  * ```ts
+ * import { incompleteMarker } from "./Render.ts"
+ * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * declare const entriesOfTheTurn: ReadonlyArray<StreamEntry>
  * incompleteMarker(entriesOfTheTurn) // "⏳ Incomplete turn (pending LLM response)"
  * ```
  */
@@ -158,6 +163,9 @@ export const incompleteMarker = (entries: ReadonlyArray<StreamEntry>): string =>
  *
  * @example
  * ```ts
+ * import { renderMarkdown } from "./Render.ts"
+ * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * declare const entries: ReadonlyArray<StreamEntry>
  * renderMarkdown({ id: "17738399468", entries }).startsWith("# Conversation jp-c17738399468") // true
  * ```
  */
@@ -193,6 +201,9 @@ export const renderMarkdown = (conversation: {
  *
  * @example
  * ```ts
+ * import { renderJson } from "./Render.ts"
+ * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * declare const entries: ReadonlyArray<StreamEntry>
  * JSON.parse(renderJson(entries))[0].type // "turn_start"
  * ```
  */

@@ -9,6 +9,9 @@
  * @example
  * ```ts
  * import * as Conversation from "./Conversation.ts"
+ * import { ConversationId, Timestamp } from "parley"
+ * const id = ConversationId.parse("17738399468")!
+ * const now = Timestamp.now()
  * const c = Conversation.make({ id, title: "Hello", now })
  * c.entries.length // 0
  * ```

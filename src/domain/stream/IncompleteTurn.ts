@@ -31,6 +31,8 @@
  * @example
  * ```ts
  * import * as IncompleteTurn from "./IncompleteTurn.ts"
+ * import type { Conversation } from "parley"
+ * declare const conversation: Conversation.Conversation
  * const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn(conversation.entries)
  * if (incomplete !== null) IncompleteTurn.analyze(incomplete).phase // "Executing"
  * ```
@@ -113,6 +115,7 @@ const WRITER_SUFFIX = /^([^.]+)\.([1-9][0-9]*)$/
  *
  * @example
  * ```ts
+ * import { writerQuestionId } from "./IncompleteTurn.ts"
  * writerQuestionId("call_1", "call_1.overwrite.2") // { questionId: "overwrite", attempt: 2 }
  * writerQuestionId("call_1", "call_1.overwrite")   // undefined
  * ```
@@ -143,6 +146,9 @@ export const lastTurnStart = (entries: ReadonlyArray<StreamEntry>): number =>
  *
  * @example
  * ```ts
+ * import { resumableEntries } from "./IncompleteTurn.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
  * resumableEntries({ entries: [ts, q, call, ts2] }) // [ts, q, call]
  * ```
  */
@@ -253,6 +259,9 @@ const isIncomplete = (t: TurnInspection): boolean => t.hasChatRequest && !t.comp
  *
  * @example
  * ```ts
+ * import { splitIncompleteTurn } from "./IncompleteTurn.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
  * splitIncompleteTurn([ts, q, a, ts2, q2]) // { complete: [ts, q, a], incomplete: { entries: [ts2, q2] } }
  * ```
  */
@@ -277,6 +286,9 @@ export const splitIncompleteTurn = (
  *
  * @example
  * ```ts
+ * import { analyze } from "./IncompleteTurn.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
  * analyze({ entries: [ts, q, call] }).pendingToolCalls // [call]
  * ```
  */
@@ -349,6 +361,10 @@ const summarize = (t: TurnInspection): IncompleteSummary | null => {
  *
  * @example
  * ```ts
+ * import { incompleteSummary } from "./IncompleteTurn.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
+ * declare const inquiry: InquiryRequest
  * incompleteSummary([ts, q, call, inquiry]) // { state: "waiting-for-input", tool: "write_note" }
  * ```
  */

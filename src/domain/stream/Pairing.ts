@@ -23,6 +23,8 @@
  * ```ts
  * import * as Pairing from "./Pairing.ts"
  * const pairer = Pairing.make<number>()
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const toolCall: ToolCallRequest, toolResult: ToolCallResponse
  * pairer.step(toolCall, 0)     // { _tag: "Opened", kind: "tool" }
  * pairer.step(toolResult, 1)   // { _tag: "Closed", kind: "tool", request: 0 }
  * pairer.step(toolResult, 2)   // { _tag: "Exhausted", kind: "tool", id: "call_1" }

@@ -46,6 +46,8 @@
  * @example
  * ```ts
  * import { sanitize } from "./Sanitize.ts"
+ * import type { Conversation } from "parley"
+ * declare const conversation: Conversation.Conversation
  * const repaired = sanitize(conversation.entries)
  * ```
  */
@@ -162,6 +164,9 @@ const normalizeTurnStarts = (entries: Array<StreamEntry>): Array<StreamEntry> =>
  *
  * @example
  * ```ts
+ * import { sanitize } from "./Sanitize.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const request: ChatRequest, toolCall: ToolCallRequest
  * sanitize([request, toolCall]) // [turnStart, request, toolCall, interruptedResponse]
  * ```
  */

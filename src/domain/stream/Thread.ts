@@ -6,6 +6,8 @@
  * ```ts
  * import { intoParts } from "./Thread.ts"
  * import { sanitize } from "./Sanitize.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const entries: ReadonlyArray<StreamEntry>
  * const { systemParts, events } = intoParts({ systemPrompt: "Be brief.", events: sanitize(entries) })
  * ```
  */
@@ -46,6 +48,9 @@ export interface ThreadParts {
  *
  * @example
  * ```ts
+ * import { intoParts } from "./Thread.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const turnStart: TurnStart, request: ChatRequest, inquiry: InquiryRequest, answer: InquiryResponse
  * intoParts({ events: [turnStart, request, inquiry, answer] }).events // [request]
  * ```
  */

@@ -25,6 +25,8 @@
  * @example
  * ```ts
  * import * as TurnAppend from "./TurnAppend.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const stream: ReadonlyArray<StreamEntry>, response: ChatResponse
  * const result = TurnAppend.validate(stream, [response]) // { _tag: "Ok", events } or { _tag: "Rejected", … }
  * ```
  */

@@ -20,6 +20,8 @@
  * @example
  * ```ts
  * import * as Turns from "./Turns.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const turnStart: TurnStart, request: ChatRequest, response: ChatResponse, request2: ChatRequest
  * Turns.turnCount([request, response, turnStart, request2]) // 2
  * ```
  */
@@ -66,6 +68,9 @@ const ignore = (): void => {}
  *
  * @example
  * ```ts
+ * import { turns } from "./Turns.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const turnStart: TurnStart, turnStart2: TurnStart, request: ChatRequest, request2: ChatRequest, delta: ConfigDelta
  * turns([turnStart, request, delta, turnStart2, request2]).map((t) => [t.start, t.end]) // [[0, 3], [3, 5]]
  * ```
  */
@@ -96,6 +101,9 @@ export interface EventInTurn {
  *
  * @example
  * ```ts
+ * import { eventsByTurn } from "./Turns.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const turnStart: TurnStart, request: ChatRequest, request2: ChatRequest
  * eventsByTurn([request, turnStart, request2]).map((x) => x.turn) // [0, 1, 1]
  * ```
  */
@@ -130,6 +138,10 @@ export interface CurrentTurnOptions {
  *
  * @example
  * ```ts
+ * import { currentTurnStart } from "./Turns.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
+ * declare const delta: ConfigDelta
  * currentTurnStart([ts, q, a, ts2])                                        // 3
  * currentTurnStart([ts, q, a, ts2], { skipTrailingBareTurnStarts: true })  // 0
  * currentTurnStart([delta, q])                                             // 1
@@ -155,6 +167,9 @@ export const currentTurnStart = (entries: ReadonlyArray<StreamEntry>, options: C
  *
  * @example
  * ```ts
+ * import { currentTurnSchema } from "./Turns.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const turnStart: TurnStart, requestWithSchema: ChatRequest, reply: ChatResponse, interruptReply: ChatRequest
  * currentTurnSchema([turnStart, requestWithSchema, reply, interruptReply]) // requestWithSchema.schema
  * ```
  */
@@ -173,6 +188,9 @@ export const currentTurnSchema = (entries: ReadonlyArray<StreamEntry>): ChatRequ
  *
  * @example
  * ```ts
+ * import { turnAtTime } from "./Turns.ts"
+ * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
+ * declare const entries: ReadonlyArray<StreamEntry>
  * turnAtTime(entries, "2026-03-05 11:00:00.0")?.index // 0
  * ```
  */

@@ -58,6 +58,7 @@ export const schemaFor = (answerType: AnswerableType): Schema.JsonObject => ({
  *
  * @example
  * ```ts
+ * import { promptFor } from "./InquirySchema.ts"
  * promptFor("write_note", "Overwrite a.txt?", "call_1.overwrite.1")
  * // "The tool `write_note` requires additional input.\n\nOverwrite a.txt?\n\nProvide your answer based on the conversation context.\n\nInquiry ID: call_1.overwrite.1"
  * ```

@@ -8,9 +8,10 @@
  *
  * @example
  * ```ts
+ * import * as Schema from "effect/Schema"
  * import { Question, toInquiryQuestion } from "./Question.ts"
- * import { AnswerType } from "./AnswerType.ts"
- * const q = new Question({ id: "overwrite", text: "Overwrite a.txt?", answer_type: AnswerType.boolean, default: false })
+ * // Decoding checks the id (non-empty, no "."); `new Question` wants an id already branded `QuestionId`.
+ * const q = Schema.decodeUnknownSync(Question)({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false })
  * toInquiryQuestion(q) // { text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false }
  * ```
  */

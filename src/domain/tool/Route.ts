@@ -19,9 +19,10 @@
  * @example
  * ```ts
  * import * as Option from "effect/Option"
+ * import * as Schema from "effect/Schema"
  * import { Question, Route } from "parley"
  *
- * const question = new Question({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" } })
+ * const question = Schema.decodeUnknownSync(Question)({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" } })
  * Route.decideRoute({ question, target: "user", interactive: false, remembered: Option.none(), staticAnswer: undefined })
  * // Route.Route.Backend()
  * ```

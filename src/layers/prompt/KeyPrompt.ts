@@ -5,8 +5,13 @@
  *
  * @example
  * ```ts
+ * import * as Prompt from "effect/cli/Prompt"
  * import { keyPrompt } from "./KeyPrompt.ts"
- * const key = yield* Prompt.run(keyPrompt({ message: "Run local write_note tool?", keys: [...], defaultKey: "y" }))
+ * const key = Prompt.run(keyPrompt({
+ *   message: "Run local write_note tool?",
+ *   keys: [{ key: "y", label: "run" }, { key: "n", label: "skip" }],
+ *   defaultKey: "y"
+ * })) // Effect<string, …, Terminal>
  * ```
  */
 import * as Data from "effect/Data"

@@ -11,8 +11,13 @@
  *
  * @example
  * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import * as NodeServices from "@effect/platform-node/NodeServices"
  * import * as TerminalPromptBackend from "./TerminalPromptBackend.ts"
- * Effect.provide(program, TerminalPromptBackend.layer.pipe(Layer.provide(NodeServices.layer)))
+ * import { PromptBackend } from "../../services/PromptBackend.ts"
+ * const program = Effect.map(Effect.service(PromptBackend), (p) => p.interactive)
+ * const runnable = Effect.provide(program, TerminalPromptBackend.layer.pipe(Layer.provide(NodeServices.layer)))
  * ```
  */
 import * as Clock from "effect/Clock"

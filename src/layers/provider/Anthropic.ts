@@ -100,6 +100,9 @@ const cacheable = (block: Block): boolean => block.type !== "thinking" && block.
  *
  * @example
  * ```ts
+ * import { toMessagesParams } from "./Anthropic.ts"
+ * import type { ProviderRequest } from "../../services/Provider.ts"
+ * declare const request: ProviderRequest
  * toMessagesParams(request, "claude-sonnet-4-5", { maxTokens: 1024 }).messages
  * ```
  */

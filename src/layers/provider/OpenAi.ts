@@ -61,6 +61,7 @@ const isObject = (u: unknown): u is JsonSchema => typeof u === "object" && u !==
  *
  * @example
  * ```ts
+ * import { toStrictSchema } from "./OpenAi.ts"
  * toStrictSchema({ type: "object", properties: { a: { const: 1 } } })
  * // { type: "object", properties: { a: { enum: [1] } }, required: ["a"], additionalProperties: false }
  * ```
@@ -103,6 +104,9 @@ type Message = OpenAI.ChatCompletionMessageParam
  *
  * @example
  * ```ts
+ * import { toChatParams } from "./OpenAi.ts"
+ * import type { ProviderRequest } from "../../services/Provider.ts"
+ * declare const request: ProviderRequest
  * toChatParams(request, "gpt-5-mini").messages
  * ```
  */
@@ -297,7 +301,9 @@ const DONE_LINE = /^data: ?\[DONE\]\s*$/
  *
  * @example
  * ```ts
- * new OpenAI({ apiKey, fetch: watchingFetch(fetch) })
+ * import OpenAI from "openai"
+ * import { watchingFetch } from "./OpenAi.ts"
+ * const client = new OpenAI({ apiKey: "sk-…", fetch: watchingFetch(fetch) })
  * ```
  */
 export const watchingFetch = (base: typeof fetch) => async (input: string | URL | Request, init?: RequestInit) => {

@@ -48,6 +48,7 @@ const configError = (provider: string, detail: string) =>
  *
  * @example
  * ```ts
+ * import { checkModel } from "./ProviderLive.ts"
  * checkModel("gpt-5") // ProviderError: Unknown model "gpt-5": use anthropic/<model>, …
  * checkModel("scripted") // undefined
  * ```
@@ -69,7 +70,8 @@ const nonEmpty = (s: string | undefined): string | undefined => (s === undefined
  *
  * @example
  * ```ts
- * yield* ProviderLive.checkReady("anthropic/claude-sonnet-4-5", { env: {} }) // fails: ANTHROPIC_API_KEY is not set…
+ * import * as ProviderLive from "./ProviderLive.ts"
+ * const ready = ProviderLive.checkReady("anthropic/claude-sonnet-4-5", { env: {} }) // fails: ANTHROPIC_API_KEY is not set…
  * ```
  */
 export const checkReady = (model: string, options: ProviderLiveOptions = {}): Effect.Effect<void, ProviderError> =>

@@ -7,8 +7,12 @@
  *
  * @example
  * ```ts
- * sdkStream({ provider: "openai", keyVariable: "OPENAI_API_KEY", policy, open: (signal) => sdk.chat.completions.create(params, { signal }),
- *   converter: () => new ChunkConverter() })
+ * import { type Converter, sdkStream } from "./Transport.ts"
+ * import { defaultRetryPolicy } from "../../services/Provider.ts"
+ * type Chunk = { readonly text: string }
+ * declare const open: (signal: AbortSignal) => Promise<AsyncIterable<Chunk>> // e.g. the SDK's create(params, { signal })
+ * declare const converter: () => Converter<Chunk>
+ * const deltas = sdkStream({ provider: "openai", keyVariable: "OPENAI_API_KEY", policy: defaultRetryPolicy, open, converter })
  * ```
  */
 import * as Effect from "effect/Effect"
@@ -50,6 +54,7 @@ const oneLine = (text: string, max = 300): string => {
  *
  * @example
  * ```ts
+ * import { summarizeBody } from "./Transport.ts"
  * summarizeBody("<html><head><title>502 Bad Gateway</title></head>…") // "HTML error page \"502 Bad Gateway\""
  * ```
  */
@@ -72,6 +77,7 @@ type HeaderSource = { readonly get: (name: string) => string | null | undefined 
  *
  * @example
  * ```ts
+ * import { retryAfterMs } from "./Transport.ts"
  * retryAfterMs(new Headers({ "retry-after": "1" }), Date.now()) // 1000
  * ```
  */

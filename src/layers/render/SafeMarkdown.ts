@@ -73,6 +73,7 @@ const md = (): Md => {
  *
  * @example
  * ```ts
+ * import { markdownToHtml } from "./SafeMarkdown.ts"
  * markdownToHtml("[docs](https://example.com)") // '<p><span class="link">docs</span> <span class="url">&lt;https://example.com&gt;</span></p>\n'
  * ```
  */

@@ -8,6 +8,8 @@
  * @example
  * ```ts
  * import { checkOne } from "./Check.ts"
+ * import type { ConversationId } from "parley"
+ * declare const id: ConversationId.ConversationId, dir: string
  * const result = await checkOne(id, { dir, archived: false }) // { ok, roundtrip, error? }
  * ```
  */

@@ -14,6 +14,8 @@
  * @example
  * ```ts
  * import * as ConversationDir from "./ConversationDir.ts"
+ * import type { ConversationId } from "parley"
+ * declare const id: ConversationId.ConversationId, dir: string
  * const conversation = await ConversationDir.read(id, { dir, archived: false })
  * ```
  */

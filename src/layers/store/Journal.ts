@@ -25,6 +25,8 @@
  * @example
  * ```ts
  * import * as Journal from "./Journal.ts"
+ * import type * as Schema from "effect/Schema"
+ * declare const dir: string, entry: Schema.Json // a conversation directory; an encoded entry
  * await Journal.append(dir, [{ at: 3, entry }], "812")
  * await Journal.fold(dir) // events.json now holds them; no journal left
  * ```

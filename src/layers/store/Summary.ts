@@ -4,6 +4,8 @@
  * @example
  * ```ts
  * import { summaryOf } from "./Summary.ts"
+ * import type { Conversation } from "parley"
+ * declare const conversation: Conversation.Conversation
  * summaryOf(conversation, "/path/to/dir").incomplete // null, or { state, tool? }
  * ```
  */

@@ -14,7 +14,9 @@
  * @example
  * ```ts
  * import * as Inquiry from "./Inquiry.ts"
- * const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source }))
+ * import type { InquiryId, InquirySource, Question, ToolCallRequest } from "parley"
+ * declare const env: Inquiry.Env, call: ToolCallRequest, question: Question, id: InquiryId.InquiryId, source: InquirySource
+ * const routed = Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source })) // Effect<Routed, RecordError>
  * ```
  */
 import * as Data from "effect/Data"
