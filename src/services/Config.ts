@@ -20,6 +20,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ConfigData from "../domain/tool/Config.ts"
 
+/** One problem in a config document: where (key path or line/column) and what. */
 export const ConfigProblem = Schema.Struct({
   /** Dotted key path (`conversation.tools.write_note.run`), when the problem is at a key. */
   path: Schema.optionalKey(Schema.String),
@@ -59,6 +60,11 @@ export const validate = (input: unknown, file: string): Effect.Effect<ConfigData
     )
 }
 
+/**
+ * The parsed `config.toml`, as a service. Live: `ConfigFile.layer` (reads
+ * `<storage>/config.toml`); tests: `Config.layerLiteral({...})`,
+ * `Config.layerEmpty`.
+ */
 export class Config extends Context.Service<Config, {
   /** Where the config came from (for messages); `config.toml` for literals. */
   readonly file: string

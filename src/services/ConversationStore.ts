@@ -94,6 +94,7 @@ export class StoreIoError extends Schema.TaggedError<StoreIoError>()("StoreIoErr
   }
 }
 
+/** The errors of reading a conversation. */
 export type StoreError = ConversationNotFound | ConversationCorrupt | StoreIoError
 
 /** The errors of taking a conversation for writing. */
@@ -149,6 +150,20 @@ export interface NewConversation {
   readonly entries?: ReadonlyArray<StreamEntry>
 }
 
+/**
+ * Where conversations live, as a service: list, load, check, remove, and
+ * `open` / `create` a scoped {@link ConversationSession}. Live:
+ * `FileConversationStore.layer({ storageDir })` (JP's layout); tests and
+ * embedding: `MemoryConversationStore.layer([...])`.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { ConversationStore, MemoryConversationStore } from "parley"
+ *
+ * const listed = ConversationStore.use((store) => store.list()).pipe(Effect.provide(MemoryConversationStore.layer()))
+ * ```
+ */
 export class ConversationStore extends Context.Service<ConversationStore, {
   /** Conversations, newest activity first; archived ones only when asked. Damaged ones are reported, not fatal. */
   list(options?: { readonly archived?: boolean }): Effect.Effect<Listing, StoreIoError>

@@ -41,6 +41,7 @@ export interface ToolCall {
 /** Answers by bare question id (`overwrite`), the latest answer per id. */
 export type Answers = Readonly<Record<string, Schema.Json>>
 
+/** Where a call runs: the conversation it belongs to and the project directory. */
 export interface ExecutionContext {
   /** The bare decisecond id (`17738399468`), passed to local tools as `conversation_id`. */
   readonly conversationId: string
@@ -48,6 +49,7 @@ export interface ExecutionContext {
   readonly root: string
 }
 
+/** What a finished call records in its `tool_call_response` (and what the model reads). */
 export const ToolResponse = Schema.Struct({ content: Schema.String, is_error: Schema.Boolean })
 export type ToolResponse = typeof ToolResponse.Type
 
@@ -63,9 +65,28 @@ export class NeedsInput extends Schema.TaggedClass<NeedsInput>()("NeedsInput", {
   answers: Schema.Record(Schema.String, Schema.Json)
 }) {}
 
+/** The outcome of one run of a tool: it finished, or it asks a question first. */
 export type ExecutorResult = Completed | NeedsInput
 
+/**
+ * A successful result with `content` (at the root: `Executor.ok`).
+ *
+ * @example
+ * ```ts
+ * import { Executor } from "parley"
+ * Executor.ok("written").response // { content: "written", is_error: false }
+ * ```
+ */
 export const ok = (content: string): Completed => new Completed({ response: { content, is_error: false } })
+/**
+ * A failed result with `content` (at the root: `Executor.error`): the model reads it as a tool error.
+ *
+ * @example
+ * ```ts
+ * import { Executor } from "parley"
+ * Executor.error("no such file").response // { content: "no such file", is_error: true }
+ * ```
+ */
 export const error = (content: string): Completed => new Completed({ response: { content, is_error: true } })
 
 /** JP's response for a call to a tool that is not (or no longer) enabled; its typo kept. */
@@ -104,6 +125,20 @@ export const fromOutcome = (
   }
 }
 
+/**
+ * Runs tool calls, as a service: the tool definitions the model is offered,
+ * one run of a call with the answers so far, the run mode and the kind of
+ * each tool. Live: `ExecutorLive.layer` (built-ins, local commands); tests:
+ * `ExecutorScripted.layer`; effect/ai toolkits: `executorFromToolkit` from
+ * `parley/ai`.
+ *
+ * @example
+ * ```ts
+ * import { ExecutorScripted } from "parley"
+ *
+ * const layer = ExecutorScripted.layer({ deploy: { outcomes: [{ type: "success", content: "deployed" }] } }) // Layer<Executor>
+ * ```
+ */
 export class Executor extends Context.Service<Executor, {
   /** What providers are told about the enabled tools, sorted by name. */
   readonly definitions: ReadonlyArray<ToolDefinition>

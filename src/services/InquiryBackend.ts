@@ -30,6 +30,7 @@ import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { InquiryQuestion } from "../domain/event/InquiryQuestion.ts"
 
+/** One question for the backend: the conversation as it stands, the inquiry id, the paused call, the question. */
 export interface InquiryBackendRequest {
   /** The conversation as it is now (taken just in time, after the `inquiry_request` was appended). */
   readonly entries: ReadonlyArray<StreamEntry>
@@ -86,6 +87,7 @@ export class InquiryOtherError extends Schema.TaggedError<InquiryOtherError>()("
   }
 }
 
+/** Why the backend gave no answer; the coordinator records `Cancelled` with the matching reason. */
 export type InquiryError =
   | InquiryProviderError
   | MissingStructuredData
@@ -93,6 +95,17 @@ export type InquiryError =
   | InquiryCancelledError
   | InquiryOtherError
 
+/**
+ * Answers tool questions without the person (RFD 028), as a service. Live:
+ * `LlmInquiryBackend.layer` (a structured side call to the model); tests:
+ * `MockInquiryBackend.layer({ "<inquiry id>": answer })`.
+ *
+ * @example
+ * ```ts
+ * import { MockInquiryBackend } from "parley"
+ * const layer = MockInquiryBackend.layer({ "call_1.overwrite.1": true }) // Layer<InquiryBackend>
+ * ```
+ */
 export class InquiryBackend extends Context.Service<InquiryBackend, {
   /** The answer (boolean, a select option's value, or text); never `null`. */
   inquire(request: InquiryBackendRequest): Effect.Effect<Schema.Json, InquiryError>

@@ -19,8 +19,10 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Question } from "../domain/tool/Question.ts"
 
+/** A permission answer: `y` run, `Y` run and remember for the turn, `n` skip, `N` skip and remember. */
 export type PermissionDecision = "y" | "Y" | "n" | "N"
 
+/** What the permission prompt shows: which tool, how it runs, its arguments. */
 export interface PermissionRequest {
   readonly toolName: string
   /** How the tool runs, for the prompt text ("Run local write_note tool?"). */
@@ -28,11 +30,13 @@ export interface PermissionRequest {
   readonly arguments: Schema.JsonObject
 }
 
+/** A tool question to put to the person (a `secret` one is read without echo). */
 export interface QuestionRequest {
   readonly toolName: string
   readonly question: Question
 }
 
+/** What the person typed, and whether to reuse it for the rest of the turn. */
 export interface QuestionAnswer {
   readonly answer: Schema.Json
   /** `Y`/`N` on a boolean question: reuse this answer for the rest of the turn. */
@@ -55,8 +59,23 @@ export class PromptFailed extends Schema.TaggedError<PromptFailed>()("PromptFail
   }
 }
 
+/** Why a prompt gave no answer: the person cancelled, or the terminal failed. */
 export type PromptError = PromptCancelled | PromptFailed
 
+/**
+ * The person at the terminal, as a service: permission prompts and tool
+ * questions. Live: `TerminalPromptBackend.layer`; tests and embedding:
+ * `MockPromptBackend.layer([...answers])`.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { MockPromptBackend, PromptBackend } from "parley"
+ *
+ * const ask = PromptBackend.use((p) => p.permission({ toolName: "write_note", kind: "local", arguments: {} }))
+ * const decision = ask.pipe(Effect.provide(MockPromptBackend.layer([{ _tag: "Permission", decision: "y" }]))) // Effect<"y" | …>
+ * ```
+ */
 export class PromptBackend extends Context.Service<PromptBackend, {
   /** Whether prompting is possible at all (stdin and stdout are TTYs). */
   readonly interactive: boolean

@@ -43,6 +43,7 @@ export type { ProviderEvent }
 /** A tool the model may call; `parameters` is a JSON Schema object. */
 export type ProviderTool = ToolDefinition
 
+/** One request to a model: the model, the provider view of the conversation (system parts and `Thread.intoParts` events), the tools, and optionally a structured-output schema. */
 export interface ProviderRequest {
   /** `anthropic/<model>`, `openai/<model>` or `scripted`. */
   readonly model: string
@@ -63,6 +64,7 @@ export interface ProviderRequest {
  */
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "other"
 
+/** Token counts of one reply (0 when the provider does not say). */
 export interface Usage {
   readonly inputTokens: number
   readonly outputTokens: number
@@ -102,6 +104,15 @@ export type ProviderDelta = Data.TaggedEnum<{
   Finish: { readonly reason: StopReason }
 }>
 
+/**
+ * Constructors and matchers of {@link ProviderDelta} (`ProviderDelta.TextDelta({ text })`, `ProviderDelta.$match`).
+ *
+ * @example
+ * ```ts
+ * import { ProviderDelta } from "parley"
+ * const deltas = [ProviderDelta.TextDelta({ text: "Hi" }), ProviderDelta.Finish({ reason: "end_turn" })]
+ * ```
+ */
 export const ProviderDelta = Data.taggedEnum<ProviderDelta>()
 
 /**
@@ -114,6 +125,7 @@ export const ProviderDelta = Data.taggedEnum<ProviderDelta>()
  *   closed before the provider's end marker, malformed server-sent events, an
  *   error event mid-reply, invalid tool arguments.
  */
+/** The kinds of {@link ProviderError} (see the list above). */
 export const ProviderFailure = Schema.Literals(["config", "http", "connection", "reply"])
 export type ProviderFailure = typeof ProviderFailure.Type
 
@@ -182,6 +194,25 @@ export const fieldsOf = (e: ProviderError): ConstructorParameters<typeof Provide
 export const isRetryableStatus = (status: number | undefined): boolean =>
   status === undefined || status === 408 || status === 409 || status === 429 || status >= 500
 
+/**
+ * A language model, as a service: `stream(request)` yields {@link ProviderDelta}s
+ * that `collect` folds into the events to record. Live: `ProviderLive.layer`
+ * (Anthropic, OpenAI-compatible, scripted); any effect/ai `LanguageModel`:
+ * `providerLayer` from `parley/ai`; tests: `ScriptedProvider`.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import * as Stream from "effect/Stream"
+ * import { Provider, ProviderDelta } from "parley"
+ *
+ * // A model that always says "Hi".
+ * const hi = Layer.succeed(Provider, Provider.of({
+ *   stream: () => Stream.fromIterable([ProviderDelta.TextDelta({ text: "Hi" }), ProviderDelta.Finish({ reason: "end_turn" })])
+ * }))
+ * ```
+ */
 export class Provider extends Context.Service<Provider, {
   /** Streams one reply. Interrupting the stream aborts the underlying request. */
   stream(request: ProviderRequest): Stream.Stream<ProviderDelta, ProviderError>
@@ -216,6 +247,7 @@ export interface RetryPolicy {
   readonly maxServerDelay?: Duration.Input
 }
 
+/** The live providers' retries: 3 retries from 200 ms, honouring a `Retry-After` of up to 30 s. */
 export const defaultRetryPolicy: RetryPolicy = { times: 3, baseDelay: "200 millis", maxServerDelay: "30 seconds" }
 
 const DEFAULT_MAX_SERVER_DELAY_MS = 30_000
