@@ -38,6 +38,7 @@ export const make = (
   })
 }
 
+/** The mock as a layer: `answers` keyed by inquiry id (`call_1.overwrite.1`); `log` collects every request. */
 export const layer = (
   answers: Readonly<Record<string, Schema.Json>> | ReadonlyMap<string, Schema.Json>,
   options: { readonly log?: Array<InquiryBackendRequest> } = {}

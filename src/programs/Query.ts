@@ -29,17 +29,28 @@ export type Target = Data.TaggedEnum<{
   New: {}
   MostRecent: {}
 }>
+/**
+ * Which conversation `query` writes to: `Id({ id })`, `New()`, or `MostRecent()` (or a new one when there is none).
+ *
+ * @example
+ * ```ts
+ * import { ConversationId, Query } from "parley"
+ * const target = Query.Target.Id({ id: ConversationId.parse("17738399468")! })
+ * ```
+ */
 export const Target = Data.taggedEnum<Target>()
 
 /** What to do with an incomplete turn when no flag said (the TTY prompt's keys). */
 export type ResumeChoice = "resume" | "discard" | "quit" | "edit"
 
+/** What the person is shown about an incomplete turn before choosing what to do with it. */
 export interface IncompleteInfo {
   readonly conversationId: ConversationId.ConversationId
   readonly summary: IncompleteTurn.IncompleteSummary
   readonly analysis: IncompleteTurn.TurnAnalysis
 }
 
+/** What `query` needs: the target conversation, the message, the model and what to do with an incomplete turn. */
 export interface QueryOptions {
   readonly message: string | undefined
   readonly target: Target
@@ -72,8 +83,10 @@ export type QueryOutcome = Data.TaggedEnum<{
   NothingToResume: {}
   NothingToDiscard: {}
 }>
+/** How a `query` ended (see the variants). */
 export const QueryOutcome = Data.taggedEnum<QueryOutcome>()
 
+/** The conversation `query` wrote to and how the query ended. */
 export interface QueryResult {
   readonly conversationId: ConversationId.ConversationId
   readonly outcome: QueryOutcome

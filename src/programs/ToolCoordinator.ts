@@ -72,6 +72,7 @@ export interface ResumeInput {
   readonly pendingInquiries: ReadonlyArray<PendingInquiry>
 }
 
+/** What `runTools` needs: the open session, the calls, the turn's state, where tools run, and (resuming) what the earlier run left. */
 export interface RunToolsInput {
   /** The open conversation the events go to. */
   readonly session: ConversationSession

@@ -47,8 +47,24 @@ export type TurnStartMode = Data.TaggedEnum<{
   NewTurn: { readonly message: string }
   Resume: { readonly analysis: TurnAnalysis }
 }>
+/**
+ * How `runTurn` begins: `NewTurn({ message })`, or `Resume({ analysis })` with the
+ * analysis of the incomplete turn (`session.resumeIncompleteTurn`).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { TurnLoop } from "parley"
+ * import type { ConversationSession } from "parley"
+ *
+ * declare const session: ConversationSession.ConversationSession
+ * const start = Effect.map(session.resumeIncompleteTurn, (analysis) =>
+ *   analysis === null ? TurnLoop.TurnStartMode.NewTurn({ message: "hi" }) : TurnLoop.TurnStartMode.Resume({ analysis }))
+ * ```
+ */
 export const TurnStartMode = Data.taggedEnum<TurnStartMode>()
 
+/** What `runTurn` needs: the open session, the model, where tools run, how the turn starts, and optional callbacks for what a UI shows. */
 export interface TurnInput {
   /** The open conversation (with any incomplete turn already prepared for resuming). */
   readonly session: ConversationSession
@@ -69,6 +85,7 @@ export interface TurnInput {
   readonly maxCycles?: number
 }
 
+/** How a run of a turn went: the number of model calls it made. */
 export interface TurnResult {
   /** Model calls made in this run of the turn. */
   readonly cycles: number

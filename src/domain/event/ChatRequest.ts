@@ -13,6 +13,17 @@ import * as Schema from "effect/Schema"
 import { metadataField } from "./EventMetadata.ts"
 import { Timestamp } from "./Timestamp.ts"
 
+/**
+ * A user message. `schema` asks for a structured (JSON Schema) reply;
+ * `author` is cosmetic and never sent to a provider.
+ *
+ * @example
+ * ```ts
+ * import { ChatRequest } from "./ChatRequest.ts"
+ * import * as Timestamp from "./Timestamp.ts"
+ * new ChatRequest({ timestamp: Timestamp.now(), content: "Hello" })
+ * ```
+ */
 export class ChatRequest extends Schema.Class<ChatRequest>("parley/ChatRequest")({
   timestamp: Timestamp,
   type: Schema.tag("chat_request"),

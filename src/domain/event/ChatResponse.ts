@@ -16,6 +16,19 @@ import { type EventMetadata, metadataField } from "./EventMetadata.ts"
 import type { Timestamp as TimestampType } from "./Timestamp.ts"
 import { Timestamp } from "./Timestamp.ts"
 
+/**
+ * An assistant reply: exactly one of `message` (text), `reasoning` (thinking
+ * text) or `data` (structured JSON). Untagged on disk: the variant is the key
+ * that is present, tried in that order.
+ *
+ * @example
+ * ```ts
+ * import { ChatResponse } from "./ChatResponse.ts"
+ * import * as Timestamp from "./Timestamp.ts"
+ * const r = ChatResponse.message(Timestamp.now(), "Done.")
+ * r.variant // "message"
+ * ```
+ */
 export class ChatResponse extends Schema.Class<ChatResponse>("parley/ChatResponse")({
   timestamp: Timestamp,
   type: Schema.tag("chat_response"),

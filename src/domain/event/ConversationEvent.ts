@@ -16,6 +16,15 @@ import { ToolCallRequest } from "./ToolCallRequest.ts"
 import { ToolCallResponse } from "./ToolCallResponse.ts"
 import { TurnStart } from "./TurnStart.ts"
 
+/**
+ * The turn-scoped events of a conversation, and the stream entries that are
+ * not events (config deltas, compactions, unknown kinds — kept as raw JSON).
+ *
+ * @example
+ * ```ts
+ * import { isConversationEvent, isProviderVisible } from "./ConversationEvent.ts"
+ * ```
+ */
 export const ConversationEvent = Schema.Union([
   TurnStart,
   ChatRequest,

@@ -11,6 +11,16 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
+/**
+ * The free-form metadata map of a conversation event (provider signatures,
+ * rendered arguments…). Opaque to parley; omitted on disk when empty.
+ *
+ * @example
+ * ```ts
+ * import { EventMetadata } from "./EventMetadata.ts"
+ * const m: EventMetadata = { anthropic_thinking_signature: "c2ln" }
+ * ```
+ */
 export const EventMetadata = Schema.Record(Schema.String, Schema.Json)
 export type EventMetadata = typeof EventMetadata.Type
 

@@ -23,6 +23,17 @@ export const SecretAnswer = Schema.Struct({ type: Schema.tag("secret") })
 export const SelectAnswer = Schema.Struct({ type: Schema.tag("select"), options: Schema.Array(SelectOption) })
 
 const Union = Schema.Union([BooleanAnswer, TextAnswer, SecretAnswer, SelectAnswer])
+/**
+ * The answer type of a persisted inquiry question, tagged by `type`:
+ * `{"type":"boolean"}`, `{"type":"text"}`, `{"type":"secret"}` (RFD 082) or
+ * `{"type":"select","options":[{"value":…,"description"?:…}]}`.
+ *
+ * @example
+ * ```ts
+ * import { InquiryAnswerType } from "./InquiryAnswerType.ts"
+ * InquiryAnswerType.select(["a", "b"]).options.length // 2
+ * ```
+ */
 export type InquiryAnswerType = typeof Union.Type
 
 export const InquiryAnswerType = Object.assign(Union, {

@@ -12,6 +12,15 @@
  */
 import * as Schema from "effect/Schema"
 
+/**
+ * The correlation key of an inquiry request/response pair.
+ *
+ * @example
+ * ```ts
+ * import * as InquiryId from "./InquiryId.ts"
+ * InquiryId.forToolQuestion("call_1", "overwrite", 1) // "call_1.overwrite.1"
+ * ```
+ */
 export const InquiryId = Schema.String.pipe(Schema.brand("InquiryId"))
 export type InquiryId = typeof InquiryId.Type
 

@@ -49,6 +49,22 @@ export class InquiryRedacted extends Schema.Class<InquiryRedacted>("parley/Inqui
   metadata: metadataField
 }) {}
 
+/**
+ * How an inquiry closed (RFD 082), tagged by `outcome` on disk:
+ * `Answered{id, answer}` (the answer may be JSON `null`), `Cancelled{id, reason}`
+ * or `Redacted{id}` (a secret answer that was delivered but never persisted).
+ * Legacy flat `{id, answer}` responses read as `Answered` and are written back
+ * in the shape they were read in.
+ *
+ * @example
+ * ```ts
+ * import { InquiryResponse } from "./InquiryResponse.ts"
+ * import * as InquiryId from "./InquiryId.ts"
+ * import * as Timestamp from "./Timestamp.ts"
+ * const r = InquiryResponse.cancelled(Timestamp.now(), InquiryId.make("call_1.token.1"), "no_prompt_backend")
+ * r.outcome // "cancelled"
+ * ```
+ */
 export type InquiryResponse = InquiryAnswered | InquiryCancelled | InquiryRedacted
 
 export const InquiryResponse = Object.assign(Schema.Union([InquiryAnswered, InquiryCancelled, InquiryRedacted]), {

@@ -17,6 +17,16 @@ export const OtherSource = Schema.Struct({ source: Schema.tag("other"), name: Sc
 
 const Union = Schema.Union([ToolSource, AssistantSource, UserSource, OtherSource])
 
+/**
+ * Who asked an inquiry. On disk it is tagged by a nested `source` key:
+ * `{"source":"tool","name":"fs_modify_file"}`, `{"source":"assistant"}`.
+ *
+ * @example
+ * ```ts
+ * import { InquirySource } from "./InquirySource.ts"
+ * InquirySource.tool("write_note") // { source: "tool", name: "write_note" }
+ * ```
+ */
 export type InquirySource = typeof Union.Type
 
 export const InquirySource = Object.assign(Union, {

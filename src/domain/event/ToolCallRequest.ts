@@ -13,6 +13,17 @@ import * as Schema from "effect/Schema"
 import { metadataField } from "./EventMetadata.ts"
 import { Timestamp } from "./Timestamp.ts"
 
+/**
+ * The assistant asks to run a tool. `arguments` is a JSON object (its string
+ * leaves are base64 on disk).
+ *
+ * @example
+ * ```ts
+ * import { ToolCallRequest } from "./ToolCallRequest.ts"
+ * import * as Timestamp from "./Timestamp.ts"
+ * new ToolCallRequest({ timestamp: Timestamp.now(), id: "call_1", name: "read_file", arguments: { path: "a.txt" } })
+ * ```
+ */
 export class ToolCallRequest extends Schema.Class<ToolCallRequest>("parley/ToolCallRequest")({
   timestamp: Timestamp,
   type: Schema.tag("tool_call_request"),

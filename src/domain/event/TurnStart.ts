@@ -12,6 +12,16 @@ import * as Schema from "effect/Schema"
 import { metadataField } from "./EventMetadata.ts"
 import { Timestamp } from "./Timestamp.ts"
 
+/**
+ * Marks the start of a turn (one `parley query` run). Carries no fields.
+ *
+ * @example
+ * ```ts
+ * import { TurnStart } from "./TurnStart.ts"
+ * import * as Timestamp from "./Timestamp.ts"
+ * new TurnStart({ timestamp: Timestamp.now() })
+ * ```
+ */
 export class TurnStart extends Schema.Class<TurnStart>("parley/TurnStart")({
   timestamp: Timestamp,
   type: Schema.tag("turn_start"),

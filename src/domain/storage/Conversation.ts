@@ -26,6 +26,20 @@ export type BaseConfig =
   | { readonly _tag: "File"; readonly text: string }
   | { readonly _tag: "Packed" }
 
+/**
+ * A whole conversation as stored: id, metadata, the opaque base config and
+ * the entry stream.
+ *
+ * @example
+ * ```ts
+ * import * as Conversation from "./Conversation.ts"
+ * import { ConversationId, Timestamp } from "parley"
+ * const id = ConversationId.parse("17738399468")!
+ * const now = Timestamp.now()
+ * const c = Conversation.make({ id, title: "Hello", now })
+ * c.entries.length // 0
+ * ```
+ */
 export interface Conversation {
   readonly id: ConversationId
   readonly archived: boolean

@@ -17,6 +17,18 @@ import * as Timestamp from "../event/Timestamp.ts"
 type Json = Schema.Json
 type JsonObject = { [key: string]: Json }
 
+/**
+ * `metadata.json`: `title?`, `last_activated_at` (required), `pinned_at?`,
+ * `archived_at?`, `expires_at?`, `labels?` in that order. Legacy keys
+ * (`local`, `config`, `context`) are kept and written back after the known ones.
+ *
+ * @example
+ * ```ts
+ * import * as ConversationMetadata from "./ConversationMetadata.ts"
+ * const m = ConversationMetadata.decode({ title: "Hi", last_activated_at: "2026-01-01 00:00:00.0" }, "metadata.json")
+ * ConversationMetadata.encode(m) // { title: "Hi", last_activated_at: "2026-01-01 00:00:00.0" }
+ * ```
+ */
 export class ConversationMetadata extends Schema.Class<ConversationMetadata>("parley/ConversationMetadata")({
   title: Schema.optionalKey(Schema.String),
   last_activated_at: Timestamp.Timestamp,

@@ -29,6 +29,24 @@ import { attemptKey } from "./IncompleteTurn.ts"
 /** A permission decision remembered for the rest of the turn. */
 export type RememberedPermission = "y" | "n"
 
+/**
+ * What a turn remembers in memory (RFD 082 "Splitting the turn-cache
+ * state"): tool answers remembered with `Y`/`N` (`"<tool>.<question>"`),
+ * permission decisions (`"<tool>.__permission__"` → `y`/`n`), kept apart,
+ * and the per-`(tool call, question)` attempt counters that make inquiry ids
+ * unique within the turn. Never on disk; a resumed turn rebuilds the
+ * counters from its persisted events. Cancelled and redacted outcomes never
+ * enter either cache, and secret answers are never cached.
+ *
+ * @example
+ * ```ts
+ * import { TurnState } from "parley"
+ *
+ * const state = TurnState.make()
+ * const [first, next] = TurnState.nextInquiryId(state, "call_1", "overwrite") // "call_1.overwrite.1"
+ * const [second] = TurnState.nextInquiryId(next, "call_1", "overwrite")       // "call_1.overwrite.2"
+ * ```
+ */
 export interface TurnState {
   /** `"<tool>.<question>"` → the answer given with `Y`/`N`. */
   readonly rememberedToolAnswers: HashMap.HashMap<string, Json>

@@ -49,6 +49,17 @@ const LegacySelect = Schema.Struct({ Select: Schema.Struct({ options: Schema.Arr
 
 const Union = Schema.Union([BooleanType, TextType, SecretType, SelectType, LegacyBoolean, LegacyText, LegacySelect])
 
+/**
+ * The answer type a tool declares for its question (`jp_tool::AnswerType`).
+ *
+ * @example
+ * ```ts
+ * import * as Schema from "effect/Schema"
+ * import { AnswerType } from "./AnswerType.ts"
+ * Schema.decodeUnknownSync(AnswerType)("Boolean") // { type: "boolean" }
+ * Schema.decodeUnknownSync(AnswerType)({ Select: { options: ["a"] } }) // { type: "select", options: ["a"] }
+ * ```
+ */
 export type AnswerType = Current
 
 export const AnswerType = Object.assign(Union, {

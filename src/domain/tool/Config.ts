@@ -64,6 +64,17 @@ export const ToolConfig = Schema.Struct({
 })
 export type ToolConfig = typeof ToolConfig.Type
 
+/**
+ * parley's configuration (`<storage>/config.toml`, contract §5), as validated
+ * data plus the lookups the executor and the coordinator need.
+ *
+ * @example
+ * ```ts
+ * import * as Config from "./Config.ts"
+ * const result = Config.decode({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
+ * // Result.succeed({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
+ * ```
+ */
 export const Config = Schema.Struct({
   assistant: Schema.optionalKey(Schema.Struct({
     model: Schema.optionalKey(ModelName),

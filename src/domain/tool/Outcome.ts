@@ -35,6 +35,18 @@ export type Failure = typeof Failure.Type
 export const NeedsInput = Schema.Struct({ type: Schema.tag("needs_input"), question: Question })
 export type NeedsInput = typeof NeedsInput.Type
 
+/**
+ * What one run of a tool produced (`jp_tool::Outcome`), tagged by `type`:
+ * `{"type":"success","content":…}`, `{"type":"error","message":…,"trace"?:[…],"transient":…}`
+ * or `{"type":"needs_input","question":{…}}`.
+ *
+ * @example
+ * ```ts
+ * import * as Outcome from "./Outcome.ts"
+ * Outcome.parseJson('{"type":"success","content":"ok"}')
+ * // { _tag: "Valid", outcome: { type: "success", content: "ok" } }
+ * ```
+ */
 export const Outcome = Schema.Union([Success, Failure, NeedsInput])
 export type Outcome = typeof Outcome.Type
 

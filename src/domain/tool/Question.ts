@@ -38,6 +38,18 @@ export type QuestionId = typeof QuestionId.Type
 
 export const isQuestionId = (s: string): s is QuestionId => questionIdProblem(s) === undefined
 
+/**
+ * A question a tool asks when it needs input (`jp_tool::Question`, RFD 082).
+ *
+ * @example
+ * ```ts
+ * import * as Schema from "effect/Schema"
+ * import { Question, toInquiryQuestion } from "./Question.ts"
+ * // Decoding checks the id (non-empty, no "."); `new Question` wants an id already branded `QuestionId`.
+ * const q = Schema.decodeUnknownSync(Question)({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false })
+ * toInquiryQuestion(q) // { text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false }
+ * ```
+ */
 export class Question extends Schema.Class<Question>("parley/Question")({
   id: QuestionId,
   /** What is asked; one line by convention (tools do not always keep it). */

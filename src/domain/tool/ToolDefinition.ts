@@ -15,6 +15,21 @@
  */
 import * as Schema from "effect/Schema"
 
+/**
+ * What a provider is told about a tool: its name, a description and the
+ * JSON Schema of its arguments. Providers see nothing else (no run mode, no
+ * source kind, no questions).
+ *
+ * @example
+ * ```ts
+ * import { ToolDefinition } from "./ToolDefinition.ts"
+ * const def: ToolDefinition = {
+ *   name: "read_file",
+ *   description: "Read a text file.",
+ *   parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
+ * }
+ * ```
+ */
 export const ToolDefinition = Schema.Struct({
   name: Schema.String,
   description: Schema.String,

@@ -34,6 +34,7 @@ import type { Answers, ExecutionContext, ExecutorResult, ToolCall } from "../../
 /** An outcome as a tool would print it (wire JSON) or as a domain `Outcome`. */
 export type ScriptedOutcome = Outcome.Outcome | Schema.Json
 
+/** One scripted tool: its definition, run mode and kind, and its outcomes (a list, one per call, or a function of the call). */
 export interface ScriptedTool {
   readonly description?: string
   readonly parameters?: Schema.JsonObject
@@ -53,6 +54,7 @@ export interface ScriptedTool {
   ) => ScriptedOutcome | Effect.Effect<ScriptedOutcome>
 }
 
+/** A call the scripted executor received, with the answers it was given. */
 export interface RecordedCall {
   readonly call: ToolCall
   readonly answers: Answers

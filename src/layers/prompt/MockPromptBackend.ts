@@ -21,6 +21,7 @@ import {
   type QuestionRequest
 } from "../../services/PromptBackend.ts"
 
+/** One scripted reply: an answer, a permission decision, a cancel (Ctrl-C), a failure, or a prompt that never answers. */
 export type Scripted =
   | { readonly _tag: "Answer"; readonly answer: Schema.Json; readonly remember?: boolean }
   | { readonly _tag: "Permission"; readonly decision: PermissionDecision }
@@ -29,6 +30,7 @@ export type Scripted =
   /** Never answers: a prompt left open (for interruption tests). */
   | { readonly _tag: "Hang" }
 
+/** A prompt the mock showed (for assertions). */
 export type Shown =
   | { readonly _tag: "Permission"; readonly request: PermissionRequest }
   | { readonly _tag: "Question"; readonly request: QuestionRequest }
@@ -38,6 +40,23 @@ export interface MockPrompts {
   readonly shown: Array<Shown>
 }
 
+/**
+ * The mock and its log of prompts shown (`interactive` says whether a person is "at the terminal"; default true).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ * import { MockPromptBackend, Question } from "parley"
+ *
+ * const question = Schema.decodeUnknownSync(Question)({ id: "q", text: "Sure?", answer_type: { type: "boolean" } })
+ * const program = Effect.gen(function*() {
+ *   const mock = yield* MockPromptBackend.make([{ _tag: "Answer", answer: true }])
+ *   const answer = yield* mock.service.question({ toolName: "t", question })
+ *   return [answer, mock.prompts.shown.length] // [{ answer: true, remember: false }, 1]
+ * })
+ * ```
+ */
 export const make = (script: ReadonlyArray<Scripted>, options: { interactive?: boolean } = {}) =>
   Effect.sync(() => {
     const queue = [...script]
