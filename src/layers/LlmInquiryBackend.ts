@@ -58,6 +58,7 @@ import {
 } from "../services/InquiryBackend.ts"
 import { collect, Provider, type ProviderTool } from "../services/Provider.ts"
 
+/** What the LLM inquiry backend needs: the turn's model (or an inquiry model), system prompt, sections and tools. */
 export interface LlmInquiryBackendOptions {
   /** The turn's model (`provider/model`). */
   readonly model: string

@@ -12,6 +12,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+/** Where the storage directory is (contract §2): `--storage`, else `$PARLEY_STORAGE`, else the nearest ancestor `.parley/`, else `./.parley`. */
 export const resolveStorageDir = (options: {
   readonly flag: string | undefined
   readonly env: Readonly<Record<string, string | undefined>>

@@ -12,6 +12,7 @@
  */
 import * as Schema from "effect/Schema"
 
+/** The reasons parley writes (RFD 082); others are kept as read. */
 export const KNOWN = ["user", "backend_error", "no_prompt_backend", "assistant_routing_denied"] as const
 export type KnownCancellationReason = typeof KNOWN[number]
 
@@ -24,5 +25,6 @@ export const BackendError: CancellationReason = "backend_error"
 export const NoPromptBackend: CancellationReason = "no_prompt_backend"
 export const AssistantRoutingDenied: CancellationReason = "assistant_routing_denied"
 
+/** Whether a reason is one parley writes. */
 export const isKnown = (reason: string): reason is KnownCancellationReason =>
   (KNOWN as ReadonlyArray<string>).includes(reason)

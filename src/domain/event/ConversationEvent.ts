@@ -48,6 +48,7 @@ export const EVENT_TYPES = [
   "inquiry_request",
   "inquiry_response"
 ] as const
+/** The `type` of a conversation event. */
 export type EventType = typeof EVENT_TYPES[number]
 
 /**
@@ -90,11 +91,14 @@ export class UnknownEntry extends Schema.Class<UnknownEntry>("parley/UnknownEntr
 /** Everything that can stand in `events.json`. */
 export const StreamEntry = Schema.Union([ConversationEvent, ConfigDelta, Compaction, UnknownEntry])
 export type StreamEntry = ConversationEvent | ConfigDelta | Compaction | UnknownEntry
+/** Stream entries that are not turn events. */
 export type GlobalEntry = ConfigDelta | Compaction | UnknownEntry
 
+/** Whether an entry is a turn event (not a config delta, compaction or unknown kind). */
 export const isConversationEvent = (e: StreamEntry): e is ConversationEvent =>
   e.type !== "config_delta" && e.type !== "compaction" && e.type !== "unknown"
 
+/** Whether an entry is an inquiry request or response (never shown to a model). */
 export const isInquiryEvent = (e: StreamEntry): e is InquiryRequest | InquiryAnswered | InquiryCancelled | InquiryRedacted =>
   e.type === "inquiry_request" || e.type === "inquiry_response"
 

@@ -27,4 +27,5 @@ export type EventMetadata = typeof EventMetadata.Type
 /** The `metadata` field of every event class: defaults to `{}` on construction. */
 export const metadataField = EventMetadata.pipe(Schema.withConstructorDefault(Effect.succeed({})))
 
+/** No metadata. */
 export const empty: EventMetadata = {}

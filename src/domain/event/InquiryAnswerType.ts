@@ -17,9 +17,13 @@ export const SelectOption = Schema.Struct({
 })
 export type SelectOption = typeof SelectOption.Type
 
+/** A yes/no question. */
 export const BooleanAnswer = Schema.Struct({ type: Schema.tag("boolean") })
+/** A free-text question. */
 export const TextAnswer = Schema.Struct({ type: Schema.tag("text") })
+/** A secret (never recorded, never sent to a model). */
 export const SecretAnswer = Schema.Struct({ type: Schema.tag("secret") })
+/** A choice among options. */
 export const SelectAnswer = Schema.Struct({ type: Schema.tag("select"), options: Schema.Array(SelectOption) })
 
 const Union = Schema.Union([BooleanAnswer, TextAnswer, SecretAnswer, SelectAnswer])

@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 export const InquiryId = Schema.String.pipe(Schema.brand("InquiryId"))
 export type InquiryId = typeof InquiryId.Type
 
+/** An inquiry id from text read elsewhere (not checked). */
 export const make = (id: string): InquiryId => id as InquiryId
 
 /** The three-segment id RFD 082 writes: unique per turn by construction. */

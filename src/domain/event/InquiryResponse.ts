@@ -23,6 +23,7 @@ import type { CancellationReason as CancellationReasonType } from "./Cancellatio
 import { Timestamp } from "./Timestamp.ts"
 import type { Timestamp as TimestampType } from "./Timestamp.ts"
 
+/** An inquiry answered, with the answer (never a secret: those are `InquiryRedacted`). */
 export class InquiryAnswered extends Schema.Class<InquiryAnswered>("parley/InquiryAnswered")({
   timestamp: Timestamp,
   type: Schema.tag("inquiry_response"),
@@ -32,6 +33,7 @@ export class InquiryAnswered extends Schema.Class<InquiryAnswered>("parley/Inqui
   metadata: metadataField
 }) {}
 
+/** An inquiry that got no answer, and why (`user`, `backend_error`, …). */
 export class InquiryCancelled extends Schema.Class<InquiryCancelled>("parley/InquiryCancelled")({
   timestamp: Timestamp,
   type: Schema.tag("inquiry_response"),
@@ -41,6 +43,7 @@ export class InquiryCancelled extends Schema.Class<InquiryCancelled>("parley/Inq
   metadata: metadataField
 }) {}
 
+/** A secret answered; the answer is not recorded. */
 export class InquiryRedacted extends Schema.Class<InquiryRedacted>("parley/InquiryRedacted")({
   timestamp: Timestamp,
   type: Schema.tag("inquiry_response"),

@@ -10,9 +10,13 @@
  */
 import * as Schema from "effect/Schema"
 
+/** A question asked by a tool (`{"source":"tool","name":…}`). */
 export const ToolSource = Schema.Struct({ source: Schema.tag("tool"), name: Schema.String })
+/** A question asked by the assistant. */
 export const AssistantSource = Schema.Struct({ source: Schema.tag("assistant") })
+/** A question asked by the user. */
 export const UserSource = Schema.Struct({ source: Schema.tag("user") })
+/** A question asked by something else, named. */
 export const OtherSource = Schema.Struct({ source: Schema.tag("other"), name: Schema.String })
 
 const Union = Schema.Union([ToolSource, AssistantSource, UserSource, OtherSource])

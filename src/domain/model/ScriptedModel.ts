@@ -18,6 +18,7 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
+/** A tool call in a script step (`id` defaults to `call_<n>`). */
 export const ScriptToolCall = Schema.Struct({
   id: Schema.optionalKey(Schema.String),
   name: Schema.String,
@@ -26,6 +27,7 @@ export const ScriptToolCall = Schema.Struct({
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
+/** One step of a script: what one request to the scripted model gets (contract §4). */
 export const ScriptStep = Schema.Struct({
   reasoning: Schema.optionalKey(Schema.String),
   message: Schema.optionalKey(Schema.String),
@@ -36,6 +38,7 @@ export const ScriptStep = Schema.Struct({
 })
 export type ScriptStep = typeof ScriptStep.Type
 
+/** A script for the scripted model: `{ "steps": [...] }`. */
 export const Script = Schema.Struct({ steps: Schema.Array(ScriptStep) })
 export type Script = typeof Script.Type
 

@@ -44,6 +44,7 @@ export class ConversationMetadata extends Schema.Class<ConversationMetadata>("pa
 
 const KNOWN = ["title", "last_activated_at", "pinned_at", "archived_at", "expires_at", "labels"] as const
 
+/** `metadata.json` could not be decoded. */
 export class MetadataError extends Error {}
 
 const optTimestamp = (raw: JsonObject, key: string): Timestamp.Timestamp | undefined => {

@@ -29,6 +29,7 @@ import { sanitize } from "./Sanitize.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 import { turnCount } from "./Turns.ts"
 
+/** Where a fork ends: events stamped before `until`, or (absent) the whole conversation. */
 export interface ForkOptions {
   /** Keep only events stamped strictly before this instant (JP timestamp or RFC 3339 text). */
   readonly until?: string

@@ -36,12 +36,14 @@ import { TurnStart } from "../event/TurnStart.ts"
 import * as Pairing from "./Pairing.ts"
 import { currentTurnStart } from "./Turns.ts"
 
+/** Why a batch breaks the current turn's rules. */
 export type AppendRejection =
   | { readonly _tag: "OrphanedToolCallResponse"; readonly id: string }
   | { readonly _tag: "DuplicateToolCallResponse"; readonly id: string }
   | { readonly _tag: "OrphanedInquiryResponse"; readonly id: string }
   | { readonly _tag: "DuplicateInquiryResponse"; readonly id: string }
 
+/** The batch as it will be written, or why it cannot be. */
 export type AppendResult =
   | { readonly _tag: "Ok"; readonly entries: ReadonlyArray<StreamEntry> }
   | { readonly _tag: "Rejected"; readonly rejection: AppendRejection }

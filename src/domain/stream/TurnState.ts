@@ -63,7 +63,9 @@ export const make = (attempts: ReadonlyMap<string, number> = new Map()): TurnSta
   inquiryAttempts: HashMap.fromIterable(attempts)
 })
 
+/** The key of a remembered answer (`<tool>.<question>`). */
 export const toolAnswerKey = (toolName: string, questionId: string): string => `${toolName}.${questionId}`
+/** The key of a remembered permission (`<tool>.__permission__`). */
 export const permissionKey = (toolName: string): string => `${toolName}.__permission__`
 
 /** Allocates the next `<tool_call_id>.<question_id>.<attempt>` (1-based, per turn). */

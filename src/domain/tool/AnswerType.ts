@@ -17,10 +17,13 @@
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
 
+/** A yes/no question. */
 export const BooleanType = Schema.Struct({ type: Schema.tag("boolean") })
+/** A free-text question. */
 export const TextType = Schema.Struct({ type: Schema.tag("text") })
 /** Free text that is never echoed and never persisted (RFD 082 "Secret questions"). */
 export const SecretType = Schema.Struct({ type: Schema.tag("secret") })
+/** A choice among options. */
 export const SelectType = Schema.Struct({ type: Schema.tag("select"), options: Schema.Array(Schema.String) })
 
 const Current = Schema.Union([BooleanType, TextType, SecretType, SelectType])

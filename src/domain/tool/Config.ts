@@ -36,9 +36,11 @@ export const ModelName = Schema.Union([Schema.String, JpModel]).annotate({
   expected: "a model name such as \"anthropic/claude-sonnet-4-5\""
 })
 
+/** Who answers a question when no static answer applies: the person (`user`) or the model (`assistant`). */
 export const QuestionTarget = Schema.Literals(["user", "assistant"])
 export type QuestionTarget = typeof QuestionTarget.Type
 
+/** `[conversation.tools.<tool>.questions.<id>]`: target and static answer. */
 export const QuestionConfig = Schema.Struct({
   /** Who answers when no static answer applies (default `user`). */
   target: Schema.optionalKey(QuestionTarget),
@@ -47,6 +49,7 @@ export const QuestionConfig = Schema.Struct({
 })
 export type QuestionConfig = typeof QuestionConfig.Type
 
+/** `[conversation.tools.<tool>]`: kind, command, description, parameters, run mode, limits, questions. */
 export const ToolConfig = Schema.Struct({
   /** The tool kind; defaults to `local` when `command` is set, else `builtin`. */
   source: Schema.optionalKey(ToolKind),
@@ -93,6 +96,7 @@ export const Config = Schema.Struct({
 })
 export type Config = typeof Config.Type
 
+/** No configuration (what a missing file means). */
 export const empty: Config = {}
 
 /** One problem in a config document, at a key path. */

@@ -27,6 +27,7 @@ import type { InquiryQuestion } from "../event/InquiryQuestion.ts"
 /** Answer types an assistant may answer; secrets never go to a model. */
 export type AnswerableType = Exclude<InquiryAnswerType, { readonly type: "secret" }>
 
+/** Whether a model may answer this question (not a secret). */
 export const isAnswerable = (answerType: InquiryAnswerType): answerType is AnswerableType =>
   answerType.type !== "secret"
 

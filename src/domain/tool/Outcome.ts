@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import { AnswerType } from "./AnswerType.ts"
 import { Question, questionIdProblem } from "./Question.ts"
 
+/** The tool succeeded with `content`. */
 export const Success = Schema.Struct({ type: Schema.tag("success"), content: Schema.String })
 export type Success = typeof Success.Type
 
@@ -32,6 +33,7 @@ export const Failure = Schema.Struct({
 })
 export type Failure = typeof Failure.Type
 
+/** The tool needs an answer to `question` before it can finish. */
 export const NeedsInput = Schema.Struct({ type: Schema.tag("needs_input"), question: Question })
 export type NeedsInput = typeof NeedsInput.Type
 
@@ -50,6 +52,7 @@ export type NeedsInput = typeof NeedsInput.Type
 export const Outcome = Schema.Union([Success, Failure, NeedsInput])
 export type Outcome = typeof Outcome.Type
 
+/** A success outcome. */
 export const success = (content: string): Outcome => ({ type: "success", content })
 
 export const failure = (
@@ -60,6 +63,7 @@ export const failure = (
     ? { type: "error", message, transient: options?.transient ?? false }
     : { type: "error", message, trace: options.trace, transient: options.transient ?? false }
 
+/** A needs-input outcome. */
 export const needsInput = (question: Question): Outcome => ({ type: "needs_input", question })
 
 // The wire shape tools print: optional fields may be `null` (JP serializes

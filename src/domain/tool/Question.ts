@@ -27,6 +27,7 @@ export const questionIdProblem = (id: string): string | undefined =>
     ? "question ids must not contain '.'"
     : undefined
 
+/** A question id: non-empty, no `.` (it is the middle segment of the inquiry id). */
 export const QuestionId = Schema.String.pipe(
   Schema.check(Schema.makeFilter((s: string) => {
     const problem = questionIdProblem(s)
@@ -36,6 +37,7 @@ export const QuestionId = Schema.String.pipe(
 )
 export type QuestionId = typeof QuestionId.Type
 
+/** Whether `s` is a valid question id. */
 export const isQuestionId = (s: string): s is QuestionId => questionIdProblem(s) === undefined
 
 /**

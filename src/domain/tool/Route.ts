@@ -46,6 +46,7 @@ export type Route = Data.TaggedEnum<{
   Backend: {}
 }>
 
+/** Constructors and matchers of {@link Route}. */
 export const Route = Data.taggedEnum<Route>()
 
 /** What {@link decideRoute} needs to know. */
@@ -81,6 +82,7 @@ export type Permission = Data.TaggedEnum<{
   Ask: {}
 }>
 
+/** Constructors and matchers of {@link Permission}. */
 export const Permission = Data.taggedEnum<Permission>()
 
 /**

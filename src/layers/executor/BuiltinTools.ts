@@ -24,8 +24,10 @@ import * as Outcome from "../../domain/tool/Outcome.ts"
 import { Question, type QuestionId } from "../../domain/tool/Question.ts"
 import type { Answers, ExecutionContext } from "../../services/Executor.ts"
 
+/** A call's arguments, as the model sent them. */
 export type Arguments = Readonly<Record<string, Schema.Json>>
 
+/** A tool implemented in parley: its definition and how one run of a call goes. */
 export interface BuiltinTool {
   readonly name: string
   readonly description: string
@@ -81,6 +83,7 @@ const pathParameter = { type: "string", description: "Path relative to the proje
 /** Files larger than this are refused rather than flooding the context. */
 export const READ_LIMIT_BYTES = 1024 * 1024
 
+/** `read_file`: reads a text file under the project directory. */
 export const readFile: BuiltinTool = {
   name: "read_file",
   description: "Read a UTF-8 text file under the project root.",
@@ -101,6 +104,7 @@ export const readFile: BuiltinTool = {
 
 const OVERWRITE = "overwrite" as QuestionId
 
+/** `write_file`: writes a file under the project directory, asking `overwrite` first when it exists. */
 export const writeFile: BuiltinTool = {
   name: "write_file",
   description:
@@ -153,6 +157,7 @@ export const writeFile: BuiltinTool = {
 
 const TOKEN = "token" as QuestionId
 
+/** `use_token`: asks for a secret (`token`) and reports its length; it shows that secrets are redacted and scrubbed. */
 export const useToken: BuiltinTool = {
   name: "use_token",
   description:

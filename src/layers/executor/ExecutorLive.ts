@@ -28,6 +28,7 @@ import type { Answers, ExecutionContext, ExecutorResult } from "../../services/E
 import * as BuiltinTools from "./BuiltinTools.ts"
 import * as LocalTool from "./LocalTool.ts"
 
+/** Options of the live executor: which built-ins to offer, and the config file named in errors. */
 export interface Options {
   /** The built-in registry (default {@link BuiltinTools.standard}). */
   readonly builtins?: ReadonlyArray<BuiltinTools.BuiltinTool>

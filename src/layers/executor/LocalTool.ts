@@ -26,6 +26,7 @@ import * as Outcome from "../../domain/tool/Outcome.ts"
 import type { Answers, ExecutionContext, ExecutorResult } from "../../services/Executor.ts"
 import { error, fromOutcome, ok } from "../../services/Executor.ts"
 
+/** A configured local tool: its name, shell command and limits. */
 export interface LocalToolSpec {
   readonly name: string
   readonly command: string
@@ -50,6 +51,7 @@ export interface ContextPart {
   readonly conversation_id: string
 }
 
+/** The `context` part of the JSON a local tool reads on stdin (contract §6). */
 export const contextPart = (context: ExecutionContext): ContextPart => ({
   action: "run",
   root: context.root,

@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Prompt from "effect/cli/Prompt"
 import * as Terminal from "effect/Terminal"
 
+/** One key of a key prompt and what it does. */
 export interface KeyChoice {
   readonly key: string
   /** What the key does, shown in the `?` help and after submission. */
@@ -46,6 +47,7 @@ const erase = (text: string, columns: number): string => {
 
 const visibleLength = (s: string): number => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").length
 
+/** A prompt answered by one key press (see the example above). */
 export const keyPrompt = (options: {
   readonly message: string
   readonly keys: ReadonlyArray<KeyChoice>

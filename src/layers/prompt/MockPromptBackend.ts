@@ -35,6 +35,7 @@ export type Shown =
   | { readonly _tag: "Permission"; readonly request: PermissionRequest }
   | { readonly _tag: "Question"; readonly request: QuestionRequest }
 
+/** The mock's log, for assertions. */
 export interface MockPrompts {
   /** Every prompt shown so far, in order. */
   readonly shown: Array<Shown>

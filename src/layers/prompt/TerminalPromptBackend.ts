@@ -67,11 +67,13 @@ const splitText = (question: Question): { before: string; message: string } => {
 /** How soon a second cancelled prompt counts as "stop the turn". */
 export const REPEAT_WINDOW_MS = 2000
 
+/** Options of the terminal prompts: what a second Ctrl-C in a row does (`onRepeatedCancel`). */
 export interface Options {
   /** Runs when a prompt is cancelled within {@link REPEAT_WINDOW_MS} of the previous cancellation. */
   readonly onRepeatedCancel?: Effect.Effect<void>
 }
 
+/** The terminal prompt backend over effect/cli's `Prompt` environment (a terminal). */
 export const make = (options: Options = {}) => Effect.gen(function*() {
   const context = yield* Effect.context<Prompt.Environment>()
   const terminal = yield* Terminal.Terminal

@@ -50,6 +50,7 @@ import {
 } from "../../services/Provider.ts"
 import { type Converter, cutOff, invalidArguments, loadError, parseArguments, quietSdk, sdkStream } from "./Transport.ts"
 
+/** The Anthropic provider's key, base URL and retries. */
 export interface AnthropicOptions {
   readonly apiKey: string
   /** `http://host:port` (no `/v1`); default: the SDK's (api.anthropic.com). */

@@ -41,6 +41,7 @@ import {
 } from "../../services/Provider.ts"
 import { type Converter, cutOff, invalidArguments, loadError, parseArguments, quietSdk, sdkStream } from "./Transport.ts"
 
+/** The OpenAI provider's key, base URL (`http://host:port/v1` for compatible servers) and retries. */
 export interface OpenAiOptions {
   readonly apiKey: string
   /** Including `/v1`; default: the SDK's (api.openai.com/v1). */

@@ -23,6 +23,7 @@ import * as AnthropicProvider from "./Anthropic.ts"
 import * as OpenAiProvider from "./OpenAi.ts"
 import * as Scripted from "./Scripted.ts"
 
+/** What the live providers need: keys and base URLs per provider, the scripted model's script, the retry policy, and the environment to read keys from. */
 export interface ProviderLiveOptions {
   readonly anthropic?: {
     readonly baseUrl?: string

@@ -43,6 +43,7 @@ import { type InquiryBackend, InquiryOtherError } from "../../services/InquiryBa
 import { type PromptBackend, PromptFailed } from "../../services/PromptBackend.ts"
 
 // JP's wording for tool responses (jp-reference §5.2–§5.4, §5.9).
+/** JP's wording of the tool responses the coordinator records (skipped, cancelled, failed inquiries). */
 export const Texts = {
   skippedByUser: "Tool skipped by user.",
   skippedRemembered: "Tool skipped by user (remembered).",
@@ -71,6 +72,7 @@ export interface Env {
   readonly root: string
 }
 
+/** Why recording an event failed (the session's errors). */
 export type RecordError = AppendRejected | StoreIoError
 
 /** How a question ended for its tool. */
@@ -80,6 +82,7 @@ export type Routed = Data.TaggedEnum<{
   /** The call ends with this response. */
   End: { readonly response: ToolResponse }
 }>
+/** Constructors of {@link Routed}: `Answer({ answer })` or `End({ response })`. */
 export const Routed = Data.taggedEnum<Routed>()
 
 /** How an inquiry opens: record its request now, or it was recorded by an earlier run (resume). */
@@ -87,8 +90,10 @@ export type Opening = Data.TaggedEnum<{
   Record: { readonly id: InquiryId; readonly source: InquirySource }
   Recorded: { readonly id: InquiryId }
 }>
+/** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id })`. */
 export const Opening = Data.taggedEnum<Opening>()
 
+/** A defect as one line of text for a recorded tool error. */
 export const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
 
 /** Records an event stamped with the current time; returns it. */
