@@ -124,6 +124,51 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
       expect(JSON.stringify(seen.map((s) => s.prompt))).not.toMatch(/inquiry|Which environment|confirm/)
     }).pipe(Effect.provide(MemoryConversationStore.layer([Conversation.make({ id, now: Timestamp.now() })]))))
 
+  it.effect("after a crash (the open question left without a response) the resumed turn asks it under its recorded id", () =>
+    Effect.gen(function*() {
+      // What kill -9 while the person's prompt was open leaves: the second request, no response.
+      const runs: Array<Answers> = []
+      const steps: Array<Step> = [
+        [{ type: "tool-call", id: "call_1", name: "deploy", params: { service: "api" } }, finish("tool-calls")],
+        [{ type: "text-delta", id: "t", delta: "Deployed." }, finish("stop")]
+      ]
+      const layer = services(runs, steps, [])
+      const first = yield* MockPromptBackend.make([{ _tag: "Hang" }])
+      const fiber = yield* Effect.forkChild(
+        Effect.scoped(Effect.flatMap(ConversationStore.use((s) => s.open(id)), (session) =>
+          TurnLoop.runTurn({ session, model: "effect/ai", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy the api" }) }))).pipe(
+            Effect.provide(layer),
+            Effect.provideService(PromptBackend, first.service)
+          )
+      )
+      while (first.prompts.shown.length === 0) yield* Effect.yieldNow
+      yield* Fiber.interrupt(fiber)
+      const crashed = (yield* ConversationStore.use((s) => s.load(id))).entries.slice(0, -1) // no Cancelled{user}
+      expect(shape(crashed.slice(-1))).toStrictEqual([
+        { type: "inquiry_request", id: "call_1.confirm.1", source: { source: "tool", name: "deploy" }, question: { text: "Deploy api to staging?", answer_type: { type: "boolean" } } }
+      ])
+
+      const second = yield* MockPromptBackend.make([{ _tag: "Answer", answer: true }])
+      const stored = yield* Effect.gen(function*() {
+        yield* Effect.scoped(Effect.gen(function*() {
+          const session = yield* ConversationStore.use((s) => s.open(id))
+          const analysis = yield* session.resumeIncompleteTurn
+          yield* TurnLoop.runTurn({ session, model: "effect/ai", root: "/tmp", start: TurnLoop.TurnStartMode.Resume({ analysis: analysis! }) })
+        }))
+        return (yield* ConversationStore.use((s) => s.load(id))).entries
+      }).pipe(
+        Effect.provide(Layer.merge(layer, MemoryConversationStore.layer([{ ...Conversation.make({ id, now: Timestamp.now() }), entries: crashed }]))),
+        Effect.provideService(PromptBackend, second.service)
+      )
+      expect(shape(stored.slice(crashed.length))).toStrictEqual([
+        { type: "inquiry_response", id: "call_1.confirm.1", outcome: "answered", answer: true },
+        { type: "tool_call_response", id: "call_1", content: "deployed api to staging", is_error: false },
+        { type: "chat_response", message: "Deployed." }
+      ])
+      // Resumed: the handler ran once, with the config's answer (rebuilt from the events) and the person's.
+      expect(runs).toStrictEqual([{}, { env: "staging" }, { env: "staging", confirm: true }])
+    }).pipe(Effect.provide(MemoryConversationStore.layer([Conversation.make({ id, now: Timestamp.now() })]))))
+
   it.effect("definitions, run mode and kind; unknown tools, handler failures and answers that do not fit", () =>
     Effect.gen(function*() {
       const Fail = Tool.make("fail", { failure: Schema.String, success: Schema.String })

@@ -100,5 +100,5 @@ describe("@example blocks", () => {
     expect(blocks.length).toBeGreaterThan(90)
     expect(report).toStrictEqual([])
     expect(tsc.status).toBe(0)
-  }, 120_000)
+  }, 400_000)
 })
