@@ -56,8 +56,10 @@ export const ToolConfig = Schema.Struct({
   /** JSON Schema of the arguments; checked before the tool runs. */
   parameters: Schema.optionalKey(Schema.JsonObject),
   run: Schema.optionalKey(RunMode),
-  /** Kill a local tool (its whole process group) after this many milliseconds. */
+  /** Stop a local tool (its whole process group) after this many milliseconds (default {@link DEFAULT_TIMEOUT_MS}). */
   timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** Stop a local tool once stdout and stderr together pass this many bytes (default {@link DEFAULT_MAX_OUTPUT_BYTES}). */
+  max_output_bytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   /** `false` hides the tool from the model (it is then "not available"). */
   enable: Schema.optionalKey(Schema.Boolean),
   questions: Schema.optionalKey(Schema.Record(Schema.String, QuestionConfig))
@@ -188,6 +190,36 @@ export const toolKind = (tool: ToolConfig): ToolKind => tool.source ?? (tool.com
 /** The run mode: the tool's `run`, else the `*` default, else the kind's default. */
 export const runMode = (config: Config, name: string, fallback: RunMode): RunMode =>
   toolConfig(config, name)?.run ?? config.conversation?.tools?.["*"]?.run ?? fallback
+
+/**
+ * A local tool's `timeout_ms` when config gives none: 10 minutes. Long
+ * enough for a build or a test run, short enough that a hung tool does not
+ * hold a turn (and its conversation lock) indefinitely.
+ */
+export const DEFAULT_TIMEOUT_MS = 600_000
+
+/**
+ * A local tool's `max_output_bytes` when config gives none: 1 MiB (contract
+ * §5). The output goes to the model, where a megabyte is already far more
+ * than useful.
+ */
+export const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576
+
+/** How far a local tool may go before it is stopped. */
+export interface ToolLimits {
+  readonly timeoutMs: number
+  readonly maxOutputBytes: number
+}
+
+/** A tool's limits: its own setting, else the `*` default, else the built-in default. */
+export const toolLimits = (config: Config, name: string): ToolLimits => {
+  const own = toolConfig(config, name)
+  const all = config.conversation?.tools?.["*"]
+  return {
+    timeoutMs: own?.timeout_ms ?? all?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+    maxOutputBytes: own?.max_output_bytes ?? all?.max_output_bytes ?? DEFAULT_MAX_OUTPUT_BYTES
+  }
+}
 
 /** `conversation.tools.<tool>.questions.<id>`, if configured. */
 export const questionConfig = (config: Config, tool: string, questionId: string): QuestionConfig | undefined =>

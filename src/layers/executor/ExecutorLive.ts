@@ -113,9 +113,7 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
       const parameters = tool.parameters ?? noParameters
       const validate = compile(name, parameters)
       if (validate === undefined) continue
-      const spec: LocalTool.LocalToolSpec = tool.timeout_ms === undefined
-        ? { name, command: tool.command }
-        : { name, command: tool.command, timeoutMs: tool.timeout_ms }
+      const spec: LocalTool.LocalToolSpec = { name, command: tool.command, ...ConfigData.toolLimits(config, name) }
       entries.set(name, {
         definition: { name, description: tool.description ?? "", parameters },
         kind: "local",

@@ -131,6 +131,19 @@ describe("Config lookups", () => {
     expect(Config.toolConfig(config, "*")).toBeUndefined()
   })
 
+  it("tool limits: the tool's, else the `*` default, else 10 minutes and 1 MiB", () => {
+    const limited = ok({
+      conversation: { tools: { "*": { max_output_bytes: 5000 }, a: { command: "x", timeout_ms: 100 }, b: { command: "y", max_output_bytes: 7 } } }
+    })
+    expect(Config.toolLimits(limited, "a")).toStrictEqual({ timeoutMs: 100, maxOutputBytes: 5000 })
+    expect(Config.toolLimits(limited, "b")).toStrictEqual({ timeoutMs: 600_000, maxOutputBytes: 7 })
+    expect(Config.toolLimits({}, "c")).toStrictEqual({ timeoutMs: Config.DEFAULT_TIMEOUT_MS, maxOutputBytes: Config.DEFAULT_MAX_OUTPUT_BYTES })
+    expect([Config.DEFAULT_TIMEOUT_MS, Config.DEFAULT_MAX_OUTPUT_BYTES]).toStrictEqual([600_000, 1_048_576])
+    expect(problems({ conversation: { tools: { a: { command: "x", max_output_bytes: 1.5 } } } })).toStrictEqual([
+      "conversation.tools.a.max_output_bytes: expected an integer, got 1.5"
+    ])
+  })
+
   it("question target defaults to user; static answers are returned as configured", () => {
     expect(Config.questionTarget(config, "write_note", "overwrite")).toBe("assistant")
     expect(Config.questionTarget(config, "write_note", "other")).toBe("user")
