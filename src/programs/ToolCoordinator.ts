@@ -52,6 +52,7 @@ import type { PendingInquiry } from "../domain/stream/IncompleteTurn.ts"
 import * as TurnState from "../domain/stream/TurnState.ts"
 import type { InquiryQuestion } from "../domain/event/InquiryQuestion.ts"
 import { isQuestionId, Question } from "../domain/tool/Question.ts"
+import * as ConfigData from "../domain/tool/Config.ts"
 import * as Redact from "../domain/tool/Redact.ts"
 import { decidePermission, Permission } from "../domain/tool/Route.ts"
 import { Config } from "../services/Config.ts"
@@ -178,6 +179,11 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
       )
       if (result._tag === "Completed") return scrubbed(result.response)
       const question = result.question
+      // The loop guard: a question asked more than max_attempts times ends the call, no new request recorded.
+      const max = ConfigData.maxAttempts(env.config, call.name, question.id)
+      if (TurnState.attempts(yield* Ref.get(env.state), call.id, question.id) >= max) {
+        return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
+      }
       const id = yield* Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, question.id))
       const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source }))
       if (routed._tag === "End") return scrubbed(routed.response)

@@ -43,7 +43,9 @@ export const QuestionConfig = Schema.Struct({
   /** Who answers when no static answer applies (default `user`). */
   target: Schema.optionalKey(QuestionTarget),
   /** A fixed answer: the question is answered without asking anyone. */
-  answer: Schema.optionalKey(Schema.Json)
+  answer: Schema.optionalKey(Schema.Json),
+  /** How often one call may ask this question before the call ends in an error (default {@link DEFAULT_MAX_ATTEMPTS}). */
+  max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
 })
 export type QuestionConfig = typeof QuestionConfig.Type
 
@@ -60,6 +62,8 @@ export const ToolConfig = Schema.Struct({
   timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   /** Stop a local tool once stdout and stderr together pass this many bytes (default {@link DEFAULT_MAX_OUTPUT_BYTES}). */
   max_output_bytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** How often one call may ask any one question before the call ends in an error (default {@link DEFAULT_MAX_ATTEMPTS}). */
+  max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   /** `false` hides the tool from the model (it is then "not available"). */
   enable: Schema.optionalKey(Schema.Boolean),
   questions: Schema.optionalKey(Schema.Record(Schema.String, QuestionConfig))
@@ -220,6 +224,20 @@ export const toolLimits = (config: Config, name: string): ToolLimits => {
     maxOutputBytes: own?.max_output_bytes ?? all?.max_output_bytes ?? DEFAULT_MAX_OUTPUT_BYTES
   }
 }
+
+/**
+ * A tool that asks the same question again and again (its answers never
+ * satisfy it, or it ignores them) would loop forever: after this many asks
+ * in one call, the call ends in an error naming the question.
+ */
+export const DEFAULT_MAX_ATTEMPTS = 5
+
+/** How often one call may ask `questionId`: the question's setting, the tool's, `"*"`'s, else the default. */
+export const maxAttempts = (config: Config, tool: string, questionId: string): number =>
+  questionConfig(config, tool, questionId)?.max_attempts ??
+    toolConfig(config, tool)?.max_attempts ??
+    config.conversation?.tools?.["*"]?.max_attempts ??
+    DEFAULT_MAX_ATTEMPTS
 
 /** `conversation.tools.<tool>.questions.<id>`, if configured. */
 export const questionConfig = (config: Config, tool: string, questionId: string): QuestionConfig | undefined =>
