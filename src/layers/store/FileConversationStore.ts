@@ -160,7 +160,8 @@ export const make = (options: Options) =>
         const loc = yield* locate(id)
         const hasBaseConfig = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, "base_config.json")).then(() => true, () => false))
         // Heal first: a journal left by an earlier run is folded before anything reads the conversation.
-        yield* reading(id, loc.dir, () => foldDir(loc.dir, hasBaseConfig))
+        // Uninterruptible: an interrupt would release the lock while the fold still writes.
+        yield* Effect.uninterruptible(reading(id, loc.dir, () => foldDir(loc.dir, hasBaseConfig)))
         const conversation = yield* reading(id, loc.dir, () => ConversationDir.read(id, loc))
         const size = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, Journal.EVENTS)).then((s) => String(s.size)))
         const base = yield* Ref.make(size)
@@ -223,10 +224,11 @@ export const make = (options: Options) =>
           baseConfig: init.baseConfig ?? { _tag: "File", text: "{}\n" },
           entries: init.entries ?? []
         }
-        yield* io(conversationsDir, async () => {
+        // Uninterruptible: an interrupt would release the id's lock before its directory is in place.
+        yield* Effect.uninterruptible(io(conversationsDir, async () => {
           await ConversationDir.sweepStaging(conversationsDir)
           await ConversationDir.create(conversationsDir, ConversationId.dirname(id, init.metadata.title), conversation)
-        })
+        }))
         return yield* openLocked(id)
       })
 
