@@ -203,6 +203,31 @@ describe("FileConversationStore", () => {
       }
     }))
 
+  it.effect("a fold record about a file JP rewrote since (after a crash mid-fold) is ignored: JP's entries are never cut off", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      const dir = path.join(storage, "conversations", "17738399468-t")
+      yield* seed(storage, turn(0))
+      const before = fs.readFileSync(path.join(dir, "events.json"))
+      const added = [ChatResponse.message(ts("30.0"), "parley's reply")]
+      const base = String(before.length)
+      const journal = added.map((e, i) => JSON.stringify({ at: 2 + i, base, entry: EntryCodec.encodeEntry(e) }) + "\n").join("") +
+        JSON.stringify({ fold: { base, cut: before.length - 3 } }) + "\n"
+      const folded = [...turn(0), ...added]
+      const jpTurn = [new TurnStart({ timestamp: ts("40.0") }), new ChatRequest({ timestamp: ts("40.1"), content: "JP's own turn" })]
+      // Killed before step 2 (JP saw the file without parley's reply) and after it (JP saw the reply).
+      for (const jpSaw of [turn(0), folded]) {
+        const jpWrote = EventsFile.render([...jpSaw, ...jpTurn])
+        fs.writeFileSync(path.join(dir, "events.json"), jpWrote)
+        fs.writeFileSync(path.join(dir, FileConversationStore.JOURNAL), journal)
+        const seen = types((yield* withStore(storage, (s) => s.load(id))).entries)
+        expect(seen).toStrictEqual(types([...jpSaw, ...jpTurn]))
+        yield* inSession(storage, () => Effect.void)
+        expect(eventsText(storage)).toBe(jpWrote)
+        expect(fs.existsSync(path.join(dir, FileConversationStore.JOURNAL))).toBe(false)
+      }
+    }))
+
   it.effect("a discard that crashed before removing the journal does not bring the dropped events back", () =>
     Effect.gen(function*() {
       const storage = tempDir()
