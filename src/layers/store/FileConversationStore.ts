@@ -144,14 +144,13 @@ export const make = (options: Options) =>
       Effect.flatMap(session.metadata, (metadata) =>
         io(loc.dir, async () => {
           await foldDir(loc.dir, hasBaseConfig)
-          let dir = loc.dir
-          const wanted = path.join(path.dirname(dir), ConversationId.dirname(session.id, metadata.title))
-          if (wanted !== dir && (await fs.stat(wanted).catch(() => undefined)) === undefined) {
-            await fs.rename(dir, wanted)
-            await AtomicFile.syncDir(path.dirname(dir))
-            dir = wanted
+          // The metadata first: a crash before the rename leaves the new title, which the next close names the directory for.
+          await AtomicFile.writeIfChanged(path.join(loc.dir, "metadata.json"), EventsFile.renderJson(ConversationMetadata.encode(metadata)))
+          const wanted = path.join(path.dirname(loc.dir), ConversationId.dirname(session.id, metadata.title))
+          if (wanted !== loc.dir && (await fs.stat(wanted).catch(() => undefined)) === undefined) {
+            await fs.rename(loc.dir, wanted)
+            await AtomicFile.syncDir(path.dirname(loc.dir))
           }
-          await AtomicFile.writeIfChanged(path.join(dir, "metadata.json"), EventsFile.renderJson(ConversationMetadata.encode(metadata)))
         }))
 
     /** Opens a conversation whose lock the scope already holds. */

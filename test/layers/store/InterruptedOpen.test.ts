@@ -5,7 +5,8 @@
  * another process takes the conversation while this one is still writing it.
  *
  * The interrupt is sent from inside the work (node:fs/promises is wrapped),
- * so it lands exactly there.
+ * so it lands exactly there. The same wrapping shows what a crash between
+ * two steps of close would leave.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -25,8 +26,11 @@ import * as Journal from "../../../src/layers/store/Journal.ts"
 import { ConversationStore } from "../../../src/services/ConversationStore.ts"
 import { tempDir } from "../../support/Fixtures.ts"
 
-/** Called after every `readFile` and `writeFile` of a path, whether it succeeded or not. */
-const hook = vi.hoisted(() => ({ after: undefined as undefined | ((op: "read" | "write", file: string) => Promise<void>) }))
+/** Called after every `readFile` and `writeFile` of a path, whether it succeeded or not; `beforeRename` before a rename. */
+const hook = vi.hoisted(() => ({
+  after: undefined as undefined | ((op: "read" | "write", file: string) => Promise<void>),
+  beforeRename: undefined as undefined | ((from: string, to: string) => void)
+}))
 
 vi.mock("node:fs/promises", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:fs/promises")>()
@@ -40,7 +44,11 @@ vi.mock("node:fs/promises", async (importOriginal) => {
     }) as unknown as F
   const readFile = wrap("read", real.readFile)
   const writeFile = wrap("write", real.writeFile)
-  return { ...real, readFile, writeFile, default: { ...real, readFile, writeFile } }
+  const rename = (async (from: string, to: string) => {
+    hook.beforeRename?.(String(from), String(to))
+    return real.rename(from, to)
+  }) as typeof real.rename
+  return { ...real, readFile, writeFile, rename, default: { ...real, readFile, writeFile, rename } }
 })
 
 const id = ConversationId.parse("17738399468")!
@@ -108,5 +116,24 @@ describe("an interrupt never releases the lock before the work under it is done"
       hook.after = undefined
       expect(seen).toStrictEqual(["lock released with the directory in place"])
       expect(fs.existsSync(lockFile)).toBe(false)
+    }))
+})
+
+describe("a crash between the steps of close", () => {
+  it.effect("when the directory takes the new title's name, metadata.json already holds that title", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      yield* withStore(storage, (s) => Effect.scoped(s.create({ id, metadata: ConversationMetadata.make({ last_activated_at: ts("00.0") }) })))
+      const titles: Array<string | undefined> = []
+      hook.beforeRename = (from, to) => {
+        if (path.basename(to).startsWith("17738399468-")) titles.push(JSON.parse(fs.readFileSync(path.join(from, "metadata.json"), "utf8")).title)
+      }
+      yield* withStore(storage, (s) =>
+        Effect.scoped(Effect.flatMap(s.open(id), (session) =>
+          session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title: "Named at last" })))))
+      hook.beforeRename = undefined
+      // A crash right after the rename must not leave a directory named for a title its metadata does not hold.
+      expect(titles).toStrictEqual(["Named at last"])
+      expect(fs.readdirSync(path.join(storage, "conversations")).filter((n) => !n.startsWith("."))).toStrictEqual(["17738399468-named-at-last"])
     }))
 })
