@@ -266,6 +266,21 @@ const isAlive = (pid: number): boolean => {
   }
 }
 
+/** What `AtomicFile.writeAtomic` names its temp files: `<file>.<pid>.<random>.tmp`. */
+const TEMP = /^(?:metadata\.json|base_config\.json|events\.json)\.(\d+)\.[a-z0-9]*\.tmp$/
+
+/**
+ * Removes temp files of whole-file writes whose writer died before its
+ * rename (a `kill -9` mid-discard leaves a full copy of `events.json`).
+ * Called with the conversation's lock held, so no live writer owns them.
+ */
+export const sweepTemps = async (dir: string): Promise<void> => {
+  for (const name of await fs.readdir(dir)) {
+    const pid = Number(TEMP.exec(name)?.[1])
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !isAlive(pid)) await fs.rm(path.join(dir, name), { force: true })
+  }
+}
+
 /** Removes staging directories whose creator died (a `kill -9` mid-create). */
 export const sweepStaging = async (parent: string): Promise<void> => {
   let names: Array<string>

@@ -160,7 +160,10 @@ export const make = (options: Options) =>
         const hasBaseConfig = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, "base_config.json")).then(() => true, () => false))
         // Heal first: a journal left by an earlier run is folded before anything reads the conversation.
         // Uninterruptible: an interrupt would release the lock while the fold still writes.
-        yield* Effect.uninterruptible(reading(id, loc.dir, () => foldDir(loc.dir, hasBaseConfig)))
+        yield* Effect.uninterruptible(reading(id, loc.dir, async () => {
+          await foldDir(loc.dir, hasBaseConfig)
+          await ConversationDir.sweepTemps(loc.dir)
+        }))
         const conversation = yield* reading(id, loc.dir, () => ConversationDir.read(id, loc))
         const size = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, Journal.EVENTS)).then((s) => String(s.size)))
         const base = yield* Ref.make(size)

@@ -248,6 +248,19 @@ describe("FileConversationStore", () => {
       expect(types(EventsFile.parse(eventsText(storage), "events.json"))).toStrictEqual(["turn_start", "chat_request", "chat_response"])
     }))
 
+  it.effect("a temp file a writer killed mid-rewrite left is removed by the next open; a live writer's is kept", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      const dir = path.join(storage, "conversations", "17738399468-t")
+      yield* seed(storage, turn(0))
+      // pid 2^22+1 is not alive (pid_max is at most 2^22).
+      const dead = "events.json.4194305.k2j4x1.tmp"
+      const live = `events.json.${process.ppid}.a1b2c3.tmp`
+      for (const name of [dead, live]) fs.writeFileSync(path.join(dir, name), "[\n  {\"half\": ")
+      yield* inSession(storage, () => Effect.void)
+      expect(fs.readdirSync(dir).sort()).toStrictEqual(["base_config.json", "events.json", live, "metadata.json"])
+    }))
+
   it.effect("renames the directory when the title changes, keeping other files", () =>
     Effect.gen(function*() {
       const storage = tempDir()
