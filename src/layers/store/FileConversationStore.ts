@@ -79,6 +79,8 @@ const reading = <A>(id: string, file: string, f: () => Promise<A>) =>
     catch: (error): ConversationCorrupt | StoreIoError =>
       error instanceof ConversationDir.Corrupt
         ? new ConversationCorrupt({ id, file: error.file, ...(error.entry === undefined ? {} : { entry: error.entry }), reason: error.reason })
+        : error instanceof Journal.JournalError
+        ? new ConversationCorrupt({ id, file: error.file, reason: error.message })
         : ioError(file, error)
   })
 

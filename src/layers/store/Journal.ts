@@ -35,6 +35,7 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { Json } from "effect/Schema"
+import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 
 export const FILE = "events.json.journal"
@@ -183,6 +184,20 @@ const writeTail = async (handle: fs.FileHandle, cut: number, bytes: Buffer): Pro
   await handle.datasync()
 }
 
+/** Throws {@link JournalError} for a line to fold whose entry does not decode: it must never reach JP's events.json. */
+const checkEntries = (parsed: Parsed, base: string, file: string): void => {
+  for (const line of entriesFor(parsed, base)) {
+    try {
+      EntryCodec.decodeEntry(line.entry)
+    } catch (error) {
+      const reason = error instanceof RangeError
+        ? `nested too deeply to decode (${error.message})`
+        : error instanceof Error ? error.message : String(error)
+      throw new JournalError(file, parsed.lines.indexOf(line) + 1, `entry ${line.at}: ${reason}`)
+    }
+  }
+}
+
 /** The fold a crash interrupted, if the file is still the one it was folding (see {@link foldFits}). */
 const startedFold = async (handle: fs.FileHandle, size: number, parsed: Parsed): Promise<Fold | undefined> => {
   const fold = foldOf(parsed)
@@ -214,6 +229,7 @@ export const fold = async (dir: string): Promise<FoldResult> => {
     // A fold record about a file since replaced (cut beyond it, JP's entries after it) is ignored.
     let fold = await startedFold(handle, size, parsed)
     const base = fold?.base ?? String(size)
+    checkEntries(parsed, base, path.join(dir, FILE))
     if (entriesFor(parsed, base).length > 0) {
       if (fold === undefined) {
         const cut = await findCut(handle, size)

@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
@@ -227,6 +228,24 @@ describe("FileConversationStore", () => {
         expect(fs.existsSync(path.join(dir, FileConversationStore.JOURNAL))).toBe(false)
       }
     }))
+
+  for (const [name, entry] of [
+    ["an entry with a numeric type", `{"type":5}`],
+    ["arguments nested 5,000 deep", `{"timestamp":"2026-03-18 13:19:30.0","type":"tool_call_request","id":"x","name":"n","arguments":{"d":${"[".repeat(5000)}${"]".repeat(5000)}}}`]
+  ] as const) {
+    it.effect(`a journal line holding ${name} is never folded into JP's events.json: open fails naming the journal`, () =>
+      Effect.gen(function*() {
+        const storage = tempDir()
+        const dir = path.join(storage, "conversations", "17738399468-t")
+        yield* seed(storage, turn(0))
+        const before = eventsText(storage)
+        fs.writeFileSync(path.join(dir, FileConversationStore.JOURNAL), `{"at":2,"base":"${Buffer.byteLength(before)}","entry":${entry}}\n`)
+        const exit = yield* Effect.exit(inSession(storage, () => Effect.void))
+        expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({ _tag: "ConversationCorrupt", file: path.join(dir, FileConversationStore.JOURNAL) })
+        expect(eventsText(storage)).toBe(before)
+        expect(fs.existsSync(path.join(dir, FileConversationStore.JOURNAL))).toBe(true)
+      }))
+  }
 
   it.effect("a discard that crashed before removing the journal does not bring the dropped events back", () =>
     Effect.gen(function*() {
