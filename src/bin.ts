@@ -1,7 +1,8 @@
 /**
  * The `parley` executable: parses argv, runs the command with Node services,
  * prints user errors as one line on stderr, and maps them to exit codes
- * (1 failure, 2 usage; interrupted by SIGINT 130, SIGTERM 143, SIGHUP 129).
+ * (1 failure, 2 usage; interrupted by SIGINT 130, SIGTERM 143, SIGHUP 129;
+ * a reader that closed the output pipe ends the run cleanly with 0).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Cause from "effect/Cause"
@@ -27,11 +28,16 @@ const describe = (error: unknown): { code: number; message: string } => {
   return { code: 1, message: String(error) }
 }
 
-// `parley … | head` closes the pipe early: that is not an error.
+/** Set once the run has started: ends it the way a signal does (every finalizer runs), exiting 0. */
+let onBrokenPipe: (() => void) | undefined
+
+// `parley … | head` closes the pipe early: that is not an error. Mid-run it
+// is an interrupt, so the journal is still folded and the lock released.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(0)
-    throw error
+    if (error.code !== "EPIPE") throw error
+    if (onBrokenPipe === undefined) process.exit(0)
+    onBrokenPipe()
   })
 }
 
@@ -41,6 +47,9 @@ const main = Command.run(cli, { version: VERSION }).pipe(
 
 /** Exit codes of the signals that interrupt a run (128 + the signal number). */
 const SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const
+
+/** What stopped a run from outside, and the exit code it gets. */
+const STOPS = { ...SIGNALS, EPIPE: 0 } as const
 
 /** Resolves once everything written to `stream` has reached the OS (a pipe may be full). */
 const drained = (stream: NodeJS.WriteStream): Promise<void> =>
@@ -55,21 +64,23 @@ const drained = (stream: NodeJS.WriteStream): Promise<void> =>
  * json | cat` gets the whole document even when it exits 1.
  */
 const runMain = Runtime.makeRunMain(({ fiber, teardown }) => {
-  let signal: keyof typeof SIGNALS | undefined
+  let stop: keyof typeof STOPS | undefined
+  const stopBy = (cause: keyof typeof STOPS) => () => {
+    stop ??= cause
+    fiber.interruptUnsafe(fiber.id)
+  }
+  onBrokenPipe = stopBy("EPIPE")
   const handlers = Object.keys(SIGNALS).map((name) => {
-    const handler = () => {
-      signal ??= name as keyof typeof SIGNALS
-      fiber.interruptUnsafe(fiber.id)
-    }
+    const handler = stopBy(name as keyof typeof SIGNALS)
     process.on(name, handler)
     return [name, handler] as const
   })
   fiber.addObserver((exit) => {
     for (const [name, handler] of handlers) process.removeListener(name, handler)
     teardown(exit, (code) => {
-      const final = signal !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? SIGNALS[signal] : code
+      const final = stop !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? STOPS[stop] : code
       void Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => {
-        if (signal !== undefined || final !== 0) process.exit(final)
+        if (stop !== undefined || final !== 0) process.exit(final)
       })
     })
   })

@@ -74,7 +74,7 @@ describe("parley query (built binary, no TTY)", () => {
     const child = spawnParley(p, ["query", "run both", "--script", script])
     children.push(child)
     await waitFor("the fast tool's response and the slow tool running", () =>
-      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && fs.existsSync(path.join(p.root, "slow.pid")))
+      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
     groups.push(Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
     child.kill("SIGKILL")
     await exited(child)
@@ -160,18 +160,25 @@ describe("parley query (built binary, no TTY)", () => {
 
   it("two runs on one conversation at once: the second fails fast naming the conversation and the holder; the first completes", async () => {
     const p = makeProject()
-    const first = spawnParley(p, ["query", "slow one", "--script", writeScript(p, "s1.json", [{ delay_ms: 1500, message: "First done." }])])
+    // The first run holds the conversation until the test lets its tool finish (a delay would race a slow machine).
+    fs.writeFileSync(path.join(p.root, "hold.block"), "")
+    const first = spawnParley(p, ["query", "slow one", "--script", writeScript(p, "s1.json", [
+      { tool_calls: [{ id: "hold_1", name: "counter", arguments: { name: "hold" } }] },
+      { message: "First done." }
+    ])])
     children.push(first)
-    await waitFor("the first run's chat request", () => persisted(p).some((e) => e.type === "chat_request"))
+    await waitFor("the first run's tool running", () => /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "hold.pid"), "utf8")))
+    groups.push(Number(fs.readFileSync(path.join(p.root, "hold.pid"), "utf8")))
     const id = conversationIdOf(p)
     const t0 = Date.now()
     const second = parley(p, ["query", "--id", id, "second", "--script", writeScript(p, "s2.json", [{ message: "Second." }])])
     expect(Date.now() - t0).toBeLessThan(5000)
     expect(second.code).toBe(1)
     expect(second.stderr).toContain(`Conversation ${id} is being written by another parley process (pid ${first.pid})`)
+    fs.rmSync(path.join(p.root, "hold.block"))
     expect(await exited(first)).toBe(0)
     expect(first.output()).toContain("First done.")
-    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
+    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "tool_call_response", "chat_response"])
   })
 
   it("continues the most recent conversation by default, --new starts another, and --id picks one", () => {
@@ -238,7 +245,7 @@ describe("Ctrl-C (SIGINT) during a turn", () => {
     const child = spawnParley(p, ["query", "run both", "--script", script])
     children.push(child)
     await waitFor("the fast tool's response and the slow tool running", () =>
-      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && fs.existsSync(path.join(p.root, "slow.pid")))
+      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
     const toolPid = Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8"))
     child.kill("SIGINT")
     expect(await exited(child)).toBe(130)

@@ -118,6 +118,28 @@ describe("SIGHUP and SIGTERM interrupt like SIGINT", () => {
   }
 })
 
+describe("a reader that stops reading", () => {
+  it("`parley query … | head -c 3`: the run ends like an interrupt (journal folded, lock released, the reply kept), exit 0", async () => {
+    const p = makeProject()
+    fs.writeFileSync(path.join(p.root, "slow.block"), "")
+    const script = writeScript(p, "s.json", [
+      { message: "line1\nline2\n", tool_calls: [{ id: "c1", name: "counter", arguments: { name: "slow" } }] },
+      { message: "after the tool\n".repeat(2000) }
+    ])
+    const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "go", "--script", script], { cwd: p.root, stdio: ["ignore", "pipe", "pipe"] })
+    children.push(child)
+    // Once the tool runs, close the pipe as `head -c 3` does: the reply that follows the tool meets EPIPE.
+    await waitFor("the tool running", () => /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
+    child.stdout.destroy()
+    fs.rmSync(path.join(p.root, "slow.block"))
+    expect(await exited(child)).toBe(0)
+    const dir = conversationDir(p)
+    expect(fs.readdirSync(dir).sort()).toStrictEqual(["base_config.json", "events.json", "metadata.json"])
+    expect(fs.readdirSync(path.join(p.storage, "locks"))).toStrictEqual([])
+    expect(eventsOf(dir).map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "chat_response", "tool_call_request", "tool_call_response", "chat_response"])
+  })
+})
+
 describe("parallel runs", () => {
   it("16 concurrent `query --new` in one storage directory: 16 distinct conversations, each with exactly its own message", async () => {
     const p = makeProject()

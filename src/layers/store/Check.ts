@@ -11,7 +11,6 @@
  * const result = await checkOne(id, { dir, archived: false }) // { ok, roundtrip, error? }
  * ```
  */
-import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
@@ -34,18 +33,15 @@ const eventsDetail = async (dir: string): Promise<string> => {
 }
 
 const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult> => {
-  const conversation = await ConversationDir.read(id, loc)
-  const journaled = (await AtomicFile.readIfExists(path.join(loc.dir, Journal.FILE))) !== undefined
-  const files: Array<[string, string]> = [["metadata.json", EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]]
+  // The bytes compared are the bytes decoded: a writer folding or closing meanwhile changes neither.
+  const { conversation, source } = await ConversationDir.readSource(id, loc)
+  const pairs: Array<[string | undefined, string]> = [[source.metadata, EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]]
   // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.
-  if (!journaled) files.push([Journal.EVENTS, EventsFile.render(conversation.entries)])
+  if (!source.journaled) pairs.push([source.events.toString("utf8"), EventsFile.render(conversation.entries)])
   if (conversation.baseConfig._tag === "File") {
-    files.push(["base_config.json", EventsFile.renderJson(JSON.parse(conversation.baseConfig.text))])
+    pairs.push([source.baseConfig, EventsFile.renderJson(JSON.parse(conversation.baseConfig.text))])
   }
-  let identical = true
-  for (const [name, text] of files) {
-    if ((await fs.readFile(path.join(loc.dir, name), "utf8")) !== text) identical = false
-  }
+  const identical = pairs.every(([stored, rendered]) => stored === rendered)
   return { id, path: loc.dir, ok: true, roundtrip: identical ? "identical" : "changed" }
 }
 

@@ -79,6 +79,8 @@ const reading = <A>(id: string, file: string, f: () => Promise<A>) =>
     catch: (error): ConversationCorrupt | StoreIoError =>
       error instanceof ConversationDir.Corrupt
         ? new ConversationCorrupt({ id, file: error.file, ...(error.entry === undefined ? {} : { entry: error.entry }), reason: error.reason })
+        : error instanceof Journal.JournalError
+        ? new ConversationCorrupt({ id, file: error.file, reason: error.message })
         : ioError(file, error)
   })
 
@@ -144,14 +146,13 @@ export const make = (options: Options) =>
       Effect.flatMap(session.metadata, (metadata) =>
         io(loc.dir, async () => {
           await foldDir(loc.dir, hasBaseConfig)
-          let dir = loc.dir
-          const wanted = path.join(path.dirname(dir), ConversationId.dirname(session.id, metadata.title))
-          if (wanted !== dir && (await fs.stat(wanted).catch(() => undefined)) === undefined) {
-            await fs.rename(dir, wanted)
-            await AtomicFile.syncDir(path.dirname(dir))
-            dir = wanted
+          // The metadata first: a crash before the rename leaves the new title, which the next close names the directory for.
+          await AtomicFile.writeIfChanged(path.join(loc.dir, "metadata.json"), EventsFile.renderJson(ConversationMetadata.encode(metadata)))
+          const wanted = path.join(path.dirname(loc.dir), ConversationId.dirname(session.id, metadata.title))
+          if (wanted !== loc.dir && (await fs.stat(wanted).catch(() => undefined)) === undefined) {
+            await fs.rename(loc.dir, wanted)
+            await AtomicFile.syncDir(path.dirname(loc.dir))
           }
-          await AtomicFile.writeIfChanged(path.join(dir, "metadata.json"), EventsFile.renderJson(ConversationMetadata.encode(metadata)))
         }))
 
     /** Opens a conversation whose lock the scope already holds. */
@@ -160,7 +161,11 @@ export const make = (options: Options) =>
         const loc = yield* locate(id)
         const hasBaseConfig = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, "base_config.json")).then(() => true, () => false))
         // Heal first: a journal left by an earlier run is folded before anything reads the conversation.
-        yield* reading(id, loc.dir, () => foldDir(loc.dir, hasBaseConfig))
+        // Uninterruptible: an interrupt would release the lock while the fold still writes.
+        yield* Effect.uninterruptible(reading(id, loc.dir, async () => {
+          await foldDir(loc.dir, hasBaseConfig)
+          await ConversationDir.sweepTemps(loc.dir)
+        }))
         const conversation = yield* reading(id, loc.dir, () => ConversationDir.read(id, loc))
         const size = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, Journal.EVENTS)).then((s) => String(s.size)))
         const base = yield* Ref.make(size)
@@ -223,10 +228,11 @@ export const make = (options: Options) =>
           baseConfig: init.baseConfig ?? { _tag: "File", text: "{}\n" },
           entries: init.entries ?? []
         }
-        yield* io(conversationsDir, async () => {
+        // Uninterruptible: an interrupt would release the id's lock before its directory is in place.
+        yield* Effect.uninterruptible(io(conversationsDir, async () => {
           await ConversationDir.sweepStaging(conversationsDir)
           await ConversationDir.create(conversationsDir, ConversationId.dirname(id, init.metadata.title), conversation)
-        })
+        }))
         return yield* openLocked(id)
       })
 
