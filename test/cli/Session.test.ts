@@ -70,7 +70,7 @@ describe("nothing that reached the disk is lost", () => {
     }
     expect(conversationDirs(p).length).toBe(30)
     expect(lost).toBe(0)
-  })
+  }, 240_000)
 
   it("kill -9 once the journal holds the whole turn: the next --continue-turn folds it into a plain events.json", async () => {
     const p = makeProject()
