@@ -87,9 +87,12 @@ export const Request = Data.taggedEnum<Request>()
 export type Form = Data.TaggedEnum.Value<Request, "Form">
 export type UrlRequest = Data.TaggedEnum.Value<Request, "Url">
 
+/** What a form field's value can be (the spec's `ElicitResult.content` values). */
+export type FieldValue = string | number | boolean | Array<string>
+
 /** A checked answer: the value to send, or an optional field left empty (omitted from the content). */
 export type Value = Data.TaggedEnum<{
-  Set: { readonly value: Schema.Json }
+  Set: { readonly value: FieldValue }
   Blank: {}
 }>
 export const Value = Data.taggedEnum<Value>()
@@ -403,8 +406,8 @@ export const check = (field: Field, answer: Schema.Json): Result.Result<Value, s
   })
 
 /** The `content` of an `accept`: every field that has a value, in schema order. */
-export const content = (form: Form, values: Readonly<Record<string, Value>>): Record<string, Schema.Json> => {
-  const out: Record<string, Schema.Json> = {}
+export const content = (form: Form, values: Readonly<Record<string, Value>>): Record<string, FieldValue> => {
+  const out: Record<string, FieldValue> = {}
   for (const field of form.fields) {
     const v = values[field.name]
     if (v !== undefined && v._tag === "Set") out[field.name] = v.value
