@@ -191,9 +191,9 @@ const current = (live: LiveCall, open: Open): Question | undefined => {
 const reject = (live: LiveCall, open: Open, question: Question, problem: string): void => {
   open.problem = problem
   open.rejected += 1
+  // The elicitation stays open: abandoning the call answers it `cancel`.
   if (open.rejected >= MAX_ATTEMPTS) {
     live.gaveUp = `Tool '${live.spec.tool}' asked "${question.id}" ${MAX_ATTEMPTS} times without getting a valid answer (the last one: ${problem}).`
-    respond(live, "cancel")
   }
 }
 

@@ -255,8 +255,10 @@ export const connect = async (name: string, config: McpServerConfig, options: Co
         signal: extra.signal
       })
     }))
+  let up = false
   client.onclose = () => {
-    if (closing || downReason !== undefined) return
+    // Before `up`, a failure to start is reported by `connect` itself.
+    if (!up || closing || downReason !== undefined) return
     const said = stderr()
     downReason = `MCP server "${name}" stopped${said === "" ? "" : `; it said:\n${said}`}`
     options.onDown(downReason)
@@ -264,6 +266,7 @@ export const connect = async (name: string, config: McpServerConfig, options: Co
   try {
     await withTimeout(client.connect(transport), options.timeoutMs, "starting it")
     tools = await withTimeout(listTools(client), options.timeoutMs, "listing its tools")
+    up = true
   } catch (e) {
     closing = true
     await client.close().catch(() => {})
