@@ -76,12 +76,20 @@ const addMcpTools = (
   // Servers use formats ajv does not know ("uri"): check the rest, say nothing.
   const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, validateFormats: false, logger: false })
   for (const tool of resolved.tools) {
-    let validate: ValidateFunction
-    try {
-      validate = ajv.compile(tool.definition.parameters)
-    } catch {
-      validate = ajv.compile({})
-    }
+    // Compiled on the first call: a server may offer dozens of tools, and ajv compiles slowly.
+    let compiled: ValidateFunction | undefined
+    const validate = ((args: unknown) => {
+      if (compiled === undefined) {
+        try {
+          compiled = ajv.compile(tool.definition.parameters)
+        } catch {
+          compiled = ajv.compile({})
+        }
+      }
+      const valid = compiled(args)
+      validate.errors = compiled.errors ?? null
+      return valid
+    }) as ValidateFunction
     entries.set(tool.definition.name, {
       definition: tool.definition,
       // Run like a local tool: its own process (or service), `ask` by default.

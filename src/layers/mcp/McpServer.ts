@@ -210,11 +210,12 @@ const NO_TIMEOUT_MS = 2 ** 31 - 1
  * carries what it printed on stderr.
  */
 export const connect = async (name: string, config: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
-  const [{ Client: ClientClass }, { ElicitRequestSchema, McpError, ErrorCode }] = await Promise.all([
+  // The transport (a stdio server starting) and the client code load in parallel.
+  const [{ Client: ClientClass }, { ElicitRequestSchema, McpError, ErrorCode }, { transport: raw, stderr, where }] = await Promise.all([
     import("@modelcontextprotocol/sdk/client/index.js"),
-    import("@modelcontextprotocol/sdk/types.js")
+    import("@modelcontextprotocol/sdk/types.js"),
+    makeTransport(config, options)
   ])
-  const { transport: raw, stderr, where } = await makeTransport(config, options)
   const transport = options.traceFile === undefined ? raw : traced(raw, options.traceFile, name)
   const client = new ClientClass({ name: options.clientInfo.name, version: options.clientInfo.version }, {
     capabilities: { elicitation: { form: {}, url: {} } }
