@@ -3,9 +3,10 @@
 // same scripted turn as over stdio, and SIGINT mid-form (the server sees
 // cancel). parley does not own an HTTP server: it must still be running after.
 import * as fs from "node:fs"
+import * as http from "node:http"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { exited, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
+import { exited, makeProject, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
 import { ACCEPTED_CONTENT, callResults, elicitResults, FORM, formAnswersToml, type HttpServer, killMarked, marked, newMark, readTrace, startHttp } from "../layers/mcp/everything.ts"
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
@@ -20,6 +21,28 @@ afterEach(async () => {
   for (const m of marks.splice(0)) killMarked(m)
   for (const d of projects.splice(0)) fs.rmSync(d, { recursive: true, force: true })
 })
+
+/** A pass-through proxy in front of `target` that notes each request's method and test header. */
+const recordingProxy = async (target: string) => {
+  const seen: Array<string> = []
+  const upstream = new URL(target)
+  const server = http.createServer((req, res) => {
+    seen.push(`${req.method} ${req.headers["x-parley-test"] ?? "-"}`)
+    const out = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers)
+      r.pipe(res)
+    })
+    out.on("error", () => res.destroy())
+    req.pipe(out)
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
+  const port = (server.address() as { port: number }).port
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    seen,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())))
+  }
+}
 
 const TOOL = "trigger-elicitation-request"
 const SOURCE = { source: "tool", name: TOOL }
@@ -38,8 +61,11 @@ const httpProject = async (toml: string): Promise<{ p: Project; server: HttpServ
 const strip = (events: ReadonlyArray<Record<string, unknown>>) => events.map(({ timestamp: _, ...rest }) => rest)
 
 describe("MCP over streamable HTTP (server-everything, streamableHttp mode)", () => {
-  it("the scripted turn: get-sum, echo and the form, one inquiry pair per field; the server keeps running", async () => {
+  it("the scripted turn: get-sum, echo and the form, one inquiry pair per field; headers on every request, the session ended; the server keeps running", async () => {
     const { p, server, trace } = await httpProject(formAnswersToml({ toAssistant: ["name"] }))
+    const proxy = await recordingProxy(server.url)
+    const configFile = path.join(p.storage, "config.toml")
+    fs.writeFileSync(configFile, fs.readFileSync(configFile, "utf8").replace(server.url, proxy.url))
     const script = writeScript(p, "s.json", [
       {
         message: "Calling three tools.",
@@ -52,12 +78,13 @@ describe("MCP over streamable HTTP (server-everything, streamableHttp mode)", ()
       { structured: { answer: "Ada Lovelace" } },
       { message: "Done." }
     ])
+    // Asynchronously: the proxy lives in this process.
     process.env["PARLEY_MCP_TRACE"] = trace
-    const r = parley(p, ["query", "go", "--script", script])
+    const child = spawnParley(p, ["query", "go", "--script", script])
     delete process.env["PARLEY_MCP_TRACE"]
-    expect(r.stderr).toBe("")
-    expect(r.stdout).toBe("Calling three tools.\nDone.\n")
-    expect(r.code).toBe(0)
+    children.push(child)
+    expect(await exited(child)).toBe(0)
+    expect(child.output()).toBe("Calling three tools.\nDone.\n")
     const events = strip(persisted(p))
     const of = (call: string) => events.filter((e) => e["type"] !== "tool_call_request" && (e["id"] === call || String(e["id"]).startsWith(`${call}.`)))
     expect(of("call_1")).toStrictEqual([{ type: "tool_call_response", id: "call_1", content: b64("The sum of 2 and 3 is 5."), is_error: false }])
@@ -72,6 +99,10 @@ describe("MCP over streamable HTTP (server-everything, streamableHttp mode)", ()
     ])
     expect(Buffer.from(String(form.at(-1)!["content"]), "base64").toString()).toContain("- Name: Ada Lovelace\n")
     expect(elicitResults(readTrace(trace))).toStrictEqual([{ action: "accept", content: ACCEPTED_CONTENT }])
+    await proxy.close()
+    expect(proxy.seen.length).toBeGreaterThan(3)
+    expect(proxy.seen.filter((r) => !r.endsWith(" 1"))).toStrictEqual([])
+    expect(proxy.seen.at(-1)).toBe("DELETE 1")
     expect(server.child.exitCode).toBeNull()
   })
 
