@@ -204,6 +204,56 @@ const listTools = async (client: Client): Promise<Array<ServerTool>> => {
 /** The request timeout parley gives the SDK: none to speak of (parley times calls itself, and questions can take a person minutes). */
 const NO_TIMEOUT_MS = 2 ** 31 - 1
 
+type SdkTypes = typeof import("@modelcontextprotocol/sdk/types.js")
+
+/** Hands each `elicitation/create` to the call that holds the server; declines it when no call is running. */
+const routeElicitations = (client: Client, connection: Connection, types: SdkTypes): void => {
+  client.setRequestHandler(types.ElicitRequestSchema, (request, extra) =>
+    new Promise<ElicitResult>((resolve, reject) => {
+      const target = connection.onElicit
+      // Nobody to ask: no call of this server is running, so nothing can record the question.
+      if (target === undefined) return resolve({ action: "decline" })
+      target({
+        params: request.params,
+        respond: resolve,
+        refuse: (message) => reject(new types.McpError(types.ErrorCode.InvalidParams, message)),
+        signal: extra.signal
+      })
+    }))
+}
+
+/** Where a connection is in its life. */
+interface State {
+  up: boolean
+  closing: boolean
+  down: string | undefined
+  tools: ReadonlyArray<ServerTool>
+}
+
+const makeConnection = (name: string, config: McpServerConfig, client: Client, raw: Transport, state: State): Connection => ({
+  name,
+  get tools() {
+    return state.tools
+  },
+  lock: new Lock(),
+  onElicit: undefined,
+  callTool: (tool, args, signal) =>
+    client.callTool({ name: tool, arguments: { ...args } }, undefined, { signal, timeout: NO_TIMEOUT_MS }) as Promise<CallToolResult>,
+  down: () => state.down,
+  close: async () => {
+    if (state.closing) return
+    state.closing = true
+    // Ending an HTTP session is a courtesy; a server that is gone must not hold parley up.
+    const session = raw as { terminateSession?: () => Promise<void> }
+    if (config.url !== undefined && session.terminateSession !== undefined) {
+      await withTimeout(session.terminateSession(), 1000, "ending the session").catch(() => {})
+    }
+    await client.close().catch(() => {})
+  }
+})
+
+const saying = (said: string): string => (said === "" ? "" : `; it said:\n${said}`)
+
 /**
  * Starts or connects to a server, initializes the session and lists its
  * tools. Fails with a {@link StartError} whose message names the server and
@@ -211,7 +261,7 @@ const NO_TIMEOUT_MS = 2 ** 31 - 1
  */
 export const connect = async (name: string, config: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
   // The transport (a stdio server starting) and the client code load in parallel.
-  const [{ Client: ClientClass }, { ElicitRequestSchema, McpError, ErrorCode }, { transport: raw, stderr, where }] = await Promise.all([
+  const [{ Client: ClientClass }, types, { transport: raw, stderr, where }] = await Promise.all([
     import("@modelcontextprotocol/sdk/client/index.js"),
     import("@modelcontextprotocol/sdk/types.js"),
     makeTransport(config, options)
@@ -220,60 +270,24 @@ export const connect = async (name: string, config: McpServerConfig, options: Co
   const client = new ClientClass({ name: options.clientInfo.name, version: options.clientInfo.version }, {
     capabilities: { elicitation: { form: {}, url: {} } }
   })
-  let closing = false
-  let downReason: string | undefined
-  let tools: ReadonlyArray<ServerTool> = []
-  const connection: Connection = {
-    name,
-    get tools() {
-      return tools
-    },
-    lock: new Lock(),
-    onElicit: undefined,
-    callTool: (tool, args, signal) =>
-      client.callTool({ name: tool, arguments: { ...args } }, undefined, { signal, timeout: NO_TIMEOUT_MS }) as Promise<CallToolResult>,
-    down: () => downReason,
-    close: async () => {
-      if (closing) return
-      closing = true
-      // Ending an HTTP session is a courtesy; a server that is gone must not hold parley up.
-      const session = raw as { terminateSession?: () => Promise<void> }
-      if (config.url !== undefined && session.terminateSession !== undefined) {
-        await withTimeout(session.terminateSession(), 1000, "ending the session").catch(() => {})
-      }
-      await client.close().catch(() => {})
-    }
-  }
-  client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
-    new Promise<ElicitResult>((resolve, reject) => {
-      const target = connection.onElicit
-      // Nobody to ask: no call of this server is running, so nothing can record the question.
-      if (target === undefined) return resolve({ action: "decline" })
-      target({
-        params: request.params,
-        respond: resolve,
-        refuse: (message) => reject(new McpError(ErrorCode.InvalidParams, message)),
-        signal: extra.signal
-      })
-    }))
-  let up = false
+  const state: State = { up: false, closing: false, down: undefined, tools: [] }
+  const connection = makeConnection(name, config, client, raw, state)
+  routeElicitations(client, connection, types)
   client.onclose = () => {
     // Before `up`, a failure to start is reported by `connect` itself.
-    if (!up || closing || downReason !== undefined) return
-    const said = stderr()
-    downReason = `MCP server "${name}" stopped${said === "" ? "" : `; it said:\n${said}`}`
-    options.onDown(downReason)
+    if (!state.up || state.closing || state.down !== undefined) return
+    state.down = `MCP server "${name}" stopped${saying(stderr())}`
+    options.onDown(state.down)
   }
   try {
     await withTimeout(client.connect(transport), options.timeoutMs, "starting it")
-    tools = await withTimeout(listTools(client), options.timeoutMs, "listing its tools")
-    up = true
+    state.tools = await withTimeout(listTools(client), options.timeoutMs, "listing its tools")
+    state.up = true
   } catch (e) {
-    closing = true
+    state.closing = true
     await client.close().catch(() => {})
-    const said = stderr()
     throw new StartError(
-      `MCP server "${name}" (${where}) could not be started: ${describeError(e)}${said === "" ? "" : `; it said:\n${said}`}\nIts tools are unavailable in this run; check [mcp.servers.${name}] in config.toml.`
+      `MCP server "${name}" (${where}) could not be started: ${describeError(e)}${saying(stderr())}\nIts tools are unavailable in this run; check [mcp.servers.${name}] in config.toml.`
     )
   }
   return connection
