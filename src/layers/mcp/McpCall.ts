@@ -225,9 +225,10 @@ const advance = (live: LiveCall): Question | undefined => {
   for (;;) {
     const open = live.open
     if (open === undefined || live.gaveUp !== undefined) return undefined
-    // The server withdrew the request (its own timeout): nothing to ask any more.
-    if (open.elicited.signal.aborted) {
-      live.open = undefined
+    // The server withdrew the request (its own timeout), or the call has already ended
+    // (the SDK ignores a cancellation of request id 0): nothing to ask any more.
+    if (open.elicited.signal.aborted || live.queue.some((e) => e._tag !== "Elicited")) {
+      respond(live, "cancel")
       return undefined
     }
     const question = current(live, open)

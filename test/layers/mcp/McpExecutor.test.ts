@@ -328,3 +328,67 @@ describe("MCP servers: start, failure, collisions", () => {
   })
 })
 
+
+// A real MCP server built with the SDK (fixtures/odd-server.mjs) for what server-everything does not do.
+describe("MCP elicitation edge cases (the SDK's own server)", () => {
+  const ODD = path.join(import.meta.dirname, "fixtures", "odd-server.mjs")
+  const odd = (s: Setup) => ({ mcp: { servers: { odd: { command: process.execPath, args: [ODD], env: { PARLEY_MCP_TEST: s.mark } } } } })
+
+  it.live("a form parley cannot ask is refused with a JSON-RPC error, nothing is asked", () => {
+    const s = setup()
+    return withExecutor(s, odd(s), (executor) =>
+      Effect.gen(function*() {
+        // Outside the spec's flat form: the SDK itself refuses it.
+        const nested = yield* drive(executor, s, call("c1", "nested"), () => null)
+        expect(nested.asked).toStrictEqual([])
+        expect(nested.response.content).toMatch(/^elicitation refused: MCP error -32603: /)
+        // Valid for the spec, but a field name that cannot be a question id: parley refuses it.
+        const dotted = yield* drive(executor, s, call("c2", "dotted"), () => null)
+        expect(dotted).toStrictEqual({
+          asked: [],
+          response: { content: "elicitation refused: MCP error -32602: MCP error -32602: parley cannot ask this: field \"a.b\": question ids must not contain '.'", is_error: false }
+        })
+      }))
+  })
+
+  it.live("two forms in one call: each is asked in full; the second form question is attempt 2 of its id", () => {
+    const s = setup()
+    return withExecutor(s, odd(s), (executor) =>
+      Effect.gen(function*() {
+        const colors = ["red", "blue"]
+        const { response, asked } = yield* drive(executor, s, call("c1", "twice"), (q) => (q.id === "elicitation" ? true : colors.shift()!))
+        expect(asked.map((q) => q.id)).toStrictEqual(["elicitation", "color", "elicitation", "color"])
+        expect(asked[2]!.text).toBe("MCP server \"odd\" asks: Second color?\nFill in its form (1 field)? No declines it.")
+        expect(JSON.parse(response.content)).toStrictEqual([{ action: "accept", content: { color: "red" } }, { action: "accept", content: { color: "blue" } }])
+      }))
+  })
+
+  it.live("a question the server withdraws: a late answer is dropped and the call ends with the server's result", () => {
+    const s = setup()
+    return withExecutor(s, odd(s), (executor) =>
+      Effect.gen(function*() {
+        const first = yield* executor.execute(call("c1", "withdraw"), {}, context(s))
+        expect(first._tag).toBe("NeedsInput")
+        yield* Effect.sleep("400 millis")
+        const second = yield* executor.execute(call("c1", "withdraw"), { elicitation: true }, context(s))
+        expect(second._tag).toBe("Completed")
+        expect(second._tag === "Completed" ? second.response : undefined).toStrictEqual({ content: "gave up: MCP error -32001: Request timed out", is_error: false })
+      }))
+  })
+
+  it.live("a server that exits mid-call: a tool error that says so, and one problem", () => {
+    const s = setup()
+    return withExecutor(s, odd(s), (executor) =>
+      Effect.gen(function*() {
+        const { response } = yield* drive(executor, s, call("c1", "die"), () => null)
+        expect(response.is_error).toBe(true)
+        expect(response.content).toMatch(/^Tool 'die' failed: MCP server "odd" stopped\. Its tools are unavailable for the rest of this run\.$|^Tool 'die' failed: MCP server "odd": MCP error -32000: Connection closed$/)
+        yield* Effect.promise(() => waitUntil(() => s.problems.length === 1))
+        expect(s.problems).toStrictEqual(["MCP server \"odd\" stopped\nIts tools are unavailable for the rest of this run."])
+        expect((yield* drive(executor, s, call("c2", "twice"), () => null)).response).toStrictEqual({
+          content: "Tool 'twice' is unavailable: MCP server \"odd\" stopped.",
+          is_error: true
+        })
+      }))
+  })
+})
