@@ -285,6 +285,15 @@ export const connect = async (name: string, config: McpServerConfig, options: Co
     state.up = true
   } catch (e) {
     state.closing = true
+    // A server that failed to start gets no grace: SIGTERM makes its watchdog stop it at once.
+    const pid = (raw as { pid?: number | null }).pid
+    if (typeof pid === "number") {
+      try {
+        process.kill(pid, "SIGTERM")
+      } catch {
+        // Already gone.
+      }
+    }
     await client.close().catch(() => {})
     throw new StartError(
       `MCP server "${name}" (${where}) could not be started: ${describeError(e)}${saying(stderr())}\nIts tools are unavailable in this run; check [mcp.servers.${name}] in config.toml.`

@@ -35,12 +35,15 @@ const { spawn } = require("node:child_process")
 const [command, ...args] = process.argv.slice(1)
 const GRACE = ${GRACE_MS}
 const child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit"], detached: true })
-let stopping = false
+let pending
+let due = Infinity
 const group = (signal) => { try { process.kill(-child.pid, signal) } catch {} }
+// Stop after "first" ms, or sooner if asked again with less (SIGTERM right after EOF).
 const stop = (first) => {
-  if (stopping) return
-  stopping = true
-  setTimeout(() => { group("SIGTERM"); setTimeout(() => group("SIGKILL"), GRACE).unref() }, first).unref()
+  if (Date.now() + first >= due) return
+  due = Date.now() + first
+  clearTimeout(pending)
+  pending = setTimeout(() => { group("SIGTERM"); setTimeout(() => group("SIGKILL"), GRACE).unref() }, first)
 }
 child.on("error", (e) => { process.stderr.write("cannot start " + JSON.stringify(command) + ": " + e.message + "\\n"); process.exit(127) })
 child.on("exit", (code, signal) => { group("SIGKILL"); process.exit(code ?? (signal === null ? 1 : 128 + (require("node:os").constants.signals[signal] ?? 0))) })
