@@ -29,11 +29,11 @@
 /** How long a server gets after EOF (and again after SIGTERM) before the next step. */
 export const GRACE_MS = 1000
 
-/** The watchdog program (CommonJS, run with `node -e`); its argv is the server's command line. */
-export const SOURCE = `
+/** The watchdog program (CommonJS, run with `node -e`) with a given grace; its argv is the server's command line. */
+export const source = (graceMs: number): string => `
 const { spawn } = require("node:child_process")
 const [command, ...args] = process.argv.slice(1)
-const GRACE = ${GRACE_MS}
+const GRACE = ${graceMs}
 const child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit"], detached: true })
 let pending
 let due = Infinity
@@ -56,8 +56,15 @@ process.on("SIGINT", () => {})
 process.on("SIGHUP", () => {})
 `
 
+/** The watchdog program parley runs. */
+export const SOURCE = source(GRACE_MS)
+
 /** The command line that runs `command args` under the watchdog. */
-export const wrap = (command: string, args: ReadonlyArray<string>): { readonly command: string; readonly args: Array<string> } => ({
+export const wrap = (
+  command: string,
+  args: ReadonlyArray<string>,
+  graceMs: number = GRACE_MS
+): { readonly command: string; readonly args: Array<string> } => ({
   command: process.execPath,
-  args: ["-e", SOURCE, "--", command, ...args]
+  args: ["-e", graceMs === GRACE_MS ? SOURCE : source(graceMs), "--", command, ...args]
 })
