@@ -180,6 +180,9 @@ export interface Resolved {
   readonly problems: ReadonlyArray<Problem>
 }
 
+/** Tool names the Anthropic and OpenAI APIs accept. */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
 const toolPath = (name: string) => ConfigData.formatPath(["conversation", "tools", name])
 
 /** Whether a configured tool table explicitly belongs to a built-in or local tool. */
@@ -194,7 +197,13 @@ const claimedElsewhere = (tool: ConfigData.ToolConfig | undefined): boolean =>
 export const resolve = (config: ConfigData.Config, runtime: Runtime, builtins: ReadonlySet<string>): Resolved => {
   const offers = new Map<string, Array<{ server: McpServer.Connection; tool: McpServer.ServerTool }>>()
   for (const server of runtime.servers) {
-    for (const tool of server.tools) offers.set(tool.name, [...(offers.get(tool.name) ?? []), { server, tool }])
+    for (const tool of server.tools) {
+      if (!TOOL_NAME.test(tool.name)) {
+        runtime.onProblem(`MCP server "${server.name}" offers a tool named ${JSON.stringify(tool.name)}, which models do not accept (letters, digits, '_' and '-', at most 64); it is left out.`)
+        continue
+      }
+      offers.set(tool.name, [...(offers.get(tool.name) ?? []), { server, tool }])
+    }
   }
   const tools: Array<McpTool> = []
   const problems: Array<Problem> = []

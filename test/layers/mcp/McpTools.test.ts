@@ -82,4 +82,13 @@ describe("McpTools.resolve", () => {
     expect(McpTools.mayOffer(runtime([server("a", ["echo"])]), "typo")).toBe(false)
     expect(McpTools.mayOffer(runtime([], [], ["b"]), "typo")).toBe(true)
   })
+
+  it("a tool name models do not accept is left out, with one problem", () => {
+    const problems: Array<string> = []
+    const r = McpTools.resolve(config({}), runtime([server("a", ["fs.read", "ok"])], problems), new Set())
+    expect(offered(r)).toStrictEqual([["ok", "a", "ok from a"]])
+    expect(problems).toStrictEqual([
+      "MCP server \"a\" offers a tool named \"fs.read\", which models do not accept (letters, digits, '_' and '-', at most 64); it is left out."
+    ])
+  })
 })
