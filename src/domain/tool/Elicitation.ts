@@ -56,6 +56,7 @@ export type FieldKind = Data.TaggedEnum<{
   /** Several of `choices` (`type: "array"`), typed as a comma-separated list. */
   Multi: { readonly choices: ReadonlyArray<Choice> }
 }>
+/** Constructors and matching for {@link FieldKind}. */
 export const FieldKind = Data.taggedEnum<FieldKind>()
 
 /** The string formats of the spec's `StringSchema`. */
@@ -83,8 +84,11 @@ export type Request = Data.TaggedEnum<{
   Form: { readonly message: string; readonly fields: ReadonlyArray<Field> }
   Url: { readonly message: string; readonly url: string; readonly elicitationId: string }
 }>
+/** Constructors and matching for {@link Request}. */
 export const Request = Data.taggedEnum<Request>()
+/** A form-mode request. */
 export type Form = Data.TaggedEnum.Value<Request, "Form">
+/** A URL-mode request. */
 export type UrlRequest = Data.TaggedEnum.Value<Request, "Url">
 
 /** What a form field's value can be (the spec's `ElicitResult.content` values). */
@@ -95,6 +99,7 @@ export type Value = Data.TaggedEnum<{
   Set: { readonly value: FieldValue }
   Blank: {}
 }>
+/** Constructors and matching for {@link Value}. */
 export const Value = Data.taggedEnum<Value>()
 
 /** The id of the question a URL request becomes. */

@@ -70,6 +70,7 @@ interface Open {
   rejected: number
 }
 
+/** What one call needs: the server, the tool and its checked arguments, and its limits. */
 export interface CallSpec {
   readonly server: Connection
   readonly serverName: string

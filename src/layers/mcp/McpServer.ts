@@ -77,6 +77,7 @@ export class Lock {
   }
 }
 
+/** How {@link connect} starts a server. */
 export interface ConnectOptions {
   /** The project root: a stdio server's working directory (or what its `cwd` is relative to). */
   readonly root: string
@@ -89,6 +90,7 @@ export interface ConnectOptions {
   readonly traceFile?: string
 }
 
+/** A started server: its tools, its lock, and how to call and stop it. */
 export interface Connection {
   readonly name: string
   readonly tools: ReadonlyArray<ServerTool>

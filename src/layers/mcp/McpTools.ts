@@ -48,6 +48,7 @@ export const DEFAULT_CALL_TIMEOUT_MS = 300_000
 /** How long stopping waits for calls that were answered `cancel` to finish. */
 export const SHUTDOWN_GRACE_MS = 1000
 
+/** How {@link start} runs the servers. */
 export interface Options {
   /** The project root: stdio servers run here. */
   readonly root: string
@@ -175,6 +176,7 @@ export interface Problem {
   readonly message: string
 }
 
+/** The MCP tools to offer, and the config problems found on the way. */
 export interface Resolved {
   readonly tools: ReadonlyArray<McpTool>
   readonly problems: ReadonlyArray<Problem>
