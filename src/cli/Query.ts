@@ -38,6 +38,7 @@ import { PromptBackend, PromptFailed } from "../services/PromptBackend.ts"
 import * as Query from "../programs/Query.ts"
 import { CliFailure } from "./CliFailure.ts"
 import { storageDir } from "./Root.ts"
+import { VERSION } from "./Version.ts"
 
 /** A prompter for runs without a TTY: nothing is ever asked (JP routes questions to the inquiry backend). */
 const headlessPrompts = Layer.succeed(PromptBackend, PromptBackend.of({
@@ -177,7 +178,8 @@ export const runQuery = (params: RunQueryParams) =>
     fs.mkdirSync(storage, { recursive: true })
     const providerLayer = ProviderLive.layer(providerOptions)
     const configLayer = Layer.succeed(Config, Config.of({ file: ConfigFile.fileOf(storage), data: config }))
-    const executorLayer = ExecutorLive.layer.pipe(Layer.provide(configLayer))
+    // MCP servers start with the executor (their tools are in the first request) and stop when the run ends.
+    const executorLayer = ExecutorLive.layerWith({ mcp: { root, interactive, clientInfo: { name: "parley", version: VERSION } } }).pipe(Layer.provide(configLayer))
     const inquiryModel = config.conversation?.inquiry?.assistant?.model
     const inquiryLayer = Layer.unwrap(Effect.gen(function*() {
       const executor = yield* Executor
