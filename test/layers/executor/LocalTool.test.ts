@@ -288,8 +288,11 @@ describe("local tools: leftovers and output limits (issue 11)", () => {
       expect(result.is_error).toBe(true)
       const content = JSON.parse(result.content) as { message: string; stdout: string; stderr: string }
       expect(content.message).toMatch(/^Tool 'both' printed more than 1000 bytes \(max_output_bytes\)/)
-      expect(content.stdout).toBe("x".repeat(600))
-      expect(content.stderr).toBe("x".repeat(400))
+      // The two pipes are read independently, so which bytes came first depends on scheduling
+      // (the success line may beat stderr's bytes); together they are exactly the budget.
+      expect(content.stdout.startsWith("x".repeat(600))).toBe(true)
+      expect(content.stderr).toMatch(/^x+$/)
+      expect(content.stdout.length + content.stderr.length).toBe(1000)
     }))
 
   it.live("a tool printing forever is stopped at the limit, with every process it started", () =>
