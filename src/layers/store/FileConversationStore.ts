@@ -254,7 +254,12 @@ export const make = (options: Options) =>
         }).pipe(
           Effect.flatMap((results) => id !== undefined && results.length === 0 ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(results))
         ),
-      remove: (id) => locate(id).pipe(Effect.flatMap((loc) => io(loc.dir, () => fs.rm(loc.dir, { recursive: true, force: true }))))
+      // Under the lock: a conversation another process is writing is not pulled out from under it.
+      remove: (id) =>
+        Effect.scoped(lock(id).pipe(
+          Effect.andThen(locate(id)),
+          Effect.flatMap((loc) => io(loc.dir, () => fs.rm(loc.dir, { recursive: true, force: true })))
+        ))
     })
   })
 
