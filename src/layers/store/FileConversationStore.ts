@@ -186,7 +186,15 @@ export const make = (options: Options) =>
         io(lockFile(id), async () => {
           const r = await FileLock.acquire(lockFile(id))
           if (r._tag === "Held") return { _tag: "Held" as const, pid: r.pid }
-          if ((await ConversationDir.locate(conversationsDir, id)) !== undefined) {
+          let exists: boolean
+          try {
+            exists = (await ConversationDir.locate(conversationsDir, id)) !== undefined
+          } catch (error) {
+            // No finalizer holds the lock yet: let go of it here, or this process keeps the id until it exits.
+            await FileLock.release(lockFile(id)).catch(() => undefined)
+            throw error
+          }
+          if (exists) {
             await FileLock.release(lockFile(id))
             return { _tag: "Exists" as const }
           }
