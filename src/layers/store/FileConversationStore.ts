@@ -186,7 +186,15 @@ export const make = (options: Options) =>
         io(lockFile(id), async () => {
           const r = await FileLock.acquire(lockFile(id))
           if (r._tag === "Held") return { _tag: "Held" as const, pid: r.pid }
-          if ((await ConversationDir.locate(conversationsDir, id)) !== undefined) {
+          let exists: boolean
+          try {
+            exists = (await ConversationDir.locate(conversationsDir, id)) !== undefined
+          } catch (error) {
+            // No finalizer holds the lock yet: let go of it here, or this process keeps the id until it exits.
+            await FileLock.release(lockFile(id)).catch(() => undefined)
+            throw error
+          }
+          if (exists) {
             await FileLock.release(lockFile(id))
             return { _tag: "Exists" as const }
           }
@@ -254,7 +262,12 @@ export const make = (options: Options) =>
         }).pipe(
           Effect.flatMap((results) => id !== undefined && results.length === 0 ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(results))
         ),
-      remove: (id) => locate(id).pipe(Effect.flatMap((loc) => io(loc.dir, () => fs.rm(loc.dir, { recursive: true, force: true }))))
+      // Under the lock: a conversation another process is writing is not pulled out from under it.
+      remove: (id) =>
+        Effect.scoped(lock(id).pipe(
+          Effect.andThen(locate(id)),
+          Effect.flatMap((loc) => io(loc.dir, () => fs.rm(loc.dir, { recursive: true, force: true })))
+        ))
     })
   })
 

@@ -112,9 +112,9 @@ export const effectiveEvents = (
   parsed: Parsed | undefined
 ): { readonly text: string; readonly base: string } => {
   const fold = parsed === undefined ? undefined : foldOf(parsed)
-  if (fold === undefined || !foldFits(events.subarray(Math.min(fold.cut, events.length)), events.length, fold, tailOf(parsed!, fold))) {
-    return { text: events.toString("utf8"), base: String(events.length) }
-  }
+  const fits = fold !== undefined && parsed !== undefined &&
+    foldFits(events.subarray(Math.min(fold.cut, events.length)), events.length, fold, tailOf(parsed, fold))
+  if (!fits) return { text: events.toString("utf8"), base: String(events.length) }
   const head = events.subarray(0, fold.cut).toString("utf8")
   return { text: fold.cut === 0 ? "[]\n" : head + "\n]\n", base: fold.base }
 }

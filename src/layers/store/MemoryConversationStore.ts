@@ -126,12 +126,12 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
             : Effect.succeed(targets.map((c) => ({ id: c.id, path: `memory:${c.id}`, ok: true, roundtrip: "identical" as const })))
         }),
       remove: (id) =>
-        Effect.flatMap(get(id), () =>
+        Effect.scoped(Effect.andThen(lock(id), Effect.flatMap(get(id), () =>
           Ref.update(state, (m) => {
             const next = new Map(m)
             next.delete(id)
             return next
-          }))
+          }))))
     })
   })
 

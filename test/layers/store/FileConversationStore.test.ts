@@ -304,6 +304,19 @@ describe("FileConversationStore", () => {
       expect(fs.existsSync(lockFile)).toBe(false)
     }))
 
+  it.effect("a create that fails after taking the id's lock lets go of it", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      // conversations/ is a file: looking for the id's directory fails (ENOTDIR) once the lock is taken.
+      fs.writeFileSync(path.join(storage, "conversations"), "")
+      const failed = yield* Effect.exit(seed(storage))
+      expect(Exit.isFailure(failed) && Cause.squash(failed.cause)).toMatchObject({ _tag: "StoreIoError" })
+      expect(fs.existsSync(path.join(storage, "locks", "jp-c17738399468.lock"))).toBe(false)
+      fs.rmSync(path.join(storage, "conversations"))
+      yield* seed(storage)
+      expect(types((yield* withStore(storage, (s) => s.load(id))).entries)).toStrictEqual([])
+    }))
+
   it.effect("create gives concurrent creators distinct ids; a half-made directory of a dead creator is invisible and swept", () =>
     Effect.gen(function*() {
       const storage = tempDir()

@@ -45,13 +45,14 @@ const scenario = Effect.gen(function*() {
     createTaken: yield* outcome(Effect.scoped(store.create({ id: a, metadata: ConversationMetadata.make({ last_activated_at: ts("00.0") }) })), () => "created"),
     openTwice: yield* outcome(Effect.scoped(Effect.andThen(store.open(a), store.open(a))), () => "opened"),
     removeMissing: yield* outcome(store.remove(missing), () => "removed"),
+    removeOpen: yield* outcome(Effect.scoped(Effect.andThen(store.open(b), store.remove(b))), () => "removed"),
     remove: yield* outcome(store.remove(b), () => "removed"),
     listAfter: yield* outcome(store.list(), (l) => l.conversations.map((c) => [c.id, c.title, c.events]))
   }
 })
 
 describe("memory and file stores agree", () => {
-  it.effect("list order on a tie, check (one, missing, all), create of a taken id, a second open, remove (missing, present), list", () =>
+  it.effect("list order on a tie, check (one, missing, all), create of a taken id, a second open, remove (missing, open elsewhere, present), list", () =>
     Effect.gen(function*() {
       const results = yield* Effect.forEach(stores, ([, layer]) => Effect.provide(scenario, layer()))
       const expected = {
@@ -62,6 +63,7 @@ describe("memory and file stores agree", () => {
         createTaken: "fails ConversationExists",
         openTwice: "fails ConversationLocked",
         removeMissing: "fails ConversationNotFound",
+        removeOpen: "fails ConversationLocked",
         remove: "removed",
         listAfter: [[a, "first", 2]]
       }
