@@ -114,38 +114,63 @@ const replay = (entries: Array<StreamEntry>, parsed: Journal.Parsed, base: strin
   }
 }
 
-/** The decoded stream of `dir`: `events.json` plus what the journal extends it with. */
-export const readEntries = async (dir: string, hasBaseConfig: boolean): Promise<Array<StreamEntry>> => {
+/** A decoded stream, with the bytes of `events.json` it was read from. */
+interface ReadStream {
+  readonly entries: Array<StreamEntry>
+  /** `events.json` as read. */
+  readonly events: Buffer
+  /** Whether a journal extends (or is being folded into) `events.json`. */
+  readonly journaled: boolean
+}
+
+const readStream = async (dir: string, hasBaseConfig: boolean): Promise<ReadStream> => {
   const eventsFile = path.join(dir, Journal.EVENTS)
   const journalFile = path.join(dir, Journal.FILE)
   const buffer = await readEventsBuffer(dir)
   const journalText = await AtomicFile.readIfExists(journalFile)
   const parsed = journalText === undefined ? undefined : decoding(journalFile, () => Journal.parse(journalText, journalFile))
-  const { text, base } = Journal.effectiveEvents(buffer, parsed)
-  const entries = decoding(eventsFile, () => EventsFile.parse(text, eventsFile))
+  const { bytes, base } = Journal.effectiveEvents(buffer, parsed)
+  // From the bytes, element by element: the whole file never becomes one string.
+  const entries = decoding(eventsFile, () => EventsFile.parseBytes(bytes, eventsFile))
   if (!hasBaseConfig && (entries.length === 0 || entries[0]!.type !== "config_delta")) {
     throw new Corrupt(eventsFile, entries.length === 0 ? undefined : 0,
       "without base_config.json the first entry must be the packed base config_delta (JP's legacy layout)")
   }
   if (parsed !== undefined) replay(entries, parsed, base, journalFile)
-  return entries
+  return { entries, events: buffer, journaled: journalText !== undefined }
 }
 
-/** Decodes a conversation directory. Throws {@link Corrupt} naming the file (and entry). */
-export const read = async (id: ConversationId.ConversationId, loc: Located): Promise<Conversation> => {
+/** The decoded stream of `dir`: `events.json` plus what the journal extends it with. */
+export const readEntries = async (dir: string, hasBaseConfig: boolean): Promise<Array<StreamEntry>> =>
+  (await readStream(dir, hasBaseConfig)).entries
+
+/**
+ * Decodes a conversation directory, and hands back the bytes of its
+ * `events.json` too (`conversation check` compares them without reading the
+ * file twice). Throws {@link Corrupt} naming the file (and entry).
+ */
+export const readWithEvents = async (
+  id: ConversationId.ConversationId,
+  loc: Located
+): Promise<{ readonly conversation: Conversation; readonly events: Buffer; readonly journaled: boolean }> => {
   const metadata = await readMetadata(loc.dir)
   const baseFile = path.join(loc.dir, "base_config.json")
   const baseText = await AtomicFile.readIfExists(baseFile)
   if (baseText !== undefined) decoding(baseFile, () => EventsFile.parseJson(baseText, baseFile))
-  const entries = await readEntries(loc.dir, baseText !== undefined)
-  return {
+  const { entries, events, journaled } = await readStream(loc.dir, baseText !== undefined)
+  const conversation: Conversation = {
     id,
     archived: loc.archived,
     metadata,
     baseConfig: baseText === undefined ? { _tag: "Packed" } : { _tag: "File", text: baseText },
     entries
   }
+  return { conversation, events, journaled }
 }
+
+/** Decodes a conversation directory. Throws {@link Corrupt} naming the file (and entry). */
+export const read = async (id: ConversationId.ConversationId, loc: Located): Promise<Conversation> =>
+  (await readWithEvents(id, loc)).conversation
 
 /** Writes a conversation's files into `dir` (JP's order: metadata, base config, events). */
 export const writeFiles = async (dir: string, conversation: Omit<Conversation, "id" | "archived">): Promise<void> => {
