@@ -5,6 +5,11 @@
  * cannot be read) is that conversation's `error`, and the others are still
  * checked.
  *
+ * Memory scales with one conversation, not a multiple of it (issue 16):
+ * `events.json` is read once, as bytes, and the re-encoded entries are
+ * compared with them one at a time (never one string of the whole file);
+ * conversations are checked a few at a time, not all at once.
+ *
  * @example
  * ```ts
  * import { checkOne } from "./Check.ts"
@@ -13,32 +18,45 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
 import * as EventsFile from "../../domain/storage/EventsFile.ts"
 import type { CheckResult } from "../../services/ConversationStore.ts"
-import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as Journal from "./Journal.ts"
 
 /** When metadata.json is missing, still say whether the event log itself is readable. */
 const eventsDetail = async (dir: string): Promise<string> => {
   const eventsFile = path.join(dir, Journal.EVENTS)
-  const text = await AtomicFile.readIfExists(eventsFile)
-  if (text === undefined) return ""
+  let bytes: Buffer
   try {
-    return `; events.json decodes (${EventsFile.parse(text, eventsFile).length} entries)`
+    bytes = await fs.readFile(eventsFile)
+  } catch {
+    return ""
+  }
+  try {
+    return `; events.json decodes (${EventsFile.parseBytes(bytes, eventsFile).length} entries)`
   } catch (inner) {
     return `; ${inner instanceof Error ? inner.message : String(inner)}`
   }
 }
 
+/** Whether re-encoding `entries` gives exactly `bytes`, compared piece by piece. */
+const rendersTo = (entries: ReadonlyArray<StreamEntry>, bytes: Buffer): boolean => {
+  let at = 0
+  for (const piece of EventsFile.renderPieces(entries)) {
+    const encoded = Buffer.from(piece, "utf8")
+    const end = at + encoded.length
+    if (end > bytes.length || bytes.compare(encoded, 0, encoded.length, at, end) !== 0) return false
+    at = end
+  }
+  return at === bytes.length
+}
+
 const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult> => {
-  const conversation = await ConversationDir.read(id, loc)
-  const journaled = (await AtomicFile.readIfExists(path.join(loc.dir, Journal.FILE))) !== undefined
+  const { conversation, events, journaled } = await ConversationDir.readWithEvents(id, loc)
   const files: Array<[string, string]> = [["metadata.json", EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]]
-  // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.
-  if (!journaled) files.push([Journal.EVENTS, EventsFile.render(conversation.entries)])
   if (conversation.baseConfig._tag === "File") {
     files.push(["base_config.json", EventsFile.renderJson(JSON.parse(conversation.baseConfig.text))])
   }
@@ -46,6 +64,8 @@ const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Prom
   for (const [name, text] of files) {
     if ((await fs.readFile(path.join(loc.dir, name), "utf8")) !== text) identical = false
   }
+  // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.
+  if (identical && !journaled) identical = rendersTo(conversation.entries, events)
   return { id, path: loc.dir, ok: true, roundtrip: identical ? "identical" : "changed" }
 }
 
@@ -60,4 +80,26 @@ export const checkOne = async (id: ConversationId, loc: ConversationDir.Located)
     }
     return { id, path: loc.dir, ok: false, roundtrip: null, error: detail }
   }
+}
+
+/**
+ * Checks `targets`, results in their order. Decoding is CPU-bound, so two at
+ * a time overlap one's reading with another's decoding while only two
+ * conversations are ever in memory (all at once, ten 100 MB conversations
+ * would need ten times the memory and finish no sooner).
+ */
+export const checkAll = async (
+  targets: ReadonlyArray<readonly [ConversationId, ConversationDir.Located]>,
+  concurrency = 2
+): Promise<Array<CheckResult>> => {
+  const results = new Array<CheckResult>(targets.length)
+  let next = 0
+  const worker = async () => {
+    while (next < targets.length) {
+      const i = next++
+      results[i] = await checkOne(targets[i]![0], targets[i]![1])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, targets.length) }, worker))
+  return results
 }
