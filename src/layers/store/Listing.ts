@@ -38,9 +38,8 @@ const INDEX_VERSION = 4
 /**
  * One conversation in the index, as a tuple (the index of 10,000
  * conversations parses in half the time of the same rows as objects):
- * what its files decoded to, or why they did not. `at` is the sort key,
- * `last_activated_at` in epoch nanoseconds, zero-padded so strings compare
- * like the numbers.
+ * what its files decoded to, or why they did not. `at` is the sort key
+ * (see {@link sortKey}).
  */
 type SummaryRow = readonly [
   key: string,
@@ -102,7 +101,9 @@ interface Found {
   readonly stamp: string
 }
 
-const sortKey = (lastActivatedAt: string): string => String(Timestamp.toEpochNanos(lastActivatedAt) ?? 0n).padStart(24, "0")
+/** Epoch nanoseconds shifted positive (years 0000–9999 are within ±3·10^20 ns) and zero-padded: compares as a string. */
+const sortKey = (lastActivatedAt: string): string =>
+  String((Timestamp.toEpochNanos(lastActivatedAt) ?? 0n) + 10n ** 21n).padStart(24, "0")
 
 /** A row, or why the directory could not be read (not remembered: a permission may change without its files). */
 type Outcome = { readonly row: IndexRow } | { readonly unreadable: string }
