@@ -65,7 +65,15 @@ const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Prom
     if ((await fs.readFile(path.join(loc.dir, name), "utf8")) !== text) identical = false
   }
   // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.
-  if (identical && !journaled) identical = rendersTo(conversation.entries, events)
+  if (identical && !journaled) {
+    try {
+      identical = rendersTo(conversation.entries, events)
+    } catch (error) {
+      // JSON.stringify recurses: what JSON.parse could read may be too deep to write back.
+      if (!(error instanceof RangeError)) throw error
+      throw new ConversationDir.Corrupt(path.join(loc.dir, Journal.EVENTS), undefined, `nested too deeply to re-encode (${error.message})`)
+    }
+  }
   return { id, path: loc.dir, ok: true, roundtrip: identical ? "identical" : "changed" }
 }
 
