@@ -57,3 +57,24 @@ export const checkOne = async (id: ConversationId, loc: ConversationDir.Located)
     return { id, path: loc.dir, ok: false, roundtrip: null, error: detail }
   }
 }
+
+/**
+ * Checks conversations a few at a time, results in order: only a couple of
+ * conversations are ever in memory (all at once, ten 100 MB conversations
+ * would need ten times the memory and finish no sooner).
+ */
+export const checkAll = async (
+  targets: ReadonlyArray<readonly [ConversationId, ConversationDir.Located]>,
+  concurrency = 2
+): Promise<Array<CheckResult>> => {
+  const results = new Array<CheckResult>(targets.length)
+  let next = 0
+  const worker = async () => {
+    while (next < targets.length) {
+      const i = next++
+      results[i] = await checkOne(targets[i]![0], targets[i]![1])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, targets.length) }, worker))
+  return results
+}

@@ -48,7 +48,7 @@ import {
 } from "../../services/ConversationStore.ts"
 import * as ConversationSession from "../../services/ConversationSession.ts"
 import * as AtomicFile from "./AtomicFile.ts"
-import { checkOne } from "./Check.ts"
+import { checkAll } from "./Check.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as FileLock from "./FileLock.ts"
 import * as Journal from "./Journal.ts"
@@ -258,7 +258,7 @@ export const make = (options: Options) =>
               if (id === undefined || cid === id) targets.push([cid, { dir: path.join(parent, name), archived }])
             }
           }
-          return Promise.all(targets.map(([cid, loc]) => checkOne(cid, loc)))
+          return checkAll(targets)
         }).pipe(
           Effect.flatMap((results) => id !== undefined && results.length === 0 ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(results))
         ),
