@@ -36,13 +36,25 @@ const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Prom
   // The bytes compared are the bytes decoded: a writer folding or closing meanwhile changes neither.
   const { conversation, source } = await ConversationDir.readSource(id, loc)
   const pairs: Array<[string | undefined, string]> = [[source.metadata, EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]]
-  // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.
-  if (!source.journaled) pairs.push([source.events.toString("utf8"), EventsFile.render(conversation.entries)])
   if (conversation.baseConfig._tag === "File") {
     pairs.push([source.baseConfig, EventsFile.renderJson(JSON.parse(conversation.baseConfig.text))])
   }
-  const identical = pairs.every(([stored, rendered]) => stored === rendered)
+  let identical = pairs.every(([stored, rendered]) => stored === rendered)
+  // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.
+  // Bytes, not text: bytes that are not UTF-8 would read back as U+FFFD and compare equal.
+  if (identical && !source.journaled) identical = rendersTo(conversation.entries, source.events, path.join(loc.dir, Journal.EVENTS))
   return { id, path: loc.dir, ok: true, roundtrip: identical ? "identical" : "changed" }
+}
+
+/** Whether re-encoding `entries` gives exactly `bytes`. */
+const rendersTo = (entries: Parameters<typeof EventsFile.render>[0], bytes: Buffer, file: string): boolean => {
+  try {
+    return Buffer.from(EventsFile.render(entries), "utf8").equals(bytes)
+  } catch (error) {
+    // JSON.stringify recurses: what JSON.parse could read may be too deep to write back.
+    if (!(error instanceof RangeError)) throw error
+    throw new ConversationDir.Corrupt(file, undefined, `nested too deeply to re-encode (${error.message})`)
+  }
 }
 
 /** Checks one conversation directory. */
