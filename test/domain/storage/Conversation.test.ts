@@ -63,7 +63,7 @@ describe("Conversation: the remembered model", () => {
       return Conversation.rememberedModel(baseConfig, entries)
     })
     expect(models).toStrictEqual([
-      undefined, // a flattened legacy base whose `assistant` names no model
+      undefined, // a flattened legacy base naming the model `"google"`, an alias parley cannot resolve
       "anthropic/claude-opus-4-6",
       "anthropic/claude-opus-4-6",
       "anthropic/claude-opus-4-6",
