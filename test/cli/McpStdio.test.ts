@@ -5,6 +5,7 @@
 // mid-form (the server sees cancel), and no server process left behind.
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { withoutRunHeader } from "../support/Cli.ts"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { exited, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
 import { ACCEPTED_CONTENT, callResults, elicitResults, FORM, formAnswersToml, killMarked, marked, newMark, readTrace, stdioToml, waitGone } from "../layers/mcp/everything.ts"
@@ -67,7 +68,7 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
       { message: "Done." }
     ])
     const r = withTrace(p, trace, ["query", "go", "--script", script])
-    expect(r.stderr).toBe("")
+    expect(withoutRunHeader(r.stderr)).toBe("")
     expect(r.stdout).toBe("Calling three tools.\nDone.\n")
     expect(r.code).toBe(0)
 
@@ -134,7 +135,7 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
 
     const resume = writeScript(p, "s2.json", [{ structured: { answer: "Ada Lovelace" } }, { message: "Resumed." }])
     const r = withTrace(p, trace, ["query", "--continue-turn", "--script", resume])
-    expect(r.stderr).toBe("")
+    expect(withoutRunHeader(r.stderr)).toBe("")
     expect(r.stdout).toBe("Resumed.\n")
     expect(r.code).toBe(0)
     const events = strip(persisted(p))
@@ -191,7 +192,7 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
     const r = parley(p, ["query", "go", "--script", script])
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("Trying.\nIt is not there.\n")
-    expect(r.stderr).toBe(
+    expect(withoutRunHeader(r.stderr)).toBe(
       "parley: MCP server \"gone\" (parley-no-such-server) could not be started: MCP error -32000: Connection closed; it said:\ncannot start \"parley-no-such-server\": spawn parley-no-such-server ENOENT\nIts tools are unavailable in this run; check [mcp.servers.gone] in config.toml.\n"
     )
     expect(unb64(strip(persisted(p)).find((e) => e["type"] === "tool_call_response")!["content"])).toMatch(/^Tool 'echo' is not available\./)

@@ -9,7 +9,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { binary } from "../support/Cli.ts"
+import { binary, withoutRunHeader } from "../support/Cli.ts"
 import {
   conversationDir,
   exited,
@@ -145,7 +145,7 @@ describe("parallel runs", () => {
     const p = makeProject()
     const script = writeScript(p, "s.json", [{ message: "ok" }])
     const results = await Promise.all(Array.from({ length: 16 }, (_, i) => runAsync(p, ["query", `msg-${i}`, "--new", "--script", script])))
-    expect(results.map((r) => [r.code, r.stderr])).toStrictEqual(results.map(() => [0, ""]))
+    expect(results.map((r) => [r.code, withoutRunHeader(r.stderr)])).toStrictEqual(results.map(() => [0, ""]))
     const dirs = conversationDirs(p)
     expect(dirs.length).toBe(16)
     const ids = new Set(dirs.map((d) => path.basename(d).split("-")[0]))
@@ -167,7 +167,7 @@ describe("parallel runs", () => {
       await exited(child)
     }
     const check = parley(p, ["conversation", "check"])
-    expect(check.stderr).toBe("")
+    expect(withoutRunHeader(check.stderr)).toBe("")
     expect(check.code).toBe(0)
     const after = parley(p, ["query", "after the kills", "--new", "--script", script])
     expect(after.code).toBe(0)

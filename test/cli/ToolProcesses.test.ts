@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { spawnSync } from "node:child_process"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { binary, runParley } from "../support/Cli.ts"
+import { binary, runParley, withoutRunHeader } from "../support/Cli.ts"
 import { tempDir } from "../support/Fixtures.ts"
 import { conversationIdOf, exited, killGroup, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
 
@@ -135,7 +135,7 @@ const strikeAndResume = async (signal: NodeJS.Signals) => {
   expect(fs.existsSync(at(p, "effects"))).toBe(false)
 
   const r = parley(p, ["query", "--continue-turn", "--id", conversationIdOf(p), "--script", writeScript(p, "s2.json", [{ message: "Finished." }])])
-  expect(r.stderr).toBe("")
+  expect(withoutRunHeader(r.stderr)).toBe("")
   expect(r.code).toBe(0)
   expect(r.stdout).toBe("Finished.\n")
   expect(read(p, "started")).toBe("started\nstarted\n")
@@ -167,7 +167,7 @@ describe("bounded tools (built binary)", () => {
       timeoutMs: 30_000
     })
     if (fs.existsSync(at(p, "bg.pid"))) groups.push(Number(read(p, "bg.pid")))
-    expect(r.stderr).toBe("")
+    expect(withoutRunHeader(r.stderr)).toBe("")
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("Running.\nDone.\n")
     expect(toolResponses(p)).toStrictEqual([{ id: "bg_1", content: "bg done", is_error: false }])
@@ -188,7 +188,7 @@ describe("bounded tools (built binary)", () => {
       encoding: "utf8",
       timeout: 60_000
     })
-    expect(r.stderr).toBe("")
+    expect(withoutRunHeader(r.stderr)).toBe("")
     expect(r.status).toBe(0)
     expect(r.stdout).toBe("Spewing.\nDone.\n")
     const peakKiB = Number(read(p, "rss"))

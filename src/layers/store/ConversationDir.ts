@@ -27,6 +27,7 @@ import * as ConversationMetadata from "../../domain/storage/ConversationMetadata
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as EventsFile from "../../domain/storage/EventsFile.ts"
 import * as AtomicFile from "./AtomicFile.ts"
+import * as FileLock from "./FileLock.ts"
 import * as Journal from "./Journal.ts"
 
 /** Where a conversation lives. */
@@ -257,15 +258,6 @@ export const create = async (parent: string, name: string, conversation: Omit<Co
   return dir
 }
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as { code?: string }).code === "EPERM"
-  }
-}
-
 /** What `AtomicFile.writeAtomic` names its temp files: `<file>.<pid>.<random>.tmp`. */
 const TEMP = /^(?:metadata\.json|base_config\.json|events\.json)\.(\d+)\.[a-z0-9]*\.tmp$/
 
@@ -277,7 +269,7 @@ const TEMP = /^(?:metadata\.json|base_config\.json|events\.json)\.(\d+)\.[a-z0-9
 export const sweepTemps = async (dir: string): Promise<void> => {
   for (const name of await fs.readdir(dir)) {
     const pid = Number(TEMP.exec(name)?.[1])
-    if (Number.isSafeInteger(pid) && pid !== process.pid && !isAlive(pid)) await fs.rm(path.join(dir, name), { force: true })
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !FileLock.isAlive(pid)) await fs.rm(path.join(dir, name), { force: true })
   }
 }
 
@@ -292,7 +284,7 @@ export const sweepStaging = async (parent: string): Promise<void> => {
   for (const name of names) {
     if (!name.startsWith(NEW_PREFIX)) continue
     const pid = Number(name.slice(NEW_PREFIX.length).split("-", 1)[0])
-    if (Number.isSafeInteger(pid) && pid !== process.pid && !isAlive(pid)) {
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !FileLock.isAlive(pid)) {
       await fs.rm(path.join(parent, name), { recursive: true, force: true })
     }
   }
