@@ -174,8 +174,7 @@ export const make = (options: Options) =>
         return session
       })
 
-    // Look before locking: an id that names nothing fails without creating locks/ (or the storage directory).
-    const open = (id: ConversationId.ConversationId) => locate(id).pipe(Effect.andThen(lock(id)), Effect.andThen(openLocked(id)))
+    const open = (id: ConversationId.ConversationId) => lock(id).pipe(Effect.andThen(openLocked(id)))
 
     /**
      * Takes `id` for a new conversation: its lock, and no directory of it may
