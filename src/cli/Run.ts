@@ -17,19 +17,19 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
+import * as CliError from "effect/cli/CliError"
 import * as Command from "effect/cli/Command"
 import { CliFailure } from "./CliFailure.ts"
 import { cli } from "./Main.ts"
+import * as Usage from "./Usage.ts"
 import { VERSION } from "./Version.ts"
 
 const describe = (error: unknown): { code: number; message: string } => {
   if (error instanceof CliFailure) return { code: error.code, message: error.message }
+  // effect/cli has already said what is wrong with the command line (src/cli/Usage.ts).
+  if (CliError.isCliError(error)) return { code: 2, message: "" }
   if (typeof error === "object" && error !== null && "_tag" in error) {
     const tag = String((error as { _tag: unknown })._tag)
-    // effect/cli has already printed parse errors and help.
-    if (/^(MissingOption|MissingArgument|InvalidValue|UnknownSubcommand|UnrecognizedOption|DuplicateOption|ShowHelp|UserError)$/.test(tag)) {
-      return { code: 2, message: "" }
-    }
     const message = (error as { message?: unknown }).message
     return { code: 1, message: typeof message === "string" && message !== "" ? message : tag }
   }
@@ -37,7 +37,7 @@ const describe = (error: unknown): { code: number; message: string } => {
 }
 
 const program = Command.run(cli, { version: VERSION }).pipe(
-  Effect.provide(NodeServices.layer)
+  Effect.provide([NodeServices.layer, Usage.layer])
 )
 
 /** Exit codes of the signals that interrupt a run (128 + the signal number). */

@@ -18,6 +18,10 @@
  *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
  *    puts a secret on disk or in front of the model.
  *
+ * Whoever watches (`onNotice`, issue 14) hears `ToolStarted` when a call's
+ * tool is about to run, `QuestionClosed` for every question, and
+ * `ToolFinished` once the call's response is recorded.
+ *
  * Every event goes through the {@link ConversationSession} the moment it
  * happens (durable, then visible). Interrupting the coordinator records
  * `Cancelled{user}` for every open inquiry and interrupts every tool fiber;
@@ -61,6 +65,7 @@ import { type Answers, error as executorError, Executor, type ToolResponse } fro
 import { InquiryBackend } from "../services/InquiryBackend.ts"
 import { PromptBackend, type PermissionDecision, type PromptError, PromptFailed } from "../services/PromptBackend.ts"
 import * as Inquiry from "./coordinator/Inquiry.ts"
+import { Notice, type OnNotice } from "./Notice.ts"
 
 export { Texts } from "./coordinator/Inquiry.ts"
 const { Texts } = Inquiry
@@ -84,6 +89,8 @@ export interface RunToolsInput {
   readonly root: string
   /** Set when the calls belong to a resumed turn. */
   readonly resume?: ResumeInput
+  /** Hears each call start and finish and each question close, as it happens. */
+  readonly onNotice?: OnNotice
 }
 
 /** The tool question behind a persisted one (resume: the tool is not asked again). */
@@ -110,7 +117,12 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: "builtin" 
         return late._tag === "Some"
           ? Effect.succeed({ remembered: late.value })
           : Effect.map(
-            env.prompts.permission({ toolName: call.name, kind: kind === "builtin" ? "built-in" : "local", arguments: call.arguments }),
+            env.prompts.permission({
+              toolName: call.name,
+              kind: kind === "builtin" ? "built-in" : "local",
+              arguments: call.arguments,
+              position: Inquiry.positionOf(env, call)
+            }),
             (typed) => ({ typed })
           )
       })
@@ -200,6 +212,7 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     if (permission._tag === "Skip") {
       response = { content: permission.content, is_error: permission.is_error }
     } else {
+      yield* env.notify(Notice.ToolStarted({ call, resumed: resume !== undefined }))
       let answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
       const pending = yield* resumePending(env, call, resume)
       if (pending?.routed._tag === "End") response = pending.routed.response
@@ -208,7 +221,9 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
         response = yield* execute(env, call, answers)
       }
     }
-    return yield* Inquiry.record(env, (at) => Events.toolCallResponse(at, call.id, response))
+    const recorded = yield* Inquiry.record(env, (at) => Events.toolCallResponse(at, call.id, response))
+    yield* env.notify(Notice.ToolFinished({ call, ran: permission._tag !== "Skip", response }))
+    return recorded
   })
 
 /**
@@ -225,7 +240,9 @@ export const runTools = (input: RunToolsInput) =>
       config: (yield* Config).data,
       state: input.state,
       promptLock: yield* Semaphore.make(1),
-      root: input.root
+      root: input.root,
+      calls: input.calls,
+      notify: input.onNotice ?? (() => Effect.void)
     }
     const exits = yield* Effect.forEach(input.calls, (call) => Effect.exit(runCall(env, call, input.resume)), { concurrency: "unbounded" })
     const responses: Array<ToolCallResponse> = []

@@ -21,16 +21,29 @@ import type { Question } from "../domain/tool/Question.ts"
 
 export type PermissionDecision = "y" | "Y" | "n" | "N"
 
+/** Which call a prompt belongs to, among the calls run together (issue 14: parallel prompts say whose they are). */
+export interface CallPosition {
+  readonly callId: string
+  /** 1-based. */
+  readonly index: number
+  readonly total: number
+}
+
 export interface PermissionRequest {
   readonly toolName: string
   /** How the tool runs, for the prompt text ("Run local write_note tool?"). */
   readonly kind: "built-in" | "local"
+  /** The call's arguments, shown with the prompt. */
   readonly arguments: Schema.JsonObject
+  readonly position?: CallPosition
 }
 
 export interface QuestionRequest {
   readonly toolName: string
   readonly question: Question
+  /** The asking call's arguments (which file, which branch…). */
+  readonly arguments?: Schema.JsonObject
+  readonly position?: CallPosition
 }
 
 export interface QuestionAnswer {

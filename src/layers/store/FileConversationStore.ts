@@ -174,7 +174,8 @@ export const make = (options: Options) =>
         return session
       })
 
-    const open = (id: ConversationId.ConversationId) => lock(id).pipe(Effect.andThen(openLocked(id)))
+    // Look before locking: an id that names nothing fails without creating locks/ (or the storage directory).
+    const open = (id: ConversationId.ConversationId) => locate(id).pipe(Effect.andThen(lock(id)), Effect.andThen(openLocked(id)))
 
     /**
      * Takes `id` for a new conversation: its lock, and no directory of it may
