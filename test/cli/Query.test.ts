@@ -44,7 +44,7 @@ describe("parley query (built binary, no TTY)", () => {
       { message: "Done." }
     ])
     const r = parley(p, ["query", "Write new to a.txt", "--script", script])
-    expect(r.stderr).toBe("")
+    expect(r.stderr).toMatch(/^conversation \d{11} \(new\)\n$/) // the id, and nothing else (issue 14)
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("I'll write the note.\nDone.\n")
     expect(fs.readFileSync(path.join(p.root, "a.txt"), "utf8")).toBe("new")
@@ -85,7 +85,7 @@ describe("parley query (built binary, no TTY)", () => {
     fs.rmSync(path.join(p.root, "slow.block"))
     const resume = writeScript(p, "s2.json", [{ message: "Both finished." }])
     const r = parley(p, ["query", "--continue-turn", "--script", resume])
-    expect(r.stderr).toBe("")
+    expect(r.stderr).toBe(`conversation ${conversationIdOf(p)}\n`)
     expect(r.stdout).toBe("Both finished.\n")
     expect(r.code).toBe(0)
     expect(fs.readFileSync(path.join(p.root, "fast.count"), "utf8").trim()).toBe("1") // not re-run
@@ -160,7 +160,7 @@ describe("parley query (built binary, no TTY)", () => {
 
   it("two runs on one conversation at once: the second fails fast naming the conversation and the holder; the first completes", async () => {
     const p = makeProject()
-    const first = spawnParley(p, ["query", "slow one", "--script", writeScript(p, "s1.json", [{ delay_ms: 1500, message: "First done." }])])
+    const first = spawnParley(p, ["query", "slow one", "--script", writeScript(p, "s1.json", [{ delay_ms: 8000, message: "First done." }])])
     children.push(first)
     await waitFor("the first run's chat request", () => persisted(p).some((e) => e.type === "chat_request"))
     const id = conversationIdOf(p)
@@ -293,10 +293,11 @@ describe("resume edge cases (found in review)", () => {
     ])
     expect(ls(p)[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
     const r = parley(p, ["query", "--continue-turn", "--script", writeScript(p, "s.json", [{ message: "Counted." }])])
-    expect(r.stderr).toBe("")
+    expect(r.stderr).toBe("conversation 17000000001\n")
     expect(r.code).toBe(0)
     expect(fs.readFileSync(path.join(p.root, "x.count"), "utf8").trim()).toBe("1")
-    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "tool_call_response", "chat_response"])
+    // The conversation named no model: from now on it remembers the one that resumed it (issue 14).
+    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "config_delta", "tool_call_response", "chat_response"])
     expect(ls(p)[0]!.incomplete).toBeNull()
   })
 

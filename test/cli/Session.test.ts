@@ -123,7 +123,8 @@ describe("parallel runs", () => {
     const p = makeProject()
     const script = writeScript(p, "s.json", [{ message: "ok" }])
     const results = await Promise.all(Array.from({ length: 16 }, (_, i) => runAsync(p, ["query", `msg-${i}`, "--new", "--script", script])))
-    expect(results.map((r) => [r.code, r.stderr])).toStrictEqual(results.map(() => [0, ""]))
+    // Each run names its new conversation on stderr (issue 14), and says nothing else.
+    expect(results.map((r) => [r.code, r.stderr.replace(/^conversation \d{11} \(new\)\n$/, "")])).toStrictEqual(results.map(() => [0, ""]))
     const dirs = conversationDirs(p)
     expect(dirs.length).toBe(16)
     const ids = new Set(dirs.map((d) => path.basename(d).split("-")[0]))
