@@ -221,6 +221,36 @@ describe("the conversation remembers its model; printed commands work when paste
       expect(fake.requests.map((r) => r.body.model)).toStrictEqual(["gpt-test", "gpt-test"])
     }).pipe(Effect.scoped))
 
+  it.live("Ctrl-C while the reply streams keeps the partial reply: the turn is complete, so no resume command", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeLlmServer.make
+      const p = project()
+      fake.enqueueOpenAi({ content: "Hello there, this reply is slow to arrive.", chunkSize: 2, delayMs: 150 })
+      const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "Greet", "--model", "openai/gpt-test"], {
+        cwd: p.root,
+        env: { ...process.env, OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "test-key", PARLEY_STORAGE: "", PARLEY_SCRIPT: "" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      children.push(child)
+      let stdout = ""
+      let stderr = ""
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+      yield* Effect.promise(() => waitFor("some of the reply", () => stdout.length >= 4))
+      child.kill("SIGINT")
+      expect(yield* Effect.promise(() => exited(child))).toBe(130)
+      yield* Effect.promise(() => waitFor("stderr closed", () => child.stderr.readableEnded))
+      expect(stderr).toContain("parley: interrupted. The reply so far is saved; the turn is complete.")
+      expect(stderr).not.toContain("--continue-turn")
+      const events = persisted(p)
+      expect(events.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
+      // What was printed is what was kept, and the line is ended.
+      expect(stdout).toBe(`${String(events[2]!["message"])}\n`)
+      expect(stdout.startsWith("Hell")).toBe(true)
+      const list = runParley(["--storage", p.storage, "conversation", "ls", "--format", "json"])
+      expect((JSON.parse(list.stdout) as Array<{ incomplete: unknown }>)[0]!.incomplete).toBeNull()
+    }).pipe(Effect.scoped))
+
   it("a conversation on the scripted model names --script in the resume command", () => {
     const p = project()
     const script = writeScript(p, "s.json", [{ error: "provider unavailable" }])
