@@ -35,6 +35,7 @@ import * as Hint from "./Hint.ts"
 import * as Live from "./Live.ts"
 import { Report, outcomeName } from "./Report.ts"
 import * as ResumeMenu from "./ResumeMenu.ts"
+import * as Style from "./Style.ts"
 import { storage } from "./Root.ts"
 import * as Usage from "./Usage.ts"
 
@@ -87,7 +88,9 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
       Effect.suspend(() => {
         report.conversationId = id
         report.created = created
-        return stderr(status.style.dim(`conversation ${id}${created ? " (new)" : ""}`))
+        // Dim only where stderr is the terminal: a redirected stderr gets plain text.
+        const dim = process.stderr.isTTY === true && status.style.color ? status.style.dim : Style.plain.dim
+        return stderr(dim(`conversation ${id}${created ? " (new)" : ""}`))
       }),
     text: (chunk: string) =>
       Effect.sync(() => {

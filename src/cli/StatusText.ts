@@ -28,19 +28,6 @@ export const argsPreview = (args: Schema.JsonObject, columns: number): string =>
   return text === "{}" ? "" : Style.truncate(text, Math.max(columns, 8))
 }
 
-/**
- * The arguments pretty-printed in at most `maxLines` lines of at most
- * `columns`; `cut` says whether anything was left out (then `?` shows it all).
- */
-export const argsBlock = (args: Schema.JsonObject, maxLines: number, columns: number): { readonly text: string; readonly cut: boolean } => {
-  const whole = JSON.stringify(args, null, 2).split("\n")
-  const lines = whole.map((l) => Style.truncate(l, Math.max(columns, 8)))
-  const narrowed = lines.some((l, i) => l !== whole[i])
-  if (lines.length <= maxLines) return { text: lines.join("\n"), cut: narrowed }
-  const shown = lines.slice(0, Math.max(maxLines - 1, 1))
-  return { text: [...shown, `… ${lines.length - shown.length} more lines`].join("\n"), cut: true }
-}
-
 const parsedError = (content: string): { readonly message?: string; readonly stderr?: string } | undefined => {
   try {
     const value: unknown = JSON.parse(content)
