@@ -65,6 +65,8 @@ export const answerText = (outcome: QuestionOutcome): string => {
     case "Answered": {
       const a = outcome.answer
       if (typeof a === "boolean") return a ? "yes" : "no"
+      // An empty answer (a skipped optional field) still shows that something was given.
+      if (a === "") return '""'
       if (typeof a === "string") return Style.firstLine(a) === a.trim() ? a : `${Style.firstLine(a)} …`
       return JSON.stringify(a)
     }

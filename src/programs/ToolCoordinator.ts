@@ -59,6 +59,7 @@ import { isQuestionId, Question } from "../domain/tool/Question.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as Redact from "../domain/tool/Redact.ts"
 import { decidePermission, Permission } from "../domain/tool/Route.ts"
+import type { ToolKind } from "../domain/tool/ToolDefinition.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { type Answers, error as executorError, Executor, type ToolResponse } from "../services/Executor.ts"
@@ -108,7 +109,7 @@ const questionOf = (id: string, q: InquiryQuestion): Question =>
 type PermissionAnswer = { readonly typed: PermissionDecision } | { readonly remembered: TurnState.RememberedPermission }
 
 /** Asks the person whether `call` may run (`run = "ask"`). */
-const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: "builtin" | "local") =>
+const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) =>
   Effect.gen(function*() {
     const decision = yield* Effect.suspend(() =>
       // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
@@ -119,7 +120,7 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: "builtin" 
           : Effect.map(
             env.prompts.permission({
               toolName: call.name,
-              kind: kind === "builtin" ? "built-in" : "local",
+              kind: kind === "builtin" ? "built-in" : kind === "mcp" ? "MCP" : "local",
               arguments: call.arguments,
               position: Inquiry.positionOf(env, call)
             }),

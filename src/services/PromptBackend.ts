@@ -32,7 +32,7 @@ export interface CallPosition {
 export interface PermissionRequest {
   readonly toolName: string
   /** How the tool runs, for the prompt text ("Run local write_note tool?"). */
-  readonly kind: "built-in" | "local"
+  readonly kind: "built-in" | "local" | "MCP"
   /** The call's arguments, shown with the prompt. */
   readonly arguments: Schema.JsonObject
   readonly position?: CallPosition

@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import { withoutRunHeader } from "../support/Cli.ts"
 import { exited, makeProject, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
 import { ACCEPTED_CONTENT, callResults, elicitResults, FORM, formAnswersToml, type HttpServer, killMarked, marked, newMark, readTrace, startHttp } from "../layers/mcp/everything.ts"
 
@@ -84,7 +85,7 @@ describe("MCP over streamable HTTP (server-everything, streamableHttp mode)", ()
     delete process.env["PARLEY_MCP_TRACE"]
     children.push(child)
     expect(await exited(child)).toBe(0)
-    expect(child.output()).toBe("Calling three tools.\nDone.\n")
+    expect(withoutRunHeader(child.output())).toBe("Calling three tools.\nDone.\n")
     const events = strip(persisted(p))
     const of = (call: string) => events.filter((e) => e["type"] !== "tool_call_request" && (e["id"] === call || String(e["id"]).startsWith(`${call}.`)))
     expect(of("call_1")).toStrictEqual([{ type: "tool_call_response", id: "call_1", content: b64("The sum of 2 and 3 is 5."), is_error: false }])

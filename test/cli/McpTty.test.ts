@@ -59,7 +59,10 @@ describe.skipIf(!Tmux.available)(`MCP elicitation at a real terminal (tmux)${Tmu
     s.sendText("Ada Lovelace")
     s.sendKeys("Enter")
     expect(await s.waitForExit()).toBe(0)
-    expect(s.pane()).toContain("✔ Fill in its form (13 fields)? No declines it. yes\n✔ String: Your full, legal name … Ada Lovelace\nDone.")
+    expect(s.pane()).toContain("✔ Fill in its form (13 fields)? No declines it. yes\n")
+    expect(s.pane()).toContain("✔ String: Your full, legal name … Ada Lovelace\n↳ String: Your full, legal name → Ada Lovelace (you)\n")
+    expect(s.pane()).toContain('↳ String with default: Favorite first line of a story (optional: leave empty to skip) → "" (config)\n')
+    expect(s.pane()).toContain("✓ trigger-elicitation-request\nDone.")
     const events = recorded(p.storage)
     expect(events.slice(0, 9)).toStrictEqual([
       ...head,
@@ -96,7 +99,7 @@ describe.skipIf(!Tmux.available)(`MCP elicitation at a real terminal (tmux)${Tmu
     await s.waitFor(/\? String: Your full, legal name ›/)
     s.sendKeys("C-c")
     expect(await s.waitForExit()).toBe(0)
-    expect(s.pane()).toMatch(/\? String: Your full, legal name › \(cancelled\)\nDone\.\n/)
+    expect(s.pane()).toMatch(/\? String: Your full, legal name › \(cancelled\)\n↳ String: Your full, legal name → cancelled: user \(you\)\n✓ trigger-elicitation-request\nDone\.\n/)
     expect(recorded(p.storage)).toStrictEqual([
       ...head,
       { type: "inquiry_response", outcome: "answered", id: "call_1.elicitation.1", answer: true },

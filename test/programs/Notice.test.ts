@@ -110,6 +110,16 @@ describe("coordinator notices", () => {
       expect(byTag["Question"]).toMatchObject({ toolName: "t", arguments: { path: "b.txt" }, position: { callId: "c2", index: 2, total: 2 } })
     }))
 
+  it.effect("an MCP tool's permission prompt names it as MCP, not local", () =>
+    Effect.gen(function*() {
+      const { h } = yield* runWith({
+        tools: { m: { run: "ask", kind: "mcp", outcomes: [succeed("ran")] } },
+        interactive: true,
+        prompts: [{ _tag: "Permission", decision: "y" }]
+      }, [call("c1", "m", { a: 1 })])
+      expect(h.shown.map((s) => [s._tag, "kind" in s.request ? s.request.kind : undefined])).toStrictEqual([["Permission", "MCP"]])
+    }))
+
   it.live("an interrupt closes the open question as cancelled by parley, and announces it", () =>
     Effect.gen(function*() {
       const calls = [call("c", "t")]

@@ -55,7 +55,7 @@ export type QuestionConfig = typeof QuestionConfig.Type
  * A tool's `source`: its kind (`local`, `builtin`), or `mcp.NAME` — the tool
  * comes from the MCP server `[mcp.servers.NAME]` (issue 13).
  */
-export type ToolSource = ToolKind | `mcp.${string}`
+export type ToolSource = Exclude<ToolKind, "mcp"> | `mcp.${string}`
 export const ToolSource = Schema.String.pipe(Schema.refine(
   (s: string): s is ToolSource => s === "local" || s === "builtin" || /^mcp\..+$/.test(s),
   { expected: `"local", "builtin" or "mcp.NAME" (NAME a server under [mcp.servers])` }
@@ -289,7 +289,7 @@ export const configuredTools = (config: Config): ReadonlyArray<readonly [string,
  * the name may claim instead; see `layers/mcp/McpTools.ts`).
  */
 export const toolKind = (tool: ToolConfig): ToolKind | "mcp" =>
-  tool.source === undefined ? (tool.command === undefined ? "builtin" : "local") : tool.source.startsWith("mcp.") ? "mcp" : tool.source as ToolKind
+  tool.source === undefined ? (tool.command === undefined ? "builtin" : "local") : tool.source.startsWith("mcp.") ? "mcp" : tool.source as Exclude<ToolKind, "mcp">
 
 /** The MCP server a tool is pinned to (`source = "mcp.NAME"` → `NAME`), if any. */
 export const pinnedServer = (tool: ToolConfig | undefined): string | undefined =>

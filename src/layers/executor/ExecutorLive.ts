@@ -47,7 +47,7 @@ interface Entry {
   readonly run: (args: BuiltinTools.Arguments, answers: Answers, context: ExecutionContext, call: ToolCall) => Effect.Effect<ExecutorResult>
 }
 
-const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask" }
+const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask", mcp: "ask" }
 
 /** `Invalid arguments: path: must be string; must have required property 'content'`. */
 export const formatArgumentErrors = (validate: ValidateFunction): string =>
@@ -92,8 +92,8 @@ const addMcpTools = (
     }) as ValidateFunction
     entries.set(tool.definition.name, {
       definition: tool.definition,
-      // Run like a local tool: its own process (or service), `ask` by default.
-      kind: "local",
+      // Another process's (or service's) code: `ask` by default, like a local tool.
+      kind: "mcp",
       validate,
       run: (args, answers, context, call) => mcp.execute(tool, call, args, answers, context)
     })

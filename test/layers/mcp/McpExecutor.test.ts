@@ -132,7 +132,7 @@ describe("MCP tools in the live executor (server-everything over stdio)", () => 
             required: ["a", "b"]
           }
         })
-        expect(executor.kind("echo")).toBe("local")
+        expect(executor.kind("echo")).toBe("mcp")
         expect(executor.permission("echo")).toBe("ask")
         const sum = yield* drive(executor, s, call("c1", "get-sum", { a: 2, b: 3 }), () => null)
         expect(sum).toStrictEqual({ response: { content: "The sum of 2 and 3 is 5.", is_error: false }, asked: [] })
