@@ -34,6 +34,8 @@ export interface Goal {
   readonly floor: Result
   readonly maxRatio: number
   readonly note?: string
+  /** What the medians measure (default "ms"). */
+  readonly unit?: string
 }
 
 export const report = (goals: ReadonlyArray<Goal>): boolean => {
@@ -41,9 +43,10 @@ export const report = (goals: ReadonlyArray<Goal>): boolean => {
   for (const g of goals) {
     const ratio = g.subject.medianMs / g.floor.medianMs
     const pass = ratio <= g.maxRatio
+    const unit = g.unit ?? "ms"
     ok &&= pass
     console.log(
-      `${pass ? "PASS" : "FAIL"}  ${g.name}\n      ${g.subject.name}: ${g.subject.medianMs.toFixed(2)} ms   floor (${g.floor.name}): ${g.floor.medianMs.toFixed(2)} ms   ratio ${ratio.toFixed(2)} (goal ≤ ${g.maxRatio})${g.note ? `\n      ${g.note}` : ""}`
+      `${pass ? "PASS" : "FAIL"}  ${g.name}\n      ${g.subject.name}: ${g.subject.medianMs.toFixed(2)} ${unit}   floor (${g.floor.name}): ${g.floor.medianMs.toFixed(2)} ${unit}   ratio ${ratio.toFixed(2)} (goal ≤ ${g.maxRatio})${g.note ? `\n      ${g.note}` : ""}`
     )
   }
   return ok

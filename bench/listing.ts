@@ -18,13 +18,13 @@ const COUNT = 1000
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
 
-/** ~200 KB of realistic events: turns with tool calls and responses. */
-const eventsText = (seed: number): string => {
+/** ~`bytes` (200 KB by default) of realistic events: turns with tool calls and responses. */
+export const eventsText = (seed: number, bytes = 200_000): string => {
   const entries: Array<Record<string, unknown>> = []
   let t = 0
   const ts = () => `2026-03-01 10:${String(Math.floor(t / 60) % 60).padStart(2, "0")}:${String(t++ % 60).padStart(2, "0")}.${seed % 1000}`
   let size = 0
-  for (let turn = 0; size < 200_000; turn++) {
+  for (let turn = 0; size < bytes; turn++) {
     entries.push({ timestamp: ts(), type: "turn_start" }, { timestamp: ts(), type: "chat_request", content: `question ${turn} ${"lorem ipsum ".repeat(20)}` })
     for (let c = 0; c < 4; c++) {
       const id = `toolu_${seed}_${turn}_${c}`

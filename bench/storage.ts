@@ -25,7 +25,7 @@ import * as FileConversationStore from "../src/layers/store/FileConversationStor
 import { ConversationStore } from "../src/services/ConversationStore.ts"
 import { type Goal, measure, median } from "./Harness.ts"
 
-const corpus = path.resolve(import.meta.dirname, "..", "..", "shared", "corpus", "jp", "conversations")
+const corpus = path.resolve(import.meta.dirname, "..", "test", "fixtures", "corpus", "jp", "conversations")
 const largest = path.join(corpus, "17738399468-rfd-review-and-phase-1-planning", "events.json")
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })

@@ -2,8 +2,10 @@
 //
 // cli (the default, and all the test setup and bench need): bundles the CLI
 //   with esbuild into one ESM entry (dist/parley.mjs) plus lazily loaded
-//   chunks (the LLM SDKs are only imported on paths that call a model),
-//   because an unbundled Effect CLI starts ~9x slower than `node -e 0`.
+//   chunks, because an unbundled Effect CLI starts ~9x slower than `node -e
+//   0`. The entry itself is a few hundred bytes: it answers `--version` and
+//   imports the command tree (src/cli/Run.ts, a chunk) for anything else;
+//   the LLM SDKs are only imported on paths that call a model.
 // lib (`npm run build` and `prepare`, so `npm install` and `npm pack` build
 //   it): TypeScript's own emit of src/ (bin.ts aside) as ESM plus .d.ts in
 //   dist/lib/, the target of package.json's `exports`. The sources import

@@ -2,91 +2,32 @@
  * The `parley` executable: parses argv, runs the command with Node services,
  * prints user errors as one line on stderr, and maps them to exit codes
  * (1 failure, 2 usage; interrupted by SIGINT 130, SIGTERM 143, SIGHUP 129).
+ *
+ * Cold start (issue 16): this entry imports nothing heavy itself. `parley
+ * --version` alone is answered right here; everything else loads Effect and
+ * the command tree with one dynamic import (esbuild puts them in chunks), so
+ * the version costs what `node -e 0` costs.
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import * as Cause from "effect/Cause"
-import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Runtime from "effect/Runtime"
-import * as Command from "effect/cli/Command"
-import { CliFailure } from "./cli/CliFailure.ts"
-import { cli } from "./cli/Main.ts"
 import { VERSION } from "./cli/Version.ts"
 
-const describe = (error: unknown): { code: number; message: string } => {
-  if (error instanceof CliFailure) return { code: error.code, message: error.message }
-  if (typeof error === "object" && error !== null && "_tag" in error) {
-    const tag = String((error as { _tag: unknown })._tag)
-    // effect/cli has already printed parse errors and help.
-    if (/^(MissingOption|MissingArgument|InvalidValue|UnknownSubcommand|UnrecognizedOption|DuplicateOption|ShowHelp|UserError)$/.test(tag)) {
-      return { code: 2, message: "" }
-    }
-    const message = (error as { message?: unknown }).message
-    return { code: 1, message: typeof message === "string" && message !== "" ? message : tag }
-  }
-  return { code: 1, message: String(error) }
-}
-
-// `parley … | head` closes the pipe early: that is not an error.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(0)
-    throw error
-  })
-}
-
-const main = Command.run(cli, { version: VERSION }).pipe(
-  Effect.provide(NodeServices.layer)
-)
-
-/** Exit codes of the signals that interrupt a run (128 + the signal number). */
-const SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const
-
-/** Resolves once everything written to `stream` has reached the OS (a pipe may be full). */
-const drained = (stream: NodeJS.WriteStream): Promise<void> =>
-  new Promise((resolve) => (stream.writableLength === 0 ? resolve() : stream.write("", () => resolve())))
-
 /**
- * Like `NodeRuntime.runMain`, but SIGHUP (a closed terminal, a dropped SSH
- * session) interrupts the run too, and each signal exits with its own code.
- * Interruption runs every finalizer: open questions are recorded
- * `Cancelled{user}`, tools are stopped, the journal is folded, the lock is
- * released. Output is flushed before the process exits, so `check --format
- * json | cat` gets the whole document even when it exits 1.
+ * What effect/cli's default formatter prints for `--version` (bold name, dim
+ * `v`, bold version on a color terminal; plain otherwise). A test compares it
+ * with the full path's output, in a pipe and on a terminal.
  */
-const runMain = Runtime.makeRunMain(({ fiber, teardown }) => {
-  let signal: keyof typeof SIGNALS | undefined
-  const handlers = Object.keys(SIGNALS).map((name) => {
-    const handler = () => {
-      signal ??= name as keyof typeof SIGNALS
-      fiber.interruptUnsafe(fiber.id)
-    }
-    process.on(name, handler)
-    return [name, handler] as const
-  })
-  fiber.addObserver((exit) => {
-    for (const [name, handler] of handlers) process.removeListener(name, handler)
-    teardown(exit, (code) => {
-      const final = signal !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? SIGNALS[signal] : code
-      void Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => {
-        if (signal !== undefined || final !== 0) process.exit(final)
-      })
-    })
-  })
-})
+const versionLine = (): string =>
+  process.stdout.isTTY === true && !process.env["NO_COLOR"]
+    ? `\x1b[1mparley\x1b[0m \x1b[2mv\x1b[0m\x1b[1m${VERSION}\x1b[0m\n`
+    : `parley v${VERSION}\n`
 
-runMain(main, {
-  disableErrorReporting: true,
-  teardown: (exit, onExit) => {
-    if (Exit.isSuccess(exit)) return onExit(0)
-    if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
-    const failure = Cause.squash(exit.cause)
-    const { code, message } = describe(failure)
-    if (message !== "") process.stderr.write(`parley: ${message}\n`)
-    if (code === 1 && !(typeof failure === "object" && failure !== null && "_tag" in failure)) {
-      // A defect, not a user error: keep the detail for bug reports.
-      process.stderr.write(`${Cause.pretty(exit.cause)}\n`)
-    }
-    onExit(code)
-  }
-})
+const argv = process.argv.slice(2)
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+  // `parley --version | head -c 1` closes the pipe early: that is not an error.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error
+  })
+  process.stdout.write(versionLine())
+} else {
+  const { main } = await import("./cli/Run.ts")
+  main()
+}

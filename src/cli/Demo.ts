@@ -22,6 +22,7 @@ import * as PersonTerminal from "./PersonTerminal.ts"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
 import * as Query from "../programs/Query.ts"
+import * as Live from "./Live.ts"
 import { runQuery } from "./Query.ts"
 import { toJsonRow } from "./conversation/Ls.ts"
 
@@ -56,14 +57,12 @@ export const demo = Command.make("demo", {}, () =>
       : "No terminal: the tool's question goes to the (scripted) assistant, as JP does.\n")
     yield* Console.error("$ parley query \"Write today's note to notes.txt\" --model scripted --script script.json")
     const result = yield* runQuery({
-      storage,
       message: "Write today's note to notes.txt",
       target: Query.Target.New(),
-      model: "scripted",
-      script,
       continueTurn: false,
-      discardTurn: false
-    })
+      discardTurn: false,
+      format: "text"
+    }).pipe(Effect.provide(Live.layer({ storage, storageGiven: storage, model: "scripted", script })))
 
     const store = FileConversationStore.layer({ storageDir: storage })
     const rows = (yield* ConversationStore.use((s) => s.list()).pipe(Effect.provide(store))).conversations

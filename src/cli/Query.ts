@@ -1,116 +1,216 @@
 /**
  * `parley query [MESSAGE]` — send a message, run the tools the assistant
  * calls (asking their questions), and keep every event on disk as it
- * happens. Here the live layers are chosen: file store, config file, live
- * executor, the provider for `--model`, the LLM inquiry backend, and the
- * terminal prompter when stdin and stdout are TTYs.
+ * happens. The live layers come from `Live.ts`; this module turns flags into
+ * a run and the run into output:
+ *
+ * - the conversation id on stderr at the start of every run;
+ * - the reply on stdout as it streams (`--format text`), or one JSON
+ *   document when the run ends (`--format json`, see `Report.ts`);
+ * - status on the person's terminal (`Status.ts`);
+ * - errors as one line plus, when the turn was left incomplete, the command
+ *   that resumes it — a command that works when pasted (`Hint.ts`).
  *
  * @example
  * ```sh
  * parley query "Write a note to a.txt" --model scripted --script steps.json
  * parley query --continue-turn --id 17738399468
+ * parley query "Summarise" --new --format json
  * ```
  */
-import { spawnSync } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import * as Context from "effect/Context"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import * as Prompt from "effect/cli/Prompt"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
-import * as ConfigFile from "../layers/ConfigFile.ts"
-import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
-import * as LlmInquiryBackend from "../layers/LlmInquiryBackend.ts"
-import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
-import * as PersonTerminal from "./PersonTerminal.ts"
-import { keyPrompt } from "../layers/prompt/KeyPrompt.ts"
-import * as ProviderLive from "../layers/provider/ProviderLive.ts"
-import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
-import { Config } from "../services/Config.ts"
-import { Executor } from "../services/Executor.ts"
-import { PromptBackend, PromptFailed } from "../services/PromptBackend.ts"
+import type { Notice } from "../programs/Notice.ts"
 import * as Query from "../programs/Query.ts"
 import { CliFailure } from "./CliFailure.ts"
-import { storageDir } from "./Root.ts"
+import * as Editor from "./Editor.ts"
+import { formatFlag } from "./Format.ts"
+import * as Hint from "./Hint.ts"
+import * as Live from "./Live.ts"
+import { Report, outcomeName } from "./Report.ts"
+import * as ResumeMenu from "./ResumeMenu.ts"
+import * as Style from "./Style.ts"
+import { storage } from "./Root.ts"
+import * as Usage from "./Usage.ts"
 
-/** A prompter for runs without a TTY: nothing is ever asked (JP routes questions to the inquiry backend). */
-const headlessPrompts = Layer.succeed(PromptBackend, PromptBackend.of({
-  interactive: false,
-  permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-  question: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
-}))
-
-/** Status (spinner, tool lines) goes to the person's terminal: stderr when it is one, else /dev/tty. */
-const statusTty = () => (process.stderr.isTTY === true ? process.stderr : PersonTerminal.reach())
-const dim = (s: string) => (statusTty() !== undefined ? `\x1b[2m${s}\x1b[22m` : s)
-
-/** A spinner on the terminal (TTY only) while the model has not said anything yet. */
-const makeSpinner = (label: string) => {
-  const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
-  let timer: ReturnType<typeof setInterval> | undefined
-  return (waiting: boolean) =>
-    Effect.sync(() => {
-      const out = statusTty()
-      if (out === undefined) return
-      if (waiting && timer === undefined) {
-        let i = 0
-        timer = setInterval(() => out.write(`\r${dim(`${frames[i++ % frames.length]} ${label}`)}`), 80)
-      } else if (!waiting && timer !== undefined) {
-        clearInterval(timer)
-        timer = undefined
-        out.write("\r\x1b[2K")
-      }
-    })
+/** What a query run does, after its flags are parsed (the demo builds it directly). */
+export interface RunQueryParams {
+  readonly message: string | undefined
+  readonly target: Query.Target
+  readonly continueTurn: boolean
+  readonly discardTurn: boolean
+  readonly format: "text" | "json"
 }
 
-/**
- * Stops the whole run the way Ctrl-C does when no prompt is on screen (a
- * prompt reads keys in raw mode, so the terminal sends no SIGINT itself):
- * every finalizer runs, and the exit code is 130.
- */
-const interruptRun = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
+/** stdout's text, one reply per line: a reply cut mid-line is ended before anything else is printed. */
+class TextOut {
+  private last = ""
+  constructor(private readonly enabled: boolean) {}
+  write(text: string): void {
+    if (!this.enabled || text === "") return
+    this.last = text
+    process.stdout.write(text)
+  }
+  endLine(): void {
+    if (this.last !== "" && !this.last.endsWith("\n")) process.stdout.write("\n")
+    this.last = ""
+  }
+}
 
-/** Opens `text` in `$VISUAL`/`$EDITOR` and returns what was saved. */
-const editInEditor = (text: string) =>
-  Effect.sync(() => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "parley-edit-")), "QUERY_MESSAGE.md")
-    fs.writeFileSync(file, text)
-    const editor = process.env["VISUAL"] ?? process.env["EDITOR"] ?? "vi"
-    spawnSync("sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit" })
-    const edited = fs.readFileSync(file, "utf8").trimEnd()
-    fs.rmSync(path.dirname(file), { recursive: true, force: true })
-    return edited === "" ? text : edited
+/** What the run's output needs while it runs, and how it ends. */
+const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
+  const report = new Report()
+  const text = new TextOut(params.format === "text")
+  const { status } = run
+  let kept: string | undefined
+  /** The context hints repeat: `--model` only while the conversation may not remember it, `--script` for the scripted model. */
+  const hint = (): Hint.Context => ({
+    storage: run.hint.storage,
+    model: report.model === undefined ? run.hint.model : undefined,
+    script: report.model === undefined || report.model === "scripted" ? run.hint.script : undefined
   })
+  const stderr = (line: string) =>
+    status.around(() => {
+      text.endLine()
+      process.stderr.write(line + "\n")
+    })
+  return {
+    report,
+    hint,
+    endLine: Effect.sync(() => text.endLine()),
+    conversation: (id: ConversationId.ConversationId, created: boolean) =>
+      Effect.suspend(() => {
+        report.conversationId = id
+        report.created = created
+        // Dim only where stderr is the terminal: a redirected stderr gets plain text.
+        const dim = process.stderr.isTTY === true && status.style.color ? status.style.dim : Style.plain.dim
+        return stderr(dim(`conversation ${id}${created ? " (new)" : ""}`))
+      }),
+    text: (chunk: string) =>
+      Effect.sync(() => {
+        report.text(chunk)
+        text.write(chunk)
+      }),
+    warning: (warning: string) => stderr(`parley: ${warning}`),
+    notice: (n: Notice) => Effect.suspend(() => (report.notice(n), status.notice(n))),
+    chose: (model: string) => Effect.sync(() => void (report.model = model)),
+    edit: (pending: string) =>
+      Effect.map(Editor.edit(pending), (result) => {
+        if (result._tag === "Edited") return result.text
+        kept = result.why
+        return undefined
+      }),
+    keptBecause: () => kept,
+    stderr,
+    json: (doc: unknown) => Effect.sync(() => void process.stdout.write(JSON.stringify(doc, null, 2) + "\n"))
+  }
+}
 
-/** The inline incomplete-turn prompt (RFD 023): r · d · q · ? (+ e when the query itself is pending). */
-const askResume = (context: Context.Context<Prompt.Environment>) => (info: Query.IncompleteInfo) =>
+type Output = ReturnType<typeof makeOutput>
+
+/** The command that resumes the turn, when the run left it incomplete. */
+const resumeHint = (out: Output): string | undefined =>
+  out.report.stopped !== undefined && out.report.stopped !== null && out.report.conversationId !== undefined
+    ? Hint.resume(out.report.conversationId, out.hint())
+    : undefined
+
+/** A failed run as one CLI error: the message, then the resume command when the turn can be resumed. */
+const failure = (out: Output, error: unknown): CliFailure => {
+  if (error instanceof CliFailure) return error
+  const ctx = out.hint()
+  if (error instanceof Query.IncompleteTurnPending) {
+    return new CliFailure({
+      code: 1,
+      message: [
+        `Conversation ${ConversationId.display(error.id as ConversationId.ConversationId)} has an incomplete turn (${error.detail}).`,
+        `    ${Hint.resume(error.id, ctx)}    Resume the incomplete turn.`,
+        `    ${Hint.discard(error.id, ctx)}    Discard the incomplete turn and start fresh.`
+      ].join("\n")
+    })
+  }
+  const message = Hint.withStorage(error instanceof Error ? error.message : String(error), ctx.storage)
+  const resume = resumeHint(out)
+  return new CliFailure({ code: 1, message: message + (resume !== undefined ? `\n${SAVED} ${resume}` : "") })
+}
+
+const SAVED = "The turn is saved; resume it with:"
+
+/** The error alone, without the resume line (the JSON document has `resume` for that). */
+const errorOnly = (failed: CliFailure): string => failed.message.split(`\n${SAVED}`)[0]!
+
+/** What the person is told when the run ends normally (stderr), or the failure it is. */
+const ending = (out: Output, result: Query.QueryResult): Effect.Effect<void, CliFailure> => {
+  const id = ConversationId.display(result.conversationId)
+  switch (result.outcome._tag) {
+    case "Discarded":
+      return out.stderr(`Discarded the incomplete turn of ${id}.`)
+    case "NothingToDiscard":
+      return out.stderr(`${id} has no incomplete turn; nothing to discard.`)
+    case "NothingToResume":
+      return out.stderr(`${id} has no incomplete turn; nothing to resume.`)
+    case "EditAbandoned":
+      return Effect.fail(new CliFailure({
+        code: 1,
+        message: `Kept the pending query as it was (${out.keptBecause() ?? "nothing to send"}); nothing was sent. Resume it with: ${Hint.resume(result.conversationId, out.hint())}`
+      }))
+    default:
+      return Effect.void
+  }
+}
+
+/** Runs `parley query` on the live services and prints what it did. */
+export const runQuery = (params: RunQueryParams) =>
   Effect.gen(function*() {
-    const lines = [`⚠ Conversation ${ConversationId.display(info.conversationId)} has an incomplete turn.`, ""]
-    for (const call of info.analysis.toolCalls) {
-      const mark = call.status === "completed" ? "✓" : call.status === "failed" ? "✗" : call.status === "waiting-for-input" ? "⏸" : "…"
-      const question = call.inquiries.find((q) => q.response === null)?.request.question.text.split("\n")[0]
-      lines.push(`  ${mark} ${call.request.name} — ${call.status.replaceAll("-", " ")}${question !== undefined ? `: "${question}"` : ""}`)
-    }
-    if (info.analysis.toolCalls.length === 0) lines.push(`  ${Query.describeIncomplete(info.summary, info.analysis)}`)
-    PersonTerminal.write(lines.join("\n") + "\n\n")
-    const keys = [
-      { key: "r", label: "resume the incomplete turn" },
-      { key: "d", label: "discard it and start fresh" },
-      ...(info.summary.state === "pending-llm-response" ? [{ key: "e", label: "edit the pending query, then resume" }] : []),
-      { key: "q", label: "exit" }
-    ]
-    const key = yield* Prompt.run(keyPrompt({ message: "What now?", keys })).pipe(
-      Effect.provide(context),
-      // Ctrl-C here stops the run, as it does anywhere else (exit 130); end the prompt's line first.
-      Effect.catch(() => Effect.sync(() => PersonTerminal.write(`${TerminalPromptBackend.CANCELLED}\n`)).pipe(Effect.andThen(Effect.interrupt)))
+    const run = yield* Live.Run
+    const out = makeOutput(run, params)
+    const json = (end: { outcome: string; error?: string; resume?: string }) =>
+      params.format === "json" ? out.json(out.report.toJson(end)) : Effect.void
+    const result = yield* Query.query({
+      message: params.message,
+      target: params.target,
+      continueTurn: params.continueTurn,
+      discardTurn: params.discardTurn,
+      model: (remembered) => Effect.tap(run.chooseModel(remembered), out.chose),
+      ...(run.config.assistant?.system_prompt !== undefined ? { systemPrompt: run.config.assistant.system_prompt } : {}),
+      root: run.root,
+      interactive: run.person !== undefined,
+      ...(run.person !== undefined ? { askResume: ResumeMenu.ask(run.person), editMessage: out.edit } : {}),
+      onConversation: out.conversation,
+      onWaiting: (on) => run.status.waiting(on, `waiting for ${out.report.model ?? "the model"}`),
+      onWarning: out.warning,
+      onText: out.text,
+      onToolCalls: () => out.endLine,
+      onNotice: out.notice
+    }).pipe(
+      Effect.onInterrupt(() =>
+        Effect.gen(function*() {
+          yield* json({ outcome: "interrupted", ...(resumeHint(out) !== undefined ? { resume: resumeHint(out)! } : {}) })
+          if (out.report.stopped === undefined) return yield* out.endLine
+          const resume = resumeHint(out)
+          yield* out.stderr(resume !== undefined
+            ? `parley: interrupted. What finished is saved; resume with: ${resume}`
+            : "parley: interrupted. The reply so far is saved; the turn is complete.")
+        })
+      ),
+      Effect.catch((error) => {
+        const failed = failure(out, error)
+        return json({ outcome: "failed", error: errorOnly(failed), ...(resumeHint(out) !== undefined ? { resume: resumeHint(out)! } : {}) }).pipe(
+          Effect.andThen(out.endLine),
+          Effect.andThen(Effect.fail(failed))
+        )
+      })
     )
-    return (({ r: "resume", d: "discard", e: "edit" }) as Record<string, Query.ResumeChoice>)[key] ?? "quit"
+    yield* out.endLine
+    const end = ending(out, result)
+    yield* end.pipe(Effect.catch((failed) => json({ outcome: outcomeName(result.outcome), error: failed.message }).pipe(Effect.andThen(Effect.fail(failed)))))
+    yield* json({ outcome: outcomeName(result.outcome) })
+    return result
   })
 
 const readStdin = Effect.promise(async () => {
@@ -121,189 +221,58 @@ const readStdin = Effect.promise(async () => {
   return text === "" ? undefined : text
 })
 
-/** What a query run needs, after flags are parsed (the demo builds it directly). */
-export interface RunQueryParams {
-  readonly storage: string
-  readonly message: string | undefined
-  readonly target: Query.Target
-  readonly model: string | undefined
-  readonly script: string | undefined
-  readonly continueTurn: boolean
-  readonly discardTurn: boolean
+const flags = {
+  message: Argument.String("message").pipe(Argument.withDescription("What to ask (read from stdin when omitted and stdin is not a terminal)"), Argument.optional),
+  id: Flag.String("id").pipe(Flag.withDescription("Continue this conversation (17738399468 or jp-c17738399468)"), Flag.optional),
+  new: Flag.Boolean("new").pipe(Flag.withDescription("Start a new conversation"), Flag.withDefault(false)),
+  model: Flag.String("model").pipe(
+    Flag.withDescription("anthropic/<model>, openai/<model> or scripted (default: the conversation's model, then assistant.model in config.toml)"),
+    Flag.optional
+  ),
+  script: Flag.String("script").pipe(
+    Flag.withDescription("Steps for the scripted model (JSON file; default $PARLEY_SCRIPT)"),
+    Flag.withFallbackConfig(Config.String("PARLEY_SCRIPT")),
+    Flag.optional
+  ),
+  continueTurn: Flag.Boolean("continue-turn").pipe(Flag.withDescription("Resume the conversation's incomplete turn, if any"), Flag.withDefault(false)),
+  discardTurn: Flag.Boolean("discard-turn").pipe(Flag.withDescription("Drop the conversation's incomplete turn, if any"), Flag.withDefault(false)),
+  format: formatFlag
 }
 
-/** Chooses the live layers for `params` and runs the query program. */
-export const runQuery = (params: RunQueryParams) =>
-  Effect.scoped(Effect.gen(function*() {
-    const { storage, script } = params
-    // Config first: a broken config.toml stops us before any conversation is touched.
-    const config = yield* ConfigFile.load(ConfigFile.fileOf(storage)).pipe(
-      Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
-    )
-    // Discarding a turn (with nothing new to send) calls no model: none is needed.
-    const callsNoModel = params.discardTurn && (params.message === undefined || params.message.trim() === "")
-    const model = params.model ?? config.assistant?.model ?? (script !== undefined || callsNoModel ? "scripted" : undefined)
-    if (model === undefined) {
-      return yield* new CliFailure({
-        code: 1,
-        message: `No model chosen. Pass --model (anthropic/<model>, openai/<model>, or scripted with --script FILE), or set assistant.model in ${ConfigFile.fileOf(storage)}.`
-      })
-    }
-    const bad = ProviderLive.checkModel(model)
-    if (bad !== undefined) return yield* new CliFailure({ code: 2, message: `--model: ${bad.message}` })
-    if (model === "scripted" && script === undefined && !callsNoModel) {
-      return yield* new CliFailure({ code: 2, message: "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)." })
-    }
-    const { message, target } = params
-    const interactive = PersonTerminal.isInteractive()
-    const root = path.dirname(storage)
+type Flags = Command.Command.Config.Infer<typeof flags>
 
-    const providers = config.providers ?? {}
-    const providerOptions: ProviderLive.ProviderLiveOptions = {
-      ...(script !== undefined ? { scriptPath: script } : {}),
-      anthropic: providers["anthropic"]?.base_url !== undefined ? { baseUrl: providers["anthropic"].base_url } : {},
-      openai: providers["openai"]?.base_url !== undefined ? { baseUrl: providers["openai"].base_url } : {}
-    }
-    // Keys and scripts are checked before a conversation is created or touched.
-    if (!callsNoModel) {
-      yield* ProviderLive.checkReady(model, providerOptions).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
-    }
-    const configuredInquiryModel = config.conversation?.inquiry?.assistant?.model
-    if (configuredInquiryModel !== undefined && !callsNoModel) {
-      yield* ProviderLive.checkReady(configuredInquiryModel, providerOptions).pipe(
-        Effect.mapError((e) => new CliFailure({ code: 1, message: `conversation.inquiry.assistant.model: ${e.message}` }))
-      )
-    }
-    fs.mkdirSync(storage, { recursive: true })
-    const providerLayer = ProviderLive.layer(providerOptions)
-    const configLayer = Layer.succeed(Config, Config.of({ file: ConfigFile.fileOf(storage), data: config }))
-    const executorLayer = ExecutorLive.layer.pipe(Layer.provide(configLayer))
-    const inquiryModel = config.conversation?.inquiry?.assistant?.model
-    const inquiryLayer = Layer.unwrap(Effect.gen(function*() {
-      const executor = yield* Executor
-      return LlmInquiryBackend.layer({
-        model,
-        ...(inquiryModel !== undefined ? { inquiryModel } : {}),
-        ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
-        tools: executor.definitions
-      })
-    })).pipe(Layer.provide(Layer.merge(providerLayer, executorLayer)))
-    // Prompts go to the person's terminal whatever stdout is (`parley query … | tee log` still asks).
-    // The terminal lives as long as the run (its key reader and raw mode are scoped).
-    const promptContext = interactive
-      ? Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
-      : undefined
-    const services = Layer.mergeAll(
-      FileConversationStore.layer({ storageDir: storage }),
-      configLayer,
-      executorLayer,
-      providerLayer,
-      inquiryLayer,
-      interactive
-        ? TerminalPromptBackend.layerWith({ onRepeatedCancel: interruptRun }).pipe(Layer.provide(Layer.succeedContext(promptContext!)))
-        : headlessPrompts
-    )
+const PATH = ["parley", "query"]
 
-    let printed = ""
-    let conversationId: string | undefined
-    const result = yield* Query.query({
-      message,
-      target,
-      model,
-      ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
-      root,
-      continueTurn: params.continueTurn,
-      discardTurn: params.discardTurn,
-      interactive,
-      ...(promptContext !== undefined ? { askResume: askResume(promptContext), editMessage: editInEditor } : {}),
-      onConversation: (id) => Effect.sync(() => (conversationId = id)),
-      onWaiting: makeSpinner(`waiting for ${model}`),
-      onWarning: (text) =>
-        Effect.sync(() => {
-          if (printed !== "" && !printed.endsWith("\n")) process.stdout.write("\n")
-          printed = ""
-          process.stderr.write(`parley: ${text}\n`)
-        }),
-      onText: (text) => Effect.sync(() => {
-        printed = text
-        process.stdout.write(text)
-      }),
-      onToolCalls: (calls) =>
-        Effect.sync(() => {
-          if (printed !== "" && !printed.endsWith("\n")) process.stdout.write("\n")
-          printed = ""
-          statusTty()?.write(dim(`⚙ ${calls.map((c) => c.name).join(", ")}\n`))
-        })
-    }).pipe(
-      Effect.provide(services),
-      Effect.onInterrupt(() =>
-        Effect.sync(() => {
-          if (printed !== "" && !printed.endsWith("\n")) process.stdout.write("\n")
-          if (conversationId !== undefined) {
-            process.stderr.write(`parley: interrupted. What finished is saved; resume with: parley query --continue-turn --id ${conversationId}\n`)
-          }
-        })
-      ),
-      Effect.mapError((e) => {
-        // The error goes on its own line, not after a reply cut mid-line.
-        if (printed !== "" && !printed.endsWith("\n")) process.stdout.write("\n")
-        printed = ""
-        if (e instanceof CliFailure) return e
-        const resumable = e._tag === "ProviderError" && conversationId !== undefined
-        return new CliFailure({
-          code: 1,
-          message: e.message + (resumable ? `\nThe turn is saved; retry with: parley query --continue-turn --id ${conversationId}` : "")
-        })
-      })
-    )
-    if (printed !== "" && !printed.endsWith("\n")) process.stdout.write("\n")
-    if (result.outcome._tag === "Discarded" && message === undefined) {
-      process.stderr.write(`Discarded the incomplete turn of ${ConversationId.display(result.conversationId)}.\n`)
+/** Which conversation the flags name; conflicting flags are usage errors. */
+const targetOf = (f: Flags): Effect.Effect<Query.Target, CliFailure> =>
+  Effect.gen(function*() {
+    if (f.continueTurn && f.discardTurn) return yield* Usage.failure(PATH, "--continue-turn and --discard-turn cannot be used together.")
+    if (f.new && Option.isSome(f.id)) return yield* Usage.failure(PATH, "--new and --id cannot be used together.")
+    if (f.new) return Query.Target.New()
+    if (Option.isNone(f.id)) return Query.Target.MostRecent()
+    const id = ConversationId.parse(f.id.value)
+    if (id === undefined) {
+      return yield* Usage.failure(PATH, `--id: "${f.id.value}" is not a conversation id (expected a number like 17738399468 or jp-c17738399468).`)
     }
-    if (result.outcome._tag === "NothingToDiscard") {
-      process.stderr.write(`${ConversationId.display(result.conversationId)} has no incomplete turn; nothing to discard.\n`)
-    }
-    if (result.outcome._tag === "NothingToResume") {
-      process.stderr.write(`${ConversationId.display(result.conversationId)} has no incomplete turn; nothing to resume.\n`)
-    }
-    return result
-  }))
+    return Query.Target.Id({ id })
+  })
 
-export const query = Command.make(
-  "query",
-  {
-    message: Argument.String("message").pipe(Argument.withDescription("What to ask (read from stdin when omitted and stdin is not a terminal)"), Argument.optional),
-    id: Flag.String("id").pipe(Flag.withDescription("Continue this conversation (17738399468 or jp-c17738399468)"), Flag.optional),
-    new: Flag.Boolean("new").pipe(Flag.withDescription("Start a new conversation"), Flag.withDefault(false)),
-    model: Flag.String("model").pipe(Flag.withDescription("anthropic/<model>, openai/<model> or scripted (default: assistant.model in config.toml)"), Flag.optional),
-    script: Flag.String("script").pipe(Flag.withDescription("Steps for the scripted model (JSON file; default $PARLEY_SCRIPT)"), Flag.optional),
-    continueTurn: Flag.Boolean("continue-turn").pipe(Flag.withDescription("Resume the conversation's incomplete turn, if any"), Flag.withDefault(false)),
-    discardTurn: Flag.Boolean("discard-turn").pipe(Flag.withDescription("Drop the conversation's incomplete turn, if any"), Flag.withDefault(false))
-  },
-  (flags) =>
-    Effect.gen(function*() {
-      if (flags.continueTurn && flags.discardTurn) {
-        return yield* new CliFailure({ code: 2, message: "--continue-turn and --discard-turn cannot be used together." })
-      }
-      if (flags.new && Option.isSome(flags.id)) {
-        return yield* new CliFailure({ code: 2, message: "--new and --id cannot be used together." })
-      }
-      let target: Query.Target = Query.Target.MostRecent()
-      if (flags.new) target = Query.Target.New()
-      if (Option.isSome(flags.id)) {
-        const id = ConversationId.parse(flags.id.value)
-        if (id === undefined) return yield* new CliFailure({ code: 2, message: `--id: "${flags.id.value}" is not a conversation id (expected a number like 17738399468 or jp-c17738399468).` })
-        target = Query.Target.Id({ id })
-      }
-      const message = Option.getOrUndefined(flags.message) ?? (flags.continueTurn || flags.discardTurn ? undefined : yield* readStdin)
-      yield* runQuery({
-        storage: yield* storageDir,
-        message,
-        target,
-        model: Option.getOrUndefined(flags.model),
-        script: Option.getOrUndefined(flags.script) ?? process.env["PARLEY_SCRIPT"],
-        continueTurn: flags.continueTurn,
-        discardTurn: flags.discardTurn
-      })
-    })
-).pipe(Command.withDescription("Send a message and run the assistant's tools (resumable)"))
+/** The live services for the flags (storage from the root's shared flag). */
+const live = (f: Flags) =>
+  Live.layerFrom(Effect.map(storage, (s) => ({
+    storage: s.dir,
+    storageGiven: s.given,
+    model: Option.getOrUndefined(f.model),
+    // Absolute, so a printed command works from anywhere.
+    script: Option.match(f.script, { onNone: () => undefined, onSome: (file) => (file === "" ? undefined : path.resolve(file)) })
+  })))
+
+export const query = Command.make("query", flags, (f) =>
+  Effect.gen(function*() {
+    const target = yield* targetOf(f)
+    const message = Option.getOrUndefined(f.message) ?? (f.continueTurn || f.discardTurn ? undefined : yield* readStdin)
+    yield* runQuery({ message, target, continueTurn: f.continueTurn, discardTurn: f.discardTurn, format: f.format })
+  })).pipe(
+    Command.provide(live),
+    Command.withDescription("Send a message and run the assistant's tools (resumable)")
+  )

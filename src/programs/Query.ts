@@ -12,6 +12,7 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Timestamp from "../domain/event/Timestamp.ts"
 import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
@@ -21,6 +22,7 @@ import * as ConversationMetadata from "../domain/storage/ConversationMetadata.ts
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
+import { Notice, type OnNotice } from "./Notice.ts"
 import { runTurn, TurnStartMode } from "./TurnLoop.ts"
 
 /** Which conversation a query goes to. */
@@ -50,28 +52,42 @@ export interface IncompleteInfo {
   readonly analysis: IncompleteTurn.TurnAnalysis
 }
 
+/**
+ * Chooses the run's model once the conversation is known, from the model it
+ * remembers (`undefined` for a new conversation, or one that names none);
+ * fails when no model can be called (the CLI: `--model`, then the remembered
+ * model, then `assistant.model`, each checked for its key).
+ */
+export type ModelChooser<E> = (remembered: string | undefined) => Effect.Effect<string, E>
+
 /** What `query` needs: the target conversation, the message, the model and what to do with an incomplete turn. */
-export interface QueryOptions {
+export interface QueryOptions<E = never> {
   readonly message: string | undefined
   readonly target: Target
-  readonly model: string
+  /**
+   * The model: a fixed one, or a {@link ModelChooser}. It is chosen only when
+   * a model will be called, and before a new conversation is created.
+   */
+  readonly model: string | ModelChooser<E>
   readonly systemPrompt?: string
   /** Where tools run (the storage directory's parent). */
   readonly root: string
   readonly continueTurn?: boolean
   readonly discardTurn?: boolean
-  /** Both stdin and stdout are TTYs. */
+  /** A person can be asked (the incomplete-turn prompt). */
   readonly interactive: boolean
   /** The inline incomplete-turn prompt (TTY only). */
   readonly askResume?: (info: IncompleteInfo) => Effect.Effect<ResumeChoice>
-  /** Opens the pending query in `$EDITOR`; returns the edited text. */
-  readonly editMessage?: (text: string) => Effect.Effect<string>
+  /** Opens the pending query in `$EDITOR`; the edited text, or `undefined` to keep the query as it is (nothing is sent). */
+  readonly editMessage?: (text: string) => Effect.Effect<string | undefined>
   readonly onText?: (text: string) => Effect.Effect<void>
   readonly onToolCalls?: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<void>
   readonly onWaiting?: (waiting: boolean) => Effect.Effect<void>
   readonly onWarning?: (text: string) => Effect.Effect<void>
-  /** Called once the conversation is known (so an interrupt hint can name it). */
-  readonly onConversation?: (id: ConversationId.ConversationId) => Effect.Effect<void>
+  /** Hears the run as it happens (tools, questions, replies, an early stop). */
+  readonly onNotice?: OnNotice
+  /** Called once the conversation is known (`created`: it is new), so hints and status can name it. */
+  readonly onConversation?: (id: ConversationId.ConversationId, created: boolean) => Effect.Effect<void>
 }
 
 /** How a query run ended. */
@@ -82,6 +98,8 @@ export type QueryOutcome = Data.TaggedEnum<{
   Quit: {}
   NothingToResume: {}
   NothingToDiscard: {}
+  /** The editor gave nothing to send: the pending query was kept as it was, and nothing ran. */
+  EditAbandoned: {}
 }>
 /** How a `query` ended (see the variants). */
 export const QueryOutcome = Data.taggedEnum<QueryOutcome>()
@@ -90,6 +108,8 @@ export const QueryOutcome = Data.taggedEnum<QueryOutcome>()
 export interface QueryResult {
   readonly conversationId: ConversationId.ConversationId
   readonly outcome: QueryOutcome
+  /** The model the run called (none when nothing was sent). */
+  readonly model: string | undefined
 }
 
 /** The conversation has an incomplete turn and nobody said what to do with it. */
@@ -132,8 +152,29 @@ const blank = (message: string | undefined): message is undefined => message ===
 
 const noMessage = () => new NoMessage({ hint: "Nothing to send: give a message, e.g. parley query \"Hello\"." })
 
-/** Opens the target conversation for the run (a new one is created with an id no other process can take). */
-const openTarget = (options: QueryOptions, now: Timestamp.Timestamp) =>
+/** The run's model, chosen at most once, when first needed. */
+interface ModelCell<E> {
+  readonly get: (remembered: string | undefined) => Effect.Effect<string, E>
+  readonly chosen: () => string | undefined
+}
+
+const modelCell = <E>(model: string | ModelChooser<E>): ModelCell<E> => {
+  let chosen: string | undefined
+  return {
+    get: (remembered) =>
+      chosen !== undefined
+        ? Effect.succeed(chosen)
+        : Effect.map(typeof model === "string" ? Effect.succeed(model) : model(remembered), (m) => (chosen = m)),
+    chosen: () => chosen
+  }
+}
+
+/**
+ * Opens the target conversation for the run. A new one is created with an id
+ * no other process can take, its model chosen first (a missing key stops the
+ * run before anything is written) and remembered in its base config.
+ */
+const openTarget = <E>(options: QueryOptions<E>, model: ModelCell<E>, now: Timestamp.Timestamp) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore
     let target = options.target
@@ -141,10 +182,15 @@ const openTarget = (options: QueryOptions, now: Timestamp.Timestamp) =>
       const newest = (yield* store.list()).conversations[0]
       target = newest === undefined ? Target.New() : Target.Id({ id: newest.id })
     }
-    if (target._tag === "Id") return yield* store.open(target.id)
+    if (target._tag === "Id") return { session: yield* store.open(target.id), created: false }
     if (blank(options.message)) return yield* noMessage()
+    const chosen = yield* model.get(undefined)
     const title = Conversation.titleFrom(options.message)
-    return yield* store.create({ metadata: ConversationMetadata.make({ ...(title !== undefined ? { title } : {}), last_activated_at: now }) })
+    const session = yield* store.create({
+      metadata: ConversationMetadata.make({ ...(title !== undefined ? { title } : {}), last_activated_at: now }),
+      baseConfig: Conversation.baseConfigFor(chosen)
+    })
+    return { session, created: true }
   })
 
 /** What to do with the incomplete turn, if there is one (RFD 023). */
@@ -155,7 +201,22 @@ type Plan = Data.TaggedEnum<{
 }>
 const Plan = Data.taggedEnum<Plan>()
 
-const planIncomplete = (session: ConversationSession, options: QueryOptions) =>
+/**
+ * What to do with the incomplete turn: the flag's choice, else the person's.
+ * The model is checked before anything that will call it (before the menu,
+ * too: resuming is its likely answer).
+ */
+const decide = <E>(options: QueryOptions<E>, needModel: Effect.Effect<string, E>, ask: Effect.Effect<ResumeChoice>) =>
+  Effect.gen(function*() {
+    if (options.discardTurn === true) {
+      if (!blank(options.message)) yield* needModel
+      return "discard" as const
+    }
+    yield* needModel
+    return options.continueTurn === true ? "resume" as const : yield* ask
+  })
+
+const planIncomplete = <E>(session: ConversationSession, options: QueryOptions<E>, needModel: Effect.Effect<string, E>) =>
   Effect.gen(function*() {
     const incomplete = yield* session.incompleteTurn
     if (incomplete === null) {
@@ -163,58 +224,93 @@ const planIncomplete = (session: ConversationSession, options: QueryOptions) =>
       if ((options.continueTurn === true || options.discardTurn === true) && blank(options.message)) {
         return Plan.Done({ outcome: options.continueTurn === true ? QueryOutcome.NothingToResume() : QueryOutcome.NothingToDiscard() })
       }
+      if (blank(options.message)) return yield* noMessage()
       return Plan.Fresh()
     }
     const analysis = IncompleteTurn.analyze(incomplete)
     const summary = IncompleteTurn.summaryOf(incomplete) ?? { state: "pending-llm-response" as const }
-    let choice: ResumeChoice
-    if (options.discardTurn === true) choice = "discard"
-    else if (options.continueTurn === true) choice = "resume"
-    else if (options.interactive && options.askResume !== undefined) choice = yield* options.askResume({ conversationId: session.id, summary, analysis })
-    else return yield* new IncompleteTurnPending({ id: session.id, detail: describeIncomplete(summary, analysis) })
+    const flagged = options.continueTurn === true || options.discardTurn === true
+    const askResume = options.interactive ? options.askResume : undefined
+    if (!flagged && askResume === undefined) {
+      return yield* new IncompleteTurnPending({ id: session.id, detail: describeIncomplete(summary, analysis) })
+    }
+    const ask = Effect.suspend(() => askResume!({ conversationId: session.id, summary, analysis }))
+    const choice = yield* decide(options, needModel, ask)
     if (choice === "quit") return Plan.Done({ outcome: QueryOutcome.Quit() })
     if (choice === "discard") {
       yield* session.discardIncompleteTurn
       return blank(options.message) ? Plan.Done({ outcome: QueryOutcome.Discarded() }) : Plan.Fresh()
     }
-    const prepared = (yield* session.resumeIncompleteTurn) ?? analysis
     if (choice === "edit" && options.editMessage !== undefined) {
+      // Edit first: an abandoned edit leaves the turn exactly as it was.
       const pending = (yield* session.snapshot).entries.findLast((e) => e.type === "chat_request")
-      if (pending !== undefined) yield* session.replacePendingQuery(yield* options.editMessage(pending.content))
+      if (pending !== undefined) {
+        const edited = yield* options.editMessage(pending.content)
+        if (edited === undefined) return Plan.Done({ outcome: QueryOutcome.EditAbandoned() })
+        const prepared = (yield* session.resumeIncompleteTurn) ?? analysis
+        yield* session.replacePendingQuery(edited)
+        return Plan.Resume({ analysis: prepared })
+      }
     }
-    return Plan.Resume({ analysis: prepared })
+    return Plan.Resume({ analysis: (yield* session.resumeIncompleteTurn) ?? analysis })
   })
 
-/** Runs `parley query`: the conversation, its incomplete turn, and the new turn. */
-export const query = (options: QueryOptions) =>
-  Effect.scoped(Effect.gen(function*() {
-    const now = yield* Timestamp.current
-    const session = yield* openTarget(options, now)
-    const done = (outcome: QueryOutcome): QueryResult => ({ conversationId: session.id, outcome })
-    if (options.onConversation !== undefined) yield* options.onConversation(session.id)
-    const plan = yield* planIncomplete(session, options)
-    if (plan._tag === "Done") return done(plan.outcome)
+/** The turn options every run of `runTurn` shares. */
+const turnOptions = <E>(session: ConversationSession, options: QueryOptions<E>, model: string) => ({
+  session,
+  model,
+  root: options.root,
+  ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
+  ...(options.onText !== undefined ? { onText: options.onText } : {}),
+  ...(options.onToolCalls !== undefined ? { onToolCalls: options.onToolCalls } : {}),
+  ...(options.onWaiting !== undefined ? { onWaiting: options.onWaiting } : {}),
+  ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
+  ...(options.onNotice !== undefined ? { onNotice: options.onNotice } : {})
+})
+
+/** Runs the planned turns; the conversation remembers the model they run on (a `config_delta` when it changed). */
+const runPlan = <E>(session: ConversationSession, options: QueryOptions<E>, plan: Exclude<Plan, { _tag: "Done" }>, model: string, remembered: string | undefined, now: Timestamp.Timestamp) =>
+  Effect.gen(function*() {
     // From here on the conversation changes: record the activity (written when the session closes).
     yield* session.updateMetadata((m) => {
       const title = m.title ?? (options.message !== undefined ? Conversation.titleFrom(options.message) : undefined)
       return new ConversationMetadata.ConversationMetadata({ ...m, ...(title !== undefined ? { title } : {}), last_activated_at: now })
     })
-    const common = {
-      session,
-      model: options.model,
-      root: options.root,
-      ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
-      ...(options.onText !== undefined ? { onText: options.onText } : {}),
-      ...(options.onToolCalls !== undefined ? { onToolCalls: options.onToolCalls } : {}),
-      ...(options.onWaiting !== undefined ? { onWaiting: options.onWaiting } : {}),
-      ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {})
-    }
+    if (model !== remembered) yield* session.append([Conversation.modelDelta(yield* Timestamp.current, model)])
+    const common = turnOptions(session, options, model)
     if (plan._tag === "Resume") {
       yield* runTurn({ ...common, start: TurnStartMode.Resume({ analysis: plan.analysis }) })
       // RFD 023: --continue-turn resumes without a new message.
-      if (blank(options.message)) return done(QueryOutcome.Resumed())
+      if (blank(options.message)) return QueryOutcome.Resumed()
     }
     if (blank(options.message)) return yield* noMessage()
     yield* runTurn({ ...common, start: TurnStartMode.NewTurn({ message: options.message }) })
-    return done(plan._tag === "Resume" ? QueryOutcome.Resumed() : QueryOutcome.Completed())
+    return plan._tag === "Resume" ? QueryOutcome.Resumed() : QueryOutcome.Completed()
+  })
+
+/** Tells `onNotice` how the turn was left when the run fails or is interrupted (so a resume hint is only given when it helps). */
+const reportStop = (session: ConversationSession, onNotice: OnNotice | undefined) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    onNotice === undefined ? self : self.pipe(Effect.onExit((exit) =>
+      Exit.isSuccess(exit)
+        ? Effect.void
+        : Effect.flatMap(session.incompleteTurn, (incomplete) =>
+          onNotice(Notice.Stopped({ incomplete: incomplete === null ? null : IncompleteTurn.summaryOf(incomplete) ?? { state: "pending-llm-response" } })))
+    ))
+
+/** Runs `parley query`: the conversation, its incomplete turn, and the new turn. */
+export const query = <E = never>(options: QueryOptions<E>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const now = yield* Timestamp.current
+    const model = modelCell(options.model)
+    const { session, created } = yield* openTarget(options, model, now)
+    if (options.onConversation !== undefined) yield* options.onConversation(session.id, created)
+    const remembered = Conversation.rememberedModel(session.baseConfig, (yield* session.snapshot).entries)
+    const done = (outcome: QueryOutcome): QueryResult => ({ conversationId: session.id, outcome, model: model.chosen() })
+    return yield* Effect.gen(function*() {
+      const plan = yield* planIncomplete(session, options, model.get(remembered))
+      if (plan._tag === "Done") return done(plan.outcome)
+      const chosen = yield* model.get(remembered)
+      return done(yield* runPlan(session, options, plan, chosen, remembered, now))
+    }).pipe(reportStop(session, options.onNotice))
   }))

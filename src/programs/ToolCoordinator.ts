@@ -18,6 +18,10 @@
  *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
  *    puts a secret on disk or in front of the model.
  *
+ * Whoever watches (`onNotice`, issue 14) hears `ToolStarted` when a call's
+ * tool is about to run, `QuestionClosed` for every question, and
+ * `ToolFinished` once the call's response is recorded.
+ *
  * Every event goes through the {@link ConversationSession} the moment it
  * happens (durable, then visible). Interrupting the coordinator records
  * `Cancelled{user}` for every open inquiry and interrupts every tool fiber;
@@ -52,14 +56,17 @@ import type { PendingInquiry } from "../domain/stream/IncompleteTurn.ts"
 import * as TurnState from "../domain/stream/TurnState.ts"
 import type { InquiryQuestion } from "../domain/event/InquiryQuestion.ts"
 import { isQuestionId, Question } from "../domain/tool/Question.ts"
+import * as ConfigData from "../domain/tool/Config.ts"
 import * as Redact from "../domain/tool/Redact.ts"
 import { decidePermission, Permission } from "../domain/tool/Route.ts"
+import type { ToolKind } from "../domain/tool/ToolDefinition.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { type Answers, error as executorError, Executor, type ToolResponse } from "../services/Executor.ts"
 import { InquiryBackend } from "../services/InquiryBackend.ts"
 import { PromptBackend, type PermissionDecision, type PromptError, PromptFailed } from "../services/PromptBackend.ts"
 import * as Inquiry from "./coordinator/Inquiry.ts"
+import { Notice, type OnNotice } from "./Notice.ts"
 
 export { Texts } from "./coordinator/Inquiry.ts"
 const { Texts } = Inquiry
@@ -84,6 +91,8 @@ export interface RunToolsInput {
   readonly root: string
   /** Set when the calls belong to a resumed turn. */
   readonly resume?: ResumeInput
+  /** Hears each call start and finish and each question close, as it happens. */
+  readonly onNotice?: OnNotice
 }
 
 /** The tool question behind a persisted one (resume: the tool is not asked again). */
@@ -101,7 +110,7 @@ const questionOf = (id: string, q: InquiryQuestion): Question =>
 type PermissionAnswer = { readonly typed: PermissionDecision } | { readonly remembered: TurnState.RememberedPermission }
 
 /** Asks the person whether `call` may run (`run = "ask"`). */
-const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: "builtin" | "local") =>
+const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) =>
   Effect.gen(function*() {
     const decision = yield* Effect.suspend(() =>
       // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
@@ -110,7 +119,12 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: "builtin" 
         return late._tag === "Some"
           ? Effect.succeed({ remembered: late.value })
           : Effect.map(
-            env.prompts.permission({ toolName: call.name, kind: kind === "builtin" ? "built-in" : "local", arguments: call.arguments }),
+            env.prompts.permission({
+              toolName: call.name,
+              kind: kind === "builtin" ? "built-in" : kind === "mcp" ? "MCP" : "local",
+              arguments: call.arguments,
+              position: Inquiry.positionOf(env, call)
+            }),
             (typed) => ({ typed })
           )
       })
@@ -179,6 +193,11 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
       )
       if (result._tag === "Completed") return scrubbed(result.response)
       const question = result.question
+      // The loop guard: a question asked more than max_attempts times ends the call, no new request recorded.
+      const max = ConfigData.maxAttempts(env.config, call.name, question.id)
+      if (TurnState.attempts(yield* Ref.get(env.state), call.id, question.id) >= max) {
+        return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
+      }
       const id = yield* Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, question.id))
       const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source }))
       if (routed._tag === "End") return scrubbed(routed.response)
@@ -195,6 +214,7 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     if (permission._tag === "Skip") {
       response = { content: permission.content, is_error: permission.is_error }
     } else {
+      yield* env.notify(Notice.ToolStarted({ call, resumed: resume !== undefined }))
       let answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
       const pending = yield* resumePending(env, call, resume)
       if (pending?.routed._tag === "End") response = pending.routed.response
@@ -203,7 +223,9 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
         response = yield* execute(env, call, answers)
       }
     }
-    return yield* Inquiry.record(env, (at) => Events.toolCallResponse(at, call.id, response))
+    const recorded = yield* Inquiry.record(env, (at) => Events.toolCallResponse(at, call.id, response))
+    yield* env.notify(Notice.ToolFinished({ call, ran: permission._tag !== "Skip", response }))
+    return recorded
   })
 
 /**
@@ -220,7 +242,9 @@ export const runTools = (input: RunToolsInput) =>
       config: (yield* Config).data,
       state: input.state,
       promptLock: yield* Semaphore.make(1),
-      root: input.root
+      root: input.root,
+      calls: input.calls,
+      notify: input.onNotice ?? (() => Effect.void)
     }
     const exits = yield* Effect.forEach(input.calls, (call) => Effect.exit(runCall(env, call, input.resume)), { concurrency: "unbounded" })
     const responses: Array<ToolCallResponse> = []

@@ -40,6 +40,7 @@ import * as TurnState from "../domain/stream/TurnState.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { Executor } from "../services/Executor.ts"
 import { Provider, ReplyBuilder, replyWarning } from "../services/Provider.ts"
+import { Notice, type OnNotice } from "./Notice.ts"
 import { type ResumeInput, runTools } from "./ToolCoordinator.ts"
 
 /** How the turn begins: a new message, or the incomplete turn resumed. */
@@ -81,6 +82,8 @@ export interface TurnInput {
   readonly onToolCalls?: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<void>
   /** Called with a warning about a stored reply (cut at the token limit, refused); stderr in the CLI. */
   readonly onWarning?: (text: string) => Effect.Effect<void>
+  /** Hears tool calls start and finish, questions close and replies end (status lines in the CLI). */
+  readonly onNotice?: OnNotice
   /** Stops a runaway tool loop (each cycle is one model call). */
   readonly maxCycles?: number
 }
@@ -134,6 +137,7 @@ const streamReply = (input: TurnInput) =>
     const reply = builder.finish()
     persisted = true
     yield* record(reply.events)
+    if (input.onNotice !== undefined) yield* input.onNotice(Notice.ReplyFinished({ stopReason: reply.stopReason }))
     // Stored either way; the person is told when the reply is not the whole answer.
     const warning = replyWarning(input.model, reply.stopReason)
     if (warning !== undefined && input.onWarning !== undefined) yield* input.onWarning(warning)
@@ -158,7 +162,14 @@ export const runTurn = (input: TurnInput) =>
     let cycles = 0
     for (;;) {
       if (pending.length > 0) {
-        yield* runTools({ session: input.session, calls: pending, state, root: input.root, ...(resume !== undefined ? { resume } : {}) })
+        yield* runTools({
+          session: input.session,
+          calls: pending,
+          state,
+          root: input.root,
+          ...(resume !== undefined ? { resume } : {}),
+          ...(input.onNotice !== undefined ? { onNotice: input.onNotice } : {})
+        })
         resume = undefined
       }
       if (cycles >= maxCycles) return { cycles } satisfies TurnResult

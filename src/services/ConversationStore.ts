@@ -182,6 +182,6 @@ export class ConversationStore extends Context.Service<ConversationStore, {
   create(init: NewConversation): Effect.Effect<ConversationSession, OpenError | ConversationExists, Scope.Scope>
   /** Decodes and re-encodes stored conversations without writing anything. */
   check(id?: ConversationId): Effect.Effect<ReadonlyArray<CheckResult>, StoreError>
-  /** Removes a conversation. */
-  remove(id: ConversationId): Effect.Effect<void, StoreError>
+  /** Removes a conversation; fails with {@link ConversationLocked} while a session (of any process) has it open. */
+  remove(id: ConversationId): Effect.Effect<void, OpenError>
 }>()("parley/ConversationStore") {}

@@ -22,18 +22,31 @@ import type { Question } from "../domain/tool/Question.ts"
 /** A permission answer: `y` run, `Y` run and remember for the turn, `n` skip, `N` skip and remember. */
 export type PermissionDecision = "y" | "Y" | "n" | "N"
 
+/** Which call a prompt belongs to, among the calls run together (issue 14: parallel prompts say whose they are). */
+export interface CallPosition {
+  readonly callId: string
+  /** 1-based. */
+  readonly index: number
+  readonly total: number
+}
+
 /** What the permission prompt shows: which tool, how it runs, its arguments. */
 export interface PermissionRequest {
   readonly toolName: string
   /** How the tool runs, for the prompt text ("Run local write_note tool?"). */
-  readonly kind: "built-in" | "local"
+  readonly kind: "built-in" | "local" | "MCP"
+  /** The call's arguments, shown with the prompt. */
   readonly arguments: Schema.JsonObject
+  readonly position?: CallPosition
 }
 
 /** A tool question to put to the person (a `secret` one is read without echo). */
 export interface QuestionRequest {
   readonly toolName: string
   readonly question: Question
+  /** The asking call's arguments (which file, which branch…). */
+  readonly arguments?: Schema.JsonObject
+  readonly position?: CallPosition
 }
 
 /** What the person typed, and whether to reuse it for the rest of the turn. */

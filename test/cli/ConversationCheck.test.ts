@@ -34,7 +34,8 @@ describe("parley conversation check (built binary)", () => {
     expect((JSON.parse(one.stdout) as Array<CheckRow>).map((x) => x.id)).toStrictEqual(["17738399468"])
     const missing = runParley(["--storage", storage, "conversation", "check", "123"])
     expect(missing.code).toBe(1)
-    expect(missing.stderr).toBe("parley: No conversation with id 123. Run `parley conversation ls --archived` to see the ids.\n")
+    // The hint repeats --storage, so it works when pasted (issue 14).
+    expect(missing.stderr).toBe(`parley: No conversation with id 123. Run \`parley conversation ls --archived --storage ${storage}\` to see the ids.\n`)
     const bad = runParley(["conversation", "check", "nope", "--storage", storage])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain(`"nope" is not a conversation id`)

@@ -137,8 +137,9 @@ describe("conversation ls / print (built binary)", () => {
     const listed = runParley(["conversation", "ls", "--storage", storage, "--format", "json"])
     expect(listed.code).toBe(0)
     expect((JSON.parse(listed.stdout) as Array<LsRow>).map((r) => r.id)).toStrictEqual(["17000000001"])
-    // One line names the damaged conversation and what to run next.
-    expect(listed.stderr).toMatch(/^parley: skipped 17000000002 \(.*events\.json: entry 1: .*\); run `parley conversation check 17000000002` for details\n$/)
+    // One line names the damaged conversation and what to run next (a command that works when pasted: issue 14).
+    expect(listed.stderr).toMatch(/^parley: skipped 17000000002 \(.*events\.json: entry 1: .*\); run `parley conversation check 17000000002 --storage \S+` for details\n$/)
+    expect(listed.stderr).toContain(`--storage ${storage}\``)
     const bad = runParley(["conversation", "print", "not-an-id", "--storage", storage])
     expect(bad.code).toBe(2)
     const fmt = runParley(["conversation", "ls", "--storage", storage, "--format", "yaml"])

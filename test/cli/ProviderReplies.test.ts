@@ -64,10 +64,14 @@ const OPENAI = ["query", "--model", "openai/gpt-test"]
 /** The binary's default backoff is 200 ms doubling; the servers ask for 1 ms so 4 attempts stay fast. */
 const FAST = { "retry-after-ms": "1" }
 
-/** stderr of a failed turn: exactly the error line, then one line with the resume command. */
+/** The line every run starts with on stderr (issue 14): the conversation's id. */
+const idLine = (p: Project) => new RegExp(`^conversation ${conversationIdOf(p)}( \\(new\\))?\n`)
+
+/** stderr of a failed turn: the conversation's id, exactly the error line, then one line with the resume command. */
 const expectProviderFailure = (r: Run, p: Project, line: string) => {
   expect(r.code).toBe(1)
-  const lines = r.stderr.trimEnd().split("\n")
+  expect(r.stderr).toMatch(idLine(p))
+  const lines = r.stderr.trimEnd().split("\n").slice(1)
   expect(lines[0]).toBe(line)
   expect(lines).toHaveLength(2)
   expect(lines[1]).toContain(`parley query --continue-turn --id ${conversationIdOf(p)}`)
@@ -79,10 +83,10 @@ describe("parley query against a fake provider: replies are judged (built binary
       const { fake, p, parley } = yield* setup
       fake.enqueueAnthropic({ blocks: [] }, { blocks: [{ type: "text", text: "Still here." }] })
       const first = yield* parley([...ANTHROPIC, "Say nothing"])
-      expect(first).toStrictEqual({ code: 0, stdout: "", stderr: "" })
       const id = conversationIdOf(p)
+      expect(first).toStrictEqual({ code: 0, stdout: "", stderr: `conversation ${id} (new)\n` })
       const second = yield* parley([...ANTHROPIC, "--id", id, "Again"])
-      expect(second).toStrictEqual({ code: 0, stdout: "Still here.\n", stderr: "" })
+      expect(second).toStrictEqual({ code: 0, stdout: "Still here.\n", stderr: `conversation ${id}\n` })
       const events = persisted(p)
       expect(events.map((e) => e.type)).toStrictEqual([
         "turn_start", "chat_request", "chat_response", "turn_start", "chat_request", "chat_response"
@@ -101,7 +105,7 @@ describe("parley query against a fake provider: replies are judged (built binary
 
       fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Hello world" }] })
       const resumed = yield* parley([...ANTHROPIC, "--continue-turn", "--id", conversationIdOf(p)])
-      expect(resumed).toStrictEqual({ code: 0, stdout: "Hello world\n", stderr: "" })
+      expect(resumed).toStrictEqual({ code: 0, stdout: "Hello world\n", stderr: `conversation ${conversationIdOf(p)}\n` })
       expect(persisted(p).map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
     }))
 
@@ -168,7 +172,7 @@ describe("parley query against a fake provider: replies are judged (built binary
       expect(r).toStrictEqual({
         code: 0,
         stdout: "Hello wor\n",
-        stderr: "parley: warning: anthropic/claude-test stopped at its output token limit; the reply is cut short (saved as it is).\n"
+        stderr: `conversation ${conversationIdOf(p)} (new)\nparley: warning: anthropic/claude-test stopped at its output token limit; the reply is cut short (saved as it is).\n`
       })
     }))))
 
@@ -181,7 +185,7 @@ describe("parley query against a fake provider: replies are judged (built binary
       expect(r).toStrictEqual({
         code: 0,
         stdout: "Hello wor\n",
-        stderr: "parley: warning: openai/gpt-test stopped at its output token limit; the reply is cut short (saved as it is).\n"
+        stderr: `conversation ${conversationIdOf(p)} (new)\nparley: warning: openai/gpt-test stopped at its output token limit; the reply is cut short (saved as it is).\n`
       })
     }))))
 })

@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { runParley } from "../support/Cli.ts"
+import { runParley, withoutRunHeader } from "../support/Cli.ts"
 import {
   conversationDir,
   conversationIdOf,
@@ -44,7 +44,7 @@ describe("parley query (built binary, no TTY)", () => {
       { message: "Done." }
     ])
     const r = parley(p, ["query", "Write new to a.txt", "--script", script])
-    expect(r.stderr).toBe("")
+    expect(withoutRunHeader(r.stderr)).toBe("")
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("I'll write the note.\nDone.\n")
     expect(fs.readFileSync(path.join(p.root, "a.txt"), "utf8")).toBe("new")
@@ -74,7 +74,7 @@ describe("parley query (built binary, no TTY)", () => {
     const child = spawnParley(p, ["query", "run both", "--script", script])
     children.push(child)
     await waitFor("the fast tool's response and the slow tool running", () =>
-      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && fs.existsSync(path.join(p.root, "slow.pid")))
+      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
     groups.push(Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
     child.kill("SIGKILL")
     await exited(child)
@@ -85,7 +85,7 @@ describe("parley query (built binary, no TTY)", () => {
     fs.rmSync(path.join(p.root, "slow.block"))
     const resume = writeScript(p, "s2.json", [{ message: "Both finished." }])
     const r = parley(p, ["query", "--continue-turn", "--script", resume])
-    expect(r.stderr).toBe("")
+    expect(withoutRunHeader(r.stderr)).toBe("")
     expect(r.stdout).toBe("Both finished.\n")
     expect(r.code).toBe(0)
     expect(fs.readFileSync(path.join(p.root, "fast.count"), "utf8").trim()).toBe("1") // not re-run
@@ -160,18 +160,25 @@ describe("parley query (built binary, no TTY)", () => {
 
   it("two runs on one conversation at once: the second fails fast naming the conversation and the holder; the first completes", async () => {
     const p = makeProject()
-    const first = spawnParley(p, ["query", "slow one", "--script", writeScript(p, "s1.json", [{ delay_ms: 1500, message: "First done." }])])
+    // The first run holds the conversation until the test lets its tool finish (a delay would race a slow machine).
+    fs.writeFileSync(path.join(p.root, "hold.block"), "")
+    const first = spawnParley(p, ["query", "slow one", "--script", writeScript(p, "s1.json", [
+      { tool_calls: [{ id: "hold_1", name: "counter", arguments: { name: "hold" } }] },
+      { message: "First done." }
+    ])])
     children.push(first)
-    await waitFor("the first run's chat request", () => persisted(p).some((e) => e.type === "chat_request"))
+    await waitFor("the first run's tool running", () => /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "hold.pid"), "utf8")))
+    groups.push(Number(fs.readFileSync(path.join(p.root, "hold.pid"), "utf8")))
     const id = conversationIdOf(p)
     const t0 = Date.now()
     const second = parley(p, ["query", "--id", id, "second", "--script", writeScript(p, "s2.json", [{ message: "Second." }])])
     expect(Date.now() - t0).toBeLessThan(5000)
     expect(second.code).toBe(1)
     expect(second.stderr).toContain(`Conversation ${id} is being written by another parley process (pid ${first.pid})`)
+    fs.rmSync(path.join(p.root, "hold.block"))
     expect(await exited(first)).toBe(0)
     expect(first.output()).toContain("First done.")
-    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
+    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "tool_call_response", "chat_response"])
   })
 
   it("continues the most recent conversation by default, --new starts another, and --id picks one", () => {
@@ -238,7 +245,7 @@ describe("Ctrl-C (SIGINT) during a turn", () => {
     const child = spawnParley(p, ["query", "run both", "--script", script])
     children.push(child)
     await waitFor("the fast tool's response and the slow tool running", () =>
-      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && fs.existsSync(path.join(p.root, "slow.pid")))
+      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
     const toolPid = Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8"))
     child.kill("SIGINT")
     expect(await exited(child)).toBe(130)
@@ -293,10 +300,11 @@ describe("resume edge cases (found in review)", () => {
     ])
     expect(ls(p)[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
     const r = parley(p, ["query", "--continue-turn", "--script", writeScript(p, "s.json", [{ message: "Counted." }])])
-    expect(r.stderr).toBe("")
+    expect(withoutRunHeader(r.stderr)).toBe("")
     expect(r.code).toBe(0)
     expect(fs.readFileSync(path.join(p.root, "x.count"), "utf8").trim()).toBe("1")
-    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "tool_call_response", "chat_response"])
+    // The resumed run names a model the conversation did not remember: it is recorded where the run began.
+    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "config_delta", "tool_call_response", "chat_response"])
     expect(ls(p)[0]!.incomplete).toBeNull()
   })
 

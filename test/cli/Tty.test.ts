@@ -18,7 +18,8 @@ const writeConversation = (storage: string, id: string, entries: ReadonlyArray<E
   const dir = path.join(storage, "conversations", `${id}-case`)
   fs.mkdirSync(dir, { recursive: true })
   fs.writeFileSync(path.join(dir, "metadata.json"), JSON.stringify({ title: `case ${id}`, last_activated_at: "2026-03-01 10:00:00.0" }, null, 2) + "\n")
-  fs.writeFileSync(path.join(dir, "base_config.json"), "{}\n")
+  // The conversation remembers the scripted model, as one parley started would (no config_delta on resume).
+  fs.writeFileSync(path.join(dir, "base_config.json"), JSON.stringify({ assistant: { model: { id: { provider: "scripted", name: "" } } } }, null, 2) + "\n")
   fs.writeFileSync(path.join(dir, "events.json"), JSON.stringify(entries, null, 2) + "\n")
 }
 
@@ -73,7 +74,8 @@ describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux)${Tmux.skipRe
     s.sendKeys("y") // one key, no Enter
     expect(await s.waitForExit()).toBe(0)
     const pane = s.pane()
-    expect(pane).toContain("✔ Overwrite notes.txt? yes\nDone.")
+    // Then who answered, and the call's status line (issue 14), then the reply.
+    expect(pane).toContain(`✔ Overwrite notes.txt? yes\n↳ Overwrite notes.txt? → yes (you)\n✓ write_file {"path":"notes.txt","content":"new\\n"}\nDone.`)
     expect(fs.readFileSync(path.join(p.root, "notes.txt"), "utf8")).toBe("new\n")
     expect(recorded(p.storage)).toStrictEqual([
       { type: "turn_start" },
@@ -105,8 +107,12 @@ describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux)${Tmux.skipRe
     s.sendKeys("Y")
     expect(await s.waitForExit()).toBe(0)
     const pane = s.pane()
-    expect(pane).toContain(`✔ Overwrite ${first}.txt? yes, and remember for this turn\nBoth written.`)
-    expect(count(pane, "Overwrite")).toBe(1) // the second call was never asked
+    const other = first === "a" ? "b" : "a"
+    expect(pane).toContain(`✔ Overwrite ${first}.txt? yes, and remember for this turn\n`)
+    expect(pane).toContain(`↳ Overwrite ${first}.txt? → yes (you)\n`)
+    expect(pane).toContain(`↳ Overwrite ${other}.txt? → yes (remembered)\n`)
+    expect(pane).toMatch(/✓ write_file \{"path":"[ab]\.txt".*\n✓ write_file \{"path":"[ab]\.txt".*\nBoth written\./)
+    expect(count(pane, "✔ Overwrite")).toBe(1) // the second call was never asked
     expect(count(pane, "already exists")).toBe(1)
     expect(fs.readFileSync(path.join(p.root, "a.txt"), "utf8")).toBe("A\n")
     expect(fs.readFileSync(path.join(p.root, "b.txt"), "utf8")).toBe("B\n")
@@ -193,7 +199,7 @@ describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux)${Tmux.skipRe
     s.sendKeys("C-c")
     expect(await s.waitForExit()).toBe(0)
     // The quit prompt's line is closed, so the reply starts on its own line.
-    expect(s.pane()).toMatch(/\? Overwrite notes\.txt\? \[y\/Y\/n\/N,\?\] \(cancelled\)\nLeft it alone\.\n/)
+    expect(s.pane()).toMatch(/\? Overwrite notes\.txt\? \[y\/Y\/n\/N,\?\] \(cancelled\)\n↳ Overwrite notes\.txt\? → cancelled: user \(you\)\n✓ write_file .*\nLeft it alone\.\n/)
     expect(fs.readFileSync(path.join(p.root, "notes.txt"), "utf8")).toBe("old\n")
     expect(recorded(p.storage)).toStrictEqual([
       { type: "turn_start" },

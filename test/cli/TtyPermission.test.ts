@@ -62,7 +62,8 @@ run = "ask"
       s.sendKeys("y") // one key, no Enter
       expect(await s.waitForExit()).toBe(0)
       const pane = s.pane()
-      expect(pane).toContain("✔ Run local ping tool? run\nDone.")
+      // Then the call's status line (issue 14), then the reply.
+      expect(pane).toContain("✔ Run local ping tool? run\n✓ ping\nDone.")
       expect(count(pane, "Run local ping tool?")).toBe(1)
       expect(runs(p)).toBe(1)
       expect(recorded(p.storage)).toStrictEqual([...head(1), response("call_1", "ran"), { type: "chat_response", message: "Done." }])
@@ -74,7 +75,8 @@ run = "ask"
       s.sendKeys("Y")
       expect(await s.waitForExit()).toBe(0)
       const pane = s.pane()
-      expect(pane).toContain("✔ Run local ping tool? run, and remember for this turn\nDone.")
+      expect(pane).toContain("✔ Run local ping tool? run, and remember for this turn\n✓ ping\n✓ ping\nDone.")
+      expect(pane).toContain("ping · call 1 of 2 (call_1)\n") // the prompt says which call asks
       expect(count(pane, "Run local ping tool?")).toBe(1) // the second call was never asked
       expect(runs(p)).toBe(2)
       const events = recorded(p.storage)
@@ -90,7 +92,7 @@ run = "ask"
       await s.waitFor(PROMPT)
       s.sendKeys("n")
       expect(await s.waitForExit()).toBe(0)
-      expect(s.pane()).toContain("✔ Run local ping tool? skip\nDone.")
+      expect(s.pane()).toContain("✔ Run local ping tool? skip\n– ping: Tool skipped by user.\nDone.")
       expect(runs(p)).toBeUndefined()
       expect(recorded(p.storage)).toStrictEqual([
         ...head(1),
@@ -105,7 +107,7 @@ run = "ask"
       s.sendKeys("N")
       expect(await s.waitForExit()).toBe(0)
       const pane = s.pane()
-      expect(pane).toContain("✔ Run local ping tool? skip, and remember for this turn\nDone.")
+      expect(pane).toContain("✔ Run local ping tool? skip, and remember for this turn\n– ping: Tool skipped by user.\n– ping: Tool skipped by user (remembered).\nDone.")
       expect(count(pane, "Run local ping tool?")).toBe(1)
       expect(runs(p)).toBeUndefined()
       const events = recorded(p.storage)
@@ -137,7 +139,8 @@ run = "ask"
       const dir = path.join(storage, "conversations", `${ID}-case`)
       fs.mkdirSync(dir, { recursive: true })
       fs.writeFileSync(path.join(dir, "metadata.json"), JSON.stringify({ title: `case ${ID}`, last_activated_at: "2026-03-01 10:00:00.0" }, null, 2) + "\n")
-      fs.writeFileSync(path.join(dir, "base_config.json"), "{}\n")
+      // The conversation remembers the scripted model, as one parley started would (no config_delta on resume).
+      fs.writeFileSync(path.join(dir, "base_config.json"), JSON.stringify({ assistant: { model: { id: { provider: "scripted", name: "" } } } }, null, 2) + "\n")
       fs.writeFileSync(path.join(dir, "events.json"), JSON.stringify(entries, null, 2) + "\n")
     }
     const lsRow = (p: Project) => {
@@ -149,16 +152,16 @@ run = "ask"
 
     /**
      * A project with the pending conversation and an editor script that
-     * keeps what it was given (seen.txt), where (seen-path.txt), and writes
-     * `replacement` in its place.
+     * keeps what it was given (seen.txt), where (seen-path.txt), writes
+     * `replacement` in its place, then runs `then` (e.g. `exit 3`).
      */
-    const setUp = (replacement: string) => {
+    const setUp = (replacement: string, then = "") => {
       const p = makeProject()
       const tmp = path.join(p.root, "tmp")
       fs.mkdirSync(tmp)
       fs.writeFileSync(
         path.join(p.root, "edit.sh"),
-        `cp "$1" seen.txt\nprintf '%s' "$1" > seen-path.txt\nprintf '%s' '${replacement}' > "$1"\n`
+        `cp "$1" seen.txt\nprintf '%s' "$1" > seen-path.txt\nprintf '%s' '${replacement}' > "$1"\n${then}\n`
       )
       writeConversation(p.storage, [...complete, ...pending])
       const script = writeScript(p, [{ message: "Edited reply." }])
@@ -192,18 +195,28 @@ run = "ask"
       expect(lsRow(p)).toMatchObject({ incomplete: null, events: 6 })
     })
 
-    it("`e` with an editor that saves nothing keeps the original query and still resumes", async () => {
+    it("`e` with an editor that saves nothing keeps the pending query as it was and sends nothing (exit 1)", async () => {
       const { p, s } = setUp("")
       await s.waitFor(summary)
       s.sendKeys("e")
-      expect(await s.waitForExit()).toBe(0)
-      expect(s.pane()).toContain("Edited reply.")
+      expect(await s.waitForExit()).toBe(1)
+      const pane = s.pane()
+      expect(pane).toContain("parley: Kept the pending query as it was (the edited query is empty); nothing was sent.")
+      expect(pane).toContain(`Resume it with: parley query --continue-turn --id ${ID}`)
+      expect(pane).not.toContain("Edited reply.")
       expect(read(p, "seen.txt")).toBe("original question")
-      expect(recorded(p.storage)).toStrictEqual([
-        ...[...complete, ...pending].map(({ timestamp: _, ...rest }) => rest),
-        { type: "chat_response", message: "Edited reply." }
-      ])
-      expect(lsRow(p)).toMatchObject({ incomplete: null, events: 6 })
+      expect(onDisk(p.storage)).toStrictEqual([...complete, ...pending])
+      expect(lsRow(p).incomplete).toStrictEqual({ state: "pending-llm-response" })
+    })
+
+    it("`e` with an editor that fails keeps the pending query as it was, whatever it wrote", async () => {
+      const { p, s } = setUp("half-edited", "exit 3")
+      await s.waitFor(summary)
+      s.sendKeys("e")
+      expect(await s.waitForExit()).toBe(1)
+      expect(s.pane()).toMatch(/Kept the pending query as it was \(the editor \(sh \S+edit\.sh\) exited with status 3\); nothing was sent\./)
+      expect(read(p, "seen.txt")).toBe("original question")
+      expect(onDisk(p.storage)).toStrictEqual([...complete, ...pending])
     })
   })
 })

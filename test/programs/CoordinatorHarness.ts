@@ -22,6 +22,7 @@ import * as MockInquiryBackend from "../../src/layers/MockInquiryBackend.ts"
 import * as MockPromptBackend from "../../src/layers/prompt/MockPromptBackend.ts"
 import * as FileConversationStore from "../../src/layers/store/FileConversationStore.ts"
 import * as MemoryConversationStore from "../../src/layers/store/MemoryConversationStore.ts"
+import type { OnNotice } from "../../src/programs/Notice.ts"
 import * as ToolCoordinator from "../../src/programs/ToolCoordinator.ts"
 import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
@@ -73,7 +74,7 @@ export interface Harness {
   readonly state: StateView
   readonly layer: Layer.Layer<ConversationStore | Executor | PromptBackend | InquiryBackend | Config, unknown>
   /** Runs the coordinator over `calls` in a session of its own (more cycles may follow with the same state). */
-  readonly run: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<ReadonlyArray<ToolCallResponse>, unknown, ConversationStore | Executor | PromptBackend | InquiryBackend | Config>
+  readonly run: (calls: ReadonlyArray<ToolCallRequest>, onNotice?: OnNotice) => Effect.Effect<ReadonlyArray<ToolCallResponse>, unknown, ConversationStore | Executor | PromptBackend | InquiryBackend | Config>
   /** Appends entries in a session of its own (a later cycle of the same turn). */
   readonly append: (entries: ReadonlyArray<StreamEntry>) => Effect.Effect<void, unknown, ConversationStore>
   /** The persisted entries. */
@@ -120,7 +121,7 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
         }
       },
       layer,
-      run: (cs) => session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp" })),
+      run: (cs, onNotice) => session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp", ...(onNotice !== undefined ? { onNotice } : {}) })),
       append: (es) => session((sn) => sn.append(es)),
       persisted: ConversationStore.use((store) => store.load(conversationId)).pipe(Effect.map((c) => c.entries))
     }

@@ -108,6 +108,30 @@ describe("RFD 082 Phase 3: recording lifecycle", () => {
       expect(h.scripted.calls.map((x) => x.answers)).toStrictEqual([{}, { pick: "bad" }, { pick: "good" }])
     }))
 
+  it.effect("loop guard: a tool re-asking a statically answered question stops after max_attempts (default 5), no 6th request", () =>
+    Effect.gen(function*() {
+      // Never satisfied: asks again whatever the answer.
+      const stubborn = { respond: () => ({ type: "needs_input", question: boolQ("ok", "Really OK?") }) }
+      const config = { conversation: { tools: { t: { questions: { ok: { answer: true } } } } } }
+      const { log, responses } = yield* runOnce({ tools: { t: stubborn as never }, config }, [call("c", "t")])
+      expect(log.filter((l) => l.startsWith("ask"))).toStrictEqual([1, 2, 3, 4, 5].map((n) => `ask c.ok.${n} (tool t) boolean: Really OK?`))
+      expect(log.filter((l) => l.startsWith("answered")).length).toBe(5)
+      expect(responses[0]!.is_error).toBe(true)
+      expect(responses[0]!.content).toBe(
+        "The tool 't' asked \"Really OK?\" (question 'ok') more than 5 times in one call, so the call was stopped: the answers it got did not satisfy it. Raise max_attempts under [conversation.tools.t.questions.ok] to allow more."
+      )
+    }))
+
+  it.effect("loop guard: max_attempts per question, then per tool", () =>
+    Effect.gen(function*() {
+      const stubborn = { respond: () => ({ type: "needs_input", question: boolQ("ok", "OK?") }) }
+      const count = (config: unknown) =>
+        Effect.map(runOnce({ tools: { t: stubborn as never }, config }, [call("c", "t")]), ({ log }) => log.filter((l) => l.startsWith("ask")).length)
+      expect(yield* count({ conversation: { tools: { t: { max_attempts: 2, questions: { ok: { answer: true, max_attempts: 3 } } } } } })).toBe(3)
+      expect(yield* count({ conversation: { tools: { t: { max_attempts: 2, questions: { ok: { answer: true } } } } } })).toBe(2)
+      expect(yield* count({ conversation: { tools: { "*": { max_attempts: 1 }, t: { questions: { ok: { answer: true } } } } } })).toBe(1)
+    }))
+
   it.effect("cross-cycle uniqueness within a turn, and a fresh count in the next turn", () =>
     Effect.gen(function*() {
       const first = call("call_1", "t")

@@ -30,3 +30,9 @@ export const runParley = (
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
+
+/**
+ * stderr without the line every query run starts with (`conversation <id>`,
+ * `(new)` for a new one; issue 14), for tests about the rest of what it says.
+ */
+export const withoutRunHeader = (stderr: string): string => stderr.replace(/^conversation \d+( \(new\))?\n/gm, "")

@@ -118,6 +118,8 @@ export const waitFor = async (what: string, check: () => boolean, ms = 20_000): 
 
 /** Kills a whole process group, ignoring one that is already gone. */
 export const killGroup = (pid: number) => {
+  // 0 (a pid file read while the shell was writing it) would signal the test runner's own group.
+  if (!Number.isSafeInteger(pid) || pid <= 1) throw new Error(`killGroup: not a process group id: ${pid}`)
   try {
     process.kill(-pid, "SIGKILL")
   } catch {

@@ -134,7 +134,11 @@ export const start = (options: StartOptions): Session => {
   // tmux sets TERM in the pane from its own options, so the command sets
   // the environment itself (`env -i`), after the shell tmux runs it with.
   const inner = ["env", "-i", ...Object.entries(clean).map(([k, v]) => `${k}=${v}`), ...options.command].map(shellQuote).join(" ")
-  const script = `${inner}; echo "${EXIT_MARK}$?"; exec sleep 600`
+  // `trap : INT`: a Ctrl-C that reaches the terminal as a signal (parley between
+  // two raw-mode prompts) goes to the whole foreground group; without a trap the
+  // pane's shell dies of it, and the session with it, before the exit mark.
+  // A caught signal is reset to its default in the child (exec), so parley sees it.
+  const script = `trap : INT; ${inner}; echo "${EXIT_MARK}$?"; exec sleep 600`
   const run = (args: ReadonlyArray<string>) =>
     execFileSync(tmux, ["-L", name, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
 

@@ -1,7 +1,8 @@
 /**
  * Child process for the lock race test: waits until a shared start instant,
- * tries to take the lock once, prints the result, and keeps holding it for
- * a moment so the racers overlap.
+ * tries to take the lock once, prints the result, and keeps holding it until
+ * the parent closes its stdin (once every racer has answered), so the racers
+ * overlap however slowly the machine starts them.
  */
 import * as FileLock from "../../src/layers/store/FileLock.ts"
 
@@ -10,4 +11,5 @@ const wait = startAt - Date.now()
 if (wait > 0) await new Promise((r) => setTimeout(r, wait))
 const result = await FileLock.acquire(file)
 process.stdout.write(result._tag + "\n")
-await new Promise((r) => setTimeout(r, 800))
+process.stdin.resume()
+await new Promise((r) => process.stdin.on("end", r))

@@ -15,6 +15,8 @@ import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import { formatFlag } from "../Format.ts"
+import * as Hint from "../Hint.ts"
+import { storage } from "../Root.ts"
 import { withStore } from "./Shared.ts"
 
 /** The JSON row of contract §3. */
@@ -45,8 +47,9 @@ export const ls = Command.make(
     withStore(Effect.gen(function*() {
       const { conversations: rows, damaged } = yield* ConversationStore.use((s) => s.list({ archived }))
       // A damaged conversation is skipped with one line naming it; the rest are listed.
+      const { given } = yield* storage
       for (const d of damaged) {
-        yield* Console.error(`parley: skipped ${d.id} (${d.reason}); run \`parley conversation check ${d.id}\` for details`)
+        yield* Console.error(`parley: skipped ${d.id} (${d.reason}); run \`${Hint.command(["conversation", "check", d.id], { storage: given })}\` for details`)
       }
       if (format === "json") return yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
       if (rows.length === 0) return yield* Console.log("No conversations yet. Start one with `parley query \"…\"`.")

@@ -10,17 +10,29 @@
  */
 import * as Effect from "effect/Effect"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import { FileConversationStore } from "../../layers/store/index.ts"
 import type { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
-import { storageDir } from "../Root.ts"
+import * as Hint from "../Hint.ts"
+import * as Live from "../Live.ts"
+import { storage } from "../Root.ts"
 
-/** Runs `effect` with the file store of the resolved storage directory. */
+/**
+ * Runs `effect` with the file store of the resolved storage directory; the
+ * commands an error names carry `--storage` when it was given, so they work
+ * when pasted.
+ */
 export const withStore = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
-    const dir = yield* storageDir
-    return yield* effect.pipe(Effect.provide(FileConversationStore.layer({ storageDir: dir })))
-  }) as Effect.Effect<A, E, Exclude<R, ConversationStore> | Effect.Services<typeof storageDir>>
+    const { dir, given } = yield* storage
+    return yield* effect.pipe(
+      Effect.provide(Live.storeLayer(dir)),
+      Effect.mapError((e): E | CliFailure =>
+        given !== undefined && e instanceof Error && !(e instanceof CliFailure) && /`parley /.test(e.message)
+          ? new CliFailure({ code: 1, message: Hint.withStorage(e.message, given) })
+          : e
+      )
+    )
+  }) as Effect.Effect<A, E | CliFailure, Exclude<R, ConversationStore> | Effect.Services<typeof storage>>
 
 /** Parses `17738399468` or `jp-c17738399468`, failing with a clear message. */
 export const parseIdArgument = (text: string) => {

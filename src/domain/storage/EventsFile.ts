@@ -45,22 +45,25 @@ export const parseJson = (text: string, file: string): unknown => {
   }
 }
 
+/** Decodes one parsed element, naming its index on failure. */
+const decodeAt = (raw: unknown, index: number, file: string): StreamEntry => {
+  try {
+    return EntryCodec.decodeEntry(raw)
+  } catch (error) {
+    if (error instanceof EntryCodec.EntryError) {
+      throw new EventsFileError(file, index, error.kind === undefined ? error.message : `${error.kind}: ${error.message}`)
+    }
+    throw error
+  }
+}
+
 /** Decodes the entries of an already parsed events array. */
 export const decodeEntries = (value: unknown, file: string): Array<StreamEntry> => {
   if (!Array.isArray(value)) {
     throw new EventsFileError(file, undefined, `expected a JSON array of entries, got ${value === null ? "null" : typeof value}`)
   }
   const out = new Array<StreamEntry>(value.length)
-  for (let i = 0; i < value.length; i++) {
-    try {
-      out[i] = EntryCodec.decodeEntry(value[i])
-    } catch (error) {
-      if (error instanceof EntryCodec.EntryError) {
-        throw new EventsFileError(file, i, error.kind === undefined ? error.message : `${error.kind}: ${error.message}`)
-      }
-      throw error
-    }
-  }
+  for (let i = 0; i < value.length; i++) out[i] = decodeAt(value[i], i, file)
   return out
 }
 
@@ -69,21 +72,63 @@ export const decodeEntries = (value: unknown, file: string): Array<StreamEntry> 
 // JSON.parse + JSON.stringify reproduces serde_json's pretty output exactly,
 // except for some numbers: `1.0` comes back as `1`, `1e16` as
 // `10000000000000000`, integers beyond 2^53 and long fractions lose digits.
-// So an entry read from disk whose text holds such a lexeme is written back
-// from its original bytes while it is unchanged (the same object). Finding the
-// entry's bytes needs a scan of the file, done lazily and only for files that
-// hold a candidate at all: parsing stays at JSON.parse speed.
+// So an entry read from disk whose text holds such a number is written back
+// from its original bytes while it is unchanged (the same object). Only those
+// entries keep their text: an entry holding no number at all (most of them)
+// is never scanned, and the file's text is not kept alive.
 
-/** Number-like lexemes JS may print differently (strings can match too: that only costs a scan). */
-const RISKY_NUMBER = /\d\.\d*0(?!\d)|\d[eE][+-]?\d|\d{16,}|\.\d{16,}|-0(?![\d.])/
+/** The original text of the unchanged entries that must be written back verbatim. */
+const verbatimText = new WeakMap<StreamEntry, string>()
 
-interface SourceFile {
-  readonly text: string
-  risky?: boolean
-  bounds?: ReadonlyArray<readonly [number, number]>
+/** Whether a parsed JSON value holds a number anywhere (iterative: any depth JSON.parse accepts). */
+const hasNumber = (value: unknown): boolean => {
+  const stack: Array<unknown> = [value]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (typeof v === "number") return true
+    if (typeof v !== "object" || v === null) continue
+    if (Array.isArray(v)) for (const x of v) stack.push(x)
+    else for (const key in v) stack.push((v as Record<string, unknown>)[key])
+  }
+  return false
 }
 
-const sources = new WeakMap<StreamEntry, { readonly file: SourceFile; readonly index: number }>()
+/** Whether JSON `text` holds a number token that `JSON.stringify` would print differently. */
+export const hasForeignNumber = (text: string): boolean => {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 34) { // a string: skip to its closing quote
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 92) i++
+        else if (d === 34) break
+      }
+    } else if (c === 45 || (c >= 48 && c <= 57)) { // `-` or a digit starts a number token
+      let j = i + 1
+      for (; j < text.length; j++) {
+        const d = text.charCodeAt(j)
+        if (!((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45)) break
+      }
+      const lexeme = text.slice(i, j)
+      if (JSON.stringify(Number(lexeme)) !== lexeme) return true
+      i = j - 1
+    }
+  }
+  return false
+}
+
+/**
+ * A copy of `s` that does not keep a larger string it was sliced from alive
+ * (V8 slices share their parent). A JSON round trip is exact for any string.
+ */
+const detached = (s: string): string => JSON.parse(JSON.stringify(s)) as string
+
+/** Remembers the text of `entry` when it must be written back verbatim. */
+const keepIfForeign = (entry: StreamEntry, raw: unknown, text: () => string): void => {
+  if (!hasNumber(raw)) return
+  const t = text()
+  if (hasForeignNumber(t)) verbatimText.set(entry, detached(t))
+}
 
 /**
  * Start and end offsets of every element of the top-level array. Only used
@@ -112,37 +157,130 @@ const elementBounds = (text: string): Array<readonly [number, number]> => {
   return out
 }
 
-/** The original bytes of an unchanged entry read from disk, when they must be kept verbatim. */
-const verbatim = (entry: StreamEntry): string | undefined => {
-  const source = sources.get(entry)
-  if (source === undefined) return undefined
-  const file = source.file
-  if (file.risky === undefined) file.risky = RISKY_NUMBER.test(file.text)
-  if (!file.risky) return undefined
-  if (file.bounds === undefined) file.bounds = elementBounds(file.text)
-  const bounds = file.bounds[source.index]
-  if (bounds === undefined) return undefined
-  const raw = file.text.slice(bounds[0], bounds[1])
-  return RISKY_NUMBER.test(raw) ? raw : undefined
+// --- Reading -----------------------------------------------------------------
+//
+// JP writes `[\n  {…},\n  {…}\n]\n`: inside an element every line is indented
+// by at least four spaces and a string never holds a raw newline, so
+// `,\n  {` only ever separates two elements. Such a file is parsed one
+// element at a time: no string of the whole file (twice its size in memory
+// when it holds any non-Latin-1 character) and no parsed tree of the whole
+// file are ever alive, only the bytes and the decoded entries. If every piece
+// is a JSON value the whole is the array of those values, so the result is
+// what JSON.parse of the whole would give; anything else (another layout, a
+// syntax error) takes the whole-file path, which also names the error's line.
+
+/** What is being parsed: the file's text, or its bytes as read from disk. */
+type Source = string | Buffer
+
+const OPEN = "[\n  {"
+const SEPARATOR = ",\n  {"
+const CLOSE = "}\n]\n"
+
+const sliceOf = (source: Source, start: number, end: number): string =>
+  typeof source === "string" ? source.slice(start, end) : source.toString("utf8", start, end)
+
+/** Whether `source` holds the ASCII string `s` at `at`. */
+const holdsAt = (source: Source, s: string, at: number): boolean => {
+  if (at < 0 || at + s.length > source.length) return false
+  if (typeof source === "string") return source.startsWith(s, at)
+  for (let i = 0; i < s.length; i++) if (source[at + i] !== s.charCodeAt(i)) return false
+  return true
 }
 
-/** Parses and decodes `events.json` text. Throws {@link EventsFileError}. */
-export const parse = (text: string, file: string): Array<StreamEntry> => {
-  const entries = decodeEntries(parseJson(text, file), file)
-  const source: SourceFile = { text }
-  for (let i = 0; i < entries.length; i++) sources.set(entries[i]!, { file: source, index: i })
+/** `[start, end)` of every element of a file in JP's layout, or `undefined` for another layout. */
+const prettyBounds = (source: Source): Array<number> | undefined => {
+  if (source.length === 3 && holdsAt(source, "[]\n", 0)) return []
+  if (!holdsAt(source, OPEN, 0) || !holdsAt(source, CLOSE, source.length - CLOSE.length)) return undefined
+  const bounds: Array<number> = []
+  let start = OPEN.length - 1
+  for (;;) {
+    const separator = source.indexOf(SEPARATOR, start)
+    if (separator < 0) break
+    bounds.push(start, separator)
+    start = separator + SEPARATOR.length - 1
+  }
+  bounds.push(start, source.length - CLOSE.length + 1)
+  return bounds
+}
+
+/** Element by element; `undefined` when some piece is not JSON (the whole-file path decides). */
+const parsePieces = (source: Source, bounds: ReadonlyArray<number>, file: string): Array<StreamEntry> | undefined => {
+  const out = new Array<StreamEntry>(bounds.length / 2)
+  for (let i = 0; i < out.length; i++) {
+    const text = sliceOf(source, bounds[2 * i]!, bounds[2 * i + 1]!)
+    let raw: unknown
+    try {
+      raw = JSON.parse(text)
+    } catch {
+      return undefined
+    }
+    try {
+      out[i] = decodeAt(raw, i, file)
+    } catch (error) {
+      // A syntax error later in the file is reported first, as the whole-file parse would.
+      for (let j = i + 1; j < out.length; j++) {
+        try {
+          JSON.parse(sliceOf(source, bounds[2 * j]!, bounds[2 * j + 1]!))
+        } catch {
+          return undefined
+        }
+      }
+      throw error
+    }
+    keepIfForeign(out[i]!, raw, () => text)
+  }
+  return out
+}
+
+/** The whole file at once (any layout JSON allows). */
+const parseWhole = (source: Source, file: string): Array<StreamEntry> => {
+  const text = typeof source === "string" ? source : source.toString("utf8")
+  const value = parseJson(text, file)
+  const entries = decodeEntries(value, file)
+  let bounds: ReadonlyArray<readonly [number, number]> | undefined
+  for (let i = 0; i < entries.length; i++) {
+    keepIfForeign(entries[i]!, (value as Array<unknown>)[i], () => {
+      bounds ??= elementBounds(text)
+      const [start, end] = bounds[i]!
+      return text.slice(start, end)
+    })
+  }
   return entries
 }
 
+const parseSource = (source: Source, file: string): Array<StreamEntry> => {
+  const bounds = prettyBounds(source)
+  return (bounds === undefined ? undefined : parsePieces(source, bounds, file)) ?? parseWhole(source, file)
+}
+
+/** Parses and decodes `events.json` text. Throws {@link EventsFileError}. */
+export const parse = (text: string, file: string): Array<StreamEntry> => parseSource(text, file)
+
+/**
+ * Parses and decodes `events.json` as read from disk (UTF-8 bytes), without
+ * ever holding the whole file as a string. Throws {@link EventsFileError}.
+ */
+export const parseBytes = (bytes: Buffer, file: string): Array<StreamEntry> => parseSource(bytes, file)
+
 /** One entry as it stands inside the pretty array (indented by two spaces). */
 export const renderEntry = (entry: StreamEntry): string => {
-  const raw = verbatim(entry)
+  const raw = verbatimText.get(entry)
   return raw !== undefined ? "  " + raw : "  " + JSON.stringify(EntryCodec.encodeEntry(entry), null, 2).replaceAll("\n", "\n  ")
 }
 
 /** The whole file text. */
 export const render = (entries: ReadonlyArray<StreamEntry>): string =>
   entries.length === 0 ? "[]\n" : "[\n" + entries.map(renderEntry).join(",\n") + "\n]\n"
+
+/**
+ * The text {@link render} gives, one piece per entry, so a caller can compare
+ * or write it without building one string of the whole file.
+ */
+export function* renderPieces(entries: ReadonlyArray<StreamEntry>): Generator<string> {
+  if (entries.length === 0) return yield "[]\n"
+  for (let i = 0; i < entries.length; i++) yield (i === 0 ? "[\n" : ",\n") + renderEntry(entries[i]!)
+  yield "\n]\n"
+}
 
 /** Pretty JSON the way JP writes every file (2 spaces, trailing newline). */
 export const renderJson = (value: unknown): string => JSON.stringify(value, null, 2) + "\n"

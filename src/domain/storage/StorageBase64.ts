@@ -18,33 +18,21 @@ import * as SchemaGetter from "effect/SchemaGetter"
 // ignoreBOM: a leading U+FEFF is content (a Windows file's text), not a marker to drop.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
-// Value of each base64 alphabet char, -1 for anything else.
-const VALUE = new Int8Array(128).fill(-1)
-"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".split("").forEach((c, i) => {
-  VALUE[c.charCodeAt(0)] = i
-})
-
-const isCanonical = (s: string): boolean => {
-  const n = s.length
-  if (n % 4 !== 0) return false
-  let pad = 0
-  if (n > 0 && s.charCodeAt(n - 1) === 61) pad = s.charCodeAt(n - 2) === 61 ? 2 : 1
-  const body = n - pad
-  for (let i = 0; i < body; i++) {
-    const c = s.charCodeAt(i)
-    if (c >= 128 || VALUE[c]! < 0) return false
-  }
-  // Canonical: the unused low bits of the last data char are zero.
-  if (pad === 1) return (VALUE[s.charCodeAt(n - 2)]! & 0b11) === 0
-  if (pad === 2) return (VALUE[s.charCodeAt(n - 3)]! & 0b1111) === 0
-  return true
-}
-
-/** The decoded text, or `undefined` when `s` is not canonical base64 of UTF-8 (JP keeps it raw). */
+/**
+ * The decoded text, or `undefined` when `s` is not canonical base64 of UTF-8 (JP keeps it raw).
+ *
+ * Canonical padded standard base64 is exactly what `Buffer#toString("base64")`
+ * writes, so `s` is canonical iff re-encoding its bytes gives `s` back. Both
+ * directions are native code: ~4x faster than checking the alphabet and the
+ * padding bits char by char in JS, which dominated decoding a large
+ * `events.json` (most of its bytes are base64).
+ */
 export const decode = (s: string): string | undefined => {
-  if (!isCanonical(s)) return undefined
+  if (s.length % 4 !== 0) return undefined // cheap reject of most plain text
+  const bytes = Buffer.from(s, "base64") // lenient: skips what is not base64
+  if (bytes.toString("base64") !== s) return undefined
   try {
-    return utf8.decode(Buffer.from(s, "base64"))
+    return utf8.decode(bytes)
   } catch {
     return undefined
   }

@@ -78,6 +78,10 @@ export const nextInquiryId = (state: TurnState, toolCallId: string, questionId: 
   ]
 }
 
+/** How many times `questionId` was asked in `toolCallId` this turn (attempts already allocated). */
+export const attempts = (state: TurnState, toolCallId: string, questionId: string): number =>
+  Option.getOrElse(HashMap.get(state.inquiryAttempts, attemptKey(toolCallId, questionId)), () => 0)
+
 /** The answer remembered for a tool's question this turn. */
 export const rememberedAnswer = (state: TurnState, toolName: string, questionId: string): Option.Option<Json> =>
   HashMap.get(state.rememberedToolAnswers, toolAnswerKey(toolName, questionId))

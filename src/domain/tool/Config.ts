@@ -5,7 +5,9 @@
  * Keys parley does not know are ignored (a JP `.jp/config.toml` carries many),
  * but known keys are checked strictly, and `inquiry_source` is rejected
  * outright: who asked a question is decided by the tool kind, never by config
- * (RFD 082 "Source attribution"). `source` on a tool is the tool kind.
+ * (RFD 082 "Source attribution"). `source` on a tool is the tool kind:
+ * `local`, `builtin`, or `mcp.NAME` (issue 13: pins the tool to the MCP
+ * server `[mcp.servers.NAME]`).
  *
  * @example
  * ```ts
@@ -19,7 +21,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { questionIdProblem } from "./Question.ts"
-import { RunMode, ToolKind } from "./ToolDefinition.ts"
+import { RunMode, type ToolKind } from "./ToolDefinition.ts"
 
 // JP writes `[assistant.model] id = "p/m"` or `id = { provider, name }`;
 // parley's own form is the string `provider/model`.
@@ -45,27 +47,66 @@ export const QuestionConfig = Schema.Struct({
   /** Who answers when no static answer applies (default `user`). */
   target: Schema.optionalKey(QuestionTarget),
   /** A fixed answer: the question is answered without asking anyone. */
-  answer: Schema.optionalKey(Schema.Json)
+  answer: Schema.optionalKey(Schema.Json),
+  /** How often one call may ask this question before the call ends in an error (default {@link DEFAULT_MAX_ATTEMPTS}). */
+  max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
 })
 export type QuestionConfig = typeof QuestionConfig.Type
 
+/**
+ * A tool's `source`: its kind (`local`, `builtin`), or `mcp.NAME` — the tool
+ * comes from the MCP server `[mcp.servers.NAME]` (issue 13).
+ */
+export type ToolSource = Exclude<ToolKind, "mcp"> | `mcp.${string}`
+export const ToolSource = Schema.String.pipe(Schema.refine(
+  (s: string): s is ToolSource => s === "local" || s === "builtin" || /^mcp\..+$/.test(s),
+  { expected: `"local", "builtin" or "mcp.NAME" (NAME a server under [mcp.servers])` }
+))
+
 /** `[conversation.tools.<tool>]`: kind, command, description, parameters, run mode, limits, questions. */
 export const ToolConfig = Schema.Struct({
-  /** The tool kind; defaults to `local` when `command` is set, else `builtin`. */
-  source: Schema.optionalKey(ToolKind),
+  /**
+   * The tool kind; defaults to `local` when `command` is set, else `builtin`
+   * (or the MCP server that offers a tool of that name).
+   */
+  source: Schema.optionalKey(ToolSource),
   /** Shell command of a local tool (run with `sh -c`; `{{tool}}`/`{{context}}` substituted). */
   command: Schema.optionalKey(Schema.String),
   description: Schema.optionalKey(Schema.String),
   /** JSON Schema of the arguments; checked before the tool runs. */
   parameters: Schema.optionalKey(Schema.JsonObject),
   run: Schema.optionalKey(RunMode),
-  /** Kill a local tool (its whole process group) after this many milliseconds. */
+  /** Stop a local tool (its whole process group) after this many milliseconds (default {@link DEFAULT_TIMEOUT_MS}); for an MCP tool, cancel the call after this long. */
   timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** Stop a local tool once stdout and stderr together pass this many bytes (default {@link DEFAULT_MAX_OUTPUT_BYTES}). */
+  max_output_bytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** How often one call may ask any one question before the call ends in an error (default {@link DEFAULT_MAX_ATTEMPTS}). */
+  max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   /** `false` hides the tool from the model (it is then "not available"). */
   enable: Schema.optionalKey(Schema.Boolean),
   questions: Schema.optionalKey(Schema.Record(Schema.String, QuestionConfig))
 })
 export type ToolConfig = typeof ToolConfig.Type
+
+/**
+ * One MCP server (issue 13): `command` (+ `args`, `env`, `cwd`) starts it
+ * over stdio; `url` (+ `headers`) connects over streamable HTTP.
+ */
+export const McpServerConfig = Schema.Struct({
+  command: Schema.optionalKey(Schema.String),
+  args: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** Added to the few variables the SDK passes on (HOME, LOGNAME, PATH, SHELL, TERM, USER). */
+  env: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  /** Working directory of a stdio server, relative to the project root (default: the project root). */
+  cwd: Schema.optionalKey(Schema.String),
+  url: Schema.optionalKey(Schema.String),
+  headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  /** `false` leaves the server (and its tools) out. */
+  enable: Schema.optionalKey(Schema.Boolean),
+  /** How long starting the server and listing its tools may take (default 10000). */
+  startup_timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+})
+export type McpServerConfig = typeof McpServerConfig.Type
 
 /**
  * parley's configuration (`<storage>/config.toml`, contract §5), as validated
@@ -92,6 +133,9 @@ export const Config = Schema.Struct({
     })),
     /** Per-tool settings; the key `*` holds defaults for every tool (JP). */
     tools: Schema.optionalKey(Schema.Record(Schema.String, ToolConfig))
+  })),
+  mcp: Schema.optionalKey(Schema.Struct({
+    servers: Schema.optionalKey(Schema.Record(Schema.String, McpServerConfig))
   }))
 })
 export type Config = typeof Config.Type
@@ -137,10 +181,66 @@ const reword = (message: string, input: unknown, path: ReadonlyArray<PropertyKey
 
 const isTable = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
+const rawMcpServers = (input: unknown): Record<string, unknown> => {
+  const mcp = isTable(input) ? input["mcp"] : undefined
+  return isTable(mcp) && isTable(mcp["servers"]) ? mcp["servers"] : {}
+}
+
+// `[mcp.servers.NAME]`: exactly one way to reach the server, and only its own keys.
+const mcpIssues = (input: unknown): Array<ConfigIssue> => {
+  const issues: Array<ConfigIssue> = []
+  for (const [name, raw] of Object.entries(rawMcpServers(input))) {
+    if (!isTable(raw)) continue
+    const base = ["mcp", "servers", name]
+    if (!/^[A-Za-z0-9_-]+$/.test(name)) {
+      issues.push({ path: base, message: "a server name may only hold letters, digits, '_' and '-' (it is written source = \"mcp.NAME\")" })
+    }
+    const stdio = "command" in raw
+    const http = "url" in raw
+    if (stdio === http) {
+      issues.push({
+        path: base,
+        message: stdio
+          ? "set either command (a stdio server parley starts) or url (a streamable HTTP server), not both"
+          : "missing command (a stdio server parley starts) or url (a streamable HTTP server)"
+      })
+      continue
+    }
+    for (const key of stdio ? ["headers"] : ["args", "env", "cwd"]) {
+      if (key in raw) issues.push({ path: [...base, key], message: stdio ? "only an HTTP server (url) has headers" : "only a stdio server (command) has " + key })
+    }
+    if (http && typeof raw["url"] === "string" && !/^https?:\/\/[^\s]+$/.test(raw["url"])) {
+      issues.push({ path: [...base, "url"], message: `expected an http:// or https:// URL, got ${JSON.stringify(raw["url"])}` })
+    }
+  }
+  return issues
+}
+
+// A tool pinned to an MCP server must name a configured server and has no command or parameters.
+const mcpToolIssues = (input: unknown, base: ReadonlyArray<string>, raw: Record<string, unknown>): Array<ConfigIssue> => {
+  const source = raw["source"]
+  if (typeof source !== "string" || !source.startsWith("mcp.")) return []
+  const issues: Array<ConfigIssue> = []
+  const server = source.slice("mcp.".length)
+  const servers = Object.keys(rawMcpServers(input))
+  if (!servers.includes(server)) {
+    issues.push({
+      path: [...base, "source"],
+      message: `there is no MCP server named "${server}" (configure it under [mcp.servers.${server}]${
+        servers.length > 0 ? `; configured: ${servers.join(", ")}` : ""
+      })`
+    })
+  }
+  for (const key of ["command", "parameters"]) {
+    if (key in raw) issues.push({ path: [...base, key], message: `an MCP tool has no ${key} of its own: its server provides it` })
+  }
+  return issues
+}
+
 // Rules a Schema struct cannot say: forbidden keys and cross-field requirements.
 // They read the raw document so they are reported alongside schema issues.
 const semanticIssues = (input: unknown): Array<ConfigIssue> => {
-  const issues: Array<ConfigIssue> = []
+  const issues: Array<ConfigIssue> = mcpIssues(input)
   const conversation = isTable(input) ? input["conversation"] : undefined
   const rawTools = isTable(conversation) && isTable(conversation["tools"]) ? conversation["tools"] : {}
   const sourceIsFixed = "the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})"
@@ -155,6 +255,7 @@ const semanticIssues = (input: unknown): Array<ConfigIssue> => {
       if (raw["source"] === "builtin" && "command" in raw) {
         issues.push({ path: [...base, "command"], message: "only a local tool has a command (source is \"builtin\")" })
       }
+      issues.push(...mcpToolIssues(input, base, raw))
     }
     if (isTable(raw["questions"])) {
       for (const [qid, q] of Object.entries(raw["questions"])) {
@@ -197,12 +298,69 @@ export const toolConfig = (config: Config, name: string): ToolConfig | undefined
 export const configuredTools = (config: Config): ReadonlyArray<readonly [string, ToolConfig]> =>
   Object.entries(config.conversation?.tools ?? {}).filter(([name]) => name !== "*")
 
-/** The tool kind of a configured tool: `source`, else `local` if it has a command, else `builtin`. */
-export const toolKind = (tool: ToolConfig): ToolKind => tool.source ?? (tool.command === undefined ? "builtin" : "local")
+/**
+ * The tool kind of a configured tool: `source` (`mcp` for `mcp.NAME`), else
+ * `local` if it has a command, else `builtin` (which an MCP server offering
+ * the name may claim instead; see `layers/mcp/McpTools.ts`).
+ */
+export const toolKind = (tool: ToolConfig): ToolKind | "mcp" =>
+  tool.source === undefined ? (tool.command === undefined ? "builtin" : "local") : tool.source.startsWith("mcp.") ? "mcp" : tool.source as Exclude<ToolKind, "mcp">
+
+/** The MCP server a tool is pinned to (`source = "mcp.NAME"` → `NAME`), if any. */
+export const pinnedServer = (tool: ToolConfig | undefined): string | undefined =>
+  tool?.source !== undefined && tool.source.startsWith("mcp.") ? tool.source.slice("mcp.".length) : undefined
+
+/** The enabled MCP servers, in file order. */
+export const mcpServers = (config: Config): ReadonlyArray<readonly [string, McpServerConfig]> =>
+  Object.entries(config.mcp?.servers ?? {}).filter(([, server]) => server.enable !== false)
 
 /** The run mode: the tool's `run`, else the `*` default, else the kind's default. */
 export const runMode = (config: Config, name: string, fallback: RunMode): RunMode =>
   toolConfig(config, name)?.run ?? config.conversation?.tools?.["*"]?.run ?? fallback
+
+/**
+ * A local tool's `timeout_ms` when config gives none: 10 minutes. Long
+ * enough for a build or a test run, short enough that a hung tool does not
+ * hold a turn (and its conversation lock) indefinitely.
+ */
+export const DEFAULT_TIMEOUT_MS = 600_000
+
+/**
+ * A local tool's `max_output_bytes` when config gives none: 1 MiB (contract
+ * §5). The output goes to the model, where a megabyte is already far more
+ * than useful.
+ */
+export const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576
+
+/** How far a local tool may go before it is stopped. */
+export interface ToolLimits {
+  readonly timeoutMs: number
+  readonly maxOutputBytes: number
+}
+
+/** A tool's limits: its own setting, else the `*` default, else the built-in default. */
+export const toolLimits = (config: Config, name: string): ToolLimits => {
+  const own = toolConfig(config, name)
+  const all = config.conversation?.tools?.["*"]
+  return {
+    timeoutMs: own?.timeout_ms ?? all?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+    maxOutputBytes: own?.max_output_bytes ?? all?.max_output_bytes ?? DEFAULT_MAX_OUTPUT_BYTES
+  }
+}
+
+/**
+ * A tool that asks the same question again and again (its answers never
+ * satisfy it, or it ignores them) would loop forever: after this many asks
+ * in one call, the call ends in an error naming the question.
+ */
+export const DEFAULT_MAX_ATTEMPTS = 5
+
+/** How often one call may ask `questionId`: the question's setting, the tool's, `"*"`'s, else the default. */
+export const maxAttempts = (config: Config, tool: string, questionId: string): number =>
+  questionConfig(config, tool, questionId)?.max_attempts ??
+    toolConfig(config, tool)?.max_attempts ??
+    config.conversation?.tools?.["*"]?.max_attempts ??
+    DEFAULT_MAX_ATTEMPTS
 
 /** `conversation.tools.<tool>.questions.<id>`, if configured. */
 export const questionConfig = (config: Config, tool: string, questionId: string): QuestionConfig | undefined =>

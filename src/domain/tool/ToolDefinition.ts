@@ -45,6 +45,10 @@ export const noParameters: ToolDefinition["parameters"] = { type: "object", prop
 export const RunMode = Schema.Literals(["ask", "unattended", "skip"])
 export type RunMode = typeof RunMode.Type
 
-/** Where a tool's implementation lives (`source` in config; not an inquiry source). */
-export const ToolKind = Schema.Literals(["local", "builtin"])
+/**
+ * Where a tool's implementation lives (`source` in config; not an inquiry
+ * source): parley's own, a command of the user's, or an MCP server's tool
+ * (`source = "mcp.NAME"`). The permission prompt names it.
+ */
+export const ToolKind = Schema.Literals(["local", "builtin", "mcp"])
 export type ToolKind = typeof ToolKind.Type

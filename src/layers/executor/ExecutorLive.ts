@@ -1,11 +1,13 @@
 /**
- * The live `Executor`: the built-in registry plus the local tools of
- * `conversation.tools` in config.
+ * The live `Executor`: the built-in registry, the local tools of
+ * `conversation.tools` in config, and the tools of the MCP servers of
+ * `[mcp.servers]` (issue 13; `../mcp/McpTools.ts` starts them with the layer
+ * and stops them when its scope closes).
  *
  * Arguments are validated (ajv, parameter defaults applied) before any tool
  * runs, so an invalid call never starts a process. The `InquirySource` of a
  * question is resolved here and only here: a built-in's declared source, or
- * `tool{name}` for a local tool. Config can enable/disable tools, describe
+ * `tool{name}` for a local or MCP tool. Config can enable/disable tools, describe
  * them and set run modes, never the source.
  *
  * @example
@@ -24,7 +26,8 @@ import * as ConfigData from "../../domain/tool/Config.ts"
 import { noParameters, type RunMode, type ToolDefinition, type ToolKind } from "../../domain/tool/ToolDefinition.ts"
 import { Config, ConfigError } from "../../services/Config.ts"
 import { error, Executor, fromOutcome, notAvailable } from "../../services/Executor.ts"
-import type { Answers, ExecutionContext, ExecutorResult } from "../../services/Executor.ts"
+import type { Answers, ExecutionContext, ExecutorResult, ToolCall } from "../../services/Executor.ts"
+import * as McpTools from "../mcp/McpTools.ts"
 import * as BuiltinTools from "./BuiltinTools.ts"
 import * as LocalTool from "./LocalTool.ts"
 
@@ -34,16 +37,18 @@ export interface Options {
   readonly builtins?: ReadonlyArray<BuiltinTools.BuiltinTool>
   /** For messages about config problems. */
   readonly file?: string
+  /** The run's MCP servers (their tools are offered beside the others). */
+  readonly mcp?: McpTools.Runtime
 }
 
 interface Entry {
   readonly definition: ToolDefinition
   readonly kind: ToolKind
   readonly validate: ValidateFunction
-  readonly run: (args: BuiltinTools.Arguments, answers: Answers, context: ExecutionContext) => Effect.Effect<ExecutorResult>
+  readonly run: (args: BuiltinTools.Arguments, answers: Answers, context: ExecutionContext, call: ToolCall) => Effect.Effect<ExecutorResult>
 }
 
-const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask" }
+const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask", mcp: "ask" }
 
 /** `Invalid arguments: path: must be string; must have required property 'content'`. */
 export const formatArgumentErrors = (validate: ValidateFunction): string =>
@@ -55,6 +60,46 @@ export const formatArgumentErrors = (validate: ValidateFunction): string =>
       })
       .join("; ")
   }`
+
+/**
+ * Adds the MCP tools (`McpTools.resolve`). A server's input schema that ajv
+ * cannot compile is not checked here: the server checks its own arguments.
+ */
+const addMcpTools = (
+  config: ConfigData.Config,
+  mcp: McpTools.Runtime,
+  entries: Map<string, Entry>,
+  problems: Array<{ path: string; message: string }>
+): void => {
+  const builtinNames = new Set([...entries].filter(([, e]) => e.kind === "builtin").map(([name]) => name))
+  const resolved = McpTools.resolve(config, mcp, builtinNames)
+  problems.push(...resolved.problems)
+  // Servers use formats ajv does not know ("uri"): check the rest, say nothing.
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, validateFormats: false, logger: false })
+  for (const tool of resolved.tools) {
+    // Compiled on the first call: a server may offer dozens of tools, and ajv compiles slowly.
+    let compiled: ValidateFunction | undefined
+    const validate = ((args: unknown) => {
+      if (compiled === undefined) {
+        try {
+          compiled = ajv.compile(tool.definition.parameters)
+        } catch {
+          compiled = ajv.compile({})
+        }
+      }
+      const valid = compiled(args)
+      validate.errors = compiled.errors ?? null
+      return valid
+    }) as ValidateFunction
+    entries.set(tool.definition.name, {
+      definition: tool.definition,
+      // Another process's (or service's) code: `ask` by default, like a local tool.
+      kind: "mcp",
+      validate,
+      run: (args, answers, context, call) => mcp.execute(tool, call, args, answers, context)
+    })
+  }
+}
 
 /** Builds the executor from validated config; config that names a missing built-in or an unusable schema fails. */
 export const make = (config: ConfigData.Config, options: Options = {}): Effect.Effect<Executor["Service"], ConfigError> =>
@@ -78,7 +123,9 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
     }
 
     for (const tool of builtins.values()) {
-      if (ConfigData.toolConfig(config, tool.name)?.enable === false) continue
+      const configured = ConfigData.toolConfig(config, tool.name)
+      // A table pinned to an MCP server gives the name to that server's tool.
+      if (configured?.enable === false || ConfigData.pinnedServer(configured) !== undefined) continue
       const validate = compile(tool.name, tool.parameters)
       if (validate === undefined) continue
       const source = BuiltinTools.inquirySourceOf(tool)
@@ -99,7 +146,10 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
 
     for (const [name, tool] of ConfigData.configuredTools(config)) {
       const at = (key?: string) => ConfigData.formatPath(["conversation", "tools", name, ...(key === undefined ? [] : [key])])
-      if (ConfigData.toolKind(tool) === "builtin") {
+      const kind = ConfigData.toolKind(tool)
+      if (kind === "mcp") continue
+      if (kind === "builtin") {
+        if (!builtins.has(name) && McpTools.mayOffer(options.mcp, name)) continue
         if (!builtins.has(name)) {
           problems.push({
             path: at(),
@@ -114,9 +164,7 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
       const parameters = tool.parameters ?? noParameters
       const validate = compile(name, parameters)
       if (validate === undefined) continue
-      const spec: LocalTool.LocalToolSpec = tool.timeout_ms === undefined
-        ? { name, command: tool.command }
-        : { name, command: tool.command, timeoutMs: tool.timeout_ms }
+      const spec: LocalTool.LocalToolSpec = { name, command: tool.command, ...ConfigData.toolLimits(config, name) }
       entries.set(name, {
         definition: { name, description: tool.description ?? "", parameters },
         kind: "local",
@@ -125,18 +173,20 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
       })
     }
 
+    if (options.mcp !== undefined) addMcpTools(config, options.mcp, entries, problems)
+
     if (problems.length > 0) return Effect.fail(new ConfigError({ file, problems }))
 
     const definitions = [...entries.values()].map((e) => e.definition).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 
-    const execute = (call: { readonly name: string; readonly arguments: BuiltinTools.Arguments }, answers: Answers, context: ExecutionContext) =>
+    const execute = (call: ToolCall, answers: Answers, context: ExecutionContext) =>
       Effect.suspend(() => {
         const entry = entries.get(call.name)
         if (entry === undefined) return Effect.succeed<ExecutorResult>(notAvailable(call.name))
         // ajv applies parameter defaults in place: validate a copy and pass that on.
         const args = structuredClone(call.arguments) as Record<string, Schema.Json>
         if (!entry.validate(args)) return Effect.succeed<ExecutorResult>(error(formatArgumentErrors(entry.validate)))
-        return entry.run(args, answers, context)
+        return entry.run(args, answers, context, call)
       })
 
     return Effect.succeed(Executor.of({
@@ -147,15 +197,34 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
     }))
   })
 
-/** The live executor with a custom built-in registry (tests add `BuiltinTools.askUser`). */
-export const layerWith = (options: Omit<Options, "file"> = {}): Layer.Layer<Executor, ConfigError, Config> =>
+export interface LayerOptions extends Omit<Options, "file" | "mcp"> {
+  /**
+   * How `[mcp.servers]` are started (defaults: the working directory as
+   * root, nobody at a terminal, problems printed to stderr as `parley: …`).
+   */
+  readonly mcp?: Partial<McpTools.Options>
+}
+
+/**
+ * The live executor with a custom built-in registry (tests add
+ * `BuiltinTools.askUser`). Building it starts the configured MCP servers;
+ * they stop when the layer's scope closes.
+ */
+export const layerWith = (options: LayerOptions = {}): Layer.Layer<Executor, ConfigError, Config> =>
   Layer.effect(
     Executor,
     Effect.gen(function*() {
       const { data, file } = yield* Config
-      return yield* make(data, { ...options, file })
+      const { mcp: mcpOptions, ...rest } = options
+      const mcp = ConfigData.mcpServers(data).length === 0 ? undefined : yield* McpTools.start(data, {
+        root: process.cwd(),
+        interactive: false,
+        onProblem: (message) => process.stderr.write(`parley: ${message}\n`),
+        ...mcpOptions
+      })
+      return yield* make(data, { ...rest, file, ...(mcp !== undefined ? { mcp } : {}) })
     })
   )
 
-/** The live executor: standard built-ins plus configured local tools. */
+/** The live executor: standard built-ins, configured local tools and MCP servers. */
 export const layer: Layer.Layer<Executor, ConfigError, Config> = layerWith()

@@ -1,7 +1,9 @@
 /**
  * A single-keypress prompt (`y`/`Y`/`n`/`N` style, case-sensitive), built on
  * effect/cli's `Prompt.Custom` render loop: no Enter needed, Enter takes the
- * default when there is one, anything else beeps.
+ * default when there is one, anything else beeps. `?` toggles the help,
+ * and with it `details` (e.g. a tool call's arguments in full) when given.
+ * Styling follows `NO_COLOR`.
  *
  * @example
  * ```ts
@@ -27,8 +29,10 @@ export interface KeyChoice {
   readonly label: string
 }
 
-const dim = (s: string) => `\x1b[2m${s}\x1b[22m`
-const bold = (s: string) => `\x1b[1m${s}\x1b[22m`
+/** Colour and weight unless `NO_COLOR` is set (https://no-color.org). */
+const styled = (): boolean => process.env["NO_COLOR"] === undefined || process.env["NO_COLOR"] === ""
+export const dim = (s: string) => (styled() ? `\x1b[2m${s}\x1b[22m` : s)
+export const bold = (s: string) => (styled() ? `\x1b[1m${s}\x1b[22m` : s)
 
 interface State {
   readonly help: boolean
@@ -52,11 +56,14 @@ export const keyPrompt = (options: {
   readonly message: string
   readonly keys: ReadonlyArray<KeyChoice>
   readonly defaultKey?: string
+  /** Shown with the help (`?`), below the keys. */
+  readonly details?: string
 }): Prompt.Prompt<string> => {
   const keyList = options.keys.map((k) => (k.key === options.defaultKey ? bold(k.key) : k.key)).join("/")
+  const details = options.details !== undefined ? options.details.replace(/\n?$/, "\n") : ""
   const frame = (state: State) =>
     `${bold("?")} ${options.message} ${dim("[")}${keyList}${dim(",?]")} ` +
-    (state.help ? "\n" + options.keys.map((k) => `  ${k.key}  ${k.label}`).join("\n") + "\n  ?  show this help\n" : "")
+    (state.help ? "\n" + options.keys.map((k) => `  ${k.key}  ${k.label}`).join("\n") + "\n  ?  show this help\n" + details : "")
   return Prompt.Custom<State, string>({ help: false }, {
     render: (_state, action) => {
       switch (action._tag) {

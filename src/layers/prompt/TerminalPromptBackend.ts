@@ -3,6 +3,11 @@
  * prompts (`Terminal` service). One prompt is on screen at a time; a secret
  * is read with `Prompt.Hidden`, which echoes nothing.
  *
+ * Every prompt says which call it belongs to when several run together
+ * (`write_file · call 2 of 3`), and the permission prompt shows the call's
+ * arguments, pretty-printed and cut to a few lines (`?` shows them whole):
+ * the person sees what they allow before they allow it (issue 14).
+ *
  * Ctrl-C at a prompt cancels that question only; a second cancellation
  * within {@link REPEAT_WINDOW_MS} of the first means "stop", and runs
  * `onRepeatedCancel` (the CLI interrupts the whole turn, as Ctrl-C does when
@@ -27,15 +32,19 @@ import * as Redacted from "effect/Redacted"
 import * as Semaphore from "effect/Semaphore"
 import * as Prompt from "effect/cli/Prompt"
 import * as Terminal from "effect/Terminal"
+import type * as Schema from "effect/Schema"
 import type { Question } from "../../domain/tool/Question.ts"
 import {
+  type CallPosition,
   type PermissionDecision,
+  type PermissionRequest,
   PromptBackend,
   PromptCancelled,
   PromptFailed,
-  type QuestionAnswer
+  type QuestionAnswer,
+  type QuestionRequest
 } from "../../services/PromptBackend.ts"
-import { keyPrompt } from "./KeyPrompt.ts"
+import { dim, keyPrompt } from "./KeyPrompt.ts"
 
 const PERMISSION_KEYS = [
   { key: "y", label: "run" },
@@ -52,7 +61,36 @@ const BOOLEAN_KEYS = [
 ]
 
 /** Shown after a prompt's frame when the prompt is quit. */
-export const CANCELLED = "\x1b[2m(cancelled)\x1b[22m"
+export const CANCELLED = dim("(cancelled)")
+
+/** How many lines of arguments the permission prompt shows before `?`. */
+export const ARGUMENT_LINES = 8
+
+/** `write_file · call 2 of 3`: which of the calls run together asks (nothing when it is the only one). */
+export const callHeader = (toolName: string, position: CallPosition | undefined): string | undefined =>
+  position !== undefined && position.total > 1 ? `${toolName} · call ${position.index} of ${position.total} (${position.callId})` : undefined
+
+const indent = (text: string) => text.split("\n").map((l) => `  ${l}`).join("\n")
+
+const cut = (line: string, columns: number) => ([...line].length <= columns ? line : [...line].slice(0, Math.max(columns - 1, 1)).join("") + "…")
+
+/**
+ * The arguments as the permission prompt shows them: pretty JSON, at most
+ * {@link ARGUMENT_LINES} lines no wider than the terminal; `full` is set
+ * when something was left out (shown with `?`).
+ */
+export const argumentsShown = (args: Schema.JsonObject, columns: number): { readonly shown: string; readonly full: string | undefined } => {
+  const whole = JSON.stringify(args, null, 2)
+  if (whole === "{}") return { shown: "", full: undefined }
+  const width = Math.max(columns - 3, 16)
+  const lines = whole.split("\n")
+  const fits = lines.length <= ARGUMENT_LINES && lines.every((l) => [...l].length <= width)
+  if (fits) return { shown: indent(whole), full: undefined }
+  const kept = lines.slice(0, ARGUMENT_LINES - 1).map((l) => cut(l, width))
+  const more = lines.length - kept.length
+  const note = more > 0 ? `… ${more} more line${more === 1 ? "" : "s"} (? shows all)` : "… (? shows all)"
+  return { shown: indent([...kept, note].join("\n")), full: indent(whole) }
+}
 
 /** Splits long question text: everything but the last line is printed above the prompt. */
 const splitText = (question: Question): { before: string; message: string } => {
@@ -101,10 +139,15 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
       Effect.mapError((e) => new PromptFailed({ reason: String(e) }))
     )
 
-  const question = (request: { readonly toolName: string; readonly question: Question }) =>
+  const question = (request: QuestionRequest) =>
     Effect.gen(function*() {
       const q = request.question
       const { before, message } = splitText(q)
+      const header = callHeader(request.toolName, request.position)
+      if (header !== undefined) {
+        const args = request.arguments !== undefined && Object.keys(request.arguments).length > 0 ? ` ${JSON.stringify(request.arguments)}` : ""
+        yield* say(dim(cut(header + args, Math.max((yield* terminal.columns) - 1, 20))))
+      }
       yield* say(before)
       switch (q.answer_type.type) {
         case "boolean": {
@@ -142,12 +185,20 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
   return PromptBackend.of({
     // Provided only where a person can be asked (the CLI decides: stdin a TTY, a terminal reachable).
     interactive: true,
-    permission: (request) =>
-      run(keyPrompt({
-        message: `Run ${request.kind} ${request.toolName} tool?`,
-        keys: PERMISSION_KEYS,
-        defaultKey: "y"
-      })).pipe(Effect.map((k) => k as PermissionDecision)),
+    permission: (request: PermissionRequest) =>
+      Effect.gen(function*() {
+        const header = callHeader(request.toolName, request.position)
+        if (header !== undefined) yield* say(dim(header))
+        const { shown, full } = argumentsShown(request.arguments, yield* terminal.columns)
+        yield* say(shown)
+        const key = yield* run(keyPrompt({
+          message: `Run ${request.kind} ${request.toolName} tool?`,
+          keys: PERMISSION_KEYS,
+          defaultKey: "y",
+          ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
+        }))
+        return key as PermissionDecision
+      }),
     question
   })
 })

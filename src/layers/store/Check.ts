@@ -13,7 +13,6 @@
  * const result = await checkOne(id, { dir, archived: false }) // { ok, roundtrip, error? }
  * ```
  */
-import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
@@ -36,19 +35,28 @@ const eventsDetail = async (dir: string): Promise<string> => {
 }
 
 const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult> => {
-  const conversation = await ConversationDir.read(id, loc)
-  const journaled = (await AtomicFile.readIfExists(path.join(loc.dir, Journal.FILE))) !== undefined
-  const files: Array<[string, string]> = [["metadata.json", EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]]
-  // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.
-  if (!journaled) files.push([Journal.EVENTS, EventsFile.render(conversation.entries)])
+  // The bytes compared are the bytes decoded: a writer folding or closing meanwhile changes neither.
+  const { conversation, source } = await ConversationDir.readSource(id, loc)
+  const pairs: Array<[string | undefined, string]> = [[source.metadata, EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]]
   if (conversation.baseConfig._tag === "File") {
-    files.push(["base_config.json", EventsFile.renderJson(JSON.parse(conversation.baseConfig.text))])
+    pairs.push([source.baseConfig, EventsFile.renderJson(JSON.parse(conversation.baseConfig.text))])
   }
-  let identical = true
-  for (const [name, text] of files) {
-    if ((await fs.readFile(path.join(loc.dir, name), "utf8")) !== text) identical = false
-  }
+  let identical = pairs.every(([stored, rendered]) => stored === rendered)
+  // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.
+  // Bytes, not text: bytes that are not UTF-8 would read back as U+FFFD and compare equal.
+  if (identical && !source.journaled) identical = rendersTo(conversation.entries, source.events, path.join(loc.dir, Journal.EVENTS))
   return { id, path: loc.dir, ok: true, roundtrip: identical ? "identical" : "changed" }
+}
+
+/** Whether re-encoding `entries` gives exactly `bytes`. */
+const rendersTo = (entries: Parameters<typeof EventsFile.render>[0], bytes: Buffer, file: string): boolean => {
+  try {
+    return Buffer.from(EventsFile.render(entries), "utf8").equals(bytes)
+  } catch (error) {
+    // JSON.stringify recurses: what JSON.parse could read may be too deep to write back.
+    if (!(error instanceof RangeError)) throw error
+    throw new ConversationDir.Corrupt(file, undefined, `nested too deeply to re-encode (${error.message})`)
+  }
 }
 
 /** Checks one conversation directory. */
@@ -62,4 +70,25 @@ export const checkOne = async (id: ConversationId, loc: ConversationDir.Located)
     }
     return { id, path: loc.dir, ok: false, roundtrip: null, error: detail }
   }
+}
+
+/**
+ * Checks conversations a few at a time, results in order: only a couple of
+ * conversations are ever in memory (all at once, ten 100 MB conversations
+ * would need ten times the memory and finish no sooner).
+ */
+export const checkAll = async (
+  targets: ReadonlyArray<readonly [ConversationId, ConversationDir.Located]>,
+  concurrency = 2
+): Promise<Array<CheckResult>> => {
+  const results = new Array<CheckResult>(targets.length)
+  let next = 0
+  const worker = async () => {
+    while (next < targets.length) {
+      const i = next++
+      results[i] = await checkOne(targets[i]![0], targets[i]![1])
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, targets.length) }, worker))
+  return results
 }

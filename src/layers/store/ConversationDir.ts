@@ -29,6 +29,7 @@ import * as ConversationMetadata from "../../domain/storage/ConversationMetadata
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as EventsFile from "../../domain/storage/EventsFile.ts"
 import * as AtomicFile from "./AtomicFile.ts"
+import * as FileLock from "./FileLock.ts"
 import * as Journal from "./Journal.ts"
 
 /** Where a conversation lives. */
@@ -85,11 +86,11 @@ const decoding = <A>(file: string, f: () => A): A => {
   }
 }
 
-const readMetadata = async (dir: string): Promise<ConversationMetadata.ConversationMetadata> => {
+const readMetadata = async (dir: string): Promise<{ text: string; metadata: ConversationMetadata.ConversationMetadata }> => {
   const file = path.join(dir, "metadata.json")
   const text = await AtomicFile.readIfExists(file)
   if (text === undefined) throw new Corrupt(file, undefined, "missing")
-  return decoding(file, () => ConversationMetadata.decode(EventsFile.parseJson(text, file), file))
+  return { text, metadata: decoding(file, () => ConversationMetadata.decode(EventsFile.parseJson(text, file), file)) }
 }
 
 const readEventsBuffer = async (dir: string): Promise<Buffer> => {
@@ -116,14 +117,82 @@ const replay = (entries: Array<StreamEntry>, parsed: Journal.Parsed, base: strin
   }
 }
 
+/** How often a reader reads `events.json` again while writers keep changing it under it. */
+const MAX_READS = 20
+
+const statIfExists = (file: string): Promise<fsSync.Stats | undefined> =>
+  fs.stat(file).catch((error: unknown) => {
+    if (AtomicFile.isNotFound(error)) return undefined
+    throw error
+  })
+
+const sameFile = (a: fsSync.Stats, b: fsSync.Stats): boolean => a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+
+interface StreamFiles {
+  readonly journalText: string | undefined
+  readonly events: Buffer
+  /** `events.json` as it stood right after it was read. */
+  readonly stat: fsSync.Stats | undefined
+}
+
+/**
+ * The journal and `events.json` of `dir` as of one instant, for readers that
+ * take no lock. The journal is read first: a fold that runs afterwards leaves
+ * `events.json` holding (or, with its fold record, extending) what the
+ * journal held, so the pair replays to the same stream. `events.json` is read
+ * again when a fold or a rewrite changed it while it was being read (its
+ * size, mtime or inode moved).
+ */
+const readStreamFiles = async (dir: string): Promise<StreamFiles> => {
+  const eventsFile = path.join(dir, Journal.EVENTS)
+  for (let attempt = 1;; attempt++) {
+    const journalText = await AtomicFile.readIfExists(path.join(dir, Journal.FILE))
+    const before = await statIfExists(eventsFile)
+    const events = await readEventsBuffer(dir)
+    const stat = await statIfExists(eventsFile)
+    const steady = before !== undefined && stat !== undefined && sameFile(before, stat) && events.length === stat.size
+    if (steady || attempt >= MAX_READS) return { journalText, events, stat }
+  }
+}
+
+/** Whether a writer changed the journal or `events.json` since `files` were read. */
+const changedSince = async (dir: string, files: StreamFiles): Promise<boolean> => {
+  const stat = await statIfExists(path.join(dir, Journal.EVENTS))
+  if (stat === undefined || files.stat === undefined || !sameFile(stat, files.stat)) return true
+  return (await AtomicFile.readIfExists(path.join(dir, Journal.FILE))) !== files.journalText
+}
+
+/**
+ * Reads and decodes the stream of `dir`. A fold's tail written within one
+ * mtime tick of the read can still slip past the stat check; it tears only
+ * the bytes from the old closing bracket on, which never decode, so a decode
+ * failure on files that have changed since is read again rather than
+ * reported as damage.
+ */
+const readStream = async (dir: string, hasBaseConfig: boolean): Promise<StreamFiles & { entries: Array<StreamEntry> }> => {
+  for (let attempt = 1;; attempt++) {
+    const files = await readStreamFiles(dir)
+    try {
+      return { ...files, entries: decodeStream(dir, files, hasBaseConfig) }
+    } catch (error) {
+      if (attempt >= MAX_READS || !(await changedSince(dir, files))) throw error
+    }
+  }
+}
+
 /** The decoded stream of `dir`: `events.json` plus what the journal extends it with. */
-export const readEntries = async (dir: string, hasBaseConfig: boolean): Promise<Array<StreamEntry>> => {
+export const readEntries = async (dir: string, hasBaseConfig: boolean): Promise<Array<StreamEntry>> =>
+  (await readStream(dir, hasBaseConfig)).entries
+
+const decodeStream = (
+  dir: string,
+  { journalText, events }: StreamFiles,
+  hasBaseConfig: boolean
+): Array<StreamEntry> => {
   const eventsFile = path.join(dir, Journal.EVENTS)
   const journalFile = path.join(dir, Journal.FILE)
-  const buffer = await readEventsBuffer(dir)
-  const journalText = await AtomicFile.readIfExists(journalFile)
   const parsed = journalText === undefined ? undefined : decoding(journalFile, () => Journal.parse(journalText, journalFile))
-  const { text, base } = Journal.effectiveEvents(buffer, parsed)
+  const { text, base } = Journal.effectiveEvents(events, parsed)
   const entries = decoding(eventsFile, () => EventsFile.parse(text, eventsFile))
   if (!hasBaseConfig && (entries.length === 0 || entries[0]!.type !== "config_delta")) {
     throw new Corrupt(eventsFile, entries.length === 0 ? undefined : 0,
@@ -133,21 +202,37 @@ export const readEntries = async (dir: string, hasBaseConfig: boolean): Promise<
   return entries
 }
 
-/** Decodes a conversation directory. Throws {@link Corrupt} naming the file (and entry). */
-export const read = async (id: ConversationId.ConversationId, loc: Located): Promise<Conversation> => {
-  const metadata = await readMetadata(loc.dir)
+/** The bytes a conversation was decoded from (`check` compares these, not a later read a writer may have changed). */
+export interface Source {
+  readonly metadata: string
+  readonly baseConfig: string | undefined
+  readonly events: Buffer
+  /** A journal was beside `events.json`: the file alone is not the whole stream. */
+  readonly journaled: boolean
+}
+
+/** Decodes a conversation directory, with the bytes it came from. Throws {@link Corrupt} naming the file (and entry). */
+export const readSource = async (id: ConversationId.ConversationId, loc: Located): Promise<{ conversation: Conversation; source: Source }> => {
+  const { text: metadataText, metadata } = await readMetadata(loc.dir)
   const baseFile = path.join(loc.dir, "base_config.json")
   const baseText = await AtomicFile.readIfExists(baseFile)
   if (baseText !== undefined) decoding(baseFile, () => EventsFile.parseJson(baseText, baseFile))
-  const entries = await readEntries(loc.dir, baseText !== undefined)
+  const { entries, ...files } = await readStream(loc.dir, baseText !== undefined)
   return {
-    id,
-    archived: loc.archived,
-    metadata,
-    baseConfig: baseText === undefined ? { _tag: "Packed" } : { _tag: "File", text: baseText },
-    entries
+    conversation: {
+      id,
+      archived: loc.archived,
+      metadata,
+      baseConfig: baseText === undefined ? { _tag: "Packed" } : { _tag: "File", text: baseText },
+      entries
+    },
+    source: { metadata: metadataText, baseConfig: baseText, events: files.events, journaled: files.journalText !== undefined }
   }
 }
+
+/** Decodes a conversation directory. Throws {@link Corrupt} naming the file (and entry). */
+export const read = async (id: ConversationId.ConversationId, loc: Located): Promise<Conversation> =>
+  (await readSource(id, loc)).conversation
 
 /** Writes a conversation's files into `dir` (JP's order: metadata, base config, events). */
 export const writeFiles = async (dir: string, conversation: Omit<Conversation, "id" | "archived">): Promise<void> => {
@@ -175,12 +260,18 @@ export const create = async (parent: string, name: string, conversation: Omit<Co
   return dir
 }
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as { code?: string }).code === "EPERM"
+/** What `AtomicFile.writeAtomic` names its temp files: `<file>.<pid>.<random>.tmp`. */
+const TEMP = /^(?:metadata\.json|base_config\.json|events\.json)\.(\d+)\.[a-z0-9]*\.tmp$/
+
+/**
+ * Removes temp files of whole-file writes whose writer died before its
+ * rename (a `kill -9` mid-discard leaves a full copy of `events.json`).
+ * Called with the conversation's lock held, so no live writer owns them.
+ */
+export const sweepTemps = async (dir: string): Promise<void> => {
+  for (const name of await fs.readdir(dir)) {
+    const pid = Number(TEMP.exec(name)?.[1])
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !FileLock.isAlive(pid)) await fs.rm(path.join(dir, name), { force: true })
   }
 }
 
@@ -195,7 +286,7 @@ export const sweepStaging = async (parent: string): Promise<void> => {
   for (const name of names) {
     if (!name.startsWith(NEW_PREFIX)) continue
     const pid = Number(name.slice(NEW_PREFIX.length).split("-", 1)[0])
-    if (Number.isSafeInteger(pid) && pid !== process.pid && !isAlive(pid)) {
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !FileLock.isAlive(pid)) {
       await fs.rm(path.join(parent, name), { recursive: true, force: true })
     }
   }

@@ -48,7 +48,7 @@ import {
 } from "../../services/ConversationStore.ts"
 import * as ConversationSession from "../../services/ConversationSession.ts"
 import * as AtomicFile from "./AtomicFile.ts"
-import { checkOne } from "./Check.ts"
+import { checkAll } from "./Check.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as FileLock from "./FileLock.ts"
 import * as Journal from "./Journal.ts"
@@ -79,6 +79,8 @@ const reading = <A>(id: string, file: string, f: () => Promise<A>) =>
     catch: (error): ConversationCorrupt | StoreIoError =>
       error instanceof ConversationDir.Corrupt
         ? new ConversationCorrupt({ id, file: error.file, ...(error.entry === undefined ? {} : { entry: error.entry }), reason: error.reason })
+        : error instanceof Journal.JournalError
+        ? new ConversationCorrupt({ id, file: error.file, reason: error.message })
         : ioError(file, error)
   })
 
@@ -144,14 +146,13 @@ export const make = (options: Options) =>
       Effect.flatMap(session.metadata, (metadata) =>
         io(loc.dir, async () => {
           await foldDir(loc.dir, hasBaseConfig)
-          let dir = loc.dir
-          const wanted = path.join(path.dirname(dir), ConversationId.dirname(session.id, metadata.title))
-          if (wanted !== dir && (await fs.stat(wanted).catch(() => undefined)) === undefined) {
-            await fs.rename(dir, wanted)
-            await AtomicFile.syncDir(path.dirname(dir))
-            dir = wanted
+          // The metadata first: a crash before the rename leaves the new title, which the next close names the directory for.
+          await AtomicFile.writeIfChanged(path.join(loc.dir, "metadata.json"), EventsFile.renderJson(ConversationMetadata.encode(metadata)))
+          const wanted = path.join(path.dirname(loc.dir), ConversationId.dirname(session.id, metadata.title))
+          if (wanted !== loc.dir && (await fs.stat(wanted).catch(() => undefined)) === undefined) {
+            await fs.rename(loc.dir, wanted)
+            await AtomicFile.syncDir(path.dirname(loc.dir))
           }
-          await AtomicFile.writeIfChanged(path.join(dir, "metadata.json"), EventsFile.renderJson(ConversationMetadata.encode(metadata)))
         }))
 
     /** Opens a conversation whose lock the scope already holds. */
@@ -160,7 +161,11 @@ export const make = (options: Options) =>
         const loc = yield* locate(id)
         const hasBaseConfig = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, "base_config.json")).then(() => true, () => false))
         // Heal first: a journal left by an earlier run is folded before anything reads the conversation.
-        yield* reading(id, loc.dir, () => foldDir(loc.dir, hasBaseConfig))
+        // Uninterruptible: an interrupt would release the lock while the fold still writes.
+        yield* Effect.uninterruptible(reading(id, loc.dir, async () => {
+          await foldDir(loc.dir, hasBaseConfig)
+          await ConversationDir.sweepTemps(loc.dir)
+        }))
         const conversation = yield* reading(id, loc.dir, () => ConversationDir.read(id, loc))
         const size = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, Journal.EVENTS)).then((s) => String(s.size)))
         const base = yield* Ref.make(size)
@@ -169,7 +174,8 @@ export const make = (options: Options) =>
         return session
       })
 
-    const open = (id: ConversationId.ConversationId) => lock(id).pipe(Effect.andThen(openLocked(id)))
+    // Look before locking: an id that names nothing fails without creating locks/ (or the storage directory).
+    const open = (id: ConversationId.ConversationId) => locate(id).pipe(Effect.andThen(lock(id)), Effect.andThen(openLocked(id)))
 
     /**
      * Takes `id` for a new conversation: its lock, and no directory of it may
@@ -181,7 +187,15 @@ export const make = (options: Options) =>
         io(lockFile(id), async () => {
           const r = await FileLock.acquire(lockFile(id))
           if (r._tag === "Held") return { _tag: "Held" as const, pid: r.pid }
-          if ((await ConversationDir.locate(conversationsDir, id)) !== undefined) {
+          let exists: boolean
+          try {
+            exists = (await ConversationDir.locate(conversationsDir, id)) !== undefined
+          } catch (error) {
+            // No finalizer holds the lock yet: let go of it here, or this process keeps the id until it exits.
+            await FileLock.release(lockFile(id)).catch(() => undefined)
+            throw error
+          }
+          if (exists) {
             await FileLock.release(lockFile(id))
             return { _tag: "Exists" as const }
           }
@@ -223,10 +237,11 @@ export const make = (options: Options) =>
           baseConfig: init.baseConfig ?? { _tag: "File", text: "{}\n" },
           entries: init.entries ?? []
         }
-        yield* io(conversationsDir, async () => {
+        // Uninterruptible: an interrupt would release the id's lock before its directory is in place.
+        yield* Effect.uninterruptible(io(conversationsDir, async () => {
           await ConversationDir.sweepStaging(conversationsDir)
           await ConversationDir.create(conversationsDir, ConversationId.dirname(id, init.metadata.title), conversation)
-        })
+        }))
         return yield* openLocked(id)
       })
 
@@ -244,11 +259,16 @@ export const make = (options: Options) =>
               if (id === undefined || cid === id) targets.push([cid, { dir: path.join(parent, name), archived }])
             }
           }
-          return Promise.all(targets.map(([cid, loc]) => checkOne(cid, loc)))
+          return checkAll(targets)
         }).pipe(
           Effect.flatMap((results) => id !== undefined && results.length === 0 ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(results))
         ),
-      remove: (id) => locate(id).pipe(Effect.flatMap((loc) => io(loc.dir, () => fs.rm(loc.dir, { recursive: true, force: true }))))
+      // Under the lock: a conversation another process is writing is not pulled out from under it.
+      remove: (id) =>
+        Effect.scoped(lock(id).pipe(
+          Effect.andThen(locate(id)),
+          Effect.flatMap((loc) => io(loc.dir, () => fs.rm(loc.dir, { recursive: true, force: true })))
+        ))
     })
   })
 

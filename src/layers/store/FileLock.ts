@@ -29,7 +29,8 @@ const held = new Set<string>()
 /** An unreadable lock younger than this is being created right now: treat it as held. */
 const UNREADABLE_GRACE_MS = 10_000
 
-const isAlive = (pid: number): boolean => {
+/** Whether process `pid` exists (EPERM: it does, owned by someone else). */
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)
     return true

@@ -19,8 +19,11 @@
  * take the first `cut` bytes of `events.json`, close the array, and replay
  * the lines of that base — the same stream before, during and after step 2;
  * without one, lines whose base is not the current size extend a file since
- * replaced and are ignored. A torn last line (a crash mid-append) is never
- * read. Folding again is idempotent: the next opener finishes the job.
+ * replaced and are ignored. A fold line is believed only while the file from
+ * `cut` on holds nothing but the old closing bracket and the fold's own tail:
+ * a file JP rewrote after the crash is left as JP wrote it. A torn last line
+ * (a crash mid-append) is never read. Folding again is idempotent: the next
+ * opener finishes the job.
  *
  * @example
  * ```ts
@@ -34,6 +37,7 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { Json } from "effect/Schema"
+import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 
 export const FILE = "events.json.journal"
@@ -43,6 +47,8 @@ export const EVENTS = "events.json"
 export type Line =
   | { readonly _tag: "Entry"; readonly at: number; readonly base: string | undefined; readonly entry: Json }
   | { readonly _tag: "Fold"; readonly base: string; readonly cut: number }
+
+type Fold = Extract<Line, { _tag: "Fold" }>
 
 /** A journal line that does not parse: the journal (and so the conversation) is damaged. */
 export class JournalError extends Error {
@@ -108,7 +114,9 @@ export const effectiveEvents = (
   parsed: Parsed | undefined
 ): { readonly text: string; readonly base: string } => {
   const fold = parsed === undefined ? undefined : foldOf(parsed)
-  if (fold === undefined || fold.cut > events.length) return { text: events.toString("utf8"), base: String(events.length) }
+  const fits = fold !== undefined && parsed !== undefined &&
+    foldFits(events.subarray(Math.min(fold.cut, events.length)), events.length, fold, tailOf(parsed, fold))
+  if (!fits) return { text: events.toString("utf8"), base: String(events.length) }
   const head = events.subarray(0, fold.cut).toString("utf8")
   return { text: fold.cut === 0 ? "[]\n" : head + "\n]\n", base: fold.base }
 }
@@ -116,6 +124,31 @@ export const effectiveEvents = (
 /** Entry lines that extend `base`, in order. */
 export const entriesFor = (parsed: Parsed, base: string): Array<Extract<Line, { _tag: "Entry" }>> =>
   parsed.lines.filter((l): l is Extract<Line, { _tag: "Entry" }> => l._tag === "Entry" && (l.base === undefined || l.base === base))
+
+/** The bytes step 2 of `fold` writes at its cut. */
+const tailOf = (parsed: Parsed, fold: Fold): Buffer => {
+  const body = entriesFor(parsed, fold.base).map((l) => pretty(l.entry)).join(",\n") + "\n]\n"
+  return Buffer.from((fold.cut === 0 ? "[\n" : ",\n") + body, "utf8")
+}
+
+/**
+ * Whether `events.json` (`size` bytes, `fromCut` its bytes from the cut on)
+ * is in a state `fold` can have left it in: its base and cut agree, the file
+ * is no longer than the fold makes it, and each byte from the cut on is the
+ * closing bracket the file had or the tail the fold writes (a crash
+ * mid-write leaves a mix of the two). Otherwise the file was replaced since
+ * (JP wrote it after a crash), the record is not about it, and acting on it
+ * would cut JP's entries off.
+ */
+const foldFits = (fromCut: Buffer, size: number, fold: Fold, tail: Buffer): boolean => {
+  const closing = fold.cut === 0 ? "[]\n" : "\n]\n"
+  if (Number(fold.base) !== fold.cut + closing.length || size < fold.cut) return false
+  if (fromCut.length > Math.max(closing.length, tail.length)) return false
+  for (let i = 0; i < fromCut.length; i++) {
+    if (fromCut[i] !== tail[i] && !(i < closing.length && fromCut[i] === closing.charCodeAt(i))) return false
+  }
+  return true
+}
 
 /** Cuts a torn last line off, so the next line cannot merge with it. */
 export const cutTorn = async (dir: string, cleanSize: number): Promise<void> => {
@@ -147,12 +180,36 @@ const findCut = async (handle: fs.FileHandle, size: number): Promise<number | un
 }
 
 /** Writes the fold's tail at `cut` (step 2). */
-const writeTail = async (handle: fs.FileHandle, cut: number, entries: ReadonlyArray<Json>): Promise<void> => {
-  const body = entries.map(pretty).join(",\n") + "\n]\n"
-  const bytes = Buffer.from((cut === 0 ? "[\n" : ",\n") + body, "utf8")
+const writeTail = async (handle: fs.FileHandle, cut: number, bytes: Buffer): Promise<void> => {
   await handle.write(bytes, 0, bytes.length, cut)
   await handle.truncate(cut + bytes.length)
   await handle.datasync()
+}
+
+/** Throws {@link JournalError} for a line to fold whose entry does not decode: it must never reach JP's events.json. */
+const checkEntries = (parsed: Parsed, base: string, file: string): void => {
+  for (const line of entriesFor(parsed, base)) {
+    try {
+      EntryCodec.decodeEntry(line.entry)
+    } catch (error) {
+      const reason = error instanceof RangeError
+        ? `nested too deeply to decode (${error.message})`
+        : error instanceof Error ? error.message : String(error)
+      throw new JournalError(file, parsed.lines.indexOf(line) + 1, `entry ${line.at}: ${reason}`)
+    }
+  }
+}
+
+/** The fold a crash interrupted, if the file is still the one it was folding (see {@link foldFits}). */
+const startedFold = async (handle: fs.FileHandle, size: number, parsed: Parsed): Promise<Fold | undefined> => {
+  const fold = foldOf(parsed)
+  if (fold === undefined || size < fold.cut) return undefined
+  const tail = tailOf(parsed, fold)
+  const length = size - fold.cut
+  if (length > Math.max(3, tail.length)) return undefined
+  const fromCut = Buffer.alloc(length)
+  await handle.read(fromCut, 0, length, fold.cut)
+  return foldFits(fromCut, size, fold, tail) ? fold : undefined
 }
 
 /** The result of a fold: done in place, nothing to do, or the file was not in a shape to extend. */
@@ -171,19 +228,19 @@ export const fold = async (dir: string): Promise<FoldResult> => {
   const handle = await fs.open(eventsFile, "r+")
   try {
     const size = (await handle.stat()).size
-    let started = foldOf(parsed)
-    if (started !== undefined && started.cut > size) started = undefined // the file was replaced since
-    const base = started?.base ?? String(size)
-    const lines = entriesFor(parsed, base)
-    if (lines.length > 0) {
-      let cut = started?.cut
-      if (cut === undefined) {
-        cut = await findCut(handle, size)
+    // A fold record about a file since replaced (cut beyond it, JP's entries after it) is ignored.
+    let fold = await startedFold(handle, size, parsed)
+    const base = fold?.base ?? String(size)
+    checkEntries(parsed, base, path.join(dir, FILE))
+    if (entriesFor(parsed, base).length > 0) {
+      if (fold === undefined) {
+        const cut = await findCut(handle, size)
         if (cut === undefined) return "unfoldable"
         if (parsed.size !== parsed.cleanSize) await cutTorn(dir, parsed.cleanSize)
+        fold = { _tag: "Fold", base, cut }
         await AtomicFile.appendDurable(path.join(dir, FILE), JSON.stringify({ fold: { base, cut } }) + "\n")
       }
-      await writeTail(handle, cut, lines.map((l) => l.entry))
+      await writeTail(handle, fold.cut, tailOf(parsed, fold))
     }
   } finally {
     await handle.close()

@@ -111,20 +111,27 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
           conversations: [...m.values()]
             .filter((c) => options?.archived === true || !c.archived)
             .map((c) => summaryOf(c, `memory:${ConversationId.display(c.id)}`))
-            .sort((a, b) => Timestamp.compare(b.lastActivatedAt, a.lastActivatedAt)),
+            .sort((a, b) => Timestamp.compare(b.lastActivatedAt, a.lastActivatedAt) || (a.id < b.id ? 1 : -1)),
           damaged: []
         })),
       load: (id) => Effect.map(get(id), (c) => ({ ...c, entries: c.entries.slice() })),
       open: (id) => lock(id).pipe(Effect.andThen(openLocked(id))),
       create,
-      check: () =>
-        Effect.map(Ref.get(state), (m) =>
-          [...m.values()].map((c) => ({ id: c.id, path: `memory:${c.id}`, ok: true, roundtrip: "identical" as const }))),
-      remove: (id) => Ref.update(state, (m) => {
-        const next = new Map(m)
-        next.delete(id)
-        return next
-      })
+      // As the file store: one conversation when an id is given (NotFound when there is none), else all.
+      check: (id) =>
+        Effect.flatMap(Ref.get(state), (m) => {
+          const targets = [...m.values()].filter((c) => id === undefined || c.id === id)
+          return id !== undefined && targets.length === 0
+            ? Effect.fail(new ConversationNotFound({ id }))
+            : Effect.succeed(targets.map((c) => ({ id: c.id, path: `memory:${c.id}`, ok: true, roundtrip: "identical" as const })))
+        }),
+      remove: (id) =>
+        Effect.scoped(Effect.andThen(lock(id), Effect.flatMap(get(id), () =>
+          Ref.update(state, (m) => {
+            const next = new Map(m)
+            next.delete(id)
+            return next
+          }))))
     })
   })
 

@@ -11,6 +11,10 @@
  * person (one prompt on screen at a time), `Backend` → the model's
  * structured side call on the conversation as it stands.
  *
+ * Every closing is announced (issue 14): a `QuestionClosed` notice says who
+ * answered (`you`, `assistant`, `config`, `remembered`, or `parley` for a
+ * refusal or an interrupt) and what — a secret only as `Redacted`.
+ *
  * @example
  * ```ts
  * import * as Inquiry from "./Inquiry.ts"
@@ -40,7 +44,8 @@ import type { ConversationSession } from "../../services/ConversationSession.ts"
 import type { AppendRejected, StoreIoError } from "../../services/ConversationStore.ts"
 import type { Executor, ToolResponse } from "../../services/Executor.ts"
 import { type InquiryBackend, InquiryOtherError } from "../../services/InquiryBackend.ts"
-import { type PromptBackend, PromptFailed } from "../../services/PromptBackend.ts"
+import { type PromptBackend, PromptFailed, type CallPosition } from "../../services/PromptBackend.ts"
+import { type Answerer, Notice, type OnNotice, QuestionOutcome } from "../Notice.ts"
 
 // JP's wording for tool responses (jp-reference §5.2–§5.4, §5.9).
 /** JP's wording of the tool responses the coordinator records (skipped, cancelled, failed inquiries). */
@@ -55,6 +60,8 @@ export const Texts = {
     `The tool '${tool}' asked a follow-up question ("${question}") that was routed to a secondary assistant for resolution, but the secondary assistant failed to provide a valid answer. Error: ${error}. You may retry the tool call or end the turn.`,
   secretNoTty: (tool: string, question: string) =>
     `The tool '${tool}' asked for a secret value ("${question}"), but secret values can only be typed by a person at an interactive terminal and none is available. Run the query in a terminal to answer it.`,
+  tooManyAttempts: (tool: string, id: string, question: string, max: number) =>
+    `The tool '${tool}' asked "${question.split("\n")[0]}" (question '${id}') more than ${max} times in one call, so the call was stopped: the answers it got did not satisfy it. Raise max_attempts under [conversation.tools.${tool}.questions.${id}] to allow more.`,
   secretToAssistant: (tool: string, question: string) =>
     `The tool '${tool}' asked for a secret value ("${question}"), which is never routed to an assistant (its question target is "assistant"). Set the question's target to "user" to answer it at the prompt.`
 } as const
@@ -70,7 +77,18 @@ export interface Env {
   /** One prompt on screen at a time; waiters are served in order. */
   readonly promptLock: Semaphore.Semaphore
   readonly root: string
+  /** The calls run together (to say which one a prompt belongs to). */
+  readonly calls: ReadonlyArray<ToolCallRequest>
+  /** Where notices go (a no-op when nobody watches). */
+  readonly notify: OnNotice
 }
+
+/** Which of the calls run together `call` is (1-based), for the prompt. */
+export const positionOf = (env: Env, call: ToolCallRequest): CallPosition => ({
+  callId: call.id,
+  index: env.calls.indexOf(call) + 1,
+  total: env.calls.length
+})
 
 /** Why recording an event failed (the session's errors). */
 export type RecordError = AppendRejected | StoreIoError
@@ -108,17 +126,39 @@ interface Closed {
   done: boolean
 }
 
-/** The open inquiry's closing: record the response and mark it closed, atomically. */
-const closer = (env: Env, id: InquiryId, closed: Closed) => ({
-  answered: (secret: boolean, answer: Schema.Json) =>
+/** The question being asked, and for which call. */
+interface Asked {
+  readonly call: ToolCallRequest
+  readonly question: Question
+  readonly id: InquiryId
+}
+
+/** Announces how a question closed. */
+const announce = (env: Env, asked: Asked, by: Answerer, outcome: QuestionOutcome) =>
+  env.notify(Notice.QuestionClosed({ call: asked.call, inquiryId: asked.id, question: asked.question, by, outcome }))
+
+/** The open inquiry's closing: record the response, mark it closed and announce it, atomically. */
+const closer = (env: Env, asked: Asked, closed: Closed) => {
+  const secret = asked.question.answer_type.type === "secret"
+  const { id } = asked
+  const close = (event: (at: Timestamp.Timestamp) => StreamEntry, by: Answerer, outcome: QuestionOutcome) =>
     Effect.uninterruptible(
-      record(env, (at) => (secret ? Events.redacted(at, id) : Events.answered(at, id, answer))).pipe(Effect.tap(() => Effect.sync(() => void (closed.done = true))))
-    ).pipe(Effect.as(Routed.Answer({ answer }))),
-  cancelled: (reason: CancellationReason, response: ToolResponse) =>
-    Effect.uninterruptible(
-      record(env, (at) => Events.cancelled(at, id, reason)).pipe(Effect.tap(() => Effect.sync(() => void (closed.done = true))))
-    ).pipe(Effect.as(Routed.End({ response })))
-})
+      record(env, event).pipe(
+        Effect.tap(() => Effect.sync(() => void (closed.done = true))),
+        Effect.tap(() => announce(env, asked, by, outcome))
+      )
+    )
+  return {
+    answered: (by: Answerer, answer: Schema.Json) =>
+      close(
+        (at) => (secret ? Events.redacted(at, id) : Events.answered(at, id, answer)),
+        by,
+        secret ? QuestionOutcome.Redacted() : QuestionOutcome.Answered({ answer })
+      ).pipe(Effect.as(Routed.Answer({ answer }))),
+    cancelled: (by: Answerer, reason: CancellationReason, response: ToolResponse) =>
+      close((at) => Events.cancelled(at, id, reason), by, QuestionOutcome.Cancelled({ reason })).pipe(Effect.as(Routed.End({ response })))
+  }
+}
 
 type Closer = ReturnType<typeof closer>
 
@@ -126,13 +166,16 @@ type Closer = ReturnType<typeof closer>
 const fromPrompt = (env: Env, call: ToolCallRequest, question: Question, close: Closer) =>
   Effect.gen(function*() {
     const secret = question.answer_type.type === "secret"
+    let by: Answerer = "you"
     const reply = yield* Effect.suspend(() =>
       // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
       Effect.flatMap(Ref.get(env.state), (s) => {
         const remembered = secret ? undefined : TurnState.rememberedAnswer(s, call.name, question.id)
-        return remembered !== undefined && remembered._tag === "Some"
-          ? Effect.succeed({ answer: remembered.value, remember: false })
-          : env.prompts.question({ toolName: call.name, question })
+        if (remembered !== undefined && remembered._tag === "Some") {
+          by = "remembered"
+          return Effect.succeed({ answer: remembered.value, remember: false })
+        }
+        return env.prompts.question({ toolName: call.name, question, arguments: call.arguments, position: positionOf(env, call) })
       })
     ).pipe(
       Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: describeDefect(d) }))),
@@ -141,12 +184,12 @@ const fromPrompt = (env: Env, call: ToolCallRequest, question: Question, close: 
     )
     if (reply._tag === "Failure") {
       return yield* (reply.failure._tag === "PromptCancelled"
-        ? close.cancelled("user", { content: Texts.inputCancelled, is_error: false })
-        : close.cancelled("backend_error", { content: Texts.promptFailed, is_error: true }))
+        ? close.cancelled("you", "user", { content: Texts.inputCancelled, is_error: false })
+        : close.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true }))
     }
     const { answer, remember } = reply.success
     if (remember && !secret) yield* Ref.update(env.state, (s) => TurnState.rememberAnswer(s, call.name, question.id, answer))
-    return yield* close.answered(secret, answer)
+    return yield* close.answered(by, answer)
   })
 
 /** The model's structured side call, on the conversation as it stands right now. */
@@ -162,15 +205,14 @@ const fromBackend = (env: Env, call: ToolCallRequest, question: Question, id: In
       toolName: call.name,
       question: toInquiryQuestion(question)
     }).pipe(Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))), Effect.result)
-    if (result._tag === "Success") return yield* close.answered(false, result.success)
+    if (result._tag === "Success") return yield* close.answered("assistant", result.success)
     const response = { content: Texts.inquiryFailed(call.name, question.text, result.failure.message), is_error: true }
-    return yield* close.cancelled(result.failure._tag === "InquiryCancelledError" ? "user" : "backend_error", response)
+    return yield* close.cancelled("assistant", result.failure._tag === "InquiryCancelledError" ? "user" : "backend_error", response)
   })
 
 /** Routes an open question to whoever answers it and records the outcome. */
 const route = (env: Env, call: ToolCallRequest, question: Question, id: InquiryId, close: Closer) =>
   Effect.flatMap(Ref.get(env.state), (state) => {
-    const secret = question.answer_type.type === "secret"
     const decided = decideRoute({
       question,
       target: ConfigData.questionTarget(env.config, call.name, question.id),
@@ -179,10 +221,10 @@ const route = (env: Env, call: ToolCallRequest, question: Question, id: InquiryI
       staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
     })
     return Route.$match(decided, {
-      Remembered: ({ answer }) => close.answered(secret, answer),
-      Static: ({ answer }) => close.answered(secret, answer),
+      Remembered: ({ answer }) => close.answered("remembered", answer),
+      Static: ({ answer }) => close.answered("config", answer),
       Denied: ({ reason }) =>
-        close.cancelled(reason, {
+        close.cancelled("parley", reason, {
           content: reason === "assistant_routing_denied"
             ? Texts.secretToAssistant(call.name, question.text)
             : Texts.secretNoTty(call.name, question.text),
@@ -202,15 +244,19 @@ export const ask = (env: Env, call: ToolCallRequest, question: Question, opening
   Effect.suspend(() => {
     const closed: Closed = { done: false }
     const id = opening.id
+    const asked: Asked = { call, question, id }
     return Effect.acquireUseRelease(
       Opening.$match(opening, {
         Record: ({ source }) => record(env, (at) => Events.inquiryRequest(at, id, source, toInquiryQuestion(question))),
         Recorded: () => Effect.void
       }),
-      () => route(env, call, question, id, closer(env, id, closed)),
+      () => route(env, call, question, id, closer(env, asked, closed)),
       (_, exit) =>
         Exit.hasInterrupts(exit) && !closed.done
-          ? record(env, (at) => Events.cancelled(at, id, "user")).pipe(Effect.ignore)
+          ? record(env, (at) => Events.cancelled(at, id, "user")).pipe(
+            Effect.andThen(announce(env, asked, "parley", QuestionOutcome.Cancelled({ reason: "user" }))),
+            Effect.ignore
+          )
           : Effect.void
     )
   })

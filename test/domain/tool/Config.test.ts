@@ -85,7 +85,7 @@ describe("Config.decode", () => {
     ])
     // `source` is the tool kind, so an inquiry-source value there is just invalid.
     expect(problems({ conversation: { tools: { note: { source: "assistant", command: "x" } } } })).toStrictEqual([
-      `conversation.tools.note.source: expected "local" | "builtin", got "assistant"`
+      `conversation.tools.note.source: expected "local", "builtin" or "mcp.NAME" (NAME a server under [mcp.servers]), got "assistant"`
     ])
   })
 
@@ -131,11 +131,94 @@ describe("Config lookups", () => {
     expect(Config.toolConfig(config, "*")).toBeUndefined()
   })
 
+  it("tool limits: the tool's, else the `*` default, else 10 minutes and 1 MiB", () => {
+    const limited = ok({
+      conversation: { tools: { "*": { max_output_bytes: 5000 }, a: { command: "x", timeout_ms: 100 }, b: { command: "y", max_output_bytes: 7 } } }
+    })
+    expect(Config.toolLimits(limited, "a")).toStrictEqual({ timeoutMs: 100, maxOutputBytes: 5000 })
+    expect(Config.toolLimits(limited, "b")).toStrictEqual({ timeoutMs: 600_000, maxOutputBytes: 7 })
+    expect(Config.toolLimits({}, "c")).toStrictEqual({ timeoutMs: Config.DEFAULT_TIMEOUT_MS, maxOutputBytes: Config.DEFAULT_MAX_OUTPUT_BYTES })
+    expect([Config.DEFAULT_TIMEOUT_MS, Config.DEFAULT_MAX_OUTPUT_BYTES]).toStrictEqual([600_000, 1_048_576])
+    expect(problems({ conversation: { tools: { a: { command: "x", max_output_bytes: 1.5 } } } })).toStrictEqual([
+      "conversation.tools.a.max_output_bytes: expected an integer, got 1.5"
+    ])
+  })
+
   it("question target defaults to user; static answers are returned as configured", () => {
     expect(Config.questionTarget(config, "write_note", "overwrite")).toBe("assistant")
     expect(Config.questionTarget(config, "write_note", "other")).toBe("user")
     expect(Config.questionTarget(config, "nope", "x")).toBe("user")
     expect(Config.staticAnswer(config, "write_note", "overwrite")).toBe(false)
     expect(Config.staticAnswer(config, "write_note", "other")).toBeUndefined()
+  })
+})
+
+// Issue 13: [mcp.servers.NAME] and tools pinned with source = "mcp.NAME".
+describe("Config: MCP servers", () => {
+  const servers = {
+    everything: { command: "node", args: ["server.js", "stdio"], env: { KEY: "value" } },
+    remote: { url: "http://127.0.0.1:3000/mcp", headers: { Authorization: "Bearer x" } },
+    off: { url: "http://127.0.0.1:1/mcp", enable: false }
+  }
+
+  it("accepts the contract example, tools pinned to a server, and lists enabled servers in file order", () => {
+    const input = {
+      mcp: { servers },
+      conversation: { tools: { echo: { source: "mcp.everything", run: "unattended", questions: { name: { answer: "Ada" } } }, "get-sum": { run: "skip" } } }
+    }
+    const config = ok(input)
+    expect(config).toStrictEqual(input)
+    expect(Config.mcpServers(config).map(([name]) => name)).toStrictEqual(["everything", "remote"])
+    expect(Config.pinnedServer(Config.toolConfig(config, "echo"))).toBe("everything")
+    expect(Config.pinnedServer(Config.toolConfig(config, "get-sum"))).toBeUndefined()
+    expect(Config.configuredTools(config).map(([name, t]) => [name, Config.toolKind(t)])).toStrictEqual([["echo", "mcp"], ["get-sum", "builtin"]])
+  })
+
+  it("a server has exactly one of command and url, and only that kind's keys", () => {
+    expect(
+      problems({
+        mcp: {
+          servers: {
+            both: { command: "x", url: "http://a/mcp" },
+            none: { args: ["x"] },
+            stdio: { command: "x", headers: {} },
+            http: { url: "ftp://a", env: {}, cwd: "." },
+            "a.b": { command: "x" },
+            typed: { command: 5, args: "x", startup_timeout_ms: 0 }
+          }
+        }
+      })
+    ).toStrictEqual([
+      "mcp.servers.typed.command: expected string, got 5",
+      "mcp.servers.typed.args: expected array, got \"x\"",
+      "mcp.servers.typed.startup_timeout_ms: expected a value greater than 0, got 0",
+      "mcp.servers.both: set either command (a stdio server parley starts) or url (a streamable HTTP server), not both",
+      "mcp.servers.none: missing command (a stdio server parley starts) or url (a streamable HTTP server)",
+      "mcp.servers.stdio.headers: only an HTTP server (url) has headers",
+      "mcp.servers.http.env: only a stdio server (command) has env",
+      "mcp.servers.http.cwd: only a stdio server (command) has cwd",
+      "mcp.servers.http.url: expected an http:// or https:// URL, got \"ftp://a\"",
+      "mcp.servers.\"a.b\": a server name may only hold letters, digits, '_' and '-' (it is written source = \"mcp.NAME\")"
+    ])
+  })
+
+  it("source is local, builtin or mcp.NAME of a configured server; an MCP tool has no command or parameters", () => {
+    expect(
+      problems({
+        mcp: { servers: { everything: servers.everything } },
+        conversation: {
+          tools: {
+            a: { source: "remote" },
+            b: { source: "mcp.nope" },
+            c: { source: "mcp.everything", command: "x", parameters: {} }
+          }
+        }
+      })
+    ).toStrictEqual([
+      "conversation.tools.a.source: expected \"local\", \"builtin\" or \"mcp.NAME\" (NAME a server under [mcp.servers]), got \"remote\"",
+      "conversation.tools.b.source: there is no MCP server named \"nope\" (configure it under [mcp.servers.nope]; configured: everything)",
+      "conversation.tools.c.command: an MCP tool has no command of its own: its server provides it",
+      "conversation.tools.c.parameters: an MCP tool has no parameters of its own: its server provides it"
+    ])
   })
 })

@@ -220,9 +220,92 @@ describe("local tools: stopping the process group", () => {
       const started = Date.now()
       const result = completed(yield* executor.execute(call("sleeper", {}), {}, contextFor(root)))
       const elapsed = Date.now() - started
-      expect(result).toStrictEqual({ content: "Tool 'sleeper' timed out after 500 ms and was stopped.", is_error: true })
+      expect(result).toStrictEqual({ content: "Tool 'sleeper' timed out after 500 ms (timeout_ms) and was stopped.", is_error: true })
       expect(elapsed).toBeGreaterThanOrEqual(500)
       expect(elapsed).toBeLessThan(500 + LocalTool.KILL_GRACE_MS)
       expect(readPids(pidFile).filter(isRunning)).toStrictEqual([])
+    }))
+})
+
+describe("local tools: leftovers and output limits (issue 11)", () => {
+  const success = `printf '{"type":"success","content":"done"}\\n'`
+
+  it.live("the result is taken when the tool exits; a background job still holding stdout is stopped", () =>
+    Effect.gen(function*() {
+      const root = tempRoot()
+      // Without the fix parley waits for `sleep 1000` to close stdout, and the test times out.
+      const executor = yield* executorFor({ bg: { command: `sleep 1000 & echo $! > bg.pid; ${success}` } })
+      const result = completed(yield* executor.execute(call("bg", {}), {}, contextFor(root)))
+      expect(result).toStrictEqual({ content: "done", is_error: false })
+      const job = Number(fs.readFileSync(path.join(root, "bg.pid"), "utf8"))
+      expect(isRunning(job)).toBe(false)
+    }))
+
+  it.live("a background job that ignores SIGTERM is killed too, and output printed before the exit is kept", () =>
+    Effect.gen(function*() {
+      const root = tempRoot()
+      const executor = yield* executorFor({
+        bg: { command: `(trap '' TERM; sleep 1000) & echo $! > bg.pid; echo partial; echo oops >&2; exit 3` }
+      })
+      const result = completed(yield* executor.execute(call("bg", {}), {}, contextFor(root)))
+      expect(result).toStrictEqual({
+        content: `{"message":"Tool 'bg' execution failed.","stderr":"oops\\n","stdout":"partial\\n"}`,
+        is_error: true
+      })
+      expect(isRunning(Number(fs.readFileSync(path.join(root, "bg.pid"), "utf8")))).toBe(false)
+    }))
+
+  const exactly = (n: number) => `head -c ${n} /dev/zero | tr '\\0' x`
+
+  it.live("output up to max_output_bytes is the result; one byte more stops the tool with an error that says so", () =>
+    Effect.gen(function*() {
+      const root = tempRoot()
+      const executor = yield* executorFor({
+        fits: { command: exactly(1000), max_output_bytes: 1000 },
+        over: { command: `${exactly(1001)}; touch after`, max_output_bytes: 1000 }
+      })
+      expect(completed(yield* executor.execute(call("fits", {}), {}, contextFor(root)))).toStrictEqual({
+        content: "x".repeat(1000),
+        is_error: false
+      })
+      const over = completed(yield* executor.execute(call("over", {}), {}, contextFor(root)))
+      expect(over.is_error).toBe(true)
+      expect(JSON.parse(over.content)).toStrictEqual({
+        message: `Tool 'over' printed more than 1000 bytes (max_output_bytes) and was stopped; below is the start of its stdout and stderr (at most ${LocalTool.QUOTED_BYTES} characters each).`,
+        stderr: "",
+        stdout: "x".repeat(1000)
+      })
+    }))
+
+  it.live("stdout and stderr share the limit; `*` sets it for every tool", () =>
+    Effect.gen(function*() {
+      const root = tempRoot()
+      const executor = yield* executorFor({
+        "*": { max_output_bytes: 1000 },
+        both: { command: `${exactly(600)}; ${exactly(600)} >&2; ${success}` }
+      })
+      const result = completed(yield* executor.execute(call("both", {}), {}, contextFor(root)))
+      expect(result.is_error).toBe(true)
+      const content = JSON.parse(result.content) as { message: string; stdout: string; stderr: string }
+      expect(content.message).toMatch(/^Tool 'both' printed more than 1000 bytes \(max_output_bytes\)/)
+      // The two pipes are read independently, so which bytes came first depends on scheduling
+      // (the success line may beat stderr's bytes); together they are exactly the budget.
+      expect(content.stdout.startsWith("x".repeat(600))).toBe(true)
+      expect(content.stderr).toMatch(/^x+$/)
+      expect(content.stdout.length + content.stderr.length).toBe(1000)
+    }))
+
+  it.live("a tool printing forever is stopped at the limit, with every process it started", () =>
+    Effect.gen(function*() {
+      const root = tempRoot()
+      const executor = yield* executorFor({
+        spew: { command: `sleep 1000 & echo $! > bg.pid; yes parley`, max_output_bytes: 100_000 }
+      })
+      const result = completed(yield* executor.execute(call("spew", {}), {}, contextFor(root)))
+      expect(result.is_error).toBe(true)
+      expect(JSON.parse(result.content).message).toContain("printed more than 100000 bytes (max_output_bytes)")
+      expect(isRunning(Number(fs.readFileSync(path.join(root, "bg.pid"), "utf8")))).toBe(false)
+      // Past the quoted length, the quote is cut and says so.
+      expect(JSON.parse(result.content).stdout).toBe(`${"parley\n".repeat(146)}pa…`)
     }))
 })

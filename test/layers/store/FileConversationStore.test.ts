@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
@@ -203,6 +204,49 @@ describe("FileConversationStore", () => {
       }
     }))
 
+  it.effect("a fold record about a file JP rewrote since (after a crash mid-fold) is ignored: JP's entries are never cut off", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      const dir = path.join(storage, "conversations", "17738399468-t")
+      yield* seed(storage, turn(0))
+      const before = fs.readFileSync(path.join(dir, "events.json"))
+      const added = [ChatResponse.message(ts("30.0"), "parley's reply")]
+      const base = String(before.length)
+      const journal = added.map((e, i) => JSON.stringify({ at: 2 + i, base, entry: EntryCodec.encodeEntry(e) }) + "\n").join("") +
+        JSON.stringify({ fold: { base, cut: before.length - 3 } }) + "\n"
+      const folded = [...turn(0), ...added]
+      const jpTurn = [new TurnStart({ timestamp: ts("40.0") }), new ChatRequest({ timestamp: ts("40.1"), content: "JP's own turn" })]
+      // Killed before step 2 (JP saw the file without parley's reply) and after it (JP saw the reply).
+      for (const jpSaw of [turn(0), folded]) {
+        const jpWrote = EventsFile.render([...jpSaw, ...jpTurn])
+        fs.writeFileSync(path.join(dir, "events.json"), jpWrote)
+        fs.writeFileSync(path.join(dir, FileConversationStore.JOURNAL), journal)
+        const seen = types((yield* withStore(storage, (s) => s.load(id))).entries)
+        expect(seen).toStrictEqual(types([...jpSaw, ...jpTurn]))
+        yield* inSession(storage, () => Effect.void)
+        expect(eventsText(storage)).toBe(jpWrote)
+        expect(fs.existsSync(path.join(dir, FileConversationStore.JOURNAL))).toBe(false)
+      }
+    }))
+
+  for (const [name, entry] of [
+    ["an entry with a numeric type", `{"type":5}`],
+    ["arguments nested 5,000 deep", `{"timestamp":"2026-03-18 13:19:30.0","type":"tool_call_request","id":"x","name":"n","arguments":{"d":${"[".repeat(5000)}${"]".repeat(5000)}}}`]
+  ] as const) {
+    it.effect(`a journal line holding ${name} is never folded into JP's events.json: open fails naming the journal`, () =>
+      Effect.gen(function*() {
+        const storage = tempDir()
+        const dir = path.join(storage, "conversations", "17738399468-t")
+        yield* seed(storage, turn(0))
+        const before = eventsText(storage)
+        fs.writeFileSync(path.join(dir, FileConversationStore.JOURNAL), `{"at":2,"base":"${Buffer.byteLength(before)}","entry":${entry}}\n`)
+        const exit = yield* Effect.exit(inSession(storage, () => Effect.void))
+        expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toMatchObject({ _tag: "ConversationCorrupt", file: path.join(dir, FileConversationStore.JOURNAL) })
+        expect(eventsText(storage)).toBe(before)
+        expect(fs.existsSync(path.join(dir, FileConversationStore.JOURNAL))).toBe(true)
+      }))
+  }
+
   it.effect("a discard that crashed before removing the journal does not bring the dropped events back", () =>
     Effect.gen(function*() {
       const storage = tempDir()
@@ -221,6 +265,19 @@ describe("FileConversationStore", () => {
       expect(types((yield* withStore(storage, (s) => s.load(id))).entries)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
       yield* inSession(storage, () => Effect.void)
       expect(types(EventsFile.parse(eventsText(storage), "events.json"))).toStrictEqual(["turn_start", "chat_request", "chat_response"])
+    }))
+
+  it.effect("a temp file a writer killed mid-rewrite left is removed by the next open; a live writer's is kept", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      const dir = path.join(storage, "conversations", "17738399468-t")
+      yield* seed(storage, turn(0))
+      // pid 2^22+1 is not alive (pid_max is at most 2^22).
+      const dead = "events.json.4194305.k2j4x1.tmp"
+      const live = `events.json.${process.ppid}.a1b2c3.tmp`
+      for (const name of [dead, live]) fs.writeFileSync(path.join(dir, name), "[\n  {\"half\": ")
+      yield* inSession(storage, () => Effect.void)
+      expect(fs.readdirSync(dir).sort()).toStrictEqual(["base_config.json", "events.json", live, "metadata.json"])
     }))
 
   it.effect("renames the directory when the title changes, keeping other files", () =>
@@ -245,6 +302,19 @@ describe("FileConversationStore", () => {
       fs.writeFileSync(lockFile, JSON.stringify({ pid: 2 ** 22 + 12345, acquired_at: "x" }))
       yield* inSession(storage, () => Effect.sync(() => expect(JSON.parse(fs.readFileSync(lockFile, "utf8")).pid).toBe(process.pid)))
       expect(fs.existsSync(lockFile)).toBe(false)
+    }))
+
+  it.effect("a create that fails after taking the id's lock lets go of it", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      // conversations/ is a file: looking for the id's directory fails (ENOTDIR) once the lock is taken.
+      fs.writeFileSync(path.join(storage, "conversations"), "")
+      const failed = yield* Effect.exit(seed(storage))
+      expect(Exit.isFailure(failed) && Cause.squash(failed.cause)).toMatchObject({ _tag: "StoreIoError" })
+      expect(fs.existsSync(path.join(storage, "locks", "jp-c17738399468.lock"))).toBe(false)
+      fs.rmSync(path.join(storage, "conversations"))
+      yield* seed(storage)
+      expect(types((yield* withStore(storage, (s) => s.load(id))).entries)).toStrictEqual([])
     }))
 
   it.effect("create gives concurrent creators distinct ids; a half-made directory of a dead creator is invisible and swept", () =>

@@ -5,16 +5,27 @@ import { describe, expect, it } from "@effect/vitest"
 import * as FileLock from "../../../src/layers/store/FileLock.ts"
 import { repoRoot, tempDir } from "../../support/Fixtures.ts"
 
-const race = (file: string, racers: number): Promise<Array<string>> => {
-  const startAt = Date.now() + 1500 // after every child has loaded
-  return Promise.all(Array.from({ length: racers }, () =>
+/**
+ * Starts `racers` processes that each try the lock once. Nobody lets go
+ * until every racer has answered (a loaded machine may start one long after
+ * the others, and a holder that exited would leave a stale lock to take over).
+ */
+const race = async (file: string, racers: number): Promise<Array<string>> => {
+  const startAt = Date.now() + 1500 // usually after every child has loaded
+  const children = Array.from({ length: racers }, () =>
+    spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/lockChild.ts"), file, String(startAt)], { cwd: repoRoot }))
+  const answers = await Promise.all(children.map((child) =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/lockChild.ts"), file, String(startAt)], { cwd: repoRoot })
       let out = ""
-      child.stdout.on("data", (d: Buffer) => (out += d.toString()))
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString()
+        if (out.endsWith("\n")) resolve(out.trim())
+      })
       child.on("error", reject)
       child.on("exit", () => resolve(out.trim()))
     })))
+  await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : (child.on("exit", resolve), child.stdin.end())))))
+  return answers
 }
 
 describe("FileLock", () => {

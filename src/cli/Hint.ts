@@ -1,0 +1,51 @@
+/**
+ * Commands parley prints for the person to run next (issue 14 item 2): each
+ * one works when pasted into the same shell. It carries what this
+ * invocation was told and the conversation does not remember — the storage
+ * directory when one was given (`--storage` or `$PARLEY_STORAGE`), the
+ * `--model` when one was given, and the scripted model's `--script` — with
+ * every word shell-quoted.
+ *
+ * @example
+ * ```ts
+ * import * as Hint from "./Hint.ts"
+ * Hint.command(["query", "--continue-turn", "--id", "17953588145"], { storage: "/tmp/my dir/.parley" })
+ * // "parley query --continue-turn --id 17953588145 --storage '/tmp/my dir/.parley'"
+ * ```
+ */
+
+/** What a hint must repeat so it works when pasted. */
+export interface Context {
+  /** The storage directory when it was given explicitly (flag or environment). */
+  readonly storage?: string | undefined
+  /** `--model` as given on this command line. */
+  readonly model?: string | undefined
+  /** The scripted model's steps (absolute path), when a script is in use. */
+  readonly script?: string | undefined
+}
+
+/** Quotes one word for a POSIX shell (bare when it is safe). */
+export const quote = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`)
+
+/** `parley <args>` plus the flags of `context`, quoted. */
+export const command = (args: ReadonlyArray<string>, context: Context): string => {
+  const words = ["parley", ...args]
+  if (context.model !== undefined) words.push("--model", context.model)
+  if (context.script !== undefined) words.push("--script", context.script)
+  if (context.storage !== undefined) words.push("--storage", context.storage)
+  return words.map(quote).join(" ")
+}
+
+/** The command that resumes the incomplete turn of `id`. */
+export const resume = (id: string, context: Context): string => command(["query", "--continue-turn", "--id", id], context)
+
+/** The command that discards the incomplete turn of `id` (no model is called: none is needed). */
+export const discard = (id: string, context: Context): string => command(["query", "--discard-turn", "--id", id], { storage: context.storage })
+
+/**
+ * Makes every `` `parley …` `` command named in `message` (the store's hints,
+ * such as `` `parley conversation check 1234` ``) carry `--storage` when the
+ * storage directory was given explicitly.
+ */
+export const withStorage = (message: string, storage: string | undefined): string =>
+  storage === undefined ? message : message.replace(/`parley ([^`]*)`/g, (_, rest: string) => `\`parley ${rest} --storage ${quote(storage)}\``)

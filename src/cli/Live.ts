@@ -1,0 +1,173 @@
+/**
+ * The edge (issue 14 item 5): the one place the live layers of a
+ * `parley query` run are built, from its settings (flags, environment) and
+ * `config.toml` — the file store, the config, the live executor, the
+ * provider router, the LLM inquiry backend, and the prompter (the person's
+ * terminal, or none) — plus {@link Run}, what the CLI itself needs: the
+ * person's terminal, the status lines, the model chooser and what hints
+ * must repeat. The programs only ask for services.
+ *
+ * The config is read first: a broken `config.toml` stops the run before any
+ * conversation is touched. The inquiry backend asks whichever model the run
+ * ends up choosing (the conversation's remembered model is known only once
+ * it is open), so it waits for that choice.
+ *
+ * @example
+ * ```ts
+ * import * as Live from "./Live.ts"
+ * program.pipe(Effect.provide(Live.layer({ storage, storageGiven: undefined, model: undefined, script: undefined })))
+ * ```
+ */
+import * as path from "node:path"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Prompt from "effect/cli/Prompt"
+import type * as ConfigData from "../domain/tool/Config.ts"
+import * as ConfigFile from "../layers/ConfigFile.ts"
+import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
+import * as LlmInquiryBackend from "../layers/LlmInquiryBackend.ts"
+import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
+import * as ProviderLive from "../layers/provider/ProviderLive.ts"
+import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
+import { Config } from "../services/Config.ts"
+import type { ConversationStore } from "../services/ConversationStore.ts"
+import { Executor } from "../services/Executor.ts"
+import { InquiryBackend } from "../services/InquiryBackend.ts"
+import { PromptBackend, PromptFailed } from "../services/PromptBackend.ts"
+import { Provider } from "../services/Provider.ts"
+import { CliFailure } from "./CliFailure.ts"
+import type * as Hint from "./Hint.ts"
+import * as ModelChoice from "./ModelChoice.ts"
+import * as PersonTerminal from "./PersonTerminal.ts"
+import { VERSION } from "./Version.ts"
+import * as Status from "./Status.ts"
+import * as Style from "./Style.ts"
+
+/** What a run is told from outside (flags and environment). */
+export interface Settings {
+  /** The resolved storage directory. */
+  readonly storage: string
+  /** The storage directory as given (`--storage` or `$PARLEY_STORAGE`); `undefined` when found by looking up from here. */
+  readonly storageGiven: string | undefined
+  /** `--model` as given. */
+  readonly model: string | undefined
+  /** The scripted model's steps (`--script` or `$PARLEY_SCRIPT`). */
+  readonly script: string | undefined
+}
+
+/** What the CLI needs for a run, beside the programs' services. */
+export class Run extends Context.Service<Run, {
+  readonly settings: Settings
+  readonly config: ConfigData.Config
+  /** Where tools run: the storage directory's parent. */
+  readonly root: string
+  /** The person's terminal (prompts, the resume menu); `undefined` when nobody can be asked. */
+  readonly person: Context.Context<Prompt.Environment> | undefined
+  readonly status: Status.Status
+  /** Chooses the run's model from the one the conversation remembers, and checks it (its key, its script). */
+  readonly chooseModel: (remembered: string | undefined) => Effect.Effect<string, CliFailure>
+  /** What a printed command must repeat to work when pasted. */
+  readonly hint: Hint.Context
+}>()("parley/cli/Run") {}
+
+/** The services a query run is given. */
+export type Services = Run | Config | Executor | Provider | InquiryBackend | PromptBackend | ConversationStore
+
+/** Nobody to ask: JP routes questions to the inquiry backend instead. */
+const headless = PromptBackend.of({
+  interactive: false,
+  permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+  question: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
+})
+
+/**
+ * Stops the whole run the way Ctrl-C does when no prompt is on screen (a
+ * prompt reads keys in raw mode, so the terminal sends no SIGINT itself):
+ * every finalizer runs, and the exit code is 130.
+ */
+const interruptRun = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
+
+/** The person's prompter, with the status lines taken down while a prompt is on screen. */
+const terminalPrompts = (person: Context.Context<Prompt.Environment>, status: Status.Status) =>
+  Effect.map(
+    TerminalPromptBackend.make({ onRepeatedCancel: interruptRun }).pipe(Effect.provideContext(person)),
+    (prompts) =>
+      PromptBackend.of({
+        interactive: prompts.interactive,
+        permission: (request) => status.paused(prompts.permission(request)),
+        question: (request) => status.paused(prompts.question(request))
+      })
+  )
+
+/** The LLM inquiry backend on the model the run chooses (it waits for the choice). */
+const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<string>) =>
+  Layer.effect(InquiryBackend, Effect.gen(function*() {
+    const provider = yield* Provider
+    const executor = yield* Executor
+    const inquiryModel = config.conversation?.inquiry?.assistant?.model
+    const backend = Effect.cached(Effect.flatMap(Deferred.await(chosen), (model) =>
+      LlmInquiryBackend.make({
+        model,
+        ...(inquiryModel !== undefined ? { inquiryModel } : {}),
+        ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
+        tools: executor.definitions
+      }).pipe(Effect.provideService(Provider, provider))))
+    const get = yield* backend
+    return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
+  }))
+
+/** Everything a `parley query` run needs, live. */
+export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Prompt.Environment> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const configFile = ConfigFile.fileOf(settings.storage)
+    // Config first: a broken config.toml stops us before any conversation is touched.
+    const config = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
+    const providers = config.providers ?? {}
+    const providerOptions: ProviderLive.ProviderLiveOptions = {
+      ...(settings.script !== undefined ? { scriptPath: settings.script } : {}),
+      anthropic: providers["anthropic"]?.base_url !== undefined ? { baseUrl: providers["anthropic"].base_url } : {},
+      openai: providers["openai"]?.base_url !== undefined ? { baseUrl: providers["openai"].base_url } : {}
+    }
+    const chosen = yield* Deferred.make<string>()
+    const choose = ModelChoice.make({ flag: settings.model, script: settings.script, config, configFile, providers: providerOptions })
+    // The terminal lives as long as the run (its key reader and raw mode are scoped).
+    const person = PersonTerminal.isInteractive()
+      ? Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
+      : undefined
+    const status = yield* Status.make(PersonTerminal.reach(), Style.colorAllowed())
+    const configLayer = Layer.succeed(Config, Config.of({ file: configFile, data: config }))
+    // Built here, in the run's scope, so a config problem it finds is one clear line.
+    // MCP servers start with the executor (the first model request needs their tools) and stop with the run.
+    const mcp = { root: path.dirname(settings.storage), interactive: person !== undefined, clientInfo: { name: "parley", version: VERSION } }
+    const executorLayer = Layer.succeedContext(
+      yield* Layer.build(ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(configLayer))).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
+    )
+    const providerLayer = ProviderLive.layer(providerOptions)
+    const run = Run.of({
+      settings,
+      config,
+      root: path.dirname(settings.storage),
+      person,
+      status,
+      chooseModel: (remembered) => Effect.tap(choose(remembered), (model) => Deferred.succeed(chosen, model)),
+      hint: { storage: settings.storageGiven, model: settings.model, script: settings.script }
+    })
+    return Layer.mergeAll(
+      Layer.succeed(Run, run),
+      FileConversationStore.layer({ storageDir: settings.storage }),
+      configLayer,
+      executorLayer,
+      providerLayer,
+      inquiryLayer(config, chosen).pipe(Layer.provide(Layer.merge(providerLayer, executorLayer))),
+      person !== undefined ? Layer.effect(PromptBackend, terminalPrompts(person, status)) : Layer.succeed(PromptBackend, headless)
+    )
+  }))
+
+/** {@link layer} for settings computed by an effect (the command's flags and the root's `--storage`). */
+export const layerFrom = <E, R>(settings: Effect.Effect<Settings, E, R>): Layer.Layer<Services, CliFailure | E, Prompt.Environment | R> =>
+  Layer.unwrap(Effect.map(settings, layer))
+
+/** The file store of a storage directory (the `conversation` commands need nothing else). */
+export const storeLayer = (storageDir: string): Layer.Layer<ConversationStore> => FileConversationStore.layer({ storageDir })

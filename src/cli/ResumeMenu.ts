@@ -1,0 +1,51 @@
+/**
+ * The inline incomplete-turn prompt (RFD 023), on the person's terminal:
+ * the turn's tool calls with their state, then `r` resume · `d` discard ·
+ * `q` exit · `?` help, plus `e` (edit the pending query) when the model
+ * never answered it. Ctrl-C here stops the run (exit 130) and changes
+ * nothing.
+ *
+ * @example
+ * ```ts
+ * import * as ResumeMenu from "./ResumeMenu.ts"
+ * Query.query({ …, askResume: ResumeMenu.ask(terminalContext) })
+ * ```
+ */
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Prompt from "effect/cli/Prompt"
+import * as ConversationId from "../domain/storage/ConversationId.ts"
+import { keyPrompt } from "../layers/prompt/KeyPrompt.ts"
+import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
+import * as Query from "../programs/Query.ts"
+import * as PersonTerminal from "./PersonTerminal.ts"
+
+/** The summary printed above the menu. */
+export const summary = (info: Query.IncompleteInfo): string => {
+  const lines = [`⚠ Conversation ${ConversationId.display(info.conversationId)} has an incomplete turn.`, ""]
+  for (const call of info.analysis.toolCalls) {
+    const mark = call.status === "completed" ? "✓" : call.status === "failed" ? "✗" : call.status === "waiting-for-input" ? "⏸" : "…"
+    const question = call.inquiries.find((q) => q.response === null)?.request.question.text.split("\n")[0]
+    lines.push(`  ${mark} ${call.request.name} — ${call.status.replaceAll("-", " ")}${question !== undefined ? `: "${question}"` : ""}`)
+  }
+  if (info.analysis.toolCalls.length === 0) lines.push(`  ${Query.describeIncomplete(info.summary, info.analysis)}`)
+  return lines.join("\n") + "\n\n"
+}
+
+/** Asks what to do with the incomplete turn, on the terminal of `context`. */
+export const ask = (context: Context.Context<Prompt.Environment>) => (info: Query.IncompleteInfo): Effect.Effect<Query.ResumeChoice> =>
+  Effect.gen(function*() {
+    PersonTerminal.write(summary(info))
+    const keys = [
+      { key: "r", label: "resume the incomplete turn" },
+      { key: "d", label: "discard it and start fresh" },
+      ...(info.summary.state === "pending-llm-response" ? [{ key: "e", label: "edit the pending query, then resume" }] : []),
+      { key: "q", label: "exit" }
+    ]
+    const key = yield* Prompt.run(keyPrompt({ message: "What now?", keys })).pipe(
+      Effect.provide(context),
+      // Ctrl-C here stops the run, as it does anywhere else (exit 130); end the prompt's line first.
+      Effect.catch(() => Effect.sync(() => PersonTerminal.write(`${TerminalPromptBackend.CANCELLED}\n`)).pipe(Effect.andThen(Effect.interrupt)))
+    )
+    return (({ r: "resume", d: "discard", e: "edit" }) as Record<string, Query.ResumeChoice>)[key] ?? "quit"
+  })

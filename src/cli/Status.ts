@@ -1,0 +1,169 @@
+/**
+ * Status as it happens, on the person's terminal (issue 14 item 1): a live
+ * region of spinner rows — "waiting for <model>" while the model has not
+ * answered, one row per running tool call — redrawn in place, and permanent
+ * lines printed above it (`✓`/`✗` per call, `↳` per question).
+ *
+ * TTY only: without a terminal every method is a no-op. Colour follows
+ * `NO_COLOR`. While a prompt is on screen the region is taken down
+ * ({@link Status.paused}), so a prompt never fights a spinner for the cursor.
+ * The spinner is a fiber in the run's scope, not a timer left behind.
+ *
+ * @example
+ * ```ts
+ * import * as Status from "./Status.ts"
+ * const status = yield* Status.make(PersonTerminal.reach(), Style.colorAllowed())
+ * yield* status.notice(notice)
+ * ```
+ */
+import type * as tty from "node:tty"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import type { Notice } from "../programs/Notice.ts"
+import * as StatusText from "./StatusText.ts"
+import * as Style from "./Style.ts"
+
+export interface Status {
+  /** Whether anything is shown (a terminal was reached). */
+  readonly enabled: boolean
+  readonly style: Style.Style
+  /** Shows (or takes down) the "waiting for the model" row. */
+  readonly waiting: (on: boolean, label: string) => Effect.Effect<void>
+  /** Renders a notice: a running row, a finished line, a question line. */
+  readonly notice: (notice: Notice) => Effect.Effect<void>
+  /** Prints `text` as a permanent line above the live rows. */
+  readonly line: (text: string) => Effect.Effect<void>
+  /** Runs `write` (output elsewhere on the same screen: stdout, stderr) with the live rows taken down meanwhile. */
+  readonly around: (write: () => void) => Effect.Effect<void>
+  /** Runs `effect` with the live rows off the screen (a prompt is showing). */
+  readonly paused: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Takes the live rows down for good (the run is over). */
+  readonly clear: Effect.Effect<void>
+}
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+/** No terminal: nothing is shown. */
+export const none: Status = {
+  enabled: false,
+  style: Style.plain,
+  waiting: () => Effect.void,
+  notice: () => Effect.void,
+  line: () => Effect.void,
+  around: (write) => Effect.sync(write),
+  paused: (effect) => effect,
+  clear: Effect.void
+}
+
+/** The live region's state and its drawing (synchronous writes to one terminal). */
+class Region {
+  private readonly rows = new Map<string, string>()
+  private drawn = 0
+  private frame = 0
+  /** Lines that arrived while a prompt was on screen: printed once it is gone. */
+  private readonly held: Array<string> = []
+  private paused = false
+
+  constructor(private readonly out: tty.WriteStream, private readonly style: Style.Style) {}
+
+  get columns(): number {
+    return Math.max(this.out.columns ?? 80, 20)
+  }
+
+  get active(): boolean {
+    return this.rows.size > 0 && !this.paused
+  }
+
+  set(key: string, text: string | undefined): void {
+    this.erase()
+    if (text === undefined) this.rows.delete(key)
+    else this.rows.set(key, text)
+    this.draw()
+  }
+
+  /** Prints a permanent line above the rows (held back while a prompt is on screen). */
+  print(text: string): void {
+    if (this.paused) {
+      this.held.push(text)
+      return
+    }
+    this.erase()
+    this.out.write(text + "\n")
+    this.draw()
+  }
+
+  /** Runs `write` with the rows taken down. */
+  around(write: () => void): void {
+    this.erase()
+    write()
+    this.draw()
+  }
+
+  pause(): void {
+    this.erase()
+    this.paused = true
+  }
+
+  resume(): void {
+    this.paused = false
+    for (const text of this.held.splice(0)) this.out.write(text + "\n")
+    this.draw()
+  }
+
+  tick(): void {
+    if (!this.active) return
+    this.frame++
+    this.erase()
+    this.draw()
+  }
+
+  erase(): void {
+    if (this.drawn === 0) return
+    this.out.write("\r\x1b[2K" + "\x1b[1A\x1b[2K".repeat(this.drawn - 1))
+    this.drawn = 0
+  }
+
+  draw(): void {
+    if (!this.active) return
+    const spinner = FRAMES[this.frame % FRAMES.length]!
+    const lines = [...this.rows.values()].map((text) => this.style.dim(`${spinner} ${Style.truncate(text, this.columns - 3)}`))
+    this.out.write(lines.join("\n"))
+    this.drawn = lines.length
+  }
+}
+
+/** The status on `out` (or {@link none} without a terminal); the spinner fiber lives in the scope. */
+export const make = (out: tty.WriteStream | undefined, color: boolean): Effect.Effect<Status, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (out === undefined) return none
+    const style = Style.make(color)
+    const region = new Region(out, style)
+    yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => region.tick()), Schedule.spaced("80 millis")))
+    yield* Effect.addFinalizer(() => Effect.sync(() => region.erase()))
+    const notice = (n: Notice) =>
+      Effect.sync(() => {
+        const columns = region.columns
+        switch (n._tag) {
+          case "ToolStarted":
+            return region.set(`call:${n.call.id}`, StatusText.runningRow(n, columns))
+          case "ToolFinished":
+            region.set(`call:${n.call.id}`, undefined)
+            return region.print(StatusText.finishedLine(n, columns, style))
+          case "QuestionClosed":
+            return region.print(StatusText.questionLine(n, columns, style))
+          default:
+            return
+        }
+      })
+    return {
+      enabled: true,
+      style,
+      waiting: (on, label) => Effect.sync(() => region.set("waiting", on ? label : undefined)),
+      notice,
+      line: (text) => Effect.sync(() => region.print(text)),
+      around: (write) => Effect.sync(() => region.around(write)),
+      paused: (effect) => Effect.acquireUseRelease(Effect.sync(() => region.pause()), () => effect, () => Effect.sync(() => region.resume())),
+      clear: Effect.sync(() => region.erase())
+    } satisfies Status
+  })

@@ -1,0 +1,346 @@
+/**
+ * One live MCP tool call across the executor's rounds (issue 13).
+ *
+ * The Executor contract is "run with these answers; return the response or
+ * the next question". An MCP call is one request that stays open while the
+ * server elicits, so it is kept here between rounds, keyed by conversation
+ * and tool call id:
+ *
+ * 1. the first round sends `tools/call` and waits for the first event;
+ * 2. an `elicitation/create` is opened and worked through question by
+ *    question (`domain/tool/Elicitation.ts`): each question not yet answered
+ *    is returned as `NeedsInput` (source `tool{name}`, whatever the server
+ *    says); the coordinator records and routes it and calls again with the
+ *    answer, which is checked (a rejected answer is asked again, at most
+ *    {@link MAX_ATTEMPTS} times) — when every field has a value, parley
+ *    replies `accept` with the content;
+ * 3. the result of `tools/call` is the call's response.
+ *
+ * Answers handed to the first round (a resumed turn gives back what it
+ * recorded) are used for the server's questions of the same id without
+ * asking, once each.
+ *
+ * A call whose question the coordinator ends without calling back (Ctrl-C at
+ * the prompt, a failed side call) or that is interrupted is abandoned: the
+ * open elicitation is answered `cancel`, and the request is cancelled after
+ * {@link ABANDON_GRACE_MS} if the server has not finished by then. The
+ * executor learns of it from the fiber that received the `NeedsInput`: when
+ * that fiber ends without calling back, the call was abandoned — so a caller
+ * must call `execute` again from the same fiber (the coordinator does).
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as McpCall from "./McpCall.ts"
+ * declare const server: McpCall.CallSpec["server"]
+ * const program = Effect.suspend(() => {
+ *   const live = McpCall.start({ server, serverName: "everything", tool: "echo", args: { message: "hi" }, timeoutMs: 300_000, interactive: true }, {}, () => {})
+ *   return McpCall.run(live, {})
+ * })
+ * ```
+ */
+import type * as Schema from "effect/Schema"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as InquirySource from "../../domain/event/InquirySource.ts"
+import * as Elicitation from "../../domain/tool/Elicitation.ts"
+import type { Question } from "../../domain/tool/Question.ts"
+import { type Answers, Completed, error, type ExecutorResult, NeedsInput } from "../../services/Executor.ts"
+import { type ToolResult, toolResponse } from "./Content.ts"
+import type { Connection, Elicited } from "./McpServer.ts"
+
+/** One question asked more often than this in one call ends the call with a tool error (contract §5 round 2). */
+export const MAX_ATTEMPTS = 5
+
+/** How long an abandoned call's server gets to finish after `cancel` before the request is cancelled. */
+export const ABANDON_GRACE_MS = 2000
+
+type Event =
+  | { readonly _tag: "Elicited"; readonly elicited: Elicited }
+  | { readonly _tag: "Finished"; readonly result: ToolResult }
+  | { readonly _tag: "Failed"; readonly error: unknown }
+
+/** The elicitation being answered. */
+interface Open {
+  readonly elicited: Elicited
+  readonly request: Elicitation.Request
+  /** Form: the "fill in this form?" question was answered yes. */
+  accepted: boolean
+  /** Form: the field being asked. */
+  index: number
+  readonly values: Record<string, Elicitation.Value>
+  /** Why the last answer to the current question was rejected. */
+  problem: string | undefined
+  rejected: number
+}
+
+/** What one call needs: the server, the tool and its checked arguments, and its limits. */
+export interface CallSpec {
+  readonly server: Connection
+  readonly serverName: string
+  readonly tool: string
+  readonly args: Readonly<Record<string, Schema.Json>>
+  /** Server time the call may take (time spent waiting for answers does not count). */
+  readonly timeoutMs: number
+  /** A person can be asked (URL mode is declined otherwise). */
+  readonly interactive: boolean
+}
+
+/** A call in flight. Create with {@link start}; drive with {@link run}. */
+export interface LiveCall {
+  readonly spec: CallSpec
+  readonly abort: AbortController
+  readonly queue: Array<Event>
+  waiter: ((event: Event) => void) | undefined
+  /** Answers given to the first round, used once each for questions of the same id. */
+  readonly pool: Map<string, Schema.Json>
+  open: Open | undefined
+  /** The question last returned as `NeedsInput`. */
+  asked: Question | undefined
+  /** Why the call ended early (a question rejected {@link MAX_ATTEMPTS} times). */
+  gaveUp: string | undefined
+  /** Finished, or abandoned: nothing more goes to the coordinator. */
+  done: boolean
+  spentMs: number
+  detach: (() => void) | undefined
+  /** Resolves once the server's `tools/call` has settled and the server is free again. */
+  readonly settled: Promise<void>
+  /** Called once when the call ends either way (the registry forgets it). */
+  readonly onEnd: () => void
+}
+
+const push = (live: LiveCall, event: Event): void => {
+  if (live.done && event._tag === "Elicited") return event.elicited.respond({ action: "cancel" })
+  const waiter = live.waiter
+  live.waiter = undefined
+  if (waiter !== undefined) waiter(event)
+  else live.queue.push(event)
+}
+
+/**
+ * Sends `tools/call` (the caller holds the server's lock; it is released
+ * when the request settles) and routes the server's elicitations to this call.
+ */
+export const start = (spec: CallSpec, answers: Answers, onEnd: () => void): LiveCall => {
+  let settle: () => void = () => {}
+  const live: LiveCall = {
+    spec,
+    abort: new AbortController(),
+    queue: [],
+    waiter: undefined,
+    pool: new Map(Object.entries(answers)),
+    open: undefined,
+    asked: undefined,
+    gaveUp: undefined,
+    done: false,
+    spentMs: 0,
+    detach: undefined,
+    settled: new Promise<void>((resolve) => (settle = resolve)),
+    onEnd
+  }
+  const route = (elicited: Elicited) => push(live, { _tag: "Elicited", elicited })
+  spec.server.onElicit = route
+  spec.server.callTool(spec.tool, spec.args, live.abort.signal).then(
+    (result) => push(live, { _tag: "Finished", result: result as ToolResult }),
+    (e: unknown) => push(live, { _tag: "Failed", error: e })
+  ).finally(() => {
+    if (spec.server.onElicit === route) spec.server.onElicit = undefined
+    spec.server.lock.release()
+    settle()
+  })
+  return live
+}
+
+const end = (live: LiveCall): void => {
+  if (live.done) return
+  live.done = true
+  live.detach?.()
+  live.detach = undefined
+  live.onEnd()
+}
+
+const respond = (live: LiveCall, action: "accept" | "decline" | "cancel", content?: Record<string, Elicitation.FieldValue>): void => {
+  const open = live.open
+  live.open = undefined
+  live.asked = undefined
+  open?.elicited.respond(action === "accept" && content !== undefined ? { action, content } : { action })
+}
+
+/**
+ * Gives the call up: the open elicitation and any later one are answered
+ * `cancel`; the request itself is cancelled now (nothing was open) or after
+ * {@link ABANDON_GRACE_MS} (the server may finish on its own after `cancel`).
+ */
+export const abandon = (live: LiveCall): void => {
+  if (live.done) return
+  const hadOpen = live.open !== undefined
+  end(live)
+  respond(live, "cancel")
+  for (const event of live.queue.splice(0)) if (event._tag === "Elicited") event.elicited.respond({ action: "cancel" })
+  if (!hadOpen) return live.abort.abort()
+  const timer = setTimeout(() => live.abort.abort(), ABANDON_GRACE_MS)
+  void live.settled.then(() => clearTimeout(timer))
+}
+
+const form = (open: Open): Elicitation.Form | undefined => (open.request._tag === "Form" ? open.request : undefined)
+
+/** The question the open elicitation waits on, or `undefined` when the form is complete. */
+const current = (live: LiveCall, open: Open): Question | undefined => {
+  const f = form(open)
+  if (f === undefined) return Elicitation.urlQuestion(live.spec.serverName, open.request as Elicitation.UrlRequest)
+  if (!open.accepted) return Elicitation.formQuestion(live.spec.serverName, f)
+  const field = f.fields[open.index]
+  return field === undefined ? undefined : Elicitation.fieldQuestion(field, open.problem)
+}
+
+const reject = (live: LiveCall, open: Open, question: Question, problem: string): void => {
+  open.problem = problem
+  open.rejected += 1
+  // The elicitation stays open: abandoning the call answers it `cancel`.
+  if (open.rejected >= MAX_ATTEMPTS) {
+    live.gaveUp = `Tool '${live.spec.tool}' asked "${question.id}" ${MAX_ATTEMPTS} times without getting a valid answer (the last one: ${problem}).`
+  }
+}
+
+/** Applies one answer to the question the open elicitation waits on. */
+const apply = (live: LiveCall, open: Open, question: Question, answer: Schema.Json): void => {
+  const f = form(open)
+  if (f === undefined || !open.accepted) {
+    const yes = Elicitation.checkYesNo(answer)
+    if (Result.isFailure(yes)) return reject(live, open, question, yes.failure)
+    open.rejected = 0
+    if (!yes.success) return respond(live, "decline")
+    if (f === undefined) return respond(live, "accept")
+    open.accepted = true
+    return
+  }
+  const checked = Elicitation.check(f.fields[open.index]!, answer)
+  if (Result.isFailure(checked)) return reject(live, open, question, checked.failure)
+  open.values[question.id] = checked.success
+  open.index += 1
+  open.problem = undefined
+  open.rejected = 0
+}
+
+/**
+ * Works the open elicitation forward as far as known answers go; replies
+ * `accept` once the form is complete. Returns the question to ask next.
+ */
+const advance = (live: LiveCall): Question | undefined => {
+  for (;;) {
+    const open = live.open
+    if (open === undefined || live.gaveUp !== undefined) return undefined
+    // The server withdrew the request (its own timeout), or the call has already ended
+    // (the SDK ignores a cancellation of request id 0): nothing to ask any more.
+    if (open.elicited.signal.aborted || live.queue.some((e) => e._tag !== "Elicited")) {
+      respond(live, "cancel")
+      return undefined
+    }
+    const question = current(live, open)
+    if (question === undefined) {
+      respond(live, "accept", Elicitation.content(form(open)!, open.values))
+      continue
+    }
+    const pooled = live.pool.get(question.id)
+    if (pooled === undefined) return question
+    live.pool.delete(question.id)
+    apply(live, open, question, pooled)
+  }
+}
+
+/** Opens an elicitation the server sent, or answers it at once when nobody can. */
+const opened = (live: LiveCall, elicited: Elicited): void => {
+  const parsed = Elicitation.parse(elicited.params)
+  if (Result.isFailure(parsed)) return elicited.refuse(`parley cannot ask this: ${parsed.failure}`)
+  // URL mode needs a person at a browser; without a terminal nobody can go.
+  if (parsed.success._tag === "Url" && !live.spec.interactive) return elicited.respond({ action: "decline" })
+  live.open = { elicited, request: parsed.success, accepted: false, index: 0, values: {}, problem: undefined, rejected: 0 }
+}
+
+/** The next event, or `undefined` after `ms` (the call's remaining server time). */
+const take = (live: LiveCall, ms: number): Effect.Effect<Event | undefined> =>
+  Effect.callback<Event | undefined>((resume) => {
+    const queued = live.queue.shift()
+    if (queued !== undefined) return resume(Effect.succeed(queued))
+    const timer = setTimeout(() => {
+      live.waiter = undefined
+      resume(Effect.succeed(undefined))
+    }, Math.max(0, ms))
+    live.waiter = (event) => {
+      clearTimeout(timer)
+      resume(Effect.succeed(event))
+    }
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      live.waiter = undefined
+    })
+  })
+
+const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+
+const failed = (live: LiveCall, e: unknown): ExecutorResult => {
+  const down = live.spec.server.down()
+  const code = typeof e === "object" && e !== null && "code" in e ? (e as { code: unknown }).code : undefined
+  if (code === -32042) {
+    // URL elicitation required (the error path): tell the model what the person has to do.
+    return error(`MCP server "${live.spec.serverName}" needs a page opened first: ${describe(e)}. Ask the person to complete it, then call the tool again.`)
+  }
+  return error(
+    down !== undefined
+      ? `Tool '${live.spec.tool}' failed: ${down}. Its tools are unavailable for the rest of this run.`
+      : `Tool '${live.spec.tool}' failed: MCP server "${live.spec.serverName}": ${describe(e)}`
+  )
+}
+
+/** Remembers the fiber that got `NeedsInput`: if it ends without calling back, the call was abandoned. */
+const watch = (live: LiveCall): Effect.Effect<void> =>
+  Effect.withFiber((fiber) =>
+    Effect.sync(() => {
+      live.detach = fiber.addObserver(() => abandon(live))
+    })
+  )
+
+const loop = (live: LiveCall, answers: Answers): Effect.Effect<ExecutorResult> =>
+  Effect.gen(function*() {
+    for (;;) {
+      const question = advance(live)
+      if (live.gaveUp !== undefined) {
+        abandon(live)
+        return error(live.gaveUp)
+      }
+      if (question !== undefined) {
+        live.asked = question
+        yield* watch(live)
+        return new NeedsInput({ question, source: InquirySource.InquirySource.tool(live.spec.tool), answers: { ...answers } })
+      }
+      const started = Date.now()
+      const event = yield* take(live, live.spec.timeoutMs - live.spentMs)
+      live.spentMs += Date.now() - started
+      if (event === undefined) {
+        abandon(live)
+        return error(`Tool '${live.spec.tool}' timed out after ${live.spec.timeoutMs} ms and was cancelled.`)
+      }
+      if (event._tag === "Elicited") opened(live, event.elicited)
+      else {
+        // An elicitation still open when the call ends is moot.
+        respond(live, "cancel")
+        end(live)
+        return event._tag === "Finished" ? new Completed({ response: toolResponse(event.result) }) : failed(live, event.error)
+      }
+    }
+  })
+
+/**
+ * One executor round: applies the answer to the question asked last round
+ * (if any), then waits for the next question or the result. Interrupting
+ * it abandons the call.
+ */
+export const run = (live: LiveCall, answers: Answers): Effect.Effect<ExecutorResult> =>
+  Effect.suspend(() => {
+    live.detach?.()
+    live.detach = undefined
+    const open = live.open
+    const asked = live.asked
+    if (open !== undefined && asked !== undefined && answers[asked.id] !== undefined) apply(live, open, asked, answers[asked.id]!)
+    return loop(live, answers)
+  }).pipe(Effect.onInterrupt(() => Effect.sync(() => abandon(live))))

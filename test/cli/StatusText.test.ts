@@ -1,0 +1,109 @@
+// The words of the CLI's output, as pure functions (issue 14): status lines,
+// error summaries, paste-able commands, usage lines and the JSON report.
+import { describe, expect, it } from "@effect/vitest"
+import * as CliError from "effect/cli/CliError"
+import { ToolCallRequest } from "../../src/domain/event/ToolCallRequest.ts"
+import * as Timestamp from "../../src/domain/event/Timestamp.ts"
+import type { InquiryId } from "../../src/domain/event/InquiryId.ts"
+import { Question } from "../../src/domain/tool/Question.ts"
+import { type Answerer, Notice, QuestionOutcome } from "../../src/programs/Notice.ts"
+import { QueryOutcome } from "../../src/programs/Query.ts"
+import * as Hint from "../../src/cli/Hint.ts"
+import { outcomeName, Report } from "../../src/cli/Report.ts"
+import * as StatusText from "../../src/cli/StatusText.ts"
+import * as Style from "../../src/cli/Style.ts"
+import * as Usage from "../../src/cli/Usage.ts"
+
+const at = Timestamp.make("2026-03-01 10:00:00.5")
+const call = (id: string, name: string, args: Record<string, unknown> = {}) => new ToolCallRequest({ timestamp: at, id, name, arguments: args as never })
+const question = (text: string, type: "boolean" | "text" | "secret" = "boolean") => new Question({ id: "q" as never, text, answer_type: { type } })
+const closed = (text: string, by: Answerer, outcome: QuestionOutcome, type: "boolean" | "text" | "secret" = "boolean") =>
+  Notice.QuestionClosed({ call: call("c1", "write_file"), inquiryId: "c1.q.1" as InquiryId, question: question(text, type), by, outcome }) as Extract<Notice, { _tag: "QuestionClosed" }>
+
+describe("status lines", () => {
+  it("a failed tool's line is the last line of its stderr, else its message, else its first line", () => {
+    expect(StatusText.errorLine(JSON.stringify({ message: "Tool 'x' execution failed.", stderr: "sh: 1: nope: not found\n", stdout: "" }))).toBe("sh: 1: nope: not found")
+    const traceback = "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    boom()\nValueError: boom\n"
+    expect(StatusText.errorLine(JSON.stringify({ message: "Tool 't' execution failed.", stderr: traceback, stdout: "" }))).toBe("ValueError: boom")
+    expect(StatusText.errorLine(JSON.stringify({ message: "Tool 't' execution failed.", stderr: "", stdout: "x" }))).toBe("Tool 't' execution failed.")
+    expect(StatusText.errorLine("Tool 'x' timed out after 100 ms and was stopped.")).toBe("Tool 'x' timed out after 100 ms and was stopped.")
+    expect(StatusText.errorLine("\n\nTool input prompt failed.\nmore")).toBe("Tool input prompt failed.")
+  })
+
+  it("finished, skipped and failed calls; arguments cut to the width", () => {
+    const ok = Notice.ToolFinished({ call: call("c1", "write_file", { path: "a.txt" }), ran: true, response: { content: "ok", is_error: false } }) as Extract<Notice, { _tag: "ToolFinished" }>
+    expect(StatusText.finishedLine(ok, 80, Style.plain)).toBe(`✓ write_file {"path":"a.txt"}`)
+    expect(StatusText.finishedLine(ok, 80, Style.make(true))).toBe(`\x1b[32m✓\x1b[39m write_file \x1b[2m{"path":"a.txt"}\x1b[22m`)
+    const failed = Notice.ToolFinished({ call: call("c1", "deploy"), ran: true, response: { content: "boom\ntrace", is_error: true } }) as Extract<Notice, { _tag: "ToolFinished" }>
+    expect(StatusText.finishedLine(failed, 80, Style.plain)).toBe("✗ deploy: boom")
+    const skipped = Notice.ToolFinished({ call: call("c1", "ping"), ran: false, response: { content: "Tool skipped by configuration.", is_error: false } }) as Extract<Notice, { _tag: "ToolFinished" }>
+    expect(StatusText.finishedLine(skipped, 80, Style.plain)).toBe("– ping: Tool skipped by configuration.")
+    const long = Notice.ToolStarted({ call: call("c1", "write_file", { path: "x".repeat(200) }), resumed: true }) as Extract<Notice, { _tag: "ToolStarted" }>
+    const row = StatusText.runningRow(long, 40)
+    expect(Style.width(row)).toBeLessThanOrEqual(38)
+    expect(row.startsWith("write_file (resumed) {")).toBe(true)
+    expect(row.endsWith("…")).toBe(true)
+  })
+
+  it("who answered and what: yes/no, text, •••• for a secret, cancellations with their reason", () => {
+    expect(StatusText.questionLine(closed("Overwrite a.txt?", "assistant", QuestionOutcome.Answered({ answer: false })), 80, Style.plain)).toBe("↳ Overwrite a.txt? → no (assistant)")
+    expect(StatusText.questionLine(closed("Branch?", "config", QuestionOutcome.Answered({ answer: "main" }), "text"), 80, Style.plain)).toBe("↳ Branch? → main (config)")
+    expect(StatusText.questionLine(closed("Token?", "you", QuestionOutcome.Redacted(), "secret"), 80, Style.plain)).toBe("↳ Token? → •••• (you)")
+    expect(StatusText.questionLine(closed("Token?", "parley", QuestionOutcome.Cancelled({ reason: "no_prompt_backend" }), "secret"), 80, Style.plain)).toBe("↳ Token? → cancelled: no_prompt_backend")
+    expect(StatusText.questionLine(closed("Apply?", "remembered", QuestionOutcome.Answered({ answer: true })), 80, Style.plain)).toBe("↳ Apply? → yes (remembered)")
+    expect(StatusText.answerText(QuestionOutcome.Answered({ answer: { a: 1 } }))).toBe(`{"a":1}`)
+  })
+})
+
+describe("paste-able commands", () => {
+  it("repeat --model, --script and --storage when given, each quoted for the shell", () => {
+    expect(Hint.resume("17000000001", {})).toBe("parley query --continue-turn --id 17000000001")
+    expect(Hint.resume("17000000001", { storage: "/tmp/my dir/.parley", model: "openai/gpt-5", script: "/tmp/it's.json" })).toBe(
+      "parley query --continue-turn --id 17000000001 --model openai/gpt-5 --script '/tmp/it'\\''s.json' --storage '/tmp/my dir/.parley'"
+    )
+    // Discarding calls no model: only the storage is repeated.
+    expect(Hint.discard("17000000001", { storage: "/s", model: "openai/gpt-5", script: "/x.json" })).toBe("parley query --discard-turn --id 17000000001 --storage /s")
+    expect(Hint.withStorage("Run `parley conversation ls --archived` to see the ids.", "/s")).toBe("Run `parley conversation ls --archived --storage /s` to see the ids.")
+    expect(Hint.withStorage("Run `parley conversation ls`.", undefined)).toBe("Run `parley conversation ls`.")
+  })
+})
+
+describe("usage lines", () => {
+  it("say what is wrong in one line, with effect/cli's suggestions", () => {
+    const path = ["parley", "query"]
+    expect(Usage.describe(new CliError.UnrecognizedOption({ option: "--neww", suggestions: ["--new"] }), path)).toBe("unrecognized flag --neww for `parley query` (did you mean --new?)")
+    expect(Usage.describe(new CliError.MissingArgument({ argument: "id" }), ["parley", "conversation", "print"])).toBe("`parley conversation print` needs <id>")
+    expect(Usage.describe(new CliError.InvalidValue({ option: "format", value: "yaml", expected: "text | json", kind: "flag" }), path)).toMatch(/^invalid value for flag --format/)
+    expect(Usage.helpHint(path)).toBe("Run `parley query --help` for usage.")
+  })
+})
+
+describe("the JSON report", () => {
+  it("collects replies, calls and questions; never a secret", () => {
+    const r = new Report()
+    r.conversationId = "17000000001"
+    r.text("Writing")
+    r.text(".")
+    r.notice(Notice.ReplyFinished({ stopReason: "tool_use" }))
+    r.notice(Notice.ToolStarted({ call: call("c1", "use_token"), resumed: false }))
+    r.notice(Notice.ToolStarted({ call: call("c2", "slow"), resumed: false }))
+    r.notice(Notice.QuestionClosed({ call: call("c1", "use_token"), inquiryId: "c1.token.1" as InquiryId, question: question("Token?", "secret"), by: "you", outcome: QuestionOutcome.Redacted() }))
+    r.notice(Notice.ToolFinished({ call: call("c1", "use_token"), ran: true, response: { content: "got 8 chars", is_error: false } }))
+    r.text("Done.")
+    r.notice(Notice.ReplyFinished({ stopReason: "end_turn" }))
+    expect(r.toJson({ outcome: outcomeName(QueryOutcome.NothingToResume()) })).toStrictEqual({
+      conversation_id: "17000000001",
+      created: false,
+      model: null,
+      outcome: "nothing_to_resume",
+      reply: "Writing.\nDone.",
+      stop_reason: "end_turn",
+      tool_calls: [
+        { id: "c1", name: "use_token", arguments: {}, outcome: "success", content: "got 8 chars" },
+        { id: "c2", name: "slow", arguments: {}, outcome: "unfinished" }
+      ],
+      questions: [{ id: "c1.token.1", tool_call_id: "c1", tool: "use_token", question: "Token?", answer_type: "secret", answered_by: "you", outcome: "redacted" }],
+      incomplete: null
+    })
+  })
+})
