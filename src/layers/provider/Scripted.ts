@@ -98,6 +98,9 @@ export const make = (steps: ReadonlyArray<ScriptedModel.Step>): Effect.Effect<Pr
     })
   })
 
+/** What a script looks like, for the error that finds a file is not one. */
+const SHAPE = `A script is {"steps": [{"message": "…"}, …]} (README, "Models and providers").`
+
 /** Reads and validates a script file. */
 export const loadScript = (path: string): Effect.Effect<ReadonlyArray<ScriptedModel.Step>, ProviderError> =>
   Effect.gen(function*() {
@@ -106,7 +109,7 @@ export const loadScript = (path: string): Effect.Effect<ReadonlyArray<ScriptedMo
       catch: (e) => fail(`Cannot read the model script ${path}: ${e instanceof Error ? e.message : String(e)}`)
     })
     const parsed = ScriptedModel.parse(text)
-    if (Result.isFailure(parsed)) return yield* fail(`Invalid model script ${path}: ${parsed.failure}`)
+    if (Result.isFailure(parsed)) return yield* fail(`Invalid model script ${path}: ${parsed.failure}. ${SHAPE}`)
     return parsed.success
   })
 

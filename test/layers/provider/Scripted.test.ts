@@ -185,5 +185,11 @@ describe("Scripted provider", () => {
       assert.match(missing.message, new RegExp(`^Cannot read the model script ${join(dir, "nope.json")}: .*ENOENT`))
       const invalid = yield* Effect.flip(Effect.provide(getProvider, Scripted.layerFromFile(bad)))
       assert.match(invalid.message, new RegExp(`^Invalid model script ${bad}: .*mesage`))
+      // A bare array of steps (an easy mistake) is named, with the shape a script has.
+      const bare = join(dir, "bare.json")
+      yield* Effect.promise(() => writeFile(bare, JSON.stringify([{ message: "hi" }])))
+      const array = yield* Effect.flip(Effect.provide(getProvider, Scripted.layerFromFile(bare)))
+      assert.include(array.message, `Invalid model script ${bare}: `)
+      assert.include(array.message, `A script is {"steps": [{"message": "…"}, …]}`)
     }))
 })
