@@ -45,6 +45,17 @@ describe("status lines", () => {
     expect(row.endsWith("…")).toBe(true)
   })
 
+  it("widths are terminal columns: wide characters take two, combining marks none; cuts never exceed the width", () => {
+    expect(Style.width("日本語")).toBe(6)
+    expect(Style.width("e\u0301")).toBe(1)
+    expect(Style.width("\x1b[2mok\x1b[22m ✅")).toBe(5)
+    expect(Style.truncate("日本語のファイル", 7)).toBe("日本語…")
+    expect(Style.truncate("日本語", 6)).toBe("日本語")
+    expect(Style.truncate("abcdef", 4)).toBe("abc…")
+    const wide = Notice.ToolStarted({ call: call("c1", "slow", { name: "日本語のファイル名".repeat(12) }), resumed: false }) as Extract<Notice, { _tag: "ToolStarted" }>
+    expect(Style.width(StatusText.runningRow(wide, 40))).toBeLessThanOrEqual(38)
+  })
+
   it("who answered and what: yes/no, text, •••• for a secret, cancellations with their reason", () => {
     expect(StatusText.questionLine(closed("Overwrite a.txt?", "assistant", QuestionOutcome.Answered({ answer: false })), 80, Style.plain)).toBe("↳ Overwrite a.txt? → no (assistant)")
     expect(StatusText.questionLine(closed("Branch?", "config", QuestionOutcome.Answered({ answer: "main" }), "text"), 80, Style.plain)).toBe("↳ Branch? → main (config)")
