@@ -97,7 +97,7 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
         report.text(chunk)
         text.write(chunk)
       }),
-    warning: (warning: string) => stderr(`parley: ${warning}`),
+    warning: (warning: string) => stderr(`parley: ${Style.printable(warning)}`),
     notice: (n: Notice) => Effect.suspend(() => (report.notice(n), status.notice(n))),
     chose: (model: string) => Effect.sync(() => void (report.model = model)),
     edit: (pending: string) =>

@@ -11,6 +11,7 @@
  * s.dim("waiting") // "\x1b[2mwaiting\x1b[22m" (or "waiting" under NO_COLOR)
  * ```
  */
+import * as TerminalText from "../domain/render/TerminalText.ts"
 
 export interface Style {
   readonly color: boolean
@@ -76,6 +77,9 @@ export const truncate = (s: string, columns: number): string => {
   }
   return fits ? s : columns <= 0 ? "" : kept + "…"
 }
+
+/** Text from outside made safe to show: control characters (escape sequences) made visible (see `TerminalText`). */
+export const printable = TerminalText.printable
 
 /** The first non-empty line of `s`, trimmed. */
 export const firstLine = (s: string): string => s.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? ""

@@ -81,6 +81,16 @@ describe("usage errors and arguments (built binary, no TTY)", () => {
   })
 })
 
+describe("hostile text on stderr (built binary)", () => {
+  it("a provider's error text is printed with its escape sequences made visible", () => {
+    const p = project()
+    const r = parley(p, ["query", "Hi", "--script", writeScript(p, "s.json", [{ error: "down\u001b]0;pwned\u0007\u001b[2J now" }])])
+    expect(r.code).toBe(1)
+    expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/)
+    expect(r.stderr).toContain("down␛]0;pwned␇␛[2J now")
+  })
+})
+
 describe("query --format json (built binary)", () => {
   it("prints one JSON document with the id, the reply, the stop reason, the calls and who answered; the id is on stderr too", () => {
     const p = project()

@@ -66,6 +66,22 @@ describe("status lines", () => {
   })
 })
 
+describe("hostile text in status lines (a model, a tool or a server chose it)", () => {
+  it("escape sequences in names, arguments, errors, questions and answers are shown, never sent to the terminal", () => {
+    const name = "evil\x1b]0;pwned\x07"
+    const failed = Notice.ToolFinished({ call: call("c1", name), ran: true, response: { content: JSON.stringify({ message: "Tool failed.", stderr: "boom\x1b[2J\n", stdout: "" }), is_error: true } })
+    expect(StatusText.finishedLine(failed as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe("✗ evil␛]0;pwned␇: boom␛[2J")
+    const ok = Notice.ToolFinished({ call: call("c1", name, { p: "\x9b2J\u202e" }), ran: true, response: { content: "ok", is_error: false } })
+    expect(StatusText.finishedLine(ok as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe(`✓ evil␛]0;pwned␇ {"p":"<U+009B>2J<U+202E>"}`)
+    const skipped = Notice.ToolFinished({ call: call("c1", name), ran: false, response: { content: "skipped\x1b[H", is_error: false } })
+    expect(StatusText.finishedLine(skipped as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe("– evil␛]0;pwned␇: skipped␛[H")
+    const running = Notice.ToolStarted({ call: call("c1", name, { p: "\x9b" }), resumed: false })
+    expect(StatusText.runningRow(running as Extract<Notice, { _tag: "ToolStarted" }>, 80)).toBe(`evil␛]0;pwned␇ {"p":"<U+009B>"}`)
+    const answered = closed("Which\x1b[31m one?", "assistant", QuestionOutcome.Answered({ answer: "x\x1b[2J" }), "text")
+    expect(StatusText.questionLine(answered, 80, Style.plain)).toBe("↳ Which␛[31m one? → x␛[2J (assistant)")
+  })
+})
+
 describe("paste-able commands", () => {
   it("repeat --model, --script and --storage when given, each quoted for the shell", () => {
     expect(Hint.resume("17000000001", {})).toBe("parley query --continue-turn --id 17000000001")

@@ -1,12 +1,15 @@
 // Issue 14's terminal, fault-injected on a real terminal (tmux): what a
 // reviewer found by running the built binary. Live status rows are always
-// erased (wide characters, more running calls than the screen has rows).
+// erased (wide characters, more running calls than the screen has rows);
+// escape sequences in what a model, a tool or a server says are shown, never
+// obeyed.
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { binary } from "../support/Cli.ts"
 import * as Tmux from "../support/Tmux.ts"
-import { makeProject as makeProjectIn, type Project, removeProjects, writeScript } from "../support/TtyProject.ts"
+import { makeProject as makeProjectIn, onDisk, type Project, removeProjects, writeScript } from "../support/TtyProject.ts"
 
 const makeProject = (files: Readonly<Record<string, string>> = {}) => makeProjectIn("parley-tty-review-", files)
 
@@ -38,6 +41,35 @@ const start = (p: Project, args: ReadonlyArray<string>, options: { height?: numb
     ...(options.env !== undefined ? { env: options.env } : {}),
     ...(options.height !== undefined ? { height: options.height } : {})
   })
+
+/** The pane's title: what an OSC 0/2 sequence sets. */
+const title = (s: Tmux.Session): string => execFileSync(Tmux.tmuxBinary!, ["-L", s.name, "display-message", "-p", "-t", s.name, "#{pane_title}"], { encoding: "utf8" }).trim()
+
+/** A tool that asks a question holding escape sequences, fails with them in a multi-line message, or fails with 1 MB of stderr. */
+const HOSTILE = `python3 -c '
+import json, sys
+req = json.load(sys.stdin)
+mode = req["tool"]["arguments"]["name"]
+if mode == "ask":
+    if "q" not in req["tool"]["answers"]:
+        print(json.dumps({"type": "needs_input", "question": {"id": "q", "text": "Which\\x1b]0;TITLE-BY-QUESTION\\x07 one?", "answer_type": {"type": "text"}}}))
+    else:
+        print(json.dumps({"type": "success", "content": "ok"}))
+elif mode == "multi":
+    print(json.dumps({"type": "error", "message": "first\\x1b[31m line\\nsecond line", "transient": False}))
+'
+`
+
+/** A tool that asks the person to pick an option; its question and first option hold escape sequences. */
+const PICK = `python3 -c '
+import json, sys
+req = json.load(sys.stdin)
+if "pick" not in req["tool"]["answers"]:
+    print(json.dumps({"type": "needs_input", "question": {"id": "pick", "text": "Pick\\x1b]0;TITLE-BY-PROMPT\\x07 one?", "answer_type": {"type": "select", "options": ["a\\x1b[2Jb", "plain"]}}}))
+else:
+    print(json.dumps({"type": "success", "content": "picked " + json.dumps(req["tool"]["answers"]["pick"])}))
+'
+`
 
 const started = (p: Project) => fs.readdirSync(p.root).filter((n) => n.startsWith("started.")).length
 
@@ -82,5 +114,54 @@ describe.skipIf(!Tmux.available)(`the terminal under fault injection (tmux)${Tmu
     const pane = s.pane()
     expect(pane.match(SPINNER)).toBeNull()
     expect(pane.match(/^✓ slow /gm)).toHaveLength(30)
+  })
+
+  it("escape sequences in a tool's name, a question, an answer and an error are shown, never obeyed", async () => {
+    const p = makeProject({ "hostile.sh": HOSTILE })
+    fs.writeFileSync(path.join(p.storage, "config.toml"), tool("hostile", "hostile.sh", "unattended") + `
+[conversation.tools.hostile.questions.q]
+target = "assistant"
+`)
+    const script = writeScript(p, [
+      {
+        message: "Go.",
+        tool_calls: [
+          { id: "call_1", name: "hostile", arguments: { name: "ask", note: "\u009b2J\u202egnp.exe" } },
+          { id: "call_2", name: "hostile", arguments: { name: "multi" } },
+          { id: "call_3", name: "nope\u001b]2;TITLE-BY-NAME\u0007\u001b[2J", arguments: { name: "\u009b2J\u202egnp.exe" } }
+        ]
+      },
+      { structured: { answer: "fine\u001b[2J\u001b[H" } },
+      { message: "Done." }
+    ])
+    const s = start(p, ["query", "hi", "--model", "scripted", "--script", script])
+    expect(await s.waitForExit()).toBe(0)
+    expect(title(s)).not.toMatch(/TITLE-BY/)
+    const pane = s.pane()
+    expect(pane).toContain("↳ Which␛]0;TITLE-BY-QUESTION␇ one? → fine␛[2J␛[H (assistant)\n")
+    expect(pane).toContain("✗ hostile: first␛[31m line\n") // the first line only
+    expect(pane).toContain(`✓ hostile {"name":"ask","note":"<U+009B>2J<U+202E>gnp.exe"}\n`)
+    expect(pane).toMatch(/^✗ nope␛\]2;TITLE-BY-NAME␇␛\[2J: Tool 'nope␛\]2;TITLE-BY-NAME␇␛\[2J' is not available/m)
+    expect(pane).toMatch(/^conversation \d+ \(new\)\nGo\.\n/) // nothing cleared the screen
+  })
+
+  it("the prompts show a hostile tool name, arguments, question and options as text; the option picked is recorded as it was", async () => {
+    const p = makeProject({ "pick.sh": PICK })
+    // A quoted TOML key may hold any character; so may an MCP server's tool name.
+    fs.writeFileSync(path.join(p.storage, "config.toml"), tool(`"pick\\u001b]2;TITLE-BY-NAME\\u0007"`, "pick.sh", "ask"))
+    const name = "pick\u001b]2;TITLE-BY-NAME\u0007"
+    const script = writeScript(p, [{ message: "Go.", tool_calls: [{ id: "call_1", name, arguments: { name: "\u009b2J\u202egnp.exe" } }] }, { message: "Done." }])
+    const s = start(p, ["query", "hi", "--model", "scripted", "--script", script])
+    await s.waitFor(/\? Run local pick␛\]2;TITLE-BY-NAME␇ tool\? \[y/)
+    expect(s.pane()).toContain(`  {\n    "name": "<U+009B>2J<U+202E>gnp.exe"\n  }\n? Run local`)
+    s.sendKeys("y")
+    await s.waitFor(/\? Pick␛\]0;TITLE-BY-PROMPT␇ one\?/)
+    expect(s.pane()).toMatch(/❯ a␛\[2Jb/)
+    s.sendKeys("Enter")
+    expect(await s.waitForExit()).toBe(0)
+    expect(title(s)).not.toMatch(/TITLE-BY/)
+    expect(s.pane()).toContain("↳ Pick␛]0;TITLE-BY-PROMPT␇ one? → a␛[2Jb (you)\n")
+    const events = onDisk(p.storage)
+    expect(events.find((e) => e["type"] === "inquiry_response")).toMatchObject({ id: "call_1.pick.1", answer: "a\u001b[2Jb" })
   })
 })
