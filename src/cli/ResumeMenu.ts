@@ -46,6 +46,8 @@ export const ask = (context: Context.Context<Prompt.Environment>) => (info: Quer
     ]
     const key = yield* Prompt.run(keyPrompt({ message: "What now?", keys })).pipe(
       Effect.provide(context),
+      // A signal with the menu on screen: end its line before "interrupted" is printed.
+      Effect.onInterrupt(() => Effect.sync(() => PersonTerminal.write(`${TerminalPromptBackend.CANCELLED}\n`))),
       // Ctrl-C here stops the run, as it does anywhere else (exit 130); end the prompt's line first.
       Effect.catch(() => Effect.sync(() => PersonTerminal.write(`${TerminalPromptBackend.CANCELLED}\n`)).pipe(Effect.andThen(Effect.interrupt)))
     )

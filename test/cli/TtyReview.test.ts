@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { binary } from "../support/Cli.ts"
+import { binary, runParley } from "../support/Cli.ts"
 import * as Tmux from "../support/Tmux.ts"
 import { makeProject as makeProjectIn, onDisk, type Project, removeProjects, writeScript } from "../support/TtyProject.ts"
 
@@ -70,6 +70,20 @@ else:
     print(json.dumps({"type": "success", "content": "picked " + json.dumps(req["tool"]["answers"]["pick"])}))
 '
 `
+
+/** The pid of the parley process running on `p`'s storage (Linux: read from /proc). */
+const parleyPid = (p: Project): number => {
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
+      if (argv[0] === process.execPath && argv[1] === binary && argv[3] === p.storage) return Number(entry)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`no parley process on ${p.storage}`)
+}
 
 const started = (p: Project) => fs.readdirSync(p.root).filter((n) => n.startsWith("started.")).length
 
@@ -163,5 +177,30 @@ target = "assistant"
     expect(s.pane()).toContain("↳ Pick␛]0;TITLE-BY-PROMPT␇ one? → a␛[2Jb (you)\n")
     const events = onDisk(p.storage)
     expect(events.find((e) => e["type"] === "inquiry_response")).toMatchObject({ id: "call_1.pick.1", answer: "a\u001b[2Jb" })
+  })
+
+  it("SIGTERM at a question prompt ends the prompt's line before the cancellation is shown (exit 143)", async () => {
+    const p = makeProject({ "a.txt": "old\n" })
+    const script = writeScript(p, [{ message: "Writing.", tool_calls: [{ id: "call_1", name: "write_file", arguments: { path: "a.txt", content: "new\n" } }] }])
+    const s = start(p, ["query", "hi", "--model", "scripted", "--script", script])
+    await s.waitFor(/\? Overwrite a\.txt\? \[y\/Y\/n\/N,\?\]$/)
+    process.kill(parleyPid(p), "SIGTERM")
+    expect(await s.waitForExit()).toBe(143)
+    expect(s.pane()).toContain("? Overwrite a.txt? [y/Y/n/N,?] (cancelled)\n↳ Overwrite a.txt? → cancelled: user\nparley: interrupted.")
+    expect(onDisk(p.storage).at(-1)).toMatchObject({ type: "inquiry_response", id: "call_1.overwrite.1", outcome: "cancelled", reason: "user" })
+  })
+
+  it("SIGHUP at the incomplete-turn menu ends the menu's line (exit 129) and changes nothing", async () => {
+    const p = makeProject()
+    const failing = path.join(p.root, "failing.json")
+    fs.writeFileSync(failing, JSON.stringify({ steps: [{ error: "provider unavailable" }] }))
+    expect(runParley(["--storage", p.storage, "query", "hi", "--script", failing], { cwd: p.root }).code).toBe(1)
+    const before = fs.readFileSync(path.join(p.storage, "conversations", fs.readdirSync(path.join(p.storage, "conversations")).find((n) => /^\d/.test(n))!, "events.json"), "utf8")
+    const s = start(p, ["query", "--script", writeScript(p, [{ message: "Hello." }])])
+    await s.waitFor(/\? What now\? \[r\/d\/e\/q,\?\]$/)
+    process.kill(parleyPid(p), "SIGHUP")
+    expect(await s.waitForExit()).toBe(129)
+    expect(s.pane()).toMatch(/\? What now\? \[r\/d\/e\/q,\?\] \(cancelled\)\nparley: interrupted\./)
+    expect(JSON.stringify(onDisk(p.storage), null, 2) + "\n").toBe(before)
   })
 })

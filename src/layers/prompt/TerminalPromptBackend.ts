@@ -125,6 +125,9 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
   const run = <A>(prompt: Prompt.Prompt<A>) =>
     Prompt.run(prompt).pipe(
       Effect.provide(context),
+      // Interrupted (SIGTERM, SIGHUP, a signal's SIGINT) with the prompt on screen: end its
+      // line, or whatever is printed next would follow the unanswered prompt on the same line.
+      Effect.onInterrupt(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore)),
       // A quit prompt (Ctrl-C) leaves its frame unfinished: mark it and end the line.
       Effect.tapError(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore, Effect.andThen(cancelled))),
       Effect.mapError(() => new PromptCancelled()),
