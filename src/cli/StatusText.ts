@@ -44,17 +44,24 @@ const parsedError = (content: string): { readonly message?: string; readonly std
 }
 
 /**
- * One line that says why a tool failed: the last line of its stderr (where a
- * shell error or a traceback's exception is), else its message, else the
- * first line of the response; control characters made visible.
+ * One line that says why a tool failed: parley's reason when it stopped the
+ * tool (too much output), else the last line of its stderr (where a shell
+ * error or a traceback's exception is), else its message, else the first line
+ * of the response; control characters made visible.
  */
 export const errorLine = (content: string): string => Style.printable(errorText(content))
 
+/** parley's message for a tool that merely exited non-zero: its stderr says why. */
+const EXITED = /^Tool '.*' execution failed\.$/s
+
 const errorText = (content: string): string => {
   const parsed = parsedError(content)
+  const message = parsed?.message?.trim() ?? ""
+  // A tool stopped for printing too much quotes only the start of its stderr: the reason is the message.
+  if (message !== "" && parsed?.stderr !== undefined && !EXITED.test(message)) return Style.firstLine(message)
   const stderr = parsed?.stderr?.split("\n").map((l) => l.trim()).filter((l) => l !== "")
   if (stderr !== undefined && stderr.length > 0) return stderr.at(-1)!
-  if (parsed?.message !== undefined && parsed.message.trim() !== "") return Style.firstLine(parsed.message)
+  if (message !== "") return Style.firstLine(message)
   return Style.firstLine(content)
 }
 

@@ -30,6 +30,11 @@ describe("status lines", () => {
     expect(StatusText.errorLine("\n\nTool input prompt failed.\nmore")).toBe("Tool input prompt failed.")
   })
 
+  it("a tool stopped for printing too much reads as that, not as the start of its cut stderr", () => {
+    const limit = "Tool 'big' printed more than 1048576 bytes (max_output_bytes) and was stopped; below is the start of its stdout and stderr (at most 1024 characters each)."
+    expect(StatusText.errorLine(JSON.stringify({ message: limit, stderr: `${"x".repeat(1024)}…`, stdout: "" }))).toBe(limit)
+  })
+
   it("finished, skipped and failed calls; arguments cut to the width", () => {
     const ok = Notice.ToolFinished({ call: call("c1", "write_file", { path: "a.txt" }), ran: true, response: { content: "ok", is_error: false } }) as Extract<Notice, { _tag: "ToolFinished" }>
     expect(StatusText.finishedLine(ok, 80, Style.plain)).toBe(`✓ write_file {"path":"a.txt"}`)

@@ -203,4 +203,13 @@ target = "assistant"
     expect(s.pane()).toMatch(/\? What now\? \[r\/d\/e\/q,\?\] \(cancelled\)\nparley: interrupted\./)
     expect(JSON.stringify(onDisk(p.storage), null, 2) + "\n").toBe(before)
   })
+
+  it("a tool that floods stderr (1 MB, one line) is shown stopped for its output, on one line", async () => {
+    const p = makeProject({ "big.sh": `head -c 1100000 /dev/zero | tr '\\0' x >&2\nexit 1\n` })
+    fs.writeFileSync(path.join(p.storage, "config.toml"), tool("big", "big.sh", "unattended"))
+    const script = writeScript(p, [{ message: "Go.", tool_calls: [{ id: "call_1", name: "big", arguments: {} }] }, { message: "Done." }])
+    const s = start(p, ["query", "hi", "--model", "scripted", "--script", script])
+    expect(await s.waitForExit()).toBe(0)
+    expect(s.pane()).toMatch(/^✗ big: Tool 'big' printed more than 1048576 bytes \(max_output_bytes\) and was stopped; .*…\nDone\.$/m)
+  })
 })
