@@ -182,7 +182,11 @@ export const runQuery = (params: RunQueryParams) =>
       interactive: run.person !== undefined,
       ...(run.person !== undefined ? { askResume: ResumeMenu.ask(run.person), editMessage: out.edit } : {}),
       onConversation: out.conversation,
-      onWaiting: (on) => run.status.waiting(on, `waiting for ${out.report.model ?? "the model"}`),
+      onWaiting: (on) =>
+        Effect.suspend(() => {
+          if (on) out.report.replyStarted()
+          return run.status.waiting(on, `waiting for ${out.report.model ?? "the model"}`)
+        }),
       onWarning: out.warning,
       onText: out.text,
       onToolCalls: () => out.endLine,

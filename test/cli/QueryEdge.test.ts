@@ -261,6 +261,30 @@ describe("the conversation remembers its model; printed commands work when paste
       expect((JSON.parse(list.stdout) as Array<{ incomplete: unknown }>)[0]!.incomplete).toBeNull()
     }).pipe(Effect.scoped))
 
+  it.live("--format json, interrupted while the model answers after a tool: stop_reason is not the previous reply's", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeLlmServer.make
+      const p = project()
+      fake.enqueueOpenAi(
+        { content: "Counting.", toolCalls: [{ id: "call_1", name: "counter", arguments: JSON.stringify({ name: "a" }) }] },
+        { content: "Counted.", headersDelayMs: 60_000 }
+      )
+      const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "count", "--model", "openai/gpt-test", "--format", "json"], {
+        cwd: p.root,
+        env: { ...process.env, OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "test-key", PARLEY_STORAGE: "", PARLEY_SCRIPT: "" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      children.push(child)
+      let stdout = ""
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+      yield* Effect.promise(() => waitFor("the second model request", () => fake.requests.length === 2))
+      child.kill("SIGINT")
+      expect(yield* Effect.promise(() => exited(child))).toBe(130)
+      yield* Effect.promise(() => waitFor("stdout closed", () => child.stdout.readableEnded))
+      const doc = JSON.parse(stdout) as Record<string, unknown>
+      expect(doc).toMatchObject({ outcome: "interrupted", reply: "Counting.", stop_reason: null, incomplete: { state: "pending-follow-up" } })
+    }).pipe(Effect.scoped))
+
   it("a conversation on the scripted model names --script in the resume command", () => {
     const p = project()
     const script = writeScript(p, "s.json", [{ error: "provider unavailable" }])

@@ -111,6 +111,15 @@ describe("usage lines", () => {
 })
 
 describe("the JSON report", () => {
+  it("a reply cut short has no stop reason: the previous reply's is not carried over", () => {
+    const r = new Report()
+    r.text("Counting.")
+    r.notice(Notice.ReplyFinished({ stopReason: "tool_use" }))
+    r.replyStarted()
+    r.text("Coun")
+    expect(r.toJson({ outcome: "interrupted" })).toMatchObject({ reply: "Counting.\nCoun", stop_reason: null })
+  })
+
   it("collects replies, calls and questions; never a secret", () => {
     const r = new Report()
     r.conversationId = "17000000001"
