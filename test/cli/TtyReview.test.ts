@@ -212,4 +212,14 @@ target = "assistant"
     expect(await s.waitForExit()).toBe(0)
     expect(s.pane()).toMatch(/^✗ big: Tool 'big' printed more than 1048576 bytes \(max_output_bytes\) and was stopped; .*…\nDone\.$/m)
   })
+
+  it("stdin not a terminal (a message piped in), stderr one: no prompt, but the status lines are shown", async () => {
+    const p = makeProject()
+    const script = writeScript(p, [{ message: "Reading.", tool_calls: [{ id: "call_1", name: "read_file", arguments: { path: "nope.txt" } }] }, { message: "Done." }])
+    const cmd = [process.execPath, binary, "--storage", p.storage, "query", "--model", "scripted", "--script", script].map(Tmux.shellQuote).join(" ")
+    const s = Tmux.start({ command: ["sh", "-c", `echo "Read it" | ${cmd}`], cwd: p.root })
+    expect(await s.waitForExit()).toBe(0)
+    expect(s.pane()).toMatch(/^Reading\.\n✗ read_file: .*\nDone\.$/m)
+    expect(onDisk(p.storage).find((e) => e["type"] === "chat_request")).toMatchObject({ content: "Read it" })
+  })
 })
