@@ -104,7 +104,7 @@ export const main = (): void => runMain(program, {
     const failure = Cause.squash(exit.cause)
     const { code, message } = describe(failure)
     // A provider's or a server's error text is quoted in the message: it must not drive the terminal.
-    if (message !== "") process.stderr.write(`parley: ${printable(message, "\n")}\n`)
+    if (message !== "") process.stderr.write(`parley: ${printable(message, "\n\t")}\n`)
     if (code === 1 && !(typeof failure === "object" && failure !== null && "_tag" in failure)) {
       // A defect, not a user error: keep the detail for bug reports.
       process.stderr.write(`${Cause.pretty(exit.cause)}\n`)

@@ -285,6 +285,24 @@ describe("the conversation remembers its model; printed commands work when paste
       expect(doc).toMatchObject({ outcome: "interrupted", reply: "Counting.", stop_reason: null, incomplete: { state: "pending-follow-up" } })
     }).pipe(Effect.scoped))
 
+  it.live("the resume command printed for a storage path with a space, a quote and a tab works when pasted", () =>
+    Effect.gen(function*() {
+      const root = tempDir("parley-odd-")
+      dirs.push(root)
+      const dir = path.join(root, "it's a\tdir")
+      const storage = path.join(dir, ".parley")
+      fs.mkdirSync(storage, { recursive: true })
+      const script = path.join(dir, "s.json")
+      fs.writeFileSync(script, JSON.stringify({ steps: [{ error: "provider unavailable" }] }))
+      const r = runParley(["--storage", storage, "query", "Hi", "--script", script], { cwd: root, env: { PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined } })
+      expect(r.code).toBe(1)
+      const printed = r.stderr.trimEnd().split("The turn is saved; resume it with: ")[1]!
+      expect(printed).toContain("\t")
+      fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "Hello." }] }))
+      const resumed = yield* Effect.promise(() => paste(printed, root, {}))
+      expect([resumed.code, resumed.stdout]).toStrictEqual([0, "Hello.\n"])
+    }))
+
   it("a conversation on the scripted model names --script in the resume command", () => {
     const p = project()
     const script = writeScript(p, "s.json", [{ error: "provider unavailable" }])
