@@ -222,4 +222,29 @@ target = "assistant"
     expect(s.pane()).toMatch(/^Reading\.\n✗ read_file: .*\nDone\.$/m)
     expect(onDisk(p.storage).find((e) => e["type"] === "chat_request")).toMatchObject({ content: "Read it" })
   })
+
+  it("--format json, `q` or an abandoned edit at the menu: the document says the turn is still incomplete, with the command that resumes it", async () => {
+    const p = makeProject()
+    const failing = path.join(p.root, "failing.json")
+    fs.writeFileSync(failing, JSON.stringify({ steps: [{ error: "provider unavailable" }] }))
+    expect(runParley(["--storage", p.storage, "query", "hi", "--script", failing], { cwd: p.root }).code).toBe(1)
+    const id = fs.readdirSync(path.join(p.storage, "conversations")).find((n) => /^\d/.test(n))!.split("-")[0]!
+    const script = writeScript(p, [{ message: "Hello." }])
+    const run = async (key: string, env: Record<string, string>) => {
+      const cmd = [process.execPath, binary, "--storage", p.storage, "query", "--script", script, "--format", "json"].map(Tmux.shellQuote).join(" ")
+      const s = Tmux.start({ command: ["sh", "-c", `${cmd} > out.json`], cwd: p.root, env })
+      await s.waitFor(/\? What now\? \[r\/d\/e\/q,\?\]$/)
+      s.sendKeys(key)
+      const code = await s.waitForExit()
+      return { code, doc: JSON.parse(fs.readFileSync(path.join(p.root, "out.json"), "utf8")) as Record<string, unknown> }
+    }
+    const resume = `parley query --continue-turn --id ${id} --script ${script} --storage ${p.storage}`
+    const quit = await run("q", {})
+    expect(quit.code).toBe(0)
+    expect(quit.doc).toMatchObject({ outcome: "quit", incomplete: { state: "pending-llm-response" }, resume })
+    const edit = await run("e", { EDITOR: "false" })
+    expect(edit.code).toBe(1)
+    expect(edit.doc).toMatchObject({ outcome: "edit_abandoned", incomplete: { state: "pending-llm-response" }, resume })
+    expect(edit.doc["error"]).toBe("Kept the pending query as it was (the editor (false) exited with status 1); nothing was sent.")
+  })
 })
