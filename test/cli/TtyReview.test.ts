@@ -247,4 +247,23 @@ target = "assistant"
     expect(edit.doc).toMatchObject({ outcome: "edit_abandoned", incomplete: { state: "pending-llm-response" }, resume })
     expect(edit.doc["error"]).toBe("Kept the pending query as it was (the editor (false) exited with status 1); nothing was sent.")
   })
+
+  it("two Ctrl-C at permission prompts: every response recorded is shown, and is in the JSON document", async () => {
+    const p = makeProject({ "ping.sh": `printf '{"type":"success","content":"ran"}\\n'\n` })
+    fs.writeFileSync(path.join(p.storage, "config.toml"), tool("ping", "ping.sh", "ask"))
+    const calls = [1, 2, 3].map((i) => ({ id: `call_${i}`, name: "ping", arguments: { name: `n${i}` } }))
+    const script = writeScript(p, [{ message: "Pinging.", tool_calls: calls }, { message: "Done." }])
+    const cmd = [process.execPath, binary, "--storage", p.storage, "query", "hi", "--model", "scripted", "--script", script, "--format", "json"].map(Tmux.shellQuote).join(" ")
+    const s = Tmux.start({ command: ["sh", "-c", `${cmd} > out.json`], cwd: p.root })
+    await s.waitFor(/call 1 of 3[\s\S]*Run local ping tool\? \[y\/Y\/n\/N,\?\]$/)
+    s.sendKeys("C-c")
+    await s.waitFor(/call 2 of 3[\s\S]*Run local ping tool\? \[y\/Y\/n\/N,\?\]$/)
+    s.sendKeys("C-c")
+    expect(await s.waitForExit()).toBe(130)
+    const responses = onDisk(p.storage).filter((e) => e["type"] === "tool_call_response").map((e) => e["id"])
+    expect(responses.length).toBeGreaterThanOrEqual(1)
+    expect(s.pane().match(/^– ping: Tool skipped by user\.$/gm)).toHaveLength(responses.length)
+    const doc = JSON.parse(fs.readFileSync(path.join(p.root, "out.json"), "utf8")) as { tool_calls: Array<{ id: string; outcome: string }> }
+    expect(doc.tool_calls.filter((c) => c.outcome === "skipped").map((c) => c.id)).toStrictEqual(responses)
+  })
 })
