@@ -58,6 +58,22 @@ describe("usage errors and arguments (built binary, no TTY)", () => {
     }
   })
 
+  it("a bad --model or a malformed id or time of a conversation command: two lines, the second where to look, exit 2", () => {
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["query", "hi", "--model", "nope/x"], "Run `parley query --help` for usage."],
+      [["query", "hi", "--model", "scripted"], "Run `parley query --help` for usage."],
+      [["conversation", "print", "abc"], "Run `parley conversation print --help` for usage."],
+      [["conversation", "check", "abc"], "Run `parley conversation check --help` for usage."],
+      [["conversation", "fork", "17000000001", "--until", "tomorrow"], "Run `parley conversation fork --help` for usage."]
+    ]
+    for (const [args, hint] of cases) {
+      const r = runParley(args, { env: { PARLEY_SCRIPT: undefined } })
+      expect([r.code, r.stdout], args.join(" ")).toStrictEqual([2, ""])
+      expect(lines(r.stderr), args.join(" ")).toHaveLength(2)
+      expect(lines(r.stderr)[1], args.join(" ")).toBe(hint)
+    }
+  })
+
   it("a command that fails on its arguments creates no directory", () => {
     const cwd = tempDir("parley-nodir-")
     dirs.push(cwd)
