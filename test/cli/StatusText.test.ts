@@ -74,7 +74,7 @@ describe("status lines", () => {
 describe("hostile text in status lines (a model, a tool or a server chose it)", () => {
   it("escape sequences in names, arguments, errors, questions and answers are shown, never sent to the terminal", () => {
     const name = "evil\x1b]0;pwned\x07"
-    const failed = Notice.ToolFinished({ call: call("c1", name), ran: true, response: { content: JSON.stringify({ message: "Tool failed.", stderr: "boom\x1b[2J\n", stdout: "" }), is_error: true } })
+    const failed = Notice.ToolFinished({ call: call("c1", name), ran: true, response: { content: JSON.stringify({ message: "Tool 'evil' execution failed.", stderr: "boom\x1b[2J\n", stdout: "" }), is_error: true } })
     expect(StatusText.finishedLine(failed as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe("✗ evil␛]0;pwned␇: boom␛[2J")
     const ok = Notice.ToolFinished({ call: call("c1", name, { p: "\x9b2J\u202e" }), ran: true, response: { content: "ok", is_error: false } })
     expect(StatusText.finishedLine(ok as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe(`✓ evil␛]0;pwned␇ {"p":"<U+009B>2J<U+202E>"}`)
