@@ -136,7 +136,10 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
     const person = PersonTerminal.isInteractive()
       ? Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
       : undefined
-    const status = yield* Status.make(PersonTerminal.reach(), Style.colorAllowed())
+    // Status needs only a screen: the person's terminal, else stderr when it is one
+    // (`cat notes.md | parley query` cannot prompt, but still shows what its tools do).
+    const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
+    const status = yield* Status.make(screen, Style.colorAllowed())
     const configLayer = Layer.succeed(Config, Config.of({ file: configFile, data: config }))
     // Built here, in the run's scope, so a config problem it finds is one clear line.
     // MCP servers start with the executor (the first model request needs their tools) and stop with the run.

@@ -17,6 +17,10 @@ import * as Effect from "effect/Effect"
 import type * as ConfigData from "../domain/tool/Config.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
 import { CliFailure } from "./CliFailure.ts"
+import * as Usage from "./Usage.ts"
+
+/** The command a --model usage error points to. */
+const USAGE = ["parley", "query"]
 
 export interface Inputs {
   /** `--model` as given. */
@@ -50,18 +54,21 @@ export const make = (inputs: Inputs) => (remembered: string | undefined): Effect
     const bad = ProviderLive.checkModel(model)
     if (bad !== undefined) {
       return yield* from === "flag"
-        ? new CliFailure({ code: 2, message: `--model: ${bad.message}` })
+        ? Usage.failure(USAGE, `--model: ${bad.message}`)
         : from === "conversation"
         ? new CliFailure({ code: 1, message: `This conversation's model is ${model}, which parley cannot call (${KINDS}). Pass --model to continue it on another model.` })
         : new CliFailure({ code: 1, message: `assistant.model in ${inputs.configFile}: ${bad.message}` })
     }
     if (model === "scripted" && inputs.script === undefined) {
-      return yield* new CliFailure({
-        code: from === "flag" ? 2 : 1,
-        message: from === "conversation"
-          ? "This conversation runs on the scripted model, which needs its steps: pass --script FILE (or set $PARLEY_SCRIPT), or --model to switch models."
-          : "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)."
-      })
+      const steps = "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)."
+      return yield* from === "flag"
+        ? Usage.failure(USAGE, steps)
+        : new CliFailure({
+          code: 1,
+          message: from === "conversation"
+            ? "This conversation runs on the scripted model, which needs its steps: pass --script FILE (or set $PARLEY_SCRIPT), or --model to switch models."
+            : steps
+        })
     }
     yield* ProviderLive.checkReady(model, inputs.providers).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     const inquiryModel = inputs.config.conversation?.inquiry?.assistant?.model

@@ -97,7 +97,7 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
         report.text(chunk)
         text.write(chunk)
       }),
-    warning: (warning: string) => stderr(`parley: ${warning}`),
+    warning: (warning: string) => stderr(`parley: ${Style.printable(warning)}`),
     notice: (n: Notice) => Effect.suspend(() => (report.notice(n), status.notice(n))),
     chose: (model: string) => Effect.sync(() => void (report.model = model)),
     edit: (pending: string) =>
@@ -157,7 +157,7 @@ const ending = (out: Output, result: Query.QueryResult): Effect.Effect<void, Cli
     case "EditAbandoned":
       return Effect.fail(new CliFailure({
         code: 1,
-        message: `Kept the pending query as it was (${out.keptBecause() ?? "nothing to send"}); nothing was sent. Resume it with: ${Hint.resume(result.conversationId, out.hint())}`
+        message: `Kept the pending query as it was (${out.keptBecause() ?? "nothing to send"}); nothing was sent.\n${SAVED} ${Hint.resume(result.conversationId, out.hint())}`
       }))
     default:
       return Effect.void
@@ -171,6 +171,12 @@ export const runQuery = (params: RunQueryParams) =>
     const out = makeOutput(run, params)
     const json = (end: { outcome: string; error?: string; resume?: string }) =>
       params.format === "json" ? out.json(out.report.toJson(end)) : Effect.void
+    // The turn the menu showed: still incomplete when the person quits or the edit is abandoned.
+    let shown: Query.IncompleteInfo["summary"] | undefined
+    const askResume = (person: NonNullable<typeof run.person>) => (info: Query.IncompleteInfo) => {
+      shown = info.summary
+      return ResumeMenu.ask(person)(info)
+    }
     const result = yield* Query.query({
       message: params.message,
       target: params.target,
@@ -180,9 +186,13 @@ export const runQuery = (params: RunQueryParams) =>
       ...(run.config.assistant?.system_prompt !== undefined ? { systemPrompt: run.config.assistant.system_prompt } : {}),
       root: run.root,
       interactive: run.person !== undefined,
-      ...(run.person !== undefined ? { askResume: ResumeMenu.ask(run.person), editMessage: out.edit } : {}),
+      ...(run.person !== undefined ? { askResume: askResume(run.person), editMessage: out.edit } : {}),
       onConversation: out.conversation,
-      onWaiting: (on) => run.status.waiting(on, `waiting for ${out.report.model ?? "the model"}`),
+      onWaiting: (on) =>
+        Effect.suspend(() => {
+          if (on) out.report.replyStarted()
+          return run.status.waiting(on, `waiting for ${out.report.model ?? "the model"}`)
+        }),
       onWarning: out.warning,
       onText: out.text,
       onToolCalls: () => out.endLine,
@@ -207,9 +217,11 @@ export const runQuery = (params: RunQueryParams) =>
       })
     )
     yield* out.endLine
+    if (result.outcome._tag === "Quit" || result.outcome._tag === "EditAbandoned") out.report.stopped = shown ?? null
+    const left = resumeHint(out) !== undefined ? { resume: resumeHint(out)! } : {}
     const end = ending(out, result)
-    yield* end.pipe(Effect.catch((failed) => json({ outcome: outcomeName(result.outcome), error: failed.message }).pipe(Effect.andThen(Effect.fail(failed)))))
-    yield* json({ outcome: outcomeName(result.outcome) })
+    yield* end.pipe(Effect.catch((failed) => json({ outcome: outcomeName(result.outcome), error: errorOnly(failed), ...left }).pipe(Effect.andThen(Effect.fail(failed)))))
+    yield* json({ outcome: outcomeName(result.outcome), ...left })
     return result
   })
 

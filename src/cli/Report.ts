@@ -70,6 +70,12 @@ export class Report {
   private readonly calls = new Map<string, ToolCallRow>()
   private readonly questions: Array<QuestionRow> = []
 
+  /** A model request started: until it finishes, the last reply's stop reason is not this one's. */
+  replyStarted(): void {
+    this.replyOpen = false
+    this.stopReason = null
+  }
+
   /** Streamed text of the current reply. */
   text(chunk: string): void {
     if (!this.replyOpen) this.replies.push("")

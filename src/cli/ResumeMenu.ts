@@ -19,6 +19,7 @@ import { keyPrompt } from "../layers/prompt/KeyPrompt.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as Query from "../programs/Query.ts"
 import * as PersonTerminal from "./PersonTerminal.ts"
+import { printable } from "./Style.ts"
 
 /** The summary printed above the menu. */
 export const summary = (info: Query.IncompleteInfo): string => {
@@ -26,9 +27,10 @@ export const summary = (info: Query.IncompleteInfo): string => {
   for (const call of info.analysis.toolCalls) {
     const mark = call.status === "completed" ? "✓" : call.status === "failed" ? "✗" : call.status === "waiting-for-input" ? "⏸" : "…"
     const question = call.inquiries.find((q) => q.response === null)?.request.question.text.split("\n")[0]
-    lines.push(`  ${mark} ${call.request.name} — ${call.status.replaceAll("-", " ")}${question !== undefined ? `: "${question}"` : ""}`)
+    // Names and questions come from the conversation on disk (a model, a tool, an MCP server chose them).
+    lines.push(`  ${mark} ${printable(call.request.name)} — ${call.status.replaceAll("-", " ")}${question !== undefined ? `: "${printable(question)}"` : ""}`)
   }
-  if (info.analysis.toolCalls.length === 0) lines.push(`  ${Query.describeIncomplete(info.summary, info.analysis)}`)
+  if (info.analysis.toolCalls.length === 0) lines.push(`  ${printable(Query.describeIncomplete(info.summary, info.analysis))}`)
   return lines.join("\n") + "\n\n"
 }
 
@@ -44,6 +46,8 @@ export const ask = (context: Context.Context<Prompt.Environment>) => (info: Quer
     ]
     const key = yield* Prompt.run(keyPrompt({ message: "What now?", keys })).pipe(
       Effect.provide(context),
+      // A signal with the menu on screen: end its line before "interrupted" is printed.
+      Effect.onInterrupt(() => Effect.sync(() => PersonTerminal.write(`${TerminalPromptBackend.CANCELLED}\n`))),
       // Ctrl-C here stops the run, as it does anywhere else (exit 130); end the prompt's line first.
       Effect.catch(() => Effect.sync(() => PersonTerminal.write(`${TerminalPromptBackend.CANCELLED}\n`)).pipe(Effect.andThen(Effect.interrupt)))
     )

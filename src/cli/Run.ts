@@ -20,6 +20,7 @@ import * as Runtime from "effect/Runtime"
 import * as CliError from "effect/cli/CliError"
 import * as Command from "effect/cli/Command"
 import { CliFailure } from "./CliFailure.ts"
+import { printable } from "./Style.ts"
 import { cli } from "./Main.ts"
 import * as Usage from "./Usage.ts"
 import { VERSION } from "./Version.ts"
@@ -102,7 +103,8 @@ export const main = (): void => runMain(program, {
     if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
     const failure = Cause.squash(exit.cause)
     const { code, message } = describe(failure)
-    if (message !== "") process.stderr.write(`parley: ${message}\n`)
+    // A provider's or a server's error text is quoted in the message: it must not drive the terminal.
+    if (message !== "") process.stderr.write(`parley: ${printable(message, "\n\t")}\n`)
     if (code === 1 && !(typeof failure === "object" && failure !== null && "_tag" in failure)) {
       // A defect, not a user error: keep the detail for bug reports.
       process.stderr.write(`${Cause.pretty(exit.cause)}\n`)

@@ -42,6 +42,10 @@ export interface Status {
   readonly clear: Effect.Effect<void>
 }
 
+/** DECAWM off and on: text written in between is clipped at the right margin. */
+const NO_WRAP = "\x1b[?7l"
+const WRAP = "\x1b[?7h"
+
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
 /** No terminal: nothing is shown. */
@@ -124,11 +128,20 @@ class Region {
     this.drawn = 0
   }
 
+  /** At most this many rows are live: a region taller than the screen could not be erased. */
+  get maxRows(): number {
+    return Math.max((this.out.rows ?? 24) - 1, 1)
+  }
+
   draw(): void {
     if (!this.active) return
     const spinner = FRAMES[this.frame % FRAMES.length]!
-    const lines = [...this.rows.values()].map((text) => this.style.dim(`${spinner} ${Style.truncate(text, this.columns - 3)}`))
-    this.out.write(lines.join("\n"))
+    const texts = [...this.rows.values()]
+    const shown = texts.length <= this.maxRows ? texts : [...texts.slice(0, this.maxRows - 1), `… and ${texts.length - this.maxRows + 1} more`]
+    const lines = shown.map((text) => this.style.dim(`${spinner} ${Style.truncate(text, this.columns - 3)}`))
+    // Autowrap off while the rows are written (one write, so it is never left off): a row
+    // that is wider than we reckoned is clipped, not wrapped onto a line erase() misses.
+    this.out.write(`${NO_WRAP}${lines.join("\n")}${WRAP}`)
     this.drawn = lines.length
   }
 }

@@ -24,7 +24,8 @@ import * as Style from "./Style.ts"
 
 /** The arguments on one line (compact JSON), cut to `columns`; empty for `{}`. */
 export const argsPreview = (args: Schema.JsonObject, columns: number): string => {
-  const text = JSON.stringify(args)
+  // JSON escapes C0 controls, not C1 or bidi overrides.
+  const text = Style.printable(JSON.stringify(args))
   return text === "{}" ? "" : Style.truncate(text, Math.max(columns, 8))
 }
 
@@ -43,20 +44,31 @@ const parsedError = (content: string): { readonly message?: string; readonly std
 }
 
 /**
- * One line that says why a tool failed: the last line of its stderr (where a
- * shell error or a traceback's exception is), else its message, else the
- * first line of the response.
+ * One line that says why a tool failed: parley's reason when it stopped the
+ * tool (too much output), else the last line of its stderr (where a shell
+ * error or a traceback's exception is), else its message, else the first line
+ * of the response; control characters made visible.
  */
-export const errorLine = (content: string): string => {
+export const errorLine = (content: string): string => Style.printable(errorText(content))
+
+/** parley's message for a tool that merely exited non-zero: its stderr says why. */
+const EXITED = /^Tool '.*' execution failed\.$/s
+
+const errorText = (content: string): string => {
   const parsed = parsedError(content)
+  const message = parsed?.message?.trim() ?? ""
+  // A tool stopped for printing too much quotes only the start of its stderr: the reason is the message.
+  if (message !== "" && parsed?.stderr !== undefined && !EXITED.test(message)) return Style.firstLine(message)
   const stderr = parsed?.stderr?.split("\n").map((l) => l.trim()).filter((l) => l !== "")
   if (stderr !== undefined && stderr.length > 0) return stderr.at(-1)!
-  if (parsed?.message !== undefined && parsed.message.trim() !== "") return Style.firstLine(parsed.message)
+  if (message !== "") return Style.firstLine(message)
   return Style.firstLine(content)
 }
 
-/** What a question's answer reads as: `yes`/`no`, the text or option, `••••` for a secret, or the cancellation. */
-export const answerText = (outcome: QuestionOutcome): string => {
+/** What a question's answer reads as: `yes`/`no`, the text or option, `••••` for a secret, or the cancellation; control characters made visible. */
+export const answerText = (outcome: QuestionOutcome): string => Style.printable(answerWords(outcome))
+
+const answerWords = (outcome: QuestionOutcome): string => {
   switch (outcome._tag) {
     case "Redacted":
       return "••••"
@@ -73,18 +85,21 @@ export const answerText = (outcome: QuestionOutcome): string => {
   }
 }
 
+/** A call's name as shown (a model or an MCP server chose it: it may hold anything). */
+const nameOf = (call: { readonly name: string }): string => Style.printable(call.name)
+
 /** The live row of a running call. */
 export const runningRow = (n: Extract<Notice, { _tag: "ToolStarted" }>, columns: number): string => {
-  const head = `${n.call.name}${n.resumed ? " (resumed)" : ""}`
+  const head = `${nameOf(n.call)}${n.resumed ? " (resumed)" : ""}`
   const args = argsPreview(n.call.arguments, columns - head.length - 4)
   return Style.truncate(args === "" ? head : `${head} ${args}`, columns - 2)
 }
 
 /** The line a finished call leaves. */
 export const finishedLine = (n: Extract<Notice, { _tag: "ToolFinished" }>, columns: number, style: Style.Style): string => {
-  const name = n.call.name
+  const name = nameOf(n.call)
   if (n.response.is_error) return `${style.red("✗")} ${Style.truncate(`${name}: ${errorLine(n.response.content)}`, columns - 2)}`
-  if (!n.ran) return style.dim(`– ${Style.truncate(`${name}: ${Style.firstLine(n.response.content)}`, columns - 2)}`)
+  if (!n.ran) return style.dim(`– ${Style.truncate(`${name}: ${Style.printable(Style.firstLine(n.response.content))}`, columns - 2)}`)
   const args = argsPreview(n.call.arguments, columns - name.length - 4)
   return `${style.green("✓")} ${name}${args === "" ? "" : ` ${style.dim(args)}`}`
 }
@@ -93,7 +108,7 @@ export const finishedLine = (n: Extract<Notice, { _tag: "ToolFinished" }>, colum
 export const questionLine = (n: Extract<Notice, { _tag: "QuestionClosed" }>, columns: number, style: Style.Style): string => {
   const by = n.by === "parley" ? "" : ` (${n.by})`
   const answer = answerText(n.outcome)
-  const question = Style.truncate(Style.firstLine(n.question.text), Math.max(columns - answer.length - by.length - 6, 12))
+  const question = Style.truncate(Style.printable(Style.firstLine(n.question.text)), Math.max(columns - answer.length - by.length - 6, 12))
   const line = Style.truncate(`↳ ${question} → ${answer}`, columns - by.length)
   return n.outcome._tag === "Cancelled" ? style.dim(line + by) : `${line}${style.dim(by)}`
 }

@@ -223,9 +223,12 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
         response = yield* execute(env, call, answers)
       }
     }
-    const recorded = yield* Inquiry.record(env, (at) => Events.toolCallResponse(at, call.id, response))
-    yield* env.notify(Notice.ToolFinished({ call, ran: permission._tag !== "Skip", response }))
-    return recorded
+    // Recorded and announced together: an interrupt between the two would hide a recorded response.
+    return yield* Effect.uninterruptible(
+      Inquiry.record(env, (at) => Events.toolCallResponse(at, call.id, response)).pipe(
+        Effect.tap(() => env.notify(Notice.ToolFinished({ call, ran: permission._tag !== "Skip", response })))
+      )
+    )
   })
 
 /**

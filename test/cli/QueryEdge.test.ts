@@ -58,6 +58,22 @@ describe("usage errors and arguments (built binary, no TTY)", () => {
     }
   })
 
+  it("a bad --model or a malformed id or time of a conversation command: two lines, the second where to look, exit 2", () => {
+    const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["query", "hi", "--model", "nope/x"], "Run `parley query --help` for usage."],
+      [["query", "hi", "--model", "scripted"], "Run `parley query --help` for usage."],
+      [["conversation", "print", "abc"], "Run `parley conversation print --help` for usage."],
+      [["conversation", "check", "abc"], "Run `parley conversation check --help` for usage."],
+      [["conversation", "fork", "17000000001", "--until", "tomorrow"], "Run `parley conversation fork --help` for usage."]
+    ]
+    for (const [args, hint] of cases) {
+      const r = runParley(args, { env: { PARLEY_SCRIPT: undefined } })
+      expect([r.code, r.stdout], args.join(" ")).toStrictEqual([2, ""])
+      expect(lines(r.stderr), args.join(" ")).toHaveLength(2)
+      expect(lines(r.stderr)[1], args.join(" ")).toBe(hint)
+    }
+  })
+
   it("a command that fails on its arguments creates no directory", () => {
     const cwd = tempDir("parley-nodir-")
     dirs.push(cwd)
@@ -78,6 +94,16 @@ describe("usage errors and arguments (built binary, no TTY)", () => {
       expect(r.code, args.join(" ")).not.toBe(0)
       expect(fs.readdirSync(cwd), args.join(" ")).toStrictEqual(["s.json"])
     }
+  })
+})
+
+describe("hostile text on stderr (built binary)", () => {
+  it("a provider's error text is printed with its escape sequences made visible", () => {
+    const p = project()
+    const r = parley(p, ["query", "Hi", "--script", writeScript(p, "s.json", [{ error: "down\u001b]0;pwned\u0007\u001b[2J now" }])])
+    expect(r.code).toBe(1)
+    expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/)
+    expect(r.stderr).toContain("down␛]0;pwned␇␛[2J now")
   })
 })
 
@@ -250,6 +276,48 @@ describe("the conversation remembers its model; printed commands work when paste
       const list = runParley(["--storage", p.storage, "conversation", "ls", "--format", "json"])
       expect((JSON.parse(list.stdout) as Array<{ incomplete: unknown }>)[0]!.incomplete).toBeNull()
     }).pipe(Effect.scoped))
+
+  it.live("--format json, interrupted while the model answers after a tool: stop_reason is not the previous reply's", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeLlmServer.make
+      const p = project()
+      fake.enqueueOpenAi(
+        { content: "Counting.", toolCalls: [{ id: "call_1", name: "counter", arguments: JSON.stringify({ name: "a" }) }] },
+        { content: "Counted.", headersDelayMs: 60_000 }
+      )
+      const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "count", "--model", "openai/gpt-test", "--format", "json"], {
+        cwd: p.root,
+        env: { ...process.env, OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "test-key", PARLEY_STORAGE: "", PARLEY_SCRIPT: "" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      children.push(child)
+      let stdout = ""
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+      yield* Effect.promise(() => waitFor("the second model request", () => fake.requests.length === 2))
+      child.kill("SIGINT")
+      expect(yield* Effect.promise(() => exited(child))).toBe(130)
+      yield* Effect.promise(() => waitFor("stdout closed", () => child.stdout.readableEnded))
+      const doc = JSON.parse(stdout) as Record<string, unknown>
+      expect(doc).toMatchObject({ outcome: "interrupted", reply: "Counting.", stop_reason: null, incomplete: { state: "pending-follow-up" } })
+    }).pipe(Effect.scoped))
+
+  it.live("the resume command printed for a storage path with a space, a quote and a tab works when pasted", () =>
+    Effect.gen(function*() {
+      const root = tempDir("parley-odd-")
+      dirs.push(root)
+      const dir = path.join(root, "it's a\tdir")
+      const storage = path.join(dir, ".parley")
+      fs.mkdirSync(storage, { recursive: true })
+      const script = path.join(dir, "s.json")
+      fs.writeFileSync(script, JSON.stringify({ steps: [{ error: "provider unavailable" }] }))
+      const r = runParley(["--storage", storage, "query", "Hi", "--script", script], { cwd: root, env: { PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined } })
+      expect(r.code).toBe(1)
+      const printed = r.stderr.trimEnd().split("The turn is saved; resume it with: ")[1]!
+      expect(printed).toContain("\t")
+      fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "Hello." }] }))
+      const resumed = yield* Effect.promise(() => paste(printed, root, {}))
+      expect([resumed.code, resumed.stdout]).toStrictEqual([0, "Hello.\n"])
+    }))
 
   it("a conversation on the scripted model names --script in the resume command", () => {
     const p = project()

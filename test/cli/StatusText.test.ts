@@ -30,6 +30,11 @@ describe("status lines", () => {
     expect(StatusText.errorLine("\n\nTool input prompt failed.\nmore")).toBe("Tool input prompt failed.")
   })
 
+  it("a tool stopped for printing too much reads as that, not as the start of its cut stderr", () => {
+    const limit = "Tool 'big' printed more than 1048576 bytes (max_output_bytes) and was stopped; below is the start of its stdout and stderr (at most 1024 characters each)."
+    expect(StatusText.errorLine(JSON.stringify({ message: limit, stderr: `${"x".repeat(1024)}…`, stdout: "" }))).toBe(limit)
+  })
+
   it("finished, skipped and failed calls; arguments cut to the width", () => {
     const ok = Notice.ToolFinished({ call: call("c1", "write_file", { path: "a.txt" }), ran: true, response: { content: "ok", is_error: false } }) as Extract<Notice, { _tag: "ToolFinished" }>
     expect(StatusText.finishedLine(ok, 80, Style.plain)).toBe(`✓ write_file {"path":"a.txt"}`)
@@ -45,6 +50,17 @@ describe("status lines", () => {
     expect(row.endsWith("…")).toBe(true)
   })
 
+  it("widths are terminal columns: wide characters take two, combining marks none; cuts never exceed the width", () => {
+    expect(Style.width("日本語")).toBe(6)
+    expect(Style.width("e\u0301")).toBe(1)
+    expect(Style.width("\x1b[2mok\x1b[22m ✅")).toBe(5)
+    expect(Style.truncate("日本語のファイル", 7)).toBe("日本語…")
+    expect(Style.truncate("日本語", 6)).toBe("日本語")
+    expect(Style.truncate("abcdef", 4)).toBe("abc…")
+    const wide = Notice.ToolStarted({ call: call("c1", "slow", { name: "日本語のファイル名".repeat(12) }), resumed: false }) as Extract<Notice, { _tag: "ToolStarted" }>
+    expect(Style.width(StatusText.runningRow(wide, 40))).toBeLessThanOrEqual(38)
+  })
+
   it("who answered and what: yes/no, text, •••• for a secret, cancellations with their reason", () => {
     expect(StatusText.questionLine(closed("Overwrite a.txt?", "assistant", QuestionOutcome.Answered({ answer: false })), 80, Style.plain)).toBe("↳ Overwrite a.txt? → no (assistant)")
     expect(StatusText.questionLine(closed("Branch?", "config", QuestionOutcome.Answered({ answer: "main" }), "text"), 80, Style.plain)).toBe("↳ Branch? → main (config)")
@@ -52,6 +68,22 @@ describe("status lines", () => {
     expect(StatusText.questionLine(closed("Token?", "parley", QuestionOutcome.Cancelled({ reason: "no_prompt_backend" }), "secret"), 80, Style.plain)).toBe("↳ Token? → cancelled: no_prompt_backend")
     expect(StatusText.questionLine(closed("Apply?", "remembered", QuestionOutcome.Answered({ answer: true })), 80, Style.plain)).toBe("↳ Apply? → yes (remembered)")
     expect(StatusText.answerText(QuestionOutcome.Answered({ answer: { a: 1 } }))).toBe(`{"a":1}`)
+  })
+})
+
+describe("hostile text in status lines (a model, a tool or a server chose it)", () => {
+  it("escape sequences in names, arguments, errors, questions and answers are shown, never sent to the terminal", () => {
+    const name = "evil\x1b]0;pwned\x07"
+    const failed = Notice.ToolFinished({ call: call("c1", name), ran: true, response: { content: JSON.stringify({ message: "Tool 'evil' execution failed.", stderr: "boom\x1b[2J\n", stdout: "" }), is_error: true } })
+    expect(StatusText.finishedLine(failed as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe("✗ evil␛]0;pwned␇: boom␛[2J")
+    const ok = Notice.ToolFinished({ call: call("c1", name, { p: "\x9b2J\u202e" }), ran: true, response: { content: "ok", is_error: false } })
+    expect(StatusText.finishedLine(ok as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe(`✓ evil␛]0;pwned␇ {"p":"<U+009B>2J<U+202E>"}`)
+    const skipped = Notice.ToolFinished({ call: call("c1", name), ran: false, response: { content: "skipped\x1b[H", is_error: false } })
+    expect(StatusText.finishedLine(skipped as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe("– evil␛]0;pwned␇: skipped␛[H")
+    const running = Notice.ToolStarted({ call: call("c1", name, { p: "\x9b" }), resumed: false })
+    expect(StatusText.runningRow(running as Extract<Notice, { _tag: "ToolStarted" }>, 80)).toBe(`evil␛]0;pwned␇ {"p":"<U+009B>"}`)
+    const answered = closed("Which\x1b[31m one?", "assistant", QuestionOutcome.Answered({ answer: "x\x1b[2J" }), "text")
+    expect(StatusText.questionLine(answered, 80, Style.plain)).toBe("↳ Which␛[31m one? → x␛[2J (assistant)")
   })
 })
 
@@ -79,6 +111,15 @@ describe("usage lines", () => {
 })
 
 describe("the JSON report", () => {
+  it("a reply cut short has no stop reason: the previous reply's is not carried over", () => {
+    const r = new Report()
+    r.text("Counting.")
+    r.notice(Notice.ReplyFinished({ stopReason: "tool_use" }))
+    r.replyStarted()
+    r.text("Coun")
+    expect(r.toJson({ outcome: "interrupted" })).toMatchObject({ reply: "Counting.\nCoun", stop_reason: null })
+  })
+
   it("collects replies, calls and questions; never a secret", () => {
     const r = new Report()
     r.conversationId = "17000000001"

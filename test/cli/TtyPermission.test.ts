@@ -202,7 +202,7 @@ run = "ask"
       expect(await s.waitForExit()).toBe(1)
       const pane = s.pane()
       expect(pane).toContain("parley: Kept the pending query as it was (the edited query is empty); nothing was sent.")
-      expect(pane).toContain(`Resume it with: parley query --continue-turn --id ${ID}`)
+      expect(pane).toContain(`The turn is saved; resume it with: parley query --continue-turn --id ${ID}`)
       expect(pane).not.toContain("Edited reply.")
       expect(read(p, "seen.txt")).toBe("original question")
       expect(onDisk(p.storage)).toStrictEqual([...complete, ...pending])

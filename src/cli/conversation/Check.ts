@@ -27,7 +27,7 @@ export const check = Command.make(
   ({ id, format }) =>
     withStore(Effect.gen(function*() {
       const store = yield* ConversationStore
-      const target = Option.isSome(id) ? yield* parseIdArgument(id.value) : undefined
+      const target = Option.isSome(id) ? yield* parseIdArgument(id.value, "check") : undefined
       const results = yield* store.check(target)
       if (format === "json") {
         yield* Console.log(JSON.stringify(results, null, 2))

@@ -21,7 +21,7 @@ import * as ConversationMetadata from "../../domain/storage/ConversationMetadata
 import { fork as forkEntries } from "../../domain/stream/Fork.ts"
 import * as Timestamp from "../../domain/event/Timestamp.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
-import { CliFailure } from "../CliFailure.ts"
+import * as Usage from "../Usage.ts"
 import { formatFlag } from "../Format.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
 
@@ -37,10 +37,10 @@ export const fork = Command.make(
   },
   ({ id, until, format }) =>
     withStore(Effect.gen(function*() {
-      const cid = yield* parseIdArgument(id)
+      const cid = yield* parseIdArgument(id, "fork")
       const limit = Option.getOrUndefined(until)
       if (limit !== undefined && Timestamp.toEpochNanos(limit) === undefined) {
-        return yield* new CliFailure({ code: 2, message: `--until: "${limit}" is not a time (use "YYYY-MM-DD HH:MM:SS" in UTC, or RFC 3339).` })
+        return yield* Usage.failure(["parley", "conversation", "fork"], `--until: "${limit}" is not a time (use "YYYY-MM-DD HH:MM:SS" in UTC, or RFC 3339).`)
       }
       const store = yield* ConversationStore
       const source = yield* store.load(cid)

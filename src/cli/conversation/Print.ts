@@ -68,7 +68,7 @@ export const print = Command.make(
   },
   ({ id, format, output }) =>
     withStore(Effect.gen(function*() {
-      const cid = yield* parseIdArgument(id)
+      const cid = yield* parseIdArgument(id, "print")
       const c = yield* ConversationStore.use((s) => s.load(cid))
       const out = yield* render(c, format)
       if (Option.isSome(output)) yield* writeOutput(output.value, out)

@@ -15,6 +15,7 @@ import { CliFailure } from "../CliFailure.ts"
 import * as Hint from "../Hint.ts"
 import * as Live from "../Live.ts"
 import { storage } from "../Root.ts"
+import * as Usage from "../Usage.ts"
 
 /**
  * Runs `effect` with the file store of the resolved storage directory; the
@@ -34,10 +35,10 @@ export const withStore = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     )
   }) as Effect.Effect<A, E | CliFailure, Exclude<R, ConversationStore> | Effect.Services<typeof storage>>
 
-/** Parses `17738399468` or `jp-c17738399468`, failing with a clear message. */
-export const parseIdArgument = (text: string) => {
+/** Parses `17738399468` or `jp-c17738399468`, failing with a usage error of `parley conversation <command>`. */
+export const parseIdArgument = (text: string, command: string) => {
   const id = ConversationId.parse(text)
   return id === undefined
-    ? Effect.fail(new CliFailure({ code: 2, message: `"${text}" is not a conversation id (expected a number like 17738399468 or jp-c17738399468).` }))
+    ? Effect.fail(Usage.failure(["parley", "conversation", command], `"${text}" is not a conversation id (expected a number like 17738399468 or jp-c17738399468).`))
     : Effect.succeed(id)
 }

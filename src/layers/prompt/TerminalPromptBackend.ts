@@ -44,6 +44,7 @@ import {
   type QuestionAnswer,
   type QuestionRequest
 } from "../../services/PromptBackend.ts"
+import { printable } from "../../domain/render/TerminalText.ts"
 import { dim, keyPrompt } from "./KeyPrompt.ts"
 
 const PERMISSION_KEYS = [
@@ -68,7 +69,9 @@ export const ARGUMENT_LINES = 8
 
 /** `write_file · call 2 of 3`: which of the calls run together asks (nothing when it is the only one). */
 export const callHeader = (toolName: string, position: CallPosition | undefined): string | undefined =>
-  position !== undefined && position.total > 1 ? `${toolName} · call ${position.index} of ${position.total} (${position.callId})` : undefined
+  position !== undefined && position.total > 1
+    ? printable(`${toolName} · call ${position.index} of ${position.total} (${position.callId})`)
+    : undefined
 
 const indent = (text: string) => text.split("\n").map((l) => `  ${l}`).join("\n")
 
@@ -80,7 +83,8 @@ const cut = (line: string, columns: number) => ([...line].length <= columns ? li
  * when something was left out (shown with `?`).
  */
 export const argumentsShown = (args: Schema.JsonObject, columns: number): { readonly shown: string; readonly full: string | undefined } => {
-  const whole = JSON.stringify(args, null, 2)
+  // JSON escapes C0 controls; C1 controls and bidi overrides need making visible too.
+  const whole = printable(JSON.stringify(args, null, 2), "\n")
   if (whole === "{}") return { shown: "", full: undefined }
   const width = Math.max(columns - 3, 16)
   const lines = whole.split("\n")
@@ -94,9 +98,9 @@ export const argumentsShown = (args: Schema.JsonObject, columns: number): { read
 
 /** Splits long question text: everything but the last line is printed above the prompt. */
 const splitText = (question: Question): { before: string; message: string } => {
-  const lines = question.text.trimEnd().split("\n")
+  const lines = printable(question.text.trimEnd(), "\n").split("\n")
   const message = lines.pop() ?? ""
-  const before = [question.pre_amble, lines.length > 0 ? lines.join("\n") : undefined]
+  const before = [question.pre_amble !== undefined ? printable(question.pre_amble, "\n") : undefined, lines.length > 0 ? lines.join("\n") : undefined]
     .filter((s): s is string => s !== undefined && s !== "")
     .join("\n")
   return { before, message }
@@ -128,6 +132,9 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
   const run = <A>(prompt: Prompt.Prompt<A>) =>
     Prompt.run(prompt).pipe(
       Effect.provide(context),
+      // Interrupted (SIGTERM, SIGHUP, a signal's SIGINT) with the prompt on screen: end its
+      // line, or whatever is printed next would follow the unanswered prompt on the same line.
+      Effect.onInterrupt(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore)),
       // A quit prompt (Ctrl-C) leaves its frame unfinished: mark it and end the line.
       Effect.tapError(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore, Effect.andThen(cancelled))),
       Effect.mapError(() => new PromptCancelled()),
@@ -145,7 +152,7 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
       const { before, message } = splitText(q)
       const header = callHeader(request.toolName, request.position)
       if (header !== undefined) {
-        const args = request.arguments !== undefined && Object.keys(request.arguments).length > 0 ? ` ${JSON.stringify(request.arguments)}` : ""
+        const args = request.arguments !== undefined && Object.keys(request.arguments).length > 0 ? ` ${printable(JSON.stringify(request.arguments))}` : ""
         yield* say(dim(cut(header + args, Math.max((yield* terminal.columns) - 1, 20))))
       }
       yield* say(before)
@@ -164,7 +171,7 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
           if (options.length === 0) return yield* new PromptFailed({ reason: `question "${q.id}" offers no options to choose from` })
           const answer = yield* run(Prompt.Select({
             message,
-            choices: options.map((o) => ({ title: o, value: o, selected: q.default === o }))
+            choices: options.map((o) => ({ title: printable(o), value: o, selected: q.default === o }))
           }))
           return { answer, remember: false } satisfies QuestionAnswer
         }
@@ -192,7 +199,7 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
         const { shown, full } = argumentsShown(request.arguments, yield* terminal.columns)
         yield* say(shown)
         const key = yield* run(keyPrompt({
-          message: `Run ${request.kind} ${request.toolName} tool?`,
+          message: `Run ${request.kind} ${printable(request.toolName)} tool?`,
           keys: PERMISSION_KEYS,
           defaultKey: "y",
           ...(full !== undefined ? { details: `arguments:\n${full}` } : {})

@@ -81,3 +81,19 @@ describe("select edge cases (found in review)", () => {
       expect(Exit.isFailure(none.exit) && String(none.exit.cause)).toContain("offers no options")
     }))
 })
+
+describe("hostile text (found in review, issue 14)", () => {
+  it.effect("the tool name, arguments, question, pre-amble and options reach the terminal with their escapes made visible; the value picked is the option itself", () =>
+    Effect.gen(function*() {
+      const permission = yield* withKeys(Keys.type("y"), (p) =>
+        p.permission({ toolName: "rm\x1b]0;t\x07", kind: "local", arguments: { path: "\x9b2J\u202e" } }))
+      expect(permission.exit).toStrictEqual(Exit.succeed("y"))
+      expect(permission.screen).toContain("Run local rm␛]0;t␇ tool?")
+      expect(permission.screen).toContain(`"path": "<U+009B>2J<U+202E>"`)
+      const picked = yield* withKeys([Keys.enter], (p) =>
+        p.question({ toolName: "t", question: q(AnswerType.select(["a\x1b[2Jb", "b"]), { text: "Pick\x1b[31m\none?", pre_amble: "about\x07" }) }))
+      expect(picked.exit).toStrictEqual(Exit.succeed({ answer: "a\x1b[2Jb", remember: false }))
+      expect(picked.screen).toContain("about␇\nPick␛[31m\n")
+      expect(picked.screen).toContain("a␛[2Jb")
+    }))
+})
