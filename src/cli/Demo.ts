@@ -22,6 +22,7 @@ import * as PersonTerminal from "./PersonTerminal.ts"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
 import * as Query from "../programs/Query.ts"
+import * as Hint from "./Hint.ts"
 import * as Live from "./Live.ts"
 import { runQuery } from "./Query.ts"
 import { toJsonRow } from "./conversation/Ls.ts"
@@ -78,6 +79,6 @@ export const demo = Command.make("demo", {}, () =>
       `  project:       ${project}`,
       `  notes.txt:     ${path.join(project, "notes.txt")}`,
       `  conversation:  ${dir}/events.json (JP's format; also metadata.json, base_config.json)`,
-      `  try:           parley --storage ${storage} conversation print ${result.conversationId} --format json`
+      `  try:           ${Hint.invokedAs()} --storage ${Hint.quote(storage)} conversation print ${result.conversationId} --format json`
     ].join("\n"))
   })).pipe(Command.withDescription("Run the whole thing offline in a temporary project (scripted model, a tool that asks)"))

@@ -36,6 +36,14 @@ export const command = (args: ReadonlyArray<string>, context: Context): string =
   return words.map(quote).join(" ")
 }
 
+/**
+ * How to run this parley again from a shell: `parley` when it was started
+ * by that name (an npm bin link), else `node <the script>` — `npm start` in
+ * a clone runs dist/parley.mjs, and `parley` is not on the PATH there.
+ */
+export const invokedAs = (script: string | undefined = process.argv[1]): string =>
+  script === undefined || /(^|\/)parley$/.test(script) ? "parley" : `node ${quote(script)}`
+
 /** The command that resumes the incomplete turn of `id`. */
 export const resume = (id: string, context: Context): string => command(["query", "--continue-turn", "--id", id], context)
 

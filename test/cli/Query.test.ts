@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
@@ -231,6 +232,11 @@ describe("parley query (built binary, no TTY)", () => {
     expect(r.stdout).toContain("\"incomplete\": null")
     const project = /project:\s+(\S+)/.exec(r.stderr)![1]!
     expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toContain("Demo note")
+    // The command it suggests works when pasted, though `parley` is not on the PATH of a clone.
+    const tryLine = /try:\s+(.+)/.exec(r.stderr)![1]!
+    const pasted = spawnSync("sh", ["-c", tryLine], { encoding: "utf8", env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` } })
+    expect([pasted.status, pasted.stderr]).toStrictEqual([0, ""])
+    expect((JSON.parse(pasted.stdout) as Array<{ type: string }>).map((e) => e.type)).toContain("inquiry_response")
     fs.rmSync(project, { recursive: true, force: true })
   })
 })

@@ -98,6 +98,11 @@ describe("paste-able commands", () => {
     expect(Hint.withStorage("Run `parley conversation ls --archived` to see the ids.", "/s")).toBe("Run `parley conversation ls --archived --storage /s` to see the ids.")
     expect(Hint.withStorage("Run `parley conversation ls`.", undefined)).toBe("Run `parley conversation ls`.")
   })
+
+  it("name parley as it was started: the bin link by name, the script (npm start) through node", () => {
+    expect(Hint.invokedAs("/usr/local/bin/parley")).toBe("parley")
+    expect(Hint.invokedAs("/home/me/my parley/dist/parley.mjs")).toBe("node '/home/me/my parley/dist/parley.mjs'")
+  })
 })
 
 describe("usage lines", () => {
