@@ -27,22 +27,28 @@ export interface Context {
 /** Quotes one word for a POSIX shell (bare when it is safe). */
 export const quote = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`)
 
+/**
+ * How to run this parley again from a shell: `parley` when it was started
+ * by that name (an npm bin link on the PATH), `npx parley` from a project's
+ * node_modules/.bin (on the PATH only while npx runs it), else
+ * `node <the script>` — `npm start` and `node dist/parley.mjs` in a clone,
+ * where `parley` is not on the PATH.
+ */
+export const invokedAs = (script: string | undefined = process.argv[1]): string =>
+  script === undefined ? "parley"
+  : /\/node_modules\/\.bin\/parley$/.test(script) ? "npx parley"
+  : /(^|\/)parley$/.test(script) ? "parley"
+  : `node ${quote(script)}`
+
 /** `parley <args>` plus the flags of `context`, quoted. */
 export const command = (args: ReadonlyArray<string>, context: Context): string => {
-  const words = ["parley", ...args]
+  const words = [...args]
   if (context.model !== undefined) words.push("--model", context.model)
   if (context.script !== undefined) words.push("--script", context.script)
   if (context.storage !== undefined) words.push("--storage", context.storage)
-  return words.map(quote).join(" ")
+  return [invokedAs(), ...words.map(quote)].join(" ")
 }
 
-/**
- * How to run this parley again from a shell: `parley` when it was started
- * by that name (an npm bin link), else `node <the script>` — `npm start` in
- * a clone runs dist/parley.mjs, and `parley` is not on the PATH there.
- */
-export const invokedAs = (script: string | undefined = process.argv[1]): string =>
-  script === undefined || /(^|\/)parley$/.test(script) ? "parley" : `node ${quote(script)}`
 
 /** The command that resumes the incomplete turn of `id`. */
 export const resume = (id: string, context: Context): string => command(["query", "--continue-turn", "--id", id], context)
@@ -52,8 +58,10 @@ export const discard = (id: string, context: Context): string => command(["query
 
 /**
  * Makes every `` `parley …` `` command named in `message` (the store's hints,
- * such as `` `parley conversation check 1234` ``) carry `--storage` when the
+ * such as `` `parley conversation check 1234` ``) runnable as pasted: parley
+ * named as it was started ({@link invokedAs}), with `--storage` when the
  * storage directory was given explicitly.
  */
 export const withStorage = (message: string, storage: string | undefined): string =>
-  storage === undefined ? message : message.replace(/`parley ([^`]*)`/g, (_, rest: string) => `\`parley ${rest} --storage ${quote(storage)}\``)
+  message.replace(/`parley ([^`]*)`/g, (_, rest: string) =>
+    `\`${invokedAs()} ${rest}${storage === undefined ? "" : ` --storage ${quote(storage)}`}\``)

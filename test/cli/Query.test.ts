@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { runParley, withoutRunHeader } from "../support/Cli.ts"
+import { bundle, runParley, withoutRunHeader } from "../support/Cli.ts"
+import { repoRoot } from "../support/Fixtures.ts"
 import {
   conversationDir,
   conversationIdOf,
@@ -226,7 +227,12 @@ describe("parley query (built binary, no TTY)", () => {
   })
 
   it("parley demo (what npm start runs) works offline with no API key", () => {
-    const r = runParley(["demo"], { env: { ANTHROPIC_API_KEY: undefined, OPENAI_API_KEY: undefined } })
+    // As npm start runs it: the bundle by its path, no `parley` on the PATH.
+    const env: Record<string, string> = { ...process.env as Record<string, string> }
+    delete env["ANTHROPIC_API_KEY"]
+    delete env["OPENAI_API_KEY"]
+    const run = spawnSync(process.execPath, [bundle, "demo"], { cwd: repoRoot, env, encoding: "utf8" })
+    const r = { code: run.status, stdout: run.stdout, stderr: run.stderr }
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("Answer: true")
     expect(r.stdout).toContain("\"incomplete\": null")

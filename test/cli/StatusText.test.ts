@@ -1,6 +1,6 @@
 // The words of the CLI's output, as pure functions (issue 14): status lines,
 // error summaries, paste-able commands, usage lines and the JSON report.
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as CliError from "effect/cli/CliError"
 import { ToolCallRequest } from "../../src/domain/event/ToolCallRequest.ts"
 import * as Timestamp from "../../src/domain/event/Timestamp.ts"
@@ -88,6 +88,11 @@ describe("hostile text in status lines (a model, a tool or a server chose it)", 
 })
 
 describe("paste-able commands", () => {
+  // As an installed parley runs: through its bin link (see Hint.invokedAs).
+  const argv1 = process.argv[1]
+  beforeAll(() => { process.argv[1] = "/usr/local/bin/parley" })
+  afterAll(() => { process.argv[1] = argv1! })
+
   it("repeat --model, --script and --storage when given, each quoted for the shell", () => {
     expect(Hint.resume("17000000001", {})).toBe("parley query --continue-turn --id 17000000001")
     expect(Hint.resume("17000000001", { storage: "/tmp/my dir/.parley", model: "openai/gpt-5", script: "/tmp/it's.json" })).toBe(
@@ -101,6 +106,7 @@ describe("paste-able commands", () => {
 
   it("name parley as it was started: the bin link by name, the script (npm start) through node", () => {
     expect(Hint.invokedAs("/usr/local/bin/parley")).toBe("parley")
+    expect(Hint.invokedAs("/work/app/node_modules/.bin/parley")).toBe("npx parley")
     expect(Hint.invokedAs("/home/me/my parley/dist/parley.mjs")).toBe("node '/home/me/my parley/dist/parley.mjs'")
   })
 })

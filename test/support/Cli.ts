@@ -6,7 +6,15 @@ import { spawnSync } from "node:child_process"
 import * as path from "node:path"
 import { repoRoot } from "./Fixtures.ts"
 
-export const binary = path.join(repoRoot, "dist", "parley.mjs")
+/** The bundle itself (what `npm start` and `node dist/parley.mjs` run). */
+export const bundle = path.join(repoRoot, "dist", "parley.mjs")
+
+/**
+ * What the tests run: a link named `parley` to the bundle, as npm installs
+ * it (the test globalSetup makes it), so the commands parley prints name it
+ * `parley`, as they do for an installed parley.
+ */
+export const binary = path.join(repoRoot, "node_modules", ".parley-test-bin", "parley")
 
 export interface RunResult {
   readonly code: number | null
