@@ -190,8 +190,8 @@ const decodeStream = (
   const eventsFile = path.join(dir, Journal.EVENTS)
   const journalFile = path.join(dir, Journal.FILE)
   const parsed = journalText === undefined ? undefined : decoding(journalFile, () => Journal.parse(journalText, journalFile))
-  const { text, base } = Journal.effectiveEvents(events, parsed)
-  const entries = decoding(eventsFile, () => EventsFile.parse(text, eventsFile))
+  const { bytes, base } = Journal.effectiveEvents(events, parsed)
+  const entries = decoding(eventsFile, () => EventsFile.parseBytes(bytes, eventsFile))
   if (!hasBaseConfig && (entries.length === 0 || entries[0]!.type !== "config_delta")) {
     throw new Corrupt(eventsFile, entries.length === 0 ? undefined : 0,
       "without base_config.json the first entry must be the packed base config_delta (JP's legacy layout)")
