@@ -74,11 +74,12 @@ const rendersTo = (entries: ReadonlyArray<StreamEntry>, bytes: Buffer, file: str
   }
 }
 
-/** Checks one conversation directory. */
-export const checkOne = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult> => {
+/** Checks one conversation directory (followed when a writer renames it meanwhile); undefined when it was removed meanwhile. */
+export const checkOne = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult | undefined> => {
   try {
-    return await roundtrip(id, loc)
+    return await ConversationDir.following(id, loc, (at) => roundtrip(id, at))
   } catch (error) {
+    if (error instanceof ConversationDir.Gone) return undefined
     let detail = error instanceof Error ? error.message : String(error)
     if (error instanceof ConversationDir.Corrupt && error.file.endsWith("metadata.json") && error.reason === "missing") {
       detail += await eventsDetail(loc.dir)
@@ -96,7 +97,7 @@ export const checkAll = async (
   targets: ReadonlyArray<readonly [ConversationId, ConversationDir.Located]>,
   concurrency = 2
 ): Promise<Array<CheckResult>> => {
-  const results = new Array<CheckResult>(targets.length)
+  const results = new Array<CheckResult | undefined>(targets.length)
   let next = 0
   const worker = async () => {
     while (next < targets.length) {
@@ -105,5 +106,5 @@ export const checkAll = async (
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, targets.length) }, worker))
-  return results
+  return results.filter((r): r is CheckResult => r !== undefined)
 }
