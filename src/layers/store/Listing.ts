@@ -322,15 +322,21 @@ const relocate = (conversationsDir: string, found: Found, scanned: Set<string>):
 const decodeAll = async (conversationsDir: string, index: Index, scanned: Scan): Promise<{ decoded: Array<Row>; damaged: Array<DamagedConversation> }> => {
   const decoded: Array<Row> = []
   const damaged: Array<DamagedConversation> = []
-  const keys = new Set<string>(scanned.stale.map((f) => f.key))
-  index.stored.keys.forEach((key, i) => scanned.seen[i] === 1 && keys.add(key))
+  let keys: Set<string> | undefined // every key this listing has, made only when a directory moved
+  const listed = (): Set<string> => {
+    if (keys !== undefined) return keys
+    keys = new Set<string>(scanned.stale.map((f) => f.key))
+    for (let i = 0; i < scanned.seen.length; i++) if (scanned.seen[i] === 1) keys.add(index.stored.keys[i]!)
+    return keys
+  }
   const place = async (found: Found, follow: boolean): Promise<void> => {
     const outcome = await decodeRow(found)
     if (outcome._tag === "Row") return void decoded.push(outcome.row)
     if (outcome._tag === "Unreadable") return void damaged.push({ id: idOf(found.key), path: found.dir, reason: outcome.reason })
-    const moved = follow ? relocate(conversationsDir, found, keys) : undefined
+    const taken = listed()
+    const moved = follow ? relocate(conversationsDir, found, taken) : undefined
     if (moved === undefined) return // removed: not listed
-    keys.add(moved.key)
+    taken.add(moved.key)
     await place(moved, false)
   }
   await eachLimited(scanned.stale, 4, (found) => place(found, true))
