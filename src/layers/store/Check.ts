@@ -5,6 +5,11 @@
  * cannot be read) is that conversation's `error`, and the others are still
  * checked.
  *
+ * Memory scales with one conversation, not a multiple of it (issue 16): the
+ * bytes of `events.json` read for decoding are compared with each
+ * re-encoded entry as it is rendered (never one string of the whole file),
+ * and conversations are checked a few at a time.
+ *
  * @example
  * ```ts
  * import { checkOne } from "./Check.ts"
@@ -13,22 +18,27 @@
  * const result = await checkOne(id, { dir, archived: false }) // { ok, roundtrip, error? }
  * ```
  */
+import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
 import * as EventsFile from "../../domain/storage/EventsFile.ts"
 import type { CheckResult } from "../../services/ConversationStore.ts"
-import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as Journal from "./Journal.ts"
 
 /** When metadata.json is missing, still say whether the event log itself is readable. */
 const eventsDetail = async (dir: string): Promise<string> => {
   const eventsFile = path.join(dir, Journal.EVENTS)
-  const text = await AtomicFile.readIfExists(eventsFile)
-  if (text === undefined) return ""
+  let bytes: Buffer
   try {
-    return `; events.json decodes (${EventsFile.parse(text, eventsFile).length} entries)`
+    bytes = await fs.readFile(eventsFile)
+  } catch {
+    return ""
+  }
+  try {
+    return `; events.json decodes (${EventsFile.parseBytes(bytes, eventsFile).length} entries)`
   } catch (inner) {
     return `; ${inner instanceof Error ? inner.message : String(inner)}`
   }
@@ -48,10 +58,17 @@ const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Prom
   return { id, path: loc.dir, ok: true, roundtrip: identical ? "identical" : "changed" }
 }
 
-/** Whether re-encoding `entries` gives exactly `bytes`. */
-const rendersTo = (entries: Parameters<typeof EventsFile.render>[0], bytes: Buffer, file: string): boolean => {
+/** Whether re-encoding `entries` gives exactly `bytes`, compared one entry at a time. */
+const rendersTo = (entries: ReadonlyArray<StreamEntry>, bytes: Buffer, file: string): boolean => {
   try {
-    return Buffer.from(EventsFile.render(entries), "utf8").equals(bytes)
+    let at = 0
+    for (const piece of EventsFile.renderPieces(entries)) {
+      const encoded = Buffer.from(piece, "utf8")
+      const end = at + encoded.length
+      if (end > bytes.length || bytes.compare(encoded, 0, encoded.length, at, end) !== 0) return false
+      at = end
+    }
+    return at === bytes.length
   } catch (error) {
     // JSON.stringify recurses: what JSON.parse could read may be too deep to write back.
     if (!(error instanceof RangeError)) throw error
@@ -59,11 +76,12 @@ const rendersTo = (entries: Parameters<typeof EventsFile.render>[0], bytes: Buff
   }
 }
 
-/** Checks one conversation directory. */
-export const checkOne = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult> => {
+/** Checks one conversation directory (followed when a writer renames it meanwhile); undefined when it was removed meanwhile. */
+export const checkOne = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult | undefined> => {
   try {
-    return await roundtrip(id, loc)
+    return await ConversationDir.following(id, loc, (at) => roundtrip(id, at))
   } catch (error) {
+    if (error instanceof ConversationDir.Gone) return undefined
     let detail = error instanceof Error ? error.message : String(error)
     if (error instanceof ConversationDir.Corrupt && error.file.endsWith("metadata.json") && error.reason === "missing") {
       detail += await eventsDetail(loc.dir)
@@ -81,7 +99,7 @@ export const checkAll = async (
   targets: ReadonlyArray<readonly [ConversationId, ConversationDir.Located]>,
   concurrency = 2
 ): Promise<Array<CheckResult>> => {
-  const results = new Array<CheckResult>(targets.length)
+  const results = new Array<CheckResult | undefined>(targets.length)
   let next = 0
   const worker = async () => {
     while (next < targets.length) {
@@ -90,5 +108,5 @@ export const checkAll = async (
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, targets.length) }, worker))
-  return results
+  return results.filter((r): r is CheckResult => r !== undefined)
 }

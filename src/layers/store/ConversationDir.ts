@@ -192,8 +192,8 @@ const decodeStream = (
   const eventsFile = path.join(dir, Journal.EVENTS)
   const journalFile = path.join(dir, Journal.FILE)
   const parsed = journalText === undefined ? undefined : decoding(journalFile, () => Journal.parse(journalText, journalFile))
-  const { text, base } = Journal.effectiveEvents(events, parsed)
-  const entries = decoding(eventsFile, () => EventsFile.parse(text, eventsFile))
+  const { bytes, base } = Journal.effectiveEvents(events, parsed)
+  const entries = decoding(eventsFile, () => EventsFile.parseBytes(bytes, eventsFile))
   if (!hasBaseConfig && (entries.length === 0 || entries[0]!.type !== "config_delta")) {
     throw new Corrupt(eventsFile, entries.length === 0 ? undefined : 0,
       "without base_config.json the first entry must be the packed base config_delta (JP's legacy layout)")
@@ -233,6 +233,35 @@ export const readSource = async (id: ConversationId.ConversationId, loc: Located
 /** Decodes a conversation directory. Throws {@link Corrupt} naming the file (and entry). */
 export const read = async (id: ConversationId.ConversationId, loc: Located): Promise<Conversation> =>
   (await readSource(id, loc)).conversation
+
+/** A conversation's directory vanished while it was read, and no directory of its id is in its group now: it was removed. */
+export class Gone extends Error {
+  constructor(readonly dir: string) {
+    super(`${dir}: removed while it was read`)
+  }
+}
+
+/**
+ * Runs the read `f` on a conversation's directory, following the directory
+ * when a writer renames it meanwhile (closing a session whose title changed
+ * moves it to `<id>-<new slug>`): a read that failed because its directory
+ * vanished is made again where the conversation is now, so a moved
+ * conversation is never reported damaged. Throws {@link Gone} when no
+ * directory of the id is left in its group.
+ */
+export const following = async <A>(id: ConversationId.ConversationId, loc: Located, f: (loc: Located) => Promise<A>): Promise<A> => {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await f(loc)
+    } catch (error) {
+      if (!(error instanceof Corrupt) || fsSync.existsSync(loc.dir) || attempt >= MAX_READS) throw error
+      const parent = path.dirname(loc.dir)
+      const name = pick(await dirsIn(parent), id)
+      if (name === undefined) throw new Gone(loc.dir)
+      loc = { dir: path.join(parent, name), archived: loc.archived }
+    }
+  }
+}
 
 /** Writes a conversation's files into `dir` (JP's order: metadata, base config, events). */
 export const writeFiles = async (dir: string, conversation: Omit<Conversation, "id" | "archived">): Promise<void> => {

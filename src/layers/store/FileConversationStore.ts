@@ -72,12 +72,14 @@ const ioError = (file: string, error: unknown): StoreIoError => {
 /** Runs file I/O. */
 const io = <A>(file: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (error) => ioError(file, error) })
 
-/** Runs a read that may find the conversation damaged. */
-const reading = <A>(id: string, file: string, f: () => Promise<A>) =>
+/** Runs a read that may find the conversation damaged (or removed while it read). */
+const reading = <A>(id: ConversationId.ConversationId, file: string, f: () => Promise<A>) =>
   Effect.tryPromise({
     try: f,
-    catch: (error): ConversationCorrupt | StoreIoError =>
-      error instanceof ConversationDir.Corrupt
+    catch: (error): ConversationCorrupt | ConversationNotFound | StoreIoError =>
+      error instanceof ConversationDir.Gone
+        ? new ConversationNotFound({ id })
+        : error instanceof ConversationDir.Corrupt
         ? new ConversationCorrupt({ id, file: error.file, ...(error.entry === undefined ? {} : { entry: error.entry }), reason: error.reason })
         : error instanceof Journal.JournalError
         ? new ConversationCorrupt({ id, file: error.file, reason: error.message })
@@ -247,7 +249,8 @@ export const make = (options: Options) =>
 
     return ConversationStore.of({
       list: (opts) => io(conversationsDir, () => Listing.list(conversationsDir, { archived: opts?.archived === true })),
-      load: (id) => locate(id).pipe(Effect.flatMap((loc) => reading(id, loc.dir, () => ConversationDir.read(id, loc)))),
+      // Followed when a writer renames the directory meanwhile; removed meanwhile, it is not found.
+      load: (id) => locate(id).pipe(Effect.flatMap((loc) => reading(id, loc.dir, () => ConversationDir.following(id, loc, (at) => ConversationDir.read(id, at))))),
       open,
       create,
       check: (id) =>

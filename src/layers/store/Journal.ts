@@ -105,20 +105,21 @@ export const foldOf = (parsed: Parsed): Extract<Line, { _tag: "Fold" }> | undefi
   parsed.lines.findLast((l): l is Extract<Line, { _tag: "Fold" }> => l._tag === "Fold")
 
 /**
- * The events text a reader must decode, and the base whose lines extend it.
+ * The events bytes a reader must decode, and the base whose lines extend it.
  * With a started fold: the first `cut` bytes, closed again (the file as it
- * was before the fold, whatever step 2 had written).
+ * was before the fold, whatever step 2 had written). Bytes, not text: the
+ * decoder parses them one element at a time, never one string of the file.
  */
 export const effectiveEvents = (
   events: Buffer,
   parsed: Parsed | undefined
-): { readonly text: string; readonly base: string } => {
+): { readonly bytes: Buffer; readonly base: string } => {
   const fold = parsed === undefined ? undefined : foldOf(parsed)
   const fits = fold !== undefined && parsed !== undefined &&
     foldFits(events.subarray(Math.min(fold.cut, events.length)), events.length, fold, tailOf(parsed, fold))
-  if (!fits) return { text: events.toString("utf8"), base: String(events.length) }
-  const head = events.subarray(0, fold.cut).toString("utf8")
-  return { text: fold.cut === 0 ? "[]\n" : head + "\n]\n", base: fold.base }
+  if (!fits) return { bytes: events, base: String(events.length) }
+  const bytes = fold.cut === 0 ? Buffer.from("[]\n") : Buffer.concat([events.subarray(0, fold.cut), Buffer.from("\n]\n")])
+  return { bytes, base: fold.base }
 }
 
 /** Entry lines that extend `base`, in order. */

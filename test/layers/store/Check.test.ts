@@ -24,6 +24,7 @@ const conversationWith = (events: (original: Buffer) => Buffer | string) => {
 
 const check = async (dir: string) => {
   const result = await checkOne(id, { dir, archived: false })
+  if (result === undefined) throw new Error("the conversation was removed while it was checked")
   fs.rmSync(path.dirname(path.dirname(dir)), { recursive: true, force: true })
   return { ...result, path: "", error: result.error?.replace(dir, "<dir>") }
 }

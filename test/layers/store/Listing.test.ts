@@ -4,6 +4,7 @@
  * re-parsed) until the files change; the order is by the time each
  * conversation was last active, whatever its timestamp's form.
  */
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -93,15 +94,90 @@ describe("Listing.list", () => {
     fs.rmSync(root, { recursive: true, force: true })
   })
 
-  it("an index it cannot read (damaged, another version) is rebuilt from the files", async () => {
+  it("an index it cannot read (damaged, truncated, another version, wrong shapes) is rebuilt from the files", async () => {
     const root = tempDir()
     const conversations = path.join(root, "conversations")
     write(conversations, "17000000001-a", "2026-03-01 10:00:00.0", oneTurn)
-    for (const text of ["{not json", JSON.stringify({ version: 2, rows: { "17000000001-a": { stamp: "x", summary: {} } } })]) {
+    write(conversations, "17000000002-b", "2026-03-01 11:00:00.0", [])
+    await Listing.list(conversations, { archived: false })
+    const good = fs.readFileSync(path.join(conversations, Listing.INDEX), "utf8")
+    const stored = JSON.parse(good) as { version: number; keys: Array<unknown>; stamps: Array<unknown>; cells: Array<unknown> }
+    const hostile = [
+      "{not json",
+      good.slice(0, good.length / 2),
+      "",
+      "null",
+      "[]",
+      JSON.stringify({ version: 2, rows: { "17000000001-a": { stamp: "x", summary: {} } } }),
+      JSON.stringify({ ...stored, keys: [1, 2] }), // not names
+      JSON.stringify({ ...stored, keys: [stored.keys[0], stored.keys[0]] }), // one name twice
+      JSON.stringify({ ...stored, stamps: stored.stamps.slice(1) }), // columns that do not line up
+      JSON.stringify({ ...stored, cells: stored.cells.map((c) => (typeof c === "number" ? "many" : typeof c === "string" ? 5 : c)) }),
+      JSON.stringify({ ...stored, cells: stored.cells.map((c) => (c !== null && typeof c === "object" ? { state: 1 } : c)) }),
+      JSON.stringify({ ...stored, keys: [...stored.keys].reverse() }) // rows swapped: each row's stamp no longer matches
+    ]
+    for (const text of hostile) {
       fs.writeFileSync(path.join(conversations, Listing.INDEX), text)
-      const { conversations: rows } = await Listing.list(conversations, { archived: false })
-      expect(rows.map((c) => [c.id, c.events])).toStrictEqual([["17000000001", 2]])
+      const listing = await Listing.list(conversations, { archived: false })
+      expect([text, listing.conversations.map((c) => [c.id, c.title, c.events, c.incomplete]), listing.damaged]).toStrictEqual([text, [
+        ["17000000002", "17000000002-b", 0, null],
+        ["17000000001", "17000000001-a", 2, { state: "pending-llm-response" }]
+      ], []])
+      // Rebuilt: the next listing is served from it, and leaves it as it is.
+      const stamp = indexStat(conversations)
+      await Listing.list(conversations, { archived: false })
+      expect(indexStat(conversations)).toBe(stamp)
     }
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  it("a hand-edited index out of listing order lists in order", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    for (let i = 1; i <= 5; i++) write(conversations, `1700000000${i}-c`, `2026-03-01 10:00:0${i}.0`, [])
+    await Listing.list(conversations, { archived: false })
+    const file = path.join(conversations, Listing.INDEX)
+    const stored = JSON.parse(fs.readFileSync(file, "utf8")) as { keys: Array<string>; stamps: Array<number>; cells: Array<unknown> }
+    // Rows rotated by one, each with its own stamp and cells: all valid, out of order.
+    const rotate = <A>(xs: Array<A>, n: number) => [...xs.slice(n), ...xs.slice(0, n)]
+    const per = { stamps: stored.stamps.length / 5, cells: stored.cells.length / 5 }
+    fs.writeFileSync(file, JSON.stringify({ ...stored, keys: rotate(stored.keys, 1), stamps: rotate(stored.stamps, per.stamps), cells: rotate(stored.cells, per.cells) }))
+    const stamp = indexStat(conversations)
+    expect((await Listing.list(conversations, { archived: false })).conversations.map((c) => c.id.slice(-1))).toStrictEqual(["5", "4", "3", "2", "1"])
+    expect(indexStat(conversations)).toBe(stamp) // nothing decoded, nothing gone: left as it is
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  it("keeps the archive's rows while listing without it, and merges changed rows into their place", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    write(conversations, "17000000001-a", "2026-03-01 10:00:01.0", [])
+    write(conversations, "17000000002-b", "2026-03-01 10:00:02.0", [])
+    write(path.join(conversations, ".archive"), "17000000003-c", "2026-03-01 10:00:03.0", [])
+    const ids = async (archived: boolean) => (await Listing.list(conversations, { archived })).conversations.map((c) => `${c.id.slice(-1)}${c.archived ? "*" : ""}`)
+    expect(await ids(true)).toStrictEqual(["3*", "2", "1"])
+    const stamp = indexStat(conversations)
+    expect(await ids(false)).toStrictEqual(["2", "1"])
+    expect(await ids(true)).toStrictEqual(["3*", "2", "1"])
+    expect(indexStat(conversations)).toBe(stamp)
+    // One conversation active again: decoded, and merged to the front.
+    write(conversations, "17000000001-a", "2026-03-01 10:00:09.0", [])
+    expect(await ids(false)).toStrictEqual(["1", "2"])
+    expect(await ids(true)).toStrictEqual(["1", "3*", "2"])
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  it("removes index temp files a killed listing left, and no one else's", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    write(conversations, "17000000001-a", "2026-03-01 10:00:00.0", [])
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
+    const orphan = path.join(conversations, `${Listing.INDEX}.${dead}.abc123.tmp`)
+    const live = path.join(conversations, `${Listing.INDEX}.${process.ppid}.abc123.tmp`) // a listing still writing
+    const other = path.join(conversations, `notes.${dead}.abc123.tmp`)
+    for (const file of [orphan, live, other]) fs.writeFileSync(file, "{")
+    await Listing.list(conversations, { archived: false })
+    expect([orphan, live, other].map((f) => fs.existsSync(f))).toStrictEqual([false, true, true])
     fs.rmSync(root, { recursive: true, force: true })
   })
 })

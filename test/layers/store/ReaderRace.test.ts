@@ -108,6 +108,84 @@ describe("readers racing a fold", () => {
       expect(listing.conversations.map((c) => c.events)).toStrictEqual([firstTurn.length + journaled.length])
     }))
 
+  it.effect("ls racing a close that renames the directory for a new title lists it once, under its new name, not damaged", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      yield* seedWithJournal(storage)
+      yield* withStore(storage, (s) => Effect.scoped(s.open(id))) // at rest
+      const conversations = path.join(storage, "conversations")
+      hook.afterEventsRead = async (file, data) => {
+        // What close does: the new title first, then the directory renamed to match.
+        await Effect.runPromise(withStore(storage, (s) =>
+          Effect.scoped(Effect.flatMap(s.open(id), (session) =>
+            session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title: "renamed" }))))))
+        expect(fs.existsSync(file)).toBe(false)
+        return data
+      }
+      const listing = yield* withStore(storage, (s) => s.list())
+      expect(hook.afterEventsRead).toBeUndefined()
+      expect(listing.damaged).toStrictEqual([])
+      expect(listing.conversations.map((c) => [c.id, c.title, c.events, path.basename(c.path)])).toStrictEqual([
+        [id, "renamed", firstTurn.length + journaled.length, "17738399468-renamed"]
+      ])
+      // The index holds the new name only.
+      const again = yield* withStore(storage, (s) => s.list())
+      expect(again).toStrictEqual(listing)
+      expect(fs.readdirSync(conversations).sort()).toStrictEqual([FileConversationStore.INDEX, "17738399468-renamed"].sort())
+    }))
+
+  it.effect("load and check racing a close that renames the directory follow it: the conversation, not damage", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      yield* seedWithJournal(storage)
+      yield* withStore(storage, (s) => Effect.scoped(s.open(id))) // at rest
+      let title = "t"
+      const rename = async (_: string, data: Buffer) => {
+        title = title === "t" ? "renamed" : "t"
+        await Effect.runPromise(withStore(storage, (s) =>
+          Effect.scoped(Effect.flatMap(s.open(id), (session) =>
+            session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title }))))))
+        return data
+      }
+      hook.afterEventsRead = rename
+      const seen = yield* withStore(storage, (s) => s.load(id))
+      expect([seen.metadata.title, seen.entries.length]).toStrictEqual(["renamed", firstTurn.length + journaled.length])
+      hook.afterEventsRead = rename
+      const results = yield* withStore(storage, (s) => s.check(id))
+      expect(results.map((r) => [r.ok, r.roundtrip, path.basename(r.path)])).toStrictEqual([[true, "identical", "17738399468-t"]])
+    }))
+
+  it.effect("load and check racing the removal of a conversation: not found, never damaged", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      yield* seedWithJournal(storage)
+      const remove = async (_: string, data: Buffer) => {
+        await Effect.runPromise(withStore(storage, (s) => s.remove(id)))
+        return data
+      }
+      hook.afterEventsRead = remove
+      const loaded = yield* withStore(storage, (s) => Effect.flip(s.load(id)))
+      expect(loaded._tag).toBe("ConversationNotFound")
+      yield* seedWithJournal(storage)
+      hook.afterEventsRead = remove
+      const checked = yield* withStore(storage, (s) => Effect.flip(s.check(id)))
+      expect(checked._tag).toBe("ConversationNotFound")
+    }))
+
+  it.effect("ls racing the removal of a conversation leaves it out, not damaged", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      const dir = yield* seedWithJournal(storage)
+      hook.afterEventsRead = async (_, data) => {
+        await Effect.runPromise(withStore(storage, (s) => s.remove(id)))
+        expect(fs.existsSync(dir)).toBe(false)
+        return data
+      }
+      const listing = yield* withStore(storage, (s) => s.list())
+      expect(hook.afterEventsRead).toBeUndefined()
+      expect(listing).toStrictEqual({ conversations: [], damaged: [] })
+    }))
+
   it.effect("check racing a writer that appends and folds compares what it decoded: identical, not changed", () =>
     Effect.gen(function*() {
       const storage = tempDir()
