@@ -205,4 +205,26 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
         is_error: true
       })
     }))
+
+  it.effect("a typed failure reaches the model as the tool's failure schema encodes it, in either failure mode (not an empty message)", () =>
+    Effect.gen(function*() {
+      // A tagged error with no message of its own: its `message` is "", which used to be all the model got.
+      class DiskFull extends Schema.TaggedError<DiskFull>()("DiskFull", { path: Schema.String }) {}
+      const Thrown = Tool.make("thrown", { success: Schema.String, failure: DiskFull })
+      const Returned = Tool.make("returned", { success: Schema.String, failure: DiskFull, failureMode: "return" })
+      const Untyped = Tool.make("untyped", { success: Schema.String })
+      const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(Toolkit.make(Thrown, Returned, Untyped), {
+        thrown: () => Effect.fail(new DiskFull({ path: "/var" })),
+        returned: () => Effect.fail(new DiskFull({ path: "/var" })),
+        // A failure the tool does not declare (a cast): its message, or its JSON when it has none.
+        untyped: () => Effect.fail({ code: 7 }) as unknown as Effect.Effect<string>
+      })))
+      const ctx = { conversationId: "17000000901", root: "/tmp" }
+      const run = (name: string) =>
+        Effect.map(executor.execute({ id: "c", name, arguments: {} }, {}, ctx), (r) => r._tag === "Completed" ? r.response : r._tag)
+      const encoded = { content: "{\"_tag\":\"DiskFull\",\"path\":\"/var\"}", is_error: true }
+      expect(yield* run("returned")).toStrictEqual(encoded) // effect/ai's own encoding of a returned failure
+      expect(yield* run("thrown")).toStrictEqual(encoded)
+      expect(yield* run("untyped")).toStrictEqual({ content: "Tool 'untyped' failed: {\"code\":7}", is_error: true })
+    }))
 })
