@@ -201,7 +201,7 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
         asked: "confirm", source: { source: "tool", name: "deploy" }, answers: { env: "staging" }
       })
       expect(yield* run("deploy", { service: "api" }, { env: "qa" })).toStrictEqual({
-        content: "Tool 'deploy' failed unexpectedly: The answer to \"Which environment?\" (env) is \"qa\", which does not fit a select question; fix the configured answer for this question.",
+        content: "Tool 'deploy' failed unexpectedly: The answer to \"Which environment?\" (env) is \"qa\", which does not fit a select question; if it is configured (conversation.tools.deploy.questions.env.answer), fix it there.",
         is_error: true
       })
     }))
@@ -226,5 +226,38 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
       expect(yield* run("returned")).toStrictEqual(encoded) // effect/ai's own encoding of a returned failure
       expect(yield* run("thrown")).toStrictEqual(encoded)
       expect(yield* run("untyped")).toStrictEqual({ content: "Tool 'untyped' failed: {\"code\":7}", is_error: true })
+    }))
+
+  it.effect("one id for two different questions in a run is a defect naming both, not the first answer given to the second", () =>
+    Effect.gen(function*() {
+      // A loop that asks the same id for each file: file b would silently get a's answer.
+      const Clean = Tool.make("clean", { parameters: Schema.Struct({ files: Schema.Array(Schema.String) }), success: Schema.String })
+      const Again = Tool.make("again", { success: Schema.String })
+      const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(Toolkit.make(Clean, Again), {
+        clean: ({ files }) =>
+          Effect.gen(function*() {
+            const removed: Array<string> = []
+            for (const file of files) {
+              if (yield* Inquiry.ask(Inquiry.boolean("remove", `Remove ${file}?`))) removed.push(file)
+            }
+            return `removed ${removed.join(", ")}`
+          }),
+        // The same question asked twice (a helper called twice) is fine: it has one answer.
+        again: () =>
+          Effect.gen(function*() {
+            const first = yield* Inquiry.ask(Inquiry.boolean("sure", "Sure?"))
+            const second = yield* Inquiry.ask(Inquiry.boolean("sure", "Sure?"))
+            return `${first} ${second}`
+          })
+      })))
+      const ctx = { conversationId: "17000000901", root: "/tmp" }
+      const run = (name: string, args: Record<string, Schema.Json>, answers: Answers) =>
+        Effect.map(executor.execute({ id: "c", name, arguments: args }, answers, ctx), (r) => r._tag === "Completed" ? r.response : r.question.id)
+      expect(yield* run("clean", { files: ["a.txt", "b.txt"] }, {})).toBe("remove")
+      expect(yield* run("clean", { files: ["a.txt", "b.txt"] }, { remove: true })).toStrictEqual({
+        content: "Tool 'clean' failed unexpectedly: The tool asked two different questions under the id \"remove\" in one run (\"Remove a.txt?\", then \"Remove b.txt?\"); answers are kept per question id, so the second would get the first one's answer. Give each question its own id (e.g. one with the item's index in it).",
+        is_error: true
+      })
+      expect(yield* run("again", {}, { sure: true })).toStrictEqual({ content: "true true", is_error: false })
     }))
 })
