@@ -15,9 +15,10 @@
  *   the answers so far (after a crash, the resumed turn rebuilds them from
  *   the recorded events).
  *
- * Run mode: `conversation.tools.<name>.run` from the `Config` in context,
- * else `options.run`, else `unattended` (like built-ins); `kind` is
- * `builtin`. Who answers a question is parley's routing: a configured
+ * Config, as for built-ins: `conversation.tools.<name>.run` from the
+ * `Config` in context, else `options.run`, else `unattended`;
+ * `enable = false` hides the tool (not offered; a call is "not available");
+ * `description` replaces the tool's. `kind` is `builtin`. Who answers a question is parley's routing: a configured
  * `answer`, the person at a terminal (target `user`), or the model (target
  * `assistant`, or nobody at a terminal).
  *
@@ -202,10 +203,17 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
       // The handlers' types differ from HandlersFrom only by Inquiry/Pending, which parley provides and handles.
       const handlerContext = yield* toolkit.toHandlers(handlers as unknown as Toolkit.HandlersFrom<Tools>)
       const withHandler = (yield* Effect.provideContext(toolkit, handlerContext)) as unknown as Toolkit.WithHandler<Record<string, Tool.Any>>
-      const tools = toolkit.tools as Record<string, Tool.Any>
+      // As for built-ins: `enable = false` hides a tool (it is then "not available"), `description` replaces the tool's.
+      const tools = Object.fromEntries(
+        Object.entries(toolkit.tools as Record<string, Tool.Any>).filter(([name]) => ConfigData.toolConfig(config, name)?.enable !== false)
+      )
       const known = (name: string) => Object.hasOwn(tools, name)
+      const definition = (tool: Tool.Any): ToolDefinition => {
+        const description = ConfigData.toolConfig(config, tool.name)?.description
+        return description === undefined ? definitionOf(tool) : { ...definitionOf(tool), description }
+      }
       return Executor.of({
-        definitions: Object.values(tools).map(definitionOf).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+        definitions: Object.values(tools).map(definition).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
         execute: (call, answers, context) =>
           known(call.name) ? runOnce(tools[call.name]!, withHandler, services as Context.Context<never>, call, answers, context) : Effect.succeed(notAvailable(call.name)),
         permission: (name) => ConfigData.runMode(config, name, options.run ?? "unattended"),

@@ -260,4 +260,19 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
       })
       expect(yield* run("again", {}, { sure: true })).toStrictEqual({ content: "true true", is_error: false })
     }))
+
+  it.effect("config's enable = false hides a toolkit tool (not offered, 'not available') and its description replaces the tool's, as for built-ins", () =>
+    Effect.gen(function*() {
+      const Fail = Tool.make("fail", { description: "Fails.", success: Schema.String })
+      const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(Toolkit.make(Fail, Deploy), {
+        fail: () => Effect.succeed("no"),
+        deploy: deployHandler([]).deploy
+      }).pipe(Layer.provide(Config.layerLiteral({
+        conversation: { tools: { deploy: { enable: false }, fail: { description: "Fails, always." } } }
+      })))))
+      expect(executor.definitions.map((d) => [d.name, d.description])).toStrictEqual([["fail", "Fails, always."]])
+      expect([executor.kind("deploy"), executor.kind("fail")]).toStrictEqual([undefined, "builtin"])
+      const result = yield* executor.execute({ id: "c", name: "deploy", arguments: { service: "api" } }, {}, { conversationId: "17000000901", root: "/tmp" })
+      expect(result._tag === "Completed" ? result.response : result._tag).toMatchObject({ content: expect.stringMatching(/^Tool 'deploy' is not available\./), is_error: true })
+    }))
 })
