@@ -148,6 +148,8 @@ export const select = <const O extends string>(
 ): Ask<O> =>
   make(id, text, AnswerType.select(options), (a) => (typeof a === "string" && (options as ReadonlyArray<string>).includes(a) ? (a as O) : undefined), display)
 
+const isAsk = <A>(q: Ask<A> | Question): q is Ask<A> => "read" in q && typeof q.read === "function"
+
 const describeAnswer = (a: Schema.Json) => (JSON.stringify(a) ?? String(a)).slice(0, 200)
 
 /**
@@ -202,7 +204,10 @@ export const ask: {
   (question: Question): Effect.Effect<Schema.Json, Pending, Inquiry>
 } = <A>(question: Ask<A> | Question): Effect.Effect<A | Schema.Json, Pending, Inquiry> =>
   Effect.flatMap(Effect.service(Inquiry), (run) => {
-    const typed: Ask<A | Schema.Json> = question instanceof Question ? { question, read: (a) => a } : question
+    // A Question may be a plain object of its shape (its type allows one): only an `Ask` has `read`.
+    const typed: Ask<A | Schema.Json> = isAsk(question)
+      ? question
+      : { question: question instanceof Question ? question : new Question(question), read: (a) => a }
     const q = typed.question
     const earlier = clashWith(run, q)
     if (earlier !== undefined) return Effect.die(clash(earlier, q))

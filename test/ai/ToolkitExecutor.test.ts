@@ -23,6 +23,7 @@ import * as TurnLoop from "../../src/programs/TurnLoop.ts"
 import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
 import { type Answers, Executor } from "../../src/services/Executor.ts"
+import type { QuestionId } from "../../src/domain/tool/Question.ts"
 import { PromptBackend } from "../../src/services/PromptBackend.ts"
 import { finish, type SeenRequest, scriptedModel, type Step } from "./_model.ts"
 
@@ -274,5 +275,19 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
       expect([executor.kind("deploy"), executor.kind("fail")]).toStrictEqual([undefined, "builtin"])
       const result = yield* executor.execute({ id: "c", name: "deploy", arguments: { service: "api" } }, {}, { conversationId: "17000000901", root: "/tmp" })
       expect(result._tag === "Completed" ? result.response : result._tag).toMatchObject({ content: expect.stringMatching(/^Tool 'deploy' is not available\./), is_error: true })
+    }))
+
+  it.effect("Inquiry.ask takes a Question written as a plain object (as its type allows), not only a decoded instance", () =>
+    Effect.gen(function*() {
+      const Go = Tool.make("go", { success: Schema.String })
+      const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(Toolkit.make(Go), {
+        go: () => Effect.map(Inquiry.ask({ id: "sure" as QuestionId, text: "Sure?", answer_type: { type: "boolean" } }), (a) => `answer ${JSON.stringify(a)}`)
+      })))
+      const ctx = { conversationId: "17000000901", root: "/tmp" }
+      const run = (answers: Answers) =>
+        Effect.map(executor.execute({ id: "c", name: "go", arguments: {} }, answers, ctx), (r) =>
+          r._tag === "Completed" ? r.response : { asked: r.question.id, text: r.question.text, type: r.question.answer_type })
+      expect(yield* run({})).toStrictEqual({ asked: "sure", text: "Sure?", type: { type: "boolean" } })
+      expect(yield* run({ sure: true })).toStrictEqual({ content: "answer true", is_error: false })
     }))
 })
