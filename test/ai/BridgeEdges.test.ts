@@ -2,8 +2,9 @@
  * The `effect/ai` bridges at their edges, each in a full turn on a scripted
  * `LanguageModel` (issue 12 item 3; the review's outside-in pass): a turn
  * interrupted while a handler runs (after its questions were answered), a
- * turn resumed with an answer to a question the tool no longer asks, and an
- * inquiry side call whose `generateObject` reply is not JSON.
+ * turn resumed with an answer to a question the tool no longer asks, an
+ * inquiry side call whose `generateObject` reply is not JSON, and a call to a
+ * tool the toolkit does not have.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
@@ -214,5 +215,29 @@ describe("the effect/ai bridges at their edges", () => {
       expect(tail[2]).toMatchObject({ type: "tool_call_response", id: "call_1", is_error: true, content: expect.stringContaining("Which environment?") })
       expect(tail[3]).toStrictEqual({ type: "chat_response", message: "Deployed." })
       expect(runs).toStrictEqual([{}]) // never run with an answer it did not get
+    }))
+
+  it.effect("a call to a tool the toolkit does not have is answered 'not available' and the turn goes on", () =>
+    Effect.gen(function*() {
+      const executor = executorFromToolkit(toolkit, { deploy: ({ service }) => Effect.succeed(`deployed ${service}`) })
+      const model: Array<Step> = [
+        [{ type: "tool-call", id: "call_1", name: "rollback", params: { service: "api" } }, finish("tool-calls")],
+        steps()[1]!
+      ]
+      const stored = yield* Effect.gen(function*() {
+        yield* turn("Roll back the api")
+        return (yield* load).entries
+      }).pipe(Effect.provide(Layer.mergeAll(
+        withConversation(),
+        executor,
+        providerLayer().pipe(Layer.provide(scriptedModel(model, []))),
+        MockInquiryBackend.layer({}),
+        MockPromptBackend.layer([]),
+        Config.layerEmpty
+      )))
+      const tail = shape(stored.slice(2))
+      expect(tail[0]).toStrictEqual({ type: "tool_call_request", id: "call_1", name: "rollback", arguments: { service: "api" } })
+      expect(tail[1]).toMatchObject({ type: "tool_call_response", id: "call_1", is_error: true, content: expect.stringMatching(/^Tool 'rollback' is not available\./) })
+      expect(tail.slice(2)).toStrictEqual([{ type: "chat_response", message: "Deployed." }])
     }))
 })
