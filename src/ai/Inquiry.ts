@@ -12,7 +12,9 @@
  * handler interrupted by a crash picks up where the conversation left it.
  *
  * Because the handler runs again from the start, ask before you act: a side
- * effect before an `ask` happens once per question. Do not catch `Pending`
+ * effect before an `ask` happens once per question. Answers are kept per
+ * question id, so give each question its own id, the same on every run (a
+ * second, different question under an id already asked fails the call). Do not catch `Pending`
  * (it is how the run ends); parley treats a run that raised it as asking,
  * whatever the handler did next.
  *
