@@ -90,7 +90,9 @@ export * as Render from "./domain/render/Render.ts"
  * ```
  */
 export const Config = withMembers(ConfigService.Config, {
+  /** Validates plain config values (parsed TOML, or a literal in tests): the config, or a `ConfigError` naming every problem. */
   validate: ConfigService.validate,
+  /** One problem in a config document: where (key path or line/column) and what. */
   ConfigProblem: ConfigService.ConfigProblem
 })
 /** The `Config` service (as a type: what a program that needs it requires). */
@@ -120,12 +122,19 @@ export * as ConversationSession from "./services/ConversationSession.ts"
  * ```
  */
 export const Executor = withMembers(ExecutorService.Executor, {
+  /** The tool finished well: `Completed` with `content`, `is_error: false` (`Executor.ok("written")`). */
   ok: ExecutorService.ok,
+  /** The tool failed: `Completed` with `content`, `is_error: true` (the model reads `content`). */
   error: ExecutorService.error,
+  /** JP's response for a call to a tool that is not (or no longer) enabled. */
   notAvailable: ExecutorService.notAvailable,
+  /** A decoded JP tool outcome as a result: `Completed`, or `NeedsInput` for a question. */
   fromOutcome: ExecutorService.fromOutcome,
+  /** The tool finished: what goes into the `tool_call_response`. */
   Completed: ExecutorService.Completed,
+  /** The tool asked a question; parley runs it again with `answers` plus the answer under `question.id`. */
   NeedsInput: ExecutorService.NeedsInput,
+  /** What a finished call records in its `tool_call_response` (and what the model reads). */
   ToolResponse: ExecutorService.ToolResponse
 })
 /** The `Executor` service (as a type), and the types of its calls and results. */
@@ -167,15 +176,25 @@ export * from "./services/PromptBackend.ts"
  * ```
  */
 export const Provider = withMembers(ProviderService.Provider, {
+  /** Runs a reply stream to the end: the events to record, usage and stop reason. */
   collect: ProviderService.collect,
+  /** Runs an attempt and retries it while it fails with a retryable `ProviderError`, stamping the attempts made. */
   withRetries: ProviderService.withRetries,
+  /** The backoff `withRetries` uses: exponential, honouring a provider's `Retry-After`. */
   retrySchedule: ProviderService.retrySchedule,
+  /** The live providers' retries: 3 retries from 200 ms, honouring a `Retry-After` of up to 30 s. */
   defaultRetryPolicy: ProviderService.defaultRetryPolicy,
+  /** The schema a request asks for: its own, or that of a trailing `ChatRequest`. */
   requestedSchema: ProviderService.requestedSchema,
+  /** The `provider/` prefix and model name of a model string (`scripted` has no name). */
   parseModel: ProviderService.parseModel,
+  /** The warning about a reply stored but not whole (token limit, refusal); `undefined` for a normal finish. */
   replyWarning: ProviderService.replyWarning,
+  /** The fields of a `ProviderError`, to rebuild it with some changed. */
   fieldsOf: ProviderService.fieldsOf,
+  /** HTTP statuses worth retrying; `undefined` is a connection-level failure. */
   isRetryableStatus: ProviderService.isRetryableStatus,
+  /** Folds deltas into the events of a reply (what `collect` uses). */
   ReplyBuilder: ProviderService.ReplyBuilder
 })
 /** The `Provider` service (as a type), and the types of its requests and replies. */

@@ -12,7 +12,9 @@
  * handler interrupted by a crash picks up where the conversation left it.
  *
  * Because the handler runs again from the start, ask before you act: a side
- * effect before an `ask` happens once per question. Do not catch `Pending`
+ * effect before an `ask` happens once per question. Answers are kept per
+ * question id, so give each question its own id, the same on every run (a
+ * second, different question under an id already asked fails the call). Do not catch `Pending`
  * (it is how the run ends); parley treats a run that raised it as asking,
  * whatever the handler did next.
  *
@@ -148,13 +150,43 @@ export const select = <const O extends string>(
 ): Ask<O> =>
   make(id, text, AnswerType.select(options), (a) => (typeof a === "string" && (options as ReadonlyArray<string>).includes(a) ? (a as O) : undefined), display)
 
+const isAsk = <A>(q: Ask<A> | Question): q is Ask<A> => "read" in q && typeof q.read === "function"
+
 const describeAnswer = (a: Schema.Json) => (JSON.stringify(a) ?? String(a)).slice(0, 200)
+
+/**
+ * The questions each run of a handler asked, by id. An answer is kept per
+ * question id, so a second, different question under an id already asked in
+ * this run (a loop asking `remove` for each file) would silently get the
+ * first one's answer; `ask` refuses it instead.
+ */
+const askedInRun = new WeakMap<Inquiry["Service"], Map<string, Question>>()
+
+/** The earlier, different question asked under `q`'s id in this run, after recording `q`. */
+const clashWith = (run: Inquiry["Service"], q: Question): Question | undefined => {
+  const asked = askedInRun.get(run) ?? new Map<string, Question>()
+  askedInRun.set(run, asked)
+  const earlier = asked.get(q.id)
+  if (earlier === undefined) {
+    asked.set(q.id, q)
+    return undefined
+  }
+  const same = earlier.text === q.text && JSON.stringify(earlier.answer_type) === JSON.stringify(q.answer_type)
+  return same ? undefined : earlier
+}
+
+const clash = (earlier: Question, q: Question) =>
+  new Error(
+    `The tool asked two different questions under the id "${q.id}" in one run ("${earlier.text}", then "${q.text}"); answers are kept per question id, so the second would get the first one's answer. Give each question its own id (e.g. one with the item's index in it).`
+  )
 
 /**
  * The answer to `question` if it has one; otherwise ends this run of the
  * handler with {@link Pending} (parley asks, then runs the handler again).
  * An answer that does not fit the question (a static answer `"yes"` for a
- * boolean question, say) ends the call with a tool error naming it.
+ * boolean question, say) ends the call with a tool error naming it, and so
+ * does a second, different question under an id this run already asked
+ * (answers are kept per id: give each question its own).
  *
  * @example
  * ```ts
@@ -174,8 +206,13 @@ export const ask: {
   (question: Question): Effect.Effect<Schema.Json, Pending, Inquiry>
 } = <A>(question: Ask<A> | Question): Effect.Effect<A | Schema.Json, Pending, Inquiry> =>
   Effect.flatMap(Effect.service(Inquiry), (run) => {
-    const typed: Ask<A | Schema.Json> = question instanceof Question ? { question, read: (a) => a } : question
+    // A Question may be a plain object of its shape (its type allows one): only an `Ask` has `read`.
+    const typed: Ask<A | Schema.Json> = isAsk(question)
+      ? question
+      : { question: question instanceof Question ? question : new Question(question), read: (a) => a }
     const q = typed.question
+    const earlier = clashWith(run, q)
+    if (earlier !== undefined) return Effect.die(clash(earlier, q))
     const answer = Object.hasOwn(run.answers, q.id) ? run.answers[q.id] : undefined
     if (answer === undefined) {
       return Effect.suspend(() => {
@@ -185,7 +222,7 @@ export const ask: {
     }
     const value = typed.read(answer)
     return value === undefined
-      ? Effect.die(new Error(`The answer to "${q.text}" (${q.id}) is ${describeAnswer(answer)}, which does not fit a ${q.answer_type.type} question; fix the configured answer for this question.`))
+      ? Effect.die(new Error(`The answer to "${q.text}" (${q.id}) is ${describeAnswer(answer)}, which does not fit a ${q.answer_type.type} question; if it is configured (conversation.tools.${run.call.name}.questions.${q.id}.answer), fix it there.`))
       : Effect.succeed(value)
   })
 

@@ -14,7 +14,9 @@
  * - A structured request (an inquiry side call, or any `schema`) goes
  *   through `LanguageModel.generateObject` with an Effect Schema imported
  *   from the JSON Schema, so each provider's own structured-output mechanism
- *   applies; the object comes back as a `Structured` delta.
+ *   applies; the request's tools go with it (toolChoice `none`, never
+ *   resolved), since its prompt holds tool calls; the object comes back as a
+ *   `Structured` delta.
  * - Every reply ends with `Finish` (or fails): a stream that closes without
  *   effect/ai's `finish` part is a `reply` `ProviderError`, as parley's own
  *   providers treat a missing end marker (issue 11).
@@ -281,9 +283,24 @@ const objectSchema = (provider: string, schema: Schema.JsonObject) =>
 const structured = (model: LanguageModel.LanguageModel, provider: string, request: ProviderRequest, schema: Schema.JsonObject) =>
   Stream.unwrap(Effect.gen(function*() {
     const codec = yield* objectSchema(provider, schema)
-    const response = yield* model.generateObject({ prompt: toPrompt(request), schema: codec, toolChoice: "none" }).pipe(
-      Effect.mapError((e) => fromAiError(provider, e))
-    )
+    const prompt = toPrompt(request)
+    // The request's tools go too (toolChoice none), as parley's own providers send them: an inquiry's prompt
+    // holds the paused call, and Anthropic and Bedrock reject tool_use/tool_result blocks in a request that
+    // defines no tools; the turn's tools also keep the turn's cache prefix.
+    const asked: Effect.Effect<
+      { readonly value: Schema.JsonObject; readonly usage: Response.Usage; readonly finishReason: Response.FinishReason },
+      AiError.AiError
+    > = request.tools.length === 0
+      ? model.generateObject({ prompt, schema: codec, toolChoice: "none" })
+      : model.generateObject({
+        prompt,
+        schema: codec,
+        toolkit: toToolkit(request.tools),
+        toolChoice: "none",
+        disableToolCallResolution: true,
+        toolCallValidation: "deferred"
+      })
+    const response = yield* asked.pipe(Effect.mapError((e) => fromAiError(provider, e)))
     return Stream.fromIterable<ProviderDelta>([
       Delta.Structured({ data: response.value }),
       usageOf(response.usage),

@@ -15,9 +15,10 @@
  *   the answers so far (after a crash, the resumed turn rebuilds them from
  *   the recorded events).
  *
- * Run mode: `conversation.tools.<name>.run` from the `Config` in context,
- * else `options.run`, else `unattended` (like built-ins); `kind` is
- * `builtin`. Who answers a question is parley's routing: a configured
+ * Config, as for built-ins: `conversation.tools.<name>.run` from the
+ * `Config` in context, else `options.run`, else `unattended`;
+ * `enable = false` hides the tool (not offered; a call is "not available");
+ * `description` replaces the tool's. `kind` is `builtin`. Who answers a question is parley's routing: a configured
  * `answer`, the person at a terminal (target `user`), or the model (target
  * `assistant`, or nobody at a terminal).
  *
@@ -50,10 +51,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Schema from "effect/Schema"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { AiError, Tool, Toolkit } from "effect/ai"
-import { Tool as AiTool } from "effect/ai"
+import { AiError as AiErrorModule, Tool as AiTool } from "effect/ai"
 import { InquirySource } from "../domain/event/InquirySource.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import type { Question } from "../domain/tool/Question.ts"
@@ -96,8 +97,10 @@ export interface ToolkitExecutorOptions {
 /** What a consumer must provide for a toolkit's handlers (their services, `Inquiry` aside). */
 export type ToolkitServices<Tools extends Record<string, Tool.Any>> = Exclude<Tool.HandlerServices<Tools[keyof Tools]>, Inquiry>
 
-const describeError = (e: unknown): string =>
-  e instanceof Error ? e.message : typeof e === "string" ? e : JSON.stringify(e) ?? String(e)
+/** An error's own text: its message, or the string it is; "" when it has none. */
+const messageOf = (e: unknown): string => (e instanceof Error ? e.message : typeof e === "string" ? e : "")
+
+const jsonOf = (e: unknown): string => JSON.stringify(e) ?? String(e)
 
 const contentOf = (encoded: unknown): string => (typeof encoded === "string" ? encoded : JSON.stringify(encoded) ?? "")
 
@@ -108,17 +111,33 @@ export const definitionOf = (tool: Tool.Any): ToolDefinition => ({
   parameters: AiTool.getJsonSchema(tool) as Schema.JsonObject
 })
 
-/** Why a run ended that produced no final result. */
-const failureText = (name: string, cause: Cause.Cause<unknown>): string => {
+/**
+ * Why a run ended that produced no final result. A typed failure goes to the
+ * model as the tool's failure schema encodes it — what effect/ai itself sends
+ * for `failureMode: "return"` — so a tagged error without a message of its
+ * own (its `message` is "") is never an empty tool result. An effect/ai error
+ * (parameters that do not decode, say) is its one-line message.
+ */
+const failureText = (tool: Tool.Any, cause: Cause.Cause<unknown>): Effect.Effect<string> => {
   const failure = cause.reasons.find(Cause.isFailReason)
-  if (failure !== undefined) return describeError(failure.error)
+  if (failure !== undefined) {
+    const error = failure.error
+    const described = messageOf(error) || `Tool '${tool.name}' failed: ${jsonOf(error)}`
+    if (AiErrorModule.isAiError(error)) return Effect.succeed(described)
+    return Schema.encodeUnknownEffect(AiTool.failureResultSchema(tool))(error).pipe(
+      Effect.map(contentOf),
+      // Not of the declared failure type (a cast in the handler): its message, or its JSON.
+      Effect.orElseSucceed(() => described)
+    ) as Effect.Effect<string>
+  }
   const defect = cause.reasons.find(Cause.isDieReason)
-  if (defect !== undefined) return `Tool '${name}' failed unexpectedly: ${describeError(defect.defect)}`
-  return `Tool '${name}' was interrupted before it finished.`
+  if (defect !== undefined) return Effect.succeed(`Tool '${tool.name}' failed unexpectedly: ${messageOf(defect.defect) || jsonOf(defect.defect)}`)
+  return Effect.succeed(`Tool '${tool.name}' was interrupted before it finished.`)
 }
 
 /** One run of the handler: its final result, or the question it stopped at. */
 const runOnce = (
+  tool: Tool.Any,
   handlers: Toolkit.WithHandler<Record<string, Tool.Any>>,
   services: Context.Context<never>,
   call: ToolCall,
@@ -138,7 +157,10 @@ const runOnce = (
       Effect.flatMap(handled, Stream.runLast).pipe(Effect.provideService(Inquiry, inquiry), Effect.provideContext(services))
     )
     if (asked !== undefined) return new NeedsInput({ question: asked, source: InquirySource.tool(call.name), answers: { ...answers } })
-    if (Exit.isFailure(exit)) return new Completed({ response: { content: failureText(call.name, exit.cause), is_error: true } })
+    if (Exit.isFailure(exit)) {
+      const content = yield* failureText(tool, exit.cause).pipe(Effect.provideContext(services))
+      return new Completed({ response: { content, is_error: true } })
+    }
     if (Option.isNone(exit.value)) return new Completed({ response: { content: `Tool '${call.name}' returned no result.`, is_error: true } })
     const result = exit.value.value
     return new Completed({ response: { content: contentOf(result.encodedResult), is_error: result.isFailure } })
@@ -181,12 +203,19 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
       // The handlers' types differ from HandlersFrom only by Inquiry/Pending, which parley provides and handles.
       const handlerContext = yield* toolkit.toHandlers(handlers as unknown as Toolkit.HandlersFrom<Tools>)
       const withHandler = (yield* Effect.provideContext(toolkit, handlerContext)) as unknown as Toolkit.WithHandler<Record<string, Tool.Any>>
-      const tools = toolkit.tools as Record<string, Tool.Any>
+      // As for built-ins: `enable = false` hides a tool (it is then "not available"), `description` replaces the tool's.
+      const tools = Object.fromEntries(
+        Object.entries(toolkit.tools as Record<string, Tool.Any>).filter(([name]) => ConfigData.toolConfig(config, name)?.enable !== false)
+      )
       const known = (name: string) => Object.hasOwn(tools, name)
+      const definition = (tool: Tool.Any): ToolDefinition => {
+        const description = ConfigData.toolConfig(config, tool.name)?.description
+        return description === undefined ? definitionOf(tool) : { ...definitionOf(tool), description }
+      }
       return Executor.of({
-        definitions: Object.values(tools).map(definitionOf).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+        definitions: Object.values(tools).map(definition).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
         execute: (call, answers, context) =>
-          known(call.name) ? runOnce(withHandler, services as Context.Context<never>, call, answers, context) : Effect.succeed(notAvailable(call.name)),
+          known(call.name) ? runOnce(tools[call.name]!, withHandler, services as Context.Context<never>, call, answers, context) : Effect.succeed(notAvailable(call.name)),
         permission: (name) => ConfigData.runMode(config, name, options.run ?? "unattended"),
         kind: (name) => (known(name) ? "builtin" : undefined)
       })

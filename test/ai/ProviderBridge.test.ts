@@ -103,7 +103,9 @@ describe("providerLayer: a parley turn on an effect/ai LanguageModel", () => {
       // What the model saw, request by request.
       expect(seen.map((s) => [s.method, s.responseFormat, s.toolChoice, s.tools])).toStrictEqual([
         ["streamText", "text", "auto", ["write_note"]],
-        ["generateText", "json", "none", []],
+        // The side call sends the turn's tools (toolChoice none): its prompt holds the paused call, and
+        // Anthropic and Bedrock reject tool_use/tool_result blocks in a request that defines no tools.
+        ["generateText", "json", "none", ["write_note"]],
         ["streamText", "text", "auto", ["write_note"]]
       ])
       const system = { role: "system", content: "Be brief.", options: {} }

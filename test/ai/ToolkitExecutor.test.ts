@@ -23,6 +23,7 @@ import * as TurnLoop from "../../src/programs/TurnLoop.ts"
 import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
 import { type Answers, Executor } from "../../src/services/Executor.ts"
+import type { QuestionId } from "../../src/domain/tool/Question.ts"
 import { PromptBackend } from "../../src/services/PromptBackend.ts"
 import { finish, type SeenRequest, scriptedModel, type Step } from "./_model.ts"
 
@@ -201,8 +202,92 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
         asked: "confirm", source: { source: "tool", name: "deploy" }, answers: { env: "staging" }
       })
       expect(yield* run("deploy", { service: "api" }, { env: "qa" })).toStrictEqual({
-        content: "Tool 'deploy' failed unexpectedly: The answer to \"Which environment?\" (env) is \"qa\", which does not fit a select question; fix the configured answer for this question.",
+        content: "Tool 'deploy' failed unexpectedly: The answer to \"Which environment?\" (env) is \"qa\", which does not fit a select question; if it is configured (conversation.tools.deploy.questions.env.answer), fix it there.",
         is_error: true
       })
+    }))
+
+  it.effect("a typed failure reaches the model as the tool's failure schema encodes it, in either failure mode (not an empty message)", () =>
+    Effect.gen(function*() {
+      // A tagged error with no message of its own: its `message` is "", which used to be all the model got.
+      class DiskFull extends Schema.TaggedError<DiskFull>()("DiskFull", { path: Schema.String }) {}
+      const Thrown = Tool.make("thrown", { success: Schema.String, failure: DiskFull })
+      const Returned = Tool.make("returned", { success: Schema.String, failure: DiskFull, failureMode: "return" })
+      const Untyped = Tool.make("untyped", { success: Schema.String })
+      const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(Toolkit.make(Thrown, Returned, Untyped), {
+        thrown: () => Effect.fail(new DiskFull({ path: "/var" })),
+        returned: () => Effect.fail(new DiskFull({ path: "/var" })),
+        // A failure the tool does not declare (a cast): its message, or its JSON when it has none.
+        untyped: () => Effect.fail({ code: 7 }) as unknown as Effect.Effect<string>
+      })))
+      const ctx = { conversationId: "17000000901", root: "/tmp" }
+      const run = (name: string) =>
+        Effect.map(executor.execute({ id: "c", name, arguments: {} }, {}, ctx), (r) => r._tag === "Completed" ? r.response : r._tag)
+      const encoded = { content: "{\"_tag\":\"DiskFull\",\"path\":\"/var\"}", is_error: true }
+      expect(yield* run("returned")).toStrictEqual(encoded) // effect/ai's own encoding of a returned failure
+      expect(yield* run("thrown")).toStrictEqual(encoded)
+      expect(yield* run("untyped")).toStrictEqual({ content: "Tool 'untyped' failed: {\"code\":7}", is_error: true })
+    }))
+
+  it.effect("one id for two different questions in a run is a defect naming both, not the first answer given to the second", () =>
+    Effect.gen(function*() {
+      // A loop that asks the same id for each file: file b would silently get a's answer.
+      const Clean = Tool.make("clean", { parameters: Schema.Struct({ files: Schema.Array(Schema.String) }), success: Schema.String })
+      const Again = Tool.make("again", { success: Schema.String })
+      const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(Toolkit.make(Clean, Again), {
+        clean: ({ files }) =>
+          Effect.gen(function*() {
+            const removed: Array<string> = []
+            for (const file of files) {
+              if (yield* Inquiry.ask(Inquiry.boolean("remove", `Remove ${file}?`))) removed.push(file)
+            }
+            return `removed ${removed.join(", ")}`
+          }),
+        // The same question asked twice (a helper called twice) is fine: it has one answer.
+        again: () =>
+          Effect.gen(function*() {
+            const first = yield* Inquiry.ask(Inquiry.boolean("sure", "Sure?"))
+            const second = yield* Inquiry.ask(Inquiry.boolean("sure", "Sure?"))
+            return `${first} ${second}`
+          })
+      })))
+      const ctx = { conversationId: "17000000901", root: "/tmp" }
+      const run = (name: string, args: Record<string, Schema.Json>, answers: Answers) =>
+        Effect.map(executor.execute({ id: "c", name, arguments: args }, answers, ctx), (r) => r._tag === "Completed" ? r.response : r.question.id)
+      expect(yield* run("clean", { files: ["a.txt", "b.txt"] }, {})).toBe("remove")
+      expect(yield* run("clean", { files: ["a.txt", "b.txt"] }, { remove: true })).toStrictEqual({
+        content: "Tool 'clean' failed unexpectedly: The tool asked two different questions under the id \"remove\" in one run (\"Remove a.txt?\", then \"Remove b.txt?\"); answers are kept per question id, so the second would get the first one's answer. Give each question its own id (e.g. one with the item's index in it).",
+        is_error: true
+      })
+      expect(yield* run("again", {}, { sure: true })).toStrictEqual({ content: "true true", is_error: false })
+    }))
+
+  it.effect("config's enable = false hides a toolkit tool (not offered, 'not available') and its description replaces the tool's, as for built-ins", () =>
+    Effect.gen(function*() {
+      const Fail = Tool.make("fail", { description: "Fails.", success: Schema.String })
+      const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(Toolkit.make(Fail, Deploy), {
+        fail: () => Effect.succeed("no"),
+        deploy: deployHandler([]).deploy
+      }).pipe(Layer.provide(Config.layerLiteral({
+        conversation: { tools: { deploy: { enable: false }, fail: { description: "Fails, always." } } }
+      })))))
+      expect(executor.definitions.map((d) => [d.name, d.description])).toStrictEqual([["fail", "Fails, always."]])
+      expect([executor.kind("deploy"), executor.kind("fail")]).toStrictEqual([undefined, "builtin"])
+      const result = yield* executor.execute({ id: "c", name: "deploy", arguments: { service: "api" } }, {}, { conversationId: "17000000901", root: "/tmp" })
+      expect(result._tag === "Completed" ? result.response : result._tag).toMatchObject({ content: expect.stringMatching(/^Tool 'deploy' is not available\./), is_error: true })
+    }))
+
+  it.effect("Inquiry.ask takes a Question written as a plain object (as its type allows), not only a decoded instance", () =>
+    Effect.gen(function*() {
+      const Go = Tool.make("go", { success: Schema.String })
+      const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(Toolkit.make(Go), {
+        go: () => Effect.map(Inquiry.ask({ id: "sure" as QuestionId, text: "Sure?", answer_type: { type: "boolean" } }), (a) => `answer ${JSON.stringify(a)}`)
+      })))
+      const ctx = { conversationId: "17000000901", root: "/tmp" }
+      const run = (answers: Answers) =>
+        Effect.map(executor.execute({ id: "c", name: "go", arguments: {} }, answers, ctx), (r) =>
+          r._tag === "Completed" ? r.response : { asked: r.question.id, text: r.question.text, type: r.question.answer_type })
+      expect(yield* run({})).toStrictEqual({ asked: "sure", text: "Sure?", type: { type: "boolean" } })
+      expect(yield* run({ sure: true })).toStrictEqual({ content: "answer true", is_error: false })
     }))
 })

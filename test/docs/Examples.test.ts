@@ -10,6 +10,7 @@
  * folder. One `tsc --noEmit` run checks them all, with the repository's
  * strict settings (unused locals allowed: an example may show a value it does
  * not use). Blocks may declare their inputs with `declare const x: T`.
+ * README's library section is held to the same rule.
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -43,7 +44,27 @@ const examplesIn = (file: string, text: string): Array<Block> => {
     for (i = start; i < lines.length && !/^```\s*$/.test(lines[i]!.replace(/^\s*\* ?/, "")); i++) {
       body.push(lines[i]!.replace(/^\s*\* ?/, ""))
     }
-    blocks.push({ file, line: start, code: body.join("\n") })
+    blocks.push({ file, line: start + 1, code: body.join("\n") })
+  }
+  return blocks
+}
+
+/**
+ * The ```ts blocks of README's "Using parley as a library" section: what a
+ * consumer copies first, so they compile as written (inputs declared with
+ * `declare const`), like the JSDoc examples.
+ */
+const readmeBlocks = (file: string, text: string): Array<Block> => {
+  const lines = text.split("\n")
+  const start = lines.findIndex((l) => l === "## Using parley as a library")
+  const end = lines.findIndex((l, i) => i > start && l.startsWith("## "))
+  const blocks: Array<Block> = []
+  for (let i = start; i >= 0 && i < (end < 0 ? lines.length : end); i++) {
+    if (!/^```(ts|typescript)\b/.test(lines[i]!)) continue
+    const first = i + 1
+    const body: Array<string> = []
+    for (i = first; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!)
+    blocks.push({ file, line: first + 1, code: body.join("\n") })
   }
   return blocks
 }
@@ -58,14 +79,16 @@ const moduleOf = (block: Block): string => {
 }
 
 describe("@example blocks", () => {
-  it("every @example block in src/ typechecks against the package's sources", () => {
+  it("every @example block in src/, and every ts block of README's library section, typechecks against the package's sources", () => {
     const src = path.join(repoRoot, "src")
     const files = walk(src).filter((f) => !f.startsWith(path.join(src, "cli") + path.sep) && f !== path.join(src, "bin.ts"))
-    const blocks = files.flatMap((f) => examplesIn(f, fs.readFileSync(f, "utf8")))
+    const readme = path.join(repoRoot, "README.md")
+    const fromReadme = readmeBlocks(readme, fs.readFileSync(readme, "utf8"))
+    const blocks = [...files.flatMap((f) => examplesIn(f, fs.readFileSync(f, "utf8"))), ...fromReadme]
     // Inside node_modules/ so that `effect` and `@types/node` resolve as they do for the sources.
     const dir = fs.mkdtempSync(path.join(repoRoot, "node_modules", ".parley-examples-"))
     const names = blocks.map((b, n) => {
-      const name = `ex${String(n).padStart(3, "0")}_${path.relative(src, b.file).replace(/[/.]/g, "_")}_${b.line}.ts`
+      const name = `ex${String(n).padStart(3, "0")}_${path.relative(repoRoot, b.file).replace(/[/.]/g, "_")}_${b.line}.ts`
       fs.writeFileSync(path.join(dir, name), moduleOf(b))
       return name
     })
@@ -98,6 +121,7 @@ describe("@example blocks", () => {
     console.log(`@example blocks: ${blocks.length} in ${new Set(blocks.map((b) => b.file)).size} files`)
     fs.rmSync(dir, { recursive: true, force: true })
     expect(blocks.length).toBeGreaterThan(90)
+    expect(fromReadme.length).toBe(3) // the coordinator, providerLayer, executorFromToolkit
     expect(report).toStrictEqual([])
     expect(tsc.status).toBe(0)
   }, 400_000)

@@ -3,6 +3,7 @@
  * root, helpers hanging off their service tags, and those tags still the
  * very services the programs ask for.
  */
+import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -11,6 +12,46 @@ import * as ParleyAi from "../../src/ai/index.ts"
 import * as ConfigService from "../../src/services/Config.ts"
 import * as ExecutorService from "../../src/services/Executor.ts"
 import * as ProviderService from "../../src/services/Provider.ts"
+import ts from "typescript"
+import { repoRoot } from "../support/Fixtures.ts"
+
+/**
+ * What an IDE shows on hover, read with TypeScript's own checker: the names
+ * (under `parley/ai`, its `Inquiry` namespace, and the helpers hung off the
+ * root tags) whose declaration carries no JSDoc.
+ */
+const undocumented = (): Array<string> => {
+  const parsed = ts.getParsedCommandLineOfConfigFile(path.join(repoRoot, "tsconfig.json"), {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: () => {}
+  })!
+  const root = path.join(repoRoot, "src", "index.ts")
+  const ai = path.join(repoRoot, "src", "ai", "index.ts")
+  const program = ts.createProgram([root, ai], parsed.options)
+  const checker = program.getTypeChecker()
+  const resolve = (s: ts.Symbol) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s)
+  const documented = (s: ts.Symbol) =>
+    ts.displayPartsToString(s.getDocumentationComment(checker)).trim().length > 0 ||
+    ts.displayPartsToString(resolve(s).getDocumentationComment(checker)).trim().length > 0
+  const exportsOf = (file: string) => checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file)!)!)
+  const missing: Array<string> = []
+  for (const s of exportsOf(ai)) {
+    const target = resolve(s)
+    if (target.flags & ts.SymbolFlags.ValueModule) {
+      for (const m of checker.getExportsOfModule(target)) if (!documented(m)) missing.push(`parley/ai ${s.name}.${m.name}`)
+    } else if (!documented(s)) missing.push(`parley/ai ${s.name}`)
+  }
+  const tags = exportsOf(root).filter((s) => ["Config", "Executor", "Provider"].includes(s.name))
+  for (const tag of tags) {
+    // The members `withMembers` adds (the tag's own, inherited members are Effect's).
+    const members = checker.getTypeOfSymbol(resolve(tag)).getProperties().filter((p) =>
+      p.valueDeclaration !== undefined && ts.isPropertyAssignment(p.valueDeclaration) && p.valueDeclaration.getSourceFile().fileName === root
+    )
+    expect(members.length).toBeGreaterThan(1)
+    for (const m of members) if (!documented(m)) missing.push(`parley ${tag.name}.${m.name}`)
+  }
+  return missing
+}
 
 describe("the public API", () => {
   it("exports no generic names at the root or in parley/ai", () => {
@@ -39,4 +80,8 @@ describe("the public API", () => {
       const config = yield* Effect.service(Parley.Config).pipe(Effect.provide(Parley.Config.layerLiteral({ assistant: { model: "scripted" } })))
       expect(config.data).toStrictEqual({ assistant: { model: "scripted" } })
     }))
+
+  it("every export of parley/ai and every helper hung off a root tag has JSDoc, so an IDE shows it on hover", () => {
+    expect(undocumented()).toStrictEqual([])
+  }, 120_000)
 })

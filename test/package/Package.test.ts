@@ -5,6 +5,9 @@
  * NodeNext settings and `skipLibCheck`, installed from the tarball, checked
  * with plain `tsc` and run with plain `node`.
  *
+ * Importing `parley` or `parley/ai` must not load the Anthropic, OpenAI or
+ * MCP SDKs (a load hook lists every module plain node loads).
+ *
  * The consumer installs offline: its lockfile is cut from parley's own
  * package-lock.json (same versions, same integrity hashes), so every tarball
  * comes from the npm cache that `npm ci` of this repository filled. Only if
@@ -101,6 +104,26 @@ const specifierOf = (file: string): string => {
   return sub === "index" ? "parley" : sub === "ai/index" ? "parley/ai" : `parley/${sub}`
 }
 
+/**
+ * Every module URL (ESM, through a load hook) and CommonJS file that plain
+ * `node` loads for `import(specifier)` in the consumer `app`.
+ */
+const loadedBy = (app: string, work: string, specifier: string): Array<string> => {
+  const log = path.join(work, `loaded-${specifier.replace(/\W/g, "_")}.txt`)
+  const hook = `import { appendFileSync } from "node:fs"; export async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + "\\n"); return next(url, context) }`
+  const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)})`
+  const r = run(process.execPath, [
+    "--import",
+    `data:text/javascript,${encodeURIComponent(register)}`,
+    "--input-type=module",
+    "-e",
+    `await import(${JSON.stringify(specifier)}); const { createRequire } = await import("node:module"); console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)))`
+  ], app)
+  expect(r.stderr, specifier).toBe("")
+  const esm = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.length > 0)
+  return [...esm, ...(JSON.parse(r.stdout) as Array<string>)]
+}
+
 // The largest events.json of JP's whole corpus (1.8 MB, 670 entries), committed as a fixture.
 const largest = path.join(fixtureCorpus.dir, "conversations", "17738399468-rfd-review-and-phase-1-planning", "events.json")
 
@@ -174,6 +197,16 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
       `for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log("loaded", ${specifiers.length})`], app)
     expect(loadAll.stderr).toBe("")
     expect(loadAll.stdout).toBe(`loaded ${specifiers.length}\n`)
+
+    // Importing the library loads no model or MCP SDK: those load only when a live provider or MCP server is used.
+    const sdk = /\/node_modules\/(@anthropic-ai\/sdk|openai|@modelcontextprotocol\/sdk)\//
+    const importsOf = (specifier: string) => loadedBy(app, work, specifier)
+    for (const specifier of ["parley", "parley/ai"]) {
+      const loaded = importsOf(specifier)
+      expect(loaded.filter((u) => u.includes("/node_modules/parley/dist/lib/")).length, specifier).toBeGreaterThan(10)
+      expect(loaded.filter((u) => sdk.test(u)), specifier).toStrictEqual([])
+    }
+    expect(importsOf("openai").some((u) => sdk.test(u))).toBe(true) // the check sees an SDK when one loads
 
     // The CLI from the installed package.
     const cli = run(process.execPath, [path.join(app, "node_modules", ".bin", "parley"), "--version"], app)
