@@ -9,6 +9,7 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { binary } from "../support/Cli.ts"
 import * as Tmux from "../support/Tmux.ts"
+import { waitFor } from "../support/Project.ts"
 import { b64, makeProject as makeProjectIn, onDisk, recorded, removeProjects, startParley, writeScript } from "../support/TtyProject.ts"
 
 const makeProject = (files: Readonly<Record<string, string>> = {}) => makeProjectIn("parley-tty-edges-", files)
@@ -62,6 +63,10 @@ describe.skipIf(!Tmux.available)(`a person at a terminal (tmux)${Tmux.skipReason
     const script = writeScript(p, [{ tool_calls: calls }, { message: "Done." }])
     const s = startParley(p, ["query", "Ask thrice", "--model", "scripted", "--script", script])
     await s.waitFor(/Proceed with \w\?/)
+    // Every tool has asked (its question is in the journal) before the first Ctrl-C: on a
+    // loaded machine the third tool may not have asked yet when the turn stops.
+    const journal = path.join(p.storage, "conversations", fs.readdirSync(path.join(p.storage, "conversations")).find((d) => /^\d/.test(d))!, "events.json.journal")
+    await waitFor("the three questions on disk", () => (fs.readFileSync(journal, "utf8").match(/"type":"inquiry_request"/g) ?? []).length === 3)
     s.sendKeys("C-c")
     await s.waitFor(/\(cancelled\)[\s\S]*Proceed with \w\?/)
     s.sendKeys("C-c")
