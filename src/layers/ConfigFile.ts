@@ -8,8 +8,8 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import * as ConfigFile from "./ConfigFile.ts"
- * import { Config } from "../services/Config.ts"
+ * import * as ConfigFile from "parley/layers/ConfigFile"
+ * import { Config } from "parley/services/Config"
  * const model = Config.use(({ data }) => Effect.succeed(data.assistant?.model))
  *   .pipe(Effect.provide(ConfigFile.layer(".parley")))
  * ```

@@ -22,8 +22,8 @@
  *
  * @example
  * ```ts
- * import * as LlmInquiryBackend from "./LlmInquiryBackend.ts"
- * import type { ProviderTool } from "../services/Provider.ts"
+ * import * as LlmInquiryBackend from "parley/layers/LlmInquiryBackend"
+ * import type { ProviderTool } from "parley/services/Provider"
  * declare const tools: ReadonlyArray<ProviderTool> // the turn's tool definitions
  * const layer = LlmInquiryBackend.layer({ model: "anthropic/claude-sonnet-4-5", systemPrompt: "Be brief.", tools })
  * // Layer<InquiryBackend, never, Provider>

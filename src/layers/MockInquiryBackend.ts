@@ -8,8 +8,8 @@
  *
  * @example
  * ```ts
- * import * as MockInquiryBackend from "./MockInquiryBackend.ts"
- * import type { InquiryBackendRequest } from "../services/InquiryBackend.ts"
+ * import * as MockInquiryBackend from "parley/layers/MockInquiryBackend"
+ * import type { InquiryBackendRequest } from "parley/services/InquiryBackend"
  * const log: Array<InquiryBackendRequest> = []
  * const layer = MockInquiryBackend.layer({ "call_1.overwrite.1": true }, { log })
  * ```

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { resolveStorageDir } from "./StorageDir.ts"
+ * import { resolveStorageDir } from "parley/programs/StorageDir"
  * resolveStorageDir({ flag: undefined, env: {}, cwd: "/home/me/project" }) // "/home/me/project/.parley" (or an ancestor's)
  * ```
  */

@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import { Config } from "./Config.ts"
+ * import { Config } from "parley/services/Config"
  * const program = Effect.gen(function*() {
  *   const { data } = yield* Config
  *   return data.assistant?.model ?? "scripted"

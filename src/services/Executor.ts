@@ -11,7 +11,7 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import { Executor } from "./Executor.ts"
+ * import { Executor } from "parley/services/Executor"
  * const program = Effect.gen(function*() {
  *   const executor = yield* Executor
  *   const result = yield* executor.execute(

@@ -12,10 +12,10 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import { InquiryBackend } from "./InquiryBackend.ts"
- * import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
- * import type { InquiryId } from "../domain/event/InquiryId.ts"
- * import type { InquiryQuestion } from "../domain/event/InquiryQuestion.ts"
+ * import { InquiryBackend } from "parley/services/InquiryBackend"
+ * import type { StreamEntry } from "parley/domain/event/ConversationEvent"
+ * import type { InquiryId } from "parley/domain/event/InquiryId"
+ * import type { InquiryQuestion } from "parley/domain/event/InquiryQuestion"
  * declare const entries: ReadonlyArray<StreamEntry>, inquiryId: InquiryId, question: InquiryQuestion
  * const answer = Effect.gen(function*() {
  *   const backend = yield* InquiryBackend

@@ -10,7 +10,7 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import { PromptBackend } from "./PromptBackend.ts"
+ * import { PromptBackend } from "parley/services/PromptBackend"
  * const decision = PromptBackend.use((p) => p.permission({ toolName: "write_note", kind: "local", arguments: {} })) // Effect<"y" | "Y" | "n" | "N", PromptError, PromptBackend>
  * ```
  */

@@ -11,8 +11,8 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import * as Provider from "./Provider.ts"
- * import type { ProviderEvent } from "../domain/stream/Thread.ts"
+ * import * as Provider from "parley/services/Provider"
+ * import type { ProviderEvent } from "parley/domain/stream/Thread"
  * declare const events: ReadonlyArray<ProviderEvent> // from Thread.intoParts
  * const program = Effect.gen(function*() {
  *   const provider = yield* Provider.Provider
@@ -144,7 +144,7 @@ const attemptsText = (n: number) => `${n} attempt${n === 1 ? "" : "s"}`
  *
  * @example
  * ```ts
- * import { ProviderError } from "./Provider.ts"
+ * import { ProviderError } from "parley/services/Provider"
  * new ProviderError({ provider: "anthropic", failure: "http", status: 500, detail: "Overloaded", retryable: true, attempts: 4 })
  *   .message // "anthropic: HTTP 500 after 4 attempts: Overloaded"
  * ```
@@ -274,7 +274,7 @@ const seconds = (ms: number) => `${Math.ceil(ms / 1000)} s`
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import { ProviderError, withRetries } from "./Provider.ts"
+ * import { ProviderError, withRetries } from "parley/services/Provider"
  * const error = new ProviderError({ provider: "openai", failure: "http", status: 503, detail: "busy", retryable: true, attempts: 1 })
  * withRetries(Effect.fail(error), { times: 3, baseDelay: "1 millis" }) // fails with attempts: 4
  * ```
@@ -414,7 +414,7 @@ export class ReplyBuilder {
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import { collect, Provider, type ProviderRequest } from "./Provider.ts"
+ * import { collect, Provider, type ProviderRequest } from "parley/services/Provider"
  * declare const request: ProviderRequest
  * const reply = Effect.flatMap(Effect.service(Provider), (provider) => collect(provider.stream(request))) // Effect<Reply, ProviderError, Provider>
  * ```
@@ -437,7 +437,7 @@ export const collect = <E, R>(
  *
  * @example
  * ```ts
- * import { replyWarning } from "./Provider.ts"
+ * import { replyWarning } from "parley/services/Provider"
  * replyWarning("anthropic/claude-sonnet-4-5", "max_tokens")
  * // "warning: anthropic/claude-sonnet-4-5 stopped at its output token limit; the reply is cut short (saved as it is)."
  * ```

@@ -6,8 +6,8 @@
  * Each ```ts block under an `@example` tag in src/ (the CLI aside: it is not
  * part of the library) is written to its own module in a temp directory;
  * `parley`, `parley/ai` and `parley/<path>` map to the sources through
- * tsconfig `paths`, and a relative import is resolved from the source file's
- * folder. One `tsc --noEmit` run checks them all, with the repository's
+ * tsconfig `paths` (a relative import, which a consumer could not write, is
+ * reported; it would resolve from the source file's folder). One `tsc --noEmit` run checks them all, with the repository's
  * strict settings (unused locals allowed: an example may show a value it does
  * not use). Blocks may declare their inputs with `declare const x: T`.
  * README's library section is held to the same rule.
@@ -124,5 +124,8 @@ describe("@example blocks", () => {
     expect(fromReadme.length).toBe(3) // the coordinator, providerLayer, executorFromToolkit
     expect(report).toStrictEqual([])
     expect(tsc.status).toBe(0)
+    // A consumer sees these in hover: they import as a consumer does ("parley/…"), not by a path inside the repository.
+    const relative = blocks.filter((b) => /(from\s+|import\s*\(\s*)["']\.{1,2}\//.test(b.code)).map((b) => `${path.relative(repoRoot, b.file)}:${b.line}`)
+    expect(relative).toStrictEqual([])
   }, 400_000)
 })

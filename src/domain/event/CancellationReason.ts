@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import * as CancellationReason from "./CancellationReason.ts"
+ * import * as CancellationReason from "parley/domain/event/CancellationReason"
  * CancellationReason.isKnown("user") // true
  * CancellationReason.isKnown("some_future_variant") // false
  * ```

@@ -4,8 +4,8 @@
  *
  * @example
  * ```ts
- * import { ChatRequest } from "./ChatRequest.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { ChatRequest } from "parley/domain/event/ChatRequest"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new ChatRequest({ timestamp: Timestamp.now(), content: "Hello" })
  * ```
  */
@@ -19,8 +19,8 @@ import { Timestamp } from "./Timestamp.ts"
  *
  * @example
  * ```ts
- * import { ChatRequest } from "./ChatRequest.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { ChatRequest } from "parley/domain/event/ChatRequest"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new ChatRequest({ timestamp: Timestamp.now(), content: "Hello" })
  * ```
  */

@@ -5,8 +5,8 @@
  *
  * @example
  * ```ts
- * import { ChatResponse } from "./ChatResponse.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { ChatResponse } from "parley/domain/event/ChatResponse"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * const r = ChatResponse.message(Timestamp.now(), "Done.")
  * r.variant // "message"
  * ```
@@ -23,8 +23,8 @@ import { Timestamp } from "./Timestamp.ts"
  *
  * @example
  * ```ts
- * import { ChatResponse } from "./ChatResponse.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { ChatResponse } from "parley/domain/event/ChatResponse"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * const r = ChatResponse.message(Timestamp.now(), "Done.")
  * r.variant // "message"
  * ```

@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { isConversationEvent, isProviderVisible } from "./ConversationEvent.ts"
+ * import { isConversationEvent, isProviderVisible } from "parley/domain/event/ConversationEvent"
  * ```
  */
 import * as Schema from "effect/Schema"
@@ -22,7 +22,7 @@ import { TurnStart } from "./TurnStart.ts"
  *
  * @example
  * ```ts
- * import { isConversationEvent, isProviderVisible } from "./ConversationEvent.ts"
+ * import { isConversationEvent, isProviderVisible } from "parley/domain/event/ConversationEvent"
  * ```
  */
 export const ConversationEvent = Schema.Union([

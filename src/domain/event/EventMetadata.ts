@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { EventMetadata } from "./EventMetadata.ts"
+ * import { EventMetadata } from "parley/domain/event/EventMetadata"
  * const m: EventMetadata = { anthropic_thinking_signature: "c2ln" }
  * ```
  */
@@ -17,7 +17,7 @@ import * as Schema from "effect/Schema"
  *
  * @example
  * ```ts
- * import { EventMetadata } from "./EventMetadata.ts"
+ * import { EventMetadata } from "parley/domain/event/EventMetadata"
  * const m: EventMetadata = { anthropic_thinking_signature: "c2ln" }
  * ```
  */

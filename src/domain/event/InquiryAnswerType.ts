@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { InquiryAnswerType } from "./InquiryAnswerType.ts"
+ * import { InquiryAnswerType } from "parley/domain/event/InquiryAnswerType"
  * InquiryAnswerType.select(["a", "b"]).options.length // 2
  * ```
  */
@@ -34,7 +34,7 @@ const Union = Schema.Union([BooleanAnswer, TextAnswer, SecretAnswer, SelectAnswe
  *
  * @example
  * ```ts
- * import { InquiryAnswerType } from "./InquiryAnswerType.ts"
+ * import { InquiryAnswerType } from "parley/domain/event/InquiryAnswerType"
  * InquiryAnswerType.select(["a", "b"]).options.length // 2
  * ```
  */

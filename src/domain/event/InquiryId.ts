@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import * as InquiryId from "./InquiryId.ts"
+ * import * as InquiryId from "parley/domain/event/InquiryId"
  * InquiryId.forToolQuestion("call_1", "overwrite", 1) // "call_1.overwrite.1"
  * ```
  */
@@ -17,7 +17,7 @@ import * as Schema from "effect/Schema"
  *
  * @example
  * ```ts
- * import * as InquiryId from "./InquiryId.ts"
+ * import * as InquiryId from "parley/domain/event/InquiryId"
  * InquiryId.forToolQuestion("call_1", "overwrite", 1) // "call_1.overwrite.1"
  * ```
  */

@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { InquiryQuestion } from "./InquiryQuestion.ts"
+ * import { InquiryQuestion } from "parley/domain/event/InquiryQuestion"
  * InquiryQuestion.make({ text: "Overwrite?", answer_type: { type: "boolean" }, default: true })
  * ```
  */
@@ -17,7 +17,7 @@ import { InquiryAnswerType } from "./InquiryAnswerType.ts"
  *
  * @example
  * ```ts
- * import { InquiryQuestion } from "./InquiryQuestion.ts"
+ * import { InquiryQuestion } from "parley/domain/event/InquiryQuestion"
  * InquiryQuestion.make({ text: "Overwrite?", answer_type: { type: "boolean" }, default: true })
  * ```
  */

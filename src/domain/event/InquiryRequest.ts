@@ -4,9 +4,9 @@
  *
  * @example
  * ```ts
- * import { InquiryRequest } from "./InquiryRequest.ts"
- * import * as InquiryId from "./InquiryId.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { InquiryRequest } from "parley/domain/event/InquiryRequest"
+ * import * as InquiryId from "parley/domain/event/InquiryId"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new InquiryRequest({
  *   timestamp: Timestamp.now(),
  *   id: InquiryId.forToolQuestion("call_1", "overwrite", 1),
@@ -28,9 +28,9 @@ import { Timestamp } from "./Timestamp.ts"
  *
  * @example
  * ```ts
- * import { InquiryRequest } from "./InquiryRequest.ts"
- * import * as InquiryId from "./InquiryId.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { InquiryRequest } from "parley/domain/event/InquiryRequest"
+ * import * as InquiryId from "parley/domain/event/InquiryId"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new InquiryRequest({
  *   timestamp: Timestamp.now(),
  *   id: InquiryId.forToolQuestion("call_1", "overwrite", 1),

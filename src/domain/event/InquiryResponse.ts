@@ -7,9 +7,9 @@
  *
  * @example
  * ```ts
- * import { InquiryResponse } from "./InquiryResponse.ts"
- * import * as InquiryId from "./InquiryId.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { InquiryResponse } from "parley/domain/event/InquiryResponse"
+ * import * as InquiryId from "parley/domain/event/InquiryId"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * const r = InquiryResponse.cancelled(Timestamp.now(), InquiryId.make("call_1.token.1"), "no_prompt_backend")
  * r.outcome // "cancelled"
  * ```
@@ -61,9 +61,9 @@ export class InquiryRedacted extends Schema.Class<InquiryRedacted>("parley/Inqui
  *
  * @example
  * ```ts
- * import { InquiryResponse } from "./InquiryResponse.ts"
- * import * as InquiryId from "./InquiryId.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { InquiryResponse } from "parley/domain/event/InquiryResponse"
+ * import * as InquiryId from "parley/domain/event/InquiryId"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * const r = InquiryResponse.cancelled(Timestamp.now(), InquiryId.make("call_1.token.1"), "no_prompt_backend")
  * r.outcome // "cancelled"
  * ```

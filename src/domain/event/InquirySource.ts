@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { InquirySource } from "./InquirySource.ts"
+ * import { InquirySource } from "parley/domain/event/InquirySource"
  * InquirySource.tool("write_note") // { source: "tool", name: "write_note" }
  * ```
  */
@@ -27,7 +27,7 @@ const Union = Schema.Union([ToolSource, AssistantSource, UserSource, OtherSource
  *
  * @example
  * ```ts
- * import { InquirySource } from "./InquirySource.ts"
+ * import { InquirySource } from "parley/domain/event/InquirySource"
  * InquirySource.tool("write_note") // { source: "tool", name: "write_note" }
  * ```
  */

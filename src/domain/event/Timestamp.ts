@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import * as Timestamp from "./Timestamp.ts"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * const t = Timestamp.make("2026-03-05 19:31:45.7")
  * Timestamp.toRfc3339(t) // "2026-03-05T19:31:45.7Z"
  * ```

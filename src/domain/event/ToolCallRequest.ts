@@ -4,8 +4,8 @@
  *
  * @example
  * ```ts
- * import { ToolCallRequest } from "./ToolCallRequest.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { ToolCallRequest } from "parley/domain/event/ToolCallRequest"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new ToolCallRequest({ timestamp: Timestamp.now(), id: "call_1", name: "read_file", arguments: { path: "a.txt" } })
  * ```
  */
@@ -19,8 +19,8 @@ import { Timestamp } from "./Timestamp.ts"
  *
  * @example
  * ```ts
- * import { ToolCallRequest } from "./ToolCallRequest.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { ToolCallRequest } from "parley/domain/event/ToolCallRequest"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new ToolCallRequest({ timestamp: Timestamp.now(), id: "call_1", name: "read_file", arguments: { path: "a.txt" } })
  * ```
  */

@@ -4,8 +4,8 @@
  *
  * @example
  * ```ts
- * import { ToolCallResponse } from "./ToolCallResponse.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { ToolCallResponse } from "parley/domain/event/ToolCallResponse"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new ToolCallResponse({ timestamp: Timestamp.now(), id: "call_1", content: "ok", is_error: false })
  * ```
  */
@@ -19,8 +19,8 @@ import { Timestamp } from "./Timestamp.ts"
  *
  * @example
  * ```ts
- * import { ToolCallResponse } from "./ToolCallResponse.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { ToolCallResponse } from "parley/domain/event/ToolCallResponse"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new ToolCallResponse({ timestamp: Timestamp.now(), id: "call_1", content: "ok", is_error: false })
  * ```
  */

@@ -12,9 +12,9 @@
  *
  * @example
  * ```ts
- * import { trusted } from "./Trusted.ts"
- * import { TurnStart } from "./TurnStart.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { trusted } from "parley/domain/event/Trusted"
+ * import { TurnStart } from "parley/domain/event/TurnStart"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * const e = trusted(TurnStart, { timestamp: Timestamp.now(), type: "turn_start", metadata: {} })
  * e instanceof TurnStart // true
  * ```

@@ -3,8 +3,8 @@
  *
  * @example
  * ```ts
- * import { TurnStart } from "./TurnStart.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { TurnStart } from "parley/domain/event/TurnStart"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new TurnStart({ timestamp: Timestamp.now() })
  * ```
  */
@@ -17,8 +17,8 @@ import { Timestamp } from "./Timestamp.ts"
  *
  * @example
  * ```ts
- * import { TurnStart } from "./TurnStart.ts"
- * import * as Timestamp from "./Timestamp.ts"
+ * import { TurnStart } from "parley/domain/event/TurnStart"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
  * new TurnStart({ timestamp: Timestamp.now() })
  * ```
  */

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import * as ScriptedModel from "./ScriptedModel.ts"
+ * import * as ScriptedModel from "parley/domain/model/ScriptedModel"
  * const steps = ScriptedModel.parse('{"steps":[{"tool_calls":[{"name":"write_note"}]}]}')
  * // Result.succeed([{ toolCalls: [{ id: "call_1", name: "write_note", arguments: {} }], delayMs: 0 }])
  * ```

@@ -22,8 +22,8 @@
  *
  * @example
  * ```ts
- * import { renderHtml } from "./Html.ts"
- * import type { Conversation } from "../storage/Conversation.ts"
+ * import { renderHtml } from "parley/domain/render/Html"
+ * import type { Conversation } from "parley/domain/storage/Conversation"
  * declare const c: Conversation
  * declare const markdownToHtml: (source: string) => string // e.g. parley/layers/render/SafeMarkdown
  * const page = renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, { markdown: markdownToHtml })
@@ -256,8 +256,8 @@ const tocEntry = (entries: ReadonlyArray<StreamEntry>, n: number): string => {
  *
  * @example
  * ```ts
- * import { renderHtml } from "./Html.ts"
- * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * import { renderHtml } from "parley/domain/render/Html"
+ * import type { StreamEntry } from "parley/domain/event/ConversationEvent"
  * declare const entries: ReadonlyArray<StreamEntry>
  * declare const markdownToHtml: (source: string) => string
  * renderHtml({ id: "17738399468", entries }, { markdown: markdownToHtml }).startsWith("<!doctype html>") // true

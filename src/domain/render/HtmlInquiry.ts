@@ -15,7 +15,7 @@
  *
  * @example
  * ```ts
- * import { inquiryList, type InquiryPair } from "./HtmlInquiry.ts"
+ * import { inquiryList, type InquiryPair } from "parley/domain/render/HtmlInquiry"
  * declare const call: { readonly inquiries: ReadonlyArray<InquiryPair> }
  * declare const markdown: (source: string) => string
  * inquiryList(call.inquiries, { markdown, callOpen: false })
@@ -54,7 +54,7 @@ export const REASON_NOTE: Readonly<Record<CancellationReason.KnownCancellationRe
  *
  * @example
  * ```ts
- * import { groupAttempts, type InquiryPair } from "./HtmlInquiry.ts"
+ * import { groupAttempts, type InquiryPair } from "parley/domain/render/HtmlInquiry"
  * declare const ask1: InquiryPair, ask2: InquiryPair, askOther: InquiryPair
  * groupAttempts([ask1, ask2, askOther]).map((g) => g.length) // [2, 1] when ask2 repeats ask1
  * ```

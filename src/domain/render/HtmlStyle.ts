@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { PAGE_CSS } from "./HtmlStyle.ts"
+ * import { PAGE_CSS } from "parley/domain/render/HtmlStyle"
  * `<style>${PAGE_CSS}</style>`
  * ```
  */

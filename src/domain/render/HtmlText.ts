@@ -7,7 +7,7 @@
  *
  * @example
  * ```ts
- * import { escapeHtml, preBlock } from "./HtmlText.ts"
+ * import { escapeHtml, preBlock } from "parley/domain/render/HtmlText"
  * escapeHtml("<script>") // "&lt;script&gt;"
  * preBlock("a\nb") // '<pre class="text">a\nb</pre>'
  * ```
@@ -22,7 +22,7 @@ const SPECIAL = /[&<>"']/g
  *
  * @example
  * ```ts
- * import { escapeHtml } from "./HtmlText.ts"
+ * import { escapeHtml } from "parley/domain/render/HtmlText"
  * escapeHtml(`a "b" & <c>`) // "a &quot;b&quot; &amp; &lt;c&gt;"
  * ```
  */
@@ -41,7 +41,7 @@ export const CLIP_ARGUMENT_LINES = 12
  *
  * @example
  * ```ts
- * import { clipHead } from "./HtmlText.ts"
+ * import { clipHead } from "parley/domain/render/HtmlText"
  * clipHead("short") // undefined
  * clipHead("x".repeat(5000))?.length // 4000
  * ```
@@ -80,7 +80,7 @@ export const formatCount = (n: number): string => n.toLocaleString("en-US")
  *
  * @example
  * ```ts
- * import { preBlock } from "./HtmlText.ts"
+ * import { preBlock } from "parley/domain/render/HtmlText"
  * preBlock("x\n".repeat(1000)).includes("Show all 1,000 lines") // true
  * ```
  */
@@ -105,7 +105,7 @@ export const oneLine = (text: string, max = 80): string => {
  *
  * @example
  * ```ts
- * import { timeTag } from "./HtmlText.ts"
+ * import { timeTag } from "parley/domain/render/HtmlText"
  * timeTag("2026-03-05 08:40:00.0") // '<time datetime="2026-03-05T08:40:00Z" title="2026-03-05T08:40:00Z">08:40:00</time>'
  * ```
  */

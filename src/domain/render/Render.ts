@@ -16,8 +16,8 @@
  *
  * @example
  * ```ts
- * import * as Render from "./Render.ts"
- * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * import * as Render from "parley/domain/render/Render"
+ * import type { StreamEntry } from "parley/domain/event/ConversationEvent"
  * declare const entries: ReadonlyArray<StreamEntry>
  * process.stdout.write(Render.renderMarkdown({ id: "17738399468", title: "Hello", entries }))
  * ```
@@ -143,8 +143,8 @@ const toolLine = (call: ToolCallStatus): string => {
  *
  * @example
  * ```ts
- * import { incompleteMarker } from "./Render.ts"
- * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * import { incompleteMarker } from "parley/domain/render/Render"
+ * import type { StreamEntry } from "parley/domain/event/ConversationEvent"
  * declare const entriesOfTheTurn: ReadonlyArray<StreamEntry>
  * incompleteMarker(entriesOfTheTurn) // "⏳ Incomplete turn (pending LLM response)"
  * ```
@@ -163,8 +163,8 @@ export const incompleteMarker = (entries: ReadonlyArray<StreamEntry>): string =>
  *
  * @example
  * ```ts
- * import { renderMarkdown } from "./Render.ts"
- * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * import { renderMarkdown } from "parley/domain/render/Render"
+ * import type { StreamEntry } from "parley/domain/event/ConversationEvent"
  * declare const entries: ReadonlyArray<StreamEntry>
  * renderMarkdown({ id: "17738399468", entries }).startsWith("# Conversation jp-c17738399468") // true
  * ```
@@ -201,8 +201,8 @@ export const renderMarkdown = (conversation: {
  *
  * @example
  * ```ts
- * import { renderJson } from "./Render.ts"
- * import type { StreamEntry } from "../event/ConversationEvent.ts"
+ * import { renderJson } from "parley/domain/render/Render"
+ * import type { StreamEntry } from "parley/domain/event/ConversationEvent"
  * declare const entries: ReadonlyArray<StreamEntry>
  * JSON.parse(renderJson(entries))[0].type // "turn_start"
  * ```

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import { printable } from "./TerminalText.ts"
+ * import { printable } from "parley/domain/render/TerminalText"
  * printable("evil\x1b[2J") // "evil␛[2J"
  * printable("a\nb", "\n") // "a\nb" (newlines kept, for text shown on several lines)
  * ```

@@ -13,7 +13,7 @@
  *
  * @example
  * ```ts
- * import * as Conversation from "./Conversation.ts"
+ * import * as Conversation from "parley/domain/storage/Conversation"
  * import { ConversationId, Timestamp } from "parley"
  * const id = ConversationId.parse("17738399468")!
  * const now = Timestamp.now()
@@ -37,7 +37,7 @@ export type BaseConfig =
  *
  * @example
  * ```ts
- * import * as Conversation from "./Conversation.ts"
+ * import * as Conversation from "parley/domain/storage/Conversation"
  * import { ConversationId, Timestamp } from "parley"
  * const id = ConversationId.parse("17738399468")!
  * const now = Timestamp.now()

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import * as ConversationId from "./ConversationId.ts"
+ * import * as ConversationId from "parley/domain/storage/ConversationId"
  * ConversationId.parse("jp-c17738399468") // "17738399468"
  * ConversationId.dirname("17457886043", "Simple Title") // "17457886043-simple-title"
  * ```
@@ -19,7 +19,7 @@ import * as Schema from "effect/Schema"
  *
  * @example
  * ```ts
- * import * as ConversationId from "./ConversationId.ts"
+ * import * as ConversationId from "parley/domain/storage/ConversationId"
  * ConversationId.parse("jp-c17738399468") // "17738399468"
  * ConversationId.dirname("17457886043", "Simple Title") // "17457886043-simple-title"
  * ```

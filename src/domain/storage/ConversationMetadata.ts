@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import * as ConversationMetadata from "./ConversationMetadata.ts"
+ * import * as ConversationMetadata from "parley/domain/storage/ConversationMetadata"
  * const m = ConversationMetadata.decode({ title: "Hi", last_activated_at: "2026-01-01 00:00:00.0" }, "metadata.json")
  * ConversationMetadata.encode(m) // { title: "Hi", last_activated_at: "2026-01-01 00:00:00.0" }
  * ```
@@ -24,7 +24,7 @@ type JsonObject = { [key: string]: Json }
  *
  * @example
  * ```ts
- * import * as ConversationMetadata from "./ConversationMetadata.ts"
+ * import * as ConversationMetadata from "parley/domain/storage/ConversationMetadata"
  * const m = ConversationMetadata.decode({ title: "Hi", last_activated_at: "2026-01-01 00:00:00.0" }, "metadata.json")
  * ConversationMetadata.encode(m) // { title: "Hi", last_activated_at: "2026-01-01 00:00:00.0" }
  * ```

@@ -19,7 +19,7 @@
  *
  * @example
  * ```ts
- * import * as EntryCodec from "./EntryCodec.ts"
+ * import * as EntryCodec from "parley/domain/storage/EntryCodec"
  * const e = EntryCodec.decodeEntry({ timestamp: "2026-01-01 00:00:00.0", type: "tool_call_response", id: "c", content: "b2s=", is_error: false })
  * EntryCodec.encodeEntry(e) // { timestamp: …, type: "tool_call_response", id: "c", content: "b2s=", is_error: false }
  * ```

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import * as EventsFile from "./EventsFile.ts"
+ * import * as EventsFile from "parley/domain/storage/EventsFile"
  * const entries = EventsFile.parse("[]\n", "events.json") // []
  * EventsFile.render(entries) // "[]\n"
  * ```

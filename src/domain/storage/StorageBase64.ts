@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import * as StorageBase64 from "./StorageBase64.ts"
+ * import * as StorageBase64 from "parley/domain/storage/StorageBase64"
  * StorageBase64.decode("aGVsbG8=") // "hello"
  * StorageBase64.decode("not base64!") // undefined (keep the raw text)
  * StorageBase64.encode("hello") // "aGVsbG8="

@@ -16,7 +16,7 @@
  *
  * @example
  * ```ts
- * import { fork } from "./Fork.ts"
+ * import { fork } from "parley/domain/stream/Fork"
  * import type { Conversation } from "parley"
  * declare const source: Conversation.Conversation
  * const entries = fork(source.entries, { until: "2026-03-05 19:40:00.0" })
@@ -41,7 +41,7 @@ export interface ForkOptions {
  *
  * @example
  * ```ts
- * import { fork } from "./Fork.ts"
+ * import { fork } from "parley/domain/stream/Fork"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
  * fork([ts, q, a, ts2, q2, call], {}) // [ts, q, a, ts2, q2, call] — the incomplete turn travels along

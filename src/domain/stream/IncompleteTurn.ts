@@ -30,7 +30,7 @@
  *
  * @example
  * ```ts
- * import * as IncompleteTurn from "./IncompleteTurn.ts"
+ * import * as IncompleteTurn from "parley/domain/stream/IncompleteTurn"
  * import type { Conversation } from "parley"
  * declare const conversation: Conversation.Conversation
  * const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn(conversation.entries)
@@ -115,7 +115,7 @@ const WRITER_SUFFIX = /^([^.]+)\.([1-9][0-9]*)$/
  *
  * @example
  * ```ts
- * import { writerQuestionId } from "./IncompleteTurn.ts"
+ * import { writerQuestionId } from "parley/domain/stream/IncompleteTurn"
  * writerQuestionId("call_1", "call_1.overwrite.2") // { questionId: "overwrite", attempt: 2 }
  * writerQuestionId("call_1", "call_1.overwrite")   // undefined
  * ```
@@ -146,7 +146,7 @@ export const lastTurnStart = (entries: ReadonlyArray<StreamEntry>): number =>
  *
  * @example
  * ```ts
- * import { resumableEntries } from "./IncompleteTurn.ts"
+ * import { resumableEntries } from "parley/domain/stream/IncompleteTurn"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
  * resumableEntries({ entries: [ts, q, call, ts2] }) // [ts, q, call]
@@ -259,7 +259,7 @@ const isIncomplete = (t: TurnInspection): boolean => t.hasChatRequest && !t.comp
  *
  * @example
  * ```ts
- * import { splitIncompleteTurn } from "./IncompleteTurn.ts"
+ * import { splitIncompleteTurn } from "parley/domain/stream/IncompleteTurn"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
  * splitIncompleteTurn([ts, q, a, ts2, q2]) // { complete: [ts, q, a], incomplete: { entries: [ts2, q2] } }
@@ -286,7 +286,7 @@ export const splitIncompleteTurn = (
  *
  * @example
  * ```ts
- * import { analyze } from "./IncompleteTurn.ts"
+ * import { analyze } from "parley/domain/stream/IncompleteTurn"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
  * analyze({ entries: [ts, q, call] }).pendingToolCalls // [call]
@@ -361,7 +361,7 @@ const summarize = (t: TurnInspection): IncompleteSummary | null => {
  *
  * @example
  * ```ts
- * import { incompleteSummary } from "./IncompleteTurn.ts"
+ * import { incompleteSummary } from "parley/domain/stream/IncompleteTurn"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
  * declare const inquiry: InquiryRequest

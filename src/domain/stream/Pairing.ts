@@ -21,7 +21,7 @@
  *
  * @example
  * ```ts
- * import * as Pairing from "./Pairing.ts"
+ * import * as Pairing from "parley/domain/stream/Pairing"
  * const pairer = Pairing.make<number>()
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const toolCall: ToolCallRequest, toolResult: ToolCallResponse

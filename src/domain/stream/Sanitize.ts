@@ -45,7 +45,7 @@
  *
  * @example
  * ```ts
- * import { sanitize } from "./Sanitize.ts"
+ * import { sanitize } from "parley/domain/stream/Sanitize"
  * import type { Conversation } from "parley"
  * declare const conversation: Conversation.Conversation
  * const repaired = sanitize(conversation.entries)
@@ -164,7 +164,7 @@ const normalizeTurnStarts = (entries: Array<StreamEntry>): Array<StreamEntry> =>
  *
  * @example
  * ```ts
- * import { sanitize } from "./Sanitize.ts"
+ * import { sanitize } from "parley/domain/stream/Sanitize"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const request: ChatRequest, toolCall: ToolCallRequest
  * sanitize([request, toolCall]) // [turnStart, request, toolCall, interruptedResponse]

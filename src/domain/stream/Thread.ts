@@ -4,8 +4,8 @@
  *
  * @example
  * ```ts
- * import { intoParts } from "./Thread.ts"
- * import { sanitize } from "./Sanitize.ts"
+ * import { intoParts } from "parley/domain/stream/Thread"
+ * import { sanitize } from "parley/domain/stream/Sanitize"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const entries: ReadonlyArray<StreamEntry>
  * const { systemParts, events } = intoParts({ systemPrompt: "Be brief.", events: sanitize(entries) })
@@ -48,7 +48,7 @@ export interface ThreadParts {
  *
  * @example
  * ```ts
- * import { intoParts } from "./Thread.ts"
+ * import { intoParts } from "parley/domain/stream/Thread"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const turnStart: TurnStart, request: ChatRequest, inquiry: InquiryRequest, answer: InquiryResponse
  * intoParts({ events: [turnStart, request, inquiry, answer] }).events // [request]

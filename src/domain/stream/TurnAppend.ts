@@ -24,7 +24,7 @@
  *
  * @example
  * ```ts
- * import * as TurnAppend from "./TurnAppend.ts"
+ * import * as TurnAppend from "parley/domain/stream/TurnAppend"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const stream: ReadonlyArray<StreamEntry>, response: ChatResponse
  * const result = TurnAppend.validate(stream, [response]) // { _tag: "Ok", events } or { _tag: "Rejected", … }

@@ -19,7 +19,7 @@
  *
  * @example
  * ```ts
- * import * as Turns from "./Turns.ts"
+ * import * as Turns from "parley/domain/stream/Turns"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const turnStart: TurnStart, request: ChatRequest, response: ChatResponse, request2: ChatRequest
  * Turns.turnCount([request, response, turnStart, request2]) // 2
@@ -68,7 +68,7 @@ const ignore = (): void => {}
  *
  * @example
  * ```ts
- * import { turns } from "./Turns.ts"
+ * import { turns } from "parley/domain/stream/Turns"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const turnStart: TurnStart, turnStart2: TurnStart, request: ChatRequest, request2: ChatRequest, delta: ConfigDelta
  * turns([turnStart, request, delta, turnStart2, request2]).map((t) => [t.start, t.end]) // [[0, 3], [3, 5]]
@@ -101,7 +101,7 @@ export interface EventInTurn {
  *
  * @example
  * ```ts
- * import { eventsByTurn } from "./Turns.ts"
+ * import { eventsByTurn } from "parley/domain/stream/Turns"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const turnStart: TurnStart, request: ChatRequest, request2: ChatRequest
  * eventsByTurn([request, turnStart, request2]).map((x) => x.turn) // [0, 1, 1]
@@ -138,7 +138,7 @@ export interface CurrentTurnOptions {
  *
  * @example
  * ```ts
- * import { currentTurnStart } from "./Turns.ts"
+ * import { currentTurnStart } from "parley/domain/stream/Turns"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest, a: ChatResponse, call: ToolCallRequest
  * declare const delta: ConfigDelta
@@ -167,7 +167,7 @@ export const currentTurnStart = (entries: ReadonlyArray<StreamEntry>, options: C
  *
  * @example
  * ```ts
- * import { currentTurnSchema } from "./Turns.ts"
+ * import { currentTurnSchema } from "parley/domain/stream/Turns"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const turnStart: TurnStart, requestWithSchema: ChatRequest, reply: ChatResponse, interruptReply: ChatRequest
  * currentTurnSchema([turnStart, requestWithSchema, reply, interruptReply]) // requestWithSchema.schema
@@ -188,7 +188,7 @@ export const currentTurnSchema = (entries: ReadonlyArray<StreamEntry>): ChatRequ
  *
  * @example
  * ```ts
- * import { turnAtTime } from "./Turns.ts"
+ * import { turnAtTime } from "parley/domain/stream/Turns"
  * import type { ChatRequest, ChatResponse, ConfigDelta, InquiryRequest, InquiryResponse, StreamEntry, ToolCallRequest, ToolCallResponse, TurnStart } from "parley"
  * declare const entries: ReadonlyArray<StreamEntry>
  * turnAtTime(entries, "2026-03-05 11:00:00.0")?.index // 0

@@ -9,7 +9,7 @@
  * @example
  * ```ts
  * import * as Schema from "effect/Schema"
- * import { AnswerType } from "./AnswerType.ts"
+ * import { AnswerType } from "parley/domain/tool/AnswerType"
  * Schema.decodeUnknownSync(AnswerType)("Boolean") // { type: "boolean" }
  * Schema.decodeUnknownSync(AnswerType)({ Select: { options: ["a"] } }) // { type: "select", options: ["a"] }
  * ```
@@ -58,7 +58,7 @@ const Union = Schema.Union([BooleanType, TextType, SecretType, SelectType, Legac
  * @example
  * ```ts
  * import * as Schema from "effect/Schema"
- * import { AnswerType } from "./AnswerType.ts"
+ * import { AnswerType } from "parley/domain/tool/AnswerType"
  * Schema.decodeUnknownSync(AnswerType)("Boolean") // { type: "boolean" }
  * Schema.decodeUnknownSync(AnswerType)({ Select: { options: ["a"] } }) // { type: "select", options: ["a"] }
  * ```

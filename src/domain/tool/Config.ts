@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import * as Config from "./Config.ts"
+ * import * as Config from "parley/domain/tool/Config"
  * const result = Config.decode({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
  * // Result.succeed({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
  * ```
@@ -114,7 +114,7 @@ export type McpServerConfig = typeof McpServerConfig.Type
  *
  * @example
  * ```ts
- * import * as Config from "./Config.ts"
+ * import * as Config from "parley/domain/tool/Config"
  * const result = Config.decode({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
  * // Result.succeed({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
  * ```

@@ -23,7 +23,7 @@
  * @example
  * ```ts
  * import * as Result from "effect/Result"
- * import * as Elicitation from "./Elicitation.ts"
+ * import * as Elicitation from "parley/domain/tool/Elicitation"
  * const parsed = Elicitation.parse({
  *   message: "Who are you?",
  *   requestedSchema: { type: "object", properties: { age: { type: "integer", minimum: 0 } }, required: ["age"] }

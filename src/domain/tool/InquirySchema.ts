@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts
- * import * as InquirySchema from "./InquirySchema.ts"
+ * import * as InquirySchema from "parley/domain/tool/InquirySchema"
  * InquirySchema.schemaFor({ type: "boolean" })
  * // { type: "object", properties: { answer: { type: "boolean" } }, required: ["answer"], additionalProperties: false }
  * InquirySchema.extractAnswer({ answer: true }, { type: "boolean" }) // Result.succeed(true)
@@ -59,7 +59,7 @@ export const schemaFor = (answerType: AnswerableType): Schema.JsonObject => ({
  *
  * @example
  * ```ts
- * import { promptFor } from "./InquirySchema.ts"
+ * import { promptFor } from "parley/domain/tool/InquirySchema"
  * promptFor("write_note", "Overwrite a.txt?", "call_1.overwrite.1")
  * // "The tool `write_note` requires additional input.\n\nOverwrite a.txt?\n\nProvide your answer based on the conversation context.\n\nInquiry ID: call_1.overwrite.1"
  * ```

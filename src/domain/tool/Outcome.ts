@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import * as Outcome from "./Outcome.ts"
+ * import * as Outcome from "parley/domain/tool/Outcome"
  * Outcome.parseJson('{"type":"success","content":"ok"}')
  * // { _tag: "Valid", outcome: { type: "success", content: "ok" } }
  * ```
@@ -44,7 +44,7 @@ export type NeedsInput = typeof NeedsInput.Type
  *
  * @example
  * ```ts
- * import * as Outcome from "./Outcome.ts"
+ * import * as Outcome from "parley/domain/tool/Outcome"
  * Outcome.parseJson('{"type":"success","content":"ok"}')
  * // { _tag: "Valid", outcome: { type: "success", content: "ok" } }
  * ```

@@ -9,7 +9,7 @@
  * @example
  * ```ts
  * import * as Schema from "effect/Schema"
- * import { Question, toInquiryQuestion } from "./Question.ts"
+ * import { Question, toInquiryQuestion } from "parley/domain/tool/Question"
  * // Decoding checks the id (non-empty, no "."); `new Question` wants an id already branded `QuestionId`.
  * const q = Schema.decodeUnknownSync(Question)({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false })
  * toInquiryQuestion(q) // { text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false }
@@ -46,7 +46,7 @@ export const isQuestionId = (s: string): s is QuestionId => questionIdProblem(s)
  * @example
  * ```ts
  * import * as Schema from "effect/Schema"
- * import { Question, toInquiryQuestion } from "./Question.ts"
+ * import { Question, toInquiryQuestion } from "parley/domain/tool/Question"
  * // Decoding checks the id (non-empty, no "."); `new Question` wants an id already branded `QuestionId`.
  * const q = Schema.decodeUnknownSync(Question)({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false })
  * toInquiryQuestion(q) // { text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false }

@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { ToolDefinition } from "./ToolDefinition.ts"
+ * import { ToolDefinition } from "parley/domain/tool/ToolDefinition"
  * const def: ToolDefinition = {
  *   name: "read_file",
  *   description: "Read a text file.",
@@ -22,7 +22,7 @@ import * as Schema from "effect/Schema"
  *
  * @example
  * ```ts
- * import { ToolDefinition } from "./ToolDefinition.ts"
+ * import { ToolDefinition } from "parley/domain/tool/ToolDefinition"
  * const def: ToolDefinition = {
  *   name: "read_file",
  *   description: "Read a text file.",

@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import * as BuiltinTools from "./BuiltinTools.ts"
+ * import * as BuiltinTools from "parley/layers/executor/BuiltinTools"
  * BuiltinTools.standard.map((t) => t.name) // ["read_file", "write_file", "use_token"]
  * BuiltinTools.inquirySourceOf(BuiltinTools.askUser) // { source: "assistant" }
  * ```

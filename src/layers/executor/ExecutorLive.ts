@@ -13,8 +13,8 @@
  * @example
  * ```ts
  * import * as Layer from "effect/Layer"
- * import * as ExecutorLive from "./ExecutorLive.ts"
- * import * as ConfigFile from "../ConfigFile.ts"
+ * import * as ExecutorLive from "parley/layers/executor/ExecutorLive"
+ * import * as ConfigFile from "parley/layers/ConfigFile"
  * const executor = ExecutorLive.layer.pipe(Layer.provide(ConfigFile.layer(".parley")))
  * ```
  */

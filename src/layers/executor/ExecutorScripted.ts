@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import * as ExecutorScripted from "./ExecutorScripted.ts"
+ * import * as ExecutorScripted from "parley/layers/executor/ExecutorScripted"
  * const layer = ExecutorScripted.layer({
  *   write_note: {
  *     respond: ExecutorScripted.askThen(

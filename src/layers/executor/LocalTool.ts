@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts
- * import * as LocalTool from "./LocalTool.ts"
+ * import * as LocalTool from "parley/layers/executor/LocalTool"
  * const context = { action: "run", root: "/p", conversation_id: "17738399468" } as const
  * LocalTool.renderCommand("tools/x {{context}} {{tool}}", { name: "x", arguments: {}, answers: {} }, context)
  * // `tools/x '{"action":"run","root":"/p","conversation_id":"17738399468"}' '{"name":"x","arguments":{},"answers":{}}'`

@@ -28,7 +28,7 @@
  * @example
  * ```ts
  * import { spawn } from "node:child_process"
- * import * as Reaper from "./Reaper.ts"
+ * import * as Reaper from "parley/layers/executor/Reaper"
  * Reaper.ready()
  * const child = spawn("sleep", ["60"], { detached: true })
  * // At once: the tool's process group now dies with parley.

@@ -28,7 +28,7 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import * as ToolProcess from "./ToolProcess.ts"
+ * import * as ToolProcess from "parley/layers/executor/ToolProcess"
  * const outcome = ToolProcess.run("echo hi", "/tmp", "{}", 1_048_576)
  * // Effect<ProcessOutcome, string>: Exited { exitCode: 0, stdout: "hi\n", stderr: "" }
  * ```

@@ -6,7 +6,7 @@
  *
  * @example
  * ```ts
- * import { toolResponse } from "./Content.ts"
+ * import { toolResponse } from "parley/layers/mcp/Content"
  * toolResponse({ content: [{ type: "text", text: "3" }, { type: "image", data: "AAAA", mimeType: "image/png" }] })
  * // { content: "3\n[image: image/png, 3 bytes]", is_error: false }
  * ```

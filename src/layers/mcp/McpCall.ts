@@ -31,7 +31,7 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import * as McpCall from "./McpCall.ts"
+ * import * as McpCall from "parley/layers/mcp/McpCall"
  * declare const server: McpCall.CallSpec["server"]
  * const program = Effect.suspend(() => {
  *   const live = McpCall.start({ server, serverName: "everything", tool: "echo", args: { message: "hi" }, timeoutMs: 300_000, interactive: true }, {}, () => {})

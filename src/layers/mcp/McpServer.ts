@@ -16,7 +16,7 @@
  *
  * @example
  * ```ts
- * import * as McpServer from "./McpServer.ts"
+ * import * as McpServer from "parley/layers/mcp/McpServer"
  * const server = await McpServer.connect("everything", { command: "node", args: ["index.js", "stdio"] }, {
  *   root: process.cwd(), clientInfo: { name: "parley", version: "0.1.0" }, timeoutMs: 10_000, onDown: () => {}
  * })

@@ -22,8 +22,8 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
- * import type * as ConfigData from "../../domain/tool/Config.ts"
- * import * as McpTools from "./McpTools.ts"
+ * import type * as ConfigData from "parley/domain/tool/Config"
+ * import * as McpTools from "parley/layers/mcp/McpTools"
  * declare const config: ConfigData.Config
  * const program = Effect.scoped(Effect.gen(function*() {
  *   const mcp = yield* McpTools.start(config, { root: process.cwd(), interactive: false, onProblem: console.error })

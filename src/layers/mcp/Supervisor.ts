@@ -20,7 +20,7 @@
  *
  * @example
  * ```ts
- * import * as Supervisor from "./Supervisor.ts"
+ * import * as Supervisor from "parley/layers/mcp/Supervisor"
  * Supervisor.wrap("node", ["server.js", "stdio"])
  * // { command: process.execPath, args: ["-e", Supervisor.SOURCE, "--", "node", "server.js", "stdio"] }
  * ```

@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import * as Prompt from "effect/cli/Prompt"
- * import { keyPrompt } from "./KeyPrompt.ts"
+ * import { keyPrompt } from "parley/layers/prompt/KeyPrompt"
  * const key = Prompt.run(keyPrompt({
  *   message: "Run local write_note tool?",
  *   keys: [{ key: "y", label: "run" }, { key: "n", label: "skip" }],

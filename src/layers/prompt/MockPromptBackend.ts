@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import * as MockPromptBackend from "./MockPromptBackend.ts"
+ * import * as MockPromptBackend from "parley/layers/prompt/MockPromptBackend"
  * const layer = MockPromptBackend.layer([{ _tag: "Answer", answer: true, remember: true }, { _tag: "Cancel" }])
  * ```
  */

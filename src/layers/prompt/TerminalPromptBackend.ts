@@ -19,8 +19,8 @@
  * import * as Effect from "effect/Effect"
  * import * as Layer from "effect/Layer"
  * import * as NodeServices from "@effect/platform-node/NodeServices"
- * import * as TerminalPromptBackend from "./TerminalPromptBackend.ts"
- * import { PromptBackend } from "../../services/PromptBackend.ts"
+ * import * as TerminalPromptBackend from "parley/layers/prompt/TerminalPromptBackend"
+ * import { PromptBackend } from "parley/services/PromptBackend"
  * const program = Effect.map(Effect.service(PromptBackend), (p) => p.interactive)
  * const runnable = Effect.provide(program, TerminalPromptBackend.layer.pipe(Layer.provide(NodeServices.layer)))
  * ```

@@ -26,7 +26,7 @@
  *
  * @example
  * ```ts
- * import * as AnthropicProvider from "./Anthropic.ts"
+ * import * as AnthropicProvider from "parley/layers/provider/Anthropic"
  * const layer = AnthropicProvider.layer({ apiKey: process.env.ANTHROPIC_API_KEY!, baseUrl: "http://127.0.0.1:8080" })
  * ```
  */
@@ -101,8 +101,8 @@ const cacheable = (block: Block): boolean => block.type !== "thinking" && block.
  *
  * @example
  * ```ts
- * import { toMessagesParams } from "./Anthropic.ts"
- * import type { ProviderRequest } from "../../services/Provider.ts"
+ * import { toMessagesParams } from "parley/layers/provider/Anthropic"
+ * import type { ProviderRequest } from "parley/services/Provider"
  * declare const request: ProviderRequest
  * toMessagesParams(request, "claude-sonnet-4-5", { maxTokens: 1024 }).messages
  * ```

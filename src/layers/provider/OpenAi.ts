@@ -19,7 +19,7 @@
  *
  * @example
  * ```ts
- * import * as OpenAiProvider from "./OpenAi.ts"
+ * import * as OpenAiProvider from "parley/layers/provider/OpenAi"
  * const layer = OpenAiProvider.layer({ apiKey: "sk-…", baseUrl: "http://127.0.0.1:11434/v1" })
  * ```
  */
@@ -62,7 +62,7 @@ const isObject = (u: unknown): u is JsonSchema => typeof u === "object" && u !==
  *
  * @example
  * ```ts
- * import { toStrictSchema } from "./OpenAi.ts"
+ * import { toStrictSchema } from "parley/layers/provider/OpenAi"
  * toStrictSchema({ type: "object", properties: { a: { const: 1 } } })
  * // { type: "object", properties: { a: { enum: [1] } }, required: ["a"], additionalProperties: false }
  * ```
@@ -105,8 +105,8 @@ type Message = OpenAI.ChatCompletionMessageParam
  *
  * @example
  * ```ts
- * import { toChatParams } from "./OpenAi.ts"
- * import type { ProviderRequest } from "../../services/Provider.ts"
+ * import { toChatParams } from "parley/layers/provider/OpenAi"
+ * import type { ProviderRequest } from "parley/services/Provider"
  * declare const request: ProviderRequest
  * toChatParams(request, "gpt-5-mini").messages
  * ```
@@ -303,7 +303,7 @@ const DONE_LINE = /^data: ?\[DONE\]\s*$/
  * @example
  * ```ts
  * import OpenAI from "openai"
- * import { watchingFetch } from "./OpenAi.ts"
+ * import { watchingFetch } from "parley/layers/provider/OpenAi"
  * const client = new OpenAI({ apiKey: "sk-…", fetch: watchingFetch(fetch) })
  * ```
  */

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * import * as ProviderLive from "./ProviderLive.ts"
+ * import * as ProviderLive from "parley/layers/provider/ProviderLive"
  * const layer = ProviderLive.layer({ scriptPath: "demo-script.json" })
  * // provider.stream({ model: "scripted", ... }) / { model: "anthropic/claude-sonnet-4-5", ... }
  * ```
@@ -49,7 +49,7 @@ const configError = (provider: string, detail: string) =>
  *
  * @example
  * ```ts
- * import { checkModel } from "./ProviderLive.ts"
+ * import { checkModel } from "parley/layers/provider/ProviderLive"
  * checkModel("gpt-5") // ProviderError: Unknown model "gpt-5": use anthropic/<model>, …
  * checkModel("scripted") // undefined
  * ```
@@ -71,7 +71,7 @@ const nonEmpty = (s: string | undefined): string | undefined => (s === undefined
  *
  * @example
  * ```ts
- * import * as ProviderLive from "./ProviderLive.ts"
+ * import * as ProviderLive from "parley/layers/provider/ProviderLive"
  * const ready = ProviderLive.checkReady("anthropic/claude-sonnet-4-5", { env: {} }) // fails: ANTHROPIC_API_KEY is not set…
  * ```
  */

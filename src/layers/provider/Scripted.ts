@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import * as Scripted from "./Scripted.ts"
+ * import * as Scripted from "parley/layers/provider/Scripted"
  * const layer = Scripted.layerFromFile("script.json")
  * ```
  */

@@ -7,8 +7,8 @@
  *
  * @example
  * ```ts
- * import { type Converter, sdkStream } from "./Transport.ts"
- * import { defaultRetryPolicy } from "../../services/Provider.ts"
+ * import { type Converter, sdkStream } from "parley/layers/provider/Transport"
+ * import { defaultRetryPolicy } from "parley/services/Provider"
  * type Chunk = { readonly text: string }
  * declare const open: (signal: AbortSignal) => Promise<AsyncIterable<Chunk>> // e.g. the SDK's create(params, { signal })
  * declare const converter: () => Converter<Chunk>
@@ -54,7 +54,7 @@ const oneLine = (text: string, max = 300): string => {
  *
  * @example
  * ```ts
- * import { summarizeBody } from "./Transport.ts"
+ * import { summarizeBody } from "parley/layers/provider/Transport"
  * summarizeBody("<html><head><title>502 Bad Gateway</title></head>…") // "HTML error page \"502 Bad Gateway\""
  * ```
  */
@@ -77,7 +77,7 @@ type HeaderSource = { readonly get: (name: string) => string | null | undefined 
  *
  * @example
  * ```ts
- * import { retryAfterMs } from "./Transport.ts"
+ * import { retryAfterMs } from "parley/layers/provider/Transport"
  * retryAfterMs(new Headers({ "retry-after": "1" }), Date.now()) // 1000
  * ```
  */

@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts
- * import { markdownToHtml } from "./SafeMarkdown.ts"
+ * import { markdownToHtml } from "parley/layers/render/SafeMarkdown"
  * markdownToHtml("**hi** <script>x()</script>") // "<p><strong>hi</strong> &lt;script&gt;x()&lt;/script&gt;</p>\n"
  * ```
  */
@@ -73,7 +73,7 @@ const md = (): Md => {
  *
  * @example
  * ```ts
- * import { markdownToHtml } from "./SafeMarkdown.ts"
+ * import { markdownToHtml } from "parley/layers/render/SafeMarkdown"
  * markdownToHtml("[docs](https://example.com)") // '<p><span class="link">docs</span> <span class="url">&lt;https://example.com&gt;</span></p>\n'
  * ```
  */

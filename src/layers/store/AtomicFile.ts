@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import * as AtomicFile from "./AtomicFile.ts"
+ * import * as AtomicFile from "parley/layers/store/AtomicFile"
  * await AtomicFile.writeIfChanged("/tmp/x/metadata.json", "{}\n") // true: written
  * await AtomicFile.writeIfChanged("/tmp/x/metadata.json", "{}\n") // false: identical, untouched
  * ```

@@ -12,7 +12,7 @@
  *
  * @example
  * ```ts
- * import { checkOne } from "./Check.ts"
+ * import { checkOne } from "parley/layers/store/Check"
  * import type { ConversationId } from "parley"
  * declare const id: ConversationId.ConversationId, dir: string
  * const result = await checkOne(id, { dir, archived: false }) // { ok, roundtrip, error? }

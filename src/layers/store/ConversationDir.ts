@@ -13,7 +13,7 @@
  *
  * @example
  * ```ts
- * import * as ConversationDir from "./ConversationDir.ts"
+ * import * as ConversationDir from "parley/layers/store/ConversationDir"
  * import type { ConversationId } from "parley"
  * declare const id: ConversationId.ConversationId, dir: string
  * const conversation = await ConversationDir.read(id, { dir, archived: false })

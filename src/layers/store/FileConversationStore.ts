@@ -21,7 +21,7 @@
  *
  * @example
  * ```ts
- * import * as FileConversationStore from "./FileConversationStore.ts"
+ * import * as FileConversationStore from "parley/layers/store/FileConversationStore"
  * const layer = FileConversationStore.layer({ storageDir: "/home/me/project/.parley" })
  * ```
  */

@@ -13,7 +13,7 @@
  *
  * @example
  * ```ts
- * import * as FileLock from "./FileLock.ts"
+ * import * as FileLock from "parley/layers/store/FileLock"
  * const result = await FileLock.acquire("/s/locks/jp-c1.lock") // { _tag: "Acquired" } | { _tag: "Held", pid }
  * await FileLock.release("/s/locks/jp-c1.lock")
  * ```

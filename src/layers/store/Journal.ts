@@ -27,7 +27,7 @@
  *
  * @example
  * ```ts
- * import * as Journal from "./Journal.ts"
+ * import * as Journal from "parley/layers/store/Journal"
  * import type * as Schema from "effect/Schema"
  * declare const dir: string, entry: Schema.Json // a conversation directory; an encoded entry
  * await Journal.append(dir, [{ at: 3, entry }], "812")

@@ -35,7 +35,7 @@
  *
  * @example
  * ```ts
- * import * as Listing from "./Listing.ts"
+ * import * as Listing from "parley/layers/store/Listing"
  * const { conversations, damaged } = await Listing.list("/p/.parley/conversations", { archived: false })
  * ```
  */

@@ -3,7 +3,7 @@
  *
  * @example
  * ```ts
- * import { summaryOf } from "./Summary.ts"
+ * import { summaryOf } from "parley/layers/store/Summary"
  * import type { Conversation } from "parley"
  * declare const conversation: Conversation.Conversation
  * summaryOf(conversation, "/path/to/dir").incomplete // null, or { state, tool? }

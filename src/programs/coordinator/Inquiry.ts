@@ -17,7 +17,7 @@
  *
  * @example
  * ```ts
- * import * as Inquiry from "./Inquiry.ts"
+ * import * as Inquiry from "parley/programs/coordinator/Inquiry"
  * import type { InquiryId, InquirySource, Question, ToolCallRequest } from "parley"
  * declare const env: Inquiry.Env, call: ToolCallRequest, question: Question, id: InquiryId.InquiryId, source: InquirySource
  * const routed = Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source })) // Effect<Routed, RecordError>
