@@ -2,14 +2,15 @@
  * `conversation ls` for the file store (issue 16: it costs what reading every
  * `metadata.json` costs): summaries cached in a sidecar index
  * (`conversations/.parley-index.json`, dot-named so JP skips it), each
- * validated by the size, mtime and inode of every file it came from, so
- * listing never parses an unchanged event log. A conversation that cannot be
+ * validated by the size, mtime and inode of every file it came from
+ * (`base_config.json` too: its presence and its JSON decide whether the
+ * conversation reads at all), so listing never parses an unchanged event log. A conversation that cannot be
  * decoded is reported as damaged (and remembered as such until its files
  * change); the rest are listed. Damage is believed only of files that held
  * still while they were read: a conversation a writer renamed (a new title)
  * or removed meanwhile is followed to its new name, or left out.
  *
- * A warm listing is three `stat`s per conversation and nothing else per
+ * A warm listing is four `stat`s per conversation and nothing else per
  * conversation that allocates more than its summary:
  *
  * - The stats are synchronous on purpose: each is a few microseconds in the
@@ -52,10 +53,15 @@ import * as Journal from "./Journal.ts"
 import { summaryOf } from "./Summary.ts"
 
 export const INDEX = ".parley-index.json"
-const INDEX_VERSION = 5
+const INDEX_VERSION = 6
 
-/** The files a summary comes from (base_config.json is not part of one). */
-const STAMPED = ["metadata.json", Journal.EVENTS, Journal.FILE] as const
+/**
+ * The files a row comes from. `base_config.json` adds nothing to a summary,
+ * but a damaged or missing one makes the conversation unreadable, and a
+ * repaired one readable again: a row that did not watch it kept reporting
+ * damage its user had repaired (or listed a conversation `load` refuses).
+ */
+const STAMPED = ["metadata.json", Journal.EVENTS, Journal.FILE, "base_config.json"] as const
 /** Numbers per stamp: size, mtime and inode of each stamped file (-1 when it is missing). */
 const STAMP = STAMPED.length * 3
 

@@ -167,6 +167,32 @@ describe("Listing.list", () => {
     fs.rmSync(root, { recursive: true, force: true })
   })
 
+  it("sees a change to base_config.json alone: damage it causes is reported, and forgotten once it is repaired", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    const dir = write(conversations, "17000000001-a", "2026-03-01 10:00:00.0", oneTurn)
+    const base = path.join(dir, "base_config.json")
+    const listed = [["17000000001", 2]]
+    const ids = async () => {
+      const { conversations: rows, damaged } = await Listing.list(conversations, { archived: false })
+      // The JSON error's wording after the file is V8's.
+      return [rows.map((c) => [c.id, c.events]), damaged.map((d) => [d.id, d.reason.replace(dir, "<dir>").replace(/(: invalid JSON).*/, "$1")])]
+    }
+    expect(await ids()).toStrictEqual([listed, []])
+    // Damaged in place (its other files untouched): what `load` and a cold listing refuse.
+    fs.writeFileSync(base, "{ broken\n")
+    const broken = [[], [["17000000001", "<dir>/base_config.json: invalid JSON"]]]
+    expect(await ids()).toStrictEqual(broken)
+    expect(await ids()).toStrictEqual(broken)
+    // Repaired as `conversation check` asks: listed again.
+    fs.writeFileSync(base, "{}\n")
+    expect(await ids()).toStrictEqual([listed, []])
+    // Removed: the first entry is not the packed base config JP's legacy layout needs.
+    fs.rmSync(base)
+    expect((await ids())[1]).toStrictEqual([["17000000001", "<dir>/events.json: entry 0: without base_config.json the first entry must be the packed base config_delta (JP's legacy layout)"]])
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
   it("removes index temp files a killed listing left, and no one else's", async () => {
     const root = tempDir()
     const conversations = path.join(root, "conversations")
