@@ -67,9 +67,10 @@ const STAMP = STAMPED.length * 3
 
 /**
  * What a conversation's files decoded to, or why they did not: a summary
- * (`damage` null), or a damage reason (the rest null). `at` is the sort key
- * (see {@link sortKey}; empty for damage, which is not listed). Stored in
- * this order, {@link CELLS} values per row.
+ * (`damage` null), or a damage reason (the rest null), which names the file
+ * relative to the conversation's directory (see {@link damageCell}). `at` is
+ * the sort key (see {@link sortKey}; empty for damage, which is not listed).
+ * Stored in this order, {@link CELLS} values per row.
  */
 interface Cells {
   readonly title: string | null
@@ -198,6 +199,18 @@ const MAX_DECODES = 5
 const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
 
 /**
+ * The damage cell of `error` (a file of `dir`): its message with the file
+ * named relative to `dir`. The index outlives the path it was written under
+ * (the project or storage directory moved, or reached through a symlink):
+ * remembered damage named the old path, where a cold listing names the new.
+ */
+const damageCell = (dir: string, error: ConversationDir.Corrupt): string =>
+  path.relative(dir, error.file) + error.message.slice(error.file.length)
+
+/** The reason a damage cell gives for the conversation at `dir`. */
+const damageReason = (dir: string, cell: string): string => dir + path.sep + cell
+
+/**
  * Decodes one directory. Damage is believed (and remembered by the stamp)
  * only of files that held still while they were read: a writer renaming the
  * directory (a new title), removing it, or rewriting its files meanwhile
@@ -222,7 +235,7 @@ const decodeRow = async (found: Found): Promise<Decoded> => {
       } catch (statError) {
         return { _tag: "Unreadable", reason: messageOf(statError) }
       }
-      if (sameStamp(now, 0, stamp)) return { _tag: "Row", row: { key: found.key, stamp, cells: { ...NOT_LISTED, damage: error.message } } }
+      if (sameStamp(now, 0, stamp)) return { _tag: "Row", row: { key: found.key, stamp, cells: { ...NOT_LISTED, damage: damageCell(found.dir, error) } } }
       if (attempt >= MAX_DECODES) return { _tag: "Unreadable", reason: `${error.message} (its files kept changing while they were read)` }
       stamp = now
     }
@@ -412,12 +425,12 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
   const id = idOf(key)
   if (typeof r !== "number") {
     const c = r.cells
-    if (c.damage !== null) return { id, path: dir, reason: c.damage }
+    if (c.damage !== null) return { id, path: dir, reason: damageReason(dir, c.damage) }
     return { id, title: c.title, events: c.events!, lastEventAt: c.lastEventAt, lastActivatedAt: c.lastActivatedAt!, archived: key.startsWith(ARCHIVE), incomplete: c.incomplete, path: dir }
   }
   const c = stored.cells
   const o = r * CELLS
-  if (c[o + 6] !== null) return { id, path: dir, reason: c[o + 6] as string }
+  if (c[o + 6] !== null) return { id, path: dir, reason: damageReason(dir, c[o + 6] as string) }
   return {
     id,
     title: c[o] as string | null,

@@ -193,6 +193,22 @@ describe("Listing.list", () => {
     fs.rmSync(root, { recursive: true, force: true })
   })
 
+  it("remembered damage names the conversation where it is now, after the storage directory moved", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "old", "conversations")
+    const bad = write(conversations, "17000000002-bad", "2026-03-01 10:00:00.0", oneTurn)
+    fs.writeFileSync(path.join(bad, "events.json"), "[\n  {\n    \"type\": 5\n  }\n]\n")
+    const reason = (dir: string) => `${dir}/events.json: entry 0: field "type" must be a string, got number 5`
+    expect((await Listing.list(conversations, { archived: false })).damaged.map((d) => d.reason)).toStrictEqual([reason(bad)])
+    fs.renameSync(path.join(root, "old"), path.join(root, "new"))
+    const moved = path.join(root, "new", "conversations")
+    const warm = await Listing.list(moved, { archived: false })
+    expect(warm.damaged.map((d) => [d.path, d.reason])).toStrictEqual([[path.join(moved, "17000000002-bad"), reason(path.join(moved, "17000000002-bad"))]])
+    fs.rmSync(path.join(moved, Listing.INDEX))
+    expect(await Listing.list(moved, { archived: false })).toStrictEqual(warm)
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
   it("removes index temp files a killed listing left, and no one else's", async () => {
     const root = tempDir()
     const conversations = path.join(root, "conversations")
