@@ -362,14 +362,35 @@ const decodeAll = async (conversationsDir: string, index: Index, scanned: Scan):
   return { decoded, damaged }
 }
 
+/**
+ * Between two directories of one id: the active one first, then by name
+ * (the one `load` picks first). Without it two rows that tie (a conversation
+ * copied into the archive; the same id twice) were listed in whatever order
+ * they were decoded or merged, so a warm listing could differ from a cold one.
+ */
+const tieBefore = (p: string, q: string): boolean => {
+  const x = p.startsWith(ARCHIVE), y = q.startsWith(ARCHIVE)
+  return x !== y ? y : p < q
+}
+
+/** Damaged conversations by id, then as {@link tieBefore} (paths under one directory). */
+const byDamage = (conversationsDir: string) => (a: DamagedConversation, b: DamagedConversation): number => {
+  if (a.id !== b.id) return a.id < b.id ? -1 : 1
+  const from = conversationsDir.length + path.sep.length
+  return a.path === b.path ? 0 : tieBefore(a.path.slice(from), b.path.slice(from)) ? -1 : 1
+}
+
 /** Listing order of every row kept: the index's (already in order) with the decoded ones merged in. */
 const ordered = (stored: Stored, seen: Uint8Array, decoded: Array<Row>): Array<Ref> => {
   const keyOf = (r: Ref) => (typeof r === "number" ? stored.keys[r]! : r.key)
   const atOf = (r: Ref) => (typeof r === "number" ? stored.cells[r * CELLS + 5] as string : r.cells.at)
-  /** Most recently active first, then the higher id. */
+  /** Most recently active first, then the higher id, then by {@link tieBefore}. */
   const before = (a: Ref, b: Ref): boolean => {
     const x = atOf(a), y = atOf(b)
-    return x !== y ? x > y : idOf(keyOf(a)) > idOf(keyOf(b))
+    if (x !== y) return x > y
+    const p = keyOf(a), q = keyOf(b)
+    const i = idOf(p), j = idOf(q)
+    return i !== j ? i > j : tieBefore(p, q)
   }
   const byOrder = (a: Ref, b: Ref) => (before(a, b) ? -1 : 1)
   const kept: Array<Ref> = []
@@ -465,6 +486,6 @@ export const list = async (conversationsDir: string, options: Options): Promise<
     else conversations.push(outcome)
   }
   damaged.push(...scanned.unreadable)
-  damaged.sort((a, b) => (a.id < b.id ? -1 : 1))
+  damaged.sort(byDamage(conversationsDir))
   return { conversations, damaged }
 }

@@ -209,6 +209,34 @@ describe("Listing.list", () => {
     fs.rmSync(root, { recursive: true, force: true })
   })
 
+  it("one id twice (active and archived) with the same last activity lists in one order, warm or cold", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    const archive = path.join(conversations, ".archive")
+    const at = "2026-03-01 10:00:00.0"
+    write(conversations, "17000000001-a", at, oneTurn)
+    write(archive, "17000000001-a", at, oneTurn)
+    write(conversations, "17000000002-b", at, [])
+    const bad = [write(conversations, "17000000003-c", at, []), write(archive, "17000000003-c", at, [])]
+    for (const dir of bad) fs.writeFileSync(path.join(dir, "events.json"), "{")
+    const shown = async () => {
+      const { conversations: rows, damaged } = await Listing.list(conversations, { archived: true })
+      return [rows.map((c) => `${c.id.slice(-1)}${c.archived ? "*" : ""}:${c.events}`), damaged.map((d) => path.relative(conversations, d.path))]
+    }
+    const cold = async () => {
+      fs.rmSync(path.join(conversations, Listing.INDEX), { force: true })
+      return shown()
+    }
+    expect(await cold()).toStrictEqual([["2:0", "1:2", "1*:2"], ["17000000003-c", path.join(".archive", "17000000003-c")]])
+    // The active copies change (metadata untouched: the same last activity): decoded again, and merged in.
+    write(conversations, "17000000001-a", at, [...oneTurn, entry("2026-03-01 10:00:01.0", "turn_start")])
+    fs.writeFileSync(path.join(bad[0]!, "events.json"), "[")
+    const warm = await shown()
+    expect(warm).toStrictEqual([["2:0", "1:3", "1*:2"], ["17000000003-c", path.join(".archive", "17000000003-c")]])
+    expect(await cold()).toStrictEqual(warm)
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
   it("removes index temp files a killed listing left, and no one else's", async () => {
     const root = tempDir()
     const conversations = path.join(root, "conversations")
