@@ -253,10 +253,19 @@ const eachLimited = async <A>(items: ReadonlyArray<A>, concurrency: number, f: (
 /** What `AtomicFile.writeAtomic` names the index's temp files. */
 const INDEX_TEMP = /^\.parley-index\.json\.(\d+)\.[a-z0-9]*\.tmp$/
 
-/** Removes a temp file of an index write whose writer died before its rename (a `kill -9` mid-listing). */
+/**
+ * Removes a temp file of an index write whose writer died before its rename
+ * (a `kill -9` mid-listing). Where it cannot (a read-only mount, another
+ * user's storage), it stays: the listing must not fail over litter.
+ */
 const sweepTemp = (parent: string, name: string): void => {
   const pid = Number(INDEX_TEMP.exec(name)?.[1])
-  if (Number.isSafeInteger(pid) && pid !== process.pid && !FileLock.isAlive(pid)) fs.rmSync(parent + path.sep + name, { force: true })
+  if (!Number.isSafeInteger(pid) || pid === process.pid || FileLock.isAlive(pid)) return
+  try {
+    fs.rmSync(parent + path.sep + name, { force: true })
+  } catch {
+    // Left for a listing that can write.
+  }
 }
 
 /** What the scan of the directories found. */
