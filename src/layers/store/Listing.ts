@@ -357,17 +357,27 @@ const decodeAll = async (conversationsDir: string, index: Index, scanned: Scan):
     for (let i = 0; i < scanned.seen.length; i++) if (scanned.seen[i] === 1) keys.add(index.stored.keys[i]!)
     return keys
   }
-  const place = async (found: Found, follow: boolean): Promise<void> => {
+  /**
+   * Followed as often as it moves (up to {@link MAX_DECODES} times): once
+   * only, a conversation renamed twice while it was read (a new title, then
+   * another, or back) was left out of the listing as if removed. Its name is
+   * free again once it is gone from it, so it can be followed back there.
+   */
+  const place = async (found: Found, moves: number): Promise<void> => {
     const outcome = await decodeRow(found)
     if (outcome._tag === "Row") return void decoded.push(outcome.row)
     if (outcome._tag === "Unreadable") return void damaged.push({ id: idOf(found.key), path: found.dir, reason: outcome.reason })
     const taken = listed()
-    const moved = follow ? relocate(conversationsDir, found, taken) : undefined
+    taken.delete(found.key)
+    const moved = relocate(conversationsDir, found, taken)
     if (moved === undefined) return // removed: not listed
+    if (moves >= MAX_DECODES) {
+      return void damaged.push({ id: idOf(moved.key), path: moved.dir, reason: `${moved.dir}: renamed ${moves + 1} times while it was read; list again` })
+    }
     taken.add(moved.key)
-    await place(moved, false)
+    await place(moved, moves + 1)
   }
-  await eachLimited(scanned.stale, 4, (found) => place(found, true))
+  await eachLimited(scanned.stale, 4, (found) => place(found, 0))
   return { decoded, damaged }
 }
 
