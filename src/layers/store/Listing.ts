@@ -371,6 +371,10 @@ const decodeAll = async (conversationsDir: string, index: Index, scanned: Scan):
     taken.delete(found.key)
     const moved = relocate(conversationsDir, found, taken)
     if (moved === undefined) return // removed: not listed
+    if (moved.key === found.key && !fs.existsSync(moved.dir)) {
+      // Not moved: read back as listed, the name opens nothing (bytes that are not UTF-8 read as U+FFFD).
+      return void damaged.push({ id: idOf(found.key), path: found.dir, reason: `${found.dir}: listed under a name that does not open it (a name that is not UTF-8?)` })
+    }
     if (moves >= MAX_DECODES) {
       return void damaged.push({ id: idOf(moved.key), path: moved.dir, reason: `${moved.dir}: renamed ${moves + 1} times while it was read; list again` })
     }

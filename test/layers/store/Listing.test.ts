@@ -237,6 +237,29 @@ describe("Listing.list", () => {
     fs.rmSync(root, { recursive: true, force: true })
   })
 
+  it("reports a conversation whose directory name does not open it (not UTF-8), never drops it", async (ctx) => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    write(conversations, "17000000001-a", "2026-03-01 10:00:00.0", [])
+    // "17000000002-caf\xe9": Latin-1, which node reads back as U+FFFD, a name that opens nothing.
+    const name = Buffer.concat([Buffer.from(path.join(conversations, "17000000002-caf")), Buffer.from([0xe9])])
+    try {
+      fs.mkdirSync(name)
+    } catch {
+      return ctx.skip("this file system takes only UTF-8 names")
+    }
+    fs.writeFileSync(Buffer.concat([name, Buffer.from("/metadata.json")]), JSON.stringify({ last_activated_at: "2026-03-01 10:00:00.0" }) + "\n")
+    fs.writeFileSync(Buffer.concat([name, Buffer.from("/events.json")]), "[]\n")
+    for (let round = 0; round < 2; round++) {
+      const listing = await Listing.list(conversations, { archived: false })
+      expect([listing.conversations.map((c) => c.id), listing.damaged.map((d) => [d.id, path.basename(d.path), d.reason.replace(conversations, "<c>")])]).toStrictEqual([
+        ["17000000001"],
+        [["17000000002", "17000000002-caf\ufffd", "<c>/17000000002-caf\ufffd: listed under a name that does not open it (a name that is not UTF-8?)"]]
+      ])
+    }
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
   it("removes index temp files a killed listing left, and no one else's", async () => {
     const root = tempDir()
     const conversations = path.join(root, "conversations")
