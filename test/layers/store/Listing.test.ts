@@ -260,6 +260,75 @@ describe("Listing.list", () => {
     fs.rmSync(root, { recursive: true, force: true })
   })
 
+  it("a warm listing equals a cold one through a long run of changes (seeded), with or without the archive", async () => {
+    const root = tempDir()
+    let conversations = path.join(root, "s0", "conversations")
+    const archive = () => path.join(conversations, ".archive")
+    let seed = 16
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      return seed % n
+    }
+    /** Atomic, as JP and parley write (a new inode per write: the stamp sees every change). */
+    const put = (file: string, text: string) => {
+      fs.writeFileSync(file + ".tmp", text)
+      fs.renameSync(file + ".tmp", file)
+    }
+    const dirs = () => [
+      ...fs.readdirSync(conversations).filter((n) => /^\d/.test(n)).map((n) => path.join(conversations, n)),
+      ...(fs.existsSync(archive()) ? fs.readdirSync(archive()).map((n) => path.join(archive(), n)) : [])
+    ]
+    const any = () => dirs()[rand(dirs().length)]
+    const at = () => `2026-03-01 10:00:0${rand(3)}.0` // few values: ties
+    const changes: ReadonlyArray<() => void> = [
+      () => void write(rand(2) === 0 ? conversations : archive(), `1700000000${rand(6)}-${"abc"[rand(3)]}`, at(), rand(2) === 0 ? [] : oneTurn),
+      () => { const d = any(); if (d) put(path.join(d, "events.json"), pretty([...oneTurn, entry("2026-03-01 10:00:01.0", "chat_response", { message: "x".repeat(rand(3)) })])) },
+      () => { const d = any(); if (d) put(path.join(d, "metadata.json"), JSON.stringify({ title: `t${rand(9)}`, last_activated_at: at() }, null, 2) + "\n") },
+      () => { const d = any(); if (d) put(path.join(d, "base_config.json"), rand(2) === 0 ? "{ broken" : "{}\n") },
+      () => { const d = any(); if (d) put(path.join(d, "events.json"), rand(2) === 0 ? "[" : pretty(oneTurn)) },
+      () => { const d = any(); if (d) fs.rmSync(path.join(d, "base_config.json"), { force: true }) },
+      () => { const d = any(); if (d) fs.writeFileSync(path.join(d, "events.json.journal"), JSON.stringify({ at: 2, base: String(fs.statSync(path.join(d, "events.json")).size), entry: entry("2026-03-01 10:00:02.0", "turn_start") }) + "\n") },
+      () => { const d = any(); if (d) fs.rmSync(d, { recursive: true, force: true }) },
+      () => { // archived, or back (JP replaces the target)
+        const d = any()
+        if (d === undefined) return
+        const to = path.dirname(d) === conversations ? path.join(archive(), path.basename(d)) : path.join(conversations, path.basename(d))
+        fs.mkdirSync(path.dirname(to), { recursive: true })
+        fs.rmSync(to, { recursive: true, force: true })
+        fs.renameSync(d, to)
+      },
+      () => { // copied into the archive
+        const d = any()
+        const to = d === undefined ? undefined : path.join(archive(), path.basename(d))
+        if (d !== undefined && to !== d) fs.cpSync(d, to!, { recursive: true, force: true, preserveTimestamps: true })
+      },
+      () => { // a new title: renamed
+        const d = any()
+        const to = d === undefined ? undefined : path.join(path.dirname(d), `${path.basename(d).split("-")[0]}-${"xyz"[rand(3)]}`)
+        if (d !== undefined && !fs.existsSync(to!)) fs.renameSync(d, to!)
+      },
+      () => { // the storage directory moved
+        const next = path.join(root, `s${rand(1000)}`, "conversations")
+        if (fs.existsSync(path.dirname(next))) return
+        fs.renameSync(path.dirname(conversations), path.dirname(next))
+        conversations = next
+      }
+    ]
+    const index = () => path.join(conversations, Listing.INDEX)
+    write(conversations, "17000000001-a", at(), oneTurn)
+    for (let step = 0; step < 300; step++) {
+      changes[rand(changes.length)]!()
+      const archived = rand(2) === 0
+      const warm = await Listing.list(conversations, { archived })
+      const kept = fs.readFileSync(index())
+      fs.rmSync(index())
+      const cold = await Listing.list(conversations, { archived })
+      expect([step, warm]).toStrictEqual([step, cold])
+      fs.writeFileSync(index(), kept) // the warm chain goes on from the warm listing's index
+    }
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
   it("removes index temp files a killed listing left, and no one else's", async () => {
     const root = tempDir()
     const conversations = path.join(root, "conversations")
