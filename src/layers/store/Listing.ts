@@ -4,11 +4,14 @@
  * (`conversations/.parley-index.json`, dot-named so JP skips it), each
  * validated by the size, mtime and inode of every file it came from
  * (`base_config.json` too: its presence and its JSON decide whether the
- * conversation reads at all), so listing never parses an unchanged event log. A conversation that cannot be
- * decoded is reported as damaged (and remembered as such until its files
- * change); the rest are listed. Damage is believed only of files that held
- * still while they were read: a conversation a writer renamed (a new title)
- * or removed meanwhile is followed to its new name, or left out.
+ * conversation reads at all), so listing never parses an unchanged event
+ * log. A conversation that cannot be decoded is reported as damaged (and
+ * remembered as such until its files change); the rest are listed. Damage is
+ * believed only of files that held still while they were read: a
+ * conversation a writer renamed (a new title, as often as it is renamed) or
+ * removed meanwhile is followed to its new name, or left out. Rows that tie
+ * on last activity and id (one id active and archived) have one order, so a
+ * warm listing is always the cold one.
  *
  * A warm listing is four `stat`s per conversation and nothing else per
  * conversation that allocates more than its summary:
