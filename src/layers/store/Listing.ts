@@ -2,14 +2,18 @@
  * `conversation ls` for the file store (issue 16: it costs what reading every
  * `metadata.json` costs): summaries cached in a sidecar index
  * (`conversations/.parley-index.json`, dot-named so JP skips it), each
- * validated by the size, mtime and inode of every file it came from, so
- * listing never parses an unchanged event log. A conversation that cannot be
- * decoded is reported as damaged (and remembered as such until its files
- * change); the rest are listed. Damage is believed only of files that held
- * still while they were read: a conversation a writer renamed (a new title)
- * or removed meanwhile is followed to its new name, or left out.
+ * validated by the size, mtime and inode of every file it came from
+ * (`base_config.json` too: its presence and its JSON decide whether the
+ * conversation reads at all), so listing never parses an unchanged event
+ * log. A conversation that cannot be decoded is reported as damaged (and
+ * remembered as such until its files change); the rest are listed. Damage is
+ * believed only of files that held still while they were read: a
+ * conversation a writer renamed (a new title, as often as it is renamed) or
+ * removed meanwhile is followed to its new name, or left out. Rows that tie
+ * on last activity and id (one id active and archived) have one order, so a
+ * warm listing is always the cold one.
  *
- * A warm listing is three `stat`s per conversation and nothing else per
+ * A warm listing is four `stat`s per conversation and nothing else per
  * conversation that allocates more than its summary:
  *
  * - The stats are synchronous on purpose: each is a few microseconds in the
@@ -52,18 +56,24 @@ import * as Journal from "./Journal.ts"
 import { summaryOf } from "./Summary.ts"
 
 export const INDEX = ".parley-index.json"
-const INDEX_VERSION = 5
+const INDEX_VERSION = 6
 
-/** The files a summary comes from (base_config.json is not part of one). */
-const STAMPED = ["metadata.json", Journal.EVENTS, Journal.FILE] as const
+/**
+ * The files a row comes from. `base_config.json` adds nothing to a summary,
+ * but a damaged or missing one makes the conversation unreadable, and a
+ * repaired one readable again: a row that did not watch it kept reporting
+ * damage its user had repaired (or listed a conversation `load` refuses).
+ */
+const STAMPED = ["metadata.json", Journal.EVENTS, Journal.FILE, "base_config.json"] as const
 /** Numbers per stamp: size, mtime and inode of each stamped file (-1 when it is missing). */
 const STAMP = STAMPED.length * 3
 
 /**
  * What a conversation's files decoded to, or why they did not: a summary
- * (`damage` null), or a damage reason (the rest null). `at` is the sort key
- * (see {@link sortKey}; empty for damage, which is not listed). Stored in
- * this order, {@link CELLS} values per row.
+ * (`damage` null), or a damage reason (the rest null), which names the file
+ * relative to the conversation's directory (see {@link damageCell}). `at` is
+ * the sort key (see {@link sortKey}; empty for damage, which is not listed).
+ * Stored in this order, {@link CELLS} values per row.
  */
 interface Cells {
   readonly title: string | null
@@ -192,6 +202,18 @@ const MAX_DECODES = 5
 const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
 
 /**
+ * The damage cell of `error` (a file of `dir`): its message with the file
+ * named relative to `dir`. The index outlives the path it was written under
+ * (the project or storage directory moved, or reached through a symlink):
+ * remembered damage named the old path, where a cold listing names the new.
+ */
+const damageCell = (dir: string, error: ConversationDir.Corrupt): string =>
+  path.relative(dir, error.file) + error.message.slice(error.file.length)
+
+/** The reason a damage cell gives for the conversation at `dir`. */
+const damageReason = (dir: string, cell: string): string => dir + path.sep + cell
+
+/**
  * Decodes one directory. Damage is believed (and remembered by the stamp)
  * only of files that held still while they were read: a writer renaming the
  * directory (a new title), removing it, or rewriting its files meanwhile
@@ -216,7 +238,7 @@ const decodeRow = async (found: Found): Promise<Decoded> => {
       } catch (statError) {
         return { _tag: "Unreadable", reason: messageOf(statError) }
       }
-      if (sameStamp(now, 0, stamp)) return { _tag: "Row", row: { key: found.key, stamp, cells: { ...NOT_LISTED, damage: error.message } } }
+      if (sameStamp(now, 0, stamp)) return { _tag: "Row", row: { key: found.key, stamp, cells: { ...NOT_LISTED, damage: damageCell(found.dir, error) } } }
       if (attempt >= MAX_DECODES) return { _tag: "Unreadable", reason: `${error.message} (its files kept changing while they were read)` }
       stamp = now
     }
@@ -234,10 +256,19 @@ const eachLimited = async <A>(items: ReadonlyArray<A>, concurrency: number, f: (
 /** What `AtomicFile.writeAtomic` names the index's temp files. */
 const INDEX_TEMP = /^\.parley-index\.json\.(\d+)\.[a-z0-9]*\.tmp$/
 
-/** Removes a temp file of an index write whose writer died before its rename (a `kill -9` mid-listing). */
+/**
+ * Removes a temp file of an index write whose writer died before its rename
+ * (a `kill -9` mid-listing). Where it cannot (a read-only mount, another
+ * user's storage), it stays: the listing must not fail over litter.
+ */
 const sweepTemp = (parent: string, name: string): void => {
   const pid = Number(INDEX_TEMP.exec(name)?.[1])
-  if (Number.isSafeInteger(pid) && pid !== process.pid && !FileLock.isAlive(pid)) fs.rmSync(parent + path.sep + name, { force: true })
+  if (!Number.isSafeInteger(pid) || pid === process.pid || FileLock.isAlive(pid)) return
+  try {
+    fs.rmSync(parent + path.sep + name, { force: true })
+  } catch {
+    // Left for a listing that can write.
+  }
 }
 
 /** What the scan of the directories found. */
@@ -329,28 +360,63 @@ const decodeAll = async (conversationsDir: string, index: Index, scanned: Scan):
     for (let i = 0; i < scanned.seen.length; i++) if (scanned.seen[i] === 1) keys.add(index.stored.keys[i]!)
     return keys
   }
-  const place = async (found: Found, follow: boolean): Promise<void> => {
+  /**
+   * Followed as often as it moves (up to {@link MAX_DECODES} times): once
+   * only, a conversation renamed twice while it was read (a new title, then
+   * another, or back) was left out of the listing as if removed. Its name is
+   * free again once it is gone from it, so it can be followed back there.
+   */
+  const place = async (found: Found, moves: number): Promise<void> => {
     const outcome = await decodeRow(found)
     if (outcome._tag === "Row") return void decoded.push(outcome.row)
     if (outcome._tag === "Unreadable") return void damaged.push({ id: idOf(found.key), path: found.dir, reason: outcome.reason })
     const taken = listed()
-    const moved = follow ? relocate(conversationsDir, found, taken) : undefined
+    taken.delete(found.key)
+    const moved = relocate(conversationsDir, found, taken)
     if (moved === undefined) return // removed: not listed
+    if (moved.key === found.key && !fs.existsSync(moved.dir)) {
+      // Not moved: read back as listed, the name opens nothing (bytes that are not UTF-8 read as U+FFFD).
+      return void damaged.push({ id: idOf(found.key), path: found.dir, reason: `${found.dir}: listed under a name that does not open it (a name that is not UTF-8?)` })
+    }
+    if (moves >= MAX_DECODES) {
+      return void damaged.push({ id: idOf(moved.key), path: moved.dir, reason: `${moved.dir}: renamed ${moves + 1} times while it was read; list again` })
+    }
     taken.add(moved.key)
-    await place(moved, false)
+    await place(moved, moves + 1)
   }
-  await eachLimited(scanned.stale, 4, (found) => place(found, true))
+  await eachLimited(scanned.stale, 4, (found) => place(found, 0))
   return { decoded, damaged }
+}
+
+/**
+ * Between two directories of one id: the active one first, then by name
+ * (the one `load` picks first). Without it two rows that tie (a conversation
+ * copied into the archive; the same id twice) were listed in whatever order
+ * they were decoded or merged, so a warm listing could differ from a cold one.
+ */
+const tieBefore = (p: string, q: string): boolean => {
+  const x = p.startsWith(ARCHIVE), y = q.startsWith(ARCHIVE)
+  return x !== y ? y : p < q
+}
+
+/** Damaged conversations by id, then as {@link tieBefore} (paths under one directory). */
+const byDamage = (conversationsDir: string) => (a: DamagedConversation, b: DamagedConversation): number => {
+  if (a.id !== b.id) return a.id < b.id ? -1 : 1
+  const from = conversationsDir.length + path.sep.length
+  return a.path === b.path ? 0 : tieBefore(a.path.slice(from), b.path.slice(from)) ? -1 : 1
 }
 
 /** Listing order of every row kept: the index's (already in order) with the decoded ones merged in. */
 const ordered = (stored: Stored, seen: Uint8Array, decoded: Array<Row>): Array<Ref> => {
   const keyOf = (r: Ref) => (typeof r === "number" ? stored.keys[r]! : r.key)
   const atOf = (r: Ref) => (typeof r === "number" ? stored.cells[r * CELLS + 5] as string : r.cells.at)
-  /** Most recently active first, then the higher id. */
+  /** Most recently active first, then the higher id, then by {@link tieBefore}. */
   const before = (a: Ref, b: Ref): boolean => {
     const x = atOf(a), y = atOf(b)
-    return x !== y ? x > y : idOf(keyOf(a)) > idOf(keyOf(b))
+    if (x !== y) return x > y
+    const p = keyOf(a), q = keyOf(b)
+    const i = idOf(p), j = idOf(q)
+    return i !== j ? i > j : tieBefore(p, q)
   }
   const byOrder = (a: Ref, b: Ref) => (before(a, b) ? -1 : 1)
   const kept: Array<Ref> = []
@@ -406,12 +472,12 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
   const id = idOf(key)
   if (typeof r !== "number") {
     const c = r.cells
-    if (c.damage !== null) return { id, path: dir, reason: c.damage }
+    if (c.damage !== null) return { id, path: dir, reason: damageReason(dir, c.damage) }
     return { id, title: c.title, events: c.events!, lastEventAt: c.lastEventAt, lastActivatedAt: c.lastActivatedAt!, archived: key.startsWith(ARCHIVE), incomplete: c.incomplete, path: dir }
   }
   const c = stored.cells
   const o = r * CELLS
-  if (c[o + 6] !== null) return { id, path: dir, reason: c[o + 6] as string }
+  if (c[o + 6] !== null) return { id, path: dir, reason: damageReason(dir, c[o + 6] as string) }
   return {
     id,
     title: c[o] as string | null,
@@ -446,6 +512,6 @@ export const list = async (conversationsDir: string, options: Options): Promise<
     else conversations.push(outcome)
   }
   damaged.push(...scanned.unreadable)
-  damaged.sort((a, b) => (a.id < b.id ? -1 : 1))
+  damaged.sort(byDamage(conversationsDir))
   return { conversations, damaged }
 }

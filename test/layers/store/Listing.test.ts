@@ -167,6 +167,168 @@ describe("Listing.list", () => {
     fs.rmSync(root, { recursive: true, force: true })
   })
 
+  it("sees a change to base_config.json alone: damage it causes is reported, and forgotten once it is repaired", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    const dir = write(conversations, "17000000001-a", "2026-03-01 10:00:00.0", oneTurn)
+    const base = path.join(dir, "base_config.json")
+    const listed = [["17000000001", 2]]
+    const ids = async () => {
+      const { conversations: rows, damaged } = await Listing.list(conversations, { archived: false })
+      // The JSON error's wording after the file is V8's.
+      return [rows.map((c) => [c.id, c.events]), damaged.map((d) => [d.id, d.reason.replace(dir, "<dir>").replace(/(: invalid JSON).*/, "$1")])]
+    }
+    expect(await ids()).toStrictEqual([listed, []])
+    // Damaged in place (its other files untouched): what `load` and a cold listing refuse.
+    fs.writeFileSync(base, "{ broken\n")
+    const broken = [[], [["17000000001", "<dir>/base_config.json: invalid JSON"]]]
+    expect(await ids()).toStrictEqual(broken)
+    expect(await ids()).toStrictEqual(broken)
+    // Repaired as `conversation check` asks: listed again.
+    fs.writeFileSync(base, "{}\n")
+    expect(await ids()).toStrictEqual([listed, []])
+    // Removed: the first entry is not the packed base config JP's legacy layout needs.
+    fs.rmSync(base)
+    expect((await ids())[1]).toStrictEqual([["17000000001", "<dir>/events.json: entry 0: without base_config.json the first entry must be the packed base config_delta (JP's legacy layout)"]])
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  it("remembered damage names the conversation where it is now, after the storage directory moved", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "old", "conversations")
+    const bad = write(conversations, "17000000002-bad", "2026-03-01 10:00:00.0", oneTurn)
+    fs.writeFileSync(path.join(bad, "events.json"), "[\n  {\n    \"type\": 5\n  }\n]\n")
+    const reason = (dir: string) => `${dir}/events.json: entry 0: field "type" must be a string, got number 5`
+    expect((await Listing.list(conversations, { archived: false })).damaged.map((d) => d.reason)).toStrictEqual([reason(bad)])
+    fs.renameSync(path.join(root, "old"), path.join(root, "new"))
+    const moved = path.join(root, "new", "conversations")
+    const warm = await Listing.list(moved, { archived: false })
+    expect(warm.damaged.map((d) => [d.path, d.reason])).toStrictEqual([[path.join(moved, "17000000002-bad"), reason(path.join(moved, "17000000002-bad"))]])
+    fs.rmSync(path.join(moved, Listing.INDEX))
+    expect(await Listing.list(moved, { archived: false })).toStrictEqual(warm)
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  it("one id twice (active and archived) with the same last activity lists in one order, warm or cold", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    const archive = path.join(conversations, ".archive")
+    const at = "2026-03-01 10:00:00.0"
+    write(conversations, "17000000001-a", at, oneTurn)
+    write(archive, "17000000001-a", at, oneTurn)
+    write(conversations, "17000000002-b", at, [])
+    const bad = [write(conversations, "17000000003-c", at, []), write(archive, "17000000003-c", at, [])]
+    for (const dir of bad) fs.writeFileSync(path.join(dir, "events.json"), "{")
+    const shown = async () => {
+      const { conversations: rows, damaged } = await Listing.list(conversations, { archived: true })
+      return [rows.map((c) => `${c.id.slice(-1)}${c.archived ? "*" : ""}:${c.events}`), damaged.map((d) => path.relative(conversations, d.path))]
+    }
+    const cold = async () => {
+      fs.rmSync(path.join(conversations, Listing.INDEX), { force: true })
+      return shown()
+    }
+    expect(await cold()).toStrictEqual([["2:0", "1:2", "1*:2"], ["17000000003-c", path.join(".archive", "17000000003-c")]])
+    // The active copies change (metadata untouched: the same last activity): decoded again, and merged in.
+    write(conversations, "17000000001-a", at, [...oneTurn, entry("2026-03-01 10:00:01.0", "turn_start")])
+    fs.writeFileSync(path.join(bad[0]!, "events.json"), "[")
+    const warm = await shown()
+    expect(warm).toStrictEqual([["2:0", "1:3", "1*:2"], ["17000000003-c", path.join(".archive", "17000000003-c")]])
+    expect(await cold()).toStrictEqual(warm)
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  it("reports a conversation whose directory name does not open it (not UTF-8), never drops it", async (ctx) => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    write(conversations, "17000000001-a", "2026-03-01 10:00:00.0", [])
+    // "17000000002-caf\xe9": Latin-1, which node reads back as U+FFFD, a name that opens nothing.
+    const name = Buffer.concat([Buffer.from(path.join(conversations, "17000000002-caf")), Buffer.from([0xe9])])
+    try {
+      fs.mkdirSync(name)
+    } catch {
+      return ctx.skip("this file system takes only UTF-8 names")
+    }
+    fs.writeFileSync(Buffer.concat([name, Buffer.from("/metadata.json")]), JSON.stringify({ last_activated_at: "2026-03-01 10:00:00.0" }) + "\n")
+    fs.writeFileSync(Buffer.concat([name, Buffer.from("/events.json")]), "[]\n")
+    for (let round = 0; round < 2; round++) {
+      const listing = await Listing.list(conversations, { archived: false })
+      expect([listing.conversations.map((c) => c.id), listing.damaged.map((d) => [d.id, path.basename(d.path), d.reason.replace(conversations, "<c>")])]).toStrictEqual([
+        ["17000000001"],
+        [["17000000002", "17000000002-caf\ufffd", "<c>/17000000002-caf\ufffd: listed under a name that does not open it (a name that is not UTF-8?)"]]
+      ])
+    }
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  it("a warm listing equals a cold one through a long run of changes (seeded), with or without the archive", async () => {
+    const root = tempDir()
+    let conversations = path.join(root, "s0", "conversations")
+    const archive = () => path.join(conversations, ".archive")
+    let seed = 16
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648
+      return seed % n
+    }
+    /** Atomic, as JP and parley write (a new inode per write: the stamp sees every change). */
+    const put = (file: string, text: string) => {
+      fs.writeFileSync(file + ".tmp", text)
+      fs.renameSync(file + ".tmp", file)
+    }
+    const dirs = () => [
+      ...fs.readdirSync(conversations).filter((n) => /^\d/.test(n)).map((n) => path.join(conversations, n)),
+      ...(fs.existsSync(archive()) ? fs.readdirSync(archive()).map((n) => path.join(archive(), n)) : [])
+    ]
+    const any = () => dirs()[rand(dirs().length)]
+    const at = () => `2026-03-01 10:00:0${rand(3)}.0` // few values: ties
+    const changes: ReadonlyArray<() => void> = [
+      () => void write(rand(2) === 0 ? conversations : archive(), `1700000000${rand(6)}-${"abc"[rand(3)]}`, at(), rand(2) === 0 ? [] : oneTurn),
+      () => { const d = any(); if (d) put(path.join(d, "events.json"), pretty([...oneTurn, entry("2026-03-01 10:00:01.0", "chat_response", { message: "x".repeat(rand(3)) })])) },
+      () => { const d = any(); if (d) put(path.join(d, "metadata.json"), JSON.stringify({ title: `t${rand(9)}`, last_activated_at: at() }, null, 2) + "\n") },
+      () => { const d = any(); if (d) put(path.join(d, "base_config.json"), rand(2) === 0 ? "{ broken" : "{}\n") },
+      () => { const d = any(); if (d) put(path.join(d, "events.json"), rand(2) === 0 ? "[" : pretty(oneTurn)) },
+      () => { const d = any(); if (d) fs.rmSync(path.join(d, "base_config.json"), { force: true }) },
+      () => { const d = any(); if (d) fs.writeFileSync(path.join(d, "events.json.journal"), JSON.stringify({ at: 2, base: String(fs.statSync(path.join(d, "events.json")).size), entry: entry("2026-03-01 10:00:02.0", "turn_start") }) + "\n") },
+      () => { const d = any(); if (d) fs.rmSync(d, { recursive: true, force: true }) },
+      () => { // archived, or back (JP replaces the target)
+        const d = any()
+        if (d === undefined) return
+        const to = path.dirname(d) === conversations ? path.join(archive(), path.basename(d)) : path.join(conversations, path.basename(d))
+        fs.mkdirSync(path.dirname(to), { recursive: true })
+        fs.rmSync(to, { recursive: true, force: true })
+        fs.renameSync(d, to)
+      },
+      () => { // copied into the archive
+        const d = any()
+        const to = d === undefined ? undefined : path.join(archive(), path.basename(d))
+        if (d !== undefined && to !== d) fs.cpSync(d, to!, { recursive: true, force: true, preserveTimestamps: true })
+      },
+      () => { // a new title: renamed
+        const d = any()
+        const to = d === undefined ? undefined : path.join(path.dirname(d), `${path.basename(d).split("-")[0]}-${"xyz"[rand(3)]}`)
+        if (d !== undefined && !fs.existsSync(to!)) fs.renameSync(d, to!)
+      },
+      () => { // the storage directory moved
+        const next = path.join(root, `s${rand(1000)}`, "conversations")
+        if (fs.existsSync(path.dirname(next))) return
+        fs.renameSync(path.dirname(conversations), path.dirname(next))
+        conversations = next
+      }
+    ]
+    const index = () => path.join(conversations, Listing.INDEX)
+    write(conversations, "17000000001-a", at(), oneTurn)
+    for (let step = 0; step < 300; step++) {
+      changes[rand(changes.length)]!()
+      const archived = rand(2) === 0
+      const warm = await Listing.list(conversations, { archived })
+      const kept = fs.readFileSync(index())
+      fs.rmSync(index())
+      const cold = await Listing.list(conversations, { archived })
+      expect([step, warm]).toStrictEqual([step, cold])
+      fs.writeFileSync(index(), kept) // the warm chain goes on from the warm listing's index
+    }
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
   it("removes index temp files a killed listing left, and no one else's", async () => {
     const root = tempDir()
     const conversations = path.join(root, "conversations")

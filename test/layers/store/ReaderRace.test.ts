@@ -134,6 +134,30 @@ describe("readers racing a fold", () => {
       expect(fs.readdirSync(conversations).sort()).toStrictEqual([FileConversationStore.INDEX, "17738399468-renamed"].sort())
     }))
 
+  it.effect("ls racing two renames (a new title, then the old one back) follows the conversation back: listed once, not damaged", () =>
+    Effect.gen(function*() {
+      const storage = tempDir()
+      yield* seedWithJournal(storage)
+      yield* withStore(storage, (s) => Effect.scoped(s.open(id))) // at rest
+      let title = "t"
+      const rename = async (_: string, data: Buffer) => {
+        title = title === "t" ? "renamed" : "t"
+        await Effect.runPromise(withStore(storage, (s) =>
+          Effect.scoped(Effect.flatMap(s.open(id), (session) =>
+            session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title }))))))
+        // Armed again (after the writer's own reads) for the listing's read of the new directory.
+        if (title === "renamed") hook.afterEventsRead = rename
+        return data
+      }
+      hook.afterEventsRead = rename
+      const listing = yield* withStore(storage, (s) => s.list())
+      expect([hook.afterEventsRead, title]).toStrictEqual([undefined, "t"])
+      expect(listing.damaged).toStrictEqual([])
+      expect(listing.conversations.map((c) => [c.id, c.title, c.events, path.basename(c.path)])).toStrictEqual([
+        [id, "t", firstTurn.length + journaled.length, "17738399468-t"]
+      ])
+    }))
+
   it.effect("load and check racing a close that renames the directory follow it: the conversation, not damage", () =>
     Effect.gen(function*() {
       const storage = tempDir()
