@@ -25,6 +25,7 @@ import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import { printable } from "../domain/render/TerminalText.ts"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import type { Notice } from "../programs/Notice.ts"
 import * as Query from "../programs/Query.ts"
@@ -48,14 +49,20 @@ export interface RunQueryParams {
   readonly format: "text" | "json"
 }
 
-/** stdout's text, one reply per line: a reply cut mid-line is ended before anything else is printed. */
+/**
+ * stdout's text, one reply per line: a reply cut mid-line is ended before
+ * anything else is printed. On a terminal the model's control characters are
+ * shown, not obeyed (a reply could otherwise clear the screen, retitle the
+ * window or write the clipboard); piped, the reply is passed on as it came.
+ */
 class TextOut {
   private last = ""
+  private readonly terminal = process.stdout.isTTY === true
   constructor(private readonly enabled: boolean) {}
   write(text: string): void {
     if (!this.enabled || text === "") return
     this.last = text
-    process.stdout.write(text)
+    process.stdout.write(this.terminal ? printable(text, "\n\t") : text)
   }
   endLine(): void {
     if (this.last !== "" && !this.last.endsWith("\n")) process.stdout.write("\n")

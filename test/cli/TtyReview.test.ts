@@ -159,6 +159,32 @@ target = "assistant"
     expect(pane).toMatch(/^conversation \d+ \(new\)\nGo\.\n/) // nothing cleared the screen
   })
 
+  it("a reply, a printed conversation and a listed title are shown on the terminal, never obeyed; piped, the reply is passed on as it came", async () => {
+    const p = makeProject()
+    const reply = "Hi\u001b]2;TITLE-BY-REPLY\u0007\u001b[2J\u001b]52;c;cHduZWQ=\u0007\tthere"
+    const script = writeScript(p, [{ message: reply }])
+    const s = start(p, ["query", "hi", "--model", "scripted", "--script", script])
+    expect(await s.waitForExit()).toBe(0)
+    expect(title(s)).not.toMatch(/TITLE-BY/)
+    expect(s.pane()).toMatch(/^conversation \d+ \(new\)\nHi␛\]2;TITLE-BY-REPLY␇␛\[2J␛\]52;c;cHduZWQ=␇\s+there$/m) // the tab is the terminal's to expand
+    const id = /^conversation (\d+)/m.exec(s.pane())![1]!
+    // The conversation's title comes from its first message: make it hostile too.
+    const conversations = path.join(p.storage, "conversations")
+    const meta = path.join(conversations, fs.readdirSync(conversations).find((d) => d.startsWith(id))!, "metadata.json")
+    fs.writeFileSync(meta, JSON.stringify({ ...JSON.parse(fs.readFileSync(meta, "utf8")), title: "T\u001b]2;TITLE-BY-LS\u0007" }, null, 2) + "\n")
+    const printed = start(p, ["conversation", "print", id])
+    expect(await printed.waitForExit()).toBe(0)
+    expect(title(printed)).not.toMatch(/TITLE-BY/)
+    expect(printed.pane()).toContain("Hi␛]2;TITLE-BY-REPLY␇␛[2J␛]52;c;cHduZWQ=␇")
+    const listed = start(p, ["conversation", "ls"])
+    expect(await listed.waitForExit()).toBe(0)
+    expect(title(listed)).not.toMatch(/TITLE-BY/)
+    expect(listed.pane()).toMatch(new RegExp(`^${id} .* events  T␛\\]2;TITLE-BY-LS␇$`, "m"))
+    // Not a terminal: the bytes the model sent, for whatever reads them.
+    const piped = runParley(["--storage", p.storage, "query", "again", "--id", id, "--model", "scripted", "--script", writeScript(p, [{ message: reply }])])
+    expect([piped.code, piped.stdout]).toStrictEqual([0, reply + "\n"])
+  })
+
   it("the prompts show a hostile tool name, arguments, question and options as text; the option picked is recorded as it was", async () => {
     const p = makeProject({ "pick.sh": PICK })
     // A quoted TOML key may hold any character; so may an MCP server's tool name.

@@ -13,6 +13,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import { printable } from "../../domain/render/TerminalText.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import { formatFlag } from "../Format.ts"
 import * as Hint from "../Hint.ts"
@@ -34,7 +35,7 @@ const textRow = (s: ConversationSummary): string => {
     ? ""
     : `  [incomplete: ${s.incomplete.state}${s.incomplete.tool !== undefined ? ` (${s.incomplete.tool})` : ""}]`
   const when = s.lastEventAt === null ? "-" : s.lastEventAt.replace("T", " ").replace(/\.\d+Z$|Z$/, "")
-  return `${s.id}  ${when.padEnd(19)}  ${String(s.events).padStart(5)} events  ${s.archived ? "(archived) " : ""}${s.title ?? "(untitled)"}${status}`
+  return `${s.id}  ${when.padEnd(19)}  ${String(s.events).padStart(5)} events  ${s.archived ? "(archived) " : ""}${s.title === null ? "(untitled)" : printable(s.title)}${status}`
 }
 
 export const ls = Command.make(
@@ -49,7 +50,7 @@ export const ls = Command.make(
       // A damaged conversation is skipped with one line naming it; the rest are listed.
       const { given } = yield* storage
       for (const d of damaged) {
-        yield* Console.error(`parley: skipped ${d.id} (${d.reason}); run \`${Hint.command(["conversation", "check", d.id], { storage: given })}\` for details`)
+        yield* Console.error(`parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.command(["conversation", "check", d.id], { storage: given })}\` for details`)
       }
       if (format === "json") return yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
       if (rows.length === 0) return yield* Console.log("No conversations yet. Start one with `parley query \"…\"`.")

@@ -21,6 +21,7 @@ import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import { printable } from "../../domain/render/TerminalText.ts"
 import { renderHtml } from "../../domain/render/Html.ts"
 import { renderJson, renderMarkdown } from "../../domain/render/Render.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
@@ -72,6 +73,7 @@ export const print = Command.make(
       const c = yield* ConversationStore.use((s) => s.load(cid))
       const out = yield* render(c, format)
       if (Option.isSome(output)) yield* writeOutput(output.value, out)
-      else yield* Effect.sync(() => process.stdout.write(out))
+      // On a terminal, what the conversation holds (model and tool text) is shown, never obeyed.
+      else yield* Effect.sync(() => process.stdout.write(process.stdout.isTTY === true ? printable(out, "\n\t") : out))
     }))
 ).pipe(Command.withDescription("Print a conversation as Markdown, JSON or an HTML page"))
