@@ -243,6 +243,9 @@ describe("parley query (built binary, no TTY)", () => {
     const pasted = spawnSync("sh", ["-c", tryLine], { encoding: "utf8", env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` } })
     expect([pasted.status, pasted.stderr]).toStrictEqual([0, ""])
     expect((JSON.parse(pasted.stdout) as Array<{ type: string }>).map((e) => e.type)).toContain("inquiry_response")
+    // The store's own hints too, with no --storage given: they name parley as it was started.
+    const missing = spawnSync(process.execPath, [bundle, "conversation", "print", "17000000001"], { cwd: project, encoding: "utf8" })
+    expect([missing.status, missing.stderr]).toStrictEqual([1, `parley: No conversation with id 17000000001. Run \`node ${bundle} conversation ls --archived\` to see the ids.\n`])
     fs.rmSync(project, { recursive: true, force: true })
   })
 })

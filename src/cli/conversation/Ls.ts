@@ -53,7 +53,7 @@ export const ls = Command.make(
         yield* Console.error(`parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.command(["conversation", "check", d.id], { storage: given })}\` for details`)
       }
       if (format === "json") return yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
-      if (rows.length === 0) return yield* Console.log("No conversations yet. Start one with `parley query \"…\"`.")
+      if (rows.length === 0) return yield* Console.log(`No conversations yet. Start one with \`${Hint.invokedAs()} query "…"\`.`)
       for (const row of rows) yield* Console.log(textRow(row))
     }))
 ).pipe(Command.withDescription("List conversations (most recently active first)"))

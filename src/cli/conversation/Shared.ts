@@ -28,7 +28,8 @@ export const withStore = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     return yield* effect.pipe(
       Effect.provide(Live.storeLayer(dir)),
       Effect.mapError((e): E | CliFailure =>
-        given !== undefined && e instanceof Error && !(e instanceof CliFailure) && /`parley /.test(e.message)
+        // The store's hints name `parley …`: made runnable as pasted (how parley was started, --storage when given).
+        e instanceof Error && !(e instanceof CliFailure) && /`parley /.test(e.message)
           ? new CliFailure({ code: 1, message: Hint.withStorage(e.message, given) })
           : e
       )
