@@ -46,6 +46,7 @@ interface PackageJson {
   readonly bin: Record<string, string>
   readonly dependencies: Record<string, string>
   readonly peerDependencies: Record<string, string>
+  readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
   readonly exports: Record<string, string | { readonly types: string; readonly default: string }>
 }
 
@@ -72,7 +73,8 @@ const consumerManifests = (tarball: string) => {
     "": { name: "consumer", version: "0.0.0", dependencies },
     "node_modules/parley": {
       version: parley.version, resolved: `file:${tarball}`, license: parley.license, bin: parley.bin,
-      dependencies: parley.dependencies, peerDependencies: parley.peerDependencies
+      dependencies: parley.dependencies, peerDependencies: parley.peerDependencies,
+      ...(parley.peerDependenciesMeta !== undefined ? { peerDependenciesMeta: parley.peerDependenciesMeta } : {})
     }
   }
   const queue: Array<[string, string]> = [...Object.keys(own), ...Object.keys(parley.dependencies)].map((n) => ["", n])
@@ -169,6 +171,9 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     // One Effect: parley's peer dependency is the consumer's own copy.
     expect(manifest.dependencies["effect"]).toBeUndefined()
     expect(manifest.peerDependencies["effect"]).toMatch(/^\^4\.\d+\.\d+$/)
+    // The platform layers are the consumer's choice: an optional peer, not installed for them.
+    expect(manifest.peerDependenciesMeta?.["@effect/platform-node"]).toStrictEqual({ optional: true })
+    expect(fs.existsSync(path.join(app, "node_modules", "@effect", "platform-node"))).toBe(false)
     const effects = walk(path.join(app, "node_modules")).filter((f) => /(^|\/)effect\/package\.json$/.test(f))
     expect(effects).toStrictEqual(["effect/package.json"])
 
