@@ -26,16 +26,59 @@ export type Edit =
 export const editorOf = (env: Readonly<Record<string, string | undefined>>): string =>
   [env["VISUAL"], env["EDITOR"]].find((e) => e !== undefined && e.trim() !== "") ?? "vi"
 
+/**
+ * Runs `f` with parley deaf to SIGINT, as git is while its editor runs: a
+ * Ctrl-C typed at an editor that does not take the terminal (`code --wait`)
+ * is the editor's to act on, and its exit says what came of the edit. The
+ * signal is delivered once `spawnSync` returns, so the listeners come back
+ * only after the event loop has polled (a short sleep), and the ignoring
+ * listener is added before the others leave, so SIGINT is never unhandled.
+ */
+const deafToSigint = <A>(f: () => A): Effect.Effect<A> =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const ignore = () => {}
+      process.on("SIGINT", ignore)
+      const saved = process.listeners("SIGINT").filter((l) => l !== ignore)
+      for (const l of saved) process.removeListener("SIGINT", l)
+      return { ignore, saved }
+    }),
+    () => Effect.sync(f),
+    ({ ignore, saved }) =>
+      Effect.sleep("30 millis").pipe(Effect.andThen(Effect.sync(() => {
+        for (const l of saved) process.on("SIGINT", l as NodeJS.SignalsListener)
+        process.removeListener("SIGINT", ignore)
+      })))
+  )
+
+/**
+ * Runs `f` with the terminal in its normal (cooked) mode, then puts the mode
+ * back: the key prompt that chose `e` leaves raw mode on for a few
+ * milliseconds after it ends (effect's terminal releases it when idle), and
+ * `spawnSync` blocks the event loop before that — an editor that does not
+ * set the mode itself would get no echo, no line editing and no Ctrl-C.
+ */
+const cooked = <A>(f: () => A): A => {
+  const stdin = process.stdin
+  const raw = stdin.isTTY === true && stdin.isRaw
+  if (raw) stdin.setRawMode(false)
+  try {
+    return f()
+  } finally {
+    if (raw) stdin.setRawMode(true)
+  }
+}
+
 /** Opens `text` in the editor and says what came of it. */
 export const edit = (text: string, env: Readonly<Record<string, string | undefined>> = process.env): Effect.Effect<Edit> =>
-  Effect.sync(() => {
+  deafToSigint(() => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-edit-"))
     try {
       const file = path.join(dir, "QUERY_MESSAGE.md")
       fs.writeFileSync(file, text)
       const editor = editorOf(env)
       // Through the shell, so `EDITOR="code --wait"` works; the file is "$1", never interpolated.
-      const run = spawnSync("sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit" })
+      const run = cooked(() => spawnSync("sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit" }))
       if (run.error !== undefined) return { _tag: "Kept", why: `the editor (${editor}) could not be started: ${run.error.message}` }
       if (run.status !== 0) {
         return { _tag: "Kept", why: run.status === null ? `the editor (${editor}) was stopped by ${run.signal}` : `the editor (${editor}) exited with status ${run.status}` }

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import { binary, runParley } from "../support/Cli.ts"
 import * as Tmux from "../support/Tmux.ts"
 import { makeProject as makeProjectIn, onDisk, type Project, removeProjects, writeScript } from "../support/TtyProject.ts"
+import { waitFor } from "../support/Project.ts"
 
 const makeProject = (files: Readonly<Record<string, string>> = {}) => makeProjectIn("parley-tty-review-", files)
 
@@ -272,6 +273,19 @@ target = "assistant"
     expect(edit.code).toBe(1)
     expect(edit.doc).toMatchObject({ outcome: "edit_abandoned", incomplete: { state: "pending-llm-response" }, resume })
     expect(edit.doc["error"]).toBe("Kept the pending query as it was (the editor (false) exited with status 1); nothing was sent.")
+    // Ctrl-C at an editor that does not take the terminal (like `code --wait`) is the editor's: the edit is abandoned, the run is not killed.
+    fs.writeFileSync(path.join(p.root, "slow-edit.sh"), `touch "${path.join(p.root, "editing")}"\nsleep 30\n`)
+    const cmd = [process.execPath, binary, "--storage", p.storage, "query", "--script", script, "--format", "json"].map(Tmux.shellQuote).join(" ")
+    // exec: no shell waits in between to die of the same Ctrl-C.
+    const s = Tmux.start({ command: ["sh", "-c", `exec ${cmd} > out.json`], cwd: p.root, env: { EDITOR: `sh ${path.join(p.root, "slow-edit.sh")}` } })
+    await s.waitFor(/\? What now\? \[r\/d\/e\/q,\?\]$/)
+    s.sendKeys("e")
+    await waitFor("the editor running", () => fs.existsSync(path.join(p.root, "editing")))
+    s.sendKeys("C-c")
+    expect(await s.waitForExit()).toBe(1)
+    const doc = JSON.parse(fs.readFileSync(path.join(p.root, "out.json"), "utf8")) as Record<string, unknown>
+    expect(doc).toMatchObject({ outcome: "edit_abandoned", incomplete: { state: "pending-llm-response" }, resume })
+    expect(doc["error"]).toBe(`Kept the pending query as it was (the editor (sh ${path.join(p.root, "slow-edit.sh")}) was stopped by SIGINT); nothing was sent.`)
   })
 
   it("two Ctrl-C at permission prompts: every response recorded is shown, and is in the JSON document", async () => {
