@@ -129,6 +129,12 @@ const openPage = async (conn: ReturnType<typeof connection>, url: string, option
     if (r.exceptionDetails !== undefined) throw new Error(`evaluate failed: ${r.exceptionDetails.text} in ${expression}`)
     return r.result.value
   }
+  // The load event seen may be about:blank's (the new tab's own, when it lands after Page.enable):
+  // wait for the page asked for to be the document, fully loaded.
+  for (let waited = 0; (await evaluate<string>(`document.readyState === "complete" ? location.href : ""`)) !== url; waited += 20) {
+    if (waited > 15_000) throw new Error(`${url} did not finish loading in 15 s`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
   const screenshot = async (file: string, shot: { readonly fullPage?: boolean } = {}) => {
     const { data } = (await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: shot.fullPage ?? false })) as { data: string }
     fs.mkdirSync(path.dirname(file), { recursive: true })
