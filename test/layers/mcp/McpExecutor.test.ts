@@ -14,7 +14,7 @@ import type * as Schema from "effect/Schema"
 import * as ExecutorLive from "../../../src/layers/executor/ExecutorLive.ts"
 import { Config } from "../../../src/services/Config.ts"
 import { type Answers, Executor, type ExecutorResult, type ToolCall } from "../../../src/services/Executor.ts"
-import { callResults, elicitResults, killMarked, marked, newMark, readTrace, stdioServer, type Traced, waitGone } from "./everything.ts"
+import { ACCEPTED_CONTENT, callResults, elicitResults, killMarked, marked, newMark, readTrace, stdioServer, type Traced, waitGone } from "./everything.ts"
 
 const marks: Array<string> = []
 const dirs: Array<string> = []
@@ -100,20 +100,6 @@ const FORM_ANSWERS: Record<string, Schema.Json> = {
   legacyTitledEnum: "pet-2"
 }
 const FIELDS = Object.keys(FORM_ANSWERS).slice(1)
-const ACCEPTED = {
-  name: "Ada Lovelace",
-  check: true,
-  email: "ada@example.com",
-  homepage: "https://ada.dev",
-  birthdate: "1815-12-10",
-  integer: 7,
-  number: 3.5,
-  untitledSingleSelectEnum: "Joey",
-  untitledMultipleSelectEnum: ["Piano", "Drums"],
-  titledSingleSelectEnum: "hero-2",
-  titledMultipleSelectEnum: ["fish-1"],
-  legacyTitledEnum: "pet-2"
-}
 
 describe("MCP tools in the live executor (server-everything over stdio)", () => {
   it.live("offers the server's tools under their MCP names with their schemas, and calls them", () => {
@@ -171,7 +157,7 @@ describe("MCP tools in the live executor (server-everything over stdio)", () => 
         expect(asked[0]!.text).toBe("MCP server \"everything\" asks: Please provide inputs for the following fields:\nFill in its form (13 fields)? No declines it.")
         expect(response.is_error).toBe(false)
         expect(response.content).toContain("✅ User provided the requested information!\nUser inputs:\n- Name: Ada Lovelace\n- Agreed to terms: true\n")
-        expect(elicitResults(readTrace(s.trace))).toStrictEqual([{ action: "accept", content: ACCEPTED }])
+        expect(elicitResults(readTrace(s.trace))).toStrictEqual([{ action: "accept", content: ACCEPTED_CONTENT }])
       }))
   })
 
@@ -219,7 +205,7 @@ describe("MCP tools in the live executor (server-everything over stdio)", () => 
         const { name: _, ...recorded } = FORM_ANSWERS
         const { response, asked } = yield* drive(executor, s, call("c1", "trigger-elicitation-request"), (q) => FORM_ANSWERS[q.id]!, recorded)
         expect(asked.map((q) => q.id)).toStrictEqual(["name"])
-        expect(elicitResults(readTrace(s.trace))).toStrictEqual([{ action: "accept", content: ACCEPTED }])
+        expect(elicitResults(readTrace(s.trace))).toStrictEqual([{ action: "accept", content: ACCEPTED_CONTENT }])
         expect(response.is_error).toBe(false)
       }))
   })
