@@ -63,6 +63,21 @@ const shape = (entries: ReadonlyArray<StreamEntry>) =>
     return rest
   })
 
+/** Runs a new turn on `layer` with a person who never answers, and interrupts it once the prompt is shown. */
+const killedAtThePrompt = (layer: ReturnType<typeof services>) =>
+  Effect.gen(function*() {
+    const first = yield* MockPromptBackend.make([{ _tag: "Hang" }])
+    const fiber = yield* Effect.forkChild(
+      Effect.scoped(Effect.flatMap(ConversationStore.use((s) => s.open(id)), (session) =>
+        TurnLoop.runTurn({ session, model: "effect/ai", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy the api" }) }))).pipe(
+          Effect.provide(layer),
+          Effect.provideService(PromptBackend, first.service)
+        )
+    )
+    while (first.prompts.shown.length === 0) yield* Effect.yieldNow
+    yield* Fiber.interrupt(fiber)
+  })
+
 describe("executorFromToolkit: effect/ai tools that ask questions", () => {
   it.effect("two questions (config, prompt); killed after the first answer; resumed in a new session; the handler gets both answers", () =>
     Effect.gen(function*() {
@@ -75,16 +90,7 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
       const layer = services(runs, steps, seen)
 
       // First run: the person's prompt never answers; the turn is killed while it is open.
-      const first = yield* MockPromptBackend.make([{ _tag: "Hang" }])
-      const fiber = yield* Effect.forkChild(
-        Effect.scoped(Effect.flatMap(ConversationStore.use((s) => s.open(id)), (session) =>
-          TurnLoop.runTurn({ session, model: "effect/ai", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy the api" }) }))).pipe(
-            Effect.provide(layer),
-            Effect.provideService(PromptBackend, first.service)
-          )
-      )
-      while (first.prompts.shown.length === 0) yield* Effect.yieldNow
-      yield* Fiber.interrupt(fiber)
+      yield* killedAtThePrompt(layer)
       const killed = (yield* ConversationStore.use((s) => s.load(id))).entries
       expect(shape(killed)).toStrictEqual([
         { type: "turn_start" },
@@ -134,16 +140,7 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
         [{ type: "text-delta", id: "t", delta: "Deployed." }, finish("stop")]
       ]
       const layer = services(runs, steps, [])
-      const first = yield* MockPromptBackend.make([{ _tag: "Hang" }])
-      const fiber = yield* Effect.forkChild(
-        Effect.scoped(Effect.flatMap(ConversationStore.use((s) => s.open(id)), (session) =>
-          TurnLoop.runTurn({ session, model: "effect/ai", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy the api" }) }))).pipe(
-            Effect.provide(layer),
-            Effect.provideService(PromptBackend, first.service)
-          )
-      )
-      while (first.prompts.shown.length === 0) yield* Effect.yieldNow
-      yield* Fiber.interrupt(fiber)
+      yield* killedAtThePrompt(layer)
       const crashed = (yield* ConversationStore.use((s) => s.load(id))).entries.slice(0, -1) // no Cancelled{user}
       expect(shape(crashed.slice(-1))).toStrictEqual([
         { type: "inquiry_request", id: "call_1.confirm.1", source: { source: "tool", name: "deploy" }, question: { text: "Deploy api to staging?", answer_type: { type: "boolean" } } }
