@@ -65,6 +65,13 @@ const seedWithJournal = (storage: string) =>
     return dir
   })
 
+
+/** Gives the conversation a new title through a session, as a writer does (its close renames the directory). */
+const retitle = (storage: string, title: string) =>
+  Effect.runPromise(withStore(storage, (s) =>
+    Effect.scoped(Effect.flatMap(s.open(id), (session) =>
+      session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title }))))))
+
 describe("readers racing a fold", () => {
   it.effect("the fold completes after the reader read events.json: it still sees every journaled entry", () =>
     Effect.gen(function*() {
@@ -116,9 +123,7 @@ describe("readers racing a fold", () => {
       const conversations = path.join(storage, "conversations")
       hook.afterEventsRead = async (file, data) => {
         // What close does: the new title first, then the directory renamed to match.
-        await Effect.runPromise(withStore(storage, (s) =>
-          Effect.scoped(Effect.flatMap(s.open(id), (session) =>
-            session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title: "renamed" }))))))
+        await retitle(storage, "renamed")
         expect(fs.existsSync(file)).toBe(false)
         return data
       }
@@ -142,9 +147,7 @@ describe("readers racing a fold", () => {
       let title = "t"
       const rename = async (_: string, data: Buffer) => {
         title = title === "t" ? "renamed" : "t"
-        await Effect.runPromise(withStore(storage, (s) =>
-          Effect.scoped(Effect.flatMap(s.open(id), (session) =>
-            session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title }))))))
+        await retitle(storage, title)
         // Armed again (after the writer's own reads) for the listing's read of the new directory.
         if (title === "renamed") hook.afterEventsRead = rename
         return data
@@ -166,9 +169,7 @@ describe("readers racing a fold", () => {
       let title = "t"
       const rename = async (_: string, data: Buffer) => {
         title = title === "t" ? "renamed" : "t"
-        await Effect.runPromise(withStore(storage, (s) =>
-          Effect.scoped(Effect.flatMap(s.open(id), (session) =>
-            session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title }))))))
+        await retitle(storage, title)
         return data
       }
       hook.afterEventsRead = rename
