@@ -79,6 +79,6 @@ export const demo = Command.make("demo", {}, () =>
       `  project:       ${project}`,
       `  notes.txt:     ${path.join(project, "notes.txt")}`,
       `  conversation:  ${dir}/events.json (JP's format; also metadata.json, base_config.json)`,
-      `  try:           ${Hint.invokedAs()} --storage ${Hint.quote(storage)} conversation print ${result.conversationId} --format json`
+      `  try:           ${Hint.command(["conversation", "print", result.conversationId, "--format", "json"], { storage })}`
     ].join("\n"))
   })).pipe(Command.withDescription("Run the whole thing offline in a temporary project (scripted model, a tool that asks)"))
