@@ -4,6 +4,7 @@
  * - `query --continue-turn` on the largest corpus conversation (given an
  *   incomplete last turn) until the first provider request, vs loading it.
  */
+import * as RunLive from "../src/layers/RunLive.ts"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -77,6 +78,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     }
   }))
   const services = Layer.mergeAll(
+    RunLive.layer,
     FileConversationStore.layer({ storageDir: storage }),
     provider,
     ExecutorScripted.layer({}),

@@ -20,6 +20,7 @@ import { TurnStart } from "../src/domain/event/TurnStart.ts"
 import * as ExecutorScripted from "../src/layers/executor/ExecutorScripted.ts"
 import * as MockInquiryBackend from "../src/layers/MockInquiryBackend.ts"
 import * as MockPromptBackend from "../src/layers/prompt/MockPromptBackend.ts"
+import * as RunLive from "../src/layers/RunLive.ts"
 import * as MemoryConversationStore from "../src/layers/store/MemoryConversationStore.ts"
 import * as ToolCoordinator from "../src/programs/ToolCoordinator.ts"
 import { ConversationStore } from "../src/services/ConversationStore.ts"
@@ -50,6 +51,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const coordinatorRun = () => {
     const entries = [new TurnStart({ timestamp: now }), new ChatRequest({ timestamp: now, content: "go" }), ...calls]
     const layer = Layer.mergeAll(
+      RunLive.layer,
       ExecutorScripted.layer({ asker: { respond: tool } }),
       MockPromptBackend.layer([], { interactive: false }),
       MockInquiryBackend.layer(answers),
@@ -62,7 +64,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
         const state = yield* Ref.make(TurnState.make())
         return yield* ToolCoordinator.runTools({ session, calls, state, root: "/tmp" })
       })).pipe(Effect.provide(layer))
-    ).then((responses) => {
+    ).then(({ responses }) => {
       if (responses.length !== CALLS) throw new Error(`got ${responses.length} responses`)
     })
   }

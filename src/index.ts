@@ -73,6 +73,10 @@ export { RunMode, ToolDefinition, ToolKind } from "./domain/tool/ToolDefinition.
 // Domain: rendering
 export * as Render from "./domain/render/Render.ts"
 
+export * as RunEvent from "./domain/run/RunEvent.ts"
+export * as RunReport from "./domain/run/RunReport.ts"
+export * as AnswerFit from "./domain/tool/AnswerFit.ts"
+
 // Services
 /**
  * The parsed `config.toml` (a `Context` tag), with `Config.layerLiteral`,
@@ -157,6 +161,8 @@ export declare namespace Executor {
 }
 export * from "./services/InquiryBackend.ts"
 export * from "./services/PromptBackend.ts"
+export * from "./services/PendingAnswers.ts"
+export { RunEvents } from "./services/RunEvents.ts"
 /**
  * A language model that streams replies (a `Context` tag), with its helpers
  * as members: `Provider.collect(stream)` (deltas → the events to record),
@@ -226,6 +232,9 @@ export * as LlmInquiryBackend from "./layers/LlmInquiryBackend.ts"
 export * as MemoryConversationStore from "./layers/store/MemoryConversationStore.ts"
 export * as MockInquiryBackend from "./layers/MockInquiryBackend.ts"
 export * as MockPromptBackend from "./layers/prompt/MockPromptBackend.ts"
+export * as PendingAnswersLive from "./layers/PendingAnswersLive.ts"
+export * as RunEventsLive from "./layers/RunEventsLive.ts"
+export * as RunLive from "./layers/RunLive.ts"
 export * as ProviderLive from "./layers/provider/ProviderLive.ts"
 export * as ScriptedProvider from "./layers/provider/Scripted.ts"
 export * as TerminalPromptBackend from "./layers/prompt/TerminalPromptBackend.ts"

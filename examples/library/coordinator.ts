@@ -18,6 +18,7 @@ import {
   MemoryConversationStore,
   MockInquiryBackend,
   MockPromptBackend,
+  RunLive,
   Timestamp,
   ToolCallRequest,
   ToolCoordinator,
@@ -39,7 +40,7 @@ const deploy = ExecutorScripted.askThen(
 export const program = Effect.gen(function*() {
   const store = yield* ConversationStore
   // The session holds the conversation for the scope: every event is durable, then visible.
-  const responses = yield* Effect.scoped(Effect.gen(function*() {
+  const { responses } = yield* Effect.scoped(Effect.gen(function*() {
     const session = yield* store.open(id)
     const state = yield* Ref.make(TurnState.make())
     return yield* ToolCoordinator.runTools({ session, calls: [call], state, root: process.cwd() })
@@ -48,6 +49,7 @@ export const program = Effect.gen(function*() {
   return { responses: responses.map((r) => r.content), recorded: stored.entries.map((e) => e.type) }
 }).pipe(
   Effect.provide(Layer.mergeAll(
+    RunLive.layer,
     MemoryConversationStore.layer([{ ...Conversation.make({ id, now }), entries }]),
     ExecutorScripted.layer({ deploy: { respond: deploy } }),
     MockPromptBackend.layer([], { interactive: false }),

@@ -40,18 +40,34 @@ export const invokedAs = (script: string | undefined = process.argv[1]): string 
   : /(^|\/)parley$/.test(script) ? "parley"
   : `node ${quote(script)}`
 
-/** `parley <args>` plus the flags of `context`, quoted. */
-export const command = (args: ReadonlyArray<string>, context: Context): string => {
-  const words = [...args]
-  if (context.model !== undefined) words.push("--model", context.model)
-  if (context.script !== undefined) words.push("--script", context.script)
-  if (context.storage !== undefined) words.push("--storage", context.storage)
-  return [invokedAs(), ...words.map(quote)].join(" ")
+/**
+ * `parley <args>` plus the flags of `context`, quoted. A `placeholder` (such
+ * as `<yes|no>`) is written as it is, right after the args: the person
+ * replaces it before running the command.
+ */
+export const command = (args: ReadonlyArray<string>, context: Context, placeholder?: string): string => {
+  const flags: Array<string> = []
+  if (context.model !== undefined) flags.push("--model", context.model)
+  if (context.script !== undefined) flags.push("--script", context.script)
+  if (context.storage !== undefined) flags.push("--storage", context.storage)
+  return [invokedAs(), ...args.map(quote), ...(placeholder !== undefined ? [placeholder] : []), ...flags.map(quote)].join(" ")
 }
 
 
 /** The command that resumes the incomplete turn of `id`. */
 export const resume = (id: string, context: Context): string => command(["query", "--continue-turn", "--id", id], context)
+
+/**
+ * The command that answers the open question `inquiryId` of `id`: with
+ * `value` when it is known, else a `<placeholder>` saying what fits; a
+ * secret is never put on a command line (the command asks for it).
+ */
+export const answer = (id: string, inquiryId: string, value: { readonly value: string } | { readonly placeholder: string } | undefined, context: Context): string =>
+  value === undefined
+    ? command(["conversation", "answer", id, inquiryId], { storage: context.storage })
+    : "value" in value
+    ? command(["conversation", "answer", id, inquiryId, value.value], { storage: context.storage })
+    : command(["conversation", "answer", id, inquiryId], { storage: context.storage }, `<${value.placeholder}>`)
 
 /** The command that discards the incomplete turn of `id` (no model is called: none is needed). */
 export const discard = (id: string, context: Context): string => command(["query", "--discard-turn", "--id", id], { storage: context.storage })

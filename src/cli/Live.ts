@@ -24,10 +24,12 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Prompt from "effect/cli/Prompt"
-import type * as ConfigData from "../domain/tool/Config.ts"
+import * as ConfigData from "../domain/tool/Config.ts"
 import * as ConfigFile from "../layers/ConfigFile.ts"
 import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
 import * as LlmInquiryBackend from "../layers/LlmInquiryBackend.ts"
+import * as PendingAnswersLive from "../layers/PendingAnswersLive.ts"
+import * as RunEventsLive from "../layers/RunEventsLive.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
@@ -35,12 +37,17 @@ import { Config } from "../services/Config.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
 import { Executor } from "../services/Executor.ts"
 import { InquiryBackend } from "../services/InquiryBackend.ts"
+import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { PromptBackend, PromptFailed } from "../services/PromptBackend.ts"
 import { Provider } from "../services/Provider.ts"
+import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
+import * as Cursor from "./Cursor.ts"
+import * as Editor from "./Editor.ts"
 import type * as Hint from "./Hint.ts"
 import * as ModelChoice from "./ModelChoice.ts"
 import * as PersonTerminal from "./PersonTerminal.ts"
+import * as ResumeMenu from "./ResumeMenu.ts"
 import { VERSION } from "./Version.ts"
 import * as Status from "./Status.ts"
 import * as Style from "./Style.ts"
@@ -55,6 +62,8 @@ export interface Settings {
   readonly model: string | undefined
   /** The scripted model's steps (`--script` or `$PARLEY_SCRIPT`). */
   readonly script: string | undefined
+  /** `--detached-policy` for this run (overrides `[conversation.inquiry] detached`). */
+  readonly detachedPolicy?: ConfigData.DetachedPolicy | undefined
 }
 
 /** What the CLI needs for a run, beside the programs' services. */
@@ -66,6 +75,10 @@ export class Run extends Context.Service<Run, {
   /** The person's terminal (prompts, the resume menu); `undefined` when nobody can be asked. */
   readonly person: Context.Context<Prompt.Environment> | undefined
   readonly status: Status.Status
+  /** How far the terminal's view of the run has got (prompts wait for it). */
+  readonly cursor: Cursor.Cursor
+  /** Why the last edit of the pending query was abandoned, when it was. */
+  readonly editKept: { why: string | undefined }
   /** Chooses the run's model from the one the conversation remembers, and checks it (its key, its script). */
   readonly chooseModel: (remembered: string | undefined) => Effect.Effect<string, CliFailure>
   /** What a printed command must repeat to work when pasted. */
@@ -73,13 +86,15 @@ export class Run extends Context.Service<Run, {
 }>()("parley/cli/Run") {}
 
 /** The services a query run is given. */
-export type Services = Run | Config | Executor | Provider | InquiryBackend | PromptBackend | ConversationStore
+export type Services = Run | Config | Executor | Provider | InquiryBackend | PromptBackend | ConversationStore | RunEvents | PendingAnswers
 
 /** Nobody to ask: JP routes questions to the inquiry backend instead. */
 const headless = PromptBackend.of({
   interactive: false,
   permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-  question: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
+  question: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+  resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+  edit: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
 })
 
 /**
@@ -89,17 +104,29 @@ const headless = PromptBackend.of({
  */
 const interruptRun = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
 
-/** The person's prompter, with the status lines taken down while a prompt is on screen. */
-const terminalPrompts = (person: Context.Context<Prompt.Environment>, status: Status.Status) =>
-  Effect.map(
-    TerminalPromptBackend.make({ onRepeatedCancel: interruptRun }).pipe(Effect.provideContext(person)),
-    (prompts) =>
-      PromptBackend.of({
-        interactive: prompts.interactive,
-        permission: (request) => status.paused(prompts.permission(request)),
-        question: (request) => status.paused(prompts.question(request))
-      })
-  )
+/**
+ * The person's prompter: a prompt appears once the view has shown what
+ * happened before it, with the status lines taken down while it is on
+ * screen; the incomplete-turn menu and `$EDITOR` are the CLI's own.
+ */
+const terminalPrompts = (person: Context.Context<Prompt.Environment>, status: Status.Status, cursor: Cursor.Cursor, editKept: { why: string | undefined }) =>
+  Effect.gen(function*() {
+    const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interruptRun }).pipe(Effect.provideContext(person))
+    const events = yield* RunEvents
+    const shown = <A, E>(prompt: Effect.Effect<A, E>) => Effect.flatMap(events.latest, cursor.reach).pipe(Effect.andThen(status.paused(prompt)))
+    return PromptBackend.of({
+      interactive: prompts.interactive,
+      permission: (request) => shown(prompts.permission(request)),
+      question: (request) => shown(prompts.question(request)),
+      resumeChoice: (info) => shown(ResumeMenu.ask(person)(info)),
+      edit: (text) =>
+        Effect.map(Editor.edit(text), (result) => {
+          if (result._tag === "Edited") return result.text
+          editKept.why = result.why
+          return undefined
+        })
+    })
+  })
 
 /** The LLM inquiry backend on the model the run chooses (it waits for the choice). */
 const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<string>) =>
@@ -123,7 +150,8 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
   Layer.unwrap(Effect.gen(function*() {
     const configFile = ConfigFile.fileOf(settings.storage)
     // Config first: a broken config.toml stops us before any conversation is touched.
-    const config = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
+    const loaded = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
+    const config = settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
     const providers = config.providers ?? {}
     const providerOptions: ProviderLive.ProviderLiveOptions = {
       ...(settings.script !== undefined ? { scriptPath: settings.script } : {}),
@@ -148,12 +176,18 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       yield* Layer.build(ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(configLayer))).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     )
     const providerLayer = ProviderLive.layer(providerOptions)
+    const cursor = Cursor.make()
+    const editKept = { why: undefined as string | undefined }
+    // One hub for the run: the programs publish to it, the view and the prompts follow it.
+    const events = Layer.succeed(RunEvents, yield* RunEventsLive.make)
     const run = Run.of({
       settings,
       config,
       root: path.dirname(settings.storage),
       person,
       status,
+      cursor,
+      editKept,
       chooseModel: (remembered) => Effect.tap(choose(remembered), (model) => Deferred.succeed(chosen, model)),
       hint: { storage: settings.storageGiven, model: settings.model, script: settings.script }
     })
@@ -164,7 +198,11 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       executorLayer,
       providerLayer,
       inquiryLayer(config, chosen).pipe(Layer.provide(Layer.merge(providerLayer, executorLayer))),
-      person !== undefined ? Layer.effect(PromptBackend, terminalPrompts(person, status)) : Layer.succeed(PromptBackend, headless)
+      PendingAnswersLive.layer,
+      events,
+      person !== undefined
+        ? Layer.effect(PromptBackend, terminalPrompts(person, status, cursor, editKept)).pipe(Layer.provide(events))
+        : Layer.succeed(PromptBackend, headless)
     )
   }))
 

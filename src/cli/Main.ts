@@ -8,6 +8,7 @@
  * ```
  */
 import * as Command from "effect/cli/Command"
+import { answer } from "./conversation/Answer.ts"
 import { check } from "./conversation/Check.ts"
 import { fork } from "./conversation/Fork.ts"
 import { ls } from "./conversation/Ls.ts"
@@ -17,8 +18,8 @@ import { query } from "./Query.ts"
 import { root } from "./Root.ts"
 
 export const conversation = Command.make("conversation").pipe(
-  Command.withSubcommands([ls, print, check, fork]),
-  Command.withDescription("List, print, check and fork stored conversations")
+  Command.withSubcommands([ls, print, check, fork, answer]),
+  Command.withDescription("List, print, check, fork and answer stored conversations")
 )
 
 export const cli = root.pipe(Command.withSubcommands([query, conversation, demo]))

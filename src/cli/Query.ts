@@ -25,17 +25,18 @@ import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { printable } from "../domain/render/TerminalText.ts"
+import * as RunReport from "../domain/run/RunReport.ts"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
-import type { Notice } from "../programs/Notice.ts"
+import * as AnswerFit from "../domain/tool/AnswerFit.ts"
+import type { AnswerType } from "../domain/tool/AnswerType.ts"
+import { DetachedPolicy } from "../domain/tool/Config.ts"
 import * as Query from "../programs/Query.ts"
+import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
-import * as Editor from "./Editor.ts"
 import { formatFlag } from "./Format.ts"
 import * as Hint from "./Hint.ts"
 import * as Live from "./Live.ts"
-import { Report, outcomeName } from "./Report.ts"
-import * as ResumeMenu from "./ResumeMenu.ts"
+import * as RunView from "./RunView.ts"
 import * as Style from "./Style.ts"
 import { storage } from "./Root.ts"
 import * as Usage from "./Usage.ts"
@@ -49,72 +50,22 @@ export interface RunQueryParams {
   readonly format: "text" | "json"
 }
 
-/**
- * stdout's text, one reply per line: a reply cut mid-line is ended before
- * anything else is printed. On a terminal the model's control characters are
- * shown, not obeyed (a reply could otherwise clear the screen, retitle the
- * window or write the clipboard); piped, the reply is passed on as it came.
- */
-class TextOut {
-  private last = ""
-  private readonly terminal = process.stdout.isTTY === true
-  constructor(private readonly enabled: boolean) {}
-  write(text: string): void {
-    if (!this.enabled || text === "") return
-    this.last = text
-    process.stdout.write(this.terminal ? printable(text, "\n\t") : text)
-  }
-  endLine(): void {
-    if (this.last !== "" && !this.last.endsWith("\n")) process.stdout.write("\n")
-    this.last = ""
-  }
-}
-
-/** What the run's output needs while it runs, and how it ends. */
+/** What the run's output needs once it has run: the report and the hint context. */
 const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
-  const report = new Report()
-  const text = new TextOut(params.format === "text")
-  const { status } = run
-  let kept: string | undefined
+  const view = RunView.make(run.status, params.format === "text")
   /** The context hints repeat: `--model` only while the conversation may not remember it, `--script` for the scripted model. */
-  const hint = (): Hint.Context => ({
-    storage: run.hint.storage,
-    model: report.model === undefined ? run.hint.model : undefined,
-    script: report.model === undefined || report.model === "scripted" ? run.hint.script : undefined
-  })
-  const stderr = (line: string) =>
-    status.around(() => {
-      text.endLine()
-      process.stderr.write(line + "\n")
-    })
+  const hint = (): Hint.Context => {
+    const model = view.model()
+    return {
+      storage: run.hint.storage,
+      model: model === undefined ? run.hint.model : undefined,
+      script: model === undefined || model === "scripted" ? run.hint.script : undefined
+    }
+  }
   return {
-    report,
+    view,
     hint,
-    endLine: Effect.sync(() => text.endLine()),
-    conversation: (id: ConversationId.ConversationId, created: boolean) =>
-      Effect.suspend(() => {
-        report.conversationId = id
-        report.created = created
-        // Dim only where stderr is the terminal: a redirected stderr gets plain text.
-        const dim = process.stderr.isTTY === true && status.style.color ? status.style.dim : Style.plain.dim
-        return stderr(dim(`conversation ${id}${created ? " (new)" : ""}`))
-      }),
-    text: (chunk: string) =>
-      Effect.sync(() => {
-        report.text(chunk)
-        text.write(chunk)
-      }),
-    warning: (warning: string) => stderr(`parley: ${Style.printable(warning)}`),
-    notice: (n: Notice) => Effect.suspend(() => (report.notice(n), status.notice(n))),
-    chose: (model: string) => Effect.sync(() => void (report.model = model)),
-    edit: (pending: string) =>
-      Effect.map(Editor.edit(pending), (result) => {
-        if (result._tag === "Edited") return result.text
-        kept = result.why
-        return undefined
-      }),
-    keptBecause: () => kept,
-    stderr,
+    report: () => RunReport.fold(view.events),
     json: (doc: unknown) => Effect.sync(() => void process.stdout.write(JSON.stringify(doc, null, 2) + "\n"))
   }
 }
@@ -122,10 +73,10 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
 type Output = ReturnType<typeof makeOutput>
 
 /** The command that resumes the turn, when the run left it incomplete. */
-const resumeHint = (out: Output): string | undefined =>
-  out.report.stopped !== undefined && out.report.stopped !== null && out.report.conversationId !== undefined
-    ? Hint.resume(out.report.conversationId, out.hint())
-    : undefined
+const resumeHint = (out: Output): string | undefined => {
+  const report = out.report()
+  return report.incomplete !== null && report.conversationId !== null ? Hint.resume(report.conversationId, out.hint()) : undefined
+}
 
 /** A failed run as one CLI error: the message, then the resume command when the turn can be resumed. */
 const failure = (out: Output, error: unknown): CliFailure => {
@@ -151,21 +102,48 @@ const SAVED = "The turn is saved; resume it with:"
 /** The error alone, without the resume line (the JSON document has `resume` for that). */
 const errorOnly = (failed: CliFailure): string => failed.message.split(`\n${SAVED}`)[0]!
 
+/** The exit code of a run whose questions were deferred (issue 21 §3): not a failure, not done. */
+export const DEFERRED_EXIT = 3
+
+/** What stderr says of a deferred run: each open question, with the command that answers it. */
+const deferredLines = (out: Output): string => {
+  const report = out.report()
+  const id = report.conversationId!
+  const ctx = { storage: out.hint().storage }
+  const lines = [`parley: ${ConversationId.display(id as ConversationId.ConversationId)} is waiting for input; nobody could be asked:`]
+  for (const q of RunReport.openQuestions(report)) {
+    lines.push(`  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${AnswerFit.expected(answerTypeOf(q))}]`)
+    lines.push(`    ${Hint.answer(id, q.id, q.answer_type === "secret" ? undefined : { placeholder: placeholderOf(q) }, ctx)}`)
+  }
+  lines.push(`Then resume the turn: ${Hint.resume(id, out.hint())}`)
+  return lines.join("\n")
+}
+
+/** The answer type of a report row. */
+const answerTypeOf = (q: RunReport.QuestionRow): AnswerType =>
+  q.answer_type === "select" ? { type: "select", options: q.options ?? [] } : ({ type: q.answer_type } as AnswerType)
+
+/** What to type in place of the value, in the printed command. */
+const placeholderOf = (q: RunReport.QuestionRow): string =>
+  q.answer_type === "boolean" ? "yes|no" : q.answer_type === "select" ? (q.options ?? []).join("|") : "text"
+
 /** What the person is told when the run ends normally (stderr), or the failure it is. */
-const ending = (out: Output, result: Query.QueryResult): Effect.Effect<void, CliFailure> => {
+const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult): Effect.Effect<void, CliFailure> => {
   const id = ConversationId.display(result.conversationId)
   switch (result.outcome._tag) {
     case "Discarded":
-      return out.stderr(`Discarded the incomplete turn of ${id}.`)
+      return out.view.stderr(`Discarded the incomplete turn of ${id}.`)
     case "NothingToDiscard":
-      return out.stderr(`${id} has no incomplete turn; nothing to discard.`)
+      return out.view.stderr(`${id} has no incomplete turn; nothing to discard.`)
     case "NothingToResume":
-      return out.stderr(`${id} has no incomplete turn; nothing to resume.`)
+      return out.view.stderr(`${id} has no incomplete turn; nothing to resume.`)
     case "EditAbandoned":
       return Effect.fail(new CliFailure({
         code: 1,
-        message: `Kept the pending query as it was (${out.keptBecause() ?? "nothing to send"}); nothing was sent.\n${SAVED} ${Hint.resume(result.conversationId, out.hint())}`
+        message: `Kept the pending query as it was (${run.editKept.why ?? "nothing to send"}); nothing was sent.\n${SAVED} ${Hint.resume(result.conversationId, out.hint())}`
       }))
+    case "Deferred":
+      return Effect.fail(new CliFailure({ code: DEFERRED_EXIT, message: "" }))
     default:
       return Effect.void
   }
@@ -173,64 +151,58 @@ const ending = (out: Output, result: Query.QueryResult): Effect.Effect<void, Cli
 
 /** Runs `parley query` on the live services and prints what it did. */
 export const runQuery = (params: RunQueryParams) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const run = yield* Live.Run
     const out = makeOutput(run, params)
-    const json = (end: { outcome: string; error?: string; resume?: string }) =>
-      params.format === "json" ? out.json(out.report.toJson(end)) : Effect.void
-    // The turn the menu showed: still incomplete when the person quits or the edit is abandoned.
-    let shown: Query.IncompleteInfo["summary"] | undefined
-    const askResume = (person: NonNullable<typeof run.person>) => (info: Query.IncompleteInfo) => {
-      shown = info.summary
-      return ResumeMenu.ask(person)(info)
+    // The view follows the run's events in its own fiber; the prompts wait for it (Cursor).
+    yield* RunView.watch(out.view, yield* RunEvents, run.cursor)
+    const settled = RunView.settled(out.view, yield* RunEvents, run.cursor)
+    const json = (end: RunReport.Ending) => (params.format === "json" ? out.json(RunReport.toJson(out.report(), end)) : Effect.void)
+    const withResume = (end: RunReport.Ending): RunReport.Ending => {
+      const resume = resumeHint(out)
+      return resume !== undefined ? { ...end, resume } : end
     }
     const result = yield* Query.query({
       message: params.message,
       target: params.target,
       continueTurn: params.continueTurn,
       discardTurn: params.discardTurn,
-      model: (remembered) => Effect.tap(run.chooseModel(remembered), out.chose),
+      model: (remembered) => run.chooseModel(remembered),
       ...(run.config.assistant?.system_prompt !== undefined ? { systemPrompt: run.config.assistant.system_prompt } : {}),
       root: run.root,
-      interactive: run.person !== undefined,
-      ...(run.person !== undefined ? { askResume: askResume(run.person), editMessage: out.edit } : {}),
-      onConversation: out.conversation,
-      onWaiting: (on) =>
-        Effect.suspend(() => {
-          if (on) out.report.replyStarted()
-          return run.status.waiting(on, `waiting for ${out.report.model ?? "the model"}`)
-        }),
-      onWarning: out.warning,
-      onText: out.text,
-      onToolCalls: () => out.endLine,
-      onNotice: out.notice
+      interactive: run.person !== undefined
     }).pipe(
       Effect.onInterrupt(() =>
         Effect.gen(function*() {
-          yield* json({ outcome: "interrupted", ...(resumeHint(out) !== undefined ? { resume: resumeHint(out)! } : {}) })
-          if (out.report.stopped === undefined) return yield* out.endLine
+          yield* settled
+          yield* json(withResume({ outcome: "interrupted" }))
+          if (out.report().ending === null) return yield* out.view.endLine
           const resume = resumeHint(out)
-          yield* out.stderr(resume !== undefined
+          yield* out.view.stderr(resume !== undefined
             ? `parley: interrupted. What finished is saved; resume with: ${resume}`
             : "parley: interrupted. The reply so far is saved; the turn is complete.")
         })
       ),
-      Effect.catch((error) => {
-        const failed = failure(out, error)
-        return json({ outcome: "failed", error: errorOnly(failed), ...(resumeHint(out) !== undefined ? { resume: resumeHint(out)! } : {}) }).pipe(
-          Effect.andThen(out.endLine),
-          Effect.andThen(Effect.fail(failed))
-        )
-      })
+      Effect.catch((error) =>
+        Effect.gen(function*() {
+          yield* settled
+          const failed = failure(out, error)
+          yield* json(withResume({ outcome: "failed", error: errorOnly(failed) }))
+          yield* out.view.endLine
+          return yield* Effect.fail(failed)
+        })
+      )
     )
-    yield* out.endLine
-    if (result.outcome._tag === "Quit" || result.outcome._tag === "EditAbandoned") out.report.stopped = shown ?? null
-    const left = resumeHint(out) !== undefined ? { resume: resumeHint(out)! } : {}
-    const end = ending(out, result)
-    yield* end.pipe(Effect.catch((failed) => json({ outcome: outcomeName(result.outcome), error: errorOnly(failed), ...left }).pipe(Effect.andThen(Effect.fail(failed)))))
-    yield* json({ outcome: outcomeName(result.outcome), ...left })
+    yield* settled
+    yield* out.view.endLine
+    if (result.outcome._tag === "Deferred") yield* out.view.stderr(deferredLines(out))
+    const end = ending(out, run, result)
+    yield* end.pipe(Effect.catch((failed) =>
+      json(withResume(failed.code === DEFERRED_EXIT ? {} : { error: errorOnly(failed) })).pipe(Effect.andThen(Effect.fail(failed)))
+    ))
+    yield* json(withResume({}))
     return result
-  })
+  }))
 
 const readStdin = Effect.promise(async () => {
   if (process.stdin.isTTY === true) return undefined
@@ -255,6 +227,10 @@ const flags = {
   ),
   continueTurn: Flag.Boolean("continue-turn").pipe(Flag.withDescription("Resume the conversation's incomplete turn, if any"), Flag.withDefault(false)),
   discardTurn: Flag.Boolean("discard-turn").pipe(Flag.withDescription("Drop the conversation's incomplete turn, if any"), Flag.withDefault(false)),
+  detachedPolicy: Flag.Literals("detached-policy", DetachedPolicy.literals).pipe(
+    Flag.withDescription("What a question for a person does when nobody can be asked: assistant (default), wait, defer (exit 3) or deny"),
+    Flag.optional
+  ),
   format: formatFlag
 }
 
@@ -283,7 +259,8 @@ const live = (f: Flags) =>
     storageGiven: s.given,
     model: Option.getOrUndefined(f.model),
     // Absolute, so a printed command works from anywhere.
-    script: Option.match(f.script, { onNone: () => undefined, onSome: (file) => (file === "" ? undefined : path.resolve(file)) })
+    script: Option.match(f.script, { onNone: () => undefined, onSome: (file) => (file === "" ? undefined : path.resolve(file)) }),
+    detachedPolicy: Option.getOrUndefined(f.detachedPolicy)
   })))
 
 export const query = Command.make("query", flags, (f) =>

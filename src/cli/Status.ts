@@ -20,7 +20,7 @@ import type * as tty from "node:tty"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
-import type { Notice } from "../programs/Notice.ts"
+import type * as RunEvent from "../domain/run/RunEvent.ts"
 import * as StatusText from "./StatusText.ts"
 import * as Style from "./Style.ts"
 
@@ -30,8 +30,8 @@ export interface Status {
   readonly style: Style.Style
   /** Shows (or takes down) the "waiting for the model" row. */
   readonly waiting: (on: boolean, label: string) => Effect.Effect<void>
-  /** Renders a notice: a running row, a finished line, a question line. */
-  readonly notice: (notice: Notice) => Effect.Effect<void>
+  /** Renders a run event: a running row, a finished line, a question line (others show nothing here). */
+  readonly notice: (notice: RunEvent.RunEvent) => Effect.Effect<void>
   /** Prints `text` as a permanent line above the live rows. */
   readonly line: (text: string) => Effect.Effect<void>
   /** Runs `write` (output elsewhere on the same screen: stdout, stderr) with the live rows taken down meanwhile. */
@@ -154,7 +154,7 @@ export const make = (out: tty.WriteStream | undefined, color: boolean): Effect.E
     const region = new Region(out, style)
     yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => region.tick()), Schedule.spaced("80 millis")))
     yield* Effect.addFinalizer(() => Effect.sync(() => region.erase()))
-    const notice = (n: Notice) =>
+    const notice = (n: RunEvent.RunEvent) =>
       Effect.sync(() => {
         const columns = region.columns
         switch (n._tag) {

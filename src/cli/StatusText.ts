@@ -1,6 +1,6 @@
 /**
  * The words of the status lines (issue 14 item 1), as pure functions of the
- * programs' notices:
+ * run's events:
  *
  * ```text
  * ⠋ write_file {"path":"a.txt"}                 while the call runs
@@ -19,7 +19,7 @@
  * ```
  */
 import type * as Schema from "effect/Schema"
-import type { Notice, QuestionOutcome } from "../programs/Notice.ts"
+import type * as RunEvent from "../domain/run/RunEvent.ts"
 import * as Style from "./Style.ts"
 
 /** The arguments on one line (compact JSON), cut to `columns`; empty for `{}`. */
@@ -66,9 +66,9 @@ const errorText = (content: string): string => {
 }
 
 /** What a question's answer reads as: `yes`/`no`, the text or option, `••••` for a secret, or the cancellation; control characters made visible. */
-export const answerText = (outcome: QuestionOutcome): string => Style.printable(answerWords(outcome))
+export const answerText = (outcome: RunEvent.QuestionOutcome): string => Style.printable(answerWords(outcome))
 
-const answerWords = (outcome: QuestionOutcome): string => {
+const answerWords = (outcome: RunEvent.QuestionOutcome): string => {
   switch (outcome._tag) {
     case "Redacted":
       return "••••"
@@ -89,14 +89,14 @@ const answerWords = (outcome: QuestionOutcome): string => {
 const nameOf = (call: { readonly name: string }): string => Style.printable(call.name)
 
 /** The live row of a running call. */
-export const runningRow = (n: Extract<Notice, { _tag: "ToolStarted" }>, columns: number): string => {
+export const runningRow = (n: RunEvent.Of<"ToolStarted">, columns: number): string => {
   const head = `${nameOf(n.call)}${n.resumed ? " (resumed)" : ""}`
   const args = argsPreview(n.call.arguments, columns - head.length - 4)
   return Style.truncate(args === "" ? head : `${head} ${args}`, columns - 2)
 }
 
 /** The line a finished call leaves. */
-export const finishedLine = (n: Extract<Notice, { _tag: "ToolFinished" }>, columns: number, style: Style.Style): string => {
+export const finishedLine = (n: RunEvent.Of<"ToolFinished">, columns: number, style: Style.Style): string => {
   const name = nameOf(n.call)
   if (n.response.is_error) return `${style.red("✗")} ${Style.truncate(`${name}: ${errorLine(n.response.content)}`, columns - 2)}`
   if (!n.ran) return style.dim(`– ${Style.truncate(`${name}: ${Style.printable(Style.firstLine(n.response.content))}`, columns - 2)}`)
@@ -105,7 +105,7 @@ export const finishedLine = (n: Extract<Notice, { _tag: "ToolFinished" }>, colum
 }
 
 /** The line a closed question leaves: `↳ Overwrite a.txt? → no (assistant)`. */
-export const questionLine = (n: Extract<Notice, { _tag: "QuestionClosed" }>, columns: number, style: Style.Style): string => {
+export const questionLine = (n: RunEvent.Of<"QuestionClosed">, columns: number, style: Style.Style): string => {
   const by = n.by === "parley" ? "" : ` (${n.by})`
   const answer = answerText(n.outcome)
   const question = Style.truncate(Style.printable(Style.firstLine(n.question.text)), Math.max(columns - answer.length - by.length - 6, 12))

@@ -4,6 +4,11 @@
  * is on disk back into JP's format — also when interrupted), deal with an
  * incomplete turn (RFD 023: resume, discard, or ask), and run the turn.
  *
+ * What the run shows goes to `RunEvents` (issue 21): the conversation once
+ * known, the model once chosen, everything the turn does, and a last
+ * `Stopped` that says how the run ended and how it left the turn. The menu
+ * for an incomplete turn and the editor are the `PromptBackend`'s.
+ *
  * @example
  * ```ts
  * import { Query } from "parley"
@@ -15,15 +20,18 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Timestamp from "../domain/event/Timestamp.ts"
-import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import * as Conversation from "../domain/storage/Conversation.ts"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../domain/storage/ConversationMetadata.ts"
+import * as RunEvent from "../domain/run/RunEvent.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
-import { Notice, type OnNotice } from "./Notice.ts"
+import { type IncompleteInfo, PromptBackend, type ResumeChoice } from "../services/PromptBackend.ts"
+import { RunEvents } from "../services/RunEvents.ts"
 import { runTurn, TurnStartMode } from "./TurnLoop.ts"
+
+export type { IncompleteInfo, ResumeChoice } from "../services/PromptBackend.ts"
 
 /** Which conversation a query goes to. */
 export type Target = Data.TaggedEnum<{
@@ -41,16 +49,6 @@ export type Target = Data.TaggedEnum<{
  * ```
  */
 export const Target = Data.taggedEnum<Target>()
-
-/** What to do with an incomplete turn when no flag said (the TTY prompt's keys). */
-export type ResumeChoice = "resume" | "discard" | "quit" | "edit"
-
-/** What the person is shown about an incomplete turn before choosing what to do with it. */
-export interface IncompleteInfo {
-  readonly conversationId: ConversationId.ConversationId
-  readonly summary: IncompleteTurn.IncompleteSummary
-  readonly analysis: IncompleteTurn.TurnAnalysis
-}
 
 /**
  * Chooses the run's model once the conversation is known, from the model it
@@ -74,20 +72,8 @@ export interface QueryOptions<E = never> {
   readonly root: string
   readonly continueTurn?: boolean
   readonly discardTurn?: boolean
-  /** A person can be asked (the incomplete-turn prompt). */
+  /** A person can be asked (the incomplete-turn menu, through the `PromptBackend`). */
   readonly interactive: boolean
-  /** The inline incomplete-turn prompt (TTY only). */
-  readonly askResume?: (info: IncompleteInfo) => Effect.Effect<ResumeChoice>
-  /** Opens the pending query in `$EDITOR`; the edited text, or `undefined` to keep the query as it is (nothing is sent). */
-  readonly editMessage?: (text: string) => Effect.Effect<string | undefined>
-  readonly onText?: (text: string) => Effect.Effect<void>
-  readonly onToolCalls?: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<void>
-  readonly onWaiting?: (waiting: boolean) => Effect.Effect<void>
-  readonly onWarning?: (text: string) => Effect.Effect<void>
-  /** Hears the run as it happens (tools, questions, replies, an early stop). */
-  readonly onNotice?: OnNotice
-  /** Called once the conversation is known (`created`: it is new), so hints and status can name it. */
-  readonly onConversation?: (id: ConversationId.ConversationId, created: boolean) => Effect.Effect<void>
 }
 
 /** How a query run ended. */
@@ -100,6 +86,8 @@ export type QueryOutcome = Data.TaggedEnum<{
   NothingToDiscard: {}
   /** The editor gave nothing to send: the pending query was kept as it was, and nothing ran. */
   EditAbandoned: {}
+  /** Nobody could answer these questions: they are recorded unanswered and the turn waits for input (exit 3). */
+  Deferred: { readonly questions: ReadonlyArray<string> }
 }>
 /** How a `query` ended (see the variants). */
 export const QueryOutcome = Data.taggedEnum<QueryOutcome>()
@@ -118,11 +106,8 @@ export class IncompleteTurnPending extends Schema.TaggedError<IncompleteTurnPend
   detail: Schema.String
 }) {
   override get message() {
-    return [
-      `Conversation ${ConversationId.display(this.id as ConversationId.ConversationId)} has an incomplete turn (${this.detail}).`,
-      `    parley query --continue-turn --id ${this.id}    Resume the incomplete turn.`,
-      `    parley query --discard-turn --id ${this.id}     Discard the incomplete turn and start fresh.`
-    ].join("\n")
+    // The commands that resume or discard it are the edge's to render (they repeat its flags).
+    return `Conversation ${ConversationId.display(this.id as ConversationId.ConversationId)} has an incomplete turn (${this.detail}): resume it or discard it.`
   }
 }
 
@@ -158,13 +143,16 @@ interface ModelCell<E> {
   readonly chosen: () => string | undefined
 }
 
-const modelCell = <E>(model: string | ModelChooser<E>): ModelCell<E> => {
+const modelCell = <E>(model: string | ModelChooser<E>, events: RunEvents["Service"]): ModelCell<E> => {
   let chosen: string | undefined
   return {
     get: (remembered) =>
       chosen !== undefined
         ? Effect.succeed(chosen)
-        : Effect.map(typeof model === "string" ? Effect.succeed(model) : model(remembered), (m) => (chosen = m)),
+        : Effect.flatMap(typeof model === "string" ? Effect.succeed(model) : model(remembered), (m) => {
+          chosen = m
+          return Effect.as(events.publish(RunEvent.make.ModelChosen({ model: m })), m)
+        }),
     chosen: () => chosen
   }
 }
@@ -206,7 +194,7 @@ const Plan = Data.taggedEnum<Plan>()
  * The model is checked before anything that will call it (before the menu,
  * too: resuming is its likely answer).
  */
-const decide = <E>(options: QueryOptions<E>, needModel: Effect.Effect<string, E>, ask: Effect.Effect<ResumeChoice>) =>
+const decide = <E, E2, R>(options: QueryOptions<E>, needModel: Effect.Effect<string, E>, ask: Effect.Effect<ResumeChoice, E2, R>) =>
   Effect.gen(function*() {
     if (options.discardTurn === true) {
       if (!blank(options.message)) yield* needModel
@@ -215,6 +203,15 @@ const decide = <E>(options: QueryOptions<E>, needModel: Effect.Effect<string, E>
     yield* needModel
     return options.continueTurn === true ? "resume" as const : yield* ask
   })
+
+/** The person's choice at the incomplete-turn menu (a cancelled menu quits). */
+const askMenu = (info: IncompleteInfo) =>
+  Effect.flatMap(PromptBackend, (prompts) =>
+    prompts.resumeChoice(info).pipe(Effect.catchTag("PromptCancelled", () => Effect.succeed<ResumeChoice>("quit"))))
+
+/** The pending query as the person edited it (`undefined`: abandoned, nothing is sent). */
+const editPending = (text: string) =>
+  Effect.flatMap(PromptBackend, (prompts) => prompts.edit(text).pipe(Effect.catchTag("PromptCancelled", () => Effect.succeed(undefined))))
 
 const planIncomplete = <E>(session: ConversationSession, options: QueryOptions<E>, needModel: Effect.Effect<string, E>) =>
   Effect.gen(function*() {
@@ -230,22 +227,20 @@ const planIncomplete = <E>(session: ConversationSession, options: QueryOptions<E
     const analysis = IncompleteTurn.analyze(incomplete)
     const summary = IncompleteTurn.summaryOf(incomplete) ?? { state: "pending-llm-response" as const }
     const flagged = options.continueTurn === true || options.discardTurn === true
-    const askResume = options.interactive ? options.askResume : undefined
-    if (!flagged && askResume === undefined) {
+    if (!flagged && !options.interactive) {
       return yield* new IncompleteTurnPending({ id: session.id, detail: describeIncomplete(summary, analysis) })
     }
-    const ask = Effect.suspend(() => askResume!({ conversationId: session.id, summary, analysis }))
-    const choice = yield* decide(options, needModel, ask)
+    const choice = yield* decide(options, needModel, askMenu({ conversationId: session.id, summary, analysis }))
     if (choice === "quit") return Plan.Done({ outcome: QueryOutcome.Quit() })
     if (choice === "discard") {
       yield* session.discardIncompleteTurn
       return blank(options.message) ? Plan.Done({ outcome: QueryOutcome.Discarded() }) : Plan.Fresh()
     }
-    if (choice === "edit" && options.editMessage !== undefined) {
+    if (choice === "edit") {
       // Edit first: an abandoned edit leaves the turn exactly as it was.
       const pending = (yield* session.snapshot).entries.findLast((e) => e.type === "chat_request")
       if (pending !== undefined) {
-        const edited = yield* options.editMessage(pending.content)
+        const edited = yield* editPending(pending.content)
         if (edited === undefined) return Plan.Done({ outcome: QueryOutcome.EditAbandoned() })
         const prepared = (yield* session.resumeIncompleteTurn) ?? analysis
         yield* session.replacePendingQuery(edited)
@@ -260,12 +255,7 @@ const turnOptions = <E>(session: ConversationSession, options: QueryOptions<E>, 
   session,
   model,
   root: options.root,
-  ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
-  ...(options.onText !== undefined ? { onText: options.onText } : {}),
-  ...(options.onToolCalls !== undefined ? { onToolCalls: options.onToolCalls } : {}),
-  ...(options.onWaiting !== undefined ? { onWaiting: options.onWaiting } : {}),
-  ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
-  ...(options.onNotice !== undefined ? { onNotice: options.onNotice } : {})
+  ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {})
 })
 
 /** Runs the planned turns; the conversation remembers the model they run on (a `config_delta` when it changed). */
@@ -279,32 +269,41 @@ const runPlan = <E>(session: ConversationSession, options: QueryOptions<E>, plan
     if (model !== remembered) yield* session.append([Conversation.modelDelta(yield* Timestamp.current, model)])
     const common = turnOptions(session, options, model)
     if (plan._tag === "Resume") {
-      yield* runTurn({ ...common, start: TurnStartMode.Resume({ analysis: plan.analysis }) })
+      const resumed = yield* runTurn({ ...common, start: TurnStartMode.Resume({ analysis: plan.analysis }) })
+      // Still waiting for input: the new message waits too (it is not sent into an unfinished turn).
+      if (resumed.deferred.length > 0) return QueryOutcome.Deferred({ questions: resumed.deferred })
       // RFD 023: --continue-turn resumes without a new message.
       if (blank(options.message)) return QueryOutcome.Resumed()
     }
     if (blank(options.message)) return yield* noMessage()
-    yield* runTurn({ ...common, start: TurnStartMode.NewTurn({ message: options.message }) })
+    const ran = yield* runTurn({ ...common, start: TurnStartMode.NewTurn({ message: options.message }) })
+    if (ran.deferred.length > 0) return QueryOutcome.Deferred({ questions: ran.deferred })
     return plan._tag === "Resume" ? QueryOutcome.Resumed() : QueryOutcome.Completed()
   })
 
-/** Tells `onNotice` how the turn was left when the run fails or is interrupted (so a resume hint is only given when it helps). */
-const reportStop = (session: ConversationSession, onNotice: OnNotice | undefined) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>) =>
-    onNotice === undefined ? self : self.pipe(Effect.onExit((exit) =>
-      Exit.isSuccess(exit)
-        ? Effect.void
-        : Effect.flatMap(session.incompleteTurn, (incomplete) =>
-          onNotice(Notice.Stopped({ incomplete: incomplete === null ? null : IncompleteTurn.summaryOf(incomplete) ?? { state: "pending-llm-response" } })))
+/** The `query --format json` name of an outcome. */
+export const endingOf = (outcome: QueryOutcome): RunEvent.Ending =>
+  outcome._tag.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase() as RunEvent.Ending
+
+/** Publishes how the run ended and how it left the turn, however it ended: always the run's last event. */
+const reportStop = (session: ConversationSession, events: RunEvents["Service"]) =>
+  <A extends QueryResult, E, R>(self: Effect.Effect<A, E, R>) =>
+    self.pipe(Effect.onExit((exit) =>
+      Effect.flatMap(session.incompleteTurn, (incomplete) =>
+        events.publish(RunEvent.make.Stopped({
+          ending: Exit.isSuccess(exit) ? endingOf(exit.value.outcome) : Exit.hasInterrupts(exit) ? "interrupted" : "failed",
+          incomplete: incomplete === null ? null : IncompleteTurn.summaryOf(incomplete) ?? { state: "pending-llm-response" }
+        })))
     ))
 
 /** Runs `parley query`: the conversation, its incomplete turn, and the new turn. */
 export const query = <E = never>(options: QueryOptions<E>) =>
   Effect.scoped(Effect.gen(function*() {
+    const events = yield* RunEvents
     const now = yield* Timestamp.current
-    const model = modelCell(options.model)
+    const model = modelCell(options.model, events)
     const { session, created } = yield* openTarget(options, model, now)
-    if (options.onConversation !== undefined) yield* options.onConversation(session.id, created)
+    yield* events.publish(RunEvent.make.ConversationKnown({ conversation_id: session.id, created }))
     const remembered = Conversation.rememberedModel(session.baseConfig, (yield* session.snapshot).entries)
     const done = (outcome: QueryOutcome): QueryResult => ({ conversationId: session.id, outcome, model: model.chosen() })
     return yield* Effect.gen(function*() {
@@ -312,5 +311,5 @@ export const query = <E = never>(options: QueryOptions<E>) =>
       if (plan._tag === "Done") return done(plan.outcome)
       const chosen = yield* model.get(remembered)
       return done(yield* runPlan(session, options, plan, chosen, remembered, now))
-    }).pipe(reportStop(session, options.onNotice))
+    }).pipe(reportStop(session, events))
   }))

@@ -18,9 +18,12 @@
  *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
  *    puts a secret on disk or in front of the model.
  *
- * Whoever watches (`onNotice`, issue 14) hears `ToolStarted` when a call's
- * tool is about to run, `QuestionClosed` for every question, and
- * `ToolFinished` once the call's response is recorded.
+ * Whoever watches (the `RunEvents` stream, issue 21) sees `ToolStarted` when
+ * a call's tool is about to run, `QuestionOpened`/`QuestionClosed` for every
+ * question, and `ToolFinished` once the call's response is recorded. A call
+ * whose question is deferred (nobody to ask, `detached = "defer"`, or `wait`
+ * timed out) stops without a response: the other calls finish, and the
+ * result names the deferred questions, so the turn ends waiting for input.
  *
  * Every event goes through the {@link ConversationSession} the moment it
  * happens (durable, then visible). Interrupting the coordinator records
@@ -40,7 +43,8 @@
  *
  * const program = Effect.gen(function*() {
  *   const state = yield* Ref.make(TurnState.make())
- *   return yield* ToolCoordinator.runTools({ session, calls, state, root: process.cwd() })
+ *   const { responses, deferred } = yield* ToolCoordinator.runTools({ session, calls, state, root: process.cwd() })
+ *   return deferred.length > 0 ? "waiting for input" : `${responses.length} responses`
  * })
  * ```
  */
@@ -50,12 +54,13 @@ import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
 import * as Semaphore from "effect/Semaphore"
 import * as Events from "../domain/event/Events.ts"
+import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../domain/event/ToolCallResponse.ts"
+import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { PendingInquiry } from "../domain/stream/IncompleteTurn.ts"
 import * as TurnState from "../domain/stream/TurnState.ts"
-import type { InquiryQuestion } from "../domain/event/InquiryQuestion.ts"
-import { isQuestionId, Question } from "../domain/tool/Question.ts"
+import { fromInquiryQuestion, isQuestionId } from "../domain/tool/Question.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as Redact from "../domain/tool/Redact.ts"
 import { decidePermission, Permission } from "../domain/tool/Route.ts"
@@ -64,9 +69,10 @@ import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { type Answers, error as executorError, Executor, type ToolResponse } from "../services/Executor.ts"
 import { InquiryBackend } from "../services/InquiryBackend.ts"
+import { PendingAnswers } from "../services/PendingAnswers.ts"
 import { PromptBackend, type PermissionDecision, type PromptError, PromptFailed } from "../services/PromptBackend.ts"
+import { RunEvents } from "../services/RunEvents.ts"
 import * as Inquiry from "./coordinator/Inquiry.ts"
-import { Notice, type OnNotice } from "./Notice.ts"
 
 export { Texts } from "./coordinator/Inquiry.ts"
 const { Texts } = Inquiry
@@ -91,20 +97,16 @@ export interface RunToolsInput {
   readonly root: string
   /** Set when the calls belong to a resumed turn. */
   readonly resume?: ResumeInput
-  /** Hears each call start and finish and each question close, as it happens. */
-  readonly onNotice?: OnNotice
 }
 
-/** The tool question behind a persisted one (resume: the tool is not asked again). */
-const questionOf = (id: string, q: InquiryQuestion): Question =>
-  new Question({
-    id: id as Question["id"],
-    text: q.text,
-    answer_type: q.answer_type.type === "select"
-      ? { type: "select", options: q.answer_type.options.map((o) => (typeof o.value === "string" ? o.value : JSON.stringify(o.value))) }
-      : { type: q.answer_type.type },
-    ...(q.default !== undefined ? { default: q.default } : {})
-  })
+/** What the calls left: their recorded responses, in call order, and the questions deferred (their calls have no response). */
+export interface ToolsResult {
+  readonly responses: ReadonlyArray<ToolCallResponse>
+  readonly deferred: ReadonlyArray<InquiryId>
+}
+
+/** How one call ended: its response recorded, or stopped at a deferred question. */
+type CallEnd = { readonly _tag: "Recorded"; readonly response: ToolCallResponse } | { readonly _tag: "Deferred"; readonly inquiryId: InquiryId }
 
 /** What the permission prompt yields: a decision typed now, or one remembered while this call waited. */
 type PermissionAnswer = { readonly typed: PermissionDecision } | { readonly remembered: TurnState.RememberedPermission }
@@ -167,9 +169,9 @@ export const permit = (env: Inquiry.Env, call: ToolCallRequest) =>
 const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) => {
   const pending = resume?.pendingInquiries.find((p) => p.toolCall === call && p.questionId !== undefined)
   if (pending === undefined || !isQuestionId(pending.questionId!)) return Effect.succeed(undefined)
-  const question = questionOf(pending.questionId!, pending.request.question)
+  const question = fromInquiryQuestion(pending.questionId!, pending.request.question)
   return Effect.map(
-    Inquiry.ask(env, call, question, Inquiry.Opening.Recorded({ id: pending.request.id })),
+    Inquiry.ask(env, call, question, Inquiry.Opening.Recorded({ id: pending.request.id, source: pending.request.source })),
     (routed) => ({ questionId: question.id, routed })
   )
 }
@@ -201,39 +203,50 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
       const id = yield* Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, question.id))
       const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source }))
       if (routed._tag === "End") return scrubbed(routed.response)
+      if (routed._tag === "Deferred") return routed
       if (question.answer_type.type === "secret") secrets.push(Redact.secretText(routed.answer))
       answers = { ...result.answers, [question.id]: routed.answer }
     }
   })
 
-/** One call, from permission to its recorded response. */
+/** Step 3 for a resumed call: the question its earlier run left open first, then the tool. */
+const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
+  Effect.gen(function*() {
+    const answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
+    const pending = yield* resumePending(env, call, resume)
+    if (pending === undefined) return yield* execute(env, call, answers)
+    const routed = pending.routed
+    if (routed._tag === "End" || routed._tag === "Deferred") return routed._tag === "End" ? routed.response : routed
+    return yield* execute(env, call, { ...answers, [pending.questionId]: routed.answer })
+  })
+
+/** One call, from permission to its recorded response (or to a deferred question). */
 const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
   Effect.gen(function*() {
     const permission = yield* permit(env, call)
+    const shown = RunEvent.toolCall(call)
     let response: ToolResponse
     if (permission._tag === "Skip") {
       response = { content: permission.content, is_error: permission.is_error }
     } else {
-      yield* env.notify(Notice.ToolStarted({ call, resumed: resume !== undefined }))
-      let answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
-      const pending = yield* resumePending(env, call, resume)
-      if (pending?.routed._tag === "End") response = pending.routed.response
-      else {
-        if (pending?.routed._tag === "Answer") answers = { ...answers, [pending.questionId]: pending.routed.answer }
-        response = yield* execute(env, call, answers)
-      }
+      yield* env.events.publish(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
+      const ended = yield* resumeAndExecute(env, call, resume)
+      if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
+      response = ended
     }
     // Recorded and announced together: an interrupt between the two would hide a recorded response.
-    return yield* Effect.uninterruptible(
+    const recorded = yield* Effect.uninterruptible(
       Inquiry.record(env, (at) => Events.toolCallResponse(at, call.id, response)).pipe(
-        Effect.tap(() => env.notify(Notice.ToolFinished({ call, ran: permission._tag !== "Skip", response })))
+        Effect.tap(() => env.events.publish(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response })))
       )
     )
+    return { _tag: "Recorded", response: recorded } satisfies CallEnd
   })
 
 /**
- * Runs the calls concurrently and returns their responses in call order.
- * Fails only when recording fails (the session's error).
+ * Runs the calls concurrently and returns their responses in call order,
+ * with the questions deferred. Fails only when recording fails (the
+ * session's error).
  */
 export const runTools = (input: RunToolsInput) =>
   Effect.gen(function*() {
@@ -242,18 +255,21 @@ export const runTools = (input: RunToolsInput) =>
       executor: yield* Executor,
       prompts: yield* PromptBackend,
       backend: yield* InquiryBackend,
+      answers: yield* PendingAnswers,
+      events: yield* RunEvents,
       config: (yield* Config).data,
       state: input.state,
       promptLock: yield* Semaphore.make(1),
       root: input.root,
-      calls: input.calls,
-      notify: input.onNotice ?? (() => Effect.void)
+      calls: input.calls
     }
     const exits = yield* Effect.forEach(input.calls, (call) => Effect.exit(runCall(env, call, input.resume)), { concurrency: "unbounded" })
     const responses: Array<ToolCallResponse> = []
+    const deferred: Array<InquiryId> = []
     for (const exit of exits) {
-      if (Exit.isSuccess(exit)) responses.push(exit.value)
-      else return yield* Effect.failCause(exit.cause as Cause.Cause<Inquiry.RecordError>)
+      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause as Cause.Cause<Inquiry.RecordError>)
+      if (exit.value._tag === "Recorded") responses.push(exit.value.response)
+      else deferred.push(exit.value.inquiryId)
     }
-    return responses
+    return { responses, deferred } satisfies ToolsResult
   })

@@ -5,12 +5,14 @@
  * - A new turn appends `turn_start` + `chat_request`.
  * - Streaming: the provider request is built from the *sanitized* stream
  *   through `Thread.intoParts` every cycle (so no internal event ever reaches
- *   a model); text is handed to `onText` as it arrives; the reply's
+ *   a model); text is published (`RunEvents`) as it arrives; the reply's
  *   `chat_response`s and `tool_call_request`s are appended when the stream
  *   ends (all through the {@link ConversationSession}). Interrupted mid-stream, the text received so far is persisted as a
  *   (partial) `chat_response` (RFD 023 "Partial ChatResponse Persistence").
  * - Executing: the tool coordinator runs the calls, persisting every inquiry
- *   event and tool response as it happens.
+ *   event and tool response as it happens. A question deferred (nobody to
+ *   ask) ends the turn there, incomplete and waiting for input: no model call
+ *   is made until it is answered and the turn resumed.
  * - A resumed turn enters at the phase RFD 023's table gives, with the turn
  *   state rebuilt from its events: only pending calls run, answered inquiries
  *   restore the tools' answers, attempt counters continue.
@@ -32,7 +34,9 @@ import * as Stream from "effect/Stream"
 import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
 import * as Events from "../domain/event/Events.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
+import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
+import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { TurnAnalysis } from "../domain/stream/IncompleteTurn.ts"
 import { sanitize } from "../domain/stream/Sanitize.ts"
 import { intoParts } from "../domain/stream/Thread.ts"
@@ -40,7 +44,7 @@ import * as TurnState from "../domain/stream/TurnState.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { Executor } from "../services/Executor.ts"
 import { Provider, ReplyBuilder, replyWarning } from "../services/Provider.ts"
-import { Notice, type OnNotice } from "./Notice.ts"
+import { RunEvents } from "../services/RunEvents.ts"
 import { type ResumeInput, runTools } from "./ToolCoordinator.ts"
 
 /** How the turn begins: a new message, or the incomplete turn resumed. */
@@ -65,7 +69,7 @@ export type TurnStartMode = Data.TaggedEnum<{
  */
 export const TurnStartMode = Data.taggedEnum<TurnStartMode>()
 
-/** What `runTurn` needs: the open session, the model, where tools run, how the turn starts, and optional callbacks for what a UI shows. */
+/** What `runTurn` needs: the open session, the model, where tools run and how the turn starts. What the turn shows goes to `RunEvents`. */
 export interface TurnInput {
   /** The open conversation (with any incomplete turn already prepared for resuming). */
   readonly session: ConversationSession
@@ -74,24 +78,16 @@ export interface TurnInput {
   /** Where tools run. */
   readonly root: string
   readonly start: TurnStartMode
-  /** Called with assistant text as it streams (stdout in the CLI). */
-  readonly onText?: (text: string) => Effect.Effect<void>
-  /** Called with `true` when a model call starts and `false` once its first output (or its end) arrives (a spinner in the CLI). */
-  readonly onWaiting?: (waiting: boolean) => Effect.Effect<void>
-  /** Called when the assistant calls tools (status line in the CLI). */
-  readonly onToolCalls?: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<void>
-  /** Called with a warning about a stored reply (cut at the token limit, refused); stderr in the CLI. */
-  readonly onWarning?: (text: string) => Effect.Effect<void>
-  /** Hears tool calls start and finish, questions close and replies end (status lines in the CLI). */
-  readonly onNotice?: OnNotice
   /** Stops a runaway tool loop (each cycle is one model call). */
   readonly maxCycles?: number
 }
 
-/** How a run of a turn went: the number of model calls it made. */
+/** How a run of a turn went: the number of model calls it made, and the questions left open when it stopped waiting for input. */
 export interface TurnResult {
   /** Model calls made in this run of the turn. */
   readonly cycles: number
+  /** Questions deferred (nobody to ask): the turn is incomplete, waiting for their answers. Empty when the turn completed. */
+  readonly deferred: ReadonlyArray<InquiryId>
 }
 
 /** One model call: streams the reply, records it, returns the tool calls it made. */
@@ -99,7 +95,8 @@ const streamReply = (input: TurnInput) =>
   Effect.gen(function*() {
     const provider = yield* Provider
     const executor = yield* Executor
-    const record = (events: ReadonlyArray<StreamEntry>) => (events.length === 0 ? Effect.void : input.session.append(events))
+    const events = yield* RunEvents
+    const record = (entries: ReadonlyArray<StreamEntry>) => (entries.length === 0 ? Effect.void : input.session.append(entries))
     // The provider sees only the sanitized, provider-visible events.
     const parts = intoParts({
       ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
@@ -108,20 +105,24 @@ const streamReply = (input: TurnInput) =>
     const clock = yield* Effect.clockWith(Effect.succeed)
     const builder = new ReplyBuilder(() => Timestamp.fromClock(clock))
     let persisted = false
-    let waiting = input.onWaiting !== undefined
+    let waiting = true
     const stopWaiting = Effect.suspend(() => {
       if (!waiting) return Effect.void
       waiting = false
-      return input.onWaiting!(false)
+      return events.publish(RunEvent.make.Waiting({ waiting: false }))
     })
-    if (waiting) yield* input.onWaiting!(true)
+    yield* events.publish(RunEvent.make.Waiting({ waiting: true }))
     yield* provider.stream({ model: input.model, systemParts: parts.systemParts, events: parts.events, tools: executor.definitions }).pipe(
       Stream.runForEach((delta) =>
         Effect.suspend(() => {
           builder.add(delta)
-          return stopWaiting.pipe(
-            Effect.andThen(delta._tag === "TextDelta" && input.onText !== undefined ? input.onText(delta.text) : Effect.void)
-          )
+          return stopWaiting.pipe(Effect.andThen(
+            delta._tag === "TextDelta"
+              ? events.publish(RunEvent.make.TextDelta({ text: delta.text }))
+              : delta._tag === "ReasoningDelta"
+              ? events.publish(RunEvent.make.ReasoningDelta({ text: delta.text }))
+              : Effect.void
+          ))
         })
       ),
       Effect.ensuring(stopWaiting),
@@ -137,16 +138,17 @@ const streamReply = (input: TurnInput) =>
     const reply = builder.finish()
     persisted = true
     yield* record(reply.events)
-    if (input.onNotice !== undefined) yield* input.onNotice(Notice.ReplyFinished({ stopReason: reply.stopReason }))
+    yield* events.publish(RunEvent.make.ReplyFinished({ stop_reason: reply.stopReason ?? null }))
     // Stored either way; the person is told when the reply is not the whole answer.
     const warning = replyWarning(input.model, reply.stopReason)
-    if (warning !== undefined && input.onWarning !== undefined) yield* input.onWarning(warning)
+    if (warning !== undefined) yield* events.publish(RunEvent.make.Warning({ text: warning }))
     return reply.events.filter((e): e is ToolCallRequest => e.type === "tool_call_request")
   })
 
-/** Runs one turn, new or resumed, until the assistant stops calling tools. */
+/** Runs one turn, new or resumed, until the assistant stops calling tools or a question is deferred. */
 export const runTurn = (input: TurnInput) =>
   Effect.gen(function*() {
+    const events = yield* RunEvents
     const state = yield* Ref.make(TurnState.make(input.start._tag === "Resume" ? input.start.analysis.attemptCounters : undefined))
     let pending: ReadonlyArray<ToolCallRequest> = []
     let resume: ResumeInput | undefined
@@ -162,20 +164,15 @@ export const runTurn = (input: TurnInput) =>
     let cycles = 0
     for (;;) {
       if (pending.length > 0) {
-        yield* runTools({
-          session: input.session,
-          calls: pending,
-          state,
-          root: input.root,
-          ...(resume !== undefined ? { resume } : {}),
-          ...(input.onNotice !== undefined ? { onNotice: input.onNotice } : {})
-        })
+        const ran = yield* runTools({ session: input.session, calls: pending, state, root: input.root, ...(resume !== undefined ? { resume } : {}) })
+        // A deferred question ends the turn here: the model is not called until it is answered.
+        if (ran.deferred.length > 0) return { cycles, deferred: ran.deferred } satisfies TurnResult
         resume = undefined
       }
-      if (cycles >= maxCycles) return { cycles } satisfies TurnResult
+      if (cycles >= maxCycles) return { cycles, deferred: [] } satisfies TurnResult
       cycles++
       pending = yield* streamReply(input)
-      if (pending.length === 0) return { cycles } satisfies TurnResult
-      if (input.onToolCalls !== undefined) yield* input.onToolCalls(pending)
+      if (pending.length === 0) return { cycles, deferred: [] } satisfies TurnResult
+      yield* events.publish(RunEvent.make.ToolCallsAnnounced({ calls: pending.map(RunEvent.toolCall) }))
     }
   })

@@ -2,4 +2,3 @@
 export * as Query from "./Query.ts"
 export * as ToolCoordinator from "./ToolCoordinator.ts"
 export * as TurnLoop from "./TurnLoop.ts"
-export * as Notice from "./Notice.ts"

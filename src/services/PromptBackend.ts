@@ -17,6 +17,8 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { ConversationId } from "../domain/storage/ConversationId.ts"
+import type { IncompleteSummary, TurnAnalysis } from "../domain/stream/IncompleteTurn.ts"
 import type { Question } from "../domain/tool/Question.ts"
 
 /** A permission answer: `y` run, `Y` run and remember for the turn, `n` skip, `N` skip and remember. */
@@ -54,6 +56,16 @@ export interface QuestionAnswer {
   readonly answer: Schema.Json
   /** `Y`/`N` on a boolean question: reuse this answer for the rest of the turn. */
   readonly remember: boolean
+}
+
+/** What to do with an incomplete turn when no flag said (the TTY menu's keys). */
+export type ResumeChoice = "resume" | "discard" | "quit" | "edit"
+
+/** What the person is shown about an incomplete turn before choosing what to do with it. */
+export interface IncompleteInfo {
+  readonly conversationId: ConversationId
+  readonly summary: IncompleteSummary
+  readonly analysis: TurnAnalysis
 }
 
 /** The person cancelled (Ctrl-C, Escape or end of input at the prompt). */
@@ -95,4 +107,8 @@ export class PromptBackend extends Context.Service<PromptBackend, {
   permission(request: PermissionRequest): Effect.Effect<PermissionDecision, PromptError>
   /** Asks a tool question; a secret question reads without echo. */
   question(request: QuestionRequest): Effect.Effect<QuestionAnswer, PromptError>
+  /** RFD 023's menu for an incomplete turn: resume, discard, quit or edit the pending query. */
+  resumeChoice(info: IncompleteInfo): Effect.Effect<ResumeChoice, PromptError>
+  /** Lets the person edit `text` (the pending query); `undefined` keeps it as it is (nothing is sent). */
+  edit(text: string): Effect.Effect<string | undefined, PromptError>
 }>()("parley/PromptBackend") {}

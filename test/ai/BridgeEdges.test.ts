@@ -6,6 +6,7 @@
  * inquiry side call whose `generateObject` reply is not JSON, and a call to a
  * tool the toolkit does not have.
  */
+import * as RunLive from "../../src/layers/RunLive.ts"
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -97,7 +98,7 @@ describe("the effect/ai bridges at their edges", () => {
           })
       })
       const layer = (prompt: Layer.Layer<PromptBackend>, model: Array<Step>) =>
-        Layer.mergeAll(executor, providerLayer().pipe(Layer.provide(scriptedModel(model, []))), MockInquiryBackend.layer({}), prompt).pipe(
+        Layer.mergeAll(RunLive.layer, executor, providerLayer().pipe(Layer.provide(scriptedModel(model, []))), MockInquiryBackend.layer({}), prompt).pipe(
           Layer.provideMerge(Config.layerLiteral({ conversation: { tools: { deploy: { questions: { env: { answer: "staging" } } } } } }))
         )
 
@@ -158,6 +159,7 @@ describe("the effect/ai bridges at their edges", () => {
         yield* turn()
         return (yield* load).entries
       }).pipe(Effect.provide(Layer.mergeAll(
+        RunLive.layer,
         withConversation(recorded),
         executor,
         providerLayer().pipe(Layer.provide(scriptedModel(steps().slice(1), []))),
@@ -195,6 +197,7 @@ describe("the effect/ai bridges at their edges", () => {
         yield* turn("Deploy the api")
         return (yield* load).entries
       }).pipe(Effect.provide(Layer.mergeAll(
+        RunLive.layer,
         withConversation(),
         executor,
         provider,
@@ -228,6 +231,7 @@ describe("the effect/ai bridges at their edges", () => {
         yield* turn("Roll back the api")
         return (yield* load).entries
       }).pipe(Effect.provide(Layer.mergeAll(
+        RunLive.layer,
         withConversation(),
         executor,
         providerLayer().pipe(Layer.provide(scriptedModel(model, []))),

@@ -4,6 +4,8 @@
  * scripted `LanguageModel.make` (./_model.ts); what it was sent is compared
  * in full, so an inquiry event reaching it would show.
  */
+import * as RunLive from "../../src/layers/RunLive.ts"
+import { textSoFar } from "../support/RunEvents.ts"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -66,6 +68,7 @@ describe("providerLayer: a parley turn on an effect/ai LanguageModel", () => {
       const provider = providerLayer({ name: "scripted-ai" }).pipe(Layer.provide(scriptedModel(steps, seen)))
       const executor = ExecutorScripted.make({ write_note: writeNote })
       const layer = Layer.mergeAll(
+        RunLive.layer,
         MemoryConversationStore.layer([Conversation.make({ id, now: at })]),
         provider,
         Layer.succeed((yield* Effect.promise(() => import("../../src/services/Executor.ts"))).Executor, executor.executor),
@@ -81,9 +84,9 @@ describe("providerLayer: a parley turn on an effect/ai LanguageModel", () => {
             model: "effect/ai",
             systemPrompt: "Be brief.",
             root: "/tmp",
-            start: TurnLoop.TurnStartMode.NewTurn({ message: "Write the note" }),
-            onText: (t) => Effect.sync(() => void text.push(t))
+            start: TurnLoop.TurnStartMode.NewTurn({ message: "Write the note" })
           })))
+        text.push(...(yield* textSoFar))
         return (yield* ConversationStore.use((s) => s.load(id))).entries
       }).pipe(Effect.provide(layer))
 

@@ -5,6 +5,7 @@
  * session, on the RFD's model (NeedsInput, the answer recorded, the handler
  * run again with every answer so far).
  */
+import * as RunLive from "../../src/layers/RunLive.ts"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -52,6 +53,7 @@ const config = Config.layerLiteral({ conversation: { tools: { deploy: { question
 /** Everything but the store (shared by both runs) and the person at the prompt. */
 const services = (runs: Array<Answers>, steps: Array<Step>, seen: Array<SeenRequest>) =>
   Layer.mergeAll(
+    RunLive.layer,
     executorFromToolkit(toolkit, deployHandler(runs)),
     providerLayer().pipe(Layer.provide(scriptedModel(steps, seen))),
     MockInquiryBackend.layer({})

@@ -1,15 +1,13 @@
 // The words of the CLI's output, as pure functions (issue 14): status lines,
-// error summaries, paste-able commands, usage lines and the JSON report.
+// error summaries, paste-able commands and usage lines (the JSON report is
+// test/domain/run/RunReport.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as CliError from "effect/cli/CliError"
 import { ToolCallRequest } from "../../src/domain/event/ToolCallRequest.ts"
 import * as Timestamp from "../../src/domain/event/Timestamp.ts"
-import type { InquiryId } from "../../src/domain/event/InquiryId.ts"
 import { Question } from "../../src/domain/tool/Question.ts"
-import { type Answerer, Notice, QuestionOutcome } from "../../src/programs/Notice.ts"
-import { QueryOutcome } from "../../src/programs/Query.ts"
+import * as RunEvent from "../../src/domain/run/RunEvent.ts"
 import * as Hint from "../../src/cli/Hint.ts"
-import { outcomeName, Report } from "../../src/cli/Report.ts"
 import * as StatusText from "../../src/cli/StatusText.ts"
 import * as Style from "../../src/cli/Style.ts"
 import * as Usage from "../../src/cli/Usage.ts"
@@ -17,8 +15,8 @@ import * as Usage from "../../src/cli/Usage.ts"
 const at = Timestamp.make("2026-03-01 10:00:00.5")
 const call = (id: string, name: string, args: Record<string, unknown> = {}) => new ToolCallRequest({ timestamp: at, id, name, arguments: args as never })
 const question = (text: string, type: "boolean" | "text" | "secret" = "boolean") => new Question({ id: "q" as never, text, answer_type: { type } })
-const closed = (text: string, by: Answerer, outcome: QuestionOutcome, type: "boolean" | "text" | "secret" = "boolean") =>
-  Notice.QuestionClosed({ call: call("c1", "write_file"), inquiryId: "c1.q.1" as InquiryId, question: question(text, type), by, outcome }) as Extract<Notice, { _tag: "QuestionClosed" }>
+const closed = (text: string, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, type: "boolean" | "text" | "secret" = "boolean") =>
+  RunEvent.make.QuestionClosed({ call: RunEvent.toolCall(call("c1", "write_file")), inquiry_id: "c1.q.1", question: question(text, type), by, outcome })
 
 describe("status lines", () => {
   it("a failed tool's line is the last line of its stderr, else its message, else its first line", () => {
@@ -36,14 +34,14 @@ describe("status lines", () => {
   })
 
   it("finished, skipped and failed calls; arguments cut to the width", () => {
-    const ok = Notice.ToolFinished({ call: call("c1", "write_file", { path: "a.txt" }), ran: true, response: { content: "ok", is_error: false } }) as Extract<Notice, { _tag: "ToolFinished" }>
+    const ok = RunEvent.make.ToolFinished({ call: RunEvent.toolCall(call("c1", "write_file", { path: "a.txt" })), ran: true, response: { content: "ok", is_error: false } })
     expect(StatusText.finishedLine(ok, 80, Style.plain)).toBe(`✓ write_file {"path":"a.txt"}`)
     expect(StatusText.finishedLine(ok, 80, Style.make(true))).toBe(`\x1b[32m✓\x1b[39m write_file \x1b[2m{"path":"a.txt"}\x1b[22m`)
-    const failed = Notice.ToolFinished({ call: call("c1", "deploy"), ran: true, response: { content: "boom\ntrace", is_error: true } }) as Extract<Notice, { _tag: "ToolFinished" }>
+    const failed = RunEvent.make.ToolFinished({ call: RunEvent.toolCall(call("c1", "deploy")), ran: true, response: { content: "boom\ntrace", is_error: true } })
     expect(StatusText.finishedLine(failed, 80, Style.plain)).toBe("✗ deploy: boom")
-    const skipped = Notice.ToolFinished({ call: call("c1", "ping"), ran: false, response: { content: "Tool skipped by configuration.", is_error: false } }) as Extract<Notice, { _tag: "ToolFinished" }>
+    const skipped = RunEvent.make.ToolFinished({ call: RunEvent.toolCall(call("c1", "ping")), ran: false, response: { content: "Tool skipped by configuration.", is_error: false } })
     expect(StatusText.finishedLine(skipped, 80, Style.plain)).toBe("– ping: Tool skipped by configuration.")
-    const long = Notice.ToolStarted({ call: call("c1", "write_file", { path: "x".repeat(200) }), resumed: true }) as Extract<Notice, { _tag: "ToolStarted" }>
+    const long = RunEvent.make.ToolStarted({ call: RunEvent.toolCall(call("c1", "write_file", { path: "x".repeat(200) })), resumed: true })
     const row = StatusText.runningRow(long, 40)
     expect(Style.width(row)).toBeLessThanOrEqual(38)
     expect(row.startsWith("write_file (resumed) {")).toBe(true)
@@ -57,32 +55,32 @@ describe("status lines", () => {
     expect(Style.truncate("日本語のファイル", 7)).toBe("日本語…")
     expect(Style.truncate("日本語", 6)).toBe("日本語")
     expect(Style.truncate("abcdef", 4)).toBe("abc…")
-    const wide = Notice.ToolStarted({ call: call("c1", "slow", { name: "日本語のファイル名".repeat(12) }), resumed: false }) as Extract<Notice, { _tag: "ToolStarted" }>
+    const wide = RunEvent.make.ToolStarted({ call: RunEvent.toolCall(call("c1", "slow", { name: "日本語のファイル名".repeat(12) })), resumed: false })
     expect(Style.width(StatusText.runningRow(wide, 40))).toBeLessThanOrEqual(38)
   })
 
   it("who answered and what: yes/no, text, •••• for a secret, cancellations with their reason", () => {
-    expect(StatusText.questionLine(closed("Overwrite a.txt?", "assistant", QuestionOutcome.Answered({ answer: false })), 80, Style.plain)).toBe("↳ Overwrite a.txt? → no (assistant)")
-    expect(StatusText.questionLine(closed("Branch?", "config", QuestionOutcome.Answered({ answer: "main" }), "text"), 80, Style.plain)).toBe("↳ Branch? → main (config)")
-    expect(StatusText.questionLine(closed("Token?", "you", QuestionOutcome.Redacted(), "secret"), 80, Style.plain)).toBe("↳ Token? → •••• (you)")
-    expect(StatusText.questionLine(closed("Token?", "parley", QuestionOutcome.Cancelled({ reason: "no_prompt_backend" }), "secret"), 80, Style.plain)).toBe("↳ Token? → cancelled: no_prompt_backend")
-    expect(StatusText.questionLine(closed("Apply?", "remembered", QuestionOutcome.Answered({ answer: true })), 80, Style.plain)).toBe("↳ Apply? → yes (remembered)")
-    expect(StatusText.answerText(QuestionOutcome.Answered({ answer: { a: 1 } }))).toBe(`{"a":1}`)
+    expect(StatusText.questionLine(closed("Overwrite a.txt?", "assistant", ({ _tag: "Answered" as const, answer: false })), 80, Style.plain)).toBe("↳ Overwrite a.txt? → no (assistant)")
+    expect(StatusText.questionLine(closed("Branch?", "config", ({ _tag: "Answered" as const, answer: "main" }), "text"), 80, Style.plain)).toBe("↳ Branch? → main (config)")
+    expect(StatusText.questionLine(closed("Token?", "you", ({ _tag: "Redacted" as const }), "secret"), 80, Style.plain)).toBe("↳ Token? → •••• (you)")
+    expect(StatusText.questionLine(closed("Token?", "parley", ({ _tag: "Cancelled" as const, reason: "no_prompt_backend" }), "secret"), 80, Style.plain)).toBe("↳ Token? → cancelled: no_prompt_backend")
+    expect(StatusText.questionLine(closed("Apply?", "remembered", ({ _tag: "Answered" as const, answer: true })), 80, Style.plain)).toBe("↳ Apply? → yes (remembered)")
+    expect(StatusText.answerText(({ _tag: "Answered" as const, answer: { a: 1 } }))).toBe(`{"a":1}`)
   })
 })
 
 describe("hostile text in status lines (a model, a tool or a server chose it)", () => {
   it("escape sequences in names, arguments, errors, questions and answers are shown, never sent to the terminal", () => {
     const name = "evil\x1b]0;pwned\x07"
-    const failed = Notice.ToolFinished({ call: call("c1", name), ran: true, response: { content: JSON.stringify({ message: "Tool 'evil' execution failed.", stderr: "boom\x1b[2J\n", stdout: "" }), is_error: true } })
-    expect(StatusText.finishedLine(failed as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe("✗ evil␛]0;pwned␇: boom␛[2J")
-    const ok = Notice.ToolFinished({ call: call("c1", name, { p: "\x9b2J\u202e" }), ran: true, response: { content: "ok", is_error: false } })
-    expect(StatusText.finishedLine(ok as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe(`✓ evil␛]0;pwned␇ {"p":"<U+009B>2J<U+202E>"}`)
-    const skipped = Notice.ToolFinished({ call: call("c1", name), ran: false, response: { content: "skipped\x1b[H", is_error: false } })
-    expect(StatusText.finishedLine(skipped as Extract<Notice, { _tag: "ToolFinished" }>, 80, Style.plain)).toBe("– evil␛]0;pwned␇: skipped␛[H")
-    const running = Notice.ToolStarted({ call: call("c1", name, { p: "\x9b" }), resumed: false })
-    expect(StatusText.runningRow(running as Extract<Notice, { _tag: "ToolStarted" }>, 80)).toBe(`evil␛]0;pwned␇ {"p":"<U+009B>"}`)
-    const answered = closed("Which\x1b[31m one?", "assistant", QuestionOutcome.Answered({ answer: "x\x1b[2J" }), "text")
+    const failed = RunEvent.make.ToolFinished({ call: RunEvent.toolCall(call("c1", name)), ran: true, response: { content: JSON.stringify({ message: "Tool 'evil' execution failed.", stderr: "boom\x1b[2J\n", stdout: "" }), is_error: true } })
+    expect(StatusText.finishedLine(failed, 80, Style.plain)).toBe("✗ evil␛]0;pwned␇: boom␛[2J")
+    const ok = RunEvent.make.ToolFinished({ call: RunEvent.toolCall(call("c1", name, { p: "\x9b2J\u202e" })), ran: true, response: { content: "ok", is_error: false } })
+    expect(StatusText.finishedLine(ok, 80, Style.plain)).toBe(`✓ evil␛]0;pwned␇ {"p":"<U+009B>2J<U+202E>"}`)
+    const skipped = RunEvent.make.ToolFinished({ call: RunEvent.toolCall(call("c1", name)), ran: false, response: { content: "skipped\x1b[H", is_error: false } })
+    expect(StatusText.finishedLine(skipped, 80, Style.plain)).toBe("– evil␛]0;pwned␇: skipped␛[H")
+    const running = RunEvent.make.ToolStarted({ call: RunEvent.toolCall(call("c1", name, { p: "\x9b" })), resumed: false })
+    expect(StatusText.runningRow(running, 80)).toBe(`evil␛]0;pwned␇ {"p":"<U+009B>"}`)
+    const answered = closed("Which\x1b[31m one?", "assistant", ({ _tag: "Answered" as const, answer: "x\x1b[2J" }), "text")
     expect(StatusText.questionLine(answered, 80, Style.plain)).toBe("↳ Which␛[31m one? → x␛[2J (assistant)")
   })
 })
@@ -118,44 +116,5 @@ describe("usage lines", () => {
     expect(Usage.describe(new CliError.MissingArgument({ argument: "id" }), ["parley", "conversation", "print"])).toBe("`parley conversation print` needs <id>")
     expect(Usage.describe(new CliError.InvalidValue({ option: "format", value: "yaml", expected: "text | json", kind: "flag" }), path)).toMatch(/^invalid value for flag --format/)
     expect(Usage.helpHint(path)).toBe("Run `parley query --help` for usage.")
-  })
-})
-
-describe("the JSON report", () => {
-  it("a reply cut short has no stop reason: the previous reply's is not carried over", () => {
-    const r = new Report()
-    r.text("Counting.")
-    r.notice(Notice.ReplyFinished({ stopReason: "tool_use" }))
-    r.replyStarted()
-    r.text("Coun")
-    expect(r.toJson({ outcome: "interrupted" })).toMatchObject({ reply: "Counting.\nCoun", stop_reason: null })
-  })
-
-  it("collects replies, calls and questions; never a secret", () => {
-    const r = new Report()
-    r.conversationId = "17000000001"
-    r.text("Writing")
-    r.text(".")
-    r.notice(Notice.ReplyFinished({ stopReason: "tool_use" }))
-    r.notice(Notice.ToolStarted({ call: call("c1", "use_token"), resumed: false }))
-    r.notice(Notice.ToolStarted({ call: call("c2", "slow"), resumed: false }))
-    r.notice(Notice.QuestionClosed({ call: call("c1", "use_token"), inquiryId: "c1.token.1" as InquiryId, question: question("Token?", "secret"), by: "you", outcome: QuestionOutcome.Redacted() }))
-    r.notice(Notice.ToolFinished({ call: call("c1", "use_token"), ran: true, response: { content: "got 8 chars", is_error: false } }))
-    r.text("Done.")
-    r.notice(Notice.ReplyFinished({ stopReason: "end_turn" }))
-    expect(r.toJson({ outcome: outcomeName(QueryOutcome.NothingToResume()) })).toStrictEqual({
-      conversation_id: "17000000001",
-      created: false,
-      model: null,
-      outcome: "nothing_to_resume",
-      reply: "Writing.\nDone.",
-      stop_reason: "end_turn",
-      tool_calls: [
-        { id: "c1", name: "use_token", arguments: {}, outcome: "success", content: "got 8 chars" },
-        { id: "c2", name: "slow", arguments: {}, outcome: "unfinished" }
-      ],
-      questions: [{ id: "c1.token.1", tool_call_id: "c1", tool: "use_token", question: "Token?", answer_type: "secret", answered_by: "you", outcome: "redacted" }],
-      incomplete: null
-    })
   })
 })

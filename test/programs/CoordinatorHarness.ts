@@ -6,6 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
 import type * as Schema from "effect/Schema"
 import { ChatRequest } from "../../src/domain/event/ChatRequest.ts"
 import * as Conversation from "../../src/domain/storage/Conversation.ts"
@@ -22,13 +23,16 @@ import * as MockInquiryBackend from "../../src/layers/MockInquiryBackend.ts"
 import * as MockPromptBackend from "../../src/layers/prompt/MockPromptBackend.ts"
 import * as FileConversationStore from "../../src/layers/store/FileConversationStore.ts"
 import * as MemoryConversationStore from "../../src/layers/store/MemoryConversationStore.ts"
-import type { OnNotice } from "../../src/programs/Notice.ts"
 import * as ToolCoordinator from "../../src/programs/ToolCoordinator.ts"
 import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
 import { Executor } from "../../src/services/Executor.ts"
 import { InquiryBackend, type InquiryBackendRequest } from "../../src/services/InquiryBackend.ts"
 import { PromptBackend } from "../../src/services/PromptBackend.ts"
+import type * as RunEvent from "../../src/domain/run/RunEvent.ts"
+import * as PendingAnswersLive from "../../src/layers/PendingAnswersLive.ts"
+import { PendingAnswers } from "../../src/services/PendingAnswers.ts"
+import { RunEvents } from "../../src/services/RunEvents.ts"
 
 export const conversationId = ConversationId.parse("17000000100")!
 let tick = 0
@@ -57,6 +61,8 @@ export interface Setup {
   /** Entries already in the conversation (default: one turn holding `calls`). */
   readonly entries?: ReadonlyArray<StreamEntry>
   readonly state?: TurnState.TurnState
+  /** The open-question registry (default: a fresh live one). */
+  readonly answers?: PendingAnswers["Service"]
 }
 
 /** The turn state as plain maps, for assertions. */
@@ -72,14 +78,31 @@ export interface Harness {
   readonly inquiries: ReadonlyArray<InquiryBackendRequest>
   /** The turn's state as it stands now. */
   readonly state: StateView
-  readonly layer: Layer.Layer<ConversationStore | Executor | PromptBackend | InquiryBackend | Config, unknown>
+  readonly layer: Layer.Layer<Services, unknown>
+  /** Every run event published so far, in order. */
+  readonly events: ReadonlyArray<RunEvent.RunEvent>
   /** Runs the coordinator over `calls` in a session of its own (more cycles may follow with the same state). */
-  readonly run: (calls: ReadonlyArray<ToolCallRequest>, onNotice?: OnNotice) => Effect.Effect<ReadonlyArray<ToolCallResponse>, unknown, ConversationStore | Executor | PromptBackend | InquiryBackend | Config>
+  readonly run: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<ReadonlyArray<ToolCallResponse>, unknown, Services>
+  /** {@link run}, with the questions deferred too. */
+  readonly runAll: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<ToolCoordinator.ToolsResult, unknown, Services>
   /** Appends entries in a session of its own (a later cycle of the same turn). */
   readonly append: (entries: ReadonlyArray<StreamEntry>) => Effect.Effect<void, unknown, ConversationStore>
   /** The persisted entries. */
   readonly persisted: Effect.Effect<ReadonlyArray<StreamEntry>, unknown, ConversationStore>
 }
+
+/** The services the coordinator asks for. */
+export type Services = ConversationStore | Executor | PromptBackend | InquiryBackend | Config | RunEvents | PendingAnswers
+
+/** A hub that keeps what is published, for assertions (the live hub is tested on its own). */
+export const recordingEvents = (events: Array<RunEvent.RunEvent>) =>
+  RunEvents.of({
+    publish: (e) => Effect.sync(() => void events.push(e)),
+    events: Stream.suspend(() => Stream.fromIterable(events)),
+    sequenced: Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })))),
+    since: (seq) => Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })).slice(seq))),
+    latest: Effect.sync(() => events.length)
+  })
 
 export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
   Effect.gen(function*(): Effect.fn.Return<Harness, unknown> {
@@ -98,7 +121,10 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
     if (s.storageDir !== undefined) {
       yield* ConversationStore.use((store) => Effect.scoped(store.create({ id: conversationId, metadata: conversation.metadata, entries }))).pipe(Effect.provide(storeLayer))
     }
+    const events: Array<RunEvent.RunEvent> = []
     const layer = Layer.mergeAll(
+      Layer.succeed(RunEvents, recordingEvents(events)),
+      s.answers !== undefined ? Layer.succeed(PendingAnswers, s.answers) : PendingAnswersLive.layer,
       Layer.succeed(Executor, scripted.executor),
       Layer.succeed(PromptBackend, mock.service),
       Layer.succeed(InquiryBackend, backend),
@@ -121,7 +147,9 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
         }
       },
       layer,
-      run: (cs, onNotice) => session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp", ...(onNotice !== undefined ? { onNotice } : {}) })),
+      events,
+      run: (cs) => Effect.map(session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp" })), (r) => r.responses),
+      runAll: (cs) => session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp" })),
       append: (es) => session((sn) => sn.append(es)),
       persisted: ConversationStore.use((store) => store.load(conversationId)).pipe(Effect.map((c) => c.entries))
     }

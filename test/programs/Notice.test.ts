@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Schema from "effect/Schema"
 import { askThen } from "../../src/layers/executor/ExecutorScripted.ts"
-import type { Notice } from "../../src/programs/Notice.ts"
+import type * as RunEvent from "../../src/domain/run/RunEvent.ts"
 import { Texts } from "../../src/programs/ToolCoordinator.ts"
 import { call, setup } from "./CoordinatorHarness.ts"
 
@@ -17,8 +17,10 @@ const asking = (question: Record<string, Schema.Json> & { id: string }) => ({
   respond: askThen(question as never, (answer) => succeed(`${question.id}=${typeof answer === "string" ? `${answer.length} chars` : JSON.stringify(answer)}`))
 })
 
-/** One line per notice, in order. */
-const line = (n: Notice): string => {
+/** One line per event the status shows (opened questions and the rest are left out), in order. */
+const line = (n: RunEvent.RunEvent): Array<string> => [lineOf(n)].filter((l) => l !== "")
+
+const lineOf = (n: RunEvent.RunEvent): string => {
   switch (n._tag) {
     case "ToolStarted":
       return `started ${n.call.id}${n.resumed ? " (resumed)" : ""}`
@@ -27,21 +29,22 @@ const line = (n: Notice): string => {
     case "QuestionClosed": {
       const o = n.outcome
       const what = o._tag === "Answered" ? `answered ${JSON.stringify(o.answer)}` : o._tag === "Redacted" ? "redacted" : `cancelled ${o.reason}`
-      return `closed ${n.inquiryId} by ${n.by}: ${what}`
+      return `closed ${n.inquiry_id} by ${n.by}: ${what}`
     }
     case "ReplyFinished":
-      return `reply ${n.stopReason}`
+      return `reply ${n.stop_reason}`
     case "Stopped":
       return `stopped ${JSON.stringify(n.incomplete)}`
+    default:
+      return ""
   }
 }
 
 const runWith = (s: Parameters<typeof setup>[0], calls: ReturnType<typeof call>[]) =>
   Effect.gen(function*() {
     const h = yield* setup(s, calls)
-    const notices: Array<string> = []
-    yield* h.run(calls, (n) => Effect.sync(() => void notices.push(line(n)))).pipe(Effect.provide(h.layer))
-    return { h, notices }
+    yield* h.run(calls).pipe(Effect.provide(h.layer))
+    return { h, notices: h.events.flatMap(line) }
   })
 
 describe("coordinator notices", () => {
@@ -100,7 +103,7 @@ describe("coordinator notices", () => {
         interactive: true,
         prompts: [{ _tag: "Permission", decision: "y" }, { _tag: "Answer", answer: true }]
       }, [call("c1", "p", { paths: ["/", "/home"] }), call("c2", "t", { path: "b.txt" })])
-      const byTag = Object.fromEntries(h.shown.map((s) => [s._tag, s.request]))
+      const byTag = Object.fromEntries(h.shown.map((s) => [s._tag, "request" in s ? s.request : undefined]))
       expect(byTag["Permission"]).toStrictEqual({
         toolName: "p",
         kind: "local",
@@ -117,19 +120,18 @@ describe("coordinator notices", () => {
         interactive: true,
         prompts: [{ _tag: "Permission", decision: "y" }]
       }, [call("c1", "m", { a: 1 })])
-      expect(h.shown.map((s) => [s._tag, "kind" in s.request ? s.request.kind : undefined])).toStrictEqual([["Permission", "MCP"]])
+      expect(h.shown.map((s) => [s._tag, s._tag === "Permission" ? s.request.kind : undefined])).toStrictEqual([["Permission", "MCP"]])
     }))
 
   it.live("an interrupt closes the open question as cancelled by parley, and announces it", () =>
     Effect.gen(function*() {
       const calls = [call("c", "t")]
       const h = yield* setup({ tools: { t: asking(boolQ("q", "Proceed?")) }, interactive: true, prompts: [{ _tag: "Hang" }] }, calls)
-      const notices: Array<string> = []
       yield* Effect.gen(function*() {
-        const fiber = yield* Effect.forkChild(h.run(calls, (n) => Effect.sync(() => void notices.push(line(n)))))
+        const fiber = yield* Effect.forkChild(h.run(calls))
         yield* Effect.sleep("100 millis")
         yield* Fiber.interrupt(fiber)
       }).pipe(Effect.provide(h.layer))
-      expect(notices).toStrictEqual(["started c", "closed c.q.1 by parley: cancelled user"])
+      expect(h.events.flatMap(line)).toStrictEqual(["started c", "closed c.q.1 by parley: cancelled user"])
     }))
 })

@@ -3,6 +3,7 @@
 // the model is chosen only when one will be called (and before a new
 // conversation is created), an early stop says whether the turn is left
 // incomplete, and an abandoned edit keeps the pending query.
+import * as RunLive from "../../src/layers/RunLive.ts"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -19,7 +20,8 @@ import * as ExecutorScripted from "../../src/layers/executor/ExecutorScripted.ts
 import * as MockInquiryBackend from "../../src/layers/MockInquiryBackend.ts"
 import * as MockPromptBackend from "../../src/layers/prompt/MockPromptBackend.ts"
 import * as MemoryConversationStore from "../../src/layers/store/MemoryConversationStore.ts"
-import type { Notice } from "../../src/programs/Notice.ts"
+import type * as RunEvent from "../../src/domain/run/RunEvent.ts"
+import { publishedSoFar } from "../support/RunEvents.ts"
 import * as Query from "../../src/programs/Query.ts"
 import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
@@ -37,12 +39,13 @@ const provider = (replies: Array<ReadonlyArray<Delta>>, models: Array<string>) =
     }
   }))
 
-const services = (seed: ReadonlyArray<Conversation.Conversation>, p: Layer.Layer<Provider>) =>
+const services = (seed: ReadonlyArray<Conversation.Conversation>, p: Layer.Layer<Provider>, prompts?: ReadonlyArray<MockPromptBackend.Scripted>) =>
   Layer.mergeAll(
+    RunLive.layer,
     MemoryConversationStore.layer(seed),
     p,
     ExecutorScripted.layer({}),
-    MockPromptBackend.layer([], { interactive: false }),
+    MockPromptBackend.layer(prompts ?? [], { interactive: prompts !== undefined }),
     MockInquiryBackend.layer({}),
     Config.layerEmpty
   )
@@ -138,30 +141,31 @@ describe("Query: the model the conversation remembers", () => {
 })
 
 describe("Query: stopping early and editing", () => {
-  const stops = (notices: Array<Notice>) => notices.flatMap((n) => (n._tag === "Stopped" ? [n.incomplete] : []))
+  const stops = (events: ReadonlyArray<RunEvent.RunEvent>) => events.flatMap((n) => (n._tag === "Stopped" ? [n.incomplete] : []))
 
   it.live("interrupted mid-stream: the partial reply is kept, so the turn is complete (no resume needed)", () =>
     Effect.gen(function*() {
-      const notices: Array<Notice> = []
       const slow = Layer.succeed(Provider, Provider.of({ stream: () => Stream.concat(Stream.make(Delta.TextDelta({ text: "partial" })), Stream.never) }))
-      yield* Effect.gen(function*() {
-        const fiber = yield* Effect.forkChild(Query.query({ ...base, message: "go", target: Query.Target.New(), model: "scripted", onNotice: (n) => Effect.sync(() => void notices.push(n)) }))
+      const events = yield* Effect.gen(function*() {
+        const fiber = yield* Effect.forkChild(Query.query({ ...base, message: "go", target: Query.Target.New(), model: "scripted" }))
         yield* Effect.sleep("50 millis")
         yield* Fiber.interrupt(fiber)
+        return yield* publishedSoFar
       }).pipe(Effect.provide(services([], slow)))
-      expect(stops(notices)).toStrictEqual([null])
+      expect(stops(events)).toStrictEqual([null])
+      expect(events.at(-1)).toStrictEqual({ _tag: "Stopped", ending: "interrupted", incomplete: null })
     }))
 
   it.effect("a provider error before any text leaves the turn waiting for the reply", () =>
     Effect.gen(function*() {
-      const notices: Array<Notice> = []
       const failing = Layer.succeed(Provider, Provider.of({
         stream: () => Stream.fail(new ProviderError({ provider: "openai", failure: "http", status: 500, detail: "down", retryable: true, attempts: 4 }))
       }))
-      yield* Effect.flip(Query.query({ ...base, message: "go", target: Query.Target.New(), model: "scripted", onNotice: (n) => Effect.sync(() => void notices.push(n)) })).pipe(
+      const events = yield* Effect.flip(Query.query({ ...base, message: "go", target: Query.Target.New(), model: "scripted" })).pipe(
+        Effect.andThen(publishedSoFar),
         Effect.provide(services([], failing))
       )
-      expect(stops(notices)).toStrictEqual([{ state: "pending-llm-response" }])
+      expect(stops(events)).toStrictEqual([{ state: "pending-llm-response" }])
     }))
 
   it.effect("`e` with nothing from the editor keeps the pending query and sends nothing", () =>
@@ -174,12 +178,13 @@ describe("Query: stopping early and editing", () => {
           interactive: true,
           message: undefined,
           target: Query.Target.Id({ id }),
-          model: "scripted",
-          askResume: () => Effect.succeed("edit"),
-          editMessage: () => Effect.succeed(undefined)
+          model: "scripted"
         })
         return { result, entries: (yield* ConversationStore.use((s) => s.load(id))).entries }
-      }).pipe(Effect.provide(services([seeded({ _tag: "File", text: "{}\n" }, pending)], provider([], models))))
+      }).pipe(Effect.provide(services([seeded({ _tag: "File", text: "{}\n" }, pending)], provider([], models), [
+        { _tag: "Resume", choice: "edit" },
+        { _tag: "Edit", text: undefined }
+      ])))
       expect(result.outcome._tag).toBe("EditAbandoned")
       expect(models).toStrictEqual([])
       expect(raw(entries)).toStrictEqual(raw(pending))

@@ -1,3 +1,5 @@
+import * as RunLive from "../../src/layers/RunLive.ts"
+import { textSoFar } from "../support/RunEvents.ts"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -32,6 +34,7 @@ const now = () => Timestamp.now()
 
 const services = (entries: ReadonlyArray<StreamEntry>, provider: Layer.Layer<Provider>, tools: Parameters<typeof ExecutorScripted.layer>[0], inquiries: Record<string, Schema.Json> = {}) =>
   Layer.mergeAll(
+    RunLive.layer,
     MemoryConversationStore.layer([{ ...Conversation.make({ id, now: now() }), entries: [...entries] }]),
     provider,
     ExecutorScripted.layer(tools),
@@ -68,7 +71,8 @@ describe("TurnLoop", () => {
       let visible: ReadonlyArray<StreamEntry> = []
       const stored = yield* Effect.gen(function*() {
         yield* inSession((session) =>
-          TurnLoop.runTurn({ session, model: "scripted", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Check it" }), onText: (t) => Effect.sync(() => void text.push(t)) }).pipe(
+          TurnLoop.runTurn({ session, model: "scripted", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Check it" }) }).pipe(
+            Effect.tap(() => Effect.map(textSoFar, (t) => text.push(...t))),
             Effect.andThen(session.snapshot),
             Effect.map((s) => (visible = s.entries))
           ))
@@ -127,6 +131,7 @@ describe("TurnLoop", () => {
       })
       const seen: Array<ProviderRequest> = []
       const layer = Layer.mergeAll(
+        RunLive.layer,
         MemoryConversationStore.layer([{ ...Conversation.make({ id, now: t }), entries }]),
         recordingProvider([[Delta.TextDelta({ text: "Finished." })]], seen),
         Layer.succeed((yield* Effect.promise(() => import("../../src/services/Executor.ts"))).Executor, scripted.executor),

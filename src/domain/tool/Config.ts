@@ -42,6 +42,23 @@ export const ModelName = Schema.Union([Schema.String, JpModel]).annotate({
 export const QuestionTarget = Schema.Literals(["user", "assistant"])
 export type QuestionTarget = typeof QuestionTarget.Type
 
+/**
+ * What a question meant for a person does when nobody can be asked (no
+ * terminal, no client attached): `assistant` (the inquiry backend — JP's
+ * rule and the default), `wait` (stays open for any answerer, up to
+ * `wait_timeout`, then as `defer`), `defer` (recorded unanswered; the run
+ * ends with the turn waiting for input, exit 3), `deny` (cancelled,
+ * `no_prompt_backend`). Issue 21 §3, RFD 027's detached policies.
+ */
+export const DetachedPolicy = Schema.Literals(["assistant", "wait", "defer", "deny"])
+export type DetachedPolicy = typeof DetachedPolicy.Type
+
+/** A duration: `500ms`, `30s`, `10m`, `2h`, or a number of seconds. */
+export const Duration = Schema.Union([
+  Schema.Number.check(Schema.isGreaterThan(0)),
+  Schema.String.check(Schema.isPattern(/^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/))
+]).annotate({ expected: "a duration such as \"30s\", \"10m\" or \"2h\" (or a number of seconds)" })
+
 /** `[conversation.tools.<tool>.questions.<id>]`: target and static answer. */
 export const QuestionConfig = Schema.Struct({
   /** Who answers when no static answer applies (default `user`). */
@@ -129,7 +146,11 @@ export const Config = Schema.Struct({
   }))),
   conversation: Schema.optionalKey(Schema.Struct({
     inquiry: Schema.optionalKey(Schema.Struct({
-      assistant: Schema.optionalKey(Schema.Struct({ model: Schema.optionalKey(ModelName) }))
+      assistant: Schema.optionalKey(Schema.Struct({ model: Schema.optionalKey(ModelName) })),
+      /** What a person's question does with nobody to ask (default `assistant`). */
+      detached: Schema.optionalKey(DetachedPolicy),
+      /** How long `detached = "wait"` keeps a question open before deferring it (default 10 minutes). */
+      wait_timeout: Schema.optionalKey(Duration)
     })),
     /** Per-tool settings; the key `*` holds defaults for every tool (JP). */
     tools: Schema.optionalKey(Schema.Record(Schema.String, ToolConfig))
@@ -373,3 +394,33 @@ export const questionTarget = (config: Config, tool: string, questionId: string)
 /** The configured static answer, or `undefined`. */
 export const staticAnswer = (config: Config, tool: string, questionId: string): Schema.Json | undefined =>
   questionConfig(config, tool, questionId)?.answer
+
+/** The `detached` policy: configured, else `assistant` (JP's behaviour: no surprise for scripts). */
+export const detachedPolicy = (config: Config): DetachedPolicy => config.conversation?.inquiry?.detached ?? "assistant"
+
+/** `wait_timeout` when config gives none: 10 minutes. */
+export const DEFAULT_WAIT_TIMEOUT_MS = 600_000
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const
+
+/** A {@link Duration} in milliseconds. */
+export const durationMs = (d: typeof Duration.Type): number => {
+  if (typeof d === "number") return d * 1000
+  const m = /^([0-9.]+)(ms|s|m|h)$/.exec(d)!
+  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS]
+}
+
+/** How long `wait` keeps a question open, in milliseconds. */
+export const waitTimeoutMs = (config: Config): number => {
+  const d = config.conversation?.inquiry?.wait_timeout
+  return d === undefined ? DEFAULT_WAIT_TIMEOUT_MS : durationMs(d)
+}
+
+/** `config` with the `detached` policy set (`query --detached-policy` for one run). */
+export const withDetachedPolicy = (config: Config, policy: DetachedPolicy): Config => ({
+  ...config,
+  conversation: {
+    ...config.conversation,
+    inquiry: { ...config.conversation?.inquiry, detached: policy }
+  }
+})

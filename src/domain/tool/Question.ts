@@ -75,3 +75,18 @@ export const toInquiryQuestion = (q: Question): InquiryQuestion => {
     : { type: q.answer_type.type }
   return q.default === undefined ? { text: q.text, answer_type } : { text: q.text, answer_type, default: q.default }
 }
+
+/**
+ * The tool question behind a recorded one (its id from the inquiry id): what
+ * a resumed turn or an answerer checks an answer against. Select options
+ * that are not strings are compared in their JSON text.
+ */
+export const fromInquiryQuestion = (id: string, q: InquiryQuestion): Question =>
+  new Question({
+    id: id as Question["id"],
+    text: q.text,
+    answer_type: q.answer_type.type === "select"
+      ? { type: "select", options: q.answer_type.options.map((o) => (typeof o.value === "string" ? o.value : JSON.stringify(o.value))) }
+      : { type: q.answer_type.type },
+    ...(q.default !== undefined ? { default: q.default } : {})
+  })

@@ -6,12 +6,14 @@
  *    a secret) → `Remembered`;
  * 2. a static answer from config → `Static` (a secret is then recorded
  *    `redacted`);
- * 3. the secret guard: a secret is only ever typed by a person — target
- *    `assistant` → `Denied{assistant_routing_denied}`; nobody at a terminal
- *    → `Denied{no_prompt_backend}`;
- * 4. a person at a terminal and target `user` → `Prompt`;
- * 5. otherwise the inquiry backend (the model's structured side call) →
- *    `Backend` (JP's rule: without a terminal, user questions go there too).
+ * 3. the secret guard: target `assistant` → `Denied{assistant_routing_denied}`
+ *    (a secret is only ever typed by a person);
+ * 4. target `user` and a person can be reached (a terminal now; any client
+ *    in later steps) → `Person`;
+ * 5. target `assistant` → `Backend` (the model's structured side call);
+ * 6. nobody to ask (issue 21 §3): the `detached` policy — `assistant` →
+ *    `Backend` (JP's rule; a secret is `Denied{no_prompt_backend}` instead),
+ *    `deny` → `Denied{no_prompt_backend}`, `defer` → `Defer`, `wait` → `Wait`.
  *
  * And whether a call may run at all (`run = "ask" | "unattended" | "skip"`):
  * {@link decidePermission}.
@@ -23,14 +25,14 @@
  * import { Question, Route } from "parley"
  *
  * const question = Schema.decodeUnknownSync(Question)({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" } })
- * Route.decideRoute({ question, target: "user", interactive: false, remembered: Option.none(), staticAnswer: undefined })
+ * Route.decideRoute({ question, target: "user", reachable: false, detached: "assistant", remembered: Option.none(), staticAnswer: undefined })
  * // Route.Route.Backend()
  * ```
  */
 import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import type { Json } from "effect/Schema"
-import type { QuestionTarget } from "./Config.ts"
+import type { DetachedPolicy, QuestionTarget } from "./Config.ts"
 import type { RunMode } from "./ToolDefinition.ts"
 import type { Question } from "./Question.ts"
 
@@ -42,8 +44,13 @@ export type Route = Data.TaggedEnum<{
   Remembered: { readonly answer: Json }
   Static: { readonly answer: Json }
   Denied: { readonly reason: DenialReason }
-  Prompt: {}
+  /** A person answers: the terminal prompt, or any other answerer that offers first. */
+  Person: {}
   Backend: {}
+  /** Nobody to ask: record the question unanswered and end the run waiting for input. */
+  Defer: {}
+  /** Nobody to ask yet: keep the question open for any answerer, up to the wait timeout. */
+  Wait: {}
 }>
 
 /** Constructors and matchers of {@link Route}. */
@@ -53,23 +60,33 @@ export const Route = Data.taggedEnum<Route>()
 export interface RouteInput {
   readonly question: Question
   readonly target: QuestionTarget
-  /** A person can be asked at a terminal. */
-  readonly interactive: boolean
+  /** A person can be asked now (a terminal). */
+  readonly reachable: boolean
+  /** What a person's question does when nobody can be asked. */
+  readonly detached: DetachedPolicy
   /** The answer remembered this turn for this tool and question. */
   readonly remembered: Option.Option<Json>
   /** The answer configured for this tool and question. */
   readonly staticAnswer: Json | undefined
 }
 
-/** Decides who answers `question` (steps 1–5 above). */
+/** Decides who answers `question` (steps 1–6 above). */
 export const decideRoute = (input: RouteInput): Route => {
   const secret = input.question.answer_type.type === "secret"
   if (!secret && Option.isSome(input.remembered)) return Route.Remembered({ answer: input.remembered.value })
   if (input.staticAnswer !== undefined) return Route.Static({ answer: input.staticAnswer })
-  if (secret && input.target === "assistant") return Route.Denied({ reason: "assistant_routing_denied" })
-  if (secret && !input.interactive) return Route.Denied({ reason: "no_prompt_backend" })
-  if (input.interactive && input.target === "user") return Route.Prompt()
-  return Route.Backend()
+  if (input.target === "assistant") return secret ? Route.Denied({ reason: "assistant_routing_denied" }) : Route.Backend()
+  if (input.reachable) return Route.Person()
+  switch (input.detached) {
+    case "assistant":
+      return secret ? Route.Denied({ reason: "no_prompt_backend" }) : Route.Backend()
+    case "deny":
+      return Route.Denied({ reason: "no_prompt_backend" })
+    case "defer":
+      return Route.Defer()
+    case "wait":
+      return Route.Wait()
+  }
 }
 
 /** Whether a call runs before any tool code does. */

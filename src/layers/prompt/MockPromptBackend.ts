@@ -17,8 +17,10 @@ import {
   type PermissionRequest,
   PromptBackend,
   PromptCancelled,
+  type IncompleteInfo,
   PromptFailed,
-  type QuestionRequest
+  type QuestionRequest,
+  type ResumeChoice
 } from "../../services/PromptBackend.ts"
 
 /** One scripted reply: an answer, a permission decision, a cancel (Ctrl-C), a failure, or a prompt that never answers. */
@@ -29,11 +31,17 @@ export type Scripted =
   | { readonly _tag: "Fail"; readonly reason: string }
   /** Never answers: a prompt left open (for interruption tests). */
   | { readonly _tag: "Hang" }
+  /** The incomplete-turn menu's choice. */
+  | { readonly _tag: "Resume"; readonly choice: ResumeChoice }
+  /** The edited pending query (`undefined`: the edit was abandoned). */
+  | { readonly _tag: "Edit"; readonly text: string | undefined }
 
 /** A prompt the mock showed (for assertions). */
 export type Shown =
   | { readonly _tag: "Permission"; readonly request: PermissionRequest }
   | { readonly _tag: "Question"; readonly request: QuestionRequest }
+  | { readonly _tag: "Resume"; readonly request: IncompleteInfo }
+  | { readonly _tag: "Edit"; readonly text: string }
 
 /** The mock's log, for assertions. */
 export interface MockPrompts {
@@ -62,7 +70,7 @@ export const make = (script: ReadonlyArray<Scripted>, options: { interactive?: b
   Effect.sync(() => {
     const queue = [...script]
     const shown: Array<Shown> = []
-    type Reply = Extract<Scripted, { _tag: "Answer" | "Permission" }>
+    type Reply = Extract<Scripted, { _tag: "Answer" | "Permission" | "Resume" | "Edit" }>
     const next = (what: string): Effect.Effect<Reply, PromptCancelled | PromptFailed> =>
       Effect.suspend((): Effect.Effect<Reply, PromptCancelled | PromptFailed> => {
         const item = queue.shift()
@@ -96,6 +104,24 @@ export const make = (script: ReadonlyArray<Scripted>, options: { interactive?: b
             item._tag === "Answer"
               ? Effect.succeed({ answer: item.answer, remember: item.remember ?? false })
               : Effect.fail(new PromptFailed({ reason: `expected an answer, the script has ${item._tag}` }))
+          )
+        ),
+      resumeChoice: (request) =>
+        Effect.sync(() => shown.push({ _tag: "Resume", request })).pipe(
+          Effect.andThen(next("the incomplete-turn menu")),
+          Effect.flatMap((item) =>
+            item._tag === "Resume"
+              ? Effect.succeed(item.choice)
+              : Effect.fail(new PromptFailed({ reason: `expected a resume choice, the script has ${item._tag}` }))
+          )
+        ),
+      edit: (text) =>
+        Effect.sync(() => shown.push({ _tag: "Edit", text })).pipe(
+          Effect.andThen(next("the editor")),
+          Effect.flatMap((item) =>
+            item._tag === "Edit"
+              ? Effect.succeed(item.text)
+              : Effect.fail(new PromptFailed({ reason: `expected an edit, the script has ${item._tag}` }))
           )
         )
     })

@@ -206,7 +206,11 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
         }))
         return key as PermissionDecision
       }),
-    question
+    question,
+    // The incomplete-turn menu and the editor belong to the program that runs the
+    // turn (the CLI brings its own); a bare terminal prompter offers neither.
+    resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no incomplete-turn menu on this terminal prompter" })),
+    edit: () => Effect.fail(new PromptFailed({ reason: "no editor on this terminal prompter" }))
   })
 })
 

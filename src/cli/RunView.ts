@@ -1,0 +1,111 @@
+/**
+ * The terminal's view of a run (issue 21 §1): a consumer of the run-event
+ * stream, in its own fiber. It prints the reply on stdout as it streams
+ * (`--format text`), the conversation line and warnings on stderr, and the
+ * status lines; it keeps every event for `query --format json` (a fold:
+ * `RunReport`). The prompts wait until it has shown what came before them
+ * (`Cursor`), so a question's answer line is never printed under the next
+ * prompt.
+ *
+ * @example
+ * ```ts
+ * import * as RunView from "./RunView.ts"
+ * const view = RunView.make(status, true)
+ * yield* RunView.watch(view, hub, cursor)
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as RunEvent from "../domain/run/RunEvent.ts"
+import { printable } from "../domain/render/TerminalText.ts"
+import type { RunEvents } from "../services/RunEvents.ts"
+import type * as Cursor from "./Cursor.ts"
+import type * as Status from "./Status.ts"
+import * as Style from "./Style.ts"
+
+/**
+ * stdout's text, one reply per line: a reply cut mid-line is ended before
+ * anything else is printed. On a terminal the model's control characters are
+ * shown, not obeyed (a reply could otherwise clear the screen, retitle the
+ * window or write the clipboard); piped, the reply is passed on as it came.
+ */
+class TextOut {
+  private last = ""
+  private readonly terminal = process.stdout.isTTY === true
+  constructor(private readonly enabled: boolean) {}
+  write(text: string): void {
+    if (!this.enabled || text === "") return
+    this.last = text
+    process.stdout.write(this.terminal ? printable(text, "\n\t") : text)
+  }
+  endLine(): void {
+    if (this.last !== "" && !this.last.endsWith("\n")) process.stdout.write("\n")
+    this.last = ""
+  }
+}
+
+export interface View {
+  /** Every event seen so far, in order. */
+  readonly events: ReadonlyArray<RunEvent.RunEvent>
+  /** The model the run chose, once it did. */
+  readonly model: () => string | undefined
+  /** Shows one event. */
+  readonly show: (event: RunEvent.RunEvent) => Effect.Effect<void>
+  /** Prints a line on stderr (the reply's line ended first, the status rows out of the way). */
+  readonly stderr: (line: string) => Effect.Effect<void>
+  /** Ends the reply's line on stdout, if one is open. */
+  readonly endLine: Effect.Effect<void>
+}
+
+/** A view on `status` (the person's screen, or none); `text`: print the reply on stdout. */
+export const make = (status: Status.Status, text: boolean): View => {
+  const events: Array<RunEvent.RunEvent> = []
+  const out = new TextOut(text)
+  let model: string | undefined
+  const stderr = (line: string) =>
+    status.around(() => {
+      out.endLine()
+      process.stderr.write(line + "\n")
+    })
+  const conversation = (e: RunEvent.Of<"ConversationKnown">) => {
+    // Dim only where stderr is the terminal: a redirected stderr gets plain text.
+    const dim = process.stderr.isTTY === true && status.style.color ? status.style.dim : Style.plain.dim
+    return stderr(dim(`conversation ${e.conversation_id}${e.created ? " (new)" : ""}`))
+  }
+  const show = (e: RunEvent.RunEvent): Effect.Effect<void> => {
+    events.push(e)
+    switch (e._tag) {
+      case "ConversationKnown":
+        return conversation(e)
+      case "ModelChosen":
+        return Effect.sync(() => void (model = e.model))
+      case "Waiting":
+        return status.waiting(e.waiting, `waiting for ${model ?? "the model"}`)
+      case "TextDelta":
+        return Effect.sync(() => out.write(e.text))
+      case "ToolCallsAnnounced":
+        return Effect.sync(() => out.endLine())
+      case "Warning":
+        return stderr(`parley: ${Style.printable(e.text)}`)
+      default:
+        return status.notice(e)
+    }
+  }
+  return { events, model: () => model, show, stderr, endLine: Effect.sync(() => out.endLine()) }
+}
+
+/** Follows the run's events in a fiber of the scope; the cursor says how far it got. */
+export const watch = (view: View, hub: RunEvents["Service"], cursor: Cursor.Cursor): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.suspend(() => {
+    cursor.watching()
+    return Effect.forkScoped(
+      Stream.runForEach(hub.sequenced, (e) => Effect.tap(view.show(e.event), () => Effect.sync(() => cursor.advance(e.seq)))).pipe(
+        Effect.ensuring(Effect.sync(() => cursor.stopped()))
+      )
+    )
+  }).pipe(Effect.asVoid)
+
+/** Waits until the view has shown every event published so far. */
+export const settled = (_view: View, hub: RunEvents["Service"], cursor: Cursor.Cursor): Effect.Effect<void> =>
+  Effect.flatMap(hub.latest, cursor.reach)

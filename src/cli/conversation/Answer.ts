@@ -1,0 +1,153 @@
+/**
+ * `parley conversation answer ID [INQUIRY_ID VALUE]` (issue 21 §4): the
+ * open questions of a conversation whose turn is waiting for input, and
+ * answering them.
+ *
+ * - `answer ID` lists them (text, or `--format json`: `id`, `tool`,
+ *   `tool_call_id`, `question`, `answer_type`, `options`, `default`); on a
+ *   terminal it asks them one by one at the prompt instead.
+ * - `answer ID INQUIRY_ID VALUE` answers one: VALUE read by the question's
+ *   answer type (`yes`/`no` for a boolean, one of the options for a select,
+ *   text as given; a JSON value with `--json`). A value that does not fit:
+ *   exit 2 with what would fit, nothing recorded. An unknown or closed id:
+ *   exit 1 naming the open ones.
+ * - A secret is never taken from argv; it is never recorded either, so with
+ *   no running turn to take it the command says so, with the command that
+ *   asks it at resume.
+ *
+ * Then `parley query --continue-turn --id ID` hands the answers to their
+ * tools without asking.
+ *
+ * @example
+ * ```sh
+ * parley conversation answer 17738399468
+ * parley conversation answer 17738399468 call_1.overwrite.1 yes
+ * ```
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import type * as Schema from "effect/Schema"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
+import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
+import * as Answer from "../../programs/Answer.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
+import { CliFailure } from "../CliFailure.ts"
+import { formatFlag } from "../Format.ts"
+import * as Hint from "../Hint.ts"
+import * as PersonTerminal from "../PersonTerminal.ts"
+import { storage } from "../Root.ts"
+import * as Style from "../Style.ts"
+import * as Usage from "../Usage.ts"
+import { parseIdArgument, withStore } from "./Shared.ts"
+
+const PATH = ["parley", "conversation", "answer"]
+
+/** One open question as `--format json` shows it. */
+const row = (q: Answer.OpenQuestion): Schema.JsonObject => ({
+  id: q.inquiryId,
+  tool: q.tool,
+  tool_call_id: q.toolCallId,
+  question: q.question.text,
+  answer_type: q.question.answer_type.type,
+  options: q.question.answer_type.type === "select" ? q.question.answer_type.options : null,
+  default: q.question.default ?? null
+})
+
+/** The text listing: each question, what fits, and the command that answers it. */
+const listing = (id: ConversationId.ConversationId, open: ReadonlyArray<Answer.OpenQuestion>, storageGiven: string | undefined): string => {
+  if (open.length === 0) return `${ConversationId.display(id)} has no open question.`
+  const lines = [`Open questions of ${ConversationId.display(id)}:`]
+  for (const q of open) {
+    const type = q.question.answer_type
+    lines.push(`  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${AnswerFit.expected(type)}]`)
+    const placeholder = type.type === "boolean" ? "yes|no" : type.type === "select" ? type.options.join("|") : "text"
+    lines.push(`    ${Hint.answer(id, q.inquiryId, type.type === "secret" ? undefined : { placeholder }, { storage: storageGiven })}`)
+  }
+  return lines.join("\n")
+}
+
+/** An answer's error as the CLI shows it (exit 2: the value does not fit; 1 otherwise). */
+const rendered = (id: ConversationId.ConversationId, storageGiven: string | undefined) => (e: unknown): CliFailure => {
+  if (e instanceof CliFailure) return e
+  if (typeof e === "object" && e !== null && "_tag" in e) {
+    const error = e as { _tag: string; message: string }
+    switch (error._tag) {
+      case "AnswerDoesNotFit":
+        return new CliFailure({ code: 2, message: `${error.message} Nothing was recorded.` })
+      case "SecretNeedsRunningTurn":
+        return new CliFailure({ code: 1, message: `${error.message}\n    ${Hint.resume(id, { storage: storageGiven })}` })
+      default:
+        return new CliFailure({ code: 1, message: error.message })
+    }
+  }
+  return new CliFailure({ code: 1, message: String(e) })
+}
+
+/** On a terminal: asks each open question at the prompt and records the answers, one by one. */
+const askAll = (id: ConversationId.ConversationId) =>
+  Effect.scoped(Effect.gen(function*() {
+    const session = yield* ConversationStore.use((store) => store.open(id))
+    const open = (yield* Answer.openQuestions(session)).filter((q) => q.question.answer_type.type !== "secret")
+    if (open.length === 0) return yield* Console.error(`${ConversationId.display(id)} has no open question to answer here.`)
+    const prompts = yield* TerminalPromptBackend.make().pipe(Effect.provide(PersonTerminal.layer))
+    for (const q of open) {
+      const reply = yield* prompts.question({ toolName: q.tool, question: q.question })
+      yield* Answer.record(session, q.inquiryId, { json: JSON.stringify(reply.answer) })
+    }
+    yield* Console.error(`Answered ${open.length} question${open.length === 1 ? "" : "s"}; resume the turn to hand them to the tools.`)
+  }))
+
+export const answer = Command.make(
+  "answer",
+  {
+    id: Argument.String("id").pipe(Argument.withDescription("The conversation whose turn is waiting for input")),
+    inquiry: Argument.String("inquiry-id").pipe(Argument.withDescription("The open question to answer (as listed)"), Argument.optional),
+    value: Argument.String("value").pipe(Argument.withDescription("The answer (yes/no, an option, text)"), Argument.optional),
+    json: Flag.Boolean("json").pipe(Flag.withDescription("VALUE is a JSON value"), Flag.withDefault(false)),
+    format: formatFlag
+  },
+  (f) =>
+    withStore(Effect.gen(function*() {
+      const { given } = yield* storage
+      const id = yield* parseIdArgument(f.id, "answer")
+      return yield* run(f, id, given).pipe(Effect.mapError(rendered(id, given)))
+    }))
+).pipe(Command.withDescription("List or answer the open questions of a turn waiting for input"))
+
+interface Flags {
+  readonly inquiry: Option.Option<string>
+  readonly value: Option.Option<string>
+  readonly json: boolean
+  readonly format: "text" | "json"
+}
+
+const run = (f: Flags, id: ConversationId.ConversationId, given: string | undefined) =>
+    Effect.gen(function*() {
+      const inquiry = Option.getOrUndefined(f.inquiry)
+      const value = Option.getOrUndefined(f.value)
+      const interactive = PersonTerminal.isInteractive() && f.format === "text"
+      if (inquiry === undefined) {
+        if (interactive) return yield* askAll(id)
+        const open = yield* Answer.list(id)
+        return yield* Console.log(f.format === "json" ? JSON.stringify(open.map(row), null, 2) : listing(id, open, given))
+      }
+      if (value === undefined) {
+        const open = yield* Answer.list(id)
+        const q = open.find((o) => o.inquiryId === inquiry)
+        if (q?.question.answer_type.type === "secret") return yield* new Answer.SecretNeedsRunningTurn({ id, inquiry_id: inquiry })
+        return yield* Usage.failure(PATH, `give the answer after the question id (${q === undefined ? "see the open questions with parley conversation answer ID" : AnswerFit.expected(q.question.answer_type)}).`)
+      }
+      const recorded = yield* Answer.answer(id, inquiry, f.json ? { json: value } : { text: value })
+      if (f.format === "json") {
+        return yield* Console.log(JSON.stringify({ id: recorded.inquiryId, answer: recorded.answer, still_open: recorded.stillOpen.map((q) => q.inquiryId) }))
+      }
+      const next = recorded.stillOpen.length > 0
+        ? `${recorded.stillOpen.length} question${recorded.stillOpen.length === 1 ? "" : "s"} still open: ${recorded.stillOpen.map((q) => q.inquiryId).join(", ")}.`
+        : `No question left open; resume the turn: ${Hint.resume(id, { storage: given })}`
+      yield* Console.error(`Recorded the answer to ${recorded.inquiryId}. ${next}`)
+    })

@@ -1,0 +1,159 @@
+/**
+ * What a run shows to anyone watching it (issue 21 §1; RFD 027's "client
+ * receives events"): one typed union, published through the `RunEvents`
+ * service and consumed by the terminal's status lines, `query --format
+ * json` (a pure fold: `RunReport`), and — in the next steps — attached
+ * terminals, the web page and the HTTP API. Nothing here is written to the
+ * conversation: every event describes what the conversation already holds
+ * or what the run is doing now (text as it streams, a tool running).
+ *
+ * Events are Schemas, so they cross a socket or an SSE stream as JSON; field
+ * names are snake_case like the rest of parley's JSON. A secret never
+ * appears: a closed secret question carries `Redacted`, not the answer.
+ *
+ * @example
+ * ```ts
+ * import * as RunEvent from "parley/domain/run/RunEvent"
+ * const event = RunEvent.make.TextDelta({ text: "Hello" })
+ * RunEvent.isEnd(event) // false
+ * ```
+ */
+import * as Schema from "effect/Schema"
+import { InquirySource } from "../event/InquirySource.ts"
+import { Question } from "../tool/Question.ts"
+
+/** A tool call as the run shows it. */
+export const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.JsonObject })
+export type ToolCall = typeof ToolCall.Type
+
+/** What a tool call ended with. */
+export const ToolResult = Schema.Struct({ content: Schema.String, is_error: Schema.Boolean })
+export type ToolResult = typeof ToolResult.Type
+
+/**
+ * Who answers (or answered) a question: the person (at this terminal or any
+ * other answerer), the model's side call, a static answer in config, an
+ * answer remembered this turn, or parley itself (a refusal, an interrupt).
+ */
+export const Answerer = Schema.Literals(["you", "assistant", "config", "remembered", "parley", "other"])
+export type Answerer = typeof Answerer.Type
+
+/** How a question closed. A secret answer is never carried: it is `Redacted`. */
+export const QuestionOutcome = Schema.Union([
+  Schema.TaggedStruct("Answered", { answer: Schema.Json }),
+  Schema.TaggedStruct("Redacted", {}),
+  Schema.TaggedStruct("Cancelled", { reason: Schema.String })
+])
+export type QuestionOutcome = typeof QuestionOutcome.Type
+
+/** Who may answer an open question (RFD 082 routing, after remembered and static answers). */
+export const Audience = Schema.Literals(["person", "assistant", "config", "remembered", "parley"])
+export type Audience = typeof Audience.Type
+
+/** How a turn was left (contract §3 `incomplete`), or null when it is complete. */
+export const Incomplete = Schema.NullOr(Schema.Struct({
+  state: Schema.Literals(["waiting-for-input", "pending-tool-execution", "pending-follow-up", "pending-llm-response"]),
+  tool: Schema.optionalKey(Schema.String)
+}))
+export type Incomplete = typeof Incomplete.Type
+
+/** How a run ended, as `query --format json` names it. */
+export const Ending = Schema.Literals([
+  "completed", "resumed", "discarded", "quit", "nothing_to_resume", "nothing_to_discard", "edit_abandoned", "deferred",
+  "interrupted", "failed"
+])
+export type Ending = typeof Ending.Type
+
+const StopReason = Schema.Literals(["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"])
+
+/** The conversation of the run is known (`created`: it is new). */
+export const ConversationKnown = Schema.TaggedStruct("ConversationKnown", { conversation_id: Schema.String, created: Schema.Boolean })
+/** The model was chosen (once, when first needed). */
+export const ModelChosen = Schema.TaggedStruct("ModelChosen", { model: Schema.String })
+/** `true` when a model request starts, `false` once its first output (or its end) arrives. */
+export const Waiting = Schema.TaggedStruct("Waiting", { waiting: Schema.Boolean })
+/** Reply text as it streams. */
+export const TextDelta = Schema.TaggedStruct("TextDelta", { text: Schema.String })
+/** Reasoning text as it streams. */
+export const ReasoningDelta = Schema.TaggedStruct("ReasoningDelta", { text: Schema.String })
+/** A reply is recorded (its stop reason). */
+export const ReplyFinished = Schema.TaggedStruct("ReplyFinished", { stop_reason: Schema.NullOr(StopReason) })
+/** The model called tools (they run next). */
+export const ToolCallsAnnounced = Schema.TaggedStruct("ToolCallsAnnounced", { calls: Schema.Array(ToolCall) })
+/** A call passed its permission step and its tool is about to run (`resumed`: in a resumed turn). */
+export const ToolStarted = Schema.TaggedStruct("ToolStarted", { call: ToolCall, resumed: Schema.Boolean })
+/** A call's response is recorded (`ran`: false when it was skipped before running). */
+export const ToolFinished = Schema.TaggedStruct("ToolFinished", { call: ToolCall, ran: Schema.Boolean, response: ToolResult })
+/** A question is recorded and routed: who may answer it, since when. */
+export const QuestionOpened = Schema.TaggedStruct("QuestionOpened", {
+  inquiry_id: Schema.String,
+  call: ToolCall,
+  question: Question,
+  source: InquirySource,
+  audience: Audience,
+  since: Schema.String
+})
+/** A question's response is recorded: who answered and how. */
+export const QuestionClosed = Schema.TaggedStruct("QuestionClosed", {
+  inquiry_id: Schema.String,
+  call: ToolCall,
+  question: Question,
+  by: Answerer,
+  outcome: QuestionOutcome
+})
+/** Something the person should know (a reply cut at the token limit, a question deferred). */
+export const Warning = Schema.TaggedStruct("Warning", { text: Schema.String })
+/** The run is over: how it ended and how it left the turn. Always the last event of a run. */
+export const Stopped = Schema.TaggedStruct("Stopped", { ending: Ending, incomplete: Incomplete })
+
+/** Everything a run shows, as it happens. */
+export const RunEvent = Schema.Union([
+  ConversationKnown, ModelChosen, Waiting, TextDelta, ReasoningDelta, ReplyFinished, ToolCallsAnnounced, ToolStarted,
+  ToolFinished, QuestionOpened, QuestionClosed, Warning, Stopped
+])
+export type RunEvent = typeof RunEvent.Type
+
+/** One variant by its tag. */
+export type Of<Tag extends RunEvent["_tag"]> = Extract<RunEvent, { readonly _tag: Tag }>
+
+/** A run event with its position in the run (1-based, gapless): SSE ids and replay cursors. */
+export interface Sequenced {
+  readonly seq: number
+  readonly event: RunEvent
+}
+
+type Fields<Tag extends RunEvent["_tag"]> = Omit<Of<Tag>, "_tag">
+
+const maker = <Tag extends RunEvent["_tag"]>(tag: Tag) => (fields: Fields<Tag>): Of<Tag> => ({ _tag: tag, ...fields }) as Of<Tag>
+
+/** Constructors, one per variant: `make.TextDelta({ text })`. */
+export const make = {
+  ConversationKnown: maker("ConversationKnown"),
+  ModelChosen: maker("ModelChosen"),
+  Waiting: maker("Waiting"),
+  TextDelta: maker("TextDelta"),
+  ReasoningDelta: maker("ReasoningDelta"),
+  ReplyFinished: maker("ReplyFinished"),
+  ToolCallsAnnounced: maker("ToolCallsAnnounced"),
+  ToolStarted: maker("ToolStarted"),
+  ToolFinished: maker("ToolFinished"),
+  QuestionOpened: maker("QuestionOpened"),
+  QuestionClosed: maker("QuestionClosed"),
+  Warning: maker("Warning"),
+  Stopped: maker("Stopped")
+} as const
+
+/** A tool call request as the run shows it (no timestamp, no provider metadata). */
+export const toolCall = (call: { readonly id: string; readonly name: string; readonly arguments: Schema.JsonObject }): ToolCall => ({
+  id: call.id,
+  name: call.name,
+  arguments: call.arguments
+})
+
+/** Whether `event` ends its run. */
+export const isEnd = (event: RunEvent): event is Of<"Stopped"> => event._tag === "Stopped"
+
+/** The JSON form of an event (for a socket, an SSE `data:` line). */
+export const encode = Schema.encodeSync(RunEvent)
+/** An event back from its JSON form. */
+export const decode = Schema.decodeUnknownSync(RunEvent)

@@ -1,0 +1,209 @@
+/**
+ * `query --format json`'s one document, as a pure fold over a run's events
+ * (issue 21 §1: the report is a consumer of the run-event stream, so the
+ * live run and a replay of its events give the same document):
+ *
+ * ```json
+ * { "conversation_id": "17953588145", "created": true, "model": "openai/gpt-5",
+ *   "outcome": "completed", "reply": "I'll write it.\nDone.", "stop_reason": "end_turn",
+ *   "tool_calls": [ { "id": "call_1", "name": "write_note", "arguments": { "path": "a.txt" },
+ *                     "outcome": "success", "content": "Wrote a.txt." } ],
+ *   "questions": [ { "id": "call_1.overwrite.1", "tool_call_id": "call_1", "tool": "write_note",
+ *                    "question": "Overwrite a.txt?", "answer_type": "boolean",
+ *                    "answered_by": "assistant", "outcome": "answered", "answer": true } ],
+ *   "incomplete": null }
+ * ```
+ *
+ * `outcome` is the run's {@link RunEvent.Ending} (`failed` when the run
+ * never got to a conversation); a tool call's `outcome` is `success`,
+ * `error`, `skipped` (it never ran) or `unfinished`; a question's is
+ * `answered`, `redacted` (a secret: never in the document), `cancelled`
+ * (with `reason`) or `open` (still waiting: a deferred run, exit 3 — with
+ * `options` and `default` so a script can answer it). `incomplete` is how
+ * the run left the turn; the edge adds `error` and `resume` (a command).
+ *
+ * @example
+ * ```ts
+ * import * as RunEvent from "parley/domain/run/RunEvent"
+ * import * as RunReport from "parley/domain/run/RunReport"
+ * const report = RunReport.fold([RunEvent.make.TextDelta({ text: "Hi" })])
+ * RunReport.toJson(report, {}).reply // "Hi"
+ * ```
+ */
+import type * as Schema from "effect/Schema"
+import type * as RunEvent from "./RunEvent.ts"
+
+/** One tool call of the run. */
+export interface ToolCallRow {
+  readonly id: string
+  readonly name: string
+  readonly arguments: Schema.JsonObject
+  readonly outcome: "success" | "error" | "skipped" | "unfinished"
+  readonly content?: string
+}
+
+/** One question of the run: closed (who answered, how) or still open. */
+export interface QuestionRow {
+  readonly id: string
+  readonly tool_call_id: string
+  readonly tool: string
+  readonly question: string
+  readonly answer_type: string
+  readonly answered_by: RunEvent.Answerer | null
+  readonly outcome: "answered" | "redacted" | "cancelled" | "open"
+  readonly answer?: Schema.Json
+  readonly reason?: string
+  readonly options?: ReadonlyArray<string>
+  readonly default?: Schema.Json
+}
+
+/** What a run did, folded from its events. */
+export interface RunReport {
+  readonly conversationId: string | null
+  readonly created: boolean
+  readonly model: string | null
+  /** Text of each model reply, in order (a reply with no text is left out). */
+  readonly replies: ReadonlyArray<string>
+  readonly stopReason: string | null
+  readonly toolCalls: ReadonlyArray<ToolCallRow>
+  /** Closed questions in the order they closed, then the open ones in the order they opened. */
+  readonly questions: ReadonlyArray<QuestionRow>
+  /** How the run ended; `null` while it runs (or when it never reached a conversation). */
+  readonly ending: RunEvent.Ending | null
+  readonly incomplete: RunEvent.Incomplete
+}
+
+const openRow = (e: RunEvent.Of<"QuestionOpened">): QuestionRow => ({
+  id: e.inquiry_id,
+  tool_call_id: e.call.id,
+  tool: e.call.name,
+  question: e.question.text,
+  answer_type: e.question.answer_type.type,
+  answered_by: null,
+  outcome: "open",
+  ...(e.question.answer_type.type === "select" ? { options: e.question.answer_type.options } : {}),
+  ...(e.question.default !== undefined ? { default: e.question.default } : {})
+})
+
+const closedRow = (e: RunEvent.Of<"QuestionClosed">): QuestionRow => {
+  const o = e.outcome
+  return {
+    id: e.inquiry_id,
+    tool_call_id: e.call.id,
+    tool: e.call.name,
+    question: e.question.text,
+    answer_type: e.question.answer_type.type,
+    answered_by: e.by,
+    outcome: o._tag === "Answered" ? "answered" : o._tag === "Redacted" ? "redacted" : "cancelled",
+    ...(o._tag === "Answered" ? { answer: o.answer } : {}),
+    ...(o._tag === "Cancelled" ? { reason: o.reason } : {})
+  }
+}
+
+const toolRow = (call: RunEvent.ToolCall, outcome: ToolCallRow["outcome"], content?: string): ToolCallRow => ({
+  id: call.id,
+  name: call.name,
+  arguments: call.arguments,
+  outcome,
+  ...(content !== undefined ? { content } : {})
+})
+
+/** The run's report: every event of the run, in order. */
+export const fold = (events: Iterable<RunEvent.RunEvent>): RunReport => {
+  let conversationId: string | null = null
+  let created = false
+  let model: string | null = null
+  let stopReason: string | null = null
+  let ending: RunEvent.Ending | null = null
+  let incomplete: RunEvent.Incomplete = null
+  const replies: Array<string> = []
+  let replyOpen = false
+  const calls = new Map<string, ToolCallRow>()
+  const closed: Array<QuestionRow> = []
+  const open = new Map<string, QuestionRow>()
+  for (const e of events) {
+    switch (e._tag) {
+      case "ConversationKnown":
+        conversationId = e.conversation_id
+        created = e.created
+        break
+      case "ModelChosen":
+        model = e.model
+        break
+      case "Waiting":
+        // A new model request: until it finishes, the last reply's stop reason is not this one's.
+        if (e.waiting) {
+          replyOpen = false
+          stopReason = null
+        }
+        break
+      case "TextDelta":
+        if (!replyOpen) replies.push("")
+        replyOpen = true
+        replies[replies.length - 1] += e.text
+        break
+      case "ReplyFinished":
+        replyOpen = false
+        stopReason = e.stop_reason
+        break
+      case "ToolStarted":
+        calls.set(e.call.id, toolRow(e.call, "unfinished"))
+        break
+      case "ToolFinished":
+        calls.set(e.call.id, toolRow(e.call, !e.ran ? "skipped" : e.response.is_error ? "error" : "success", e.response.content))
+        break
+      case "QuestionOpened":
+        open.set(e.inquiry_id, openRow(e))
+        break
+      case "QuestionClosed":
+        open.delete(e.inquiry_id)
+        closed.push(closedRow(e))
+        break
+      case "Stopped":
+        ending = e.ending
+        incomplete = e.incomplete
+        break
+      default:
+        break
+    }
+  }
+  return {
+    conversationId,
+    created,
+    model,
+    replies: replies.filter((r) => r !== ""),
+    stopReason,
+    toolCalls: [...calls.values()],
+    questions: [...closed, ...open.values()],
+    ending,
+    incomplete
+  }
+}
+
+/** The questions still waiting for an answer when the run ended. */
+export const openQuestions = (report: RunReport): ReadonlyArray<QuestionRow> => report.questions.filter((q) => q.outcome === "open")
+
+/** The reply text as the text format prints it (replies on their own lines). */
+export const replyText = (report: RunReport): string => report.replies.join("\n")
+
+/** What the edge adds: an outcome when the run never reached a conversation, the error, the resume command. */
+export interface Ending {
+  readonly outcome?: string
+  readonly error?: string
+  readonly resume?: string
+}
+
+/** The document. */
+export const toJson = (report: RunReport, end: Ending): Schema.JsonObject => ({
+  conversation_id: report.conversationId,
+  created: report.created,
+  model: report.model,
+  outcome: end.outcome ?? report.ending ?? "failed",
+  reply: replyText(report),
+  stop_reason: report.stopReason,
+  tool_calls: report.toolCalls as unknown as Schema.JsonArray,
+  questions: report.questions as unknown as Schema.JsonArray,
+  incomplete: report.incomplete as Schema.Json,
+  ...(end.error !== undefined ? { error: end.error } : {}),
+  ...(end.resume !== undefined ? { resume: end.resume } : {})
+})

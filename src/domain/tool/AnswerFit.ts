@@ -1,0 +1,76 @@
+/**
+ * Whether an answer fits its question (issue 21 §2: "checked against the
+ * question — type, options — before it counts"), and how an answer typed as
+ * text on a command line or in a form becomes a JSON value. One home for the
+ * rule every answerer shares: the terminal, `conversation answer`, another
+ * terminal, the HTTP API.
+ *
+ * - boolean: `true`/`false`; as text also `yes`/`no`/`y`/`n` (any case);
+ * - select: exactly one of the options;
+ * - text and secret: a string.
+ *
+ * @example
+ * ```ts
+ * import * as AnswerFit from "parley/domain/tool/AnswerFit"
+ * AnswerFit.parse({ type: "boolean" }, "yes") // Result.succeed(true)
+ * AnswerFit.expected({ type: "select", options: ["a", "b"] }) // "one of: a, b"
+ * ```
+ */
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import type { AnswerType } from "./AnswerType.ts"
+
+const YES = new Set(["true", "yes", "y"])
+const NO = new Set(["false", "no", "n"])
+
+/** What would fit `type`, in words (for an error that says what to give instead). */
+export const expected = (type: AnswerType): string => {
+  switch (type.type) {
+    case "boolean":
+      return "yes or no"
+    case "select":
+      return `one of: ${type.options.join(", ")}`
+    case "text":
+      return "any text"
+    case "secret":
+      return "a secret text"
+  }
+}
+
+const describe = (value: Schema.Json): string => JSON.stringify(value)
+
+/** `value` when it fits `type`; else why not. */
+export const fit = (type: AnswerType, value: Schema.Json): Result.Result<Schema.Json, string> => {
+  switch (type.type) {
+    case "boolean":
+      return typeof value === "boolean" ? Result.succeed(value) : Result.fail(`${describe(value)} is not a yes/no answer`)
+    case "select":
+      return typeof value === "string" && type.options.includes(value)
+        ? Result.succeed(value)
+        : Result.fail(`${describe(value)} is not one of the options (${type.options.join(", ")})`)
+    case "text":
+    case "secret":
+      return typeof value === "string" ? Result.succeed(value) : Result.fail(`${describe(value)} is not text`)
+  }
+}
+
+/**
+ * An answer typed as text: a boolean from yes/no words, a select option as
+ * written, text as given. With `json`, the text is a JSON value first.
+ */
+export const parse = (type: AnswerType, text: string, options: { readonly json?: boolean } = {}): Result.Result<Schema.Json, string> => {
+  if (options.json === true) {
+    let value: Schema.Json
+    try {
+      value = JSON.parse(text) as Schema.Json
+    } catch {
+      return Result.fail(`${JSON.stringify(text)} is not JSON`)
+    }
+    return fit(type, value)
+  }
+  if (type.type === "boolean") {
+    const word = text.trim().toLowerCase()
+    return YES.has(word) ? Result.succeed(true) : NO.has(word) ? Result.succeed(false) : Result.fail(`${JSON.stringify(text)} is not yes or no`)
+  }
+  return fit(type, text)
+}

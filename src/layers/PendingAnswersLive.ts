@@ -1,0 +1,89 @@
+/**
+ * Open questions in this process (issue 21 §2): a map from inquiry id to the
+ * question and a `Deferred` for its answer. Taking a question (an offer that
+ * fits, or a claim) and completing its `Deferred` happen in one synchronous
+ * step, so of two answerers racing exactly one wins; the loser is told who
+ * did. Closed questions are remembered for the process's life, so a late
+ * offer is refused with who answered rather than "not open".
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as PendingAnswersLive from "parley/layers/PendingAnswersLive"
+ * import { PendingAnswers } from "parley/services/PendingAnswers"
+ * const open = PendingAnswers.use((p) => p.list).pipe(Effect.provide(PendingAnswersLive.layer))
+ * ```
+ */
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import type { Answerer } from "../domain/run/RunEvent.ts"
+import * as AnswerFit from "../domain/tool/AnswerFit.ts"
+import {
+  AnswerDoesNotFit,
+  type Offered,
+  type OfferRefused,
+  type OpenQuestion,
+  PendingAnswers,
+  QuestionAlreadyAnswered,
+  QuestionNotOpen
+} from "../services/PendingAnswers.ts"
+
+interface Entry {
+  readonly question: OpenQuestion
+  readonly deferred: Deferred.Deferred<Offered>
+  takenBy: Answerer | undefined
+}
+
+/** An in-process registry. */
+export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => {
+  const open = new Map<string, Entry>()
+  /** Who closed each question that is no longer open. */
+  const closed = new Map<string, Answerer>()
+  const refuse = (id: string) =>
+    closed.has(id) || open.get(id)?.takenBy !== undefined
+      ? new QuestionAlreadyAnswered({ inquiry_id: id, by: closed.get(id) ?? open.get(id)!.takenBy! })
+      : new QuestionNotOpen({ inquiry_id: id, open: [...open.keys()] })
+  return PendingAnswers.of({
+    open: (question) =>
+      Effect.acquireRelease(
+        Effect.map(Deferred.make<Offered>(), (deferred) => {
+          const entry: Entry = { question, deferred, takenBy: undefined }
+          open.set(question.inquiryId, entry)
+          return entry
+        }),
+        (entry) =>
+          Effect.sync(() => {
+            open.delete(entry.question.inquiryId)
+            closed.set(entry.question.inquiryId, entry.takenBy ?? "parley")
+          })
+      ).pipe(Effect.map((entry) => ({
+        answer: Deferred.await(entry.deferred),
+        claim: (by: Answerer) =>
+          Effect.sync(() => {
+            if (entry.takenBy !== undefined) return false
+            entry.takenBy = by
+            return true
+          })
+      }))),
+    offer: (inquiryId: string, answer: Schema.Json, by: Answerer) =>
+      Effect.suspend((): Effect.Effect<void, OfferRefused> => {
+        const entry = open.get(inquiryId)
+        if (entry === undefined || entry.takenBy !== undefined) return Effect.fail(refuse(inquiryId))
+        const fits = AnswerFit.fit(entry.question.question.answer_type, answer)
+        if (Result.isFailure(fits)) {
+          return Effect.fail(new AnswerDoesNotFit({ inquiry_id: inquiryId, reason: fits.failure, expected: AnswerFit.expected(entry.question.question.answer_type) }))
+        }
+        // Taken and completed in one step: no other offer can slip in between.
+        entry.takenBy = by
+        Deferred.doneUnsafe(entry.deferred, Effect.succeed({ answer: fits.success, by }))
+        return Effect.void
+      }),
+    list: Effect.sync(() => [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question))
+  })
+})
+
+/** A fresh registry for each build of the layer. */
+export const layer: Layer.Layer<PendingAnswers> = Layer.effect(PendingAnswers, make)

@@ -1,0 +1,80 @@
+/**
+ * The run-event hub (issue 21 §1): a `PubSub` for live events and the
+ * current run's events kept for late subscribers (RFD 027: "a late client
+ * sees the turn whole").
+ *
+ * A subscription is taken before the kept events are read, and live events
+ * already among them are dropped by sequence number: nothing is missed and
+ * nothing is seen twice, whenever a subscriber arrives. Publishing is
+ * synchronous and uninterruptible (keep, then offer), so the order of the
+ * kept events is the order of the live ones.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Stream from "effect/Stream"
+ * import * as RunEventsLive from "parley/layers/RunEventsLive"
+ * import * as RunEvent from "parley/domain/run/RunEvent"
+ * import { RunEvents } from "parley/services/RunEvents"
+ *
+ * const program = Effect.gen(function*() {
+ *   const hub = yield* RunEvents
+ *   yield* hub.publish(RunEvent.make.TextDelta({ text: "hi" }))
+ *   yield* hub.publish(RunEvent.make.Stopped({ ending: "completed", incomplete: null }))
+ *   return yield* Stream.runCollect(hub.events) // [TextDelta, Stopped]
+ * }).pipe(Effect.provide(RunEventsLive.layer))
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as PubSub from "effect/PubSub"
+import * as Stream from "effect/Stream"
+import * as RunEvent from "../domain/run/RunEvent.ts"
+import { RunEvents } from "../services/RunEvents.ts"
+
+/** The current run as kept: its events in order, and whether it has stopped. */
+interface Kept {
+  events: Array<RunEvent.Sequenced>
+  seq: number
+  stopped: boolean
+}
+
+/** A hub; its `PubSub` is shut down with the scope (open streams end). */
+export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Scope").Scope> = Effect.gen(function*() {
+  const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<RunEvent.Sequenced>(), PubSub.shutdown)
+  const kept: Kept = { events: [], seq: 0, stopped: false }
+  const publish = (event: RunEvent.RunEvent) =>
+    Effect.suspend(() => {
+      // The first event after a Stopped starts a new run: late subscribers see only that one.
+      if (kept.stopped) {
+        kept.events = []
+        kept.stopped = false
+      }
+      const item: RunEvent.Sequenced = { seq: ++kept.seq, event }
+      kept.events.push(item)
+      if (RunEvent.isEnd(event)) kept.stopped = true
+      return PubSub.publish(pubsub, item)
+    }).pipe(Effect.asVoid, Effect.uninterruptible)
+  const since = (after: number): Stream.Stream<RunEvent.Sequenced> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const live = yield* PubSub.subscribe(pubsub)
+      const past = kept.events.filter((e) => e.seq > after)
+      const last = past.length > 0 ? past[past.length - 1]!.seq : Math.max(after, kept.seq)
+      const replay = Stream.fromIterable(past)
+      const rest = Stream.fromSubscription(live).pipe(Stream.filter((e) => e.seq > last))
+      // A run that already stopped ends the stream after its replay.
+      const body = past.some((e) => RunEvent.isEnd(e.event)) ? replay : Stream.concat(replay, rest)
+      return body.pipe(Stream.takeUntil((e) => RunEvent.isEnd(e.event)))
+    }))
+  const sequenced = since(0)
+  return RunEvents.of({
+    publish,
+    sequenced,
+    events: Stream.map(sequenced, (e) => e.event),
+    since,
+    latest: Effect.sync(() => kept.seq)
+  })
+})
+
+/** A fresh hub for each build of the layer. */
+export const layer: Layer.Layer<RunEvents> = Layer.effect(RunEvents, make)

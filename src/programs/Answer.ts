@@ -1,0 +1,115 @@
+/**
+ * `parley conversation answer` as a program (issue 21 §4): the open
+ * questions of a conversation's incomplete turn — requests recorded without
+ * a response, for tool calls that have no response either — and answering
+ * one of them into the turn, so `query --continue-turn` hands the answer to
+ * its tool without asking (RFD 023: answers already given are handed back).
+ *
+ * The answer is recorded as the `inquiry_response` of the open request (same
+ * id, RFD 082's shape, JP-readable), under the conversation's lock like any
+ * writer. It must fit the question (`AnswerFit`); a secret is never
+ * recorded (only `redacted`), so it can only be given to a running turn.
+ *
+ * @example
+ * ```ts
+ * import * as Answer from "parley/programs/Answer"
+ * import { ConversationId } from "parley"
+ * const id = ConversationId.parse("17738399468")!
+ * const recorded = Answer.answer(id, "call_1.overwrite.1", { text: "yes" }) // Effect<AnswerRecorded, …, ConversationStore>
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Events from "../domain/event/Events.ts"
+import type { InquiryId } from "../domain/event/InquiryId.ts"
+import type { InquiryResponse } from "../domain/event/InquiryResponse.ts"
+import * as Timestamp from "../domain/event/Timestamp.ts"
+import type { ConversationId } from "../domain/storage/ConversationId.ts"
+import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
+import * as AnswerFit from "../domain/tool/AnswerFit.ts"
+import { fromInquiryQuestion, type Question } from "../domain/tool/Question.ts"
+import type { ConversationSession } from "../services/ConversationSession.ts"
+import { ConversationStore } from "../services/ConversationStore.ts"
+import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "../services/PendingAnswers.ts"
+
+/** An open question of an incomplete turn. */
+export interface OpenQuestion {
+  readonly inquiryId: InquiryId
+  readonly toolCallId: string
+  readonly tool: string
+  /** The question as a tool asked it (its id, text, answer type, default). */
+  readonly question: Question
+}
+
+/** A secret can only be typed into a running turn: it is never recorded. */
+export class SecretNeedsRunningTurn extends Schema.TaggedError<SecretNeedsRunningTurn>()("SecretNeedsRunningTurn", {
+  id: Schema.String,
+  inquiry_id: Schema.String
+}) {
+  override get message() {
+    return `Question ${this.inquiry_id} asks for a secret, which is never recorded: it can only be given to a running turn, and none is running. Resume the turn in a terminal to be asked for it.`
+  }
+}
+
+/** What a value given for a question is: text (parsed by the question's answer type), or a JSON value (`--json`). */
+export type AnswerInput = { readonly text: string } | { readonly json: string }
+
+/** What was recorded. */
+export interface AnswerRecorded {
+  readonly inquiryId: InquiryId
+  readonly answer: Schema.Json
+  /** The questions still open after this one. */
+  readonly stillOpen: ReadonlyArray<OpenQuestion>
+}
+
+/** The open questions of `session`'s incomplete turn, in the order they were asked. */
+export const openQuestions = (session: ConversationSession): Effect.Effect<ReadonlyArray<OpenQuestion>> =>
+  Effect.map(session.incompleteTurn, (incomplete) =>
+    incomplete === null ? [] : IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => ({
+      inquiryId: p.request.id,
+      toolCallId: p.toolCall.id,
+      tool: p.toolCall.name,
+      question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
+    })))
+
+/** The open questions of conversation `id` (read under its lock: a running turn holds it). */
+export const list = (id: ConversationId) =>
+  Effect.scoped(Effect.flatMap(ConversationStore.use((store) => store.open(id)), openQuestions))
+
+/** `input` as an answer to `question`, or why it does not fit. */
+export const parse = (inquiryId: string, question: Question, input: AnswerInput): Result.Result<Schema.Json, AnswerDoesNotFit> =>
+  Result.mapError(
+    "json" in input ? AnswerFit.parse(question.answer_type, input.json, { json: true }) : AnswerFit.parse(question.answer_type, input.text),
+    (reason) => new AnswerDoesNotFit({ inquiry_id: inquiryId, reason, expected: AnswerFit.expected(question.answer_type) })
+  )
+
+/** How a recorded response reads in "already answered (by …)". */
+const describeResponse = (r: InquiryResponse): string =>
+  r.outcome === "answered"
+    ? `an earlier answer: ${JSON.stringify(r.answer)}`
+    : r.outcome === "redacted"
+    ? "an earlier answer, redacted"
+    : `a cancellation: ${r.reason}`
+
+/** Records `answer` for the open question `inquiryId` of the open `session`. */
+export const record = (session: ConversationSession, inquiryId: string, input: AnswerInput) =>
+  Effect.gen(function*() {
+    const open = yield* openQuestions(session)
+    const target = open.find((q) => q.inquiryId === inquiryId)
+    if (target === undefined) {
+      const closed = (yield* session.snapshot).entries.findLast((e) => e.type === "inquiry_response" && e.id === inquiryId)
+      return yield* (closed?.type === "inquiry_response"
+        ? new QuestionAlreadyAnswered({ inquiry_id: inquiryId, by: describeResponse(closed) })
+        : new QuestionNotOpen({ inquiry_id: inquiryId, open: open.map((q) => q.inquiryId) }))
+    }
+    if (target.question.answer_type.type === "secret") return yield* new SecretNeedsRunningTurn({ id: session.id, inquiry_id: inquiryId })
+    const parsed = parse(inquiryId, target.question, input)
+    if (Result.isFailure(parsed)) return yield* parsed.failure
+    yield* session.append([Events.answered(yield* Timestamp.current, target.inquiryId, parsed.success)])
+    return { inquiryId: target.inquiryId, answer: parsed.success, stillOpen: open.filter((q) => q !== target) } satisfies AnswerRecorded
+  })
+
+/** Answers the open question `inquiryId` of conversation `id`, under its lock. */
+export const answer = (id: ConversationId, inquiryId: string, input: AnswerInput) =>
+  Effect.scoped(Effect.flatMap(ConversationStore.use((store) => store.open(id)), (session) => record(session, inquiryId, input)))

@@ -1,0 +1,119 @@
+/**
+ * What the steps of a turn's tool run share (the coordinator's environment),
+ * JP's wording of the responses the coordinator records, and the two
+ * primitives every step uses: record an event, publish a run event.
+ *
+ * @example
+ * ```ts
+ * import * as Env from "parley/programs/coordinator/Env"
+ * Env.Texts.skippedByUser // "Tool skipped by user."
+ * ```
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type * as Ref from "effect/Ref"
+import type * as Schema from "effect/Schema"
+import type * as Semaphore from "effect/Semaphore"
+import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
+import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
+import type { InquiryId } from "../../domain/event/InquiryId.ts"
+import * as Timestamp from "../../domain/event/Timestamp.ts"
+import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
+import type { Answerer } from "../../domain/run/RunEvent.ts"
+import type * as TurnState from "../../domain/stream/TurnState.ts"
+import type * as ConfigData from "../../domain/tool/Config.ts"
+import type { Question } from "../../domain/tool/Question.ts"
+import type { ConversationSession } from "../../services/ConversationSession.ts"
+import type { AppendRejected, StoreIoError } from "../../services/ConversationStore.ts"
+import type { Executor, ToolResponse } from "../../services/Executor.ts"
+import type { InquiryBackend } from "../../services/InquiryBackend.ts"
+import type { PendingAnswers } from "../../services/PendingAnswers.ts"
+import type { CallPosition, PromptBackend } from "../../services/PromptBackend.ts"
+import type { RunEvents } from "../../services/RunEvents.ts"
+
+// JP's wording for tool responses (jp-reference §5.2–§5.4, §5.9).
+/** JP's wording of the tool responses the coordinator records (skipped, cancelled, failed inquiries). */
+export const Texts = {
+  skippedByUser: "Tool skipped by user.",
+  skippedRemembered: "Tool skipped by user (remembered).",
+  skippedByConfig: "Tool skipped by configuration.",
+  inputCancelled: "Tool input cancelled by user.",
+  promptFailed: "Tool input prompt failed.",
+  permissionFailed: (e: string) => `Permission prompt failed: ${e}`,
+  inquiryFailed: (tool: string, question: string, error: string) =>
+    `The tool '${tool}' asked a follow-up question ("${question}") that was routed to a secondary assistant for resolution, but the secondary assistant failed to provide a valid answer. Error: ${error}. You may retry the tool call or end the turn.`,
+  secretNoTty: (tool: string, question: string) =>
+    `The tool '${tool}' asked for a secret value ("${question}"), but secret values can only be typed by a person at an interactive terminal and none is available. Run the query in a terminal to answer it.`,
+  nobodyToAsk: (tool: string, question: string) =>
+    `The tool '${tool}' asked "${question.split("\n")[0]}", which only a person may answer, and nobody could be asked (the detached policy is "deny"). You may end the turn or try another way.`,
+  tooManyAttempts: (tool: string, id: string, question: string, max: number) =>
+    `The tool '${tool}' asked "${question.split("\n")[0]}" (question '${id}') more than ${max} times in one call, so the call was stopped: the answers it got did not satisfy it. Raise max_attempts under [conversation.tools.${tool}.questions.${id}] to allow more.`,
+  secretToAssistant: (tool: string, question: string) =>
+    `The tool '${tool}' asked for a secret value ("${question}"), which is never routed to an assistant (its question target is "assistant"). Set the question's target to "user" to answer it at the prompt.`
+} as const
+
+/** What the steps of a turn's tool run share. */
+export interface Env {
+  readonly session: ConversationSession
+  readonly executor: Executor["Service"]
+  readonly prompts: PromptBackend["Service"]
+  readonly backend: InquiryBackend["Service"]
+  readonly answers: PendingAnswers["Service"]
+  readonly events: RunEvents["Service"]
+  readonly config: ConfigData.Config
+  readonly state: Ref.Ref<TurnState.TurnState>
+  /** One prompt on screen at a time; waiters are served in order. */
+  readonly promptLock: Semaphore.Semaphore
+  readonly root: string
+  /** The calls run together (to say which one a prompt belongs to). */
+  readonly calls: ReadonlyArray<ToolCallRequest>
+}
+
+/** Which of the calls run together `call` is (1-based), for the prompt. */
+export const positionOf = (env: Env, call: ToolCallRequest): CallPosition => ({
+  callId: call.id,
+  index: env.calls.indexOf(call) + 1,
+  total: env.calls.length
+})
+
+/** Why recording an event failed (the session's errors). */
+export type RecordError = AppendRejected | StoreIoError
+
+/** How a question ended for its tool. */
+export type Routed = Data.TaggedEnum<{
+  /** Run the tool again with this answer. */
+  Answer: { readonly answer: Schema.Json }
+  /** The call ends with this response. */
+  End: { readonly response: ToolResponse }
+  /** Nobody answered: the question stays open on disk and the call stops here, without a response (the `detached` policy). */
+  Deferred: { readonly inquiryId: InquiryId }
+}>
+/** Constructors of {@link Routed}: `Answer({ answer })`, `End({ response })` or `Deferred({ inquiryId })`. */
+export const Routed = Data.taggedEnum<Routed>()
+
+/** A defect as one line of text for a recorded tool error. */
+export const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
+
+/** Records an event stamped with the current time; returns it. */
+export const record = <E extends StreamEntry>(env: Env, build: (at: Timestamp.Timestamp) => E): Effect.Effect<E, RecordError> =>
+  Effect.flatMap(Timestamp.current, (at) => {
+    const event = build(at)
+    return Effect.as(env.session.append([event]), event)
+  })
+
+/** The question being asked, and for which call. */
+export interface Asked {
+  readonly call: ToolCallRequest
+  readonly question: Question
+  readonly id: InquiryId
+}
+
+/** Closes an open inquiry: records its response, announces it, and says what the tool gets. */
+export interface Closer {
+  readonly answered: (by: Answerer, answer: Schema.Json) => Effect.Effect<Routed, RecordError>
+  readonly cancelled: (
+    by: Answerer,
+    reason: CancellationReason,
+    response: ToolResponse
+  ) => Effect.Effect<Routed, RecordError>
+}

@@ -1,0 +1,42 @@
+/**
+ * The one channel out of a run (issue 21 §1): the programs publish every
+ * {@link RunEvent.RunEvent} here, and whoever watches — the terminal's status
+ * lines, `query --format json`, an attached terminal, the web page —
+ * consumes the stream. The programs take no callbacks.
+ *
+ * A subscriber sees the current run whole, whenever it subscribes: the
+ * events published so far in this run, then live ones, each once, in order,
+ * with gapless sequence numbers (`since(seq)` resumes after a dropped
+ * connection without gaps or duplicates). The stream ends after the run's
+ * `Stopped` event; the next event published starts a new run.
+ *
+ * Live: `RunEventsLive.layer` (a `PubSub` and the current run's events).
+ *
+ * @example
+ * ```ts
+ * import type * as Effect from "effect/Effect"
+ * import * as Stream from "effect/Stream"
+ * import { RunEvents } from "parley/services/RunEvents"
+ *
+ * const printText = RunEvents.use((events) =>
+ *   Stream.runForEach(events.events, (e) => Effect.sync(() => e._tag === "TextDelta" && process.stdout.write(e.text))))
+ * ```
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+import type * as RunEvent from "../domain/run/RunEvent.ts"
+
+export class RunEvents extends Context.Service<RunEvents, {
+  /** Publishes one event of the current run (after a `Stopped`, the first event starts a new run). */
+  publish(event: RunEvent.RunEvent): Effect.Effect<void>
+  /** The current run's events from the start, then live, ending after `Stopped`. */
+  readonly events: Stream.Stream<RunEvent.RunEvent>
+  /** {@link events} with sequence numbers. */
+  readonly sequenced: Stream.Stream<RunEvent.Sequenced>
+  /** The current run's events after `seq` (an SSE `Last-Event-ID`), then live. */
+  since(seq: number): Stream.Stream<RunEvent.Sequenced>
+  /** The sequence number of the last event published (0 before any). */
+  readonly latest: Effect.Effect<number>
+}>()("parley/RunEvents") {}
+
