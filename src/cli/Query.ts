@@ -32,6 +32,7 @@ import * as Query from "../programs/Query.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Editor from "./Editor.ts"
 import { formatFlag } from "./Format.ts"
+import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
 import * as Live from "./Live.ts"
 import { Report, outcomeName } from "./Report.ts"
@@ -141,7 +142,7 @@ const failure = (out: Output, error: unknown): CliFailure => {
       ].join("\n")
     })
   }
-  const message = Hint.withStorage(error instanceof Error ? error.message : String(error), ctx.storage)
+  const message = ErrorLine.line(error, ctx)
   const resume = resumeHint(out)
   return new CliFailure({ code: 1, message: message + (resume !== undefined ? `\n${SAVED} ${resume}` : "") })
 }
