@@ -2,11 +2,10 @@
  * Commands parley prints for the person to run next (issue 14 item 2; issue
  * 21 item 5: this is the one place they are built — errors carry the data,
  * the edge renders the command). Each one works when pasted into the same
- * shell. It carries what this
- * invocation was told and the conversation does not remember — the storage
- * directory when one was given (`--storage` or `$PARLEY_STORAGE`), the
- * `--model` when one was given, and the scripted model's `--script` — with
- * every word shell-quoted.
+ * shell. It carries what this invocation was told and the conversation does
+ * not remember — the storage directory when one was given (`--storage` or
+ * `$PARLEY_STORAGE`), the `--model` when one was given, and the scripted
+ * model's `--script` — with every word shell-quoted.
  *
  * @example
  * ```ts
