@@ -23,6 +23,8 @@
  */
 import * as ConfigService from "./services/Config.ts"
 import * as ExecutorService from "./services/Executor.ts"
+import * as ReplyModule from "./domain/model/Reply.ts"
+import * as Retry from "./layers/provider/Retry.ts"
 import * as ProviderService from "./services/Provider.ts"
 
 /** The tag, with the module's helpers as members (the tag itself is unchanged: same key, same instance type). */
@@ -72,6 +74,8 @@ export * as Route from "./domain/tool/Route.ts"
 export { RunMode, ToolDefinition, ToolKind } from "./domain/tool/ToolDefinition.ts"
 // Domain: rendering
 export * as Render from "./domain/render/Render.ts"
+// Domain: a model's reply (its deltas and their fold; also as `Provider.collect`, `Provider.ReplyBuilder`)
+export * as Reply from "./domain/model/Reply.ts"
 
 export * as RunEvent from "./domain/run/RunEvent.ts"
 export * as RunReport from "./domain/run/RunReport.ts"
@@ -167,7 +171,9 @@ export { RunEvents } from "./services/RunEvents.ts"
  * A language model that streams replies (a `Context` tag), with its helpers
  * as members: `Provider.collect(stream)` (deltas → the events to record),
  * `Provider.withRetries`, `Provider.requestedSchema`, `Provider.parseModel`,
- * `Provider.replyWarning`, `Provider.ReplyBuilder`.
+ * `Provider.replyWarning`, `Provider.ReplyBuilder`. The reply fold is the
+ * domain's (`Reply`), the retries the live layers' (`parley/layers/provider/Retry`);
+ * they hang off the tag here for convenience.
  *
  * @example
  * ```ts
@@ -183,35 +189,35 @@ export { RunEvents } from "./services/RunEvents.ts"
  */
 export const Provider = withMembers(ProviderService.Provider, {
   /** Runs a reply stream to the end: the events to record, usage and stop reason. */
-  collect: ProviderService.collect,
+  collect: ReplyModule.collect,
   /** Runs an attempt and retries it while it fails with a retryable `ProviderError`, stamping the attempts made. */
-  withRetries: ProviderService.withRetries,
+  withRetries: Retry.withRetries,
   /** The backoff `withRetries` uses: exponential, honouring a provider's `Retry-After`. */
-  retrySchedule: ProviderService.retrySchedule,
+  retrySchedule: Retry.retrySchedule,
   /** The live providers' retries: 3 retries from 200 ms, honouring a `Retry-After` of up to 30 s. */
-  defaultRetryPolicy: ProviderService.defaultRetryPolicy,
+  defaultRetryPolicy: Retry.defaultRetryPolicy,
   /** The schema a request asks for: its own, or that of a trailing `ChatRequest`. */
   requestedSchema: ProviderService.requestedSchema,
   /** The `provider/` prefix and model name of a model string (`scripted` has no name). */
   parseModel: ProviderService.parseModel,
   /** The warning about a reply stored but not whole (token limit, refusal); `undefined` for a normal finish. */
-  replyWarning: ProviderService.replyWarning,
+  replyWarning: ReplyModule.replyWarning,
   /** The fields of a `ProviderError`, to rebuild it with some changed. */
   fieldsOf: ProviderService.fieldsOf,
   /** HTTP statuses worth retrying; `undefined` is a connection-level failure. */
-  isRetryableStatus: ProviderService.isRetryableStatus,
+  isRetryableStatus: Retry.isRetryableStatus,
   /** Folds deltas into the events of a reply (what `collect` uses). */
-  ReplyBuilder: ProviderService.ReplyBuilder
+  ReplyBuilder: ReplyModule.ReplyBuilder
 })
 /** The `Provider` service (as a type), and the types of its requests and replies. */
 export type Provider = ProviderService.Provider
 export declare namespace Provider {
   /** Bounded exponential backoff for transient failures. */
-  export type RetryPolicy = ProviderService.RetryPolicy
+  export type RetryPolicy = Retry.RetryPolicy
   /** A collected reply: the events to record, usage, stop reason. */
-  export type Reply = ProviderService.Reply
+  export type Reply = ReplyModule.Reply
   /** Token counts of a reply. */
-  export type Usage = ProviderService.Usage
+  export type Usage = ReplyModule.Usage
 }
 export {
   ProviderDelta,

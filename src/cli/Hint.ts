@@ -1,10 +1,11 @@
 /**
- * Commands parley prints for the person to run next (issue 14 item 2): each
- * one works when pasted into the same shell. It carries what this
- * invocation was told and the conversation does not remember — the storage
- * directory when one was given (`--storage` or `$PARLEY_STORAGE`), the
- * `--model` when one was given, and the scripted model's `--script` — with
- * every word shell-quoted.
+ * Commands parley prints for the person to run next (issue 14 item 2; issue
+ * 21 item 5: this is the one place they are built — errors carry the data,
+ * the edge renders the command). Each one works when pasted into the same
+ * shell. It carries what this invocation was told and the conversation does
+ * not remember — the storage directory when one was given (`--storage` or
+ * `$PARLEY_STORAGE`), the `--model` when one was given, and the scripted
+ * model's `--script` — with every word shell-quoted.
  *
  * @example
  * ```ts
@@ -53,7 +54,6 @@ export const command = (args: ReadonlyArray<string>, context: Context, placehold
   return [invokedAs(), ...args.map(quote), ...(placeholder !== undefined ? [placeholder] : []), ...flags.map(quote)].join(" ")
 }
 
-
 /** The command that resumes the incomplete turn of `id`. */
 export const resume = (id: string, context: Context): string => command(["query", "--continue-turn", "--id", id], context)
 
@@ -72,12 +72,14 @@ export const answer = (id: string, inquiryId: string, value: { readonly value: s
 /** The command that discards the incomplete turn of `id` (no model is called: none is needed). */
 export const discard = (id: string, context: Context): string => command(["query", "--discard-turn", "--id", id], { storage: context.storage })
 
+/** The command that says what is wrong with the files of conversation `id` (a store command: only the storage is repeated). */
+export const check = (id: string, context: Context): string => command(["conversation", "check", id], { storage: context.storage })
+
+/** The command that lists every conversation id, archived ones included. */
+export const listArchived = (context: Context): string => command(["conversation", "ls", "--archived"], { storage: context.storage })
+
 /**
- * Makes every `` `parley …` `` command named in `message` (the store's hints,
- * such as `` `parley conversation check 1234` ``) runnable as pasted: parley
- * named as it was started ({@link invokedAs}), with `--storage` when the
- * storage directory was given explicitly.
+ * The command that shows the help of `path` (effect/cli's command path, which
+ * starts with the program's name: `["parley", "query"]`).
  */
-export const withStorage = (message: string, storage: string | undefined): string =>
-  message.replace(/`parley ([^`]*)`/g, (_, rest: string) =>
-    `\`${invokedAs()} ${rest}${storage === undefined ? "" : ` --storage ${quote(storage)}`}\``)
+export const help = (path: ReadonlyArray<string>): string => command([...path.slice(1), "--help"], {})

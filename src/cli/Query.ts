@@ -34,6 +34,7 @@ import * as Query from "../programs/Query.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
 import { formatFlag } from "./Format.ts"
+import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
 import * as Live from "./Live.ts"
 import * as RunView from "./RunView.ts"
@@ -92,7 +93,7 @@ const failure = (out: Output, error: unknown): CliFailure => {
       ].join("\n")
     })
   }
-  const message = Hint.withStorage(error instanceof Error ? error.message : String(error), ctx.storage)
+  const message = ErrorLine.line(error, ctx)
   const resume = resumeHint(out)
   return new CliFailure({ code: 1, message: message + (resume !== undefined ? `\n${SAVED} ${resume}` : "") })
 }

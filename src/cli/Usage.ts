@@ -21,9 +21,10 @@ import type * as Layer from "effect/Layer"
 import type * as CliError from "effect/cli/CliError"
 import * as CliOutput from "effect/cli/CliOutput"
 import { CliFailure } from "./CliFailure.ts"
+import * as Hint from "./Hint.ts"
 
 /** Where to read more. */
-export const helpHint = (commandPath: ReadonlyArray<string>): string => `Run \`${[...commandPath, "--help"].join(" ")}\` for usage.`
+export const helpHint = (commandPath: ReadonlyArray<string>): string => `Run \`${Hint.help(commandPath)}\` for usage.`
 
 /** A usage error of our own (conflicting flags, a malformed id): what is wrong, where to look, exit 2. */
 export const failure = (commandPath: ReadonlyArray<string>, message: string): CliFailure =>

@@ -56,7 +56,8 @@ import {
   InquiryProviderError,
   MissingStructuredData
 } from "../services/InquiryBackend.ts"
-import { collect, Provider, type ProviderTool } from "../services/Provider.ts"
+import { collect } from "../domain/model/Reply.ts"
+import { Provider, type ProviderTool } from "../services/Provider.ts"
 
 /** What the LLM inquiry backend needs: the turn's model (or an inquiry model), system prompt, sections and tools. */
 export interface LlmInquiryBackendOptions {

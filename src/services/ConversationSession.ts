@@ -36,7 +36,7 @@ import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { ConversationMetadata } from "../domain/storage/ConversationMetadata.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import * as TurnAppend from "../domain/stream/TurnAppend.ts"
-import { AppendRejected, type StoreIoError } from "./ConversationStore.ts"
+import { AppendRejected, type StoreIoError } from "./StoreErrors.ts"
 
 /**
  * The entries at one instant. `entries` is computed on first read, so taking

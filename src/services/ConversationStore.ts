@@ -25,80 +25,16 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
 import type { BaseConfig, Conversation } from "../domain/storage/Conversation.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { ConversationMetadata } from "../domain/storage/ConversationMetadata.ts"
 import type { ConversationSession } from "./ConversationSession.ts"
+import type { ConversationExists, ConversationLocked, OpenError, StoreError, StoreIoError } from "./StoreErrors.ts"
 
-/** No conversation has this id (live or archived). */
-export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>()("ConversationNotFound", {
-  id: Schema.String
-}) {
-  override get message() {
-    return `No conversation with id ${this.id}. Run \`parley conversation ls --archived\` to see the ids.`
-  }
-}
-
-/** A conversation exists but one of its files cannot be decoded. */
-export class ConversationCorrupt extends Schema.TaggedError<ConversationCorrupt>()("ConversationCorrupt", {
-  id: Schema.String,
-  file: Schema.String,
-  entry: Schema.optionalKey(Schema.Number),
-  reason: Schema.String
-}) {
-  override get message() {
-    return `${this.file}${this.entry === undefined ? "" : `: entry ${this.entry}`}: ${this.reason}. Run \`parley conversation check ${this.id}\` for details.`
-  }
-}
-
-/** Another process holds the conversation's write lock. */
-export class ConversationLocked extends Schema.TaggedError<ConversationLocked>()("ConversationLocked", {
-  id: Schema.String,
-  pid: Schema.Number,
-  lockFile: Schema.String
-}) {
-  override get message() {
-    return `Conversation ${this.id} is being written by another parley process (pid ${this.pid}). Wait for it to finish, or remove ${this.lockFile} if that process is gone.`
-  }
-}
-
-/** `create` was asked for a specific id that is taken. */
-export class ConversationExists extends Schema.TaggedError<ConversationExists>()("ConversationExists", {
-  id: Schema.String
-}) {
-  override get message() {
-    return `A conversation with id ${this.id} already exists. Pick another id, or omit it to get a fresh one.`
-  }
-}
-
-/** A batch broke the current turn's rules (JP's `TurnMut`); nothing was written. */
-export class AppendRejected extends Schema.TaggedError<AppendRejected>()("AppendRejected", {
-  id: Schema.String,
-  reason: Schema.String
-}) {
-  override get message() {
-    return `Cannot append to conversation ${this.id}: ${this.reason}`
-  }
-}
-
-/** A file system operation failed (permissions, disk full, …). */
-export class StoreIoError extends Schema.TaggedError<StoreIoError>()("StoreIoError", {
-  path: Schema.String,
-  reason: Schema.String
-}) {
-  override get message() {
-    return `${this.path}: ${this.reason}`
-  }
-}
-
-/** The errors of reading a conversation. */
-export type StoreError = ConversationNotFound | ConversationCorrupt | StoreIoError
-
-/** The errors of taking a conversation for writing. */
-export type OpenError = StoreError | ConversationLocked
+// The errors are the contract's too: importable from here as before.
+export * from "./StoreErrors.ts"
 
 /** The incomplete state of a conversation's last turn (RFD 023 "conversation ls"). */
 export interface IncompleteSummary {

@@ -25,7 +25,8 @@ import * as MemoryConversationStore from "../../src/layers/store/MemoryConversat
 import * as TurnLoop from "../../src/programs/TurnLoop.ts"
 import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
-import { collect, Provider, ProviderError } from "../../src/services/Provider.ts"
+import { collect } from "../../src/domain/model/Reply.ts"
+import { Provider, ProviderError } from "../../src/services/Provider.ts"
 import { finish, type SeenRequest, scriptedModel, type Step } from "./_model.ts"
 
 const id = ConversationId.parse("17000000900")!

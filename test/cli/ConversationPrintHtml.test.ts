@@ -53,6 +53,8 @@ describe("conversation print --format html (built binary)", () => {
     expect(html).not.toContain(Buffer.from("contents of b").toString("base64"))
     expect(html).toContain("contents of b")
     expect(html).not.toContain(LEAKED_SECRET)
+    // The incomplete turn's commands are rendered by the CLI: they repeat --storage, so they work when pasted.
+    expect(html).toContain(`Resume: <code>parley query --continue-turn --id ${ID} --storage ${storage}</code><br>Drop it: <code>parley query --discard-turn --id ${ID} --storage ${storage}</code>`)
   })
 
   it("fails with a clear message when --output cannot be written", () => {

@@ -98,8 +98,10 @@ describe("paste-able commands", () => {
     )
     // Discarding calls no model: only the storage is repeated.
     expect(Hint.discard("17000000001", { storage: "/s", model: "openai/gpt-5", script: "/x.json" })).toBe("parley query --discard-turn --id 17000000001 --storage /s")
-    expect(Hint.withStorage("Run `parley conversation ls --archived` to see the ids.", "/s")).toBe("Run `parley conversation ls --archived --storage /s` to see the ids.")
-    expect(Hint.withStorage("Run `parley conversation ls`.", undefined)).toBe("Run `parley conversation ls`.")
+    // Store commands repeat only the storage: they call no model.
+    expect(Hint.check("17000000001", { storage: "/tmp/my dir", model: "openai/gpt-5", script: "/x.json" })).toBe("parley conversation check 17000000001 --storage '/tmp/my dir'")
+    expect(Hint.listArchived({})).toBe("parley conversation ls --archived")
+    expect(Hint.help(["parley", "conversation", "print"])).toBe("parley conversation print --help")
   })
 
   it("name parley as it was started: the bin link by name, the script (npm start) through node", () => {
@@ -115,6 +117,15 @@ describe("usage lines", () => {
     expect(Usage.describe(new CliError.UnrecognizedOption({ option: "--neww", suggestions: ["--new"] }), path)).toBe("unrecognized flag --neww for `parley query` (did you mean --new?)")
     expect(Usage.describe(new CliError.MissingArgument({ argument: "id" }), ["parley", "conversation", "print"])).toBe("`parley conversation print` needs <id>")
     expect(Usage.describe(new CliError.InvalidValue({ option: "format", value: "yaml", expected: "text | json", kind: "flag" }), path)).toMatch(/^invalid value for flag --format/)
-    expect(Usage.helpHint(path)).toBe("Run `parley query --help` for usage.")
+    // The help command is built by Hint like every command parley prints: parley as it was started.
+    const argv1 = process.argv[1]
+    try {
+      process.argv[1] = "/usr/local/bin/parley"
+      expect(Usage.helpHint(path)).toBe("Run `parley query --help` for usage.")
+      process.argv[1] = "/home/me/my parley/dist/parley.mjs"
+      expect(Usage.helpHint(path)).toBe("Run `node '/home/me/my parley/dist/parley.mjs' query --help` for usage.")
+    } finally {
+      process.argv[1] = argv1!
+    }
   })
 })

@@ -11,7 +11,8 @@ import * as Parley from "../../src/index.ts"
 import * as ParleyAi from "../../src/ai/index.ts"
 import * as ConfigService from "../../src/services/Config.ts"
 import * as ExecutorService from "../../src/services/Executor.ts"
-import * as ProviderService from "../../src/services/Provider.ts"
+import * as Reply from "../../src/domain/model/Reply.ts"
+import * as Retry from "../../src/layers/provider/Retry.ts"
 import ts from "typescript"
 import { repoRoot } from "../support/Fixtures.ts"
 
@@ -68,7 +69,9 @@ describe("the public API", () => {
     Effect.gen(function*() {
       expect(Parley.Executor.ok("x")).toStrictEqual(ExecutorService.ok("x"))
       expect(Parley.Executor.error("x").response).toStrictEqual({ content: "x", is_error: true })
-      expect(Parley.Provider.collect).toBe(ProviderService.collect)
+      expect(Parley.Provider.collect).toBe(Reply.collect)
+      expect(Parley.Reply.collect).toBe(Reply.collect)
+      expect(Parley.Provider.withRetries).toBe(Retry.withRetries)
       expect(Parley.Config.validate).toBe(ConfigService.validate)
       expect([Parley.Executor.key, Parley.Provider.key, Parley.Config.key]).toStrictEqual(["parley/Executor", "parley/Provider", "parley/Config"])
       // A layer built with the root tag satisfies a program that asks for the module's tag, and the other way round.

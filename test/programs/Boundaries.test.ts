@@ -1,5 +1,7 @@
-// The programs ask for services and never choose an implementation (issue 14
-// item 5): no file under src/programs imports a layer or the CLI.
+// The layers of src (brief "Layout"): the programs ask for services and never
+// choose an implementation (issue 14 item 5); services hold contracts over the
+// domain only and the domain is on its own (issue 21 item 5); no module
+// imports itself back through others.
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -25,5 +27,53 @@ describe("src/programs", () => {
         .map((target) => `${path.relative(repoRoot, file)} imports ${target}`)
     )
     expect(offending).toStrictEqual([])
+  })
+})
+
+/** The files under src/<part>, and each one's relative imports as paths under src. */
+const importsUnder = (part: string): Array<{ file: string; targets: Array<string> }> =>
+  filesUnder(path.join(repoRoot, "src", part)).filter((f) => f.endsWith(".ts")).map((file) => ({
+    file: path.relative(path.join(repoRoot, "src"), file),
+    targets: specifiers(fs.readFileSync(file, "utf8"))
+      .filter((s) => s.startsWith("."))
+      .map((s) => path.relative(path.join(repoRoot, "src"), path.resolve(path.dirname(file), s)))
+      // A JSDoc example of a module importing the module itself is not an edge.
+      .filter((target) => target !== path.relative(path.join(repoRoot, "src"), file))
+  }))
+
+const outside = (part: string, allowed: ReadonlyArray<string>): Array<string> =>
+  importsUnder(part).flatMap(({ file, targets }) =>
+    targets.filter((t) => !allowed.some((a) => t.startsWith(`${a}/`))).map((t) => `${file} imports ${t}`)
+  )
+
+describe("src/services and src/domain", () => {
+  it("services import only the domain and other contracts", () => {
+    expect(outside("services", ["domain", "services"])).toStrictEqual([])
+  })
+
+  it("the domain imports only the domain", () => {
+    expect(outside("domain", ["domain"])).toStrictEqual([])
+  })
+})
+
+describe("src", () => {
+  it("has no import cycle", () => {
+    const graph = new Map(importsUnder(".").map(({ file, targets }) => [file, targets]))
+    const cycles: Array<string> = []
+    const state = new Map<string, "open" | "done">()
+    const stack: Array<string> = []
+    const visit = (file: string): void => {
+      state.set(file, "open")
+      stack.push(file)
+      for (const next of graph.get(file) ?? []) {
+        if (state.get(next) === "open") cycles.push([...stack.slice(stack.indexOf(next)), next].join(" -> "))
+        else if (!state.has(next)) visit(next)
+      }
+      stack.pop()
+      state.set(file, "done")
+    }
+    for (const file of graph.keys()) if (!state.has(file)) visit(file)
+    expect(graph.size).toBeGreaterThan(50)
+    expect(cycles).toStrictEqual([])
   })
 })

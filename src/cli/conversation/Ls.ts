@@ -50,7 +50,7 @@ export const ls = Command.make(
       // A damaged conversation is skipped with one line naming it; the rest are listed.
       const { given } = yield* storage
       for (const d of damaged) {
-        yield* Console.error(`parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.command(["conversation", "check", d.id], { storage: given })}\` for details`)
+        yield* Console.error(`parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.check(d.id, { storage: given })}\` for details`)
       }
       if (format === "json") return yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
       if (rows.length === 0) return yield* Console.log(`No conversations yet. Start one with \`${Hint.invokedAs()} query "…"\`.`)

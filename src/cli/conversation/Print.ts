@@ -27,14 +27,18 @@ import { renderJson, renderMarkdown } from "../../domain/render/Render.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
+import * as Hint from "../Hint.ts"
+import { storage } from "../Root.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
 
-const render = (c: Conversation, format: "markdown" | "json" | "html") =>
+const render = (c: Conversation, format: "markdown" | "json" | "html", hint: Hint.Context) =>
   Effect.gen(function*() {
     if (format === "json") return renderJson(c.entries)
     if (format === "markdown") return renderMarkdown({ id: c.id, title: c.metadata.title, entries: c.entries })
     const { markdownToHtml } = yield* Effect.promise(() => import("../../layers/render/SafeMarkdown.ts"))
-    return renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, { markdown: markdownToHtml })
+    // The page shows the commands for its incomplete turn as they work when pasted in this shell.
+    const commands = { resume: Hint.resume(c.id, hint), discard: Hint.discard(c.id, hint) }
+    return renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, { markdown: markdownToHtml, commands })
   })
 
 /** Writes `text` to `file` through a temporary sibling and a rename, so a reader never sees half a page. */
@@ -71,7 +75,7 @@ export const print = Command.make(
     withStore(Effect.gen(function*() {
       const cid = yield* parseIdArgument(id, "print")
       const c = yield* ConversationStore.use((s) => s.load(cid))
-      const out = yield* render(c, format)
+      const out = yield* render(c, format, { storage: (yield* storage).given })
       if (Option.isSome(output)) yield* writeOutput(output.value, out)
       // On a terminal, what the conversation holds (model and tool text) is shown, never obeyed.
       else yield* Effect.sync(() => process.stdout.write(process.stdout.isTTY === true ? printable(out, "\n\t") : out))

@@ -12,27 +12,22 @@ import * as Effect from "effect/Effect"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import type { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
-import * as Hint from "../Hint.ts"
+import * as ErrorLine from "../ErrorLine.ts"
 import * as Live from "../Live.ts"
 import { storage } from "../Root.ts"
 import * as Usage from "../Usage.ts"
 
 /**
- * Runs `effect` with the file store of the resolved storage directory; the
- * commands an error names carry `--storage` when it was given, so they work
- * when pasted.
+ * Runs `effect` with the file store of the resolved storage directory; a
+ * store error that names a command to run next becomes its CLI line, the
+ * command carrying `--storage` when it was given, so it works when pasted.
  */
 export const withStore = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const { dir, given } = yield* storage
     return yield* effect.pipe(
       Effect.provide(Live.storeLayer(dir)),
-      Effect.mapError((e): E | CliFailure =>
-        // The store's hints name `parley …`: made runnable as pasted (how parley was started, --storage when given).
-        e instanceof Error && !(e instanceof CliFailure) && /`parley /.test(e.message)
-          ? new CliFailure({ code: 1, message: Hint.withStorage(e.message, given) })
-          : e
-      )
+      Effect.mapError((e): E | CliFailure => ErrorLine.hasNextStep(e) ? ErrorLine.failure(e, { storage: given }) : e)
     )
   }) as Effect.Effect<A, E | CliFailure, Exclude<R, ConversationStore> | Effect.Services<typeof storage>>
 

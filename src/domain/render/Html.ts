@@ -11,7 +11,9 @@
  *   inquiry belongs to which call, and which response closes which request,
  *   come from the stream rules (`IncompleteTurn.analyze`), not from here.
  * - An incomplete last turn (RFD 023) is marked with its state, the status of
- *   each tool call, and what resuming would do.
+ *   each tool call, and what resuming would do — with the commands that
+ *   resume or drop it when the caller gives them ({@link HtmlOptions}; the
+ *   CLI renders them, issue 21 item 5).
  * - Everything from the conversation is escaped; the page has no script, a
  *   Content-Security-Policy that forbids loading anything, and no `src`,
  *   `href` (other than `#` links within the page) or `@import`.
@@ -59,8 +61,25 @@ interface Stats {
   errors: number
 }
 
+/**
+ * The commands that resume or drop the incomplete turn, as the caller
+ * renders them (the CLI: `Hint.resume` / `Hint.discard`, which name parley as
+ * it was started and repeat `--storage`). The page shows them as given.
+ */
+export interface IncompleteCommands {
+  readonly resume: string
+  readonly discard: string
+}
+
+/** How a page is drawn: the Markdown renderer, and the commands shown for an incomplete turn (none when absent). */
+export interface HtmlOptions {
+  readonly markdown: MarkdownToHtml
+  readonly commands?: IncompleteCommands
+}
+
 interface Ctx {
   readonly markdown: MarkdownToHtml
+  readonly commands: IncompleteCommands | undefined
   readonly stats: Stats
 }
 
@@ -198,7 +217,7 @@ const eventsHtml = (entries: ReadonlyArray<StreamEntry>, analysis: TurnAnalysis,
 const namesOf = (names: ReadonlyArray<string>): string => names.map((n) => `<code>${escapeHtml(n)}</code>`).join(", ")
 
 /** What `parley query --continue-turn` would do with this turn (RFD 023's resume phases). */
-const resumeHtml = (id: string, summary: IncompleteSummary, analysis: TurnAnalysis): string => {
+const resumeHtml = (summary: IncompleteSummary, analysis: TurnAnalysis, commands: IncompleteCommands | undefined): string => {
   const pending = analysis.pendingToolCalls.map((c) => c.name)
   let what: string
   switch (summary.state) {
@@ -217,11 +236,11 @@ const resumeHtml = (id: string, summary: IncompleteSummary, analysis: TurnAnalys
       what = "asks the model again for a reply to the last message."
       break
   }
-  return `<p>Resuming ${what}</p><p class="commands">Resume: <code>parley query --continue-turn --id ${escapeHtml(id)}</code><br>` +
-    `Drop it: <code>parley query --discard-turn --id ${escapeHtml(id)}</code></p>`
+  return `<p>Resuming ${what}</p>` + (commands === undefined ? "" :
+    `<p class="commands">Resume: <code>${escapeHtml(commands.resume)}</code><br>Drop it: <code>${escapeHtml(commands.discard)}</code></p>`)
 }
 
-const incompleteHtml = (id: string, entries: ReadonlyArray<StreamEntry>, analysis: TurnAnalysis): string => {
+const incompleteHtml = (entries: ReadonlyArray<StreamEntry>, analysis: TurnAnalysis, commands: IncompleteCommands | undefined): string => {
   const summary = summaryOf({ entries })
   const state = summary === null ? "incomplete" : INCOMPLETE_LABEL[summary.state]
   const calls = analysis.toolCalls.map((c) =>
@@ -230,19 +249,19 @@ const incompleteHtml = (id: string, entries: ReadonlyArray<StreamEntry>, analysi
   return `<div class="incomplete" role="status" data-state="${summary === null ? "" : summary.state}">` +
     `<p class="state">⏳ Incomplete turn (${state})</p>` +
     (calls.length > 0 ? `<ul class="call-states">${calls.join("")}</ul>` : "") +
-    (summary === null ? "" : resumeHtml(id, summary, analysis)) + `</div>`
+    (summary === null ? "" : resumeHtml(summary, analysis, commands)) + `</div>`
 }
 
 /** One turn as a `<section>`; `incomplete` adds RFD 023's marker. */
-const turnHtml = (entries: ReadonlyArray<StreamEntry>, n: number, ctx: Ctx, incompleteOf: string | null): string => {
+const turnHtml = (entries: ReadonlyArray<StreamEntry>, n: number, ctx: Ctx, incomplete: boolean): string => {
   const analysis = analyze({ entries })
   const first = entries.find((e) => isConversationEvent(e) && e.type !== "turn_start") ?? entries.find(isConversationEvent)
   const when = first !== undefined && isConversationEvent(first) ? ` ${timeTag(first.timestamp, true)}` : ""
-  const tag = incompleteOf === null ? "" : ` <span class="chip c-incomplete">incomplete</span>`
-  return `<section class="turn${incompleteOf === null ? "" : " incomplete-turn"}" id="turn-${n}">` +
+  const tag = incomplete ? ` <span class="chip c-incomplete">incomplete</span>` : ""
+  return `<section class="turn${incomplete ? " incomplete-turn" : ""}" id="turn-${n}">` +
     `<h2><a href="#turn-${n}">Turn ${n}</a>${tag}${when}</h2>` +
     eventsHtml(entries, analysis, ctx).join("\n") +
-    (incompleteOf === null ? "" : incompleteHtml(incompleteOf, entries, analysis)) + `</section>`
+    (incomplete ? incompleteHtml(entries, analysis, ctx.commands) : "") + `</section>`
 }
 
 const tocEntry = (entries: ReadonlyArray<StreamEntry>, n: number): string => {
@@ -263,14 +282,14 @@ const tocEntry = (entries: ReadonlyArray<StreamEntry>, n: number): string => {
  * renderHtml({ id: "17738399468", entries }, { markdown: markdownToHtml }).startsWith("<!doctype html>") // true
  * ```
  */
-export const renderHtml = (conversation: HtmlConversation, options: { readonly markdown: MarkdownToHtml }): string => {
+export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions): string => {
   const { complete, incomplete } = splitIncompleteTurn(conversation.entries)
-  const ctx: Ctx = { markdown: options.markdown, stats: { calls: 0, questions: 0, errors: 0 } }
+  const ctx: Ctx = { markdown: options.markdown, commands: options.commands, stats: { calls: 0, questions: 0, errors: 0 } }
   const all = turns(complete).map((t) => t.entries)
-  const sections = all.map((entries, i) => turnHtml(entries, i + 1, ctx, null))
+  const sections = all.map((entries, i) => turnHtml(entries, i + 1, ctx, false))
   const toc = all.map((entries, i) => tocEntry(entries, i + 1))
   if (incomplete !== null) {
-    sections.push(turnHtml(incomplete.entries, all.length + 1, ctx, conversation.id))
+    sections.push(turnHtml(incomplete.entries, all.length + 1, ctx, true))
     toc.push(tocEntry(incomplete.entries, all.length + 1))
   }
   const heading = conversation.title !== undefined && conversation.title.length > 0 ? conversation.title : `Conversation jp-c${conversation.id}`

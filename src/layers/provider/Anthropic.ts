@@ -36,7 +36,6 @@ import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
 import {
-  defaultRetryPolicy,
   parseModel,
   Provider,
   type ProviderDelta,
@@ -45,9 +44,9 @@ import {
   type ProviderEvent,
   type ProviderRequest,
   requestedSchema,
-  type RetryPolicy,
   type StopReason
 } from "../../services/Provider.ts"
+import { defaultRetryPolicy, type RetryPolicy } from "./Retry.ts"
 import { type Converter, cutOff, invalidArguments, loadError, parseArguments, quietSdk, sdkStream } from "./Transport.ts"
 
 /** The Anthropic provider's key, base URL and retries. */

@@ -28,7 +28,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import {
-  defaultRetryPolicy,
   parseModel,
   Provider,
   type ProviderDelta,
@@ -36,9 +35,9 @@ import {
   ProviderError,
   type ProviderRequest,
   requestedSchema,
-  type RetryPolicy,
   type StopReason
 } from "../../services/Provider.ts"
+import { defaultRetryPolicy, type RetryPolicy } from "./Retry.ts"
 import { type Converter, cutOff, invalidArguments, loadError, parseArguments, quietSdk, sdkStream } from "./Transport.ts"
 
 /** The OpenAI provider's key, base URL (`http://host:port/v1` for compatible servers) and retries. */

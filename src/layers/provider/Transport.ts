@@ -8,7 +8,7 @@
  * @example
  * ```ts
  * import { type Converter, sdkStream } from "parley/layers/provider/Transport"
- * import { defaultRetryPolicy } from "parley/services/Provider"
+ * import { defaultRetryPolicy } from "parley/layers/provider/Retry"
  * type Chunk = { readonly text: string }
  * declare const open: (signal: AbortSignal) => Promise<AsyncIterable<Chunk>> // e.g. the SDK's create(params, { signal })
  * declare const converter: () => Converter<Chunk>
@@ -17,15 +17,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import {
-  fieldsOf,
-  isRetryableStatus,
-  type ProviderDelta,
-  ProviderError,
-  type RetryPolicy,
-  type StopReason,
-  withRetries
-} from "../../services/Provider.ts"
+import { fieldsOf, type ProviderDelta, ProviderError, type StopReason } from "../../services/Provider.ts"
+import { isRetryableStatus, type RetryPolicy, withRetries } from "./Retry.ts"
 
 /** Turns one SDK stream event into deltas; one instance per request (it keeps block state). */
 export interface Converter<Event> {

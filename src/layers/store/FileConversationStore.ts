@@ -37,16 +37,9 @@ import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as EventsFile from "../../domain/storage/EventsFile.ts"
-import {
-  ConversationCorrupt,
-  ConversationExists,
-  ConversationLocked,
-  ConversationNotFound,
-  ConversationStore,
-  type NewConversation,
-  StoreIoError
-} from "../../services/ConversationStore.ts"
+import { ConversationStore, type NewConversation } from "../../services/ConversationStore.ts"
 import * as ConversationSession from "../../services/ConversationSession.ts"
+import { ConversationCorrupt, ConversationExists, ConversationLocked, ConversationNotFound, StoreIoError } from "../../services/StoreErrors.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import { checkAll } from "./Check.ts"
 import * as ConversationDir from "./ConversationDir.ts"
@@ -129,11 +122,13 @@ export const make = (options: Options) =>
     const root = path.resolve(options.storageDir)
     const conversationsDir = path.join(root, "conversations")
     const lockFile = (id: string) => path.join(root, "locks", `jp-c${id}.lock`)
+    // FileLock says -1 when the lock file names no pid (being written, or damaged): the holder is then unknown.
+    const locked = (id: string, pid: number) => new ConversationLocked({ id, path: lockFile(id), ...(pid >= 0 ? { holder: pid } : {}) })
 
     const lock = (id: ConversationId.ConversationId): Effect.Effect<void, ConversationLocked | StoreIoError, Scope.Scope> =>
       Effect.acquireRelease(
         io(lockFile(id), () => FileLock.acquire(lockFile(id))).pipe(
-          Effect.flatMap((r) => r._tag === "Held" ? Effect.fail(new ConversationLocked({ id, pid: r.pid, lockFile: lockFile(id) })) : Effect.void)
+          Effect.flatMap((r) => r._tag === "Held" ? Effect.fail(locked(id, r.pid)) : Effect.void)
         ),
         () => Effect.promise(() => FileLock.release(lockFile(id)).catch(() => undefined))
       )
@@ -225,7 +220,7 @@ export const make = (options: Options) =>
     const reserveExact = (id: ConversationId.ConversationId) =>
       Effect.flatMap(reserve(id), (r): Effect.Effect<void, ConversationLocked | ConversationExists> =>
         r._tag === "Held"
-          ? Effect.fail(new ConversationLocked({ id, pid: r.pid, lockFile: lockFile(id) }))
+          ? Effect.fail(locked(id, r.pid))
           : r._tag === "Exists"
           ? Effect.fail(new ConversationExists({ id }))
           : Effect.void)

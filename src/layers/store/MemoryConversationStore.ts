@@ -23,14 +23,9 @@ import * as Timestamp from "../../domain/event/Timestamp.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
-import {
-  ConversationExists,
-  ConversationLocked,
-  ConversationNotFound,
-  ConversationStore,
-  type NewConversation
-} from "../../services/ConversationStore.ts"
+import { ConversationStore, type NewConversation } from "../../services/ConversationStore.ts"
 import * as ConversationSession from "../../services/ConversationSession.ts"
+import { ConversationExists, ConversationLocked, ConversationNotFound } from "../../services/StoreErrors.ts"
 import { summaryOf } from "./Summary.ts"
 
 /** What disk would give back: encoded, then decoded. */
@@ -58,7 +53,7 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
     const lock = (id: string) =>
       Effect.acquireRelease(
         Effect.suspend(() => {
-          if (locks.has(id)) return Effect.fail(new ConversationLocked({ id, pid: process.pid, lockFile: "memory" }))
+          if (locks.has(id)) return Effect.fail(new ConversationLocked({ id, holder: process.pid, path: "memory" }))
           locks.add(id)
           return Effect.void
         }),

@@ -7,8 +7,14 @@ import { markdownToHtml } from "../../../src/layers/render/SafeMarkdown.ts"
 import { streams } from "../_streams.ts"
 import { everyShape, HOSTILE, LEAKED_SECRET, LONG_RESULT, QUESTIONS } from "./_everyShape.ts"
 
+/** The commands as the CLI renders them (Hint), with a storage path that needs quoting and escaping. */
+const COMMANDS = {
+  resume: "parley query --continue-turn --id 17738399468 --storage '/tmp/a&b'",
+  discard: "parley query --discard-turn --id 17738399468 --storage '/tmp/a&b'"
+}
+
 const page = (entries: ReadonlyArray<StreamEntry>, title?: string) =>
-  renderHtml({ id: "17738399468", title, entries }, { markdown: markdownToHtml })
+  renderHtml({ id: "17738399468", title, entries }, { markdown: markdownToHtml, commands: COMMANDS })
 
 /**
  * The HTML of each tool call block, by call id: from its opening tag to its
@@ -120,8 +126,14 @@ describe("renderHtml: a conversation with every RFD 082 shape", () => {
     expect(turn).toContain(`<code>write_note</code> — waiting for input</li>`)
     expect(turn).toContain(`<code>read_file</code> — completed</li>`)
     expect(turn).toContain(`Resuming runs the tool calls without a result again (<code>write_note</code>) and asks the open question again under its recorded id (“Overwrite a.txt?”)`)
-    expect(turn).toContain(`<code>parley query --continue-turn --id 17738399468</code>`)
-    expect(turn).toContain(`<code>parley query --discard-turn --id 17738399468</code>`)
+    // The commands as the caller rendered them, escaped.
+    expect(turn).toContain(`<p class="commands">Resume: <code>parley query --continue-turn --id 17738399468 --storage &#39;/tmp/a&amp;b&#39;</code><br>` +
+      `Drop it: <code>parley query --discard-turn --id 17738399468 --storage &#39;/tmp/a&amp;b&#39;</code></p>`)
+    // Without them the page says what resuming would do, and names no command of its own.
+    const bare = renderHtml({ id: "17738399468", entries: everyShape() }, { markdown: markdownToHtml })
+    expect(bare).toContain(`Resuming runs the tool calls without a result again`)
+    expect(bare).not.toContain(`class="commands"`)
+    expect(bare).not.toContain("--continue-turn")
     expect(html).toContain(`<details class="tool-call s-waiting-for-input" id="call-6" data-call-id="c5" open>`)
     expect(html).toContain(`<a href="#turn-2">The last turn is incomplete</a>`)
   })

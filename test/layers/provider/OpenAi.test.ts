@@ -6,7 +6,7 @@ import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
 import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
 import { ToolCallRequest } from "../../../src/domain/event/ToolCallRequest.ts"
 import * as OpenAiProvider from "../../../src/layers/provider/OpenAi.ts"
-import { collect } from "../../../src/services/Provider.ts"
+import { collect } from "../../../src/domain/model/Reply.ts"
 import * as FakeLlmServer from "../../support/FakeLlmServer.ts"
 import { conversation, fastRetry, requestFor, ts, writeNote } from "./fixtures.ts"
 

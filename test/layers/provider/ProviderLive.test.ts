@@ -6,7 +6,7 @@ import { join, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
 import * as ProviderLive from "../../../src/layers/provider/ProviderLive.ts"
-import { collect } from "../../../src/services/Provider.ts"
+import { collect } from "../../../src/domain/model/Reply.ts"
 import * as FakeLlmServer from "../../support/FakeLlmServer.ts"
 import { conversation, fastRetry, requestFor, ts } from "./fixtures.ts"
 
@@ -115,7 +115,7 @@ export async function resolve(specifier, context, next) {
 register("./hooks.mjs", import.meta.url)`
   const SCRIPT = (root: string) => `import * as Effect from ${JSON.stringify(join(root, "node_modules/effect/dist/Effect.js"))}
 import * as ProviderLive from ${JSON.stringify(join(root, "src/layers/provider/ProviderLive.ts"))}
-import { collect } from ${JSON.stringify(join(root, "src/services/Provider.ts"))}
+import { collect } from ${JSON.stringify(join(root, "src/domain/model/Reply.ts"))}
 import { ChatRequest } from ${JSON.stringify(join(root, "src/domain/event/ChatRequest.ts"))}
 import * as Timestamp from ${JSON.stringify(join(root, "src/domain/event/Timestamp.ts"))}
 const request = (model) => ({ model, systemParts: [], tools: [], events: [new ChatRequest({ timestamp: Timestamp.now(), content: "hi" })] })

@@ -13,14 +13,9 @@ import * as Stream from "effect/Stream"
 import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
 import * as AnthropicProvider from "../../../src/layers/provider/Anthropic.ts"
 import * as OpenAiProvider from "../../../src/layers/provider/OpenAi.ts"
-import {
-  collect,
-  type Provider,
-  type ProviderDelta,
-  type ProviderError,
-  replyWarning,
-  type RetryPolicy
-} from "../../../src/services/Provider.ts"
+import { collect, type ProviderDelta, replyWarning } from "../../../src/domain/model/Reply.ts"
+import type { RetryPolicy } from "../../../src/layers/provider/Retry.ts"
+import type { Provider, ProviderError } from "../../../src/services/Provider.ts"
 import * as FakeLlmServer from "../../support/FakeLlmServer.ts"
 import { conversation, fastRetry, requestFor, ts } from "./fixtures.ts"
 

@@ -12,7 +12,8 @@ import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
 import * as ScriptedModel from "../../../src/domain/model/ScriptedModel.ts"
 import { ToolCallRequest } from "../../../src/domain/event/ToolCallRequest.ts"
 import * as Scripted from "../../../src/layers/provider/Scripted.ts"
-import { collect, Provider, type ProviderRequest } from "../../../src/services/Provider.ts"
+import { collect } from "../../../src/domain/model/Reply.ts"
+import { Provider, type ProviderRequest } from "../../../src/services/Provider.ts"
 import { ts } from "./fixtures.ts"
 
 const plain: ProviderRequest = {

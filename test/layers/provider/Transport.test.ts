@@ -1,24 +1,11 @@
 /**
  * The pieces of issue 11 item 6 that need no server: the one-line error
- * format, `Retry-After` parsing, HTML error pages, the retry schedule (on the
- * TestClock, so its delays are checked without waiting), and how a finished
- * empty reply is collected.
+ * format, `Retry-After` parsing and HTML error pages. The retry schedule is
+ * tested in Retry.test.ts, the reply fold in test/domain/model/Reply.test.ts.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Stream from "effect/Stream"
-import { TestClock } from "effect/testing"
-import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
 import { retryAfterMs, summarizeBody } from "../../../src/layers/provider/Transport.ts"
-import {
-  collect,
-  ProviderDelta as Delta,
-  ProviderError,
-  type RetryPolicy,
-  withRetries
-} from "../../../src/services/Provider.ts"
-import { ts } from "./fixtures.ts"
+import { ProviderError } from "../../../src/services/Provider.ts"
 
 const headers = (values: Record<string, string>) => new Headers(values)
 
@@ -95,91 +82,4 @@ describe("summarizeBody", () => {
     assert.isTrue(long.endsWith("…"))
     assert.strictEqual(summarizeBody("  \n"), "empty response body")
   })
-})
-
-describe("withRetries (TestClock: delays checked without waiting)", () => {
-  const policy: RetryPolicy = { times: 3, baseDelay: "100 millis", maxServerDelay: "30 seconds" }
-
-  /** An attempt that fails `failures` times with `error`, recording the virtual time of each try. */
-  const flaky = (failures: number, error: ProviderError) =>
-    Effect.sync(() => {
-      const at: Array<number> = []
-      const attempt = Effect.gen(function*() {
-        at.push((yield* Effect.clockWith((clock) => clock.currentTimeMillis)))
-        if (at.length <= failures) return yield* error
-        return "ok"
-      })
-      return { at, attempt }
-    })
-
-  const transient = (extra: Partial<ConstructorParameters<typeof ProviderError>[0]> = {}) =>
-    new ProviderError({ provider: "openai", failure: "http", status: 503, detail: "busy", retryable: true, attempts: 1, ...extra })
-
-  it.effect("exponential from the base delay when the provider names no wait", () =>
-    Effect.gen(function*() {
-      const { at, attempt } = yield* flaky(3, transient())
-      const fiber = yield* Effect.forkChild(withRetries(attempt, policy))
-      yield* TestClock.adjust("10 seconds")
-      assert.strictEqual(yield* Fiber.join(fiber), "ok")
-      assert.deepStrictEqual(at, [0, 100, 300, 700])
-    }))
-
-  it.effect("a Retry-After wait replaces the backoff", () =>
-    Effect.gen(function*() {
-      const { at, attempt } = yield* flaky(2, transient({ retryAfterMs: 5_000 }))
-      const fiber = yield* Effect.forkChild(withRetries(attempt, policy))
-      yield* TestClock.adjust("4999 millis")
-      assert.deepStrictEqual(at, [0])
-      yield* TestClock.adjust("1 minute")
-      assert.strictEqual(yield* Fiber.join(fiber), "ok")
-      assert.deepStrictEqual(at, [0, 5_000, 10_000])
-    }))
-
-  it.effect("a wait longer than maxServerDelay ends the retries at once, and the error says so", () =>
-    Effect.gen(function*() {
-      const { at, attempt } = yield* flaky(9, transient({ retryAfterMs: 31_000 }))
-      const error = yield* Effect.flip(withRetries(attempt, policy))
-      assert.deepStrictEqual(at, [0])
-      assert.strictEqual(
-        error.message,
-        "openai: HTTP 503 after 1 attempt: busy. The provider asks to wait 31 s before retrying (parley waits at most 30 s); try again later."
-      )
-    }))
-
-  it.effect("the final error counts every attempt", () =>
-    Effect.gen(function*() {
-      const { attempt } = yield* flaky(9, transient())
-      const fiber = yield* Effect.forkChild(Effect.flip(withRetries(attempt, policy)))
-      yield* TestClock.adjust("10 seconds")
-      const error = yield* Fiber.join(fiber)
-      assert.strictEqual(error.attempts, 4)
-      assert.strictEqual(error.message, "openai: HTTP 503 after 4 attempts: busy")
-    }))
-})
-
-describe("collect: a finished reply is never empty", () => {
-  const when = ts()
-  const now = () => when
-
-  it.effect("Finish with nothing before it: one empty message, so recording it completes the turn", () =>
-    Effect.gen(function*() {
-      const reply = yield* collect(Stream.make(Delta.Finish({ reason: "end_turn" })), { now })
-      assert.deepStrictEqual(reply.events, [ChatResponse.message(when, "")])
-    }))
-
-  it.effect("no Finish (an interrupted stream): nothing is made up", () =>
-    Effect.gen(function*() {
-      const reply = yield* collect(Stream.empty, { now })
-      assert.deepStrictEqual(reply.events, [])
-      assert.isUndefined(reply.stopReason)
-    }))
-
-  it.effect("a reply with only reasoning is not padded", () =>
-    Effect.gen(function*() {
-      const reply = yield* collect(
-        Stream.make(Delta.ReasoningDelta({ text: "hm" }), Delta.Finish({ reason: "end_turn" })),
-        { now }
-      )
-      assert.deepStrictEqual(reply.events, [ChatResponse.reasoning(when, "hm")])
-    }))
 })

@@ -15,7 +15,8 @@ import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
 import { ToolCallRequest } from "../../../src/domain/event/ToolCallRequest.ts"
 import { ToolCallResponse } from "../../../src/domain/event/ToolCallResponse.ts"
 import { TurnStart } from "../../../src/domain/event/TurnStart.ts"
-import type { ProviderRequest, ProviderTool, RetryPolicy } from "../../../src/services/Provider.ts"
+import type { RetryPolicy } from "../../../src/layers/provider/Retry.ts"
+import type { ProviderRequest, ProviderTool } from "../../../src/services/Provider.ts"
 
 let tick = 0
 /** Distinct, increasing timestamps. */

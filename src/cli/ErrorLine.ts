@@ -1,0 +1,38 @@
+/**
+ * What the CLI prints for a failed command (issue 21 item 5): one clear line
+ * per error, built from the error's data. An error says what happened (the
+ * conversation, the file, the entry, the pid); when there is something to run
+ * next, the command is rendered here through {@link Hint}, so it names parley
+ * as it was started and repeats `--storage` when it was given. No message is
+ * patched after the fact.
+ *
+ * @example
+ * ```ts
+ * import * as ErrorLine from "./ErrorLine.ts"
+ * import { ConversationNotFound } from "../services/StoreErrors.ts"
+ * ErrorLine.line(new ConversationNotFound({ id: "123" }), { storage: "/s" })
+ * // "No conversation with id 123. Run `parley conversation ls --archived --storage /s` to see the ids."
+ * ```
+ */
+import { CliFailure } from "./CliFailure.ts"
+import * as Hint from "./Hint.ts"
+import { ConversationCorrupt, ConversationNotFound } from "../services/StoreErrors.ts"
+
+/** The errors whose line names a command to run next. */
+export type WithNextStep = ConversationNotFound | ConversationCorrupt
+
+/** Whether `error` gets a command to run next (so its line depends on the invocation). */
+export const hasNextStep = (error: unknown): error is WithNextStep =>
+  error instanceof ConversationNotFound || error instanceof ConversationCorrupt
+
+/** The line for `error`: its message, and the command to run next when there is one. */
+export const line = (error: unknown, context: Hint.Context): string => {
+  if (error instanceof ConversationNotFound) return `${error.message} Run \`${Hint.listArchived(context)}\` to see the ids.`
+  if (error instanceof ConversationCorrupt) return `${error.message}. Run \`${Hint.check(error.id, context)}\` for details.`
+  if (error instanceof Error) return error.message
+  return String(error)
+}
+
+/** `error` as the CLI failure that prints its line (exit 1); a `CliFailure` is kept as it is. */
+export const failure = (error: unknown, context: Hint.Context): CliFailure =>
+  error instanceof CliFailure ? error : new CliFailure({ code: 1, message: line(error, context) })
