@@ -93,7 +93,9 @@ const failure = (out: Output, error: unknown): CliFailure => {
       ].join("\n")
     })
   }
-  const message = ErrorLine.line(error, ctx)
+  const message = error instanceof Query.NoMessage
+    ? `Nothing to send: give a message, e.g. ${Hint.command(["query", "Hello"], { storage: ctx.storage })}`
+    : ErrorLine.line(error, ctx)
   const resume = resumeHint(out)
   return new CliFailure({ code: 1, message: message + (resume !== undefined ? `\n${SAVED} ${resume}` : "") })
 }

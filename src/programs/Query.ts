@@ -112,9 +112,10 @@ export class IncompleteTurnPending extends Schema.TaggedError<IncompleteTurnPend
 }
 
 /** There is nothing to send. */
-export class NoMessage extends Schema.TaggedError<NoMessage>()("NoMessage", { hint: Schema.String }) {
+export class NoMessage extends Schema.TaggedError<NoMessage>()("NoMessage", {}) {
   override get message() {
-    return this.hint
+    // The example command is the edge's to render.
+    return "Nothing to send: give a message (an argument, or on stdin)."
   }
 }
 
@@ -135,7 +136,7 @@ export const describeIncomplete = (summary: IncompleteTurn.IncompleteSummary, an
 
 const blank = (message: string | undefined): message is undefined => message === undefined || message.trim() === ""
 
-const noMessage = () => new NoMessage({ hint: "Nothing to send: give a message, e.g. parley query \"Hello\"." })
+const noMessage = () => new NoMessage()
 
 /** The run's model, chosen at most once, when first needed. */
 interface ModelCell<E> {

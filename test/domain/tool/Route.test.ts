@@ -1,0 +1,82 @@
+// Who answers a question (RFD 082 routing, issue 21 §3's detached policy), and
+// whether an answer fits its question.
+import { describe, expect, it } from "@effect/vitest"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as AnswerFit from "../../../src/domain/tool/AnswerFit.ts"
+import * as Config from "../../../src/domain/tool/Config.ts"
+import { Question } from "../../../src/domain/tool/Question.ts"
+import { decideRoute, type RouteInput } from "../../../src/domain/tool/Route.ts"
+
+const q = (type: "boolean" | "secret") => new Question({ id: "q" as never, text: "Go?", answer_type: { type } })
+const input = (over: Partial<RouteInput>): RouteInput => ({
+  question: q("boolean"),
+  target: "user",
+  reachable: false,
+  detached: "assistant",
+  remembered: Option.none(),
+  staticAnswer: undefined,
+  ...over
+})
+const tag = (over: Partial<RouteInput>) => {
+  const r = decideRoute(input(over))
+  return r._tag === "Denied" ? `Denied:${r.reason}` : r._tag
+}
+
+describe("decideRoute", () => {
+  it("remembered, then static, then the secret guard, then a reachable person, then the target", () => {
+    expect(tag({ remembered: Option.some(true), staticAnswer: false })).toBe("Remembered")
+    expect(tag({ question: q("secret"), remembered: Option.some("x") })).toBe("Denied:no_prompt_backend")
+    expect(tag({ staticAnswer: false, reachable: true })).toBe("Static")
+    expect(tag({ question: q("secret"), target: "assistant", reachable: true })).toBe("Denied:assistant_routing_denied")
+    expect(tag({ reachable: true })).toBe("Person")
+    expect(tag({ reachable: true, target: "assistant" })).toBe("Backend")
+    expect(tag({ question: q("secret"), reachable: true })).toBe("Person")
+  })
+
+  it("nobody to ask: the detached policy decides, and a secret never goes to the assistant", () => {
+    const table = (["assistant", "deny", "defer", "wait"] as const).map((detached) => [
+      detached,
+      tag({ detached }),
+      tag({ detached, question: q("secret") }),
+      tag({ detached, target: "assistant" })
+    ])
+    expect(table).toStrictEqual([
+      ["assistant", "Backend", "Denied:no_prompt_backend", "Backend"],
+      ["deny", "Denied:no_prompt_backend", "Denied:no_prompt_backend", "Backend"],
+      ["defer", "Defer", "Defer", "Backend"],
+      ["wait", "Wait", "Wait", "Backend"]
+    ])
+  })
+})
+
+describe("the detached policy in config", () => {
+  it("defaults to assistant and a 10 minute wait; a duration reads in ms, s, m, h or seconds; a bad one names the key", () => {
+    expect(Config.detachedPolicy(Config.empty)).toBe("assistant")
+    expect(Config.waitTimeoutMs(Config.empty)).toBe(600_000)
+    const at = (d: unknown) => Result.getOrThrow(Config.decode({ conversation: { inquiry: { detached: "wait", wait_timeout: d } } }))
+    expect([Config.waitTimeoutMs(at("500ms")), Config.waitTimeoutMs(at("30s")), Config.waitTimeoutMs(at("2m")), Config.waitTimeoutMs(at("1h")), Config.waitTimeoutMs(at(5))])
+      .toStrictEqual([500, 30_000, 120_000, 3_600_000, 5000])
+    const bad = Config.decode({ conversation: { inquiry: { detached: "later", wait_timeout: "soon" } } })
+    expect(Result.isFailure(bad) && bad.failure.map((i) => Config.formatPath(i.path))).toStrictEqual([
+      "conversation.inquiry.detached",
+      "conversation.inquiry.wait_timeout"
+    ])
+    expect(Config.detachedPolicy(Config.withDetachedPolicy(at("1s"), "defer"))).toBe("defer")
+  })
+})
+
+describe("AnswerFit", () => {
+  it("parses yes/no words, exact options and text; says what fits", () => {
+    const bool = { type: "boolean" } as const
+    const sel = { type: "select", options: ["red", "green"] } as const
+    expect(["yes", "Y", "true", "no", "N", "false"].map((w) => Result.getOrThrow(AnswerFit.parse(bool, w)))).toStrictEqual([true, true, true, false, false, false])
+    expect(Result.isFailure(AnswerFit.parse(bool, "maybe"))).toBe(true)
+    expect(Result.getOrThrow(AnswerFit.parse(sel, "green"))).toBe("green")
+    expect(AnswerFit.parse(sel, "Green")).toStrictEqual(Result.fail(`"Green" is not one of the options (red, green)`))
+    expect(Result.getOrThrow(AnswerFit.parse(sel, `"red"`, { json: true }))).toBe("red")
+    expect(AnswerFit.parse(bool, "yes", { json: true })).toStrictEqual(Result.fail(`"yes" is not JSON`))
+    expect(AnswerFit.fit({ type: "text" }, 3)).toStrictEqual(Result.fail("3 is not text"))
+    expect([AnswerFit.expected(bool), AnswerFit.expected(sel), AnswerFit.expected({ type: "text" })]).toStrictEqual(["yes or no", "one of: red, green", "any text"])
+  })
+})
