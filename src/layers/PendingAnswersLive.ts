@@ -35,29 +35,41 @@ interface Entry {
   readonly question: OpenQuestion
   readonly deferred: Deferred.Deferred<Offered>
   takenBy: Answerer | undefined
+  /** Taken without an answer (a claim). */
+  claimed: boolean
+}
+
+/** Who closed a question, and whether with an answer. */
+interface Closing {
+  readonly by: Answerer
+  readonly cancelled: boolean
 }
 
 /** An in-process registry. */
 export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => {
   const open = new Map<string, Entry>()
   /** Who closed each question that is no longer open. */
-  const closed = new Map<string, Answerer>()
-  const refuse = (id: string) =>
-    closed.has(id) || open.get(id)?.takenBy !== undefined
-      ? new QuestionAlreadyAnswered({ inquiry_id: id, by: closed.get(id) ?? open.get(id)!.takenBy! })
-      : new QuestionNotOpen({ inquiry_id: id, open: [...open.keys()] })
+  const closed = new Map<string, Closing>()
+  const closingOf = (entry: Entry): Closing => ({ by: entry.takenBy ?? "parley", cancelled: entry.takenBy === undefined || entry.claimed })
+  const refuse = (id: string) => {
+    const taken = open.get(id)
+    const closing = closed.get(id) ?? (taken?.takenBy !== undefined ? closingOf(taken) : undefined)
+    return closing !== undefined
+      ? new QuestionAlreadyAnswered({ inquiry_id: id, by: closing.by, ...(closing.cancelled ? { cancelled: true } : {}) })
+      : new QuestionNotOpen({ inquiry_id: id, open: [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question.inquiryId) })
+  }
   return PendingAnswers.of({
     open: (question) =>
       Effect.acquireRelease(
         Effect.map(Deferred.make<Offered>(), (deferred) => {
-          const entry: Entry = { question, deferred, takenBy: undefined }
+          const entry: Entry = { question, deferred, takenBy: undefined, claimed: false }
           open.set(question.inquiryId, entry)
           return entry
         }),
         (entry) =>
           Effect.sync(() => {
             open.delete(entry.question.inquiryId)
-            closed.set(entry.question.inquiryId, entry.takenBy ?? "parley")
+            closed.set(entry.question.inquiryId, closingOf(entry))
           })
       ).pipe(Effect.map((entry) => ({
         answer: Deferred.await(entry.deferred),
@@ -65,6 +77,7 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
           Effect.sync(() => {
             if (entry.takenBy !== undefined) return false
             entry.takenBy = by
+            entry.claimed = true
             return true
           })
       }))),

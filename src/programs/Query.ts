@@ -86,8 +86,12 @@ export type QueryOutcome = Data.TaggedEnum<{
   NothingToDiscard: {}
   /** The editor gave nothing to send: the pending query was kept as it was, and nothing ran. */
   EditAbandoned: {}
-  /** Nobody could answer these questions: they are recorded unanswered and the turn waits for input (exit 3). */
-  Deferred: { readonly questions: ReadonlyArray<string> }
+  /**
+   * Nobody could answer these questions: they are recorded unanswered and the
+   * turn waits for input (exit 3). `unsent`: the new message given with
+   * `--continue-turn`, not sent because the resumed turn is still waiting.
+   */
+  Deferred: { readonly questions: ReadonlyArray<string>; readonly unsent: string | undefined }
 }>
 /** How a `query` ended (see the variants). */
 export const QueryOutcome = Data.taggedEnum<QueryOutcome>()
@@ -271,14 +275,16 @@ const runPlan = <E>(session: ConversationSession, options: QueryOptions<E>, plan
     const common = turnOptions(session, options, model)
     if (plan._tag === "Resume") {
       const resumed = yield* runTurn({ ...common, start: TurnStartMode.Resume({ analysis: plan.analysis }) })
-      // Still waiting for input: the new message waits too (it is not sent into an unfinished turn).
-      if (resumed.deferred.length > 0) return QueryOutcome.Deferred({ questions: resumed.deferred })
+      // Still waiting for input: the new message is not sent into an unfinished turn (the edge says so).
+      if (resumed.deferred.length > 0) {
+        return QueryOutcome.Deferred({ questions: resumed.deferred, unsent: blank(options.message) ? undefined : options.message })
+      }
       // RFD 023: --continue-turn resumes without a new message.
       if (blank(options.message)) return QueryOutcome.Resumed()
     }
     if (blank(options.message)) return yield* noMessage()
     const ran = yield* runTurn({ ...common, start: TurnStartMode.NewTurn({ message: options.message }) })
-    if (ran.deferred.length > 0) return QueryOutcome.Deferred({ questions: ran.deferred })
+    if (ran.deferred.length > 0) return QueryOutcome.Deferred({ questions: ran.deferred, unsent: undefined })
     return plan._tag === "Resume" ? QueryOutcome.Resumed() : QueryOutcome.Completed()
   })
 

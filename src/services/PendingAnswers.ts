@@ -60,10 +60,14 @@ export class QuestionNotOpen extends Schema.TaggedError<QuestionNotOpen>()("Ques
 /** The question was answered (or closed) already. */
 export class QuestionAlreadyAnswered extends Schema.TaggedError<QuestionAlreadyAnswered>()("QuestionAlreadyAnswered", {
   inquiry_id: Schema.String,
-  by: Schema.String
+  by: Schema.String,
+  /** It was closed without an answer (a cancelled prompt, an interrupt, a deferral). */
+  cancelled: Schema.optionalKey(Schema.Boolean)
 }) {
   override get message() {
-    return `Question ${this.inquiry_id} was already answered (by ${this.by}).`
+    return this.cancelled === true
+      ? `Question ${this.inquiry_id} was already closed without an answer (by ${this.by}).`
+      : `Question ${this.inquiry_id} was already answered (by ${this.by}).`
   }
 }
 

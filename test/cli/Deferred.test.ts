@@ -120,7 +120,10 @@ describe("detached = \"defer\" (no TTY)", () => {
 
     const unknown = parley(p, ["conversation", "answer", id, "nope.q.1", "yes"])
     expect(unknown.code).toBe(1)
-    expect(unknown.stderr).toBe("parley: No open question has the id nope.q.1 (open: ask_1.confirm.1, pick_1.color.1).\n")
+    // The open questions are named in the order they were asked (the two tools ran in parallel).
+    const asked = persisted(p).filter((e) => e.type === "inquiry_request").map((e) => e["id"])
+    expect([...asked].sort()).toStrictEqual(["ask_1.confirm.1", "pick_1.color.1"])
+    expect(unknown.stderr).toBe(`parley: No open question has the id nope.q.1 (open: ${asked.join(", ")}).\n`)
 
     expect(parley(p, ["conversation", "answer", id, "pick_1.color.1", "--json", `"green"`]).code).toBe(0)
     const again = parley(p, ["conversation", "answer", id, "pick_1.color.1", "red"])

@@ -25,17 +25,21 @@
  * ```
  */
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import type * as Prompt from "effect/cli/Prompt"
 import type * as Schema from "effect/Schema"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
+import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "../../services/PendingAnswers.ts"
 import { CliFailure } from "../CliFailure.ts"
 import { formatFlag } from "../Format.ts"
 import * as Hint from "../Hint.ts"
@@ -66,40 +70,41 @@ const listing = (id: ConversationId.ConversationId, open: ReadonlyArray<Answer.O
     const type = q.question.answer_type
     lines.push(`  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${AnswerFit.expected(type)}]`)
     const placeholder = type.type === "boolean" ? "yes|no" : type.type === "select" ? type.options.join("|") : "text"
-    lines.push(`    ${Hint.answer(id, q.inquiryId, type.type === "secret" ? undefined : { placeholder }, { storage: storageGiven })}`)
+    lines.push(type.type === "secret"
+      ? `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(id, { storage: storageGiven })})`
+      : `    ${Hint.answer(id, q.inquiryId, { placeholder }, { storage: storageGiven })}`)
   }
   return lines.join("\n")
 }
 
-/** An answer's error as the CLI shows it (exit 2: the value does not fit; 1 otherwise). */
-const rendered = (id: ConversationId.ConversationId, storageGiven: string | undefined) => (e: unknown): CliFailure => {
-  if (e instanceof CliFailure) return e
-  if (typeof e === "object" && e !== null && "_tag" in e) {
-    const error = e as { _tag: string; message: string }
-    switch (error._tag) {
-      case "AnswerDoesNotFit":
-        return new CliFailure({ code: 2, message: `${error.message} Nothing was recorded.` })
-      case "SecretNeedsRunningTurn":
-        return new CliFailure({ code: 1, message: `${error.message}\n    ${Hint.resume(id, { storage: storageGiven })}` })
-      default:
-        return new CliFailure({ code: 1, message: error.message })
-    }
-  }
-  return new CliFailure({ code: 1, message: String(e) })
+/** This command's own errors as the CLI shows them (exit 2: the value does not fit); the store's pass on to `withStore`. */
+const rendered = (id: ConversationId.ConversationId, storageGiven: string | undefined) => <E>(e: E): E | CliFailure => {
+  if (e instanceof AnswerDoesNotFit) return new CliFailure({ code: 2, message: `${e.message} Nothing was recorded.` })
+  if (e instanceof Answer.SecretNeedsRunningTurn) return new CliFailure({ code: 1, message: `${e.message}\n    ${Hint.resume(id, { storage: storageGiven })}` })
+  if (e instanceof QuestionNotOpen || e instanceof QuestionAlreadyAnswered) return new CliFailure({ code: 1, message: e.message })
+  return e
 }
 
-/** On a terminal: asks each open question at the prompt and records the answers, one by one. */
-const askAll = (id: ConversationId.ConversationId) =>
+/** On a terminal: asks each open question at the prompt and records the answers, one by one (Ctrl-C stops, exit 130). */
+const askAll = (id: ConversationId.ConversationId, storageGiven: string | undefined) =>
   Effect.scoped(Effect.gen(function*() {
     const session = yield* ConversationStore.use((store) => store.open(id))
-    const open = (yield* Answer.openQuestions(session)).filter((q) => q.question.answer_type.type !== "secret")
-    if (open.length === 0) return yield* Console.error(`${ConversationId.display(id)} has no open question to answer here.`)
-    const prompts = yield* TerminalPromptBackend.make().pipe(Effect.provide(PersonTerminal.layer))
-    for (const q of open) {
-      const reply = yield* prompts.question({ toolName: q.tool, question: q.question })
+    const open = yield* Answer.openQuestions(session)
+    const secrets = open.filter((q) => q.question.answer_type.type === "secret")
+    const asked = open.filter((q) => q.question.answer_type.type !== "secret")
+    // The terminal lives as long as this command (its key reader and raw mode are scoped).
+    const terminal = Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
+    const prompts = yield* TerminalPromptBackend.make().pipe(Effect.provideContext(terminal))
+    for (const q of asked) {
+      const reply = yield* prompts.question({ toolName: q.tool, question: q.question }).pipe(
+        Effect.catchTag("PromptCancelled", () => Effect.interrupt)
+      )
       yield* Answer.record(session, q.inquiryId, { json: JSON.stringify(reply.answer) })
     }
-    yield* Console.error(`Answered ${open.length} question${open.length === 1 ? "" : "s"}; resume the turn to hand them to the tools.`)
+    const resume = Hint.resume(id, { storage: storageGiven })
+    if (asked.length > 0) yield* Console.error(`Answered ${asked.length} question${asked.length === 1 ? "" : "s"}; resume the turn to hand the answers to the tools: ${resume}`)
+    else if (secrets.length === 0) yield* Console.error(`${ConversationId.display(id)} has no open question.`)
+    for (const q of secrets) yield* Console.error(`${q.inquiryId} asks for a secret: it is asked when the turn is resumed in a terminal: ${resume}`)
   }))
 
 export const answer = Command.make(
@@ -132,15 +137,16 @@ const run = (f: Flags, id: ConversationId.ConversationId, given: string | undefi
       const value = Option.getOrUndefined(f.value)
       const interactive = PersonTerminal.isInteractive() && f.format === "text"
       if (inquiry === undefined) {
-        if (interactive) return yield* askAll(id)
+        if (interactive) return yield* askAll(id, given)
         const open = yield* Answer.list(id)
         return yield* Console.log(f.format === "json" ? JSON.stringify(open.map(row), null, 2) : listing(id, open, given))
       }
       if (value === undefined) {
         const open = yield* Answer.list(id)
         const q = open.find((o) => o.inquiryId === inquiry)
-        if (q?.question.answer_type.type === "secret") return yield* new Answer.SecretNeedsRunningTurn({ id, inquiry_id: inquiry })
-        return yield* Usage.failure(PATH, `give the answer after the question id (${q === undefined ? "see the open questions with parley conversation answer ID" : AnswerFit.expected(q.question.answer_type)}).`)
+        if (q === undefined) return yield* new QuestionNotOpen({ inquiry_id: inquiry, open: open.map((o) => o.inquiryId) })
+        if (q.question.answer_type.type === "secret") return yield* new Answer.SecretNeedsRunningTurn({ id, inquiry_id: inquiry })
+        return yield* Usage.failure(PATH, `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`)
       }
       const recorded = yield* Answer.answer(id, inquiry, f.json ? { json: value } : { text: value })
       if (f.format === "json") {

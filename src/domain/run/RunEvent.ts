@@ -46,8 +46,11 @@ export const QuestionOutcome = Schema.Union([
 ])
 export type QuestionOutcome = typeof QuestionOutcome.Type
 
-/** Who may answer an open question (RFD 082 routing, after remembered and static answers). */
-export const Audience = Schema.Literals(["person", "assistant", "config", "remembered", "parley"])
+/**
+ * Who may answer an open question (RFD 082 routing, after remembered and
+ * static answers); `nobody` when it is deferred at once (the `defer` policy).
+ */
+export const Audience = Schema.Literals(["person", "assistant", "config", "remembered", "parley", "nobody"])
 export type Audience = typeof Audience.Type
 
 /** How a turn was left (contract §3 `incomplete`), or null when it is complete. */

@@ -108,75 +108,95 @@ const toolRow = (call: RunEvent.ToolCall, outcome: ToolCallRow["outcome"], conte
   ...(content !== undefined ? { content } : {})
 })
 
+/** The fold's state while it reads the events. */
+interface Acc {
+  conversationId: string | null
+  created: boolean
+  model: string | null
+  stopReason: string | null
+  ending: RunEvent.Ending | null
+  incomplete: RunEvent.Incomplete
+  readonly replies: Array<string>
+  replyOpen: boolean
+  readonly calls: Map<string, ToolCallRow>
+  readonly closed: Array<QuestionRow>
+  readonly open: Map<string, QuestionRow>
+}
+
+/** The reply text and its stop reason. */
+const reply = (acc: Acc, e: RunEvent.RunEvent): void => {
+  if (e._tag === "Waiting" && e.waiting) {
+    // A new model request: until it finishes, the last reply's stop reason is not this one's.
+    acc.replyOpen = false
+    acc.stopReason = null
+  } else if (e._tag === "TextDelta") {
+    if (!acc.replyOpen) acc.replies.push("")
+    acc.replyOpen = true
+    acc.replies[acc.replies.length - 1] += e.text
+  } else if (e._tag === "ReplyFinished") {
+    acc.replyOpen = false
+    acc.stopReason = e.stop_reason
+  }
+}
+
+/** One event into the state. */
+const step = (acc: Acc, e: RunEvent.RunEvent): void => {
+  switch (e._tag) {
+    case "ConversationKnown":
+      acc.conversationId = e.conversation_id
+      acc.created = e.created
+      return
+    case "ModelChosen":
+      acc.model = e.model
+      return
+    case "ToolStarted":
+      acc.calls.set(e.call.id, toolRow(e.call, "unfinished"))
+      return
+    case "ToolFinished":
+      acc.calls.set(e.call.id, toolRow(e.call, !e.ran ? "skipped" : e.response.is_error ? "error" : "success", e.response.content))
+      return
+    case "QuestionOpened":
+      acc.open.set(e.inquiry_id, openRow(e))
+      return
+    case "QuestionClosed":
+      acc.open.delete(e.inquiry_id)
+      acc.closed.push(closedRow(e))
+      return
+    case "Stopped":
+      acc.ending = e.ending
+      acc.incomplete = e.incomplete
+      return
+    default:
+      return reply(acc, e)
+  }
+}
+
 /** The run's report: every event of the run, in order. */
 export const fold = (events: Iterable<RunEvent.RunEvent>): RunReport => {
-  let conversationId: string | null = null
-  let created = false
-  let model: string | null = null
-  let stopReason: string | null = null
-  let ending: RunEvent.Ending | null = null
-  let incomplete: RunEvent.Incomplete = null
-  const replies: Array<string> = []
-  let replyOpen = false
-  const calls = new Map<string, ToolCallRow>()
-  const closed: Array<QuestionRow> = []
-  const open = new Map<string, QuestionRow>()
-  for (const e of events) {
-    switch (e._tag) {
-      case "ConversationKnown":
-        conversationId = e.conversation_id
-        created = e.created
-        break
-      case "ModelChosen":
-        model = e.model
-        break
-      case "Waiting":
-        // A new model request: until it finishes, the last reply's stop reason is not this one's.
-        if (e.waiting) {
-          replyOpen = false
-          stopReason = null
-        }
-        break
-      case "TextDelta":
-        if (!replyOpen) replies.push("")
-        replyOpen = true
-        replies[replies.length - 1] += e.text
-        break
-      case "ReplyFinished":
-        replyOpen = false
-        stopReason = e.stop_reason
-        break
-      case "ToolStarted":
-        calls.set(e.call.id, toolRow(e.call, "unfinished"))
-        break
-      case "ToolFinished":
-        calls.set(e.call.id, toolRow(e.call, !e.ran ? "skipped" : e.response.is_error ? "error" : "success", e.response.content))
-        break
-      case "QuestionOpened":
-        open.set(e.inquiry_id, openRow(e))
-        break
-      case "QuestionClosed":
-        open.delete(e.inquiry_id)
-        closed.push(closedRow(e))
-        break
-      case "Stopped":
-        ending = e.ending
-        incomplete = e.incomplete
-        break
-      default:
-        break
-    }
+  const acc: Acc = {
+    conversationId: null,
+    created: false,
+    model: null,
+    stopReason: null,
+    ending: null,
+    incomplete: null,
+    replies: [],
+    replyOpen: false,
+    calls: new Map(),
+    closed: [],
+    open: new Map()
   }
+  for (const e of events) step(acc, e)
   return {
-    conversationId,
-    created,
-    model,
-    replies: replies.filter((r) => r !== ""),
-    stopReason,
-    toolCalls: [...calls.values()],
-    questions: [...closed, ...open.values()],
-    ending,
-    incomplete
+    conversationId: acc.conversationId,
+    created: acc.created,
+    model: acc.model,
+    replies: acc.replies.filter((r) => r !== ""),
+    stopReason: acc.stopReason,
+    toolCalls: [...acc.calls.values()],
+    questions: [...acc.closed, ...acc.open.values()],
+    ending: acc.ending,
+    incomplete: acc.incomplete
   }
 }
 

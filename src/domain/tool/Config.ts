@@ -56,7 +56,8 @@ export type DetachedPolicy = typeof DetachedPolicy.Type
 /** A duration: `500ms`, `30s`, `10m`, `2h`, or a number of seconds. */
 export const Duration = Schema.Union([
   Schema.Number.check(Schema.isGreaterThan(0)),
-  Schema.String.check(Schema.isPattern(/^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/))
+  // Not zero: a wait that never waits is `defer`.
+  Schema.String.check(Schema.isPattern(/^(?!0+(\.0+)?(ms|s|m|h)$)[0-9]+(\.[0-9]+)?(ms|s|m|h)$/))
 ]).annotate({ expected: "a duration such as \"30s\", \"10m\" or \"2h\" (or a number of seconds)" })
 
 /** `[conversation.tools.<tool>.questions.<id>]`: target and static answer. */

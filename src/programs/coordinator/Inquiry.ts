@@ -124,6 +124,8 @@ const audienceOf = (route: Route): RunEvent.Audience => {
       return "parley"
     case "Backend":
       return "assistant"
+    case "Defer":
+      return "nobody"
     default:
       return "person"
   }

@@ -17,7 +17,6 @@
  * const routed = Person.ask(env, asked, close, since) // Effect<Routed, RecordError>
  * ```
  */
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -28,16 +27,7 @@ import * as TurnState from "../../domain/stream/TurnState.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
 import type { Offered, Waiting } from "../../services/PendingAnswers.ts"
 import { PromptFailed } from "../../services/PromptBackend.ts"
-import { type Asked, type Closer, describeDefect, type Env, positionOf, Routed, Texts } from "./Env.ts"
-
-/** How the person's side ended. */
-type Outcome = Data.TaggedEnum<{
-  /** Someone's answer won (the person's here, or another answerer's). */
-  Offered: { readonly offered: Offered }
-  Cancelled: {}
-  Failed: { readonly reason: string }
-}>
-const Outcome = Data.taggedEnum<Outcome>()
+import { type Asked, type Closer, describeDefect, type Env, positionOf, type RecordError, Routed, Texts } from "./Env.ts"
 
 /** Registers the question for every answerer while `use` runs. */
 const registered = <A, E, R>(env: Env, asked: Asked, since: string, use: (waiting: Waiting) => Effect.Effect<A, E, R>) =>
@@ -46,60 +36,66 @@ const registered = <A, E, R>(env: Env, asked: Asked, since: string, use: (waitin
     use
   ))
 
+/** Records an answer that won, remembering it for the turn when the person typed `Y`/`N`. */
+const answered = (env: Env, asked: Asked, closer: Closer, offered: Offered, remember: boolean) =>
+  Effect.gen(function*() {
+    if (remember && offered.by === "you") {
+      yield* Ref.update(env.state, (s) => TurnState.rememberAnswer(s, asked.call.name, asked.question.id, offered.answer))
+    }
+    return yield* closer.answered(offered.by, offered.answer)
+  })
+
+/** Who answered at this terminal (they are closed by the terminal's side, under the prompt lock). */
+const TERMINAL: ReadonlySet<RunEvent.Answerer> = new Set(["you", "remembered"])
+
 /**
  * The terminal's side: the prompt (one on screen at a time), or the answer
- * this turn remembered. Its answer is offered like anyone's; when another
- * answer won meanwhile, that one counts.
+ * this turn remembered. Its answer is offered like anyone's; when it wins,
+ * it is recorded before the prompt lock is released, so the answer's line is
+ * shown before the next prompt. When another answer won meanwhile, this side
+ * never ends (the other side records that one).
  */
-const prompt = (env: Env, asked: Asked, waiting: Waiting, remember: { value: boolean }) => {
+const prompt = (env: Env, asked: Asked, waiting: Waiting, closer: Closer) => {
   const { call, question } = asked
   const secret = question.answer_type.type === "secret"
-  const offerOrLose = (answer: Schema.Json, by: RunEvent.Answerer) =>
-    Effect.flatMap(Effect.result(env.answers.offer(asked.id, answer, by)), () => Effect.map(waiting.answer, (offered) => Outcome.Offered({ offered })))
-  const closeAs = (outcome: Outcome) =>
-    Effect.flatMap(waiting.claim("you"), (mine) => (mine ? Effect.succeed(outcome) : Effect.map(waiting.answer, (offered) => Outcome.Offered({ offered }))))
+  const offer = (answer: Schema.Json, by: RunEvent.Answerer, remember: boolean): Effect.Effect<Routed, RecordError> =>
+    Effect.flatMap(Effect.result(env.answers.offer(asked.id, answer, by)), (offered) =>
+      offered._tag === "Success"
+        ? answered(env, asked, closer, { answer, by }, remember)
+        : offered.failure._tag === "QuestionAlreadyAnswered"
+        ? Effect.never
+        : closer.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true }))
+  const closeAs = (reason: "user" | "backend_error") =>
+    Effect.flatMap(waiting.claim("you"), (mine): Effect.Effect<Routed, RecordError> =>
+      !mine
+        ? Effect.never
+        : reason === "user"
+        ? closer.cancelled("you", "user", { content: Texts.inputCancelled, is_error: false })
+        : closer.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true }))
   return Effect.suspend(() =>
     // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
     Effect.flatMap(Ref.get(env.state), (s) => {
       const remembered = secret ? undefined : TurnState.rememberedAnswer(s, call.name, question.id)
-      if (remembered !== undefined && Option.isSome(remembered)) return offerOrLose(remembered.value, "remembered")
+      if (remembered !== undefined && Option.isSome(remembered)) return offer(remembered.value, "remembered", false)
       return env.prompts.question({ toolName: call.name, question, arguments: call.arguments, position: positionOf(env, call) }).pipe(
-        Effect.flatMap((reply) => {
-          remember.value = reply.remember && !secret
-          return offerOrLose(reply.answer, "you")
+        Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: describeDefect(d) }))),
+        Effect.matchEffect({
+          onFailure: (e) => closeAs(e._tag === "PromptCancelled" ? "user" : "backend_error"),
+          onSuccess: (reply) => offer(reply.answer, "you", reply.remember && !secret)
         })
       )
     })
-  ).pipe(
-    Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: describeDefect(d) }))),
-    env.promptLock.withPermits(1),
-    Effect.catch((e) => closeAs(e._tag === "PromptCancelled" ? Outcome.Cancelled() : Outcome.Failed({ reason: e.reason })))
-  )
+  ).pipe(env.promptLock.withPermits(1))
 }
-
-/** Records how the person's side ended. */
-const close = (env: Env, asked: Asked, closer: Closer, outcome: Outcome, remember: boolean) =>
-  Outcome.$match(outcome, {
-    Offered: ({ offered }) =>
-      Effect.gen(function*() {
-        if (remember && offered.by === "you") {
-          yield* Ref.update(env.state, (s) => TurnState.rememberAnswer(s, asked.call.name, asked.question.id, offered.answer))
-        }
-        return yield* closer.answered(offered.by, offered.answer)
-      }),
-    Cancelled: () => closer.cancelled("you", "user", { content: Texts.inputCancelled, is_error: false }),
-    Failed: () => closer.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true })
-  })
 
 /** A person answers: at this terminal's prompt or from any other answerer, whichever is first. */
 export const ask = (env: Env, asked: Asked, closer: Closer, since: string) =>
-  registered(env, asked, since, (waiting) =>
-    Effect.gen(function*() {
-      const remember = { value: false }
-      const other = Effect.map(waiting.answer, (offered) => Outcome.Offered({ offered }))
-      const outcome = yield* Effect.raceFirst(prompt(env, asked, waiting, remember), other)
-      return yield* close(env, asked, closer, outcome, remember.value)
-    }))
+  registered(env, asked, since, (waiting) => {
+    // Exactly one offer wins: the terminal's side records its own, this side everyone else's.
+    const other = Effect.flatMap(waiting.answer, (offered): Effect.Effect<Routed, RecordError> =>
+      TERMINAL.has(offered.by) ? Effect.never : answered(env, asked, closer, offered, false))
+    return env.prompts.interactive ? Effect.raceFirst(prompt(env, asked, waiting, closer), other) : other
+  })
 
 /** Nobody to ask yet: any answerer may answer until `wait_timeout`, then the question is deferred. */
 export const wait = (env: Env, asked: Asked, closer: Closer, since: string) =>
@@ -107,7 +103,7 @@ export const wait = (env: Env, asked: Asked, closer: Closer, since: string) =>
     Effect.gen(function*() {
       const timeout = ConfigData.waitTimeoutMs(env.config)
       const offered = yield* Effect.timeoutOption(waiting.answer, Duration.millis(timeout))
-      if (Option.isSome(offered)) return yield* close(env, asked, closer, Outcome.Offered({ offered: offered.value }), false)
+      if (Option.isSome(offered)) return yield* answered(env, asked, closer, offered.value, false)
       yield* env.events.publish(RunEvent.make.Warning({
         text: `Nobody answered "${asked.question.text.split("\n")[0]}" (${asked.id}) within ${Duration.format(Duration.millis(timeout))}; it is deferred.`
       }))
