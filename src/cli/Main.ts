@@ -11,6 +11,7 @@ import * as Command from "effect/cli/Command"
 import { answer } from "./conversation/Answer.ts"
 import { check } from "./conversation/Check.ts"
 import { fork } from "./conversation/Fork.ts"
+import { kill } from "./conversation/Kill.ts"
 import { ls } from "./conversation/Ls.ts"
 import { print } from "./conversation/Print.ts"
 import { demo } from "./Demo.ts"
@@ -18,8 +19,8 @@ import { query } from "./Query.ts"
 import { root } from "./Root.ts"
 
 export const conversation = Command.make("conversation").pipe(
-  Command.withSubcommands([ls, print, check, fork, answer]),
-  Command.withDescription("List, print, check, fork and answer stored conversations")
+  Command.withSubcommands([ls, print, check, fork, answer, kill]),
+  Command.withDescription("List, print, check, fork, answer and stop conversations")
 )
 
 export const cli = root.pipe(Command.withSubcommands([query, conversation, demo]))

@@ -36,6 +36,7 @@ import { CliFailure } from "./CliFailure.ts"
 import { formatFlag } from "./Format.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
+import * as Host from "./Host.ts"
 import * as Live from "./Live.ts"
 import * as RunView from "./RunView.ts"
 import * as Style from "./Style.ts"
@@ -162,6 +163,8 @@ export const runQuery = (params: RunQueryParams) =>
     const out = makeOutput(run, params)
     // The view follows the run's events in its own fiber; the prompts wait for it (Cursor).
     yield* RunView.watch(out.view, yield* RunEvents, run.cursor)
+    // Once the conversation is known, the run is served on its socket for other clients (issue 22).
+    yield* Effect.forkScoped(Host.serveWhenKnown(run))
     const settled = RunView.settled(out.view, yield* RunEvents, run.cursor)
     const json = (end: RunReport.Ending) => (params.format === "json" ? out.json(RunReport.toJson(out.report(), end)) : Effect.void)
     const withResume = (end: RunReport.Ending): RunReport.Ending => {

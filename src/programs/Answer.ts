@@ -113,3 +113,14 @@ export const record = (session: ConversationSession, inquiryId: string, input: A
 /** Answers the open question `inquiryId` of conversation `id`, under its lock. */
 export const answer = (id: ConversationId, inquiryId: string, input: AnswerInput) =>
   Effect.scoped(Effect.flatMap(ConversationStore.use((store) => store.open(id)), (session) => record(session, inquiryId, input)))
+
+/** One open question as `--format json` shows it (`answer ID`, the HTTP API). */
+export const row = (q: OpenQuestion): Schema.JsonObject => ({
+  id: q.inquiryId,
+  tool: q.tool,
+  tool_call_id: q.toolCallId,
+  question: q.question.text,
+  answer_type: q.question.answer_type.type,
+  options: q.question.answer_type.type === "select" ? q.question.answer_type.options : null,
+  default: q.question.default ?? null
+})

@@ -54,8 +54,8 @@ export const writeScript = (p: Project, name: string, steps: ReadonlyArray<unkno
   return file
 }
 
-export const parley = (p: Project, args: ReadonlyArray<string>) =>
-  runParley(["--storage", p.storage, ...args], { cwd: p.root, env: { PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined } })
+export const parley = (p: Project, args: ReadonlyArray<string>, input?: string) =>
+  runParley(["--storage", p.storage, ...args], { cwd: p.root, env: { PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined }, ...(input !== undefined ? { input } : {}) })
 
 /** Starts parley in the background (stdin closed: no TTY). */
 export const spawnParley = (p: Project, args: ReadonlyArray<string>): ChildProcess & { output: () => string } => {

@@ -33,7 +33,6 @@ import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import type * as Prompt from "effect/cli/Prompt"
-import type * as Schema from "effect/Schema"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
@@ -43,6 +42,9 @@ import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "../.
 import { CliFailure } from "../CliFailure.ts"
 import { formatFlag } from "../Format.ts"
 import * as Hint from "../Hint.ts"
+import * as HostClient from "../../layers/host/HostClient.ts"
+import * as HostPath from "../HostPath.ts"
+import * as AnswerRunning from "./AnswerRunning.ts"
 import * as PersonTerminal from "../PersonTerminal.ts"
 import { storage } from "../Root.ts"
 import * as Style from "../Style.ts"
@@ -51,19 +53,8 @@ import { parseIdArgument, withStore } from "./Shared.ts"
 
 const PATH = ["parley", "conversation", "answer"]
 
-/** One open question as `--format json` shows it. */
-const row = (q: Answer.OpenQuestion): Schema.JsonObject => ({
-  id: q.inquiryId,
-  tool: q.tool,
-  tool_call_id: q.toolCallId,
-  question: q.question.text,
-  answer_type: q.question.answer_type.type,
-  options: q.question.answer_type.type === "select" ? q.question.answer_type.options : null,
-  default: q.question.default ?? null
-})
-
 /** The text listing: each question, what fits, and the command that answers it. */
-const listing = (id: ConversationId.ConversationId, open: ReadonlyArray<Answer.OpenQuestion>, storageGiven: string | undefined): string => {
+const listing = (id: ConversationId.ConversationId, open: ReadonlyArray<Answer.OpenQuestion>, storageGiven: string | undefined, running = false): string => {
   if (open.length === 0) return `${ConversationId.display(id)} has no open question.`
   const lines = [`Open questions of ${ConversationId.display(id)}:`]
   for (const q of open) {
@@ -71,7 +62,9 @@ const listing = (id: ConversationId.ConversationId, open: ReadonlyArray<Answer.O
     lines.push(`  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${AnswerFit.expected(type)}]`)
     const placeholder = type.type === "boolean" ? "yes|no" : type.type === "select" ? type.options.join("|") : "text"
     lines.push(type.type === "secret"
-      ? `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(id, { storage: storageGiven })})`
+      ? running
+        ? `    a secret: ${Hint.answer(id, q.inquiryId, undefined, { storage: storageGiven })} (typed without echo, or piped with --stdin)`
+        : `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(id, { storage: storageGiven })})`
       : `    ${Hint.answer(id, q.inquiryId, { placeholder }, { storage: storageGiven })}`)
   }
   return lines.join("\n")
@@ -114,13 +107,25 @@ export const answer = Command.make(
     inquiry: Argument.String("inquiry-id").pipe(Argument.withDescription("The open question to answer (as listed)"), Argument.optional),
     value: Argument.String("value").pipe(Argument.withDescription("The answer (yes/no, an option, text)"), Argument.optional),
     json: Flag.Boolean("json").pipe(Flag.withDescription("VALUE is a JSON value"), Flag.withDefault(false)),
+    stdin: Flag.Boolean("stdin").pipe(Flag.withDescription("Read a secret answer from stdin (to a running turn)"), Flag.withDefault(false)),
     format: formatFlag
   },
   (f) =>
     withStore(Effect.gen(function*() {
-      const { given } = yield* storage
+      const { dir, given } = yield* storage
       const id = yield* parseIdArgument(f.id, "answer")
-      return yield* run(f, id, given).pipe(Effect.mapError(rendered(id, given)))
+      // A running turn takes the answer itself (issue 22); else it goes into the waiting turn on disk.
+      const socket = HostPath.of(dir, id)
+      const answered = (yield* HostClient.running(socket))
+        ? AnswerRunning.answer(id, socket, {
+          inquiry: Option.getOrUndefined(f.inquiry),
+          value: Option.getOrUndefined(f.value),
+          json: f.json,
+          stdin: f.stdin,
+          format: f.format
+        }, (open) => listing(id, open, given, true))
+        : run(f, id, given)
+      return yield* answered.pipe(Effect.mapError(rendered(id, given)))
     }))
 ).pipe(Command.withDescription("List or answer the open questions of a turn waiting for input"))
 
@@ -139,7 +144,7 @@ const run = (f: Flags, id: ConversationId.ConversationId, given: string | undefi
       if (inquiry === undefined) {
         if (interactive) return yield* askAll(id, given)
         const open = yield* Answer.list(id)
-        return yield* Console.log(f.format === "json" ? JSON.stringify(open.map(row), null, 2) : listing(id, open, given))
+        return yield* Console.log(f.format === "json" ? JSON.stringify(open.map(Answer.row), null, 2) : listing(id, open, given))
       }
       if (value === undefined) {
         const open = yield* Answer.list(id)

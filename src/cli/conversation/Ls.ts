@@ -18,6 +18,7 @@ import { ConversationStore, type ConversationSummary } from "../../services/Conv
 import { formatFlag } from "../Format.ts"
 import * as Hint from "../Hint.ts"
 import { storage } from "../Root.ts"
+import * as Running from "../Running.ts"
 import { withStore } from "./Shared.ts"
 
 /** The JSON row of contract §3. */
@@ -52,8 +53,10 @@ export const ls = Command.make(
       for (const d of damaged) {
         yield* Console.error(`parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.check(d.id, { storage: given })}\` for details`)
       }
-      if (format === "json") return yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
+      // Live runs answer on their sockets (issue 22): pid and open questions.
+      const running = yield* Running.of((yield* storage).dir, rows.map((r) => r.id))
+      if (format === "json") return yield* Console.log(JSON.stringify(rows.map((r) => ({ ...toJsonRow(r), running: Running.jsonOf(running.get(r.id)) })), null, 2))
       if (rows.length === 0) return yield* Console.log(`No conversations yet. Start one with \`${Hint.invokedAs()} query "…"\`.`)
-      for (const row of rows) yield* Console.log(textRow(row))
+      for (const row of rows) yield* Console.log(textRow(row) + Running.textOf(running.get(row.id)))
     }))
 ).pipe(Command.withDescription("List conversations (most recently active first)"))

@@ -1,0 +1,39 @@
+/**
+ * A `parley query` run as a host (issue 22): once its conversation is known,
+ * the run is served on the conversation's socket (`HostPath`) for as long as
+ * the run lives, so other terminals can follow it, answer its questions and
+ * stop it. Stopping it from a client is what SIGTERM does. A host that
+ * cannot listen (an odd file system, a full disk) only costs those clients:
+ * the run goes on, and says why once.
+ *
+ * @example
+ * ```ts
+ * import * as Host from "./Host.ts"
+ * yield* Effect.forkScoped(Host.serveWhenKnown(run))
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as RunEvent from "../domain/run/RunEvent.ts"
+import type { PendingAnswers } from "../services/PendingAnswers.ts"
+import { RunEvents } from "../services/RunEvents.ts"
+import * as HostPath from "./HostPath.ts"
+import type * as Live from "./Live.ts"
+
+/** Stops this process's run the way SIGTERM does (every finalizer runs; exit 143). */
+const interrupt = Effect.sync(() => void process.kill(process.pid, "SIGTERM"))
+
+/** Serves the run once its conversation is known; lives in the caller's scope. */
+export const serveWhenKnown = (run: Live.Run["Service"]): Effect.Effect<void, never, Scope.Scope | RunEvents | PendingAnswers> =>
+  Effect.gen(function*() {
+    const hub = yield* RunEvents
+    const known = yield* Stream.runHead(Stream.filter(hub.events, (e): e is RunEvent.Of<"ConversationKnown"> => e._tag === "ConversationKnown"))
+    if (known._tag === "None") return
+    const id = known.value.conversation_id
+    // Loaded once the run is under way: the RPC and socket code stays off `query`'s start-up path.
+    const HostServer = yield* Effect.promise(() => import("../layers/host/HostServer.ts"))
+    yield* HostServer.serve({ socketPath: HostPath.of(run.settings.storage, id), conversationId: id, interrupt }).pipe(
+      Effect.catch((e) => hub.publish(RunEvent.make.Warning({ text: `${e.message} Other terminals cannot reach this run.` })))
+    )
+  })

@@ -1,0 +1,27 @@
+/**
+ * The socket of a conversation's running turn, for this machine (issue 22):
+ * the domain's rule (`HostSocket.path`) with this process's runtime
+ * directory (`$XDG_RUNTIME_DIR`, else the temp dir) and a SHA-256 of the
+ * storage's absolute path.
+ *
+ * @example
+ * ```ts
+ * import * as HostPath from "./HostPath.ts"
+ * HostPath.of("/home/me/.parley", "17738399468") // "/home/me/.parley/run/17738399468.sock"
+ * ```
+ */
+import * as crypto from "node:crypto"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as HostSocket from "../domain/run/HostSocket.ts"
+
+const runtimeDir = (): string => process.env["XDG_RUNTIME_DIR"] || os.tmpdir()
+
+const sha256 = (text: string): string => crypto.createHash("sha256").update(text).digest("hex")
+
+/** The host socket of conversation `id` in the storage directory `storage`. */
+export const of = (storage: string, id: string): string =>
+  HostSocket.path({ storage: path.resolve(storage), id, runtimeDir: runtimeDir(), hash: sha256 })
+
+/** The directories the hosts of `storage` may listen in (its own, and the per-user fallback). */
+export const dirs = (storage: string): ReadonlyArray<string> => [HostSocket.runDir(path.resolve(storage)), HostSocket.fallbackDir(runtimeDir())]

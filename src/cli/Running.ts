@@ -1,0 +1,69 @@
+/**
+ * Which conversations have a running turn, for `conversation ls` (issue 22):
+ * the ones whose host socket exists and answers. Each is asked for its pid
+ * and its open questions (`running: { pid, waiting: [inquiry ids] }`); a
+ * socket that does not answer within a second is a killed host's and reads
+ * as not running.
+ *
+ * @example
+ * ```ts
+ * import * as Running from "./Running.ts"
+ * const running = yield* Running.of("/home/me/.parley", ["17738399468"])
+ * running.get("17738399468") // { pid: 4242, waiting: ["call_1.confirm.1"], tools: ["deploy"] } | undefined
+ * ```
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import * as HostPath from "./HostPath.ts"
+
+/** A running turn: the host's pid, its open questions and the tools that asked them. */
+export interface Running {
+  readonly pid: number
+  readonly waiting: ReadonlyArray<string>
+  readonly tools: ReadonlyArray<string>
+}
+
+// Loaded only when a socket is there: a listing with no live run loads no RPC code (start-up).
+const infoOf = (socket: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const HostClient = yield* Effect.promise(() => import("../layers/host/HostClient.ts"))
+    return yield* Effect.flatMap(HostClient.connect(socket), (client) => client.Info())
+  })).pipe(
+    Effect.timeout("1 second"),
+    Effect.map((info): Running => ({ pid: info.pid, waiting: info.open.map((q) => q.inquiry_id), tools: [...new Set(info.open.map((q) => q.call.name))] })),
+    Effect.option
+  )
+
+/** The running turns among conversations `ids` of the storage directory `storage`. */
+export const of = (storage: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Running>> =>
+  Effect.gen(function*() {
+    // One directory read each, not a stat per conversation: ls lists thousands.
+    const present = new Set<string>()
+    for (const dir of HostPath.dirs(storage)) {
+      let names: Array<string> = []
+      try {
+        names = fs.readdirSync(dir)
+      } catch {
+        continue
+      }
+      for (const name of names) if (name.endsWith(".sock")) present.add(path.join(dir, name))
+    }
+    if (present.size === 0) return new Map()
+    const sockets = ids.map((id) => [id, HostPath.of(storage, id)] as const).filter(([, socket]) => present.has(socket))
+    const found = yield* Effect.forEach(sockets, ([id, socket]) => Effect.map(infoOf(socket), (info) => [id, info] as const), { concurrency: 8 })
+    const running = new Map<string, Running>()
+    for (const [id, info] of found) if (info._tag === "Some") running.set(id, info.value)
+    return running
+  })
+
+/** The JSON `running` field of an `ls` row. */
+export const jsonOf = (running: Running | undefined) => (running === undefined ? null : { pid: running.pid, waiting: running.waiting })
+
+/** The text suffix of an `ls` row. */
+export const textOf = (running: Running | undefined): string =>
+  running === undefined
+    ? ""
+    : running.waiting.length > 0
+    ? `  [running, waiting for input: ${running.tools.join(", ")}]`
+    : `  [running pid ${running.pid}]`

@@ -1,0 +1,84 @@
+/**
+ * `parley conversation kill ID [--force]` (issue 22): stops a running turn
+ * the way SIGTERM does — open questions `Cancelled{user}`, tools stopped with
+ * their process groups, the journal folded, the lock released — and returns
+ * once the run has stopped (its host no longer answers). `--force` kills the
+ * host process when it has not stopped within 5 s (its tools die with it, as
+ * after any kill -9 of parley; the turn stays resumable).
+ *
+ * @example
+ * ```sh
+ * parley conversation kill 17738399468
+ * ```
+ */
+import * as fs from "node:fs"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as HostClient from "../../layers/host/HostClient.ts"
+import { CliFailure } from "../CliFailure.ts"
+import * as Hint from "../Hint.ts"
+import * as HostPath from "../HostPath.ts"
+import { storage } from "../Root.ts"
+import { parseIdArgument } from "./Shared.ts"
+
+/** How long a run may take to stop before `--force` kills it. */
+const GRACE_MS = 5000
+
+/** Whether `pid` runs (a zombie — exited, not yet reaped by its parent — does not). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z"
+  } catch {
+    return true
+  }
+}
+
+/** Waits until the host no longer answers and its process is gone, up to `ms`; whether it stopped. */
+const stopped = (socket: string, pid: number, ms: number) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline) {
+      if (!alive(pid) && !(yield* HostClient.running(socket))) return true
+      yield* Effect.sleep("50 millis")
+    }
+    return !alive(pid)
+  })
+
+export const kill = Command.make(
+  "kill",
+  {
+    id: Argument.String("id").pipe(Argument.withDescription("The conversation whose running turn to stop")),
+    force: Flag.Boolean("force").pipe(Flag.withDescription("Kill the run's process if it has not stopped within 5 s"), Flag.withDefault(false))
+  },
+  ({ id: text, force }) =>
+    Effect.gen(function*() {
+      const { dir, given } = yield* storage
+      const id = yield* parseIdArgument(text, "kill")
+      const socket = HostPath.of(dir, id)
+      const notRunning = new CliFailure({ code: 1, message: `${ConversationId.display(id)} has no running turn.` })
+      if (!(yield* HostClient.running(socket))) return yield* notRunning
+      const info = yield* Effect.scoped(Effect.flatMap(HostClient.connect(socket), (client) =>
+        Effect.tap(client.Info(), () =>
+          // The host stops as SIGTERM stops it; its reply may not make it out before it exits.
+          client.Interrupt().pipe(Effect.timeout("2 seconds"), Effect.ignore)))).pipe(Effect.mapError(() => notRunning))
+      let done = yield* stopped(socket, info.pid, GRACE_MS)
+      if (!done && force) {
+        yield* Effect.sync(() => process.kill(info.pid, "SIGKILL"))
+        done = yield* stopped(socket, info.pid, 2000)
+      }
+      if (!done) {
+        return yield* new CliFailure({ code: 1, message: `The run of ${ConversationId.display(id)} (pid ${info.pid}) did not stop within ${GRACE_MS / 1000} s; ${Hint.command(["conversation", "kill", id, "--force"], { storage: given })} kills it.` })
+      }
+      yield* Console.error(`Stopped the run of ${ConversationId.display(id)} (pid ${info.pid}). What finished is saved; resume with: ${Hint.resume(id, { storage: given })}`)
+    })
+).pipe(Command.withDescription("Stop a conversation's running turn (like SIGTERM; --force kills it after 5 s)"))

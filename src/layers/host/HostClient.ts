@@ -1,0 +1,43 @@
+/**
+ * A client of a running turn's host (issue 22): `conversation answer`,
+ * `conversation kill` and `ls` connect to the socket and speak `HostRpcs`.
+ * The connection lives as long as the scope. Whether a host runs at all is
+ * asked first (`running`): a socket file nobody answers on is a killed
+ * host's, and means "not running".
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as HostClient from "parley/layers/host/HostClient"
+ * const info = Effect.scoped(Effect.flatMap(HostClient.connect("/tmp/x/run/17738399468.sock"), (client) => client.Info()))
+ * ```
+ */
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as RpcClient from "effect/rpc/RpcClient"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
+import { type HostInfo, HostRpcs } from "../../services/RunHost.ts"
+import { answers } from "./HostServer.ts"
+
+/** A connection to a host, for the scope's life (a lost host fails calls at once, without reconnecting). */
+export const connect = (socketPath: string) =>
+  Effect.gen(function*() {
+    // Built in the caller's scope: the connection must outlive this effect (a provide would close it here).
+    const protocol = yield* Layer.build(
+      RpcClient.layerProtocolSocket({ retryTransientErrors: false, pingInterval: "2 seconds", pingTimeout: "4 seconds" }).pipe(
+        Layer.provide(NodeSocket.layerNet({ path: socketPath })),
+        Layer.provide(RpcSerialization.layerNdjson)
+      )
+    )
+    return yield* RpcClient.make(HostRpcs).pipe(Effect.provideContext(protocol))
+  })
+
+/** The client type. */
+export type Client = Effect.Success<ReturnType<typeof connect>>
+
+/** What a host says about itself. */
+export type Info = HostInfo
+
+/** Whether a host answers on `socketPath`. */
+export const running = (socketPath: string): Effect.Effect<boolean> => answers(socketPath)

@@ -1,0 +1,112 @@
+/**
+ * A running turn's host (issue 22): serves `HostRpcs` on a unix socket
+ * (mode 0600 in a 0700 directory) for as long as the scope lives, over
+ * `effect/rpc` with newline-delimited JSON framing. A socket file left by a
+ * killed host (nothing answers on it) is replaced; one a live host answers on
+ * is refused. The file is removed when the scope closes.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as HostServer from "parley/layers/host/HostServer"
+ * declare const interrupt: Effect.Effect<void>
+ * const hosting = HostServer.serve({ socketPath: "/tmp/x/run/17738399468.sock", conversationId: "17738399468", interrupt })
+ * ```
+ */
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as path from "node:path"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
+import * as RpcServer from "effect/rpc/RpcServer"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as RunEvent from "../../domain/run/RunEvent.ts"
+import { PendingAnswers } from "../../services/PendingAnswers.ts"
+import { RunEvents } from "../../services/RunEvents.ts"
+import { HostRpcs } from "../../services/RunHost.ts"
+
+/** The host could not listen (another live host has the socket, or the directory is not ours to use). */
+export class HostUnavailable extends Schema.TaggedError<HostUnavailable>()("HostUnavailable", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Could not serve the run on ${this.path}: ${this.reason}.`
+  }
+}
+
+/** What a host needs: where to listen, which conversation it runs, how to stop the run. */
+export interface ServeOptions {
+  readonly socketPath: string
+  readonly conversationId: string
+  /** Stops the run as SIGTERM would (the host's `Interrupt`). */
+  readonly interrupt: Effect.Effect<void>
+}
+
+/** Whether a host answers on `socketPath` (a connection is accepted within `timeoutMs`). */
+export const answers = (socketPath: string, timeoutMs = 1000): Effect.Effect<boolean> =>
+  Effect.callback<boolean>((resume) => {
+    const socket = net.connect({ path: socketPath })
+    const done = (alive: boolean) => {
+      clearTimeout(timer)
+      socket.destroy()
+      resume(Effect.succeed(alive))
+    }
+    const timer = setTimeout(() => done(false), timeoutMs)
+    socket.once("connect", () => done(true))
+    socket.once("error", () => done(false))
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      socket.destroy()
+    })
+  })
+
+/** Makes the socket's directory (0700) and clears a stale socket file; fails when a live host answers there. */
+const prepare = (socketPath: string) =>
+  Effect.gen(function*() {
+    yield* Effect.try({
+      try: () => fs.mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 }),
+      catch: (e) => new HostUnavailable({ path: socketPath, reason: String(e) })
+    })
+    if (!fs.existsSync(socketPath)) return
+    if (yield* answers(socketPath)) return yield* new HostUnavailable({ path: socketPath, reason: "another parley process serves this conversation" })
+    // Left by a host that was killed: nothing listens on it any more.
+    yield* Effect.sync(() => fs.rmSync(socketPath, { force: true }))
+  })
+
+/** The handlers, over the run's event hub and open questions. */
+const handlers = (options: ServeOptions) =>
+  HostRpcs.toLayer(Effect.gen(function*() {
+    const hub = yield* RunEvents
+    const pending = yield* PendingAnswers
+    return HostRpcs.of({
+      Subscribe: ({ after }) => Stream.map(hub.since(after), (e): RunEvent.Sequenced => e),
+      Answer: ({ inquiry_id, answer }) => pending.offer(inquiry_id, answer, "other"),
+      Interrupt: () => options.interrupt,
+      Info: () =>
+        Effect.map(pending.list, (open) => ({
+          pid: process.pid,
+          conversation_id: options.conversationId,
+          open: open.map((q) => ({ inquiry_id: q.inquiryId, call: q.call, question: q.question, since: q.since }))
+        }))
+    })
+  }))
+
+/** Serves the run while the scope lives; the socket file is removed when it closes. */
+export const serve = (options: ServeOptions) =>
+  Effect.gen(function*() {
+    yield* prepare(options.socketPath)
+    const server = RpcServer.layer(HostRpcs, { disableTracing: true }).pipe(
+      Layer.provide(handlers(options)),
+      Layer.provide(RpcServer.layerProtocolSocketServer),
+      Layer.provide(NodeSocketServer.layer({ path: options.socketPath })),
+      Layer.provide(RpcSerialization.layerNdjson)
+    )
+    // Removed last (finalizers run in reverse): after the server has stopped listening.
+    yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(options.socketPath, { force: true })))
+    yield* Layer.build(server).pipe(Effect.mapError((e) => new HostUnavailable({ path: options.socketPath, reason: String(e) })))
+    yield* Effect.sync(() => fs.chmodSync(options.socketPath, 0o600))
+  })

@@ -1,0 +1,61 @@
+/**
+ * The run host's protocol (issue 22; RFD 027 "client-server query
+ * architecture", past its one-client non-goal): while `parley query` runs a
+ * turn it serves the run on a local socket, and any number of clients —
+ * another terminal, `conversation answer`, `conversation kill`, `ls`, the
+ * server — speak this typed `effect/rpc` group to it:
+ *
+ * - `Subscribe({ after })`: the run's events after a sequence number (0: the
+ *   whole current run, replayed), then live, ending with `Stopped`;
+ * - `Answer({ inquiry_id, answer })`: offers an answer to an open question —
+ *   the first that fits wins (`PendingAnswers`), later ones are refused with
+ *   who answered; a secret is sent here and never written;
+ * - `Interrupt()`: stops the run as SIGTERM does (open questions
+ *   `Cancelled{user}`, the turn resumable);
+ * - `Info()`: the host's pid, the conversation, the open questions.
+ *
+ * Nothing new lands in the conversation files: the socket is the only trace.
+ *
+ * @example
+ * ```ts
+ * import { HostRpcs } from "parley/services/RunHost"
+ * HostRpcs.requests.size // 4
+ * ```
+ */
+import * as Rpc from "effect/rpc/Rpc"
+import * as RpcGroup from "effect/rpc/RpcGroup"
+import * as Schema from "effect/Schema"
+import { Question } from "../domain/tool/Question.ts"
+import { RunEvent, ToolCall } from "../domain/run/RunEvent.ts"
+import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "./PendingAnswers.ts"
+
+/** An event of the run with its sequence number, as it crosses the socket. */
+export const SequencedEvent = Schema.Struct({ seq: Schema.Number, event: RunEvent })
+
+/** A question open in the running turn, as clients see it. */
+export const OpenQuestionInfo = Schema.Struct({
+  inquiry_id: Schema.String,
+  call: ToolCall,
+  question: Question,
+  since: Schema.String
+})
+export type OpenQuestionInfo = typeof OpenQuestionInfo.Type
+
+/** What a host says about itself. */
+export const HostInfo = Schema.Struct({
+  pid: Schema.Number,
+  conversation_id: Schema.String,
+  open: Schema.Array(OpenQuestionInfo)
+})
+export type HostInfo = typeof HostInfo.Type
+
+/** The group every host serves and every client speaks. */
+export class HostRpcs extends RpcGroup.make(
+  Rpc.make("Subscribe", { payload: { after: Schema.Number }, success: SequencedEvent, stream: true }),
+  Rpc.make("Answer", {
+    payload: { inquiry_id: Schema.String, answer: Schema.Json },
+    error: Schema.Union([QuestionNotOpen, QuestionAlreadyAnswered, AnswerDoesNotFit])
+  }),
+  Rpc.make("Interrupt", {}),
+  Rpc.make("Info", { success: HostInfo })
+) {}

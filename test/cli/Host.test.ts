@@ -1,0 +1,133 @@
+// Issue 22 (first part): a running turn serves itself on a unix socket under
+// the storage directory; `conversation answer` delivers answers (secrets too,
+// never written) to it, `conversation ls` shows it running, `conversation
+// kill` stops it like SIGTERM, and a killed host's socket is replaced.
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterEach, describe, expect, it } from "@effect/vitest"
+import { repoRoot } from "../support/Fixtures.ts"
+import { exited, killGroup, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
+
+const TOOL = `
+[conversation.tools.deferrable]
+source = "local"
+command = "python3 deferrable.py"
+description = "Asks, then acts."
+parameters = { type = "object", properties = { name = { type = "string" }, mode = { type = "string" } }, required = ["name"] }
+run = "unattended"
+
+[conversation.inquiry]
+detached = "wait"
+`
+
+const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
+const groups: Array<number> = []
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill("SIGKILL")
+  for (const g of groups.splice(0)) killGroup(g)
+})
+
+const project = (): Project => {
+  const p = makeProject()
+  fs.appendFileSync(path.join(p.storage, "config.toml"), TOOL)
+  fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), path.join(p.root, "deferrable.py"))
+  return p
+}
+
+const runDir = (p: Project) => path.join(p.storage, "run")
+const sockets = (p: Project) => (fs.existsSync(runDir(p)) ? fs.readdirSync(runDir(p)) : [])
+const ls = (p: Project) => JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; running: unknown; incomplete: unknown }>
+const effects = (p: Project, name: string) => (fs.existsSync(path.join(p.root, `${name}.effects`)) ? fs.readFileSync(path.join(p.root, `${name}.effects`), "utf8") : "")
+
+const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
+
+/** Starts a run whose calls wait for answers (policy wait, no TTY); resolves once both questions are open. */
+const waiting = async (p: Project, calls = [call("a1", "prod", "ask"), call("s1", "api", "secret")]) => {
+  const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: calls }, { message: "Done." }])
+  const child = spawnParley(p, ["query", "--new", "go", "--script", script])
+  children.push(child)
+  await waitFor("the questions to open", () => persisted(p).filter((e) => e.type === "inquiry_request").length === calls.length)
+  await waitFor("the host's socket", () => sockets(p).length === 1)
+  return { child, id: sockets(p)[0]!.replace(".sock", "") }
+}
+
+describe("a running turn is a host (no TTY)", () => {
+  it("answers from other processes reach the running tools; a secret is never written; ls shows the run; the socket goes with it", async () => {
+    const p = project()
+    const { child, id } = await waiting(p)
+    expect(fs.statSync(runDir(p)).mode & 0o777).toBe(0o700)
+    expect(fs.statSync(path.join(runDir(p), `${id}.sock`)).mode & 0o777).toBe(0o600)
+    const row = ls(p).find((r) => r.id === id)!
+    expect(row.running).toMatchObject({ pid: child.pid })
+    expect([...(row.running as { waiting: Array<string> }).waiting].sort()).toStrictEqual(["a1.confirm.1", "s1.token.1"])
+    expect(parley(p, ["conversation", "ls"]).stdout).toContain("[running, waiting for input: deferrable]")
+
+    const listed = parley(p, ["conversation", "answer", id])
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toContain(`(the turn is running: pid ${child.pid})`)
+    const argvSecret = parley(p, ["conversation", "answer", id, "s1.token.1", "hunter2"])
+    expect(argvSecret.code).toBe(2)
+    const wrong = parley(p, ["conversation", "answer", id, "a1.confirm.1", "perhaps"])
+    expect(wrong.code).toBe(2)
+    const yes = parley(p, ["conversation", "answer", id, "a1.confirm.1", "yes"])
+    expect(yes.code).toBe(0)
+    expect(yes.stderr).toBe(`Answered a1.confirm.1; the running turn (pid ${child.pid}) goes on with it.\n`)
+    const secret = parley(p, ["conversation", "answer", id, "s1.token.1", "--stdin"], "s3cr3t-t0ken\n")
+    expect(secret.code).toBe(0)
+    expect(await exited(child)).toBe(0)
+    expect(effects(p, "prod")).toBe("true\n")
+    expect(effects(p, "api")).toBe(`"12 chars"\n`)
+    expect(sockets(p)).toStrictEqual([])
+    const responses = persisted(p).filter((e) => e.type === "inquiry_response").map((e) => [e["id"], e["outcome"]]).sort()
+    expect(responses).toStrictEqual([["a1.confirm.1", "answered"], ["s1.token.1", "redacted"]])
+    const all = fs.readdirSync(p.storage, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
+      .map((d) => fs.readFileSync(path.join(d.parentPath, d.name), "utf8")).join("\n")
+    expect(all).not.toContain("s3cr3t-t0ken")
+    expect(ls(p).find((r) => r.id === id)!.running).toBe(null)
+    // Too late: the run recorded the first answer.
+    const late = parley(p, ["conversation", "answer", id, "a1.confirm.1", "no"])
+    expect(late.code).toBe(1)
+    expect(late.stderr).toContain("was already answered")
+  })
+
+  it("conversation kill stops a run with a question open and a tool running: exit 0, the turn resumable, no tool left", async () => {
+    const p = project()
+    fs.writeFileSync(path.join(p.root, "slow.block"), "")
+    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "prod", "ask"), { id: "c1", name: "counter", arguments: { name: "slow" } }] }])
+    const child = spawnParley(p, ["query", "--new", "go", "--script", script])
+    children.push(child)
+    await waitFor("the question and the slow tool", () =>
+      persisted(p).some((e) => e.type === "inquiry_request") && /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
+    const toolPid = Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8"))
+    groups.push(toolPid)
+    await waitFor("the host's socket", () => sockets(p).length === 1)
+    const id = sockets(p)[0]!.replace(".sock", "")
+    const killed = parley(p, ["conversation", "kill", id])
+    expect(killed.stderr).toContain(`Stopped the run of jp-c${id} (pid ${child.pid}).`)
+    expect(killed.code).toBe(0)
+    expect(await exited(child)).toBe(143)
+    expect(() => process.kill(toolPid, 0)).toThrow()
+    expect(sockets(p)).toStrictEqual([])
+    expect(persisted(p).filter((e) => e.type === "inquiry_response")).toMatchObject([{ id: "a1.confirm.1", outcome: "cancelled", reason: "user" }])
+    expect(ls(p)[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
+    expect(parley(p, ["conversation", "kill", id]).code).toBe(1)
+  })
+
+  it("a killed host's socket is not a running turn: ls says so, answers go into the waiting turn, the next run replaces it", async () => {
+    const p = project()
+    const { child, id } = await waiting(p, [call("a1", "prod", "ask")])
+    child.kill("SIGKILL")
+    await exited(child)
+    expect(sockets(p)).toStrictEqual([`${id}.sock`]) // left behind by kill -9
+    expect(ls(p)[0]!.running).toBe(null)
+    const answered = parley(p, ["conversation", "answer", id, "a1.confirm.1", "yes"])
+    expect(answered.code).toBe(0)
+    expect(answered.stderr).toContain("Recorded the answer to a1.confirm.1.")
+    const resume = writeScript(p, "r.json", [{ message: "Done." }])
+    const resumed = parley(p, ["query", "--continue-turn", "--id", id, "--script", resume])
+    expect(resumed.stderr).not.toContain("Could not serve")
+    expect(resumed.code).toBe(0)
+    expect(effects(p, "prod")).toBe("true\n")
+    expect(sockets(p)).toStrictEqual([])
+  })
+})
