@@ -18,6 +18,7 @@ import * as Stream from "effect/Stream"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { RunEvents } from "../services/RunEvents.ts"
+import * as Detach from "./Detach.ts"
 import * as HostPath from "./HostPath.ts"
 import type * as Live from "./Live.ts"
 
@@ -36,4 +37,6 @@ export const serveWhenKnown = (run: Live.Run["Service"]): Effect.Effect<void, ne
     yield* HostServer.serve({ socketPath: HostPath.of(run.settings.storage, id), conversationId: id, interrupt }).pipe(
       Effect.catch((e) => hub.publish(RunEvent.make.Warning({ text: `${e.message} Other terminals cannot reach this run.` })))
     )
+    // A `query --detach` waits for this: the conversation exists and its host listens.
+    yield* Effect.sync(() => Detach.announce(id))
   })

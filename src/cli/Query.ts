@@ -35,6 +35,7 @@ import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
 import { formatFlag } from "./Format.ts"
 import * as ErrorLine from "./ErrorLine.ts"
+import * as Detach from "./Detach.ts"
 import * as Hint from "./Hint.ts"
 import * as Host from "./Host.ts"
 import * as Live from "./Live.ts"
@@ -240,6 +241,10 @@ const flags = {
     Flag.withDescription("What a question for a person does when nobody can be asked: assistant (default), wait, defer (exit 3) or deny"),
     Flag.optional
   ),
+  detach: Flag.Boolean("detach").pipe(
+    Flag.withDescription("Run in the background, beyond this terminal; print the conversation id and how to answer or stop it"),
+    Flag.withDefault(false)
+  ),
   format: formatFlag
 }
 
@@ -275,9 +280,12 @@ const live = (f: Flags) =>
 export const query = Command.make("query", flags, (f) =>
   Effect.gen(function*() {
     const target = yield* targetOf(f)
-    const message = Option.getOrUndefined(f.message) ?? (f.continueTurn || f.discardTurn ? undefined : yield* readStdin)
-    yield* runQuery({ message, target, continueTurn: f.continueTurn, discardTurn: f.discardTurn, format: f.format })
-  })).pipe(
-    Command.provide(live),
-    Command.withDescription("Send a message and run the assistant's tools (resumable)")
-  )
+    const fromStdin = Option.isNone(f.message) && !f.continueTurn && !f.discardTurn ? yield* readStdin : undefined
+    if (f.detach) {
+      // Nothing is built here: the background run loads config, tools and servers itself.
+      const { dir, given } = yield* storage
+      return yield* Detach.detach({ storage: dir, storageGiven: given, stdinMessage: fromStdin })
+    }
+    const message = Option.getOrUndefined(f.message) ?? fromStdin
+    yield* runQuery({ message, target, continueTurn: f.continueTurn, discardTurn: f.discardTurn, format: f.format }).pipe(Effect.provide(live(f)))
+  })).pipe(Command.withDescription("Send a message and run the assistant's tools (resumable)"))

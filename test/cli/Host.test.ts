@@ -35,7 +35,7 @@ const project = (): Project => {
 }
 
 const runDir = (p: Project) => path.join(p.storage, "run")
-const sockets = (p: Project) => (fs.existsSync(runDir(p)) ? fs.readdirSync(runDir(p)) : [])
+const sockets = (p: Project) => (fs.existsSync(runDir(p)) ? fs.readdirSync(runDir(p)).filter((n) => n.endsWith(".sock")) : [])
 const ls = (p: Project) => JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; running: unknown; incomplete: unknown }>
 const effects = (p: Project, name: string) => (fs.existsSync(path.join(p.root, `${name}.effects`)) ? fs.readFileSync(path.join(p.root, `${name}.effects`), "utf8") : "")
 
@@ -106,7 +106,15 @@ describe("a running turn is a host (no TTY)", () => {
     expect(killed.stderr).toContain(`Stopped the run of jp-c${id} (pid ${child.pid}).`)
     expect(killed.code).toBe(0)
     expect(await exited(child)).toBe(143)
-    expect(() => process.kill(toolPid, 0)).toThrow()
+    // The tool's group was stopped with the run (an exited tool is reaped by init a moment later).
+    await waitFor("the tool to be gone", () => {
+      try {
+        process.kill(toolPid, 0)
+        return fs.readFileSync(`/proc/${toolPid}/stat`, "utf8").includes(") Z ")
+      } catch {
+        return true
+      }
+    }, 3000)
     expect(sockets(p)).toStrictEqual([])
     expect(persisted(p).filter((e) => e.type === "inquiry_response")).toMatchObject([{ id: "a1.confirm.1", outcome: "cancelled", reason: "user" }])
     expect(ls(p)[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
@@ -129,5 +137,28 @@ describe("a running turn is a host (no TTY)", () => {
     expect(resumed.code).toBe(0)
     expect(effects(p, "prod")).toBe("true\n")
     expect(sockets(p)).toStrictEqual([])
+  })
+
+  it("query --detach returns at once with the conversation id; the background run waits for its answer and completes", async () => {
+    const p = project()
+    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "prod", "ask")] }, { message: "Done." }])
+    const started = Date.now()
+    const r = parley(p, ["query", "--detach", "--new", "deploy", "--script", script])
+    const took = Date.now() - started
+    expect(r.code).toBe(0)
+    const id = r.stdout.trim()
+    expect(id).toMatch(/^\d{11}$/)
+    const pid = Number(/\(pid (\d+)\)/.exec(r.stderr)![1])
+    groups.push(pid)
+    expect(r.stderr).toContain(`conversation answer ${id}`)
+    expect(r.stderr).toContain(`conversation kill ${id}`)
+    expect(took).toBeLessThan(15_000)
+    await waitFor("the question to open", () => persisted(p).some((e) => e.type === "inquiry_request"))
+    expect(ls(p)[0]!.running).toMatchObject({ pid, waiting: ["a1.confirm.1"] })
+    expect(parley(p, ["conversation", "answer", id, "a1.confirm.1", "no"]).code).toBe(0)
+    await waitFor("the background run to finish", () => sockets(p).length === 0 && effects(p, "prod") === "false\n")
+    await waitFor("the reply", () => persisted(p).at(-1)?.type === "chat_response")
+    const log = fs.readdirSync(runDir(p)).find((n) => n.startsWith("detached-"))!
+    expect(fs.readFileSync(path.join(runDir(p), log), "utf8")).toContain("Done.")
   })
 })

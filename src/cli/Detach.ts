@@ -1,0 +1,82 @@
+/**
+ * `parley query --detach` (issue 22): the run goes on in a background
+ * process that outlives the terminal — its own session, stdin closed, its
+ * output in a log file under `<storage>/run/` — and this command returns
+ * once the conversation exists and the run serves its socket, printing the
+ * conversation id and the commands that answer it and stop it. With nobody attached, questions follow `[conversation.inquiry]
+ * detached` (`wait` keeps them open for any client).
+ *
+ * The background run tells this process its conversation id by writing it
+ * into a file named in `$PARLEY_ANNOUNCE` (written once its host listens).
+ *
+ * @example
+ * ```sh
+ * parley query --detach --new "refactor the parser" --detached-policy wait
+ * ```
+ */
+import { spawn } from "node:child_process"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as HostSocket from "../domain/run/HostSocket.ts"
+import { CliFailure } from "./CliFailure.ts"
+import * as Hint from "./Hint.ts"
+
+/** The environment variable naming the file a detached run writes its conversation id into. */
+export const ANNOUNCE = "PARLEY_ANNOUNCE"
+
+/** How long the background run may take to create its conversation and listen. */
+const READY_MS = 20_000
+
+/** This invocation's arguments for the background run: `--detach` dropped, a message read from stdin passed as the argument. */
+const childArgs = (argv: ReadonlyArray<string>, stdinMessage: string | undefined): Array<string> => {
+  const args = argv.filter((a) => a !== "--detach")
+  return stdinMessage === undefined ? args : [...args, stdinMessage]
+}
+
+/** Writes `id` where the detaching process waits for it (atomically: it never reads half an id). */
+export const announce = (id: string): void => {
+  const file = process.env[ANNOUNCE]
+  if (file === undefined || file === "") return
+  const tmp = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(tmp, id, { mode: 0o600 })
+  fs.renameSync(tmp, file)
+}
+
+/** Starts the run in the background and waits for its conversation; prints what to do next. */
+export const detach = (options: { readonly storage: string; readonly storageGiven: string | undefined; readonly stdinMessage: string | undefined }) =>
+  Effect.gen(function*() {
+    const dir = HostSocket.runDir(path.resolve(options.storage))
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
+    const announced = path.join(dir, `.announce-${tag}`)
+    const log = path.join(dir, `detached-${tag}.log`)
+    const out = fs.openSync(log, "a", 0o600)
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...childArgs(process.argv.slice(2), options.stdinMessage)], {
+      detached: true,
+      stdio: ["ignore", out, out],
+      env: { ...process.env, [ANNOUNCE]: announced }
+    })
+    fs.closeSync(out)
+    child.unref()
+    const failed = (why: string) =>
+      new CliFailure({ code: 1, message: `The background run ${why}. Its output is in ${log}:\n${fs.readFileSync(log, "utf8").trim().split("\n").slice(-5).join("\n")}` })
+    const deadline = Date.now() + READY_MS
+    let id: string | undefined
+    while (id === undefined) {
+      if (fs.existsSync(announced)) id = fs.readFileSync(announced, "utf8").trim()
+      else if (child.exitCode !== null || child.signalCode !== null) return yield* failed(`ended before its conversation existed (exit ${child.exitCode ?? child.signalCode})`)
+      else if (Date.now() > deadline) return yield* failed(`did not start within ${READY_MS / 1000} s`)
+      else yield* Effect.sleep("20 millis")
+    }
+    fs.rmSync(announced, { force: true })
+    const ctx = { storage: options.storageGiven }
+    yield* Console.log(id)
+    yield* Console.error([
+      `Running in the background (pid ${child.pid}); its output goes to ${log}.`,
+      `    ${Hint.command(["conversation", "answer", id], ctx)}    List (or answer) its open questions.`,
+      `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`
+    ].join("\n"))
+  })
