@@ -44,7 +44,8 @@ export const makeProject = (): Project => {
 /** Copies a project (to resume one copy and discard another). */
 export const copyProject = (p: Project): Project => {
   const root = tempDir("parley-project-")
-  fs.cpSync(p.root, root, { recursive: true })
+  // A host killed with -9 leaves its socket file behind; a socket cannot be copied (and would be stale anyway).
+  fs.cpSync(p.root, root, { recursive: true, filter: (src) => !src.endsWith(".sock") })
   return { root, storage: path.join(root, ".parley") }
 }
 
