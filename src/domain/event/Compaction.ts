@@ -152,28 +152,43 @@ export class Compaction extends Schema.Class<Compaction>("parley/Compaction")({
 }
 
 /**
- * What a compaction does, in a few words (JP's `compaction_policy_label`,
- * plus the summary): `summary`, `reasoning + tools`, `tool responses`,
- * `tools omitted`, … or `no policy`.
+ * What a compaction does to the turns it covers, for a reader: `replaced by
+ * a summary`, or the per-type policies (`reasoning stripped, tool calls
+ * stripped`, `tool results stripped`, `tool calls omitted`, …).
  *
  * @example
  * ```ts
- * import { policyLabel } from "parley/domain/event/Compaction"
+ * import { describeRule } from "parley/domain/event/Compaction"
  * import type { CompactionRule } from "parley/domain/event/Compaction"
  * declare const rule: CompactionRule
- * policyLabel({ ...rule, reasoning: "strip", tool_calls: { policy: "strip", request: true, response: true } }) // "reasoning + tools"
+ * describeRule({ ...rule, summary: undefined, reasoning: "strip", tool_calls: { policy: "omit" } }) // "reasoning stripped, tool calls omitted"
  * ```
  */
-export const policyLabel = (rule: CompactionRule): string => {
-  if (rule.summary !== undefined) return "summary"
+export const describeRule = (rule: CompactionRule): string => {
+  if (rule.summary !== undefined) return "replaced by a summary"
   const parts: Array<string> = []
-  if (rule.reasoning !== undefined) parts.push("reasoning")
+  if (rule.reasoning !== undefined) parts.push("reasoning stripped")
   const calls = rule.tool_calls
   if (calls !== undefined) {
-    if (calls.policy === "omit") parts.push("tools omitted")
-    else if (calls.request && calls.response) parts.push("tools")
-    else if (calls.request) parts.push("tool requests")
-    else if (calls.response) parts.push("tool responses")
+    if (calls.policy === "omit") parts.push("tool calls omitted")
+    else if (calls.request && calls.response) parts.push("tool calls stripped")
+    else if (calls.request) parts.push("tool arguments stripped")
+    else if (calls.response) parts.push("tool results stripped")
   }
-  return parts.length === 0 ? "no policy" : parts.join(" + ")
+  return parts.length === 0 ? "no policy" : parts.join(", ")
 }
+
+/**
+ * The turns a compaction covers as a person counts them (from 1, as
+ * `conversation print` numbers turns): `turn 3`, `turns 2–4`.
+ *
+ * @example
+ * ```ts
+ * import { turnsText } from "parley/domain/event/Compaction"
+ * import type { CompactionRule } from "parley/domain/event/Compaction"
+ * declare const rule: CompactionRule
+ * turnsText({ ...rule, from_turn: 1, to_turn: 3 }) // "turns 2–4"
+ * ```
+ */
+export const turnsText = (rule: Pick<CompactionRule, "from_turn" | "to_turn">): string =>
+  rule.from_turn === rule.to_turn ? `turn ${rule.from_turn + 1}` : `turns ${rule.from_turn + 1}–${rule.to_turn + 1}`
