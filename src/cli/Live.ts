@@ -24,6 +24,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Prompt from "effect/cli/Prompt"
+import * as ContextWindow from "../domain/model/ContextWindow.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as ConfigFile from "../layers/ConfigFile.ts"
 import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
@@ -139,7 +140,8 @@ const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<strin
         model,
         ...(inquiryModel !== undefined ? { inquiryModel } : {}),
         ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
-        tools: executor.definitions
+        tools: executor.definitions,
+        contextWindow: (m) => ContextWindow.windowOf(m, config)
       }).pipe(Effect.provideService(Provider, provider))))
     const get = yield* backend
     return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
