@@ -16,6 +16,9 @@
  *   summary partly overlaps it (RFD 064 "Summary Overlap Resolution").
  * - {@link mechanicalRule}: the policies of a rule config (default: reasoning
  *   and tool calls stripped, JP's built-in rule).
+ * - {@link decideAuto}: whether automatic compaction fires before a request
+ *   (D50's trigger, checked before each main request rather than after the
+ *   turn, so the request at hand is the one it protects).
  *
  * @example
  * ```ts
@@ -25,11 +28,12 @@
  * Compact.resolveRange(entries, { keepFirst: 1, keepLast: 3 }) // { from: 1, to: last − 3 } or undefined
  * ```
  */
+import * as Data from "effect/Data"
 import type { CompactionRule, ToolCallPolicy } from "../event/Compaction.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import type * as Timestamp from "../event/Timestamp.ts"
-import type { CompactionRuleConfig, ToolCallsMode } from "../tool/Config.ts"
-import { turnCount } from "./Turns.ts"
+import type { AutoCompactionConfig, CompactionRuleConfig, ToolCallsMode } from "../tool/Config.ts"
+import { currentTurnStart, turnCount } from "./Turns.ts"
 
 /** An inclusive, 0-based range of turns. */
 export interface TurnRange {
@@ -156,3 +160,64 @@ export const keepOf = (rule: CompactionRuleConfig): Keep => ({
   keepFirst: rule.keep_first ?? DEFAULT_RULE.keep_first,
   keepLast: rule.keep_last ?? DEFAULT_RULE.keep_last
 })
+
+/** `[conversation.compaction.auto]` with D50's defaults filled in. */
+export interface AutoSettings {
+  readonly enabled: boolean
+  readonly triggerRatio: number
+  readonly minTurns: number
+  readonly rule: CompactionRuleConfig
+}
+
+/** D50's defaults: off; at 75% of the window; never under 5 turns; JP's built-in rule. */
+export const autoSettings = (config: AutoCompactionConfig | undefined): AutoSettings => ({
+  enabled: config?.enabled ?? false,
+  triggerRatio: config?.trigger_ratio ?? 0.75,
+  minTurns: config?.min_turns ?? 5,
+  rule: { ...DEFAULT_RULE, ...config?.rule }
+})
+
+/**
+ * What automatic compaction does before a request: nothing (off, or the
+ * request is within `triggerRatio` of the window), nothing because a
+ * compaction was already appended in this turn (once per turn: it never
+ * loops), nothing it can (too few turns, no turn left outside the kept ones),
+ * or compact `range`.
+ */
+export type AutoDecision = Data.TaggedEnum<{
+  Off: {}
+  UnderTrigger: {}
+  AlreadyCompacted: {}
+  TooFewTurns: {}
+  NothingToCompact: {}
+  Compact: { readonly range: TurnRange }
+}>
+/** Constructors and matchers of {@link AutoDecision}. */
+export const AutoDecision = Data.taggedEnum<AutoDecision>()
+
+/**
+ * D50's trigger: enabled, the estimate above `triggerRatio × window`, more
+ * than `minTurns` turns, no compaction in the current turn yet, and a
+ * non-empty {@link rollingRange}.
+ *
+ * @example
+ * ```ts
+ * import { autoSettings, decideAuto } from "parley/domain/stream/Compact"
+ * import type { StreamEntry } from "parley"
+ * declare const entries: ReadonlyArray<StreamEntry>
+ * decideAuto(entries, { tokens: 9000, window: 10000 }, autoSettings({ enabled: true }))._tag // "Compact", when there are turns to compact
+ * ```
+ */
+export const decideAuto = (
+  entries: ReadonlyArray<StreamEntry>,
+  size: { readonly tokens: number; readonly window: number },
+  settings: AutoSettings
+): AutoDecision => {
+  if (!settings.enabled) return AutoDecision.Off()
+  if (size.tokens <= size.window * settings.triggerRatio) return AutoDecision.UnderTrigger()
+  const start = Math.max(0, currentTurnStart(entries))
+  for (let i = start; i < entries.length; i++) if (entries[i]!.type === "compaction") return AutoDecision.AlreadyCompacted()
+  if (turnCount(entries) <= settings.minTurns) return AutoDecision.TooFewTurns()
+  const range = rollingRange(entries, keepOf(settings.rule))
+  return range === undefined ? AutoDecision.NothingToCompact() : AutoDecision.Compact({ range })
+}
