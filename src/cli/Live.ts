@@ -48,6 +48,7 @@ import * as Editor from "./Editor.ts"
 import type * as Hint from "./Hint.ts"
 import * as ModelChoice from "./ModelChoice.ts"
 import * as PersonTerminal from "./PersonTerminal.ts"
+import * as ProviderOptions from "./ProviderOptions.ts"
 import * as ResumeMenu from "./ResumeMenu.ts"
 import { VERSION } from "./Version.ts"
 import * as Status from "./Status.ts"
@@ -154,12 +155,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
     // Config first: a broken config.toml stops us before any conversation is touched.
     const loaded = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     const config = settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
-    const providers = config.providers ?? {}
-    const providerOptions: ProviderLive.ProviderLiveOptions = {
-      ...(settings.script !== undefined ? { scriptPath: settings.script } : {}),
-      anthropic: providers["anthropic"]?.base_url !== undefined ? { baseUrl: providers["anthropic"].base_url } : {},
-      openai: providers["openai"]?.base_url !== undefined ? { baseUrl: providers["openai"].base_url } : {}
-    }
+    const providerOptions = ProviderOptions.providerOptions(config, settings.script)
     const chosen = yield* Deferred.make<string>()
     const choose = ModelChoice.make({ flag: settings.model, script: settings.script, config, configFile, providers: providerOptions })
     // The terminal lives as long as the run (its key reader and raw mode are scoped).

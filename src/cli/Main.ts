@@ -10,6 +10,7 @@
 import * as Command from "effect/cli/Command"
 import { answer } from "./conversation/Answer.ts"
 import { check } from "./conversation/Check.ts"
+import { compact } from "./conversation/Compact.ts"
 import { fork } from "./conversation/Fork.ts"
 import { ls } from "./conversation/Ls.ts"
 import { print } from "./conversation/Print.ts"
@@ -18,8 +19,8 @@ import { query } from "./Query.ts"
 import { root } from "./Root.ts"
 
 export const conversation = Command.make("conversation").pipe(
-  Command.withSubcommands([ls, print, check, fork, answer]),
-  Command.withDescription("List, print, check, fork and answer stored conversations")
+  Command.withSubcommands([ls, print, check, fork, answer, compact]),
+  Command.withDescription("List, print, check, fork, answer and compact stored conversations")
 )
 
 export const cli = root.pipe(Command.withSubcommands([query, conversation, demo]))

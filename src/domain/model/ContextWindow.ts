@@ -26,7 +26,7 @@
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import { sanitize } from "../stream/Sanitize.ts"
-import type { ProviderEvent } from "../stream/Thread.ts"
+import { type ProviderEvent, providerView } from "../stream/Thread.ts"
 import type * as ConfigData from "../tool/Config.ts"
 import type { ToolDefinition } from "../tool/ToolDefinition.ts"
 
@@ -121,6 +121,26 @@ export const CHARS_PER_TOKEN = 4
 
 /** Tokens of `chars` characters, by JP's `chars / 4` estimate (rounded up). */
 export const tokensOf = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN)
+
+/**
+ * The estimated size of a conversation as a provider is shown it
+ * (`Thread.providerView`: compactions applied), in tokens, without system
+ * prompt or tools: `conversation ls`'s `tokens`, `conversation compact`'s
+ * before and after.
+ *
+ * @example
+ * ```ts
+ * import { conversationTokens } from "parley/domain/model/ContextWindow"
+ * import type { StreamEntry } from "parley"
+ * declare const entries: ReadonlyArray<StreamEntry>
+ * conversationTokens(entries) // e.g. 45210
+ * ```
+ */
+export const conversationTokens = (entries: ReadonlyArray<StreamEntry>): number => {
+  let chars = 0
+  for (const e of providerView(entries).events) chars += eventChars(e)
+  return tokensOf(chars)
+}
 
 /** RFD 034's figures for the inquiry side call (JP's `inquiry.rs`). */
 export const INQUIRY = {
