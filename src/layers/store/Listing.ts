@@ -5,7 +5,9 @@
  * validated by the size, mtime and inode of every file it came from
  * (`base_config.json` too: its presence and its JSON decide whether the
  * conversation reads at all), so listing never parses an unchanged event
- * log. A conversation that cannot be decoded is reported as damaged (and
+ * log. A row holds all `ls` shows, the provider view's estimated tokens
+ * included (issue 26), so that too costs nothing warm. A conversation that
+ * cannot be decoded is reported as damaged (and
  * remembered as such until its files change); the rest are listed. Damage is
  * believed only of files that held still while they were read: a
  * conversation a writer renamed (a new title, as often as it is renamed) or
