@@ -4,7 +4,8 @@
  * `jp_conversation/src/stream/projection.rs`, rule for rule; it runs between
  * `sanitize` and the provider-visibility filter (`Thread.intoParts`).
  *
- * 1. Every entry gets its turn by position (`Turns.turnIndexOf`).
+ * 1. Every entry gets its turn by position, by `Turns`' forward rule (JP's
+ *    `assign_turn_indices`; entries that are not events stay in their turn).
  * 2. Per turn and per policy kind (summary, reasoning, tool calls), the
  *    compaction with the latest timestamp that covers the turn and has an
  *    opinion on that kind wins; on equal timestamps the later one in the
@@ -41,13 +42,13 @@
 import { ChatRequest } from "../event/ChatRequest.ts"
 import { ChatResponse } from "../event/ChatResponse.ts"
 import type { Compaction, ToolCallPolicy } from "../event/Compaction.ts"
-import type { StreamEntry } from "../event/ConversationEvent.ts"
+import { isProviderVisible, type StreamEntry } from "../event/ConversationEvent.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 import { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import { ToolCallResponse } from "../event/ToolCallResponse.ts"
 import { trusted } from "../event/Trusted.ts"
 import { TurnStart } from "../event/TurnStart.ts"
-import { turnIndexOf } from "./Turns.ts"
+import type { ProviderEvent } from "./Thread.ts"
 
 /** The request text of an injected summary turn (JP's). */
 export const SUMMARY_REQUEST = "[Summary of previous conversation]"
@@ -65,17 +66,21 @@ interface TurnPolicies {
   readonly toolCalls: Array<Ranked | undefined>
 }
 
-/** Step 2: latest timestamp wins per turn and kind; ties go to the later compaction (`>=`, in stream order). */
-const resolve = (compactions: ReadonlyArray<Compaction>, maxTurn: number): TurnPolicies => {
-  const count = maxTurn + 1
-  const policies: TurnPolicies = { summary: new Array(count), reasoning: new Array(count), toolCalls: new Array(count) }
+/**
+ * Step 2: latest timestamp wins per turn and kind; ties go to the later
+ * compaction (`>=`, in stream order). Ranges are clamped to `turnBound` (the
+ * stream has fewer turns than entries), which covers every turn that exists
+ * and keeps a stored `to_turn` of a billion from costing a billion slots.
+ */
+const resolve = (compactions: ReadonlyArray<Compaction>, turnBound: number): TurnPolicies => {
+  const policies: TurnPolicies = { summary: [], reasoning: [], toolCalls: [] }
   const claim = (slots: Array<Ranked | undefined>, turn: number, c: Ranked) => {
     const held = slots[turn]
     if (held === undefined || c.at >= held.at) slots[turn] = c
   }
   for (const compaction of compactions) {
     const c: Ranked = { rule: compaction.rule, at: Timestamp.toEpochNanos(compaction.rule.timestamp)! }
-    const to = Math.min(c.rule.to_turn, maxTurn)
+    const to = Math.min(c.rule.to_turn, turnBound)
     for (let turn = c.rule.from_turn; turn <= to; turn++) {
       if (c.rule.summary !== undefined) claim(policies.summary, turn, c)
       if (c.rule.reasoning !== undefined) claim(policies.reasoning, turn, c)
@@ -121,6 +126,60 @@ const applyToolPolicy = (
   return trusted(ToolCallResponse, { ...e, content })
 }
 
+/** The compactions of a stream, in stream order. */
+const compactionsOf = (entries: ReadonlyArray<StreamEntry>): Array<Compaction> => {
+  const out: Array<Compaction> = []
+  for (const e of entries) if (e.type === "compaction") out.push(e)
+  return out
+}
+
+/**
+ * Steps 1–5 in one pass; with `visibleOnly`, only what the provider-visibility
+ * filter keeps is emitted (so `Thread.intoParts` builds one array, not two).
+ * Turns are counted as they go, by `Turns`' forward rule.
+ */
+const apply = (entries: ReadonlyArray<StreamEntry>, compactions: ReadonlyArray<Compaction>, visibleOnly: boolean): Array<StreamEntry> => {
+  const policies = resolve(compactions, entries.length)
+  let names: Map<string, string> | undefined
+  const namesOnce = () => (names ??= toolNames(entries))
+  const out: Array<StreamEntry> = []
+  let turn = 0
+  let hasEvent = false
+  let injectedAt = -1
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!
+    const type = e.type
+    if (type === "compaction") continue
+    if (type === "config_delta" || type === "unknown") {
+      if (!visibleOnly) out.push(e)
+      continue
+    }
+    if (type === "turn_start" && hasEvent) turn++
+    hasEvent = true
+    const summary = policies.summary[turn]
+    if (summary !== undefined) {
+      // One synthetic turn per run of turns won by the same summary, at the run's first event.
+      if (injectedAt !== turn && (turn === 0 || !sameSummary(policies.summary[turn - 1], summary))) {
+        const synthetic = summaryTurn(summary.rule.summary!, e.timestamp as Timestamp.Timestamp)
+        if (visibleOnly) out.push(synthetic[1]!, synthetic[2]!)
+        else out.push(...synthetic)
+        injectedAt = turn
+      }
+      continue
+    }
+    if (type === "chat_response") {
+      if (e.message === undefined && e.reasoning !== undefined && policies.reasoning[turn] !== undefined) continue
+    } else if (type === "tool_call_request" || type === "tool_call_response") {
+      const calls = policies.toolCalls[turn]
+      const kept = calls === undefined ? e : applyToolPolicy(e, calls.rule.tool_calls!, namesOnce)
+      if (kept !== undefined) out.push(kept)
+      continue
+    } else if (visibleOnly && type !== "chat_request") continue
+    out.push(e)
+  }
+  return out
+}
+
 /**
  * Applies the compactions of `entries` (see the module notes). Pure; entries
  * that are kept unchanged are the same objects.
@@ -134,41 +193,26 @@ const applyToolPolicy = (
  * ```
  */
 export const project = (entries: ReadonlyArray<StreamEntry>): ReadonlyArray<StreamEntry> => {
-  const compactions: Array<Compaction> = []
-  for (const e of entries) if (e.type === "compaction") compactions.push(e)
-  if (compactions.length === 0) return entries
-  const turnOf = turnIndexOf(entries)
-  const maxTurn = entries.length === 0 ? 0 : turnOf[entries.length - 1]!
-  const policies = resolve(compactions, maxTurn)
-  let names: Map<string, string> | undefined
-  const namesOnce = () => (names ??= toolNames(entries))
-  const out: Array<StreamEntry> = []
-  let injectedAt = -1
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!
-    if (e.type === "compaction") continue
-    if (e.type === "config_delta" || e.type === "unknown") {
-      out.push(e)
-      continue
-    }
-    const turn = turnOf[i]!
-    const summary = policies.summary[turn]
-    if (summary !== undefined) {
-      // One synthetic turn per run of turns won by the same summary, at the run's first event.
-      if (injectedAt !== turn && (turn === 0 || !sameSummary(policies.summary[turn - 1], summary))) {
-        out.push(...summaryTurn(summary.rule.summary!, e.timestamp as Timestamp.Timestamp))
-        injectedAt = turn
-      }
-      continue
-    }
-    if (e.type === "chat_response" && e.variant === "reasoning" && policies.reasoning[turn] !== undefined) continue
-    const calls = policies.toolCalls[turn]
-    if (calls !== undefined && (e.type === "tool_call_request" || e.type === "tool_call_response")) {
-      const kept = applyToolPolicy(e, calls.rule.tool_calls!, namesOnce)
-      if (kept !== undefined) out.push(kept)
-      continue
-    }
-    out.push(e)
-  }
+  const compactions = compactionsOf(entries)
+  return compactions.length === 0 ? entries : apply(entries, compactions, false)
+}
+
+/**
+ * {@link project}, then only the provider-visible events (RFD 005's
+ * allowlist), in one pass: what `Thread.intoParts` sends.
+ *
+ * @example
+ * ```ts
+ * import { projectVisible } from "parley/domain/stream/Projection"
+ * import type { StreamEntry } from "parley"
+ * declare const sanitized: ReadonlyArray<StreamEntry>
+ * projectVisible(sanitized) // chat and tool-call events only, compactions applied
+ * ```
+ */
+export const projectVisible = (entries: ReadonlyArray<StreamEntry>): Array<ProviderEvent> => {
+  const compactions = compactionsOf(entries)
+  if (compactions.length > 0) return apply(entries, compactions, true) as Array<ProviderEvent>
+  const out: Array<ProviderEvent> = []
+  for (const e of entries) if (isProviderVisible(e)) out.push(e)
   return out
 }

@@ -17,10 +17,9 @@
 import type { ChatRequest } from "../event/ChatRequest.ts"
 import type { ChatResponse } from "../event/ChatResponse.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
-import { isProviderVisible } from "../event/ConversationEvent.ts"
 import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../event/ToolCallResponse.ts"
-import { project } from "./Projection.ts"
+import { projectVisible } from "./Projection.ts"
 import { sanitize } from "./Sanitize.ts"
 
 /** The only event kinds a provider ever sees (RFD 005's allowlist). */
@@ -64,9 +63,7 @@ export const intoParts = (thread: Thread): ThreadParts => {
   const systemParts: Array<string> = []
   if (thread.systemPrompt !== undefined && thread.systemPrompt.length > 0) systemParts.push(thread.systemPrompt)
   if (thread.sections !== undefined) systemParts.push(...thread.sections)
-  const events: Array<ProviderEvent> = []
-  for (const e of project(thread.events)) if (isProviderVisible(e)) events.push(e)
-  return { systemParts, events }
+  return { systemParts, events: projectVisible(thread.events) }
 }
 
 /**
