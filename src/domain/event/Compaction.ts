@@ -159,9 +159,9 @@ export class Compaction extends Schema.Class<Compaction>("parley/Compaction")({
  * @example
  * ```ts
  * import { describeRule } from "parley/domain/event/Compaction"
- * import type { CompactionRule } from "parley/domain/event/Compaction"
- * declare const rule: CompactionRule
- * describeRule({ ...rule, summary: undefined, reasoning: "strip", tool_calls: { policy: "omit" } }) // "reasoning stripped, tool calls omitted"
+ * import * as Timestamp from "parley/domain/event/Timestamp"
+ * const timestamp = Timestamp.make("2026-03-05 10:00:00.0")
+ * describeRule({ timestamp, from_turn: 0, to_turn: 2, reasoning: "strip", tool_calls: { policy: "omit" } }) // "reasoning stripped, tool calls omitted"
  * ```
  */
 export const describeRule = (rule: CompactionRule): string => {
