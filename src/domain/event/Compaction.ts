@@ -25,6 +25,7 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Timestamp from "./Timestamp.ts"
+import { trusted } from "./Trusted.ts"
 
 type Json = Schema.Json
 type JsonObject = { [key: string]: Json }
@@ -143,11 +144,8 @@ export class Compaction extends Schema.Class<Compaction>("parley/Compaction")({
 
   /** A stored compaction entry, or why it is not one. */
   static fromRaw(raw: JsonObject): Result.Result<Compaction, string> {
-    return Result.map(decodeRule(raw), (rule) => {
-      // The rule was validated field by field just now: no second parse.
-      const c = Object.create(Compaction.prototype) as Compaction
-      return Object.assign(c, { type: "compaction" as const, raw, rule })
-    })
+    // The rule was validated field by field just now: no second parse.
+    return Result.map(decodeRule(raw), (rule) => trusted(Compaction, { type: "compaction", raw, rule }))
   }
 }
 
