@@ -48,7 +48,9 @@ import { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import { ToolCallResponse } from "../event/ToolCallResponse.ts"
 import { trusted } from "../event/Trusted.ts"
 import { TurnStart } from "../event/TurnStart.ts"
-import type { ProviderEvent } from "./Thread.ts"
+
+/** What the provider-visibility filter keeps (`Thread.ProviderEvent`, named here so this module does not import `Thread`). */
+type ProviderEvent = ChatRequest | ChatResponse | ToolCallRequest | ToolCallResponse
 
 /** The request text of an injected summary turn (JP's). */
 export const SUMMARY_REQUEST = "[Summary of previous conversation]"
