@@ -8,6 +8,7 @@ import { report } from "./Harness.ts"
 import * as cli from "./cli.ts"
 import * as coordinator from "./coordinator.ts"
 import * as listing from "./listing.ts"
+import * as projection from "./projection.ts"
 import * as storage from "./storage.ts"
 import * as whole from "./whole.ts"
 
@@ -15,6 +16,7 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
   storage: storage.run,
   listing: listing.run,
   coordinator: coordinator.run,
+  projection: projection.run,
   cli: cli.run,
   whole: whole.run
 }

@@ -58,6 +58,7 @@ export * as StorageBase64 from "./domain/storage/StorageBase64.ts"
 // Domain: the stream rules
 export * as Fork from "./domain/stream/Fork.ts"
 export * as IncompleteTurn from "./domain/stream/IncompleteTurn.ts"
+export * as Projection from "./domain/stream/Projection.ts"
 export * as Sanitize from "./domain/stream/Sanitize.ts"
 export * as Thread from "./domain/stream/Thread.ts"
 export * as TurnAppend from "./domain/stream/TurnAppend.ts"

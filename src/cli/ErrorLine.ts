@@ -14,21 +14,23 @@
  * // "No conversation with id 123. Run `parley conversation ls --archived --storage /s` to see the ids."
  * ```
  */
+import { ContextWindowExceeded } from "../programs/ContextWindow.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Hint from "./Hint.ts"
 import { ConversationCorrupt, ConversationNotFound } from "../services/StoreErrors.ts"
 
 /** The errors whose line names a command to run next. */
-export type WithNextStep = ConversationNotFound | ConversationCorrupt
+export type WithNextStep = ConversationNotFound | ConversationCorrupt | ContextWindowExceeded
 
 /** Whether `error` gets a command to run next (so its line depends on the invocation). */
 export const hasNextStep = (error: unknown): error is WithNextStep =>
-  error instanceof ConversationNotFound || error instanceof ConversationCorrupt
+  error instanceof ConversationNotFound || error instanceof ConversationCorrupt || error instanceof ContextWindowExceeded
 
 /** The line for `error`: its message, and the command to run next when there is one. */
 export const line = (error: unknown, context: Hint.Context): string => {
   if (error instanceof ConversationNotFound) return `${error.message} Run \`${Hint.listArchived(context)}\` to see the ids.`
   if (error instanceof ConversationCorrupt) return `${error.message}. Run \`${Hint.check(error.id, context)}\` for details.`
+  if (error instanceof ContextWindowExceeded) return `${error.message}\nCompact it with: ${Hint.compact(error.conversationId, context)}`
   if (error instanceof Error) return error.message
   return String(error)
 }

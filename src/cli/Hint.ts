@@ -78,6 +78,9 @@ export const check = (id: string, context: Context): string => command(["convers
 /** The command that lists every conversation id, archived ones included. */
 export const listArchived = (context: Context): string => command(["conversation", "ls", "--archived"], { storage: context.storage })
 
+/** The command that compacts conversation `id` (RFD 064; no model is needed for the mechanical rule). */
+export const compact = (id: string, context: Context): string => command(["conversation", "compact", id], { storage: context.storage })
+
 /**
  * The command that shows the help of `path` (effect/cli's command path, which
  * starts with the program's name: `["parley", "query"]`).

@@ -24,6 +24,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Prompt from "effect/cli/Prompt"
+import * as ContextWindow from "../domain/model/ContextWindow.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as ConfigFile from "../layers/ConfigFile.ts"
 import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
@@ -47,6 +48,7 @@ import * as Editor from "./Editor.ts"
 import type * as Hint from "./Hint.ts"
 import * as ModelChoice from "./ModelChoice.ts"
 import * as PersonTerminal from "./PersonTerminal.ts"
+import * as ProviderOptions from "./ProviderOptions.ts"
 import * as ResumeMenu from "./ResumeMenu.ts"
 import { VERSION } from "./Version.ts"
 import * as Status from "./Status.ts"
@@ -139,7 +141,8 @@ const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<strin
         model,
         ...(inquiryModel !== undefined ? { inquiryModel } : {}),
         ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
-        tools: executor.definitions
+        tools: executor.definitions,
+        contextWindow: (m) => ContextWindow.windowOf(m, config)
       }).pipe(Effect.provideService(Provider, provider))))
     const get = yield* backend
     return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
@@ -152,12 +155,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
     // Config first: a broken config.toml stops us before any conversation is touched.
     const loaded = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     const config = settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
-    const providers = config.providers ?? {}
-    const providerOptions: ProviderLive.ProviderLiveOptions = {
-      ...(settings.script !== undefined ? { scriptPath: settings.script } : {}),
-      anthropic: providers["anthropic"]?.base_url !== undefined ? { baseUrl: providers["anthropic"].base_url } : {},
-      openai: providers["openai"]?.base_url !== undefined ? { baseUrl: providers["openai"].base_url } : {}
-    }
+    const providerOptions = ProviderOptions.providerOptions(config, settings.script)
     const chosen = yield* Deferred.make<string>()
     const choose = ModelChoice.make({ flag: settings.model, script: settings.script, config, configFile, providers: providerOptions })
     // The terminal lives as long as the run (its key reader and raw mode are scoped).

@@ -30,6 +30,10 @@ export interface Inputs {
   readonly config: ConfigData.Config
   readonly configFile: string
   readonly providers: ProviderLive.ProviderLiveOptions
+  /** The command a `--model` usage error points to (default `parley query`). */
+  readonly command?: ReadonlyArray<string>
+  /** Check `conversation.inquiry.assistant.model` too (default: yes; a run may ask it). */
+  readonly checkInquiryModel?: boolean
 }
 
 const KINDS = "anthropic/<model>, openai/<model>, or scripted with --script FILE"
@@ -54,7 +58,7 @@ export const make = (inputs: Inputs) => (remembered: string | undefined): Effect
     const bad = ProviderLive.checkModel(model)
     if (bad !== undefined) {
       return yield* from === "flag"
-        ? Usage.failure(USAGE, `--model: ${bad.message}`)
+        ? Usage.failure(inputs.command ?? USAGE, `--model: ${bad.message}`)
         : from === "conversation"
         ? new CliFailure({ code: 1, message: `This conversation's model is ${model}, which parley cannot call (${KINDS}). Pass --model to continue it on another model.` })
         : new CliFailure({ code: 1, message: `assistant.model in ${inputs.configFile}: ${bad.message}` })
@@ -62,7 +66,7 @@ export const make = (inputs: Inputs) => (remembered: string | undefined): Effect
     if (model === "scripted" && inputs.script === undefined) {
       const steps = "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)."
       return yield* from === "flag"
-        ? Usage.failure(USAGE, steps)
+        ? Usage.failure(inputs.command ?? USAGE, steps)
         : new CliFailure({
           code: 1,
           message: from === "conversation"
@@ -72,7 +76,7 @@ export const make = (inputs: Inputs) => (remembered: string | undefined): Effect
     }
     yield* ProviderLive.checkReady(model, inputs.providers).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     const inquiryModel = inputs.config.conversation?.inquiry?.assistant?.model
-    if (inquiryModel !== undefined) {
+    if (inquiryModel !== undefined && inputs.checkInquiryModel !== false) {
       yield* ProviderLive.checkReady(inquiryModel, inputs.providers).pipe(
         Effect.mapError((e) => new CliFailure({ code: 1, message: `conversation.inquiry.assistant.model: ${e.message}` }))
       )

@@ -5,7 +5,11 @@
  * 1. append a synthetic `tool_call_response` `Tool paused: <question>`
  *    (`is_error: false`) for the paused call, so the model sees a complete pair;
  * 2. `sanitize` (still-running parallel calls get "Tool call was interrupted.",
- *    orphans go);
+ *    orphans go), then apply the conversation's compactions (RFD 064);
+ * 2b. when the model's context window is known (`contextWindow`), cut the
+ *    oldest events to fit as RFD 034 does (`ContextWindow.fitInquiry`: over
+ *    90% of the window after the system parts and tools, cut to 80%, in
+ *    steps that keep the prefix stable across the inquiries of a turn);
  * 3. tag the second-to-last provider-visible event `cache_breakpoint: true`
  *    (on the copy only: the prefix up to it matches the main conversation's);
  * 4. append the question as a `ChatRequest` carrying the answer schema
@@ -17,8 +21,7 @@
  *
  * The model is the request's `model` (a per-question override), else
  * `inquiryModel` (`conversation.inquiry.assistant.model`), else the turn's
- * `model`. Context-window truncation (JP's `truncate_to_fit`) is not done:
- * parley does not know model context windows.
+ * `model`; its window is `contextWindow(model)` (none: no limit).
  *
  * @example
  * ```ts
@@ -38,9 +41,10 @@ import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import { ChatRequest } from "../domain/event/ChatRequest.ts"
 import { ChatResponse } from "../domain/event/ChatResponse.ts"
-import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
 import type { EventMetadata } from "../domain/event/EventMetadata.ts"
+import * as ContextWindow from "../domain/model/ContextWindow.ts"
 import * as InquirySchema from "../domain/tool/InquirySchema.ts"
+import { project } from "../domain/stream/Projection.ts"
 import { sanitize } from "../domain/stream/Sanitize.ts"
 import { intoParts, type ProviderEvent } from "../domain/stream/Thread.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
@@ -70,6 +74,8 @@ export interface LlmInquiryBackendOptions {
   readonly sections?: ReadonlyArray<string>
   /** The turn's tool definitions; sent with `toolChoice: "none"`. */
   readonly tools?: ReadonlyArray<ProviderTool>
+  /** The context window (tokens) of a model, `undefined` when unknown (`ContextWindow.windowOf` over the config). */
+  readonly contextWindow?: (model: string) => number | undefined
   /** Clock for the synthetic events (tests). */
   readonly now?: () => Timestamp.Timestamp
 }
@@ -95,7 +101,11 @@ const withMetadata = (event: ProviderEvent, extra: EventMetadata): ProviderEvent
 export const inquiryThread = (
   request: InquiryBackendRequest,
   answerType: InquirySchema.AnswerableType,
-  options: Pick<LlmInquiryBackendOptions, "systemPrompt" | "sections"> & { readonly now: () => Timestamp.Timestamp }
+  options: Pick<LlmInquiryBackendOptions, "systemPrompt" | "sections" | "tools"> & {
+    readonly now: () => Timestamp.Timestamp
+    /** The side call's model window (tokens); absent: nothing is cut. */
+    readonly window?: number | undefined
+  }
 ): { readonly systemParts: ReadonlyArray<string>; readonly events: ReadonlyArray<ProviderEvent>; readonly schema: Schema.JsonObject } => {
   const paused = new ToolCallResponse({
     timestamp: options.now(),
@@ -103,12 +113,16 @@ export const inquiryThread = (
     content: InquirySchema.pausedToolContent(request.question),
     is_error: false
   })
-  const copy: Array<StreamEntry> = sanitize([...request.entries, paused])
-  const parts = intoParts({
+  const system = intoParts({
     ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
     ...(options.sections !== undefined ? { sections: options.sections } : {}),
-    events: copy
-  })
+    events: []
+  }).systemParts
+  const projected = project(sanitize([...request.entries, paused]))
+  const copy = options.window === undefined
+    ? projected
+    : ContextWindow.fitInquiry(projected, { window: options.window, overheadChars: ContextWindow.overheadChars(system, options.tools ?? []) })
+  const parts = { systemParts: system, events: intoParts({ events: copy }).events }
   const events = [...parts.events]
   if (events.length >= 2) events[events.length - 2] = withMetadata(events[events.length - 2]!, { cache_breakpoint: true })
   const schema = InquirySchema.schemaFor(answerType)
@@ -132,10 +146,11 @@ export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBa
         if (!InquirySchema.isAnswerable(answerType)) {
           return yield* new InquiryOtherError({ detail: "A secret question is never sent to a model." })
         }
-        const thread = inquiryThread(request, answerType, { ...options, now })
+        const model = request.model ?? options.inquiryModel ?? options.model
+        const thread = inquiryThread(request, answerType, { ...options, now, window: options.contextWindow?.(model) })
         const reply = yield* collect(
           provider.stream({
-            model: request.model ?? options.inquiryModel ?? options.model,
+            model,
             systemParts: thread.systemParts,
             events: thread.events,
             tools: options.tools ?? [],

@@ -5,7 +5,9 @@
  * - A new turn appends `turn_start` + `chat_request`.
  * - Streaming: the provider request is built from the *sanitized* stream
  *   through `Thread.intoParts` every cycle (so no internal event ever reaches
- *   a model); text is published (`RunEvents`) as it arrives; the reply's
+ *   a model, and compactions apply), checked against the model's context
+ *   window first (`ContextWindow.fitRequest`); text is published
+ *   (`RunEvents`) as it arrives; the reply's
  *   `chat_response`s and `tool_call_request`s are appended when the stream
  *   ends (all through the {@link ConversationSession}). Interrupted mid-stream, the text received so far is persisted as a
  *   (partial) `chat_response` (RFD 023 "Partial ChatResponse Persistence").
@@ -38,14 +40,13 @@ import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { TurnAnalysis } from "../domain/stream/IncompleteTurn.ts"
-import { sanitize } from "../domain/stream/Sanitize.ts"
-import { intoParts } from "../domain/stream/Thread.ts"
 import * as TurnState from "../domain/stream/TurnState.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { Executor } from "../services/Executor.ts"
 import { ReplyBuilder, replyWarning } from "../domain/model/Reply.ts"
 import { Provider } from "../services/Provider.ts"
 import { RunEvents } from "../services/RunEvents.ts"
+import { autoCompactionWarning, fitRequest } from "./ContextWindow.ts"
 import { type ResumeInput, runTools } from "./ToolCoordinator.ts"
 
 /** How the turn begins: a new message, or the incomplete turn resumed. */
@@ -98,11 +99,9 @@ const streamReply = (input: TurnInput) =>
     const executor = yield* Executor
     const events = yield* RunEvents
     const record = (entries: ReadonlyArray<StreamEntry>) => (entries.length === 0 ? Effect.void : input.session.append(entries))
-    // The provider sees only the sanitized, provider-visible events.
-    const parts = intoParts({
-      ...(input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {}),
-      events: sanitize((yield* input.session.snapshot).entries)
-    })
+    // Sanitized, compacted, provider-visible events that fit the model's window (issue 26).
+    const { parts, compacted } = yield* fitRequest({ session: input.session, model: input.model, systemPrompt: input.systemPrompt, tools: executor.definitions })
+    if (compacted !== undefined) yield* events.publish(RunEvent.make.Warning({ text: autoCompactionWarning(compacted) }))
     const clock = yield* Effect.clockWith(Effect.succeed)
     const builder = new ReplyBuilder(() => Timestamp.fromClock(clock))
     let persisted = false

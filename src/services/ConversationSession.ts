@@ -170,9 +170,9 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
     })))
 
     const discardIncompleteTurn = exclusive(Effect.uninterruptible(Effect.gen(function*() {
-      const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn((yield* Ref.get(state)).entries)
-      if (incomplete === null) return false
-      yield* rewrite(complete)
+      const kept = IncompleteTurn.discardIncompleteTurn((yield* Ref.get(state)).entries)
+      if (kept === null) return false
+      yield* rewrite(kept)
       return true
     })))
 

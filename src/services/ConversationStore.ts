@@ -51,6 +51,11 @@ export interface ConversationSummary {
   readonly lastActivatedAt: string
   readonly archived: boolean
   readonly incomplete: IncompleteSummary | null
+  /**
+   * The estimated size, in tokens, of what a provider is shown of it (its
+   * compactions applied; JP's characters / 4; no system prompt or tools).
+   */
+  readonly tokens: number
   /** Where it lives (a directory for the file layer). */
   readonly path: string
 }

@@ -14,6 +14,7 @@ interface LsRow {
   readonly last_event_at: string | null
   readonly archived: boolean
   readonly incomplete: { state: string; tool?: string } | null
+  readonly tokens: number
 }
 
 const ls = (storage: string, ...extra: Array<string>) => {
@@ -66,6 +67,7 @@ describe("conversation ls / print (built binary)", () => {
       expect(row.last_event_at).toBe(Timestamp.toRfc3339(events.at(-1)!.timestamp!))
       expect(row.title).toBe(JSON.parse(fs.readFileSync(path.join(dir, "metadata.json"), "utf8")).title)
       expect(row.incomplete).toBeNull()
+      expect(row.tokens).toBeGreaterThan(0)
     }
     // Without --archived, the archived one is hidden; a second listing uses the index and agrees.
     expect(ls(storage).length).toBe(corpus.conversations - corpus.archived.length)

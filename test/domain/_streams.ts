@@ -5,6 +5,7 @@
  */
 import { ChatRequest } from "../../src/domain/event/ChatRequest.ts"
 import { ChatResponse } from "../../src/domain/event/ChatResponse.ts"
+import { type CompactionRule } from "../../src/domain/event/Compaction.ts"
 import { Compaction, ConfigDelta, type StreamEntry, UnknownEntry } from "../../src/domain/event/ConversationEvent.ts"
 import { InquiryAnswerType } from "../../src/domain/event/InquiryAnswerType.ts"
 import * as InquiryId from "../../src/domain/event/InquiryId.ts"
@@ -56,8 +57,9 @@ export const streams = (start = 0) => {
     redact: (id: string) => InquiryResponse.redacted(next(), InquiryId.make(id)),
     delta: (delta: { readonly [k: string]: Schema.Json } = { assistant: { model: "x" } }) =>
       new ConfigDelta({ raw: { type: "config_delta", timestamp: next(), delta } }),
-    compaction: (from = 0, to = 0) =>
-      new Compaction({ raw: { type: "compaction", timestamp: next(), from_turn: from, to_turn: to } }),
+    /** A compaction of turns `from`…`to` (inclusive) with the given policies (none by default). */
+    compaction: (from = 0, to = 0, policies: Omit<CompactionRule, "timestamp" | "from_turn" | "to_turn"> = {}) =>
+      Compaction.fromRule({ timestamp: next(), from_turn: from, to_turn: to, ...policies }),
     unknown: (kind = "turn_statistics") => new UnknownEntry({ raw: { type: kind, timestamp: next(), foo: "YmFy" } })
   }
 }

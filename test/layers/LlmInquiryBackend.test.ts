@@ -5,6 +5,8 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { ChatRequest } from "../../src/domain/event/ChatRequest.ts"
 import { ChatResponse } from "../../src/domain/event/ChatResponse.ts"
+import { Compaction } from "../../src/domain/event/Compaction.ts"
+import * as ContextWindow from "../../src/domain/model/ContextWindow.ts"
 import type { StreamEntry } from "../../src/domain/event/ConversationEvent.ts"
 import { InquiryAnswerType } from "../../src/domain/event/InquiryAnswerType.ts"
 import * as InquiryId from "../../src/domain/event/InquiryId.ts"
@@ -293,4 +295,47 @@ describe("LlmInquiryBackend over the real SDKs (fake server)", () => {
       yield* Fiber.interrupt(fiber)
       assert.strictEqual(yield* Effect.promise(() => fake.requests[0]!.ended), "aborted")
     }))
+})
+
+describe("LlmInquiryBackend: compactions and context windows (RFD 064, RFD 034; issue 26)", () => {
+  /** Ten older turns of 1,000 characters each before the paused turn. */
+  const longHistory = (): Array<StreamEntry> => {
+    const out: Array<StreamEntry> = []
+    for (let t = 0; t < 10; t++) {
+      out.push(new TurnStart({ timestamp: T(1) }), new ChatRequest({ timestamp: T(1), content: `old question ${t} ` + "q".repeat(480) }), ChatResponse.message(T(1), `old answer ${t} ` + "a".repeat(480)))
+    }
+    return out
+  }
+  const chars = (r: ProviderRequest) => ContextWindow.requestChars(r)
+
+  it.effect("the side call sees the conversation with its compactions applied", () => {
+    const { requests, layer } = backendWith([structured({ answer: true })])
+    const history = longHistory()
+    const compaction = Compaction.fromRule({ timestamp: T(2), from_turn: 0, to_turn: 8, summary: "Ten old questions." })
+    return Effect.gen(function*() {
+      yield* inquire(request(boolean, { entries: [...history, compaction, ...entries(boolean)] }))
+      const contents = requests[0]!.events.map((e) => (e.type === "chat_request" ? e.content : e.type === "chat_response" ? e.message : e.type))
+      assert.deepStrictEqual(contents.slice(0, 4), ["[Summary of previous conversation]", "Ten old questions.", history[28]!.type === "chat_request" ? (history[28] as ChatRequest).content : "", (history[29] as ChatResponse).message])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a window that the conversation overflows: the oldest turns are cut (90% → 80%), the paused turn and the question stay", () => {
+    const { requests, layer } = backendWith([structured({ answer: true }), structured({ answer: true })], { contextWindow: (m) => (m === "anthropic/small" ? 2000 : undefined) })
+    const all = [...longHistory(), ...entries(boolean)]
+    return Effect.gen(function*() {
+      yield* inquire(request(boolean, { entries: all, model: "anthropic/small" }))
+      const sent = requests[0]!
+      // 2,000 tokens at RFD 034's 3 characters per token: 6,000 characters, cut to 80% (4,800) with the
+      // overhead; the question added after the cut stays within the 90% budget.
+      assert.isBelow(chars(sent), 5400)
+      assert.isAbove(chars(sent), 4000)
+      assert.strictEqual(sent.events[0]!.type, "chat_request")
+      const first = (sent.events[0] as ChatRequest).content
+      assert.match(first, /^old question [1-9] /)
+      assert.strictEqual((sent.events.at(-1) as ChatRequest).content.includes("Overwrite a.txt?"), true)
+      // Without a known window nothing is cut.
+      yield* inquire(request(boolean, { entries: all, model: "anthropic/other" }))
+      assert.match((requests[1]!.events[0] as ChatRequest).content, /^old question 0 /)
+    }).pipe(Effect.provide(layer))
+  })
 })

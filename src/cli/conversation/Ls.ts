@@ -28,7 +28,8 @@ export const toJsonRow = (s: ConversationSummary) => ({
   events: s.events,
   last_event_at: s.lastEventAt,
   archived: s.archived,
-  incomplete: s.incomplete === null ? null : { state: s.incomplete.state, ...(s.incomplete.tool !== undefined ? { tool: s.incomplete.tool } : {}) }
+  incomplete: s.incomplete === null ? null : { state: s.incomplete.state, ...(s.incomplete.tool !== undefined ? { tool: s.incomplete.tool } : {}) },
+  tokens: s.tokens
 })
 
 const textRow = (s: ConversationSummary): string => {

@@ -10,6 +10,7 @@
 import * as Schema from "effect/Schema"
 import { ChatRequest } from "./ChatRequest.ts"
 import { ChatResponse } from "./ChatResponse.ts"
+import { Compaction } from "./Compaction.ts"
 import { InquiryRequest } from "./InquiryRequest.ts"
 import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "./InquiryResponse.ts"
 import { ToolCallRequest } from "./ToolCallRequest.ts"
@@ -65,15 +66,8 @@ export class ConfigDelta extends Schema.Class<ConfigDelta>("parley/ConfigDelta")
   }
 }
 
-/** A `compaction` entry (RFD 064), kept as raw JSON. */
-export class Compaction extends Schema.Class<Compaction>("parley/Compaction")({
-  type: Schema.tag("compaction"),
-  raw: Schema.JsonObject
-}) {
-  get timestamp(): string | undefined {
-    return typeof this.raw["timestamp"] === "string" ? this.raw["timestamp"] : undefined
-  }
-}
+/** A `compaction` entry (RFD 064): its JSON and the rule it holds (see `Compaction.ts`). */
+export { Compaction }
 
 /** An entry of a kind this build does not know: preserved verbatim, never decoded. */
 export class UnknownEntry extends Schema.Class<UnknownEntry>("parley/UnknownEntry")({

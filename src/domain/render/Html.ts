@@ -18,6 +18,8 @@
  *   Content-Security-Policy that forbids loading anything, and no `src`,
  *   `href` (other than `#` links within the page) or `@import`.
  * - Long tool results and arguments are clipped with a "show all".
+ * - Each compaction (RFD 064) is an aside at the top of the first turn it
+ *   covers: its range, what the model sees instead, and its summary.
  *
  * The input is the decoded entries (storage base64 removed), the same data as
  * `--format json`.
@@ -32,6 +34,7 @@
  * ```
  */
 import type { Json, JsonObject } from "effect/Schema"
+import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import type { ChatRequest } from "../event/ChatRequest.ts"
@@ -42,7 +45,7 @@ import { turns } from "../stream/Turns.ts"
 import { type InquiryPair, inquiryList } from "./HtmlInquiry.ts"
 import { PAGE_CSS } from "./HtmlStyle.ts"
 import { CLIP_ARGUMENT_LINES, escapeHtml, formatCount, jsonBlock, oneLine, preBlock, timeTag } from "./HtmlText.ts"
-import { INCOMPLETE_LABEL } from "./Render.ts"
+import { INCOMPLETE_LABEL, placeCompactions } from "./Render.ts"
 
 /** Markdown → HTML that is safe to embed: no HTML from the source, no `src`/`href` that leaves the page. */
 export type MarkdownToHtml = (source: string) => string
@@ -252,14 +255,22 @@ const incompleteHtml = (entries: ReadonlyArray<StreamEntry>, analysis: TurnAnaly
     (summary === null ? "" : resumeHtml(summary, analysis, commands)) + `</div>`
 }
 
+/** A compaction as an aside: range, when, what the model sees instead (its summary as Markdown). */
+const compactionHtml = (c: Compaction, ctx: Ctx): string => {
+  const head = `<p class="what"><strong>Compaction</strong> of ${escapeHtml(turnsText(c.rule))} · ${timeTag(c.rule.timestamp, true)}`
+  if (c.rule.summary === undefined) return `<aside class="compaction">${head}: for the model, ${escapeHtml(describeRule(c.rule))}.</p></aside>`
+  return `<aside class="compaction">${head}: the model sees this summary instead:</p><div class="md">${ctx.markdown(c.rule.summary)}</div></aside>`
+}
+
 /** One turn as a `<section>`; `incomplete` adds RFD 023's marker. */
-const turnHtml = (entries: ReadonlyArray<StreamEntry>, n: number, ctx: Ctx, incomplete: boolean): string => {
+const turnHtml = (entries: ReadonlyArray<StreamEntry>, n: number, ctx: Ctx, incomplete: boolean, compactions: ReadonlyArray<Compaction>): string => {
   const analysis = analyze({ entries })
   const first = entries.find((e) => isConversationEvent(e) && e.type !== "turn_start") ?? entries.find(isConversationEvent)
   const when = first !== undefined && isConversationEvent(first) ? ` ${timeTag(first.timestamp, true)}` : ""
   const tag = incomplete ? ` <span class="chip c-incomplete">incomplete</span>` : ""
   return `<section class="turn${incomplete ? " incomplete-turn" : ""}" id="turn-${n}">` +
     `<h2><a href="#turn-${n}">Turn ${n}</a>${tag}${when}</h2>` +
+    compactions.map((c) => compactionHtml(c, ctx)).join("\n") +
     eventsHtml(entries, analysis, ctx).join("\n") +
     (incomplete ? incompleteHtml(entries, analysis, ctx.commands) : "") + `</section>`
 }
@@ -286,12 +297,14 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
   const { complete, incomplete } = splitIncompleteTurn(conversation.entries)
   const ctx: Ctx = { markdown: options.markdown, commands: options.commands, stats: { calls: 0, questions: 0, errors: 0 } }
   const all = turns(complete).map((t) => t.entries)
-  const sections = all.map((entries, i) => turnHtml(entries, i + 1, ctx, false))
+  const { byTurn, afterLast } = placeCompactions(conversation.entries)
+  const sections = all.map((entries, i) => turnHtml(entries, i + 1, ctx, false, byTurn.get(i) ?? []))
   const toc = all.map((entries, i) => tocEntry(entries, i + 1))
   if (incomplete !== null) {
-    sections.push(turnHtml(incomplete.entries, all.length + 1, ctx, true))
+    sections.push(turnHtml(incomplete.entries, all.length + 1, ctx, true, byTurn.get(all.length) ?? []))
     toc.push(tocEntry(incomplete.entries, all.length + 1))
   }
+  sections.push(...afterLast.map((c) => compactionHtml(c, ctx)))
   const heading = conversation.title !== undefined && conversation.title.length > 0 ? conversation.title : `Conversation jp-c${conversation.id}`
   const { calls, questions, errors } = ctx.stats
   const facts = [

@@ -104,6 +104,8 @@ details>summary{cursor:pointer}
 .incomplete p{margin:.3em 0}
 .call-states{list-style:none;padding-left:.4em;margin:.3em 0}
 .commands code{overflow-wrap:anywhere}
+.compaction{border-left:4px double var(--muted);background:var(--soft);border-radius:4px;padding:.4em .8em;margin:.6em 0;font-size:.92em}
+.compaction .what{margin:.2em 0;color:var(--muted)}
 .incomplete-link{margin:.3em 0;font-weight:600;color:var(--warn)}
 @media (max-width:36rem){body{padding:.6rem;font-size:15px}.args dl{grid-template-columns:1fr}.args dd{margin-bottom:.3em}.call-body{padding:.2em .5em .6em}}
 `

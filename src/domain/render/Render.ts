@@ -14,6 +14,11 @@
  * answer as JSON), `Answer: <redacted>`, `Cancelled (<reason>)` with the
  * reason tag verbatim, unknown tags included.
  *
+ * Each compaction (RFD 064) is shown where it applies: at the top of the
+ * first turn it covers, with its range, what it does and its summary text
+ * (the model sees that instead of the turns); one that starts after the last
+ * turn is shown at the end.
+ *
  * @example
  * ```ts
  * import * as Render from "parley/domain/render/Render"
@@ -22,6 +27,7 @@
  * process.stdout.write(Render.renderMarkdown({ id: "17738399468", title: "Hello", entries }))
  * ```
  */
+import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import * as EntryCodec from "../storage/EntryCodec.ts"
@@ -31,7 +37,7 @@ import type { InquiryRequest } from "../event/InquiryRequest.ts"
 import type { InquiryResponse } from "../event/InquiryResponse.ts"
 import { describe as describeSource } from "../event/InquirySource.ts"
 import * as Timestamp from "../event/Timestamp.ts"
-import { turns } from "../stream/Turns.ts"
+import { turnCount, turns } from "../stream/Turns.ts"
 
 /** The words of the incomplete-turn marker for each state. */
 export const INCOMPLETE_LABEL: Readonly<Record<IncompleteState, string>> = {
@@ -156,10 +162,49 @@ export const incompleteMarker = (entries: ReadonlyArray<StreamEntry>): string =>
   return [`⏳ Incomplete turn (${label})`, ...analyze(incomplete).toolCalls.map(toolLine)].join("\n")
 }
 
+/** Where each compaction is shown: at the first turn it covers, or after the last turn. */
+export interface CompactionPlacement {
+  readonly byTurn: ReadonlyMap<number, ReadonlyArray<Compaction>>
+  readonly afterLast: ReadonlyArray<Compaction>
+}
+
+/**
+ * Places the compactions of `entries` (in stream order) at the turn each
+ * starts at (`from_turn`, JP's 0-based numbering over the whole stream).
+ *
+ * @example
+ * ```ts
+ * import { placeCompactions } from "parley/domain/render/Render"
+ * import type { StreamEntry } from "parley/domain/event/ConversationEvent"
+ * declare const entries: ReadonlyArray<StreamEntry>
+ * placeCompactions(entries).byTurn.get(0) // the compactions that start at the first turn
+ * ```
+ */
+export const placeCompactions = (entries: ReadonlyArray<StreamEntry>): CompactionPlacement => {
+  const count = turnCount(entries)
+  const byTurn = new Map<number, Array<Compaction>>()
+  const afterLast: Array<Compaction> = []
+  for (const e of entries) {
+    if (e.type !== "compaction") continue
+    const turn = e.rule.from_turn
+    if (turn >= count) afterLast.push(e)
+    else byTurn.set(turn, [...(byTurn.get(turn) ?? []), e])
+  }
+  return { byTurn, afterLast }
+}
+
+/** A compaction as a Markdown quote: range, when, what it does; then its summary. */
+const compactionBlock = (c: Compaction): string => {
+  const head = `> **Compaction** of ${turnsText(c.rule)} · ${when(c.rule.timestamp)}`
+  if (c.rule.summary === undefined) return `${head}: for the model, ${describeRule(c.rule)}.`
+  const quoted = c.rule.summary.split("\n").map((line) => (line === "" ? ">" : `> ${line}`)).join("\n")
+  return `${head}: the model sees this summary instead:\n>\n${quoted}`
+}
+
 /**
  * The conversation as a person reads it. Turns are numbered from 1;
- * timestamps are shown in RFC 3339 (UTC); config deltas and compactions are
- * not shown.
+ * timestamps are shown in RFC 3339 (UTC); config deltas are not shown;
+ * compactions are shown at the first turn they cover.
  *
  * @example
  * ```ts
@@ -182,12 +227,15 @@ export const renderMarkdown = (conversation: {
   out.push(`# ${heading}`)
   if (heading !== `Conversation jp-c${conversation.id}`) out.push(`Conversation \`jp-c${conversation.id}\``)
   const all = turns(complete)
+  const { byTurn, afterLast } = placeCompactions(conversation.entries)
+  const compactionsAt = (turn: number) => (byTurn.get(turn) ?? []).map(compactionBlock)
   for (const turn of all) {
-    out.push(`## Turn ${turn.index + 1}`, ...renderEvents(turn.entries))
+    out.push(`## Turn ${turn.index + 1}`, ...compactionsAt(turn.index), ...renderEvents(turn.entries))
   }
   if (incomplete !== null) {
-    out.push(`## Turn ${all.length + 1} (incomplete)`, ...renderEvents(incomplete.entries), incompleteMarker(incomplete.entries))
+    out.push(`## Turn ${all.length + 1} (incomplete)`, ...compactionsAt(all.length), ...renderEvents(incomplete.entries), incompleteMarker(incomplete.entries))
   }
+  out.push(...afterLast.map(compactionBlock))
   if (all.length === 0 && incomplete === null && !conversation.entries.some(isConversationEvent)) {
     out.push("_No messages yet._")
   }

@@ -25,6 +25,7 @@
  * ```
  */
 import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { SchemaJITCompiler } from "effect/schema"
 import * as SchemaGetter from "effect/SchemaGetter"
@@ -150,8 +151,12 @@ export const decodeEntry = (raw: unknown): StreamEntry => {
   switch (type) {
     case "config_delta":
       return trusted(ConfigDelta, { type: "config_delta", raw })
-    case "compaction":
-      return trusted(Compaction, { type: "compaction", raw })
+    case "compaction": {
+      // JP fails the whole load on a malformed compaction: so does parley.
+      const compaction = Compaction.fromRaw(raw)
+      if (Result.isFailure(compaction)) throw new EntryError("compaction", compaction.failure)
+      return compaction.success
+    }
     case "turn_start":
     case "chat_request":
     case "chat_response":

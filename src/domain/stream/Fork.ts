@@ -5,8 +5,9 @@
  * 1. `until` (exclusive, as in JP): conversation events stamped at or after
  *    it are dropped, wherever they are. Config deltas and unknown entries are
  *    kept in place (parley never interprets them; JP's `retain` keeps them
- *    too). Compactions are dropped when the cut removes a turn, because their
- *    turn numbers would then point at the wrong turns (JP does the same).
+ *    too). A cut that removes any event of turn N drops exactly the
+ *    compactions with `to_turn ≥ N`, whatever their own timestamp: their turn
+ *    numbers could point at the wrong turns (JP's `retain`, see `Retain.ts`).
  * 2. The result is split at its last complete turn boundary. The complete
  *    part is sanitized (so it satisfies the structural invariants); the
  *    incomplete turn, if any, is appended unchanged, so it can be resumed with
@@ -23,11 +24,10 @@
  * ```
  */
 import type { StreamEntry } from "../event/ConversationEvent.ts"
-import { isConversationEvent } from "../event/ConversationEvent.ts"
 import { splitIncompleteTurn } from "./IncompleteTurn.ts"
 import { sanitize } from "./Sanitize.ts"
 import * as Timestamp from "../event/Timestamp.ts"
-import { turnCount } from "./Turns.ts"
+import { retain } from "./Retain.ts"
 
 /** Where a fork ends: events stamped before `until`, or (absent) the whole conversation. */
 export interface ForkOptions {
@@ -52,8 +52,7 @@ export const fork = (entries: ReadonlyArray<StreamEntry>, options: ForkOptions =
   if (options.until !== undefined) {
     const until = Timestamp.toEpochNanos(options.until)
     if (until === undefined) throw new RangeError(`Not a timestamp: ${JSON.stringify(options.until)}`)
-    kept = entries.filter((e) => !isConversationEvent(e) || Timestamp.toEpochNanos(e.timestamp)! < until)
-    if (turnCount(kept) !== turnCount(entries)) kept = kept.filter((e) => e.type !== "compaction")
+    kept = retain(entries, (e) => Timestamp.toEpochNanos(e.timestamp)! < until)
   }
   const { complete, incomplete } = splitIncompleteTurn(kept)
   return incomplete === null ? sanitize(complete) : [...sanitize(complete), ...incomplete.entries]

@@ -45,7 +45,8 @@ import type { InquiryResponse } from "../event/InquiryResponse.ts"
 import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../event/ToolCallResponse.ts"
 import * as Pairing from "./Pairing.ts"
-import { currentTurnStart } from "./Turns.ts"
+import { retainCompactions } from "./Retain.ts"
+import { currentTurnStart, turnCount } from "./Turns.ts"
 
 /** The residual events of an unfinished last turn, starting at its first event (normally its `turn_start`). */
 export interface IncompleteTurn {
@@ -271,6 +272,29 @@ export const splitIncompleteTurn = (
   const start = lastTurnStart(entries)
   if (start < 0 || !isIncomplete(inspect(entries.slice(start)))) return { complete: entries.slice(), incomplete: null }
   return { complete: entries.slice(0, start), incomplete: { entries: entries.slice(start) } }
+}
+
+/**
+ * The stream once its incomplete turn is discarded (RFD 023 `--discard-turn`),
+ * or `null` when the last turn is complete. The turn's events go; a
+ * compaction recorded during it (by `conversation compact`, or automatically
+ * before a request that then failed) is global, as in JP, and stays unless
+ * its range reaches the discarded turn (`Retain.retainCompactions`).
+ *
+ * @example
+ * ```ts
+ * import { discardIncompleteTurn } from "parley/domain/stream/IncompleteTurn"
+ * import type { StreamEntry } from "parley"
+ * declare const entries: ReadonlyArray<StreamEntry>
+ * discardIncompleteTurn(entries) // null, or the complete turns (and surviving compactions)
+ * ```
+ */
+export const discardIncompleteTurn = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> | null => {
+  const { complete, incomplete } = splitIncompleteTurn(entries)
+  if (incomplete === null) return null
+  const compactions = incomplete.entries.filter((e) => e.type === "compaction")
+  const turn = turnCount(complete)
+  return retainCompactions(compactions.length === 0 ? complete : [...complete, ...compactions], turn)
 }
 
 /**

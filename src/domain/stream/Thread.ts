@@ -1,6 +1,9 @@
 /**
  * What a provider is given for one request (RFD 005 `Thread`), and the single
- * place where it gets its events: {@link intoParts}.
+ * place where it gets its events: {@link intoParts} (JP's
+ * `Thread::into_parts`: the compaction overlay, then the provider-visibility
+ * filter), and {@link providerView}, which sanitizes first — JP's order,
+ * sanitize → project → filter (RFD 064, issue 26).
  *
  * @example
  * ```ts
@@ -14,9 +17,10 @@
 import type { ChatRequest } from "../event/ChatRequest.ts"
 import type { ChatResponse } from "../event/ChatResponse.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
-import { isProviderVisible } from "../event/ConversationEvent.ts"
 import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../event/ToolCallResponse.ts"
+import { projectVisible } from "./Projection.ts"
+import { sanitize } from "./Sanitize.ts"
 
 /** The only event kinds a provider ever sees (RFD 005's allowlist). */
 export type ProviderEvent = ChatRequest | ChatResponse | ToolCallRequest | ToolCallResponse
@@ -36,15 +40,16 @@ export interface ThreadParts {
 
 /**
  * Decomposes a thread: system parts are the system prompt (when present and
- * not empty) followed by each section; events are the provider-visible ones
- * (`isProviderVisible`, an allowlist), in order. Turn markers, inquiry events,
- * config deltas, compactions and unknown entries never come out, so a tool
- * call request is followed by its response even when inquiry events were
- * recorded between them.
+ * not empty) followed by each section; events are the stream with its
+ * compactions applied (`Projection.project`), then only the provider-visible
+ * ones (`isProviderVisible`, an allowlist), in order. Turn markers, inquiry
+ * events, config deltas, compactions and unknown entries never come out, so
+ * a tool call request is followed by its response even when inquiry events
+ * were recorded between them.
  *
  * It does not sanitize: callers run `sanitize` first (on the complete turns,
  * or on the whole stream once an incomplete turn has been merged back), so
- * that every tool call has its response.
+ * that every tool call has its response — or call {@link providerView}.
  *
  * @example
  * ```ts
@@ -58,7 +63,22 @@ export const intoParts = (thread: Thread): ThreadParts => {
   const systemParts: Array<string> = []
   if (thread.systemPrompt !== undefined && thread.systemPrompt.length > 0) systemParts.push(thread.systemPrompt)
   if (thread.sections !== undefined) systemParts.push(...thread.sections)
-  const events: Array<ProviderEvent> = []
-  for (const e of thread.events) if (isProviderVisible(e)) events.push(e)
-  return { systemParts, events }
+  return { systemParts, events: projectVisible(thread.events) }
 }
+
+/**
+ * What a provider is shown of a stored stream: `sanitize`, then
+ * {@link intoParts} (the compactions applied, the provider-visible events
+ * kept). A main request, a size estimate and `conversation compact
+ * --dry-run` all go through here.
+ *
+ * @example
+ * ```ts
+ * import { providerView } from "parley/domain/stream/Thread"
+ * import type { StreamEntry } from "parley"
+ * declare const entries: ReadonlyArray<StreamEntry>
+ * const { systemParts, events } = providerView(entries, { systemPrompt: "Be brief." })
+ * ```
+ */
+export const providerView = (entries: ReadonlyArray<StreamEntry>, thread: Omit<Thread, "events"> = {}): ThreadParts =>
+  intoParts({ ...thread, events: sanitize(entries) })

@@ -89,6 +89,35 @@ export const turns = (entries: ReadonlyArray<StreamEntry>): Array<Turn> => {
 /** The number of turns: 0 for a stream without events, 1 when there is no `turn_start`. */
 export const turnCount = (entries: ReadonlyArray<StreamEntry>): number => walkTurns(entries, ignore)
 
+/**
+ * The turn of every entry, by position: events by the forward rule, and the
+ * entries that are not events (config deltas, compactions, unknown kinds) in
+ * the turn they stand in (before the first event: turn 0). JP's
+ * `projection::assign_turn_indices`, which compaction ranges are read against.
+ *
+ * @example
+ * ```ts
+ * import { turnIndexOf } from "parley/domain/stream/Turns"
+ * import type { ChatRequest, ConfigDelta, TurnStart } from "parley"
+ * declare const delta: ConfigDelta, ts: TurnStart, ts2: TurnStart, q: ChatRequest, q2: ChatRequest
+ * Array.from(turnIndexOf([delta, ts, q, delta, ts2, q2])) // [0, 0, 0, 0, 1, 1]
+ * ```
+ */
+export const turnIndexOf = (entries: ReadonlyArray<StreamEntry>): Int32Array => {
+  const out = new Int32Array(entries.length)
+  let turn = 0
+  let hasEvent = false
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!
+    if (isConversationEvent(e)) {
+      if (e.type === "turn_start" && hasEvent) turn++
+      hasEvent = true
+    }
+    out[i] = turn
+  }
+  return out
+}
+
 /** One conversation event with the index of its turn. */
 export interface EventInTurn {
   readonly turn: number

@@ -126,6 +126,42 @@ export const McpServerConfig = Schema.Struct({
 })
 export type McpServerConfig = typeof McpServerConfig.Type
 
+/** `[providers.<p>.models."<id>"]`: what parley must know about one model. */
+export const ModelConfig = Schema.Struct({
+  /** Input tokens the model reads at most; overrides parley's table (issue 26). */
+  context_window: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+})
+
+/** How `tool_calls` of a compaction rule is written in config (JP's `ToolCallsMode`). */
+export const ToolCallsMode = Schema.Literals(["strip", "strip-requests", "strip-responses", "omit"])
+export type ToolCallsMode = typeof ToolCallsMode.Type
+
+/** A mechanical compaction rule (JP's `CompactionRuleConfig` without `summary`). */
+export const CompactionRuleConfig = Schema.Struct({
+  /** Turns kept as they are at the start (default 1). */
+  keep_first: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  /** Turns kept as they are at the end (default 3). */
+  keep_last: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  reasoning: Schema.optionalKey(Schema.Literal("strip")),
+  tool_calls: Schema.optionalKey(ToolCallsMode)
+})
+export type CompactionRuleConfig = typeof CompactionRuleConfig.Type
+
+/**
+ * `[conversation.compaction.auto]` (JP's draft D50): off by default; when on,
+ * a request estimated above `trigger_ratio` of the model's window, in a
+ * conversation of more than `min_turns` turns, first appends the `rule`'s
+ * compaction (default: keep the first turn and the last 3, strip reasoning
+ * and tool calls).
+ */
+export const AutoCompactionConfig = Schema.Struct({
+  enabled: Schema.optionalKey(Schema.Boolean),
+  trigger_ratio: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(1))),
+  min_turns: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
+  rule: Schema.optionalKey(CompactionRuleConfig)
+})
+export type AutoCompactionConfig = typeof AutoCompactionConfig.Type
+
 /**
  * parley's configuration (`<storage>/config.toml`, contract §5), as validated
  * data plus the lookups the executor and the coordinator need.
@@ -143,7 +179,9 @@ export const Config = Schema.Struct({
     system_prompt: Schema.optionalKey(Schema.String)
   })),
   providers: Schema.optionalKey(Schema.Record(Schema.String, Schema.Struct({
-    base_url: Schema.optionalKey(Schema.String)
+    base_url: Schema.optionalKey(Schema.String),
+    /** Per model id (`[providers.anthropic.models."claude-sonnet-4-5"]`): overrides parley's table of context windows. */
+    models: Schema.optionalKey(Schema.Record(Schema.String, ModelConfig))
   }))),
   conversation: Schema.optionalKey(Schema.Struct({
     inquiry: Schema.optionalKey(Schema.Struct({
@@ -153,6 +191,8 @@ export const Config = Schema.Struct({
       /** How long `detached = "wait"` keeps a question open before deferring it (default 10 minutes). */
       wait_timeout: Schema.optionalKey(Duration)
     })),
+    /** RFD 064 / D50: `[conversation.compaction.auto]`. */
+    compaction: Schema.optionalKey(Schema.Struct({ auto: Schema.optionalKey(AutoCompactionConfig) })),
     /** Per-tool settings; the key `*` holds defaults for every tool (JP). */
     tools: Schema.optionalKey(Schema.Record(Schema.String, ToolConfig))
   })),

@@ -5,7 +5,9 @@
  * validated by the size, mtime and inode of every file it came from
  * (`base_config.json` too: its presence and its JSON decide whether the
  * conversation reads at all), so listing never parses an unchanged event
- * log. A conversation that cannot be decoded is reported as damaged (and
+ * log. A row holds all `ls` shows, the provider view's estimated tokens
+ * included (issue 26), so that too costs nothing warm. A conversation that
+ * cannot be decoded is reported as damaged (and
  * remembered as such until its files change); the rest are listed. Damage is
  * believed only of files that held still while they were read: a
  * conversation a writer renamed (a new title, as often as it is renamed) or
@@ -56,7 +58,7 @@ import * as Journal from "./Journal.ts"
 import { summaryOf } from "./Summary.ts"
 
 export const INDEX = ".parley-index.json"
-const INDEX_VERSION = 6
+const INDEX_VERSION = 7
 
 /**
  * The files a row comes from. `base_config.json` adds nothing to a summary,
@@ -83,8 +85,10 @@ interface Cells {
   readonly incomplete: IncompleteSummary | null
   readonly at: string
   readonly damage: string | null
+  /** The provider view's estimated tokens (issue 26; null for damage). */
+  readonly tokens: number | null
 }
-const CELLS = 7
+const CELLS = 8
 
 /** A conversation decoded by this listing: its key (its directory name, under `.archive/` when archived), stamp and cells. */
 interface Row {
@@ -145,7 +149,8 @@ const validCells = (stored: Stored, i: number): boolean => {
   const o = i * CELLS
   if (typeof stored.keys[i] !== "string" || typeof c[o + 5] !== "string") return false
   if (c[o + 6] !== null) return typeof c[o + 6] === "string"
-  return isStringOrNull(c[o]) && typeof c[o + 1] === "number" && isStringOrNull(c[o + 2]) && typeof c[o + 3] === "string" && isIncomplete(c[o + 4])
+  return isStringOrNull(c[o]) && typeof c[o + 1] === "number" && isStringOrNull(c[o + 2]) && typeof c[o + 3] === "string" && isIncomplete(c[o + 4]) &&
+    typeof c[o + 7] === "number"
 }
 
 /** Writes size, mtime and inode of `file` (-1s when it is missing) at `out[at]`. Throws when it cannot be stat-ed. */
@@ -188,7 +193,7 @@ interface Found {
   readonly stamp: Float64Array
 }
 
-const NOT_LISTED = { title: null, events: null, lastEventAt: null, lastActivatedAt: null, incomplete: null, at: "" } as const
+const NOT_LISTED = { title: null, events: null, lastEventAt: null, lastActivatedAt: null, incomplete: null, at: "", tokens: null } as const
 
 /** What decoding a directory gave: its row, why it cannot be read now (not remembered), or that it is gone. */
 type Decoded =
@@ -227,7 +232,7 @@ const decodeRow = async (found: Found): Promise<Decoded> => {
     try {
       const conversation = await ConversationDir.read(idOf(found.key), { dir: found.dir, archived: found.archived })
       const s = summaryOf(conversation, found.dir)
-      const cells = { title: s.title, events: s.events, lastEventAt: s.lastEventAt, lastActivatedAt: s.lastActivatedAt, incomplete: s.incomplete, at: sortKey(s.lastActivatedAt), damage: null }
+      const cells = { title: s.title, events: s.events, lastEventAt: s.lastEventAt, lastActivatedAt: s.lastActivatedAt, incomplete: s.incomplete, at: sortKey(s.lastActivatedAt), damage: null, tokens: s.tokens }
       return { _tag: "Row", row: { key: found.key, stamp, cells } }
     } catch (error) {
       if (!(error instanceof ConversationDir.Corrupt)) return { _tag: "Unreadable", reason: messageOf(error) }
@@ -454,7 +459,7 @@ const writeIndex = async (conversationsDir: string, stored: Stored, rows: Readon
       keys.push(r.key)
       for (let k = 0; k < STAMP; k++) stamps.push(r.stamp[k]!)
       const c = r.cells
-      cells.push(c.title, c.events, c.lastEventAt, c.lastActivatedAt, c.incomplete, c.at, c.damage)
+      cells.push(c.title, c.events, c.lastEventAt, c.lastActivatedAt, c.incomplete, c.at, c.damage, c.tokens)
     }
   }
   try {
@@ -473,7 +478,7 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
   if (typeof r !== "number") {
     const c = r.cells
     if (c.damage !== null) return { id, path: dir, reason: damageReason(dir, c.damage) }
-    return { id, title: c.title, events: c.events!, lastEventAt: c.lastEventAt, lastActivatedAt: c.lastActivatedAt!, archived: key.startsWith(ARCHIVE), incomplete: c.incomplete, path: dir }
+    return { id, title: c.title, events: c.events!, lastEventAt: c.lastEventAt, lastActivatedAt: c.lastActivatedAt!, archived: key.startsWith(ARCHIVE), incomplete: c.incomplete, tokens: c.tokens!, path: dir }
   }
   const c = stored.cells
   const o = r * CELLS
@@ -486,6 +491,7 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
     lastActivatedAt: c[o + 3] as string,
     archived: key.startsWith(ARCHIVE),
     incomplete: c[o + 4] as IncompleteSummary | null,
+    tokens: c[o + 7] as number,
     path: dir
   }
 }

@@ -9,6 +9,7 @@
  * summaryOf(conversation, "/path/to/dir").incomplete // null, or { state, tool? }
  * ```
  */
+import { conversationTokens } from "../../domain/model/ContextWindow.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import * as ConversationModel from "../../domain/storage/Conversation.ts"
 import { incompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
@@ -25,6 +26,7 @@ export const summaryOf = (conversation: Conversation, path: string): Conversatio
     lastActivatedAt: conversation.metadata.last_activated_at,
     archived: conversation.archived,
     incomplete: incompleteSummary(conversation.entries),
+    tokens: conversationTokens(conversation.entries),
     path
   }
 }

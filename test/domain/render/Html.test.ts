@@ -189,6 +189,28 @@ describe("renderHtml: other conversations", () => {
   })
 })
 
+describe("renderHtml: compactions (RFD 064, issue 26)", () => {
+  it("shows each compaction at the top of the first turn it covers, its summary as Markdown, escaped", () => {
+    const b = streams()
+    const html = page([
+      b.ts(), b.cr("first"), b.msg("a"), b.ts(), b.cr("second"), b.msg("b"),
+      b.compaction(0, 1, { summary: "Set up **src/main.rs** <script>" }),
+      b.compaction(1, 1, { tool_calls: { policy: "strip", request: true, response: true } }),
+      b.compaction(7, 9, { reasoning: "strip" })
+    ])
+    const turn1 = html.slice(html.indexOf(`<section class="turn" id="turn-1">`), html.indexOf(`<section class="turn" id="turn-2">`))
+    expect(turn1).toContain(`<aside class="compaction"><p class="what"><strong>Compaction</strong> of turns 1–2 · `)
+    expect(turn1).toContain(`: the model sees this summary instead:</p><div class="md"><p>Set up <strong>src/main.rs</strong> &lt;script&gt;</p>`)
+    expect(turn1.indexOf(`class="compaction"`)).toBeLessThan(turn1.indexOf(`class="msg user"`))
+    const turn2 = html.slice(html.indexOf(`<section class="turn" id="turn-2">`))
+    expect(turn2).toContain(`<strong>Compaction</strong> of turn 2 · `)
+    expect(turn2).toContain(`: for the model, tool calls stripped.</p></aside>`)
+    // One that starts after the last turn is shown after it.
+    expect(html.indexOf("Compaction</strong> of turns 8–10")).toBeGreaterThan(html.indexOf(`id="turn-2"`))
+    expect(html).not.toContain("<script>")
+  })
+})
+
 describe("text helpers", () => {
   it("escapes the five HTML specials", () => {
     expect(escapeHtml(`<a href="x" title='y'>&amp;</a>`)).toBe("&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;")

@@ -98,6 +98,38 @@ describe("renderMarkdown", () => {
   })
 })
 
+describe("compactions in print (RFD 064, issue 26)", () => {
+  it("shows each compaction at the first turn it covers: range, when, what it does, the summary", () => {
+    const b = streams()
+    const entries = [
+      b.ts(), b.cr("one"), b.msg("a"), b.ts(), b.cr("two"), b.msg("b"),
+      b.compaction(0, 1, { summary: "We set things up.\n\nThen we stopped." }),
+      b.compaction(1, 1, { reasoning: "strip", tool_calls: { policy: "strip", request: false, response: true } }),
+      b.compaction(5, 6, { tool_calls: { policy: "omit" } })
+    ]
+    expect(renderMarkdown({ id: "1", entries })).toBe(
+      [
+        "# Conversation jp-c1",
+        "## Turn 1",
+        "> **Compaction** of turns 1–2 · 2026-03-05T08:40:06Z: the model sees this summary instead:\n>\n> We set things up.\n>\n> Then we stopped.",
+        "### You · 2026-03-05T08:40:01Z\n\none",
+        "### Assistant · 2026-03-05T08:40:02Z\n\na",
+        "## Turn 2",
+        "> **Compaction** of turn 2 · 2026-03-05T08:40:07Z: for the model, reasoning stripped, tool results stripped.",
+        "### You · 2026-03-05T08:40:04Z\n\ntwo",
+        "### Assistant · 2026-03-05T08:40:05Z\n\nb",
+        "> **Compaction** of turns 6–7 · 2026-03-05T08:40:08Z: for the model, tool calls omitted."
+      ].join("\n\n") + "\n"
+    )
+  })
+
+  it("a compaction of the incomplete turn is shown in it", () => {
+    const b = streams()
+    const md = renderMarkdown({ id: "1", entries: [b.ts(), b.cr("one"), b.msg("a"), b.ts(), b.cr("two"), b.compaction(1, 1, { reasoning: "strip" })] })
+    expect(md).toContain("## Turn 2 (incomplete)\n\n> **Compaction** of turn 2")
+  })
+})
+
 describe("incomplete turns in print (RFD 023 display) and ls (contract §3)", () => {
   const printed = (entries: Array<StreamEntry>) => renderMarkdown({ id: "17738399468", title: "T", entries })
 

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
 import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
+import { Compaction } from "../../../src/domain/event/Compaction.ts"
 import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts"
 import * as EntryCodec from "../../../src/domain/storage/EntryCodec.ts"
 import * as EventsFile from "../../../src/domain/storage/EventsFile.ts"
@@ -193,6 +194,46 @@ describe("storage encoding (jp-reference §7.6)", () => {
     expect(() => EntryCodec.decodeEntry({ timestamp: ts })).toThrow(/missing field "type"/)
     expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "tool_call_response", id: "a", content: "" })).toThrow(/missing field "is_error"/)
     expect(() => EntryCodec.decodeEntry({ timestamp: "soon", type: "turn_start" })).toThrow(/timestamp/)
+  })
+})
+
+describe("compaction entries (RFD 064, JP's Compaction)", () => {
+  it("decodes the fields JP writes and writes them back unchanged", () => {
+    const raw = {
+      type: "compaction", timestamp: "2026-03-05 19:31:45.123456", from_turn: 1, to_turn: 4,
+      summary: { summary: "Set up the project." }, reasoning: "strip", tool_calls: { policy: "strip", request: true, response: false }
+    }
+    const e = EntryCodec.decodeEntry(raw) as Compaction
+    expect(e.type).toBe("compaction")
+    expect(e.rule).toStrictEqual({
+      timestamp: "2026-03-05 19:31:45.123456", from_turn: 1, to_turn: 4, summary: "Set up the project.", reasoning: "strip",
+      tool_calls: { policy: "strip", request: true, response: false }
+    })
+    expect(roundtripText(raw)).toBe(JSON.stringify(raw))
+    // Key order, unknown keys and nulls are JP's to keep: written back as read.
+    const odd = { to_turn: 0, type: "compaction", from_turn: 0, timestamp: ts, tool_calls: { policy: "omit" }, summary: null, source: "auto" }
+    expect(roundtripText(odd)).toBe(JSON.stringify(odd))
+    expect((EntryCodec.decodeEntry(odd) as Compaction).rule).toStrictEqual({ timestamp: ts, from_turn: 0, to_turn: 0, tool_calls: { policy: "omit" } })
+  })
+
+  it("a new compaction is written in JP's writer order (type, timestamp, range, summary, reasoning, tool_calls)", () => {
+    const c = Compaction.fromRule({ timestamp: ts, from_turn: 2, to_turn: 7, tool_calls: { policy: "strip", request: true, response: true }, reasoning: "strip", summary: "S" })
+    expect(JSON.stringify(EntryCodec.encodeEntry(c))).toBe(
+      `{"type":"compaction","timestamp":"${ts}","from_turn":2,"to_turn":7,"summary":{"summary":"S"},"reasoning":"strip","tool_calls":{"policy":"strip","request":true,"response":true}}`
+    )
+  })
+
+  it("a malformed compaction is an error naming the field (JP fails the load too)", () => {
+    const base = { type: "compaction", timestamp: ts, from_turn: 0, to_turn: 1 }
+    expect(() => EntryCodec.decodeEntry({ ...base, from_turn: -1 })).toThrow(/"from_turn" must be a turn index/)
+    expect(() => EntryCodec.decodeEntry({ ...base, to_turn: undefined })).toThrow(/missing field "to_turn"/)
+    expect(() => EntryCodec.decodeEntry({ ...base, to_turn: 1.5 })).toThrow(/"to_turn" must be a turn index/)
+    expect(() => EntryCodec.decodeEntry({ ...base, timestamp: "later" })).toThrow(/not a timestamp/)
+    expect(() => EntryCodec.decodeEntry({ ...base, reasoning: "keep" })).toThrow(/"reasoning" must be "strip"/)
+    expect(() => EntryCodec.decodeEntry({ ...base, summary: "text" })).toThrow(/"summary" must be \{"summary": "<text>"\}/)
+    expect(() => EntryCodec.decodeEntry({ ...base, tool_calls: "strip" })).toThrow(/"tool_calls" must be an object/)
+    expect(() => EntryCodec.decodeEntry({ ...base, tool_calls: { policy: "strip", request: true } })).toThrow(/"tool_calls.response" must be a boolean/)
+    expect(() => EntryCodec.decodeEntry({ ...base, tool_calls: { policy: "drop" } })).toThrow(/"tool_calls.policy" must be "strip" or "omit"/)
   })
 })
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Compaction } from "../../../src/domain/event/Compaction.ts"
 import { fork } from "../../../src/domain/stream/Fork.ts"
 import { incompleteSummary, splitIncompleteTurn } from "../../../src/domain/stream/IncompleteTurn.ts"
 import { sanitize } from "../../../src/domain/stream/Sanitize.ts"
@@ -70,13 +71,27 @@ describe("fork (RFD 023)", () => {
     expect(shape(fork(entries, { until }))).toEqual(["DELTA", "TS", "CR:1", "M:a", "UNKNOWN:turn_statistics", "DELTA"])
   })
 
-  it("drops compactions when the cut removes a turn, keeps them otherwise", () => {
+  it("a cut that removes an event of turn N drops exactly the compactions with to_turn ≥ N (JP's retain)", () => {
     const b = streams()
-    const entries = [b.ts(), b.cr("1"), b.msg("a"), b.compaction(0, 0), b.ts(), b.cr("2"), b.msg("b"), b.msg("c")]
-    expect(shape(fork(entries, { until: entries[4]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a"])
-    // Cutting at the chat request leaves turn 1 as a lone turn_start: the turn count (JP's test) is unchanged.
+    const entries = [
+      b.ts(), b.cr("1"), b.msg("a"), b.compaction(0, 0), b.compaction(0, 1), b.ts(), b.cr("2"), b.msg("b"), b.msg("c"), b.compaction(1, 2)
+    ]
+    // Turn 1 loses all its events: only the compaction of turn 0 stays.
     expect(shape(fork(entries, { until: entries[5]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION"])
-    expect(shape(fork(entries, { until: entries[7]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION", "TS", "CR:2", "M:b"])
+    expect((fork(entries, { until: entries[5]!.timestamp! })[3] as Compaction).rule.to_turn).toBe(0)
+    // Turn 1 loses its last event only: the same compactions go.
+    expect(shape(fork(entries, { until: entries[8]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION", "TS", "CR:2", "M:b"])
+    // Nothing removed: every compaction stays, also one whose range runs past the last turn.
+    expect(shape(fork(entries, { until: b.at(1000) }))).toEqual(shape(entries))
+  })
+
+  it("the retain rule ignores the compaction's own timestamp, both ways", () => {
+    const b = streams()
+    const early = b.compaction(1, 1) // stamped before the cut, covers the cut turn: dropped
+    const entries = [b.ts(), b.cr("1"), b.msg("a"), early, b.ts(), b.cr("2"), b.msg("b")]
+    const late = Compaction.fromRule({ timestamp: b.at(999), from_turn: 0, to_turn: 0 }) // stamped after the cut, covers turn 0 only: kept
+    const out = fork([...entries, late], { until: entries[6]!.timestamp! })
+    expect(out.filter((e) => e.type === "compaction")).toEqual([late])
   })
 
   it("keeps only the non-events when --until precedes every event", () => {

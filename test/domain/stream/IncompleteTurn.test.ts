@@ -7,6 +7,7 @@ import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts
 import {
   analyze,
   attemptKey,
+  discardIncompleteTurn,
   incompleteSummary,
   lastTurnStart,
   resumableEntries,
@@ -367,5 +368,23 @@ describe("the JP corpus (read only)", () => {
     }
     expect(Object.keys(seen).length).toBe(corpus.conversations)
     expect(seen).toEqual(Object.fromEntries(Object.keys(seen).map((id) => [id, expectedTurns[id]])))
+  })
+})
+
+describe("discardIncompleteTurn (RFD 023 --discard-turn, with RFD 064 compactions)", () => {
+  it("drops the incomplete turn's events; a compaction recorded in it stays when it ends before the turn", () => {
+    const b = streams()
+    const entries = [
+      b.ts(), b.cr("1"), b.msg("a"), b.compaction(0, 5), b.ts(), b.cr("2"), b.msg("b"),
+      b.ts(), b.cr("3"), b.compaction(0, 1), b.compaction(1, 2), b.call("c")
+    ]
+    const kept = discardIncompleteTurn(entries)!
+    expect(shape(kept)).toEqual(["TS", "CR:1", "M:a", "TS", "CR:2", "M:b", "COMPACTION"])
+    expect(kept[6]).toBe(entries[9])
+  })
+
+  it("is null when the last turn is complete", () => {
+    const b = streams()
+    expect(discardIncompleteTurn([b.ts(), b.cr("1"), b.msg("a"), b.compaction(0, 0)])).toBeNull()
   })
 })

@@ -131,6 +131,39 @@ describe("Listing.list", () => {
     fs.rmSync(root, { recursive: true, force: true })
   })
 
+  it("rows carry the provider view's estimated tokens (compactions applied), kept in the index (issue 26)", async () => {
+    const root = tempDir()
+    const conversations = path.join(root, "conversations")
+    const big = "x".repeat(4000)
+    const b64 = (text: string) => Buffer.from(text).toString("base64")
+    const turns = [
+      entry("2026-03-01 10:00:00.0", "turn_start"), entry("2026-03-01 10:00:00.1", "chat_request", { content: "read it" }),
+      entry("2026-03-01 10:00:00.2", "tool_call_request", { id: "c", name: "read", arguments: {} }),
+      entry("2026-03-01 10:00:00.3", "tool_call_response", { id: "c", content: b64(big), is_error: false }),
+      entry("2026-03-01 10:00:00.4", "chat_response", { message: "done" })
+    ]
+    write(conversations, "17000000001-plain", "2026-03-01 10:00:00.0", turns)
+    write(conversations, "17000000002-compacted", "2026-03-01 11:00:00.0", [
+      ...turns,
+      { type: "compaction", timestamp: "2026-03-01 12:00:00.0", from_turn: 0, to_turn: 0, tool_calls: { policy: "strip", request: true, response: true } }
+    ])
+    const first = await Listing.list(conversations, { archived: false })
+    // "read it" + "read{}" + 4,000 + "done" = 4,017 characters → 1,005 tokens; stripped, "[compacted] read: success"
+    // stands for the 4,000: 42 characters → 11 tokens.
+    expect(first.conversations.map((c) => [c.id, c.tokens])).toStrictEqual([["17000000002", 11], ["17000000001", 1005]])
+    // Served from the index: a tokens cell edited by hand (files unchanged) is what a warm listing shows.
+    const index = path.join(conversations, Listing.INDEX)
+    const stored = JSON.parse(fs.readFileSync(index, "utf8")) as { version: number; cells: Array<unknown> }
+    expect(stored.version).toBe(7)
+    stored.cells[15] = 4242
+    fs.writeFileSync(index, JSON.stringify(stored))
+    expect((await Listing.list(conversations, { archived: false })).conversations.map((c) => c.tokens)).toStrictEqual([11, 4242])
+    // An index of the version before tokens is rebuilt from the files.
+    fs.writeFileSync(index, JSON.stringify({ ...stored, version: 6, cells: stored.cells.filter((_, i) => i % 8 !== 7) }))
+    expect((await Listing.list(conversations, { archived: false })).conversations.map((c) => c.tokens)).toStrictEqual([11, 1005])
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
   it("a hand-edited index out of listing order lists in order", async () => {
     const root = tempDir()
     const conversations = path.join(root, "conversations")
