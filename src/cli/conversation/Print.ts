@@ -14,8 +14,6 @@
  * parley conversation print 17738399468 --format html --output page.html
  * ```
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
@@ -26,6 +24,7 @@ import { renderHtml } from "../../domain/render/Html.ts"
 import { renderJson, renderMarkdown } from "../../domain/render/Render.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
+import { OutputRefused, writeInto } from "../../layers/file/WriteInto.ts"
 import { CliFailure } from "../CliFailure.ts"
 import * as Hint from "../Hint.ts"
 import { storage } from "../Root.ts"
@@ -41,23 +40,20 @@ const render = (c: Conversation, format: "markdown" | "json" | "html", hint: Hin
     return renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, { markdown: markdownToHtml, commands })
   })
 
-/** Writes `text` to `file` through a temporary sibling and a rename, so a reader never sees half a page. */
+/**
+ * Writes `text` into `file` (issue 30): a regular file or a new one through a
+ * temp sibling and a rename, so a reader never sees half a page; a symlink's
+ * target, keeping the link; a FIFO, a device or `/dev/stdout` directly.
+ */
 const writeOutput = (file: string, text: string) =>
-  Effect.try({
-    try: () => {
-      const target = path.resolve(file)
-      const temp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.tmp`)
-      try {
-        fs.writeFileSync(temp, text)
-        fs.renameSync(temp, target)
-      } finally {
-        fs.rmSync(temp, { force: true })
-      }
-    },
+  Effect.tryPromise({
+    try: () => writeInto(file, text, { forTerminal: (t) => printable(t, "\n\t") }),
     catch: (e) =>
       new CliFailure({
         code: 1,
-        message: `--output: cannot write ${file} (${(e as NodeJS.ErrnoException).code ?? String(e)}); pass a path in a folder that exists and that you can write to.`
+        message: e instanceof OutputRefused
+          ? `--output: cannot write ${file}: it is a ${e.kind === "other" ? "special file" : e.kind}; pass the path of a file.`
+          : `--output: cannot write ${file} (${(e as NodeJS.ErrnoException).code ?? String(e)}); pass a path in a folder that exists and that you can write to.`
       })
   })
 

@@ -18,6 +18,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
+import * as WriteInto from "../file/WriteInto.ts"
 import { AnswerType } from "../../domain/tool/AnswerType.ts"
 import { InquirySource } from "../../domain/event/InquirySource.ts"
 import * as Outcome from "../../domain/tool/Outcome.ts"
@@ -141,13 +142,17 @@ export const writeFile: BuiltinTool = {
         if (answer !== true) return Outcome.failure(`Expected a yes/no answer to 'overwrite', got ${JSON.stringify(answer)}.`)
       }
       await fs.mkdir(path.dirname(file), { recursive: true })
+      // Through a symlink the file it names is replaced and the link kept
+      // (issue 30); resolveInside has already checked that it stays inside.
+      const target = await WriteInto.resolveTarget(file)
+      const dest = target._tag === "Replace" ? target.file : file
       // Temp file + rename: a reader never sees a half-written file. The temp
       // name is unique per write (parallel calls may write the same path), and
       // an existing file keeps its permission bits.
-      const temp = `${file}.parley-${process.pid}-${Math.random().toString(36).slice(2)}.tmp`
+      const temp = `${dest}.parley-${process.pid}-${Math.random().toString(36).slice(2)}.tmp`
       await fs.writeFile(temp, content, { encoding: "utf8", flag: "wx", ...(stat !== undefined ? { mode: stat.mode & 0o7777 } : {}) })
       if (stat !== undefined) await fs.chmod(temp, stat.mode & 0o7777)
-      await fs.rename(temp, file).catch(async (error: unknown) => {
+      await fs.rename(temp, dest).catch(async (error: unknown) => {
         await fs.rm(temp, { force: true })
         throw error
       })

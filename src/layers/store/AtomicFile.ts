@@ -11,7 +11,7 @@
  * ```
  */
 import * as fs from "node:fs/promises"
-import * as path from "node:path"
+import * as WriteInto from "../file/WriteInto.ts"
 
 /** Reads a file as UTF-8, or `undefined` when it does not exist. */
 export const readIfExists = async (file: string): Promise<string | undefined> => {
@@ -48,24 +48,21 @@ export const writeIfChanged = async (file: string, text: string): Promise<boolea
  * Writes `text` to a temp file beside `file`, fsyncs, renames over `file`,
  * fsyncs the directory. The temp name is per process and call, so two
  * processes refreshing the same file (the listing index) never write into
- * each other's temp file.
+ * each other's temp file. When `file` is a symlink (a person keeps
+ * `events.json` elsewhere), the file it resolves to is replaced and the
+ * link kept (issue 30); a store file that is not a regular file is refused.
  */
 export const writeAtomic = async (file: string, text: string): Promise<void> => {
-  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`
-  const handle = await fs.open(tmp, "w", 0o644)
-  try {
-    await handle.writeFile(text, "utf8")
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  try {
-    await fs.rename(tmp, file)
-  } catch (error) {
-    await fs.rm(tmp, { force: true })
-    throw error
-  }
-  await syncDir(path.dirname(file))
+  const target = await WriteInto.resolveTarget(file)
+  if (target._tag !== "Replace") throw new WriteInto.OutputRefused({ path: file, kind: target._tag === "Refused" ? target.kind : "other" })
+  const real = target.file
+  // The temp file sits beside the file it replaces (a rename never crosses
+  // file systems), named `<name>.<pid>.<random>.tmp` as the store's sweeps expect.
+  await WriteInto.writeInto(real, text, {
+    mode: 0o644,
+    readOnlyToo: true,
+    tempName: (f) => `${f}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`
+  })
 }
 
 /** Appends `text` and waits until it is on disk (`fdatasync`). */
