@@ -24,6 +24,8 @@
  * Redact.scrub(Buffer.from("token=hunter22").toString("base64"), ["hunter22"]) // "dG9rZW49[redacted]"
  * ```
  */
+import * as FormMatch from "./FormMatch.ts"
+import type { Span } from "./FormMatch.ts"
 import * as SecretForms from "./SecretForms.ts"
 
 /** What a secret is replaced with. */
@@ -32,28 +34,36 @@ export const MARKER = "[redacted]"
 /** The shortest run of a secret removed on its own (see the module comment). */
 export const MIN_RUN = 8
 
-/** A span of text to replace: [start, end). */
-type Span = readonly [number, number]
 
 /** The text of a secret answer (answers are JSON; a secret is normally a string). */
 export const secretText = (answer: unknown): string => (typeof answer === "string" ? answer : JSON.stringify(answer) ?? "")
 
 /** Where some form of `secret` occurs in `text`. */
 const formSpans = (text: string, secret: string): Array<Span> =>
-  SecretForms.ENCODINGS.flatMap((encoding) => encoding.forms(secret)).flatMap((form) => {
-    const pattern = new RegExp(SecretForms.source(form), "g")
-    return [...text.matchAll(pattern)].map((m): Span => [m.index, m.index + m[0].length])
-  })
+  FormMatch.spans(text, SecretForms.ENCODINGS.flatMap((encoding) => encoding.forms(secret)))
 
-/** Where a run of more than half of `secret` (at least {@link MIN_RUN} characters) occurs in `text`. */
+/** Length of the pieces of a secret looked up to find its runs. */
+const ANCHOR = 8
+
+/**
+ * Where a run of more than half of `secret` (at least {@link MIN_RUN}
+ * characters) occurs in `text`. Such a run holds one of the secret's
+ * {@link ANCHOR}-character pieces that start every `run - ANCHOR + 1`
+ * characters, so only those are looked up, then grown to the whole run.
+ */
 const runSpans = (text: string, secret: string): Array<Span> => {
   const run = Math.max(Math.floor(secret.length / 2) + 1, MIN_RUN)
   if (run >= secret.length) return []
   const spans: Array<Span> = []
-  // Every overlapping occurrence of every piece: a longer run is the union of its pieces.
-  for (let i = 0; i + run <= secret.length; i++) {
-    const piece = secret.slice(i, i + run)
-    for (let at = text.indexOf(piece); at !== -1; at = text.indexOf(piece, at + 1)) spans.push([at, at + run])
+  for (let j = 0; j + ANCHOR <= secret.length; j += run - ANCHOR + 1) {
+    const piece = secret.slice(j, j + ANCHOR)
+    for (let at = text.indexOf(piece); at !== -1; at = text.indexOf(piece, at + 1)) {
+      let back = 0
+      while (j - back > 0 && text[at - back - 1] === secret[j - back - 1]) back++
+      let ahead = ANCHOR
+      while (j + ahead < secret.length && text[at + ahead] === secret[j + ahead]) ahead++
+      if (back + ahead >= run) spans.push([at - back, at + ahead])
+    }
   }
   return spans
 }

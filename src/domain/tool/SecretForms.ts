@@ -1,35 +1,36 @@
 /**
  * The forms a secret can take in a tool's output, as one table of encodings
  * (issue 30 items 1–2). Each encoding turns a secret into {@link Form}s:
- * sequences of atoms, an atom being the alternatives one character (or, for
- * base64, one output character) of the secret may be written as. Between any
- * two units of a form a line break may sit ({@link BREAK}), so a wrapped
+ * sequences of atoms, an atom being the spellings one character of the
+ * secret (for base64: one output character) may take, and a spelling a
+ * sequence of units, each the set of characters that may stand there. A
+ * line break may sit between any two units (see `FormMatch`), so a wrapped
  * line, `base64 -w`, `xxd -p` or a `part2 ` continuation is still one match.
  *
  * Base64 forms include the edge characters that hold only some bits of the
- * secret (a character class of every value those bits allow), so nothing
- * that decodes to part of the secret is left beside the marker.
+ * secret (the set of every character those bits allow), so nothing that
+ * decodes to part of the secret is left beside the marker.
  *
  * @example
  * ```ts
  * import * as SecretForms from "parley/domain/tool/SecretForms"
  * SecretForms.ENCODINGS.map((e) => e.name) // ["plain", "json", "url", "hex", "base64", "base64url"]
- * const [hex] = SecretForms.ENCODINGS[3]!.forms("hunter22")
- * new RegExp(SecretForms.source(hex!)).test("68756E74\n  part2 65723232") // true: wrapped, labelled, upper case
+ * const [hex] = SecretForms.ENCODINGS[3]!.forms("hi!")
+ * hex!.atoms // [[["6", "8"]], [["6", "9"]], [["2", "1"]]]: one byte per atom, hex digits either case ("aA")
  * ```
  */
 
-/** One way a unit of the secret may be written: regex sources to match in order (a break may sit between them). */
+/** One way a unit of the secret may be written: per character, the characters allowed there. */
 export type Spelling = ReadonlyArray<string>
-/** The spellings one unit of the secret may take. */
+/** The spellings one unit of the secret may take, preferred first. */
 export type Atom = ReadonlyArray<Spelling>
-/** A whole encoded secret: atoms in order, and what may sit between two atoms besides a break. */
+/** A whole encoded secret. */
 export interface Form {
   readonly atoms: ReadonlyArray<Atom>
-  /** Regex source allowed between two atoms (e.g. a space between hex bytes), or "" for none. */
+  /** Characters one of which may sit between two atoms (a space between hex bytes), or "". */
   readonly separator: string
-  /** Regex source allowed after the last atom (base64 padding), or "". */
-  readonly trailer: string
+  /** Whether base64 padding (`=`, `==`) right after the last atom belongs to the form. */
+  readonly padded: boolean
 }
 
 /** A row of the table: its name and the forms of a secret in it (none when the secret is too short to scrub safely). */
@@ -38,45 +39,35 @@ export interface Encoding {
   readonly forms: (secret: string) => ReadonlyArray<Form>
 }
 
-/**
- * A line break inside an encoded secret: optional trailing blanks, `\n`,
- * `\r\n` or their JSON escapes, the next line's indentation, and an optional
- * short label (`part2 `, `00000010: `).
- */
-export const BREAK = String.raw`[ \t]*(?:\r?\n|\\r\\n|\\n)[ \t]*(?:[\w.-]{1,12}(?:[:=][ \t]*|[ \t]+))?`
-
 /** Shorter secrets are left alone in text forms: replacing them would mangle ordinary output. */
 export const MIN_PLAIN = 3
 /** A base64 form is scrubbed when at least this many of its characters depend on the secret alone. */
 export const MIN_ENCODED = 4
 
-const escape = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/-]/g, (c) => `\\${c}`)
-
 /** A hex digit in either case. */
-const hexDigit = (d: string): string => (/[a-f]/i.test(d) ? `[${d.toLowerCase()}${d.toUpperCase()}]` : d)
+const hexDigit = (d: string): string => (/[a-f]/i.test(d) ? `${d.toLowerCase()}${d.toUpperCase()}` : d)
 const hexOf = (byte: number): Spelling => byte.toString(16).padStart(2, "0").split("").map(hexDigit)
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s)
-const codePoints = (s: string): ReadonlyArray<string> => Array.from(s)
-const textForm = (secret: string, atom: (char: string) => Atom): ReadonlyArray<Form> =>
-  secret.length < MIN_PLAIN ? [] : [{ atoms: codePoints(secret).map(atom), separator: "", trailer: "" }]
+const textForms = (secret: string, atom: (char: string) => Atom): ReadonlyArray<Form> =>
+  secret.length < MIN_PLAIN ? [] : [{ atoms: Array.from(secret).map(atom), separator: "", padded: false }]
 
-const literal = (char: string): Spelling => char.split("").map(escape)
+/** The character itself (a character beyond the BMP is two units). */
+const literal = (char: string): Spelling => char.split("")
 
-/** JSON's escapes of one character: the short ones, and `\uXXXX` (either case) for any. */
+const SHORT_JSON: Record<string, string> = { "\"": "\\\"", "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t" }
+
+/** JSON's escapes of one character: `\uXXXX` (either case; a pair beyond the BMP) and the short one. */
 const jsonEscapes = (char: string): Array<Spelling> => {
-  const short: Record<string, string> = { "\"": "\\\"", "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t" }
-  const units = char.split("").map((u) => ["\\", "u", ...u.charCodeAt(0).toString(16).padStart(4, "0").split("")].map((c) => (c === "\\" ? "\\\\" : hexDigit(c))))
-  const spellings: Array<Spelling> = [units.flat()]
-  if (short[char] !== undefined) spellings.push(short[char].split("").map(escape))
-  return spellings
+  const unicode = char.split("").flatMap((u) => ["\\", "u", ...u.charCodeAt(0).toString(16).padStart(4, "0").split("").map(hexDigit)])
+  const short = SHORT_JSON[char]
+  return short === undefined ? [unicode] : [unicode, short.split("")]
 }
 
-/** Percent-encoding of one character (either case), and `+` for a space. */
+/** Percent-encoding of one character's UTF-8 bytes (either case), and `+` for a space. */
 const urlEscapes = (char: string): Array<Spelling> => {
-  const spellings: Array<Spelling> = [[...utf8(char)].flatMap((b) => ["%", ...hexOf(b)])]
-  if (char === " ") spellings.push(["\\+"])
-  return spellings
+  const percent = [...utf8(char)].flatMap((b) => ["%", ...hexOf(b)])
+  return char === " " ? [percent, ["+"]] : [percent]
 }
 
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -84,8 +75,8 @@ const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_
 
 /**
  * The base64 characters that carry bits of `bytes` when they start `offset`
- * bytes into a 3-byte group: per character, the class of every character
- * whose value agrees with the known bits. `undefined` when fewer than
+ * bytes into a 3-byte group: per character, every character whose value
+ * agrees with the known bits. `undefined` when fewer than
  * {@link MIN_ENCODED} characters are the secret's alone.
  */
 const base64Form = (bytes: Uint8Array, offset: number, alphabet: string): Form | undefined => {
@@ -105,10 +96,9 @@ const base64Form = (bytes: Uint8Array, offset: number, alphabet: string): Form |
       }
     }
     if (mask === 63) whole++
-    const allowed = [...alphabet].filter((_, v) => (v & mask) === value)
-    atoms.push([[allowed.length === 1 ? escape(allowed[0]!) : `[${allowed.map(escape).join("")}]`]])
+    atoms.push([[[...alphabet].filter((_, v) => (v & mask) === value).join("")]])
   }
-  return whole < MIN_ENCODED ? undefined : { atoms, separator: "", trailer: "={0,2}" }
+  return whole < MIN_ENCODED ? undefined : { atoms, separator: "", padded: true }
 }
 
 const base64Encoding = (name: string, alphabet: string): Encoding => ({
@@ -118,24 +108,15 @@ const base64Encoding = (name: string, alphabet: string): Encoding => ({
 
 /** The table: every encoding of a secret that is scrubbed from a tool's output. */
 export const ENCODINGS: ReadonlyArray<Encoding> = [
-  { name: "plain", forms: (secret) => textForm(secret, (c) => [literal(c)]) },
-  // Escapes before the literal: the first spelling that fits wins, and the
-  // longer one must, or `\\` would leave half its escape behind.
-  { name: "json", forms: (secret) => textForm(secret, (c) => [...jsonEscapes(c), literal(c)]) },
-  { name: "url", forms: (secret) => textForm(secret, (c) => [...urlEscapes(c), literal(c)]) },
+  { name: "plain", forms: (secret) => textForms(secret, (c) => [literal(c)]) },
+  // Escapes before the literal: the matcher keeps the longest match, and a
+  // preferred escape keeps `\\` from leaving half of itself behind.
+  { name: "json", forms: (secret) => textForms(secret, (c) => [...jsonEscapes(c), literal(c)]) },
+  { name: "url", forms: (secret) => textForms(secret, (c) => [...urlEscapes(c), literal(c)]) },
   {
     name: "hex",
-    forms: (secret) => (secret.length < MIN_PLAIN ? [] : [{ atoms: [...utf8(secret)].map((b) => [hexOf(b)]), separator: "[ :]", trailer: "" }])
+    forms: (secret) => (secret.length < MIN_PLAIN ? [] : [{ atoms: [...utf8(secret)].map((b) => [hexOf(b)]), separator: " :", padded: false }])
   },
   base64Encoding("base64", B64),
   base64Encoding("base64url", B64URL)
 ]
-
-const BETWEEN = `(?:${BREAK})?`
-
-/** The regex source of a form: its atoms, with an optional break between any two units and the form's separator between atoms. */
-export const source = (form: Form): string => {
-  const atom = (a: Atom) => `(?:${a.map((spelling) => spelling.join(BETWEEN)).join("|")})`
-  const gap = form.separator === "" ? BETWEEN : `(?:${BREAK}|${form.separator})?`
-  return form.atoms.map(atom).join(gap) + form.trailer
-}
