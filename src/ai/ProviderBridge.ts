@@ -48,6 +48,7 @@ import type { AiError, Prompt, Response } from "effect/ai"
 import { LanguageModel, Tool, Toolkit } from "effect/ai"
 import type { EventMetadata } from "../domain/event/EventMetadata.ts"
 import type { ProviderEvent } from "../domain/stream/Thread.ts"
+import * as DeepArguments from "../domain/tool/DeepArguments.ts"
 import {
   Provider,
   type ProviderDelta,
@@ -143,7 +144,7 @@ export const toPrompt = (
 
 const assistantPart = (event: Exclude<ProviderEvent, { readonly type: "chat_request" | "tool_call_response" }>): AssistantPart | undefined => {
   if (event.type === "tool_call_request") {
-    return { type: "tool-call", id: event.id, name: event.name, params: event.arguments, ...optionsOf(event.metadata) }
+    return { type: "tool-call", id: event.id, name: event.name, params: DeepArguments.bounded(event.arguments), ...optionsOf(event.metadata) }
   }
   if (event.message !== undefined) return event.message.length === 0 ? undefined : { type: "text", text: event.message }
   if (event.reasoning !== undefined) return { type: "reasoning", text: event.reasoning, ...optionsOf(event.metadata) }

@@ -34,7 +34,14 @@ export type AnthropicBlock =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
   | { readonly type: "redacted_thinking"; readonly data: string }
-  | { readonly type: "tool_use"; readonly id: string; readonly name: string; readonly input: unknown }
+  | {
+    readonly type: "tool_use"
+    readonly id: string
+    readonly name: string
+    readonly input: unknown
+    /** The input's JSON text as sent, instead of `JSON.stringify(input)` (for input too deep to stringify here). */
+    readonly inputJson?: string
+  }
 
 interface StreamKnobs {
   /** Characters per text/JSON delta (default 4). */
@@ -167,7 +174,7 @@ const anthropicEvents = (reply: AnthropicReply, model: string): Array<[string, u
           index,
           content_block: { type: "tool_use", id: block.id, name: block.name, input: {} }
         }])
-        for (const partial_json of chunk(JSON.stringify(block.input), size)) {
+        for (const partial_json of chunk(block.inputJson ?? JSON.stringify(block.input), size)) {
           delta({ type: "input_json_delta", partial_json })
         }
         break

@@ -21,7 +21,7 @@ import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import { printable } from "../../domain/render/TerminalText.ts"
 import { renderHtml } from "../../domain/render/Html.ts"
-import { renderJson, renderMarkdown } from "../../domain/render/Render.ts"
+import { EntryTooDeep, renderJson, renderMarkdown } from "../../domain/render/Render.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { OutputRefused, writeInto } from "../../layers/file/WriteInto.ts"
@@ -30,9 +30,21 @@ import * as Hint from "../Hint.ts"
 import { storage } from "../Root.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
 
+const tooDeep = (c: Conversation, e: EntryTooDeep) =>
+  `conversation ${c.id}: entry ${e.entry} is nested ${e.depth} levels deep, too deep to print as JSON; --format markdown or html shows the other entries.`
+
 const render = (c: Conversation, format: "markdown" | "json" | "html", hint: Hint.Context) =>
   Effect.gen(function*() {
-    if (format === "json") return renderJson(c.entries)
+    if (format === "json") {
+      return yield* Effect.suspend(() => {
+        try {
+          return Effect.succeed(renderJson(c.entries))
+        } catch (e) {
+          if (!(e instanceof EntryTooDeep)) throw e
+          return Effect.fail(new CliFailure({ code: 1, message: tooDeep(c, e) }))
+        }
+      })
+    }
     if (format === "markdown") return renderMarkdown({ id: c.id, title: c.metadata.title, entries: c.entries })
     const { markdownToHtml } = yield* Effect.promise(() => import("../../layers/render/SafeMarkdown.ts"))
     // The page shows the commands for its incomplete turn as they work when pasted in this shell.

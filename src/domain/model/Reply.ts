@@ -31,6 +31,7 @@ import { ChatResponse } from "../event/ChatResponse.ts"
 import type { EventMetadata } from "../event/EventMetadata.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 import { ToolCallRequest } from "../event/ToolCallRequest.ts"
+import * as DeepArguments from "../tool/DeepArguments.ts"
 
 /**
  * Why the model stopped. `max_tokens` (Anthropic `max_tokens`, OpenAI
@@ -142,7 +143,8 @@ export class ReplyBuilder {
             timestamp: this.now(),
             id: delta.id,
             name: delta.name,
-            arguments: delta.arguments,
+            // Arguments too deep to record or send back become a marker (issue 30).
+            arguments: DeepArguments.bounded(delta.arguments),
             metadata: delta.metadata
           })
         )

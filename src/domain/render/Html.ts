@@ -35,6 +35,7 @@
  */
 import type { Json, JsonObject } from "effect/Schema"
 import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"
+import * as JsonText from "../storage/JsonText.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import type { ChatRequest } from "../event/ChatRequest.ts"
@@ -104,7 +105,7 @@ const argValue = (v: Json): string => {
   if (typeof v === "string") {
     return v.includes("\n") || v.length > 120 ? preBlock(v, "text", CLIP_ARGUMENT_LINES) : `<code class="str">${escapeHtml(v)}</code>`
   }
-  const json = JSON.stringify(v) ?? "null"
+  const json = JsonText.shown(v) ?? "null"
   return json.length <= 120 ? `<code>${escapeHtml(json)}</code>` : jsonBlock(v, CLIP_ARGUMENT_LINES)
 }
 
@@ -118,7 +119,7 @@ const argsHtml = (args: JsonObject): string => {
 /** A one-line hint of what the call was about: its first string argument, else its arguments as JSON. */
 const argsPreview = (args: JsonObject): string => {
   for (const v of Object.values(args)) if (typeof v === "string" && v.trim() !== "") return oneLine(v, 60)
-  const json = JSON.stringify(args)
+  const json = JsonText.shown(args)!
   return json === "{}" ? "" : oneLine(json, 60)
 }
 

@@ -21,6 +21,7 @@
  * inquiryList(call.inquiries, { markdown, callOpen: false })
  * ```
  */
+import * as JsonText from "../storage/JsonText.ts"
 import type { InquiryRequest } from "../event/InquiryRequest.ts"
 import type { InquiryResponse } from "../event/InquiryResponse.ts"
 import type { InquirySource } from "../event/InquirySource.ts"
@@ -93,7 +94,7 @@ const badge = (kind: string, text: string): string => `<span class="badge b-${ki
 const note = (text: string): string => ` <span class="note">${escapeHtml(text)}</span>`
 
 const valueHtml = (value: unknown): string => {
-  const json = JSON.stringify(value) ?? "null"
+  const json = JsonText.shown(value) ?? "null"
   return json.length <= 160 ? ` <code class="value">${escapeHtml(json)}</code>` : jsonBlock(value)
 }
 
@@ -121,12 +122,12 @@ export const outcomeHtml = (pair: InquiryPair, ctx: InquiryContext): string => {
 const questionMeta = (q: InquiryRequest): string => {
   const type = q.question.answer_type
   const parts = [`answer type <code>${escapeHtml(type.type)}</code>`]
-  if (q.question.default !== undefined) parts.push(`default <code>${escapeHtml(JSON.stringify(q.question.default) ?? "null")}</code>`)
+  if (q.question.default !== undefined) parts.push(`default <code>${escapeHtml(JsonText.shown(q.question.default) ?? "null")}</code>`)
   let html = `<div class="q-meta">${parts.join(" · ")}</div>`
   if (type.type === "select") {
-    const def = q.question.default === undefined ? undefined : JSON.stringify(q.question.default)
+    const def = q.question.default === undefined ? undefined : JsonText.shown(q.question.default)
     const items = type.options.map((o) => {
-      const value = JSON.stringify(o.value) ?? "null"
+      const value = JsonText.shown(o.value) ?? "null"
       const desc = o.description === undefined ? "" : ` <span class="desc">${escapeHtml(o.description)}</span>`
       return `<li><code>${escapeHtml(value)}</code>${desc}${value === def ? ` <span class="tag">default</span>` : ""}</li>`
     })

@@ -12,6 +12,7 @@
  * preBlock("a\nb") // '<pre class="text">a\nb</pre>'
  * ```
  */
+import * as JsonText from "../storage/JsonText.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 
 const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" }
@@ -117,4 +118,4 @@ export const timeTag = (timestamp: string, withDate = false): string => {
 }
 
 /** JSON for people: pretty-printed, as a clipped block. */
-export const jsonBlock = (value: unknown, maxLines = CLIP_LINES): string => preBlock(JSON.stringify(value, null, 2) ?? "null", "json", maxLines)
+export const jsonBlock = (value: unknown, maxLines = CLIP_LINES): string => preBlock(JsonText.shown(value, 2) ?? "null", "json", maxLines)

@@ -27,6 +27,8 @@
  * process.stdout.write(Render.renderMarkdown({ id: "17738399468", title: "Hello", entries }))
  * ```
  */
+import * as Schema from "effect/Schema"
+import * as JsonText from "../storage/JsonText.ts"
 import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
@@ -51,7 +53,7 @@ export const INCOMPLETE_LABEL: Readonly<Record<IncompleteState, string>> = {
 export const inquiryOutcomeText = (response: InquiryResponse): string => {
   switch (response.outcome) {
     case "answered":
-      return `Answer: ${JSON.stringify(response.answer)}`
+      return `Answer: ${JsonText.shown(response.answer)}`
     case "redacted":
       return "Answer: <redacted>"
     case "cancelled":
@@ -74,8 +76,8 @@ const questionBlock = (q: InquiryRequest): string => {
   const lines = [q.question.text]
   const type = q.question.answer_type
   const details: Array<string> = [`Answer type: ${type.type}`]
-  if (type.type === "select") details.push(`Options: ${type.options.map((o) => JSON.stringify(o.value)).join(", ")}`)
-  if (q.question.default !== undefined) details.push(`Default: ${JSON.stringify(q.question.default)}`)
+  if (type.type === "select") details.push(`Options: ${type.options.map((o) => JsonText.shown(o.value)).join(", ")}`)
+  if (q.question.default !== undefined) details.push(`Default: ${JsonText.shown(q.question.default)}`)
   lines.push("", `_${details.join(" · ")}_`)
   return lines.join("\n")
 }
@@ -99,11 +101,11 @@ const renderEvents = (entries: ReadonlyArray<StreamEntry>): Array<string> => {
       case "chat_response":
         if (e.message !== undefined) blocks.push(`### Assistant · ${when(e.timestamp)}\n\n${e.message}`)
         else if (e.reasoning !== undefined) blocks.push(`### Assistant (reasoning) · ${when(e.timestamp)}\n\n${e.reasoning}`)
-        else blocks.push(`### Assistant (structured) · ${when(e.timestamp)}\n\n${fenced(JSON.stringify(e.data ?? null, null, 2), "json")}`)
+        else blocks.push(`### Assistant (structured) · ${when(e.timestamp)}\n\n${fenced(JsonText.shown(e.data ?? null, 2)!, "json")}`)
         break
       case "tool_call_request":
         toolNames.set(e.id, e.name)
-        blocks.push(`### Tool call \`${e.name}\` (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(JSON.stringify(e.arguments, null, 2), "json")}`)
+        blocks.push(`### Tool call \`${e.name}\` (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(JsonText.shown(e.arguments, 2)!, "json")}`)
         break
       case "tool_call_response": {
         const name = toolNames.get(e.id)
@@ -246,6 +248,8 @@ export const renderMarkdown = (conversation: {
  * `conversation print --format json`: a JSON array of every entry in file
  * order, with on-disk field names and shapes and the storage base64 removed
  * (config deltas, compactions and unknown entries included, as stored).
+ * Any depth `JSON.parse` read is printed; an entry whose indented text
+ * would pass the longest string JS can hold throws {@link EntryTooDeep}.
  *
  * @example
  * ```ts
@@ -255,5 +259,25 @@ export const renderMarkdown = (conversation: {
  * JSON.parse(renderJson(entries))[0].type // "turn_start"
  * ```
  */
-export const renderJson = (entries: ReadonlyArray<StreamEntry>): string =>
-  JSON.stringify(entries.map(EntryCodec.toPlainJson), null, 2) + "\n"
+export const renderJson = (entries: ReadonlyArray<StreamEntry>): string => {
+  if (entries.length === 0) return "[]\n"
+  // Entry by entry, the same text as one JSON.stringify of the array, so a
+  // value too deep to print as text (it grows with the square of the depth)
+  // is named by its index.
+  const pieces = entries.map((entry, index) => {
+    const json = EntryCodec.toPlainJson(entry)
+    try {
+      return "  " + JsonText.stringify(json, 2).replaceAll("\n", "\n  ")
+    } catch (error) {
+      if (error instanceof RangeError) throw new EntryTooDeep({ entry: index, depth: JsonText.depth(json) })
+      throw error
+    }
+  })
+  return "[\n" + pieces.join(",\n") + "\n]\n"
+}
+
+/** An entry nested too deeply to print as indented JSON: its index in the file and its depth. */
+export class EntryTooDeep extends Schema.TaggedError<EntryTooDeep>()("EntryTooDeep", {
+  entry: Schema.Number,
+  depth: Schema.Number
+}) {}

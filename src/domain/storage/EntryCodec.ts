@@ -77,37 +77,46 @@ export const setKey = (obj: JsonObject, key: string, value: Json): void => {
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v)
 
-/** Recursively base64-decodes string leaves, recording the paths that stay raw. */
-const decodeLeaves = (value: Json, path: string, undecoded: Array<string>): Json => {
-  if (typeof value === "string") {
-    const d = StorageBase64.decode(value)
-    if (d === undefined) {
-      undecoded.push(path)
-      return value
-    }
-    return d
+/**
+ * `value` with every string leaf replaced by `leaf(string, path)`, keys in
+ * their order. Iterative (issue 30): any depth `JSON.parse` accepted, where
+ * the recursive version overflowed the stack at a few thousand levels.
+ */
+const mapStrings = (value: Json, path: string, leaf: (s: string, path: string) => Json): Json => {
+  const root: { value: Json } = { value: null }
+  const todo: Array<{ value: Json; path: string; put: (v: Json) => void }> = [{ value, path, put: (v) => (root.value = v) }]
+  while (todo.length > 0) {
+    const task = todo.pop()!
+    const v = task.value
+    if (typeof v === "string") task.put(leaf(v, task.path))
+    else if (Array.isArray(v)) {
+      const out: Array<Json> = new Array(v.length)
+      task.put(out)
+      v.forEach((item, i) => todo.push({ value: item, path: task.path + SEP + i, put: (x) => (out[i] = x) }))
+    } else if (isObject(v)) {
+      const out: JsonObject = {}
+      task.put(out)
+      // Keys first, in order; their values are filled in as the tasks run.
+      for (const k of Object.keys(v)) {
+        setKey(out, k, null)
+        todo.push({ value: v[k]!, path: task.path + SEP + k, put: (x) => setKey(out, k, x) })
+      }
+    } else task.put(v)
   }
-  if (Array.isArray(value)) return value.map((v, i) => decodeLeaves(v, path + SEP + i, undecoded))
-  if (isObject(value)) {
-    const out: JsonObject = {}
-    for (const k of Object.keys(value)) setKey(out, k, decodeLeaves(value[k]!, path + SEP + k, undecoded))
-    return out
-  }
-  return value
+  return root.value
 }
 
-const encodeLeaves = (value: Json, path: string, undecoded: ReadonlySet<string> | undefined): Json => {
-  if (typeof value === "string") {
-    return undecoded !== undefined && undecoded.has(path) ? value : StorageBase64.encode(value)
-  }
-  if (Array.isArray(value)) return value.map((v, i) => encodeLeaves(v, path + SEP + i, undecoded))
-  if (isObject(value)) {
-    const out: JsonObject = {}
-    for (const k of Object.keys(value)) setKey(out, k, encodeLeaves(value[k]!, path + SEP + k, undecoded))
-    return out
-  }
-  return value
-}
+/** Base64-decodes string leaves, recording the paths that stay raw. */
+const decodeLeaves = (value: Json, path: string, undecoded: Array<string>): Json =>
+  mapStrings(value, path, (s, at) => {
+    const d = StorageBase64.decode(s)
+    if (d !== undefined) return d
+    undecoded.push(at)
+    return s
+  })
+
+const encodeLeaves = (value: Json, path: string, undecoded: ReadonlySet<string> | undefined): Json =>
+  mapStrings(value, path, (s, at) => (undecoded !== undefined && undecoded.has(at) ? s : StorageBase64.encode(s)))
 
 const compiled = <T, E>(schema: Schema.Codec<T, E>) => {
   SchemaJITCompiler.enable(schema.ast)

@@ -12,6 +12,7 @@
  */
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import * as EntryCodec from "./EntryCodec.ts"
+import * as JsonText from "./JsonText.ts"
 
 /** A decode failure, naming the file and (when it is about one entry) its index. */
 export class EventsFileError extends Error {
@@ -80,17 +81,36 @@ export const decodeEntries = (value: unknown, file: string): Array<StreamEntry> 
 /** The original text of the unchanged entries that must be written back verbatim. */
 const verbatimText = new WeakMap<StreamEntry, string>()
 
-/** Whether a parsed JSON value holds a number anywhere (iterative: any depth JSON.parse accepts). */
-const hasNumber = (value: unknown): boolean => {
-  const stack: Array<unknown> = [value]
-  while (stack.length > 0) {
-    const v = stack.pop()
-    if (typeof v === "number") return true
-    if (typeof v !== "object" || v === null) continue
-    if (Array.isArray(v)) for (const x of v) stack.push(x)
-    else for (const key in v) stack.push((v as Record<string, unknown>)[key])
+/**
+ * Entries nested deeper than this are written back from their original
+ * bytes while unchanged (issue 30): their indented text grows with the
+ * square of the depth, and a file read as it is can be written as it was.
+ */
+export const VERBATIM_DEPTH = 256
+
+/** Whether a parsed JSON value holds a number anywhere, and how deep it nests (iterative: any depth JSON.parse accepts). */
+const shapeOf = (value: unknown): { number: boolean; depth: number } => {
+  let number = false
+  let depth = 0
+  // Containers only, with their depth (two stacks: no pair allocated per value).
+  const stack: Array<object> = []
+  const depths: Array<number> = []
+  const visit = (v: unknown, d: number) => {
+    if (typeof v === "number") number = true
+    else if (typeof v === "object" && v !== null) {
+      stack.push(v)
+      depths.push(d)
+    }
   }
-  return false
+  visit(value, 1)
+  while (stack.length > 0) {
+    const v = stack.pop()!
+    const d = depths.pop()!
+    if (d > depth) depth = d
+    if (Array.isArray(v)) for (const x of v) visit(x, d + 1)
+    else for (const key in v) visit((v as Record<string, unknown>)[key], d + 1)
+  }
+  return { number, depth }
 }
 
 /** Whether JSON `text` holds a number token that `JSON.stringify` would print differently. */
@@ -123,11 +143,12 @@ export const hasForeignNumber = (text: string): boolean => {
  */
 const detached = (s: string): string => JSON.parse(JSON.stringify(s)) as string
 
-/** Remembers the text of `entry` when it must be written back verbatim. */
+/** Remembers the text of `entry` when it must be written back verbatim: a number JS would print otherwise, or a very deep value. */
 const keepIfForeign = (entry: StreamEntry, raw: unknown, text: () => string): void => {
-  if (!hasNumber(raw)) return
+  const shape = shapeOf(raw)
+  if (!shape.number && shape.depth <= VERBATIM_DEPTH) return
   const t = text()
-  if (hasForeignNumber(t)) verbatimText.set(entry, detached(t))
+  if (shape.depth > VERBATIM_DEPTH || hasForeignNumber(t)) verbatimText.set(entry, detached(t))
 }
 
 /**
@@ -265,7 +286,7 @@ export const parseBytes = (bytes: Buffer, file: string): Array<StreamEntry> => p
 /** One entry as it stands inside the pretty array (indented by two spaces). */
 export const renderEntry = (entry: StreamEntry): string => {
   const raw = verbatimText.get(entry)
-  return raw !== undefined ? "  " + raw : "  " + JSON.stringify(EntryCodec.encodeEntry(entry), null, 2).replaceAll("\n", "\n  ")
+  return raw !== undefined ? "  " + raw : "  " + JsonText.stringify(EntryCodec.encodeEntry(entry), 2).replaceAll("\n", "\n  ")
 }
 
 /** The whole file text. */
@@ -283,4 +304,4 @@ export function* renderPieces(entries: ReadonlyArray<StreamEntry>): Generator<st
 }
 
 /** Pretty JSON the way JP writes every file (2 spaces, trailing newline). */
-export const renderJson = (value: unknown): string => JSON.stringify(value, null, 2) + "\n"
+export const renderJson = (value: unknown): string => JsonText.stringify(value, 2) + "\n"

@@ -24,6 +24,7 @@ import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as ConfigData from "../../domain/tool/Config.ts"
 import { noParameters, type RunMode, type ToolDefinition, type ToolKind } from "../../domain/tool/ToolDefinition.ts"
+import * as DeepArguments from "../../domain/tool/DeepArguments.ts"
 import { Config, ConfigError } from "../../services/Config.ts"
 import { error, Executor, fromOutcome, notAvailable } from "../../services/Executor.ts"
 import type { Answers, ExecutionContext, ExecutorResult, ToolCall } from "../../services/Executor.ts"
@@ -183,6 +184,8 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
       Effect.suspend(() => {
         const entry = entries.get(call.name)
         if (entry === undefined) return Effect.succeed<ExecutorResult>(notAvailable(call.name))
+        const tooDeep = DeepArguments.replaced(call.arguments)
+        if (tooDeep !== undefined) return Effect.succeed<ExecutorResult>(error(DeepArguments.toolError(call.name, tooDeep)))
         // ajv applies parameter defaults in place: validate a copy and pass that on.
         const args = structuredClone(call.arguments) as Record<string, Schema.Json>
         if (!entry.validate(args)) return Effect.succeed<ExecutorResult>(error(formatArgumentErrors(entry.validate)))

@@ -35,6 +35,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
+import * as DeepArguments from "../../domain/tool/DeepArguments.ts"
 import {
   parseModel,
   Provider,
@@ -83,7 +84,8 @@ const blocksOf = (event: ProviderEvent): Array<Block> => {
       return [{ type: "text", text: JSON.stringify(event.data ?? null) }]
     }
     case "tool_call_request":
-      return [{ type: "tool_use", id: event.id, name: event.name, input: event.arguments }]
+      // A recorded call too deep to send (an older or edited file) goes as the marker (issue 30).
+      return [{ type: "tool_use", id: event.id, name: event.name, input: DeepArguments.bounded(event.arguments) }]
     case "tool_call_response":
       return [{ type: "tool_result", tool_use_id: event.id, content: event.content, is_error: event.is_error }]
   }

@@ -39,6 +39,7 @@ import {
 } from "../../services/Provider.ts"
 import { defaultRetryPolicy, type RetryPolicy } from "./Retry.ts"
 import { type Converter, cutOff, invalidArguments, loadError, parseArguments, quietSdk, sdkStream } from "./Transport.ts"
+import * as DeepArguments from "../../domain/tool/DeepArguments.ts"
 
 /** The OpenAI provider's key, base URL (`http://host:port/v1` for compatible servers) and retries. */
 export interface OpenAiOptions {
@@ -147,7 +148,7 @@ export const toChatParams = (request: ProviderRequest, model: string): OpenAI.Ch
         open().calls.push({
           id: event.id,
           type: "function",
-          function: { name: event.name, arguments: JSON.stringify(event.arguments) }
+          function: { name: event.name, arguments: JSON.stringify(DeepArguments.bounded(event.arguments)) }
         })
         break
       case "tool_call_response":

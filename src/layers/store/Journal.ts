@@ -38,6 +38,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { Json } from "effect/Schema"
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 
 export const FILE = "events.json.journal"
@@ -163,13 +164,13 @@ export const append = async (
   base: string
 ): Promise<number> => {
   let text = ""
-  for (const e of entries) text += JSON.stringify({ at: e.at, base, entry: e.entry }) + "\n"
+  for (const e of entries) text += JsonText.stringify({ at: e.at, base, entry: e.entry }) + "\n"
   await AtomicFile.appendDurable(path.join(dir, FILE), text)
   return Buffer.byteLength(text)
 }
 
 /** One entry as it stands inside JP's pretty array (what `EventsFile.renderEntry` writes). */
-const pretty = (entry: Json): string => "  " + JSON.stringify(entry, null, 2).replaceAll("\n", "\n  ")
+const pretty = (entry: Json): string => "  " + JsonText.stringify(entry, 2).replaceAll("\n", "\n  ")
 
 /** Where the closing `\n]\n` of a pretty array starts (0 for `[]\n`), or undefined for another shape. */
 const findCut = async (handle: fs.FileHandle, size: number): Promise<number | undefined> => {

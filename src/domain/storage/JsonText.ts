@@ -1,0 +1,134 @@
+/**
+ * `JSON.stringify` for any depth `JSON.parse` accepts (issue 30 item 3).
+ * V8's `JSON.parse` is iterative, but `JSON.stringify` recurses and throws
+ * `RangeError: Maximum call stack size exceeded` somewhere between 2,000
+ * and 10,000 levels, depending on how deep the caller's stack already is.
+ * So an entry that was read could not be printed or written back.
+ *
+ * {@link stringify} gives exactly `JSON.stringify(value, null, indent)`:
+ * the native call while it can, and an iterative writer with the same output
+ * when the native one runs out of stack.
+ *
+ * @example
+ * ```ts
+ * import * as JsonText from "parley/domain/storage/JsonText"
+ * const deep = JSON.parse("[".repeat(100_000) + "]".repeat(100_000))
+ * JsonText.stringify(deep).length // 200000
+ * JsonText.stringify({ a: [1, { b: null }] }, 2) // same text as JSON.stringify(…, null, 2)
+ * JsonText.depth(deep) // 100000
+ * JsonText.shown(deep) // "(nested 100000 levels deep: too deep to show)"
+ * ```
+ */
+
+/** One container being written: its values (arrays) or keys (objects), and how far along. */
+interface Frame {
+  readonly open: "[" | "{"
+  readonly value: ReadonlyArray<unknown> | Record<string, unknown>
+  readonly keys: ReadonlyArray<string> | undefined
+  index: number
+  wrote: boolean
+}
+
+/** What `JSON.stringify` writes for a value that is not a container, or `undefined` when it skips it. */
+const scalar = (value: unknown): string | undefined => {
+  if (value === null) return "null"
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+    case "number":
+    case "bigint":
+      return JSON.stringify(value)
+    default:
+      return undefined
+  }
+}
+
+const toJsonOf = (value: unknown, key: string): unknown => {
+  const toJSON = typeof value === "object" && value !== null ? (value as { toJSON?: unknown }).toJSON : undefined
+  return typeof toJSON === "function" ? (toJSON as (k: string) => unknown).call(value, key) : value
+}
+
+/** The iterative writer: the same text as `JSON.stringify(value, null, indent)`, at any depth. */
+export const stringifyIterative = (root: unknown, indent = 0): string | undefined => {
+  const pad = " ".repeat(Math.min(10, Math.max(0, indent)))
+  const out: Array<string> = []
+  const stack: Array<Frame> = []
+  const newline = (depth: number) => (pad === "" ? "" : "\n" + pad.repeat(depth))
+  // Writes `value`: a scalar at once, a container by pushing a frame. False when JSON skips it.
+  const write = (raw: unknown, key: string, inArray: boolean): boolean => {
+    const value = toJsonOf(raw, key)
+    if (typeof value === "object" && value !== null) {
+      const isArray = Array.isArray(value)
+      stack.push({ open: isArray ? "[" : "{", value: value as Frame["value"], keys: isArray ? undefined : Object.keys(value), index: 0, wrote: false })
+      out.push(isArray ? "[" : "{")
+      return true
+    }
+    const text = scalar(value)
+    if (text === undefined && !inArray) return false
+    out.push(text ?? "null")
+    return true
+  }
+  if (!write(root, "", false)) return undefined
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!
+    const depth = stack.length
+    const count = frame.keys === undefined ? (frame.value as ReadonlyArray<unknown>).length : frame.keys.length
+    if (frame.index >= count) {
+      stack.pop()
+      out.push((frame.wrote ? newline(depth - 1) : "") + (frame.open === "[" ? "]" : "}"))
+      continue
+    }
+    const i = frame.index++
+    const mark = out.length
+    out.push((frame.wrote ? "," : "") + newline(depth))
+    if (frame.keys === undefined) {
+      write((frame.value as ReadonlyArray<unknown>)[i], String(i), true)
+      frame.wrote = true
+    } else {
+      const key = frame.keys[i]!
+      out.push(JSON.stringify(key) + (pad === "" ? ":" : ": "))
+      if (write((frame.value as Record<string, unknown>)[key], key, false)) frame.wrote = true
+      else out.length = mark // a skipped member (undefined, a function) leaves no trace
+    }
+  }
+  return out.join("")
+}
+
+/**
+ * `JSON.stringify(value, null, indent)` at any depth: the native writer, or
+ * the iterative one when the native one overflows the stack.
+ */
+export const stringify = (value: unknown, indent?: number): string => {
+  try {
+    return JSON.stringify(value, null, indent)
+  } catch (error) {
+    if (!(error instanceof RangeError) || !/call stack/i.test(error.message)) throw error
+    return stringifyIterative(value, indent) as string
+  }
+}
+
+/** How deeply containers nest in `value` (a scalar 0, `[]` 1, `[[1]]` 2), at any depth. */
+export const depth = (value: unknown): number => {
+  let max = 0
+  const todo: Array<[unknown, number]> = [[value, 0]]
+  while (todo.length > 0) {
+    const [v, d] = todo.pop()!
+    if (typeof v !== "object" || v === null) continue
+    max = Math.max(max, d + 1)
+    for (const x of Array.isArray(v) ? v : Object.values(v)) if (typeof x === "object" && x !== null) todo.push([x, d + 1])
+  }
+  return max
+}
+
+/** The deepest JSON shown to a person (a page, the Markdown print); deeper values are named, not printed. */
+export const SHOWN_DEPTH = 256
+
+/**
+ * JSON for a person to read: `JSON.stringify(value, null, indent)` up to
+ * {@link SHOWN_DEPTH} levels; deeper, a note saying how deep it is (its
+ * indented text would grow with the square of the depth).
+ */
+export const shown = (value: unknown, indent?: number): string | undefined => {
+  const d = depth(value)
+  return d > SHOWN_DEPTH ? `(nested ${d} levels deep: too deep to show)` : stringify(value, indent)
+}
