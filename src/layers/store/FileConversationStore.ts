@@ -133,6 +133,28 @@ export const make = (options: Options) =>
         () => Effect.promise(() => FileLock.release(lockFile(id)).catch(() => undefined))
       )
 
+    /**
+     * Drops what killed writers left in `locks/` (issue 30): lock temp files
+     * of dead processes, and stale locks of conversations that do not exist
+     * (a `kill -9` between taking a new id and creating its directory). A
+     * lock a live process holds stays, whatever it names. Best effort: a
+     * failure here never fails the writer that sweeps.
+     */
+    const sweepLocks = () =>
+      Effect.promise(() => (async () => {
+        const dir = path.join(root, "locks")
+        await FileLock.sweepTemps(dir)
+        const names = await fs.readdir(dir)
+        const existing = new Set<string>()
+        for (const parent of [conversationsDir, path.join(conversationsDir, ".archive")]) {
+          for (const name of await ConversationDir.dirsIn(parent)) existing.add(ConversationId.fromDirname(name)!)
+        }
+        for (const name of names) {
+          const id = /^jp-c(\d+)\.lock$/.exec(name)?.[1]
+          if (id !== undefined && !existing.has(id)) await FileLock.dropIfStale(path.join(dir, name))
+        }
+      })().catch(() => undefined))
+
     const locate = (id: ConversationId.ConversationId) =>
       io(conversationsDir, () => ConversationDir.locate(conversationsDir, id)).pipe(
         Effect.flatMap((loc) => loc === undefined ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(loc))
@@ -163,6 +185,7 @@ export const make = (options: Options) =>
           await foldDir(loc.dir, hasBaseConfig)
           await ConversationDir.sweepTemps(loc.dir)
         }))
+        yield* sweepLocks()
         const conversation = yield* reading(id, loc.dir, () => ConversationDir.read(id, loc))
         const size = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, Journal.EVENTS)).then((s) => String(s.size)))
         const base = yield* Ref.make(size)

@@ -6,10 +6,18 @@
  *
  * The lock file never exists without its owner: it is written to a private
  * temp file first and `link()`ed into place, which fails if a lock exists.
- * A lock is stale when its pid is dead, or is our own pid but not a lock
- * this process took (a container restarts parley as pid 1 every time).
- * Only the holder of `<lock>.takeover` (taken the same way) may remove a
- * stale lock, so racing processes never delete a lock another has just taken.
+ * A lock is stale when its holder is gone: its pid is dead, a zombie, or
+ * impossible (≤ 1: 0 and -1 would "signal" whole process groups and look
+ * alive forever), or its pid now belongs to another program (the lock
+ * records the holder's start time, `proc_start`, and a lock without one must
+ * name a `parley` or `jp` process), or it is our own pid but not a lock this
+ * process took (a container restarts parley as pid 1 every time). Only the
+ * holder of `<lock>.takeover` (taken the same way) may remove a stale lock,
+ * so racing processes never delete a lock another has just taken.
+ *
+ * What a `kill -9` leaves behind is swept by the next writer (issue 30):
+ * {@link sweepTemps} removes temp files of dead writers, {@link dropIfStale}
+ * a stale lock (the store calls it for conversations that do not exist).
  *
  * @example
  * ```ts
@@ -39,33 +47,86 @@ export const isAlive = (pid: number): boolean => {
   }
 }
 
-const readHolder = async (file: string): Promise<{ pid: number | undefined; ageMs: number } | undefined> => {
+/** `/proc/<pid>/stat`'s fields after the command name (state first), or undefined without /proc. */
+const statFields = async (pid: number): Promise<Array<string> | undefined> => {
+  try {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    return undefined
+  }
+}
+
+/** When process `pid` started (clock ticks since boot, `/proc/<pid>/stat` field 22), or undefined without /proc. */
+export const processStart = async (pid: number): Promise<string | undefined> => (await statFields(pid))?.[19]
+
+/** A program that may hold a conversation lock: parley (any path naming it) or JP's `jp`. */
+const mayHold = (argv: ReadonlyArray<string>): boolean =>
+  argv.some((arg) => /parley/i.test(path.basename(arg))) || path.basename(argv[0] ?? "") === "jp"
+
+/**
+ * Whether the process named by a lock still holds it. Without /proc (not
+ * Linux) only death counts; with it, a zombie, a process started after the
+ * lock's holder (`proc_start` differs) or, for a lock that records no start,
+ * a program that is neither parley nor JP does not.
+ */
+const holds = async (pid: number, start: string | undefined): Promise<boolean> => {
+  if (pid <= 1 || !isAlive(pid)) return false
+  const fields = await statFields(pid)
+  if (fields === undefined) return true
+  if (fields[0] === "Z") return false
+  if (start !== undefined) return fields[19] === start
+  try {
+    const argv = (await fs.readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").filter((a) => a !== "")
+    return argv.length === 0 || mayHold(argv) // a kernel thread or an unreadable one: leave it be
+  } catch {
+    return true
+  }
+}
+
+interface Holder {
+  readonly pid: number | undefined
+  readonly start: string | undefined
+  readonly ageMs: number
+}
+
+const readHolder = async (file: string): Promise<Holder | undefined> => {
   try {
     const [text, stat] = await Promise.all([fs.readFile(file, "utf8"), fs.stat(file)])
-    let pid: number | undefined
+    let record: { pid?: unknown; proc_start?: unknown } = {}
     try {
-      const parsed = (JSON.parse(text) as { pid?: unknown }).pid
-      pid = typeof parsed === "number" ? parsed : undefined
+      const parsed: unknown = JSON.parse(text)
+      if (typeof parsed === "object" && parsed !== null) record = parsed
     } catch {
-      pid = undefined
+      record = {}
     }
-    return { pid, ageMs: Date.now() - stat.mtimeMs }
+    return {
+      pid: typeof record.pid === "number" && Number.isInteger(record.pid) ? record.pid : undefined,
+      start: typeof record.proc_start === "string" ? record.proc_start : undefined,
+      ageMs: Date.now() - stat.mtimeMs
+    }
   } catch (error) {
     if ((error as { code?: string }).code === "ENOENT") return undefined
     throw error
   }
 }
 
-const isStale = (file: string, holder: { pid: number | undefined; ageMs: number }): boolean => {
+const isStale = async (file: string, holder: Holder): Promise<boolean> => {
   if (holder.pid === undefined) return holder.ageMs > UNREADABLE_GRACE_MS
   if (holder.pid === process.pid) return !held.has(file)
-  return !isAlive(holder.pid)
+  return !(await holds(holder.pid, holder.start))
+}
+
+/** Our record: JP's `{pid, acquired_at}`, and when this process started, to tell it from a later one with the same pid. */
+const record = async (): Promise<string> => {
+  const start = await processStart(process.pid)
+  return JSON.stringify({ pid: process.pid, acquired_at: new Date().toISOString(), ...(start === undefined ? {} : { proc_start: start }) }) + "\n"
 }
 
 /** Creates `file` atomically with our record in it; false if it already exists. */
 const create = async (file: string): Promise<boolean> => {
   const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
-  await fs.writeFile(temp, JSON.stringify({ pid: process.pid, acquired_at: new Date().toISOString() }) + "\n")
+  await fs.writeFile(temp, await record())
   try {
     await fs.link(temp, file)
     return true
@@ -88,7 +149,7 @@ export const acquire = async (file: string): Promise<AcquireResult> => {
     }
     const holder = await readHolder(file)
     if (holder === undefined) continue // released meanwhile: try again
-    if (!isStale(file, holder)) return { _tag: "Held", pid: holder.pid ?? -1 }
+    if (!(await isStale(file, holder))) return { _tag: "Held", pid: holder.pid ?? -1 }
     // Stale. Only the process holding the takeover lock may remove it, so a
     // racer can never delete a lock another process has just taken.
     if (!(await create(takeover))) {
@@ -101,7 +162,7 @@ export const acquire = async (file: string): Promise<AcquireResult> => {
     }
     try {
       const again = await readHolder(file)
-      if (again !== undefined && !isStale(file, again)) return { _tag: "Held", pid: again.pid ?? -1 }
+      if (again !== undefined && !(await isStale(file, again))) return { _tag: "Held", pid: again.pid ?? -1 }
       await fs.rm(file, { force: true })
       if (await create(file)) {
         held.add(file)
@@ -123,4 +184,44 @@ export const release = async (file: string): Promise<void> => {
   held.delete(file)
   const holder = await readHolder(file)
   if (holder?.pid === process.pid) await fs.rm(file, { force: true })
+}
+
+/**
+ * Removes `file` when it is a stale lock (taking it over first, so a lock
+ * another process holds or has just taken is never removed). True when no
+ * lock is left there.
+ */
+export const dropIfStale = async (file: string): Promise<boolean> => {
+  if ((await readHolder(file)) === undefined) return true
+  if ((await acquire(file))._tag === "Held") return false
+  await release(file)
+  return true
+}
+
+/** What `create` names its temp files: `<lock>.<pid>.<random>.tmp`. */
+const TEMP = /\.(-?\d+)\.[a-z0-9]*\.tmp$/
+
+/**
+ * Removes the temp files of lock writers that died between writing and
+ * linking them (a `kill -9` mid-create), and takeover locks whose holder is
+ * gone. The locks themselves are left to {@link dropIfStale}.
+ */
+export const sweepTemps = async (dir: string): Promise<void> => {
+  let names: Array<string>
+  try {
+    names = await fs.readdir(dir)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    const file = path.join(dir, name)
+    const pid = TEMP.exec(name)?.[1]
+    // Only death counts for a temp file: a live writer may be a library's process of any name.
+    if (pid !== undefined && Number(pid) !== process.pid && (Number(pid) <= 1 || !isAlive(Number(pid)))) {
+      await fs.rm(file, { force: true })
+    } else if (name.endsWith(".takeover")) {
+      const holder = await readHolder(file)
+      if (holder !== undefined && holder.ageMs > UNREADABLE_GRACE_MS && (await isStale(file, holder))) await fs.rm(file, { force: true })
+    }
+  }
 }

@@ -18,6 +18,7 @@ import { ToolCallRequest } from "../../../src/domain/event/ToolCallRequest.ts"
 import { ToolCallResponse } from "../../../src/domain/event/ToolCallResponse.ts"
 import { TurnStart } from "../../../src/domain/event/TurnStart.ts"
 import * as FileConversationStore from "../../../src/layers/store/FileConversationStore.ts"
+import * as FileLock from "../../../src/layers/store/FileLock.ts"
 import { ConversationStore } from "../../../src/services/ConversationStore.ts"
 import type * as ConversationSession from "../../../src/services/ConversationSession.ts"
 import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts"
@@ -311,8 +312,8 @@ describe("FileConversationStore", () => {
       const storage = tempDir()
       yield* seed(storage)
       const lockFile = path.join(storage, "locks", "jp-c17738399468.lock")
-      // A live foreign holder: our parent process.
-      fs.writeFileSync(lockFile, JSON.stringify({ pid: process.ppid, acquired_at: "x" }))
+      // A live foreign holder: our parent process, with its start time (what a holder records).
+      fs.writeFileSync(lockFile, JSON.stringify({ pid: process.ppid, acquired_at: "x", proc_start: yield* Effect.promise(() => FileLock.processStart(process.ppid)) }))
       const held = yield* Effect.exit(inSession(storage, () => Effect.void))
       expect(Exit.isFailure(held) && String(held.cause)).toContain(`pid ${process.ppid}`)
       fs.writeFileSync(lockFile, JSON.stringify({ pid: 2 ** 22 + 12345, acquired_at: "x" }))

@@ -58,6 +58,57 @@ describe("FileLock", () => {
     expect(fs.existsSync(file)).toBe(false)
   })
 
+  it("a lock naming pid 0, 1 or -1 is stale (those 'signal' process groups and look alive forever)", async () => {
+    for (const pid of [0, 1, -1]) {
+      const file = path.join(tempDir(), "locks", "jp-c4.lock")
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, JSON.stringify({ pid, acquired_at: "x" }))
+      expect(await FileLock.acquire(file)).toStrictEqual({ _tag: "Acquired" })
+      await FileLock.release(file)
+    }
+  })
+
+  it("a live pid holds only if it is the process that took the lock: its start time, or else a parley or jp program", async () => {
+    const file = path.join(tempDir(), "locks", "jp-c5.lock")
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    const stranger = spawn("sleep", ["30"])
+    const holder = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", "parley"])
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const start = await FileLock.processStart(holder.pid!)
+      expect(start).toMatch(/^\d+$/)
+      const cases: Array<[object, string]> = [
+        [{ pid: stranger.pid }, "Acquired"], // a live program that is not parley: the pid was reused
+        [{ pid: holder.pid }, "Held"], // a parley process (older lock without a start time)
+        [{ pid: holder.pid, proc_start: start }, "Held"],
+        [{ pid: holder.pid, proc_start: String(Number(start) - 1) }, "Acquired"], // another process had that pid
+        [{ pid: stranger.pid, proc_start: await FileLock.processStart(stranger.pid!) }, "Held"] // a library's process: its start time says it
+      ]
+      for (const [record, expected] of cases) {
+        fs.writeFileSync(file, JSON.stringify({ ...record, acquired_at: "x" }))
+        expect([record, (await FileLock.acquire(file))._tag]).toStrictEqual([record, expected])
+        await FileLock.release(file)
+      }
+    } finally {
+      stranger.kill("SIGKILL")
+      holder.kill("SIGKILL")
+    }
+  })
+
+  it("sweepTemps removes dead writers' temp files and nothing live; dropIfStale removes only a stale lock", async () => {
+    const dir = path.join(tempDir(), "locks")
+    fs.mkdirSync(dir, { recursive: true })
+    const dead = 2 ** 22 + 99
+    const names = [`jp-c6.lock.${dead}.abc.tmp`, `jp-c6.lock.${process.ppid}.def.tmp`, "jp-c6.lock", "jp-c7.lock"]
+    for (const n of names) fs.writeFileSync(path.join(dir, n), JSON.stringify({ pid: n === "jp-c6.lock" ? dead : process.ppid, acquired_at: "x", proc_start: await FileLock.processStart(process.ppid) }))
+    await FileLock.sweepTemps(dir)
+    expect(fs.readdirSync(dir).sort()).toStrictEqual(names.slice(1).sort())
+    expect(await FileLock.dropIfStale(path.join(dir, "jp-c6.lock"))).toBe(true)
+    expect(await FileLock.dropIfStale(path.join(dir, "jp-c7.lock"))).toBe(false)
+    expect(await FileLock.dropIfStale(path.join(dir, "jp-c8.lock"))).toBe(true)
+    expect(fs.readdirSync(dir).sort()).toStrictEqual([`jp-c6.lock.${process.ppid}.def.tmp`, "jp-c7.lock"])
+  })
+
   it("an unreadable lock being written right now counts as held", async () => {
     const file = path.join(tempDir(), "locks", "jp-c3.lock")
     fs.mkdirSync(path.dirname(file), { recursive: true })
