@@ -34,7 +34,7 @@ export const source = (graceMs: number): string => `
 const { spawn } = require("node:child_process")
 const [command, ...args] = process.argv.slice(1)
 const GRACE = ${graceMs}
-const child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit"], detached: true })
+let child
 let pending
 let due = Infinity
 const group = (signal) => { try { process.kill(-child.pid, signal) } catch {} }
@@ -45,15 +45,20 @@ const stop = (first) => {
   clearTimeout(pending)
   pending = setTimeout(() => { group("SIGTERM"); setTimeout(() => group("SIGKILL"), GRACE).unref() }, first)
 }
+// The handlers come before the server starts (issue 30): until they are in
+// place SIGTERM, SIGINT and SIGHUP kill the watchdog outright, and a server
+// started just before would be left running without it. Handlers run only
+// after this script, so "child" is set by then.
+process.on("SIGTERM", () => stop(0))
+process.on("SIGINT", () => {})
+process.on("SIGHUP", () => {})
+child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit"], detached: true })
 child.on("error", (e) => { process.stderr.write("cannot start " + JSON.stringify(command) + ": " + e.message + "\\n"); process.exit(127) })
 child.on("exit", (code, signal) => { group("SIGKILL"); process.exit(code ?? (signal === null ? 1 : 128 + (require("node:os").constants.signals[signal] ?? 0))) })
 child.stdin.on("error", () => {})
 process.stdin.on("error", () => {})
 process.stdin.pipe(child.stdin)
 process.stdin.on("end", () => stop(GRACE))
-process.on("SIGTERM", () => stop(0))
-process.on("SIGINT", () => {})
-process.on("SIGHUP", () => {})
 `
 
 /** The watchdog program parley runs. */

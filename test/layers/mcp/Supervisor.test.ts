@@ -2,6 +2,7 @@
 // ignores the terminal's SIGINT/SIGHUP, and when its stdin ends (parley
 // closed it, or parley died) it stops the server's whole process group.
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Supervisor from "../../../src/layers/mcp/Supervisor.ts"
 import { killMarked, marked, newMark, waitGone } from "./everything.ts"
@@ -55,6 +56,27 @@ describe("the MCP stdio watchdog", () => {
     w.child.kill("SIGTERM")
     expect(await w.exit).toBe(143)
     expect(await waitGone(w.mark)).toStrictEqual([])
+  })
+
+  it("SIGTERM the instant the server has started still stops its group (issue 30: the handlers come first)", async () => {
+    // The race the flaky test above hit under load: a watchdog that installed
+    // its handlers after starting the server died of the SIGTERM itself (exit
+    // null), leaving the server running. Here the signal comes at once, every time.
+    const childrenOf = (pid: number) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter((p) => p !== "")
+      } catch {
+        return []
+      }
+    }
+    for (let round = 0; round < 8; round++) {
+      const w = start("sleep", ["600"], 600_000)
+      while (childrenOf(w.child.pid!).length === 0) await new Promise((r) => setImmediate(r))
+      w.child.stdin.end()
+      w.child.kill("SIGTERM")
+      expect(await w.exit).toBe(143)
+      expect(await waitGone(w.mark)).toStrictEqual([])
+    }
   })
 
   it("a command that cannot start: exit 127 and the reason on stderr", async () => {
