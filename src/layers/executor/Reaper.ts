@@ -20,10 +20,15 @@
  * that stop parley do not stop it first. If it dies anyway, parley starts
  * another and lists the running groups again.
  *
- * The one gap: a group is listed right after `spawn` returns (one pipe
- * write), so a parley killed between those two statements leaves that tool
- * unlisted. Hence {@link ready} before the spawn, so that nothing slower than
- * that write sits in between.
+ * The tool's command starts only once its group is listed (the gate in
+ * `ToolProcess`), and listed means: a live reaper's input has the line.
+ * {@link guard} resolves when the write to the reaper has gone through; if
+ * the reaper is gone (it failed to start, or died, and parley has not yet
+ * heard of it), the write fails, a new reaper is started with every group,
+ * and only then does the tool start (issue 30 item 6: before this, a tool
+ * listed with a dead reaper ran unguarded until the next tool call). A
+ * reaper that dies while parley runs is replaced at once, or a second later
+ * if it died young, so it cannot spin.
  *
  * @example
  * ```ts
@@ -31,8 +36,8 @@
  * import * as Reaper from "parley/layers/executor/Reaper"
  * Reaper.ready()
  * const child = spawn("sleep", ["60"], { detached: true })
- * // At once: the tool's process group now dies with parley.
- * if (child.pid !== undefined) Reaper.guard(child.pid)
+ * // The tool's process group dies with parley once this resolves.
+ * if (child.pid !== undefined) await Reaper.guard(child.pid)
  * // Once its group is gone:
  * if (child.pid !== undefined) Reaper.release(child.pid)
  * ```
@@ -48,7 +53,7 @@ groups=' '
 while IFS= read -r line; do
   g=\${line#?}
   case $line in
-    +*) groups="$groups$g " ;;
+    +*) case $groups in *" $g "*) ;; *) groups="$groups$g " ;; esac ;;
     -*) case $groups in *" $g "*) groups="\${groups%% $g *} \${groups#* $g }" ;; esac ;;
   esac
 done
@@ -58,60 +63,89 @@ exit 0
 
 const guarded = new Set<number>()
 let current: ChildProcess | undefined
+let restartTimer: ReturnType<typeof setTimeout> | undefined
 
-const send = (child: ChildProcess, line: string): void => {
-  child.stdin?.write(line)
-}
+/** Whether `child` may still take lines: started, not known to have ended, its input open. */
+const usable = (child: ChildProcess): boolean =>
+  child.pid !== undefined && child.exitCode === null && child.signalCode === null && child.stdin !== null && child.stdin.writable
 
-// A reaper that dies this soon is broken, not killed: restarting it at once
-// would spin; the next `guard` tries again instead.
+/** Writes `text` to the reaper; true once the kernel has it, false if the reaper is gone (EPIPE) or was never there. */
+const write = (child: ChildProcess, text: string): Promise<boolean> =>
+  new Promise((resolve) => {
+    if (!usable(child)) return resolve(false)
+    child.stdin!.write(text, (error) => resolve(error === null || error === undefined))
+  })
+
+const lines = (): string => [...guarded].map((g) => `+${g}\n`).join("")
+
+// A reaper that dies this soon is broken, not killed: it is restarted a
+// second later rather than at once, so it cannot spin.
 const RESTART_AFTER_MS = 1000
 
-const start = (): ChildProcess => {
+/** Starts a reaper listing every guarded group; `listed` says when they are in its input. */
+const start = (): { readonly child: ChildProcess; readonly listed: Promise<boolean> } => {
   const started = Date.now()
   const child = spawn("sh", ["-c", SCRIPT, "parley-reaper"], { cwd: "/", detached: true, stdio: ["pipe", "ignore", "ignore"] })
   // A reaper that cannot start or has died: writes fail with EPIPE, which is
-  // not worth a crash; the tool itself still runs and is still stopped by
-  // parley on interruption.
-  child.on("error", () => {
-    if (current === child) current = undefined
-  })
+  // not worth a crash; the next guard, or the restart below, starts another.
   child.stdin?.on("error", () => {})
-  child.on("exit", () => {
+  const gone = () => {
     if (current !== child) return
     current = undefined
-    if (guarded.size > 0 && Date.now() - started >= RESTART_AFTER_MS) current = start()
-  })
+    if (guarded.size === 0 || restartTimer !== undefined) return
+    const wait = Math.max(0, RESTART_AFTER_MS - (Date.now() - started))
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined
+      if (current === undefined && guarded.size > 0) current = start().child
+    }, wait)
+    restartTimer.unref()
+  }
+  child.on("error", gone)
+  child.on("exit", gone)
   // The reaper must never keep parley's event loop alive.
   child.unref()
   const stdin: unknown = child.stdin
   if (typeof stdin === "object" && stdin !== null && "unref" in stdin && typeof stdin.unref === "function") stdin.unref()
-  for (const pgid of guarded) send(child, `+${pgid}\n`)
-  return child
+  return { child, listed: guarded.size === 0 ? Promise.resolve(true) : write(child, lines()) }
 }
 
 /**
  * Starts the reaper if none runs. Call it before spawning a tool: starting
  * the reaper forks parley, which can take tens of milliseconds on a busy
- * machine, and a parley killed during that fork would leave the tool
- * unguarded (before this: 2 of 40 runs killed at random moments left their
- * tool running).
+ * machine, and it is better done before the tool's clock starts.
  */
 export const ready = (): void => {
-  current ??= start()
+  if (current === undefined || !usable(current)) current = start().child
 }
 
-/** Lists a running tool's process group: it gets SIGKILL if parley ends before {@link release}. */
-export const guard = (pgid: number): void => {
+/**
+ * Lists a running tool's process group: it gets SIGKILL if parley ends
+ * before {@link release}. Resolves once a live reaper has the group in its
+ * input (a dead one is replaced, up to three times); only then may the tool
+ * start. Never fails: without a reaper the tool still runs, and parley still
+ * stops it on interruption.
+ */
+export const guard = async (pgid: number): Promise<void> => {
   guarded.add(pgid)
-  if (current === undefined) current = start() // lists every guarded group, this one included
-  else send(current, `+${pgid}\n`)
+  // Released meanwhile (the call was stopped): listing it again could kill a later owner of the number.
+  for (let attempt = 0; attempt < 3 && guarded.has(pgid); attempt++) {
+    let target = current
+    let listed: boolean
+    if (target === undefined || !usable(target)) {
+      const fresh = start()
+      target = current = fresh.child
+      listed = await fresh.listed
+    } else listed = await write(target, `+${pgid}\n`)
+    if (listed) return
+    // That reaper is gone: the next attempt starts another, which lists every group.
+    if (current === target) current = undefined
+  }
 }
 
 /** Forgets a group that is gone (its number may be reused from now on). */
 export const release = (pgid: number): void => {
   if (!guarded.delete(pgid)) return
-  if (current !== undefined) send(current, `-${pgid}\n`)
+  if (current !== undefined) void write(current, `-${pgid}\n`)
 }
 
 /** The reaper's pid, if one runs (for tests). */

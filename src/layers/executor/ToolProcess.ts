@@ -3,9 +3,10 @@
  * round-2 bounds; issue 11 items 1 and 3).
  *
  * - `sh -c command` runs detached: the shell leads a new process group that
- *   holds everything the tool starts. The group is listed with the
- *   {@link Reaper} before the command may start ({@link GATE}), so it dies
- *   with parley however parley ends.
+ *   holds everything the tool starts. The group is listed with a live
+ *   {@link Reaper} before the command may start ({@link GATE}): the gate
+ *   opens only once the reaper's input has the group, so it dies with
+ *   parley however parley ends.
  * - The result is taken when the shell exits. Whatever the tool left behind
  *   (a background job still holding stdout) is stopped with the group;
  *   parley does not wait for those pipes to close on their own.
@@ -201,7 +202,8 @@ export const run = (command: string, cwd: string, stdin: string, maxOutputBytes:
     }
     Reaper.ready()
     const child = spawn("sh", ["-c", GATE, "sh", command], { cwd, detached: true, stdio: ["pipe", "pipe", "pipe"] })
-    if (child.pid !== undefined) Reaper.guard(child.pid) // nothing between the spawn and this: see Reaper
+    // Listed with a live reaper before the gate opens (see Reaper); nothing else comes between.
+    const listed = child.pid !== undefined ? Reaper.guard(child.pid) : Promise.resolve()
     const stop = stopper(child)
     const output = new BoundedOutput(maxOutputBytes)
     let exitCode: number | null = null
@@ -228,7 +230,9 @@ export const run = (command: string, cwd: string, stdin: string, maxOutputBytes:
     })
     // A tool that never reads stdin closes the pipe early (EPIPE): not an error.
     child.stdin.on("error", () => {})
-    // Opens the gate: the group is listed with the reaper by now.
-    child.stdin.end(`\n${stdin}`)
+    // Opens the gate once the group is listed (unless the call was stopped meanwhile).
+    void listed.then(() => {
+      if (!child.stdin.destroyed) child.stdin.end(`\n${stdin}`)
+    })
     return Effect.promise(stop)
   })

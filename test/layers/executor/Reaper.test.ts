@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Reaper from "../../../src/layers/executor/Reaper.ts"
 import * as ToolProcess from "../../../src/layers/executor/ToolProcess.ts"
+import { repoRoot } from "../../support/Fixtures.ts"
 import { isRunning } from "./helpers.ts"
 
 const started: Array<ChildProcess> = []
@@ -103,5 +104,27 @@ describe("the gate in front of a tool command", () => {
     expect(child.exitCode).toBe(125)
     expect(fs.readdirSync(dir)).toStrictEqual([])
     fs.rmSync(dir, { recursive: true })
+  })
+})
+
+describe("a tool whose group is listed with a dead reaper (issue 30 item 6)", () => {
+  it("does not start until a live reaper has its group: parley killed right after, the tool dies too", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-reaper-dead-"))
+    // The child's reaper dies the instant before its tool is spawned, before the child has heard of it.
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/reaperChild.ts"), dir], { cwd: repoRoot, stdio: "ignore" })
+    started.push(child)
+    expect(await until(() => fs.existsSync(path.join(dir, "pgid")))).toBe(true)
+    const pgid = Number(fs.readFileSync(path.join(dir, "pgid"), "utf8"))
+    expect(isRunning(pgid)).toBe(true)
+    child.kill("SIGKILL")
+    await exited(child)
+    const gone = await until(() => !isRunning(pgid))
+    try {
+      process.kill(-pgid, "SIGKILL") // never leave it behind, whatever the outcome
+    } catch {
+      // gone
+    }
+    expect(gone).toBe(true)
+    fs.rmSync(dir, { recursive: true, force: true })
   })
 })
