@@ -5,9 +5,9 @@
  *
  * A subscription is taken before the kept events are read, and live events
  * already among them are dropped by sequence number: nothing is missed and
- * nothing is seen twice, whenever a subscriber arrives. Publishing is
- * synchronous and uninterruptible (keep, then offer), so the order of the
- * kept events is the order of the live ones.
+ * nothing is seen twice, whenever a subscriber arrives. Publishing is one
+ * synchronous step (keep, then offer), so nothing can interrupt it halfway
+ * and the order of the kept events is the order of the live ones.
  *
  * @example
  * ```ts
@@ -43,8 +43,11 @@ interface Kept {
 export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Scope").Scope> = Effect.gen(function*() {
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<RunEvent.Sequenced>(), PubSub.shutdown)
   const kept: Kept = { events: [], seq: 0, stopped: false }
+  // An unbounded PubSub always takes an offer (it has no surplus to handle),
+  // so publishUnsafe is what PubSub.publish would do, in one step instead of
+  // five: the coordinator publishes six events per tool call.
   const publish = (event: RunEvent.RunEvent) =>
-    Effect.suspend(() => {
+    Effect.sync(() => {
       // The first event after a Stopped starts a new run: late subscribers see only that one.
       if (kept.stopped) {
         kept.events = []
@@ -53,8 +56,8 @@ export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Sco
       const item: RunEvent.Sequenced = { seq: ++kept.seq, event }
       kept.events.push(item)
       if (RunEvent.isEnd(event)) kept.stopped = true
-      return PubSub.publish(pubsub, item)
-    }).pipe(Effect.asVoid, Effect.uninterruptible)
+      PubSub.publishUnsafe(pubsub, item)
+    })
   const since = (after: number): Stream.Stream<RunEvent.Sequenced> =>
     Stream.unwrap(Effect.gen(function*() {
       const live = yield* PubSub.subscribe(pubsub)
