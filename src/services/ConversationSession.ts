@@ -138,11 +138,13 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
     const writer = yield* Semaphore.make(1)
     const exclusive = writer.withPermits(1)
 
-    const snapshot = Effect.map(Ref.get(state), (s) => snapshotOf(s.entries))
+    const snapshot = Effect.sync(() => snapshotOf(Ref.getUnsafe(state).entries))
 
-    // Written without a generator: the coordinator appends several times per tool call.
+    // Written without a generator, reading the state in the step that uses it:
+    // the coordinator appends five times per tool call.
     const append = (batch: ReadonlyArray<StreamEntry>) =>
-      batch.length === 0 ? Effect.void : exclusive(Effect.uninterruptible(Effect.flatMap(Ref.get(state), (s): Effect.Effect<void, AppendRejected | StoreIoError> => {
+      batch.length === 0 ? Effect.void : exclusive(Effect.uninterruptible(Effect.suspend((): Effect.Effect<void, AppendRejected | StoreIoError> => {
+        const s = Ref.getUnsafe(state)
         const result = TurnAppend.validateAgainst(s, batch)
         if (result._tag === "Rejected") {
           return Effect.fail(new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) }))
