@@ -9,6 +9,7 @@
  * Env.Texts.skippedByUser // "Tool skipped by user."
  * ```
  */
+import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Ref from "effect/Ref"
@@ -94,10 +95,10 @@ export const Routed = Data.taggedEnum<Routed>()
 /** A defect as one line of text for a recorded tool error. */
 export const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
 
-/** Records an event stamped with the current time; returns it. */
+/** Records an event stamped with the current time (Effect's `Clock`, read as the step runs); returns it. */
 export const record = <E extends StreamEntry>(env: Env, build: (at: Timestamp.Timestamp) => E): Effect.Effect<E, RecordError> =>
-  Effect.flatMap(Timestamp.current, (at) => {
-    const event = build(at)
+  Clock.clockWith((clock) => {
+    const event = build(Timestamp.fromClock(clock))
     return Effect.as(env.session.append([event]), event)
   })
 
