@@ -53,8 +53,23 @@ export type Route = Data.TaggedEnum<{
   Wait: {}
 }>
 
-/** Constructors and matchers of {@link Route}. */
-export const Route = Data.taggedEnum<Route>()
+const RouteEnum = Data.taggedEnum<Route>()
+/**
+ * Constructors and matchers of {@link Route}, taken off `Data.taggedEnum`
+ * once: its Proxy builds a new constructor on every property read, and a
+ * route is decided for every question.
+ */
+export const Route = {
+  Remembered: RouteEnum.Remembered,
+  Static: RouteEnum.Static,
+  Denied: RouteEnum.Denied,
+  Person: RouteEnum.Person,
+  Backend: RouteEnum.Backend,
+  Defer: RouteEnum.Defer,
+  Wait: RouteEnum.Wait,
+  $is: RouteEnum.$is,
+  $match: RouteEnum.$match
+}
 
 /** What {@link decideRoute} needs to know. */
 export interface RouteInput {
@@ -99,8 +114,15 @@ export type Permission = Data.TaggedEnum<{
   Ask: {}
 }>
 
-/** Constructors and matchers of {@link Permission}. */
-export const Permission = Data.taggedEnum<Permission>()
+const PermissionEnum = Data.taggedEnum<Permission>()
+/** Constructors and matchers of {@link Permission}, taken off the Proxy once (as {@link Route}'s). */
+export const Permission = {
+  Run: PermissionEnum.Run,
+  Skip: PermissionEnum.Skip,
+  Ask: PermissionEnum.Ask,
+  $is: PermissionEnum.$is,
+  $match: PermissionEnum.$match
+}
 
 /**
  * Whether a call with run mode `mode` may run. `undefined` mode: the tool is

@@ -89,8 +89,19 @@ export type Routed = Data.TaggedEnum<{
   /** Nobody answered: the question stays open on disk and the call stops here, without a response (the `detached` policy). */
   Deferred: { readonly inquiryId: InquiryId }
 }>
-/** Constructors of {@link Routed}: `Answer({ answer })`, `End({ response })` or `Deferred({ inquiryId })`. */
-export const Routed = Data.taggedEnum<Routed>()
+const RoutedEnum = Data.taggedEnum<Routed>()
+/**
+ * Constructors of {@link Routed}: `Answer({ answer })`, `End({ response })` or
+ * `Deferred({ inquiryId })`, taken off `Data.taggedEnum`'s Proxy once (it
+ * builds a new constructor on every read; every question ends in one).
+ */
+export const Routed = {
+  Answer: RoutedEnum.Answer,
+  End: RoutedEnum.End,
+  Deferred: RoutedEnum.Deferred,
+  $is: RoutedEnum.$is,
+  $match: RoutedEnum.$match
+}
 
 /** A defect as one line of text for a recorded tool error. */
 export const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
