@@ -27,6 +27,7 @@
  * const routed = Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source })) // Effect<Routed, RecordError>
  * ```
  */
+import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -44,7 +45,7 @@ import * as ConfigData from "../../domain/tool/Config.ts"
 import { type Question, toInquiryQuestion } from "../../domain/tool/Question.ts"
 import { decideRoute, Route } from "../../domain/tool/Route.ts"
 import { InquiryOtherError } from "../../services/InquiryBackend.ts"
-import { type Asked, type Closer, describeDefect, type Env, record, Routed, Texts } from "./Env.ts"
+import { type Asked, type Closer, describeDefect, type Env, record, type RecordError, Routed, Texts } from "./Env.ts"
 import * as Person from "./Person.ts"
 
 export { type Asked, type Closer, describeDefect, type Env, positionOf, record, type RecordError, Routed, Texts } from "./Env.ts"
@@ -54,8 +55,9 @@ export type Opening = Data.TaggedEnum<{
   Record: { readonly id: InquiryId; readonly source: InquirySource }
   Recorded: { readonly id: InquiryId; readonly source: InquirySource }
 }>
-/** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })`. */
-export const Opening = Data.taggedEnum<Opening>()
+const OpeningEnum = Data.taggedEnum<Opening>()
+/** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (taken off the Proxy once, as `Routed`'s). */
+export const Opening = { Record: OpeningEnum.Record, Recorded: OpeningEnum.Recorded, $is: OpeningEnum.$is, $match: OpeningEnum.$match }
 
 /** Whether an open inquiry has its response yet (owned by the one fiber that asks it). */
 interface Closed {
@@ -76,30 +78,29 @@ const announce = (env: Env, asked: Asked, by: RunEvent.Answerer, outcome: RunEve
 const closer = (env: Env, asked: Asked, closed: Closed): Closer => {
   const secret = asked.question.answer_type.type === "secret"
   const { id } = asked
-  const close = (event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome) =>
-    Effect.uninterruptible(
-      record(env, event).pipe(
-        Effect.tap(() => Effect.sync(() => void (closed.done = true))),
-        Effect.tap(() => announce(env, asked, by, outcome))
-      )
-    )
+  // Plain steps rather than taps: every question closes through here.
+  const close = (event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, routed: Routed) =>
+    Effect.uninterruptible(Effect.flatMap(record(env, event), () => {
+      closed.done = true
+      return Effect.as(announce(env, asked, by, outcome), routed)
+    }))
   return {
     answered: (by, answer) =>
       close(
         (at) => (secret ? Events.redacted(at, id) : Events.answered(at, id, answer)),
         by,
-        secret ? { _tag: "Redacted" } : { _tag: "Answered", answer }
-      ).pipe(Effect.as(Routed.Answer({ answer }))),
+        secret ? { _tag: "Redacted" } : { _tag: "Answered", answer },
+        Routed.Answer({ answer })
+      ),
     cancelled: (by: RunEvent.Answerer, reason: CancellationReason, response) =>
-      close((at) => Events.cancelled(at, id, reason), by, { _tag: "Cancelled", reason }).pipe(Effect.as(Routed.End({ response })))
+      close((at) => Events.cancelled(at, id, reason), by, { _tag: "Cancelled", reason }, Routed.End({ response }))
   }
 }
 
 /** The model's structured side call, on the conversation as it stands right now. */
 const fromBackend = (env: Env, call: ToolCallRequest, question: Question, id: InquiryId, close: Closer) =>
-  Effect.gen(function*() {
-    const snapshot = yield* env.session.snapshot
-    const result = yield* env.backend.inquire({
+  Effect.flatMap(env.session.snapshot, (snapshot) =>
+    env.backend.inquire({
       get entries() {
         return snapshot.entries
       },
@@ -107,11 +108,17 @@ const fromBackend = (env: Env, call: ToolCallRequest, question: Question, id: In
       toolCallId: call.id,
       toolName: call.name,
       question: toInquiryQuestion(question)
-    }).pipe(Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))), Effect.result)
-    if (result._tag === "Success") return yield* close.answered("assistant", result.success)
-    const response = { content: Texts.inquiryFailed(call.name, question.text, result.failure.message), is_error: true }
-    return yield* close.cancelled("assistant", result.failure._tag === "InquiryCancelledError" ? "user" : "backend_error", response)
-  })
+    }).pipe(
+      Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))),
+      Effect.matchEffect({
+        onSuccess: (answer) => close.answered("assistant", answer),
+        onFailure: (error) =>
+          close.cancelled("assistant", error._tag === "InquiryCancelledError" ? "user" : "backend_error", {
+            content: Texts.inquiryFailed(call.name, question.text, error.message),
+            is_error: true
+          })
+      })
+    ))
 
 /** Who may answer, as published when the question opens. */
 const audienceOf = (route: Route): RunEvent.Audience => {
@@ -129,49 +136,63 @@ const audienceOf = (route: Route): RunEvent.Audience => {
   }
 }
 
-/** The route of an open question, decided by the domain from what is known now. */
-const decide = (env: Env, call: ToolCallRequest, question: Question) =>
-  Effect.map(Ref.get(env.state), (state) =>
-    decideRoute({
-      question,
-      target: ConfigData.questionTarget(env.config, call.name, question.id),
-      reachable: env.prompts.interactive,
-      detached: ConfigData.detachedPolicy(env.config),
-      remembered: TurnState.rememberedAnswer(state, call.name, question.id),
-      staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
-    }))
+/** The route of an open question, decided by the domain from the turn's state as it is now. */
+const decide = (env: Env, state: TurnState.TurnState, call: ToolCallRequest, question: Question) =>
+  decideRoute({
+    question,
+    target: ConfigData.questionTarget(env.config, call.name, question.id),
+    reachable: env.prompts.interactive,
+    detached: ConfigData.detachedPolicy(env.config),
+    remembered: TurnState.rememberedAnswer(state, call.name, question.id),
+    staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
+  })
 
-/** Routes an open question to whoever answers it and records the outcome. */
+/** Hands an open question to whoever `decided` says answers it. */
+const dispatch = (env: Env, asked: Asked, decided: Route, close: Closer, since: Timestamp.Timestamp): Effect.Effect<Routed, RecordError> => {
+  const { call, question } = asked
+  switch (decided._tag) {
+    case "Remembered":
+      return close.answered("remembered", decided.answer)
+    case "Static":
+      return close.answered("config", decided.answer)
+    case "Denied":
+      return close.cancelled("parley", decided.reason, {
+        content: decided.reason === "assistant_routing_denied"
+          ? Texts.secretToAssistant(call.name, question.text)
+          : question.answer_type.type === "secret"
+          ? Texts.secretNoTty(call.name, question.text)
+          : Texts.nobodyToAsk(call.name, question.text),
+        is_error: true
+      })
+    case "Person":
+      return Person.ask(env, asked, close, since)
+    case "Backend":
+      return fromBackend(env, call, question, asked.id, close)
+    case "Defer":
+      return Effect.succeed(Routed.Deferred({ inquiryId: asked.id }))
+    case "Wait":
+      return Person.wait(env, asked, close, since)
+  }
+}
+
+/**
+ * Routes an open question to whoever answers it and records the outcome.
+ * The route and the opening time are read in one step (the state and the
+ * clock as they are when the question opens).
+ */
 const route = (env: Env, asked: Asked, source: InquirySource, close: Closer) =>
-  Effect.gen(function*() {
-    const { call, question, id } = asked
-    const decided = yield* decide(env, call, question)
-    const since = yield* Timestamp.current
-    yield* env.events.publish(RunEvent.make.QuestionOpened({
-      inquiry_id: id,
-      call: RunEvent.toolCall(call),
-      question,
+  Clock.clockWith((clock) => {
+    const decided = decide(env, Ref.getUnsafe(env.state), asked.call, asked.question)
+    const since = Timestamp.fromClock(clock)
+    const opened = env.events.publish(RunEvent.make.QuestionOpened({
+      inquiry_id: asked.id,
+      call: RunEvent.toolCall(asked.call),
+      question: asked.question,
       source,
       audience: audienceOf(decided),
       since
     }))
-    return yield* Route.$match(decided, {
-      Remembered: ({ answer }) => close.answered("remembered", answer),
-      Static: ({ answer }) => close.answered("config", answer),
-      Denied: ({ reason }) =>
-        close.cancelled("parley", reason, {
-          content: reason === "assistant_routing_denied"
-            ? Texts.secretToAssistant(call.name, question.text)
-            : question.answer_type.type === "secret"
-            ? Texts.secretNoTty(call.name, question.text)
-            : Texts.nobodyToAsk(call.name, question.text),
-          is_error: true
-        }),
-      Person: () => Person.ask(env, asked, close, since),
-      Backend: () => fromBackend(env, call, question, id, close),
-      Defer: () => Effect.succeed(Routed.Deferred({ inquiryId: id })),
-      Wait: () => Person.wait(env, asked, close, since)
-    })
+    return Effect.flatMap(opened, () => dispatch(env, asked, decided, close, since))
   })
 
 /**
@@ -186,10 +207,9 @@ export const ask = (env: Env, call: ToolCallRequest, question: Question, opening
     const id = opening.id
     const asked: Asked = { call, question, id }
     return Effect.acquireUseRelease(
-      Opening.$match(opening, {
-        Record: ({ source }) => record(env, (at) => Events.inquiryRequest(at, id, source, toInquiryQuestion(question))),
-        Recorded: () => Effect.void
-      }),
+      opening._tag === "Record"
+        ? record(env, (at) => Events.inquiryRequest(at, id, opening.source, toInquiryQuestion(question)))
+        : Effect.void,
       () => route(env, asked, opening.source, closer(env, asked, closed)),
       (_, exit) =>
         Exit.hasInterrupts(exit) && !closed.done
