@@ -151,18 +151,18 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
     return d.typed === "y" || d.typed === "Y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
   })
 
-/** Step 1: may the call run? */
-export const permit = (env: Inquiry.Env, call: ToolCallRequest) =>
-  Effect.gen(function*() {
+/** Step 1: may the call run? (Decided from the turn's state as the step runs.) */
+export const permit = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission> =>
+  Effect.suspend(() => {
     const kind = env.executor.kind(call.name)
     const decided = decidePermission({
       mode: kind === undefined ? undefined : env.executor.permission(call.name),
       interactive: env.prompts.interactive,
-      remembered: TurnState.rememberedPermission(yield* Ref.get(env.state), call.name),
+      remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
       skippedByConfig: Texts.skippedByConfig,
       skippedRemembered: Texts.skippedRemembered
     })
-    return decided._tag === "Ask" && kind !== undefined ? yield* askPermission(env, call, kind) : decided
+    return decided._tag === "Ask" && kind !== undefined ? askPermission(env, call, kind) : Effect.succeed(decided)
   })
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
@@ -184,12 +184,10 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
     const secrets: Array<string> = []
     const scrubbed = (response: ToolResponse): ToolResponse =>
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
+    const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
+    const context = { conversationId: env.session.id, root: env.root }
     for (;;) {
-      const result = yield* env.executor.execute(
-        { id: call.id, name: call.name, arguments: call.arguments },
-        answers,
-        { conversationId: env.session.id, root: env.root }
-      ).pipe(
+      const result = yield* env.executor.execute(toolCall, answers, context).pipe(
         // A tool that crashes is a failed call, not a failed turn.
         Effect.catchDefect((d) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`)))
       )
@@ -197,10 +195,10 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
       const question = result.question
       // The loop guard: a question asked more than max_attempts times ends the call, no new request recorded.
       const max = ConfigData.maxAttempts(env.config, call.name, question.id)
-      if (TurnState.attempts(yield* Ref.get(env.state), call.id, question.id) >= max) {
+      const id = yield* Ref.modify(env.state, (s) => TurnState.allocateInquiryId(s, call.id, question.id, max))
+      if (id === undefined) {
         return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
       }
-      const id = yield* Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, question.id))
       const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source }))
       if (routed._tag === "End") return scrubbed(routed.response)
       if (routed._tag === "Deferred") return routed
@@ -211,7 +209,7 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
 
 /** Step 3 for a resumed call: the question its earlier run left open first, then the tool. */
 const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
-  Effect.gen(function*() {
+  resume === undefined ? execute(env, call, {}) : Effect.gen(function*() {
     const answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
     const pending = yield* resumePending(env, call, resume)
     if (pending === undefined) return yield* execute(env, call, answers)

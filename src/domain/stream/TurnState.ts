@@ -69,12 +69,26 @@ export const toolAnswerKey = (toolName: string, questionId: string): string => `
 export const permissionKey = (toolName: string): string => `${toolName}.__permission__`
 
 /** Allocates the next `<tool_call_id>.<question_id>.<attempt>` (1-based, per turn). */
-export const nextInquiryId = (state: TurnState, toolCallId: string, questionId: string): readonly [InquiryId.InquiryId, TurnState] => {
+export const nextInquiryId = (state: TurnState, toolCallId: string, questionId: string): readonly [InquiryId.InquiryId, TurnState] =>
+  allocateInquiryId(state, toolCallId, questionId, Infinity) as readonly [InquiryId.InquiryId, TurnState]
+
+/**
+ * {@link nextInquiryId} unless `max` attempts were already allocated (the
+ * coordinator's loop guard): then `undefined`, the state unchanged. The check
+ * and the allocation read the counter once, in one step.
+ */
+export const allocateInquiryId = (
+  state: TurnState,
+  toolCallId: string,
+  questionId: string,
+  max: number
+): readonly [InquiryId.InquiryId | undefined, TurnState] => {
   const key = attemptKey(toolCallId, questionId)
-  const attempt = Option.getOrElse(HashMap.get(state.inquiryAttempts, key), () => 0) + 1
+  const used = Option.getOrElse(HashMap.get(state.inquiryAttempts, key), () => 0)
+  if (used >= max) return [undefined, state]
   return [
-    InquiryId.forToolQuestion(toolCallId, questionId, attempt),
-    { ...state, inquiryAttempts: HashMap.set(state.inquiryAttempts, key, attempt) }
+    InquiryId.forToolQuestion(toolCallId, questionId, used + 1),
+    { ...state, inquiryAttempts: HashMap.set(state.inquiryAttempts, key, used + 1) }
   ]
 }
 
