@@ -32,10 +32,12 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
+import type * as Schema from "effect/Schema"
 import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import * as Events from "../../domain/event/Events.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
+import type { InquiryQuestion } from "../../domain/event/InquiryQuestion.ts"
 import type { InquirySource } from "../../domain/event/InquirySource.ts"
 import * as Timestamp from "../../domain/event/Timestamp.ts"
 import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
@@ -44,7 +46,9 @@ import * as TurnState from "../../domain/stream/TurnState.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
 import { type Question, toInquiryQuestion } from "../../domain/tool/Question.ts"
 import { decideRoute, Route } from "../../domain/tool/Route.ts"
-import { InquiryOtherError } from "../../services/InquiryBackend.ts"
+import type { Snapshot } from "../../services/ConversationSession.ts"
+import type { ToolResponse } from "../../services/Executor.ts"
+import { type InquiryBackendRequest, InquiryOtherError } from "../../services/InquiryBackend.ts"
 import { type Asked, type Closer, describeDefect, type Env, record, type RecordError, Routed, Texts } from "./Env.ts"
 import * as Person from "./Person.ts"
 
@@ -59,62 +63,78 @@ const OpeningEnum = Data.taggedEnum<Opening>()
 /** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (taken off the Proxy once, as `Routed`'s). */
 export const Opening = { Record: OpeningEnum.Record, Recorded: OpeningEnum.Recorded, $is: OpeningEnum.$is, $match: OpeningEnum.$match }
 
-/** Whether an open inquiry has its response yet (owned by the one fiber that asks it). */
-interface Closed {
-  done: boolean
+/**
+ * One open question: what is asked, whether its response is recorded yet,
+ * and how it closes (its {@link Closer}). One object per question, its
+ * methods on the prototype: every question the coordinator asks makes one.
+ */
+class OpenInquiry implements Asked, Closer {
+  /** Set once the response is recorded; read by the interrupt handler (owned by the one fiber that asks). */
+  done = false
+  /** The call as run events show it. */
+  readonly shown: RunEvent.ToolCall
+
+  constructor(readonly env: Env, readonly call: ToolCallRequest, readonly question: Question, readonly id: InquiryId) {
+    this.shown = RunEvent.toolCall(call)
+  }
+
+  answered(by: RunEvent.Answerer, answer: Schema.Json): Effect.Effect<Routed, RecordError> {
+    const { id } = this
+    return this.question.answer_type.type === "secret"
+      ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }))
+      : this.close((at) => Events.answered(at, id, answer), by, { _tag: "Answered", answer }, Routed.Answer({ answer }))
+  }
+
+  cancelled(by: RunEvent.Answerer, reason: CancellationReason, response: ToolResponse): Effect.Effect<Routed, RecordError> {
+    const { id } = this
+    return this.close((at) => Events.cancelled(at, id, reason), by, { _tag: "Cancelled", reason }, Routed.End({ response }))
+  }
+
+  /** Announces how the question closed. */
+  announce(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome): Effect.Effect<void> {
+    return this.env.events.publish(RunEvent.make.QuestionClosed({ inquiry_id: this.id, call: this.shown, question: this.question, by, outcome }))
+  }
+
+  /** Records the response, marks the question closed and announces it, atomically. */
+  private close(event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, routed: Routed) {
+    return Effect.uninterruptible(Effect.flatMap(record(this.env, event), () => {
+      this.done = true
+      return Effect.as(this.announce(by, outcome), routed)
+    }))
+  }
 }
 
-/** Announces how a question closed. */
-const announce = (env: Env, asked: Asked, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome) =>
-  env.events.publish(RunEvent.make.QuestionClosed({
-    inquiry_id: asked.id,
-    call: RunEvent.toolCall(asked.call),
-    question: asked.question,
-    by,
-    outcome
-  }))
+/**
+ * The backend's request. `entries` copies the snapshot only when the backend
+ * reads it, through a getter on the prototype (an object literal with its
+ * own getter costs far more to make, and every question makes one).
+ */
+class BackendRequest implements InquiryBackendRequest {
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly question: InquiryQuestion
 
-/** The open inquiry's closing: record the response, mark it closed and announce it, atomically. */
-const closer = (env: Env, asked: Asked, closed: Closed): Closer => {
-  const secret = asked.question.answer_type.type === "secret"
-  const { id } = asked
-  // Plain steps rather than taps: every question closes through here.
-  const close = (event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, routed: Routed) =>
-    Effect.uninterruptible(Effect.flatMap(record(env, event), () => {
-      closed.done = true
-      return Effect.as(announce(env, asked, by, outcome), routed)
-    }))
-  return {
-    answered: (by, answer) =>
-      close(
-        (at) => (secret ? Events.redacted(at, id) : Events.answered(at, id, answer)),
-        by,
-        secret ? { _tag: "Redacted" } : { _tag: "Answered", answer },
-        Routed.Answer({ answer })
-      ),
-    cancelled: (by: RunEvent.Answerer, reason: CancellationReason, response) =>
-      close((at) => Events.cancelled(at, id, reason), by, { _tag: "Cancelled", reason }, Routed.End({ response }))
+  constructor(private readonly snapshot: Snapshot, readonly inquiryId: InquiryId, call: ToolCallRequest, question: Question) {
+    this.toolCallId = call.id
+    this.toolName = call.name
+    this.question = toInquiryQuestion(question)
+  }
+
+  get entries(): ReadonlyArray<StreamEntry> {
+    return this.snapshot.entries
   }
 }
 
 /** The model's structured side call, on the conversation as it stands right now. */
-const fromBackend = (env: Env, call: ToolCallRequest, question: Question, id: InquiryId, close: Closer) =>
-  Effect.flatMap(env.session.snapshot, (snapshot) =>
-    env.backend.inquire({
-      get entries() {
-        return snapshot.entries
-      },
-      inquiryId: id,
-      toolCallId: call.id,
-      toolName: call.name,
-      question: toInquiryQuestion(question)
-    }).pipe(
+const fromBackend = (open: OpenInquiry) =>
+  Effect.flatMap(open.env.session.snapshot, (snapshot) =>
+    open.env.backend.inquire(new BackendRequest(snapshot, open.id, open.call, open.question)).pipe(
       Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))),
       Effect.matchEffect({
-        onSuccess: (answer) => close.answered("assistant", answer),
+        onSuccess: (answer) => open.answered("assistant", answer),
         onFailure: (error) =>
-          close.cancelled("assistant", error._tag === "InquiryCancelledError" ? "user" : "backend_error", {
-            content: Texts.inquiryFailed(call.name, question.text, error.message),
+          open.cancelled("assistant", error._tag === "InquiryCancelledError" ? "user" : "backend_error", {
+            content: Texts.inquiryFailed(open.call.name, open.question.text, error.message),
             is_error: true
           })
       })
@@ -148,15 +168,15 @@ const decide = (env: Env, state: TurnState.TurnState, call: ToolCallRequest, que
   })
 
 /** Hands an open question to whoever `decided` says answers it. */
-const dispatch = (env: Env, asked: Asked, decided: Route, close: Closer, since: Timestamp.Timestamp): Effect.Effect<Routed, RecordError> => {
-  const { call, question } = asked
+const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp): Effect.Effect<Routed, RecordError> => {
+  const { call, question } = open
   switch (decided._tag) {
     case "Remembered":
-      return close.answered("remembered", decided.answer)
+      return open.answered("remembered", decided.answer)
     case "Static":
-      return close.answered("config", decided.answer)
+      return open.answered("config", decided.answer)
     case "Denied":
-      return close.cancelled("parley", decided.reason, {
+      return open.cancelled("parley", decided.reason, {
         content: decided.reason === "assistant_routing_denied"
           ? Texts.secretToAssistant(call.name, question.text)
           : question.answer_type.type === "secret"
@@ -165,13 +185,13 @@ const dispatch = (env: Env, asked: Asked, decided: Route, close: Closer, since: 
         is_error: true
       })
     case "Person":
-      return Person.ask(env, asked, close, since)
+      return Person.ask(open.env, open, open, since)
     case "Backend":
-      return fromBackend(env, call, question, asked.id, close)
+      return fromBackend(open)
     case "Defer":
-      return Effect.succeed(Routed.Deferred({ inquiryId: asked.id }))
+      return Effect.succeed(Routed.Deferred({ inquiryId: open.id }))
     case "Wait":
-      return Person.wait(env, asked, close, since)
+      return Person.wait(open.env, open, open, since)
   }
 }
 
@@ -180,20 +200,29 @@ const dispatch = (env: Env, asked: Asked, decided: Route, close: Closer, since: 
  * The route and the opening time are read in one step (the state and the
  * clock as they are when the question opens).
  */
-const route = (env: Env, asked: Asked, source: InquirySource, close: Closer) =>
+const route = (open: OpenInquiry, source: InquirySource) =>
   Clock.clockWith((clock) => {
-    const decided = decide(env, Ref.getUnsafe(env.state), asked.call, asked.question)
+    const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question)
     const since = Timestamp.fromClock(clock)
-    const opened = env.events.publish(RunEvent.make.QuestionOpened({
-      inquiry_id: asked.id,
-      call: RunEvent.toolCall(asked.call),
-      question: asked.question,
+    const opened = open.env.events.publish(RunEvent.make.QuestionOpened({
+      inquiry_id: open.id,
+      call: open.shown,
+      question: open.question,
       source,
       audience: audienceOf(decided),
       since
     }))
-    return Effect.flatMap(opened, () => dispatch(env, asked, decided, close, since))
+    return Effect.flatMap(opened, () => dispatch(open, decided, since))
   })
+
+/** An interrupt while the question is open closes it as `Cancelled{user}` (the turn stays resumable). */
+const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
+  Exit.hasInterrupts(exit) && !open.done
+    ? record(open.env, (at) => Events.cancelled(at, open.id, "user")).pipe(
+      Effect.andThen(open.announce("parley", { _tag: "Cancelled", reason: "user" })),
+      Effect.ignore
+    )
+    : Effect.void
 
 /**
  * Asks `question` for `call`: opens the inquiry (records its request, unless
@@ -203,20 +232,12 @@ const route = (env: Env, asked: Asked, source: InquirySource, close: Closer) =>
  */
 export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening) =>
   Effect.suspend(() => {
-    const closed: Closed = { done: false }
-    const id = opening.id
-    const asked: Asked = { call, question, id }
+    const open = new OpenInquiry(env, call, question, opening.id)
     return Effect.acquireUseRelease(
       opening._tag === "Record"
-        ? record(env, (at) => Events.inquiryRequest(at, id, opening.source, toInquiryQuestion(question)))
+        ? record(env, (at) => Events.inquiryRequest(at, open.id, opening.source, toInquiryQuestion(question)))
         : Effect.void,
-      () => route(env, asked, opening.source, closer(env, asked, closed)),
-      (_, exit) =>
-        Exit.hasInterrupts(exit) && !closed.done
-          ? record(env, (at) => Events.cancelled(at, id, "user")).pipe(
-            Effect.andThen(announce(env, asked, "parley", { _tag: "Cancelled", reason: "user" })),
-            Effect.ignore
-          )
-          : Effect.void
+      () => route(open, opening.source),
+      (_, exit) => cancelIfOpen(open, exit)
     )
   })
