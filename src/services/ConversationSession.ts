@@ -103,16 +103,25 @@ const stateOf = (entries: ReadonlyArray<StreamEntry>): State => ({
   counts: TurnAppend.turnCounts(entries)
 })
 
-const snapshotOf = (entries: ReadonlyArray<StreamEntry>): Snapshot => {
-  const length = entries.length
-  let copy: ReadonlyArray<StreamEntry> | undefined
-  return {
-    length,
-    get entries() {
-      return (copy ??= entries.slice(0, length))
-    }
+/**
+ * The entries up to `length`, copied on first read. A class, so the getter
+ * lives on the prototype: an object literal with its own getter costs far
+ * more to make, and the coordinator takes a snapshot for every question.
+ */
+class LazySnapshot implements Snapshot {
+  readonly length: number
+  private copy: ReadonlyArray<StreamEntry> | undefined
+
+  constructor(private readonly all: ReadonlyArray<StreamEntry>) {
+    this.length = all.length
+  }
+
+  get entries(): ReadonlyArray<StreamEntry> {
+    return (this.copy ??= this.all.slice(0, this.length))
   }
 }
+
+const snapshotOf = (entries: ReadonlyArray<StreamEntry>): Snapshot => new LazySnapshot(entries)
 
 /**
  * A session over `persistence`, starting from `conversation` (as on disk).
