@@ -98,7 +98,8 @@ export const attempts = (state: TurnState, toolCallId: string, questionId: strin
 
 /** The answer remembered for a tool's question this turn. */
 export const rememberedAnswer = (state: TurnState, toolName: string, questionId: string): Option.Option<Json> =>
-  HashMap.get(state.rememberedToolAnswers, toolAnswerKey(toolName, questionId))
+  // Most turns remember nothing: no key to build and hash for every question then.
+  HashMap.isEmpty(state.rememberedToolAnswers) ? Option.none() : HashMap.get(state.rememberedToolAnswers, toolAnswerKey(toolName, questionId))
 
 /** Remembers an answer (`Y`/`N` at a prompt) for the rest of the turn. */
 export const rememberAnswer = (state: TurnState, toolName: string, questionId: string, answer: Json): TurnState => ({
@@ -108,7 +109,7 @@ export const rememberAnswer = (state: TurnState, toolName: string, questionId: s
 
 /** The permission decision remembered for a tool this turn. */
 export const rememberedPermission = (state: TurnState, toolName: string): Option.Option<RememberedPermission> =>
-  HashMap.get(state.rememberedPermissionDecisions, permissionKey(toolName))
+  HashMap.isEmpty(state.rememberedPermissionDecisions) ? Option.none() : HashMap.get(state.rememberedPermissionDecisions, permissionKey(toolName))
 
 /** Remembers a permission decision (`Y`/`N`) for the rest of the turn. */
 export const rememberPermission = (state: TurnState, toolName: string, decision: RememberedPermission): TurnState => ({
