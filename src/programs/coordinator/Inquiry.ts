@@ -60,8 +60,13 @@ export type Opening = Data.TaggedEnum<{
   Recorded: { readonly id: InquiryId; readonly source: InquirySource }
 }>
 const OpeningEnum = Data.taggedEnum<Opening>()
-/** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (taken off the Proxy once, as `Routed`'s). */
-export const Opening = { Record: OpeningEnum.Record, Recorded: OpeningEnum.Recorded, $is: OpeningEnum.$is, $match: OpeningEnum.$match }
+/** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (built as literals, as `Routed`'s). */
+export const Opening: Data.TaggedEnum.Constructor<Opening> = {
+  Record: ({ id, source }) => ({ _tag: "Record", id, source }),
+  Recorded: ({ id, source }) => ({ _tag: "Recorded", id, source }),
+  $is: OpeningEnum.$is,
+  $match: OpeningEnum.$match
+}
 
 /**
  * One open question: what is asked, whether its response is recorded yet,
