@@ -151,18 +151,28 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
     return d.typed === "y" || d.typed === "Y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
   })
 
-/** Step 1: may the call run? (Decided from the turn's state as the step runs.) */
+/**
+ * Step 1, as far as it is decided without the person, from the turn's state
+ * as it is now: `Run`, `Skip`, or `Ask` (with the tool's kind). Plain, so a
+ * call that needs no prompt takes no step for it.
+ */
+const decidePermissionNow = (env: Inquiry.Env, call: ToolCallRequest): Permission | { readonly _tag: "AskAs"; readonly kind: ToolKind } => {
+  const kind = env.executor.kind(call.name)
+  const decided = decidePermission({
+    mode: kind === undefined ? undefined : env.executor.permission(call.name),
+    interactive: env.prompts.interactive,
+    remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
+    skippedByConfig: Texts.skippedByConfig,
+    skippedRemembered: Texts.skippedRemembered
+  })
+  return decided._tag === "Ask" && kind !== undefined ? { _tag: "AskAs", kind } : decided
+}
+
+/** Step 1: may the call run? */
 export const permit = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission> =>
   Effect.suspend(() => {
-    const kind = env.executor.kind(call.name)
-    const decided = decidePermission({
-      mode: kind === undefined ? undefined : env.executor.permission(call.name),
-      interactive: env.prompts.interactive,
-      remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
-      skippedByConfig: Texts.skippedByConfig,
-      skippedRemembered: Texts.skippedRemembered
-    })
-    return decided._tag === "Ask" && kind !== undefined ? askPermission(env, call, kind) : Effect.succeed(decided)
+    const decided = decidePermissionNow(env, call)
+    return decided._tag === "AskAs" ? askPermission(env, call, decided.kind) : Effect.succeed(decided)
   })
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
@@ -221,7 +231,8 @@ const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: Resum
 /** One call, from permission to its recorded response (or to a deferred question). */
 const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
   Effect.gen(function*() {
-    const permission = yield* permit(env, call)
+    const decided = decidePermissionNow(env, call)
+    const permission = decided._tag === "AskAs" ? yield* askPermission(env, call, decided.kind) : decided
     const shown = RunEvent.toolCall(call)
     let response: ToolResponse
     if (permission._tag === "Skip") {
@@ -234,8 +245,10 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     }
     // Recorded and announced together: an interrupt between the two would hide a recorded response.
     const recorded = yield* Effect.uninterruptible(
-      Inquiry.record(env, (at) => Events.toolCallResponse(at, call.id, response)).pipe(
-        Effect.tap(() => env.events.publish(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response })))
+      Inquiry.recordThen(
+        env,
+        (at) => Events.toolCallResponse(at, call.id, response),
+        (recorded) => Effect.as(env.events.publish(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response })), recorded)
       )
     )
     return { _tag: "Recorded", response: recorded } satisfies CallEnd

@@ -107,11 +107,19 @@ export const Routed: Data.TaggedEnum.Constructor<Routed> = {
 /** A defect as one line of text for a recorded tool error. */
 export const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
 
-/** Records an event stamped with the current time (Effect's `Clock`, read as the step runs); returns it. */
-export const record = <E extends StreamEntry>(env: Env, build: (at: Timestamp.Timestamp) => E): Effect.Effect<E, RecordError> =>
+/** Records an event stamped with the current time (Effect's `Clock`, read as the step runs). */
+export const record = (env: Env, build: (at: Timestamp.Timestamp) => StreamEntry): Effect.Effect<void, RecordError> =>
+  Clock.clockWith((clock) => env.session.append([build(Timestamp.fromClock(clock))]))
+
+/** {@link record}, then `next` with the event recorded (one step fewer than mapping the recorded event). */
+export const recordThen = <E extends StreamEntry, A, E2, R>(
+  env: Env,
+  build: (at: Timestamp.Timestamp) => E,
+  next: (event: E) => Effect.Effect<A, E2, R>
+): Effect.Effect<A, RecordError | E2, R> =>
   Clock.clockWith((clock) => {
     const event = build(Timestamp.fromClock(clock))
-    return Effect.as(env.session.append([event]), event)
+    return Effect.flatMap(env.session.append([event]), () => next(event))
   })
 
 /** The question being asked, and for which call. */

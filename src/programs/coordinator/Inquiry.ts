@@ -49,10 +49,10 @@ import { decideRoute, Route } from "../../domain/tool/Route.ts"
 import type { Snapshot } from "../../services/ConversationSession.ts"
 import type { ToolResponse } from "../../services/Executor.ts"
 import { type InquiryBackendRequest, InquiryOtherError } from "../../services/InquiryBackend.ts"
-import { type Asked, type Closer, describeDefect, type Env, record, type RecordError, Routed, Texts } from "./Env.ts"
+import { type Asked, type Closer, describeDefect, type Env, record, type RecordError, recordThen, Routed, Texts } from "./Env.ts"
 import * as Person from "./Person.ts"
 
-export { type Asked, type Closer, describeDefect, type Env, positionOf, record, type RecordError, Routed, Texts } from "./Env.ts"
+export { type Asked, type Closer, describeDefect, type Env, positionOf, record, type RecordError, recordThen, Routed, Texts } from "./Env.ts"
 
 /** How an inquiry opens: record its request now, or it was recorded by an earlier run (resume). */
 export type Opening = Data.TaggedEnum<{
@@ -102,7 +102,7 @@ class OpenInquiry implements Asked, Closer {
 
   /** Records the response, marks the question closed and announces it, atomically. */
   private close(event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, routed: Routed) {
-    return Effect.uninterruptible(Effect.flatMap(record(this.env, event), () => {
+    return Effect.uninterruptible(recordThen(this.env, event, () => {
       this.done = true
       return Effect.as(this.announce(by, outcome), routed)
     }))
@@ -220,14 +220,18 @@ const route = (open: OpenInquiry, source: InquirySource) =>
     return Effect.flatMap(opened, () => dispatch(open, decided, since))
   })
 
-/** An interrupt while the question is open closes it as `Cancelled{user}` (the turn stays resumable). */
+/**
+ * An interrupt while the question is open closes it as `Cancelled{user}`
+ * (the turn stays resumable); otherwise there is nothing to do (`undefined`,
+ * so the exit costs no extra step).
+ */
 const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
   Exit.hasInterrupts(exit) && !open.done
     ? record(open.env, (at) => Events.cancelled(at, open.id, "user")).pipe(
       Effect.andThen(open.announce("parley", { _tag: "Cancelled", reason: "user" })),
       Effect.ignore
     )
-    : Effect.void
+    : undefined
 
 /**
  * Asks `question` for `call`: opens the inquiry (records its request, unless
@@ -235,14 +239,13 @@ const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
  * `Cancelled{user}` when interrupted while open. A deferred question is left
  * open: its request stays on disk without a response.
  */
-export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening) =>
-  Effect.suspend(() => {
+export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
+  // acquireUseRelease spelled out: the request is recorded uninterruptibly,
+  // the routing is interruptible, and the exit handler may skip its step.
+  Effect.uninterruptibleMask((restore) => {
     const open = new OpenInquiry(env, call, question, opening.id)
-    return Effect.acquireUseRelease(
-      opening._tag === "Record"
-        ? record(env, (at) => Events.inquiryRequest(at, open.id, opening.source, toInquiryQuestion(question)))
-        : Effect.void,
-      () => route(open, opening.source),
-      (_, exit) => cancelIfOpen(open, exit)
-    )
+    const routed = Effect.onExitPrimitive(restore(route(open, opening.source)), (exit) => cancelIfOpen(open, exit), true)
+    return opening._tag === "Record"
+      ? Effect.flatMap(record(env, (at) => Events.inquiryRequest(at, open.id, opening.source, toInquiryQuestion(question))), () => routed)
+      : routed
   })
