@@ -89,10 +89,14 @@ export interface SessionPersistence {
   rewrite(entries: ReadonlyArray<StreamEntry>): Effect.Effect<void, StoreIoError>
 }
 
+/**
+ * What the session holds between rewrites. An append changes it in place
+ * (only the writer does, holding the permit); a rewrite replaces it whole.
+ */
 interface State {
   /** Append-only between rewrites, so a snapshot is (array, length). */
   readonly entries: Array<StreamEntry>
-  readonly hasEvents: boolean
+  hasEvents: boolean
   /** The current turn's request/response counts, advanced on every append. */
   readonly counts: TurnAppend.TurnCounts
 }
@@ -158,11 +162,11 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
         if (result._tag === "Rejected") {
           return Effect.fail(new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) }))
         }
-        return Effect.flatMap(persistence.appendDurable(result.entries, s.entries.length), () => {
+        return Effect.map(persistence.appendDurable(result.entries, s.entries.length), () => {
           // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
           s.entries.push(...result.entries)
           TurnAppend.advance(s.counts, result.entries)
-          return s.hasEvents || !result.entries.some(isConversationEvent) ? Effect.void : Ref.set(state, { ...s, hasEvents: true })
+          s.hasEvents ||= result.entries.some(isConversationEvent)
         })
       })))
 
