@@ -153,10 +153,11 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
 
     const snapshot = Effect.sync(() => snapshotOf(Ref.getUnsafe(state).entries))
 
-    // Written without a generator, reading the state in the step that uses it:
-    // the coordinator appends five times per tool call.
+    // Written without a generator, reading the state in the step that uses it,
+    // and uninterruptibleMask (which calls its function as the step runs) is
+    // also the suspend: the coordinator appends five times per tool call.
     const append = (batch: ReadonlyArray<StreamEntry>) =>
-      batch.length === 0 ? Effect.void : exclusive(Effect.uninterruptible(Effect.suspend((): Effect.Effect<void, AppendRejected | StoreIoError> => {
+      batch.length === 0 ? Effect.void : exclusive(Effect.uninterruptibleMask((): Effect.Effect<void, AppendRejected | StoreIoError> => {
         const s = Ref.getUnsafe(state)
         const result = TurnAppend.validateAgainst(s, batch)
         if (result._tag === "Rejected") {
@@ -168,7 +169,7 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
           TurnAppend.advance(s.counts, result.entries)
           s.hasEvents ||= result.entries.some(isConversationEvent)
         })
-      })))
+      }))
 
     /** Replaces the stream on disk, then in memory. */
     const rewrite = (entries: ReadonlyArray<StreamEntry>) =>
