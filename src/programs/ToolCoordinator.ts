@@ -49,6 +49,7 @@
  * ```
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
@@ -244,12 +245,10 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
       response = ended
     }
     // Recorded and announced together: an interrupt between the two would hide a recorded response.
-    const recorded = yield* Effect.uninterruptible(
-      Inquiry.recordThen(
-        env,
-        (at) => Events.toolCallResponse(at, call.id, response),
-        (recorded) => Effect.as(env.events.publish(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response })), recorded)
-      )
+    const recorded = yield* Inquiry.recordThen(
+      env,
+      (at) => Events.toolCallResponse(at, call.id, response),
+      (recorded) => Effect.as(env.events.publish(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response })), recorded)
     )
     return { _tag: "Recorded", response: recorded } satisfies CallEnd
   })
@@ -272,6 +271,7 @@ export const runTools = (input: RunToolsInput) =>
       state: input.state,
       promptLock: yield* Semaphore.make(1),
       root: input.root,
+      clock: yield* Clock.clockWith(Effect.succeed),
       calls: input.calls
     }
     const exits = yield* Effect.forEach(input.calls, (call) => Effect.exit(runCall(env, call, input.resume)), { concurrency: "unbounded" })

@@ -9,7 +9,7 @@
  * Env.Texts.skippedByUser // "Tool skipped by user."
  * ```
  */
-import * as Clock from "effect/Clock"
+import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as Ref from "effect/Ref"
@@ -66,6 +66,8 @@ export interface Env {
   /** One prompt on screen at a time; waiters are served in order. */
   readonly promptLock: Semaphore.Semaphore
   readonly root: string
+  /** The run's clock (Effect's `Clock` when the run started; `TestClock` in tests), read for every event. */
+  readonly clock: Clock.Clock
   /** The calls run together (to say which one a prompt belongs to). */
   readonly calls: ReadonlyArray<ToolCallRequest>
 }
@@ -107,18 +109,23 @@ export const Routed: Data.TaggedEnum.Constructor<Routed> = {
 /** A defect as one line of text for a recorded tool error. */
 export const describeDefect = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
 
-/** Records an event stamped with the current time (Effect's `Clock`, read as the step runs). */
+/** Records an event stamped with the current time (the run's clock, read as the step runs). */
 export const record = (env: Env, build: (at: Timestamp.Timestamp) => StreamEntry): Effect.Effect<void, RecordError> =>
-  Clock.clockWith((clock) => env.session.append([build(Timestamp.fromClock(clock))]))
+  Effect.suspend(() => env.session.append([build(Timestamp.fromClock(env.clock))]))
 
-/** {@link record}, then `next` with the event recorded (one step fewer than mapping the recorded event). */
+/**
+ * {@link record}, then `next` with the event recorded, uninterruptibly: an
+ * interrupt cannot fall between an event and what announces it (a response
+ * recorded but never shown). uninterruptibleMask calls its function as the
+ * step runs, so the time is read then.
+ */
 export const recordThen = <E extends StreamEntry, A, E2, R>(
   env: Env,
   build: (at: Timestamp.Timestamp) => E,
   next: (event: E) => Effect.Effect<A, E2, R>
 ): Effect.Effect<A, RecordError | E2, R> =>
-  Clock.clockWith((clock) => {
-    const event = build(Timestamp.fromClock(clock))
+  Effect.uninterruptibleMask(() => {
+    const event = build(Timestamp.fromClock(env.clock))
     return Effect.flatMap(env.session.append([event]), () => next(event))
   })
 

@@ -27,7 +27,6 @@
  * const routed = Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source })) // Effect<Routed, RecordError>
  * ```
  */
-import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -102,10 +101,10 @@ class OpenInquiry implements Asked, Closer {
 
   /** Records the response, marks the question closed and announces it, atomically. */
   private close(event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, routed: Routed) {
-    return Effect.uninterruptible(recordThen(this.env, event, () => {
+    return recordThen(this.env, event, () => {
       this.done = true
       return Effect.as(this.announce(by, outcome), routed)
-    }))
+    })
   }
 }
 
@@ -206,9 +205,9 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
  * clock as they are when the question opens).
  */
 const route = (open: OpenInquiry, source: InquirySource) =>
-  Clock.clockWith((clock) => {
+  Effect.suspend(() => {
     const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question)
-    const since = Timestamp.fromClock(clock)
+    const since = Timestamp.fromClock(open.env.clock)
     const opened = open.env.events.publish(RunEvent.make.QuestionOpened({
       inquiry_id: open.id,
       call: open.shown,
