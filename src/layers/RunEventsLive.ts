@@ -5,9 +5,9 @@
  *
  * A subscription is taken before the kept events are read, and live events
  * already among them are dropped by sequence number: nothing is missed and
- * nothing is seen twice, whenever a subscriber arrives. Publishing is
- * synchronous and uninterruptible (keep, then offer), so the order of the
- * kept events is the order of the live ones.
+ * nothing is seen twice, whenever a subscriber arrives. Publishing is one
+ * synchronous step (keep, then offer), so nothing can interrupt it halfway
+ * and the order of the kept events is the order of the live ones.
  *
  * @example
  * ```ts
@@ -32,9 +32,15 @@ import * as Stream from "effect/Stream"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 
-/** The current run as kept: its events in order, and whether it has stopped. */
+/**
+ * The current run as kept: its events in order (the first numbered `first`,
+ * the rest gapless after it), the last number given, and whether the run
+ * has stopped. The events are kept bare and numbered when replayed, so a
+ * run that nobody watches keeps no wrapper per event.
+ */
 interface Kept {
-  events: Array<RunEvent.Sequenced>
+  events: Array<RunEvent.RunEvent>
+  first: number
   seq: number
   stopped: boolean
 }
@@ -42,23 +48,31 @@ interface Kept {
 /** A hub; its `PubSub` is shut down with the scope (open streams end). */
 export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Scope").Scope> = Effect.gen(function*() {
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<RunEvent.Sequenced>(), PubSub.shutdown)
-  const kept: Kept = { events: [], seq: 0, stopped: false }
+  const kept: Kept = { events: [], first: 1, seq: 0, stopped: false }
+  // An unbounded PubSub always takes an offer (it has no surplus to handle),
+  // so publishUnsafe is what PubSub.publish would do, in one step instead of
+  // five: the coordinator publishes six events per tool call.
   const publish = (event: RunEvent.RunEvent) =>
-    Effect.suspend(() => {
+    Effect.sync(() => {
       // The first event after a Stopped starts a new run: late subscribers see only that one.
       if (kept.stopped) {
         kept.events = []
+        kept.first = kept.seq + 1
         kept.stopped = false
       }
-      const item: RunEvent.Sequenced = { seq: ++kept.seq, event }
-      kept.events.push(item)
+      kept.events.push(event)
       if (RunEvent.isEnd(event)) kept.stopped = true
-      return PubSub.publish(pubsub, item)
-    }).pipe(Effect.asVoid, Effect.uninterruptible)
+      PubSub.publishUnsafe(pubsub, { seq: ++kept.seq, event })
+    })
+  /** The kept events numbered after `after`. */
+  const keptAfter = (after: number): Array<RunEvent.Sequenced> => {
+    const from = Math.max(0, after + 1 - kept.first)
+    return kept.events.slice(from).map((event, i) => ({ seq: kept.first + from + i, event }))
+  }
   const since = (after: number): Stream.Stream<RunEvent.Sequenced> =>
     Stream.unwrap(Effect.gen(function*() {
       const live = yield* PubSub.subscribe(pubsub)
-      const past = kept.events.filter((e) => e.seq > after)
+      const past = keptAfter(after)
       const last = past.length > 0 ? past[past.length - 1]!.seq : Math.max(after, kept.seq)
       const replay = Stream.fromIterable(past)
       const rest = Stream.fromSubscription(live).pipe(Stream.filter((e) => e.seq > last))

@@ -49,6 +49,7 @@
  * ```
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
@@ -151,18 +152,28 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
     return d.typed === "y" || d.typed === "Y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
   })
 
+/**
+ * Step 1, as far as it is decided without the person, from the turn's state
+ * as it is now: `Run`, `Skip`, or `Ask` (with the tool's kind). Plain, so a
+ * call that needs no prompt takes no step for it.
+ */
+const decidePermissionNow = (env: Inquiry.Env, call: ToolCallRequest): Permission | { readonly _tag: "AskAs"; readonly kind: ToolKind } => {
+  const kind = env.executor.kind(call.name)
+  const decided = decidePermission({
+    mode: kind === undefined ? undefined : env.executor.permission(call.name),
+    interactive: env.prompts.interactive,
+    remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
+    skippedByConfig: Texts.skippedByConfig,
+    skippedRemembered: Texts.skippedRemembered
+  })
+  return decided._tag === "Ask" && kind !== undefined ? { _tag: "AskAs", kind } : decided
+}
+
 /** Step 1: may the call run? */
-export const permit = (env: Inquiry.Env, call: ToolCallRequest) =>
-  Effect.gen(function*() {
-    const kind = env.executor.kind(call.name)
-    const decided = decidePermission({
-      mode: kind === undefined ? undefined : env.executor.permission(call.name),
-      interactive: env.prompts.interactive,
-      remembered: TurnState.rememberedPermission(yield* Ref.get(env.state), call.name),
-      skippedByConfig: Texts.skippedByConfig,
-      skippedRemembered: Texts.skippedRemembered
-    })
-    return decided._tag === "Ask" && kind !== undefined ? yield* askPermission(env, call, kind) : decided
+export const permit = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission> =>
+  Effect.suspend(() => {
+    const decided = decidePermissionNow(env, call)
+    return decided._tag === "AskAs" ? askPermission(env, call, decided.kind) : Effect.succeed(decided)
   })
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
@@ -184,12 +195,10 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
     const secrets: Array<string> = []
     const scrubbed = (response: ToolResponse): ToolResponse =>
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
+    const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
+    const context = { conversationId: env.session.id, root: env.root }
     for (;;) {
-      const result = yield* env.executor.execute(
-        { id: call.id, name: call.name, arguments: call.arguments },
-        answers,
-        { conversationId: env.session.id, root: env.root }
-      ).pipe(
+      const result = yield* env.executor.execute(toolCall, answers, context).pipe(
         // A tool that crashes is a failed call, not a failed turn.
         Effect.catchDefect((d) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`)))
       )
@@ -197,10 +206,10 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
       const question = result.question
       // The loop guard: a question asked more than max_attempts times ends the call, no new request recorded.
       const max = ConfigData.maxAttempts(env.config, call.name, question.id)
-      if (TurnState.attempts(yield* Ref.get(env.state), call.id, question.id) >= max) {
+      const id = yield* Ref.modify(env.state, (s) => TurnState.allocateInquiryId(s, call.id, question.id, max))
+      if (id === undefined) {
         return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
       }
-      const id = yield* Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, question.id))
       const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source }))
       if (routed._tag === "End") return scrubbed(routed.response)
       if (routed._tag === "Deferred") return routed
@@ -211,7 +220,7 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
 
 /** Step 3 for a resumed call: the question its earlier run left open first, then the tool. */
 const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
-  Effect.gen(function*() {
+  resume === undefined ? execute(env, call, {}) : Effect.gen(function*() {
     const answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
     const pending = yield* resumePending(env, call, resume)
     if (pending === undefined) return yield* execute(env, call, answers)
@@ -223,7 +232,8 @@ const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: Resum
 /** One call, from permission to its recorded response (or to a deferred question). */
 const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
   Effect.gen(function*() {
-    const permission = yield* permit(env, call)
+    const decided = decidePermissionNow(env, call)
+    const permission = decided._tag === "AskAs" ? yield* askPermission(env, call, decided.kind) : decided
     const shown = RunEvent.toolCall(call)
     let response: ToolResponse
     if (permission._tag === "Skip") {
@@ -235,10 +245,10 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
       response = ended
     }
     // Recorded and announced together: an interrupt between the two would hide a recorded response.
-    const recorded = yield* Effect.uninterruptible(
-      Inquiry.record(env, (at) => Events.toolCallResponse(at, call.id, response)).pipe(
-        Effect.tap(() => env.events.publish(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response })))
-      )
+    const recorded = yield* Inquiry.recordThen(
+      env,
+      (at) => Events.toolCallResponse(at, call.id, response),
+      (recorded) => Effect.as(env.events.publish(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response })), recorded)
     )
     return { _tag: "Recorded", response: recorded } satisfies CallEnd
   })
@@ -261,6 +271,7 @@ export const runTools = (input: RunToolsInput) =>
       state: input.state,
       promptLock: yield* Semaphore.make(1),
       root: input.root,
+      clock: yield* Clock.clockWith(Effect.succeed),
       calls: input.calls
     }
     const exits = yield* Effect.forEach(input.calls, (call) => Effect.exit(runCall(env, call, input.resume)), { concurrency: "unbounded" })

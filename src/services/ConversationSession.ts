@@ -89,10 +89,14 @@ export interface SessionPersistence {
   rewrite(entries: ReadonlyArray<StreamEntry>): Effect.Effect<void, StoreIoError>
 }
 
+/**
+ * What the session holds between rewrites. An append changes it in place
+ * (only the writer does, holding the permit); a rewrite replaces it whole.
+ */
 interface State {
   /** Append-only between rewrites, so a snapshot is (array, length). */
   readonly entries: Array<StreamEntry>
-  readonly hasEvents: boolean
+  hasEvents: boolean
   /** The current turn's request/response counts, advanced on every append. */
   readonly counts: TurnAppend.TurnCounts
 }
@@ -103,16 +107,25 @@ const stateOf = (entries: ReadonlyArray<StreamEntry>): State => ({
   counts: TurnAppend.turnCounts(entries)
 })
 
-const snapshotOf = (entries: ReadonlyArray<StreamEntry>): Snapshot => {
-  const length = entries.length
-  let copy: ReadonlyArray<StreamEntry> | undefined
-  return {
-    length,
-    get entries() {
-      return (copy ??= entries.slice(0, length))
-    }
+/**
+ * The entries up to `length`, copied on first read. A class, so the getter
+ * lives on the prototype: an object literal with its own getter costs far
+ * more to make, and the coordinator takes a snapshot for every question.
+ */
+class LazySnapshot implements Snapshot {
+  readonly length: number
+  private copy: ReadonlyArray<StreamEntry> | undefined
+
+  constructor(private readonly all: ReadonlyArray<StreamEntry>) {
+    this.length = all.length
+  }
+
+  get entries(): ReadonlyArray<StreamEntry> {
+    return (this.copy ??= this.all.slice(0, this.length))
   }
 }
+
+const snapshotOf = (entries: ReadonlyArray<StreamEntry>): Snapshot => new LazySnapshot(entries)
 
 /**
  * A session over `persistence`, starting from `conversation` (as on disk).
@@ -138,22 +151,25 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
     const writer = yield* Semaphore.make(1)
     const exclusive = writer.withPermits(1)
 
-    const snapshot = Effect.map(Ref.get(state), (s) => snapshotOf(s.entries))
+    const snapshot = Effect.sync(() => snapshotOf(Ref.getUnsafe(state).entries))
 
-    // Written without a generator: the coordinator appends several times per tool call.
+    // Written without a generator, reading the state in the step that uses it,
+    // and uninterruptibleMask (which calls its function as the step runs) is
+    // also the suspend: the coordinator appends five times per tool call.
     const append = (batch: ReadonlyArray<StreamEntry>) =>
-      batch.length === 0 ? Effect.void : exclusive(Effect.uninterruptible(Effect.flatMap(Ref.get(state), (s): Effect.Effect<void, AppendRejected | StoreIoError> => {
+      batch.length === 0 ? Effect.void : exclusive(Effect.uninterruptibleMask((): Effect.Effect<void, AppendRejected | StoreIoError> => {
+        const s = Ref.getUnsafe(state)
         const result = TurnAppend.validateAgainst(s, batch)
         if (result._tag === "Rejected") {
           return Effect.fail(new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) }))
         }
-        return Effect.flatMap(persistence.appendDurable(result.entries, s.entries.length), () => {
+        return Effect.map(persistence.appendDurable(result.entries, s.entries.length), () => {
           // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
           s.entries.push(...result.entries)
           TurnAppend.advance(s.counts, result.entries)
-          return s.hasEvents || !result.entries.some(isConversationEvent) ? Effect.void : Ref.set(state, { ...s, hasEvents: true })
+          s.hasEvents ||= result.entries.some(isConversationEvent)
         })
-      })))
+      }))
 
     /** Replaces the stream on disk, then in memory. */
     const rewrite = (entries: ReadonlyArray<StreamEntry>) =>

@@ -383,6 +383,28 @@ describe("stream properties", () => {
     )
   })
 
+  it("a one-entry batch (checked without a tentative pairer) is judged as in a longer batch", () => {
+    const b = streams()
+    // A config delta after the entry: neither paired nor an event, so it changes nothing about the entry's verdict.
+    const probes: Array<StreamEntry> = [
+      ...[...TOOL_IDS, "z"].flatMap((id) => [b.result(id), b.call(id)]),
+      ...INQUIRY_IDS.flatMap((id) => [b.answer(id), b.cancel(id), b.ask(id)]),
+      b.cr("q"),
+      b.msg("m"),
+      b.delta()
+    ]
+    fc.assert(
+      fc.property(soup, (stream) => {
+        for (const e of probes) {
+          const longer = TurnAppend.validate(stream, [e, b.delta()])
+          const expected = longer._tag === "Ok" ? { _tag: "Ok", entries: longer.entries.slice(0, -1) } : longer
+          expect(TurnAppend.validate(stream, [e])).toEqual(expected)
+        }
+      }),
+      { numRuns: RUNS / 5 }
+    )
+  })
+
   it("the store's incremental append agrees with validating against the whole stream", () => {
     fc.assert(
       fc.property(soup, fc.array(fc.nat({ max: 4 }), { maxLength: 20 }), (entries, sizes) => {

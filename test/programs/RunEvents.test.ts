@@ -52,6 +52,9 @@ describe("the run-event hub", () => {
       expect(yield* hub.latest).toBe(12)
       yield* hub.publish(RunEvent.make.Stopped({ ending: "completed", incomplete: null }))
       expect([...(yield* Stream.runCollect(hub.events))].map((e) => e._tag)).toStrictEqual(["TextDelta", "Stopped"])
+      // Numbers go on across runs; a cursor from the earlier run resumes at the start of this one.
+      expect([...(yield* Stream.runCollect(hub.since(3)))].map((e) => e.seq)).toStrictEqual([12, 13])
+      expect([...(yield* Stream.runCollect(hub.since(12)))].map((e) => e.seq)).toStrictEqual([13])
     }).pipe(Effect.provide(RunEventsLive.layer)))
 
   it("events cross JSON and back unchanged", () => {

@@ -83,8 +83,15 @@ export const fromEpochMicros = (micros: number): Timestamp => {
     cachedPrefix = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
     cachedSecond = second
   }
-  const frac = String(micros - second * 1_000_000).padStart(6, "0").replace(/0+$/, "") || "0"
-  return `${cachedPrefix}.${frac}` as Timestamp
+  // The fraction without trailing zeros, by arithmetic rather than a regex.
+  let frac = micros - second * 1_000_000
+  if (frac === 0) return `${cachedPrefix}.0` as Timestamp
+  let digits = 6
+  while (frac % 10 === 0) {
+    frac /= 10
+    digits--
+  }
+  return `${cachedPrefix}.${String(frac).padStart(digits, "0")}` as Timestamp
 }
 
 /** The time of `clock`, with microsecond precision. */

@@ -48,6 +48,9 @@ export type Step<A> =
   /** A response whose id's requests in the turn all have their responses. */
   | { readonly _tag: "Exhausted"; readonly kind: PairKind; readonly id: string }
 
+/** The two orphan outcomes: a response that closes nothing. */
+export type Orphan = Extract<Step<never>, { readonly _tag: "Unrequested" | "Exhausted" }>
+
 /** True for the two orphan outcomes. */
 export const isOrphan = <A>(step: Step<A>): step is Extract<Step<A>, { readonly _tag: "Unrequested" | "Exhausted" }> =>
   step._tag === "Unrequested" || step._tag === "Exhausted"
@@ -58,7 +61,7 @@ const OPENED_INQUIRY = { _tag: "Opened", kind: "inquiry" } as const
 
 /** The open requests of one id, oldest first (`items[head..]`). */
 interface Queue<A> {
-  items: Array<A>
+  readonly items: Array<A>
   head: number
 }
 
@@ -104,9 +107,10 @@ class Queues<A> {
     const q = this.queues.get(id)
     if (q === undefined || q.head === q.items.length) return undefined
     const value = q.items[q.head++]!
-    // Drained: drop the closed ones so a long turn keeps only its open requests.
+    // Drained: drop the closed ones so a long turn keeps only its open requests
+    // (emptied in place: every answered inquiry drains its queue).
     if (q.head === q.items.length) {
-      q.items = []
+      q.items.length = 0
       q.head = 0
     }
     return { value }
@@ -171,6 +175,22 @@ export class Pairer<A> {
     }
   }
 
+  /**
+   * The orphan outcome {@link step} would give `e`, without recording
+   * anything (`undefined` when `e` would pair or is not a response): a
+   * one-entry append is checked this way, without a tentative pairer.
+   */
+  orphan(e: StreamEntry): Orphan | undefined {
+    switch (e.type) {
+      case "tool_call_response":
+        return Pairer.orphanIn("tool", this.tools, e.id)
+      case "inquiry_response":
+        return Pairer.orphanIn("inquiry", this.inquiries, e.id)
+      default:
+        return undefined
+    }
+  }
+
   /** How many requests of `kind` with `id` are open. */
   openCount(kind: PairKind, id: string): number {
     return this.queuesOf(kind).open(id)
@@ -204,6 +224,15 @@ export class Pairer<A> {
   private static close<A>(kind: PairKind, queues: Queues<A>, id: string): Step<A> {
     const closed = queues.respond(id)
     if (closed !== undefined) return { _tag: "Closed", kind, request: closed.value }
+    return Pairer.unpairedResponse(kind, queues, id)
+  }
+
+  private static orphanIn<A>(kind: PairKind, queues: Queues<A>, id: string): Orphan | undefined {
+    return queues.open(id) > 0 ? undefined : Pairer.unpairedResponse(kind, queues, id)
+  }
+
+  /** Why a response with no open request is an orphan. */
+  private static unpairedResponse<A>(kind: PairKind, queues: Queues<A>, id: string): Orphan {
     return queues.requested(id) ? { _tag: "Exhausted", kind, id } : { _tag: "Unrequested", kind, id }
   }
 }

@@ -87,7 +87,7 @@ export const validate = (
   counts: TurnCounts = turnCounts(stream)
 ): AppendResult => validateAgainst({ hasEvents: stream.some(isConversationEvent), counts }, batch)
 
-const rejection = (orphan: { readonly _tag: "Unrequested" | "Exhausted"; readonly kind: Pairing.PairKind; readonly id: string }): AppendRejection => {
+const rejection = (orphan: Pairing.Orphan): AppendRejection => {
   const { id } = orphan
   if (orphan.kind === "tool") {
     return orphan._tag === "Unrequested" ? { _tag: "OrphanedToolCallResponse", id } : { _tag: "DuplicateToolCallResponse", id }
@@ -105,6 +105,7 @@ export const validateAgainst = (
   batch: ReadonlyArray<StreamEntry>
 ): AppendResult => {
   const startsTurn = batch.length > 0 && batch[0]!.type === "turn_start"
+  if (batch.length === 1 && !startsTurn) return validateOne(tail, batch[0]!)
   // A tentative pairer records the batch apart from the stored state, so
   // validation costs O(batch) however long the turn is, and a rejected batch
   // changes nothing. A batch that starts a turn pairs against an empty window.
@@ -125,6 +126,17 @@ export const validateAgainst = (
     out.push(e)
   }
   return { _tag: "Ok", entries: out }
+}
+
+/**
+ * One entry (the coordinator appends its events one at a time): checked
+ * against the stored pairing state directly, so nothing is allocated for
+ * an entry that pairs.
+ */
+const validateOne = (tail: { readonly hasEvents: boolean; readonly counts: TurnCounts }, e: StreamEntry): AppendResult => {
+  const orphan = tail.counts.orphan(e)
+  if (orphan !== undefined) return { _tag: "Rejected", rejection: rejection(orphan) }
+  return { _tag: "Ok", entries: !tail.hasEvents && isConversationEvent(e) ? [new TurnStart({ timestamp: e.timestamp }), e] : [e] }
 }
 
 /**

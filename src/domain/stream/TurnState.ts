@@ -69,12 +69,26 @@ export const toolAnswerKey = (toolName: string, questionId: string): string => `
 export const permissionKey = (toolName: string): string => `${toolName}.__permission__`
 
 /** Allocates the next `<tool_call_id>.<question_id>.<attempt>` (1-based, per turn). */
-export const nextInquiryId = (state: TurnState, toolCallId: string, questionId: string): readonly [InquiryId.InquiryId, TurnState] => {
+export const nextInquiryId = (state: TurnState, toolCallId: string, questionId: string): readonly [InquiryId.InquiryId, TurnState] =>
+  allocateInquiryId(state, toolCallId, questionId, Infinity) as readonly [InquiryId.InquiryId, TurnState]
+
+/**
+ * {@link nextInquiryId} unless `max` attempts were already allocated (the
+ * coordinator's loop guard): then `undefined`, the state unchanged. The check
+ * and the allocation read the counter once, in one step.
+ */
+export const allocateInquiryId = (
+  state: TurnState,
+  toolCallId: string,
+  questionId: string,
+  max: number
+): readonly [InquiryId.InquiryId | undefined, TurnState] => {
   const key = attemptKey(toolCallId, questionId)
-  const attempt = Option.getOrElse(HashMap.get(state.inquiryAttempts, key), () => 0) + 1
+  const used = Option.getOrElse(HashMap.get(state.inquiryAttempts, key), () => 0)
+  if (used >= max) return [undefined, state]
   return [
-    InquiryId.forToolQuestion(toolCallId, questionId, attempt),
-    { ...state, inquiryAttempts: HashMap.set(state.inquiryAttempts, key, attempt) }
+    InquiryId.forToolQuestion(toolCallId, questionId, used + 1),
+    { ...state, inquiryAttempts: HashMap.set(state.inquiryAttempts, key, used + 1) }
   ]
 }
 
@@ -84,7 +98,8 @@ export const attempts = (state: TurnState, toolCallId: string, questionId: strin
 
 /** The answer remembered for a tool's question this turn. */
 export const rememberedAnswer = (state: TurnState, toolName: string, questionId: string): Option.Option<Json> =>
-  HashMap.get(state.rememberedToolAnswers, toolAnswerKey(toolName, questionId))
+  // Most turns remember nothing: no key to build and hash for every question then.
+  HashMap.isEmpty(state.rememberedToolAnswers) ? Option.none() : HashMap.get(state.rememberedToolAnswers, toolAnswerKey(toolName, questionId))
 
 /** Remembers an answer (`Y`/`N` at a prompt) for the rest of the turn. */
 export const rememberAnswer = (state: TurnState, toolName: string, questionId: string, answer: Json): TurnState => ({
@@ -94,7 +109,7 @@ export const rememberAnswer = (state: TurnState, toolName: string, questionId: s
 
 /** The permission decision remembered for a tool this turn. */
 export const rememberedPermission = (state: TurnState, toolName: string): Option.Option<RememberedPermission> =>
-  HashMap.get(state.rememberedPermissionDecisions, permissionKey(toolName))
+  HashMap.isEmpty(state.rememberedPermissionDecisions) ? Option.none() : HashMap.get(state.rememberedPermissionDecisions, permissionKey(toolName))
 
 /** Remembers a permission decision (`Y`/`N`) for the rest of the turn. */
 export const rememberPermission = (state: TurnState, toolName: string, decision: RememberedPermission): TurnState => ({

@@ -53,8 +53,25 @@ export type Route = Data.TaggedEnum<{
   Wait: {}
 }>
 
-/** Constructors and matchers of {@link Route}. */
-export const Route = Data.taggedEnum<Route>()
+const RouteEnum = Data.taggedEnum<Route>()
+/**
+ * Constructors and matchers of {@link Route}. The constructors build each
+ * variant as a literal: `Data.taggedEnum`'s are one shared function that
+ * spreads its argument, which every enum of the program makes megamorphic
+ * (about half a microsecond a value), and a route is decided for every
+ * question.
+ */
+export const Route: Data.TaggedEnum.Constructor<Route> = {
+  Remembered: ({ answer }) => ({ _tag: "Remembered", answer }),
+  Static: ({ answer }) => ({ _tag: "Static", answer }),
+  Denied: ({ reason }) => ({ _tag: "Denied", reason }),
+  Person: () => ({ _tag: "Person" }),
+  Backend: () => ({ _tag: "Backend" }),
+  Defer: () => ({ _tag: "Defer" }),
+  Wait: () => ({ _tag: "Wait" }),
+  $is: RouteEnum.$is,
+  $match: RouteEnum.$match
+}
 
 /** What {@link decideRoute} needs to know. */
 export interface RouteInput {
@@ -99,8 +116,15 @@ export type Permission = Data.TaggedEnum<{
   Ask: {}
 }>
 
-/** Constructors and matchers of {@link Permission}. */
-export const Permission = Data.taggedEnum<Permission>()
+const PermissionEnum = Data.taggedEnum<Permission>()
+/** Constructors and matchers of {@link Permission} (variants built as literals, as {@link Route}'s). */
+export const Permission: Data.TaggedEnum.Constructor<Permission> = {
+  Run: () => ({ _tag: "Run" }),
+  Skip: ({ content, is_error }) => ({ _tag: "Skip", content, is_error }),
+  Ask: () => ({ _tag: "Ask" }),
+  $is: PermissionEnum.$is,
+  $match: PermissionEnum.$match
+}
 
 /**
  * Whether a call with run mode `mode` may run. `undefined` mode: the tool is

@@ -31,10 +31,12 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
+import type * as Schema from "effect/Schema"
 import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import * as Events from "../../domain/event/Events.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
+import type { InquiryQuestion } from "../../domain/event/InquiryQuestion.ts"
 import type { InquirySource } from "../../domain/event/InquirySource.ts"
 import * as Timestamp from "../../domain/event/Timestamp.ts"
 import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
@@ -43,75 +45,104 @@ import * as TurnState from "../../domain/stream/TurnState.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
 import { type Question, toInquiryQuestion } from "../../domain/tool/Question.ts"
 import { decideRoute, Route } from "../../domain/tool/Route.ts"
-import { InquiryOtherError } from "../../services/InquiryBackend.ts"
-import { type Asked, type Closer, describeDefect, type Env, record, Routed, Texts } from "./Env.ts"
+import type { Snapshot } from "../../services/ConversationSession.ts"
+import type { ToolResponse } from "../../services/Executor.ts"
+import { type InquiryBackendRequest, InquiryOtherError } from "../../services/InquiryBackend.ts"
+import { type Asked, type Closer, describeDefect, type Env, record, type RecordError, recordThen, Routed, Texts } from "./Env.ts"
 import * as Person from "./Person.ts"
 
-export { type Asked, type Closer, describeDefect, type Env, positionOf, record, type RecordError, Routed, Texts } from "./Env.ts"
+export { type Asked, type Closer, describeDefect, type Env, positionOf, record, type RecordError, recordThen, Routed, Texts } from "./Env.ts"
 
 /** How an inquiry opens: record its request now, or it was recorded by an earlier run (resume). */
 export type Opening = Data.TaggedEnum<{
   Record: { readonly id: InquiryId; readonly source: InquirySource }
   Recorded: { readonly id: InquiryId; readonly source: InquirySource }
 }>
-/** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })`. */
-export const Opening = Data.taggedEnum<Opening>()
-
-/** Whether an open inquiry has its response yet (owned by the one fiber that asks it). */
-interface Closed {
-  done: boolean
+const OpeningEnum = Data.taggedEnum<Opening>()
+/** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (built as literals, as `Routed`'s). */
+export const Opening: Data.TaggedEnum.Constructor<Opening> = {
+  Record: ({ id, source }) => ({ _tag: "Record", id, source }),
+  Recorded: ({ id, source }) => ({ _tag: "Recorded", id, source }),
+  $is: OpeningEnum.$is,
+  $match: OpeningEnum.$match
 }
 
-/** Announces how a question closed. */
-const announce = (env: Env, asked: Asked, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome) =>
-  env.events.publish(RunEvent.make.QuestionClosed({
-    inquiry_id: asked.id,
-    call: RunEvent.toolCall(asked.call),
-    question: asked.question,
-    by,
-    outcome
-  }))
+/**
+ * One open question: what is asked, whether its response is recorded yet,
+ * and how it closes (its {@link Closer}). One object per question, its
+ * methods on the prototype: every question the coordinator asks makes one.
+ */
+class OpenInquiry implements Asked, Closer {
+  /** Set once the response is recorded; read by the interrupt handler (owned by the one fiber that asks). */
+  done = false
+  /** The call as run events show it. */
+  readonly shown: RunEvent.ToolCall
 
-/** The open inquiry's closing: record the response, mark it closed and announce it, atomically. */
-const closer = (env: Env, asked: Asked, closed: Closed): Closer => {
-  const secret = asked.question.answer_type.type === "secret"
-  const { id } = asked
-  const close = (event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome) =>
-    Effect.uninterruptible(
-      record(env, event).pipe(
-        Effect.tap(() => Effect.sync(() => void (closed.done = true))),
-        Effect.tap(() => announce(env, asked, by, outcome))
-      )
-    )
-  return {
-    answered: (by, answer) =>
-      close(
-        (at) => (secret ? Events.redacted(at, id) : Events.answered(at, id, answer)),
-        by,
-        secret ? { _tag: "Redacted" } : { _tag: "Answered", answer }
-      ).pipe(Effect.as(Routed.Answer({ answer }))),
-    cancelled: (by: RunEvent.Answerer, reason: CancellationReason, response) =>
-      close((at) => Events.cancelled(at, id, reason), by, { _tag: "Cancelled", reason }).pipe(Effect.as(Routed.End({ response })))
+  constructor(readonly env: Env, readonly call: ToolCallRequest, readonly question: Question, readonly id: InquiryId) {
+    this.shown = RunEvent.toolCall(call)
+  }
+
+  answered(by: RunEvent.Answerer, answer: Schema.Json): Effect.Effect<Routed, RecordError> {
+    const { id } = this
+    return this.question.answer_type.type === "secret"
+      ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }))
+      : this.close((at) => Events.answered(at, id, answer), by, { _tag: "Answered", answer }, Routed.Answer({ answer }))
+  }
+
+  cancelled(by: RunEvent.Answerer, reason: CancellationReason, response: ToolResponse): Effect.Effect<Routed, RecordError> {
+    const { id } = this
+    return this.close((at) => Events.cancelled(at, id, reason), by, { _tag: "Cancelled", reason }, Routed.End({ response }))
+  }
+
+  /** Announces how the question closed. */
+  announce(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome): Effect.Effect<void> {
+    return this.env.events.publish(RunEvent.make.QuestionClosed({ inquiry_id: this.id, call: this.shown, question: this.question, by, outcome }))
+  }
+
+  /** Records the response, marks the question closed and announces it, atomically. */
+  private close(event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, routed: Routed) {
+    return recordThen(this.env, event, () => {
+      this.done = true
+      return Effect.as(this.announce(by, outcome), routed)
+    })
+  }
+}
+
+/**
+ * The backend's request. `entries` copies the snapshot only when the backend
+ * reads it, through a getter on the prototype (an object literal with its
+ * own getter costs far more to make, and every question makes one).
+ */
+class BackendRequest implements InquiryBackendRequest {
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly question: InquiryQuestion
+
+  constructor(private readonly snapshot: Snapshot, readonly inquiryId: InquiryId, call: ToolCallRequest, question: Question) {
+    this.toolCallId = call.id
+    this.toolName = call.name
+    this.question = toInquiryQuestion(question)
+  }
+
+  get entries(): ReadonlyArray<StreamEntry> {
+    return this.snapshot.entries
   }
 }
 
 /** The model's structured side call, on the conversation as it stands right now. */
-const fromBackend = (env: Env, call: ToolCallRequest, question: Question, id: InquiryId, close: Closer) =>
-  Effect.gen(function*() {
-    const snapshot = yield* env.session.snapshot
-    const result = yield* env.backend.inquire({
-      get entries() {
-        return snapshot.entries
-      },
-      inquiryId: id,
-      toolCallId: call.id,
-      toolName: call.name,
-      question: toInquiryQuestion(question)
-    }).pipe(Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))), Effect.result)
-    if (result._tag === "Success") return yield* close.answered("assistant", result.success)
-    const response = { content: Texts.inquiryFailed(call.name, question.text, result.failure.message), is_error: true }
-    return yield* close.cancelled("assistant", result.failure._tag === "InquiryCancelledError" ? "user" : "backend_error", response)
-  })
+const fromBackend = (open: OpenInquiry) =>
+  Effect.flatMap(open.env.session.snapshot, (snapshot) =>
+    open.env.backend.inquire(new BackendRequest(snapshot, open.id, open.call, open.question)).pipe(
+      Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))),
+      Effect.matchEffect({
+        onSuccess: (answer) => open.answered("assistant", answer),
+        onFailure: (error) =>
+          open.cancelled("assistant", error._tag === "InquiryCancelledError" ? "user" : "backend_error", {
+            content: Texts.inquiryFailed(open.call.name, open.question.text, error.message),
+            is_error: true
+          })
+      })
+    ))
 
 /** Who may answer, as published when the question opens. */
 const audienceOf = (route: Route): RunEvent.Audience => {
@@ -131,50 +162,77 @@ const audienceOf = (route: Route): RunEvent.Audience => {
   }
 }
 
-/** The route of an open question, decided by the domain from what is known now. */
-const decide = (env: Env, call: ToolCallRequest, question: Question) =>
-  Effect.map(Ref.get(env.state), (state) =>
-    decideRoute({
-      question,
-      target: ConfigData.questionTarget(env.config, call.name, question.id),
-      reachable: env.prompts.interactive,
-      detached: ConfigData.detachedPolicy(env.config),
-      remembered: TurnState.rememberedAnswer(state, call.name, question.id),
-      staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
-    }))
+/** The route of an open question, decided by the domain from the turn's state as it is now. */
+const decide = (env: Env, state: TurnState.TurnState, call: ToolCallRequest, question: Question) =>
+  decideRoute({
+    question,
+    target: ConfigData.questionTarget(env.config, call.name, question.id),
+    reachable: env.prompts.interactive,
+    detached: ConfigData.detachedPolicy(env.config),
+    remembered: TurnState.rememberedAnswer(state, call.name, question.id),
+    staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
+  })
 
-/** Routes an open question to whoever answers it and records the outcome. */
-const route = (env: Env, asked: Asked, source: InquirySource, close: Closer) =>
-  Effect.gen(function*() {
-    const { call, question, id } = asked
-    const decided = yield* decide(env, call, question)
-    const since = yield* Timestamp.current
-    yield* env.events.publish(RunEvent.make.QuestionOpened({
-      inquiry_id: id,
-      call: RunEvent.toolCall(call),
-      question,
+/** Hands an open question to whoever `decided` says answers it. */
+const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp): Effect.Effect<Routed, RecordError> => {
+  const { call, question } = open
+  switch (decided._tag) {
+    case "Remembered":
+      return open.answered("remembered", decided.answer)
+    case "Static":
+      return open.answered("config", decided.answer)
+    case "Denied":
+      return open.cancelled("parley", decided.reason, {
+        content: decided.reason === "assistant_routing_denied"
+          ? Texts.secretToAssistant(call.name, question.text)
+          : question.answer_type.type === "secret"
+          ? Texts.secretNoTty(call.name, question.text)
+          : Texts.nobodyToAsk(call.name, question.text),
+        is_error: true
+      })
+    case "Person":
+      return Person.ask(open.env, open, open, since)
+    case "Backend":
+      return fromBackend(open)
+    case "Defer":
+      return Effect.succeed(Routed.Deferred({ inquiryId: open.id }))
+    case "Wait":
+      return Person.wait(open.env, open, open, since)
+  }
+}
+
+/**
+ * Routes an open question to whoever answers it and records the outcome.
+ * The route and the opening time are read in one step (the state and the
+ * clock as they are when the question opens).
+ */
+const route = (open: OpenInquiry, source: InquirySource) =>
+  Effect.suspend(() => {
+    const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question)
+    const since = Timestamp.fromClock(open.env.clock)
+    const opened = open.env.events.publish(RunEvent.make.QuestionOpened({
+      inquiry_id: open.id,
+      call: open.shown,
+      question: open.question,
       source,
       audience: audienceOf(decided),
       since
     }))
-    return yield* Route.$match(decided, {
-      Remembered: ({ answer }) => close.answered("remembered", answer),
-      Static: ({ answer }) => close.answered("config", answer),
-      Denied: ({ reason }) =>
-        close.cancelled("parley", reason, {
-          content: reason === "assistant_routing_denied"
-            ? Texts.secretToAssistant(call.name, question.text)
-            : question.answer_type.type === "secret"
-            ? Texts.secretNoTty(call.name, question.text)
-            : Texts.nobodyToAsk(call.name, question.text),
-          is_error: true
-        }),
-      Person: () => Person.ask(env, asked, close, since),
-      Backend: () => fromBackend(env, call, question, id, close),
-      Defer: () => Effect.succeed(Routed.Deferred({ inquiryId: id })),
-      Wait: () => Person.wait(env, asked, close, since)
-    })
+    return Effect.flatMap(opened, () => dispatch(open, decided, since))
   })
+
+/**
+ * An interrupt while the question is open closes it as `Cancelled{user}`
+ * (the turn stays resumable); otherwise there is nothing to do (`undefined`,
+ * so the exit costs no extra step).
+ */
+const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
+  Exit.hasInterrupts(exit) && !open.done
+    ? record(open.env, (at) => Events.cancelled(at, open.id, "user")).pipe(
+      Effect.andThen(open.announce("parley", { _tag: "Cancelled", reason: "user" })),
+      Effect.ignore
+    )
+    : undefined
 
 /**
  * Asks `question` for `call`: opens the inquiry (records its request, unless
@@ -182,23 +240,13 @@ const route = (env: Env, asked: Asked, source: InquirySource, close: Closer) =>
  * `Cancelled{user}` when interrupted while open. A deferred question is left
  * open: its request stays on disk without a response.
  */
-export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening) =>
-  Effect.suspend(() => {
-    const closed: Closed = { done: false }
-    const id = opening.id
-    const asked: Asked = { call, question, id }
-    return Effect.acquireUseRelease(
-      Opening.$match(opening, {
-        Record: ({ source }) => record(env, (at) => Events.inquiryRequest(at, id, source, toInquiryQuestion(question))),
-        Recorded: () => Effect.void
-      }),
-      () => route(env, asked, opening.source, closer(env, asked, closed)),
-      (_, exit) =>
-        Exit.hasInterrupts(exit) && !closed.done
-          ? record(env, (at) => Events.cancelled(at, id, "user")).pipe(
-            Effect.andThen(announce(env, asked, "parley", { _tag: "Cancelled", reason: "user" })),
-            Effect.ignore
-          )
-          : Effect.void
-    )
+export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
+  // acquireUseRelease spelled out: the request is recorded uninterruptibly,
+  // the routing is interruptible, and the exit handler may skip its step.
+  Effect.uninterruptibleMask((restore) => {
+    const open = new OpenInquiry(env, call, question, opening.id)
+    const routed = Effect.onExitPrimitive(restore(route(open, opening.source)), (exit) => cancelIfOpen(open, exit), true)
+    return opening._tag === "Record"
+      ? Effect.flatMap(record(env, (at) => Events.inquiryRequest(at, open.id, opening.source, toInquiryQuestion(question))), () => routed)
+      : routed
   })

@@ -67,6 +67,22 @@ describe("Pairing (issue 10 item 5)", () => {
     expect(base.step(b.result("a"), 9)).toEqual({ _tag: "Closed", kind: "tool", request: 0 })
   })
 
+  it("orphan tells what step would of a response, recording nothing", () => {
+    const b = streams()
+    const p = Pairing.make<number>()
+    expect(p.orphan(b.result("a"))).toEqual({ _tag: "Unrequested", kind: "tool", id: "a" })
+    p.step(b.call("a"), 0)
+    expect(p.orphan(b.result("a"))).toBeUndefined()
+    expect(p.orphan(b.result("a"))).toBeUndefined()
+    expect(p.orphan(b.answer("a"))).toEqual({ _tag: "Unrequested", kind: "inquiry", id: "a" })
+    expect(p.orphan(b.call("b"))).toBeUndefined()
+    expect(p.openCount("tool", "a")).toBe(1)
+    p.step(b.result("a"), 1)
+    expect(p.orphan(b.result("a"))).toEqual({ _tag: "Exhausted", kind: "tool", id: "a" })
+    p.step(b.ask("q"), 2)
+    expect(p.tentative().orphan(b.answer("q"))).toBeUndefined()
+  })
+
   it("a tentative pairer's reset forgets its base", () => {
     const b = streams()
     const base = Pairing.make<number>()
