@@ -122,7 +122,13 @@ export const McpServerConfig = Schema.Struct({
   /** `false` leaves the server (and its tools) out. */
   enable: Schema.optionalKey(Schema.Boolean),
   /** How long starting the server and listing its tools may take (default 10000). */
-  startup_timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+  startup_timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /**
+   * The MCP protocol version (issue 28): `auto` (default) asks the server
+   * and speaks the stateless 2026-07-28 protocol where it is offered,
+   * 2025-11-25 otherwise; `"2025-11-25"` skips asking, `"2026-07-28"` insists.
+   */
+  protocol: Schema.optionalKey(Schema.Literals(["auto", "2025-11-25", "2026-07-28"]))
 })
 export type McpServerConfig = typeof McpServerConfig.Type
 
@@ -423,6 +429,15 @@ export const maxAttempts = (config: Config, tool: string, questionId: string): n
     toolConfig(config, tool)?.max_attempts ??
     config.conversation?.tools?.["*"]?.max_attempts ??
     DEFAULT_MAX_ATTEMPTS
+
+/**
+ * How many `input_required` rounds one call of an MCP tool may take (issue
+ * 28): the loop guard's `max_attempts` of the tool, else `"*"`'s, else the
+ * default. A server that asks again and again ends the call like a question
+ * asked too often.
+ */
+export const maxRounds = (config: Config, tool: string): number =>
+  toolConfig(config, tool)?.max_attempts ?? config.conversation?.tools?.["*"]?.max_attempts ?? DEFAULT_MAX_ATTEMPTS
 
 /** `conversation.tools.<tool>.questions.<id>`, if configured. */
 export const questionConfig = (config: Config, tool: string, questionId: string): QuestionConfig | undefined =>

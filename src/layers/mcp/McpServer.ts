@@ -1,14 +1,28 @@
 /**
- * One MCP server, connected with the official SDK client (issue 13): stdio
- * (parley starts `command` under the {@link Supervisor} watchdog) or
- * streamable HTTP (`url`, `headers`).
+ * One MCP server, connected with the official SDK client, v2 (issues 13,
+ * 28): stdio (parley starts `command` under the {@link Supervisor} watchdog)
+ * or streamable HTTP (`url`, `headers`).
  *
- * The client declares the elicitation capability (form and URL mode) and
- * hands every `elicitation/create` to whoever holds the server's {@link Lock}:
- * MCP does not say which tool call an elicitation belongs to (over stdio
- * nothing in the message links them), so parley runs one call per server at
- * a time and the call in flight is the one that asked. Calls to different
- * servers, and to other tools, still run in parallel.
+ * Protocol version (`protocol` in `[mcp.servers.NAME]`, default `auto`): the
+ * SDK asks the server with `server/discover` whether it speaks the stateless
+ * 2026-07-28 protocol and falls back to the 2025-11-25 `initialize`
+ * handshake when it does not. A stdio server is asked in place, not through
+ * the short-lived second copy the SDK would start (that doubled start-up:
+ * ≈ +0.5 s with server-everything); a server that exits on the unknown
+ * request (some 2025 servers do) is started again for `initialize`.
+ * `protocol = "2025-11-25"` skips asking, `protocol = "2026-07-28"` insists.
+ *
+ * The two versions ask questions differently:
+ * - **2025-11-25**: the server sends `elicitation/create` while the call is
+ *   open. MCP does not say which tool call an elicitation belongs to (over
+ *   stdio nothing in the message links them), so parley runs one call per
+ *   server at a time ({@link Lock}) and hands every elicitation to the call
+ *   in flight ({@link Connection.onElicit}). Calls to different servers, and
+ *   to other tools, still run in parallel.
+ * - **2026-07-28**: the call itself answers `input_required` with the
+ *   requests and an opaque `requestState`; parley retries the call with the
+ *   answers ({@link Retry}). Nothing stays open between rounds, so calls to
+ *   one server run in parallel and need no lock.
  *
  * The SDK is imported on first use, so runs without MCP servers never load it.
  * `PARLEY_MCP_TRACE=FILE` appends every JSON-RPC message, both ways, to FILE
@@ -21,14 +35,13 @@
  *   root: process.cwd(), clientInfo: { name: "parley", version: "0.1.0" }, timeoutMs: 10_000, onDown: () => {}
  * })
  * server.tools.map((t) => t.name) // ["echo", "get-sum", …]
+ * server.stateless // false: server-everything speaks 2025-11-25
  * await server.close()
  * ```
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { CallToolResult, ElicitResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, Client, ElicitResult, JSONRPCMessage, Tool, Transport } from "@modelcontextprotocol/client"
 import type * as Schema from "effect/Schema"
 import type { McpServerConfig } from "../../domain/tool/Config.ts"
 import * as Supervisor from "./Supervisor.ts"
@@ -41,7 +54,7 @@ export interface ServerTool {
   readonly inputSchema: Schema.JsonObject
 }
 
-/** An `elicitation/create` the server sent; answer it exactly once. */
+/** An `elicitation/create` to answer exactly once: pushed by a 2025 server, or one entry of a 2026 `input_required`. */
 export interface Elicited {
   readonly params: unknown
   readonly respond: (result: ElicitResult) => void
@@ -50,6 +63,23 @@ export interface Elicited {
   /** Aborted when the server withdraws the request (its own timeout, a cancelled call). */
   readonly signal: AbortSignal
 }
+
+/** What a 2026-07-28 server asks for instead of a result: requests by key, and the state to send back with the answers. */
+export interface InputRequired {
+  readonly inputRequests: Readonly<Record<string, unknown>>
+  readonly requestState?: string
+}
+
+/** A retried call (2026-07-28): the answers under the keys of the server's `inputRequests`, and its `requestState` verbatim. */
+export interface Retry {
+  readonly inputResponses: Readonly<Record<string, ElicitResult>>
+  readonly requestState?: string
+}
+
+/** How a `tools/call` came back: its result, or (2026-07-28) a request for input. */
+export type Reply =
+  | { readonly _tag: "Result"; readonly result: CallToolResult }
+  | { readonly _tag: "InputRequired"; readonly input: InputRequired }
 
 /** First come, first served: one tool call per server at a time. */
 export class Lock {
@@ -90,15 +120,20 @@ export interface ConnectOptions {
   readonly traceFile?: string
 }
 
-/** A started server: its tools, its lock, and how to call and stop it. */
+/** A started server: its tools, its protocol, and how to call and stop it. */
 export interface Connection {
   readonly name: string
   readonly tools: ReadonlyArray<ServerTool>
+  /** The protocol version agreed with the server (`2026-07-28`, or a 2025 one). */
+  readonly protocolVersion: string
+  /** 2026-07-28: questions come back as `input_required`; calls need no {@link lock}. */
+  readonly stateless: boolean
+  /** 2025: held by the call in flight, whose elicitations the server's are. */
   readonly lock: Lock
-  /** Receives the server's elicitations; set by the call that holds {@link lock}. */
+  /** Receives a 2025 server's elicitations; set by the call that holds {@link lock}. */
   onElicit: ((e: Elicited) => void) | undefined
-  /** Calls a tool; rejects with the SDK's error (an `McpError`, or the transport's). */
-  callTool(name: string, args: Readonly<Record<string, Schema.Json>>, signal: AbortSignal): Promise<CallToolResult>
+  /** Calls a tool (again, with `retry`); rejects with the SDK's error (a `ProtocolError`, or the transport's). */
+  callTool(name: string, args: Readonly<Record<string, Schema.Json>>, signal: AbortSignal, retry?: Retry): Promise<Reply>
   /** Why the server can no longer be used, or `undefined` while it is up. */
   readonly down: () => string | undefined
   /** Stops the server (stdio) or ends the session (HTTP). Safe to call twice. */
@@ -119,28 +154,30 @@ const tail = (max = 2000) => {
   }
 }
 
-const traced = (inner: Transport, file: string, server: string): Transport => {
+/**
+ * Logs the transport's traffic by patching the instance, not wrapping it:
+ * the SDK treats its own stdio transport specially (the version probe runs
+ * on a second copy of the server), and a wrapper would change what is traced.
+ */
+const trace = (transport: Transport, file: string, server: string): void => {
   const log = (direction: "send" | "receive", message: JSONRPCMessage) =>
     fs.appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), server, direction, message }) + "\n")
-  const outer: Transport = {
-    start: () => inner.start(),
-    send: (message, options) => {
-      log("send", message)
-      return inner.send(message, options)
-    },
-    close: () => inner.close(),
-    get sessionId() {
-      return inner.sessionId
-    },
-    ...(inner.setProtocolVersion !== undefined ? { setProtocolVersion: (v: string) => inner.setProtocolVersion!(v) } : {})
+  const send = transport.send.bind(transport)
+  transport.send = (message, options) => {
+    log("send", message)
+    return send(message, options)
   }
-  inner.onmessage = (message, extra) => {
-    log("receive", message)
-    outer.onmessage?.(message, extra)
-  }
-  inner.onclose = () => outer.onclose?.()
-  inner.onerror = (e) => outer.onerror?.(e)
-  return outer
+  let receive: Transport["onmessage"]
+  Object.defineProperty(transport, "onmessage", {
+    configurable: true,
+    get: () => receive,
+    set: (handler: Transport["onmessage"]) => {
+      receive = handler === undefined ? undefined : (message, extra) => {
+        log("receive", message)
+        handler(message, extra)
+      }
+    }
+  })
 }
 
 const withoutDialect = (schema: unknown): Schema.JsonObject => {
@@ -166,7 +203,7 @@ interface Transported {
 
 const makeTransport = async (config: McpServerConfig, options: ConnectOptions): Promise<Transported> => {
   if (config.url !== undefined) {
-    const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js")
+    const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client")
     const transport = new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: { ...(config.headers ?? {}) } },
       // A server that drops the SSE stream is reported, not retried for ever.
@@ -174,9 +211,10 @@ const makeTransport = async (config: McpServerConfig, options: ConnectOptions): 
     })
     return { transport, stderr: () => "", where: config.url }
   }
-  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js")
+  const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio")
   const wrapped = Supervisor.wrap(config.command!, config.args ?? [])
-  const transport = new StdioClientTransport({
+  // A subclass, so the SDK asks about the protocol in place (see the module comment).
+  const transport = new (class InPlace extends StdioClientTransport {})({
     command: wrapped.command,
     args: wrapped.args,
     ...(config.env !== undefined ? { env: { ...config.env } } : {}),
@@ -188,29 +226,28 @@ const makeTransport = async (config: McpServerConfig, options: ConnectOptions): 
   return { transport, stderr: errors.get, where: [config.command, ...(config.args ?? [])].join(" ") }
 }
 
-const listTools = async (client: Client): Promise<Array<ServerTool>> => {
+/** The tools parley offers, and the server's own definitions (a 2026 call is sent with its tool's). */
+const listTools = async (client: Client): Promise<{ tools: Array<ServerTool>; definitions: Map<string, Tool> }> => {
   const tools: Array<ServerTool> = []
-  let cursor: string | undefined
-  do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor })
-    for (const tool of page.tools) {
-      // A tool that can only run as a task needs the tasks API, which parley does not speak.
-      if (tool.execution?.taskSupport === "required") continue
-      tools.push({ name: tool.name, description: tool.description ?? tool.title ?? "", inputSchema: withoutDialect(tool.inputSchema) })
-    }
-    cursor = page.nextCursor
-  } while (cursor !== undefined)
-  return tools
+  const definitions = new Map<string, Tool>()
+  // Without a cursor the SDK walks every page.
+  for (const tool of (await client.listTools()).tools) {
+    // A tool that can only run as a task needs the tasks API, which parley does not speak.
+    if (tool.execution?.taskSupport === "required") continue
+    tools.push({ name: tool.name, description: tool.description ?? tool.title ?? "", inputSchema: withoutDialect(tool.inputSchema) })
+    definitions.set(tool.name, tool)
+  }
+  return { tools, definitions }
 }
 
 /** The request timeout parley gives the SDK: none to speak of (parley times calls itself, and questions can take a person minutes). */
 const NO_TIMEOUT_MS = 2 ** 31 - 1
 
-type SdkTypes = typeof import("@modelcontextprotocol/sdk/types.js")
+type Sdk = typeof import("@modelcontextprotocol/client")
 
-/** Hands each `elicitation/create` to the call that holds the server; declines it when no call is running. */
-const routeElicitations = (client: Client, connection: Connection, types: SdkTypes): void => {
-  client.setRequestHandler(types.ElicitRequestSchema, (request, extra) =>
+/** Hands each pushed `elicitation/create` to the call that holds the server; declines it when no call is running. */
+const routeElicitations = (client: Client, connection: Connection, sdk: Sdk): void => {
+  client.setRequestHandler("elicitation/create", (request, ctx) =>
     new Promise<ElicitResult>((resolve, reject) => {
       const target = connection.onElicit
       // Nobody to ask: no call of this server is running, so nothing can record the question.
@@ -218,8 +255,8 @@ const routeElicitations = (client: Client, connection: Connection, types: SdkTyp
       target({
         params: request.params,
         respond: resolve,
-        refuse: (message) => reject(new types.McpError(types.ErrorCode.InvalidParams, message)),
-        signal: extra.signal
+        refuse: (message) => reject(new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message)),
+        signal: ctx.mcpReq.signal
       })
     }))
 }
@@ -230,24 +267,53 @@ interface State {
   closing: boolean
   down: string | undefined
   tools: ReadonlyArray<ServerTool>
+  definitions: ReadonlyMap<string, Tool>
 }
 
-const makeConnection = (name: string, config: McpServerConfig, client: Client, raw: Transport, state: State): Connection => ({
+const callTool = (client: Client, sdk: Sdk, state: State): Connection["callTool"] => async (tool, args, signal, retry) => {
+  const stateless = client.getProtocolEra() === "modern"
+  const definition = state.definitions.get(tool)
+  const result = await client.callTool(
+    { name: tool, arguments: { ...args }, ...(retry !== undefined ? { ...retry, inputResponses: { ...retry.inputResponses } } : {}) },
+    {
+      signal,
+      timeout: NO_TIMEOUT_MS,
+      // 2026: an `input_required` comes back to parley, which records and asks each question itself.
+      allowInputRequired: true,
+      // The SDK would check an `input_required` against the tool's output schema; parley reads content, not structured output.
+      ...(stateless && definition !== undefined ? { toolDefinition: { ...definition, outputSchema: undefined } } : {})
+    }
+  )
+  if (sdk.isInputRequiredResult(result)) {
+    return {
+      _tag: "InputRequired",
+      input: { inputRequests: { ...(result.inputRequests ?? {}) }, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) }
+    }
+  }
+  return { _tag: "Result", result }
+}
+
+const makeConnection = (name: string, config: McpServerConfig, client: Client, sdk: Sdk, raw: Transport, state: State): Connection => ({
   name,
   get tools() {
     return state.tools
   },
+  get protocolVersion() {
+    return client.getNegotiatedProtocolVersion() ?? ""
+  },
+  get stateless() {
+    return client.getProtocolEra() === "modern"
+  },
   lock: new Lock(),
   onElicit: undefined,
-  callTool: (tool, args, signal) =>
-    client.callTool({ name: tool, arguments: { ...args } }, undefined, { signal, timeout: NO_TIMEOUT_MS }) as Promise<CallToolResult>,
+  callTool: callTool(client, sdk, state),
   down: () => state.down,
   close: async () => {
     if (state.closing) return
     state.closing = true
     // Ending an HTTP session is a courtesy; a server that is gone must not hold parley up.
-    const session = raw as { terminateSession?: () => Promise<void> }
-    if (config.url !== undefined && session.terminateSession !== undefined) {
+    const session = raw as { terminateSession?: () => Promise<void>; sessionId?: string }
+    if (config.url !== undefined && session.terminateSession !== undefined && session.sessionId !== undefined) {
       await withTimeout(session.terminateSession(), 1000, "ending the session").catch(() => {})
     }
     await client.close().catch(() => {})
@@ -256,35 +322,54 @@ const makeConnection = (name: string, config: McpServerConfig, client: Client, r
 
 const saying = (said: string): string => (said === "" ? "" : `; it said:\n${said}`)
 
-/**
- * Starts or connects to a server, initializes the session and lists its
- * tools. Fails with a {@link StartError} whose message names the server and
- * carries what it printed on stderr.
- */
-export const connect = async (name: string, config: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
-  // The transport (a stdio server starting) and the client code load in parallel.
-  const [{ Client: ClientClass }, types, { transport: raw, stderr, where }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/client/index.js"),
-    import("@modelcontextprotocol/sdk/types.js"),
-    makeTransport(config, options)
-  ])
-  const transport = options.traceFile === undefined ? raw : traced(raw, options.traceFile, name)
-  const client = new ClientClass({ name: options.clientInfo.name, version: options.clientInfo.version }, {
-    capabilities: { elicitation: { form: {}, url: {} } }
+type Negotiation = NonNullable<import("@modelcontextprotocol/client").ClientOptions["versionNegotiation"]>
+
+/** The SDK's version negotiation for `protocol` (see the module comment); `legacy` after a server exited on the question. */
+const negotiation = (config: McpServerConfig, timeoutMs: number, legacy: boolean): Negotiation => {
+  switch (legacy ? "2025-11-25" : config.protocol ?? "auto") {
+    case "2025-11-25":
+      return { mode: "legacy" }
+    case "2026-07-28":
+      return { mode: { pin: "2026-07-28" } }
+    default:
+      // A stdio server that ignores the unknown request is a 2025 one: do not wait the whole start-up for it.
+      return { mode: "auto", probe: { timeoutMs: Math.min(5000, Math.ceil(timeoutMs / 2)) } }
+  }
+}
+
+/** Why one attempt to start a server failed, with what it printed. */
+class Failed {
+  constructor(readonly error: unknown, readonly said: string, readonly where: string, readonly exited: boolean) {}
+}
+
+/** One attempt: transport, client, protocol, tools. Cleans up and throws {@link Failed} when it does not work out. */
+const open = async (sdk: Sdk, name: string, config: McpServerConfig, options: ConnectOptions, legacy: boolean): Promise<Connection> => {
+  const { transport: raw, stderr, where } = await makeTransport(config, options)
+  if (options.traceFile !== undefined) trace(raw, options.traceFile, name)
+  const client = new sdk.Client({ name: options.clientInfo.name, version: options.clientInfo.version }, {
+    capabilities: { elicitation: { form: {}, url: {} } },
+    versionNegotiation: negotiation(config, options.timeoutMs, legacy),
+    // parley answers `input_required` itself: every question is recorded, and a resumed turn retries with its answers.
+    inputRequired: { autoFulfill: false }
   })
-  const state: State = { up: false, closing: false, down: undefined, tools: [] }
-  const connection = makeConnection(name, config, client, raw, state)
-  routeElicitations(client, connection, types)
+  const state: State = { up: false, closing: false, down: undefined, tools: [], definitions: new Map() }
+  const connection = makeConnection(name, config, client, sdk, raw, state)
+  routeElicitations(client, connection, sdk)
+  let exited = false
   client.onclose = () => {
+    exited = true
     // Before `up`, a failure to start is reported by `connect` itself.
     if (!state.up || state.closing || state.down !== undefined) return
     state.down = `MCP server "${name}" stopped${saying(stderr())}`
     options.onDown(state.down)
   }
   try {
-    await withTimeout(client.connect(transport), options.timeoutMs, "starting it")
-    state.tools = await withTimeout(listTools(client), options.timeoutMs, "listing its tools")
+    await withTimeout(client.connect(raw), options.timeoutMs, "starting it")
+    const listed = await withTimeout(listTools(client), options.timeoutMs, "listing its tools")
+    state.tools = listed.tools
+    state.definitions = listed.definitions
     state.up = true
+    return connection
   } catch (e) {
     state.closing = true
     // A server that failed to start gets no grace: SIGTERM makes its watchdog stop it at once.
@@ -297,9 +382,31 @@ export const connect = async (name: string, config: McpServerConfig, options: Co
       }
     }
     await client.close().catch(() => {})
+    throw new Failed(e, stderr(), where, exited || (raw as { pid?: number | null }).pid === null)
+  }
+}
+
+/**
+ * Starts or connects to a server, agrees on the protocol, and lists its
+ * tools. Fails with a {@link StartError} whose message names the server and
+ * carries what it printed on stderr.
+ */
+export const connect = async (name: string, config: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
+  const sdk = await import("@modelcontextprotocol/client")
+  try {
+    try {
+      return await open(sdk, name, config, options, false)
+    } catch (e) {
+      // A stdio server that exits when asked about the protocol speaks only 2025: start it again and skip the question.
+      const askedInPlace = config.url === undefined && (config.protocol ?? "auto") === "auto"
+      if (!(e instanceof Failed) || !askedInPlace || !e.exited || !(e.error instanceof sdk.SdkError)) throw e
+      if (e.error.code !== sdk.SdkErrorCode.EraNegotiationFailed) throw e
+      return await open(sdk, name, config, options, true)
+    }
+  } catch (e) {
+    const { error, said, where } = e instanceof Failed ? e : new Failed(e, "", config.url ?? config.command ?? name, false)
     throw new StartError(
-      `MCP server "${name}" (${where}) could not be started: ${describeError(e)}${saying(stderr())}\nIts tools are unavailable in this run; check [mcp.servers.${name}] in config.toml.`
+      `MCP server "${name}" (${where}) could not be started: ${describeError(error)}${saying(said)}\nIts tools are unavailable in this run; check [mcp.servers.${name}] in config.toml.`
     )
   }
-  return connection
 }

@@ -39,6 +39,7 @@ import type { ToolDefinition } from "../../domain/tool/ToolDefinition.ts"
 import type { Answers, ExecutionContext, ExecutorResult, ToolCall } from "../../services/Executor.ts"
 import { error } from "../../services/Executor.ts"
 import * as McpCall from "./McpCall.ts"
+import * as McpRound from "./McpRound.ts"
 import * as McpServer from "./McpServer.ts"
 
 /** How long a server may take to start and list its tools, unless `startup_timeout_ms` says otherwise. */
@@ -155,15 +156,20 @@ export const start = (config: ConfigData.Config, options: Options): Effect.Effec
         const server = byName.get(tool.serverName)!
         const down = server.down()
         if (down !== undefined) return Effect.succeed(error(`Tool '${call.name}' is unavailable: ${down}.`))
-        const timeoutMs = ConfigData.toolConfig(config, call.name)?.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS
+        const spec: McpCall.CallSpec = {
+          server,
+          serverName: server.name,
+          tool: call.name,
+          args,
+          timeoutMs: ConfigData.toolConfig(config, call.name)?.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS,
+          interactive: options.interactive,
+          maxRounds: ConfigData.maxRounds(config, call.name)
+        }
         return Effect.uninterruptibleMask((restore) =>
           Effect.gen(function*() {
-            yield* restore(acquire(server))
-            const started = McpCall.start(
-              { server, serverName: server.name, tool: call.name, args, timeoutMs, interactive: options.interactive },
-              answers,
-              () => calls.delete(key)
-            )
+            // A 2025 server's elicitations belong to the call in flight: one at a time.
+            if (!server.stateless) yield* restore(acquire(server))
+            const started = McpCall.start(spec, answers, () => calls.delete(key), McpRound.fromState(context.resume, server.name))
             calls.set(key, started)
             return yield* restore(McpCall.run(started, answers))
           })
