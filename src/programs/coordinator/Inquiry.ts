@@ -33,6 +33,7 @@ import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
 import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
+import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
 import * as Events from "../../domain/event/Events.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
 import type { InquirySource } from "../../domain/event/InquirySource.ts"
@@ -51,7 +52,8 @@ export { type Asked, type Closer, describeDefect, type Env, positionOf, record, 
 
 /** How an inquiry opens: record its request now, or it was recorded by an earlier run (resume). */
 export type Opening = Data.TaggedEnum<{
-  Record: { readonly id: InquiryId; readonly source: InquirySource }
+  /** `metadata`: recorded with the request (the executor's state, `EventMetadata.executorState`). */
+  Record: { readonly id: InquiryId; readonly source: InquirySource; readonly metadata?: EventMetadata }
   Recorded: { readonly id: InquiryId; readonly source: InquirySource }
 }>
 /** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })`. */
@@ -189,7 +191,7 @@ export const ask = (env: Env, call: ToolCallRequest, question: Question, opening
     const asked: Asked = { call, question, id }
     return Effect.acquireUseRelease(
       Opening.$match(opening, {
-        Record: ({ source }) => record(env, (at) => Events.inquiryRequest(at, id, source, toInquiryQuestion(question))),
+        Record: ({ metadata, source }) => record(env, (at) => Events.inquiryRequest(at, id, source, toInquiryQuestion(question), metadata)),
         Recorded: () => Effect.void
       }),
       () => route(env, asked, opening.source, closer(env, asked, closed)),
