@@ -20,6 +20,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
 import * as SchemaIssue from "effect/SchemaIssue"
+import * as EnvReference from "./EnvReference.ts"
 import { questionIdProblem } from "./Question.ts"
 import { RunMode, type ToolKind } from "./ToolDefinition.ts"
 
@@ -113,11 +114,12 @@ export type ToolConfig = typeof ToolConfig.Type
 export const McpServerConfig = Schema.Struct({
   command: Schema.optionalKey(Schema.String),
   args: Schema.optionalKey(Schema.Array(Schema.String)),
-  /** Added to the few variables the SDK passes on (HOME, LOGNAME, PATH, SHELL, TERM, USER). */
+  /** Added to the few variables the SDK passes on (HOME, LOGNAME, PATH, SHELL, TERM, USER); values may name parley's variables, `${env:NAME}`. */
   env: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   /** Working directory of a stdio server, relative to the project root (default: the project root). */
   cwd: Schema.optionalKey(Schema.String),
   url: Schema.optionalKey(Schema.String),
+  /** Sent with every request; values may name parley's variables, `${env:NAME}` (a token stays out of config.toml). */
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   /** `false` leaves the server (and its tools) out. */
   enable: Schema.optionalKey(Schema.Boolean),
@@ -276,6 +278,14 @@ const mcpIssues = (input: unknown): Array<ConfigIssue> => {
     }
     for (const key of stdio ? ["headers"] : ["args", "env", "cwd"]) {
       if (key in raw) issues.push({ path: [...base, key], message: stdio ? "only an HTTP server (url) has headers" : "only a stdio server (command) has " + key })
+    }
+    for (const key of ["env", "headers"]) {
+      const table = raw[key]
+      if (!isTable(table)) continue
+      for (const [name, value] of Object.entries(table)) {
+        const problem = typeof value === "string" ? EnvReference.problem(value) : undefined
+        if (problem !== undefined) issues.push({ path: [...base, key, name], message: problem })
+      }
     }
     if (http && typeof raw["url"] === "string" && !/^https?:\/\/[^\s]+$/.test(raw["url"])) {
       issues.push({ path: [...base, "url"], message: `expected an http:// or https:// URL, got ${JSON.stringify(raw["url"])}` })

@@ -42,8 +42,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { CallToolResult, Client, ElicitResult, JSONRPCMessage, Tool, Transport } from "@modelcontextprotocol/client"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { McpServerConfig } from "../../domain/tool/Config.ts"
+import * as EnvReference from "../../domain/tool/EnvReference.ts"
 import * as Supervisor from "./Supervisor.ts"
 
 /** A tool as the server lists it. */
@@ -118,6 +120,8 @@ export interface ConnectOptions {
   readonly onDown: (reason: string) => void
   /** Append the JSON-RPC traffic to this file. */
   readonly traceFile?: string
+  /** Where `${env:NAME}` is looked up (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
 }
 
 /** A started server: its tools, its protocol, and how to call and stop it. */
@@ -320,6 +324,25 @@ const makeConnection = (name: string, config: McpServerConfig, client: Client, s
   }
 })
 
+/** `env` and `headers` with `${env:NAME}` replaced; a variable that is not set stops the start with a message naming it. */
+const withSecrets = (name: string, config: McpServerConfig, env: Readonly<Record<string, string | undefined>>): McpServerConfig => {
+  const lookup = (variable: string) => env[variable]
+  const out: { -readonly [K in keyof McpServerConfig]: McpServerConfig[K] } = { ...config }
+  for (const key of ["env", "headers"] as const) {
+    const table = config[key]
+    if (table === undefined) continue
+    const expanded = EnvReference.expandAll(table, lookup)
+    if (Result.isFailure(expanded)) {
+      const { key: entry, name: variable } = expanded.failure
+      throw new StartError(
+        `MCP server "${name}": ${key}.${entry} names \${env:${variable}}, which is not set in parley's environment.\nIts tools are unavailable in this run; set ${variable} or change [mcp.servers.${name}] in config.toml.`
+      )
+    }
+    out[key] = expanded.success
+  }
+  return out
+}
+
 const saying = (said: string): string => (said === "" ? "" : `; it said:\n${said}`)
 
 type Negotiation = NonNullable<import("@modelcontextprotocol/client").ClientOptions["versionNegotiation"]>
@@ -391,7 +414,8 @@ const open = async (sdk: Sdk, name: string, config: McpServerConfig, options: Co
  * tools. Fails with a {@link StartError} whose message names the server and
  * carries what it printed on stderr.
  */
-export const connect = async (name: string, config: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
+export const connect = async (name: string, configured: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
+  const config = withSecrets(name, configured, options.env ?? process.env)
   const sdk = await import("@modelcontextprotocol/client")
   try {
     try {

@@ -116,7 +116,7 @@ describe("MCP 2026-07-28: input_required as questions (the SDK v2 server)", () =
     const s = setup()
     return withExecutor(s, { mcp: { servers: { st: stdio(s) } } }, (executor) =>
       Effect.gen(function*() {
-        expect(executor.definitions.map((d) => d.name).filter((n) => executor.kind(n) === "mcp")).toStrictEqual(["again", "count", "deploy", "echo", "pair", "sign-in", "wizard"])
+        expect(executor.definitions.map((d) => d.name).filter((n) => executor.kind(n) === "mcp")).toStrictEqual(["again", "count", "deploy", "echo", "pair", "secret", "sign-in", "wizard"])
         const { response, asked } = yield* drive(executor, s, call("c1", "deploy"), (q) => DEPLOY[q.id]!)
         expect(response).toStrictEqual({ content: "deployed to staging (sure: true)", is_error: false })
         expect(asked.map((q) => [q.id, q.text])).toStrictEqual([
@@ -304,6 +304,58 @@ describe("MCP 2026-07-28: input_required as questions (the SDK v2 server)", () =
           "notifications/initialized",
           "tools/list",
           "tools/call"
+        ])
+      })).pipe(Effect.andThen(Effect.promise(() => waitGone(s.mark))), Effect.map((left) => expect(left).toStrictEqual([])))
+  })
+})
+
+describe("secrets out of config: ${env:NAME} in env and headers (issue 28)", () => {
+  it.live("stdio env and HTTP headers name parley's variables; the values reach the server, not config.toml", () => {
+    const s = setup()
+    process.env["PARLEY_TEST_SECRET"] = "s3cret"
+    process.env["PARLEY_TEST_BEARER"] = "t0ken"
+    const stdioConfig = { mcp: { servers: { st: stdio(s, { env: { PARLEY_MCP_TEST: s.mark, STATELESS_SECRET: "<${env:PARLEY_TEST_SECRET}>" } }) } } }
+    const httpConfig = (url: string) => ({ mcp: { servers: { web: { url, headers: { Authorization: "Bearer ${env:PARLEY_TEST_BEARER}" } } } } })
+    const child = spawn(process.execPath, [STATELESS, "http"], {
+      env: { ...process.env, PARLEY_MCP_TEST: s.mark, STATELESS_BEARER: "t0ken" },
+      stdio: ["ignore", "ignore", "pipe"]
+    })
+    servers.push(child)
+    const url = new Promise<string>((resolve) => {
+      let err = ""
+      child.stderr!.on("data", (d: Buffer) => {
+        err += d.toString()
+        const m = /listening on (\S+)/.exec(err)
+        if (m !== null) resolve(m[1]!)
+      })
+    })
+    return Effect.gen(function*() {
+      yield* withExecutor(s, stdioConfig, (executor) =>
+        Effect.gen(function*() {
+          expect((yield* drive(executor, s, call("c1", "secret"), () => null)).response.content).toBe("<s3cret>")
+        }))
+      // The server answers 401 to anything without the bearer token.
+      yield* withExecutor(s, httpConfig(yield* Effect.promise(() => url)), (executor) =>
+        Effect.gen(function*() {
+          expect((yield* drive(executor, s, call("c2", "echo"), () => null)).response.content).toBe("hello")
+        }))
+      expect(s.problems).toStrictEqual([])
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        delete process.env["PARLEY_TEST_SECRET"]
+        delete process.env["PARLEY_TEST_BEARER"]
+      }))
+    )
+  })
+
+  it.live("a variable that is not set: the server is not started, and the problem names the key and the variable", () => {
+    const s = setup()
+    const config = { mcp: { servers: { st: stdio(s, { env: { PARLEY_MCP_TEST: s.mark, STATELESS_SECRET: "${env:PARLEY_TEST_UNSET_VARIABLE}" } }) } } }
+    return withExecutor(s, config, (executor) =>
+      Effect.sync(() => {
+        expect(executor.definitions.some((d) => executor.kind(d.name) === "mcp")).toBe(false)
+        expect(s.problems).toStrictEqual([
+          "MCP server \"st\": env.STATELESS_SECRET names ${env:PARLEY_TEST_UNSET_VARIABLE}, which is not set in parley's environment.\nIts tools are unavailable in this run; set PARLEY_TEST_UNSET_VARIABLE or change [mcp.servers.st] in config.toml."
         ])
       })).pipe(Effect.andThen(Effect.promise(() => waitGone(s.mark))), Effect.map((left) => expect(left).toStrictEqual([])))
   })
