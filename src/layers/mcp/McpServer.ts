@@ -24,6 +24,10 @@
  *   answers ({@link Retry}). Nothing stays open between rounds, so calls to
  *   one server run in parallel and need no lock.
  *
+ * An HTTP server that answers 401 with OAuth metadata is signed in to
+ * (`McpOAuth`): the person gets the authorization page, parley waits for the
+ * loopback callback, exchanges the code and starts again with the tokens.
+ *
  * The SDK is imported on first use, so runs without MCP servers never load it.
  * `PARLEY_MCP_TRACE=FILE` appends every JSON-RPC message, both ways, to FILE
  * (one JSON object a line) for debugging a server.
@@ -39,14 +43,13 @@
  * await server.close()
  * ```
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
-import type { CallToolResult, Client, ElicitResult, JSONRPCMessage, Tool, Transport } from "@modelcontextprotocol/client"
+import type { CallToolResult, Client, ElicitResult, Tool, Transport } from "@modelcontextprotocol/client"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { McpServerConfig } from "../../domain/tool/Config.ts"
 import * as EnvReference from "../../domain/tool/EnvReference.ts"
-import * as Supervisor from "./Supervisor.ts"
+import * as McpOAuth from "./McpOAuth.ts"
+import * as McpTransport from "./McpTransport.ts"
 
 /** A tool as the server lists it. */
 export interface ServerTool {
@@ -122,6 +125,13 @@ export interface ConnectOptions {
   readonly traceFile?: string
   /** Where `${env:NAME}` is looked up (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /**
+   * OAuth for HTTP servers (`McpOAuth`): where the state files go, how the
+   * person is sent to sign in (absent: nobody can), how long they may take.
+   */
+  readonly oauth?: { readonly dir: string; readonly signIn?: (url: URL) => void; readonly timeoutMs?: number }
+  /** Stops waiting for a sign-in (an interrupted run). */
+  readonly signal?: AbortSignal
 }
 
 /** A started server: its tools, its protocol, and how to call and stop it. */
@@ -147,43 +157,6 @@ export interface Connection {
 /** A connection that failed; the message says which server and what to do. */
 export class StartError extends Error {}
 
-/** The last `max` bytes written to a stream, for messages about a dead server. */
-const tail = (max = 2000) => {
-  let text = ""
-  return {
-    push: (chunk: Buffer | string) => {
-      text = (text + chunk.toString()).slice(-max)
-    },
-    get: () => text.trim()
-  }
-}
-
-/**
- * Logs the transport's traffic by patching the instance, not wrapping it:
- * the SDK treats its own stdio transport specially (the version probe runs
- * on a second copy of the server), and a wrapper would change what is traced.
- */
-const trace = (transport: Transport, file: string, server: string): void => {
-  const log = (direction: "send" | "receive", message: JSONRPCMessage) =>
-    fs.appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), server, direction, message }) + "\n")
-  const send = transport.send.bind(transport)
-  transport.send = (message, options) => {
-    log("send", message)
-    return send(message, options)
-  }
-  let receive: Transport["onmessage"]
-  Object.defineProperty(transport, "onmessage", {
-    configurable: true,
-    get: () => receive,
-    set: (handler: Transport["onmessage"]) => {
-      receive = handler === undefined ? undefined : (message, extra) => {
-        log("receive", message)
-        handler(message, extra)
-      }
-    }
-  })
-}
-
 const withoutDialect = (schema: unknown): Schema.JsonObject => {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return { type: "object", properties: {} }
   const { $schema: _, ...rest } = schema as Record<string, Schema.Json>
@@ -197,38 +170,6 @@ const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): Promise<
   })
 
 const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
-interface Transported {
-  readonly transport: Transport
-  readonly stderr: () => string
-  /** What to say about the server's end: its stderr, for a stdio server. */
-  readonly where: string
-}
-
-const makeTransport = async (config: McpServerConfig, options: ConnectOptions): Promise<Transported> => {
-  if (config.url !== undefined) {
-    const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client")
-    const transport = new StreamableHTTPClientTransport(new URL(config.url), {
-      requestInit: { headers: { ...(config.headers ?? {}) } },
-      // A server that drops the SSE stream is reported, not retried for ever.
-      reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 2 }
-    })
-    return { transport, stderr: () => "", where: config.url }
-  }
-  const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio")
-  const wrapped = Supervisor.wrap(config.command!, config.args ?? [])
-  // A subclass, so the SDK asks about the protocol in place (see the module comment).
-  const transport = new (class InPlace extends StdioClientTransport {})({
-    command: wrapped.command,
-    args: wrapped.args,
-    ...(config.env !== undefined ? { env: { ...config.env } } : {}),
-    cwd: config.cwd === undefined ? options.root : path.resolve(options.root, config.cwd),
-    stderr: "pipe"
-  })
-  const errors = tail()
-  transport.stderr?.on("data", (chunk: Buffer) => errors.push(chunk))
-  return { transport, stderr: errors.get, where: [config.command, ...(config.args ?? [])].join(" ") }
-}
 
 /** The tools parley offers, and the server's own definitions (a 2026 call is sent with its tool's). */
 const listTools = async (client: Client): Promise<{ tools: Array<ServerTool>; definitions: Map<string, Tool> }> => {
@@ -362,13 +303,24 @@ const negotiation = (config: McpServerConfig, timeoutMs: number, legacy: boolean
 
 /** Why one attempt to start a server failed, with what it printed. */
 class Failed {
-  constructor(readonly error: unknown, readonly said: string, readonly where: string, readonly exited: boolean) {}
+  constructor(
+    readonly error: unknown,
+    readonly said: string,
+    readonly where: string,
+    readonly exited: boolean,
+    readonly made?: McpTransport.Made
+  ) {}
 }
 
 /** One attempt: transport, client, protocol, tools. Cleans up and throws {@link Failed} when it does not work out. */
 const open = async (sdk: Sdk, name: string, config: McpServerConfig, options: ConnectOptions, legacy: boolean): Promise<Connection> => {
-  const { transport: raw, stderr, where } = await makeTransport(config, options)
-  if (options.traceFile !== undefined) trace(raw, options.traceFile, name)
+  const made = await McpTransport.make(name, config, {
+    root: options.root,
+    clientName: options.clientInfo.name,
+    ...(options.oauth !== undefined ? { oauth: options.oauth } : {})
+  })
+  const { transport: raw, stderr, where } = made
+  if (options.traceFile !== undefined) McpTransport.trace(raw, options.traceFile, name)
   const client = new sdk.Client({ name: options.clientInfo.name, version: options.clientInfo.version }, {
     capabilities: { elicitation: { form: {}, url: {} } },
     versionNegotiation: negotiation(config, options.timeoutMs, legacy),
@@ -405,8 +357,33 @@ const open = async (sdk: Sdk, name: string, config: McpServerConfig, options: Co
       }
     }
     await client.close().catch(() => {})
-    throw new Failed(e, stderr(), where, exited || (raw as { pid?: number | null }).pid === null)
+    throw new Failed(e, stderr(), where, exited || (raw as { pid?: number | null }).pid === null, made)
   }
+}
+
+/** A stdio server that exits when asked about the protocol speaks only 2025: start it again and skip the question. */
+const exitedOnTheQuestion = (sdk: Sdk, config: McpServerConfig, e: unknown): boolean =>
+  e instanceof Failed && config.url === undefined && (config.protocol ?? "auto") === "auto" && e.exited &&
+  e.error instanceof sdk.SdkError && e.error.code === sdk.SdkErrorCode.EraNegotiationFailed
+
+/**
+ * The person signs in (the provider sent them to the page when the server
+ * answered 401): waits for the callback, exchanges the code for tokens and
+ * starts again with them. Anything else is rethrown.
+ */
+const afterSignIn = async (sdk: Sdk, e: unknown, options: ConnectOptions, again: () => Promise<Connection>): Promise<Connection> => {
+  const oauth = e instanceof Failed ? e.made?.oauth : undefined
+  if (oauth === undefined || !oauth.signingIn || !(e instanceof Failed) || !(e.error instanceof sdk.UnauthorizedError)) {
+    oauth?.close()
+    throw e
+  }
+  try {
+    const params = await oauth.awaitCallback(options.oauth?.timeoutMs ?? McpOAuth.SIGN_IN_TIMEOUT_MS, options.signal)
+    await (e.made!.transport as InstanceType<Sdk["StreamableHTTPClientTransport"]>).finishAuth(params)
+  } catch (signIn) {
+    throw new Failed(new Error(`signing in failed: ${describeError(signIn)}`), "", e.where, false)
+  }
+  return again()
 }
 
 /**
@@ -417,16 +394,12 @@ const open = async (sdk: Sdk, name: string, config: McpServerConfig, options: Co
 export const connect = async (name: string, configured: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
   const config = withSecrets(name, configured, options.env ?? process.env)
   const sdk = await import("@modelcontextprotocol/client")
+  const attempt = (legacy: boolean) => open(sdk, name, config, options, legacy).catch((e: unknown) => afterSignIn(sdk, e, options, () => open(sdk, name, config, options, legacy)))
   try {
-    try {
-      return await open(sdk, name, config, options, false)
-    } catch (e) {
-      // A stdio server that exits when asked about the protocol speaks only 2025: start it again and skip the question.
-      const askedInPlace = config.url === undefined && (config.protocol ?? "auto") === "auto"
-      if (!(e instanceof Failed) || !askedInPlace || !e.exited || !(e.error instanceof sdk.SdkError)) throw e
-      if (e.error.code !== sdk.SdkErrorCode.EraNegotiationFailed) throw e
-      return await open(sdk, name, config, options, true)
-    }
+    return await attempt(false).catch((e: unknown) => {
+      if (exitedOnTheQuestion(sdk, config, e)) return attempt(true)
+      throw e
+    })
   } catch (e) {
     const { error, said, where } = e instanceof Failed ? e : new Failed(e, "", config.url ?? config.command ?? name, false)
     throw new StartError(
