@@ -34,7 +34,11 @@ export const source = (graceMs: number): string => `
 const { spawn } = require("node:child_process")
 const [command, ...args] = process.argv.slice(1)
 const GRACE = ${graceMs}
-const child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit"], detached: true })
+// Signals first: a SIGTERM in the first instant must stop the server too, not kill only the watchdog.
+process.on("SIGTERM", () => stop(0))
+process.on("SIGINT", () => {})
+process.on("SIGHUP", () => {})
+let child
 let pending
 let due = Infinity
 const group = (signal) => { try { process.kill(-child.pid, signal) } catch {} }
@@ -45,15 +49,13 @@ const stop = (first) => {
   clearTimeout(pending)
   pending = setTimeout(() => { group("SIGTERM"); setTimeout(() => group("SIGKILL"), GRACE).unref() }, first)
 }
+child = spawn(command, args, { stdio: ["pipe", "inherit", "inherit"], detached: true })
 child.on("error", (e) => { process.stderr.write("cannot start " + JSON.stringify(command) + ": " + e.message + "\\n"); process.exit(127) })
 child.on("exit", (code, signal) => { group("SIGKILL"); process.exit(code ?? (signal === null ? 1 : 128 + (require("node:os").constants.signals[signal] ?? 0))) })
 child.stdin.on("error", () => {})
 process.stdin.on("error", () => {})
 process.stdin.pipe(child.stdin)
 process.stdin.on("end", () => stop(GRACE))
-process.on("SIGTERM", () => stop(0))
-process.on("SIGINT", () => {})
-process.on("SIGHUP", () => {})
 `
 
 /** The watchdog program parley runs. */
