@@ -325,7 +325,12 @@ const take = (live: LiveCall, ms: number): Effect.Effect<Event | undefined> =>
     })
   })
 
-const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+/** An error's message, with its cause's when it has one (fetch says only "fetch failed"; the cause says why). */
+const describe = (e: unknown): string => {
+  if (!(e instanceof Error)) return String(e)
+  const cause = e.cause instanceof Error ? e.cause.message : undefined
+  return cause === undefined || cause === "" ? e.message : `${e.message} (${cause})`
+}
 
 const failed = (live: LiveCall, e: unknown): ExecutorResult => {
   const down = live.spec.server.down()

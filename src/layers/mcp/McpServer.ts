@@ -169,7 +169,12 @@ const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): Promise<
     promise.then((a) => (clearTimeout(timer), resolve(a)), (e: unknown) => (clearTimeout(timer), reject(e)))
   })
 
-const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+/** An error's message, with its cause's when it has one (fetch says only "fetch failed"; the cause says why). */
+const describeError = (e: unknown): string => {
+  if (!(e instanceof Error)) return String(e)
+  const cause = e.cause instanceof Error ? e.cause.message : undefined
+  return cause === undefined || cause === "" ? e.message : `${e.message} (${cause})`
+}
 
 /** The tools parley offers, and the server's own definitions (a 2026 call is sent with its tool's). */
 const listTools = async (client: Client): Promise<{ tools: Array<ServerTool>; definitions: Map<string, Tool> }> => {
@@ -297,7 +302,8 @@ const negotiation = (config: McpServerConfig, timeoutMs: number, legacy: boolean
       return { mode: { pin: "2026-07-28" } }
     default:
       // A stdio server that ignores the unknown request is a 2025 one: do not wait the whole start-up for it.
-      return { mode: "auto", probe: { timeoutMs: Math.min(5000, Math.ceil(timeoutMs / 2)) } }
+      // Over HTTP silence is an outage, not an answer (the SDK fails the start): wait as long as starting may take.
+      return { mode: "auto", probe: { timeoutMs: config.url === undefined ? Math.min(5000, Math.ceil(timeoutMs / 2)) : timeoutMs } }
   }
 }
 

@@ -50,6 +50,26 @@ const tail = (max = 2000) => {
   }
 }
 
+/** How a kept-alive connection the server has just dropped fails a request sent on it. */
+const DROPPED = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"])
+
+/**
+ * `fetch`, once more when the connection turns out closed before any answer
+ * came ("other side closed", a reset): the server dropped the idle
+ * kept-alive connection just as parley reused it (Node servers drop them
+ * after 5 s). Seen under load with the conformance suite's servers. A
+ * server that is really gone fails the second try as well (refused).
+ */
+export const retryDroppedConnection = (inner: typeof fetch): typeof fetch => async (input, init) => {
+  try {
+    return await inner(input, init)
+  } catch (e) {
+    const code = e instanceof Error ? (e.cause as { code?: unknown } | undefined)?.code : undefined
+    if (typeof code !== "string" || !DROPPED.has(code) || init?.signal?.aborted === true) throw e
+    return inner(input, init)
+  }
+}
+
 const hasAuthorization = (headers: Readonly<Record<string, string>> | undefined): boolean =>
   Object.keys(headers ?? {}).some((h) => h.toLowerCase() === "authorization")
 
@@ -67,6 +87,7 @@ export const make = async (name: string, config: McpServerConfig, options: Optio
       requestInit: { headers: { ...(config.headers ?? {}) } },
       // A server that drops the SSE stream is reported, not retried for ever.
       reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
+      fetch: retryDroppedConnection(globalThis.fetch),
       ...(oauth !== undefined ? { authProvider: oauth } : {})
     })
     return { transport, stderr: () => "", where: config.url, ...(oauth !== undefined ? { oauth } : {}) }
