@@ -31,10 +31,18 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   })
   process.stdout.write(versionLine())
 } else {
-  // Node 22.1+: V8 keeps the compiled chunks on disk (the OS temp directory), so a
-  // second run skips compiling them: about a third of what `conversation ls`
-  // costs (issue 28). On older Node the function does not exist.
-  ;(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.()
+  // Node 22.1+: V8 keeps the compiled chunks on disk, so a later run skips
+  // compiling them (issue 28). In the user's cache directory, not the temp
+  // directory a person or a tool may expect parley to leave as it found it;
+  // $NODE_COMPILE_CACHE, when set, is Node's own choice and wins. A directory
+  // that cannot be written only turns the cache off. On older Node the
+  // function does not exist.
+  const enable = (nodeModule as { enableCompileCache?: (dir?: string) => unknown }).enableCompileCache
+  if (enable !== undefined && process.env["NODE_COMPILE_CACHE"] === undefined) {
+    const home = process.env["HOME"]
+    const cache = process.env["XDG_CACHE_HOME"] || (home === undefined || home === "" ? undefined : `${home}/.cache`)
+    if (cache !== undefined) enable(`${cache}/parley/compile-cache`)
+  }
   // `conversation ls` and `conversation print` without effect/cli when the command line is plain (ReadingArgv).
   const { parse } = await import("./cli/ReadingArgv.ts")
   const reading = parse(argv)
