@@ -1,6 +1,10 @@
 /**
  * CLI benchmarks (issue: Turn loop):
  * - cold start of `parley --version` (the bundle) vs `node -e 0` (issue 16: ≤ 2×);
+ * - start-up of the real reading commands (issue 28: ≤ 2× `node -e 0`, on Node
+ *   24): `conversation ls` on an empty storage and `conversation print` of a
+ *   small conversation (the corpus's smallest, 29 events). Run the bench with
+ *   Node 24 first on PATH to measure Node 24;
  * - `query --continue-turn` on the largest corpus conversation (given an
  *   incomplete last turn) until the first provider request, vs loading it.
  */
@@ -40,6 +44,30 @@ const spawnTimes = (args: ReadonlyArray<string>, runs: number): number => {
   return median(times)
 }
 
+/** `conversation ls` (empty storage) and `conversation print` (a small conversation) against `node -e 0`, interleaved. */
+const readingStartup = (): ReadonlyArray<Goal> => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-start-"))
+  const empty = path.join(dir, "empty", ".parley")
+  fs.mkdirSync(empty, { recursive: true })
+  const small = path.join(dir, "small", ".parley")
+  const name = "17758406187-missing-date-in-version-string"
+  fs.cpSync(path.join(corpus, name), path.join(small, "conversations", name), { recursive: true })
+  const cases = {
+    ls: ["dist/parley.mjs", "--storage", empty, "conversation", "ls"],
+    print: ["dist/parley.mjs", "--storage", small, "conversation", "print", "17758406187"],
+    node: ["-e", "0"]
+  }
+  const times: Record<keyof typeof cases, Array<number>> = { ls: [], print: [], node: [] }
+  // One warm-up each (Node's compile cache is written on the first run), then interleaved rounds.
+  for (let i = 0; i < 6; i++) for (const [k, args] of Object.entries(cases)) times[k as keyof typeof cases].push(spawnTimes(args, 3))
+  fs.rmSync(dir, { recursive: true, force: true })
+  const floor = { name: `node -e 0 (Node ${process.versions.node})`, medianMs: median(times.node) }
+  return [
+    { name: "start-up: conversation ls on an empty storage (no effect/cli, nothing of the query path)", subject: { name: "parley conversation ls", medianMs: median(times.ls) }, floor, maxRatio: 2 },
+    { name: "start-up: conversation print of a small conversation (29 events, Markdown)", subject: { name: "parley conversation print", medianMs: median(times.print) }, floor, maxRatio: 2 }
+  ]
+}
+
 export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const goals: Array<Goal> = []
   if (!fs.existsSync(path.join(repo, "dist", "parley.mjs"))) spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: repo })
@@ -56,6 +84,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     floor: { name: "node -e 0", medianMs: median(nodeTimes) },
     maxRatio: 2
   })
+  goals.push(...readingStartup())
 
   // --continue-turn up to the first provider request.
   const storage = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-resume-"))

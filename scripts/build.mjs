@@ -15,7 +15,7 @@
 // process (or a consumer) started during a rebuild never sees half a build.
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
-import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 
@@ -32,8 +32,9 @@ const buildCli = async () => {
   const scratch = path.join("dist", `.build-${process.pid}`)
   mkdirSync(scratch, { recursive: true })
   try {
-    await build({
+    const built = await build({
       entryPoints: { parley: "src/bin.ts" },
+      metafile: true,
       outdir: scratch,
       outExtension: { ".js": ".mjs" },
       bundle: true,
@@ -51,6 +52,9 @@ const buildCli = async () => {
       }
     })
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)
+    // Which sources each chunk holds (not shipped): a test checks what a command loads (issue 28).
+    const chunks = Object.fromEntries(Object.entries(built.metafile.outputs).map(([file, o]) => [path.basename(file), Object.keys(o.inputs)]))
+    writeFileSync(path.join(scratch, "parley.chunks.json"), JSON.stringify(chunks) + "\n")
     // Chunks first, the entry last: a new entry never points at a missing chunk.
     const files = readdirSync(scratch).sort((a, b) => (a === "parley.mjs" ? 1 : b === "parley.mjs" ? -1 : 0))
     for (const f of files) renameSync(path.join(scratch, f), path.join("dist", f))

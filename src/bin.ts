@@ -6,8 +6,11 @@
  * Cold start (issue 16): this entry imports nothing heavy itself. `parley
  * --version` alone is answered right here; everything else loads Effect and
  * the command tree with one dynamic import (esbuild puts them in chunks), so
- * the version costs what `node -e 0` costs.
+ * the version costs what `node -e 0` costs. A plain `conversation ls` or
+ * `conversation print` runs without effect/cli (`cli/ReadingArgv.ts`,
+ * `cli/ReadingRun.ts`; issue 28).
  */
+import * as nodeModule from "node:module"
 import { VERSION } from "./cli/Version.ts"
 
 /**
@@ -28,6 +31,26 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   })
   process.stdout.write(versionLine())
 } else {
-  const { main } = await import("./cli/Run.ts")
-  main()
+  // Node 22.1+: V8 keeps the compiled chunks on disk, so a later run skips
+  // compiling them (issue 28). In the user's cache directory, not the temp
+  // directory a person or a tool may expect parley to leave as it found it;
+  // $NODE_COMPILE_CACHE, when set, is Node's own choice and wins. A directory
+  // that cannot be written only turns the cache off. On older Node the
+  // function does not exist.
+  const enable = (nodeModule as { enableCompileCache?: (dir?: string) => unknown }).enableCompileCache
+  if (enable !== undefined && process.env["NODE_COMPILE_CACHE"] === undefined) {
+    const home = process.env["HOME"]
+    const cache = process.env["XDG_CACHE_HOME"] || (home === undefined || home === "" ? undefined : `${home}/.cache`)
+    if (cache !== undefined) enable(`${cache}/parley/compile-cache`)
+  }
+  // `conversation ls` and `conversation print` without effect/cli when the command line is plain (ReadingArgv).
+  const { parse } = await import("./cli/ReadingArgv.ts")
+  const reading = parse(argv)
+  if (reading !== undefined) {
+    const { run } = await import("./cli/ReadingRun.ts")
+    run(reading)
+  } else {
+    const { main } = await import("./cli/Run.ts")
+    main()
+  }
 }

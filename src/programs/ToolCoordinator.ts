@@ -53,7 +53,9 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
+import type * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
+import * as EventMetadata from "../domain/event/EventMetadata.ts"
 import * as Events from "../domain/event/Events.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
@@ -84,6 +86,8 @@ export interface ResumeInput {
   readonly answeredInquiries: ReadonlyMap<string, Answers>
   /** Questions recorded and never answered: asked again under their recorded ids. */
   readonly pendingInquiries: ReadonlyArray<PendingInquiry>
+  /** The executor state recorded with each call's latest question, per tool call id (handed back as `ExecutionContext.resume`). */
+  readonly executorStates?: ReadonlyMap<string, Schema.Json>
 }
 
 /** What `runTools` needs: the open session, the calls, the turn's state, where tools run, and (resuming) what the earlier run left. */
@@ -188,9 +192,11 @@ const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeIn
 }
 
 /** Step 3: runs the tool until it completes, asking each question it raises. */
-const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
+const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, recorded: Schema.Json | undefined) =>
   Effect.gen(function*() {
     let answers = initial
+    // The executor's state kept with the latest question: what a later run needs to carry the call on.
+    let resume = recorded
     // Secret answers given to this call: never in its recorded result, whatever it echoes.
     const secrets: Array<string> = []
     const scrubbed = (response: ToolResponse): ToolResponse =>
@@ -198,7 +204,7 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
     const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
     const context = { conversationId: env.session.id, root: env.root }
     for (;;) {
-      const result = yield* env.executor.execute(toolCall, answers, context).pipe(
+      const result = yield* env.executor.execute(toolCall, answers, resume !== undefined ? { ...context, resume } : context).pipe(
         // A tool that crashes is a failed call, not a failed turn.
         Effect.catchDefect((d) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`)))
       )
@@ -210,7 +216,9 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
       if (id === undefined) {
         return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
       }
-      const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source }))
+      if (result.resume !== undefined) resume = result.resume
+      const metadata = result.resume !== undefined ? { [EventMetadata.executorState]: result.resume } : undefined
+      const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source, ...(metadata !== undefined ? { metadata } : {}) }))
       if (routed._tag === "End") return scrubbed(routed.response)
       if (routed._tag === "Deferred") return routed
       if (question.answer_type.type === "secret") secrets.push(Redact.secretText(routed.answer))
@@ -220,13 +228,15 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
 
 /** Step 3 for a resumed call: the question its earlier run left open first, then the tool. */
 const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
-  resume === undefined ? execute(env, call, {}) : Effect.gen(function*() {
+  resume === undefined ? execute(env, call, {}, undefined) : Effect.gen(function*() {
     const answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
+    // What the executor kept with the call's latest question (an MCP round), handed back so it carries the call on.
+    const recorded = resume?.executorStates?.get(call.id)
     const pending = yield* resumePending(env, call, resume)
-    if (pending === undefined) return yield* execute(env, call, answers)
+    if (pending === undefined) return yield* execute(env, call, answers, recorded)
     const routed = pending.routed
     if (routed._tag === "End" || routed._tag === "Deferred") return routed._tag === "End" ? routed.response : routed
-    return yield* execute(env, call, { ...answers, [pending.questionId]: routed.answer })
+    return yield* execute(env, call, { ...answers, [pending.questionId]: routed.answer }, recorded)
   })
 
 /** One call, from permission to its recorded response (or to a deferred question). */

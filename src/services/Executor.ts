@@ -47,6 +47,12 @@ export interface ExecutionContext {
   readonly conversationId: string
   /** The project directory: local tools run here, built-ins resolve paths against it. */
   readonly root: string
+  /**
+   * What the executor asked to keep with this call's latest question
+   * ({@link NeedsInput.resume}), handed back when the call runs again —
+   * in particular after a crash, from the recorded question.
+   */
+  readonly resume?: Schema.Json
 }
 
 /** What a finished call records in its `tool_call_response` (and what the model reads). */
@@ -62,7 +68,14 @@ export class NeedsInput extends Schema.TaggedClass<NeedsInput>()("NeedsInput", {
   /** Who asked, resolved by the executor; persisted verbatim. */
   source: InquirySource,
   /** The answers this run was given. */
-  answers: Schema.Record(Schema.String, Schema.Json)
+  answers: Schema.Record(Schema.String, Schema.Json),
+  /**
+   * Opaque state the executor needs to carry this call on in another
+   * process (an MCP server's open `input_required` round, issue 28). The
+   * coordinator records it with the question and hands the latest back as
+   * {@link ExecutionContext.resume}.
+   */
+  resume: Schema.optionalKey(Schema.Json)
 }) {}
 
 /** The outcome of one run of a tool: it finished, or it asks a question first. */

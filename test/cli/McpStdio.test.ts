@@ -193,7 +193,7 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("Trying.\nIt is not there.\n")
     expect(withoutRunHeader(r.stderr)).toBe(
-      "parley: MCP server \"gone\" (parley-no-such-server) could not be started: MCP error -32000: Connection closed; it said:\ncannot start \"parley-no-such-server\": spawn parley-no-such-server ENOENT\nIts tools are unavailable in this run; check [mcp.servers.gone] in config.toml.\n"
+      "parley: MCP server \"gone\" (parley-no-such-server) could not be started: Connection closed; it said:\ncannot start \"parley-no-such-server\": spawn parley-no-such-server ENOENT\nIts tools are unavailable in this run; check [mcp.servers.gone] in config.toml.\n"
     )
     expect(unb64(strip(persisted(p)).find((e) => e["type"] === "tool_call_response")!["content"])).toMatch(/^Tool 'echo' is not available\./)
   })

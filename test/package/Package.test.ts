@@ -204,7 +204,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     expect(loadAll.stdout).toBe(`loaded ${specifiers.length}\n`)
 
     // Importing the library loads no model or MCP SDK: those load only when a live provider or MCP server is used.
-    const sdk = /\/node_modules\/(@anthropic-ai\/sdk|openai|@modelcontextprotocol\/sdk)\//
+    const sdk = /\/node_modules\/(@anthropic-ai\/sdk|openai|@modelcontextprotocol\/(sdk|client|core))\//
     const importsOf = (specifier: string) => loadedBy(app, work, specifier)
     for (const specifier of ["parley", "parley/ai"]) {
       const loaded = importsOf(specifier)

@@ -29,3 +29,11 @@ export const metadataField = EventMetadata.pipe(Schema.withConstructorDefault(Ef
 
 /** No metadata. */
 export const empty: EventMetadata = {}
+
+/**
+ * parley's own metadata key on an `inquiry_request` (issue 28): what the
+ * executor needs to carry the asking tool call on after a crash (an MCP
+ * server's open `input_required` round with its `requestState`). JP treats
+ * metadata as opaque, so the key is kept and ignored there.
+ */
+export const executorState = "parley_executor_state"

@@ -15,6 +15,7 @@
 import type { Json } from "effect/Schema"
 import { ChatRequest } from "./ChatRequest.ts"
 import type { CancellationReason } from "./CancellationReason.ts"
+import type { EventMetadata } from "./EventMetadata.ts"
 import type { InquiryId } from "./InquiryId.ts"
 import type { InquiryQuestion } from "./InquiryQuestion.ts"
 import { InquiryRequest } from "./InquiryRequest.ts"
@@ -25,9 +26,14 @@ import { ToolCallResponse } from "./ToolCallResponse.ts"
 import { trusted } from "./Trusted.ts"
 import { TurnStart } from "./TurnStart.ts"
 
-/** A tool's question, recorded before anyone answers it (RFD 082). */
-export const inquiryRequest = (timestamp: Timestamp, id: InquiryId, source: InquirySource, question: InquiryQuestion): InquiryRequest =>
-  trusted(InquiryRequest, { timestamp, type: "inquiry_request", id, source, question, metadata: {} })
+/** A tool's question, recorded before anyone answers it (RFD 082); `metadata` as given (see `EventMetadata.executorState`). */
+export const inquiryRequest = (
+  timestamp: Timestamp,
+  id: InquiryId,
+  source: InquirySource,
+  question: InquiryQuestion,
+  metadata: EventMetadata = {}
+): InquiryRequest => trusted(InquiryRequest, { timestamp, type: "inquiry_request", id, source, question, metadata })
 
 /** An inquiry answered with `answer` (which may be JSON `null`). */
 export const answered = (timestamp: Timestamp, id: InquiryId, answer: Json): InquiryAnswered =>

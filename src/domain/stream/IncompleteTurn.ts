@@ -40,6 +40,7 @@
 import type { Json } from "effect/Schema"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
+import * as EventMetadata from "../event/EventMetadata.ts"
 import type { InquiryRequest } from "../event/InquiryRequest.ts"
 import type { InquiryResponse } from "../event/InquiryResponse.ts"
 import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
@@ -97,6 +98,12 @@ export interface TurnAnalysis {
   readonly answeredInquiries: ReadonlyMap<string, Readonly<Record<string, Json>>>
   /** Highest attempt recorded per {@link attemptKey}, so new inquiry ids stay unique in the turn. */
   readonly attemptCounters: ReadonlyMap<string, number>
+  /**
+   * Per pending tool call, the executor state recorded with its latest
+   * question that carries one (`EventMetadata.executorState`; issue 28):
+   * what the executor needs to retry the call instead of starting it over.
+   */
+  readonly executorStates: ReadonlyMap<string, Json>
   /** Every tool call of the turn with its state, in order (for display). */
   readonly toolCalls: ReadonlyArray<ToolCallStatus>
   /** Inquiries that belong to no tool call of the turn, in order, each with its closing response (for display). */
@@ -329,6 +336,7 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
   const pendingInquiries: Array<PendingInquiry> = []
   const answered = new Map<string, Record<string, Json>>()
   const attemptCounters = new Map<string, number>()
+  const executorStates = new Map<string, Json>()
   // Answers in the order they were given, so the latest answer to a question wins.
   const byResponse = t.inquiries.filter((q) => q.response !== null).sort((a, b) => a.closedAt - b.closedAt)
   for (const q of t.inquiries) {
@@ -342,6 +350,8 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     if (q.response === null && call.response === null) {
       pendingInquiries.push({ request: q.request, toolCall: call.request, questionId: parsed?.questionId })
     }
+    const state = q.request.metadata[EventMetadata.executorState]
+    if (state !== undefined && call.response === null) executorStates.set(call.request.id, state)
   }
   for (const q of byResponse) {
     if (q.call < 0 || q.response === null || q.response.outcome !== "answered") continue
@@ -360,6 +370,7 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     pendingInquiries,
     answeredInquiries: answered,
     attemptCounters,
+    executorStates,
     toolCalls,
     unattachedInquiries: t.inquiries.filter((q) => q.call < 0).map((q) => ({ request: q.request, response: q.response }))
   }

@@ -20,6 +20,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
 import * as SchemaIssue from "effect/SchemaIssue"
+import * as EnvReference from "./EnvReference.ts"
 import { questionIdProblem } from "./Question.ts"
 import { RunMode, type ToolKind } from "./ToolDefinition.ts"
 
@@ -113,16 +114,23 @@ export type ToolConfig = typeof ToolConfig.Type
 export const McpServerConfig = Schema.Struct({
   command: Schema.optionalKey(Schema.String),
   args: Schema.optionalKey(Schema.Array(Schema.String)),
-  /** Added to the few variables the SDK passes on (HOME, LOGNAME, PATH, SHELL, TERM, USER). */
+  /** Added to the few variables the SDK passes on (HOME, LOGNAME, PATH, SHELL, TERM, USER); values may name parley's variables, `${env:NAME}`. */
   env: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   /** Working directory of a stdio server, relative to the project root (default: the project root). */
   cwd: Schema.optionalKey(Schema.String),
   url: Schema.optionalKey(Schema.String),
+  /** Sent with every request; values may name parley's variables, `${env:NAME}` (a token stays out of config.toml). */
   headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   /** `false` leaves the server (and its tools) out. */
   enable: Schema.optionalKey(Schema.Boolean),
   /** How long starting the server and listing its tools may take (default 10000). */
-  startup_timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+  startup_timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /**
+   * The MCP protocol version (issue 28): `auto` (default) asks the server
+   * and speaks the stateless 2026-07-28 protocol where it is offered,
+   * 2025-11-25 otherwise; `"2025-11-25"` skips asking, `"2026-07-28"` insists.
+   */
+  protocol: Schema.optionalKey(Schema.Literals(["auto", "2025-11-25", "2026-07-28"]))
 })
 export type McpServerConfig = typeof McpServerConfig.Type
 
@@ -270,6 +278,14 @@ const mcpIssues = (input: unknown): Array<ConfigIssue> => {
     }
     for (const key of stdio ? ["headers"] : ["args", "env", "cwd"]) {
       if (key in raw) issues.push({ path: [...base, key], message: stdio ? "only an HTTP server (url) has headers" : "only a stdio server (command) has " + key })
+    }
+    for (const key of ["env", "headers"]) {
+      const table = raw[key]
+      if (!isTable(table)) continue
+      for (const [name, value] of Object.entries(table)) {
+        const problem = typeof value === "string" ? EnvReference.problem(value) : undefined
+        if (problem !== undefined) issues.push({ path: [...base, key, name], message: problem })
+      }
     }
     if (http && typeof raw["url"] === "string" && !/^https?:\/\/[^\s]+$/.test(raw["url"])) {
       issues.push({ path: [...base, "url"], message: `expected an http:// or https:// URL, got ${JSON.stringify(raw["url"])}` })
@@ -423,6 +439,15 @@ export const maxAttempts = (config: Config, tool: string, questionId: string): n
     toolConfig(config, tool)?.max_attempts ??
     config.conversation?.tools?.["*"]?.max_attempts ??
     DEFAULT_MAX_ATTEMPTS
+
+/**
+ * How many `input_required` rounds one call of an MCP tool may take (issue
+ * 28): the loop guard's `max_attempts` of the tool, else `"*"`'s, else the
+ * default. A server that asks again and again ends the call like a question
+ * asked too often.
+ */
+export const maxRounds = (config: Config, tool: string): number =>
+  toolConfig(config, tool)?.max_attempts ?? config.conversation?.tools?.["*"]?.max_attempts ?? DEFAULT_MAX_ATTEMPTS
 
 /** `conversation.tools.<tool>.questions.<id>`, if configured. */
 export const questionConfig = (config: Config, tool: string, questionId: string): QuestionConfig | undefined =>

@@ -18,6 +18,7 @@
  * const executor = ExecutorLive.layer.pipe(Layer.provide(ConfigFile.layer(".parley")))
  * ```
  */
+import * as path from "node:path"
 import { Ajv, type ValidateFunction } from "ajv"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -28,6 +29,7 @@ import * as DeepArguments from "../../domain/tool/DeepArguments.ts"
 import { Config, ConfigError } from "../../services/Config.ts"
 import { error, Executor, fromOutcome, notAvailable } from "../../services/Executor.ts"
 import type { Answers, ExecutionContext, ExecutorResult, ToolCall } from "../../services/Executor.ts"
+import * as McpOAuth from "../mcp/McpOAuth.ts"
 import * as McpTools from "../mcp/McpTools.ts"
 import * as BuiltinTools from "./BuiltinTools.ts"
 import * as LocalTool from "./LocalTool.ts"
@@ -223,6 +225,12 @@ export const layerWith = (options: LayerOptions = {}): Layer.Layer<Executor, Con
         root: process.cwd(),
         interactive: false,
         onProblem: (message) => process.stderr.write(`parley: ${message}\n`),
+        // OAuth state of HTTP servers is kept with the conversations, beside config.toml.
+        storage: path.dirname(file),
+        signIn: (server, url) =>
+          process.stderr.write(
+            `parley: MCP server "${server}" asks you to sign in. Open this page in a browser (parley waits up to ${McpOAuth.SIGN_IN_TIMEOUT_MS / 60_000} minutes; Ctrl-C stops):\n  ${url.href}\n`
+          ),
         ...mcpOptions
       })
       return yield* make(data, { ...rest, file, ...(mcp !== undefined ? { mcp } : {}) })

@@ -1,15 +1,23 @@
 /**
- * One live MCP tool call across the executor's rounds (issue 13).
+ * One live MCP tool call across the executor's rounds (issues 13, 28).
  *
  * The Executor contract is "run with these answers; return the response or
- * the next question". An MCP call is one request that stays open while the
- * server elicits, so it is kept here between rounds, keyed by conversation
- * and tool call id:
+ * the next question". An MCP call asks its questions in one of two ways,
+ * and both are kept here between executor rounds, keyed by conversation and
+ * tool call id:
  *
+ * - a 2025-11-25 server sends `elicitation/create` while `tools/call` stays
+ *   open (the caller holds the server's lock);
+ * - a 2026-07-28 server answers `tools/call` with `input_required`: each of
+ *   its requests is worked through the same way, and once all have answers
+ *   the call is sent again with them and the server's `requestState`
+ *   (`McpRound`). At most {@link CallSpec.maxRounds} such rounds.
+ *
+ * Either way:
  * 1. the first round sends `tools/call` and waits for the first event;
- * 2. an `elicitation/create` is opened and worked through question by
- *    question (`domain/tool/Elicitation.ts`): each question not yet answered
- *    is returned as `NeedsInput` (source `tool{name}`, whatever the server
+ * 2. an elicitation is opened and worked through question by question
+ *    (`domain/tool/Elicitation.ts`): each question not yet answered is
+ *    returned as `NeedsInput` (source `tool{name}`, whatever the server
  *    says); the coordinator records and routes it and calls again with the
  *    answer, which is checked (a rejected answer is asked again, at most
  *    {@link MAX_ATTEMPTS} times) — when every field has a value, parley
@@ -18,15 +26,18 @@
  *
  * Answers handed to the first round (a resumed turn gives back what it
  * recorded) are used for the server's questions of the same id without
- * asking, once each.
+ * asking, once each. A resumed 2026 call whose open round was recorded
+ * (`ExecutionContext.resume`) starts from that round instead of calling
+ * the tool afresh, so the server sees the same `requestState`.
  *
  * A call whose question the coordinator ends without calling back (Ctrl-C at
  * the prompt, a failed side call) or that is interrupted is abandoned: the
- * open elicitation is answered `cancel`, and the request is cancelled after
- * {@link ABANDON_GRACE_MS} if the server has not finished by then. The
- * executor learns of it from the fiber that received the `NeedsInput`: when
- * that fiber ends without calling back, the call was abandoned — so a caller
- * must call `execute` again from the same fiber (the coordinator does).
+ * open elicitation is answered `cancel` (a 2025 server), and the request is
+ * cancelled after {@link ABANDON_GRACE_MS} if the server has not finished by
+ * then. The executor learns of it from the fiber that received the
+ * `NeedsInput`: when that fiber ends without calling back, the call was
+ * abandoned — so a caller must call `execute` again from the same fiber
+ * (the coordinator does).
  *
  * @example
  * ```ts
@@ -34,11 +45,12 @@
  * import * as McpCall from "parley/layers/mcp/McpCall"
  * declare const server: McpCall.CallSpec["server"]
  * const program = Effect.suspend(() => {
- *   const live = McpCall.start({ server, serverName: "everything", tool: "echo", args: { message: "hi" }, timeoutMs: 300_000, interactive: true }, {}, () => {})
+ *   const live = McpCall.start({ server, serverName: "everything", tool: "echo", args: { message: "hi" }, timeoutMs: 300_000, interactive: true, maxRounds: 5 }, {}, () => {})
  *   return McpCall.run(live, {})
  * })
  * ```
  */
+import type { ElicitResult } from "@modelcontextprotocol/client"
 import type * as Schema from "effect/Schema"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -47,7 +59,8 @@ import * as Elicitation from "../../domain/tool/Elicitation.ts"
 import type { Question } from "../../domain/tool/Question.ts"
 import { type Answers, Completed, error, type ExecutorResult, NeedsInput } from "../../services/Executor.ts"
 import { type ToolResult, toolResponse } from "./Content.ts"
-import type { Connection, Elicited } from "./McpServer.ts"
+import * as McpRound from "./McpRound.ts"
+import type { Connection, Elicited, InputRequired, Retry } from "./McpServer.ts"
 
 /** One question asked more often than this in one call ends the call with a tool error (contract §5 round 2). */
 export const MAX_ATTEMPTS = 5
@@ -57,6 +70,7 @@ export const ABANDON_GRACE_MS = 2000
 
 type Event =
   | { readonly _tag: "Elicited"; readonly elicited: Elicited }
+  | { readonly _tag: "InputRequired"; readonly input: InputRequired }
   | { readonly _tag: "Finished"; readonly result: ToolResult }
   | { readonly _tag: "Failed"; readonly error: unknown }
 
@@ -84,6 +98,8 @@ export interface CallSpec {
   readonly timeoutMs: number
   /** A person can be asked (URL mode is declined otherwise). */
   readonly interactive: boolean
+  /** How many `input_required` rounds one call may take (2026-07-28; the tool's `max_attempts`). */
+  readonly maxRounds: number
 }
 
 /** A call in flight. Create with {@link start}; drive with {@link run}. */
@@ -101,10 +117,16 @@ export interface LiveCall {
   gaveUp: string | undefined
   /** Finished, or abandoned: nothing more goes to the coordinator. */
   done: boolean
+  /** 2026-07-28: the `input_required` round being answered, and how many rounds the call has taken. */
+  round: McpRound.Round | undefined
+  rounds: number
+  /** A `tools/call` is in flight. */
+  sending: boolean
   spentMs: number
   detach: (() => void) | undefined
-  /** Resolves once the server's `tools/call` has settled and the server is free again. */
+  /** Resolves once no `tools/call` of this call is in flight any more (and a 2025 server is free again). */
   readonly settled: Promise<void>
+  readonly settle: () => void
   /** Called once when the call ends either way (the registry forgets it). */
   readonly onEnd: () => void
 }
@@ -117,11 +139,27 @@ const push = (live: LiveCall, event: Event): void => {
   else live.queue.push(event)
 }
 
+/** Sends `tools/call` (again, with `retry`); its reply becomes the call's next event. */
+const send = (live: LiveCall, retry?: Retry): void => {
+  const { server } = live.spec
+  live.sending = true
+  server.callTool(live.spec.tool, live.spec.args, live.abort.signal, retry).then(
+    (reply) => push(live, reply._tag === "Result" ? { _tag: "Finished", result: reply.result as ToolResult } : { _tag: "InputRequired", input: reply.input }),
+    (e: unknown) => push(live, { _tag: "Failed", error: e })
+  ).finally(() => {
+    live.sending = false
+    // A 2026 call goes on after an `input_required` reply, unless nothing will read it any more.
+    if (!server.stateless || live.done || live.queue.some((e) => e._tag !== "InputRequired")) live.settle()
+  })
+}
+
 /**
- * Sends `tools/call` (the caller holds the server's lock; it is released
- * when the request settles) and routes the server's elicitations to this call.
+ * Starts the call. A 2025 server: sends `tools/call` (the caller holds the
+ * server's lock, released when the request settles) and routes the
+ * server's elicitations to this call. A 2026 server: sends `tools/call`, or
+ * picks up the round `resume` recorded (a resumed turn).
  */
-export const start = (spec: CallSpec, answers: Answers, onEnd: () => void): LiveCall => {
+export const start = (spec: CallSpec, answers: Answers, onEnd: () => void, resume?: McpRound.Recorded): LiveCall => {
   let settle: () => void = () => {}
   const live: LiveCall = {
     spec,
@@ -133,21 +171,30 @@ export const start = (spec: CallSpec, answers: Answers, onEnd: () => void): Live
     asked: undefined,
     gaveUp: undefined,
     done: false,
+    round: undefined,
+    rounds: 0,
+    sending: false,
     spentMs: 0,
     detach: undefined,
     settled: new Promise<void>((resolve) => (settle = resolve)),
+    settle: () => settle(),
     onEnd
+  }
+  if (spec.server.stateless) {
+    if (resume === undefined) send(live)
+    else {
+      live.rounds = resume.round - 1
+      push(live, { _tag: "InputRequired", input: resume.input })
+    }
+    return live
   }
   const route = (elicited: Elicited) => push(live, { _tag: "Elicited", elicited })
   spec.server.onElicit = route
-  spec.server.callTool(spec.tool, spec.args, live.abort.signal).then(
-    (result) => push(live, { _tag: "Finished", result: result as ToolResult }),
-    (e: unknown) => push(live, { _tag: "Failed", error: e })
-  ).finally(() => {
+  void live.settled.then(() => {
     if (spec.server.onElicit === route) spec.server.onElicit = undefined
     spec.server.lock.release()
-    settle()
   })
+  send(live)
   return live
 }
 
@@ -177,6 +224,8 @@ export const abandon = (live: LiveCall): void => {
   end(live)
   respond(live, "cancel")
   for (const event of live.queue.splice(0)) if (event._tag === "Elicited") event.elicited.respond({ action: "cancel" })
+  // A 2026 server keeps nothing open between rounds: stop a request in flight, else there is nothing to wait for.
+  if (live.spec.server.stateless) return live.sending ? live.abort.abort() : live.settle()
   if (!hadOpen) return live.abort.abort()
   const timer = setTimeout(() => live.abort.abort(), ABANDON_GRACE_MS)
   void live.settled.then(() => clearTimeout(timer))
@@ -232,7 +281,7 @@ const advance = (live: LiveCall): Question | undefined => {
     if (open === undefined || live.gaveUp !== undefined) return undefined
     // The server withdrew the request (its own timeout), or the call has already ended
     // (the SDK ignores a cancellation of request id 0): nothing to ask any more.
-    if (open.elicited.signal.aborted || live.queue.some((e) => e._tag !== "Elicited")) {
+    if (open.elicited.signal.aborted || live.queue.some((e) => e._tag === "Finished" || e._tag === "Failed")) {
       respond(live, "cancel")
       return undefined
     }
@@ -276,7 +325,12 @@ const take = (live: LiveCall, ms: number): Effect.Effect<Event | undefined> =>
     })
   })
 
-const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
+/** An error's message, with its cause's when it has one (fetch says only "fetch failed"; the cause says why). */
+const describe = (e: unknown): string => {
+  if (!(e instanceof Error)) return String(e)
+  const cause = e.cause instanceof Error ? e.cause.message : undefined
+  return cause === undefined || cause === "" ? e.message : `${e.message} (${cause})`
+}
 
 const failed = (live: LiveCall, e: unknown): ExecutorResult => {
   const down = live.spec.server.down()
@@ -290,6 +344,60 @@ const failed = (live: LiveCall, e: unknown): ExecutorResult => {
       ? `Tool '${live.spec.tool}' failed: ${down}. Its tools are unavailable for the rest of this run.`
       : `Tool '${live.spec.tool}' failed: MCP server "${live.spec.serverName}": ${describe(e)}`
   )
+}
+
+/** Records one answer of a 2026 round; the last one sends the call again with all of them and the server's `requestState`. */
+const answerKey = (live: LiveCall, round: McpRound.Round, key: string, result: ElicitResult): void => {
+  if (live.done || live.round !== round) return
+  round.responses[key] = result
+  if (!McpRound.complete(round)) return
+  live.round = undefined
+  send(live, McpRound.retry(round))
+}
+
+/**
+ * Opens a 2026 `input_required` round: each request becomes an elicitation
+ * worked like a pushed one. Returns why the call must end instead: too many
+ * rounds, or a request parley does not answer (it declares only elicitation).
+ */
+const beginRound = (live: LiveCall, input: InputRequired): string | undefined => {
+  const { tool, serverName } = live.spec
+  live.rounds += 1
+  if (live.rounds > live.spec.maxRounds) {
+    return `Tool '${tool}' stopped: MCP server "${serverName}" asked for input ${live.rounds} times in one call (max_attempts is ${live.spec.maxRounds}). Raise max_attempts under [conversation.tools.${tool}] to allow more rounds.`
+  }
+  const round = McpRound.make(live.rounds, input)
+  const requests = McpRound.keys(round).map((key) => [key, McpRound.elicitation(input.inputRequests[key])] as const)
+  for (const [, request] of requests) {
+    if ("unsupported" in request) return `Tool '${tool}' stopped: MCP server "${serverName}" asked for ${request.unsupported}, which parley does not answer.`
+  }
+  live.round = round
+  // Only `requestState`: the server wants the call again, and asks nothing.
+  if (requests.length === 0) {
+    live.round = undefined
+    send(live, McpRound.retry(round))
+  }
+  for (const [key, request] of requests) {
+    live.queue.push({
+      _tag: "Elicited",
+      elicited: {
+        params: "params" in request ? request.params : undefined,
+        respond: (result) => answerKey(live, round, key, result),
+        // There is no error to send back inside a round: nobody chose, which is `cancel`.
+        refuse: () => answerKey(live, round, key, { action: "cancel" }),
+        signal: live.abort.signal
+      }
+    })
+  }
+  return undefined
+}
+
+/** The question to hand the coordinator, with the open round the first time (so it is recorded with it). */
+const needsInput = (live: LiveCall, question: Question, answers: Answers): NeedsInput => {
+  const round = live.round
+  const resume = round?.unrecorded === true ? McpRound.toState(live.spec.serverName, round.number, round.input) : undefined
+  if (round !== undefined) round.unrecorded = false
+  return new NeedsInput({ question, source: InquirySource.InquirySource.tool(live.spec.tool), answers: { ...answers }, ...(resume !== undefined ? { resume } : {}) })
 }
 
 /** Remembers the fiber that got `NeedsInput`: if it ends without calling back, the call was abandoned. */
@@ -311,7 +419,7 @@ const loop = (live: LiveCall, answers: Answers): Effect.Effect<ExecutorResult> =
       if (question !== undefined) {
         live.asked = question
         yield* watch(live)
-        return new NeedsInput({ question, source: InquirySource.InquirySource.tool(live.spec.tool), answers: { ...answers } })
+        return needsInput(live, question, answers)
       }
       const started = Date.now()
       const event = yield* take(live, live.spec.timeoutMs - live.spentMs)
@@ -321,7 +429,13 @@ const loop = (live: LiveCall, answers: Answers): Effect.Effect<ExecutorResult> =
         return error(`Tool '${live.spec.tool}' timed out after ${live.spec.timeoutMs} ms and was cancelled.`)
       }
       if (event._tag === "Elicited") opened(live, event.elicited)
-      else {
+      else if (event._tag === "InputRequired") {
+        const stop = beginRound(live, event.input)
+        if (stop !== undefined) {
+          abandon(live)
+          return error(stop)
+        }
+      } else {
         // An elicitation still open when the call ends is moot.
         respond(live, "cancel")
         end(live)

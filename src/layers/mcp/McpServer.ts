@@ -1,14 +1,32 @@
 /**
- * One MCP server, connected with the official SDK client (issue 13): stdio
- * (parley starts `command` under the {@link Supervisor} watchdog) or
- * streamable HTTP (`url`, `headers`).
+ * One MCP server, connected with the official SDK client, v2 (issues 13,
+ * 28): stdio (parley starts `command` under the {@link Supervisor} watchdog)
+ * or streamable HTTP (`url`, `headers`).
  *
- * The client declares the elicitation capability (form and URL mode) and
- * hands every `elicitation/create` to whoever holds the server's {@link Lock}:
- * MCP does not say which tool call an elicitation belongs to (over stdio
- * nothing in the message links them), so parley runs one call per server at
- * a time and the call in flight is the one that asked. Calls to different
- * servers, and to other tools, still run in parallel.
+ * Protocol version (`protocol` in `[mcp.servers.NAME]`, default `auto`): the
+ * SDK asks the server with `server/discover` whether it speaks the stateless
+ * 2026-07-28 protocol and falls back to the 2025-11-25 `initialize`
+ * handshake when it does not. A stdio server is asked in place, not through
+ * the short-lived second copy the SDK would start (that doubled start-up:
+ * ≈ +0.5 s with server-everything); a server that exits on the unknown
+ * request (some 2025 servers do) is started again for `initialize`.
+ * `protocol = "2025-11-25"` skips asking, `protocol = "2026-07-28"` insists.
+ *
+ * The two versions ask questions differently:
+ * - **2025-11-25**: the server sends `elicitation/create` while the call is
+ *   open. MCP does not say which tool call an elicitation belongs to (over
+ *   stdio nothing in the message links them), so parley runs one call per
+ *   server at a time ({@link Lock}) and hands every elicitation to the call
+ *   in flight ({@link Connection.onElicit}). Calls to different servers, and
+ *   to other tools, still run in parallel.
+ * - **2026-07-28**: the call itself answers `input_required` with the
+ *   requests and an opaque `requestState`; parley retries the call with the
+ *   answers ({@link Retry}). Nothing stays open between rounds, so calls to
+ *   one server run in parallel and need no lock.
+ *
+ * An HTTP server that answers 401 with OAuth metadata is signed in to
+ * (`McpOAuth`): the person gets the authorization page, parley waits for the
+ * loopback callback, exchanges the code and starts again with the tokens.
  *
  * The SDK is imported on first use, so runs without MCP servers never load it.
  * `PARLEY_MCP_TRACE=FILE` appends every JSON-RPC message, both ways, to FILE
@@ -21,17 +39,17 @@
  *   root: process.cwd(), clientInfo: { name: "parley", version: "0.1.0" }, timeoutMs: 10_000, onDown: () => {}
  * })
  * server.tools.map((t) => t.name) // ["echo", "get-sum", …]
+ * server.stateless // false: server-everything speaks 2025-11-25
  * await server.close()
  * ```
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { CallToolResult, ElicitResult, JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, Client, ElicitResult, Tool, Transport } from "@modelcontextprotocol/client"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { McpServerConfig } from "../../domain/tool/Config.ts"
-import * as Supervisor from "./Supervisor.ts"
+import * as EnvReference from "../../domain/tool/EnvReference.ts"
+import * as McpOAuth from "./McpOAuth.ts"
+import * as McpTransport from "./McpTransport.ts"
 
 /** A tool as the server lists it. */
 export interface ServerTool {
@@ -41,7 +59,7 @@ export interface ServerTool {
   readonly inputSchema: Schema.JsonObject
 }
 
-/** An `elicitation/create` the server sent; answer it exactly once. */
+/** An `elicitation/create` to answer exactly once: pushed by a 2025 server, or one entry of a 2026 `input_required`. */
 export interface Elicited {
   readonly params: unknown
   readonly respond: (result: ElicitResult) => void
@@ -50,6 +68,23 @@ export interface Elicited {
   /** Aborted when the server withdraws the request (its own timeout, a cancelled call). */
   readonly signal: AbortSignal
 }
+
+/** What a 2026-07-28 server asks for instead of a result: requests by key, and the state to send back with the answers. */
+export interface InputRequired {
+  readonly inputRequests: Readonly<Record<string, unknown>>
+  readonly requestState?: string
+}
+
+/** A retried call (2026-07-28): the answers under the keys of the server's `inputRequests`, and its `requestState` verbatim. */
+export interface Retry {
+  readonly inputResponses: Readonly<Record<string, ElicitResult>>
+  readonly requestState?: string
+}
+
+/** How a `tools/call` came back: its result, or (2026-07-28) a request for input. */
+export type Reply =
+  | { readonly _tag: "Result"; readonly result: CallToolResult }
+  | { readonly _tag: "InputRequired"; readonly input: InputRequired }
 
 /** First come, first served: one tool call per server at a time. */
 export class Lock {
@@ -88,17 +123,31 @@ export interface ConnectOptions {
   readonly onDown: (reason: string) => void
   /** Append the JSON-RPC traffic to this file. */
   readonly traceFile?: string
+  /** Where `${env:NAME}` is looked up (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /**
+   * OAuth for HTTP servers (`McpOAuth`): where the state files go, how the
+   * person is sent to sign in (absent: nobody can), how long they may take.
+   */
+  readonly oauth?: { readonly dir: string; readonly signIn?: (url: URL) => void; readonly timeoutMs?: number }
+  /** Stops waiting for a sign-in (an interrupted run). */
+  readonly signal?: AbortSignal
 }
 
-/** A started server: its tools, its lock, and how to call and stop it. */
+/** A started server: its tools, its protocol, and how to call and stop it. */
 export interface Connection {
   readonly name: string
   readonly tools: ReadonlyArray<ServerTool>
+  /** The protocol version agreed with the server (`2026-07-28`, or a 2025 one). */
+  readonly protocolVersion: string
+  /** 2026-07-28: questions come back as `input_required`; calls need no {@link lock}. */
+  readonly stateless: boolean
+  /** 2025: held by the call in flight, whose elicitations the server's are. */
   readonly lock: Lock
-  /** Receives the server's elicitations; set by the call that holds {@link lock}. */
+  /** Receives a 2025 server's elicitations; set by the call that holds {@link lock}. */
   onElicit: ((e: Elicited) => void) | undefined
-  /** Calls a tool; rejects with the SDK's error (an `McpError`, or the transport's). */
-  callTool(name: string, args: Readonly<Record<string, Schema.Json>>, signal: AbortSignal): Promise<CallToolResult>
+  /** Calls a tool (again, with `retry`); rejects with the SDK's error (a `ProtocolError`, or the transport's). */
+  callTool(name: string, args: Readonly<Record<string, Schema.Json>>, signal: AbortSignal, retry?: Retry): Promise<Reply>
   /** Why the server can no longer be used, or `undefined` while it is up. */
   readonly down: () => string | undefined
   /** Stops the server (stdio) or ends the session (HTTP). Safe to call twice. */
@@ -107,41 +156,6 @@ export interface Connection {
 
 /** A connection that failed; the message says which server and what to do. */
 export class StartError extends Error {}
-
-/** The last `max` bytes written to a stream, for messages about a dead server. */
-const tail = (max = 2000) => {
-  let text = ""
-  return {
-    push: (chunk: Buffer | string) => {
-      text = (text + chunk.toString()).slice(-max)
-    },
-    get: () => text.trim()
-  }
-}
-
-const traced = (inner: Transport, file: string, server: string): Transport => {
-  const log = (direction: "send" | "receive", message: JSONRPCMessage) =>
-    fs.appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), server, direction, message }) + "\n")
-  const outer: Transport = {
-    start: () => inner.start(),
-    send: (message, options) => {
-      log("send", message)
-      return inner.send(message, options)
-    },
-    close: () => inner.close(),
-    get sessionId() {
-      return inner.sessionId
-    },
-    ...(inner.setProtocolVersion !== undefined ? { setProtocolVersion: (v: string) => inner.setProtocolVersion!(v) } : {})
-  }
-  inner.onmessage = (message, extra) => {
-    log("receive", message)
-    outer.onmessage?.(message, extra)
-  }
-  inner.onclose = () => outer.onclose?.()
-  inner.onerror = (e) => outer.onerror?.(e)
-  return outer
-}
 
 const withoutDialect = (schema: unknown): Schema.JsonObject => {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return { type: "object", properties: {} }
@@ -155,62 +169,35 @@ const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): Promise<
     promise.then((a) => (clearTimeout(timer), resolve(a)), (e: unknown) => (clearTimeout(timer), reject(e)))
   })
 
-const describeError = (e: unknown): string => (e instanceof Error ? e.message : String(e))
-
-interface Transported {
-  readonly transport: Transport
-  readonly stderr: () => string
-  /** What to say about the server's end: its stderr, for a stdio server. */
-  readonly where: string
+/** An error's message, with its cause's when it has one (fetch says only "fetch failed"; the cause says why). */
+const describeError = (e: unknown): string => {
+  if (!(e instanceof Error)) return String(e)
+  const cause = e.cause instanceof Error ? e.cause.message : undefined
+  return cause === undefined || cause === "" ? e.message : `${e.message} (${cause})`
 }
 
-const makeTransport = async (config: McpServerConfig, options: ConnectOptions): Promise<Transported> => {
-  if (config.url !== undefined) {
-    const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js")
-    const transport = new StreamableHTTPClientTransport(new URL(config.url), {
-      requestInit: { headers: { ...(config.headers ?? {}) } },
-      // A server that drops the SSE stream is reported, not retried for ever.
-      reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 2 }
-    })
-    return { transport, stderr: () => "", where: config.url }
-  }
-  const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js")
-  const wrapped = Supervisor.wrap(config.command!, config.args ?? [])
-  const transport = new StdioClientTransport({
-    command: wrapped.command,
-    args: wrapped.args,
-    ...(config.env !== undefined ? { env: { ...config.env } } : {}),
-    cwd: config.cwd === undefined ? options.root : path.resolve(options.root, config.cwd),
-    stderr: "pipe"
-  })
-  const errors = tail()
-  transport.stderr?.on("data", (chunk: Buffer) => errors.push(chunk))
-  return { transport, stderr: errors.get, where: [config.command, ...(config.args ?? [])].join(" ") }
-}
-
-const listTools = async (client: Client): Promise<Array<ServerTool>> => {
+/** The tools parley offers, and the server's own definitions (a 2026 call is sent with its tool's). */
+const listTools = async (client: Client): Promise<{ tools: Array<ServerTool>; definitions: Map<string, Tool> }> => {
   const tools: Array<ServerTool> = []
-  let cursor: string | undefined
-  do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor })
-    for (const tool of page.tools) {
-      // A tool that can only run as a task needs the tasks API, which parley does not speak.
-      if (tool.execution?.taskSupport === "required") continue
-      tools.push({ name: tool.name, description: tool.description ?? tool.title ?? "", inputSchema: withoutDialect(tool.inputSchema) })
-    }
-    cursor = page.nextCursor
-  } while (cursor !== undefined)
-  return tools
+  const definitions = new Map<string, Tool>()
+  // Without a cursor the SDK walks every page.
+  for (const tool of (await client.listTools()).tools) {
+    // A tool that can only run as a task needs the tasks API, which parley does not speak.
+    if (tool.execution?.taskSupport === "required") continue
+    tools.push({ name: tool.name, description: tool.description ?? tool.title ?? "", inputSchema: withoutDialect(tool.inputSchema) })
+    definitions.set(tool.name, tool)
+  }
+  return { tools, definitions }
 }
 
 /** The request timeout parley gives the SDK: none to speak of (parley times calls itself, and questions can take a person minutes). */
 const NO_TIMEOUT_MS = 2 ** 31 - 1
 
-type SdkTypes = typeof import("@modelcontextprotocol/sdk/types.js")
+type Sdk = typeof import("@modelcontextprotocol/client")
 
-/** Hands each `elicitation/create` to the call that holds the server; declines it when no call is running. */
-const routeElicitations = (client: Client, connection: Connection, types: SdkTypes): void => {
-  client.setRequestHandler(types.ElicitRequestSchema, (request, extra) =>
+/** Hands each pushed `elicitation/create` to the call that holds the server; declines it when no call is running. */
+const routeElicitations = (client: Client, connection: Connection, sdk: Sdk): void => {
+  client.setRequestHandler("elicitation/create", (request, ctx) =>
     new Promise<ElicitResult>((resolve, reject) => {
       const target = connection.onElicit
       // Nobody to ask: no call of this server is running, so nothing can record the question.
@@ -218,8 +205,8 @@ const routeElicitations = (client: Client, connection: Connection, types: SdkTyp
       target({
         params: request.params,
         respond: resolve,
-        refuse: (message) => reject(new types.McpError(types.ErrorCode.InvalidParams, message)),
-        signal: extra.signal
+        refuse: (message) => reject(new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message)),
+        signal: ctx.mcpReq.signal
       })
     }))
 }
@@ -230,61 +217,140 @@ interface State {
   closing: boolean
   down: string | undefined
   tools: ReadonlyArray<ServerTool>
+  definitions: ReadonlyMap<string, Tool>
 }
 
-const makeConnection = (name: string, config: McpServerConfig, client: Client, raw: Transport, state: State): Connection => ({
+const callTool = (client: Client, sdk: Sdk, state: State): Connection["callTool"] => async (tool, args, signal, retry) => {
+  const stateless = client.getProtocolEra() === "modern"
+  const definition = state.definitions.get(tool)
+  const result = await client.callTool(
+    { name: tool, arguments: { ...args }, ...(retry !== undefined ? { ...retry, inputResponses: { ...retry.inputResponses } } : {}) },
+    {
+      signal,
+      timeout: NO_TIMEOUT_MS,
+      // 2026: an `input_required` comes back to parley, which records and asks each question itself.
+      allowInputRequired: true,
+      // The SDK would check an `input_required` against the tool's output schema; parley reads content, not structured output.
+      ...(stateless && definition !== undefined ? { toolDefinition: { ...definition, outputSchema: undefined } } : {})
+    }
+  )
+  if (sdk.isInputRequiredResult(result)) {
+    return {
+      _tag: "InputRequired",
+      input: { inputRequests: { ...(result.inputRequests ?? {}) }, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) }
+    }
+  }
+  return { _tag: "Result", result }
+}
+
+const makeConnection = (name: string, config: McpServerConfig, client: Client, sdk: Sdk, raw: Transport, state: State): Connection => ({
   name,
   get tools() {
     return state.tools
   },
+  get protocolVersion() {
+    return client.getNegotiatedProtocolVersion() ?? ""
+  },
+  get stateless() {
+    return client.getProtocolEra() === "modern"
+  },
   lock: new Lock(),
   onElicit: undefined,
-  callTool: (tool, args, signal) =>
-    client.callTool({ name: tool, arguments: { ...args } }, undefined, { signal, timeout: NO_TIMEOUT_MS }) as Promise<CallToolResult>,
+  callTool: callTool(client, sdk, state),
   down: () => state.down,
   close: async () => {
     if (state.closing) return
     state.closing = true
     // Ending an HTTP session is a courtesy; a server that is gone must not hold parley up.
-    const session = raw as { terminateSession?: () => Promise<void> }
-    if (config.url !== undefined && session.terminateSession !== undefined) {
+    const session = raw as { terminateSession?: () => Promise<void>; sessionId?: string }
+    if (config.url !== undefined && session.terminateSession !== undefined && session.sessionId !== undefined) {
       await withTimeout(session.terminateSession(), 1000, "ending the session").catch(() => {})
     }
     await client.close().catch(() => {})
   }
 })
 
+/** `env` and `headers` with `${env:NAME}` replaced; a variable that is not set stops the start with a message naming it. */
+const withSecrets = (name: string, config: McpServerConfig, env: Readonly<Record<string, string | undefined>>): McpServerConfig => {
+  const lookup = (variable: string) => env[variable]
+  const out: { -readonly [K in keyof McpServerConfig]: McpServerConfig[K] } = { ...config }
+  for (const key of ["env", "headers"] as const) {
+    const table = config[key]
+    if (table === undefined) continue
+    const expanded = EnvReference.expandAll(table, lookup)
+    if (Result.isFailure(expanded)) {
+      const { key: entry, name: variable } = expanded.failure
+      throw new StartError(
+        `MCP server "${name}": ${key}.${entry} names \${env:${variable}}, which is not set in parley's environment.\nIts tools are unavailable in this run; set ${variable} or change [mcp.servers.${name}] in config.toml.`
+      )
+    }
+    out[key] = expanded.success
+  }
+  return out
+}
+
 const saying = (said: string): string => (said === "" ? "" : `; it said:\n${said}`)
 
-/**
- * Starts or connects to a server, initializes the session and lists its
- * tools. Fails with a {@link StartError} whose message names the server and
- * carries what it printed on stderr.
- */
-export const connect = async (name: string, config: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
-  // The transport (a stdio server starting) and the client code load in parallel.
-  const [{ Client: ClientClass }, types, { transport: raw, stderr, where }] = await Promise.all([
-    import("@modelcontextprotocol/sdk/client/index.js"),
-    import("@modelcontextprotocol/sdk/types.js"),
-    makeTransport(config, options)
-  ])
-  const transport = options.traceFile === undefined ? raw : traced(raw, options.traceFile, name)
-  const client = new ClientClass({ name: options.clientInfo.name, version: options.clientInfo.version }, {
-    capabilities: { elicitation: { form: {}, url: {} } }
+type Negotiation = NonNullable<import("@modelcontextprotocol/client").ClientOptions["versionNegotiation"]>
+
+/** The SDK's version negotiation for `protocol` (see the module comment); `legacy` after a server exited on the question. */
+const negotiation = (config: McpServerConfig, timeoutMs: number, legacy: boolean): Negotiation => {
+  switch (legacy ? "2025-11-25" : config.protocol ?? "auto") {
+    case "2025-11-25":
+      return { mode: "legacy" }
+    case "2026-07-28":
+      return { mode: { pin: "2026-07-28" } }
+    default:
+      // A stdio server that ignores the unknown request is a 2025 one: do not wait the whole start-up for it.
+      // Over HTTP silence is an outage, not an answer (the SDK fails the start): wait as long as starting may take.
+      return { mode: "auto", probe: { timeoutMs: config.url === undefined ? Math.min(5000, Math.ceil(timeoutMs / 2)) : timeoutMs } }
+  }
+}
+
+/** Why one attempt to start a server failed, with what it printed. */
+class Failed {
+  constructor(
+    readonly error: unknown,
+    readonly said: string,
+    readonly where: string,
+    readonly exited: boolean,
+    readonly made?: McpTransport.Made
+  ) {}
+}
+
+/** One attempt: transport, client, protocol, tools. Cleans up and throws {@link Failed} when it does not work out. */
+const open = async (sdk: Sdk, name: string, config: McpServerConfig, options: ConnectOptions, legacy: boolean): Promise<Connection> => {
+  const made = await McpTransport.make(name, config, {
+    root: options.root,
+    clientName: options.clientInfo.name,
+    ...(options.oauth !== undefined ? { oauth: options.oauth } : {})
   })
-  const state: State = { up: false, closing: false, down: undefined, tools: [] }
-  const connection = makeConnection(name, config, client, raw, state)
-  routeElicitations(client, connection, types)
+  const { transport: raw, stderr, where } = made
+  if (options.traceFile !== undefined) McpTransport.trace(raw, options.traceFile, name)
+  const client = new sdk.Client({ name: options.clientInfo.name, version: options.clientInfo.version }, {
+    capabilities: { elicitation: { form: {}, url: {} } },
+    versionNegotiation: negotiation(config, options.timeoutMs, legacy),
+    // parley answers `input_required` itself: every question is recorded, and a resumed turn retries with its answers.
+    inputRequired: { autoFulfill: false }
+  })
+  const state: State = { up: false, closing: false, down: undefined, tools: [], definitions: new Map() }
+  const connection = makeConnection(name, config, client, sdk, raw, state)
+  routeElicitations(client, connection, sdk)
+  let exited = false
   client.onclose = () => {
+    exited = true
     // Before `up`, a failure to start is reported by `connect` itself.
     if (!state.up || state.closing || state.down !== undefined) return
     state.down = `MCP server "${name}" stopped${saying(stderr())}`
     options.onDown(state.down)
   }
   try {
-    await withTimeout(client.connect(transport), options.timeoutMs, "starting it")
-    state.tools = await withTimeout(listTools(client), options.timeoutMs, "listing its tools")
+    await withTimeout(client.connect(raw), options.timeoutMs, "starting it")
+    const listed = await withTimeout(listTools(client), options.timeoutMs, "listing its tools")
+    state.tools = listed.tools
+    state.definitions = listed.definitions
     state.up = true
+    return connection
   } catch (e) {
     state.closing = true
     // A server that failed to start gets no grace: SIGTERM makes its watchdog stop it at once.
@@ -297,9 +363,53 @@ export const connect = async (name: string, config: McpServerConfig, options: Co
       }
     }
     await client.close().catch(() => {})
+    throw new Failed(e, stderr(), where, exited || (raw as { pid?: number | null }).pid === null, made)
+  }
+}
+
+/** A stdio server that exits when asked about the protocol speaks only 2025: start it again and skip the question. */
+const exitedOnTheQuestion = (sdk: Sdk, config: McpServerConfig, e: unknown): boolean =>
+  e instanceof Failed && config.url === undefined && (config.protocol ?? "auto") === "auto" && e.exited &&
+  e.error instanceof sdk.SdkError && e.error.code === sdk.SdkErrorCode.EraNegotiationFailed
+
+/**
+ * The person signs in (the provider sent them to the page when the server
+ * answered 401): waits for the callback, exchanges the code for tokens and
+ * starts again with them. Anything else is rethrown.
+ */
+const afterSignIn = async (sdk: Sdk, e: unknown, options: ConnectOptions, again: () => Promise<Connection>): Promise<Connection> => {
+  const oauth = e instanceof Failed ? e.made?.oauth : undefined
+  if (oauth === undefined || !oauth.signingIn || !(e instanceof Failed) || !(e.error instanceof sdk.UnauthorizedError)) {
+    oauth?.close()
+    throw e
+  }
+  try {
+    const params = await oauth.awaitCallback(options.oauth?.timeoutMs ?? McpOAuth.SIGN_IN_TIMEOUT_MS, options.signal)
+    await (e.made!.transport as InstanceType<Sdk["StreamableHTTPClientTransport"]>).finishAuth(params)
+  } catch (signIn) {
+    throw new Failed(new Error(`signing in failed: ${describeError(signIn)}`), "", e.where, false)
+  }
+  return again()
+}
+
+/**
+ * Starts or connects to a server, agrees on the protocol, and lists its
+ * tools. Fails with a {@link StartError} whose message names the server and
+ * carries what it printed on stderr.
+ */
+export const connect = async (name: string, configured: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
+  const config = withSecrets(name, configured, options.env ?? process.env)
+  const sdk = await import("@modelcontextprotocol/client")
+  const attempt = (legacy: boolean) => open(sdk, name, config, options, legacy).catch((e: unknown) => afterSignIn(sdk, e, options, () => open(sdk, name, config, options, legacy)))
+  try {
+    return await attempt(false).catch((e: unknown) => {
+      if (exitedOnTheQuestion(sdk, config, e)) return attempt(true)
+      throw e
+    })
+  } catch (e) {
+    const { error, said, where } = e instanceof Failed ? e : new Failed(e, "", config.url ?? config.command ?? name, false)
     throw new StartError(
-      `MCP server "${name}" (${where}) could not be started: ${describeError(e)}${saying(stderr())}\nIts tools are unavailable in this run; check [mcp.servers.${name}] in config.toml.`
+      `MCP server "${name}" (${where}) could not be started: ${describeError(error)}${saying(said)}\nIts tools are unavailable in this run; check [mcp.servers.${name}] in config.toml.`
     )
   }
-  return connection
 }

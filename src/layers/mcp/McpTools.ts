@@ -31,6 +31,7 @@
  * }))
  * ```
  */
+import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type * as Schema from "effect/Schema"
@@ -39,6 +40,7 @@ import type { ToolDefinition } from "../../domain/tool/ToolDefinition.ts"
 import type { Answers, ExecutionContext, ExecutorResult, ToolCall } from "../../services/Executor.ts"
 import { error } from "../../services/Executor.ts"
 import * as McpCall from "./McpCall.ts"
+import * as McpRound from "./McpRound.ts"
 import * as McpServer from "./McpServer.ts"
 
 /** How long a server may take to start and list its tools, unless `startup_timeout_ms` says otherwise. */
@@ -61,6 +63,10 @@ export interface Options {
   readonly clientInfo?: { readonly name: string; readonly version: string }
   /** Where to append the JSON-RPC traffic (default `$PARLEY_MCP_TRACE`). */
   readonly traceFile?: string
+  /** The storage directory: OAuth state of HTTP servers goes to its `mcp-oauth/` (none without it). */
+  readonly storage?: string
+  /** Sends the person to an HTTP server's sign-in page (used only when {@link interactive}). */
+  readonly signIn?: (server: string, url: URL) => void
 }
 
 /** An MCP tool as the executor offers it. */
@@ -80,22 +86,43 @@ export interface Runtime {
   readonly execute: (tool: McpTool, call: ToolCall, args: Readonly<Record<string, Schema.Json>>, answers: Answers, context: ExecutionContext) => Effect.Effect<ExecutorResult>
 }
 
+/** OAuth for HTTP servers: state under the storage directory, and the person sent to sign in when there is one. */
+const oauthOf = (name: string, options: Options) =>
+  options.storage === undefined ? undefined : {
+    dir: path.join(options.storage, "mcp-oauth"),
+    ...(options.interactive && options.signIn !== undefined ? { signIn: (url: URL) => options.signIn!(name, url) } : {})
+  }
+
 const connectOne = (name: string, config: ConfigData.McpServerConfig, options: Options) =>
-  Effect.acquireRelease(
-    // Uninterruptible: an interrupt while starting waits for the start to end, so the server is then stopped.
-    Effect.promise(() =>
-      McpServer.connect(name, config, {
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const abort = new AbortController()
+      const oauth = oauthOf(name, options)
+      const started = McpServer.connect(name, config, {
         root: options.root,
         clientInfo: options.clientInfo ?? { name: "parley", version: "0.1.0" },
         timeoutMs: config.startup_timeout_ms ?? DEFAULT_STARTUP_TIMEOUT_MS,
         onDown: (reason) => options.onProblem(`${reason}\nIts tools are unavailable for the rest of this run.`),
+        signal: abort.signal,
+        ...(oauth !== undefined ? { oauth } : {}),
         ...(options.traceFile !== undefined ? { traceFile: options.traceFile } : {})
       }).then(
         (connection) => ({ name, connection }) as const,
         (e: unknown) => ({ name, problem: e instanceof Error ? e.message : String(e) }) as const
       )
-    ),
-    (started) => ("connection" in started ? Effect.promise(() => started.connection.close()) : Effect.void)
+      // Interrupted while starting (Ctrl-C during a sign-in): stop waiting for the person, and stop what did start.
+      const result = yield* restore(Effect.promise(() => started)).pipe(
+        Effect.onInterrupt(() =>
+          Effect.promise(async () => {
+            abort.abort()
+            const settled = await started
+            if ("connection" in settled) await settled.connection.close()
+          })
+        )
+      )
+      yield* Effect.addFinalizer(() => ("connection" in result ? Effect.promise(() => result.connection.close()) : Effect.void))
+      return result
+    })
   )
 
 /** Waits for the lock of `server`; an interrupt while waiting withdraws the request. */
@@ -155,15 +182,20 @@ export const start = (config: ConfigData.Config, options: Options): Effect.Effec
         const server = byName.get(tool.serverName)!
         const down = server.down()
         if (down !== undefined) return Effect.succeed(error(`Tool '${call.name}' is unavailable: ${down}.`))
-        const timeoutMs = ConfigData.toolConfig(config, call.name)?.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS
+        const spec: McpCall.CallSpec = {
+          server,
+          serverName: server.name,
+          tool: call.name,
+          args,
+          timeoutMs: ConfigData.toolConfig(config, call.name)?.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS,
+          interactive: options.interactive,
+          maxRounds: ConfigData.maxRounds(config, call.name)
+        }
         return Effect.uninterruptibleMask((restore) =>
           Effect.gen(function*() {
-            yield* restore(acquire(server))
-            const started = McpCall.start(
-              { server, serverName: server.name, tool: call.name, args, timeoutMs, interactive: options.interactive },
-              answers,
-              () => calls.delete(key)
-            )
+            // A 2025 server's elicitations belong to the call in flight: one at a time.
+            if (!server.stateless) yield* restore(acquire(server))
+            const started = McpCall.start(spec, answers, () => calls.delete(key), McpRound.fromState(context.resume, server.name))
             calls.set(key, started)
             return yield* restore(McpCall.run(started, answers))
           })

@@ -34,6 +34,7 @@ import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
 import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
+import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
 import * as Events from "../../domain/event/Events.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
 import type { InquiryQuestion } from "../../domain/event/InquiryQuestion.ts"
@@ -55,13 +56,14 @@ export { type Asked, type Closer, describeDefect, type Env, positionOf, record, 
 
 /** How an inquiry opens: record its request now, or it was recorded by an earlier run (resume). */
 export type Opening = Data.TaggedEnum<{
-  Record: { readonly id: InquiryId; readonly source: InquirySource }
+  /** `metadata`: recorded with the request (the executor's state, `EventMetadata.executorState`). */
+  Record: { readonly id: InquiryId; readonly source: InquirySource; readonly metadata?: EventMetadata }
   Recorded: { readonly id: InquiryId; readonly source: InquirySource }
 }>
 const OpeningEnum = Data.taggedEnum<Opening>()
 /** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (built as literals, as `Routed`'s). */
 export const Opening: Data.TaggedEnum.Constructor<Opening> = {
-  Record: ({ id, source }) => ({ _tag: "Record", id, source }),
+  Record: ({ id, source, metadata }) => (metadata !== undefined ? { _tag: "Record", id, source, metadata } : { _tag: "Record", id, source }),
   Recorded: ({ id, source }) => ({ _tag: "Recorded", id, source }),
   $is: OpeningEnum.$is,
   $match: OpeningEnum.$match
@@ -247,6 +249,6 @@ export const ask = (env: Env, call: ToolCallRequest, question: Question, opening
     const open = new OpenInquiry(env, call, question, opening.id)
     const routed = Effect.onExitPrimitive(restore(route(open, opening.source)), (exit) => cancelIfOpen(open, exit), true)
     return opening._tag === "Record"
-      ? Effect.flatMap(record(env, (at) => Events.inquiryRequest(at, open.id, opening.source, toInquiryQuestion(question))), () => routed)
+      ? Effect.flatMap(record(env, (at) => Events.inquiryRequest(at, open.id, opening.source, toInquiryQuestion(question), opening.metadata)), () => routed)
       : routed
   })

@@ -15,6 +15,7 @@ import {
   summaryOf,
   writerQuestionId
 } from "../../../src/domain/stream/IncompleteTurn.ts"
+import { InquiryRequest } from "../../../src/domain/event/InquiryRequest.ts"
 import { corpora } from "../../support/Fixtures.ts"
 import { shape, streams } from "../_streams.ts"
 
@@ -259,6 +260,25 @@ describe("analyze: restoring turn state", () => {
     expect(a.pendingInquiry?.id).toBe("c1.path.1")
     expect(a.pendingInquiries[0]!.questionId).toBe("path")
     expect(a.pendingToolCalls.map((c) => c.id)).toEqual(["c1"])
+  })
+
+  it("keeps the executor state of each pending call's latest question that carries one (issue 28); finished calls have none", () => {
+    const b = streams()
+    const withState = (id: string, state: unknown) => {
+      const ask = b.ask(id, "deploy")
+      return new InquiryRequest({ ...ask, metadata: { parley_executor_state: state as never } })
+    }
+    const entries = [
+      b.ts(), b.cr("q"), b.call("c1", "deploy"), b.call("c2", "deploy"), b.call("c3", "deploy"),
+      withState("c1.elicitation.1", { round: 1 }), b.answer("c1.elicitation.1", true),
+      b.ask("c1.env.1", "deploy"), b.answer("c1.env.1", "staging"),
+      withState("c1.elicitation.2", { round: 2 }), b.answer("c1.elicitation.2", true),
+      b.ask("c1.color.1", "deploy"), b.answer("c1.color.1", "red"),
+      withState("c2.elicitation.1", { round: 1 }), b.answer("c2.elicitation.1", true), b.result("c2"),
+      b.ask("c3.ok.1", "deploy")
+    ]
+    const a = analyze(split(entries).incomplete!)
+    expect([...a.executorStates]).toEqual([["c1", { round: 2 }]])
   })
 
   it("counts attempts across cycles that reuse a tool-call id", () => {

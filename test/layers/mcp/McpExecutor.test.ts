@@ -324,15 +324,15 @@ describe("MCP elicitation edge cases (the SDK's own server)", () => {
     const s = setup()
     return withExecutor(s, odd(s), (executor) =>
       Effect.gen(function*() {
-        // Outside the spec's flat form: the SDK itself refuses it.
+        // Outside the spec's flat form: the SDK itself refuses it, as invalid params.
         const nested = yield* drive(executor, s, call("c1", "nested"), () => null)
         expect(nested.asked).toStrictEqual([])
-        expect(nested.response.content).toMatch(/^elicitation refused: MCP error -32603: /)
+        expect(nested.response.content).toMatch(/^elicitation refused: MCP error -32602: Invalid elicitation request: /)
         // Valid for the spec, but a field name that cannot be a question id: parley refuses it.
         const dotted = yield* drive(executor, s, call("c2", "dotted"), () => null)
         expect(dotted).toStrictEqual({
           asked: [],
-          response: { content: "elicitation refused: MCP error -32602: MCP error -32602: parley cannot ask this: field \"a.b\": question ids must not contain '.'", is_error: false }
+          response: { content: "elicitation refused: MCP error -32602: parley cannot ask this: field \"a.b\": question ids must not contain '.'", is_error: false }
         })
       }))
   })
@@ -368,7 +368,7 @@ describe("MCP elicitation edge cases (the SDK's own server)", () => {
       Effect.gen(function*() {
         const { response } = yield* drive(executor, s, call("c1", "die"), () => null)
         expect(response.is_error).toBe(true)
-        expect(response.content).toMatch(/^Tool 'die' failed: MCP server "odd" stopped\. Its tools are unavailable for the rest of this run\.$|^Tool 'die' failed: MCP server "odd": MCP error -32000: Connection closed$/)
+        expect(response.content).toMatch(/^Tool 'die' failed: MCP server "odd" stopped\. Its tools are unavailable for the rest of this run\.$|^Tool 'die' failed: MCP server "odd": Connection closed$/)
         yield* Effect.promise(() => waitUntil(() => s.problems.length === 1))
         expect(s.problems).toStrictEqual(["MCP server \"odd\" stopped\nIts tools are unavailable for the rest of this run."])
         expect((yield* drive(executor, s, call("c2", "twice"), () => null)).response).toStrictEqual({

@@ -1,0 +1,44 @@
+/**
+ * The reading commands' fast path, its half that runs them (issue 28,
+ * start-up): `conversation ls` and `conversation print` as understood by
+ * `ReadingArgv.parse`, run by the same code as their effect/cli commands
+ * (`LsRun`, `PrintRun`) and ended the same way (`RunMain`), without loading
+ * effect/cli or anything of the query path.
+ *
+ * @example
+ * ```ts
+ * import { parse } from "./ReadingArgv.ts"
+ * import { run } from "./ReadingRun.ts"
+ * const reading = parse(process.argv.slice(2))
+ * if (reading !== undefined) run(reading)
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import { resolveStorageDir } from "../programs/StorageDir.ts"
+import type { StorageAt } from "./conversation/Store.ts"
+import type { Reading } from "./ReadingArgv.ts"
+import { main } from "./RunMain.ts"
+
+/** The storage directory as `Root.storage` resolves it: the flag, else `$PARLEY_STORAGE`, else looked up from here. */
+const storageOf = (flag: string | undefined): StorageAt => {
+  const given = flag ?? process.env["PARLEY_STORAGE"]
+  const named = given === undefined || given === "" ? undefined : given
+  const dir = resolveStorageDir({ flag: named, env: {}, cwd: process.cwd() })
+  return { dir, given: named === undefined ? undefined : dir }
+}
+
+/** Runs `reading` to this process's exit code. */
+export const run = (reading: Reading): void => {
+  const storage = storageOf(reading.storage)
+  // Each command loads only its own code: listing never loads the renderers.
+  main(
+    reading._tag === "Ls"
+      ? Effect.flatMap(Effect.promise(() => import("./conversation/LsRun.ts")), ({ list }) => list({ archived: reading.archived, format: reading.format }, storage))
+      : Effect.flatMap(
+        Effect.promise(() => import("./conversation/PrintRun.ts")),
+        ({ printConversation }) => printConversation({ id: reading.id, format: reading.format, output: reading.output }, storage)
+      ),
+    // There is no effect/cli here: a command line it would have refused never gets this far.
+    () => false
+  )
+}

@@ -1,0 +1,55 @@
+/**
+ * What `parley conversation ls` does, once its command line is read (issue
+ * 28: no effect/cli here, so the fast path of `ReadingRun.ts` and the
+ * effect/cli command of `Ls.ts` run the same code).
+ *
+ * @example
+ * ```ts
+ * import { list } from "./LsRun.ts"
+ * list({ archived: false, format: "json" }, { dir: "/work/.parley", given: undefined })
+ * ```
+ */
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import { printable } from "../../domain/render/TerminalText.ts"
+import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
+import * as Hint from "../Hint.ts"
+import { type StorageAt, withStoreAt } from "./Store.ts"
+
+/** The JSON row of contract §3. */
+export const toJsonRow = (s: ConversationSummary) => ({
+  id: s.id,
+  title: s.title,
+  events: s.events,
+  last_event_at: s.lastEventAt,
+  archived: s.archived,
+  incomplete: s.incomplete === null ? null : { state: s.incomplete.state, ...(s.incomplete.tool !== undefined ? { tool: s.incomplete.tool } : {}) },
+  tokens: s.tokens
+})
+
+const textRow = (s: ConversationSummary): string => {
+  const status = s.incomplete === null
+    ? ""
+    : `  [incomplete: ${s.incomplete.state}${s.incomplete.tool !== undefined ? ` (${s.incomplete.tool})` : ""}]`
+  const when = s.lastEventAt === null ? "-" : s.lastEventAt.replace("T", " ").replace(/\.\d+Z$|Z$/, "")
+  return `${s.id}  ${when.padEnd(19)}  ${String(s.events).padStart(5)} events  ${s.archived ? "(archived) " : ""}${s.title === null ? "(untitled)" : printable(s.title)}${status}`
+}
+
+/** What `ls` was asked. */
+export interface ListOptions {
+  readonly archived: boolean
+  readonly format: "text" | "json"
+}
+
+/** Lists the conversations of `storage` on stdout. */
+export const list = (options: ListOptions, storage: StorageAt) =>
+  withStoreAt(storage, Effect.gen(function*() {
+    const { conversations: rows, damaged } = yield* ConversationStore.use((s) => s.list({ archived: options.archived }))
+    // A damaged conversation is skipped with one line naming it; the rest are listed.
+    for (const d of damaged) {
+      yield* Console.error(`parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.check(d.id, { storage: storage.given })}\` for details`)
+    }
+    if (options.format === "json") return yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
+    if (rows.length === 0) return yield* Console.log(`No conversations yet. Start one with \`${Hint.invokedAs()} query "…"\`.`)
+    for (const row of rows) yield* Console.log(textRow(row))
+  }))

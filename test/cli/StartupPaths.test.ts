@@ -1,0 +1,75 @@
+// Issue 28 (start-up): `conversation ls` and `conversation print` load no
+// SDK, MCP, markdown, executor or effect/cli code, and a command line the
+// fast path declines still gets effect/cli's own answer. What a process
+// loads is read from a module hook; what a chunk holds from the build's
+// dist/parley.chunks.json.
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { bundle } from "../support/Cli.ts"
+import { repoRoot, tempDir } from "../support/Fixtures.ts"
+
+const dir = tempDir("parley-startup-")
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+const storage = path.join(dir, ".parley")
+fs.mkdirSync(path.join(storage, "conversations"), { recursive: true })
+const small = "17758406187-missing-date-in-version-string"
+fs.cpSync(path.join(repoRoot, "test", "fixtures", "corpus", "jp", "conversations", small), path.join(storage, "conversations", small), { recursive: true })
+
+// Records every module URL the process loads.
+const hook = path.join(dir, "hook.mjs")
+fs.writeFileSync(hook, `
+import { register } from "node:module"
+register("data:text/javascript," + encodeURIComponent(${JSON.stringify(`
+import * as fs from "node:fs"
+export async function load(url, context, next) {
+  if (url.startsWith("file:")) fs.appendFileSync(process.env.PARLEY_LOADED, url + "\\n")
+  return next(url, context)
+}`)}))
+`)
+
+const run = (args: ReadonlyArray<string>) => {
+  const loaded = path.join(dir, `loaded-${Math.random().toString(36).slice(2)}`)
+  const r = spawnSync(process.execPath, ["--import", hook, bundle, "--storage", storage, ...args], { encoding: "utf8", env: { ...process.env, PARLEY_LOADED: loaded } })
+  const chunks = fs.existsSync(loaded) ? fs.readFileSync(loaded, "utf8").split("\n").filter((u) => u.includes("/dist/")).map((u) => path.basename(new URL(u).pathname)) : []
+  return { ...r, chunks }
+}
+
+const holds = JSON.parse(fs.readFileSync(path.join(repoRoot, "dist", "parley.chunks.json"), "utf8")) as Record<string, Array<string>>
+/** The sources in the chunks, matching `pattern`. */
+const sources = (chunks: ReadonlyArray<string>, pattern: RegExp) => chunks.flatMap((c) => (holds[c] ?? [`${c}: not in parley.chunks.json`]).filter((s) => pattern.test(s)))
+
+const HEAVY = /node_modules\/(@modelcontextprotocol|openai|@anthropic-ai|markdown-it|ajv|smol-toml)\/|node_modules\/effect\/dist\/cli\/|src\/layers\/(mcp|executor|provider|prompt)\/|src\/cli\/(Live|Query|Main)\.ts|src\/domain\/render\/Html\.ts/
+
+describe("start-up: what the reading commands load", () => {
+  it("ls and print (markdown, json) load none of the query path, no effect/cli, no markdown", () => {
+    for (const args of [["conversation", "ls"], ["conversation", "ls", "--format", "json"], ["conversation", "print", "17758406187"], ["conversation", "print", "17758406187", "--format", "json"]]) {
+      const r = run(args)
+      expect(r.status, r.stderr).toBe(0)
+      expect(r.chunks.length, args.join(" ")).toBeGreaterThan(2)
+      expect(sources(r.chunks, HEAVY), args.join(" ")).toStrictEqual([])
+    }
+    expect(run(["conversation", "ls"]).stdout).toBe("17758406187  2026-04-10 17:07:29     29 events  Missing date in version string\n")
+  })
+
+  it("the check sees heavy code when it loads: a page loads markdown-it, the full command line effect/cli", () => {
+    const page = run(["conversation", "print", "17758406187", "--format", "html", "--output", path.join(dir, "p.html")])
+    expect(page.status, page.stderr).toBe(0)
+    expect(sources(page.chunks, /node_modules\/markdown-it\//).length).toBeGreaterThan(0)
+    const check = run(["conversation", "check"])
+    expect(sources(check.chunks, /node_modules\/effect\/dist\/cli\//).length).toBeGreaterThan(0)
+  })
+
+  it("a command line the fast path declines gets effect/cli's answer: usage errors exit 2, help is printed", () => {
+    const typo = run(["conversation", "ls", "--neww"])
+    expect(typo.status).toBe(2)
+    expect(typo.stderr).toMatch(/^parley: unrecognized flag --neww for `parley conversation ls`/)
+    const badId = run(["conversation", "print", "nope"])
+    expect(badId.status).toBe(2)
+    expect(badId.stderr).toContain("\"nope\" is not a conversation id")
+    const help = run(["conversation", "ls", "--help"])
+    expect(help.status).toBe(0)
+    expect(help.stdout).toContain("--archived")
+  })
+})
