@@ -14,7 +14,7 @@
  *
  * @example
  * ```ts
- * import type * as Effect from "effect/Effect"
+ * import * as Effect from "effect/Effect"
  * import * as Stream from "effect/Stream"
  * import { RunEvents } from "parley/services/RunEvents"
  *
@@ -23,7 +23,7 @@
  * ```
  */
 import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import type * as RunEvent from "../domain/run/RunEvent.ts"
 

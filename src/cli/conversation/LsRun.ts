@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import { printable } from "../../domain/render/TerminalText.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import * as Hint from "../Hint.ts"
+import * as Running from "../Running.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
 
 /** The JSON row of contract §3. */
@@ -49,7 +50,11 @@ export const list = (options: ListOptions, storage: StorageAt) =>
     for (const d of damaged) {
       yield* Console.error(`parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.check(d.id, { storage: storage.given })}\` for details`)
     }
-    if (options.format === "json") return yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
+    // Live runs answer on their sockets (issue 22): pid and open questions.
+    const running = yield* Running.of(storage.dir, rows.map((r) => r.id))
+    if (options.format === "json") {
+      return yield* Console.log(JSON.stringify(rows.map((r) => ({ ...toJsonRow(r), running: Running.jsonOf(running.get(r.id)) })), null, 2))
+    }
     if (rows.length === 0) return yield* Console.log(`No conversations yet. Start one with \`${Hint.invokedAs()} query "…"\`.`)
-    for (const row of rows) yield* Console.log(textRow(row))
+    for (const row of rows) yield* Console.log(textRow(row) + Running.textOf(running.get(row.id)))
   }))
