@@ -5,22 +5,14 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { repoRoot } from "../support/Fixtures.ts"
-import { makeProject, parley, persisted, type Project, writeScript } from "../support/Project.ts"
+import { addDeferrable, DEFERRABLE, makeProject, parley, persisted, type Project, writeScript } from "../support/Project.ts"
 
-const TOOL = `
-[conversation.tools.deferrable]
-source = "local"
-command = "python3 deferrable.py"
-description = "Asks, then acts."
-parameters = { type = "object", properties = { name = { type = "string" }, mode = { type = "string" }, seconds = { type = "number" } }, required = ["name"] }
-run = "unattended"
-`
+const TOOL = DEFERRABLE
 
 const project = (inquiry: string): Project => {
   const p = makeProject()
   fs.appendFileSync(path.join(p.storage, "config.toml"), `${TOOL}\n[conversation.inquiry]\n${inquiry}\n`)
-  fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), path.join(p.root, "deferrable.py"))
+  addDeferrable(p.root)
   return p
 }
 

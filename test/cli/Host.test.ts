@@ -5,16 +5,9 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { repoRoot } from "../support/Fixtures.ts"
-import { exited, killGroup, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
+import { addDeferrable, DEFERRABLE, exited, killGroup, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
 
-const TOOL = `
-[conversation.tools.deferrable]
-source = "local"
-command = "python3 deferrable.py"
-description = "Asks, then acts."
-parameters = { type = "object", properties = { name = { type = "string" }, mode = { type = "string" } }, required = ["name"] }
-run = "unattended"
+const TOOL = `${DEFERRABLE}
 
 [conversation.inquiry]
 detached = "wait"
@@ -30,7 +23,7 @@ afterEach(() => {
 const project = (): Project => {
   const p = makeProject()
   fs.appendFileSync(path.join(p.storage, "config.toml"), TOOL)
-  fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), path.join(p.root, "deferrable.py"))
+  addDeferrable(p.root)
   return p
 }
 

@@ -7,6 +7,7 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { runParley } from "../support/Cli.ts"
 import { repoRoot } from "../support/Fixtures.ts"
+import { DEFERRABLE } from "../support/Project.ts"
 import * as Tmux from "../support/Tmux.ts"
 import { makeProject, onDisk, type Project, removeProjects, startParley, writeScript } from "../support/TtyProject.ts"
 
@@ -21,13 +22,7 @@ const CONFIG = `
 [conversation.inquiry]
 detached = "defer"
 
-[conversation.tools.deferrable]
-source = "local"
-command = "python3 deferrable.py"
-description = "Asks, then acts."
-parameters = { type = "object", properties = { name = { type = "string" }, mode = { type = "string" } }, required = ["name"] }
-run = "unattended"
-`
+${DEFERRABLE}`
 
 /** A conversation whose turn waits for a boolean, a select and a secret (deferred by a run without a terminal). */
 const deferred = (): { p: Project; id: string } => {

@@ -31,6 +31,20 @@ parameters = { type = "object", properties = { name = { type = "string" } }, req
 run = "unattended"
 `
 
+/** A local tool that asks one question (by `mode`) and acts once answered: `test/fixtures/tools/deferrable.py`. */
+export const DEFERRABLE = `
+[conversation.tools.deferrable]
+source = "local"
+command = "python3 deferrable.py"
+description = "Asks, then acts."
+parameters = { type = "object", properties = { name = { type = "string" }, mode = { type = "string" }, seconds = { type = "number" } }, required = ["name"] }
+run = "unattended"
+`
+
+/** Copies the deferrable tool into a project root. */
+export const addDeferrable = (root: string): void =>
+  fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), path.join(root, "deferrable.py"))
+
 export const makeProject = (): Project => {
   const root = tempDir("parley-project-")
   const storage = path.join(root, ".parley")
