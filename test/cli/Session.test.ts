@@ -189,13 +189,28 @@ describe("damage stays local", () => {
 
   const damages: Array<[string, (dir: string) => void]> = [
     ["a journal line `null`", (dir) => fs.writeFileSync(path.join(dir, "events.json.journal"), "null\n")],
-    ["arguments nested 3,000 deep", (dir) => {
-      const events = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Record<string, unknown>>
-      const call = events.find((e) => e["type"] === "tool_call_request")!
-      const deep = "[".repeat(3000) + "]".repeat(3000)
-      fs.writeFileSync(path.join(dir, "events.json"), JSON.stringify(events, null, 2).replace(JSON.stringify(call["arguments"], null, 2).replaceAll("\n", "\n    "), `{"deep": ${deep}}`))
-    }]
   ]
+  // Issue 30: any depth JSON.parse reads is decoded, listed and checked (it is not damage any more).
+  const nest = (dir: string) => {
+    const events = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Record<string, unknown>>
+    const call = events.find((e) => e["type"] === "tool_call_request")!
+    const deep = "[".repeat(3000) + "]".repeat(3000)
+    fs.writeFileSync(path.join(dir, "events.json"), JSON.stringify(events, null, 2).replace(JSON.stringify(call["arguments"], null, 2).replaceAll("\n", "\n    "), `{"deep": ${deep}}`))
+  }
+  it("arguments nested 3,000 deep among 40 good: ls lists all 41, check decodes it (its hand-made layout would change on re-save)", () => {
+    const p = storageWith(40)
+    const bad = path.join(p.storage, "conversations", "17999999999-bad")
+    fs.cpSync(conversationDirs(p)[0]!, bad, { recursive: true })
+    nest(bad)
+    const ls = parley(p, ["conversation", "ls", "--format", "json"])
+    expect([ls.code, ls.stderr]).toStrictEqual([0, ""])
+    expect((JSON.parse(ls.stdout) as Array<unknown>).length).toBe(41)
+    const check = parley(p, ["conversation", "check", "--format", "json"])
+    const rows = JSON.parse(check.stdout) as Array<{ id: string; ok: boolean; roundtrip?: string }>
+    expect(rows.length).toBe(41)
+    expect(rows.filter((r) => !r.ok)).toStrictEqual([])
+    expect(rows.filter((r) => r.roundtrip !== "identical").map((r) => r.id)).toStrictEqual(["17999999999"])
+  })
   for (const [name, damage] of damages) {
     it(`${name} among 40 good: ls lists 40 and names it, check JSON is whole with 41 rows, query --new works`, () => {
       const p = storageWith(40)

@@ -23,6 +23,7 @@
  * ContextWindow.windowOf("openai/gpt-x", { providers: { openai: { models: { "gpt-x": { context_window: 8192 } } } } }) // 8192
  * ```
  */
+import * as JsonText from "../storage/JsonText.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import { sanitize } from "../stream/Sanitize.ts"
@@ -87,9 +88,9 @@ export const eventChars = (e: StreamEntry): number => {
     case "chat_request":
       return e.content.length
     case "chat_response":
-      return e.message !== undefined ? e.message.length : e.reasoning !== undefined ? e.reasoning.length : JSON.stringify(e.data ?? null).length
+      return e.message !== undefined ? e.message.length : e.reasoning !== undefined ? e.reasoning.length : JsonText.stringify(e.data ?? null).length
     case "tool_call_request":
-      return e.name.length + JSON.stringify(e.arguments).length
+      return e.name.length + JsonText.stringify(e.arguments).length
     case "tool_call_response":
       return e.content.length
     default:
