@@ -12,7 +12,6 @@
  * const info = Effect.scoped(Effect.flatMap(HostClient.connect("/tmp/x/run/17738399468.sock"), (client) => client.Info()))
  * ```
  */
-import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as RpcClient from "effect/rpc/RpcClient"
@@ -23,6 +22,8 @@ import { answers } from "./HostServer.ts"
 /** A connection to a host, for the scope's life (a lost host fails calls at once, without reconnecting). */
 export const connect = (socketPath: string) =>
   Effect.gen(function*() {
+    // Loaded here: @effect/platform-node is an optional peer of the library.
+    const NodeSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeSocket"))
     // Built in the caller's scope: the connection must outlive this effect (a provide would close it here).
     const protocol = yield* Layer.build(
       RpcClient.layerProtocolSocket({ retryTransientErrors: false, pingInterval: "2 seconds", pingTimeout: "4 seconds" }).pipe(

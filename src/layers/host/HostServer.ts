@@ -16,7 +16,6 @@
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
-import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
@@ -99,6 +98,8 @@ const handlers = (options: ServeOptions) =>
 export const serve = (options: ServeOptions) =>
   Effect.gen(function*() {
     yield* prepare(options.socketPath)
+    // Loaded here: @effect/platform-node is an optional peer of the library (a consumer may never host a run).
+    const NodeSocketServer = yield* Effect.promise(() => import("@effect/platform-node/NodeSocketServer"))
     const server = RpcServer.layer(HostRpcs, { disableTracing: true }).pipe(
       Layer.provide(handlers(options)),
       Layer.provide(RpcServer.layerProtocolSocketServer),
