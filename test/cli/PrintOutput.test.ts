@@ -84,17 +84,22 @@ describe("conversation print --output writes into the named path", () => {
     noTemps()
   })
 
-  it("/dev/stdout is our stdout as it is: a pipe gets the page, a >> redirect appends", () => {
-    const piped = print("/dev/stdout")
+  // Through a link of our own to /proc/self/fd/1, which is what /dev/stdout is: a test must never
+  // name the machine's /dev/stdout, which a broken writer would replace for every program.
+  it("a link to /proc/self/fd/1 (as /dev/stdout is) is our stdout as it is: a pipe gets the page, a >> redirect appends", () => {
+    const stdout = path.join(dir, "stdout")
+    fs.symlinkSync("/proc/self/fd/1", stdout)
+    const piped = print(stdout)
     expect([piped.code, piped.stderr, piped.stdout === page]).toStrictEqual([0, "", true])
     const file = path.join(dir, "appended.md")
     fs.writeFileSync(file, "before\n")
-    const r = spawnSync("sh", ["-c", `"${process.execPath}" "${binary}" conversation print ${ID} --storage "${storage}" --output /dev/stdout >> "${file}"`], {
+    const r = spawnSync("sh", ["-c", `"${process.execPath}" "${binary}" conversation print ${ID} --storage "${storage}" --output "${stdout}" >> "${file}"`], {
       encoding: "utf8",
       timeout: 60_000
     })
     expect([r.status, r.stderr]).toStrictEqual([0, ""])
     expect(fs.readFileSync(file, "utf8")).toBe("before\n" + page)
+    expect(fs.lstatSync(stdout).isSymbolicLink()).toBe(true)
   })
 
   it("a directory: exit 1 with the reason, the directory untouched", () => {

@@ -46,8 +46,15 @@ export type Target =
   | { readonly _tag: "Descriptor"; readonly fd: number }
   | { readonly _tag: "Refused"; readonly kind: OutputRefused["kind"] }
 
-/** A path that is one of this process's descriptors: `/proc/<our pid>/fd/N` (what `/dev/stdout` and `/dev/fd/N` resolve to). */
+/**
+ * A path that is one of this process's descriptors: `/proc/<our pid>/fd/N`
+ * (what `/dev/stdout` and `/dev/fd/N` link to), and those names themselves,
+ * whatever is on disk there: a `/dev/stdout` some program replaced with a
+ * regular file must not be replaced again, nor written as a file.
+ */
 const descriptorOf = (file: string): number | undefined => {
+  const named = /^\/dev\/(?:(stdin|stdout|stderr)|fd\/(\d+))$/.exec(file)
+  if (named !== null) return named[1] !== undefined ? ["stdin", "stdout", "stderr"].indexOf(named[1]) : Number(named[2])
   const m = /^\/proc\/(\d+|self|thread-self)\/fd\/(\d+)$/.exec(file)
   if (m === null || (m[1] !== "self" && m[1] !== "thread-self" && Number(m[1]) !== process.pid)) return undefined
   return Number(m[2])
@@ -71,6 +78,8 @@ const MAX_HOPS = 40
  */
 export const resolveTarget = async (file: string): Promise<Target> => {
   let current = path.resolve(file)
+  const named = descriptorOf(current)
+  if (named !== undefined) return { _tag: "Descriptor", fd: named }
   for (let hop = 0; hop < MAX_HOPS; hop++) {
     current = path.join(await fs.realpath(path.dirname(current)), path.basename(current))
     const fd = descriptorOf(current)
