@@ -197,11 +197,10 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers) =>
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
     const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
     const context = { conversationId: env.session.id, root: env.root }
+    // A tool that crashes is a failed call, not a failed turn.
+    const crashed = (d: unknown) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`))
     for (;;) {
-      const result = yield* env.executor.execute(toolCall, answers, context).pipe(
-        // A tool that crashes is a failed call, not a failed turn.
-        Effect.catchDefect((d) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`)))
-      )
+      const result = yield* Effect.catchDefect(env.executor.execute(toolCall, answers, context), crashed)
       if (result._tag === "Completed") return scrubbed(result.response)
       const question = result.question
       // The loop guard: a question asked more than max_attempts times ends the call, no new request recorded.
