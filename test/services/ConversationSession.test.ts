@@ -114,6 +114,59 @@ describe("ConversationSession.append under interruption", () => {
     }))
 })
 
+describe("ConversationSession's writer lock", () => {
+  it.effect("writers that wait are served in arrival order", () =>
+    Effect.gen(function*() {
+      const g = yield* gatedSession
+      const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+      yield* Deferred.await(g.started)
+      const waiting: Array<Fiber.Fiber<void, unknown>> = []
+      for (const n of [2, 3, 4]) {
+        waiting.push(yield* Effect.forkChild(g.session.append([callOf(n)])))
+        yield* Effect.yieldNow
+      }
+      yield* Deferred.succeed(g.release, undefined)
+      for (const f of [first, ...waiting]) yield* Fiber.join(f)
+      expect(ids(g.disk)).toStrictEqual(["c1", "c2", "c3", "c4"])
+      expect(ids((yield* g.session.snapshot).entries)).toStrictEqual(["c1", "c2", "c3", "c4"])
+    }))
+
+  // Live clock: a lock left held would hang the writers behind it, and the timeouts say so.
+  it.live("a waiter interrupted in the queue leaves it; the writers behind it still get their turn", () =>
+    Effect.gen(function*() {
+      const g = yield* gatedSession
+      const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+      yield* Deferred.await(g.started)
+      const second = yield* Effect.forkChild(g.session.append([callOf(2)]))
+      yield* Effect.yieldNow
+      const third = yield* Effect.forkChild(g.session.append([callOf(3)]))
+      yield* Effect.yieldNow
+      yield* Fiber.interrupt(second)
+      yield* Deferred.succeed(g.release, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(third).pipe(Effect.timeout("2 seconds"))
+      yield* g.session.append([callOf(4)]).pipe(Effect.timeout("2 seconds"))
+      expect(ids(g.disk)).toStrictEqual(["c1", "c3", "c4"])
+    }))
+
+  it.live("a waiter interrupted after the lock was handed to it, before it ran, passes the lock on", () =>
+    Effect.gen(function*() {
+      const g = yield* gatedSession
+      const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+      yield* Deferred.await(g.started)
+      const second = yield* Effect.forkChild(g.session.append([callOf(2)]))
+      yield* Effect.yieldNow
+      // Releasing the gate finishes the first write at once: the lock is handed to the second writer,
+      // whose wake-up is only scheduled; it is interrupted before it runs.
+      yield* Deferred.succeed(g.release, undefined)
+      expect(ids(g.disk)).toStrictEqual(["c1"])
+      yield* Fiber.interrupt(second)
+      yield* Fiber.join(first)
+      yield* g.session.append([callOf(3)]).pipe(Effect.timeout("2 seconds"))
+      expect(ids(g.disk)).toStrictEqual(["c1", "c3"])
+    }))
+})
+
 describe("the file store's session under interruption (real files)", () => {
   it.live("40 appends interrupted at random instants: every journaled entry is in events.json after close, none doubled", () =>
     Effect.gen(function*() {
