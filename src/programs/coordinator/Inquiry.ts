@@ -200,24 +200,22 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
 }
 
 /**
- * Routes an open question to whoever answers it and records the outcome.
- * The route and the opening time are read in one step (the state and the
- * clock as they are when the question opens).
+ * Routes a question that is open `since` then to whoever answers it, and
+ * records the outcome. Called as the question opens: the route is decided
+ * from the turn's state as it is then.
  */
-const route = (open: OpenInquiry, source: InquirySource) =>
-  Effect.suspend(() => {
-    const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question)
-    const since = Timestamp.fromClock(open.env.clock)
-    const opened = open.env.events.publish(RunEvent.make.QuestionOpened({
-      inquiry_id: open.id,
-      call: open.shown,
-      question: open.question,
-      source,
-      audience: audienceOf(decided),
-      since
-    }))
-    return Effect.flatMap(opened, () => dispatch(open, decided, since))
-  })
+const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timestamp) => {
+  const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question)
+  const opened = open.env.events.publish(RunEvent.make.QuestionOpened({
+    inquiry_id: open.id,
+    call: open.shown,
+    question: open.question,
+    source,
+    audience: audienceOf(decided),
+    since
+  }))
+  return Effect.flatMap(opened, () => dispatch(open, decided, since))
+}
 
 /**
  * An interrupt while the question is open closes it as `Cancelled{user}`
@@ -241,10 +239,13 @@ const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
 export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
   // acquireUseRelease spelled out: the request is recorded uninterruptibly,
   // the routing is interruptible, and the exit handler may skip its step.
+  // The mask's function runs as the step does, so it reads the clock: the
+  // question is open since its request's time.
   Effect.uninterruptibleMask((restore) => {
     const open = new OpenInquiry(env, call, question, opening.id)
-    const routed = Effect.onExitPrimitive(restore(route(open, opening.source)), (exit) => cancelIfOpen(open, exit), true)
-    return opening._tag === "Record"
-      ? Effect.flatMap(record(env, (at) => Events.inquiryRequest(at, open.id, opening.source, toInquiryQuestion(question))), () => routed)
-      : routed
+    const since = Timestamp.fromClock(env.clock)
+    const routed = () => Effect.onExitPrimitive(restore(route(open, opening.source, since)), (exit) => cancelIfOpen(open, exit), true)
+    if (opening._tag === "Recorded") return routed()
+    const request = Events.inquiryRequest(since, open.id, opening.source, toInquiryQuestion(question))
+    return Effect.flatMap(env.session.append([request]), routed)
   })
