@@ -84,7 +84,13 @@ export interface ConversationSession {
 
 /** What a store does for a session; everything else is shared. */
 export interface SessionPersistence {
-  /** Makes `entries` durable after the first `at` entries; returns once they are on disk. */
+  /**
+   * Makes `entries` durable after the first `at` entries; returns once they
+   * are on disk. Called as the write starts, holding the session's writer
+   * lock: a store that writes at once (memory) may write right there and
+   * return the `Exit` (`Exit.void`), and the append is then done in that
+   * one step.
+   */
   appendDurable(entries: ReadonlyArray<StreamEntry>, at: number): Effect.Effect<void, StoreIoError>
   /** Replaces the whole stream durably (discard, edit). */
   rewrite(entries: ReadonlyArray<StreamEntry>): Effect.Effect<void, StoreIoError>
@@ -168,6 +174,11 @@ class WriteLock {
       this.release()
       throw defect
     }
+    // A write that is an Exit already finished as it started: the lock is free again in the same step.
+    if (Exit.isExit(write)) {
+      this.release()
+      return write
+    }
     return Effect.onExitPrimitive(write, () => this.release(), true)
   }
 
@@ -236,12 +247,17 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
         if (result._tag === "Rejected") {
           return Effect.fail(new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) }))
         }
-        return Effect.map(persistence.appendDurable(result.entries, s.entries.length), () => {
+        const visible = () => {
           // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
           s.entries.push(...result.entries)
           TurnAppend.advance(s.counts, result.entries)
           s.hasEvents ||= result.entries.some(isConversationEvent)
-        })
+        }
+        const durable = persistence.appendDurable(result.entries, s.entries.length)
+        if (!Exit.isExit(durable)) return Effect.map(durable, visible)
+        // Written already (a store that writes at once).
+        if (Exit.isSuccess(durable)) visible()
+        return durable
       })
 
     /** Replaces the stream on disk, then in memory. */

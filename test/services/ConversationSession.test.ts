@@ -27,6 +27,7 @@ import * as EventsFile from "../../src/domain/storage/EventsFile.ts"
 import * as FileConversationStore from "../../src/layers/store/FileConversationStore.ts"
 import * as ConversationSession from "../../src/services/ConversationSession.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
+import { StoreIoError } from "../../src/services/StoreErrors.ts"
 import { tempDir } from "../support/Fixtures.ts"
 
 const id = ConversationId.parse("17000000500")!
@@ -164,6 +165,32 @@ describe("ConversationSession's writer lock", () => {
       yield* Fiber.join(first)
       yield* g.session.append([callOf(3)]).pipe(Effect.timeout("2 seconds"))
       expect(ids(g.disk)).toStrictEqual(["c1", "c3"])
+    }))
+})
+
+describe("a store that writes at once", () => {
+  it.live("its Exit is the write: a success is visible at once, a failure leaves nothing visible and the lock free", () =>
+    Effect.gen(function*() {
+      const disk: Array<StreamEntry> = [...opening]
+      let failNext = false
+      const session = yield* ConversationSession.make({ ...Conversation.make({ id, now: at }), entries: opening }, {
+        appendDurable: (entries) => {
+          if (failNext) return Exit.fail(new StoreIoError({ path: "disk", reason: "full" }))
+          disk.push(...entries)
+          return Exit.void
+        },
+        rewrite: () => Effect.die("not used")
+      })
+      yield* session.append([callOf(1)])
+      expect(ids((yield* session.snapshot).entries)).toStrictEqual(["c1"])
+      failNext = true
+      const failed = yield* Effect.flip(session.append([callOf(2)]))
+      expect(failed).toStrictEqual(new StoreIoError({ path: "disk", reason: "full" }))
+      expect(ids((yield* session.snapshot).entries)).toStrictEqual(["c1"])
+      failNext = false
+      yield* session.append([callOf(3)]).pipe(Effect.timeout("2 seconds"))
+      expect(ids((yield* session.snapshot).entries)).toStrictEqual(ids(disk))
+      expect(ids(disk)).toStrictEqual(["c1", "c3"])
     }))
 })
 
