@@ -238,7 +238,7 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     if (permission._tag === "Skip") {
       response = { content: permission.content, is_error: permission.is_error }
     } else {
-      yield* env.events.publish(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
+      env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
       const ended = yield* resumeAndExecute(env, call, resume)
       if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
       response = ended
@@ -247,7 +247,10 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     const recorded = yield* Inquiry.recordThen(
       env,
       (at) => Events.toolCallResponse(at, call.id, response),
-      (recorded) => Effect.as(env.events.publish(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response })), recorded)
+      (recorded) => {
+        env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response }))
+        return Effect.succeed(recorded)
+      }
     )
     return { _tag: "Recorded", response: recorded } satisfies CallEnd
   })

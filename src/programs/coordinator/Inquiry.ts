@@ -94,16 +94,20 @@ class OpenInquiry implements Asked, Closer {
     return this.close((at) => Events.cancelled(at, id, reason), by, { _tag: "Cancelled", reason }, Routed.End({ response }))
   }
 
-  /** Announces how the question closed. */
-  announce(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome): Effect.Effect<void> {
-    return this.env.events.publish(RunEvent.make.QuestionClosed({ inquiry_id: this.id, call: this.shown, question: this.question, by, outcome }))
+  /** What announces how the question closed. */
+  closedEvent(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome): RunEvent.RunEvent {
+    return RunEvent.make.QuestionClosed({ inquiry_id: this.id, call: this.shown, question: this.question, by, outcome })
   }
 
-  /** Records the response, marks the question closed and announces it, atomically. */
+  /**
+   * Records the response, marks the question closed and announces it, in
+   * the step that records it (nothing can come between the three).
+   */
   private close(event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, routed: Routed) {
     return recordThen(this.env, event, () => {
       this.done = true
-      return Effect.as(this.announce(by, outcome), routed)
+      this.env.events.publishUnsafe(this.closedEvent(by, outcome))
+      return Effect.succeed(routed)
     })
   }
 }
@@ -114,14 +118,16 @@ class OpenInquiry implements Asked, Closer {
  * own getter costs far more to make, and every question makes one).
  */
 class BackendRequest implements InquiryBackendRequest {
+  readonly inquiryId: InquiryId
   readonly toolCallId: string
   readonly toolName: string
   readonly question: InquiryQuestion
 
-  constructor(private readonly snapshot: Snapshot, readonly inquiryId: InquiryId, call: ToolCallRequest, question: Question) {
-    this.toolCallId = call.id
-    this.toolName = call.name
-    this.question = toInquiryQuestion(question)
+  constructor(private readonly snapshot: Snapshot, open: OpenInquiry) {
+    this.inquiryId = open.id
+    this.toolCallId = open.call.id
+    this.toolName = open.call.name
+    this.question = toInquiryQuestion(open.question)
   }
 
   get entries(): ReadonlyArray<StreamEntry> {
@@ -132,7 +138,7 @@ class BackendRequest implements InquiryBackendRequest {
 /** The model's structured side call, on the conversation as it stands right now. */
 const fromBackend = (open: OpenInquiry) =>
   Effect.flatMap(open.env.session.snapshot, (snapshot) =>
-    open.env.backend.inquire(new BackendRequest(snapshot, open.id, open.call, open.question)).pipe(
+    open.env.backend.inquire(new BackendRequest(snapshot, open)).pipe(
       Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))),
       Effect.matchEffect({
         onSuccess: (answer) => open.answered("assistant", answer),
@@ -206,7 +212,7 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
  */
 const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timestamp) => {
   const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question)
-  const opened = open.env.events.publish(RunEvent.make.QuestionOpened({
+  open.env.events.publishUnsafe(RunEvent.make.QuestionOpened({
     inquiry_id: open.id,
     call: open.shown,
     question: open.question,
@@ -214,7 +220,7 @@ const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timest
     audience: audienceOf(decided),
     since
   }))
-  return Effect.flatMap(opened, () => dispatch(open, decided, since))
+  return dispatch(open, decided, since)
 }
 
 /**
@@ -225,7 +231,7 @@ const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timest
 const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
   Exit.hasInterrupts(exit) && !open.done
     ? record(open.env, (at) => Events.cancelled(at, open.id, "user")).pipe(
-      Effect.andThen(open.announce("parley", { _tag: "Cancelled", reason: "user" })),
+      Effect.andThen(open.env.events.publish(open.closedEvent("parley", { _tag: "Cancelled", reason: "user" }))),
       Effect.ignore
     )
     : undefined
