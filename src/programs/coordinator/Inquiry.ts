@@ -27,10 +27,12 @@
  * const routed = Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source })) // Effect<Routed, RecordError>
  * ```
  */
+import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
@@ -47,7 +49,7 @@ import { type Question, toInquiryQuestion } from "../../domain/tool/Question.ts"
 import { decideRoute, Route } from "../../domain/tool/Route.ts"
 import type { Snapshot } from "../../services/ConversationSession.ts"
 import type { ToolResponse } from "../../services/Executor.ts"
-import { type InquiryBackendRequest, InquiryOtherError } from "../../services/InquiryBackend.ts"
+import { type InquiryBackendRequest, type InquiryError, InquiryOtherError } from "../../services/InquiryBackend.ts"
 import { type Asked, type Closer, describeDefect, type Env, record, type RecordError, recordThen, Routed, Texts } from "./Env.ts"
 import * as Person from "./Person.ts"
 
@@ -77,9 +79,12 @@ class OpenInquiry implements Asked, Closer {
   done = false
   /** The call as run events show it. */
   readonly shown: RunEvent.ToolCall
+  /** The question as an inquiry records it (RFD 082), for the request and the backend alike. */
+  readonly inquiryQuestion: InquiryQuestion
 
   constructor(readonly env: Env, readonly call: ToolCallRequest, readonly question: Question, readonly id: InquiryId) {
     this.shown = RunEvent.toolCall(call)
+    this.inquiryQuestion = toInquiryQuestion(question)
   }
 
   answered(by: RunEvent.Answerer, answer: Schema.Json): Effect.Effect<Routed, RecordError> {
@@ -127,7 +132,7 @@ class BackendRequest implements InquiryBackendRequest {
     this.inquiryId = open.id
     this.toolCallId = open.call.id
     this.toolName = open.call.name
-    this.question = toInquiryQuestion(open.question)
+    this.question = open.inquiryQuestion
   }
 
   get entries(): ReadonlyArray<StreamEntry> {
@@ -135,20 +140,31 @@ class BackendRequest implements InquiryBackendRequest {
   }
 }
 
+/**
+ * Why a side call failed, from its cause: a crash counts as any other
+ * failure (`InquiryOtherError`) and wins over a typed error; an interrupt
+ * alone is no answer (the cause without its failures, to pass on).
+ */
+const backendFailure = (cause: Cause.Cause<InquiryError>): Result.Result<InquiryError, Cause.Cause<never>> => {
+  const defect = Cause.findDefect(cause)
+  return Result.isSuccess(defect) ? Result.succeed(new InquiryOtherError({ detail: describeDefect(defect.success) })) : Cause.findError(cause)
+}
+
 /** The model's structured side call, on the conversation as it stands right now. */
 const fromBackend = (open: OpenInquiry) =>
   Effect.flatMap(open.env.session.snapshot, (snapshot) =>
-    open.env.backend.inquire(new BackendRequest(snapshot, open)).pipe(
-      Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))),
-      Effect.matchEffect({
-        onSuccess: (answer) => open.answered("assistant", answer),
-        onFailure: (error) =>
-          open.cancelled("assistant", error._tag === "InquiryCancelledError" ? "user" : "backend_error", {
-            content: Texts.inquiryFailed(open.call.name, open.question.text, error.message),
-            is_error: true
-          })
-      })
-    ))
+    Effect.matchCauseEffect(open.env.backend.inquire(new BackendRequest(snapshot, open)), {
+      onSuccess: (answer) => open.answered("assistant", answer),
+      onFailure: (cause) => {
+        const failure = backendFailure(cause)
+        if (Result.isFailure(failure)) return Effect.failCause(failure.failure)
+        const error = failure.success
+        return open.cancelled("assistant", error._tag === "InquiryCancelledError" ? "user" : "backend_error", {
+          content: Texts.inquiryFailed(open.call.name, open.question.text, error.message),
+          is_error: true
+        })
+      }
+    }))
 
 /** Who may answer, as published when the question opens. */
 const audienceOf = (route: Route): RunEvent.Audience => {
@@ -252,6 +268,6 @@ export const ask = (env: Env, call: ToolCallRequest, question: Question, opening
     const since = Timestamp.fromClock(env.clock)
     const routed = () => Effect.onExitPrimitive(restore(route(open, opening.source, since)), (exit) => cancelIfOpen(open, exit), true)
     if (opening._tag === "Recorded") return routed()
-    const request = Events.inquiryRequest(since, open.id, opening.source, toInquiryQuestion(question))
+    const request = Events.inquiryRequest(since, open.id, opening.source, open.inquiryQuestion)
     return Effect.flatMap(env.session.append([request]), routed)
   })
