@@ -50,20 +50,18 @@ export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Sco
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<RunEvent.Sequenced>(), PubSub.shutdown)
   const kept: Kept = { events: [], first: 1, seq: 0, stopped: false }
   // An unbounded PubSub always takes an offer (it has no surplus to handle),
-  // so publishUnsafe is what PubSub.publish would do, in one step instead of
-  // five: the coordinator publishes six events per tool call.
-  const publish = (event: RunEvent.RunEvent) =>
-    Effect.sync(() => {
-      // The first event after a Stopped starts a new run: late subscribers see only that one.
-      if (kept.stopped) {
-        kept.events = []
-        kept.first = kept.seq + 1
-        kept.stopped = false
-      }
-      kept.events.push(event)
-      if (RunEvent.isEnd(event)) kept.stopped = true
-      PubSub.publishUnsafe(pubsub, { seq: ++kept.seq, event })
-    })
+  // so PubSub.publishUnsafe is what PubSub.publish would do, synchronously.
+  const publishUnsafe = (event: RunEvent.RunEvent): void => {
+    // The first event after a Stopped starts a new run: late subscribers see only that one.
+    if (kept.stopped) {
+      kept.events = []
+      kept.first = kept.seq + 1
+      kept.stopped = false
+    }
+    kept.events.push(event)
+    if (RunEvent.isEnd(event)) kept.stopped = true
+    PubSub.publishUnsafe(pubsub, { seq: ++kept.seq, event })
+  }
   /** The kept events numbered after `after`. */
   const keptAfter = (after: number): Array<RunEvent.Sequenced> => {
     const from = Math.max(0, after + 1 - kept.first)
@@ -82,7 +80,8 @@ export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Sco
     }))
   const sequenced = since(0)
   return RunEvents.of({
-    publish,
+    publish: (event) => Effect.sync(() => publishUnsafe(event)),
+    publishUnsafe,
     sequenced,
     events: Stream.map(sequenced, (e) => e.event),
     since,

@@ -203,10 +203,12 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
     const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
     const context = { conversationId: env.session.id, root: env.root }
+    // A tool that crashes is a failed call, not a failed turn.
+    const crashed = (d: unknown) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`))
     for (;;) {
-      const result = yield* env.executor.execute(toolCall, answers, resume !== undefined ? { ...context, resume } : context).pipe(
-        // A tool that crashes is a failed call, not a failed turn.
-        Effect.catchDefect((d) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`)))
+      const result = yield* Effect.catchDefect(
+        env.executor.execute(toolCall, answers, resume !== undefined ? { ...context, resume } : context),
+        crashed
       )
       if (result._tag === "Completed") return scrubbed(result.response)
       const question = result.question
@@ -249,7 +251,7 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     if (permission._tag === "Skip") {
       response = { content: permission.content, is_error: permission.is_error }
     } else {
-      yield* env.events.publish(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
+      env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
       const ended = yield* resumeAndExecute(env, call, resume)
       if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
       response = ended
@@ -258,7 +260,10 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     const recorded = yield* Inquiry.recordThen(
       env,
       (at) => Events.toolCallResponse(at, call.id, response),
-      (recorded) => Effect.as(env.events.publish(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response })), recorded)
+      (recorded) => {
+        env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response }))
+        return Effect.succeed(recorded)
+      }
     )
     return { _tag: "Recorded", response: recorded } satisfies CallEnd
   })

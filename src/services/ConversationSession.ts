@@ -28,7 +28,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import * as Semaphore from "effect/Semaphore"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import { ChatRequest } from "../domain/event/ChatRequest.ts"
 import { isConversationEvent, type StreamEntry } from "../domain/event/ConversationEvent.ts"
 import type { BaseConfig, Conversation } from "../domain/storage/Conversation.ts"
@@ -83,7 +84,13 @@ export interface ConversationSession {
 
 /** What a store does for a session; everything else is shared. */
 export interface SessionPersistence {
-  /** Makes `entries` durable after the first `at` entries; returns once they are on disk. */
+  /**
+   * Makes `entries` durable after the first `at` entries; returns once they
+   * are on disk. Called as the write starts, holding the session's writer
+   * lock: a store that writes at once (memory) may write right there and
+   * return the `Exit` (`Exit.void`), and the append is then done in that
+   * one step.
+   */
   appendDurable(entries: ReadonlyArray<StreamEntry>, at: number): Effect.Effect<void, StoreIoError>
   /** Replaces the whole stream durably (discard, edit). */
   rewrite(entries: ReadonlyArray<StreamEntry>): Effect.Effect<void, StoreIoError>
@@ -127,6 +134,86 @@ class LazySnapshot implements Snapshot {
 
 const snapshotOf = (entries: ReadonlyArray<StreamEntry>): Snapshot => new LazySnapshot(entries)
 
+/** A writer waiting for the lock: `granted` once it is handed over, `wake` once it sleeps. */
+interface Waiter {
+  granted: boolean
+  wake: (() => void) | undefined
+}
+
+/**
+ * One writer at a time, in arrival order; waiting is interruptible, the
+ * write is not. A write that finds the lock free (nearly every append) takes
+ * it in the step that starts the write: Effect's Semaphore spends two more
+ * steps and several closures per write, and the coordinator writes five
+ * times per tool call. A release hands the lock straight to the oldest
+ * waiter, so a writer arriving meanwhile cannot overtake it.
+ */
+class WriteLock {
+  private held = false
+  private readonly waiting: Array<Waiter> = []
+
+  /** Runs the write `start` makes, once the lock is ours, uninterruptibly. */
+  exclusive<A, E, R>(start: () => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    return Effect.uninterruptibleMask((restore) => {
+      if (!this.held) {
+        this.held = true
+        return this.holding(start)
+      }
+      const waiter: Waiter = { granted: false, wake: undefined }
+      this.waiting.push(waiter)
+      const turn = Effect.onExitPrimitive(restore(this.turnOf(waiter)), (exit) => (Exit.isFailure(exit) ? this.leave(waiter) : undefined), true)
+      return Effect.flatMap(turn, () => this.holding(start))
+    })
+  }
+
+  private holding<A, E, R>(start: () => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    let write: Effect.Effect<A, E, R>
+    try {
+      write = start()
+    } catch (defect) {
+      this.release()
+      throw defect
+    }
+    // A write that is an Exit already finished as it started: the lock is free again in the same step.
+    if (Exit.isExit(write)) {
+      this.release()
+      return write
+    }
+    return Effect.onExitPrimitive(write, () => this.release(), true)
+  }
+
+  /** Resumes once the lock is handed to `waiter`. */
+  private turnOf(waiter: Waiter): Effect.Effect<void> {
+    return Effect.callback<void>((resume) => {
+      if (waiter.granted) return resume(Effect.void)
+      waiter.wake = () => resume(Effect.void)
+    })
+  }
+
+  /**
+   * Hands the lock to the oldest waiter, or frees it. Always called by a
+   * running fiber (a writer's exit), which schedules the waiter's wake-up
+   * rather than running it inside its own exit: a long queue must not nest.
+   */
+  private release(): undefined {
+    const next = this.waiting.shift()
+    if (next === undefined) {
+      this.held = false
+    } else {
+      next.granted = true
+      if (next.wake !== undefined) Fiber.getCurrent()!.currentDispatcher.scheduleTask(next.wake, 0)
+    }
+    return undefined
+  }
+
+  /** An interrupted waiter leaves the queue, or passes the lock on if it was handed over meanwhile. */
+  private leave(waiter: Waiter): undefined {
+    if (waiter.granted) return this.release()
+    this.waiting.splice(this.waiting.indexOf(waiter), 1)
+    return undefined
+  }
+}
+
 /**
  * A session over `persistence`, starting from `conversation` (as on disk).
  *
@@ -147,29 +234,31 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
   Effect.gen(function*() {
     const state = yield* Ref.make(stateOf(conversation.entries))
     const metadata = yield* Ref.make(conversation.metadata)
-    // One writer at a time; waiting for the permit is interruptible, the write is not.
-    const writer = yield* Semaphore.make(1)
-    const exclusive = writer.withPermits(1)
+    const writer = new WriteLock()
 
     const snapshot = Effect.sync(() => snapshotOf(Ref.getUnsafe(state).entries))
 
-    // Written without a generator, reading the state in the step that uses it,
-    // and uninterruptibleMask (which calls its function as the step runs) is
-    // also the suspend: the coordinator appends five times per tool call.
+    // Written without a generator, reading the state as the write starts:
+    // the coordinator appends five times per tool call.
     const append = (batch: ReadonlyArray<StreamEntry>) =>
-      batch.length === 0 ? Effect.void : exclusive(Effect.uninterruptibleMask((): Effect.Effect<void, AppendRejected | StoreIoError> => {
+      batch.length === 0 ? Effect.void : writer.exclusive((): Effect.Effect<void, AppendRejected | StoreIoError> => {
         const s = Ref.getUnsafe(state)
         const result = TurnAppend.validateAgainst(s, batch)
         if (result._tag === "Rejected") {
           return Effect.fail(new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) }))
         }
-        return Effect.map(persistence.appendDurable(result.entries, s.entries.length), () => {
+        const visible = () => {
           // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
           s.entries.push(...result.entries)
           TurnAppend.advance(s.counts, result.entries)
           s.hasEvents ||= result.entries.some(isConversationEvent)
-        })
-      }))
+        }
+        const durable = persistence.appendDurable(result.entries, s.entries.length)
+        if (!Exit.isExit(durable)) return Effect.map(durable, visible)
+        // Written already (a store that writes at once).
+        if (Exit.isSuccess(durable)) visible()
+        return durable
+      })
 
     /** Replaces the stream on disk, then in memory. */
     const rewrite = (entries: ReadonlyArray<StreamEntry>) =>
@@ -177,30 +266,30 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
 
     const incompleteTurn = Effect.map(Ref.get(state), (s) => IncompleteTurn.splitIncompleteTurn(s.entries).incomplete)
 
-    const resumeIncompleteTurn = exclusive(Effect.uninterruptible(Effect.gen(function*() {
+    const resumeIncompleteTurn = writer.exclusive(() => Effect.gen(function*() {
       const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn((yield* Ref.get(state)).entries)
       if (incomplete === null) return null
       const resumable = IncompleteTurn.resumableEntries(incomplete)
       if (resumable.length !== incomplete.entries.length) yield* rewrite([...complete, ...resumable])
       return IncompleteTurn.analyze(incomplete)
-    })))
+    }))
 
-    const discardIncompleteTurn = exclusive(Effect.uninterruptible(Effect.gen(function*() {
+    const discardIncompleteTurn = writer.exclusive(() => Effect.gen(function*() {
       const kept = IncompleteTurn.discardIncompleteTurn((yield* Ref.get(state)).entries)
       if (kept === null) return false
       yield* rewrite(kept)
       return true
-    })))
+    }))
 
     const replacePendingQuery = (content: string) =>
-      exclusive(Effect.uninterruptible(Effect.gen(function*() {
+      writer.exclusive(() => Effect.gen(function*() {
         const entries = (yield* Ref.get(state)).entries
         const at = entries.findLastIndex((e) => e.type === "chat_request")
         if (at < 0) return
         const next = entries.slice()
         next[at] = new ChatRequest({ ...(entries[at] as ChatRequest), content })
         yield* rewrite(next)
-      })))
+      }))
 
     return {
       id: conversation.id,

@@ -98,6 +98,7 @@ export type Services = ConversationStore | Executor | PromptBackend | InquiryBac
 export const recordingEvents = (events: Array<RunEvent.RunEvent>) =>
   RunEvents.of({
     publish: (e) => Effect.sync(() => void events.push(e)),
+    publishUnsafe: (e) => void events.push(e),
     events: Stream.suspend(() => Stream.fromIterable(events)),
     sequenced: Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })))),
     since: (seq) => Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })).slice(seq))),

@@ -57,6 +57,22 @@ describe("the run-event hub", () => {
       expect([...(yield* Stream.runCollect(hub.since(12)))].map((e) => e.seq)).toStrictEqual([13])
     }).pipe(Effect.provide(RunEventsLive.layer)))
 
+  it.effect("publishUnsafe is publish done as it is called: one numbering, one replay, live subscribers see it", () =>
+    Effect.gen(function*() {
+      const hub = yield* RunEvents
+      const live = yield* Effect.forkChild(Stream.runCollect(hub.sequenced))
+      yield* Effect.yieldNow
+      yield* hub.publish(RunEvent.make.TextDelta({ text: "a" }))
+      hub.publishUnsafe(RunEvent.make.TextDelta({ text: "b" }))
+      expect(yield* hub.latest).toBe(2)
+      yield* hub.publish(RunEvent.make.TextDelta({ text: "c" }))
+      hub.publishUnsafe(RunEvent.make.Stopped({ ending: "completed", incomplete: null }))
+      const shown = (items: Iterable<RunEvent.Sequenced>) => [...items].map((e) => `${e.seq}:${e.event._tag === "TextDelta" ? e.event.text : "end"}`)
+      const expected = ["1:a", "2:b", "3:c", "4:end"]
+      expect(shown(yield* Fiber.join(live))).toStrictEqual(expected)
+      expect(shown(yield* Stream.runCollect(hub.sequenced))).toStrictEqual(expected)
+    }).pipe(Effect.provide(RunEventsLive.layer)))
+
   it("events cross JSON and back unchanged", () => {
     const event = RunEvent.make.QuestionClosed({
       inquiry_id: "c.q.1",

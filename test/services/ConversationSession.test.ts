@@ -27,6 +27,7 @@ import * as EventsFile from "../../src/domain/storage/EventsFile.ts"
 import * as FileConversationStore from "../../src/layers/store/FileConversationStore.ts"
 import * as ConversationSession from "../../src/services/ConversationSession.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
+import { StoreIoError } from "../../src/services/StoreErrors.ts"
 import { tempDir } from "../support/Fixtures.ts"
 
 const id = ConversationId.parse("17000000500")!
@@ -111,6 +112,85 @@ describe("ConversationSession.append under interruption", () => {
         yield* Fiber.interrupt(fiber)
         expect(ids((yield* session.snapshot).entries)).toStrictEqual(ids(disk))
       }
+    }))
+})
+
+describe("ConversationSession's writer lock", () => {
+  it.effect("writers that wait are served in arrival order", () =>
+    Effect.gen(function*() {
+      const g = yield* gatedSession
+      const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+      yield* Deferred.await(g.started)
+      const waiting: Array<Fiber.Fiber<void, unknown>> = []
+      for (const n of [2, 3, 4]) {
+        waiting.push(yield* Effect.forkChild(g.session.append([callOf(n)])))
+        yield* Effect.yieldNow
+      }
+      yield* Deferred.succeed(g.release, undefined)
+      for (const f of [first, ...waiting]) yield* Fiber.join(f)
+      expect(ids(g.disk)).toStrictEqual(["c1", "c2", "c3", "c4"])
+      expect(ids((yield* g.session.snapshot).entries)).toStrictEqual(["c1", "c2", "c3", "c4"])
+    }))
+
+  // Live clock: a lock left held would hang the writers behind it, and the timeouts say so.
+  it.live("a waiter interrupted in the queue leaves it; the writers behind it still get their turn", () =>
+    Effect.gen(function*() {
+      const g = yield* gatedSession
+      const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+      yield* Deferred.await(g.started)
+      const second = yield* Effect.forkChild(g.session.append([callOf(2)]))
+      yield* Effect.yieldNow
+      const third = yield* Effect.forkChild(g.session.append([callOf(3)]))
+      yield* Effect.yieldNow
+      yield* Fiber.interrupt(second)
+      yield* Deferred.succeed(g.release, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(third).pipe(Effect.timeout("2 seconds"))
+      yield* g.session.append([callOf(4)]).pipe(Effect.timeout("2 seconds"))
+      expect(ids(g.disk)).toStrictEqual(["c1", "c3", "c4"])
+    }))
+
+  it.live("a waiter interrupted after the lock was handed to it, before it ran, passes the lock on", () =>
+    Effect.gen(function*() {
+      const g = yield* gatedSession
+      const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+      yield* Deferred.await(g.started)
+      const second = yield* Effect.forkChild(g.session.append([callOf(2)]))
+      yield* Effect.yieldNow
+      // Releasing the gate finishes the first write at once: the lock is handed to the second writer,
+      // whose wake-up is only scheduled; it is interrupted before it runs.
+      yield* Deferred.succeed(g.release, undefined)
+      expect(ids(g.disk)).toStrictEqual(["c1"])
+      yield* Fiber.interrupt(second)
+      yield* Fiber.join(first)
+      yield* g.session.append([callOf(3)]).pipe(Effect.timeout("2 seconds"))
+      expect(ids(g.disk)).toStrictEqual(["c1", "c3"])
+    }))
+})
+
+describe("a store that writes at once", () => {
+  it.live("its Exit is the write: a success is visible at once, a failure leaves nothing visible and the lock free", () =>
+    Effect.gen(function*() {
+      const disk: Array<StreamEntry> = [...opening]
+      let failNext = false
+      const session = yield* ConversationSession.make({ ...Conversation.make({ id, now: at }), entries: opening }, {
+        appendDurable: (entries) => {
+          if (failNext) return Exit.fail(new StoreIoError({ path: "disk", reason: "full" }))
+          disk.push(...entries)
+          return Exit.void
+        },
+        rewrite: () => Effect.die("not used")
+      })
+      yield* session.append([callOf(1)])
+      expect(ids((yield* session.snapshot).entries)).toStrictEqual(["c1"])
+      failNext = true
+      const failed = yield* Effect.flip(session.append([callOf(2)]))
+      expect(failed).toStrictEqual(new StoreIoError({ path: "disk", reason: "full" }))
+      expect(ids((yield* session.snapshot).entries)).toStrictEqual(["c1"])
+      failNext = false
+      yield* session.append([callOf(3)]).pipe(Effect.timeout("2 seconds"))
+      expect(ids((yield* session.snapshot).entries)).toStrictEqual(ids(disk))
+      expect(ids(disk)).toStrictEqual(["c1", "c3"])
     }))
 })
 

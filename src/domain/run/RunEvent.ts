@@ -125,26 +125,35 @@ export interface Sequenced {
   readonly event: RunEvent
 }
 
-type Fields<Tag extends RunEvent["_tag"]> = Omit<Of<Tag>, "_tag">
-
-const maker = <Tag extends RunEvent["_tag"]>(tag: Tag) => (fields: Fields<Tag>): Of<Tag> => ({ _tag: tag, ...fields }) as Of<Tag>
-
-/** Constructors, one per variant: `make.TextDelta({ text })`. */
-export const make = {
-  ConversationKnown: maker("ConversationKnown"),
-  ModelChosen: maker("ModelChosen"),
-  Waiting: maker("Waiting"),
-  TextDelta: maker("TextDelta"),
-  ReasoningDelta: maker("ReasoningDelta"),
-  ReplyFinished: maker("ReplyFinished"),
-  ToolCallsAnnounced: maker("ToolCallsAnnounced"),
-  ToolStarted: maker("ToolStarted"),
-  ToolFinished: maker("ToolFinished"),
-  QuestionOpened: maker("QuestionOpened"),
-  QuestionClosed: maker("QuestionClosed"),
-  Warning: maker("Warning"),
-  Stopped: maker("Stopped")
-} as const
+/**
+ * Constructors, one per variant: `make.TextDelta({ text })`. Each builds its
+ * variant as a literal: one shared constructor spreading its argument would
+ * see every variant's shape and run megamorphic, and the coordinator
+ * publishes six events per tool call.
+ */
+export const make: { readonly [Tag in RunEvent["_tag"]]: (fields: Omit<Of<Tag>, "_tag">) => Of<Tag> } = {
+  ConversationKnown: ({ conversation_id, created }) => ({ _tag: "ConversationKnown", conversation_id, created }),
+  ModelChosen: ({ model }) => ({ _tag: "ModelChosen", model }),
+  Waiting: ({ waiting }) => ({ _tag: "Waiting", waiting }),
+  TextDelta: ({ text }) => ({ _tag: "TextDelta", text }),
+  ReasoningDelta: ({ text }) => ({ _tag: "ReasoningDelta", text }),
+  ReplyFinished: ({ stop_reason }) => ({ _tag: "ReplyFinished", stop_reason }),
+  ToolCallsAnnounced: ({ calls }) => ({ _tag: "ToolCallsAnnounced", calls }),
+  ToolStarted: ({ call, resumed }) => ({ _tag: "ToolStarted", call, resumed }),
+  ToolFinished: ({ call, ran, response }) => ({ _tag: "ToolFinished", call, ran, response }),
+  QuestionOpened: ({ inquiry_id, call, question, source, audience, since }) => ({
+    _tag: "QuestionOpened",
+    inquiry_id,
+    call,
+    question,
+    source,
+    audience,
+    since
+  }),
+  QuestionClosed: ({ inquiry_id, call, question, by, outcome }) => ({ _tag: "QuestionClosed", inquiry_id, call, question, by, outcome }),
+  Warning: ({ text }) => ({ _tag: "Warning", text }),
+  Stopped: ({ ending, incomplete }) => ({ _tag: "Stopped", ending, incomplete })
+}
 
 /** A tool call request as the run shows it (no timestamp, no provider metadata). */
 export const toolCall = (call: { readonly id: string; readonly name: string; readonly arguments: Schema.JsonObject }): ToolCall => ({

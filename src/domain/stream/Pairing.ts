@@ -61,7 +61,7 @@ const OPENED_INQUIRY = { _tag: "Opened", kind: "inquiry" } as const
 
 /** The open requests of one id, oldest first (`items[head..]`). */
 interface Queue<A> {
-  readonly items: Array<A>
+  items: Array<A>
   head: number
 }
 
@@ -107,10 +107,9 @@ class Queues<A> {
     const q = this.queues.get(id)
     if (q === undefined || q.head === q.items.length) return undefined
     const value = q.items[q.head++]!
-    // Drained: drop the closed ones so a long turn keeps only its open requests
-    // (emptied in place: every answered inquiry drains its queue).
+    // Drained: drop the closed ones so a long turn keeps only its open requests.
     if (q.head === q.items.length) {
-      q.items.length = 0
+      q.items = []
       q.head = 0
     }
     return { value }

@@ -105,7 +105,7 @@ export const validateAgainst = (
   batch: ReadonlyArray<StreamEntry>
 ): AppendResult => {
   const startsTurn = batch.length > 0 && batch[0]!.type === "turn_start"
-  if (batch.length === 1 && !startsTurn) return validateOne(tail, batch[0]!)
+  if (batch.length === 1 && !startsTurn) return validateOne(tail, batch)
   // A tentative pairer records the batch apart from the stored state, so
   // validation costs O(batch) however long the turn is, and a rejected batch
   // changes nothing. A batch that starts a turn pairs against an empty window.
@@ -133,10 +133,11 @@ export const validateAgainst = (
  * against the stored pairing state directly, so nothing is allocated for
  * an entry that pairs.
  */
-const validateOne = (tail: { readonly hasEvents: boolean; readonly counts: TurnCounts }, e: StreamEntry): AppendResult => {
+const validateOne = (tail: { readonly hasEvents: boolean; readonly counts: TurnCounts }, batch: ReadonlyArray<StreamEntry>): AppendResult => {
+  const e = batch[0]!
   const orphan = tail.counts.orphan(e)
   if (orphan !== undefined) return { _tag: "Rejected", rejection: rejection(orphan) }
-  return { _tag: "Ok", entries: !tail.hasEvents && isConversationEvent(e) ? [new TurnStart({ timestamp: e.timestamp }), e] : [e] }
+  return { _tag: "Ok", entries: !tail.hasEvents && isConversationEvent(e) ? [new TurnStart({ timestamp: e.timestamp }), e] : batch }
 }
 
 /**

@@ -16,6 +16,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
@@ -66,7 +67,11 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
         // The stored array is this store's own (never handed out), so it can grow in place.
         let kept = conversation.entries as Array<StreamEntry>
         const session = yield* ConversationSession.make(conversation, {
-          appendDurable: (entries) => Effect.sync(() => void kept.push(...entries)),
+          // Called as the write starts: memory is written at once, so the append takes one step.
+          appendDurable: (entries) => {
+            kept.push(...entries)
+            return Exit.void
+          },
           rewrite: (entries) =>
             Effect.suspend(() => {
               kept = stored(entries)

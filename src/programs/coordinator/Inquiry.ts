@@ -27,10 +27,12 @@
  * const routed = Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source })) // Effect<Routed, RecordError>
  * ```
  */
+import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
@@ -48,7 +50,7 @@ import { type Question, toInquiryQuestion } from "../../domain/tool/Question.ts"
 import { decideRoute, Route } from "../../domain/tool/Route.ts"
 import type { Snapshot } from "../../services/ConversationSession.ts"
 import type { ToolResponse } from "../../services/Executor.ts"
-import { type InquiryBackendRequest, InquiryOtherError } from "../../services/InquiryBackend.ts"
+import { type InquiryBackendRequest, type InquiryError, InquiryOtherError } from "../../services/InquiryBackend.ts"
 import { type Asked, type Closer, describeDefect, type Env, record, type RecordError, recordThen, Routed, Texts } from "./Env.ts"
 import * as Person from "./Person.ts"
 
@@ -79,9 +81,12 @@ class OpenInquiry implements Asked, Closer {
   done = false
   /** The call as run events show it. */
   readonly shown: RunEvent.ToolCall
+  /** The question as an inquiry records it (RFD 082), for the request and the backend alike. */
+  readonly inquiryQuestion: InquiryQuestion
 
   constructor(readonly env: Env, readonly call: ToolCallRequest, readonly question: Question, readonly id: InquiryId) {
     this.shown = RunEvent.toolCall(call)
+    this.inquiryQuestion = toInquiryQuestion(question)
   }
 
   answered(by: RunEvent.Answerer, answer: Schema.Json): Effect.Effect<Routed, RecordError> {
@@ -96,16 +101,20 @@ class OpenInquiry implements Asked, Closer {
     return this.close((at) => Events.cancelled(at, id, reason), by, { _tag: "Cancelled", reason }, Routed.End({ response }))
   }
 
-  /** Announces how the question closed. */
-  announce(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome): Effect.Effect<void> {
-    return this.env.events.publish(RunEvent.make.QuestionClosed({ inquiry_id: this.id, call: this.shown, question: this.question, by, outcome }))
+  /** What announces how the question closed. */
+  closedEvent(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome): RunEvent.RunEvent {
+    return RunEvent.make.QuestionClosed({ inquiry_id: this.id, call: this.shown, question: this.question, by, outcome })
   }
 
-  /** Records the response, marks the question closed and announces it, atomically. */
+  /**
+   * Records the response, marks the question closed and announces it, in
+   * the step that records it (nothing can come between the three).
+   */
   private close(event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, routed: Routed) {
     return recordThen(this.env, event, () => {
       this.done = true
-      return Effect.as(this.announce(by, outcome), routed)
+      this.env.events.publishUnsafe(this.closedEvent(by, outcome))
+      return Effect.succeed(routed)
     })
   }
 }
@@ -116,14 +125,16 @@ class OpenInquiry implements Asked, Closer {
  * own getter costs far more to make, and every question makes one).
  */
 class BackendRequest implements InquiryBackendRequest {
+  readonly inquiryId: InquiryId
   readonly toolCallId: string
   readonly toolName: string
   readonly question: InquiryQuestion
 
-  constructor(private readonly snapshot: Snapshot, readonly inquiryId: InquiryId, call: ToolCallRequest, question: Question) {
-    this.toolCallId = call.id
-    this.toolName = call.name
-    this.question = toInquiryQuestion(question)
+  constructor(private readonly snapshot: Snapshot, open: OpenInquiry) {
+    this.inquiryId = open.id
+    this.toolCallId = open.call.id
+    this.toolName = open.call.name
+    this.question = open.inquiryQuestion
   }
 
   get entries(): ReadonlyArray<StreamEntry> {
@@ -131,20 +142,31 @@ class BackendRequest implements InquiryBackendRequest {
   }
 }
 
+/**
+ * Why a side call failed, from its cause: a crash counts as any other
+ * failure (`InquiryOtherError`) and wins over a typed error; an interrupt
+ * alone is no answer (the cause without its failures, to pass on).
+ */
+const backendFailure = (cause: Cause.Cause<InquiryError>): Result.Result<InquiryError, Cause.Cause<never>> => {
+  const defect = Cause.findDefect(cause)
+  return Result.isSuccess(defect) ? Result.succeed(new InquiryOtherError({ detail: describeDefect(defect.success) })) : Cause.findError(cause)
+}
+
 /** The model's structured side call, on the conversation as it stands right now. */
 const fromBackend = (open: OpenInquiry) =>
   Effect.flatMap(open.env.session.snapshot, (snapshot) =>
-    open.env.backend.inquire(new BackendRequest(snapshot, open.id, open.call, open.question)).pipe(
-      Effect.catchDefect((d) => Effect.fail(new InquiryOtherError({ detail: describeDefect(d) }))),
-      Effect.matchEffect({
-        onSuccess: (answer) => open.answered("assistant", answer),
-        onFailure: (error) =>
-          open.cancelled("assistant", error._tag === "InquiryCancelledError" ? "user" : "backend_error", {
-            content: Texts.inquiryFailed(open.call.name, open.question.text, error.message),
-            is_error: true
-          })
-      })
-    ))
+    Effect.matchCauseEffect(open.env.backend.inquire(new BackendRequest(snapshot, open)), {
+      onSuccess: (answer) => open.answered("assistant", answer),
+      onFailure: (cause) => {
+        const failure = backendFailure(cause)
+        if (Result.isFailure(failure)) return Effect.failCause(failure.failure)
+        const error = failure.success
+        return open.cancelled("assistant", error._tag === "InquiryCancelledError" ? "user" : "backend_error", {
+          content: Texts.inquiryFailed(open.call.name, open.question.text, error.message),
+          is_error: true
+        })
+      }
+    }))
 
 /** Who may answer, as published when the question opens. */
 const audienceOf = (route: Route): RunEvent.Audience => {
@@ -204,24 +226,22 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
 }
 
 /**
- * Routes an open question to whoever answers it and records the outcome.
- * The route and the opening time are read in one step (the state and the
- * clock as they are when the question opens).
+ * Routes a question that is open `since` then to whoever answers it, and
+ * records the outcome. Called as the question opens: the route is decided
+ * from the turn's state as it is then.
  */
-const route = (open: OpenInquiry, source: InquirySource) =>
-  Effect.suspend(() => {
-    const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question)
-    const since = Timestamp.fromClock(open.env.clock)
-    const opened = open.env.events.publish(RunEvent.make.QuestionOpened({
-      inquiry_id: open.id,
-      call: open.shown,
-      question: open.question,
-      source,
-      audience: audienceOf(decided),
-      since
-    }))
-    return Effect.flatMap(opened, () => dispatch(open, decided, since))
-  })
+const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timestamp) => {
+  const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question)
+  open.env.events.publishUnsafe(RunEvent.make.QuestionOpened({
+    inquiry_id: open.id,
+    call: open.shown,
+    question: open.question,
+    source,
+    audience: audienceOf(decided),
+    since
+  }))
+  return dispatch(open, decided, since)
+}
 
 /**
  * An interrupt while the question is open closes it as `Cancelled{user}`
@@ -231,7 +251,7 @@ const route = (open: OpenInquiry, source: InquirySource) =>
 const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
   Exit.hasInterrupts(exit) && !open.done
     ? record(open.env, (at) => Events.cancelled(at, open.id, "user")).pipe(
-      Effect.andThen(open.announce("parley", { _tag: "Cancelled", reason: "user" })),
+      Effect.andThen(open.env.events.publish(open.closedEvent("parley", { _tag: "Cancelled", reason: "user" }))),
       Effect.ignore
     )
     : undefined
@@ -245,10 +265,13 @@ const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
 export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
   // acquireUseRelease spelled out: the request is recorded uninterruptibly,
   // the routing is interruptible, and the exit handler may skip its step.
+  // The mask's function runs as the step does, so it reads the clock: the
+  // question is open since its request's time.
   Effect.uninterruptibleMask((restore) => {
     const open = new OpenInquiry(env, call, question, opening.id)
-    const routed = Effect.onExitPrimitive(restore(route(open, opening.source)), (exit) => cancelIfOpen(open, exit), true)
-    return opening._tag === "Record"
-      ? Effect.flatMap(record(env, (at) => Events.inquiryRequest(at, open.id, opening.source, toInquiryQuestion(question), opening.metadata)), () => routed)
-      : routed
+    const since = Timestamp.fromClock(env.clock)
+    const routed = () => Effect.onExitPrimitive(restore(route(open, opening.source, since)), (exit) => cancelIfOpen(open, exit), true)
+    if (opening._tag === "Recorded") return routed()
+    const request = Events.inquiryRequest(since, open.id, opening.source, open.inquiryQuestion, opening.metadata)
+    return Effect.flatMap(env.session.append([request]), routed)
   })
