@@ -75,7 +75,11 @@ interface TurnPolicies {
  * and keeps a stored `to_turn` of a billion from costing a billion slots.
  */
 const resolve = (compactions: ReadonlyArray<Compaction>, turnBound: number): TurnPolicies => {
-  const policies: TurnPolicies = { summary: [], reasoning: [], toolCalls: [] }
+  let last = 0
+  for (const c of compactions) last = Math.max(last, Math.min(c.rule.to_turn, turnBound))
+  // Filled, not sparse: the walk reads a slot for every event, and a holey array is slower to read.
+  const slots = () => new Array<Ranked | undefined>(last + 1).fill(undefined)
+  const policies: TurnPolicies = { summary: slots(), reasoning: slots(), toolCalls: slots() }
   const claim = (slots: Array<Ranked | undefined>, turn: number, c: Ranked) => {
     const held = slots[turn]
     if (held === undefined || c.at >= held.at) slots[turn] = c
@@ -108,24 +112,65 @@ const summaryTurn = (text: string, timestamp: Timestamp.Timestamp): Array<Stream
   trusted(ChatResponse, { timestamp, type: "chat_response", message: text, metadata: {} })
 ]
 
-/** The tool named by the last request with each id (JP's map: a later request overwrites). */
-const toolNames = (entries: ReadonlyArray<StreamEntry>): Map<string, string> => {
-  const names = new Map<string, string>()
-  for (const e of entries) if (e.type === "tool_call_request") names.set(e.id, e.name)
-  return names
+/**
+ * The stripped copy of each event, kept while the event lives: a turn builds
+ * the provider view again for every model call and every inquiry, and the
+ * same event stripped the same way is the same copy (events are immutable),
+ * so only the first view of a compacted conversation allocates them.
+ */
+const strippedRequests = new WeakMap<ToolCallRequest, ToolCallRequest>()
+const strippedResponses = new WeakMap<ToolCallResponse, ToolCallResponse>()
+
+/** `[compacted] <tool>: success|error`, one string per tool and outcome (a view repeats them by the thousand). */
+const statusLines = new Map<string, readonly [string, string]>()
+const statusLine = (tool: string, isError: boolean): string => {
+  let lines = statusLines.get(tool)
+  if (lines === undefined) {
+    lines = [`[compacted] ${tool}: success`, `[compacted] ${tool}: error`]
+    if (statusLines.size < 10_000) statusLines.set(tool, lines)
+  }
+  return lines[isError ? 1 : 0]
 }
 
-/** Step 4 for tool events: dropped (`undefined`), stripped, or kept. */
-const applyToolPolicy = (
-  e: ToolCallRequest | ToolCallResponse,
-  policy: ToolCallPolicy,
-  names: () => Map<string, string>
-): StreamEntry | undefined => {
+/**
+ * Names the tools of the responses stripped at `out[at]` (placeholders: the
+ * original responses), by the last request with each id in `entries` — JP's
+ * id → name map, a later request overwriting — built for those ids only.
+ */
+const nameStripped = (entries: ReadonlyArray<StreamEntry>, out: Array<StreamEntry>, stripped: ReadonlyArray<number>): void => {
+  const wanted = new Map<string, string>()
+  for (const at of stripped) wanted.set((out[at] as ToolCallResponse).id, "unknown")
+  for (const e of entries) if (e.type === "tool_call_request" && wanted.has(e.id)) wanted.set(e.id, e.name)
+  for (const at of stripped) {
+    const e = out[at] as ToolCallResponse
+    const content = statusLine(wanted.get(e.id)!, e.is_error)
+    const known = strippedResponses.get(e)
+    if (known !== undefined && known.content === content) {
+      out[at] = known
+      continue
+    }
+    const made = trusted(ToolCallResponse, { timestamp: e.timestamp, type: e.type, id: e.id, content, is_error: e.is_error, metadata: e.metadata })
+    strippedResponses.set(e, made)
+    out[at] = made
+  }
+}
+
+/**
+ * Step 4 for tool events: dropped (`undefined`), a request with its arguments
+ * emptied, or the event itself (a response to strip is named later, by
+ * {@link nameStripped}, once the walk knows which ones need a name).
+ */
+const applyToolPolicy = (e: ToolCallRequest | ToolCallResponse, policy: ToolCallPolicy): StreamEntry | undefined => {
   if (policy.policy === "omit") return undefined
-  if (e.type === "tool_call_request") return policy.request ? trusted(ToolCallRequest, { ...e, arguments: {} }) : e
-  if (!policy.response) return e
-  const content = `[compacted] ${names().get(e.id) ?? "unknown"}: ${e.is_error ? "error" : "success"}`
-  return trusted(ToolCallResponse, { ...e, content })
+  if (e.type === "tool_call_request" && policy.request) {
+    let made = strippedRequests.get(e)
+    if (made === undefined) {
+      made = trusted(ToolCallRequest, { timestamp: e.timestamp, type: e.type, id: e.id, name: e.name, arguments: {}, metadata: e.metadata })
+      strippedRequests.set(e, made)
+    }
+    return made
+  }
+  return e
 }
 
 /** The compactions of a stream, in stream order. */
@@ -142,12 +187,15 @@ const compactionsOf = (entries: ReadonlyArray<StreamEntry>): Array<Compaction> =
  */
 const apply = (entries: ReadonlyArray<StreamEntry>, compactions: ReadonlyArray<Compaction>, visibleOnly: boolean): Array<StreamEntry> => {
   const policies = resolve(compactions, entries.length)
-  let names: Map<string, string> | undefined
-  const namesOnce = () => (names ??= toolNames(entries))
+  const stripped: Array<number> = []
   const out: Array<StreamEntry> = []
   let turn = 0
   let hasEvent = false
   let injectedAt = -1
+  // The current turn's winners, read once per turn rather than once per event.
+  let summary = policies.summary[0]
+  let stripReasoning = policies.reasoning[0] !== undefined
+  let calls = policies.toolCalls[0]?.rule.tool_calls
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!
     const type = e.type
@@ -156,9 +204,13 @@ const apply = (entries: ReadonlyArray<StreamEntry>, compactions: ReadonlyArray<C
       if (!visibleOnly) out.push(e)
       continue
     }
-    if (type === "turn_start" && hasEvent) turn++
+    if (type === "turn_start" && hasEvent) {
+      turn++
+      summary = policies.summary[turn]
+      stripReasoning = policies.reasoning[turn] !== undefined
+      calls = policies.toolCalls[turn]?.rule.tool_calls
+    }
     hasEvent = true
-    const summary = policies.summary[turn]
     if (summary !== undefined) {
       // One synthetic turn per run of turns won by the same summary, at the run's first event.
       if (injectedAt !== turn && (turn === 0 || !sameSummary(policies.summary[turn - 1], summary))) {
@@ -170,15 +222,17 @@ const apply = (entries: ReadonlyArray<StreamEntry>, compactions: ReadonlyArray<C
       continue
     }
     if (type === "chat_response") {
-      if (e.message === undefined && e.reasoning !== undefined && policies.reasoning[turn] !== undefined) continue
+      if (stripReasoning && e.message === undefined && e.reasoning !== undefined) continue
     } else if (type === "tool_call_request" || type === "tool_call_response") {
-      const calls = policies.toolCalls[turn]
-      const kept = calls === undefined ? e : applyToolPolicy(e, calls.rule.tool_calls!, namesOnce)
-      if (kept !== undefined) out.push(kept)
+      const kept = calls === undefined ? e : applyToolPolicy(e, calls)
+      if (kept === undefined) continue
+      if (type === "tool_call_response" && calls?.policy === "strip" && calls.response) stripped.push(out.length)
+      out.push(kept)
       continue
     } else if (visibleOnly && type !== "chat_request") continue
     out.push(e)
   }
+  if (stripped.length > 0) nameStripped(entries, out, stripped)
   return out
 }
 
