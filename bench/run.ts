@@ -22,10 +22,15 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
 }
 
 const only = process.argv[2]
-// The whole-process cases time the CLI bundle: build it from the sources being measured.
-if (only === undefined || only === "cli" || only === "whole") {
-  const built = spawnSync(process.execPath, ["scripts/build.mjs", "cli"], { cwd: path.resolve(import.meta.dirname, ".."), stdio: "inherit" })
-  if (built.status !== 0) throw new Error("building the CLI bundle failed")
+// The whole-process cases time the CLI bundle, the coordinator the library as
+// shipped: build what is measured from the sources being measured.
+const targets = [
+  ...(only === undefined || only === "cli" || only === "whole" ? ["cli"] : []),
+  ...(only === undefined || only === "coordinator" ? ["lib"] : [])
+]
+if (targets.length > 0) {
+  const built = spawnSync(process.execPath, ["scripts/build.mjs", ...targets], { cwd: path.resolve(import.meta.dirname, ".."), stdio: "inherit" })
+  if (built.status !== 0) throw new Error(`building ${targets.join(" and ")} failed`)
 }
 let ok = true
 for (const [name, run] of Object.entries(suites)) {
