@@ -76,6 +76,7 @@ export const detach = (options: { readonly storage: string; readonly storageGive
     yield* Console.log(id)
     yield* Console.error([
       `Running in the background (pid ${child.pid}); its output goes to ${log}.`,
+      `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here (Ctrl-Z detaches again).`,
       `    ${Hint.command(["conversation", "answer", id], ctx)}    List (or answer) its open questions.`,
       `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`
     ].join("\n"))

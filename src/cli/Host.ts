@@ -34,7 +34,7 @@ export const serveWhenKnown = (run: Live.Run["Service"]): Effect.Effect<void, ne
     const id = known.value.conversation_id
     // Loaded once the run is under way: the RPC and socket code stays off `query`'s start-up path.
     const HostServer = yield* Effect.promise(() => import("../layers/host/HostServer.ts"))
-    yield* HostServer.serve({ socketPath: HostPath.of(run.settings.storage, id), conversationId: id, interrupt }).pipe(
+    yield* HostServer.serve({ socketPath: HostPath.of(run.settings.storage, id), conversationId: id, interrupt, script: run.hint.script }).pipe(
       Effect.catch((e) => hub.publish(RunEvent.make.Warning({ text: `${e.message} Other terminals cannot reach this run.` })))
     )
     // A `query --detach` waits for this: the conversation exists and its host listens.

@@ -9,6 +9,7 @@
  */
 import * as Command from "effect/cli/Command"
 import { answer } from "./conversation/Answer.ts"
+import { attach } from "./conversation/Attach.ts"
 import { check } from "./conversation/Check.ts"
 import { compact } from "./conversation/Compact.ts"
 import { fork } from "./conversation/Fork.ts"
@@ -20,8 +21,8 @@ import { query } from "./Query.ts"
 import { root } from "./Root.ts"
 
 export const conversation = Command.make("conversation").pipe(
-  Command.withSubcommands([ls, print, check, fork, answer, kill, compact]),
-  Command.withDescription("List, print, check, fork, answer, compact and stop conversations")
+  Command.withSubcommands([ls, print, check, fork, answer, attach, kill, compact]),
+  Command.withDescription("List, print, check, fork, answer, attach to, compact and stop conversations")
 )
 
 export const cli = root.pipe(Command.withSubcommands([query, conversation, demo]))

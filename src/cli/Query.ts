@@ -111,10 +111,9 @@ const errorOnly = (failed: CliFailure): string => failed.message.split(`\n${SAVE
 export const DEFERRED_EXIT = 3
 
 /** What stderr says of a deferred run: each open question, with the command that answers it (a secret is asked at resume). */
-const deferredLines = (out: Output, unsent: string | undefined): string => {
-  const report = out.report()
+export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, unsent: string | undefined): string => {
   const id = report.conversationId!
-  const ctx = { storage: out.hint().storage }
+  const ctx = { storage: hint.storage }
   const lines = [`parley: ${ConversationId.display(id as ConversationId.ConversationId)} is waiting for input; nobody could be asked:`]
   for (const q of RunReport.openQuestions(report)) {
     lines.push(`  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${AnswerFit.expected(answerTypeOf(q))}]`)
@@ -122,7 +121,7 @@ const deferredLines = (out: Output, unsent: string | undefined): string => {
       ? "    a secret: asked when the turn is resumed in a terminal"
       : `    ${Hint.answer(id, q.id, { placeholder: placeholderOf(q) }, ctx)}`)
   }
-  lines.push(`Then resume the turn: ${Hint.resume(id, out.hint())}`)
+  lines.push(`Then resume the turn: ${Hint.resume(id, hint)}`)
   if (unsent !== undefined) lines.push("Your new message was not sent: the turn is still waiting for input. Send it once the turn is complete.")
   return lines.join("\n")
 }
@@ -205,7 +204,7 @@ export const runQuery = (params: RunQueryParams) =>
     )
     yield* settled
     yield* out.view.endLine
-    if (result.outcome._tag === "Deferred") yield* out.view.stderr(deferredLines(out, result.outcome.unsent))
+    if (result.outcome._tag === "Deferred") yield* out.view.stderr(deferredLines(out.report(), out.hint(), result.outcome.unsent))
     const end = ending(out, run, result)
     yield* end.pipe(Effect.catch((failed) =>
       json(withResume(failed.code === DEFERRED_EXIT ? {} : { error: errorOnly(failed) })).pipe(Effect.andThen(Effect.fail(failed)))

@@ -106,7 +106,8 @@ export const finishedLine = (n: RunEvent.Of<"ToolFinished">, columns: number, st
 
 /** The line a closed question leaves: `↳ Overwrite a.txt? → no (assistant)`. */
 export const questionLine = (n: RunEvent.Of<"QuestionClosed">, columns: number, style: Style.Style): string => {
-  const by = n.by === "parley" ? "" : ` (${n.by})`
+  // "other": offered over the run's socket (another terminal, the web page).
+  const by = n.by === "parley" ? "" : ` (${n.by === "other" ? "other client" : n.by})`
   const answer = answerText(n.outcome)
   const question = Style.truncate(Style.printable(Style.firstLine(n.question.text)), Math.max(columns - answer.length - by.length - 6, 12))
   const line = Style.truncate(`↳ ${question} → ${answer}`, columns - by.length)

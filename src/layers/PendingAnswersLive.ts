@@ -48,6 +48,16 @@ interface Closing {
 /** An in-process registry. */
 export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => {
   const open = new Map<string, Entry>()
+  /** How many persons are present (attached terminals), and who waits for them all to leave. */
+  let present = 0
+  let deserted = new Set<() => void>()
+  const leave = () => {
+    present -= 1
+    if (present > 0) return
+    const waiting = deserted
+    deserted = new Set()
+    for (const resume of waiting) resume()
+  }
   /** Who closed each question that is no longer open. */
   const closed = new Map<string, Closing>()
   const closingOf = (entry: Entry): Closing => ({ by: entry.takenBy ?? "parley", cancelled: entry.takenBy === undefined || entry.claimed })
@@ -81,7 +91,7 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
             return true
           })
       }))),
-    offer: (inquiryId: string, answer: Schema.Json, by: Answerer) =>
+    offer: (inquiryId: string, answer: Schema.Json, by: Answerer, options?: { readonly remember?: boolean }) =>
       Effect.suspend((): Effect.Effect<void, OfferRefused> => {
         const entry = open.get(inquiryId)
         if (entry === undefined || entry.takenBy !== undefined) return Effect.fail(refuse(inquiryId))
@@ -91,10 +101,18 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
         }
         // Taken and completed in one step: no other offer can slip in between.
         entry.takenBy = by
-        Deferred.doneUnsafe(entry.deferred, Effect.succeed({ answer: fits.success, by }))
+        Deferred.doneUnsafe(entry.deferred, Effect.succeed(options?.remember === true ? { answer: fits.success, by, remember: true } : { answer: fits.success, by }))
         return Effect.void
       }),
-    list: Effect.sync(() => [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question))
+    list: Effect.sync(() => [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question)),
+    attend: Effect.acquireRelease(Effect.sync(() => void (present += 1)), () => Effect.sync(leave)),
+    present: () => present > 0,
+    deserted: Effect.callback<void>((resume) => {
+      if (present === 0) return resume(Effect.void)
+      const done = () => resume(Effect.void)
+      deserted.add(done)
+      return Effect.sync(() => void deserted.delete(done))
+    })
   })
 })
 

@@ -5,14 +5,18 @@
  * another terminal, `conversation answer`, `conversation kill`, `ls`, the
  * server — speak this typed `effect/rpc` group to it:
  *
- * - `Subscribe({ after })`: the run's events after a sequence number (0: the
- *   whole current run, replayed), then live, ending with `Stopped`;
- * - `Answer({ inquiry_id, answer })`: offers an answer to an open question —
- *   the first that fits wins (`PendingAnswers`), later ones are refused with
- *   who answered; a secret is sent here and never written;
+ * - `Subscribe({ after, attend })`: the run's events after a sequence number
+ *   (0: the whole current run, replayed), then live, ending with `Stopped`;
+ *   `attend`: a person follows at a terminal (`conversation attach`), so
+ *   questions for a person wait for them while subscribed;
+ * - `Answer({ inquiry_id, answer, remember })`: offers an answer to an open
+ *   question — the first that fits wins (`PendingAnswers`), later ones are
+ *   refused with who answered; a secret is sent here and never written;
+ *   `remember`: `Y`/`N` typed, kept for the rest of the turn;
  * - `Interrupt()`: stops the run as SIGTERM does (open questions
  *   `Cancelled{user}`, the turn resumable);
- * - `Info()`: the host's pid, the conversation, the open questions.
+ * - `Info()`: the host's pid, the conversation, the open questions, the
+ *   scripted model's script (what a resume command repeats).
  *
  * Nothing new lands in the conversation files: the socket is the only trace.
  *
@@ -45,15 +49,19 @@ export type OpenQuestionInfo = typeof OpenQuestionInfo.Type
 export const HostInfo = Schema.Struct({
   pid: Schema.Number,
   conversation_id: Schema.String,
-  open: Schema.Array(OpenQuestionInfo)
+  open: Schema.Array(OpenQuestionInfo),
+  /** The sequence number of the latest event published: a subscriber's replay ends there. */
+  latest: Schema.Number,
+  /** The scripted model's steps file, when the run was given one. */
+  script: Schema.optionalKey(Schema.String)
 })
 export type HostInfo = typeof HostInfo.Type
 
 /** The group every host serves and every client speaks. */
 export class HostRpcs extends RpcGroup.make(
-  Rpc.make("Subscribe", { payload: { after: Schema.Number }, success: SequencedEvent, stream: true }),
+  Rpc.make("Subscribe", { payload: { after: Schema.Number, attend: Schema.optionalKey(Schema.Boolean) }, success: SequencedEvent, stream: true }),
   Rpc.make("Answer", {
-    payload: { inquiry_id: Schema.String, answer: Schema.Json },
+    payload: { inquiry_id: Schema.String, answer: Schema.Json, remember: Schema.optionalKey(Schema.Boolean) },
     error: Schema.Union([QuestionNotOpen, QuestionAlreadyAnswered, AnswerDoesNotFit])
   }),
   Rpc.make("Interrupt", {}),

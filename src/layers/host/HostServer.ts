@@ -43,6 +43,8 @@ export interface ServeOptions {
   readonly conversationId: string
   /** Stops the run as SIGTERM would (the host's `Interrupt`). */
   readonly interrupt: Effect.Effect<void>
+  /** The scripted model's steps file, for clients' resume commands. */
+  readonly script?: string | undefined
 }
 
 /** Whether a host answers on `socketPath` (a connection is accepted within `timeoutMs`). */
@@ -82,14 +84,20 @@ const handlers = (options: ServeOptions) =>
     const hub = yield* RunEvents
     const pending = yield* PendingAnswers
     return HostRpcs.of({
-      Subscribe: ({ after }) => Stream.map(hub.since(after), (e): RunEvent.Sequenced => e),
-      Answer: ({ inquiry_id, answer }) => pending.offer(inquiry_id, answer, "other"),
+      Subscribe: ({ after, attend }) => {
+        const events = Stream.map(hub.since(after), (e): RunEvent.Sequenced => e)
+        // An attached person is present for as long as they follow the run.
+        return attend === true ? Stream.unwrap(Effect.as(pending.attend, events)) : events
+      },
+      Answer: ({ inquiry_id, answer, remember }) => pending.offer(inquiry_id, answer, "other", remember === true ? { remember } : undefined),
       Interrupt: () => options.interrupt,
       Info: () =>
-        Effect.map(pending.list, (open) => ({
+        Effect.map(Effect.zip(pending.list, hub.latest), ([open, latest]) => ({
           pid: process.pid,
           conversation_id: options.conversationId,
-          open: open.map((q) => ({ inquiry_id: q.inquiryId, call: q.call, question: q.question, since: q.since }))
+          latest,
+          open: open.map((q) => ({ inquiry_id: q.inquiryId, call: q.call, question: q.question, since: q.since })),
+          ...(options.script !== undefined ? { script: options.script } : {})
         }))
     })
   }))

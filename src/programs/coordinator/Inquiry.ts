@@ -51,6 +51,7 @@ import { decideRoute, Route } from "../../domain/tool/Route.ts"
 import type { Snapshot } from "../../services/ConversationSession.ts"
 import type { ToolResponse } from "../../services/Executor.ts"
 import { type InquiryBackendRequest, type InquiryError, InquiryOtherError } from "../../services/InquiryBackend.ts"
+import type { Waiting } from "../../services/PendingAnswers.ts"
 import { type Asked, type Closer, describeDefect, type Env, record, type RecordError, recordThen, Routed, Texts } from "./Env.ts"
 import * as Person from "./Person.ts"
 
@@ -187,11 +188,11 @@ const audienceOf = (route: Route): RunEvent.Audience => {
 }
 
 /** The route of an open question, decided by the domain from the turn's state as it is now. */
-const decide = (env: Env, state: TurnState.TurnState, call: ToolCallRequest, question: Question) =>
+const decide = (env: Env, state: TurnState.TurnState, call: ToolCallRequest, question: Question, reachable = env.prompts.interactive || env.answers.present()) =>
   decideRoute({
     question,
     target: ConfigData.questionTarget(env.config, call.name, question.id),
-    reachable: env.prompts.interactive,
+    reachable,
     detached: ConfigData.detachedPolicy(env.config),
     remembered: TurnState.rememberedAnswer(state, call.name, question.id),
     staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
@@ -215,7 +216,9 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
         is_error: true
       })
     case "Person":
-      return Person.ask(open.env, open, open, since)
+      return open.env.prompts.interactive
+        ? Person.ask(open.env, open, open, since)
+        : Person.attended(open.env, open, open, since, (waiting) => deserted(open, waiting, since))
     case "Backend":
       return fromBackend(open)
     case "Defer":
@@ -223,6 +226,21 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
     case "Wait":
       return Person.wait(open.env, open, open, since)
   }
+}
+
+/**
+ * Everyone attached left while a question waited for them: from here it
+ * follows the `detached` policy, as if nobody had been there when it opened
+ * (`wait` keeps it open for any answerer; the others take it first, unless
+ * an answer came in meanwhile).
+ */
+const deserted = (open: OpenInquiry, waiting: Waiting, since: Timestamp.Timestamp): Effect.Effect<Routed, RecordError> => {
+  const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question, false)
+  if (decided._tag === "Wait") return Person.waitOn(open.env, open, open, waiting)
+  return Effect.flatMap(waiting.claim("parley"), (mine) =>
+    mine
+      ? dispatch(open, decided, since)
+      : Effect.flatMap(waiting.answer, (offered) => Person.answered(open.env, open, open, offered, offered.remember === true)))
 }
 
 /**

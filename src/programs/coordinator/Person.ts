@@ -36,10 +36,10 @@ const registered = <A, E, R>(env: Env, asked: Asked, since: string, use: (waitin
     use
   ))
 
-/** Records an answer that won, remembering it for the turn when the person typed `Y`/`N`. */
-const answered = (env: Env, asked: Asked, closer: Closer, offered: Offered, remember: boolean) =>
+/** Records an answer that won, remembering it for the turn when the person typed `Y`/`N` (here or at an attached terminal). */
+export const answered = (env: Env, asked: Asked, closer: Closer, offered: Offered, remember: boolean) =>
   Effect.gen(function*() {
-    if (remember && offered.by === "you") {
+    if (remember && asked.question.answer_type.type !== "secret") {
       yield* Ref.update(env.state, (s) => TurnState.rememberAnswer(s, asked.call.name, asked.question.id, offered.answer))
     }
     return yield* closer.answered(offered.by, offered.answer)
@@ -93,19 +93,40 @@ export const ask = (env: Env, asked: Asked, closer: Closer, since: string) =>
   registered(env, asked, since, (waiting) => {
     // Exactly one offer wins: the terminal's side records its own, this side everyone else's.
     const other = Effect.flatMap(waiting.answer, (offered): Effect.Effect<Routed, RecordError> =>
-      TERMINAL.has(offered.by) ? Effect.never : answered(env, asked, closer, offered, false))
+      TERMINAL.has(offered.by) ? Effect.never : answered(env, asked, closer, offered, offered.remember === true))
     return env.prompts.interactive ? Effect.raceFirst(prompt(env, asked, waiting, closer), other) : other
+  })
+
+/**
+ * Nobody at this process's terminal, but a person is attached from another
+ * (`conversation attach`): the question waits for any answerer while anyone
+ * is attached. When the last one leaves with the question still open, it
+ * goes on as `deserted` says (the `detached` policy), still registered.
+ */
+export const attended = (
+  env: Env,
+  asked: Asked,
+  closer: Closer,
+  since: string,
+  deserted: (waiting: Waiting) => Effect.Effect<Routed, RecordError>
+) =>
+  registered(env, asked, since, (waiting) =>
+    // Only the waiting races: an answer that won is recorded whole, whoever leaves meanwhile.
+    Effect.flatMap(Effect.raceFirst(waiting.answer, Effect.as(env.answers.deserted, undefined)), (offered) =>
+      offered === undefined ? deserted(waiting) : answered(env, asked, closer, offered, offered.remember === true)))
+
+/** Waits for any answerer up to `wait_timeout`, then defers the question (and says so). */
+export const waitOn = (env: Env, asked: Asked, closer: Closer, waiting: Waiting) =>
+  Effect.gen(function*() {
+    const timeout = ConfigData.waitTimeoutMs(env.config)
+    const offered = yield* Effect.timeoutOption(waiting.answer, Duration.millis(timeout))
+    if (Option.isSome(offered)) return yield* answered(env, asked, closer, offered.value, offered.value.remember === true)
+    yield* env.events.publish(RunEvent.make.Warning({
+      text: `Nobody answered "${asked.question.text.split("\n")[0]}" (${asked.id}) within ${Duration.format(Duration.millis(timeout))}; it is deferred.`
+    }))
+    return Routed.Deferred({ inquiryId: asked.id })
   })
 
 /** Nobody to ask yet: any answerer may answer until `wait_timeout`, then the question is deferred. */
 export const wait = (env: Env, asked: Asked, closer: Closer, since: string) =>
-  registered(env, asked, since, (waiting) =>
-    Effect.gen(function*() {
-      const timeout = ConfigData.waitTimeoutMs(env.config)
-      const offered = yield* Effect.timeoutOption(waiting.answer, Duration.millis(timeout))
-      if (Option.isSome(offered)) return yield* answered(env, asked, closer, offered.value, false)
-      yield* env.events.publish(RunEvent.make.Warning({
-        text: `Nobody answered "${asked.question.text.split("\n")[0]}" (${asked.id}) within ${Duration.format(Duration.millis(timeout))}; it is deferred.`
-      }))
-      return Routed.Deferred({ inquiryId: asked.id })
-    }))
+  registered(env, asked, since, (waiting) => waitOn(env, asked, closer, waiting))

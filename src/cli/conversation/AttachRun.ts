@@ -1,0 +1,289 @@
+/**
+ * `parley conversation attach [ID]` (issue 22; RFD 027 "attach loop", past
+ * its one-client non-goal): a terminal follows a run another process hosts.
+ * It subscribes to the run's events over the host's socket — the current run
+ * replayed, then live — and shows them with the same status lines as
+ * `query`; a question for a person is asked here with the same prompts
+ * (keys), and the answer is offered to the host, where the first answer that
+ * fits wins. A prompt still on screen closes when another client answered;
+ * the answered line says who: `(you)`, `(other client)`.
+ *
+ * While a person follows at a terminal, the host counts them present: a
+ * question for a person waits for them instead of following the `detached`
+ * policy. Ctrl-C stops the run (as it would in `query`); Ctrl-Z detaches
+ * this terminal and leaves the run going. The attach ends with the run:
+ * exit 0 when it completed, else the code `query` would have had and the
+ * resume command; a host that dies under it → exit 1 with the resume command.
+ *
+ * @example
+ * ```sh
+ * parley conversation attach 17738399468
+ * parley conversation attach            # the most recently started run
+ * ```
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import type * as Prompt from "effect/cli/Prompt"
+import * as Stream from "effect/Stream"
+import type * as RunEvent from "../../domain/run/RunEvent.ts"
+import * as HostSocket from "../../domain/run/HostSocket.ts"
+import * as RunReport from "../../domain/run/RunReport.ts"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as HostClient from "../../layers/host/HostClient.ts"
+import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
+import type { QuestionAnswer } from "../../services/PromptBackend.ts"
+import { CliFailure } from "../CliFailure.ts"
+import * as Hint from "../Hint.ts"
+import * as HostPath from "../HostPath.ts"
+import * as PersonTerminal from "../PersonTerminal.ts"
+import { deferredLines, DEFERRED_EXIT } from "../Query.ts"
+import * as RunView from "../RunView.ts"
+import * as Status from "../Status.ts"
+import * as Style from "../Style.ts"
+
+/** What the command was given. */
+export interface Given {
+  readonly id: ConversationId.ConversationId | undefined
+  /** The storage directory (resolved) and the `--storage` flag as given (for printed commands). */
+  readonly storage: string
+  readonly storageGiven: string | undefined
+}
+
+/** The running conversation of `storage` whose run started last (its socket is the newest), if any. */
+export const mostRecent = (storage: string): Effect.Effect<ConversationId.ConversationId | undefined> =>
+  Effect.gen(function*() {
+    const sockets: Array<{ readonly id: ConversationId.ConversationId; readonly socket: string; readonly mtime: number }> = []
+    for (const dir of HostPath.dirs(storage)) {
+      let names: Array<string> = []
+      try {
+        names = fs.readdirSync(dir)
+      } catch {
+        continue
+      }
+      for (const name of names) {
+        const id = ConversationId.parse(HostSocket.idOf(name) ?? "")
+        const socket = path.join(dir, name)
+        // The per-user directory holds other storages' runs too: only ours name this path.
+        if (id === undefined || HostPath.of(storage, id) !== socket) continue
+        const stat = fs.statSync(socket, { throwIfNoEntry: false })
+        if (stat !== undefined) sockets.push({ id, socket, mtime: stat.mtimeMs })
+      }
+    }
+    for (const s of sockets.sort((a, b) => b.mtime - a.mtime)) {
+      if (yield* HostClient.running(s.socket)) return s.id
+    }
+    return undefined
+  })
+
+/** How an attach ends. */
+type End =
+  | { readonly _tag: "Stopped"; readonly event: RunEvent.Of<"Stopped"> }
+  | { readonly _tag: "Lost" }
+  | { readonly _tag: "Detached" }
+
+/** The exit code `query` would have had for a run that ended so. */
+const exitCode = (ending: RunEvent.Ending): number => {
+  switch (ending) {
+    case "deferred":
+      return DEFERRED_EXIT
+    case "interrupted":
+      return 130
+    case "failed":
+    case "edit_abandoned":
+      return 1
+    default:
+      return 0
+  }
+}
+
+/** The terminal's prompter (effect/cli prompts on the person's terminal), for the scope's life. */
+const prompter = (onRepeatedCancel: Effect.Effect<void>) =>
+  Effect.gen(function*() {
+    const terminal = Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
+    return yield* TerminalPromptBackend.make({ onRepeatedCancel }).pipe(Effect.provideContext(terminal))
+  })
+
+/** Runs `handler` on `signal` while the scope is open (instead of the default action). */
+const onSignal = (signal: NodeJS.Signals, handler: () => void) =>
+  Effect.acquireRelease(Effect.sync(() => void process.on(signal, handler)), () => Effect.sync(() => void process.removeListener(signal, handler)))
+
+/**
+ * One attached terminal: shows events, asks the questions meant for a
+ * person, and tells its own answers from other clients'.
+ */
+const follower = (
+  client: HostClient.Client,
+  view: RunView.View,
+  status: Status.Status,
+  ask: ((e: RunEvent.Of<"QuestionOpened">) => Effect.Effect<QuestionAnswer, unknown>) | undefined,
+  asks: (e: RunEvent.Of<"QuestionOpened">) => boolean
+) =>
+  Effect.gen(function*() {
+    /** Prompts on screen, by inquiry id. */
+    const asking = new Map<string, Fiber.Fiber<void>>()
+    /** Offers sent from here: whether each won (settled once the host replied). */
+    const offers = new Map<string, Deferred.Deferred<boolean>>()
+    const scope = yield* Effect.scope
+
+    const offer = (inquiryId: string, reply: QuestionAnswer) =>
+      Effect.gen(function*() {
+        const won = yield* Deferred.make<boolean>()
+        offers.set(inquiryId, won)
+        const sent = yield* Effect.exit(client.Answer({ inquiry_id: inquiryId, answer: reply.answer, ...(reply.remember ? { remember: true } : {}) }))
+        yield* Deferred.succeed(won, Exit.isSuccess(sent))
+        if (Exit.isFailure(sent)) {
+          const error = sent.cause.reasons.find((r) => r._tag === "Fail")
+          const refused = error?._tag === "Fail" ? error.error : undefined
+          // Another client's answer won: its closed line says who. A lost host ends the stream.
+          if (refused !== undefined && refused._tag === "AnswerDoesNotFit") yield* view.stderr(`parley: ${refused.message}`)
+        }
+      })
+
+    const opened = (e: RunEvent.Of<"QuestionOpened">) =>
+      Effect.gen(function*() {
+        if (ask === undefined || e.audience !== "person" || asking.has(e.inquiry_id) || !asks(e)) return
+        const prompt = ask(e).pipe(
+          Effect.flatMap((reply) => offer(e.inquiry_id, reply)),
+          Effect.catch(() => view.stderr(`parley: left ${e.inquiry_id} open here; another terminal can still answer it.`)),
+          Effect.ensuring(Effect.sync(() => void asking.delete(e.inquiry_id)))
+        )
+        asking.set(e.inquiry_id, yield* Effect.forkIn(status.paused(prompt), scope))
+      })
+
+    const closed = (e: RunEvent.Of<"QuestionClosed">) =>
+      Effect.gen(function*() {
+        const sent = offers.get(e.inquiry_id)
+        // Ours if the host took our offer: wait for its reply before saying who answered.
+        const mine = sent !== undefined && (yield* Deferred.await(sent))
+        const prompt = asking.get(e.inquiry_id)
+        if (prompt !== undefined && !mine) yield* Fiber.interrupt(prompt)
+        // "you" in the host's events is the host's own terminal: another client, seen from here.
+        const by: RunEvent.Answerer = mine ? "you" : e.by === "you" ? "other" : e.by
+        yield* view.show({ ...e, by })
+      })
+
+    return (event: RunEvent.RunEvent): Effect.Effect<void> => {
+      switch (event._tag) {
+        case "QuestionOpened":
+          return Effect.andThen(view.show(event), opened(event))
+        case "QuestionClosed":
+          return closed(event)
+        default:
+          return view.show(event)
+      }
+    }
+  })
+
+/** The commands the attach prints repeat `--storage`, and `--script` for a scripted run. */
+const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.Context => ({
+  storage: given.storageGiven,
+  model: undefined,
+  script: view.model() === "scripted" ? info.script : undefined
+})
+
+/** What the person is told when the attach ends, and the exit code. */
+const ending = (id: ConversationId.ConversationId, end: End, view: RunView.View, hint: Hint.Context, pid: number) =>
+  Effect.gen(function*() {
+    const name = ConversationId.display(id)
+    const resume = Hint.resume(id, hint)
+    yield* view.endLine
+    if (end._tag === "Detached") {
+      return yield* view.stderr(`Detached from ${name}; the run goes on (pid ${pid}). Attach again with: ${Hint.command(["conversation", "attach", id], { storage: hint.storage })}`)
+    }
+    if (end._tag === "Lost") {
+      return yield* new CliFailure({ code: 1, message: `The run of ${name} stopped without finishing: its process (pid ${pid}) is gone. What finished is saved; resume with: ${resume}` })
+    }
+    const { ending, incomplete } = end.event
+    if (ending === "deferred") {
+      yield* view.stderr(deferredLines(RunReport.fold(view.events), hint, undefined))
+      return yield* new CliFailure({ code: DEFERRED_EXIT, message: "" })
+    }
+    const code = exitCode(ending)
+    if (code === 0 && incomplete === null) return
+    const said = incomplete !== null ? ` What finished is saved; resume with: ${resume}` : ""
+    if (code === 0) return yield* view.stderr(`parley: the run of ${name} ended (${ending}).${said}`)
+    return yield* new CliFailure({ code, message: `The run of ${name} ${ending === "interrupted" ? "was interrupted" : "failed"}.${said}` })
+  })
+
+/** The run's host is not there (never was, or stopped before we spoke). */
+const notRunning = (id: ConversationId.ConversationId, given: Given) =>
+  new CliFailure({
+    code: 1,
+    message: `${ConversationId.display(id)} has no running turn to attach to. ${Hint.command(["conversation", "print", id], { storage: given.storageGiven })} shows it; ${Hint.resume(id, { storage: given.storageGiven })} resumes an incomplete turn.`
+  })
+
+/** Follows the run until it stops, the host is lost, or this terminal detaches. */
+const follow = (client: HostClient.Client, handle: (e: RunEvent.Sequenced) => Effect.Effect<void>, attend: boolean) =>
+  Effect.gen(function*() {
+    let stopped: RunEvent.Of<"Stopped"> | undefined
+    const detached = yield* Deferred.make<void>()
+    yield* onSignal("SIGTSTP", () => Deferred.doneUnsafe(detached, Exit.void))
+    const events = Stream.runForEach(client.Subscribe({ after: 0, attend }), (e) => {
+      if (e.event._tag === "Stopped") stopped = e.event
+      return handle(e)
+    })
+    const end = yield* Effect.raceFirst(
+      Effect.map(Effect.exit(events), (): End => (stopped !== undefined ? { _tag: "Stopped", event: stopped } : { _tag: "Lost" })),
+      Effect.as(Deferred.await(detached), { _tag: "Detached" } as End)
+    )
+    return end
+  })
+
+/**
+ * Ctrl-C while attached: the run is stopped as `query` stops it, and the
+ * attach waits (a few seconds) for it to say how it left the turn.
+ */
+const interruptRun = (client: HostClient.Client, handle: (e: RunEvent.Sequenced) => Effect.Effect<void>, after: () => number) =>
+  client.Interrupt().pipe(
+    Effect.andThen(Stream.runForEach(client.Subscribe({ after: after() }), handle)),
+    Effect.timeout("5 seconds"),
+    Effect.ignore
+  )
+
+/** Stops the run from a prompt: a second Ctrl-C in a row there means the run, as in `query`. */
+const sigint = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
+
+/** Attaches this terminal to the running turn of `given.id` (or the newest run). */
+export const attach = (given: Given) =>
+  Effect.scoped(Effect.gen(function*() {
+    const id = given.id ?? (yield* mostRecent(given.storage))
+    if (id === undefined) {
+      return yield* new CliFailure({ code: 1, message: `No conversation of ${given.storage} has a running turn. ${Hint.command(["query", "--detach", "MESSAGE"], { storage: given.storageGiven })} starts one in the background.` })
+    }
+    const socket = HostPath.of(given.storage, id)
+    if (!(yield* HostClient.running(socket))) return yield* notRunning(id, given)
+    const client = yield* HostClient.connect(socket).pipe(Effect.mapError(() => notRunning(id, given)))
+    const info = yield* client.Info().pipe(Effect.mapError(() => notRunning(id, given)))
+    const interactive = PersonTerminal.isInteractive()
+    const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
+    const status = yield* Status.make(screen, Style.colorAllowed())
+    const view = RunView.make(status, true)
+    const prompts = interactive ? yield* prompter(sigint) : undefined
+    // A question still open when we subscribed is asked; one the replay shows closing later is not.
+    const openAtStart = new Set(info.open.map((q) => q.inquiry_id))
+    let seq = 0
+    const shown = yield* follower(
+      client,
+      view,
+      status,
+      prompts === undefined ? undefined : (e) => prompts.question({ toolName: e.call.name, question: e.question, arguments: e.call.arguments }),
+      (e) => seq > info.latest || openAtStart.has(e.inquiry_id)
+    )
+    const handle = (e: RunEvent.Sequenced) => Effect.suspend(() => {
+      seq = e.seq
+      return shown(e.event)
+    })
+    const end = yield* follow(client, handle, interactive).pipe(
+      Effect.onInterrupt(() =>
+        interruptRun(client, handle, () => seq).pipe(
+          Effect.andThen(view.stderr(`parley: interrupted. What finished is saved; resume with: ${Hint.resume(id, hintOf(given, view, info))}`))
+        ))
+    )
+    yield* ending(id, end, view, hintOf(given, view, info), info.pid)
+  }))
