@@ -12,15 +12,21 @@
  * yield* Effect.forkScoped(Host.serveWhenKnown(run))
  * ```
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { RunEvents } from "../services/RunEvents.ts"
+import * as Background from "./Background.ts"
 import * as Detach from "./Detach.ts"
+import * as Hint from "./Hint.ts"
 import * as HostPath from "./HostPath.ts"
 import type * as Live from "./Live.ts"
+import * as PersonTerminal from "./PersonTerminal.ts"
+import * as RunMain from "./RunMain.ts"
 
 /** Stops this process's run the way SIGTERM does (every finalizer runs; exit 143). */
 const interrupt = Effect.sync(() => void process.kill(process.pid, "SIGTERM"))
@@ -39,4 +45,33 @@ export const serveWhenKnown = (run: Live.Run["Service"]): Effect.Effect<void, ne
     )
     // A `query --detach` waits for this: the conversation exists and its host listens.
     yield* Effect.sync(() => Detach.announce(id))
+    if (PersonTerminal.isInteractive()) yield* detachOnCtrlZ(run, id)
+  })
+
+/**
+ * Ctrl-Z (SIGTSTP) while the run is served: it leaves the terminal and goes
+ * on in the background (`Background`), after saying how to follow it. Before
+ * the host listens, Ctrl-Z stops the process as it stops any program.
+ */
+const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
+  Effect.gen(function*() {
+    const pressed = yield* Deferred.make<void>()
+    const onStop = () => Deferred.doneUnsafe(pressed, Exit.void)
+    yield* Effect.acquireRelease(Effect.sync(() => void process.on("SIGTSTP", onStop)), () => Effect.sync(() => void process.removeListener("SIGTSTP", onStop)))
+    yield* Deferred.await(pressed)
+    const log = Background.openLog(run.settings.storage)
+    const ctx = { storage: run.hint.storage }
+    yield* run.status.leave
+    yield* Effect.sync(() => {
+      process.stderr.write([
+        "",
+        `parley: detached; the run of ${id} goes on in the background (pid ${process.pid}), its output in ${log.file}.`,
+        `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here again.`,
+        `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`,
+        ""
+      ].join("\n"))
+      Background.leaveTerminal(log, () => RunMain.forgetSignal("SIGHUP"))
+    })
+    // Further SIGTSTPs (there is no terminal to leave) are ignored while the run lasts.
+    return yield* Effect.never
   })

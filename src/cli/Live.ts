@@ -43,6 +43,7 @@ import { PromptBackend, PromptFailed } from "../services/PromptBackend.ts"
 import { Provider } from "../services/Provider.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
+import * as Background from "./Background.ts"
 import * as Cursor from "./Cursor.ts"
 import * as Editor from "./Editor.ts"
 import type * as Hint from "./Hint.ts"
@@ -115,12 +116,18 @@ const terminalPrompts = (person: Context.Context<Prompt.Environment>, status: St
   Effect.gen(function*() {
     const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interruptRun }).pipe(Effect.provideContext(person))
     const events = yield* RunEvents
-    const shown = <A, E>(prompt: Effect.Effect<A, E>) => Effect.flatMap(events.latest, cursor.reach).pipe(Effect.andThen(status.paused(prompt)))
+    // Once the run has left the terminal (Ctrl-Z) nothing is asked there: a question waits for
+    // another answerer (an attached terminal, `conversation answer`), a permission is refused.
+    const shown = <A, E>(prompt: Effect.Effect<A, E>, gone: Effect.Effect<A, E | PromptFailed>) =>
+      Effect.flatMap(events.latest, cursor.reach).pipe(Effect.andThen(Effect.suspend(() => (Background.isDetached() ? gone : status.paused(prompt)))))
+    const left = Effect.fail(new PromptFailed({ reason: "the run left its terminal (Ctrl-Z)" }))
     return PromptBackend.of({
-      interactive: prompts.interactive,
-      permission: (request) => shown(prompts.permission(request)),
-      question: (request) => shown(prompts.question(request)),
-      resumeChoice: (info) => shown(ResumeMenu.ask(person)(info)),
+      get interactive() {
+        return prompts.interactive && !Background.isDetached()
+      },
+      permission: (request) => shown(prompts.permission(request), left),
+      question: (request) => shown(prompts.question(request), Effect.never),
+      resumeChoice: (info) => shown(ResumeMenu.ask(person)(info), left),
       edit: (text) =>
         Effect.map(Editor.edit(text), (result) => {
           if (result._tag === "Edited") return result.text

@@ -39,6 +39,16 @@ const SIGNALS = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const
 /** What stopped a run from outside, and the exit code it gets. */
 const STOPS = { ...SIGNALS, EPIPE: 0 } as const
 
+/** The signal handlers of the running program, by signal. */
+const installed = new Map<string, () => void>()
+
+/** Stops `signal` from ending the program (a run detached from its terminal ignores SIGHUP). */
+export const forgetSignal = (signal: keyof typeof SIGNALS): void => {
+  const handler = installed.get(signal)
+  if (handler !== undefined) process.removeListener(signal, handler)
+  installed.delete(signal)
+}
+
 /** Set once the run has started: ends it the way a signal does (every finalizer runs), exiting 0. */
 let onBrokenPipe: (() => void) | undefined
 
@@ -74,6 +84,7 @@ const runMain = Runtime.makeRunMain(({ fiber, teardown }) => {
   const handlers = Object.keys(SIGNALS).map((name) => {
     const handler = stopBy(name as keyof typeof SIGNALS)
     process.on(name, handler)
+    installed.set(name, handler)
     return [name, handler] as const
   })
   fiber.addObserver((exit) => {

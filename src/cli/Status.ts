@@ -40,6 +40,8 @@ export interface Status {
   readonly paused: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Takes the live rows down for good (the run is over). */
   readonly clear: Effect.Effect<void>
+  /** Takes the rows down and never writes to the screen again (the run left the terminal: Ctrl-Z). */
+  readonly leave: Effect.Effect<void>
 }
 
 /** DECAWM off and on: text written in between is clipped at the right margin. */
@@ -57,7 +59,8 @@ export const none: Status = {
   line: () => Effect.void,
   around: (write) => Effect.sync(write),
   paused: (effect) => effect,
-  clear: Effect.void
+  clear: Effect.void,
+  leave: Effect.void
 }
 
 /** The live region's state and its drawing (synchronous writes to one terminal). */
@@ -68,6 +71,8 @@ class Region {
   /** Lines that arrived while a prompt was on screen: printed once it is gone. */
   private readonly held: Array<string> = []
   private paused = false
+  /** The run left the terminal: nothing is written to it any more. */
+  private gone = false
 
   constructor(private readonly out: tty.WriteStream, private readonly style: Style.Style) {}
 
@@ -76,7 +81,13 @@ class Region {
   }
 
   get active(): boolean {
-    return this.rows.size > 0 && !this.paused
+    return this.rows.size > 0 && !this.paused && !this.gone
+  }
+
+  leave(): void {
+    this.erase()
+    this.held.splice(0)
+    this.gone = true
   }
 
   set(key: string, text: string | undefined): void {
@@ -88,6 +99,7 @@ class Region {
 
   /** Prints a permanent line above the rows (held back while a prompt is on screen). */
   print(text: string): void {
+    if (this.gone) return
     if (this.paused) {
       this.held.push(text)
       return
@@ -111,6 +123,7 @@ class Region {
 
   resume(): void {
     this.paused = false
+    if (this.gone) return
     for (const text of this.held.splice(0)) this.out.write(text + "\n")
     this.draw()
   }
@@ -177,6 +190,7 @@ export const make = (out: tty.WriteStream | undefined, color: boolean): Effect.E
       line: (text) => Effect.sync(() => region.print(text)),
       around: (write) => Effect.sync(() => region.around(write)),
       paused: (effect) => Effect.acquireUseRelease(Effect.sync(() => region.pause()), () => effect, () => Effect.sync(() => region.resume())),
-      clear: Effect.sync(() => region.erase())
+      clear: Effect.sync(() => region.erase()),
+      leave: Effect.sync(() => region.leave())
     } satisfies Status
   })

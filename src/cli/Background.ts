@@ -1,0 +1,86 @@
+/**
+ * Ctrl-Z detaches a foreground `query` (issue 22; RFD 027 "Ctrl+Z
+ * (detach)"): the run goes on in the background, the terminal gets its
+ * prompt back, and the line says how to attach again.
+ *
+ * RFD 027 gets there by always running the turn in a daemon that the
+ * terminal is a client of. parley runs the turn in the `query` process
+ * itself (no second process on every start), so it leaves the terminal the
+ * way job control already knows: on SIGTSTP it takes its status lines down,
+ * says how to attach, sends its output to a log file, stops hanging up with
+ * the terminal, and stops itself; a small waker sends it SIGCONT a moment
+ * later, once the shell has taken the terminal back. The shell then has the
+ * run as a background job (`jobs` lists it), and nothing of the run was
+ * interrupted: tools in flight and the model's stream go on.
+ *
+ * From then on the process never touches the terminal: its prompts are gone
+ * (a question waits for `conversation attach` or `conversation answer`, or
+ * follows the `detached` policy), and its stdout and stderr go to the log.
+ *
+ * @example
+ * ```ts
+ * import * as Background from "./Background.ts"
+ * Background.isDetached() // false until Ctrl-Z
+ * ```
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as crypto from "node:crypto"
+import * as HostSocket from "../domain/run/HostSocket.ts"
+
+let detached = false
+
+/** Whether this process has left its terminal (Ctrl-Z). */
+export const isDetached = (): boolean => detached
+
+/** How long the waker waits before continuing the stopped run: time for the shell to take the terminal back. */
+const WAKE_AFTER_S = 0.3
+
+type Write = typeof process.stdout.write
+
+/** Sends everything `stream` is given to `fd` from now on (the terminal may be gone: never write to it again). */
+const redirect = (stream: NodeJS.WriteStream, fd: number): void => {
+  const write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((e?: Error | null) => void), callback?: (e?: Error | null) => void): boolean => {
+    try {
+      fs.writeSync(fd, typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? encoding : "utf8") : chunk)
+    } catch {
+      // A full disk loses log lines, never the run.
+    }
+    const done = typeof encoding === "function" ? encoding : callback
+    done?.(null)
+    return true
+  }
+  stream.write = write as Write
+}
+
+/** The log a detached foreground run writes to. */
+export interface Log {
+  readonly fd: number
+  readonly file: string
+}
+
+/** Opens the log a detached foreground run writes to, under the storage's run directory (0600). */
+export const openLog = (storage: string): Log => {
+  const dir = HostSocket.runDir(path.resolve(storage))
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const file = path.join(dir, `detached-${process.pid}-${crypto.randomBytes(4).toString("hex")}.log`)
+  return { fd: fs.openSync(file, "a", 0o600), file }
+}
+
+/**
+ * Leaves the terminal: output to `log`, hang-ups ignored, and this process
+ * stopped until the waker continues it in the background. `forgetHangup`
+ * removes the handler that would end the run when the terminal closes.
+ */
+export const leaveTerminal = (log: Log, forgetHangup: () => void): void => {
+  detached = true
+  redirect(process.stdout, log.fd)
+  redirect(process.stderr, log.fd)
+  forgetHangup()
+  // The terminal may close once we are in the background: that no longer ends the run.
+  process.on("SIGHUP", () => {})
+  const waker = spawn("/bin/sh", ["-c", `sleep ${WAKE_AFTER_S}; kill -CONT ${process.pid}`], { detached: true, stdio: "ignore" })
+  waker.unref()
+  process.kill(process.pid, "SIGSTOP")
+}
