@@ -1,0 +1,128 @@
+// Issue 22 on real terminals (tmux): `query --detach` with a tool that asks,
+// `conversation attach` in two panes, one answers, the other shows who did;
+// Ctrl-Z in a foreground `query` leaves the run going in the background and
+// `attach` picks it up; the answer is recorded once and the tools' side
+// effects happen once.
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterEach, describe, expect, it } from "@effect/vitest"
+import { binary, runParley } from "../support/Cli.ts"
+import { repoRoot } from "../support/Fixtures.ts"
+import { DEFERRABLE } from "../support/Project.ts"
+import * as Tmux from "../support/Tmux.ts"
+import { makeProject, onDisk, type Project, removeProjects, startParley, writeScript } from "../support/TtyProject.ts"
+
+if (Tmux.skipReason !== undefined) console.warn(`Attach.test.ts skipped: ${Tmux.skipReason}`)
+
+const started: Array<number> = []
+afterEach(() => {
+  Tmux.killAll()
+  for (const pid of started.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // Gone already.
+    }
+  }
+  removeProjects()
+})
+
+const CONFIG = `
+[conversation.inquiry]
+detached = "wait"
+
+${DEFERRABLE}`
+
+const call = (id: string, name: string, mode: string, seconds?: number) => ({ id, name: "deferrable", arguments: { name, mode, ...(seconds !== undefined ? { seconds } : {}) } })
+
+const project = (): Project => {
+  const p = makeProject("parley-attach-", { "deferrable.py": fs.readFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), "utf8") })
+  fs.writeFileSync(path.join(p.storage, "config.toml"), CONFIG)
+  return p
+}
+
+const effects = (p: Project, name: string) => {
+  const file = path.join(p.root, `${name}.effects`)
+  return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
+}
+
+const waitUntil = async (what: string, check: () => boolean, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+  }
+}
+
+const responses = (p: Project) => onDisk(p.storage).filter((e) => e["type"] === "inquiry_response").map((e) => [e["id"], e["answer"]])
+
+/** Starts `query --detach`; returns the conversation id and the background run's pid. */
+const detached = (p: Project, script: string): { id: string; pid: number } => {
+  const r = runParley(["--storage", p.storage, "query", "--detach", "--new", "go", "--model", "scripted", "--script", script], { cwd: p.root })
+  expect(r.code).toBe(0)
+  const id = r.stdout.trim()
+  const pid = Number(/\(pid (\d+)\)/.exec(r.stderr)![1])
+  started.push(pid)
+  expect(r.stderr).toContain(`conversation attach ${id}`)
+  return { id, pid }
+}
+
+describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)", () => {
+  it("two attached terminals: one answers, the other's prompt closes and says another client answered; both exit 0; the answer is recorded once", async () => {
+    const p = project()
+    const script = writeScript(p, [{ message: "Working.", tool_calls: [call("s1", "prod", "slow", 1), call("p1", "paint", "pick")] }, { message: "All done." }])
+    const { id } = detached(p, script)
+    const a = startParley(p, ["conversation", "attach", id])
+    const b = startParley(p, ["conversation", "attach"])
+    await a.waitFor(/Which color\?/)
+    await b.waitFor(/Which color\?/)
+    b.sendKeys("Down", "Enter")
+    expect(await b.waitForExit()).toBe(0)
+    expect(await a.waitForExit()).toBe(0)
+    expect(b.pane()).toMatch(/Which color\? → green \(you\)/)
+    expect(a.pane()).toMatch(/Which color\? → green \(other client\)/)
+    for (const s of [a, b]) expect(s.pane()).toContain("All done.")
+    expect(responses(p)).toStrictEqual([["p1.color.1", "green"]])
+    expect(effects(p, "paint")).toBe(`"green"\n`)
+    expect(effects(p, "prod")).toBe(`"done"\n`)
+    expect(fs.readdirSync(path.join(p.storage, "run")).filter((n) => n.endsWith(".sock"))).toStrictEqual([])
+  })
+
+  it("Ctrl-Z in a foreground query detaches it; the tools go on; attach picks it up and the turn completes", async () => {
+    const p = project()
+    const script = writeScript(p, [
+      { message: "Working.", tool_calls: [call("s1", "prod", "slow", 2)] },
+      { message: "Next.", tool_calls: [call("a1", "web", "ask")] },
+      { message: "All done." }
+    ])
+    // An interactive shell with job control: Ctrl-Z gives it the terminal back.
+    const shell = Tmux.start({ command: ["bash", "--norc", "--noprofile", "-i"], cwd: p.root, env: { PS1: "$ " } })
+    const parley = [process.execPath, binary, "--storage", p.storage].map(Tmux.shellQuote).join(" ")
+    shell.sendText(`${parley} query --new go --model scripted --script ${Tmux.shellQuote(script)}`)
+    shell.sendKeys("Enter")
+    await shell.waitFor(/deferrable \{"name":"prod"/)
+    shell.sendKeys("C-z")
+    const [, id] = await shell.waitFor(/detached; the run of (\d+) goes on in the background/)
+    await shell.waitFor(/conversation attach \d+ .*Follow it here again\./)
+    // The shell holds the run as a job: stopped, then running again once the waker continued it.
+    await waitUntil("the job to run in the background", () => {
+      shell.sendText("jobs")
+      shell.sendKeys("Enter")
+      return /\[1\]\+ +Running/.test(shell.pane())
+    })
+    shell.sendText(`${parley} conversation attach ${id}; echo ATTACH=$?`)
+    shell.sendKeys("Enter")
+    await shell.waitFor(/Deploy web\?/, { timeoutMs: 20_000 })
+    shell.sendKeys("y")
+    await shell.waitFor(/ATTACH=0/)
+    expect(shell.pane()).toMatch(/Deploy web\? → yes \(you\)/)
+    expect(shell.pane()).toContain("All done.")
+    expect(effects(p, "prod")).toBe(`"done"\n`)
+    expect(effects(p, "web")).toBe("true\n")
+    expect(responses(p)).toStrictEqual([["a1.confirm.1", true]])
+    // The background run's output went to its log, not to the terminal it left.
+    const logs = fs.readdirSync(path.join(p.storage, "run")).filter((n) => n.startsWith("detached-"))
+    expect(logs.length).toBe(1)
+    expect(fs.readFileSync(path.join(p.storage, "run", logs[0]!), "utf8")).toContain("All done.")
+  })
+})
