@@ -43,8 +43,11 @@ describe.skipIf(!Tmux.available)("parley conversation answer on a real TTY (tmux
     const { p, id } = deferred()
     const s = startParley(p, ["conversation", "answer", id])
     // The questions come in the order they were asked (the tools ran in parallel): answer each as it shows.
+    // The second is whichever the first was not (both stay in the pane once shown).
+    let first: string | undefined
     for (let i = 0; i < 2; i++) {
-      const [shown] = await s.waitFor(i === 0 ? /Deploy prod\?|Which color\?/ : (s.pane().includes("Deploy prod?") ? /Which color\?/ : /Deploy prod\?/))
+      const [shown] = await s.waitFor(first === undefined ? /Deploy prod\?|Which color\?/ : first === "Deploy prod?" ? /Which color\?/ : /Deploy prod\?/)
+      first ??= shown
       if (shown === "Deploy prod?") s.sendKeys("n")
       else s.sendKeys("Down", "Enter")
     }
