@@ -5,6 +5,7 @@
 import { spawnSync } from "node:child_process"
 import * as path from "node:path"
 import { report } from "./Harness.ts"
+import * as attach from "./attach.ts"
 import * as cli from "./cli.ts"
 import * as coordinator from "./coordinator.ts"
 import * as listing from "./listing.ts"
@@ -18,6 +19,7 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
   coordinator: coordinator.run,
   projection: projection.run,
   cli: cli.run,
+  attach: attach.run,
   whole: whole.run
 }
 
@@ -25,7 +27,7 @@ const only = process.argv[2]
 // The whole-process cases time the CLI bundle, the coordinator the library as
 // shipped: build what is measured from the sources being measured.
 const targets = [
-  ...(only === undefined || only === "cli" || only === "whole" ? ["cli"] : []),
+  ...(only === undefined || only === "cli" || only === "whole" || only === "attach" ? ["cli"] : []),
   ...(only === undefined || only === "coordinator" ? ["lib"] : [])
 ]
 if (targets.length > 0) {
