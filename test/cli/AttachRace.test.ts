@@ -99,6 +99,33 @@ describe("attached clients without a terminal", () => {
     expect(fs.readFileSync(path.join(p.root, "prod.effects"), "utf8")).toBe(`"done"\n`)
   }, 60_000)
 
+  it("SIGTERM (or a closed terminal) ends the attach only; SIGINT stops the run, which stays resumable", async () => {
+    const p = project()
+    const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
+    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "web", "ask")] }, { message: "Done." }])
+    const host = spawnParley(p, ["query", "--new", "go", "--script", script])
+    children.push(host)
+    await waitFor("the question and the socket", () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1)
+    const id = sockets(p)[0]!.replace(".sock", "")
+    const leaving = spawnParley(p, ["conversation", "attach", id])
+    children.push(leaving)
+    await waitFor("the client to show the run", () => leaving.output().includes("Working."))
+    leaving.kill("SIGTERM")
+    expect(await exited(leaving)).toBe(0)
+    expect(leaving.output()).toContain(`Detached from jp-c${id}; the run goes on (pid ${host.pid})`)
+    expect(host.exitCode).toBe(null)
+    const stopping = spawnParley(p, ["conversation", "attach", id])
+    children.push(stopping)
+    await waitFor("the client to show the run", () => stopping.output().includes("Working."))
+    stopping.kill("SIGINT")
+    expect(await exited(stopping)).toBe(130)
+    expect(await exited(host)).toBe(143)
+    expect(stopping.output()).toContain(`parley: interrupted. What finished is saved; resume with: `)
+    expect(stopping.output()).toContain(`query --continue-turn --id ${id}`)
+    const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; incomplete: unknown; running: unknown }>
+    expect(rows.find((r) => r.id === id)).toMatchObject({ running: null, incomplete: { state: "pending-tool-execution" } })
+  }, 60_000)
+
   it("100 rounds of clients connecting, following, answering and leaving at random: each question answered once, by the offer that won; no fd leaked, no socket left", async () => {
     const p = project()
     const ROUNDS = 100

@@ -10,8 +10,8 @@
  *
  * While a person follows at a terminal, the host counts them present: a
  * question for a person waits for them instead of following the `detached`
- * policy. Ctrl-C stops the run (as it would in `query`); Ctrl-Z detaches
- * this terminal and leaves the run going. The attach ends with the run:
+ * policy. Ctrl-C stops the run (as it would in `query`); Ctrl-Z, a closed
+ * terminal or SIGTERM detach this client and leave the run going. The attach ends with the run:
  * exit 0 when it completed, else the code `query` would have had and the
  * resume command; a host that dies under it → exit 1 with the resume command.
  *
@@ -43,6 +43,7 @@ import * as Hint from "../Hint.ts"
 import * as HostPath from "../HostPath.ts"
 import * as PersonTerminal from "../PersonTerminal.ts"
 import { deferredLines, DEFERRED_EXIT } from "../Query.ts"
+import * as RunMain from "../RunMain.ts"
 import * as RunView from "../RunView.ts"
 import * as Status from "../Status.ts"
 import * as Style from "../Style.ts"
@@ -223,7 +224,13 @@ const follow = (client: HostClient.Client, handle: (e: RunEvent.Sequenced) => Ef
   Effect.gen(function*() {
     let stopped: RunEvent.Of<"Stopped"> | undefined
     const detached = yield* Deferred.make<void>()
-    yield* onSignal("SIGTSTP", () => Deferred.doneUnsafe(detached, Exit.void))
+    // Ctrl-Z, a closed terminal or a plain kill end this client only: the run is not this process's.
+    // (Only Ctrl-C, SIGINT, stops the run, through the interruption RunMain makes of it.)
+    yield* Effect.sync(() => {
+      RunMain.forgetSignal("SIGHUP")
+      RunMain.forgetSignal("SIGTERM")
+    })
+    for (const signal of ["SIGTSTP", "SIGHUP", "SIGTERM"] as const) yield* onSignal(signal, () => Deferred.doneUnsafe(detached, Exit.void))
     const events = Stream.runForEach(client.Subscribe({ after: 0, attend }), (e) => {
       if (e.event._tag === "Stopped") stopped = e.event
       return handle(e)
