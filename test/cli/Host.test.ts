@@ -4,7 +4,11 @@
 // kill` stops it like SIGTERM, and a killed host's socket is replaced.
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { spawn } from "node:child_process"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { binary } from "../support/Cli.ts"
+import * as FakeLlmServer from "../support/FakeLlmServer.ts"
 import { addDeferrable, DEFERRABLE, exited, killGroup, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
 
 const TOOL = `${DEFERRABLE}
@@ -154,4 +158,50 @@ describe("a running turn is a host (no TTY)", () => {
     const log = fs.readdirSync(runDir(p)).find((n) => n.startsWith("detached-"))!
     expect(fs.readFileSync(path.join(runDir(p), log), "utf8")).toContain("Done.")
   })
+})
+
+describe("a secret answered into a running turn (real SDK, fake provider on 127.0.0.1)", () => {
+  it.live("reaches the tool; it is in no file under the storage, in no process's command line, and in no request the model got", () =>
+    Effect.gen(function*() {
+      const SECRET = "pq-7f3a-secret-91ce"
+      const fake = yield* FakeLlmServer.make
+      const p = project()
+      fake.enqueueAnthropic(
+        { blocks: [{ type: "tool_use", id: "toolu_s", name: "deferrable", input: { name: "api", mode: "secret" } }], stopReason: "tool_use" },
+        { blocks: [{ type: "text", text: "Stored." }] }
+      )
+      const host = spawn(process.execPath, [binary, "--storage", p.storage, "query", "--new", "--model", "anthropic/claude-test", "store it"], {
+        cwd: p.root,
+        env: { ...process.env, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url, PARLEY_STORAGE: "" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      children.push(host)
+      yield* Effect.promise(() => waitFor("the secret question and the socket", () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1))
+      const id = sockets(p)[0]!.replace(".sock", "")
+      // Every process's command line, sampled while the answer is delivered and the tool runs.
+      let seen = false
+      const scan = setInterval(() => {
+        for (const pid of fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+          try {
+            if (fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(SECRET)) seen = true
+          } catch {
+            // gone
+          }
+        }
+      }, 5)
+      const answered = parley(p, ["conversation", "answer", id, "toolu_s.token.1", "--stdin"], `${SECRET}\n`)
+      expect(answered.code).toBe(0)
+      expect(yield* Effect.promise(() => exited(host))).toBe(0)
+      clearInterval(scan)
+      expect(seen).toBe(false)
+      expect(effects(p, "api")).toBe(`"${SECRET.length} chars"\n`)
+      const files = fs.readdirSync(p.storage, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
+      for (const d of files) {
+        const text = fs.readFileSync(path.join(d.parentPath, d.name), "utf8")
+        expect(text.includes(SECRET), d.name).toBe(false)
+        for (const m of text.matchAll(/"([A-Za-z0-9+/]{8,}={0,2})"/g)) expect(Buffer.from(m[1]!, "base64").toString("utf8").includes(SECRET), d.name).toBe(false)
+      }
+      expect(fake.requests.length).toBe(2)
+      for (const request of fake.requests) expect(JSON.stringify(request.body).includes(SECRET)).toBe(false)
+    }), 60_000)
 })
