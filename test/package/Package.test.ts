@@ -141,6 +141,8 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     for (const f of files) expect(f).toMatch(/^(package\.json|README\.md|LICENSE|dist\/[^/]+\.mjs|dist\/lib\/.+\.(js|d\.ts))$/)
     expect(files.filter((f) => /^(src|test|bench|\.ci|scripts|examples)\//.test(f))).toStrictEqual([])
     expect(files).toContain("dist/parley.mjs")
+    // package.json says MIT: the license text ships with it (issue 29).
+    expect(files).toContain("LICENSE")
     // Every library source (the CLI aside: bin.ts and cli/ are bundled into dist/parley.mjs) ships as .js plus .d.ts, so every deep import works.
     const sources = walk(path.join(repoRoot, "src")).filter((f) => f.endsWith(".ts") && f !== "bin.ts" && !f.startsWith("cli/"))
     expect(files.filter((f) => f.startsWith("dist/lib/cli/"))).toStrictEqual([])
