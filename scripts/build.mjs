@@ -19,7 +19,11 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writ
 import { createRequire } from "node:module"
 import * as path from "node:path"
 
-const targets = new Set(process.argv.slice(2))
+const args = process.argv.slice(2)
+// --clean: chunks of earlier builds are removed (npm pack ships dist/*.mjs). Not by
+// default: a parley started before this build may still import its own chunks lazily.
+const clean = args.includes("--clean")
+const targets = new Set(args.filter((a) => a !== "--clean"))
 if (targets.size === 0) targets.add("cli")
 for (const t of targets) {
   if (t !== "cli" && t !== "lib") {
@@ -58,6 +62,10 @@ const buildCli = async () => {
     // Chunks first, the entry last: a new entry never points at a missing chunk.
     const files = readdirSync(scratch).sort((a, b) => (a === "parley.mjs" ? 1 : b === "parley.mjs" ? -1 : 0))
     for (const f of files) renameSync(path.join(scratch, f), path.join("dist", f))
+    if (clean) {
+      const current = new Set(files)
+      for (const f of readdirSync("dist")) if (f.endsWith(".mjs") && !current.has(f)) rmSync(path.join("dist", f), { force: true })
+    }
   } finally {
     rmSync(scratch, { recursive: true, force: true })
   }
