@@ -30,9 +30,33 @@ import * as crypto from "node:crypto"
 import * as HostSocket from "../domain/run/HostSocket.ts"
 
 let detached = false
+/** Prompts handed to the terminal and not yet over (drawn, or waiting for their turn). */
+let prompting = 0
 
 /** Whether this process has left its terminal (Ctrl-Z). */
 export const isDetached = (): boolean => detached
+
+/**
+ * A prompt for the terminal started (counted until {@link promptEnded}).
+ * The run does not leave the terminal meanwhile: a prompt reads it in raw
+ * mode, so Ctrl-Z is a key then, and a SIGTSTP sent by hand would leave the
+ * prompt reading a terminal the process no longer owns (which stops it).
+ */
+export const promptStarted = (): void => void (prompting += 1)
+
+/** A prompt is over. */
+export const promptEnded = (): void => void (prompting -= 1)
+
+/**
+ * Marks the process as having left its terminal, unless a prompt is in
+ * progress (then nothing changes and it says so: false). From the moment it
+ * is marked, no new prompt is drawn.
+ */
+export const markDetached = (): boolean => {
+  if (prompting > 0 || detached) return false
+  detached = true
+  return true
+}
 
 /** How long the waker waits before continuing the stopped run: time for the shell to take the terminal back. */
 const WAKE_AFTER_S = 0.3
@@ -74,7 +98,6 @@ export const openLog = (storage: string): Log => {
  * removes the handler that would end the run when the terminal closes.
  */
 export const leaveTerminal = (log: Log, forgetHangup: () => void): void => {
-  detached = true
   redirect(process.stdout, log.fd)
   redirect(process.stderr, log.fd)
   forgetHangup()

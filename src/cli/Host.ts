@@ -55,10 +55,17 @@ export const serveWhenKnown = (run: Live.Run["Service"]): Effect.Effect<void, ne
  */
 const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
   Effect.gen(function*() {
-    const pressed = yield* Deferred.make<void>()
+    let pressed = yield* Deferred.make<void>()
     const onStop = () => Deferred.doneUnsafe(pressed, Exit.void)
-    yield* Effect.acquireRelease(Effect.sync(() => void process.on("SIGTSTP", onStop)), () => Effect.sync(() => void process.removeListener("SIGTSTP", onStop)))
-    yield* Deferred.await(pressed)
+    const stopListening = () => void process.removeListener("SIGTSTP", onStop)
+    yield* Effect.acquireRelease(Effect.sync(() => void process.on("SIGTSTP", onStop)), () => Effect.sync(stopListening))
+    // While a prompt is handed to the terminal (only a SIGTSTP sent by hand arrives then: the prompt's raw mode
+    // makes Ctrl-Z a key), the run stays: a prompt left reading a terminal the process no longer owns would stop it.
+    for (;;) {
+      yield* Deferred.await(pressed)
+      if (Background.markDetached()) break
+      pressed = yield* Deferred.make<void>()
+    }
     const log = Background.openLog(run.settings.storage)
     const ctx = { storage: run.hint.storage }
     yield* run.status.leave
@@ -70,8 +77,9 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
         `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`,
         ""
       ].join("\n"))
+      // From here Ctrl-Z is job control's again: after `fg` (the view stays in the log) it stops the
+      // process as it stops any program, and `bg` carries it on.
+      stopListening()
       Background.leaveTerminal(log, () => RunMain.forgetSignal("SIGHUP"))
     })
-    // Further SIGTSTPs (there is no terminal to leave) are ignored while the run lasts.
-    return yield* Effect.never
   })

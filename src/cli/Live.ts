@@ -118,8 +118,13 @@ const terminalPrompts = (person: Context.Context<Prompt.Environment>, status: St
     const events = yield* RunEvents
     // Once the run has left the terminal (Ctrl-Z) nothing is asked there: a question waits for
     // another answerer (an attached terminal, `conversation answer`), a permission is refused.
+    // Counted from the moment a prompt is handed to the terminal: a run does not leave it (Ctrl-Z) meanwhile.
     const shown = <A, E>(prompt: Effect.Effect<A, E>, gone: Effect.Effect<A, E | PromptFailed>) =>
-      Effect.flatMap(events.latest, cursor.reach).pipe(Effect.andThen(Effect.suspend(() => (Background.isDetached() ? gone : status.paused(prompt)))))
+      Effect.acquireUseRelease(
+        Effect.sync(Background.promptStarted),
+        () => Effect.flatMap(events.latest, cursor.reach).pipe(Effect.andThen(Effect.suspend(() => (Background.isDetached() ? gone : status.paused(prompt))))),
+        () => Effect.sync(Background.promptEnded)
+      )
     const left = Effect.fail(new PromptFailed({ reason: "the run left its terminal (Ctrl-Z)" }))
     return PromptBackend.of({
       get interactive() {

@@ -88,6 +88,29 @@ describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)",
     expect(fs.readdirSync(path.join(p.storage, "run")).filter((n) => n.endsWith(".sock"))).toStrictEqual([])
   })
 
+  it("two questions open at once are asked one after the other; Y answers the other one too; Ctrl-C at a prompt stops the run", async () => {
+    const p = project()
+    const script = writeScript(p, [{ message: "Working.", tool_calls: [call("a1", "web", "ask"), call("a2", "db", "ask")] }, { message: "All done." }])
+    const { id } = detached(p, script)
+    const s = startParley(p, ["conversation", "attach", id])
+    const [, first] = await s.waitFor(/Deploy (web|db)\?/)
+    s.sendKeys("Y")
+    expect(await s.waitForExit()).toBe(0)
+    const pane = s.pane()
+    expect(pane).toMatch(new RegExp(`Deploy ${first}\\? → yes \\(you\\)`))
+    expect(pane).toMatch(new RegExp(`Deploy ${first === "web" ? "db" : "web"}\\? → yes \\(you\\)`))
+    expect(responses(p).sort()).toStrictEqual([["a1.confirm.1", true], ["a2.confirm.1", true]])
+
+    const q = project()
+    const stopped = detached(q, writeScript(q, [{ message: "Working.", tool_calls: [call("a1", "web", "ask")] }, { message: "All done." }]))
+    const t = startParley(q, ["conversation", "attach", stopped.id])
+    await t.waitFor(/Deploy web\?/)
+    t.sendKeys("C-c")
+    expect(await t.waitForExit()).toBe(130)
+    expect(t.pane()).toContain(`resume with: parley query --continue-turn --id ${stopped.id}`)
+    expect(effects(q, "web")).toBe("")
+  })
+
   it("Ctrl-Z in a foreground query detaches it; the tools go on; attach picks it up and the turn completes", async () => {
     const p = project()
     const script = writeScript(p, [
@@ -124,5 +147,28 @@ describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)",
     const logs = fs.readdirSync(path.join(p.storage, "run")).filter((n) => n.startsWith("detached-"))
     expect(logs.length).toBe(1)
     expect(fs.readFileSync(path.join(p.storage, "run", logs[0]!), "utf8")).toContain("All done.")
+  })
+
+  it("a SIGTSTP sent while a prompt is on screen does not detach (the prompt owns the terminal); the run goes on there", async () => {
+    const p = project()
+    const script = writeScript(p, [{ message: "Working.", tool_calls: [call("a1", "web", "ask")] }, { message: "All done." }])
+    const s = startParley(p, ["query", "--new", "go", "--model", "scripted", "--script", script])
+    await s.waitFor(/Deploy web\?/)
+    const pid = fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n)).find((n) => {
+      try {
+        const argv = fs.readFileSync(`/proc/${n}/cmdline`, "utf8").split("\0")
+        return argv.includes("query") && argv.includes(p.storage)
+      } catch {
+        return false
+      }
+    })
+    expect(pid).toBeDefined()
+    process.kill(Number(pid), "SIGTSTP")
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    s.sendKeys("y")
+    expect(await s.waitForExit()).toBe(0)
+    expect(s.pane()).not.toContain("detached")
+    expect(s.pane()).toContain("All done.")
+    expect(responses(p)).toStrictEqual([["a1.confirm.1", true]])
   })
 })

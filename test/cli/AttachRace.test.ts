@@ -121,6 +121,8 @@ describe("attached clients without a terminal", () => {
     expect(await exited(stopping)).toBe(130)
     expect(await exited(host)).toBe(143)
     expect(stopping.output()).toContain(`parley: interrupted. What finished is saved; resume with: `)
+    // Clients leaving mid-read are not the run's errors: nothing about them on its terminal.
+    expect(host.output()).not.toMatch(/Unhandled|SocketError|at .*\.js:\d+/)
     expect(stopping.output()).toContain(`query --continue-turn --id ${id}`)
     const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; incomplete: unknown; running: unknown }>
     expect(rows.find((r) => r.id === id)).toMatchObject({ running: null, incomplete: { state: "pending-tool-execution" } })

@@ -30,6 +30,9 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Prompt from "effect/cli/Prompt"
+import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as HostSocket from "../../domain/run/HostSocket.ts"
@@ -37,11 +40,12 @@ import * as RunReport from "../../domain/run/RunReport.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
-import type { QuestionAnswer } from "../../services/PromptBackend.ts"
+import type { PromptError, QuestionAnswer } from "../../services/PromptBackend.ts"
 import { CliFailure } from "../CliFailure.ts"
 import * as Hint from "../Hint.ts"
 import * as HostPath from "../HostPath.ts"
 import * as PersonTerminal from "../PersonTerminal.ts"
+import * as Pid from "../Pid.ts"
 import { deferredLines, DEFERRED_EXIT } from "../Query.ts"
 import * as RunMain from "../RunMain.ts"
 import * as RunView from "../RunView.ts"
@@ -114,72 +118,106 @@ const prompter = (onRepeatedCancel: Effect.Effect<void>) =>
 const onSignal = (signal: NodeJS.Signals, handler: () => void) =>
   Effect.acquireRelease(Effect.sync(() => void process.on(signal, handler)), () => Effect.sync(() => void process.removeListener(signal, handler)))
 
+/** What a follower needs: the connection, the view, and how to ask (none without a terminal). */
+interface FollowerOptions {
+  readonly client: HostClient.Client
+  readonly view: RunView.View
+  readonly status: Status.Status
+  readonly ask: ((e: RunEvent.Of<"QuestionOpened">) => Effect.Effect<QuestionAnswer, PromptError>) | undefined
+  /** Whether a question replayed on attach is still to be asked. */
+  readonly asks: (e: RunEvent.Of<"QuestionOpened">) => boolean
+  /** The command that answers a question from elsewhere (said when this terminal cannot ask). */
+  readonly answerHint: (inquiryId: string) => string
+  /** Stops the run (Ctrl-C at a prompt, as anywhere else while attached). */
+  readonly stopRun: Effect.Effect<void>
+}
+
 /**
  * One attached terminal: shows events, asks the questions meant for a
- * person, and tells its own answers from other clients'.
+ * person (one prompt at a time, as `query` does), and tells its own answers
+ * from other clients'.
  */
-const follower = (
-  client: HostClient.Client,
-  view: RunView.View,
-  status: Status.Status,
-  ask: ((e: RunEvent.Of<"QuestionOpened">) => Effect.Effect<QuestionAnswer, unknown>) | undefined,
-  asks: (e: RunEvent.Of<"QuestionOpened">) => boolean
-) =>
-  Effect.gen(function*() {
-    /** Prompts on screen, by inquiry id. */
-    const asking = new Map<string, Fiber.Fiber<void>>()
-    /** Offers sent from here: whether each won (settled once the host replied). */
-    const offers = new Map<string, Deferred.Deferred<boolean>>()
-    const scope = yield* Effect.scope
+class Follower {
+  /** Prompts handed to the terminal, by inquiry id (drawn, or waiting for their turn). */
+  private readonly asking = new Map<string, Fiber.Fiber<void>>()
+  /** Offers sent from here: whether each won (settled once the host replied). */
+  private readonly offers = new Map<string, Deferred.Deferred<boolean>>()
+  /** `Y`/`N` typed here, by tool and question: the questions still waiting here take it too. */
+  private readonly remembered = new Map<string, Schema.Json>()
 
-    const offer = (inquiryId: string, reply: QuestionAnswer) =>
-      Effect.gen(function*() {
-        const won = yield* Deferred.make<boolean>()
-        offers.set(inquiryId, won)
-        const sent = yield* Effect.exit(client.Answer({ inquiry_id: inquiryId, answer: reply.answer, ...(reply.remember ? { remember: true } : {}) }))
-        yield* Deferred.succeed(won, Exit.isSuccess(sent))
-        if (Exit.isFailure(sent)) {
-          const error = sent.cause.reasons.find((r) => r._tag === "Fail")
-          const refused = error?._tag === "Fail" ? error.error : undefined
-          // Another client's answer won: its closed line says who. A lost host ends the stream.
-          if (refused !== undefined && refused._tag === "AnswerDoesNotFit") yield* view.stderr(`parley: ${refused.message}`)
-        }
-      })
+  constructor(private readonly options: FollowerOptions, private readonly scope: Scope.Scope, private readonly lock: Semaphore.Semaphore) {}
 
-    const opened = (e: RunEvent.Of<"QuestionOpened">) =>
-      Effect.gen(function*() {
-        if (ask === undefined || e.audience !== "person" || asking.has(e.inquiry_id) || !asks(e)) return
-        const prompt = ask(e).pipe(
-          Effect.flatMap((reply) => offer(e.inquiry_id, reply)),
-          Effect.catch(() => view.stderr(`parley: left ${e.inquiry_id} open here; another terminal can still answer it.`)),
-          Effect.ensuring(Effect.sync(() => void asking.delete(e.inquiry_id)))
-        )
-        asking.set(e.inquiry_id, yield* Effect.forkIn(status.paused(prompt), scope))
-      })
-
-    const closed = (e: RunEvent.Of<"QuestionClosed">) =>
-      Effect.gen(function*() {
-        const sent = offers.get(e.inquiry_id)
-        // Ours if the host took our offer: wait for its reply before saying who answered.
-        const mine = sent !== undefined && (yield* Deferred.await(sent))
-        const prompt = asking.get(e.inquiry_id)
-        if (prompt !== undefined && !mine) yield* Fiber.interrupt(prompt)
-        // "you" in the host's events is the host's own terminal: another client, seen from here.
-        const by: RunEvent.Answerer = mine ? "you" : e.by === "you" ? "other" : e.by
-        yield* view.show({ ...e, by })
-      })
-
-    return (event: RunEvent.RunEvent): Effect.Effect<void> => {
-      switch (event._tag) {
-        case "QuestionOpened":
-          return Effect.andThen(view.show(event), opened(event))
-        case "QuestionClosed":
-          return closed(event)
-        default:
-          return view.show(event)
-      }
+  /** Shows one event, and asks or closes what it opens or closes. */
+  handle(event: RunEvent.RunEvent): Effect.Effect<void> {
+    switch (event._tag) {
+      case "QuestionOpened":
+        return Effect.andThen(this.options.view.show(event), this.opened(event))
+      case "QuestionClosed":
+        return this.closed(event)
+      default:
+        return this.options.view.show(event)
     }
-  })
+  }
+
+  private offer(inquiryId: string, reply: QuestionAnswer) {
+    const { client, view } = this.options
+    return Effect.gen({ self: this }, function*() {
+      const won = yield* Deferred.make<boolean>()
+      this.offers.set(inquiryId, won)
+      const sent = yield* Effect.exit(client.Answer({ inquiry_id: inquiryId, answer: reply.answer, ...(reply.remember ? { remember: true } : {}) }))
+      yield* Deferred.succeed(won, Exit.isSuccess(sent))
+      const refused = Exit.isFailure(sent) ? sent.cause.reasons.find((r) => r._tag === "Fail") : undefined
+      // Another client's answer won: its closed line says who. A lost host ends the stream.
+      if (refused?._tag === "Fail" && refused.error._tag === "AnswerDoesNotFit") yield* view.stderr(`parley: ${refused.error.message}`)
+    })
+  }
+
+  /** Asks `e` here once the prompts before it are done, unless a `Y`/`N` typed here already answers it. */
+  private prompt(e: RunEvent.Of<"QuestionOpened">, ask: NonNullable<FollowerOptions["ask"]>) {
+    const key = `${e.call.name}\u0000${e.question.id}`
+    const asked = Effect.suspend(() => {
+      const remembered = this.remembered.get(key)
+      if (remembered !== undefined) return this.offer(e.inquiry_id, { answer: remembered, remember: true })
+      return ask(e).pipe(
+        Effect.tap((reply) => Effect.sync(() => void (reply.remember && this.remembered.set(key, reply.answer)))),
+        Effect.flatMap((reply) => this.offer(e.inquiry_id, reply))
+      )
+    })
+    return this.lock.withPermits(1)(this.options.status.paused(asked)).pipe(
+      // Ctrl-C at a prompt stops the run, as Ctrl-C does anywhere while attached (RFD 027).
+      Effect.catchTag("PromptCancelled", () => this.options.stopRun),
+      Effect.catch((error) => this.options.view.stderr(`parley: could not ask ${e.inquiry_id} here (${error.reason}); answer it with: ${this.options.answerHint(e.inquiry_id)}`)),
+      Effect.ensuring(Effect.sync(() => void this.asking.delete(e.inquiry_id)))
+    )
+  }
+
+  private opened(e: RunEvent.Of<"QuestionOpened">) {
+    const { ask, asks, answerHint, view } = this.options
+    return Effect.gen({ self: this }, function*() {
+      if (e.audience !== "person" || this.asking.has(e.inquiry_id) || !asks(e)) return
+      // Without a terminal here, say what is waiting and how to answer it.
+      if (ask === undefined) return yield* view.stderr(`parley: ${e.inquiry_id} is waiting for input; answer it with: ${answerHint(e.inquiry_id)}`)
+      this.asking.set(e.inquiry_id, yield* Effect.forkIn(this.prompt(e, ask), this.scope))
+    })
+  }
+
+  private closed(e: RunEvent.Of<"QuestionClosed">) {
+    return Effect.gen({ self: this }, function*() {
+      const sent = this.offers.get(e.inquiry_id)
+      // Ours if the host took our offer: wait for its reply before saying who answered.
+      const mine = sent !== undefined && (yield* Deferred.await(sent))
+      const prompt = this.asking.get(e.inquiry_id)
+      if (prompt !== undefined && !mine) yield* Fiber.interrupt(prompt)
+      // "you" in the host's events is the host's own terminal: another client, seen from here.
+      const by: RunEvent.Answerer = mine ? "you" : e.by === "you" ? "other" : e.by
+      yield* this.options.view.show({ ...e, by })
+    })
+  }
+}
+
+/** A follower for the scope's life. */
+const follower = (options: FollowerOptions) =>
+  Effect.map(Effect.zip(Effect.scope, Semaphore.make(1)), ([scope, lock]) => new Follower(options, scope, lock))
 
 /** The commands the attach prints repeat `--storage`, and `--script` for a scripted run. */
 const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.Context => ({
@@ -198,6 +236,15 @@ const ending = (id: ConversationId.ConversationId, end: End, view: RunView.View,
       return yield* view.stderr(`Detached from ${name}; the run goes on (pid ${pid}). Attach again with: ${Hint.command(["conversation", "attach", id], { storage: hint.storage })}`)
     }
     if (end._tag === "Lost") {
+      // A stopped or stalled host stops answering too: it still holds the conversation, and no resume would work.
+      if (Pid.alive(pid)) {
+        return yield* new CliFailure({
+          code: 1,
+          message: `The run of ${name} (pid ${pid}) stopped answering; it still runs and holds the conversation. Attach again with ${
+            Hint.command(["conversation", "attach", id], { storage: hint.storage })
+          }, or stop it with ${Hint.command(["conversation", "kill", id, "--force"], { storage: hint.storage })}.`
+        })
+      }
       return yield* new CliFailure({ code: 1, message: `The run of ${name} stopped without finishing: its process (pid ${pid}) is gone. What finished is saved; resume with: ${resume}` })
     }
     const { ending, incomplete } = end.event
@@ -275,17 +322,20 @@ export const attach = (given: Given) =>
     // A question still open when we subscribed is asked; one the replay shows closing later is not.
     const openAtStart = new Set(info.open.map((q) => q.inquiry_id))
     let seq = 0
-    const shown = yield* follower(
+    const shown = yield* follower({
       client,
       view,
       status,
-      prompts === undefined ? undefined : (e) => prompts.question({ toolName: e.call.name, question: e.question, arguments: e.call.arguments }),
-      (e) => seq > info.latest || openAtStart.has(e.inquiry_id)
-    )
-    const handle = (e: RunEvent.Sequenced) => Effect.suspend(() => {
-      seq = e.seq
-      return shown(e.event)
+      ask: prompts === undefined ? undefined : (e) => prompts.question({ toolName: e.call.name, question: e.question, arguments: e.call.arguments }),
+      asks: (e) => seq > info.latest || openAtStart.has(e.inquiry_id),
+      answerHint: (inquiryId) => Hint.answer(id, inquiryId, { placeholder: "VALUE" }, { storage: given.storageGiven }),
+      stopRun: sigint
     })
+    const handle = (e: RunEvent.Sequenced) =>
+      Effect.suspend(() => {
+        seq = e.seq
+        return shown.handle(e.event)
+      })
     const end = yield* follow(client, handle, interactive).pipe(
       Effect.onInterrupt(() =>
         interruptRun(client, handle, () => seq).pipe(

@@ -11,7 +11,6 @@
  * parley conversation kill 17738399468
  * ```
  */
-import * as fs from "node:fs"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Argument from "effect/cli/Argument"
@@ -22,36 +21,22 @@ import * as HostClient from "../../layers/host/HostClient.ts"
 import { CliFailure } from "../CliFailure.ts"
 import * as Hint from "../Hint.ts"
 import * as HostPath from "../HostPath.ts"
+import * as Pid from "../Pid.ts"
 import { storage } from "../Root.ts"
 import { parseIdArgument } from "./Shared.ts"
 
 /** How long a run may take to stop before `--force` kills it. */
 const GRACE_MS = 5000
 
-/** Whether `pid` runs (a zombie — exited, not yet reaped by its parent — does not). */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z"
-  } catch {
-    return true
-  }
-}
-
 /** Waits until the host no longer answers and its process is gone, up to `ms`; whether it stopped. */
 const stopped = (socket: string, pid: number, ms: number) =>
   Effect.gen(function*() {
     const deadline = Date.now() + ms
     while (Date.now() < deadline) {
-      if (!alive(pid) && !(yield* HostClient.running(socket))) return true
+      if (!Pid.alive(pid) && !(yield* HostClient.running(socket))) return true
       yield* Effect.sleep("50 millis")
     }
-    return !alive(pid)
+    return !Pid.alive(pid)
   })
 
 export const kill = Command.make(

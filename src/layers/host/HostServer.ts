@@ -18,6 +18,7 @@ import * as net from "node:net"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as References from "effect/References"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import * as RpcServer from "effect/rpc/RpcServer"
 import * as Schema from "effect/Schema"
@@ -112,7 +113,10 @@ export const serve = (options: ServeOptions) =>
       Layer.provide(handlers(options)),
       Layer.provide(RpcServer.layerProtocolSocketServer),
       Layer.provide(NodeSocketServer.layer({ path: options.socketPath })),
-      Layer.provide(RpcSerialization.layerNdjson)
+      Layer.provide(RpcSerialization.layerNdjson),
+      // A client that leaves mid-read is not an error of the run: the socket server would log
+      // it (with a stack) on the terminal the run is drawing on, or into a detached run's log.
+      Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))
     )
     // Removed last (finalizers run in reverse): after the server has stopped listening.
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(options.socketPath, { force: true })))
