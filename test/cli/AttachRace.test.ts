@@ -126,6 +126,11 @@ describe("attached clients without a terminal", () => {
     expect(stopping.output()).toContain(`query --continue-turn --id ${id}`)
     const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; incomplete: unknown; running: unknown }>
     expect(rows.find((r) => r.id === id)).toMatchObject({ running: null, incomplete: { state: "pending-tool-execution" } })
+    // Nothing to attach to: the run is over; a conversation that does not exist is said to be one.
+    const over = parley(p, ["conversation", "attach", id])
+    expect([over.code, over.stderr]).toStrictEqual([1, expect.stringContaining(`jp-c${id} has no running turn to attach to.`)])
+    const unknown = parley(p, ["conversation", "attach", "99999999999"])
+    expect([unknown.code, unknown.stderr]).toStrictEqual([1, expect.stringContaining("There is no conversation jp-c99999999999 in")])
   }, 60_000)
 
   it("100 rounds of clients connecting, following, answering and leaving at random: each question answered once, by the offer that won; no fd leaked, no socket left", async () => {

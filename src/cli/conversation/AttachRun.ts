@@ -41,6 +41,7 @@ import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import type { PromptError, QuestionAnswer } from "../../services/PromptBackend.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
 import * as Hint from "../Hint.ts"
 import * as HostPath from "../HostPath.ts"
@@ -50,6 +51,7 @@ import { deferredLines, DEFERRED_EXIT } from "../Query.ts"
 import * as RunMain from "../RunMain.ts"
 import * as RunView from "../RunView.ts"
 import * as Status from "../Status.ts"
+import { withStoreAt } from "./Store.ts"
 import * as Style from "../Style.ts"
 
 /** What the command was given. */
@@ -259,8 +261,22 @@ const ending = (id: ConversationId.ConversationId, end: End, view: RunView.View,
     return yield* new CliFailure({ code, message: `The run of ${name} ${ending === "interrupted" ? "was interrupted" : "failed"}.${said}` })
   })
 
-/** The run's host is not there (never was, or stopped before we spoke). */
+/** The run's host is not there (never was, or stopped before we spoke): said apart from a conversation that does not exist. */
 const notRunning = (id: ConversationId.ConversationId, given: Given) =>
+  withStoreAt(
+    { dir: given.storage, given: given.storageGiven },
+    ConversationStore.use((store) => store.load(id)).pipe(Effect.as(true), Effect.catchTag("ConversationNotFound", () => Effect.succeed(false)))
+  ).pipe(
+    Effect.orElseSucceed(() => true),
+    Effect.flatMap((exists) =>
+      Effect.fail(
+        exists
+          ? stopped(id, given)
+          : new CliFailure({ code: 1, message: `There is no conversation ${ConversationId.display(id)} in ${given.storage}; ${Hint.command(["conversation", "ls"], { storage: given.storageGiven })} lists them.` })
+      ))
+  )
+
+const stopped = (id: ConversationId.ConversationId, given: Given) =>
   new CliFailure({
     code: 1,
     message: `${ConversationId.display(id)} has no running turn to attach to. ${Hint.command(["conversation", "print", id], { storage: given.storageGiven })} shows it; ${Hint.resume(id, { storage: given.storageGiven })} resumes an incomplete turn.`
@@ -312,8 +328,8 @@ export const attach = (given: Given) =>
     }
     const socket = HostPath.of(given.storage, id)
     if (!(yield* HostClient.running(socket))) return yield* notRunning(id, given)
-    const client = yield* HostClient.connect(socket).pipe(Effect.mapError(() => notRunning(id, given)))
-    const info = yield* client.Info().pipe(Effect.mapError(() => notRunning(id, given)))
+    const client = yield* HostClient.connect(socket).pipe(Effect.catch(() => notRunning(id, given)))
+    const info = yield* client.Info().pipe(Effect.catch(() => notRunning(id, given)))
     const interactive = PersonTerminal.isInteractive()
     const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
     const status = yield* Status.make(screen, Style.colorAllowed())
