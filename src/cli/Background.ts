@@ -28,6 +28,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as crypto from "node:crypto"
 import * as HostSocket from "../domain/run/HostSocket.ts"
+import * as Detach from "./Detach.ts"
 
 let detached = false
 /** Prompts handed to the terminal and not yet over (drawn, or waiting for their turn). */
@@ -89,6 +90,7 @@ export const openLog = (storage: string): Log => {
   const dir = HostSocket.runDir(path.resolve(storage))
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   const file = path.join(dir, `detached-${process.pid}-${crypto.randomBytes(4).toString("hex")}.log`)
+  Detach.sweepLogs(dir)
   return { fd: fs.openSync(file, "a", 0o600), file }
 }
 

@@ -36,6 +36,28 @@ const childArgs = (argv: ReadonlyArray<string>, stdinMessage: string | undefined
   return stdinMessage === undefined ? args : [...args, stdinMessage]
 }
 
+/** How long a background run's log is kept: each new one sweeps older ones than this. */
+const LOG_DAYS = 7
+
+/** Removes background runs' logs older than {@link LOG_DAYS} from `dir` (a run's own log is fresh while it runs). */
+export const sweepLogs = (dir: string, now = Date.now()): void => {
+  let names: Array<string> = []
+  try {
+    names = fs.readdirSync(dir)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    if (!/^detached-.+\.log$/.test(name)) continue
+    const file = path.join(dir, name)
+    try {
+      if (now - fs.statSync(file).mtimeMs > LOG_DAYS * 86_400_000) fs.rmSync(file, { force: true })
+    } catch {
+      // Gone meanwhile, or not ours to remove: it stays.
+    }
+  }
+}
+
 /** Writes `id` where the detaching process waits for it (atomically: it never reads half an id). */
 export const announce = (id: string): void => {
   const file = process.env[ANNOUNCE]
@@ -53,6 +75,7 @@ export const detach = (options: { readonly storage: string; readonly storageGive
     const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
     const announced = path.join(dir, `.announce-${tag}`)
     const log = path.join(dir, `detached-${tag}.log`)
+    sweepLogs(dir)
     const out = fs.openSync(log, "a", 0o600)
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...childArgs(process.argv.slice(2), options.stdinMessage)], {
       detached: true,
