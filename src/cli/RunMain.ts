@@ -93,6 +93,9 @@ const runMain = Runtime.makeRunMain(({ fiber, teardown }) => {
       const final = stop !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? STOPS[stop] : code
       void Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => {
         if (stop !== undefined || final !== 0) process.exit(final)
+        // The command is over and its output out: something left holding the event loop (a
+        // connection a stalled client never closed) gets two seconds, not forever.
+        else setTimeout(() => process.exit(final), 2000).unref()
       })
     })
   })

@@ -133,6 +133,30 @@ describe("attached clients without a terminal", () => {
     expect([unknown.code, unknown.stderr]).toStrictEqual([1, expect.stringContaining("There is no conversation jp-c99999999999 in")])
   }, 60_000)
 
+  it("a client that stopped reading (SIGSTOP) does not keep the host from exiting once the run is over", async () => {
+    const p = project()
+    const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
+    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "web", "ask")] }, { message: "Done." }])
+    const host = spawnParley(p, ["query", "--new", "go", "--script", script])
+    children.push(host)
+    await waitFor("the question and the socket", () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1)
+    const id = sockets(p)[0]!.replace(".sock", "")
+    const frozen = spawnParley(p, ["conversation", "attach", id])
+    children.push(frozen)
+    await waitFor("the client to show the run", () => frozen.output().includes("Working."))
+    frozen.kill("SIGSTOP")
+    try {
+      expect(parley(p, ["conversation", "answer", id, "a1.confirm.1", "yes"]).code).toBe(0)
+      const answered = Date.now()
+      expect(await exited(host)).toBe(0)
+      expect(Date.now() - answered).toBeLessThan(6000)
+      expect(sockets(p)).toStrictEqual([])
+    } finally {
+      frozen.kill("SIGCONT")
+    }
+    expect(await exited(frozen)).toBe(0)
+  }, 60_000)
+
   it("100 rounds of clients connecting, following, answering and leaving at random: each question answered once, by the offer that won; no fd leaked, no socket left", async () => {
     const p = project()
     const ROUNDS = 100

@@ -37,6 +37,7 @@ import * as Stream from "effect/Stream"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as HostSocket from "../../domain/run/HostSocket.ts"
 import * as RunReport from "../../domain/run/RunReport.ts"
+import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
@@ -228,8 +229,15 @@ const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.C
   script: view.model() === "scripted" ? info.script : undefined
 })
 
+/** How the conversation's last turn stands on disk ("unknown" when it cannot be read). */
+const turnLeft = (id: ConversationId.ConversationId, storage: string) =>
+  withStoreAt({ dir: storage, given: undefined }, ConversationStore.use((store) => store.load(id))).pipe(
+    Effect.map((c) => (IncompleteTurn.splitIncompleteTurn(c.entries).incomplete === null ? "complete" : "incomplete")),
+    Effect.orElseSucceed(() => "unknown")
+  )
+
 /** What the person is told when the attach ends, and the exit code. */
-const ending = (id: ConversationId.ConversationId, end: End, view: RunView.View, hint: Hint.Context, pid: number) =>
+const ending = (id: ConversationId.ConversationId, end: End, view: RunView.View, hint: Hint.Context, pid: number, storage: string) =>
   Effect.gen(function*() {
     const name = ConversationId.display(id)
     const resume = Hint.resume(id, hint)
@@ -246,6 +254,10 @@ const ending = (id: ConversationId.ConversationId, end: End, view: RunView.View,
             Hint.command(["conversation", "attach", id], { storage: hint.storage })
           }, or stop it with ${Hint.command(["conversation", "kill", id, "--force"], { storage: hint.storage })}.`
         })
+      }
+      // Gone before this terminal read its end (it was stopped, or slow): the conversation says how it ended.
+      if ((yield* turnLeft(id, storage)) === "complete") {
+        return yield* view.stderr(`parley: the run of ${name} ended while this terminal was not following; its turn is complete (${Hint.command(["conversation", "print", id], { storage: hint.storage })} shows it).`)
       }
       return yield* new CliFailure({ code: 1, message: `The run of ${name} stopped without finishing: its process (pid ${pid}) is gone. What finished is saved; resume with: ${resume}` })
     }
@@ -358,5 +370,5 @@ export const attach = (given: Given) =>
           Effect.andThen(view.stderr(`parley: interrupted. What finished is saved; resume with: ${Hint.resume(id, hintOf(given, view, info))}`))
         ))
     )
-    yield* ending(id, end, view, hintOf(given, view, info), info.pid)
+    yield* ending(id, end, view, hintOf(given, view, info), info.pid, given.storage)
   }))

@@ -19,6 +19,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as References from "effect/References"
+import * as Scope from "effect/Scope"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import * as RpcServer from "effect/rpc/RpcServer"
 import * as Schema from "effect/Schema"
@@ -120,6 +121,10 @@ export const serve = (options: ServeOptions) =>
     )
     // Removed last (finalizers run in reverse): after the server has stopped listening.
     yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(options.socketPath, { force: true })))
-    yield* Layer.build(server).pipe(Effect.mapError((e) => new HostUnavailable({ path: options.socketPath, reason: String(e) })))
+    // The server closes once its connections have ended, and a client that stopped reading (stopped,
+    // stalled) never lets its last write end: the run does not wait more than a second for that.
+    const serverScope = yield* Scope.make()
+    yield* Effect.addFinalizer((exit) => Scope.close(serverScope, exit).pipe(Effect.timeout("1 second"), Effect.ignore))
+    yield* Layer.buildWithScope(server, serverScope).pipe(Effect.mapError((e) => new HostUnavailable({ path: options.socketPath, reason: String(e) })))
     yield* Effect.sync(() => fs.chmodSync(options.socketPath, 0o600))
   })
