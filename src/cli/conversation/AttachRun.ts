@@ -229,6 +229,19 @@ const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.C
   script: view.model() === "scripted" ? info.script : undefined
 })
 
+/**
+ * Whether the host is still there a second after its connection dropped: a
+ * process killed with -9 closes its sockets before the kernel marks it gone.
+ */
+const stillAlive = (pid: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 20; i++) {
+      if (!Pid.alive(pid)) return false
+      yield* Effect.sleep("50 millis")
+    }
+    return Pid.alive(pid)
+  })
+
 /** How the conversation's last turn stands on disk ("unknown" when it cannot be read). */
 const turnLeft = (id: ConversationId.ConversationId, storage: string) =>
   withStoreAt({ dir: storage, given: undefined }, ConversationStore.use((store) => store.load(id))).pipe(
@@ -247,7 +260,7 @@ const ending = (id: ConversationId.ConversationId, end: End, view: RunView.View,
     }
     if (end._tag === "Lost") {
       // A stopped or stalled host stops answering too: it still holds the conversation, and no resume would work.
-      if (Pid.alive(pid)) {
+      if (yield* stillAlive(pid)) {
         return yield* new CliFailure({
           code: 1,
           message: `The run of ${name} (pid ${pid}) stopped answering; it still runs and holds the conversation. Attach again with ${
