@@ -60,7 +60,7 @@ export const start = async (p: Project, args: ReadonlyArray<string> = []): Promi
 /** A raw request (any headers, any body), its status and body; never rejects on a server's odd answer. */
 export const raw = (port: number, options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; body: string }> =>
   new Promise((resolve) => {
-    const req = http.request({ host: "127.0.0.1", port, method: options.method ?? "GET", path: options.path, headers: options.headers ?? {}, setHost: !(options.headers !== undefined && "host" in options.headers) }, (res) => {
+    const req = http.request({ host: "127.0.0.1", port, agent: false, method: options.method ?? "GET", path: options.path, headers: options.headers ?? {}, setHost: !(options.headers !== undefined && "host" in options.headers) }, (res) => {
       let body = ""
       res.on("data", (d: Buffer) => (body += d.toString()))
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))

@@ -85,7 +85,8 @@ const check = (options: Options) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const host = request.headers["host"]
     if (!options.hosts(host)) return refuse(421, "MisdirectedRequest", "This server does not answer for that host name.")
-    const url = new URL(request.url, "http://server")
+    // Parsed as a path on this server whatever it looks like (`//x` is not another host).
+    const url = URL.parse(`http://server${request.url.startsWith("/") ? "" : "/"}${request.url}`) ?? new URL("http://server/")
     const given = url.searchParams.get("token")
     if (given !== null && request.method === "GET" && !url.pathname.startsWith("/api/")) {
       if (!Token.matches(options.token, given)) return refuse(401, "Unauthorized", "A valid token is needed.")
