@@ -91,6 +91,9 @@ export const AnswerBody = Schema.Struct({ answer: Schema.Json })
 /** What it says: the running turn took it (`delivered`), or it went into the waiting turn on disk (`recorded`). */
 export const AnswerAccepted = Schema.Struct({ id: Schema.String, outcome: Schema.Literals(["delivered", "recorded"]) })
 
+/** What `POST …/stop` says: the run's host was asked to stop (it ends as SIGTERM ends a run: recorded, resumable). */
+export const Stopping = Schema.Struct({ id: Schema.String, pid: Schema.Number })
+
 /** One SSE frame: `id:` the event's sequence number in the run, `data:` the run event as JSON. */
 export const EventFrame = Schema.Struct({ id: Schema.String, event: Schema.Literal("message"), data: Schema.fromJsonString(RunEvent) })
 export type EventFrame = typeof EventFrame.Type
@@ -126,6 +129,12 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       payload: AnswerBody,
       success: AnswerAccepted,
       error: [ConversationNotFound, QuestionNotOpen, QuestionAlreadyAnswered, ConversationBusy, SecretNeedsRunningTurn, AnswerDoesNotFit, RunLost]
+    })
+    ,
+    HttpApiEndpoint.post("stop", "/conversations/:id/stop", {
+      params: Id,
+      success: Stopping,
+      error: [ConversationNotFound, NotRunning, RunLost]
     })
   )
   .middleware(Token)

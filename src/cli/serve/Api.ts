@@ -86,6 +86,8 @@ const questions = (storage: string) =>
       }) as never)
     ))
 
+const lost = (id: string) => ({ error: "RunLost" as const, message: `The run of ${id} stopped before it took the answer; nothing was recorded.`, id })
+
 /** An offer refused by a host or by the store, as the API's error. */
 const refused = (id: string, secret: boolean) => (error: { readonly _tag: string }) => {
   const e = error as unknown as Record<string, unknown>
@@ -114,7 +116,7 @@ const refused = (id: string, secret: boolean) => (error: { readonly _tag: string
     case "ConversationNotFound":
       return notFound(id)
     default:
-      return { error: "RunLost" as const, message: `The run of ${id} stopped before it took the answer; nothing was recorded.`, id }
+      return lost(id)
   }
 }
 
@@ -144,6 +146,20 @@ const answer = (storage: string, id: string, inquiryId: string, value: Schema.Js
     return { id: inquiryId, outcome: "recorded" as const }
   })
 
+/** `POST /api/conversations/:id/stop`: the running turn stops as `conversation kill` stops it. */
+const stop = (storage: string, id: string) =>
+  Effect.gen(function*() {
+    const cid = yield* idOf(id)
+    const socket = HostPath.of(storage, cid)
+    if (!(yield* HostClient.running(socket))) return yield* Effect.fail({ error: "NotRunning" as const, message: `No turn of ${id} is running.`, id })
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const client = yield* HostClient.connect(socket)
+      const info = yield* client.Info()
+      yield* client.Interrupt()
+      return { id, pid: info.pid }
+    })).pipe(Effect.catch(() => Effect.fail(lost(id))))
+  })
+
 const handlers = (storage: string) =>
   HttpApiBuilder.group(ServeApi, "conversations", (h) =>
     Effect.map(Effect.service(ConversationStore), (store) => {
@@ -154,6 +170,7 @@ const handlers = (storage: string) =>
         .handle("events", ({ params, headers }) => events(storage, params.id, headers["last-event-id"] ?? 0))
         .handle("questions", () => questions(storage))
         .handle("answer", ({ params, payload }) => withStore(answer(storage, params.id, params.inquiryId, payload.answer)))
+        .handle("stop", ({ params }) => stop(storage, params.id))
     }))
 
 /** The token is checked before routing (`Guard.ts`); this middleware only puts it in the OpenAPI document. */

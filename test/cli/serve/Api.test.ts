@@ -92,6 +92,7 @@ describe("parley serve: security", () => {
       "/api/conversations/{id}",
       "/api/conversations/{id}/events",
       "/api/conversations/{id}/questions/{inquiryId}",
+      "/api/conversations/{id}/stop",
       "/api/questions"
     ])
     expect(Object.keys(doc.body.paths["/api/conversations/{id}/questions/{inquiryId}"].post.responses).sort()).toStrictEqual(["200", "400", "401", "404", "409", "422", "503"])
