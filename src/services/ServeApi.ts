@@ -34,7 +34,7 @@ const errorOf = <const Tag extends string, Fields extends Schema.Struct.Fields>(
 export const BadRequest = errorOf("BadRequest", 400, { kind: Schema.String })
 /** No conversation has this id. */
 export const ConversationNotFound = errorOf("ConversationNotFound", 404, { id: Schema.String })
-/** The conversation has no running turn (its events end with its run). */
+/** The conversation has no running turn (`…/stop`; its events answer 204 instead: nothing to stream). */
 export const NotRunning = errorOf("NotRunning", 404, { id: Schema.String })
 /** No open question has this id. */
 export const QuestionNotOpen = errorOf("QuestionNotOpen", 404, { inquiry_id: Schema.String, open: Schema.Array(Schema.String) })
@@ -91,6 +91,21 @@ export const AnswerBody = Schema.Struct({ answer: Schema.Json })
 /** What it says: the running turn took it (`delivered`), or it went into the waiting turn on disk (`recorded`). */
 export const AnswerAccepted = Schema.Struct({ id: Schema.String, outcome: Schema.Literals(["delivered", "recorded"]) })
 
+/** The run could not start (a bad model, a conversation that cannot be continued): what it said. */
+export const RunNotStarted = errorOf("RunNotStarted", 422, { output: Schema.String })
+
+/** What `POST /api/conversations` takes: the message, and the model of a new conversation. */
+export const NewConversation = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Schema.String) })
+
+/** What `POST …/messages` takes. */
+export const NewMessage = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Schema.String) })
+
+/** A turn started by the server: its conversation and the process that runs it (and serves it on its socket). */
+export const RunStarted = Schema.Struct({ conversation_id: Schema.String, pid: Schema.Number })
+
+/** What `POST …/discard` says: how the run ended (`discarded`, `nothing_to_discard`). */
+export const Discarded = Schema.Struct({ id: Schema.String, ending: Schema.String })
+
 /** What `POST …/stop` says: the run's host was asked to stop (it ends as SIGTERM ends a run: recorded, resumable). */
 export const Stopping = Schema.Struct({ id: Schema.String, pid: Schema.Number })
 
@@ -121,7 +136,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       params: Id,
       headers: { "last-event-id": Schema.optional(Schema.NumberFromString) },
       success: HttpApiSchema.StreamSse({ events: EventFrame }),
-      error: [ConversationNotFound, NotRunning]
+      error: [ConversationNotFound]
     }),
     HttpApiEndpoint.get("questions", "/questions", { success: Schema.Array(QuestionRow) }),
     HttpApiEndpoint.post("answer", "/conversations/:id/questions/:inquiryId", {
@@ -131,6 +146,23 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       error: [ConversationNotFound, QuestionNotOpen, QuestionAlreadyAnswered, ConversationBusy, SecretNeedsRunningTurn, AnswerDoesNotFit, RunLost]
     })
     ,
+    HttpApiEndpoint.post("create", "/conversations", { payload: NewConversation, success: RunStarted, error: [RunNotStarted] }),
+    HttpApiEndpoint.post("message", "/conversations/:id/messages", {
+      params: Id,
+      payload: NewMessage,
+      success: RunStarted,
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted]
+    }),
+    HttpApiEndpoint.post("continue", "/conversations/:id/continue", {
+      params: Id,
+      success: RunStarted,
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted]
+    }),
+    HttpApiEndpoint.post("discard", "/conversations/:id/discard", {
+      params: Id,
+      success: Discarded,
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted]
+    }),
     HttpApiEndpoint.post("stop", "/conversations/:id/stop", {
       params: Id,
       success: Stopping,

@@ -12,9 +12,10 @@
  * await server.stop()
  * ```
  */
-import type { ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"
-import { exited, type Project, spawnParley, waitFor } from "./Project.ts"
+import { binary } from "./Cli.ts"
+import { exited, type Project, waitFor } from "./Project.ts"
 
 export interface Server {
   readonly child: ChildProcess & { output: () => string }
@@ -31,9 +32,17 @@ export interface Server {
   readonly stop: () => Promise<number | null>
 }
 
-/** Starts `parley serve --port 0` for project `p`. */
-export const start = async (p: Project, args: ReadonlyArray<string> = []): Promise<Server> => {
-  const child = spawnParley(p, ["serve", "--port", "0", ...args])
+/** Starts `parley serve --port 0` for project `p` (with `env` added to this process's environment). */
+export const start = async (p: Project, args: ReadonlyArray<string> = [], env: Record<string, string> = {}): Promise<Server> => {
+  const spawned = spawn(process.execPath, [binary, "--storage", p.storage, "serve", "--port", "0", ...args], {
+    cwd: p.root,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined, ...env }
+  })
+  let out = ""
+  spawned.stdout!.on("data", (d: Buffer) => (out += d.toString()))
+  spawned.stderr!.on("data", (d: Buffer) => (out += d.toString()))
+  const child = Object.assign(spawned, { output: () => out })
   await waitFor("the server's address", () => /\?token=[0-9a-f]+\n/.test(child.output()), 20_000)
   const url = /^(http:\/\/\S+)\n/m.exec(child.output())![1]!
   const parsed = new URL(url)

@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import { renderJson } from "../../domain/render/Render.ts"
@@ -33,6 +34,7 @@ import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
 import { toJsonRow } from "../conversation/LsRun.ts"
 import * as HostPath from "../HostPath.ts"
 import * as Hosts from "./Hosts.ts"
+import * as Runs from "./Runs.ts"
 
 const idOf = (id: string) =>
   Effect.fromNullishOr(ConversationId.parse(id)).pipe(
@@ -62,12 +64,16 @@ const get = (id: string) =>
     return JSON.parse(renderJson(c.entries)) as Schema.Json
   })
 
-/** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run. */
+/** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run; 204 when none runs. */
 const events = (storage: string, id: string, after: number) =>
   Effect.gen(function*() {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
-    if (!(yield* HostClient.running(socket))) return yield* Effect.fail({ error: "NotRunning" as const, message: `No turn of ${id} is running.`, id })
+    if (!(yield* HostClient.running(socket))) {
+      // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that does not exist).
+      yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
+      return HttpServerResponse.empty({ status: 204 })
+    }
     return Stream.unwrap(Effect.map(HostClient.connect(socket), (client) => client.Subscribe({ after }))).pipe(
       Stream.map((e) => ({ id: String(e.seq), event: "message" as const, data: e.event })),
       // The host went away (killed): the stream ends, as it does with the run.
@@ -160,17 +166,65 @@ const stop = (storage: string, id: string) =>
     })).pipe(Effect.catch(() => Effect.fail(lost(id))))
   })
 
+/** A conversation a run of another process holds: 409 naming it. */
+const busy = (id: string, pid: number | string) => ({ error: "ConversationBusy" as const, message: `Conversation ${id} is running in another parley process (pid ${pid}).`, id, holder: `pid ${pid}` })
+
+/** A child that ended at once, as the API's error. */
+const endedAtOnce = (ended: Runs.Ended) => ({ error: "RunNotStarted" as const, message: `The run did not start (exit ${ended.code}).`, output: ended.output })
+
+/** What a child for conversation `id` that ended at once said, as the API's error. */
+const notStarted = (id: string, ended: Runs.Ended) => {
+  const holder = /another parley process \(pid (\d+)\)/.exec(ended.output)
+  if (holder !== null) return busy(id, holder[1]!)
+  return endedAtOnce(ended)
+}
+
+/** The conversation exists and no other process runs it. */
+const free = (storage: string, id: string) =>
+  Effect.gen(function*() {
+    const cid = yield* idOf(id)
+    yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
+    const host = yield* Hosts.info(storage, cid)
+    if (host._tag === "Some") return yield* Effect.fail(busy(id, host.value.pid))
+    return cid
+  })
+
+/** A turn run by a child of the server (`Runs.ts`). */
+const started = (id: string, r: Runs.Started | Runs.Ended) =>
+  r._tag === "Started" ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid }) : Effect.fail(notStarted(id, r))
+
+const modelArgs = (model: string | undefined) => (model === undefined ? [] : ["--model", model])
+
 const handlers = (storage: string) =>
   HttpApiBuilder.group(ServeApi, "conversations", (h) =>
-    Effect.map(Effect.service(ConversationStore), (store) => {
+    Effect.gen(function*() {
+      const store = yield* Effect.service(ConversationStore)
+      const runs = yield* Runs.make(storage)
       const withStore = Effect.provideService(ConversationStore, store)
       return h
         .handle("list", () => withStore(list(storage)))
         .handle("get", ({ params }) => withStore(get(params.id)))
-        .handle("events", ({ params, headers }) => events(storage, params.id, headers["last-event-id"] ?? 0))
+        .handle("events", ({ params, headers }) => withStore(events(storage, params.id, headers["last-event-id"] ?? 0)))
         .handle("questions", () => questions(storage))
         .handle("answer", ({ params, payload }) => withStore(answer(storage, params.id, params.inquiryId, payload.answer)))
         .handle("stop", ({ params }) => stop(storage, params.id))
+        .handle("create", ({ payload }) => Effect.flatMap(runs.start(["--new", payload.message, ...modelArgs(payload.model)]), (r) => r._tag === "Started" ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid }) : Effect.fail(endedAtOnce(r))))
+        .handle("message", ({ params, payload }) =>
+          withStore(Effect.flatMap(free(storage, params.id), (cid) =>
+            Effect.flatMap(runs.start(["--id", cid, payload.message, ...modelArgs(payload.model)]), (r) => started(params.id, r)))))
+        .handle("continue", ({ params }) =>
+          withStore(Effect.flatMap(free(storage, params.id), (cid) => Effect.flatMap(runs.start(["--continue-turn", "--id", cid]), (r) => started(params.id, r)))))
+        .handle("discard", ({ params }) =>
+          withStore(Effect.flatMap(free(storage, params.id), (cid) =>
+            Effect.flatMap(runs.discard(cid), (ended) => {
+              let ending: unknown
+              try {
+                ending = (JSON.parse(ended.stdout ?? "") as { outcome?: unknown }).outcome
+              } catch {
+                ending = undefined
+              }
+              return ended.code === 0 && typeof ending === "string" ? Effect.succeed({ id: params.id, ending }) : Effect.fail(notStarted(params.id, ended))
+            }))))
     }))
 
 /** The token is checked before routing (`Guard.ts`); this middleware only puts it in the OpenAPI document. */

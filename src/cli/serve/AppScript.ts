@@ -123,19 +123,26 @@ export const APP_JS = String.raw`"use strict";
           break;
       }
     };
-    live.querySelectorAll("form.control").forEach(function (form) {
+  }
+
+  // The buttons and the message boxes: each form posts to its action; a new run opens its conversation.
+  function controls() {
+    document.querySelectorAll("form.control").forEach(function (form) {
       form.addEventListener("submit", function (ev) {
         ev.preventDefault();
         var note = form.querySelector(".q-note");
         var body = {};
         var message = form.querySelector("textarea");
         if (message) body.message = message.value;
+        var here = (location.pathname.match(/^\/conversations\/([^/]+)/) || [])[1];
+        if (note) note.textContent = "…";
         post(form.getAttribute("action"), body).then(function (r) {
           if (note) note.textContent = r.ok ? "Done." : ((r.body && r.body.message) || ("Refused (" + r.status + ")."));
-          if (r.ok && message) message.value = "";
-          if (r.ok && r.body && r.body.conversation_id && r.body.conversation_id !== id) location.assign("/conversations/" + r.body.conversation_id);
-          else if (r.ok) setTimeout(function () { location.reload(); }, 300);
-        });
+          if (!r.ok) return;
+          if (message) message.value = "";
+          if (r.body && r.body.conversation_id && r.body.conversation_id !== here) location.assign("/conversations/" + encodeURIComponent(r.body.conversation_id));
+          else setTimeout(function () { location.reload(); }, 300);
+        }, function () { if (note) note.textContent = "Could not reach the server."; });
       });
     });
   }
@@ -164,6 +171,7 @@ export const APP_JS = String.raw`"use strict";
     }, 2000);
   }
 
+  controls();
   var live = document.getElementById("live");
   if (live) conversation(live);
   var table = document.getElementById("conversations");

@@ -38,6 +38,8 @@ form.question,form.control{display:flex;flex-wrap:wrap;gap:.5em;align-items:cent
 form.question .q-text{flex-basis:100%;margin:0;font-weight:600}
 form .q-note{flex-basis:100%;margin:0;color:var(--muted)}
 form.sent{opacity:.6}
+.controls{display:flex;flex-wrap:wrap;gap:.5em}
+.controls form.control{flex:1 1 8rem;margin:.3em 0}
 button,select,input,textarea{font:inherit;min-height:2.75rem;padding:.3em .9em;border-radius:6px;border:1px solid var(--border);background:var(--bg);color:var(--fg);max-width:100%;box-sizing:border-box}
 input,select,textarea{flex:1 1 12rem;min-width:0}
 textarea{flex-basis:100%;min-height:4rem}
@@ -81,12 +83,20 @@ const listPage = (storage: string) =>
       `<tr data-id="${escapeHtml(c.id)}"><td><a href="/conversations/${escapeHtml(c.id)}">${escapeHtml(c.title ?? `jp-c${c.id}`)}</a></td><td class="state">${escapeHtml(stateOf(c, running.get(c.id)))}</td><td class="when">${escapeHtml(c.lastEventAt ?? "")}</td></tr>`
     )
     const empty = conversations.length === 0 ? `<p class="note">No conversations yet.</p>` : ""
-    return html(shell("parley", `<header><h1>Conversations</h1></header>\n<main>${empty}<table class="list" id="conversations"><tbody>${rows.join("")}</tbody></table></main>`))
+    return html(shell("parley", `<header><h1>Conversations</h1></header>\n<main>${newConversation}${empty}<table class="list" id="conversations"><tbody>${rows.join("")}</tbody></table></main>`))
   })
 
-/** The buttons under a conversation: stop a run. */
+const button = (id: string, action: string, label: string) =>
+  `<form class="control" id="${action}" action="/api/conversations/${escapeHtml(id)}/${action}" method="post"><button type="submit">${label}</button><p class="q-note" role="status"></p></form>`
+
+/** The buttons under a conversation (stop a run; continue or discard an incomplete turn) and the message box. */
 const controls = (id: string) =>
-  `<form class="control" id="stop" action="/api/conversations/${escapeHtml(id)}/stop" method="post"><button type="submit">Stop</button><p class="q-note" role="status"></p></form>`
+  `<div class="controls">${button(id, "stop", "Stop")}${button(id, "continue", "Continue")}${button(id, "discard", "Discard")}</div>` +
+  `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea><button type="submit">Send</button><p class="q-note" role="status"></p></form>`
+
+/** The box on the list page that starts a conversation. */
+const newConversation =
+  `<form class="control" id="new" action="/api/conversations" method="post"><textarea name="message" aria-label="New conversation" placeholder="Start a conversation"></textarea><button type="submit">Start</button><p class="q-note" role="status"></p></form>`
 
 /** `/conversations/:id`: the viewer's page, live. */
 const conversationPage = (id: string) =>

@@ -90,7 +90,10 @@ describe("parley serve: security", () => {
     expect(Object.keys(doc.body.paths).sort()).toStrictEqual([
       "/api/conversations",
       "/api/conversations/{id}",
+      "/api/conversations/{id}/continue",
+      "/api/conversations/{id}/discard",
       "/api/conversations/{id}/events",
+      "/api/conversations/{id}/messages",
       "/api/conversations/{id}/questions/{inquiryId}",
       "/api/conversations/{id}/stop",
       "/api/questions"
@@ -112,7 +115,7 @@ describe("parley serve: security", () => {
     expect(big.status).toBeLessThan(500)
     expect(await server.json("/api/conversations/17738399468")).toMatchObject({ status: 404, body: { error: "ConversationNotFound", id: "17738399468" } })
     expect(await server.json("/api/conversations/..%2F..%2Fetc")).toMatchObject({ status: 404, body: { error: "ConversationNotFound" } })
-    expect(await server.json("/api/conversations/17738399468/events")).toMatchObject({ status: 404, body: { error: "NotRunning" } })
+    expect(await server.json("/api/conversations/17738399468/events")).toMatchObject({ status: 404, body: { error: "ConversationNotFound" } })
     expect(await server.post(target, { answer: true })).toMatchObject({ status: 404, body: { error: "ConversationNotFound" } })
     expect((await server.json("/api/conversations")).body).toStrictEqual([])
     expect(await server.stop()).toBe(143)
@@ -213,7 +216,7 @@ describe("parley serve: runs hosted by parley query", () => {
     expect(JSON.stringify(doc.body)).not.toContain("s3cr3t-t0ken")
     expect((await server.json("/api/conversations")).body[0].running).toBe(null)
     expect((await server.json("/api/questions")).body).toStrictEqual([])
-    expect(await server.json(`/api/conversations/${id}/events`)).toMatchObject({ status: 404, body: { error: "NotRunning" } })
+    expect(await server.json(`/api/conversations/${id}/events`)).toStrictEqual({ status: 204, body: undefined })
     expect(allFiles(p)).not.toContain("s3cr3t-t0ken")
     expect(await server.stop()).toBe(143)
     expect(server.child.output()).not.toContain("s3cr3t-t0ken")
@@ -251,5 +254,70 @@ describe("parley serve: runs hosted by parley query", () => {
     expect(await server.post(target, { answer: true })).toStrictEqual({ status: 200, body: { id: "a1.confirm.1", outcome: "recorded" } })
     expect(await server.post(target, { answer: false })).toMatchObject({ status: 409, body: { error: "QuestionAlreadyAnswered" } })
     expect(await server.stop()).toBe(143)
+  })
+})
+
+describe("parley serve: runs the server starts", () => {
+  const open = async (server: Serve.Server, want: number) => {
+    for (let i = 0; i < 200; i++) {
+      const rows = (await server.json("/api/questions")).body as Array<{ id: string; conversation_id: string }>
+      if (rows.length === want) return rows
+      await new Promise((res) => setTimeout(res, 100))
+    }
+    throw new Error(`not ${want} open questions`)
+  }
+
+  it("start, 409 while it runs, stop, continue, answer, discard, a new message; stopping the server stops its runs (recorded, resumable)", async () => {
+    const p = project()
+    const script = path.join(p.root, "s.json")
+    const steps = (s: ReadonlyArray<unknown>) => fs.writeFileSync(script, JSON.stringify({ steps: s }))
+    steps([{ message: "Working.", tool_calls: [call("a1", "prod", "ask")] }, { message: "Done." }])
+    const server = await Serve.start(p, [], { PARLEY_SCRIPT: script })
+    children.push(server.child)
+
+    expect(await server.post("/api/conversations", { message: "deploy", model: "nope/nope" })).toMatchObject({ status: 422, body: { error: "RunNotStarted" } })
+    const created = await server.post("/api/conversations", { message: "deploy", model: "scripted" })
+    expect(created.status).toBe(200)
+    const id = created.body.conversation_id as string
+    expect(created.body.pid).toBeGreaterThan(0)
+    expect((await open(server, 1)).map((q) => [q.id, q.conversation_id])).toStrictEqual([["a1.confirm.1", id]])
+    expect(await server.post(`/api/conversations/${id}/messages`, { message: "more" })).toStrictEqual({
+      status: 409,
+      body: { error: "ConversationBusy", id, holder: `pid ${created.body.pid}`, message: `Conversation ${id} is running in another parley process (pid ${created.body.pid}).` }
+    })
+    expect(await server.post(`/api/conversations/${id}/continue`, {})).toMatchObject({ status: 409, body: { error: "ConversationBusy" } })
+    expect(await server.post(`/api/conversations/${id}/stop`, {})).toStrictEqual({ status: 200, body: { id, pid: created.body.pid } })
+    await waitFor("the run to stop", () => sockets(p).length === 0)
+    expect((await server.json("/api/conversations")).body[0]).toMatchObject({ id, running: null, incomplete: { state: "pending-tool-execution" } })
+
+    // Continued: the tool asks again; answered through the API; the run completes.
+    steps([{ message: "Done after all." }])
+    const continued = await server.post(`/api/conversations/${id}/continue`, {})
+    expect(continued).toMatchObject({ status: 200, body: { conversation_id: id } })
+    const [asked] = await open(server, 1)
+    expect(asked!.id).toBe("a1.confirm.2") // the tool asks again in the resumed turn
+    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.2`, { answer: true })).toMatchObject({ status: 200 })
+    await waitFor("the continued run to finish", () => sockets(p).length === 0 && persisted(p).at(-1)?.type === "chat_response")
+    expect(effects(p, "prod")).toBe("true\n")
+    expect(await server.post(`/api/conversations/${id}/discard`, {})).toStrictEqual({ status: 200, body: { id, ending: "nothing_to_discard" } })
+
+    // A new message in the same conversation, then the server stops with the run waiting: the run is stopped with it.
+    steps([{ message: "Again.", tool_calls: [call("a2", "again", "ask")] }, { message: "Again done." }])
+    const again = await server.post(`/api/conversations/${id}/messages`, { message: "again please" })
+    expect(again).toMatchObject({ status: 200, body: { conversation_id: id } })
+    await open(server, 1)
+    expect(await server.stop()).toBe(143)
+    await waitFor("the hosted run to end", () => {
+      try {
+        process.kill(again.body.pid, 0)
+        return false
+      } catch {
+        return true
+      }
+    }, 15_000)
+    expect(sockets(p)).toStrictEqual([])
+    const responses = persisted(p).filter((e) => e.type === "inquiry_response").map((e) => [e["id"], e["outcome"], e["reason"] ?? null])
+    expect(responses.at(-1)).toStrictEqual(["a2.confirm.1", "cancelled", "user"])
+    expect(JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].incomplete).toStrictEqual({ state: "pending-tool-execution" })
   })
 })
