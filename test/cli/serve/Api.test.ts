@@ -321,3 +321,34 @@ describe("parley serve: runs the server starts", () => {
     expect(JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].incomplete).toStrictEqual({ state: "pending-tool-execution" })
   })
 })
+
+describe("parley serve: many watchers of one run", () => {
+  it("50 SSE clients of one run each get every event, through the Stopped (the host waits for its subscribers before it closes)", async () => {
+    const p = project()
+    const server = await start(p)
+    const script = writeScript(p, "s.json", [{ message: "Working. " + "word ".repeat(150), tool_calls: [call("a1", "prod", "ask")] }, { message: "Done. " + "word ".repeat(300) }])
+    const child = spawnParley(p, ["query", "--new", "go", "--script", script])
+    children.push(child)
+    await waitFor("the question", () => persisted(p).some((e) => e.type === "inquiry_request"))
+    await waitFor("the host's socket", () => sockets(p).length === 1)
+    const id = sockets(p)[0]!.replace(".sock", "")
+    const clients = await Promise.all(Array.from({ length: 50 }, () => Serve.sse(`${server.base}/api/conversations/${id}/events`, server.auth)))
+    const read = async (c: Awaited<ReturnType<typeof Serve.sse>>) => {
+      const ids: Array<number> = []
+      let last = ""
+      for (let f = await c.next(); f !== undefined; f = await c.next()) {
+        ids.push(Number(f.id))
+        last = JSON.parse(f.data)._tag
+      }
+      return { ids, last }
+    }
+    const reading = clients.map(read)
+    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: true })).toMatchObject({ status: 200 })
+    const all = await Promise.all(reading)
+    expect(await exited(child)).toBe(0)
+    const n = all[0]!.ids.length
+    expect(n).toBeGreaterThan(400)
+    for (const r of all) expect(r).toStrictEqual({ ids: Array.from({ length: n }, (_, i) => i + 1), last: "Stopped" })
+    expect(await server.stop()).toBe(143)
+  })
+})
