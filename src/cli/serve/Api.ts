@@ -34,7 +34,10 @@ import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
 import { toJsonRow } from "../conversation/LsRun.ts"
 import * as HostPath from "../HostPath.ts"
 import * as Hosts from "./Hosts.ts"
+import * as RelayModule from "./Relay.ts"
 import * as Runs from "./Runs.ts"
+
+type Relay = Effect.Success<typeof RelayModule.make>
 
 const idOf = (id: string) =>
   Effect.fromNullishOr(ConversationId.parse(id)).pipe(
@@ -65,20 +68,17 @@ const get = (id: string) =>
   })
 
 /** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run; 204 when none runs. */
-const events = (storage: string, id: string, after: number) =>
+const events = (storage: string, relay: Relay, id: string, after: number) =>
   Effect.gen(function*() {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
-    if (!(yield* HostClient.running(socket))) {
+    if (!relay.following(socket) && !(yield* HostClient.running(socket))) {
       // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that does not exist).
       yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
       return HttpServerResponse.empty({ status: 204 })
     }
-    return Stream.unwrap(Effect.map(HostClient.connect(socket), (client) => client.Subscribe({ after }))).pipe(
-      Stream.map((e) => ({ id: String(e.seq), event: "message" as const, data: e.event })),
-      // The host went away (killed): the stream ends, as it does with the run.
-      Stream.catchCause(() => Stream.empty)
-    )
+    // One host subscription per run, shared by every client (`Relay.ts`); a host that goes away ends it.
+    return Stream.map(relay.since(socket, after), (e) => ({ id: String(e.seq), event: "message" as const, data: e.event }))
   })
 
 /** `GET /api/questions`: every open question of every running turn. */
@@ -200,18 +200,19 @@ const handlers = (storage: string) =>
     Effect.gen(function*() {
       const store = yield* Effect.service(ConversationStore)
       const runs = yield* Runs.make(storage)
+      const relay = yield* RelayModule.make
       const withStore = Effect.provideService(ConversationStore, store)
       return h
         .handle("list", () => withStore(list(storage)))
         .handle("get", ({ params }) => withStore(get(params.id)))
-        .handle("events", ({ params, headers }) => withStore(events(storage, params.id, headers["last-event-id"] ?? 0)))
+        .handle("events", ({ params, headers }) => withStore(events(storage, relay, params.id, headers["last-event-id"] ?? 0)))
         .handle("questions", () => questions(storage))
         .handle("answer", ({ params, payload }) => withStore(answer(storage, params.id, params.inquiryId, payload.answer)))
         .handle("stop", ({ params }) => stop(storage, params.id))
-        .handle("create", ({ payload }) => Effect.flatMap(runs.start(["--new", payload.message, ...modelArgs(payload.model)]), (r) => r._tag === "Started" ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid }) : Effect.fail(endedAtOnce(r))))
+        .handle("create", ({ payload }) => Effect.flatMap(runs.start(["--new", ...modelArgs(payload.model)], payload.message), (r) => r._tag === "Started" ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid }) : Effect.fail(endedAtOnce(r))))
         .handle("message", ({ params, payload }) =>
           withStore(Effect.flatMap(free(storage, params.id), (cid) =>
-            Effect.flatMap(runs.start(["--id", cid, payload.message, ...modelArgs(payload.model)]), (r) => started(params.id, r)))))
+            Effect.flatMap(runs.start(["--id", cid, ...modelArgs(payload.model)], payload.message), (r) => started(params.id, r)))))
         .handle("continue", ({ params }) =>
           withStore(Effect.flatMap(free(storage, params.id), (cid) => Effect.flatMap(runs.start(["--continue-turn", "--id", cid]), (r) => started(params.id, r)))))
         .handle("discard", ({ params }) =>

@@ -14,7 +14,7 @@
  * ```ts
  * import * as Runs from "./Runs.ts"
  * const runs = yield* Runs.make("/home/me/.parley")
- * const { conversation_id } = yield* runs.start(["--new", "hello"])
+ * const started = yield* runs.start(["--new"], "hello")
  * ```
  */
 import { type ChildProcess, spawn } from "node:child_process"
@@ -63,7 +63,7 @@ export const make = (storage: string) =>
     const dir = HostSocket.runDir(path.resolve(storage))
 
     /** Runs `parley query ARGS` as a child; resolves once it announced its conversation, or ended. */
-    const run = (args: ReadonlyArray<string>) =>
+    const run = (args: ReadonlyArray<string>, message?: string) =>
       Effect.callback<Started | Ended>((resume) => {
         fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
         const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
@@ -71,10 +71,15 @@ export const make = (storage: string) =>
         const log = path.join(dir, `served-${tag}.log`)
         const out = fs.openSync(log, "a", 0o600)
         const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, "--storage", storage, "query", ...args], {
-          stdio: ["ignore", out, out],
+          // The message goes in on stdin, never in argv: text that looks like a flag stays text.
+          stdio: [message === undefined ? "ignore" : "pipe", out, out],
           env: { ...process.env, [ANNOUNCE]: announced }
         })
         fs.closeSync(out)
+        if (message !== undefined) {
+          child.stdin!.on("error", () => undefined)
+          child.stdin!.end(message)
+        }
         children.add(child)
         child.once("exit", () => children.delete(child))
         const tail = () => fs.readFileSync(log, "utf8").trim().split("\n").slice(-5).join("\n")
@@ -95,7 +100,7 @@ export const make = (storage: string) =>
 
     return {
       /** A turn in the background (questions wait for an answer from any client). */
-      start: (args: ReadonlyArray<string>) => run([...args, "--detached-policy", "wait"]),
+      start: (args: ReadonlyArray<string>, message?: string) => run([...args, "--detached-policy", "wait"], message),
       /** `query --discard-turn --id ID --format json`, to its end: its exit code and output (the JSON report). */
       discard: (id: string) =>
         Effect.promise(() =>

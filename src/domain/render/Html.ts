@@ -96,6 +96,8 @@ export interface HtmlOptions {
   readonly live?: LivePage
 }
 
+const STATIC_FOOTER = "<footer>Written by <code>parley conversation print --format html</code>. This page runs no script and loads nothing.</footer>"
+const LIVE_FOOTER = "<footer>Served live: new events appear as they happen.</footer>"
 const STATIC_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 const LIVE_CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'"
 
@@ -353,7 +355,7 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
 <main>
 ${body}${live === undefined ? "" : `\n<section id="live" data-conversation="${escapeHtml(conversation.id)}">${live.controls}</section>`}
 </main>
-<footer>${live === undefined ? "Written by <code>parley conversation print --format html</code>. This page runs no script and loads nothing." : "Served by <code>parley serve</code>."}</footer>
+${live === undefined ? STATIC_FOOTER : LIVE_FOOTER}
 </body>
 </html>
 `

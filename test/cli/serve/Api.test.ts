@@ -303,7 +303,8 @@ describe("parley serve: runs the server starts", () => {
 
     // A new message in the same conversation, then the server stops with the run waiting: the run is stopped with it.
     steps([{ message: "Again.", tool_calls: [call("a2", "again", "ask")] }, { message: "Again done." }])
-    const again = await server.post(`/api/conversations/${id}/messages`, { message: "again please" })
+    // A message that looks like flags is the message, not flags.
+    const again = await server.post(`/api/conversations/${id}/messages`, { message: "--new --storage /tmp --help" })
     expect(again).toMatchObject({ status: 200, body: { conversation_id: id } })
     await open(server, 1)
     expect(await server.stop()).toBe(143)
@@ -318,7 +319,11 @@ describe("parley serve: runs the server starts", () => {
     expect(sockets(p)).toStrictEqual([])
     const responses = persisted(p).filter((e) => e.type === "inquiry_response").map((e) => [e["id"], e["outcome"], e["reason"] ?? null])
     expect(responses.at(-1)).toStrictEqual(["a2.confirm.1", "cancelled", "user"])
-    expect(JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].incomplete).toStrictEqual({ state: "pending-tool-execution" })
+    const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)
+    expect(rows).toHaveLength(1)
+    expect(rows[0].incomplete).toStrictEqual({ state: "pending-tool-execution" })
+    const requests = (JSON.parse(parley(p, ["conversation", "print", id, "--format", "json"]).stdout) as Array<{ type: string; content?: string }>).filter((e) => e.type === "chat_request")
+    expect(requests.at(-1)!.content).toBe("--new --storage /tmp --help")
   })
 })
 
