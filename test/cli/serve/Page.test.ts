@@ -108,7 +108,10 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
         await secret.getByRole("button", { name: "Answer" }).click()
 
         // The run ends; the page is drawn again from the recorded conversation, with the reply.
-        await page.locator("main").getByText("All done, deployed.").first().waitFor({ timeout: 30_000 })
+        // (after the reload: the live part has nothing to follow, and the reply is in the drawn turn, not the live one)
+        await page.locator("#live-status", { hasText: "Not running." }).waitFor({ timeout: 30_000 })
+        expect(await page.locator("#live-reply").textContent()).toBe("")
+        await page.locator("main").getByText("All done, deployed.").first().waitFor({ timeout: 10_000 })
         expect(await exited(run)).toBe(0)
         expect(effects(p, "prod")).toBe("true\n")
         expect(effects(p, "paint")).toBe("\"green\"\n")
