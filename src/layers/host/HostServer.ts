@@ -81,36 +81,46 @@ const prepare = (socketPath: string) =>
   })
 
 /**
- * The subscriptions still sending: a run that ends waits (at most
- * `DRAIN_MS`) until each has sent its last event, the `Stopped`, before the
- * socket closes — with many subscribers, the slowest ones were still being
- * sent the run's middle when the process exited, and their streams ended
- * without it (issue 23: 100 SSE clients of one run).
+ * The subscriptions still sending: a run that ends waits until each has
+ * sent its last event, the `Stopped`, before the socket closes — with many
+ * subscribers, the slowest ones were still being sent the run's middle when
+ * the process exited, and their streams ended without it (issue 23: 100 SSE
+ * clients of one run). It waits while they make progress (up to
+ * `DRAIN_MAX_MS`), and no longer than `STALL_MS` for one that makes none (a
+ * client that stopped reading).
  */
 interface Following {
   readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
   readonly drained: Effect.Effect<void>
 }
 
-/** How long an ending run waits for its subscribers to be sent everything. */
-const DRAIN_MS = 2000
+const STALL_MS = 1000
+const DRAIN_MAX_MS = 10_000
 
 const following = (): Following => {
   let open = 0
-  let wake: (() => void) | undefined
+  let sent = 0
   return {
     track: (stream) =>
       Stream.unwrap(Effect.sync(() => {
         open++
-        return stream.pipe(Stream.ensuring(Effect.sync(() => {
-          open--
-          if (open === 0) wake?.()
-        })))
+        return stream.pipe(
+          Stream.tap(() => Effect.sync(() => void sent++)),
+          Stream.ensuring(Effect.sync(() => void open--))
+        )
       })),
-    drained: Effect.callback<void>((resume) => {
-      if (open === 0) return resume(Effect.void)
-      wake = () => resume(Effect.void)
-    }).pipe(Effect.timeout(DRAIN_MS), Effect.ignore)
+    drained: Effect.gen(function*() {
+      const started = Date.now()
+      let seen = sent
+      let progressAt = started
+      while (open > 0 && Date.now() - started < DRAIN_MAX_MS && Date.now() - progressAt < STALL_MS) {
+        yield* Effect.sleep("20 millis")
+        if (sent !== seen) {
+          seen = sent
+          progressAt = Date.now()
+        }
+      }
+    })
   }
 }
 
