@@ -230,7 +230,13 @@ const answerGoal = async (root: string): Promise<Goal> => {
 export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-serve-"))
   try {
-    return [await listGoal(root), await fanOutGoal(root), await answerGoal(root)]
+    // `npm run bench -- serve fanout` (or `list`, `answer`) runs one case.
+    const only = process.argv[3]
+    const goals: Array<Goal> = []
+    if (only === undefined || only === "list") goals.push(await listGoal(root))
+    if (only === undefined || only === "fanout") goals.push(await fanOutGoal(root))
+    if (only === undefined || only === "answer") goals.push(await answerGoal(root))
+    return goals
   } finally {
     fs.rmSync(root, { recursive: true, force: true })
   }
