@@ -10,6 +10,7 @@ import * as cli from "./cli.ts"
 import * as coordinator from "./coordinator.ts"
 import * as listing from "./listing.ts"
 import * as projection from "./projection.ts"
+import * as serve from "./serve.ts"
 import * as storage from "./storage.ts"
 import * as whole from "./whole.ts"
 
@@ -20,14 +21,15 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
   projection: projection.run,
   cli: cli.run,
   attach: attach.run,
-  whole: whole.run
+  whole: whole.run,
+  serve: serve.run
 }
 
 const only = process.argv[2]
 // The whole-process cases time the CLI bundle, the coordinator the library as
 // shipped: build what is measured from the sources being measured.
 const targets = [
-  ...(only === undefined || only === "cli" || only === "whole" || only === "attach" ? ["cli"] : []),
+  ...(only === undefined || only === "cli" || only === "whole" || only === "attach" || only === "serve" ? ["cli"] : []),
   ...(only === undefined || only === "coordinator" ? ["lib"] : [])
 ]
 if (targets.length > 0) {

@@ -68,7 +68,7 @@ const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`
  * `count` conversations; every `events.json` is a hard link to one file (the
  * warm listing never reads it, only stats it), so 10,000 cost no disk.
  */
-const listingStorage = (root: string, count: number, events: string): string => {
+export const listingStorage = (root: string, count: number, events: string): string => {
   const storage = path.join(root, `ls-${count}`)
   const conversations = path.join(storage, "conversations")
   fs.mkdirSync(conversations, { recursive: true })

@@ -19,10 +19,11 @@ import { print } from "./conversation/Print.ts"
 import { demo } from "./Demo.ts"
 import { query } from "./Query.ts"
 import { root } from "./Root.ts"
+import { serve } from "./Serve.ts"
 
 export const conversation = Command.make("conversation").pipe(
   Command.withSubcommands([ls, print, check, fork, answer, attach, kill, compact]),
   Command.withDescription("List, print, check, fork, answer, attach to, compact and stop conversations")
 )
 
-export const cli = root.pipe(Command.withSubcommands([query, conversation, demo]))
+export const cli = root.pipe(Command.withSubcommands([query, conversation, serve, demo]))

@@ -73,3 +73,15 @@ describe("start-up: what the reading commands load", () => {
     expect(help.stdout).toContain("--archived")
   })
 })
+
+describe("start-up: the HTTP server is loaded by `serve` only (issue 23)", () => {
+  // (effect/http's router itself is loaded by effect/rpc, which the host client uses.)
+  const SERVER = /src\/cli\/serve\/|src\/services\/ServeApi\.ts|node_modules\/effect\/dist\/http-api\/|platform-node\/dist\/NodeHttpServer/
+  it("the full command line (check, query --help) loads none of it; serve --help neither", () => {
+    for (const args of [["conversation", "check"], ["query", "--help"], ["serve", "--help"]]) {
+      const r = run(args)
+      expect(r.status, r.stderr).toBe(0)
+      expect(sources(r.chunks, SERVER), args.join(" ")).toStrictEqual([])
+    }
+  })
+})

@@ -75,11 +75,31 @@ export interface IncompleteCommands {
   readonly discard: string
 }
 
+/**
+ * A page served live (`parley serve`, issue 23): it loads one script from
+ * its own server (`script`, a path) and may connect back to it; the live
+ * part (events as they happen, forms for open questions) is drawn by that
+ * script into `<section id="live">`, whose `data-` attributes carry the
+ * conversation id and the extra markup the server adds (`controls`: escaped
+ * HTML of its own, never conversation text).
+ */
+export interface LivePage {
+  readonly script: string
+  readonly controls: string
+  readonly css: string
+}
+
 /** How a page is drawn: the Markdown renderer, and the commands shown for an incomplete turn (none when absent). */
 export interface HtmlOptions {
   readonly markdown: MarkdownToHtml
   readonly commands?: IncompleteCommands
+  readonly live?: LivePage
 }
+
+const STATIC_FOOTER = "<footer>Written by <code>parley conversation print --format html</code>. This page runs no script and loads nothing.</footer>"
+const LIVE_FOOTER = "<footer>Served live: new events appear as they happen.</footer>"
+const STATIC_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+const LIVE_CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'"
 
 interface Ctx {
   readonly markdown: MarkdownToHtml
@@ -318,23 +338,24 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
   const banner = incomplete === null ? "" : `<p class="incomplete-link">⏳ <a href="#turn-${toc.length}">The last turn is incomplete</a></p>`
   const nav = toc.length > 1 ? `<details class="toc"><summary>Turns</summary><ol>${toc.join("")}</ol></details>` : ""
   const body = sections.length > 0 ? sections.join("\n") : `<p class="note">No messages yet.</p>`
+  const live = options.live
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'">
+<meta http-equiv="Content-Security-Policy" content="${live === undefined ? STATIC_CSP : LIVE_CSP}">
 <meta name="color-scheme" content="light dark">
 <meta name="generator" content="parley">
 <title>${escapeHtml(heading)}</title>
-<style>${PAGE_CSS}</style>
+<style>${PAGE_CSS}${live === undefined ? "" : live.css}</style>${live === undefined ? "" : `\n<script src="${escapeHtml(live.script)}" defer></script>`}
 </head>
 <body>
 <header><h1>${escapeHtml(heading)}</h1><p class="facts">${facts.join(" · ")}</p>${banner}${nav}</header>
 <main>
-${body}
+${body}${live === undefined ? "" : `\n<section id="live" data-conversation="${escapeHtml(conversation.id)}">${live.controls}</section>`}
 </main>
-<footer>Written by <code>parley conversation print --format html</code>. This page runs no script and loads nothing.</footer>
+${live === undefined ? STATIC_FOOTER : LIVE_FOOTER}
 </body>
 </html>
 `

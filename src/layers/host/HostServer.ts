@@ -80,14 +80,58 @@ const prepare = (socketPath: string) =>
     yield* Effect.sync(() => fs.rmSync(socketPath, { force: true }))
   })
 
+/**
+ * The subscriptions still sending: a run that ends waits until each has
+ * sent its last event, the `Stopped`, before the socket closes — with many
+ * subscribers, the slowest ones were still being sent the run's middle when
+ * the process exited, and their streams ended without it (issue 23: 100 SSE
+ * clients of one run). It waits while they make progress (up to
+ * `DRAIN_MAX_MS`), and no longer than `STALL_MS` for one that makes none (a
+ * client that stopped reading).
+ */
+interface Following {
+  readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
+  readonly drained: Effect.Effect<void>
+}
+
+const STALL_MS = 1000
+const DRAIN_MAX_MS = 10_000
+
+const following = (): Following => {
+  let open = 0
+  let sent = 0
+  return {
+    track: (stream) =>
+      Stream.unwrap(Effect.sync(() => {
+        open++
+        return stream.pipe(
+          Stream.tap(() => Effect.sync(() => void sent++)),
+          Stream.ensuring(Effect.sync(() => void open--))
+        )
+      })),
+    drained: Effect.gen(function*() {
+      const started = Date.now()
+      let seen = sent
+      let progressAt = started
+      while (open > 0 && Date.now() - started < DRAIN_MAX_MS && Date.now() - progressAt < STALL_MS) {
+        yield* Effect.sleep("20 millis")
+        if (sent !== seen) {
+          seen = sent
+          progressAt = Date.now()
+        }
+      }
+    })
+  }
+}
+
 /** The handlers, over the run's event hub and open questions. */
-const handlers = (options: ServeOptions) =>
+const handlers = (options: ServeOptions, following: Following) =>
   HostRpcs.toLayer(Effect.gen(function*() {
     const hub = yield* RunEvents
     const pending = yield* PendingAnswers
     return HostRpcs.of({
       Subscribe: ({ after, attend }) => {
-        const events = Stream.map(hub.since(after), (e): RunEvent.Sequenced => e)
+        const events = following.track(Stream.map(hub.since(after), (e): RunEvent.Sequenced => e))
         // An attached person is present for as long as they follow the run.
         return attend === true ? Stream.unwrap(Effect.as(pending.attend, events)) : events
       },
@@ -110,8 +154,9 @@ export const serve = (options: ServeOptions) =>
     yield* prepare(options.socketPath)
     // Loaded here: @effect/platform-node is an optional peer of the library (a consumer may never host a run).
     const NodeSocketServer = yield* Effect.promise(() => import("@effect/platform-node/NodeSocketServer"))
+    const subscriptions = following()
     const server = RpcServer.layer(HostRpcs, { disableTracing: true }).pipe(
-      Layer.provide(handlers(options)),
+      Layer.provide(handlers(options, subscriptions)),
       Layer.provide(RpcServer.layerProtocolSocketServer),
       Layer.provide(NodeSocketServer.layer({ path: options.socketPath })),
       Layer.provide(RpcSerialization.layerNdjson),
@@ -126,5 +171,7 @@ export const serve = (options: ServeOptions) =>
     const serverScope = yield* Scope.make()
     yield* Effect.addFinalizer((exit) => Scope.close(serverScope, exit).pipe(Effect.timeout("1 second"), Effect.ignore))
     yield* Layer.buildWithScope(server, serverScope).pipe(Effect.mapError((e) => new HostUnavailable({ path: options.socketPath, reason: String(e) })))
+    // First of all (finalizers run in reverse): every subscriber is sent the run's end before the server stops.
+    yield* Effect.addFinalizer(() => subscriptions.drained)
     yield* Effect.sync(() => fs.chmodSync(options.socketPath, 0o600))
   })

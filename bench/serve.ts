@@ -1,0 +1,243 @@
+/**
+ * `parley serve` (issue 23), against goals measured in the same run:
+ *
+ * - `GET /api/conversations` over 10,000 conversations (warm index), as a
+ *   client sees it, vs `conversation ls --format json` as a whole process:
+ *   ≤ 1.5×;
+ * - 100 SSE clients on one run: every event reaches every client (checked),
+ *   and the server's resident memory grows by at most 50 MB;
+ * - an answer POSTed → the run takes it (its `QuestionClosed` on the event
+ *   stream, in the step that starts the tool's re-run): p99 ≤ 50 ms over 100
+ *   questions, one after another.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { median, type Goal } from "./Harness.ts"
+import { eventsText } from "./listing.ts"
+import { interleaved, runNode } from "./Process.ts"
+import { listingStorage } from "./whole.ts"
+
+const repo = path.resolve(import.meta.dirname, "..")
+const bin = process.env["PARLEY_BENCH_BIN"] ?? path.join(repo, "dist", "parley.mjs")
+
+interface Served {
+  readonly child: ChildProcess
+  readonly base: string
+  readonly auth: Record<string, string>
+}
+
+/** `parley serve --port 0` on `storage`, once it printed its address. */
+const serve = (storage: string, cwd: string, env: Record<string, string> = {}): Promise<Served> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, "--storage", storage, "serve", "--port", "0"], { cwd, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } })
+    let out = ""
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString()
+      const m = /^(http:\/\/\S+)\n/m.exec(out)
+      if (m !== null) {
+        const url = new URL(m[1]!)
+        resolve({ child, base: `${url.protocol}//${url.host}`, auth: { authorization: `Bearer ${url.searchParams.get("token")}` } })
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`serve exited ${code}`)))
+  })
+
+const stop = (s: Served) => new Promise<void>((resolve) => {
+  s.child.once("exit", () => resolve())
+  s.child.kill("SIGTERM")
+})
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
+
+/** An SSE client that collects `{ id, data }` frames until the stream ends. */
+const collect = async (url: string, headers: Record<string, string>, onFrame?: (data: { _tag: string; [k: string]: unknown }) => void) => {
+  const res = await fetch(url, { headers: { ...headers, accept: "text/event-stream" } })
+  const frames: Array<{ id: number; tag: string }> = []
+  let buf = ""
+  const decoder = new TextDecoder()
+  const reader = res.body!.getReader()
+  const opened = { res }
+  const done = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return frames
+      buf += decoder.decode(value, { stream: true })
+      for (let end = buf.indexOf("\n\n"); end >= 0; end = buf.indexOf("\n\n")) {
+        const text = buf.slice(0, end)
+        buf = buf.slice(end + 2)
+        const id = /^id: ?(.*)$/m.exec(text)?.[1]
+        const data = /^data: ?(.*)$/m.exec(text)?.[1]
+        if (id === undefined || data === undefined) continue
+        const event = JSON.parse(data) as { _tag: string }
+        frames.push({ id: Number(id), tag: event._tag })
+        onFrame?.(event)
+      }
+    }
+  })()
+  return { ...opened, done }
+}
+
+const DEFERRABLE = `
+[conversation.tools.deferrable]
+source = "local"
+command = "python3 deferrable.py"
+description = "Asks, then acts."
+parameters = { type = "object", properties = { name = { type = "string" }, mode = { type = "string" } }, required = ["name"] }
+run = "unattended"
+
+[conversation.inquiry]
+detached = "wait"
+`
+
+/** A project whose tool asks yes/no questions, and a script of `steps`. */
+const project = (root: string, steps: ReadonlyArray<unknown>) => {
+  const storage = path.join(root, ".parley")
+  fs.mkdirSync(storage, { recursive: true })
+  fs.writeFileSync(path.join(storage, "config.toml"), DEFERRABLE)
+  fs.copyFileSync(path.join(repo, "test", "fixtures", "tools", "deferrable.py"), path.join(root, "deferrable.py"))
+  const script = path.join(root, "script.json")
+  fs.writeFileSync(script, JSON.stringify({ steps }))
+  return { storage, script }
+}
+
+const waitForQuestions = async (s: Served, want: number) => {
+  for (let i = 0; i < 600; i++) {
+    const rows = (await (await fetch(`${s.base}/api/questions`, { headers: s.auth })).json()) as Array<{ id: string; conversation_id: string }>
+    if (rows.length >= want) return rows
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error("no question opened")
+}
+
+const answer = (s: Served, id: string, inquiry: string) =>
+  fetch(`${s.base}/api/conversations/${id}/questions/${inquiry}`, { method: "POST", headers: { ...s.auth, "content-type": "application/json" }, body: JSON.stringify({ answer: true }) })
+
+/** GET /api/conversations vs `ls --format json`, 10,000 conversations. */
+const listGoal = async (root: string): Promise<Goal> => {
+  const storage = listingStorage(root, 10_000, eventsText(1, 20_000))
+  runNode([bin, "--storage", storage, "conversation", "ls", "--format", "json"]) // the index, warm for both
+  const s = await serve(storage, root)
+  const get = async () => {
+    const t0 = performance.now()
+    const rows = (await (await fetch(`${s.base}/api/conversations`, { headers: s.auth })).json()) as Array<unknown>
+    if (rows.length !== 10_000) throw new Error(`${rows.length} rows`)
+    return performance.now() - t0
+  }
+  for (let i = 0; i < 2; i++) await get()
+  const api: Array<number> = []
+  for (let i = 0; i < 7; i++) api.push(await get())
+  await stop(s)
+  const [ls] = interleaved([{ run: () => runNode([bin, "--storage", storage, "conversation", "ls", "--format", "json"]) }], 7)
+  fs.rmSync(storage, { recursive: true, force: true })
+  return {
+    name: "GET /api/conversations over 10,000 conversations (warm index) vs conversation ls --format json, whole process",
+    subject: { name: "GET /api/conversations (request to last byte, parsed)", medianMs: median(api) },
+    floor: { name: "parley conversation ls --format json", medianMs: ls!.ms },
+    maxRatio: 1.5
+  }
+}
+
+/** 100 SSE clients on one run: all events to all, memory growth. */
+const fanOutGoal = async (root: string): Promise<Goal> => {
+  const dir = path.join(root, "fanout")
+  fs.mkdirSync(dir)
+  const steps = [{ message: "Working. " + "word ".repeat(200), tool_calls: [{ id: "a1", name: "deferrable", arguments: { name: "prod", mode: "ask" } }] }, { message: "Done. " + "word ".repeat(400) }]
+  const p = project(dir, steps)
+  const s = await serve(p.storage, dir, { PARLEY_SCRIPT: p.script })
+  const started = (await (await fetch(`${s.base}/api/conversations`, { method: "POST", headers: { ...s.auth, "content-type": "application/json" }, body: JSON.stringify({ message: "go", model: "scripted" }) })).json()) as { conversation_id: string }
+  const id = started.conversation_id
+  await waitForQuestions(s, 1)
+  const before = rssMb(s.child.pid!)
+  const clients = await Promise.all(Array.from({ length: 100 }, () => collect(`${s.base}/api/conversations/${id}/events`, s.auth)))
+  let peak = rssMb(s.child.pid!)
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(s.child.pid!))), 20)
+  await answer(s, id, "a1.confirm.1")
+  const all = await Promise.all(clients.map((c) => c.done))
+  clearInterval(sampler)
+  peak = Math.max(peak, rssMb(s.child.pid!))
+  await stop(s)
+  const first = all[0]!
+  const complete = first.length > 10 && first.at(-1)!.tag === "Stopped" && first.every((f, i) => f.id === i + 1)
+  const same = all.every((frames) => frames.length === first.length && frames.every((f, i) => f.id === first[i]!.id && f.tag === first[i]!.tag))
+  if (!complete || !same) {
+    const describe = (frames: Array<{ id: number; tag: string }>) => {
+      const gap = frames.findIndex((f, i) => f.id !== i + 1)
+      return `${frames.length} frames, last ${frames.at(-1)?.id}:${frames.at(-1)?.tag}, first gap at ${gap}${gap >= 0 ? ` (${frames[gap - 1]?.id}→${frames[gap]?.id})` : ""}`
+    }
+    throw new Error(`not every client got every event:\n${[...new Set(all.map(describe))].join("\n")}`)
+  }
+  return {
+    name: "100 SSE clients on one run: every event reached every client; server resident memory growth",
+    subject: { name: `growth (${before.toFixed(0)} → ${peak.toFixed(0)} MB; ${first.length} events × 100 clients)`, medianMs: peak - before },
+    floor: { name: "the goal's bound", medianMs: 50 },
+    maxRatio: 1,
+    unit: "MB"
+  }
+}
+
+/** POST an answer → the run takes it, over 100 questions. */
+const answerGoal = async (root: string): Promise<Goal> => {
+  const dir = path.join(root, "answers")
+  fs.mkdirSync(dir)
+  const n = 100
+  const steps = [
+    ...Array.from({ length: n }, (_, i) => ({ message: `Step ${i}.`, tool_calls: [{ id: `c${i}`, name: "deferrable", arguments: { name: `t${i}`, mode: "ask" } }] })),
+    { message: "Done." }
+  ]
+  const p = project(dir, steps)
+  const s = await serve(p.storage, dir, { PARLEY_SCRIPT: p.script })
+  const started = (await (await fetch(`${s.base}/api/conversations`, { method: "POST", headers: { ...s.auth, "content-type": "application/json" }, body: JSON.stringify({ message: "go", model: "scripted" }) })).json()) as { conversation_id: string }
+  const id = started.conversation_id
+  const waiters = new Map<string, (t: number) => void>()
+  const opened: Array<string> = []
+  let wake: (() => void) | undefined
+  const finished = new Map<string, number>()
+  const stream = await collect(`${s.base}/api/conversations/${id}/events`, s.auth, (e) => {
+    if (e._tag === "QuestionOpened") {
+      opened.push(e["inquiry_id"] as string)
+      wake?.()
+    } else if (e._tag === "QuestionClosed") waiters.get(e["inquiry_id"] as string)?.(performance.now())
+    else if (e._tag === "ToolFinished") finished.set((e["call"] as { id: string }).id, performance.now())
+  })
+  const closed: Array<number> = []
+  const toFinish: Array<number> = []
+  for (let i = 0; i < n; i++) {
+    while (opened.length <= i) await new Promise<void>((r) => (wake = r))
+    const inquiry = opened[i]!
+    const t0 = performance.now()
+    const taken = new Promise<number>((r) => waiters.set(inquiry, r))
+    const res = await answer(s, id, inquiry)
+    if (res.status !== 200) throw new Error(`answer ${inquiry}: ${res.status}`)
+    closed.push((await taken) - t0)
+    const call = `c${i}`
+    while (!finished.has(call)) await new Promise((r) => setTimeout(r, 2))
+    toFinish.push(finished.get(call)! - t0)
+  }
+  await stream.done
+  await stop(s)
+  const p99 = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.99) - 1]!
+  return {
+    name: `answer POST → the run takes it (QuestionClosed on the stream; the tool's re-run starts in that step), p99 over ${n} questions`,
+    subject: { name: `p99 (median ${median(closed).toFixed(1)} ms)`, medianMs: p99(closed) },
+    floor: { name: "the goal's bound", medianMs: 50 },
+    maxRatio: 1,
+    note: `POST → the re-run tool finished (a python3 process, start-up included): median ${median(toFinish).toFixed(1)} ms, p99 ${p99(toFinish).toFixed(1)} ms`
+  }
+}
+
+export const run = async (): Promise<ReadonlyArray<Goal>> => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-serve-"))
+  try {
+    // `npm run bench -- serve fanout` (or `list`, `answer`) runs one case.
+    const only = process.argv[3]
+    const goals: Array<Goal> = []
+    if (only === undefined || only === "list") goals.push(await listGoal(root))
+    if (only === undefined || only === "fanout") goals.push(await fanOutGoal(root))
+    if (only === undefined || only === "answer") goals.push(await answerGoal(root))
+    return goals
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+}

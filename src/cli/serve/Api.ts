@@ -1,0 +1,245 @@
+/**
+ * The handlers of `parley serve`'s API (issue 23; the contract is
+ * `services/ServeApi.ts`). Reading goes through the file store (the rows of
+ * `ls --format json`, the document of `print --format json`); everything
+ * about a running turn goes to its host over its socket (`Hosts.ts`), so a
+ * run started in a terminal is watched and answered here exactly like one
+ * the server started. An answer for a turn that is not running goes into its
+ * waiting turn on disk, as `conversation answer` does.
+ *
+ * A secret answer is passed to the host and forgotten: it is not logged, not
+ * put in an error (a refused secret is described by its type only), not
+ * written.
+ *
+ * @example
+ * ```ts
+ * import * as Api from "./Api.ts"
+ * const routes = Api.layer("/home/me/.parley")
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import { renderJson } from "../../domain/render/Render.ts"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as HostClient from "../../layers/host/HostClient.ts"
+import * as FileConversationStore from "../../layers/store/FileConversationStore.ts"
+import * as Answer from "../../programs/Answer.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
+import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
+import { toJsonRow } from "../conversation/LsRun.ts"
+import * as HostPath from "../HostPath.ts"
+import * as Hosts from "./Hosts.ts"
+import * as RelayModule from "./Relay.ts"
+import * as Runs from "./Runs.ts"
+
+type Relay = Effect.Success<typeof RelayModule.make>
+
+const idOf = (id: string) =>
+  Effect.fromNullishOr(ConversationId.parse(id)).pipe(
+    Effect.mapError(() => ({ error: "ConversationNotFound" as const, message: `No conversation has the id ${id}.`, id }))
+  )
+
+const notFound = (id: string) => ({ error: "ConversationNotFound" as const, message: `No conversation has the id ${id}.`, id })
+
+/** `GET /api/conversations`: the `ls --format json` rows, each with its running turn. */
+const list = (storage: string) =>
+  Effect.gen(function*() {
+    const { conversations } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(Effect.orDie)
+    const running = new Map((yield* Hosts.all(storage)).map((i) => [i.conversation_id, i]))
+    return conversations.map((r) => {
+      const host = running.get(r.id)
+      return { ...toJsonRow(r), running: host === undefined ? null : { pid: host.pid, waiting: host.open.map((q) => q.inquiry_id) } }
+    })
+  })
+
+/** `GET /api/conversations/:id`: every stored entry, as `print --format json` writes it. */
+const get = (id: string) =>
+  Effect.gen(function*() {
+    const cid = yield* idOf(id)
+    const c = yield* ConversationStore.use((s) => s.load(cid)).pipe(
+      Effect.mapError((e) => e._tag === "ConversationNotFound" ? notFound(id) : { error: "ConversationDamaged" as const, message: e.message, id })
+    )
+    return JSON.parse(renderJson(c.entries)) as Schema.Json
+  })
+
+/** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run; 204 when none runs. */
+const events = (storage: string, relay: Relay, id: string, after: number) =>
+  Effect.gen(function*() {
+    const cid = yield* idOf(id)
+    const socket = HostPath.of(storage, cid)
+    if (!relay.following(socket) && !(yield* HostClient.running(socket))) {
+      // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that does not exist).
+      yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
+      return HttpServerResponse.empty({ status: 204 })
+    }
+    // One host subscription per run, shared by every client (`Relay.ts`); a host that goes away ends it.
+    return Stream.map(relay.since(socket, after), (e) => ({ id: String(e.seq), event: "message" as const, data: e.event }))
+  })
+
+/** `GET /api/questions`: every open question of every running turn. */
+const questions = (storage: string) =>
+  Effect.map(Hosts.all(storage), (hosts) =>
+    hosts.flatMap((h) =>
+      h.open.map((q) => ({
+        ...Answer.row({ inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"], toolCallId: q.call.id, tool: q.call.name, question: q.question }),
+        conversation_id: h.conversation_id,
+        since: q.since
+      }) as never)
+    ))
+
+const lost = (id: string) => ({ error: "RunLost" as const, message: `The run of ${id} stopped before it took the answer; nothing was recorded.`, id })
+
+/** An offer refused by a host or by the store, as the API's error. */
+const refused = (id: string, secret: boolean) => (error: { readonly _tag: string }) => {
+  const e = error as unknown as Record<string, unknown>
+  const message = typeof e["message"] === "string" ? e["message"] : error._tag
+  switch (error._tag) {
+    case "QuestionNotOpen":
+      return { error: "QuestionNotOpen" as const, message, inquiry_id: e["inquiry_id"] as string, open: e["open"] as Array<string> }
+    case "QuestionAlreadyAnswered":
+      return {
+        error: "QuestionAlreadyAnswered" as const,
+        message,
+        inquiry_id: e["inquiry_id"] as string,
+        by: e["by"] as string,
+        ...(e["cancelled"] === true ? { cancelled: true } : {})
+      }
+    case "AnswerDoesNotFit": {
+      // A refused secret is not repeated back, not even in the reason.
+      const reason = secret ? "the answer is not text" : e["reason"] as string
+      const expected = e["expected"] as string
+      return { error: "AnswerDoesNotFit" as const, message: `That answer does not fit question ${e["inquiry_id"]}: ${reason}; expected ${expected}.`, inquiry_id: e["inquiry_id"] as string, reason, expected }
+    }
+    case "SecretNeedsRunningTurn":
+      return { error: "SecretNeedsRunningTurn" as const, message, inquiry_id: e["inquiry_id"] as string }
+    case "ConversationLocked":
+      return { error: "ConversationBusy" as const, message, id, holder: e["holder"] === undefined ? "another parley process" : `pid ${e["holder"]}` }
+    case "ConversationNotFound":
+      return notFound(id)
+    default:
+      return lost(id)
+  }
+}
+
+/** An answer for the running turn on `socket`. */
+const answerRunning = (id: string, socket: string, inquiryId: string, answer: Schema.Json) =>
+  Effect.scoped(Effect.gen(function*() {
+    const client = yield* HostClient.connect(socket)
+    const info = yield* client.Info()
+    const q = info.open.find((o) => o.inquiry_id === inquiryId)
+    const secret = q?.question.answer_type.type === "secret"
+    yield* client.Answer({ inquiry_id: inquiryId, answer }).pipe(Effect.mapError(refused(id, secret)))
+    return { id: inquiryId, outcome: "delivered" as const }
+  })).pipe(Effect.catchTags({
+    RpcClientError: () => Effect.fail(refused(id, false)({ _tag: "RpcClientError" })),
+    SocketError: () => Effect.fail(refused(id, false)({ _tag: "SocketError" }))
+  }))
+
+/** `POST /api/conversations/:id/questions/:inquiryId`: to the running turn, else into the waiting turn on disk. */
+const answer = (storage: string, id: string, inquiryId: string, value: Schema.Json) =>
+  Effect.gen(function*() {
+    const cid = yield* idOf(id)
+    const socket = HostPath.of(storage, cid)
+    if (yield* HostClient.running(socket)) return yield* answerRunning(id, socket, inquiryId, value)
+    yield* Answer.answer(cid, inquiryId, { json: JSON.stringify(value) }).pipe(
+      Effect.mapError(refused(id, false))
+    )
+    return { id: inquiryId, outcome: "recorded" as const }
+  })
+
+/** `POST /api/conversations/:id/stop`: the running turn stops as `conversation kill` stops it. */
+const stop = (storage: string, id: string) =>
+  Effect.gen(function*() {
+    const cid = yield* idOf(id)
+    const socket = HostPath.of(storage, cid)
+    if (!(yield* HostClient.running(socket))) return yield* Effect.fail({ error: "NotRunning" as const, message: `No turn of ${id} is running.`, id })
+    return yield* Effect.scoped(Effect.gen(function*() {
+      const client = yield* HostClient.connect(socket)
+      const info = yield* client.Info()
+      yield* client.Interrupt()
+      return { id, pid: info.pid }
+    })).pipe(Effect.catch(() => Effect.fail(lost(id))))
+  })
+
+/** A conversation a run of another process holds: 409 naming it. */
+const busy = (id: string, pid: number | string) => ({ error: "ConversationBusy" as const, message: `Conversation ${id} is running in another parley process (pid ${pid}).`, id, holder: `pid ${pid}` })
+
+/** A child that ended at once, as the API's error. */
+const endedAtOnce = (ended: Runs.Ended) => ({ error: "RunNotStarted" as const, message: `The run did not start (exit ${ended.code}).`, output: ended.output })
+
+/** What a child for conversation `id` that ended at once said, as the API's error. */
+const notStarted = (id: string, ended: Runs.Ended) => {
+  const holder = /another parley process \(pid (\d+)\)/.exec(ended.output)
+  if (holder !== null) return busy(id, holder[1]!)
+  return endedAtOnce(ended)
+}
+
+/** The conversation exists and no other process runs it. */
+const free = (storage: string, id: string) =>
+  Effect.gen(function*() {
+    const cid = yield* idOf(id)
+    yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
+    const host = yield* Hosts.info(storage, cid)
+    if (host._tag === "Some") return yield* Effect.fail(busy(id, host.value.pid))
+    return cid
+  })
+
+/** A turn run by a child of the server (`Runs.ts`). */
+const started = (id: string, r: Runs.Started | Runs.Ended) =>
+  r._tag === "Started" ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid }) : Effect.fail(notStarted(id, r))
+
+const modelArgs = (model: string | undefined) => (model === undefined ? [] : ["--model", model])
+
+const handlers = (storage: string) =>
+  HttpApiBuilder.group(ServeApi, "conversations", (h) =>
+    Effect.gen(function*() {
+      const store = yield* Effect.service(ConversationStore)
+      const runs = yield* Runs.make(storage)
+      const relay = yield* RelayModule.make
+      const withStore = Effect.provideService(ConversationStore, store)
+      return h
+        .handle("list", () => withStore(list(storage)))
+        .handle("get", ({ params }) => withStore(get(params.id)))
+        .handle("events", ({ params, headers }) => withStore(events(storage, relay, params.id, headers["last-event-id"] ?? 0)))
+        .handle("questions", () => questions(storage))
+        .handle("answer", ({ params, payload }) => withStore(answer(storage, params.id, params.inquiryId, payload.answer)))
+        .handle("stop", ({ params }) => stop(storage, params.id))
+        .handle("create", ({ payload }) => Effect.flatMap(runs.start(["--new", ...modelArgs(payload.model)], payload.message), (r) => r._tag === "Started" ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid }) : Effect.fail(endedAtOnce(r))))
+        .handle("message", ({ params, payload }) =>
+          withStore(Effect.flatMap(free(storage, params.id), (cid) =>
+            Effect.flatMap(runs.start(["--id", cid, ...modelArgs(payload.model)], payload.message), (r) => started(params.id, r)))))
+        .handle("continue", ({ params }) =>
+          withStore(Effect.flatMap(free(storage, params.id), (cid) => Effect.flatMap(runs.start(["--continue-turn", "--id", cid]), (r) => started(params.id, r)))))
+        .handle("discard", ({ params }) =>
+          withStore(Effect.flatMap(free(storage, params.id), (cid) =>
+            Effect.flatMap(runs.discard(cid), (ended) => {
+              let ending: unknown
+              try {
+                ending = (JSON.parse(ended.stdout ?? "") as { outcome?: unknown }).outcome
+              } catch {
+                ending = undefined
+              }
+              return ended.code === 0 && typeof ending === "string" ? Effect.succeed({ id: params.id, ending }) : Effect.fail(notStarted(params.id, ended))
+            }))))
+    }))
+
+/** The token is checked before routing (`Guard.ts`); this middleware only puts it in the OpenAPI document. */
+const TokenLive = Layer.succeed(Token)(Token.of({ bearer: (effect) => effect }))
+
+const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (e) =>
+  e.kind === "Body" || e.kind === "ResponseHeaders"
+    ? Effect.fail(e) // a response that does not encode is our bug: a 500
+    : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message }))
+
+/** The API's routes and its OpenAPI document, over the file store of `storage`. */
+export const layer = (storage: string) =>
+  HttpApiBuilder.layer(ServeApi, { openapiPath: "/api/openapi.json" }).pipe(
+    Layer.provide(handlers(storage)),
+    Layer.provide([TokenLive, ValidationLive]),
+    Layer.provide(FileConversationStore.layer({ storageDir: storage }))
+  )

@@ -1,0 +1,107 @@
+/**
+ * What every request to `parley serve` passes before any route (issue 23
+ * "Security"):
+ *
+ * - the `Host` header names the bound address (a page on another site that
+ *   rebinds its DNS name to 127.0.0.1 sends its own name): else 421;
+ * - the token, as `Authorization: Bearer …` or the `parley_token` cookie
+ *   (HttpOnly, SameSite=Strict), which a page opened with `?token=…` gets,
+ *   redirected to the same path without the token in its address: else 401,
+ *   with nothing else said;
+ * - a `POST` from a browser names this server as its `Origin`: else 403;
+ * - a body of at most 1 MiB (a larger one is a 413 from the server);
+ * - every response carries a CSP that allows scripts from this server only
+ *   (no inline script), no framing, no referrer, no caching.
+ *
+ * @example
+ * ```ts
+ * import * as Guard from "./Guard.ts"
+ * const layer = Guard.layer({ token: "…", hosts: Guard.hostsFor("127.0.0.1", 3141) })
+ * ```
+ */
+import * as ByteSize from "effect/ByteSize"
+import * as Effect from "effect/Effect"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Token from "./Token.ts"
+
+/** The largest request body taken. */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+/** The cookie that carries the token for the page. */
+export const COOKIE = "parley_token"
+
+/** The policy of every response: scripts and connections to this server only, nothing inline but styles (the viewer's stylesheet is inline). */
+export const CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+const SECURITY_HEADERS = {
+  "content-security-policy": CSP,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+  "x-frame-options": "DENY"
+}
+
+/** Whether `host` (a Host header's name) is an IP address literal: no DNS name can be rebound to it. */
+const isIpLiteral = (host: string): boolean => /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || /^\[[0-9a-fA-F:.]+\]$/.test(host)
+
+/** The Host headers a server bound to `host:port` accepts: its own address, `localhost` for a loopback one, any IP literal for a wildcard one. */
+export const hostsFor = (host: string, port: number): (header: string | undefined) => boolean => {
+  const loopback = host === "127.0.0.1" || host === "::1" || host === "localhost"
+  const wildcard = host === "0.0.0.0" || host === "::"
+  const own = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`
+  return (header) => {
+    if (header === undefined) return false
+    if (header === own) return true
+    const at = header.lastIndexOf(":")
+    if (at < 0 || header.slice(at + 1) !== String(port)) return false
+    const name = header.slice(0, at)
+    return (loopback && (name === "localhost" || name === "127.0.0.1" || name === "[::1]")) || (wildcard && isIpLiteral(name))
+  }
+}
+
+/** What the guard knows. */
+export interface Options {
+  readonly token: string
+  readonly hosts: (header: string | undefined) => boolean
+}
+
+const refuse = (status: number, error: string, message: string) =>
+  HttpServerResponse.jsonUnsafe({ error, message }, { status })
+
+/** The token a request carries, if any (the header first, then the cookie). */
+const tokenOf = (request: HttpServerRequest.HttpServerRequest): ReadonlyArray<string | undefined> => {
+  const auth = request.headers["authorization"]
+  const bearer = auth !== undefined && /^Bearer /i.test(auth) ? auth.slice(7).trim() : undefined
+  return [bearer, request.cookies[COOKIE]]
+}
+
+/** The checks, then the route, then the headers. */
+const check = (options: Options) =>
+<E, R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const host = request.headers["host"]
+    if (!options.hosts(host)) return refuse(421, "MisdirectedRequest", "This server does not answer for that host name.")
+    // Parsed as a path on this server whatever it looks like (`//x` is not another host).
+    const url = URL.parse(`http://server${request.url.startsWith("/") ? "" : "/"}${request.url}`) ?? new URL("http://server/")
+    const given = url.searchParams.get("token")
+    if (given !== null && request.method === "GET" && !url.pathname.startsWith("/api/")) {
+      if (!Token.matches(options.token, given)) return refuse(401, "Unauthorized", "A valid token is needed.")
+      // The token leaves the address bar (and the history) at once; the cookie carries it from now on.
+      return HttpServerResponse.redirect(url.pathname, { status: 303 }).pipe(
+        HttpServerResponse.setCookieUnsafe(COOKIE, options.token, { httpOnly: true, sameSite: "strict", path: "/" })
+      )
+    }
+    if (!tokenOf(request).some((t) => Token.matches(options.token, t))) return refuse(401, "Unauthorized", "A valid token is needed.")
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      const origin = request.headers["origin"]
+      if (origin !== undefined && origin !== `http://${host}`) return refuse(403, "ForeignOrigin", "Requests from other sites are refused.")
+    }
+    return yield* route.pipe(Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)))
+  }).pipe(Effect.map(HttpServerResponse.setHeaders(SECURITY_HEADERS)))
+
+/** The guard, in front of every route. */
+export const layer = (options: Options) => HttpRouter.middleware(check(options), { global: true })

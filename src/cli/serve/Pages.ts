@@ -1,0 +1,128 @@
+/**
+ * The page of `parley serve` (issue 23): `/` lists the conversations with
+ * their states (running, waiting for input, incomplete), each a link to
+ * `/conversations/<id>`, the conversation as the HTML viewer draws it
+ * (`domain/render/Html.ts`) with a live part that `/app.js` fills in. No
+ * external URL; everything from a conversation is escaped; the script is a
+ * file (the CSP allows no inline script).
+ *
+ * @example
+ * ```ts
+ * import * as Pages from "./Pages.ts"
+ * const routes = Pages.layer("/home/me/.parley")
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { renderHtml } from "../../domain/render/Html.ts"
+import { PAGE_CSS } from "../../domain/render/HtmlStyle.ts"
+import { escapeHtml } from "../../domain/render/HtmlText.ts"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as FileConversationStore from "../../layers/store/FileConversationStore.ts"
+import { markdownToHtml } from "../../layers/render/SafeMarkdown.ts"
+import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
+import type * as HostClient from "../../layers/host/HostClient.ts"
+import { APP_JS } from "./AppScript.ts"
+import * as Hosts from "./Hosts.ts"
+
+/** What the live parts add to the viewer's stylesheet: big touch targets, forms that wrap on a phone. */
+const LIVE_CSS = `
+#live{border:1px solid var(--border);border-radius:8px;padding:.6em .8em;margin:1em 0}
+#live.running{border-color:var(--user-edge)}
+.live-status{font-weight:600;margin:.2em 0}
+.live-reply{white-space:pre-wrap}
+.activity{padding-left:1.2em;margin:.3em 0}
+form.question,form.control{display:flex;flex-wrap:wrap;gap:.5em;align-items:center;margin:.6em 0;padding:.6em;border:1px solid var(--border);border-radius:6px;background:var(--soft)}
+form.question .q-text{flex-basis:100%;margin:0;font-weight:600}
+form .q-note{flex-basis:100%;margin:0;color:var(--muted)}
+form.sent{opacity:.6}
+.controls{display:flex;flex-wrap:wrap;gap:.5em}
+.controls form.control{flex:1 1 8rem;margin:.3em 0}
+button,select,input,textarea{font:inherit;min-height:2.75rem;padding:.3em .9em;border-radius:6px;border:1px solid var(--border);background:var(--bg);color:var(--fg);max-width:100%;box-sizing:border-box}
+input,select,textarea{flex:1 1 12rem;min-width:0}
+textarea{flex-basis:100%;min-height:4rem}
+table.list{width:100%;border-collapse:collapse}
+table.list td{padding:.5em .3em;border-bottom:1px solid var(--border);vertical-align:top;overflow-wrap:anywhere}
+table.list td.state{color:var(--muted);white-space:nowrap}
+@media (max-width:36rem){table.list td.when{display:none}}
+`
+
+const html = (body: string, status = 200) => HttpServerResponse.html(body).pipe(HttpServerResponse.setStatus(status))
+
+const stateOf = (s: ConversationSummary, running: HostClient.Info | undefined): string =>
+  running !== undefined
+    ? running.open.length > 0 ? "waiting for input" : "running"
+    : s.incomplete !== null
+    ? `incomplete: ${s.incomplete.state}`
+    : ""
+
+const shell = (title: string, body: string) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${escapeHtml(title)}</title>
+<style>${PAGE_CSS}${LIVE_CSS}</style>
+<script src="/app.js" defer></script>
+</head>
+<body>
+${body}
+</body>
+</html>
+`
+
+/** `/`: the conversations, most recently active first. */
+const listPage = (storage: string) =>
+  Effect.gen(function*() {
+    const { conversations } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(Effect.orDie)
+    const running = new Map((yield* Hosts.all(storage)).map((i) => [i.conversation_id, i]))
+    const rows = conversations.map((c) =>
+      `<tr data-id="${escapeHtml(c.id)}"><td><a href="/conversations/${escapeHtml(c.id)}">${escapeHtml(c.title ?? `jp-c${c.id}`)}</a></td><td class="state">${escapeHtml(stateOf(c, running.get(c.id)))}</td><td class="when">${escapeHtml(c.lastEventAt ?? "")}</td></tr>`
+    )
+    const empty = conversations.length === 0 ? `<p class="note">No conversations yet.</p>` : ""
+    return html(shell("parley", `<header><h1>Conversations</h1></header>\n<main>${newConversation}${empty}<table class="list" id="conversations"><tbody>${rows.join("")}</tbody></table></main>`))
+  })
+
+const button = (id: string, action: string, label: string) =>
+  `<form class="control" id="${action}" action="/api/conversations/${escapeHtml(id)}/${action}" method="post"><button type="submit">${label}</button><p class="q-note" role="status"></p></form>`
+
+/** The buttons under a conversation (stop a run; continue or discard an incomplete turn) and the message box. */
+const controls = (id: string) =>
+  `<div class="controls">${button(id, "stop", "Stop")}${button(id, "continue", "Continue")}${button(id, "discard", "Discard")}</div>` +
+  `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea><button type="submit">Send</button><p class="q-note" role="status"></p></form>`
+
+/** The box on the list page that starts a conversation. */
+const newConversation =
+  `<form class="control" id="new" action="/api/conversations" method="post"><textarea name="message" aria-label="New conversation" placeholder="Start a conversation"></textarea><button type="submit">Start</button><p class="q-note" role="status"></p></form>`
+
+/** `/conversations/:id`: the viewer's page, live. */
+const conversationPage = (id: string) =>
+  Effect.gen(function*() {
+    const cid = ConversationId.parse(id)
+    const missing = html(shell("Not found", `<main><p>No conversation has the id ${escapeHtml(id)}. <a href="/">All conversations</a></p></main>`), 404)
+    if (cid === undefined) return missing
+    const loaded = yield* Effect.result(ConversationStore.use((s) => s.load(cid)))
+    if (loaded._tag === "Failure") return loaded.failure._tag === "ConversationNotFound" ? missing : html(shell("Damaged", `<main><p>${escapeHtml(loaded.failure.message)}</p></main>`), 500)
+    const c = loaded.success
+    const page = renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, {
+      markdown: markdownToHtml,
+      live: { script: "/app.js", css: LIVE_CSS, controls: controls(c.id) }
+    })
+    return html(page.replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>`))
+  })
+
+/** The page's routes, over the file store of `storage`. */
+export const layer = (storage: string) =>
+  Layer.unwrap(Effect.map(Effect.service(ConversationStore), (store) => {
+    const withStore = Effect.provideService(ConversationStore, store)
+    return Layer.mergeAll(
+      HttpRouter.add("GET", "/", withStore(listPage(storage))),
+      HttpRouter.add("GET", "/conversations/:id", withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "")))),
+      HttpRouter.add("GET", "/app.js", HttpServerResponse.text(APP_JS, { contentType: "text/javascript; charset=utf-8" })),
+      // Browsers ask for it on their own: no icon, and no error in the console.
+      HttpRouter.add("GET", "/favicon.ico", HttpServerResponse.empty({ status: 204 }))
+    )
+  })).pipe(Layer.provide(FileConversationStore.layer({ storageDir: storage })))

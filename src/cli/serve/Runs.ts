@@ -1,0 +1,129 @@
+/**
+ * The runs `parley serve` starts (issue 23: `POST /api/conversations`,
+ * `…/messages`, `…/continue`, `…/discard`). Each is a `parley query` child
+ * process of the server, with stdin closed and `--detached-policy wait`, so
+ * it hosts itself on its socket exactly like a run started in a terminal
+ * (one host protocol: the server watches and answers it as a client, and
+ * never opens a conversation itself). A child says its conversation id
+ * through `$PARLEY_ANNOUNCE` once its host listens; its output goes to a
+ * log under `<storage>/run/`. When the server stops, its children are
+ * stopped as SIGTERM stops a query (open questions cancelled, the turn
+ * recorded and resumable), and waited for.
+ *
+ * @example
+ * ```ts
+ * import * as Runs from "./Runs.ts"
+ * const runs = yield* Runs.make("/home/me/.parley")
+ * const started = yield* runs.start(["--new"], "hello")
+ * ```
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import * as HostSocket from "../../domain/run/HostSocket.ts"
+import { ANNOUNCE } from "../Detach.ts"
+
+/** How long a child may take to create its conversation and listen. */
+const READY_MS = 20_000
+
+/** A child that ended (or never became ready): its exit and the end of its output. */
+export interface Ended {
+  readonly _tag: "Ended"
+  readonly code: number | null
+  readonly output: string
+  /** Its stdout alone (`--format json`: the report). */
+  readonly stdout?: string
+}
+
+/** A child that is running its turn. */
+export interface Started {
+  readonly _tag: "Started"
+  readonly conversation_id: string
+  readonly pid: number
+}
+
+const exitOf = (child: ChildProcess): Promise<void> =>
+  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once("exit", () => resolve()))
+
+/** The server's runs, stopped when the scope closes. */
+export const make = (storage: string) =>
+  Effect.gen(function*() {
+    const children = new Set<ChildProcess>()
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(async () => {
+        for (const child of children) child.kill("SIGTERM")
+        // A run that does not stop within ten seconds is killed (a stuck tool).
+        const timer = setTimeout(() => children.forEach((c) => c.kill("SIGKILL")), 10_000)
+        await Promise.all([...children].map(exitOf))
+        clearTimeout(timer)
+      })
+    )
+    const dir = HostSocket.runDir(path.resolve(storage))
+
+    /** Runs `parley query ARGS` as a child; resolves once it announced its conversation, or ended. */
+    const run = (args: ReadonlyArray<string>, message?: string) =>
+      Effect.callback<Started | Ended>((resume) => {
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+        const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
+        const announced = path.join(dir, `.announce-${tag}`)
+        const log = path.join(dir, `served-${tag}.log`)
+        const out = fs.openSync(log, "a", 0o600)
+        const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, "--storage", storage, "query", ...args], {
+          // The message goes in on stdin, never in argv: text that looks like a flag stays text.
+          stdio: [message === undefined ? "ignore" : "pipe", out, out],
+          env: { ...process.env, [ANNOUNCE]: announced }
+        })
+        fs.closeSync(out)
+        if (message !== undefined) {
+          child.stdin!.on("error", () => undefined)
+          child.stdin!.end(message)
+        }
+        children.add(child)
+        child.once("exit", () => children.delete(child))
+        const tail = () => fs.readFileSync(log, "utf8").trim().split("\n").slice(-5).join("\n")
+        const deadline = Date.now() + READY_MS
+        const poll = setInterval(() => {
+          if (fs.existsSync(announced)) {
+            clearInterval(poll)
+            const id = fs.readFileSync(announced, "utf8").trim()
+            fs.rmSync(announced, { force: true })
+            resume(Effect.succeed({ _tag: "Started", conversation_id: id, pid: child.pid! }))
+          } else if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+            clearInterval(poll)
+            resume(Effect.succeed({ _tag: "Ended", code: child.exitCode, output: tail() }))
+          }
+        }, 20)
+        return Effect.sync(() => clearInterval(poll))
+      })
+
+    return {
+      /** A turn in the background (questions wait for an answer from any client). */
+      start: (args: ReadonlyArray<string>, message?: string) => run([...args, "--detached-policy", "wait"], message),
+      /** `query --discard-turn --id ID --format json`, to its end: its exit code and output (the JSON report). */
+      discard: (id: string) =>
+        Effect.promise(() =>
+          new Promise<Ended>((resolve) => {
+            const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, "--storage", storage, "query", "--discard-turn", "--id", id, "--format", "json"], {
+              stdio: ["ignore", "pipe", "pipe"]
+            })
+            children.add(child)
+            let output = ""
+            let stdout = ""
+            child.stdout!.on("data", (d: Buffer) => {
+              output += d.toString()
+              stdout += d.toString()
+            })
+            child.stderr!.on("data", (d: Buffer) => (output += d.toString()))
+            child.once("close", (code) => {
+              children.delete(child)
+              resolve({ _tag: "Ended", code, output, stdout })
+            })
+          })
+        )
+    }
+  })
+
+/** The runs' type. */
+export type Runs = Effect.Success<ReturnType<typeof make>>

@@ -1,0 +1,60 @@
+/**
+ * `parley serve` once its flags are read (issue 23): the API (`Api.ts`), the
+ * page (`Pages.ts`) and the guard in front of both (`Guard.ts`), on Effect's
+ * HTTP server over Node's. The first line on stdout is the address with the
+ * token; a host other than loopback is warned about on stderr. The server
+ * lives until the process is interrupted (Ctrl-C, SIGTERM): then it stops
+ * listening and closes its connections.
+ *
+ * Loaded only by `parley serve` (`cli/Serve.ts` imports it lazily): the
+ * other commands start without the HTTP code.
+ *
+ * @example
+ * ```ts
+ * import * as Server from "./Server.ts"
+ * Server.run({ storage: "/home/me/.parley", host: "127.0.0.1", port: 3141 })
+ * ```
+ */
+import * as http from "node:http"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as Api from "./Api.ts"
+import * as Guard from "./Guard.ts"
+import * as Pages from "./Pages.ts"
+import * as Token from "./Token.ts"
+
+/** What the server was asked. */
+export interface Options {
+  readonly storage: string
+  readonly host: string
+  readonly port: number
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
+
+/** The routes and the guard, for a server that listens on `host:port` (tests build it on a port of their own). */
+export const app = (options: Options & { readonly token: string }) =>
+  Layer.mergeAll(Api.layer(options.storage), Pages.layer(options.storage), Guard.layer({ token: options.token, hosts: Guard.hostsFor(options.host, options.port) }))
+
+/** Serves until interrupted. */
+export const run = (options: Options) =>
+  Effect.scoped(Effect.gen(function*() {
+    const token = yield* Effect.sync(() => Token.loadOrCreate(options.storage))
+    // Loaded here: @effect/platform-node is an optional peer of the library.
+    const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
+    const server = NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port })
+    const listening = yield* Layer.build(server)
+    const address = (yield* HttpServer.HttpServer.pipe(Effect.provideContext(listening))).address
+    const port = address._tag === "UnixPathAddress" ? options.port : address.port
+    const serving = HttpRouter.serve(app({ ...options, port, token }), { disableLogger: true, disableListenLog: true })
+    yield* Layer.build(Layer.provide(serving, Layer.succeedContext(listening)))
+    const shown = options.host.includes(":") ? `[${options.host}]` : options.host
+    yield* Console.log(`http://${shown}:${port}/?token=${token}`)
+    if (!LOOPBACK.has(options.host)) {
+      yield* Console.error(`parley: serving on ${options.host}, not only this machine: anyone who can reach port ${port} and has the token can read every conversation in ${options.storage} and answer its questions. The connection is not encrypted.`)
+    }
+    return yield* Effect.never
+  }))

@@ -1,0 +1,179 @@
+/**
+ * The HTTP API of `parley serve` (issue 23), as a typed `effect/http-api`
+ * definition: the endpoints, their JSON shapes and every error with its
+ * status. The server (`cli/serve/`) implements it; a program may derive a
+ * client from it (`HttpApiClient.make(ServeApi)`); the OpenAPI document at
+ * `/api/openapi.json` is generated from it.
+ *
+ * Errors are JSON `{ error, message, …data }`: `error` names the variant.
+ * Every request needs the token (`Authorization: Bearer …` or the page's
+ * cookie); that check, like the `Host` and `Origin` checks, runs before any
+ * endpoint (see `cli/serve/Guard.ts`).
+ *
+ * @example
+ * ```ts
+ * import { ServeApi } from "parley/services/ServeApi"
+ * ServeApi.groups // { conversations: … }
+ * ```
+ */
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
+import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
+import { RunEvent } from "../domain/run/RunEvent.ts"
+
+/** An error body: `error` names it, `message` says it in words, the rest is its data. */
+const errorOf = <const Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag, status: number, fields: Fields) =>
+  Schema.Struct({ error: Schema.Literal(tag), message: Schema.String, ...fields }).annotate({ httpApiStatus: status, identifier: tag })
+
+/** The request is malformed: not JSON, not the shape the endpoint takes, too large. */
+export const BadRequest = errorOf("BadRequest", 400, { kind: Schema.String })
+/** No conversation has this id. */
+export const ConversationNotFound = errorOf("ConversationNotFound", 404, { id: Schema.String })
+/** The conversation has no running turn (`…/stop`; its events answer 204 instead: nothing to stream). */
+export const NotRunning = errorOf("NotRunning", 404, { id: Schema.String })
+/** No open question has this id. */
+export const QuestionNotOpen = errorOf("QuestionNotOpen", 404, { inquiry_id: Schema.String, open: Schema.Array(Schema.String) })
+/** The question has a recorded response already: who answered. */
+export const QuestionAlreadyAnswered = errorOf("QuestionAlreadyAnswered", 409, {
+  inquiry_id: Schema.String,
+  by: Schema.String,
+  cancelled: Schema.optionalKey(Schema.Boolean)
+})
+/** Another process holds the conversation. */
+export const ConversationBusy = errorOf("ConversationBusy", 409, { id: Schema.String, holder: Schema.String })
+/** A secret is only taken by a running turn: it is never recorded. */
+export const SecretNeedsRunningTurn = errorOf("SecretNeedsRunningTurn", 409, { inquiry_id: Schema.String })
+/** The answer does not fit the question: what would. */
+export const AnswerDoesNotFit = errorOf("AnswerDoesNotFit", 422, { inquiry_id: Schema.String, reason: Schema.String, expected: Schema.String })
+/** The run went away while it was spoken to. */
+export const RunLost = errorOf("RunLost", 503, { id: Schema.String })
+/** The conversation's files cannot be read. */
+export const ConversationDamaged = errorOf("ConversationDamaged", 500, { id: Schema.String })
+
+/** A running turn (`ls --format json`'s `running`). */
+export const Running = Schema.NullOr(Schema.Struct({ pid: Schema.Number, waiting: Schema.Array(Schema.String) }))
+
+/** One row of `GET /api/conversations`: the `ls --format json` row. */
+export const ConversationRow = Schema.Struct({
+  id: Schema.String,
+  title: Schema.NullOr(Schema.String),
+  events: Schema.Number,
+  last_event_at: Schema.NullOr(Schema.String),
+  archived: Schema.Boolean,
+  incomplete: Schema.NullOr(Schema.Struct({ state: Schema.String, tool: Schema.optionalKey(Schema.String) })),
+  tokens: Schema.Json,
+  running: Running
+})
+export type ConversationRow = typeof ConversationRow.Type
+
+/** One open question of `GET /api/questions`. */
+export const QuestionRow = Schema.Struct({
+  id: Schema.String,
+  conversation_id: Schema.String,
+  tool: Schema.String,
+  tool_call_id: Schema.String,
+  question: Schema.String,
+  answer_type: Schema.Literals(["boolean", "select", "text", "secret"]),
+  options: Schema.NullOr(Schema.Array(Schema.String)),
+  default: Schema.Json,
+  since: Schema.NullOr(Schema.String)
+})
+export type QuestionRow = typeof QuestionRow.Type
+
+/** What `POST …/questions/:inquiryId` takes. */
+export const AnswerBody = Schema.Struct({ answer: Schema.Json })
+
+/** What it says: the running turn took it (`delivered`), or it went into the waiting turn on disk (`recorded`). */
+export const AnswerAccepted = Schema.Struct({ id: Schema.String, outcome: Schema.Literals(["delivered", "recorded"]) })
+
+/** The run could not start (a bad model, a conversation that cannot be continued): what it said. */
+export const RunNotStarted = errorOf("RunNotStarted", 422, { output: Schema.String })
+
+/** What `POST /api/conversations` takes: the message, and the model of a new conversation. */
+export const NewConversation = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Schema.String) })
+
+/** What `POST …/messages` takes. */
+export const NewMessage = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Schema.String) })
+
+/** A turn started by the server: its conversation and the process that runs it (and serves it on its socket). */
+export const RunStarted = Schema.Struct({ conversation_id: Schema.String, pid: Schema.Number })
+
+/** What `POST …/discard` says: how the run ended (`discarded`, `nothing_to_discard`). */
+export const Discarded = Schema.Struct({ id: Schema.String, ending: Schema.String })
+
+/** What `POST …/stop` says: the run's host was asked to stop (it ends as SIGTERM ends a run: recorded, resumable). */
+export const Stopping = Schema.Struct({ id: Schema.String, pid: Schema.Number })
+
+/** One SSE frame: `id:` the event's sequence number in the run, `data:` the run event as JSON. */
+export const EventFrame = Schema.Struct({ id: Schema.String, event: Schema.Literal("message"), data: Schema.fromJsonString(RunEvent) })
+export type EventFrame = typeof EventFrame.Type
+
+/** A wrong or missing token (401); the body says nothing else. */
+export const Unauthorized = errorOf("Unauthorized", 401, {})
+
+/** The token, for the OpenAPI document (the check itself runs before routing, `cli/serve/Guard.ts`). */
+export class Token extends HttpApiMiddleware.Service<Token>()("parley/serve/Token", {
+  security: { bearer: HttpApiSecurity.bearer },
+  error: Unauthorized
+}) {}
+
+/** Request-decoding failures as a 400 `BadRequest` (Effect's default is an empty 400). */
+export class Validation extends HttpApiMiddleware.Service<Validation>()("parley/serve/Validation", { error: BadRequest }) {}
+
+const Id = { id: Schema.String }
+
+/** The conversations and their questions. */
+export class ConversationsGroup extends HttpApiGroup.make("conversations")
+  .add(
+    HttpApiEndpoint.get("list", "/conversations", { success: Schema.Array(ConversationRow) }),
+    HttpApiEndpoint.get("get", "/conversations/:id", { params: Id, success: Schema.Json, error: [ConversationNotFound, ConversationDamaged] }),
+    HttpApiEndpoint.get("events", "/conversations/:id/events", {
+      params: Id,
+      headers: { "last-event-id": Schema.optional(Schema.NumberFromString) },
+      success: HttpApiSchema.StreamSse({ events: EventFrame }),
+      error: [ConversationNotFound]
+    }),
+    HttpApiEndpoint.get("questions", "/questions", { success: Schema.Array(QuestionRow) }),
+    HttpApiEndpoint.post("answer", "/conversations/:id/questions/:inquiryId", {
+      params: { id: Schema.String, inquiryId: Schema.String },
+      payload: AnswerBody,
+      success: AnswerAccepted,
+      error: [ConversationNotFound, QuestionNotOpen, QuestionAlreadyAnswered, ConversationBusy, SecretNeedsRunningTurn, AnswerDoesNotFit, RunLost]
+    })
+    ,
+    HttpApiEndpoint.post("create", "/conversations", { payload: NewConversation, success: RunStarted, error: [RunNotStarted] }),
+    HttpApiEndpoint.post("message", "/conversations/:id/messages", {
+      params: Id,
+      payload: NewMessage,
+      success: RunStarted,
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted]
+    }),
+    HttpApiEndpoint.post("continue", "/conversations/:id/continue", {
+      params: Id,
+      success: RunStarted,
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted]
+    }),
+    HttpApiEndpoint.post("discard", "/conversations/:id/discard", {
+      params: Id,
+      success: Discarded,
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted]
+    }),
+    HttpApiEndpoint.post("stop", "/conversations/:id/stop", {
+      params: Id,
+      success: Stopping,
+      error: [ConversationNotFound, NotRunning, RunLost]
+    })
+  )
+  .middleware(Token)
+  .prefix("/api")
+{}
+
+/** The whole API. */
+export class ServeApi extends HttpApi.make("parley").add(ConversationsGroup).middleware(Validation)
+  .annotateMerge(OpenApi.annotations({ title: "parley serve", description: "Watch runs and answer their questions (issue 23)." }))
+{}
