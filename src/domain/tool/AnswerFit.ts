@@ -55,6 +55,20 @@ export const fit = (type: AnswerType, value: Schema.Json): Result.Result<Schema.
 }
 
 /**
+ * Why a configured (static) answer does not fit `type`, or `undefined` when
+ * it does (RFD 083 `InvalidStaticAnswer`). As {@link fit}, except that a
+ * text question also takes a number or a list of strings: an MCP form's
+ * number and multi-select fields are asked as text, take such values from
+ * config (contract §5: "static answers may be any JSON value"), and are
+ * checked further by their tool.
+ */
+export const fitStatic = (type: AnswerType, value: Schema.Json): string | undefined => {
+  if (type.type === "text" && (typeof value === "number" || (Array.isArray(value) && value.every((v) => typeof v === "string")))) return undefined
+  const fits = fit(type, value)
+  return Result.isSuccess(fits) ? undefined : fits.failure
+}
+
+/**
  * An answer typed as text: a boolean from yes/no words, a select option as
  * written, text as given. With `json`, the text is a JSON value first.
  */

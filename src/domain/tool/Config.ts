@@ -68,7 +68,9 @@ export const QuestionConfig = Schema.Struct({
   /** A fixed answer: the question is answered without asking anyone. */
   answer: Schema.optionalKey(Schema.Json),
   /** How often one call may ask this question before the call ends in an error (default {@link DEFAULT_MAX_ATTEMPTS}). */
-  max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+  max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** "Who's asking", shown above the question at the prompt (RFD 083; display only, never recorded). */
+  prompt_label: Schema.optionalKey(Schema.String)
 })
 export type QuestionConfig = typeof QuestionConfig.Type
 

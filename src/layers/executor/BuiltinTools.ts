@@ -10,7 +10,7 @@
  * @example
  * ```ts
  * import * as BuiltinTools from "parley/layers/executor/BuiltinTools"
- * BuiltinTools.standard.map((t) => t.name) // ["read_file", "write_file", "use_token"]
+ * BuiltinTools.standard.map((t) => t.name) // ["read_file", "write_file", "use_token", "ask_user"]
  * BuiltinTools.inquirySourceOf(BuiltinTools.askUser) // { source: "assistant" }
  * ```
  */
@@ -23,6 +23,9 @@ import { AnswerType } from "../../domain/tool/AnswerType.ts"
 import { InquirySource } from "../../domain/event/InquirySource.ts"
 import * as Outcome from "../../domain/tool/Outcome.ts"
 import { Question, type QuestionId } from "../../domain/tool/Question.ts"
+import { askUser } from "./AskUser.ts"
+
+export { askUser } from "./AskUser.ts"
 import type { Answers, ExecutionContext } from "../../services/Executor.ts"
 
 /** A call's arguments, as the model sent them. */
@@ -36,6 +39,13 @@ export interface BuiltinTool {
   readonly parameters: Schema.JsonObject
   /** Who asks this tool's questions; default `tool{name}`. Not configurable. */
   readonly inquirySource?: (name: string) => InquirySource
+  /**
+   * The questions the tool always asks the same way, by id: their answer
+   * type (a static answer configured for one is checked when config loads,
+   * RFD 083) and the default "who's asking" label (under a configured
+   * `prompt_label`).
+   */
+  readonly questions?: Readonly<Record<string, { readonly answerType?: AnswerType; readonly promptLabel?: string }>>
   readonly run: (args: Arguments, answers: Answers, context: ExecutionContext) => Effect.Effect<Outcome.Outcome>
 }
 
@@ -108,6 +118,7 @@ const OVERWRITE = "overwrite" as QuestionId
 /** `write_file`: writes a file under the project directory, asking `overwrite` first when it exists. */
 export const writeFile: BuiltinTool = {
   name: "write_file",
+  questions: { overwrite: { answerType: AnswerType.boolean } },
   description:
     "Write a UTF-8 text file under the project root, creating parent directories. Asks before replacing an existing file.",
   parameters: {
@@ -130,7 +141,7 @@ export const writeFile: BuiltinTool = {
             new Question({
               id: OVERWRITE,
               text: `Overwrite ${relative}?`,
-              pre_amble: `${relative} already exists (${stat.size} bytes).`,
+              context: `${relative} already exists (${stat.size} bytes).`,
               answer_type: AnswerType.boolean,
               default: false
             })
@@ -165,6 +176,7 @@ const TOKEN = "token" as QuestionId
 /** `use_token`: asks for a secret (`token`) and reports its length; it shows that secrets are redacted and scrubbed. */
 export const useToken: BuiltinTool = {
   name: "use_token",
+  questions: { token: { answerType: AnswerType.secret } },
   description:
     "Ask the user for an access token (never stored or shown) and confirm it was received by reporting its length.",
   parameters: {
@@ -185,32 +197,5 @@ export const useToken: BuiltinTool = {
     })
 }
 
-const ANSWER = "answer" as QuestionId
-
-/**
- * A test built-in whose questions are the assistant's own (RFD 082 "tests
- * exercise the assistant-source path with a synthetic built-in"). Not in
- * {@link standard}.
- */
-export const askUser: BuiltinTool = {
-  name: "ask_user",
-  description: "Ask the user a free-text question and return the answer.",
-  parameters: {
-    type: "object",
-    properties: { question: { type: "string", description: "The question to ask." } },
-    required: ["question"],
-    additionalProperties: false
-  },
-  inquirySource: () => InquirySource.assistant,
-  run: (args, answers) =>
-    Effect.sync(() => {
-      const answer = answers[ANSWER]
-      if (answer === undefined) {
-        return Outcome.needsInput(new Question({ id: ANSWER, text: args["question"] as string, answer_type: AnswerType.text }))
-      }
-      return Outcome.success(typeof answer === "string" ? answer : JSON.stringify(answer))
-    })
-}
-
-/** The built-ins enabled by default. */
-export const standard: ReadonlyArray<BuiltinTool> = [readFile, writeFile, useToken]
+/** The built-ins enabled by default (RFD 083: `ask_user` too; `enable = false` under its table turns it off). */
+export const standard: ReadonlyArray<BuiltinTool> = [readFile, writeFile, useToken, askUser]

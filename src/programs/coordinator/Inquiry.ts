@@ -177,6 +177,7 @@ const audienceOf = (route: Route): RunEvent.Audience => {
     case "Static":
       return "config"
     case "Denied":
+    case "InvalidStatic":
       return "parley"
     case "Backend":
       return "assistant"
@@ -198,6 +199,13 @@ const decide = (env: Env, state: TurnState.TurnState, call: ToolCallRequest, que
     staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
   })
 
+/** The tool error of a refused question (JP's texts for a secret, RFD 083's for an exclusive one). */
+const deniedText = (tool: string, question: Question, reason: "assistant_routing_denied" | "no_prompt_backend"): string => {
+  const secret = question.answer_type.type === "secret"
+  if (reason === "assistant_routing_denied") return secret ? Texts.secretToAssistant(tool, question.text) : Texts.exclusiveToAssistant(tool)
+  return secret ? Texts.secretNoTty(tool, question.text) : question.exclusive === true ? Texts.exclusiveNoPerson(tool) : Texts.nobodyToAsk(tool, question.text)
+}
+
 /** Hands an open question to whoever `decided` says answers it. */
 const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp): Effect.Effect<Routed, RecordError> => {
   const { call, question } = open
@@ -206,15 +214,13 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
       return open.answered("remembered", decided.answer)
     case "Static":
       return open.answered("config", decided.answer)
-    case "Denied":
-      return open.cancelled("parley", decided.reason, {
-        content: decided.reason === "assistant_routing_denied"
-          ? Texts.secretToAssistant(call.name, question.text)
-          : question.answer_type.type === "secret"
-          ? Texts.secretNoTty(call.name, question.text)
-          : Texts.nobodyToAsk(call.name, question.text),
+    case "InvalidStatic":
+      return open.cancelled("parley", "invalid_static_answer", {
+        content: Texts.invalidStaticAnswer(call.name, question.id, decided.problem),
         is_error: true
       })
+    case "Denied":
+      return open.cancelled("parley", decided.reason, { content: deniedText(call.name, question, decided.reason), is_error: true })
     case "Person":
       return open.env.prompts.interactive
         ? Person.ask(open.env, open, open, since)
