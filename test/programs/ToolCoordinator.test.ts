@@ -10,6 +10,8 @@ import { InquirySource } from "../../src/domain/event/InquirySource.ts"
 import { sanitize } from "../../src/domain/stream/Sanitize.ts"
 import { intoParts } from "../../src/domain/stream/Thread.ts"
 import * as TurnState from "../../src/domain/stream/TurnState.ts"
+import * as IncompleteTurn from "../../src/domain/stream/IncompleteTurn.ts"
+import * as Option from "effect/Option"
 import { askThen } from "../../src/layers/executor/ExecutorScripted.ts"
 import { Texts } from "../../src/programs/ToolCoordinator.ts"
 import {
@@ -561,5 +563,35 @@ describe("RFD 083: exclusive questions, persistence, static answers that do not 
       const state = TurnState.rememberAnswer(TurnState.make(), "t", "go", true)
       const { log } = yield* runOnce({ tools: { t: asking(boolQ("go", "Go?", { persistence: "none" })) }, state, inquiries: { "c.go.1": false } }, [call("c", "t")])
       expect(log).toContain("answered c.go.1: false")
+    }))
+})
+
+describe("issue 27: Y/N is recorded, so a resumed turn remembers it", () => {
+  it.effect("a remembered answer and a remembered permission carry parley's metadata; analyze + TurnState.resumed rebuild both", () =>
+    Effect.gen(function*() {
+      const { persisted } = yield* runOnce({
+        tools: { t: asking(boolQ("go", "Go?"), { run: "ask", kind: "local" }) },
+        interactive: true,
+        prompts: [{ _tag: "Permission", decision: "Y" }, { _tag: "Answer", answer: true, remember: true }]
+      }, [call("c", "t")])
+      const response = persisted.find((e) => e.type === "inquiry_response")!
+      expect(response.metadata).toStrictEqual({ parley_remembered: true })
+      const result = persisted.find((e) => e.type === "tool_call_response")!
+      expect(result.metadata).toStrictEqual({ parley_permission: "y" })
+      // The turn as an incomplete one (its response dropped), analysed and rebuilt.
+      const analysis = IncompleteTurn.analyze({ entries: persisted.filter((e) => e.type !== "tool_call_response" || e.id !== "c").concat([call("d", "t")]) })
+      expect(analysis.rememberedAnswers).toStrictEqual([{ tool: "t", questionId: "go", answer: true }])
+      const withPermission = IncompleteTurn.analyze({ entries: [...persisted, call("d", "t")] })
+      expect(withPermission.rememberedPermissions).toStrictEqual([{ tool: "t", decision: "y" }])
+      const state = TurnState.resumed(withPermission)
+      expect(TurnState.rememberedAnswer(state, "t", "go")).toStrictEqual(Option.some(true))
+      expect(TurnState.rememberedPermission(state, "t")).toStrictEqual(Option.some("y"))
+    }))
+
+  it.effect("an answer given once (y) records no metadata and is not remembered", () =>
+    Effect.gen(function*() {
+      const { persisted } = yield* runOnce({ tools: { t: asking(boolQ("go", "Go?")) }, interactive: true, prompts: [{ _tag: "Answer", answer: true }] }, [call("c", "t")])
+      expect(persisted.find((e) => e.type === "inquiry_response")!.metadata).toStrictEqual({})
+      expect(IncompleteTurn.analyze({ entries: [...persisted, call("d", "t")] }).rememberedAnswers).toStrictEqual([])
     }))
 })

@@ -144,7 +144,8 @@ export interface Asked {
 
 /** Closes an open inquiry: records its response, announces it, and says what the tool gets. */
 export interface Closer {
-  readonly answered: (by: Answerer, answer: Schema.Json) => Effect.Effect<Routed, RecordError>
+  /** `remembered`: the person said to reuse it for the turn (`Y`/`N`), recorded with the answer so a resumed turn remembers too. */
+  readonly answered: (by: Answerer, answer: Schema.Json, remembered?: boolean) => Effect.Effect<Routed, RecordError>
   readonly cancelled: (
     by: Answerer,
     reason: CancellationReason,

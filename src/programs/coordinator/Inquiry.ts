@@ -37,6 +37,7 @@ import type * as Schema from "effect/Schema"
 import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
+import * as EventMetadataKeys from "../../domain/event/EventMetadata.ts"
 import * as Events from "../../domain/event/Events.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
 import type { InquiryQuestion } from "../../domain/event/InquiryQuestion.ts"
@@ -72,6 +73,9 @@ export const Opening: Data.TaggedEnum.Constructor<Opening> = {
   $match: OpeningEnum.$match
 }
 
+/** The metadata of an answer remembered for the turn (issue 27: a resumed turn rebuilds its memory from it). */
+const REMEMBERED: EventMetadata = { [EventMetadataKeys.rememberedAnswer]: true }
+
 /**
  * One open question: what is asked, whether its response is recorded yet,
  * and how it closes (its {@link Closer}). One object per question, its
@@ -90,11 +94,16 @@ class OpenInquiry implements Asked, Closer {
     this.inquiryQuestion = toInquiryQuestion(question)
   }
 
-  answered(by: RunEvent.Answerer, answer: Schema.Json): Effect.Effect<Routed, RecordError> {
+  answered(by: RunEvent.Answerer, answer: Schema.Json, remembered?: boolean): Effect.Effect<Routed, RecordError> {
     const { id } = this
     return this.question.answer_type.type === "secret"
       ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }))
-      : this.close((at) => Events.answered(at, id, answer), by, { _tag: "Answered", answer }, Routed.Answer({ answer }))
+      : this.close(
+        (at) => (remembered === true ? Events.answered(at, id, answer, REMEMBERED) : Events.answered(at, id, answer)),
+        by,
+        { _tag: "Answered", answer },
+        Routed.Answer({ answer })
+      )
   }
 
   cancelled(by: RunEvent.Answerer, reason: CancellationReason, response: ToolResponse): Effect.Effect<Routed, RecordError> {

@@ -40,10 +40,12 @@ const registered = <A, E, R>(env: Env, asked: Asked, since: string, use: (waitin
 /** Records an answer that won, remembering it for the turn when the person typed `Y`/`N` (here or at an attached terminal). */
 export const answered = (env: Env, asked: Asked, closer: Closer, offered: Offered, remember: boolean) =>
   Effect.gen(function*() {
-    if (remember && asked.question.answer_type.type !== "secret") {
+    // A secret, or a question with persistence = "none" (RFD 083), is never remembered.
+    const remembered = remember && isRememberable(asked.question)
+    if (remembered) {
       yield* Ref.update(env.state, (s) => TurnState.rememberAnswer(s, asked.call.name, asked.question.id, offered.answer))
     }
-    return yield* closer.answered(offered.by, offered.answer)
+    return yield* closer.answered(offered.by, offered.answer, remembered)
   })
 
 /**
