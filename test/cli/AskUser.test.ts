@@ -11,7 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { binary } from "../support/Cli.ts"
 import * as FakeLlmServer from "../support/FakeLlmServer.ts"
-import { makeProject, parley, persisted, writeScript } from "../support/Project.ts"
+import { addDeferrable, DEFERRABLE, makeProject, parley, persisted, writeScript } from "../support/Project.ts"
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
 const SELECT_ARGS = { question: "Which way?", context: "Two ways are open.", answer_type: "select", options: ["backup", "overwrite"] }
@@ -89,5 +89,54 @@ describe("ask_user without a terminal", () => {
     expect(parley(p, ["query", "go", "--model", "scripted", "--script", script]).code).toBe(0)
     const response = persisted(p).find((e) => e.type === "tool_call_response")!
     expect(Buffer.from(String(response["content"]), "base64").toString()).toBe(`{"answer_type":"select","answer":"overwrite"}`)
+  })
+})
+
+describe("RFD 034 from outside: a question's own target table", () => {
+  it.live("target = { model.id = \"openai/small\" }: the side call goes to that model; an unknown key in the table is warned about", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeLlmServer.make
+      const p = makeProject()
+      addDeferrable(p.root)
+      fs.appendFileSync(path.join(p.storage, "config.toml"), `${DEFERRABLE}
+[conversation.inquiry.assistant]
+system_prompt = "Answer tool questions briefly."
+
+[conversation.tools.deferrable.questions.confirm.target]
+model.id = "openai/small"
+temperature = 0
+`)
+      fake.enqueueOpenAi(
+        { toolCalls: [{ id: "call_1", name: "deferrable", arguments: JSON.stringify({ name: "x" }) }], finishReason: "tool_calls" },
+        { content: JSON.stringify({ answer: true }) },
+        { content: "Deployed." }
+      )
+      const result = yield* Effect.callback<{ code: number | null; stderr: string }>((resume) => {
+        const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "--model", "openai/gpt-main", "deploy x"], {
+          cwd: p.root,
+          env: { ...process.env, OPENAI_API_KEY: "k", OPENAI_BASE_URL: `${fake.url}/v1`, PARLEY_STORAGE: "" },
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+        let stderr = ""
+        child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
+        child.on("close", (code) => resume(Effect.succeed({ code, stderr })))
+      })
+      expect(result.code).toBe(0)
+      expect(result.stderr).toContain(
+        "conversation.tools.deferrable.questions.confirm.target.temperature: parley does not read this key of an assistant config; it is ignored"
+      )
+      expect(fake.requests.map((r) => r.body.model)).toStrictEqual(["gpt-main", "small", "gpt-main"])
+      expect(fake.requests[1]!.body.response_format).toBeDefined()
+      expect(fake.requests[1]!.body.messages[0]).toStrictEqual({ role: "system", content: "Answer tool questions briefly." })
+      const answered = persisted(p).find((e) => e.type === "inquiry_response")!
+      expect(answered["answer"]).toBe(true)
+    }))
+
+  it("a bad value in the table stops the run with a config error naming the key", () => {
+    const p = makeProject()
+    fs.appendFileSync(path.join(p.storage, "config.toml"), `\n[conversation.tools.write_note.questions.overwrite.target]\nrequest.max_response_bytes = -1\n`)
+    const run = parley(p, ["query", "go", "--model", "scripted", "--script", writeScript(p, "s.json", [{ message: "Hi." }])])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain("conversation.tools.write_note.questions.overwrite.target.request.max_response_bytes")
   })
 })

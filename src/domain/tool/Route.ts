@@ -36,7 +36,7 @@
 import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import type { Json } from "effect/Schema"
-import type { DetachedPolicy, QuestionTarget } from "./Config.ts"
+import type { DetachedPolicy, TargetKind } from "./Config.ts"
 import type { RunMode } from "./ToolDefinition.ts"
 import * as AnswerFit from "./AnswerFit.ts"
 import type { Question } from "./Question.ts"
@@ -84,7 +84,7 @@ export const Route: Data.TaggedEnum.Constructor<Route> = {
 /** What {@link decideRoute} needs to know. */
 export interface RouteInput {
   readonly question: Question
-  readonly target: QuestionTarget
+  readonly target: TargetKind
   /** A person can be asked now (a terminal). */
   readonly reachable: boolean
   /** What a person's question does when nobody can be asked. */

@@ -17,41 +17,16 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
-import type * as Schema from "effect/Schema"
 import * as WriteInto from "../file/WriteInto.ts"
 import { AnswerType } from "../../domain/tool/AnswerType.ts"
-import { InquirySource } from "../../domain/event/InquirySource.ts"
 import * as Outcome from "../../domain/tool/Outcome.ts"
 import { Question, type QuestionId } from "../../domain/tool/Question.ts"
 import { askUser } from "./AskUser.ts"
+import type { BuiltinTool } from "./BuiltinTool.ts"
 
 export { askUser } from "./AskUser.ts"
-import type { Answers, ExecutionContext } from "../../services/Executor.ts"
 
-/** A call's arguments, as the model sent them. */
-export type Arguments = Readonly<Record<string, Schema.Json>>
-
-/** A tool implemented in parley: its definition and how one run of a call goes. */
-export interface BuiltinTool {
-  readonly name: string
-  readonly description: string
-  /** JSON Schema of the arguments; the executor validates before `run`. */
-  readonly parameters: Schema.JsonObject
-  /** Who asks this tool's questions; default `tool{name}`. Not configurable. */
-  readonly inquirySource?: (name: string) => InquirySource
-  /**
-   * The questions the tool always asks the same way, by id: their answer
-   * type (a static answer configured for one is checked when config loads,
-   * RFD 083) and the default "who's asking" label (under a configured
-   * `prompt_label`).
-   */
-  readonly questions?: Readonly<Record<string, { readonly answerType?: AnswerType; readonly promptLabel?: string }>>
-  readonly run: (args: Arguments, answers: Answers, context: ExecutionContext) => Effect.Effect<Outcome.Outcome>
-}
-
-/** The persisted source of a built-in's questions. */
-export const inquirySourceOf = (tool: BuiltinTool): InquirySource =>
-  tool.inquirySource?.(tool.name) ?? InquirySource.tool(tool.name)
+export { type Arguments, type BuiltinTool, inquirySourceOf } from "./BuiltinTool.ts"
 
 /** A problem the tool reports to the model (becomes an error outcome). */
 class ToolProblem extends Error {}

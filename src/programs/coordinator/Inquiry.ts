@@ -139,12 +139,16 @@ class BackendRequest implements InquiryBackendRequest {
   readonly toolCallId: string
   readonly toolName: string
   readonly question: InquiryQuestion
+  readonly assistant?: ConfigData.InquiryAssistant
 
   constructor(private readonly snapshot: Snapshot, open: OpenInquiry) {
     this.inquiryId = open.id
     this.toolCallId = open.call.id
     this.toolName = open.call.name
     this.question = open.inquiryQuestion
+    // RFD 034: the question's own target table, if it has one.
+    const assistant = ConfigData.questionAssistant(open.env.config, open.call.name, open.question.id)
+    if (assistant !== undefined) this.assistant = assistant
   }
 
   get entries(): ReadonlyArray<StreamEntry> {
