@@ -113,6 +113,14 @@ export type TargetKind = "user" | "assistant"
 export const DetachedPolicy = Schema.Literals(["assistant", "wait", "defer", "deny"])
 export type DetachedPolicy = typeof DetachedPolicy.Type
 
+/**
+ * Who may fill in an MCP server's elicitation forms (issue 27): `person` —
+ * the default; the questions are `exclusive` (RFD 083), so with nobody to
+ * ask the `detached` policy applies, never the model — or `assistant`.
+ */
+export const FormsTo = Schema.Literals(["person", "assistant"])
+export type FormsTo = typeof FormsTo.Type
+
 /** A duration: `500ms`, `30s`, `10m`, `2h`, or a number of seconds. */
 export const Duration = Schema.Union([
   Schema.Number.check(Schema.isGreaterThan(0)),
@@ -164,6 +172,8 @@ export const ToolConfig = Schema.Struct({
   max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   /** `false` hides the tool from the model (it is then "not available"). */
   enable: Schema.optionalKey(Schema.Boolean),
+  /** An MCP tool's forms: `person` or `assistant`, over its server's `forms` (issue 27). */
+  forms: Schema.optionalKey(FormsTo),
   questions: Schema.optionalKey(Schema.Record(Schema.String, QuestionConfig))
 })
 export type ToolConfig = typeof ToolConfig.Type
@@ -191,7 +201,9 @@ export const McpServerConfig = Schema.Struct({
    * and speaks the stateless 2026-07-28 protocol where it is offered,
    * 2025-11-25 otherwise; `"2025-11-25"` skips asking, `"2026-07-28"` insists.
    */
-  protocol: Schema.optionalKey(Schema.Literals(["auto", "2025-11-25", "2026-07-28"]))
+  protocol: Schema.optionalKey(Schema.Literals(["auto", "2025-11-25", "2026-07-28"])),
+  /** Who may fill in the server's forms (issue 27): `person` (default: only a person, as MCP means it) or `assistant` (the model too). */
+  forms: Schema.optionalKey(FormsTo)
 })
 export type McpServerConfig = typeof McpServerConfig.Type
 
@@ -510,6 +522,10 @@ export const maxAttempts = (config: Config, tool: string, questionId: string): n
  */
 export const maxRounds = (config: Config, tool: string): number =>
   toolConfig(config, tool)?.max_attempts ?? config.conversation?.tools?.["*"]?.max_attempts ?? DEFAULT_MAX_ATTEMPTS
+
+/** Who may fill in an MCP tool's forms: the tool's `forms`, else its server's, else `person`. */
+export const formsTo = (config: Config, tool: string, server: string): FormsTo =>
+  toolConfig(config, tool)?.forms ?? config.mcp?.servers?.[server]?.forms ?? "person"
 
 /** `conversation.tools.<tool>.questions.<id>`, if configured. */
 export const questionConfig = (config: Config, tool: string, questionId: string): QuestionConfig | undefined =>
