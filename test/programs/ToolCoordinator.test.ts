@@ -539,9 +539,15 @@ describe("RFD 083: exclusive questions, persistence, static answers that do not 
       expect(h.inquiries).toStrictEqual([])
       const typed = yield* runOnce({
         tools: { t: asking(boolQ("go", "Go?")) },
-        config: { conversation: { tools: { t: { questions: { go: { answer: "yes" } } } } } }
+        config: { conversation: { tools: { t: { questions: { go: { answer: "maybe" } } } } } }
       }, [call("c", "t")])
       expect(typed.log).toContain("cancelled c.go.1: invalid_static_answer")
+      // Yes/no words are a boolean's static answer too, given to the tool as true/false.
+      const worded = yield* runOnce({
+        tools: { t: asking(boolQ("go", "Go?")) },
+        config: { conversation: { tools: { t: { questions: { go: { answer: "yes" } } } } } }
+      }, [call("c", "t")])
+      expect(worded.log.slice(2)).toStrictEqual(["answered c.go.1: true", "result c: go=true"])
     }))
 
   it.effect("persistence = none: Y at the prompt is not remembered and the next call is asked again; the prompt gets the label", () =>

@@ -55,17 +55,18 @@ export const fit = (type: AnswerType, value: Schema.Json): Result.Result<Schema.
 }
 
 /**
- * Why a configured (static) answer does not fit `type`, or `undefined` when
- * it does (RFD 083 `InvalidStaticAnswer`). As {@link fit}, except that a
- * text question also takes a number or a list of strings: an MCP form's
- * number and multi-select fields are asked as text, take such values from
- * config (contract §5: "static answers may be any JSON value"), and are
- * checked further by their tool.
+ * A configured (static) answer as it is given to the tool, or why it does
+ * not fit `type` (RFD 083 `InvalidStaticAnswer`). As {@link fit}, except
+ * that a boolean question also takes yes/no words (given as `true`/`false`),
+ * and a text question a number or a list of strings: an MCP form's number
+ * and multi-select fields are asked as text, take such values from config
+ * (contract §5: "static answers may be any JSON value"), and are checked
+ * further by their tool.
  */
-export const fitStatic = (type: AnswerType, value: Schema.Json): string | undefined => {
-  if (type.type === "text" && (typeof value === "number" || (Array.isArray(value) && value.every((v) => typeof v === "string")))) return undefined
-  const fits = fit(type, value)
-  return Result.isSuccess(fits) ? undefined : fits.failure
+export const fitStatic = (type: AnswerType, value: Schema.Json): Result.Result<Schema.Json, string> => {
+  if (type.type === "text" && (typeof value === "number" || (Array.isArray(value) && value.every((v) => typeof v === "string")))) return Result.succeed(value)
+  if (type.type === "boolean" && typeof value === "string") return parse(type, value)
+  return fit(type, value)
 }
 
 /**

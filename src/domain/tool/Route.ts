@@ -102,7 +102,7 @@ export const decideRoute = (input: RouteInput): Route => {
   if (!secret && Option.isSome(input.remembered) && question.persistence !== "none") return Route.Remembered({ answer: input.remembered.value })
   if (input.staticAnswer !== undefined) {
     const fits = AnswerFit.fitStatic(question.answer_type, input.staticAnswer)
-    return fits === undefined ? Route.Static({ answer: input.staticAnswer }) : Route.InvalidStatic({ problem: fits })
+    return fits._tag === "Success" ? Route.Static({ answer: fits.success }) : Route.InvalidStatic({ problem: fits.failure })
   }
   // Only a person may answer a secret or an exclusive question.
   const personOnly = secret || question.exclusive === true

@@ -115,11 +115,11 @@ const staticAnswerProblems = (config: ConfigData.Config, tool: BuiltinTools.Buil
   for (const [id, known] of Object.entries(tool.questions ?? {})) {
     const answer = ConfigData.staticAnswer(config, tool.name, id)
     if (answer === undefined || known.answerType === undefined) continue
-    const problem = AnswerFit.fitStatic(known.answerType, answer)
-    if (problem !== undefined) {
+    const fits = AnswerFit.fitStatic(known.answerType, answer)
+    if (fits._tag === "Failure") {
       problems.push({
         path: ConfigData.formatPath(["conversation", "tools", tool.name, "questions", id, "answer"]),
-        message: `${problem}: the question wants ${AnswerFit.expected(known.answerType)}`
+        message: `${fits.failure}: the question wants ${AnswerFit.expected(known.answerType)}`
       })
     }
   }

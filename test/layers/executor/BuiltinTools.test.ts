@@ -234,10 +234,11 @@ describe("ask_user (RFD 083)", () => {
 
   it.effect("a static answer of a built-in question whose type is known is checked when config loads, naming the key", () =>
     Effect.gen(function*() {
-      const failed = yield* Effect.flip(executorFor({ write_file: { questions: { overwrite: { answer: "yes" } } } }))
+      const failed = yield* Effect.flip(executorFor({ write_file: { questions: { overwrite: { answer: "sure" } } } }))
       expect(failed.message).toBe(
-        "config.toml: conversation.tools.write_file.questions.overwrite.answer: \"yes\" is not a yes/no answer: the question wants yes or no"
+        "config.toml: conversation.tools.write_file.questions.overwrite.answer: \"sure\" is not yes or no: the question wants yes or no"
       )
+      yield* executorFor({ write_file: { questions: { overwrite: { answer: "yes" } } } })
       yield* executorFor({ write_file: { questions: { overwrite: { answer: true } } } })
     }))
 })
