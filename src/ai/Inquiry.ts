@@ -89,7 +89,7 @@ const make = <A>(id: string, text: string, answerType: AnswerType, read: Ask<A>[
     text,
     answer_type: answerType,
     ...(options.default === undefined ? {} : { default: options.default }),
-    ...(options.preamble === undefined ? {} : { pre_amble: options.preamble })
+    ...(options.preamble === undefined ? {} : { context: options.preamble })
   }),
   read
 })

@@ -147,11 +147,11 @@ const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<strin
   Layer.effect(InquiryBackend, Effect.gen(function*() {
     const provider = yield* Provider
     const executor = yield* Executor
-    const inquiryModel = config.conversation?.inquiry?.assistant?.model
+    const inquiry = config.conversation?.inquiry?.assistant
     const backend = Effect.cached(Effect.flatMap(Deferred.await(chosen), (model) =>
       LlmInquiryBackend.make({
         model,
-        ...(inquiryModel !== undefined ? { inquiryModel } : {}),
+        ...(inquiry !== undefined ? { inquiry } : {}),
         ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
         tools: executor.definitions,
         contextWindow: (m) => ContextWindow.windowOf(m, config)

@@ -19,7 +19,7 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { parse, TomlError } from "smol-toml"
-import type * as ConfigData from "../domain/tool/Config.ts"
+import * as ConfigData from "../domain/tool/Config.ts"
 import { Config, ConfigError, validate } from "../services/Config.ts"
 
 /** The config file of a storage directory. */
@@ -52,7 +52,12 @@ export const parseToml = (text: string, file: string): Effect.Effect<ConfigData.
       }
       return Effect.fail(new ConfigError({ file, problems: [{ message: `invalid TOML: ${String(e)}` }] }))
     }
-    return validate(plain(document), file)
+    const values = plain(document)
+    return Effect.tap(validate(values, file), () =>
+      Effect.sync(() => {
+        // Keys parley does not read in an assistant table (RFD 034): a JP config still loads, and says what is unused.
+        for (const w of ConfigData.warnings(values)) process.stderr.write(`parley: ${file}: ${ConfigData.formatPath(w.path)}: ${w.message}\n`)
+      }))
   })
 
 /** Reads and validates one config file; a missing file is an empty config. */

@@ -19,9 +19,15 @@
  *    `toolChoice: "none"` (same cache prefix as the turn, no tool calls);
  * 6. take the first structured `chat_response`, extract and validate `answer`.
  *
- * The model is the request's `model` (a per-question override), else
- * `inquiryModel` (`conversation.inquiry.assistant.model`), else the turn's
- * `model`; its window is `contextWindow(model)` (none: no limit).
+ * The side call's settings merge three layers (RFD 034): the question's
+ * own (`request.assistant`, its `target` table), over `inquiry`
+ * (`conversation.inquiry.assistant`), over the main assistant (`model`,
+ * `systemPrompt`). So the model is the request's `model`, else the merged
+ * `model`, else `inquiryModel`, else the turn's `model`; its window is
+ * `contextWindow(model)` (none: no limit). `system_prompt` replaces the
+ * turn's, `instructions` are added as system sections,
+ * `request.max_response_bytes` caps the reply (longer: a backend error) and
+ * `request.cache` sets the provider's prompt caching.
  *
  * @example
  * ```ts
@@ -38,6 +44,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import type * as Schema from "effect/Schema"
 import { ChatRequest } from "../domain/event/ChatRequest.ts"
 import { ChatResponse } from "../domain/event/ChatResponse.ts"
@@ -60,7 +67,8 @@ import {
   InquiryProviderError,
   MissingStructuredData
 } from "../services/InquiryBackend.ts"
-import { collect } from "../domain/model/Reply.ts"
+import { collect, type ProviderDelta } from "../domain/model/Reply.ts"
+import * as ConfigData from "../domain/tool/Config.ts"
 import { Provider, type ProviderTool } from "../services/Provider.ts"
 
 /** What the LLM inquiry backend needs: the turn's model (or an inquiry model), system prompt, sections and tools. */
@@ -69,6 +77,8 @@ export interface LlmInquiryBackendOptions {
   readonly model: string
   /** `conversation.inquiry.assistant.model`: overrides the turn's model for side calls. */
   readonly inquiryModel?: string
+  /** `conversation.inquiry.assistant` (RFD 034): the side calls' own settings, over the turn's. */
+  readonly inquiry?: ConfigData.InquiryAssistant
   /** The turn's system prompt and sections (the same cache prefix as the turn). */
   readonly systemPrompt?: string
   readonly sections?: ReadonlyArray<string>
@@ -135,6 +145,50 @@ export const inquiryThread = (
 }
 
 /** Builds the backend over the `Provider` in context. */
+/** A reply over `max_response_bytes` (RFD 034): the side call fails instead of growing without bound. */
+class TooLong {
+  readonly _tag = "TooLong"
+  constructor(readonly max: number) {}
+}
+
+/** The stream, failing once the text it carries passes `max` bytes. */
+const capped = <E, R>(stream: Stream.Stream<ProviderDelta, E, R>, max: number): Stream.Stream<ProviderDelta, E | TooLong, R> => {
+  let bytes = 0
+  return Stream.mapEffect(stream, (delta) => {
+    const text = delta._tag === "TextDelta" || delta._tag === "ReasoningDelta" ? delta.text : delta._tag === "Structured" ? JSON.stringify(delta.data) : ""
+    bytes += Buffer.byteLength(text, "utf8")
+    return bytes > max ? Effect.fail(new TooLong(max)) : Effect.succeed(delta)
+  })
+}
+
+/** The cache policy as a provider takes it: a duration is the nearest of short (≤ 5 minutes) and long. */
+const cacheOf = (policy: ConfigData.CachePolicy | undefined): "off" | "short" | "long" | undefined => {
+  if (policy === undefined) return undefined
+  if (typeof policy === "boolean") return policy ? "short" : "off"
+  if (policy === "off" || policy === "short" || policy === "long") return policy
+  return ConfigData.durationMs(policy as `${number}s`) <= 300_000 ? "short" : "long"
+}
+
+const instructionText = (i: ConfigData.Instruction): string =>
+  typeof i === "string"
+    ? i
+    : [i.title !== undefined ? `## ${i.title}` : undefined, i.description, ...(i.items ?? []).map((item) => `- ${item}`)]
+      .filter((l): l is string => l !== undefined && l !== "")
+      .join("\n")
+
+/** RFD 034's three layers merged for one request: the question's, the inquiry's, the turn's. */
+const resolve = (options: LlmInquiryBackendOptions, request: InquiryBackendRequest) => {
+  const merged = ConfigData.mergeAssistant(request.assistant, options.inquiry)
+  const systemPrompt = merged?.system_prompt ?? options.systemPrompt
+  const sections = [...(options.sections ?? []), ...(merged?.instructions ?? []).map(instructionText)]
+  return {
+    model: request.model ?? merged?.model ?? options.inquiryModel ?? options.model,
+    thread: { ...(systemPrompt !== undefined ? { systemPrompt } : {}), sections },
+    maxBytes: merged?.request?.max_response_bytes,
+    cache: cacheOf(merged?.request?.cache)
+  }
+}
+
 export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBackend["Service"], never, Provider> =>
   Effect.gen(function*() {
     const provider = yield* Provider
@@ -146,26 +200,30 @@ export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBa
         if (!InquirySchema.isAnswerable(answerType)) {
           return yield* new InquiryOtherError({ detail: "A secret question is never sent to a model." })
         }
-        const model = request.model ?? options.inquiryModel ?? options.model
-        const thread = inquiryThread(request, answerType, { ...options, now, window: options.contextWindow?.(model) })
+        const settings = resolve(options, request)
+        const thread = inquiryThread(request, answerType, { ...options, ...settings.thread, now, window: options.contextWindow?.(settings.model) })
+        const stream = provider.stream({
+          model: settings.model,
+          systemParts: thread.systemParts,
+          events: thread.events,
+          tools: options.tools ?? [],
+          toolChoice: "none",
+          schema: thread.schema,
+          ...(settings.cache !== undefined ? { cache: settings.cache } : {})
+        })
         const reply = yield* collect(
-          provider.stream({
-            model,
-            systemParts: thread.systemParts,
-            events: thread.events,
-            tools: options.tools ?? [],
-            toolChoice: "none",
-            schema: thread.schema
-          }),
+          settings.maxBytes === undefined ? stream : capped(stream, settings.maxBytes),
           { now }
         ).pipe(
-          Effect.mapError((e) =>
-            new InquiryProviderError({
-              provider: e.provider,
-              detail: e.message,
-              attempts: e.attempts,
-              ...(e.status === undefined ? {} : { status: e.status })
-            })
+          Effect.mapError((e): InquiryError =>
+            e instanceof TooLong
+              ? new InquiryOtherError({ detail: `The reply was longer than request.max_response_bytes (${e.max} bytes)` })
+              : new InquiryProviderError({
+                provider: e.provider,
+                detail: e.message,
+                attempts: e.attempts,
+                ...(e.status === undefined ? {} : { status: e.status })
+              })
           )
         )
         const structured = reply.events.find((e): e is ChatResponse => e.type === "chat_response" && e.variant === "structured")

@@ -116,9 +116,15 @@ type CallEnd = { readonly _tag: "Recorded"; readonly response: ToolCallResponse 
 /** What the permission prompt yields: a decision typed now, or one remembered while this call waited. */
 type PermissionAnswer = { readonly typed: PermissionDecision } | { readonly remembered: TurnState.RememberedPermission }
 
+/** A permission asked of the person, and the decision to remember for the turn when they typed `Y`/`N`. */
+interface Asked {
+  readonly permission: Permission
+  readonly remembered?: TurnState.RememberedPermission
+}
+
 /** Asks the person whether `call` may run (`run = "ask"`). */
 const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) =>
-  Effect.gen(function*() {
+  Effect.gen(function*(): Effect.fn.Return<Asked> {
     const decision = yield* Effect.suspend(() =>
       // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
       Effect.flatMap(Ref.get(env.state), (s): Effect.Effect<PermissionAnswer, PromptError> => {
@@ -141,19 +147,24 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
       Effect.result
     )
     if (decision._tag === "Failure") {
-      return decision.failure._tag === "PromptCancelled"
-        ? Permission.Skip({ content: Texts.skippedByUser, is_error: false })
-        : Permission.Skip({ content: Texts.permissionFailed(decision.failure.reason), is_error: true })
+      return {
+        permission: decision.failure._tag === "PromptCancelled"
+          ? Permission.Skip({ content: Texts.skippedByUser, is_error: false })
+          : Permission.Skip({ content: Texts.permissionFailed(decision.failure.reason), is_error: true })
+      }
     }
     const d = decision.success
     if ("remembered" in d) {
-      return d.remembered === "y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedRemembered, is_error: false })
+      return { permission: d.remembered === "y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedRemembered, is_error: false }) }
     }
-    // Capitals remember the decision for the rest of the turn.
+    const permission = d.typed === "y" || d.typed === "Y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
+    // Capitals remember the decision for the rest of the turn (and the call's response records it, for a resumed turn).
     if (d.typed === "Y" || d.typed === "N") {
-      yield* Ref.update(env.state, (s) => TurnState.rememberPermission(s, call.name, d.typed === "Y" ? "y" : "n"))
+      const remembered: TurnState.RememberedPermission = d.typed === "Y" ? "y" : "n"
+      yield* Ref.update(env.state, (s) => TurnState.rememberPermission(s, call.name, remembered))
+      return { permission, remembered }
     }
-    return d.typed === "y" || d.typed === "Y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
+    return { permission }
   })
 
 /**
@@ -177,7 +188,7 @@ const decidePermissionNow = (env: Inquiry.Env, call: ToolCallRequest): Permissio
 export const permit = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission> =>
   Effect.suspend(() => {
     const decided = decidePermissionNow(env, call)
-    return decided._tag === "AskAs" ? askPermission(env, call, decided.kind) : Effect.succeed(decided)
+    return decided._tag === "AskAs" ? Effect.map(askPermission(env, call, decided.kind), (a) => a.permission) : Effect.succeed(decided)
   })
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
@@ -245,7 +256,8 @@ const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: Resum
 const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
   Effect.gen(function*() {
     const decided = decidePermissionNow(env, call)
-    const permission = decided._tag === "AskAs" ? yield* askPermission(env, call, decided.kind) : decided
+    const asked = decided._tag === "AskAs" ? yield* askPermission(env, call, decided.kind) : undefined
+    const permission = asked === undefined ? decided as Permission : asked.permission
     const shown = RunEvent.toolCall(call)
     let response: ToolResponse
     if (permission._tag === "Skip") {
@@ -259,7 +271,10 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     // Recorded and announced together: an interrupt between the two would hide a recorded response.
     const recorded = yield* Inquiry.recordThen(
       env,
-      (at) => Events.toolCallResponse(at, call.id, response),
+      (at) =>
+        asked?.remembered === undefined
+          ? Events.toolCallResponse(at, call.id, response)
+          : Events.toolCallResponse(at, call.id, response, { [EventMetadata.rememberedPermission]: asked.remembered }),
       (recorded) => {
         env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response }))
         return Effect.succeed(recorded)

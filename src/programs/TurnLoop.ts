@@ -149,7 +149,7 @@ const streamReply = (input: TurnInput) =>
 export const runTurn = (input: TurnInput) =>
   Effect.gen(function*() {
     const events = yield* RunEvents
-    const state = yield* Ref.make(TurnState.make(input.start._tag === "Resume" ? input.start.analysis.attemptCounters : undefined))
+    const state = yield* Ref.make(input.start._tag === "Resume" ? TurnState.resumed(input.start.analysis) : TurnState.make())
     let pending: ReadonlyArray<ToolCallRequest> = []
     let resume: ResumeInput | undefined
     if (input.start._tag === "NewTurn") {

@@ -161,4 +161,9 @@ export class Executor extends Context.Service<Executor, {
   permission(name: string): RunMode
   /** `builtin` / `local` for an enabled tool, `undefined` for an unknown one (for prompts like "Run local write_note tool?"). */
   kind(name: string): ToolKind | undefined
+  /**
+   * The tool's own "who's asking" label for a question (RFD 083: a
+   * built-in's default `prompt_label`, under any configured one), if any.
+   */
+  promptLabel?(name: string, questionId: string): string | undefined
 }>()("parley/Executor") {}

@@ -29,6 +29,7 @@ import * as Schema from "effect/Schema"
 import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { InquiryQuestion } from "../domain/event/InquiryQuestion.ts"
+import type { InquiryAssistant } from "../domain/tool/Config.ts"
 
 /** One question for the backend: the conversation as it stands, the inquiry id, the paused call, the question. */
 export interface InquiryBackendRequest {
@@ -41,6 +42,12 @@ export interface InquiryBackendRequest {
   readonly question: InquiryQuestion
   /** A per-question model override (`provider/model`); wins over the backend's configured models. */
   readonly model?: string
+  /**
+   * The question's own side-call settings (RFD 034: its `target` table),
+   * merged over the backend's `conversation.inquiry.assistant`, which is
+   * merged over the main assistant.
+   */
+  readonly assistant?: InquiryAssistant
 }
 
 /** The model call failed. */

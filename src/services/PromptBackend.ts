@@ -49,6 +49,8 @@ export interface QuestionRequest {
   /** The asking call's arguments (which file, which branch…). */
   readonly arguments?: Schema.JsonObject
   readonly position?: CallPosition
+  /** Who is asking, shown above the question (RFD 083 `prompt_label`; `ask_user`: "Assistant"). */
+  readonly label?: string
 }
 
 /** What the person typed, and whether to reuse it for the rest of the turn. */

@@ -55,6 +55,12 @@ export interface ProviderRequest {
   /** Structured output. Defaults to the `schema` of a trailing `ChatRequest`. */
   readonly schema?: Schema.JsonObject
   readonly maxTokens?: number
+  /**
+   * Prompt caching (RFD 034 `CachePolicy`): `off` marks nothing cacheable,
+   * `long` asks for the provider's long cache (Anthropic: one hour);
+   * default `short`. Providers without explicit caching ignore it.
+   */
+  readonly cache?: "off" | "short" | "long"
 }
 
 /**

@@ -338,7 +338,7 @@ describe("context windows", () => {
       fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Compacted and answered." }] })
       const r = yield* parleyAt(p.storage, fake, ["query", "--id", id, "--model", "anthropic/claude-test", "and now?"], p.root)
       expect(r).toMatchObject({ code: 0, stdout: "Compacted and answered.\n" })
-      expect(r.stderr).toMatch(new RegExp(`^conversation ${id}\\nparley: compacted turns 2–6 automatically \\(\\[conversation\\.compaction\\.auto\\]\\): about 4,\\d{3} → 1,\\d{3} tokens of a 3,000-token window\\.\\n$`))
+      expect(r.stderr).toMatch(new RegExp(`^conversation ${id}\\nparley: compacted turns 2–6 automatically \\(\\[conversation\\.compaction\\.auto\\]\\): about 4,\\d{3} → 2,\\d{3} tokens of a 3,000-token window\\.\\n$`))
       const compactions = readEntries(file).filter((e) => e["type"] === "compaction")
       expect(compactions).toHaveLength(1)
       expect(compactions[0]).toMatchObject({ from_turn: 1, to_turn: 5, reasoning: "strip", tool_calls: { policy: "strip", request: true, response: true } })

@@ -183,4 +183,25 @@ describe("conversation fork (built binary)", () => {
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain(`--until: "tomorrow" is not a time`)
   })
+
+  it("--from (inclusive) keeps the later turns; with --until, a window; a bad --from is a usage error", () => {
+    const storage = tempDir()
+    clock = 0
+    const entries = [ev.ts(), ev.req("first"), ev.msg("one"), ev.ts(), ev.req("second"), ev.msg("two"), ev.ts(), ev.req("third"), ev.msg("three")]
+    writeConversation(storage, "17000000010", entries)
+    const from = (entries[3] as { timestamp: string }).timestamp // the second turn's start: kept
+    const r = runParley(["conversation", "fork", "17000000010", "--from", from, "--storage", storage, "--format", "json"])
+    expect(r.code).toBe(0)
+    const { id } = JSON.parse(r.stdout) as { id: string }
+    const printed = JSON.parse(runParley(["conversation", "print", id, "--format", "json", "--storage", storage]).stdout) as Array<{ type: string; content?: string }>
+    expect(printed.filter((e) => e.type === "chat_request").map((e) => e.content)).toStrictEqual(["second", "third"])
+    const until = (entries[6] as { timestamp: string }).timestamp
+    const windowed = runParley(["conversation", "fork", "17000000010", "--from", from, "--until", until, "--storage", storage, "--format", "json"])
+    const wid = (JSON.parse(windowed.stdout) as { id: string }).id
+    const w = JSON.parse(runParley(["conversation", "print", wid, "--format", "json", "--storage", storage]).stdout) as Array<{ type: string; content?: string }>
+    expect(w.filter((e) => e.type === "chat_request").map((e) => e.content)).toStrictEqual(["second"])
+    const bad = runParley(["conversation", "fork", "17000000010", "--from", "yesterday", "--storage", storage])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain(`--from: "yesterday" is not a time`)
+  })
 })

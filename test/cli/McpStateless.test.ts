@@ -49,6 +49,8 @@ env = { PARLEY_MCP_TEST = ${JSON.stringify(mark)}, STATELESS_LOG = ${JSON.string
 
 [conversation.tools.deploy]
 run = "unattended"
+# The model may fill in this tool's forms (issue 27: a form is the person's by default).
+forms = "assistant"
 
 [conversation.tools.deploy.questions]
 elicitation = { answer = true }

@@ -198,3 +198,30 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
     expect(unb64(strip(persisted(p)).find((e) => e["type"] === "tool_call_response")!["content"])).toMatch(/^Tool 'echo' is not available\./)
   })
 })
+
+describe("issue 27: a form is the person's — with nobody there the detached policy applies, never the model", () => {
+  it("detached = defer: the form question is recorded unanswered, the run ends waiting for input (exit 3); the server gets cancel", async () => {
+    const { p, mark, trace } = mcpProject(`\n[conversation.inquiry]\ndetached = "defer"\n\n[conversation.tools."${TOOL}"]\nrun = "unattended"\n`)
+    const script = writeScript(p, "s.json", [{ message: "Asking.", tool_calls: [{ id: "call_1", name: TOOL, arguments: {} }] }, { message: "never" }])
+    const r = withTrace(p, trace, ["query", "go", "--script", script])
+    expect(r.code).toBe(3)
+    const events = strip(persisted(p)).filter((e) => String(e["type"]).startsWith("inquiry_") || e["type"] === "tool_call_response")
+    expect(events).toStrictEqual([
+      { type: "inquiry_request", id: "call_1.elicitation.1", source: SOURCE, question: expect.objectContaining({ exclusive: true }) }
+    ])
+    expect(JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].incomplete).toStrictEqual({ state: "waiting-for-input", tool: TOOL })
+    expect(await waitGone(mark)).toStrictEqual([])
+  })
+
+  it("detached = assistant (the default): Cancelled{no_prompt_backend}, no side call; forms = \"assistant\" lets the model fill it in", async () => {
+    const { p, trace } = mcpProject(`\n[conversation.tools."${TOOL}"]\nrun = "unattended"\n`)
+    // Had the form gone to the model, the structured step would be consumed and "Done." would be a provider error.
+    const script = writeScript(p, "s.json", [{ message: "Asking.", tool_calls: [{ id: "call_1", name: TOOL, arguments: {} }] }, { message: "Done." }])
+    const r = withTrace(p, trace, ["query", "go", "--script", script])
+    expect(r.code).toBe(0)
+    expect(strip(persisted(p)).filter((e) => e["type"] === "inquiry_response")).toStrictEqual([
+      { type: "inquiry_response", outcome: "cancelled", id: "call_1.elicitation.1", reason: "no_prompt_backend" }
+    ])
+    expect(elicitResults(readTrace(trace))).toStrictEqual([{ action: "cancel" }])
+  })
+})

@@ -14,9 +14,13 @@ const SOURCE = { source: "tool", name: TOOL }
 const FORM_QUESTION = {
   text: "MCP server \"everything\" asks: Please provide inputs for the following fields:\nFill in its form (13 fields)? No declines it.",
   answer_type: { type: "boolean" },
-  default: true
+  default: true,
+  // A form is the person's (issue 27): recorded as exclusive.
+  exclusive: true
 }
-const NAME_QUESTION = { text: "String: Your full, legal name", answer_type: { type: "text" } }
+const NAME_QUESTION = { text: "String: Your full, legal name", answer_type: { type: "text" }, exclusive: true }
+/** The review after the last field (issue 27: the whole form is shown before it is sent). */
+const REVIEW_PROMPT = /\? Send it\? › *\n❯ accept *\n  edit *\n  decline *\n  cancel/
 
 const marks: Array<string> = []
 afterEach(() => {
@@ -58,6 +62,9 @@ describe.skipIf(!Tmux.available)(`MCP elicitation at a real terminal (tmux)${Tmu
     await s.waitFor(/\? String: Your full, legal name ›/)
     s.sendText("Ada Lovelace")
     s.sendKeys("Enter")
+    await s.waitFor(REVIEW_PROMPT)
+    expect(s.pane()).toContain("The form for MCP server \"everything\":\n  String: Ada Lovelace\n  Boolean: true\n")
+    s.sendKeys("Enter")
     expect(await s.waitForExit()).toBe(0)
     expect(s.pane()).toContain("✔ Fill in its form (13 fields)? No declines it. yes\n")
     expect(s.pane()).toContain("✔ String: Your full, legal name … Ada Lovelace\n↳ String: Your full, legal name → Ada Lovelace (you)\n")
@@ -69,7 +76,7 @@ describe.skipIf(!Tmux.available)(`MCP elicitation at a real terminal (tmux)${Tmu
       { type: "inquiry_response", outcome: "answered", id: "call_1.elicitation.1", answer: true },
       { type: "inquiry_request", id: "call_1.name.1", source: SOURCE, question: NAME_QUESTION },
       { type: "inquiry_response", outcome: "answered", id: "call_1.name.1", answer: "Ada Lovelace" },
-      { type: "inquiry_request", id: "call_1.check.1", source: SOURCE, question: { text: "Boolean: Agree to the terms and conditions", answer_type: { type: "boolean" } } }
+      { type: "inquiry_request", id: "call_1.check.1", source: SOURCE, question: { text: "Boolean: Agree to the terms and conditions", answer_type: { type: "boolean" }, exclusive: true } }
     ])
     expect(events.at(-1)).toStrictEqual({ type: "chat_response", message: "Done." })
     expect(elicitResults(readTrace(trace))).toStrictEqual([{ action: "accept", content: ACCEPTED_CONTENT }])
@@ -112,6 +119,50 @@ describe.skipIf(!Tmux.available)(`MCP elicitation at a real terminal (tmux)${Tmu
     expect(elicitResults(t)).toStrictEqual([{ action: "cancel" }])
     // The server's own report of what it got (its result is not recorded: the call already ended).
     expect(callResults(t)).toStrictEqual(["⚠️ User cancelled the elicitation dialog.\n\nRaw result: {\n  \"action\": \"cancel\"\n}"])
+    expect(await waitGone(mark)).toStrictEqual([])
+  })
+  it("the review: edit one field, accept — the server gets the edited value; the review is recorded", async () => {
+    const { p, mark, trace, s } = setUp()
+    await s.waitFor(/\? Fill in its form \(13 fields\)\? No declines it\. \[y\/Y\/n\/N,\?\]/)
+    s.sendKeys("y")
+    await s.waitFor(/\? String: Your full, legal name ›/)
+    s.sendText("Ada Lovelace")
+    s.sendKeys("Enter")
+    await s.waitFor(REVIEW_PROMPT)
+    s.sendKeys("Down")
+    s.sendKeys("Enter")
+    await s.waitFor(/\? Which field do you want to change\? › *\n❯ name *\n  check/)
+    s.sendKeys("Enter")
+    await s.waitFor(/✔ Which field do you want to change\?[^\n]*name[^\n]*\n(?:[^\n]*\n)*\? String: Your full, legal name ›/)
+    s.sendText("Grace Hopper")
+    s.sendKeys("Enter")
+    await s.waitFor(/String: Grace Hopper\n(?:[^\n]*\n)*\? Send it\? ›/)
+    s.sendKeys("Enter")
+    expect(await s.waitForExit()).toBe(0)
+    const inquiries = recorded(p.storage).filter((e) => e["type"] === "inquiry_response").map((e) => [e["id"], e["answer"]])
+    expect(inquiries.filter(([id]) => /\.(name|review|review_field)\./.test(String(id)))).toStrictEqual([
+      ["call_1.name.1", "Ada Lovelace"],
+      ["call_1.review.1", "edit"],
+      ["call_1.review_field.1", "name"],
+      ["call_1.name.2", "Grace Hopper"],
+      ["call_1.review.2", "accept"]
+    ])
+    expect(elicitResults(readTrace(trace))).toStrictEqual([{ action: "accept", content: { ...ACCEPTED_CONTENT, name: "Grace Hopper" } }])
+    expect(await waitGone(mark)).toStrictEqual([])
+  })
+
+  it("the review: decline sends decline; nothing the person typed reaches the server", async () => {
+    const { mark, trace, s } = setUp()
+    await s.waitFor(/\? Fill in its form \(13 fields\)\? No declines it\. \[y\/Y\/n\/N,\?\]/)
+    s.sendKeys("y")
+    await s.waitFor(/\? String: Your full, legal name ›/)
+    s.sendText("Ada Lovelace")
+    s.sendKeys("Enter")
+    await s.waitFor(REVIEW_PROMPT)
+    s.sendKeys("Down", "Down")
+    s.sendKeys("Enter")
+    expect(await s.waitForExit()).toBe(0)
+    expect(elicitResults(readTrace(trace))).toStrictEqual([{ action: "decline" }])
     expect(await waitGone(mark)).toStrictEqual([])
   })
 })

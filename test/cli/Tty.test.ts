@@ -23,11 +23,17 @@ const writeConversation = (storage: string, id: string, entries: ReadonlyArray<E
   fs.writeFileSync(path.join(dir, "events.json"), JSON.stringify(entries, null, 2) + "\n")
 }
 
-const overwriteRequest = (id: string, file: string): Entry => ({
+/** write_file's question; `size` (bytes of the existing file): recorded with its context (RFD 083), as parley writes it now. */
+const overwriteRequest = (id: string, file: string, size?: number): Entry => ({
   type: "inquiry_request",
   id,
   source: { source: "tool", name: "write_file" },
-  question: { text: `Overwrite ${file}?`, answer_type: { type: "boolean" }, default: false }
+  question: {
+    text: `Overwrite ${file}?`,
+    answer_type: { type: "boolean" },
+    default: false,
+    ...(size !== undefined ? { context: `${file} already exists (${size} bytes).` } : {})
+  }
 })
 
 const writeCall = (id: string, file: string, content: string): Entry => ({
@@ -82,7 +88,7 @@ describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux)${Tmux.skipRe
       { type: "chat_request", content: "Update notes" },
       { type: "chat_response", message: "Writing." },
       writeCall("call_1", "notes.txt", "new\n"),
-      overwriteRequest("call_1.overwrite.1", "notes.txt"),
+      overwriteRequest("call_1.overwrite.1", "notes.txt", 4),
       { type: "inquiry_response", outcome: "answered", id: "call_1.overwrite.1", answer: true },
       { type: "tool_call_response", id: "call_1", content: b64("Wrote 4 bytes to notes.txt."), is_error: false },
       { type: "chat_response", message: "Done." }
@@ -131,8 +137,9 @@ describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux)${Tmux.skipRe
     const of = (call: string) => events.slice(5, -1).filter((e) => e["id"] === call || String(e["id"]).startsWith(`${call}.`))
     for (const [call, file, content] of [["call_1", "a.txt", "A\n"], ["call_2", "b.txt", "B\n"]] as const) {
       expect(of(call)).toStrictEqual([
-        overwriteRequest(`${call}.overwrite.1`, file),
-        { type: "inquiry_response", outcome: "answered", id: `${call}.overwrite.1`, answer: true },
+        overwriteRequest(`${call}.overwrite.1`, file, 6),
+        // The answer typed with Y is recorded as remembered (issue 27: a resumed turn remembers it too).
+        { type: "inquiry_response", outcome: "answered", id: `${call}.overwrite.1`, answer: true, ...(file === `${first}.txt` ? { metadata: { parley_remembered: true } } : {}) },
         { type: "tool_call_response", id: call, content: b64(`Wrote ${content.length} bytes to ${file}.`), is_error: false }
       ])
     }
@@ -206,7 +213,7 @@ describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux)${Tmux.skipRe
       { type: "chat_request", content: "Update notes" },
       { type: "chat_response", message: "Writing." },
       writeCall("call_1", "notes.txt", "new\n"),
-      overwriteRequest("call_1.overwrite.1", "notes.txt"),
+      overwriteRequest("call_1.overwrite.1", "notes.txt", 4),
       { type: "inquiry_response", outcome: "cancelled", id: "call_1.overwrite.1", reason: "user" },
       { type: "tool_call_response", id: "call_1", content: b64("Tool input cancelled by user."), is_error: false },
       { type: "chat_response", message: "Left it alone." }
@@ -295,7 +302,7 @@ describe.skipIf(!Tmux.available)(`parley query on a real TTY (tmux)${Tmux.skipRe
     expect(s.pane()).toContain("✔ Overwrite notes.txt? yes")
     const events = recorded(path.join(project, ".parley"))
     expect(events.filter((e) => String(e["type"]).startsWith("inquiry_"))).toStrictEqual([
-      overwriteRequest("call_1.overwrite.1", "notes.txt"),
+      overwriteRequest("call_1.overwrite.1", "notes.txt", "An older note.\n".length),
       { type: "inquiry_response", outcome: "answered", id: "call_1.overwrite.1", answer: true }
     ])
     expect(events.at(-1)).toMatchObject({ type: "chat_response" })

@@ -83,7 +83,8 @@ run = "ask"
       expect(events.length).toBe(8)
       expect(events.slice(0, 5)).toStrictEqual(head(2))
       // The two tools run concurrently: their responses may land in either order.
-      expect(events.slice(5, 7).sort(byId)).toStrictEqual([response("call_1", "ran"), response("call_2", "ran")])
+      // The asked call (call_1) records the remembered decision (issue 27), base64 as every metadata string.
+      expect(events.slice(5, 7).sort(byId)).toStrictEqual([{ ...response("call_1", "ran"), metadata: { parley_permission: b64("y") } }, response("call_2", "ran")])
       expect(events[7]).toStrictEqual({ type: "chat_response", message: "Done." })
     })
 
@@ -117,7 +118,7 @@ run = "ask"
       // finds the remembered N); which call was asked first is the runtime's choice.
       const [first, second] = [events[5]!, events[6]!]
       expect([first["id"], second["id"]].sort()).toStrictEqual(["call_1", "call_2"])
-      expect(first).toStrictEqual(response(String(first["id"]), "Tool skipped by user."))
+      expect(first).toStrictEqual({ ...response(String(first["id"]), "Tool skipped by user."), metadata: { parley_permission: b64("n") } })
       expect(second).toStrictEqual(response(String(second["id"]), "Tool skipped by user (remembered)."))
       expect(events[7]).toStrictEqual({ type: "chat_response", message: "Done." })
     })

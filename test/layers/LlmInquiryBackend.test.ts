@@ -339,3 +339,31 @@ describe("LlmInquiryBackend: compactions and context windows (RFD 064, RFD 034; 
     }).pipe(Effect.provide(layer))
   })
 })
+
+describe("RFD 034: the side call's settings in three layers", () => {
+  it.effect("question table over conversation.inquiry.assistant over the turn: model, system prompt, instructions, cache", () => {
+    const { requests, layer } = backendWith([structured({ answer: true }), structured({ answer: false })], {
+      inquiry: { model: "anthropic/inquiry-model", system_prompt: "Answer tool questions.", instructions: ["Be brief.", { title: "Rules", items: ["No guessing"] }], request: { cache: "off" } }
+    })
+    return Effect.gen(function*() {
+      yield* inquire(request(boolean))
+      yield* inquire(request(boolean, { assistant: { model: "openai/small", request: { cache: "long" } } }))
+      assert.deepStrictEqual(requests.map((r) => r.model), ["anthropic/inquiry-model", "openai/small"])
+      assert.deepStrictEqual(requests.map((r) => r.cache), ["off", "long"])
+      // The question's table leaves system_prompt and instructions to the inquiry layer.
+      for (const r of requests) assert.deepStrictEqual(r.systemParts, ["Answer tool questions.", "Project notes.", "Be brief.", "## Rules\n- No guessing"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("unset everywhere: the turn's model and system prompt; max_response_bytes caps the reply", () => {
+    const { requests, layer } = backendWith([structured({ answer: true }), structured({ answer: "a much longer answer than allowed" })])
+    return Effect.gen(function*() {
+      yield* inquire(request(boolean))
+      assert.strictEqual(requests[0]!.model, "anthropic/turn-model")
+      assert.deepStrictEqual(requests[0]!.systemParts, ["You are parley.", "Project notes."])
+      assert.strictEqual(requests[0]!.cache, undefined)
+      const error = yield* Effect.flip(inquire(request(text, { assistant: { request: { max_response_bytes: 10 } } })))
+      assert.strictEqual(error.message, "The reply was longer than request.max_response_bytes (10 bytes)")
+    }).pipe(Effect.provide(layer))
+  })
+})

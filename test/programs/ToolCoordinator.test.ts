@@ -10,6 +10,8 @@ import { InquirySource } from "../../src/domain/event/InquirySource.ts"
 import { sanitize } from "../../src/domain/stream/Sanitize.ts"
 import { intoParts } from "../../src/domain/stream/Thread.ts"
 import * as TurnState from "../../src/domain/stream/TurnState.ts"
+import * as IncompleteTurn from "../../src/domain/stream/IncompleteTurn.ts"
+import * as Option from "effect/Option"
 import { askThen } from "../../src/layers/executor/ExecutorScripted.ts"
 import { Texts } from "../../src/programs/ToolCoordinator.ts"
 import {
@@ -486,5 +488,116 @@ describe("legacy streams", () => {
       expect(log.filter((l) => l.startsWith("ask"))).toStrictEqual(["ask c.q (tool t) boolean: Old?", "ask c.q.1 (tool t) boolean: Again?"])
       const kept = sanitize(persisted).filter((e) => e.type === "inquiry_request" || e.type === "inquiry_response")
       expect(kept.length).toBe(4)
+    }))
+})
+
+describe("RFD 083: exclusive questions, persistence, static answers that do not fit", () => {
+  const exclusiveQ = (extra: Record<string, Schema.Json> = {}) => boolQ("answer", "Proceed?", { exclusive: true, persistence: "none", ...extra })
+
+  it.effect("exclusive, nobody to ask, detached = assistant: Cancelled{no_prompt_backend}, RFD 083's text, no side call", () =>
+    Effect.gen(function*() {
+      const { log, h } = yield* runOnce({ tools: { ask: asking(exclusiveQ()) }, inquiries: { "c.answer.1": true } }, [call("c", "ask")])
+      expect(log.slice(1)).toStrictEqual([
+        "ask c.answer.1 (tool ask) boolean: Proceed?",
+        "cancelled c.answer.1: no_prompt_backend",
+        "result c ERROR: ask cannot run because no interactive terminal is available. Do not retry this tool call in this turn; continue without user input or explain what information is missing."
+      ])
+      expect(h.inquiries).toStrictEqual([])
+    }))
+
+  it.effect("exclusive follows the other detached policies (deny, defer) but never goes to the assistant", () =>
+    Effect.gen(function*() {
+      const deny = yield* runOnce({ tools: { ask: asking(exclusiveQ()) }, config: { conversation: { inquiry: { detached: "deny" } } } }, [call("c", "ask")])
+      expect(deny.log).toContain("cancelled c.answer.1: no_prompt_backend")
+      const defer = yield* runOnce({ tools: { ask: asking(exclusiveQ()) }, config: { conversation: { inquiry: { detached: "defer" } } } }, [call("c", "ask")])
+      expect(defer.log.slice(1)).toStrictEqual(["ask c.answer.1 (tool ask) boolean: Proceed?"])
+      expect(defer.h.inquiries).toStrictEqual([])
+    }))
+
+  it.effect("exclusive with target = assistant: Cancelled{assistant_routing_denied}; a static answer still wins", () =>
+    Effect.gen(function*() {
+      const config = (q: Record<string, unknown>) => ({ conversation: { tools: { ask: { questions: { answer: q } } } } })
+      const denied = yield* runOnce({ tools: { ask: asking(exclusiveQ()) }, interactive: true, config: config({ target: "assistant" }) }, [call("c", "ask")])
+      expect(denied.log.slice(2)).toStrictEqual([
+        "cancelled c.answer.1: assistant_routing_denied",
+        "result c ERROR: ask requires a human answer and cannot be routed to the assistant. Do not retry this tool call in this turn."
+      ])
+      expect(denied.h.shown).toStrictEqual([])
+      const pinned = yield* runOnce({ tools: { ask: asking(exclusiveQ()) }, config: config({ target: "assistant", answer: false }) }, [call("c", "ask")])
+      expect(pinned.log.slice(2)).toStrictEqual(["answered c.answer.1: false", "result c: answer=false"])
+    }))
+
+  it.effect("a static answer that does not fit: Cancelled{invalid_static_answer}, the tool error names the config key", () =>
+    Effect.gen(function*() {
+      const config = { conversation: { tools: { pick: { questions: { color: { answer: "purple" } } } } } }
+      const selectQ = { id: "color", text: "Colour?", answer_type: { type: "select", options: ["red", "blue"] } }
+      const { log, h } = yield* runOnce({ tools: { pick: asking(selectQ) }, config }, [call("c", "pick")])
+      expect(log.slice(2)).toStrictEqual([
+        "cancelled c.color.1: invalid_static_answer",
+        "result c ERROR: pick: the configured conversation.tools.pick.questions.color.answer value does not match the question's answer_type (\"purple\" is not one of the options (red, blue)). Update the configuration; do not retry."
+      ])
+      expect(h.inquiries).toStrictEqual([])
+      const typed = yield* runOnce({
+        tools: { t: asking(boolQ("go", "Go?")) },
+        config: { conversation: { tools: { t: { questions: { go: { answer: "maybe" } } } } } }
+      }, [call("c", "t")])
+      expect(typed.log).toContain("cancelled c.go.1: invalid_static_answer")
+      // Yes/no words are a boolean's static answer too, given to the tool as true/false.
+      const worded = yield* runOnce({
+        tools: { t: asking(boolQ("go", "Go?")) },
+        config: { conversation: { tools: { t: { questions: { go: { answer: "yes" } } } } } }
+      }, [call("c", "t")])
+      expect(worded.log.slice(2)).toStrictEqual(["answered c.go.1: true", "result c: go=true"])
+    }))
+
+  it.effect("persistence = none: Y at the prompt is not remembered and the next call is asked again; the prompt gets the label", () =>
+    Effect.gen(function*() {
+      const once = boolQ("go", "Go?", { persistence: "none" })
+      const { log, h } = yield* runOnce({
+        tools: { t: asking(once) },
+        interactive: true,
+        prompts: [{ _tag: "Answer", answer: true, remember: true }, { _tag: "Answer", answer: false }],
+        config: { conversation: { tools: { t: { questions: { go: { prompt_label: "Deployer" } } } } } }
+      }, [call("a", "t"), call("b", "t")])
+      expect(log.filter((l) => l.startsWith("answered"))).toStrictEqual(["answered a.go.1: true", "answered b.go.1: false"])
+      expect(h.state.rememberedToolAnswers.size).toBe(0)
+      expect(h.shown.map((s) => (s._tag === "Question" ? s.request.label : undefined))).toStrictEqual(["Deployer", "Deployer"])
+    }))
+
+  it.effect("persistence = none also ignores an answer remembered earlier in the turn", () =>
+    Effect.gen(function*() {
+      const state = TurnState.rememberAnswer(TurnState.make(), "t", "go", true)
+      const { log } = yield* runOnce({ tools: { t: asking(boolQ("go", "Go?", { persistence: "none" })) }, state, inquiries: { "c.go.1": false } }, [call("c", "t")])
+      expect(log).toContain("answered c.go.1: false")
+    }))
+})
+
+describe("issue 27: Y/N is recorded, so a resumed turn remembers it", () => {
+  it.effect("a remembered answer and a remembered permission carry parley's metadata; analyze + TurnState.resumed rebuild both", () =>
+    Effect.gen(function*() {
+      const { persisted } = yield* runOnce({
+        tools: { t: asking(boolQ("go", "Go?"), { run: "ask", kind: "local" }) },
+        interactive: true,
+        prompts: [{ _tag: "Permission", decision: "Y" }, { _tag: "Answer", answer: true, remember: true }]
+      }, [call("c", "t")])
+      const response = persisted.find((e) => e.type === "inquiry_response")!
+      expect(response.metadata).toStrictEqual({ parley_remembered: true })
+      const result = persisted.find((e) => e.type === "tool_call_response")!
+      expect(result.metadata).toStrictEqual({ parley_permission: "y" })
+      // The turn as an incomplete one (its response dropped), analysed and rebuilt.
+      const analysis = IncompleteTurn.analyze({ entries: persisted.filter((e) => e.type !== "tool_call_response" || e.id !== "c").concat([call("d", "t")]) })
+      expect(analysis.rememberedAnswers).toStrictEqual([{ tool: "t", questionId: "go", answer: true }])
+      const withPermission = IncompleteTurn.analyze({ entries: [...persisted, call("d", "t")] })
+      expect(withPermission.rememberedPermissions).toStrictEqual([{ tool: "t", decision: "y" }])
+      const state = TurnState.resumed(withPermission)
+      expect(TurnState.rememberedAnswer(state, "t", "go")).toStrictEqual(Option.some(true))
+      expect(TurnState.rememberedPermission(state, "t")).toStrictEqual(Option.some("y"))
+    }))
+
+  it.effect("an answer given once (y) records no metadata and is not remembered", () =>
+    Effect.gen(function*() {
+      const { persisted } = yield* runOnce({ tools: { t: asking(boolQ("go", "Go?")) }, interactive: true, prompts: [{ _tag: "Answer", answer: true }] }, [call("c", "t")])
+      expect(persisted.find((e) => e.type === "inquiry_response")!.metadata).toStrictEqual({})
+      expect(IncompleteTurn.analyze({ entries: [...persisted, call("d", "t")] }).rememberedAnswers).toStrictEqual([])
     }))
 })

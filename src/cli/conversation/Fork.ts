@@ -1,8 +1,9 @@
 /**
- * `parley conversation fork ID [--until TIMESTAMP]` (RFD 023): a new
+ * `parley conversation fork ID [--from TIMESTAMP] [--until TIMESTAMP]` (RFD 023): a new
  * conversation with the source's events — its incomplete turn included, so
- * each copy can be resumed or discarded on its own. `--until` keeps events
- * stamped before the instant; a cut that falls mid-turn leaves that turn
+ * each copy can be resumed or discarded on its own. `--from` keeps events
+ * stamped at or after its instant (inclusive, JP's meaning), `--until`
+ * events stamped before its instant; a cut that falls mid-turn leaves that turn
  * incomplete in the fork instead of repairing it away.
  *
  * @example
@@ -29,18 +30,25 @@ export const fork = Command.make(
   "fork",
   {
     id: Argument.String("id").pipe(Argument.withDescription("Conversation to fork")),
+    from: Flag.String("from").pipe(
+      Flag.withDescription("Keep only events at or after this time (inclusive; \"YYYY-MM-DD HH:MM:SS[.f]\" UTC, or RFC 3339)"),
+      Flag.optional
+    ),
     until: Flag.String("until").pipe(
       Flag.withDescription("Keep only events before this time (\"YYYY-MM-DD HH:MM:SS[.f]\" UTC, or RFC 3339)"),
       Flag.optional
     ),
     format: formatFlag
   },
-  ({ id, until, format }) =>
+  ({ id, from, until, format }) =>
     withStore(Effect.gen(function*() {
       const cid = yield* parseIdArgument(id, "fork")
       const limit = Option.getOrUndefined(until)
-      if (limit !== undefined && Timestamp.toEpochNanos(limit) === undefined) {
-        return yield* Usage.failure(["parley", "conversation", "fork"], `--until: "${limit}" is not a time (use "YYYY-MM-DD HH:MM:SS" in UTC, or RFC 3339).`)
+      const start = Option.getOrUndefined(from)
+      for (const [flag, value] of [["--from", start], ["--until", limit]] as const) {
+        if (value !== undefined && Timestamp.toEpochNanos(value) === undefined) {
+          return yield* Usage.failure(["parley", "conversation", "fork"], `${flag}: "${value}" is not a time (use "YYYY-MM-DD HH:MM:SS" in UTC, or RFC 3339).`)
+        }
       }
       const store = yield* ConversationStore
       const source = yield* store.load(cid)
@@ -52,9 +60,9 @@ export const fork = Command.make(
           last_activated_at: now
         }),
         baseConfig: source.baseConfig,
-        entries: forkEntries(source.entries, limit === undefined ? {} : { until: limit })
+        entries: forkEntries(source.entries, { ...(start !== undefined ? { from: start } : {}), ...(limit !== undefined ? { until: limit } : {}) })
       }), (session) => session.id))
       if (format === "json") yield* Console.log(JSON.stringify({ id: newId, forked_from: cid }))
       else yield* Console.log(`Forked ${ConversationId.display(cid)} into ${ConversationId.display(newId)}.`)
     }))
-).pipe(Command.withDescription("Copy a conversation (optionally up to a time) into a new one"))
+).pipe(Command.withDescription("Copy a conversation (optionally from and/or up to a time) into a new one"))

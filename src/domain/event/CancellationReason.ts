@@ -12,8 +12,8 @@
  */
 import * as Schema from "effect/Schema"
 
-/** The reasons parley writes (RFD 082); others are kept as read. */
-export const KNOWN = ["user", "backend_error", "no_prompt_backend", "assistant_routing_denied"] as const
+/** The reasons parley writes (RFD 082, and RFD 083's `invalid_static_answer`); others are kept as read. */
+export const KNOWN = ["user", "backend_error", "no_prompt_backend", "assistant_routing_denied", "invalid_static_answer"] as const
 export type KnownCancellationReason = typeof KNOWN[number]
 
 /** Known reasons are literals; any other string is an `Unknown(tag)` kept verbatim. */
@@ -24,6 +24,8 @@ export const User: CancellationReason = "user"
 export const BackendError: CancellationReason = "backend_error"
 export const NoPromptBackend: CancellationReason = "no_prompt_backend"
 export const AssistantRoutingDenied: CancellationReason = "assistant_routing_denied"
+/** RFD 083: a configured answer (`questions.<id>.answer`) that does not fit its question. */
+export const InvalidStaticAnswer: CancellationReason = "invalid_static_answer"
 
 /** Whether a reason is one parley writes. */
 export const isKnown = (reason: string): reason is KnownCancellationReason =>

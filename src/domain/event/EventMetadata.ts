@@ -37,3 +37,19 @@ export const empty: EventMetadata = {}
  * metadata as opaque, so the key is kept and ignored there.
  */
 export const executorState = "parley_executor_state"
+
+/**
+ * parley's metadata key on an `inquiry_response` answered with `Y`/`N`
+ * (issue 27): the answer is remembered for the rest of the turn, so a turn
+ * resumed after a crash rebuilds that memory from its events instead of
+ * asking again. JP ignores it.
+ */
+export const rememberedAnswer = "parley_remembered"
+
+/**
+ * parley's metadata key on a `tool_call_response` whose call was allowed or
+ * skipped with `Y`/`N` at the permission prompt (`"y"` or `"n"`, issue 27):
+ * the decision is remembered for the rest of the turn, and a resumed turn
+ * rebuilds it from here. JP ignores it.
+ */
+export const rememberedPermission = "parley_permission"

@@ -36,8 +36,8 @@ export const inquiryRequest = (
 ): InquiryRequest => trusted(InquiryRequest, { timestamp, type: "inquiry_request", id, source, question, metadata })
 
 /** An inquiry answered with `answer` (which may be JSON `null`). */
-export const answered = (timestamp: Timestamp, id: InquiryId, answer: Json): InquiryAnswered =>
-  trusted(InquiryAnswered, { timestamp, type: "inquiry_response", outcome: "answered", id, answer, metadata: {} })
+export const answered = (timestamp: Timestamp, id: InquiryId, answer: Json, metadata: EventMetadata = {}): InquiryAnswered =>
+  trusted(InquiryAnswered, { timestamp, type: "inquiry_response", outcome: "answered", id, answer, metadata })
 
 /** A secret inquiry that was answered; the answer is never recorded. */
 export const redacted = (timestamp: Timestamp, id: InquiryId): InquiryRedacted =>
@@ -48,8 +48,13 @@ export const cancelled = (timestamp: Timestamp, id: InquiryId, reason: Cancellat
   trusted(InquiryCancelled, { timestamp, type: "inquiry_response", outcome: "cancelled", id, reason, metadata: {} })
 
 /** A tool call's result. */
-export const toolCallResponse = (timestamp: Timestamp, id: string, response: { readonly content: string; readonly is_error: boolean }): ToolCallResponse =>
-  trusted(ToolCallResponse, { timestamp, type: "tool_call_response", id, content: response.content, is_error: response.is_error, metadata: {} })
+export const toolCallResponse = (
+  timestamp: Timestamp,
+  id: string,
+  response: { readonly content: string; readonly is_error: boolean },
+  metadata: EventMetadata = {}
+): ToolCallResponse =>
+  trusted(ToolCallResponse, { timestamp, type: "tool_call_response", id, content: response.content, is_error: response.is_error, metadata })
 
 /** The start of a turn. */
 export const turnStart = (timestamp: Timestamp): TurnStart => trusted(TurnStart, { timestamp, type: "turn_start", metadata: {} })

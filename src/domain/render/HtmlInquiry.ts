@@ -46,7 +46,8 @@ export const REASON_NOTE: Readonly<Record<CancellationReason.KnownCancellationRe
   user: "the person cancelled the question",
   backend_error: "the backend that was to answer failed",
   no_prompt_backend: "no person could be asked (no terminal)",
-  assistant_routing_denied: "the question may not be answered by the assistant"
+  assistant_routing_denied: "the question may not be answered by the assistant",
+  invalid_static_answer: "the answer configured for it does not fit the question"
 }
 
 /**

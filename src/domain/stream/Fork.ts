@@ -1,8 +1,11 @@
 /**
  * The entries of a forked conversation (RFD 023 "Interaction with
- * `conversation fork`", JP's `conversation fork --until`).
+ * `conversation fork`", JP's `conversation fork --from/--until`).
  *
- * 1. `until` (exclusive, as in JP): conversation events stamped at or after
+ * 1. `from` (inclusive, as in JP): conversation events stamped before it
+ *    are dropped (config deltas and unknown entries stay; compactions go
+ *    once any event does, their turn numbers no longer fit);
+ *    `until` (exclusive, as in JP): conversation events stamped at or after
  *    it are dropped, wherever they are. Config deltas and unknown entries are
  *    kept in place (parley never interprets them; JP's `retain` keeps them
  *    too). A cut that removes any event of turn N drops exactly the
@@ -23,16 +26,35 @@
  * const entries = fork(source.entries, { until: "2026-03-05 19:40:00.0" })
  * ```
  */
-import type { StreamEntry } from "../event/ConversationEvent.ts"
+import { isConversationEvent, type StreamEntry } from "../event/ConversationEvent.ts"
 import { splitIncompleteTurn } from "./IncompleteTurn.ts"
 import { sanitize } from "./Sanitize.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 import { retain } from "./Retain.ts"
 
-/** Where a fork ends: events stamped before `until`, or (absent) the whole conversation. */
+/** Where a fork starts and ends: events stamped at or after `from` and before `until`; absent: no bound. */
 export interface ForkOptions {
+  /** Keep only events stamped at or after this instant (inclusive, JP's `--from`; JP timestamp or RFC 3339 text). */
+  readonly from?: string
   /** Keep only events stamped strictly before this instant (JP timestamp or RFC 3339 text). */
   readonly until?: string
+}
+
+const nanos = (text: string): bigint => {
+  const at = Timestamp.toEpochNanos(text)
+  if (at === undefined) throw new RangeError(`Not a timestamp: ${JSON.stringify(text)}`)
+  return at
+}
+
+/**
+ * `entries` without the conversation events stamped before `from`. Config
+ * deltas and unknown entries stay (the config they build up still applies);
+ * when any event goes, every compaction goes too: the turns it numbers are
+ * no longer where it says.
+ */
+const keepFrom = (entries: ReadonlyArray<StreamEntry>, from: bigint): Array<StreamEntry> => {
+  const kept = entries.filter((e) => !isConversationEvent(e) || Timestamp.toEpochNanos(e.timestamp)! >= from)
+  return kept.length !== entries.length ? kept.filter((e) => e.type !== "compaction") : kept
 }
 
 /**
@@ -50,10 +72,10 @@ export interface ForkOptions {
 export const fork = (entries: ReadonlyArray<StreamEntry>, options: ForkOptions = {}): Array<StreamEntry> => {
   let kept: Array<StreamEntry> = entries.slice()
   if (options.until !== undefined) {
-    const until = Timestamp.toEpochNanos(options.until)
-    if (until === undefined) throw new RangeError(`Not a timestamp: ${JSON.stringify(options.until)}`)
-    kept = retain(entries, (e) => Timestamp.toEpochNanos(e.timestamp)! < until)
+    const until = nanos(options.until)
+    kept = retain(kept, (e) => Timestamp.toEpochNanos(e.timestamp)! < until)
   }
+  if (options.from !== undefined) kept = keepFrom(kept, nanos(options.from))
   const { complete, incomplete } = splitIncompleteTurn(kept)
   return incomplete === null ? sanitize(complete) : [...sanitize(complete), ...incomplete.entries]
 }

@@ -99,6 +99,14 @@ export interface TurnAnalysis {
   /** Highest attempt recorded per {@link attemptKey}, so new inquiry ids stay unique in the turn. */
   readonly attemptCounters: ReadonlyMap<string, number>
   /**
+   * Answers the person said to remember for the turn (`Y`/`N`, recorded
+   * with `EventMetadata.rememberedAnswer`), by tool and question id, the
+   * latest winning: a resumed turn remembers them too (issue 27).
+   */
+  readonly rememberedAnswers: ReadonlyArray<{ readonly tool: string; readonly questionId: string; readonly answer: Json }>
+  /** Permission decisions remembered for the turn (`EventMetadata.rememberedPermission` on a call's response), by tool, in order. */
+  readonly rememberedPermissions: ReadonlyArray<{ readonly tool: string; readonly decision: "y" | "n" }>
+  /**
    * Per pending tool call, the executor state recorded with its latest
    * question that carries one (`EventMetadata.executorState`; issue 28):
    * what the executor needs to retry the call instead of starting it over.
@@ -353,12 +361,16 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     const state = q.request.metadata[EventMetadata.executorState]
     if (state !== undefined && call.response === null) executorStates.set(call.request.id, state)
   }
+  const rememberedAnswers: Array<{ tool: string; questionId: string; answer: Json }> = []
   for (const q of byResponse) {
     if (q.call < 0 || q.response === null || q.response.outcome !== "answered") continue
     const call = t.calls[q.call]!
-    if (call.response !== null) continue
     const parsed = writerQuestionId(call.request.id, q.request.id)
     if (parsed === undefined) continue
+    if (q.response.metadata[EventMetadata.rememberedAnswer] === true) {
+      rememberedAnswers.push({ tool: call.request.name, questionId: parsed.questionId, answer: q.response.answer })
+    }
+    if (call.response !== null) continue
     const answers = answered.get(call.request.id) ?? {}
     answers[parsed.questionId] = q.response.answer
     answered.set(call.request.id, answers)
@@ -370,6 +382,11 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     pendingInquiries,
     answeredInquiries: answered,
     attemptCounters,
+    rememberedAnswers,
+    rememberedPermissions: t.calls.flatMap((c) => {
+      const decision = c.response?.metadata[EventMetadata.rememberedPermission]
+      return decision === "y" || decision === "n" ? [{ tool: c.request.name, decision }] : []
+    }),
     executorStates,
     toolCalls,
     unattachedInquiries: t.inquiries.filter((q) => q.call < 0).map((q) => ({ request: q.request, response: q.response }))

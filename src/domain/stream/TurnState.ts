@@ -3,8 +3,9 @@
  * state"): tool answers remembered with `Y`/`N` (`"<tool>.<question>"`),
  * permission decisions (`"<tool>.__permission__"` → `y`/`n`), kept apart,
  * and the per-`(tool call, question)` attempt counters that make inquiry ids
- * unique within the turn. Never on disk; a resumed turn rebuilds the
- * counters from its persisted events. Cancelled and redacted outcomes never
+ * unique within the turn. Not a file of its own: a resumed turn rebuilds
+ * the counters, and the answers and decisions remembered with `Y`/`N`, from
+ * its persisted events ({@link resumed}). Cancelled and redacted outcomes never
  * enter either cache, and secret answers are never cached.
  *
  * The value is immutable (persistent maps): the turn keeps it in a `Ref`,
@@ -24,7 +25,7 @@ import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import type { Json } from "effect/Schema"
 import * as InquiryId from "../event/InquiryId.ts"
-import { attemptKey } from "./IncompleteTurn.ts"
+import { attemptKey, type TurnAnalysis } from "./IncompleteTurn.ts"
 
 /** A permission decision remembered for the rest of the turn. */
 export type RememberedPermission = "y" | "n"
@@ -34,8 +35,9 @@ export type RememberedPermission = "y" | "n"
  * state"): tool answers remembered with `Y`/`N` (`"<tool>.<question>"`),
  * permission decisions (`"<tool>.__permission__"` → `y`/`n`), kept apart,
  * and the per-`(tool call, question)` attempt counters that make inquiry ids
- * unique within the turn. Never on disk; a resumed turn rebuilds the
- * counters from its persisted events. Cancelled and redacted outcomes never
+ * unique within the turn. Not a file of its own: a resumed turn rebuilds
+ * the counters, and the answers and decisions remembered with `Y`/`N`, from
+ * its persisted events ({@link resumed}). Cancelled and redacted outcomes never
  * enter either cache, and secret answers are never cached.
  *
  * @example
@@ -62,6 +64,19 @@ export const make = (attempts: ReadonlyMap<string, number> = new Map()): TurnSta
   rememberedPermissionDecisions: HashMap.empty(),
   inquiryAttempts: HashMap.fromIterable(attempts)
 })
+
+/**
+ * The state of a resumed turn, rebuilt from its recorded events (issue 27):
+ * the attempt counters, and the answers and permission decisions the person
+ * said to remember (`Y`/`N`), so the turn does not ask again what it was
+ * told to remember.
+ */
+export const resumed = (analysis: Pick<TurnAnalysis, "attemptCounters" | "rememberedAnswers" | "rememberedPermissions">): TurnState => {
+  let state = make(analysis.attemptCounters)
+  for (const r of analysis.rememberedAnswers) state = rememberAnswer(state, r.tool, r.questionId, r.answer)
+  for (const r of analysis.rememberedPermissions) state = rememberPermission(state, r.tool, r.decision)
+  return state
+}
 
 /** The key of a remembered answer (`<tool>.<question>`). */
 export const toolAnswerKey = (toolName: string, questionId: string): string => `${toolName}.${questionId}`

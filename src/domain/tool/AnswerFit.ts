@@ -55,6 +55,21 @@ export const fit = (type: AnswerType, value: Schema.Json): Result.Result<Schema.
 }
 
 /**
+ * A configured (static) answer as it is given to the tool, or why it does
+ * not fit `type` (RFD 083 `InvalidStaticAnswer`). As {@link fit}, except
+ * that a boolean question also takes yes/no words (given as `true`/`false`),
+ * and a text question a number or a list of strings: an MCP form's number
+ * and multi-select fields are asked as text, take such values from config
+ * (contract §5: "static answers may be any JSON value"), and are checked
+ * further by their tool.
+ */
+export const fitStatic = (type: AnswerType, value: Schema.Json): Result.Result<Schema.Json, string> => {
+  if (type.type === "text" && (typeof value === "number" || (Array.isArray(value) && value.every((v) => typeof v === "string")))) return Result.succeed(value)
+  if (type.type === "boolean" && typeof value === "string") return parse(type, value)
+  return fit(type, value)
+}
+
+/**
  * An answer typed as text: a boolean from yes/no words, a select option as
  * written, text as given. With `json`, the text is a JSON value first.
  */

@@ -39,9 +39,68 @@ export const ModelName = Schema.Union([Schema.String, JpModel]).annotate({
   expected: "a model name such as \"anthropic/claude-sonnet-4-5\""
 })
 
-/** Who answers a question when no static answer applies: the person (`user`) or the model (`assistant`). */
-export const QuestionTarget = Schema.Literals(["user", "assistant"])
+/**
+ * A prompt cache policy (RFD 034 `CachePolicy`): `true`/`"short"` (the
+ * provider's short cache, the default), `false`/`"off"`, `"long"` (about an
+ * hour), or a duration (`"10m"`: the nearest the provider offers).
+ */
+export const CachePolicy = Schema.Union([
+  Schema.Boolean,
+  Schema.Literals(["off", "short", "long"]),
+  Schema.String.check(Schema.isPattern(/^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/))
+]).annotate({ expected: "true, false, \"off\", \"short\", \"long\" or a duration such as \"10m\"" })
+export type CachePolicy = typeof CachePolicy.Type
+
+/** An instruction for the inquiry model: a line of text, or JP's `{ title, description, items }`. */
+export const Instruction = Schema.Union([
+  Schema.String,
+  Schema.Struct({
+    title: Schema.optionalKey(Schema.String),
+    description: Schema.optionalKey(Schema.String),
+    items: Schema.optionalKey(Schema.Array(Schema.String))
+  })
+])
+export type Instruction = typeof Instruction.Type
+
+/**
+ * The part of JP's `PartialAssistantConfig` parley reads for inquiry side
+ * calls (RFD 034): `conversation.inquiry.assistant`, and a question's
+ * `target` table. Other keys of JP's assistant config are warned about and
+ * ignored ({@link warnings}).
+ */
+export const InquiryAssistant = Schema.Struct({
+  /** `provider/model`, or JP's `model.id = "…"`. */
+  model: Schema.optionalKey(ModelName),
+  system_prompt: Schema.optionalKey(Schema.String),
+  /** Added to the system prompt of the side call, in order. */
+  instructions: Schema.optionalKey(Schema.Array(Instruction)),
+  request: Schema.optionalKey(Schema.Struct({
+    /** The side call's reply may not be longer than this (bytes); longer is a backend error. */
+    max_response_bytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+    cache: Schema.optionalKey(CachePolicy)
+  }))
+})
+export type InquiryAssistant = typeof InquiryAssistant.Type
+
+/** The keys of {@link InquiryAssistant} parley reads (the rest are warned about). */
+const INQUIRY_ASSISTANT_KEYS: Readonly<Record<string, ReadonlyArray<string> | true>> = {
+  model: ["id"],
+  system_prompt: true,
+  instructions: true,
+  request: ["max_response_bytes", "cache"]
+}
+
+/**
+ * Who answers a question when no static answer applies: the person
+ * (`user`), the model (`assistant`), or the model with per-question
+ * overrides (a table, RFD 034: `target = { model.id = "openai/small" }`,
+ * merged over `conversation.inquiry.assistant`, then the main assistant).
+ */
+export const QuestionTarget = Schema.Union([Schema.Literals(["user", "assistant"]), InquiryAssistant])
 export type QuestionTarget = typeof QuestionTarget.Type
+
+/** Who a target routes to: a table is the assistant. */
+export type TargetKind = "user" | "assistant"
 
 /**
  * What a question meant for a person does when nobody can be asked (no
@@ -53,6 +112,14 @@ export type QuestionTarget = typeof QuestionTarget.Type
  */
 export const DetachedPolicy = Schema.Literals(["assistant", "wait", "defer", "deny"])
 export type DetachedPolicy = typeof DetachedPolicy.Type
+
+/**
+ * Who may fill in an MCP server's elicitation forms (issue 27): `person` —
+ * the default; the questions are `exclusive` (RFD 083), so with nobody to
+ * ask the `detached` policy applies, never the model — or `assistant`.
+ */
+export const FormsTo = Schema.Literals(["person", "assistant"])
+export type FormsTo = typeof FormsTo.Type
 
 /** A duration: `500ms`, `30s`, `10m`, `2h`, or a number of seconds. */
 export const Duration = Schema.Union([
@@ -68,7 +135,9 @@ export const QuestionConfig = Schema.Struct({
   /** A fixed answer: the question is answered without asking anyone. */
   answer: Schema.optionalKey(Schema.Json),
   /** How often one call may ask this question before the call ends in an error (default {@link DEFAULT_MAX_ATTEMPTS}). */
-  max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+  max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** "Who's asking", shown above the question at the prompt (RFD 083; display only, never recorded). */
+  prompt_label: Schema.optionalKey(Schema.String)
 })
 export type QuestionConfig = typeof QuestionConfig.Type
 
@@ -103,6 +172,8 @@ export const ToolConfig = Schema.Struct({
   max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   /** `false` hides the tool from the model (it is then "not available"). */
   enable: Schema.optionalKey(Schema.Boolean),
+  /** An MCP tool's forms: `person` or `assistant`, over its server's `forms` (issue 27). */
+  forms: Schema.optionalKey(FormsTo),
   questions: Schema.optionalKey(Schema.Record(Schema.String, QuestionConfig))
 })
 export type ToolConfig = typeof ToolConfig.Type
@@ -130,7 +201,9 @@ export const McpServerConfig = Schema.Struct({
    * and speaks the stateless 2026-07-28 protocol where it is offered,
    * 2025-11-25 otherwise; `"2025-11-25"` skips asking, `"2026-07-28"` insists.
    */
-  protocol: Schema.optionalKey(Schema.Literals(["auto", "2025-11-25", "2026-07-28"]))
+  protocol: Schema.optionalKey(Schema.Literals(["auto", "2025-11-25", "2026-07-28"])),
+  /** Who may fill in the server's forms (issue 27): `person` (default: only a person, as MCP means it) or `assistant` (the model too). */
+  forms: Schema.optionalKey(FormsTo)
 })
 export type McpServerConfig = typeof McpServerConfig.Type
 
@@ -193,7 +266,8 @@ export const Config = Schema.Struct({
   }))),
   conversation: Schema.optionalKey(Schema.Struct({
     inquiry: Schema.optionalKey(Schema.Struct({
-      assistant: Schema.optionalKey(Schema.Struct({ model: Schema.optionalKey(ModelName) })),
+      /** RFD 034: the side call's model, system prompt, instructions and request settings (unset: the main assistant's). */
+      assistant: Schema.optionalKey(InquiryAssistant),
       /** What a person's question does with nobody to ask (default `assistant`). */
       detached: Schema.optionalKey(DetachedPolicy),
       /** How long `detached = "wait"` keeps a question open before deferring it (default 10 minutes). */
@@ -449,13 +523,79 @@ export const maxAttempts = (config: Config, tool: string, questionId: string): n
 export const maxRounds = (config: Config, tool: string): number =>
   toolConfig(config, tool)?.max_attempts ?? config.conversation?.tools?.["*"]?.max_attempts ?? DEFAULT_MAX_ATTEMPTS
 
+/** Who may fill in an MCP tool's forms: the tool's `forms`, else its server's, else `person`. */
+export const formsTo = (config: Config, tool: string, server: string): FormsTo =>
+  toolConfig(config, tool)?.forms ?? config.mcp?.servers?.[server]?.forms ?? "person"
+
 /** `conversation.tools.<tool>.questions.<id>`, if configured. */
 export const questionConfig = (config: Config, tool: string, questionId: string): QuestionConfig | undefined =>
   toolConfig(config, tool)?.questions?.[questionId]
 
-/** Who answers a question: configured `target`, default `user` (JP). */
-export const questionTarget = (config: Config, tool: string, questionId: string): QuestionTarget =>
-  questionConfig(config, tool, questionId)?.target ?? "user"
+/** Who answers a question: configured `target` (a table is the assistant), default `user` (JP). */
+export const questionTarget = (config: Config, tool: string, questionId: string): TargetKind => {
+  const target = questionConfig(config, tool, questionId)?.target
+  return target === undefined ? "user" : typeof target === "string" ? target : "assistant"
+}
+
+/** A question's own side-call settings (its `target` table), if any. */
+export const questionAssistant = (config: Config, tool: string, questionId: string): InquiryAssistant | undefined => {
+  const target = questionConfig(config, tool, questionId)?.target
+  return typeof target === "object" ? target : undefined
+}
+
+/**
+ * RFD 034's merge of two layers of side-call settings: each key of `over`
+ * wins, `request` key by key. The third layer (the main assistant) is the
+ * backend's own default.
+ */
+export const mergeAssistant = (over: InquiryAssistant | undefined, under: InquiryAssistant | undefined): InquiryAssistant | undefined => {
+  if (over === undefined) return under
+  if (under === undefined) return over
+  const request = over.request === undefined ? under.request : under.request === undefined ? over.request : { ...under.request, ...over.request }
+  return { ...under, ...over, ...(request !== undefined ? { request } : {}) }
+}
+
+/**
+ * Keys of `table` (an {@link InquiryAssistant} at `base`) parley does not
+ * read: a JP config carries more of the assistant config than parley uses;
+ * it still loads, and each key left unused is named.
+ */
+const unknownAssistantKeys = (table: unknown, base: ReadonlyArray<PropertyKey>): Array<ConfigIssue> => {
+  if (!isTable(table)) return []
+  const issues: Array<ConfigIssue> = []
+  for (const [key, value] of Object.entries(table)) {
+    const known = INQUIRY_ASSISTANT_KEYS[key]
+    if (known === undefined) {
+      issues.push({ path: [...base, key], message: "parley does not read this key of an assistant config; it is ignored" })
+    } else if (known !== true && isTable(value)) {
+      for (const inner of Object.keys(value)) {
+        if (!known.includes(inner)) issues.push({ path: [...base, key, inner], message: "parley does not read this key of an assistant config; it is ignored" })
+      }
+    }
+  }
+  return issues
+}
+
+/**
+ * What a config loads with but should be told about (RFD 034): keys of
+ * `conversation.inquiry.assistant` and of question `target` tables that
+ * parley does not read.
+ */
+export const warnings = (input: unknown): ReadonlyArray<ConfigIssue> => {
+  const conversation = isTable(input) ? input["conversation"] : undefined
+  if (!isTable(conversation)) return []
+  const issues: Array<ConfigIssue> = []
+  const inquiry = conversation["inquiry"]
+  if (isTable(inquiry)) issues.push(...unknownAssistantKeys(inquiry["assistant"], ["conversation", "inquiry", "assistant"]))
+  const tools = isTable(conversation["tools"]) ? conversation["tools"] : {}
+  for (const [name, tool] of Object.entries(tools)) {
+    if (!isTable(tool) || !isTable(tool["questions"])) continue
+    for (const [qid, q] of Object.entries(tool["questions"])) {
+      if (isTable(q)) issues.push(...unknownAssistantKeys(q["target"], ["conversation", "tools", name, "questions", qid, "target"]))
+    }
+  }
+  return issues
+}
 
 /** The configured static answer, or `undefined`. */
 export const staticAnswer = (config: Config, tool: string, questionId: string): Schema.Json | undefined =>

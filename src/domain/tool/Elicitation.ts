@@ -198,14 +198,15 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
  * The question before a form's fields: who asks, what for, and whether to
  * fill it in (`no` declines the whole form).
  */
-export const formQuestion = (server: string, form: Form): Question =>
+export const formQuestion = (server: string, form: Form, exclusive = false): Question =>
   new Question({
     id: formQuestionId(form),
     text: `MCP server "${server}" asks${form.message.trim() === "" ? "." : `: ${form.message.trim()}`}\nFill in its form (${
       plural(form.fields.length, "field")
     })? No declines it.`,
     answer_type: { type: "boolean" },
-    default: true
+    default: true,
+    ...(exclusive ? { exclusive } : {})
   })
 
 const describeChoices = (choices: ReadonlyArray<Choice>): string =>
@@ -261,7 +262,7 @@ const defaultText = (field: Field): Schema.Json | undefined => {
  * The question for one field: `Title: description (hint)`. After a rejected
  * answer, `problem` says why, on the line before.
  */
-export const fieldQuestion = (field: Field, problem?: string): Question => {
+export const fieldQuestion = (field: Field, problem?: string, exclusive = false): Question => {
   const label = field.title ?? field.name
   const h = hint(field)
   const line = `${label}${field.description !== undefined && field.description !== "" ? `: ${field.description}` : ""}${h === undefined ? "" : ` (${h})`}`
@@ -280,9 +281,54 @@ export const fieldQuestion = (field: Field, problem?: string): Question => {
     id: field.name,
     text: problem === undefined ? line : `The previous answer was rejected: ${problem}.\n${line}`,
     answer_type,
-    ...(d !== undefined ? { default: d } : {})
+    ...(d !== undefined ? { default: d } : {}),
+    ...(exclusive ? { exclusive } : {})
   })
 }
+
+/** What the person may do with a filled-in form before it is sent (MCP: review and change before sending). */
+export const REVIEW_CHOICES = ["accept", "edit", "decline", "cancel"] as const
+export type ReviewChoice = typeof REVIEW_CHOICES[number]
+
+const unusedId = (form: Form, base: string): QuestionId => {
+  let id = base
+  while (form.fields.some((f) => f.name === id)) id += "_"
+  return id as QuestionId
+}
+
+/** The id of the review question: `review`, with `_` appended until no field has that name. */
+export const reviewQuestionId = (form: Form): QuestionId => unusedId(form, "review")
+
+/** The id of the "which field?" question after `edit`: `review_field`, made unique the same way. */
+export const editQuestionId = (form: Form): QuestionId => unusedId(form, "review_field")
+
+/** A value as the review shows it. */
+const shown = (value: Value | undefined): string =>
+  value === undefined || value._tag === "Blank" ? "(left empty)" : typeof value.value === "string" ? value.value : JSON.stringify(value.value)
+
+/**
+ * The whole form as answered, before anything is sent (MCP 2025-11-25
+ * elicitation: the client must let the person review and change it):
+ * `accept` sends it, `edit` asks which field to answer again, `decline` and
+ * `cancel` send those.
+ */
+export const reviewQuestion = (server: string, form: Form, values: Readonly<Record<string, Value>>, exclusive = false): Question =>
+  new Question({
+    id: reviewQuestionId(form),
+    text: `The form for MCP server "${server}":\n${form.fields.map((f) => `  ${f.title ?? f.name}: ${shown(values[f.name])}`).join("\n")}\nSend it?`,
+    answer_type: { type: "select", options: [...REVIEW_CHOICES] },
+    default: "accept",
+    ...(exclusive ? { exclusive } : {})
+  })
+
+/** After `edit` at the review: which field to answer again. */
+export const editQuestion = (form: Form, exclusive = false): Question =>
+  new Question({
+    id: editQuestionId(form),
+    text: "Which field do you want to change?",
+    answer_type: { type: "select", options: form.fields.map((f) => f.name) },
+    ...(exclusive ? { exclusive } : {})
+  })
 
 /** The question a URL request becomes: open the page, then say whether it is done (`no` declines). */
 export const urlQuestion = (server: string, request: UrlRequest): Question => {
@@ -295,7 +341,9 @@ export const urlQuestion = (server: string, request: UrlRequest): Question => {
   return new Question({
     id: URL_QUESTION_ID,
     text: `MCP server "${server}" asks you to open a page on ${host}${request.message.trim() === "" ? "" : `: ${request.message.trim()}`}\n  ${request.url}\nDone there? No declines.`,
-    answer_type: { type: "boolean" }
+    answer_type: { type: "boolean" },
+    // Only a person can open a page.
+    exclusive: true
   })
 }
 

@@ -18,6 +18,7 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { AnswerType } from "./AnswerType.ts"
+import { AnswerReusePolicy } from "../event/InquiryQuestion.ts"
 import { Question, questionIdProblem } from "./Question.ts"
 
 /** The tool succeeded with `content`. */
@@ -71,9 +72,13 @@ export const needsInput = (question: Question): Outcome => ({ type: "needs_input
 const WireQuestion = Schema.Struct({
   id: Schema.String,
   text: Schema.String,
+  context: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  /** JP's name for `context` before RFD 083. */
   pre_amble: Schema.optionalKey(Schema.NullOr(Schema.String)),
   answer_type: AnswerType,
-  default: Schema.optionalKey(Schema.Json)
+  default: Schema.optionalKey(Schema.Json),
+  exclusive: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
+  persistence: Schema.optionalKey(Schema.NullOr(AnswerReusePolicy))
 })
 const Wire = Schema.Union([
   Success,
@@ -117,7 +122,9 @@ export const decode = (input: unknown): Decoded => {
         id: q.id as Question["id"],
         text: q.text,
         answer_type: q.answer_type,
-        ...(q.pre_amble == null ? {} : { pre_amble: q.pre_amble }),
+        ...(q.context != null ? { context: q.context } : q.pre_amble != null ? { context: q.pre_amble } : {}),
+        ...(q.exclusive === true ? { exclusive: true } : {}),
+        ...(q.persistence === "none" ? { persistence: "none" as const } : {}),
         ...(q.default === undefined || q.default === null ? {} : { default: q.default })
       })
       return { _tag: "Valid", outcome: needsInput(question) }

@@ -3,8 +3,10 @@
  *
  * The question id keys the answer in `tool.answers` and is the middle segment
  * of the inquiry id `<call>.<question>.<attempt>`, so it must be non-empty and
- * must not contain `.`. Only `text`, `answer_type` and `default` are persisted
- * (see {@link toInquiryQuestion}); `id` and `pre_amble` are not.
+ * must not contain `.`. RFD 083 adds `context` (renamed from `context`),
+ * `exclusive` and `persistence`; all but `id` are persisted (see
+ * {@link toInquiryQuestion}), the new ones only when they differ from their
+ * defaults, so a question that does not use them is written as before.
  *
  * @example
  * ```ts
@@ -17,7 +19,9 @@
  */
 import * as Schema from "effect/Schema"
 import { AnswerType } from "./AnswerType.ts"
-import type { InquiryQuestion } from "../event/InquiryQuestion.ts"
+import { AnswerReusePolicy, type InquiryQuestion } from "../event/InquiryQuestion.ts"
+
+export { AnswerReusePolicy } from "../event/InquiryQuestion.ts"
 
 /** Why a question id is invalid, or `undefined` when it is valid. */
 export const questionIdProblem = (id: string): string | undefined =>
@@ -56,24 +60,49 @@ export class Question extends Schema.Class<Question>("parley/Question")({
   id: QuestionId,
   /** What is asked; one line by convention (tools do not always keep it). */
   text: Schema.String,
-  /** Context shown before the question (e.g. a diff); never persisted. */
-  pre_amble: Schema.optionalKey(Schema.String),
+  /** Context shown above the question (e.g. a diff); RFD 083's name for JP's `context`. */
+  context: Schema.optionalKey(Schema.String),
   answer_type: AnswerType,
   /** A display hint: the pre-selected or suggested answer. */
-  default: Schema.optionalKey(Schema.Json)
+  default: Schema.optionalKey(Schema.Json),
+  /**
+   * Only a person may answer (RFD 083, a subset of RFD 049): never the
+   * assistant — not with nobody to ask, not with `target = "assistant"`.
+   * Default `false`.
+   */
+  exclusive: Schema.optionalKey(Schema.Boolean),
+  /** Whether `Y`/`N` may remember the answer for the turn (RFD 083 `AnswerReusePolicy`); default `turn`. */
+  persistence: Schema.optionalKey(AnswerReusePolicy)
 }) {}
+
+/** Whether only a person may answer `q`. */
+export const isExclusive = (q: Question): boolean => q.exclusive === true
+
+/** Whether an answer to `q` may be remembered for the turn (`persistence` not `none`, and not a secret). */
+export const isRememberable = (q: Question): boolean => q.persistence !== "none" && q.answer_type.type !== "secret"
 
 /**
  * The persisted form of a tool question (JP `tool_question_to_inquiry_question`):
- * select options become `{ value }` without description; `id` and `pre_amble`
- * are dropped; `default` is kept verbatim, even for secret questions (RFD 082:
- * tool authors must not put a secret there).
+ * select options become `{ value }` without description; `id` is dropped;
+ * `default` is kept verbatim, even for secret questions (RFD 082: tool
+ * authors must not put a secret there). RFD 083's `context`, `exclusive` and
+ * `persistence` are written only when set away from their defaults (JP's
+ * `skip_serializing_if`), in JP's field order.
  */
 export const toInquiryQuestion = (q: Question): InquiryQuestion => {
   const answer_type: InquiryQuestion["answer_type"] = q.answer_type.type === "select"
     ? { type: "select", options: q.answer_type.options.map((value) => ({ value })) }
     : { type: q.answer_type.type }
-  return q.default === undefined ? { text: q.text, answer_type } : { text: q.text, answer_type, default: q.default }
+  // The common question sets none of the optional fields: one literal, no copies.
+  if (q.default === undefined && q.context === undefined && q.exclusive !== true && q.persistence !== "none") {
+    return { text: q.text, answer_type }
+  }
+  const out: { -readonly [K in keyof InquiryQuestion]: InquiryQuestion[K] } = { text: q.text, answer_type }
+  if (q.default !== undefined) out.default = q.default
+  if (q.context !== undefined) out.context = q.context
+  if (q.exclusive === true) out.exclusive = true
+  if (q.persistence === "none") out.persistence = "none"
+  return out
 }
 
 /**
@@ -88,5 +117,8 @@ export const fromInquiryQuestion = (id: string, q: InquiryQuestion): Question =>
     answer_type: q.answer_type.type === "select"
       ? { type: "select", options: q.answer_type.options.map((o) => (typeof o.value === "string" ? o.value : JSON.stringify(o.value))) }
       : { type: q.answer_type.type },
-    ...(q.default !== undefined ? { default: q.default } : {})
+    ...(q.default !== undefined ? { default: q.default } : {}),
+    ...(q.context !== undefined ? { context: q.context } : {}),
+    ...(q.exclusive !== undefined ? { exclusive: q.exclusive } : {}),
+    ...(q.persistence !== undefined ? { persistence: q.persistence } : {})
   })

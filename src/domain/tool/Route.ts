@@ -3,17 +3,21 @@
  * RFD 028), decided purely from what is known when the question arrives:
  *
  * 1. an answer remembered this turn (`Y`/`N` at an earlier prompt; never for
- *    a secret) → `Remembered`;
+ *    a secret, nor for a question with `persistence = "none"`, RFD 083) →
+ *    `Remembered`;
  * 2. a static answer from config → `Static` (a secret is then recorded
- *    `redacted`);
- * 3. the secret guard: target `assistant` → `Denied{assistant_routing_denied}`
- *    (a secret is only ever typed by a person);
+ *    `redacted`) when it fits the question, else `InvalidStatic` (RFD 083
+ *    `Cancelled{invalid_static_answer}`). A static answer wins even over
+ *    `exclusive`: whoever pinned it opted out of routing;
+ * 3. the person-only guard: target `assistant` for a secret or an
+ *    `exclusive` question (RFD 083) → `Denied{assistant_routing_denied}`;
  * 4. target `user` and a person can be reached (a terminal now; any client
  *    in later steps) → `Person`;
  * 5. target `assistant` → `Backend` (the model's structured side call);
  * 6. nobody to ask (issue 21 §3): the `detached` policy — `assistant` →
- *    `Backend` (JP's rule; a secret is `Denied{no_prompt_backend}` instead),
- *    `deny` → `Denied{no_prompt_backend}`, `defer` → `Defer`, `wait` → `Wait`.
+ *    `Backend` (JP's rule; a secret or an `exclusive` question is
+ *    `Denied{no_prompt_backend}` instead), `deny` → `Denied{no_prompt_backend}`,
+ *    `defer` → `Defer`, `wait` → `Wait`.
  *
  * And whether a call may run at all (`run = "ask" | "unattended" | "skip"`):
  * {@link decidePermission}.
@@ -32,8 +36,9 @@
 import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import type { Json } from "effect/Schema"
-import type { DetachedPolicy, QuestionTarget } from "./Config.ts"
+import type { DetachedPolicy, TargetKind } from "./Config.ts"
 import type { RunMode } from "./ToolDefinition.ts"
+import * as AnswerFit from "./AnswerFit.ts"
 import type { Question } from "./Question.ts"
 
 /** How a secret request is refused (its `Cancelled` reason). */
@@ -43,6 +48,8 @@ export type DenialReason = "assistant_routing_denied" | "no_prompt_backend"
 export type Route = Data.TaggedEnum<{
   Remembered: { readonly answer: Json }
   Static: { readonly answer: Json }
+  /** The configured answer does not fit the question (`problem` says why). */
+  InvalidStatic: { readonly problem: string }
   Denied: { readonly reason: DenialReason }
   /** A person answers: the terminal prompt, or any other answerer that offers first. */
   Person: {}
@@ -64,6 +71,7 @@ const RouteEnum = Data.taggedEnum<Route>()
 export const Route: Data.TaggedEnum.Constructor<Route> = {
   Remembered: ({ answer }) => ({ _tag: "Remembered", answer }),
   Static: ({ answer }) => ({ _tag: "Static", answer }),
+  InvalidStatic: ({ problem }) => ({ _tag: "InvalidStatic", problem }),
   Denied: ({ reason }) => ({ _tag: "Denied", reason }),
   Person: () => ({ _tag: "Person" }),
   Backend: () => ({ _tag: "Backend" }),
@@ -76,7 +84,7 @@ export const Route: Data.TaggedEnum.Constructor<Route> = {
 /** What {@link decideRoute} needs to know. */
 export interface RouteInput {
   readonly question: Question
-  readonly target: QuestionTarget
+  readonly target: TargetKind
   /** A person can be asked now (a terminal). */
   readonly reachable: boolean
   /** What a person's question does when nobody can be asked. */
@@ -89,14 +97,20 @@ export interface RouteInput {
 
 /** Decides who answers `question` (steps 1–6 above). */
 export const decideRoute = (input: RouteInput): Route => {
-  const secret = input.question.answer_type.type === "secret"
-  if (!secret && Option.isSome(input.remembered)) return Route.Remembered({ answer: input.remembered.value })
-  if (input.staticAnswer !== undefined) return Route.Static({ answer: input.staticAnswer })
-  if (input.target === "assistant") return secret ? Route.Denied({ reason: "assistant_routing_denied" }) : Route.Backend()
+  const question = input.question
+  const secret = question.answer_type.type === "secret"
+  if (!secret && Option.isSome(input.remembered) && question.persistence !== "none") return Route.Remembered({ answer: input.remembered.value })
+  if (input.staticAnswer !== undefined) {
+    const fits = AnswerFit.fitStatic(question.answer_type, input.staticAnswer)
+    return fits._tag === "Success" ? Route.Static({ answer: fits.success }) : Route.InvalidStatic({ problem: fits.failure })
+  }
+  // Only a person may answer a secret or an exclusive question.
+  const personOnly = secret || question.exclusive === true
+  if (input.target === "assistant") return personOnly ? Route.Denied({ reason: "assistant_routing_denied" }) : Route.Backend()
   if (input.reachable) return Route.Person()
   switch (input.detached) {
     case "assistant":
-      return secret ? Route.Denied({ reason: "no_prompt_backend" }) : Route.Backend()
+      return personOnly ? Route.Denied({ reason: "no_prompt_backend" }) : Route.Backend()
     case "deny":
       return Route.Denied({ reason: "no_prompt_backend" })
     case "defer":

@@ -10,38 +10,23 @@
  * @example
  * ```ts
  * import * as BuiltinTools from "parley/layers/executor/BuiltinTools"
- * BuiltinTools.standard.map((t) => t.name) // ["read_file", "write_file", "use_token"]
+ * BuiltinTools.standard.map((t) => t.name) // ["read_file", "write_file", "use_token", "ask_user"]
  * BuiltinTools.inquirySourceOf(BuiltinTools.askUser) // { source: "assistant" }
  * ```
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
-import type * as Schema from "effect/Schema"
 import * as WriteInto from "../file/WriteInto.ts"
 import { AnswerType } from "../../domain/tool/AnswerType.ts"
-import { InquirySource } from "../../domain/event/InquirySource.ts"
 import * as Outcome from "../../domain/tool/Outcome.ts"
 import { Question, type QuestionId } from "../../domain/tool/Question.ts"
-import type { Answers, ExecutionContext } from "../../services/Executor.ts"
+import { askUser } from "./AskUser.ts"
+import type { BuiltinTool } from "./BuiltinTool.ts"
 
-/** A call's arguments, as the model sent them. */
-export type Arguments = Readonly<Record<string, Schema.Json>>
+export { askUser } from "./AskUser.ts"
 
-/** A tool implemented in parley: its definition and how one run of a call goes. */
-export interface BuiltinTool {
-  readonly name: string
-  readonly description: string
-  /** JSON Schema of the arguments; the executor validates before `run`. */
-  readonly parameters: Schema.JsonObject
-  /** Who asks this tool's questions; default `tool{name}`. Not configurable. */
-  readonly inquirySource?: (name: string) => InquirySource
-  readonly run: (args: Arguments, answers: Answers, context: ExecutionContext) => Effect.Effect<Outcome.Outcome>
-}
-
-/** The persisted source of a built-in's questions. */
-export const inquirySourceOf = (tool: BuiltinTool): InquirySource =>
-  tool.inquirySource?.(tool.name) ?? InquirySource.tool(tool.name)
+export { type Arguments, type BuiltinTool, inquirySourceOf } from "./BuiltinTool.ts"
 
 /** A problem the tool reports to the model (becomes an error outcome). */
 class ToolProblem extends Error {}
@@ -108,6 +93,7 @@ const OVERWRITE = "overwrite" as QuestionId
 /** `write_file`: writes a file under the project directory, asking `overwrite` first when it exists. */
 export const writeFile: BuiltinTool = {
   name: "write_file",
+  questions: { overwrite: { answerType: AnswerType.boolean } },
   description:
     "Write a UTF-8 text file under the project root, creating parent directories. Asks before replacing an existing file.",
   parameters: {
@@ -130,7 +116,7 @@ export const writeFile: BuiltinTool = {
             new Question({
               id: OVERWRITE,
               text: `Overwrite ${relative}?`,
-              pre_amble: `${relative} already exists (${stat.size} bytes).`,
+              context: `${relative} already exists (${stat.size} bytes).`,
               answer_type: AnswerType.boolean,
               default: false
             })
@@ -165,6 +151,7 @@ const TOKEN = "token" as QuestionId
 /** `use_token`: asks for a secret (`token`) and reports its length; it shows that secrets are redacted and scrubbed. */
 export const useToken: BuiltinTool = {
   name: "use_token",
+  questions: { token: { answerType: AnswerType.secret } },
   description:
     "Ask the user for an access token (never stored or shown) and confirm it was received by reporting its length.",
   parameters: {
@@ -185,32 +172,5 @@ export const useToken: BuiltinTool = {
     })
 }
 
-const ANSWER = "answer" as QuestionId
-
-/**
- * A test built-in whose questions are the assistant's own (RFD 082 "tests
- * exercise the assistant-source path with a synthetic built-in"). Not in
- * {@link standard}.
- */
-export const askUser: BuiltinTool = {
-  name: "ask_user",
-  description: "Ask the user a free-text question and return the answer.",
-  parameters: {
-    type: "object",
-    properties: { question: { type: "string", description: "The question to ask." } },
-    required: ["question"],
-    additionalProperties: false
-  },
-  inquirySource: () => InquirySource.assistant,
-  run: (args, answers) =>
-    Effect.sync(() => {
-      const answer = answers[ANSWER]
-      if (answer === undefined) {
-        return Outcome.needsInput(new Question({ id: ANSWER, text: args["question"] as string, answer_type: AnswerType.text }))
-      }
-      return Outcome.success(typeof answer === "string" ? answer : JSON.stringify(answer))
-    })
-}
-
-/** The built-ins enabled by default. */
-export const standard: ReadonlyArray<BuiltinTool> = [readFile, writeFile, useToken]
+/** The built-ins enabled by default (RFD 083: `ask_user` too; `enable = false` under its table turns it off). */
+export const standard: ReadonlyArray<BuiltinTool> = [readFile, writeFile, useToken, askUser]

@@ -23,6 +23,7 @@ import { Ajv, type ValidateFunction } from "ajv"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
+import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
 import { noParameters, type RunMode, type ToolDefinition, type ToolKind } from "../../domain/tool/ToolDefinition.ts"
 import * as DeepArguments from "../../domain/tool/DeepArguments.ts"
@@ -104,6 +105,27 @@ const addMcpTools = (
   }
 }
 
+/**
+ * Static answers configured for a built-in's questions whose answer type is
+ * known before they are asked (RFD 083: checked when config loads, naming
+ * the key; the rest are checked when asked).
+ */
+const staticAnswerProblems = (config: ConfigData.Config, tool: BuiltinTools.BuiltinTool): Array<{ path: string; message: string }> => {
+  const problems: Array<{ path: string; message: string }> = []
+  for (const [id, known] of Object.entries(tool.questions ?? {})) {
+    const answer = ConfigData.staticAnswer(config, tool.name, id)
+    if (answer === undefined || known.answerType === undefined) continue
+    const fits = AnswerFit.fitStatic(known.answerType, answer)
+    if (fits._tag === "Failure") {
+      problems.push({
+        path: ConfigData.formatPath(["conversation", "tools", tool.name, "questions", id, "answer"]),
+        message: `${fits.failure}: the question wants ${AnswerFit.expected(known.answerType)}`
+      })
+    }
+  }
+  return problems
+}
+
 /** Builds the executor from validated config; config that names a missing built-in or an unusable schema fails. */
 export const make = (config: ConfigData.Config, options: Options = {}): Effect.Effect<Executor["Service"], ConfigError> =>
   Effect.suspend(() => {
@@ -131,6 +153,7 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
       if (configured?.enable === false || ConfigData.pinnedServer(configured) !== undefined) continue
       const validate = compile(tool.name, tool.parameters)
       if (validate === undefined) continue
+      problems.push(...staticAnswerProblems(config, tool))
       const source = BuiltinTools.inquirySourceOf(tool)
       entries.set(tool.name, {
         definition: {
@@ -194,9 +217,13 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
         return entry.run(args, answers, context, call)
       })
 
+    const promptLabel = (name: string, questionId: string) =>
+      entries.get(name)?.kind === "builtin" ? builtins.get(name)?.questions?.[questionId]?.promptLabel : undefined
+
     return Effect.succeed(Executor.of({
       definitions,
       execute,
+      promptLabel,
       permission: (name) => ConfigData.runMode(config, name, defaultRunMode[entries.get(name)?.kind ?? "builtin"]),
       kind: (name) => entries.get(name)?.kind
     }))

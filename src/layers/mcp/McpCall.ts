@@ -86,6 +86,12 @@ interface Open {
   /** Why the last answer to the current question was rejected. */
   problem: string | undefined
   rejected: number
+  /** Form at a terminal: asking the fields, the review of the whole form, or which field to change. */
+  stage: "fields" | "review" | "edit"
+  /** Form: the person accepted the review (or there is none to ask). */
+  reviewed: boolean
+  /** Form: the field being asked is one the person chose to change (then back to the review). */
+  editing: boolean
 }
 
 /** What one call needs: the server, the tool and its checked arguments, and its limits. */
@@ -100,6 +106,12 @@ export interface CallSpec {
   readonly interactive: boolean
   /** How many `input_required` rounds one call may take (2026-07-28; the tool's `max_attempts`). */
   readonly maxRounds: number
+  /**
+   * A form's questions are the person's alone (`exclusive`, RFD 083): with
+   * nobody to ask they follow the `detached` policy, never the model —
+   * unless config says `forms = "assistant"` for the server or the tool.
+   */
+  readonly formsExclusive?: boolean
 }
 
 /** A call in flight. Create with {@link start}; drive with {@link run}. */
@@ -237,9 +249,36 @@ const form = (open: Open): Elicitation.Form | undefined => (open.request._tag ==
 const current = (live: LiveCall, open: Open): Question | undefined => {
   const f = form(open)
   if (f === undefined) return Elicitation.urlQuestion(live.spec.serverName, open.request as Elicitation.UrlRequest)
-  if (!open.accepted) return Elicitation.formQuestion(live.spec.serverName, f)
+  const exclusive = live.spec.formsExclusive !== false
+  if (!open.accepted) return Elicitation.formQuestion(live.spec.serverName, f, exclusive)
+  if (open.stage === "edit") return Elicitation.editQuestion(f, exclusive)
   const field = f.fields[open.index]
-  return field === undefined ? undefined : Elicitation.fieldQuestion(field, open.problem)
+  if (field !== undefined) return Elicitation.fieldQuestion(field, open.problem, exclusive)
+  // Every field has its answer: at a terminal, the person sees the whole form before it is sent (MCP's MUST).
+  if (open.reviewed || !live.spec.interactive) return undefined
+  open.stage = "review"
+  return Elicitation.reviewQuestion(live.spec.serverName, f, open.values, exclusive)
+}
+
+/** The person's choice at the review, or the field to change after `edit`. */
+const applyReview = (live: LiveCall, open: Open, f: Elicitation.Form, question: Question, answer: Schema.Json): void => {
+  if (open.stage === "edit") {
+    const index = f.fields.findIndex((field) => field.name === answer)
+    if (index < 0) return reject(live, open, question, `${JSON.stringify(answer)} is not one of the fields (${f.fields.map((x) => x.name).join(", ")})`)
+    open.rejected = 0
+    open.index = index
+    open.stage = "fields"
+    open.editing = true
+    return
+  }
+  const choice = Elicitation.REVIEW_CHOICES.find((c) => c === answer)
+  if (choice === undefined) return reject(live, open, question, `${JSON.stringify(answer)} is not one of: ${Elicitation.REVIEW_CHOICES.join(", ")}`)
+  open.rejected = 0
+  if (choice === "accept") {
+    open.reviewed = true
+    open.stage = "fields"
+  } else if (choice === "edit") open.stage = "edit"
+  else respond(live, choice)
 }
 
 const reject = (live: LiveCall, open: Open, question: Question, problem: string): void => {
@@ -263,10 +302,13 @@ const apply = (live: LiveCall, open: Open, question: Question, answer: Schema.Js
     open.accepted = true
     return
   }
+  if (open.stage !== "fields") return applyReview(live, open, f, question, answer)
   const checked = Elicitation.check(f.fields[open.index]!, answer)
   if (Result.isFailure(checked)) return reject(live, open, question, checked.failure)
   open.values[question.id] = checked.success
-  open.index += 1
+  // A field changed from the review goes back to the review.
+  open.index = open.editing ? f.fields.length : open.index + 1
+  open.editing = false
   open.problem = undefined
   open.rejected = 0
 }
@@ -303,7 +345,18 @@ const opened = (live: LiveCall, elicited: Elicited): void => {
   if (Result.isFailure(parsed)) return elicited.refuse(`parley cannot ask this: ${parsed.failure}`)
   // URL mode needs a person at a browser; without a terminal nobody can go.
   if (parsed.success._tag === "Url" && !live.spec.interactive) return elicited.respond({ action: "decline" })
-  live.open = { elicited, request: parsed.success, accepted: false, index: 0, values: {}, problem: undefined, rejected: 0 }
+  live.open = {
+    elicited,
+    request: parsed.success,
+    accepted: false,
+    index: 0,
+    values: {},
+    problem: undefined,
+    rejected: 0,
+    stage: "fields",
+    reviewed: false,
+    editing: false
+  }
 }
 
 /** The next event, or `undefined` after `ms` (the call's remaining server time). */

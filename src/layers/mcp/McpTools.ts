@@ -189,7 +189,8 @@ export const start = (config: ConfigData.Config, options: Options): Effect.Effec
           args,
           timeoutMs: ConfigData.toolConfig(config, call.name)?.timeout_ms ?? DEFAULT_CALL_TIMEOUT_MS,
           interactive: options.interactive,
-          maxRounds: ConfigData.maxRounds(config, call.name)
+          maxRounds: ConfigData.maxRounds(config, call.name),
+          formsExclusive: ConfigData.formsTo(config, call.name, server.name) === "person"
         }
         return Effect.uninterruptibleMask((restore) =>
           Effect.gen(function*() {

@@ -45,7 +45,7 @@ import {
   type QuestionRequest
 } from "../../services/PromptBackend.ts"
 import { printable } from "../../domain/render/TerminalText.ts"
-import { dim, keyPrompt } from "./KeyPrompt.ts"
+import { bold, dim, keyPrompt } from "./KeyPrompt.ts"
 
 const PERMISSION_KEYS = [
   { key: "y", label: "run" },
@@ -59,6 +59,12 @@ const BOOLEAN_KEYS = [
   { key: "Y", label: "yes, and remember for this turn" },
   { key: "n", label: "no" },
   { key: "N", label: "no, and remember for this turn" }
+]
+
+/** A boolean question whose answer is never remembered (RFD 083 `persistence = "none"`): no `Y`/`N`. */
+const BOOLEAN_ONCE_KEYS = [
+  { key: "y", label: "yes" },
+  { key: "n", label: "no" }
 ]
 
 /** Shown after a prompt's frame when the prompt is quit. */
@@ -100,7 +106,7 @@ export const argumentsShown = (args: Schema.JsonObject, columns: number): { read
 const splitText = (question: Question): { before: string; message: string } => {
   const lines = printable(question.text.trimEnd(), "\n").split("\n")
   const message = lines.pop() ?? ""
-  const before = [question.pre_amble !== undefined ? printable(question.pre_amble, "\n") : undefined, lines.length > 0 ? lines.join("\n") : undefined]
+  const before = [question.context !== undefined ? printable(question.context, "\n") : undefined, lines.length > 0 ? lines.join("\n") : undefined]
     .filter((s): s is string => s !== undefined && s !== "")
     .join("\n")
   return { before, message }
@@ -155,12 +161,14 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
         const args = request.arguments !== undefined && Object.keys(request.arguments).length > 0 ? ` ${printable(JSON.stringify(request.arguments))}` : ""
         yield* say(dim(cut(header + args, Math.max((yield* terminal.columns) - 1, 20))))
       }
+      // Who is asking (RFD 083 prompt_label), above the question's context.
+      if (request.label !== undefined) yield* say(bold(`${printable(request.label)} asks:`))
       yield* say(before)
       switch (q.answer_type.type) {
         case "boolean": {
           const key = yield* run(keyPrompt({
             message,
-            keys: BOOLEAN_KEYS,
+            keys: q.persistence === "none" ? BOOLEAN_ONCE_KEYS : BOOLEAN_KEYS,
             ...(typeof q.default === "boolean" ? { defaultKey: q.default ? "y" : "n" } : {})
           }))
           return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer

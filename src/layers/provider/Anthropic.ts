@@ -65,6 +65,8 @@ export interface AnthropicOptions {
 /** Anthropic's limit on cache-control points per request. */
 export const MAX_CACHE_POINTS = 4
 const EPHEMERAL = { type: "ephemeral" } as const
+/** RFD 034 `cache = "long"`: Anthropic's one-hour cache. */
+const EPHEMERAL_LONG = { type: "ephemeral", ttl: "1h" } as const
 
 type Block = Anthropic.ContentBlockParam
 type Message = { role: "user" | "assistant"; content: Array<Block> }
@@ -142,10 +144,11 @@ export const toMessagesParams = (
   }))
 
   // Cache points: a shared budget of 4 across messages, system parts and tools.
-  let budget = MAX_CACHE_POINTS
+  let budget = request.cache === "off" ? 0 : MAX_CACHE_POINTS
+  const control = request.cache === "long" ? EPHEMERAL_LONG : EPHEMERAL
   const mark = (block: { cache_control?: Anthropic.CacheControlEphemeral | null } | undefined): void => {
     if (budget === 0 || block === undefined || block.cache_control) return
-    block.cache_control = EPHEMERAL
+    block.cache_control = control
     budget--
   }
   const lastMessage = messages.at(-1)

@@ -23,6 +23,7 @@ import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
 import type { Answerer } from "../../domain/run/RunEvent.ts"
 import type * as TurnState from "../../domain/stream/TurnState.ts"
 import type * as ConfigData from "../../domain/tool/Config.ts"
+import { formatPath } from "../../domain/tool/Config.ts"
 import type { Question } from "../../domain/tool/Question.ts"
 import type { ConversationSession } from "../../services/ConversationSession.ts"
 import type { AppendRejected, StoreIoError } from "../../services/ConversationStore.ts"
@@ -32,7 +33,7 @@ import type { PendingAnswers } from "../../services/PendingAnswers.ts"
 import type { CallPosition, PromptBackend } from "../../services/PromptBackend.ts"
 import type { RunEvents } from "../../services/RunEvents.ts"
 
-// JP's wording for tool responses (jp-reference §5.2–§5.4, §5.9).
+// JP's wording for tool responses (jp-reference §5.2–§5.4, §5.9; RFD 083 for exclusive questions and static answers).
 /** JP's wording of the tool responses the coordinator records (skipped, cancelled, failed inquiries). */
 export const Texts = {
   skippedByUser: "Tool skipped by user.",
@@ -49,6 +50,11 @@ export const Texts = {
     `The tool '${tool}' asked "${question.split("\n")[0]}", which only a person may answer, and nobody could be asked (the detached policy is "deny"). You may end the turn or try another way.`,
   tooManyAttempts: (tool: string, id: string, question: string, max: number) =>
     `The tool '${tool}' asked "${question.split("\n")[0]}" (question '${id}') more than ${max} times in one call, so the call was stopped: the answers it got did not satisfy it. Raise max_attempts under [conversation.tools.${tool}.questions.${id}] to allow more.`,
+  exclusiveNoPerson: (tool: string) =>
+    `${tool} cannot run because no interactive terminal is available. Do not retry this tool call in this turn; continue without user input or explain what information is missing.`,
+  exclusiveToAssistant: (tool: string) => `${tool} requires a human answer and cannot be routed to the assistant. Do not retry this tool call in this turn.`,
+  invalidStaticAnswer: (tool: string, questionId: string, problem: string) =>
+    `${tool}: the configured ${formatPath(["conversation", "tools", tool, "questions", questionId, "answer"])} value does not match the question's answer_type (${problem}). Update the configuration; do not retry.`,
   secretToAssistant: (tool: string, question: string) =>
     `The tool '${tool}' asked for a secret value ("${question}"), which is never routed to an assistant (its question target is "assistant"). Set the question's target to "user" to answer it at the prompt.`
 } as const
@@ -138,7 +144,8 @@ export interface Asked {
 
 /** Closes an open inquiry: records its response, announces it, and says what the tool gets. */
 export interface Closer {
-  readonly answered: (by: Answerer, answer: Schema.Json) => Effect.Effect<Routed, RecordError>
+  /** `remembered`: the person said to reuse it for the turn (`Y`/`N`), recorded with the answer so a resumed turn remembers too. */
+  readonly answered: (by: Answerer, answer: Schema.Json, remembered?: boolean) => Effect.Effect<Routed, RecordError>
   readonly cancelled: (
     by: Answerer,
     reason: CancellationReason,

@@ -37,6 +37,7 @@ import type * as Schema from "effect/Schema"
 import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
+import * as EventMetadataKeys from "../../domain/event/EventMetadata.ts"
 import * as Events from "../../domain/event/Events.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
 import type { InquiryQuestion } from "../../domain/event/InquiryQuestion.ts"
@@ -72,6 +73,9 @@ export const Opening: Data.TaggedEnum.Constructor<Opening> = {
   $match: OpeningEnum.$match
 }
 
+/** The metadata of an answer remembered for the turn (issue 27: a resumed turn rebuilds its memory from it). */
+const REMEMBERED: EventMetadata = { [EventMetadataKeys.rememberedAnswer]: true }
+
 /**
  * One open question: what is asked, whether its response is recorded yet,
  * and how it closes (its {@link Closer}). One object per question, its
@@ -90,11 +94,16 @@ class OpenInquiry implements Asked, Closer {
     this.inquiryQuestion = toInquiryQuestion(question)
   }
 
-  answered(by: RunEvent.Answerer, answer: Schema.Json): Effect.Effect<Routed, RecordError> {
+  answered(by: RunEvent.Answerer, answer: Schema.Json, remembered?: boolean): Effect.Effect<Routed, RecordError> {
     const { id } = this
     return this.question.answer_type.type === "secret"
       ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }))
-      : this.close((at) => Events.answered(at, id, answer), by, { _tag: "Answered", answer }, Routed.Answer({ answer }))
+      : this.close(
+        (at) => (remembered === true ? Events.answered(at, id, answer, REMEMBERED) : Events.answered(at, id, answer)),
+        by,
+        { _tag: "Answered", answer },
+        Routed.Answer({ answer })
+      )
   }
 
   cancelled(by: RunEvent.Answerer, reason: CancellationReason, response: ToolResponse): Effect.Effect<Routed, RecordError> {
@@ -130,12 +139,16 @@ class BackendRequest implements InquiryBackendRequest {
   readonly toolCallId: string
   readonly toolName: string
   readonly question: InquiryQuestion
+  readonly assistant?: ConfigData.InquiryAssistant
 
   constructor(private readonly snapshot: Snapshot, open: OpenInquiry) {
     this.inquiryId = open.id
     this.toolCallId = open.call.id
     this.toolName = open.call.name
     this.question = open.inquiryQuestion
+    // RFD 034: the question's own target table, if it has one.
+    const assistant = ConfigData.questionAssistant(open.env.config, open.call.name, open.question.id)
+    if (assistant !== undefined) this.assistant = assistant
   }
 
   get entries(): ReadonlyArray<StreamEntry> {
@@ -177,6 +190,7 @@ const audienceOf = (route: Route): RunEvent.Audience => {
     case "Static":
       return "config"
     case "Denied":
+    case "InvalidStatic":
       return "parley"
     case "Backend":
       return "assistant"
@@ -198,6 +212,13 @@ const decide = (env: Env, state: TurnState.TurnState, call: ToolCallRequest, que
     staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
   })
 
+/** The tool error of a refused question (JP's texts for a secret, RFD 083's for an exclusive one). */
+const deniedText = (tool: string, question: Question, reason: "assistant_routing_denied" | "no_prompt_backend"): string => {
+  const secret = question.answer_type.type === "secret"
+  if (reason === "assistant_routing_denied") return secret ? Texts.secretToAssistant(tool, question.text) : Texts.exclusiveToAssistant(tool)
+  return secret ? Texts.secretNoTty(tool, question.text) : question.exclusive === true ? Texts.exclusiveNoPerson(tool) : Texts.nobodyToAsk(tool, question.text)
+}
+
 /** Hands an open question to whoever `decided` says answers it. */
 const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp): Effect.Effect<Routed, RecordError> => {
   const { call, question } = open
@@ -206,15 +227,13 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
       return open.answered("remembered", decided.answer)
     case "Static":
       return open.answered("config", decided.answer)
-    case "Denied":
-      return open.cancelled("parley", decided.reason, {
-        content: decided.reason === "assistant_routing_denied"
-          ? Texts.secretToAssistant(call.name, question.text)
-          : question.answer_type.type === "secret"
-          ? Texts.secretNoTty(call.name, question.text)
-          : Texts.nobodyToAsk(call.name, question.text),
+    case "InvalidStatic":
+      return open.cancelled("parley", "invalid_static_answer", {
+        content: Texts.invalidStaticAnswer(call.name, question.id, decided.problem),
         is_error: true
       })
+    case "Denied":
+      return open.cancelled("parley", decided.reason, { content: deniedText(call.name, question, decided.reason), is_error: true })
     case "Person":
       return open.env.prompts.interactive
         ? Person.ask(open.env, open, open, since)

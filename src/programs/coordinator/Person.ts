@@ -25,6 +25,7 @@ import type * as Schema from "effect/Schema"
 import * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as TurnState from "../../domain/stream/TurnState.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
+import { isRememberable } from "../../domain/tool/Question.ts"
 import type { Offered, Waiting } from "../../services/PendingAnswers.ts"
 import { PromptFailed } from "../../services/PromptBackend.ts"
 import { type Asked, type Closer, describeDefect, type Env, positionOf, type RecordError, Routed, Texts } from "./Env.ts"
@@ -39,11 +40,21 @@ const registered = <A, E, R>(env: Env, asked: Asked, since: string, use: (waitin
 /** Records an answer that won, remembering it for the turn when the person typed `Y`/`N` (here or at an attached terminal). */
 export const answered = (env: Env, asked: Asked, closer: Closer, offered: Offered, remember: boolean) =>
   Effect.gen(function*() {
-    if (remember && asked.question.answer_type.type !== "secret") {
+    // A secret, or a question with persistence = "none" (RFD 083), is never remembered.
+    const remembered = remember && isRememberable(asked.question)
+    if (remembered) {
       yield* Ref.update(env.state, (s) => TurnState.rememberAnswer(s, asked.call.name, asked.question.id, offered.answer))
     }
-    return yield* closer.answered(offered.by, offered.answer)
+    return yield* closer.answered(offered.by, offered.answer, remembered)
   })
+
+/**
+ * The "who's asking" header of a prompt (RFD 083 `prompt_label`, display
+ * only): the question's config, else the tool's own default (`ask_user`:
+ * "Assistant").
+ */
+const promptLabel = (env: Env, tool: string, questionId: string): string | undefined =>
+  ConfigData.questionConfig(env.config, tool, questionId)?.prompt_label ?? env.executor.promptLabel?.(tool, questionId)
 
 /** Who answered at this terminal (they are closed by the terminal's side, under the prompt lock). */
 const TERMINAL: ReadonlySet<RunEvent.Answerer> = new Set(["you", "remembered"])
@@ -57,7 +68,8 @@ const TERMINAL: ReadonlySet<RunEvent.Answerer> = new Set(["you", "remembered"])
  */
 const prompt = (env: Env, asked: Asked, waiting: Waiting, closer: Closer) => {
   const { call, question } = asked
-  const secret = question.answer_type.type === "secret"
+  // A secret, or a question with persistence = "none" (RFD 083), is never remembered nor answered from memory.
+  const rememberable = isRememberable(question)
   const offer = (answer: Schema.Json, by: RunEvent.Answerer, remember: boolean): Effect.Effect<Routed, RecordError> =>
     Effect.flatMap(Effect.result(env.answers.offer(asked.id, answer, by)), (offered) =>
       offered._tag === "Success"
@@ -75,13 +87,15 @@ const prompt = (env: Env, asked: Asked, waiting: Waiting, closer: Closer) => {
   return Effect.suspend(() =>
     // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
     Effect.flatMap(Ref.get(env.state), (s) => {
-      const remembered = secret ? undefined : TurnState.rememberedAnswer(s, call.name, question.id)
+      const remembered = rememberable ? TurnState.rememberedAnswer(s, call.name, question.id) : undefined
       if (remembered !== undefined && Option.isSome(remembered)) return offer(remembered.value, "remembered", false)
-      return env.prompts.question({ toolName: call.name, question, arguments: call.arguments, position: positionOf(env, call) }).pipe(
+      const label = promptLabel(env, call.name, question.id)
+      const request = { toolName: call.name, question, arguments: call.arguments, position: positionOf(env, call) }
+      return env.prompts.question(label === undefined ? request : { ...request, label }).pipe(
         Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: describeDefect(d) }))),
         Effect.matchEffect({
           onFailure: (e) => closeAs(e._tag === "PromptCancelled" ? "user" : "backend_error"),
-          onSuccess: (reply) => offer(reply.answer, "you", reply.remember && !secret)
+          onSuccess: (reply) => offer(reply.answer, "you", reply.remember && rememberable)
         })
       )
     })

@@ -113,3 +113,25 @@ describe("fork (RFD 023)", () => {
     expect(entries).toEqual(before)
   })
 })
+
+describe("fork --from (issue 27; JP's meaning: inclusive)", () => {
+  it("keeps events stamped at or after the instant; config deltas before it stay; with --until, a window", () => {
+    const b = streams()
+    const entries = [b.delta(), b.ts(), b.cr("1"), b.msg("a"), b.ts(), b.cr("2"), b.msg("b"), b.ts(), b.cr("3"), b.msg("c")]
+    const from = entries[4]!.timestamp! // the second turn's start, kept (inclusive)
+    expect(shape(fork(entries, { from }))).toEqual(["DELTA", "TS", "CR:2", "M:b", "TS", "CR:3", "M:c"])
+    expect(shape(fork(entries, { from, until: entries[7]!.timestamp! }))).toEqual(["DELTA", "TS", "CR:2", "M:b"])
+  })
+
+  it("a compaction goes once --from drops any event (its turn numbers no longer fit); none dropped: kept", () => {
+    const b = streams()
+    const entries = [b.ts(), b.cr("1"), b.msg("a"), b.ts(), b.cr("2"), b.msg("b")]
+    const withCompaction = [...entries, b.compaction(0, 0)]
+    expect(fork(withCompaction, { from: entries[3]!.timestamp }).some((e) => e.type === "compaction")).toBe(false)
+    expect(fork(withCompaction, { from: entries[0]!.timestamp }).some((e) => e.type === "compaction")).toBe(true)
+  })
+
+  it("a bad --from is a RangeError", () => {
+    expect(() => fork([], { from: "yesterday" })).toThrow(RangeError)
+  })
+})

@@ -222,3 +222,42 @@ describe("Config: MCP servers", () => {
     ])
   })
 })
+
+describe("RFD 034: inquiry assistant config and per-question targets", () => {
+  it("a target table is the assistant with overrides; JP's model.id form reads as provider/model", () => {
+    const config = Result.getOrThrow(Config.decode({
+      conversation: {
+        inquiry: { assistant: { model: { id: "anthropic/haiku" }, system_prompt: "Short.", request: { max_response_bytes: 4096, cache: "10m" } } },
+        tools: { t: { questions: { q: { target: { model: { id: "openai/small" } } }, u: { target: "user" } } } }
+      }
+    }))
+    expect(Config.questionTarget(config, "t", "q")).toBe("assistant")
+    expect(Config.questionAssistant(config, "t", "q")).toStrictEqual({ model: "openai/small" })
+    expect(Config.questionTarget(config, "t", "u")).toBe("user")
+    expect(Config.questionAssistant(config, "t", "u")).toBeUndefined()
+    expect(Config.mergeAssistant(Config.questionAssistant(config, "t", "q"), config.conversation?.inquiry?.assistant)).toStrictEqual({
+      model: "openai/small",
+      system_prompt: "Short.",
+      request: { max_response_bytes: 4096, cache: "10m" }
+    })
+  })
+
+  it("a bad value in the table is a config error naming it; an unknown key is a warning naming it (the config loads)", () => {
+    const bad = Config.decode({ conversation: { tools: { t: { questions: { q: { target: { request: { cache: "sometimes" } } } } } } } })
+    expect(Result.isFailure(bad)).toBe(true)
+    if (Result.isFailure(bad)) expect(bad.failure.map((i) => Config.formatPath(i.path))).toStrictEqual(["conversation.tools.t.questions.q.target.request.cache"])
+    const input = {
+      conversation: {
+        inquiry: { assistant: { model: { id: "a/b", parameters: { temperature: 0 } }, tool_choice: "none", request: { cache: true, retries: 3 } } },
+        tools: { t: { questions: { q: { target: { name: "helper" } } } } }
+      }
+    }
+    expect(Result.isSuccess(Config.decode(input))).toBe(true)
+    expect(Config.warnings(input).map((w) => Config.formatPath(w.path))).toStrictEqual([
+      "conversation.inquiry.assistant.model.parameters",
+      "conversation.inquiry.assistant.tool_choice",
+      "conversation.inquiry.assistant.request.retries",
+      "conversation.tools.t.questions.q.target.name"
+    ])
+  })
+})

@@ -145,7 +145,8 @@ describe("Elicitation.parse and the questions", () => {
     if (Result.isFailure(r) || r.success._tag !== "Url") throw new Error("not url")
     expect(toInquiryQuestion(Elicitation.urlQuestion("remote", r.success))).toStrictEqual({
       text: "MCP server \"remote\" asks you to open a page on auth.example.com: Sign in.\n  https://auth.example.com/x?y=1\nDone there? No declines.",
-      answer_type: { type: "boolean" }
+      answer_type: { type: "boolean" },
+      exclusive: true
     })
   })
 

@@ -46,7 +46,7 @@ describe("Outcome.parseJson", () => {
     expect({ ...outcome.question }).toStrictEqual({
       id: "c",
       text: "Color?",
-      pre_amble: "pick",
+      context: "pick",
       answer_type: { type: "select", options: ["red"] },
       default: "red"
     })

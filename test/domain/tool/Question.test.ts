@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
 import { AnswerType } from "../../../src/domain/tool/AnswerType.ts"
 import { InquiryQuestion } from "../../../src/domain/event/InquiryQuestion.ts"
-import { isQuestionId, Question, QuestionId, toInquiryQuestion } from "../../../src/domain/tool/Question.ts"
+import { fromInquiryQuestion, isQuestionId, Question, QuestionId, toInquiryQuestion } from "../../../src/domain/tool/Question.ts"
 
 const decodeAnswerType = Schema.decodeUnknownSync(AnswerType)
 const encodeAnswerType = Schema.encodeSync(AnswerType)
@@ -50,20 +50,38 @@ describe("AnswerType", () => {
 })
 
 describe("toInquiryQuestion", () => {
-  it("keeps text, answer type and default; drops id and pre_amble", () => {
-    const q = new Question({
-      id: "overwrite" as QuestionId,
-      text: "Overwrite a.txt?",
-      pre_amble: "a.txt exists",
-      answer_type: AnswerType.boolean,
-      default: false
-    })
+  it("keeps text, answer type and default; drops id; RFD 083's fields only when set", () => {
+    const q = new Question({ id: "overwrite" as QuestionId, text: "Overwrite a.txt?", answer_type: AnswerType.boolean, default: false })
     const persisted = toInquiryQuestion(q)
     expect(persisted).toStrictEqual({ text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false })
     // It is a valid persisted question, byte-compatible with JP's shape.
     expect(JSON.stringify(Schema.encodeSync(InquiryQuestion)(persisted))).toBe(
       `{"text":"Overwrite a.txt?","answer_type":{"type":"boolean"},"default":false}`
     )
+    // Defaults are left out: exclusive false and persistence turn write nothing.
+    expect(toInquiryQuestion(new Question({ id: "x" as QuestionId, text: "T", answer_type: AnswerType.text, exclusive: false, persistence: "turn" })))
+      .toStrictEqual({ text: "T", answer_type: { type: "text" } })
+    const full = toInquiryQuestion(new Question({
+      id: "answer" as QuestionId,
+      text: "Proceed?",
+      context: "It rewrites config.",
+      answer_type: AnswerType.boolean,
+      default: true,
+      exclusive: true,
+      persistence: "none"
+    }))
+    expect(JSON.stringify(full)).toBe(
+      `{"text":"Proceed?","answer_type":{"type":"boolean"},"default":true,"context":"It rewrites config.","exclusive":true,"persistence":"none"}`
+    )
+    expect({ ...fromInquiryQuestion("answer", full) }).toStrictEqual({
+      id: "answer",
+      text: "Proceed?",
+      answer_type: { type: "boolean" },
+      default: true,
+      context: "It rewrites config.",
+      exclusive: true,
+      persistence: "none"
+    })
   })
 
   it("turns select strings into options without description", () => {

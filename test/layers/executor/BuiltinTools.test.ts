@@ -88,7 +88,7 @@ describe("write_file", () => {
       expect({ ...asked.question }).toStrictEqual({
         id: "overwrite",
         text: "Overwrite a.txt?",
-        pre_amble: "a.txt already exists (3 bytes).",
+        context: "a.txt already exists (3 bytes).",
         answer_type: { type: "boolean" },
         default: false
       })
@@ -161,49 +161,84 @@ describe("use_token", () => {
     }))
 })
 
-describe("ask_user (test built-in)", () => {
-  it.effect("declares the assistant as the source of its question", () =>
+describe("ask_user (RFD 083)", () => {
+  const ask = (args: Record<string, unknown>, answers: Record<string, unknown> = {}) =>
     Effect.gen(function*() {
-      const root = tempRoot()
-      const executor = yield* executorFor({}, { builtins: [...BuiltinTools.standard, BuiltinTools.askUser] })
-      const asked = needsInput(yield* executor.execute(call("ask_user", { question: "Which branch?" }), {}, contextFor(root)))
+      const executor = yield* executorFor({})
+      return yield* executor.execute(call("ask_user", args as never), answers as never, contextFor(tempRoot()))
+    })
+
+  it.effect("asks one exclusive question 'answer', never remembered, as the assistant; answers as typed JSON", () =>
+    Effect.gen(function*() {
+      const args = { question: "Apply how?", context: "It edits production config.", answer_type: "select", options: ["backup", "overwrite", "abort"], default: "backup" }
+      const asked = needsInput(yield* ask(args))
       expect(asked.source).toStrictEqual({ source: "assistant" })
-      expect({ ...asked.question }).toStrictEqual({ id: "answer", text: "Which branch?", answer_type: { type: "text" } })
-      expect(completed(yield* executor.execute(call("ask_user", { question: "Which branch?" }), { answer: "main" }, contextFor(root))))
-        .toStrictEqual({ content: "main", is_error: false })
+      expect({ ...asked.question }).toStrictEqual({
+        id: "answer",
+        text: "Apply how?",
+        context: "It edits production config.",
+        answer_type: { type: "select", options: ["backup", "overwrite", "abort"] },
+        default: "backup",
+        exclusive: true,
+        persistence: "none"
+      })
+      expect(completed(yield* ask(args, { answer: "backup" }))).toStrictEqual({ content: `{"answer_type":"select","answer":"backup"}`, is_error: false })
+      expect(completed(yield* ask({ question: "Go?", answer_type: "boolean" }, { answer: true })))
+        .toStrictEqual({ content: `{"answer_type":"boolean","answer":true}`, is_error: false })
+      expect(completed(yield* ask({ question: "Where?" }, { answer: "/tmp/out" })))
+        .toStrictEqual({ content: `{"answer_type":"text","answer":"/tmp/out"}`, is_error: false })
+      // Re-validated: an answer that does not fit is a generic error.
+      expect(completed(yield* ask(args, { answer: "delete" }))).toStrictEqual({
+        content: "ask_user: the accumulated answer does not match the requested answer type.",
+        is_error: true
+      })
     }))
 
-  it("is not among the standard built-ins", () => {
-    expect(BuiltinTools.standard.map((t) => t.name)).toStrictEqual(["read_file", "write_file", "use_token"])
-    expect(BuiltinTools.standard.map(BuiltinTools.inquirySourceOf)).toStrictEqual([
-      { source: "tool", name: "read_file" },
-      { source: "tool", name: "write_file" },
-      { source: "tool", name: "use_token" }
-    ])
-  })
-})
-
-describe("write_file under concurrency (found in review)", () => {
-  it.live("parallel writes to one path never mix their contents, and an existing file keeps its mode", () =>
+  it.effect("argument mistakes are tool errors saying what to fix", () =>
     Effect.gen(function*() {
-      const root = tempRoot()
-      const executor = yield* executorFor({})
-      const a = "A".repeat(2_000_000)
-      const b = "B".repeat(1_000_000)
-      const results = yield* Effect.all([
-        executor.execute({ id: "c1", name: "write_file", arguments: { path: "n.txt", content: a } }, {}, contextFor(root)),
-        executor.execute({ id: "c2", name: "write_file", arguments: { path: "n.txt", content: b } }, {}, contextFor(root))
-      ], { concurrency: "unbounded" })
-      const written = fs.readFileSync(path.join(root, "n.txt"), "utf8")
-      expect(written === a || written === b).toBe(true)
-      // At most one could see the file missing; the other, if it found the file, asked first.
-      expect(results.every((r) => r._tag === "Completed" ? !r.response.is_error : r._tag === "NeedsInput")).toBe(true)
-      expect(fs.readdirSync(root).filter((n) => n.endsWith(".tmp"))).toStrictEqual([])
+      const error = (args: Record<string, unknown>) => Effect.map(ask(args), (r) => completed(r).content)
+      expect(yield* error({ question: "" })).toBe("ask_user: question is missing or empty: pass the question to ask as one line of text.")
+      expect(yield* error({ question: "a\nb" })).toBe("ask_user: question contains a line break: keep the question to one line and put anything longer in context.")
+      expect(yield* error({ question: "Which?", answer_type: "select" })).toBe(
+        "ask_user: answer_type is \"select\" but options is missing or empty: pass the choices as a list of strings."
+      )
+      expect(yield* error({ question: "Which?", answer_type: "select", options: [] })).toContain("options is missing or empty")
+      expect(yield* error({ question: "Go?", answer_type: "boolean", options: ["a"] })).toBe(
+        "ask_user: options is only for answer_type \"select\" (answer_type is \"boolean\"): leave options out or use \"select\"."
+      )
+      expect(yield* error({ question: "Go?", answer_type: "boolean", default: "yes" })).toBe(
+        "ask_user: default \"yes\" does not fit answer_type \"boolean\" (true or false)."
+      )
+      expect(yield* error({ question: "Which?", answer_type: "select", options: ["a", "b"], default: "c" })).toBe(
+        "ask_user: default \"c\" is not one of the options (a, b)."
+      )
+      // The schema catches what it can say: a missing question, an unknown answer type.
+      expect(yield* error({})).toBe("Invalid arguments: must have required property 'question'")
+      expect(yield* error({ question: "Q", answer_type: "number" })).toContain("Invalid arguments: answer_type: must be equal to one of the allowed values")
+    }))
 
-      fs.writeFileSync(path.join(root, "run.sh"), "#!/bin/sh\n")
-      fs.chmodSync(path.join(root, "run.sh"), 0o755)
-      const r = yield* executor.execute({ id: "c3", name: "write_file", arguments: { path: "run.sh", content: "#!/bin/sh\necho hi\n" } }, { overwrite: true }, contextFor(root))
-      expect(completed(r).is_error).toBe(false)
-      expect(fs.statSync(path.join(root, "run.sh")).mode & 0o777).toBe(0o755)
+  it.effect("is a standard built-in, offered with RFD 083's description and schema; enable = false turns it off", () =>
+    Effect.gen(function*() {
+      expect(BuiltinTools.standard.map((t) => t.name)).toStrictEqual(["read_file", "write_file", "use_token", "ask_user"])
+      expect(BuiltinTools.standard.map(BuiltinTools.inquirySourceOf).at(-1)).toStrictEqual({ source: "assistant" })
+      const executor = yield* executorFor({})
+      const definition = executor.definitions.find((d) => d.name === "ask_user")!
+      expect(definition.description).toContain("Do not use `ask_user` to collect secrets")
+      expect(Object.keys((definition.parameters as { properties: object }).properties)).toStrictEqual(["question", "context", "answer_type", "options", "default"])
+      expect(executor.permission("ask_user")).toBe("unattended")
+      expect(executor.promptLabel?.("ask_user", "answer")).toBe("Assistant")
+      expect(executor.promptLabel?.("write_file", "overwrite")).toBeUndefined()
+      const off = yield* executorFor({ ask_user: { enable: false } })
+      expect(off.definitions.map((d) => d.name)).not.toContain("ask_user")
+    }))
+
+  it.effect("a static answer of a built-in question whose type is known is checked when config loads, naming the key", () =>
+    Effect.gen(function*() {
+      const failed = yield* Effect.flip(executorFor({ write_file: { questions: { overwrite: { answer: "sure" } } } }))
+      expect(failed.message).toBe(
+        "config.toml: conversation.tools.write_file.questions.overwrite.answer: \"sure\" is not yes or no: the question wants yes or no"
+      )
+      yield* executorFor({ write_file: { questions: { overwrite: { answer: "yes" } } } })
+      yield* executorFor({ write_file: { questions: { overwrite: { answer: true } } } })
     }))
 })

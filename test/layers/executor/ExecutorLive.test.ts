@@ -21,14 +21,14 @@ describe("ExecutorLive", () => {
         alpha: { command: "true" },
         read_file: { description: "Read a file (custom text)." }
       })
-      expect(executor.definitions.map((d) => d.name)).toStrictEqual(["alpha", "read_file", "use_token", "write_file", "zeta"])
+      expect(executor.definitions.map((d) => d.name)).toStrictEqual(["alpha", "ask_user", "read_file", "use_token", "write_file", "zeta"])
       expect(executor.definitions[0]).toStrictEqual({ name: "alpha", description: "", parameters: { type: "object", properties: {} } })
-      expect(executor.definitions[1]).toStrictEqual({
+      expect(executor.definitions[2]).toStrictEqual({
         name: "read_file",
         description: "Read a file (custom text).",
         parameters: BuiltinTools.readFile.parameters
       })
-      expect(executor.definitions[4]).toStrictEqual({
+      expect(executor.definitions[5]).toStrictEqual({
         name: "zeta",
         description: "Last.",
         parameters: { type: "object", properties: { a: { type: "string" } } }
@@ -61,7 +61,7 @@ describe("ExecutorLive", () => {
       })
       const disabled = completed(yield* executor.execute({ id: "c", name: "write_file", arguments: { path: "a", content: "" } }, {}, contextFor(root)))
       expect(disabled.content).toBe(NOT_AVAILABLE.replace("'nope'", "'write_file'"))
-      expect(executor.definitions.map((d) => d.name)).toStrictEqual(["read_file", "use_token"])
+      expect(executor.definitions.map((d) => d.name)).toStrictEqual(["ask_user", "read_file", "use_token"])
       expect(executor.kind("off")).toBeUndefined()
       expect(fs.readdirSync(root)).toStrictEqual([])
     }))
@@ -91,7 +91,7 @@ describe("ExecutorLive", () => {
           Effect.map((e) => e.message)
         )
       expect(yield* fails({ grep: { run: "ask" } })).toBe(
-        `/s/config.toml: conversation.tools.grep: there is no built-in tool named "grep" (built-ins: read_file, write_file, use_token); a local tool needs source = "local" and a command`
+        `/s/config.toml: conversation.tools.grep: there is no built-in tool named "grep" (built-ins: read_file, write_file, use_token, ask_user); a local tool needs source = "local" and a command`
       )
       expect(yield* fails({ read_file: { parameters: { type: "object" } } })).toBe(
         "/s/config.toml: conversation.tools.read_file.parameters: the parameters of a built-in tool cannot be changed"
@@ -149,7 +149,7 @@ describe("ExecutorLive", () => {
       expect({ ...asked.question }).toStrictEqual({
         id: "overwrite",
         text: "Overwrite notes/a.md?",
-        pre_amble: "notes/a.md already exists (5 bytes).",
+        context: "notes/a.md already exists (5 bytes).",
         answer_type: { type: "boolean" },
         default: false
       })

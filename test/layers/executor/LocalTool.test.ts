@@ -25,7 +25,7 @@ describe("local tools: the request and the outcome (Python fixture)", () => {
       expect({ ...first.question }).toStrictEqual({
         id: "confirm",
         text: "Proceed?",
-        pre_amble: "About to proceed.",
+        context: "About to proceed.",
         answer_type: { type: "boolean" },
         default: true
       })

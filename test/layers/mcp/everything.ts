@@ -182,7 +182,12 @@ const tomlValue = (v: unknown): string => (Array.isArray(v) ? `[${v.map(tomlValu
  * (those get `target = "assistant"` or nothing).
  */
 export const formAnswersToml = (options: { readonly except?: ReadonlyArray<string>; readonly toAssistant?: ReadonlyArray<string> } = {}): string => {
-  const lines = [`[conversation.tools."trigger-elicitation-request".questions]`, "elicitation = { answer = true }"]
+  // A form is the person's unless the tool lets the model fill it in too (issue 27).
+  const lines = [
+    ...(options.toAssistant !== undefined ? [`[conversation.tools."trigger-elicitation-request"]`, `forms = "assistant"`, ""] : []),
+    `[conversation.tools."trigger-elicitation-request".questions]`,
+    "elicitation = { answer = true }"
+  ]
   for (const [field, value] of FORM) {
     if (options.toAssistant?.includes(field)) lines.push(`${field} = { target = "assistant" }`)
     else if (!options.except?.includes(field)) lines.push(`${field} = { answer = ${tomlValue(value)} }`)

@@ -15,7 +15,7 @@ const withKeys = <A, E>(keys: ReadonlyArray<Terminal.UserInput>, f: (p: PromptBa
     return { exit, screen: plain(frames) }
   })
 
-const q = (answer_type: Question["answer_type"], extra: Partial<{ default: boolean | string; pre_amble: string; text: string }> = {}) =>
+const q = (answer_type: Question["answer_type"], extra: Partial<{ default: boolean | string; context: string; text: string }> = {}) =>
   new Question({ id: "q" as Question["id"], text: extra.text ?? "Overwrite a.txt?", answer_type, ...extra })
 
 describe("TerminalPromptBackend", () => {
@@ -40,7 +40,7 @@ describe("TerminalPromptBackend", () => {
   it.effect("prints the pre-amble and earlier lines of a multi-line question above the prompt", () =>
     Effect.gen(function*() {
       const { exit, screen } = yield* withKeys(Keys.type("n"), (p) =>
-        p.question({ toolName: "t", question: q(AnswerType.boolean, { pre_amble: "--- a.txt\n+++ a.txt", text: "Patch below.\nApply it?" }) }))
+        p.question({ toolName: "t", question: q(AnswerType.boolean, { context: "--- a.txt\n+++ a.txt", text: "Patch below.\nApply it?" }) }))
       expect(exit).toStrictEqual(Exit.succeed({ answer: false, remember: false }))
       expect(screen.indexOf("--- a.txt")).toBeLessThan(screen.indexOf("Patch below."))
       expect(screen).toContain("Apply it?")
@@ -91,7 +91,7 @@ describe("hostile text (found in review, issue 14)", () => {
       expect(permission.screen).toContain("Run local rm␛]0;t␇ tool?")
       expect(permission.screen).toContain(`"path": "<U+009B>2J<U+202E>"`)
       const picked = yield* withKeys([Keys.enter], (p) =>
-        p.question({ toolName: "t", question: q(AnswerType.select(["a\x1b[2Jb", "b"]), { text: "Pick\x1b[31m\none?", pre_amble: "about\x07" }) }))
+        p.question({ toolName: "t", question: q(AnswerType.select(["a\x1b[2Jb", "b"]), { text: "Pick\x1b[31m\none?", context: "about\x07" }) }))
       expect(picked.exit).toStrictEqual(Exit.succeed({ answer: "a\x1b[2Jb", remember: false }))
       expect(picked.screen).toContain("about␇\nPick␛[31m\n")
       expect(picked.screen).toContain("a␛[2Jb")
