@@ -311,7 +311,13 @@ export const connectionError = (url: string, cause: unknown): StoreIoError => {
   } catch {
     // not a url: said below
   }
-  const detail = String(cause instanceof Error ? cause.message : (cause as { toString(): string })?.toString?.() ?? cause).split("\n")[0]
+  // The driver's message and its causes' (ECONNREFUSED, password authentication failed, …), once each.
+  const said: Array<string> = []
+  for (let e: unknown = cause, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const line = String(e instanceof Error ? e.message : typeof e === "object" && "message" in e ? (e as { message: unknown }).message : e).split("\n")[0]!
+    if (line !== "" && !said.some((s) => s.includes(line))) said.push(line)
+  }
+  const detail = said.join(": ")
   return new StoreIoError({
     path: where(url),
     reason: `cannot use PostgreSQL at ${host}, database ${database}: ${detail}. Check that the server runs and accepts connections there, and the user, password and database in the url`
