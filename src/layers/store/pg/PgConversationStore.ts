@@ -120,21 +120,34 @@ export const make = (url: string) =>
     const insertEvents = (rows: ReadonlyArray<Rows.EventRow>) =>
       Effect.forEach(chunks(rows, 2000), (chunk) => sql`INSERT INTO parley_events ${sql.insert(chunk as unknown as ReadonlyArray<Record<string, unknown>> as [Record<string, unknown>])}`, { discard: true })
 
-    /** A session's persistence: every write a transaction on the locked connection. */
+    const updateColumns = (id: string, entries: number, c: ReturnType<typeof Rows.appendColumns>) =>
+      sql`UPDATE parley_conversations SET entries = ${entries}, events = events + ${c.addEvents},
+        last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
+        WHERE id = ${id}`
+
+    /** A session's persistence: every write atomic (one statement or a transaction) on the locked connection. */
     const persistence = (conversation: Conversation, conn: PgLock.Attempt & { _tag: "Taken" }): ConversationSession.SessionPersistence => {
       let kept = conversation.entries.slice()
       const id = conversation.id
       return {
+        // One statement (the entry rows and the listing columns together): atomic without BEGIN/COMMIT, one round trip.
         appendDurable: (entries, from) =>
-          PgLock.transaction(sql, conn.conn, Effect.gen(function*() {
-            const all = kept.concat(entries)
-            const c = Rows.appendColumns(all, entries)
-            yield* insertEvents(Rows.eventRows(id, entries, from))
-            yield* sql`UPDATE parley_conversations SET entries = ${all.length}, events = events + ${c.addEvents},
-              last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
-              WHERE id = ${id}`
-            kept = all
-          })).pipe(Effect.mapError(ioError(pathOf(id), "appending"))),
+          Effect.suspend(() => {
+            kept.push(...entries) // the columns are of the stream with the batch; taken back if the write fails
+            const c = Rows.appendColumns(kept, entries)
+            const rows = Rows.eventRows(id, entries, from)
+            const write = rows.length > 2000
+              ? PgLock.transaction(sql, conn.conn, Effect.andThen(insertEvents(rows), updateColumns(id, kept.length, c)))
+              : PgLock.on(sql, conn.conn, sql`WITH added AS (INSERT INTO parley_events ${sql.insert(rows as unknown as [Record<string, unknown>])})
+                  UPDATE parley_conversations SET entries = ${kept.length}, events = events + ${c.addEvents},
+                  last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
+                  WHERE id = ${id}`)
+            return write.pipe(
+              Effect.tapError(() => Effect.sync(() => kept.splice(from))),
+              Effect.asVoid,
+              Effect.mapError(ioError(pathOf(id), "appending"))
+            )
+          }),
         rewrite: (entries) =>
           PgLock.transaction(sql, conn.conn, Effect.gen(function*() {
             const s = Rows.summaryColumns({ ...conversation, entries })
