@@ -27,8 +27,8 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as crypto from "node:crypto"
-import * as HostSocket from "../domain/run/HostSocket.ts"
 import * as Detach from "./Detach.ts"
+import * as HostPath from "./HostPath.ts"
 
 let detached = false
 /** Prompts handed to the terminal and not yet over (drawn, or waiting for their turn). */
@@ -87,7 +87,7 @@ export interface Log {
 
 /** Opens the log a detached foreground run writes to, under the storage's run directory (0600). */
 export const openLog = (storage: string): Log => {
-  const dir = HostSocket.runDir(path.resolve(storage))
+  const dir = HostPath.runDir(storage)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   const file = path.join(dir, `detached-${process.pid}-${crypto.randomBytes(4).toString("hex")}.log`)
   Detach.sweepLogs(dir)

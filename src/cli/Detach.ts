@@ -20,7 +20,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as HostSocket from "../domain/run/HostSocket.ts"
+import * as HostPath from "./HostPath.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Hint from "./Hint.ts"
 
@@ -70,7 +70,7 @@ export const announce = (id: string): void => {
 /** Starts the run in the background and waits for its conversation; prints what to do next. */
 export const detach = (options: { readonly storage: string; readonly storageGiven: string | undefined; readonly stdinMessage: string | undefined }) =>
   Effect.gen(function*() {
-    const dir = HostSocket.runDir(path.resolve(options.storage))
+    const dir = HostPath.runDir(options.storage)
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
     const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
     const announced = path.join(dir, `.announce-${tag}`)

@@ -14,6 +14,7 @@ import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as HostSocket from "../domain/run/HostSocket.ts"
+import { isDatabaseUrl } from "../programs/StorageDir.ts"
 
 const runtimeDir = (): string => process.env["XDG_RUNTIME_DIR"] || os.tmpdir()
 
@@ -21,7 +22,15 @@ const sha256 = (text: string): string => crypto.createHash("sha256").update(text
 
 /** The host socket of conversation `id` in the storage directory `storage`. */
 export const of = (storage: string, id: string): string =>
-  HostSocket.path({ storage: path.resolve(storage), id, runtimeDir: runtimeDir(), hash: sha256 })
+  isDatabaseUrl(storage)
+    // A database has no directory of its own: the per-user runtime directory, keyed by the url's hash (issue 24).
+    ? HostSocket.path({ storage, id, runtimeDir: runtimeDir(), hash: sha256, isDirectory: false })
+    : HostSocket.path({ storage: path.resolve(storage), id, runtimeDir: runtimeDir(), hash: sha256 })
+
+/** The directory a run of `storage` keeps its files in (detached logs): the storage's run/, or the per-user one for a database. */
+export const runDir = (storage: string): string =>
+  isDatabaseUrl(storage) ? HostSocket.fallbackDir(runtimeDir()) : HostSocket.runDir(path.resolve(storage))
 
 /** The directories the hosts of `storage` may listen in (its own, and the per-user fallback). */
-export const dirs = (storage: string): ReadonlyArray<string> => [HostSocket.runDir(path.resolve(storage)), HostSocket.fallbackDir(runtimeDir())]
+export const dirs = (storage: string): ReadonlyArray<string> =>
+  isDatabaseUrl(storage) ? [HostSocket.fallbackDir(runtimeDir())] : [HostSocket.runDir(path.resolve(storage)), HostSocket.fallbackDir(runtimeDir())]

@@ -18,7 +18,6 @@
  * program.pipe(Effect.provide(Live.layer({ storage, storageGiven: undefined, model: undefined, script: undefined })))
  * ```
  */
-import * as path from "node:path"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -33,7 +32,7 @@ import * as PendingAnswersLive from "../layers/PendingAnswersLive.ts"
 import * as RunEventsLive from "../layers/RunEventsLive.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
-import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
+import * as StorageStore from "./StorageStore.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
 import { Executor } from "../services/Executor.ts"
@@ -163,7 +162,7 @@ const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<strin
 /** Everything a `parley query` run needs, live. */
 export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Prompt.Environment> =>
   Layer.unwrap(Effect.gen(function*() {
-    const configFile = ConfigFile.fileOf(settings.storage)
+    const configFile = StorageStore.configFileOf(settings.storage)
     // Config first: a broken config.toml stops us before any conversation is touched.
     const loaded = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     const config = settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
@@ -181,7 +180,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
     const configLayer = Layer.succeed(Config, Config.of({ file: configFile, data: config }))
     // Built here, in the run's scope, so a config problem it finds is one clear line.
     // MCP servers start with the executor (the first model request needs their tools) and stop with the run.
-    const mcp = { root: path.dirname(settings.storage), interactive: person !== undefined, clientInfo: { name: "parley", version: VERSION } }
+    const mcp = { root: StorageStore.toolRoot(settings.storage), interactive: person !== undefined, clientInfo: { name: "parley", version: VERSION } }
     const executorLayer = Layer.succeedContext(
       yield* Layer.build(ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(configLayer))).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     )
@@ -193,7 +192,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
     const run = Run.of({
       settings,
       config,
-      root: path.dirname(settings.storage),
+      root: StorageStore.toolRoot(settings.storage),
       person,
       status,
       cursor,
@@ -203,7 +202,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
     })
     return Layer.mergeAll(
       Layer.succeed(Run, run),
-      FileConversationStore.layer({ storageDir: settings.storage }),
+      StorageStore.storeLayer(settings.storage),
       configLayer,
       executorLayer,
       providerLayer,
@@ -220,5 +219,5 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
 export const layerFrom = <E, R>(settings: Effect.Effect<Settings, E, R>): Layer.Layer<Services, CliFailure | E, Prompt.Environment | R> =>
   Layer.unwrap(Effect.map(settings, layer))
 
-/** The file store of a storage directory (the `conversation` commands need nothing else). */
-export const storeLayer = (storageDir: string): Layer.Layer<ConversationStore> => FileConversationStore.layer({ storageDir })
+/** The store of a storage (the `conversation` commands need nothing else): a directory's files, or a `postgres://` database. */
+export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliFailure> => StorageStore.storeLayer(storage)

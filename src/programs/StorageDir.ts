@@ -12,15 +12,17 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-/** Where the storage directory is (contract §2): `--storage`, else `$PARLEY_STORAGE`, else the nearest ancestor `.parley/`, else `./.parley`. */
+/** A storage that is a PostgreSQL database (issue 24), not a directory: kept as given, never resolved as a path. */
+export const isDatabaseUrl = (storage: string): boolean => /^postgres(ql)?:\/\//i.test(storage)
+
+/** Where the storage directory is (contract §2): `--storage`, else `$PARLEY_STORAGE`, else the nearest ancestor `.parley/`, else `./.parley`. A `postgres://` url is returned as it is. */
 export const resolveStorageDir = (options: {
   readonly flag: string | undefined
   readonly env: Readonly<Record<string, string | undefined>>
   readonly cwd: string
 }): string => {
-  if (options.flag !== undefined && options.flag !== "") return path.resolve(options.cwd, options.flag)
-  const fromEnv = options.env["PARLEY_STORAGE"]
-  if (fromEnv !== undefined && fromEnv !== "") return path.resolve(options.cwd, fromEnv)
+  const given = options.flag !== undefined && options.flag !== "" ? options.flag : options.env["PARLEY_STORAGE"]
+  if (given !== undefined && given !== "") return isDatabaseUrl(given) ? given : path.resolve(options.cwd, given)
   let dir = path.resolve(options.cwd)
   for (;;) {
     const candidate = path.join(dir, ".parley")

@@ -49,15 +49,22 @@ export class ConversationCorrupt extends Schema.TaggedError<ConversationCorrupt>
  * Another process holds the conversation's write lock. `holder` is its pid
  * (absent when the lock file does not say, e.g. while it is being written);
  * `path` is the lock file, to remove by hand if that process is gone.
+ * `host` is set by a lock that cannot go stale (PostgreSQL's advisory lock,
+ * issue 24): the holder may run on another machine, and its lock ends with
+ * its connection, so there is nothing to remove by hand.
  */
 export class ConversationLocked extends Schema.TaggedError<ConversationLocked>()("ConversationLocked", {
   id: Schema.String,
   holder: Schema.optionalKey(Schema.Number),
+  host: Schema.optionalKey(Schema.String),
   path: Schema.String
 }) {
   override get message() {
-    const who = this.holder === undefined ? "another parley process" : `another parley process (pid ${this.holder})`
-    return `Conversation ${this.id} is being written by ${who}. Wait for it to finish, or remove ${this.path} if that process is gone.`
+    const on = this.host === undefined ? "" : ` on ${this.host}`
+    const who = this.holder === undefined ? `another parley process${on}` : `another parley process (pid ${this.holder}${on})`
+    return this.host === undefined
+      ? `Conversation ${this.id} is being written by ${who}. Wait for it to finish, or remove ${this.path} if that process is gone.`
+      : `Conversation ${this.id} is being written by ${who}. Wait for it to finish: its lock ends with that process.`
   }
 }
 

@@ -40,7 +40,7 @@ const holds = JSON.parse(fs.readFileSync(path.join(repoRoot, "dist", "parley.chu
 /** The sources in the chunks, matching `pattern`. */
 const sources = (chunks: ReadonlyArray<string>, pattern: RegExp) => chunks.flatMap((c) => (holds[c] ?? [`${c}: not in parley.chunks.json`]).filter((s) => pattern.test(s)))
 
-const HEAVY = /node_modules\/(@modelcontextprotocol|openai|@anthropic-ai|markdown-it|ajv|smol-toml)\/|node_modules\/effect\/dist\/cli\/|src\/layers\/(mcp|executor|provider|prompt)\/|src\/cli\/(Live|Query|Main)\.ts|src\/domain\/render\/Html\.ts/
+const HEAVY = /node_modules\/(@modelcontextprotocol|openai|@anthropic-ai|markdown-it|ajv|smol-toml|@effect\/sql-pg)\/|src\/layers\/store\/pg\/|node_modules\/effect\/dist\/sql\/|node_modules\/effect\/dist\/cli\/|src\/layers\/(mcp|executor|provider|prompt)\/|src\/cli\/(Live|Query|Main)\.ts|src\/domain\/render\/Html\.ts/
 
 describe("start-up: what the reading commands load", () => {
   it("ls and print (markdown, json) load none of the query path, no effect/cli, no markdown", () => {

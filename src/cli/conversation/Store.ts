@@ -1,5 +1,5 @@
 /**
- * The file store of a storage directory for the `conversation` commands
+ * The store of a storage (a directory, or a `postgres://` url: issue 24) for the `conversation` commands
  * (issue 28: no effect/cli here, so the reading commands' fast path
  * (`ReadingRun.ts`) and the effect/cli commands share it).
  *
@@ -10,25 +10,26 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import * as FileConversationStore from "../../layers/store/FileConversationStore.ts"
 import type { ConversationStore } from "../../services/ConversationStore.ts"
 import type { CliFailure } from "../CliFailure.ts"
 import * as ErrorLine from "../ErrorLine.ts"
+import * as StorageStore from "../StorageStore.ts"
 
-/** The storage directory of an invocation: resolved, and as given (`--storage`, `$PARLEY_STORAGE`), which hints repeat. */
+/** The storage of an invocation (a directory or a database url): resolved, and as given (`--storage`, `$PARLEY_STORAGE`), which hints repeat. */
 export interface StorageAt {
   readonly dir: string
   readonly given: string | undefined
 }
 
 /**
- * Runs `effect` with the file store of `storage`; a store error that names
+ * Runs `effect` with the store of `storage`; a store error that names
  * a command to run next becomes its CLI line, the command carrying
  * `--storage` when it was given, so it works when pasted.
  */
 export const withStoreAt = <A, E, R>(storage: StorageAt, effect: Effect.Effect<A, E, R>) =>
   effect.pipe(
-    // The store alone, not Live's layers: listing and printing load nothing of the query path.
-    Effect.provide(FileConversationStore.layer({ storageDir: storage.dir })),
+    // The store alone, not Live's layers: listing and printing load nothing of the query path
+    // (and a postgres:// storage loads the PostgreSQL store only then).
+    Effect.provide(StorageStore.storeLayer(storage.dir)),
     Effect.mapError((e): E | CliFailure => ErrorLine.hasNextStep(e) ? ErrorLine.failure(e, { storage: storage.given }) : e)
   ) as Effect.Effect<A, E | CliFailure, Exclude<R, ConversationStore>>

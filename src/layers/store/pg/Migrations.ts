@@ -1,0 +1,73 @@
+/**
+ * The PostgreSQL store's schema (issue 24), versioned for effect/sql's
+ * `Migrator`: each key is `<version>_<name>`, applied once, in order,
+ * recorded in `parley_migrations`. Never edit a released migration: add
+ * the next one.
+ *
+ * - `parley_conversations`: one row per conversation: the exact text of
+ *   `metadata.json` and `base_config.json` (NULL: JP's packed layout), the
+ *   directory name export writes, and the listing columns (title, counts,
+ *   last event, incomplete state, tokens) kept in the same transaction as
+ *   every append, so `ls` decodes nothing. `damage` is set for a
+ *   conversation imported from files parley cannot decode: it is kept as
+ *   those files (`parley_raw_files`) so export gives them back unchanged.
+ * - `parley_events`: one row per entry, `json` being the entry's text exactly
+ *   as it stands in JP's `events.json` (indented two spaces, base64 fields as
+ *   JP writes them), `seq` its index.
+ * - `parley_locks`: who holds a conversation's advisory lock (pid, host,
+ *   backend pid), written while it is held, to name the holder.
+ *
+ * @example
+ * ```ts
+ * import { migrations } from "parley/layers/store/pg/Migrations"
+ * Object.keys(migrations) // ["0001_conversations"]
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import { SqlClient } from "effect/sql/SqlClient"
+
+/** The table effect/sql's Migrator records applied versions in. */
+export const MIGRATIONS_TABLE = "parley_migrations"
+
+export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient>> = {
+  "0001_conversations": Effect.gen(function*() {
+    const sql = yield* SqlClient
+    yield* sql`CREATE TABLE parley_conversations (
+      id text PRIMARY KEY,
+      archived boolean NOT NULL DEFAULT false,
+      dirname text NOT NULL,
+      metadata text,
+      base_config text,
+      title text,
+      entries integer NOT NULL DEFAULT 0,
+      events integer NOT NULL DEFAULT 0,
+      last_event_at text,
+      last_activated_at text NOT NULL DEFAULT '',
+      incomplete_state text,
+      incomplete_tool text,
+      tokens bigint NOT NULL DEFAULT 0,
+      damage text
+    )`
+    yield* sql`CREATE INDEX parley_conversations_listing ON parley_conversations (archived, last_activated_at DESC, id DESC)`
+    yield* sql`CREATE TABLE parley_events (
+      conversation_id text NOT NULL REFERENCES parley_conversations(id) ON DELETE CASCADE,
+      seq integer NOT NULL,
+      type text NOT NULL,
+      json text NOT NULL,
+      PRIMARY KEY (conversation_id, seq)
+    )`
+    yield* sql`CREATE TABLE parley_raw_files (
+      conversation_id text NOT NULL REFERENCES parley_conversations(id) ON DELETE CASCADE,
+      name text NOT NULL,
+      bytes bytea NOT NULL,
+      PRIMARY KEY (conversation_id, name)
+    )`
+    yield* sql`CREATE TABLE parley_locks (
+      conversation_id text PRIMARY KEY,
+      pid integer NOT NULL,
+      host text NOT NULL,
+      backend_pid integer NOT NULL,
+      since timestamptz NOT NULL DEFAULT now()
+    )`
+  })
+}
