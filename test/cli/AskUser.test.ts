@@ -75,7 +75,7 @@ describe("ask_user without a terminal", () => {
         type: "tool_call_response",
         id: "call_1",
         content: b64(
-          "ask_user: the configured conversation.tools.ask_user.questions.answer.answer value does not match the question's answer_type (\"maybe\" is not yes or no). Update the configuration; do not retry."
+          "ask_user: the configured conversation.tools.ask_user.questions.answer.answer value does not match the question's answer_type (\"maybe\" is not a yes/no answer). Update the configuration; do not retry."
         ),
         is_error: true
       }

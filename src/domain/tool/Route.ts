@@ -93,6 +93,12 @@ export interface RouteInput {
   readonly remembered: Option.Option<Json>
   /** The answer configured for this tool and question. */
   readonly staticAnswer: Json | undefined
+  /**
+   * The static answer must fit the question as asked (`AnswerFit.fit`), with
+   * none of the leniency MCP form fields get: a question the model asks
+   * (`ask_user`, source `assistant`) is typed by the model itself.
+   */
+  readonly strictStatic?: boolean
 }
 
 /** Decides who answers `question` (steps 1–6 above). */
@@ -101,7 +107,7 @@ export const decideRoute = (input: RouteInput): Route => {
   const secret = question.answer_type.type === "secret"
   if (!secret && Option.isSome(input.remembered) && question.persistence !== "none") return Route.Remembered({ answer: input.remembered.value })
   if (input.staticAnswer !== undefined) {
-    const fits = AnswerFit.fitStatic(question.answer_type, input.staticAnswer)
+    const fits = (input.strictStatic === true ? AnswerFit.fit : AnswerFit.fitStatic)(question.answer_type, input.staticAnswer)
     return fits._tag === "Success" ? Route.Static({ answer: fits.success }) : Route.InvalidStatic({ problem: fits.failure })
   }
   // Only a person may answer a secret or an exclusive question.

@@ -202,8 +202,17 @@ const audienceOf = (route: Route): RunEvent.Audience => {
 }
 
 /** The route of an open question, decided by the domain from the turn's state as it is now. */
-const decide = (env: Env, state: TurnState.TurnState, call: ToolCallRequest, question: Question, reachable = env.prompts.interactive || env.answers.present()) =>
+const decide = (
+  env: Env,
+  state: TurnState.TurnState,
+  call: ToolCallRequest,
+  question: Question,
+  reachable = env.prompts.interactive || env.answers.present(),
+  source?: InquirySource
+) =>
   decideRoute({
+    // A question the model asks types its own answer: its static answer gets no form-field leniency.
+    strictStatic: source?.source === "assistant",
     question,
     target: ConfigData.questionTarget(env.config, call.name, question.id),
     reachable,
@@ -268,7 +277,7 @@ const deserted = (open: OpenInquiry, waiting: Waiting, since: Timestamp.Timestam
  * from the turn's state as it is then.
  */
 const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timestamp) => {
-  const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question)
+  const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question, undefined, source)
   open.env.events.publishUnsafe(RunEvent.make.QuestionOpened({
     inquiry_id: open.id,
     call: open.shown,

@@ -34,7 +34,18 @@ describe("decideRoute", () => {
     expect(tag({ question: q("secret"), reachable: true })).toBe("Person")
   })
 
-  it("nobody to ask: the detached policy decides, and a secret never goes to the assistant", () => {
+  it("a static answer: form-field leniency (a number or a list for text, yes/no words for a boolean), none for a question the model asks", () => {
+    const text = new Question({ id: "q" as never, text: "Path?", answer_type: { type: "text" } })
+    expect(tag({ question: text, staticAnswer: 5 })).toBe("Static")
+    expect(tag({ question: text, staticAnswer: ["a", "b"] })).toBe("Static")
+    expect(tag({ staticAnswer: "yes" })).toBe("Static")
+    expect(tag({ question: text, staticAnswer: 5, strictStatic: true })).toBe("InvalidStatic")
+    expect(tag({ question: text, staticAnswer: ["a", "b"], strictStatic: true })).toBe("InvalidStatic")
+    expect(tag({ staticAnswer: "yes", strictStatic: true })).toBe("InvalidStatic")
+    expect(tag({ question: text, staticAnswer: "src/a.ts", strictStatic: true })).toBe("Static")
+  })
+
+    it("nobody to ask: the detached policy decides, and a secret never goes to the assistant", () => {
     const table = (["assistant", "deny", "defer", "wait"] as const).map((detached) => [
       detached,
       tag({ detached }),
