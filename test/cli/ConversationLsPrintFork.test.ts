@@ -203,5 +203,13 @@ describe("conversation fork (built binary)", () => {
     const bad = runParley(["conversation", "fork", "17000000010", "--from", "yesterday", "--storage", storage])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain(`--from: "yesterday" is not a time`)
+    // From at or after until would keep nothing: a usage error, and no conversation made.
+    const before = fs.readdirSync(path.join(storage, "conversations")).length
+    for (const [f, u] of [[until, from], [from, from]]) {
+      const empty = runParley(["conversation", "fork", "17000000010", "--from", f!, "--until", u!, "--storage", storage])
+      expect(empty.code).toBe(2)
+      expect(empty.stderr).toContain(`is not before --until`)
+    }
+    expect(fs.readdirSync(path.join(storage, "conversations")).length).toBe(before)
   })
 })

@@ -50,6 +50,10 @@ export const fork = Command.make(
           return yield* Usage.failure(["parley", "conversation", "fork"], `${flag}: "${value}" is not a time (use "YYYY-MM-DD HH:MM:SS" in UTC, or RFC 3339).`)
         }
       }
+      // --from is inclusive and --until exclusive: from at or after until keeps nothing.
+      if (start !== undefined && limit !== undefined && Timestamp.toEpochNanos(start)! >= Timestamp.toEpochNanos(limit)!) {
+        return yield* Usage.failure(["parley", "conversation", "fork"], `--from "${start}" is not before --until "${limit}": the fork would keep no event.`)
+      }
       const store = yield* ConversationStore
       const source = yield* store.load(cid)
       const now = yield* Timestamp.current
