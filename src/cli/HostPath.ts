@@ -11,6 +11,7 @@
  * ```
  */
 import * as crypto from "node:crypto"
+import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as HostSocket from "../domain/run/HostSocket.ts"
@@ -34,3 +35,33 @@ export const runDir = (storage: string): string =>
 /** The directories the hosts of `storage` may listen in (its own, and the per-user fallback). */
 export const dirs = (storage: string): ReadonlyArray<string> =>
   isDatabaseUrl(storage) ? [HostSocket.fallbackDir(runtimeDir())] : [HostSocket.runDir(path.resolve(storage)), HostSocket.fallbackDir(runtimeDir())]
+
+/** A host socket file of a storage: its conversation id and path. */
+export interface SocketFile {
+  readonly id: string
+  readonly path: string
+}
+
+/**
+ * The host socket files of `storage`'s conversations, one directory read
+ * each (a killed host's file too: ask it before trusting it). The per-user
+ * directory holds other storages' hosts as well: only files at the path
+ * `of` gives for their id are ours.
+ */
+export const sockets = (storage: string): ReadonlyArray<SocketFile> => {
+  const found: Array<SocketFile> = []
+  for (const dir of dirs(storage)) {
+    let names: Array<string> = []
+    try {
+      names = fs.readdirSync(dir)
+    } catch {
+      continue
+    }
+    for (const name of names) {
+      const id = HostSocket.idOf(name)
+      const file = path.join(dir, name)
+      if (id !== undefined && of(storage, id) === file) found.push({ id, path: file })
+    }
+  }
+  return found
+}

@@ -12,8 +12,6 @@
  * running.get("17738399468") // { pid: 4242, waiting: ["call_1.confirm.1"], tools: ["deploy"] } | undefined
  * ```
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as HostPath from "./HostPath.ts"
 
@@ -39,18 +37,12 @@ const infoOf = (socket: string) =>
 export const of = (storage: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Running>> =>
   Effect.gen(function*() {
     // One directory read each, not a stat per conversation: ls lists thousands.
-    const present = new Set<string>()
-    for (const dir of HostPath.dirs(storage)) {
-      let names: Array<string> = []
-      try {
-        names = fs.readdirSync(dir)
-      } catch {
-        continue
-      }
-      for (const name of names) if (name.endsWith(".sock")) present.add(path.join(dir, name))
-    }
-    if (present.size === 0) return new Map()
-    const sockets = ids.map((id) => [id, HostPath.of(storage, id)] as const).filter(([, socket]) => present.has(socket))
+    const files = new Map(HostPath.sockets(storage).map((s) => [s.id, s.path]))
+    if (files.size === 0) return new Map()
+    const sockets = ids.flatMap((id) => {
+      const socket = files.get(id)
+      return socket === undefined ? [] : [[id, socket] as const]
+    })
     const found = yield* Effect.forEach(sockets, ([id, socket]) => Effect.map(infoOf(socket), (info) => [id, info] as const), { concurrency: 8 })
     const running = new Map<string, Running>()
     for (const [id, info] of found) if (info._tag === "Some") running.set(id, info.value)

@@ -22,7 +22,6 @@
  * ```
  */
 import * as fs from "node:fs"
-import * as path from "node:path"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -35,7 +34,6 @@ import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
-import * as HostSocket from "../../domain/run/HostSocket.ts"
 import * as RunReport from "../../domain/run/RunReport.ts"
 import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
@@ -66,25 +64,12 @@ export interface Given {
 /** The running conversation of `storage` whose run started last (its socket is the newest), if any. */
 export const mostRecent = (storage: string): Effect.Effect<ConversationId.ConversationId | undefined> =>
   Effect.gen(function*() {
-    const sockets: Array<{ readonly id: ConversationId.ConversationId; readonly socket: string; readonly mtime: number }> = []
-    for (const dir of HostPath.dirs(storage)) {
-      let names: Array<string> = []
-      try {
-        names = fs.readdirSync(dir)
-      } catch {
-        continue
-      }
-      for (const name of names) {
-        const id = ConversationId.parse(HostSocket.idOf(name) ?? "")
-        const socket = path.join(dir, name)
-        // The per-user directory holds other storages' runs too: only ours name this path.
-        if (id === undefined || HostPath.of(storage, id) !== socket) continue
-        const stat = fs.statSync(socket, { throwIfNoEntry: false })
-        if (stat !== undefined) sockets.push({ id, socket, mtime: stat.mtimeMs })
-      }
-    }
+    const sockets = HostPath.sockets(storage).flatMap((s) => {
+      const stat = fs.statSync(s.path, { throwIfNoEntry: false })
+      return stat === undefined ? [] : [{ id: s.id, socket: s.path, mtime: stat.mtimeMs }]
+    })
     for (const s of sockets.sort((a, b) => b.mtime - a.mtime)) {
-      if (yield* HostClient.running(s.socket)) return s.id
+      if (yield* HostClient.running(s.socket)) return s.id as ConversationId.ConversationId
     }
     return undefined
   })

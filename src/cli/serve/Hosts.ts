@@ -10,31 +10,13 @@
  * const ids = Hosts.runningIds("/home/me/.parley") // ids with a socket file, alive or not
  * ```
  */
-import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as HostSocket from "../../domain/run/HostSocket.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
 import * as HostPath from "../HostPath.ts"
 
 /** The ids of conversations of `storage` with a host socket file (a killed host's file too: ask before trusting it). */
-export const socketIds = (storage: string): ReadonlyArray<string> => {
-  const ids = new Set<string>()
-  for (const dir of HostPath.dirs(storage)) {
-    let names: Array<string> = []
-    try {
-      names = fs.readdirSync(dir)
-    } catch {
-      continue
-    }
-    for (const name of names) {
-      const id = HostSocket.idOf(name)
-      // The per-user directory holds other storages' hosts too: only the ones whose path is ours.
-      if (id !== undefined && `${dir}/${name}` === HostPath.of(storage, id)) ids.add(id)
-    }
-  }
-  return [...ids]
-}
+export const socketIds = (storage: string): ReadonlyArray<string> => [...new Set(HostPath.sockets(storage).map((s) => s.id))]
 
 /** What a live host says about itself, or none when nothing answers within a second. */
 export const info = (storage: string, id: string): Effect.Effect<Option.Option<HostClient.Info>> =>
