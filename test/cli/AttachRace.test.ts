@@ -68,18 +68,30 @@ const fdList = (pid: number) =>
 
 const run = <A, E>(effect: Effect.Effect<A, E, import("effect/Scope").Scope>) => Effect.runPromise(Effect.scoped(effect))
 
+const call = (id: string, name: string, mode: string, seconds?: number) => ({ id, name: "deferrable", arguments: { name, mode, ...(seconds !== undefined ? { seconds } : {}) } })
+
+/** A run (no TTY, `detached = "wait"`) whose calls have opened their question; its conversation id. */
+const waitingRun = async (p: Project, calls: ReadonlyArray<ReturnType<typeof call>>) => {
+  const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: calls }, { message: "Done." }])
+  const host = spawnParley(p, ["query", "--new", "go", "--script", script])
+  children.push(host)
+  await waitFor("the question and the socket", () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1)
+  return { host, id: sockets(p)[0]!.replace(".sock", "") }
+}
+
+/** `conversation attach` clients (without an id: the newest run), once each has shown the run. */
+const attach = async (p: Project, ...ids: ReadonlyArray<string | undefined>) => {
+  const clients = ids.map((id) => spawnParley(p, ["conversation", "attach", ...(id !== undefined ? [id] : [])]))
+  children.push(...clients)
+  await waitFor("the clients to show the run", () => clients.every((c) => c.output().includes("Working.")))
+  return clients
+}
+
 describe("attached clients without a terminal", () => {
   it("kill -9 of the host with two clients attached: both print the resume command and exit 1 within 2 s; no tool survives; --continue-turn completes", async () => {
     const p = project()
-    const call = (id: string, name: string, mode: string, seconds?: number) => ({ id, name: "deferrable", arguments: { name, mode, ...(seconds !== undefined ? { seconds } : {}) } })
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("s1", "prod", "slow", 8), call("a1", "web", "ask")] }, { message: "Done." }])
-    const host = spawnParley(p, ["query", "--new", "go", "--script", script])
-    children.push(host)
-    await waitFor("the question and the socket", () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1)
-    const id = sockets(p)[0]!.replace(".sock", "")
-    const clients = [spawnParley(p, ["conversation", "attach", id]), spawnParley(p, ["conversation", "attach"])]
-    children.push(...clients)
-    await waitFor("both clients to show the run", () => clients.every((c) => c.output().includes("Working.")))
+    const { host, id } = await waitingRun(p, [call("s1", "prod", "slow", 8), call("a1", "web", "ask")])
+    const clients = await attach(p, id, undefined)
     expect(toolsIn(p.root).length).toBeGreaterThan(0)
     const killed = Date.now()
     host.kill("SIGKILL")
@@ -101,22 +113,13 @@ describe("attached clients without a terminal", () => {
 
   it("SIGTERM (or a closed terminal) ends the attach only; SIGINT stops the run, which stays resumable", async () => {
     const p = project()
-    const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "web", "ask")] }, { message: "Done." }])
-    const host = spawnParley(p, ["query", "--new", "go", "--script", script])
-    children.push(host)
-    await waitFor("the question and the socket", () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1)
-    const id = sockets(p)[0]!.replace(".sock", "")
-    const leaving = spawnParley(p, ["conversation", "attach", id])
-    children.push(leaving)
-    await waitFor("the client to show the run", () => leaving.output().includes("Working."))
+    const { host, id } = await waitingRun(p, [call("a1", "web", "ask")])
+    const [leaving] = await attach(p, id)
     leaving.kill("SIGTERM")
     expect(await exited(leaving)).toBe(0)
     expect(leaving.output()).toContain(`Detached from jp-c${id}; the run goes on (pid ${host.pid})`)
     expect(host.exitCode).toBe(null)
-    const stopping = spawnParley(p, ["conversation", "attach", id])
-    children.push(stopping)
-    await waitFor("the client to show the run", () => stopping.output().includes("Working."))
+    const [stopping] = await attach(p, id)
     stopping.kill("SIGINT")
     expect(await exited(stopping)).toBe(130)
     expect(await exited(host)).toBe(143)
@@ -135,15 +138,8 @@ describe("attached clients without a terminal", () => {
 
   it("a client that stopped reading (SIGSTOP) does not keep the host from exiting once the run is over", async () => {
     const p = project()
-    const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "web", "ask")] }, { message: "Done." }])
-    const host = spawnParley(p, ["query", "--new", "go", "--script", script])
-    children.push(host)
-    await waitFor("the question and the socket", () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1)
-    const id = sockets(p)[0]!.replace(".sock", "")
-    const frozen = spawnParley(p, ["conversation", "attach", id])
-    children.push(frozen)
-    await waitFor("the client to show the run", () => frozen.output().includes("Working."))
+    const { host, id } = await waitingRun(p, [call("a1", "web", "ask")])
+    const [frozen] = await attach(p, id)
     frozen.kill("SIGSTOP")
     try {
       expect(parley(p, ["conversation", "answer", id, "a1.confirm.1", "yes"]).code).toBe(0)
