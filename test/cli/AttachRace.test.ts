@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Stream from "effect/Stream"
 import * as HostClient from "../../src/layers/host/HostClient.ts"
 import { repoRoot } from "../support/Fixtures.ts"
-import { addDeferrable, DEFERRABLE, exited, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
+import { addDeferrable, DEFERRABLE, exited, hostSockets, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
 
 const CONFIG = `${DEFERRABLE}
 
@@ -41,10 +41,7 @@ const project = (): Project => {
   return p
 }
 
-const sockets = (p: Project) => {
-  const dir = path.join(p.storage, "run")
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith(".sock")) : []
-}
+const sockets = hostSockets
 
 /** The processes whose working directory is the project (its tools). */
 const toolsIn = (root: string): Array<number> =>

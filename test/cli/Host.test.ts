@@ -9,13 +9,7 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { binary } from "../support/Cli.ts"
 import * as FakeLlmServer from "../support/FakeLlmServer.ts"
-import { addDeferrable, DEFERRABLE, exited, killGroup, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
-
-const TOOL = `${DEFERRABLE}
-
-[conversation.inquiry]
-detached = "wait"
-`
+import { effectsOf, exited, hostSockets, killGroup, parley, persisted, type Project, spawnParley, waitFor, waitingProject, writeScript } from "../support/Project.ts"
 
 const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
 const groups: Array<number> = []
@@ -24,17 +18,12 @@ afterEach(() => {
   for (const g of groups.splice(0)) killGroup(g)
 })
 
-const project = (): Project => {
-  const p = makeProject()
-  fs.appendFileSync(path.join(p.storage, "config.toml"), TOOL)
-  addDeferrable(p.root)
-  return p
-}
+const project = waitingProject
 
 const runDir = (p: Project) => path.join(p.storage, "run")
-const sockets = (p: Project) => (fs.existsSync(runDir(p)) ? fs.readdirSync(runDir(p)).filter((n) => n.endsWith(".sock")) : [])
+const sockets = hostSockets
 const ls = (p: Project) => JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; running: unknown; incomplete: unknown }>
-const effects = (p: Project, name: string) => (fs.existsSync(path.join(p.root, `${name}.effects`)) ? fs.readFileSync(path.join(p.root, `${name}.effects`), "utf8") : "")
+const effects = effectsOf
 
 const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
 

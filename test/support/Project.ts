@@ -41,6 +41,33 @@ parameters = { type = "object", properties = { name = { type = "string" }, mode 
 run = "unattended"
 `
 
+/** The deferrable tool, and questions for a person that wait for any answerer (no TTY: `detached = "wait"`). */
+export const WAITING = `${DEFERRABLE}
+
+[conversation.inquiry]
+detached = "wait"
+`
+
+/** A project with the deferrable tool whose questions wait (issues 22, 23: a run stays up to be answered from elsewhere). */
+export const waitingProject = (): Project => {
+  const p = makeProject()
+  fs.appendFileSync(path.join(p.storage, "config.toml"), WAITING)
+  addDeferrable(p.root)
+  return p
+}
+
+/** The host socket files under the project's storage (`run/*.sock`). */
+export const hostSockets = (p: Project): Array<string> => {
+  const dir = path.join(p.storage, "run")
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith(".sock")) : []
+}
+
+/** What the deferrable tool called `name` did (its `<name>.effects` file), "" when it did nothing. */
+export const effectsOf = (p: Project, name: string): string => {
+  const file = path.join(p.root, `${name}.effects`)
+  return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
+}
+
 /** Copies the deferrable tool into a project root. */
 export const addDeferrable = (root: string): void =>
   fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), path.join(root, "deferrable.py"))

@@ -6,14 +6,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { addDeferrable, DEFERRABLE, exited, killGroup, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../../support/Project.ts"
+import { effectsOf, exited, hostSockets, killGroup, parley, persisted, type Project, spawnParley, waitFor, waitingProject, writeScript } from "../../support/Project.ts"
 import * as Serve from "../../support/Serve.ts"
-
-const TOOL = `${DEFERRABLE}
-
-[conversation.inquiry]
-detached = "wait"
-`
 
 const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
 const groups: Array<number> = []
@@ -22,18 +16,10 @@ afterEach(() => {
   for (const g of groups.splice(0)) killGroup(g)
 })
 
-const project = (): Project => {
-  const p = makeProject()
-  fs.appendFileSync(path.join(p.storage, "config.toml"), TOOL)
-  addDeferrable(p.root)
-  return p
-}
+const project = waitingProject
 
-const sockets = (p: Project) => {
-  const dir = path.join(p.storage, "run")
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith(".sock")) : []
-}
-const effects = (p: Project, name: string) => (fs.existsSync(path.join(p.root, `${name}.effects`)) ? fs.readFileSync(path.join(p.root, `${name}.effects`), "utf8") : "")
+const sockets = hostSockets
+const effects = effectsOf
 const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
 
 const start = async (p: Project) => {

@@ -10,31 +10,17 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { chromium } from "playwright-core"
 import * as Chromium from "../../support/Chromium.ts"
-import { addDeferrable, DEFERRABLE, exited, makeProject, type Project, spawnParley, waitFor, writeScript } from "../../support/Project.ts"
+import { effectsOf, exited, hostSockets, type Project, spawnParley, waitFor, waitingProject, writeScript } from "../../support/Project.ts"
 import * as Serve from "../../support/Serve.ts"
-
-const TOOL = `${DEFERRABLE}
-
-[conversation.inquiry]
-detached = "wait"
-`
 
 const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
 afterEach(() => {
   for (const c of children.splice(0)) c.kill("SIGKILL")
 })
 
-const project = (): Project => {
-  const p = makeProject()
-  fs.appendFileSync(path.join(p.storage, "config.toml"), TOOL)
-  addDeferrable(p.root)
-  return p
-}
-const sockets = (p: Project) => {
-  const dir = path.join(p.storage, "run")
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith(".sock")) : []
-}
-const effects = (p: Project, name: string) => (fs.existsSync(path.join(p.root, `${name}.effects`)) ? fs.readFileSync(path.join(p.root, `${name}.effects`), "utf8") : "")
+const project = waitingProject
+const sockets = hostSockets
+const effects = effectsOf
 const call = (id: string, name: string, mode: string, extra: Record<string, unknown> = {}) => ({ id, name: "deferrable", arguments: { name, mode, ...extra } })
 const allFiles = (p: Project) =>
   fs.readdirSync(p.root, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
