@@ -119,7 +119,8 @@ export const toPrompt = (
         messages.push({ role: "assistant", content: assistant })
         assistant = undefined
       }
-      ;(results ??= []).push({
+      results ??= []
+      results.push({
         type: "tool-result",
         id: event.id,
         name: names.get(event.id) ?? "unknown",
@@ -136,7 +137,10 @@ export const toPrompt = (
     if (results !== undefined) flush()
     const part = assistantPart(event)
     if (event.type === "tool_call_request") names.set(event.id, event.name)
-    if (part !== undefined) (assistant ??= []).push(part)
+    if (part !== undefined) {
+      assistant ??= []
+      assistant.push(part)
+    }
   }
   flush()
   return messages

@@ -46,7 +46,7 @@
  * ```
  */
 import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -146,7 +146,9 @@ const runOnce = (
 ): Effect.Effect<ExecutorResult> =>
   Effect.gen(function*() {
     let asked: Question | undefined
-    const inquiry = Inquiry.of({ call, answers, context, pause: (q) => void (asked = q) })
+    const inquiry = Inquiry.of({ call, answers, context, pause: (q) => {
+      asked = q
+    } })
     // `handle` needs the tools' declared services; they are in `services` (captured when the layer was built).
     const handled = handlers.handle(call.name, call.arguments, call.id) as Effect.Effect<
       Stream.Stream<Tool.HandlerResult<Tool.Any>, unknown, Inquiry>,

@@ -43,10 +43,14 @@ export const isDetached = (): boolean => detached
  * mode, so Ctrl-Z is a key then, and a SIGTSTP sent by hand would leave the
  * prompt reading a terminal the process no longer owns (which stops it).
  */
-export const promptStarted = (): void => void (prompting += 1)
+export const promptStarted = (): void => {
+  prompting += 1
+}
 
 /** A prompt is over. */
-export const promptEnded = (): void => void (prompting -= 1)
+export const promptEnded = (): void => {
+  prompting -= 1
+}
 
 /**
  * Marks the process as having left its terminal, unless a prompt is in

@@ -37,7 +37,9 @@ export const make = (): Cursor => {
     for (const w of ready) w.resume()
   }
   return {
-    watching: () => void (active = true),
+    watching: () => {
+      active = true
+    },
     advance: (seq) => {
       shown = Math.max(shown, seq)
       release()
@@ -51,7 +53,9 @@ export const make = (): Cursor => {
         if (!active || seq <= shown) return resume(Effect.void)
         const waiter = { seq, resume: () => resume(Effect.void) }
         waiters.push(waiter)
-        return Effect.sync(() => void (waiters = waiters.filter((w) => w !== waiter)))
+        return Effect.sync(() => {
+          waiters = waiters.filter((w) => w !== waiter)
+        })
       })
   }
 }

@@ -79,7 +79,9 @@ export const make = (status: Status.Status, text: boolean): View => {
       case "ConversationKnown":
         return conversation(e)
       case "ModelChosen":
-        return Effect.sync(() => void (model = e.model))
+        return Effect.sync(() => {
+          model = e.model
+        })
       case "Waiting":
         return status.waiting(e.waiting, `waiting for ${model ?? "the model"}`)
       case "TextDelta":

@@ -42,6 +42,7 @@ export const plain = make(false)
 const ESCAPE = /\x1b\[[0-9;?]*[A-Za-z]/g
 
 /** Characters that take no column: combining marks, zero-width joiners and spaces, variation selectors. */
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: each mark is matched on its own, as one code point
 const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200d\u2060\ufe00-\ufe0f]$/u
 
 /** Characters that take two columns: East Asian wide and fullwidth ranges, and emoji shown as emoji. */

@@ -105,7 +105,9 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
         return Effect.void
       }),
     list: Effect.sync(() => [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question)),
-    attend: Effect.acquireRelease(Effect.sync(() => void (present += 1)), () => Effect.sync(leave)),
+    attend: Effect.acquireRelease(Effect.sync(() => {
+      present += 1
+    }), () => Effect.sync(leave)),
     present: () => present > 0,
     deserted: Effect.callback<void>((resume) => {
       if (present === 0) return resume(Effect.void)

@@ -48,7 +48,7 @@
  * })
  * ```
  */
-import * as Cause from "effect/Cause"
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

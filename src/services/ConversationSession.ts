@@ -128,7 +128,8 @@ class LazySnapshot implements Snapshot {
   }
 
   get entries(): ReadonlyArray<StreamEntry> {
-    return (this.copy ??= this.all.slice(0, this.length))
+    this.copy ??= this.all.slice(0, this.length)
+    return this.copy
   }
 }
 

@@ -109,6 +109,7 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   attempts: Schema.Number,
   retryAfterMs: Schema.optionalKey(Schema.Number)
 }) {
+  // biome-ignore lint/suspicious/useGetterReturn: the switch is exhaustive over `failure` (the compiler checks it)
   override get message(): string {
     const text = this.hint === undefined
       ? this.detail

@@ -5,7 +5,7 @@
  */
 import { ChatRequest } from "../../src/domain/event/ChatRequest.ts"
 import { ChatResponse } from "../../src/domain/event/ChatResponse.ts"
-import { type CompactionRule } from "../../src/domain/event/Compaction.ts"
+import type { CompactionRule } from "../../src/domain/event/Compaction.ts"
 import { Compaction, ConfigDelta, type StreamEntry, UnknownEntry } from "../../src/domain/event/ConversationEvent.ts"
 import { InquiryAnswerType } from "../../src/domain/event/InquiryAnswerType.ts"
 import * as InquiryId from "../../src/domain/event/InquiryId.ts"

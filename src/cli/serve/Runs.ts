@@ -55,7 +55,9 @@ export const make = (storage: string) =>
       Effect.promise(async () => {
         for (const child of children) child.kill("SIGTERM")
         // A run that does not stop within ten seconds is killed (a stuck tool).
-        const timer = setTimeout(() => children.forEach((c) => c.kill("SIGKILL")), 10_000)
+        const timer = setTimeout(() => {
+          for (const c of children) c.kill("SIGKILL")
+        }, 10_000)
         await Promise.all([...children].map(exitOf))
         clearTimeout(timer)
       })

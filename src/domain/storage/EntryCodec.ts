@@ -92,7 +92,11 @@ const mapStrings = (value: Json, path: string, leaf: (s: string, path: string) =
     else if (Array.isArray(v)) {
       const out: Array<Json> = new Array(v.length)
       task.put(out)
-      v.forEach((item, i) => todo.push({ value: item, path: task.path + SEP + i, put: (x) => (out[i] = x) }))
+      v.forEach((item, i) => {
+        todo.push({ value: item, path: task.path + SEP + i, put: (x) => {
+          out[i] = x
+        } })
+      })
     } else if (isObject(v)) {
       const out: JsonObject = {}
       task.put(out)
@@ -116,7 +120,7 @@ const decodeLeaves = (value: Json, path: string, undecoded: Array<string>): Json
   })
 
 const encodeLeaves = (value: Json, path: string, undecoded: ReadonlySet<string> | undefined): Json =>
-  mapStrings(value, path, (s, at) => (undecoded !== undefined && undecoded.has(at) ? s : StorageBase64.encode(s)))
+  mapStrings(value, path, (s, at) => (undecoded?.has(at) ? s : StorageBase64.encode(s)))
 
 const compiled = <T, E>(schema: Schema.Codec<T, E>) => {
   SchemaJITCompiler.enable(schema.ast)

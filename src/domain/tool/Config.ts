@@ -460,7 +460,7 @@ export const toolKind = (tool: ToolConfig): ToolKind | "mcp" =>
 
 /** The MCP server a tool is pinned to (`source = "mcp.NAME"` → `NAME`), if any. */
 export const pinnedServer = (tool: ToolConfig | undefined): string | undefined =>
-  tool?.source !== undefined && tool.source.startsWith("mcp.") ? tool.source.slice("mcp.".length) : undefined
+  tool?.source?.startsWith("mcp.") ? tool.source.slice("mcp.".length) : undefined
 
 /** The enabled MCP servers, in file order. */
 export const mcpServers = (config: Config): ReadonlyArray<readonly [string, McpServerConfig]> =>

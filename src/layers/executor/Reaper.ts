@@ -67,7 +67,7 @@ let restartTimer: ReturnType<typeof setTimeout> | undefined
 
 /** Whether `child` may still take lines: started, not known to have ended, its input open. */
 const usable = (child: ChildProcess): boolean =>
-  child.pid !== undefined && child.exitCode === null && child.signalCode === null && child.stdin !== null && child.stdin.writable
+  child.pid !== undefined && child.exitCode === null && child.signalCode === null && child.stdin?.writable === true
 
 /** Writes `text` to the reaper; true once the kernel has it, false if the reaper is gone (EPIPE) or was never there. */
 const write = (child: ChildProcess, text: string): Promise<boolean> =>

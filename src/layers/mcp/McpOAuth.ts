@@ -112,7 +112,10 @@ const listen = (redirect: URL, state: string | undefined): Promise<Pending> =>
   new Promise((resolve, reject) => {
     let done: (params: URLSearchParams) => void = () => {}
     let failed: (e: Error) => void = () => {}
-    const callback = new Promise<URLSearchParams>((ok, ko) => ((done = ok), (failed = ko)))
+    const callback = new Promise<URLSearchParams>((ok, ko) => {
+      done = ok
+      failed = ko
+    })
     callback.catch(() => {})
     const server = http.createServer((req, res) => {
       const url = new URL(req.url ?? "/", redirect)

@@ -166,7 +166,13 @@ const withoutDialect = (schema: unknown): Schema.JsonObject => {
 const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
   new Promise<A>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms)
-    promise.then((a) => (clearTimeout(timer), resolve(a)), (e: unknown) => (clearTimeout(timer), reject(e)))
+    promise.then((a) => {
+      clearTimeout(timer)
+      resolve(a)
+    }, (e: unknown) => {
+      clearTimeout(timer)
+      reject(e)
+    })
   })
 
 /** An error's message, with its cause's when it has one (fetch says only "fetch failed"; the cause says why). */

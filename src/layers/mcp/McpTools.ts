@@ -143,7 +143,10 @@ const acquire = (server: McpServer.Connection): Effect.Effect<void> =>
 const within = (promise: Promise<unknown>, ms: number): Promise<void> =>
   new Promise((resolve) => {
     const timer = setTimeout(resolve, ms)
-    void promise.then(() => (clearTimeout(timer), resolve()))
+    void promise.then(() => {
+      clearTimeout(timer)
+      resolve()
+    })
   })
 
 /**

@@ -41,7 +41,7 @@ import {
   Provider,
   type ProviderDelta,
   ProviderDelta as Delta,
-  ProviderError,
+  type ProviderError,
   type ProviderEvent,
   type ProviderRequest,
   requestedSchema,

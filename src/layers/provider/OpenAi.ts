@@ -32,7 +32,7 @@ import {
   Provider,
   type ProviderDelta,
   ProviderDelta as Delta,
-  ProviderError,
+  type ProviderError,
   type ProviderRequest,
   requestedSchema,
   type StopReason

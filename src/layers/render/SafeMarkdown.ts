@@ -20,7 +20,7 @@ import MarkdownIt from "markdown-it"
 import type { MarkdownIt as Md, RendererRule, Token } from "markdown-it"
 
 const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" }
-const escape = (s: string): string => s.replace(/[&<>"]/g, (c) => ESCAPES[c]!)
+const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => ESCAPES[c]!)
 
 /** The plain text of the inline tokens between `from` (exclusive) and the next `link_close`. */
 const linkText = (tokens: ReadonlyArray<Token>, from: number): string => {
@@ -46,13 +46,13 @@ const linkOpen: RendererRule = (tokens, idx) => {
 
 const linkClose: RendererRule = (tokens, idx) => {
   const shown = (tokens[idx]!.meta as { shown?: string } | null)?.shown ?? ""
-  return shown === "" ? "</span>" : `</span> <span class="url">&lt;${escape(shown)}&gt;</span>`
+  return shown === "" ? "</span>" : `</span> <span class="url">&lt;${escapeHtml(shown)}&gt;</span>`
 }
 
 const image: RendererRule = (tokens, idx, options, env, self) => {
   const token = tokens[idx]!
   const alt = self.renderInlineAsText(token.children ?? [], options, env)
-  return `<span class="image">[image${alt === "" ? "" : `: ${escape(alt)}`}]</span> <span class="url">&lt;${escape(md().normalizeLinkText(String(token.attrGet("src") ?? "")))}&gt;</span>`
+  return `<span class="image">[image${alt === "" ? "" : `: ${escapeHtml(alt)}`}]</span> <span class="url">&lt;${escapeHtml(md().normalizeLinkText(String(token.attrGet("src") ?? "")))}&gt;</span>`
 }
 
 let instance: Md | undefined
