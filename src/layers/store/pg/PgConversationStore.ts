@@ -32,6 +32,7 @@ import { PgClient } from "@effect/sql-pg"
 import * as Timestamp from "../../../domain/event/Timestamp.ts"
 import type { Conversation } from "../../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../../domain/storage/ConversationId.ts"
+import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
 import {
   type CheckResult,
   type ConversationSummary,
@@ -125,16 +126,23 @@ export const make = (url: string) =>
         last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
         WHERE id = ${id}`
 
-    /** A session's persistence: every write atomic (one statement or a transaction) on the locked connection. */
+    /**
+     * A session's persistence: every write atomic (one statement or a
+     * transaction) on the locked connection. The listing's incomplete state
+     * is folded from the appended batches (`LastTurn`, the listing's own
+     * rule), never re-read from the stream.
+     */
     const persistence = (conversation: Conversation, conn: PgLock.Attempt & { _tag: "Taken" }): ConversationSession.SessionPersistence => {
+      // The entries as written (references only): what the fold is rebuilt from when a write fails.
       let kept = conversation.entries.slice()
+      let last = IncompleteTurn.LastTurn.of(kept)
       const id = conversation.id
       return {
         // One statement (the entry rows and the listing columns together): atomic without BEGIN/COMMIT, one round trip.
         appendDurable: (entries, from) =>
           Effect.suspend(() => {
             kept.push(...entries) // the columns are of the stream with the batch; taken back if the write fails
-            const c = Rows.appendColumns(kept, entries)
+            const c = Rows.appendColumns(last, entries)
             const rows = Rows.eventRows(id, entries, from)
             const write = rows.length > 2000
               ? PgLock.transaction(sql, conn.conn, Effect.andThen(insertEvents(rows), updateColumns(id, kept.length, c)))
@@ -143,7 +151,12 @@ export const make = (url: string) =>
                   last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
                   WHERE id = ${id}`)
             return write.pipe(
-              Effect.tapError(() => Effect.sync(() => kept.splice(from))),
+              Effect.tapError(() =>
+                Effect.sync(() => {
+                  kept.splice(from)
+                  last = IncompleteTurn.LastTurn.of(kept)
+                })
+              ),
               Effect.asVoid,
               Effect.mapError(ioError(pathOf(id), "appending"))
             )
@@ -155,6 +168,7 @@ export const make = (url: string) =>
             yield* insertEvents(Rows.eventRows(id, entries, 0))
             yield* sql`UPDATE parley_conversations SET ${sql.update({ entries: s.entries, events: s.events, last_event_at: s.last_event_at, incomplete_state: s.incomplete_state, incomplete_tool: s.incomplete_tool, tokens: s.tokens })} WHERE id = ${id}`
             kept = entries.slice()
+            last = IncompleteTurn.LastTurn.of(kept)
           })).pipe(Effect.mapError(ioError(pathOf(id), "rewriting")))
       }
     }

@@ -20,7 +20,7 @@ import * as ConversationId from "../../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../../domain/storage/ConversationMetadata.ts"
 import * as EventsFile from "../../../domain/storage/EventsFile.ts"
 import { conversationTokens } from "../../../domain/model/ContextWindow.ts"
-import { incompleteSummary } from "../../../domain/stream/IncompleteTurn.ts"
+import { incompleteSummary, type LastTurn } from "../../../domain/stream/IncompleteTurn.ts"
 
 /** One `parley_events` row as written. */
 export interface EventRow {
@@ -45,20 +45,25 @@ export const metadataText = (metadata: ConversationMetadata.ConversationMetadata
 /** The stored `base_config` column of a base config (NULL: packed into the first entry). */
 export const baseConfigText = (base: BaseConfig): string | null => (base._tag === "File" ? base.text : null)
 
-/** The listing columns an append changes (cheap: the batch and the last turn only). */
-export const appendColumns = (all: ReadonlyArray<StreamEntry>, batch: ReadonlyArray<StreamEntry>) => {
-  let last: string | undefined
+/**
+ * The listing columns an append changes, from the batch alone: `last` (the
+ * conversation's last turn, as the listing's rule folds it) takes the batch
+ * in, so an append into a long open turn reads nothing else.
+ */
+export const appendColumns = (last: LastTurn, batch: ReadonlyArray<StreamEntry>) => {
+  let at: string | undefined
   let events = 0
   for (const e of batch) {
     if (isConversationEvent(e)) {
       events++
-      last = e.timestamp
+      at = e.timestamp
     }
   }
-  const incomplete = incompleteSummary(all)
+  last.push(batch)
+  const incomplete = last.summary
   return {
     addEvents: events,
-    lastEventAt: last === undefined ? undefined : Timestamp.toRfc3339(last),
+    lastEventAt: at === undefined ? undefined : Timestamp.toRfc3339(at),
     incompleteState: incomplete?.state ?? null,
     incompleteTool: incomplete?.tool ?? null
   }
