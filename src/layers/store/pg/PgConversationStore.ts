@@ -25,10 +25,12 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
+import type { StreamEntry } from "../../../domain/event/ConversationEvent.ts"
 import * as Timestamp from "../../../domain/event/Timestamp.ts"
 import type { Conversation } from "../../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../../domain/storage/ConversationId.ts"
@@ -102,18 +104,49 @@ export const make = (url: string) =>
         Effect.mapError(ioError(at, `reading the events of ${id}`))
       )
 
-    const decoded = (r: ConversationRow, texts: ReadonlyArray<string>) =>
+    const decoded = (r: ConversationRow, texts: ReadonlyArray<string>, decode: (r: ConversationRow) => Conversation = (r) => Rows.decode(r, texts, pathOf(r.id))) =>
       Effect.try({
-        try: () => Rows.decode(r, texts, pathOf(r.id)),
+        try: () => decode(r),
         catch: (e) => {
           const d = e instanceof Rows.Damaged ? e : new Rows.Damaged(pathOf(r.id), undefined, String(e))
           return new ConversationCorrupt({ id: r.id, file: d.where, ...(d.entry === undefined ? {} : { entry: d.entry }), reason: d.reason })
         }
       })
 
+    /**
+     * The entries decoded row by row as they stream in (the driver pauses
+     * the socket while a chunk is decoded), so no text of the whole stream
+     * is ever held: only the entries. `undefined` when some row only the
+     * whole-stream path can judge.
+     */
+    const streamedEntries = (id: string) =>
+      Effect.suspend(() => {
+        const entries: Array<StreamEntry> = []
+        let whole = false
+        return sql<{ json: string }>`SELECT json FROM parley_events WHERE conversation_id = ${id} ORDER BY seq`.stream.pipe(
+          Stream.runForEachArray((rows) =>
+            Effect.sync(() => {
+              for (const r of rows) {
+                const entry = whole ? undefined : Rows.decodeEntry(r.json, entries.length)
+                if (entry === undefined) whole = true
+                else entries.push(entry)
+              }
+            })
+          ),
+          Effect.map(() => (whole ? undefined : entries)),
+          Effect.mapError(ioError(at, `reading the events of ${id}`))
+        )
+      })
+
     const load = (id: ConversationId.ConversationId) =>
       Effect.gen(function*() {
         const r = yield* row(id)
+        const entries = r.damage === null ? yield* streamedEntries(id) : undefined
+        if (entries !== undefined) {
+          const streamed = yield* Effect.exit(decoded(r, [], (c) => Rows.withEntries(c, entries, pathOf(r.id))))
+          if (streamed._tag === "Success") return streamed.value
+        }
+        // Damage (or a text only the whole stream can judge): the whole-stream path names it.
         return yield* decoded(r, yield* jsons(id))
       })
 
