@@ -19,6 +19,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { SqlClient } from "effect/sql/SqlClient"
 import { ChatRequest } from "../src/domain/event/ChatRequest.ts"
 import type { StreamEntry } from "../src/domain/event/ConversationEvent.ts"
 import * as Timestamp from "../src/domain/event/Timestamp.ts"
@@ -78,14 +79,34 @@ const appendTimes = (layer: Layer.Layer<ConversationStore>, size: number, runs: 
     return times
   })).pipe(Effect.provide(layer)))
 
+/**
+ * What one round trip to the server costs on this machine (`SELECT 1`, the
+ * same runs): the part of an append's tail that is the machine's (the
+ * server process waiting to be scheduled), not the store's.
+ */
+const roundTrips = (url: string, runs: number, warmup: number) =>
+  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+    const sql = yield* SqlClient
+    const times: Array<number> = []
+    for (let k = 0; k < warmup + runs; k++) {
+      const t0 = performance.now()
+      yield* sql`SELECT 1`
+      if (k >= warmup) times.push(performance.now() - t0)
+    }
+    return times
+  })).pipe(Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url, maxConnections: 1 })))))
+
 const appendGoals = async (server: PgServer, root: string): Promise<Array<Goal>> => {
   const size = 10_000
-  const runs = 500
-  const pg = await appendTimes(Layer.orDie(PgConversationStore.layer({ url: freshDatabase(server) })), size, runs, 50)
+  const runs = 2000
+  const url = freshDatabase(server)
+  const pg = await appendTimes(Layer.orDie(PgConversationStore.layer({ url })), size, runs, 50)
+  const trip = await roundTrips(url, runs, 50)
   const file = await appendTimes(FileConversationStore.layer({ storageDir: fs.mkdtempSync(path.join(root, "append-")) }), size, runs, 50)
   const [p50, p99, f50, f99] = [percentile(pg, 0.5), percentile(pg, 0.99), percentile(file, 0.5), percentile(file, 0.99)]
-  console.log("  pg tail:", [0.9, 0.95, 0.98, 0.99, 1].map((p) => percentile(pg, p).toFixed(2)).join(" "), " file tail:", [0.9, 0.95, 0.98, 0.99, 1].map((p) => percentile(file, p).toFixed(2)).join(" "))
-  const note = `${runs} appends: PostgreSQL p50 ${p50.toFixed(2)} ms p99 ${p99.toFixed(2)} ms; file store p50 ${f50.toFixed(2)} ms p99 ${f99.toFixed(2)} ms (ratio p50 ${(p50 / f50).toFixed(2)}, p99 ${(p99 / f99).toFixed(2)})`
+  const tail = (xs: ReadonlyArray<number>) => [0.5, 0.9, 0.99, 0.999].map((p) => percentile(xs, p).toFixed(2)).join(" / ")
+  const note = `${runs} appends, p50 / p90 / p99 / p99.9 in ms: PostgreSQL ${tail(pg)}; file store ${tail(file)} (ratio p50 ${(p50 / f50).toFixed(2)}, p99 ${(p99 / f99).toFixed(2)}); ` +
+    `a bare round trip (SELECT 1) ${tail(trip)}; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs`
   return [{
     name: `append of one event into a ${size.toLocaleString("en")}-event conversation (one open turn), PostgreSQL: p99`,
     subject: { name: "PostgreSQL append p99", medianMs: p99 },
