@@ -45,12 +45,22 @@ const bin = process.env["PARLEY_BENCH_BIN"] ?? path.join(repo, "dist", "parley.m
 
 const BASE = 1_773_800_000n * 1_000_000_000n
 const at = (i: number) => Timestamp.fromEpochNanos(BASE + BigInt(i) * 1_000_000n)
-const call = (i: number) => new ToolCallRequest({ timestamp: at(i), id: `call_${i}`, name: "write_note", arguments: { path: `notes/${i}.md`, text: "lorem ipsum dolor sit amet" } })
-const result = (i: number) => new ToolCallResponse({ timestamp: at(i), id: `call_${i - 1}`, content: "written", is_error: false })
+const call = (i: number) =>
+  new ToolCallRequest({
+    timestamp: at(i),
+    id: `call_${i}`,
+    name: "write_note",
+    arguments: { path: `notes/${i}.md`, text: "lorem ipsum dolor sit amet" }
+  })
+const result = (i: number) =>
+  new ToolCallResponse({ timestamp: at(i), id: `call_${i - 1}`, content: "written", is_error: false })
 
 /** One open turn of `n` entries: a question, then tool calls with their results, none answered by the model yet. */
 const openTurn = (n: number): Array<StreamEntry> => {
-  const entries: Array<StreamEntry> = [new TurnStart({ timestamp: at(0) }), new ChatRequest({ timestamp: at(1), content: "go" })]
+  const entries: Array<StreamEntry> = [
+    new TurnStart({ timestamp: at(0) }),
+    new ChatRequest({ timestamp: at(1), content: "go" })
+  ]
   for (let i = 2; entries.length < n; i++) entries.push(i % 2 === 0 ? call(i) : result(i))
   return entries
 }
@@ -62,22 +72,32 @@ const percentile = (xs: ReadonlyArray<number>, p: number): number => {
 
 /** Times `runs` single-event appends (after `warmup`) into a conversation of `size` entries, one session. */
 const appendTimes = (layer: Layer.Layer<ConversationStore>, size: number, runs: number, warmup: number) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const store = yield* ConversationStore
-    const id = ConversationId.parse("17738000001")!
-    const entries = openTurn(size)
-    yield* Effect.scoped(store.create({ id, metadata: ConversationMetadata.make({ title: "append bench", last_activated_at: at(0) }), entries }))
-    const session = yield* store.open(id)
-    const times: Array<number> = []
-    for (let k = 0; k < warmup + runs; k++) {
-      const i = size + k
-      const e = i % 2 === 0 ? call(i) : result(i)
-      const t0 = performance.now()
-      yield* session.append([e])
-      if (k >= warmup) times.push(performance.now() - t0)
-    }
-    return times
-  })).pipe(Effect.provide(layer)))
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const id = ConversationId.parse("17738000001")!
+        const entries = openTurn(size)
+        yield* Effect.scoped(
+          store.create({
+            id,
+            metadata: ConversationMetadata.make({ title: "append bench", last_activated_at: at(0) }),
+            entries
+          })
+        )
+        const session = yield* store.open(id)
+        const times: Array<number> = []
+        for (let k = 0; k < warmup + runs; k++) {
+          const i = size + k
+          const e = i % 2 === 0 ? call(i) : result(i)
+          const t0 = performance.now()
+          yield* session.append([e])
+          if (k >= warmup) times.push(performance.now() - t0)
+        }
+        return times
+      })
+    ).pipe(Effect.provide(layer))
+  )
 
 /**
  * What one round trip to the server costs on this machine (`SELECT 1`, the
@@ -85,16 +105,20 @@ const appendTimes = (layer: Layer.Layer<ConversationStore>, size: number, runs: 
  * server process waiting to be scheduled), not the store's.
  */
 const roundTrips = (url: string, runs: number, warmup: number) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const times: Array<number> = []
-    for (let k = 0; k < warmup + runs; k++) {
-      const t0 = performance.now()
-      yield* sql`SELECT 1`
-      if (k >= warmup) times.push(performance.now() - t0)
-    }
-    return times
-  })).pipe(Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url, maxConnections: 1 })))))
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        const times: Array<number> = []
+        for (let k = 0; k < warmup + runs; k++) {
+          const t0 = performance.now()
+          yield* sql`SELECT 1`
+          if (k >= warmup) times.push(performance.now() - t0)
+        }
+        return times
+      })
+    ).pipe(Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url, maxConnections: 1 }))))
+  )
 
 const appendGoals = async (server: PgServer, root: string): Promise<Array<Goal>> => {
   const size = 10_000
@@ -102,18 +126,32 @@ const appendGoals = async (server: PgServer, root: string): Promise<Array<Goal>>
   const url = freshDatabase(server)
   const pg = await appendTimes(Layer.orDie(PgConversationStore.layer({ url })), size, runs, 50)
   const trip = await roundTrips(url, runs, 50)
-  const file = await appendTimes(FileConversationStore.layer({ storageDir: fs.mkdtempSync(path.join(root, "append-")) }), size, runs, 50)
-  const [p50, p99, f50, f99] = [percentile(pg, 0.5), percentile(pg, 0.99), percentile(file, 0.5), percentile(file, 0.99)]
-  const tail = (xs: ReadonlyArray<number>) => [0.5, 0.9, 0.99, 0.999].map((p) => percentile(xs, p).toFixed(2)).join(" / ")
-  const note = `${runs} appends, p50 / p90 / p99 / p99.9 in ms: PostgreSQL ${tail(pg)}; file store ${tail(file)} (ratio p50 ${(p50 / f50).toFixed(2)}, p99 ${(p99 / f99).toFixed(2)}); ` +
+  const file = await appendTimes(
+    FileConversationStore.layer({ storageDir: fs.mkdtempSync(path.join(root, "append-")) }),
+    size,
+    runs,
+    50
+  )
+  const [p50, p99, f50, f99] = [
+    percentile(pg, 0.5),
+    percentile(pg, 0.99),
+    percentile(file, 0.5),
+    percentile(file, 0.99)
+  ]
+  const tail = (xs: ReadonlyArray<number>) =>
+    [0.5, 0.9, 0.99, 0.999].map((p) => percentile(xs, p).toFixed(2)).join(" / ")
+  const note =
+    `${runs} appends, p50 / p90 / p99 / p99.9 in ms: PostgreSQL ${tail(pg)}; file store ${tail(file)} (ratio p50 ${(p50 / f50).toFixed(2)}, p99 ${(p99 / f99).toFixed(2)}); ` +
     `a bare round trip (SELECT 1) ${tail(trip)}; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} CPUs`
-  return [{
-    name: `append of one event into a ${size.toLocaleString("en")}-event conversation (one open turn), PostgreSQL: p99`,
-    subject: { name: "PostgreSQL append p99", medianMs: p99 },
-    floor: { name: "the goal", medianMs: 5 },
-    maxRatio: 1,
-    note
-  }]
+  return [
+    {
+      name: `append of one event into a ${size.toLocaleString("en")}-event conversation (one open turn), PostgreSQL: p99`,
+      subject: { name: "PostgreSQL append p99", medianMs: p99 },
+      floor: { name: "the goal", medianMs: 5 },
+      maxRatio: 1,
+      note
+    }
+  ]
 }
 
 // --- ls ------------------------------------------------------------------------------
@@ -121,7 +159,10 @@ const appendGoals = async (server: PgServer, root: string): Promise<Array<Goal>>
 /** A database holding `storage`'s conversations, imported as `conversation import` does. */
 const imported = (server: PgServer, storage: string): Promise<string> => {
   const url = freshDatabase(server)
-  const db = Layer.provideMerge(Layer.effectDiscard(PgConversationStore.migrate), PgConversationStore.clientLayer({ url }))
+  const db = Layer.provideMerge(
+    Layer.effectDiscard(PgConversationStore.migrate),
+    PgConversationStore.clientLayer({ url })
+  )
   return Effect.runPromise(Transfer.importDir(storage).pipe(Effect.provide(db), Effect.as(url)))
 }
 
@@ -160,15 +201,27 @@ const resumeGoals = async (server: PgServer, root: string, cwd: string): Promise
         FROM bench_pristine p WHERE c.id = p.id`)
   const script = path.join(c.storage, "script.json")
   const resume = (storage: string, grew: () => boolean) => (): Sample => {
-    const s = runNode([bin, "--storage", storage, "query", "--continue-turn", "--id", ID, "--model", "scripted", "--script", script], { cwd })
+    const s = runNode(
+      [bin, "--storage", storage, "query", "--continue-turn", "--id", ID, "--model", "scripted", "--script", script],
+      { cwd }
+    )
     // The run must have resumed and completed the turn: the reply is stored.
     if (!grew()) throw new Error(`--continue-turn on ${storage} did not record the reply`)
     return s
   }
-  const [pg, file] = interleaved([
-    { before: reset, run: resume(url, () => Number(sql(`SELECT count(*) FROM parley_events WHERE conversation_id = '${ID}'`).trim()) > entries) },
-    { before: c.reset, run: resume(c.storage, () => fs.statSync(c.events).size > c.bytes) }
-  ], 3)
+  const [pg, file] = interleaved(
+    [
+      {
+        before: reset,
+        run: resume(
+          url,
+          () => Number(sql(`SELECT count(*) FROM parley_events WHERE conversation_id = '${ID}'`).trim()) > entries
+        )
+      },
+      { before: c.reset, run: resume(c.storage, () => fs.statSync(c.events).size > c.bytes) }
+    ],
+    3
+  )
   fs.rmSync(c.storage, { recursive: true, force: true })
   const size = `${(c.bytes / 1e6).toFixed(1)} MB`
   return [
@@ -202,9 +255,9 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const cwd = fs.mkdtempSync(path.join(root, "cwd-"))
   try {
     const goals: Array<Goal> = []
-    if (only === undefined || only === "append") goals.push(...await appendGoals(server, root))
+    if (only === undefined || only === "append") goals.push(...(await appendGoals(server, root)))
     if (only === undefined || only === "ls") goals.push(await lsGoal(server, root, cwd))
-    if (only === undefined || only === "resume") goals.push(...await resumeGoals(server, root, cwd))
+    if (only === undefined || only === "resume") goals.push(...(await resumeGoals(server, root, cwd)))
     return goals
   } finally {
     server.stop()

@@ -9,6 +9,9 @@ import { startPg } from "./Pg.ts"
 
 const out = process.argv[2]!
 const server = await startPg()
-fs.writeFileSync(path.join(out, "server.json.tmp"), JSON.stringify({ dir: server.dir, port: server.port, watchdog: server.watchdog }))
+fs.writeFileSync(
+  path.join(out, "server.json.tmp"),
+  JSON.stringify({ dir: server.dir, port: server.port, watchdog: server.watchdog })
+)
 fs.renameSync(path.join(out, "server.json.tmp"), path.join(out, "server.json"))
 setInterval(() => {}, 60_000)

@@ -19,7 +19,8 @@ afterAll(() => {
 })
 
 const until = async (f: () => boolean | Promise<boolean>, ms: number): Promise<boolean> => {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) if (await f()) return true
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100)))
+    if (await f()) return true
   return await f()
 }
 
@@ -44,33 +45,43 @@ const alive = (pid: number) => {
 const orphanedServer = async (name: string) => {
   const dir = path.join(out, name)
   fs.mkdirSync(dir)
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/pgChild.ts"), dir], { cwd: repoRoot, stdio: "ignore" })
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/pgChild.ts"), dir], {
+    cwd: repoRoot,
+    stdio: "ignore"
+  })
   started.push(child)
   expect(await until(() => fs.existsSync(path.join(dir, "server.json")), 60_000)).toBe(true)
-  const server = JSON.parse(fs.readFileSync(path.join(dir, "server.json"), "utf8")) as { dir: string; port: number; watchdog: number }
+  const server = JSON.parse(fs.readFileSync(path.join(dir, "server.json"), "utf8")) as {
+    dir: string
+    port: number
+    watchdog: number
+  }
   expect(await listening(server.port)).toBe(true)
   expect(fs.existsSync(server.dir)).toBe(true)
   return { child, server }
 }
 
-describe.skipIf(pgSkip !== undefined)(`throwaway PostgreSQL servers die with their owner${pgSkip === undefined ? "" : ` (skipped: ${pgSkip})`}`, () => {
-  it("kill -9 of the owner: its watchdog stops the server and removes its directory within seconds", async () => {
-    const { child, server } = await orphanedServer("owner")
-    child.kill("SIGKILL")
-    expect(await until(async () => !fs.existsSync(server.dir) && !(await listening(server.port)), 15_000)).toBe(true)
-    expect(await until(() => !alive(server.watchdog), 5_000)).toBe(true)
-  }, 90_000)
+describe.skipIf(pgSkip !== undefined)(
+  `throwaway PostgreSQL servers die with their owner${pgSkip === undefined ? "" : ` (skipped: ${pgSkip})`}`,
+  () => {
+    it("kill -9 of the owner: its watchdog stops the server and removes its directory within seconds", async () => {
+      const { child, server } = await orphanedServer("owner")
+      child.kill("SIGKILL")
+      expect(await until(async () => !fs.existsSync(server.dir) && !(await listening(server.port)), 15_000)).toBe(true)
+      expect(await until(() => !alive(server.watchdog), 5_000)).toBe(true)
+    }, 90_000)
 
-  it("kill -9 of the owner and its watchdog: the next start's sweep stops the server and removes its directory", async () => {
-    const { child, server } = await orphanedServer("both")
-    process.kill(server.watchdog, "SIGKILL")
-    child.kill("SIGKILL")
-    await until(() => !alive(child.pid!), 5_000)
-    // Nothing else stops it.
-    await new Promise((r) => setTimeout(r, 1500))
-    expect(await listening(server.port)).toBe(true)
-    sweepStale()
-    expect(fs.existsSync(server.dir)).toBe(false)
-    expect(await listening(server.port)).toBe(false)
-  }, 90_000)
-})
+    it("kill -9 of the owner and its watchdog: the next start's sweep stops the server and removes its directory", async () => {
+      const { child, server } = await orphanedServer("both")
+      process.kill(server.watchdog, "SIGKILL")
+      child.kill("SIGKILL")
+      await until(() => !alive(child.pid!), 5_000)
+      // Nothing else stops it.
+      await new Promise((r) => setTimeout(r, 1500))
+      expect(await listening(server.port)).toBe(true)
+      sweepStale()
+      expect(fs.existsSync(server.dir)).toBe(false)
+      expect(await listening(server.port)).toBe(false)
+    }, 90_000)
+  }
+)
