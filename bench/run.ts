@@ -9,6 +9,7 @@ import * as attach from "./attach.ts"
 import * as cli from "./cli.ts"
 import * as coordinator from "./coordinator.ts"
 import * as listing from "./listing.ts"
+import * as pg from "./pg.ts"
 import * as projection from "./projection.ts"
 import * as serve from "./serve.ts"
 import * as storage from "./storage.ts"
@@ -22,14 +23,15 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
   cli: cli.run,
   attach: attach.run,
   whole: whole.run,
-  serve: serve.run
+  serve: serve.run,
+  pg: pg.run
 }
 
 const only = process.argv[2]
 // The whole-process cases time the CLI bundle, the coordinator the library as
 // shipped: build what is measured from the sources being measured.
 const targets = [
-  ...(only === undefined || only === "cli" || only === "whole" || only === "attach" || only === "serve" ? ["cli"] : []),
+  ...(only === undefined || only === "cli" || only === "whole" || only === "attach" || only === "serve" || only === "pg" ? ["cli"] : []),
   ...(only === undefined || only === "coordinator" ? ["lib"] : [])
 ]
 if (targets.length > 0) {

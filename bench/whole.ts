@@ -116,14 +116,14 @@ const lsGoal = (root: string, count: number, events: string, runs: number): Goal
 
 // --- resume and check ---------------------------------------------------------------
 
-const ID = "17738399468"
+export const ID = "17738399468"
 
 /**
  * A copy of the largest corpus conversation grown to ~`targetMb` by repeating
  * its entries (the packed base config once), ending in an incomplete turn
  * (a question with no reply yet). Returns the storage and the pristine files.
  */
-const bigConversation = (root: string, targetMb: number) => {
+export const bigConversation = (root: string, targetMb: number) => {
   const source = fs.readFileSync(path.join(corpusConversation, "events.json"), "utf8")
   const entries = JSON.parse(source) as Array<unknown>
   const piece = (e: unknown) => "  " + JSON.stringify(e, null, 2).replaceAll("\n", "\n  ")

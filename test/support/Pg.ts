@@ -6,9 +6,18 @@
  * (`runuser`). `stop()` stops it (`pg_ctl -m immediate`) and removes the
  * directory: a test run leaves no server behind.
  *
+ * Nor does a run that never calls `stop()` (a failed `beforeAll`, a vitest
+ * worker killed, a bench interrupted): the server dies with its owner.
+ * `postgres` daemonizes and does not watch its parent, so each server has a
+ * watchdog, a detached `sh` that polls the owner's pid once a second and,
+ * when it is gone, stops the server and removes the directory. The
+ * directory names its owner (`owner`), and every start first sweeps the
+ * directories of owners that are gone (a watchdog killed too: `kill -9` of
+ * the whole group).
+ *
  * When the binaries are absent, {@link pgSkip} says so and the tests skip.
  */
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -18,6 +27,8 @@ export interface PgServer {
   readonly url: string
   readonly port: number
   readonly dir: string
+  /** The watchdog's pid (tests of the watchdog and the sweep). */
+  readonly watchdog: number | undefined
   readonly stop: () => void
 }
 
@@ -43,30 +54,101 @@ export const freePort = (): Promise<number> =>
     })
   })
 
+const PREFIX = "parley-pg-"
+
+/** Whether a process with this pid is alive (EPERM: alive, another user's). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** Runs a server binary, as the `postgres` user when we are root (PostgreSQL refuses root). */
+const runner = (bin: string) => {
+  const asRoot = process.getuid?.() === 0
+  const argv = (cmd: string, args: ReadonlyArray<string>): [string, Array<string>] =>
+    asRoot ? ["runuser", ["-u", "postgres", "--", path.join(bin, cmd), ...args]] : [path.join(bin, cmd), [...args]]
+  return { asRoot, argv, run: (cmd: string, args: ReadonlyArray<string>) => execFileSync(...argv(cmd, args), { stdio: "pipe", timeout: 60_000 }) }
+}
+
+/**
+ * Stops the servers and removes the directories of owners that are gone
+ * (whose watchdog went too). Directories without an `owner` file are not
+ * ours to judge and are left alone.
+ */
+export const sweepStale = (): void => {
+  const bin = pgBin()
+  let names: Array<string> = []
+  try {
+    names = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(PREFIX))
+  } catch {
+    return
+  }
+  for (const name of names) {
+    const dir = path.join(os.tmpdir(), name)
+    let owner: number
+    try {
+      owner = Number(fs.readFileSync(path.join(dir, "owner"), "utf8"))
+    } catch {
+      continue
+    }
+    if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue
+    try {
+      if (bin !== undefined && fs.existsSync(path.join(dir, "data", "postmaster.pid"))) runner(bin).run("pg_ctl", ["-D", path.join(dir, "data"), "-m", "immediate", "-w", "stop"])
+    } catch {
+      // not running any more
+    }
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * The watchdog of a server: a detached `sh` (its own session, so a signal to
+ * the owner's group does not take it along) that waits for the owner to go,
+ * then runs `stop` and removes `dir`. It exits without doing anything once
+ * `dir` is gone (a normal stop).
+ */
+const watchdog = (owner: number, dir: string, stop: [string, Array<string>]): number | undefined => {
+  const script = 'owner=$1; dir=$2; shift 2\n' +
+    'while kill -0 "$owner" 2>/dev/null && [ -d "$dir" ]; do sleep 1; done\n' +
+    '[ -d "$dir" ] && { "$@" >/dev/null 2>&1; rm -rf "$dir"; }\n'
+  const child = spawn("sh", ["-c", script, "parley-pg-watchdog", String(owner), dir, stop[0], ...stop[1]], { detached: true, stdio: "ignore" })
+  child.unref()
+  return child.pid
+}
+
 export const startPg = async (): Promise<PgServer> => {
   const bin = pgBin()
   if (bin === undefined) throw new Error(pgSkip)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-pg-"))
+  sweepStale()
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), PREFIX))
+  fs.writeFileSync(path.join(dir, "owner"), String(process.pid))
   const data = path.join(dir, "data")
   const sock = path.join(dir, "sock")
   fs.mkdirSync(data)
   fs.mkdirSync(sock)
-  const asRoot = process.getuid?.() === 0
+  const { asRoot, argv, run } = runner(bin)
   if (asRoot) {
     const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim())
     const gid = Number(execFileSync("id", ["-g", "postgres"]).toString().trim())
     for (const p of [data, sock]) fs.chownSync(p, uid, gid)
     fs.chmodSync(dir, 0o755)
   }
-  const run = (cmd: string, args: ReadonlyArray<string>) =>
-    asRoot
-      ? execFileSync("runuser", ["-u", "postgres", "--", path.join(bin, cmd), ...args], { stdio: "pipe", timeout: 60_000 })
-      : execFileSync(path.join(bin, cmd), args, { stdio: "pipe", timeout: 60_000 })
   const port = await freePort()
+  const stopArgs = ["-D", data, "-m", "immediate", "-w", "stop"]
+  const dog = watchdog(process.pid, dir, argv("pg_ctl", stopArgs))
   let started = false
   const stop = () => {
     try {
-      if (started) run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"])
+      if (dog !== undefined) process.kill(dog, "SIGKILL")
+    } catch {
+      // gone already
+    }
+    try {
+      if (started) run("pg_ctl", stopArgs)
     } finally {
       started = false
       fs.rmSync(dir, { recursive: true, force: true })
@@ -85,7 +167,7 @@ export const startPg = async (): Promise<PgServer> => {
     stop()
     throw error
   }
-  return { url: `postgres://parley@127.0.0.1:${port}/parley`, port, dir, stop }
+  return { url: `postgres://parley@127.0.0.1:${port}/parley`, port, dir, watchdog: dog, stop }
 }
 
 let databases = 0

@@ -224,19 +224,34 @@ const prettyBounds = (source: Source): Array<number> | undefined => {
   return bounds
 }
 
+/**
+ * The `index`-th element of a file in JP's layout, from its text inside the
+ * array (from its `{` to its `}`, without the two-space indent), parsed and
+ * decoded as reading the whole file would: `undefined` when the text is not
+ * JSON; throws {@link EventsFileError} when it does not decode. A store that
+ * keeps each entry's text apart (the PostgreSQL store) decodes one at a time
+ * with it, never holding the whole file.
+ */
+export const parseElement = (text: string, index: number, file: string): StreamEntry | undefined => {
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch {
+    return undefined
+  }
+  const entry = decodeAt(raw, index, file)
+  keepIfForeign(entry, raw, () => text)
+  return entry
+}
+
 /** Element by element; `undefined` when some piece is not JSON (the whole-file path decides). */
 const parsePieces = (source: Source, bounds: ReadonlyArray<number>, file: string): Array<StreamEntry> | undefined => {
   const out = new Array<StreamEntry>(bounds.length / 2)
   for (let i = 0; i < out.length; i++) {
     const text = sliceOf(source, bounds[2 * i]!, bounds[2 * i + 1]!)
-    let raw: unknown
+    let entry: StreamEntry | undefined
     try {
-      raw = JSON.parse(text)
-    } catch {
-      return undefined
-    }
-    try {
-      out[i] = decodeAt(raw, i, file)
+      entry = parseElement(text, i, file)
     } catch (error) {
       // A syntax error later in the file is reported first, as the whole-file parse would.
       for (let j = i + 1; j < out.length; j++) {
@@ -248,7 +263,8 @@ const parsePieces = (source: Source, bounds: ReadonlyArray<number>, file: string
       }
       throw error
     }
-    keepIfForeign(out[i]!, raw, () => text)
+    if (entry === undefined) return undefined
+    out[i] = entry
   }
   return out
 }

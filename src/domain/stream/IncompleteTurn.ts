@@ -179,93 +179,115 @@ export const resumableEntries = (incomplete: IncompleteTurn): Array<StreamEntry>
   return out
 }
 
-/** The request/response structure of one turn. */
-interface TurnInspection {
-  readonly hasChatRequest: boolean
-  readonly complete: boolean
-  readonly lastToolResponse: number
-  readonly lastChatResponse: number
-  readonly calls: ReadonlyArray<{ readonly at: number; readonly request: ToolCallRequest; readonly closedAt: number; readonly response: ToolCallResponse | null }>
-  readonly inquiries: ReadonlyArray<{
-    readonly at: number
-    readonly request: InquiryRequest
-    readonly closedAt: number
-    readonly response: InquiryResponse | null
-    readonly call: number
-  }>
+/** One tool call of a turn as the inspection sees it: where it was asked, where answered (-1: not yet). */
+interface InspectedCall {
+  readonly at: number
+  readonly request: ToolCallRequest
+  closedAt: number
+  response: ToolCallResponse | null
+}
+
+/** One inquiry of a turn: where asked and answered, and its tool call (an index of `calls`, -1: none). */
+interface InspectedInquiry {
+  readonly at: number
+  readonly request: InquiryRequest
+  closedAt: number
+  response: InquiryResponse | null
+  readonly call: number
 }
 
 /**
- * Each request's closing index (-1 while open), tool calls and inquiries
- * apart, in request order: `Pairing`'s rule over the whole of `entries` (one
- * turn, so no reset; trailing bare `turn_start`s hold no response).
+ * The request/response structure of one turn, built forwards one entry at a
+ * time, so the same inspection serves a whole turn read at once
+ * ({@link inspect}) and a turn that grows by appends ({@link LastTurn}).
+ * Every question it answers is decided when an entry arrives: a call is
+ * "running at" an inquiry exactly when it is still open as the inquiry
+ * arrives. Pairing is `Pairing`'s rule over the turn (one turn, so no reset;
+ * trailing bare `turn_start`s hold no response). Indices are those the
+ * caller gives; only their order matters.
  */
-const pairInTurn = (
-  entries: ReadonlyArray<StreamEntry>
-): { readonly tools: Map<number, number>; readonly inquiries: Map<number, number> } => {
-  const tools = new Map<number, number>()
-  const inquiries = new Map<number, number>()
-  const pairer = Pairing.make<number>()
-  for (let i = 0; i < entries.length; i++) {
-    const step = pairer.step(entries[i]!, i)
-    if (step._tag === "Opened") (step.kind === "tool" ? tools : inquiries).set(i, -1)
-    else if (step._tag === "Closed") (step.kind === "tool" ? tools : inquiries).set(step.request, i)
+class TurnInspector {
+  firstChatRequest = -1
+  lastChatResponse = -1
+  lastToolResponse = -1
+  readonly calls: Array<InspectedCall> = []
+  readonly inquiries: Array<InspectedInquiry> = []
+  /** Indices of `calls` still open, in order (few: the summary and the inquiry rules read only these). */
+  readonly openCalls: Array<number> = []
+  /** Indices of `inquiries` still open, in order. */
+  readonly openInquiries: Array<number> = []
+  /** The pairer's values are indices of `calls` or `inquiries`, by kind. */
+  private readonly pairer = Pairing.make<number>()
+  /** The latest call of each id, for inquiries whose id begins with a call's id and `.`. */
+  private readonly latestCall = new Map<string, number>()
+
+  get hasChatRequest(): boolean {
+    return this.firstChatRequest >= 0
   }
-  return { tools, inquiries }
+
+  get complete(): boolean {
+    return this.hasChatRequest && this.lastChatResponse > this.firstChatRequest && this.openCalls.length === 0 &&
+      (this.lastToolResponse < 0 || this.lastChatResponse > this.lastToolResponse)
+  }
+
+  push(e: StreamEntry, i: number): void {
+    if (e.type === "chat_request") this.firstChatRequest = this.firstChatRequest < 0 ? i : this.firstChatRequest
+    else if (e.type === "chat_response") this.lastChatResponse = i
+    else if (e.type === "tool_call_response") this.lastToolResponse = i
+    const n = e.type === "tool_call_request" ? this.calls.length : this.inquiries.length
+    const step = this.pairer.step(e, n)
+    if (step._tag === "Opened" && step.kind === "tool") {
+      const request = e as ToolCallRequest
+      this.calls.push({ at: i, request, closedAt: -1, response: null })
+      this.openCalls.push(n)
+      this.latestCall.set(request.id, n)
+    } else if (step._tag === "Opened") {
+      const request = e as InquiryRequest
+      this.inquiries.push({ at: i, request, closedAt: -1, response: null, call: this.callOf(request) })
+      this.openInquiries.push(n)
+    } else if (step._tag === "Closed" && step.kind === "tool") {
+      const call = this.calls[step.request]!
+      call.closedAt = i
+      call.response = e as ToolCallResponse
+      this.openCalls.splice(this.openCalls.indexOf(step.request), 1)
+    } else if (step._tag === "Closed") {
+      const inquiry = this.inquiries[step.request]!
+      inquiry.closedAt = i
+      inquiry.response = e as InquiryResponse
+      this.openInquiries.splice(this.openInquiries.indexOf(step.request), 1)
+    }
+  }
+
+  /**
+   * The call an arriving inquiry belongs to: the latest call whose id and
+   * `.` begin the inquiry id (the longest such id); else the latest running
+   * call named as the inquiry's tool source; else the only running call.
+   */
+  private callOf(request: InquiryRequest): number {
+    const id = request.id
+    for (let dot = id.lastIndexOf("."); dot >= 0; dot = dot === 0 ? -1 : id.lastIndexOf(".", dot - 1)) {
+      const call = this.latestCall.get(id.slice(0, dot))
+      if (call !== undefined) return call
+    }
+    if (request.source.source === "tool") {
+      const name = request.source.name
+      for (let k = this.openCalls.length - 1; k >= 0; k--) {
+        if (this.calls[this.openCalls[k]!]!.request.name === name) return this.openCalls[k]!
+      }
+    }
+    return this.openCalls.length === 1 ? this.openCalls[0]! : -1
+  }
 }
 
-const inspect = (entries: ReadonlyArray<StreamEntry>): TurnInspection => {
-  let firstChatRequest = -1
-  let lastChatResponse = -1
-  let lastToolResponse = -1
-  for (let i = 0; i < entries.length; i++) {
-    const t = entries[i]!.type
-    if (t === "chat_request") firstChatRequest = firstChatRequest < 0 ? i : firstChatRequest
-    else if (t === "chat_response") lastChatResponse = i
-    else if (t === "tool_call_response") lastToolResponse = i
-  }
-  const { tools: toolClosing, inquiries: inquiryClosing } = pairInTurn(entries)
-  const calls = [...toolClosing].map(([at, closedAt]) => ({
-    at,
-    request: entries[at] as ToolCallRequest,
-    closedAt,
-    response: closedAt < 0 ? null : (entries[closedAt] as ToolCallResponse)
-  }))
-  const runningAt = (call: typeof calls[number], at: number) => call.at < at && (call.closedAt < 0 || call.closedAt > at)
-  const inquiries = [...inquiryClosing].map(([at, closedAt]) => {
-    const request = entries[at] as InquiryRequest
-    let call = -1
-    let bestLength = -1
-    for (let c = 0; c < calls.length && calls[c]!.at < at; c++) {
-      const id = calls[c]!.request.id
-      if (id.length >= bestLength && request.id.startsWith(id + ".")) {
-        call = c
-        bestLength = id.length
-      }
-    }
-    if (call < 0 && request.source.source === "tool") {
-      const name = request.source.name
-      for (let c = calls.length - 1; c >= 0; c--) {
-        if (calls[c]!.request.name === name && runningAt(calls[c]!, at)) {
-          call = c
-          break
-        }
-      }
-    }
-    if (call < 0) {
-      const running = calls.flatMap((x, c) => (runningAt(x, at) ? [c] : []))
-      if (running.length === 1) call = running[0]!
-    }
-    return { at, request, closedAt, response: closedAt < 0 ? null : (entries[closedAt] as InquiryResponse), call }
-  })
-  const hasChatRequest = firstChatRequest >= 0
-  const complete = hasChatRequest && lastChatResponse > firstChatRequest && calls.every((c) => c.closedAt >= 0) &&
-    (lastToolResponse < 0 || lastChatResponse > lastToolResponse)
-  return { hasChatRequest, complete, lastToolResponse, lastChatResponse, calls, inquiries }
+/** The inspection of one turn read whole. */
+const inspect = (entries: ReadonlyArray<StreamEntry>): TurnInspector => {
+  const t = new TurnInspector()
+  for (let i = 0; i < entries.length; i++) t.push(entries[i]!, i)
+  return t
 }
 
 /** True when the turn is unfinished and resumable (fails a structural condition but has a `chat_request`). */
-const isIncomplete = (t: TurnInspection): boolean => t.hasChatRequest && !t.complete
+const isIncomplete = (t: TurnInspector): boolean => t.hasChatRequest && !t.complete
 
 /**
  * Splits a stream at the last complete turn boundary. Re-joining
@@ -393,14 +415,16 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
   }
 }
 
-const summarize = (t: TurnInspection): IncompleteSummary | null => {
+/** Reads only what is still open, so a long turn grown by appends costs nothing per append. */
+const summarize = (t: TurnInspector): IncompleteSummary | null => {
   if (!isIncomplete(t)) return null
-  for (const q of t.inquiries) {
-    if (q.response !== null || q.call < 0) continue
+  for (const k of t.openInquiries) {
+    const q = t.inquiries[k]!
+    if (q.call < 0) continue
     const call = t.calls[q.call]!
     if (call.response === null) return { state: "waiting-for-input", tool: call.request.name }
   }
-  if (t.calls.some((c) => c.response === null)) return { state: "pending-tool-execution" }
+  if (t.openCalls.length > 0) return { state: "pending-tool-execution" }
   if (t.lastToolResponse >= 0 && t.lastChatResponse < t.lastToolResponse) return { state: "pending-follow-up" }
   return { state: "pending-llm-response" }
 }
@@ -427,3 +451,59 @@ export const incompleteSummary = (entries: ReadonlyArray<StreamEntry>): Incomple
 
 /** {@link incompleteSummary} of a turn already split off. */
 export const summaryOf = (incomplete: IncompleteTurn): IncompleteSummary | null => summarize(inspect(incomplete.entries))
+
+/**
+ * {@link incompleteSummary} kept up to date as a stream grows, for a store
+ * that keeps the listing's incomplete state beside its appends (issue 24):
+ * each appended entry is inspected once, so an append into a long open turn
+ * costs what the appended entries cost. Where the last turn starts is
+ * `lastTurnStart`'s rule read forwards: a `turn_start` followed by another
+ * event begins a new turn; trailing bare `turn_start`s leave the last turn
+ * as it was. `summary` equals `incompleteSummary` of the entries pushed so
+ * far (test/domain/stream/IncompleteTurn.test.ts checks it at every prefix).
+ *
+ * @example
+ * ```ts
+ * import { LastTurn } from "parley/domain/stream/IncompleteTurn"
+ * import type { StreamEntry, ToolCallResponse } from "parley"
+ * declare const entries: ReadonlyArray<StreamEntry>, result: ToolCallResponse
+ * const last = LastTurn.of(entries)
+ * last.push([result])
+ * last.summary // what incompleteSummary([...entries, result]) says
+ * ```
+ */
+export class LastTurn {
+  private turn: TurnInspector | undefined
+  /** A `turn_start` came after the current turn's last other event: the next such event begins a new turn. */
+  private opening = false
+  private length = 0
+
+  /** Inspects the last turn of `entries` only (the turns before it cannot change the summary). */
+  static of(entries: ReadonlyArray<StreamEntry>): LastTurn {
+    const last = new LastTurn()
+    const start = lastTurnStart(entries)
+    last.length = Math.max(0, start)
+    last.push(start < 0 ? entries : entries.slice(start))
+    return last
+  }
+
+  /** Folds in entries appended after those pushed so far. */
+  push(entries: ReadonlyArray<StreamEntry>): void {
+    for (const e of entries) {
+      const i = this.length++
+      if (!isConversationEvent(e)) continue // config deltas, compactions and unknown entries play no part
+      if (e.type === "turn_start") {
+        this.opening = true
+        continue
+      }
+      if (this.opening || this.turn === undefined) this.turn = new TurnInspector()
+      this.opening = false
+      this.turn.push(e, i)
+    }
+  }
+
+  /** The incomplete state of the last turn, or `null` (see {@link incompleteSummary}). */
+  get summary(): IncompleteSummary | null {
+    return this.turn === undefined ? null : summarize(this.turn)
+  }
+}

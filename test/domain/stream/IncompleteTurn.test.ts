@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as fc from "fast-check"
 import * as EventsFile from "../../../src/domain/storage/EventsFile.ts"
 import { turnCount } from "../../../src/domain/stream/Turns.ts"
 import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts"
@@ -9,6 +10,7 @@ import {
   attemptKey,
   discardIncompleteTurn,
   incompleteSummary,
+  LastTurn,
   lastTurnStart,
   resumableEntries,
   splitIncompleteTurn,
@@ -406,5 +408,46 @@ describe("discardIncompleteTurn (RFD 023 --discard-turn, with RFD 064 compaction
   it("is null when the last turn is complete", () => {
     const b = streams()
     expect(discardIncompleteTurn([b.ts(), b.cr("1"), b.msg("a"), b.compaction(0, 0)])).toBeNull()
+  })
+})
+
+describe("LastTurn: incompleteSummary kept as a stream grows (issue 24)", () => {
+  /** Checks the fold against the whole-stream rule after every entry, fed in batches of `batch`. */
+  const agreeAtEveryPrefix = (entries: ReadonlyArray<StreamEntry>, batch: number) => {
+    const last = LastTurn.of([])
+    for (let i = 0; i < entries.length; i += batch) {
+      last.push(entries.slice(i, i + batch))
+      const prefix = entries.slice(0, Math.min(entries.length, i + batch))
+      expect(last.summary, shape(prefix).join(" ")).toEqual(incompleteSummary(prefix))
+      // Started part-way, from the stream as it stands (a session opened on it), it agrees too.
+      expect(LastTurn.of(prefix).summary).toEqual(incompleteSummary(prefix))
+    }
+  }
+
+  it("agrees with incompleteSummary at every prefix of random streams (calls, inquiries by id prefix, by tool name and alone, reused ids, bare turn_starts, deltas)", () => {
+    const b = streams()
+    const pieces = [
+      () => b.ts(), () => b.cr("q"), () => b.msg("a"), () => b.call("c1"), () => b.call("c2", "other"), () => b.call("c1.x"),
+      () => b.result("c1"), () => b.result("c2"), () => b.result("c1.x"), () => b.ask("c1.overwrite.1"), () => b.ask("c1.x.q.1"),
+      () => b.ask("free", "other"), () => b.ask("lonely", "nobody"), () => b.askAssistant("asst"), () => b.answer("c1.overwrite.1"),
+      () => b.answer("c1.x.q.1"), () => b.answer("free"), () => b.cancel("lonely"), () => b.answer("asst"), () => b.delta(), () => b.unknown()
+    ]
+    fc.assert(fc.property(fc.array(fc.nat(pieces.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 4 }), (picks, batch) => {
+      agreeAtEveryPrefix(picks.map((k) => pieces[k]!()), batch)
+    }), { numRuns: 300 })
+  })
+
+  it.for(corpora)("$label: agrees at every prefix of every conversation", (corpus, ctx) => {
+    ctx.skip(corpus.absent, corpus.skipNote)
+    const root = path.join(corpus.dir, "conversations")
+    for (const dir of fs.readdirSync(root).filter((d) => !d.startsWith("."))) {
+      const file = path.join(root, dir, "events.json")
+      const entries = EventsFile.parse(fs.readFileSync(file, "utf8"), file)
+      const last = LastTurn.of([])
+      for (let i = 0; i < entries.length; i++) {
+        last.push([entries[i]!])
+        expect(last.summary, `${dir} entry ${i}`).toEqual(incompleteSummary(entries.slice(0, i + 1)))
+      }
+    }
   })
 })

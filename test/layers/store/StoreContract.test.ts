@@ -17,6 +17,11 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
 import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
+import { InquiryAnswerType } from "../../../src/domain/event/InquiryAnswerType.ts"
+import * as InquiryId from "../../../src/domain/event/InquiryId.ts"
+import { InquiryRequest } from "../../../src/domain/event/InquiryRequest.ts"
+import { InquiryResponse } from "../../../src/domain/event/InquiryResponse.ts"
+import { InquirySource } from "../../../src/domain/event/InquirySource.ts"
 import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts"
 import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
 import { ToolCallRequest } from "../../../src/domain/event/ToolCallRequest.ts"
@@ -24,6 +29,7 @@ import { ToolCallResponse } from "../../../src/domain/event/ToolCallResponse.ts"
 import { TurnStart } from "../../../src/domain/event/TurnStart.ts"
 import * as ConversationId from "../../../src/domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../../src/domain/storage/ConversationMetadata.ts"
+import { incompleteSummary } from "../../../src/domain/stream/IncompleteTurn.ts"
 import * as FileConversationStore from "../../../src/layers/store/FileConversationStore.ts"
 import * as MemoryConversationStore from "../../../src/layers/store/MemoryConversationStore.ts"
 import * as PgConversationStore from "../../../src/layers/store/pg/PgConversationStore.ts"
@@ -195,6 +201,46 @@ for (const subject of subjects) {
         expect(types(back.entries)).toStrictEqual(["turn_start", "chat_request"])
         expect((yield* store.list()).conversations[0]).toMatchObject({ events: 2, incomplete: { state: "pending-llm-response" } })
         expect((yield* store.check(a))[0]).toMatchObject({ ok: true, roundtrip: "identical" })
+      }).pipe(Effect.provide(subject.fresh().layer)))
+
+    it.effect("the listing's incomplete state after every single-event append, the session still open, is the whole stream's (one call, its question, answer, result, follow-up)", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore
+        const steps: ReadonlyArray<StreamEntry> = [
+          new TurnStart({ timestamp: ts("20.0") }),
+          new ChatRequest({ timestamp: ts("20.1"), content: "go" }),
+          new ToolCallRequest({ timestamp: ts("20.2"), id: "c1", name: "write_note", arguments: {} }),
+          new InquiryRequest({ timestamp: ts("20.3"), id: InquiryId.make("c1.overwrite.1"), source: InquirySource.tool("write_note"), question: { text: "Overwrite?", answer_type: InquiryAnswerType.boolean } }),
+          InquiryResponse.answered(ts("20.4"), InquiryId.make("c1.overwrite.1"), true),
+          new ToolCallResponse({ timestamp: ts("20.5"), id: "c1", content: "ok", is_error: false }),
+          ChatResponse.message(ts("20.6"), "done"),
+          new TurnStart({ timestamp: ts("21.0") }),
+          new ChatRequest({ timestamp: ts("21.1"), content: "again" })
+        ]
+        const seen = yield* Effect.scoped(Effect.gen(function*() {
+          const session = yield* store.create({ id: a, metadata: meta("steps") })
+          const out: Array<unknown> = []
+          for (let i = 0; i < steps.length; i++) {
+            yield* session.append([steps[i]!])
+            const row = (yield* store.list()).conversations.find((c) => c.id === a)
+            out.push([row === undefined ? "unlisted" : row.incomplete, incompleteSummary(steps.slice(0, i + 1))])
+          }
+          return out
+        }))
+        // Each row: [what the listing said, what the whole-stream rule says]; both move through every state.
+        for (const [listed, rule] of seen as Array<[unknown, unknown]>) expect(listed).toStrictEqual(rule)
+        expect((seen as Array<[unknown, unknown]>).map(([, rule]) => rule)).toStrictEqual([
+          null,
+          { state: "pending-llm-response" },
+          { state: "pending-tool-execution" },
+          { state: "waiting-for-input", tool: "write_note" },
+          { state: "pending-tool-execution" },
+          { state: "pending-follow-up" },
+          null,
+          null,
+          { state: "pending-llm-response" }
+        ])
+        expect((yield* store.list()).conversations[0]!.incomplete).toStrictEqual({ state: "pending-llm-response" })
       }).pipe(Effect.provide(subject.fresh().layer)))
 
     it.effect("12 concurrent creates get 12 distinct ids, all listed", () =>

@@ -16,11 +16,16 @@
  *   JP writes them), `seq` its index.
  * - `parley_locks`: who holds a conversation's advisory lock (pid, host,
  *   backend pid), written while it is held, to name the holder.
+ * - `0002_events_lz4`: entry texts are compressed with lz4 where the server
+ *   has it (PostgreSQL 14+ built with lz4, as Debian's is): opening a long
+ *   conversation reads every row, and lz4 decompresses several times faster
+ *   than the default pglz (measured on the 94 MB conversation: load ≈ 30%
+ *   faster). Rows written before keep pglz; servers without lz4 keep pglz.
  *
  * @example
  * ```ts
  * import { migrations } from "parley/layers/store/pg/Migrations"
- * Object.keys(migrations) // ["0001_conversations"]
+ * Object.keys(migrations) // ["0001_conversations", "0002_events_lz4"]
  * ```
  */
 import * as Effect from "effect/Effect"
@@ -69,5 +74,17 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient>>
       backend_pid integer NOT NULL,
       since timestamptz NOT NULL DEFAULT now()
     )`
+  }),
+  "0002_events_lz4": Effect.gen(function*() {
+    const sql = yield* SqlClient
+    // EXECUTE: older servers cannot even parse SET COMPRESSION; a server built without lz4 refuses it.
+    yield* sql.unsafe(`DO $$ BEGIN
+      IF current_setting('server_version_num')::int >= 140000 THEN
+        BEGIN
+          EXECUTE 'ALTER TABLE parley_events ALTER COLUMN json SET COMPRESSION lz4';
+        EXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN NULL;
+        END;
+      END IF;
+    END $$`)
   })
 }

@@ -13,7 +13,13 @@
  * - ids never collide: `create` inserts the conversation row under the
  *   lock of a fresh id; the primary key decides between racing processes.
  * - listing reads `parley_conversations` only; a conversation that cannot
- *   be decoded is reported by id, never fatal for the others.
+ *   be decoded is reported by id, never fatal for the others. A session
+ *   keeps the listing columns as it appends: the incomplete state is folded
+ *   from each batch (`IncompleteTurn.LastTurn`, the listing's own rule),
+ *   so an append into a long open turn costs what it appends.
+ * - loading decodes the entries row by row as they stream in: the whole
+ *   stream's text is never held (a 94 MB conversation peaks below the file
+ *   store; bench/pg.ts).
  *
  * @example
  * ```ts
@@ -25,13 +31,16 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
+import type { StreamEntry } from "../../../domain/event/ConversationEvent.ts"
 import * as Timestamp from "../../../domain/event/Timestamp.ts"
 import type { Conversation } from "../../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../../domain/storage/ConversationId.ts"
+import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
 import {
   type CheckResult,
   type ConversationSummary,
@@ -101,18 +110,49 @@ export const make = (url: string) =>
         Effect.mapError(ioError(at, `reading the events of ${id}`))
       )
 
-    const decoded = (r: ConversationRow, texts: ReadonlyArray<string>) =>
+    const decoded = (r: ConversationRow, texts: ReadonlyArray<string>, decode: (r: ConversationRow) => Conversation = (r) => Rows.decode(r, texts, pathOf(r.id))) =>
       Effect.try({
-        try: () => Rows.decode(r, texts, pathOf(r.id)),
+        try: () => decode(r),
         catch: (e) => {
           const d = e instanceof Rows.Damaged ? e : new Rows.Damaged(pathOf(r.id), undefined, String(e))
           return new ConversationCorrupt({ id: r.id, file: d.where, ...(d.entry === undefined ? {} : { entry: d.entry }), reason: d.reason })
         }
       })
 
+    /**
+     * The entries decoded row by row as they stream in (the driver pauses
+     * the socket while a chunk is decoded), so no text of the whole stream
+     * is ever held: only the entries. `undefined` when some row only the
+     * whole-stream path can judge.
+     */
+    const streamedEntries = (id: string) =>
+      Effect.suspend(() => {
+        const entries: Array<StreamEntry> = []
+        let whole = false
+        return sql<{ json: string }>`SELECT json FROM parley_events WHERE conversation_id = ${id} ORDER BY seq`.stream.pipe(
+          Stream.runForEachArray((rows) =>
+            Effect.sync(() => {
+              for (const r of rows) {
+                const entry = whole ? undefined : Rows.decodeEntry(r.json, entries.length)
+                if (entry === undefined) whole = true
+                else entries.push(entry)
+              }
+            })
+          ),
+          Effect.map(() => (whole ? undefined : entries)),
+          Effect.mapError(ioError(at, `reading the events of ${id}`))
+        )
+      })
+
     const load = (id: ConversationId.ConversationId) =>
       Effect.gen(function*() {
         const r = yield* row(id)
+        const entries = r.damage === null ? yield* streamedEntries(id) : undefined
+        if (entries !== undefined) {
+          const streamed = yield* Effect.exit(decoded(r, [], (c) => Rows.withEntries(c, entries, pathOf(r.id))))
+          if (streamed._tag === "Success") return streamed.value
+        }
+        // Damage (or a text only the whole stream can judge): the whole-stream path names it.
         return yield* decoded(r, yield* jsons(id))
       })
 
@@ -125,16 +165,23 @@ export const make = (url: string) =>
         last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
         WHERE id = ${id}`
 
-    /** A session's persistence: every write atomic (one statement or a transaction) on the locked connection. */
+    /**
+     * A session's persistence: every write atomic (one statement or a
+     * transaction) on the locked connection. The listing's incomplete state
+     * is folded from the appended batches (`LastTurn`, the listing's own
+     * rule), never re-read from the stream.
+     */
     const persistence = (conversation: Conversation, conn: PgLock.Attempt & { _tag: "Taken" }): ConversationSession.SessionPersistence => {
+      // The entries as written (references only): what the fold is rebuilt from when a write fails.
       let kept = conversation.entries.slice()
+      let last = IncompleteTurn.LastTurn.of(kept)
       const id = conversation.id
       return {
         // One statement (the entry rows and the listing columns together): atomic without BEGIN/COMMIT, one round trip.
         appendDurable: (entries, from) =>
           Effect.suspend(() => {
             kept.push(...entries) // the columns are of the stream with the batch; taken back if the write fails
-            const c = Rows.appendColumns(kept, entries)
+            const c = Rows.appendColumns(last, entries)
             const rows = Rows.eventRows(id, entries, from)
             const write = rows.length > 2000
               ? PgLock.transaction(sql, conn.conn, Effect.andThen(insertEvents(rows), updateColumns(id, kept.length, c)))
@@ -143,7 +190,12 @@ export const make = (url: string) =>
                   last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
                   WHERE id = ${id}`)
             return write.pipe(
-              Effect.tapError(() => Effect.sync(() => kept.splice(from))),
+              Effect.tapError(() =>
+                Effect.sync(() => {
+                  kept.splice(from)
+                  last = IncompleteTurn.LastTurn.of(kept)
+                })
+              ),
               Effect.asVoid,
               Effect.mapError(ioError(pathOf(id), "appending"))
             )
@@ -155,6 +207,7 @@ export const make = (url: string) =>
             yield* insertEvents(Rows.eventRows(id, entries, 0))
             yield* sql`UPDATE parley_conversations SET ${sql.update({ entries: s.entries, events: s.events, last_event_at: s.last_event_at, incomplete_state: s.incomplete_state, incomplete_tool: s.incomplete_tool, tokens: s.tokens })} WHERE id = ${id}`
             kept = entries.slice()
+            last = IncompleteTurn.LastTurn.of(kept)
           })).pipe(Effect.mapError(ioError(pathOf(id), "rewriting")))
       }
     }

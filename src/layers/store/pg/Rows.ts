@@ -20,7 +20,7 @@ import * as ConversationId from "../../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../../domain/storage/ConversationMetadata.ts"
 import * as EventsFile from "../../../domain/storage/EventsFile.ts"
 import { conversationTokens } from "../../../domain/model/ContextWindow.ts"
-import { incompleteSummary } from "../../../domain/stream/IncompleteTurn.ts"
+import { incompleteSummary, type LastTurn } from "../../../domain/stream/IncompleteTurn.ts"
 
 /** One `parley_events` row as written. */
 export interface EventRow {
@@ -45,20 +45,25 @@ export const metadataText = (metadata: ConversationMetadata.ConversationMetadata
 /** The stored `base_config` column of a base config (NULL: packed into the first entry). */
 export const baseConfigText = (base: BaseConfig): string | null => (base._tag === "File" ? base.text : null)
 
-/** The listing columns an append changes (cheap: the batch and the last turn only). */
-export const appendColumns = (all: ReadonlyArray<StreamEntry>, batch: ReadonlyArray<StreamEntry>) => {
-  let last: string | undefined
+/**
+ * The listing columns an append changes, from the batch alone: `last` (the
+ * conversation's last turn, as the listing's rule folds it) takes the batch
+ * in, so an append into a long open turn reads nothing else.
+ */
+export const appendColumns = (last: LastTurn, batch: ReadonlyArray<StreamEntry>) => {
+  let at: string | undefined
   let events = 0
   for (const e of batch) {
     if (isConversationEvent(e)) {
       events++
-      last = e.timestamp
+      at = e.timestamp
     }
   }
-  const incomplete = incompleteSummary(all)
+  last.push(batch)
+  const incomplete = last.summary
   return {
     addEvents: events,
-    lastEventAt: last === undefined ? undefined : Timestamp.toRfc3339(last),
+    lastEventAt: at === undefined ? undefined : Timestamp.toRfc3339(at),
     incompleteState: incomplete?.state ?? null,
     incompleteTool: incomplete?.tool ?? null
   }
@@ -107,14 +112,17 @@ export interface StoredConversation {
   readonly damage: string | null
 }
 
-/** Decodes a stored conversation; throws {@link Damaged} naming what cannot be read. `where` names it (url#id). */
-export const decode = (row: StoredConversation, jsons: ReadonlyArray<string>, where: string): Conversation => {
+/** The metadata of a stored conversation, once its other columns are checked; throws {@link Damaged}. */
+const headOf = (row: StoredConversation, where: string): ConversationMetadata.ConversationMetadata => {
   if (row.damage !== null) throw new Damaged(where, undefined, row.damage)
   const metadataText = row.metadata
   if (metadataText === null) throw new Damaged(`${where} metadata`, undefined, "missing")
   const metadata = decoding(`${where} metadata`, () => ConversationMetadata.decode(EventsFile.parseJson(metadataText, "metadata.json"), "metadata.json"))
   if (row.base_config !== null) decoding(`${where} base_config`, () => EventsFile.parseJson(row.base_config!, "base_config.json"))
-  const entries = decoding(`${where} events`, () => EventsFile.parse(eventsText(jsons), "events.json"))
+  return metadata
+}
+
+const assemble = (row: StoredConversation, metadata: ConversationMetadata.ConversationMetadata, entries: Array<StreamEntry>, where: string): Conversation => {
   if (row.base_config === null && (entries.length === 0 || entries[0]!.type !== "config_delta")) {
     throw new Damaged(`${where} events`, entries.length === 0 ? undefined : 0, "without a base config the first entry must be the packed base config_delta (JP's legacy layout)")
   }
@@ -124,6 +132,33 @@ export const decode = (row: StoredConversation, jsons: ReadonlyArray<string>, wh
     metadata,
     baseConfig: row.base_config === null ? { _tag: "Packed" } : { _tag: "File", text: row.base_config },
     entries
+  }
+}
+
+/** Decodes a stored conversation; throws {@link Damaged} naming what cannot be read. `where` names it (url#id). */
+export const decode = (row: StoredConversation, jsons: ReadonlyArray<string>, where: string): Conversation => {
+  const metadata = headOf(row, where)
+  return assemble(row, metadata, decoding(`${where} events`, () => EventsFile.parse(eventsText(jsons), "events.json")), where)
+}
+
+/** A stored conversation around entries decoded one by one ({@link decodeEntry}); throws {@link Damaged} for its other columns. */
+export const withEntries = (row: StoredConversation, entries: Array<StreamEntry>, where: string): Conversation =>
+  assemble(row, headOf(row, where), entries, where)
+
+/**
+ * One stored entry (the `index`-th) decoded on its own, exactly as
+ * {@link decode} decodes it within the whole stream: `undefined` when only
+ * the whole stream can say (a text not in JP's layout, not JSON, or not an
+ * entry), and then {@link decode} names why. Loading a conversation this
+ * way, row by row, never holds its whole text.
+ */
+export const decodeEntry = (json: string, index: number): StreamEntry | undefined => {
+  // In the joined text, a separator inside an entry would split it: the whole-stream path decides those.
+  if (!json.startsWith("  {") || !json.endsWith("}") || json.includes(",\n  {")) return undefined
+  try {
+    return EventsFile.parseElement(json.slice(2), index, "events.json")
+  } catch {
+    return undefined
   }
 }
 
