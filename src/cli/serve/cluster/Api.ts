@@ -159,7 +159,12 @@ const handlers = (o: Options) =>
         .handle("questions", () => questions)
         .handle("answer", ({ params, payload }) => answer(params.id, params.inquiryId, payload.answer))
         .handle("stop", ({ params }) => Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Stop())))
-        .handle("create", ({ payload }) => create(payload.message, payload.model))
+        .handle("create", ({ payload }) =>
+          // A new conversation cannot be busy or missing: whatever refused it is a run that did not start.
+          create(payload.message, payload.model).pipe(Effect.mapError((e) => {
+            const body = e as { error?: unknown; message?: unknown }
+            return body.error === "RunNotStarted" ? e : { error: "RunNotStarted" as const, message: String(body.message), output: String(body.message) }
+          })))
         .handle("message", ({ params, payload }) =>
           Effect.flatMap(idOf(params.id), (cid) =>
             Effect.andThen(

@@ -204,7 +204,7 @@ export const run = (options: Options) =>
       Api.layer({ turns, store: shared.store, sql, runner: `${runner.host}:${runner.port}`, chooseModel: shared.chooseModel }),
       Guard.layer({ token, hosts: Guard.hostsFor(options.host, port) })
     ).pipe(Layer.provide(Layer.succeedContext(sharded)))
-    yield* Layer.build(Layer.provide(HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }), Layer.succeedContext(listening)))
+    yield* Layer.build(Layer.provide(HttpRouter.serve(routes, { disableLogger: process.env["PARLEY_CLUSTER_DEBUG"] === undefined, disableListenLog: true }), Layer.succeedContext(listening)))
     yield* Effect.forkScoped(Sweep.run({ turns, sql, sharding, interval: SWEEP, runner: `${runner.host}:${runner.port}`, shardsPerGroup: SHARDING.shardsPerGroup }))
 
     const shown = options.host.includes(":") ? `[${options.host}]` : options.host

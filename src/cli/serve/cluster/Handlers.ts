@@ -84,28 +84,54 @@ const answeredInLog = (store: ConversationStore["Service"], id: ConversationId.C
 
 const started = (id: string) => ({ conversation_id: id, pid: process.pid })
 
-/** Send: a new turn (redelivered: the same message pending in the incomplete turn is resumed). */
+/**
+ * Send: a new turn. The same message found pending in the conversation's
+ * incomplete turn is this message delivered again (the runner died before
+ * the reply was stored, or two runners briefly both took the shard while
+ * shards moved): resumed when nobody runs it, else reported as running.
+ */
 const send = (turns: Turns.Turns, store: ConversationStore["Service"], id: string, message: string, model: string | undefined) =>
   Effect.gen(function*() {
     const cid = yield* parse(id)
     const first = yield* turns.start(cid, { message, model })
     if (first._tag !== "Failed") return started(cid)
-    const tag = (first.error as { _tag?: unknown } | undefined)?._tag
-    if (tag === "IncompleteTurnPending" && (yield* pendingMessage(store, cid)) === message) {
-      const again = yield* turns.start(cid, { continueTurn: true })
-      if (again._tag !== "Failed") return started(cid)
-      return yield* Effect.fail(notStarted(cid, again.error))
+    const error = first.error as { _tag?: unknown; holder?: unknown } | undefined
+    const ours = error?._tag === "IncompleteTurnPending" || error?._tag === "ConversationLocked" || error?._tag === "RunningHere"
+      ? (yield* pendingMessage(store, cid)) === message
+      : false
+    if (!ours && error?._tag === "ConversationLocked") {
+      // Another runner took this very delivery a moment ago and has not recorded the message yet.
+      const seen = yield* Effect.gen(function*() {
+        for (let i = 0; i < 20; i++) {
+          yield* Effect.sleep("100 millis")
+          if ((yield* pendingMessage(store, cid)) === message) return true
+        }
+        return false
+      })
+      if (seen) return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
     }
-    return yield* Effect.fail(notStarted(cid, first.error))
+    if (!ours) return yield* Effect.fail(notStarted(cid, first.error))
+    if (error?._tag === "ConversationLocked") return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
+    if (error?._tag === "RunningHere") return started(cid)
+    const again = yield* turns.start(cid, { continueTurn: true })
+    if (again._tag !== "Failed") return started(cid)
+    return yield* Effect.fail(notStarted(cid, again.error))
   })
 
 /** The turn of `id` running here once its question `inquiryId` is open, or why not. */
 const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inquiryId: string) =>
   Effect.gen(function*() {
     let turn = turns.get(cid)
-    if (turn === undefined) {
+    // Held by another runner: one that is handing it off (its shard came here) lets go within a sweep or two.
+    const deadline = Date.now() + REASK_MS
+    while (turn === undefined) {
       const resumed = yield* turns.start(cid, { continueTurn: true })
-      if (resumed._tag === "Failed") return yield* Effect.fail(notStarted(cid, resumed.error))
+      if (resumed._tag === "Failed") {
+        const locked = (resumed.error as { _tag?: unknown } | undefined)?._tag === "ConversationLocked"
+        if (!locked || Date.now() > deadline) return yield* Effect.fail(notStarted(cid, resumed.error))
+        yield* Effect.sleep("250 millis")
+        continue
+      }
       turn = turns.get(cid)
       if (turn === undefined) return undefined
     }
@@ -161,6 +187,10 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], id: str
     )
   })
 
+/** `$PARLEY_CLUSTER_DEBUG`: each delivery on stderr (which runner handled what). */
+const trace = (what: string, id: string) =>
+  process.env["PARLEY_CLUSTER_DEBUG"] === undefined ? Effect.void : Effect.sync(() => process.stderr.write(`parley[${process.pid}]: ${what} ${id}\n`))
+
 /** The entity's handlers on this runner's turns. */
 export const layer = (turns: Turns.Turns, store: ConversationStore["Service"]): Layer.Layer<never, never, Sharding> =>
   Conversation.toLayer(
@@ -168,7 +198,7 @@ export const layer = (turns: Turns.Turns, store: ConversationStore["Service"]): 
       const address = yield* Entity.CurrentAddress
       const id = address.entityId
       return Conversation.of({
-        Send: ({ payload }) => send(turns, store, id, payload.message, payload.model),
+        Send: ({ payload }) => Effect.andThen(trace("Send", id), send(turns, store, id, payload.message, payload.model)),
         Continue: () =>
           Effect.flatMap(parse(id), (cid) =>
             turns.get(cid) !== undefined
@@ -187,7 +217,7 @@ export const layer = (turns: Turns.Turns, store: ConversationStore["Service"]): 
             if (turn === undefined) return Effect.fail(refuse({ error: "NotRunning", message: `No turn of ${cid} is running.`, id: cid }))
             return Effect.as(turn.stop, { id: cid, pid: process.pid })
           }),
-        Answer: ({ payload }) => answer(turns, store, id, payload.inquiry_id, payload.answer, false),
+        Answer: ({ payload }) => Effect.andThen(trace(`Answer ${payload.inquiry_id}`, id), answer(turns, store, id, payload.inquiry_id, payload.answer, false)),
         AnswerSecret: ({ payload }) => answer(turns, store, id, payload.inquiry_id, payload.answer, true)
       })
     }),

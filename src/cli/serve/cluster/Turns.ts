@@ -174,6 +174,7 @@ export const make = (options: { readonly runner: string; readonly services: Serv
   Effect.gen(function*() {
     const { services, sql, runner } = options
     const turns = new Map<string, Turn>()
+    const starting = new Set<string>()
     const scope = yield* Effect.scope
 
     const claim = (id: string) =>
@@ -216,8 +217,29 @@ export const make = (options: { readonly runner: string; readonly services: Serv
      */
     const start = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
       Effect.gen(function*() {
-        const existing = turns.get(id)
-        if (existing !== undefined) return { _tag: "Failed", error: { _tag: "RunningHere" } } as const
+        // Taken at once, before anything waits: two deliveries of one message here cannot both start a turn.
+        if (turns.has(id) || starting.has(id)) return { _tag: "Failed", error: { _tag: "RunningHere" } } as const
+        starting.add(id)
+        return yield* Effect.ensuring(launchPatiently(id, request), Effect.sync(() => starting.delete(id)))
+      })
+
+    /**
+     * {@link launch}, tried again for a second when the conversation's lock is
+     * taken: another runner creating a conversation tries fresh ids under
+     * their lock, and may hold an existing one's for a moment.
+     */
+    const launchPatiently = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
+      Effect.gen(function*() {
+        for (let i = 0;; i++) {
+          const started = yield* launch(id, request)
+          const locked = started._tag === "Failed" && (started.error as { _tag?: unknown } | undefined)?._tag === "ConversationLocked"
+          if (!locked || i >= 5) return started
+          yield* Effect.sleep("200 millis")
+        }
+      })
+
+    const launch = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
+      Effect.gen(function*() {
         const pending = yield* PendingAnswersLive.make
         const events = yield* RunEventsLive.make.pipe(Scope.provide(scope))
         const ended = yield* Deferred.make<Exit.Exit<Query.QueryResult, unknown>>()
