@@ -20,19 +20,26 @@ import { storageDir } from "./Root.ts"
 export const serve = Command.make(
   "serve",
   {
-    host: Flag.String("host").pipe(Flag.withDescription("Address to listen on (127.0.0.1: this machine only)"), Flag.withDefault("127.0.0.1")),
+    host: Flag.String("host").pipe(
+      Flag.withDescription("Address to listen on (127.0.0.1: this machine only)"),
+      Flag.withDefault("127.0.0.1")
+    ),
     port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on (0: any free port)"), Flag.withDefault(3141)),
     cluster: Flag.Boolean("cluster").pipe(
-      Flag.withDescription("Run as one runner of a cluster over the PostgreSQL storage (issue 25; needs $PARLEY_TOKEN)"),
+      Flag.withDescription(
+        "Run as one runner of a cluster over the PostgreSQL storage (issue 25; needs $PARLEY_TOKEN)"
+      ),
       Flag.withDefault(false)
     ),
     runnerPort: Flag.Int("runner-port").pipe(
-      Flag.withDescription("With --cluster: the port other runners reach this one on (default: --port + 10000 when free, else any free port)"),
+      Flag.withDescription(
+        "With --cluster: the port other runners reach this one on (default: --port + 10000 when free, else any free port)"
+      ),
       Flag.optional
     )
   },
   ({ host, port, cluster, runnerPort }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const storage = yield* storageDir
       if (cluster) {
         const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))

@@ -34,7 +34,6 @@ export const ClusterInfo = Schema.Struct({ runner: Schema.String, runners: Schem
 export class ClusterGroup extends HttpApiGroup.make("cluster")
   .add(HttpApiEndpoint.get("cluster", "/cluster", { success: ClusterInfo }))
   .middleware(Token)
-  .prefix("/api")
-{}
+  .prefix("/api") {}
 
 export const ClusterApi = ServeApi.add(ClusterGroup)

@@ -51,12 +51,17 @@ export interface Cluster {
 }
 
 const gone = (child: ChildProcess): Promise<void> =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once("exit", () => resolve()))
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once("exit", () => resolve()))
 
 const request = async (base: string, method: string, p: string, body: unknown, timeoutMs: number) => {
   const r = await fetch(base + p, {
     method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     signal: AbortSignal.timeout(timeoutMs)
   })
@@ -70,7 +75,9 @@ export const project = async (url: string, env: Record<string, string> = {}): Pr
   const model = await ToolModel.start()
   fs.mkdirSync(path.join(root, ".parley"))
   fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), path.join(root, "deferrable.py"))
-  fs.writeFileSync(path.join(root, ".parley", "config.toml"), `
+  fs.writeFileSync(
+    path.join(root, ".parley", "config.toml"),
+    `
 [assistant]
 model = "openai/tool-model"
 
@@ -86,14 +93,22 @@ run = "unattended"
 
 [conversation.inquiry]
 detached = "wait"
-`)
+`
+  )
   const runners: Array<Runner> = []
   const runner = async (port?: number): Promise<Runner> => {
     const http = port ?? (await freePort())
     const child = spawn(process.execPath, [binary, "--storage", url, "serve", "--cluster", "--port", String(http)], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined, PARLEY_TOKEN: TOKEN, OPENAI_API_KEY: "sk-test", ...env }
+      env: {
+        ...process.env,
+        PARLEY_STORAGE: undefined,
+        PARLEY_SCRIPT: undefined,
+        PARLEY_TOKEN: TOKEN,
+        OPENAI_API_KEY: "sk-test",
+        ...env
+      }
     })
     let out = ""
     child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
@@ -137,7 +152,12 @@ detached = "wait"
     },
     effects: (name) => {
       const file = path.join(root, `${name}.effects`)
-      return fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").length : 0
+      return fs.existsSync(file)
+        ? fs
+            .readFileSync(file, "utf8")
+            .split("\n")
+            .filter((l) => l !== "").length
+        : 0
     }
   }
 }

@@ -30,7 +30,11 @@ const chunk = (delta: unknown, finish: string | null = null) =>
   `data: ${JSON.stringify({ id: "chatcmpl-tm", object: "chat.completion.chunk", created: 1_700_000_000, model: "tool-model", choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] })}\n\n`
 
 const textOf = (content: unknown): string =>
-  typeof content === "string" ? content : Array.isArray(content) ? content.map((p) => (typeof p === "object" && p !== null && "text" in p ? String(p.text) : "")).join("") : ""
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+      ? content.map((p) => (typeof p === "object" && p !== null && "text" in p ? String(p.text) : "")).join("")
+      : ""
 
 /** The events of the reply to `messages`. */
 export const reply = (messages: ReadonlyArray<Message>): string => {
@@ -41,7 +45,12 @@ export const reply = (messages: ReadonlyArray<Message>): string => {
   }
   const user = textOf(messages.find((m) => m.role === "user")?.content)
   const name = /deploy (\S+)/.exec(user)?.[1] ?? "x"
-  const call = { index: 0, id: `call_${name}`, type: "function", function: { name: "deferrable", arguments: JSON.stringify({ name, mode: "ask" }) } }
+  const call = {
+    index: 0,
+    id: `call_${name}`,
+    type: "function",
+    function: { name: "deferrable", arguments: JSON.stringify({ name, mode: "ask" }) }
+  }
   return head + chunk({ tool_calls: [call] }) + chunk({}, "tool_calls") + "data: [DONE]\n\n"
 }
 

@@ -38,21 +38,32 @@ const until = async <A>(what: string, check: () => Promise<A | undefined>, ms: n
 
 /** The processes whose working directory is `dir` (tools a runner started there). */
 const processesIn = (dir: string): Array<string> =>
-  fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
-    try {
-      return fs.readlinkSync(`/proc/${p}/cwd`) === dir
-    } catch {
-      return false
-    }
-  })
+  fs
+    .readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return fs.readlinkSync(`/proc/${p}/cwd`) === dir
+      } catch {
+        return false
+      }
+    })
 
 describe.skipIf(pgSkip !== undefined)("parley serve --cluster", () => {
   it("needs $PARLEY_TOKEN and a PostgreSQL storage (usage errors, exit 2)", () => {
     const dir = tempDir("parley-cluster-usage-")
-    const noToken = runParley(["--storage", freshDatabase(pg!), "serve", "--cluster", "--port", "0"], { cwd: dir, env: { PARLEY_TOKEN: "" }, timeoutMs: 30_000 })
+    const noToken = runParley(["--storage", freshDatabase(pg!), "serve", "--cluster", "--port", "0"], {
+      cwd: dir,
+      env: { PARLEY_TOKEN: "" },
+      timeoutMs: 30_000
+    })
     expect(noToken.code).toBe(2)
     expect(noToken.stderr).toContain("serve --cluster needs $PARLEY_TOKEN")
-    const directory = runParley(["--storage", dir, "serve", "--cluster", "--port", "0"], { cwd: dir, env: { PARLEY_TOKEN: "t" }, timeoutMs: 30_000 })
+    const directory = runParley(["--storage", dir, "serve", "--cluster", "--port", "0"], {
+      cwd: dir,
+      env: { PARLEY_TOKEN: "t" },
+      timeoutMs: 30_000
+    })
     expect(directory.code).toBe(2)
     expect(directory.stderr).toContain("serve --cluster needs a PostgreSQL storage")
     fs.rmSync(dir, { recursive: true, force: true })
@@ -70,67 +81,106 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster", () => {
     const third = await cluster.runner()
     expect(third.output().split("\n")[1]).toMatch(/ \(cluster of 3 runners\)$/)
     // Shards spread over the three before conversations start.
-    await until("60 shards over 3 runners", async () => {
-      const info = (await first.json("/api/cluster")).body
-      const shards = info.runners.map((r: { shards: number }) => r.shards)
-      return shards.length === 3 && shards.every((n: number) => n > 0) && shards.reduce((a: number, b: number) => a + b, 0) === 60 ? true : undefined
-    }, 30_000)
+    await until(
+      "60 shards over 3 runners",
+      async () => {
+        const info = (await first.json("/api/cluster")).body
+        const shards = info.runners.map((r: { shards: number }) => r.shards)
+        return shards.length === 3 &&
+          shards.every((n: number) => n > 0) &&
+          shards.reduce((a: number, b: number) => a + b, 0) === 60
+          ? true
+          : undefined
+      },
+      30_000
+    )
 
     const names = Array.from({ length: 30 }, (_, i) => `c${i}`)
     const ids = new Map<string, string>()
     for (let i = 0; i < names.length; i += 6) {
-      await Promise.all(names.slice(i, i + 6).map(async (name) => {
-        const r = await pick(cluster.runners).post("/api/conversations", { message: `deploy ${name}` })
-        expect(r.status, `${JSON.stringify(r.body)}\n${cluster.runners.map((x) => x.output()).join("\n---\n")}`).toBe(200)
-        ids.set(name, r.body.conversation_id)
-      }))
+      await Promise.all(
+        names.slice(i, i + 6).map(async (name) => {
+          const r = await pick(cluster.runners).post("/api/conversations", { message: `deploy ${name}` })
+          expect(r.status, `${JSON.stringify(r.body)}\n${cluster.runners.map((x) => x.output()).join("\n---\n")}`).toBe(
+            200
+          )
+          ids.set(name, r.body.conversation_id)
+        })
+      )
     }
-    const questions = await until("30 open questions", async () => {
-      const r = await pick(cluster.runners).json("/api/questions")
-      return r.body.length === 30 ? r.body as Array<{ id: string; conversation_id: string }> : undefined
-    }, 60_000)
-    const running = (await first.json("/api/cluster")).body.runners.map((r: { conversations: number }) => r.conversations)
+    const questions = await until(
+      "30 open questions",
+      async () => {
+        const r = await pick(cluster.runners).json("/api/questions")
+        return r.body.length === 30 ? (r.body as Array<{ id: string; conversation_id: string }>) : undefined
+      },
+      60_000
+    )
+    const running = (await first.json("/api/cluster")).body.runners.map(
+      (r: { conversations: number }) => r.conversations
+    )
     expect(running.reduce((a: number, b: number) => a + b, 0)).toBe(30)
 
     const answer = (runners: ReadonlyArray<Cluster.Runner>, q: { id: string; conversation_id: string }) =>
       pick(runners).post(`/api/conversations/${q.conversation_id}/questions/${q.id}`, { answer: true }, 60_000)
     const seen = new Map<string, unknown>()
     const complete = (id: string) =>
-      pick(cluster.runners.filter((r) => r.child.exitCode === null && r.child.signalCode === null)).json(`/api/conversations/${id}`)
+      pick(cluster.runners.filter((r) => r.child.exitCode === null && r.child.signalCode === null))
+        .json(`/api/conversations/${id}`)
         .then((r) => {
           seen.set(id, r.body)
-          return r.body.at(-1)?.type === "chat_response" && String(r.body.at(-1).message).startsWith("Done:") ? true : undefined
+          return r.body.at(-1)?.type === "chat_response" && String(r.body.at(-1).message).startsWith("Done:")
+            ? true
+            : undefined
         })
     const completeAll = (qs: ReadonlyArray<{ conversation_id: string }>, ms: number) =>
-      Promise.all(qs.map((q) => until(`${q.conversation_id} complete`, () => complete(q.conversation_id), ms))).catch((e) => {
-        const stuck = qs.filter((q) => !String(JSON.stringify((seen.get(q.conversation_id) as Array<unknown>)?.at(-1))).includes("Done:"))
-        throw new Error(`${e}\n${stuck.map((q) => `${q.conversation_id}: ${JSON.stringify(seen.get(q.conversation_id))}`).join("\n")}\n${cluster.runners.map((r) => r.output()).join("\n---\n")}`)
-      })
+      Promise.all(qs.map((q) => until(`${q.conversation_id} complete`, () => complete(q.conversation_id), ms))).catch(
+        (e) => {
+          const stuck = qs.filter(
+            (q) => !String(JSON.stringify((seen.get(q.conversation_id) as Array<unknown>)?.at(-1))).includes("Done:")
+          )
+          throw new Error(
+            `${e}\n${stuck.map((q) => `${q.conversation_id}: ${JSON.stringify(seen.get(q.conversation_id))}`).join("\n")}\n${cluster.runners.map((r) => r.output()).join("\n---\n")}`
+          )
+        }
+      )
 
     // The first half answered and complete before the kill: no tool is between its end and its record then.
     const [before, after] = [questions.slice(0, 15), questions.slice(15)]
-    for (const q of before) expect((await answer(cluster.runners, q)).body).toStrictEqual({ id: q.id, outcome: "delivered" })
+    for (const q of before)
+      expect((await answer(cluster.runners, q)).body).toStrictEqual({ id: q.id, outcome: "delivered" })
     await completeAll(before, 30_000)
 
     const victim = cluster.runners[1]!
-    const owned = (await victim.json("/api/cluster")).body.runners.find((r: { address: string }) => r.address === `127.0.0.1:${victim.port + 10000}`).conversations
+    const owned = (await victim.json("/api/cluster")).body.runners.find(
+      (r: { address: string }) => r.address === `127.0.0.1:${victim.port + 10000}`
+    ).conversations
     expect(owned).toBeGreaterThan(0) // the kill matters: it runs some of the waiting turns
     const killedAt = Date.now()
     await cluster.kill(victim)
     const survivors = cluster.runners.filter((r) => r !== victim)
     const answered = await Promise.all(after.map((q) => answer(survivors, q)))
-    for (const [i, r] of answered.entries()) expect(r.body, JSON.stringify(r.body)).toStrictEqual({ id: after[i]!.id, outcome: "delivered" })
+    for (const [i, r] of answered.entries())
+      expect(r.body, JSON.stringify(r.body)).toStrictEqual({ id: after[i]!.id, outcome: "delivered" })
     await completeAll(after, 60_000)
-    console.log(`[cluster] kill -9 of a runner with ${owned} waiting turns: every answer delivered and every turn complete ${Date.now() - killedAt} ms later`)
+    console.log(
+      `[cluster] kill -9 of a runner with ${owned} waiting turns: every answer delivered and every turn complete ${Date.now() - killedAt} ms later`
+    )
 
     // Each question answered once in the log, each tool acted once, the conversations check out.
     for (const [name, id] of ids) {
-      const entries = (await survivors[0]!.json(`/api/conversations/${id}`)).body as Array<{ type: string; id?: string }>
+      const entries = (await survivors[0]!.json(`/api/conversations/${id}`)).body as Array<{
+        type: string
+        id?: string
+      }>
       const responses = entries.filter((e) => e.type === "inquiry_response").map((e) => e.id)
       expect(responses, name).toStrictEqual([`call_${name}.confirm.1`])
       expect(cluster.effects(name), name).toBe(1)
     }
-    const check = runParley(["--storage", cluster.url, "conversation", "check", "--format", "json"], { cwd: cluster.root, timeoutMs: 60_000 })
+    const check = runParley(["--storage", cluster.url, "conversation", "check", "--format", "json"], {
+      cwd: cluster.root,
+      timeoutMs: 60_000
+    })
     expect(check.code, check.stderr).toBe(0)
     const rows = JSON.parse(check.stdout) as Array<{ ok: boolean; roundtrip: string }>
     expect(rows.length).toBe(30)

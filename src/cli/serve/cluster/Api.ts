@@ -22,7 +22,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
@@ -54,7 +54,11 @@ export interface Options {
   readonly chooseModel: (asked: string | undefined, remembered: string | undefined) => Effect.Effect<string, CliFailure>
 }
 
-const notFound = (id: string) => ({ error: "ConversationNotFound" as const, message: `No conversation has the id ${id}.`, id })
+const notFound = (id: string) => ({
+  error: "ConversationNotFound" as const,
+  message: `No conversation has the id ${id}.`,
+  id
+})
 
 const idOf = (id: string) => Effect.fromNullishOr(ConversationId.parse(id)).pipe(Effect.mapError(() => notFound(id)))
 
@@ -74,68 +78,103 @@ const openOf = (entries: Conversation.Conversation["entries"]) => {
 }
 
 /** A message to the entity failed: its refusal as the API's error, anything else (the cluster's own errors) as a lost run. */
-const sent = (id: string) => <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
-  Effect.catch(effect, (e) =>
-    Effect.fail(
-      (e._tag === "Refused"
-        ? (e as unknown as { body: unknown }).body
-        : { error: "RunLost", message: `The conversation's runner did not take the message (${e._tag}); nothing was recorded.`, id }) as never
-    ))
+const sent =
+  (id: string) =>
+  <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
+    Effect.catch(effect, (e) =>
+      Effect.fail(
+        (e._tag === "Refused"
+          ? (e as unknown as { body: unknown }).body
+          : {
+              error: "RunLost",
+              message: `The conversation's runner did not take the message (${e._tag}); nothing was recorded.`,
+              id
+            }) as never
+      )
+    )
 
 /** The conversations whose turn a runner runs now, by conversation. */
 const runningRows = (sql: SqlClient) =>
-  sql<{ conversation_id: string; runner: string; pid: number }>`SELECT conversation_id, runner, pid FROM parley_cluster_turns`.pipe(Effect.orDie)
+  sql<{
+    conversation_id: string
+    runner: string
+    pid: number
+  }>`SELECT conversation_id, runner, pid FROM parley_cluster_turns`.pipe(Effect.orDie)
 
 const handlers = (o: Options) =>
   HttpApiBuilder.group(ClusterApi, "conversations", (h) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const clientFor = yield* Entity.client
       const waitingOf = (id: ConversationId.ConversationId) =>
-        o.store.load(id).pipe(Effect.map((c) => openOf(c.entries).map((q) => q.open.inquiryId as string)), Effect.orElseSucceed(() => []))
-      const list = Effect.gen(function*() {
+        o.store.load(id).pipe(
+          Effect.map((c) => openOf(c.entries).map((q) => q.open.inquiryId as string)),
+          Effect.orElseSucceed(() => [])
+        )
+      const list = Effect.gen(function* () {
         const { conversations } = yield* Effect.orDie(o.store.list({ archived: false }))
         const running = new Map((yield* runningRows(o.sql)).map((r) => [r.conversation_id, r]))
-        return yield* Effect.forEach(conversations, (r) =>
-          Effect.gen(function*() {
-            const turn = running.get(r.id)
-            const waiting = r.incomplete?.state === "waiting-for-input" ? yield* waitingOf(r.id) : []
-            return { ...toJsonRow(r), running: turn === undefined ? null : { pid: turn.pid, waiting } }
-          }), { concurrency: 8 })
+        return yield* Effect.forEach(
+          conversations,
+          (r) =>
+            Effect.gen(function* () {
+              const turn = running.get(r.id)
+              const waiting = r.incomplete?.state === "waiting-for-input" ? yield* waitingOf(r.id) : []
+              return { ...toJsonRow(r), running: turn === undefined ? null : { pid: turn.pid, waiting } }
+            }),
+          { concurrency: 8 }
+        )
       })
-      const questions = Effect.gen(function*() {
+      const questions = Effect.gen(function* () {
         const { conversations } = yield* Effect.orDie(o.store.list({ archived: false }))
         const waiting = conversations.filter((c) => c.incomplete?.state === "waiting-for-input")
-        const rows = yield* Effect.forEach(waiting, (c) =>
-          o.store.load(c.id).pipe(
-            Effect.map((conv) => openOf(conv.entries).map((q) => ({ ...Answer.row(q.open), conversation_id: c.id, since: q.since }) as never)),
-            Effect.orElseSucceed(() => [])
-          ), { concurrency: 8 })
+        const rows = yield* Effect.forEach(
+          waiting,
+          (c) =>
+            o.store.load(c.id).pipe(
+              Effect.map((conv) =>
+                openOf(conv.entries).map(
+                  (q) => ({ ...Answer.row(q.open), conversation_id: c.id, since: q.since }) as never
+                )
+              ),
+              Effect.orElseSucceed(() => [])
+            ),
+          { concurrency: 8 }
+        )
         return rows.flat()
       })
       const answer = (id: string, inquiryId: string, value: Schema.Json) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const cid = yield* idOf(id)
           const stored = yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(id)))
           const q = openOf(stored.entries).find((x) => x.open.inquiryId === inquiryId)
           // A secret goes as a volatile message: it is never stored, not even in the cluster's message table.
           const secret = q?.open.question.answer_type.type === "secret"
           const client = clientFor(cid)
-          return yield* sent(id)(secret ? client.AnswerSecret({ inquiry_id: inquiryId, answer: value }) : client.Answer({ inquiry_id: inquiryId, answer: value }))
+          return yield* sent(id)(
+            secret
+              ? client.AnswerSecret({ inquiry_id: inquiryId, answer: value })
+              : client.Answer({ inquiry_id: inquiryId, answer: value })
+          )
         })
       const create = (message: string, model: string | undefined) =>
-        Effect.gen(function*() {
-          const chosen = yield* o.chooseModel(model, undefined).pipe(
-            Effect.mapError((e) => ({ error: "RunNotStarted" as const, message: e.message, output: e.message }))
-          )
+        Effect.gen(function* () {
+          const chosen = yield* o
+            .chooseModel(model, undefined)
+            .pipe(Effect.mapError((e) => ({ error: "RunNotStarted" as const, message: e.message, output: e.message })))
           const title = Conversation.titleFrom(message)
           const now = yield* Timestamp.current
-          const id = yield* Effect.scoped(Effect.map(
-            o.store.create({
-              metadata: ConversationMetadata.make({ ...(title !== undefined ? { title } : {}), last_activated_at: now }),
-              baseConfig: Conversation.baseConfigFor(chosen)
-            }),
-            (s) => s.id
-          )).pipe(Effect.mapError((e) => ({ error: "RunNotStarted" as const, message: e.message, output: e.message })))
+          const id = yield* Effect.scoped(
+            Effect.map(
+              o.store.create({
+                metadata: ConversationMetadata.make({
+                  ...(title !== undefined ? { title } : {}),
+                  last_activated_at: now
+                }),
+                baseConfig: Conversation.baseConfigFor(chosen)
+              }),
+              (s) => s.id
+            )
+          ).pipe(Effect.mapError((e) => ({ error: "RunNotStarted" as const, message: e.message, output: e.message })))
           return yield* sent(id)(clientFor(id).Send({ message, model }))
         })
       return h
@@ -144,46 +183,77 @@ const handlers = (o: Options) =>
           Effect.flatMap(idOf(params.id), (cid) =>
             o.store.load(cid).pipe(
               Effect.map((c) => JSON.parse(renderJson(c.entries)) as Schema.Json),
-              Effect.mapError((e) => e._tag === "ConversationNotFound" ? notFound(params.id) : { error: "ConversationDamaged" as const, message: e.message, id: params.id })
-            )))
+              Effect.mapError((e) =>
+                e._tag === "ConversationNotFound"
+                  ? notFound(params.id)
+                  : { error: "ConversationDamaged" as const, message: e.message, id: params.id }
+              )
+            )
+          )
+        )
         .handle("events", ({ params, headers }) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const cid = yield* idOf(params.id)
             const turn = o.turns.get(cid)
             if (turn === undefined) {
               yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(params.id)))
               return HttpServerResponse.empty({ status: 204 })
             }
-            return Stream.map(turn.events.since(headers["last-event-id"] ?? 0), (e) => ({ id: String(e.seq), event: "message" as const, data: e.event }))
-          }))
+            return Stream.map(turn.events.since(headers["last-event-id"] ?? 0), (e) => ({
+              id: String(e.seq),
+              event: "message" as const,
+              data: e.event
+            }))
+          })
+        )
         .handle("questions", () => questions)
         .handle("answer", ({ params, payload }) => answer(params.id, params.inquiryId, payload.answer))
-        .handle("stop", ({ params }) => Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Stop())))
+        .handle("stop", ({ params }) =>
+          Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Stop()))
+        )
         .handle("create", ({ payload }) =>
           // A new conversation cannot be busy or missing: whatever refused it is a run that did not start.
-          create(payload.message, payload.model).pipe(Effect.mapError((e) => {
-            const body = e as { error?: unknown; message?: unknown }
-            return body.error === "RunNotStarted" ? e : { error: "RunNotStarted" as const, message: String(body.message), output: String(body.message) }
-          })))
+          create(payload.message, payload.model).pipe(
+            Effect.mapError((e) => {
+              const body = e as { error?: unknown; message?: unknown }
+              return body.error === "RunNotStarted"
+                ? e
+                : { error: "RunNotStarted" as const, message: String(body.message), output: String(body.message) }
+            })
+          )
+        )
         .handle("message", ({ params, payload }) =>
           Effect.flatMap(idOf(params.id), (cid) =>
             Effect.andThen(
               o.store.load(cid).pipe(Effect.mapError(() => notFound(params.id))),
               sent(params.id)(clientFor(cid).Send({ message: payload.message, model: payload.model }))
-            )))
-        .handle("continue", ({ params }) => Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Continue())))
-        .handle("discard", ({ params }) => Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Discard())))
-    }))
+            )
+          )
+        )
+        .handle("continue", ({ params }) =>
+          Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Continue()))
+        )
+        .handle("discard", ({ params }) =>
+          Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Discard()))
+        )
+    })
+  )
 
 /** `GET /api/cluster`: the runners (from the cluster's tables) and the turns each runs. */
 const clusterHandlers = (o: Options) =>
   HttpApiBuilder.group(ClusterApi, "cluster", (h) =>
     h.handle("cluster", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const runners = yield* o.sql<{ address: string; healthy: boolean; last_heartbeat: Date | string | null }>`
           SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`.pipe(Effect.orDie)
-        const shards = yield* o.sql<{ address: string; n: number }>`SELECT runner AS address, shards AS n FROM parley_cluster_shards`.pipe(Effect.orDie)
-        const turns = yield* o.sql<{ runner: string; n: number }>`SELECT runner, count(*)::int AS n FROM parley_cluster_turns GROUP BY runner`.pipe(Effect.orDie)
+        const shards = yield* o.sql<{
+          address: string
+          n: number
+        }>`SELECT runner AS address, shards AS n FROM parley_cluster_shards`.pipe(Effect.orDie)
+        const turns = yield* o.sql<{
+          runner: string
+          n: number
+        }>`SELECT runner, count(*)::int AS n FROM parley_cluster_turns GROUP BY runner`.pipe(Effect.orDie)
         const count = (rows: ReadonlyArray<{ readonly n: number }>, pick: (r: never) => string, address: string) =>
           rows.find((r) => pick(r as never) === address)?.n ?? 0
         return {
@@ -197,14 +267,16 @@ const clusterHandlers = (o: Options) =>
           }))
         }
       })
-    ))
+    )
+  )
 
 const TokenLive = Layer.succeed(Token)(Token.of({ bearer: (effect) => effect }))
 
 const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (e) =>
   e.kind === "Body" || e.kind === "ResponseHeaders"
     ? Effect.fail(e)
-    : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message }))
+    : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message })
+)
 
 /** The API's routes and its OpenAPI document; needs the runner's `Sharding` (to message entities). */
 export const layer = (o: Options) =>

@@ -138,17 +138,19 @@ const TABLES = [
 
 /** The services every turn of this runner shares: store, config, executor, provider, model choice. */
 const services = (storage: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const configFile = StorageStore.configFileOf(storage)
-    const data = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
+    const data = yield* ConfigFile.load(configFile).pipe(
+      Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+    )
     const script = process.env["PARLEY_SCRIPT"] === "" ? undefined : process.env["PARLEY_SCRIPT"]
     const providers = ProviderOptions.providerOptions(data, script)
     const config = Config.of({ file: configFile, data })
     const root = StorageStore.toolRoot(storage)
     const mcp = { root, interactive: false, clientInfo: { name: "parley", version: VERSION } }
-    const executor = yield* Layer.build(ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(Layer.succeed(Config, config)))).pipe(
-      Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
-    )
+    const executor = yield* Layer.build(
+      ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(Layer.succeed(Config, config)))
+    ).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     const provider = yield* Layer.build(ProviderLive.layer(providers))
     const store = yield* Layer.build(PgConversationStore.layer({ url: storage, maxConnections: storePool() })).pipe(
       Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
@@ -160,62 +162,119 @@ const services = (storage: string) =>
       provider: Context.get(provider, Provider),
       root,
       chooseModel: (asked: string | undefined, remembered: string | undefined) =>
-        ModelChoice.make({ flag: asked, script, config: data, configFile, providers, command: ["parley", "serve"] })(remembered)
+        ModelChoice.make({ flag: asked, script, config: data, configFile, providers, command: ["parley", "serve"] })(
+          remembered
+        )
     } satisfies Turns.Services
   })
 
 /** Runs one runner until interrupted. */
 export const run = (options: Options) =>
-  Effect.scoped(Effect.gen(function*() {
-    // The engine logs at INFO ("Listening on …"): stdout's first line is the URL, so only warnings and worse are shown.
-    const token = process.env["PARLEY_TOKEN"] ?? ""
-    if (token === "") return yield* usage("serve --cluster needs $PARLEY_TOKEN: the runners of one cluster share one API token (e.g. export PARLEY_TOKEN=$(openssl rand -hex 32)).")
-    if (!StorageStore.isDatabaseUrl(options.storage)) {
-      return yield* usage(`serve --cluster needs a PostgreSQL storage (--storage postgres://…); ${options.storage} is a directory.`)
-    }
-    const shared = yield* services(options.storage)
-    const pg = yield* Layer.build(PgClient.layer({ url: Redacted.make(options.storage), maxConnections: 10, applicationName: "parley-cluster" })).pipe(
-      Effect.mapError((e) => new CliFailure({ code: 1, message: `cannot use PostgreSQL for the cluster: ${e.message}` }))
-    )
-    const sql = Context.get(pg, SqlClient)
-    yield* Effect.forEach(TABLES, (t) => sql.unsafe(t).pipe(Effect.retry({ times: 3 })), { discard: true }).pipe(Effect.orDie)
+  Effect.scoped(
+    Effect.gen(function* () {
+      // The engine logs at INFO ("Listening on …"): stdout's first line is the URL, so only warnings and worse are shown.
+      const token = process.env["PARLEY_TOKEN"] ?? ""
+      if (token === "")
+        return yield* usage(
+          "serve --cluster needs $PARLEY_TOKEN: the runners of one cluster share one API token (e.g. export PARLEY_TOKEN=$(openssl rand -hex 32))."
+        )
+      if (!StorageStore.isDatabaseUrl(options.storage)) {
+        return yield* usage(
+          `serve --cluster needs a PostgreSQL storage (--storage postgres://…); ${options.storage} is a directory.`
+        )
+      }
+      const shared = yield* services(options.storage)
+      const pg = yield* Layer.build(
+        PgClient.layer({ url: Redacted.make(options.storage), maxConnections: 10, applicationName: "parley-cluster" })
+      ).pipe(
+        Effect.mapError(
+          (e) => new CliFailure({ code: 1, message: `cannot use PostgreSQL for the cluster: ${e.message}` })
+        )
+      )
+      const sql = Context.get(pg, SqlClient)
+      yield* Effect.forEach(TABLES, (t) => sql.unsafe(t).pipe(Effect.retry({ times: 3 })), { discard: true }).pipe(
+        Effect.orDie
+      )
 
-    // HTTP first: its port decides the runner protocol's derived port.
-    const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
-    const listening = yield* Layer.build(NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port }))
-    const address = (yield* HttpServer.HttpServer.pipe(Effect.provideContext(listening))).address
-    const port = address._tag === "UnixPathAddress" ? options.port : address.port
-    const runnerPort = yield* runnerPortFor(options.host, port, options.runnerPort)
-    const runner = RunnerAddress.make(advertised(options.host), runnerPort)
+      // HTTP first: its port decides the runner protocol's derived port.
+      const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
+      const listening = yield* Layer.build(
+        NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port })
+      )
+      const address = (yield* HttpServer.HttpServer.pipe(Effect.provideContext(listening))).address
+      const port = address._tag === "UnixPathAddress" ? options.port : address.port
+      const runnerPort = yield* runnerPortFor(options.host, port, options.runnerPort)
+      const runner = RunnerAddress.make(advertised(options.host), runnerPort)
 
-    const turns = yield* Turns.make({ runner: `${runner.host}:${runner.port}`, services: shared, sql })
-    // Stopping (SIGTERM, Ctrl-C) hands every turn off before anything else closes: the next owner resumes it.
-    yield* Effect.addFinalizer(() => Effect.forEach(turns.running(), (t) => t.handOff, { discard: true }))
-    const NodeClusterSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeClusterSocket"))
-    const cluster = NodeClusterSocket.layer({
-      storage: "sql",
-      shardingConfig: { ...SHARDING, runnerAddress: Option.some(runner), runnerListenAddress: Option.some(RunnerAddress.make(options.host, runnerPort)) }
+      const turns = yield* Turns.make({ runner: `${runner.host}:${runner.port}`, services: shared, sql })
+      // Stopping (SIGTERM, Ctrl-C) hands every turn off before anything else closes: the next owner resumes it.
+      yield* Effect.addFinalizer(() => Effect.forEach(turns.running(), (t) => t.handOff, { discard: true }))
+      const NodeClusterSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeClusterSocket"))
+      const cluster = NodeClusterSocket.layer({
+        storage: "sql",
+        shardingConfig: {
+          ...SHARDING,
+          runnerAddress: Option.some(runner),
+          runnerListenAddress: Option.some(RunnerAddress.make(options.host, runnerPort))
+        }
+      })
+      const sharded = yield* Layer.build(
+        Layer.provideMerge(Handlers.layer(turns, shared.store), cluster).pipe(Layer.provide(Layer.succeedContext(pg)))
+      ).pipe(
+        Effect.mapError(
+          (e) =>
+            new CliFailure({
+              code: 1,
+              message: `cannot start the cluster runner on ${runner.host}:${runnerPort}: ${String(e)}`
+            })
+        )
+      )
+      const sharding = Context.get(sharded, Sharding)
+      const routes = Layer.mergeAll(
+        Api.layer({
+          turns,
+          store: shared.store,
+          sql,
+          runner: `${runner.host}:${runner.port}`,
+          chooseModel: shared.chooseModel
+        }),
+        Guard.layer({ token, hosts: Guard.hostsFor(options.host, port) })
+      ).pipe(Layer.provide(Layer.succeedContext(sharded)))
+      yield* Layer.build(
+        Layer.provide(
+          HttpRouter.serve(routes, {
+            disableLogger: process.env["PARLEY_CLUSTER_DEBUG"] === undefined,
+            disableListenLog: true
+          }),
+          Layer.succeedContext(listening)
+        )
+      )
+      yield* Effect.forkScoped(
+        Sweep.run({
+          turns,
+          sql,
+          sharding,
+          interval: SWEEP,
+          runner: `${runner.host}:${runner.port}`,
+          shardsPerGroup: SHARDING.shardsPerGroup
+        })
+      )
+
+      const shown = options.host.includes(":") ? `[${options.host}]` : options.host
+      // This runner registers as its sharding starts: counted once its row is there (bounded).
+      const me = `${runner.host}:${runner.port}`
+      const size = yield* sql<{
+        n: number
+        me: boolean
+      }>`SELECT count(*)::int AS n, bool_or(address = ${me}) AS me FROM cluster_runners`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.repeat({ until: (r) => r?.me === true, schedule: Schedule.spaced("100 millis"), times: 50 }),
+        Effect.orElseSucceed(() => undefined)
+      )
+      yield* Console.log(`http://${shown}:${port}/?token=${token}`)
+      yield* Console.log(
+        `runner ${runner.host}:${runner.port} (cluster of ${size?.n ?? 1} runner${(size?.n ?? 1) === 1 ? "" : "s"})`
+      )
+      return yield* Effect.never
     })
-    const sharded = yield* Layer.build(Layer.provideMerge(Handlers.layer(turns, shared.store), cluster).pipe(Layer.provide(Layer.succeedContext(pg)))).pipe(
-      Effect.mapError((e) => new CliFailure({ code: 1, message: `cannot start the cluster runner on ${runner.host}:${runnerPort}: ${String(e)}` }))
-    )
-    const sharding = Context.get(sharded, Sharding)
-    const routes = Layer.mergeAll(
-      Api.layer({ turns, store: shared.store, sql, runner: `${runner.host}:${runner.port}`, chooseModel: shared.chooseModel }),
-      Guard.layer({ token, hosts: Guard.hostsFor(options.host, port) })
-    ).pipe(Layer.provide(Layer.succeedContext(sharded)))
-    yield* Layer.build(Layer.provide(HttpRouter.serve(routes, { disableLogger: process.env["PARLEY_CLUSTER_DEBUG"] === undefined, disableListenLog: true }), Layer.succeedContext(listening)))
-    yield* Effect.forkScoped(Sweep.run({ turns, sql, sharding, interval: SWEEP, runner: `${runner.host}:${runner.port}`, shardsPerGroup: SHARDING.shardsPerGroup }))
-
-    const shown = options.host.includes(":") ? `[${options.host}]` : options.host
-    // This runner registers as its sharding starts: counted once its row is there (bounded).
-    const me = `${runner.host}:${runner.port}`
-    const size = yield* sql<{ n: number; me: boolean }>`SELECT count(*)::int AS n, bool_or(address = ${me}) AS me FROM cluster_runners`.pipe(
-      Effect.map((rows) => rows[0]),
-      Effect.repeat({ until: (r) => r?.me === true, schedule: Schedule.spaced("100 millis"), times: 50 }),
-      Effect.orElseSucceed(() => undefined)
-    )
-    yield* Console.log(`http://${shown}:${port}/?token=${token}`)
-    yield* Console.log(`runner ${runner.host}:${runner.port} (cluster of ${size?.n ?? 1} runner${(size?.n ?? 1) === 1 ? "" : "s"})`)
-    return yield* Effect.never
-  })).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
+  ).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))

@@ -38,22 +38,38 @@ export const Send = Rpc.make("Send", {
 }).annotate(ClusterSchema.Persisted, true)
 
 /** Resume the incomplete turn. */
-export const Continue = Rpc.make("Continue", { success: RunStarted, error: Refused }).annotate(ClusterSchema.Persisted, true)
+export const Continue = Rpc.make("Continue", { success: RunStarted, error: Refused }).annotate(
+  ClusterSchema.Persisted,
+  true
+)
 
 /** Drop the incomplete turn. */
-export const Discard = Rpc.make("Discard", { success: Schema.Struct({ id: Schema.String, ending: Schema.String }), error: Refused }).annotate(ClusterSchema.Persisted, true)
+export const Discard = Rpc.make("Discard", {
+  success: Schema.Struct({ id: Schema.String, ending: Schema.String }),
+  error: Refused
+}).annotate(ClusterSchema.Persisted, true)
 
 /** Stop the running turn (open questions are cancelled, as `conversation kill` does). */
-export const Stop = Rpc.make("Stop", { success: Schema.Struct({ id: Schema.String, pid: Schema.Number }), error: Refused }).annotate(ClusterSchema.Persisted, true)
+export const Stop = Rpc.make("Stop", {
+  success: Schema.Struct({ id: Schema.String, pid: Schema.Number }),
+  error: Refused
+}).annotate(ClusterSchema.Persisted, true)
 
 const AnswerPayload = { inquiry_id: Schema.String, answer: Schema.Json }
 const AnswerAccepted = Schema.Struct({ id: Schema.String, outcome: Schema.Literals(["delivered", "recorded"]) })
 
 /** Answer an open question. */
-export const Answer = Rpc.make("Answer", { payload: AnswerPayload, success: AnswerAccepted, error: Refused }).annotate(ClusterSchema.Persisted, true)
+export const Answer = Rpc.make("Answer", { payload: AnswerPayload, success: AnswerAccepted, error: Refused }).annotate(
+  ClusterSchema.Persisted,
+  true
+)
 
 /** Answer an open `secret` question: volatile, so the secret is never stored. */
-export const AnswerSecret = Rpc.make("AnswerSecret", { payload: AnswerPayload, success: AnswerAccepted, error: Refused })
+export const AnswerSecret = Rpc.make("AnswerSecret", {
+  payload: AnswerPayload,
+  success: AnswerAccepted,
+  error: Refused
+})
 
 /** The conversation entity. */
 export const Conversation = Entity.make("Conversation", [Send, Continue, Discard, Stop, Answer, AnswerSecret])

@@ -40,10 +40,16 @@ const REASK_MS = 15_000
 
 const refuse = (body: Record<string, Schema.Json>) => new Refused({ body })
 
-const notFound = (id: string) => refuse({ error: "ConversationNotFound", message: `No conversation has the id ${id}.`, id })
+const notFound = (id: string) =>
+  refuse({ error: "ConversationNotFound", message: `No conversation has the id ${id}.`, id })
 
 const busyHere = (id: string) =>
-  refuse({ error: "ConversationBusy", message: `Conversation ${id} is running (pid ${process.pid}).`, id, holder: `pid ${process.pid}` })
+  refuse({
+    error: "ConversationBusy",
+    message: `Conversation ${id} is running (pid ${process.pid}).`,
+    id,
+    holder: `pid ${process.pid}`
+  })
 
 /** What a turn that could not start said, as the API's error. */
 export const notStarted = (id: string, error: unknown): Refused => {
@@ -54,10 +60,20 @@ export const notStarted = (id: string, error: unknown): Refused => {
       return notFound(id)
     case "ConversationLocked": {
       const holder = e["holder"] === undefined ? "another parley process" : `pid ${e["holder"]}`
-      return refuse({ error: "ConversationBusy", message: `Conversation ${id} is running in another parley process (${holder}).`, id, holder })
+      return refuse({
+        error: "ConversationBusy",
+        message: `Conversation ${id} is running in another parley process (${holder}).`,
+        id,
+        holder
+      })
     }
     case "IncompleteTurnPending":
-      return refuse({ error: "ConversationBusy", message: `${message} Continue or discard it first.`, id, holder: "an incomplete turn" })
+      return refuse({
+        error: "ConversationBusy",
+        message: `${message} Continue or discard it first.`,
+        id,
+        holder: "an incomplete turn"
+      })
     case "RunningHere":
       return busyHere(id)
     default:
@@ -70,7 +86,9 @@ const parse = (id: string) => Effect.fromNullishOr(ConversationId.parse(id)).pip
 /** The pending message of the conversation's incomplete turn, if it has one. */
 const pendingMessage = (store: ConversationStore["Service"], id: ConversationId.ConversationId) =>
   store.load(id).pipe(
-    Effect.map((c) => IncompleteTurn.splitIncompleteTurn(c.entries).incomplete?.entries.findLast((e) => e.type === "chat_request")),
+    Effect.map((c) =>
+      IncompleteTurn.splitIncompleteTurn(c.entries).incomplete?.entries.findLast((e) => e.type === "chat_request")
+    ),
     Effect.map((e) => (e !== undefined && e.type === "chat_request" ? e.content : undefined)),
     Effect.orElseSucceed(() => undefined)
   )
@@ -90,18 +108,25 @@ const started = (id: string) => ({ conversation_id: id, pid: process.pid })
  * the reply was stored, or two runners briefly both took the shard while
  * shards moved): resumed when nobody runs it, else reported as running.
  */
-const send = (turns: Turns.Turns, store: ConversationStore["Service"], id: string, message: string, model: string | undefined) =>
-  Effect.gen(function*() {
+const send = (
+  turns: Turns.Turns,
+  store: ConversationStore["Service"],
+  id: string,
+  message: string,
+  model: string | undefined
+) =>
+  Effect.gen(function* () {
     const cid = yield* parse(id)
     const first = yield* turns.start(cid, { message, model })
     if (first._tag !== "Failed") return started(cid)
     const error = first.error as { _tag?: unknown; holder?: unknown } | undefined
-    const ours = error?._tag === "IncompleteTurnPending" || error?._tag === "ConversationLocked" || error?._tag === "RunningHere"
-      ? (yield* pendingMessage(store, cid)) === message
-      : false
+    const ours =
+      error?._tag === "IncompleteTurnPending" || error?._tag === "ConversationLocked" || error?._tag === "RunningHere"
+        ? (yield* pendingMessage(store, cid)) === message
+        : false
     if (!ours && error?._tag === "ConversationLocked") {
       // Another runner took this very delivery a moment ago and has not recorded the message yet.
-      const seen = yield* Effect.gen(function*() {
+      const seen = yield* Effect.gen(function* () {
         for (let i = 0; i < 20; i++) {
           yield* Effect.sleep("100 millis")
           if ((yield* pendingMessage(store, cid)) === message) return true
@@ -111,7 +136,8 @@ const send = (turns: Turns.Turns, store: ConversationStore["Service"], id: strin
       if (seen) return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
     }
     if (!ours) return yield* Effect.fail(notStarted(cid, first.error))
-    if (error?._tag === "ConversationLocked") return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
+    if (error?._tag === "ConversationLocked")
+      return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
     if (error?._tag === "RunningHere") return started(cid)
     const again = yield* turns.start(cid, { continueTurn: true })
     if (again._tag !== "Failed") return started(cid)
@@ -120,7 +146,7 @@ const send = (turns: Turns.Turns, store: ConversationStore["Service"], id: strin
 
 /** The turn of `id` running here once its question `inquiryId` is open, or why not. */
 const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inquiryId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let turn = turns.get(cid)
     // Held by another runner: one that is handing it off (its shard came here) lets go within a sweep or two.
     const deadline = Date.now() + REASK_MS
@@ -137,11 +163,13 @@ const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inqu
     }
     const asking = turn
     const open = Effect.map(asking.pending.list, (qs) => qs.some((q) => q.inquiryId === inquiryId))
-    const asked = Effect.gen(function*() {
+    const asked = Effect.gen(function* () {
       while (!(yield* open)) yield* Effect.sleep("50 millis")
     })
     // Bounded: a turn that never asks it again (it was answered meanwhile) is refused by the offer.
-    yield* Effect.raceFirst(asked, Effect.asVoid(Deferred.await(asking.ended))).pipe(Effect.timeoutOption(Duration.millis(REASK_MS)))
+    yield* Effect.raceFirst(asked, Effect.asVoid(Deferred.await(asking.ended))).pipe(
+      Effect.timeoutOption(Duration.millis(REASK_MS))
+    )
     return asking
   })
 
@@ -149,7 +177,12 @@ const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inqu
 const offerRefused = (error: { readonly _tag: string } & Record<string, unknown>, secret: boolean): Refused => {
   switch (error._tag) {
     case "QuestionNotOpen":
-      return refuse({ error: "QuestionNotOpen", message: String(error["message"] ?? ""), inquiry_id: error["inquiry_id"] as string, open: error["open"] as Array<string> })
+      return refuse({
+        error: "QuestionNotOpen",
+        message: String(error["message"] ?? ""),
+        inquiry_id: error["inquiry_id"] as string,
+        open: error["open"] as Array<string>
+      })
     case "QuestionAlreadyAnswered":
       return refuse({
         error: "QuestionAlreadyAnswered",
@@ -161,27 +194,54 @@ const offerRefused = (error: { readonly _tag: string } & Record<string, unknown>
     default: {
       const reason = secret ? "the answer is not text" : (error["reason"] as string)
       const expected = error["expected"] as string
-      return refuse({ error: "AnswerDoesNotFit", message: `That answer does not fit question ${error["inquiry_id"]}: ${reason}; expected ${expected}.`, inquiry_id: error["inquiry_id"] as string, reason, expected })
+      return refuse({
+        error: "AnswerDoesNotFit",
+        message: `That answer does not fit question ${error["inquiry_id"]}: ${reason}; expected ${expected}.`,
+        inquiry_id: error["inquiry_id"] as string,
+        reason,
+        expected
+      })
     }
   }
 }
 
 /** Answer: offered to the running turn (resumed here first when none runs). */
-const answer = (turns: Turns.Turns, store: ConversationStore["Service"], id: string, inquiryId: string, value: Schema.Json, secret: boolean) =>
-  Effect.gen(function*() {
+const answer = (
+  turns: Turns.Turns,
+  store: ConversationStore["Service"],
+  id: string,
+  inquiryId: string,
+  value: Schema.Json,
+  secret: boolean
+) =>
+  Effect.gen(function* () {
     const cid = yield* parse(id)
     const turn = yield* turnAsking(turns, cid, inquiryId)
     const already = () =>
-      refuse({ error: "QuestionAlreadyAnswered", message: `Question ${inquiryId} was already answered.`, inquiry_id: inquiryId, by: "other" })
+      refuse({
+        error: "QuestionAlreadyAnswered",
+        message: `Question ${inquiryId} was already answered.`,
+        inquiry_id: inquiryId,
+        by: "other"
+      })
     if (turn === undefined) {
       if (yield* answeredInLog(store, cid, inquiryId)) return yield* Effect.fail(already())
-      return yield* Effect.fail(refuse({ error: "QuestionNotOpen", message: `No open question has the id ${inquiryId}.`, inquiry_id: inquiryId, open: [] }))
+      return yield* Effect.fail(
+        refuse({
+          error: "QuestionNotOpen",
+          message: `No open question has the id ${inquiryId}.`,
+          inquiry_id: inquiryId,
+          open: []
+        })
+      )
     }
     return yield* turn.pending.offer(inquiryId, value, "other").pipe(
       Effect.as({ id: inquiryId, outcome: "delivered" as const }),
       Effect.catch((e) =>
         e._tag === "QuestionNotOpen"
-          ? Effect.flatMap(answeredInLog(store, cid, inquiryId), (done) => Effect.fail(done ? already() : offerRefused(e as never, secret)))
+          ? Effect.flatMap(answeredInLog(store, cid, inquiryId), (done) =>
+              Effect.fail(done ? already() : offerRefused(e as never, secret))
+            )
           : Effect.fail(offerRefused(e as never, secret))
       )
     )
@@ -189,35 +249,56 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], id: str
 
 /** `$PARLEY_CLUSTER_DEBUG`: each delivery on stderr (which runner handled what). */
 const trace = (what: string, id: string) =>
-  process.env["PARLEY_CLUSTER_DEBUG"] === undefined ? Effect.void : Effect.sync(() => process.stderr.write(`parley[${process.pid}]: ${what} ${id}\n`))
+  process.env["PARLEY_CLUSTER_DEBUG"] === undefined
+    ? Effect.void
+    : Effect.sync(() => process.stderr.write(`parley[${process.pid}]: ${what} ${id}\n`))
 
 /** The entity's handlers on this runner's turns. */
 export const layer = (turns: Turns.Turns, store: ConversationStore["Service"]): Layer.Layer<never, never, Sharding> =>
   Conversation.toLayer(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const address = yield* Entity.CurrentAddress
       const id = address.entityId
       return Conversation.of({
-        Send: ({ payload }) => Effect.andThen(trace("Send", id), send(turns, store, id, payload.message, payload.model)),
+        Send: ({ payload }) =>
+          Effect.andThen(trace("Send", id), send(turns, store, id, payload.message, payload.model)),
         Continue: () =>
           Effect.flatMap(parse(id), (cid) =>
             turns.get(cid) !== undefined
               ? Effect.fail(busyHere(cid))
               : Effect.flatMap(turns.start(cid, { continueTurn: true }), (s) =>
-                s._tag === "Running" ? Effect.succeed(started(cid)) : Effect.fail(notStarted(cid, s._tag === "Failed" ? s.error : { message: "it has no incomplete turn; nothing to resume" })))),
+                  s._tag === "Running"
+                    ? Effect.succeed(started(cid))
+                    : Effect.fail(
+                        notStarted(
+                          cid,
+                          s._tag === "Failed" ? s.error : { message: "it has no incomplete turn; nothing to resume" }
+                        )
+                      )
+                )
+          ),
         Discard: () =>
           Effect.flatMap(parse(id), (cid) =>
             turns.get(cid) !== undefined
               ? Effect.fail(busyHere(cid))
               : Effect.flatMap(turns.start(cid, { discardTurn: true }), (s) =>
-                s._tag === "Ended" ? Effect.succeed({ id: cid, ending: Query.endingOf(s.outcome) }) : Effect.fail(notStarted(cid, s._tag === "Failed" ? s.error : {})))),
+                  s._tag === "Ended"
+                    ? Effect.succeed({ id: cid, ending: Query.endingOf(s.outcome) })
+                    : Effect.fail(notStarted(cid, s._tag === "Failed" ? s.error : {}))
+                )
+          ),
         Stop: () =>
           Effect.flatMap(parse(id), (cid) => {
             const turn = turns.get(cid)
-            if (turn === undefined) return Effect.fail(refuse({ error: "NotRunning", message: `No turn of ${cid} is running.`, id: cid }))
+            if (turn === undefined)
+              return Effect.fail(refuse({ error: "NotRunning", message: `No turn of ${cid} is running.`, id: cid }))
             return Effect.as(turn.stop, { id: cid, pid: process.pid })
           }),
-        Answer: ({ payload }) => Effect.andThen(trace(`Answer ${payload.inquiry_id}`, id), answer(turns, store, id, payload.inquiry_id, payload.answer, false)),
+        Answer: ({ payload }) =>
+          Effect.andThen(
+            trace(`Answer ${payload.inquiry_id}`, id),
+            answer(turns, store, id, payload.inquiry_id, payload.answer, false)
+          ),
         AnswerSecret: ({ payload }) => answer(turns, store, id, payload.inquiry_id, payload.answer, true)
       })
     }),

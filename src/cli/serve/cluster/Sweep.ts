@@ -21,7 +21,7 @@
  * yield* Effect.forkScoped(Sweep.run({ turns, sql, sharding, interval: "1 second", runner: "127.0.0.1:13141", shardsPerGroup: 60 }))
  * ```
  */
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as EntityId from "effect/cluster/EntityId"
 import * as ShardId from "effect/cluster/ShardId"
@@ -55,22 +55,27 @@ export const heldShards = (sharding: Sharding["Service"], group: string, perGrou
 
 /** One pass: say how many shards we hold, resume what is ours and runs nowhere, hand off what is no longer ours. */
 export const once = (o: Options) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const shards = heldShards(o.sharding, "default", o.shardsPerGroup)
     yield* o.sql`INSERT INTO parley_cluster_shards (runner, shards, at) VALUES (${o.runner}, ${shards}, now())
       ON CONFLICT (runner) DO UPDATE SET shards = EXCLUDED.shards, at = now()`.pipe(Effect.ignore)
     for (const turn of o.turns.running()) {
       if (!owns(o.sharding, turn.id)) yield* turn.handOff
     }
-    const rows = yield* o.sql<{ conversation_id: string }>`SELECT conversation_id FROM parley_cluster_turns`.pipe(Effect.orElseSucceed(() => []))
+    const rows = yield* o.sql<{ conversation_id: string }>`SELECT conversation_id FROM parley_cluster_turns`.pipe(
+      Effect.orElseSucceed(() => [])
+    )
     const ours = rows.filter((r) => owns(o.sharding, r.conversation_id) && o.turns.get(r.conversation_id) === undefined)
-    yield* Effect.forEach(ours, (r) => Effect.ignore(o.turns.start(r.conversation_id as ConversationId.ConversationId, { continueTurn: true })), {
-      concurrency: 4,
-      discard: true
-    })
+    yield* Effect.forEach(
+      ours,
+      (r) => Effect.ignore(o.turns.start(r.conversation_id as ConversationId.ConversationId, { continueTurn: true })),
+      {
+        concurrency: 4,
+        discard: true
+      }
+    )
     return ours.length
   })
 
 /** Sweeps every `interval` for as long as the runner lives. */
-export const run = (o: Options) =>
-  Effect.forever(Effect.andThen(Effect.sleep(o.interval), Effect.ignore(once(o))))
+export const run = (o: Options) => Effect.forever(Effect.andThen(Effect.sleep(o.interval), Effect.ignore(once(o))))

@@ -152,26 +152,31 @@ const freezableStore = (store: ConversationStore["Service"], frozen: () => boole
 
 /** The inquiry backend of one turn, on the model it chose. */
 const inquiryOf = (services: Services, config: ConfigData.Config, chosen: Deferred.Deferred<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const inquiry = config.conversation?.inquiry?.assistant
-    const get = yield* Effect.cached(Effect.flatMap(Deferred.await(chosen), (model) =>
-      LlmInquiryBackend.make({
-        model,
-        ...(inquiry !== undefined ? { inquiry } : {}),
-        ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
-        tools: services.executor.definitions,
-        contextWindow: (m) => ContextWindow.windowOf(m, config)
-      }).pipe(Effect.provideService(Provider, services.provider))))
+    const get = yield* Effect.cached(
+      Effect.flatMap(Deferred.await(chosen), (model) =>
+        LlmInquiryBackend.make({
+          model,
+          ...(inquiry !== undefined ? { inquiry } : {}),
+          ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
+          tools: services.executor.definitions,
+          contextWindow: (m) => ContextWindow.windowOf(m, config)
+        }).pipe(Effect.provideService(Provider, services.provider))
+      )
+    )
     return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
   })
 
 /** The first event that says the turn got going (the conversation is open and its model chosen), or its end. */
 const firstSign = (events: RunEvents["Service"]) =>
-  Stream.runHead(Stream.filter(events.events, (e: RunEvent.RunEvent) => e._tag === "ModelChosen" || e._tag === "Stopped"))
+  Stream.runHead(
+    Stream.filter(events.events, (e: RunEvent.RunEvent) => e._tag === "ModelChosen" || e._tag === "Stopped")
+  )
 
 /** The runner's turns. */
 export const make = (options: { readonly runner: string; readonly services: Services; readonly sql: SqlClient }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { services, sql, runner } = options
     const turns = new Map<string, Turn>()
     const starting = new Set<string>()
@@ -179,17 +184,30 @@ export const make = (options: { readonly runner: string; readonly services: Serv
 
     const claim = (id: string) =>
       sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since) VALUES (${id}, ${runner}, ${process.pid}, now())
-        ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, pid = EXCLUDED.pid, since = now()`.pipe(Effect.orDie, Effect.asVoid)
-    const release = (id: string) => sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${id} AND runner = ${runner}`.pipe(Effect.ignore)
+        ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, pid = EXCLUDED.pid, since = now()`.pipe(
+        Effect.orDie,
+        Effect.asVoid
+      )
+    const release = (id: string) =>
+      sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${id} AND runner = ${runner}`.pipe(Effect.ignore)
 
     /** Runs one turn to its end; the row of `parley_cluster_turns` goes when it ends (not when it is handed off). */
-    const body = (id: ConversationId.ConversationId, request: Request, turn: { frozen: boolean }, pending: PendingAnswers["Service"], events: RunEvents["Service"]) =>
-      Effect.gen(function*() {
+    const body = (
+      id: ConversationId.ConversationId,
+      request: Request,
+      turn: { frozen: boolean },
+      pending: PendingAnswers["Service"],
+      events: RunEvents["Service"]
+    ) =>
+      Effect.gen(function* () {
         const chosen = yield* Deferred.make<string>()
         const config = services.config.data
         const inquiry = yield* inquiryOf(services, config, chosen)
         const context = Layer.mergeAll(
-          Layer.succeed(ConversationStore, freezableStore(services.store, () => turn.frozen)),
+          Layer.succeed(
+            ConversationStore,
+            freezableStore(services.store, () => turn.frozen)
+          ),
           Layer.succeed(Config, services.config),
           Layer.succeed(Executor, services.executor),
           Layer.succeed(Provider, services.provider),
@@ -203,7 +221,8 @@ export const make = (options: { readonly runner: string; readonly services: Serv
           target: Query.Target.Id({ id }),
           ...(request.continueTurn === true ? { continueTurn: true } : {}),
           ...(request.discardTurn === true ? { discardTurn: true } : {}),
-          model: (remembered) => Effect.tap(services.chooseModel(request.model, remembered), (m) => Deferred.succeed(chosen, m)),
+          model: (remembered) =>
+            Effect.tap(services.chooseModel(request.model, remembered), (m) => Deferred.succeed(chosen, m)),
           ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
           root: services.root,
           interactive: false
@@ -216,11 +235,14 @@ export const make = (options: { readonly runner: string; readonly services: Serv
      * conversation, a model that cannot be called).
      */
     const start = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // Taken at once, before anything waits: two deliveries of one message here cannot both start a turn.
         if (turns.has(id) || starting.has(id)) return { _tag: "Failed", error: { _tag: "RunningHere" } } as const
         starting.add(id)
-        return yield* Effect.ensuring(launchPatiently(id, request), Effect.sync(() => starting.delete(id)))
+        return yield* Effect.ensuring(
+          launchPatiently(id, request),
+          Effect.sync(() => starting.delete(id))
+        )
       })
 
     /**
@@ -229,17 +251,19 @@ export const make = (options: { readonly runner: string; readonly services: Serv
      * their lock, and may hold an existing one's for a moment.
      */
     const launchPatiently = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
-      Effect.gen(function*() {
-        for (let i = 0;; i++) {
+      Effect.gen(function* () {
+        for (let i = 0; ; i++) {
           const started = yield* launch(id, request)
-          const locked = started._tag === "Failed" && (started.error as { _tag?: unknown } | undefined)?._tag === "ConversationLocked"
+          const locked =
+            started._tag === "Failed" &&
+            (started.error as { _tag?: unknown } | undefined)?._tag === "ConversationLocked"
           if (!locked || i >= 5) return started
           yield* Effect.sleep("200 millis")
         }
       })
 
     const launch = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const pending = yield* PendingAnswersLive.make
         const events = yield* RunEventsLive.make.pipe(Scope.provide(scope))
         const ended = yield* Deferred.make<Exit.Exit<Query.QueryResult, unknown>>()
@@ -247,11 +271,12 @@ export const make = (options: { readonly runner: string; readonly services: Serv
         yield* claim(id)
         const fiber = yield* body(id, request, state, pending, events).pipe(
           Effect.onExit((exit) =>
-            Effect.gen(function*() {
+            Effect.gen(function* () {
               turns.delete(id)
               // A handed-off turn keeps its row: the next owner resumes it. So does one that found the
               // conversation held by another process (a runner handing it off): the next sweep tries again.
-              const locked = Exit.isFailure(exit) && (Cause.squash(exit.cause) as { _tag?: unknown })?._tag === "ConversationLocked"
+              const locked =
+                Exit.isFailure(exit) && (Cause.squash(exit.cause) as { _tag?: unknown })?._tag === "ConversationLocked"
               if (!state.frozen && !locked) yield* release(id)
               yield* Deferred.succeed(ended, exit)
             })
@@ -273,7 +298,9 @@ export const make = (options: { readonly runner: string; readonly services: Serv
         const sign = yield* Effect.raceFirst(firstSign(events), Effect.as(Deferred.await(ended), Option.none()))
         if (Option.isSome(sign) && sign.value._tag === "ModelChosen") return { _tag: "Running" } as const
         const exit = yield* Deferred.await(ended)
-        return Exit.isSuccess(exit) ? { _tag: "Ended", outcome: exit.value.outcome } as const : { _tag: "Failed", error: Cause.squash(exit.cause) } as const
+        return Exit.isSuccess(exit)
+          ? ({ _tag: "Ended", outcome: exit.value.outcome } as const)
+          : ({ _tag: "Failed", error: Cause.squash(exit.cause) } as const)
       })
 
     return {
