@@ -70,7 +70,11 @@ const request = async (base: string, method: string, p: string, body: unknown, t
 }
 
 /** A project on database `url` with the fake model, the deferrable tool and `detached = "wait"`. */
-export const project = async (url: string, env: Record<string, string> = {}): Promise<Cluster> => {
+export const project = async (
+  url: string,
+  env: Record<string, string> = {},
+  bin: string = binary
+): Promise<Cluster> => {
   const root = tempDir("parley-cluster-")
   const model = await ToolModel.start()
   fs.mkdirSync(path.join(root, ".parley"))
@@ -98,7 +102,7 @@ detached = "wait"
   const runners: Array<Runner> = []
   const runner = async (port?: number): Promise<Runner> => {
     const http = port ?? (await freePort())
-    const child = spawn(process.execPath, [binary, "--storage", url, "serve", "--cluster", "--port", String(http)], {
+    const child = spawn(process.execPath, [bin, "--storage", url, "serve", "--cluster", "--port", String(http)], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
       env: {
@@ -121,6 +125,8 @@ detached = "wait"
       }
       await new Promise((r) => setTimeout(r, 50))
     }
+    if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
+      child.stderr!.on("data", (d: Buffer) => process.stderr.write(d))
     const base = `http://127.0.0.1:${http}`
     const r: Runner = {
       child,

@@ -8,7 +8,7 @@
  * of the conversations whose shards it holds (`Turns.ts`, `Handlers.ts`).
  *
  * Failover: the sharding settings below are short (shard locks expire after
- * 5 s, health checks and polls every second or faster), so a runner killed
+ * 6 s, health checks and polls every second or faster), so a runner killed
  * with `kill -9` loses its shards to the others within a few seconds
  * (3.5–5.3 s in the cookbook's topic 12, against ~36 s with Effect's
  * defaults); the new owner's sweep (`Sweep.ts`) resumes its turns.
@@ -69,7 +69,7 @@ export interface Options {
 
 /**
  * Failover within seconds instead of Effect's ~36 s (cookbook topic 12):
- * a dead runner's shard locks expire after 5 s, runners are checked every
+ * a dead runner's shard locks expire after 6 s, runners are checked every
  * second, assignments refreshed and messages polled twice a second.
  */
 export const SHARDING = {
@@ -78,8 +78,9 @@ export const SHARDING = {
   refreshAssignmentsInterval: "500 millis",
   entityMessagePollInterval: "500 millis",
   entityReplyPollInterval: "200 millis",
-  shardLockRefreshInterval: "1 second",
-  shardLockExpiration: "5 seconds",
+  // The refresh must finish within its interval or the runner drops every shard: 2 s leaves room on a loaded machine.
+  shardLockRefreshInterval: "2 seconds",
+  shardLockExpiration: "6 seconds",
   entityTerminationTimeout: "2 seconds",
   sendRetryInterval: "200 millis"
 } as const
@@ -125,7 +126,7 @@ const runnerPortFor = (host: string, httpPort: number, asked: number | undefined
 /** The host other runners reach this one on: the listening host, or this machine's name when it listens everywhere. */
 const advertised = (host: string): string => (host === "0.0.0.0" || host === "::" ? os.hostname() : host)
 
-/** Which runner runs which turn (`Turns.ts`), and how many shards each holds (`Sweep.ts`). */
+/** Which runner runs which turn (`Turns.ts`), how many shards each holds (`Sweep.ts`), which message answered what (`Handlers.ts`). */
 const TABLES = [
   `CREATE TABLE IF NOT EXISTS parley_cluster_turns (
   conversation_id TEXT PRIMARY KEY,
@@ -133,7 +134,13 @@ const TABLES = [
   pid INT NOT NULL,
   since TIMESTAMPTZ NOT NULL DEFAULT now()
 )`,
-  `CREATE TABLE IF NOT EXISTS parley_cluster_shards (runner TEXT PRIMARY KEY, shards INT NOT NULL, at TIMESTAMPTZ NOT NULL)`
+  `CREATE TABLE IF NOT EXISTS parley_cluster_shards (runner TEXT PRIMARY KEY, shards INT NOT NULL, at TIMESTAMPTZ NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS parley_cluster_answers (
+  conversation_id TEXT NOT NULL,
+  inquiry_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  PRIMARY KEY (conversation_id, inquiry_id)
+)`
 ]
 
 /** The services every turn of this runner shares: store, config, executor, provider, model choice. */
@@ -185,7 +192,7 @@ export const run = (options: Options) =>
       }
       const shared = yield* services(options.storage)
       const pg = yield* Layer.build(
-        PgClient.layer({ url: Redacted.make(options.storage), maxConnections: 10, applicationName: "parley-cluster" })
+        PgClient.layer({ url: Redacted.make(options.storage), maxConnections: 20, applicationName: "parley-cluster" })
       ).pipe(
         Effect.mapError(
           (e) => new CliFailure({ code: 1, message: `cannot use PostgreSQL for the cluster: ${e.message}` })
@@ -219,7 +226,9 @@ export const run = (options: Options) =>
         }
       })
       const sharded = yield* Layer.build(
-        Layer.provideMerge(Handlers.layer(turns, shared.store), cluster).pipe(Layer.provide(Layer.succeedContext(pg)))
+        Layer.provideMerge(Handlers.layer(turns, shared.store, sql), cluster).pipe(
+          Layer.provide(Layer.succeedContext(pg))
+        )
       ).pipe(
         Effect.mapError(
           (e) =>

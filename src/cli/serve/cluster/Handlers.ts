@@ -28,6 +28,7 @@ import type * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as Entity from "effect/cluster/Entity"
 import type { Sharding } from "effect/cluster/Sharding"
+import type { SqlClient } from "effect/sql/SqlClient"
 import * as ConversationId from "../../../domain/storage/ConversationId.ts"
 import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
 import * as Query from "../../../programs/Query.ts"
@@ -205,27 +206,58 @@ const offerRefused = (error: { readonly _tag: string } & Record<string, unknown>
   }
 }
 
+/**
+ * Which message gave each question its answer (`parley_cluster_answers`): a
+ * persisted message can be delivered again after its handler answered (the
+ * engine redelivers what it has not seen replied), and that delivery must
+ * get the same reply, not "already answered".
+ */
+const winner = (sql: SqlClient, cid: string, inquiryId: string) =>
+  sql<{
+    request_id: string
+  }>`SELECT request_id FROM parley_cluster_answers WHERE conversation_id = ${cid} AND inquiry_id = ${inquiryId}`.pipe(
+    Effect.map((rows) => rows[0]?.request_id),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+const won = (sql: SqlClient, cid: string, inquiryId: string, requestId: string) =>
+  sql`INSERT INTO parley_cluster_answers (conversation_id, inquiry_id, request_id) VALUES (${cid}, ${inquiryId}, ${requestId})
+    ON CONFLICT DO NOTHING`.pipe(Effect.ignore)
+
+/** One delivery of an Answer message (`requestId`: the message's id, the same on every delivery). */
+interface AnswerMessage {
+  readonly id: string
+  readonly inquiryId: string
+  readonly value: Schema.Json
+  readonly secret: boolean
+  readonly requestId: string
+}
+
 /** Answer: offered to the running turn (resumed here first when none runs). */
-const answer = (
-  turns: Turns.Turns,
-  store: ConversationStore["Service"],
-  id: string,
-  inquiryId: string,
-  value: Schema.Json,
-  secret: boolean
-) =>
+const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: SqlClient, m: AnswerMessage) =>
   Effect.gen(function* () {
+    const { id, inquiryId } = m
     const cid = yield* parse(id)
-    const turn = yield* turnAsking(turns, cid, inquiryId)
+    const delivered = { id: inquiryId, outcome: "delivered" as const }
+    // This message won already (an earlier delivery of it): the same reply again.
+    const ours = Effect.map(winner(sql, cid, inquiryId), (w) => w === m.requestId)
     const already = () =>
-      refuse({
-        error: "QuestionAlreadyAnswered",
-        message: `Question ${inquiryId} was already answered.`,
-        inquiry_id: inquiryId,
-        by: "other"
-      })
+      Effect.flatMap(ours, (yes) =>
+        yes
+          ? Effect.succeed(delivered)
+          : Effect.fail(
+              refuse({
+                error: "QuestionAlreadyAnswered",
+                message: `Question ${inquiryId} was already answered.`,
+                inquiry_id: inquiryId,
+                by: "other"
+              })
+            )
+      )
+    if (yield* ours) return delivered
+    const turn = yield* turnAsking(turns, cid, inquiryId)
     if (turn === undefined) {
-      if (yield* answeredInLog(store, cid, inquiryId)) return yield* Effect.fail(already())
+      if (yield* answeredInLog(store, cid, inquiryId)) return yield* already()
       return yield* Effect.fail(
         refuse({
           error: "QuestionNotOpen",
@@ -235,14 +267,17 @@ const answer = (
         })
       )
     }
-    return yield* turn.pending.offer(inquiryId, value, "other").pipe(
-      Effect.as({ id: inquiryId, outcome: "delivered" as const }),
+    return yield* turn.pending.offer(inquiryId, m.value, "other").pipe(
+      Effect.andThen(won(sql, cid, inquiryId, m.requestId)),
+      Effect.as(delivered),
       Effect.catch((e) =>
-        e._tag === "QuestionNotOpen"
-          ? Effect.flatMap(answeredInLog(store, cid, inquiryId), (done) =>
-              Effect.fail(done ? already() : offerRefused(e as never, secret))
-            )
-          : Effect.fail(offerRefused(e as never, secret))
+        e._tag === "QuestionAlreadyAnswered"
+          ? already()
+          : e._tag === "QuestionNotOpen"
+            ? Effect.flatMap(answeredInLog(store, cid, inquiryId), (done) =>
+                done ? already() : Effect.fail(offerRefused(e as never, m.secret))
+              )
+            : Effect.fail(offerRefused(e as never, m.secret))
       )
     )
   })
@@ -251,10 +286,14 @@ const answer = (
 const trace = (what: string, id: string) =>
   process.env["PARLEY_CLUSTER_DEBUG"] === undefined
     ? Effect.void
-    : Effect.sync(() => process.stderr.write(`parley[${process.pid}]: ${what} ${id}\n`))
+    : Effect.sync(() => process.stderr.write(`parley[${process.pid}]: ${Date.now()} ${what} ${id}\n`))
 
 /** The entity's handlers on this runner's turns. */
-export const layer = (turns: Turns.Turns, store: ConversationStore["Service"]): Layer.Layer<never, never, Sharding> =>
+export const layer = (
+  turns: Turns.Turns,
+  store: ConversationStore["Service"],
+  sql: SqlClient
+): Layer.Layer<never, never, Sharding> =>
   Conversation.toLayer(
     Effect.gen(function* () {
       const address = yield* Entity.CurrentAddress
@@ -294,12 +333,28 @@ export const layer = (turns: Turns.Turns, store: ConversationStore["Service"]): 
               return Effect.fail(refuse({ error: "NotRunning", message: `No turn of ${cid} is running.`, id: cid }))
             return Effect.as(turn.stop, { id: cid, pid: process.pid })
           }),
-        Answer: ({ payload }) =>
+        Answer: ({ payload, requestId }) =>
           Effect.andThen(
             trace(`Answer ${payload.inquiry_id}`, id),
-            answer(turns, store, id, payload.inquiry_id, payload.answer, false)
+            answer(turns, store, sql, {
+              id,
+              inquiryId: payload.inquiry_id,
+              value: payload.answer,
+              secret: false,
+              requestId: String(requestId)
+            }).pipe(
+              Effect.tap(() => trace("Answered", id)),
+              Effect.tapError((e) => trace(`Answer refused ${JSON.stringify(e.body)}`, id))
+            )
           ),
-        AnswerSecret: ({ payload }) => answer(turns, store, id, payload.inquiry_id, payload.answer, true)
+        AnswerSecret: ({ payload, requestId }) =>
+          answer(turns, store, sql, {
+            id,
+            inquiryId: payload.inquiry_id,
+            value: payload.answer,
+            secret: true,
+            requestId: String(requestId)
+          })
       })
     }),
     { maxIdleTime: "1 minute" }

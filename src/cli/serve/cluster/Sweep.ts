@@ -9,8 +9,8 @@
  *   without waiting for a message, and a lost wake-up of the engine
  *   (Effect issues #8238, #8312) cannot leave a turn stuck;
  * - hands off the turns running here whose shard went to another runner
- *   (a runner joined): frozen, so nothing more is written, and stopped; the
- *   new owner's sweep resumes them.
+ *   (a runner joined) for three sweeps in a row: frozen, so nothing more is
+ *   written, and stopped; the new owner's sweep resumes them.
  *
  * A conversation another process still holds (its advisory lock) is left
  * for the next sweep.
@@ -40,7 +40,12 @@ export interface Options {
   /** This runner's address, as `parley_cluster_shards` names it. */
   readonly runner: string
   readonly shardsPerGroup: number
+  /** Sweeps in a row that found each running turn's shard elsewhere. */
+  readonly misses: Map<string, number>
 }
+
+/** Sweeps in a row a turn's shard must be elsewhere before the turn is handed off. */
+const HAND_OFF_AFTER = 3
 
 /** Whether this runner owns the conversation's shard now. */
 export const owns = (sharding: Sharding["Service"], id: string): boolean =>
@@ -60,7 +65,14 @@ export const once = (o: Options) =>
     yield* o.sql`INSERT INTO parley_cluster_shards (runner, shards, at) VALUES (${o.runner}, ${shards}, now())
       ON CONFLICT (runner) DO UPDATE SET shards = EXCLUDED.shards, at = now()`.pipe(Effect.ignore)
     for (const turn of o.turns.running()) {
-      if (!owns(o.sharding, turn.id)) yield* turn.handOff
+      // Three sweeps in a row: a runner whose shard-lock refresh was slow drops its shards for a moment, then takes them back.
+      const misses = owns(o.sharding, turn.id) ? 0 : (o.misses.get(turn.id) ?? 0) + 1
+      if (misses === 0) o.misses.delete(turn.id)
+      else o.misses.set(turn.id, misses)
+      if (misses >= HAND_OFF_AFTER) {
+        o.misses.delete(turn.id)
+        yield* turn.handOff
+      }
     }
     const rows = yield* o.sql<{ conversation_id: string }>`SELECT conversation_id FROM parley_cluster_turns`.pipe(
       Effect.orElseSucceed(() => [])
@@ -78,4 +90,8 @@ export const once = (o: Options) =>
   })
 
 /** Sweeps every `interval` for as long as the runner lives. */
-export const run = (o: Options) => Effect.forever(Effect.andThen(Effect.sleep(o.interval), Effect.ignore(once(o))))
+export const run = (o: Omit<Options, "misses">) =>
+  Effect.suspend(() => {
+    const misses = new Map<string, number>()
+    return Effect.forever(Effect.andThen(Effect.sleep(o.interval), Effect.ignore(once({ ...o, misses }))))
+  })

@@ -290,6 +290,8 @@ export const make = (options: { readonly runner: string; readonly services: Serv
           ended,
           stop: Effect.asVoid(Fiber.interrupt(fiber)),
           handOff: Effect.suspend(() => {
+            if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
+              process.stderr.write(`parley[${process.pid}]: hand off ${id}\n`)
             state.frozen = true
             return Effect.asVoid(Fiber.interrupt(fiber))
           })
