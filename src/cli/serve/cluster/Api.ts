@@ -73,7 +73,7 @@ const openOf = (entries: Conversation.Conversation["entries"]) => {
       tool: p.toolCall.name,
       question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
     } satisfies Answer.OpenQuestion,
-    since: p.request.timestamp as string
+    since: Timestamp.toRfc3339(p.request.timestamp)
   }))
 }
 

@@ -154,9 +154,12 @@ const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inqu
     while (turn === undefined) {
       const resumed = yield* turns.start(cid, { continueTurn: true })
       if (resumed._tag === "Failed") {
-        const locked = (resumed.error as { _tag?: unknown } | undefined)?._tag === "ConversationLocked"
+        // Locked: another runner still hands it off. RunningHere: this runner's sweep is starting it right now.
+        const tag = (resumed.error as { _tag?: unknown } | undefined)?._tag
+        const locked = tag === "ConversationLocked" || tag === "RunningHere"
         if (!locked || Date.now() > deadline) return yield* Effect.fail(notStarted(cid, resumed.error))
         yield* Effect.sleep("250 millis")
+        turn = turns.get(cid)
         continue
       }
       turn = turns.get(cid)
@@ -255,7 +258,12 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
             )
       )
     if (yield* ours) return delivered
-    const turn = yield* turnAsking(turns, cid, inquiryId)
+    let turn = yield* turnAsking(turns, cid, inquiryId)
+    // A turn that ended meanwhile (handed off as its shard moved) is looked for again, a few times.
+    for (let i = 0; i < 4 && turn !== undefined && (yield* Deferred.isDone(turn.ended)); i++) {
+      yield* Effect.sleep("250 millis")
+      turn = yield* turnAsking(turns, cid, inquiryId)
+    }
     if (turn === undefined) {
       if (yield* answeredInLog(store, cid, inquiryId)) return yield* already()
       return yield* Effect.fail(

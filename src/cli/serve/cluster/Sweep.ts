@@ -69,7 +69,8 @@ export const once = (o: Options) =>
       const misses = owns(o.sharding, turn.id) ? 0 : (o.misses.get(turn.id) ?? 0) + 1
       if (misses === 0) o.misses.delete(turn.id)
       else o.misses.set(turn.id, misses)
-      if (misses >= HAND_OFF_AFTER) {
+      // Not while a tool runs: stopped after it acted but before its result is recorded, it would act again.
+      if (misses >= HAND_OFF_AFTER && turn.toolsRunning() === 0) {
         o.misses.delete(turn.id)
         yield* turn.handOff
       }

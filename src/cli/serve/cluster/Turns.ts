@@ -93,6 +93,8 @@ export interface Turn {
   readonly stop: Effect.Effect<void>
   /** Stops it without writing anything more (another runner resumes it). */
   readonly handOff: Effect.Effect<void>
+  /** How many of its tools run now (a hand-off waits for none: a tool stopped after it acted would act again). */
+  readonly toolsRunning: () => number
 }
 
 /** Nobody at a terminal: the coordinator follows the `detached` policy. */
@@ -269,6 +271,19 @@ export const make = (options: { readonly runner: string; readonly services: Serv
         const ended = yield* Deferred.make<Exit.Exit<Query.QueryResult, unknown>>()
         const state = { frozen: false }
         yield* claim(id)
+        // The calls whose tool process runs now: from its start or an answer to its question, until it asks or finishes.
+        const active = new Set<string>()
+        const tools = {
+          get running() {
+            return active.size
+          }
+        }
+        yield* Stream.runForEach(events.events, (e) =>
+          Effect.sync(() => {
+            if (e._tag === "ToolStarted" || e._tag === "QuestionClosed") active.add(e.call.id)
+            else if (e._tag === "QuestionOpened" || e._tag === "ToolFinished") active.delete(e.call.id)
+          })
+        ).pipe(Effect.forkIn(scope))
         const fiber = yield* body(id, request, state, pending, events).pipe(
           Effect.onExit((exit) =>
             Effect.gen(function* () {
@@ -284,6 +299,7 @@ export const make = (options: { readonly runner: string; readonly services: Serv
           Effect.forkIn(scope)
         )
         const turn: Turn = {
+          toolsRunning: () => tools.running,
           id,
           pending,
           events,
