@@ -20,10 +20,7 @@ import { storageDir } from "./Root.ts"
 export const serve = Command.make(
   "serve",
   {
-    host: Flag.String("host").pipe(
-      Flag.withDescription("Address to listen on (127.0.0.1: this machine only)"),
-      Flag.withDefault("127.0.0.1")
-    ),
+    host: Flag.String("host").pipe(Flag.withDescription("Address to listen on (127.0.0.1: this machine only)"), Flag.withDefault("127.0.0.1")),
     port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on (0: any free port)"), Flag.withDefault(3141)),
     cluster: Flag.Boolean("cluster").pipe(
       Flag.withDescription(
@@ -39,7 +36,7 @@ export const serve = Command.make(
     )
   },
   ({ host, port, cluster, runnerPort }) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const storage = yield* storageDir
       if (cluster) {
         const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))
