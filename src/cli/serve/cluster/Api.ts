@@ -79,19 +79,16 @@ const openOf = (entries: Conversation.Conversation["entries"]) => {
 
 /** A message to the entity failed: its refusal as the API's error, anything else (the cluster's own errors) as a lost run. */
 const sent =
-  (id: string) =>
+  (id: string, lost: "RunLost" | "RunNotStarted" = "RunLost") =>
   <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
-    Effect.catch(effect, (e) =>
-      Effect.fail(
-        (e._tag === "Refused"
-          ? (e as unknown as { body: unknown }).body
-          : {
-              error: "RunLost",
-              message: `The conversation's runner did not take the message (${e._tag}); nothing was recorded.`,
-              id
-            }) as never
+    Effect.catch(effect, (e) => {
+      if (e._tag === "Refused") return Effect.fail((e as unknown as { body: unknown }).body as never)
+      const message = `The conversation's runner did not take the message (${e._tag}); nothing was recorded.`
+      // Endpoints that start a run say so with their own error (their contract has no RunLost).
+      return Effect.fail(
+        (lost === "RunLost" ? { error: lost, message, id } : { error: lost, message, output: message }) as never
       )
-    )
+    })
 
 /** The conversations whose turn a runner runs now, by conversation. */
 const runningRows = (sql: SqlClient) =>
@@ -175,7 +172,7 @@ const handlers = (o: Options) =>
               (s) => s.id
             )
           ).pipe(Effect.mapError((e) => ({ error: "RunNotStarted" as const, message: e.message, output: e.message })))
-          return yield* sent(id)(clientFor(id).Send({ message, model }))
+          return yield* sent(id, "RunNotStarted")(clientFor(id).Send({ message, model }))
         })
       return h
         .handle("list", () => list)
@@ -226,15 +223,15 @@ const handlers = (o: Options) =>
           Effect.flatMap(idOf(params.id), (cid) =>
             Effect.andThen(
               o.store.load(cid).pipe(Effect.mapError(() => notFound(params.id))),
-              sent(params.id)(clientFor(cid).Send({ message: payload.message, model: payload.model }))
+              sent(params.id, "RunNotStarted")(clientFor(cid).Send({ message: payload.message, model: payload.model }))
             )
           )
         )
         .handle("continue", ({ params }) =>
-          Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Continue()))
+          Effect.flatMap(idOf(params.id), (cid) => sent(params.id, "RunNotStarted")(clientFor(cid).Continue()))
         )
         .handle("discard", ({ params }) =>
-          Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Discard()))
+          Effect.flatMap(idOf(params.id), (cid) => sent(params.id, "RunNotStarted")(clientFor(cid).Discard()))
         )
     })
   )
