@@ -8,9 +8,11 @@
  * ```sh
  * parley serve --port 3141
  * curl -H "Authorization: Bearer $(cat .parley/serve-token)" http://127.0.0.1:3141/api/questions
+ * PARLEY_TOKEN=… parley serve --storage postgres://db/parley --cluster --port 3141   # one runner of a cluster (issue 25)
  * ```
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import { storageDir } from "./Root.ts"
@@ -19,11 +21,27 @@ export const serve = Command.make(
   "serve",
   {
     host: Flag.String("host").pipe(Flag.withDescription("Address to listen on (127.0.0.1: this machine only)"), Flag.withDefault("127.0.0.1")),
-    port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on (0: any free port)"), Flag.withDefault(3141))
+    port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on (0: any free port)"), Flag.withDefault(3141)),
+    cluster: Flag.Boolean("cluster").pipe(
+      Flag.withDescription(
+        "Run as one runner of a cluster over the PostgreSQL storage (issue 25; needs $PARLEY_TOKEN)"
+      ),
+      Flag.withDefault(false)
+    ),
+    runnerPort: Flag.Int("runner-port").pipe(
+      Flag.withDescription(
+        "With --cluster: the port other runners reach this one on (default: --port + 10000 when free, else any free port)"
+      ),
+      Flag.optional
+    )
   },
-  ({ host, port }) =>
+  ({ host, port, cluster, runnerPort }) =>
     Effect.gen(function*() {
       const storage = yield* storageDir
+      if (cluster) {
+        const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))
+        return yield* Cluster.run({ storage, host, port, runnerPort: Option.getOrUndefined(runnerPort) })
+      }
       const Server = yield* Effect.promise(() => import("./serve/Server.ts"))
       return yield* Server.run({ storage, host, port })
     })

@@ -120,7 +120,8 @@ const watchdog = (owner: number, dir: string, stop: [string, Array<string>]): nu
   return child.pid
 }
 
-export const startPg = async (): Promise<PgServer> => {
+/** `maxConnections`: the server's `max_connections` (the cluster bench holds one connection per waiting turn). */
+export const startPg = async (options: { readonly maxConnections?: number } = {}): Promise<PgServer> => {
   const bin = pgBin()
   if (bin === undefined) throw new Error(pgSkip)
   sweepStale()
@@ -159,7 +160,7 @@ export const startPg = async (): Promise<PgServer> => {
     started = true
     run("pg_ctl", [
       "-D", data, "-l", path.join(dir, "sock", "server.log"), "-w", "-t", "30",
-      "-o", `-k ${sock} -p ${port} -c listen_addresses=127.0.0.1 -c max_connections=100 -c fsync=off`,
+      "-o", `-k ${sock} -p ${port} -c listen_addresses=127.0.0.1 -c max_connections=${options.maxConnections ?? 100} -c fsync=off`,
       "start"
     ])
     run("createdb", ["-h", sock, "-p", String(port), "-U", "parley", "parley"])

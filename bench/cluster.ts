@@ -1,0 +1,225 @@
+/**
+ * `parley serve --cluster` (issue 25): 3 runners on this machine, one
+ * throwaway PostgreSQL. `node --import tsx bench/cluster.ts [N]` (default
+ * 300 conversations; needs PostgreSQL's server binaries, see
+ * test/support/Pg.ts). Two runs, each on a fresh database:
+ *
+ * 1. steady: N conversations, each a turn whose tool asks one question
+ *    (`detached = "wait"`), created and answered through random runners:
+ *    all complete; answer → the tool's re-run (the POST's reply, and the
+ *    tool's effect on disk) p50/p99; conversations per second.
+ * 2. chaos: the same, with one runner `kill -9`'d and restarted on its port
+ *    every 5 s while the answers go in: stuck turns (not complete within
+ *    30 s of their answer), answers recorded twice, conversations whose
+ *    `check` fails, and tools that acted twice.
+ *
+ * Not part of `npm run bench` (it needs PostgreSQL and takes minutes).
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Cluster from "../test/support/Cluster.ts"
+import { freshDatabase, startPg } from "../test/support/Pg.ts"
+
+const repo = path.resolve(import.meta.dirname, "..")
+const bin = path.join(repo, "dist", "parley.mjs")
+const N = Number(process.argv[2] ?? "300")
+const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? "10")
+/** Connections per runner's store pool: a waiting turn holds one. */
+const POOL = Math.ceil(N / 2) + 20
+
+const pct = (xs: ReadonlyArray<number>, p: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? Number.NaN : s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const live = (c: Cluster.Cluster) => c.runners.filter((r) => r.child.exitCode === null && r.child.signalCode === null)
+const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(Math.random() * xs.length)]!
+
+/** Runs `f` over `items`, `n` at a time. */
+const pool = async <A, B>(
+  items: ReadonlyArray<A>,
+  n: number,
+  f: (a: A, i: number) => Promise<B>
+): Promise<Array<B>> => {
+  const out: Array<B> = new Array(items.length)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++
+        out[i] = await f(items[i]!, i)
+      }
+    })
+  )
+  return out
+}
+
+/** A request to a live runner, tried on another one when the runner it went to is gone (bounded: 60 s). */
+const retried = async <T>(c: Cluster.Cluster, call: (r: Cluster.Runner) => Promise<T>): Promise<T> => {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    try {
+      return await call(pick(live(c)))
+    } catch (e) {
+      if (Date.now() > deadline) throw e
+      await sleep(100)
+    }
+  }
+}
+
+interface Outcome {
+  readonly label: string
+  readonly seconds: number
+  readonly postMs: ReadonlyArray<number>
+  readonly effectMs: ReadonlyArray<number>
+  readonly stuck: number
+  readonly twiceAnswered: number
+  readonly checkFailed: number
+  readonly toolTwice: number
+  readonly refused: Record<string, number>
+  readonly kills: number
+}
+
+const scenario = async (label: string, url: string, chaos: boolean): Promise<Outcome> => {
+  const cluster = await Cluster.project(url, { PARLEY_PG_POOL: String(POOL) }, bin)
+  try {
+    for (let i = 0; i < 3; i++) await cluster.runner()
+    await sleep(3000) // shards spread over the three
+    const names = Array.from({ length: N }, (_, i) => `c${i}`)
+    const started = Date.now()
+    const ids = await pool(names, CONCURRENCY, (name) =>
+      retried(cluster, async (r) => {
+        const res = await r.post("/api/conversations", { message: `deploy ${name}` }, 60_000)
+        if (res.status !== 200) throw new Error(`create ${name}: ${res.status} ${JSON.stringify(res.body)}`)
+        return res.body.conversation_id as string
+      })
+    )
+    // Every question open (bounded: 120 s).
+    const deadline = Date.now() + 120_000
+    let open: Array<{ id: string; conversation_id: string }> = []
+    while (open.length < N) {
+      if (Date.now() > deadline) throw new Error(`${label}: only ${open.length} of ${N} questions opened`)
+      await sleep(500)
+      open = (await retried(cluster, (r) => r.json("/api/questions", 60_000))).body
+    }
+    const byConversation = new Map(open.map((q) => [q.conversation_id, q]))
+
+    let kills = 0
+    let stop = false
+    const chaosLoop = chaos
+      ? (async () => {
+          while (!stop) {
+            await sleep(5000)
+            if (stop) break
+            const victim = pick(live(cluster))
+            await cluster.kill(victim)
+            kills++
+            await cluster.runner(victim.port).catch((e) => console.error(`restart failed: ${e}`))
+          }
+        })()
+      : Promise.resolve()
+
+    const postMs: Array<number> = []
+    const effectMs: Array<number> = []
+    const answeredAt = new Map<string, number>()
+    const refused: Record<string, number> = {}
+    await pool(names, CONCURRENCY, async (name, i) => {
+      const q = byConversation.get(ids[i]!)!
+      const t0 = performance.now()
+      answeredAt.set(name, Date.now())
+      if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
+        console.error(`bench: ${Date.now()} POST ${q.conversation_id}`)
+      const res = await retried(cluster, (r) =>
+        r.post(`/api/conversations/${q.conversation_id}/questions/${q.id}`, { answer: true }, 60_000)
+      )
+      postMs.push(performance.now() - t0)
+      if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
+        console.error(`bench: ${Date.now()} replied ${q.conversation_id}`)
+      if (res.status !== 200)
+        refused[`${res.status} ${res.body?.error}`] = (refused[`${res.status} ${res.body?.error}`] ?? 0) + 1
+      const effect = path.join(cluster.root, `${name}.effects`)
+      for (let waited = 0; waited < 30_000 && !fs.existsSync(effect); waited += 10) await sleep(10)
+      effectMs.push(performance.now() - t0)
+    })
+    stop = true
+    await chaosLoop
+
+    // Complete: the last entry is the final reply (bounded: 30 s after its answer, plus the time to look).
+    let stuck = 0
+    let twiceAnswered = 0
+    let ended = started
+    await pool(names, CONCURRENCY, async (name, i) => {
+      const limit = (answeredAt.get(name) ?? Date.now()) + 30_000
+      for (;;) {
+        const res = await retried(cluster, (r) => r.json(`/api/conversations/${ids[i]}`, 60_000))
+        const entries = res.body as Array<{ type: string; message?: string; id?: string }>
+        if (entries.at(-1)?.type === "chat_response" && String(entries.at(-1)?.message).startsWith("Done:")) {
+          ended = Math.max(ended, Date.now())
+          if (entries.filter((e) => e.type === "inquiry_response").length !== 1) twiceAnswered++
+          return
+        }
+        if (Date.now() > limit) {
+          stuck++
+          console.error(`${label}: stuck ${ids[i]} (${name}): ${JSON.stringify(entries.at(-1))}`)
+          return
+        }
+        await sleep(200)
+      }
+    })
+    const check = (await import("node:child_process")).spawnSync(
+      process.execPath,
+      [bin, "--storage", url, "conversation", "check", "--format", "json"],
+      {
+        cwd: cluster.root,
+        encoding: "utf8",
+        timeout: 120_000,
+        maxBuffer: 64 * 1024 * 1024
+      }
+    )
+    const rows = JSON.parse(check.stdout || "[]") as Array<{ ok: boolean; roundtrip: string }>
+    const checkFailed = N - rows.filter((r) => r.ok && r.roundtrip === "identical").length
+    const toolTwice = names.filter((n) => cluster.effects(n) > 1).length
+    return {
+      label,
+      seconds: (ended - started) / 1000,
+      postMs,
+      effectMs,
+      stuck,
+      twiceAnswered,
+      checkFailed,
+      toolTwice,
+      refused,
+      kills
+    }
+  } finally {
+    await cluster.stop()
+  }
+}
+
+const print = (o: Outcome) => {
+  console.log(
+    `\n## ${o.label}: ${N} conversations, 3 runners${o.kills > 0 ? `, ${o.kills} kill -9 + restart (every 5 s)` : ""}`
+  )
+  console.log(
+    `  all complete in ${o.seconds.toFixed(1)} s: ${(N / o.seconds).toFixed(1)} conversations/s (create → last reply)`
+  )
+  console.log(
+    `  answer POST → delivered to the turn: p50 ${pct(o.postMs, 50).toFixed(0)} ms, p99 ${pct(o.postMs, 99).toFixed(0)} ms, max ${Math.max(...o.postMs).toFixed(0)} ms`
+  )
+  console.log(
+    `  answer POST → tool re-run's effect on disk: p50 ${pct(o.effectMs, 50).toFixed(0)} ms, p99 ${pct(o.effectMs, 99).toFixed(0)} ms`
+  )
+  console.log(
+    `  stuck (not complete 30 s after the answer): ${o.stuck}; answers recorded twice: ${o.twiceAnswered}; check not ok: ${o.checkFailed}; tools that acted twice: ${o.toolTwice}`
+  )
+  if (Object.keys(o.refused).length > 0) console.log(`  answers refused: ${JSON.stringify(o.refused)}`)
+}
+
+const pg = await startPg({ maxConnections: 3 * (POOL + 15) + 20 })
+const which = process.argv[3] ?? "both"
+try {
+  if (which !== "chaos") print(await scenario("steady", freshDatabase(pg), false))
+  if (which !== "steady") print(await scenario("chaos", freshDatabase(pg), true))
+} finally {
+  pg.stop()
+}

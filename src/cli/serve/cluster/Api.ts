@@ -1,0 +1,283 @@
+/**
+ * The handlers of a cluster runner's API (issue 25; the contract is
+ * `services/ClusterApi.ts`). Any runner serves any conversation:
+ *
+ * - reads come from PostgreSQL: the listing, a conversation, the open
+ *   questions (those of every incomplete turn waiting for input, whichever
+ *   runner runs it), the runners (`GET /api/cluster`);
+ * - writes are messages to the conversation's entity (`ConversationEntity`),
+ *   persisted and handled by the runner that owns it; the reply, or its
+ *   refusal (the same error bodies as `parley serve`), is what the client
+ *   gets. A new conversation is created here (its id is its entity's id),
+ *   then sent its message.
+ *
+ * A turn's live events (`…/events`) stream from the runner that runs it;
+ * another runner answers 204, as for a conversation with no running turn.
+ *
+ * @example
+ * ```ts
+ * import * as Api from "./Api.ts"
+ * const routes = Api.layer({ turns, store, sql, runner: "127.0.0.1:13141", chooseModel })
+ * ```
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import type { SqlClient } from "effect/sql/SqlClient"
+import * as Timestamp from "../../../domain/event/Timestamp.ts"
+import { renderJson } from "../../../domain/render/Render.ts"
+import * as Conversation from "../../../domain/storage/Conversation.ts"
+import * as ConversationId from "../../../domain/storage/ConversationId.ts"
+import * as ConversationMetadata from "../../../domain/storage/ConversationMetadata.ts"
+import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
+import { fromInquiryQuestion } from "../../../domain/tool/Question.ts"
+import * as Answer from "../../../programs/Answer.ts"
+import { ClusterApi } from "../../../services/ClusterApi.ts"
+import type { ConversationStore } from "../../../services/ConversationStore.ts"
+import { Token, Validation } from "../../../services/ServeApi.ts"
+import type { CliFailure } from "../../CliFailure.ts"
+import { toJsonRow } from "../../conversation/LsRun.ts"
+import { Conversation as Entity } from "./ConversationEntity.ts"
+import type * as Turns from "./Turns.ts"
+
+/** What the handlers work with. */
+export interface Options {
+  readonly turns: Turns.Turns
+  readonly store: ConversationStore["Service"]
+  readonly sql: SqlClient
+  /** This runner's address. */
+  readonly runner: string
+  readonly chooseModel: (asked: string | undefined, remembered: string | undefined) => Effect.Effect<string, CliFailure>
+}
+
+const notFound = (id: string) => ({
+  error: "ConversationNotFound" as const,
+  message: `No conversation has the id ${id}.`,
+  id
+})
+
+const idOf = (id: string) => Effect.fromNullishOr(ConversationId.parse(id)).pipe(Effect.mapError(() => notFound(id)))
+
+/** The open questions of a stored conversation's incomplete turn, with when each was asked. */
+const openOf = (entries: Conversation.Conversation["entries"]) => {
+  const incomplete = IncompleteTurn.splitIncompleteTurn(entries).incomplete
+  if (incomplete === null) return []
+  return IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => ({
+    open: {
+      inquiryId: p.request.id,
+      toolCallId: p.toolCall.id,
+      tool: p.toolCall.name,
+      question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
+    } satisfies Answer.OpenQuestion,
+    since: Timestamp.toRfc3339(p.request.timestamp)
+  }))
+}
+
+/** A message to the entity failed: its refusal as the API's error, anything else (the cluster's own errors) as a lost run. */
+const sent =
+  (id: string, lost: "RunLost" | "RunNotStarted" = "RunLost") =>
+  <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
+    Effect.catch(effect, (e) => {
+      if (e._tag === "Refused") return Effect.fail((e as unknown as { body: unknown }).body as never)
+      const message = `The conversation's runner did not take the message (${e._tag}); nothing was recorded.`
+      // Endpoints that start a run say so with their own error (their contract has no RunLost).
+      return Effect.fail(
+        (lost === "RunLost" ? { error: lost, message, id } : { error: lost, message, output: message }) as never
+      )
+    })
+
+/** The conversations whose turn a runner runs now, by conversation. */
+const runningRows = (sql: SqlClient) =>
+  sql<{
+    conversation_id: string
+    runner: string
+    pid: number
+  }>`SELECT conversation_id, runner, pid FROM parley_cluster_turns`.pipe(Effect.orDie)
+
+const handlers = (o: Options) =>
+  HttpApiBuilder.group(ClusterApi, "conversations", (h) =>
+    Effect.gen(function* () {
+      const clientFor = yield* Entity.client
+      const waitingOf = (id: ConversationId.ConversationId) =>
+        o.store.load(id).pipe(
+          Effect.map((c) => openOf(c.entries).map((q) => q.open.inquiryId as string)),
+          Effect.orElseSucceed(() => [])
+        )
+      const list = Effect.gen(function* () {
+        const { conversations } = yield* Effect.orDie(o.store.list({ archived: false }))
+        const running = new Map((yield* runningRows(o.sql)).map((r) => [r.conversation_id, r]))
+        return yield* Effect.forEach(
+          conversations,
+          (r) =>
+            Effect.gen(function* () {
+              const turn = running.get(r.id)
+              const waiting = r.incomplete?.state === "waiting-for-input" ? yield* waitingOf(r.id) : []
+              return { ...toJsonRow(r), running: turn === undefined ? null : { pid: turn.pid, waiting } }
+            }),
+          { concurrency: 8 }
+        )
+      })
+      const questions = Effect.gen(function* () {
+        const { conversations } = yield* Effect.orDie(o.store.list({ archived: false }))
+        const waiting = conversations.filter((c) => c.incomplete?.state === "waiting-for-input")
+        const rows = yield* Effect.forEach(
+          waiting,
+          (c) =>
+            o.store.load(c.id).pipe(
+              Effect.map((conv) =>
+                openOf(conv.entries).map(
+                  (q) => ({ ...Answer.row(q.open), conversation_id: c.id, since: q.since }) as never
+                )
+              ),
+              Effect.orElseSucceed(() => [])
+            ),
+          { concurrency: 8 }
+        )
+        return rows.flat()
+      })
+      const answer = (id: string, inquiryId: string, value: Schema.Json) =>
+        Effect.gen(function* () {
+          const cid = yield* idOf(id)
+          const stored = yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(id)))
+          const q = openOf(stored.entries).find((x) => x.open.inquiryId === inquiryId)
+          // A secret goes as a volatile message: it is never stored, not even in the cluster's message table.
+          const secret = q?.open.question.answer_type.type === "secret"
+          const client = clientFor(cid)
+          return yield* sent(id)(
+            secret
+              ? client.AnswerSecret({ inquiry_id: inquiryId, answer: value })
+              : client.Answer({ inquiry_id: inquiryId, answer: value })
+          )
+        })
+      const create = (message: string, model: string | undefined) =>
+        Effect.gen(function* () {
+          const chosen = yield* o
+            .chooseModel(model, undefined)
+            .pipe(Effect.mapError((e) => ({ error: "RunNotStarted" as const, message: e.message, output: e.message })))
+          const title = Conversation.titleFrom(message)
+          const now = yield* Timestamp.current
+          const id = yield* Effect.scoped(
+            Effect.map(
+              o.store.create({
+                metadata: ConversationMetadata.make({
+                  ...(title !== undefined ? { title } : {}),
+                  last_activated_at: now
+                }),
+                baseConfig: Conversation.baseConfigFor(chosen)
+              }),
+              (s) => s.id
+            )
+          ).pipe(Effect.mapError((e) => ({ error: "RunNotStarted" as const, message: e.message, output: e.message })))
+          return yield* sent(id, "RunNotStarted")(clientFor(id).Send({ message, model }))
+        })
+      return h
+        .handle("list", () => list)
+        .handle("get", ({ params }) =>
+          Effect.flatMap(idOf(params.id), (cid) =>
+            o.store.load(cid).pipe(
+              Effect.map((c) => JSON.parse(renderJson(c.entries)) as Schema.Json),
+              Effect.mapError((e) =>
+                e._tag === "ConversationNotFound"
+                  ? notFound(params.id)
+                  : { error: "ConversationDamaged" as const, message: e.message, id: params.id }
+              )
+            )
+          )
+        )
+        .handle("events", ({ params, headers }) =>
+          Effect.gen(function* () {
+            const cid = yield* idOf(params.id)
+            const turn = o.turns.get(cid)
+            if (turn === undefined) {
+              yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(params.id)))
+              return HttpServerResponse.empty({ status: 204 })
+            }
+            return Stream.map(turn.events.since(headers["last-event-id"] ?? 0), (e) => ({
+              id: String(e.seq),
+              event: "message" as const,
+              data: e.event
+            }))
+          })
+        )
+        .handle("questions", () => questions)
+        .handle("answer", ({ params, payload }) => answer(params.id, params.inquiryId, payload.answer))
+        .handle("stop", ({ params }) =>
+          Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Stop()))
+        )
+        .handle("create", ({ payload }) =>
+          // A new conversation cannot be busy or missing: whatever refused it is a run that did not start.
+          create(payload.message, payload.model).pipe(
+            Effect.mapError((e) => {
+              const body = e as { error?: unknown; message?: unknown }
+              return body.error === "RunNotStarted"
+                ? e
+                : { error: "RunNotStarted" as const, message: String(body.message), output: String(body.message) }
+            })
+          )
+        )
+        .handle("message", ({ params, payload }) =>
+          Effect.flatMap(idOf(params.id), (cid) =>
+            Effect.andThen(
+              o.store.load(cid).pipe(Effect.mapError(() => notFound(params.id))),
+              sent(params.id, "RunNotStarted")(clientFor(cid).Send({ message: payload.message, model: payload.model }))
+            )
+          )
+        )
+        .handle("continue", ({ params }) =>
+          Effect.flatMap(idOf(params.id), (cid) => sent(params.id, "RunNotStarted")(clientFor(cid).Continue()))
+        )
+        .handle("discard", ({ params }) =>
+          Effect.flatMap(idOf(params.id), (cid) => sent(params.id, "RunNotStarted")(clientFor(cid).Discard()))
+        )
+    })
+  )
+
+/** `GET /api/cluster`: the runners (from the cluster's tables) and the turns each runs. */
+const clusterHandlers = (o: Options) =>
+  HttpApiBuilder.group(ClusterApi, "cluster", (h) =>
+    h.handle("cluster", () =>
+      Effect.gen(function* () {
+        const runners = yield* o.sql<{ address: string; healthy: boolean; last_heartbeat: Date | string | null }>`
+          SELECT address, healthy, last_heartbeat FROM cluster_runners ORDER BY address`.pipe(Effect.orDie)
+        const shards = yield* o.sql<{
+          address: string
+          n: number
+        }>`SELECT runner AS address, shards AS n FROM parley_cluster_shards`.pipe(Effect.orDie)
+        const turns = yield* o.sql<{
+          runner: string
+          n: number
+        }>`SELECT runner, count(*)::int AS n FROM parley_cluster_turns GROUP BY runner`.pipe(Effect.orDie)
+        const count = (rows: ReadonlyArray<{ readonly n: number }>, pick: (r: never) => string, address: string) =>
+          rows.find((r) => pick(r as never) === address)?.n ?? 0
+        return {
+          runner: o.runner,
+          runners: runners.map((r) => ({
+            address: r.address,
+            healthy: r.healthy,
+            last_heartbeat: r.last_heartbeat === null ? null : new Date(r.last_heartbeat).toISOString(),
+            shards: count(shards, (s: { address: string }) => s.address, r.address),
+            conversations: count(turns, (t: { runner: string }) => t.runner, r.address)
+          }))
+        }
+      })
+    )
+  )
+
+const TokenLive = Layer.succeed(Token)(Token.of({ bearer: (effect) => effect }))
+
+const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (e) =>
+  e.kind === "Body" || e.kind === "ResponseHeaders"
+    ? Effect.fail(e)
+    : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message })
+)
+
+/** The API's routes and its OpenAPI document; needs the runner's `Sharding` (to message entities). */
+export const layer = (o: Options) =>
+  HttpApiBuilder.layer(ClusterApi, { openapiPath: "/api/openapi.json" }).pipe(
+    Layer.provide([handlers(o), clusterHandlers(o)]),
+    Layer.provide([TokenLive, ValidationLive])
+  )

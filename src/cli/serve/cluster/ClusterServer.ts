@@ -1,0 +1,289 @@
+/**
+ * `parley serve --storage postgres://… --cluster` (issue 25): one runner of
+ * an `effect/cluster` cluster over PostgreSQL. The runners of one cluster
+ * share the database (conversations, `SqlMessageStorage`,
+ * `SqlRunnerStorage`) and one API token (`$PARLEY_TOKEN`), and reach each
+ * other over `SocketRunner` (TCP), so a message does not wait for the
+ * storage poll. Each serves the whole HTTP API (`Api.ts`) and runs the turns
+ * of the conversations whose shards it holds (`Turns.ts`, `Handlers.ts`).
+ *
+ * Failover: the sharding settings below are short (shard locks expire after
+ * 6 s, health checks and polls every second or faster), so a runner killed
+ * with `kill -9` loses its shards to the others within a few seconds
+ * (3.5–5.3 s in the cookbook's topic 12, against ~36 s with Effect's
+ * defaults); the new owner's sweep (`Sweep.ts`) resumes its turns.
+ *
+ * The first stdout line is the URL with the token (as `parley serve`), the
+ * second this runner's address and the cluster's size.
+ *
+ * @example
+ * ```ts
+ * import * as ClusterServer from "./ClusterServer.ts"
+ * ClusterServer.run({ storage: "postgres://127.0.0.1/parley", host: "127.0.0.1", port: 3141, runnerPort: undefined })
+ * ```
+ */
+import * as http from "node:http"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as References from "effect/References"
+import * as Schedule from "effect/Schedule"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import { Sharding } from "effect/cluster/Sharding"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import { SqlClient } from "effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import * as ConfigFile from "../../../layers/ConfigFile.ts"
+import * as ExecutorLive from "../../../layers/executor/ExecutorLive.ts"
+import * as ProviderLive from "../../../layers/provider/ProviderLive.ts"
+import * as PgConversationStore from "../../../layers/store/pg/PgConversationStore.ts"
+import { Config } from "../../../services/Config.ts"
+import { ConversationStore } from "../../../services/ConversationStore.ts"
+import { Executor } from "../../../services/Executor.ts"
+import { Provider } from "../../../services/Provider.ts"
+import { CliFailure } from "../../CliFailure.ts"
+import * as ModelChoice from "../../ModelChoice.ts"
+import * as ProviderOptions from "../../ProviderOptions.ts"
+import * as StorageStore from "../../StorageStore.ts"
+import { VERSION } from "../../Version.ts"
+import * as Guard from "../Guard.ts"
+import * as Api from "./Api.ts"
+import * as Handlers from "./Handlers.ts"
+import * as Sweep from "./Sweep.ts"
+import * as Turns from "./Turns.ts"
+
+/** What the runner was asked. */
+export interface Options {
+  readonly storage: string
+  readonly host: string
+  readonly port: number
+  /** The runner protocol's port (`--runner-port`); by default the HTTP port + 10000 when free, else any free port. */
+  readonly runnerPort: number | undefined
+}
+
+/**
+ * Failover within seconds instead of Effect's ~36 s (cookbook topic 12):
+ * a dead runner's shard locks expire after 6 s, runners are checked every
+ * second, assignments refreshed and messages polled twice a second.
+ */
+export const SHARDING = {
+  shardsPerGroup: 60,
+  runnerHealthCheckInterval: "1 second",
+  refreshAssignmentsInterval: "500 millis",
+  entityMessagePollInterval: "500 millis",
+  entityReplyPollInterval: "200 millis",
+  // The refresh must finish within its interval or the runner drops every shard: 2 s leaves room on a loaded machine.
+  shardLockRefreshInterval: "2 seconds",
+  shardLockExpiration: "6 seconds",
+  entityTerminationTimeout: "2 seconds",
+  sendRetryInterval: "200 millis"
+} as const
+
+/** How often each runner sweeps for turns to resume or hand off. */
+const SWEEP = "1 second"
+
+/** Connections of the store's pool: a running turn holds one (its advisory lock) until it ends. */
+const storePool = (): number => {
+  const n = Number(process.env["PARLEY_PG_POOL"] ?? "")
+  return Number.isInteger(n) && n > 0 ? n : 40
+}
+
+const usage = (message: string) => new CliFailure({ code: 2, message })
+
+/** Whether nothing listens on `port` of `host` now. */
+const isFree = (host: string, port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const s = net.createServer()
+    s.once("error", () => resolve(false))
+    s.listen(port, host, () => s.close(() => resolve(true)))
+  })
+
+/** A port nothing listens on now. */
+const anyFree = (host: string): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = net.createServer()
+    s.once("error", reject)
+    s.listen(0, host, () => {
+      const port = (s.address() as net.AddressInfo).port
+      s.close(() => resolve(port))
+    })
+  })
+
+/** The runner protocol's port: asked for, else derived from the HTTP port, else free. */
+const runnerPortFor = (host: string, httpPort: number, asked: number | undefined) =>
+  Effect.promise(async () => {
+    if (asked !== undefined) return asked
+    const derived = httpPort + 10000
+    return derived <= 65535 && (await isFree(host, derived)) ? derived : anyFree(host)
+  })
+
+/** The host other runners reach this one on: the listening host, or this machine's name when it listens everywhere. */
+const advertised = (host: string): string => (host === "0.0.0.0" || host === "::" ? os.hostname() : host)
+
+/** Which runner runs which turn (`Turns.ts`), how many shards each holds (`Sweep.ts`), which message answered what (`Handlers.ts`). */
+const TABLES = [
+  `CREATE TABLE IF NOT EXISTS parley_cluster_turns (
+  conversation_id TEXT PRIMARY KEY,
+  runner TEXT NOT NULL,
+  pid INT NOT NULL,
+  since TIMESTAMPTZ NOT NULL DEFAULT now()
+)`,
+  `CREATE TABLE IF NOT EXISTS parley_cluster_shards (runner TEXT PRIMARY KEY, shards INT NOT NULL, at TIMESTAMPTZ NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS parley_cluster_answers (
+  conversation_id TEXT NOT NULL,
+  inquiry_id TEXT NOT NULL,
+  request_id TEXT NOT NULL,
+  PRIMARY KEY (conversation_id, inquiry_id)
+)`
+]
+
+/** The services every turn of this runner shares: store, config, executor, provider, model choice. */
+const services = (storage: string) =>
+  Effect.gen(function* () {
+    const configFile = StorageStore.configFileOf(storage)
+    const data = yield* ConfigFile.load(configFile).pipe(
+      Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+    )
+    const script = process.env["PARLEY_SCRIPT"] === "" ? undefined : process.env["PARLEY_SCRIPT"]
+    const providers = ProviderOptions.providerOptions(data, script)
+    const config = Config.of({ file: configFile, data })
+    const root = StorageStore.toolRoot(storage)
+    const mcp = { root, interactive: false, clientInfo: { name: "parley", version: VERSION } }
+    const executor = yield* Layer.build(
+      ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(Layer.succeed(Config, config)))
+    ).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
+    const provider = yield* Layer.build(ProviderLive.layer(providers))
+    const store = yield* Layer.build(PgConversationStore.layer({ url: storage, maxConnections: storePool() })).pipe(
+      Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+    )
+    return {
+      store: Context.get(store, ConversationStore),
+      config,
+      executor: Context.get(executor, Executor),
+      provider: Context.get(provider, Provider),
+      root,
+      chooseModel: (asked: string | undefined, remembered: string | undefined) =>
+        ModelChoice.make({ flag: asked, script, config: data, configFile, providers, command: ["parley", "serve"] })(
+          remembered
+        )
+    } satisfies Turns.Services
+  })
+
+/** Runs one runner until interrupted. */
+export const run = (options: Options) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      // The engine logs at INFO ("Listening on …"): stdout's first line is the URL, so only warnings and worse are shown.
+      const token = process.env["PARLEY_TOKEN"] ?? ""
+      if (token === "")
+        return yield* usage(
+          "serve --cluster needs $PARLEY_TOKEN: the runners of one cluster share one API token (e.g. export PARLEY_TOKEN=$(openssl rand -hex 32))."
+        )
+      if (!StorageStore.isDatabaseUrl(options.storage)) {
+        return yield* usage(
+          `serve --cluster needs a PostgreSQL storage (--storage postgres://…); ${options.storage} is a directory.`
+        )
+      }
+      const shared = yield* services(options.storage)
+      const pg = yield* Layer.build(
+        PgClient.layer({ url: Redacted.make(options.storage), maxConnections: 20, applicationName: "parley-cluster" })
+      ).pipe(
+        Effect.mapError(
+          (e) => new CliFailure({ code: 1, message: `cannot use PostgreSQL for the cluster: ${e.message}` })
+        )
+      )
+      const sql = Context.get(pg, SqlClient)
+      yield* Effect.forEach(TABLES, (t) => sql.unsafe(t).pipe(Effect.retry({ times: 3 })), { discard: true }).pipe(
+        Effect.orDie
+      )
+
+      // HTTP first: its port decides the runner protocol's derived port.
+      const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
+      const listening = yield* Layer.build(
+        NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port })
+      )
+      const address = (yield* HttpServer.HttpServer.pipe(Effect.provideContext(listening))).address
+      const port = address._tag === "UnixPathAddress" ? options.port : address.port
+      const runnerPort = yield* runnerPortFor(options.host, port, options.runnerPort)
+      const runner = RunnerAddress.make(advertised(options.host), runnerPort)
+
+      const turns = yield* Turns.make({ runner: `${runner.host}:${runner.port}`, services: shared, sql })
+      // Stopping (SIGTERM, Ctrl-C) hands every turn off before anything else closes: the next owner resumes it.
+      yield* Effect.addFinalizer(() => Effect.forEach(turns.running(), (t) => t.handOff, { discard: true }))
+      const NodeClusterSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeClusterSocket"))
+      const cluster = NodeClusterSocket.layer({
+        storage: "sql",
+        shardingConfig: {
+          ...SHARDING,
+          runnerAddress: Option.some(runner),
+          runnerListenAddress: Option.some(RunnerAddress.make(options.host, runnerPort))
+        }
+      })
+      const sharded = yield* Layer.build(
+        Layer.provideMerge(Handlers.layer(turns, shared.store, sql), cluster).pipe(
+          Layer.provide(Layer.succeedContext(pg))
+        )
+      ).pipe(
+        Effect.mapError(
+          (e) =>
+            new CliFailure({
+              code: 1,
+              message: `cannot start the cluster runner on ${runner.host}:${runnerPort}: ${String(e)}`
+            })
+        )
+      )
+      const sharding = Context.get(sharded, Sharding)
+      const routes = Layer.mergeAll(
+        Api.layer({
+          turns,
+          store: shared.store,
+          sql,
+          runner: `${runner.host}:${runner.port}`,
+          chooseModel: shared.chooseModel
+        }),
+        Guard.layer({ token, hosts: Guard.hostsFor(options.host, port) })
+      ).pipe(Layer.provide(Layer.succeedContext(sharded)))
+      yield* Layer.build(
+        Layer.provide(
+          HttpRouter.serve(routes, {
+            disableLogger: process.env["PARLEY_CLUSTER_DEBUG"] === undefined,
+            disableListenLog: true
+          }),
+          Layer.succeedContext(listening)
+        )
+      )
+      yield* Effect.forkScoped(
+        Sweep.run({
+          turns,
+          sql,
+          sharding,
+          interval: SWEEP,
+          runner: `${runner.host}:${runner.port}`,
+          shardsPerGroup: SHARDING.shardsPerGroup
+        })
+      )
+
+      const shown = options.host.includes(":") ? `[${options.host}]` : options.host
+      // This runner registers as its sharding starts: counted once its row is there (bounded).
+      const me = `${runner.host}:${runner.port}`
+      const size = yield* sql<{
+        n: number
+        me: boolean
+      }>`SELECT count(*)::int AS n, bool_or(address = ${me}) AS me FROM cluster_runners`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.repeat({ until: (r) => r?.me === true, schedule: Schedule.spaced("100 millis"), times: 50 }),
+        Effect.orElseSucceed(() => undefined)
+      )
+      yield* Console.log(`http://${shown}:${port}/?token=${token}`)
+      yield* Console.log(
+        `runner ${runner.host}:${runner.port} (cluster of ${size?.n ?? 1} runner${(size?.n ?? 1) === 1 ? "" : "s"})`
+      )
+      return yield* Effect.never
+    })
+  ).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))

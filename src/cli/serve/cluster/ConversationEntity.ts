@@ -1,0 +1,75 @@
+/**
+ * A conversation as an `effect/cluster` entity (issue 25): its id is the
+ * conversation id, and what changes it — send a message, answer a question,
+ * continue, discard, stop — are its messages. They are persisted in
+ * PostgreSQL (`SqlMessageStorage`) and redelivered to whichever runner owns
+ * the conversation's shard until they have a reply, so a message sent while
+ * its owner dies is handled by the next one. One exception: an answer to a
+ * `secret` question is a volatile message, since a secret never reaches a
+ * disk (contract §2).
+ *
+ * The turn runs in the owner's process (`Turns.ts`); a reply says how it
+ * went, or carries the HTTP API's error body (`Refused`), so any runner
+ * answers the client exactly as the owner would.
+ *
+ * @example
+ * ```ts
+ * import * as ConversationEntity from "./ConversationEntity.ts"
+ * const client = yield* ConversationEntity.Conversation.client
+ * yield* client("17738399468").Answer({ inquiry_id: "call_1.confirm.1", answer: true })
+ * ```
+ */
+import * as Schema from "effect/Schema"
+import * as ClusterSchema from "effect/cluster/ClusterSchema"
+import * as Entity from "effect/cluster/Entity"
+import * as Rpc from "effect/rpc/Rpc"
+
+/** Why the owner refused a message: the HTTP API's error body (`error`, `message`, and its fields). */
+export class Refused extends Schema.TaggedError<Refused>()("Refused", { body: Schema.Json }) {}
+
+/** A turn that runs: which runner process runs it. */
+export const RunStarted = Schema.Struct({ conversation_id: Schema.String, pid: Schema.Number })
+
+/** Send a message (a new turn). */
+export const Send = Rpc.make("Send", {
+  payload: { message: Schema.String, model: Schema.optional(Schema.String) },
+  success: RunStarted,
+  error: Refused
+}).annotate(ClusterSchema.Persisted, true)
+
+/** Resume the incomplete turn. */
+export const Continue = Rpc.make("Continue", { success: RunStarted, error: Refused }).annotate(
+  ClusterSchema.Persisted,
+  true
+)
+
+/** Drop the incomplete turn. */
+export const Discard = Rpc.make("Discard", {
+  success: Schema.Struct({ id: Schema.String, ending: Schema.String }),
+  error: Refused
+}).annotate(ClusterSchema.Persisted, true)
+
+/** Stop the running turn (open questions are cancelled, as `conversation kill` does). */
+export const Stop = Rpc.make("Stop", {
+  success: Schema.Struct({ id: Schema.String, pid: Schema.Number }),
+  error: Refused
+}).annotate(ClusterSchema.Persisted, true)
+
+const AnswerPayload = { inquiry_id: Schema.String, answer: Schema.Json }
+const AnswerAccepted = Schema.Struct({ id: Schema.String, outcome: Schema.Literals(["delivered", "recorded"]) })
+
+/** Answer an open question. */
+export const Answer = Rpc.make("Answer", { payload: AnswerPayload, success: AnswerAccepted, error: Refused }).annotate(
+  ClusterSchema.Persisted,
+  true
+)
+
+/** Answer an open `secret` question: volatile, so the secret is never stored. */
+export const AnswerSecret = Rpc.make("AnswerSecret", {
+  payload: AnswerPayload,
+  success: AnswerAccepted,
+  error: Refused
+})
+
+/** The conversation entity. */
+export const Conversation = Entity.make("Conversation", [Send, Continue, Discard, Stop, Answer, AnswerSecret])

@@ -1,0 +1,369 @@
+/**
+ * What the owner of a conversation does with its entity's messages
+ * (issue 25, `ConversationEntity.ts`). Every handler is safe to run twice
+ * for one message — a message is redelivered when its runner died before the
+ * reply was stored — because the conversation log decides what already
+ * happened (RFD 023):
+ *
+ * - Send: a new turn; redelivered after the turn started, it finds the
+ *   turn's own message pending in the incomplete turn and resumes it.
+ * - Answer: offered to the running turn's open question (the first valid
+ *   answer wins and is recorded once); with no turn running here, the
+ *   incomplete turn is resumed first (its open question is asked again
+ *   under its recorded id), and a question already answered in the log is
+ *   refused as answered.
+ * - Continue / Discard / Stop: what `query --continue-turn`,
+ *   `query --discard-turn` and `conversation kill` do.
+ *
+ * @example
+ * ```ts
+ * import * as Handlers from "./Handlers.ts"
+ * const entityLayer = Handlers.layer(turns, store)
+ * ```
+ */
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import * as Entity from "effect/cluster/Entity"
+import type { Sharding } from "effect/cluster/Sharding"
+import type { SqlClient } from "effect/sql/SqlClient"
+import * as ConversationId from "../../../domain/storage/ConversationId.ts"
+import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
+import * as Query from "../../../programs/Query.ts"
+import type { ConversationStore } from "../../../services/ConversationStore.ts"
+import { Conversation, Refused } from "./ConversationEntity.ts"
+import type * as Turns from "./Turns.ts"
+
+/** How long an answer waits for a resumed turn to ask its question again. */
+const REASK_MS = 15_000
+
+const refuse = (body: Record<string, Schema.Json>) => new Refused({ body })
+
+const notFound = (id: string) =>
+  refuse({ error: "ConversationNotFound", message: `No conversation has the id ${id}.`, id })
+
+const busyHere = (id: string) =>
+  refuse({
+    error: "ConversationBusy",
+    message: `Conversation ${id} is running (pid ${process.pid}).`,
+    id,
+    holder: `pid ${process.pid}`
+  })
+
+/** What a turn that could not start said, as the API's error. */
+export const notStarted = (id: string, error: unknown): Refused => {
+  const e = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>
+  const message = typeof e["message"] === "string" ? e["message"] : String(e["_tag"] ?? error)
+  switch (e["_tag"]) {
+    case "ConversationNotFound":
+      return notFound(id)
+    case "ConversationLocked": {
+      const holder = e["holder"] === undefined ? "another parley process" : `pid ${e["holder"]}`
+      return refuse({
+        error: "ConversationBusy",
+        message: `Conversation ${id} is running in another parley process (${holder}).`,
+        id,
+        holder
+      })
+    }
+    case "IncompleteTurnPending":
+      return refuse({
+        error: "ConversationBusy",
+        message: `${message} Continue or discard it first.`,
+        id,
+        holder: "an incomplete turn"
+      })
+    case "RunningHere":
+      return busyHere(id)
+    default:
+      return refuse({ error: "RunNotStarted", message: `The run did not start: ${message}`, output: message })
+  }
+}
+
+const parse = (id: string) => Effect.fromNullishOr(ConversationId.parse(id)).pipe(Effect.mapError(() => notFound(id)))
+
+/** The pending message of the conversation's incomplete turn, if it has one. */
+const pendingMessage = (store: ConversationStore["Service"], id: ConversationId.ConversationId) =>
+  store.load(id).pipe(
+    Effect.map((c) =>
+      IncompleteTurn.splitIncompleteTurn(c.entries).incomplete?.entries.findLast((e) => e.type === "chat_request")
+    ),
+    Effect.map((e) => (e !== undefined && e.type === "chat_request" ? e.content : undefined)),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/** Who answered `inquiryId` in the log, when it was answered. */
+const answeredInLog = (store: ConversationStore["Service"], id: ConversationId.ConversationId, inquiryId: string) =>
+  store.load(id).pipe(
+    Effect.map((c) => c.entries.some((e) => e.type === "inquiry_response" && e.id === inquiryId)),
+    Effect.orElseSucceed(() => false)
+  )
+
+const started = (id: string) => ({ conversation_id: id, pid: process.pid })
+
+/**
+ * Send: a new turn. The same message found pending in the conversation's
+ * incomplete turn is this message delivered again (the runner died before
+ * the reply was stored, or two runners briefly both took the shard while
+ * shards moved): resumed when nobody runs it, else reported as running.
+ */
+const send = (
+  turns: Turns.Turns,
+  store: ConversationStore["Service"],
+  id: string,
+  message: string,
+  model: string | undefined
+) =>
+  Effect.gen(function* () {
+    const cid = yield* parse(id)
+    const first = yield* turns.start(cid, { message, model })
+    if (first._tag !== "Failed") return started(cid)
+    const error = first.error as { _tag?: unknown; holder?: unknown } | undefined
+    const ours =
+      error?._tag === "IncompleteTurnPending" || error?._tag === "ConversationLocked" || error?._tag === "RunningHere"
+        ? (yield* pendingMessage(store, cid)) === message
+        : false
+    if (!ours && error?._tag === "ConversationLocked") {
+      // Another runner took this very delivery a moment ago and has not recorded the message yet.
+      const seen = yield* Effect.gen(function* () {
+        for (let i = 0; i < 20; i++) {
+          yield* Effect.sleep("100 millis")
+          if ((yield* pendingMessage(store, cid)) === message) return true
+        }
+        return false
+      })
+      if (seen) return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
+    }
+    if (!ours) return yield* Effect.fail(notStarted(cid, first.error))
+    if (error?._tag === "ConversationLocked")
+      return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
+    if (error?._tag === "RunningHere") return started(cid)
+    const again = yield* turns.start(cid, { continueTurn: true })
+    if (again._tag !== "Failed") return started(cid)
+    return yield* Effect.fail(notStarted(cid, again.error))
+  })
+
+/** The turn of `id` running here once its question `inquiryId` is open, or why not. */
+const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inquiryId: string) =>
+  Effect.gen(function* () {
+    let turn = turns.get(cid)
+    // Held by another runner: one that is handing it off (its shard came here) lets go within a sweep or two.
+    const deadline = Date.now() + REASK_MS
+    while (turn === undefined) {
+      const resumed = yield* turns.start(cid, { continueTurn: true })
+      if (resumed._tag === "Failed") {
+        // Locked: another runner still hands it off. RunningHere: this runner's sweep is starting it right now.
+        const tag = (resumed.error as { _tag?: unknown } | undefined)?._tag
+        const locked = tag === "ConversationLocked" || tag === "RunningHere"
+        if (!locked || Date.now() > deadline) return yield* Effect.fail(notStarted(cid, resumed.error))
+        yield* Effect.sleep("250 millis")
+        turn = turns.get(cid)
+        continue
+      }
+      turn = turns.get(cid)
+      if (turn === undefined) return undefined
+    }
+    const asking = turn
+    const open = Effect.map(asking.pending.list, (qs) => qs.some((q) => q.inquiryId === inquiryId))
+    const asked = Effect.gen(function* () {
+      while (!(yield* open)) yield* Effect.sleep("50 millis")
+    })
+    // Bounded: a turn that never asks it again (it was answered meanwhile) is refused by the offer.
+    yield* Effect.raceFirst(asked, Effect.asVoid(Deferred.await(asking.ended))).pipe(
+      Effect.timeoutOption(Duration.millis(REASK_MS))
+    )
+    return asking
+  })
+
+/** An offer refused by the running turn, as the API's error. */
+const offerRefused = (error: { readonly _tag: string } & Record<string, unknown>, secret: boolean): Refused => {
+  switch (error._tag) {
+    case "QuestionNotOpen":
+      return refuse({
+        error: "QuestionNotOpen",
+        message: String(error["message"] ?? ""),
+        inquiry_id: error["inquiry_id"] as string,
+        open: error["open"] as Array<string>
+      })
+    case "QuestionAlreadyAnswered":
+      return refuse({
+        error: "QuestionAlreadyAnswered",
+        message: String(error["message"] ?? ""),
+        inquiry_id: error["inquiry_id"] as string,
+        by: error["by"] as string,
+        ...(error["cancelled"] === true ? { cancelled: true } : {})
+      })
+    default: {
+      const reason = secret ? "the answer is not text" : (error["reason"] as string)
+      const expected = error["expected"] as string
+      return refuse({
+        error: "AnswerDoesNotFit",
+        message: `That answer does not fit question ${error["inquiry_id"]}: ${reason}; expected ${expected}.`,
+        inquiry_id: error["inquiry_id"] as string,
+        reason,
+        expected
+      })
+    }
+  }
+}
+
+/**
+ * Which message gave each question its answer (`parley_cluster_answers`): a
+ * persisted message can be delivered again after its handler answered (the
+ * engine redelivers what it has not seen replied), and that delivery must
+ * get the same reply, not "already answered".
+ */
+const winner = (sql: SqlClient, cid: string, inquiryId: string) =>
+  sql<{
+    request_id: string
+  }>`SELECT request_id FROM parley_cluster_answers WHERE conversation_id = ${cid} AND inquiry_id = ${inquiryId}`.pipe(
+    Effect.map((rows) => rows[0]?.request_id),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+const won = (sql: SqlClient, cid: string, inquiryId: string, requestId: string) =>
+  sql`INSERT INTO parley_cluster_answers (conversation_id, inquiry_id, request_id) VALUES (${cid}, ${inquiryId}, ${requestId})
+    ON CONFLICT DO NOTHING`.pipe(Effect.ignore)
+
+/** One delivery of an Answer message (`requestId`: the message's id, the same on every delivery). */
+interface AnswerMessage {
+  readonly id: string
+  readonly inquiryId: string
+  readonly value: Schema.Json
+  readonly secret: boolean
+  readonly requestId: string
+}
+
+/** Answer: offered to the running turn (resumed here first when none runs). */
+const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: SqlClient, m: AnswerMessage) =>
+  Effect.gen(function* () {
+    const { id, inquiryId } = m
+    const cid = yield* parse(id)
+    const delivered = { id: inquiryId, outcome: "delivered" as const }
+    // This message won already (an earlier delivery of it): the same reply again.
+    const ours = Effect.map(winner(sql, cid, inquiryId), (w) => w === m.requestId)
+    const already = () =>
+      Effect.flatMap(ours, (yes) =>
+        yes
+          ? Effect.succeed(delivered)
+          : Effect.fail(
+              refuse({
+                error: "QuestionAlreadyAnswered",
+                message: `Question ${inquiryId} was already answered.`,
+                inquiry_id: inquiryId,
+                by: "other"
+              })
+            )
+      )
+    if (yield* ours) return delivered
+    let turn = yield* turnAsking(turns, cid, inquiryId)
+    // A turn that ended meanwhile (handed off as its shard moved) is looked for again, a few times.
+    for (let i = 0; i < 4 && turn !== undefined && (yield* Deferred.isDone(turn.ended)); i++) {
+      yield* Effect.sleep("250 millis")
+      turn = yield* turnAsking(turns, cid, inquiryId)
+    }
+    if (turn === undefined) {
+      if (yield* answeredInLog(store, cid, inquiryId)) return yield* already()
+      return yield* Effect.fail(
+        refuse({
+          error: "QuestionNotOpen",
+          message: `No open question has the id ${inquiryId}.`,
+          inquiry_id: inquiryId,
+          open: []
+        })
+      )
+    }
+    return yield* turn.pending.offer(inquiryId, m.value, "other").pipe(
+      Effect.andThen(won(sql, cid, inquiryId, m.requestId)),
+      Effect.as(delivered),
+      Effect.catch((e) =>
+        e._tag === "QuestionAlreadyAnswered"
+          ? already()
+          : e._tag === "QuestionNotOpen"
+            ? Effect.flatMap(answeredInLog(store, cid, inquiryId), (done) =>
+                done ? already() : Effect.fail(offerRefused(e as never, m.secret))
+              )
+            : Effect.fail(offerRefused(e as never, m.secret))
+      )
+    )
+  })
+
+/** `$PARLEY_CLUSTER_DEBUG`: each delivery on stderr (which runner handled what). */
+const trace = (what: string, id: string) =>
+  process.env["PARLEY_CLUSTER_DEBUG"] === undefined
+    ? Effect.void
+    : Effect.sync(() => process.stderr.write(`parley[${process.pid}]: ${Date.now()} ${what} ${id}\n`))
+
+/** The entity's handlers on this runner's turns. */
+export const layer = (
+  turns: Turns.Turns,
+  store: ConversationStore["Service"],
+  sql: SqlClient
+): Layer.Layer<never, never, Sharding> =>
+  Conversation.toLayer(
+    Effect.gen(function* () {
+      const address = yield* Entity.CurrentAddress
+      const id = address.entityId
+      return Conversation.of({
+        Send: ({ payload }) =>
+          Effect.andThen(trace("Send", id), send(turns, store, id, payload.message, payload.model)),
+        Continue: () =>
+          Effect.flatMap(parse(id), (cid) =>
+            turns.get(cid) !== undefined
+              ? Effect.fail(busyHere(cid))
+              : Effect.flatMap(turns.start(cid, { continueTurn: true }), (s) =>
+                  s._tag === "Running"
+                    ? Effect.succeed(started(cid))
+                    : Effect.fail(
+                        notStarted(
+                          cid,
+                          s._tag === "Failed" ? s.error : { message: "it has no incomplete turn; nothing to resume" }
+                        )
+                      )
+                )
+          ),
+        Discard: () =>
+          Effect.flatMap(parse(id), (cid) =>
+            turns.get(cid) !== undefined
+              ? Effect.fail(busyHere(cid))
+              : Effect.flatMap(turns.start(cid, { discardTurn: true }), (s) =>
+                  s._tag === "Ended"
+                    ? Effect.succeed({ id: cid, ending: Query.endingOf(s.outcome) })
+                    : Effect.fail(notStarted(cid, s._tag === "Failed" ? s.error : {}))
+                )
+          ),
+        Stop: () =>
+          Effect.flatMap(parse(id), (cid) => {
+            const turn = turns.get(cid)
+            if (turn === undefined)
+              return Effect.fail(refuse({ error: "NotRunning", message: `No turn of ${cid} is running.`, id: cid }))
+            return Effect.as(turn.stop, { id: cid, pid: process.pid })
+          }),
+        Answer: ({ payload, requestId }) =>
+          Effect.andThen(
+            trace(`Answer ${payload.inquiry_id}`, id),
+            answer(turns, store, sql, {
+              id,
+              inquiryId: payload.inquiry_id,
+              value: payload.answer,
+              secret: false,
+              requestId: String(requestId)
+            }).pipe(
+              Effect.tap(() => trace("Answered", id)),
+              Effect.tapError((e) => trace(`Answer refused ${JSON.stringify(e.body)}`, id))
+            )
+          ),
+        AnswerSecret: ({ payload, requestId }) =>
+          answer(turns, store, sql, {
+            id,
+            inquiryId: payload.inquiry_id,
+            value: payload.answer,
+            secret: true,
+            requestId: String(requestId)
+          })
+      })
+    }),
+    { maxIdleTime: "1 minute" }
+  )

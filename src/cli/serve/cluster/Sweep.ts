@@ -1,0 +1,98 @@
+/**
+ * The reconciliation sweep of a cluster runner (issue 25). The engine
+ * redelivers persisted messages, but a turn is not a message: a runner that
+ * dies mid-turn leaves its row in `parley_cluster_turns` and the turn
+ * incomplete in the log. Every `interval`, each runner:
+ *
+ * - resumes (RFD 023) the conversations of its shards that have such a row
+ *   and no turn running here — the new owner picks up a dead runner's turns
+ *   without waiting for a message, and a lost wake-up of the engine
+ *   (Effect issues #8238, #8312) cannot leave a turn stuck;
+ * - hands off the turns running here whose shard went to another runner
+ *   (a runner joined) for three sweeps in a row: frozen, so nothing more is
+ *   written, and stopped; the new owner's sweep resumes them.
+ *
+ * A conversation another process still holds (its advisory lock) is left
+ * for the next sweep.
+ *
+ * @example
+ * ```ts
+ * import * as Sweep from "./Sweep.ts"
+ * yield* Effect.forkScoped(Sweep.run({ turns, sql, sharding, interval: "1 second", runner: "127.0.0.1:13141", shardsPerGroup: 60 }))
+ * ```
+ */
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as EntityId from "effect/cluster/EntityId"
+import * as ShardId from "effect/cluster/ShardId"
+import type { Sharding } from "effect/cluster/Sharding"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type * as ConversationId from "../../../domain/storage/ConversationId.ts"
+import { Conversation } from "./ConversationEntity.ts"
+import type * as Turns from "./Turns.ts"
+
+/** What the sweep works with. */
+export interface Options {
+  readonly turns: Turns.Turns
+  readonly sql: SqlClient
+  readonly sharding: Sharding["Service"]
+  readonly interval: Duration.Input
+  /** This runner's address, as `parley_cluster_shards` names it. */
+  readonly runner: string
+  readonly shardsPerGroup: number
+  /** Sweeps in a row that found each running turn's shard elsewhere. */
+  readonly misses: Map<string, number>
+}
+
+/** Sweeps in a row a turn's shard must be elsewhere before the turn is handed off. */
+const HAND_OFF_AFTER = 3
+
+/** Whether this runner owns the conversation's shard now. */
+export const owns = (sharding: Sharding["Service"], id: string): boolean =>
+  sharding.hasShardId(sharding.getShardId(EntityId.make(id), Conversation.getShardGroup(EntityId.make(id))))
+
+/** How many shards of `group` this runner holds now (shard ids run from 1). */
+export const heldShards = (sharding: Sharding["Service"], group: string, perGroup: number): number => {
+  let n = 0
+  for (let i = 1; i <= perGroup; i++) if (sharding.hasShardId(ShardId.make(group, i))) n++
+  return n
+}
+
+/** One pass: say how many shards we hold, resume what is ours and runs nowhere, hand off what is no longer ours. */
+export const once = (o: Options) =>
+  Effect.gen(function* () {
+    const shards = heldShards(o.sharding, "default", o.shardsPerGroup)
+    yield* o.sql`INSERT INTO parley_cluster_shards (runner, shards, at) VALUES (${o.runner}, ${shards}, now())
+      ON CONFLICT (runner) DO UPDATE SET shards = EXCLUDED.shards, at = now()`.pipe(Effect.ignore)
+    for (const turn of o.turns.running()) {
+      // Three sweeps in a row: a runner whose shard-lock refresh was slow drops its shards for a moment, then takes them back.
+      const misses = owns(o.sharding, turn.id) ? 0 : (o.misses.get(turn.id) ?? 0) + 1
+      if (misses === 0) o.misses.delete(turn.id)
+      else o.misses.set(turn.id, misses)
+      // Not while a tool runs: stopped after it acted but before its result is recorded, it would act again.
+      if (misses >= HAND_OFF_AFTER && turn.toolsRunning() === 0) {
+        o.misses.delete(turn.id)
+        yield* turn.handOff
+      }
+    }
+    const rows = yield* o.sql<{ conversation_id: string }>`SELECT conversation_id FROM parley_cluster_turns`.pipe(
+      Effect.orElseSucceed(() => [])
+    )
+    const ours = rows.filter((r) => owns(o.sharding, r.conversation_id) && o.turns.get(r.conversation_id) === undefined)
+    yield* Effect.forEach(
+      ours,
+      (r) => Effect.ignore(o.turns.start(r.conversation_id as ConversationId.ConversationId, { continueTurn: true })),
+      {
+        concurrency: 4,
+        discard: true
+      }
+    )
+    return ours.length
+  })
+
+/** Sweeps every `interval` for as long as the runner lives. */
+export const run = (o: Omit<Options, "misses">) =>
+  Effect.suspend(() => {
+    const misses = new Map<string, number>()
+    return Effect.forever(Effect.andThen(Effect.sleep(o.interval), Effect.ignore(once({ ...o, misses }))))
+  })

@@ -1,0 +1,334 @@
+/**
+ * The turns a cluster runner runs (issue 25): each is parley's own `query`
+ * program (RFD 023: the conversation log is the one source of truth), run in
+ * this process on the runner's services, with its own run events and its own
+ * open questions (`PendingAnswers`), so the conversation entity's messages
+ * reach it: an answer is offered to its open question, a stop interrupts it.
+ *
+ * Nobody is at a terminal: questions for a person follow the `detached`
+ * policy of the config (the cluster's tests and bench use `wait`).
+ *
+ * A turn that must move to another runner (its shard went elsewhere, the
+ * runner stops) is **handed off**: its session is frozen first, so what an
+ * interrupt would record (`Cancelled{user}` for open questions, a partial
+ * reply) is not written, then it is interrupted. The log is left as a
+ * `kill -9` leaves it, and the next owner resumes it with RFD 023.
+ *
+ * `parley_cluster_turns` has a row for every turn a runner has taken and not
+ * finished; a runner that dies leaves its rows, and the sweep of the new
+ * owner (`Sweep.ts`) resumes those conversations.
+ *
+ * @example
+ * ```ts
+ * import * as Turns from "./Turns.ts"
+ * const turns = yield* Turns.make({ runner: "127.0.0.1:13141", services })
+ * yield* turns.start(id, { message: "hello" })
+ * ```
+ */
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { SqlClient } from "effect/sql/SqlClient"
+import * as ContextWindow from "../../../domain/model/ContextWindow.ts"
+import type * as RunEvent from "../../../domain/run/RunEvent.ts"
+import type * as ConversationId from "../../../domain/storage/ConversationId.ts"
+import type * as ConfigData from "../../../domain/tool/Config.ts"
+import * as LlmInquiryBackend from "../../../layers/LlmInquiryBackend.ts"
+import * as PendingAnswersLive from "../../../layers/PendingAnswersLive.ts"
+import * as RunEventsLive from "../../../layers/RunEventsLive.ts"
+import * as Query from "../../../programs/Query.ts"
+import { Config } from "../../../services/Config.ts"
+import type { ConversationSession } from "../../../services/ConversationSession.ts"
+import { ConversationStore } from "../../../services/ConversationStore.ts"
+import { Executor } from "../../../services/Executor.ts"
+import { InquiryBackend } from "../../../services/InquiryBackend.ts"
+import { PendingAnswers } from "../../../services/PendingAnswers.ts"
+import { PromptBackend, PromptFailed } from "../../../services/PromptBackend.ts"
+import { Provider } from "../../../services/Provider.ts"
+import { RunEvents } from "../../../services/RunEvents.ts"
+import { StoreIoError } from "../../../services/StoreErrors.ts"
+import type { CliFailure } from "../../CliFailure.ts"
+
+/** What every turn of this runner shares. */
+export interface Services {
+  readonly store: ConversationStore["Service"]
+  readonly config: Config["Service"]
+  readonly executor: Executor["Service"]
+  readonly provider: Provider["Service"]
+  /** Chooses a turn's model: the one asked for, else the remembered one, else `assistant.model`. */
+  readonly chooseModel: (asked: string | undefined, remembered: string | undefined) => Effect.Effect<string, CliFailure>
+  /** Where tools run. */
+  readonly root: string
+}
+
+/** What a turn is asked to do. */
+export interface Request {
+  readonly message?: string | undefined
+  readonly model?: string | undefined
+  readonly continueTurn?: boolean
+  readonly discardTurn?: boolean
+}
+
+/** How starting a turn went: it runs (its outcome comes later), it ended at once, or it could not start. */
+export type Started =
+  | { readonly _tag: "Running" }
+  | { readonly _tag: "Ended"; readonly outcome: Query.QueryOutcome }
+  | { readonly _tag: "Failed"; readonly error: unknown }
+
+/** A turn running here. */
+export interface Turn {
+  readonly id: ConversationId.ConversationId
+  readonly pending: PendingAnswers["Service"]
+  readonly events: RunEvents["Service"]
+  /** Completes when the turn's fiber has ended. */
+  readonly ended: Deferred.Deferred<Exit.Exit<Query.QueryResult, unknown>>
+  /** Stops it as `conversation kill` does (open questions cancelled, recorded). */
+  readonly stop: Effect.Effect<void>
+  /** Stops it without writing anything more (another runner resumes it). */
+  readonly handOff: Effect.Effect<void>
+  /** How many of its tools run now (a hand-off waits for none: a tool stopped after it acted would act again). */
+  readonly toolsRunning: () => number
+}
+
+/** Nobody at a terminal: the coordinator follows the `detached` policy. */
+const headless = PromptBackend.of({
+  interactive: false,
+  permission: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),
+  question: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),
+  resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),
+  edit: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" }))
+})
+
+/** A session whose writes fail once `frozen()` says so: a handed-off turn writes nothing more. */
+const freezable = (s: ConversationSession, frozen: () => boolean): ConversationSession => {
+  const gone = () => new StoreIoError({ path: s.id, reason: "the turn was handed to another runner" })
+  const guard = <A, E>(write: () => Effect.Effect<A, E>): Effect.Effect<A, E | StoreIoError> =>
+    Effect.suspend((): Effect.Effect<A, E | StoreIoError> => (frozen() ? Effect.fail(gone()) : write()))
+  return {
+    get id() {
+      return s.id
+    },
+    get archived() {
+      return s.archived
+    },
+    get baseConfig() {
+      return s.baseConfig
+    },
+    get snapshot() {
+      return s.snapshot
+    },
+    get metadata() {
+      return s.metadata
+    },
+    get conversation() {
+      return s.conversation
+    },
+    get incompleteTurn() {
+      return s.incompleteTurn
+    },
+    append: (entries) => guard(() => s.append(entries)),
+    resumeIncompleteTurn: guard(() => s.resumeIncompleteTurn),
+    discardIncompleteTurn: guard(() => s.discardIncompleteTurn),
+    replacePendingQuery: (content) => guard(() => s.replacePendingQuery(content)),
+    updateMetadata: (f) => Effect.suspend(() => (frozen() ? Effect.void : s.updateMetadata(f)))
+  }
+}
+
+/** The store as one turn sees it: its sessions freeze with the turn. */
+const freezableStore = (store: ConversationStore["Service"], frozen: () => boolean): ConversationStore["Service"] => ({
+  ...store,
+  list: store.list,
+  load: store.load,
+  check: store.check,
+  remove: store.remove,
+  create: (init) => Effect.map(store.create(init), (s) => freezable(s, frozen)),
+  open: (id) => Effect.map(store.open(id), (s) => freezable(s, frozen))
+})
+
+/** The inquiry backend of one turn, on the model it chose. */
+const inquiryOf = (services: Services, config: ConfigData.Config, chosen: Deferred.Deferred<string>) =>
+  Effect.gen(function* () {
+    const inquiry = config.conversation?.inquiry?.assistant
+    const get = yield* Effect.cached(
+      Effect.flatMap(Deferred.await(chosen), (model) =>
+        LlmInquiryBackend.make({
+          model,
+          ...(inquiry !== undefined ? { inquiry } : {}),
+          ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
+          tools: services.executor.definitions,
+          contextWindow: (m) => ContextWindow.windowOf(m, config)
+        }).pipe(Effect.provideService(Provider, services.provider))
+      )
+    )
+    return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
+  })
+
+/** The first event that says the turn got going (the conversation is open and its model chosen), or its end. */
+const firstSign = (events: RunEvents["Service"]) =>
+  Stream.runHead(
+    Stream.filter(events.events, (e: RunEvent.RunEvent) => e._tag === "ModelChosen" || e._tag === "Stopped")
+  )
+
+/** The runner's turns. */
+export const make = (options: { readonly runner: string; readonly services: Services; readonly sql: SqlClient }) =>
+  Effect.gen(function* () {
+    const { services, sql, runner } = options
+    const turns = new Map<string, Turn>()
+    const starting = new Set<string>()
+    const scope = yield* Effect.scope
+
+    const claim = (id: string) =>
+      sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since) VALUES (${id}, ${runner}, ${process.pid}, now())
+        ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, pid = EXCLUDED.pid, since = now()`.pipe(
+        Effect.orDie,
+        Effect.asVoid
+      )
+    const release = (id: string) =>
+      sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${id} AND runner = ${runner}`.pipe(Effect.ignore)
+
+    /** Runs one turn to its end; the row of `parley_cluster_turns` goes when it ends (not when it is handed off). */
+    const body = (
+      id: ConversationId.ConversationId,
+      request: Request,
+      turn: { frozen: boolean },
+      pending: PendingAnswers["Service"],
+      events: RunEvents["Service"]
+    ) =>
+      Effect.gen(function* () {
+        const chosen = yield* Deferred.make<string>()
+        const config = services.config.data
+        const inquiry = yield* inquiryOf(services, config, chosen)
+        const context = Layer.mergeAll(
+          Layer.succeed(
+            ConversationStore,
+            freezableStore(services.store, () => turn.frozen)
+          ),
+          Layer.succeed(Config, services.config),
+          Layer.succeed(Executor, services.executor),
+          Layer.succeed(Provider, services.provider),
+          Layer.succeed(InquiryBackend, inquiry),
+          Layer.succeed(PendingAnswers, pending),
+          Layer.succeed(RunEvents, events),
+          Layer.succeed(PromptBackend, headless)
+        )
+        return yield* Query.query({
+          message: request.message,
+          target: Query.Target.Id({ id }),
+          ...(request.continueTurn === true ? { continueTurn: true } : {}),
+          ...(request.discardTurn === true ? { discardTurn: true } : {}),
+          model: (remembered) =>
+            Effect.tap(services.chooseModel(request.model, remembered), (m) => Deferred.succeed(chosen, m)),
+          ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
+          root: services.root,
+          interactive: false
+        }).pipe(Effect.provide(context))
+      })
+
+    /**
+     * Starts a turn of `id` here (none may run here already) and waits until
+     * it got going, or ended at once (nothing to resume, a busy
+     * conversation, a model that cannot be called).
+     */
+    const start = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
+      Effect.gen(function* () {
+        // Taken at once, before anything waits: two deliveries of one message here cannot both start a turn.
+        if (turns.has(id) || starting.has(id)) return { _tag: "Failed", error: { _tag: "RunningHere" } } as const
+        starting.add(id)
+        return yield* Effect.ensuring(
+          launchPatiently(id, request),
+          Effect.sync(() => starting.delete(id))
+        )
+      })
+
+    /**
+     * {@link launch}, tried again for a second when the conversation's lock is
+     * taken: another runner creating a conversation tries fresh ids under
+     * their lock, and may hold an existing one's for a moment.
+     */
+    const launchPatiently = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
+      Effect.gen(function* () {
+        for (let i = 0; ; i++) {
+          const started = yield* launch(id, request)
+          const locked =
+            started._tag === "Failed" &&
+            (started.error as { _tag?: unknown } | undefined)?._tag === "ConversationLocked"
+          if (!locked || i >= 5) return started
+          yield* Effect.sleep("200 millis")
+        }
+      })
+
+    const launch = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
+      Effect.gen(function* () {
+        const pending = yield* PendingAnswersLive.make
+        const events = yield* RunEventsLive.make.pipe(Scope.provide(scope))
+        const ended = yield* Deferred.make<Exit.Exit<Query.QueryResult, unknown>>()
+        const state = { frozen: false }
+        yield* claim(id)
+        // The calls whose tool process runs now: from its start or an answer to its question, until it asks or finishes.
+        const active = new Set<string>()
+        const tools = {
+          get running() {
+            return active.size
+          }
+        }
+        yield* Stream.runForEach(events.events, (e) =>
+          Effect.sync(() => {
+            if (e._tag === "ToolStarted" || e._tag === "QuestionClosed") active.add(e.call.id)
+            else if (e._tag === "QuestionOpened" || e._tag === "ToolFinished") active.delete(e.call.id)
+          })
+        ).pipe(Effect.forkIn(scope))
+        const fiber = yield* body(id, request, state, pending, events).pipe(
+          Effect.onExit((exit) =>
+            Effect.gen(function* () {
+              turns.delete(id)
+              // A handed-off turn keeps its row: the next owner resumes it. So does one that found the
+              // conversation held by another process (a runner handing it off): the next sweep tries again.
+              const locked =
+                Exit.isFailure(exit) && (Cause.squash(exit.cause) as { _tag?: unknown })?._tag === "ConversationLocked"
+              if (!state.frozen && !locked) yield* release(id)
+              yield* Deferred.succeed(ended, exit)
+            })
+          ),
+          Effect.forkIn(scope)
+        )
+        const turn: Turn = {
+          toolsRunning: () => tools.running,
+          id,
+          pending,
+          events,
+          ended,
+          stop: Effect.asVoid(Fiber.interrupt(fiber)),
+          handOff: Effect.suspend(() => {
+            if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
+              process.stderr.write(`parley[${process.pid}]: hand off ${id}\n`)
+            state.frozen = true
+            return Effect.asVoid(Fiber.interrupt(fiber))
+          })
+        }
+        turns.set(id, turn)
+        const sign = yield* Effect.raceFirst(firstSign(events), Effect.as(Deferred.await(ended), Option.none()))
+        if (Option.isSome(sign) && sign.value._tag === "ModelChosen") return { _tag: "Running" } as const
+        const exit = yield* Deferred.await(ended)
+        return Exit.isSuccess(exit)
+          ? ({ _tag: "Ended", outcome: exit.value.outcome } as const)
+          : ({ _tag: "Failed", error: Cause.squash(exit.cause) } as const)
+      })
+
+    return {
+      start,
+      get: (id: string): Turn | undefined => turns.get(id),
+      running: (): ReadonlyArray<Turn> => [...turns.values()],
+      /** Offers an answer to the open question of the turn of `id` running here. */
+      offer: (turn: Turn, inquiryId: string, answer: Schema.Json) => turn.pending.offer(inquiryId, answer, "other")
+    }
+  })
+
+/** The runner's turns' type. */
+export type Turns = Effect.Success<ReturnType<typeof make>>

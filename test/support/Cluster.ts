@@ -1,0 +1,169 @@
+/**
+ * A parley cluster for tests and the bench (issue 25): a project directory
+ * whose config points the OpenAI provider at a stateless fake model
+ * (`ToolModel.ts`: each conversation's turn calls the `deferrable` tool,
+ * which asks one boolean question, then says "Done"), questions that wait
+ * for an answer (`detached = "wait"`), and `parley serve --cluster` runners
+ * as child processes on one PostgreSQL database.
+ *
+ * @example
+ * ```ts
+ * const cluster = await Cluster.project(pgUrl)
+ * const r = await cluster.runner()
+ * await r.post("/api/conversations", { message: "deploy c1" })
+ * await cluster.stop()
+ * ```
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { binary } from "./Cli.ts"
+import { repoRoot, tempDir } from "./Fixtures.ts"
+import { freePort } from "./Pg.ts"
+import * as ToolModel from "./ToolModel.ts"
+
+export const TOKEN = "cluster-test-token"
+
+export interface Runner {
+  readonly child: ChildProcess
+  readonly port: number
+  readonly pid: number
+  readonly base: string
+  /** stdout and stderr so far. */
+  readonly output: () => string
+  readonly json: (path: string, timeoutMs?: number) => Promise<{ status: number; body: any }>
+  readonly post: (path: string, body: unknown, timeoutMs?: number) => Promise<{ status: number; body: any }>
+}
+
+export interface Cluster {
+  readonly root: string
+  readonly url: string
+  readonly model: ToolModel.ToolModel
+  readonly runners: Array<Runner>
+  /** Starts one more runner (on `port`, or a free one) and waits for its first two lines. */
+  readonly runner: (port?: number) => Promise<Runner>
+  /** `kill -9` of a runner; resolves once it is gone. */
+  readonly kill: (r: Runner) => Promise<void>
+  /** Every runner killed, the model closed, the directory removed. */
+  readonly stop: () => Promise<void>
+  /** How many times the tool of conversation `name` acted (lines of its effects file). */
+  readonly effects: (name: string) => number
+}
+
+const gone = (child: ChildProcess): Promise<void> =>
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once("exit", () => resolve()))
+
+const request = async (base: string, method: string, p: string, body: unknown, timeoutMs: number) => {
+  const r = await fetch(base + p, {
+    method,
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(timeoutMs)
+  })
+  const text = await r.text()
+  return { status: r.status, body: text === "" ? undefined : JSON.parse(text) }
+}
+
+/** A project on database `url` with the fake model, the deferrable tool and `detached = "wait"`. */
+export const project = async (
+  url: string,
+  env: Record<string, string> = {},
+  bin: string = binary
+): Promise<Cluster> => {
+  const root = tempDir("parley-cluster-")
+  const model = await ToolModel.start()
+  fs.mkdirSync(path.join(root, ".parley"))
+  fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), path.join(root, "deferrable.py"))
+  fs.writeFileSync(
+    path.join(root, ".parley", "config.toml"),
+    `
+[assistant]
+model = "openai/tool-model"
+
+[providers.openai]
+base_url = "${model.baseUrl}"
+
+[conversation.tools.deferrable]
+source = "local"
+command = "python3 deferrable.py"
+description = "Asks, then acts."
+parameters = { type = "object", properties = { name = { type = "string" }, mode = { type = "string" } }, required = ["name"] }
+run = "unattended"
+
+[conversation.inquiry]
+detached = "wait"
+`
+  )
+  const runners: Array<Runner> = []
+  const runner = async (port?: number): Promise<Runner> => {
+    const http = port ?? (await freePort())
+    const child = spawn(process.execPath, [bin, "--storage", url, "serve", "--cluster", "--port", String(http)], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        PARLEY_STORAGE: undefined,
+        PARLEY_SCRIPT: undefined,
+        PARLEY_TOKEN: TOKEN,
+        OPENAI_API_KEY: "sk-test",
+        ...env
+      }
+    })
+    let out = ""
+    child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
+    child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
+    const deadline = Date.now() + 60_000
+    while (!/^runner \S+ \(cluster of \d+ runners?\)$/m.test(out)) {
+      if (child.exitCode !== null || Date.now() > deadline) {
+        child.kill("SIGKILL")
+        throw new Error(`runner on ${http} did not start:\n${out}`)
+      }
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
+      child.stderr!.on("data", (d: Buffer) => process.stderr.write(d))
+    const base = `http://127.0.0.1:${http}`
+    const r: Runner = {
+      child,
+      port: http,
+      pid: child.pid!,
+      base,
+      output: () => out,
+      json: (p, t = 30_000) => request(base, "GET", p, undefined, t),
+      post: (p, b, t = 30_000) => request(base, "POST", p, b, t)
+    }
+    runners.push(r)
+    return r
+  }
+  const kill = async (r: Runner) => {
+    r.child.kill("SIGKILL")
+    await gone(r.child)
+  }
+  return {
+    root,
+    url,
+    model,
+    runners,
+    runner,
+    kill,
+    stop: async () => {
+      await Promise.all(runners.map(kill))
+      await model.close()
+      fs.rmSync(root, { recursive: true, force: true })
+    },
+    effects: (name) => {
+      const file = path.join(root, `${name}.effects`)
+      return fs.existsSync(file)
+        ? fs
+            .readFileSync(file, "utf8")
+            .split("\n")
+            .filter((l) => l !== "").length
+        : 0
+    }
+  }
+}
