@@ -234,7 +234,8 @@ export const make = (url: string) =>
     const lock = (id: ConversationId.ConversationId) =>
       PgLock.tryLock(sql, id).pipe(
         Effect.mapError(ioError(pathOf(id), "taking the lock")),
-        Effect.flatMap((a) => (a._tag === "Held" ? Effect.fail(locked(id, a.holder)) : Effect.succeed(a)))
+        // Without `absent` an attempt is Taken or Held.
+        Effect.flatMap((a) => (a._tag === "Taken" ? Effect.succeed(a) : Effect.fail(locked(id, a._tag === "Held" ? a.holder : undefined))))
       )
 
     const open = (id: ConversationId.ConversationId) =>
@@ -278,8 +279,8 @@ export const make = (url: string) =>
         for (;; n++) {
           const id = String(n) as ConversationId.ConversationId
           // A fresh id another process holds (or took meanwhile) is skipped, never waited for.
-          const attempt = yield* PgLock.tryLock(sql, id).pipe(Effect.mapError(ioError(pathOf(id), "taking the lock")))
-          if (attempt._tag === "Held") continue
+          const attempt = yield* PgLock.tryLock(sql, id, { absent: true }).pipe(Effect.mapError(ioError(pathOf(id), "taking the lock")))
+          if (attempt._tag !== "Taken") continue
           if (yield* insertNew(id, init, attempt)) return yield* openLocked(id, attempt)
           // Used meanwhile (its creator has let go of the lock): give the connection back before the next id.
           yield* attempt.release

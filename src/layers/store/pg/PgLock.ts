@@ -51,19 +51,35 @@ export type Attempt =
     readonly release: Effect.Effect<void>
   }
   | { readonly _tag: "Held"; readonly holder: Holder | undefined }
+  /** `absent` was asked and the conversation exists: its lock was not touched. */
+  | { readonly _tag: "Exists" }
 
 /**
  * Tries `id`'s lock on a connection reserved for the scope. Taken: the scope
  * owns the connection and, on close, deletes the holder row and unlocks
  * (the connection's end would release it anyway). Held: nothing is kept.
+ *
+ * With `absent` (a fresh id for `create`), the lock is tried only when no
+ * conversation `id` exists, in the same statement: a creator whose id
+ * another process has just created never takes that conversation's lock,
+ * even for a moment, so an `open` racing it never reads "locked" (a holder
+ * still creating it holds the lock, and then the attempt is Held).
  */
-export const tryLock = (sql: SqlClient, id: string): Effect.Effect<Attempt, SqlError, Scope.Scope> =>
+export const tryLock = (sql: SqlClient, id: string, options?: { readonly absent?: boolean }): Effect.Effect<Attempt, SqlError, Scope.Scope> =>
   Effect.uninterruptible(Effect.gen(function*() {
     // Its own scope: a lock we do not get gives its connection back at once (create tries id after id).
     const own = yield* Scope.make()
     const attempt = Effect.gen(function*() {
       const conn = yield* Scope.provide(sql.reserve, own)
-      const [row] = yield* on(sql, conn, sql<{ ok: boolean; backend: number }>`SELECT pg_try_advisory_lock(${key(id)}::bigint) AS ok, pg_backend_pid() AS backend`)
+      const [row] = yield* on(
+        sql,
+        conn,
+        options?.absent === true
+          ? sql<{ ok: boolean | null; backend: number }>`SELECT CASE WHEN EXISTS (SELECT 1 FROM parley_conversations WHERE id = ${id}) THEN NULL
+              ELSE pg_try_advisory_lock(${key(id)}::bigint) END AS ok, pg_backend_pid() AS backend`
+          : sql<{ ok: boolean | null; backend: number }>`SELECT pg_try_advisory_lock(${key(id)}::bigint) AS ok, pg_backend_pid() AS backend`
+      )
+      if (row !== undefined && row.ok === null) return { _tag: "Exists" } as const
       if (row?.ok !== true) {
         // On this connection: waiting for another one while holding this one could deadlock a full pool.
         const [holder] = yield* on(sql, conn, sql<{ pid: number; host: string }>`SELECT pid, host FROM parley_locks WHERE conversation_id = ${id}`)
@@ -79,7 +95,7 @@ export const tryLock = (sql: SqlClient, id: string): Effect.Effect<Attempt, SqlE
       return { _tag: "Taken", conn, release: Scope.close(own, Exit.void) } as const
     })
     const result = yield* Effect.onError(attempt, (cause) => Scope.close(own, Exit.failCause(cause)))
-    if (result._tag === "Held") yield* Scope.close(own, Exit.void)
+    if (result._tag !== "Taken") yield* Scope.close(own, Exit.void)
     else yield* Effect.addFinalizer((exit) => Scope.close(own, exit))
     return result
   }))
