@@ -163,6 +163,8 @@ export declare namespace Executor {
   export type Completed = ExecutorService.Completed
   /** The tool asked a question. */
   export type NeedsInput = ExecutorService.NeedsInput
+  /** One call's run mode, and whether the tool's author requires a person's approval for it. */
+  export type CallPermission = ExecutorService.CallPermission
 }
 export * from "./services/InquiryBackend.ts"
 export * from "./services/PromptBackend.ts"

@@ -67,7 +67,7 @@ import { fromInquiryQuestion, isQuestionId } from "../domain/tool/Question.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as Redact from "../domain/tool/Redact.ts"
 import { decidePermission, Permission } from "../domain/tool/Route.ts"
-import type { ToolKind } from "../domain/tool/ToolDefinition.ts"
+import type { RunMode, ToolKind } from "../domain/tool/ToolDefinition.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { type Answers, error as executorError, Executor, type ToolResponse } from "../services/Executor.ts"
@@ -169,27 +169,39 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
 
 /**
  * Step 1, as far as it is decided without the person, from the turn's state
- * as it is now: `Run`, `Skip`, or `Ask` (with the tool's kind). Plain, so a
- * call that needs no prompt takes no step for it.
+ * as it is now: `Run`, `Skip`, or `Ask` (with the tool's kind). A tool that
+ * decides per call (`callPermission`: an effect/ai `needsApproval`) is asked
+ * first; any other call takes no effectful step for it.
  */
-const decidePermissionNow = (env: Inquiry.Env, call: ToolCallRequest): Permission | { readonly _tag: "AskAs"; readonly kind: ToolKind } => {
+const decidePermissionNow = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission | { readonly _tag: "AskAs"; readonly kind: ToolKind }> => {
   const kind = env.executor.kind(call.name)
-  const decided = decidePermission({
-    mode: kind === undefined ? undefined : env.executor.permission(call.name),
-    interactive: env.prompts.interactive,
-    remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
-    skippedByConfig: Texts.skippedByConfig,
-    skippedRemembered: Texts.skippedRemembered
-  })
-  return decided._tag === "Ask" && kind !== undefined ? { _tag: "AskAs", kind } : decided
+  const decide = (mode: RunMode | undefined, approval: boolean) => {
+    const decided = decidePermission({
+      mode,
+      interactive: env.prompts.interactive,
+      remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
+      skippedByConfig: Texts.skippedByConfig,
+      skippedRemembered: Texts.skippedRemembered,
+      approval,
+      skippedNoApproval: Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config))
+    })
+    return decided._tag === "Ask" && kind !== undefined ? { _tag: "AskAs", kind } as const : decided
+  }
+  if (kind === undefined) return Effect.succeed(decide(undefined, false))
+  const perCall = env.executor.callPermission
+  if (perCall === undefined) return Effect.succeed(decide(env.executor.permission(call.name), false))
+  const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
+  return perCall(toolCall).pipe(
+    // A check that crashes cannot say the call is safe: it needs approval.
+    Effect.catchDefect(() => Effect.succeed({ mode: "ask" as const, approval: true })),
+    Effect.map(({ approval, mode }) => decide(mode, approval))
+  )
 }
 
 /** Step 1: may the call run? */
 export const permit = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission> =>
-  Effect.suspend(() => {
-    const decided = decidePermissionNow(env, call)
-    return decided._tag === "AskAs" ? Effect.map(askPermission(env, call, decided.kind), (a) => a.permission) : Effect.succeed(decided)
-  })
+  Effect.flatMap(decidePermissionNow(env, call), (decided) =>
+    decided._tag === "AskAs" ? Effect.map(askPermission(env, call, decided.kind), (a) => a.permission) : Effect.succeed(decided))
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
 const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) => {
@@ -255,7 +267,7 @@ const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: Resum
 /** One call, from permission to its recorded response (or to a deferred question). */
 const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
   Effect.gen(function*() {
-    const decided = decidePermissionNow(env, call)
+    const decided = yield* decidePermissionNow(env, call)
     const asked = decided._tag === "AskAs" ? yield* askPermission(env, call, decided.kind) : undefined
     const permission = asked === undefined ? decided as Permission : asked.permission
     const shown = RunEvent.toolCall(call)

@@ -138,6 +138,12 @@ export const fromOutcome = (
   }
 }
 
+/** The run mode of one call, and whether the tool's author requires a person's approval for it. */
+export interface CallPermission {
+  readonly mode: RunMode
+  readonly approval: boolean
+}
+
 /**
  * Runs tool calls, as a service: the tool definitions the model is offered,
  * one run of a call with the answers so far, the run mode and the kind of
@@ -159,6 +165,14 @@ export class Executor extends Context.Service<Executor, {
   execute(call: ToolCall, answers: Answers, context: ExecutionContext): Effect.Effect<ExecutorResult>
   /** The configured run mode (built-ins default to `unattended`, local tools to `ask`). */
   permission(name: string): RunMode
+  /**
+   * The run mode of this one call, for a tool that decides per call (issue
+   * 29: effect/ai's `needsApproval`, a boolean or a function of the
+   * parameters). `approval` means the tool's author requires a person's
+   * yes: asked as for `run = "ask"`, and with nobody to ask the call is
+   * skipped, never run. Without it, `permission(call.name)` applies.
+   */
+  callPermission?(call: ToolCall): Effect.Effect<CallPermission>
   /** `builtin` / `local` for an enabled tool, `undefined` for an unknown one (for prompts like "Run local write_note tool?"). */
   kind(name: string): ToolKind | undefined
   /**

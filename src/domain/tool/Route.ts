@@ -149,7 +149,11 @@ export const Permission: Data.TaggedEnum.Constructor<Permission> = {
 /**
  * Whether a call with run mode `mode` may run. `undefined` mode: the tool is
  * unknown, and the executor answers "not available". `ask` without a person
- * runs the tool (JP: nobody to ask).
+ * runs the tool (JP: nobody to ask) — unless the tool's author requires
+ * approval (`approval`, issue 29: effect/ai `needsApproval`): then nobody to
+ * ask skips it with `skippedNoApproval`, whatever the `detached` policy (an
+ * approval never goes to the assistant), unless the person already said `Y`
+ * for the turn.
  */
 export const decidePermission = (input: {
   readonly mode: RunMode | undefined
@@ -157,9 +161,16 @@ export const decidePermission = (input: {
   readonly remembered: Option.Option<"y" | "n">
   readonly skippedByConfig: string
   readonly skippedRemembered: string
+  /** The tool's author requires a person's yes for this call. */
+  readonly approval?: boolean
+  /** The response of an approval nobody could give. */
+  readonly skippedNoApproval?: string
 }): Permission => {
   if (input.mode === undefined || input.mode === "unattended") return Permission.Run()
   if (input.mode === "skip") return Permission.Skip({ content: input.skippedByConfig, is_error: false })
+  if (!input.interactive && input.approval === true && !(Option.isSome(input.remembered) && input.remembered.value === "y")) {
+    return Permission.Skip({ content: input.skippedNoApproval ?? input.skippedByConfig, is_error: false })
+  }
   if (!input.interactive) return Permission.Run()
   if (Option.isSome(input.remembered)) {
     return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ content: input.skippedRemembered, is_error: false })
