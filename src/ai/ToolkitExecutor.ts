@@ -16,7 +16,10 @@
  *   the recorded events).
  *
  * Config, as for built-ins: `conversation.tools.<name>.run` from the
- * `Config` in context, else `options.run`, else `unattended`;
+ * `Config` the layer requires (issue 29: in its type, never read behind
+ * it), else `ask` for a tool with effect/ai's `needsApproval` (issue 29: a
+ * person's yes, never the assistant's; see `callPermission`), else
+ * `options.run`, else `unattended`;
  * `enable = false` hides the tool (not offered; a call is "not available");
  * `description` replaces the tool's. `kind` is `builtin`. Who answers a question is parley's routing: a configured
  * `answer`, the person at a terminal (target `user`), or the model (target
@@ -42,7 +45,7 @@
  *       const overwrite = yield* Inquiry.ask(Inquiry.boolean("overwrite", `Overwrite ${path}?`))
  *       return overwrite ? `wrote ${path}` : `kept ${path}`
  *     })
- * }) // Layer<Executor>
+ * }) // Layer<Executor, never, Config>
  * ```
  */
 import * as Cause from "effect/Cause"
@@ -91,8 +94,10 @@ export type InquiryHandlers<Tools extends Record<string, Tool.Any>> = {
 
 /** Options of {@link executorFromToolkit}. */
 export interface ToolkitExecutorOptions {
-  /** The run mode when config sets none (default `unattended`). */
+  /** The run mode when config sets none (default `unattended`; `ask` for a tool with `needsApproval`). */
   readonly run?: RunMode
+  /** What the toolkit is called in messages (a tool name defined twice): `toolkit "<name>"`; default `an effect/ai toolkit`. */
+  readonly name?: string
 }
 
 /** What a consumer must provide for a toolkit's handlers (their services, `Inquiry` aside). */
@@ -269,7 +274,10 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
         permission: (name) => permissionOf(config, known(name) ? tools[name] : undefined, name, fallback),
         callPermission: (call) =>
           callPermissionOf(config, known(call.name) ? tools[call.name] : undefined, call, fallback).pipe(Effect.provideContext(services as Context.Context<never>)),
-        kind: (name) => (known(name) ? "builtin" : undefined)
+        kind: (name) => (known(name) ? "builtin" : undefined),
+        // Every tool, enabled or not: a combined executor accepts config tables for all of them.
+        names: Object.keys(toolkit.tools),
+        source: (name) => (known(name) ? (options.name === undefined ? "an effect/ai toolkit" : `toolkit "${options.name}"`) : undefined)
       })
     })
   )

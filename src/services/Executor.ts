@@ -176,8 +176,30 @@ export class Executor extends Context.Service<Executor, {
   /** `builtin` / `local` for an enabled tool, `undefined` for an unknown one (for prompts like "Run local write_note tool?"). */
   kind(name: string): ToolKind | undefined
   /**
+   * Every tool name this executor defines, enabled or not: the names its
+   * config tables may address (issue 29: a combined executor accepts
+   * `[conversation.tools.<name>]` for them). Default: the definitions'.
+   */
+  readonly names?: ReadonlyArray<string>
+  /** Where a tool comes from, for messages (`the built-in tools`, `MCP server "files"`, `an effect/ai toolkit`). */
+  source?(name: string): string | undefined
+  /**
    * The tool's own "who's asking" label for a question (RFD 083: a
    * built-in's default `prompt_label`, under any configured one), if any.
    */
   promptLabel?(name: string, questionId: string): string | undefined
 }>()("parley/Executor") {}
+
+/**
+ * Two executors combined into one define the same tool name (issue 29):
+ * the call could go to either, so the combination is refused. `sources`
+ * are the two, as their executors describe them.
+ */
+export class DuplicateTool extends Schema.TaggedError<DuplicateTool>()("DuplicateTool", {
+  name: Schema.String,
+  sources: Schema.Tuple([Schema.String, Schema.String])
+}) {
+  override get message() {
+    return `Tool "${this.name}" is defined twice: by ${this.sources[0]} and by ${this.sources[1]}. Give one of them another name.`
+  }
+}

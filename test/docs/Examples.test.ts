@@ -121,7 +121,7 @@ describe("@example blocks", () => {
     console.log(`@example blocks: ${blocks.length} in ${new Set(blocks.map((b) => b.file)).size} files`)
     fs.rmSync(dir, { recursive: true, force: true })
     expect(blocks.length).toBeGreaterThan(90)
-    expect(fromReadme.length).toBe(4) // the coordinator, the run-event stream, providerLayer, executorFromToolkit
+    expect(fromReadme.length).toBe(5) // the coordinator, the run-event stream, providerLayer, executorFromToolkit, a toolkit beside the live tools
     expect(report).toStrictEqual([])
     expect(tsc.status).toBe(0)
     // A consumer sees these in hover: they import as a consumer does ("parley/…"), not by a path inside the repository.
