@@ -222,6 +222,8 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
     let resume = recorded
     // Secret answers given to this call: never in its recorded result, whatever it echoes.
     const secrets: Array<string> = []
+    // Questions last answered from config: asked again as rejected, that answer is invalid (issue 29).
+    const fromConfig = new Set<string>()
     const scrubbed = (response: ToolResponse): ToolResponse =>
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
     const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
@@ -243,9 +245,17 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
       }
       if (result.resume !== undefined) resume = result.resume
       const metadata = result.resume !== undefined ? { [EventMetadata.executorState]: result.resume } : undefined
-      const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source, ...(metadata !== undefined ? { metadata } : {}) }))
+      const staticRejected = fromConfig.has(question.id) ? result.rejected : undefined
+      const routed = yield* Inquiry.ask(
+        env,
+        call,
+        question,
+        Inquiry.Opening.Record({ id, source: result.source, ...(metadata !== undefined ? { metadata } : {}), ...(staticRejected !== undefined ? { staticRejected } : {}) })
+      )
       if (routed._tag === "End") return scrubbed(routed.response)
       if (routed._tag === "Deferred") return routed
+      if (routed.fromConfig === true) fromConfig.add(question.id)
+      else fromConfig.delete(question.id)
       if (question.answer_type.type === "secret") secrets.push(Redact.secretText(routed.answer))
       answers = { ...result.answers, [question.id]: routed.answer }
     }

@@ -75,7 +75,14 @@ export class NeedsInput extends Schema.TaggedClass<NeedsInput>()("NeedsInput", {
    * coordinator records it with the question and hands the latest back as
    * {@link ExecutionContext.resume}.
    */
-  resume: Schema.optionalKey(Schema.Json)
+  resume: Schema.optionalKey(Schema.Json),
+  /**
+   * The question is asked again because the last answer to it was
+   * rejected (an MCP form field's check), and why. A configured answer is
+   * then not given again: the call ends with `invalid_static_answer`
+   * (issue 29) instead of the same answer rejected up to `max_attempts`.
+   */
+  rejected: Schema.optionalKey(Schema.String)
 }) {}
 
 /** The outcome of one run of a tool: it finished, or it asks a question first. */

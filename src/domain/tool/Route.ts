@@ -99,6 +99,12 @@ export interface RouteInput {
    * (`ask_user`, source `assistant`) is typed by the model itself.
    */
   readonly strictStatic?: boolean
+  /**
+   * The tool asked this question again right after the static answer was
+   * given (issue 29: an MCP form field rejected it): why, in the tool's
+   * words. The same answer would only be rejected again, so it is invalid.
+   */
+  readonly staticRejected?: string
 }
 
 /** Decides who answers `question` (steps 1–6 above). */
@@ -107,6 +113,7 @@ export const decideRoute = (input: RouteInput): Route => {
   const secret = question.answer_type.type === "secret"
   if (!secret && Option.isSome(input.remembered) && question.persistence !== "none") return Route.Remembered({ answer: input.remembered.value })
   if (input.staticAnswer !== undefined) {
+    if (input.staticRejected !== undefined) return Route.InvalidStatic({ problem: `the tool rejected it and asked again: ${input.staticRejected}` })
     const fits = (input.strictStatic === true ? AnswerFit.fit : AnswerFit.fitStatic)(question.answer_type, input.staticAnswer)
     return fits._tag === "Success" ? Route.Static({ answer: fits.success }) : Route.InvalidStatic({ problem: fits.failure })
   }

@@ -93,7 +93,11 @@ export type RecordError = AppendRejected | StoreIoError
 /** How a question ended for its tool. */
 export type Routed = Data.TaggedEnum<{
   /** Run the tool again with this answer. */
-  Answer: { readonly answer: Schema.Json }
+  Answer: {
+    readonly answer: Schema.Json
+    /** The answer configured for the question (a tool asking again for it rejected it). */
+    readonly fromConfig?: boolean
+  }
   /** The call ends with this response. */
   End: { readonly response: ToolResponse }
   /** Nobody answered: the question stays open on disk and the call stops here, without a response (the `detached` policy). */
@@ -107,7 +111,7 @@ const RoutedEnum = Data.taggedEnum<Routed>()
  * a microsecond a value).
  */
 export const Routed: Data.TaggedEnum.Constructor<Routed> = {
-  Answer: ({ answer }) => ({ _tag: "Answer", answer }),
+  Answer: ({ answer, fromConfig }) => (fromConfig === true ? { _tag: "Answer", answer, fromConfig } : { _tag: "Answer", answer }),
   End: ({ response }) => ({ _tag: "End", response }),
   Deferred: ({ inquiryId }) => ({ _tag: "Deferred", inquiryId }),
   $is: RoutedEnum.$is,
