@@ -326,7 +326,12 @@ export const runTools = (input: RunToolsInput) =>
       clock: yield* Clock.clockWith(Effect.succeed),
       calls: input.calls
     }
-    const exits = yield* Effect.forEach(input.calls, (call) => Effect.exit(runCall(env, call, input.resume)), { concurrency: "unbounded" })
+    const exits = yield* Effect.forEach(input.calls, (call) =>
+      Effect.exit(runCall(env, call, input.resume).pipe(
+        Effect.withSpan("ToolCoordinator.toolCall", {
+          attributes: { "parley.conversation_id": env.session.id, "parley.tool_call_id": call.id, "parley.tool": call.name }
+        })
+      )), { concurrency: "unbounded" })
     const responses: Array<ToolCallResponse> = []
     const deferred: Array<InquiryId> = []
     for (const exit of exits) {

@@ -18,6 +18,10 @@
  * - A resumed turn enters at the phase RFD 023's table gives, with the turn
  *   state rebuilt from its events: only pending calls run, answered inquiries
  *   restore the tools' answers, attempt counters continue.
+ * - Spans (issue 29), for a consumer's tracer: `TurnLoop.runTurn` around the
+ *   turn and `TurnLoop.modelRequest` around each model call (attributes
+ *   `parley.conversation_id`, `parley.model`, `parley.cycle`); the tool
+ *   coordinator adds `ToolCoordinator.toolCall` and `ToolCoordinator.inquiry`.
  *
  * @example
  * ```ts
@@ -170,6 +174,13 @@ export class IncompleteTurnExists extends Schema.TaggedError<IncompleteTurnExist
  * {@link IncompleteTurnExists} before anything is appended.
  */
 export const runTurn = (input: TurnInput) =>
+  runTurnUntraced(input).pipe(
+    Effect.withSpan("TurnLoop.runTurn", {
+      attributes: { "parley.conversation_id": input.session.id, "parley.model": input.model, "parley.start": input.start._tag }
+    })
+  )
+
+const runTurnUntraced = (input: TurnInput) =>
   Effect.gen(function*() {
     const events = yield* RunEvents
     if (input.start._tag === "NewTurn") {
@@ -198,7 +209,11 @@ export const runTurn = (input: TurnInput) =>
       }
       if (cycles >= maxCycles) return { cycles, deferred: [] } satisfies TurnResult
       cycles++
-      pending = yield* streamReply(input)
+      pending = yield* streamReply(input).pipe(
+        Effect.withSpan("TurnLoop.modelRequest", {
+          attributes: { "parley.conversation_id": input.session.id, "parley.model": input.model, "parley.cycle": cycles }
+        })
+      )
       if (pending.length === 0) return { cycles, deferred: [] } satisfies TurnResult
       yield* events.publish(RunEvent.make.ToolCallsAnnounced({ calls: pending.map(RunEvent.toolCall) }))
     }

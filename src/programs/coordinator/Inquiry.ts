@@ -321,6 +321,20 @@ const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
  * open: its request stays on disk without a response.
  */
 export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
+  askUntraced(env, call, question, opening).pipe(
+    // Issue 29: each inquiry is a span of its own, under its tool call's.
+    Effect.withSpan("ToolCoordinator.inquiry", {
+      attributes: {
+        "parley.conversation_id": env.session.id,
+        "parley.inquiry_id": opening.id,
+        "parley.tool_call_id": call.id,
+        "parley.tool": call.name,
+        "parley.question_id": question.id
+      }
+    })
+  )
+
+const askUntraced = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
   // acquireUseRelease spelled out: the request is recorded uninterruptibly,
   // the routing is interruptible, and the exit handler may skip its step.
   // The mask's function runs as the step does, so it reads the clock: the
