@@ -34,7 +34,7 @@ import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
 import type { Answers } from "../../src/services/Executor.ts"
 import { PromptBackend } from "../../src/services/PromptBackend.ts"
-import { finish, scriptedModel, type Step } from "./_model.ts"
+import { finish, scriptedModel, type Step } from "../../src/ai/Testing.ts"
 
 const id = ConversationId.parse("17000000902")!
 const at = Timestamp.now()

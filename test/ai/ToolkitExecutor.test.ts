@@ -26,7 +26,7 @@ import { ConversationStore } from "../../src/services/ConversationStore.ts"
 import { type Answers, Executor } from "../../src/services/Executor.ts"
 import type { QuestionId } from "../../src/domain/tool/Question.ts"
 import { PromptBackend } from "../../src/services/PromptBackend.ts"
-import { finish, type SeenRequest, scriptedModel, type Step } from "./_model.ts"
+import { finish, type SeenRequest, scriptedModel, type Step } from "../../src/ai/Testing.ts"
 
 const id = ConversationId.parse("17000000901")!
 

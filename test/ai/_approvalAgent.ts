@@ -26,7 +26,7 @@ import * as RunLive from "../../src/layers/RunLive.ts"
 import * as MemoryConversationStore from "../../src/layers/store/MemoryConversationStore.ts"
 import * as TurnLoop from "../../src/programs/TurnLoop.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
-import { finish, scriptedModel } from "./_model.ts"
+import { finish, scriptedModel } from "../../src/ai/Testing.ts"
 
 const id = ConversationId.parse("17000000952")!
 const Params = Schema.Struct({ env: Schema.String })

@@ -101,6 +101,7 @@ describe("@example blocks", () => {
         paths: {
           "parley": [path.join(src, "index.ts")],
           "parley/ai": [path.join(src, "ai", "index.ts")],
+          "parley/ai/testing": [path.join(src, "ai", "Testing.ts")],
           "parley/*": [path.join(src, "*.ts")]
         }
       },
