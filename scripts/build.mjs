@@ -6,7 +6,7 @@
 //   0`. The entry itself is a few hundred bytes: it answers `--version` and
 //   imports the command tree (src/cli/Run.ts, a chunk) for anything else;
 //   the LLM SDKs are only imported on paths that call a model.
-// lib (`npm run build` and `prepare`, so `npm install` and `npm pack` build
+// lib (`npm run build` and `prepack`, so `npm pack` and a git install build
 //   it): TypeScript's own emit of src/ (bin.ts aside) as ESM plus .d.ts in
 //   dist/lib/, the target of package.json's `exports`. The sources import
 //   `./X.ts`; tsconfig.build.json rewrites those to `./X.js`.

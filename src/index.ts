@@ -23,6 +23,7 @@
  */
 import * as ConfigService from "./services/Config.ts"
 import * as ExecutorService from "./services/Executor.ts"
+import * as Combine from "./layers/executor/Combine.ts"
 import * as ReplyModule from "./domain/model/Reply.ts"
 import * as Retry from "./layers/provider/Retry.ts"
 import * as ProviderService from "./services/Provider.ts"
@@ -113,8 +114,9 @@ export * as ConversationSession from "./services/ConversationSession.ts"
  * Runs one tool call with the answers so far (a `Context` tag), with the
  * result constructors as members: `Executor.ok(content)`,
  * `Executor.error(content)`, `Executor.notAvailable(name)`,
- * `Executor.fromOutcome(…)`, and the `Executor.Completed` /
- * `Executor.NeedsInput` classes.
+ * `Executor.fromOutcome(…)`, the `Executor.Completed` /
+ * `Executor.NeedsInput` classes, and `Executor.combine(…)` (one executor
+ * from several).
  *
  * @example
  * ```ts
@@ -144,7 +146,16 @@ export const Executor = withMembers(ExecutorService.Executor, {
   /** The tool asked a question; parley runs it again with `answers` plus the answer under `question.id`. */
   NeedsInput: ExecutorService.NeedsInput,
   /** What a finished call records in its `tool_call_response` (and what the model reads). */
-  ToolResponse: ExecutorService.ToolResponse
+  ToolResponse: ExecutorService.ToolResponse,
+  /**
+   * One executor from several layers (toolkits, your own): each call goes to
+   * the one defining its tool; a name defined twice fails with
+   * `DuplicateTool`. With built-ins, local tools and MCP servers:
+   * `ExecutorLive.layerWith({ executors })`.
+   */
+  combine: Combine.layer,
+  /** Two combined executors define the same tool name (both sources named). */
+  DuplicateTool: ExecutorService.DuplicateTool
 })
 /** The `Executor` service (as a type), and the types of its calls and results. */
 export type Executor = ExecutorService.Executor
@@ -163,6 +174,8 @@ export declare namespace Executor {
   export type Completed = ExecutorService.Completed
   /** The tool asked a question. */
   export type NeedsInput = ExecutorService.NeedsInput
+  /** One call's run mode, and whether the tool's author requires a person's approval for it. */
+  export type CallPermission = ExecutorService.CallPermission
 }
 export * from "./services/InquiryBackend.ts"
 export * from "./services/PromptBackend.ts"

@@ -16,7 +16,10 @@
  *   the recorded events).
  *
  * Config, as for built-ins: `conversation.tools.<name>.run` from the
- * `Config` in context, else `options.run`, else `unattended`;
+ * `Config` the layer requires (issue 29: in its type, never read behind
+ * it), else `ask` for a tool with effect/ai's `needsApproval` (issue 29: a
+ * person's yes, never the assistant's; see `callPermission`), else
+ * `options.run`, else `unattended`;
  * `enable = false` hides the tool (not offered; a call is "not available");
  * `description` replaces the tool's. `kind` is `builtin`. Who answers a question is parley's routing: a configured
  * `answer`, the person at a terminal (target `user`), or the model (target
@@ -42,7 +45,7 @@
  *       const overwrite = yield* Inquiry.ask(Inquiry.boolean("overwrite", `Overwrite ${path}?`))
  *       return overwrite ? `wrote ${path}` : `kept ${path}`
  *     })
- * }) // Layer<Executor>
+ * }) // Layer<Executor, never, Config>
  * ```
  */
 import * as Cause from "effect/Cause"
@@ -62,6 +65,7 @@ import type { RunMode, ToolDefinition } from "../domain/tool/ToolDefinition.ts"
 import { Config } from "../services/Config.ts"
 import {
   type Answers,
+  type CallPermission,
   Completed,
   type ExecutionContext,
   Executor,
@@ -90,8 +94,10 @@ export type InquiryHandlers<Tools extends Record<string, Tool.Any>> = {
 
 /** Options of {@link executorFromToolkit}. */
 export interface ToolkitExecutorOptions {
-  /** The run mode when config sets none (default `unattended`). */
+  /** The run mode when config sets none (default `unattended`; `ask` for a tool with `needsApproval`). */
   readonly run?: RunMode
+  /** What the toolkit is called in messages (a tool name defined twice): `toolkit "<name>"`; default `an effect/ai toolkit`. */
+  readonly name?: string
 }
 
 /** What a consumer must provide for a toolkit's handlers (their services, `Inquiry` aside). */
@@ -169,6 +175,52 @@ const runOnce = (
   })
 
 /**
+ * The run mode of a tool (issue 29): its own `conversation.tools.<name>.run`
+ * wins; else `ask` for a tool whose author set `needsApproval` (the `*`
+ * defaults do not lift an author's approval); else the `*` default, else
+ * `fallback`.
+ */
+const permissionOf = (config: ConfigData.Config, tool: Tool.Any | undefined, name: string, fallback: RunMode): RunMode =>
+  ConfigData.toolConfig(config, name)?.run ??
+    (tool?.needsApproval !== undefined && tool.needsApproval !== false ? "ask" : ConfigData.runMode(config, name, fallback))
+
+/**
+ * Whether the author's `needsApproval` asks for a person's yes on this call,
+ * as effect/ai decides it (`isApprovalNeeded`): a boolean as is; a function
+ * of the decoded parameters (parameters that do not decode need none: the
+ * handler will refuse them and nothing runs).
+ */
+const needsApproval = (tool: Tool.Any, call: ToolCall): Effect.Effect<boolean> => {
+  const rule = tool.needsApproval
+  if (rule === undefined || typeof rule === "boolean") return Effect.succeed(rule === true)
+  return Schema.decodeUnknownEffect(tool.parametersSchema)(call.arguments).pipe(
+    Effect.flatMap((params) => {
+      const result = rule(params, { toolCallId: call.id, messages: [] })
+      return Effect.isEffect(result) ? result : Effect.succeed(result)
+    }),
+    Effect.orElseSucceed(() => false)
+  ) as Effect.Effect<boolean>
+}
+
+/**
+ * One call's run mode: the tool's own configured `run` as is (`ask` then
+ * still an approval when the author requires one); else `ask` with
+ * approval when `needsApproval` says so for these parameters; else the
+ * default.
+ */
+const callPermissionOf = (
+  config: ConfigData.Config,
+  tool: Tool.Any | undefined,
+  call: ToolCall,
+  fallback: RunMode
+): Effect.Effect<CallPermission> => {
+  const configured = ConfigData.toolConfig(config, call.name)?.run
+  const withoutApproval: CallPermission = { mode: ConfigData.runMode(config, call.name, fallback), approval: false }
+  if (tool === undefined || (configured !== undefined && configured !== "ask")) return Effect.succeed(withoutApproval)
+  return Effect.map(needsApproval(tool, call), (approval): CallPermission => (approval ? { mode: "ask", approval } : withoutApproval))
+}
+
+/**
  * An `Executor` running `toolkit`'s tools with `handlers`, which may ask
  * questions mid-run with `Inquiry.ask`.
  *
@@ -196,12 +248,12 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
   toolkit: Toolkit.Toolkit<Tools>,
   handlers: InquiryHandlers<Tools>,
   options: ToolkitExecutorOptions = {}
-): Layer.Layer<Executor, never, ToolkitServices<Tools>> =>
+): Layer.Layer<Executor, never, Config | ToolkitServices<Tools>> =>
   Layer.effect(
     Executor,
     Effect.gen(function*() {
       const services = yield* Effect.context<ToolkitServices<Tools>>()
-      const config = Option.match(yield* Effect.serviceOption(Config), { onNone: () => ConfigData.empty, onSome: (c) => c.data })
+      const { data: config } = yield* Config
       // The handlers' types differ from HandlersFrom only by Inquiry/Pending, which parley provides and handles.
       const handlerContext = yield* toolkit.toHandlers(handlers as unknown as Toolkit.HandlersFrom<Tools>)
       const withHandler = (yield* Effect.provideContext(toolkit, handlerContext)) as unknown as Toolkit.WithHandler<Record<string, Tool.Any>>
@@ -214,12 +266,18 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
         const description = ConfigData.toolConfig(config, tool.name)?.description
         return description === undefined ? definitionOf(tool) : { ...definitionOf(tool), description }
       }
+      const fallback = options.run ?? "unattended"
       return Executor.of({
         definitions: Object.values(tools).map(definition).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
         execute: (call, answers, context) =>
           known(call.name) ? runOnce(tools[call.name]!, withHandler, services as Context.Context<never>, call, answers, context) : Effect.succeed(notAvailable(call.name)),
-        permission: (name) => ConfigData.runMode(config, name, options.run ?? "unattended"),
-        kind: (name) => (known(name) ? "builtin" : undefined)
+        permission: (name) => permissionOf(config, known(name) ? tools[name] : undefined, name, fallback),
+        callPermission: (call) =>
+          callPermissionOf(config, known(call.name) ? tools[call.name] : undefined, call, fallback).pipe(Effect.provideContext(services as Context.Context<never>)),
+        kind: (name) => (known(name) ? "builtin" : undefined),
+        // Every tool, enabled or not: a combined executor accepts config tables for all of them.
+        names: Object.keys(toolkit.tools),
+        source: (name) => (known(name) ? (options.name === undefined ? "an effect/ai toolkit" : `toolkit "${options.name}"`) : undefined)
       })
     })
   )

@@ -215,6 +215,10 @@ export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBa
           settings.maxBytes === undefined ? stream : capped(stream, settings.maxBytes),
           { now }
         ).pipe(
+          // Issue 29: the side call is a model request of its own, under its inquiry's span.
+          Effect.withSpan("LlmInquiryBackend.modelRequest", {
+            attributes: { "parley.model": settings.model, "parley.inquiry_id": request.inquiryId, "parley.tool_call_id": request.toolCallId }
+          }),
           Effect.mapError((e): InquiryError =>
             e instanceof TooLong
               ? new InquiryOtherError({ detail: `The reply was longer than request.max_response_bytes (${e.max} bytes)` })

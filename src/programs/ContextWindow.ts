@@ -29,14 +29,12 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Compaction } from "../domain/event/Compaction.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
 import * as ContextWindow from "../domain/model/ContextWindow.ts"
 import * as Compact from "../domain/stream/Compact.ts"
 import { providerView, type ThreadParts } from "../domain/stream/Thread.ts"
-import * as ConfigData from "../domain/tool/Config.ts"
 import type { ToolDefinition } from "../domain/tool/ToolDefinition.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
@@ -129,7 +127,8 @@ const blocked = (decision: Compact.AutoDecision): AutoCompactionOutcome =>
  * model's window (see the module notes).
  */
 export const fitRequest = Effect.fn("ContextWindow.fitRequest")(function*(input: FitInput) {
-  const config = Option.match(yield* Effect.serviceOption(Config), { onNone: () => ConfigData.empty, onSome: (c) => c.data })
+  // In the type (issue 29 item 2): a turn run without config would otherwise ignore its context window silently.
+  const { data: config } = yield* Config
   const window = ContextWindow.windowOf(input.model, config)
   let view = yield* viewOf(input)
   if (window === undefined) return { parts: view.parts, compacted: undefined } satisfies Fitted

@@ -67,7 +67,7 @@ import { fromInquiryQuestion, isQuestionId } from "../domain/tool/Question.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as Redact from "../domain/tool/Redact.ts"
 import { decidePermission, Permission } from "../domain/tool/Route.ts"
-import type { ToolKind } from "../domain/tool/ToolDefinition.ts"
+import type { RunMode, ToolKind } from "../domain/tool/ToolDefinition.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { type Answers, error as executorError, Executor, type ToolResponse } from "../services/Executor.ts"
@@ -169,27 +169,39 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
 
 /**
  * Step 1, as far as it is decided without the person, from the turn's state
- * as it is now: `Run`, `Skip`, or `Ask` (with the tool's kind). Plain, so a
- * call that needs no prompt takes no step for it.
+ * as it is now: `Run`, `Skip`, or `Ask` (with the tool's kind). A tool that
+ * decides per call (`callPermission`: an effect/ai `needsApproval`) is asked
+ * first; any other call takes no effectful step for it.
  */
-const decidePermissionNow = (env: Inquiry.Env, call: ToolCallRequest): Permission | { readonly _tag: "AskAs"; readonly kind: ToolKind } => {
+const decidePermissionNow = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission | { readonly _tag: "AskAs"; readonly kind: ToolKind }> => {
   const kind = env.executor.kind(call.name)
-  const decided = decidePermission({
-    mode: kind === undefined ? undefined : env.executor.permission(call.name),
-    interactive: env.prompts.interactive,
-    remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
-    skippedByConfig: Texts.skippedByConfig,
-    skippedRemembered: Texts.skippedRemembered
-  })
-  return decided._tag === "Ask" && kind !== undefined ? { _tag: "AskAs", kind } : decided
+  const decide = (mode: RunMode | undefined, approval: boolean) => {
+    const decided = decidePermission({
+      mode,
+      interactive: env.prompts.interactive,
+      remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
+      skippedByConfig: Texts.skippedByConfig,
+      skippedRemembered: Texts.skippedRemembered,
+      approval,
+      skippedNoApproval: Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config))
+    })
+    return decided._tag === "Ask" && kind !== undefined ? { _tag: "AskAs", kind } as const : decided
+  }
+  if (kind === undefined) return Effect.succeed(decide(undefined, false))
+  const perCall = env.executor.callPermission
+  if (perCall === undefined) return Effect.succeed(decide(env.executor.permission(call.name), false))
+  const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
+  return perCall(toolCall).pipe(
+    // A check that crashes cannot say the call is safe: it needs approval.
+    Effect.catchDefect(() => Effect.succeed({ mode: "ask" as const, approval: true })),
+    Effect.map(({ approval, mode }) => decide(mode, approval))
+  )
 }
 
 /** Step 1: may the call run? */
 export const permit = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission> =>
-  Effect.suspend(() => {
-    const decided = decidePermissionNow(env, call)
-    return decided._tag === "AskAs" ? Effect.map(askPermission(env, call, decided.kind), (a) => a.permission) : Effect.succeed(decided)
-  })
+  Effect.flatMap(decidePermissionNow(env, call), (decided) =>
+    decided._tag === "AskAs" ? Effect.map(askPermission(env, call, decided.kind), (a) => a.permission) : Effect.succeed(decided))
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
 const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) => {
@@ -210,6 +222,8 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
     let resume = recorded
     // Secret answers given to this call: never in its recorded result, whatever it echoes.
     const secrets: Array<string> = []
+    // Questions last answered from config: asked again as rejected, that answer is invalid (issue 29).
+    const fromConfig = new Set<string>()
     const scrubbed = (response: ToolResponse): ToolResponse =>
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
     const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
@@ -231,9 +245,17 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
       }
       if (result.resume !== undefined) resume = result.resume
       const metadata = result.resume !== undefined ? { [EventMetadata.executorState]: result.resume } : undefined
-      const routed = yield* Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source: result.source, ...(metadata !== undefined ? { metadata } : {}) }))
+      const staticRejected = fromConfig.has(question.id) ? result.rejected : undefined
+      const routed = yield* Inquiry.ask(
+        env,
+        call,
+        question,
+        Inquiry.Opening.Record({ id, source: result.source, ...(metadata !== undefined ? { metadata } : {}), ...(staticRejected !== undefined ? { staticRejected } : {}) })
+      )
       if (routed._tag === "End") return scrubbed(routed.response)
       if (routed._tag === "Deferred") return routed
+      if (routed.fromConfig === true) fromConfig.add(question.id)
+      else fromConfig.delete(question.id)
       if (question.answer_type.type === "secret") secrets.push(Redact.secretText(routed.answer))
       answers = { ...result.answers, [question.id]: routed.answer }
     }
@@ -255,7 +277,7 @@ const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: Resum
 /** One call, from permission to its recorded response (or to a deferred question). */
 const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
   Effect.gen(function*() {
-    const decided = decidePermissionNow(env, call)
+    const decided = yield* decidePermissionNow(env, call)
     const asked = decided._tag === "AskAs" ? yield* askPermission(env, call, decided.kind) : undefined
     const permission = asked === undefined ? decided as Permission : asked.permission
     const shown = RunEvent.toolCall(call)
@@ -304,7 +326,12 @@ export const runTools = (input: RunToolsInput) =>
       clock: yield* Clock.clockWith(Effect.succeed),
       calls: input.calls
     }
-    const exits = yield* Effect.forEach(input.calls, (call) => Effect.exit(runCall(env, call, input.resume)), { concurrency: "unbounded" })
+    const exits = yield* Effect.forEach(input.calls, (call) =>
+      Effect.exit(runCall(env, call, input.resume).pipe(
+        Effect.withSpan("ToolCoordinator.toolCall", {
+          attributes: { "parley.conversation_id": env.session.id, "parley.tool_call_id": call.id, "parley.tool": call.name }
+        })
+      )), { concurrency: "unbounded" })
     const responses: Array<ToolCallResponse> = []
     const deferred: Array<InquiryId> = []
     for (const exit of exits) {

@@ -18,6 +18,10 @@
  * - A resumed turn enters at the phase RFD 023's table gives, with the turn
  *   state rebuilt from its events: only pending calls run, answered inquiries
  *   restore the tools' answers, attempt counters continue.
+ * - Spans (issue 29), for a consumer's tracer: `TurnLoop.runTurn` around the
+ *   turn and `TurnLoop.modelRequest` around each model call (attributes
+ *   `parley.conversation_id`, `parley.model`, `parley.cycle`); the tool
+ *   coordinator adds `ToolCoordinator.toolCall` and `ToolCoordinator.inquiry`.
  *
  * @example
  * ```ts
@@ -32,8 +36,10 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
+import { StreamEntry as StreamEntrySchema, type StreamEntry } from "../domain/event/ConversationEvent.ts"
+import * as ConversationId from "../domain/storage/ConversationId.ts"
 import * as Events from "../domain/event/Events.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
@@ -145,10 +151,42 @@ const streamReply = (input: TurnInput) =>
     return reply.events.filter((e): e is ToolCallRequest => e.type === "tool_call_request")
   })
 
-/** Runs one turn, new or resumed, until the assistant stops calling tools or a question is deferred. */
+/**
+ * A new turn was asked for on a conversation whose last turn is incomplete
+ * (issue 29): starting it would abandon that turn's pending calls and
+ * questions. Resume it (`TurnStartMode.Resume`) or discard it
+ * (`session.discardIncompleteTurn`) first; `Query.query` asks the person.
+ */
+export class IncompleteTurnExists extends Schema.TaggedError<IncompleteTurnExists>()("IncompleteTurnExists", {
+  /** The conversation's bare id. */
+  id: Schema.String,
+  /** The incomplete turn as it stands. */
+  incomplete: Schema.Struct({ entries: Schema.Array(StreamEntrySchema) })
+}) {
+  override get message() {
+    return `Conversation ${ConversationId.display(this.id as ConversationId.ConversationId)} has an incomplete turn: resume it or discard it before starting a new one.`
+  }
+}
+
+/**
+ * Runs one turn, new or resumed, until the assistant stops calling tools or
+ * a question is deferred. A new turn over an incomplete one fails with
+ * {@link IncompleteTurnExists} before anything is appended.
+ */
 export const runTurn = (input: TurnInput) =>
+  runTurnUntraced(input).pipe(
+    Effect.withSpan("TurnLoop.runTurn", {
+      attributes: { "parley.conversation_id": input.session.id, "parley.model": input.model, "parley.start": input.start._tag }
+    })
+  )
+
+const runTurnUntraced = (input: TurnInput) =>
   Effect.gen(function*() {
     const events = yield* RunEvents
+    if (input.start._tag === "NewTurn") {
+      const incomplete = yield* input.session.incompleteTurn
+      if (incomplete !== null) return yield* new IncompleteTurnExists({ id: input.session.id, incomplete: { entries: [...incomplete.entries] } })
+    }
     const state = yield* Ref.make(input.start._tag === "Resume" ? TurnState.resumed(input.start.analysis) : TurnState.make())
     let pending: ReadonlyArray<ToolCallRequest> = []
     let resume: ResumeInput | undefined
@@ -171,7 +209,11 @@ export const runTurn = (input: TurnInput) =>
       }
       if (cycles >= maxCycles) return { cycles, deferred: [] } satisfies TurnResult
       cycles++
-      pending = yield* streamReply(input)
+      pending = yield* streamReply(input).pipe(
+        Effect.withSpan("TurnLoop.modelRequest", {
+          attributes: { "parley.conversation_id": input.session.id, "parley.model": input.model, "parley.cycle": cycles }
+        })
+      )
       if (pending.length === 0) return { cycles, deferred: [] } satisfies TurnResult
       yield* events.publish(RunEvent.make.ToolCallsAnnounced({ calls: pending.map(RunEvent.toolCall) }))
     }

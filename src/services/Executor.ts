@@ -75,7 +75,14 @@ export class NeedsInput extends Schema.TaggedClass<NeedsInput>()("NeedsInput", {
    * coordinator records it with the question and hands the latest back as
    * {@link ExecutionContext.resume}.
    */
-  resume: Schema.optionalKey(Schema.Json)
+  resume: Schema.optionalKey(Schema.Json),
+  /**
+   * The question is asked again because the last answer to it was
+   * rejected (an MCP form field's check), and why. A configured answer is
+   * then not given again: the call ends with `invalid_static_answer`
+   * (issue 29) instead of the same answer rejected up to `max_attempts`.
+   */
+  rejected: Schema.optionalKey(Schema.String)
 }) {}
 
 /** The outcome of one run of a tool: it finished, or it asks a question first. */
@@ -138,6 +145,12 @@ export const fromOutcome = (
   }
 }
 
+/** The run mode of one call, and whether the tool's author requires a person's approval for it. */
+export interface CallPermission {
+  readonly mode: RunMode
+  readonly approval: boolean
+}
+
 /**
  * Runs tool calls, as a service: the tool definitions the model is offered,
  * one run of a call with the answers so far, the run mode and the kind of
@@ -159,11 +172,41 @@ export class Executor extends Context.Service<Executor, {
   execute(call: ToolCall, answers: Answers, context: ExecutionContext): Effect.Effect<ExecutorResult>
   /** The configured run mode (built-ins default to `unattended`, local tools to `ask`). */
   permission(name: string): RunMode
+  /**
+   * The run mode of this one call, for a tool that decides per call (issue
+   * 29: effect/ai's `needsApproval`, a boolean or a function of the
+   * parameters). `approval` means the tool's author requires a person's
+   * yes: asked as for `run = "ask"`, and with nobody to ask the call is
+   * skipped, never run. Without it, `permission(call.name)` applies.
+   */
+  callPermission?(call: ToolCall): Effect.Effect<CallPermission>
   /** `builtin` / `local` for an enabled tool, `undefined` for an unknown one (for prompts like "Run local write_note tool?"). */
   kind(name: string): ToolKind | undefined
+  /**
+   * Every tool name this executor defines, enabled or not: the names its
+   * config tables may address (issue 29: a combined executor accepts
+   * `[conversation.tools.<name>]` for them). Default: the definitions'.
+   */
+  readonly names?: ReadonlyArray<string>
+  /** Where a tool comes from, for messages (`the built-in tools`, `MCP server "files"`, `an effect/ai toolkit`). */
+  source?(name: string): string | undefined
   /**
    * The tool's own "who's asking" label for a question (RFD 083: a
    * built-in's default `prompt_label`, under any configured one), if any.
    */
   promptLabel?(name: string, questionId: string): string | undefined
 }>()("parley/Executor") {}
+
+/**
+ * Two executors combined into one define the same tool name (issue 29):
+ * the call could go to either, so the combination is refused. `sources`
+ * are the two, as their executors describe them.
+ */
+export class DuplicateTool extends Schema.TaggedError<DuplicateTool>()("DuplicateTool", {
+  name: Schema.String,
+  sources: Schema.Tuple([Schema.String, Schema.String])
+}) {
+  override get message() {
+    return `Tool "${this.name}" is defined twice: by ${this.sources[0]} and by ${this.sources[1]}. Give one of them another name.`
+  }
+}

@@ -34,7 +34,7 @@ import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
 import type { Answers } from "../../src/services/Executor.ts"
 import { PromptBackend } from "../../src/services/PromptBackend.ts"
-import { finish, scriptedModel, type Step } from "./_model.ts"
+import { finish, scriptedModel, type Step } from "../../src/ai/Testing.ts"
 
 const id = ConversationId.parse("17000000902")!
 const at = Timestamp.now()
@@ -164,9 +164,8 @@ describe("the effect/ai bridges at their edges", () => {
         executor,
         providerLayer().pipe(Layer.provide(scriptedModel(steps().slice(1), []))),
         MockInquiryBackend.layer({}),
-        MockPromptBackend.layer([{ _tag: "Answer", answer: true }]),
-        Config.layerEmpty
-      )))
+        MockPromptBackend.layer([{ _tag: "Answer", answer: true }])
+      ).pipe(Layer.provideMerge(Config.layerEmpty))))
       expect(runs).toStrictEqual([{ old: true }, { old: true, confirm: true }])
       expect(shape(stored.slice(recorded.length))).toStrictEqual([
         { type: "inquiry_request", id: "call_1.confirm.1", source: { source: "tool", name: "deploy" }, question: { text: "Deploy api?", answer_type: { type: "boolean" } } },
@@ -202,9 +201,8 @@ describe("the effect/ai bridges at their edges", () => {
         executor,
         provider,
         LlmInquiryBackend.layer({ model: "effect/ai" }).pipe(Layer.provide(provider)),
-        MockPromptBackend.layer([], { interactive: false }), // nobody at a terminal: the model answers
-        Config.layerEmpty
-      )))
+        MockPromptBackend.layer([], { interactive: false }) // nobody at a terminal: the model answers
+      ).pipe(Layer.provideMerge(Config.layerEmpty))))
       const tail = shape(stored.slice(3))
       expect(tail.slice(0, 2)).toStrictEqual([
         {
@@ -236,9 +234,8 @@ describe("the effect/ai bridges at their edges", () => {
         executor,
         providerLayer().pipe(Layer.provide(scriptedModel(model, []))),
         MockInquiryBackend.layer({}),
-        MockPromptBackend.layer([]),
-        Config.layerEmpty
-      )))
+        MockPromptBackend.layer([])
+      ).pipe(Layer.provideMerge(Config.layerEmpty))))
       const tail = shape(stored.slice(2))
       expect(tail[0]).toStrictEqual({ type: "tool_call_request", id: "call_1", name: "rollback", arguments: { service: "api" } })
       expect(tail[1]).toMatchObject({ type: "tool_call_response", id: "call_1", is_error: true, content: expect.stringMatching(/^Tool 'rollback' is not available\./) })

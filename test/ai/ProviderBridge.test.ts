@@ -27,7 +27,7 @@ import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
 import { collect } from "../../src/domain/model/Reply.ts"
 import { Provider, ProviderError } from "../../src/services/Provider.ts"
-import { finish, type SeenRequest, scriptedModel, type Step } from "./_model.ts"
+import { finish, type SeenRequest, scriptedModel, type Step } from "../../src/ai/Testing.ts"
 
 const id = ConversationId.parse("17000000900")!
 const at = Timestamp.now()

@@ -26,7 +26,7 @@ import { ConversationStore } from "../../src/services/ConversationStore.ts"
 import { type Answers, Executor } from "../../src/services/Executor.ts"
 import type { QuestionId } from "../../src/domain/tool/Question.ts"
 import { PromptBackend } from "../../src/services/PromptBackend.ts"
-import { finish, type SeenRequest, scriptedModel, type Step } from "./_model.ts"
+import { finish, type SeenRequest, scriptedModel, type Step } from "../../src/ai/Testing.ts"
 
 const id = ConversationId.parse("17000000901")!
 
@@ -226,7 +226,7 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
       expect(yield* run("returned")).toStrictEqual(encoded) // effect/ai's own encoding of a returned failure
       expect(yield* run("thrown")).toStrictEqual(encoded)
       expect(yield* run("untyped")).toStrictEqual({ content: "Tool 'untyped' failed: {\"code\":7}", is_error: true })
-    }))
+    }).pipe(Effect.provide(Config.layerEmpty)))
 
   it.effect("one id for two different questions in a run is a defect naming both, not the first answer given to the second", () =>
     Effect.gen(function*() {
@@ -259,7 +259,7 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
         is_error: true
       })
       expect(yield* run("again", {}, { sure: true })).toStrictEqual({ content: "true true", is_error: false })
-    }))
+    }).pipe(Effect.provide(Config.layerEmpty)))
 
   it.effect("config's enable = false hides a toolkit tool (not offered, 'not available') and its description replaces the tool's, as for built-ins", () =>
     Effect.gen(function*() {
@@ -288,5 +288,5 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
           r._tag === "Completed" ? r.response : { asked: r.question.id, text: r.question.text, type: r.question.answer_type })
       expect(yield* run({})).toStrictEqual({ asked: "sure", text: "Sure?", type: { type: "boolean" } })
       expect(yield* run({ sure: true })).toStrictEqual({ content: "answer true", is_error: false })
-    }))
+    }).pipe(Effect.provide(Config.layerEmpty)))
 })

@@ -118,6 +118,29 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
     expect(await waitGone(mark)).toStrictEqual([])
   })
 
+  it("a configured answer a form field rejects: Cancelled{invalid_static_answer} on the second asking, the call ends at once (issue 29)", async () => {
+    const { p, mark, trace } = mcpProject(formAnswersToml({ except: ["email"] }) + `email = { answer = "nope" }\n`)
+    const script = writeScript(p, "s.json", [{ message: "Calling it.", tool_calls: [{ id: "call_3", name: TOOL, arguments: {} }] }, { message: "Done." }])
+    const r = withTrace(p, trace, ["query", "go", "--script", script])
+    expect(r.code).toBe(0)
+    const emails = strip(persisted(p)).filter((e) => String(e["id"]).startsWith("call_3.email."))
+    expect(emails.map((e) => [e["type"], e["id"], e["answer"] ?? e["reason"]])).toStrictEqual([
+      ["inquiry_request", "call_3.email.1", undefined],
+      ["inquiry_response", "call_3.email.1", "nope"],
+      ["inquiry_request", "call_3.email.2", undefined],
+      ["inquiry_response", "call_3.email.2", "invalid_static_answer"]
+    ])
+    const response = strip(persisted(p)).find((e) => e["type"] === "tool_call_response")!
+    expect(response["is_error"]).toBe(true)
+    expect(unb64(response["content"])).toBe(
+      `${TOOL}: the configured conversation.tools.${TOOL}.questions.email.answer value does not match the question's answer_type (the tool rejected it and asked again: "nope" is not an email address). Update the configuration; do not retry.`
+    )
+    // The server's elicitation is answered cancel when the call is abandoned.
+    await waitFor("the elicitation result in the trace", () => elicitResults(readTrace(trace)).length === 1)
+    expect(elicitResults(readTrace(trace))).toStrictEqual([{ action: "cancel" }])
+    expect(await waitGone(mark)).toStrictEqual([])
+  })
+
   it("kill -9 mid-form: the watchdog stops the server; --continue-turn calls again and gives back the recorded answers without asking", async () => {
     const { p, mark, trace } = mcpProject(formAnswersToml({ toAssistant: ["name"] }))
     const script = writeScript(p, "s1.json", [

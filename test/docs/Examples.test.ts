@@ -101,6 +101,7 @@ describe("@example blocks", () => {
         paths: {
           "parley": [path.join(src, "index.ts")],
           "parley/ai": [path.join(src, "ai", "index.ts")],
+          "parley/ai/testing": [path.join(src, "ai", "Testing.ts")],
           "parley/*": [path.join(src, "*.ts")]
         }
       },
@@ -121,7 +122,7 @@ describe("@example blocks", () => {
     console.log(`@example blocks: ${blocks.length} in ${new Set(blocks.map((b) => b.file)).size} files`)
     fs.rmSync(dir, { recursive: true, force: true })
     expect(blocks.length).toBeGreaterThan(90)
-    expect(fromReadme.length).toBe(4) // the coordinator, the run-event stream, providerLayer, executorFromToolkit
+    expect(fromReadme.length).toBe(5) // the coordinator, the run-event stream, providerLayer, executorFromToolkit, a toolkit beside the live tools
     expect(report).toStrictEqual([])
     expect(tsc.status).toBe(0)
     // A consumer sees these in hover: they import as a consumer does ("parley/…"), not by a path inside the repository.

@@ -1,6 +1,6 @@
 /**
  * parley as an npm package, judged from a clean consumer project (issue 12,
- * items 1 and 4): `npm pack` (which runs `prepare`: the CLI bundle and the
+ * items 1 and 4): `npm pack` (which runs `prepack`: the CLI bundle and the
  * library emit), then a temporary project with its own `effect`, strict
  * NodeNext settings and `skipLibCheck`, installed from the tarball, checked
  * with plain `tsc` and run with plain `node`.
@@ -137,9 +137,12 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
     const files = info!.files.map((f) => f.path).sort()
 
-    // What ships: the CLI bundle, the library's JS and .d.ts, README, package.json — nothing else.
-    for (const f of files) expect(f).toMatch(/^(package\.json|README\.md|LICENSE|dist\/[^/]+\.mjs|dist\/lib\/.+\.(js|d\.ts))$/)
-    expect(files.filter((f) => /^(src|test|bench|\.ci|scripts|examples)\//.test(f))).toStrictEqual([])
+    // What ships: the CLI bundle, the library's JS and .d.ts with their maps, the library's sources the maps point into, README, package.json — nothing else.
+    for (const f of files) expect(f).toMatch(/^(package\.json|README\.md|LICENSE|dist\/[^/]+\.mjs|dist\/lib\/.+\.(js|d\.ts)(\.map)?|src\/.+\.ts)$/)
+    expect(files.filter((f) => /^(test|bench|\.ci|scripts|examples)\//.test(f) || f === "src/bin.ts" || f.startsWith("src/cli/"))).toStrictEqual([])
+    // No install-time script runs for a consumer (issue 29): the build runs on `npm pack` (and a git install), not on install.
+    const scripts = readJson<{ scripts: Record<string, string> }>(path.join(repoRoot, "package.json")).scripts
+    expect(Object.keys(scripts).filter((k) => ["preinstall", "install", "postinstall", "prepare"].includes(k))).toStrictEqual([])
     expect(files).toContain("dist/parley.mjs")
     // package.json says MIT: the license text ships with it (issue 29).
     expect(files).toContain("LICENSE")
@@ -149,6 +152,10 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     for (const s of sources) {
       expect(files).toContain(`dist/lib/${s.replace(/\.ts$/, ".js")}`)
       expect(files).toContain(`dist/lib/${s.replace(/\.ts$/, ".d.ts")}`)
+      // Source and declaration maps into the shipped sources: go-to-definition lands in TypeScript.
+      expect(files).toContain(`dist/lib/${s.replace(/\.ts$/, ".js.map")}`)
+      expect(files).toContain(`dist/lib/${s.replace(/\.ts$/, ".d.ts.map")}`)
+      expect(files).toContain(`src/${s}`)
     }
     const manifest = readJson<PackageJson>(path.join(repoRoot, "package.json"))
     for (const target of Object.values(manifest.exports)) {
@@ -170,6 +177,8 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
       install = run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], app)
     }
     expect(install.code, install.stderr).toBe(0)
+    // npm names no script of parley's among the install scripts it warns about (issue 29).
+    expect(`${install.stdout}\n${install.stderr}`.split("\n").filter((l) => /install-scripts/.test(l) && /parley/.test(l))).toStrictEqual([])
     // One Effect: parley's peer dependency is the consumer's own copy.
     expect(manifest.dependencies["effect"]).toBeUndefined()
     expect(manifest.peerDependencies["effect"]).toMatch(/^\^4\.\d+\.\d+$/)

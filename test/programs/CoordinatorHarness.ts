@@ -63,6 +63,8 @@ export interface Setup {
   readonly state?: TurnState.TurnState
   /** The open-question registry (default: a fresh live one). */
   readonly answers?: PendingAnswers["Service"]
+  /** An executor of the test's own instead of the scripted `tools`. */
+  readonly executor?: Executor["Service"]
 }
 
 /** The turn state as plain maps, for assertions. */
@@ -126,7 +128,7 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
     const layer = Layer.mergeAll(
       Layer.succeed(RunEvents, recordingEvents(events)),
       s.answers !== undefined ? Layer.succeed(PendingAnswers, s.answers) : PendingAnswersLive.layer,
-      Layer.succeed(Executor, scripted.executor),
+      Layer.succeed(Executor, s.executor ?? scripted.executor),
       Layer.succeed(PromptBackend, mock.service),
       Layer.succeed(InquiryBackend, backend),
       Config.layerLiteral(s.config ?? {}),

@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import type * as Schema from "effect/Schema"
+import * as Schema from "effect/Schema"
 import * as EntryCodec from "../../src/domain/storage/EntryCodec.ts"
 import { InquirySource } from "../../src/domain/event/InquirySource.ts"
 import { sanitize } from "../../src/domain/stream/Sanitize.ts"
@@ -13,6 +13,8 @@ import * as TurnState from "../../src/domain/stream/TurnState.ts"
 import * as IncompleteTurn from "../../src/domain/stream/IncompleteTurn.ts"
 import * as Option from "effect/Option"
 import { askThen } from "../../src/layers/executor/ExecutorScripted.ts"
+import { Question } from "../../src/domain/tool/Question.ts"
+import { Executor, NeedsInput, ok } from "../../src/services/Executor.ts"
 import { Texts } from "../../src/programs/ToolCoordinator.ts"
 import {
   InquiryBackend,
@@ -548,6 +550,42 @@ describe("RFD 083: exclusive questions, persistence, static answers that do not 
         config: { conversation: { tools: { t: { questions: { go: { answer: "yes" } } } } } }
       }, [call("c", "t")])
       expect(worded.log.slice(2)).toStrictEqual(["answered c.go.1: true", "result c: go=true"])
+    }))
+
+  it.effect("a static answer the tool rejects (asks the same question again, as an MCP form field does): invalid_static_answer at once, not five identical retries", () =>
+    Effect.gen(function*() {
+      // Like an MCP form field: a text question whose answer must be a whole number; a rejected answer is asked again, saying why.
+      const question = (problem: string | undefined) =>
+        Schema.decodeUnknownSync(Question)({
+          id: "age",
+          text: `${problem === undefined ? "" : `The previous answer was rejected: ${problem}.\n`}age (a whole number)`,
+          answer_type: { type: "text" }
+        })
+      const form = Executor.of({
+        definitions: [{ name: "form", description: "A form.", parameters: { type: "object" } }],
+        execute: (_call, answers) => {
+          const given = answers["age"]
+          if (typeof given === "string" && /^\d+$/.test(given)) return Effect.succeed(ok(`age=${given}`))
+          const problem = given === undefined ? undefined : `${JSON.stringify(given)} is not a whole number`
+          return Effect.succeed(new NeedsInput({ question: question(problem), source: InquirySource.tool("form"), answers: { ...answers }, ...(problem !== undefined ? { rejected: problem } : {}) }))
+        },
+        permission: () => "unattended",
+        kind: (name) => (name === "form" ? "builtin" : undefined)
+      })
+      const rejecting = { executor: form, tools: {} }
+      const config = { conversation: { tools: { form: { questions: { age: { answer: "forty" } } } } } }
+      const { log, h } = yield* runOnce({ ...rejecting, config }, [call("c", "form")])
+      expect(log.slice(1)).toStrictEqual([
+        "ask c.age.1 (tool form) text: age (a whole number)",
+        "answered c.age.1: \"forty\"",
+        "ask c.age.2 (tool form) text: The previous answer was rejected: \"forty\" is not a whole number.\nage (a whole number)",
+        "cancelled c.age.2: invalid_static_answer",
+        "result c ERROR: form: the configured conversation.tools.form.questions.age.answer value does not match the question's answer_type (the tool rejected it and asked again: \"forty\" is not a whole number). Update the configuration; do not retry."
+      ])
+      expect(h.inquiries).toStrictEqual([])
+      // An answer it accepts is given once.
+      const fine = yield* runOnce({ ...rejecting, config: { conversation: { tools: { form: { questions: { age: { answer: "40" } } } } } } }, [call("c", "form")])
+      expect(fine.log.slice(1)).toStrictEqual(["ask c.age.1 (tool form) text: age (a whole number)", "answered c.age.1: \"40\"", "result c: age=40"])
     }))
 
   it.effect("persistence = none: Y at the prompt is not remembered and the next call is asked again; the prompt gets the label", () =>

@@ -170,3 +170,23 @@ describe("TurnLoop", () => {
       ])
     }))
 })
+
+describe("runTurn over an incomplete turn (issue 29 item 4)", () => {
+  const seen: Array<ProviderRequest> = []
+  it.effect("a new turn over an incomplete one fails with IncompleteTurnExists carrying that turn, and appends nothing", () =>
+    Effect.gen(function*() {
+      const result = yield* Effect.flip(inSession((session) =>
+        TurnLoop.runTurn({ session, model: "m", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "second" }) })))
+      expect(result._tag).toBe("IncompleteTurnExists")
+      if (result._tag !== "IncompleteTurnExists") return
+      expect(result.id).toBe(id)
+      expect(result.incomplete.entries.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "tool_call_request"])
+      expect(result.message).toBe(`Conversation ${ConversationId.display(id)} has an incomplete turn: resume it or discard it before starting a new one.`)
+      expect(seen).toStrictEqual([]) // the model was not called
+      expect(types((yield* ConversationStore.use((s) => s.load(id))).entries)).toStrictEqual(["turn_start", "chat_request", "tool_call_request"])
+    }).pipe(Effect.provide(services(
+      [new TurnStart({ timestamp: now() }), new ChatRequest({ timestamp: now(), content: "first" }), new ToolCallRequest({ timestamp: now(), id: "call_1", name: "t", arguments: {} })],
+      recordingProvider([], seen),
+      {}
+    ))))
+})

@@ -99,6 +99,12 @@ export interface RouteInput {
    * (`ask_user`, source `assistant`) is typed by the model itself.
    */
   readonly strictStatic?: boolean
+  /**
+   * The tool asked this question again right after the static answer was
+   * given (issue 29: an MCP form field rejected it): why, in the tool's
+   * words. The same answer would only be rejected again, so it is invalid.
+   */
+  readonly staticRejected?: string
 }
 
 /** Decides who answers `question` (steps 1–6 above). */
@@ -107,6 +113,7 @@ export const decideRoute = (input: RouteInput): Route => {
   const secret = question.answer_type.type === "secret"
   if (!secret && Option.isSome(input.remembered) && question.persistence !== "none") return Route.Remembered({ answer: input.remembered.value })
   if (input.staticAnswer !== undefined) {
+    if (input.staticRejected !== undefined) return Route.InvalidStatic({ problem: `the tool rejected it and asked again: ${input.staticRejected}` })
     const fits = (input.strictStatic === true ? AnswerFit.fit : AnswerFit.fitStatic)(question.answer_type, input.staticAnswer)
     return fits._tag === "Success" ? Route.Static({ answer: fits.success }) : Route.InvalidStatic({ problem: fits.failure })
   }
@@ -149,7 +156,11 @@ export const Permission: Data.TaggedEnum.Constructor<Permission> = {
 /**
  * Whether a call with run mode `mode` may run. `undefined` mode: the tool is
  * unknown, and the executor answers "not available". `ask` without a person
- * runs the tool (JP: nobody to ask).
+ * runs the tool (JP: nobody to ask) — unless the tool's author requires
+ * approval (`approval`, issue 29: effect/ai `needsApproval`): then nobody to
+ * ask skips it with `skippedNoApproval`, whatever the `detached` policy (an
+ * approval never goes to the assistant), unless the person already said `Y`
+ * for the turn.
  */
 export const decidePermission = (input: {
   readonly mode: RunMode | undefined
@@ -157,9 +168,16 @@ export const decidePermission = (input: {
   readonly remembered: Option.Option<"y" | "n">
   readonly skippedByConfig: string
   readonly skippedRemembered: string
+  /** The tool's author requires a person's yes for this call. */
+  readonly approval?: boolean
+  /** The response of an approval nobody could give. */
+  readonly skippedNoApproval?: string
 }): Permission => {
   if (input.mode === undefined || input.mode === "unattended") return Permission.Run()
   if (input.mode === "skip") return Permission.Skip({ content: input.skippedByConfig, is_error: false })
+  if (!input.interactive && input.approval === true && !(Option.isSome(input.remembered) && input.remembered.value === "y")) {
+    return Permission.Skip({ content: input.skippedNoApproval ?? input.skippedByConfig, is_error: false })
+  }
   if (!input.interactive) return Permission.Run()
   if (Option.isSome(input.remembered)) {
     return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ content: input.skippedRemembered, is_error: false })

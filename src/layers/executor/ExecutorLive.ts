@@ -28,11 +28,12 @@ import * as ConfigData from "../../domain/tool/Config.ts"
 import { noParameters, type RunMode, type ToolDefinition, type ToolKind } from "../../domain/tool/ToolDefinition.ts"
 import * as DeepArguments from "../../domain/tool/DeepArguments.ts"
 import { Config, ConfigError } from "../../services/Config.ts"
-import { error, Executor, fromOutcome, notAvailable } from "../../services/Executor.ts"
+import { type DuplicateTool, error, Executor, fromOutcome, notAvailable } from "../../services/Executor.ts"
 import type { Answers, ExecutionContext, ExecutorResult, ToolCall } from "../../services/Executor.ts"
 import * as McpOAuth from "../mcp/McpOAuth.ts"
 import * as McpTools from "../mcp/McpTools.ts"
 import * as BuiltinTools from "./BuiltinTools.ts"
+import * as Combine from "./Combine.ts"
 import * as LocalTool from "./LocalTool.ts"
 
 /** Options of the live executor: which built-ins to offer, and the config file named in errors. */
@@ -43,11 +44,18 @@ export interface Options {
   readonly file?: string
   /** The run's MCP servers (their tools are offered beside the others). */
   readonly mcp?: McpTools.Runtime
+  /**
+   * Tool names other executors combined with this one define (issue 29): a
+   * config table for one of them is theirs, not a missing built-in.
+   */
+  readonly others?: ReadonlySet<string>
 }
 
 interface Entry {
   readonly definition: ToolDefinition
   readonly kind: ToolKind
+  /** The MCP server of an MCP tool. */
+  readonly server?: string
   readonly validate: ValidateFunction
   readonly run: (args: BuiltinTools.Arguments, answers: Answers, context: ExecutionContext, call: ToolCall) => Effect.Effect<ExecutorResult>
 }
@@ -99,6 +107,7 @@ const addMcpTools = (
       definition: tool.definition,
       // Another process's (or service's) code: `ask` by default, like a local tool.
       kind: "mcp",
+      server: tool.serverName,
       validate,
       run: (args, answers, context, call) => mcp.execute(tool, call, args, answers, context)
     })
@@ -175,7 +184,7 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
       const kind = ConfigData.toolKind(tool)
       if (kind === "mcp") continue
       if (kind === "builtin") {
-        if (!builtins.has(name) && McpTools.mayOffer(options.mcp, name)) continue
+        if (!builtins.has(name) && (McpTools.mayOffer(options.mcp, name) || options.others?.has(name) === true)) continue
         if (!builtins.has(name)) {
           problems.push({
             path: at(),
@@ -220,49 +229,92 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
     const promptLabel = (name: string, questionId: string) =>
       entries.get(name)?.kind === "builtin" ? builtins.get(name)?.questions?.[questionId]?.promptLabel : undefined
 
+    const source = (name: string): string | undefined => {
+      const entry = entries.get(name)
+      if (entry === undefined) return undefined
+      if (entry.kind === "builtin") return "the built-in tools"
+      if (entry.kind === "local") return `the local tool of ${ConfigData.formatPath(["conversation", "tools", name])} in ${file}`
+      return `MCP server "${entry.server ?? ""}"`
+    }
+
     return Effect.succeed(Executor.of({
       definitions,
       execute,
       promptLabel,
+      source,
       permission: (name) => ConfigData.runMode(config, name, defaultRunMode[entries.get(name)?.kind ?? "builtin"]),
       kind: (name) => entries.get(name)?.kind
     }))
   })
 
-export interface LayerOptions extends Omit<Options, "file" | "mcp"> {
+export interface LayerOptions<E = never, R = never> extends Omit<Options, "file" | "mcp" | "others"> {
   /**
    * How `[mcp.servers]` are started (defaults: the working directory as
    * root, nobody at a terminal, problems printed to stderr as `parley: …`).
    */
   readonly mcp?: Partial<McpTools.Options>
+  /**
+   * Other executors offered beside the live tools (issue 29): effect/ai
+   * toolkits (`executorFromToolkit`), your own. One config file for all:
+   * `[conversation.tools.<name>]` of their tools is theirs. A tool name
+   * defined twice fails the layer with `DuplicateTool`, naming both.
+   */
+  readonly executors?: ReadonlyArray<Layer.Layer<Executor, E, R>>
 }
 
 /**
  * The live executor with a custom built-in registry (tests add
- * `BuiltinTools.askUser`). Building it starts the configured MCP servers;
- * they stop when the layer's scope closes.
+ * `BuiltinTools.askUser`) and other executors beside it. Building it
+ * starts the configured MCP servers; they stop when the layer's scope
+ * closes.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import * as Schema from "effect/Schema"
+ * import { Tool, Toolkit } from "effect/ai"
+ * import { Config } from "parley"
+ * import { executorFromToolkit } from "parley/ai"
+ * import * as ExecutorLive from "parley/layers/executor/ExecutorLive"
+ *
+ * const Deploy = Tool.make("deploy", { parameters: Schema.Struct({ env: Schema.String }), success: Schema.String, needsApproval: true })
+ * const deploy = executorFromToolkit(Toolkit.make(Deploy), { deploy: ({ env }) => Effect.succeed(`deployed to ${env}`) })
+ * // Built-ins, local tools, MCP servers and the toolkit, under one config file.
+ * const executor = ExecutorLive.layerWith({ executors: [deploy] }).pipe(Layer.provide(Config.layerEmpty))
+ * ```
  */
-export const layerWith = (options: LayerOptions = {}): Layer.Layer<Executor, ConfigError, Config> =>
+export const layerWith = <E = never, R = never>(options: LayerOptions<E, R> = {}): Layer.Layer<Executor, ConfigError | DuplicateTool | E, Config | R> =>
   Layer.effect(
     Executor,
     Effect.gen(function*() {
-      const { data, file } = yield* Config
-      const { mcp: mcpOptions, ...rest } = options
-      const mcp = ConfigData.mcpServers(data).length === 0 ? undefined : yield* McpTools.start(data, {
-        root: process.cwd(),
-        interactive: false,
-        onProblem: (message) => process.stderr.write(`parley: ${message}\n`),
-        // OAuth state of HTTP servers is kept with the conversations, beside config.toml.
-        storage: path.dirname(file),
-        signIn: (server, url) =>
-          process.stderr.write(
-            `parley: MCP server "${server}" asks you to sign in. Open this page in a browser (parley waits up to ${McpOAuth.SIGN_IN_TIMEOUT_MS / 60_000} minutes; Ctrl-C stops):\n  ${url.href}\n`
-          ),
-        ...mcpOptions
-      })
-      return yield* make(data, { ...rest, file, ...(mcp !== undefined ? { mcp } : {}) })
+      const { executors = [], ...rest } = options
+      // Built first: their names tell their config tables from a missing built-in's.
+      const others = yield* Combine.build(executors, 2)
+      const live = yield* liveExecutor(rest, new Set(others.flatMap((p) => p.executor.names ?? p.executor.definitions.map((d) => d.name))))
+      return others.length === 0 ? live : yield* Combine.combine([{ executor: live, label: "the live executor" }, ...others])
     })
   )
 
+/** The live tools alone: the configured MCP servers started in the layer's scope, then {@link make}. */
+const liveExecutor = (options: Omit<LayerOptions, "executors">, others: ReadonlySet<string>) =>
+  Effect.gen(function*() {
+    const { data, file } = yield* Config
+    const { mcp: mcpOptions, ...rest } = options
+    const mcp = ConfigData.mcpServers(data).length === 0 ? undefined : yield* McpTools.start(data, {
+      root: process.cwd(),
+      interactive: false,
+      onProblem: (message) => process.stderr.write(`parley: ${message}\n`),
+      // OAuth state of HTTP servers is kept with the conversations, beside config.toml.
+      storage: path.dirname(file),
+      signIn: (server, url) =>
+        process.stderr.write(
+          `parley: MCP server "${server}" asks you to sign in. Open this page in a browser (parley waits up to ${McpOAuth.SIGN_IN_TIMEOUT_MS / 60_000} minutes; Ctrl-C stops):\n  ${url.href}\n`
+        ),
+      ...mcpOptions
+    })
+    return yield* make(data, { ...rest, file, others, ...(mcp !== undefined ? { mcp } : {}) })
+  })
+
 /** The live executor: standard built-ins, configured local tools and MCP servers. */
-export const layer: Layer.Layer<Executor, ConfigError, Config> = layerWith()
+export const layer: Layer.Layer<Executor, ConfigError, Config> = Layer.effect(Executor, liveExecutor({}, new Set()))

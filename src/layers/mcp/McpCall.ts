@@ -450,7 +450,15 @@ const needsInput = (live: LiveCall, question: Question, answers: Answers): Needs
   const round = live.round
   const resume = round?.unrecorded === true ? McpRound.toState(live.spec.serverName, round.number, round.input) : undefined
   if (round !== undefined) round.unrecorded = false
-  return new NeedsInput({ question, source: InquirySource.InquirySource.tool(live.spec.tool), answers: { ...answers }, ...(resume !== undefined ? { resume } : {}) })
+  // Asked again because the last answer was rejected: said so, so a configured answer is not given five times (issue 29).
+  const rejected = live.open?.problem
+  return new NeedsInput({
+    question,
+    source: InquirySource.InquirySource.tool(live.spec.tool),
+    answers: { ...answers },
+    ...(resume !== undefined ? { resume } : {}),
+    ...(rejected !== undefined ? { rejected } : {})
+  })
 }
 
 /** Remembers the fiber that got `NeedsInput`: if it ends without calling back, the call was abandoned. */

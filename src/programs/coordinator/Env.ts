@@ -48,6 +48,8 @@ export const Texts = {
     `The tool '${tool}' asked for a secret value ("${question}"), but secret values can only be typed by a person at an interactive terminal and none is available. Run the query in a terminal to answer it.`,
   nobodyToAsk: (tool: string, question: string) =>
     `The tool '${tool}' asked "${question.split("\n")[0]}", which only a person may answer, and nobody could be asked (the detached policy is "deny"). You may end the turn or try another way.`,
+  approvalNobody: (tool: string, detached: string) =>
+    `The tool '${tool}' needs a person's approval to run, and nobody could be asked (the detached policy is "${detached}"; an approval never goes to an assistant), so it did not run. Do not retry this tool call in this turn.`,
   tooManyAttempts: (tool: string, id: string, question: string, max: number) =>
     `The tool '${tool}' asked "${question.split("\n")[0]}" (question '${id}') more than ${max} times in one call, so the call was stopped: the answers it got did not satisfy it. Raise max_attempts under [conversation.tools.${tool}.questions.${id}] to allow more.`,
   exclusiveNoPerson: (tool: string) =>
@@ -91,7 +93,11 @@ export type RecordError = AppendRejected | StoreIoError
 /** How a question ended for its tool. */
 export type Routed = Data.TaggedEnum<{
   /** Run the tool again with this answer. */
-  Answer: { readonly answer: Schema.Json }
+  Answer: {
+    readonly answer: Schema.Json
+    /** The answer configured for the question (a tool asking again for it rejected it). */
+    readonly fromConfig?: boolean
+  }
   /** The call ends with this response. */
   End: { readonly response: ToolResponse }
   /** Nobody answered: the question stays open on disk and the call stops here, without a response (the `detached` policy). */
@@ -105,7 +111,7 @@ const RoutedEnum = Data.taggedEnum<Routed>()
  * a microsecond a value).
  */
 export const Routed: Data.TaggedEnum.Constructor<Routed> = {
-  Answer: ({ answer }) => ({ _tag: "Answer", answer }),
+  Answer: ({ answer, fromConfig }) => (fromConfig === true ? { _tag: "Answer", answer, fromConfig } : { _tag: "Answer", answer }),
   End: ({ response }) => ({ _tag: "End", response }),
   Deferred: ({ inquiryId }) => ({ _tag: "Deferred", inquiryId }),
   $is: RoutedEnum.$is,

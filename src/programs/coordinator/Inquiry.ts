@@ -60,14 +60,24 @@ export { type Asked, type Closer, describeDefect, type Env, positionOf, record, 
 
 /** How an inquiry opens: record its request now, or it was recorded by an earlier run (resume). */
 export type Opening = Data.TaggedEnum<{
-  /** `metadata`: recorded with the request (the executor's state, `EventMetadata.executorState`). */
-  Record: { readonly id: InquiryId; readonly source: InquirySource; readonly metadata?: EventMetadata }
+  /**
+   * `metadata`: recorded with the request (the executor's state,
+   * `EventMetadata.executorState`); `staticRejected`: the tool asks again
+   * right after its configured answer (why, in its words).
+   */
+  Record: { readonly id: InquiryId; readonly source: InquirySource; readonly metadata?: EventMetadata; readonly staticRejected?: string }
   Recorded: { readonly id: InquiryId; readonly source: InquirySource }
 }>
 const OpeningEnum = Data.taggedEnum<Opening>()
 /** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (built as literals, as `Routed`'s). */
 export const Opening: Data.TaggedEnum.Constructor<Opening> = {
-  Record: ({ id, source, metadata }) => (metadata !== undefined ? { _tag: "Record", id, source, metadata } : { _tag: "Record", id, source }),
+  Record: ({ id, metadata, source, staticRejected }) => ({
+    _tag: "Record",
+    id,
+    source,
+    ...(metadata !== undefined ? { metadata } : {}),
+    ...(staticRejected !== undefined ? { staticRejected } : {})
+  }),
   Recorded: ({ id, source }) => ({ _tag: "Recorded", id, source }),
   $is: OpeningEnum.$is,
   $match: OpeningEnum.$match
@@ -208,11 +218,13 @@ const decide = (
   call: ToolCallRequest,
   question: Question,
   reachable = env.prompts.interactive || env.answers.present(),
-  source?: InquirySource
+  source?: InquirySource,
+  staticRejected?: string
 ) =>
   decideRoute({
     // A question the model asks types its own answer: its static answer gets no form-field leniency.
     strictStatic: source?.source === "assistant",
+    ...(staticRejected !== undefined ? { staticRejected } : {}),
     question,
     target: ConfigData.questionTarget(env.config, call.name, question.id),
     reachable,
@@ -235,7 +247,7 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
     case "Remembered":
       return open.answered("remembered", decided.answer)
     case "Static":
-      return open.answered("config", decided.answer)
+      return Effect.map(open.answered("config", decided.answer), (routed) => (routed._tag === "Answer" ? Routed.Answer({ answer: routed.answer, fromConfig: true }) : routed))
     case "InvalidStatic":
       return open.cancelled("parley", "invalid_static_answer", {
         content: Texts.invalidStaticAnswer(call.name, question.id, decided.problem),
@@ -276,8 +288,8 @@ const deserted = (open: OpenInquiry, waiting: Waiting, since: Timestamp.Timestam
  * records the outcome. Called as the question opens: the route is decided
  * from the turn's state as it is then.
  */
-const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timestamp) => {
-  const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question, undefined, source)
+const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timestamp, staticRejected?: string) => {
+  const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question, undefined, source, staticRejected)
   open.env.events.publishUnsafe(RunEvent.make.QuestionOpened({
     inquiry_id: open.id,
     call: open.shown,
@@ -309,6 +321,20 @@ const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
  * open: its request stays on disk without a response.
  */
 export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
+  askUntraced(env, call, question, opening).pipe(
+    // Issue 29: each inquiry is a span of its own, under its tool call's.
+    Effect.withSpan("ToolCoordinator.inquiry", {
+      attributes: {
+        "parley.conversation_id": env.session.id,
+        "parley.inquiry_id": opening.id,
+        "parley.tool_call_id": call.id,
+        "parley.tool": call.name,
+        "parley.question_id": question.id
+      }
+    })
+  )
+
+const askUntraced = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
   // acquireUseRelease spelled out: the request is recorded uninterruptibly,
   // the routing is interruptible, and the exit handler may skip its step.
   // The mask's function runs as the step does, so it reads the clock: the
@@ -316,7 +342,7 @@ export const ask = (env: Env, call: ToolCallRequest, question: Question, opening
   Effect.uninterruptibleMask((restore) => {
     const open = new OpenInquiry(env, call, question, opening.id)
     const since = Timestamp.fromClock(env.clock)
-    const routed = () => Effect.onExitPrimitive(restore(route(open, opening.source, since)), (exit) => cancelIfOpen(open, exit), true)
+    const routed = () => Effect.onExitPrimitive(restore(route(open, opening.source, since, opening._tag === "Record" ? opening.staticRejected : undefined)), (exit) => cancelIfOpen(open, exit), true)
     if (opening._tag === "Recorded") return routed()
     const request = Events.inquiryRequest(since, open.id, opening.source, open.inquiryQuestion, opening.metadata)
     return Effect.flatMap(env.session.append([request]), routed)
