@@ -122,7 +122,7 @@ const check = (options: Options) =>
       // A route's failure (no such route, a body over the limit) becomes its response here, so it gets the headers below.
       Effect.catchCause(answerOf)
     )
-    return answered.body._tag === "Empty" && answered.status >= 400 ? explained(answered, url.pathname) : answered
+    return answered.status >= 400 && !isJson(answered) ? explained(answered, url.pathname) : answered
   }).pipe(Effect.map(HttpServerResponse.setHeaders(SECURITY_HEADERS)))
 
 /**
@@ -139,9 +139,18 @@ const answerOf = <E>(cause: Cause.Cause<E>): Effect.Effect<HttpServerResponse.Ht
   return Effect.failCause(cause)
 }
 
-/** An error answered with no body, as the API's JSON error (`{ error, message }`), with the headers it had (a 413's `connection: close`: the rest of its body is not read). */
+/** Whether a response's body is JSON (the API's errors are). */
+const isJson = (response: HttpServerResponse.HttpServerResponse): boolean =>
+  response.body._tag !== "Empty" && "contentType" in response.body && /^application\/json\b/.test(response.body.contentType ?? "")
+
+/** An error answered with no body (or with text), as the API's JSON error (`{ error, message }`), keeping a 413's `connection: close` (the rest of its body is not read). */
 const explained = (response: HttpServerResponse.HttpServerResponse, path: string): HttpServerResponse.HttpServerResponse => {
-  const json = (error: string, message: string) => HttpServerResponse.setHeaders(refuse(response.status, error, message), response.headers)
+  // Only `connection` is kept: the old body's length and type are not this one's.
+  const connection = response.headers["connection"]
+  const json = (error: string, message: string) => {
+    const refused = refuse(response.status, error, message)
+    return connection === undefined ? refused : HttpServerResponse.setHeader(refused, "connection", connection)
+  }
   switch (response.status) {
     case 404:
       return json("NotFound", `Nothing is at ${path}.`)

@@ -4,6 +4,7 @@
 // that bypassed the guard's headers and JSON (an unknown path, a body over
 // 1 MiB), the token redirect that could leave the server (`//host`), a 400
 // that repeated the body it refused.
+import * as http from "node:http"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Guard from "../../../src/cli/serve/Guard.ts"
 import { makeProject } from "../../support/Project.ts"
@@ -36,6 +37,19 @@ describe("Guard.hostsFor: the Host headers a server answers (DNS rebinding)", ()
   })
 })
 
+/** A request on a connection of its own: status, the headers looked at, body. */
+const rawWithHeaders = (port: number, options: { method: string; path: string; headers: Record<string, string>; body: string }) =>
+  new Promise<{ status: number; csp: string | undefined; type: string | undefined; connection: string | undefined; body: string }>((resolve, reject) => {
+    const req = http.request({ host: "127.0.0.1", port, agent: false, method: options.method, path: options.path, headers: options.headers }, (res) => {
+      let body = ""
+      res.on("data", (d: Buffer) => (body += d.toString()))
+      res.on("end", () =>
+        resolve({ status: res.statusCode!, csp: res.headers["content-security-policy"] as string | undefined, type: res.headers["content-type"], connection: String(res.headers["connection"]), body }))
+    })
+    req.on("error", reject)
+    req.end(options.body)
+  })
+
 describe("parley serve: answers that bypassed the guard", () => {
   const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
   afterEach(() => {
@@ -51,12 +65,14 @@ describe("parley serve: answers that bypassed the guard", () => {
     }
     expect(await headersOf("/nothing/here")).toStrictEqual({ status: 404, csp: Guard.CSP, type: "application/json", location: null, body: JSON.stringify({ error: "NotFound", message: "Nothing is at /nothing/here." }) })
     expect(await headersOf("/api/questions", { method: "DELETE" })).toMatchObject({ status: 404, csp: Guard.CSP, type: "application/json" })
-    const big = await headersOf("/api/conversations/17738399468/questions/a1.confirm.1", {
+    // On a connection of its own: the server closes it after a 413 (the rest of the body is not read).
+    const big = await rawWithHeaders(server.port, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      path: "/api/conversations/17738399468/questions/a1.confirm.1",
+      headers: { ...server.auth, "content-type": "application/json" },
       body: JSON.stringify({ answer: "x".repeat(Guard.MAX_BODY_BYTES) })
     })
-    expect(big).toStrictEqual({ status: 413, csp: Guard.CSP, type: "application/json", location: null, body: JSON.stringify({ error: "PayloadTooLarge", message: "A request body is at most 1 MiB." }) })
+    expect(big).toStrictEqual({ status: 413, csp: Guard.CSP, type: "application/json", connection: "close", body: JSON.stringify({ error: "PayloadTooLarge", message: "A request body is at most 1 MiB." }) })
     // Exactly 1 MiB is taken (then refused for what it says, not for its size).
     const fits = JSON.stringify({ answer: "x" })
     const padded = fits.slice(0, -1) + " ".repeat(Guard.MAX_BODY_BYTES - fits.length) + "}"
@@ -66,6 +82,15 @@ describe("parley serve: answers that bypassed the guard", () => {
     for (const [path, location] of [["//evil.example/?token=", "/evil.example/"], ["/\\evil.example?token=", "/evil.example"], ["/conversations/1?token=", "/conversations/1"]] as const) {
       const r = await fetch(`${server.base}${path}${server.token}`, { redirect: "manual" })
       expect([path, r.status, r.headers.get("location")]).toStrictEqual([path, 303, location])
+    }
+
+    // A body that is not JSON by its type: a JSON error too; a Last-Event-ID that is not a sequence number: 400, not an empty stream.
+    const typed = await headersOf("/api/conversations", { method: "POST", headers: { "content-type": "text/plain" }, body: "hello" })
+    expect(typed).toMatchObject({ status: 415, csp: Guard.CSP, type: "application/json" })
+    expect(JSON.parse(typed.body)).toMatchObject({ error: "UnsupportedMediaType" })
+    for (const id of ["abc", "-1", "1.5", "1e400"]) {
+      const r = await fetch(`${server.base}/api/conversations/17738399468/events`, { headers: { ...server.auth, "last-event-id": id } })
+      expect([id, r.status, ((await r.json()) as { error: string }).error]).toStrictEqual([id, 400, "BadRequest"])
     }
 
     const refused = await server.post("/api/conversations/17738399468/questions/a1.confirm.1", JSON.stringify("s3cr3t-t0ken"))
