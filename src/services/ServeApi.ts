@@ -126,9 +126,9 @@ export const PayloadTooLarge = errorOf("PayloadTooLarge", 413, {})
 export const UnsupportedMediaType = errorOf("UnsupportedMediaType", 415, {})
 
 /** What every `POST` may be refused for before its endpoint runs (`cli/serve/Guard.ts`). */
-const POSTED = [ForeignOrigin, PayloadTooLarge] as const
-/** …and a `POST` that takes a JSON body. */
-const WITH_BODY = [...POSTED, UnsupportedMediaType] as const
+const POSTED = [ForeignOrigin] as const
+/** …and a `POST` that takes a JSON body (one that takes none does not read it). */
+const WITH_BODY = [...POSTED, PayloadTooLarge, UnsupportedMediaType] as const
 
 /** The token, for the OpenAPI document (the check itself runs before routing, `cli/serve/Guard.ts`). */
 export class Token extends HttpApiMiddleware.Service<Token>()("parley/serve/Token", {
