@@ -28,7 +28,6 @@ import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import { renderJson } from "../../domain/render/Render.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
-import * as FileConversationStore from "../../layers/store/FileConversationStore.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
@@ -246,10 +245,9 @@ const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (
     ? Effect.fail(e) // a response that does not encode is our bug: a 500
     : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message }))
 
-/** The API's routes and its OpenAPI document, over the file store of `storage`. */
+/** The API's routes and its OpenAPI document, over the store of `storage` (given by the server: one for the API and the page). */
 export const layer = (storage: string) =>
   HttpApiBuilder.layer(ServeApi, { openapiPath: "/api/openapi.json" }).pipe(
     Layer.provide(handlers(storage)),
-    Layer.provide([TokenLive, ValidationLive]),
-    Layer.provide(FileConversationStore.layer({ storageDir: storage }))
+    Layer.provide([TokenLive, ValidationLive])
   )
