@@ -116,10 +116,25 @@ export type EventFrame = typeof EventFrame.Type
 /** A wrong or missing token (401); the body says nothing else. */
 export const Unauthorized = errorOf("Unauthorized", 401, {})
 
+/** The `Host` header names another server (DNS rebinding): checked before anything else, on every request. */
+export const MisdirectedRequest = errorOf("MisdirectedRequest", 421, {})
+/** A `POST` from a page of another site (its `Origin`). */
+export const ForeignOrigin = errorOf("ForeignOrigin", 403, {})
+/** A request body over 1 MiB. */
+export const PayloadTooLarge = errorOf("PayloadTooLarge", 413, {})
+/** A body that is not JSON by its content-type. */
+export const UnsupportedMediaType = errorOf("UnsupportedMediaType", 415, {})
+
+/** What every `POST` may be refused for before its endpoint runs (`cli/serve/Guard.ts`). */
+const POSTED = [ForeignOrigin] as const
+/** …and a `POST` that takes a JSON body (one that takes none does not read it). */
+const WITH_BODY = [...POSTED, PayloadTooLarge, UnsupportedMediaType] as const
+
 /** The token, for the OpenAPI document (the check itself runs before routing, `cli/serve/Guard.ts`). */
 export class Token extends HttpApiMiddleware.Service<Token>()("parley/serve/Token", {
   security: { bearer: HttpApiSecurity.bearer },
-  error: Unauthorized
+  // The Host check runs first, on every request: its 421 belongs with the token's 401.
+  error: [Unauthorized, MisdirectedRequest]
 }) {}
 
 /** Request-decoding failures as a 400 `BadRequest` (Effect's default is an empty 400). */
@@ -134,39 +149,40 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
     HttpApiEndpoint.get("get", "/conversations/:id", { params: Id, success: Schema.Json, error: [ConversationNotFound, ConversationDamaged] }),
     HttpApiEndpoint.get("events", "/conversations/:id/events", {
       params: Id,
-      headers: { "last-event-id": Schema.optional(Schema.NumberFromString) },
-      success: HttpApiSchema.StreamSse({ events: EventFrame }),
+      // A sequence number of the run (EventSource sends back the last `id:` it saw).
+      headers: { "last-event-id": Schema.optional(Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))) },
+      // 204 when no turn runs: nothing to stream, and an EventSource does not reconnect.
+      success: [HttpApiSchema.StreamSse({ events: EventFrame }), HttpApiSchema.NoContent],
       error: [ConversationNotFound]
-    }),
+    }).middleware(Validation),
     HttpApiEndpoint.get("questions", "/questions", { success: Schema.Array(QuestionRow) }),
     HttpApiEndpoint.post("answer", "/conversations/:id/questions/:inquiryId", {
       params: { id: Schema.String, inquiryId: Schema.String },
       payload: AnswerBody,
       success: AnswerAccepted,
-      error: [ConversationNotFound, QuestionNotOpen, QuestionAlreadyAnswered, ConversationBusy, SecretNeedsRunningTurn, AnswerDoesNotFit, RunLost]
-    })
-    ,
-    HttpApiEndpoint.post("create", "/conversations", { payload: NewConversation, success: RunStarted, error: [RunNotStarted] }),
+      error: [ConversationNotFound, QuestionNotOpen, QuestionAlreadyAnswered, ConversationBusy, SecretNeedsRunningTurn, AnswerDoesNotFit, RunLost, ...WITH_BODY]
+    }).middleware(Validation),
+    HttpApiEndpoint.post("create", "/conversations", { payload: NewConversation, success: RunStarted, error: [RunNotStarted, ...WITH_BODY] }).middleware(Validation),
     HttpApiEndpoint.post("message", "/conversations/:id/messages", {
       params: Id,
       payload: NewMessage,
       success: RunStarted,
-      error: [ConversationNotFound, ConversationBusy, RunNotStarted]
-    }),
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted, ...WITH_BODY]
+    }).middleware(Validation),
     HttpApiEndpoint.post("continue", "/conversations/:id/continue", {
       params: Id,
       success: RunStarted,
-      error: [ConversationNotFound, ConversationBusy, RunNotStarted]
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted, ...POSTED]
     }),
     HttpApiEndpoint.post("discard", "/conversations/:id/discard", {
       params: Id,
       success: Discarded,
-      error: [ConversationNotFound, ConversationBusy, RunNotStarted]
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted, ...POSTED]
     }),
     HttpApiEndpoint.post("stop", "/conversations/:id/stop", {
       params: Id,
       success: Stopping,
-      error: [ConversationNotFound, NotRunning, RunLost]
+      error: [ConversationNotFound, NotRunning, RunLost, ...POSTED]
     })
   )
   .middleware(Token)
@@ -174,6 +190,6 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
 {}
 
 /** The whole API. */
-export class ServeApi extends HttpApi.make("parley").add(ConversationsGroup).middleware(Validation)
+export class ServeApi extends HttpApi.make("parley").add(ConversationsGroup)
   .annotateMerge(OpenApi.annotations({ title: "parley serve", description: "Watch runs and answer their questions (issue 23)." }))
 {}

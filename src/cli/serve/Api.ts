@@ -19,6 +19,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -27,7 +28,6 @@ import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import { renderJson } from "../../domain/render/Render.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
-import * as FileConversationStore from "../../layers/store/FileConversationStore.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
@@ -37,7 +37,7 @@ import * as Hosts from "./Hosts.ts"
 import * as RelayModule from "./Relay.ts"
 import * as Runs from "./Runs.ts"
 
-type Relay = Effect.Success<typeof RelayModule.make>
+type Relay = RelayModule.Relay
 
 const idOf = (id: string) =>
   Effect.fromNullishOr(ConversationId.parse(id)).pipe(
@@ -126,26 +126,36 @@ const refused = (id: string, secret: boolean) => (error: { readonly _tag: string
   }
 }
 
-/** An answer for the running turn on `socket`. */
-const answerRunning = (id: string, socket: string, inquiryId: string, answer: Schema.Json) =>
-  Effect.scoped(Effect.gen(function*() {
-    const client = yield* HostClient.connect(socket)
-    const info = yield* client.Info()
-    const q = info.open.find((o) => o.inquiry_id === inquiryId)
-    const secret = q?.question.answer_type.type === "secret"
-    yield* client.Answer({ inquiry_id: inquiryId, answer }).pipe(Effect.mapError(refused(id, secret)))
-    return { id: inquiryId, outcome: "delivered" as const }
-  })).pipe(Effect.catchTags({
-    RpcClientError: () => Effect.fail(refused(id, false)({ _tag: "RpcClientError" })),
-    SocketError: () => Effect.fail(refused(id, false)({ _tag: "SocketError" }))
-  }))
+/** Whether the open question `inquiryId` of the run on `socket` takes a secret (asked of the host when the server has not seen it open; in doubt, yes). */
+const takesSecret = (relay: Relay, socket: string, client: HostClient.Client, inquiryId: string) => {
+  const seen = relay.opened(socket, inquiryId)
+  if (seen !== undefined) return Effect.succeed(seen.question.answer_type.type === "secret")
+  return client.Info().pipe(
+    Effect.map((info) => (info.open.find((o) => o.inquiry_id === inquiryId)?.question.answer_type.type ?? "secret") === "secret"),
+    Effect.orElseSucceed(() => true)
+  )
+}
+
+/** An answer for the running turn on `socket`, over the server's connection to it (one round trip). */
+const answerRunning = (relay: Relay, id: string, socket: string, client: HostClient.Client, inquiryId: string, answer: Schema.Json) =>
+  client.Answer({ inquiry_id: inquiryId, answer }).pipe(
+    Effect.as({ id: inquiryId, outcome: "delivered" as const }),
+    Effect.catchTags({
+      // Only a refusal needs to know whether the question takes a secret: its reason is not repeated then.
+      AnswerDoesNotFit: (e) => Effect.flatMap(takesSecret(relay, socket, client, inquiryId), (secret) => Effect.fail(refused(id, secret)(e))),
+      QuestionNotOpen: (e) => Effect.fail(refused(id, false)(e)),
+      QuestionAlreadyAnswered: (e) => Effect.fail(refused(id, false)(e)),
+      RpcClientError: () => Effect.fail(lost(id))
+    })
+  )
 
 /** `POST /api/conversations/:id/questions/:inquiryId`: to the running turn, else into the waiting turn on disk. */
-const answer = (storage: string, id: string, inquiryId: string, value: Schema.Json) =>
+const answer = (storage: string, relay: Relay, id: string, inquiryId: string, value: Schema.Json) =>
   Effect.gen(function*() {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
-    if (yield* HostClient.running(socket)) return yield* answerRunning(id, socket, inquiryId, value)
+    const client = yield* relay.client(socket)
+    if (Option.isSome(client)) return yield* answerRunning(relay, id, socket, client.value, inquiryId, value)
     yield* Answer.answer(cid, inquiryId, { json: JSON.stringify(value) }).pipe(
       Effect.mapError(refused(id, false))
     )
@@ -153,17 +163,16 @@ const answer = (storage: string, id: string, inquiryId: string, value: Schema.Js
   })
 
 /** `POST /api/conversations/:id/stop`: the running turn stops as `conversation kill` stops it. */
-const stop = (storage: string, id: string) =>
+const stop = (storage: string, relay: Relay, id: string) =>
   Effect.gen(function*() {
     const cid = yield* idOf(id)
-    const socket = HostPath.of(storage, cid)
-    if (!(yield* HostClient.running(socket))) return yield* Effect.fail({ error: "NotRunning" as const, message: `No turn of ${id} is running.`, id })
-    return yield* Effect.scoped(Effect.gen(function*() {
-      const client = yield* HostClient.connect(socket)
-      const info = yield* client.Info()
-      yield* client.Interrupt()
+    const client = yield* relay.client(HostPath.of(storage, cid))
+    if (Option.isNone(client)) return yield* Effect.fail({ error: "NotRunning" as const, message: `No turn of ${id} is running.`, id })
+    return yield* Effect.gen(function*() {
+      const info = yield* client.value.Info()
+      yield* client.value.Interrupt()
       return { id, pid: info.pid }
-    })).pipe(Effect.catch(() => Effect.fail(lost(id))))
+    }).pipe(Effect.catch(() => Effect.fail(lost(id))))
   })
 
 /** A conversation a run of another process holds: 409 naming it. */
@@ -207,8 +216,8 @@ const handlers = (storage: string) =>
         .handle("get", ({ params }) => withStore(get(params.id)))
         .handle("events", ({ params, headers }) => withStore(events(storage, relay, params.id, headers["last-event-id"] ?? 0)))
         .handle("questions", () => questions(storage))
-        .handle("answer", ({ params, payload }) => withStore(answer(storage, params.id, params.inquiryId, payload.answer)))
-        .handle("stop", ({ params }) => stop(storage, params.id))
+        .handle("answer", ({ params, payload }) => withStore(answer(storage, relay, params.id, params.inquiryId, payload.answer)))
+        .handle("stop", ({ params }) => stop(storage, relay, params.id))
         .handle("create", ({ payload }) => Effect.flatMap(runs.start(["--new", ...modelArgs(payload.model)], payload.message), (r) => r._tag === "Started" ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid }) : Effect.fail(endedAtOnce(r))))
         .handle("message", ({ params, payload }) =>
           withStore(Effect.flatMap(free(storage, params.id), (cid) =>
@@ -236,10 +245,9 @@ const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (
     ? Effect.fail(e) // a response that does not encode is our bug: a 500
     : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message }))
 
-/** The API's routes and its OpenAPI document, over the file store of `storage`. */
+/** The API's routes and its OpenAPI document, over the store of `storage` (given by the server: one for the API and the page). */
 export const layer = (storage: string) =>
   HttpApiBuilder.layer(ServeApi, { openapiPath: "/api/openapi.json" }).pipe(
     Layer.provide(handlers(storage)),
-    Layer.provide([TokenLive, ValidationLive]),
-    Layer.provide(FileConversationStore.layer({ storageDir: storage }))
+    Layer.provide([TokenLive, ValidationLive])
   )

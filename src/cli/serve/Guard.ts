@@ -20,9 +20,11 @@
  * ```
  */
 import * as ByteSize from "effect/ByteSize"
+import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRespondable from "effect/http/HttpServerRespondable"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Token from "./Token.ts"
@@ -45,20 +47,34 @@ const SECURITY_HEADERS = {
 }
 
 /** Whether `host` (a Host header's name) is an IP address literal: no DNS name can be rebound to it. */
-const isIpLiteral = (host: string): boolean => /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || /^\[[0-9a-fA-F:.]+\]$/.test(host)
+const isIpLiteral = (host: string): boolean => /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || /^\[[0-9a-f:.]+\]$/.test(host)
 
-/** The Host headers a server bound to `host:port` accepts: its own address, `localhost` for a loopback one, any IP literal for a wildcard one. */
+/** A Host header's name and port (`undefined`: none given); none when it is not one. */
+const split = (header: string): { readonly name: string; readonly port: string | undefined } | undefined => {
+  const m = /^(\[[^\]]*\]|[^:[\]]+)(?::(\d+))?$/.exec(header.toLowerCase())
+  return m === null ? undefined : { name: m[1]!, port: m[2] }
+}
+
+/**
+ * The Host headers a server bound to `host:port` accepts: its own address,
+ * `localhost`, `127.0.0.1` and `[::1]` for a loopback one, any IP literal
+ * and `localhost` for a wildcard one — never another name, which is what a
+ * rebound DNS name sends. Names are compared without case; a browser leaves
+ * out the port when it is 80.
+ */
 export const hostsFor = (host: string, port: number): (header: string | undefined) => boolean => {
-  const loopback = host === "127.0.0.1" || host === "::1" || host === "localhost"
-  const wildcard = host === "0.0.0.0" || host === "::"
-  const own = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`
+  const bound = host.toLowerCase()
+  const loopback = bound === "127.0.0.1" || bound === "::1" || bound === "localhost"
+  const wildcard = bound === "0.0.0.0" || bound === "::"
+  const own = bound.includes(":") ? `[${bound}]` : bound
   return (header) => {
-    if (header === undefined) return false
-    if (header === own) return true
-    const at = header.lastIndexOf(":")
-    if (at < 0 || header.slice(at + 1) !== String(port)) return false
-    const name = header.slice(0, at)
-    return (loopback && (name === "localhost" || name === "127.0.0.1" || name === "[::1]")) || (wildcard && isIpLiteral(name))
+    const given = header === undefined ? undefined : split(header)
+    if (given === undefined) return false
+    if (given.port === undefined ? port !== 80 : given.port !== String(port)) return false
+    const { name } = given
+    if (name === own) return true
+    if (loopback) return name === "localhost" || name === "127.0.0.1" || name === "[::1]"
+    return wildcard && (name === "localhost" || isIpLiteral(name))
   }
 }
 
@@ -91,7 +107,8 @@ const check = (options: Options) =>
     if (given !== null && request.method === "GET" && !url.pathname.startsWith("/api/")) {
       if (!Token.matches(options.token, given)) return refuse(401, "Unauthorized", "A valid token is needed.")
       // The token leaves the address bar (and the history) at once; the cookie carries it from now on.
-      return HttpServerResponse.redirect(url.pathname, { status: 303 }).pipe(
+      // To a path on this server: `//host/` would be another server's address (`\\` is a `/` once parsed).
+      return HttpServerResponse.redirect(`/${url.pathname.replace(/^\/+/, "")}`, { status: 303 }).pipe(
         HttpServerResponse.setCookieUnsafe(COOKIE, options.token, { httpOnly: true, sameSite: "strict", path: "/" })
       )
     }
@@ -100,8 +117,51 @@ const check = (options: Options) =>
       const origin = request.headers["origin"]
       if (origin !== undefined && origin !== `http://${host}`) return refuse(403, "ForeignOrigin", "Requests from other sites are refused.")
     }
-    return yield* route.pipe(Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)))
+    const answered = yield* route.pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
+      // A route's failure (no such route, a body over the limit) becomes its response here, so it gets the headers below.
+      Effect.catchCause(answerOf)
+    )
+    return answered.status >= 400 && !isJson(answered) ? explained(answered, url.pathname) : answered
   }).pipe(Effect.map(HttpServerResponse.setHeaders(SECURITY_HEADERS)))
+
+/**
+ * A route's failure that says its own response (no such route; a body over
+ * the limit, which the API's body reader turns into a defect) as that
+ * response; any other failure goes on to the server as it was.
+ */
+const answerOf = <E>(cause: Cause.Cause<E>): Effect.Effect<HttpServerResponse.HttpServerResponse, E> => {
+  for (const reason of cause.reasons) {
+    const error = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
+    if (HttpServerResponse.isHttpServerResponse(error)) return Effect.succeed(error)
+    if (HttpServerRespondable.isRespondable(error)) return HttpServerRespondable.toResponseOrElse(error, HttpServerResponse.empty({ status: 500 }))
+  }
+  return Effect.failCause(cause)
+}
+
+/** Whether a response's body is JSON (the API's errors are). */
+const isJson = (response: HttpServerResponse.HttpServerResponse): boolean =>
+  response.body._tag !== "Empty" && "contentType" in response.body && /^application\/json\b/.test(response.body.contentType ?? "")
+
+/** An error answered with no body (or with text), as the API's JSON error (`{ error, message }`), keeping a 413's `connection: close` (the rest of its body is not read). */
+const explained = (response: HttpServerResponse.HttpServerResponse, path: string): HttpServerResponse.HttpServerResponse => {
+  // Only `connection` is kept: the old body's length and type are not this one's.
+  const connection = response.headers["connection"]
+  const json = (error: string, message: string) => {
+    const refused = refuse(response.status, error, message)
+    return connection === undefined ? refused : HttpServerResponse.setHeader(refused, "connection", connection)
+  }
+  switch (response.status) {
+    case 404:
+      return json("NotFound", `Nothing is at ${path}.`)
+    case 413:
+      return json("PayloadTooLarge", "A request body is at most 1 MiB.")
+    case 415:
+      return json("UnsupportedMediaType", "A request body is JSON (content-type: application/json).")
+    default:
+      return response.status >= 500 ? json("InternalError", "The server failed to answer this request.") : json("BadRequest", "The request could not be read.")
+  }
+}
 
 /** The guard, in front of every route. */
 export const layer = (options: Options) => HttpRouter.middleware(check(options), { global: true })

@@ -20,7 +20,6 @@ import { renderHtml } from "../../domain/render/Html.ts"
 import { PAGE_CSS } from "../../domain/render/HtmlStyle.ts"
 import { escapeHtml } from "../../domain/render/HtmlText.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import * as FileConversationStore from "../../layers/store/FileConversationStore.ts"
 import { markdownToHtml } from "../../layers/render/SafeMarkdown.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import type * as HostClient from "../../layers/host/HostClient.ts"
@@ -125,4 +124,4 @@ export const layer = (storage: string) =>
       // Browsers ask for it on their own: no icon, and no error in the console.
       HttpRouter.add("GET", "/favicon.ico", HttpServerResponse.empty({ status: 204 }))
     )
-  })).pipe(Layer.provide(FileConversationStore.layer({ storageDir: storage })))
+  }))

@@ -22,8 +22,8 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
-import * as HostSocket from "../../domain/run/HostSocket.ts"
 import { ANNOUNCE } from "../Detach.ts"
+import * as HostPath from "../HostPath.ts"
 
 /** How long a child may take to create its conversation and listen. */
 const READY_MS = 20_000
@@ -62,7 +62,7 @@ export const make = (storage: string) =>
         clearTimeout(timer)
       })
     )
-    const dir = HostSocket.runDir(path.resolve(storage))
+    const dir = HostPath.runDir(storage)
 
     /** Runs `parley query ARGS` as a child; resolves once it announced its conversation, or ended. */
     const run = (args: ReadonlyArray<string>, message?: string) =>

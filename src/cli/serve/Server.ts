@@ -24,6 +24,7 @@ import * as HttpServer from "effect/http/HttpServer"
 import * as Api from "./Api.ts"
 import * as Guard from "./Guard.ts"
 import * as Pages from "./Pages.ts"
+import * as StorageStore from "../StorageStore.ts"
 import * as Token from "./Token.ts"
 
 /** What the server was asked. */
@@ -37,7 +38,10 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
 
 /** The routes and the guard, for a server that listens on `host:port` (tests build it on a port of their own). */
 export const app = (options: Options & { readonly token: string }) =>
-  Layer.mergeAll(Api.layer(options.storage), Pages.layer(options.storage), Guard.layer({ token: options.token, hosts: Guard.hostsFor(options.host, options.port) }))
+  Layer.mergeAll(Api.layer(options.storage), Pages.layer(options.storage), Guard.layer({ token: options.token, hosts: Guard.hostsFor(options.host, options.port) })).pipe(
+    // One store for the API and the page: the file store of a directory, the PostgreSQL one of a url (issue 24).
+    Layer.provide(StorageStore.storeLayer(options.storage))
+  )
 
 /** Serves until interrupted. */
 export const run = (options: Options) =>

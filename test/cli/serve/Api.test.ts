@@ -84,7 +84,7 @@ describe("parley serve: security", () => {
       "/api/conversations/{id}/stop",
       "/api/questions"
     ])
-    expect(Object.keys(doc.body.paths["/api/conversations/{id}/questions/{inquiryId}"].post.responses).sort()).toStrictEqual(["200", "400", "401", "404", "409", "422", "503"])
+    expect(Object.keys(doc.body.paths["/api/conversations/{id}/questions/{inquiryId}"].post.responses).sort()).toStrictEqual(["200", "400", "401", "403", "404", "409", "413", "415", "421", "422", "503"])
     await server.stop()
   })
 
