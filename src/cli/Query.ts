@@ -61,6 +61,7 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
     const model = view.model()
     return {
       storage: run.hint.storage,
+      config: run.hint.config,
       model: model === undefined ? run.hint.model : undefined,
       script: model === undefined || model === "scripted" ? run.hint.script : undefined
     }
@@ -270,6 +271,7 @@ const live = (f: Flags) =>
   Live.layerFrom(Effect.map(storage, (s) => ({
     storage: s.dir,
     storageGiven: s.given,
+    config: s.configGiven,
     model: Option.getOrUndefined(f.model),
     // Absolute, so a printed command works from anywhere.
     script: Option.match(f.script, { onNone: () => undefined, onSome: (file) => (file === "" ? undefined : path.resolve(file)) }),

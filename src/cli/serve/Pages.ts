@@ -20,7 +20,6 @@ import { renderHtml } from "../../domain/render/Html.ts"
 import { PAGE_CSS } from "../../domain/render/HtmlStyle.ts"
 import { escapeHtml } from "../../domain/render/HtmlText.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import * as FileConversationStore from "../../layers/store/FileConversationStore.ts"
 import { markdownToHtml } from "../../layers/render/SafeMarkdown.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import type * as HostClient from "../../layers/host/HostClient.ts"
@@ -114,7 +113,7 @@ const conversationPage = (id: string) =>
     return html(page.replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>`))
   })
 
-/** The page's routes, over the file store of `storage`. */
+/** The page's routes, over the store of `storage` (given by `Server.app`: one for the page and the API). */
 export const layer = (storage: string) =>
   Layer.unwrap(Effect.map(Effect.service(ConversationStore), (store) => {
     const withStore = Effect.provideService(ConversationStore, store)
@@ -125,4 +124,4 @@ export const layer = (storage: string) =>
       // Browsers ask for it on their own: no icon, and no error in the console.
       HttpRouter.add("GET", "/favicon.ico", HttpServerResponse.empty({ status: 204 }))
     )
-  })).pipe(Layer.provide(FileConversationStore.layer({ storageDir: storage })))
+  }))

@@ -1,6 +1,7 @@
 /**
  * The token of `parley serve` (issue 23): 256 random bits as hex, kept in
- * `<storage>/serve-token` (mode 0600, created once and reused, so a page
+ * `<storage>/serve-token` (for a database: this user's `~/.config/parley/postgres/<hash>/`,
+ * `StorageStore.stateDirOf`) (mode 0600, created once and reused, so a page
  * opened yesterday still works after a restart), compared in constant time.
  * A token file that is not ours to trust — readable by others, not a regular
  * file — is replaced with a new token.
@@ -34,7 +35,8 @@ export const loadOrCreate = (storage: string): string => {
     // None yet: made below.
   }
   const token = crypto.randomBytes(32).toString("hex")
-  fs.mkdirSync(storage, { recursive: true })
+  // A directory made here is private (a database's is in the per-user config directory).
+  fs.mkdirSync(storage, { recursive: true, mode: 0o700 })
   // A fresh file under a unique name, renamed over: never written through a link someone left there.
   const scratch = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`
   fs.writeFileSync(scratch, `${token}\n`, { mode: 0o600, flag: "wx" })

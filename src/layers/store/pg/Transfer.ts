@@ -7,12 +7,15 @@
  * its files (`parley_raw_files`) with `damage` saying why, so it is listed
  * as damaged and exported exactly as it came. Files beside JP's three are
  * kept the same way. Archived conversations stay archived and export back
- * under `conversations/.archive/`.
+ * under `conversations/.archive/`. One conversation at a time
+ * (`importOne`, `exportOne`: `parley conversation import` / `export`), so
+ * memory holds one; an id already at the other end is never overwritten.
  *
  * @example
  * ```ts
  * import * as Transfer from "parley/layers/store/pg/Transfer"
  * const imported = Transfer.importDir("/home/me/project/.parley") // Effect<number, …, SqlClient>
+ * const exported = Transfer.exportTo("/tmp/export") // a JP storage directory
  * ```
  */
 import * as fs from "node:fs/promises"
@@ -55,7 +58,9 @@ export type Place = ConversationFiles.Place
 
 /**
  * Imports the conversation at `place` of the storage directory `storageDir`
- * in one transaction (a failed import leaves no half conversation);
+ * in one transaction (a failed import leaves no half conversation):
+ * `"imported"` as rows, `"kept-as-files"` when parley cannot read it (or a
+ * re-save would change it: listed as damaged, exported as it came), or
  * `"exists"` when the database has its id already, and then nothing is
  * written (the primary key decides, so a racing `query --new` is safe).
  */
@@ -77,7 +82,8 @@ export const importOne = (storageDir: string, place: Place) =>
         for (let i = 0; i < rows.length; i += 2000) yield* sql`INSERT INTO parley_events ${sql.insert(rows.slice(i, i + 2000) as unknown as [Record<string, unknown>])}`
       }
       for (const f of one.raw) yield* sql`INSERT INTO parley_raw_files ${sql.insert({ conversation_id: one.id, name: f.name, bytes: new Uint8Array(f.bytes) })}`
-      return "imported" as const
+      // A conversation parley cannot read (or would re-save differently) is kept as its files.
+      return one.damage === null ? "imported" as const : "kept-as-files" as const
     })).pipe(Effect.mapError((e) => new StoreIoError({ path: dir, reason: `importing: ${e.message}` })))
   })
 
