@@ -32,6 +32,7 @@ import type { AnswerType } from "../domain/tool/AnswerType.ts"
 import { DetachedPolicy } from "../domain/tool/Config.ts"
 import * as Query from "../programs/Query.ts"
 import { RunEvents } from "../services/RunEvents.ts"
+import { StoreIoError } from "../services/StoreErrors.ts"
 import { CliFailure } from "./CliFailure.ts"
 import { formatFlag } from "./Format.ts"
 import * as ErrorLine from "./ErrorLine.ts"
@@ -96,6 +97,11 @@ const failure = (out: Output, error: unknown): CliFailure => {
       ].join("\n")
     })
   }
+  if (error instanceof StoreIoError && error.server !== undefined) {
+    // The database went away (issue 24): what was committed is kept, and the run stops as an interrupt stops it.
+    const resume = resumeHint(out)
+    return new CliFailure({ code: SERVER_LOST_EXIT, message: `${error.message}.` + (resume !== undefined ? `\n${SAVED} ${resume}` : "") })
+  }
   const message = error instanceof Query.NoMessage
     ? `Nothing to send: give a message, e.g. ${Hint.command(["query", "Hello"], { storage: ctx.storage })}`
     : ErrorLine.line(error, ctx)
@@ -104,6 +110,9 @@ const failure = (out: Output, error: unknown): CliFailure => {
 }
 
 const SAVED = "The turn is saved; resume it with:"
+
+/** The exit code of a run whose database went away: an interrupt's (SIGINT), since the run can be resumed as after one. */
+const SERVER_LOST_EXIT = 130
 
 /** The error alone, without the resume line (the JSON document has `resume` for that). */
 const errorOnly = (failed: CliFailure): string => failed.message.split(`\n${SAVED}`)[0]!
