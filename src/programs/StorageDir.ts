@@ -18,13 +18,15 @@ export const isDatabaseUrl = (storage: string): boolean => /^postgres(ql)?:\/\//
 /**
  * What names a database for the files this machine keeps about it (host
  * sockets, the serve token): its url without the password, `postgres:` for
- * `postgresql:`, the default port written out, so each spelling of one
+ * `postgresql:`, the host in lower case, the default port written out, so each spelling of one
  * database finds the same runs (and a password never reaches a file name).
  */
 export const databaseKey = (url: string): string => {
   try {
     const u = new URL(url.replace(/^postgresql:/i, "postgres:"))
     u.password = ""
+    // Host names are case-insensitive; URL lowercases them only for http-like schemes.
+    u.hostname = u.hostname.toLowerCase()
     if (u.port === "" && u.hostname !== "") u.port = "5432"
     return u.toString()
   } catch {
