@@ -13,6 +13,7 @@
  * exportConversations({ id: undefined, to: "/tmp/export", format: "text" }, { dir: "postgres://db/parley", given: undefined })
  * ```
  */
+import type { Stats } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as Console from "effect/Console"
@@ -78,7 +79,7 @@ const endsOf = (storage: string): Effect.Effect<Ends, CliFailure, Scope.Scope> =
   isDatabaseUrl(storage) ? databaseEnds(storage) : Effect.succeed(directoryEnds(storage))
 
 /** What a path is, for a person: "a file", "a FIFO", … */
-const kindOf = (stat: import("node:fs").Stats): string =>
+const kindOf = (stat: Stats): string =>
   stat.isFile() ? "a file" : stat.isFIFO() ? "a FIFO" : stat.isSocket() ? "a socket" : stat.isCharacterDevice() ? "a character device" : stat.isBlockDevice() ? "a block device" : "not a directory"
 
 /** `dir`'s stat (through symlinks), or undefined when nothing is there. */
