@@ -25,12 +25,19 @@ import { exportConversations, importConversations } from "./TransferRun.ts"
 export const exportCommand = Command.make(
   "export",
   {
-    id: Argument.String("id").pipe(Argument.withDescription("The conversation to export (default: all, archived ones too)"), Argument.optional),
-    to: Flag.String("to").pipe(Flag.withDescription("The storage directory to write into (made when missing; conversations already there are not overwritten)")),
+    id: Argument.String("id").pipe(
+      Argument.withDescription("The conversation to export (default: all, archived ones too)"),
+      Argument.optional
+    ),
+    to: Flag.String("to").pipe(
+      Flag.withDescription(
+        "The storage directory to write into (made when missing; conversations already there are not overwritten)"
+      )
+    ),
     format: formatFlag
   },
   ({ id, to, format }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cid = Option.isSome(id) ? yield* parseIdArgument(id.value, "export") : undefined
       return yield* exportConversations({ id: cid, to, format }, yield* storage)
     })
@@ -39,8 +46,14 @@ export const exportCommand = Command.make(
 export const importCommand = Command.make(
   "import",
   {
-    from: Argument.String("dir").pipe(Argument.withDescription("A JP storage directory (the folder holding conversations/, such as .jp or .parley)")),
+    from: Argument.String("dir").pipe(
+      Argument.withDescription("A JP storage directory (the folder holding conversations/, such as .jp or .parley)")
+    ),
     format: formatFlag
   },
   ({ from, format }) => Effect.flatMap(storage, (at) => importConversations({ from, format }, at))
-).pipe(Command.withDescription("Read every conversation of a JP storage directory into the storage (ids already there are skipped)"))
+).pipe(
+  Command.withDescription(
+    "Read every conversation of a JP storage directory into the storage (ids already there are skipped)"
+  )
+)

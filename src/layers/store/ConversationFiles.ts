@@ -64,7 +64,10 @@ export const ids = async (storageDir: string, id?: ConversationId.ConversationId
 /** The files of the conversation at `place` (regular files only, by name). */
 export const read = async (storageDir: string, place: Place): Promise<ConversationFiles> => {
   const dir = path.join(parentOf(storageDir, place.archived), place.dirname)
-  const names = (await fs.readdir(dir, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name).sort()
+  const names = (await fs.readdir(dir, { withFileTypes: true }))
+    .filter((d) => d.isFile())
+    .map((d) => d.name)
+    .sort()
   const files: Array<File> = []
   for (const name of names) files.push({ name, bytes: await fs.readFile(path.join(dir, name)) })
   return { ...place, files }
@@ -88,7 +91,7 @@ const writeNew = async (file: string, bytes: Uint8Array): Promise<void> => {
  */
 export const write = async (storageDir: string, c: ConversationFiles): Promise<"written" | "exists"> => {
   const conversations = path.join(storageDir, "conversations")
-  if (await ConversationDir.locate(conversations, c.id) !== undefined) return "exists"
+  if ((await ConversationDir.locate(conversations, c.id)) !== undefined) return "exists"
   const parent = parentOf(storageDir, c.archived)
   await fs.mkdir(parent, { recursive: true })
   // Dot-named: nothing lists it, and the file store sweeps it if this process dies (ConversationDir.sweepStaging).
@@ -98,7 +101,7 @@ export const write = async (storageDir: string, c: ConversationFiles): Promise<"
   try {
     for (const f of c.files) await writeNew(path.join(staging, f.name), f.bytes)
     // Looked for again just before the rename: a conversation made meanwhile is not replaced.
-    if (await ConversationDir.locate(conversations, c.id) !== undefined) {
+    if ((await ConversationDir.locate(conversations, c.id)) !== undefined) {
       await fs.rm(staging, { recursive: true, force: true })
       return "exists"
     }
