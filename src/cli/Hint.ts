@@ -4,7 +4,8 @@
  * the edge renders the command). Each one works when pasted into the same
  * shell. It carries what this invocation was told and the conversation does
  * not remember — the storage directory when one was given (`--storage` or
- * `$PARLEY_STORAGE`), the `--model` when one was given, and the scripted
+ * `$PARLEY_STORAGE`), the `--config` file when one was given (commands that
+ * read the config), the `--model` when one was given, and the scripted
  * model's `--script` — with every word shell-quoted.
  *
  * @example
@@ -23,6 +24,8 @@ export interface Context {
   readonly model?: string | undefined
   /** The scripted model's steps (absolute path), when a script is in use. */
   readonly script?: string | undefined
+  /** `--config FILE` (absolute) when it was given: repeated by commands that read the config (`query`). */
+  readonly config?: string | undefined
 }
 
 /** Quotes one word for a POSIX shell (bare when it is safe). */
@@ -51,6 +54,7 @@ export const command = (args: ReadonlyArray<string>, context: Context, placehold
   if (context.model !== undefined) flags.push("--model", context.model)
   if (context.script !== undefined) flags.push("--script", context.script)
   if (context.storage !== undefined) flags.push("--storage", context.storage)
+  if (context.config !== undefined) flags.push("--config", context.config)
   return [invokedAs(), ...args.map(quote), ...(placeholder !== undefined ? [placeholder] : []), ...flags.map(quote)].join(" ")
 }
 
@@ -70,7 +74,7 @@ export const answer = (id: string, inquiryId: string, value: { readonly value: s
     : command(["conversation", "answer", id, inquiryId], { storage: context.storage }, `<${value.placeholder}>`)
 
 /** The command that discards the incomplete turn of `id` (no model is called: none is needed). */
-export const discard = (id: string, context: Context): string => command(["query", "--discard-turn", "--id", id], { storage: context.storage })
+export const discard = (id: string, context: Context): string => command(["query", "--discard-turn", "--id", id], { storage: context.storage, config: context.config })
 
 /** The command that says what is wrong with the files of conversation `id` (a store command: only the storage is repeated). */
 export const check = (id: string, context: Context): string => command(["conversation", "check", id], { storage: context.storage })

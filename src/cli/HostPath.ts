@@ -1,8 +1,11 @@
 /**
  * The socket of a conversation's running turn, for this machine (issue 22):
- * the domain's rule (`HostSocket.path`) with this process's runtime
- * directory (`$XDG_RUNTIME_DIR`, else the temp dir) and a SHA-256 of the
- * storage's absolute path.
+ * the domain's rule (`HostSocket.path`) with this user's runtime
+ * directory (`$XDG_RUNTIME_DIR`, else `parley-<uid>` in the temp dir: never a
+ * directory another user made) and a SHA-256 of the storage's absolute path
+ * — for a database (issue 24), of its url without the password
+ * (`databaseKey`), so every `query --detach`, `attach`, `answer`, `kill` and
+ * `serve` on that database on this machine finds the same sockets.
  *
  * @example
  * ```ts
@@ -15,9 +18,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as HostSocket from "../domain/run/HostSocket.ts"
-import { isDatabaseUrl } from "../programs/StorageDir.ts"
+import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
 
-const runtimeDir = (): string => process.env["XDG_RUNTIME_DIR"] || os.tmpdir()
+/** This user's runtime directory: `$XDG_RUNTIME_DIR`, else one of ours in the temp dir (the temp dir itself is everyone's). */
+const runtimeDir = (): string => process.env["XDG_RUNTIME_DIR"] || path.join(os.tmpdir(), `parley-${process.getuid?.() ?? os.userInfo().username}`)
 
 const sha256 = (text: string): string => crypto.createHash("sha256").update(text).digest("hex")
 
@@ -25,7 +29,7 @@ const sha256 = (text: string): string => crypto.createHash("sha256").update(text
 export const of = (storage: string, id: string): string =>
   isDatabaseUrl(storage)
     // A database has no directory of its own: the per-user runtime directory, keyed by the url's hash (issue 24).
-    ? HostSocket.path({ storage, id, runtimeDir: runtimeDir(), hash: sha256, isDirectory: false })
+    ? HostSocket.path({ storage: databaseKey(storage), id, runtimeDir: runtimeDir(), hash: sha256, isDirectory: false })
     : HostSocket.path({ storage: path.resolve(storage), id, runtimeDir: runtimeDir(), hash: sha256 })
 
 /** The directory a run of `storage` keeps its files in (detached logs): the storage's run/, or the per-user one for a database. */

@@ -64,6 +64,8 @@ export interface Settings {
   readonly model: string | undefined
   /** The scripted model's steps (`--script` or `$PARLEY_SCRIPT`). */
   readonly script: string | undefined
+  /** `--config FILE` as given (absolute); the config is that, else `$PARLEY_CONFIG`, else the storage's (`StorageStore.configFileOf`). */
+  readonly config?: string | undefined
   /** `--detached-policy` for this run (overrides `[conversation.inquiry] detached`). */
   readonly detachedPolicy?: ConfigData.DetachedPolicy | undefined
 }
@@ -162,7 +164,7 @@ const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<strin
 /** Everything a `parley query` run needs, live. */
 export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Prompt.Environment> =>
   Layer.unwrap(Effect.gen(function*() {
-    const configFile = StorageStore.configFileOf(settings.storage)
+    const configFile = StorageStore.configFileOf(settings.storage, settings.config)
     // Config first: a broken config.toml stops us before any conversation is touched.
     const loaded = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     const config = settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
@@ -180,7 +182,13 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
     const configLayer = Layer.succeed(Config, Config.of({ file: configFile, data: config }))
     // Built here, in the run's scope, so a config problem it finds is one clear line.
     // MCP servers start with the executor (the first model request needs their tools) and stop with the run.
-    const mcp = { root: StorageStore.toolRoot(settings.storage), interactive: person !== undefined, clientInfo: { name: "parley", version: VERSION } }
+    // MCP sign-ins are kept with the storage (a database's: this user's directory for it), not beside a --config file.
+    const mcp = {
+      root: StorageStore.toolRoot(settings.storage),
+      storage: StorageStore.stateDirOf(settings.storage),
+      interactive: person !== undefined,
+      clientInfo: { name: "parley", version: VERSION }
+    }
     const executorLayer = Layer.succeedContext(
       yield* Layer.build(ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(configLayer))).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     )
@@ -198,7 +206,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       cursor,
       editKept,
       chooseModel: (remembered) => Effect.tap(choose(remembered), (model) => Deferred.succeed(chosen, model)),
-      hint: { storage: settings.storageGiven, model: settings.model, script: settings.script }
+      hint: { storage: settings.storageGiven, model: settings.model, script: settings.script, config: settings.config }
     })
     return Layer.mergeAll(
       Layer.succeed(Run, run),

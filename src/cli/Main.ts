@@ -16,14 +16,15 @@ import { fork } from "./conversation/Fork.ts"
 import { kill } from "./conversation/Kill.ts"
 import { ls } from "./conversation/Ls.ts"
 import { print } from "./conversation/Print.ts"
+import { exportCommand, importCommand } from "./conversation/Transfer.ts"
 import { demo } from "./Demo.ts"
 import { query } from "./Query.ts"
 import { root } from "./Root.ts"
 import { serve } from "./Serve.ts"
 
 export const conversation = Command.make("conversation").pipe(
-  Command.withSubcommands([ls, print, check, fork, answer, attach, kill, compact]),
-  Command.withDescription("List, print, check, fork, answer, attach to, compact and stop conversations")
+  Command.withSubcommands([ls, print, check, fork, answer, attach, kill, compact, exportCommand, importCommand]),
+  Command.withDescription("List, print, check, fork, answer, attach to, compact, stop, export and import conversations")
 )
 
 export const cli = root.pipe(Command.withSubcommands([query, conversation, serve, demo]))

@@ -32,6 +32,7 @@ import type { AnswerType } from "../domain/tool/AnswerType.ts"
 import { DetachedPolicy } from "../domain/tool/Config.ts"
 import * as Query from "../programs/Query.ts"
 import { RunEvents } from "../services/RunEvents.ts"
+import { StoreIoError } from "../services/StoreErrors.ts"
 import { CliFailure } from "./CliFailure.ts"
 import { formatFlag } from "./Format.ts"
 import * as ErrorLine from "./ErrorLine.ts"
@@ -61,6 +62,7 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
     const model = view.model()
     return {
       storage: run.hint.storage,
+      config: run.hint.config,
       model: model === undefined ? run.hint.model : undefined,
       script: model === undefined || model === "scripted" ? run.hint.script : undefined
     }
@@ -95,6 +97,11 @@ const failure = (out: Output, error: unknown): CliFailure => {
       ].join("\n")
     })
   }
+  if (error instanceof StoreIoError && error.server !== undefined) {
+    // The database went away (issue 24): what was committed is kept, and the run stops as an interrupt stops it.
+    const resume = resumeHint(out)
+    return new CliFailure({ code: SERVER_LOST_EXIT, message: `${error.message}.` + (resume !== undefined ? `\n${SAVED} ${resume}` : "") })
+  }
   const message = error instanceof Query.NoMessage
     ? `Nothing to send: give a message, e.g. ${Hint.command(["query", "Hello"], { storage: ctx.storage })}`
     : ErrorLine.line(error, ctx)
@@ -103,6 +110,9 @@ const failure = (out: Output, error: unknown): CliFailure => {
 }
 
 const SAVED = "The turn is saved; resume it with:"
+
+/** The exit code of a run whose database went away: an interrupt's (SIGINT), since the run can be resumed as after one. */
+const SERVER_LOST_EXIT = 130
 
 /** The error alone, without the resume line (the JSON document has `resume` for that). */
 const errorOnly = (failed: CliFailure): string => failed.message.split(`\n${SAVED}`)[0]!
@@ -270,6 +280,7 @@ const live = (f: Flags) =>
   Live.layerFrom(Effect.map(storage, (s) => ({
     storage: s.dir,
     storageGiven: s.given,
+    config: s.configGiven,
     model: Option.getOrUndefined(f.model),
     // Absolute, so a printed command works from anywhere.
     script: Option.match(f.script, { onNone: () => undefined, onSome: (file) => (file === "" ? undefined : path.resolve(file)) }),

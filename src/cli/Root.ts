@@ -1,27 +1,35 @@
 /**
- * The `parley` root command and the flags every subcommand shares
- * (`--storage DIR`, accepted before or after the subcommand name; its
- * fallback is `$PARLEY_STORAGE`, read here through effect/cli's config
- * fallback and nowhere else).
+ * The `parley` root command and the flags every subcommand shares, accepted
+ * before or after the subcommand name: `--storage DIR` (its fallback is
+ * `$PARLEY_STORAGE`, read here through effect/cli's config fallback and
+ * nowhere else) and `--config FILE` (issue 24: the `config.toml` to read, for
+ * a database storage above all; its fallback `$PARLEY_CONFIG` is read by
+ * `StorageStore.configFileOf`).
  *
  * @example
  * ```ts
  * import { root, storage } from "./Root.ts"
- * const { dir, given } = yield* storage // resolved per contract §2
+ * const { dir, given, config } = yield* storage // resolved per contract §2; config: the config.toml to read
  * ```
  */
+import * as path from "node:path"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import { resolveStorageDir } from "../programs/StorageDir.ts"
+import { configFileOf } from "./StorageStore.ts"
 
 export const root = Command.make("parley").pipe(
   Command.withSharedFlags({
     storage: Flag.String("storage").pipe(
       Flag.withDescription("Storage directory (default: $PARLEY_STORAGE, the nearest .parley/, or ./.parley)"),
       Flag.withFallbackConfig(Config.String("PARLEY_STORAGE")),
+      Flag.optional
+    ),
+    config: Flag.String("config").pipe(
+      Flag.withDescription("The config.toml to read (default: $PARLEY_CONFIG, else the storage's: DIR/config.toml, or ./.parley/config.toml for a postgres:// storage)"),
       Flag.optional
     )
   }),
@@ -31,14 +39,19 @@ export const root = Command.make("parley").pipe(
 /**
  * The storage directory for this invocation: `dir`, resolved (contract §2),
  * and `given`, the directory as given by `--storage` or `$PARLEY_STORAGE`
- * (`undefined` when it was found by looking up from here), which hints repeat.
+ * (`undefined` when it was found by looking up from here), which hints repeat;
+ * `config`, the `config.toml` to read, and `configGiven`, `--config` as given
+ * (absolute), which hints of commands that read the config repeat.
  */
 export const storage = Effect.gen(function*() {
-  const flag = Option.getOrUndefined((yield* root).storage)
+  const flags = yield* root
+  const flag = Option.getOrUndefined(flags.storage)
   const given = flag === undefined || flag === "" ? undefined : flag
   // The environment was read by the flag's fallback: do not read it again.
   const dir = resolveStorageDir({ flag: given, env: {}, cwd: process.cwd() })
-  return { dir, given: given === undefined ? undefined : dir }
+  const configFlag = Option.getOrUndefined(flags.config)
+  const configGiven = configFlag === undefined || configFlag === "" ? undefined : path.resolve(configFlag)
+  return { dir, given: given === undefined ? undefined : dir, config: configFileOf(dir, configGiven), configGiven }
 })
 
 /** The storage directory for this invocation. */

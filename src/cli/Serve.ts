@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { storageDir } from "./Root.ts"
+import { storage as storageOf } from "./Root.ts"
 
 export const serve = Command.make(
   "serve",
@@ -37,12 +37,12 @@ export const serve = Command.make(
   },
   ({ host, port, cluster, runnerPort }) =>
     Effect.gen(function*() {
-      const storage = yield* storageDir
+      const { dir, configGiven } = yield* storageOf
       if (cluster) {
         const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))
-        return yield* Cluster.run({ storage, host, port, runnerPort: Option.getOrUndefined(runnerPort) })
+        return yield* Cluster.run({ storage: dir, config: configGiven, host, port, runnerPort: Option.getOrUndefined(runnerPort) })
       }
       const Server = yield* Effect.promise(() => import("./serve/Server.ts"))
-      return yield* Server.run({ storage, host, port })
+      return yield* Server.run({ storage: dir, config: configGiven, host, port })
     })
 ).pipe(Command.withDescription("Serve a web page and an HTTP API to watch runs and answer their questions"))

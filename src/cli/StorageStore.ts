@@ -5,21 +5,28 @@
  * code (and its driver) is imported only when such a url is used, so the
  * other commands start as fast as before (issue 28).
  *
- * With a database there is no storage directory to hold `config.toml` or to
- * be the tools' working directory: `config.toml` is `$PARLEY_CONFIG`, else
- * `./.parley/config.toml` of the working directory, and tools run there.
+ * `config.toml` is `--config FILE`, else `$PARLEY_CONFIG`, else the
+ * storage's own: `<storage>/config.toml` for a directory; a database has no
+ * directory to hold it, so `./.parley/config.toml` of the working directory
+ * (where its tools run). What parley keeps for a database on this machine
+ * beside the config — the serve token, MCP sign-ins — goes to a per-user
+ * directory keyed by the database ({@link stateDirOf}), never into a folder
+ * of the project.
  *
  * @example
  * ```ts
  * import * as StorageStore from "./StorageStore.ts"
- * StorageStore.configFileOf("postgres://db.internal/parley") // "<cwd>/.parley/config.toml"
+ * StorageStore.configFileOf("postgres://db.internal/parley", undefined) // "<cwd>/.parley/config.toml"
+ * StorageStore.configFileOf("/home/me/.parley", "team.toml") // "<cwd>/team.toml"
  * ```
  */
+import * as crypto from "node:crypto"
+import * as os from "node:os"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
-import { isDatabaseUrl } from "../programs/StorageDir.ts"
+import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
 import { CliFailure } from "./CliFailure.ts"
 
@@ -34,13 +41,33 @@ export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliF
     ))
     : FileConversationStore.layer({ storageDir: storage })
 
-/** The `config.toml` of `storage`: in the directory; for a database `$PARLEY_CONFIG`, else `./.parley/config.toml`. */
-export const configFileOf = (storage: string, env: Readonly<Record<string, string | undefined>> = process.env, cwd = process.cwd()): string => {
+/** The `config.toml` of `storage`: `--config FILE` (`flag`), else `$PARLEY_CONFIG`, else the storage's own (a database's: `./.parley/config.toml`). */
+export const configFileOf = (
+  storage: string,
+  flag: string | undefined,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  cwd = process.cwd()
+): string => {
   // ConfigFile.fileOf's rule, without importing ConfigFile (and its TOML parser) into ls and print.
-  if (!isDatabaseUrl(storage)) return path.join(storage, "config.toml")
+  if (flag !== undefined && flag !== "") return path.resolve(cwd, flag)
   const fromEnv = env["PARLEY_CONFIG"]
-  return fromEnv !== undefined && fromEnv !== "" ? path.resolve(cwd, fromEnv) : path.join(cwd, ".parley", "config.toml")
+  if (fromEnv !== undefined && fromEnv !== "") return path.resolve(cwd, fromEnv)
+  return isDatabaseUrl(storage) ? path.join(cwd, ".parley", "config.toml") : path.join(storage, "config.toml")
 }
+
+/** This user's configuration directory: `$XDG_CONFIG_HOME/parley`, else `~/.config/parley`. */
+export const userConfigDir = (env: Readonly<Record<string, string | undefined>> = process.env): string =>
+  path.join(env["XDG_CONFIG_HOME"] || path.join(os.homedir(), ".config"), "parley")
+
+/**
+ * Where parley keeps its own files for `storage` on this machine (the serve
+ * token, MCP sign-ins): the storage directory; for a database, this user's
+ * `<config dir>/postgres/<hash of the url without its password>`.
+ */
+export const stateDirOf = (storage: string, env: Readonly<Record<string, string | undefined>> = process.env): string =>
+  isDatabaseUrl(storage)
+    ? path.join(userConfigDir(env), "postgres", crypto.createHash("sha256").update(databaseKey(storage)).digest("hex").slice(0, 16))
+    : storage
 
 /** Where tools run: the storage directory's parent; for a database, the working directory. */
 export const toolRoot = (storage: string, cwd = process.cwd()): string => (isDatabaseUrl(storage) ? cwd : path.dirname(storage))

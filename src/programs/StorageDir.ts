@@ -15,6 +15,25 @@ import * as path from "node:path"
 /** A storage that is a PostgreSQL database (issue 24), not a directory: kept as given, never resolved as a path. */
 export const isDatabaseUrl = (storage: string): boolean => /^postgres(ql)?:\/\//i.test(storage)
 
+/**
+ * What names a database for the files this machine keeps about it (host
+ * sockets, the serve token): its url without the password, `postgres:` for
+ * `postgresql:`, the host in lower case, the default port written out, so each spelling of one
+ * database finds the same runs (and a password never reaches a file name).
+ */
+export const databaseKey = (url: string): string => {
+  try {
+    const u = new URL(url.replace(/^postgresql:/i, "postgres:"))
+    u.password = ""
+    // Host names are case-insensitive; URL lowercases them only for http-like schemes.
+    u.hostname = u.hostname.toLowerCase()
+    if (u.port === "" && u.hostname !== "") u.port = "5432"
+    return u.toString()
+  } catch {
+    return url
+  }
+}
+
 /** Where the storage directory is (contract §2): `--storage`, else `$PARLEY_STORAGE`, else the nearest ancestor `.parley/`, else `./.parley`. A `postgres://` url is returned as it is. */
 export const resolveStorageDir = (options: {
   readonly flag: string | undefined

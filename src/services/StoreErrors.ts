@@ -87,13 +87,21 @@ export class AppendRejected extends Schema.TaggedError<AppendRejected>()("Append
   }
 }
 
-/** A file system operation failed (permissions, disk full, …). */
+/**
+ * A file system or database operation failed (permissions, disk full, …).
+ * `server` is set when a database server went away or cannot be reached
+ * (issue 24): nothing half-done was committed, and the same operation may
+ * succeed once the server is back, so a run treats it like an interrupt.
+ */
 export class StoreIoError extends Schema.TaggedError<StoreIoError>()("StoreIoError", {
   path: Schema.String,
-  reason: Schema.String
+  reason: Schema.String,
+  server: Schema.optionalKey(Schema.Struct({ host: Schema.String, database: Schema.String }))
 }) {
   override get message() {
-    return `${this.path}: ${this.reason}`
+    return this.server === undefined
+      ? `${this.path}: ${this.reason}`
+      : `${this.path}: ${this.reason}. The PostgreSQL server at ${this.server.host} (database ${this.server.database}) went away or cannot be reached: check that it runs and accepts connections there`
   }
 }
 

@@ -30,6 +30,9 @@ export interface PgServer {
   /** The watchdog's pid (tests of the watchdog and the sweep). */
   readonly watchdog: number | undefined
   readonly stop: () => void
+  /** Stops the server and keeps its data (a server that goes away mid-run); `restart` brings it back on the same port. */
+  readonly halt: () => void
+  readonly restart: () => void
 }
 
 const pgBin = (): string | undefined => {
@@ -155,20 +158,31 @@ export const startPg = async (options: { readonly maxConnections?: number } = {}
       fs.rmSync(dir, { recursive: true, force: true })
     }
   }
-  try {
-    run("initdb", ["-D", data, "-U", "parley", "--auth=trust", "-E", "UTF8", "--no-sync"])
-    started = true
+  const startServer = () =>
     run("pg_ctl", [
       "-D", data, "-l", path.join(dir, "sock", "server.log"), "-w", "-t", "30",
       "-o", `-k ${sock} -p ${port} -c listen_addresses=127.0.0.1 -c max_connections=${options.maxConnections ?? 100} -c fsync=off`,
       "start"
     ])
+  const halt = () => {
+    // "fast": the server ends every session (their clients see the connection go), as a restart or a failover does.
+    run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"])
+    started = false
+  }
+  const restart = () => {
+    startServer()
+    started = true
+  }
+  try {
+    run("initdb", ["-D", data, "-U", "parley", "--auth=trust", "-E", "UTF8", "--no-sync"])
+    started = true
+    startServer()
     run("createdb", ["-h", sock, "-p", String(port), "-U", "parley", "parley"])
   } catch (error) {
     stop()
     throw error
   }
-  return { url: `postgres://parley@127.0.0.1:${port}/parley`, port, dir, watchdog: dog, stop }
+  return { url: `postgres://parley@127.0.0.1:${port}/parley`, port, dir, watchdog: dog, stop, halt, restart }
 }
 
 let databases = 0

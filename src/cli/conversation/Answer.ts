@@ -54,7 +54,8 @@ import { parseIdArgument, withStore } from "./Shared.ts"
 const PATH = ["parley", "conversation", "answer"]
 
 /** The text listing: each question, what fits, and the command that answers it. */
-const listing = (id: ConversationId.ConversationId, open: ReadonlyArray<Answer.OpenQuestion>, storageGiven: string | undefined, running = false): string => {
+const listing = (id: ConversationId.ConversationId, open: ReadonlyArray<Answer.OpenQuestion>, hint: Hint.Context, running = false): string => {
+  const storageGiven = hint.storage
   if (open.length === 0) return `${ConversationId.display(id)} has no open question.`
   const lines = [`Open questions of ${ConversationId.display(id)}:`]
   for (const q of open) {
@@ -64,22 +65,22 @@ const listing = (id: ConversationId.ConversationId, open: ReadonlyArray<Answer.O
     lines.push(type.type === "secret"
       ? running
         ? `    a secret: ${Hint.answer(id, q.inquiryId, undefined, { storage: storageGiven })} (typed without echo, or piped with --stdin)`
-        : `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(id, { storage: storageGiven })})`
+        : `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(id, hint)})`
       : `    ${Hint.answer(id, q.inquiryId, { placeholder }, { storage: storageGiven })}`)
   }
   return lines.join("\n")
 }
 
 /** This command's own errors as the CLI shows them (exit 2: the value does not fit); the store's pass on to `withStore`. */
-const rendered = (id: ConversationId.ConversationId, storageGiven: string | undefined) => <E>(e: E): E | CliFailure => {
+const rendered = (id: ConversationId.ConversationId, hint: Hint.Context) => <E>(e: E): E | CliFailure => {
   if (e instanceof AnswerDoesNotFit) return new CliFailure({ code: 2, message: `${e.message} Nothing was recorded.` })
-  if (e instanceof Answer.SecretNeedsRunningTurn) return new CliFailure({ code: 1, message: `${e.message}\n    ${Hint.resume(id, { storage: storageGiven })}` })
+  if (e instanceof Answer.SecretNeedsRunningTurn) return new CliFailure({ code: 1, message: `${e.message}\n    ${Hint.resume(id, hint)}` })
   if (e instanceof QuestionNotOpen || e instanceof QuestionAlreadyAnswered) return new CliFailure({ code: 1, message: e.message })
   return e
 }
 
 /** On a terminal: asks each open question at the prompt and records the answers, one by one (Ctrl-C stops, exit 130). */
-const askAll = (id: ConversationId.ConversationId, storageGiven: string | undefined) =>
+const askAll = (id: ConversationId.ConversationId, hint: Hint.Context) =>
   Effect.scoped(Effect.gen(function*() {
     const session = yield* ConversationStore.use((store) => store.open(id))
     const open = yield* Answer.openQuestions(session)
@@ -94,7 +95,7 @@ const askAll = (id: ConversationId.ConversationId, storageGiven: string | undefi
       )
       yield* Answer.record(session, q.inquiryId, { json: JSON.stringify(reply.answer) })
     }
-    const resume = Hint.resume(id, { storage: storageGiven })
+    const resume = Hint.resume(id, hint)
     if (asked.length > 0) yield* Console.error(`Answered ${asked.length} question${asked.length === 1 ? "" : "s"}; resume the turn to hand the answers to the tools: ${resume}`)
     else if (secrets.length === 0) yield* Console.error(`${ConversationId.display(id)} has no open question.`)
     for (const q of secrets) yield* Console.error(`${q.inquiryId} asks for a secret: it is asked when the turn is resumed in a terminal: ${resume}`)
@@ -112,7 +113,8 @@ export const answer = Command.make(
   },
   (f) =>
     withStore(Effect.gen(function*() {
-      const { dir, given } = yield* storage
+      const { dir, given, configGiven } = yield* storage
+      const hint = { storage: given, config: configGiven }
       const id = yield* parseIdArgument(f.id, "answer")
       // A running turn takes the answer itself (issue 22); else it goes into the waiting turn on disk.
       const socket = HostPath.of(dir, id)
@@ -123,9 +125,9 @@ export const answer = Command.make(
           json: f.json,
           stdin: f.stdin,
           format: f.format
-        }, (open) => listing(id, open, given, true))
-        : run(f, id, given)
-      return yield* answered.pipe(Effect.mapError(rendered(id, given)))
+        }, (open) => listing(id, open, hint, true))
+        : run(f, id, hint)
+      return yield* answered.pipe(Effect.mapError(rendered(id, hint)))
     }))
 ).pipe(Command.withDescription("List or answer the open questions of a turn waiting for input"))
 
@@ -136,15 +138,15 @@ interface Flags {
   readonly format: "text" | "json"
 }
 
-const run = (f: Flags, id: ConversationId.ConversationId, given: string | undefined) =>
+const run = (f: Flags, id: ConversationId.ConversationId, hint: Hint.Context) =>
     Effect.gen(function*() {
       const inquiry = Option.getOrUndefined(f.inquiry)
       const value = Option.getOrUndefined(f.value)
       const interactive = PersonTerminal.isInteractive() && f.format === "text"
       if (inquiry === undefined) {
-        if (interactive) return yield* askAll(id, given)
+        if (interactive) return yield* askAll(id, hint)
         const open = yield* Answer.list(id)
-        return yield* Console.log(f.format === "json" ? JSON.stringify(open.map(Answer.row), null, 2) : listing(id, open, given))
+        return yield* Console.log(f.format === "json" ? JSON.stringify(open.map(Answer.row), null, 2) : listing(id, open, hint))
       }
       if (value === undefined) {
         const open = yield* Answer.list(id)
@@ -159,6 +161,6 @@ const run = (f: Flags, id: ConversationId.ConversationId, given: string | undefi
       }
       const next = recorded.stillOpen.length > 0
         ? `${recorded.stillOpen.length} question${recorded.stillOpen.length === 1 ? "" : "s"} still open: ${recorded.stillOpen.map((q) => q.inquiryId).join(", ")}.`
-        : `No question left open; resume the turn: ${Hint.resume(id, { storage: given })}`
+        : `No question left open; resume the turn: ${Hint.resume(id, hint)}`
       yield* Console.error(`Recorded the answer to ${recorded.inquiryId}. ${next}`)
     })

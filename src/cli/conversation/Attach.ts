@@ -24,8 +24,8 @@ export const attach = Command.make(
   },
   ({ id: text }) =>
     Effect.gen(function*() {
-      const { dir, given } = yield* storage
+      const { dir, given, configGiven } = yield* storage
       const id = Option.isSome(text) ? yield* parseIdArgument(text.value, "attach") : undefined
-      yield* AttachRun.attach({ id, storage: dir, storageGiven: given })
+      yield* AttachRun.attach({ id, storage: dir, storageGiven: given, configGiven })
     })
 ).pipe(Command.withDescription("Follow a running turn from this terminal and answer its questions (Ctrl-Z detaches)"))

@@ -59,6 +59,8 @@ export interface Given {
   /** The storage directory (resolved) and the `--storage` flag as given (for printed commands). */
   readonly storage: string
   readonly storageGiven: string | undefined
+  /** `--config FILE` as given (absolute), which the resume command repeats. */
+  readonly configGiven?: string | undefined
 }
 
 /** The running conversation of `storage` whose run started last (its socket is the newest), if any. */
@@ -210,6 +212,7 @@ const follower = (options: FollowerOptions) =>
 /** The commands the attach prints repeat `--storage`, and `--script` for a scripted run. */
 const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.Context => ({
   storage: given.storageGiven,
+  config: given.configGiven,
   model: undefined,
   script: view.model() === "scripted" ? info.script : undefined
 })
@@ -289,7 +292,7 @@ const notRunning = (id: ConversationId.ConversationId, given: Given) =>
 const stopped = (id: ConversationId.ConversationId, given: Given) =>
   new CliFailure({
     code: 1,
-    message: `${ConversationId.display(id)} has no running turn to attach to. ${Hint.command(["conversation", "print", id], { storage: given.storageGiven })} shows it; ${Hint.resume(id, { storage: given.storageGiven })} resumes an incomplete turn.`
+    message: `${ConversationId.display(id)} has no running turn to attach to. ${Hint.command(["conversation", "print", id], { storage: given.storageGiven })} shows it; ${Hint.resume(id, { storage: given.storageGiven, config: given.configGiven })} resumes an incomplete turn.`
   })
 
 /** Follows the run until it stops, the host is lost, or this terminal detaches. */

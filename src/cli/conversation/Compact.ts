@@ -102,9 +102,8 @@ const jsonOf = (id: string, outcome: CompactOutcome) => {
 }
 
 /** The summariser: chosen and checked like a query's model, from the flag, the conversation, then config. */
-const summaryMode = (f: Flags, session: ConversationSession, dir: string) =>
+const summaryMode = (f: Flags, session: ConversationSession, configFile: string) =>
   Effect.gen(function*() {
-    const configFile = ConfigFile.fileOf(dir)
     const config = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
     const script = Option.match(f.script, { onNone: () => undefined, onSome: (file) => (file === "" ? undefined : path.resolve(file)) })
     const providers = providerOptions(config, script)
@@ -120,11 +119,12 @@ const run = (f: Flags) =>
     const id = yield* parseIdArgument(f.id, "compact")
     if (f.keepFirst < 0 || f.keepLast < 0) return yield* Usage.failure(PATH, "--keep-first and --keep-last take a number of turns (0 or more).")
     if (Option.isSome(f.model) && !f.summary) return yield* Usage.failure(PATH, "--model names the model that writes a summary: use it with --summary.")
-    const { dir } = yield* storage
+    // --config, else $PARLEY_CONFIG, else the storage's config.toml (a database's: ./.parley/config.toml).
+    const { config } = yield* storage
     return yield* Effect.scoped(Effect.gen(function*() {
       const session = yield* ConversationStore.use((store) => store.open(id))
       const keep = { keepFirst: f.keepFirst, keepLast: f.keepLast }
-      const summary = f.summary ? yield* summaryMode(f, session, dir) : undefined
+      const summary = f.summary ? yield* summaryMode(f, session, config) : undefined
       const mode = summary?.mode ?? CompactMode.Mechanical({ rule: Compact.DEFAULT_RULE })
       const outcome = yield* compactProgram({ session, keep, mode, dryRun: f.dryRun }).pipe(
         Effect.provide(ProviderLive.layer(summary?.providers ?? {}))

@@ -47,7 +47,7 @@ export const kill = Command.make(
   },
   ({ id: text, force }) =>
     Effect.gen(function*() {
-      const { dir, given } = yield* storage
+      const { dir, given, configGiven } = yield* storage
       const id = yield* parseIdArgument(text, "kill")
       const socket = HostPath.of(dir, id)
       const notRunning = new CliFailure({ code: 1, message: `${ConversationId.display(id)} has no running turn.` })
@@ -64,6 +64,6 @@ export const kill = Command.make(
       if (!done) {
         return yield* new CliFailure({ code: 1, message: `The run of ${ConversationId.display(id)} (pid ${info.pid}) did not stop within ${GRACE_MS / 1000} s; ${Hint.command(["conversation", "kill", id, "--force"], { storage: given })} kills it.` })
       }
-      yield* Console.error(`Stopped the run of ${ConversationId.display(id)} (pid ${info.pid}). What finished is saved; resume with: ${Hint.resume(id, { storage: given })}`)
+      yield* Console.error(`Stopped the run of ${ConversationId.display(id)} (pid ${info.pid}). What finished is saved; resume with: ${Hint.resume(id, { storage: given, config: configGiven })}`)
     })
 ).pipe(Command.withDescription("Stop a conversation's running turn (like SIGTERM; --force kills it after 5 s)"))

@@ -1,6 +1,6 @@
 /**
  * The handlers of `parley serve`'s API (issue 23; the contract is
- * `services/ServeApi.ts`). Reading goes through the file store (the rows of
+ * `services/ServeApi.ts`). Reading goes through the storage's store (the rows of
  * `ls --format json`, the document of `print --format json`); everything
  * about a running turn goes to its host over its socket (`Hosts.ts`), so a
  * run started in a terminal is watched and answered here exactly like one
@@ -204,11 +204,11 @@ const started = (id: string, r: Runs.Started | Runs.Ended) =>
 
 const modelArgs = (model: string | undefined) => (model === undefined ? [] : ["--model", model])
 
-const handlers = (storage: string) =>
+const handlers = (storage: string, config: string | undefined) =>
   HttpApiBuilder.group(ServeApi, "conversations", (h) =>
     Effect.gen(function*() {
       const store = yield* Effect.service(ConversationStore)
-      const runs = yield* Runs.make(storage)
+      const runs = yield* Runs.make(storage, config)
       const relay = yield* RelayModule.make
       const withStore = Effect.provideService(ConversationStore, store)
       return h
@@ -245,9 +245,9 @@ const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (
     ? Effect.fail(e) // a response that does not encode is our bug: a 500
     : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message }))
 
-/** The API's routes and its OpenAPI document, over the store of `storage` (given by the server: one for the API and the page). */
-export const layer = (storage: string) =>
+/** The API's routes and its OpenAPI document, over the store of `storage` (given by `Server.app`: one for the page and the API). */
+export const layer = (storage: string, config?: string) =>
   HttpApiBuilder.layer(ServeApi, { openapiPath: "/api/openapi.json" }).pipe(
-    Layer.provide(handlers(storage)),
+    Layer.provide(handlers(storage, config)),
     Layer.provide([TokenLive, ValidationLive])
   )

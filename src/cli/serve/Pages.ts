@@ -113,7 +113,7 @@ const conversationPage = (id: string) =>
     return html(page.replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>`))
   })
 
-/** The page's routes, over the file store of `storage`. */
+/** The page's routes, over the store of `storage` (given by `Server.app`: one for the page and the API). */
 export const layer = (storage: string) =>
   Layer.unwrap(Effect.map(Effect.service(ConversationStore), (store) => {
     const withStore = Effect.provideService(ConversationStore, store)

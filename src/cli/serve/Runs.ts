@@ -6,7 +6,7 @@
  * (one host protocol: the server watches and answers it as a client, and
  * never opens a conversation itself). A child says its conversation id
  * through `$PARLEY_ANNOUNCE` once its host listens; its output goes to a
- * log under `<storage>/run/`. When the server stops, its children are
+ * log under `<storage>/run/` (a database's: the per-user run directory, `HostPath.runDir`). When the server stops, its children are
  * stopped as SIGTERM stops a query (open questions cancelled, the turn
  * recorded and resumable), and waited for.
  *
@@ -47,8 +47,18 @@ export interface Started {
 const exitOf = (child: ChildProcess): Promise<void> =>
   child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once("exit", () => resolve()))
 
+/**
+ * The command line and environment of a child `parley query`: the storage
+ * in `$PARLEY_STORAGE` (a database url's password stays out of `ps`), and
+ * the server's `--config` when it was given.
+ */
+const childOf = (storage: string, config: string | undefined, args: ReadonlyArray<string>) => ({
+  argv: [...process.execArgv, process.argv[1]!, ...(config === undefined ? [] : ["--config", config]), "query", ...args],
+  env: { ...process.env, PARLEY_STORAGE: storage }
+})
+
 /** The server's runs, stopped when the scope closes. */
-export const make = (storage: string) =>
+export const make = (storage: string, config?: string) =>
   Effect.gen(function*() {
     const children = new Set<ChildProcess>()
     yield* Effect.addFinalizer(() =>
@@ -72,10 +82,11 @@ export const make = (storage: string) =>
         const announced = path.join(dir, `.announce-${tag}`)
         const log = path.join(dir, `served-${tag}.log`)
         const out = fs.openSync(log, "a", 0o600)
-        const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, "--storage", storage, "query", ...args], {
+        const command = childOf(storage, config, args)
+        const child = spawn(process.execPath, command.argv, {
           // The message goes in on stdin, never in argv: text that looks like a flag stays text.
           stdio: [message === undefined ? "ignore" : "pipe", out, out],
-          env: { ...process.env, [ANNOUNCE]: announced }
+          env: { ...command.env, [ANNOUNCE]: announced }
         })
         fs.closeSync(out)
         if (message !== undefined) {
@@ -107,9 +118,8 @@ export const make = (storage: string) =>
       discard: (id: string) =>
         Effect.promise(() =>
           new Promise<Ended>((resolve) => {
-            const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, "--storage", storage, "query", "--discard-turn", "--id", id, "--format", "json"], {
-              stdio: ["ignore", "pipe", "pipe"]
-            })
+            const command = childOf(storage, config, ["--discard-turn", "--id", id, "--format", "json"])
+            const child = spawn(process.execPath, command.argv, { stdio: ["ignore", "pipe", "pipe"], env: command.env })
             children.add(child)
             let output = ""
             let stdout = ""

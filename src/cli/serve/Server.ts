@@ -21,15 +21,19 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
+import { databaseKey, isDatabaseUrl } from "../../programs/StorageDir.ts"
+import * as StorageStore from "../StorageStore.ts"
 import * as Api from "./Api.ts"
 import * as Guard from "./Guard.ts"
 import * as Pages from "./Pages.ts"
-import * as StorageStore from "../StorageStore.ts"
 import * as Token from "./Token.ts"
 
 /** What the server was asked. */
 export interface Options {
+  /** The storage: a directory, or a `postgres://` url (issue 24). */
   readonly storage: string
+  /** `--config FILE` as given (absolute): the runs the server starts read it too. */
+  readonly config?: string | undefined
   readonly host: string
   readonly port: number
 }
@@ -38,15 +42,16 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
 
 /** The routes and the guard, for a server that listens on `host:port` (tests build it on a port of their own). */
 export const app = (options: Options & { readonly token: string }) =>
-  Layer.mergeAll(Api.layer(options.storage), Pages.layer(options.storage), Guard.layer({ token: options.token, hosts: Guard.hostsFor(options.host, options.port) })).pipe(
-    // One store for the API and the page: the file store of a directory, the PostgreSQL one of a url (issue 24).
+  Layer.mergeAll(Api.layer(options.storage, options.config), Pages.layer(options.storage), Guard.layer({ token: options.token, hosts: Guard.hostsFor(options.host, options.port) })).pipe(
+    // One store for the page and the API (for a database: one pool).
     Layer.provide(StorageStore.storeLayer(options.storage))
   )
 
 /** Serves until interrupted. */
 export const run = (options: Options) =>
   Effect.scoped(Effect.gen(function*() {
-    const token = yield* Effect.sync(() => Token.loadOrCreate(options.storage))
+    // Kept with the storage; a database's in this user's config directory for it (StorageStore.stateDirOf).
+    const token = yield* Effect.sync(() => Token.loadOrCreate(StorageStore.stateDirOf(options.storage)))
     // Loaded here: @effect/platform-node is an optional peer of the library.
     const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
     const server = NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port })
@@ -58,7 +63,7 @@ export const run = (options: Options) =>
     const shown = options.host.includes(":") ? `[${options.host}]` : options.host
     yield* Console.log(`http://${shown}:${port}/?token=${token}`)
     if (!LOOPBACK.has(options.host)) {
-      yield* Console.error(`parley: serving on ${options.host}, not only this machine: anyone who can reach port ${port} and has the token can read every conversation in ${options.storage} and answer its questions. The connection is not encrypted.`)
+      yield* Console.error(`parley: serving on ${options.host}, not only this machine: anyone who can reach port ${port} and has the token can read every conversation in ${isDatabaseUrl(options.storage) ? databaseKey(options.storage) : options.storage} and answer its questions. The connection is not encrypted.`)
     }
     return yield* Effect.never
   }))

@@ -1,7 +1,7 @@
 /**
  * The token of `parley serve` (issue 23): 256 random bits as hex, kept in
- * `<storage>/serve-token` — for a PostgreSQL storage in the per-user config
- * directory — (mode 0600, created once and reused, so a page
+ * `<storage>/serve-token` (for a database: this user's `~/.config/parley/postgres/<hash>/`,
+ * `StorageStore.stateDirOf`) (mode 0600, created once and reused, so a page
  * opened yesterday still works after a restart), compared in constant time.
  * A token file that is not ours to trust — readable by others, not a regular
  * file — is replaced with a new token.
@@ -15,20 +15,10 @@
  */
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { isDatabaseUrl } from "../../programs/StorageDir.ts"
 
-/**
- * The token file of a storage: in its directory; for a PostgreSQL storage,
- * which has none, in the per-user config directory, one per database url
- * (named by its hash: the url may hold a password).
- */
-export const fileOf = (storage: string, env: Readonly<Record<string, string | undefined>> = process.env): string => {
-  if (!isDatabaseUrl(storage)) return path.join(storage, "serve-token")
-  const config = env["XDG_CONFIG_HOME"] || path.join(os.homedir(), ".config")
-  return path.join(config, "parley", `serve-token-${crypto.createHash("sha256").update(storage).digest("hex").slice(0, 16)}`)
-}
+/** The token file of a storage directory. */
+export const fileOf = (storage: string): string => path.join(storage, "serve-token")
 
 const TOKEN = /^[0-9a-f]{64}$/
 
@@ -45,7 +35,8 @@ export const loadOrCreate = (storage: string): string => {
     // None yet: made below.
   }
   const token = crypto.randomBytes(32).toString("hex")
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
+  // A directory made here is private (a database's is in the per-user config directory).
+  fs.mkdirSync(storage, { recursive: true, mode: 0o700 })
   // A fresh file under a unique name, renamed over: never written through a link someone left there.
   const scratch = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`
   fs.writeFileSync(scratch, `${token}\n`, { mode: 0o600, flag: "wx" })

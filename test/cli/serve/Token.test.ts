@@ -7,6 +7,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Token from "../../../src/cli/serve/Token.ts"
+import * as StorageStore from "../../../src/cli/StorageStore.ts"
 
 const dirs: Array<string> = []
 const saved = process.env["XDG_CONFIG_HOME"]
@@ -35,20 +36,23 @@ describe("serve token", () => {
     expect(fs.statSync(file).mode & 0o777).toBe(0o600)
   })
 
-  it("a PostgreSQL storage: in $XDG_CONFIG_HOME/parley, one file per url (named by its hash, not the url, which may hold a password)", () => {
+  it("a PostgreSQL storage: in $XDG_CONFIG_HOME/parley/postgres/<hash>/serve-token, one per database (named by its hash, not the url, which may hold a password)", () => {
     const config = temp()
     process.env["XDG_CONFIG_HOME"] = config
     const cwd = process.cwd()
     const url = "postgres://me:pa55word@db.internal/parley"
-    const token = Token.loadOrCreate(url)
-    const files = fs.readdirSync(path.join(config, "parley"))
-    expect(files).toHaveLength(1)
-    expect(files[0]).toMatch(/^serve-token-[0-9a-f]{16}$/)
-    expect(files[0]).not.toContain("pa55word")
-    expect(fs.statSync(path.join(config, "parley")).mode & 0o777).toBe(0o700)
-    expect(fs.statSync(path.join(config, "parley", files[0]!)).mode & 0o777).toBe(0o600)
-    expect(Token.loadOrCreate(url)).toBe(token)
-    expect(Token.loadOrCreate("postgres://db.internal/other")).not.toBe(token)
+    const token = Token.loadOrCreate(StorageStore.stateDirOf(url))
+    const dirs = fs.readdirSync(path.join(config, "parley", "postgres"))
+    expect(dirs).toHaveLength(1)
+    expect(dirs[0]).toMatch(/^[0-9a-f]{16}$/)
+    const dir = path.join(config, "parley", "postgres", dirs[0]!)
+    expect(fs.readdirSync(dir)).toStrictEqual(["serve-token"])
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
+    expect(fs.statSync(path.join(dir, "serve-token")).mode & 0o777).toBe(0o600)
+    expect(Token.loadOrCreate(StorageStore.stateDirOf(url))).toBe(token)
+    // The same database spelled another way (no password, other scheme) shares the token; another database does not.
+    expect(Token.loadOrCreate(StorageStore.stateDirOf("postgresql://me@DB.internal:5432/parley"))).toBe(token)
+    expect(Token.loadOrCreate(StorageStore.stateDirOf("postgres://db.internal/other"))).not.toBe(token)
     expect(fs.existsSync(path.join(cwd, "postgres:"))).toBe(false)
   })
 })

@@ -61,6 +61,8 @@ import * as Turns from "./Turns.ts"
 /** What the runner was asked. */
 export interface Options {
   readonly storage: string
+  /** `--config FILE` as given (absolute); else $PARLEY_CONFIG, else ./.parley/config.toml (StorageStore.configFileOf). */
+  readonly config?: string | undefined
   readonly host: string
   readonly port: number
   /** The runner protocol's port (`--runner-port`); by default the HTTP port + 10000 when free, else any free port. */
@@ -144,9 +146,9 @@ const TABLES = [
 ]
 
 /** The services every turn of this runner shares: store, config, executor, provider, model choice. */
-const services = (storage: string) =>
+const services = (storage: string, configFlag: string | undefined) =>
   Effect.gen(function* () {
-    const configFile = StorageStore.configFileOf(storage)
+    const configFile = StorageStore.configFileOf(storage, configFlag)
     const data = yield* ConfigFile.load(configFile).pipe(
       Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
     )
@@ -190,7 +192,7 @@ export const run = (options: Options) =>
           `serve --cluster needs a PostgreSQL storage (--storage postgres://…); ${options.storage} is a directory.`
         )
       }
-      const shared = yield* services(options.storage)
+      const shared = yield* services(options.storage, options.config)
       const pg = yield* Layer.build(
         PgClient.layer({ url: Redacted.make(options.storage), maxConnections: 20, applicationName: "parley-cluster" })
       ).pipe(

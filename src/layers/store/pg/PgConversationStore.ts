@@ -53,6 +53,7 @@ import { ConversationCorrupt, ConversationExists, ConversationLocked, Conversati
 import { MIGRATIONS_TABLE, migrations } from "./Migrations.ts"
 import * as PgLock from "./PgLock.ts"
 import * as Rows from "./Rows.ts"
+import * as ServerLost from "./ServerLost.ts"
 
 /** Options of the PostgreSQL layer. */
 export interface Options {
@@ -73,9 +74,9 @@ export const where = (url: string): string => {
   }
 }
 
-/** A database error as the store's I/O error, naming the server and what failed. */
+/** A database error as the store's I/O error, naming the server and what failed (and the server, when it went away). */
 const ioError = (at: string, doing: string) => (error: SqlError): StoreIoError =>
-  new StoreIoError({ path: at, reason: `${doing}: ${error.message}` })
+  new StoreIoError({ path: at, reason: `${doing}: ${error.message}`, ...(ServerLost.isServerLost(error) ? { server: ServerLost.serverOf(at) } : {}) })
 
 interface ConversationRow extends Rows.StoredConversation {
   readonly title: string | null
