@@ -106,25 +106,36 @@ describe("parley serve: the OpenAPI document against the server", () => {
     const create = "POST /api/conversations"
     const created = await send(create, "/api/conversations", { method: "POST", body: json({ message: "hi", model: "scripted" }) })
     const d = JSON.parse(created.body).conversation_id as string
+    // A run's socket goes before its process lets go of the conversation: wait for the process too (else a 409, rightly).
+    const ended = (pid: number) => {
+      try {
+        process.kill(pid, 0)
+        return false
+      } catch {
+        return true
+      }
+    }
+    const pidOf = (r: { body: string }) => JSON.parse(r.body).pid as number
+    const dRun = pidOf(created)
     await send(create, "/api/conversations", { method: "POST", body: json({ message: "hi", model: "nope/nope" }) })
     await send(create, "/api/conversations", { method: "POST", body: json({ nope: 1 }) })
     await send(create, "/api/conversations", { method: "POST", body: "hello", headers: { "content-type": "text/plain" } })
     await guarded(create, "/api/conversations", "POST")
-    await waitFor("D's run to end", () => hostSockets(p).length === 1)
+    await waitFor("D's run to end", () => hostSockets(p).length === 1 && ended(dRun))
 
     const message = "POST /api/conversations/{id}/messages"
     for (const id of [x, b]) await send(message, `/api/conversations/${id}/messages`, { method: "POST", body: json({ message: "more" }) })
     await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: "more", model: "nope/nope" }) })
     await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: 1 }) })
     await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: "hello", headers: { "content-type": "text/plain" } })
-    await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: "more" }) })
-    await waitFor("D's second run to end", () => hostSockets(p).length === 1)
+    const dSecond = pidOf(await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: "more" }) }))
+    await waitFor("D's second run to end", () => hostSockets(p).length === 1 && ended(dSecond))
     await guarded(message, `/api/conversations/${d}/messages`, "POST")
 
     const proceed = "POST /api/conversations/{id}/continue"
     for (const id of [x, b, d]) await send(proceed, `/api/conversations/${id}/continue`, { method: "POST" })
-    await send(proceed, `/api/conversations/${a}/continue`, { method: "POST" })
-    await waitFor("A's continued run to end", () => hostSockets(p).length === 1)
+    const aRun = pidOf(await send(proceed, `/api/conversations/${a}/continue`, { method: "POST" }))
+    await waitFor("A's continued run to end", () => hostSockets(p).length === 1 && ended(aRun))
     await guarded(proceed, `/api/conversations/${a}/continue`, "POST")
 
     const discard = "POST /api/conversations/{id}/discard"
