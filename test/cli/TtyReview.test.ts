@@ -9,7 +9,7 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { binary, runParley } from "../support/Cli.ts"
 import * as Tmux from "../support/Tmux.ts"
-import { makeProject as makeProjectIn, onDisk, type Project, removeProjects, writeScript } from "../support/TtyProject.ts"
+import { makeProject as makeProjectIn, onDisk, parleyPid, type Project, removeProjects, writeScript } from "../support/TtyProject.ts"
 import { waitFor } from "../support/Project.ts"
 
 const makeProject = (files: Readonly<Record<string, string>> = {}) => makeProjectIn("parley-tty-review-", files)
@@ -71,20 +71,6 @@ else:
     print(json.dumps({"type": "success", "content": "picked " + json.dumps(req["tool"]["answers"]["pick"])}))
 '
 `
-
-/** The pid of the parley process running on `p`'s storage (Linux: read from /proc). */
-const parleyPid = (p: Project): number => {
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
-      if (argv[0] === process.execPath && argv[1] === binary && argv[3] === p.storage) return Number(entry)
-    } catch {
-      // gone meanwhile
-    }
-  }
-  throw new Error(`no parley process on ${p.storage}`)
-}
 
 const started = (p: Project) => fs.readdirSync(p.root).filter((n) => n.startsWith("started.")).length
 
