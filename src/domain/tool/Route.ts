@@ -148,21 +148,31 @@ export const Permission: Data.TaggedEnum.Constructor<Permission> = {
 
 /**
  * Whether a call with run mode `mode` may run. `undefined` mode: the tool is
- * unknown, and the executor answers "not available". `ask` without a person
+ * unknown, and the executor answers "not available". What the person
+ * decided wins over asking: the decision recorded for this very call (a
+ * resumed turn, issue 27: `y` approved it, `n` skipped it), then the one
+ * remembered for the tool this turn (`Y`/`N`) — with or without a terminal
+ * now, since the person already answered. Otherwise `ask` without a person
  * runs the tool (JP: nobody to ask).
  */
 export const decidePermission = (input: {
   readonly mode: RunMode | undefined
   readonly interactive: boolean
   readonly remembered: Option.Option<"y" | "n">
+  /** The decision recorded for this call by an earlier run of the turn. */
+  readonly decided?: "y" | "n" | undefined
   readonly skippedByConfig: string
   readonly skippedRemembered: string
+  /** The response of a call skipped by a recorded `n` (default: `skippedRemembered`). */
+  readonly skippedByUser?: string
 }): Permission => {
   if (input.mode === undefined || input.mode === "unattended") return Permission.Run()
   if (input.mode === "skip") return Permission.Skip({ content: input.skippedByConfig, is_error: false })
-  if (!input.interactive) return Permission.Run()
+  if (input.decided !== undefined) {
+    return input.decided === "y" ? Permission.Run() : Permission.Skip({ content: input.skippedByUser ?? input.skippedRemembered, is_error: false })
+  }
   if (Option.isSome(input.remembered)) {
     return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ content: input.skippedRemembered, is_error: false })
   }
-  return Permission.Ask()
+  return input.interactive ? Permission.Ask() : Permission.Run()
 }
