@@ -67,12 +67,19 @@ export const record = (
   tool: { readonly toolName: string; readonly kind: ToolKindText },
   typed: Typed
 ): readonly [InquiryRequest, InquiryAnswered] => [
-  Events.inquiryRequest(at, id, InquirySource.tool(tool.toolName), { text: text(tool.kind, tool.toolName), answer_type: { type: "boolean" } }, MARK),
+  Events.inquiryRequest(
+    at,
+    id,
+    InquirySource.tool(tool.toolName),
+    { text: text(tool.kind, tool.toolName), answer_type: { type: "boolean" } },
+    MARK
+  ),
   Events.answered(at, id, typed === "y" || typed === "Y", typed === "Y" || typed === "N" ? REMEMBERED : {})
 ]
 
 /** True for the request of a permission inquiry (its marker, not its id). */
-export const isPermission = (request: InquiryRequest): boolean => request.metadata[EventMetadata.rememberedPermission] === true
+export const isPermission = (request: InquiryRequest): boolean =>
+  request.metadata[EventMetadata.rememberedPermission] === true
 
 /**
  * The decision a permission inquiry recorded: `y` (run) or `n` (skip), and

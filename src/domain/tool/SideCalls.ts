@@ -22,9 +22,7 @@
 import { type Config, detachedPolicy } from "./Config.ts"
 
 /** Why a side call may happen: nobody to ask under `detached = "assistant"`, or a question targeted at the assistant. */
-export type Why =
-  | { readonly _tag: "Detached" }
-  | { readonly _tag: "Target"; readonly target: ReadonlyArray<string> }
+export type Why = { readonly _tag: "Detached" } | { readonly _tag: "Target"; readonly target: ReadonlyArray<string> }
 
 /** A model the run may call for a side call: the config key that names it, the model, and why. */
 export interface SideCallModel {
@@ -53,8 +51,10 @@ export const models = (config: Config, run: { readonly personReachable: boolean 
       // A static answer wins over any target: that question never reaches a model.
       if (target === undefined || target === "user" || question.answer !== undefined) continue
       const at = ["conversation", "tools", tool, "questions", id, "target"]
-      if (typeof target === "object" && target.model !== undefined) add({ key: [...at, "model"], model: target.model, why: { _tag: "Target", target: at } })
-      else if (inquiryModel !== undefined) add({ key: INQUIRY_MODEL, model: inquiryModel, why: { _tag: "Target", target: at } })
+      if (typeof target === "object" && target.model !== undefined)
+        add({ key: [...at, "model"], model: target.model, why: { _tag: "Target", target: at } })
+      else if (inquiryModel !== undefined)
+        add({ key: INQUIRY_MODEL, model: inquiryModel, why: { _tag: "Target", target: at } })
     }
   }
   return [...found.values()]

@@ -21,7 +21,7 @@ import type { ErrorObject } from "ajv"
 
 /** A value as the message shows it: JSON, cut short. */
 const shown = (value: unknown): string => {
-  const text = value === undefined ? "nothing" : JSON.stringify(value) ?? String(value)
+  const text = value === undefined ? "nothing" : (JSON.stringify(value) ?? String(value))
   return text.length > 60 ? `${text.slice(0, 57)}...` : text
 }
 
@@ -37,13 +37,19 @@ const at = (root: unknown, pointer: string): unknown => {
 }
 
 /** `/options/0` → `options.0`. */
-const dotted = (pointer: string): string => pointer.slice(1).split("/").map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~")).join(".")
+const dotted = (pointer: string): string =>
+  pointer
+    .slice(1)
+    .split("/")
+    .map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .join(".")
 
 const article = (type: string): string => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`)
 
 /** The argument names a top-level schema declares. */
 const names = (schema: unknown): Array<string> => {
-  const properties = schema !== null && typeof schema === "object" ? (schema as { properties?: unknown }).properties : undefined
+  const properties =
+    schema !== null && typeof schema === "object" ? (schema as { properties?: unknown }).properties : undefined
   return properties !== null && typeof properties === "object" ? Object.keys(properties) : []
 }
 
@@ -62,7 +68,9 @@ const clause = (e: ErrorObject, schema: unknown, args: unknown): string => {
     }
     case "type": {
       const types = ([] as Array<string>).concat(e.params["type"] as string | Array<string>)
-      return where === "" ? `the arguments must be ${article(types[0]!)} (got ${got})` : `${where} must be ${types.map(article).join(" or ")} (got ${got})`
+      return where === ""
+        ? `the arguments must be ${article(types[0]!)} (got ${got})`
+        : `${where} must be ${types.map(article).join(" or ")} (got ${got})`
     }
     case "enum":
       return `${where === "" ? "the arguments" : where} must be one of ${(e.params["allowedValues"] as Array<unknown>).map(shown).join(", ")} (got ${got})`
@@ -78,6 +86,8 @@ const clause = (e: ErrorObject, schema: unknown, args: unknown): string => {
  */
 export const describe = (tool: string, schema: unknown, errors: ReadonlyArray<ErrorObject>, args: unknown): string => {
   const enums = new Set(errors.filter((e) => e.keyword === "enum").map((e) => e.instancePath))
-  const clauses = errors.filter((e) => !(e.keyword === "type" && enums.has(e.instancePath))).map((e) => clause(e, schema, args))
+  const clauses = errors
+    .filter((e) => !(e.keyword === "type" && enums.has(e.instancePath)))
+    .map((e) => clause(e, schema, args))
   return `Invalid arguments for ${tool}: ${[...new Set(clauses)].join("; ")}. Fix the arguments and call ${tool} again.`
 }
