@@ -189,7 +189,12 @@ target = "assistant"
     expect(title(s)).not.toMatch(/TITLE-BY/)
     expect(s.pane()).toContain("↳ Pick␛]0;TITLE-BY-PROMPT␇ one? → a␛[2Jb (you)\n")
     const events = onDisk(p.storage)
-    expect(events.find((e) => e["type"] === "inquiry_response")).toMatchObject({ id: "call_1.pick.1", answer: "a\u001b[2Jb" })
+    // The permission (recorded first, issue 27) and the question, each as it was.
+    expect(events.filter((e) => e["type"] === "inquiry_response").map((e) => [e["id"], e["answer"]])).toStrictEqual([
+      ["call_1.__permission__.1", true],
+      ["call_1.pick.1", "a\u001b[2Jb"]
+    ])
+    expect(events.find((e) => e["type"] === "inquiry_request")).toMatchObject({ question: { text: `Run local ${name} tool?` } })
   })
 
   it("SIGTERM at a question prompt ends the prompt's line before the cancellation is shown (exit 143)", async () => {
