@@ -170,11 +170,18 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
     const config = settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
     const providerOptions = ProviderOptions.providerOptions(config, settings.script)
     const chosen = yield* Deferred.make<string>()
-    const choose = ModelChoice.make({ flag: settings.model, script: settings.script, config, configFile, providers: providerOptions })
     // The terminal lives as long as the run (its key reader and raw mode are scoped).
     const person = PersonTerminal.isInteractive()
       ? Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
       : undefined
+    const choose = ModelChoice.make({
+      flag: settings.model,
+      script: settings.script,
+      config,
+      configFile,
+      providers: providerOptions,
+      personReachable: person !== undefined
+    })
     // Status needs only a screen: the person's terminal, else stderr when it is one
     // (`cat notes.md | parley query` cannot prompt, but still shows what its tools do).
     const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)

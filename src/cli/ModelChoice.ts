@@ -3,8 +3,12 @@
  * `--model`, then the model the conversation remembers, then
  * `assistant.model` in config, then `scripted` when a script is given. The
  * choice is checked before anything is written: a model parley can call,
- * its key (or base URL), and for `scripted` its script; a configured
- * inquiry model is checked too.
+ * its key (or base URL), and for `scripted` its script. An inquiry
+ * side-call model (`conversation.inquiry.assistant.model`, a question's
+ * `target.model`) is checked only when this run could send it a question
+ * (`SideCalls.models`: nobody at a terminal under `detached = "assistant"`,
+ * or a question targeted at the assistant); the message names the key, what
+ * to export, and how to keep the questions with a person (issue 27).
  *
  * @example
  * ```ts
@@ -14,8 +18,10 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import type * as ConfigData from "../domain/tool/Config.ts"
+import * as ConfigData from "../domain/tool/Config.ts"
+import * as SideCalls from "../domain/tool/SideCalls.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
+import { parseModel } from "../services/Provider.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Usage from "./Usage.ts"
 
@@ -32,8 +38,10 @@ export interface Inputs {
   readonly providers: ProviderLive.ProviderLiveOptions
   /** The command a `--model` usage error points to (default `parley query`). */
   readonly command?: ReadonlyArray<string>
-  /** Check `conversation.inquiry.assistant.model` too (default: yes; a run may ask it). */
+  /** Check the inquiry side-call models too (default: yes; a run may ask them). */
   readonly checkInquiryModel?: boolean
+  /** A person can be asked in this run (a terminal): then only questions targeted at the assistant reach a side call (default: no). */
+  readonly personReachable?: boolean
 }
 
 const KINDS = "anthropic/<model>, openai/<model>, or scripted with --script FILE"
@@ -75,11 +83,38 @@ export const make = (inputs: Inputs) => (remembered: string | undefined): Effect
         })
     }
     yield* ProviderLive.checkReady(model, inputs.providers).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
-    const inquiryModel = inputs.config.conversation?.inquiry?.assistant?.model
-    if (inquiryModel !== undefined && inputs.checkInquiryModel !== false) {
-      yield* ProviderLive.checkReady(inquiryModel, inputs.providers).pipe(
-        Effect.mapError((e) => new CliFailure({ code: 1, message: `conversation.inquiry.assistant.model: ${e.message}` }))
-      )
+    if (inputs.checkInquiryModel !== false) {
+      for (const need of SideCalls.models(inputs.config, { personReachable: inputs.personReachable === true })) {
+        yield* ProviderLive.checkReady(need.model, inputs.providers).pipe(
+          Effect.mapError((e) => new CliFailure({ code: 1, message: sideCallProblem(need, inputs.configFile, e.message) }))
+        )
+      }
     }
     return model
   })
+
+/** What is missing for `model`, and what to do about it (never "--model", which does not change a side call's model). */
+const missing = (model: string, problem: string): { readonly what: string; readonly fix: string } => {
+  if (ProviderLive.checkModel(model) !== undefined) return { what: problem, fix: "write a model parley can call there" }
+  switch (parseModel(model).provider) {
+    case "anthropic":
+      return { what: "ANTHROPIC_API_KEY is not set", fix: "export ANTHROPIC_API_KEY" }
+    case "openai":
+      return { what: "OPENAI_API_KEY is not set (nor providers.openai.base_url)", fix: "export OPENAI_API_KEY (or set providers.openai.base_url)" }
+    default:
+      return { what: problem, fix: "pass --script FILE (or set $PARLEY_SCRIPT)" }
+  }
+}
+
+/** One line: which key names which model, what is missing, why this run may call it, and the ways out. */
+const sideCallProblem = (need: SideCalls.SideCallModel, configFile: string, problem: string): string => {
+  const key = ConfigData.formatPath(need.key)
+  const { what, fix } = missing(need.model, problem)
+  const why = need.why._tag === "Detached"
+    ? "nobody is at a terminal to answer this run's questions and [conversation.inquiry] detached is \"assistant\""
+    : `${ConfigData.formatPath(need.why.target)} sends a question to it`
+  const toPerson = need.why._tag === "Detached"
+    ? "or keep the questions for a person: run it at a terminal, or pass --detached-policy defer (or wait, deny)"
+    : `or ask a person instead: ${ConfigData.formatPath(need.why.target)} = "user"`
+  return `${key} in ${configFile} is ${need.model}, and ${what.replace(/\.$/, "")}; ${why}. To go on: ${fix}, set ${key} to a model you can call, ${toPerson}.`
+}

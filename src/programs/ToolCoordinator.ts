@@ -6,6 +6,9 @@
  * Each call goes through named steps:
  * 1. {@link permit}: `run = "ask" | "unattended" | "skip"` decided by the
  *    domain (`Route.decidePermission`), the person asked when it says so;
+ *    what they typed is recorded at once, before the tool starts, as a
+ *    `PermissionInquiry` (issue 27), so a run killed while the approved
+ *    call runs leaves the decision for the resumed turn;
  * 2. a question an earlier run recorded and never answered (a resumed turn)
  *    is asked again under its recorded id, so the pair closes;
  * 3. the tool runs; each `NeedsInput` allocates
@@ -56,6 +59,8 @@ import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import * as EventMetadata from "../domain/event/EventMetadata.ts"
+import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
+import * as Timestamp from "../domain/event/Timestamp.ts"
 import * as Events from "../domain/event/Events.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
@@ -88,6 +93,8 @@ export interface ResumeInput {
   readonly pendingInquiries: ReadonlyArray<PendingInquiry>
   /** The executor state recorded with each call's latest question, per tool call id (handed back as `ExecutionContext.resume`). */
   readonly executorStates?: ReadonlyMap<string, Schema.Json>
+  /** The permission decision an earlier run recorded, per tool call id: the call is not asked again. */
+  readonly permissionDecisions?: ReadonlyMap<string, "y" | "n">
 }
 
 /** What `runTools` needs: the open session, the calls, the turn's state, where tools run, and (resuming) what the earlier run left. */
@@ -116,15 +123,24 @@ type CallEnd = { readonly _tag: "Recorded"; readonly response: ToolCallResponse 
 /** What the permission prompt yields: a decision typed now, or one remembered while this call waited. */
 type PermissionAnswer = { readonly typed: PermissionDecision } | { readonly remembered: TurnState.RememberedPermission }
 
-/** A permission asked of the person, and the decision to remember for the turn when they typed `Y`/`N`. */
-interface Asked {
-  readonly permission: Permission
-  readonly remembered?: TurnState.RememberedPermission
-}
+/** How the prompt names a tool's kind. */
+const kindText = (kind: ToolKind): PermissionInquiry.ToolKindText => kind === "builtin" ? "built-in" : kind === "mcp" ? "MCP" : "local"
+
+/**
+ * Records what the person typed, request and response in one append, before
+ * the call goes on (issue 27): a run killed while the approved call runs
+ * leaves the decision for the resumed turn. Uninterruptible once started, as
+ * every record is.
+ */
+const recordDecision = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind, typed: PermissionDecision) =>
+  Effect.uninterruptible(Effect.flatMap(
+    Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, PermissionInquiry.questionId)),
+    (id) => env.session.append(PermissionInquiry.record(Timestamp.fromClock(env.clock), id, { toolName: call.name, kind: kindText(kind) }, typed))
+  ))
 
 /** Asks the person whether `call` may run (`run = "ask"`). */
 const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) =>
-  Effect.gen(function*(): Effect.fn.Return<Asked> {
+  Effect.gen(function*(): Effect.fn.Return<Permission, Inquiry.RecordError> {
     const decision = yield* Effect.suspend(() =>
       // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
       Effect.flatMap(Ref.get(env.state), (s): Effect.Effect<PermissionAnswer, PromptError> => {
@@ -134,7 +150,7 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
           : Effect.map(
             env.prompts.permission({
               toolName: call.name,
-              kind: kind === "builtin" ? "built-in" : kind === "mcp" ? "MCP" : "local",
+              kind: kindText(kind),
               arguments: call.arguments,
               position: Inquiry.positionOf(env, call)
             }),
@@ -143,29 +159,31 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
       })
     ).pipe(
       Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: Inquiry.describeDefect(d) }))),
-      env.promptLock.withPermits(1),
-      Effect.result
+      Effect.result,
+      // Remembered and recorded while the prompt is still ours: the next call to look sees the decision, on disk first.
+      Effect.tap((r) => r._tag === "Success" && "typed" in r.success ? decided(env, call, kind, r.success.typed) : Effect.void),
+      env.promptLock.withPermits(1)
     )
     if (decision._tag === "Failure") {
-      return {
-        permission: decision.failure._tag === "PromptCancelled"
-          ? Permission.Skip({ content: Texts.skippedByUser, is_error: false })
-          : Permission.Skip({ content: Texts.permissionFailed(decision.failure.reason), is_error: true })
-      }
+      return decision.failure._tag === "PromptCancelled"
+        ? Permission.Skip({ content: Texts.skippedByUser, is_error: false })
+        : Permission.Skip({ content: Texts.permissionFailed(decision.failure.reason), is_error: true })
     }
     const d = decision.success
     if ("remembered" in d) {
-      return { permission: d.remembered === "y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedRemembered, is_error: false }) }
+      return d.remembered === "y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedRemembered, is_error: false })
     }
-    const permission = d.typed === "y" || d.typed === "Y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
-    // Capitals remember the decision for the rest of the turn (and the call's response records it, for a resumed turn).
-    if (d.typed === "Y" || d.typed === "N") {
-      const remembered: TurnState.RememberedPermission = d.typed === "Y" ? "y" : "n"
-      yield* Ref.update(env.state, (s) => TurnState.rememberPermission(s, call.name, remembered))
-      return { permission, remembered }
-    }
-    return { permission }
+    return d.typed === "y" || d.typed === "Y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
   })
+
+/** What the person typed: recorded (before the call goes on), and remembered for the turn when it was a capital. */
+const decided = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind, typed: PermissionDecision) =>
+  Effect.andThen(
+    recordDecision(env, call, kind, typed),
+    typed === "Y" || typed === "N"
+      ? Ref.update(env.state, (s) => TurnState.rememberPermission(s, call.name, typed === "Y" ? "y" : "n"))
+      : Effect.void
+  )
 
 /**
  * Step 1, as far as it is decided without the person, from the turn's state
@@ -173,15 +191,21 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
  * decides per call (`callPermission`: an effect/ai `needsApproval`) is asked
  * first; any other call takes no effectful step for it.
  */
-const decidePermissionNow = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission | { readonly _tag: "AskAs"; readonly kind: ToolKind }> => {
+const decidePermissionNow = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  resume?: ResumeInput
+): Effect.Effect<Permission | { readonly _tag: "AskAs"; readonly kind: ToolKind }> => {
   const kind = env.executor.kind(call.name)
   const decide = (mode: RunMode | undefined, approval: boolean) => {
     const decided = decidePermission({
       mode,
       interactive: env.prompts.interactive,
       remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
+      decided: resume?.permissionDecisions?.get(call.id),
       skippedByConfig: Texts.skippedByConfig,
       skippedRemembered: Texts.skippedRemembered,
+      skippedByUser: Texts.skippedByUser,
       approval,
       skippedNoApproval: Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config))
     })
@@ -198,10 +222,10 @@ const decidePermissionNow = (env: Inquiry.Env, call: ToolCallRequest): Effect.Ef
   )
 }
 
-/** Step 1: may the call run? */
-export const permit = (env: Inquiry.Env, call: ToolCallRequest): Effect.Effect<Permission> =>
-  Effect.flatMap(decidePermissionNow(env, call), (decided) =>
-    decided._tag === "AskAs" ? Effect.map(askPermission(env, call, decided.kind), (a) => a.permission) : Effect.succeed(decided))
+/** Step 1: may the call run? (What the person types is recorded, so this may fail as recording does.) */
+export const permit = (env: Inquiry.Env, call: ToolCallRequest, resume?: ResumeInput): Effect.Effect<Permission, Inquiry.RecordError> =>
+  Effect.flatMap(decidePermissionNow(env, call, resume), (decided) =>
+    decided._tag === "AskAs" ? askPermission(env, call, decided.kind) : Effect.succeed(decided))
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
 const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) => {
@@ -277,9 +301,7 @@ const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: Resum
 /** One call, from permission to its recorded response (or to a deferred question). */
 const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
   Effect.gen(function*() {
-    const decided = yield* decidePermissionNow(env, call)
-    const asked = decided._tag === "AskAs" ? yield* askPermission(env, call, decided.kind) : undefined
-    const permission = asked === undefined ? decided as Permission : asked.permission
+    const permission = yield* permit(env, call, resume)
     const shown = RunEvent.toolCall(call)
     let response: ToolResponse
     if (permission._tag === "Skip") {
@@ -293,10 +315,7 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     // Recorded and announced together: an interrupt between the two would hide a recorded response.
     const recorded = yield* Inquiry.recordThen(
       env,
-      (at) =>
-        asked?.remembered === undefined
-          ? Events.toolCallResponse(at, call.id, response)
-          : Events.toolCallResponse(at, call.id, response, { [EventMetadata.rememberedPermission]: asked.remembered }),
+      (at) => Events.toolCallResponse(at, call.id, response),
       (recorded) => {
         env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response }))
         return Effect.succeed(recorded)

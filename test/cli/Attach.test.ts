@@ -88,6 +88,32 @@ describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)",
     expect(fs.readdirSync(path.join(p.storage, "run")).filter((n) => n.endsWith(".sock"))).toStrictEqual([])
   })
 
+  it("the prompt says who is asking, as query's does: ask_user's \"Assistant asks:\" and a configured prompt_label", async () => {
+    const p = project()
+    fs.appendFileSync(path.join(p.storage, "config.toml"), `\n[conversation.tools.deferrable.questions.confirm]\nprompt_label = "Deployer"\n`)
+    const ask = { question: "Which way?", context: "Two ways are open.", answer_type: "select", options: ["backup", "abort"] }
+    const script = writeScript(p, [
+      { message: "Working.", tool_calls: [{ id: "u1", name: "ask_user", arguments: ask }, call("a1", "web", "ask")] },
+      { message: "All done." }
+    ])
+    const { id } = detached(p, script)
+    const s = startParley(p, ["conversation", "attach", id])
+    const [, first] = await s.waitFor(/(Assistant|Deployer) asks:/)
+    const answerOne = async (who: string) => {
+      if (who === "Assistant") {
+        await s.waitFor(/Assistant asks:\nTwo ways are open\.\n\? Which way\? › *\n❯ backup *\n  abort/)
+        s.sendKeys("Enter")
+      } else {
+        await s.waitFor(/Deployer asks:\n(.*\n)?\? Deploy web\?/)
+        s.sendKeys("y")
+      }
+    }
+    await answerOne(first!)
+    await answerOne(first === "Assistant" ? "Deployer" : "Assistant")
+    expect(await s.waitForExit()).toBe(0)
+    expect(responses(p).sort()).toStrictEqual([["a1.confirm.1", true], ["u1.answer.1", "backup"]])
+  })
+
   it("two questions open at once are asked one after the other; Y answers the other one too; Ctrl-C at a prompt stops the run", async () => {
     const p = project()
     const script = writeScript(p, [{ message: "Working.", tool_calls: [call("a1", "web", "ask"), call("a2", "db", "ask")] }, { message: "All done." }])

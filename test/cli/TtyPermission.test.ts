@@ -54,6 +54,17 @@ run = "ask"
     ]
     const response = (id: string, content: string): Entry => ({ type: "tool_call_response", id, content: b64(content), is_error: false })
     const byId = (a: Entry, b: Entry) => String(a["id"]).localeCompare(String(b["id"]))
+    // The decision typed at the prompt, recorded before the tool runs (issue 27: `PermissionInquiry`).
+    const decision = (id: string, run: boolean, remembered = false): Array<Entry> => [
+      {
+        type: "inquiry_request",
+        id: `${id}.__permission__.1`,
+        source: { source: "tool", name: "ping" },
+        question: { text: "Run local ping tool?", answer_type: { type: "boolean" } },
+        metadata: { parley_permission: true }
+      },
+      { type: "inquiry_response", outcome: "answered", id: `${id}.__permission__.1`, answer: run, ...(remembered ? { metadata: { parley_remembered: true } } : {}) }
+    ]
 
     it("`y` runs the tool once: the counter is 1 and its output is the recorded response", async () => {
       const { p, s } = setUp(1)
@@ -66,7 +77,7 @@ run = "ask"
       expect(pane).toContain("✔ Run local ping tool? run\n✓ ping\nDone.")
       expect(count(pane, "Run local ping tool?")).toBe(1)
       expect(runs(p)).toBe(1)
-      expect(recorded(p.storage)).toStrictEqual([...head(1), response("call_1", "ran"), { type: "chat_response", message: "Done." }])
+      expect(recorded(p.storage)).toStrictEqual([...head(1), ...decision("call_1", true), response("call_1", "ran"), { type: "chat_response", message: "Done." }])
     })
 
     it("`Y` is remembered for the turn: two calls, one prompt, both run", async () => {
@@ -80,12 +91,13 @@ run = "ask"
       expect(count(pane, "Run local ping tool?")).toBe(1) // the second call was never asked
       expect(runs(p)).toBe(2)
       const events = recorded(p.storage)
-      expect(events.length).toBe(8)
+      expect(events.length).toBe(10)
       expect(events.slice(0, 5)).toStrictEqual(head(2))
+      // The asked call (call_1) records the decision, remembered for the turn, before either tool runs.
+      expect(events.slice(5, 7)).toStrictEqual(decision("call_1", true, true))
       // The two tools run concurrently: their responses may land in either order.
-      // The asked call (call_1) records the remembered decision (issue 27), base64 as every metadata string.
-      expect(events.slice(5, 7).sort(byId)).toStrictEqual([{ ...response("call_1", "ran"), metadata: { parley_permission: b64("y") } }, response("call_2", "ran")])
-      expect(events[7]).toStrictEqual({ type: "chat_response", message: "Done." })
+      expect(events.slice(7, 9).sort(byId)).toStrictEqual([response("call_1", "ran"), response("call_2", "ran")])
+      expect(events[9]).toStrictEqual({ type: "chat_response", message: "Done." })
     })
 
     it("`n` skips the tool: it never runs and the response is JP's \"Tool skipped by user.\" (not an error)", async () => {
@@ -97,6 +109,7 @@ run = "ask"
       expect(runs(p)).toBeUndefined()
       expect(recorded(p.storage)).toStrictEqual([
         ...head(1),
+        ...decision("call_1", false),
         response("call_1", "Tool skipped by user."),
         { type: "chat_response", message: "Done." }
       ])
@@ -112,15 +125,16 @@ run = "ask"
       expect(count(pane, "Run local ping tool?")).toBe(1)
       expect(runs(p)).toBeUndefined()
       const events = recorded(p.storage)
-      expect(events.length).toBe(8)
+      expect(events.length).toBe(10)
       expect(events.slice(0, 5)).toStrictEqual(head(2))
-      // The asked call answers first (the other waits for the prompt, then
-      // finds the remembered N); which call was asked first is the runtime's choice.
-      const [first, second] = [events[5]!, events[6]!]
+      // The asked call records its decision and answers first (the other waits for
+      // the prompt, then finds the remembered N); which call was asked first is the runtime's choice.
+      const [first, second] = [events[7]!, events[8]!]
       expect([first["id"], second["id"]].sort()).toStrictEqual(["call_1", "call_2"])
-      expect(first).toStrictEqual({ ...response(String(first["id"]), "Tool skipped by user."), metadata: { parley_permission: b64("n") } })
+      expect(events.slice(5, 7)).toStrictEqual(decision(String(first["id"]), false, true))
+      expect(first).toStrictEqual(response(String(first["id"]), "Tool skipped by user."))
       expect(second).toStrictEqual(response(String(second["id"]), "Tool skipped by user (remembered)."))
-      expect(events[7]).toStrictEqual({ type: "chat_response", message: "Done." })
+      expect(events[9]).toStrictEqual({ type: "chat_response", message: "Done." })
     })
   })
 

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import { binary } from "../support/Cli.ts"
 import { persisted } from "../support/Project.ts"
 import * as Tmux from "../support/Tmux.ts"
-import { makeProject, onDisk, removeProjects, startParley, writeScript } from "../support/TtyProject.ts"
+import { makeProject, onDisk, parleyPid, removeProjects, startParley, writeScript } from "../support/TtyProject.ts"
 
 afterEach(() => {
   Tmux.killAll()
@@ -44,20 +44,6 @@ parameters = { type = "object", properties = { name = { type = "string" }, wait 
 run = "unattended"
 `
 
-/** The pid of the parley process running on `storage` (Linux: /proc). */
-const parleyPid = (storage: string): number => {
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
-      if (argv[0] === process.execPath && argv[1] === binary && argv[3] === storage) return Number(entry)
-    } catch {
-      // gone meanwhile
-    }
-  }
-  throw new Error(`no parley process on ${storage}`)
-}
-
 const waitForFile = async (file: string) => {
   const deadline = Date.now() + 15_000
   while (!fs.existsSync(file)) {
@@ -79,7 +65,7 @@ describe.skipIf(!Tmux.available || !fs.existsSync("/proc/self/stat"))(`a resumed
     s.sendKeys("Y")
     await s.waitFor(/✓ gate \{"name":"a"\}/)
     await waitForFile(path.join(p.root, "waiting.b"))
-    process.kill(parleyPid(p.storage), "SIGKILL")
+    process.kill(parleyPid(p), "SIGKILL")
     fs.writeFileSync(path.join(p.root, "release"), "")
     await s.waitForExit()
     // Read with the journal a killed process leaves behind.

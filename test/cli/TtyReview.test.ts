@@ -9,7 +9,7 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { binary, runParley } from "../support/Cli.ts"
 import * as Tmux from "../support/Tmux.ts"
-import { makeProject as makeProjectIn, onDisk, type Project, removeProjects, writeScript } from "../support/TtyProject.ts"
+import { makeProject as makeProjectIn, onDisk, parleyPid, type Project, removeProjects, writeScript } from "../support/TtyProject.ts"
 import { waitFor } from "../support/Project.ts"
 
 const makeProject = (files: Readonly<Record<string, string>> = {}) => makeProjectIn("parley-tty-review-", files)
@@ -71,20 +71,6 @@ else:
     print(json.dumps({"type": "success", "content": "picked " + json.dumps(req["tool"]["answers"]["pick"])}))
 '
 `
-
-/** The pid of the parley process running on `p`'s storage (Linux: read from /proc). */
-const parleyPid = (p: Project): number => {
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
-      if (argv[0] === process.execPath && argv[1] === binary && argv[3] === p.storage) return Number(entry)
-    } catch {
-      // gone meanwhile
-    }
-  }
-  throw new Error(`no parley process on ${p.storage}`)
-}
 
 const started = (p: Project) => fs.readdirSync(p.root).filter((n) => n.startsWith("started.")).length
 
@@ -203,7 +189,12 @@ target = "assistant"
     expect(title(s)).not.toMatch(/TITLE-BY/)
     expect(s.pane()).toContain("↳ Pick␛]0;TITLE-BY-PROMPT␇ one? → a␛[2Jb (you)\n")
     const events = onDisk(p.storage)
-    expect(events.find((e) => e["type"] === "inquiry_response")).toMatchObject({ id: "call_1.pick.1", answer: "a\u001b[2Jb" })
+    // The permission (recorded first, issue 27) and the question, each as it was.
+    expect(events.filter((e) => e["type"] === "inquiry_response").map((e) => [e["id"], e["answer"]])).toStrictEqual([
+      ["call_1.__permission__.1", true],
+      ["call_1.pick.1", "a\u001b[2Jb"]
+    ])
+    expect(events.find((e) => e["type"] === "inquiry_request")).toMatchObject({ question: { text: `Run local ${name} tool?` } })
   })
 
   it("SIGTERM at a question prompt ends the prompt's line before the cancellation is shown (exit 143)", async () => {

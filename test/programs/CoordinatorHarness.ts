@@ -86,7 +86,7 @@ export interface Harness {
   /** Runs the coordinator over `calls` in a session of its own (more cycles may follow with the same state). */
   readonly run: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<ReadonlyArray<ToolCallResponse>, unknown, Services>
   /** {@link run}, with the questions deferred too. */
-  readonly runAll: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<ToolCoordinator.ToolsResult, unknown, Services>
+  readonly runAll: (calls: ReadonlyArray<ToolCallRequest>, resume?: ToolCoordinator.ResumeInput) => Effect.Effect<ToolCoordinator.ToolsResult, unknown, Services>
   /** Appends entries in a session of its own (a later cycle of the same turn). */
   readonly append: (entries: ReadonlyArray<StreamEntry>) => Effect.Effect<void, unknown, ConversationStore>
   /** The persisted entries. */
@@ -152,7 +152,7 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
       layer,
       events,
       run: (cs) => Effect.map(session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp" })), (r) => r.responses),
-      runAll: (cs) => session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp" })),
+      runAll: (cs, resume) => session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp", ...(resume !== undefined ? { resume } : {}) })),
       append: (es) => session((sn) => sn.append(es)),
       persisted: ConversationStore.use((store) => store.load(conversationId)).pipe(Effect.map((c) => c.entries))
     }

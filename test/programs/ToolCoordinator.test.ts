@@ -22,7 +22,9 @@ import {
   InquiryProviderError,
   MissingStructuredData
 } from "../../src/services/InquiryBackend.ts"
+import * as Events from "../../src/domain/event/Events.ts"
 import { tempDir } from "../support/Fixtures.ts"
+import { persisted as persistedRaw } from "../support/Project.ts"
 import { call, clock, digest, setup, turnWith } from "./CoordinatorHarness.ts"
 
 const boolQ = (id: string, text: string, extra: Record<string, Schema.Json> = {}) => ({ id, text, answer_type: { type: "boolean" }, ...extra })
@@ -611,25 +613,94 @@ describe("RFD 083: exclusive questions, persistence, static answers that do not 
 })
 
 describe("issue 27: Y/N is recorded, so a resumed turn remembers it", () => {
-  it.effect("a remembered answer and a remembered permission carry parley's metadata; analyze + TurnState.resumed rebuild both", () =>
+  it.effect("a remembered answer carries parley's metadata; a permission decision is recorded as a marked inquiry pair; analyze + TurnState.resumed rebuild both", () =>
     Effect.gen(function*() {
-      const { persisted } = yield* runOnce({
+      const { persisted, log } = yield* runOnce({
         tools: { t: asking(boolQ("go", "Go?"), { run: "ask", kind: "local" }) },
         interactive: true,
         prompts: [{ _tag: "Permission", decision: "Y" }, { _tag: "Answer", answer: true, remember: true }]
       }, [call("c", "t")])
-      const response = persisted.find((e) => e.type === "inquiry_response")!
-      expect(response.metadata).toStrictEqual({ parley_remembered: true })
-      const result = persisted.find((e) => e.type === "tool_call_response")!
-      expect(result.metadata).toStrictEqual({ parley_permission: "y" })
+      expect(log).toStrictEqual([
+        "call c t",
+        "ask c.__permission__.1 (tool t) boolean: Run local t tool?",
+        "answered c.__permission__.1: true",
+        "ask c.go.1 (tool t) boolean: Go?",
+        "answered c.go.1: true",
+        "result c: go=true"
+      ])
+      const inquiries = persisted.filter((e) => e.type === "inquiry_request" || e.type === "inquiry_response")
+      expect(inquiries.map((e) => e.metadata)).toStrictEqual([{ parley_permission: true }, { parley_remembered: true }, {}, { parley_remembered: true }])
+      expect(persisted.find((e) => e.type === "tool_call_response")!.metadata).toStrictEqual({})
       // The turn as an incomplete one (its response dropped), analysed and rebuilt.
       const analysis = IncompleteTurn.analyze({ entries: persisted.filter((e) => e.type !== "tool_call_response" || e.id !== "c").concat([call("d", "t")]) })
       expect(analysis.rememberedAnswers).toStrictEqual([{ tool: "t", questionId: "go", answer: true }])
-      const withPermission = IncompleteTurn.analyze({ entries: [...persisted, call("d", "t")] })
-      expect(withPermission.rememberedPermissions).toStrictEqual([{ tool: "t", decision: "y" }])
-      const state = TurnState.resumed(withPermission)
+      expect(analysis.rememberedPermissions).toStrictEqual([{ tool: "t", decision: "y" }])
+      // The permission is neither an answer the tool gets nor a question to reopen; it is the call's decision.
+      expect(analysis.answeredInquiries.get("c")).toStrictEqual({ go: true })
+      expect(analysis.pendingInquiries).toStrictEqual([])
+      expect(analysis.permissionDecisions).toStrictEqual(new Map([["c", "y"]]))
+      expect(analysis.attemptCounters.get(IncompleteTurn.attemptKey("c", "__permission__"))).toBe(1)
+      const state = TurnState.resumed(analysis)
       expect(TurnState.rememberedAnswer(state, "t", "go")).toStrictEqual(Option.some(true))
       expect(TurnState.rememberedPermission(state, "t")).toStrictEqual(Option.some("y"))
+    }))
+
+  it.effect("the decision is on disk before the tool starts (a kill -9 while it runs keeps it)", () =>
+    Effect.gen(function*() {
+      const dir = tempDir("parley-perm-order-")
+      const seen: Array<Array<string>> = []
+      const tool = {
+        run: "ask" as const,
+        kind: "local" as const,
+        respond: () => {
+          seen.push(digest(persistedRaw({ root: dir, storage: dir }).map(EntryCodec.decodeEntry)))
+          return succeed("ran")
+        }
+      }
+      yield* runOnce({ tools: { t: tool }, interactive: true, prompts: [{ _tag: "Permission", decision: "y" }], storageDir: dir }, [call("c", "t")])
+      expect(seen).toStrictEqual([["call c t", "ask c.__permission__.1 (tool t) boolean: Run local t tool?", "answered c.__permission__.1: true"]])
+      fs.rmSync(dir, { recursive: true, force: true })
+    }))
+
+  it.effect("resumed: a call decided earlier is not asked again (y runs it, n skips it, with or without a terminal); an undecided call is asked", () =>
+    Effect.gen(function*() {
+      const [a, b, c] = [call("a", "t"), call("b", "t"), call("c", "t")]
+      const decided = yield* runOnce({
+        tools: { t: { run: "ask", kind: "local", outcomes: [succeed("1"), succeed("2")] } },
+        interactive: true,
+        prompts: [{ _tag: "Permission", decision: "y" }, { _tag: "Permission", decision: "n" }]
+      }, [a, b])
+      // What a run killed before either tool answered leaves: the calls and their decisions.
+      const left = decided.persisted.filter((e) => e.type !== "tool_call_response")
+      for (const interactive of [true, false]) {
+        const h = yield* setup({
+          tools: { t: { run: "ask", kind: "local", outcomes: [succeed("again"), succeed("third")] } },
+          interactive,
+          prompts: interactive ? [{ _tag: "Permission", decision: "y" }] : [],
+          entries: [...left, c]
+        }, [])
+        const analysis = IncompleteTurn.analyze({ entries: [...left, c] })
+        expect(analysis.pendingToolCalls.map((x) => x.id)).toStrictEqual(["a", "b", "c"])
+        const { responses } = yield* h.runAll(analysis.pendingToolCalls, analysis).pipe(Effect.provide(h.layer))
+        const asked = decided.log.find((l) => l.startsWith("answered") && l.endsWith("false"))!.slice("answered ".length, "answered x".length)
+        const approved = asked === "a" ? "b" : "a"
+        expect(Object.fromEntries(responses.map((r) => [r.id, r.content]))).toStrictEqual({ [approved]: "again", [asked]: Texts.skippedByUser, c: "third" })
+        // Only the undecided call is asked, and only where someone can be.
+        expect(h.shown.map((x) => x._tag)).toStrictEqual(interactive ? ["Permission"] : [])
+      }
+    }))
+
+  it.effect("resumed: a remembered N from the earlier run skips the tool's other calls, even without a terminal; parley's older record on the response still counts", () =>
+    Effect.gen(function*() {
+      const [a, b] = [call("a", "t"), call("b", "t")]
+      const legacy = [...turnWith([a]), Events.toolCallResponse(clock(), "a", { content: Texts.skippedByUser, is_error: false }, { parley_permission: "n" }), b]
+      const analysis = IncompleteTurn.analyze({ entries: legacy })
+      expect(analysis.rememberedPermissions).toStrictEqual([{ tool: "t", decision: "n" }])
+      const state = TurnState.resumed(analysis)
+      const h2 = yield* setup({ tools: { t: { run: "ask", kind: "local", outcomes: [succeed("ran")] } }, entries: legacy, state }, [])
+      const { responses } = yield* h2.runAll([b], analysis).pipe(Effect.provide(h2.layer))
+      expect(responses.map((r) => r.content)).toStrictEqual([Texts.skippedRemembered])
+      expect(h2.scripted.calls).toStrictEqual([])
     }))
 
   it.effect("an answer given once (y) records no metadata and is not remembered", () =>

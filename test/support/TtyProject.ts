@@ -71,3 +71,17 @@ export const recorded = (storage: string): Array<Entry> =>
 /** Runs parley in a tmux session; sessions are killed by `Tmux.killAll()` after each test. */
 export const startParley = (p: Project, args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}) =>
   Tmux.start({ command: [process.execPath, binary, "--storage", p.storage, ...args], cwd: p.root, env })
+
+/** The pid of the parley process running on `p`'s storage (Linux: read from /proc). */
+export const parleyPid = (p: Project): number => {
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0")
+      if (argv[0] === process.execPath && argv[1] === binary && argv[3] === p.storage) return Number(entry)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`no parley process on ${p.storage}`)
+}

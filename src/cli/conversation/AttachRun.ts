@@ -355,7 +355,9 @@ export const attach = (given: Given) =>
       client,
       view,
       status,
-      ask: prompts === undefined ? undefined : (e) => prompts.question({ toolName: e.call.name, question: e.question, arguments: e.call.arguments }),
+      // The prompt query shows, header included (who is asking, from the run).
+      ask: prompts === undefined ? undefined : (e) =>
+        prompts.question({ toolName: e.call.name, question: e.question, arguments: e.call.arguments, ...(e.label !== undefined ? { label: e.label } : {}) }),
       asks: (e) => seq > info.latest || openAtStart.has(e.inquiry_id),
       answerHint: (inquiryId) => Hint.answer(id, inquiryId, { placeholder: "VALUE" }, { storage: given.storageGiven }),
       stopRun: sigint

@@ -47,9 +47,11 @@ export const executorState = "parley_executor_state"
 export const rememberedAnswer = "parley_remembered"
 
 /**
- * parley's metadata key on a `tool_call_response` whose call was allowed or
- * skipped with `Y`/`N` at the permission prompt (`"y"` or `"n"`, issue 27):
- * the decision is remembered for the rest of the turn, and a resumed turn
- * rebuilds it from here. JP ignores it.
+ * parley's metadata key on an `inquiry_request` that records a permission
+ * decision (`true`; issue 27, `PermissionInquiry`): the decision is recorded
+ * the moment it is typed, before the tool runs, so a resumed turn does not
+ * ask again. Earlier parley put `"y"`/`"n"` under this key on the call's
+ * `tool_call_response` for a remembered decision; resume still reads that.
+ * JP ignores it.
  */
 export const rememberedPermission = "parley_permission"

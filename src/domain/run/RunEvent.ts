@@ -87,14 +87,19 @@ export const ToolCallsAnnounced = Schema.TaggedStruct("ToolCallsAnnounced", { ca
 export const ToolStarted = Schema.TaggedStruct("ToolStarted", { call: ToolCall, resumed: Schema.Boolean })
 /** A call's response is recorded (`ran`: false when it was skipped before running). */
 export const ToolFinished = Schema.TaggedStruct("ToolFinished", { call: ToolCall, ran: Schema.Boolean, response: ToolResult })
-/** A question is recorded and routed: who may answer it, since when. */
+/**
+ * A question is recorded and routed: who may answer it, since when, and who
+ * is asking (`label`, RFD 083 `prompt_label`: the header every prompt shows,
+ * here or at an attached terminal; absent when there is none).
+ */
 export const QuestionOpened = Schema.TaggedStruct("QuestionOpened", {
   inquiry_id: Schema.String,
   call: ToolCall,
   question: Question,
   source: InquirySource,
   audience: Audience,
-  since: Schema.String
+  since: Schema.String,
+  label: Schema.optionalKey(Schema.String)
 })
 /** A question's response is recorded: who answered and how. */
 export const QuestionClosed = Schema.TaggedStruct("QuestionClosed", {
@@ -141,15 +146,10 @@ export const make: { readonly [Tag in RunEvent["_tag"]]: (fields: Omit<Of<Tag>, 
   ToolCallsAnnounced: ({ calls }) => ({ _tag: "ToolCallsAnnounced", calls }),
   ToolStarted: ({ call, resumed }) => ({ _tag: "ToolStarted", call, resumed }),
   ToolFinished: ({ call, ran, response }) => ({ _tag: "ToolFinished", call, ran, response }),
-  QuestionOpened: ({ inquiry_id, call, question, source, audience, since }) => ({
-    _tag: "QuestionOpened",
-    inquiry_id,
-    call,
-    question,
-    source,
-    audience,
-    since
-  }),
+  QuestionOpened: ({ inquiry_id, call, question, source, audience, since, label }) =>
+    label === undefined
+      ? { _tag: "QuestionOpened", inquiry_id, call, question, source, audience, since }
+      : { _tag: "QuestionOpened", inquiry_id, call, question, source, audience, since, label },
   QuestionClosed: ({ inquiry_id, call, question, by, outcome }) => ({ _tag: "QuestionClosed", inquiry_id, call, question, by, outcome }),
   Warning: ({ text }) => ({ _tag: "Warning", text }),
   Stopped: ({ ending, incomplete }) => ({ _tag: "Stopped", ending, incomplete })

@@ -41,6 +41,7 @@ import type { Json } from "effect/Schema"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import * as EventMetadata from "../event/EventMetadata.ts"
+import * as PermissionInquiry from "../event/PermissionInquiry.ts"
 import type { InquiryRequest } from "../event/InquiryRequest.ts"
 import type { InquiryResponse } from "../event/InquiryResponse.ts"
 import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
@@ -104,8 +105,18 @@ export interface TurnAnalysis {
    * latest winning: a resumed turn remembers them too (issue 27).
    */
   readonly rememberedAnswers: ReadonlyArray<{ readonly tool: string; readonly questionId: string; readonly answer: Json }>
-  /** Permission decisions remembered for the turn (`EventMetadata.rememberedPermission` on a call's response), by tool, in order. */
+  /**
+   * Permission decisions remembered for the turn (`Y`/`N`, recorded as a
+   * `PermissionInquiry`; or, from earlier parley, `EventMetadata.rememberedPermission`
+   * on a call's response), by tool, in order.
+   */
   readonly rememberedPermissions: ReadonlyArray<{ readonly tool: string; readonly decision: "y" | "n" }>
+  /**
+   * The permission decision recorded for each pending tool call (`y` run,
+   * `n` skip; the latest wins): a resumed call that was decided is not asked
+   * again (issue 27, `PermissionInquiry`).
+   */
+  readonly permissionDecisions: ReadonlyMap<string, "y" | "n">
   /**
    * Per pending tool call, the executor state recorded with its latest
    * question that carries one (`EventMetadata.executorState`; issue 28):
@@ -377,6 +388,8 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
       const key = attemptKey(call.request.id, parsed.questionId)
       attemptCounters.set(key, Math.max(attemptCounters.get(key) ?? 0, parsed.attempt))
     }
+    // A permission asked and never answered is not a question to reopen: the call is asked again.
+    if (PermissionInquiry.isPermission(q.request)) continue
     if (q.response === null && call.response === null) {
       pendingInquiries.push({ request: q.request, toolCall: call.request, questionId: parsed?.questionId })
     }
@@ -384,9 +397,17 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     if (state !== undefined && call.response === null) executorStates.set(call.request.id, state)
   }
   const rememberedAnswers: Array<{ tool: string; questionId: string; answer: Json }> = []
+  const rememberedPermissions = legacyPermissions(t)
+  const permissionDecisions = new Map<string, "y" | "n">()
   for (const q of byResponse) {
     if (q.call < 0 || q.response === null || q.response.outcome !== "answered") continue
     const call = t.calls[q.call]!
+    if (PermissionInquiry.isPermission(q.request)) {
+      const d = PermissionInquiry.decisionOf(q.request, q.response)
+      if (d?.remembered === true) rememberedPermissions.push({ tool: call.request.name, decision: d.decision })
+      if (d !== undefined && call.response === null) permissionDecisions.set(call.request.id, d.decision)
+      continue
+    }
     const parsed = writerQuestionId(call.request.id, q.request.id)
     if (parsed === undefined) continue
     if (q.response.metadata[EventMetadata.rememberedAnswer] === true) {
@@ -405,22 +426,28 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     answeredInquiries: answered,
     attemptCounters,
     rememberedAnswers,
-    rememberedPermissions: t.calls.flatMap((c) => {
-      const decision = c.response?.metadata[EventMetadata.rememberedPermission]
-      return decision === "y" || decision === "n" ? [{ tool: c.request.name, decision }] : []
-    }),
+    rememberedPermissions,
+    permissionDecisions,
     executorStates,
     toolCalls,
     unattachedInquiries: t.inquiries.filter((q) => q.call < 0).map((q) => ({ request: q.request, response: q.response }))
   }
 }
 
+/** Decisions remembered by parley before permission inquiries: `"y"`/`"n"` on the call's response. */
+const legacyPermissions = (t: TurnInspector): Array<{ tool: string; decision: "y" | "n" }> =>
+  t.calls.flatMap((c) => {
+    const decision = c.response?.metadata[EventMetadata.rememberedPermission]
+    return decision === "y" || decision === "n" ? [{ tool: c.request.name, decision }] : []
+  })
+
 /** Reads only what is still open, so a long turn grown by appends costs nothing per append. */
 const summarize = (t: TurnInspector): IncompleteSummary | null => {
   if (!isIncomplete(t)) return null
   for (const k of t.openInquiries) {
     const q = t.inquiries[k]!
-    if (q.call < 0) continue
+    // A permission is recorded with its answer; an open one (a hand-made file) is not a question waiting.
+    if (q.call < 0 || PermissionInquiry.isPermission(q.request)) continue
     const call = t.calls[q.call]!
     if (call.response === null) return { state: "waiting-for-input", tool: call.request.name }
   }

@@ -44,11 +44,14 @@ export const ModelName = Schema.Union([Schema.String, JpModel]).annotate({
  * provider's short cache, the default), `false`/`"off"`, `"long"` (about an
  * hour), or a duration (`"10m"`: the nearest the provider offers).
  */
+// One string member with one message: as a union of the three words and a
+// pattern, a wrong string was told only `expected "off" | "short" | "long"`.
+const CACHE_EXPECTED = "true, false, \"off\", \"short\", \"long\" or a duration such as \"10m\""
+const CACHE_STRING = /^(off|short|long|[0-9]+(\.[0-9]+)?(ms|s|m|h))$/
 export const CachePolicy = Schema.Union([
   Schema.Boolean,
-  Schema.Literals(["off", "short", "long"]),
-  Schema.String.check(Schema.isPattern(/^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/))
-]).annotate({ expected: "true, false, \"off\", \"short\", \"long\" or a duration such as \"10m\"" })
+  Schema.String.check(Schema.makeFilter((s: string) => CACHE_STRING.test(s) || `expected ${CACHE_EXPECTED}`))
+]).annotate({ expected: CACHE_EXPECTED })
 export type CachePolicy = typeof CachePolicy.Type
 
 /** An instruction for the inquiry model: a line of text, or JP's `{ title, description, items }`. */

@@ -155,19 +155,26 @@ export const Permission: Data.TaggedEnum.Constructor<Permission> = {
 
 /**
  * Whether a call with run mode `mode` may run. `undefined` mode: the tool is
- * unknown, and the executor answers "not available". `ask` without a person
+ * unknown, and the executor answers "not available". What the person
+ * decided wins over asking: the decision recorded for this very call (a
+ * resumed turn, issue 27: `y` approved it, `n` skipped it), then the one
+ * remembered for the tool this turn (`Y`/`N`) — with or without a terminal
+ * now, since the person already answered. Otherwise `ask` without a person
  * runs the tool (JP: nobody to ask) — unless the tool's author requires
  * approval (`approval`, issue 29: effect/ai `needsApproval`): then nobody to
  * ask skips it with `skippedNoApproval`, whatever the `detached` policy (an
- * approval never goes to the assistant), unless the person already said `Y`
- * for the turn.
+ * approval never goes to the assistant).
  */
 export const decidePermission = (input: {
   readonly mode: RunMode | undefined
   readonly interactive: boolean
   readonly remembered: Option.Option<"y" | "n">
+  /** The decision recorded for this call by an earlier run of the turn. */
+  readonly decided?: "y" | "n" | undefined
   readonly skippedByConfig: string
   readonly skippedRemembered: string
+  /** The response of a call skipped by a recorded `n` (default: `skippedRemembered`). */
+  readonly skippedByUser?: string
   /** The tool's author requires a person's yes for this call. */
   readonly approval?: boolean
   /** The response of an approval nobody could give. */
@@ -175,12 +182,14 @@ export const decidePermission = (input: {
 }): Permission => {
   if (input.mode === undefined || input.mode === "unattended") return Permission.Run()
   if (input.mode === "skip") return Permission.Skip({ content: input.skippedByConfig, is_error: false })
-  if (!input.interactive && input.approval === true && !(Option.isSome(input.remembered) && input.remembered.value === "y")) {
-    return Permission.Skip({ content: input.skippedNoApproval ?? input.skippedByConfig, is_error: false })
+  if (input.decided !== undefined) {
+    return input.decided === "y" ? Permission.Run() : Permission.Skip({ content: input.skippedByUser ?? input.skippedRemembered, is_error: false })
   }
-  if (!input.interactive) return Permission.Run()
   if (Option.isSome(input.remembered)) {
     return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ content: input.skippedRemembered, is_error: false })
   }
-  return Permission.Ask()
+  if (!input.interactive && input.approval === true) {
+    return Permission.Skip({ content: input.skippedNoApproval ?? input.skippedByConfig, is_error: false })
+  }
+  return input.interactive ? Permission.Ask() : Permission.Run()
 }

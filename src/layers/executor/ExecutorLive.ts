@@ -20,6 +20,7 @@
  */
 import * as path from "node:path"
 import { Ajv, type ValidateFunction } from "ajv"
+import * as ArgumentErrors from "./ArgumentErrors.ts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
@@ -61,17 +62,6 @@ interface Entry {
 }
 
 const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask", mcp: "ask" }
-
-/** `Invalid arguments: path: must be string; must have required property 'content'`. */
-export const formatArgumentErrors = (validate: ValidateFunction): string =>
-  `Invalid arguments: ${
-    (validate.errors ?? [])
-      .map((e) => {
-        const at = e.instancePath.slice(1).replace(/\//g, ".")
-        return `${at === "" ? "" : `${at}: `}${e.message ?? "is invalid"}`
-      })
-      .join("; ")
-  }`
 
 /**
  * Adds the MCP tools (`McpTools.resolve`). A server's input schema that ajv
@@ -222,7 +212,9 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
         if (tooDeep !== undefined) return Effect.succeed<ExecutorResult>(error(DeepArguments.toolError(call.name, tooDeep)))
         // ajv applies parameter defaults in place: validate a copy and pass that on.
         const args = structuredClone(call.arguments) as Record<string, Schema.Json>
-        if (!entry.validate(args)) return Effect.succeed<ExecutorResult>(error(formatArgumentErrors(entry.validate)))
+        if (!entry.validate(args)) {
+          return Effect.succeed<ExecutorResult>(error(ArgumentErrors.describe(call.name, entry.definition.parameters, entry.validate.errors ?? [], call.arguments)))
+        }
         return entry.run(args, answers, context, call)
       })
 

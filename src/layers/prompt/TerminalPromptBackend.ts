@@ -33,6 +33,7 @@ import * as Semaphore from "effect/Semaphore"
 import * as Prompt from "effect/cli/Prompt"
 import * as Terminal from "effect/Terminal"
 import type * as Schema from "effect/Schema"
+import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import type { Question } from "../../domain/tool/Question.ts"
 import {
   type CallPosition,
@@ -207,7 +208,7 @@ export const make = (options: Options = {}) => Effect.gen(function*() {
         const { shown, full } = argumentsShown(request.arguments, yield* terminal.columns)
         yield* say(shown)
         const key = yield* run(keyPrompt({
-          message: `Run ${request.kind} ${printable(request.toolName)} tool?`,
+          message: PermissionInquiry.text(request.kind, printable(request.toolName)),
           keys: PERMISSION_KEYS,
           defaultKey: "y",
           ...(full !== undefined ? { details: `arguments:\n${full}` } : {})

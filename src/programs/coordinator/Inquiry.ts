@@ -290,13 +290,15 @@ const deserted = (open: OpenInquiry, waiting: Waiting, since: Timestamp.Timestam
  */
 const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timestamp, staticRejected?: string) => {
   const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question, undefined, source, staticRejected)
+  const label = Person.promptLabel(open.env, open.call.name, open.question.id)
   open.env.events.publishUnsafe(RunEvent.make.QuestionOpened({
     inquiry_id: open.id,
     call: open.shown,
     question: open.question,
     source,
     audience: audienceOf(decided),
-    since
+    since,
+    ...(label !== undefined ? { label } : {})
   }))
   return dispatch(open, decided, since)
 }

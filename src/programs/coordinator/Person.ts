@@ -51,9 +51,10 @@ export const answered = (env: Env, asked: Asked, closer: Closer, offered: Offere
 /**
  * The "who's asking" header of a prompt (RFD 083 `prompt_label`, display
  * only): the question's config, else the tool's own default (`ask_user`:
- * "Assistant").
+ * "Assistant"). The one home of the label: this terminal's prompt reads it
+ * here, attached terminals from `QuestionOpened`.
  */
-const promptLabel = (env: Env, tool: string, questionId: string): string | undefined =>
+export const promptLabel = (env: Env, tool: string, questionId: string): string | undefined =>
   ConfigData.questionConfig(env.config, tool, questionId)?.prompt_label ?? env.executor.promptLabel?.(tool, questionId)
 
 /** Who answered at this terminal (they are closed by the terminal's side, under the prompt lock). */

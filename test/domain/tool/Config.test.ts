@@ -243,9 +243,20 @@ describe("RFD 034: inquiry assistant config and per-question targets", () => {
   })
 
   it("a bad value in the table is a config error naming it; an unknown key is a warning naming it (the config loads)", () => {
-    const bad = Config.decode({ conversation: { tools: { t: { questions: { q: { target: { request: { cache: "sometimes" } } } } } } } })
-    expect(Result.isFailure(bad)).toBe(true)
-    if (Result.isFailure(bad)) expect(bad.failure.map((i) => Config.formatPath(i.path))).toStrictEqual(["conversation.tools.t.questions.q.target.request.cache"])
+    // The dotted key and every allowed value, whatever the wrong value is (a string got only the three words).
+    const allowed = "expected true, false, \"off\", \"short\", \"long\" or a duration such as \"10m\""
+    expect(problems({ conversation: { tools: { t: { questions: { q: { target: { request: { cache: "sometimes" } } } } } } } })).toStrictEqual([
+      `conversation.tools.t.questions.q.target.request.cache: ${allowed}, got "sometimes"`
+    ])
+    expect(problems({ conversation: { inquiry: { assistant: { request: { cache: "10x" } } } } })).toStrictEqual([
+      `conversation.inquiry.assistant.request.cache: ${allowed}, got "10x"`
+    ])
+    expect(problems({ conversation: { inquiry: { assistant: { request: { cache: 5 } } } } })).toStrictEqual([
+      `conversation.inquiry.assistant.request.cache: ${allowed}, got 5`
+    ])
+    expect(ok({ conversation: { inquiry: { assistant: { request: { cache: "long" } } } } }).conversation?.inquiry?.assistant?.request?.cache).toBe("long")
+    expect(ok({ conversation: { inquiry: { assistant: { request: { cache: false } } } } }).conversation?.inquiry?.assistant?.request?.cache).toBe(false)
+    expect(ok({ conversation: { inquiry: { assistant: { request: { cache: "1.5h" } } } } }).conversation?.inquiry?.assistant?.request?.cache).toBe("1.5h")
     const input = {
       conversation: {
         inquiry: { assistant: { model: { id: "a/b", parameters: { temperature: 0 } }, tool_choice: "none", request: { cache: true, retries: 3 } } },

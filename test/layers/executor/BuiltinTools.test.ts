@@ -55,11 +55,11 @@ describe("read_file", () => {
       const executor = yield* executorFor({})
       const root = tempRoot()
       expect(completed(yield* executor.execute(call("read_file", {}), {}, contextFor(root)))).toStrictEqual({
-        content: "Invalid arguments: must have required property 'path'",
+        content: "Invalid arguments for read_file: the argument path is missing. Fix the arguments and call read_file again.",
         is_error: true
       })
       expect(completed(yield* executor.execute(call("read_file", { path: "a", mode: "x" }), {}, contextFor(root)))).toStrictEqual({
-        content: "Invalid arguments: must NOT have additional properties",
+        content: "Invalid arguments for read_file: there is no argument mode (the arguments are path). Fix the arguments and call read_file again.",
         is_error: true
       })
     }))
@@ -212,9 +212,15 @@ describe("ask_user (RFD 083)", () => {
       expect(yield* error({ question: "Which?", answer_type: "select", options: ["a", "b"], default: "c" })).toBe(
         "ask_user: default \"c\" is not one of the options (a, b)."
       )
-      // The schema catches what it can say: a missing question, an unknown answer type.
-      expect(yield* error({})).toBe("Invalid arguments: must have required property 'question'")
-      expect(yield* error({ question: "Q", answer_type: "number" })).toContain("Invalid arguments: answer_type: must be equal to one of the allowed values")
+      // The schema catches what it can say (a missing question, an unknown answer type), naming the argument, what fits, and what came.
+      expect(yield* error({})).toBe("Invalid arguments for ask_user: the argument question is missing. Fix the arguments and call ask_user again.")
+      expect(yield* error({ question: "Q", answer_type: "number" })).toBe(
+        "Invalid arguments for ask_user: answer_type must be one of \"boolean\", \"select\", \"text\" (got \"number\"). Fix the arguments and call ask_user again."
+      )
+      // One line per argument: a wrong type under an enum is said by the enum.
+      expect(yield* error({ question: 7, answer_type: 3 })).toBe(
+        "Invalid arguments for ask_user: question must be a string (got 7); answer_type must be one of \"boolean\", \"select\", \"text\" (got 3). Fix the arguments and call ask_user again."
+      )
     }))
 
   it.effect("is a standard built-in, offered with RFD 083's description and schema; enable = false turns it off", () =>

@@ -107,11 +107,11 @@ describe("local tools: the request and the outcome (Python fixture)", () => {
       const root = tempRoot()
       const executor = yield* executorFor({ modes })
       expect(completed(yield* executor.execute(call("modes", { mode: 5 }), {}, contextFor(root)))).toStrictEqual({
-        content: "Invalid arguments: mode: must be string",
+        content: "Invalid arguments for modes: mode must be a string (got 5). Fix the arguments and call modes again.",
         is_error: true
       })
       expect(completed(yield* executor.execute(call("modes", {}), {}, contextFor(root)))).toStrictEqual({
-        content: "Invalid arguments: must have required property 'mode'",
+        content: "Invalid arguments for modes: the argument mode is missing. Fix the arguments and call modes again.",
         is_error: true
       })
       expect(fs.existsSync(path.join(root, "invocations.log"))).toBe(false)

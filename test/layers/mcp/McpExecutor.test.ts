@@ -126,7 +126,7 @@ describe("MCP tools in the live executor (server-everything over stdio)", () => 
         expect(echo.response).toStrictEqual({ content: "Echo: hi", is_error: false })
         // Arguments are checked against the server's schema before anything is sent.
         const bad = yield* drive(executor, s, call("c3", "get-sum", { a: "two" }), () => null)
-        expect(bad.response).toStrictEqual({ content: "Invalid arguments: must have required property 'b'; a: must be number", is_error: true })
+        expect(bad.response).toStrictEqual({ content: "Invalid arguments for get-sum: the argument b is missing; a must be a number (got \"two\"). Fix the arguments and call get-sum again.", is_error: true })
       })).pipe(Effect.andThen(Effect.promise(() => waitGone(s.mark))), Effect.map((left) => expect(left).toStrictEqual([])))
   })
 

@@ -1,0 +1,95 @@
+/**
+ * A permission decision recorded as an inquiry (issue 27): the moment the
+ * person answers `Run local write_note tool? [y/Y/n/N]`, before the tool
+ * starts, parley records an `inquiry_request` and its `inquiry_response` in
+ * one append, so a run killed while the approved call still runs leaves the
+ * decision on disk (RFD 023 "Incremental Persistence": what the person
+ * answered is persisted when answered).
+ *
+ * JP does not record permission prompts (RFD 082 Non-Goals: "`RunTool` …
+ * prompts are not inquiry events today"), so the shape is parley's, built
+ * from RFD 082's own parts so every reader handles it as any tool question:
+ * - id `<tool_call_id>.__permission__.<attempt>` (three segments; the middle
+ *   one is RFD 082's permission cache key suffix);
+ * - source `{"source":"tool","name":<tool>}`, the question the prompt shows
+ *   (`boolean`), and `metadata.parley_permission = true` on the request — the
+ *   marker readers go by (a tool may name its own question `__permission__`);
+ * - the response `answered` `true` (run) or `false` (skip), with
+ *   `parley_remembered` when the person typed a capital (`Y`/`N`: for the
+ *   rest of the turn), as a remembered tool answer is.
+ *
+ * What a resumed turn does with it (RFD 023 "Turn Loop Resumption": the turn
+ * state, persisted inquiry responses included, is rebuilt from the turn's
+ * events, and the calls without a response run again): a call with a
+ * recorded decision is not asked again — `y` approved that call, which is
+ * not done yet, so it runs; `n` skips it — and `Y`/`N` answer the tool's
+ * other calls in the turn too. A call never decided is asked as before.
+ *
+ * @example
+ * ```ts
+ * import * as PermissionInquiry from "parley/domain/event/PermissionInquiry"
+ * import { InquiryId, Timestamp } from "parley"
+ *
+ * const at = Timestamp.make("2026-03-05 19:31:45.7")
+ * const id = InquiryId.forToolQuestion("call_1", PermissionInquiry.questionId, 1)
+ * const [request, response] = PermissionInquiry.record(at, id, { toolName: "write_note", kind: "local" }, "Y")
+ * PermissionInquiry.decisionOf(request, response) // { decision: "y", remembered: true }
+ * ```
+ */
+import * as EventMetadata from "./EventMetadata.ts"
+import * as Events from "./Events.ts"
+import type { InquiryId } from "./InquiryId.ts"
+import type { InquiryRequest } from "./InquiryRequest.ts"
+import type { InquiryAnswered, InquiryResponse } from "./InquiryResponse.ts"
+import { InquirySource } from "./InquirySource.ts"
+import type { Timestamp } from "./Timestamp.ts"
+
+/** The question id of a permission inquiry (RFD 082's `<tool>.__permission__` cache key suffix). */
+export const questionId = "__permission__"
+
+/** What the person typed: `y` run, `Y` run and remember for the turn, `n` skip, `N` skip and remember. */
+export type Typed = "y" | "Y" | "n" | "N"
+
+/** How a tool runs, as the prompt says it. */
+export type ToolKindText = "built-in" | "local" | "MCP"
+
+/** The prompt's question: `Run local write_note tool?`. */
+export const text = (kind: ToolKindText, toolName: string): string => `Run ${kind} ${toolName} tool?`
+
+/** The metadata that marks a permission inquiry's request. */
+const MARK: EventMetadata.EventMetadata = { [EventMetadata.rememberedPermission]: true }
+const REMEMBERED: EventMetadata.EventMetadata = { [EventMetadata.rememberedAnswer]: true }
+
+/** The request and its response for a decision typed at the prompt, to be appended together. */
+export const record = (
+  at: Timestamp,
+  id: InquiryId,
+  tool: { readonly toolName: string; readonly kind: ToolKindText },
+  typed: Typed
+): readonly [InquiryRequest, InquiryAnswered] => [
+  Events.inquiryRequest(
+    at,
+    id,
+    InquirySource.tool(tool.toolName),
+    { text: text(tool.kind, tool.toolName), answer_type: { type: "boolean" } },
+    MARK
+  ),
+  Events.answered(at, id, typed === "y" || typed === "Y", typed === "Y" || typed === "N" ? REMEMBERED : {})
+]
+
+/** True for the request of a permission inquiry (its marker, not its id). */
+export const isPermission = (request: InquiryRequest): boolean =>
+  request.metadata[EventMetadata.rememberedPermission] === true
+
+/**
+ * The decision a permission inquiry recorded: `y` (run) or `n` (skip), and
+ * whether it holds for the rest of the turn. `undefined` for any other
+ * inquiry, or a response that is not a boolean answer.
+ */
+export const decisionOf = (
+  request: InquiryRequest,
+  response: InquiryResponse
+): { readonly decision: "y" | "n"; readonly remembered: boolean } | undefined =>
+  !isPermission(request) || response.outcome !== "answered" || typeof response.answer !== "boolean"
+    ? undefined
+    : { decision: response.answer ? "y" : "n", remembered: response.metadata[EventMetadata.rememberedAnswer] === true }
