@@ -23,6 +23,7 @@ import { median, type Goal } from "./Harness.ts"
 import { eventsText } from "./listing.ts"
 import { interleaved, runNode } from "./Process.ts"
 import { listingStorage } from "./whole.ts"
+import { addDeferrable, WAITING } from "../test/support/Project.ts"
 
 const repo = path.resolve(import.meta.dirname, "..")
 const bin = process.env["PARLEY_BENCH_BIN"] ?? path.join(repo, "dist", "parley.mjs")
@@ -84,24 +85,13 @@ const collect = async (url: string, headers: Record<string, string>, onFrame?: (
   return { ...opened, done }
 }
 
-const DEFERRABLE = `
-[conversation.tools.deferrable]
-source = "local"
-command = "python3 deferrable.py"
-description = "Asks, then acts."
-parameters = { type = "object", properties = { name = { type = "string" }, mode = { type = "string" } }, required = ["name"] }
-run = "unattended"
-
-[conversation.inquiry]
-detached = "wait"
-`
 
 /** A project whose tool asks yes/no questions, and a script of `steps`. */
 const project = (root: string, steps: ReadonlyArray<unknown>) => {
   const storage = path.join(root, ".parley")
   fs.mkdirSync(storage, { recursive: true })
-  fs.writeFileSync(path.join(storage, "config.toml"), DEFERRABLE)
-  fs.copyFileSync(path.join(repo, "test", "fixtures", "tools", "deferrable.py"), path.join(root, "deferrable.py"))
+  fs.writeFileSync(path.join(storage, "config.toml"), WAITING)
+  addDeferrable(root)
   const script = path.join(root, "script.json")
   fs.writeFileSync(script, JSON.stringify({ steps }))
   return { storage, script }

@@ -18,8 +18,9 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { binary } from "./Cli.ts"
-import { repoRoot, tempDir } from "./Fixtures.ts"
+import { tempDir } from "./Fixtures.ts"
 import { freePort } from "./Pg.ts"
+import { addDeferrable, WAITING } from "./Project.ts"
 import * as ToolModel from "./ToolModel.ts"
 
 export const TOKEN = "cluster-test-token"
@@ -78,7 +79,7 @@ export const project = async (
   const root = tempDir("parley-cluster-")
   const model = await ToolModel.start()
   fs.mkdirSync(path.join(root, ".parley"))
-  fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), path.join(root, "deferrable.py"))
+  addDeferrable(root)
   fs.writeFileSync(
     path.join(root, ".parley", "config.toml"),
     `
@@ -87,17 +88,7 @@ model = "openai/tool-model"
 
 [providers.openai]
 base_url = "${model.baseUrl}"
-
-[conversation.tools.deferrable]
-source = "local"
-command = "python3 deferrable.py"
-description = "Asks, then acts."
-parameters = { type = "object", properties = { name = { type = "string" }, mode = { type = "string" } }, required = ["name"] }
-run = "unattended"
-
-[conversation.inquiry]
-detached = "wait"
-`
+${WAITING}`
   )
   const runners: Array<Runner> = []
   const runner = async (port?: number): Promise<Runner> => {
