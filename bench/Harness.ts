@@ -15,7 +15,11 @@ export const median = (xs: ReadonlyArray<number>): number => {
 }
 
 /** Times `f` (sync or async) `runs` times after `warmup` runs. */
-export const measure = async (name: string, f: () => unknown, options: { runs?: number; warmup?: number } = {}): Promise<Result> => {
+export const measure = async (
+  name: string,
+  f: () => unknown,
+  options: { runs?: number; warmup?: number } = {}
+): Promise<Result> => {
   const runs = options.runs ?? 15
   const warmup = options.warmup ?? 3
   for (let i = 0; i < warmup; i++) await f()

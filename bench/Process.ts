@@ -34,7 +34,10 @@ const probe = () => {
   const rssFile = path.join(scratch, "rss")
   const hook = path.join(scratch, "rss-hook.cjs")
   if (!fs.existsSync(hook)) {
-    fs.writeFileSync(hook, `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(rssFile)}, String(process.resourceUsage().maxRSS)))\n`)
+    fs.writeFileSync(
+      hook,
+      `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(rssFile)}, String(process.resourceUsage().maxRSS)))\n`
+    )
   }
   return { rssFile, hook }
 }
@@ -43,14 +46,22 @@ const probe = () => {
 export const memoryProbe = hasGnuTime ? "/usr/bin/time -f %M" : "process.resourceUsage().maxRSS at exit"
 
 /** Runs `node <args>` once; throws when it does not exit 0. */
-export const runNode = (args: ReadonlyArray<string>, options: { readonly cwd?: string; readonly input?: string } = {}): Sample => {
+export const runNode = (
+  args: ReadonlyArray<string>,
+  options: { readonly cwd?: string; readonly input?: string } = {}
+): Sample => {
   const { rssFile, hook } = probe()
   fs.rmSync(rssFile, { force: true })
   const [command, argv] = hasGnuTime
     ? [GNU_TIME, ["-f", "%M", "-o", rssFile, process.execPath, ...args]]
     : [process.execPath, ["--require", hook, ...args]]
   const t0 = performance.now()
-  const r = spawnSync(command, argv, { cwd: options.cwd, encoding: "utf8", input: options.input ?? "", maxBuffer: 1 << 28 })
+  const r = spawnSync(command, argv, {
+    cwd: options.cwd,
+    encoding: "utf8",
+    input: options.input ?? "",
+    maxBuffer: 1 << 28
+  })
   const ms = performance.now() - t0
   if (r.status !== 0) throw new Error(`node ${args.join(" ")} exited ${r.status}: ${r.stderr}`)
   const kb = Number(fs.readFileSync(rssFile, "utf8").trim().split("\n").at(-1))

@@ -65,8 +65,16 @@ const startHost = async (count: number): Promise<Host> => {
   fs.writeFileSync(path.join(storage, "config.toml"), config(count))
   fs.writeFileSync(path.join(root, "stamp.sh"), TOOL)
   const script = path.join(root, "s.json")
-  fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "Stamping.", tool_calls: [{ id: "t1", name: "stamp", arguments: {} }] }, { message: "Done." }] }))
-  const child = spawn(process.execPath, [bin, "--storage", storage, "query", "--new", "go", "--script", script], { cwd: root, stdio: "ignore" })
+  fs.writeFileSync(
+    script,
+    JSON.stringify({
+      steps: [{ message: "Stamping.", tool_calls: [{ id: "t1", name: "stamp", arguments: {} }] }, { message: "Done." }]
+    })
+  )
+  const child = spawn(process.execPath, [bin, "--storage", storage, "query", "--new", "go", "--script", script], {
+    cwd: root,
+    stdio: "ignore"
+  })
   const run = path.join(storage, "run")
   const deadline = Date.now() + 20_000
   for (;;) {
@@ -117,7 +125,11 @@ const attachVsPrint = async (host: Host): Promise<Goal> => {
 }
 
 const starts = (host: Host): Array<number> =>
-  fs.readFileSync(path.join(host.root, "starts.log"), "utf8").trim().split("\n").map((l) => Number(BigInt(l) / 1000n) / 1000)
+  fs
+    .readFileSync(path.join(host.root, "starts.log"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => Number(BigInt(l) / 1000n) / 1000)
 
 /** Waits until the tool has stamped its n-th start. */
 const until = async (host: Host, n: number) => {
@@ -126,7 +138,7 @@ const until = async (host: Host, n: number) => {
 
 /** Waits until question `n` is open: asked by the tool's n-th run, recorded and registered by the host. */
 const opened = (host: Host, client: HostClient.Client, n: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* Effect.promise(() => until(host, n))
     for (;;) {
       const info = yield* client.Info()
@@ -137,16 +149,20 @@ const opened = (host: Host, client: HostClient.Client, n: number) =>
 
 const answerToRerun = async (host: Host, answers: number): Promise<{ goal: Goal; p50: number }> => {
   const latencies: Array<number> = []
-  await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const client = yield* HostClient.connect(host.socket)
-    for (let n = 1; n <= answers; n++) {
-      yield* opened(host, client, n)
-      const sent = performance.timeOrigin + performance.now()
-      yield* client.Answer({ inquiry_id: `t1.q${n}.1`, answer: true })
-      yield* Effect.promise(() => until(host, n + 1))
-      latencies.push(starts(host)[n]! - sent)
-    }
-  })))
+  await Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const client = yield* HostClient.connect(host.socket)
+        for (let n = 1; n <= answers; n++) {
+          yield* opened(host, client, n)
+          const sent = performance.timeOrigin + performance.now()
+          yield* client.Answer({ inquiry_id: `t1.q${n}.1`, answer: true })
+          yield* Effect.promise(() => until(host, n + 1))
+          latencies.push(starts(host)[n]! - sent)
+        }
+      })
+    )
+  )
   const sorted = [...latencies].sort((a, b) => a - b)
   const p99 = sorted[Math.ceil(sorted.length * 0.99) - 1]!
   const p50 = median(sorted)
@@ -162,29 +178,37 @@ const answerToRerun = async (host: Host, answers: number): Promise<{ goal: Goal;
   }
 }
 
-const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
+const rssOf = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
 
 const rssWithClients = async (host: Host, clients: number, questions: number): Promise<Goal> => {
   let before = 0
   let after = 0
-  await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const answerer = yield* HostClient.connect(host.socket)
-    // Warm the host up first (its first answers, its first client), then measure from there.
-    yield* opened(host, answerer, 1)
-    yield* answerer.Answer({ inquiry_id: "t1.q1.1", answer: true })
-    yield* Effect.promise(() => until(host, 2))
-    yield* Effect.sleep("300 millis")
-    before = rssOf(host.child.pid!)
-    const followers = yield* Effect.forEach(Array.from({ length: clients }), () =>
-      Effect.flatMap(HostClient.connect(host.socket), (c) => Effect.forkScoped(Stream.runDrain(c.Subscribe({ after: 0, attend: true })))))
-    for (let n = 2; n < 2 + questions; n++) {
-      yield* opened(host, answerer, n)
-      yield* answerer.Answer({ inquiry_id: `t1.q${n}.1`, answer: true })
-    }
-    yield* Effect.promise(() => until(host, 2 + questions))
-    after = rssOf(host.child.pid!)
-    yield* Effect.forEach(followers, Fiber.interrupt)
-  })))
+  await Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const answerer = yield* HostClient.connect(host.socket)
+        // Warm the host up first (its first answers, its first client), then measure from there.
+        yield* opened(host, answerer, 1)
+        yield* answerer.Answer({ inquiry_id: "t1.q1.1", answer: true })
+        yield* Effect.promise(() => until(host, 2))
+        yield* Effect.sleep("300 millis")
+        before = rssOf(host.child.pid!)
+        const followers = yield* Effect.forEach(Array.from({ length: clients }), () =>
+          Effect.flatMap(HostClient.connect(host.socket), (c) =>
+            Effect.forkScoped(Stream.runDrain(c.Subscribe({ after: 0, attend: true })))
+          )
+        )
+        for (let n = 2; n < 2 + questions; n++) {
+          yield* opened(host, answerer, n)
+          yield* answerer.Answer({ inquiry_id: `t1.q${n}.1`, answer: true })
+        }
+        yield* Effect.promise(() => until(host, 2 + questions))
+        after = rssOf(host.child.pid!)
+        yield* Effect.forEach(followers, Fiber.interrupt)
+      })
+    )
+  )
   return {
     name: `host RSS growth with ${clients} attached clients while ${questions} questions open and close (goal: ≤ 20 MB)`,
     subject: { name: "RSS growth", medianMs: after - before },

@@ -59,18 +59,30 @@ const readingStartup = (): ReadonlyArray<Goal> => {
   }
   const times: Record<keyof typeof cases, Array<number>> = { ls: [], print: [], node: [] }
   // One warm-up each (Node's compile cache is written on the first run), then interleaved rounds.
-  for (let i = 0; i < 6; i++) for (const [k, args] of Object.entries(cases)) times[k as keyof typeof cases].push(spawnTimes(args, 3))
+  for (let i = 0; i < 6; i++)
+    for (const [k, args] of Object.entries(cases)) times[k as keyof typeof cases].push(spawnTimes(args, 3))
   fs.rmSync(dir, { recursive: true, force: true })
   const floor = { name: `node -e 0 (Node ${process.versions.node})`, medianMs: median(times.node) }
   return [
-    { name: "start-up: conversation ls on an empty storage (no effect/cli, nothing of the query path)", subject: { name: "parley conversation ls", medianMs: median(times.ls) }, floor, maxRatio: 2 },
-    { name: "start-up: conversation print of a small conversation (29 events, Markdown)", subject: { name: "parley conversation print", medianMs: median(times.print) }, floor, maxRatio: 2 }
+    {
+      name: "start-up: conversation ls on an empty storage (no effect/cli, nothing of the query path)",
+      subject: { name: "parley conversation ls", medianMs: median(times.ls) },
+      floor,
+      maxRatio: 2
+    },
+    {
+      name: "start-up: conversation print of a small conversation (29 events, Markdown)",
+      subject: { name: "parley conversation print", medianMs: median(times.print) },
+      floor,
+      maxRatio: 2
+    }
   ]
 }
 
 export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const goals: Array<Goal> = []
-  if (!fs.existsSync(path.join(repo, "dist", "parley.mjs"))) spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: repo })
+  if (!fs.existsSync(path.join(repo, "dist", "parley.mjs")))
+    spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: repo })
   // Interleave so machine noise hits both sides.
   const parleyTimes: Array<number> = []
   const nodeTimes: Array<number> = []
@@ -93,19 +105,39 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const id = ConversationId.parse("17738399468")!
   const store = FileConversationStore.layer({ storageDir: storage })
   // Leave the last turn incomplete: a question with no reply yet.
-  await Effect.runPromise(ConversationStore.use((s) =>
-    Effect.scoped(Effect.flatMap(s.open(id), (session) =>
-      session.append([new TurnStart({ timestamp: Timestamp.now() }), new ChatRequest({ timestamp: Timestamp.now(), content: "and then?" })])))).pipe(Effect.provide(store)))
+  await Effect.runPromise(
+    ConversationStore.use((s) =>
+      Effect.scoped(
+        Effect.flatMap(s.open(id), (session) =>
+          session.append([
+            new TurnStart({ timestamp: Timestamp.now() }),
+            new ChatRequest({ timestamp: Timestamp.now(), content: "and then?" })
+          ])
+        )
+      )
+    ).pipe(Effect.provide(store))
+  )
 
   let events = 0
   let reachedAt = 0
-  const provider = Layer.succeed(Provider, Provider.of({
-    stream: (request) => {
-      reachedAt = performance.now()
-      events = request.events.length
-      return Stream.fail(new ProviderError({ provider: "bench", failure: "config", detail: "first request reached", retryable: false, attempts: 1 }))
-    }
-  }))
+  const provider = Layer.succeed(
+    Provider,
+    Provider.of({
+      stream: (request) => {
+        reachedAt = performance.now()
+        events = request.events.length
+        return Stream.fail(
+          new ProviderError({
+            provider: "bench",
+            failure: "config",
+            detail: "first request reached",
+            retryable: false,
+            attempts: 1
+          })
+        )
+      }
+    })
+  )
   const services = Layer.mergeAll(
     RunLive.layer,
     FileConversationStore.layer({ storageDir: storage }),
@@ -120,12 +152,26 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const resume = async () => {
     const t0 = performance.now()
     await Effect.runPromise(
-      Query.query({ message: undefined, target: { _tag: "Id", id }, model: "scripted", root: storage, continueTurn: true, interactive: false })
-        .pipe(Effect.provide(services), Effect.catchTag("ProviderError", () => Effect.void))
+      Query.query({
+        message: undefined,
+        target: { _tag: "Id", id },
+        model: "scripted",
+        root: storage,
+        continueTurn: true,
+        interactive: false
+      }).pipe(
+        Effect.provide(services),
+        Effect.catchTag("ProviderError", () => Effect.void)
+      )
     )
     return reachedAt - t0
   }
-  const load = () => Effect.runPromise(ConversationStore.use((s) => s.load(id)).pipe(Effect.provide(FileConversationStore.layer({ storageDir: storage }))))
+  const load = () =>
+    Effect.runPromise(
+      ConversationStore.use((s) => s.load(id)).pipe(
+        Effect.provide(FileConversationStore.layer({ storageDir: storage }))
+      )
+    )
   for (let i = 0; i < 3; i++) await resume()
   const resumeTimes: Array<number> = []
   for (let i = 0; i < 15; i++) resumeTimes.push(await resume())

@@ -30,16 +30,24 @@ const load = async () => ({
   Conversation: await lib<typeof import("../src/domain/storage/Conversation.ts")>("domain/storage/Conversation"),
   ConversationId: await lib<typeof import("../src/domain/storage/ConversationId.ts")>("domain/storage/ConversationId"),
   Timestamp: await lib<typeof import("../src/domain/event/Timestamp.ts")>("domain/event/Timestamp"),
-  ToolCallRequest: (await lib<typeof import("../src/domain/event/ToolCallRequest.ts")>("domain/event/ToolCallRequest")).ToolCallRequest,
+  ToolCallRequest: (await lib<typeof import("../src/domain/event/ToolCallRequest.ts")>("domain/event/ToolCallRequest"))
+    .ToolCallRequest,
   TurnState: await lib<typeof import("../src/domain/stream/TurnState.ts")>("domain/stream/TurnState"),
   TurnStart: (await lib<typeof import("../src/domain/event/TurnStart.ts")>("domain/event/TurnStart")).TurnStart,
-  ExecutorScripted: await lib<typeof import("../src/layers/executor/ExecutorScripted.ts")>("layers/executor/ExecutorScripted"),
+  ExecutorScripted: await lib<typeof import("../src/layers/executor/ExecutorScripted.ts")>(
+    "layers/executor/ExecutorScripted"
+  ),
   MockInquiryBackend: await lib<typeof import("../src/layers/MockInquiryBackend.ts")>("layers/MockInquiryBackend"),
-  MockPromptBackend: await lib<typeof import("../src/layers/prompt/MockPromptBackend.ts")>("layers/prompt/MockPromptBackend"),
+  MockPromptBackend: await lib<typeof import("../src/layers/prompt/MockPromptBackend.ts")>(
+    "layers/prompt/MockPromptBackend"
+  ),
   RunLive: await lib<typeof import("../src/layers/RunLive.ts")>("layers/RunLive"),
-  MemoryConversationStore: await lib<typeof import("../src/layers/store/MemoryConversationStore.ts")>("layers/store/MemoryConversationStore"),
+  MemoryConversationStore: await lib<typeof import("../src/layers/store/MemoryConversationStore.ts")>(
+    "layers/store/MemoryConversationStore"
+  ),
   ToolCoordinator: await lib<typeof import("../src/programs/ToolCoordinator.ts")>("programs/ToolCoordinator"),
-  ConversationStore: (await lib<typeof import("../src/services/ConversationStore.ts")>("services/ConversationStore")).ConversationStore,
+  ConversationStore: (await lib<typeof import("../src/services/ConversationStore.ts")>("services/ConversationStore"))
+    .ConversationStore,
   Config: (await lib<typeof import("../src/services/Config.ts")>("services/Config")).Config
 })
 
@@ -50,17 +58,33 @@ const tool = (_call: unknown, answers: Answers): Schema.Json =>
   answers["first"] === undefined
     ? { type: "needs_input", question: { id: "first", text: "First?", answer_type: { type: "boolean" } } }
     : answers["second"] === undefined
-    ? { type: "needs_input", question: { id: "second", text: "Second?", answer_type: { type: "text" } } }
-    : { type: "success", content: `${answers["first"]} ${answers["second"]}` }
+      ? { type: "needs_input", question: { id: "second", text: "Second?", answer_type: { type: "text" } } }
+      : { type: "success", content: `${answers["first"]} ${answers["second"]}` }
 
 export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const {
-    ChatRequest, Config, Conversation, ConversationId, ConversationStore, ExecutorScripted, MemoryConversationStore,
-    MockInquiryBackend, MockPromptBackend, RunLive, Timestamp, ToolCallRequest, ToolCoordinator, TurnStart, TurnState
+    ChatRequest,
+    Config,
+    Conversation,
+    ConversationId,
+    ConversationStore,
+    ExecutorScripted,
+    MemoryConversationStore,
+    MockInquiryBackend,
+    MockPromptBackend,
+    RunLive,
+    Timestamp,
+    ToolCallRequest,
+    ToolCoordinator,
+    TurnStart,
+    TurnState
   } = await load()
   const id = ConversationId.parse("17000000200")!
   const now = Timestamp.now()
-  const calls = Array.from({ length: CALLS }, (_, i) => new ToolCallRequest({ timestamp: now, id: `call_${i}`, name: "asker", arguments: { i } }))
+  const calls = Array.from(
+    { length: CALLS },
+    (_, i) => new ToolCallRequest({ timestamp: now, id: `call_${i}`, name: "asker", arguments: { i } })
+  )
   const answers = new Map<string, Schema.Json>()
   for (let i = 0; i < CALLS; i++) {
     answers.set(`call_${i}.first.1`, true)
@@ -78,11 +102,13 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
       MemoryConversationStore.layer([{ ...Conversation.make({ id, now }), entries }])
     )
     return Effect.runPromise(
-      Effect.scoped(Effect.gen(function*() {
-        const session = yield* ConversationStore.use((s) => s.open(id))
-        const state = yield* Ref.make(TurnState.make())
-        return yield* ToolCoordinator.runTools({ session, calls, state, root: "/tmp" })
-      })).pipe(Effect.provide(layer))
+      Effect.scoped(
+        Effect.gen(function* () {
+          const session = yield* ConversationStore.use((s) => s.open(id))
+          const state = yield* Ref.make(TurnState.make())
+          return yield* ToolCoordinator.runTools({ session, calls, state, root: "/tmp" })
+        })
+      ).pipe(Effect.provide(layer))
     ).then(({ responses }) => {
       if (responses.length !== CALLS) throw new Error(`got ${responses.length} responses`)
     })
@@ -90,15 +116,21 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
 
   const { executor } = ExecutorScripted.make({ asker: { respond: tool } })
   const floorRun = () =>
-    Effect.runPromise(Effect.forEach(calls, (call) =>
-      Effect.gen(function*() {
-        let a: Answers = {}
-        for (;;) {
-          const out = yield* executor.execute(call, a, { conversationId: id, root: "/tmp" })
-          if (out._tag === "Completed") return out
-          a = { ...out.answers, [out.question.id]: answers.get(`${call.id}.${out.question.id}.1`)! }
-        }
-      }), { concurrency: "unbounded" }))
+    Effect.runPromise(
+      Effect.forEach(
+        calls,
+        (call) =>
+          Effect.gen(function* () {
+            let a: Answers = {}
+            for (;;) {
+              const out = yield* executor.execute(call, a, { conversationId: id, root: "/tmp" })
+              if (out._tag === "Completed") return out
+              a = { ...out.answers, [out.question.id]: answers.get(`${call.id}.${out.question.id}.1`)! }
+            }
+          }),
+        { concurrency: "unbounded" }
+      )
+    )
 
   // Interleaved rounds, so load from other processes and the heap's state hit both sides alike.
   const subjectTimes: Array<number> = []
@@ -110,11 +142,13 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const subject = { name: `coordinator: ${CALLS} calls x 2 inquiries, recorded`, medianMs: median(subjectTimes) }
   const floor = { name: "Effect.forEach over the same tool functions", medianMs: median(floorTimes) }
   const perInquiry = ((subject.medianMs - floor.medianMs) / (CALLS * 2)) * 1000
-  return [{
-    name: `${CALLS} parallel tool calls each asking 2 questions (mock backend, in-memory store)`,
-    subject,
-    floor,
-    maxRatio: 3,
-    note: `overhead per inquiry round-trip (request + answer recorded, tool re-run): ${perInquiry.toFixed(1)} µs`
-  }]
+  return [
+    {
+      name: `${CALLS} parallel tool calls each asking 2 questions (mock backend, in-memory store)`,
+      subject,
+      floor,
+      maxRatio: 3,
+      note: `overhead per inquiry round-trip (request + answer recorded, tool re-run): ${perInquiry.toFixed(1)} µs`
+    }
+  ]
 }

@@ -59,7 +59,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     f()
     return performance.now() - t0
   }
-  for (let i = 0; i < 5; i++) (providerView(plain), providerView(compacted))
+  for (let i = 0; i < 5; i++) providerView(plain), providerView(compacted)
   const without: Array<number> = []
   const withC: Array<number> = []
   for (let round = 0; round < 61; round++) {
@@ -71,11 +71,13 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
       without.push(time(() => providerView(plain)))
     }
   }
-  return [{
-    name: `provider view of a ${sizeMb.toFixed(0)} MB conversation (${turns} turns) with 20 compactions vs without`,
-    subject: { name: "sanitize → project (20 compactions) → filter", medianMs: median(withC) },
-    floor: { name: "sanitize → filter (no compactions)", medianMs: median(without) },
-    maxRatio: 1.2,
-    note: "every policy: summaries, reasoning strips, tool strips and omits, some ranges overlapping; stripped copies are reused from one view to the next, as a turn rebuilds the view for every model call"
-  }]
+  return [
+    {
+      name: `provider view of a ${sizeMb.toFixed(0)} MB conversation (${turns} turns) with 20 compactions vs without`,
+      subject: { name: "sanitize → project (20 compactions) → filter", medianMs: median(withC) },
+      floor: { name: "sanitize → filter (no compactions)", medianMs: median(without) },
+      maxRatio: 1.2,
+      note: "every policy: summaries, reasoning strips, tool strips and omits, some ranges overlapping; stripped copies are reused from one view to the next, as a turn rebuilds the view for every model call"
+    }
+  ]
 }

@@ -31,11 +31,16 @@ const only = process.argv[2]
 // The whole-process cases time the CLI bundle, the coordinator the library as
 // shipped: build what is measured from the sources being measured.
 const targets = [
-  ...(only === undefined || only === "cli" || only === "whole" || only === "attach" || only === "serve" || only === "pg" ? ["cli"] : []),
+  ...(only === undefined || only === "cli" || only === "whole" || only === "attach" || only === "serve" || only === "pg"
+    ? ["cli"]
+    : []),
   ...(only === undefined || only === "coordinator" ? ["lib"] : [])
 ]
 if (targets.length > 0) {
-  const built = spawnSync(process.execPath, ["scripts/build.mjs", ...targets], { cwd: path.resolve(import.meta.dirname, ".."), stdio: "inherit" })
+  const built = spawnSync(process.execPath, ["scripts/build.mjs", ...targets], {
+    cwd: path.resolve(import.meta.dirname, ".."),
+    stdio: "inherit"
+  })
   if (built.status !== 0) throw new Error(`building ${targets.join(" and ")} failed`)
 }
 let ok = true

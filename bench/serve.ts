@@ -37,28 +37,41 @@ interface Served {
 /** `parley serve --port 0` on `storage`, once it printed its address. */
 const serve = (storage: string, cwd: string, env: Record<string, string> = {}): Promise<Served> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "--storage", storage, "serve", "--port", "0"], { cwd, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, ...env } })
+    const child = spawn(process.execPath, [bin, "--storage", storage, "serve", "--port", "0"], {
+      cwd,
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, ...env }
+    })
     let out = ""
     child.stdout!.on("data", (d: Buffer) => {
       out += d.toString()
       const m = /^(http:\/\/\S+)\n/m.exec(out)
       if (m !== null) {
         const url = new URL(m[1]!)
-        resolve({ child, base: `${url.protocol}//${url.host}`, auth: { authorization: `Bearer ${url.searchParams.get("token")}` } })
+        resolve({
+          child,
+          base: `${url.protocol}//${url.host}`,
+          auth: { authorization: `Bearer ${url.searchParams.get("token")}` }
+        })
       }
     })
     child.once("exit", (code) => reject(new Error(`serve exited ${code}`)))
   })
 
-const stop = (s: Served) => new Promise<void>((resolve) => {
-  s.child.once("exit", () => resolve())
-  s.child.kill("SIGTERM")
-})
+const stop = (s: Served) =>
+  new Promise<void>((resolve) => {
+    s.child.once("exit", () => resolve())
+    s.child.kill("SIGTERM")
+  })
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
 
 /** An SSE client that collects `{ id, data }` frames until the stream ends. */
-const collect = async (url: string, headers: Record<string, string>, onFrame?: (data: { _tag: string; [k: string]: unknown }) => void) => {
+const collect = async (
+  url: string,
+  headers: Record<string, string>,
+  onFrame?: (data: { _tag: string; [k: string]: unknown }) => void
+) => {
   const res = await fetch(url, { headers: { ...headers, accept: "text/event-stream" } })
   const frames: Array<{ id: number; tag: string }> = []
   let buf = ""
@@ -85,7 +98,6 @@ const collect = async (url: string, headers: Record<string, string>, onFrame?: (
   return { ...opened, done }
 }
 
-
 /** A project whose tool asks yes/no questions, and a script of `steps`. */
 const project = (root: string, steps: ReadonlyArray<unknown>) => {
   const storage = path.join(root, ".parley")
@@ -99,7 +111,10 @@ const project = (root: string, steps: ReadonlyArray<unknown>) => {
 
 const waitForQuestions = async (s: Served, want: number) => {
   for (let i = 0; i < 600; i++) {
-    const rows = (await (await fetch(`${s.base}/api/questions`, { headers: s.auth })).json()) as Array<{ id: string; conversation_id: string }>
+    const rows = (await (await fetch(`${s.base}/api/questions`, { headers: s.auth })).json()) as Array<{
+      id: string
+      conversation_id: string
+    }>
     if (rows.length >= want) return rows
     await new Promise((r) => setTimeout(r, 50))
   }
@@ -107,7 +122,11 @@ const waitForQuestions = async (s: Served, want: number) => {
 }
 
 const answer = (s: Served, id: string, inquiry: string) =>
-  fetch(`${s.base}/api/conversations/${id}/questions/${inquiry}`, { method: "POST", headers: { ...s.auth, "content-type": "application/json" }, body: JSON.stringify({ answer: true }) })
+  fetch(`${s.base}/api/conversations/${id}/questions/${inquiry}`, {
+    method: "POST",
+    headers: { ...s.auth, "content-type": "application/json" },
+    body: JSON.stringify({ answer: true })
+  })
 
 /** GET /api/conversations vs `ls --format json`, 10,000 conversations. */
 const listGoal = async (root: string): Promise<Goal> => {
@@ -124,7 +143,10 @@ const listGoal = async (root: string): Promise<Goal> => {
   const api: Array<number> = []
   for (let i = 0; i < 7; i++) api.push(await get())
   await stop(s)
-  const [ls] = interleaved([{ run: () => runNode([bin, "--storage", storage, "conversation", "ls", "--format", "json"]) }], 7)
+  const [ls] = interleaved(
+    [{ run: () => runNode([bin, "--storage", storage, "conversation", "ls", "--format", "json"]) }],
+    7
+  )
   fs.rmSync(storage, { recursive: true, force: true })
   return {
     name: "GET /api/conversations over 10,000 conversations (warm index) vs conversation ls --format json, whole process",
@@ -138,14 +160,28 @@ const listGoal = async (root: string): Promise<Goal> => {
 const fanOutGoal = async (root: string): Promise<Goal> => {
   const dir = path.join(root, "fanout")
   fs.mkdirSync(dir)
-  const steps = [{ message: "Working. " + "word ".repeat(200), tool_calls: [{ id: "a1", name: "deferrable", arguments: { name: "prod", mode: "ask" } }] }, { message: "Done. " + "word ".repeat(400) }]
+  const steps = [
+    {
+      message: "Working. " + "word ".repeat(200),
+      tool_calls: [{ id: "a1", name: "deferrable", arguments: { name: "prod", mode: "ask" } }]
+    },
+    { message: "Done. " + "word ".repeat(400) }
+  ]
   const p = project(dir, steps)
   const s = await serve(p.storage, dir, { PARLEY_SCRIPT: p.script })
-  const started = (await (await fetch(`${s.base}/api/conversations`, { method: "POST", headers: { ...s.auth, "content-type": "application/json" }, body: JSON.stringify({ message: "go", model: "scripted" }) })).json()) as { conversation_id: string }
+  const started = (await (
+    await fetch(`${s.base}/api/conversations`, {
+      method: "POST",
+      headers: { ...s.auth, "content-type": "application/json" },
+      body: JSON.stringify({ message: "go", model: "scripted" })
+    })
+  ).json()) as { conversation_id: string }
   const id = started.conversation_id
   await waitForQuestions(s, 1)
   const before = rssMb(s.child.pid!)
-  const clients = await Promise.all(Array.from({ length: 100 }, () => collect(`${s.base}/api/conversations/${id}/events`, s.auth)))
+  const clients = await Promise.all(
+    Array.from({ length: 100 }, () => collect(`${s.base}/api/conversations/${id}/events`, s.auth))
+  )
   let peak = rssMb(s.child.pid!)
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(s.child.pid!))), 20)
   await answer(s, id, "a1.confirm.1")
@@ -155,7 +191,10 @@ const fanOutGoal = async (root: string): Promise<Goal> => {
   await stop(s)
   const first = all[0]!
   const complete = first.length > 10 && first.at(-1)!.tag === "Stopped" && first.every((f, i) => f.id === i + 1)
-  const same = all.every((frames) => frames.length === first.length && frames.every((f, i) => f.id === first[i]!.id && f.tag === first[i]!.tag))
+  const same = all.every(
+    (frames) =>
+      frames.length === first.length && frames.every((f, i) => f.id === first[i]!.id && f.tag === first[i]!.tag)
+  )
   if (!complete || !same) {
     const describe = (frames: Array<{ id: number; tag: string }>) => {
       const gap = frames.findIndex((f, i) => f.id !== i + 1)
@@ -165,7 +204,10 @@ const fanOutGoal = async (root: string): Promise<Goal> => {
   }
   return {
     name: "100 SSE clients on one run: every event reached every client; server resident memory growth",
-    subject: { name: `growth (${before.toFixed(0)} → ${peak.toFixed(0)} MB; ${first.length} events × 100 clients)`, medianMs: peak - before },
+    subject: {
+      name: `growth (${before.toFixed(0)} → ${peak.toFixed(0)} MB; ${first.length} events × 100 clients)`,
+      medianMs: peak - before
+    },
     floor: { name: "the goal's bound", medianMs: 50 },
     maxRatio: 1,
     unit: "MB"
@@ -208,7 +250,10 @@ const answerGoal = async (root: string): Promise<Goal> => {
   const steps = [
     ...Array.from({ length: n }, (_, i) => ({
       message: `Step ${i}.`,
-      tool_calls: [{ id: `p${i}`, name: "quick", arguments: { name: `p${i}` } }, { id: `h${i}`, name: "quick", arguments: { name: `h${i}` } }]
+      tool_calls: [
+        { id: `p${i}`, name: "quick", arguments: { name: `p${i}` } },
+        { id: `h${i}`, name: "quick", arguments: { name: `h${i}` } }
+      ]
     })),
     { message: "Done." }
   ]
@@ -216,7 +261,13 @@ const answerGoal = async (root: string): Promise<Goal> => {
   fs.appendFileSync(path.join(p.storage, "config.toml"), QUICK)
   fs.writeFileSync(path.join(dir, "quick.sh"), QUICK_SH)
   const s = await serve(p.storage, dir, { PARLEY_SCRIPT: p.script })
-  const started = (await (await fetch(`${s.base}/api/conversations`, { method: "POST", headers: { ...s.auth, "content-type": "application/json" }, body: JSON.stringify({ message: "go", model: "scripted" }) })).json()) as { conversation_id: string }
+  const started = (await (
+    await fetch(`${s.base}/api/conversations`, {
+      method: "POST",
+      headers: { ...s.auth, "content-type": "application/json" },
+      body: JSON.stringify({ message: "go", model: "scripted" })
+    })
+  ).json()) as { conversation_id: string }
   const id = started.conversation_id
   const opened = new Map<string, string>()
   let wake: (() => void) | undefined
@@ -230,7 +281,11 @@ const answerGoal = async (root: string): Promise<Goal> => {
   const starts = (): Array<number> => {
     const file = path.join(dir, "starts.log")
     if (!fs.existsSync(file)) return []
-    return fs.readFileSync(file, "utf8").trim().split("\n").map((l) => Number(BigInt(l) / 1000n) / 1000)
+    return fs
+      .readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => Number(BigInt(l) / 1000n) / 1000)
   }
   const viaPost: Array<number> = []
   const viaHost: Array<number> = []

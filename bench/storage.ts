@@ -38,8 +38,13 @@ const plainB64 = (s: string): string => {
   }
 }
 const plainLeaves = (v: unknown): unknown =>
-  typeof v === "string" ? plainB64(v) : Array.isArray(v) ? v.map(plainLeaves)
-  : v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainLeaves(x)])) : v
+  typeof v === "string"
+    ? plainB64(v)
+    : Array.isArray(v)
+      ? v.map(plainLeaves)
+      : v !== null && typeof v === "object"
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plainLeaves(x)]))
+        : v
 
 /** The floor: what any reader must do (parse, and undo the storage base64). */
 const floorLoad = (text: string) => {
@@ -64,53 +69,59 @@ const closeGoal = async (storage: string, template: ReadonlyArray<StreamEntry>):
   const entries: Array<StreamEntry> = []
   for (let i = 0; i < copies; i++) entries.push(...template)
   const layer = FileConversationStore.layer({ storageDir: storage })
-  return Effect.runPromise(Effect.gen(function*() {
-    const store = yield* ConversationStore
-    const meta = (title: string) => ConversationMetadata.make({ title, last_activated_at: Timestamp.now() })
-    yield* Effect.scoped(store.create({ id: huge, metadata: meta("huge"), entries }))
-    yield* Effect.scoped(store.create({ id: small, metadata: meta("small") }))
-    const sizeMb = fs.statSync(path.join(storage, "conversations", "17000000003-huge", "events.json")).size / 1e6
-    /** Opens a session and appends one turn; the scope, when closed, closes it. */
-    const openWithTurn = (cid: ConversationId.ConversationId) =>
-      Effect.gen(function*() {
-        const scope = yield* Scope.make()
-        const session = yield* store.open(cid).pipe(Scope.provide(scope))
-        const at = Timestamp.now()
-        yield* session.append([new TurnStart({ timestamp: at }), new ChatRequest({ timestamp: at, content: "one more" }), ChatResponse.message(at, "ok")])
-        return scope
-      })
-    const timeClose = (scope: Scope.Closeable) =>
-      Effect.gen(function*() {
-        const t0 = performance.now()
-        yield* Scope.close(scope, Exit.void)
-        return performance.now() - t0
-      })
-    const hugeTimes: Array<number> = []
-    const smallTimes: Array<number> = []
-    // Both sessions are open before either is closed, so both closes run in
-    // the same heap (the huge one's decoded entries alive, the garbage of
-    // decoding it not yet collected) and only the files differ; which closes
-    // first alternates. Eleven rounds: a close is a few fdatasyncs, and
-    // their latency is what varies.
-    for (let round = 0; round < 11; round++) {
-      const hugeScope = yield* openWithTurn(huge)
-      const smallScope = yield* openWithTurn(small)
-      if (round % 2 === 0) {
-        hugeTimes.push(yield* timeClose(hugeScope))
-        smallTimes.push(yield* timeClose(smallScope))
-      } else {
-        smallTimes.push(yield* timeClose(smallScope))
-        hugeTimes.push(yield* timeClose(hugeScope))
+  return Effect.runPromise(
+    Effect.gen(function* () {
+      const store = yield* ConversationStore
+      const meta = (title: string) => ConversationMetadata.make({ title, last_activated_at: Timestamp.now() })
+      yield* Effect.scoped(store.create({ id: huge, metadata: meta("huge"), entries }))
+      yield* Effect.scoped(store.create({ id: small, metadata: meta("small") }))
+      const sizeMb = fs.statSync(path.join(storage, "conversations", "17000000003-huge", "events.json")).size / 1e6
+      /** Opens a session and appends one turn; the scope, when closed, closes it. */
+      const openWithTurn = (cid: ConversationId.ConversationId) =>
+        Effect.gen(function* () {
+          const scope = yield* Scope.make()
+          const session = yield* store.open(cid).pipe(Scope.provide(scope))
+          const at = Timestamp.now()
+          yield* session.append([
+            new TurnStart({ timestamp: at }),
+            new ChatRequest({ timestamp: at, content: "one more" }),
+            ChatResponse.message(at, "ok")
+          ])
+          return scope
+        })
+      const timeClose = (scope: Scope.Closeable) =>
+        Effect.gen(function* () {
+          const t0 = performance.now()
+          yield* Scope.close(scope, Exit.void)
+          return performance.now() - t0
+        })
+      const hugeTimes: Array<number> = []
+      const smallTimes: Array<number> = []
+      // Both sessions are open before either is closed, so both closes run in
+      // the same heap (the huge one's decoded entries alive, the garbage of
+      // decoding it not yet collected) and only the files differ; which closes
+      // first alternates. Eleven rounds: a close is a few fdatasyncs, and
+      // their latency is what varies.
+      for (let round = 0; round < 11; round++) {
+        const hugeScope = yield* openWithTurn(huge)
+        const smallScope = yield* openWithTurn(small)
+        if (round % 2 === 0) {
+          hugeTimes.push(yield* timeClose(hugeScope))
+          smallTimes.push(yield* timeClose(smallScope))
+        } else {
+          smallTimes.push(yield* timeClose(smallScope))
+          hugeTimes.push(yield* timeClose(hugeScope))
+        }
       }
-    }
-    return {
-      name: `closing the session of a ${sizeMb.toFixed(0)} MB conversation after one turn vs an empty one`,
-      subject: { name: `close (${sizeMb.toFixed(0)} MB)`, medianMs: median(hugeTimes) },
-      floor: { name: "close (empty)", medianMs: median(smallTimes) },
-      maxRatio: 1.5,
-      note: "the fold writes only the new tail of events.json; each close waits for fdatasync, whose latency varies with other writers on the disk"
-    }
-  }).pipe(Effect.provide(layer)))
+      return {
+        name: `closing the session of a ${sizeMb.toFixed(0)} MB conversation after one turn vs an empty one`,
+        subject: { name: `close (${sizeMb.toFixed(0)} MB)`, medianMs: median(hugeTimes) },
+        floor: { name: "close (empty)", medianMs: median(smallTimes) },
+        maxRatio: 1.5,
+        note: "the fold writes only the new tail of events.json; each close waits for fdatasync, whose latency varies with other writers on the disk"
+      }
+    }).pipe(Effect.provide(layer))
+  )
 }
 
 export const run = async (): Promise<ReadonlyArray<Goal>> => {
@@ -118,9 +129,16 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
 
   // 1. Load + decode of the largest conversation (text already in memory for both sides: both read the same file).
   const text = fs.readFileSync(largest, "utf8")
-  const decode = await measure("EventsFile.parse (typed, validated)", () => EventsFile.parse(text, largest), { runs: 31 })
+  const decode = await measure("EventsFile.parse (typed, validated)", () => EventsFile.parse(text, largest), {
+    runs: 31
+  })
   const floor = await measure("JSON.parse + base64", () => floorLoad(text), { runs: 31 })
-  goals.push({ name: `load + decode of the largest corpus conversation (${(text.length / 1e6).toFixed(1)} MB)`, subject: decode, floor, maxRatio: 1.5 })
+  goals.push({
+    name: `load + decode of the largest corpus conversation (${(text.length / 1e6).toFixed(1)} MB)`,
+    subject: decode,
+    floor,
+    maxRatio: 1.5
+  })
 
   // 2. Append to a 2 MB conversation vs an empty one (each through an open session).
   const storage = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-"))
@@ -129,34 +147,49 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const bigEntries = EventsFile.parse(text, largest)
   const layer = FileConversationStore.layer({ storageDir: storage })
   let n = 0
-  const results = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const store = yield* ConversationStore
-    const meta = (title: string) => ConversationMetadata.make({ title, last_activated_at: Timestamp.now() })
-    const sessions = {
-      [big]: yield* store.create({ id: big, metadata: meta("big"), entries: bigEntries }),
-      [empty]: yield* store.create({ id: empty, metadata: meta("empty") })
-    }
-    for (const session of Object.values(sessions)) yield* session.append([new TurnStart({ timestamp: Timestamp.now() })])
-    const appendOne = (cid: ConversationId.ConversationId) => () => {
-      const callId = `bench_${n++}`
-      const session = sessions[cid]!
-      return Effect.runPromise(session.append([
-        new ToolCallRequest({ timestamp: Timestamp.now(), id: callId, name: "t", arguments: { path: "a.txt" } })
-      ]).pipe(Effect.andThen(session.append([
-        new ToolCallResponse({ timestamp: Timestamp.now(), id: callId, content: "ok", is_error: false })
-      ]))))
-    }
-    // Interleaved rounds, so disk and JIT warm-up favour neither side.
-    const bigTimes: Array<number> = []
-    const emptyTimes: Array<number> = []
-    for (let round = 0; round < 5; round++) {
-      bigTimes.push((yield* Effect.promise(() => measure("big", appendOne(big), { runs: 9, warmup: 2 }))).medianMs)
-      emptyTimes.push((yield* Effect.promise(() => measure("empty", appendOne(empty), { runs: 9, warmup: 2 }))).medianMs)
-    }
-    const onBig = { name: "append to a 1.8 MB conversation", medianMs: median(bigTimes) }
-    const onEmpty = { name: "append to an empty conversation", medianMs: median(emptyTimes) }
-    return { onBig, onEmpty }
-  })).pipe(Effect.provide(layer)))
+  const results = await Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const meta = (title: string) => ConversationMetadata.make({ title, last_activated_at: Timestamp.now() })
+        const sessions = {
+          [big]: yield* store.create({ id: big, metadata: meta("big"), entries: bigEntries }),
+          [empty]: yield* store.create({ id: empty, metadata: meta("empty") })
+        }
+        for (const session of Object.values(sessions))
+          yield* session.append([new TurnStart({ timestamp: Timestamp.now() })])
+        const appendOne = (cid: ConversationId.ConversationId) => () => {
+          const callId = `bench_${n++}`
+          const session = sessions[cid]!
+          return Effect.runPromise(
+            session
+              .append([
+                new ToolCallRequest({ timestamp: Timestamp.now(), id: callId, name: "t", arguments: { path: "a.txt" } })
+              ])
+              .pipe(
+                Effect.andThen(
+                  session.append([
+                    new ToolCallResponse({ timestamp: Timestamp.now(), id: callId, content: "ok", is_error: false })
+                  ])
+                )
+              )
+          )
+        }
+        // Interleaved rounds, so disk and JIT warm-up favour neither side.
+        const bigTimes: Array<number> = []
+        const emptyTimes: Array<number> = []
+        for (let round = 0; round < 5; round++) {
+          bigTimes.push((yield* Effect.promise(() => measure("big", appendOne(big), { runs: 9, warmup: 2 }))).medianMs)
+          emptyTimes.push(
+            (yield* Effect.promise(() => measure("empty", appendOne(empty), { runs: 9, warmup: 2 }))).medianMs
+          )
+        }
+        const onBig = { name: "append to a 1.8 MB conversation", medianMs: median(bigTimes) }
+        const onEmpty = { name: "append to an empty conversation", medianMs: median(emptyTimes) }
+        return { onBig, onEmpty }
+      })
+    ).pipe(Effect.provide(layer))
+  )
   goals.push({
     name: "append (one tool call request + response, each durable) to a 2 MB conversation vs an empty one",
     subject: results.onBig,

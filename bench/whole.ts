@@ -23,7 +23,15 @@ import { cleanup, interleaved, memoryProbe, runNode, type Sample } from "./Proce
 const repo = path.resolve(import.meta.dirname, "..")
 /** The bundle measured (`PARLEY_BENCH_BIN` measures another build, e.g. the one before a change). */
 const bin = process.env["PARLEY_BENCH_BIN"] ?? path.join(repo, "dist", "parley.mjs")
-const corpusConversation = path.join(repo, "test", "fixtures", "corpus", "jp", "conversations", "17738399468-rfd-review-and-phase-1-planning")
+const corpusConversation = path.join(
+  repo,
+  "test",
+  "fixtures",
+  "corpus",
+  "jp",
+  "conversations",
+  "17738399468-rfd-review-and-phase-1-planning"
+)
 
 /** The floor of `ls`: what any listing must do, in plain synchronous node. */
 const LS_FLOOR = `
@@ -77,7 +85,14 @@ export const listingStorage = (root: string, count: number, events: string): str
   for (let i = 0; i < count; i++) {
     const dir = path.join(conversations, `${17000000000 + i}-synthetic-conversation-${i}`)
     fs.mkdirSync(dir)
-    fs.writeFileSync(path.join(dir, "metadata.json"), JSON.stringify({ title: `Synthetic conversation ${i}`, last_activated_at: `2026-03-01 10:00:0${i % 10}.0` }, null, 2) + "\n")
+    fs.writeFileSync(
+      path.join(dir, "metadata.json"),
+      JSON.stringify(
+        { title: `Synthetic conversation ${i}`, last_activated_at: `2026-03-01 10:00:0${i % 10}.0` },
+        null,
+        2
+      ) + "\n"
+    )
     fs.writeFileSync(path.join(dir, "base_config.json"), "{}\n")
     try {
       fs.linkSync(template, path.join(dir, "events.json"))
@@ -97,19 +112,21 @@ const lsGoal = (root: string, count: number, events: string, runs: number): Goal
   const t0 = performance.now()
   ls(storage)() // cold: parses every log once and writes the index
   const coldMs = performance.now() - t0
-  const [subject, subjectStart, floorRun, floorStart] = interleaved([
-    { run: ls(storage) },
-    { run: ls(empty) },
-    { run: floor(storage) },
-    { run: floor(empty) }
-  ], runs)
+  const [subject, subjectStart, floorRun, floorStart] = interleaved(
+    [{ run: ls(storage) }, { run: ls(empty) }, { run: floor(storage) }, { run: floor(empty) }],
+    runs
+  )
   fs.rmSync(storage, { recursive: true, force: true })
   return {
     name: `conversation ls --format json, whole process, ${count.toLocaleString("en")} conversations (warm index), start-up subtracted`,
     subject: { name: "parley ls − parley ls of an empty storage", medianMs: subject!.ms - subjectStart!.ms },
-    floor: { name: "read every metadata.json + stat every events.json − the same over nothing", medianMs: floorRun!.ms - floorStart!.ms },
+    floor: {
+      name: "read every metadata.json + stat every events.json − the same over nothing",
+      medianMs: floorRun!.ms - floorStart!.ms
+    },
     maxRatio: 2,
-    note: `whole process: parley ${subject!.ms.toFixed(0)} ms (start-up ${subjectStart!.ms.toFixed(0)} ms), floor ${floorRun!.ms.toFixed(0)} ms (start-up ${floorStart!.ms.toFixed(0)} ms); ` +
+    note:
+      `whole process: parley ${subject!.ms.toFixed(0)} ms (start-up ${subjectStart!.ms.toFixed(0)} ms), floor ${floorRun!.ms.toFixed(0)} ms (start-up ${floorStart!.ms.toFixed(0)} ms); ` +
       `peak ${subject!.peakMb.toFixed(0)} MB vs ${floorRun!.peakMb.toFixed(0)} MB; cold first listing ${coldMs.toFixed(0)} ms (logs of ${mb(Buffer.byteLength(events))})`
   }
 }
@@ -133,7 +150,10 @@ export const bigConversation = (root: string, targetMb: number) => {
   const ts = "2026-04-01 10:00:00.0"
   const parts = [base!]
   for (let i = 0; i < copies; i++) parts.push(...rest)
-  parts.push(piece({ timestamp: ts, type: "turn_start" }), piece({ timestamp: ts, type: "chat_request", content: "and then?" }))
+  parts.push(
+    piece({ timestamp: ts, type: "turn_start" }),
+    piece({ timestamp: ts, type: "chat_request", content: "and then?" })
+  )
   const events = "[\n" + parts.join(",\n") + "\n]\n"
   const metadata = fs.readFileSync(path.join(corpusConversation, "metadata.json"), "utf8")
   const storage = path.join(root, `resume-${targetMb}`)
@@ -162,16 +182,31 @@ interface SizeRow {
 const measureSize = (root: string, targetMb: number, runs: number): SizeRow => {
   const c = bigConversation(root, targetMb)
   const resume = () => {
-    const s = runNode([bin, "--storage", c.storage, "query", "--continue-turn", "--id", ID, "--model", "scripted", "--script", path.join(c.storage, "script.json")])
+    const s = runNode([
+      bin,
+      "--storage",
+      c.storage,
+      "query",
+      "--continue-turn",
+      "--id",
+      ID,
+      "--model",
+      "scripted",
+      "--script",
+      path.join(c.storage, "script.json")
+    ])
     // The run must have resumed and completed the turn: the reply is on disk.
     if (fs.statSync(c.events).size <= c.bytes) throw new Error("--continue-turn did not record the reply")
     return s
   }
-  const [r, k, f] = interleaved([
-    { before: c.reset, run: resume },
-    { run: () => runNode([bin, "--storage", c.storage, "conversation", "check", ID]) },
-    { run: () => runNode(["-e", READ_FLOOR, c.events]) }
-  ], runs)
+  const [r, k, f] = interleaved(
+    [
+      { before: c.reset, run: resume },
+      { run: () => runNode([bin, "--storage", c.storage, "conversation", "check", ID]) },
+      { run: () => runNode(["-e", READ_FLOOR, c.events]) }
+    ],
+    runs
+  )
   fs.rmSync(c.storage, { recursive: true, force: true })
   return { bytes: c.bytes, resume: r!, check: k!, floor: f! }
 }

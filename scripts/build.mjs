@@ -57,14 +57,17 @@ const buildCli = async () => {
     })
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)
     // Which sources each chunk holds (not shipped): a test checks what a command loads (issue 28).
-    const chunks = Object.fromEntries(Object.entries(built.metafile.outputs).map(([file, o]) => [path.basename(file), Object.keys(o.inputs)]))
+    const chunks = Object.fromEntries(
+      Object.entries(built.metafile.outputs).map(([file, o]) => [path.basename(file), Object.keys(o.inputs)])
+    )
     writeFileSync(path.join(scratch, "parley.chunks.json"), JSON.stringify(chunks) + "\n")
     // Chunks first, the entry last: a new entry never points at a missing chunk.
     const files = readdirSync(scratch).sort((a, b) => (a === "parley.mjs" ? 1 : b === "parley.mjs" ? -1 : 0))
     for (const f of files) renameSync(path.join(scratch, f), path.join("dist", f))
     if (clean) {
       const current = new Set(files)
-      for (const f of readdirSync("dist")) if (f.endsWith(".mjs") && !current.has(f)) rmSync(path.join("dist", f), { force: true })
+      for (const f of readdirSync("dist"))
+        if (f.endsWith(".mjs") && !current.has(f)) rmSync(path.join("dist", f), { force: true })
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true })
@@ -97,6 +100,8 @@ const buildLib = () => {
 mkdirSync("dist", { recursive: true })
 if (targets.has("cli")) await buildCli()
 if (targets.has("lib") && !buildLib()) {
-  console.error("build: the library emit failed (TypeScript's errors are above); `npx tsc -p tsconfig.build.json --noEmit` checks it alone.")
+  console.error(
+    "build: the library emit failed (TypeScript's errors are above); `npx tsc -p tsconfig.build.json --noEmit` checks it alone."
+  )
   process.exit(1)
 }

@@ -23,23 +23,34 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "parley-reaper-stress-"))
 fs.mkdirSync(path.join(root, ".parley"))
-fs.writeFileSync(path.join(root, ".parley", "config.toml"), `
+fs.writeFileSync(
+  path.join(root, ".parley", "config.toml"),
+  `
 [conversation.tools.slow]
 source = "local"
 command = "sh slow_tool.sh"
 description = "Slow."
 parameters = { type = "object", properties = {} }
 run = "unattended"
-`)
+`
+)
 // The tool starts a child of its own, so a group with two members must die.
 fs.writeFileSync(path.join(root, "slow_tool.sh"), "sleep 30 &\nwait\n")
-fs.writeFileSync(path.join(root, "script.json"), JSON.stringify({ steps: [{ tool_calls: [{ id: "c1", name: "slow", arguments: {} }] }, { message: "done" }] }))
+fs.writeFileSync(
+  path.join(root, "script.json"),
+  JSON.stringify({ steps: [{ tool_calls: [{ id: "c1", name: "slow", arguments: {} }] }, { message: "done" }] })
+)
 
 const stat = (pid) => {
   try {
     const s = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
     const f = s.slice(s.lastIndexOf(")") + 2).split(" ")
-    return { state: f[0], ppid: Number(f[1]), pgrp: Number(f[2]), comm: s.slice(s.indexOf("(") + 1, s.lastIndexOf(")")) }
+    return {
+      state: f[0],
+      ppid: Number(f[1]),
+      pgrp: Number(f[2]),
+      comm: s.slice(s.indexOf("(") + 1, s.lastIndexOf(")"))
+    }
   } catch {
     return undefined
   }
@@ -60,10 +71,14 @@ const childrenOf = (pid) => {
 }
 /** Running (not zombie) members of a process group. */
 const members = (pgid) =>
-  fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
-    const s = stat(pid)
-    return s !== undefined && s.pgrp === pgid && s.state !== "Z" && s.state !== "X"
-  })
+  fs
+    .readdirSync("/proc")
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((pid) => {
+      const s = stat(pid)
+      return s !== undefined && s.pgrp === pgid && s.state !== "Z" && s.state !== "X"
+    })
 
 const loops = Array.from({ length: busy }, () => spawn("sh", ["-c", "while :; do :; done"], { stdio: "ignore" }))
 const stopLoops = () => loops.forEach((l) => l.kill("SIGKILL"))
@@ -74,7 +89,11 @@ let gateNeverSeen = 0
 const started = Date.now()
 // A run in which the tool was never seen spawning (parley ended first) is not a trial: it is run again.
 for (let trial = 1; trial <= trials; trial++) {
-  const parley = spawn(process.execPath, [bin, "--storage", ".parley", "query", "--new", "--model", "scripted", "--script", "script.json", "go"], { cwd: root, stdio: "ignore" })
+  const parley = spawn(
+    process.execPath,
+    [bin, "--storage", ".parley", "query", "--new", "--model", "scripted", "--script", "script.json", "go"],
+    { cwd: root, stdio: "ignore" }
+  )
   const exited = new Promise((r) => parley.on("exit", r))
   // The tool: a child of parley leading its own process group (the gate `sh`, or what it exec'd), not the reaper.
   let gate
@@ -99,7 +118,9 @@ for (let trial = 1; trial <= trials; trial++) {
   const alive = members(gate)
   if (alive.length > 0) {
     survivors++
-    console.log(`trial ${trial}: killed ${delay.toFixed(0)} ms after spawn; alive 1 s later: ${alive.map((p) => `${p} ${cmdline(p)}`).join("; ")}`)
+    console.log(
+      `trial ${trial}: killed ${delay.toFixed(0)} ms after spawn; alive 1 s later: ${alive.map((p) => `${p} ${cmdline(p)}`).join("; ")}`
+    )
     for (const p of alive) {
       try {
         process.kill(p, "SIGKILL")
@@ -110,9 +131,12 @@ for (let trial = 1; trial <= trials; trial++) {
   try {
     process.kill(-gate, "SIGKILL")
   } catch {}
-  if (trial % 50 === 0) console.log(`${trial} trials, ${survivors} survivors, ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  if (trial % 50 === 0)
+    console.log(`${trial} trials, ${survivors} survivors, ${((Date.now() - started) / 1000).toFixed(0)} s`)
 }
 stopLoops()
-console.log(`done: ${trials} kill -9 at 0..${maxDelay} ms after the tool's spawn, ${busy} busy loops: ${survivors} tools alive 1 s after parley died${gateNeverSeen > 0 ? ` (${gateNeverSeen} more runs ended before the tool was seen, and were run again)` : ""}`)
+console.log(
+  `done: ${trials} kill -9 at 0..${maxDelay} ms after the tool's spawn, ${busy} busy loops: ${survivors} tools alive 1 s after parley died${gateNeverSeen > 0 ? ` (${gateNeverSeen} more runs ended before the tool was seen, and were run again)` : ""}`
+)
 fs.rmSync(root, { recursive: true, force: true })
 process.exit(survivors > 0 ? 1 : 0)

@@ -41,7 +41,8 @@ const answer = (q: Question): Schema.Json => {
 
 /** Arguments that fit a tool's input schema: every property, a plain value of its type. */
 const sample = (schema: unknown): Record<string, Schema.Json> => {
-  const properties = (schema as { properties?: Record<string, { type?: string; enum?: Array<Schema.Json> }> }).properties ?? {}
+  const properties =
+    (schema as { properties?: Record<string, { type?: string; enum?: Array<Schema.Json> }> }).properties ?? {}
   let n = 1
   const value = (p: { type?: string; enum?: Array<Schema.Json> }): Schema.Json => {
     if (p.enum !== undefined && p.enum.length > 0) return p.enum[0]!
@@ -78,7 +79,9 @@ interface Call {
 /** Calls the scenario spells out (`MCP_CONFORMANCE_CONTEXT.toolCalls`), as the model would make them. */
 const contextCalls = (): ReadonlyArray<Call> | undefined => {
   try {
-    const context = JSON.parse(process.env["MCP_CONFORMANCE_CONTEXT"] ?? "{}") as { toolCalls?: Array<{ name: string; arguments?: Record<string, Schema.Json> }> }
+    const context = JSON.parse(process.env["MCP_CONFORMANCE_CONTEXT"] ?? "{}") as {
+      toolCalls?: Array<{ name: string; arguments?: Record<string, Schema.Json> }>
+    }
     return context.toolCalls?.map((c) => ({ name: c.name, args: c.arguments ?? {} }))
   } catch {
     return undefined
@@ -101,10 +104,13 @@ const plan = (tools: ReadonlyMap<string, Schema.JsonObject>): ReadonlyArray<Call
 }
 
 const drive = (executor: Executor["Service"], call: Call, id: string, initial: Answers = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let answers = initial
     for (;;) {
-      const r: ExecutorResult = yield* executor.execute({ id, name: call.name, arguments: call.args }, answers, { conversationId: "conformance", root: process.cwd() })
+      const r: ExecutorResult = yield* executor.execute({ id, name: call.name, arguments: call.args }, answers, {
+        conversationId: "conformance",
+        root: process.cwd()
+      })
       if (r._tag === "Completed") return r.response
       log(`${call.name} asks ${r.question.id}`)
       answers = { ...r.answers, [r.question.id]: answer(r.question) }
@@ -116,9 +122,11 @@ const protocol = version === "2026-07-28" || version === "2025-11-25" ? version 
 // The suite runs its scenarios side by side: on a busy machine starting takes longer than parley's default 10 s.
 const config = { mcp: { servers: { conformance: { url, protocol, startup_timeout_ms: 90_000 } } } }
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   const executor = yield* Executor
-  const tools = new Map(executor.definitions.filter((d) => executor.kind(d.name) === "mcp").map((d) => [d.name, d.parameters]))
+  const tools = new Map(
+    executor.definitions.filter((d) => executor.kind(d.name) === "mcp").map((d) => [d.name, d.parameters])
+  )
   log(`tools: ${[...tools.keys()].join(", ") || "none"}`)
   let i = 0
   for (const call of plan(tools)) {
@@ -132,9 +140,9 @@ const problems: Array<string> = []
 const ok = await Effect.runPromise(
   program.pipe(
     Effect.provide(
-      ExecutorLive.layerWith({ mcp: { root: process.cwd(), interactive: true, storage, signIn, onProblem: (m) => void problems.push(m) } }).pipe(
-        Layer.provide(Config.layerLiteral(config))
-      )
+      ExecutorLive.layerWith({
+        mcp: { root: process.cwd(), interactive: true, storage, signIn, onProblem: (m) => void problems.push(m) }
+      }).pipe(Layer.provide(Config.layerLiteral(config)))
     ),
     Effect.catch((e) => Effect.sync(() => (problems.push(String(e)), false)))
   )

@@ -81,14 +81,24 @@ const runRevision = (revision) =>
     const expected = path.join(out, `expected-failures-${revision}.yml`)
     const entries = Object.keys(baseline[revision] ?? {})
     fs.writeFileSync(expected, `client:\n${entries.map((e) => `  - ${JSON.stringify(e)}\n`).join("")}`)
-    const child = spawn(process.execPath, [
-      suite, "client",
-      "--command", `${JSON.stringify(process.execPath)} ${JSON.stringify(client)}`,
-      "--requirements", revision,
-      "--expected-failures", expected,
-      "--timeout", String(SCENARIO_TIMEOUT_MS),
-      "-o", path.join(out, revision)
-    ], { cwd: out, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } })
+    const child = spawn(
+      process.execPath,
+      [
+        suite,
+        "client",
+        "--command",
+        `${JSON.stringify(process.execPath)} ${JSON.stringify(client)}`,
+        "--requirements",
+        revision,
+        "--expected-failures",
+        expected,
+        "--timeout",
+        String(SCENARIO_TIMEOUT_MS),
+        "-o",
+        path.join(out, revision)
+      ],
+      { cwd: out, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } }
+    )
     let log = ""
     child.stdout.on("data", (d) => (log += d))
     child.stderr.on("data", (d) => (log += d))
@@ -106,7 +116,10 @@ const severity = { FAILURE: 3, WARNING: 2, SKIPPED: 1, SUCCESS: 0, INFO: -1 }
 /** Every scenario's checks, each id with its most severe status (ids repeat within a run). */
 const collect = (dir) => {
   const scenarios = {}
-  const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]))
+  const walk = (d) =>
+    fs
+      .readdirSync(d, { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]))
   for (const file of fs.existsSync(dir) ? walk(dir).filter((f) => f.endsWith("checks.json")) : []) {
     const name = path.relative(dir, path.dirname(file)).replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "")
     const checks = {}
@@ -129,7 +142,8 @@ const stale = (entries, scenarios) =>
     const checks = scenarios[colon < 0 ? entry : entry.slice(0, colon)]
     if (checks === undefined) return [`${entry}: the scenario did not run`]
     const failing = (status) => status === "FAILURE" || status === "WARNING"
-    if (colon < 0) return Object.values(checks).some(failing) ? [] : [`${entry}: every check passes now (listed because: ${why})`]
+    if (colon < 0)
+      return Object.values(checks).some(failing) ? [] : [`${entry}: every check passes now (listed because: ${why})`]
     return checks[entry.slice(colon + 1)] === "SUCCESS" ? [`${entry}: passes now (listed because: ${why})`] : []
   })
 
@@ -144,5 +158,9 @@ for (const revision of revisions.length > 0 ? revisions : REVISIONS) {
   if (code !== 0 || passing.length > 0) ok = false
 }
 fs.writeFileSync(path.join(out, "summary.json"), JSON.stringify(summary, null, 2) + "\n")
-console.log(ok ? `mcp:conformance: nothing outside the baseline failed (results in ${out})` : `mcp:conformance: FAILED — see the summaries above and ${out}`)
+console.log(
+  ok
+    ? `mcp:conformance: nothing outside the baseline failed (results in ${out})`
+    : `mcp:conformance: FAILED — see the summaries above and ${out}`
+)
 process.exit(ok ? 0 : 1)

@@ -42,16 +42,19 @@ import type { Answers, ExecutionContext, ToolCall } from "../services/Executor.t
  * The handler's run of one tool call: what parley passes in, and where
  * `ask` leaves the question that ends the run.
  */
-export class Inquiry extends Context.Service<Inquiry, {
-  /** The call as the model made it. */
-  readonly call: ToolCall
-  /** Answers by question id, the latest per id (from this turn, or rebuilt on resume). */
-  readonly answers: Answers
-  /** The conversation and project directory the call runs for. */
-  readonly context: ExecutionContext
-  /** Records the question this run stops at (called by {@link ask}). */
-  pause(question: Question): void
-}>()("parley/ai/Inquiry") {}
+export class Inquiry extends Context.Service<
+  Inquiry,
+  {
+    /** The call as the model made it. */
+    readonly call: ToolCall
+    /** Answers by question id, the latest per id (from this turn, or rebuilt on resume). */
+    readonly answers: Answers
+    /** The conversation and project directory the call runs for. */
+    readonly context: ExecutionContext
+    /** Records the question this run stops at (called by {@link ask}). */
+    pause(question: Question): void
+  }
+>()("parley/ai/Inquiry") {}
 
 /**
  * This run of the handler stopped at an unanswered question. Raised by
@@ -83,7 +86,13 @@ export interface AskOptions<A> {
   readonly preamble?: string
 }
 
-const make = <A>(id: string, text: string, answerType: AnswerType, read: Ask<A>["read"], options: AskOptions<Schema.Json>): Ask<A> => ({
+const make = <A>(
+  id: string,
+  text: string,
+  answerType: AnswerType,
+  read: Ask<A>["read"],
+  options: AskOptions<Schema.Json>
+): Ask<A> => ({
   question: new Question({
     id: id as Question["id"],
     text,
@@ -148,7 +157,13 @@ export const select = <const O extends string>(
   options: ReadonlyArray<O>,
   display: AskOptions<O> = {}
 ): Ask<O> =>
-  make(id, text, AnswerType.select(options), (a) => (typeof a === "string" && (options as ReadonlyArray<string>).includes(a) ? (a as O) : undefined), display)
+  make(
+    id,
+    text,
+    AnswerType.select(options),
+    (a) => (typeof a === "string" && (options as ReadonlyArray<string>).includes(a) ? (a as O) : undefined),
+    display
+  )
 
 const isAsk = <A>(q: Ask<A> | Question): q is Ask<A> => "read" in q && typeof q.read === "function"
 
@@ -222,7 +237,11 @@ export const ask: {
     }
     const value = typed.read(answer)
     return value === undefined
-      ? Effect.die(new Error(`The answer to "${q.text}" (${q.id}) is ${describeAnswer(answer)}, which does not fit a ${q.answer_type.type} question; if it is configured (conversation.tools.${run.call.name}.questions.${q.id}.answer), fix it there.`))
+      ? Effect.die(
+          new Error(
+            `The answer to "${q.text}" (${q.id}) is ${describeAnswer(answer)}, which does not fit a ${q.answer_type.type} question; if it is configured (conversation.tools.${run.call.name}.questions.${q.id}.answer), fix it there.`
+          )
+        )
       : Effect.succeed(value)
   })
 

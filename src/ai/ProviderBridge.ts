@@ -75,7 +75,9 @@ export const metadataKey = "effect_ai"
 
 const optionsOf = (metadata: EventMetadata): { readonly options?: Prompt.ProviderOptions } => {
   const kept = metadata[metadataKey]
-  return typeof kept === "object" && kept !== null && !Array.isArray(kept) ? { options: kept as Prompt.ProviderOptions } : {}
+  return typeof kept === "object" && kept !== null && !Array.isArray(kept)
+    ? { options: kept as Prompt.ProviderOptions }
+    : {}
 }
 
 const metadataOf = (metadata: Response.ProviderMetadata): EventMetadata =>
@@ -98,9 +100,7 @@ type AssistantPart = Prompt.AssistantMessagePartEncoded
  * // [{ role: "system", content: "Be brief." }, { role: "user", content: [{ type: "text", text: "Hi" }] }]
  * ```
  */
-export const toPrompt = (
-  request: Pick<ProviderRequest, "systemParts" | "events">
-): Array<Prompt.MessageEncoded> => {
+export const toPrompt = (request: Pick<ProviderRequest, "systemParts" | "events">): Array<Prompt.MessageEncoded> => {
   const messages: Array<Prompt.MessageEncoded> = []
   const system = request.systemParts.filter((p) => p.length > 0)
   if (system.length > 0) messages.push({ role: "system", content: system.join("\n\n") })
@@ -146,9 +146,17 @@ export const toPrompt = (
   return messages
 }
 
-const assistantPart = (event: Exclude<ProviderEvent, { readonly type: "chat_request" | "tool_call_response" }>): AssistantPart | undefined => {
+const assistantPart = (
+  event: Exclude<ProviderEvent, { readonly type: "chat_request" | "tool_call_response" }>
+): AssistantPart | undefined => {
   if (event.type === "tool_call_request") {
-    return { type: "tool-call", id: event.id, name: event.name, params: DeepArguments.bounded(event.arguments), ...optionsOf(event.metadata) }
+    return {
+      type: "tool-call",
+      id: event.id,
+      name: event.name,
+      params: DeepArguments.bounded(event.arguments),
+      ...optionsOf(event.metadata)
+    }
   }
   if (event.message !== undefined) return event.message.length === 0 ? undefined : { type: "text", text: event.message }
   if (event.reasoning !== undefined) return { type: "reasoning", text: event.reasoning, ...optionsOf(event.metadata) }
@@ -168,7 +176,11 @@ const assistantPart = (event: Exclude<ProviderEvent, { readonly type: "chat_requ
  * ```
  */
 export const toToolkit = (tools: ReadonlyArray<ProviderTool>) =>
-  Toolkit.make(...tools.map((t) => Tool.dynamic(t.name, { description: t.description, parameters: t.parameters as JsonSchema.JsonSchema })))
+  Toolkit.make(
+    ...tools.map((t) =>
+      Tool.dynamic(t.name, { description: t.description, parameters: t.parameters as JsonSchema.JsonSchema })
+    )
+  )
 
 const stopReasonOf = (reason: Response.FinishReason): StopReason => {
   switch (reason) {
@@ -233,12 +245,29 @@ const deltasOf = <Tools extends Record<string, Tool.Any>>(
     case "tool-call":
       if (part.providerExecuted) return Effect.succeed([])
       return isJsonObject(part.params)
-        ? Effect.succeed([Delta.ToolCall({ id: part.id, name: part.name, arguments: part.params, metadata: metadataOf(part.metadata) })])
-        : Effect.fail(replyError(provider, `the model called ${part.name} with arguments that are not a JSON object: ${JSON.stringify(part.params)}`))
+        ? Effect.succeed([
+            Delta.ToolCall({
+              id: part.id,
+              name: part.name,
+              arguments: part.params,
+              metadata: metadataOf(part.metadata)
+            })
+          ])
+        : Effect.fail(
+            replyError(
+              provider,
+              `the model called ${part.name} with arguments that are not a JSON object: ${JSON.stringify(part.params)}`
+            )
+          )
     case "finish":
       return Effect.succeed([usageOf(part.usage), Delta.Finish({ reason: stopReasonOf(part.reason) })])
     case "error":
-      return Effect.fail(replyError(provider, `error mid-reply: ${part.error instanceof Error ? part.error.message : JSON.stringify(part.error)}`))
+      return Effect.fail(
+        replyError(
+          provider,
+          `error mid-reply: ${part.error instanceof Error ? part.error.message : JSON.stringify(part.error)}`
+        )
+      )
     default:
       return Effect.succeed([])
   }
@@ -250,9 +279,21 @@ const streamed = (model: LanguageModel.LanguageModel, provider: string, request:
     let finished = false
     const prompt = toPrompt(request)
     const toolChoice = request.toolChoice ?? "auto"
-    const parts = request.tools.length === 0
-      ? model.streamText({ prompt, toolChoice: "none", disableToolCallResolution: true, toolCallValidation: "deferred" })
-      : model.streamText({ prompt, toolkit: toToolkit(request.tools), toolChoice, disableToolCallResolution: true, toolCallValidation: "deferred" })
+    const parts =
+      request.tools.length === 0
+        ? model.streamText({
+            prompt,
+            toolChoice: "none",
+            disableToolCallResolution: true,
+            toolCallValidation: "deferred"
+          })
+        : model.streamText({
+            prompt,
+            toolkit: toToolkit(request.tools),
+            toolChoice,
+            disableToolCallResolution: true,
+            toolCallValidation: "deferred"
+          })
     return parts.pipe(
       Stream.mapError((e) => fromAiError(provider, e)),
       Stream.mapEffect((part) => deltasOf(provider, part)),
@@ -260,9 +301,13 @@ const streamed = (model: LanguageModel.LanguageModel, provider: string, request:
         if (deltas.some((d) => d._tag === "Finish")) finished = true
         return Stream.fromIterable(deltas)
       }),
-      Stream.concat(Stream.suspend(() =>
-        finished ? Stream.empty : Stream.fail(replyError(provider, "the reply ended before the model finished it (no finish part)"))
-      ))
+      Stream.concat(
+        Stream.suspend(() =>
+          finished
+            ? Stream.empty
+            : Stream.fail(replyError(provider, "the reply ended before the model finished it (no finish part)"))
+        )
+      )
     )
   })
 
@@ -270,10 +315,9 @@ const streamed = (model: LanguageModel.LanguageModel, provider: string, request:
 const objectSchema = (provider: string, schema: Schema.JsonObject) =>
   Effect.try({
     try: () =>
-      SchemaRepresentation.fromJsonSchemaDocument(JsonSchema.fromSchemaDraft2020_12(schema as JsonSchema.JsonSchema)) as unknown as Schema.Codec<
-        Schema.JsonObject,
-        Schema.JsonObject
-      >,
+      SchemaRepresentation.fromJsonSchemaDocument(
+        JsonSchema.fromSchemaDraft2020_12(schema as JsonSchema.JsonSchema)
+      ) as unknown as Schema.Codec<Schema.JsonObject, Schema.JsonObject>,
     catch: (e) =>
       new ProviderError({
         provider,
@@ -285,33 +329,45 @@ const objectSchema = (provider: string, schema: Schema.JsonObject) =>
   })
 
 /** A structured reply: the object, then its usage and `Finish`. */
-const structured = (model: LanguageModel.LanguageModel, provider: string, request: ProviderRequest, schema: Schema.JsonObject) =>
-  Stream.unwrap(Effect.gen(function*() {
-    const codec = yield* objectSchema(provider, schema)
-    const prompt = toPrompt(request)
-    // The request's tools go too (toolChoice none), as parley's own providers send them: an inquiry's prompt
-    // holds the paused call, and Anthropic and Bedrock reject tool_use/tool_result blocks in a request that
-    // defines no tools; the turn's tools also keep the turn's cache prefix.
-    const asked: Effect.Effect<
-      { readonly value: Schema.JsonObject; readonly usage: Response.Usage; readonly finishReason: Response.FinishReason },
-      AiError.AiError
-    > = request.tools.length === 0
-      ? model.generateObject({ prompt, schema: codec, toolChoice: "none" })
-      : model.generateObject({
-        prompt,
-        schema: codec,
-        toolkit: toToolkit(request.tools),
-        toolChoice: "none",
-        disableToolCallResolution: true,
-        toolCallValidation: "deferred"
-      })
-    const response = yield* asked.pipe(Effect.mapError((e) => fromAiError(provider, e)))
-    return Stream.fromIterable<ProviderDelta>([
-      Delta.Structured({ data: response.value }),
-      usageOf(response.usage),
-      Delta.Finish({ reason: stopReasonOf(response.finishReason) })
-    ])
-  }))
+const structured = (
+  model: LanguageModel.LanguageModel,
+  provider: string,
+  request: ProviderRequest,
+  schema: Schema.JsonObject
+) =>
+  Stream.unwrap(
+    Effect.gen(function* () {
+      const codec = yield* objectSchema(provider, schema)
+      const prompt = toPrompt(request)
+      // The request's tools go too (toolChoice none), as parley's own providers send them: an inquiry's prompt
+      // holds the paused call, and Anthropic and Bedrock reject tool_use/tool_result blocks in a request that
+      // defines no tools; the turn's tools also keep the turn's cache prefix.
+      const asked: Effect.Effect<
+        {
+          readonly value: Schema.JsonObject
+          readonly usage: Response.Usage
+          readonly finishReason: Response.FinishReason
+        },
+        AiError.AiError
+      > =
+        request.tools.length === 0
+          ? model.generateObject({ prompt, schema: codec, toolChoice: "none" })
+          : model.generateObject({
+              prompt,
+              schema: codec,
+              toolkit: toToolkit(request.tools),
+              toolChoice: "none",
+              disableToolCallResolution: true,
+              toolCallValidation: "deferred"
+            })
+      const response = yield* asked.pipe(Effect.mapError((e) => fromAiError(provider, e)))
+      return Stream.fromIterable<ProviderDelta>([
+        Delta.Structured({ data: response.value }),
+        usageOf(response.usage),
+        Delta.Finish({ reason: stopReasonOf(response.finishReason) })
+      ])
+    })
+  )
 
 /**
  * A `Provider` over `model`. Streams plain requests (`streamText`); asks for
@@ -343,7 +399,12 @@ export const make = (model: LanguageModel.LanguageModel, options: ProviderLayerO
  * const inquiries = LlmInquiryBackend.layer({ model: "openai/gpt-5-mini" }).pipe(Layer.provide(provider))
  * ```
  */
-export const providerLayer = (options: ProviderLayerOptions = {}): Layer.Layer<Provider, never, LanguageModel.LanguageModel> =>
-  Layer.effect(Provider, Effect.gen(function*() {
-    return make(yield* LanguageModel.LanguageModel, options)
-  }))
+export const providerLayer = (
+  options: ProviderLayerOptions = {}
+): Layer.Layer<Provider, never, LanguageModel.LanguageModel> =>
+  Layer.effect(
+    Provider,
+    Effect.gen(function* () {
+      return make(yield* LanguageModel.LanguageModel, options)
+    })
+  )

@@ -51,7 +51,9 @@ export interface SeenRequest {
 export const usage = { inputTokens: { total: 10, cacheRead: 2 }, outputTokens: { total: 5 } }
 
 /** A `finish` part with `reason` and {@link usage} (effect/ai's bridge needs one to end a reply). */
-export const finish = (reason: Response.FinishPartEncoded["reason"]): Response.StreamPartEncoded & Response.PartEncoded => ({ type: "finish", reason, usage })
+export const finish = (
+  reason: Response.FinishPartEncoded["reason"]
+): Response.StreamPartEncoded & Response.PartEncoded => ({ type: "finish", reason, usage })
 
 /** One step: the parts a request gets (stream parts for `streamText`, whole parts for `generateText`), or the error it fails with. */
 export type Step = ReadonlyArray<Response.StreamPartEncoded | Response.PartEncoded> | AiError.AiError
@@ -62,7 +64,10 @@ const encodePrompt = Schema.encodeSync(Prompt.Prompt)
  * The scripted `LanguageModel`: each request takes the next of `steps`
  * (the array is consumed) and is pushed onto `seen`.
  */
-export const scriptedModel = (steps: Array<Step>, seen: Array<SeenRequest> = []): Layer.Layer<LanguageModel.LanguageModel> => {
+export const scriptedModel = (
+  steps: Array<Step>,
+  seen: Array<SeenRequest> = []
+): Layer.Layer<LanguageModel.LanguageModel> => {
   const next = (method: SeenRequest["method"], options: LanguageModel.ProviderOptions): Step => {
     seen.push({
       method,
@@ -72,18 +77,29 @@ export const scriptedModel = (steps: Array<Step>, seen: Array<SeenRequest> = [])
       responseFormat: options.responseFormat.type,
       options
     })
-    return steps.shift() ?? AiError.make({ module: "Test", method, reason: new AiError.UnknownError({ description: "the script has no step left" }) })
+    return (
+      steps.shift() ??
+      AiError.make({
+        module: "Test",
+        method,
+        reason: new AiError.UnknownError({ description: "the script has no step left" })
+      })
+    )
   }
   return Layer.effect(
     LanguageModel.LanguageModel,
     LanguageModel.make({
       generateText: (options) => {
         const step = next("generateText", options)
-        return Array.isArray(step) ? Effect.succeed(step as Array<Response.PartEncoded>) : Effect.fail(step as AiError.AiError)
+        return Array.isArray(step)
+          ? Effect.succeed(step as Array<Response.PartEncoded>)
+          : Effect.fail(step as AiError.AiError)
       },
       streamText: (options) => {
         const step = next("streamText", options)
-        return Array.isArray(step) ? Stream.fromIterable(step as Array<Response.StreamPartEncoded>) : Stream.fail(step as AiError.AiError)
+        return Array.isArray(step)
+          ? Stream.fromIterable(step as Array<Response.StreamPartEncoded>)
+          : Stream.fail(step as AiError.AiError)
       }
     })
   )

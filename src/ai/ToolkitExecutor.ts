@@ -101,14 +101,18 @@ export interface ToolkitExecutorOptions {
 }
 
 /** What a consumer must provide for a toolkit's handlers (their services, `Inquiry` aside). */
-export type ToolkitServices<Tools extends Record<string, Tool.Any>> = Exclude<Tool.HandlerServices<Tools[keyof Tools]>, Inquiry>
+export type ToolkitServices<Tools extends Record<string, Tool.Any>> = Exclude<
+  Tool.HandlerServices<Tools[keyof Tools]>,
+  Inquiry
+>
 
 /** An error's own text: its message, or the string it is; "" when it has none. */
 const messageOf = (e: unknown): string => (e instanceof Error ? e.message : typeof e === "string" ? e : "")
 
 const jsonOf = (e: unknown): string => JSON.stringify(e) ?? String(e)
 
-const contentOf = (encoded: unknown): string => (typeof encoded === "string" ? encoded : JSON.stringify(encoded) ?? "")
+const contentOf = (encoded: unknown): string =>
+  typeof encoded === "string" ? encoded : (JSON.stringify(encoded) ?? "")
 
 /** The definition parley hands to providers: name, description, JSON Schema of the parameters. */
 export const definitionOf = (tool: Tool.Any): ToolDefinition => ({
@@ -137,7 +141,10 @@ const failureText = (tool: Tool.Any, cause: Cause.Cause<unknown>): Effect.Effect
     ) as Effect.Effect<string>
   }
   const defect = cause.reasons.find(Cause.isDieReason)
-  if (defect !== undefined) return Effect.succeed(`Tool '${tool.name}' failed unexpectedly: ${messageOf(defect.defect) || jsonOf(defect.defect)}`)
+  if (defect !== undefined)
+    return Effect.succeed(
+      `Tool '${tool.name}' failed unexpectedly: ${messageOf(defect.defect) || jsonOf(defect.defect)}`
+    )
   return Effect.succeed(`Tool '${tool.name}' was interrupted before it finished.`)
 }
 
@@ -150,11 +157,16 @@ const runOnce = (
   answers: Answers,
   context: ExecutionContext
 ): Effect.Effect<ExecutorResult> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let asked: Question | undefined
-    const inquiry = Inquiry.of({ call, answers, context, pause: (q) => {
-      asked = q
-    } })
+    const inquiry = Inquiry.of({
+      call,
+      answers,
+      context,
+      pause: (q) => {
+        asked = q
+      }
+    })
     // `handle` needs the tools' declared services; they are in `services` (captured when the layer was built).
     const handled = handlers.handle(call.name, call.arguments, call.id) as Effect.Effect<
       Stream.Stream<Tool.HandlerResult<Tool.Any>, unknown, Inquiry>,
@@ -162,14 +174,19 @@ const runOnce = (
       Inquiry
     >
     const exit = yield* Effect.exit(
-      Effect.flatMap(handled, Stream.runLast).pipe(Effect.provideService(Inquiry, inquiry), Effect.provideContext(services))
+      Effect.flatMap(handled, Stream.runLast).pipe(
+        Effect.provideService(Inquiry, inquiry),
+        Effect.provideContext(services)
+      )
     )
-    if (asked !== undefined) return new NeedsInput({ question: asked, source: InquirySource.tool(call.name), answers: { ...answers } })
+    if (asked !== undefined)
+      return new NeedsInput({ question: asked, source: InquirySource.tool(call.name), answers: { ...answers } })
     if (Exit.isFailure(exit)) {
       const content = yield* failureText(tool, exit.cause).pipe(Effect.provideContext(services))
       return new Completed({ response: { content, is_error: true } })
     }
-    if (Option.isNone(exit.value)) return new Completed({ response: { content: `Tool '${call.name}' returned no result.`, is_error: true } })
+    if (Option.isNone(exit.value))
+      return new Completed({ response: { content: `Tool '${call.name}' returned no result.`, is_error: true } })
     const result = exit.value.value
     return new Completed({ response: { content: contentOf(result.encodedResult), is_error: result.isFailure } })
   })
@@ -180,9 +197,16 @@ const runOnce = (
  * defaults do not lift an author's approval); else the `*` default, else
  * `fallback`.
  */
-const permissionOf = (config: ConfigData.Config, tool: Tool.Any | undefined, name: string, fallback: RunMode): RunMode =>
+const permissionOf = (
+  config: ConfigData.Config,
+  tool: Tool.Any | undefined,
+  name: string,
+  fallback: RunMode
+): RunMode =>
   ConfigData.toolConfig(config, name)?.run ??
-    (tool?.needsApproval !== undefined && tool.needsApproval !== false ? "ask" : ConfigData.runMode(config, name, fallback))
+  (tool?.needsApproval !== undefined && tool.needsApproval !== false
+    ? "ask"
+    : ConfigData.runMode(config, name, fallback))
 
 /**
  * Whether the author's `needsApproval` asks for a person's yes on this call,
@@ -217,7 +241,10 @@ const callPermissionOf = (
   const configured = ConfigData.toolConfig(config, call.name)?.run
   const withoutApproval: CallPermission = { mode: ConfigData.runMode(config, call.name, fallback), approval: false }
   if (tool === undefined || (configured !== undefined && configured !== "ask")) return Effect.succeed(withoutApproval)
-  return Effect.map(needsApproval(tool, call), (approval): CallPermission => (approval ? { mode: "ask", approval } : withoutApproval))
+  return Effect.map(
+    needsApproval(tool, call),
+    (approval): CallPermission => (approval ? { mode: "ask", approval } : withoutApproval)
+  )
 }
 
 /**
@@ -251,15 +278,19 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
 ): Layer.Layer<Executor, never, Config | ToolkitServices<Tools>> =>
   Layer.effect(
     Executor,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const services = yield* Effect.context<ToolkitServices<Tools>>()
       const { data: config } = yield* Config
       // The handlers' types differ from HandlersFrom only by Inquiry/Pending, which parley provides and handles.
       const handlerContext = yield* toolkit.toHandlers(handlers as unknown as Toolkit.HandlersFrom<Tools>)
-      const withHandler = (yield* Effect.provideContext(toolkit, handlerContext)) as unknown as Toolkit.WithHandler<Record<string, Tool.Any>>
+      const withHandler = (yield* Effect.provideContext(toolkit, handlerContext)) as unknown as Toolkit.WithHandler<
+        Record<string, Tool.Any>
+      >
       // As for built-ins: `enable = false` hides a tool (it is then "not available"), `description` replaces the tool's.
       const tools = Object.fromEntries(
-        Object.entries(toolkit.tools as Record<string, Tool.Any>).filter(([name]) => ConfigData.toolConfig(config, name)?.enable !== false)
+        Object.entries(toolkit.tools as Record<string, Tool.Any>).filter(
+          ([name]) => ConfigData.toolConfig(config, name)?.enable !== false
+        )
       )
       const known = (name: string) => Object.hasOwn(tools, name)
       const definition = (tool: Tool.Any): ToolDefinition => {
@@ -268,16 +299,23 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
       }
       const fallback = options.run ?? "unattended"
       return Executor.of({
-        definitions: Object.values(tools).map(definition).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+        definitions: Object.values(tools)
+          .map(definition)
+          .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
         execute: (call, answers, context) =>
-          known(call.name) ? runOnce(tools[call.name]!, withHandler, services as Context.Context<never>, call, answers, context) : Effect.succeed(notAvailable(call.name)),
+          known(call.name)
+            ? runOnce(tools[call.name]!, withHandler, services as Context.Context<never>, call, answers, context)
+            : Effect.succeed(notAvailable(call.name)),
         permission: (name) => permissionOf(config, known(name) ? tools[name] : undefined, name, fallback),
         callPermission: (call) =>
-          callPermissionOf(config, known(call.name) ? tools[call.name] : undefined, call, fallback).pipe(Effect.provideContext(services as Context.Context<never>)),
+          callPermissionOf(config, known(call.name) ? tools[call.name] : undefined, call, fallback).pipe(
+            Effect.provideContext(services as Context.Context<never>)
+          ),
         kind: (name) => (known(name) ? "builtin" : undefined),
         // Every tool, enabled or not: a combined executor accepts config tables for all of them.
         names: Object.keys(toolkit.tools),
-        source: (name) => (known(name) ? (options.name === undefined ? "an effect/ai toolkit" : `toolkit "${options.name}"`) : undefined)
+        source: (name) =>
+          known(name) ? (options.name === undefined ? "an effect/ai toolkit" : `toolkit "${options.name}"`) : undefined
       })
     })
   )

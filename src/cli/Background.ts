@@ -70,9 +70,16 @@ type Write = typeof process.stdout.write
 
 /** Sends everything `stream` is given to `fd` from now on (the terminal may be gone: never write to it again). */
 const redirect = (stream: NodeJS.WriteStream, fd: number): void => {
-  const write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((e?: Error | null) => void), callback?: (e?: Error | null) => void): boolean => {
+  const write = (
+    chunk: string | Uint8Array,
+    encoding?: BufferEncoding | ((e?: Error | null) => void),
+    callback?: (e?: Error | null) => void
+  ): boolean => {
     try {
-      fs.writeSync(fd, typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? encoding : "utf8") : chunk)
+      fs.writeSync(
+        fd,
+        typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? encoding : "utf8") : chunk
+      )
     } catch {
       // A full disk loses log lines, never the run.
     }
@@ -109,7 +116,10 @@ export const leaveTerminal = (log: Log, forgetHangup: () => void): void => {
   forgetHangup()
   // The terminal may close once we are in the background: that no longer ends the run.
   process.on("SIGHUP", () => {})
-  const waker = spawn("/bin/sh", ["-c", `sleep ${WAKE_AFTER_S}; kill -CONT ${process.pid}`], { detached: true, stdio: "ignore" })
+  const waker = spawn("/bin/sh", ["-c", `sleep ${WAKE_AFTER_S}; kill -CONT ${process.pid}`], {
+    detached: true,
+    stdio: "ignore"
+  })
   waker.unref()
   process.kill(process.pid, "SIGSTOP")
 }

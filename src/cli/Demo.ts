@@ -43,7 +43,7 @@ export const demoScript = (interactive: boolean) => ({
 })
 
 export const demo = Command.make("demo", {}, () =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const project = fs.mkdtempSync(path.join(os.tmpdir(), "parley-demo-"))
     const storage = path.join(project, ".parley")
     fs.mkdirSync(storage, { recursive: true })
@@ -53,10 +53,12 @@ export const demo = Command.make("demo", {}, () =>
     fs.writeFileSync(script, JSON.stringify(demoScript(interactive), null, 2) + "\n")
 
     yield* Console.error(`parley demo — a temporary project in ${project}`)
-    yield* Console.error(interactive
-      ? "The tool will ask you whether to overwrite notes.txt: answer at the prompt (y/n; Y/N remember for the turn).\n"
-      : "No terminal: the tool's question goes to the (scripted) assistant, as JP does.\n")
-    yield* Console.error("$ parley query \"Write today's note to notes.txt\" --model scripted --script script.json")
+    yield* Console.error(
+      interactive
+        ? "The tool will ask you whether to overwrite notes.txt: answer at the prompt (y/n; Y/N remember for the turn).\n"
+        : "No terminal: the tool's question goes to the (scripted) assistant, as JP does.\n"
+    )
+    yield* Console.error('$ parley query "Write today\'s note to notes.txt" --model scripted --script script.json')
     const result = yield* runQuery({
       message: "Write today's note to notes.txt",
       target: Query.Target.New(),
@@ -71,14 +73,21 @@ export const demo = Command.make("demo", {}, () =>
     yield* Console.log(JSON.stringify(rows.map(toJsonRow), null, 2))
     const conversation = yield* ConversationStore.use((s) => s.load(result.conversationId)).pipe(Effect.provide(store))
     yield* Console.error(`\n$ parley conversation print ${result.conversationId}`)
-    yield* Effect.sync(() => process.stdout.write(renderMarkdown({ id: conversation.id, title: conversation.metadata.title, entries: conversation.entries })))
+    yield* Effect.sync(() =>
+      process.stdout.write(
+        renderMarkdown({ id: conversation.id, title: conversation.metadata.title, entries: conversation.entries })
+      )
+    )
     const dir = rows[0]?.path ?? storage
-    yield* Console.error([
-      "",
-      "Files:",
-      `  project:       ${project}`,
-      `  notes.txt:     ${path.join(project, "notes.txt")}`,
-      `  conversation:  ${dir}/events.json (JP's format; also metadata.json, base_config.json)`,
-      `  try:           ${Hint.command(["conversation", "print", result.conversationId, "--format", "json"], { storage })}`
-    ].join("\n"))
-  })).pipe(Command.withDescription("Run the whole thing offline in a temporary project (scripted model, a tool that asks)"))
+    yield* Console.error(
+      [
+        "",
+        "Files:",
+        `  project:       ${project}`,
+        `  notes.txt:     ${path.join(project, "notes.txt")}`,
+        `  conversation:  ${dir}/events.json (JP's format; also metadata.json, base_config.json)`,
+        `  try:           ${Hint.command(["conversation", "print", result.conversationId, "--format", "json"], { storage })}`
+      ].join("\n")
+    )
+  })
+).pipe(Command.withDescription("Run the whole thing offline in a temporary project (scripted model, a tool that asks)"))

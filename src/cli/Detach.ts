@@ -68,8 +68,12 @@ export const announce = (id: string): void => {
 }
 
 /** Starts the run in the background and waits for its conversation; prints what to do next. */
-export const detach = (options: { readonly storage: string; readonly storageGiven: string | undefined; readonly stdinMessage: string | undefined }) =>
-  Effect.gen(function*() {
+export const detach = (options: {
+  readonly storage: string
+  readonly storageGiven: string | undefined
+  readonly stdinMessage: string | undefined
+}) =>
+  Effect.gen(function* () {
     const dir = HostPath.runDir(options.storage)
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
     const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
@@ -77,30 +81,40 @@ export const detach = (options: { readonly storage: string; readonly storageGive
     const log = path.join(dir, `detached-${tag}.log`)
     sweepLogs(dir)
     const out = fs.openSync(log, "a", 0o600)
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...childArgs(process.argv.slice(2), options.stdinMessage)], {
-      detached: true,
-      stdio: ["ignore", out, out],
-      env: { ...process.env, [ANNOUNCE]: announced }
-    })
+    const child = spawn(
+      process.execPath,
+      [...process.execArgv, process.argv[1]!, ...childArgs(process.argv.slice(2), options.stdinMessage)],
+      {
+        detached: true,
+        stdio: ["ignore", out, out],
+        env: { ...process.env, [ANNOUNCE]: announced }
+      }
+    )
     fs.closeSync(out)
     child.unref()
     const failed = (why: string) =>
-      new CliFailure({ code: 1, message: `The background run ${why}. Its output is in ${log}:\n${fs.readFileSync(log, "utf8").trim().split("\n").slice(-5).join("\n")}` })
+      new CliFailure({
+        code: 1,
+        message: `The background run ${why}. Its output is in ${log}:\n${fs.readFileSync(log, "utf8").trim().split("\n").slice(-5).join("\n")}`
+      })
     const deadline = Date.now() + READY_MS
     let id: string | undefined
     while (id === undefined) {
       if (fs.existsSync(announced)) id = fs.readFileSync(announced, "utf8").trim()
-      else if (child.exitCode !== null || child.signalCode !== null) return yield* failed(`ended before its conversation existed (exit ${child.exitCode ?? child.signalCode})`)
+      else if (child.exitCode !== null || child.signalCode !== null)
+        return yield* failed(`ended before its conversation existed (exit ${child.exitCode ?? child.signalCode})`)
       else if (Date.now() > deadline) return yield* failed(`did not start within ${READY_MS / 1000} s`)
       else yield* Effect.sleep("20 millis")
     }
     fs.rmSync(announced, { force: true })
     const ctx = { storage: options.storageGiven }
     yield* Console.log(id)
-    yield* Console.error([
-      `Running in the background (pid ${child.pid}); its output goes to ${log}.`,
-      `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here (Ctrl-Z detaches again).`,
-      `    ${Hint.command(["conversation", "answer", id], ctx)}    List (or answer) its open questions.`,
-      `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`
-    ].join("\n"))
+    yield* Console.error(
+      [
+        `Running in the background (pid ${child.pid}); its output goes to ${log}.`,
+        `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here (Ctrl-Z detaches again).`,
+        `    ${Hint.command(["conversation", "answer", id], ctx)}    List (or answer) its open questions.`,
+        `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`
+      ].join("\n")
+    )
   })

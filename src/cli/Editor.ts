@@ -18,9 +18,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 
-export type Edit =
-  | { readonly _tag: "Edited"; readonly text: string }
-  | { readonly _tag: "Kept"; readonly why: string }
+export type Edit = { readonly _tag: "Edited"; readonly text: string } | { readonly _tag: "Kept"; readonly why: string }
 
 /** The editor command: `$VISUAL`, else `$EDITOR`, else `vi`. */
 export const editorOf = (env: Readonly<Record<string, string | undefined>>): string =>
@@ -45,10 +43,14 @@ const deafToSigint = <A>(f: () => A): Effect.Effect<A> =>
     }),
     () => Effect.sync(f),
     ({ ignore, saved }) =>
-      Effect.sleep("30 millis").pipe(Effect.andThen(Effect.sync(() => {
-        for (const l of saved) process.on("SIGINT", l as NodeJS.SignalsListener)
-        process.removeListener("SIGINT", ignore)
-      })))
+      Effect.sleep("30 millis").pipe(
+        Effect.andThen(
+          Effect.sync(() => {
+            for (const l of saved) process.on("SIGINT", l as NodeJS.SignalsListener)
+            process.removeListener("SIGINT", ignore)
+          })
+        )
+      )
   )
 
 /**
@@ -70,7 +72,10 @@ const cooked = <A>(f: () => A): A => {
 }
 
 /** Opens `text` in the editor and says what came of it. */
-export const edit = (text: string, env: Readonly<Record<string, string | undefined>> = process.env): Effect.Effect<Edit> =>
+export const edit = (
+  text: string,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Effect.Effect<Edit> =>
   deafToSigint(() => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-edit-"))
     try {
@@ -79,12 +84,21 @@ export const edit = (text: string, env: Readonly<Record<string, string | undefin
       const editor = editorOf(env)
       // Through the shell, so `EDITOR="code --wait"` works; the file is "$1", never interpolated.
       const run = cooked(() => spawnSync("sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit" }))
-      if (run.error !== undefined) return { _tag: "Kept", why: `the editor (${editor}) could not be started: ${run.error.message}` }
+      if (run.error !== undefined)
+        return { _tag: "Kept", why: `the editor (${editor}) could not be started: ${run.error.message}` }
       if (run.status !== 0) {
-        return { _tag: "Kept", why: run.status === null ? `the editor (${editor}) was stopped by ${run.signal}` : `the editor (${editor}) exited with status ${run.status}` }
+        return {
+          _tag: "Kept",
+          why:
+            run.status === null
+              ? `the editor (${editor}) was stopped by ${run.signal}`
+              : `the editor (${editor}) exited with status ${run.status}`
+        }
       }
       const edited = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trimEnd() : ""
-      return edited.trim() === "" ? { _tag: "Kept", why: "the edited query is empty" } : { _tag: "Edited", text: edited }
+      return edited.trim() === ""
+        ? { _tag: "Kept", why: "the edited query is empty" }
+        : { _tag: "Edited", text: edited }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }

@@ -24,13 +24,18 @@ export type WithNextStep = ConversationNotFound | ConversationCorrupt | ContextW
 
 /** Whether `error` gets a command to run next (so its line depends on the invocation). */
 export const hasNextStep = (error: unknown): error is WithNextStep =>
-  error instanceof ConversationNotFound || error instanceof ConversationCorrupt || error instanceof ContextWindowExceeded
+  error instanceof ConversationNotFound ||
+  error instanceof ConversationCorrupt ||
+  error instanceof ContextWindowExceeded
 
 /** The line for `error`: its message, and the command to run next when there is one. */
 export const line = (error: unknown, context: Hint.Context): string => {
-  if (error instanceof ConversationNotFound) return `${error.message} Run \`${Hint.listArchived(context)}\` to see the ids.`
-  if (error instanceof ConversationCorrupt) return `${error.message}. Run \`${Hint.check(error.id, context)}\` for details.`
-  if (error instanceof ContextWindowExceeded) return `${error.message}\nCompact it with: ${Hint.compact(error.conversationId, context)}`
+  if (error instanceof ConversationNotFound)
+    return `${error.message} Run \`${Hint.listArchived(context)}\` to see the ids.`
+  if (error instanceof ConversationCorrupt)
+    return `${error.message}. Run \`${Hint.check(error.id, context)}\` for details.`
+  if (error instanceof ContextWindowExceeded)
+    return `${error.message}\nCompact it with: ${Hint.compact(error.conversationId, context)}`
   if (error instanceof Error) return error.message
   return String(error)
 }

@@ -29,7 +29,8 @@ export interface Context {
 }
 
 /** Quotes one word for a POSIX shell (bare when it is safe). */
-export const quote = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`)
+export const quote = (word: string): string =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
 
 /**
  * How to run this parley again from a shell: `parley` when it was started
@@ -39,10 +40,13 @@ export const quote = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? 
  * where `parley` is not on the PATH.
  */
 export const invokedAs = (script: string | undefined = process.argv[1]): string =>
-  script === undefined ? "parley"
-  : /\/node_modules\/\.bin\/parley$/.test(script) ? "npx parley"
-  : /(^|\/)parley$/.test(script) ? "parley"
-  : `node ${quote(script)}`
+  script === undefined
+    ? "parley"
+    : /\/node_modules\/\.bin\/parley$/.test(script)
+      ? "npx parley"
+      : /(^|\/)parley$/.test(script)
+        ? "parley"
+        : `node ${quote(script)}`
 
 /**
  * `parley <args>` plus the flags of `context`, quoted. A `placeholder` (such
@@ -55,35 +59,50 @@ export const command = (args: ReadonlyArray<string>, context: Context, placehold
   if (context.script !== undefined) flags.push("--script", context.script)
   if (context.storage !== undefined) flags.push("--storage", context.storage)
   if (context.config !== undefined) flags.push("--config", context.config)
-  return [invokedAs(), ...args.map(quote), ...(placeholder !== undefined ? [placeholder] : []), ...flags.map(quote)].join(" ")
+  return [
+    invokedAs(),
+    ...args.map(quote),
+    ...(placeholder !== undefined ? [placeholder] : []),
+    ...flags.map(quote)
+  ].join(" ")
 }
 
 /** The command that resumes the incomplete turn of `id`. */
-export const resume = (id: string, context: Context): string => command(["query", "--continue-turn", "--id", id], context)
+export const resume = (id: string, context: Context): string =>
+  command(["query", "--continue-turn", "--id", id], context)
 
 /**
  * The command that answers the open question `inquiryId` of `id`: with
  * `value` when it is known, else a `<placeholder>` saying what fits; a
  * secret is never put on a command line (the command asks for it).
  */
-export const answer = (id: string, inquiryId: string, value: { readonly value: string } | { readonly placeholder: string } | undefined, context: Context): string =>
+export const answer = (
+  id: string,
+  inquiryId: string,
+  value: { readonly value: string } | { readonly placeholder: string } | undefined,
+  context: Context
+): string =>
   value === undefined
     ? command(["conversation", "answer", id, inquiryId], { storage: context.storage })
     : "value" in value
-    ? command(["conversation", "answer", id, inquiryId, value.value], { storage: context.storage })
-    : command(["conversation", "answer", id, inquiryId], { storage: context.storage }, `<${value.placeholder}>`)
+      ? command(["conversation", "answer", id, inquiryId, value.value], { storage: context.storage })
+      : command(["conversation", "answer", id, inquiryId], { storage: context.storage }, `<${value.placeholder}>`)
 
 /** The command that discards the incomplete turn of `id` (no model is called: none is needed). */
-export const discard = (id: string, context: Context): string => command(["query", "--discard-turn", "--id", id], { storage: context.storage, config: context.config })
+export const discard = (id: string, context: Context): string =>
+  command(["query", "--discard-turn", "--id", id], { storage: context.storage, config: context.config })
 
 /** The command that says what is wrong with the files of conversation `id` (a store command: only the storage is repeated). */
-export const check = (id: string, context: Context): string => command(["conversation", "check", id], { storage: context.storage })
+export const check = (id: string, context: Context): string =>
+  command(["conversation", "check", id], { storage: context.storage })
 
 /** The command that lists every conversation id, archived ones included. */
-export const listArchived = (context: Context): string => command(["conversation", "ls", "--archived"], { storage: context.storage })
+export const listArchived = (context: Context): string =>
+  command(["conversation", "ls", "--archived"], { storage: context.storage })
 
 /** The command that compacts conversation `id` (RFD 064; no model is needed for the mechanical rule). */
-export const compact = (id: string, context: Context): string => command(["conversation", "compact", id], { storage: context.storage })
+export const compact = (id: string, context: Context): string =>
+  command(["conversation", "compact", id], { storage: context.storage })
 
 /**
  * The command that shows the help of `path` (effect/cli's command path, which

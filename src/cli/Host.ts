@@ -32,16 +32,27 @@ import * as RunMain from "./RunMain.ts"
 const interrupt = Effect.sync(() => void process.kill(process.pid, "SIGTERM"))
 
 /** Serves the run once its conversation is known; lives in the caller's scope. */
-export const serveWhenKnown = (run: Live.Run["Service"]): Effect.Effect<void, never, Scope.Scope | RunEvents | PendingAnswers> =>
-  Effect.gen(function*() {
+export const serveWhenKnown = (
+  run: Live.Run["Service"]
+): Effect.Effect<void, never, Scope.Scope | RunEvents | PendingAnswers> =>
+  Effect.gen(function* () {
     const hub = yield* RunEvents
-    const known = yield* Stream.runHead(Stream.filter(hub.events, (e): e is RunEvent.Of<"ConversationKnown"> => e._tag === "ConversationKnown"))
+    const known = yield* Stream.runHead(
+      Stream.filter(hub.events, (e): e is RunEvent.Of<"ConversationKnown"> => e._tag === "ConversationKnown")
+    )
     if (known._tag === "None") return
     const id = known.value.conversation_id
     // Loaded once the run is under way: the RPC and socket code stays off `query`'s start-up path.
     const HostServer = yield* Effect.promise(() => import("../layers/host/HostServer.ts"))
-    yield* HostServer.serve({ socketPath: HostPath.of(run.settings.storage, id), conversationId: id, interrupt, script: run.hint.script }).pipe(
-      Effect.catch((e) => hub.publish(RunEvent.make.Warning({ text: `${e.message} Other terminals cannot reach this run.` })))
+    yield* HostServer.serve({
+      socketPath: HostPath.of(run.settings.storage, id),
+      conversationId: id,
+      interrupt,
+      script: run.hint.script
+    }).pipe(
+      Effect.catch((e) =>
+        hub.publish(RunEvent.make.Warning({ text: `${e.message} Other terminals cannot reach this run.` }))
+      )
     )
     // A `query --detach` waits for this: the conversation exists and its host listens.
     yield* Effect.sync(() => Detach.announce(id))
@@ -54,11 +65,14 @@ export const serveWhenKnown = (run: Live.Run["Service"]): Effect.Effect<void, ne
  * the host listens, Ctrl-Z stops the process as it stops any program.
  */
 const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let pressed = yield* Deferred.make<void>()
     const onStop = () => Deferred.doneUnsafe(pressed, Exit.void)
     const stopListening = () => void process.removeListener("SIGTSTP", onStop)
-    yield* Effect.acquireRelease(Effect.sync(() => void process.on("SIGTSTP", onStop)), () => Effect.sync(stopListening))
+    yield* Effect.acquireRelease(
+      Effect.sync(() => void process.on("SIGTSTP", onStop)),
+      () => Effect.sync(stopListening)
+    )
     // While a prompt is handed to the terminal (only a SIGTSTP sent by hand arrives then: the prompt's raw mode
     // makes Ctrl-Z a key), the run stays: a prompt left reading a terminal the process no longer owns would stop it.
     for (;;) {
@@ -70,13 +84,15 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
     const ctx = { storage: run.hint.storage }
     yield* run.status.leave
     yield* Effect.sync(() => {
-      process.stderr.write([
-        "",
-        `parley: detached; the run of ${id} goes on in the background (pid ${process.pid}), its output in ${log.file}.`,
-        `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here again.`,
-        `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`,
-        ""
-      ].join("\n"))
+      process.stderr.write(
+        [
+          "",
+          `parley: detached; the run of ${id} goes on in the background (pid ${process.pid}), its output in ${log.file}.`,
+          `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here again.`,
+          `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`,
+          ""
+        ].join("\n")
+      )
       // From here Ctrl-Z is job control's again: after `fg` (the view stays in the log) it stops the
       // process as it stops any program, and `bg` carries it on.
       stopListening()

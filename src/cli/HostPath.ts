@@ -21,15 +21,16 @@ import * as HostSocket from "../domain/run/HostSocket.ts"
 import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
 
 /** This user's runtime directory: `$XDG_RUNTIME_DIR`, else one of ours in the temp dir (the temp dir itself is everyone's). */
-const runtimeDir = (): string => process.env["XDG_RUNTIME_DIR"] || path.join(os.tmpdir(), `parley-${process.getuid?.() ?? os.userInfo().username}`)
+const runtimeDir = (): string =>
+  process.env["XDG_RUNTIME_DIR"] || path.join(os.tmpdir(), `parley-${process.getuid?.() ?? os.userInfo().username}`)
 
 const sha256 = (text: string): string => crypto.createHash("sha256").update(text).digest("hex")
 
 /** The host socket of conversation `id` in the storage directory `storage`. */
 export const of = (storage: string, id: string): string =>
   isDatabaseUrl(storage)
-    // A database has no directory of its own: the per-user runtime directory, keyed by the url's hash (issue 24).
-    ? HostSocket.path({ storage: databaseKey(storage), id, runtimeDir: runtimeDir(), hash: sha256, isDirectory: false })
+    ? // A database has no directory of its own: the per-user runtime directory, keyed by the url's hash (issue 24).
+      HostSocket.path({ storage: databaseKey(storage), id, runtimeDir: runtimeDir(), hash: sha256, isDirectory: false })
     : HostSocket.path({ storage: path.resolve(storage), id, runtimeDir: runtimeDir(), hash: sha256 })
 
 /** The directory a run of `storage` keeps its files in (detached logs): the storage's run/, or the per-user one for a database. */
@@ -38,7 +39,9 @@ export const runDir = (storage: string): string =>
 
 /** The directories the hosts of `storage` may listen in (its own, and the per-user fallback). */
 export const dirs = (storage: string): ReadonlyArray<string> =>
-  isDatabaseUrl(storage) ? [HostSocket.fallbackDir(runtimeDir())] : [HostSocket.runDir(path.resolve(storage)), HostSocket.fallbackDir(runtimeDir())]
+  isDatabaseUrl(storage)
+    ? [HostSocket.fallbackDir(runtimeDir())]
+    : [HostSocket.runDir(path.resolve(storage)), HostSocket.fallbackDir(runtimeDir())]
 
 /** A host socket file of a storage: its conversation id and path. */
 export interface SocketFile {

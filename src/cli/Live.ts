@@ -71,26 +71,38 @@ export interface Settings {
 }
 
 /** What the CLI needs for a run, beside the programs' services. */
-export class Run extends Context.Service<Run, {
-  readonly settings: Settings
-  readonly config: ConfigData.Config
-  /** Where tools run: the storage directory's parent. */
-  readonly root: string
-  /** The person's terminal (prompts, the resume menu); `undefined` when nobody can be asked. */
-  readonly person: Context.Context<Prompt.Environment> | undefined
-  readonly status: Status.Status
-  /** How far the terminal's view of the run has got (prompts wait for it). */
-  readonly cursor: Cursor.Cursor
-  /** Why the last edit of the pending query was abandoned, when it was. */
-  readonly editKept: { why: string | undefined }
-  /** Chooses the run's model from the one the conversation remembers, and checks it (its key, its script). */
-  readonly chooseModel: (remembered: string | undefined) => Effect.Effect<string, CliFailure>
-  /** What a printed command must repeat to work when pasted. */
-  readonly hint: Hint.Context
-}>()("parley/cli/Run") {}
+export class Run extends Context.Service<
+  Run,
+  {
+    readonly settings: Settings
+    readonly config: ConfigData.Config
+    /** Where tools run: the storage directory's parent. */
+    readonly root: string
+    /** The person's terminal (prompts, the resume menu); `undefined` when nobody can be asked. */
+    readonly person: Context.Context<Prompt.Environment> | undefined
+    readonly status: Status.Status
+    /** How far the terminal's view of the run has got (prompts wait for it). */
+    readonly cursor: Cursor.Cursor
+    /** Why the last edit of the pending query was abandoned, when it was. */
+    readonly editKept: { why: string | undefined }
+    /** Chooses the run's model from the one the conversation remembers, and checks it (its key, its script). */
+    readonly chooseModel: (remembered: string | undefined) => Effect.Effect<string, CliFailure>
+    /** What a printed command must repeat to work when pasted. */
+    readonly hint: Hint.Context
+  }
+>()("parley/cli/Run") {}
 
 /** The services a query run is given. */
-export type Services = Run | Config | Executor | Provider | InquiryBackend | PromptBackend | ConversationStore | RunEvents | PendingAnswers
+export type Services =
+  | Run
+  | Config
+  | Executor
+  | Provider
+  | InquiryBackend
+  | PromptBackend
+  | ConversationStore
+  | RunEvents
+  | PendingAnswers
 
 /** Nobody to ask: JP routes questions to the inquiry backend instead. */
 const headless = PromptBackend.of({
@@ -113,9 +125,16 @@ const interruptRun = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
  * happened before it, with the status lines taken down while it is on
  * screen; the incomplete-turn menu and `$EDITOR` are the CLI's own.
  */
-const terminalPrompts = (person: Context.Context<Prompt.Environment>, status: Status.Status, cursor: Cursor.Cursor, editKept: { why: string | undefined }) =>
-  Effect.gen(function*() {
-    const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interruptRun }).pipe(Effect.provideContext(person))
+const terminalPrompts = (
+  person: Context.Context<Prompt.Environment>,
+  status: Status.Status,
+  cursor: Cursor.Cursor,
+  editKept: { why: string | undefined }
+) =>
+  Effect.gen(function* () {
+    const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interruptRun }).pipe(
+      Effect.provideContext(person)
+    )
     const events = yield* RunEvents
     // Once the run has left the terminal (Ctrl-Z) nothing is asked there: a question waits for
     // another answerer (an attached terminal, `conversation answer`), a permission is refused.
@@ -123,7 +142,10 @@ const terminalPrompts = (person: Context.Context<Prompt.Environment>, status: St
     const shown = <A, E>(prompt: Effect.Effect<A, E>, gone: Effect.Effect<A, E | PromptFailed>) =>
       Effect.acquireUseRelease(
         Effect.sync(Background.promptStarted),
-        () => Effect.flatMap(events.latest, cursor.reach).pipe(Effect.andThen(Effect.suspend(() => (Background.isDetached() ? gone : status.paused(prompt))))),
+        () =>
+          Effect.flatMap(events.latest, cursor.reach).pipe(
+            Effect.andThen(Effect.suspend(() => (Background.isDetached() ? gone : status.paused(prompt))))
+          ),
         () => Effect.sync(Background.promptEnded)
       )
     const left = Effect.fail(new PromptFailed({ reason: "the run left its terminal (Ctrl-Z)" }))
@@ -145,94 +167,114 @@ const terminalPrompts = (person: Context.Context<Prompt.Environment>, status: St
 
 /** The LLM inquiry backend on the model the run chooses (it waits for the choice). */
 const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<string>) =>
-  Layer.effect(InquiryBackend, Effect.gen(function*() {
-    const provider = yield* Provider
-    const executor = yield* Executor
-    const inquiry = config.conversation?.inquiry?.assistant
-    const backend = Effect.cached(Effect.flatMap(Deferred.await(chosen), (model) =>
-      LlmInquiryBackend.make({
-        model,
-        ...(inquiry !== undefined ? { inquiry } : {}),
-        ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
-        tools: executor.definitions,
-        contextWindow: (m) => ContextWindow.windowOf(m, config)
-      }).pipe(Effect.provideService(Provider, provider))))
-    const get = yield* backend
-    return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
-  }))
+  Layer.effect(
+    InquiryBackend,
+    Effect.gen(function* () {
+      const provider = yield* Provider
+      const executor = yield* Executor
+      const inquiry = config.conversation?.inquiry?.assistant
+      const backend = Effect.cached(
+        Effect.flatMap(Deferred.await(chosen), (model) =>
+          LlmInquiryBackend.make({
+            model,
+            ...(inquiry !== undefined ? { inquiry } : {}),
+            ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
+            tools: executor.definitions,
+            contextWindow: (m) => ContextWindow.windowOf(m, config)
+          }).pipe(Effect.provideService(Provider, provider))
+        )
+      )
+      const get = yield* backend
+      return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
+    })
+  )
 
 /** Everything a `parley query` run needs, live. */
 export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Prompt.Environment> =>
-  Layer.unwrap(Effect.gen(function*() {
-    const configFile = StorageStore.configFileOf(settings.storage, settings.config)
-    // Config first: a broken config.toml stops us before any conversation is touched.
-    const loaded = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
-    const config = settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
-    const providerOptions = ProviderOptions.providerOptions(config, settings.script)
-    const chosen = yield* Deferred.make<string>()
-    // The terminal lives as long as the run (its key reader and raw mode are scoped).
-    const person = PersonTerminal.isInteractive()
-      ? Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
-      : undefined
-    const choose = ModelChoice.make({
-      flag: settings.model,
-      script: settings.script,
-      config,
-      configFile,
-      providers: providerOptions,
-      personReachable: person !== undefined
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const configFile = StorageStore.configFileOf(settings.storage, settings.config)
+      // Config first: a broken config.toml stops us before any conversation is touched.
+      const loaded = yield* ConfigFile.load(configFile).pipe(
+        Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+      )
+      const config =
+        settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
+      const providerOptions = ProviderOptions.providerOptions(config, settings.script)
+      const chosen = yield* Deferred.make<string>()
+      // The terminal lives as long as the run (its key reader and raw mode are scoped).
+      const person = PersonTerminal.isInteractive()
+        ? Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
+        : undefined
+      const choose = ModelChoice.make({
+        flag: settings.model,
+        script: settings.script,
+        config,
+        configFile,
+        providers: providerOptions,
+        personReachable: person !== undefined
+      })
+      // Status needs only a screen: the person's terminal, else stderr when it is one
+      // (`cat notes.md | parley query` cannot prompt, but still shows what its tools do).
+      const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
+      const status = yield* Status.make(screen, Style.colorAllowed())
+      const configLayer = Layer.succeed(Config, Config.of({ file: configFile, data: config }))
+      // Built here, in the run's scope, so a config problem it finds is one clear line.
+      // MCP servers start with the executor (the first model request needs their tools) and stop with the run.
+      // MCP sign-ins are kept with the storage (a database's: this user's directory for it), not beside a --config file.
+      const mcp = {
+        root: StorageStore.toolRoot(settings.storage),
+        storage: StorageStore.stateDirOf(settings.storage),
+        interactive: person !== undefined,
+        clientInfo: { name: "parley", version: VERSION }
+      }
+      const executorLayer = Layer.succeedContext(
+        yield* Layer.build(ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(configLayer))).pipe(
+          Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+        )
+      )
+      const providerLayer = ProviderLive.layer(providerOptions)
+      const cursor = Cursor.make()
+      const editKept = { why: undefined as string | undefined }
+      // One hub for the run: the programs publish to it, the view and the prompts follow it.
+      const events = Layer.succeed(RunEvents, yield* RunEventsLive.make)
+      const run = Run.of({
+        settings,
+        config,
+        root: StorageStore.toolRoot(settings.storage),
+        person,
+        status,
+        cursor,
+        editKept,
+        chooseModel: (remembered) => Effect.tap(choose(remembered), (model) => Deferred.succeed(chosen, model)),
+        hint: {
+          storage: settings.storageGiven,
+          model: settings.model,
+          script: settings.script,
+          config: settings.config
+        }
+      })
+      return Layer.mergeAll(
+        Layer.succeed(Run, run),
+        StorageStore.storeLayer(settings.storage),
+        configLayer,
+        executorLayer,
+        providerLayer,
+        inquiryLayer(config, chosen).pipe(Layer.provide(Layer.merge(providerLayer, executorLayer))),
+        PendingAnswersLive.layer,
+        events,
+        person !== undefined
+          ? Layer.effect(PromptBackend, terminalPrompts(person, status, cursor, editKept)).pipe(Layer.provide(events))
+          : Layer.succeed(PromptBackend, headless)
+      )
     })
-    // Status needs only a screen: the person's terminal, else stderr when it is one
-    // (`cat notes.md | parley query` cannot prompt, but still shows what its tools do).
-    const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
-    const status = yield* Status.make(screen, Style.colorAllowed())
-    const configLayer = Layer.succeed(Config, Config.of({ file: configFile, data: config }))
-    // Built here, in the run's scope, so a config problem it finds is one clear line.
-    // MCP servers start with the executor (the first model request needs their tools) and stop with the run.
-    // MCP sign-ins are kept with the storage (a database's: this user's directory for it), not beside a --config file.
-    const mcp = {
-      root: StorageStore.toolRoot(settings.storage),
-      storage: StorageStore.stateDirOf(settings.storage),
-      interactive: person !== undefined,
-      clientInfo: { name: "parley", version: VERSION }
-    }
-    const executorLayer = Layer.succeedContext(
-      yield* Layer.build(ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(configLayer))).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
-    )
-    const providerLayer = ProviderLive.layer(providerOptions)
-    const cursor = Cursor.make()
-    const editKept = { why: undefined as string | undefined }
-    // One hub for the run: the programs publish to it, the view and the prompts follow it.
-    const events = Layer.succeed(RunEvents, yield* RunEventsLive.make)
-    const run = Run.of({
-      settings,
-      config,
-      root: StorageStore.toolRoot(settings.storage),
-      person,
-      status,
-      cursor,
-      editKept,
-      chooseModel: (remembered) => Effect.tap(choose(remembered), (model) => Deferred.succeed(chosen, model)),
-      hint: { storage: settings.storageGiven, model: settings.model, script: settings.script, config: settings.config }
-    })
-    return Layer.mergeAll(
-      Layer.succeed(Run, run),
-      StorageStore.storeLayer(settings.storage),
-      configLayer,
-      executorLayer,
-      providerLayer,
-      inquiryLayer(config, chosen).pipe(Layer.provide(Layer.merge(providerLayer, executorLayer))),
-      PendingAnswersLive.layer,
-      events,
-      person !== undefined
-        ? Layer.effect(PromptBackend, terminalPrompts(person, status, cursor, editKept)).pipe(Layer.provide(events))
-        : Layer.succeed(PromptBackend, headless)
-    )
-  }))
+  )
 
 /** {@link layer} for settings computed by an effect (the command's flags and the root's `--storage`). */
-export const layerFrom = <E, R>(settings: Effect.Effect<Settings, E, R>): Layer.Layer<Services, CliFailure | E, Prompt.Environment | R> =>
-  Layer.unwrap(Effect.map(settings, layer))
+export const layerFrom = <E, R>(
+  settings: Effect.Effect<Settings, E, R>
+): Layer.Layer<Services, CliFailure | E, Prompt.Environment | R> => Layer.unwrap(Effect.map(settings, layer))
 
 /** The store of a storage (the `conversation` commands need nothing else): a directory's files, or a `postgres://` database. */
-export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliFailure> => StorageStore.storeLayer(storage)
+export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliFailure> =>
+  StorageStore.storeLayer(storage)

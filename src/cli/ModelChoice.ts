@@ -56,42 +56,55 @@ export const pick = (inputs: Inputs, remembered: string | undefined) => {
 }
 
 /** Chooses and checks the model of a run, offered the one the conversation remembers. */
-export const make = (inputs: Inputs) => (remembered: string | undefined): Effect.Effect<string, CliFailure> =>
-  Effect.gen(function*() {
-    const picked = pick(inputs, remembered)
-    if (picked === undefined) {
-      return yield* new CliFailure({ code: 1, message: `No model chosen. Pass --model (${KINDS}), or set assistant.model in ${inputs.configFile}.` })
-    }
-    const { model, from } = picked
-    const bad = ProviderLive.checkModel(model)
-    if (bad !== undefined) {
-      return yield* from === "flag"
-        ? Usage.failure(inputs.command ?? USAGE, `--model: ${bad.message}`)
-        : from === "conversation"
-        ? new CliFailure({ code: 1, message: `This conversation's model is ${model}, which parley cannot call (${KINDS}). Pass --model to continue it on another model.` })
-        : new CliFailure({ code: 1, message: `assistant.model in ${inputs.configFile}: ${bad.message}` })
-    }
-    if (model === "scripted" && inputs.script === undefined) {
-      const steps = "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)."
-      return yield* from === "flag"
-        ? Usage.failure(inputs.command ?? USAGE, steps)
-        : new CliFailure({
+export const make =
+  (inputs: Inputs) =>
+  (remembered: string | undefined): Effect.Effect<string, CliFailure> =>
+    Effect.gen(function* () {
+      const picked = pick(inputs, remembered)
+      if (picked === undefined) {
+        return yield* new CliFailure({
           code: 1,
-          message: from === "conversation"
-            ? "This conversation runs on the scripted model, which needs its steps: pass --script FILE (or set $PARLEY_SCRIPT), or --model to switch models."
-            : steps
+          message: `No model chosen. Pass --model (${KINDS}), or set assistant.model in ${inputs.configFile}.`
         })
-    }
-    yield* ProviderLive.checkReady(model, inputs.providers).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
-    if (inputs.checkInquiryModel !== false) {
-      for (const need of SideCalls.models(inputs.config, { personReachable: inputs.personReachable === true })) {
-        yield* ProviderLive.checkReady(need.model, inputs.providers).pipe(
-          Effect.mapError((e) => new CliFailure({ code: 1, message: sideCallProblem(need, inputs.configFile, e.message) }))
-        )
       }
-    }
-    return model
-  })
+      const { model, from } = picked
+      const bad = ProviderLive.checkModel(model)
+      if (bad !== undefined) {
+        return yield* from === "flag"
+          ? Usage.failure(inputs.command ?? USAGE, `--model: ${bad.message}`)
+          : from === "conversation"
+            ? new CliFailure({
+                code: 1,
+                message: `This conversation's model is ${model}, which parley cannot call (${KINDS}). Pass --model to continue it on another model.`
+              })
+            : new CliFailure({ code: 1, message: `assistant.model in ${inputs.configFile}: ${bad.message}` })
+      }
+      if (model === "scripted" && inputs.script === undefined) {
+        const steps = "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)."
+        return yield* from === "flag"
+          ? Usage.failure(inputs.command ?? USAGE, steps)
+          : new CliFailure({
+              code: 1,
+              message:
+                from === "conversation"
+                  ? "This conversation runs on the scripted model, which needs its steps: pass --script FILE (or set $PARLEY_SCRIPT), or --model to switch models."
+                  : steps
+            })
+      }
+      yield* ProviderLive.checkReady(model, inputs.providers).pipe(
+        Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+      )
+      if (inputs.checkInquiryModel !== false) {
+        for (const need of SideCalls.models(inputs.config, { personReachable: inputs.personReachable === true })) {
+          yield* ProviderLive.checkReady(need.model, inputs.providers).pipe(
+            Effect.mapError(
+              (e) => new CliFailure({ code: 1, message: sideCallProblem(need, inputs.configFile, e.message) })
+            )
+          )
+        }
+      }
+      return model
+    })
 
 /** What is missing for `model`, and what to do about it (never "--model", which does not change a side call's model). */
 const missing = (model: string, problem: string): { readonly what: string; readonly fix: string } => {
@@ -100,7 +113,10 @@ const missing = (model: string, problem: string): { readonly what: string; reado
     case "anthropic":
       return { what: "ANTHROPIC_API_KEY is not set", fix: "export ANTHROPIC_API_KEY" }
     case "openai":
-      return { what: "OPENAI_API_KEY is not set (nor providers.openai.base_url)", fix: "export OPENAI_API_KEY (or set providers.openai.base_url)" }
+      return {
+        what: "OPENAI_API_KEY is not set (nor providers.openai.base_url)",
+        fix: "export OPENAI_API_KEY (or set providers.openai.base_url)"
+      }
     default:
       return { what: problem, fix: "pass --script FILE (or set $PARLEY_SCRIPT)" }
   }
@@ -110,11 +126,13 @@ const missing = (model: string, problem: string): { readonly what: string; reado
 const sideCallProblem = (need: SideCalls.SideCallModel, configFile: string, problem: string): string => {
   const key = ConfigData.formatPath(need.key)
   const { what, fix } = missing(need.model, problem)
-  const why = need.why._tag === "Detached"
-    ? "nobody is at a terminal to answer this run's questions and [conversation.inquiry] detached is \"assistant\""
-    : `${ConfigData.formatPath(need.why.target)} sends a question to it`
-  const toPerson = need.why._tag === "Detached"
-    ? "or keep the questions for a person: run it at a terminal, or pass --detached-policy defer (or wait, deny)"
-    : `or ask a person instead: ${ConfigData.formatPath(need.why.target)} = "user"`
+  const why =
+    need.why._tag === "Detached"
+      ? 'nobody is at a terminal to answer this run\'s questions and [conversation.inquiry] detached is "assistant"'
+      : `${ConfigData.formatPath(need.why.target)} sends a question to it`
+  const toPerson =
+    need.why._tag === "Detached"
+      ? "or keep the questions for a person: run it at a terminal, or pass --detached-policy defer (or wait, deny)"
+      : `or ask a person instead: ${ConfigData.formatPath(need.why.target)} = "user"`
   return `${key} in ${configFile} is ${need.model}, and ${what.replace(/\.$/, "")}; ${why}. To go on: ${fix}, set ${key} to a model you can call, ${toPerson}.`
 }

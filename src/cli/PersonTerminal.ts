@@ -70,13 +70,26 @@ export const make = (out: tty.WriteStream) =>
       readInput: input.readInput,
       readLine: input.readLine,
       display: (text) =>
-        Effect.uninterruptible(Effect.callback<void, ReturnType<typeof badArgument>>((resume) => {
-          out.write(text, (err) =>
-            err === null || err === undefined
-              ? resume(Effect.void)
-              : resume(Effect.fail(badArgument({ module: "Terminal", method: "display", description: "Failed to write to the terminal", cause: err }))))
-        }))
-    }))
+        Effect.uninterruptible(
+          Effect.callback<void, ReturnType<typeof badArgument>>((resume) => {
+            out.write(text, (err) =>
+              err === null || err === undefined
+                ? resume(Effect.void)
+                : resume(
+                    Effect.fail(
+                      badArgument({
+                        module: "Terminal",
+                        method: "display",
+                        description: "Failed to write to the terminal",
+                        cause: err
+                      })
+                    )
+                  )
+            )
+          })
+        )
+    })
+  )
 
 /** The `Terminal` service on the person's terminal (stdin must be a TTY and a terminal reachable). */
 export const layer: Layer.Layer<Terminal.Terminal> = Layer.effect(

@@ -13,7 +13,10 @@
 import type * as ConfigData from "../domain/tool/Config.ts"
 import type * as ProviderLive from "../layers/provider/ProviderLive.ts"
 
-export const providerOptions = (config: ConfigData.Config, script: string | undefined): ProviderLive.ProviderLiveOptions => {
+export const providerOptions = (
+  config: ConfigData.Config,
+  script: string | undefined
+): ProviderLive.ProviderLiveOptions => {
   const providers = config.providers ?? {}
   return {
     ...(script !== undefined ? { scriptPath: script } : {}),

@@ -80,7 +80,9 @@ type Output = ReturnType<typeof makeOutput>
 /** The command that resumes the turn, when the run left it incomplete. */
 const resumeHint = (out: Output): string | undefined => {
   const report = out.report()
-  return report.incomplete !== null && report.conversationId !== null ? Hint.resume(report.conversationId, out.hint()) : undefined
+  return report.incomplete !== null && report.conversationId !== null
+    ? Hint.resume(report.conversationId, out.hint())
+    : undefined
 }
 
 /** A failed run as one CLI error: the message, then the resume command when the turn can be resumed. */
@@ -100,11 +102,15 @@ const failure = (out: Output, error: unknown): CliFailure => {
   if (error instanceof StoreIoError && error.server !== undefined) {
     // The database went away (issue 24): what was committed is kept, and the run stops as an interrupt stops it.
     const resume = resumeHint(out)
-    return new CliFailure({ code: SERVER_LOST_EXIT, message: `${error.message}.` + (resume !== undefined ? `\n${SAVED} ${resume}` : "") })
+    return new CliFailure({
+      code: SERVER_LOST_EXIT,
+      message: `${error.message}.` + (resume !== undefined ? `\n${SAVED} ${resume}` : "")
+    })
   }
-  const message = error instanceof Query.NoMessage
-    ? `Nothing to send: give a message, e.g. ${Hint.command(["query", "Hello"], { storage: ctx.storage })}`
-    : ErrorLine.line(error, ctx)
+  const message =
+    error instanceof Query.NoMessage
+      ? `Nothing to send: give a message, e.g. ${Hint.command(["query", "Hello"], { storage: ctx.storage })}`
+      : ErrorLine.line(error, ctx)
   const resume = resumeHint(out)
   return new CliFailure({ code: 1, message: message + (resume !== undefined ? `\n${SAVED} ${resume}` : "") })
 }
@@ -124,15 +130,22 @@ export const DEFERRED_EXIT = 3
 export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, unsent: string | undefined): string => {
   const id = report.conversationId!
   const ctx = { storage: hint.storage }
-  const lines = [`parley: ${ConversationId.display(id as ConversationId.ConversationId)} is waiting for input; nobody could be asked:`]
+  const lines = [
+    `parley: ${ConversationId.display(id as ConversationId.ConversationId)} is waiting for input; nobody could be asked:`
+  ]
   for (const q of RunReport.openQuestions(report)) {
-    lines.push(`  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${AnswerFit.expected(answerTypeOf(q))}]`)
-    lines.push(q.answer_type === "secret"
-      ? "    a secret: asked when the turn is resumed in a terminal"
-      : `    ${Hint.answer(id, q.id, { placeholder: placeholderOf(q) }, ctx)}`)
+    lines.push(
+      `  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${AnswerFit.expected(answerTypeOf(q))}]`
+    )
+    lines.push(
+      q.answer_type === "secret"
+        ? "    a secret: asked when the turn is resumed in a terminal"
+        : `    ${Hint.answer(id, q.id, { placeholder: placeholderOf(q) }, ctx)}`
+    )
   }
   lines.push(`Then resume the turn: ${Hint.resume(id, hint)}`)
-  if (unsent !== undefined) lines.push("Your new message was not sent: the turn is still waiting for input. Send it once the turn is complete.")
+  if (unsent !== undefined)
+    lines.push("Your new message was not sent: the turn is still waiting for input. Send it once the turn is complete.")
   return lines.join("\n")
 }
 
@@ -155,10 +168,12 @@ const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult
     case "NothingToResume":
       return out.view.stderr(`${id} has no incomplete turn; nothing to resume.`)
     case "EditAbandoned":
-      return Effect.fail(new CliFailure({
-        code: 1,
-        message: `Kept the pending query as it was (${run.editKept.why ?? "nothing to send"}); nothing was sent.\n${SAVED} ${Hint.resume(result.conversationId, out.hint())}`
-      }))
+      return Effect.fail(
+        new CliFailure({
+          code: 1,
+          message: `Kept the pending query as it was (${run.editKept.why ?? "nothing to send"}); nothing was sent.\n${SAVED} ${Hint.resume(result.conversationId, out.hint())}`
+        })
+      )
     case "Deferred":
       return Effect.fail(new CliFailure({ code: DEFERRED_EXIT, message: "" }))
     default:
@@ -168,60 +183,72 @@ const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult
 
 /** Runs `parley query` on the live services and prints what it did. */
 export const runQuery = (params: RunQueryParams) =>
-  Effect.scoped(Effect.gen(function*() {
-    const run = yield* Live.Run
-    const out = makeOutput(run, params)
-    // The view follows the run's events in its own fiber; the prompts wait for it (Cursor).
-    yield* RunView.watch(out.view, yield* RunEvents, run.cursor)
-    // Once the conversation is known, the run is served on its socket for other clients (issue 22).
-    yield* Effect.forkScoped(Host.serveWhenKnown(run))
-    const settled = RunView.settled(out.view, yield* RunEvents, run.cursor)
-    const json = (end: RunReport.Ending) => (params.format === "json" ? out.json(RunReport.toJson(out.report(), end)) : Effect.void)
-    const withResume = (end: RunReport.Ending): RunReport.Ending => {
-      const resume = resumeHint(out)
-      return resume !== undefined ? { ...end, resume } : end
-    }
-    const result = yield* Query.query({
-      message: params.message,
-      target: params.target,
-      continueTurn: params.continueTurn,
-      discardTurn: params.discardTurn,
-      model: (remembered) => run.chooseModel(remembered),
-      ...(run.config.assistant?.system_prompt !== undefined ? { systemPrompt: run.config.assistant.system_prompt } : {}),
-      root: run.root,
-      interactive: run.person !== undefined
-    }).pipe(
-      Effect.onInterrupt(() =>
-        Effect.gen(function*() {
-          yield* settled
-          yield* json(withResume({ outcome: "interrupted" }))
-          if (out.report().ending === null) return yield* out.view.endLine
-          const resume = resumeHint(out)
-          yield* out.view.stderr(resume !== undefined
-            ? `parley: interrupted. What finished is saved; resume with: ${resume}`
-            : "parley: interrupted. The reply so far is saved; the turn is complete.")
-        })
-      ),
-      Effect.catch((error) =>
-        Effect.gen(function*() {
-          yield* settled
-          const failed = failure(out, error)
-          yield* json(withResume({ outcome: "failed", error: errorOnly(failed) }))
-          yield* out.view.endLine
-          return yield* Effect.fail(failed)
-        })
+  Effect.scoped(
+    Effect.gen(function* () {
+      const run = yield* Live.Run
+      const out = makeOutput(run, params)
+      // The view follows the run's events in its own fiber; the prompts wait for it (Cursor).
+      yield* RunView.watch(out.view, yield* RunEvents, run.cursor)
+      // Once the conversation is known, the run is served on its socket for other clients (issue 22).
+      yield* Effect.forkScoped(Host.serveWhenKnown(run))
+      const settled = RunView.settled(out.view, yield* RunEvents, run.cursor)
+      const json = (end: RunReport.Ending) =>
+        params.format === "json" ? out.json(RunReport.toJson(out.report(), end)) : Effect.void
+      const withResume = (end: RunReport.Ending): RunReport.Ending => {
+        const resume = resumeHint(out)
+        return resume !== undefined ? { ...end, resume } : end
+      }
+      const result = yield* Query.query({
+        message: params.message,
+        target: params.target,
+        continueTurn: params.continueTurn,
+        discardTurn: params.discardTurn,
+        model: (remembered) => run.chooseModel(remembered),
+        ...(run.config.assistant?.system_prompt !== undefined
+          ? { systemPrompt: run.config.assistant.system_prompt }
+          : {}),
+        root: run.root,
+        interactive: run.person !== undefined
+      }).pipe(
+        Effect.onInterrupt(() =>
+          Effect.gen(function* () {
+            yield* settled
+            yield* json(withResume({ outcome: "interrupted" }))
+            if (out.report().ending === null) return yield* out.view.endLine
+            const resume = resumeHint(out)
+            yield* out.view.stderr(
+              resume !== undefined
+                ? `parley: interrupted. What finished is saved; resume with: ${resume}`
+                : "parley: interrupted. The reply so far is saved; the turn is complete."
+            )
+          })
+        ),
+        Effect.catch((error) =>
+          Effect.gen(function* () {
+            yield* settled
+            const failed = failure(out, error)
+            yield* json(withResume({ outcome: "failed", error: errorOnly(failed) }))
+            yield* out.view.endLine
+            return yield* Effect.fail(failed)
+          })
+        )
       )
-    )
-    yield* settled
-    yield* out.view.endLine
-    if (result.outcome._tag === "Deferred") yield* out.view.stderr(deferredLines(out.report(), out.hint(), result.outcome.unsent))
-    const end = ending(out, run, result)
-    yield* end.pipe(Effect.catch((failed) =>
-      json(withResume(failed.code === DEFERRED_EXIT ? {} : { error: errorOnly(failed) })).pipe(Effect.andThen(Effect.fail(failed)))
-    ))
-    yield* json(withResume({}))
-    return result
-  }))
+      yield* settled
+      yield* out.view.endLine
+      if (result.outcome._tag === "Deferred")
+        yield* out.view.stderr(deferredLines(out.report(), out.hint(), result.outcome.unsent))
+      const end = ending(out, run, result)
+      yield* end.pipe(
+        Effect.catch((failed) =>
+          json(withResume(failed.code === DEFERRED_EXIT ? {} : { error: errorOnly(failed) })).pipe(
+            Effect.andThen(Effect.fail(failed))
+          )
+        )
+      )
+      yield* json(withResume({}))
+      return result
+    })
+  )
 
 const readStdin = Effect.promise(async () => {
   if (process.stdin.isTTY === true) return undefined
@@ -232,11 +259,19 @@ const readStdin = Effect.promise(async () => {
 })
 
 const flags = {
-  message: Argument.String("message").pipe(Argument.withDescription("What to ask (read from stdin when omitted and stdin is not a terminal)"), Argument.optional),
-  id: Flag.String("id").pipe(Flag.withDescription("Continue this conversation (17738399468 or jp-c17738399468)"), Flag.optional),
+  message: Argument.String("message").pipe(
+    Argument.withDescription("What to ask (read from stdin when omitted and stdin is not a terminal)"),
+    Argument.optional
+  ),
+  id: Flag.String("id").pipe(
+    Flag.withDescription("Continue this conversation (17738399468 or jp-c17738399468)"),
+    Flag.optional
+  ),
   new: Flag.Boolean("new").pipe(Flag.withDescription("Start a new conversation"), Flag.withDefault(false)),
   model: Flag.String("model").pipe(
-    Flag.withDescription("anthropic/<model>, openai/<model> or scripted (default: the conversation's model, then assistant.model in config.toml)"),
+    Flag.withDescription(
+      "anthropic/<model>, openai/<model> or scripted (default: the conversation's model, then assistant.model in config.toml)"
+    ),
     Flag.optional
   ),
   script: Flag.String("script").pipe(
@@ -244,14 +279,24 @@ const flags = {
     Flag.withFallbackConfig(Config.String("PARLEY_SCRIPT")),
     Flag.optional
   ),
-  continueTurn: Flag.Boolean("continue-turn").pipe(Flag.withDescription("Resume the conversation's incomplete turn, if any"), Flag.withDefault(false)),
-  discardTurn: Flag.Boolean("discard-turn").pipe(Flag.withDescription("Drop the conversation's incomplete turn, if any"), Flag.withDefault(false)),
+  continueTurn: Flag.Boolean("continue-turn").pipe(
+    Flag.withDescription("Resume the conversation's incomplete turn, if any"),
+    Flag.withDefault(false)
+  ),
+  discardTurn: Flag.Boolean("discard-turn").pipe(
+    Flag.withDescription("Drop the conversation's incomplete turn, if any"),
+    Flag.withDefault(false)
+  ),
   detachedPolicy: Flag.Literals("detached-policy", DetachedPolicy.literals).pipe(
-    Flag.withDescription("What a question for a person does when nobody can be asked: assistant (default), wait, defer (exit 3) or deny"),
+    Flag.withDescription(
+      "What a question for a person does when nobody can be asked: assistant (default), wait, defer (exit 3) or deny"
+    ),
     Flag.optional
   ),
   detach: Flag.Boolean("detach").pipe(
-    Flag.withDescription("Run in the background, beyond this terminal; print the conversation id and how to answer or stop it"),
+    Flag.withDescription(
+      "Run in the background, beyond this terminal; print the conversation id and how to answer or stop it"
+    ),
     Flag.withDefault(false)
   ),
   format: formatFlag
@@ -263,32 +308,41 @@ const PATH = ["parley", "query"]
 
 /** Which conversation the flags name; conflicting flags are usage errors. */
 const targetOf = (f: Flags): Effect.Effect<Query.Target, CliFailure> =>
-  Effect.gen(function*() {
-    if (f.continueTurn && f.discardTurn) return yield* Usage.failure(PATH, "--continue-turn and --discard-turn cannot be used together.")
+  Effect.gen(function* () {
+    if (f.continueTurn && f.discardTurn)
+      return yield* Usage.failure(PATH, "--continue-turn and --discard-turn cannot be used together.")
     if (f.new && Option.isSome(f.id)) return yield* Usage.failure(PATH, "--new and --id cannot be used together.")
     if (f.new) return Query.Target.New()
     if (Option.isNone(f.id)) return Query.Target.MostRecent()
     const id = ConversationId.parse(f.id.value)
     if (id === undefined) {
-      return yield* Usage.failure(PATH, `--id: "${f.id.value}" is not a conversation id (expected a number like 17738399468 or jp-c17738399468).`)
+      return yield* Usage.failure(
+        PATH,
+        `--id: "${f.id.value}" is not a conversation id (expected a number like 17738399468 or jp-c17738399468).`
+      )
     }
     return Query.Target.Id({ id })
   })
 
 /** The live services for the flags (storage from the root's shared flag). */
 const live = (f: Flags) =>
-  Live.layerFrom(Effect.map(storage, (s) => ({
-    storage: s.dir,
-    storageGiven: s.given,
-    config: s.configGiven,
-    model: Option.getOrUndefined(f.model),
-    // Absolute, so a printed command works from anywhere.
-    script: Option.match(f.script, { onNone: () => undefined, onSome: (file) => (file === "" ? undefined : path.resolve(file)) }),
-    detachedPolicy: Option.getOrUndefined(f.detachedPolicy)
-  })))
+  Live.layerFrom(
+    Effect.map(storage, (s) => ({
+      storage: s.dir,
+      storageGiven: s.given,
+      config: s.configGiven,
+      model: Option.getOrUndefined(f.model),
+      // Absolute, so a printed command works from anywhere.
+      script: Option.match(f.script, {
+        onNone: () => undefined,
+        onSome: (file) => (file === "" ? undefined : path.resolve(file))
+      }),
+      detachedPolicy: Option.getOrUndefined(f.detachedPolicy)
+    }))
+  )
 
 export const query = Command.make("query", flags, (f) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const target = yield* targetOf(f)
     const fromStdin = Option.isNone(f.message) && !f.continueTurn && !f.discardTurn ? yield* readStdin : undefined
     if (f.detach) {
@@ -297,5 +351,12 @@ export const query = Command.make("query", flags, (f) =>
       return yield* Detach.detach({ storage: dir, storageGiven: given, stdinMessage: fromStdin })
     }
     const message = Option.getOrUndefined(f.message) ?? fromStdin
-    yield* runQuery({ message, target, continueTurn: f.continueTurn, discardTurn: f.discardTurn, format: f.format }).pipe(Effect.provide(live(f)))
-  })).pipe(Command.withDescription("Send a message and run the assistant's tools (resumable)"))
+    yield* runQuery({
+      message,
+      target,
+      continueTurn: f.continueTurn,
+      discardTurn: f.discardTurn,
+      format: f.format
+    }).pipe(Effect.provide(live(f)))
+  })
+).pipe(Command.withDescription("Send a message and run the assistant's tools (resumable)"))

@@ -22,17 +22,26 @@ import * as ConversationId from "../domain/storage/ConversationId.ts"
 
 /** A reading command line, understood. */
 export type Reading =
-  | { readonly _tag: "Ls"; readonly storage: string | undefined; readonly archived: boolean; readonly format: "text" | "json" }
   | {
-    readonly _tag: "Print"
-    readonly storage: string | undefined
-    readonly id: ConversationId.ConversationId
-    readonly format: "markdown" | "json" | "html"
-    readonly output: string | undefined
-  }
+      readonly _tag: "Ls"
+      readonly storage: string | undefined
+      readonly archived: boolean
+      readonly format: "text" | "json"
+    }
+  | {
+      readonly _tag: "Print"
+      readonly storage: string | undefined
+      readonly id: ConversationId.ConversationId
+      readonly format: "markdown" | "json" | "html"
+      readonly output: string | undefined
+    }
 
 /** `--name value` or `--name=value`: the value and how many words it took, or `undefined` when it is not this flag. */
-const valued = (argv: ReadonlyArray<string>, i: number, name: string): { readonly value: string | undefined; readonly words: number } | undefined => {
+const valued = (
+  argv: ReadonlyArray<string>,
+  i: number,
+  name: string
+): { readonly value: string | undefined; readonly words: number } | undefined => {
   const word = argv[i]!
   if (word === `--${name}`) return { value: argv[i + 1], words: 2 }
   if (word.startsWith(`--${name}=`)) return { value: word.slice(name.length + 3), words: 1 }
@@ -50,7 +59,7 @@ interface Seen {
 /** Reads the words after `conversation <sub>` (and `--storage` anywhere); `false` for anything not understood. */
 const words = (argv: ReadonlyArray<string>, flags: ReadonlyArray<"archived" | "format" | "output">): Seen | false => {
   const seen: Seen = { positional: [] }
-  for (let i = 0; i < argv.length;) {
+  for (let i = 0; i < argv.length; ) {
     const word = argv[i]!
     if (word === "--archived" && flags.includes("archived") && seen.archived === undefined) {
       seen.archived = true
@@ -90,13 +99,19 @@ export const parse = (argv: ReadonlyArray<string>): Reading | undefined => {
     if (seen === false || seen.positional.length > 0) return undefined
     if (seen.storage !== undefined && before.storage !== undefined) return undefined
     if (seen.format !== undefined && seen.format !== "text" && seen.format !== "json") return undefined
-    return { _tag: "Ls", storage: seen.storage ?? before.storage, archived: seen.archived ?? false, format: (seen.format ?? "text") as "text" | "json" }
+    return {
+      _tag: "Ls",
+      storage: seen.storage ?? before.storage,
+      archived: seen.archived ?? false,
+      format: (seen.format ?? "text") as "text" | "json"
+    }
   }
   if (sub === "print") {
     const seen = words(rest, ["format", "output"])
     if (seen === false || seen.positional.length !== 1) return undefined
     if (seen.storage !== undefined && before.storage !== undefined) return undefined
-    if (seen.format !== undefined && seen.format !== "markdown" && seen.format !== "json" && seen.format !== "html") return undefined
+    if (seen.format !== undefined && seen.format !== "markdown" && seen.format !== "json" && seen.format !== "html")
+      return undefined
     const id = ConversationId.parse(seen.positional[0]!)
     if (id === undefined) return undefined
     return {

@@ -33,11 +33,15 @@ export const run = (reading: Reading): void => {
   // Each command loads only its own code: listing never loads the renderers.
   main(
     reading._tag === "Ls"
-      ? Effect.flatMap(Effect.promise(() => import("./conversation/LsRun.ts")), ({ list }) => list({ archived: reading.archived, format: reading.format }, storage))
+      ? Effect.flatMap(
+          Effect.promise(() => import("./conversation/LsRun.ts")),
+          ({ list }) => list({ archived: reading.archived, format: reading.format }, storage)
+        )
       : Effect.flatMap(
-        Effect.promise(() => import("./conversation/PrintRun.ts")),
-        ({ printConversation }) => printConversation({ id: reading.id, format: reading.format, output: reading.output }, storage)
-      ),
+          Effect.promise(() => import("./conversation/PrintRun.ts")),
+          ({ printConversation }) =>
+            printConversation({ id: reading.id, format: reading.format, output: reading.output }, storage)
+        ),
     // There is no effect/cli here: a command line it would have refused never gets this far.
     () => false
   )

@@ -29,7 +29,9 @@ export const root = Command.make("parley").pipe(
       Flag.optional
     ),
     config: Flag.String("config").pipe(
-      Flag.withDescription("The config.toml to read (default: $PARLEY_CONFIG, else the storage's: DIR/config.toml, or ./.parley/config.toml for a postgres:// storage)"),
+      Flag.withDescription(
+        "The config.toml to read (default: $PARLEY_CONFIG, else the storage's: DIR/config.toml, or ./.parley/config.toml for a postgres:// storage)"
+      ),
       Flag.optional
     )
   }),
@@ -43,7 +45,7 @@ export const root = Command.make("parley").pipe(
  * `config`, the `config.toml` to read, and `configGiven`, `--config` as given
  * (absolute), which hints of commands that read the config repeat.
  */
-export const storage = Effect.gen(function*() {
+export const storage = Effect.gen(function* () {
   const flags = yield* root
   const flag = Option.getOrUndefined(flags.storage)
   const given = flag === undefined || flag === "" ? undefined : flag

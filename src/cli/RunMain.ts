@@ -90,7 +90,8 @@ const runMain = Runtime.makeRunMain(({ fiber, teardown }) => {
   fiber.addObserver((exit) => {
     for (const [name, handler] of handlers) process.removeListener(name, handler)
     teardown(exit, (code) => {
-      const final = stop !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? STOPS[stop] : code
+      const final =
+        stop !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? STOPS[stop] : code
       void Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => {
         if (stop !== undefined || final !== 0) process.exit(final)
         // The command is over and its output out: something left holding the event loop (a
@@ -102,19 +103,20 @@ const runMain = Runtime.makeRunMain(({ fiber, teardown }) => {
 })
 
 /** Runs `program` to this process's exit code; `isUsage` tells effect/cli's usage errors (already printed). */
-export const main = <E>(program: Effect.Effect<unknown, E>, isUsage: (error: unknown) => boolean): void => runMain(program, {
-  disableErrorReporting: true,
-  teardown: (exit, onExit) => {
-    if (Exit.isSuccess(exit)) return onExit(0)
-    if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
-    const failure = Cause.squash(exit.cause)
-    const { code, message } = describe(failure, isUsage)
-    // A provider's or a server's error text is quoted in the message: it must not drive the terminal.
-    if (message !== "") process.stderr.write(`parley: ${printable(message, "\n\t")}\n`)
-    if (code === 1 && !(typeof failure === "object" && failure !== null && "_tag" in failure)) {
-      // A defect, not a user error: keep the detail for bug reports.
-      process.stderr.write(`${Cause.pretty(exit.cause)}\n`)
+export const main = <E>(program: Effect.Effect<unknown, E>, isUsage: (error: unknown) => boolean): void =>
+  runMain(program, {
+    disableErrorReporting: true,
+    teardown: (exit, onExit) => {
+      if (Exit.isSuccess(exit)) return onExit(0)
+      if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
+      const failure = Cause.squash(exit.cause)
+      const { code, message } = describe(failure, isUsage)
+      // A provider's or a server's error text is quoted in the message: it must not drive the terminal.
+      if (message !== "") process.stderr.write(`parley: ${printable(message, "\n\t")}\n`)
+      if (code === 1 && !(typeof failure === "object" && failure !== null && "_tag" in failure)) {
+        // A defect, not a user error: keep the detail for bug reports.
+        process.stderr.write(`${Cause.pretty(exit.cause)}\n`)
+      }
+      onExit(code)
     }
-    onExit(code)
-  }
-})
+  })

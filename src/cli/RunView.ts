@@ -98,13 +98,17 @@ export const make = (status: Status.Status, text: boolean): View => {
 }
 
 /** Follows the run's events in a fiber of the scope; the cursor says how far it got. */
-export const watch = (view: View, hub: RunEvents["Service"], cursor: Cursor.Cursor): Effect.Effect<void, never, Scope.Scope> =>
+export const watch = (
+  view: View,
+  hub: RunEvents["Service"],
+  cursor: Cursor.Cursor
+): Effect.Effect<void, never, Scope.Scope> =>
   Effect.suspend(() => {
     cursor.watching()
     return Effect.forkScoped(
-      Stream.runForEach(hub.sequenced, (e) => Effect.tap(view.show(e.event), () => Effect.sync(() => cursor.advance(e.seq)))).pipe(
-        Effect.ensuring(Effect.sync(() => cursor.stopped()))
-      )
+      Stream.runForEach(hub.sequenced, (e) =>
+        Effect.tap(view.show(e.event), () => Effect.sync(() => cursor.advance(e.seq)))
+      ).pipe(Effect.ensuring(Effect.sync(() => cursor.stopped())))
     )
   }).pipe(Effect.asVoid)
 

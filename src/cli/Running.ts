@@ -24,18 +24,26 @@ export interface Running {
 
 // Loaded only when a socket is there: a listing with no live run loads no RPC code (start-up).
 const infoOf = (socket: string) =>
-  Effect.scoped(Effect.gen(function*() {
-    const HostClient = yield* Effect.promise(() => import("../layers/host/HostClient.ts"))
-    return yield* Effect.flatMap(HostClient.connect(socket), (client) => client.Info())
-  })).pipe(
+  Effect.scoped(
+    Effect.gen(function* () {
+      const HostClient = yield* Effect.promise(() => import("../layers/host/HostClient.ts"))
+      return yield* Effect.flatMap(HostClient.connect(socket), (client) => client.Info())
+    })
+  ).pipe(
     Effect.timeout("1 second"),
-    Effect.map((info): Running => ({ pid: info.pid, waiting: info.open.map((q) => q.inquiry_id), tools: [...new Set(info.open.map((q) => q.call.name))] })),
+    Effect.map(
+      (info): Running => ({
+        pid: info.pid,
+        waiting: info.open.map((q) => q.inquiry_id),
+        tools: [...new Set(info.open.map((q) => q.call.name))]
+      })
+    ),
     Effect.option
   )
 
 /** The running turns among conversations `ids` of the storage directory `storage`. */
 export const of = (storage: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, Running>> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // One directory read each, not a stat per conversation: ls lists thousands.
     const files = new Map(HostPath.sockets(storage).map((s) => [s.id, s.path]))
     if (files.size === 0) return new Map()
@@ -43,19 +51,24 @@ export const of = (storage: string, ids: ReadonlyArray<string>): Effect.Effect<R
       const socket = files.get(id)
       return socket === undefined ? [] : [[id, socket] as const]
     })
-    const found = yield* Effect.forEach(sockets, ([id, socket]) => Effect.map(infoOf(socket), (info) => [id, info] as const), { concurrency: 8 })
+    const found = yield* Effect.forEach(
+      sockets,
+      ([id, socket]) => Effect.map(infoOf(socket), (info) => [id, info] as const),
+      { concurrency: 8 }
+    )
     const running = new Map<string, Running>()
     for (const [id, info] of found) if (info._tag === "Some") running.set(id, info.value)
     return running
   })
 
 /** The JSON `running` field of an `ls` row. */
-export const jsonOf = (running: Running | undefined) => (running === undefined ? null : { pid: running.pid, waiting: running.waiting })
+export const jsonOf = (running: Running | undefined) =>
+  running === undefined ? null : { pid: running.pid, waiting: running.waiting }
 
 /** The text suffix of an `ls` row. */
 export const textOf = (running: Running | undefined): string =>
   running === undefined
     ? ""
     : running.waiting.length > 0
-    ? `  [running, waiting for input: ${running.tools.join(", ")}]`
-    : `  [running pid ${running.pid}]`
+      ? `  [running, waiting for input: ${running.tools.join(", ")}]`
+      : `  [running pid ${running.pid}]`

@@ -20,7 +20,10 @@ import { storage as storageOf } from "./Root.ts"
 export const serve = Command.make(
   "serve",
   {
-    host: Flag.String("host").pipe(Flag.withDescription("Address to listen on (127.0.0.1: this machine only)"), Flag.withDefault("127.0.0.1")),
+    host: Flag.String("host").pipe(
+      Flag.withDescription("Address to listen on (127.0.0.1: this machine only)"),
+      Flag.withDefault("127.0.0.1")
+    ),
     port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on (0: any free port)"), Flag.withDefault(3141)),
     cluster: Flag.Boolean("cluster").pipe(
       Flag.withDescription(
@@ -36,11 +39,17 @@ export const serve = Command.make(
     )
   },
   ({ host, port, cluster, runnerPort }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { dir, configGiven } = yield* storageOf
       if (cluster) {
         const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))
-        return yield* Cluster.run({ storage: dir, config: configGiven, host, port, runnerPort: Option.getOrUndefined(runnerPort) })
+        return yield* Cluster.run({
+          storage: dir,
+          config: configGiven,
+          host,
+          port,
+          runnerPort: Option.getOrUndefined(runnerPort)
+        })
       }
       const Server = yield* Effect.promise(() => import("./serve/Server.ts"))
       return yield* Server.run({ storage: dir, config: configGiven, host, port })

@@ -74,7 +74,10 @@ class Region {
   /** The run left the terminal: nothing is written to it any more. */
   private gone = false
 
-  constructor(private readonly out: tty.WriteStream, private readonly style: Style.Style) {}
+  constructor(
+    private readonly out: tty.WriteStream,
+    private readonly style: Style.Style
+  ) {}
 
   get columns(): number {
     return Math.max(this.out.columns ?? 80, 20)
@@ -150,7 +153,10 @@ class Region {
     if (!this.active) return
     const spinner = FRAMES[this.frame % FRAMES.length]!
     const texts = [...this.rows.values()]
-    const shown = texts.length <= this.maxRows ? texts : [...texts.slice(0, this.maxRows - 1), `… and ${texts.length - this.maxRows + 1} more`]
+    const shown =
+      texts.length <= this.maxRows
+        ? texts
+        : [...texts.slice(0, this.maxRows - 1), `… and ${texts.length - this.maxRows + 1} more`]
     const lines = shown.map((text) => this.style.dim(`${spinner} ${Style.truncate(text, this.columns - 3)}`))
     // Autowrap off while the rows are written (one write, so it is never left off): a row
     // that is wider than we reckoned is clipped, not wrapped onto a line erase() misses.
@@ -161,11 +167,16 @@ class Region {
 
 /** The status on `out` (or {@link none} without a terminal); the spinner fiber lives in the scope. */
 export const make = (out: tty.WriteStream | undefined, color: boolean): Effect.Effect<Status, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (out === undefined) return none
     const style = Style.make(color)
     const region = new Region(out, style)
-    yield* Effect.forkScoped(Effect.repeat(Effect.sync(() => region.tick()), Schedule.spaced("80 millis")))
+    yield* Effect.forkScoped(
+      Effect.repeat(
+        Effect.sync(() => region.tick()),
+        Schedule.spaced("80 millis")
+      )
+    )
     yield* Effect.addFinalizer(() => Effect.sync(() => region.erase()))
     const notice = (n: RunEvent.RunEvent) =>
       Effect.sync(() => {
@@ -189,7 +200,12 @@ export const make = (out: tty.WriteStream | undefined, color: boolean): Effect.E
       notice,
       line: (text) => Effect.sync(() => region.print(text)),
       around: (write) => Effect.sync(() => region.around(write)),
-      paused: (effect) => Effect.acquireUseRelease(Effect.sync(() => region.pause()), () => effect, () => Effect.sync(() => region.resume())),
+      paused: (effect) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => region.pause()),
+          () => effect,
+          () => Effect.sync(() => region.resume())
+        ),
       clear: Effect.sync(() => region.erase()),
       leave: Effect.sync(() => region.leave())
     } satisfies Status

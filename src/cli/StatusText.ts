@@ -59,7 +59,10 @@ const errorText = (content: string): string => {
   const message = parsed?.message?.trim() ?? ""
   // A tool stopped for printing too much quotes only the start of its stderr: the reason is the message.
   if (message !== "" && parsed?.stderr !== undefined && !EXITED.test(message)) return Style.firstLine(message)
-  const stderr = parsed?.stderr?.split("\n").map((l) => l.trim()).filter((l) => l !== "")
+  const stderr = parsed?.stderr
+    ?.split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "")
   if (stderr !== undefined && stderr.length > 0) return stderr.at(-1)!
   if (message !== "") return Style.firstLine(message)
   return Style.firstLine(content)
@@ -98,8 +101,12 @@ export const runningRow = (n: RunEvent.Of<"ToolStarted">, columns: number): stri
 /** The line a finished call leaves. */
 export const finishedLine = (n: RunEvent.Of<"ToolFinished">, columns: number, style: Style.Style): string => {
   const name = nameOf(n.call)
-  if (n.response.is_error) return `${style.red("✗")} ${Style.truncate(`${name}: ${errorLine(n.response.content)}`, columns - 2)}`
-  if (!n.ran) return style.dim(`– ${Style.truncate(`${name}: ${Style.printable(Style.firstLine(n.response.content))}`, columns - 2)}`)
+  if (n.response.is_error)
+    return `${style.red("✗")} ${Style.truncate(`${name}: ${errorLine(n.response.content)}`, columns - 2)}`
+  if (!n.ran)
+    return style.dim(
+      `– ${Style.truncate(`${name}: ${Style.printable(Style.firstLine(n.response.content))}`, columns - 2)}`
+    )
   const args = argsPreview(n.call.arguments, columns - name.length - 4)
   return `${style.green("✓")} ${name}${args === "" ? "" : ` ${style.dim(args)}`}`
 }
@@ -109,7 +116,10 @@ export const questionLine = (n: RunEvent.Of<"QuestionClosed">, columns: number, 
   // "other": offered over the run's socket (another terminal, the web page).
   const by = n.by === "parley" ? "" : ` (${n.by === "other" ? "other client" : n.by})`
   const answer = answerText(n.outcome)
-  const question = Style.truncate(Style.printable(Style.firstLine(n.question.text)), Math.max(columns - answer.length - by.length - 6, 12))
+  const question = Style.truncate(
+    Style.printable(Style.firstLine(n.question.text)),
+    Math.max(columns - answer.length - by.length - 6, 12)
+  )
   const line = Style.truncate(`↳ ${question} → ${answer}`, columns - by.length)
   return n.outcome._tag === "Cancelled" ? style.dim(line + by) : `${line}${style.dim(by)}`
 }

@@ -35,10 +35,15 @@ export { isDatabaseUrl }
 /** The store of `storage`: the file store of a directory, the PostgreSQL store of a url (loaded on demand). */
 export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliFailure> =>
   isDatabaseUrl(storage)
-    ? Layer.unwrap(Effect.map(
-      Effect.promise(() => import("../layers/store/pg/PgConversationStore.ts")),
-      (Pg) => Layer.catchTag(Pg.layer({ url: storage }), "StoreIoError", (e) => Layer.unwrap(Effect.fail(new CliFailure({ code: 1, message: e.message }))))
-    ))
+    ? Layer.unwrap(
+        Effect.map(
+          Effect.promise(() => import("../layers/store/pg/PgConversationStore.ts")),
+          (Pg) =>
+            Layer.catchTag(Pg.layer({ url: storage }), "StoreIoError", (e) =>
+              Layer.unwrap(Effect.fail(new CliFailure({ code: 1, message: e.message })))
+            )
+        )
+      )
     : FileConversationStore.layer({ storageDir: storage })
 
 /** The `config.toml` of `storage`: `--config FILE` (`flag`), else `$PARLEY_CONFIG`, else the storage's own (a database's: `./.parley/config.toml`). */
@@ -66,8 +71,13 @@ export const userConfigDir = (env: Readonly<Record<string, string | undefined>> 
  */
 export const stateDirOf = (storage: string, env: Readonly<Record<string, string | undefined>> = process.env): string =>
   isDatabaseUrl(storage)
-    ? path.join(userConfigDir(env), "postgres", crypto.createHash("sha256").update(databaseKey(storage)).digest("hex").slice(0, 16))
+    ? path.join(
+        userConfigDir(env),
+        "postgres",
+        crypto.createHash("sha256").update(databaseKey(storage)).digest("hex").slice(0, 16)
+      )
     : storage
 
 /** Where tools run: the storage directory's parent; for a database, the working directory. */
-export const toolRoot = (storage: string, cwd = process.cwd()): string => (isDatabaseUrl(storage) ? cwd : path.dirname(storage))
+export const toolRoot = (storage: string, cwd = process.cwd()): string =>
+  isDatabaseUrl(storage) ? cwd : path.dirname(storage)

@@ -83,4 +83,8 @@ export const truncate = (s: string, columns: number): string => {
 export const printable = TerminalText.printable
 
 /** The first non-empty line of `s`, trimmed. */
-export const firstLine = (s: string): string => s.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? ""
+export const firstLine = (s: string): string =>
+  s
+    .split("\n")
+    .map((l) => l.trim())
+    .find((l) => l !== "") ?? ""

@@ -33,7 +33,8 @@ export const failure = (commandPath: ReadonlyArray<string>, message: string): Cl
 /** One line for a parse error, with a suggestion when effect/cli has one. */
 export const describe = (error: CliError.NonShowHelpErrors, commandPath: ReadonlyArray<string>): string => {
   const where = `\`${commandPath.join(" ")}\``
-  const suggest = (suggestions: ReadonlyArray<string>) => (suggestions.length > 0 ? ` (did you mean ${suggestions.slice(0, 3).join(", ")}?)` : "")
+  const suggest = (suggestions: ReadonlyArray<string>) =>
+    suggestions.length > 0 ? ` (did you mean ${suggestions.slice(0, 3).join(", ")}?)` : ""
   switch (error._tag) {
     case "UnrecognizedOption":
       return `unrecognized flag ${error.option} for ${where}${suggest(error.suggestions)}`
@@ -58,12 +59,15 @@ export const invalid = (event: CliOutput.Presenter.InvalidInvocation): ReadonlyA
 /** A command that needs a subcommand was given none. */
 const subcommandNeeded = (event: CliOutput.Presenter.Help): ReadonlyArray<string> => {
   const names = (event.helpDoc.subcommands ?? []).flatMap((group) => group.commands.map((c) => c.name))
-  return [`parley: \`${event.commandPath.join(" ")}\` needs a subcommand${names.length > 0 ? `: ${names.join(", ")}` : ""}`, helpHint(event.commandPath)]
+  return [
+    `parley: \`${event.commandPath.join(" ")}\` needs a subcommand${names.length > 0 ? `: ${names.join(", ")}` : ""}`,
+    helpHint(event.commandPath)
+  ]
 }
 
 export const presenter: CliOutput.Presenter = {
   present: (event) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       switch (event._tag) {
         case "InvalidInvocation":
           return yield* Console.error(invalid(event).join("\n"))

@@ -56,15 +56,21 @@ export const parseToml = (text: string, file: string): Effect.Effect<ConfigData.
     return Effect.tap(validate(values, file), () =>
       Effect.sync(() => {
         // Keys parley does not read in an assistant table (RFD 034): a JP config still loads, and says what is unused.
-        for (const w of ConfigData.warnings(values)) process.stderr.write(`parley: ${file}: ${ConfigData.formatPath(w.path)}: ${w.message}\n`)
-      }))
+        for (const w of ConfigData.warnings(values))
+          process.stderr.write(`parley: ${file}: ${ConfigData.formatPath(w.path)}: ${w.message}\n`)
+      })
+    )
   })
 
 /** Reads and validates one config file; a missing file is an empty config. */
 export const load = (file: string): Effect.Effect<ConfigData.Config, ConfigError> =>
   Effect.tryPromise({
-    try: () => fs.readFile(file, "utf8").catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e))),
-    catch: (e) => new ConfigError({ file, problems: [{ message: `cannot read: ${e instanceof Error ? e.message : String(e)}` }] })
+    try: () =>
+      fs
+        .readFile(file, "utf8")
+        .catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e))),
+    catch: (e) =>
+      new ConfigError({ file, problems: [{ message: `cannot read: ${e instanceof Error ? e.message : String(e)}` }] })
   }).pipe(Effect.flatMap((text) => (text === undefined ? Effect.succeed({}) : parseToml(text, file))))
 
 /** `Config` from `<storageDir>/config.toml`. */
@@ -72,4 +78,7 @@ export const layer = (storageDir: string): Layer.Layer<Config, ConfigError> => l
 
 /** `Config` from an explicit file path. */
 export const layerFromFile = (file: string): Layer.Layer<Config, ConfigError> =>
-  Layer.effect(Config, Effect.map(load(file), (data) => Config.of({ file, data })))
+  Layer.effect(
+    Config,
+    Effect.map(load(file), (data) => Config.of({ file, data }))
+  )

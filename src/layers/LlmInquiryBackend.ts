@@ -116,7 +116,11 @@ export const inquiryThread = (
     /** The side call's model window (tokens); absent: nothing is cut. */
     readonly window?: number | undefined
   }
-): { readonly systemParts: ReadonlyArray<string>; readonly events: ReadonlyArray<ProviderEvent>; readonly schema: Schema.JsonObject } => {
+): {
+  readonly systemParts: ReadonlyArray<string>
+  readonly events: ReadonlyArray<ProviderEvent>
+  readonly schema: Schema.JsonObject
+} => {
   const paused = new ToolCallResponse({
     timestamp: options.now(),
     id: request.toolCallId,
@@ -129,18 +133,25 @@ export const inquiryThread = (
     events: []
   }).systemParts
   const projected = project(sanitize([...request.entries, paused]))
-  const copy = options.window === undefined
-    ? projected
-    : ContextWindow.fitInquiry(projected, { window: options.window, overheadChars: ContextWindow.overheadChars(system, options.tools ?? []) })
+  const copy =
+    options.window === undefined
+      ? projected
+      : ContextWindow.fitInquiry(projected, {
+          window: options.window,
+          overheadChars: ContextWindow.overheadChars(system, options.tools ?? [])
+        })
   const parts = { systemParts: system, events: intoParts({ events: copy }).events }
   const events = [...parts.events]
-  if (events.length >= 2) events[events.length - 2] = withMetadata(events[events.length - 2]!, { cache_breakpoint: true })
+  if (events.length >= 2)
+    events[events.length - 2] = withMetadata(events[events.length - 2]!, { cache_breakpoint: true })
   const schema = InquirySchema.schemaFor(answerType)
-  events.push(new ChatRequest({
-    timestamp: options.now(),
-    content: InquirySchema.promptFor(request.toolName, request.question.text, request.inquiryId),
-    schema
-  }))
+  events.push(
+    new ChatRequest({
+      timestamp: options.now(),
+      content: InquirySchema.promptFor(request.toolName, request.question.text, request.inquiryId),
+      schema
+    })
+  )
   return { systemParts: parts.systemParts, events, schema }
 }
 
@@ -152,10 +163,18 @@ class TooLong {
 }
 
 /** The stream, failing once the text it carries passes `max` bytes. */
-const capped = <E, R>(stream: Stream.Stream<ProviderDelta, E, R>, max: number): Stream.Stream<ProviderDelta, E | TooLong, R> => {
+const capped = <E, R>(
+  stream: Stream.Stream<ProviderDelta, E, R>,
+  max: number
+): Stream.Stream<ProviderDelta, E | TooLong, R> => {
   let bytes = 0
   return Stream.mapEffect(stream, (delta) => {
-    const text = delta._tag === "TextDelta" || delta._tag === "ReasoningDelta" ? delta.text : delta._tag === "Structured" ? JSON.stringify(delta.data) : ""
+    const text =
+      delta._tag === "TextDelta" || delta._tag === "ReasoningDelta"
+        ? delta.text
+        : delta._tag === "Structured"
+          ? JSON.stringify(delta.data)
+          : ""
     bytes += Buffer.byteLength(text, "utf8")
     return bytes > max ? Effect.fail(new TooLong(max)) : Effect.succeed(delta)
   })
@@ -172,9 +191,13 @@ const cacheOf = (policy: ConfigData.CachePolicy | undefined): "off" | "short" | 
 const instructionText = (i: ConfigData.Instruction): string =>
   typeof i === "string"
     ? i
-    : [i.title !== undefined ? `## ${i.title}` : undefined, i.description, ...(i.items ?? []).map((item) => `- ${item}`)]
-      .filter((l): l is string => l !== undefined && l !== "")
-      .join("\n")
+    : [
+        i.title !== undefined ? `## ${i.title}` : undefined,
+        i.description,
+        ...(i.items ?? []).map((item) => `- ${item}`)
+      ]
+        .filter((l): l is string => l !== undefined && l !== "")
+        .join("\n")
 
 /** RFD 034's three layers merged for one request: the question's, the inquiry's, the turn's. */
 const resolve = (options: LlmInquiryBackendOptions, request: InquiryBackendRequest) => {
@@ -190,18 +213,23 @@ const resolve = (options: LlmInquiryBackendOptions, request: InquiryBackendReque
 }
 
 export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBackend["Service"], never, Provider> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const provider = yield* Provider
     const now = options.now ?? Timestamp.now
 
     const ask = (request: InquiryBackendRequest): Effect.Effect<Schema.Json, InquiryError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const answerType = request.question.answer_type
         if (!InquirySchema.isAnswerable(answerType)) {
           return yield* new InquiryOtherError({ detail: "A secret question is never sent to a model." })
         }
         const settings = resolve(options, request)
-        const thread = inquiryThread(request, answerType, { ...options, ...settings.thread, now, window: options.contextWindow?.(settings.model) })
+        const thread = inquiryThread(request, answerType, {
+          ...options,
+          ...settings.thread,
+          now,
+          window: options.contextWindow?.(settings.model)
+        })
         const stream = provider.stream({
           model: settings.model,
           systemParts: thread.systemParts,
@@ -211,26 +239,34 @@ export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBa
           schema: thread.schema,
           ...(settings.cache !== undefined ? { cache: settings.cache } : {})
         })
-        const reply = yield* collect(
-          settings.maxBytes === undefined ? stream : capped(stream, settings.maxBytes),
-          { now }
-        ).pipe(
+        const reply = yield* collect(settings.maxBytes === undefined ? stream : capped(stream, settings.maxBytes), {
+          now
+        }).pipe(
           // Issue 29: the side call is a model request of its own, under its inquiry's span.
           Effect.withSpan("LlmInquiryBackend.modelRequest", {
-            attributes: { "parley.model": settings.model, "parley.inquiry_id": request.inquiryId, "parley.tool_call_id": request.toolCallId }
+            attributes: {
+              "parley.model": settings.model,
+              "parley.inquiry_id": request.inquiryId,
+              "parley.tool_call_id": request.toolCallId
+            }
           }),
-          Effect.mapError((e): InquiryError =>
-            e instanceof TooLong
-              ? new InquiryOtherError({ detail: `The reply was longer than request.max_response_bytes (${e.max} bytes)` })
-              : new InquiryProviderError({
-                provider: e.provider,
-                detail: e.message,
-                attempts: e.attempts,
-                ...(e.status === undefined ? {} : { status: e.status })
-              })
+          Effect.mapError(
+            (e): InquiryError =>
+              e instanceof TooLong
+                ? new InquiryOtherError({
+                    detail: `The reply was longer than request.max_response_bytes (${e.max} bytes)`
+                  })
+                : new InquiryProviderError({
+                    provider: e.provider,
+                    detail: e.message,
+                    attempts: e.attempts,
+                    ...(e.status === undefined ? {} : { status: e.status })
+                  })
           )
         )
-        const structured = reply.events.find((e): e is ChatResponse => e.type === "chat_response" && e.variant === "structured")
+        const structured = reply.events.find(
+          (e): e is ChatResponse => e.type === "chat_response" && e.variant === "structured"
+        )
         if (structured === undefined) return yield* new MissingStructuredData()
         const answer = InquirySchema.extractAnswer(structured.data ?? null, answerType)
         if (Result.isFailure(answer)) return yield* new AnswerExtraction({ reason: answer.failure })
@@ -242,7 +278,7 @@ export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBa
       // interruption becomes `InquiryCancelledError`; interrupting the caller
       // interrupts that fiber (and aborts the HTTP request) with it.
       inquire: (request) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const fiber = yield* Effect.forkChild(ask(request))
           const exit = yield* Fiber.await(fiber)
           if (Exit.isSuccess(exit)) return exit.value

@@ -25,7 +25,11 @@ export const make = (
   options: { readonly log?: Array<InquiryBackendRequest> } = {}
 ): InquiryBackend["Service"] => {
   const lookup = (id: string): Schema.Json | undefined =>
-    answers instanceof Map ? answers.get(id) : Object.hasOwn(answers, id) ? (answers as Record<string, Schema.Json>)[id] : undefined
+    answers instanceof Map
+      ? answers.get(id)
+      : Object.hasOwn(answers, id)
+        ? (answers as Record<string, Schema.Json>)[id]
+        : undefined
   return InquiryBackend.of({
     inquire: (request) =>
       Effect.suspend(() => {

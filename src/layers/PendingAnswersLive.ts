@@ -60,13 +60,23 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
   }
   /** Who closed each question that is no longer open. */
   const closed = new Map<string, Closing>()
-  const closingOf = (entry: Entry): Closing => ({ by: entry.takenBy ?? "parley", cancelled: entry.takenBy === undefined || entry.claimed })
+  const closingOf = (entry: Entry): Closing => ({
+    by: entry.takenBy ?? "parley",
+    cancelled: entry.takenBy === undefined || entry.claimed
+  })
   const refuse = (id: string) => {
     const taken = open.get(id)
     const closing = closed.get(id) ?? (taken?.takenBy !== undefined ? closingOf(taken) : undefined)
     return closing !== undefined
-      ? new QuestionAlreadyAnswered({ inquiry_id: id, by: closing.by, ...(closing.cancelled ? { cancelled: true } : {}) })
-      : new QuestionNotOpen({ inquiry_id: id, open: [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question.inquiryId) })
+      ? new QuestionAlreadyAnswered({
+          inquiry_id: id,
+          by: closing.by,
+          ...(closing.cancelled ? { cancelled: true } : {})
+        })
+      : new QuestionNotOpen({
+          inquiry_id: id,
+          open: [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question.inquiryId)
+        })
   }
   return PendingAnswers.of({
     open: (question) =>
@@ -81,33 +91,49 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
             open.delete(entry.question.inquiryId)
             closed.set(entry.question.inquiryId, closingOf(entry))
           })
-      ).pipe(Effect.map((entry) => ({
-        answer: Deferred.await(entry.deferred),
-        claim: (by: Answerer) =>
-          Effect.sync(() => {
-            if (entry.takenBy !== undefined) return false
-            entry.takenBy = by
-            entry.claimed = true
-            return true
-          })
-      }))),
+      ).pipe(
+        Effect.map((entry) => ({
+          answer: Deferred.await(entry.deferred),
+          claim: (by: Answerer) =>
+            Effect.sync(() => {
+              if (entry.takenBy !== undefined) return false
+              entry.takenBy = by
+              entry.claimed = true
+              return true
+            })
+        }))
+      ),
     offer: (inquiryId: string, answer: Schema.Json, by: Answerer, options?: { readonly remember?: boolean }) =>
       Effect.suspend((): Effect.Effect<void, OfferRefused> => {
         const entry = open.get(inquiryId)
         if (entry === undefined || entry.takenBy !== undefined) return Effect.fail(refuse(inquiryId))
         const fits = AnswerFit.fit(entry.question.question.answer_type, answer)
         if (Result.isFailure(fits)) {
-          return Effect.fail(new AnswerDoesNotFit({ inquiry_id: inquiryId, reason: fits.failure, expected: AnswerFit.expected(entry.question.question.answer_type) }))
+          return Effect.fail(
+            new AnswerDoesNotFit({
+              inquiry_id: inquiryId,
+              reason: fits.failure,
+              expected: AnswerFit.expected(entry.question.question.answer_type)
+            })
+          )
         }
         // Taken and completed in one step: no other offer can slip in between.
         entry.takenBy = by
-        Deferred.doneUnsafe(entry.deferred, Effect.succeed(options?.remember === true ? { answer: fits.success, by, remember: true } : { answer: fits.success, by }))
+        Deferred.doneUnsafe(
+          entry.deferred,
+          Effect.succeed(
+            options?.remember === true ? { answer: fits.success, by, remember: true } : { answer: fits.success, by }
+          )
+        )
         return Effect.void
       }),
     list: Effect.sync(() => [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question)),
-    attend: Effect.acquireRelease(Effect.sync(() => {
-      present += 1
-    }), () => Effect.sync(leave)),
+    attend: Effect.acquireRelease(
+      Effect.sync(() => {
+        present += 1
+      }),
+      () => Effect.sync(leave)
+    ),
     present: () => present > 0,
     deserted: Effect.callback<void>((resume) => {
       if (present === 0) return resume(Effect.void)

@@ -46,7 +46,7 @@ interface Kept {
 }
 
 /** A hub; its `PubSub` is shut down with the scope (open streams end). */
-export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Scope").Scope> = Effect.gen(function*() {
+export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Scope").Scope> = Effect.gen(function* () {
   const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<RunEvent.Sequenced>(), PubSub.shutdown)
   const kept: Kept = { events: [], first: 1, seq: 0, stopped: false }
   // An unbounded PubSub always takes an offer (it has no surplus to handle),
@@ -68,16 +68,18 @@ export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Sco
     return kept.events.slice(from).map((event, i) => ({ seq: kept.first + from + i, event }))
   }
   const since = (after: number): Stream.Stream<RunEvent.Sequenced> =>
-    Stream.unwrap(Effect.gen(function*() {
-      const live = yield* PubSub.subscribe(pubsub)
-      const past = keptAfter(after)
-      const last = past.length > 0 ? past[past.length - 1]!.seq : Math.max(after, kept.seq)
-      const replay = Stream.fromIterable(past)
-      const rest = Stream.fromSubscription(live).pipe(Stream.filter((e) => e.seq > last))
-      // A run that already stopped ends the stream after its replay.
-      const body = past.some((e) => RunEvent.isEnd(e.event)) ? replay : Stream.concat(replay, rest)
-      return body.pipe(Stream.takeUntil((e) => RunEvent.isEnd(e.event)))
-    }))
+    Stream.unwrap(
+      Effect.gen(function* () {
+        const live = yield* PubSub.subscribe(pubsub)
+        const past = keptAfter(after)
+        const last = past.length > 0 ? past[past.length - 1]!.seq : Math.max(after, kept.seq)
+        const replay = Stream.fromIterable(past)
+        const rest = Stream.fromSubscription(live).pipe(Stream.filter((e) => e.seq > last))
+        // A run that already stopped ends the stream after its replay.
+        const body = past.some((e) => RunEvent.isEnd(e.event)) ? replay : Stream.concat(replay, rest)
+        return body.pipe(Stream.takeUntil((e) => RunEvent.isEnd(e.event)))
+      })
+    )
   const sequenced = since(0)
   return RunEvents.of({
     publish: (event) => Effect.sync(() => publishUnsafe(event)),

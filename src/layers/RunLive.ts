@@ -18,4 +18,7 @@ import * as PendingAnswersLive from "./PendingAnswersLive.ts"
 import * as RunEventsLive from "./RunEventsLive.ts"
 
 /** A run-event hub and an open-question registry. */
-export const layer: Layer.Layer<RunEvents | PendingAnswers> = Layer.mergeAll(RunEventsLive.layer, PendingAnswersLive.layer)
+export const layer: Layer.Layer<RunEvents | PendingAnswers> = Layer.mergeAll(
+  RunEventsLive.layer,
+  PendingAnswersLive.layer
+)

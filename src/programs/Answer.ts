@@ -66,22 +66,37 @@ export interface AnswerRecorded {
 /** The open questions of `session`'s incomplete turn, in the order they were asked. */
 export const openQuestions = (session: ConversationSession): Effect.Effect<ReadonlyArray<OpenQuestion>> =>
   Effect.map(session.incompleteTurn, (incomplete) =>
-    incomplete === null ? [] : IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => ({
-      inquiryId: p.request.id,
-      toolCallId: p.toolCall.id,
-      tool: p.toolCall.name,
-      question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
-    })))
+    incomplete === null
+      ? []
+      : IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => ({
+          inquiryId: p.request.id,
+          toolCallId: p.toolCall.id,
+          tool: p.toolCall.name,
+          question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
+        }))
+  )
 
 /** The open questions of conversation `id` (read under its lock: a running turn holds it). */
 export const list = (id: ConversationId) =>
-  Effect.scoped(Effect.flatMap(ConversationStore.use((store) => store.open(id)), openQuestions))
+  Effect.scoped(
+    Effect.flatMap(
+      ConversationStore.use((store) => store.open(id)),
+      openQuestions
+    )
+  )
 
 /** `input` as an answer to `question`, or why it does not fit. */
-export const parse = (inquiryId: string, question: Question, input: AnswerInput): Result.Result<Schema.Json, AnswerDoesNotFit> =>
+export const parse = (
+  inquiryId: string,
+  question: Question,
+  input: AnswerInput
+): Result.Result<Schema.Json, AnswerDoesNotFit> =>
   Result.mapError(
-    "json" in input ? AnswerFit.parse(question.answer_type, input.json, { json: true }) : AnswerFit.parse(question.answer_type, input.text),
-    (reason) => new AnswerDoesNotFit({ inquiry_id: inquiryId, reason, expected: AnswerFit.expected(question.answer_type) })
+    "json" in input
+      ? AnswerFit.parse(question.answer_type, input.json, { json: true })
+      : AnswerFit.parse(question.answer_type, input.text),
+    (reason) =>
+      new AnswerDoesNotFit({ inquiry_id: inquiryId, reason, expected: AnswerFit.expected(question.answer_type) })
   )
 
 /** How a recorded response reads in "already answered (by …)". */
@@ -89,30 +104,42 @@ const describeResponse = (r: InquiryResponse): string =>
   r.outcome === "answered"
     ? `an earlier answer: ${JSON.stringify(r.answer)}`
     : r.outcome === "redacted"
-    ? "an earlier answer, redacted"
-    : `a cancellation: ${r.reason}`
+      ? "an earlier answer, redacted"
+      : `a cancellation: ${r.reason}`
 
 /** Records `answer` for the open question `inquiryId` of the open `session`. */
 export const record = (session: ConversationSession, inquiryId: string, input: AnswerInput) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const open = yield* openQuestions(session)
     const target = open.find((q) => q.inquiryId === inquiryId)
     if (target === undefined) {
-      const closed = (yield* session.snapshot).entries.findLast((e) => e.type === "inquiry_response" && e.id === inquiryId)
-      return yield* (closed?.type === "inquiry_response"
+      const closed = (yield* session.snapshot).entries.findLast(
+        (e) => e.type === "inquiry_response" && e.id === inquiryId
+      )
+      return yield* closed?.type === "inquiry_response"
         ? new QuestionAlreadyAnswered({ inquiry_id: inquiryId, by: describeResponse(closed) })
-        : new QuestionNotOpen({ inquiry_id: inquiryId, open: open.map((q) => q.inquiryId) }))
+        : new QuestionNotOpen({ inquiry_id: inquiryId, open: open.map((q) => q.inquiryId) })
     }
-    if (target.question.answer_type.type === "secret") return yield* new SecretNeedsRunningTurn({ id: session.id, inquiry_id: inquiryId })
+    if (target.question.answer_type.type === "secret")
+      return yield* new SecretNeedsRunningTurn({ id: session.id, inquiry_id: inquiryId })
     const parsed = parse(inquiryId, target.question, input)
     if (Result.isFailure(parsed)) return yield* parsed.failure
     yield* session.append([Events.answered(yield* Timestamp.current, target.inquiryId, parsed.success)])
-    return { inquiryId: target.inquiryId, answer: parsed.success, stillOpen: open.filter((q) => q !== target) } satisfies AnswerRecorded
+    return {
+      inquiryId: target.inquiryId,
+      answer: parsed.success,
+      stillOpen: open.filter((q) => q !== target)
+    } satisfies AnswerRecorded
   })
 
 /** Answers the open question `inquiryId` of conversation `id`, under its lock. */
 export const answer = (id: ConversationId, inquiryId: string, input: AnswerInput) =>
-  Effect.scoped(Effect.flatMap(ConversationStore.use((store) => store.open(id)), (session) => record(session, inquiryId, input)))
+  Effect.scoped(
+    Effect.flatMap(
+      ConversationStore.use((store) => store.open(id)),
+      (session) => record(session, inquiryId, input)
+    )
+  )
 
 /** One open question as `--format json` shows it (`answer ID`, the HTTP API). */
 export const row = (q: OpenQuestion): Schema.JsonObject => ({

@@ -105,14 +105,16 @@ export interface CompactInput {
 
 /** The raw events of turns `range` (no compactions, no config): what a summariser reads. */
 const rawEventsOf = (entries: ReadonlyArray<StreamEntry>, range: Compact.TurnRange): Array<StreamEntry> =>
-  turns(entries).slice(range.from, range.to + 1).flatMap((t) => t.entries.filter(isConversationEvent))
+  turns(entries)
+    .slice(range.from, range.to + 1)
+    .flatMap((t) => t.entries.filter(isConversationEvent))
 
 /**
  * A summary of the raw turns `range` of `entries`, written by `model`. Only
  * a reply that finished normally with text is a summary: a cut-off one would
  * silently drop what the model never reached.
  */
-export const summarize = Effect.fn("CompactConversation.summarize")(function*(
+export const summarize = Effect.fn("CompactConversation.summarize")(function* (
   entries: ReadonlyArray<StreamEntry>,
   range: Compact.TurnRange,
   model: string
@@ -120,8 +122,13 @@ export const summarize = Effect.fn("CompactConversation.summarize")(function*(
   const provider = yield* Provider
   const parts = providerView(rawEventsOf(entries, range), { systemPrompt: SUMMARY_INSTRUCTIONS })
   const ask = Events.chatRequest(yield* Timestamp.current, SUMMARY_REQUEST)
-  const reply = yield* collect(provider.stream({ model, systemParts: parts.systemParts, events: [...parts.events, ask], tools: [] }))
-  const text = reply.events.flatMap((e) => (e.type === "chat_response" && e.message !== undefined ? [e.message] : [])).join("\n\n").trim()
+  const reply = yield* collect(
+    provider.stream({ model, systemParts: parts.systemParts, events: [...parts.events, ask], tools: [] })
+  )
+  const text = reply.events
+    .flatMap((e) => (e.type === "chat_response" && e.message !== undefined ? [e.message] : []))
+    .join("\n\n")
+    .trim()
   if (reply.stopReason !== "end_turn" && reply.stopReason !== "stop_sequence") {
     return yield* new SummaryFailed({ model, reason: `the reply stopped with ${reply.stopReason ?? "no end"}` })
   }
@@ -130,17 +137,19 @@ export const summarize = Effect.fn("CompactConversation.summarize")(function*(
 })
 
 /** Appends one compaction to `input.session` (or, dry, says what it would be). */
-export const compact = Effect.fn("CompactConversation.compact")(function*(input: CompactInput) {
+export const compact = Effect.fn("CompactConversation.compact")(function* (input: CompactInput) {
   const entries = (yield* input.session.snapshot).entries
   const tokensBefore = ContextWindow.conversationTokens(entries)
   const resolved = Compact.resolveRange(entries, input.keep)
-  if (resolved === undefined) return CompactOutcome.NothingToCompact({ turns: turns(entries).length, tokens: tokensBefore })
+  if (resolved === undefined)
+    return CompactOutcome.NothingToCompact({ turns: turns(entries).length, tokens: tokensBefore })
   const range = input.mode._tag === "Summary" ? Compact.extendSummaryRange(entries, resolved) : resolved
   const mechanical = (timestamp: Timestamp.Timestamp) =>
     input.mode._tag === "Mechanical" ? Compact.mechanicalRule(range, input.mode.rule, timestamp) : undefined
   if (input.dryRun) {
     const rule = mechanical(yield* Timestamp.current)
-    const tokensAfter = rule === undefined ? undefined : ContextWindow.conversationTokens([...entries, Compaction.fromRule(rule)])
+    const tokensAfter =
+      rule === undefined ? undefined : ContextWindow.conversationTokens([...entries, Compaction.fromRule(rule)])
     return CompactOutcome.Preview({ range, mode: input.mode, rule, tokensBefore, tokensAfter })
   }
   const summary = input.mode._tag === "Summary" ? yield* summarize(entries, range, input.mode.model) : undefined
@@ -150,5 +159,9 @@ export const compact = Effect.fn("CompactConversation.compact")(function*(input:
     mechanical(timestamp) ?? { timestamp, from_turn: range.from, to_turn: range.to, summary: summary! }
   )
   yield* input.session.append([compaction])
-  return CompactOutcome.Compacted({ compaction, tokensBefore, tokensAfter: ContextWindow.conversationTokens([...entries, compaction]) })
+  return CompactOutcome.Compacted({
+    compaction,
+    tokensBefore,
+    tokensAfter: ContextWindow.conversationTokens([...entries, compaction])
+  })
 })

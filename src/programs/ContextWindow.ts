@@ -73,8 +73,10 @@ export class ContextWindowExceeded extends Schema.TaggedError<ContextWindowExcee
   minTurns: Schema.Number
 }) {
   override get message(): string {
-    return `The conversation is too large for ${this.model}: about ${formatTokens(this.estimatedTokens)} tokens, ` +
+    return (
+      `The conversation is too large for ${this.model}: about ${formatTokens(this.estimatedTokens)} tokens, ` +
       `and its context window is ${formatTokens(this.contextWindow)} tokens (${outcomeText(this)}).`
+    )
   }
 }
 
@@ -109,7 +111,11 @@ const viewOf = (input: FitInput) =>
   Effect.map(input.session.snapshot, (snapshot) => {
     const entries = snapshot.entries
     const parts = providerView(entries, input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {})
-    return { entries, parts, tokens: ContextWindow.tokensOf(ContextWindow.requestChars({ ...parts, tools: input.tools })) }
+    return {
+      entries,
+      parts,
+      tokens: ContextWindow.tokensOf(ContextWindow.requestChars({ ...parts, tools: input.tools }))
+    }
   })
 
 const blocked = (decision: Compact.AutoDecision): AutoCompactionOutcome =>
@@ -126,7 +132,7 @@ const blocked = (decision: Compact.AutoDecision): AutoCompactionOutcome =>
  * The provider view of the conversation as it stands, checked against the
  * model's window (see the module notes).
  */
-export const fitRequest = Effect.fn("ContextWindow.fitRequest")(function*(input: FitInput) {
+export const fitRequest = Effect.fn("ContextWindow.fitRequest")(function* (input: FitInput) {
   // In the type (issue 29 item 2): a turn run without config would otherwise ignore its context window silently.
   const { data: config } = yield* Config
   const window = ContextWindow.windowOf(input.model, config)

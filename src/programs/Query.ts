@@ -124,7 +124,10 @@ export class NoMessage extends Schema.TaggedError<NoMessage>()("NoMessage", {}) 
 }
 
 /** A one-line description of an incomplete turn, with the pending question when there is one. */
-export const describeIncomplete = (summary: IncompleteTurn.IncompleteSummary, analysis: IncompleteTurn.TurnAnalysis): string => {
+export const describeIncomplete = (
+  summary: IncompleteTurn.IncompleteSummary,
+  analysis: IncompleteTurn.TurnAnalysis
+): string => {
   const q = analysis.pendingInquiry
   switch (summary.state) {
     case "waiting-for-input":
@@ -155,9 +158,9 @@ const modelCell = <E>(model: string | ModelChooser<E>, events: RunEvents["Servic
       chosen !== undefined
         ? Effect.succeed(chosen)
         : Effect.flatMap(typeof model === "string" ? Effect.succeed(model) : model(remembered), (m) => {
-          chosen = m
-          return Effect.as(events.publish(RunEvent.make.ModelChosen({ model: m })), m)
-        }),
+            chosen = m
+            return Effect.as(events.publish(RunEvent.make.ModelChosen({ model: m })), m)
+          }),
     chosen: () => chosen
   }
 }
@@ -168,7 +171,7 @@ const modelCell = <E>(model: string | ModelChooser<E>, events: RunEvents["Servic
  * run before anything is written) and remembered in its base config.
  */
 const openTarget = <E>(options: QueryOptions<E>, model: ModelCell<E>, now: Timestamp.Timestamp) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* ConversationStore
     let target = options.target
     if (target._tag === "MostRecent") {
@@ -199,32 +202,45 @@ const Plan = Data.taggedEnum<Plan>()
  * The model is checked before anything that will call it (before the menu,
  * too: resuming is its likely answer).
  */
-const decide = <E, E2, R>(options: QueryOptions<E>, needModel: Effect.Effect<string, E>, ask: Effect.Effect<ResumeChoice, E2, R>) =>
-  Effect.gen(function*() {
+const decide = <E, E2, R>(
+  options: QueryOptions<E>,
+  needModel: Effect.Effect<string, E>,
+  ask: Effect.Effect<ResumeChoice, E2, R>
+) =>
+  Effect.gen(function* () {
     if (options.discardTurn === true) {
       if (!blank(options.message)) yield* needModel
       return "discard" as const
     }
     yield* needModel
-    return options.continueTurn === true ? "resume" as const : yield* ask
+    return options.continueTurn === true ? ("resume" as const) : yield* ask
   })
 
 /** The person's choice at the incomplete-turn menu (a cancelled menu quits). */
 const askMenu = (info: IncompleteInfo) =>
   Effect.flatMap(PromptBackend, (prompts) =>
-    prompts.resumeChoice(info).pipe(Effect.catchTag("PromptCancelled", () => Effect.succeed<ResumeChoice>("quit"))))
+    prompts.resumeChoice(info).pipe(Effect.catchTag("PromptCancelled", () => Effect.succeed<ResumeChoice>("quit")))
+  )
 
 /** The pending query as the person edited it (`undefined`: abandoned, nothing is sent). */
 const editPending = (text: string) =>
-  Effect.flatMap(PromptBackend, (prompts) => prompts.edit(text).pipe(Effect.catchTag("PromptCancelled", () => Effect.succeed(undefined))))
+  Effect.flatMap(PromptBackend, (prompts) =>
+    prompts.edit(text).pipe(Effect.catchTag("PromptCancelled", () => Effect.succeed(undefined)))
+  )
 
-const planIncomplete = <E>(session: ConversationSession, options: QueryOptions<E>, needModel: Effect.Effect<string, E>) =>
-  Effect.gen(function*() {
+const planIncomplete = <E>(
+  session: ConversationSession,
+  options: QueryOptions<E>,
+  needModel: Effect.Effect<string, E>
+) =>
+  Effect.gen(function* () {
     const incomplete = yield* session.incompleteTurn
     if (incomplete === null) {
       // RFD 023: both flags are no-ops without an incomplete turn.
       if ((options.continueTurn === true || options.discardTurn === true) && blank(options.message)) {
-        return Plan.Done({ outcome: options.continueTurn === true ? QueryOutcome.NothingToResume() : QueryOutcome.NothingToDiscard() })
+        return Plan.Done({
+          outcome: options.continueTurn === true ? QueryOutcome.NothingToResume() : QueryOutcome.NothingToDiscard()
+        })
       }
       if (blank(options.message)) return yield* noMessage()
       return Plan.Fresh()
@@ -264,12 +280,23 @@ const turnOptions = <E>(session: ConversationSession, options: QueryOptions<E>, 
 })
 
 /** Runs the planned turns; the conversation remembers the model they run on (a `config_delta` when it changed). */
-const runPlan = <E>(session: ConversationSession, options: QueryOptions<E>, plan: Exclude<Plan, { _tag: "Done" }>, model: string, remembered: string | undefined, now: Timestamp.Timestamp) =>
-  Effect.gen(function*() {
+const runPlan = <E>(
+  session: ConversationSession,
+  options: QueryOptions<E>,
+  plan: Exclude<Plan, { _tag: "Done" }>,
+  model: string,
+  remembered: string | undefined,
+  now: Timestamp.Timestamp
+) =>
+  Effect.gen(function* () {
     // From here on the conversation changes: record the activity (written when the session closes).
     yield* session.updateMetadata((m) => {
       const title = m.title ?? (options.message !== undefined ? Conversation.titleFrom(options.message) : undefined)
-      return new ConversationMetadata.ConversationMetadata({ ...m, ...(title !== undefined ? { title } : {}), last_activated_at: now })
+      return new ConversationMetadata.ConversationMetadata({
+        ...m,
+        ...(title !== undefined ? { title } : {}),
+        last_activated_at: now
+      })
     })
     if (model !== remembered) yield* session.append([Conversation.modelDelta(yield* Timestamp.current, model)])
     const common = turnOptions(session, options, model)
@@ -277,7 +304,10 @@ const runPlan = <E>(session: ConversationSession, options: QueryOptions<E>, plan
       const resumed = yield* runTurn({ ...common, start: TurnStartMode.Resume({ analysis: plan.analysis }) })
       // Still waiting for input: the new message is not sent into an unfinished turn (the edge says so).
       if (resumed.deferred.length > 0) {
-        return QueryOutcome.Deferred({ questions: resumed.deferred, unsent: blank(options.message) ? undefined : options.message })
+        return QueryOutcome.Deferred({
+          questions: resumed.deferred,
+          unsent: blank(options.message) ? undefined : options.message
+        })
       }
       // RFD 023: --continue-turn resumes without a new message.
       if (blank(options.message)) return QueryOutcome.Resumed()
@@ -293,30 +323,47 @@ export const endingOf = (outcome: QueryOutcome): RunEvent.Ending =>
   outcome._tag.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase() as RunEvent.Ending
 
 /** Publishes how the run ended and how it left the turn, however it ended: always the run's last event. */
-const reportStop = (session: ConversationSession, events: RunEvents["Service"]) =>
+const reportStop =
+  (session: ConversationSession, events: RunEvents["Service"]) =>
   <A extends QueryResult, E, R>(self: Effect.Effect<A, E, R>) =>
-    self.pipe(Effect.onExit((exit) =>
-      Effect.flatMap(session.incompleteTurn, (incomplete) =>
-        events.publish(RunEvent.make.Stopped({
-          ending: Exit.isSuccess(exit) ? endingOf(exit.value.outcome) : Exit.hasInterrupts(exit) ? "interrupted" : "failed",
-          incomplete: incomplete === null ? null : IncompleteTurn.summaryOf(incomplete) ?? { state: "pending-llm-response" }
-        })))
-    ))
+    self.pipe(
+      Effect.onExit((exit) =>
+        Effect.flatMap(session.incompleteTurn, (incomplete) =>
+          events.publish(
+            RunEvent.make.Stopped({
+              ending: Exit.isSuccess(exit)
+                ? endingOf(exit.value.outcome)
+                : Exit.hasInterrupts(exit)
+                  ? "interrupted"
+                  : "failed",
+              incomplete:
+                incomplete === null ? null : (IncompleteTurn.summaryOf(incomplete) ?? { state: "pending-llm-response" })
+            })
+          )
+        )
+      )
+    )
 
 /** Runs `parley query`: the conversation, its incomplete turn, and the new turn. */
 export const query = <E = never>(options: QueryOptions<E>) =>
-  Effect.scoped(Effect.gen(function*() {
-    const events = yield* RunEvents
-    const now = yield* Timestamp.current
-    const model = modelCell(options.model, events)
-    const { session, created } = yield* openTarget(options, model, now)
-    yield* events.publish(RunEvent.make.ConversationKnown({ conversation_id: session.id, created }))
-    const remembered = Conversation.rememberedModel(session.baseConfig, (yield* session.snapshot).entries)
-    const done = (outcome: QueryOutcome): QueryResult => ({ conversationId: session.id, outcome, model: model.chosen() })
-    return yield* Effect.gen(function*() {
-      const plan = yield* planIncomplete(session, options, model.get(remembered))
-      if (plan._tag === "Done") return done(plan.outcome)
-      const chosen = yield* model.get(remembered)
-      return done(yield* runPlan(session, options, plan, chosen, remembered, now))
-    }).pipe(reportStop(session, events))
-  }))
+  Effect.scoped(
+    Effect.gen(function* () {
+      const events = yield* RunEvents
+      const now = yield* Timestamp.current
+      const model = modelCell(options.model, events)
+      const { session, created } = yield* openTarget(options, model, now)
+      yield* events.publish(RunEvent.make.ConversationKnown({ conversation_id: session.id, created }))
+      const remembered = Conversation.rememberedModel(session.baseConfig, (yield* session.snapshot).entries)
+      const done = (outcome: QueryOutcome): QueryResult => ({
+        conversationId: session.id,
+        outcome,
+        model: model.chosen()
+      })
+      return yield* Effect.gen(function* () {
+        const plan = yield* planIncomplete(session, options, model.get(remembered))
+        if (plan._tag === "Done") return done(plan.outcome)
+        const chosen = yield* model.get(remembered)
+        return done(yield* runPlan(session, options, plan, chosen, remembered, now))
+      }).pipe(reportStop(session, events))
+    })
+  )

@@ -118,13 +118,16 @@ export interface ToolsResult {
 }
 
 /** How one call ended: its response recorded, or stopped at a deferred question. */
-type CallEnd = { readonly _tag: "Recorded"; readonly response: ToolCallResponse } | { readonly _tag: "Deferred"; readonly inquiryId: InquiryId }
+type CallEnd =
+  | { readonly _tag: "Recorded"; readonly response: ToolCallResponse }
+  | { readonly _tag: "Deferred"; readonly inquiryId: InquiryId }
 
 /** What the permission prompt yields: a decision typed now, or one remembered while this call waited. */
 type PermissionAnswer = { readonly typed: PermissionDecision } | { readonly remembered: TurnState.RememberedPermission }
 
 /** How the prompt names a tool's kind. */
-const kindText = (kind: ToolKind): PermissionInquiry.ToolKindText => kind === "builtin" ? "built-in" : kind === "mcp" ? "MCP" : "local"
+const kindText = (kind: ToolKind): PermissionInquiry.ToolKindText =>
+  kind === "builtin" ? "built-in" : kind === "mcp" ? "MCP" : "local"
 
 /**
  * Records what the person typed, request and response in one append, before
@@ -133,14 +136,24 @@ const kindText = (kind: ToolKind): PermissionInquiry.ToolKindText => kind === "b
  * every record is.
  */
 const recordDecision = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind, typed: PermissionDecision) =>
-  Effect.uninterruptible(Effect.flatMap(
-    Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, PermissionInquiry.questionId)),
-    (id) => env.session.append(PermissionInquiry.record(Timestamp.fromClock(env.clock), id, { toolName: call.name, kind: kindText(kind) }, typed))
-  ))
+  Effect.uninterruptible(
+    Effect.flatMap(
+      Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, PermissionInquiry.questionId)),
+      (id) =>
+        env.session.append(
+          PermissionInquiry.record(
+            Timestamp.fromClock(env.clock),
+            id,
+            { toolName: call.name, kind: kindText(kind) },
+            typed
+          )
+        )
+    )
+  )
 
 /** Asks the person whether `call` may run (`run = "ask"`). */
 const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) =>
-  Effect.gen(function*(): Effect.fn.Return<Permission, Inquiry.RecordError> {
+  Effect.gen(function* (): Effect.fn.Return<Permission, Inquiry.RecordError> {
     const decision = yield* Effect.suspend(() =>
       // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
       Effect.flatMap(Ref.get(env.state), (s): Effect.Effect<PermissionAnswer, PromptError> => {
@@ -148,20 +161,22 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
         return late._tag === "Some"
           ? Effect.succeed({ remembered: late.value })
           : Effect.map(
-            env.prompts.permission({
-              toolName: call.name,
-              kind: kindText(kind),
-              arguments: call.arguments,
-              position: Inquiry.positionOf(env, call)
-            }),
-            (typed) => ({ typed })
-          )
+              env.prompts.permission({
+                toolName: call.name,
+                kind: kindText(kind),
+                arguments: call.arguments,
+                position: Inquiry.positionOf(env, call)
+              }),
+              (typed) => ({ typed })
+            )
       })
     ).pipe(
       Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: Inquiry.describeDefect(d) }))),
       Effect.result,
       // Remembered and recorded while the prompt is still ours: the next call to look sees the decision, on disk first.
-      Effect.tap((r) => r._tag === "Success" && "typed" in r.success ? decided(env, call, kind, r.success.typed) : Effect.void),
+      Effect.tap((r) =>
+        r._tag === "Success" && "typed" in r.success ? decided(env, call, kind, r.success.typed) : Effect.void
+      ),
       env.promptLock.withPermits(1)
     )
     if (decision._tag === "Failure") {
@@ -171,9 +186,13 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
     }
     const d = decision.success
     if ("remembered" in d) {
-      return d.remembered === "y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedRemembered, is_error: false })
+      return d.remembered === "y"
+        ? Permission.Run()
+        : Permission.Skip({ content: Texts.skippedRemembered, is_error: false })
     }
-    return d.typed === "y" || d.typed === "Y" ? Permission.Run() : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
+    return d.typed === "y" || d.typed === "Y"
+      ? Permission.Run()
+      : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
   })
 
 /** What the person typed: recorded (before the call goes on), and remembered for the turn when it was a capital. */
@@ -209,7 +228,7 @@ const decidePermissionNow = (
       approval,
       skippedNoApproval: Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config))
     })
-    return decided._tag === "Ask" && kind !== undefined ? { _tag: "AskAs", kind } as const : decided
+    return decided._tag === "Ask" && kind !== undefined ? ({ _tag: "AskAs", kind } as const) : decided
   }
   if (kind === undefined) return Effect.succeed(decide(undefined, false))
   const perCall = env.executor.callPermission
@@ -223,9 +242,14 @@ const decidePermissionNow = (
 }
 
 /** Step 1: may the call run? (What the person types is recorded, so this may fail as recording does.) */
-export const permit = (env: Inquiry.Env, call: ToolCallRequest, resume?: ResumeInput): Effect.Effect<Permission, Inquiry.RecordError> =>
+export const permit = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  resume?: ResumeInput
+): Effect.Effect<Permission, Inquiry.RecordError> =>
   Effect.flatMap(decidePermissionNow(env, call, resume), (decided) =>
-    decided._tag === "AskAs" ? askPermission(env, call, decided.kind) : Effect.succeed(decided))
+    decided._tag === "AskAs" ? askPermission(env, call, decided.kind) : Effect.succeed(decided)
+  )
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
 const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) => {
@@ -233,14 +257,19 @@ const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeIn
   if (pending === undefined || !isQuestionId(pending.questionId!)) return Effect.succeed(undefined)
   const question = fromInquiryQuestion(pending.questionId!, pending.request.question)
   return Effect.map(
-    Inquiry.ask(env, call, question, Inquiry.Opening.Recorded({ id: pending.request.id, source: pending.request.source })),
+    Inquiry.ask(
+      env,
+      call,
+      question,
+      Inquiry.Opening.Recorded({ id: pending.request.id, source: pending.request.source })
+    ),
     (routed) => ({ questionId: question.id, routed })
   )
 }
 
 /** Step 3: runs the tool until it completes, asking each question it raises. */
 const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, recorded: Schema.Json | undefined) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let answers = initial
     // The executor's state kept with the latest question: what a later run needs to carry the call on.
     let resume = recorded
@@ -253,7 +282,8 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
     const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
     const context = { conversationId: env.session.id, root: env.root }
     // A tool that crashes is a failed call, not a failed turn.
-    const crashed = (d: unknown) => Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`))
+    const crashed = (d: unknown) =>
+      Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`))
     for (;;) {
       const result = yield* Effect.catchDefect(
         env.executor.execute(toolCall, answers, resume !== undefined ? { ...context, resume } : context),
@@ -274,7 +304,12 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
         env,
         call,
         question,
-        Inquiry.Opening.Record({ id, source: result.source, ...(metadata !== undefined ? { metadata } : {}), ...(staticRejected !== undefined ? { staticRejected } : {}) })
+        Inquiry.Opening.Record({
+          id,
+          source: result.source,
+          ...(metadata !== undefined ? { metadata } : {}),
+          ...(staticRejected !== undefined ? { staticRejected } : {})
+        })
       )
       if (routed._tag === "End") return scrubbed(routed.response)
       if (routed._tag === "Deferred") return routed
@@ -287,20 +322,22 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
 
 /** Step 3 for a resumed call: the question its earlier run left open first, then the tool. */
 const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
-  resume === undefined ? execute(env, call, {}, undefined) : Effect.gen(function*() {
-    const answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
-    // What the executor kept with the call's latest question (an MCP round), handed back so it carries the call on.
-    const recorded = resume?.executorStates?.get(call.id)
-    const pending = yield* resumePending(env, call, resume)
-    if (pending === undefined) return yield* execute(env, call, answers, recorded)
-    const routed = pending.routed
-    if (routed._tag === "End" || routed._tag === "Deferred") return routed._tag === "End" ? routed.response : routed
-    return yield* execute(env, call, { ...answers, [pending.questionId]: routed.answer }, recorded)
-  })
+  resume === undefined
+    ? execute(env, call, {}, undefined)
+    : Effect.gen(function* () {
+        const answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
+        // What the executor kept with the call's latest question (an MCP round), handed back so it carries the call on.
+        const recorded = resume?.executorStates?.get(call.id)
+        const pending = yield* resumePending(env, call, resume)
+        if (pending === undefined) return yield* execute(env, call, answers, recorded)
+        const routed = pending.routed
+        if (routed._tag === "End" || routed._tag === "Deferred") return routed._tag === "End" ? routed.response : routed
+        return yield* execute(env, call, { ...answers, [pending.questionId]: routed.answer }, recorded)
+      })
 
 /** One call, from permission to its recorded response (or to a deferred question). */
 const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const permission = yield* permit(env, call, resume)
     const shown = RunEvent.toolCall(call)
     let response: ToolResponse
@@ -330,7 +367,7 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
  * session's error).
  */
 export const runTools = (input: RunToolsInput) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const env: Inquiry.Env = {
       session: input.session,
       executor: yield* Executor,
@@ -345,12 +382,22 @@ export const runTools = (input: RunToolsInput) =>
       clock: yield* Clock.clockWith(Effect.succeed),
       calls: input.calls
     }
-    const exits = yield* Effect.forEach(input.calls, (call) =>
-      Effect.exit(runCall(env, call, input.resume).pipe(
-        Effect.withSpan("ToolCoordinator.toolCall", {
-          attributes: { "parley.conversation_id": env.session.id, "parley.tool_call_id": call.id, "parley.tool": call.name }
-        })
-      )), { concurrency: "unbounded" })
+    const exits = yield* Effect.forEach(
+      input.calls,
+      (call) =>
+        Effect.exit(
+          runCall(env, call, input.resume).pipe(
+            Effect.withSpan("ToolCoordinator.toolCall", {
+              attributes: {
+                "parley.conversation_id": env.session.id,
+                "parley.tool_call_id": call.id,
+                "parley.tool": call.name
+              }
+            })
+          )
+        ),
+      { concurrency: "unbounded" }
+    )
     const responses: Array<ToolCallResponse> = []
     const deferred: Array<InquiryId> = []
     for (const exit of exits) {

@@ -100,14 +100,21 @@ export interface TurnResult {
 
 /** One model call: streams the reply, records it, returns the tool calls it made. */
 const streamReply = (input: TurnInput) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const provider = yield* Provider
     const executor = yield* Executor
     const events = yield* RunEvents
-    const record = (entries: ReadonlyArray<StreamEntry>) => (entries.length === 0 ? Effect.void : input.session.append(entries))
+    const record = (entries: ReadonlyArray<StreamEntry>) =>
+      entries.length === 0 ? Effect.void : input.session.append(entries)
     // Sanitized, compacted, provider-visible events that fit the model's window (issue 26).
-    const { parts, compacted } = yield* fitRequest({ session: input.session, model: input.model, systemPrompt: input.systemPrompt, tools: executor.definitions })
-    if (compacted !== undefined) yield* events.publish(RunEvent.make.Warning({ text: autoCompactionWarning(compacted) }))
+    const { parts, compacted } = yield* fitRequest({
+      session: input.session,
+      model: input.model,
+      systemPrompt: input.systemPrompt,
+      tools: executor.definitions
+    })
+    if (compacted !== undefined)
+      yield* events.publish(RunEvent.make.Warning({ text: autoCompactionWarning(compacted) }))
     const clock = yield* Effect.clockWith(Effect.succeed)
     const builder = new ReplyBuilder(() => Timestamp.fromClock(clock))
     let persisted = false
@@ -118,29 +125,33 @@ const streamReply = (input: TurnInput) =>
       return events.publish(RunEvent.make.Waiting({ waiting: false }))
     })
     yield* events.publish(RunEvent.make.Waiting({ waiting: true }))
-    yield* provider.stream({ model: input.model, systemParts: parts.systemParts, events: parts.events, tools: executor.definitions }).pipe(
-      Stream.runForEach((delta) =>
-        Effect.suspend(() => {
-          builder.add(delta)
-          return stopWaiting.pipe(Effect.andThen(
-            delta._tag === "TextDelta"
-              ? events.publish(RunEvent.make.TextDelta({ text: delta.text }))
-              : delta._tag === "ReasoningDelta"
-              ? events.publish(RunEvent.make.ReasoningDelta({ text: delta.text }))
-              : Effect.void
-          ))
-        })
-      ),
-      Effect.ensuring(stopWaiting),
-      // Ctrl-C mid-stream: keep what the user already saw.
-      Effect.onInterrupt(() =>
-        Effect.suspend(() => {
-          if (persisted) return Effect.void
-          persisted = true
-          return record(builder.finish().events.filter((e) => e.type === "chat_response")).pipe(Effect.ignore)
-        })
+    yield* provider
+      .stream({ model: input.model, systemParts: parts.systemParts, events: parts.events, tools: executor.definitions })
+      .pipe(
+        Stream.runForEach((delta) =>
+          Effect.suspend(() => {
+            builder.add(delta)
+            return stopWaiting.pipe(
+              Effect.andThen(
+                delta._tag === "TextDelta"
+                  ? events.publish(RunEvent.make.TextDelta({ text: delta.text }))
+                  : delta._tag === "ReasoningDelta"
+                    ? events.publish(RunEvent.make.ReasoningDelta({ text: delta.text }))
+                    : Effect.void
+              )
+            )
+          })
+        ),
+        Effect.ensuring(stopWaiting),
+        // Ctrl-C mid-stream: keep what the user already saw.
+        Effect.onInterrupt(() =>
+          Effect.suspend(() => {
+            if (persisted) return Effect.void
+            persisted = true
+            return record(builder.finish().events.filter((e) => e.type === "chat_response")).pipe(Effect.ignore)
+          })
+        )
       )
-    )
     const reply = builder.finish()
     persisted = true
     yield* record(reply.events)
@@ -176,18 +187,28 @@ export class IncompleteTurnExists extends Schema.TaggedError<IncompleteTurnExist
 export const runTurn = (input: TurnInput) =>
   runTurnUntraced(input).pipe(
     Effect.withSpan("TurnLoop.runTurn", {
-      attributes: { "parley.conversation_id": input.session.id, "parley.model": input.model, "parley.start": input.start._tag }
+      attributes: {
+        "parley.conversation_id": input.session.id,
+        "parley.model": input.model,
+        "parley.start": input.start._tag
+      }
     })
   )
 
 const runTurnUntraced = (input: TurnInput) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const events = yield* RunEvents
     if (input.start._tag === "NewTurn") {
       const incomplete = yield* input.session.incompleteTurn
-      if (incomplete !== null) return yield* new IncompleteTurnExists({ id: input.session.id, incomplete: { entries: [...incomplete.entries] } })
+      if (incomplete !== null)
+        return yield* new IncompleteTurnExists({
+          id: input.session.id,
+          incomplete: { entries: [...incomplete.entries] }
+        })
     }
-    const state = yield* Ref.make(input.start._tag === "Resume" ? TurnState.resumed(input.start.analysis) : TurnState.make())
+    const state = yield* Ref.make(
+      input.start._tag === "Resume" ? TurnState.resumed(input.start.analysis) : TurnState.make()
+    )
     let pending: ReadonlyArray<ToolCallRequest> = []
     let resume: ResumeInput | undefined
     if (input.start._tag === "NewTurn") {
@@ -202,7 +223,13 @@ const runTurnUntraced = (input: TurnInput) =>
     let cycles = 0
     for (;;) {
       if (pending.length > 0) {
-        const ran = yield* runTools({ session: input.session, calls: pending, state, root: input.root, ...(resume !== undefined ? { resume } : {}) })
+        const ran = yield* runTools({
+          session: input.session,
+          calls: pending,
+          state,
+          root: input.root,
+          ...(resume !== undefined ? { resume } : {})
+        })
         // A deferred question ends the turn here: the model is not called until it is answered.
         if (ran.deferred.length > 0) return { cycles, deferred: ran.deferred } satisfies TurnResult
         resume = undefined
@@ -211,7 +238,11 @@ const runTurnUntraced = (input: TurnInput) =>
       cycles++
       pending = yield* streamReply(input).pipe(
         Effect.withSpan("TurnLoop.modelRequest", {
-          attributes: { "parley.conversation_id": input.session.id, "parley.model": input.model, "parley.cycle": cycles }
+          attributes: {
+            "parley.conversation_id": input.session.id,
+            "parley.model": input.model,
+            "parley.cycle": cycles
+          }
         })
       )
       if (pending.length === 0) return { cycles, deferred: [] } satisfies TurnResult

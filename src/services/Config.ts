@@ -38,10 +38,11 @@ export class ConfigError extends Schema.TaggedError<ConfigError>()("ConfigError"
 }) {
   override get message() {
     return this.problems
-      .map((p) =>
-        `${this.file}${p.line === undefined ? "" : `:${p.line}${p.column === undefined ? "" : `:${p.column}`}`}: ${
-          p.path === undefined ? "" : `${p.path}: `
-        }${p.message}`
+      .map(
+        (p) =>
+          `${this.file}${p.line === undefined ? "" : `:${p.line}${p.column === undefined ? "" : `:${p.column}`}`}: ${
+            p.path === undefined ? "" : `${p.path}: `
+          }${p.message}`
       )
       .join("\n")
   }
@@ -53,11 +54,11 @@ export const validate = (input: unknown, file: string): Effect.Effect<ConfigData
   return Result.isSuccess(result)
     ? Effect.succeed(result.success)
     : Effect.fail(
-      new ConfigError({
-        file,
-        problems: result.failure.map((issue) => ({ path: ConfigData.formatPath(issue.path), message: issue.message }))
-      })
-    )
+        new ConfigError({
+          file,
+          problems: result.failure.map((issue) => ({ path: ConfigData.formatPath(issue.path), message: issue.message }))
+        })
+      )
 }
 
 /**
@@ -65,16 +66,25 @@ export const validate = (input: unknown, file: string): Effect.Effect<ConfigData
  * `<storage>/config.toml`); tests: `Config.layerLiteral({...})`,
  * `Config.layerEmpty`.
  */
-export class Config extends Context.Service<Config, {
-  /** Where the config came from (for messages); `config.toml` for literals. */
-  readonly file: string
-  readonly data: ConfigData.Config
-}>()("parley/Config") {
+export class Config extends Context.Service<
+  Config,
+  {
+    /** Where the config came from (for messages); `config.toml` for literals. */
+    readonly file: string
+    readonly data: ConfigData.Config
+  }
+>()("parley/Config") {
   /** A config given as values, validated like a file (an invalid literal fails the layer). */
   static layerLiteral(input: unknown, file = "config.toml"): Layer.Layer<Config, ConfigError> {
-    return Layer.effect(Config, Effect.map(validate(input, file), (data) => Config.of({ file, data })))
+    return Layer.effect(
+      Config,
+      Effect.map(validate(input, file), (data) => Config.of({ file, data }))
+    )
   }
 
   /** No config at all (what a missing file means). */
-  static readonly layerEmpty: Layer.Layer<Config> = Layer.succeed(Config, Config.of({ file: "config.toml", data: ConfigData.empty }))
+  static readonly layerEmpty: Layer.Layer<Config> = Layer.succeed(
+    Config,
+    Config.of({ file: "config.toml", data: ConfigData.empty })
+  )
 }

@@ -162,7 +162,11 @@ class WriteLock {
       }
       const waiter: Waiter = { granted: false, wake: undefined }
       this.waiting.push(waiter)
-      const turn = Effect.onExitPrimitive(restore(this.turnOf(waiter)), (exit) => (Exit.isFailure(exit) ? this.leave(waiter) : undefined), true)
+      const turn = Effect.onExitPrimitive(
+        restore(this.turnOf(waiter)),
+        (exit) => (Exit.isFailure(exit) ? this.leave(waiter) : undefined),
+        true
+      )
       return Effect.flatMap(turn, () => this.holding(start))
     })
   }
@@ -232,7 +236,7 @@ class WriteLock {
  * ```
  */
 export const make = (conversation: Conversation, persistence: SessionPersistence): Effect.Effect<ConversationSession> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const state = yield* Ref.make(stateOf(conversation.entries))
     const metadata = yield* Ref.make(conversation.metadata)
     const writer = new WriteLock()
@@ -242,24 +246,28 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
     // Written without a generator, reading the state as the write starts:
     // the coordinator appends five times per tool call.
     const append = (batch: ReadonlyArray<StreamEntry>) =>
-      batch.length === 0 ? Effect.void : writer.exclusive((): Effect.Effect<void, AppendRejected | StoreIoError> => {
-        const s = Ref.getUnsafe(state)
-        const result = TurnAppend.validateAgainst(s, batch)
-        if (result._tag === "Rejected") {
-          return Effect.fail(new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) }))
-        }
-        const visible = () => {
-          // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
-          s.entries.push(...result.entries)
-          TurnAppend.advance(s.counts, result.entries)
-          s.hasEvents ||= result.entries.some(isConversationEvent)
-        }
-        const durable = persistence.appendDurable(result.entries, s.entries.length)
-        if (!Exit.isExit(durable)) return Effect.map(durable, visible)
-        // Written already (a store that writes at once).
-        if (Exit.isSuccess(durable)) visible()
-        return durable
-      })
+      batch.length === 0
+        ? Effect.void
+        : writer.exclusive((): Effect.Effect<void, AppendRejected | StoreIoError> => {
+            const s = Ref.getUnsafe(state)
+            const result = TurnAppend.validateAgainst(s, batch)
+            if (result._tag === "Rejected") {
+              return Effect.fail(
+                new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) })
+              )
+            }
+            const visible = () => {
+              // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
+              s.entries.push(...result.entries)
+              TurnAppend.advance(s.counts, result.entries)
+              s.hasEvents ||= result.entries.some(isConversationEvent)
+            }
+            const durable = persistence.appendDurable(result.entries, s.entries.length)
+            if (!Exit.isExit(durable)) return Effect.map(durable, visible)
+            // Written already (a store that writes at once).
+            if (Exit.isSuccess(durable)) visible()
+            return durable
+          })
 
     /** Replaces the stream on disk, then in memory. */
     const rewrite = (entries: ReadonlyArray<StreamEntry>) =>
@@ -267,30 +275,36 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
 
     const incompleteTurn = Effect.map(Ref.get(state), (s) => IncompleteTurn.splitIncompleteTurn(s.entries).incomplete)
 
-    const resumeIncompleteTurn = writer.exclusive(() => Effect.gen(function*() {
-      const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn((yield* Ref.get(state)).entries)
-      if (incomplete === null) return null
-      const resumable = IncompleteTurn.resumableEntries(incomplete)
-      if (resumable.length !== incomplete.entries.length) yield* rewrite([...complete, ...resumable])
-      return IncompleteTurn.analyze(incomplete)
-    }))
+    const resumeIncompleteTurn = writer.exclusive(() =>
+      Effect.gen(function* () {
+        const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn((yield* Ref.get(state)).entries)
+        if (incomplete === null) return null
+        const resumable = IncompleteTurn.resumableEntries(incomplete)
+        if (resumable.length !== incomplete.entries.length) yield* rewrite([...complete, ...resumable])
+        return IncompleteTurn.analyze(incomplete)
+      })
+    )
 
-    const discardIncompleteTurn = writer.exclusive(() => Effect.gen(function*() {
-      const kept = IncompleteTurn.discardIncompleteTurn((yield* Ref.get(state)).entries)
-      if (kept === null) return false
-      yield* rewrite(kept)
-      return true
-    }))
+    const discardIncompleteTurn = writer.exclusive(() =>
+      Effect.gen(function* () {
+        const kept = IncompleteTurn.discardIncompleteTurn((yield* Ref.get(state)).entries)
+        if (kept === null) return false
+        yield* rewrite(kept)
+        return true
+      })
+    )
 
     const replacePendingQuery = (content: string) =>
-      writer.exclusive(() => Effect.gen(function*() {
-        const entries = (yield* Ref.get(state)).entries
-        const at = entries.findLastIndex((e) => e.type === "chat_request")
-        if (at < 0) return
-        const next = entries.slice()
-        next[at] = new ChatRequest({ ...(entries[at] as ChatRequest), content })
-        yield* rewrite(next)
-      }))
+      writer.exclusive(() =>
+        Effect.gen(function* () {
+          const entries = (yield* Ref.get(state)).entries
+          const at = entries.findLastIndex((e) => e.type === "chat_request")
+          if (at < 0) return
+          const next = entries.slice()
+          next[at] = new ChatRequest({ ...(entries[at] as ChatRequest), content })
+          yield* rewrite(next)
+        })
+      )
 
     return {
       id: conversation.id,

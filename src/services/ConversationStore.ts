@@ -105,24 +105,27 @@ export interface NewConversation {
  * const listed = ConversationStore.use((store) => store.list()).pipe(Effect.provide(MemoryConversationStore.layer()))
  * ```
  */
-export class ConversationStore extends Context.Service<ConversationStore, {
-  /** Conversations, newest activity first; archived ones only when asked. Damaged ones are reported, not fatal. */
-  list(options?: { readonly archived?: boolean }): Effect.Effect<Listing, StoreIoError>
-  /** A read-only snapshot: the files plus everything journaled since (no lock taken). */
-  load(id: ConversationId): Effect.Effect<Conversation, StoreError>
-  /**
-   * Takes the conversation for writing for the scope: the lock first (fails
-   * fast if another process has it), then any journal an earlier run left is
-   * folded in. Closing the scope folds and releases.
-   */
-  open(id: ConversationId): Effect.Effect<ConversationSession, OpenError, Scope.Scope>
-  /**
-   * Creates a conversation under an id no other process can take (reserved
-   * atomically), complete on disk before it becomes visible, and opens it.
-   */
-  create(init: NewConversation): Effect.Effect<ConversationSession, OpenError | ConversationExists, Scope.Scope>
-  /** Decodes and re-encodes stored conversations without writing anything. */
-  check(id?: ConversationId): Effect.Effect<ReadonlyArray<CheckResult>, StoreError>
-  /** Removes a conversation; fails with {@link ConversationLocked} while a session (of any process) has it open. */
-  remove(id: ConversationId): Effect.Effect<void, OpenError>
-}>()("parley/ConversationStore") {}
+export class ConversationStore extends Context.Service<
+  ConversationStore,
+  {
+    /** Conversations, newest activity first; archived ones only when asked. Damaged ones are reported, not fatal. */
+    list(options?: { readonly archived?: boolean }): Effect.Effect<Listing, StoreIoError>
+    /** A read-only snapshot: the files plus everything journaled since (no lock taken). */
+    load(id: ConversationId): Effect.Effect<Conversation, StoreError>
+    /**
+     * Takes the conversation for writing for the scope: the lock first (fails
+     * fast if another process has it), then any journal an earlier run left is
+     * folded in. Closing the scope folds and releases.
+     */
+    open(id: ConversationId): Effect.Effect<ConversationSession, OpenError, Scope.Scope>
+    /**
+     * Creates a conversation under an id no other process can take (reserved
+     * atomically), complete on disk before it becomes visible, and opens it.
+     */
+    create(init: NewConversation): Effect.Effect<ConversationSession, OpenError | ConversationExists, Scope.Scope>
+    /** Decodes and re-encodes stored conversations without writing anything. */
+    check(id?: ConversationId): Effect.Effect<ReadonlyArray<CheckResult>, StoreError>
+    /** Removes a conversation; fails with {@link ConversationLocked} while a session (of any process) has it open. */
+    remove(id: ConversationId): Effect.Effect<void, OpenError>
+  }
+>()("parley/ConversationStore") {}

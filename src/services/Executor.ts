@@ -165,37 +165,40 @@ export interface CallPermission {
  * const layer = ExecutorScripted.layer({ deploy: { outcomes: [{ type: "success", content: "deployed" }] } }) // Layer<Executor>
  * ```
  */
-export class Executor extends Context.Service<Executor, {
-  /** What providers are told about the enabled tools, sorted by name. */
-  readonly definitions: ReadonlyArray<ToolDefinition>
-  /** Runs one call. Never fails: tool problems are `Completed` with `is_error`. */
-  execute(call: ToolCall, answers: Answers, context: ExecutionContext): Effect.Effect<ExecutorResult>
-  /** The configured run mode (built-ins default to `unattended`, local tools to `ask`). */
-  permission(name: string): RunMode
-  /**
-   * The run mode of this one call, for a tool that decides per call (issue
-   * 29: effect/ai's `needsApproval`, a boolean or a function of the
-   * parameters). `approval` means the tool's author requires a person's
-   * yes: asked as for `run = "ask"`, and with nobody to ask the call is
-   * skipped, never run. Without it, `permission(call.name)` applies.
-   */
-  callPermission?(call: ToolCall): Effect.Effect<CallPermission>
-  /** `builtin` / `local` for an enabled tool, `undefined` for an unknown one (for prompts like "Run local write_note tool?"). */
-  kind(name: string): ToolKind | undefined
-  /**
-   * Every tool name this executor defines, enabled or not: the names its
-   * config tables may address (issue 29: a combined executor accepts
-   * `[conversation.tools.<name>]` for them). Default: the definitions'.
-   */
-  readonly names?: ReadonlyArray<string>
-  /** Where a tool comes from, for messages (`the built-in tools`, `MCP server "files"`, `an effect/ai toolkit`). */
-  source?(name: string): string | undefined
-  /**
-   * The tool's own "who's asking" label for a question (RFD 083: a
-   * built-in's default `prompt_label`, under any configured one), if any.
-   */
-  promptLabel?(name: string, questionId: string): string | undefined
-}>()("parley/Executor") {}
+export class Executor extends Context.Service<
+  Executor,
+  {
+    /** What providers are told about the enabled tools, sorted by name. */
+    readonly definitions: ReadonlyArray<ToolDefinition>
+    /** Runs one call. Never fails: tool problems are `Completed` with `is_error`. */
+    execute(call: ToolCall, answers: Answers, context: ExecutionContext): Effect.Effect<ExecutorResult>
+    /** The configured run mode (built-ins default to `unattended`, local tools to `ask`). */
+    permission(name: string): RunMode
+    /**
+     * The run mode of this one call, for a tool that decides per call (issue
+     * 29: effect/ai's `needsApproval`, a boolean or a function of the
+     * parameters). `approval` means the tool's author requires a person's
+     * yes: asked as for `run = "ask"`, and with nobody to ask the call is
+     * skipped, never run. Without it, `permission(call.name)` applies.
+     */
+    callPermission?(call: ToolCall): Effect.Effect<CallPermission>
+    /** `builtin` / `local` for an enabled tool, `undefined` for an unknown one (for prompts like "Run local write_note tool?"). */
+    kind(name: string): ToolKind | undefined
+    /**
+     * Every tool name this executor defines, enabled or not: the names its
+     * config tables may address (issue 29: a combined executor accepts
+     * `[conversation.tools.<name>]` for them). Default: the definitions'.
+     */
+    readonly names?: ReadonlyArray<string>
+    /** Where a tool comes from, for messages (`the built-in tools`, `MCP server "files"`, `an effect/ai toolkit`). */
+    source?(name: string): string | undefined
+    /**
+     * The tool's own "who's asking" label for a question (RFD 083: a
+     * built-in's default `prompt_label`, under any configured one), if any.
+     */
+    promptLabel?(name: string, questionId: string): string | undefined
+  }
+>()("parley/Executor") {}
 
 /**
  * Two executors combined into one define the same tool name (issue 29):

@@ -113,7 +113,10 @@ export type InquiryError =
  * const layer = MockInquiryBackend.layer({ "call_1.overwrite.1": true }) // Layer<InquiryBackend>
  * ```
  */
-export class InquiryBackend extends Context.Service<InquiryBackend, {
-  /** The answer (boolean, a select option's value, or text); never `null`. */
-  inquire(request: InquiryBackendRequest): Effect.Effect<Schema.Json, InquiryError>
-}>()("parley/InquiryBackend") {}
+export class InquiryBackend extends Context.Service<
+  InquiryBackend,
+  {
+    /** The answer (boolean, a select option's value, or text); never `null`. */
+    inquire(request: InquiryBackendRequest): Effect.Effect<Schema.Json, InquiryError>
+  }
+>()("parley/InquiryBackend") {}

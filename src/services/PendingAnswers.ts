@@ -86,22 +86,30 @@ export class AnswerDoesNotFit extends Schema.TaggedError<AnswerDoesNotFit>()("An
 /** Why an offer was refused. */
 export type OfferRefused = QuestionNotOpen | QuestionAlreadyAnswered | AnswerDoesNotFit
 
-export class PendingAnswers extends Context.Service<PendingAnswers, {
-  /** Registers `question` while the scope is open. */
-  open(question: OpenQuestion): Effect.Effect<Waiting, never, Scope.Scope>
-  /** Offers an answer: it wins when it is the first that fits. */
-  offer(inquiryId: string, answer: Schema.Json, by: Answerer, options?: { readonly remember?: boolean }): Effect.Effect<void, OfferRefused>
-  /** The questions open now, in the order they opened. */
-  readonly list: Effect.Effect<ReadonlyArray<OpenQuestion>>
-  /**
-   * A person is present to answer while the scope is open: a terminal
-   * attached to the run (RFD 027 "client attached"). With one present, a
-   * question for a person waits for them instead of following the
-   * `detached` policy.
-   */
-  readonly attend: Effect.Effect<void, never, Scope.Scope>
-  /** Whether a person is present now (a snapshot: read as a question is routed). */
-  readonly present: () => boolean
-  /** Completes once nobody is present (at once when nobody is). */
-  readonly deserted: Effect.Effect<void>
-}>()("parley/PendingAnswers") {}
+export class PendingAnswers extends Context.Service<
+  PendingAnswers,
+  {
+    /** Registers `question` while the scope is open. */
+    open(question: OpenQuestion): Effect.Effect<Waiting, never, Scope.Scope>
+    /** Offers an answer: it wins when it is the first that fits. */
+    offer(
+      inquiryId: string,
+      answer: Schema.Json,
+      by: Answerer,
+      options?: { readonly remember?: boolean }
+    ): Effect.Effect<void, OfferRefused>
+    /** The questions open now, in the order they opened. */
+    readonly list: Effect.Effect<ReadonlyArray<OpenQuestion>>
+    /**
+     * A person is present to answer while the scope is open: a terminal
+     * attached to the run (RFD 027 "client attached"). With one present, a
+     * question for a person waits for them instead of following the
+     * `detached` policy.
+     */
+    readonly attend: Effect.Effect<void, never, Scope.Scope>
+    /** Whether a person is present now (a snapshot: read as a question is routed). */
+    readonly present: () => boolean
+    /** Completes once nobody is present (at once when nobody is). */
+    readonly deserted: Effect.Effect<void>
+  }
+>()("parley/PendingAnswers") {}

@@ -103,14 +103,17 @@ export type PromptError = PromptCancelled | PromptFailed
  * const decision = ask.pipe(Effect.provide(MockPromptBackend.layer([{ _tag: "Permission", decision: "y" }]))) // Effect<"y" | …>
  * ```
  */
-export class PromptBackend extends Context.Service<PromptBackend, {
-  /** Whether prompting is possible at all (stdin and stdout are TTYs). */
-  readonly interactive: boolean
-  permission(request: PermissionRequest): Effect.Effect<PermissionDecision, PromptError>
-  /** Asks a tool question; a secret question reads without echo. */
-  question(request: QuestionRequest): Effect.Effect<QuestionAnswer, PromptError>
-  /** RFD 023's menu for an incomplete turn: resume, discard, quit or edit the pending query. */
-  resumeChoice(info: IncompleteInfo): Effect.Effect<ResumeChoice, PromptError>
-  /** Lets the person edit `text` (the pending query); `undefined` keeps it as it is (nothing is sent). */
-  edit(text: string): Effect.Effect<string | undefined, PromptError>
-}>()("parley/PromptBackend") {}
+export class PromptBackend extends Context.Service<
+  PromptBackend,
+  {
+    /** Whether prompting is possible at all (stdin and stdout are TTYs). */
+    readonly interactive: boolean
+    permission(request: PermissionRequest): Effect.Effect<PermissionDecision, PromptError>
+    /** Asks a tool question; a secret question reads without echo. */
+    question(request: QuestionRequest): Effect.Effect<QuestionAnswer, PromptError>
+    /** RFD 023's menu for an incomplete turn: resume, discard, quit or edit the pending query. */
+    resumeChoice(info: IncompleteInfo): Effect.Effect<ResumeChoice, PromptError>
+    /** Lets the person edit `text` (the pending query); `undefined` keeps it as it is (nothing is sent). */
+    edit(text: string): Effect.Effect<string | undefined, PromptError>
+  }
+>()("parley/PromptBackend") {}

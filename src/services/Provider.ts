@@ -111,9 +111,8 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
 }) {
   // biome-ignore lint/suspicious/useGetterReturn: the switch is exhaustive over `failure` (the compiler checks it)
   override get message(): string {
-    const text = this.hint === undefined
-      ? this.detail
-      : `${this.detail}${/[.!?]$/.test(this.detail) ? "" : "."} ${this.hint}`
+    const text =
+      this.hint === undefined ? this.detail : `${this.detail}${/[.!?]$/.test(this.detail) ? "" : "."} ${this.hint}`
     switch (this.failure) {
       case "http":
         return `${this.provider}: HTTP ${this.status ?? "error"} after ${attemptsText(this.attempts)}: ${text}`
@@ -158,10 +157,13 @@ export const fieldsOf = (e: ProviderError): ConstructorParameters<typeof Provide
  * }))
  * ```
  */
-export class Provider extends Context.Service<Provider, {
-  /** Streams one reply. Interrupting the stream aborts the underlying request. */
-  stream(request: ProviderRequest): Stream.Stream<ProviderDelta, ProviderError>
-}>()("parley/Provider") {}
+export class Provider extends Context.Service<
+  Provider,
+  {
+    /** Streams one reply. Interrupting the stream aborts the underlying request. */
+    stream(request: ProviderRequest): Stream.Stream<ProviderDelta, ProviderError>
+  }
+>()("parley/Provider") {}
 
 /** The schema a request asks for: its own, or that of a trailing `ChatRequest`. */
 export const requestedSchema = (request: ProviderRequest): Schema.JsonObject | undefined => {

@@ -59,7 +59,11 @@ export type HostInfo = typeof HostInfo.Type
 
 /** The group every host serves and every client speaks. */
 export class HostRpcs extends RpcGroup.make(
-  Rpc.make("Subscribe", { payload: { after: Schema.Number, attend: Schema.optionalKey(Schema.Boolean) }, success: SequencedEvent, stream: true }),
+  Rpc.make("Subscribe", {
+    payload: { after: Schema.Number, attend: Schema.optionalKey(Schema.Boolean) },
+    success: SequencedEvent,
+    stream: true
+  }),
   Rpc.make("Answer", {
     payload: { inquiry_id: Schema.String, answer: Schema.Json, remember: Schema.optionalKey(Schema.Boolean) },
     error: Schema.Union([QuestionNotOpen, QuestionAlreadyAnswered, AnswerDoesNotFit])

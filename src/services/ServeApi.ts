@@ -27,8 +27,15 @@ import * as Schema from "effect/Schema"
 import { RunEvent } from "../domain/run/RunEvent.ts"
 
 /** An error body: `error` names it, `message` says it in words, the rest is its data. */
-const errorOf = <const Tag extends string, Fields extends Schema.Struct.Fields>(tag: Tag, status: number, fields: Fields) =>
-  Schema.Struct({ error: Schema.Literal(tag), message: Schema.String, ...fields }).annotate({ httpApiStatus: status, identifier: tag })
+const errorOf = <const Tag extends string, Fields extends Schema.Struct.Fields>(
+  tag: Tag,
+  status: number,
+  fields: Fields
+) =>
+  Schema.Struct({ error: Schema.Literal(tag), message: Schema.String, ...fields }).annotate({
+    httpApiStatus: status,
+    identifier: tag
+  })
 
 /** The request is malformed: not JSON, not the shape the endpoint takes, too large. */
 export const BadRequest = errorOf("BadRequest", 400, { kind: Schema.String })
@@ -37,7 +44,10 @@ export const ConversationNotFound = errorOf("ConversationNotFound", 404, { id: S
 /** The conversation has no running turn (`…/stop`; its events answer 204 instead: nothing to stream). */
 export const NotRunning = errorOf("NotRunning", 404, { id: Schema.String })
 /** No open question has this id. */
-export const QuestionNotOpen = errorOf("QuestionNotOpen", 404, { inquiry_id: Schema.String, open: Schema.Array(Schema.String) })
+export const QuestionNotOpen = errorOf("QuestionNotOpen", 404, {
+  inquiry_id: Schema.String,
+  open: Schema.Array(Schema.String)
+})
 /** The question has a recorded response already: who answered. */
 export const QuestionAlreadyAnswered = errorOf("QuestionAlreadyAnswered", 409, {
   inquiry_id: Schema.String,
@@ -49,7 +59,11 @@ export const ConversationBusy = errorOf("ConversationBusy", 409, { id: Schema.St
 /** A secret is only taken by a running turn: it is never recorded. */
 export const SecretNeedsRunningTurn = errorOf("SecretNeedsRunningTurn", 409, { inquiry_id: Schema.String })
 /** The answer does not fit the question: what would. */
-export const AnswerDoesNotFit = errorOf("AnswerDoesNotFit", 422, { inquiry_id: Schema.String, reason: Schema.String, expected: Schema.String })
+export const AnswerDoesNotFit = errorOf("AnswerDoesNotFit", 422, {
+  inquiry_id: Schema.String,
+  reason: Schema.String,
+  expected: Schema.String
+})
 /** The run went away while it was spoken to. */
 export const RunLost = errorOf("RunLost", 503, { id: Schema.String })
 /** The conversation's files cannot be read. */
@@ -110,7 +124,11 @@ export const Discarded = Schema.Struct({ id: Schema.String, ending: Schema.Strin
 export const Stopping = Schema.Struct({ id: Schema.String, pid: Schema.Number })
 
 /** One SSE frame: `id:` the event's sequence number in the run, `data:` the run event as JSON. */
-export const EventFrame = Schema.Struct({ id: Schema.String, event: Schema.Literal("message"), data: Schema.fromJsonString(RunEvent) })
+export const EventFrame = Schema.Struct({
+  id: Schema.String,
+  event: Schema.Literal("message"),
+  data: Schema.fromJsonString(RunEvent)
+})
 export type EventFrame = typeof EventFrame.Type
 
 /** A wrong or missing token (401); the body says nothing else. */
@@ -138,7 +156,9 @@ export class Token extends HttpApiMiddleware.Service<Token>()("parley/serve/Toke
 }) {}
 
 /** Request-decoding failures as a 400 `BadRequest` (Effect's default is an empty 400). */
-export class Validation extends HttpApiMiddleware.Service<Validation>()("parley/serve/Validation", { error: BadRequest }) {}
+export class Validation extends HttpApiMiddleware.Service<Validation>()("parley/serve/Validation", {
+  error: BadRequest
+}) {}
 
 const Id = { id: Schema.String }
 
@@ -146,11 +166,19 @@ const Id = { id: Schema.String }
 export class ConversationsGroup extends HttpApiGroup.make("conversations")
   .add(
     HttpApiEndpoint.get("list", "/conversations", { success: Schema.Array(ConversationRow) }),
-    HttpApiEndpoint.get("get", "/conversations/:id", { params: Id, success: Schema.Json, error: [ConversationNotFound, ConversationDamaged] }),
+    HttpApiEndpoint.get("get", "/conversations/:id", {
+      params: Id,
+      success: Schema.Json,
+      error: [ConversationNotFound, ConversationDamaged]
+    }),
     HttpApiEndpoint.get("events", "/conversations/:id/events", {
       params: Id,
       // A sequence number of the run (EventSource sends back the last `id:` it saw).
-      headers: { "last-event-id": Schema.optional(Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))) },
+      headers: {
+        "last-event-id": Schema.optional(
+          Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(0))
+        )
+      },
       // 204 when no turn runs: nothing to stream, and an EventSource does not reconnect.
       success: [HttpApiSchema.StreamSse({ events: EventFrame }), HttpApiSchema.NoContent],
       error: [ConversationNotFound]
@@ -160,9 +188,22 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       params: { id: Schema.String, inquiryId: Schema.String },
       payload: AnswerBody,
       success: AnswerAccepted,
-      error: [ConversationNotFound, QuestionNotOpen, QuestionAlreadyAnswered, ConversationBusy, SecretNeedsRunningTurn, AnswerDoesNotFit, RunLost, ...WITH_BODY]
+      error: [
+        ConversationNotFound,
+        QuestionNotOpen,
+        QuestionAlreadyAnswered,
+        ConversationBusy,
+        SecretNeedsRunningTurn,
+        AnswerDoesNotFit,
+        RunLost,
+        ...WITH_BODY
+      ]
     }).middleware(Validation),
-    HttpApiEndpoint.post("create", "/conversations", { payload: NewConversation, success: RunStarted, error: [RunNotStarted, ...WITH_BODY] }).middleware(Validation),
+    HttpApiEndpoint.post("create", "/conversations", {
+      payload: NewConversation,
+      success: RunStarted,
+      error: [RunNotStarted, ...WITH_BODY]
+    }).middleware(Validation),
     HttpApiEndpoint.post("message", "/conversations/:id/messages", {
       params: Id,
       payload: NewMessage,
@@ -186,10 +227,11 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
     })
   )
   .middleware(Token)
-  .prefix("/api")
-{}
+  .prefix("/api") {}
 
 /** The whole API. */
-export class ServeApi extends HttpApi.make("parley").add(ConversationsGroup)
-  .annotateMerge(OpenApi.annotations({ title: "parley serve", description: "Watch runs and answer their questions (issue 23)." }))
-{}
+export class ServeApi extends HttpApi.make("parley")
+  .add(ConversationsGroup)
+  .annotateMerge(
+    OpenApi.annotations({ title: "parley serve", description: "Watch runs and answer their questions (issue 23)." })
+  ) {}

@@ -61,7 +61,8 @@ export class ConversationLocked extends Schema.TaggedError<ConversationLocked>()
 }) {
   override get message() {
     const on = this.host === undefined ? "" : ` on ${this.host}`
-    const who = this.holder === undefined ? `another parley process${on}` : `another parley process (pid ${this.holder}${on})`
+    const who =
+      this.holder === undefined ? `another parley process${on}` : `another parley process (pid ${this.holder}${on})`
     return this.host === undefined
       ? `Conversation ${this.id} is being written by ${who}. Wait for it to finish, or remove ${this.path} if that process is gone.`
       : `Conversation ${this.id} is being written by ${who}. Wait for it to finish: its lock ends with that process.`

@@ -49,26 +49,34 @@ const runCalls = (options: {
   readonly interactive: boolean
   readonly config?: unknown
 }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ran: Array<string> = []
     const handlers = {
-      deploy: ({ env }: { readonly env: string }) => Effect.sync(() => (ran.push(`deploy ${env}`), `deployed to ${env}`)),
-      promote: ({ env }: { readonly env: string }) => Effect.sync(() => (ran.push(`promote ${env}`), `promoted to ${env}`)),
+      deploy: ({ env }: { readonly env: string }) =>
+        Effect.sync(() => (ran.push(`deploy ${env}`), `deployed to ${env}`)),
+      promote: ({ env }: { readonly env: string }) =>
+        Effect.sync(() => (ran.push(`promote ${env}`), `promoted to ${env}`)),
       status: ({ env }: { readonly env: string }) => Effect.sync(() => (ran.push(`status ${env}`), `${env} is up`))
     }
     const prompts = yield* MockPromptBackend.make(options.script ?? [], { interactive: options.interactive })
     const config = Config.layerLiteral(options.config ?? {})
-    const result = yield* Effect.scoped(Effect.gen(function*() {
-      const session = yield* ConversationStore.use((s) => s.open(id))
-      const state = yield* Ref.make(TurnState.make())
-      return yield* ToolCoordinator.runTools({ session, calls: options.calls, state, root: "/tmp" })
-    })).pipe(
-      Effect.provide(Layer.mergeAll(
-        RunLive.layer,
-        executorFromToolkit(toolkit, handlers),
-        MockInquiryBackend.layer({}),
-        MemoryConversationStore.layer([{ ...Conversation.make({ id, now: Timestamp.now() }), entries: turnWith(options.calls) }])
-      ).pipe(Layer.provideMerge(config))),
+    const result = yield* Effect.scoped(
+      Effect.gen(function* () {
+        const session = yield* ConversationStore.use((s) => s.open(id))
+        const state = yield* Ref.make(TurnState.make())
+        return yield* ToolCoordinator.runTools({ session, calls: options.calls, state, root: "/tmp" })
+      })
+    ).pipe(
+      Effect.provide(
+        Layer.mergeAll(
+          RunLive.layer,
+          executorFromToolkit(toolkit, handlers),
+          MockInquiryBackend.layer({}),
+          MemoryConversationStore.layer([
+            { ...Conversation.make({ id, now: Timestamp.now() }), entries: turnWith(options.calls) }
+          ])
+        ).pipe(Layer.provideMerge(config))
+      ),
       Effect.provideService(PromptBackend, prompts.service)
     )
     return {
@@ -82,32 +90,54 @@ const nobody = (tool: string, policy: string) =>
   `The tool '${tool}' needs a person's approval to run, and nobody could be asked (the detached policy is "${policy}"; an approval never goes to an assistant), so it did not run. Do not retry this tool call in this turn.`
 
 describe("needsApproval through executorFromToolkit", () => {
-  it.effect("the permission is ask for a tool with needsApproval (boolean or function), unattended otherwise; config overrides it per tool", () =>
-    Effect.gen(function*() {
-      const handlers = { deploy: () => Effect.succeed(""), promote: () => Effect.succeed(""), status: () => Effect.succeed("") }
-      const permissions = (config: unknown) =>
-        Effect.gen(function*() {
-          const e = yield* Executor
-          return [e.permission("deploy"), e.permission("promote"), e.permission("status")]
-        }).pipe(
-          Effect.provide(executorFromToolkit(toolkit, handlers).pipe(Layer.provide(Config.layerLiteral(config))))
-        )
-      expect(yield* permissions({})).toStrictEqual(["ask", "ask", "unattended"])
-      // The wildcard does not lift an author's approval; a tool's own table does.
-      expect(yield* permissions({ conversation: { tools: { "*": { run: "unattended" }, promote: { run: "skip" } } } })).toStrictEqual(["ask", "skip", "unattended"])
-      expect(yield* permissions({ conversation: { tools: { deploy: { run: "unattended" } } } })).toStrictEqual(["unattended", "ask", "unattended"])
-    }))
+  it.effect(
+    "the permission is ask for a tool with needsApproval (boolean or function), unattended otherwise; config overrides it per tool",
+    () =>
+      Effect.gen(function* () {
+        const handlers = {
+          deploy: () => Effect.succeed(""),
+          promote: () => Effect.succeed(""),
+          status: () => Effect.succeed("")
+        }
+        const permissions = (config: unknown) =>
+          Effect.gen(function* () {
+            const e = yield* Executor
+            return [e.permission("deploy"), e.permission("promote"), e.permission("status")]
+          }).pipe(
+            Effect.provide(executorFromToolkit(toolkit, handlers).pipe(Layer.provide(Config.layerLiteral(config))))
+          )
+        expect(yield* permissions({})).toStrictEqual(["ask", "ask", "unattended"])
+        // The wildcard does not lift an author's approval; a tool's own table does.
+        expect(
+          yield* permissions({ conversation: { tools: { "*": { run: "unattended" }, promote: { run: "skip" } } } })
+        ).toStrictEqual(["ask", "skip", "unattended"])
+        expect(yield* permissions({ conversation: { tools: { deploy: { run: "unattended" } } } })).toStrictEqual([
+          "unattended",
+          "ask",
+          "unattended"
+        ])
+      })
+  )
 
-  it.effect("nobody to ask, detached = assistant (the default): the approval is not given, the call is skipped and recorded; others run", () =>
-    Effect.gen(function*() {
-      const out = yield* runCalls({ calls: [call("deploy", "staging"), call("status", "staging")], interactive: false })
-      expect(out.ran).toStrictEqual(["status staging"])
-      expect(out.responses).toStrictEqual([["call_deploy_1", nobody("deploy", "assistant")], ["call_status_1", "staging is up"]])
-      expect(out.shown).toStrictEqual([])
-    }))
+  it.effect(
+    "nobody to ask, detached = assistant (the default): the approval is not given, the call is skipped and recorded; others run",
+    () =>
+      Effect.gen(function* () {
+        const out = yield* runCalls({
+          calls: [call("deploy", "staging"), call("status", "staging")],
+          interactive: false
+        })
+        expect(out.ran).toStrictEqual(["status staging"])
+        expect(out.responses).toStrictEqual([
+          ["call_deploy_1", nobody("deploy", "assistant")],
+          ["call_status_1", "staging is up"]
+        ])
+        expect(out.shown).toStrictEqual([])
+      })
+  )
 
   it.effect("nobody to ask under every detached policy: skipped", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       for (const policy of ["assistant", "wait", "defer", "deny"]) {
         const out = yield* runCalls({
           calls: [call("deploy", "staging")],
@@ -117,38 +147,53 @@ describe("needsApproval through executorFromToolkit", () => {
         expect(out.ran).toStrictEqual([])
         expect(out.responses).toStrictEqual([["call_deploy_1", nobody("deploy", policy)]])
       }
-    }))
+    })
+  )
 
   it.effect("a function of the parameters: approval only where it says so", () =>
-    Effect.gen(function*() {
-      const out = yield* runCalls({ calls: [call("promote", "staging"), call("promote", "production", 2)], interactive: false })
-      expect(out.ran).toStrictEqual(["promote staging"])
-      expect(out.responses).toStrictEqual([["call_promote_1", "promoted to staging"], ["call_promote_2", nobody("promote", "assistant")]])
-    }))
-
-  it.effect("a person at the prompt: asked as for run = ask; n skips, y runs; a call that needs no approval is not asked", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const out = yield* runCalls({
-        calls: [call("deploy", "staging"), call("promote", "staging"), call("deploy", "production", 2)],
-        script: [{ _tag: "Permission", decision: "n" }, { _tag: "Permission", decision: "y" }],
-        interactive: true
+        calls: [call("promote", "staging"), call("promote", "production", 2)],
+        interactive: false
       })
-      expect(out.shown).toStrictEqual(["permission deploy", "permission deploy"])
-      expect(out.ran.sort()).toStrictEqual(["deploy production", "promote staging"])
+      expect(out.ran).toStrictEqual(["promote staging"])
       expect(out.responses).toStrictEqual([
-        ["call_deploy_1", "Tool skipped by user."],
         ["call_promote_1", "promoted to staging"],
-        ["call_deploy_2", "deployed to production"]
+        ["call_promote_2", nobody("promote", "assistant")]
       ])
-    }))
+    })
+  )
+
+  it.effect(
+    "a person at the prompt: asked as for run = ask; n skips, y runs; a call that needs no approval is not asked",
+    () =>
+      Effect.gen(function* () {
+        const out = yield* runCalls({
+          calls: [call("deploy", "staging"), call("promote", "staging"), call("deploy", "production", 2)],
+          script: [
+            { _tag: "Permission", decision: "n" },
+            { _tag: "Permission", decision: "y" }
+          ],
+          interactive: true
+        })
+        expect(out.shown).toStrictEqual(["permission deploy", "permission deploy"])
+        expect(out.ran.sort()).toStrictEqual(["deploy production", "promote staging"])
+        expect(out.responses).toStrictEqual([
+          ["call_deploy_1", "Tool skipped by user."],
+          ["call_promote_1", "promoted to staging"],
+          ["call_deploy_2", "deployed to production"]
+        ])
+      })
+  )
 
   it.effect("config run = unattended for the tool runs it without asking, even with nobody there", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const out = yield* runCalls({
         calls: [call("deploy", "staging")],
         interactive: false,
         config: { conversation: { tools: { deploy: { run: "unattended" } } } }
       })
       expect(out.ran).toStrictEqual(["deploy staging"])
-    }))
+    })
+  )
 })

@@ -39,34 +39,52 @@ const executor = executorFromToolkit(toolkit, {
   deploy: ({ env }) => Effect.sync(() => (ran.push("deploy"), `deployed to ${env}`)),
   status: ({ env }) => Effect.sync(() => (ran.push("status"), `${env} is up`))
 })
-const model = scriptedModel([
+const model = scriptedModel(
   [
-    { type: "tool-call", id: "call_1", name: "deploy", params: { env: "production" } },
-    { type: "tool-call", id: "call_2", name: "status", params: { env: "production" } },
-    finish("tool-calls")
+    [
+      { type: "tool-call", id: "call_1", name: "deploy", params: { env: "production" } },
+      { type: "tool-call", id: "call_2", name: "status", params: { env: "production" } },
+      finish("tool-calls")
+    ],
+    [{ type: "text-delta", id: "t", delta: "Done." }, finish("stop")]
   ],
-  [{ type: "text-delta", id: "t", delta: "Done." }, finish("stop")]
-], [])
-const person = process.stdin.isTTY === true
-  ? TerminalPromptBackend.layer.pipe(Layer.provide(NodeServices.layer))
-  : MockPromptBackend.layer([], { interactive: false })
+  []
+)
+const person =
+  process.stdin.isTTY === true
+    ? TerminalPromptBackend.layer.pipe(Layer.provide(NodeServices.layer))
+    : MockPromptBackend.layer([], { interactive: false })
 
-const program = Effect.gen(function*() {
-  yield* Effect.scoped(Effect.flatMap(ConversationStore.use((s) => s.open(id)), (session) =>
-    TurnLoop.runTurn({ session, model: "effect/ai", root: process.cwd(), start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy" }) })))
+const program = Effect.gen(function* () {
+  yield* Effect.scoped(
+    Effect.flatMap(
+      ConversationStore.use((s) => s.open(id)),
+      (session) =>
+        TurnLoop.runTurn({
+          session,
+          model: "effect/ai",
+          root: process.cwd(),
+          start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy" })
+        })
+    )
+  )
   const entries = (yield* ConversationStore.use((s) => s.load(id))).entries
   return {
     ran,
     responses: entries.flatMap((e) => (e.type === "tool_call_response" ? [[e.id, e.content]] : []))
   }
-}).pipe(Effect.provide(Layer.mergeAll(
-  RunLive.layer,
-  executor,
-  providerLayer().pipe(Layer.provide(model)),
-  MockInquiryBackend.layer({}),
-  person,
-  MemoryConversationStore.layer([Conversation.make({ id, now: Timestamp.now() })])
-).pipe(Layer.provideMerge(ConfigFile.layerFromFile(process.argv[2]!)))))
+}).pipe(
+  Effect.provide(
+    Layer.mergeAll(
+      RunLive.layer,
+      executor,
+      providerLayer().pipe(Layer.provide(model)),
+      MockInquiryBackend.layer({}),
+      person,
+      MemoryConversationStore.layer([Conversation.make({ id, now: Timestamp.now() })])
+    ).pipe(Layer.provideMerge(ConfigFile.layerFromFile(process.argv[2]!)))
+  )
+)
 
 Effect.runPromise(program).then(
   (r) => {

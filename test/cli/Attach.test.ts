@@ -33,10 +33,16 @@ detached = "wait"
 
 ${DEFERRABLE}`
 
-const call = (id: string, name: string, mode: string, seconds?: number) => ({ id, name: "deferrable", arguments: { name, mode, ...(seconds !== undefined ? { seconds } : {}) } })
+const call = (id: string, name: string, mode: string, seconds?: number) => ({
+  id,
+  name: "deferrable",
+  arguments: { name, mode, ...(seconds !== undefined ? { seconds } : {}) }
+})
 
 const project = (): Project => {
-  const p = makeProject("parley-attach-", { "deferrable.py": fs.readFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), "utf8") })
+  const p = makeProject("parley-attach-", {
+    "deferrable.py": fs.readFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), "utf8")
+  })
   fs.writeFileSync(path.join(p.storage, "config.toml"), CONFIG)
   return p
 }
@@ -54,11 +60,17 @@ const waitUntil = async (what: string, check: () => boolean, timeoutMs = 10_000)
   }
 }
 
-const responses = (p: Project) => onDisk(p.storage).filter((e) => e["type"] === "inquiry_response").map((e) => [e["id"], e["answer"]])
+const responses = (p: Project) =>
+  onDisk(p.storage)
+    .filter((e) => e["type"] === "inquiry_response")
+    .map((e) => [e["id"], e["answer"]])
 
 /** Starts `query --detach`; returns the conversation id and the background run's pid. */
 const detached = (p: Project, script: string): { id: string; pid: number } => {
-  const r = runParley(["--storage", p.storage, "query", "--detach", "--new", "go", "--model", "scripted", "--script", script], { cwd: p.root })
+  const r = runParley(
+    ["--storage", p.storage, "query", "--detach", "--new", "go", "--model", "scripted", "--script", script],
+    { cwd: p.root }
+  )
   expect(r.code).toBe(0)
   const id = r.stdout.trim()
   const pid = Number(/\(pid (\d+)\)/.exec(r.stderr)![1])
@@ -70,7 +82,10 @@ const detached = (p: Project, script: string): { id: string; pid: number } => {
 describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)", () => {
   it("two attached terminals: one answers, the other's prompt closes and says another client answered; both exit 0; the answer is recorded once", async () => {
     const p = project()
-    const script = writeScript(p, [{ message: "Working.", tool_calls: [call("s1", "prod", "slow", 1), call("p1", "paint", "pick")] }, { message: "All done." }])
+    const script = writeScript(p, [
+      { message: "Working.", tool_calls: [call("s1", "prod", "slow", 1), call("p1", "paint", "pick")] },
+      { message: "All done." }
+    ])
     const { id } = detached(p, script)
     const a = startParley(p, ["conversation", "attach", id])
     const b = startParley(p, ["conversation", "attach"])
@@ -90,8 +105,16 @@ describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)",
 
   it("the prompt says who is asking, as query's does: ask_user's \"Assistant asks:\" and a configured prompt_label", async () => {
     const p = project()
-    fs.appendFileSync(path.join(p.storage, "config.toml"), `\n[conversation.tools.deferrable.questions.confirm]\nprompt_label = "Deployer"\n`)
-    const ask = { question: "Which way?", context: "Two ways are open.", answer_type: "select", options: ["backup", "abort"] }
+    fs.appendFileSync(
+      path.join(p.storage, "config.toml"),
+      `\n[conversation.tools.deferrable.questions.confirm]\nprompt_label = "Deployer"\n`
+    )
+    const ask = {
+      question: "Which way?",
+      context: "Two ways are open.",
+      answer_type: "select",
+      options: ["backup", "abort"]
+    }
     const script = writeScript(p, [
       { message: "Working.", tool_calls: [{ id: "u1", name: "ask_user", arguments: ask }, call("a1", "web", "ask")] },
       { message: "All done." }
@@ -111,12 +134,18 @@ describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)",
     await answerOne(first!)
     await answerOne(first === "Assistant" ? "Deployer" : "Assistant")
     expect(await s.waitForExit()).toBe(0)
-    expect(responses(p).sort()).toStrictEqual([["a1.confirm.1", true], ["u1.answer.1", "backup"]])
+    expect(responses(p).sort()).toStrictEqual([
+      ["a1.confirm.1", true],
+      ["u1.answer.1", "backup"]
+    ])
   })
 
   it("two questions open at once are asked one after the other; Y answers the other one too; Ctrl-C at a prompt stops the run", async () => {
     const p = project()
-    const script = writeScript(p, [{ message: "Working.", tool_calls: [call("a1", "web", "ask"), call("a2", "db", "ask")] }, { message: "All done." }])
+    const script = writeScript(p, [
+      { message: "Working.", tool_calls: [call("a1", "web", "ask"), call("a2", "db", "ask")] },
+      { message: "All done." }
+    ])
     const { id } = detached(p, script)
     const s = startParley(p, ["conversation", "attach", id])
     const [, first] = await s.waitFor(/Deploy (web|db)\?/)
@@ -125,10 +154,16 @@ describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)",
     const pane = s.pane()
     expect(pane).toMatch(new RegExp(`Deploy ${first}\\? → yes \\(you\\)`))
     expect(pane).toMatch(new RegExp(`Deploy ${first === "web" ? "db" : "web"}\\? → yes \\(you\\)`))
-    expect(responses(p).sort()).toStrictEqual([["a1.confirm.1", true], ["a2.confirm.1", true]])
+    expect(responses(p).sort()).toStrictEqual([
+      ["a1.confirm.1", true],
+      ["a2.confirm.1", true]
+    ])
 
     const q = project()
-    const stopped = detached(q, writeScript(q, [{ message: "Working.", tool_calls: [call("a1", "web", "ask")] }, { message: "All done." }]))
+    const stopped = detached(
+      q,
+      writeScript(q, [{ message: "Working.", tool_calls: [call("a1", "web", "ask")] }, { message: "All done." }])
+    )
     const t = startParley(q, ["conversation", "attach", stopped.id])
     await t.waitFor(/Deploy web\?/)
     t.sendKeys("C-c")
@@ -177,17 +212,23 @@ describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)",
 
   it("a SIGTSTP sent while a prompt is on screen does not detach (the prompt owns the terminal); the run goes on there", async () => {
     const p = project()
-    const script = writeScript(p, [{ message: "Working.", tool_calls: [call("a1", "web", "ask")] }, { message: "All done." }])
+    const script = writeScript(p, [
+      { message: "Working.", tool_calls: [call("a1", "web", "ask")] },
+      { message: "All done." }
+    ])
     const s = startParley(p, ["query", "--new", "go", "--model", "scripted", "--script", script])
     await s.waitFor(/Deploy web\?/)
-    const pid = fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n)).find((n) => {
-      try {
-        const argv = fs.readFileSync(`/proc/${n}/cmdline`, "utf8").split("\0")
-        return argv.includes("query") && argv.includes(p.storage)
-      } catch {
-        return false
-      }
-    })
+    const pid = fs
+      .readdirSync("/proc")
+      .filter((n) => /^\d+$/.test(n))
+      .find((n) => {
+        try {
+          const argv = fs.readFileSync(`/proc/${n}/cmdline`, "utf8").split("\0")
+          return argv.includes("query") && argv.includes(p.storage)
+        } catch {
+          return false
+        }
+      })
     expect(pid).toBeDefined()
     process.kill(Number(pid), "SIGTSTP")
     await new Promise((resolve) => setTimeout(resolve, 500))

@@ -12,7 +12,19 @@ import * as Exit from "effect/Exit"
 import * as Stream from "effect/Stream"
 import * as HostClient from "../../src/layers/host/HostClient.ts"
 import { repoRoot } from "../support/Fixtures.ts"
-import { addDeferrable, DEFERRABLE, exited, hostSockets, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
+import {
+  addDeferrable,
+  DEFERRABLE,
+  exited,
+  hostSockets,
+  makeProject,
+  parley,
+  persisted,
+  type Project,
+  spawnParley,
+  waitFor,
+  writeScript
+} from "../support/Project.ts"
 
 const CONFIG = `${DEFERRABLE}
 
@@ -45,34 +57,52 @@ const sockets = hostSockets
 
 /** The processes whose working directory is the project (its tools). */
 const toolsIn = (root: string): Array<number> =>
-  fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n)).filter((pid) => {
-    try {
-      return fs.readlinkSync(`/proc/${pid}/cwd`) === root && fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("python3")
-    } catch {
-      return false
-    }
-  }).map(Number)
+  fs
+    .readdirSync("/proc")
+    .filter((n) => /^\d+$/.test(n))
+    .filter((pid) => {
+      try {
+        return (
+          fs.readlinkSync(`/proc/${pid}/cwd`) === root &&
+          fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("python3")
+        )
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
 
 const fds = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).length
 const fdList = (pid: number) =>
-  fs.readdirSync(`/proc/${pid}/fd`).map((fd) => {
-    try {
-      return `${fd}:${fs.readlinkSync(`/proc/${pid}/fd/${fd}`)}`
-    } catch {
-      return fd
-    }
-  }).join(" ")
+  fs
+    .readdirSync(`/proc/${pid}/fd`)
+    .map((fd) => {
+      try {
+        return `${fd}:${fs.readlinkSync(`/proc/${pid}/fd/${fd}`)}`
+      } catch {
+        return fd
+      }
+    })
+    .join(" ")
 
-const run = <A, E>(effect: Effect.Effect<A, E, import("effect/Scope").Scope>) => Effect.runPromise(Effect.scoped(effect))
+const run = <A, E>(effect: Effect.Effect<A, E, import("effect/Scope").Scope>) =>
+  Effect.runPromise(Effect.scoped(effect))
 
-const call = (id: string, name: string, mode: string, seconds?: number) => ({ id, name: "deferrable", arguments: { name, mode, ...(seconds !== undefined ? { seconds } : {}) } })
+const call = (id: string, name: string, mode: string, seconds?: number) => ({
+  id,
+  name: "deferrable",
+  arguments: { name, mode, ...(seconds !== undefined ? { seconds } : {}) }
+})
 
 /** A run (no TTY, `detached = "wait"`) whose calls have opened their question; its conversation id. */
 const waitingRun = async (p: Project, calls: ReadonlyArray<ReturnType<typeof call>>) => {
   const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: calls }, { message: "Done." }])
   const host = spawnParley(p, ["query", "--new", "go", "--script", script])
   children.push(host)
-  await waitFor("the question and the socket", () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1)
+  await waitFor(
+    "the question and the socket",
+    () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1
+  )
   return { host, id: sockets(p)[0]!.replace(".sock", "") }
 }
 
@@ -124,13 +154,26 @@ describe("attached clients without a terminal", () => {
     // Clients leaving mid-read are not the run's errors: nothing about them on its terminal.
     expect(host.output()).not.toMatch(/Unhandled|SocketError|at .*\.js:\d+/)
     expect(stopping.output()).toContain(`query --continue-turn --id ${id}`)
-    const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; incomplete: unknown; running: unknown }>
-    expect(rows.find((r) => r.id === id)).toMatchObject({ running: null, incomplete: { state: "pending-tool-execution" } })
+    const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{
+      id: string
+      incomplete: unknown
+      running: unknown
+    }>
+    expect(rows.find((r) => r.id === id)).toMatchObject({
+      running: null,
+      incomplete: { state: "pending-tool-execution" }
+    })
     // Nothing to attach to: the run is over; a conversation that does not exist is said to be one.
     const over = parley(p, ["conversation", "attach", id])
-    expect([over.code, over.stderr]).toStrictEqual([1, expect.stringContaining(`jp-c${id} has no running turn to attach to.`)])
+    expect([over.code, over.stderr]).toStrictEqual([
+      1,
+      expect.stringContaining(`jp-c${id} has no running turn to attach to.`)
+    ])
     const unknown = parley(p, ["conversation", "attach", "99999999999"])
-    expect([unknown.code, unknown.stderr]).toStrictEqual([1, expect.stringContaining("There is no conversation jp-c99999999999 in")])
+    expect([unknown.code, unknown.stderr]).toStrictEqual([
+      1,
+      expect.stringContaining("There is no conversation jp-c99999999999 in")
+    ])
   }, 60_000)
 
   it("a client that stopped reading (SIGSTOP) does not keep the host from exiting once the run is over", async () => {
@@ -153,7 +196,10 @@ describe("attached clients without a terminal", () => {
   it("100 rounds of clients connecting, following, answering and leaving at random: each question answered once, by the offer that won; no fd leaked, no socket left", async () => {
     const p = project()
     const ROUNDS = 100
-    const script = writeScript(p, "s.json", [{ message: "Asking.", tool_calls: [{ id: "m1", name: "many", arguments: { count: ROUNDS } }] }, { message: "Done." }])
+    const script = writeScript(p, "s.json", [
+      { message: "Asking.", tool_calls: [{ id: "m1", name: "many", arguments: { count: ROUNDS } }] },
+      { message: "Done." }
+    ])
     const host = spawnParley(p, ["query", "--new", "go", "--script", script])
     children.push(host)
     await waitFor("the socket", () => sockets(p).length === 1)
@@ -161,7 +207,7 @@ describe("attached clients without a terminal", () => {
     const info = () => run(Effect.flatMap(HostClient.connect(socket), (c) => c.Info()))
     // A seeded generator: a failing round can be replayed.
     let seed = 22
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
     const winners: Array<boolean> = []
     let fdsEarly = 0
     for (let round = 1; round <= ROUNDS; round++) {
@@ -173,26 +219,33 @@ describe("attached clients without a terminal", () => {
       }
       // Counted as each question has just opened: the tool has answered and exited, no client is connected.
       if (round === 5) fdsEarly = fds(host.pid!)
-      if (round === ROUNDS) expect(fds(host.pid!) - fdsEarly, `descriptors held by the host: ${fdList(host.pid!)}`).toBeLessThanOrEqual(1)
+      if (round === ROUNDS)
+        expect(fds(host.pid!) - fdsEarly, `descriptors held by the host: ${fdList(host.pid!)}`).toBeLessThanOrEqual(1)
       const answerers = 1 + Math.floor(random() * 3)
       const watchers = Math.floor(random() * 4)
       const offers = Array.from({ length: answerers }, () => {
         const value = random() < 0.5
         const delay = Math.floor(random() * 10)
-        return run(Effect.gen(function*() {
-          const client = yield* HostClient.connect(socket)
-          yield* Effect.sleep(`${delay} millis`)
-          return { value, exit: yield* Effect.exit(client.Answer({ inquiry_id: inquiry, answer: value })) }
-        }))
+        return run(
+          Effect.gen(function* () {
+            const client = yield* HostClient.connect(socket)
+            yield* Effect.sleep(`${delay} millis`)
+            return { value, exit: yield* Effect.exit(client.Answer({ inquiry_id: inquiry, answer: value })) }
+          })
+        )
       })
       const follows = Array.from({ length: watchers }, () => {
         const stay = Math.floor(random() * 30)
         const attend = random() < 0.5
         const after = Math.floor(random() * 5)
-        return run(Effect.gen(function*() {
-          const client = yield* HostClient.connect(socket)
-          yield* client.Subscribe({ after, attend }).pipe(Stream.runDrain, Effect.timeout(`${stay} millis`), Effect.ignore)
-        }))
+        return run(
+          Effect.gen(function* () {
+            const client = yield* HostClient.connect(socket)
+            yield* client
+              .Subscribe({ after, attend })
+              .pipe(Stream.runDrain, Effect.timeout(`${stay} millis`), Effect.ignore)
+          })
+        )
       })
       const [results] = await Promise.all([Promise.all(offers), Promise.all(follows)])
       const won = results.filter((r) => Exit.isSuccess(r.exit))

@@ -32,7 +32,12 @@ afterEach(() => {
 })
 
 /** Runs parley without blocking the event loop (the fake server lives in this process). */
-const parleyAt = (storage: string, fake: FakeLlmServer.FakeLlmServer | undefined, args: ReadonlyArray<string>, cwd = path.dirname(storage)): Effect.Effect<Run> =>
+const parleyAt = (
+  storage: string,
+  fake: FakeLlmServer.FakeLlmServer | undefined,
+  args: ReadonlyArray<string>,
+  cwd = path.dirname(storage)
+): Effect.Effect<Run> =>
   Effect.callback<Run>((resume) => {
     const env: Record<string, string | undefined> = {
       ...process.env,
@@ -44,7 +49,11 @@ const parleyAt = (storage: string, fake: FakeLlmServer.FakeLlmServer | undefined
       OPENAI_BASE_URL: undefined
     }
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k]
-    const child = spawn(process.execPath, [binary, "--storage", storage, ...args], { cwd, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [binary, "--storage", storage, ...args], {
+      cwd,
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
@@ -63,7 +72,16 @@ const appendEntries = (file: string, entries: ReadonlyArray<object>) => {
 }
 
 /** A message's blocks, whatever form the SDK sent them in. */
-type Block = { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; is_error?: boolean }
+type Block = {
+  type: string
+  text?: string
+  id?: string
+  name?: string
+  input?: unknown
+  tool_use_id?: string
+  content?: unknown
+  is_error?: boolean
+}
 const blocksOf = (message: { content: unknown }): Array<Block> =>
   typeof message.content === "string" ? [{ type: "text", text: message.content }] : (message.content as Array<Block>)
 const resultText = (b: Block): string =>
@@ -76,54 +94,91 @@ const checkIdentical = (storage: string, id: string) =>
   })
 
 describe("a corpus conversation with JP-shaped compactions, queried against a fake provider", () => {
-  it.live("the model sees the summary instead of turns 1–4, turns 5–8 with stripped calls, the rest as stored; check stays byte-identical", () =>
-    Effect.gen(function*() {
-      const storage = copyToTemp(fixtureCorpus.dir)
-      dirs.push(storage)
-      const id = "17738399468"
-      const file = path.join(storage, "conversations", "17738399468-rfd-review-and-phase-1-planning", "events.json")
-      const entries = EventsFile.parse(fs.readFileSync(file, "utf8"), file)
-      const byTurn = turns(entries)
-      expect(byTurn.length).toBeGreaterThan(9)
-      appendEntries(file, [
-        { type: "compaction", timestamp: "2026-03-18 16:00:00.123456", from_turn: 0, to_turn: 3, summary: { summary: "SUMMARY-OF-TURNS-0-3: the RFDs were reviewed." } },
-        { type: "compaction", timestamp: "2026-03-18 16:00:01.5", from_turn: 4, to_turn: 7, reasoning: "strip", tool_calls: { policy: "strip", request: true, response: true } }
-      ])
-      yield* checkIdentical(storage, id)
+  it.live(
+    "the model sees the summary instead of turns 1–4, turns 5–8 with stripped calls, the rest as stored; check stays byte-identical",
+    () =>
+      Effect.gen(function* () {
+        const storage = copyToTemp(fixtureCorpus.dir)
+        dirs.push(storage)
+        const id = "17738399468"
+        const file = path.join(storage, "conversations", "17738399468-rfd-review-and-phase-1-planning", "events.json")
+        const entries = EventsFile.parse(fs.readFileSync(file, "utf8"), file)
+        const byTurn = turns(entries)
+        expect(byTurn.length).toBeGreaterThan(9)
+        appendEntries(file, [
+          {
+            type: "compaction",
+            timestamp: "2026-03-18 16:00:00.123456",
+            from_turn: 0,
+            to_turn: 3,
+            summary: { summary: "SUMMARY-OF-TURNS-0-3: the RFDs were reviewed." }
+          },
+          {
+            type: "compaction",
+            timestamp: "2026-03-18 16:00:01.5",
+            from_turn: 4,
+            to_turn: 7,
+            reasoning: "strip",
+            tool_calls: { policy: "strip", request: true, response: true }
+          }
+        ])
+        yield* checkIdentical(storage, id)
 
-      const fake = yield* FakeLlmServer.make
-      fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Next we plan phase 2." }] })
-      const r = yield* parleyAt(storage, fake, ["query", "--id", id, "--model", "anthropic/claude-test", "What next?"])
-      expect(r.stderr).toBe(`conversation ${id}\n`)
-      expect(r).toMatchObject({ code: 0, stdout: "Next we plan phase 2.\n" })
+        const fake = yield* FakeLlmServer.make
+        fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Next we plan phase 2." }] })
+        const r = yield* parleyAt(storage, fake, [
+          "query",
+          "--id",
+          id,
+          "--model",
+          "anthropic/claude-test",
+          "What next?"
+        ])
+        expect(r.stderr).toBe(`conversation ${id}\n`)
+        expect(r).toMatchObject({ code: 0, stdout: "Next we plan phase 2.\n" })
 
-      const messages = fake.requests[0]!.body.messages as Array<{ role: string; content: unknown }>
-      const body = JSON.stringify(messages)
-      expect(blocksOf(messages[0]!)[0]).toMatchObject({ type: "text", text: "[Summary of previous conversation]" })
-      expect(messages[1]!.role).toBe("assistant")
-      expect(blocksOf(messages[1]!).map((b) => b.text).join("")).toBe("SUMMARY-OF-TURNS-0-3: the RFDs were reviewed.")
-      // Not one request of the summarised turns reaches the model.
-      for (const turn of byTurn.slice(0, 4)) {
-        for (const e of turn.entries) if (e.type === "chat_request") expect(body).not.toContain(JSON.stringify(e.content).slice(1, -1).slice(0, 200))
-      }
-      // Turns 5–8: calls kept with {} and a status line; later turns as stored.
-      const blocks = messages.flatMap(blocksOf)
-      const callsOf = (from: number, to: number) =>
-        byTurn.slice(from, to + 1).flatMap((t) => t.entries.flatMap((e) => (e.type === "tool_call_request" ? [e] : [])))
-      const stripped = callsOf(4, 7)
-      const kept = callsOf(8, byTurn.length - 1)
-      expect(stripped.length).toBeGreaterThan(0)
-      expect(kept.length).toBeGreaterThan(0)
-      for (const call of stripped) {
-        expect(blocks.find((b) => b.type === "tool_use" && b.id === call.id)?.input).toStrictEqual({})
-        const result = blocks.find((b) => b.type === "tool_result" && b.tool_use_id === call.id)!
-        expect(resultText(result)).toMatch(new RegExp(`^\\[compacted\\] ${call.name}: (success|error)$`))
-        const stored = byTurn.flatMap((t) => t.entries).find((e) => e.type === "tool_call_response" && e.id === call.id)!
-        expect(resultText(result).endsWith(stored.type === "tool_call_response" && stored.is_error ? "error" : "success")).toBe(true)
-      }
-      for (const call of kept) expect(blocks.find((b) => b.type === "tool_use" && b.id === call.id)?.input).toStrictEqual(call.arguments)
-      yield* checkIdentical(storage, id)
-    }), 120_000)
+        const messages = fake.requests[0]!.body.messages as Array<{ role: string; content: unknown }>
+        const body = JSON.stringify(messages)
+        expect(blocksOf(messages[0]!)[0]).toMatchObject({ type: "text", text: "[Summary of previous conversation]" })
+        expect(messages[1]!.role).toBe("assistant")
+        expect(
+          blocksOf(messages[1]!)
+            .map((b) => b.text)
+            .join("")
+        ).toBe("SUMMARY-OF-TURNS-0-3: the RFDs were reviewed.")
+        // Not one request of the summarised turns reaches the model.
+        for (const turn of byTurn.slice(0, 4)) {
+          for (const e of turn.entries)
+            if (e.type === "chat_request")
+              expect(body).not.toContain(JSON.stringify(e.content).slice(1, -1).slice(0, 200))
+        }
+        // Turns 5–8: calls kept with {} and a status line; later turns as stored.
+        const blocks = messages.flatMap(blocksOf)
+        const callsOf = (from: number, to: number) =>
+          byTurn
+            .slice(from, to + 1)
+            .flatMap((t) => t.entries.flatMap((e) => (e.type === "tool_call_request" ? [e] : [])))
+        const stripped = callsOf(4, 7)
+        const kept = callsOf(8, byTurn.length - 1)
+        expect(stripped.length).toBeGreaterThan(0)
+        expect(kept.length).toBeGreaterThan(0)
+        for (const call of stripped) {
+          expect(blocks.find((b) => b.type === "tool_use" && b.id === call.id)?.input).toStrictEqual({})
+          const result = blocks.find((b) => b.type === "tool_result" && b.tool_use_id === call.id)!
+          expect(resultText(result)).toMatch(new RegExp(`^\\[compacted\\] ${call.name}: (success|error)$`))
+          const stored = byTurn
+            .flatMap((t) => t.entries)
+            .find((e) => e.type === "tool_call_response" && e.id === call.id)!
+          expect(
+            resultText(result).endsWith(stored.type === "tool_call_response" && stored.is_error ? "error" : "success")
+          ).toBe(true)
+        }
+        for (const call of kept)
+          expect(blocks.find((b) => b.type === "tool_use" && b.id === call.id)?.input).toStrictEqual(call.arguments)
+        yield* checkIdentical(storage, id)
+      }),
+    120_000
+  )
 })
 
 /** `count` turns, each a tool call whose result holds `size` characters, as JP writes them. */
@@ -135,8 +190,20 @@ const bigTurns = (count: number, size = 2000, offset = 0): Array<Record<string, 
       { timestamp: at(0), type: "turn_start" },
       { timestamp: at(1), type: "chat_request", content: `question ${t}` },
       { timestamp: at(2), type: "chat_response", reasoning: `thinking about ${t}` },
-      { timestamp: at(3), type: "tool_call_request", id: `call_${t}`, name: "read", arguments: { path: b64(`file_${t}.txt`) } },
-      { timestamp: at(4), type: "tool_call_response", id: `call_${t}`, content: b64(`${t}:` + "x".repeat(size)), is_error: false },
+      {
+        timestamp: at(3),
+        type: "tool_call_request",
+        id: `call_${t}`,
+        name: "read",
+        arguments: { path: b64(`file_${t}.txt`) }
+      },
+      {
+        timestamp: at(4),
+        type: "tool_call_response",
+        id: `call_${t}`,
+        content: b64(`${t}:` + "x".repeat(size)),
+        is_error: false
+      },
       { timestamp: at(5), type: "chat_response", message: `answer ${t}` }
     )
   }
@@ -147,10 +214,16 @@ const bigTurns = (count: number, size = 2000, offset = 0): Array<Record<string, 
 const writeConversation = (storage: string, id: string, entries: ReadonlyArray<object>): string => {
   const dir = path.join(storage, "conversations", `${id}-big`)
   fs.mkdirSync(dir, { recursive: true })
-  fs.writeFileSync(path.join(dir, "metadata.json"), JSON.stringify({ title: "big", last_activated_at: "2026-03-01 11:00:00.0" }, null, 2) + "\n")
+  fs.writeFileSync(
+    path.join(dir, "metadata.json"),
+    JSON.stringify({ title: "big", last_activated_at: "2026-03-01 11:00:00.0" }, null, 2) + "\n"
+  )
   fs.writeFileSync(path.join(dir, "base_config.json"), "{}\n")
   const file = path.join(dir, "events.json")
-  fs.writeFileSync(file, "[\n" + entries.map((e) => "  " + JSON.stringify(e, null, 2).replaceAll("\n", "\n  ")).join(",\n") + "\n]\n")
+  fs.writeFileSync(
+    file,
+    "[\n" + entries.map((e) => "  " + JSON.stringify(e, null, 2).replaceAll("\n", "\n  ")).join(",\n") + "\n]\n"
+  )
   return file
 }
 
@@ -164,83 +237,144 @@ const project = (config = ""): Project => {
 const readEntries = (file: string) => JSON.parse(fs.readFileSync(file, "utf8")) as Array<Record<string, unknown>>
 
 describe("parley conversation compact", () => {
-  it.live("appends JP's built-in mechanical rule in JP's writer shape; --dry-run and an empty range change nothing", () =>
-    Effect.gen(function*() {
-      const p = project()
-      const id = "17000000501"
-      const file = writeConversation(p.storage, id, bigTurns(8))
-      const before = fs.readFileSync(file, "utf8")
-      const dry = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--dry-run"])
-      expect(dry.code).toBe(0)
-      expect(dry.stdout).toMatch(/^Would compact turns 2–5 of jp-c17000000501 \(reasoning stripped, tool calls stripped\): about 4,\d{3} tokens → [12],\d{3} tokens\.\n$/)
-      expect(fs.readFileSync(file, "utf8")).toBe(before)
+  it.live(
+    "appends JP's built-in mechanical rule in JP's writer shape; --dry-run and an empty range change nothing",
+    () =>
+      Effect.gen(function* () {
+        const p = project()
+        const id = "17000000501"
+        const file = writeConversation(p.storage, id, bigTurns(8))
+        const before = fs.readFileSync(file, "utf8")
+        const dry = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--dry-run"])
+        expect(dry.code).toBe(0)
+        expect(dry.stdout).toMatch(
+          /^Would compact turns 2–5 of jp-c17000000501 \(reasoning stripped, tool calls stripped\): about 4,\d{3} tokens → [12],\d{3} tokens\.\n$/
+        )
+        expect(fs.readFileSync(file, "utf8")).toBe(before)
 
-      const done = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--format", "json"])
-      expect(done.code).toBe(0)
-      const report = JSON.parse(done.stdout) as { outcome: string; from_turn: number; to_turn: number; tokens_before: number; tokens_after: number }
-      expect(report).toMatchObject({ id, outcome: "compacted", from_turn: 1, to_turn: 4 })
-      expect(report.tokens_after).toBeLessThan(report.tokens_before)
-      const last = readEntries(file).at(-1)!
-      expect(Object.keys(last)).toStrictEqual(["type", "timestamp", "from_turn", "to_turn", "reasoning", "tool_calls"])
-      expect(last).toMatchObject({ type: "compaction", from_turn: 1, to_turn: 4, reasoning: "strip", tool_calls: { policy: "strip", request: true, response: true } })
-      expect(Object.keys(last["tool_calls"] as object)).toStrictEqual(["policy", "request", "response"])
-      expect(last["timestamp"]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{1,9}$/)
-      expect(fs.readFileSync(file, "utf8").startsWith(before.slice(0, -3))).toBe(true) // nothing before it changed
-      yield* checkIdentical(p.storage, id)
-      // ls reports the compacted size.
-      const ls = yield* parleyAt(p.storage, undefined, ["conversation", "ls", "--format", "json"])
-      expect((JSON.parse(ls.stdout) as Array<{ id: string; tokens: number }>).find((r) => r.id === id)!.tokens).toBe(report.tokens_after)
+        const done = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--format", "json"])
+        expect(done.code).toBe(0)
+        const report = JSON.parse(done.stdout) as {
+          outcome: string
+          from_turn: number
+          to_turn: number
+          tokens_before: number
+          tokens_after: number
+        }
+        expect(report).toMatchObject({ id, outcome: "compacted", from_turn: 1, to_turn: 4 })
+        expect(report.tokens_after).toBeLessThan(report.tokens_before)
+        const last = readEntries(file).at(-1)!
+        expect(Object.keys(last)).toStrictEqual([
+          "type",
+          "timestamp",
+          "from_turn",
+          "to_turn",
+          "reasoning",
+          "tool_calls"
+        ])
+        expect(last).toMatchObject({
+          type: "compaction",
+          from_turn: 1,
+          to_turn: 4,
+          reasoning: "strip",
+          tool_calls: { policy: "strip", request: true, response: true }
+        })
+        expect(Object.keys(last["tool_calls"] as object)).toStrictEqual(["policy", "request", "response"])
+        expect(last["timestamp"]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{1,9}$/)
+        expect(fs.readFileSync(file, "utf8").startsWith(before.slice(0, -3))).toBe(true) // nothing before it changed
+        yield* checkIdentical(p.storage, id)
+        // ls reports the compacted size.
+        const ls = yield* parleyAt(p.storage, undefined, ["conversation", "ls", "--format", "json"])
+        expect((JSON.parse(ls.stdout) as Array<{ id: string; tokens: number }>).find((r) => r.id === id)!.tokens).toBe(
+          report.tokens_after
+        )
 
-      const small = "17000000502"
-      const smallFile = writeConversation(p.storage, small, bigTurns(4))
-      const smallBefore = fs.readFileSync(smallFile, "utf8")
-      const nothing = yield* parleyAt(p.storage, undefined, ["conversation", "compact", small])
-      expect(nothing).toMatchObject({ code: 0, stderr: "" })
-      expect(nothing.stdout).toMatch(/^Nothing to compact: jp-c17000000502 has 4 turns/)
-      expect(fs.readFileSync(smallFile, "utf8")).toBe(smallBefore)
-    }), 60_000)
+        const small = "17000000502"
+        const smallFile = writeConversation(p.storage, small, bigTurns(4))
+        const smallBefore = fs.readFileSync(smallFile, "utf8")
+        const nothing = yield* parleyAt(p.storage, undefined, ["conversation", "compact", small])
+        expect(nothing).toMatchObject({ code: 0, stderr: "" })
+        expect(nothing.stdout).toMatch(/^Nothing to compact: jp-c17000000502 has 4 turns/)
+        expect(fs.readFileSync(smallFile, "utf8")).toBe(smallBefore)
+      }),
+    60_000
+  )
 
-  it.live("--summary: the model reads the raw turns of the range (earlier compactions ignored), the summary is stored as JP stores it", () =>
-    Effect.gen(function*() {
-      const p = project()
-      const id = "17000000503"
-      const file = writeConversation(p.storage, id, [
-        ...bigTurns(8, 300),
-        { type: "compaction", timestamp: "2026-03-01 12:00:00.0", from_turn: 0, to_turn: 7, tool_calls: { policy: "omit" } }
-      ])
-      const fake = yield* FakeLlmServer.make
-      fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Files 1 to 4 were read." }] })
-      const r = yield* parleyAt(p.storage, fake, ["conversation", "compact", id, "--summary", "--model", "anthropic/claude-test"])
-      expect(r.stderr).toBe("")
-      expect(r.code).toBe(0)
-      expect(r.stdout).toMatch(/^Compacted turns 2–5 of jp-c17000000503 \(replaced by a summary\): about \d+ tokens → \d+ tokens\.\n$/)
-      const body = fake.requests[0]!.body as { system: unknown; messages: Array<{ role: string; content: unknown }> }
-      expect(JSON.stringify(body.system)).toContain(JSON.stringify(SUMMARY_INSTRUCTIONS).slice(1, 60))
-      // Per turn: the question; the call; its result; the answer. Then the request for the summary.
-      expect(body.messages.map((m) => m.role)).toStrictEqual([...Array(4).fill(["user", "assistant", "user", "assistant"]).flat(), "user"])
-      const text = JSON.stringify(body.messages)
-      // Raw: turns 2–5 with their tool results (the omit compaction does not apply to the summariser), nothing else.
-      for (let t = 1; t <= 4; t++) expect(text).toContain(`${t}:xxx`)
-      expect(text).not.toContain("question 0")
-      expect(text).not.toContain("question 5")
-      expect(blocksOf(body.messages.at(-1)!).map((b) => b.text).join("")).toBe(SUMMARY_REQUEST)
-      const last = readEntries(file).at(-1)!
-      expect(Object.keys(last)).toStrictEqual(["type", "timestamp", "from_turn", "to_turn", "summary"])
-      expect(last).toMatchObject({ from_turn: 1, to_turn: 4, summary: { summary: "Files 1 to 4 were read." } })
-      yield* checkIdentical(p.storage, id)
-    }), 60_000)
+  it.live(
+    "--summary: the model reads the raw turns of the range (earlier compactions ignored), the summary is stored as JP stores it",
+    () =>
+      Effect.gen(function* () {
+        const p = project()
+        const id = "17000000503"
+        const file = writeConversation(p.storage, id, [
+          ...bigTurns(8, 300),
+          {
+            type: "compaction",
+            timestamp: "2026-03-01 12:00:00.0",
+            from_turn: 0,
+            to_turn: 7,
+            tool_calls: { policy: "omit" }
+          }
+        ])
+        const fake = yield* FakeLlmServer.make
+        fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Files 1 to 4 were read." }] })
+        const r = yield* parleyAt(p.storage, fake, [
+          "conversation",
+          "compact",
+          id,
+          "--summary",
+          "--model",
+          "anthropic/claude-test"
+        ])
+        expect(r.stderr).toBe("")
+        expect(r.code).toBe(0)
+        expect(r.stdout).toMatch(
+          /^Compacted turns 2–5 of jp-c17000000503 \(replaced by a summary\): about \d+ tokens → \d+ tokens\.\n$/
+        )
+        const body = fake.requests[0]!.body as { system: unknown; messages: Array<{ role: string; content: unknown }> }
+        expect(JSON.stringify(body.system)).toContain(JSON.stringify(SUMMARY_INSTRUCTIONS).slice(1, 60))
+        // Per turn: the question; the call; its result; the answer. Then the request for the summary.
+        expect(body.messages.map((m) => m.role)).toStrictEqual([
+          ...Array(4).fill(["user", "assistant", "user", "assistant"]).flat(),
+          "user"
+        ])
+        const text = JSON.stringify(body.messages)
+        // Raw: turns 2–5 with their tool results (the omit compaction does not apply to the summariser), nothing else.
+        for (let t = 1; t <= 4; t++) expect(text).toContain(`${t}:xxx`)
+        expect(text).not.toContain("question 0")
+        expect(text).not.toContain("question 5")
+        expect(
+          blocksOf(body.messages.at(-1)!)
+            .map((b) => b.text)
+            .join("")
+        ).toBe(SUMMARY_REQUEST)
+        const last = readEntries(file).at(-1)!
+        expect(Object.keys(last)).toStrictEqual(["type", "timestamp", "from_turn", "to_turn", "summary"])
+        expect(last).toMatchObject({ from_turn: 1, to_turn: 4, summary: { summary: "Files 1 to 4 were read." } })
+        yield* checkIdentical(p.storage, id)
+      }),
+    60_000
+  )
 
   it("takes the conversation's lock: while a query runs on it, compact fails at once naming the pid", async () => {
     const p = project()
     fs.writeFileSync(path.join(p.root, "hold.block"), "")
-    const first = spawnParley(p, ["query", "hold", "--script", writeScript(p, "s.json", [
-      { tool_calls: [{ id: "hold_1", name: "counter", arguments: { name: "hold" } }] },
-      { message: "Done." }
-    ])])
+    const first = spawnParley(p, [
+      "query",
+      "hold",
+      "--script",
+      writeScript(p, "s.json", [
+        { tool_calls: [{ id: "hold_1", name: "counter", arguments: { name: "hold" } }] },
+        { message: "Done." }
+      ])
+    ])
     children.push(first)
     await waitFor("the tool running", () => /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "hold.pid"), "utf8")))
     groups.push(Number(fs.readFileSync(path.join(p.root, "hold.pid"), "utf8")))
-    const id = fs.readdirSync(path.join(p.storage, "conversations")).find((n) => /^\d/.test(n))!.split("-")[0]!
+    const id = fs
+      .readdirSync(path.join(p.storage, "conversations"))
+      .find((n) => /^\d/.test(n))!
+      .split("-")[0]!
     const r = await Effect.runPromise(parleyAt(p.storage, undefined, ["conversation", "compact", id]))
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(`Conversation ${id} is being written by another parley process (pid ${first.pid})`)
@@ -248,24 +382,40 @@ describe("parley conversation compact", () => {
     expect(await exited(first)).toBe(0)
   }, 60_000)
 
-  it.live("fork keeps JP's retain rule, both ways: a cut in turn N drops exactly the compactions reaching N", () =>
-    Effect.gen(function*() {
-      const p = project()
-      const id = "17000000504"
-      writeConversation(p.storage, id, [
-        ...bigTurns(6, 10),
-        // Stamped after the cut, covers turns before it: kept.
-        { type: "compaction", timestamp: "2026-03-01 12:00:00.0", from_turn: 0, to_turn: 2, reasoning: "strip" },
-        // Stamped before the cut, reaches the cut turn: dropped.
-        { type: "compaction", timestamp: "2026-03-01 10:00:00.0", from_turn: 1, to_turn: 3, reasoning: "strip" }
-      ])
-      const r = yield* parleyAt(p.storage, undefined, ["conversation", "fork", id, "--until", "2026-03-01 10:03:02.0", "--format", "json"])
-      expect(r.code).toBe(0)
-      const forked = (JSON.parse(r.stdout) as { id: string }).id
-      const dir = fs.readdirSync(path.join(p.storage, "conversations")).find((n) => n.startsWith(forked))!
-      const compactions = readEntries(path.join(p.storage, "conversations", dir, "events.json")).filter((e) => e["type"] === "compaction")
-      expect(compactions).toStrictEqual([{ type: "compaction", timestamp: "2026-03-01 12:00:00.0", from_turn: 0, to_turn: 2, reasoning: "strip" }])
-    }), 60_000)
+  it.live(
+    "fork keeps JP's retain rule, both ways: a cut in turn N drops exactly the compactions reaching N",
+    () =>
+      Effect.gen(function* () {
+        const p = project()
+        const id = "17000000504"
+        writeConversation(p.storage, id, [
+          ...bigTurns(6, 10),
+          // Stamped after the cut, covers turns before it: kept.
+          { type: "compaction", timestamp: "2026-03-01 12:00:00.0", from_turn: 0, to_turn: 2, reasoning: "strip" },
+          // Stamped before the cut, reaches the cut turn: dropped.
+          { type: "compaction", timestamp: "2026-03-01 10:00:00.0", from_turn: 1, to_turn: 3, reasoning: "strip" }
+        ])
+        const r = yield* parleyAt(p.storage, undefined, [
+          "conversation",
+          "fork",
+          id,
+          "--until",
+          "2026-03-01 10:03:02.0",
+          "--format",
+          "json"
+        ])
+        expect(r.code).toBe(0)
+        const forked = (JSON.parse(r.stdout) as { id: string }).id
+        const dir = fs.readdirSync(path.join(p.storage, "conversations")).find((n) => n.startsWith(forked))!
+        const compactions = readEntries(path.join(p.storage, "conversations", dir, "events.json")).filter(
+          (e) => e["type"] === "compaction"
+        )
+        expect(compactions).toStrictEqual([
+          { type: "compaction", timestamp: "2026-03-01 12:00:00.0", from_turn: 0, to_turn: 2, reasoning: "strip" }
+        ])
+      }),
+    60_000
+  )
 })
 
 const WINDOWS = `
@@ -277,74 +427,120 @@ context_window = 1500
 `
 
 describe("context windows", () => {
-  it.live("the inquiry side call is cut to its model's window; the main request (no known window) is sent whole", () =>
-    Effect.gen(function*() {
-      const p = project(`${WINDOWS}\n[conversation.inquiry.assistant]\nmodel = "anthropic/claude-small"\n`)
-      const id = "17000000601"
-      writeConversation(p.storage, id, bigTurns(8))
-      fs.writeFileSync(path.join(p.root, "a.txt"), "old")
-      const fake = yield* FakeLlmServer.make
-      fake.enqueueAnthropic(
-        { blocks: [{ type: "tool_use", id: "w1", name: "write_note", input: { path: "a.txt", text: "new" } }], stopReason: "tool_use" },
-        { blocks: [{ type: "text", text: "{\"answer\":true}" }] },
-        { blocks: [{ type: "text", text: "Written." }] }
-      )
-      const r = yield* parleyAt(p.storage, fake, ["query", "--id", id, "--model", "anthropic/claude-big", "Overwrite a.txt"], p.root)
-      expect(r.stderr).toBe(`conversation ${id}\n`)
-      expect(r).toMatchObject({ code: 0, stdout: "Written.\n" })
-      expect(fs.readFileSync(path.join(p.root, "a.txt"), "utf8")).toBe("new")
-      const [main, inquiry] = fake.requests
-      expect(main!.body.model).toBe("claude-big")
-      expect(JSON.stringify(main!.body.messages)).toContain("question 0")
-      expect(inquiry!.body.model).toBe("claude-small")
-      const text = JSON.stringify(inquiry!.body.messages)
-      expect(text).not.toContain("question 0")
-      expect(text).toContain("Overwrite a.txt?")
-      // What the fake provider received is under the window: system, tools and messages, by RFD 034's 3 characters per token.
-      const chars = JSON.stringify(inquiry!.body.system ?? "").length + JSON.stringify(inquiry!.body.tools ?? []).length + text.length
-      expect(chars / 3).toBeLessThan(1500)
-    }), 60_000)
+  it.live(
+    "the inquiry side call is cut to its model's window; the main request (no known window) is sent whole",
+    () =>
+      Effect.gen(function* () {
+        const p = project(`${WINDOWS}\n[conversation.inquiry.assistant]\nmodel = "anthropic/claude-small"\n`)
+        const id = "17000000601"
+        writeConversation(p.storage, id, bigTurns(8))
+        fs.writeFileSync(path.join(p.root, "a.txt"), "old")
+        const fake = yield* FakeLlmServer.make
+        fake.enqueueAnthropic(
+          {
+            blocks: [{ type: "tool_use", id: "w1", name: "write_note", input: { path: "a.txt", text: "new" } }],
+            stopReason: "tool_use"
+          },
+          { blocks: [{ type: "text", text: '{"answer":true}' }] },
+          { blocks: [{ type: "text", text: "Written." }] }
+        )
+        const r = yield* parleyAt(
+          p.storage,
+          fake,
+          ["query", "--id", id, "--model", "anthropic/claude-big", "Overwrite a.txt"],
+          p.root
+        )
+        expect(r.stderr).toBe(`conversation ${id}\n`)
+        expect(r).toMatchObject({ code: 0, stdout: "Written.\n" })
+        expect(fs.readFileSync(path.join(p.root, "a.txt"), "utf8")).toBe("new")
+        const [main, inquiry] = fake.requests
+        expect(main!.body.model).toBe("claude-big")
+        expect(JSON.stringify(main!.body.messages)).toContain("question 0")
+        expect(inquiry!.body.model).toBe("claude-small")
+        const text = JSON.stringify(inquiry!.body.messages)
+        expect(text).not.toContain("question 0")
+        expect(text).toContain("Overwrite a.txt?")
+        // What the fake provider received is under the window: system, tools and messages, by RFD 034's 3 characters per token.
+        const chars =
+          JSON.stringify(inquiry!.body.system ?? "").length +
+          JSON.stringify(inquiry!.body.tools ?? []).length +
+          text.length
+        expect(chars / 3).toBeLessThan(1500)
+      }),
+    60_000
+  )
 
-  it.live("a main request over the window with automatic compaction off: nothing sent, exit 1, the sizes and the compact command; compact, then resume", () =>
-    Effect.gen(function*() {
-      const p = project(WINDOWS)
-      const id = "17000000602"
-      writeConversation(p.storage, id, bigTurns(8))
-      const fake = yield* FakeLlmServer.make
-      const r = yield* parleyAt(p.storage, fake, ["query", "--id", id, "--model", "anthropic/claude-test", "and now?"], p.root)
-      expect(r.code).toBe(1)
-      expect(fake.requests).toHaveLength(0)
-      const lines = r.stderr.trimEnd().split("\n")
-      expect(lines[0]).toBe(`conversation ${id}`)
-      expect(lines[1]).toMatch(/^parley: The conversation is too large for anthropic\/claude-test: about 4,\d{3} tokens, and its context window is 3,000 tokens \(automatic compaction is off\)\.$/)
-      expect(lines[2]).toBe(`Compact it with: parley conversation compact ${id} --storage ${p.storage}`)
-      expect(lines[3]).toBe(`The turn is saved; resume it with: parley query --continue-turn --id ${id} --storage ${p.storage}`)
-      expect(lines).toHaveLength(4)
+  it.live(
+    "a main request over the window with automatic compaction off: nothing sent, exit 1, the sizes and the compact command; compact, then resume",
+    () =>
+      Effect.gen(function* () {
+        const p = project(WINDOWS)
+        const id = "17000000602"
+        writeConversation(p.storage, id, bigTurns(8))
+        const fake = yield* FakeLlmServer.make
+        const r = yield* parleyAt(
+          p.storage,
+          fake,
+          ["query", "--id", id, "--model", "anthropic/claude-test", "and now?"],
+          p.root
+        )
+        expect(r.code).toBe(1)
+        expect(fake.requests).toHaveLength(0)
+        const lines = r.stderr.trimEnd().split("\n")
+        expect(lines[0]).toBe(`conversation ${id}`)
+        expect(lines[1]).toMatch(
+          /^parley: The conversation is too large for anthropic\/claude-test: about 4,\d{3} tokens, and its context window is 3,000 tokens \(automatic compaction is off\)\.$/
+        )
+        expect(lines[2]).toBe(`Compact it with: parley conversation compact ${id} --storage ${p.storage}`)
+        expect(lines[3]).toBe(
+          `The turn is saved; resume it with: parley query --continue-turn --id ${id} --storage ${p.storage}`
+        )
+        expect(lines).toHaveLength(4)
 
-      const compacted = yield* parleyAt(p.storage, fake, ["conversation", "compact", id], p.root)
-      expect(compacted.code).toBe(0)
-      fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Now it fits." }] })
-      const resumed = yield* parleyAt(p.storage, fake, ["query", "--continue-turn", "--id", id], p.root)
-      expect(resumed).toMatchObject({ code: 0, stdout: "Now it fits.\n" })
-      expect(JSON.stringify(fake.requests[0]!.body.messages)).toContain("[compacted] read: success")
-    }), 60_000)
+        const compacted = yield* parleyAt(p.storage, fake, ["conversation", "compact", id], p.root)
+        expect(compacted.code).toBe(0)
+        fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Now it fits." }] })
+        const resumed = yield* parleyAt(p.storage, fake, ["query", "--continue-turn", "--id", id], p.root)
+        expect(resumed).toMatchObject({ code: 0, stdout: "Now it fits.\n" })
+        expect(JSON.stringify(fake.requests[0]!.body.messages)).toContain("[compacted] read: success")
+      }),
+    60_000
+  )
 
-  it.live("automatic compaction on: compacts once, says so, and the request goes out compacted", () =>
-    Effect.gen(function*() {
-      const p = project(`${WINDOWS}\n[conversation.compaction.auto]\nenabled = true\n`)
-      const id = "17000000603"
-      const file = writeConversation(p.storage, id, bigTurns(8))
-      const fake = yield* FakeLlmServer.make
-      fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Compacted and answered." }] })
-      const r = yield* parleyAt(p.storage, fake, ["query", "--id", id, "--model", "anthropic/claude-test", "and now?"], p.root)
-      expect(r).toMatchObject({ code: 0, stdout: "Compacted and answered.\n" })
-      expect(r.stderr).toMatch(new RegExp(`^conversation ${id}\\nparley: compacted turns 2–6 automatically \\(\\[conversation\\.compaction\\.auto\\]\\): about 4,\\d{3} → 2,\\d{3} tokens of a 3,000-token window\\.\\n$`))
-      const compactions = readEntries(file).filter((e) => e["type"] === "compaction")
-      expect(compactions).toHaveLength(1)
-      expect(compactions[0]).toMatchObject({ from_turn: 1, to_turn: 5, reasoning: "strip", tool_calls: { policy: "strip", request: true, response: true } })
-      expect(fake.requests).toHaveLength(1)
-      const sent = JSON.stringify(fake.requests[0]!.body.messages)
-      expect(sent.split("[compacted] read: success").length - 1).toBe(5)
-      yield* checkIdentical(p.storage, id)
-    }), 60_000)
+  it.live(
+    "automatic compaction on: compacts once, says so, and the request goes out compacted",
+    () =>
+      Effect.gen(function* () {
+        const p = project(`${WINDOWS}\n[conversation.compaction.auto]\nenabled = true\n`)
+        const id = "17000000603"
+        const file = writeConversation(p.storage, id, bigTurns(8))
+        const fake = yield* FakeLlmServer.make
+        fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Compacted and answered." }] })
+        const r = yield* parleyAt(
+          p.storage,
+          fake,
+          ["query", "--id", id, "--model", "anthropic/claude-test", "and now?"],
+          p.root
+        )
+        expect(r).toMatchObject({ code: 0, stdout: "Compacted and answered.\n" })
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^conversation ${id}\\nparley: compacted turns 2–6 automatically \\(\\[conversation\\.compaction\\.auto\\]\\): about 4,\\d{3} → 2,\\d{3} tokens of a 3,000-token window\\.\\n$`
+          )
+        )
+        const compactions = readEntries(file).filter((e) => e["type"] === "compaction")
+        expect(compactions).toHaveLength(1)
+        expect(compactions[0]).toMatchObject({
+          from_turn: 1,
+          to_turn: 5,
+          reasoning: "strip",
+          tool_calls: { policy: "strip", request: true, response: true }
+        })
+        expect(fake.requests).toHaveLength(1)
+        const sent = JSON.stringify(fake.requests[0]!.body.messages)
+        expect(sent.split("[compacted] read: success").length - 1).toBe(5)
+        yield* checkIdentical(p.storage, id)
+      }),
+    60_000
+  )
 })

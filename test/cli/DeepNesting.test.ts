@@ -23,7 +23,10 @@ const deepStorage = (depth: number): string => {
   const storage = copyToTemp(fixtureCorpus.dir, "parley-deep-")
   const file = path.join(storage, EVENTS)
   const text = fs.readFileSync(file, "utf8")
-  fs.writeFileSync(file, text.replace("\"timestamp\"", `"deep_unknown": ${"[".repeat(depth)}${"]".repeat(depth)}, "timestamp"`))
+  fs.writeFileSync(
+    file,
+    text.replace('"timestamp"', `"deep_unknown": ${"[".repeat(depth)}${"]".repeat(depth)}, "timestamp"`)
+  )
   return storage
 }
 
@@ -33,14 +36,17 @@ describe("a stored entry nested deeply", () => {
     const before = fs.readFileSync(path.join(storage, EVENTS), "utf8")
     const json = runParley(["conversation", "print", ID, "--storage", storage, "--format", "json"])
     expect([json.code, json.stderr]).toStrictEqual([0, ""])
-    expect(json.stdout.startsWith("[\n  {\n    \"type\": \"config_delta\",\n    \"deep_unknown\": [\n      [\n")).toBe(true)
+    expect(json.stdout.startsWith('[\n  {\n    "type": "config_delta",\n    "deep_unknown": [\n      [\n')).toBe(true)
     expect(json.stdout.replace(/\s+/g, "")).toContain(`"deep_unknown":${"[".repeat(5_000)}${"]".repeat(5_000)}`)
-    for (const format of ["markdown", "html"]) expect(runParley(["conversation", "print", ID, "--storage", storage, "--format", format]).code).toBe(0)
+    for (const format of ["markdown", "html"])
+      expect(runParley(["conversation", "print", ID, "--storage", storage, "--format", format]).code).toBe(0)
     const check = runParley(["conversation", "check", ID, "--storage", storage, "--format", "json"])
     expect([check.code, JSON.parse(check.stdout)[0].roundtrip]).toStrictEqual([0, "identical"])
     const script = path.join(storage, "script.json")
     fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
-    expect(runParley(["query", "--storage", storage, "--id", ID, "--model", "scripted", "--script", script, "more"]).code).toBe(0)
+    expect(
+      runParley(["query", "--storage", storage, "--id", ID, "--model", "scripted", "--script", script, "more"]).code
+    ).toBe(0)
     const after = fs.readFileSync(path.join(storage, EVENTS), "utf8")
     expect(after.startsWith(before.slice(0, -"\n]\n".length))).toBe(true)
     expect(runParley(["conversation", "check", ID, "--storage", storage]).code).toBe(0)
@@ -62,7 +68,9 @@ describe("a stored entry nested deeply", () => {
     expect(runParley(["conversation", "ls", "--storage", storage]).code).toBe(0)
     const script = path.join(storage, "script.json")
     fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
-    expect(runParley(["query", "--storage", storage, "--id", ID, "--model", "scripted", "--script", script, "more"]).code).toBe(0)
+    expect(
+      runParley(["query", "--storage", storage, "--id", ID, "--model", "scripted", "--script", script, "more"]).code
+    ).toBe(0)
     expect(fs.readFileSync(path.join(storage, EVENTS), "utf8")).toContain(`"deep_unknown": ${"[".repeat(100_000)}`)
     const check = runParley(["conversation", "check", ID, "--storage", storage, "--format", "json"])
     expect([check.code, JSON.parse(check.stdout)[0].roundtrip]).toStrictEqual([0, "identical"])
@@ -83,7 +91,11 @@ const run = (p: Project, fake: FakeLlmServer.FakeLlmServer, args: ReadonlyArray<
       OPENAI_BASE_URL: `${fake.url}/v1`
     }
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k]
-    const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], { cwd: p.root, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], {
+      cwd: p.root,
+      env: env as NodeJS.ProcessEnv,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
@@ -94,22 +106,31 @@ const run = (p: Project, fake: FakeLlmServer.FakeLlmServer, args: ReadonlyArray<
 
 const DEEP_ARGS = `{"path":${"[".repeat(10_000)}${"]".repeat(10_000)}}`
 const MARKER = { parley_arguments_replaced: "nested 10001 levels deep; the limit is 100" }
-const TOOL_ERROR = "The call to tool `read_file` was not run: its arguments were nested 10001 levels deep; the limit is 100. Call it again with flatter arguments."
+const TOOL_ERROR =
+  "The call to tool `read_file` was not run: its arguments were nested 10001 levels deep; the limit is 100. Call it again with flatter arguments."
 
 describe("a model's tool call with arguments nested 10,000 deep", () => {
   for (const provider of ["anthropic", "openai"] as const) {
     it.live(`${provider}: a tool error for the model, the call recorded with a marker, the turn complete`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const fake = yield* FakeLlmServer.make
         const p = makeProject()
         if (provider === "anthropic") {
           fake.enqueueAnthropic(
-            { blocks: [{ type: "tool_use", id: "toolu_1", name: "read_file", input: {}, inputJson: DEEP_ARGS }], stopReason: "tool_use", chunkSize: 4096 },
+            {
+              blocks: [{ type: "tool_use", id: "toolu_1", name: "read_file", input: {}, inputJson: DEEP_ARGS }],
+              stopReason: "tool_use",
+              chunkSize: 4096
+            },
             { blocks: [{ type: "text", text: "Sorry." }] }
           )
         } else {
           fake.enqueueOpenAi(
-            { toolCalls: [{ id: "toolu_1", name: "read_file", arguments: DEEP_ARGS }], finishReason: "tool_calls", chunkSize: 4096 },
+            {
+              toolCalls: [{ id: "toolu_1", name: "read_file", arguments: DEEP_ARGS }],
+              finishReason: "tool_calls",
+              chunkSize: 4096
+            },
             { content: "Sorry." }
           )
         }
@@ -117,10 +138,18 @@ describe("a model's tool call with arguments nested 10,000 deep", () => {
         expect([r.code, r.stdout]).toStrictEqual([0, "Sorry.\n"])
         expect(r.stderr).toBe(`conversation ${conversationIdOf(p)} (new)\n`)
         const events = persisted(p)
-        expect(events.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "tool_call_response", "chat_response"])
+        expect(events.map((e) => e.type)).toStrictEqual([
+          "turn_start",
+          "chat_request",
+          "tool_call_request",
+          "tool_call_response",
+          "chat_response"
+        ])
         const ls = JSON.parse(runParley(["conversation", "ls", "--storage", p.storage, "--format", "json"]).stdout)
         expect(ls[0].incomplete).toBe(null)
-        const printed = JSON.parse(runParley(["conversation", "print", conversationIdOf(p), "--storage", p.storage, "--format", "json"]).stdout)
+        const printed = JSON.parse(
+          runParley(["conversation", "print", conversationIdOf(p), "--storage", p.storage, "--format", "json"]).stdout
+        )
         expect(printed[2].arguments).toStrictEqual(MARKER)
         expect(printed[3]).toMatchObject({ content: TOOL_ERROR, is_error: true })
         // What went back to the model: the marker and the error, never the deep arguments.
@@ -130,6 +159,7 @@ describe("a model's tool call with arguments nested 10,000 deep", () => {
         expect(followUp).toContain("was not run: its arguments were nested 10001 levels deep")
         expect(followUp).not.toContain("[[[[")
         fs.rmSync(p.root, { recursive: true, force: true })
-      }))
+      })
+    )
   }
 })

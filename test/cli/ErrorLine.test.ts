@@ -18,22 +18,38 @@ import {
 } from "../../src/services/StoreErrors.ts"
 import { runParley } from "../support/Cli.ts"
 import { repoRoot, tempDir } from "../support/Fixtures.ts"
-import { conversationDir, conversationIdOf, exited, makeProject, parley, type Project, writeScript } from "../support/Project.ts"
+import {
+  conversationDir,
+  conversationIdOf,
+  exited,
+  makeProject,
+  parley,
+  type Project,
+  writeScript
+} from "../support/Project.ts"
 
 describe("the line of each error", () => {
   // As an installed parley runs: through its bin link (see Hint.invokedAs).
   const argv1 = process.argv[1]
-  beforeAll(() => { process.argv[1] = "/usr/local/bin/parley" })
-  afterAll(() => { process.argv[1] = argv1! })
+  beforeAll(() => {
+    process.argv[1] = "/usr/local/bin/parley"
+  })
+  afterAll(() => {
+    process.argv[1] = argv1!
+  })
 
   const file = "/s/conversations/17000000001/events.json"
 
   it("a missing or damaged conversation names the command to run next, with --storage only when it was given", () => {
     const missing = new ConversationNotFound({ id: "123" })
     expect(missing.message).toBe("No conversation with id 123.")
-    expect(ErrorLine.line(missing, {})).toBe("No conversation with id 123. Run `parley conversation ls --archived` to see the ids.")
-    expect(ErrorLine.line(missing, { storage: "/tmp/my dir" })).toBe("No conversation with id 123. Run `parley conversation ls --archived --storage '/tmp/my dir'` to see the ids.")
-    const corrupt = new ConversationCorrupt({ id: "17000000001", file, entry: 2, reason: "unknown type \"x\"" })
+    expect(ErrorLine.line(missing, {})).toBe(
+      "No conversation with id 123. Run `parley conversation ls --archived` to see the ids."
+    )
+    expect(ErrorLine.line(missing, { storage: "/tmp/my dir" })).toBe(
+      "No conversation with id 123. Run `parley conversation ls --archived --storage '/tmp/my dir'` to see the ids."
+    )
+    const corrupt = new ConversationCorrupt({ id: "17000000001", file, entry: 2, reason: 'unknown type "x"' })
     expect(corrupt.message).toBe(`${file}: entry 2: unknown type "x"`)
     // A store command calls no model: --model and --script are not repeated.
     expect(ErrorLine.line(corrupt, { storage: "/s", model: "openai/gpt-5", script: "/x.json" })).toBe(
@@ -48,12 +64,22 @@ describe("the line of each error", () => {
   it("the other store errors say what happened in their own words: the holder's pid, the lock file, the path", () => {
     const lock = "/s/locks/jp-c17000000001.lock"
     const cases: Array<[unknown, string]> = [
-      [new ConversationLocked({ id: "17000000001", holder: 4242, path: lock }),
-        `Conversation 17000000001 is being written by another parley process (pid 4242). Wait for it to finish, or remove ${lock} if that process is gone.`],
-      [new ConversationLocked({ id: "17000000001", path: lock }),
-        `Conversation 17000000001 is being written by another parley process. Wait for it to finish, or remove ${lock} if that process is gone.`],
-      [new ConversationExists({ id: "17000000001" }), "A conversation with id 17000000001 already exists. Pick another id, or omit it to get a fresh one."],
-      [new AppendRejected({ id: "17000000001", reason: "no turn is open" }), "Cannot append to conversation 17000000001: no turn is open"],
+      [
+        new ConversationLocked({ id: "17000000001", holder: 4242, path: lock }),
+        `Conversation 17000000001 is being written by another parley process (pid 4242). Wait for it to finish, or remove ${lock} if that process is gone.`
+      ],
+      [
+        new ConversationLocked({ id: "17000000001", path: lock }),
+        `Conversation 17000000001 is being written by another parley process. Wait for it to finish, or remove ${lock} if that process is gone.`
+      ],
+      [
+        new ConversationExists({ id: "17000000001" }),
+        "A conversation with id 17000000001 already exists. Pick another id, or omit it to get a fresh one."
+      ],
+      [
+        new AppendRejected({ id: "17000000001", reason: "no turn is open" }),
+        "Cannot append to conversation 17000000001: no turn is open"
+      ],
       [new StoreIoError({ path: "/s/conversations", reason: "EACCES" }), "/s/conversations: EACCES"],
       ["plain text", "plain text"]
     ]
@@ -67,16 +93,24 @@ describe("the line of each error", () => {
     const own = new CliFailure({ code: 2, message: "usage" })
     expect(ErrorLine.failure(own, {})).toBe(own)
     const failed = ErrorLine.failure(new ConversationNotFound({ id: "9" }), { storage: "/s" })
-    expect([failed.code, failed.message]).toStrictEqual([1, "No conversation with id 9. Run `parley conversation ls --archived --storage /s` to see the ids."])
+    expect([failed.code, failed.message]).toStrictEqual([
+      1,
+      "No conversation with id 9. Run `parley conversation ls --archived --storage /s` to see the ids."
+    ])
   })
 
   it("no message or page text of src/domain, src/services or src/layers names a parley command (they are rendered only in src/cli)", () => {
     const filesUnder = (dir: string): Array<string> =>
-      fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]))
-    const offending = ["domain", "services", "layers"].flatMap((part) => filesUnder(path.join(repoRoot, "src", part)))
+      fs
+        .readdirSync(dir, { withFileTypes: true })
+        .flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]))
+    const offending = ["domain", "services", "layers"]
+      .flatMap((part) => filesUnder(path.join(repoRoot, "src", part)))
       .filter((f) => f.endsWith(".ts"))
       .flatMap((f) =>
-        fs.readFileSync(f, "utf8").split("\n")
+        fs
+          .readFileSync(f, "utf8")
+          .split("\n")
           // Code, not comments: `parley query …`, `parley conversation …` written into text.
           .filter((l) => !/^\s*(\/?\*|\/\/)/.test(l) && /\bparley (query|conversation|demo)\b/.test(l))
           // The HTML page's footer says which command wrote it: provenance, not a command to run.
@@ -109,10 +143,14 @@ describe("error lines of the built binary", () => {
 
   /** Another process holding `file` through FileLock, until its stdin closes. */
   const holdLock = async (file: string): Promise<ChildProcess> => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/lockChild.ts"), file, String(Date.now())], {
-      cwd: repoRoot,
-      stdio: ["pipe", "pipe", "inherit"]
-    })
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(repoRoot, "test/support/lockChild.ts"), file, String(Date.now())],
+      {
+        cwd: repoRoot,
+        stdio: ["pipe", "pipe", "inherit"]
+      }
+    )
     holders.push(child)
     const said = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error("the lock holder did not answer in 30 s")), 30_000)
@@ -142,21 +180,45 @@ describe("error lines of the built binary", () => {
     const storage = path.join(root, "my store")
     const script = path.join(root, "s.json")
     fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "Hi." }] }))
-    expect(runParley(["query", "hello", "--storage", storage, "--script", script], { cwd: root, env: { PARLEY_STORAGE: undefined } }).code).toBe(0)
-    const dir = path.join(storage, "conversations", fs.readdirSync(path.join(storage, "conversations")).find((n) => /^\d/.test(n))!)
+    expect(
+      runParley(["query", "hello", "--storage", storage, "--script", script], {
+        cwd: root,
+        env: { PARLEY_STORAGE: undefined }
+      }).code
+    ).toBe(0)
+    const dir = path.join(
+      storage,
+      "conversations",
+      fs.readdirSync(path.join(storage, "conversations")).find((n) => /^\d/.test(n))!
+    )
     const id = path.basename(dir).split("-")[0]!
     fs.rmSync(path.join(dir, "events.json"))
     const damage = `${path.join(dir, "events.json")}: missing`
-    const given = runParley(["conversation", "print", id, "--storage", storage], { cwd: root, env: { PARLEY_STORAGE: undefined } })
-    expect([given.code, given.stderr]).toStrictEqual([1, `parley: ${damage}. Run \`parley conversation check ${id} --storage '${storage}'\` for details.\n`])
+    const given = runParley(["conversation", "print", id, "--storage", storage], {
+      cwd: root,
+      env: { PARLEY_STORAGE: undefined }
+    })
+    expect([given.code, given.stderr]).toStrictEqual([
+      1,
+      `parley: ${damage}. Run \`parley conversation check ${id} --storage '${storage}'\` for details.\n`
+    ])
     // The same error from `query`: the same line (a store command repeats no --model or --script).
-    const viaQuery = runParley(["query", "--id", id, "more", "--storage", storage, "--script", script], { cwd: root, env: { PARLEY_STORAGE: undefined } })
-    expect([viaQuery.code, viaQuery.stderr]).toStrictEqual([1, `parley: ${damage}. Run \`parley conversation check ${id} --storage '${storage}'\` for details.\n`])
+    const viaQuery = runParley(["query", "--id", id, "more", "--storage", storage, "--script", script], {
+      cwd: root,
+      env: { PARLEY_STORAGE: undefined }
+    })
+    expect([viaQuery.code, viaQuery.stderr]).toStrictEqual([
+      1,
+      `parley: ${damage}. Run \`parley conversation check ${id} --storage '${storage}'\` for details.\n`
+    ])
     // Found by looking up from the working directory (a `.parley` there): nothing to repeat.
     const found = path.join(root, ".parley")
     fs.renameSync(storage, found)
     const dirThere = path.join(found, "conversations", path.basename(dir))
     const bare = runParley(["conversation", "print", id], { cwd: root, env: { PARLEY_STORAGE: undefined } })
-    expect([bare.code, bare.stderr]).toStrictEqual([1, `parley: ${path.join(dirThere, "events.json")}: missing. Run \`parley conversation check ${id}\` for details.\n`])
+    expect([bare.code, bare.stderr]).toStrictEqual([
+      1,
+      `parley: ${path.join(dirThere, "events.json")}: missing. Run \`parley conversation check ${id}\` for details.\n`
+    ])
   })
 })

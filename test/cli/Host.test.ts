@@ -9,7 +9,19 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { binary } from "../support/Cli.ts"
 import * as FakeLlmServer from "../support/FakeLlmServer.ts"
-import { effectsOf, exited, hostSockets, killGroup, parley, persisted, type Project, spawnParley, waitFor, waitingProject, writeScript } from "../support/Project.ts"
+import {
+  effectsOf,
+  exited,
+  hostSockets,
+  killGroup,
+  parley,
+  persisted,
+  type Project,
+  spawnParley,
+  waitFor,
+  waitingProject,
+  writeScript
+} from "../support/Project.ts"
 
 const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
 const groups: Array<number> = []
@@ -22,7 +34,12 @@ const project = waitingProject
 
 const runDir = (p: Project) => path.join(p.storage, "run")
 const sockets = hostSockets
-const ls = (p: Project) => JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; running: unknown; incomplete: unknown }>
+const ls = (p: Project) =>
+  JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{
+    id: string
+    running: unknown
+    incomplete: unknown
+  }>
 const effects = effectsOf
 
 const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
@@ -32,7 +49,10 @@ const waiting = async (p: Project, calls = [call("a1", "prod", "ask"), call("s1"
   const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: calls }, { message: "Done." }])
   const child = spawnParley(p, ["query", "--new", "go", "--script", script])
   children.push(child)
-  await waitFor("the questions to open", () => persisted(p).filter((e) => e.type === "inquiry_request").length === calls.length)
+  await waitFor(
+    "the questions to open",
+    () => persisted(p).filter((e) => e.type === "inquiry_request").length === calls.length
+  )
   await waitFor("the host's socket", () => sockets(p).length === 1)
   return { child, id: sockets(p)[0]!.replace(".sock", "") }
 }
@@ -45,7 +65,10 @@ describe("a running turn is a host (no TTY)", () => {
     expect(fs.statSync(path.join(runDir(p), `${id}.sock`)).mode & 0o777).toBe(0o600)
     const row = ls(p).find((r) => r.id === id)!
     expect(row.running).toMatchObject({ pid: child.pid })
-    expect([...(row.running as { waiting: Array<string> }).waiting].sort()).toStrictEqual(["a1.confirm.1", "s1.token.1"])
+    expect([...(row.running as { waiting: Array<string> }).waiting].sort()).toStrictEqual([
+      "a1.confirm.1",
+      "s1.token.1"
+    ])
     expect(parley(p, ["conversation", "ls"]).stdout).toContain("[running, waiting for input: deferrable]")
 
     const listed = parley(p, ["conversation", "answer", id])
@@ -64,10 +87,19 @@ describe("a running turn is a host (no TTY)", () => {
     expect(effects(p, "prod")).toBe("true\n")
     expect(effects(p, "api")).toBe(`"12 chars"\n`)
     expect(sockets(p)).toStrictEqual([])
-    const responses = persisted(p).filter((e) => e.type === "inquiry_response").map((e) => [e["id"], e["outcome"]]).sort()
-    expect(responses).toStrictEqual([["a1.confirm.1", "answered"], ["s1.token.1", "redacted"]])
-    const all = fs.readdirSync(p.storage, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
-      .map((d) => fs.readFileSync(path.join(d.parentPath, d.name), "utf8")).join("\n")
+    const responses = persisted(p)
+      .filter((e) => e.type === "inquiry_response")
+      .map((e) => [e["id"], e["outcome"]])
+      .sort()
+    expect(responses).toStrictEqual([
+      ["a1.confirm.1", "answered"],
+      ["s1.token.1", "redacted"]
+    ])
+    const all = fs
+      .readdirSync(p.storage, { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile())
+      .map((d) => fs.readFileSync(path.join(d.parentPath, d.name), "utf8"))
+      .join("\n")
     expect(all).not.toContain("s3cr3t-t0ken")
     expect(ls(p).find((r) => r.id === id)!.running).toBe(null)
     // Too late: the run recorded the first answer.
@@ -79,11 +111,20 @@ describe("a running turn is a host (no TTY)", () => {
   it("conversation kill stops a run with a question open and a tool running: exit 0, the turn resumable, no tool left", async () => {
     const p = project()
     fs.writeFileSync(path.join(p.root, "slow.block"), "")
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "prod", "ask"), { id: "c1", name: "counter", arguments: { name: "slow" } }] }])
+    const script = writeScript(p, "s.json", [
+      {
+        message: "Working.",
+        tool_calls: [call("a1", "prod", "ask"), { id: "c1", name: "counter", arguments: { name: "slow" } }]
+      }
+    ])
     const child = spawnParley(p, ["query", "--new", "go", "--script", script])
     children.push(child)
-    await waitFor("the question and the slow tool", () =>
-      persisted(p).some((e) => e.type === "inquiry_request") && /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
+    await waitFor(
+      "the question and the slow tool",
+      () =>
+        persisted(p).some((e) => e.type === "inquiry_request") &&
+        /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8"))
+    )
     const toolPid = Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8"))
     groups.push(toolPid)
     await waitFor("the host's socket", () => sockets(p).length === 1)
@@ -93,16 +134,22 @@ describe("a running turn is a host (no TTY)", () => {
     expect(killed.code).toBe(0)
     expect(await exited(child)).toBe(143)
     // The tool's group was stopped with the run (an exited tool is reaped by init a moment later).
-    await waitFor("the tool to be gone", () => {
-      try {
-        process.kill(toolPid, 0)
-        return fs.readFileSync(`/proc/${toolPid}/stat`, "utf8").includes(") Z ")
-      } catch {
-        return true
-      }
-    }, 3000)
+    await waitFor(
+      "the tool to be gone",
+      () => {
+        try {
+          process.kill(toolPid, 0)
+          return fs.readFileSync(`/proc/${toolPid}/stat`, "utf8").includes(") Z ")
+        } catch {
+          return true
+        }
+      },
+      3000
+    )
     expect(sockets(p)).toStrictEqual([])
-    expect(persisted(p).filter((e) => e.type === "inquiry_response")).toMatchObject([{ id: "a1.confirm.1", outcome: "cancelled", reason: "user" }])
+    expect(persisted(p).filter((e) => e.type === "inquiry_response")).toMatchObject([
+      { id: "a1.confirm.1", outcome: "cancelled", reason: "user" }
+    ])
     expect(ls(p)[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
     expect(parley(p, ["conversation", "kill", id]).code).toBe(1)
   })
@@ -127,7 +174,10 @@ describe("a running turn is a host (no TTY)", () => {
 
   it("query --detach returns at once with the conversation id; the background run waits for its answer and completes", async () => {
     const p = project()
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "prod", "ask")] }, { message: "Done." }])
+    const script = writeScript(p, "s.json", [
+      { message: "Working.", tool_calls: [call("a1", "prod", "ask")] },
+      { message: "Done." }
+    ])
     const started = Date.now()
     const r = parley(p, ["query", "--detach", "--new", "deploy", "--script", script])
     const took = Date.now() - started
@@ -150,47 +200,64 @@ describe("a running turn is a host (no TTY)", () => {
 })
 
 describe("a secret answered into a running turn (real SDK, fake provider on 127.0.0.1)", () => {
-  it.live("reaches the tool; it is in no file under the storage, in no process's command line, and in no request the model got", () =>
-    Effect.gen(function*() {
-      const SECRET = "pq-7f3a-secret-91ce"
-      const fake = yield* FakeLlmServer.make
-      const p = project()
-      fake.enqueueAnthropic(
-        { blocks: [{ type: "tool_use", id: "toolu_s", name: "deferrable", input: { name: "api", mode: "secret" } }], stopReason: "tool_use" },
-        { blocks: [{ type: "text", text: "Stored." }] }
-      )
-      const host = spawn(process.execPath, [binary, "--storage", p.storage, "query", "--new", "--model", "anthropic/claude-test", "store it"], {
-        cwd: p.root,
-        env: { ...process.env, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url, PARLEY_STORAGE: "" },
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      children.push(host)
-      yield* Effect.promise(() => waitFor("the secret question and the socket", () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1))
-      const id = sockets(p)[0]!.replace(".sock", "")
-      // Every process's command line, sampled while the answer is delivered and the tool runs.
-      let seen = false
-      const scan = setInterval(() => {
-        for (const pid of fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
-          try {
-            if (fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(SECRET)) seen = true
-          } catch {
-            // gone
+  it.live(
+    "reaches the tool; it is in no file under the storage, in no process's command line, and in no request the model got",
+    () =>
+      Effect.gen(function* () {
+        const SECRET = "pq-7f3a-secret-91ce"
+        const fake = yield* FakeLlmServer.make
+        const p = project()
+        fake.enqueueAnthropic(
+          {
+            blocks: [{ type: "tool_use", id: "toolu_s", name: "deferrable", input: { name: "api", mode: "secret" } }],
+            stopReason: "tool_use"
+          },
+          { blocks: [{ type: "text", text: "Stored." }] }
+        )
+        const host = spawn(
+          process.execPath,
+          [binary, "--storage", p.storage, "query", "--new", "--model", "anthropic/claude-test", "store it"],
+          {
+            cwd: p.root,
+            env: { ...process.env, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url, PARLEY_STORAGE: "" },
+            stdio: ["ignore", "pipe", "pipe"]
           }
+        )
+        children.push(host)
+        yield* Effect.promise(() =>
+          waitFor(
+            "the secret question and the socket",
+            () => persisted(p).some((e) => e.type === "inquiry_request") && sockets(p).length === 1
+          )
+        )
+        const id = sockets(p)[0]!.replace(".sock", "")
+        // Every process's command line, sampled while the answer is delivered and the tool runs.
+        let seen = false
+        const scan = setInterval(() => {
+          for (const pid of fs.readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+            try {
+              if (fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(SECRET)) seen = true
+            } catch {
+              // gone
+            }
+          }
+        }, 5)
+        const answered = parley(p, ["conversation", "answer", id, "toolu_s.token.1", "--stdin"], `${SECRET}\n`)
+        expect(answered.code).toBe(0)
+        expect(yield* Effect.promise(() => exited(host))).toBe(0)
+        clearInterval(scan)
+        expect(seen).toBe(false)
+        expect(effects(p, "api")).toBe(`"${SECRET.length} chars"\n`)
+        const files = fs.readdirSync(p.storage, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
+        for (const d of files) {
+          const text = fs.readFileSync(path.join(d.parentPath, d.name), "utf8")
+          expect(text.includes(SECRET), d.name).toBe(false)
+          for (const m of text.matchAll(/"([A-Za-z0-9+/]{8,}={0,2})"/g))
+            expect(Buffer.from(m[1]!, "base64").toString("utf8").includes(SECRET), d.name).toBe(false)
         }
-      }, 5)
-      const answered = parley(p, ["conversation", "answer", id, "toolu_s.token.1", "--stdin"], `${SECRET}\n`)
-      expect(answered.code).toBe(0)
-      expect(yield* Effect.promise(() => exited(host))).toBe(0)
-      clearInterval(scan)
-      expect(seen).toBe(false)
-      expect(effects(p, "api")).toBe(`"${SECRET.length} chars"\n`)
-      const files = fs.readdirSync(p.storage, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
-      for (const d of files) {
-        const text = fs.readFileSync(path.join(d.parentPath, d.name), "utf8")
-        expect(text.includes(SECRET), d.name).toBe(false)
-        for (const m of text.matchAll(/"([A-Za-z0-9+/]{8,}={0,2})"/g)) expect(Buffer.from(m[1]!, "base64").toString("utf8").includes(SECRET), d.name).toBe(false)
-      }
-      expect(fake.requests.length).toBe(2)
-      for (const request of fake.requests) expect(JSON.stringify(request.body).includes(SECRET)).toBe(false)
-    }), 60_000)
+        expect(fake.requests.length).toBe(2)
+        for (const request of fake.requests) expect(JSON.stringify(request.body).includes(SECRET)).toBe(false)
+      }),
+    60_000
+  )
 })

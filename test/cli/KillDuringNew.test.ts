@@ -13,15 +13,26 @@ import { binary, runParley } from "../support/Cli.ts"
 import { makeProject, type Project, writeScript } from "../support/Project.ts"
 
 const newRun = (p: Project, script: string) =>
-  spawn(process.execPath, [binary, "--storage", p.storage, "query", "--new", "--model", "scripted", "--script", script, "hi"], { cwd: p.root, stdio: "ignore" })
+  spawn(
+    process.execPath,
+    [binary, "--storage", p.storage, "query", "--new", "--model", "scripted", "--script", script, "hi"],
+    { cwd: p.root, stdio: "ignore" }
+  )
 
 const conversationIds = (p: Project): Set<string> =>
-  new Set(fs.readdirSync(path.join(p.storage, "conversations")).filter((n) => /^\d/.test(n)).map((n) => n.split("-")[0]!))
+  new Set(
+    fs
+      .readdirSync(path.join(p.storage, "conversations"))
+      .filter((n) => /^\d/.test(n))
+      .map((n) => n.split("-")[0]!)
+  )
 
 /** Lock files naming no conversation, and anything else that is not a lock. */
 const leftovers = (p: Project): Array<string> => {
   const ids = conversationIds(p)
-  return fs.readdirSync(path.join(p.storage, "locks")).filter((n) => !/^jp-c\d+\.lock$/.test(n) || !ids.has(n.slice(4, -5)))
+  return fs
+    .readdirSync(path.join(p.storage, "locks"))
+    .filter((n) => !/^jp-c\d+\.lock$/.test(n) || !ids.has(n.slice(4, -5)))
 }
 
 describe("kill -9 during query --new", () => {
@@ -36,11 +47,12 @@ describe("kill -9 during query --new", () => {
       const child = newRun(p, script)
       const exited = new Promise((resolve) => child.on("exit", resolve))
       // Half the kills the instant a new lock appears, half at a random moment of the run.
-      const watcher = i % 2 === 0
-        ? fs.watch(path.join(p.storage, "locks"), (_event, name) => {
-          if (name !== null && /^jp-c\d+\.lock$/.test(name)) child.kill("SIGKILL")
-        })
-        : undefined
+      const watcher =
+        i % 2 === 0
+          ? fs.watch(path.join(p.storage, "locks"), (_event, name) => {
+              if (name !== null && /^jp-c\d+\.lock$/.test(name)) child.kill("SIGKILL")
+            })
+          : undefined
       const timer = i % 2 === 1 ? setTimeout(() => child.kill("SIGKILL"), Math.random() * 500) : undefined
       await exited
       watcher?.close()
@@ -49,7 +61,10 @@ describe("kill -9 during query --new", () => {
     }
     // The instant kills do leave what the sweep must remove (else this test could not fail).
     expect(seenLeftoverLocks).toBeGreaterThan(0)
-    const last = runParley(["--storage", p.storage, "query", "--new", "--model", "scripted", "--script", script, "hi"], { cwd: p.root })
+    const last = runParley(
+      ["--storage", p.storage, "query", "--new", "--model", "scripted", "--script", script, "hi"],
+      { cwd: p.root }
+    )
     expect(last.code).toBe(0)
     expect(leftovers(p)).toStrictEqual([])
     expect(runParley(["--storage", p.storage, "conversation", "check"], { cwd: p.root }).code).toBe(0)
@@ -58,13 +73,25 @@ describe("kill -9 during query --new", () => {
 
   it("a lock naming pid 0, 1 or -1 is stale: the next writer takes it", () => {
     const p = makeProject()
-    const script = writeScript(p, "s.json", [{ message: "one" }, { message: "two" }, { message: "three" }, { message: "four" }])
-    expect(runParley(["--storage", p.storage, "query", "--new", "--model", "scripted", "--script", script, "hi"], { cwd: p.root }).code).toBe(0)
+    const script = writeScript(p, "s.json", [
+      { message: "one" },
+      { message: "two" },
+      { message: "three" },
+      { message: "four" }
+    ])
+    expect(
+      runParley(["--storage", p.storage, "query", "--new", "--model", "scripted", "--script", script, "hi"], {
+        cwd: p.root
+      }).code
+    ).toBe(0)
     const id = [...conversationIds(p)][0]!
     const lock = path.join(p.storage, "locks", `jp-c${id}.lock`)
     for (const pid of [0, 1, -1]) {
       fs.writeFileSync(lock, JSON.stringify({ pid, acquired_at: "2020-01-01T00:00:00Z" }) + "\n")
-      const r = runParley(["--storage", p.storage, "query", "--id", id, "--model", "scripted", "--script", script, `pid ${pid}`], { cwd: p.root })
+      const r = runParley(
+        ["--storage", p.storage, "query", "--id", id, "--model", "scripted", "--script", script, `pid ${pid}`],
+        { cwd: p.root }
+      )
       expect([r.code, r.stderr.split("\n").slice(1).join("\n")]).toStrictEqual([0, ""])
       expect(fs.existsSync(lock)).toBe(false)
     }

@@ -18,7 +18,9 @@ describe("a tool that re-asks a statically answered question", () => {
   it("ends with a tool error naming the question after at most 5 requests; the turn completes", () => {
     const p = makeProject()
     fs.writeFileSync(path.join(p.root, "stubborn.sh"), STUBBORN)
-    fs.appendFileSync(path.join(p.storage, "config.toml"), `
+    fs.appendFileSync(
+      path.join(p.storage, "config.toml"),
+      `
 [conversation.tools.stubborn]
 source = "local"
 command = "sh stubborn.sh"
@@ -28,8 +30,12 @@ run = "unattended"
 
 [conversation.tools.stubborn.questions.ok]
 answer = true
-`)
-    const script = writeScript(p, "s.json", [{ tool_calls: [{ id: "call_1", name: "stubborn", arguments: {} }] }, { message: "Gave up." }])
+`
+    )
+    const script = writeScript(p, "s.json", [
+      { tool_calls: [{ id: "call_1", name: "stubborn", arguments: {} }] },
+      { message: "Gave up." }
+    ])
     const r = parley(p, ["query", "go", "--script", script])
     expect([r.code, r.stdout]).toStrictEqual([0, "Gave up.\n"])
     const events = persisted(p)
@@ -37,6 +43,8 @@ answer = true
     expect(events.filter((e) => e.type === "inquiry_response").length).toBe(5)
     const result = events.find((e) => e.type === "tool_call_response")!
     expect(result["is_error"]).toBe(true)
-    expect(Buffer.from(String(result["content"]), "base64").toString("utf8")).toContain("(question 'ok') more than 5 times")
+    expect(Buffer.from(String(result["content"]), "base64").toString("utf8")).toContain(
+      "(question 'ok') more than 5 times"
+    )
   })
 })

@@ -8,7 +8,19 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { withoutRunHeader } from "../support/Cli.ts"
 import { exited, makeProject, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
-import { ACCEPTED_CONTENT, callResults, elicitResults, FORM, formAnswersToml, type HttpServer, killMarked, marked, newMark, readTrace, startHttp } from "../layers/mcp/everything.ts"
+import {
+  ACCEPTED_CONTENT,
+  callResults,
+  elicitResults,
+  FORM,
+  formAnswersToml,
+  type HttpServer,
+  killMarked,
+  marked,
+  newMark,
+  readTrace,
+  startHttp
+} from "../layers/mcp/everything.ts"
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
 
@@ -29,10 +41,13 @@ const recordingProxy = async (target: string) => {
   const upstream = new URL(target)
   const server = http.createServer((req, res) => {
     seen.push(`${req.method} ${req.headers["x-parley-test"] ?? "-"}`)
-    const out = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers)
-      r.pipe(res)
-    })
+    const out = http.request(
+      { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers)
+        r.pipe(res)
+      }
+    )
     out.on("error", () => res.destroy())
     req.pipe(out)
   })
@@ -55,7 +70,10 @@ const httpProject = async (toml: string): Promise<{ p: Project; server: HttpServ
   servers.push(server)
   const p = makeProject()
   projects.push(p.root)
-  fs.writeFileSync(path.join(p.storage, "config.toml"), `[mcp.servers.remote]\nurl = "${server.url}"\nheaders = { X-Parley-Test = "1" }\n\n${toml}`)
+  fs.writeFileSync(
+    path.join(p.storage, "config.toml"),
+    `[mcp.servers.remote]\nurl = "${server.url}"\nheaders = { X-Parley-Test = "1" }\n\n${toml}`
+  )
   return { p, server, trace: path.join(p.root, "trace.jsonl") }
 }
 
@@ -87,9 +105,16 @@ describe("MCP over streamable HTTP (server-everything, streamableHttp mode)", ()
     expect(await exited(child)).toBe(0)
     expect(withoutRunHeader(child.output())).toBe("Calling three tools.\nDone.\n")
     const events = strip(persisted(p))
-    const of = (call: string) => events.filter((e) => e["type"] !== "tool_call_request" && (e["id"] === call || String(e["id"]).startsWith(`${call}.`)))
-    expect(of("call_1")).toStrictEqual([{ type: "tool_call_response", id: "call_1", content: b64("The sum of 2 and 3 is 5."), is_error: false }])
-    expect(of("call_2")).toStrictEqual([{ type: "tool_call_response", id: "call_2", content: b64("Echo: hi"), is_error: false }])
+    const of = (call: string) =>
+      events.filter(
+        (e) => e["type"] !== "tool_call_request" && (e["id"] === call || String(e["id"]).startsWith(`${call}.`))
+      )
+    expect(of("call_1")).toStrictEqual([
+      { type: "tool_call_response", id: "call_1", content: b64("The sum of 2 and 3 is 5."), is_error: false }
+    ])
+    expect(of("call_2")).toStrictEqual([
+      { type: "tool_call_response", id: "call_2", content: b64("Echo: hi"), is_error: false }
+    ])
     const form = of("call_3")
     expect(form.filter((e) => e["type"] === "inquiry_request").map((e) => [e["id"], e["source"]])).toStrictEqual(
       ["elicitation", ...FORM.map(([f]) => f)].map((f) => [`call_3.${f}.1`, SOURCE])
@@ -120,10 +145,17 @@ describe("MCP over streamable HTTP (server-everything, streamableHttp mode)", ()
     await waitFor("the name question", () => persisted(p).some((e) => e["id"] === "call_1.name.1"))
     child.kill("SIGINT")
     expect(await exited(child)).toBe(130)
-    expect(strip(persisted(p)).at(-1)).toStrictEqual({ type: "inquiry_response", outcome: "cancelled", id: "call_1.name.1", reason: "user" })
+    expect(strip(persisted(p)).at(-1)).toStrictEqual({
+      type: "inquiry_response",
+      outcome: "cancelled",
+      id: "call_1.name.1",
+      reason: "user"
+    })
     const t = readTrace(trace)
     expect(elicitResults(t)).toStrictEqual([{ action: "cancel" }])
-    expect(callResults(t)).toStrictEqual(["⚠️ User cancelled the elicitation dialog.\n\nRaw result: {\n  \"action\": \"cancel\"\n}"])
+    expect(callResults(t)).toStrictEqual([
+      '⚠️ User cancelled the elicitation dialog.\n\nRaw result: {\n  "action": "cancel"\n}'
+    ])
     expect(server.child.exitCode).toBeNull()
     expect(marked(marks[0]!)).toStrictEqual([server.child.pid])
   })

@@ -7,8 +7,29 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { withoutRunHeader } from "../support/Cli.ts"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { exited, makeProject, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
-import { ACCEPTED_CONTENT, callResults, elicitResults, FORM, formAnswersToml, killMarked, marked, newMark, readTrace, stdioToml, waitGone } from "../layers/mcp/everything.ts"
+import {
+  exited,
+  makeProject,
+  parley,
+  persisted,
+  type Project,
+  spawnParley,
+  waitFor,
+  writeScript
+} from "../support/Project.ts"
+import {
+  ACCEPTED_CONTENT,
+  callResults,
+  elicitResults,
+  FORM,
+  formAnswersToml,
+  killMarked,
+  marked,
+  newMark,
+  readTrace,
+  stdioToml,
+  waitGone
+} from "../layers/mcp/everything.ts"
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
 const unb64 = (s: unknown) => Buffer.from(String(s), "base64").toString("utf8")
@@ -49,7 +70,12 @@ const strip = (events: ReadonlyArray<Entry>) => events.map(({ timestamp: _, ...r
 
 /** The inquiry pair of one field (answer as recorded; question text checked elsewhere, so matched loosely). */
 const pair = (call: string, field: string, answer: unknown) => [
-  { type: "inquiry_request", id: `${call}.${field}.1`, source: SOURCE, question: expect.objectContaining({ answer_type: expect.any(Object) }) },
+  {
+    type: "inquiry_request",
+    id: `${call}.${field}.1`,
+    source: SOURCE,
+    question: expect.objectContaining({ answer_type: expect.any(Object) })
+  },
   { type: "inquiry_response", outcome: "answered", id: `${call}.${field}.1`, answer }
 ]
 
@@ -82,9 +108,14 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
       { type: "tool_call_request", id: "call_3", name: TOOL, arguments: {} }
     ])
     expect(events.at(-1)).toStrictEqual({ type: "chat_response", message: "Done." })
-    const of = (call: string) => events.slice(6, -1).filter((e) => e["id"] === call || String(e["id"]).startsWith(`${call}.`))
-    expect(of("call_1")).toStrictEqual([{ type: "tool_call_response", id: "call_1", content: b64("The sum of 2 and 3 is 5."), is_error: false }])
-    expect(of("call_2")).toStrictEqual([{ type: "tool_call_response", id: "call_2", content: b64("Echo: hi"), is_error: false }])
+    const of = (call: string) =>
+      events.slice(6, -1).filter((e) => e["id"] === call || String(e["id"]).startsWith(`${call}.`))
+    expect(of("call_1")).toStrictEqual([
+      { type: "tool_call_response", id: "call_1", content: b64("The sum of 2 and 3 is 5."), is_error: false }
+    ])
+    expect(of("call_2")).toStrictEqual([
+      { type: "tool_call_response", id: "call_2", content: b64("Echo: hi"), is_error: false }
+    ])
     const form = of("call_3")
     expect(form).toStrictEqual([
       ...pair("call_3", "elicitation", true),
@@ -97,7 +128,7 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
       id: "call_3.elicitation.1",
       source: SOURCE,
       question: {
-        text: "MCP server \"everything\" asks: Please provide inputs for the following fields:\nFill in its form (13 fields)? No declines it.",
+        text: 'MCP server "everything" asks: Please provide inputs for the following fields:\nFill in its form (13 fields)? No declines it.',
         answer_type: { type: "boolean" },
         default: true
       }
@@ -113,14 +144,20 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
     expect(reply).toContain(
       "✅ User provided the requested information!\nUser inputs:\n- Name: Ada Lovelace\n- Agreed to terms: true\n- Email: ada@example.com\n- Homepage: https://ada.dev\n- Birthdate: 1815-12-10\n- Favorite Integer: 7\n- Favorite Number: 3.5\n"
     )
-    expect(JSON.parse(reply.slice(reply.indexOf("Raw result: ") + "Raw result: ".length))).toStrictEqual({ action: "accept", content: ACCEPTED_CONTENT })
+    expect(JSON.parse(reply.slice(reply.indexOf("Raw result: ") + "Raw result: ".length))).toStrictEqual({
+      action: "accept",
+      content: ACCEPTED_CONTENT
+    })
     expect(elicitResults(readTrace(trace))).toStrictEqual([{ action: "accept", content: ACCEPTED_CONTENT }])
     expect(await waitGone(mark)).toStrictEqual([])
   })
 
   it("a configured answer a form field rejects: Cancelled{invalid_static_answer} on the second asking, the call ends at once (issue 29)", async () => {
     const { p, mark, trace } = mcpProject(formAnswersToml({ except: ["email"] }) + `email = { answer = "nope" }\n`)
-    const script = writeScript(p, "s.json", [{ message: "Calling it.", tool_calls: [{ id: "call_3", name: TOOL, arguments: {} }] }, { message: "Done." }])
+    const script = writeScript(p, "s.json", [
+      { message: "Calling it.", tool_calls: [{ id: "call_3", name: TOOL, arguments: {} }] },
+      { message: "Done." }
+    ])
     const r = withTrace(p, trace, ["query", "go", "--script", script])
     expect(r.code).toBe(0)
     const emails = strip(persisted(p)).filter((e) => String(e["id"]).startsWith("call_3.email."))
@@ -193,12 +230,19 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
     expect(await exited(child)).toBe(130)
     const events = strip(persisted(p))
     expect(events.slice(-2)).toStrictEqual([
-      { type: "inquiry_request", id: "call_1.name.1", source: SOURCE, question: { text: "String: Your full, legal name", answer_type: { type: "text" } } },
+      {
+        type: "inquiry_request",
+        id: "call_1.name.1",
+        source: SOURCE,
+        question: { text: "String: Your full, legal name", answer_type: { type: "text" } }
+      },
       { type: "inquiry_response", outcome: "cancelled", id: "call_1.name.1", reason: "user" }
     ])
     const t = readTrace(trace)
     expect(elicitResults(t)).toStrictEqual([{ action: "cancel" }])
-    expect(callResults(t)).toStrictEqual(["⚠️ User cancelled the elicitation dialog.\n\nRaw result: {\n  \"action\": \"cancel\"\n}"])
+    expect(callResults(t)).toStrictEqual([
+      '⚠️ User cancelled the elicitation dialog.\n\nRaw result: {\n  "action": "cancel"\n}'
+    ])
     expect(await waitGone(mark)).toStrictEqual([])
   })
 
@@ -207,7 +251,10 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
     marks.push(mark)
     const p = makeProject()
     projects.push(p.root)
-    fs.writeFileSync(path.join(p.storage, "config.toml"), `[mcp.servers.gone]\ncommand = "parley-no-such-server"\nenv = { PARLEY_MCP_TEST = "${mark}" }\n`)
+    fs.writeFileSync(
+      path.join(p.storage, "config.toml"),
+      `[mcp.servers.gone]\ncommand = "parley-no-such-server"\nenv = { PARLEY_MCP_TEST = "${mark}" }\n`
+    )
     const script = writeScript(p, "s.json", [
       { message: "Trying.", tool_calls: [{ id: "call_1", name: "echo", arguments: { message: "x" } }] },
       { message: "It is not there." }
@@ -216,30 +263,50 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("Trying.\nIt is not there.\n")
     expect(withoutRunHeader(r.stderr)).toBe(
-      "parley: MCP server \"gone\" (parley-no-such-server) could not be started: Connection closed; it said:\ncannot start \"parley-no-such-server\": spawn parley-no-such-server ENOENT\nIts tools are unavailable in this run; check [mcp.servers.gone] in config.toml.\n"
+      'parley: MCP server "gone" (parley-no-such-server) could not be started: Connection closed; it said:\ncannot start "parley-no-such-server": spawn parley-no-such-server ENOENT\nIts tools are unavailable in this run; check [mcp.servers.gone] in config.toml.\n'
     )
-    expect(unb64(strip(persisted(p)).find((e) => e["type"] === "tool_call_response")!["content"])).toMatch(/^Tool 'echo' is not available\./)
+    expect(unb64(strip(persisted(p)).find((e) => e["type"] === "tool_call_response")!["content"])).toMatch(
+      /^Tool 'echo' is not available\./
+    )
   })
 })
 
 describe("issue 27: a form is the person's — with nobody there the detached policy applies, never the model", () => {
   it("detached = defer: the form question is recorded unanswered, the run ends waiting for input (exit 3); the server gets cancel", async () => {
-    const { p, mark, trace } = mcpProject(`\n[conversation.inquiry]\ndetached = "defer"\n\n[conversation.tools."${TOOL}"]\nrun = "unattended"\n`)
-    const script = writeScript(p, "s.json", [{ message: "Asking.", tool_calls: [{ id: "call_1", name: TOOL, arguments: {} }] }, { message: "never" }])
+    const { p, mark, trace } = mcpProject(
+      `\n[conversation.inquiry]\ndetached = "defer"\n\n[conversation.tools."${TOOL}"]\nrun = "unattended"\n`
+    )
+    const script = writeScript(p, "s.json", [
+      { message: "Asking.", tool_calls: [{ id: "call_1", name: TOOL, arguments: {} }] },
+      { message: "never" }
+    ])
     const r = withTrace(p, trace, ["query", "go", "--script", script])
     expect(r.code).toBe(3)
-    const events = strip(persisted(p)).filter((e) => String(e["type"]).startsWith("inquiry_") || e["type"] === "tool_call_response")
+    const events = strip(persisted(p)).filter(
+      (e) => String(e["type"]).startsWith("inquiry_") || e["type"] === "tool_call_response"
+    )
     expect(events).toStrictEqual([
-      { type: "inquiry_request", id: "call_1.elicitation.1", source: SOURCE, question: expect.objectContaining({ exclusive: true }) }
+      {
+        type: "inquiry_request",
+        id: "call_1.elicitation.1",
+        source: SOURCE,
+        question: expect.objectContaining({ exclusive: true })
+      }
     ])
-    expect(JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].incomplete).toStrictEqual({ state: "waiting-for-input", tool: TOOL })
+    expect(JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].incomplete).toStrictEqual({
+      state: "waiting-for-input",
+      tool: TOOL
+    })
     expect(await waitGone(mark)).toStrictEqual([])
   })
 
-  it("detached = assistant (the default): Cancelled{no_prompt_backend}, no side call; forms = \"assistant\" lets the model fill it in", async () => {
+  it('detached = assistant (the default): Cancelled{no_prompt_backend}, no side call; forms = "assistant" lets the model fill it in', async () => {
     const { p, trace } = mcpProject(`\n[conversation.tools."${TOOL}"]\nrun = "unattended"\n`)
     // Had the form gone to the model, the structured step would be consumed and "Done." would be a provider error.
-    const script = writeScript(p, "s.json", [{ message: "Asking.", tool_calls: [{ id: "call_1", name: TOOL, arguments: {} }] }, { message: "Done." }])
+    const script = writeScript(p, "s.json", [
+      { message: "Asking.", tool_calls: [{ id: "call_1", name: TOOL, arguments: {} }] },
+      { message: "Done." }
+    ])
     const r = withTrace(p, trace, ["query", "go", "--script", script])
     expect(r.code).toBe(0)
     expect(strip(persisted(p)).filter((e) => e["type"] === "inquiry_response")).toStrictEqual([

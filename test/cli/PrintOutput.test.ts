@@ -93,10 +93,17 @@ describe("conversation print --output writes into the named path", () => {
     expect([piped.code, piped.stderr, piped.stdout === page]).toStrictEqual([0, "", true])
     const file = path.join(dir, "appended.md")
     fs.writeFileSync(file, "before\n")
-    const r = spawnSync("sh", ["-c", `"${process.execPath}" "${binary}" conversation print ${ID} --storage "${storage}" --output "${stdout}" >> "${file}"`], {
-      encoding: "utf8",
-      timeout: 60_000
-    })
+    const r = spawnSync(
+      "sh",
+      [
+        "-c",
+        `"${process.execPath}" "${binary}" conversation print ${ID} --storage "${storage}" --output "${stdout}" >> "${file}"`
+      ],
+      {
+        encoding: "utf8",
+        timeout: 60_000
+      }
+    )
     expect([r.status, r.stderr]).toStrictEqual([0, ""])
     expect(fs.readFileSync(file, "utf8")).toBe("before\n" + page)
     expect(fs.lstatSync(stdout).isSymbolicLink()).toBe(true)

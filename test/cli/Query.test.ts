@@ -33,7 +33,11 @@ afterEach(() => {
 const ls = (p: Project) => {
   const r = parley(p, ["conversation", "ls", "--format", "json"])
   expect(r.code).toBe(0)
-  return JSON.parse(r.stdout) as Array<{ id: string; events: number; incomplete: { state: string; tool?: string } | null }>
+  return JSON.parse(r.stdout) as Array<{
+    id: string
+    events: number
+    incomplete: { state: string; tool?: string } | null
+  }>
 }
 
 describe("parley query (built binary, no TTY)", () => {
@@ -41,7 +45,10 @@ describe("parley query (built binary, no TTY)", () => {
     const p = makeProject()
     fs.writeFileSync(path.join(p.root, "a.txt"), "old")
     const script = writeScript(p, "script.json", [
-      { message: "I'll write the note.", tool_calls: [{ name: "write_note", arguments: { path: "a.txt", text: "new" } }] },
+      {
+        message: "I'll write the note.",
+        tool_calls: [{ name: "write_note", arguments: { path: "a.txt", text: "new" } }]
+      },
       { structured: { answer: true } },
       { message: "Done." }
     ])
@@ -54,10 +61,25 @@ describe("parley query (built binary, no TTY)", () => {
     expect(fs.existsSync(path.join(dir, "events.json.journal"))).toBe(false) // folded: plain JP format at rest
     const events = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Record<string, unknown>>
     expect(events.map((e) => e["type"])).toStrictEqual([
-      "turn_start", "chat_request", "chat_response", "tool_call_request", "inquiry_request", "inquiry_response", "tool_call_response", "chat_response"
+      "turn_start",
+      "chat_request",
+      "chat_response",
+      "tool_call_request",
+      "inquiry_request",
+      "inquiry_response",
+      "tool_call_response",
+      "chat_response"
     ])
-    expect(events[3]).toMatchObject({ id: "call_1", name: "write_note", arguments: { path: b64("a.txt"), text: b64("new") } })
-    expect(events[4]).toMatchObject({ id: "call_1.overwrite.1", source: { source: "tool", name: "write_note" }, question: { answer_type: { type: "boolean" } } })
+    expect(events[3]).toMatchObject({
+      id: "call_1",
+      name: "write_note",
+      arguments: { path: b64("a.txt"), text: b64("new") }
+    })
+    expect(events[4]).toMatchObject({
+      id: "call_1.overwrite.1",
+      source: { source: "tool", name: "write_note" },
+      question: { answer_type: { type: "boolean" } }
+    })
     expect(Object.keys(events[5]!)).toStrictEqual(["timestamp", "type", "outcome", "id", "answer"])
     expect(events[5]).toMatchObject({ outcome: "answered", id: "call_1.overwrite.1", answer: true })
     expect(unb64(events[6]!["content"])).toContain("a.txt")
@@ -71,12 +93,22 @@ describe("parley query (built binary, no TTY)", () => {
     const p = makeProject()
     fs.writeFileSync(path.join(p.root, "slow.block"), "")
     const script = writeScript(p, "s1.json", [
-      { message: "Running both.", tool_calls: [{ id: "fast_1", name: "counter", arguments: { name: "fast" } }, { id: "slow_1", name: "counter", arguments: { name: "slow" } }] }
+      {
+        message: "Running both.",
+        tool_calls: [
+          { id: "fast_1", name: "counter", arguments: { name: "fast" } },
+          { id: "slow_1", name: "counter", arguments: { name: "slow" } }
+        ]
+      }
     ])
     const child = spawnParley(p, ["query", "run both", "--script", script])
     children.push(child)
-    await waitFor("the fast tool's response and the slow tool running", () =>
-      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
+    await waitFor(
+      "the fast tool's response and the slow tool running",
+      () =>
+        persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") &&
+        /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8"))
+    )
     groups.push(Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
     child.kill("SIGKILL")
     await exited(child)
@@ -92,7 +124,16 @@ describe("parley query (built binary, no TTY)", () => {
     expect(r.code).toBe(0)
     expect(fs.readFileSync(path.join(p.root, "fast.count"), "utf8").trim()).toBe("1") // not re-run
     expect(fs.readFileSync(path.join(p.root, "slow.count"), "utf8").trim()).toBe("2")
-    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "chat_response", "tool_call_request", "tool_call_request", "tool_call_response", "tool_call_response", "chat_response"])
+    expect(types(p)).toStrictEqual([
+      "turn_start",
+      "chat_request",
+      "chat_response",
+      "tool_call_request",
+      "tool_call_request",
+      "tool_call_response",
+      "tool_call_response",
+      "chat_response"
+    ])
     expect(ls(p)[0]!.incomplete).toBeNull()
 
     const d = parley(copy, ["query", "--discard-turn"])
@@ -121,7 +162,9 @@ describe("parley query (built binary, no TTY)", () => {
     expect(r.stdout).toBe("Written.\n")
     const events = persisted(p)
     expect(events.filter((e) => e.type === "inquiry_request").map((e) => e["id"])).toStrictEqual(["call_1.overwrite.1"])
-    expect(events.filter((e) => e.type === "inquiry_response").map((e) => [e["id"], e["outcome"], e["answer"]])).toStrictEqual([["call_1.overwrite.1", "answered", true]])
+    expect(
+      events.filter((e) => e.type === "inquiry_response").map((e) => [e["id"], e["outcome"], e["answer"]])
+    ).toStrictEqual([["call_1.overwrite.1", "answered", true]])
     expect(fs.readFileSync(path.join(p.root, "a.txt"), "utf8")).toBe("new")
     expect(ls(p)[0]!.incomplete).toBeNull()
   })
@@ -143,7 +186,12 @@ describe("parley query (built binary, no TTY)", () => {
 
   it("an incomplete turn without a TTY and without a flag is an error naming both flags and the id", async () => {
     const p = makeProject()
-    const child = spawnParley(p, ["query", "hello?", "--script", writeScript(p, "s1.json", [{ delay_ms: 60_000, message: "x" }])])
+    const child = spawnParley(p, [
+      "query",
+      "hello?",
+      "--script",
+      writeScript(p, "s1.json", [{ delay_ms: 60_000, message: "x" }])
+    ])
     children.push(child)
     await waitFor("the chat request", () => persisted(p).some((e) => e.type === "chat_request"))
     child.kill("SIGKILL")
@@ -164,23 +212,43 @@ describe("parley query (built binary, no TTY)", () => {
     const p = makeProject()
     // The first run holds the conversation until the test lets its tool finish (a delay would race a slow machine).
     fs.writeFileSync(path.join(p.root, "hold.block"), "")
-    const first = spawnParley(p, ["query", "slow one", "--script", writeScript(p, "s1.json", [
-      { tool_calls: [{ id: "hold_1", name: "counter", arguments: { name: "hold" } }] },
-      { message: "First done." }
-    ])])
+    const first = spawnParley(p, [
+      "query",
+      "slow one",
+      "--script",
+      writeScript(p, "s1.json", [
+        { tool_calls: [{ id: "hold_1", name: "counter", arguments: { name: "hold" } }] },
+        { message: "First done." }
+      ])
+    ])
     children.push(first)
-    await waitFor("the first run's tool running", () => /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "hold.pid"), "utf8")))
+    await waitFor("the first run's tool running", () =>
+      /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "hold.pid"), "utf8"))
+    )
     groups.push(Number(fs.readFileSync(path.join(p.root, "hold.pid"), "utf8")))
     const id = conversationIdOf(p)
     const t0 = Date.now()
-    const second = parley(p, ["query", "--id", id, "second", "--script", writeScript(p, "s2.json", [{ message: "Second." }])])
+    const second = parley(p, [
+      "query",
+      "--id",
+      id,
+      "second",
+      "--script",
+      writeScript(p, "s2.json", [{ message: "Second." }])
+    ])
     expect(Date.now() - t0).toBeLessThan(5000)
     expect(second.code).toBe(1)
     expect(second.stderr).toContain(`Conversation ${id} is being written by another parley process (pid ${first.pid})`)
     fs.rmSync(path.join(p.root, "hold.block"))
     expect(await exited(first)).toBe(0)
     expect(first.output()).toContain("First done.")
-    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "tool_call_response", "chat_response"])
+    expect(types(p)).toStrictEqual([
+      "turn_start",
+      "chat_request",
+      "tool_call_request",
+      "tool_call_response",
+      "chat_response"
+    ])
   })
 
   it("continues the most recent conversation by default, --new starts another, and --id picks one", () => {
@@ -211,7 +279,7 @@ describe("parley query (built binary, no TTY)", () => {
     expect(err.stderr).toContain("provider unavailable")
     expect(err.stderr).toContain("--continue-turn --id")
     const snapshot = fs.readFileSync(path.join(conversationDir(p), "events.json"), "utf8")
-    fs.writeFileSync(path.join(p.storage, "config.toml"), "[conversation.tools.write_note]\nrun = \"sometimes\"\n")
+    fs.writeFileSync(path.join(p.storage, "config.toml"), '[conversation.tools.write_note]\nrun = "sometimes"\n')
     const cfg = parley(p, ["query", "hi", "--script", writeScript(p, "ok.json", [{ message: "x" }])])
     expect(cfg.code).toBe(1)
     expect(cfg.stderr).toContain("config.toml")
@@ -221,31 +289,43 @@ describe("parley query (built binary, no TTY)", () => {
 
   it("reads the message from stdin when none is given", () => {
     const p = makeProject()
-    const r = runParley(["--storage", p.storage, "query", "--script", writeScript(p, "s.json", [{ message: "Got it." }])], { cwd: p.root, input: "piped question\n" })
+    const r = runParley(
+      ["--storage", p.storage, "query", "--script", writeScript(p, "s.json", [{ message: "Got it." }])],
+      { cwd: p.root, input: "piped question\n" }
+    )
     expect(r.code).toBe(0)
     expect(persisted(p).find((e) => e.type === "chat_request")!["content"]).toBe("piped question")
   })
 
   it("parley demo (what npm start runs) works offline with no API key", () => {
     // As npm start runs it: the bundle by its path, no `parley` on the PATH.
-    const env: Record<string, string> = { ...process.env as Record<string, string> }
+    const env: Record<string, string> = { ...(process.env as Record<string, string>) }
     delete env["ANTHROPIC_API_KEY"]
     delete env["OPENAI_API_KEY"]
     const run = spawnSync(process.execPath, [bundle, "demo"], { cwd: repoRoot, env, encoding: "utf8" })
     const r = { code: run.status, stdout: run.stdout, stderr: run.stderr }
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("Answer: true")
-    expect(r.stdout).toContain("\"incomplete\": null")
+    expect(r.stdout).toContain('"incomplete": null')
     const project = /project:\s+(\S+)/.exec(r.stderr)![1]!
     expect(fs.readFileSync(path.join(project, "notes.txt"), "utf8")).toContain("Demo note")
     // The command it suggests works when pasted, though `parley` is not on the PATH of a clone.
     const tryLine = /try:\s+(.+)/.exec(r.stderr)![1]!
-    const pasted = spawnSync("sh", ["-c", tryLine], { encoding: "utf8", env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` } })
+    const pasted = spawnSync("sh", ["-c", tryLine], {
+      encoding: "utf8",
+      env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` }
+    })
     expect([pasted.status, pasted.stderr]).toStrictEqual([0, ""])
     expect((JSON.parse(pasted.stdout) as Array<{ type: string }>).map((e) => e.type)).toContain("inquiry_response")
     // The store's own hints too, with no --storage given: they name parley as it was started.
-    const missing = spawnSync(process.execPath, [bundle, "conversation", "print", "17000000001"], { cwd: project, encoding: "utf8" })
-    expect([missing.status, missing.stderr]).toStrictEqual([1, `parley: No conversation with id 17000000001. Run \`node ${bundle} conversation ls --archived\` to see the ids.\n`])
+    const missing = spawnSync(process.execPath, [bundle, "conversation", "print", "17000000001"], {
+      cwd: project,
+      encoding: "utf8"
+    })
+    expect([missing.status, missing.stderr]).toStrictEqual([
+      1,
+      `parley: No conversation with id 17000000001. Run \`node ${bundle} conversation ls --archived\` to see the ids.\n`
+    ])
     fs.rmSync(project, { recursive: true, force: true })
   })
 })
@@ -255,28 +335,44 @@ describe("Ctrl-C (SIGINT) during a turn", () => {
     const p = makeProject()
     fs.writeFileSync(path.join(p.root, "slow.block"), "")
     const script = writeScript(p, "s1.json", [
-      { tool_calls: [{ id: "fast_1", name: "counter", arguments: { name: "fast" } }, { id: "slow_1", name: "counter", arguments: { name: "slow" } }] }
+      {
+        tool_calls: [
+          { id: "fast_1", name: "counter", arguments: { name: "fast" } },
+          { id: "slow_1", name: "counter", arguments: { name: "slow" } }
+        ]
+      }
     ])
     const child = spawnParley(p, ["query", "run both", "--script", script])
     children.push(child)
-    await waitFor("the fast tool's response and the slow tool running", () =>
-      persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") && /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
+    await waitFor(
+      "the fast tool's response and the slow tool running",
+      () =>
+        persisted(p).some((e) => e.type === "tool_call_response" && e["id"] === "fast_1") &&
+        /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8"))
+    )
     const toolPid = Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8"))
     child.kill("SIGINT")
     expect(await exited(child)).toBe(130)
     expect(child.output()).toContain(`resume with: parley query --continue-turn --id ${conversationIdOf(p)}`)
     // The interrupted tool's whole process group is gone.
-    await waitFor("the tool process to end", () => {
-      try {
-        process.kill(toolPid, 0)
-        return fs.readFileSync(`/proc/${toolPid}/stat`, "utf8").split(" ")[2] === "Z"
-      } catch {
-        return true
-      }
-    }, 5000)
+    await waitFor(
+      "the tool process to end",
+      () => {
+        try {
+          process.kill(toolPid, 0)
+          return fs.readFileSync(`/proc/${toolPid}/stat`, "utf8").split(" ")[2] === "Z"
+        } catch {
+          return true
+        }
+      },
+      5000
+    )
     const dir = conversationDir(p)
     expect(fs.existsSync(path.join(dir, "events.json.journal"))).toBe(false)
-    const events = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<{ type: string; id?: string }>
+    const events = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<{
+      type: string
+      id?: string
+    }>
     expect(events.filter((e) => e.type === "tool_call_response").map((e) => e.id)).toStrictEqual(["fast_1"])
     expect(ls(p)[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
   })
@@ -285,9 +381,14 @@ describe("Ctrl-C (SIGINT) during a turn", () => {
 describe("nothing is created when the model cannot be called", () => {
   it("a missing API key or a broken script fails before any conversation exists", () => {
     const p = makeProject()
-    const noKey = runParley(["--storage", p.storage, "query", "hi", "--model", "anthropic/claude-sonnet-4-5"], { cwd: p.root, env: { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined } })
+    const noKey = runParley(["--storage", p.storage, "query", "hi", "--model", "anthropic/claude-sonnet-4-5"], {
+      cwd: p.root,
+      env: { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined }
+    })
     expect(noKey.code).toBe(1)
-    expect(noKey.stderr).toBe("parley: ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline.\n")
+    expect(noKey.stderr).toBe(
+      "parley: ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline.\n"
+    )
     const badScript = parley(p, ["query", "hi", "--script", writeScript(p, "bad.json", [{ mesage: "typo" }])])
     expect(badScript.code).toBe(1)
     expect(badScript.stderr).toContain("bad.json")
@@ -300,7 +401,10 @@ describe("resume edge cases (found in review)", () => {
   const writeEvents = (p: Project, id: string, entries: Array<Record<string, unknown>>) => {
     const dir = path.join(p.storage, "conversations", `${id}-case`)
     fs.mkdirSync(dir, { recursive: true })
-    fs.writeFileSync(path.join(dir, "metadata.json"), JSON.stringify({ title: "case", last_activated_at: "2026-03-01 10:00:00.0" }, null, 2) + "\n")
+    fs.writeFileSync(
+      path.join(dir, "metadata.json"),
+      JSON.stringify({ title: "case", last_activated_at: "2026-03-01 10:00:00.0" }, null, 2) + "\n"
+    )
     fs.writeFileSync(path.join(dir, "base_config.json"), "{}\n")
     fs.writeFileSync(path.join(dir, "events.json"), JSON.stringify(entries, null, 2) + "\n")
   }
@@ -310,7 +414,13 @@ describe("resume edge cases (found in review)", () => {
     writeEvents(p, "17000000001", [
       { timestamp: "2026-03-01 10:00:00.1", type: "turn_start" },
       { timestamp: "2026-03-01 10:00:00.2", type: "chat_request", content: "count" },
-      { timestamp: "2026-03-01 10:00:00.3", type: "tool_call_request", id: "c1", name: "counter", arguments: { name: b64("x") } },
+      {
+        timestamp: "2026-03-01 10:00:00.3",
+        type: "tool_call_request",
+        id: "c1",
+        name: "counter",
+        arguments: { name: b64("x") }
+      },
       { timestamp: "2026-03-01 10:00:00.4", type: "turn_start" }
     ])
     expect(ls(p)[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
@@ -319,7 +429,14 @@ describe("resume edge cases (found in review)", () => {
     expect(r.code).toBe(0)
     expect(fs.readFileSync(path.join(p.root, "x.count"), "utf8").trim()).toBe("1")
     // The resumed run names a model the conversation did not remember: it is recorded where the run began.
-    expect(types(p)).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "config_delta", "tool_call_response", "chat_response"])
+    expect(types(p)).toStrictEqual([
+      "turn_start",
+      "chat_request",
+      "tool_call_request",
+      "config_delta",
+      "tool_call_response",
+      "chat_response"
+    ])
     expect(ls(p)[0]!.incomplete).toBeNull()
   })
 

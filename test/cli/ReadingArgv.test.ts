@@ -8,11 +8,34 @@ const id = ConversationId.parse("17738399468")!
 
 describe("ReadingArgv.parse", () => {
   it("ls and print with every flag, --storage before or after, both value forms", () => {
-    expect(parse(["conversation", "ls"])).toStrictEqual({ _tag: "Ls", storage: undefined, archived: false, format: "text" })
-    expect(parse(["--storage", "s", "conversation", "ls", "--archived", "--format", "json"])).toStrictEqual({ _tag: "Ls", storage: "s", archived: true, format: "json" })
-    expect(parse(["conversation", "ls", "--format=json", "--storage=t"])).toStrictEqual({ _tag: "Ls", storage: "t", archived: false, format: "json" })
-    expect(parse(["conversation", "print", "jp-c17738399468"])).toStrictEqual({ _tag: "Print", storage: undefined, id, format: "markdown", output: undefined })
-    expect(parse(["--storage=s", "conversation", "print", "--format", "html", "17738399468", "--output", "p.html"])).toStrictEqual({
+    expect(parse(["conversation", "ls"])).toStrictEqual({
+      _tag: "Ls",
+      storage: undefined,
+      archived: false,
+      format: "text"
+    })
+    expect(parse(["--storage", "s", "conversation", "ls", "--archived", "--format", "json"])).toStrictEqual({
+      _tag: "Ls",
+      storage: "s",
+      archived: true,
+      format: "json"
+    })
+    expect(parse(["conversation", "ls", "--format=json", "--storage=t"])).toStrictEqual({
+      _tag: "Ls",
+      storage: "t",
+      archived: false,
+      format: "json"
+    })
+    expect(parse(["conversation", "print", "jp-c17738399468"])).toStrictEqual({
+      _tag: "Print",
+      storage: undefined,
+      id,
+      format: "markdown",
+      output: undefined
+    })
+    expect(
+      parse(["--storage=s", "conversation", "print", "--format", "html", "17738399468", "--output", "p.html"])
+    ).toStrictEqual({
       _tag: "Print",
       storage: "s",
       id,
@@ -22,30 +45,29 @@ describe("ReadingArgv.parse", () => {
   })
 
   it("declines what effect/cli must answer: help, unknown or repeated flags, missing values, bad values, bad ids, other commands", () => {
-    for (
-      const argv of [
-        [],
-        ["conversation"],
-        ["conversation", "ls", "--help"],
-        ["conversation", "ls", "-h"],
-        ["conversation", "ls", "--neww"],
-        ["conversation", "ls", "--archived", "--archived"],
-        ["conversation", "ls", "--format"],
-        ["conversation", "ls", "--format", "yaml"],
-        ["conversation", "ls", "extra"],
-        ["--storage", "a", "conversation", "ls", "--storage", "b"],
-        ["--storage"],
-        ["--storage", "conversation", "ls"],
-        ["conversation", "print"],
-        ["conversation", "print", "nope"],
-        ["conversation", "print", "1", "2"],
-        ["conversation", "print", "17738399468", "--archived"],
-        ["conversation", "print", "17738399468", "--output", "--format"],
-        ["conversation", "print", "17738399468", "--", "x"],
-        ["conversation", "check"],
-        ["query", "conversation", "ls"],
-        ["--version"]
-      ]
-    ) expect(parse(argv), argv.join(" ")).toBeUndefined()
+    for (const argv of [
+      [],
+      ["conversation"],
+      ["conversation", "ls", "--help"],
+      ["conversation", "ls", "-h"],
+      ["conversation", "ls", "--neww"],
+      ["conversation", "ls", "--archived", "--archived"],
+      ["conversation", "ls", "--format"],
+      ["conversation", "ls", "--format", "yaml"],
+      ["conversation", "ls", "extra"],
+      ["--storage", "a", "conversation", "ls", "--storage", "b"],
+      ["--storage"],
+      ["--storage", "conversation", "ls"],
+      ["conversation", "print"],
+      ["conversation", "print", "nope"],
+      ["conversation", "print", "1", "2"],
+      ["conversation", "print", "17738399468", "--archived"],
+      ["conversation", "print", "17738399468", "--output", "--format"],
+      ["conversation", "print", "17738399468", "--", "x"],
+      ["conversation", "check"],
+      ["query", "conversation", "ls"],
+      ["--version"]
+    ])
+      expect(parse(argv), argv.join(" ")).toBeUndefined()
   })
 })

@@ -11,9 +11,14 @@ import { repoRoot } from "../support/Fixtures.ts"
 
 describe("no tool outlives a kill -9 of parley", () => {
   it("8 kills at random moments of a tool's start, a core loaded: no tool alive 1 s later", () => {
-    const r = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "reaper-stress.mjs"), "8", "500", "1"], { encoding: "utf8", timeout: 170_000 })
+    const r = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "reaper-stress.mjs"), "8", "500", "1"], {
+      encoding: "utf8",
+      timeout: 170_000
+    })
     expect(r.stderr).toBe("")
-    expect(r.stdout).toMatch(/^done: 8 kill -9 at 0\.\.500 ms after the tool's spawn, 1 busy loops: 0 tools alive 1 s after parley died/m)
+    expect(r.stdout).toMatch(
+      /^done: 8 kill -9 at 0\.\.500 ms after the tool's spawn, 1 busy loops: 0 tools alive 1 s after parley died/m
+    )
     expect(r.status).toBe(0)
   }, 180_000)
 })

@@ -28,13 +28,25 @@ const formsOf = (secret: string): Array<string> => {
   const forms = [
     secret,
     JSON.stringify(secret).slice(1, -1),
-    JSON.stringify(secret).slice(1, -1).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+    JSON.stringify(secret)
+      .slice(1, -1)
+      .replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
     encodeURIComponent(secret),
     encodeURIComponent(secret).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
     new URLSearchParams({ t: secret }).toString().slice(2),
     // RFC 3986 strict (Python's quote, curl): all but the unreserved characters, either case.
-    [...bytes].map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`)).join(""),
-    [...bytes].map((b) => (/[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, "0")}`)).join(""),
+    [...bytes]
+      .map((b) =>
+        /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b))
+          ? String.fromCharCode(b)
+          : `%${b.toString(16).toUpperCase().padStart(2, "0")}`
+      )
+      .join(""),
+    [...bytes]
+      .map((b) =>
+        /[A-Za-z0-9_.~-]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).padStart(2, "0")}`
+      )
+      .join(""),
     percent,
     percent.toUpperCase(),
     bytes.toString("hex"),
@@ -43,7 +55,12 @@ const formsOf = (secret: string): Array<string> => {
   for (const align of [0, 1, 2]) {
     const from = Math.ceil((align * 8) / 6)
     const to = Math.floor(((align + bytes.length) * 8) / 6)
-    for (const encoding of ["base64", "base64url"] as const) forms.push(Buffer.concat([Buffer.alloc(align), bytes]).toString(encoding).slice(from, to))
+    for (const encoding of ["base64", "base64url"] as const)
+      forms.push(
+        Buffer.concat([Buffer.alloc(align), bytes])
+          .toString(encoding)
+          .slice(from, to)
+      )
   }
   return forms
 }
@@ -53,7 +70,9 @@ const unbroken = (text: string) => text.replace(/[ \t]*(?:\r?\n|\\r\\n|\\n)[ \t]
 
 /** The forms of `secret` found in `text`, read whole and unbroken, also inside the storage base64 of a field. */
 const leaks = (text: string, secret: string): Array<string> => {
-  const decoded = [...text.matchAll(/"([A-Za-z0-9+/]{8,}={0,2})"/g)].map((m) => Buffer.from(m[1]!, "base64").toString("utf8"))
+  const decoded = [...text.matchAll(/"([A-Za-z0-9+/]{8,}={0,2})"/g)].map((m) =>
+    Buffer.from(m[1]!, "base64").toString("utf8")
+  )
   const forms = formsOf(secret)
   // Hex printed in groups (`xxd`, `hexdump`) reads whole without its blanks.
   const hex = new Set([Buffer.from(secret).toString("hex"), Buffer.from(secret).toString("hex").toUpperCase()])
@@ -66,7 +85,8 @@ const leaks = (text: string, secret: string): Array<string> => {
 
 /** Every file under `dir`, as bytes. */
 const filesUnder = (dir: string): Array<[string, Buffer]> =>
-  fs.readdirSync(dir, { withFileTypes: true, recursive: true })
+  fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile())
     .map((e) => {
       const file = path.join(e.parentPath, e.name)
@@ -75,11 +95,13 @@ const filesUnder = (dir: string): Array<[string, Buffer]> =>
 
 describe("an echoed secret", () => {
   it.live("appears in no file under the storage directory and in no request body sent to the provider", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeLlmServer.make
       const p = makeProject()
       fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "leak.py"), path.join(p.root, "leak.py"))
-      fs.appendFileSync(path.join(p.storage, "config.toml"), `
+      fs.appendFileSync(
+        path.join(p.storage, "config.toml"),
+        `
 [conversation.tools.leak]
 source = "local"
 command = "python3 leak.py"
@@ -89,17 +111,22 @@ run = "unattended"
 
 [conversation.tools.leak.questions.token]
 answer = "${SECRET}"
-`)
+`
+      )
       fake.enqueueAnthropic(
         { blocks: [{ type: "tool_use", id: "toolu_1", name: "leak", input: {} }], stopReason: "tool_use" },
         { blocks: [{ type: "text", text: "Done." }] }
       )
       const code = yield* Effect.callback<number | null>((resume) => {
-        const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "--model", "anthropic/claude-test", "leak it"], {
-          cwd: p.root,
-          env: { ...process.env, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url, PARLEY_STORAGE: "" },
-          stdio: ["ignore", "pipe", "pipe"]
-        })
+        const child = spawn(
+          process.execPath,
+          [binary, "--storage", p.storage, "query", "--model", "anthropic/claude-test", "leak it"],
+          {
+            cwd: p.root,
+            env: { ...process.env, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url, PARLEY_STORAGE: "" },
+            stdio: ["ignore", "pipe", "pipe"]
+          }
+        )
         child.on("close", (c) => resume(Effect.succeed(c)))
       })
       expect(code).toBe(0)
@@ -126,7 +153,8 @@ answer = "${SECRET}"
         for (const form of forms) expect(body.includes(form)).toBe(false)
       }
       expect(JSON.stringify(fake.requests[1]!.body)).toContain("[redacted]")
-    }))
+    })
+  )
 })
 
 /** A secret with a space, URL and JSON specials and a character beyond ASCII, so each encoding differs from plain. */
@@ -135,7 +163,7 @@ const ODD_SECRET = "s3cr3t Value/42!&é"
 /** What the tool printed, per encoding, as parley records and sends it (checked exactly: no edge of an encoding left). */
 const SCRUBBED: ReadonlyArray<[string, string]> = [
   ["plain", "token=[redacted]"],
-  ["json", "{\"token\": \"[redacted]\"}"],
+  ["json", '{"token": "[redacted]"}'],
   ["split", "token: [redacted]"],
   ["split-crlf", "token=[redacted]"],
   ["hex", "sha debug: [redacted]"],
@@ -146,18 +174,26 @@ const SCRUBBED: ReadonlyArray<[string, string]> = [
   ["url-plus", "POST body: token=[redacted]"],
   // "xy" + secret + "z" and "x" + secret: the characters left hold only the neighbours' bits.
   ["base64-edges", "b64=eH[redacted]eg== b64url=e[redacted]"],
-  ["base64-wrapped", "QXV0aG9yaXphdGlvbiBoZWFkZXIgZm9sbG93cywgYmFzZTY0IHdyYXBwZWQ6I[redacted]gYW5kIHNvbWUgbW9yZSBieXRlcw==\n"]
+  [
+    "base64-wrapped",
+    "QXV0aG9yaXphdGlvbiBoZWFkZXIgZm9sbG93cywgYmFzZTY0IHdyYXBwZWQ6I[redacted]gYW5kIHNvbWUgbW9yZSBieXRlcw==\n"
+  ]
 ]
 
 describe("a secret echoed in another encoding (issue 30)", () => {
   for (const [encoding, expected] of SCRUBBED) {
     it.live(`${encoding}: in no file under the storage, no request body, not in conversation print`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const fake = yield* FakeLlmServer.make
         const p = makeProject()
         const log = path.join(p.root, "printed.txt")
-        fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "leak_encoded.py"), path.join(p.root, "leak_encoded.py"))
-        fs.appendFileSync(path.join(p.storage, "config.toml"), `
+        fs.copyFileSync(
+          path.join(repoRoot, "test", "fixtures", "tools", "leak_encoded.py"),
+          path.join(p.root, "leak_encoded.py")
+        )
+        fs.appendFileSync(
+          path.join(p.storage, "config.toml"),
+          `
 [conversation.tools.leak]
 source = "local"
 command = "python3 leak_encoded.py"
@@ -167,15 +203,26 @@ run = "unattended"
 
 [conversation.tools.leak.questions.token]
 answer = "${ODD_SECRET}"
-`)
+`
+        )
         fake.enqueueAnthropic(
           { blocks: [{ type: "tool_use", id: "toolu_1", name: "leak", input: { encoding } }], stopReason: "tool_use" },
           { blocks: [{ type: "text", text: "Done." }] }
         )
-        const env = { ...process.env, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url, PARLEY_STORAGE: "", LEAK_LOG: log }
+        const env = {
+          ...process.env,
+          ANTHROPIC_API_KEY: "k",
+          ANTHROPIC_BASE_URL: fake.url,
+          PARLEY_STORAGE: "",
+          LEAK_LOG: log
+        }
         const run = (args: ReadonlyArray<string>) =>
           Effect.callback<{ code: number | null; stdout: string }>((resume) => {
-            const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], { cwd: p.root, env, stdio: ["ignore", "pipe", "pipe"] })
+            const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], {
+              cwd: p.root,
+              env,
+              stdio: ["ignore", "pipe", "pipe"]
+            })
             let stdout = ""
             child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
             child.on("close", (code) => resume(Effect.succeed({ code, stdout })))
@@ -198,6 +245,7 @@ answer = "${ODD_SECRET}"
           expect(printed.stdout).toContain("[redacted]")
           expect(leaks(printed.stdout, ODD_SECRET), format).toStrictEqual([])
         }
-      }))
+      })
+    )
   }
 })

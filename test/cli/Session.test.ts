@@ -28,14 +28,24 @@ afterEach(() => {
 })
 
 type Entry = { type: string; id?: string; content?: string }
-const eventsOf = (dir: string): Array<Entry> => JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Entry>
+const eventsOf = (dir: string): Array<Entry> =>
+  JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Entry>
 const conversationDirs = (p: Project) =>
-  fs.readdirSync(path.join(p.storage, "conversations")).filter((n) => /^\d/.test(n)).map((n) => path.join(p.storage, "conversations", n))
+  fs
+    .readdirSync(path.join(p.storage, "conversations"))
+    .filter((n) => /^\d/.test(n))
+    .map((n) => path.join(p.storage, "conversations", n))
 
 /** Runs parley asynchronously (so many can run at once); resolves with its exit code and output. */
-const runAsync = (p: Project, args: ReadonlyArray<string>): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+const runAsync = (
+  p: Project,
+  args: ReadonlyArray<string>
+): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((resolve) => {
-    const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], { cwd: p.root, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], {
+      cwd: p.root,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     children.push(child)
     let stdout = ""
     let stderr = ""
@@ -50,7 +60,12 @@ describe("nothing that reached the disk is lost", () => {
   it("SIGINT the moment a tool's response lands on disk, 30 times: the response is in events.json every time", async () => {
     const p = makeProject()
     const script = writeScript(p, "s.json", [
-      { tool_calls: [{ id: "fast_1", name: "counter", arguments: { name: "fast" } }, { id: "slow_1", name: "counter", arguments: { name: "slow" } }] }
+      {
+        tool_calls: [
+          { id: "fast_1", name: "counter", arguments: { name: "fast" } },
+          { id: "slow_1", name: "counter", arguments: { name: "slow" } }
+        ]
+      }
     ])
     fs.writeFileSync(path.join(p.root, "slow.block"), "")
     let lost = 0
@@ -59,8 +74,11 @@ describe("nothing that reached the disk is lost", () => {
       children.push(child)
       const journal = () => conversationDirs(p).map((d) => path.join(d, "events.json.journal"))
       // Strike as soon as the fast tool's response is in a journal line.
-      await waitFor("the fast tool's response on disk", () =>
-        journal().some((f) => fs.existsSync(f) && fs.readFileSync(f, "utf8").includes(`"id":"fast_1","content"`)), 20_000)
+      await waitFor(
+        "the fast tool's response on disk",
+        () => journal().some((f) => fs.existsSync(f) && fs.readFileSync(f, "utf8").includes(`"id":"fast_1","content"`)),
+        20_000
+      )
       child.kill("SIGINT")
       expect(await exited(child)).toBe(130)
     }
@@ -81,13 +99,30 @@ describe("nothing that reached the disk is lost", () => {
     const child = spawnParley(p, ["query", "go", "--script", script])
     children.push(child)
     // Strike when the final reply is journaled (if the run folds first, the check below holds all the same).
-    await waitFor("the final reply on disk", () => persisted(p).some((e) => e.type === "chat_response" && String(e["message"]).length > 0), 20_000)
+    await waitFor(
+      "the final reply on disk",
+      () => persisted(p).some((e) => e.type === "chat_response" && String(e["message"]).length > 0),
+      20_000
+    )
     child.kill("SIGKILL")
     await exited(child)
     const whole = persisted(p).map((e) => e.type)
-    expect(whole).toStrictEqual(["turn_start", "chat_request", "tool_call_request", "tool_call_response", "chat_response"])
+    expect(whole).toStrictEqual([
+      "turn_start",
+      "chat_request",
+      "tool_call_request",
+      "tool_call_response",
+      "chat_response"
+    ])
     // What JP would see right now may be `[]`; the next command that opens the conversation heals it.
-    const r = parley(p, ["query", "--continue-turn", "--id", path.basename(conversationDir(p)).split("-")[0]!, "--script", script])
+    const r = parley(p, [
+      "query",
+      "--continue-turn",
+      "--id",
+      path.basename(conversationDir(p)).split("-")[0]!,
+      "--script",
+      script
+    ])
     expect(r.code).toBe(0)
     expect(r.stderr).toContain("nothing to resume")
     expect(fs.existsSync(path.join(conversationDir(p), "events.json.journal"))).toBe(false)
@@ -97,11 +132,17 @@ describe("nothing that reached the disk is lost", () => {
 })
 
 describe("SIGHUP and SIGTERM interrupt like SIGINT", () => {
-  for (const [signal, code] of [["SIGHUP", 129], ["SIGTERM", 143]] as const) {
+  for (const [signal, code] of [
+    ["SIGHUP", 129],
+    ["SIGTERM", 143]
+  ] as const) {
     it(`${signal} while a tool runs: exit ${code}, journal folded, lock released, the turn resumable`, async () => {
       const p = makeProject()
       fs.writeFileSync(path.join(p.root, "slow.block"), "")
-      const script = writeScript(p, "s.json", [{ tool_calls: [{ id: "slow_1", name: "counter", arguments: { name: "slow" } }] }, { message: "ok" }])
+      const script = writeScript(p, "s.json", [
+        { tool_calls: [{ id: "slow_1", name: "counter", arguments: { name: "slow" } }] },
+        { message: "ok" }
+      ])
       const child = spawnParley(p, ["query", "run it", "--script", script])
       children.push(child)
       await waitFor("the tool running", () => fs.existsSync(path.join(p.root, "slow.pid")))
@@ -109,10 +150,19 @@ describe("SIGHUP and SIGTERM interrupt like SIGINT", () => {
       expect(await exited(child)).toBe(code)
       expect(fs.readdirSync(path.join(p.storage, "locks"))).toStrictEqual([])
       expect(fs.existsSync(path.join(conversationDir(p), "events.json.journal"))).toBe(false)
-      const ls = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ incomplete: unknown }>
+      const ls = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{
+        incomplete: unknown
+      }>
       expect(ls[0]!.incomplete).toStrictEqual({ state: "pending-tool-execution" })
       fs.rmSync(path.join(p.root, "slow.block"))
-      const resumed = parley(p, ["query", "--continue-turn", "--id", path.basename(conversationDir(p)).split("-")[0]!, "--script", script])
+      const resumed = parley(p, [
+        "query",
+        "--continue-turn",
+        "--id",
+        path.basename(conversationDir(p)).split("-")[0]!,
+        "--script",
+        script
+      ])
       expect([resumed.code, resumed.stdout]).toStrictEqual([0, "ok\n"])
     })
   }
@@ -126,7 +176,10 @@ describe("a reader that stops reading", () => {
       { message: "line1\nline2\n", tool_calls: [{ id: "c1", name: "counter", arguments: { name: "slow" } }] },
       { message: "after the tool\n".repeat(2000) }
     ])
-    const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "go", "--script", script], { cwd: p.root, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "go", "--script", script], {
+      cwd: p.root,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     children.push(child)
     // Once the tool runs, close the pipe as `head -c 3` does: the reply that follows the tool meets EPIPE.
     await waitFor("the tool running", () => /^\d+\n$/.test(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
@@ -136,7 +189,14 @@ describe("a reader that stops reading", () => {
     const dir = conversationDir(p)
     expect(fs.readdirSync(dir).sort()).toStrictEqual(["base_config.json", "events.json", "metadata.json"])
     expect(fs.readdirSync(path.join(p.storage, "locks"))).toStrictEqual([])
-    expect(eventsOf(dir).map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "chat_response", "tool_call_request", "tool_call_response", "chat_response"])
+    expect(eventsOf(dir).map((e) => e.type)).toStrictEqual([
+      "turn_start",
+      "chat_request",
+      "chat_response",
+      "tool_call_request",
+      "tool_call_response",
+      "chat_response"
+    ])
   })
 })
 
@@ -144,16 +204,25 @@ describe("parallel runs", () => {
   it("16 concurrent `query --new` in one storage directory: 16 distinct conversations, each with exactly its own message", async () => {
     const p = makeProject()
     const script = writeScript(p, "s.json", [{ message: "ok" }])
-    const results = await Promise.all(Array.from({ length: 16 }, (_, i) => runAsync(p, ["query", `msg-${i}`, "--new", "--script", script])))
+    const results = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => runAsync(p, ["query", `msg-${i}`, "--new", "--script", script]))
+    )
     expect(results.map((r) => [r.code, withoutRunHeader(r.stderr)])).toStrictEqual(results.map(() => [0, ""]))
     const dirs = conversationDirs(p)
     expect(dirs.length).toBe(16)
     const ids = new Set(dirs.map((d) => path.basename(d).split("-")[0]))
     expect(ids.size).toBe(16)
-    const messages = dirs.map((d) => eventsOf(d).filter((e) => e.type === "chat_request").map((e) => e.content))
+    const messages = dirs.map((d) =>
+      eventsOf(d)
+        .filter((e) => e.type === "chat_request")
+        .map((e) => e.content)
+    )
     expect(messages.map((m) => m.length)).toStrictEqual(dirs.map(() => 1))
     expect(messages.map((m) => m[0]).sort()).toStrictEqual(Array.from({ length: 16 }, (_, i) => `msg-${i}`).sort())
-    for (const d of dirs) expect(path.basename(d)).toBe(`${path.basename(d).split("-")[0]}-${JSON.parse(fs.readFileSync(path.join(d, "metadata.json"), "utf8")).title}`)
+    for (const d of dirs)
+      expect(path.basename(d)).toBe(
+        `${path.basename(d).split("-")[0]}-${JSON.parse(fs.readFileSync(path.join(d, "metadata.json"), "utf8")).title}`
+      )
   })
 
   it("kill -9 at random instants during `query --new`: check stays ok and a new query works", async () => {
@@ -180,22 +249,32 @@ describe("damage stays local", () => {
   /** One good conversation made by parley, copied `n` times under new ids. */
   const storageWith = (n: number): Project => {
     const p = makeProject()
-    const script = writeScript(p, "s.json", [{ tool_calls: [{ id: "c1", name: "counter", arguments: { name: "x" } }] }, { message: "ok" }])
+    const script = writeScript(p, "s.json", [
+      { tool_calls: [{ id: "c1", name: "counter", arguments: { name: "x" } }] },
+      { message: "ok" }
+    ])
     expect(parley(p, ["query", "good", "--new", "--script", script]).code).toBe(0)
     const source = conversationDir(p)
-    for (let i = 1; i < n; i++) fs.cpSync(source, path.join(p.storage, "conversations", `${17000000000 + i}-good`), { recursive: true })
+    for (let i = 1; i < n; i++)
+      fs.cpSync(source, path.join(p.storage, "conversations", `${17000000000 + i}-good`), { recursive: true })
     return p
   }
 
   const damages: Array<[string, (dir: string) => void]> = [
-    ["a journal line `null`", (dir) => fs.writeFileSync(path.join(dir, "events.json.journal"), "null\n")],
+    ["a journal line `null`", (dir) => fs.writeFileSync(path.join(dir, "events.json.journal"), "null\n")]
   ]
   // Issue 30: any depth JSON.parse reads is decoded, listed and checked (it is not damage any more).
   const nest = (dir: string) => {
     const events = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Record<string, unknown>>
     const call = events.find((e) => e["type"] === "tool_call_request")!
     const deep = "[".repeat(3000) + "]".repeat(3000)
-    fs.writeFileSync(path.join(dir, "events.json"), JSON.stringify(events, null, 2).replace(JSON.stringify(call["arguments"], null, 2).replaceAll("\n", "\n    "), `{"deep": ${deep}}`))
+    fs.writeFileSync(
+      path.join(dir, "events.json"),
+      JSON.stringify(events, null, 2).replace(
+        JSON.stringify(call["arguments"], null, 2).replaceAll("\n", "\n    "),
+        `{"deep": ${deep}}`
+      )
+    )
   }
   it("arguments nested 3,000 deep among 40 good: ls lists all 41, check decodes it (its hand-made layout would change on re-save)", () => {
     const p = storageWith(40)

@@ -15,11 +15,17 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 const storage = path.join(dir, ".parley")
 fs.mkdirSync(path.join(storage, "conversations"), { recursive: true })
 const small = "17758406187-missing-date-in-version-string"
-fs.cpSync(path.join(repoRoot, "test", "fixtures", "corpus", "jp", "conversations", small), path.join(storage, "conversations", small), { recursive: true })
+fs.cpSync(
+  path.join(repoRoot, "test", "fixtures", "corpus", "jp", "conversations", small),
+  path.join(storage, "conversations", small),
+  { recursive: true }
+)
 
 // Records every module URL the process loads.
 const hook = path.join(dir, "hook.mjs")
-fs.writeFileSync(hook, `
+fs.writeFileSync(
+  hook,
+  `
 import { register } from "node:module"
 register("data:text/javascript," + encodeURIComponent(${JSON.stringify(`
 import * as fs from "node:fs"
@@ -27,30 +33,52 @@ export async function load(url, context, next) {
   if (url.startsWith("file:")) fs.appendFileSync(process.env.PARLEY_LOADED, url + "\\n")
   return next(url, context)
 }`)}))
-`)
+`
+)
 
 const run = (args: ReadonlyArray<string>) => {
   const loaded = path.join(dir, `loaded-${Math.random().toString(36).slice(2)}`)
-  const r = spawnSync(process.execPath, ["--import", hook, bundle, "--storage", storage, ...args], { encoding: "utf8", env: { ...process.env, PARLEY_LOADED: loaded } })
-  const chunks = fs.existsSync(loaded) ? fs.readFileSync(loaded, "utf8").split("\n").filter((u) => u.includes("/dist/")).map((u) => path.basename(new URL(u).pathname)) : []
+  const r = spawnSync(process.execPath, ["--import", hook, bundle, "--storage", storage, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, PARLEY_LOADED: loaded }
+  })
+  const chunks = fs.existsSync(loaded)
+    ? fs
+        .readFileSync(loaded, "utf8")
+        .split("\n")
+        .filter((u) => u.includes("/dist/"))
+        .map((u) => path.basename(new URL(u).pathname))
+    : []
   return { ...r, chunks }
 }
 
-const holds = JSON.parse(fs.readFileSync(path.join(repoRoot, "dist", "parley.chunks.json"), "utf8")) as Record<string, Array<string>>
+const holds = JSON.parse(fs.readFileSync(path.join(repoRoot, "dist", "parley.chunks.json"), "utf8")) as Record<
+  string,
+  Array<string>
+>
 /** The sources in the chunks, matching `pattern`. */
-const sources = (chunks: ReadonlyArray<string>, pattern: RegExp) => chunks.flatMap((c) => (holds[c] ?? [`${c}: not in parley.chunks.json`]).filter((s) => pattern.test(s)))
+const sources = (chunks: ReadonlyArray<string>, pattern: RegExp) =>
+  chunks.flatMap((c) => (holds[c] ?? [`${c}: not in parley.chunks.json`]).filter((s) => pattern.test(s)))
 
-const HEAVY = /node_modules\/(@modelcontextprotocol|openai|@anthropic-ai|markdown-it|ajv|smol-toml|@effect\/sql-pg)\/|src\/layers\/store\/pg\/|node_modules\/effect\/dist\/sql\/|node_modules\/effect\/dist\/cli\/|src\/layers\/(mcp|executor|provider|prompt)\/|src\/cli\/(Live|Query|Main)\.ts|src\/domain\/render\/Html\.ts/
+const HEAVY =
+  /node_modules\/(@modelcontextprotocol|openai|@anthropic-ai|markdown-it|ajv|smol-toml|@effect\/sql-pg)\/|src\/layers\/store\/pg\/|node_modules\/effect\/dist\/sql\/|node_modules\/effect\/dist\/cli\/|src\/layers\/(mcp|executor|provider|prompt)\/|src\/cli\/(Live|Query|Main)\.ts|src\/domain\/render\/Html\.ts/
 
 describe("start-up: what the reading commands load", () => {
   it("ls and print (markdown, json) load none of the query path, no effect/cli, no markdown", () => {
-    for (const args of [["conversation", "ls"], ["conversation", "ls", "--format", "json"], ["conversation", "print", "17758406187"], ["conversation", "print", "17758406187", "--format", "json"]]) {
+    for (const args of [
+      ["conversation", "ls"],
+      ["conversation", "ls", "--format", "json"],
+      ["conversation", "print", "17758406187"],
+      ["conversation", "print", "17758406187", "--format", "json"]
+    ]) {
       const r = run(args)
       expect(r.status, r.stderr).toBe(0)
       expect(r.chunks.length, args.join(" ")).toBeGreaterThan(2)
       expect(sources(r.chunks, HEAVY), args.join(" ")).toStrictEqual([])
     }
-    expect(run(["conversation", "ls"]).stdout).toBe("17758406187  2026-04-10 17:07:29     29 events  Missing date in version string\n")
+    expect(run(["conversation", "ls"]).stdout).toBe(
+      "17758406187  2026-04-10 17:07:29     29 events  Missing date in version string\n"
+    )
   })
 
   it("the check sees heavy code when it loads: a page loads markdown-it, the full command line effect/cli", () => {
@@ -67,7 +95,7 @@ describe("start-up: what the reading commands load", () => {
     expect(typo.stderr).toMatch(/^parley: unrecognized flag --neww for `parley conversation ls`/)
     const badId = run(["conversation", "print", "nope"])
     expect(badId.status).toBe(2)
-    expect(badId.stderr).toContain("\"nope\" is not a conversation id")
+    expect(badId.stderr).toContain('"nope" is not a conversation id')
     const help = run(["conversation", "ls", "--help"])
     expect(help.status).toBe(0)
     expect(help.stdout).toContain("--archived")
@@ -76,9 +104,14 @@ describe("start-up: what the reading commands load", () => {
 
 describe("start-up: the HTTP server is loaded by `serve` only (issue 23)", () => {
   // (effect/http's router itself is loaded by effect/rpc, which the host client uses.)
-  const SERVER = /src\/cli\/serve\/|src\/services\/ServeApi\.ts|node_modules\/effect\/dist\/http-api\/|platform-node\/dist\/NodeHttpServer/
+  const SERVER =
+    /src\/cli\/serve\/|src\/services\/ServeApi\.ts|node_modules\/effect\/dist\/http-api\/|platform-node\/dist\/NodeHttpServer/
   it("the full command line (check, query --help) loads none of it; serve --help neither", () => {
-    for (const args of [["conversation", "check"], ["query", "--help"], ["serve", "--help"]]) {
+    for (const args of [
+      ["conversation", "check"],
+      ["query", "--help"],
+      ["serve", "--help"]
+    ]) {
       const r = run(args)
       expect(r.status, r.stderr).toBe(0)
       expect(sources(r.chunks, SERVER), args.join(" ")).toStrictEqual([])

@@ -13,7 +13,17 @@ import { spawnSync } from "node:child_process"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { binary, runParley, withoutRunHeader } from "../support/Cli.ts"
 import { tempDir } from "../support/Fixtures.ts"
-import { conversationIdOf, exited, killGroup, parley, persisted, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
+import {
+  conversationIdOf,
+  exited,
+  killGroup,
+  parley,
+  persisted,
+  type Project,
+  spawnParley,
+  waitFor,
+  writeScript
+} from "../support/Project.ts"
 
 const CONFIG = `
 [conversation.tools.slow]
@@ -80,7 +90,8 @@ const groupMembers = (pgid: number): Array<string> => {
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") found.push(stat.slice(0, stat.lastIndexOf(")") + 1))
+      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X")
+        found.push(stat.slice(0, stat.lastIndexOf(")") + 1))
     } catch {
       // went away while we looked
     }
@@ -110,15 +121,20 @@ afterEach(() => {
 })
 
 const toolResponses = (p: Project) =>
-  persisted(p).filter((e) => e.type === "tool_call_response").map((e) => ({ id: e["id"], content: unb64(e["content"]), is_error: e["is_error"] }))
+  persisted(p)
+    .filter((e) => e.type === "tool_call_response")
+    .map((e) => ({ id: e["id"], content: unb64(e["content"]), is_error: e["is_error"] }))
 
 /** Starts a slow tool, strikes parley with `signal`, and checks that nothing of the tool survives and that resuming runs it once. */
 const strikeAndResume = async (signal: NodeJS.Signals) => {
   const p = makeProject()
   fs.writeFileSync(at(p, "hold"), "")
-  const child = spawnParley(p, ["query", "run the slow tool", "--script", writeScript(p, "s1.json", [
-    { message: "Running.", tool_calls: [{ id: "slow_1", name: "slow", arguments: {} }] }
-  ])])
+  const child = spawnParley(p, [
+    "query",
+    "run the slow tool",
+    "--script",
+    writeScript(p, "s1.json", [{ message: "Running.", tool_calls: [{ id: "slow_1", name: "slow", arguments: {} }] }])
+  ])
   children.push(child)
   await waitFor("the tool to start", () => fs.existsSync(at(p, "started")))
   const pids = read(p, "pids").trim().split(" ").map(Number)
@@ -134,7 +150,14 @@ const strikeAndResume = async (signal: NodeJS.Signals) => {
   fs.rmSync(at(p, "hold"))
   expect(fs.existsSync(at(p, "effects"))).toBe(false)
 
-  const r = parley(p, ["query", "--continue-turn", "--id", conversationIdOf(p), "--script", writeScript(p, "s2.json", [{ message: "Finished." }])])
+  const r = parley(p, [
+    "query",
+    "--continue-turn",
+    "--id",
+    conversationIdOf(p),
+    "--script",
+    writeScript(p, "s2.json", [{ message: "Finished." }])
+  ])
   expect(withoutRunHeader(r.stderr)).toBe("")
   expect(r.code).toBe(0)
   expect(r.stdout).toBe("Finished.\n")
@@ -177,17 +200,27 @@ describe("bounded tools (built binary)", () => {
   it("tools printing forever stop at max_output_bytes (default 1 MiB) with an error that says so; parley stays small", () => {
     const p = makeProject()
     const script = writeScript(p, "s.json", [
-      { message: "Spewing.", tool_calls: [{ id: "big", name: "spew", arguments: {} }, { id: "small", name: "spew_small", arguments: {} }] },
+      {
+        message: "Spewing.",
+        tool_calls: [
+          { id: "big", name: "spew", arguments: {} },
+          { id: "small", name: "spew_small", arguments: {} }
+        ]
+      },
       { message: "Done." }
     ])
     const probe = at(p, "rss-probe.cjs")
     fs.writeFileSync(probe, RSS_PROBE)
-    const r = spawnSync(process.execPath, ["--require", probe, binary, "--storage", p.storage, "query", "go", "--script", script], {
-      cwd: p.root,
-      env: { ...process.env, PARLEY_STORAGE: "", PARLEY_SCRIPT: "", RSS_FILE: at(p, "rss") },
-      encoding: "utf8",
-      timeout: 60_000
-    })
+    const r = spawnSync(
+      process.execPath,
+      ["--require", probe, binary, "--storage", p.storage, "query", "go", "--script", script],
+      {
+        cwd: p.root,
+        env: { ...process.env, PARLEY_STORAGE: "", PARLEY_SCRIPT: "", RSS_FILE: at(p, "rss") },
+        encoding: "utf8",
+        timeout: 60_000
+      }
+    )
     expect(withoutRunHeader(r.stderr)).toBe("")
     expect(r.status).toBe(0)
     expect(r.stdout).toBe("Spewing.\nDone.\n")
@@ -197,8 +230,14 @@ describe("bounded tools (built binary)", () => {
 
     // Recorded as they finish: in either order.
     const responses = toolResponses(p).sort((a, b) => String(a.id).localeCompare(String(b.id)))
-    expect(responses.map((x) => [x.id, x.is_error])).toStrictEqual([["big", true], ["small", true]])
-    for (const [response, limit] of [[responses[0]!, 1_048_576], [responses[1]!, 5000]] as const) {
+    expect(responses.map((x) => [x.id, x.is_error])).toStrictEqual([
+      ["big", true],
+      ["small", true]
+    ])
+    for (const [response, limit] of [
+      [responses[0]!, 1_048_576],
+      [responses[1]!, 5000]
+    ] as const) {
       expect(response.content.length).toBeLessThan(1.1 * 1024 * 1024)
       const content = JSON.parse(response.content) as { message: string; stdout: string; stderr: string }
       expect(content.message).toBe(

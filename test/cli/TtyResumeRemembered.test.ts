@@ -52,46 +52,77 @@ const waitForFile = async (file: string) => {
   }
 }
 
-describe.skipIf(!Tmux.available || !fs.existsSync("/proc/self/stat"))(`a resumed turn remembers Y (tmux, kill -9)${Tmux.skipReason !== undefined ? ` — skipped: ${Tmux.skipReason}` : ""}`, () => {
-  it("Y before kill -9: --continue-turn answers the same question from memory, recorded as answered", async () => {
-    const p = makeProject("parley-remember-", { "gate.py": GATE })
-    fs.writeFileSync(path.join(p.storage, "config.toml"), CONFIG)
-    const script = writeScript(p, [
-      { message: "Both.", tool_calls: [{ id: "call_a", name: "gate", arguments: { name: "a" } }, { id: "call_b", name: "gate", arguments: { name: "b", wait: true } }] },
-      { message: "Done." }
-    ])
-    const s = startParley(p, ["query", "Go", "--model", "scripted", "--script", script])
-    await s.waitFor(/Go a\? \[y\/Y\/n\/N,\?\]/)
-    s.sendKeys("Y")
-    await s.waitFor(/✓ gate \{"name":"a"\}/)
-    await waitForFile(path.join(p.root, "waiting.b"))
-    process.kill(parleyPid(p), "SIGKILL")
-    fs.writeFileSync(path.join(p.root, "release"), "")
-    await s.waitForExit()
-    // Read with the journal a killed process leaves behind.
-    const before = persisted(p)
-    expect(before.filter((e) => e["type"] === "inquiry_response").map(({ timestamp: _, ...e }) => e)).toStrictEqual([
-      { type: "inquiry_response", outcome: "answered", id: "call_a.go.1", answer: true, metadata: { parley_remembered: true } }
-    ])
-    // The resumed run's model only has the follow-up left to say.
-    const rest = path.join(p.root, "rest.json")
-    fs.writeFileSync(rest, JSON.stringify({ steps: [{ message: "Done." }] }))
-    const resumed = spawnSync(process.execPath, [binary, "--storage", p.storage, "query", "--continue-turn", "--script", rest], {
-      cwd: p.root,
-      env: { ...process.env, PARLEY_STORAGE: "" },
-      input: "",
-      encoding: "utf8",
-      timeout: 60_000
+describe.skipIf(!Tmux.available || !fs.existsSync("/proc/self/stat"))(
+  `a resumed turn remembers Y (tmux, kill -9)${Tmux.skipReason !== undefined ? ` — skipped: ${Tmux.skipReason}` : ""}`,
+  () => {
+    it("Y before kill -9: --continue-turn answers the same question from memory, recorded as answered", async () => {
+      const p = makeProject("parley-remember-", { "gate.py": GATE })
+      fs.writeFileSync(path.join(p.storage, "config.toml"), CONFIG)
+      const script = writeScript(p, [
+        {
+          message: "Both.",
+          tool_calls: [
+            { id: "call_a", name: "gate", arguments: { name: "a" } },
+            { id: "call_b", name: "gate", arguments: { name: "b", wait: true } }
+          ]
+        },
+        { message: "Done." }
+      ])
+      const s = startParley(p, ["query", "Go", "--model", "scripted", "--script", script])
+      await s.waitFor(/Go a\? \[y\/Y\/n\/N,\?\]/)
+      s.sendKeys("Y")
+      await s.waitFor(/✓ gate \{"name":"a"\}/)
+      await waitForFile(path.join(p.root, "waiting.b"))
+      process.kill(parleyPid(p), "SIGKILL")
+      fs.writeFileSync(path.join(p.root, "release"), "")
+      await s.waitForExit()
+      // Read with the journal a killed process leaves behind.
+      const before = persisted(p)
+      expect(before.filter((e) => e["type"] === "inquiry_response").map(({ timestamp: _, ...e }) => e)).toStrictEqual([
+        {
+          type: "inquiry_response",
+          outcome: "answered",
+          id: "call_a.go.1",
+          answer: true,
+          metadata: { parley_remembered: true }
+        }
+      ])
+      // The resumed run's model only has the follow-up left to say.
+      const rest = path.join(p.root, "rest.json")
+      fs.writeFileSync(rest, JSON.stringify({ steps: [{ message: "Done." }] }))
+      const resumed = spawnSync(
+        process.execPath,
+        [binary, "--storage", p.storage, "query", "--continue-turn", "--script", rest],
+        {
+          cwd: p.root,
+          env: { ...process.env, PARLEY_STORAGE: "" },
+          input: "",
+          encoding: "utf8",
+          timeout: 60_000
+        }
+      )
+      expect(resumed.stderr).not.toContain("waiting")
+      expect(resumed.status).toBe(0)
+      const after = onDisk(p.storage).map(({ timestamp: _, ...e }) => e)
+      expect(after.filter((e) => e["type"] === "inquiry_response")).toStrictEqual([
+        {
+          type: "inquiry_response",
+          outcome: "answered",
+          id: "call_a.go.1",
+          answer: true,
+          metadata: { parley_remembered: true }
+        },
+        { type: "inquiry_response", outcome: "answered", id: "call_b.go.1", answer: true }
+      ])
+      expect(
+        after
+          .filter((e) => e["type"] === "tool_call_response")
+          .map((e) => [e["id"], Buffer.from(String(e["content"]), "base64").toString()])
+      ).toStrictEqual([
+        ["call_a", "a went: true"],
+        ["call_b", "b went: true"]
+      ])
+      expect(after.at(-1)).toStrictEqual({ type: "chat_response", message: "Done." })
     })
-    expect(resumed.stderr).not.toContain("waiting")
-    expect(resumed.status).toBe(0)
-    const after = onDisk(p.storage).map(({ timestamp: _, ...e }) => e)
-    expect(after.filter((e) => e["type"] === "inquiry_response")).toStrictEqual([
-      { type: "inquiry_response", outcome: "answered", id: "call_a.go.1", answer: true, metadata: { parley_remembered: true } },
-      { type: "inquiry_response", outcome: "answered", id: "call_b.go.1", answer: true }
-    ])
-    expect(after.filter((e) => e["type"] === "tool_call_response").map((e) => [e["id"], Buffer.from(String(e["content"]), "base64").toString()]))
-      .toStrictEqual([["call_a", "a went: true"], ["call_b", "b went: true"]])
-    expect(after.at(-1)).toStrictEqual({ type: "chat_response", message: "Done." })
-  })
-})
+  }
+)

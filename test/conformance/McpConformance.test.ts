@@ -61,18 +61,32 @@ describe("MCP conformance baseline (scripts/mcp-conformance/baseline.json)", () 
 
 // The whole run takes a minute or two of a busy machine, so it runs on its own (.ci/run, after the suite,
 // with PARLEY_CONFORMANCE=1), not side by side with every other test file.
-const skip = nodeMajor < 22 ? `the suite needs Node >= 22, this is ${process.version}` : process.env["PARLEY_CONFORMANCE"] !== "1" ? "set PARLEY_CONFORMANCE=1 (.ci/run does)" : undefined
+const skip =
+  nodeMajor < 22
+    ? `the suite needs Node >= 22, this is ${process.version}`
+    : process.env["PARLEY_CONFORMANCE"] !== "1"
+      ? "set PARLEY_CONFORMANCE=1 (.ci/run does)"
+      : undefined
 describe.skipIf(skip !== undefined)(`npm run mcp:conformance${skip !== undefined ? ` — skipped: ${skip}` : ""}`, () => {
   it("both revisions: nothing fails outside the baseline, and no baseline entry passes", () => {
     const out = tempDir("parley-conformance-")
-    const run = spawnSync(process.execPath, [path.join(DIR, "run.mjs"), "--out", out], { cwd: repoRoot, encoding: "utf8", timeout: 1_500_000 })
+    const run = spawnSync(process.execPath, [path.join(DIR, "run.mjs"), "--out", out], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      timeout: 1_500_000
+    })
     const summary = JSON.parse(fs.readFileSync(path.join(out, "summary.json"), "utf8")) as Record<string, Summary>
     const stale = REVISIONS.flatMap((r) => staleEntries(baseline[r] ?? {}, summary[r]!).map((e) => `${r} ${e}`))
     expect(stale, "remove these entries from baseline.json").toStrictEqual([])
     expect(run.status, run.stdout + run.stderr).toBe(0)
     // The scenarios every revision requires ran (a broken client would make them vanish, not fail).
-    for (const r of REVISIONS) expect(Object.keys(summary[r]!.scenarios)).toEqual(expect.arrayContaining(["tools_call", "auth/metadata-default"]))
-    expect(Object.keys(summary["2026-07-28"]!.scenarios)).toEqual(expect.arrayContaining(["sep-2322-client-request-state", "request-metadata"]))
+    for (const r of REVISIONS)
+      expect(Object.keys(summary[r]!.scenarios)).toEqual(
+        expect.arrayContaining(["tools_call", "auth/metadata-default"])
+      )
+    expect(Object.keys(summary["2026-07-28"]!.scenarios)).toEqual(
+      expect.arrayContaining(["sep-2322-client-request-state", "request-metadata"])
+    )
     fs.rmSync(out, { recursive: true, force: true })
   }, 1_600_000)
 })

@@ -25,9 +25,11 @@ interface Block {
 }
 
 const walk = (dir: string): Array<string> =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []
-  )
+  fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() ? walk(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []
+    )
 
 /** The ```ts blocks that follow an `@example` tag inside JSDoc comments. */
 const examplesIn = (file: string, text: string): Array<Block> => {
@@ -56,7 +58,7 @@ const examplesIn = (file: string, text: string): Array<Block> => {
  */
 const readmeBlocks = (file: string, text: string): Array<Block> => {
   const lines = text.split("\n")
-  const start = lines.findIndex((l) => l === "## Using parley as a library")
+  const start = lines.indexOf("## Using parley as a library")
   const end = lines.findIndex((l, i) => i > start && l.startsWith("## "))
   const blocks: Array<Block> = []
   for (let i = start; i >= 0 && i < (end < 0 ? lines.length : end); i++) {
@@ -72,8 +74,9 @@ const readmeBlocks = (file: string, text: string): Array<Block> => {
 /** A block as a module of its own, its relative imports made absolute. */
 const moduleOf = (block: Block): string => {
   const dir = path.dirname(block.file)
-  const code = block.code.replace(/(from\s+|import\s*\(\s*)(["'])(\.{1,2}\/[^"']+)\2/g, (_m, pre: string, q: string, spec: string) =>
-    `${pre}${q}${path.resolve(dir, spec)}${q}`
+  const code = block.code.replace(
+    /(from\s+|import\s*\(\s*)(["'])(\.{1,2}\/[^"']+)\2/g,
+    (_m, pre: string, q: string, spec: string) => `${pre}${q}${path.resolve(dir, spec)}${q}`
   )
   return `${code}\nexport {}\n`
 }
@@ -81,7 +84,9 @@ const moduleOf = (block: Block): string => {
 describe("@example blocks", () => {
   it("every @example block in src/, and every ts block of README's library section, typechecks against the package's sources", () => {
     const src = path.join(repoRoot, "src")
-    const files = walk(src).filter((f) => !f.startsWith(path.join(src, "cli") + path.sep) && f !== path.join(src, "bin.ts"))
+    const files = walk(src).filter(
+      (f) => !f.startsWith(path.join(src, "cli") + path.sep) && f !== path.join(src, "bin.ts")
+    )
     const readme = path.join(repoRoot, "README.md")
     const fromReadme = readmeBlocks(readme, fs.readFileSync(readme, "utf8"))
     const blocks = [...files.flatMap((f) => examplesIn(f, fs.readFileSync(f, "utf8"))), ...fromReadme]
@@ -92,33 +97,49 @@ describe("@example blocks", () => {
       fs.writeFileSync(path.join(dir, name), moduleOf(b))
       return name
     })
-    const base = JSON.parse(fs.readFileSync(path.join(repoRoot, "tsconfig.json"), "utf8")) as { compilerOptions: Record<string, unknown> }
-    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({
-      compilerOptions: {
-        ...base.compilerOptions,
-        noUnusedLocals: false,
-        noUnusedParameters: false,
-        paths: {
-          "parley": [path.join(src, "index.ts")],
-          "parley/ai": [path.join(src, "ai", "index.ts")],
-          "parley/ai/testing": [path.join(src, "ai", "Testing.ts")],
-          "parley/*": [path.join(src, "*.ts")]
-        }
-      },
-      files: names
-    }, null, 2))
-    const tsc = spawnSync(process.execPath, [path.join(repoRoot, "node_modules", "typescript", "bin", "tsc"), "-p", dir], {
-      cwd: dir,
-      encoding: "utf8",
-      maxBuffer: 64 * 1024 * 1024
-    })
+    const base = JSON.parse(fs.readFileSync(path.join(repoRoot, "tsconfig.json"), "utf8")) as {
+      compilerOptions: Record<string, unknown>
+    }
+    fs.writeFileSync(
+      path.join(dir, "tsconfig.json"),
+      JSON.stringify(
+        {
+          compilerOptions: {
+            ...base.compilerOptions,
+            noUnusedLocals: false,
+            noUnusedParameters: false,
+            paths: {
+              parley: [path.join(src, "index.ts")],
+              "parley/ai": [path.join(src, "ai", "index.ts")],
+              "parley/ai/testing": [path.join(src, "ai", "Testing.ts")],
+              "parley/*": [path.join(src, "*.ts")]
+            }
+          },
+          files: names
+        },
+        null,
+        2
+      )
+    )
+    const tsc = spawnSync(
+      process.execPath,
+      [path.join(repoRoot, "node_modules", "typescript", "bin", "tsc"), "-p", dir],
+      {
+        cwd: dir,
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024
+      }
+    )
     // Name each failing block by its source file and line.
     const byName = new Map(names.map((n, i) => [n, blocks[i]!]))
-    const report = (tsc.stdout + tsc.stderr).split("\n").filter((l) => l.length > 0).map((l) => {
-      const m = /^(ex\d+_[^(]+)\((\d+),\d+\): (.*)$/.exec(l)
-      const b = m === null ? undefined : byName.get(m[1]!)
-      return b === undefined ? l : `${path.relative(repoRoot, b.file)}:${b.line + Number(m![2]) - 1}: ${m![3]}`
-    })
+    const report = (tsc.stdout + tsc.stderr)
+      .split("\n")
+      .filter((l) => l.length > 0)
+      .map((l) => {
+        const m = /^(ex\d+_[^(]+)\((\d+),\d+\): (.*)$/.exec(l)
+        const b = m === null ? undefined : byName.get(m[1]!)
+        return b === undefined ? l : `${path.relative(repoRoot, b.file)}:${b.line + Number(m![2]) - 1}: ${m![3]}`
+      })
     console.log(`@example blocks: ${blocks.length} in ${new Set(blocks.map((b) => b.file)).size} files`)
     fs.rmSync(dir, { recursive: true, force: true })
     expect(blocks.length).toBeGreaterThan(90)
@@ -126,7 +147,9 @@ describe("@example blocks", () => {
     expect(report).toStrictEqual([])
     expect(tsc.status).toBe(0)
     // A consumer sees these in hover: they import as a consumer does ("parley/…"), not by a path inside the repository.
-    const relative = blocks.filter((b) => /(from\s+|import\s*\(\s*)["']\.{1,2}\//.test(b.code)).map((b) => `${path.relative(repoRoot, b.file)}:${b.line}`)
+    const relative = blocks
+      .filter((b) => /(from\s+|import\s*\(\s*)["']\.{1,2}\//.test(b.code))
+      .map((b) => `${path.relative(repoRoot, b.file)}:${b.line}`)
     expect(relative).toStrictEqual([])
   }, 400_000)
 })

@@ -22,10 +22,14 @@ import { repoRoot } from "../support/Fixtures.ts"
  * root tags) whose declaration carries no JSDoc.
  */
 const undocumented = (): Array<string> => {
-  const parsed = ts.getParsedCommandLineOfConfigFile(path.join(repoRoot, "tsconfig.json"), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: () => {}
-  })!
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    path.join(repoRoot, "tsconfig.json"),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: () => {}
+    }
+  )!
   const root = path.join(repoRoot, "src", "index.ts")
   const ai = path.join(repoRoot, "src", "ai", "index.ts")
   const program = ts.createProgram([root, ai], parsed.options)
@@ -34,20 +38,28 @@ const undocumented = (): Array<string> => {
   const documented = (s: ts.Symbol) =>
     ts.displayPartsToString(s.getDocumentationComment(checker)).trim().length > 0 ||
     ts.displayPartsToString(resolve(s).getDocumentationComment(checker)).trim().length > 0
-  const exportsOf = (file: string) => checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file)!)!)
+  const exportsOf = (file: string) =>
+    checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file)!)!)
   const missing: Array<string> = []
   for (const s of exportsOf(ai)) {
     const target = resolve(s)
     if (target.flags & ts.SymbolFlags.ValueModule) {
-      for (const m of checker.getExportsOfModule(target)) if (!documented(m)) missing.push(`parley/ai ${s.name}.${m.name}`)
+      for (const m of checker.getExportsOfModule(target))
+        if (!documented(m)) missing.push(`parley/ai ${s.name}.${m.name}`)
     } else if (!documented(s)) missing.push(`parley/ai ${s.name}`)
   }
   const tags = exportsOf(root).filter((s) => ["Config", "Executor", "Provider"].includes(s.name))
   for (const tag of tags) {
     // The members `withMembers` adds (the tag's own, inherited members are Effect's).
-    const members = checker.getTypeOfSymbol(resolve(tag)).getProperties().filter((p) =>
-      p.valueDeclaration !== undefined && ts.isPropertyAssignment(p.valueDeclaration) && p.valueDeclaration.getSourceFile().fileName === root
-    )
+    const members = checker
+      .getTypeOfSymbol(resolve(tag))
+      .getProperties()
+      .filter(
+        (p) =>
+          p.valueDeclaration !== undefined &&
+          ts.isPropertyAssignment(p.valueDeclaration) &&
+          p.valueDeclaration.getSourceFile().fileName === root
+      )
     expect(members.length).toBeGreaterThan(1)
     for (const m of members) if (!documented(m)) missing.push(`parley ${tag.name}.${m.name}`)
   }
@@ -56,31 +68,63 @@ const undocumented = (): Array<string> => {
 
 describe("the public API", () => {
   it("exports no generic names at the root or in parley/ai", () => {
-    const generic = ["ok", "error", "describe", "collect", "validate", "make", "layer", "parse", "render", "fieldsOf", "notAvailable", "fromOutcome", "withRetries", "parseModel"]
+    const generic = [
+      "ok",
+      "error",
+      "describe",
+      "collect",
+      "validate",
+      "make",
+      "layer",
+      "parse",
+      "render",
+      "fieldsOf",
+      "notAvailable",
+      "fromOutcome",
+      "withRetries",
+      "parseModel"
+    ]
     expect(Object.keys(Parley).filter((k) => generic.includes(k))).toStrictEqual([])
     expect(Object.keys(ParleyAi).filter((k) => generic.includes(k))).toStrictEqual([])
     // Every root value is a capitalised module, tag, class or schema, or a specific predicate.
-    expect(Object.keys(Parley).filter((k) => !/^[A-Z]/.test(k)).sort()).toStrictEqual([
-      "isConversationEvent", "isInquiryEvent", "isProviderVisible", "isQuestionId", "toInquiryQuestion"
-    ])
+    expect(
+      Object.keys(Parley)
+        .filter((k) => !/^[A-Z]/.test(k))
+        .sort()
+    ).toStrictEqual(["isConversationEvent", "isInquiryEvent", "isProviderVisible", "isQuestionId", "toInquiryQuestion"])
   })
 
   it("service helpers hang off the tags, and the tags are the services the programs ask for", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       expect(Parley.Executor.ok("x")).toStrictEqual(ExecutorService.ok("x"))
       expect(Parley.Executor.error("x").response).toStrictEqual({ content: "x", is_error: true })
       expect(Parley.Provider.collect).toBe(Reply.collect)
       expect(Parley.Reply.collect).toBe(Reply.collect)
       expect(Parley.Provider.withRetries).toBe(Retry.withRetries)
       expect(Parley.Config.validate).toBe(ConfigService.validate)
-      expect([Parley.Executor.key, Parley.Provider.key, Parley.Config.key]).toStrictEqual(["parley/Executor", "parley/Provider", "parley/Config"])
+      expect([Parley.Executor.key, Parley.Provider.key, Parley.Config.key]).toStrictEqual([
+        "parley/Executor",
+        "parley/Provider",
+        "parley/Config"
+      ])
       // A layer built with the root tag satisfies a program that asks for the module's tag, and the other way round.
-      const service = ExecutorService.Executor.of({ definitions: [], execute: () => Effect.succeed(Parley.Executor.ok("ran")), permission: () => "ask", kind: () => undefined })
-      const viaModule = yield* Effect.service(ExecutorService.Executor).pipe(Effect.provide(Layer.succeed(Parley.Executor, service)))
-      const viaRoot = yield* Effect.service(Parley.Executor).pipe(Effect.provide(Layer.succeed(ExecutorService.Executor, service)))
+      const service = ExecutorService.Executor.of({
+        definitions: [],
+        execute: () => Effect.succeed(Parley.Executor.ok("ran")),
+        permission: () => "ask",
+        kind: () => undefined
+      })
+      const viaModule = yield* Effect.service(ExecutorService.Executor).pipe(
+        Effect.provide(Layer.succeed(Parley.Executor, service))
+      )
+      const viaRoot = yield* Effect.service(Parley.Executor).pipe(
+        Effect.provide(Layer.succeed(ExecutorService.Executor, service))
+      )
       expect(viaModule).toBe(service)
       expect(viaRoot).toBe(service)
-      const config = yield* Effect.service(Parley.Config).pipe(Effect.provide(Parley.Config.layerLiteral({ assistant: { model: "scripted" } })))
+      const config = yield* Effect.service(Parley.Config).pipe(
+        Effect.provide(Parley.Config.layerLiteral({ assistant: { model: "scripted" } }))
+      )
       expect(config.data).toStrictEqual({ assistant: { model: "scripted" } })
     }))
 

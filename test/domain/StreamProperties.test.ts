@@ -9,7 +9,14 @@ import * as fc from "fast-check"
 import type { StreamEntry } from "../../src/domain/event/ConversationEvent.ts"
 import { isConversationEvent, isProviderVisible } from "../../src/domain/event/ConversationEvent.ts"
 import { fork } from "../../src/domain/stream/Fork.ts"
-import { analyze, incompleteSummary, lastTurnStart, resumableEntries, splitIncompleteTurn, summaryOf } from "../../src/domain/stream/IncompleteTurn.ts"
+import {
+  analyze,
+  incompleteSummary,
+  lastTurnStart,
+  resumableEntries,
+  splitIncompleteTurn,
+  summaryOf
+} from "../../src/domain/stream/IncompleteTurn.ts"
 import { INTERRUPTED_TOOL_CALL, sanitize } from "../../src/domain/stream/Sanitize.ts"
 import { intoParts } from "../../src/domain/stream/Thread.ts"
 import * as TurnAppend from "../../src/domain/stream/TurnAppend.ts"
@@ -34,7 +41,11 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { arbitrary: fc.constantFrom(...TOOL_IDS, "z").map((id): Action => ({ k: "result", id })), weight: 3 },
   { arbitrary: fc.constantFrom(...INQUIRY_IDS).map((id): Action => ({ k: "ask", id })), weight: 2 },
   {
-    arbitrary: fc.tuple(fc.constantFrom<"answer" | "cancel" | "redact">("answer", "cancel", "redact"), fc.constantFrom(...INQUIRY_IDS))
+    arbitrary: fc
+      .tuple(
+        fc.constantFrom<"answer" | "cancel" | "redact">("answer", "cancel", "redact"),
+        fc.constantFrom(...INQUIRY_IDS)
+      )
       .map(([k, id]): Action => ({ k, id })),
     weight: 2
   },
@@ -93,7 +104,9 @@ const conversation: fc.Arbitrary<{ readonly full: Array<StreamEntry>; readonly c
             reasoning: fc.boolean(),
             message: fc.boolean(),
             tools: fc.array(
-              fc.array(fc.constantFrom<"answer" | "cancel" | "redact">("answer", "answer", "cancel", "redact"), { maxLength: 2 }),
+              fc.array(fc.constantFrom<"answer" | "cancel" | "redact">("answer", "answer", "cancel", "redact"), {
+                maxLength: 2
+              }),
               { maxLength: 3 }
             ),
             order: fc.array(fc.nat(), { minLength: 3, maxLength: 3 })
@@ -124,7 +137,9 @@ const conversation: fc.Arbitrary<{ readonly full: Array<StreamEntry>; readonly c
           cycle.tools[i]!.forEach((outcome, q) => {
             const inquiry = `${ids[i]}.question_${q}.1`
             full.push(b.ask(inquiry, `tool_${i}`))
-            full.push(outcome === "answer" ? b.answer(inquiry, q) : outcome === "cancel" ? b.cancel(inquiry) : b.redact(inquiry))
+            full.push(
+              outcome === "answer" ? b.answer(inquiry, q) : outcome === "cancel" ? b.cancel(inquiry) : b.redact(inquiry)
+            )
           })
           full.push(b.result(ids[i]!))
         }
@@ -166,12 +181,19 @@ const expectSameObjects = (a: ReadonlyArray<StreamEntry>, b: ReadonlyArray<Strea
 /** A reference for well-formed cut streams: contract §3 read off the last turn with plain counting. */
 const referenceSummary = (entries: ReadonlyArray<StreamEntry>) => {
   let start = 0
-  for (let i = entries.length - 1; i >= 0; i--) if (entries[i]!.type === "turn_start") { start = i; break }
+  for (let i = entries.length - 1; i >= 0; i--)
+    if (entries[i]!.type === "turn_start") {
+      start = i
+      break
+    }
   const turn = entries.slice(start)
   const first = turn.findIndex((e) => e.type === "chat_request")
   if (first < 0) return null
-  const count = (type: string, id: string) => turn.filter((e) => e.type === type && (e as { id: string }).id === id).length
-  const pendingCalls = turn.filter((e) => e.type === "tool_call_request" && count("tool_call_response", e.id) < count("tool_call_request", e.id))
+  const count = (type: string, id: string) =>
+    turn.filter((e) => e.type === type && (e as { id: string }).id === id).length
+  const pendingCalls = turn.filter(
+    (e) => e.type === "tool_call_request" && count("tool_call_response", e.id) < count("tool_call_request", e.id)
+  )
   for (const e of turn) {
     if (e.type !== "inquiry_request" || count("inquiry_response", e.id) > 0) continue
     const call = pendingCalls.find((c) => c.type === "tool_call_request" && e.id.startsWith(`${c.id}.`))
@@ -204,7 +226,8 @@ describe("stream properties", () => {
       fc.property(soup, (entries) => {
         const once = sanitize(entries)
         expectSameObjects(sanitize(once), once)
-        const globals = (xs: ReadonlyArray<StreamEntry>) => xs.filter((e) => e.type === "config_delta" || e.type === "compaction" || e.type === "unknown")
+        const globals = (xs: ReadonlyArray<StreamEntry>) =>
+          xs.filter((e) => e.type === "config_delta" || e.type === "compaction" || e.type === "unknown")
         expectSameObjects(globals(once), globals(entries))
       }),
       { numRuns: RUNS }
@@ -213,18 +236,26 @@ describe("stream properties", () => {
 
   it("splitting then re-joining an incomplete turn gives back the original entries", () => {
     fc.assert(
-      fc.property(fc.oneof(soup, conversation.map((c) => c.cut)), (entries) => {
-        const { complete, incomplete } = splitIncompleteTurn(entries)
-        expectSameObjects([...complete, ...(incomplete?.entries ?? [])], entries)
-        expect(incompleteSummary(entries)).toEqual(incomplete === null ? null : summaryOf(incomplete))
-        if (incomplete !== null) {
-          const a = analyze(incomplete)
-          const summary = summaryOf(incomplete)!
-          expect(a.phase === "Executing").toBe(a.pendingToolCalls.length > 0)
-          expect(a.phase === "Executing").toBe(summary.state === "waiting-for-input" || summary.state === "pending-tool-execution")
-          expect(a.pendingInquiry !== null).toBe(summary.state === "waiting-for-input")
+      fc.property(
+        fc.oneof(
+          soup,
+          conversation.map((c) => c.cut)
+        ),
+        (entries) => {
+          const { complete, incomplete } = splitIncompleteTurn(entries)
+          expectSameObjects([...complete, ...(incomplete?.entries ?? [])], entries)
+          expect(incompleteSummary(entries)).toEqual(incomplete === null ? null : summaryOf(incomplete))
+          if (incomplete !== null) {
+            const a = analyze(incomplete)
+            const summary = summaryOf(incomplete)!
+            expect(a.phase === "Executing").toBe(a.pendingToolCalls.length > 0)
+            expect(a.phase === "Executing").toBe(
+              summary.state === "waiting-for-input" || summary.state === "pending-tool-execution"
+            )
+            expect(a.pendingInquiry !== null).toBe(summary.state === "waiting-for-input")
+          }
         }
-      }),
+      ),
       { numRuns: RUNS }
     )
   })
@@ -234,10 +265,18 @@ describe("stream properties", () => {
       fc.property(soup, (entries) => {
         const all = turns(entries)
         expect(all.length).toBe(turnCount(entries))
-        if (all.length > 0) expectSameObjects(all.flatMap((t) => t.entries), entries)
+        if (all.length > 0)
+          expectSameObjects(
+            all.flatMap((t) => t.entries),
+            entries
+          )
         const byTurn = eventsByTurn(entries)
         expect(byTurn.map((x) => x.turn)).toEqual(
-          all.flatMap((t) => t.entries.filter((e) => e.type !== "config_delta" && e.type !== "compaction" && e.type !== "unknown").map(() => t.index))
+          all.flatMap((t) =>
+            t.entries
+              .filter((e) => e.type !== "config_delta" && e.type !== "compaction" && e.type !== "unknown")
+              .map(() => t.index)
+          )
         )
       }),
       { numRuns: RUNS }
@@ -278,18 +317,24 @@ describe("stream properties", () => {
 
   it("a fork carries the incomplete turn unchanged and leaves the rest sanitized", () => {
     fc.assert(
-      fc.property(fc.oneof(soup, conversation.map((c) => c.cut)), (entries) => {
-        const forked = fork(entries)
-        const before = splitIncompleteTurn(entries)
-        if (before.incomplete === null) {
-          expect(forked).toEqual(sanitize(entries))
-          return
+      fc.property(
+        fc.oneof(
+          soup,
+          conversation.map((c) => c.cut)
+        ),
+        (entries) => {
+          const forked = fork(entries)
+          const before = splitIncompleteTurn(entries)
+          if (before.incomplete === null) {
+            expect(forked).toEqual(sanitize(entries))
+            return
+          }
+          const after = splitIncompleteTurn(forked)
+          expectSameObjects(after.incomplete?.entries ?? [], before.incomplete.entries)
+          expect(after.complete).toEqual(sanitize(before.complete))
+          expectPairedPerTurn(after.complete)
         }
-        const after = splitIncompleteTurn(forked)
-        expectSameObjects(after.incomplete?.entries ?? [], before.incomplete.entries)
-        expect(after.complete).toEqual(sanitize(before.complete))
-        expectPairedPerTurn(after.complete)
-      }),
+      ),
       { numRuns: RUNS }
     )
   })
@@ -317,11 +362,14 @@ describe("stream properties", () => {
         expect(start < 0).toBe(all.length === 0)
         if (start >= 0) expectSameObjects(events(entries.slice(start)), events(all.at(-1)!.entries))
         // Skipping: from the last turn holding more than a turn_start to the end.
-        const holding = all.findLastIndex((t) => t.entries.some((e) => isConversationEvent(e) && e.type !== "turn_start"))
+        const holding = all.findLastIndex((t) =>
+          t.entries.some((e) => isConversationEvent(e) && e.type !== "turn_start")
+        )
         const skipped = currentTurnStart(entries, { skipTrailingBareTurnStarts: true })
         expect(skipped).toBe(lastTurnStart(entries))
         expect(skipped < 0).toBe(holding < 0)
-        if (skipped >= 0) expectSameObjects(events(entries.slice(skipped)), events(all.slice(holding).flatMap((t) => t.entries)))
+        if (skipped >= 0)
+          expectSameObjects(events(entries.slice(skipped)), events(all.slice(holding).flatMap((t) => t.entries)))
       }),
       { numRuns: RUNS }
     )
@@ -356,14 +404,20 @@ describe("stream properties", () => {
         // Sanitize answers exactly the pending tool calls with a synthetic response…
         const interrupted = clean.flatMap((e, i) => {
           const next = clean[i + 1]
-          return e.type === "tool_call_request" && inTurn.has(e) && next?.type === "tool_call_response" && !inTurn.has(next) &&
-              next.content === INTERRUPTED_TOOL_CALL
+          return e.type === "tool_call_request" &&
+            inTurn.has(e) &&
+            next?.type === "tool_call_response" &&
+            !inTurn.has(next) &&
+            next.content === INTERRUPTED_TOOL_CALL
             ? [e]
             : []
         })
         expectSameObjects(interrupted, a.pendingToolCalls)
         // …and drops exactly the unanswered inquiries.
-        const unanswered = a.toolCalls.flatMap((c) => c.inquiries).filter((q) => q.response === null).map((q) => q.request)
+        const unanswered = a.toolCalls
+          .flatMap((c) => c.inquiries)
+          .filter((q) => q.response === null)
+          .map((q) => q.request)
         const unansweredAll = turn.entries.filter((e) => e.type === "inquiry_request" && !clean.includes(e))
         for (const q of unanswered) expect(unansweredAll).toContain(q)
         // Append, on the resumable turn, accepts one response for exactly the ids with open requests.
@@ -377,7 +431,12 @@ describe("stream properties", () => {
           expect(TurnAppend.validate(resumed, [b.answer(id)])._tag === "Ok").toBe(open)
         }
         // Answering every pending call, in order, is accepted as one batch.
-        expect(TurnAppend.validate(resumed, a.pendingToolCalls.map((c) => b.result(c.id)))._tag).toBe("Ok")
+        expect(
+          TurnAppend.validate(
+            resumed,
+            a.pendingToolCalls.map((c) => b.result(c.id))
+          )._tag
+        ).toBe("Ok")
       }),
       { numRuns: RUNS }
     )

@@ -38,7 +38,12 @@ export const streams = (start = 0) => {
       new ToolCallRequest({ timestamp: next(), id, name, arguments: args }),
     result: (id: string, content = "ok", is_error = false) =>
       new ToolCallResponse({ timestamp: next(), id, content, is_error }),
-    ask: (id: string, tool = "write_note", text = "Overwrite?", answerType: InquiryAnswerType = InquiryAnswerType.boolean) =>
+    ask: (
+      id: string,
+      tool = "write_note",
+      text = "Overwrite?",
+      answerType: InquiryAnswerType = InquiryAnswerType.boolean
+    ) =>
       new InquiryRequest({
         timestamp: next(),
         id: InquiryId.make(id),

@@ -46,15 +46,16 @@ answer = true                               # optional static answer
 
 describe("ConfigFile", () => {
   it.effect("a missing config.toml is an empty config", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = storage()
       const config = yield* Config.use((c) => Effect.succeed(c)).pipe(Effect.provide(ConfigFile.layer(dir)))
       expect(config.data).toStrictEqual({})
       expect(config.file).toBe(path.join(dir, "config.toml"))
-    }))
+    })
+  )
 
   it.effect("parses the contract's example", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = storage(CONTRACT_EXAMPLE)
       const { data } = yield* Config.use((c) => Effect.succeed(c)).pipe(Effect.provide(ConfigFile.layer(dir)))
       expect(data).toStrictEqual({
@@ -74,21 +75,25 @@ describe("ConfigFile", () => {
           }
         }
       })
-    }))
+    })
+  )
 
   it.effect("a bad value names the file and the key path", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = storage(`[conversation.tools.write_note]\ncommand = "x"\nrun = "sometimes"\n`)
       const error = yield* loadError(dir)
       expect(error).toBeInstanceOf(ConfigError)
       expect(error.message).toBe(
         `${path.join(dir, "config.toml")}: conversation.tools.write_note.run: expected "ask" | "unattended" | "skip", got "sometimes"`
       )
-    }))
+    })
+  )
 
   it.effect("several problems give one line each", () =>
-    Effect.gen(function*() {
-      const dir = storage(`[assistant]\nmodel = 3\n[conversation.tools.n]\nsource = "local"\ninquiry_source = "assistant"\n`)
+    Effect.gen(function* () {
+      const dir = storage(
+        `[assistant]\nmodel = 3\n[conversation.tools.n]\nsource = "local"\ninquiry_source = "assistant"\n`
+      )
       const file = path.join(dir, "config.toml")
       const error = yield* loadError(dir)
       expect(error.message.split("\n")).toStrictEqual([
@@ -96,37 +101,48 @@ describe("ConfigFile", () => {
         `${file}: conversation.tools.n.inquiry_source: the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})`,
         `${file}: conversation.tools.n.command: missing (required for source = "local")`
       ])
-    }))
+    })
+  )
 
   it.effect("a TOML syntax error names the file, line and column", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = storage(`[assistant]\nmodel = "a"\nsystem_prompt = "unterminated\n`)
       const error = yield* loadError(dir)
       expect(error.problems).toStrictEqual([{ line: 3, column: 30, message: expect.stringMatching(/^invalid TOML: /) }])
-      expect(error.message).toMatch(new RegExp(`^${path.join(dir, "config.toml").replace(/[.]/g, "\\.")}:3:30: invalid TOML: `))
-    }))
+      expect(error.message).toMatch(
+        new RegExp(`^${path.join(dir, "config.toml").replace(/[.]/g, "\\.")}:3:30: invalid TOML: `)
+      )
+    })
+  )
 
   it.effect("a duplicate key is a syntax error too", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = storage(`a = 1\na = 2\n`)
       const error = yield* loadError(dir)
       expect(error.problems[0]!.line).toBe(2)
-    }))
+    })
+  )
 
   it.effect("an unreadable config names the file", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = storage()
       fs.mkdirSync(path.join(dir, "config.toml"))
       const error = yield* loadError(dir)
-      expect(error.message).toMatch(new RegExp(`^${path.join(dir, "config.toml").replace(/[.]/g, "\\.")}: cannot read: .*EISDIR`))
-    }))
+      expect(error.message).toMatch(
+        new RegExp(`^${path.join(dir, "config.toml").replace(/[.]/g, "\\.")}: cannot read: .*EISDIR`)
+      )
+    })
+  )
 
   it.effect("the literal layer validates like the file", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const error = yield* Config.use(() => Effect.void).pipe(
         Effect.provide(Config.layerLiteral({ conversation: { tools: { t: { command: "x", run: "never" } } } })),
         Effect.flip
       )
-      expect(error.message).toBe(`config.toml: conversation.tools.t.run: expected "ask" | "unattended" | "skip", got "never"`)
-    }))
+      expect(error.message).toBe(
+        `config.toml: conversation.tools.t.run: expected "ask" | "unattended" | "skip", got "never"`
+      )
+    })
+  )
 })

@@ -55,7 +55,8 @@ const resolveIn = (lock: Record<string, LockEntry>, from: string, name: string):
   for (let dir = from; ; dir = dir.includes("/node_modules/") ? dir.slice(0, dir.lastIndexOf("/node_modules/")) : "") {
     const at = `${dir === "" ? "" : `${dir}/`}node_modules/${name}`
     if (lock[at] !== undefined) return at
-    if (dir === "") throw new Error(`${name} (needed by ${from || "the consumer"}) is not in parley's package-lock.json`)
+    if (dir === "")
+      throw new Error(`${name} (needed by ${from || "the consumer"}) is not in parley's package-lock.json`)
   }
 }
 
@@ -72,8 +73,12 @@ const consumerManifests = (tarball: string) => {
   const packages: Record<string, unknown> = {
     "": { name: "consumer", version: "0.0.0", dependencies },
     "node_modules/parley": {
-      version: parley.version, resolved: `file:${tarball}`, license: parley.license, bin: parley.bin,
-      dependencies: parley.dependencies, peerDependencies: parley.peerDependencies,
+      version: parley.version,
+      resolved: `file:${tarball}`,
+      license: parley.license,
+      bin: parley.bin,
+      dependencies: parley.dependencies,
+      peerDependencies: parley.peerDependencies,
       ...(parley.peerDependenciesMeta !== undefined ? { peerDependenciesMeta: parley.peerDependenciesMeta } : {})
     }
   }
@@ -96,9 +101,13 @@ const consumerManifests = (tarball: string) => {
 
 /** Every file under `dir`, relative, with `/` separators. */
 const walk = (dir: string, base = dir): Array<string> =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? walk(path.join(dir, e.name), base) : [path.relative(base, path.join(dir, e.name)).split(path.sep).join("/")]
-  )
+  fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory()
+        ? walk(path.join(dir, e.name), base)
+        : [path.relative(base, path.join(dir, e.name)).split(path.sep).join("/")]
+    )
 
 /** The import specifier that reaches a dist/lib module through the `exports` map. */
 const specifierOf = (file: string): string => {
@@ -114,20 +123,32 @@ const loadedBy = (app: string, work: string, specifier: string): Array<string> =
   const log = path.join(work, `loaded-${specifier.replace(/\W/g, "_")}.txt`)
   const hook = `import { appendFileSync } from "node:fs"; export async function load(url, context, next) { appendFileSync(${JSON.stringify(log)}, url + "\\n"); return next(url, context) }`
   const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)})`
-  const r = run(process.execPath, [
-    "--import",
-    `data:text/javascript,${encodeURIComponent(register)}`,
-    "--input-type=module",
-    "-e",
-    `await import(${JSON.stringify(specifier)}); const { createRequire } = await import("node:module"); console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)))`
-  ], app)
+  const r = run(
+    process.execPath,
+    [
+      "--import",
+      `data:text/javascript,${encodeURIComponent(register)}`,
+      "--input-type=module",
+      "-e",
+      `await import(${JSON.stringify(specifier)}); const { createRequire } = await import("node:module"); console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)))`
+    ],
+    app
+  )
   expect(r.stderr, specifier).toBe("")
-  const esm = fs.readFileSync(log, "utf8").split("\n").filter((l) => l.length > 0)
+  const esm = fs
+    .readFileSync(log, "utf8")
+    .split("\n")
+    .filter((l) => l.length > 0)
   return [...esm, ...(JSON.parse(r.stdout) as Array<string>)]
 }
 
 // The largest events.json of JP's whole corpus (1.8 MB, 670 entries), committed as a fixture.
-const largest = path.join(fixtureCorpus.dir, "conversations", "17738399468-rfd-review-and-phase-1-planning", "events.json")
+const largest = path.join(
+  fixtureCorpus.dir,
+  "conversations",
+  "17738399468-rfd-review-and-phase-1-planning",
+  "events.json"
+)
 
 describe("the npm package (npm pack → a fresh strict consumer)", () => {
   it("ships compiled ESM, .d.ts and the CLI bundle only; a NodeNext consumer typechecks with 0 errors and runs it with plain node", () => {
@@ -138,16 +159,27 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     const files = info!.files.map((f) => f.path).sort()
 
     // What ships: the CLI bundle, the library's JS and .d.ts with their maps, the library's sources the maps point into, README, package.json — nothing else.
-    for (const f of files) expect(f).toMatch(/^(package\.json|README\.md|LICENSE|dist\/[^/]+\.mjs|dist\/lib\/.+\.(js|d\.ts)(\.map)?|src\/.+\.ts)$/)
-    expect(files.filter((f) => /^(test|bench|\.ci|scripts|examples)\//.test(f) || f === "src/bin.ts" || f.startsWith("src/cli/"))).toStrictEqual([])
+    for (const f of files)
+      expect(f).toMatch(
+        /^(package\.json|README\.md|LICENSE|dist\/[^/]+\.mjs|dist\/lib\/.+\.(js|d\.ts)(\.map)?|src\/.+\.ts)$/
+      )
+    expect(
+      files.filter(
+        (f) => /^(test|bench|\.ci|scripts|examples)\//.test(f) || f === "src/bin.ts" || f.startsWith("src/cli/")
+      )
+    ).toStrictEqual([])
     // No install-time script runs for a consumer (issue 29): the build runs on `npm pack` (and a git install), not on install.
     const scripts = readJson<{ scripts: Record<string, string> }>(path.join(repoRoot, "package.json")).scripts
-    expect(Object.keys(scripts).filter((k) => ["preinstall", "install", "postinstall", "prepare"].includes(k))).toStrictEqual([])
+    expect(
+      Object.keys(scripts).filter((k) => ["preinstall", "install", "postinstall", "prepare"].includes(k))
+    ).toStrictEqual([])
     expect(files).toContain("dist/parley.mjs")
     // package.json says MIT: the license text ships with it (issue 29).
     expect(files).toContain("LICENSE")
     // Every library source (the CLI aside: bin.ts and cli/ are bundled into dist/parley.mjs) ships as .js plus .d.ts, so every deep import works.
-    const sources = walk(path.join(repoRoot, "src")).filter((f) => f.endsWith(".ts") && f !== "bin.ts" && !f.startsWith("cli/"))
+    const sources = walk(path.join(repoRoot, "src")).filter(
+      (f) => f.endsWith(".ts") && f !== "bin.ts" && !f.startsWith("cli/")
+    )
     expect(files.filter((f) => f.startsWith("dist/lib/cli/"))).toStrictEqual([])
     for (const s of sources) {
       expect(files).toContain(`dist/lib/${s.replace(/\.ts$/, ".js")}`)
@@ -161,7 +193,10 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     for (const target of Object.values(manifest.exports)) {
       for (const t of typeof target === "string" ? [target] : [target.types, target.default]) {
         const re = new RegExp(`^${t.slice(2).replace(/[.]/g, "\\.").replace("*", ".+")}$`)
-        expect(files.some((f) => re.test(f)), t).toBe(true)
+        expect(
+          files.some((f) => re.test(f)),
+          t
+        ).toBe(true)
       }
     }
 
@@ -173,12 +208,16 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     fs.writeFileSync(path.join(app, "package-lock.json"), JSON.stringify(lockfile, null, 2) + "\n")
     let install = run("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app)
     if (install.code !== 0 && install.stderr.includes("ENOTCACHED")) {
-      console.log("package test: the npm cache lacks a tarball parley's lockfile names; installing the consumer from the registry instead")
+      console.log(
+        "package test: the npm cache lacks a tarball parley's lockfile names; installing the consumer from the registry instead"
+      )
       install = run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], app)
     }
     expect(install.code, install.stderr).toBe(0)
     // npm names no script of parley's among the install scripts it warns about (issue 29).
-    expect(`${install.stdout}\n${install.stderr}`.split("\n").filter((l) => /install-scripts/.test(l) && /parley/.test(l))).toStrictEqual([])
+    expect(
+      `${install.stdout}\n${install.stderr}`.split("\n").filter((l) => /install-scripts/.test(l) && /parley/.test(l))
+    ).toStrictEqual([])
     // One Effect: parley's peer dependency is the consumer's own copy.
     expect(manifest.dependencies["effect"]).toBeUndefined()
     expect(manifest.peerDependencies["effect"]).toMatch(/^\^4\.\d+\.\d+$/)
@@ -201,7 +240,13 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
       entries: 670,
       identical: true,
       lastEventAt: "2026-03-18T15:52:24.727287Z",
-      tags: ["parley/ConversationStore", "parley/Executor", "parley/PromptBackend", "parley/InquiryBackend", "parley/Provider"],
+      tags: [
+        "parley/ConversationStore",
+        "parley/Executor",
+        "parley/PromptBackend",
+        "parley/InquiryBackend",
+        "parley/Provider"
+      ],
       requirements: true,
       store: "function",
       ai: { tools: ["write_file"], asked: "overwrite", completed: "wrote a.txt", ok: "fine", provider: true }
@@ -209,8 +254,15 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
 
     // Every shipped module loads under plain node through the exports map (no `.ts` specifier left behind).
     const specifiers = files.filter((f) => f.startsWith("dist/lib/") && f.endsWith(".js")).map(specifierOf)
-    const loadAll = run(process.execPath, ["--input-type=module", "-e",
-      `for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log("loaded", ${specifiers.length})`], app)
+    const loadAll = run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log("loaded", ${specifiers.length})`
+      ],
+      app
+    )
     expect(loadAll.stderr).toBe("")
     expect(loadAll.stdout).toBe(`loaded ${specifiers.length}\n`)
 
@@ -220,7 +272,10 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     for (const specifier of ["parley", "parley/ai"]) {
       const loaded = importsOf(specifier)
       expect(loaded.filter((u) => u.includes("/node_modules/parley/dist/lib/")).length, specifier).toBeGreaterThan(10)
-      expect(loaded.filter((u) => sdk.test(u)), specifier).toStrictEqual([])
+      expect(
+        loaded.filter((u) => sdk.test(u)),
+        specifier
+      ).toStrictEqual([])
     }
     expect(importsOf("openai").some((u) => sdk.test(u))).toBe(true) // the check sees an SDK when one loads
 

@@ -27,13 +27,26 @@ type Setup = Effect.Success<ReturnType<typeof setup>>
  */
 const attended = <A>(
   detached: string,
-  body: (t: { h: Setup; answers: PendingAnswers["Service"]; scope: Scope.Closeable; run: Fiber.Fiber<ToolsResult, unknown> }) => Effect.Effect<A, unknown, Layer.Success<Setup["layer"]>>
+  body: (t: {
+    h: Setup
+    answers: PendingAnswers["Service"]
+    scope: Scope.Closeable
+    run: Fiber.Fiber<ToolsResult, unknown>
+  }) => Effect.Effect<A, unknown, Layer.Success<Setup["layer"]>>
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const calls = [call("c", "t")]
     const answers = yield* PendingAnswersLive.make
-    const h = yield* setup({ tools: tool, config: { conversation: { inquiry: { detached, wait_timeout: "1m" } } }, answers, inquiries: { "c.q.1": false } }, calls)
-    return yield* Effect.gen(function*() {
+    const h = yield* setup(
+      {
+        tools: tool,
+        config: { conversation: { inquiry: { detached, wait_timeout: "1m" } } },
+        answers,
+        inquiries: { "c.q.1": false }
+      },
+      calls
+    )
+    return yield* Effect.gen(function* () {
       const scope = yield* Scope.make()
       yield* Scope.provide(answers.attend, scope)
       const run = yield* Effect.forkChild(h.runAll(calls))
@@ -45,15 +58,19 @@ const attended = <A>(
 describe("a person attached from another terminal", () => {
   it.live("is asked: the question waits for them (not the defer policy), and their Y is remembered for the turn", () =>
     attended("defer", ({ answers, h, run, scope }) =>
-      Effect.gen(function*() {
-        expect(h.events.filter((e) => e._tag === "QuestionOpened").map((e) => e._tag === "QuestionOpened" && e.audience)).toStrictEqual(["person"])
+      Effect.gen(function* () {
+        expect(
+          h.events.filter((e) => e._tag === "QuestionOpened").map((e) => e._tag === "QuestionOpened" && e.audience)
+        ).toStrictEqual(["person"])
         yield* answers.offer("c.q.1", true, "other", { remember: true })
         const result = yield* Fiber.join(run)
         yield* Scope.close(scope, Exit.void)
         expect(result.deferred).toStrictEqual([])
         expect(result.responses.map((r) => r.content)).toStrictEqual(["got true"])
         expect(h.state.rememberedToolAnswers.get("t.q")).toBe(true)
-      })))
+      })
+    )
+  )
 
   for (const [policy, expected] of [
     ["defer", { deferred: ["c.q.1"], errors: [] as Array<boolean>, answered: [] as Array<string> }],
@@ -62,32 +79,43 @@ describe("a person attached from another terminal", () => {
   ] as const) {
     it.live(`when the last one leaves with the question open, it follows detached = "${policy}"`, () =>
       attended(policy, ({ h, run, scope }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* Scope.close(scope, Exit.void)
           const result = yield* Fiber.join(run)
           expect(result.deferred).toStrictEqual(expected.deferred)
           expect(result.responses.map((r) => r.is_error)).toStrictEqual(expected.errors)
           expect(digest(yield* h.persisted).filter((l) => l.startsWith("answered "))).toStrictEqual(expected.answered)
-        })))
+        })
+      )
+    )
   }
 
-  it.live("an answer offered as the last one leaves is recorded once or refused, never lost (100 trials, both orders)", () =>
-    Effect.gen(function*() {
-      const outcomes = new Set<string>()
-      for (let trial = 0; trial < 100; trial++) {
-        yield* attended("defer", ({ answers, h, run, scope }) =>
-          Effect.gen(function*() {
-            const offer = Effect.result(answers.offer("c.q.1", true, "other"))
-            const leave = Effect.andThen(Effect.sleep(`${trial % 3} millis`), Scope.close(scope, Exit.void))
-            const [first] = trial % 2 === 0 ? yield* Effect.all([offer, leave], { concurrency: "unbounded" }) : [yield* Effect.andThen(leave, offer)]
-            const result = yield* Fiber.join(run)
-            outcomes.add(first._tag)
-            if (first._tag === "Success") expect(result.responses.map((r) => r.content)).toStrictEqual(["got true"])
-            else expect(result.deferred).toStrictEqual(["c.q.1"])
-            expect(digest(yield* h.persisted).filter((l) => l.startsWith("answered ")).length).toBe(first._tag === "Success" ? 1 : 0)
-          }))
-      }
-      // Both sides of the race were run.
-      expect([...outcomes].sort()).toStrictEqual(["Failure", "Success"])
-    }))
+  it.live(
+    "an answer offered as the last one leaves is recorded once or refused, never lost (100 trials, both orders)",
+    () =>
+      Effect.gen(function* () {
+        const outcomes = new Set<string>()
+        for (let trial = 0; trial < 100; trial++) {
+          yield* attended("defer", ({ answers, h, run, scope }) =>
+            Effect.gen(function* () {
+              const offer = Effect.result(answers.offer("c.q.1", true, "other"))
+              const leave = Effect.andThen(Effect.sleep(`${trial % 3} millis`), Scope.close(scope, Exit.void))
+              const [first] =
+                trial % 2 === 0
+                  ? yield* Effect.all([offer, leave], { concurrency: "unbounded" })
+                  : [yield* Effect.andThen(leave, offer)]
+              const result = yield* Fiber.join(run)
+              outcomes.add(first._tag)
+              if (first._tag === "Success") expect(result.responses.map((r) => r.content)).toStrictEqual(["got true"])
+              else expect(result.deferred).toStrictEqual(["c.q.1"])
+              expect(digest(yield* h.persisted).filter((l) => l.startsWith("answered ")).length).toBe(
+                first._tag === "Success" ? 1 : 0
+              )
+            })
+          )
+        }
+        // Both sides of the race were run.
+        expect([...outcomes].sort()).toStrictEqual(["Failure", "Success"])
+      })
+  )
 })

@@ -8,7 +8,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { repoRoot } from "../support/Fixtures.ts"
 
 const filesUnder = (dir: string): Array<string> =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]))
+  fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]))
 
 /** Every module specifier a file imports or re-exports (static and dynamic). */
 const specifiers = (source: string): Array<string> =>
@@ -32,14 +34,16 @@ describe("src/programs", () => {
 
 /** The files under src/<part>, and each one's relative imports as paths under src. */
 const importsUnder = (part: string): Array<{ file: string; targets: Array<string> }> =>
-  filesUnder(path.join(repoRoot, "src", part)).filter((f) => f.endsWith(".ts")).map((file) => ({
-    file: path.relative(path.join(repoRoot, "src"), file),
-    targets: specifiers(fs.readFileSync(file, "utf8"))
-      .filter((s) => s.startsWith("."))
-      .map((s) => path.relative(path.join(repoRoot, "src"), path.resolve(path.dirname(file), s)))
-      // A JSDoc example of a module importing the module itself is not an edge.
-      .filter((target) => target !== path.relative(path.join(repoRoot, "src"), file))
-  }))
+  filesUnder(path.join(repoRoot, "src", part))
+    .filter((f) => f.endsWith(".ts"))
+    .map((file) => ({
+      file: path.relative(path.join(repoRoot, "src"), file),
+      targets: specifiers(fs.readFileSync(file, "utf8"))
+        .filter((s) => s.startsWith("."))
+        .map((s) => path.relative(path.join(repoRoot, "src"), path.resolve(path.dirname(file), s)))
+        // A JSDoc example of a module importing the module itself is not an edge.
+        .filter((target) => target !== path.relative(path.join(repoRoot, "src"), file))
+    }))
 
 const outside = (part: string, allowed: ReadonlyArray<string>): Array<string> =>
   importsUnder(part).flatMap(({ file, targets }) =>

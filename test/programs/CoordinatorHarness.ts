@@ -84,9 +84,14 @@ export interface Harness {
   /** Every run event published so far, in order. */
   readonly events: ReadonlyArray<RunEvent.RunEvent>
   /** Runs the coordinator over `calls` in a session of its own (more cycles may follow with the same state). */
-  readonly run: (calls: ReadonlyArray<ToolCallRequest>) => Effect.Effect<ReadonlyArray<ToolCallResponse>, unknown, Services>
+  readonly run: (
+    calls: ReadonlyArray<ToolCallRequest>
+  ) => Effect.Effect<ReadonlyArray<ToolCallResponse>, unknown, Services>
   /** {@link run}, with the questions deferred too. */
-  readonly runAll: (calls: ReadonlyArray<ToolCallRequest>, resume?: ToolCoordinator.ResumeInput) => Effect.Effect<ToolCoordinator.ToolsResult, unknown, Services>
+  readonly runAll: (
+    calls: ReadonlyArray<ToolCallRequest>,
+    resume?: ToolCoordinator.ResumeInput
+  ) => Effect.Effect<ToolCoordinator.ToolsResult, unknown, Services>
   /** Appends entries in a session of its own (a later cycle of the same turn). */
   readonly append: (entries: ReadonlyArray<StreamEntry>) => Effect.Effect<void, unknown, ConversationStore>
   /** The persisted entries. */
@@ -94,7 +99,14 @@ export interface Harness {
 }
 
 /** The services the coordinator asks for. */
-export type Services = ConversationStore | Executor | PromptBackend | InquiryBackend | Config | RunEvents | PendingAnswers
+export type Services =
+  | ConversationStore
+  | Executor
+  | PromptBackend
+  | InquiryBackend
+  | Config
+  | RunEvents
+  | PendingAnswers
 
 /** A hub that keeps what is published, for assertions (the live hub is tested on its own). */
 export const recordingEvents = (events: Array<RunEvent.RunEvent>) =>
@@ -103,12 +115,13 @@ export const recordingEvents = (events: Array<RunEvent.RunEvent>) =>
     publishUnsafe: (e) => void events.push(e),
     events: Stream.suspend(() => Stream.fromIterable(events)),
     sequenced: Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })))),
-    since: (seq) => Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })).slice(seq))),
+    since: (seq) =>
+      Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })).slice(seq))),
     latest: Effect.sync(() => events.length)
   })
 
 export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
-  Effect.gen(function*(): Effect.fn.Return<Harness, unknown> {
+  Effect.gen(function* (): Effect.fn.Return<Harness, unknown> {
     const scripted = ExecutorScripted.make(s.tools)
     const mock = yield* MockPromptBackend.make(s.prompts ?? [], { interactive: s.interactive ?? false })
     const inquiries: Array<InquiryBackendRequest> = []
@@ -118,11 +131,14 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
       ...Conversation.make({ id: conversationId, title: "coordinator test", now: clock() }),
       entries
     }
-    const storeLayer = s.storageDir === undefined
-      ? MemoryConversationStore.layer([conversation])
-      : FileConversationStore.layer({ storageDir: s.storageDir })
+    const storeLayer =
+      s.storageDir === undefined
+        ? MemoryConversationStore.layer([conversation])
+        : FileConversationStore.layer({ storageDir: s.storageDir })
     if (s.storageDir !== undefined) {
-      yield* ConversationStore.use((store) => Effect.scoped(store.create({ id: conversationId, metadata: conversation.metadata, entries }))).pipe(Effect.provide(storeLayer))
+      yield* ConversationStore.use((store) =>
+        Effect.scoped(store.create({ id: conversationId, metadata: conversation.metadata, entries }))
+      ).pipe(Effect.provide(storeLayer))
     }
     const events: Array<RunEvent.RunEvent> = []
     const layer = Layer.mergeAll(
@@ -136,7 +152,12 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
     )
     const state = yield* Ref.make(s.state ?? TurnState.make())
     const session = <A, E, R>(f: (session: ConversationSession.ConversationSession) => Effect.Effect<A, E, R>) =>
-      Effect.scoped(Effect.flatMap(ConversationStore.use((store) => store.open(conversationId)), f))
+      Effect.scoped(
+        Effect.flatMap(
+          ConversationStore.use((store) => store.open(conversationId)),
+          f
+        )
+      )
     return {
       scripted,
       shown: mock.prompts.shown,
@@ -151,8 +172,21 @@ export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>
       },
       layer,
       events,
-      run: (cs) => Effect.map(session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp" })), (r) => r.responses),
-      runAll: (cs, resume) => session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp", ...(resume !== undefined ? { resume } : {}) })),
+      run: (cs) =>
+        Effect.map(
+          session((sn) => ToolCoordinator.runTools({ session: sn, calls: cs, state, root: "/tmp" })),
+          (r) => r.responses
+        ),
+      runAll: (cs, resume) =>
+        session((sn) =>
+          ToolCoordinator.runTools({
+            session: sn,
+            calls: cs,
+            state,
+            root: "/tmp",
+            ...(resume !== undefined ? { resume } : {})
+          })
+        ),
       append: (es) => session((sn) => sn.append(es)),
       persisted: ConversationStore.use((store) => store.load(conversationId)).pipe(Effect.map((c) => c.entries))
     }
@@ -167,14 +201,16 @@ export const digest = (entries: ReadonlyArray<StreamEntry>): Array<string> =>
       case "tool_call_response":
         return [`result ${e.id}${e.is_error ? " ERROR" : ""}: ${e.content}`]
       case "inquiry_request":
-        return [`ask ${e.id} (${e.source.source}${"name" in e.source ? ` ${e.source.name}` : ""}) ${e.question.answer_type.type}: ${e.question.text}`]
+        return [
+          `ask ${e.id} (${e.source.source}${"name" in e.source ? ` ${e.source.name}` : ""}) ${e.question.answer_type.type}: ${e.question.text}`
+        ]
       case "inquiry_response":
         return [
           e.outcome === "answered"
             ? `answered ${e.id}: ${JSON.stringify(e.answer)}`
             : e.outcome === "cancelled"
-            ? `cancelled ${e.id}: ${e.reason}`
-            : `redacted ${e.id}`
+              ? `cancelled ${e.id}: ${e.reason}`
+              : `redacted ${e.id}`
         ]
       default:
         return []

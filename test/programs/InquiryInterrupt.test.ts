@@ -28,37 +28,55 @@ describe("an interrupt during an inquiry's append", () => {
     ["inquiry_response", false, ["ask a.q.1 (tool asker) boolean: Proceed?", "answered a.q.1: true"]]
   ]
   for (const [during, interactive, expected] of cases) {
-    it.live(`while appending the ${during} (${interactive ? "prompt" : "inquiry backend"}): one response, recorded once`, () =>
-      Effect.gen(function*() {
-        const calls = [call("a", "asker")]
-        const h = yield* setup({
-          tools: { asker: { respond: askThen(question as never, (answer) => ({ type: "success", content: `q=${JSON.stringify(answer)}` })) } },
-          interactive,
-          prompts: interactive ? [{ _tag: "Answer", answer: true }] : [],
-          inquiries: { "a.q.1": true }
-        }, calls)
-        const entries = yield* Effect.gen(function*() {
-          const appending = yield* Deferred.make<void>()
-          const state = yield* Ref.make(TurnState.make())
-          const run = Effect.scoped(Effect.gen(function*() {
-            const session = yield* (yield* ConversationStore).open(conversationId)
-            // The append of `during` signals, then takes a while: the interrupt arrives in the middle of it.
-            const slow: ConversationSession = {
-              ...session,
-              append: (batch) =>
-                batch[0]?.type === during
-                  ? Deferred.succeed(appending, undefined).pipe(Effect.andThen(Effect.sleep("20 millis")), Effect.andThen(session.append(batch)))
-                  : session.append(batch)
-            }
-            return yield* ToolCoordinator.runTools({ session: slow, calls, state, root: "/tmp" })
-          }))
-          const fiber = yield* Effect.forkChild(run)
-          yield* Deferred.await(appending)
-          yield* Fiber.interrupt(fiber)
-          return yield* h.persisted
-        }).pipe(Effect.provide(h.layer))
-        // No tool_call_response: the interrupted call stays pending, so the turn can be resumed.
-        expect(digest(entries).filter((l) => !l.startsWith("call"))).toStrictEqual(expected)
-      }))
+    it.live(
+      `while appending the ${during} (${interactive ? "prompt" : "inquiry backend"}): one response, recorded once`,
+      () =>
+        Effect.gen(function* () {
+          const calls = [call("a", "asker")]
+          const h = yield* setup(
+            {
+              tools: {
+                asker: {
+                  respond: askThen(question as never, (answer) => ({
+                    type: "success",
+                    content: `q=${JSON.stringify(answer)}`
+                  }))
+                }
+              },
+              interactive,
+              prompts: interactive ? [{ _tag: "Answer", answer: true }] : [],
+              inquiries: { "a.q.1": true }
+            },
+            calls
+          )
+          const entries = yield* Effect.gen(function* () {
+            const appending = yield* Deferred.make<void>()
+            const state = yield* Ref.make(TurnState.make())
+            const run = Effect.scoped(
+              Effect.gen(function* () {
+                const session = yield* (yield* ConversationStore).open(conversationId)
+                // The append of `during` signals, then takes a while: the interrupt arrives in the middle of it.
+                const slow: ConversationSession = {
+                  ...session,
+                  append: (batch) =>
+                    batch[0]?.type === during
+                      ? Deferred.succeed(appending, undefined).pipe(
+                          Effect.andThen(Effect.sleep("20 millis")),
+                          Effect.andThen(session.append(batch))
+                        )
+                      : session.append(batch)
+                }
+                return yield* ToolCoordinator.runTools({ session: slow, calls, state, root: "/tmp" })
+              })
+            )
+            const fiber = yield* Effect.forkChild(run)
+            yield* Deferred.await(appending)
+            yield* Fiber.interrupt(fiber)
+            return yield* h.persisted
+          }).pipe(Effect.provide(h.layer))
+          // No tool_call_response: the interrupted call stays pending, so the turn can be resumed.
+          expect(digest(entries).filter((l) => !l.startsWith("call"))).toStrictEqual(expected)
+        })
+    )
   }
 })

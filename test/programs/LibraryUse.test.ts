@@ -4,11 +4,19 @@ import { program } from "../../examples/library/coordinator.ts"
 
 describe("library use (the README example)", () => {
   it.effect("the coordinator composes into another Effect program with mock layers only", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const result = yield* program
       expect(result).toStrictEqual({
         responses: ["deployed"],
-        recorded: ["turn_start", "chat_request", "tool_call_request", "inquiry_request", "inquiry_response", "tool_call_response"]
+        recorded: [
+          "turn_start",
+          "chat_request",
+          "tool_call_request",
+          "inquiry_request",
+          "inquiry_response",
+          "tool_call_response"
+        ]
       })
-    }))
+    })
+  )
 })

@@ -23,7 +23,12 @@ import * as MemoryConversationStore from "../../src/layers/store/MemoryConversat
 import * as TurnLoop from "../../src/programs/TurnLoop.ts"
 import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
-import { Provider, type ProviderDelta, ProviderDelta as Delta, type ProviderRequest } from "../../src/services/Provider.ts"
+import {
+  Provider,
+  type ProviderDelta,
+  ProviderDelta as Delta,
+  type ProviderRequest
+} from "../../src/services/Provider.ts"
 
 const id = ConversationId.parse("17000000961")!
 
@@ -34,12 +39,15 @@ const provider = (seen: Array<ProviderRequest>) => {
     [Delta.Structured({ data: { answer: true } })],
     [Delta.TextDelta({ text: "Deployed." })]
   ]
-  return Layer.succeed(Provider, Provider.of({
-    stream: (request) => {
-      seen.push(request)
-      return Stream.fromIterable(replies.shift() ?? [])
-    }
-  }))
+  return Layer.succeed(
+    Provider,
+    Provider.of({
+      stream: (request) => {
+        seen.push(request)
+        return Stream.fromIterable(replies.shift() ?? [])
+      }
+    })
+  )
 }
 
 const deploy = ExecutorScripted.askThen(
@@ -48,47 +56,89 @@ const deploy = ExecutorScripted.askThen(
 )
 
 describe("spans for a consumer's tracer", () => {
-  it.effect("one turn with a tool that asks: turn, model requests, tool call, inquiry and its side call, with ids as attributes", () =>
-    Effect.gen(function*() {
-      const spans: Array<Tracer.NativeSpan> = []
-      const tracer = Tracer.make({
-        span(options) {
-          const span = new Tracer.NativeSpan(options)
-          spans.push(span)
-          return span
-        }
-      })
-      const seen: Array<ProviderRequest> = []
-      yield* Effect.scoped(Effect.flatMap(ConversationStore.use((s) => s.open(id)), (session) =>
-        TurnLoop.runTurn({ session, model: "scripted/m", root: "/tmp", start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy" }) }))).pipe(
-          Effect.provide(Layer.mergeAll(
-            RunLive.layer,
-            MemoryConversationStore.layer([Conversation.make({ id, now: Timestamp.now() })]),
-            ExecutorScripted.layer({ deploy: { respond: deploy } }),
-            MockPromptBackend.layer([], { interactive: false }), // nobody at a terminal: the model answers
-            LlmInquiryBackend.layer({ model: "scripted/m" }).pipe(Layer.provide(provider(seen))),
-            provider(seen),
-            Config.layerEmpty
-          )),
+  it.effect(
+    "one turn with a tool that asks: turn, model requests, tool call, inquiry and its side call, with ids as attributes",
+    () =>
+      Effect.gen(function* () {
+        const spans: Array<Tracer.NativeSpan> = []
+        const tracer = Tracer.make({
+          span(options) {
+            const span = new Tracer.NativeSpan(options)
+            spans.push(span)
+            return span
+          }
+        })
+        const seen: Array<ProviderRequest> = []
+        yield* Effect.scoped(
+          Effect.flatMap(
+            ConversationStore.use((s) => s.open(id)),
+            (session) =>
+              TurnLoop.runTurn({
+                session,
+                model: "scripted/m",
+                root: "/tmp",
+                start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy" })
+              })
+          )
+        ).pipe(
+          Effect.provide(
+            Layer.mergeAll(
+              RunLive.layer,
+              MemoryConversationStore.layer([Conversation.make({ id, now: Timestamp.now() })]),
+              ExecutorScripted.layer({ deploy: { respond: deploy } }),
+              MockPromptBackend.layer([], { interactive: false }), // nobody at a terminal: the model answers
+              LlmInquiryBackend.layer({ model: "scripted/m" }).pipe(Layer.provide(provider(seen))),
+              provider(seen),
+              Config.layerEmpty
+            )
+          ),
           Effect.withTracer(tracer)
         )
-      const ours = spans.filter((s) => /^(TurnLoop|ToolCoordinator|LlmInquiryBackend)\./.test(s.name))
-      const parentName = (s: Tracer.NativeSpan) => Option.getOrUndefined(Option.map(s.parent, (p) => (p._tag === "Span" ? p.name : "external")))
-      expect(ours.map((s) => [s.name, parentName(s), Object.fromEntries(s.attributes)])).toStrictEqual([
-        ["TurnLoop.runTurn", undefined, { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.start": "NewTurn" }],
-        ["TurnLoop.modelRequest", "TurnLoop.runTurn", { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.cycle": 1 }],
-        ["ToolCoordinator.toolCall", "TurnLoop.runTurn", { "parley.conversation_id": id, "parley.tool_call_id": "call_1", "parley.tool": "deploy" }],
-        [
-          "ToolCoordinator.inquiry",
-          "ToolCoordinator.toolCall",
-          { "parley.conversation_id": id, "parley.inquiry_id": "call_1.confirm.1", "parley.tool_call_id": "call_1", "parley.tool": "deploy", "parley.question_id": "confirm" }
-        ],
-        ["LlmInquiryBackend.modelRequest", "ToolCoordinator.inquiry", { "parley.model": "scripted/m", "parley.inquiry_id": "call_1.confirm.1", "parley.tool_call_id": "call_1" }],
-        ["TurnLoop.modelRequest", "TurnLoop.runTurn", { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.cycle": 2 }]
-      ])
-      // Every span ended, successfully, and all in one trace.
-      expect(ours.every((s) => s.status._tag === "Ended" && s.status.exit._tag === "Success")).toBe(true)
-      expect(new Set(ours.map((s) => s.traceId)).size).toBe(1)
-      expect(seen.length).toBe(3)
-    }))
+        const ours = spans.filter((s) => /^(TurnLoop|ToolCoordinator|LlmInquiryBackend)\./.test(s.name))
+        const parentName = (s: Tracer.NativeSpan) =>
+          Option.getOrUndefined(Option.map(s.parent, (p) => (p._tag === "Span" ? p.name : "external")))
+        expect(ours.map((s) => [s.name, parentName(s), Object.fromEntries(s.attributes)])).toStrictEqual([
+          [
+            "TurnLoop.runTurn",
+            undefined,
+            { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.start": "NewTurn" }
+          ],
+          [
+            "TurnLoop.modelRequest",
+            "TurnLoop.runTurn",
+            { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.cycle": 1 }
+          ],
+          [
+            "ToolCoordinator.toolCall",
+            "TurnLoop.runTurn",
+            { "parley.conversation_id": id, "parley.tool_call_id": "call_1", "parley.tool": "deploy" }
+          ],
+          [
+            "ToolCoordinator.inquiry",
+            "ToolCoordinator.toolCall",
+            {
+              "parley.conversation_id": id,
+              "parley.inquiry_id": "call_1.confirm.1",
+              "parley.tool_call_id": "call_1",
+              "parley.tool": "deploy",
+              "parley.question_id": "confirm"
+            }
+          ],
+          [
+            "LlmInquiryBackend.modelRequest",
+            "ToolCoordinator.inquiry",
+            { "parley.model": "scripted/m", "parley.inquiry_id": "call_1.confirm.1", "parley.tool_call_id": "call_1" }
+          ],
+          [
+            "TurnLoop.modelRequest",
+            "TurnLoop.runTurn",
+            { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.cycle": 2 }
+          ]
+        ])
+        // Every span ended, successfully, and all in one trace.
+        expect(ours.every((s) => s.status._tag === "Ended" && s.status.exit._tag === "Success")).toBe(true)
+        expect(new Set(ours.map((s) => s.traceId)).size).toBe(1)
+        expect(seen.length).toBe(3)
+      })
+  )
 })

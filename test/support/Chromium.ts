@@ -41,7 +41,8 @@ export const chromiumBinary: string | undefined = (() => {
 export const available = chromiumBinary !== undefined
 
 /** Why the browser tests are skipped, for the skip message. */
-export const missing = "Chromium not found (install Debian's `chromium`: apt-get update && apt-get install -y chromium; or set $CHROMIUM)"
+export const missing =
+  "Chromium not found (install Debian's `chromium`: apt-get update && apt-get install -y chromium; or set $CHROMIUM)"
 
 type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [k: string]: Json }
 
@@ -67,7 +68,10 @@ export interface Page {
 }
 
 export interface Browser {
-  readonly open: (url: string, options?: { readonly width?: number; readonly height?: number; readonly dark?: boolean; readonly mobile?: boolean }) => Promise<Page>
+  readonly open: (
+    url: string,
+    options?: { readonly width?: number; readonly height?: number; readonly dark?: boolean; readonly mobile?: boolean }
+  ) => Promise<Page>
   readonly close: () => Promise<void>
 }
 
@@ -101,7 +105,11 @@ const connection = (child: ChildProcess) => {
   return { send, listen: (l: (m: Message) => void) => listeners.push(l) }
 }
 
-const openPage = async (conn: ReturnType<typeof connection>, url: string, options: Parameters<Browser["open"]>[1] = {}): Promise<Page> => {
+const openPage = async (
+  conn: ReturnType<typeof connection>,
+  url: string,
+  options: Parameters<Browser["open"]>[1] = {}
+): Promise<Page> => {
   const { targetId } = (await conn.send("Target.createTarget", { url: "about:blank" })) as { targetId: string }
   const { sessionId } = (await conn.send("Target.attachToTarget", { targetId, flatten: true })) as { sessionId: string }
   const send = (method: string, params: Record<string, Json> = {}) => conn.send(method, params, sessionId)
@@ -121,22 +129,35 @@ const openPage = async (conn: ReturnType<typeof connection>, url: string, option
     deviceScaleFactor: 1,
     mobile: options.mobile ?? false
   })
-  await send("Emulation.setEmulatedMedia", { features: [{ name: "prefers-color-scheme", value: options.dark === true ? "dark" : "light" }] })
+  await send("Emulation.setEmulatedMedia", {
+    features: [{ name: "prefers-color-scheme", value: options.dark === true ? "dark" : "light" }]
+  })
   await send("Page.navigate", { url })
   await load
   const evaluate = async <A>(expression: string): Promise<A> => {
-    const r = (await send("Runtime.evaluate", { expression, returnByValue: true })) as { result: { value: A }; exceptionDetails?: { text: string } }
-    if (r.exceptionDetails !== undefined) throw new Error(`evaluate failed: ${r.exceptionDetails.text} in ${expression}`)
+    const r = (await send("Runtime.evaluate", { expression, returnByValue: true })) as {
+      result: { value: A }
+      exceptionDetails?: { text: string }
+    }
+    if (r.exceptionDetails !== undefined)
+      throw new Error(`evaluate failed: ${r.exceptionDetails.text} in ${expression}`)
     return r.result.value
   }
   // The load event seen may be about:blank's (the new tab's own, when it lands after Page.enable):
   // wait for the page asked for to be the document, fully loaded.
-  for (let waited = 0; (await evaluate<string>(`document.readyState === "complete" ? location.href : ""`)) !== url; waited += 20) {
+  for (
+    let waited = 0;
+    (await evaluate<string>(`document.readyState === "complete" ? location.href : ""`)) !== url;
+    waited += 20
+  ) {
     if (waited > 15_000) throw new Error(`${url} did not finish loading in 15 s`)
     await new Promise((r) => setTimeout(r, 20))
   }
   const screenshot = async (file: string, shot: { readonly fullPage?: boolean } = {}) => {
-    const { data } = (await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: shot.fullPage ?? false })) as { data: string }
+    const { data } = (await send("Page.captureScreenshot", {
+      format: "png",
+      captureBeyondViewport: shot.fullPage ?? false
+    })) as { data: string }
     fs.mkdirSync(path.dirname(file), { recursive: true })
     fs.writeFileSync(file, Buffer.from(data, "base64"))
   }
@@ -147,11 +168,26 @@ const openPage = async (conn: ReturnType<typeof connection>, url: string, option
 export const launch = async (): Promise<Browser> => {
   if (chromiumBinary === undefined) throw new Error(missing)
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), "parley-chromium-"))
-  const child = spawn(chromiumBinary, [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check",
-    "--disable-extensions", "--disable-background-networking", "--disable-sync", "--mute-audio", "--hide-scrollbars",
-    `--user-data-dir=${profile}`, "--remote-debugging-pipe", "about:blank"
-  ], { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"], detached: true })
+  const child = spawn(
+    chromiumBinary,
+    [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-dev-shm-usage",
+      "--no-first-run",
+      "--no-default-browser-check",
+      "--disable-extensions",
+      "--disable-background-networking",
+      "--disable-sync",
+      "--mute-audio",
+      "--hide-scrollbars",
+      `--user-data-dir=${profile}`,
+      "--remote-debugging-pipe",
+      "about:blank"
+    ],
+    { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"], detached: true }
+  )
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   const conn = connection(child)
   await conn.send("Browser.getVersion")

@@ -35,13 +35,13 @@ export type AnthropicBlock =
   | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
   | { readonly type: "redacted_thinking"; readonly data: string }
   | {
-    readonly type: "tool_use"
-    readonly id: string
-    readonly name: string
-    readonly input: unknown
-    /** The input's JSON text as sent, instead of `JSON.stringify(input)` (for input too deep to stringify here). */
-    readonly inputJson?: string
-  }
+      readonly type: "tool_use"
+      readonly id: string
+      readonly name: string
+      readonly input: unknown
+      /** The input's JSON text as sent, instead of `JSON.stringify(input)` (for input too deep to stringify here). */
+      readonly inputJson?: string
+    }
 
 interface StreamKnobs {
   /** Characters per text/JSON delta (default 4). */
@@ -59,7 +59,12 @@ interface StreamKnobs {
 export interface AnthropicReply extends StreamKnobs {
   readonly blocks: ReadonlyArray<AnthropicBlock>
   readonly stopReason?: string
-  readonly usage?: { readonly input: number; readonly output: number; readonly cacheRead?: number; readonly cacheWrite?: number }
+  readonly usage?: {
+    readonly input: number
+    readonly output: number
+    readonly cacheRead?: number
+    readonly cacheWrite?: number
+  }
 }
 
 export interface OpenAiReply extends StreamKnobs {
@@ -81,12 +86,12 @@ export interface OpenAiReply extends StreamKnobs {
  */
 export type FailureReply =
   | {
-    readonly status: number
-    readonly message?: string
-    readonly body?: string
-    readonly contentType?: string
-    readonly headers?: Readonly<Record<string, string>>
-  }
+      readonly status: number
+      readonly message?: string
+      readonly body?: string
+      readonly contentType?: string
+      readonly headers?: Readonly<Record<string, string>>
+    }
   | { readonly reset: true }
 
 /** A 200 event stream with exactly this body (malformed events, odd framing). */
@@ -127,53 +132,68 @@ const anthropicEvents = (reply: AnthropicReply, model: string): Array<[string, u
   const size = reply.chunkSize ?? 4
   const usage = reply.usage ?? { input: 10, output: 5 }
   const events: Array<[string, unknown]> = []
-  events.push(["message_start", {
-    type: "message_start",
-    message: {
-      id: "msg_fake",
-      type: "message",
-      role: "assistant",
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: {
-        input_tokens: usage.input,
-        output_tokens: 1,
-        cache_read_input_tokens: usage.cacheRead ?? 0,
-        cache_creation_input_tokens: usage.cacheWrite ?? 0
+  events.push([
+    "message_start",
+    {
+      type: "message_start",
+      message: {
+        id: "msg_fake",
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: {
+          input_tokens: usage.input,
+          output_tokens: 1,
+          cache_read_input_tokens: usage.cacheRead ?? 0,
+          cache_creation_input_tokens: usage.cacheWrite ?? 0
+        }
       }
     }
-  }])
+  ])
   reply.blocks.forEach((block, index) => {
     const delta = (d: unknown) => events.push(["content_block_delta", { type: "content_block_delta", index, delta: d }])
     switch (block.type) {
       case "text":
-        events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }])
+        events.push([
+          "content_block_start",
+          { type: "content_block_start", index, content_block: { type: "text", text: "" } }
+        ])
         for (const text of chunk(block.text, size)) delta({ type: "text_delta", text })
         break
       case "thinking":
-        events.push(["content_block_start", {
-          type: "content_block_start",
-          index,
-          content_block: { type: "thinking", thinking: "", signature: "" }
-        }])
+        events.push([
+          "content_block_start",
+          {
+            type: "content_block_start",
+            index,
+            content_block: { type: "thinking", thinking: "", signature: "" }
+          }
+        ])
         for (const thinking of chunk(block.thinking, size)) delta({ type: "thinking_delta", thinking })
         delta({ type: "signature_delta", signature: block.signature })
         break
       case "redacted_thinking":
-        events.push(["content_block_start", {
-          type: "content_block_start",
-          index,
-          content_block: { type: "redacted_thinking", data: block.data }
-        }])
+        events.push([
+          "content_block_start",
+          {
+            type: "content_block_start",
+            index,
+            content_block: { type: "redacted_thinking", data: block.data }
+          }
+        ])
         break
       case "tool_use":
-        events.push(["content_block_start", {
-          type: "content_block_start",
-          index,
-          content_block: { type: "tool_use", id: block.id, name: block.name, input: {} }
-        }])
+        events.push([
+          "content_block_start",
+          {
+            type: "content_block_start",
+            index,
+            content_block: { type: "tool_use", id: block.id, name: block.name, input: {} }
+          }
+        ])
         for (const partial_json of chunk(block.inputJson ?? JSON.stringify(block.input), size)) {
           delta({ type: "input_json_delta", partial_json })
         }
@@ -182,11 +202,14 @@ const anthropicEvents = (reply: AnthropicReply, model: string): Array<[string, u
     events.push(["content_block_stop", { type: "content_block_stop", index }])
   })
   const stop = reply.stopReason ?? (reply.blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn")
-  events.push(["message_delta", {
-    type: "message_delta",
-    delta: { stop_reason: stop, stop_sequence: null },
-    usage: { output_tokens: usage.output }
-  }])
+  events.push([
+    "message_delta",
+    {
+      type: "message_delta",
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: usage.output }
+    }
+  ])
   events.push(["message_stop", { type: "message_stop" }])
   return events
 }
@@ -202,7 +225,10 @@ const openAiEvents = (reply: OpenAiReply, model: string, includeUsage: boolean):
   for (const text of chunk(reply.reasoning ?? "", size)) events.push([null, choice({ reasoning_content: text })])
   for (const text of chunk(reply.content ?? "", size)) events.push([null, choice({ content: text })])
   ;(reply.toolCalls ?? []).forEach((call, index) => {
-    events.push([null, choice({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] })])
+    events.push([
+      null,
+      choice({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] })
+    ])
     for (const args of chunk(call.arguments, size)) {
       events.push([null, choice({ tool_calls: [{ index, function: { arguments: args } }] })])
     }
@@ -211,16 +237,19 @@ const openAiEvents = (reply: OpenAiReply, model: string, includeUsage: boolean):
   if (reply.omitFinish !== true) events.push([null, choice({}, finish)])
   if (includeUsage) {
     const usage = reply.usage ?? { prompt: 10, completion: 5 }
-    events.push([null, {
-      ...base,
-      choices: [],
-      usage: {
-        prompt_tokens: usage.prompt,
-        completion_tokens: usage.completion,
-        total_tokens: usage.prompt + usage.completion,
-        prompt_tokens_details: { cached_tokens: usage.cached ?? 0 }
+    events.push([
+      null,
+      {
+        ...base,
+        choices: [],
+        usage: {
+          prompt_tokens: usage.prompt,
+          completion_tokens: usage.completion,
+          total_tokens: usage.prompt + usage.completion,
+          prompt_tokens_details: { cached_tokens: usage.cached ?? 0 }
+        }
       }
-    }])
+    ])
   }
   if (reply.omitDone !== true) events.push([null, "[DONE]"])
   return events
@@ -322,8 +351,13 @@ export const make: Effect.Effect<FakeLlmServer, never, Scope.Scope> = Effect.sus
     const fail = (status: number, message: string, headers: Readonly<Record<string, string>> = {}) => {
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
       return isAnthropic
-        ? json(res, status, { type: "error", error: { type: status === 429 ? "rate_limit_error" : "api_error", message } })
-        : json(res, status, { error: { message, type: status === 429 ? "rate_limit_exceeded" : "server_error", code: null } })
+        ? json(res, status, {
+            type: "error",
+            error: { type: status === 429 ? "rate_limit_error" : "api_error", message }
+          })
+        : json(res, status, {
+            error: { message, type: status === 429 ? "rate_limit_exceeded" : "server_error", code: null }
+          })
     }
     if (reply === undefined) return fail(400, "fake: no reply queued")
     if (isFailure(reply)) {
@@ -371,11 +405,15 @@ export const make: Effect.Effect<FakeLlmServer, never, Scope.Scope> = Effect.sus
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
-  ).pipe(Effect.map((server): FakeLlmServer => ({
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests,
-    enqueueAnthropic: (...replies) => void anthropicQueue.push(...replies),
-    enqueueOpenAi: (...replies) => void openAiQueue.push(...replies),
-    openConnections: () => connections
-  })))
+  ).pipe(
+    Effect.map(
+      (server): FakeLlmServer => ({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        requests,
+        enqueueAnthropic: (...replies) => void anthropicQueue.push(...replies),
+        enqueueOpenAi: (...replies) => void openAiQueue.push(...replies),
+        openConnections: () => connections
+      })
+    )
+  )
 })

@@ -6,7 +6,14 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { fixtureCorpus, fixtureCorpusRoot, fixtureHistory, sharedCorpus, sharedHistory, snapshotTree } from "./Fixtures.ts"
+import {
+  fixtureCorpus,
+  fixtureCorpusRoot,
+  fixtureHistory,
+  sharedCorpus,
+  sharedHistory,
+  snapshotTree
+} from "./Fixtures.ts"
 
 describe("the committed corpus subset", () => {
   it("holds the conversations the tests name, with JP's own files", () => {
@@ -15,7 +22,9 @@ describe("the committed corpus subset", () => {
     expect(files).toContain("conversations/17738399468-rfd-review-and-phase-1-planning/events.json")
     expect(files).toContain("conversations/17738348630-workspace-sanitization-strategy/events.json")
     expect(files).toContain("conversations/17727484633-preventing-rfd-summary-regeneration-churn/events.json")
-    expect(files).toContain("conversations/.archive/17659773217-google-api-streaming-event-conversion-issue/events.json")
+    expect(files).toContain(
+      "conversations/.archive/17659773217-google-api-streaming-event-conversion-issue/events.json"
+    )
     // JP writes pretty JSON with a final newline and LF line ends.
     for (const f of files) {
       const text = fs.readFileSync(path.join(fixtureCorpusRoot, "jp", f), "utf8")

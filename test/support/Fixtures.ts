@@ -37,16 +37,36 @@ const corpus = (name: string, dir: string, archived: ReadonlyArray<string>, conv
 }
 
 /** Six of the 21 HEAD conversations (5 live, 1 archived): always present. */
-export const fixtureCorpus = corpus("the corpus subset in test/fixtures", path.join(fixtureCorpusRoot, "jp"), ["17659773217"], 6)
+export const fixtureCorpus = corpus(
+  "the corpus subset in test/fixtures",
+  path.join(fixtureCorpusRoot, "jp"),
+  ["17659773217"],
+  6
+)
 /** All 21 HEAD conversations (20 live, 1 archived), when ../shared is beside the clone. */
-export const sharedCorpus = corpus("the whole corpus in ../shared", path.join(sharedDir, "corpus", "jp"), ["17659773217"], 21)
+export const sharedCorpus = corpus(
+  "the whole corpus in ../shared",
+  path.join(sharedDir, "corpus", "jp"),
+  ["17659773217"],
+  21
+)
 /** Every corpus a whole-corpus test runs on: the subset always, the whole corpus when present. */
 export const corpora: ReadonlyArray<Corpus> = [fixtureCorpus, sharedCorpus]
 
 /** Folders of storage directories from older JP revisions (legacy formats): 3 conversations in 2 folders. */
-export const fixtureHistory = corpus("the history subset in test/fixtures", path.join(fixtureCorpusRoot, "jp-history"), [], 3)
+export const fixtureHistory = corpus(
+  "the history subset in test/fixtures",
+  path.join(fixtureCorpusRoot, "jp-history"),
+  [],
+  3
+)
 /** All 39 conversations of jp-history, when ../shared is beside the clone. */
-export const sharedHistory = corpus("the whole history in ../shared", path.join(sharedDir, "corpus", "jp-history"), [], 39)
+export const sharedHistory = corpus(
+  "the whole history in ../shared",
+  path.join(sharedDir, "corpus", "jp-history"),
+  [],
+  39
+)
 export const historyCorpora: ReadonlyArray<Corpus> = [fixtureHistory, sharedHistory]
 
 /** A fresh temp directory, removed by the caller (or left in /tmp for inspection). */

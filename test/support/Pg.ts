@@ -42,9 +42,10 @@ const pgBin = (): string | undefined => {
 }
 
 /** Why the PostgreSQL tests skip, or undefined when they can run. */
-export const pgSkip: string | undefined = pgBin() === undefined
-  ? "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin (install Debian's postgresql package)"
-  : undefined
+export const pgSkip: string | undefined =
+  pgBin() === undefined
+    ? "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin (install Debian's postgresql package)"
+    : undefined
 
 /** A port nothing listens on right now. */
 export const freePort = (): Promise<number> =>
@@ -74,7 +75,12 @@ const runner = (bin: string) => {
   const asRoot = process.getuid?.() === 0
   const argv = (cmd: string, args: ReadonlyArray<string>): [string, Array<string>] =>
     asRoot ? ["runuser", ["-u", "postgres", "--", path.join(bin, cmd), ...args]] : [path.join(bin, cmd), [...args]]
-  return { asRoot, argv, run: (cmd: string, args: ReadonlyArray<string>) => execFileSync(...argv(cmd, args), { stdio: "pipe", timeout: 60_000 }) }
+  return {
+    asRoot,
+    argv,
+    run: (cmd: string, args: ReadonlyArray<string>) =>
+      execFileSync(...argv(cmd, args), { stdio: "pipe", timeout: 60_000 })
+  }
 }
 
 /**
@@ -100,7 +106,8 @@ export const sweepStale = (): void => {
     }
     if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue
     try {
-      if (bin !== undefined && fs.existsSync(path.join(dir, "data", "postmaster.pid"))) runner(bin).run("pg_ctl", ["-D", path.join(dir, "data"), "-m", "immediate", "-w", "stop"])
+      if (bin !== undefined && fs.existsSync(path.join(dir, "data", "postmaster.pid")))
+        runner(bin).run("pg_ctl", ["-D", path.join(dir, "data"), "-m", "immediate", "-w", "stop"])
     } catch {
       // not running any more
     }
@@ -115,10 +122,14 @@ export const sweepStale = (): void => {
  * `dir` is gone (a normal stop).
  */
 const watchdog = (owner: number, dir: string, stop: [string, Array<string>]): number | undefined => {
-  const script = 'owner=$1; dir=$2; shift 2\n' +
+  const script =
+    "owner=$1; dir=$2; shift 2\n" +
     'while kill -0 "$owner" 2>/dev/null && [ -d "$dir" ]; do sleep 1; done\n' +
     '[ -d "$dir" ] && { "$@" >/dev/null 2>&1; rm -rf "$dir"; }\n'
-  const child = spawn("sh", ["-c", script, "parley-pg-watchdog", String(owner), dir, stop[0], ...stop[1]], { detached: true, stdio: "ignore" })
+  const child = spawn("sh", ["-c", script, "parley-pg-watchdog", String(owner), dir, stop[0], ...stop[1]], {
+    detached: true,
+    stdio: "ignore"
+  })
   child.unref()
   return child.pid
 }
@@ -160,8 +171,15 @@ export const startPg = async (options: { readonly maxConnections?: number } = {}
   }
   const startServer = () =>
     run("pg_ctl", [
-      "-D", data, "-l", path.join(dir, "sock", "server.log"), "-w", "-t", "30",
-      "-o", `-k ${sock} -p ${port} -c listen_addresses=127.0.0.1 -c max_connections=${options.maxConnections ?? 100} -c fsync=off`,
+      "-D",
+      data,
+      "-l",
+      path.join(dir, "sock", "server.log"),
+      "-w",
+      "-t",
+      "30",
+      "-o",
+      `-k ${sock} -p ${port} -c listen_addresses=127.0.0.1 -c max_connections=${options.maxConnections ?? 100} -c fsync=off`,
       "start"
     ])
   const halt = () => {
@@ -191,12 +209,48 @@ let databases = 0
 export const freshDatabase = (server: PgServer): string => {
   const bin = pgBin()!
   const name = `t${process.pid}_${++databases}`
-  execFileSync(path.join(bin, "psql"), ["-X", "-q", "-h", "127.0.0.1", "-p", String(server.port), "-U", "parley", "-d", "parley", "-c", `CREATE DATABASE ${name}`], { stdio: "pipe", timeout: 30_000 })
+  execFileSync(
+    path.join(bin, "psql"),
+    [
+      "-X",
+      "-q",
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(server.port),
+      "-U",
+      "parley",
+      "-d",
+      "parley",
+      "-c",
+      `CREATE DATABASE ${name}`
+    ],
+    { stdio: "pipe", timeout: 30_000 }
+  )
   return `postgres://parley@127.0.0.1:${server.port}/${name}`
 }
 
 /** Runs SQL on a database (tests that damage rows on purpose). */
 export const psql = (url: string, command: string): string => {
   const u = new URL(url)
-  return execFileSync(path.join(pgBin()!, "psql"), ["-X", "-q", "-A", "-t", "-h", u.hostname, "-p", u.port, "-U", u.username, "-d", u.pathname.slice(1), "-c", command], { encoding: "utf8", timeout: 30_000 })
+  return execFileSync(
+    path.join(pgBin()!, "psql"),
+    [
+      "-X",
+      "-q",
+      "-A",
+      "-t",
+      "-h",
+      u.hostname,
+      "-p",
+      u.port,
+      "-U",
+      u.username,
+      "-d",
+      u.pathname.slice(1),
+      "-c",
+      command
+    ],
+    { encoding: "utf8", timeout: 30_000 }
+  )
 }

@@ -78,7 +78,10 @@ export const makeProject = (): Project => {
   fs.mkdirSync(storage)
   fs.writeFileSync(path.join(storage, "config.toml"), CONFIG)
   fs.copyFileSync(path.join(repoRoot, "examples", "tools", "write_note.py"), path.join(root, "write_note.py"))
-  fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "project", "counter_tool.sh"), path.join(root, "counter_tool.sh"))
+  fs.copyFileSync(
+    path.join(repoRoot, "test", "fixtures", "project", "counter_tool.sh"),
+    path.join(root, "counter_tool.sh")
+  )
   return { root, storage }
 }
 
@@ -97,11 +100,18 @@ export const writeScript = (p: Project, name: string, steps: ReadonlyArray<unkno
 }
 
 export const parley = (p: Project, args: ReadonlyArray<string>, input?: string) =>
-  runParley(["--storage", p.storage, ...args], { cwd: p.root, env: { PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined }, ...(input !== undefined ? { input } : {}) })
+  runParley(["--storage", p.storage, ...args], {
+    cwd: p.root,
+    env: { PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined },
+    ...(input !== undefined ? { input } : {})
+  })
 
 /** Starts parley in the background (stdin closed: no TTY). */
 export const spawnParley = (p: Project, args: ReadonlyArray<string>): ChildProcess & { output: () => string } => {
-  const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], { cwd: p.root, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], {
+    cwd: p.root,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   let out = ""
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()))

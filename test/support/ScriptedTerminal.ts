@@ -24,7 +24,7 @@ export const Keys = {
 } as const
 
 export const scriptedTerminal = (keys: ReadonlyArray<Terminal.UserInput>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const input = yield* Queue.unbounded<Terminal.UserInput, Cause.Done>()
     yield* Queue.offerAll(input, keys)
     yield* Queue.end(input)

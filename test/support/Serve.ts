@@ -27,13 +27,21 @@ export interface Server {
   /** A GET with the token; the parsed JSON body and the status. */
   readonly json: (path: string) => Promise<{ status: number; body: any }>
   /** A POST of `body` (a string as given, anything else as JSON) with the token. */
-  readonly post: (path: string, body: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any }>
+  readonly post: (
+    path: string,
+    body: unknown,
+    headers?: Record<string, string>
+  ) => Promise<{ status: number; body: any }>
   /** SIGTERM, then its exit code. */
   readonly stop: () => Promise<number | null>
 }
 
 /** Starts `parley serve --port 0` for project `p` (with `env` added to this process's environment). */
-export const start = async (p: Project, args: ReadonlyArray<string> = [], env: Record<string, string> = {}): Promise<Server> => {
+export const start = async (
+  p: Project,
+  args: ReadonlyArray<string> = [],
+  env: Record<string, string> = {}
+): Promise<Server> => {
   const spawned = spawn(process.execPath, [binary, "--storage", p.storage, "serve", "--port", "0", ...args], {
     cwd: p.root,
     stdio: ["ignore", "pipe", "pipe"],
@@ -55,7 +63,11 @@ export const start = async (p: Project, args: ReadonlyArray<string> = [], env: R
     return { status: r.status, body: text === "" ? undefined : JSON.parse(text) }
   }
   const post = async (path: string, body: unknown, headers: Record<string, string> = auth) => {
-    const r = await fetch(base + path, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) })
+    const r = await fetch(base + path, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: typeof body === "string" ? body : JSON.stringify(body)
+    })
     const text = await r.text()
     return { status: r.status, body: text === "" ? undefined : JSON.parse(text) }
   }
@@ -67,14 +79,28 @@ export const start = async (p: Project, args: ReadonlyArray<string> = [], env: R
 }
 
 /** A raw request (any headers, any body), its status and body; never rejects on a server's odd answer. */
-export const raw = (port: number, options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; body: string }> =>
+export const raw = (
+  port: number,
+  options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer }
+): Promise<{ status: number; body: string }> =>
   new Promise((resolve) => {
-    const req = http.request({ host: "127.0.0.1", port, agent: false, method: options.method ?? "GET", path: options.path, headers: options.headers ?? {}, setHost: !(options.headers !== undefined && "host" in options.headers) }, (res) => {
-      let body = ""
-      res.on("data", (d: Buffer) => (body += d.toString()))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
-      res.on("error", () => resolve({ status: res.statusCode ?? -1, body }))
-    })
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port,
+        agent: false,
+        method: options.method ?? "GET",
+        path: options.path,
+        headers: options.headers ?? {},
+        setHost: !(options.headers !== undefined && "host" in options.headers)
+      },
+      (res) => {
+        let body = ""
+        res.on("data", (d: Buffer) => (body += d.toString()))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+        res.on("error", () => resolve({ status: res.statusCode ?? -1, body }))
+      }
+    )
     req.on("error", (e) => resolve({ status: -1, body: String(e) }))
     req.setTimeout(10_000, () => req.destroy(new Error("timeout")))
     if (options.body !== undefined) req.write(options.body)
@@ -120,7 +146,9 @@ export const sse = async (url: string, headers: Record<string, string>) => {
   }
   /** The next frame, or undefined when the stream ended; fails after `ms`. */
   const next = (ms = 20_000) =>
-    Promise.race([frame(), new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`no SSE frame in ${ms} ms`)), ms))])
+    Promise.race([
+      frame(),
+      new Promise<never>((_, rej) => setTimeout(() => rej(new Error(`no SSE frame in ${ms} ms`)), ms))
+    ])
   return { res, next, close: () => ctrl.abort() }
 }
-

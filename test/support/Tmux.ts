@@ -35,7 +35,8 @@ export const tmuxBinary: string | undefined = (() => {
 export const available = tmuxBinary !== undefined
 
 /** Quotes one word for `sh -c`. */
-export const shellQuote = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`)
+export const shellQuote = (word: string): string =>
+  /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
 
 /** What `waitForExit` looks for: the wrapper prints it when the command ends. */
 const EXIT_MARK = "__TMUX_EXIT__="
@@ -133,7 +134,9 @@ export const start = (options: StartOptions): Session => {
   }
   // tmux sets TERM in the pane from its own options, so the command sets
   // the environment itself (`env -i`), after the shell tmux runs it with.
-  const inner = ["env", "-i", ...Object.entries(clean).map(([k, v]) => `${k}=${v}`), ...options.command].map(shellQuote).join(" ")
+  const inner = ["env", "-i", ...Object.entries(clean).map(([k, v]) => `${k}=${v}`), ...options.command]
+    .map(shellQuote)
+    .join(" ")
   // `trap : INT`: a Ctrl-C that reaches the terminal as a signal (parley between
   // two raw-mode prompts) goes to the whole foreground group; without a trap the
   // pane's shell dies of it, and the session with it, before the exit mark.
@@ -144,11 +147,34 @@ export const start = (options: StartOptions): Session => {
 
   // The server inherits this environment; -u: the pane is UTF-8 whatever the locale.
   const serverEnv = { PATH: clean.PATH!, HOME: clean.HOME!, LANG: "C.UTF-8", TERM: "xterm-256color" }
-  execFileSync(tmux, ["-u", "-L", name, "-f", "/dev/null", "new-session", "-d", "-s", name, "-x", String(width), "-y", String(height), "-c", options.cwd, "sh", "-c", script], {
-    encoding: "utf8",
-    env: serverEnv,
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+  execFileSync(
+    tmux,
+    [
+      "-u",
+      "-L",
+      name,
+      "-f",
+      "/dev/null",
+      "new-session",
+      "-d",
+      "-s",
+      name,
+      "-x",
+      String(width),
+      "-y",
+      String(height),
+      "-c",
+      options.cwd,
+      "sh",
+      "-c",
+      script
+    ],
+    {
+      encoding: "utf8",
+      env: serverEnv,
+      stdio: ["ignore", "pipe", "pipe"]
+    }
+  )
   const panePid = Number(run(["display-message", "-p", "-t", name, "#{pane_pid}"]).trim())
 
   let killed = false
@@ -221,4 +247,6 @@ export const killAll = (): void => {
 }
 
 /** Why real-TTY tests must be skipped here, or `undefined` when tmux is available. */
-export const skipReason = available ? undefined : "tmux is not installed (install it, e.g. apt-get install tmux, to run the real-TTY tests)"
+export const skipReason = available
+  ? undefined
+  : "tmux is not installed (install it, e.g. apt-get install tmux, to run the real-TTY tests)"

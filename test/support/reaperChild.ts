@@ -25,4 +25,11 @@ process.kill(reaper, "SIGKILL")
 while (state(reaper) !== "Z" && state(reaper) !== "X") {
   // Spin without yielding: the reaper's exit event must not be handled yet.
 }
-Effect.runFork(ToolProcess.run(`echo $$ > "${dir}/pgid.tmp" && mv "${dir}/pgid.tmp" "${dir}/pgid"; exec sleep 30`, dir, "{}", 1_000_000))
+Effect.runFork(
+  ToolProcess.run(
+    `echo $$ > "${dir}/pgid.tmp" && mv "${dir}/pgid.tmp" "${dir}/pgid"; exec sleep 30`,
+    dir,
+    "{}",
+    1_000_000
+  )
+)

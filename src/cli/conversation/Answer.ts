@@ -54,81 +54,121 @@ import { parseIdArgument, withStore } from "./Shared.ts"
 const PATH = ["parley", "conversation", "answer"]
 
 /** The text listing: each question, what fits, and the command that answers it. */
-const listing = (id: ConversationId.ConversationId, open: ReadonlyArray<Answer.OpenQuestion>, hint: Hint.Context, running = false): string => {
+const listing = (
+  id: ConversationId.ConversationId,
+  open: ReadonlyArray<Answer.OpenQuestion>,
+  hint: Hint.Context,
+  running = false
+): string => {
   const storageGiven = hint.storage
   if (open.length === 0) return `${ConversationId.display(id)} has no open question.`
   const lines = [`Open questions of ${ConversationId.display(id)}:`]
   for (const q of open) {
     const type = q.question.answer_type
-    lines.push(`  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${AnswerFit.expected(type)}]`)
+    lines.push(
+      `  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${AnswerFit.expected(type)}]`
+    )
     const placeholder = type.type === "boolean" ? "yes|no" : type.type === "select" ? type.options.join("|") : "text"
-    lines.push(type.type === "secret"
-      ? running
-        ? `    a secret: ${Hint.answer(id, q.inquiryId, undefined, { storage: storageGiven })} (typed without echo, or piped with --stdin)`
-        : `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(id, hint)})`
-      : `    ${Hint.answer(id, q.inquiryId, { placeholder }, { storage: storageGiven })}`)
+    lines.push(
+      type.type === "secret"
+        ? running
+          ? `    a secret: ${Hint.answer(id, q.inquiryId, undefined, { storage: storageGiven })} (typed without echo, or piped with --stdin)`
+          : `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(id, hint)})`
+        : `    ${Hint.answer(id, q.inquiryId, { placeholder }, { storage: storageGiven })}`
+    )
   }
   return lines.join("\n")
 }
 
 /** This command's own errors as the CLI shows them (exit 2: the value does not fit); the store's pass on to `withStore`. */
-const rendered = (id: ConversationId.ConversationId, hint: Hint.Context) => <E>(e: E): E | CliFailure => {
-  if (e instanceof AnswerDoesNotFit) return new CliFailure({ code: 2, message: `${e.message} Nothing was recorded.` })
-  if (e instanceof Answer.SecretNeedsRunningTurn) return new CliFailure({ code: 1, message: `${e.message}\n    ${Hint.resume(id, hint)}` })
-  if (e instanceof QuestionNotOpen || e instanceof QuestionAlreadyAnswered) return new CliFailure({ code: 1, message: e.message })
-  return e
-}
+const rendered =
+  (id: ConversationId.ConversationId, hint: Hint.Context) =>
+  <E>(e: E): E | CliFailure => {
+    if (e instanceof AnswerDoesNotFit) return new CliFailure({ code: 2, message: `${e.message} Nothing was recorded.` })
+    if (e instanceof Answer.SecretNeedsRunningTurn)
+      return new CliFailure({ code: 1, message: `${e.message}\n    ${Hint.resume(id, hint)}` })
+    if (e instanceof QuestionNotOpen || e instanceof QuestionAlreadyAnswered)
+      return new CliFailure({ code: 1, message: e.message })
+    return e
+  }
 
 /** On a terminal: asks each open question at the prompt and records the answers, one by one (Ctrl-C stops, exit 130). */
 const askAll = (id: ConversationId.ConversationId, hint: Hint.Context) =>
-  Effect.scoped(Effect.gen(function*() {
-    const session = yield* ConversationStore.use((store) => store.open(id))
-    const open = yield* Answer.openQuestions(session)
-    const secrets = open.filter((q) => q.question.answer_type.type === "secret")
-    const asked = open.filter((q) => q.question.answer_type.type !== "secret")
-    // The terminal lives as long as this command (its key reader and raw mode are scoped).
-    const terminal = Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
-    const prompts = yield* TerminalPromptBackend.make().pipe(Effect.provideContext(terminal))
-    for (const q of asked) {
-      const reply = yield* prompts.question({ toolName: q.tool, question: q.question }).pipe(
-        Effect.catchTag("PromptCancelled", () => Effect.interrupt)
+  Effect.scoped(
+    Effect.gen(function* () {
+      const session = yield* ConversationStore.use((store) => store.open(id))
+      const open = yield* Answer.openQuestions(session)
+      const secrets = open.filter((q) => q.question.answer_type.type === "secret")
+      const asked = open.filter((q) => q.question.answer_type.type !== "secret")
+      // The terminal lives as long as this command (its key reader and raw mode are scoped).
+      const terminal = Context.merge(
+        yield* Effect.context<Prompt.Environment>(),
+        yield* Layer.build(PersonTerminal.layer)
       )
-      yield* Answer.record(session, q.inquiryId, { json: JSON.stringify(reply.answer) })
-    }
-    const resume = Hint.resume(id, hint)
-    if (asked.length > 0) yield* Console.error(`Answered ${asked.length} question${asked.length === 1 ? "" : "s"}; resume the turn to hand the answers to the tools: ${resume}`)
-    else if (secrets.length === 0) yield* Console.error(`${ConversationId.display(id)} has no open question.`)
-    for (const q of secrets) yield* Console.error(`${q.inquiryId} asks for a secret: it is asked when the turn is resumed in a terminal: ${resume}`)
-  }))
+      const prompts = yield* TerminalPromptBackend.make().pipe(Effect.provideContext(terminal))
+      for (const q of asked) {
+        const reply = yield* prompts
+          .question({ toolName: q.tool, question: q.question })
+          .pipe(Effect.catchTag("PromptCancelled", () => Effect.interrupt))
+        yield* Answer.record(session, q.inquiryId, { json: JSON.stringify(reply.answer) })
+      }
+      const resume = Hint.resume(id, hint)
+      if (asked.length > 0)
+        yield* Console.error(
+          `Answered ${asked.length} question${asked.length === 1 ? "" : "s"}; resume the turn to hand the answers to the tools: ${resume}`
+        )
+      else if (secrets.length === 0) yield* Console.error(`${ConversationId.display(id)} has no open question.`)
+      for (const q of secrets)
+        yield* Console.error(
+          `${q.inquiryId} asks for a secret: it is asked when the turn is resumed in a terminal: ${resume}`
+        )
+    })
+  )
 
 export const answer = Command.make(
   "answer",
   {
     id: Argument.String("id").pipe(Argument.withDescription("The conversation whose turn is waiting for input")),
-    inquiry: Argument.String("inquiry-id").pipe(Argument.withDescription("The open question to answer (as listed)"), Argument.optional),
-    value: Argument.String("value").pipe(Argument.withDescription("The answer (yes/no, an option, text)"), Argument.optional),
+    inquiry: Argument.String("inquiry-id").pipe(
+      Argument.withDescription("The open question to answer (as listed)"),
+      Argument.optional
+    ),
+    value: Argument.String("value").pipe(
+      Argument.withDescription("The answer (yes/no, an option, text)"),
+      Argument.optional
+    ),
     json: Flag.Boolean("json").pipe(Flag.withDescription("VALUE is a JSON value"), Flag.withDefault(false)),
-    stdin: Flag.Boolean("stdin").pipe(Flag.withDescription("Read a secret answer from stdin (to a running turn)"), Flag.withDefault(false)),
+    stdin: Flag.Boolean("stdin").pipe(
+      Flag.withDescription("Read a secret answer from stdin (to a running turn)"),
+      Flag.withDefault(false)
+    ),
     format: formatFlag
   },
   (f) =>
-    withStore(Effect.gen(function*() {
-      const { dir, given, configGiven } = yield* storage
-      const hint = { storage: given, config: configGiven }
-      const id = yield* parseIdArgument(f.id, "answer")
-      // A running turn takes the answer itself (issue 22); else it goes into the waiting turn on disk.
-      const socket = HostPath.of(dir, id)
-      const answered = (yield* HostClient.running(socket))
-        ? AnswerRunning.answer(id, socket, {
-          inquiry: Option.getOrUndefined(f.inquiry),
-          value: Option.getOrUndefined(f.value),
-          json: f.json,
-          stdin: f.stdin,
-          format: f.format
-        }, (open) => listing(id, open, hint, true))
-        : run(f, id, hint)
-      return yield* answered.pipe(Effect.mapError(rendered(id, hint)))
-    }))
+    withStore(
+      Effect.gen(function* () {
+        const { dir, given, configGiven } = yield* storage
+        const hint = { storage: given, config: configGiven }
+        const id = yield* parseIdArgument(f.id, "answer")
+        // A running turn takes the answer itself (issue 22); else it goes into the waiting turn on disk.
+        const socket = HostPath.of(dir, id)
+        const answered = (yield* HostClient.running(socket))
+          ? AnswerRunning.answer(
+              id,
+              socket,
+              {
+                inquiry: Option.getOrUndefined(f.inquiry),
+                value: Option.getOrUndefined(f.value),
+                json: f.json,
+                stdin: f.stdin,
+                format: f.format
+              },
+              (open) => listing(id, open, hint, true)
+            )
+          : run(f, id, hint)
+        return yield* answered.pipe(Effect.mapError(rendered(id, hint)))
+      })
+    )
 ).pipe(Command.withDescription("List or answer the open questions of a turn waiting for input"))
 
 interface Flags {
@@ -139,28 +179,42 @@ interface Flags {
 }
 
 const run = (f: Flags, id: ConversationId.ConversationId, hint: Hint.Context) =>
-    Effect.gen(function*() {
-      const inquiry = Option.getOrUndefined(f.inquiry)
-      const value = Option.getOrUndefined(f.value)
-      const interactive = PersonTerminal.isInteractive() && f.format === "text"
-      if (inquiry === undefined) {
-        if (interactive) return yield* askAll(id, hint)
-        const open = yield* Answer.list(id)
-        return yield* Console.log(f.format === "json" ? JSON.stringify(open.map(Answer.row), null, 2) : listing(id, open, hint))
-      }
-      if (value === undefined) {
-        const open = yield* Answer.list(id)
-        const q = open.find((o) => o.inquiryId === inquiry)
-        if (q === undefined) return yield* new QuestionNotOpen({ inquiry_id: inquiry, open: open.map((o) => o.inquiryId) })
-        if (q.question.answer_type.type === "secret") return yield* new Answer.SecretNeedsRunningTurn({ id, inquiry_id: inquiry })
-        return yield* Usage.failure(PATH, `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`)
-      }
-      const recorded = yield* Answer.answer(id, inquiry, f.json ? { json: value } : { text: value })
-      if (f.format === "json") {
-        return yield* Console.log(JSON.stringify({ id: recorded.inquiryId, answer: recorded.answer, still_open: recorded.stillOpen.map((q) => q.inquiryId) }))
-      }
-      const next = recorded.stillOpen.length > 0
+  Effect.gen(function* () {
+    const inquiry = Option.getOrUndefined(f.inquiry)
+    const value = Option.getOrUndefined(f.value)
+    const interactive = PersonTerminal.isInteractive() && f.format === "text"
+    if (inquiry === undefined) {
+      if (interactive) return yield* askAll(id, hint)
+      const open = yield* Answer.list(id)
+      return yield* Console.log(
+        f.format === "json" ? JSON.stringify(open.map(Answer.row), null, 2) : listing(id, open, hint)
+      )
+    }
+    if (value === undefined) {
+      const open = yield* Answer.list(id)
+      const q = open.find((o) => o.inquiryId === inquiry)
+      if (q === undefined)
+        return yield* new QuestionNotOpen({ inquiry_id: inquiry, open: open.map((o) => o.inquiryId) })
+      if (q.question.answer_type.type === "secret")
+        return yield* new Answer.SecretNeedsRunningTurn({ id, inquiry_id: inquiry })
+      return yield* Usage.failure(
+        PATH,
+        `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`
+      )
+    }
+    const recorded = yield* Answer.answer(id, inquiry, f.json ? { json: value } : { text: value })
+    if (f.format === "json") {
+      return yield* Console.log(
+        JSON.stringify({
+          id: recorded.inquiryId,
+          answer: recorded.answer,
+          still_open: recorded.stillOpen.map((q) => q.inquiryId)
+        })
+      )
+    }
+    const next =
+      recorded.stillOpen.length > 0
         ? `${recorded.stillOpen.length} question${recorded.stillOpen.length === 1 ? "" : "s"} still open: ${recorded.stillOpen.map((q) => q.inquiryId).join(", ")}.`
         : `No question left open; resume the turn: ${Hint.resume(id, hint)}`
-      yield* Console.error(`Recorded the answer to ${recorded.inquiryId}. ${next}`)
-    })
+    yield* Console.error(`Recorded the answer to ${recorded.inquiryId}. ${next}`)
+  })

@@ -42,14 +42,22 @@ export interface Given {
 
 /** The host's open questions, as the listing shows them. */
 const openOf = (info: HostClient.Info): ReadonlyArray<Answer.OpenQuestion> =>
-  info.open.map((q) => ({ inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"], toolCallId: q.call.id, tool: q.call.name, question: q.question }))
+  info.open.map((q) => ({
+    inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"],
+    toolCallId: q.call.id,
+    tool: q.call.name,
+    question: q.question
+  }))
 
 /** The run stopped (or was never reachable) while we spoke to it. */
 const lost = (id: ConversationId.ConversationId) => () =>
-  new CliFailure({ code: 1, message: `The run of ${ConversationId.display(id)} stopped before it took the answer; nothing was recorded.` })
+  new CliFailure({
+    code: 1,
+    message: `The run of ${ConversationId.display(id)} stopped before it took the answer; nothing was recorded.`
+  })
 
 /** The terminal's prompter, for the scope's life. */
-const prompter = Effect.gen(function*() {
+const prompter = Effect.gen(function* () {
   const terminal = Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
   return yield* TerminalPromptBackend.make().pipe(Effect.provideContext(terminal))
 })
@@ -58,42 +66,74 @@ const prompter = Effect.gen(function*() {
 const readStdin = Effect.promise(async () => {
   const chunks: Array<Buffer> = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "")
+  return Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "")
 })
 
 /** The value for `q`: parsed from argv, or (a secret) read without echo or from stdin. */
 const valueFor = (q: Answer.OpenQuestion, given: Given) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (q.question.answer_type.type === "secret") {
-      if (given.value !== undefined) return yield* Usage.failure(PATH, `${q.inquiryId} asks for a secret, which is never taken from the command line: leave VALUE out to type it without echo, or pipe it with --stdin.`)
+      if (given.value !== undefined)
+        return yield* Usage.failure(
+          PATH,
+          `${q.inquiryId} asks for a secret, which is never taken from the command line: leave VALUE out to type it without echo, or pipe it with --stdin.`
+        )
       if (given.stdin) return (yield* readStdin) as Schema.Json
-      if (!PersonTerminal.isInteractive()) return yield* Usage.failure(PATH, `${q.inquiryId} asks for a secret: type it at a terminal (no echo), or pipe it with --stdin.`)
+      if (!PersonTerminal.isInteractive())
+        return yield* Usage.failure(
+          PATH,
+          `${q.inquiryId} asks for a secret: type it at a terminal (no echo), or pipe it with --stdin.`
+        )
       const prompts = yield* prompter
-      const reply = yield* prompts.question({ toolName: q.tool, question: q.question }).pipe(Effect.catchTag("PromptCancelled", () => Effect.interrupt))
+      const reply = yield* prompts
+        .question({ toolName: q.tool, question: q.question })
+        .pipe(Effect.catchTag("PromptCancelled", () => Effect.interrupt))
       return reply.answer as Schema.Json
     }
-    if (given.value === undefined) return yield* Usage.failure(PATH, `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`)
+    if (given.value === undefined)
+      return yield* Usage.failure(
+        PATH,
+        `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`
+      )
     const parsed = Answer.parse(q.inquiryId, q.question, given.json ? { json: given.value } : { text: given.value })
     return Result.isFailure(parsed) ? yield* parsed.failure : parsed.success
   })
 
 /** Answers (or lists) through the running turn's host on `socketPath`. */
-export const answer = (id: ConversationId.ConversationId, socketPath: string, given: Given, listing: (open: ReadonlyArray<Answer.OpenQuestion>) => string) =>
-  Effect.scoped(Effect.gen(function*() {
-    const client = yield* HostClient.connect(socketPath).pipe(Effect.mapError(lost(id)))
-    const info = yield* client.Info().pipe(Effect.mapError(lost(id)))
-    const open = openOf(info)
-    if (given.inquiry === undefined) {
-      return yield* Console.log(given.format === "json" ? JSON.stringify(open.map(Answer.row), null, 2) : `${listing(open)}\n(the turn is running: pid ${info.pid})`)
-    }
-    const q = open.find((o) => o.inquiryId === given.inquiry)
-    if (q === undefined) {
-      // The host knows who answered a question that closed: let it say so.
-      yield* client.Answer({ inquiry_id: given.inquiry, answer: given.value ?? null }).pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost(id)())))
-      return yield* new QuestionNotOpen({ inquiry_id: given.inquiry, open: open.map((o) => o.inquiryId) })
-    }
-    const value = yield* valueFor(q, given)
-    yield* client.Answer({ inquiry_id: q.inquiryId, answer: value }).pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost(id)())))
-    if (given.format === "json") return yield* Console.log(JSON.stringify({ id: q.inquiryId, delivered: true, pid: info.pid }))
-    yield* Console.error(`Answered ${q.inquiryId}; the running turn (pid ${info.pid}) goes on with it.`)
-  }))
+export const answer = (
+  id: ConversationId.ConversationId,
+  socketPath: string,
+  given: Given,
+  listing: (open: ReadonlyArray<Answer.OpenQuestion>) => string
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const client = yield* HostClient.connect(socketPath).pipe(Effect.mapError(lost(id)))
+      const info = yield* client.Info().pipe(Effect.mapError(lost(id)))
+      const open = openOf(info)
+      if (given.inquiry === undefined) {
+        return yield* Console.log(
+          given.format === "json"
+            ? JSON.stringify(open.map(Answer.row), null, 2)
+            : `${listing(open)}\n(the turn is running: pid ${info.pid})`
+        )
+      }
+      const q = open.find((o) => o.inquiryId === given.inquiry)
+      if (q === undefined) {
+        // The host knows who answered a question that closed: let it say so.
+        yield* client
+          .Answer({ inquiry_id: given.inquiry, answer: given.value ?? null })
+          .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost(id)())))
+        return yield* new QuestionNotOpen({ inquiry_id: given.inquiry, open: open.map((o) => o.inquiryId) })
+      }
+      const value = yield* valueFor(q, given)
+      yield* client
+        .Answer({ inquiry_id: q.inquiryId, answer: value })
+        .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost(id)())))
+      if (given.format === "json")
+        return yield* Console.log(JSON.stringify({ id: q.inquiryId, delivered: true, pid: info.pid }))
+      yield* Console.error(`Answered ${q.inquiryId}; the running turn (pid ${info.pid}) goes on with it.`)
+    })
+  )

@@ -20,10 +20,13 @@ import { parseIdArgument } from "./Shared.ts"
 export const attach = Command.make(
   "attach",
   {
-    id: Argument.String("id").pipe(Argument.withDescription("The conversation whose running turn to follow (default: the run started last)"), Argument.optional)
+    id: Argument.String("id").pipe(
+      Argument.withDescription("The conversation whose running turn to follow (default: the run started last)"),
+      Argument.optional
+    )
   },
   ({ id: text }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { dir, given, configGiven } = yield* storage
       const id = Option.isSome(text) ? yield* parseIdArgument(text.value, "attach") : undefined
       yield* AttachRun.attach({ id, storage: dir, storageGiven: given, configGiven })

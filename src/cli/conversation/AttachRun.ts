@@ -65,7 +65,7 @@ export interface Given {
 
 /** The running conversation of `storage` whose run started last (its socket is the newest), if any. */
 export const mostRecent = (storage: string): Effect.Effect<ConversationId.ConversationId | undefined> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sockets = HostPath.sockets(storage).flatMap((s) => {
       const stat = fs.statSync(s.path, { throwIfNoEntry: false })
       return stat === undefined ? [] : [{ id: s.id, socket: s.path, mtime: stat.mtimeMs }]
@@ -99,14 +99,20 @@ const exitCode = (ending: RunEvent.Ending): number => {
 
 /** The terminal's prompter (effect/cli prompts on the person's terminal), for the scope's life. */
 const prompter = (onRepeatedCancel: Effect.Effect<void>) =>
-  Effect.gen(function*() {
-    const terminal = Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
+  Effect.gen(function* () {
+    const terminal = Context.merge(
+      yield* Effect.context<Prompt.Environment>(),
+      yield* Layer.build(PersonTerminal.layer)
+    )
     return yield* TerminalPromptBackend.make({ onRepeatedCancel }).pipe(Effect.provideContext(terminal))
   })
 
 /** Runs `handler` on `signal` while the scope is open (instead of the default action). */
 const onSignal = (signal: NodeJS.Signals, handler: () => void) =>
-  Effect.acquireRelease(Effect.sync(() => void process.on(signal, handler)), () => Effect.sync(() => void process.removeListener(signal, handler)))
+  Effect.acquireRelease(
+    Effect.sync(() => void process.on(signal, handler)),
+    () => Effect.sync(() => void process.removeListener(signal, handler))
+  )
 
 /** What a follower needs: the connection, the view, and how to ask (none without a terminal). */
 interface FollowerOptions {
@@ -135,7 +141,11 @@ class Follower {
   /** `Y`/`N` typed here, by tool and question: the questions still waiting here take it too. */
   private readonly remembered = new Map<string, Schema.Json>()
 
-  constructor(private readonly options: FollowerOptions, private readonly scope: Scope.Scope, private readonly lock: Semaphore.Semaphore) {}
+  constructor(
+    private readonly options: FollowerOptions,
+    private readonly scope: Scope.Scope,
+    private readonly lock: Semaphore.Semaphore
+  ) {}
 
   /** Shows one event, and asks or closes what it opens or closes. */
   handle(event: RunEvent.RunEvent): Effect.Effect<void> {
@@ -151,14 +161,17 @@ class Follower {
 
   private offer(inquiryId: string, reply: QuestionAnswer) {
     const { client, view } = this.options
-    return Effect.gen({ self: this }, function*() {
+    return Effect.gen({ self: this }, function* () {
       const won = yield* Deferred.make<boolean>()
       this.offers.set(inquiryId, won)
-      const sent = yield* Effect.exit(client.Answer({ inquiry_id: inquiryId, answer: reply.answer, ...(reply.remember ? { remember: true } : {}) }))
+      const sent = yield* Effect.exit(
+        client.Answer({ inquiry_id: inquiryId, answer: reply.answer, ...(reply.remember ? { remember: true } : {}) })
+      )
       yield* Deferred.succeed(won, Exit.isSuccess(sent))
       const refused = Exit.isFailure(sent) ? sent.cause.reasons.find((r) => r._tag === "Fail") : undefined
       // Another client's answer won: its closed line says who. A lost host ends the stream.
-      if (refused?._tag === "Fail" && refused.error._tag === "AnswerDoesNotFit") yield* view.stderr(`parley: ${refused.error.message}`)
+      if (refused?._tag === "Fail" && refused.error._tag === "AnswerDoesNotFit")
+        yield* view.stderr(`parley: ${refused.error.message}`)
     })
   }
 
@@ -173,26 +186,35 @@ class Follower {
         Effect.flatMap((reply) => this.offer(e.inquiry_id, reply))
       )
     })
-    return this.lock.withPermits(1)(this.options.status.paused(asked)).pipe(
-      // Ctrl-C at a prompt stops the run, as Ctrl-C does anywhere while attached (RFD 027).
-      Effect.catchTag("PromptCancelled", () => this.options.stopRun),
-      Effect.catch((error) => this.options.view.stderr(`parley: could not ask ${e.inquiry_id} here (${error.reason}); answer it with: ${this.options.answerHint(e.inquiry_id)}`)),
-      Effect.ensuring(Effect.sync(() => void this.asking.delete(e.inquiry_id)))
-    )
+    return this.lock
+      .withPermits(1)(this.options.status.paused(asked))
+      .pipe(
+        // Ctrl-C at a prompt stops the run, as Ctrl-C does anywhere while attached (RFD 027).
+        Effect.catchTag("PromptCancelled", () => this.options.stopRun),
+        Effect.catch((error) =>
+          this.options.view.stderr(
+            `parley: could not ask ${e.inquiry_id} here (${error.reason}); answer it with: ${this.options.answerHint(e.inquiry_id)}`
+          )
+        ),
+        Effect.ensuring(Effect.sync(() => void this.asking.delete(e.inquiry_id)))
+      )
   }
 
   private opened(e: RunEvent.Of<"QuestionOpened">) {
     const { ask, asks, answerHint, view } = this.options
-    return Effect.gen({ self: this }, function*() {
+    return Effect.gen({ self: this }, function* () {
       if (e.audience !== "person" || this.asking.has(e.inquiry_id) || !asks(e)) return
       // Without a terminal here, say what is waiting and how to answer it.
-      if (ask === undefined) return yield* view.stderr(`parley: ${e.inquiry_id} is waiting for input; answer it with: ${answerHint(e.inquiry_id)}`)
+      if (ask === undefined)
+        return yield* view.stderr(
+          `parley: ${e.inquiry_id} is waiting for input; answer it with: ${answerHint(e.inquiry_id)}`
+        )
       this.asking.set(e.inquiry_id, yield* Effect.forkIn(this.prompt(e, ask), this.scope))
     })
   }
 
   private closed(e: RunEvent.Of<"QuestionClosed">) {
-    return Effect.gen({ self: this }, function*() {
+    return Effect.gen({ self: this }, function* () {
       const sent = this.offers.get(e.inquiry_id)
       // Ours if the host took our offer: wait for its reply before saying who answered.
       const mine = sent !== undefined && (yield* Deferred.await(sent))
@@ -222,7 +244,7 @@ const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.C
  * process killed with -9 closes its sockets before the kernel marks it gone.
  */
 const stillAlive = (pid: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 20; i++) {
       if (!Pid.alive(pid)) return false
       yield* Effect.sleep("50 millis")
@@ -232,35 +254,53 @@ const stillAlive = (pid: number) =>
 
 /** How the conversation's last turn stands on disk ("unknown" when it cannot be read). */
 const turnLeft = (id: ConversationId.ConversationId, storage: string) =>
-  withStoreAt({ dir: storage, given: undefined }, ConversationStore.use((store) => store.load(id))).pipe(
+  withStoreAt(
+    { dir: storage, given: undefined },
+    ConversationStore.use((store) => store.load(id))
+  ).pipe(
     Effect.map((c) => (IncompleteTurn.splitIncompleteTurn(c.entries).incomplete === null ? "complete" : "incomplete")),
     Effect.orElseSucceed(() => "unknown")
   )
 
 /** What the person is told when the attach ends, and the exit code. */
-const ending = (id: ConversationId.ConversationId, end: End, view: RunView.View, hint: Hint.Context, pid: number, storage: string) =>
-  Effect.gen(function*() {
+const ending = (
+  id: ConversationId.ConversationId,
+  end: End,
+  view: RunView.View,
+  hint: Hint.Context,
+  pid: number,
+  storage: string
+) =>
+  Effect.gen(function* () {
     const name = ConversationId.display(id)
     const resume = Hint.resume(id, hint)
     yield* view.endLine
     if (end._tag === "Detached") {
-      return yield* view.stderr(`Detached from ${name}; the run goes on (pid ${pid}). Attach again with: ${Hint.command(["conversation", "attach", id], { storage: hint.storage })}`)
+      return yield* view.stderr(
+        `Detached from ${name}; the run goes on (pid ${pid}). Attach again with: ${Hint.command(["conversation", "attach", id], { storage: hint.storage })}`
+      )
     }
     if (end._tag === "Lost") {
       // A stopped or stalled host stops answering too: it still holds the conversation, and no resume would work.
       if (yield* stillAlive(pid)) {
         return yield* new CliFailure({
           code: 1,
-          message: `The run of ${name} (pid ${pid}) stopped answering; it still runs and holds the conversation. Attach again with ${
-            Hint.command(["conversation", "attach", id], { storage: hint.storage })
-          }, or stop it with ${Hint.command(["conversation", "kill", id, "--force"], { storage: hint.storage })}.`
+          message: `The run of ${name} (pid ${pid}) stopped answering; it still runs and holds the conversation. Attach again with ${Hint.command(
+            ["conversation", "attach", id],
+            { storage: hint.storage }
+          )}, or stop it with ${Hint.command(["conversation", "kill", id, "--force"], { storage: hint.storage })}.`
         })
       }
       // Gone before this terminal read its end (it was stopped, or slow): the conversation says how it ended.
       if ((yield* turnLeft(id, storage)) === "complete") {
-        return yield* view.stderr(`parley: the run of ${name} ended while this terminal was not following; its turn is complete (${Hint.command(["conversation", "print", id], { storage: hint.storage })} shows it).`)
+        return yield* view.stderr(
+          `parley: the run of ${name} ended while this terminal was not following; its turn is complete (${Hint.command(["conversation", "print", id], { storage: hint.storage })} shows it).`
+        )
       }
-      return yield* new CliFailure({ code: 1, message: `The run of ${name} stopped without finishing: its process (pid ${pid}) is gone. What finished is saved; resume with: ${resume}` })
+      return yield* new CliFailure({
+        code: 1,
+        message: `The run of ${name} stopped without finishing: its process (pid ${pid}) is gone. What finished is saved; resume with: ${resume}`
+      })
     }
     const { ending, incomplete } = end.event
     if (ending === "deferred") {
@@ -271,22 +311,32 @@ const ending = (id: ConversationId.ConversationId, end: End, view: RunView.View,
     if (code === 0 && incomplete === null) return
     const said = incomplete !== null ? ` What finished is saved; resume with: ${resume}` : ""
     if (code === 0) return yield* view.stderr(`parley: the run of ${name} ended (${ending}).${said}`)
-    return yield* new CliFailure({ code, message: `The run of ${name} ${ending === "interrupted" ? "was interrupted" : "failed"}.${said}` })
+    return yield* new CliFailure({
+      code,
+      message: `The run of ${name} ${ending === "interrupted" ? "was interrupted" : "failed"}.${said}`
+    })
   })
 
 /** The run's host is not there (never was, or stopped before we spoke): said apart from a conversation that does not exist. */
 const notRunning = (id: ConversationId.ConversationId, given: Given) =>
   withStoreAt(
     { dir: given.storage, given: given.storageGiven },
-    ConversationStore.use((store) => store.load(id)).pipe(Effect.as(true), Effect.catchTag("ConversationNotFound", () => Effect.succeed(false)))
+    ConversationStore.use((store) => store.load(id)).pipe(
+      Effect.as(true),
+      Effect.catchTag("ConversationNotFound", () => Effect.succeed(false))
+    )
   ).pipe(
     Effect.orElseSucceed(() => true),
     Effect.flatMap((exists) =>
       Effect.fail(
         exists
           ? stopped(id, given)
-          : new CliFailure({ code: 1, message: `There is no conversation ${ConversationId.display(id)} in ${given.storage}; ${Hint.command(["conversation", "ls"], { storage: given.storageGiven })} lists them.` })
-      ))
+          : new CliFailure({
+              code: 1,
+              message: `There is no conversation ${ConversationId.display(id)} in ${given.storage}; ${Hint.command(["conversation", "ls"], { storage: given.storageGiven })} lists them.`
+            })
+      )
+    )
   )
 
 const stopped = (id: ConversationId.ConversationId, given: Given) =>
@@ -297,7 +347,7 @@ const stopped = (id: ConversationId.ConversationId, given: Given) =>
 
 /** Follows the run until it stops, the host is lost, or this terminal detaches. */
 const follow = (client: HostClient.Client, handle: (e: RunEvent.Sequenced) => Effect.Effect<void>, attend: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let stopped: RunEvent.Of<"Stopped"> | undefined
     const detached = yield* Deferred.make<void>()
     // Ctrl-Z, a closed terminal or a plain kill end this client only: the run is not this process's.
@@ -306,13 +356,17 @@ const follow = (client: HostClient.Client, handle: (e: RunEvent.Sequenced) => Ef
       RunMain.forgetSignal("SIGHUP")
       RunMain.forgetSignal("SIGTERM")
     })
-    for (const signal of ["SIGTSTP", "SIGHUP", "SIGTERM"] as const) yield* onSignal(signal, () => Deferred.doneUnsafe(detached, Exit.void))
+    for (const signal of ["SIGTSTP", "SIGHUP", "SIGTERM"] as const)
+      yield* onSignal(signal, () => Deferred.doneUnsafe(detached, Exit.void))
     const events = Stream.runForEach(client.Subscribe({ after: 0, attend }), (e) => {
       if (e.event._tag === "Stopped") stopped = e.event
       return handle(e)
     })
     const end = yield* Effect.raceFirst(
-      Effect.map(Effect.exit(events), (): End => (stopped !== undefined ? { _tag: "Stopped", event: stopped } : { _tag: "Lost" })),
+      Effect.map(
+        Effect.exit(events),
+        (): End => (stopped !== undefined ? { _tag: "Stopped", event: stopped } : { _tag: "Lost" })
+      ),
       Effect.as(Deferred.await(detached), { _tag: "Detached" } as End)
     )
     return end
@@ -322,56 +376,81 @@ const follow = (client: HostClient.Client, handle: (e: RunEvent.Sequenced) => Ef
  * Ctrl-C while attached: the run is stopped as `query` stops it, and the
  * attach waits (a few seconds) for it to say how it left the turn.
  */
-const interruptRun = (client: HostClient.Client, handle: (e: RunEvent.Sequenced) => Effect.Effect<void>, after: () => number) =>
-  client.Interrupt().pipe(
-    Effect.andThen(Stream.runForEach(client.Subscribe({ after: after() }), handle)),
-    Effect.timeout("5 seconds"),
-    Effect.ignore
-  )
+const interruptRun = (
+  client: HostClient.Client,
+  handle: (e: RunEvent.Sequenced) => Effect.Effect<void>,
+  after: () => number
+) =>
+  client
+    .Interrupt()
+    .pipe(
+      Effect.andThen(Stream.runForEach(client.Subscribe({ after: after() }), handle)),
+      Effect.timeout("5 seconds"),
+      Effect.ignore
+    )
 
 /** Stops the run from a prompt: a second Ctrl-C in a row there means the run, as in `query`. */
 const sigint = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
 
 /** Attaches this terminal to the running turn of `given.id` (or the newest run). */
 export const attach = (given: Given) =>
-  Effect.scoped(Effect.gen(function*() {
-    const id = given.id ?? (yield* mostRecent(given.storage))
-    if (id === undefined) {
-      return yield* new CliFailure({ code: 1, message: `No conversation of ${given.storage} has a running turn. ${Hint.command(["query", "--detach", "MESSAGE"], { storage: given.storageGiven })} starts one in the background.` })
-    }
-    const socket = HostPath.of(given.storage, id)
-    if (!(yield* HostClient.running(socket))) return yield* notRunning(id, given)
-    const client = yield* HostClient.connect(socket).pipe(Effect.catch(() => notRunning(id, given)))
-    const info = yield* client.Info().pipe(Effect.catch(() => notRunning(id, given)))
-    const interactive = PersonTerminal.isInteractive()
-    const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
-    const status = yield* Status.make(screen, Style.colorAllowed())
-    const view = RunView.make(status, true)
-    const prompts = interactive ? yield* prompter(sigint) : undefined
-    // A question still open when we subscribed is asked; one the replay shows closing later is not.
-    const openAtStart = new Set(info.open.map((q) => q.inquiry_id))
-    let seq = 0
-    const shown = yield* follower({
-      client,
-      view,
-      status,
-      // The prompt query shows, header included (who is asking, from the run).
-      ask: prompts === undefined ? undefined : (e) =>
-        prompts.question({ toolName: e.call.name, question: e.question, arguments: e.call.arguments, ...(e.label !== undefined ? { label: e.label } : {}) }),
-      asks: (e) => seq > info.latest || openAtStart.has(e.inquiry_id),
-      answerHint: (inquiryId) => Hint.answer(id, inquiryId, { placeholder: "VALUE" }, { storage: given.storageGiven }),
-      stopRun: sigint
-    })
-    const handle = (e: RunEvent.Sequenced) =>
-      Effect.suspend(() => {
-        seq = e.seq
-        return shown.handle(e.event)
+  Effect.scoped(
+    Effect.gen(function* () {
+      const id = given.id ?? (yield* mostRecent(given.storage))
+      if (id === undefined) {
+        return yield* new CliFailure({
+          code: 1,
+          message: `No conversation of ${given.storage} has a running turn. ${Hint.command(["query", "--detach", "MESSAGE"], { storage: given.storageGiven })} starts one in the background.`
+        })
+      }
+      const socket = HostPath.of(given.storage, id)
+      if (!(yield* HostClient.running(socket))) return yield* notRunning(id, given)
+      const client = yield* HostClient.connect(socket).pipe(Effect.catch(() => notRunning(id, given)))
+      const info = yield* client.Info().pipe(Effect.catch(() => notRunning(id, given)))
+      const interactive = PersonTerminal.isInteractive()
+      const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
+      const status = yield* Status.make(screen, Style.colorAllowed())
+      const view = RunView.make(status, true)
+      const prompts = interactive ? yield* prompter(sigint) : undefined
+      // A question still open when we subscribed is asked; one the replay shows closing later is not.
+      const openAtStart = new Set(info.open.map((q) => q.inquiry_id))
+      let seq = 0
+      const shown = yield* follower({
+        client,
+        view,
+        status,
+        // The prompt query shows, header included (who is asking, from the run).
+        ask:
+          prompts === undefined
+            ? undefined
+            : (e) =>
+                prompts.question({
+                  toolName: e.call.name,
+                  question: e.question,
+                  arguments: e.call.arguments,
+                  ...(e.label !== undefined ? { label: e.label } : {})
+                }),
+        asks: (e) => seq > info.latest || openAtStart.has(e.inquiry_id),
+        answerHint: (inquiryId) =>
+          Hint.answer(id, inquiryId, { placeholder: "VALUE" }, { storage: given.storageGiven }),
+        stopRun: sigint
       })
-    const end = yield* follow(client, handle, interactive).pipe(
-      Effect.onInterrupt(() =>
-        interruptRun(client, handle, () => seq).pipe(
-          Effect.andThen(view.stderr(`parley: interrupted. What finished is saved; resume with: ${Hint.resume(id, hintOf(given, view, info))}`))
-        ))
-    )
-    yield* ending(id, end, view, hintOf(given, view, info), info.pid, given.storage)
-  }))
+      const handle = (e: RunEvent.Sequenced) =>
+        Effect.suspend(() => {
+          seq = e.seq
+          return shown.handle(e.event)
+        })
+      const end = yield* follow(client, handle, interactive).pipe(
+        Effect.onInterrupt(() =>
+          interruptRun(client, handle, () => seq).pipe(
+            Effect.andThen(
+              view.stderr(
+                `parley: interrupted. What finished is saved; resume with: ${Hint.resume(id, hintOf(given, view, info))}`
+              )
+            )
+          )
+        )
+      )
+      yield* ending(id, end, view, hintOf(given, view, info), info.pid, given.storage)
+    })
+  )

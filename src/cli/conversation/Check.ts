@@ -21,28 +21,37 @@ import { parseIdArgument, withStore } from "./Shared.ts"
 export const check = Command.make(
   "check",
   {
-    id: Argument.String("id").pipe(Argument.withDescription("Conversation id (17738399468 or jp-c17738399468)"), Argument.optional),
+    id: Argument.String("id").pipe(
+      Argument.withDescription("Conversation id (17738399468 or jp-c17738399468)"),
+      Argument.optional
+    ),
     format: formatFlag
   },
   ({ id, format }) =>
-    withStore(Effect.gen(function*() {
-      const store = yield* ConversationStore
-      const target = Option.isSome(id) ? yield* parseIdArgument(id.value, "check") : undefined
-      const results = yield* store.check(target)
-      if (format === "json") {
-        yield* Console.log(JSON.stringify(results, null, 2))
-      } else {
-        for (const r of results) {
-          yield* Console.log(r.ok ? `${r.roundtrip === "identical" ? "ok       " : "changed  "} ${r.id}  ${r.path}` : `FAILED    ${r.id}  ${r.error}`)
+    withStore(
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        const target = Option.isSome(id) ? yield* parseIdArgument(id.value, "check") : undefined
+        const results = yield* store.check(target)
+        if (format === "json") {
+          yield* Console.log(JSON.stringify(results, null, 2))
+        } else {
+          for (const r of results) {
+            yield* Console.log(
+              r.ok
+                ? `${r.roundtrip === "identical" ? "ok       " : "changed  "} ${r.id}  ${r.path}`
+                : `FAILED    ${r.id}  ${r.error}`
+            )
+          }
         }
-      }
-      const failed = results.filter((r) => !r.ok).length
-      const changed = results.filter((r) => r.ok && r.roundtrip !== "identical").length
-      if (failed > 0 || changed > 0) {
-        return yield* new CliFailure({
-          code: 1,
-          message: `${failed} conversation(s) failed to decode and ${changed} would change on re-save (of ${results.length}).`
-        })
-      }
-    }))
+        const failed = results.filter((r) => !r.ok).length
+        const changed = results.filter((r) => r.ok && r.roundtrip !== "identical").length
+        if (failed > 0 || changed > 0) {
+          return yield* new CliFailure({
+            code: 1,
+            message: `${failed} conversation(s) failed to decode and ${changed} would change on re-save (of ${results.length}).`
+          })
+        }
+      })
+    )
 ).pipe(Command.withDescription("Decode and re-encode conversations; report any that fail or would change"))

@@ -48,9 +48,18 @@ const PATH = ["parley", "conversation", "compact"]
 
 const flags = {
   id: Argument.String("id").pipe(Argument.withDescription("Conversation to compact")),
-  keepFirst: Flag.Int("keep-first").pipe(Flag.withDescription("Turns kept as they are at the start"), Flag.withDefault(Compact.DEFAULT_RULE.keep_first)),
-  keepLast: Flag.Int("keep-last").pipe(Flag.withDescription("Turns kept as they are at the end"), Flag.withDefault(Compact.DEFAULT_RULE.keep_last)),
-  summary: Flag.Boolean("summary").pipe(Flag.withDescription("Replace the turns with a summary written by the model"), Flag.withDefault(false)),
+  keepFirst: Flag.Int("keep-first").pipe(
+    Flag.withDescription("Turns kept as they are at the start"),
+    Flag.withDefault(Compact.DEFAULT_RULE.keep_first)
+  ),
+  keepLast: Flag.Int("keep-last").pipe(
+    Flag.withDescription("Turns kept as they are at the end"),
+    Flag.withDefault(Compact.DEFAULT_RULE.keep_last)
+  ),
+  summary: Flag.Boolean("summary").pipe(
+    Flag.withDescription("Replace the turns with a summary written by the model"),
+    Flag.withDefault(false)
+  ),
   model: Flag.String("model").pipe(
     Flag.withDescription("The model that writes the summary (default: the conversation's, then assistant.model)"),
     Flag.optional
@@ -60,7 +69,10 @@ const flags = {
     Flag.withFallbackConfig(Config.String("PARLEY_SCRIPT")),
     Flag.optional
   ),
-  dryRun: Flag.Boolean("dry-run").pipe(Flag.withDescription("Append nothing; print the estimated tokens before and after"), Flag.withDefault(false)),
+  dryRun: Flag.Boolean("dry-run").pipe(
+    Flag.withDescription("Append nothing; print the estimated tokens before and after"),
+    Flag.withDefault(false)
+  ),
   format: formatFlag
 }
 
@@ -90,50 +102,89 @@ const textOf = (id: string, outcome: CompactOutcome, mode: CompactMode): string 
 const jsonOf = (id: string, outcome: CompactOutcome) => {
   switch (outcome._tag) {
     case "NothingToCompact":
-      return { id, outcome: "nothing-to-compact", turns: outcome.turns, tokens_before: outcome.tokens, tokens_after: outcome.tokens }
+      return {
+        id,
+        outcome: "nothing-to-compact",
+        turns: outcome.turns,
+        tokens_before: outcome.tokens,
+        tokens_after: outcome.tokens
+      }
     case "Compacted":
       return {
-        id, outcome: "compacted", from_turn: outcome.compaction.rule.from_turn, to_turn: outcome.compaction.rule.to_turn,
-        tokens_before: outcome.tokensBefore, tokens_after: outcome.tokensAfter, compaction: EntryCodec.toPlainJson(outcome.compaction)
+        id,
+        outcome: "compacted",
+        from_turn: outcome.compaction.rule.from_turn,
+        to_turn: outcome.compaction.rule.to_turn,
+        tokens_before: outcome.tokensBefore,
+        tokens_after: outcome.tokensAfter,
+        compaction: EntryCodec.toPlainJson(outcome.compaction)
       }
     case "Preview":
-      return { id, outcome: "dry-run", from_turn: outcome.range.from, to_turn: outcome.range.to, tokens_before: outcome.tokensBefore, tokens_after: outcome.tokensAfter ?? null }
+      return {
+        id,
+        outcome: "dry-run",
+        from_turn: outcome.range.from,
+        to_turn: outcome.range.to,
+        tokens_before: outcome.tokensBefore,
+        tokens_after: outcome.tokensAfter ?? null
+      }
   }
 }
 
 /** The summariser: chosen and checked like a query's model, from the flag, the conversation, then config. */
 const summaryMode = (f: Flags, session: ConversationSession, configFile: string) =>
-  Effect.gen(function*() {
-    const config = yield* ConfigFile.load(configFile).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
-    const script = Option.match(f.script, { onNone: () => undefined, onSome: (file) => (file === "" ? undefined : path.resolve(file)) })
+  Effect.gen(function* () {
+    const config = yield* ConfigFile.load(configFile).pipe(
+      Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+    )
+    const script = Option.match(f.script, {
+      onNone: () => undefined,
+      onSome: (file) => (file === "" ? undefined : path.resolve(file))
+    })
     const providers = providerOptions(config, script)
     const remembered = Conversation.rememberedModel(session.baseConfig, (yield* session.snapshot).entries)
     const model = yield* ModelChoice.make({
-      flag: Option.getOrUndefined(f.model), script, config, configFile, providers, command: PATH, checkInquiryModel: false
+      flag: Option.getOrUndefined(f.model),
+      script,
+      config,
+      configFile,
+      providers,
+      command: PATH,
+      checkInquiryModel: false
     })(remembered)
     return { mode: CompactMode.Summary({ model }), providers }
   })
 
 const run = (f: Flags) =>
-  withStore(Effect.gen(function*() {
-    const id = yield* parseIdArgument(f.id, "compact")
-    if (f.keepFirst < 0 || f.keepLast < 0) return yield* Usage.failure(PATH, "--keep-first and --keep-last take a number of turns (0 or more).")
-    if (Option.isSome(f.model) && !f.summary) return yield* Usage.failure(PATH, "--model names the model that writes a summary: use it with --summary.")
-    // --config, else $PARLEY_CONFIG, else the storage's config.toml (a database's: ./.parley/config.toml).
-    const { config } = yield* storage
-    return yield* Effect.scoped(Effect.gen(function*() {
-      const session = yield* ConversationStore.use((store) => store.open(id))
-      const keep = { keepFirst: f.keepFirst, keepLast: f.keepLast }
-      const summary = f.summary ? yield* summaryMode(f, session, config) : undefined
-      const mode = summary?.mode ?? CompactMode.Mechanical({ rule: Compact.DEFAULT_RULE })
-      const outcome = yield* compactProgram({ session, keep, mode, dryRun: f.dryRun }).pipe(
-        Effect.provide(ProviderLive.layer(summary?.providers ?? {}))
+  withStore(
+    Effect.gen(function* () {
+      const id = yield* parseIdArgument(f.id, "compact")
+      if (f.keepFirst < 0 || f.keepLast < 0)
+        return yield* Usage.failure(PATH, "--keep-first and --keep-last take a number of turns (0 or more).")
+      if (Option.isSome(f.model) && !f.summary)
+        return yield* Usage.failure(PATH, "--model names the model that writes a summary: use it with --summary.")
+      // --config, else $PARLEY_CONFIG, else the storage's config.toml (a database's: ./.parley/config.toml).
+      const { config } = yield* storage
+      return yield* Effect.scoped(
+        Effect.gen(function* () {
+          const session = yield* ConversationStore.use((store) => store.open(id))
+          const keep = { keepFirst: f.keepFirst, keepLast: f.keepLast }
+          const summary = f.summary ? yield* summaryMode(f, session, config) : undefined
+          const mode = summary?.mode ?? CompactMode.Mechanical({ rule: Compact.DEFAULT_RULE })
+          const outcome = yield* compactProgram({ session, keep, mode, dryRun: f.dryRun }).pipe(
+            Effect.provide(ProviderLive.layer(summary?.providers ?? {}))
+          )
+          const shown = ConversationId.display(id)
+          yield* Console.log(
+            f.format === "json" ? JSON.stringify(jsonOf(id, outcome), null, 2) : textOf(shown, outcome, mode)
+          )
+        })
       )
-      const shown = ConversationId.display(id)
-      yield* Console.log(f.format === "json" ? JSON.stringify(jsonOf(id, outcome), null, 2) : textOf(shown, outcome, mode))
-    }))
-  }))
+    })
+  )
 
 export const compact = Command.make("compact", flags, run).pipe(
-  Command.withDescription("Compact a conversation for the model (RFD 064): strip old reasoning and tool output, or summarize old turns")
+  Command.withDescription(
+    "Compact a conversation for the model (RFD 064): strip old reasoning and tool output, or summarize old turns"
+  )
 )

@@ -31,42 +31,67 @@ export const fork = Command.make(
   {
     id: Argument.String("id").pipe(Argument.withDescription("Conversation to fork")),
     from: Flag.String("from").pipe(
-      Flag.withDescription("Keep only events at or after this time (inclusive; \"YYYY-MM-DD HH:MM:SS[.f]\" UTC, or RFC 3339)"),
+      Flag.withDescription(
+        'Keep only events at or after this time (inclusive; "YYYY-MM-DD HH:MM:SS[.f]" UTC, or RFC 3339)'
+      ),
       Flag.optional
     ),
     until: Flag.String("until").pipe(
-      Flag.withDescription("Keep only events before this time (\"YYYY-MM-DD HH:MM:SS[.f]\" UTC, or RFC 3339)"),
+      Flag.withDescription('Keep only events before this time ("YYYY-MM-DD HH:MM:SS[.f]" UTC, or RFC 3339)'),
       Flag.optional
     ),
     format: formatFlag
   },
   ({ id, from, until, format }) =>
-    withStore(Effect.gen(function*() {
-      const cid = yield* parseIdArgument(id, "fork")
-      const limit = Option.getOrUndefined(until)
-      const start = Option.getOrUndefined(from)
-      for (const [flag, value] of [["--from", start], ["--until", limit]] as const) {
-        if (value !== undefined && Timestamp.toEpochNanos(value) === undefined) {
-          return yield* Usage.failure(["parley", "conversation", "fork"], `${flag}: "${value}" is not a time (use "YYYY-MM-DD HH:MM:SS" in UTC, or RFC 3339).`)
+    withStore(
+      Effect.gen(function* () {
+        const cid = yield* parseIdArgument(id, "fork")
+        const limit = Option.getOrUndefined(until)
+        const start = Option.getOrUndefined(from)
+        for (const [flag, value] of [
+          ["--from", start],
+          ["--until", limit]
+        ] as const) {
+          if (value !== undefined && Timestamp.toEpochNanos(value) === undefined) {
+            return yield* Usage.failure(
+              ["parley", "conversation", "fork"],
+              `${flag}: "${value}" is not a time (use "YYYY-MM-DD HH:MM:SS" in UTC, or RFC 3339).`
+            )
+          }
         }
-      }
-      // --from is inclusive and --until exclusive: from at or after until keeps nothing.
-      if (start !== undefined && limit !== undefined && Timestamp.toEpochNanos(start)! >= Timestamp.toEpochNanos(limit)!) {
-        return yield* Usage.failure(["parley", "conversation", "fork"], `--from "${start}" is not before --until "${limit}": the fork would keep no event.`)
-      }
-      const store = yield* ConversationStore
-      const source = yield* store.load(cid)
-      const now = yield* Timestamp.current
-      // The fork is complete on disk before it is visible, under an id no other process can take.
-      const newId = yield* Effect.scoped(Effect.map(store.create({
-        metadata: ConversationMetadata.make({
-          ...(source.metadata.title !== undefined ? { title: source.metadata.title } : {}),
-          last_activated_at: now
-        }),
-        baseConfig: source.baseConfig,
-        entries: forkEntries(source.entries, { ...(start !== undefined ? { from: start } : {}), ...(limit !== undefined ? { until: limit } : {}) })
-      }), (session) => session.id))
-      if (format === "json") yield* Console.log(JSON.stringify({ id: newId, forked_from: cid }))
-      else yield* Console.log(`Forked ${ConversationId.display(cid)} into ${ConversationId.display(newId)}.`)
-    }))
+        // --from is inclusive and --until exclusive: from at or after until keeps nothing.
+        if (
+          start !== undefined &&
+          limit !== undefined &&
+          Timestamp.toEpochNanos(start)! >= Timestamp.toEpochNanos(limit)!
+        ) {
+          return yield* Usage.failure(
+            ["parley", "conversation", "fork"],
+            `--from "${start}" is not before --until "${limit}": the fork would keep no event.`
+          )
+        }
+        const store = yield* ConversationStore
+        const source = yield* store.load(cid)
+        const now = yield* Timestamp.current
+        // The fork is complete on disk before it is visible, under an id no other process can take.
+        const newId = yield* Effect.scoped(
+          Effect.map(
+            store.create({
+              metadata: ConversationMetadata.make({
+                ...(source.metadata.title !== undefined ? { title: source.metadata.title } : {}),
+                last_activated_at: now
+              }),
+              baseConfig: source.baseConfig,
+              entries: forkEntries(source.entries, {
+                ...(start !== undefined ? { from: start } : {}),
+                ...(limit !== undefined ? { until: limit } : {})
+              })
+            }),
+            (session) => session.id
+          )
+        )
+        if (format === "json") yield* Console.log(JSON.stringify({ id: newId, forked_from: cid }))
+        else yield* Console.log(`Forked ${ConversationId.display(cid)} into ${ConversationId.display(newId)}.`)
+      })
+    )
 ).pipe(Command.withDescription("Copy a conversation (optionally from and/or up to a time) into a new one"))

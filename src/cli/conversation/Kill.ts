@@ -30,7 +30,7 @@ const GRACE_MS = 5000
 
 /** Waits until the host no longer answers and its process is gone, up to `ms`; whether it stopped. */
 const stopped = (socket: string, pid: number, ms: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const deadline = Date.now() + ms
     while (Date.now() < deadline) {
       if (!Pid.alive(pid) && !(yield* HostClient.running(socket))) return true
@@ -43,27 +43,39 @@ export const kill = Command.make(
   "kill",
   {
     id: Argument.String("id").pipe(Argument.withDescription("The conversation whose running turn to stop")),
-    force: Flag.Boolean("force").pipe(Flag.withDescription("Kill the run's process if it has not stopped within 5 s"), Flag.withDefault(false))
+    force: Flag.Boolean("force").pipe(
+      Flag.withDescription("Kill the run's process if it has not stopped within 5 s"),
+      Flag.withDefault(false)
+    )
   },
   ({ id: text, force }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { dir, given, configGiven } = yield* storage
       const id = yield* parseIdArgument(text, "kill")
       const socket = HostPath.of(dir, id)
       const notRunning = new CliFailure({ code: 1, message: `${ConversationId.display(id)} has no running turn.` })
       if (!(yield* HostClient.running(socket))) return yield* notRunning
-      const info = yield* Effect.scoped(Effect.flatMap(HostClient.connect(socket), (client) =>
-        Effect.tap(client.Info(), () =>
-          // The host stops as SIGTERM stops it; its reply may not make it out before it exits.
-          client.Interrupt().pipe(Effect.timeout("2 seconds"), Effect.ignore)))).pipe(Effect.mapError(() => notRunning))
+      const info = yield* Effect.scoped(
+        Effect.flatMap(HostClient.connect(socket), (client) =>
+          Effect.tap(client.Info(), () =>
+            // The host stops as SIGTERM stops it; its reply may not make it out before it exits.
+            client.Interrupt().pipe(Effect.timeout("2 seconds"), Effect.ignore)
+          )
+        )
+      ).pipe(Effect.mapError(() => notRunning))
       let done = yield* stopped(socket, info.pid, GRACE_MS)
       if (!done && force) {
         yield* Effect.sync(() => process.kill(info.pid, "SIGKILL"))
         done = yield* stopped(socket, info.pid, 2000)
       }
       if (!done) {
-        return yield* new CliFailure({ code: 1, message: `The run of ${ConversationId.display(id)} (pid ${info.pid}) did not stop within ${GRACE_MS / 1000} s; ${Hint.command(["conversation", "kill", id, "--force"], { storage: given })} kills it.` })
+        return yield* new CliFailure({
+          code: 1,
+          message: `The run of ${ConversationId.display(id)} (pid ${info.pid}) did not stop within ${GRACE_MS / 1000} s; ${Hint.command(["conversation", "kill", id, "--force"], { storage: given })} kills it.`
+        })
       }
-      yield* Console.error(`Stopped the run of ${ConversationId.display(id)} (pid ${info.pid}). What finished is saved; resume with: ${Hint.resume(id, { storage: given, config: configGiven })}`)
+      yield* Console.error(
+        `Stopped the run of ${ConversationId.display(id)} (pid ${info.pid}). What finished is saved; resume with: ${Hint.resume(id, { storage: given, config: configGiven })}`
+      )
     })
 ).pipe(Command.withDescription("Stop a conversation's running turn (like SIGTERM; --force kills it after 5 s)"))

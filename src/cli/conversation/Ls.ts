@@ -21,7 +21,10 @@ export { toJsonRow } from "./LsRun.ts"
 export const ls = Command.make(
   "ls",
   {
-    archived: Flag.Boolean("archived").pipe(Flag.withDescription("Include archived conversations"), Flag.withDefault(false)),
+    archived: Flag.Boolean("archived").pipe(
+      Flag.withDescription("Include archived conversations"),
+      Flag.withDefault(false)
+    ),
     format: formatFlag
   },
   ({ archived, format }) => Effect.flatMap(storage, (at) => list({ archived, format }, at))

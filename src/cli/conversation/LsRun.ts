@@ -24,14 +24,18 @@ export const toJsonRow = (s: ConversationSummary) => ({
   events: s.events,
   last_event_at: s.lastEventAt,
   archived: s.archived,
-  incomplete: s.incomplete === null ? null : { state: s.incomplete.state, ...(s.incomplete.tool !== undefined ? { tool: s.incomplete.tool } : {}) },
+  incomplete:
+    s.incomplete === null
+      ? null
+      : { state: s.incomplete.state, ...(s.incomplete.tool !== undefined ? { tool: s.incomplete.tool } : {}) },
   tokens: s.tokens
 })
 
 const textRow = (s: ConversationSummary): string => {
-  const status = s.incomplete === null
-    ? ""
-    : `  [incomplete: ${s.incomplete.state}${s.incomplete.tool !== undefined ? ` (${s.incomplete.tool})` : ""}]`
+  const status =
+    s.incomplete === null
+      ? ""
+      : `  [incomplete: ${s.incomplete.state}${s.incomplete.tool !== undefined ? ` (${s.incomplete.tool})` : ""}]`
   const when = s.lastEventAt === null ? "-" : s.lastEventAt.replace("T", " ").replace(/\.\d+Z$|Z$/, "")
   return `${s.id}  ${when.padEnd(19)}  ${String(s.events).padStart(5)} events  ${s.archived ? "(archived) " : ""}${s.title === null ? "(untitled)" : printable(s.title)}${status}`
 }
@@ -44,17 +48,34 @@ export interface ListOptions {
 
 /** Lists the conversations of `storage` on stdout. */
 export const list = (options: ListOptions, storage: StorageAt) =>
-  withStoreAt(storage, Effect.gen(function*() {
-    const { conversations: rows, damaged } = yield* ConversationStore.use((s) => s.list({ archived: options.archived }))
-    // A damaged conversation is skipped with one line naming it; the rest are listed.
-    for (const d of damaged) {
-      yield* Console.error(`parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.check(d.id, { storage: storage.given })}\` for details`)
-    }
-    // Live runs answer on their sockets (issue 22): pid and open questions.
-    const running = yield* Running.of(storage.dir, rows.map((r) => r.id))
-    if (options.format === "json") {
-      return yield* Console.log(JSON.stringify(rows.map((r) => ({ ...toJsonRow(r), running: Running.jsonOf(running.get(r.id)) })), null, 2))
-    }
-    if (rows.length === 0) return yield* Console.log(`No conversations yet. Start one with \`${Hint.invokedAs()} query "…"\`.`)
-    for (const row of rows) yield* Console.log(textRow(row) + Running.textOf(running.get(row.id)))
-  }))
+  withStoreAt(
+    storage,
+    Effect.gen(function* () {
+      const { conversations: rows, damaged } = yield* ConversationStore.use((s) =>
+        s.list({ archived: options.archived })
+      )
+      // A damaged conversation is skipped with one line naming it; the rest are listed.
+      for (const d of damaged) {
+        yield* Console.error(
+          `parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.check(d.id, { storage: storage.given })}\` for details`
+        )
+      }
+      // Live runs answer on their sockets (issue 22): pid and open questions.
+      const running = yield* Running.of(
+        storage.dir,
+        rows.map((r) => r.id)
+      )
+      if (options.format === "json") {
+        return yield* Console.log(
+          JSON.stringify(
+            rows.map((r) => ({ ...toJsonRow(r), running: Running.jsonOf(running.get(r.id)) })),
+            null,
+            2
+          )
+        )
+      }
+      if (rows.length === 0)
+        return yield* Console.log(`No conversations yet. Start one with \`${Hint.invokedAs()} query "…"\`.`)
+      for (const row of rows) yield* Console.log(textRow(row) + Running.textOf(running.get(row.id)))
+    })
+  )

@@ -34,7 +34,7 @@ export const print = Command.make(
     output: Flag.String("output").pipe(Flag.withDescription("Write to this file instead of stdout"), Flag.optional)
   },
   ({ id, format, output }) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const cid = yield* parseIdArgument(id, "print")
       const at = yield* storage
       return yield* printConversation({ id: cid, format, output: Option.getOrUndefined(output) }, at)

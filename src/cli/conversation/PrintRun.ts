@@ -29,7 +29,7 @@ const tooDeep = (c: Conversation, e: EntryTooDeep) =>
   `conversation ${c.id}: entry ${e.entry} is nested ${e.depth} levels deep, too deep to print as JSON; --format markdown or html shows the other entries.`
 
 const render = (c: Conversation, format: PrintFormat, hint: Hint.Context) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (format === "json") {
       return yield* Effect.suspend(() => {
         try {
@@ -42,7 +42,9 @@ const render = (c: Conversation, format: PrintFormat, hint: Hint.Context) =>
     }
     if (format === "markdown") return renderMarkdown({ id: c.id, title: c.metadata.title, entries: c.entries })
     // The page and its Markdown library only for a page: the other formats start without them.
-    const [{ markdownToHtml }, { renderHtml }] = yield* Effect.promise(() => Promise.all([import("../../layers/render/SafeMarkdown.ts"), import("../../domain/render/Html.ts")]))
+    const [{ markdownToHtml }, { renderHtml }] = yield* Effect.promise(() =>
+      Promise.all([import("../../layers/render/SafeMarkdown.ts"), import("../../domain/render/Html.ts")])
+    )
     // The page shows the commands for its incomplete turn as they work when pasted in this shell.
     const commands = { resume: Hint.resume(c.id, hint), discard: Hint.discard(c.id, hint) }
     return renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, { markdown: markdownToHtml, commands })
@@ -59,9 +61,10 @@ const writeOutput = (file: string, text: string) =>
     catch: (e) =>
       new CliFailure({
         code: 1,
-        message: e instanceof OutputRefused
-          ? `--output: cannot write ${file}: it is a ${e.kind === "other" ? "special file" : e.kind}; pass the path of a file.`
-          : `--output: cannot write ${file} (${(e as NodeJS.ErrnoException).code ?? String(e)}); pass a path in a folder that exists and that you can write to.`
+        message:
+          e instanceof OutputRefused
+            ? `--output: cannot write ${file}: it is a ${e.kind === "other" ? "special file" : e.kind}; pass the path of a file.`
+            : `--output: cannot write ${file} (${(e as NodeJS.ErrnoException).code ?? String(e)}); pass a path in a folder that exists and that you can write to.`
       })
   })
 
@@ -75,10 +78,13 @@ export interface PrintOptions {
 
 /** Prints one conversation of `storage`. */
 export const printConversation = (options: PrintOptions, storage: StorageAt) =>
-  withStoreAt(storage, Effect.gen(function*() {
-    const c = yield* ConversationStore.use((s) => s.load(options.id))
-    const out = yield* render(c, options.format, { storage: storage.given })
-    if (options.output !== undefined) yield* writeOutput(options.output, out)
-    // On a terminal, what the conversation holds (model and tool text) is shown, never obeyed.
-    else yield* Effect.sync(() => process.stdout.write(process.stdout.isTTY === true ? printable(out, "\n\t") : out))
-  }))
+  withStoreAt(
+    storage,
+    Effect.gen(function* () {
+      const c = yield* ConversationStore.use((s) => s.load(options.id))
+      const out = yield* render(c, options.format, { storage: storage.given })
+      if (options.output !== undefined) yield* writeOutput(options.output, out)
+      // On a terminal, what the conversation holds (model and tool text) is shown, never obeyed.
+      else yield* Effect.sync(() => process.stdout.write(process.stdout.isTTY === true ? printable(out, "\n\t") : out))
+    })
+  )

@@ -22,12 +22,21 @@ import { withStoreAt } from "./Store.ts"
  * it was given, so they work when pasted.
  */
 export const withStore = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(storage, (at) => withStoreAt(at, effect)) as Effect.Effect<A, E | CliFailure, Exclude<R, ConversationStore> | Effect.Services<typeof storage>>
+  Effect.flatMap(storage, (at) => withStoreAt(at, effect)) as Effect.Effect<
+    A,
+    E | CliFailure,
+    Exclude<R, ConversationStore> | Effect.Services<typeof storage>
+  >
 
 /** Parses `17738399468` or `jp-c17738399468`, failing with a usage error of `parley conversation <command>`. */
 export const parseIdArgument = (text: string, command: string) => {
   const id = ConversationId.parse(text)
   return id === undefined
-    ? Effect.fail(Usage.failure(["parley", "conversation", command], `"${text}" is not a conversation id (expected a number like 17738399468 or jp-c17738399468).`))
+    ? Effect.fail(
+        Usage.failure(
+          ["parley", "conversation", command],
+          `"${text}" is not a conversation id (expected a number like 17738399468 or jp-c17738399468).`
+        )
+      )
     : Effect.succeed(id)
 }

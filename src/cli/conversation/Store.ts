@@ -31,5 +31,7 @@ export const withStoreAt = <A, E, R>(storage: StorageAt, effect: Effect.Effect<A
     // The store alone, not Live's layers: listing and printing load nothing of the query path
     // (and a postgres:// storage loads the PostgreSQL store only then).
     Effect.provide(StorageStore.storeLayer(storage.dir)),
-    Effect.mapError((e): E | CliFailure => ErrorLine.hasNextStep(e) ? ErrorLine.failure(e, { storage: storage.given }) : e)
+    Effect.mapError((e): E | CliFailure =>
+      ErrorLine.hasNextStep(e) ? ErrorLine.failure(e, { storage: storage.given }) : e
+    )
   ) as Effect.Effect<A, E | CliFailure, Exclude<R, ConversationStore>>

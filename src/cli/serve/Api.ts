@@ -41,35 +41,50 @@ type Relay = RelayModule.Relay
 
 const idOf = (id: string) =>
   Effect.fromNullishOr(ConversationId.parse(id)).pipe(
-    Effect.mapError(() => ({ error: "ConversationNotFound" as const, message: `No conversation has the id ${id}.`, id }))
+    Effect.mapError(() => ({
+      error: "ConversationNotFound" as const,
+      message: `No conversation has the id ${id}.`,
+      id
+    }))
   )
 
-const notFound = (id: string) => ({ error: "ConversationNotFound" as const, message: `No conversation has the id ${id}.`, id })
+const notFound = (id: string) => ({
+  error: "ConversationNotFound" as const,
+  message: `No conversation has the id ${id}.`,
+  id
+})
 
 /** `GET /api/conversations`: the `ls --format json` rows, each with its running turn. */
 const list = (storage: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { conversations } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(Effect.orDie)
     const running = new Map((yield* Hosts.all(storage)).map((i) => [i.conversation_id, i]))
     return conversations.map((r) => {
       const host = running.get(r.id)
-      return { ...toJsonRow(r), running: host === undefined ? null : { pid: host.pid, waiting: host.open.map((q) => q.inquiry_id) } }
+      return {
+        ...toJsonRow(r),
+        running: host === undefined ? null : { pid: host.pid, waiting: host.open.map((q) => q.inquiry_id) }
+      }
     })
   })
 
 /** `GET /api/conversations/:id`: every stored entry, as `print --format json` writes it. */
 const get = (id: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cid = yield* idOf(id)
     const c = yield* ConversationStore.use((s) => s.load(cid)).pipe(
-      Effect.mapError((e) => e._tag === "ConversationNotFound" ? notFound(id) : { error: "ConversationDamaged" as const, message: e.message, id })
+      Effect.mapError((e) =>
+        e._tag === "ConversationNotFound"
+          ? notFound(id)
+          : { error: "ConversationDamaged" as const, message: e.message, id }
+      )
     )
     return JSON.parse(renderJson(c.entries)) as Schema.Json
   })
 
 /** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run; 204 when none runs. */
 const events = (storage: string, relay: Relay, id: string, after: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
     if (!relay.following(socket) && !(yield* HostClient.running(socket))) {
@@ -78,21 +93,38 @@ const events = (storage: string, relay: Relay, id: string, after: number) =>
       return HttpServerResponse.empty({ status: 204 })
     }
     // One host subscription per run, shared by every client (`Relay.ts`); a host that goes away ends it.
-    return Stream.map(relay.since(socket, after), (e) => ({ id: String(e.seq), event: "message" as const, data: e.event }))
+    return Stream.map(relay.since(socket, after), (e) => ({
+      id: String(e.seq),
+      event: "message" as const,
+      data: e.event
+    }))
   })
 
 /** `GET /api/questions`: every open question of every running turn. */
 const questions = (storage: string) =>
   Effect.map(Hosts.all(storage), (hosts) =>
     hosts.flatMap((h) =>
-      h.open.map((q) => ({
-        ...Answer.row({ inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"], toolCallId: q.call.id, tool: q.call.name, question: q.question }),
-        conversation_id: h.conversation_id,
-        since: q.since
-      }) as never)
-    ))
+      h.open.map(
+        (q) =>
+          ({
+            ...Answer.row({
+              inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"],
+              toolCallId: q.call.id,
+              tool: q.call.name,
+              question: q.question
+            }),
+            conversation_id: h.conversation_id,
+            since: q.since
+          }) as never
+      )
+    )
+  )
 
-const lost = (id: string) => ({ error: "RunLost" as const, message: `The run of ${id} stopped before it took the answer; nothing was recorded.`, id })
+const lost = (id: string) => ({
+  error: "RunLost" as const,
+  message: `The run of ${id} stopped before it took the answer; nothing was recorded.`,
+  id
+})
 
 /** An offer refused by a host or by the store, as the API's error. */
 const refused = (id: string, secret: boolean) => (error: { readonly _tag: string }) => {
@@ -100,7 +132,12 @@ const refused = (id: string, secret: boolean) => (error: { readonly _tag: string
   const message = typeof e["message"] === "string" ? e["message"] : error._tag
   switch (error._tag) {
     case "QuestionNotOpen":
-      return { error: "QuestionNotOpen" as const, message, inquiry_id: e["inquiry_id"] as string, open: e["open"] as Array<string> }
+      return {
+        error: "QuestionNotOpen" as const,
+        message,
+        inquiry_id: e["inquiry_id"] as string,
+        open: e["open"] as Array<string>
+      }
     case "QuestionAlreadyAnswered":
       return {
         error: "QuestionAlreadyAnswered" as const,
@@ -111,14 +148,25 @@ const refused = (id: string, secret: boolean) => (error: { readonly _tag: string
       }
     case "AnswerDoesNotFit": {
       // A refused secret is not repeated back, not even in the reason.
-      const reason = secret ? "the answer is not text" : e["reason"] as string
+      const reason = secret ? "the answer is not text" : (e["reason"] as string)
       const expected = e["expected"] as string
-      return { error: "AnswerDoesNotFit" as const, message: `That answer does not fit question ${e["inquiry_id"]}: ${reason}; expected ${expected}.`, inquiry_id: e["inquiry_id"] as string, reason, expected }
+      return {
+        error: "AnswerDoesNotFit" as const,
+        message: `That answer does not fit question ${e["inquiry_id"]}: ${reason}; expected ${expected}.`,
+        inquiry_id: e["inquiry_id"] as string,
+        reason,
+        expected
+      }
     }
     case "SecretNeedsRunningTurn":
       return { error: "SecretNeedsRunningTurn" as const, message, inquiry_id: e["inquiry_id"] as string }
     case "ConversationLocked":
-      return { error: "ConversationBusy" as const, message, id, holder: e["holder"] === undefined ? "another parley process" : `pid ${e["holder"]}` }
+      return {
+        error: "ConversationBusy" as const,
+        message,
+        id,
+        holder: e["holder"] === undefined ? "another parley process" : `pid ${e["holder"]}`
+      }
     case "ConversationNotFound":
       return notFound(id)
     default:
@@ -131,18 +179,28 @@ const takesSecret = (relay: Relay, socket: string, client: HostClient.Client, in
   const seen = relay.opened(socket, inquiryId)
   if (seen !== undefined) return Effect.succeed(seen.question.answer_type.type === "secret")
   return client.Info().pipe(
-    Effect.map((info) => (info.open.find((o) => o.inquiry_id === inquiryId)?.question.answer_type.type ?? "secret") === "secret"),
+    Effect.map(
+      (info) => (info.open.find((o) => o.inquiry_id === inquiryId)?.question.answer_type.type ?? "secret") === "secret"
+    ),
     Effect.orElseSucceed(() => true)
   )
 }
 
 /** An answer for the running turn on `socket`, over the server's connection to it (one round trip). */
-const answerRunning = (relay: Relay, id: string, socket: string, client: HostClient.Client, inquiryId: string, answer: Schema.Json) =>
+const answerRunning = (
+  relay: Relay,
+  id: string,
+  socket: string,
+  client: HostClient.Client,
+  inquiryId: string,
+  answer: Schema.Json
+) =>
   client.Answer({ inquiry_id: inquiryId, answer }).pipe(
     Effect.as({ id: inquiryId, outcome: "delivered" as const }),
     Effect.catchTags({
       // Only a refusal needs to know whether the question takes a secret: its reason is not repeated then.
-      AnswerDoesNotFit: (e) => Effect.flatMap(takesSecret(relay, socket, client, inquiryId), (secret) => Effect.fail(refused(id, secret)(e))),
+      AnswerDoesNotFit: (e) =>
+        Effect.flatMap(takesSecret(relay, socket, client, inquiryId), (secret) => Effect.fail(refused(id, secret)(e))),
       QuestionNotOpen: (e) => Effect.fail(refused(id, false)(e)),
       QuestionAlreadyAnswered: (e) => Effect.fail(refused(id, false)(e)),
       RpcClientError: () => Effect.fail(lost(id))
@@ -151,24 +209,23 @@ const answerRunning = (relay: Relay, id: string, socket: string, client: HostCli
 
 /** `POST /api/conversations/:id/questions/:inquiryId`: to the running turn, else into the waiting turn on disk. */
 const answer = (storage: string, relay: Relay, id: string, inquiryId: string, value: Schema.Json) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
     const client = yield* relay.client(socket)
     if (Option.isSome(client)) return yield* answerRunning(relay, id, socket, client.value, inquiryId, value)
-    yield* Answer.answer(cid, inquiryId, { json: JSON.stringify(value) }).pipe(
-      Effect.mapError(refused(id, false))
-    )
+    yield* Answer.answer(cid, inquiryId, { json: JSON.stringify(value) }).pipe(Effect.mapError(refused(id, false)))
     return { id: inquiryId, outcome: "recorded" as const }
   })
 
 /** `POST /api/conversations/:id/stop`: the running turn stops as `conversation kill` stops it. */
 const stop = (storage: string, relay: Relay, id: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cid = yield* idOf(id)
     const client = yield* relay.client(HostPath.of(storage, cid))
-    if (Option.isNone(client)) return yield* Effect.fail({ error: "NotRunning" as const, message: `No turn of ${id} is running.`, id })
-    return yield* Effect.gen(function*() {
+    if (Option.isNone(client))
+      return yield* Effect.fail({ error: "NotRunning" as const, message: `No turn of ${id} is running.`, id })
+    return yield* Effect.gen(function* () {
       const info = yield* client.value.Info()
       yield* client.value.Interrupt()
       return { id, pid: info.pid }
@@ -176,10 +233,19 @@ const stop = (storage: string, relay: Relay, id: string) =>
   })
 
 /** A conversation a run of another process holds: 409 naming it. */
-const busy = (id: string, pid: number | string) => ({ error: "ConversationBusy" as const, message: `Conversation ${id} is running in another parley process (pid ${pid}).`, id, holder: `pid ${pid}` })
+const busy = (id: string, pid: number | string) => ({
+  error: "ConversationBusy" as const,
+  message: `Conversation ${id} is running in another parley process (pid ${pid}).`,
+  id,
+  holder: `pid ${pid}`
+})
 
 /** A child that ended at once, as the API's error. */
-const endedAtOnce = (ended: Runs.Ended) => ({ error: "RunNotStarted" as const, message: `The run did not start (exit ${ended.code}).`, output: ended.output })
+const endedAtOnce = (ended: Runs.Ended) => ({
+  error: "RunNotStarted" as const,
+  message: `The run did not start (exit ${ended.code}).`,
+  output: ended.output
+})
 
 /** What a child for conversation `id` that ended at once said, as the API's error. */
 const notStarted = (id: string, ended: Runs.Ended) => {
@@ -190,7 +256,7 @@ const notStarted = (id: string, ended: Runs.Ended) => {
 
 /** The conversation exists and no other process runs it. */
 const free = (storage: string, id: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cid = yield* idOf(id)
     yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
     const host = yield* Hosts.info(storage, cid)
@@ -200,13 +266,15 @@ const free = (storage: string, id: string) =>
 
 /** A turn run by a child of the server (`Runs.ts`). */
 const started = (id: string, r: Runs.Started | Runs.Ended) =>
-  r._tag === "Started" ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid }) : Effect.fail(notStarted(id, r))
+  r._tag === "Started"
+    ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid })
+    : Effect.fail(notStarted(id, r))
 
 const modelArgs = (model: string | undefined) => (model === undefined ? [] : ["--model", model])
 
 const handlers = (storage: string, config: string | undefined) =>
   HttpApiBuilder.group(ServeApi, "conversations", (h) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* Effect.service(ConversationStore)
       const runs = yield* Runs.make(storage, config)
       const relay = yield* RelayModule.make
@@ -214,28 +282,56 @@ const handlers = (storage: string, config: string | undefined) =>
       return h
         .handle("list", () => withStore(list(storage)))
         .handle("get", ({ params }) => withStore(get(params.id)))
-        .handle("events", ({ params, headers }) => withStore(events(storage, relay, params.id, headers["last-event-id"] ?? 0)))
+        .handle("events", ({ params, headers }) =>
+          withStore(events(storage, relay, params.id, headers["last-event-id"] ?? 0))
+        )
         .handle("questions", () => questions(storage))
-        .handle("answer", ({ params, payload }) => withStore(answer(storage, relay, params.id, params.inquiryId, payload.answer)))
+        .handle("answer", ({ params, payload }) =>
+          withStore(answer(storage, relay, params.id, params.inquiryId, payload.answer))
+        )
         .handle("stop", ({ params }) => stop(storage, relay, params.id))
-        .handle("create", ({ payload }) => Effect.flatMap(runs.start(["--new", ...modelArgs(payload.model)], payload.message), (r) => r._tag === "Started" ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid }) : Effect.fail(endedAtOnce(r))))
+        .handle("create", ({ payload }) =>
+          Effect.flatMap(runs.start(["--new", ...modelArgs(payload.model)], payload.message), (r) =>
+            r._tag === "Started"
+              ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid })
+              : Effect.fail(endedAtOnce(r))
+          )
+        )
         .handle("message", ({ params, payload }) =>
-          withStore(Effect.flatMap(free(storage, params.id), (cid) =>
-            Effect.flatMap(runs.start(["--id", cid, ...modelArgs(payload.model)], payload.message), (r) => started(params.id, r)))))
+          withStore(
+            Effect.flatMap(free(storage, params.id), (cid) =>
+              Effect.flatMap(runs.start(["--id", cid, ...modelArgs(payload.model)], payload.message), (r) =>
+                started(params.id, r)
+              )
+            )
+          )
+        )
         .handle("continue", ({ params }) =>
-          withStore(Effect.flatMap(free(storage, params.id), (cid) => Effect.flatMap(runs.start(["--continue-turn", "--id", cid]), (r) => started(params.id, r)))))
+          withStore(
+            Effect.flatMap(free(storage, params.id), (cid) =>
+              Effect.flatMap(runs.start(["--continue-turn", "--id", cid]), (r) => started(params.id, r))
+            )
+          )
+        )
         .handle("discard", ({ params }) =>
-          withStore(Effect.flatMap(free(storage, params.id), (cid) =>
-            Effect.flatMap(runs.discard(cid), (ended) => {
-              let ending: unknown
-              try {
-                ending = (JSON.parse(ended.stdout ?? "") as { outcome?: unknown }).outcome
-              } catch {
-                ending = undefined
-              }
-              return ended.code === 0 && typeof ending === "string" ? Effect.succeed({ id: params.id, ending }) : Effect.fail(notStarted(params.id, ended))
-            }))))
-    }))
+          withStore(
+            Effect.flatMap(free(storage, params.id), (cid) =>
+              Effect.flatMap(runs.discard(cid), (ended) => {
+                let ending: unknown
+                try {
+                  ending = (JSON.parse(ended.stdout ?? "") as { outcome?: unknown }).outcome
+                } catch {
+                  ending = undefined
+                }
+                return ended.code === 0 && typeof ending === "string"
+                  ? Effect.succeed({ id: params.id, ending })
+                  : Effect.fail(notStarted(params.id, ended))
+              })
+            )
+          )
+        )
+    })
+  )
 
 /** The token is checked before routing (`Guard.ts`); this middleware only puts it in the OpenAPI document. */
 const TokenLive = Layer.succeed(Token)(Token.of({ bearer: (effect) => effect }))
@@ -243,7 +339,8 @@ const TokenLive = Layer.succeed(Token)(Token.of({ bearer: (effect) => effect }))
 const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (e) =>
   e.kind === "Body" || e.kind === "ResponseHeaders"
     ? Effect.fail(e) // a response that does not encode is our bug: a 500
-    : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message }))
+    : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message })
+)
 
 /** The API's routes and its OpenAPI document, over the store of `storage` (given by `Server.app`: one for the page and the API). */
 export const layer = (storage: string, config?: string) =>

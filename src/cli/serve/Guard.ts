@@ -36,7 +36,8 @@ export const MAX_BODY_BYTES = 1024 * 1024
 export const COOKIE = "parley_token"
 
 /** The policy of every response: scripts and connections to this server only, nothing inline but styles (the viewer's stylesheet is inline). */
-export const CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+export const CSP =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 const SECURITY_HEADERS = {
   "content-security-policy": CSP,
@@ -62,7 +63,7 @@ const split = (header: string): { readonly name: string; readonly port: string |
  * rebound DNS name sends. Names are compared without case; a browser leaves
  * out the port when it is 80.
  */
-export const hostsFor = (host: string, port: number): (header: string | undefined) => boolean => {
+export const hostsFor = (host: string, port: number): ((header: string | undefined) => boolean) => {
   const bound = host.toLowerCase()
   const loopback = bound === "127.0.0.1" || bound === "::1" || bound === "localhost"
   const wildcard = bound === "0.0.0.0" || bound === "::"
@@ -95,35 +96,40 @@ const tokenOf = (request: HttpServerRequest.HttpServerRequest): ReadonlyArray<st
 }
 
 /** The checks, then the route, then the headers. */
-const check = (options: Options) =>
-<E, R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const host = request.headers["host"]
-    if (!options.hosts(host)) return refuse(421, "MisdirectedRequest", "This server does not answer for that host name.")
-    // Parsed as a path on this server whatever it looks like (`//x` is not another host).
-    const url = URL.parse(`http://server${request.url.startsWith("/") ? "" : "/"}${request.url}`) ?? new URL("http://server/")
-    const given = url.searchParams.get("token")
-    if (given !== null && request.method === "GET" && !url.pathname.startsWith("/api/")) {
-      if (!Token.matches(options.token, given)) return refuse(401, "Unauthorized", "A valid token is needed.")
-      // The token leaves the address bar (and the history) at once; the cookie carries it from now on.
-      // To a path on this server: `//host/` would be another server's address (`\\` is a `/` once parsed).
-      return HttpServerResponse.redirect(`/${url.pathname.replace(/^\/+/, "")}`, { status: 303 }).pipe(
-        HttpServerResponse.setCookieUnsafe(COOKIE, options.token, { httpOnly: true, sameSite: "strict", path: "/" })
+const check =
+  (options: Options) =>
+  <E, R>(route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const host = request.headers["host"]
+      if (!options.hosts(host))
+        return refuse(421, "MisdirectedRequest", "This server does not answer for that host name.")
+      // Parsed as a path on this server whatever it looks like (`//x` is not another host).
+      const url =
+        URL.parse(`http://server${request.url.startsWith("/") ? "" : "/"}${request.url}`) ?? new URL("http://server/")
+      const given = url.searchParams.get("token")
+      if (given !== null && request.method === "GET" && !url.pathname.startsWith("/api/")) {
+        if (!Token.matches(options.token, given)) return refuse(401, "Unauthorized", "A valid token is needed.")
+        // The token leaves the address bar (and the history) at once; the cookie carries it from now on.
+        // To a path on this server: `//host/` would be another server's address (`\\` is a `/` once parsed).
+        return HttpServerResponse.redirect(`/${url.pathname.replace(/^\/+/, "")}`, { status: 303 }).pipe(
+          HttpServerResponse.setCookieUnsafe(COOKIE, options.token, { httpOnly: true, sameSite: "strict", path: "/" })
+        )
+      }
+      if (!tokenOf(request).some((t) => Token.matches(options.token, t)))
+        return refuse(401, "Unauthorized", "A valid token is needed.")
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        const origin = request.headers["origin"]
+        if (origin !== undefined && origin !== `http://${host}`)
+          return refuse(403, "ForeignOrigin", "Requests from other sites are refused.")
+      }
+      const answered = yield* route.pipe(
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
+        // A route's failure (no such route, a body over the limit) becomes its response here, so it gets the headers below.
+        Effect.catchCause(answerOf)
       )
-    }
-    if (!tokenOf(request).some((t) => Token.matches(options.token, t))) return refuse(401, "Unauthorized", "A valid token is needed.")
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      const origin = request.headers["origin"]
-      if (origin !== undefined && origin !== `http://${host}`) return refuse(403, "ForeignOrigin", "Requests from other sites are refused.")
-    }
-    const answered = yield* route.pipe(
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
-      // A route's failure (no such route, a body over the limit) becomes its response here, so it gets the headers below.
-      Effect.catchCause(answerOf)
-    )
-    return answered.status >= 400 && !isJson(answered) ? explained(answered, url.pathname) : answered
-  }).pipe(Effect.map(HttpServerResponse.setHeaders(SECURITY_HEADERS)))
+      return answered.status >= 400 && !isJson(answered) ? explained(answered, url.pathname) : answered
+    }).pipe(Effect.map(HttpServerResponse.setHeaders(SECURITY_HEADERS)))
 
 /**
  * A route's failure that says its own response (no such route; a body over
@@ -134,17 +140,23 @@ const answerOf = <E>(cause: Cause.Cause<E>): Effect.Effect<HttpServerResponse.Ht
   for (const reason of cause.reasons) {
     const error = reason._tag === "Fail" ? reason.error : reason._tag === "Die" ? reason.defect : undefined
     if (HttpServerResponse.isHttpServerResponse(error)) return Effect.succeed(error)
-    if (HttpServerRespondable.isRespondable(error)) return HttpServerRespondable.toResponseOrElse(error, HttpServerResponse.empty({ status: 500 }))
+    if (HttpServerRespondable.isRespondable(error))
+      return HttpServerRespondable.toResponseOrElse(error, HttpServerResponse.empty({ status: 500 }))
   }
   return Effect.failCause(cause)
 }
 
 /** Whether a response's body is JSON (the API's errors are). */
 const isJson = (response: HttpServerResponse.HttpServerResponse): boolean =>
-  response.body._tag !== "Empty" && "contentType" in response.body && /^application\/json\b/.test(response.body.contentType ?? "")
+  response.body._tag !== "Empty" &&
+  "contentType" in response.body &&
+  /^application\/json\b/.test(response.body.contentType ?? "")
 
 /** An error answered with no body (or with text), as the API's JSON error (`{ error, message }`), keeping a 413's `connection: close` (the rest of its body is not read). */
-const explained = (response: HttpServerResponse.HttpServerResponse, path: string): HttpServerResponse.HttpServerResponse => {
+const explained = (
+  response: HttpServerResponse.HttpServerResponse,
+  path: string
+): HttpServerResponse.HttpServerResponse => {
   // Only `connection` is kept: the old body's length and type are not this one's.
   const connection = response.headers["connection"]
   const json = (error: string, message: string) => {
@@ -159,7 +171,9 @@ const explained = (response: HttpServerResponse.HttpServerResponse, path: string
     case 415:
       return json("UnsupportedMediaType", "A request body is JSON (content-type: application/json).")
     default:
-      return response.status >= 500 ? json("InternalError", "The server failed to answer this request.") : json("BadRequest", "The request could not be read.")
+      return response.status >= 500
+        ? json("InternalError", "The server failed to answer this request.")
+        : json("BadRequest", "The request could not be read.")
   }
 }
 

@@ -16,7 +16,9 @@ import * as HostClient from "../../layers/host/HostClient.ts"
 import * as HostPath from "../HostPath.ts"
 
 /** The ids of conversations of `storage` with a host socket file (a killed host's file too: ask before trusting it). */
-export const socketIds = (storage: string): ReadonlyArray<string> => [...new Set(HostPath.sockets(storage).map((s) => s.id))]
+export const socketIds = (storage: string): ReadonlyArray<string> => [
+  ...new Set(HostPath.sockets(storage).map((s) => s.id))
+]
 
 /** What a live host says about itself, or none when nothing answers within a second. */
 export const info = (storage: string, id: string): Effect.Effect<Option.Option<HostClient.Info>> =>

@@ -52,10 +52,12 @@ const html = (body: string, status = 200) => HttpServerResponse.html(body).pipe(
 
 const stateOf = (s: ConversationSummary, running: HostClient.Info | undefined): string =>
   running !== undefined
-    ? running.open.length > 0 ? "waiting for input" : "running"
+    ? running.open.length > 0
+      ? "waiting for input"
+      : "running"
     : s.incomplete !== null
-    ? `incomplete: ${s.incomplete.state}`
-    : ""
+      ? `incomplete: ${s.incomplete.state}`
+      : ""
 
 const shell = (title: string, body: string) => `<!doctype html>
 <html lang="en">
@@ -75,14 +77,20 @@ ${body}
 
 /** `/`: the conversations, most recently active first. */
 const listPage = (storage: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { conversations } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(Effect.orDie)
     const running = new Map((yield* Hosts.all(storage)).map((i) => [i.conversation_id, i]))
-    const rows = conversations.map((c) =>
-      `<tr data-id="${escapeHtml(c.id)}"><td><a href="/conversations/${escapeHtml(c.id)}">${escapeHtml(c.title ?? `jp-c${c.id}`)}</a></td><td class="state">${escapeHtml(stateOf(c, running.get(c.id)))}</td><td class="when">${escapeHtml(c.lastEventAt ?? "")}</td></tr>`
+    const rows = conversations.map(
+      (c) =>
+        `<tr data-id="${escapeHtml(c.id)}"><td><a href="/conversations/${escapeHtml(c.id)}">${escapeHtml(c.title ?? `jp-c${c.id}`)}</a></td><td class="state">${escapeHtml(stateOf(c, running.get(c.id)))}</td><td class="when">${escapeHtml(c.lastEventAt ?? "")}</td></tr>`
     )
     const empty = conversations.length === 0 ? `<p class="note">No conversations yet.</p>` : ""
-    return html(shell("parley", `<header><h1>Conversations</h1></header>\n<main>${newConversation}${empty}<table class="list" id="conversations"><tbody>${rows.join("")}</tbody></table></main>`))
+    return html(
+      shell(
+        "parley",
+        `<header><h1>Conversations</h1></header>\n<main>${newConversation}${empty}<table class="list" id="conversations"><tbody>${rows.join("")}</tbody></table></main>`
+      )
+    )
   })
 
 const button = (id: string, action: string, label: string) =>
@@ -94,34 +102,55 @@ const controls = (id: string) =>
   `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea><button type="submit">Send</button><p class="q-note" role="status"></p></form>`
 
 /** The box on the list page that starts a conversation. */
-const newConversation =
-  `<form class="control" id="new" action="/api/conversations" method="post"><textarea name="message" aria-label="New conversation" placeholder="Start a conversation"></textarea><button type="submit">Start</button><p class="q-note" role="status"></p></form>`
+const newConversation = `<form class="control" id="new" action="/api/conversations" method="post"><textarea name="message" aria-label="New conversation" placeholder="Start a conversation"></textarea><button type="submit">Start</button><p class="q-note" role="status"></p></form>`
 
 /** `/conversations/:id`: the viewer's page, live. */
 const conversationPage = (id: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cid = ConversationId.parse(id)
-    const missing = html(shell("Not found", `<main><p>No conversation has the id ${escapeHtml(id)}. <a href="/">All conversations</a></p></main>`), 404)
+    const missing = html(
+      shell(
+        "Not found",
+        `<main><p>No conversation has the id ${escapeHtml(id)}. <a href="/">All conversations</a></p></main>`
+      ),
+      404
+    )
     if (cid === undefined) return missing
     const loaded = yield* Effect.result(ConversationStore.use((s) => s.load(cid)))
-    if (loaded._tag === "Failure") return loaded.failure._tag === "ConversationNotFound" ? missing : html(shell("Damaged", `<main><p>${escapeHtml(loaded.failure.message)}</p></main>`), 500)
+    if (loaded._tag === "Failure")
+      return loaded.failure._tag === "ConversationNotFound"
+        ? missing
+        : html(shell("Damaged", `<main><p>${escapeHtml(loaded.failure.message)}</p></main>`), 500)
     const c = loaded.success
-    const page = renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, {
-      markdown: markdownToHtml,
-      live: { script: "/app.js", css: LIVE_CSS, controls: controls(c.id) }
-    })
+    const page = renderHtml(
+      { id: c.id, title: c.metadata.title, entries: c.entries },
+      {
+        markdown: markdownToHtml,
+        live: { script: "/app.js", css: LIVE_CSS, controls: controls(c.id) }
+      }
+    )
     return html(page.replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>`))
   })
 
 /** The page's routes, over the store of `storage` (given by `Server.app`: one for the page and the API). */
 export const layer = (storage: string) =>
-  Layer.unwrap(Effect.map(Effect.service(ConversationStore), (store) => {
-    const withStore = Effect.provideService(ConversationStore, store)
-    return Layer.mergeAll(
-      HttpRouter.add("GET", "/", withStore(listPage(storage))),
-      HttpRouter.add("GET", "/conversations/:id", withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "")))),
-      HttpRouter.add("GET", "/app.js", HttpServerResponse.text(APP_JS, { contentType: "text/javascript; charset=utf-8" })),
-      // Browsers ask for it on their own: no icon, and no error in the console.
-      HttpRouter.add("GET", "/favicon.ico", HttpServerResponse.empty({ status: 204 }))
-    )
-  }))
+  Layer.unwrap(
+    Effect.map(Effect.service(ConversationStore), (store) => {
+      const withStore = Effect.provideService(ConversationStore, store)
+      return Layer.mergeAll(
+        HttpRouter.add("GET", "/", withStore(listPage(storage))),
+        HttpRouter.add(
+          "GET",
+          "/conversations/:id",
+          withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "")))
+        ),
+        HttpRouter.add(
+          "GET",
+          "/app.js",
+          HttpServerResponse.text(APP_JS, { contentType: "text/javascript; charset=utf-8" })
+        ),
+        // Browsers ask for it on their own: no icon, and no error in the console.
+        HttpRouter.add("GET", "/favicon.ico", HttpServerResponse.empty({ status: 204 }))
+      )
+    })
+  )

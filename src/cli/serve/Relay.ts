@@ -49,14 +49,19 @@ export interface Relay {
 }
 
 /** The relay of one server: feeds live in the server's scope. */
-export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(function*() {
+export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(function* () {
   const scope = yield* Effect.scope
   const feeds = new Map<string, Feed>()
 
   // Registered before anything is awaited: two requests at once share one feed.
   const open = (socket: string) =>
-    Effect.gen(function*() {
-      const feed: Feed = { events: [], done: false, pubsub: yield* PubSub.unbounded<RunEvent.Sequenced | "end">(), client: Deferred.makeUnsafe() }
+    Effect.gen(function* () {
+      const feed: Feed = {
+        events: [],
+        done: false,
+        pubsub: yield* PubSub.unbounded<RunEvent.Sequenced | "end">(),
+        client: Deferred.makeUnsafe()
+      }
       feeds.set(socket, feed)
       const end = Effect.sync(() => {
         if (feeds.get(socket) === feed) feeds.delete(socket)
@@ -64,15 +69,19 @@ export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(functio
         feed.done = true
         PubSub.publishUnsafe(feed.pubsub, "end")
       })
-      const follow = Effect.scoped(Effect.flatMap(HostClient.connect(socket), (client) =>
-        Effect.andThen(
-          Deferred.succeed(feed.client, Option.some(client)),
-          Stream.runForEach(client.Subscribe({ after: 0 }), (e) =>
-            Effect.sync(() => {
-              feed.events.push(e)
-              PubSub.publishUnsafe(feed.pubsub, e)
-            }).pipe(Effect.andThen(e.event._tag === "Stopped" ? end : Effect.void)))
-        )))
+      const follow = Effect.scoped(
+        Effect.flatMap(HostClient.connect(socket), (client) =>
+          Effect.andThen(
+            Deferred.succeed(feed.client, Option.some(client)),
+            Stream.runForEach(client.Subscribe({ after: 0 }), (e) =>
+              Effect.sync(() => {
+                feed.events.push(e)
+                PubSub.publishUnsafe(feed.pubsub, e)
+              }).pipe(Effect.andThen(e.event._tag === "Stopped" ? end : Effect.void))
+            )
+          )
+        )
+      )
       yield* follow.pipe(
         Effect.ignore,
         Effect.ensuring(Effect.andThen(Deferred.succeed(feed.client, Option.none()), end)),
@@ -81,28 +90,31 @@ export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(functio
       return feed
     })
 
-  const feedOf = (socket: string) => Effect.suspend(() => {
-    const feed = feeds.get(socket)
-    return feed !== undefined ? Effect.succeed(feed) : open(socket)
-  })
+  const feedOf = (socket: string) =>
+    Effect.suspend(() => {
+      const feed = feeds.get(socket)
+      return feed !== undefined ? Effect.succeed(feed) : open(socket)
+    })
 
   const since = (socket: string, after: number): Stream.Stream<RunEvent.Sequenced> =>
-    Stream.unwrap(Effect.gen(function*() {
-      const feed = yield* feedOf(socket)
-      const live = yield* PubSub.subscribe(feed.pubsub)
-      const past = feed.events.filter((e) => e.seq > after)
-      const last = past.length > 0 ? past[past.length - 1]!.seq : after
-      const replay = Stream.fromIterable(past)
-      if (feed.done) return replay
-      const rest = Stream.fromSubscription(live).pipe(
-        Stream.takeWhile((e): e is RunEvent.Sequenced => e !== "end"),
-        Stream.filter((e) => e.seq > last)
-      )
-      return Stream.concat(replay, rest)
-    }))
+    Stream.unwrap(
+      Effect.gen(function* () {
+        const feed = yield* feedOf(socket)
+        const live = yield* PubSub.subscribe(feed.pubsub)
+        const past = feed.events.filter((e) => e.seq > after)
+        const last = past.length > 0 ? past[past.length - 1]!.seq : after
+        const replay = Stream.fromIterable(past)
+        if (feed.done) return replay
+        const rest = Stream.fromSubscription(live).pipe(
+          Stream.takeWhile((e): e is RunEvent.Sequenced => e !== "end"),
+          Stream.filter((e) => e.seq > last)
+        )
+        return Stream.concat(replay, rest)
+      })
+    )
 
   const client = (socket: string): Effect.Effect<Option.Option<HostClient.Client>> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const feed = feeds.get(socket)
       if (feed !== undefined) return yield* Deferred.await(feed.client)
       // No run followed: a socket file nobody answers on is a killed host's (not running).
@@ -111,9 +123,12 @@ export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(functio
     })
 
   const opened = (socket: string, inquiryId: string) =>
-    feeds.get(socket)?.events.find((e): e is RunEvent.Sequenced & { event: RunEvent.Of<"QuestionOpened"> } =>
-      e.event._tag === "QuestionOpened" && e.event.inquiry_id === inquiryId
-    )?.event
+    feeds
+      .get(socket)
+      ?.events.find(
+        (e): e is RunEvent.Sequenced & { event: RunEvent.Of<"QuestionOpened"> } =>
+          e.event._tag === "QuestionOpened" && e.event.inquiry_id === inquiryId
+      )?.event
 
   return { since, client, opened, following: (socket: string) => feeds.has(socket) }
 })

@@ -45,7 +45,9 @@ export interface Started {
 }
 
 const exitOf = (child: ChildProcess): Promise<void> =>
-  child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once("exit", () => resolve()))
+  child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once("exit", () => resolve()))
 
 /**
  * The command line and environment of a child `parley query`: the storage
@@ -53,13 +55,19 @@ const exitOf = (child: ChildProcess): Promise<void> =>
  * the server's `--config` when it was given.
  */
 const childOf = (storage: string, config: string | undefined, args: ReadonlyArray<string>) => ({
-  argv: [...process.execArgv, process.argv[1]!, ...(config === undefined ? [] : ["--config", config]), "query", ...args],
+  argv: [
+    ...process.execArgv,
+    process.argv[1]!,
+    ...(config === undefined ? [] : ["--config", config]),
+    "query",
+    ...args
+  ],
   env: { ...process.env, PARLEY_STORAGE: storage }
 })
 
 /** The server's runs, stopped when the scope closes. */
 export const make = (storage: string, config?: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const children = new Set<ChildProcess>()
     yield* Effect.addFinalizer(() =>
       Effect.promise(async () => {
@@ -116,23 +124,27 @@ export const make = (storage: string, config?: string) =>
       start: (args: ReadonlyArray<string>, message?: string) => run([...args, "--detached-policy", "wait"], message),
       /** `query --discard-turn --id ID --format json`, to its end: its exit code and output (the JSON report). */
       discard: (id: string) =>
-        Effect.promise(() =>
-          new Promise<Ended>((resolve) => {
-            const command = childOf(storage, config, ["--discard-turn", "--id", id, "--format", "json"])
-            const child = spawn(process.execPath, command.argv, { stdio: ["ignore", "pipe", "pipe"], env: command.env })
-            children.add(child)
-            let output = ""
-            let stdout = ""
-            child.stdout!.on("data", (d: Buffer) => {
-              output += d.toString()
-              stdout += d.toString()
+        Effect.promise(
+          () =>
+            new Promise<Ended>((resolve) => {
+              const command = childOf(storage, config, ["--discard-turn", "--id", id, "--format", "json"])
+              const child = spawn(process.execPath, command.argv, {
+                stdio: ["ignore", "pipe", "pipe"],
+                env: command.env
+              })
+              children.add(child)
+              let output = ""
+              let stdout = ""
+              child.stdout!.on("data", (d: Buffer) => {
+                output += d.toString()
+                stdout += d.toString()
+              })
+              child.stderr!.on("data", (d: Buffer) => (output += d.toString()))
+              child.once("close", (code) => {
+                children.delete(child)
+                resolve({ _tag: "Ended", code, output, stdout })
+              })
             })
-            child.stderr!.on("data", (d: Buffer) => (output += d.toString()))
-            child.once("close", (code) => {
-              children.delete(child)
-              resolve({ _tag: "Ended", code, output, stdout })
-            })
-          })
         )
     }
   })

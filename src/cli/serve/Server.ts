@@ -42,28 +42,39 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
 
 /** The routes and the guard, for a server that listens on `host:port` (tests build it on a port of their own). */
 export const app = (options: Options & { readonly token: string }) =>
-  Layer.mergeAll(Api.layer(options.storage, options.config), Pages.layer(options.storage), Guard.layer({ token: options.token, hosts: Guard.hostsFor(options.host, options.port) })).pipe(
+  Layer.mergeAll(
+    Api.layer(options.storage, options.config),
+    Pages.layer(options.storage),
+    Guard.layer({ token: options.token, hosts: Guard.hostsFor(options.host, options.port) })
+  ).pipe(
     // One store for the page and the API (for a database: one pool).
     Layer.provide(StorageStore.storeLayer(options.storage))
   )
 
 /** Serves until interrupted. */
 export const run = (options: Options) =>
-  Effect.scoped(Effect.gen(function*() {
-    // Kept with the storage; a database's in this user's config directory for it (StorageStore.stateDirOf).
-    const token = yield* Effect.sync(() => Token.loadOrCreate(StorageStore.stateDirOf(options.storage)))
-    // Loaded here: @effect/platform-node is an optional peer of the library.
-    const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
-    const server = NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port })
-    const listening = yield* Layer.build(server)
-    const address = (yield* HttpServer.HttpServer.pipe(Effect.provideContext(listening))).address
-    const port = address._tag === "UnixPathAddress" ? options.port : address.port
-    const serving = HttpRouter.serve(app({ ...options, port, token }), { disableLogger: true, disableListenLog: true })
-    yield* Layer.build(Layer.provide(serving, Layer.succeedContext(listening)))
-    const shown = options.host.includes(":") ? `[${options.host}]` : options.host
-    yield* Console.log(`http://${shown}:${port}/?token=${token}`)
-    if (!LOOPBACK.has(options.host)) {
-      yield* Console.error(`parley: serving on ${options.host}, not only this machine: anyone who can reach port ${port} and has the token can read every conversation in ${isDatabaseUrl(options.storage) ? databaseKey(options.storage) : options.storage} and answer its questions. The connection is not encrypted.`)
-    }
-    return yield* Effect.never
-  }))
+  Effect.scoped(
+    Effect.gen(function* () {
+      // Kept with the storage; a database's in this user's config directory for it (StorageStore.stateDirOf).
+      const token = yield* Effect.sync(() => Token.loadOrCreate(StorageStore.stateDirOf(options.storage)))
+      // Loaded here: @effect/platform-node is an optional peer of the library.
+      const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
+      const server = NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port })
+      const listening = yield* Layer.build(server)
+      const address = (yield* HttpServer.HttpServer.pipe(Effect.provideContext(listening))).address
+      const port = address._tag === "UnixPathAddress" ? options.port : address.port
+      const serving = HttpRouter.serve(app({ ...options, port, token }), {
+        disableLogger: true,
+        disableListenLog: true
+      })
+      yield* Layer.build(Layer.provide(serving, Layer.succeedContext(listening)))
+      const shown = options.host.includes(":") ? `[${options.host}]` : options.host
+      yield* Console.log(`http://${shown}:${port}/?token=${token}`)
+      if (!LOOPBACK.has(options.host)) {
+        yield* Console.error(
+          `parley: serving on ${options.host}, not only this machine: anyone who can reach port ${port} and has the token can read every conversation in ${isDatabaseUrl(options.storage) ? databaseKey(options.storage) : options.storage} and answer its questions. The connection is not encrypted.`
+        )
+      }
+      return yield* Effect.never
+    })
+  )

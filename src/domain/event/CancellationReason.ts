@@ -13,8 +13,14 @@
 import * as Schema from "effect/Schema"
 
 /** The reasons parley writes (RFD 082, and RFD 083's `invalid_static_answer`); others are kept as read. */
-export const KNOWN = ["user", "backend_error", "no_prompt_backend", "assistant_routing_denied", "invalid_static_answer"] as const
-export type KnownCancellationReason = typeof KNOWN[number]
+export const KNOWN = [
+  "user",
+  "backend_error",
+  "no_prompt_backend",
+  "assistant_routing_denied",
+  "invalid_static_answer"
+] as const
+export type KnownCancellationReason = (typeof KNOWN)[number]
 
 /** Known reasons are literals; any other string is an `Unknown(tag)` kept verbatim. */
 export const CancellationReason = Schema.String

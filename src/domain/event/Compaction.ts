@@ -56,23 +56,35 @@ export const CompactionRule = Schema.Struct({
 export type CompactionRule = typeof CompactionRule.Type
 
 const describe = (v: unknown): string =>
-  v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `${typeof v} ${JSON.stringify(v)}`
+  v === null
+    ? "null"
+    : Array.isArray(v)
+      ? "an array"
+      : typeof v === "object"
+        ? "an object"
+        : `${typeof v} ${JSON.stringify(v)}`
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v)
 
 const turnIndex = (raw: JsonObject, key: string): number | string => {
   const v = raw[key]
   if (v === undefined) return `missing field "${key}"`
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : `field "${key}" must be a turn index (an integer ≥ 0), got ${describe(v)}`
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0
+    ? v
+    : `field "${key}" must be a turn index (an integer ≥ 0), got ${describe(v)}`
 }
 
 const toolCalls = (v: Json): ToolCallPolicy | string => {
   if (!isObject(v)) return `field "tool_calls" must be an object, got ${describe(v)}`
   if (v["policy"] === "omit") return { policy: "omit" }
-  if (v["policy"] !== "strip") return `field "tool_calls.policy" must be "strip" or "omit", got ${describe(v["policy"])}`
-  const request = v["request"], response = v["response"]
-  if (typeof request !== "boolean") return `field "tool_calls.request" must be a boolean, got ${request === undefined ? "nothing" : describe(request)}`
-  if (typeof response !== "boolean") return `field "tool_calls.response" must be a boolean, got ${response === undefined ? "nothing" : describe(response)}`
+  if (v["policy"] !== "strip")
+    return `field "tool_calls.policy" must be "strip" or "omit", got ${describe(v["policy"])}`
+  const request = v["request"],
+    response = v["response"]
+  if (typeof request !== "boolean")
+    return `field "tool_calls.request" must be a boolean, got ${request === undefined ? "nothing" : describe(request)}`
+  if (typeof response !== "boolean")
+    return `field "tool_calls.response" must be a boolean, got ${response === undefined ? "nothing" : describe(response)}`
   return { policy: "strip", request, response }
 }
 
@@ -82,17 +94,26 @@ const toolCalls = (v: Json): ToolCallPolicy | string => {
  */
 export const decodeRule = (raw: JsonObject): Result.Result<CompactionRule, string> => {
   const ts = raw["timestamp"]
-  if (typeof ts !== "string") return Result.fail(ts === undefined ? `missing field "timestamp"` : `field "timestamp" must be a string, got ${describe(ts)}`)
+  if (typeof ts !== "string")
+    return Result.fail(
+      ts === undefined ? `missing field "timestamp"` : `field "timestamp" must be a string, got ${describe(ts)}`
+    )
   if (!Timestamp.isTimestamp(ts)) return Result.fail(`field "timestamp" is not a timestamp: ${JSON.stringify(ts)}`)
   const from = turnIndex(raw, "from_turn")
   if (typeof from === "string") return Result.fail(from)
   const to = turnIndex(raw, "to_turn")
   if (typeof to === "string") return Result.fail(to)
-  const rule: { -readonly [K in keyof CompactionRule]: CompactionRule[K] } = { timestamp: ts as Timestamp.Timestamp, from_turn: from, to_turn: to }
+  const rule: { -readonly [K in keyof CompactionRule]: CompactionRule[K] } = {
+    timestamp: ts as Timestamp.Timestamp,
+    from_turn: from,
+    to_turn: to
+  }
   const summary = raw["summary"]
   if (summary !== undefined && summary !== null) {
     if (!isObject(summary) || typeof summary["summary"] !== "string") {
-      return Result.fail(`field "summary" must be {"summary": "<text>"}, got ${isObject(summary) ? JSON.stringify(summary) : describe(summary)}`)
+      return Result.fail(
+        `field "summary" must be {"summary": "<text>"}, got ${isObject(summary) ? JSON.stringify(summary) : describe(summary)}`
+      )
     }
     rule.summary = summary["summary"]
   }
@@ -112,13 +133,19 @@ export const decodeRule = (raw: JsonObject): Result.Result<CompactionRule, strin
 
 /** The JSON JP writes for a rule: `type`, `timestamp`, the range, then each policy that is set. */
 export const encodeRule = (rule: CompactionRule): JsonObject => {
-  const out: JsonObject = { type: "compaction", timestamp: rule.timestamp, from_turn: rule.from_turn, to_turn: rule.to_turn }
+  const out: JsonObject = {
+    type: "compaction",
+    timestamp: rule.timestamp,
+    from_turn: rule.from_turn,
+    to_turn: rule.to_turn
+  }
   if (rule.summary !== undefined) out["summary"] = { summary: rule.summary }
   if (rule.reasoning !== undefined) out["reasoning"] = rule.reasoning
   if (rule.tool_calls !== undefined) {
-    out["tool_calls"] = rule.tool_calls.policy === "omit"
-      ? { policy: "omit" }
-      : { policy: "strip", request: rule.tool_calls.request, response: rule.tool_calls.response }
+    out["tool_calls"] =
+      rule.tool_calls.policy === "omit"
+        ? { policy: "omit" }
+        : { policy: "strip", request: rule.tool_calls.request, response: rule.tool_calls.response }
   }
   return out
 }

@@ -50,7 +50,7 @@ export const EVENT_TYPES = [
   "inquiry_response"
 ] as const
 /** The `type` of a conversation event. */
-export type EventType = typeof EVENT_TYPES[number]
+export type EventType = (typeof EVENT_TYPES)[number]
 
 /**
  * A `config_delta` entry, kept as the exact JSON it was read as (any legacy
@@ -93,14 +93,19 @@ export const isConversationEvent = (e: StreamEntry): e is ConversationEvent =>
   e.type !== "config_delta" && e.type !== "compaction" && e.type !== "unknown"
 
 /** Whether an entry is an inquiry request or response (never shown to a model). */
-export const isInquiryEvent = (e: StreamEntry): e is InquiryRequest | InquiryAnswered | InquiryCancelled | InquiryRedacted =>
+export const isInquiryEvent = (
+  e: StreamEntry
+): e is InquiryRequest | InquiryAnswered | InquiryCancelled | InquiryRedacted =>
   e.type === "inquiry_request" || e.type === "inquiry_response"
 
 /**
  * The provider allowlist (RFD 005): only chat and tool-call events ever reach
  * a model. Turn markers, inquiries and any future kind stay internal.
  */
-export const isProviderVisible = (e: StreamEntry): e is ChatRequest | ChatResponse | ToolCallRequest | ToolCallResponse =>
-  e.type === "chat_request" || e.type === "chat_response" || e.type === "tool_call_request" ||
+export const isProviderVisible = (
+  e: StreamEntry
+): e is ChatRequest | ChatResponse | ToolCallRequest | ToolCallResponse =>
+  e.type === "chat_request" ||
+  e.type === "chat_response" ||
+  e.type === "tool_call_request" ||
   e.type === "tool_call_response"
-

@@ -36,7 +36,12 @@ export const inquiryRequest = (
 ): InquiryRequest => trusted(InquiryRequest, { timestamp, type: "inquiry_request", id, source, question, metadata })
 
 /** An inquiry answered with `answer` (which may be JSON `null`). */
-export const answered = (timestamp: Timestamp, id: InquiryId, answer: Json, metadata: EventMetadata = {}): InquiryAnswered =>
+export const answered = (
+  timestamp: Timestamp,
+  id: InquiryId,
+  answer: Json,
+  metadata: EventMetadata = {}
+): InquiryAnswered =>
   trusted(InquiryAnswered, { timestamp, type: "inquiry_response", outcome: "answered", id, answer, metadata })
 
 /** A secret inquiry that was answered; the answer is never recorded. */
@@ -54,10 +59,19 @@ export const toolCallResponse = (
   response: { readonly content: string; readonly is_error: boolean },
   metadata: EventMetadata = {}
 ): ToolCallResponse =>
-  trusted(ToolCallResponse, { timestamp, type: "tool_call_response", id, content: response.content, is_error: response.is_error, metadata })
+  trusted(ToolCallResponse, {
+    timestamp,
+    type: "tool_call_response",
+    id,
+    content: response.content,
+    is_error: response.is_error,
+    metadata
+  })
 
 /** The start of a turn. */
-export const turnStart = (timestamp: Timestamp): TurnStart => trusted(TurnStart, { timestamp, type: "turn_start", metadata: {} })
+export const turnStart = (timestamp: Timestamp): TurnStart =>
+  trusted(TurnStart, { timestamp, type: "turn_start", metadata: {} })
 
 /** The person's message. */
-export const chatRequest = (timestamp: Timestamp, content: string): ChatRequest => new ChatRequest({ timestamp, content })
+export const chatRequest = (timestamp: Timestamp, content: string): ChatRequest =>
+  new ChatRequest({ timestamp, content })

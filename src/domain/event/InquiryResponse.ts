@@ -73,8 +73,12 @@ export type InquiryResponse = InquiryAnswered | InquiryCancelled | InquiryRedact
 export const InquiryResponse = Object.assign(Schema.Union([InquiryAnswered, InquiryCancelled, InquiryRedacted]), {
   answered: (timestamp: TimestampType, id: InquiryIdType, answer: Schema.Json, metadata: EventMetadata = {}) =>
     new InquiryAnswered({ timestamp, id, answer, metadata }),
-  cancelled: (timestamp: TimestampType, id: InquiryIdType, reason: CancellationReasonType, metadata: EventMetadata = {}) =>
-    new InquiryCancelled({ timestamp, id, reason, metadata }),
+  cancelled: (
+    timestamp: TimestampType,
+    id: InquiryIdType,
+    reason: CancellationReasonType,
+    metadata: EventMetadata = {}
+  ) => new InquiryCancelled({ timestamp, id, reason, metadata }),
   redacted: (timestamp: TimestampType, id: InquiryIdType, metadata: EventMetadata = {}) =>
     new InquiryRedacted({ timestamp, id, metadata })
 })

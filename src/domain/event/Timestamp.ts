@@ -25,7 +25,11 @@ export const toEpochNanos = (text: string): bigint | undefined => {
   const m = NAIVE.exec(text) ?? RFC3339.exec(text)
   if (m === null) return undefined
   const [, y, mo, d, h, mi, s, frac, zone] = m
-  const month = Number(mo), day = Number(d), hour = Number(h), minute = Number(mi), second = Number(s)
+  const month = Number(mo),
+    day = Number(d),
+    hour = Number(h),
+    minute = Number(mi),
+    second = Number(s)
   if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined
   const ms = Date.UTC(Number(y), month - 1, day, hour, minute, second)
   if (Number.isNaN(ms)) return undefined
@@ -44,14 +48,27 @@ const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 export const isTimestamp = (text: string): boolean => {
   const m = NAIVE.exec(text) ?? RFC3339.exec(text)
   if (m === null) return false
-  const month = Number(m[2]), day = Number(m[3])
-  return month >= 1 && month <= 12 && day >= 1 && day <= DAYS[month - 1]! && Number(m[4]) <= 23 &&
-    Number(m[5]) <= 59 && Number(m[6]) <= 60
+  const month = Number(m[2]),
+    day = Number(m[3])
+  return (
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= DAYS[month - 1]! &&
+    Number(m[4]) <= 23 &&
+    Number(m[5]) <= 59 &&
+    Number(m[6]) <= 60
+  )
 }
 
 /** A JP timestamp: the exact text from disk, validated. */
 export const Timestamp = Schema.String.pipe(
-  Schema.check(Schema.makeFilter((s: string) => isTimestamp(s) || `Expected a JP timestamp ("YYYY-MM-DD HH:MM:SS.f" or RFC 3339), got ${JSON.stringify(s)}`)),
+  Schema.check(
+    Schema.makeFilter(
+      (s: string) =>
+        isTimestamp(s) || `Expected a JP timestamp ("YYYY-MM-DD HH:MM:SS.f" or RFC 3339), got ${JSON.stringify(s)}`
+    )
+  ),
   Schema.brand("Timestamp")
 )
 export type Timestamp = typeof Timestamp.Type
@@ -95,7 +112,8 @@ export const fromEpochMicros = (micros: number): Timestamp => {
 }
 
 /** The time of `clock`, with microsecond precision. */
-export const fromClock = (clock: Clock.Clock): Timestamp => fromEpochMicros(Number(clock.currentTimeNanosUnsafe() / 1000n))
+export const fromClock = (clock: Clock.Clock): Timestamp =>
+  fromEpochMicros(Number(clock.currentTimeNanosUnsafe() / 1000n))
 
 /** The current time from Effect's `Clock` (`TestClock` in tests), with microsecond precision. */
 export const current: Effect.Effect<Timestamp> = Clock.clockWith((clock) => Effect.sync(() => fromClock(clock)))
@@ -117,6 +135,7 @@ export const toRfc3339 = (t: Timestamp | string): string => {
 
 /** Orders two timestamps by instant. */
 export const compare = (a: Timestamp | string, b: Timestamp | string): number => {
-  const x = toEpochNanos(a) ?? 0n, y = toEpochNanos(b) ?? 0n
+  const x = toEpochNanos(a) ?? 0n,
+    y = toEpochNanos(b) ?? 0n
   return x < y ? -1 : x > y ? 1 : 0
 }

@@ -19,5 +19,5 @@
  * e instanceof TurnStart // true
  * ```
  */
-export const trusted = <P, I extends object>(Class: new(props: P, ...rest: ReadonlyArray<never>) => I, fields: P): I =>
+export const trusted = <P, I extends object>(Class: new (props: P, ...rest: ReadonlyArray<never>) => I, fields: P): I =>
   Object.assign(Object.create(Class.prototype) as I, fields)

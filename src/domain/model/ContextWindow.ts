@@ -88,7 +88,11 @@ export const eventChars = (e: StreamEntry): number => {
     case "chat_request":
       return e.content.length
     case "chat_response":
-      return e.message !== undefined ? e.message.length : e.reasoning !== undefined ? e.reasoning.length : JsonText.stringify(e.data ?? null).length
+      return e.message !== undefined
+        ? e.message.length
+        : e.reasoning !== undefined
+          ? e.reasoning.length
+          : JsonText.stringify(e.data ?? null).length
     case "tool_call_request":
       return e.name.length + JsonText.stringify(e.arguments).length
     case "tool_call_response":

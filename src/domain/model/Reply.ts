@@ -164,7 +164,8 @@ export class ReplyBuilder {
 
   finish(): Reply {
     this.flushAll()
-    if (this.stopReason !== undefined && this.events.length === 0) this.events.push(ChatResponse.message(this.now(), ""))
+    if (this.stopReason !== undefined && this.events.length === 0)
+      this.events.push(ChatResponse.message(this.now(), ""))
     return { events: [...this.events], usage: this.usage, stopReason: this.stopReason }
   }
 

@@ -96,10 +96,12 @@ export interface HtmlOptions {
   readonly live?: LivePage
 }
 
-const STATIC_FOOTER = "<footer>Written by <code>parley conversation print --format html</code>. This page runs no script and loads nothing.</footer>"
+const STATIC_FOOTER =
+  "<footer>Written by <code>parley conversation print --format html</code>. This page runs no script and loads nothing.</footer>"
 const LIVE_FOOTER = "<footer>Served live: new events appear as they happen.</footer>"
 const STATIC_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
-const LIVE_CSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'"
+const LIVE_CSP =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'"
 
 interface Ctx {
   readonly markdown: MarkdownToHtml
@@ -123,7 +125,9 @@ const STATUS_TEXT: Readonly<Record<ToolCallStatus["status"], string>> = {
 
 const argValue = (v: Json): string => {
   if (typeof v === "string") {
-    return v.includes("\n") || v.length > 120 ? preBlock(v, "text", CLIP_ARGUMENT_LINES) : `<code class="str">${escapeHtml(v)}</code>`
+    return v.includes("\n") || v.length > 120
+      ? preBlock(v, "text", CLIP_ARGUMENT_LINES)
+      : `<code class="str">${escapeHtml(v)}</code>`
   }
   const json = JsonText.shown(v) ?? "null"
   return json.length <= 120 ? `<code>${escapeHtml(json)}</code>` : jsonBlock(v, CLIP_ARGUMENT_LINES)
@@ -145,7 +149,8 @@ const argsPreview = (args: JsonObject): string => {
 
 const resultHtml = (call: ToolCallStatus): string => {
   const r = call.response
-  if (r === null) return `<div class="result pending"><h4>Result</h4><p class="note">No result yet: ${STATUS_TEXT[call.status]}.</p></div>`
+  if (r === null)
+    return `<div class="result pending"><h4>Result</h4><p class="note">No result yet: ${STATUS_TEXT[call.status]}.</p></div>`
   const body = r.content === "" ? `<p class="note">(empty)</p>` : preBlock(r.content)
   return `<div class="result${r.is_error ? " error" : ""}"><h4>${r.is_error ? "Error" : "Result"} · ${timeTag(r.timestamp)}</h4>${body}</div>`
 }
@@ -156,23 +161,34 @@ const toolCallHtml = (call: ToolCallStatus, ctx: Ctx): string => {
   if (status === "failed") ctx.stats.errors++
   ctx.stats.questions += call.inquiries.length
   const chips: Array<string> = []
-  if (call.inquiries.length > 0) chips.push(`<span class="chip c-q">${call.inquiries.length === 1 ? "1 question" : `${call.inquiries.length} questions`}</span>`)
+  if (call.inquiries.length > 0)
+    chips.push(
+      `<span class="chip c-q">${call.inquiries.length === 1 ? "1 question" : `${call.inquiries.length} questions`}</span>`
+    )
   if (status !== "completed") chips.push(`<span class="chip c-${status}">${STATUS_TEXT[status]}</span>`)
-  const summary = `<summary><span class="mark m-${status}" title="${STATUS_TEXT[status]}">${STATUS_MARK[status]}</span> ` +
+  const summary =
+    `<summary><span class="mark m-${status}" title="${STATUS_TEXT[status]}">${STATUS_MARK[status]}</span> ` +
     `<code class="tool-name">${escapeHtml(request.name)}</code> <span class="preview">${escapeHtml(argsPreview(request.arguments))}</span>` +
     `${chips.length > 0 ? ` <span class="chips">${chips.join(" ")}</span>` : ""}</summary>`
   const callOpen = call.response === null
-  const body = `<div class="call-body"><div class="call-id">Tool call <code>${escapeHtml(request.id)}</code> · ${timeTag(request.timestamp)}</div>` +
+  const body =
+    `<div class="call-body"><div class="call-id">Tool call <code>${escapeHtml(request.id)}</code> · ${timeTag(request.timestamp)}</div>` +
     argsHtml(request.arguments) +
-    (call.inquiries.length > 0 ? `<h4>Questions</h4>${inquiryList(call.inquiries, { markdown: ctx.markdown, callOpen })}` : "") +
-    resultHtml(call) + `</div>`
+    (call.inquiries.length > 0
+      ? `<h4>Questions</h4>${inquiryList(call.inquiries, { markdown: ctx.markdown, callOpen })}`
+      : "") +
+    resultHtml(call) +
+    `</div>`
   const open = status === "pending" || status === "waiting-for-input" ? " open" : ""
   return `<details class="tool-call s-${status}" id="call-${n}" data-call-id="${escapeHtml(request.id)}"${open}>${summary}${body}</details>`
 }
 
 const chatRequestHtml = (e: ChatRequest, ctx: Ctx): string => {
   const author = e.author === undefined ? "" : ` <span class="author">(${escapeHtml(e.author)})</span>`
-  const schema = e.schema === undefined ? "" : `<details class="schema"><summary>Asks for a structured reply</summary>${jsonBlock(e.schema)}</details>`
+  const schema =
+    e.schema === undefined
+      ? ""
+      : `<details class="schema"><summary>Asks for a structured reply</summary>${jsonBlock(e.schema)}</details>`
   return `<div class="msg user"><div class="who">You${author} · ${timeTag(e.timestamp)}</div><div class="md">${ctx.markdown(e.content)}</div>${schema}</div>`
 }
 
@@ -181,8 +197,10 @@ const chatResponseHtml = (e: ChatResponse, ctx: Ctx): string => {
     return `<div class="msg assistant"><div class="who">Assistant · ${timeTag(e.timestamp)}</div><div class="md">${ctx.markdown(e.message)}</div></div>`
   }
   if (e.reasoning !== undefined) {
-    return `<details class="reasoning"><summary>Reasoning · ${timeTag(e.timestamp)} <span class="preview">${escapeHtml(oneLine(e.reasoning, 70))}</span></summary>` +
+    return (
+      `<details class="reasoning"><summary>Reasoning · ${timeTag(e.timestamp)} <span class="preview">${escapeHtml(oneLine(e.reasoning, 70))}</span></summary>` +
       `<div class="md">${ctx.markdown(e.reasoning)}</div></details>`
+    )
   }
   return `<div class="msg assistant structured"><div class="who">Assistant (structured reply) · ${timeTag(e.timestamp)}</div>${jsonBlock(e.data ?? null)}</div>`
 }
@@ -224,7 +242,10 @@ const eventsHtml = (entries: ReadonlyArray<StreamEntry>, analysis: TurnAnalysis,
       }
       case "tool_call_response":
       case "inquiry_response":
-        if (!drawn.has(e)) out.push(`<p class="orphan">A ${e.type === "tool_call_response" ? "tool result" : "question response"} for <code>${escapeHtml(e.id)}</code>, which matches no request of this turn · ${timeTag(e.timestamp)}</p>`)
+        if (!drawn.has(e))
+          out.push(
+            `<p class="orphan">A ${e.type === "tool_call_response" ? "tool result" : "question response"} for <code>${escapeHtml(e.id)}</code>, which matches no request of this turn · ${timeTag(e.timestamp)}</p>`
+          )
         break
       case "unknown":
         out.push(`<p class="note">An entry of unknown kind <code>${escapeHtml(e.kind)}</code> (kept, not shown).</p>`)
@@ -241,7 +262,11 @@ const eventsHtml = (entries: ReadonlyArray<StreamEntry>, analysis: TurnAnalysis,
 const namesOf = (names: ReadonlyArray<string>): string => names.map((n) => `<code>${escapeHtml(n)}</code>`).join(", ")
 
 /** What `parley query --continue-turn` would do with this turn (RFD 023's resume phases). */
-const resumeHtml = (summary: IncompleteSummary, analysis: TurnAnalysis, commands: IncompleteCommands | undefined): string => {
+const resumeHtml = (
+  summary: IncompleteSummary,
+  analysis: TurnAnalysis,
+  commands: IncompleteCommands | undefined
+): string => {
   const pending = analysis.pendingToolCalls.map((c) => c.name)
   let what: string
   switch (summary.state) {
@@ -260,40 +285,63 @@ const resumeHtml = (summary: IncompleteSummary, analysis: TurnAnalysis, commands
       what = "asks the model again for a reply to the last message."
       break
   }
-  return `<p>Resuming ${what}</p>` + (commands === undefined ? "" :
-    `<p class="commands">Resume: <code>${escapeHtml(commands.resume)}</code><br>Drop it: <code>${escapeHtml(commands.discard)}</code></p>`)
+  return (
+    `<p>Resuming ${what}</p>` +
+    (commands === undefined
+      ? ""
+      : `<p class="commands">Resume: <code>${escapeHtml(commands.resume)}</code><br>Drop it: <code>${escapeHtml(commands.discard)}</code></p>`)
+  )
 }
 
-const incompleteHtml = (entries: ReadonlyArray<StreamEntry>, analysis: TurnAnalysis, commands: IncompleteCommands | undefined): string => {
+const incompleteHtml = (
+  entries: ReadonlyArray<StreamEntry>,
+  analysis: TurnAnalysis,
+  commands: IncompleteCommands | undefined
+): string => {
   const summary = summaryOf({ entries })
   const state = summary === null ? "incomplete" : INCOMPLETE_LABEL[summary.state]
-  const calls = analysis.toolCalls.map((c) =>
-    `<li class="m-${c.status}"><span class="mark m-${c.status}">${STATUS_MARK[c.status]}</span> <code>${escapeHtml(c.request.name)}</code> — ${STATUS_TEXT[c.status]}</li>`
+  const calls = analysis.toolCalls.map(
+    (c) =>
+      `<li class="m-${c.status}"><span class="mark m-${c.status}">${STATUS_MARK[c.status]}</span> <code>${escapeHtml(c.request.name)}</code> — ${STATUS_TEXT[c.status]}</li>`
   )
-  return `<div class="incomplete" role="status" data-state="${summary === null ? "" : summary.state}">` +
+  return (
+    `<div class="incomplete" role="status" data-state="${summary === null ? "" : summary.state}">` +
     `<p class="state">⏳ Incomplete turn (${state})</p>` +
     (calls.length > 0 ? `<ul class="call-states">${calls.join("")}</ul>` : "") +
-    (summary === null ? "" : resumeHtml(summary, analysis, commands)) + `</div>`
+    (summary === null ? "" : resumeHtml(summary, analysis, commands)) +
+    `</div>`
+  )
 }
 
 /** A compaction as an aside: range, when, what the model sees instead (its summary as Markdown). */
 const compactionHtml = (c: Compaction, ctx: Ctx): string => {
   const head = `<p class="what"><strong>Compaction</strong> of ${escapeHtml(turnsText(c.rule))} · ${timeTag(c.rule.timestamp, true)}`
-  if (c.rule.summary === undefined) return `<aside class="compaction">${head}: for the model, ${escapeHtml(describeRule(c.rule))}.</p></aside>`
+  if (c.rule.summary === undefined)
+    return `<aside class="compaction">${head}: for the model, ${escapeHtml(describeRule(c.rule))}.</p></aside>`
   return `<aside class="compaction">${head}: the model sees this summary instead:</p><div class="md">${ctx.markdown(c.rule.summary)}</div></aside>`
 }
 
 /** One turn as a `<section>`; `incomplete` adds RFD 023's marker. */
-const turnHtml = (entries: ReadonlyArray<StreamEntry>, n: number, ctx: Ctx, incomplete: boolean, compactions: ReadonlyArray<Compaction>): string => {
+const turnHtml = (
+  entries: ReadonlyArray<StreamEntry>,
+  n: number,
+  ctx: Ctx,
+  incomplete: boolean,
+  compactions: ReadonlyArray<Compaction>
+): string => {
   const analysis = analyze({ entries })
-  const first = entries.find((e) => isConversationEvent(e) && e.type !== "turn_start") ?? entries.find(isConversationEvent)
+  const first =
+    entries.find((e) => isConversationEvent(e) && e.type !== "turn_start") ?? entries.find(isConversationEvent)
   const when = first !== undefined && isConversationEvent(first) ? ` ${timeTag(first.timestamp, true)}` : ""
   const tag = incomplete ? ` <span class="chip c-incomplete">incomplete</span>` : ""
-  return `<section class="turn${incomplete ? " incomplete-turn" : ""}" id="turn-${n}">` +
+  return (
+    `<section class="turn${incomplete ? " incomplete-turn" : ""}" id="turn-${n}">` +
     `<h2><a href="#turn-${n}">Turn ${n}</a>${tag}${when}</h2>` +
     compactions.map((c) => compactionHtml(c, ctx)).join("\n") +
     eventsHtml(entries, analysis, ctx).join("\n") +
-    (incomplete ? incompleteHtml(entries, analysis, ctx.commands) : "") + `</section>`
+    (incomplete ? incompleteHtml(entries, analysis, ctx.commands) : "") +
+    `</section>`
+  )
 }
 
 const tocEntry = (entries: ReadonlyArray<StreamEntry>, n: number): string => {
@@ -316,7 +364,11 @@ const tocEntry = (entries: ReadonlyArray<StreamEntry>, n: number): string => {
  */
 export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions): string => {
   const { complete, incomplete } = splitIncompleteTurn(conversation.entries)
-  const ctx: Ctx = { markdown: options.markdown, commands: options.commands, stats: { calls: 0, questions: 0, errors: 0 } }
+  const ctx: Ctx = {
+    markdown: options.markdown,
+    commands: options.commands,
+    stats: { calls: 0, questions: 0, errors: 0 }
+  }
   const all = turns(complete).map((t) => t.entries)
   const { byTurn, afterLast } = placeCompactions(conversation.entries)
   const sections = all.map((entries, i) => turnHtml(entries, i + 1, ctx, false, byTurn.get(i) ?? []))
@@ -326,7 +378,10 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
     toc.push(tocEntry(incomplete.entries, all.length + 1))
   }
   sections.push(...afterLast.map((c) => compactionHtml(c, ctx)))
-  const heading = conversation.title !== undefined && conversation.title.length > 0 ? conversation.title : `Conversation jp-c${conversation.id}`
+  const heading =
+    conversation.title !== undefined && conversation.title.length > 0
+      ? conversation.title
+      : `Conversation jp-c${conversation.id}`
   const { calls, questions, errors } = ctx.stats
   const facts = [
     `<code>jp-c${escapeHtml(conversation.id)}</code>`,
@@ -335,7 +390,10 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
     `${formatCount(questions)} ${questions === 1 ? "question" : "questions"}`,
     ...(errors > 0 ? [`<span class="err-text">${formatCount(errors)} failed</span>`] : [])
   ]
-  const banner = incomplete === null ? "" : `<p class="incomplete-link">⏳ <a href="#turn-${toc.length}">The last turn is incomplete</a></p>`
+  const banner =
+    incomplete === null
+      ? ""
+      : `<p class="incomplete-link">⏳ <a href="#turn-${toc.length}">The last turn is incomplete</a></p>`
   const nav = toc.length > 1 ? `<details class="toc"><summary>Turns</summary><ol>${toc.join("")}</ol></details>` : ""
   const body = sections.length > 0 ? sections.join("\n") : `<p class="note">No messages yet.</p>`
   const live = options.live

@@ -115,15 +115,20 @@ export const outcomeHtml = (pair: InquiryPair, ctx: InquiryContext): string => {
     case "redacted":
       return badge("redacted", "redacted") + note("a secret answer: given to the tool, never stored")
     case "cancelled":
-      return badge("cancelled", `cancelled (${r.reason})`) +
-        note(CancellationReason.isKnown(r.reason) ? REASON_NOTE[r.reason] : "a reason this version of parley does not know")
+      return (
+        badge("cancelled", `cancelled (${r.reason})`) +
+        note(
+          CancellationReason.isKnown(r.reason) ? REASON_NOTE[r.reason] : "a reason this version of parley does not know"
+        )
+      )
   }
 }
 
 const questionMeta = (q: InquiryRequest): string => {
   const type = q.question.answer_type
   const parts = [`answer type <code>${escapeHtml(type.type)}</code>`]
-  if (q.question.default !== undefined) parts.push(`default <code>${escapeHtml(JsonText.shown(q.question.default) ?? "null")}</code>`)
+  if (q.question.default !== undefined)
+    parts.push(`default <code>${escapeHtml(JsonText.shown(q.question.default) ?? "null")}</code>`)
   let html = `<div class="q-meta">${parts.join(" · ")}</div>`
   if (type.type === "select") {
     const def = q.question.default === undefined ? undefined : JsonText.shown(q.question.default)
@@ -140,8 +145,10 @@ const questionMeta = (q: InquiryRequest): string => {
 const attemptHtml = (pair: InquiryPair, n: number, many: boolean, ctx: InquiryContext): string => {
   const kind = pair.response === null ? (ctx.callOpen ? "open" : "none") : pair.response.outcome
   const label = many ? `<span class="attempt-n">attempt ${n}</span> ` : ""
-  return `<li class="attempt o-${kind}" data-inquiry-id="${escapeHtml(pair.request.id)}">${label}` +
+  return (
+    `<li class="attempt o-${kind}" data-inquiry-id="${escapeHtml(pair.request.id)}">${label}` +
     `<span class="outcome">${outcomeHtml(pair, ctx)}</span></li>`
+  )
 }
 
 /** One question with all its attempts. */
@@ -150,13 +157,19 @@ export const inquiryGroup = (group: ReadonlyArray<InquiryPair>, ctx: InquiryCont
   const many = group.length > 1
   const attempts = group.map((p, i) => attemptHtml(p, i + 1, many, ctx)).join("")
   const count = many ? ` · asked ${group.length} times` : ""
-  return `<li class="inquiry src-${first.source.source}">` +
+  return (
+    `<li class="inquiry src-${first.source.source}">` +
     `<div class="q-head">Asked by ${asker(first.source)} · ${timeTag(first.timestamp)}${count}</div>` +
     `<div class="q-text md">${ctx.markdown(first.question.text)}</div>` +
     questionMeta(first) +
     `<ol class="attempts">${attempts}</ol></li>`
+  )
 }
 
 /** Every question of a tool call (or of a turn, for those outside any call), in order. */
 export const inquiryList = (pairs: ReadonlyArray<InquiryPair>, ctx: InquiryContext): string =>
-  pairs.length === 0 ? "" : `<ol class="inquiries">${groupAttempts(pairs).map((g) => inquiryGroup(g, ctx)).join("")}</ol>`
+  pairs.length === 0
+    ? ""
+    : `<ol class="inquiries">${groupAttempts(pairs)
+        .map((g) => inquiryGroup(g, ctx))
+        .join("")}</ol>`

@@ -15,7 +15,13 @@
 import * as JsonText from "../storage/JsonText.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 
-const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" }
+const ESCAPES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+}
 const SPECIAL = /[&<>"']/g
 
 /**
@@ -89,8 +95,10 @@ export const preBlock = (text: string, className = "text", maxLines = CLIP_LINES
   const head = clipHead(text, maxLines)
   if (head === undefined) return `<pre class="${className}">${escapeHtml(text)}</pre>`
   const size = `${formatCount(countLines(text))} lines, ${formatCount(text.length)} characters`
-  return `<div class="clip"><pre class="${className} head">${escapeHtml(head)}<span class="cut">…</span></pre>` +
+  return (
+    `<div class="clip"><pre class="${className} head">${escapeHtml(head)}<span class="cut">…</span></pre>` +
     `<details class="all"><summary>Show all ${size}</summary><pre class="${className}">${escapeHtml(text)}</pre></details></div>`
+  )
 }
 
 /** One line of `text` (the first), at most `max` characters, for a summary row. */
@@ -118,4 +126,5 @@ export const timeTag = (timestamp: string, withDate = false): string => {
 }
 
 /** JSON for people: pretty-printed, as a clipped block. */
-export const jsonBlock = (value: unknown, maxLines = CLIP_LINES): string => preBlock(JsonText.shown(value, 2) ?? "null", "json", maxLines)
+export const jsonBlock = (value: unknown, maxLines = CLIP_LINES): string =>
+  preBlock(JsonText.shown(value, 2) ?? "null", "json", maxLines)

@@ -100,21 +100,31 @@ const renderEvents = (entries: ReadonlyArray<StreamEntry>): Array<string> => {
         break
       case "chat_response":
         if (e.message !== undefined) blocks.push(`### Assistant · ${when(e.timestamp)}\n\n${e.message}`)
-        else if (e.reasoning !== undefined) blocks.push(`### Assistant (reasoning) · ${when(e.timestamp)}\n\n${e.reasoning}`)
-        else blocks.push(`### Assistant (structured) · ${when(e.timestamp)}\n\n${fenced(JsonText.shown(e.data ?? null, 2)!, "json")}`)
+        else if (e.reasoning !== undefined)
+          blocks.push(`### Assistant (reasoning) · ${when(e.timestamp)}\n\n${e.reasoning}`)
+        else
+          blocks.push(
+            `### Assistant (structured) · ${when(e.timestamp)}\n\n${fenced(JsonText.shown(e.data ?? null, 2)!, "json")}`
+          )
         break
       case "tool_call_request":
         toolNames.set(e.id, e.name)
-        blocks.push(`### Tool call \`${e.name}\` (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(JsonText.shown(e.arguments, 2)!, "json")}`)
+        blocks.push(
+          `### Tool call \`${e.name}\` (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(JsonText.shown(e.arguments, 2)!, "json")}`
+        )
         break
       case "tool_call_response": {
         const name = toolNames.get(e.id)
         const label = e.is_error ? "Tool error" : "Tool result"
-        blocks.push(`### ${label}${name === undefined ? "" : ` \`${name}\``} (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(e.content)}`)
+        blocks.push(
+          `### ${label}${name === undefined ? "" : ` \`${name}\``} (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(e.content)}`
+        )
         break
       }
       case "inquiry_request":
-        blocks.push(`### Question from ${describeSource(e.source)} (\`${e.id}\`) · ${when(e.timestamp)}\n\n${questionBlock(e)}`)
+        blocks.push(
+          `### Question from ${describeSource(e.source)} (\`${e.id}\`) · ${when(e.timestamp)}\n\n${questionBlock(e)}`
+        )
         break
       case "inquiry_response":
         blocks.push(`### Inquiry response (\`${e.id}\`) · ${when(e.timestamp)}\n\n${inquiryOutcomeText(e)}`)
@@ -199,7 +209,10 @@ export const placeCompactions = (entries: ReadonlyArray<StreamEntry>): Compactio
 const compactionBlock = (c: Compaction): string => {
   const head = `> **Compaction** of ${turnsText(c.rule)} · ${when(c.rule.timestamp)}`
   if (c.rule.summary === undefined) return `${head}: for the model, ${describeRule(c.rule)}.`
-  const quoted = c.rule.summary.split("\n").map((line) => (line === "" ? ">" : `> ${line}`)).join("\n")
+  const quoted = c.rule.summary
+    .split("\n")
+    .map((line) => (line === "" ? ">" : `> ${line}`))
+    .join("\n")
   return `${head}: the model sees this summary instead:\n>\n${quoted}`
 }
 
@@ -223,9 +236,10 @@ export const renderMarkdown = (conversation: {
 }): string => {
   const { complete, incomplete } = splitIncompleteTurn(conversation.entries)
   const out: Array<string> = []
-  const heading = conversation.title !== undefined && conversation.title.length > 0
-    ? conversation.title
-    : `Conversation jp-c${conversation.id}`
+  const heading =
+    conversation.title !== undefined && conversation.title.length > 0
+      ? conversation.title
+      : `Conversation jp-c${conversation.id}`
   out.push(`# ${heading}`)
   if (heading !== `Conversation jp-c${conversation.id}`) out.push(`Conversation \`jp-c${conversation.id}\``)
   const all = turns(complete)
@@ -235,7 +249,12 @@ export const renderMarkdown = (conversation: {
     out.push(`## Turn ${turn.index + 1}`, ...compactionsAt(turn.index), ...renderEvents(turn.entries))
   }
   if (incomplete !== null) {
-    out.push(`## Turn ${all.length + 1} (incomplete)`, ...compactionsAt(all.length), ...renderEvents(incomplete.entries), incompleteMarker(incomplete.entries))
+    out.push(
+      `## Turn ${all.length + 1} (incomplete)`,
+      ...compactionsAt(all.length),
+      ...renderEvents(incomplete.entries),
+      incompleteMarker(incomplete.entries)
+    )
   }
   out.push(...afterLast.map(compactionBlock))
   if (all.length === 0 && incomplete === null && !conversation.entries.some(isConversationEvent)) {

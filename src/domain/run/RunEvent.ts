@@ -54,23 +54,41 @@ export const Audience = Schema.Literals(["person", "assistant", "config", "remem
 export type Audience = typeof Audience.Type
 
 /** How a turn was left (contract §3 `incomplete`), or null when it is complete. */
-export const Incomplete = Schema.NullOr(Schema.Struct({
-  state: Schema.Literals(["waiting-for-input", "pending-tool-execution", "pending-follow-up", "pending-llm-response"]),
-  tool: Schema.optionalKey(Schema.String)
-}))
+export const Incomplete = Schema.NullOr(
+  Schema.Struct({
+    state: Schema.Literals([
+      "waiting-for-input",
+      "pending-tool-execution",
+      "pending-follow-up",
+      "pending-llm-response"
+    ]),
+    tool: Schema.optionalKey(Schema.String)
+  })
+)
 export type Incomplete = typeof Incomplete.Type
 
 /** How a run ended, as `query --format json` names it. */
 export const Ending = Schema.Literals([
-  "completed", "resumed", "discarded", "quit", "nothing_to_resume", "nothing_to_discard", "edit_abandoned", "deferred",
-  "interrupted", "failed"
+  "completed",
+  "resumed",
+  "discarded",
+  "quit",
+  "nothing_to_resume",
+  "nothing_to_discard",
+  "edit_abandoned",
+  "deferred",
+  "interrupted",
+  "failed"
 ])
 export type Ending = typeof Ending.Type
 
 const StopReason = Schema.Literals(["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"])
 
 /** The conversation of the run is known (`created`: it is new). */
-export const ConversationKnown = Schema.TaggedStruct("ConversationKnown", { conversation_id: Schema.String, created: Schema.Boolean })
+export const ConversationKnown = Schema.TaggedStruct("ConversationKnown", {
+  conversation_id: Schema.String,
+  created: Schema.Boolean
+})
 /** The model was chosen (once, when first needed). */
 export const ModelChosen = Schema.TaggedStruct("ModelChosen", { model: Schema.String })
 /** `true` when a model request starts, `false` once its first output (or its end) arrives. */
@@ -86,7 +104,11 @@ export const ToolCallsAnnounced = Schema.TaggedStruct("ToolCallsAnnounced", { ca
 /** A call passed its permission step and its tool is about to run (`resumed`: in a resumed turn). */
 export const ToolStarted = Schema.TaggedStruct("ToolStarted", { call: ToolCall, resumed: Schema.Boolean })
 /** A call's response is recorded (`ran`: false when it was skipped before running). */
-export const ToolFinished = Schema.TaggedStruct("ToolFinished", { call: ToolCall, ran: Schema.Boolean, response: ToolResult })
+export const ToolFinished = Schema.TaggedStruct("ToolFinished", {
+  call: ToolCall,
+  ran: Schema.Boolean,
+  response: ToolResult
+})
 /**
  * A question is recorded and routed: who may answer it, since when, and who
  * is asking (`label`, RFD 083 `prompt_label`: the header every prompt shows,
@@ -116,8 +138,19 @@ export const Stopped = Schema.TaggedStruct("Stopped", { ending: Ending, incomple
 
 /** Everything a run shows, as it happens. */
 export const RunEvent = Schema.Union([
-  ConversationKnown, ModelChosen, Waiting, TextDelta, ReasoningDelta, ReplyFinished, ToolCallsAnnounced, ToolStarted,
-  ToolFinished, QuestionOpened, QuestionClosed, Warning, Stopped
+  ConversationKnown,
+  ModelChosen,
+  Waiting,
+  TextDelta,
+  ReasoningDelta,
+  ReplyFinished,
+  ToolCallsAnnounced,
+  ToolStarted,
+  ToolFinished,
+  QuestionOpened,
+  QuestionClosed,
+  Warning,
+  Stopped
 ])
 export type RunEvent = typeof RunEvent.Type
 
@@ -150,13 +183,24 @@ export const make: { readonly [Tag in RunEvent["_tag"]]: (fields: Omit<Of<Tag>, 
     label === undefined
       ? { _tag: "QuestionOpened", inquiry_id, call, question, source, audience, since }
       : { _tag: "QuestionOpened", inquiry_id, call, question, source, audience, since, label },
-  QuestionClosed: ({ inquiry_id, call, question, by, outcome }) => ({ _tag: "QuestionClosed", inquiry_id, call, question, by, outcome }),
+  QuestionClosed: ({ inquiry_id, call, question, by, outcome }) => ({
+    _tag: "QuestionClosed",
+    inquiry_id,
+    call,
+    question,
+    by,
+    outcome
+  }),
   Warning: ({ text }) => ({ _tag: "Warning", text }),
   Stopped: ({ ending, incomplete }) => ({ _tag: "Stopped", ending, incomplete })
 }
 
 /** A tool call request as the run shows it (no timestamp, no provider metadata). */
-export const toolCall = (call: { readonly id: string; readonly name: string; readonly arguments: Schema.JsonObject }): ToolCall => ({
+export const toolCall = (call: {
+  readonly id: string
+  readonly name: string
+  readonly arguments: Schema.JsonObject
+}): ToolCall => ({
   id: call.id,
   name: call.name,
   arguments: call.arguments

@@ -153,7 +153,10 @@ const step = (acc: Acc, e: RunEvent.RunEvent): void => {
       acc.calls.set(e.call.id, toolRow(e.call, "unfinished"))
       return
     case "ToolFinished":
-      acc.calls.set(e.call.id, toolRow(e.call, !e.ran ? "skipped" : e.response.is_error ? "error" : "success", e.response.content))
+      acc.calls.set(
+        e.call.id,
+        toolRow(e.call, !e.ran ? "skipped" : e.response.is_error ? "error" : "success", e.response.content)
+      )
       return
     case "QuestionOpened":
       acc.open.set(e.inquiry_id, openRow(e))
@@ -201,7 +204,8 @@ export const fold = (events: Iterable<RunEvent.RunEvent>): RunReport => {
 }
 
 /** The questions still waiting for an answer when the run ended. */
-export const openQuestions = (report: RunReport): ReadonlyArray<QuestionRow> => report.questions.filter((q) => q.outcome === "open")
+export const openQuestions = (report: RunReport): ReadonlyArray<QuestionRow> =>
+  report.questions.filter((q) => q.outcome === "open")
 
 /** The reply text as the text format prints it (replies on their own lines). */
 export const replyText = (report: RunReport): string => report.replies.join("\n")

@@ -27,9 +27,7 @@ import type { ConversationId } from "./ConversationId.ts"
 import * as ConversationMetadata from "./ConversationMetadata.ts"
 import type * as Timestamp from "../event/Timestamp.ts"
 
-export type BaseConfig =
-  | { readonly _tag: "File"; readonly text: string }
-  | { readonly _tag: "Packed" }
+export type BaseConfig = { readonly _tag: "File"; readonly text: string } | { readonly _tag: "Packed" }
 
 /**
  * A whole conversation as stored: id, metadata, the opaque base config and
@@ -57,7 +55,12 @@ export interface Conversation {
  * A new, empty conversation (current format: `base_config.json` holding `{}`,
  * or the model's id when `model` is given).
  */
-export const make = (options: { id: ConversationId; title?: string; now: Timestamp.Timestamp; model?: string }): Conversation => ({
+export const make = (options: {
+  id: ConversationId
+  title?: string
+  now: Timestamp.Timestamp
+  model?: string
+}): Conversation => ({
   id: options.id,
   archived: false,
   metadata: ConversationMetadata.make({
@@ -78,7 +81,10 @@ export const modelId = (model: string): { readonly provider: string; readonly na
 const modelConfig = (model: string): JsonObject => ({ assistant: { model: { id: { ...modelId(model) } } } })
 
 /** A new conversation's `base_config.json`: the model it starts with, pretty-printed as JP writes it. */
-export const baseConfigFor = (model: string): BaseConfig => ({ _tag: "File", text: JSON.stringify(modelConfig(model), null, 2) + "\n" })
+export const baseConfigFor = (model: string): BaseConfig => ({
+  _tag: "File",
+  text: JSON.stringify(modelConfig(model), null, 2) + "\n"
+})
 
 /** The `config_delta` a run on another model appends before its turn (JP's nested `{type, timestamp, delta}`). */
 export const modelDelta = (at: Timestamp.Timestamp, model: string): ConfigDelta =>

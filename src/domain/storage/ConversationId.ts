@@ -25,7 +25,11 @@ import * as Schema from "effect/Schema"
  * ```
  */
 export const ConversationId = Schema.String.pipe(
-  Schema.check(Schema.makeFilter((s: string) => /^\d{1,19}$/.test(s) || `Expected a conversation id (decisecond number), got ${JSON.stringify(s)}`)),
+  Schema.check(
+    Schema.makeFilter(
+      (s: string) => /^\d{1,19}$/.test(s) || `Expected a conversation id (decisecond number), got ${JSON.stringify(s)}`
+    )
+  ),
   Schema.brand("ConversationId")
 )
 export type ConversationId = typeof ConversationId.Type
@@ -50,7 +54,6 @@ export const display = (id: ConversationId): string => `jp-c${id}`
 
 /** A new id for "now" (deciseconds since the epoch). */
 export const fromEpochMillis = (ms: number): ConversationId => String(Math.floor(ms / 100)) as ConversationId
-
 
 /**
  * JP's directory name (`ConversationId::to_dirname`): first 60 chars of the

@@ -59,7 +59,9 @@ const optTimestamp = (raw: JsonObject, key: string): Timestamp.Timestamp | undef
 /** Decodes a parsed `metadata.json` value. Throws {@link MetadataError}. */
 export const decode = (raw: unknown, _file: string): ConversationMetadata => {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new MetadataError(`expected a JSON object, got ${raw === null ? "null" : Array.isArray(raw) ? "an array" : typeof raw}`)
+    throw new MetadataError(
+      `expected a JSON object, got ${raw === null ? "null" : Array.isArray(raw) ? "an array" : typeof raw}`
+    )
   }
   const obj = raw as JsonObject
   const last = optTimestamp(obj, "last_activated_at")
@@ -69,12 +71,18 @@ export const decode = (raw: unknown, _file: string): ConversationMetadata => {
     throw new MetadataError(`field "title" must be a string, got ${JSON.stringify(title)}`)
   }
   const labels = obj["labels"]
-  if (labels !== undefined && (typeof labels !== "object" || labels === null || Array.isArray(labels) ||
-    Object.values(labels).some((v) => typeof v !== "string"))) {
+  if (
+    labels !== undefined &&
+    (typeof labels !== "object" ||
+      labels === null ||
+      Array.isArray(labels) ||
+      Object.values(labels).some((v) => typeof v !== "string"))
+  ) {
     throw new MetadataError(`field "labels" must be an object of strings`)
   }
   const extra: JsonObject = {}
-  for (const k of Object.keys(obj)) if (!(KNOWN as ReadonlyArray<string>).includes(k) || obj[k] === null) setKey(extra, k, obj[k]!)
+  for (const k of Object.keys(obj))
+    if (!(KNOWN as ReadonlyArray<string>).includes(k) || obj[k] === null) setKey(extra, k, obj[k]!)
   const props: ConstructorParameters<typeof ConversationMetadata>[0] = { last_activated_at: last, extra }
   const mutable = props as { -readonly [K in keyof typeof props]: (typeof props)[K] }
   if (typeof title === "string") mutable.title = title

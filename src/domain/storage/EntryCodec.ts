@@ -33,7 +33,13 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as Effect from "effect/Effect"
 import { ChatRequest } from "../event/ChatRequest.ts"
 import { ChatResponse } from "../event/ChatResponse.ts"
-import { Compaction, ConfigDelta, type StreamEntry, StreamEntry as StreamEntrySchema, UnknownEntry } from "../event/ConversationEvent.ts"
+import {
+  Compaction,
+  ConfigDelta,
+  type StreamEntry,
+  StreamEntry as StreamEntrySchema,
+  UnknownEntry
+} from "../event/ConversationEvent.ts"
 import { InquiryRequest } from "../event/InquiryRequest.ts"
 import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "../event/InquiryResponse.ts"
 import { InquiryQuestion } from "../event/InquiryQuestion.ts"
@@ -50,7 +56,10 @@ type JsonObject = { [key: string]: Json }
 
 /** Why one entry could not be decoded (the caller adds file and index). */
 export class EntryError extends Error {
-  constructor(readonly kind: string | undefined, message: string) {
+  constructor(
+    readonly kind: string | undefined,
+    message: string
+  ) {
     super(message)
   }
 }
@@ -71,7 +80,8 @@ const SEP = "\u0001"
 
 /** Sets an own property, even one named `__proto__` (which plain assignment would swallow). */
 export const setKey = (obj: JsonObject, key: string, value: Json): void => {
-  if (key === "__proto__") Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
+  if (key === "__proto__")
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
   else obj[key] = value
 }
 
@@ -84,7 +94,9 @@ const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !==
  */
 const mapStrings = (value: Json, path: string, leaf: (s: string, path: string) => Json): Json => {
   const root: { value: Json } = { value: null }
-  const todo: Array<{ value: Json; path: string; put: (v: Json) => void }> = [{ value, path, put: (v) => (root.value = v) }]
+  const todo: Array<{ value: Json; path: string; put: (v: Json) => void }> = [
+    { value, path, put: (v) => (root.value = v) }
+  ]
   while (todo.length > 0) {
     const task = todo.pop()!
     const v = task.value
@@ -93,9 +105,13 @@ const mapStrings = (value: Json, path: string, leaf: (s: string, path: string) =
       const out: Array<Json> = new Array(v.length)
       task.put(out)
       v.forEach((item, i) => {
-        todo.push({ value: item, path: task.path + SEP + i, put: (x) => {
-          out[i] = x
-        } })
+        todo.push({
+          value: item,
+          path: task.path + SEP + i,
+          put: (x) => {
+            out[i] = x
+          }
+        })
       })
     } else if (isObject(v)) {
       const out: JsonObject = {}
@@ -130,7 +146,12 @@ const decodeSource = compiled(InquirySource)
 const decodeQuestion = compiled(InquiryQuestion)
 
 const issueText = (exit: Exit.Exit<unknown, Schema.SchemaError>): string =>
-  Exit.isFailure(exit) ? String(exit.cause).replace(/^SchemaError: /, "").split("\n").join(" ") : ""
+  Exit.isFailure(exit)
+    ? String(exit.cause)
+        .replace(/^SchemaError: /, "")
+        .split("\n")
+        .join(" ")
+    : ""
 
 const CANONICAL_KEYS: Record<string, ReadonlyArray<string>> = {
   turn_start: ["timestamp", "type"],
@@ -145,13 +166,22 @@ const CANONICAL_KEYS: Record<string, ReadonlyArray<string>> = {
 const requireString = (raw: JsonObject, key: string, kind: string): string => {
   const v = raw[key]
   if (typeof v !== "string") {
-    throw new EntryError(kind, v === undefined ? `missing field "${key}"` : `field "${key}" must be a string, got ${describe(v)}`)
+    throw new EntryError(
+      kind,
+      v === undefined ? `missing field "${key}"` : `field "${key}" must be a string, got ${describe(v)}`
+    )
   }
   return v
 }
 
 const describe = (v: unknown): string =>
-  v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `${typeof v} ${JSON.stringify(v)}`
+  v === null
+    ? "null"
+    : Array.isArray(v)
+      ? "an array"
+      : typeof v === "object"
+        ? "an object"
+        : `${typeof v} ${JSON.stringify(v)}`
 
 /**
  * Decodes one raw entry. Throws {@link EntryError} with a readable reason.
@@ -196,7 +226,8 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
   let metadata: JsonObject = {}
   const rawMetadata = raw["metadata"]
   if (rawMetadata !== undefined) {
-    if (!isObject(rawMetadata)) throw new EntryError(kind, `field "metadata" must be an object, got ${describe(rawMetadata)}`)
+    if (!isObject(rawMetadata))
+      throw new EntryError(kind, `field "metadata" must be an object, got ${describe(rawMetadata)}`)
     metadata = decodeLeaves(rawMetadata, "metadata", undecoded) as JsonObject
   }
 
@@ -208,7 +239,14 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
     case "chat_request": {
       const content = requireString(raw, "content", kind)
       used.add("content")
-      const props: { timestamp: Timestamp.Timestamp; type: "chat_request"; content: string; metadata: JsonObject; schema?: JsonObject; author?: string } = {
+      const props: {
+        timestamp: Timestamp.Timestamp
+        type: "chat_request"
+        content: string
+        metadata: JsonObject
+        schema?: JsonObject
+        author?: string
+      } = {
         timestamp: ts,
         type: "chat_request",
         content,
@@ -254,10 +292,18 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
       const rawArgs = raw["arguments"]
       let args: JsonObject = {}
       if (rawArgs !== undefined) {
-        if (!isObject(rawArgs)) throw new EntryError(kind, `field "arguments" must be an object, got ${describe(rawArgs)}`)
+        if (!isObject(rawArgs))
+          throw new EntryError(kind, `field "arguments" must be an object, got ${describe(rawArgs)}`)
         args = decodeLeaves(rawArgs, "arguments", undecoded) as JsonObject
       }
-      entry = trusted(ToolCallRequest, { timestamp: ts, type: "tool_call_request", id, name, arguments: args, metadata })
+      entry = trusted(ToolCallRequest, {
+        timestamp: ts,
+        type: "tool_call_request",
+        id,
+        name,
+        arguments: args,
+        metadata
+      })
       break
     }
     case "tool_call_response": {
@@ -265,12 +311,24 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
       const rawContent = requireString(raw, "content", kind)
       const isError = raw["is_error"]
       if (typeof isError !== "boolean") {
-        throw new EntryError(kind, isError === undefined ? `missing field "is_error"` : `field "is_error" must be a boolean, got ${describe(isError)}`)
+        throw new EntryError(
+          kind,
+          isError === undefined
+            ? `missing field "is_error"`
+            : `field "is_error" must be a boolean, got ${describe(isError)}`
+        )
       }
       used.add("id").add("content").add("is_error")
       const content = StorageBase64.decode(rawContent)
       if (content === undefined) undecoded.push("content")
-      entry = trusted(ToolCallResponse, { timestamp: ts, type: "tool_call_response", id, content: content ?? rawContent, is_error: isError, metadata })
+      entry = trusted(ToolCallResponse, {
+        timestamp: ts,
+        type: "tool_call_response",
+        id,
+        content: content ?? rawContent,
+        is_error: isError,
+        metadata
+      })
       break
     }
     case "inquiry_request": {
@@ -282,7 +340,14 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
       const question = decodeQuestion(raw["question"])
       if (Exit.isFailure(question)) throw new EntryError(kind, `field "question": ${issueText(question)}`)
       used.add("id").add("source").add("question")
-      entry = trusted(InquiryRequest, { timestamp: ts, type: "inquiry_request", id: id as InquiryRequest["id"], source: source.value, question: question.value, metadata })
+      entry = trusted(InquiryRequest, {
+        timestamp: ts,
+        type: "inquiry_request",
+        id: id as InquiryRequest["id"],
+        source: source.value,
+        question: question.value,
+        metadata
+      })
       break
     }
     case "inquiry_response": {
@@ -292,12 +357,20 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
       if (outcome === undefined || outcome === "answered") {
         // No outcome: the legacy flat form, which always carried an answer.
         if (!("answer" in raw)) {
-          throw new EntryError(kind, outcome === undefined
-            ? `has neither "outcome" nor "answer"`
-            : `outcome "answered" needs an "answer"`)
+          throw new EntryError(
+            kind,
+            outcome === undefined ? `has neither "outcome" nor "answer"` : `outcome "answered" needs an "answer"`
+          )
         }
         used.add("answer")
-        entry = trusted(InquiryAnswered, { timestamp: ts, type: "inquiry_response", outcome: "answered", id, answer: raw["answer"]!, metadata })
+        entry = trusted(InquiryAnswered, {
+          timestamp: ts,
+          type: "inquiry_response",
+          outcome: "answered",
+          id,
+          answer: raw["answer"]!,
+          metadata
+        })
       } else if (outcome === "cancelled") {
         const reason = raw["reason"]
         if (reason !== undefined && typeof reason !== "string") {
@@ -305,11 +378,21 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
         }
         used.add("reason")
         // RFD 082: a missing reason reads as `user` (JP's branch code says "unspecified").
-        entry = trusted(InquiryCancelled, { timestamp: ts, type: "inquiry_response", outcome: "cancelled", id, reason: reason ?? "user", metadata })
+        entry = trusted(InquiryCancelled, {
+          timestamp: ts,
+          type: "inquiry_response",
+          outcome: "cancelled",
+          id,
+          reason: reason ?? "user",
+          metadata
+        })
       } else if (outcome === "redacted") {
         entry = trusted(InquiryRedacted, { timestamp: ts, type: "inquiry_response", outcome: "redacted", id, metadata })
       } else {
-        throw new EntryError(kind, `unknown outcome ${describe(outcome)} (expected "answered", "cancelled" or "redacted")`)
+        throw new EntryError(
+          kind,
+          `unknown outcome ${describe(outcome)} (expected "answered", "cancelled" or "redacted")`
+        )
       }
       break
     }
@@ -322,7 +405,12 @@ const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
   const keys = Object.keys(raw)
   const canonical = canonicalKeys(entry)
   let sameKeys = keys.length === canonical.length
-  if (sameKeys) for (let i = 0; i < keys.length; i++) if (keys[i] !== canonical[i]) { sameKeys = false; break }
+  if (sameKeys)
+    for (let i = 0; i < keys.length; i++)
+      if (keys[i] !== canonical[i]) {
+        sameKeys = false
+        break
+      }
   if (!sameKeys || undecoded.length > 0) {
     const layout: { keys?: ReadonlyArray<string>; extra?: JsonObject; undecoded?: ReadonlySet<string> } = {}
     if (!sameKeys) layout.keys = keys
@@ -438,9 +526,7 @@ export const StoredEntry = Schema.Unknown.pipe(
       try {
         return Effect.succeed(decodeEntry(raw))
       } catch (error) {
-        const message = error instanceof EntryError
-          ? `${error.kind ?? "entry"}: ${error.message}`
-          : String(error)
+        const message = error instanceof EntryError ? `${error.kind ?? "entry"}: ${error.message}` : String(error)
         return Effect.fail(new SchemaIssue.InvalidValue({ message }, raw, options) as SchemaIssue.Issue)
       }
     }),

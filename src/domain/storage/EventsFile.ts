@@ -52,7 +52,11 @@ const decodeAt = (raw: unknown, index: number, file: string): StreamEntry => {
     return EntryCodec.decodeEntry(raw)
   } catch (error) {
     if (error instanceof EntryCodec.EntryError) {
-      throw new EventsFileError(file, index, error.kind === undefined ? error.message : `${error.kind}: ${error.message}`)
+      throw new EventsFileError(
+        file,
+        index,
+        error.kind === undefined ? error.message : `${error.kind}: ${error.message}`
+      )
     }
     throw error
   }
@@ -61,7 +65,11 @@ const decodeAt = (raw: unknown, index: number, file: string): StreamEntry => {
 /** Decodes the entries of an already parsed events array. */
 export const decodeEntries = (value: unknown, file: string): Array<StreamEntry> => {
   if (!Array.isArray(value)) {
-    throw new EventsFileError(file, undefined, `expected a JSON array of entries, got ${value === null ? "null" : typeof value}`)
+    throw new EventsFileError(
+      file,
+      undefined,
+      `expected a JSON array of entries, got ${value === null ? "null" : typeof value}`
+    )
   }
   const out = new Array<StreamEntry>(value.length)
   for (let i = 0; i < value.length; i++) out[i] = decodeAt(value[i], i, file)
@@ -117,13 +125,15 @@ const shapeOf = (value: unknown): { number: boolean; depth: number } => {
 export const hasForeignNumber = (text: string): boolean => {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
-    if (c === 34) { // a string: skip to its closing quote
+    if (c === 34) {
+      // a string: skip to its closing quote
       for (i++; i < text.length; i++) {
         const d = text.charCodeAt(i)
         if (d === 92) i++
         else if (d === 34) break
       }
-    } else if (c === 45 || (c >= 48 && c <= 57)) { // `-` or a digit starts a number token
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      // `-` or a digit starts a number token
       let j = i + 1
       for (; j < text.length; j++) {
         const d = text.charCodeAt(j)
@@ -163,7 +173,8 @@ const elementBounds = (text: string): Array<readonly [number, number]> => {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (inString) {
-      if (c === 92) i++ // a backslash escapes the next char
+      if (c === 92)
+        i++ // a backslash escapes the next char
       else if (c === 34) inString = false
     } else if (c === 34) {
       inString = true
@@ -302,7 +313,9 @@ export const parseBytes = (bytes: Buffer, file: string): Array<StreamEntry> => p
 /** One entry as it stands inside the pretty array (indented by two spaces). */
 export const renderEntry = (entry: StreamEntry): string => {
   const raw = verbatimText.get(entry)
-  return raw !== undefined ? "  " + raw : "  " + JsonText.stringify(EntryCodec.encodeEntry(entry), 2).replaceAll("\n", "\n  ")
+  return raw !== undefined
+    ? "  " + raw
+    : "  " + JsonText.stringify(EntryCodec.encodeEntry(entry), 2).replaceAll("\n", "\n  ")
 }
 
 /** The whole file text. */

@@ -59,7 +59,13 @@ export const stringifyIterative = (root: unknown, indent = 0): string | undefine
     const value = toJsonOf(raw, key)
     if (typeof value === "object" && value !== null) {
       const isArray = Array.isArray(value)
-      stack.push({ open: isArray ? "[" : "{", value: value as Frame["value"], keys: isArray ? undefined : Object.keys(value), index: 0, wrote: false })
+      stack.push({
+        open: isArray ? "[" : "{",
+        value: value as Frame["value"],
+        keys: isArray ? undefined : Object.keys(value),
+        index: 0,
+        wrote: false
+      })
       out.push(isArray ? "[" : "{")
       return true
     }
@@ -115,7 +121,8 @@ export const depth = (value: unknown): number => {
     const [v, d] = todo.pop()!
     if (typeof v !== "object" || v === null) continue
     max = Math.max(max, d + 1)
-    for (const x of Array.isArray(v) ? v : Object.values(v)) if (typeof x === "object" && x !== null) todo.push([x, d + 1])
+    for (const x of Array.isArray(v) ? v : Object.values(v))
+      if (typeof x === "object" && x !== null) todo.push([x, d + 1])
   }
   return max
 }

@@ -48,7 +48,12 @@ export interface Keep {
 }
 
 /** JP's built-in rule (RFD 064): keep the first turn and the last 3, strip reasoning and tool calls. */
-export const DEFAULT_RULE: Required<CompactionRuleConfig> = { keep_first: 1, keep_last: 3, reasoning: "strip", tool_calls: "strip" }
+export const DEFAULT_RULE: Required<CompactionRuleConfig> = {
+  keep_first: 1,
+  keep_last: 3,
+  reasoning: "strip",
+  tool_calls: "strip"
+}
 
 /** `{ from, to }` when it holds a turn of a conversation of `count` turns. */
 const within = (from: number, to: number, count: number): TurnRange | undefined =>
@@ -105,11 +110,12 @@ export const rollingRange = (entries: ReadonlyArray<StreamEntry>, keep: Keep): T
  */
 export const extendSummaryRange = (entries: ReadonlyArray<StreamEntry>, range: TurnRange): TurnRange => {
   let { from, to } = range
-  for (let changed = true; changed;) {
+  for (let changed = true; changed; ) {
     changed = false
     for (const e of entries) {
       if (e.type !== "compaction" || e.rule.summary === undefined) continue
-      const a = e.rule.from_turn, b = e.rule.to_turn
+      const a = e.rule.from_turn,
+        b = e.rule.to_turn
       const intersects = from <= b && to >= a
       const contains = (from <= a && to >= b) || (a <= from && b >= to)
       if (intersects && !contains) {
@@ -147,7 +153,11 @@ export const toolCallPolicy = (mode: ToolCallsMode): ToolCallPolicy => {
  * // { timestamp, from_turn: 1, to_turn: 6, reasoning: "strip", tool_calls: { policy: "strip", request: true, response: true } }
  * ```
  */
-export const mechanicalRule = (range: TurnRange, rule: CompactionRuleConfig, timestamp: Timestamp.Timestamp): CompactionRule => ({
+export const mechanicalRule = (
+  range: TurnRange,
+  rule: CompactionRuleConfig,
+  timestamp: Timestamp.Timestamp
+): CompactionRule => ({
   timestamp,
   from_turn: range.from,
   to_turn: range.to,
@@ -216,7 +226,8 @@ export const decideAuto = (
   if (!settings.enabled) return AutoDecision.Off()
   if (size.tokens <= size.window * settings.triggerRatio) return AutoDecision.UnderTrigger()
   const start = Math.max(0, currentTurnStart(entries))
-  for (let i = start; i < entries.length; i++) if (entries[i]!.type === "compaction") return AutoDecision.AlreadyCompacted()
+  for (let i = start; i < entries.length; i++)
+    if (entries[i]!.type === "compaction") return AutoDecision.AlreadyCompacted()
   if (turnCount(entries) <= settings.minTurns) return AutoDecision.TooFewTurns()
   const range = rollingRange(entries, keepOf(settings.rule))
   return range === undefined ? AutoDecision.NothingToCompact() : AutoDecision.Compact({ range })

@@ -56,7 +56,11 @@ export interface IncompleteTurn {
 }
 
 /** What resuming an incomplete turn would do (contract §3, RFD 023 "conversation ls"). */
-export type IncompleteState = "waiting-for-input" | "pending-tool-execution" | "pending-follow-up" | "pending-llm-response"
+export type IncompleteState =
+  | "waiting-for-input"
+  | "pending-tool-execution"
+  | "pending-follow-up"
+  | "pending-llm-response"
 
 /** The `incomplete` field of a `conversation ls` row. */
 export interface IncompleteSummary {
@@ -104,7 +108,11 @@ export interface TurnAnalysis {
    * with `EventMetadata.rememberedAnswer`), by tool and question id, the
    * latest winning: a resumed turn remembers them too (issue 27).
    */
-  readonly rememberedAnswers: ReadonlyArray<{ readonly tool: string; readonly questionId: string; readonly answer: Json }>
+  readonly rememberedAnswers: ReadonlyArray<{
+    readonly tool: string
+    readonly questionId: string
+    readonly answer: Json
+  }>
   /**
    * Permission decisions remembered for the turn (`Y`/`N`, recorded as a
    * `PermissionInquiry`; or, from earlier parley, `EventMetadata.rememberedPermission`
@@ -126,7 +134,10 @@ export interface TurnAnalysis {
   /** Every tool call of the turn with its state, in order (for display). */
   readonly toolCalls: ReadonlyArray<ToolCallStatus>
   /** Inquiries that belong to no tool call of the turn, in order, each with its closing response (for display). */
-  readonly unattachedInquiries: ReadonlyArray<{ readonly request: InquiryRequest; readonly response: InquiryResponse | null }>
+  readonly unattachedInquiries: ReadonlyArray<{
+    readonly request: InquiryRequest
+    readonly response: InquiryResponse | null
+  }>
 }
 
 /** The key of {@link TurnAnalysis.attemptCounters}. */
@@ -237,8 +248,12 @@ class TurnInspector {
   }
 
   get complete(): boolean {
-    return this.hasChatRequest && this.lastChatResponse > this.firstChatRequest && this.openCalls.length === 0 &&
+    return (
+      this.hasChatRequest &&
+      this.lastChatResponse > this.firstChatRequest &&
+      this.openCalls.length === 0 &&
       (this.lastToolResponse < 0 || this.lastChatResponse > this.lastToolResponse)
+    )
   }
 
   push(e: StreamEntry, i: number): void {
@@ -367,10 +382,17 @@ export const discardIncompleteTurn = (entries: ReadonlyArray<StreamEntry>): Arra
 export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
   const t = inspect(incomplete.entries)
   const toolCalls: Array<ToolCallStatus> = t.calls.map((c, index) => {
-    const inquiries = t.inquiries.filter((q) => q.call === index).map((q) => ({ request: q.request, response: q.response }))
-    const status = c.response !== null
-      ? (c.response.is_error ? "failed" : "completed")
-      : inquiries.some((q) => q.response === null) ? "waiting-for-input" : "pending"
+    const inquiries = t.inquiries
+      .filter((q) => q.call === index)
+      .map((q) => ({ request: q.request, response: q.response }))
+    const status =
+      c.response !== null
+        ? c.response.is_error
+          ? "failed"
+          : "completed"
+        : inquiries.some((q) => q.response === null)
+          ? "waiting-for-input"
+          : "pending"
     return { request: c.request, response: c.response, inquiries, status }
   })
   const pendingToolCalls = t.calls.filter((c) => c.response === null).map((c) => c.request)
@@ -430,7 +452,9 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     permissionDecisions,
     executorStates,
     toolCalls,
-    unattachedInquiries: t.inquiries.filter((q) => q.call < 0).map((q) => ({ request: q.request, response: q.response }))
+    unattachedInquiries: t.inquiries
+      .filter((q) => q.call < 0)
+      .map((q) => ({ request: q.request, response: q.response }))
   }
 }
 
@@ -477,7 +501,8 @@ export const incompleteSummary = (entries: ReadonlyArray<StreamEntry>): Incomple
 }
 
 /** {@link incompleteSummary} of a turn already split off. */
-export const summaryOf = (incomplete: IncompleteTurn): IncompleteSummary | null => summarize(inspect(incomplete.entries))
+export const summaryOf = (incomplete: IncompleteTurn): IncompleteSummary | null =>
+  summarize(inspect(incomplete.entries))
 
 /**
  * {@link incompleteSummary} kept up to date as a stream grows, for a store

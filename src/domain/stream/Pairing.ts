@@ -145,7 +145,10 @@ class Queues<A> {
  * the response that closes it returns.
  */
 export class Pairer<A> {
-  private constructor(private readonly tools: Queues<A>, private readonly inquiries: Queues<A>) {}
+  private constructor(
+    private readonly tools: Queues<A>,
+    private readonly inquiries: Queues<A>
+  ) {}
 
   /** @internal use {@link make}. */
   static make<A>(base?: Pairer<A>): Pairer<A> {

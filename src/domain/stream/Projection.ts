@@ -102,8 +102,13 @@ const resolve = (compactions: ReadonlyArray<Compaction>, turnBound: number): Tur
  * four read as one run.
  */
 const sameSummary = (a: Ranked | undefined, b: Ranked | undefined): boolean =>
-  a === b || (a !== undefined && b !== undefined && a.at === b.at && a.rule.summary === b.rule.summary &&
-    a.rule.from_turn === b.rule.from_turn && a.rule.to_turn === b.rule.to_turn)
+  a === b ||
+  (a !== undefined &&
+    b !== undefined &&
+    a.at === b.at &&
+    a.rule.summary === b.rule.summary &&
+    a.rule.from_turn === b.rule.from_turn &&
+    a.rule.to_turn === b.rule.to_turn)
 
 /** Step 3: the synthetic turn that stands for a run of summarised turns. */
 const summaryTurn = (text: string, timestamp: Timestamp.Timestamp): Array<StreamEntry> => [
@@ -137,7 +142,11 @@ const statusLine = (tool: string, isError: boolean): string => {
  * original responses), by the last request with each id in `entries` — JP's
  * id → name map, a later request overwriting — built for those ids only.
  */
-const nameStripped = (entries: ReadonlyArray<StreamEntry>, out: Array<StreamEntry>, stripped: ReadonlyArray<number>): void => {
+const nameStripped = (
+  entries: ReadonlyArray<StreamEntry>,
+  out: Array<StreamEntry>,
+  stripped: ReadonlyArray<number>
+): void => {
   const wanted = new Map<string, string>()
   for (const at of stripped) wanted.set((out[at] as ToolCallResponse).id, "unknown")
   for (const e of entries) if (e.type === "tool_call_request" && wanted.has(e.id)) wanted.set(e.id, e.name)
@@ -149,7 +158,14 @@ const nameStripped = (entries: ReadonlyArray<StreamEntry>, out: Array<StreamEntr
       out[at] = known
       continue
     }
-    const made = trusted(ToolCallResponse, { timestamp: e.timestamp, type: e.type, id: e.id, content, is_error: e.is_error, metadata: e.metadata })
+    const made = trusted(ToolCallResponse, {
+      timestamp: e.timestamp,
+      type: e.type,
+      id: e.id,
+      content,
+      is_error: e.is_error,
+      metadata: e.metadata
+    })
     strippedResponses.set(e, made)
     out[at] = made
   }
@@ -165,7 +181,14 @@ const applyToolPolicy = (e: ToolCallRequest | ToolCallResponse, policy: ToolCall
   if (e.type === "tool_call_request" && policy.request) {
     let made = strippedRequests.get(e)
     if (made === undefined) {
-      made = trusted(ToolCallRequest, { timestamp: e.timestamp, type: e.type, id: e.id, name: e.name, arguments: {}, metadata: e.metadata })
+      made = trusted(ToolCallRequest, {
+        timestamp: e.timestamp,
+        type: e.type,
+        id: e.id,
+        name: e.name,
+        arguments: {},
+        metadata: e.metadata
+      })
       strippedRequests.set(e, made)
     }
     return made
@@ -185,7 +208,11 @@ const compactionsOf = (entries: ReadonlyArray<StreamEntry>): Array<Compaction> =
  * filter keeps is emitted (so `Thread.intoParts` builds one array, not two).
  * Turns are counted as they go, by `Turns`' forward rule.
  */
-const apply = (entries: ReadonlyArray<StreamEntry>, compactions: ReadonlyArray<Compaction>, visibleOnly: boolean): Array<StreamEntry> => {
+const apply = (
+  entries: ReadonlyArray<StreamEntry>,
+  compactions: ReadonlyArray<Compaction>,
+  visibleOnly: boolean
+): Array<StreamEntry> => {
   const policies = resolve(compactions, entries.length)
   const stripped: Array<number> = []
   const out: Array<StreamEntry> = []

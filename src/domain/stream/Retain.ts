@@ -36,7 +36,10 @@ export const retainCompactions = (entries: ReadonlyArray<StreamEntry>, firstRemo
  * retain(entries, (e) => e.timestamp < "2026-03-05 10:00:00")
  * ```
  */
-export const retain = (entries: ReadonlyArray<StreamEntry>, keep: (e: ConversationEvent) => boolean): Array<StreamEntry> => {
+export const retain = (
+  entries: ReadonlyArray<StreamEntry>,
+  keep: (e: ConversationEvent) => boolean
+): Array<StreamEntry> => {
   const turnOf = turnIndexOf(entries)
   let firstRemoved = Number.POSITIVE_INFINITY
   const kept: Array<StreamEntry> = []

@@ -119,7 +119,9 @@ const repairPairs = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> =>
     if (tool.orphanResponses.has(i) || inquiry.orphanResponses.has(i) || inquiry.openRequests.has(i)) continue
     out.push(e)
     if (tool.openRequests.has(i) && e.type === "tool_call_request") {
-      out.push(new ToolCallResponse({ timestamp: e.timestamp, id: e.id, content: INTERRUPTED_TOOL_CALL, is_error: true }))
+      out.push(
+        new ToolCallResponse({ timestamp: e.timestamp, id: e.id, content: INTERRUPTED_TOOL_CALL, is_error: true })
+      )
     }
   }
   return out
@@ -146,7 +148,11 @@ const normalizeTurnStarts = (entries: Array<StreamEntry>): Array<StreamEntry> =>
     if (lastStart >= 0) {
       return entries.filter((e, i) => i >= firstRequest || e.type !== "turn_start" || i === lastStart)
     }
-    entries.splice(firstRequest, 0, new TurnStart({ timestamp: entries[firstRequest]!.timestamp as Timestamp.Timestamp }))
+    entries.splice(
+      firstRequest,
+      0,
+      new TurnStart({ timestamp: entries[firstRequest]!.timestamp as Timestamp.Timestamp })
+    )
     return entries
   }
   // No chat_request: the stream must open with a turn_start (parley's answer to quirk #1).

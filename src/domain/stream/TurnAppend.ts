@@ -90,9 +90,13 @@ export const validate = (
 const rejection = (orphan: Pairing.Orphan): AppendRejection => {
   const { id } = orphan
   if (orphan.kind === "tool") {
-    return orphan._tag === "Unrequested" ? { _tag: "OrphanedToolCallResponse", id } : { _tag: "DuplicateToolCallResponse", id }
+    return orphan._tag === "Unrequested"
+      ? { _tag: "OrphanedToolCallResponse", id }
+      : { _tag: "DuplicateToolCallResponse", id }
   }
-  return orphan._tag === "Unrequested" ? { _tag: "OrphanedInquiryResponse", id } : { _tag: "DuplicateInquiryResponse", id }
+  return orphan._tag === "Unrequested"
+    ? { _tag: "OrphanedInquiryResponse", id }
+    : { _tag: "DuplicateInquiryResponse", id }
 }
 
 /**
@@ -133,11 +137,17 @@ export const validateAgainst = (
  * against the stored pairing state directly, so nothing is allocated for
  * an entry that pairs.
  */
-const validateOne = (tail: { readonly hasEvents: boolean; readonly counts: TurnCounts }, batch: ReadonlyArray<StreamEntry>): AppendResult => {
+const validateOne = (
+  tail: { readonly hasEvents: boolean; readonly counts: TurnCounts },
+  batch: ReadonlyArray<StreamEntry>
+): AppendResult => {
   const e = batch[0]!
   const orphan = tail.counts.orphan(e)
   if (orphan !== undefined) return { _tag: "Rejected", rejection: rejection(orphan) }
-  return { _tag: "Ok", entries: !tail.hasEvents && isConversationEvent(e) ? [new TurnStart({ timestamp: e.timestamp }), e] : batch }
+  return {
+    _tag: "Ok",
+    entries: !tail.hasEvents && isConversationEvent(e) ? [new TurnStart({ timestamp: e.timestamp }), e] : batch
+  }
 }
 
 /**

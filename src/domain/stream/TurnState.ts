@@ -71,7 +71,9 @@ export const make = (attempts: ReadonlyMap<string, number> = new Map()): TurnSta
  * said to remember (`Y`/`N`), so the turn does not ask again what it was
  * told to remember.
  */
-export const resumed = (analysis: Pick<TurnAnalysis, "attemptCounters" | "rememberedAnswers" | "rememberedPermissions">): TurnState => {
+export const resumed = (
+  analysis: Pick<TurnAnalysis, "attemptCounters" | "rememberedAnswers" | "rememberedPermissions">
+): TurnState => {
   let state = make(analysis.attemptCounters)
   for (const r of analysis.rememberedAnswers) state = rememberAnswer(state, r.tool, r.questionId, r.answer)
   for (const r of analysis.rememberedPermissions) state = rememberPermission(state, r.tool, r.decision)
@@ -84,7 +86,11 @@ export const toolAnswerKey = (toolName: string, questionId: string): string => `
 export const permissionKey = (toolName: string): string => `${toolName}.__permission__`
 
 /** Allocates the next `<tool_call_id>.<question_id>.<attempt>` (1-based, per turn). */
-export const nextInquiryId = (state: TurnState, toolCallId: string, questionId: string): readonly [InquiryId.InquiryId, TurnState] =>
+export const nextInquiryId = (
+  state: TurnState,
+  toolCallId: string,
+  questionId: string
+): readonly [InquiryId.InquiryId, TurnState] =>
   allocateInquiryId(state, toolCallId, questionId, Infinity) as readonly [InquiryId.InquiryId, TurnState]
 
 /**
@@ -114,7 +120,9 @@ export const attempts = (state: TurnState, toolCallId: string, questionId: strin
 /** The answer remembered for a tool's question this turn. */
 export const rememberedAnswer = (state: TurnState, toolName: string, questionId: string): Option.Option<Json> =>
   // Most turns remember nothing: no key to build and hash for every question then.
-  HashMap.isEmpty(state.rememberedToolAnswers) ? Option.none() : HashMap.get(state.rememberedToolAnswers, toolAnswerKey(toolName, questionId))
+  HashMap.isEmpty(state.rememberedToolAnswers)
+    ? Option.none()
+    : HashMap.get(state.rememberedToolAnswers, toolAnswerKey(toolName, questionId))
 
 /** Remembers an answer (`Y`/`N` at a prompt) for the rest of the turn. */
 export const rememberAnswer = (state: TurnState, toolName: string, questionId: string, answer: Json): TurnState => ({
@@ -124,7 +132,9 @@ export const rememberAnswer = (state: TurnState, toolName: string, questionId: s
 
 /** The permission decision remembered for a tool this turn. */
 export const rememberedPermission = (state: TurnState, toolName: string): Option.Option<RememberedPermission> =>
-  HashMap.isEmpty(state.rememberedPermissionDecisions) ? Option.none() : HashMap.get(state.rememberedPermissionDecisions, permissionKey(toolName))
+  HashMap.isEmpty(state.rememberedPermissionDecisions)
+    ? Option.none()
+    : HashMap.get(state.rememberedPermissionDecisions, permissionKey(toolName))
 
 /** Remembers a permission decision (`Y`/`N`) for the rest of the turn. */
 export const rememberPermission = (state: TurnState, toolName: string, decision: RememberedPermission): TurnState => ({

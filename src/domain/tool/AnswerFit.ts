@@ -43,7 +43,9 @@ const describe = (value: Schema.Json): string => JSON.stringify(value)
 export const fit = (type: AnswerType, value: Schema.Json): Result.Result<Schema.Json, string> => {
   switch (type.type) {
     case "boolean":
-      return typeof value === "boolean" ? Result.succeed(value) : Result.fail(`${describe(value)} is not a yes/no answer`)
+      return typeof value === "boolean"
+        ? Result.succeed(value)
+        : Result.fail(`${describe(value)} is not a yes/no answer`)
     case "select":
       return typeof value === "string" && type.options.includes(value)
         ? Result.succeed(value)
@@ -64,7 +66,11 @@ export const fit = (type: AnswerType, value: Schema.Json): Result.Result<Schema.
  * further by their tool.
  */
 export const fitStatic = (type: AnswerType, value: Schema.Json): Result.Result<Schema.Json, string> => {
-  if (type.type === "text" && (typeof value === "number" || (Array.isArray(value) && value.every((v) => typeof v === "string")))) return Result.succeed(value)
+  if (
+    type.type === "text" &&
+    (typeof value === "number" || (Array.isArray(value) && value.every((v) => typeof v === "string")))
+  )
+    return Result.succeed(value)
   if (type.type === "boolean" && typeof value === "string") return parse(type, value)
   return fit(type, value)
 }
@@ -73,7 +79,11 @@ export const fitStatic = (type: AnswerType, value: Schema.Json): Result.Result<S
  * An answer typed as text: a boolean from yes/no words, a select option as
  * written, text as given. With `json`, the text is a JSON value first.
  */
-export const parse = (type: AnswerType, text: string, options: { readonly json?: boolean } = {}): Result.Result<Schema.Json, string> => {
+export const parse = (
+  type: AnswerType,
+  text: string,
+  options: { readonly json?: boolean } = {}
+): Result.Result<Schema.Json, string> => {
   if (options.json === true) {
     let value: Schema.Json
     try {
@@ -85,7 +95,11 @@ export const parse = (type: AnswerType, text: string, options: { readonly json?:
   }
   if (type.type === "boolean") {
     const word = text.trim().toLowerCase()
-    return YES.has(word) ? Result.succeed(true) : NO.has(word) ? Result.succeed(false) : Result.fail(`${JSON.stringify(text)} is not yes or no`)
+    return YES.has(word)
+      ? Result.succeed(true)
+      : NO.has(word)
+        ? Result.succeed(false)
+        : Result.fail(`${JSON.stringify(text)} is not yes or no`)
   }
   return fit(type, text)
 }

@@ -36,7 +36,7 @@ const JpModel = Schema.Struct({
 )
 /** `provider/model` (e.g. `anthropic/claude-sonnet-4-5`) or `scripted`. */
 export const ModelName = Schema.Union([Schema.String, JpModel]).annotate({
-  expected: "a model name such as \"anthropic/claude-sonnet-4-5\""
+  expected: 'a model name such as "anthropic/claude-sonnet-4-5"'
 })
 
 /**
@@ -46,7 +46,7 @@ export const ModelName = Schema.Union([Schema.String, JpModel]).annotate({
  */
 // One string member with one message: as a union of the three words and a
 // pattern, a wrong string was told only `expected "off" | "short" | "long"`.
-const CACHE_EXPECTED = "true, false, \"off\", \"short\", \"long\" or a duration such as \"10m\""
+const CACHE_EXPECTED = 'true, false, "off", "short", "long" or a duration such as "10m"'
 const CACHE_STRING = /^(off|short|long|[0-9]+(\.[0-9]+)?(ms|s|m|h))$/
 export const CachePolicy = Schema.Union([
   Schema.Boolean,
@@ -77,11 +77,13 @@ export const InquiryAssistant = Schema.Struct({
   system_prompt: Schema.optionalKey(Schema.String),
   /** Added to the system prompt of the side call, in order. */
   instructions: Schema.optionalKey(Schema.Array(Instruction)),
-  request: Schema.optionalKey(Schema.Struct({
-    /** The side call's reply may not be longer than this (bytes); longer is a backend error. */
-    max_response_bytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
-    cache: Schema.optionalKey(CachePolicy)
-  }))
+  request: Schema.optionalKey(
+    Schema.Struct({
+      /** The side call's reply may not be longer than this (bytes); longer is a backend error. */
+      max_response_bytes: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+      cache: Schema.optionalKey(CachePolicy)
+    })
+  )
 })
 export type InquiryAssistant = typeof InquiryAssistant.Type
 
@@ -129,7 +131,7 @@ export const Duration = Schema.Union([
   Schema.Number.check(Schema.isGreaterThan(0)),
   // Not zero: a wait that never waits is `defer`.
   Schema.String.check(Schema.isPattern(/^(?!0+(\.0+)?(ms|s|m|h)$)[0-9]+(\.[0-9]+)?(ms|s|m|h)$/))
-]).annotate({ expected: "a duration such as \"30s\", \"10m\" or \"2h\" (or a number of seconds)" })
+]).annotate({ expected: 'a duration such as "30s", "10m" or "2h" (or a number of seconds)' })
 
 /** `[conversation.tools.<tool>.questions.<id>]`: target and static answer. */
 export const QuestionConfig = Schema.Struct({
@@ -149,10 +151,11 @@ export type QuestionConfig = typeof QuestionConfig.Type
  * comes from the MCP server `[mcp.servers.NAME]` (issue 13).
  */
 export type ToolSource = Exclude<ToolKind, "mcp"> | `mcp.${string}`
-export const ToolSource = Schema.String.pipe(Schema.refine(
-  (s: string): s is ToolSource => s === "local" || s === "builtin" || /^mcp\..+$/.test(s),
-  { expected: `"local", "builtin" or "mcp.NAME" (NAME a server under [mcp.servers])` }
-))
+export const ToolSource = Schema.String.pipe(
+  Schema.refine((s: string): s is ToolSource => s === "local" || s === "builtin" || /^mcp\..+$/.test(s), {
+    expected: `"local", "builtin" or "mcp.NAME" (NAME a server under [mcp.servers])`
+  })
+)
 
 /** `[conversation.tools.<tool>]`: kind, command, description, parameters, run mode, limits, questions. */
 export const ToolConfig = Schema.Struct({
@@ -258,32 +261,45 @@ export type AutoCompactionConfig = typeof AutoCompactionConfig.Type
  * ```
  */
 export const Config = Schema.Struct({
-  assistant: Schema.optionalKey(Schema.Struct({
-    model: Schema.optionalKey(ModelName),
-    system_prompt: Schema.optionalKey(Schema.String)
-  })),
-  providers: Schema.optionalKey(Schema.Record(Schema.String, Schema.Struct({
-    base_url: Schema.optionalKey(Schema.String),
-    /** Per model id (`[providers.anthropic.models."claude-sonnet-4-5"]`): overrides parley's table of context windows. */
-    models: Schema.optionalKey(Schema.Record(Schema.String, ModelConfig))
-  }))),
-  conversation: Schema.optionalKey(Schema.Struct({
-    inquiry: Schema.optionalKey(Schema.Struct({
-      /** RFD 034: the side call's model, system prompt, instructions and request settings (unset: the main assistant's). */
-      assistant: Schema.optionalKey(InquiryAssistant),
-      /** What a person's question does with nobody to ask (default `assistant`). */
-      detached: Schema.optionalKey(DetachedPolicy),
-      /** How long `detached = "wait"` keeps a question open before deferring it (default 10 minutes). */
-      wait_timeout: Schema.optionalKey(Duration)
-    })),
-    /** RFD 064 / D50: `[conversation.compaction.auto]`. */
-    compaction: Schema.optionalKey(Schema.Struct({ auto: Schema.optionalKey(AutoCompactionConfig) })),
-    /** Per-tool settings; the key `*` holds defaults for every tool (JP). */
-    tools: Schema.optionalKey(Schema.Record(Schema.String, ToolConfig))
-  })),
-  mcp: Schema.optionalKey(Schema.Struct({
-    servers: Schema.optionalKey(Schema.Record(Schema.String, McpServerConfig))
-  }))
+  assistant: Schema.optionalKey(
+    Schema.Struct({
+      model: Schema.optionalKey(ModelName),
+      system_prompt: Schema.optionalKey(Schema.String)
+    })
+  ),
+  providers: Schema.optionalKey(
+    Schema.Record(
+      Schema.String,
+      Schema.Struct({
+        base_url: Schema.optionalKey(Schema.String),
+        /** Per model id (`[providers.anthropic.models."claude-sonnet-4-5"]`): overrides parley's table of context windows. */
+        models: Schema.optionalKey(Schema.Record(Schema.String, ModelConfig))
+      })
+    )
+  ),
+  conversation: Schema.optionalKey(
+    Schema.Struct({
+      inquiry: Schema.optionalKey(
+        Schema.Struct({
+          /** RFD 034: the side call's model, system prompt, instructions and request settings (unset: the main assistant's). */
+          assistant: Schema.optionalKey(InquiryAssistant),
+          /** What a person's question does with nobody to ask (default `assistant`). */
+          detached: Schema.optionalKey(DetachedPolicy),
+          /** How long `detached = "wait"` keeps a question open before deferring it (default 10 minutes). */
+          wait_timeout: Schema.optionalKey(Duration)
+        })
+      ),
+      /** RFD 064 / D50: `[conversation.compaction.auto]`. */
+      compaction: Schema.optionalKey(Schema.Struct({ auto: Schema.optionalKey(AutoCompactionConfig) })),
+      /** Per-tool settings; the key `*` holds defaults for every tool (JP). */
+      tools: Schema.optionalKey(Schema.Record(Schema.String, ToolConfig))
+    })
+  ),
+  mcp: Schema.optionalKey(
+    Schema.Struct({
+      servers: Schema.optionalKey(Schema.Record(Schema.String, McpServerConfig))
+    })
+  )
 })
 export type Config = typeof Config.Type
 
@@ -299,14 +315,23 @@ export interface ConfigIssue {
 /** `conversation.tools."a.b".run`: dotted, with odd keys quoted as TOML would. */
 export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path
-    .map((k) => (typeof k === "string" && /^[A-Za-z0-9_-]+$/.test(k) ? k : typeof k === "number" ? `[${k}]` : JSON.stringify(String(k))))
+    .map((k) =>
+      typeof k === "string" && /^[A-Za-z0-9_-]+$/.test(k)
+        ? k
+        : typeof k === "number"
+          ? `[${k}]`
+          : JSON.stringify(String(k))
+    )
     .join(".")
     .replace(/\.\[/g, "[")
 
 const decodeSchema = Schema.decodeUnknownResult(Config, { errors: "all" })
 const standardIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
-const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): { readonly found: boolean; readonly value?: unknown } => {
+const valueAt = (
+  input: unknown,
+  path: ReadonlyArray<PropertyKey>
+): { readonly found: boolean; readonly value?: unknown } => {
   let current: unknown = input
   for (const key of path) {
     if (typeof current !== "object" || current === null || !(key in current)) return { found: false }
@@ -316,14 +341,22 @@ const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): { readonly f
 }
 
 const describeValue = (value: unknown): string =>
-  value instanceof Date ? `a date (${value.toISOString()})` : Array.isArray(value) ? JSON.stringify(value) : typeof value === "object" && value !== null ? "a table" : JSON.stringify(value)
+  value instanceof Date
+    ? `a date (${value.toISOString()})`
+    : Array.isArray(value)
+      ? JSON.stringify(value)
+      : typeof value === "object" && value !== null
+        ? "a table"
+        : JSON.stringify(value)
 
 // Schema messages read "Expected object"; a TOML user thinks in tables.
 const reword = (message: string, input: unknown, path: ReadonlyArray<PropertyKey>): string => {
   if (message === "Missing key") return "missing"
   const text = message.replace(/\bobject\b/g, "a table").replace(/^Expected/, "expected")
   const at = valueAt(input, path)
-  return at.found && text.startsWith("expected") && !/, got /.test(text) ? `${text}, got ${describeValue(at.value)}` : text
+  return at.found && text.startsWith("expected") && !/, got /.test(text)
+    ? `${text}, got ${describeValue(at.value)}`
+    : text
 }
 
 const isTable = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -340,7 +373,10 @@ const mcpIssues = (input: unknown): Array<ConfigIssue> => {
     if (!isTable(raw)) continue
     const base = ["mcp", "servers", name]
     if (!/^[A-Za-z0-9_-]+$/.test(name)) {
-      issues.push({ path: base, message: "a server name may only hold letters, digits, '_' and '-' (it is written source = \"mcp.NAME\")" })
+      issues.push({
+        path: base,
+        message: "a server name may only hold letters, digits, '_' and '-' (it is written source = \"mcp.NAME\")"
+      })
     }
     const stdio = "command" in raw
     const http = "url" in raw
@@ -354,7 +390,11 @@ const mcpIssues = (input: unknown): Array<ConfigIssue> => {
       continue
     }
     for (const key of stdio ? ["headers"] : ["args", "env", "cwd"]) {
-      if (key in raw) issues.push({ path: [...base, key], message: stdio ? "only an HTTP server (url) has headers" : "only a stdio server (command) has " + key })
+      if (key in raw)
+        issues.push({
+          path: [...base, key],
+          message: stdio ? "only an HTTP server (url) has headers" : "only a stdio server (command) has " + key
+        })
     }
     for (const key of ["env", "headers"]) {
       const table = raw[key]
@@ -365,14 +405,21 @@ const mcpIssues = (input: unknown): Array<ConfigIssue> => {
       }
     }
     if (http && typeof raw["url"] === "string" && !/^https?:\/\/[^\s]+$/.test(raw["url"])) {
-      issues.push({ path: [...base, "url"], message: `expected an http:// or https:// URL, got ${JSON.stringify(raw["url"])}` })
+      issues.push({
+        path: [...base, "url"],
+        message: `expected an http:// or https:// URL, got ${JSON.stringify(raw["url"])}`
+      })
     }
   }
   return issues
 }
 
 // A tool pinned to an MCP server must name a configured server and has no command or parameters.
-const mcpToolIssues = (input: unknown, base: ReadonlyArray<string>, raw: Record<string, unknown>): Array<ConfigIssue> => {
+const mcpToolIssues = (
+  input: unknown,
+  base: ReadonlyArray<string>,
+  raw: Record<string, unknown>
+): Array<ConfigIssue> => {
   const source = raw["source"]
   if (typeof source !== "string" || !source.startsWith("mcp.")) return []
   const issues: Array<ConfigIssue> = []
@@ -387,7 +434,8 @@ const mcpToolIssues = (input: unknown, base: ReadonlyArray<string>, raw: Record<
     })
   }
   for (const key of ["command", "parameters"]) {
-    if (key in raw) issues.push({ path: [...base, key], message: `an MCP tool has no ${key} of its own: its server provides it` })
+    if (key in raw)
+      issues.push({ path: [...base, key], message: `an MCP tool has no ${key} of its own: its server provides it` })
   }
   return issues
 }
@@ -398,17 +446,18 @@ const semanticIssues = (input: unknown): Array<ConfigIssue> => {
   const issues: Array<ConfigIssue> = mcpIssues(input)
   const conversation = isTable(input) ? input["conversation"] : undefined
   const rawTools = isTable(conversation) && isTable(conversation["tools"]) ? conversation["tools"] : {}
-  const sourceIsFixed = "the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})"
+  const sourceIsFixed =
+    "the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})"
   for (const [name, raw] of Object.entries(rawTools)) {
     if (!isTable(raw)) continue
     const base = ["conversation", "tools", name]
     if ("inquiry_source" in raw) issues.push({ path: [...base, "inquiry_source"], message: sourceIsFixed })
     if (name !== "*") {
       if (raw["source"] === "local" && !("command" in raw)) {
-        issues.push({ path: [...base, "command"], message: "missing (required for source = \"local\")" })
+        issues.push({ path: [...base, "command"], message: 'missing (required for source = "local")' })
       }
       if (raw["source"] === "builtin" && "command" in raw) {
-        issues.push({ path: [...base, "command"], message: "only a local tool has a command (source is \"builtin\")" })
+        issues.push({ path: [...base, "command"], message: 'only a local tool has a command (source is "builtin")' })
       }
       issues.push(...mcpToolIssues(input, base, raw))
     }
@@ -434,7 +483,9 @@ export const decode = (input: unknown): Result.Result<Config, ReadonlyArray<Conf
     const seen = new Set<string>()
     const issues: Array<ConfigIssue> = []
     for (const issue of standardIssues(result.failure.issue).issues) {
-      const path = (issue.path ?? []).map((p) => (typeof p === "object" && p !== null && "key" in p ? p.key : p)) as ReadonlyArray<PropertyKey>
+      const path = (issue.path ?? []).map((p) =>
+        typeof p === "object" && p !== null && "key" in p ? p.key : p
+      ) as ReadonlyArray<PropertyKey>
       const key = formatPath(path)
       if (seen.has(key)) continue
       seen.add(key)
@@ -459,7 +510,13 @@ export const configuredTools = (config: Config): ReadonlyArray<readonly [string,
  * the name may claim instead; see `layers/mcp/McpTools.ts`).
  */
 export const toolKind = (tool: ToolConfig): ToolKind | "mcp" =>
-  tool.source === undefined ? (tool.command === undefined ? "builtin" : "local") : tool.source.startsWith("mcp.") ? "mcp" : tool.source as Exclude<ToolKind, "mcp">
+  tool.source === undefined
+    ? tool.command === undefined
+      ? "builtin"
+      : "local"
+    : tool.source.startsWith("mcp.")
+      ? "mcp"
+      : (tool.source as Exclude<ToolKind, "mcp">)
 
 /** The MCP server a tool is pinned to (`source = "mcp.NAME"` → `NAME`), if any. */
 export const pinnedServer = (tool: ToolConfig | undefined): string | undefined =>
@@ -513,9 +570,9 @@ export const DEFAULT_MAX_ATTEMPTS = 5
 /** How often one call may ask `questionId`: the question's setting, the tool's, `"*"`'s, else the default. */
 export const maxAttempts = (config: Config, tool: string, questionId: string): number =>
   questionConfig(config, tool, questionId)?.max_attempts ??
-    toolConfig(config, tool)?.max_attempts ??
-    config.conversation?.tools?.["*"]?.max_attempts ??
-    DEFAULT_MAX_ATTEMPTS
+  toolConfig(config, tool)?.max_attempts ??
+  config.conversation?.tools?.["*"]?.max_attempts ??
+  DEFAULT_MAX_ATTEMPTS
 
 /**
  * How many `input_required` rounds one call of an MCP tool may take (issue
@@ -551,10 +608,18 @@ export const questionAssistant = (config: Config, tool: string, questionId: stri
  * wins, `request` key by key. The third layer (the main assistant) is the
  * backend's own default.
  */
-export const mergeAssistant = (over: InquiryAssistant | undefined, under: InquiryAssistant | undefined): InquiryAssistant | undefined => {
+export const mergeAssistant = (
+  over: InquiryAssistant | undefined,
+  under: InquiryAssistant | undefined
+): InquiryAssistant | undefined => {
   if (over === undefined) return under
   if (under === undefined) return over
-  const request = over.request === undefined ? under.request : under.request === undefined ? over.request : { ...under.request, ...over.request }
+  const request =
+    over.request === undefined
+      ? under.request
+      : under.request === undefined
+        ? over.request
+        : { ...under.request, ...over.request }
   return { ...under, ...over, ...(request !== undefined ? { request } : {}) }
 }
 
@@ -569,10 +634,17 @@ const unknownAssistantKeys = (table: unknown, base: ReadonlyArray<PropertyKey>):
   for (const [key, value] of Object.entries(table)) {
     const known = INQUIRY_ASSISTANT_KEYS[key]
     if (known === undefined) {
-      issues.push({ path: [...base, key], message: "parley does not read this key of an assistant config; it is ignored" })
+      issues.push({
+        path: [...base, key],
+        message: "parley does not read this key of an assistant config; it is ignored"
+      })
     } else if (known !== true && isTable(value)) {
       for (const inner of Object.keys(value)) {
-        if (!known.includes(inner)) issues.push({ path: [...base, key, inner], message: "parley does not read this key of an assistant config; it is ignored" })
+        if (!known.includes(inner))
+          issues.push({
+            path: [...base, key, inner],
+            message: "parley does not read this key of an assistant config; it is ignored"
+          })
       }
     }
   }
@@ -589,12 +661,14 @@ export const warnings = (input: unknown): ReadonlyArray<ConfigIssue> => {
   if (!isTable(conversation)) return []
   const issues: Array<ConfigIssue> = []
   const inquiry = conversation["inquiry"]
-  if (isTable(inquiry)) issues.push(...unknownAssistantKeys(inquiry["assistant"], ["conversation", "inquiry", "assistant"]))
+  if (isTable(inquiry))
+    issues.push(...unknownAssistantKeys(inquiry["assistant"], ["conversation", "inquiry", "assistant"]))
   const tools = isTable(conversation["tools"]) ? conversation["tools"] : {}
   for (const [name, tool] of Object.entries(tools)) {
     if (!isTable(tool) || !isTable(tool["questions"])) continue
     for (const [qid, q] of Object.entries(tool["questions"])) {
-      if (isTable(q)) issues.push(...unknownAssistantKeys(q["target"], ["conversation", "tools", name, "questions", qid, "target"]))
+      if (isTable(q))
+        issues.push(...unknownAssistantKeys(q["target"], ["conversation", "tools", name, "questions", qid, "target"]))
     }
   }
   return issues

@@ -114,7 +114,11 @@ const isStrings = (u: unknown): u is ReadonlyArray<string> => Array.isArray(u) &
 /** `[{const, title}]` (`oneOf` / `anyOf`) → choices, or `undefined` when it is not that shape. */
 const titled = (u: unknown): ReadonlyArray<Choice> | undefined =>
   Array.isArray(u) && u.every((o) => isTable(o) && typeof o["const"] === "string")
-    ? u.map((o: Table) => (typeof o["title"] === "string" ? { value: o["const"] as string, title: o["title"] } : { value: o["const"] as string }))
+    ? u.map((o: Table) =>
+        typeof o["title"] === "string"
+          ? { value: o["const"] as string, title: o["title"] }
+          : { value: o["const"] as string }
+      )
     : undefined
 
 const enumChoices = (values: ReadonlyArray<string>, names: unknown): ReadonlyArray<Choice> =>
@@ -125,7 +129,8 @@ const kindOf = (schema: Table): FieldKind | string => {
   if (type === "boolean") return FieldKind.Boolean()
   if (type === "number" || type === "integer") return FieldKind.Text({ type })
   if (type === "string") {
-    if (isStrings(schema["enum"])) return FieldKind.Select({ choices: enumChoices(schema["enum"], schema["enumNames"]) })
+    if (isStrings(schema["enum"]))
+      return FieldKind.Select({ choices: enumChoices(schema["enum"], schema["enumNames"]) })
     const oneOf = titled(schema["oneOf"])
     if (oneOf !== undefined) return FieldKind.Select({ choices: oneOf })
     return FieldKind.Text({ type: "string" })
@@ -201,9 +206,10 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 export const formQuestion = (server: string, form: Form, exclusive = false): Question =>
   new Question({
     id: formQuestionId(form),
-    text: `MCP server "${server}" asks${form.message.trim() === "" ? "." : `: ${form.message.trim()}`}\nFill in its form (${
-      plural(form.fields.length, "field")
-    })? No declines it.`,
+    text: `MCP server "${server}" asks${form.message.trim() === "" ? "." : `: ${form.message.trim()}`}\nFill in its form (${plural(
+      form.fields.length,
+      "field"
+    )})? No declines it.`,
     answer_type: { type: "boolean" },
     default: true,
     ...(exclusive ? { exclusive } : {})
@@ -216,10 +222,10 @@ const range = (low: number | undefined, high: number | undefined, unit = ""): st
   low !== undefined && high !== undefined
     ? `from ${low} to ${high}${unit}`
     : low !== undefined
-    ? `at least ${low}${unit}`
-    : high !== undefined
-    ? `at most ${high}${unit}`
-    : undefined
+      ? `at least ${low}${unit}`
+      : high !== undefined
+        ? `at most ${high}${unit}`
+        : undefined
 
 const FORMAT_HINTS: Record<Format, string> = {
   email: "an email address",
@@ -232,13 +238,20 @@ const FORMAT_HINTS: Record<Format, string> = {
 const hint = (field: Field): string | undefined => {
   const kind = field.kind
   const parts: Array<string | undefined> = []
-  if (kind._tag === "Select" && kind.choices.some((c) => c.title !== undefined && c.title !== c.value)) parts.push(describeChoices(kind.choices))
+  if (kind._tag === "Select" && kind.choices.some((c) => c.title !== undefined && c.title !== c.value))
+    parts.push(describeChoices(kind.choices))
   if (kind._tag === "Multi") {
-    parts.push(`one or more of: ${describeChoices(kind.choices)}; separate them with commas`, range(field.minItems, field.maxItems, " items"))
+    parts.push(
+      `one or more of: ${describeChoices(kind.choices)}; separate them with commas`,
+      range(field.minItems, field.maxItems, " items")
+    )
   }
   if (kind._tag === "Text") {
     if (kind.type === "string") {
-      parts.push(field.format !== undefined ? FORMAT_HINTS[field.format] : undefined, range(field.minLength, field.maxLength, " characters"))
+      parts.push(
+        field.format !== undefined ? FORMAT_HINTS[field.format] : undefined,
+        range(field.minLength, field.maxLength, " characters")
+      )
     } else {
       const r = range(field.minimum, field.maximum)
       parts.push(`${kind.type === "integer" ? "a whole number" : "a number"}${r === undefined ? "" : ` ${r}`}`)
@@ -267,16 +280,22 @@ export const fieldQuestion = (field: Field, problem?: string, exclusive = false)
   const h = hint(field)
   const line = `${label}${field.description !== undefined && field.description !== "" ? `: ${field.description}` : ""}${h === undefined ? "" : ` (${h})`}`
   const kind = field.kind
-  const answer_type = kind._tag === "Boolean"
-    ? { type: "boolean" as const }
-    : kind._tag === "Select"
-    ? { type: "select" as const, options: kind.choices.map((c) => c.value) }
-    : { type: "text" as const }
-  const d = kind._tag === "Boolean"
-    ? (typeof field.default === "boolean" ? field.default : undefined)
-    : kind._tag === "Select"
-    ? (kind.choices.some((c) => c.value === field.default) ? field.default : undefined)
-    : defaultText(field)
+  const answer_type =
+    kind._tag === "Boolean"
+      ? { type: "boolean" as const }
+      : kind._tag === "Select"
+        ? { type: "select" as const, options: kind.choices.map((c) => c.value) }
+        : { type: "text" as const }
+  const d =
+    kind._tag === "Boolean"
+      ? typeof field.default === "boolean"
+        ? field.default
+        : undefined
+      : kind._tag === "Select"
+        ? kind.choices.some((c) => c.value === field.default)
+          ? field.default
+          : undefined
+        : defaultText(field)
   return new Question({
     id: field.name,
     text: problem === undefined ? line : `The previous answer was rejected: ${problem}.\n${line}`,
@@ -288,7 +307,7 @@ export const fieldQuestion = (field: Field, problem?: string, exclusive = false)
 
 /** What the person may do with a filled-in form before it is sent (MCP: review and change before sending). */
 export const REVIEW_CHOICES = ["accept", "edit", "decline", "cancel"] as const
-export type ReviewChoice = typeof REVIEW_CHOICES[number]
+export type ReviewChoice = (typeof REVIEW_CHOICES)[number]
 
 const unusedId = (form: Form, base: string): QuestionId => {
   let id = base
@@ -304,7 +323,11 @@ export const editQuestionId = (form: Form): QuestionId => unusedId(form, "review
 
 /** A value as the review shows it. */
 const shown = (value: Value | undefined): string =>
-  value === undefined || value._tag === "Blank" ? "(left empty)" : typeof value.value === "string" ? value.value : JSON.stringify(value.value)
+  value === undefined || value._tag === "Blank"
+    ? "(left empty)"
+    : typeof value.value === "string"
+      ? value.value
+      : JSON.stringify(value.value)
 
 /**
  * The whole form as answered, before anything is sent (MCP 2025-11-25
@@ -312,7 +335,12 @@ const shown = (value: Value | undefined): string =>
  * `accept` sends it, `edit` asks which field to answer again, `decline` and
  * `cancel` send those.
  */
-export const reviewQuestion = (server: string, form: Form, values: Readonly<Record<string, Value>>, exclusive = false): Question =>
+export const reviewQuestion = (
+  server: string,
+  form: Form,
+  values: Readonly<Record<string, Value>>,
+  exclusive = false
+): Question =>
   new Question({
     id: reviewQuestionId(form),
     text: `The form for MCP server "${server}":\n${form.fields.map((f) => `  ${f.title ?? f.name}: ${shown(values[f.name])}`).join("\n")}\nSend it?`,
@@ -370,11 +398,15 @@ const formatProblem = (format: Format, s: string): string | undefined => {
     case "email":
       return /^[^\s@]+@[^\s@]+$/.test(s) ? undefined : "is not an email address"
     case "uri":
-      return /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(s) && URL.canParse(s) ? undefined : "is not a URI (such as https://example.com)"
+      return /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(s) && URL.canParse(s)
+        ? undefined
+        : "is not a URI (such as https://example.com)"
     case "date":
       return isDate(s) ? undefined : "is not a date (YYYY-MM-DD)"
     case "date-time":
-      return /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) && isDate(s.slice(0, 10)) && !Number.isNaN(Date.parse(s))
+      return /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(s) &&
+        isDate(s.slice(0, 10)) &&
+        !Number.isNaN(Date.parse(s))
         ? undefined
         : "is not a date and time (RFC 3339, such as 2026-01-31T09:00:00Z)"
   }
@@ -391,7 +423,11 @@ const choose = (choices: ReadonlyArray<Choice>, typed: string): string | undefin
   return byTitle.length === 1 ? byTitle[0]!.value : undefined
 }
 
-const checkText = (field: Field, type: "string" | "number" | "integer", answer: Schema.Json): Result.Result<Value, string> => {
+const checkText = (
+  field: Field,
+  type: "string" | "number" | "integer",
+  answer: Schema.Json
+): Result.Result<Value, string> => {
   const quoted = JSON.stringify(answer)
   if (type === "string") {
     if (typeof answer !== "string") return Result.fail(`${quoted} is not text`)
@@ -399,14 +435,24 @@ const checkText = (field: Field, type: "string" | "number" | "integer", answer: 
     const formatted = field.format === undefined ? undefined : formatProblem(field.format, answer)
     if (formatted !== undefined) return Result.fail(`${quoted} ${formatted}`)
     const length = outOf(answer.length, field.minLength, field.maxLength, "its length")
-    return length === undefined ? Result.succeed(Value.Set({ value: answer })) : Result.fail(`${quoted} is rejected: ${length}`)
+    return length === undefined
+      ? Result.succeed(Value.Set({ value: answer }))
+      : Result.fail(`${quoted} is rejected: ${length}`)
   }
-  if (typeof answer === "string" && answer.trim() === "") return field.required ? Result.fail("an answer is required") : Result.succeed(Value.Blank())
-  const n = typeof answer === "number" ? answer : typeof answer === "string" && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(answer) ? Number(answer) : undefined
+  if (typeof answer === "string" && answer.trim() === "")
+    return field.required ? Result.fail("an answer is required") : Result.succeed(Value.Blank())
+  const n =
+    typeof answer === "number"
+      ? answer
+      : typeof answer === "string" && /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(answer)
+        ? Number(answer)
+        : undefined
   if (n === undefined || !Number.isFinite(n)) return Result.fail(`${quoted} is not a number`)
   if (type === "integer" && !Number.isInteger(n)) return Result.fail(`${quoted} is not a whole number`)
   const problem = outOf(n, field.minimum, field.maximum, "the number")
-  return problem === undefined ? Result.succeed(Value.Set({ value: n })) : Result.fail(`${quoted} is rejected: ${problem}`)
+  return problem === undefined
+    ? Result.succeed(Value.Set({ value: n }))
+    : Result.fail(`${quoted} is rejected: ${problem}`)
 }
 
 /** A typed list: a JSON array, or values separated by commas. */
@@ -422,21 +468,33 @@ const listOf = (answer: Schema.Json): ReadonlyArray<string> | undefined => {
       return undefined
     }
   }
-  return t === "" ? [] : t.split(",").map((s) => s.trim()).filter((s) => s !== "")
+  return t === ""
+    ? []
+    : t
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "")
 }
 
-const checkMulti = (field: Field, choices: ReadonlyArray<Choice>, answer: Schema.Json): Result.Result<Value, string> => {
+const checkMulti = (
+  field: Field,
+  choices: ReadonlyArray<Choice>,
+  answer: Schema.Json
+): Result.Result<Value, string> => {
   const items = listOf(answer)
   if (items === undefined) return Result.fail(`${JSON.stringify(answer)} is not a list of choices`)
   if (items.length === 0 && !field.required && (field.minItems ?? 0) <= 1) return Result.succeed(Value.Blank())
   const values: Array<string> = []
   for (const item of items) {
     const value = choose(choices, item)
-    if (value === undefined) return Result.fail(`${JSON.stringify(item)} is not one of: ${choices.map((c) => c.value).join(", ")}`)
+    if (value === undefined)
+      return Result.fail(`${JSON.stringify(item)} is not one of: ${choices.map((c) => c.value).join(", ")}`)
     if (!values.includes(value)) values.push(value)
   }
   const problem = outOf(values.length, field.minItems, field.maxItems, "the number of choices")
-  return problem === undefined ? Result.succeed(Value.Set({ value: values })) : Result.fail(`${JSON.stringify(answer)} is rejected: ${problem}`)
+  return problem === undefined
+    ? Result.succeed(Value.Set({ value: values }))
+    : Result.fail(`${JSON.stringify(answer)} is rejected: ${problem}`)
 }
 
 /**

@@ -211,7 +211,8 @@ export const spans = (text: string, forms: ReadonlyArray<Form>): Array<Span> => 
       const mask = table[text.charCodeAt(s)]!
       if (mask === 0) continue
       machines.forEach((m, i) => {
-        if ((mask & (1 << i)) === 0 || s < free[i]! || (m.second !== undefined && !m.second.has(text[s + 1] ?? ""))) return
+        if ((mask & (1 << i)) === 0 || s < free[i]! || (m.second !== undefined && !m.second.has(text[s + 1] ?? "")))
+          return
         const end = longestAt(text, s, m)
         if (end > s) {
           out.push([s, end])

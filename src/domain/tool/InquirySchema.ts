@@ -88,9 +88,13 @@ export const extractAnswer = (data: Schema.Json, answerType: AnswerableType): Re
   if (answer === null) return Result.fail("the answer is null")
   switch (answerType.type) {
     case "boolean":
-      return typeof answer === "boolean" ? Result.succeed(answer) : Result.fail(`expected a boolean answer, got ${describe(answer)}`)
+      return typeof answer === "boolean"
+        ? Result.succeed(answer)
+        : Result.fail(`expected a boolean answer, got ${describe(answer)}`)
     case "text":
-      return typeof answer === "string" ? Result.succeed(answer) : Result.fail(`expected a text answer, got ${describe(answer)}`)
+      return typeof answer === "string"
+        ? Result.succeed(answer)
+        : Result.fail(`expected a text answer, got ${describe(answer)}`)
     case "select": {
       const values = answerType.options.map((o) => o.value)
       return values.some((v) => jsonEquals(v, answer))

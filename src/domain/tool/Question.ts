@@ -28,15 +28,17 @@ export const questionIdProblem = (id: string): string | undefined =>
   id.length === 0
     ? "question ids must not be empty"
     : id.includes(".")
-    ? "question ids must not contain '.'"
-    : undefined
+      ? "question ids must not contain '.'"
+      : undefined
 
 /** A question id: non-empty, no `.` (it is the middle segment of the inquiry id). */
 export const QuestionId = Schema.String.pipe(
-  Schema.check(Schema.makeFilter((s: string) => {
-    const problem = questionIdProblem(s)
-    return problem === undefined || `Invalid question id ${JSON.stringify(s)}: ${problem}`
-  })),
+  Schema.check(
+    Schema.makeFilter((s: string) => {
+      const problem = questionIdProblem(s)
+      return problem === undefined || `Invalid question id ${JSON.stringify(s)}: ${problem}`
+    })
+  ),
   Schema.brand("QuestionId")
 )
 export type QuestionId = typeof QuestionId.Type
@@ -90,9 +92,10 @@ export const isRememberable = (q: Question): boolean => q.persistence !== "none"
  * `skip_serializing_if`), in JP's field order.
  */
 export const toInquiryQuestion = (q: Question): InquiryQuestion => {
-  const answer_type: InquiryQuestion["answer_type"] = q.answer_type.type === "select"
-    ? { type: "select", options: q.answer_type.options.map((value) => ({ value })) }
-    : { type: q.answer_type.type }
+  const answer_type: InquiryQuestion["answer_type"] =
+    q.answer_type.type === "select"
+      ? { type: "select", options: q.answer_type.options.map((value) => ({ value })) }
+      : { type: q.answer_type.type }
   // The common question sets none of the optional fields: one literal, no copies.
   if (q.default === undefined && q.context === undefined && q.exclusive !== true && q.persistence !== "none") {
     return { text: q.text, answer_type }
@@ -114,9 +117,13 @@ export const fromInquiryQuestion = (id: string, q: InquiryQuestion): Question =>
   new Question({
     id: id as Question["id"],
     text: q.text,
-    answer_type: q.answer_type.type === "select"
-      ? { type: "select", options: q.answer_type.options.map((o) => (typeof o.value === "string" ? o.value : JSON.stringify(o.value))) }
-      : { type: q.answer_type.type },
+    answer_type:
+      q.answer_type.type === "select"
+        ? {
+            type: "select",
+            options: q.answer_type.options.map((o) => (typeof o.value === "string" ? o.value : JSON.stringify(o.value)))
+          }
+        : { type: q.answer_type.type },
     ...(q.default !== undefined ? { default: q.default } : {}),
     ...(q.context !== undefined ? { context: q.context } : {}),
     ...(q.exclusive !== undefined ? { exclusive: q.exclusive } : {}),

@@ -34,13 +34,16 @@ export const MARKER = "[redacted]"
 /** The shortest run of a secret removed on its own (see the module comment). */
 export const MIN_RUN = 8
 
-
 /** The text of a secret answer (answers are JSON; a secret is normally a string). */
-export const secretText = (answer: unknown): string => (typeof answer === "string" ? answer : JSON.stringify(answer) ?? "")
+export const secretText = (answer: unknown): string =>
+  typeof answer === "string" ? answer : (JSON.stringify(answer) ?? "")
 
 /** Where some form of `secret` occurs in `text`. */
 const formSpans = (text: string, secret: string): Array<Span> =>
-  FormMatch.spans(text, SecretForms.ENCODINGS.flatMap((encoding) => encoding.forms(secret)))
+  FormMatch.spans(
+    text,
+    SecretForms.ENCODINGS.flatMap((encoding) => encoding.forms(secret))
+  )
 
 /** Length of the pieces of a secret looked up to find its runs. */
 const ANCHOR = 8

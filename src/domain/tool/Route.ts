@@ -111,15 +111,23 @@ export interface RouteInput {
 export const decideRoute = (input: RouteInput): Route => {
   const question = input.question
   const secret = question.answer_type.type === "secret"
-  if (!secret && Option.isSome(input.remembered) && question.persistence !== "none") return Route.Remembered({ answer: input.remembered.value })
+  if (!secret && Option.isSome(input.remembered) && question.persistence !== "none")
+    return Route.Remembered({ answer: input.remembered.value })
   if (input.staticAnswer !== undefined) {
-    if (input.staticRejected !== undefined) return Route.InvalidStatic({ problem: `the tool rejected it and asked again: ${input.staticRejected}` })
-    const fits = (input.strictStatic === true ? AnswerFit.fit : AnswerFit.fitStatic)(question.answer_type, input.staticAnswer)
-    return fits._tag === "Success" ? Route.Static({ answer: fits.success }) : Route.InvalidStatic({ problem: fits.failure })
+    if (input.staticRejected !== undefined)
+      return Route.InvalidStatic({ problem: `the tool rejected it and asked again: ${input.staticRejected}` })
+    const fits = (input.strictStatic === true ? AnswerFit.fit : AnswerFit.fitStatic)(
+      question.answer_type,
+      input.staticAnswer
+    )
+    return fits._tag === "Success"
+      ? Route.Static({ answer: fits.success })
+      : Route.InvalidStatic({ problem: fits.failure })
   }
   // Only a person may answer a secret or an exclusive question.
   const personOnly = secret || question.exclusive === true
-  if (input.target === "assistant") return personOnly ? Route.Denied({ reason: "assistant_routing_denied" }) : Route.Backend()
+  if (input.target === "assistant")
+    return personOnly ? Route.Denied({ reason: "assistant_routing_denied" }) : Route.Backend()
   if (input.reachable) return Route.Person()
   switch (input.detached) {
     case "assistant":
@@ -183,10 +191,14 @@ export const decidePermission = (input: {
   if (input.mode === undefined || input.mode === "unattended") return Permission.Run()
   if (input.mode === "skip") return Permission.Skip({ content: input.skippedByConfig, is_error: false })
   if (input.decided !== undefined) {
-    return input.decided === "y" ? Permission.Run() : Permission.Skip({ content: input.skippedByUser ?? input.skippedRemembered, is_error: false })
+    return input.decided === "y"
+      ? Permission.Run()
+      : Permission.Skip({ content: input.skippedByUser ?? input.skippedRemembered, is_error: false })
   }
   if (Option.isSome(input.remembered)) {
-    return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ content: input.skippedRemembered, is_error: false })
+    return input.remembered.value === "y"
+      ? Permission.Run()
+      : Permission.Skip({ content: input.skippedRemembered, is_error: false })
   }
   if (!input.interactive && input.approval === true) {
     return Permission.Skip({ content: input.skippedNoApproval ?? input.skippedByConfig, is_error: false })

@@ -55,11 +55,22 @@ const textForms = (secret: string, atom: (char: string) => Atom): ReadonlyArray<
 /** The character itself (a character beyond the BMP is two units). */
 const literal = (char: string): Spelling => char.split("")
 
-const SHORT_JSON: Record<string, string> = { "\"": "\\\"", "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t" }
+const SHORT_JSON: Record<string, string> = {
+  '"': '\\"',
+  "\\": "\\\\",
+  "/": "\\/",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t"
+}
 
 /** JSON's escapes of one character: `\uXXXX` (either case; a pair beyond the BMP) and the short one. */
 const jsonEscapes = (char: string): Array<Spelling> => {
-  const unicode = char.split("").flatMap((u) => ["\\", "u", ...u.charCodeAt(0).toString(16).padStart(4, "0").split("").map(hexDigit)])
+  const unicode = char
+    .split("")
+    .flatMap((u) => ["\\", "u", ...u.charCodeAt(0).toString(16).padStart(4, "0").split("").map(hexDigit)])
   const short = SHORT_JSON[char]
   return short === undefined ? [unicode] : [unicode, short.split("")]
 }
@@ -115,7 +126,10 @@ export const ENCODINGS: ReadonlyArray<Encoding> = [
   { name: "url", forms: (secret) => textForms(secret, (c) => [...urlEscapes(c), literal(c)]) },
   {
     name: "hex",
-    forms: (secret) => (secret.length < MIN_PLAIN ? [] : [{ atoms: [...utf8(secret)].map((b) => [hexOf(b)]), separator: " :", padded: false }])
+    forms: (secret) =>
+      secret.length < MIN_PLAIN
+        ? []
+        : [{ atoms: [...utf8(secret)].map((b) => [hexOf(b)]), separator: " :", padded: false }]
   },
   base64Encoding("base64", B64),
   base64Encoding("base64url", B64URL)

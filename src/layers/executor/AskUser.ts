@@ -46,20 +46,25 @@ const TYPES = ["boolean", "select", "text"] as const
 /** The arguments as a question, or what the model must fix (RFD 083 "Arguments"). */
 export const checkArguments = (args: Arguments): Checked | string => {
   const question = args["question"]
-  if (typeof question !== "string" || question.trim() === "") return "question is missing or empty: pass the question to ask as one line of text."
-  if (/[\r\n]/.test(question)) return "question contains a line break: keep the question to one line and put anything longer in context."
+  if (typeof question !== "string" || question.trim() === "")
+    return "question is missing or empty: pass the question to ask as one line of text."
+  if (/[\r\n]/.test(question))
+    return "question contains a line break: keep the question to one line and put anything longer in context."
   const context = args["context"]
   if (context !== undefined && typeof context !== "string") return "context must be text."
   const type = args["answer_type"] ?? "text"
-  if (typeof type !== "string" || !(TYPES as ReadonlyArray<string>).includes(type)) return `answer_type must be one of ${TYPES.join(", ")}.`
+  if (typeof type !== "string" || !(TYPES as ReadonlyArray<string>).includes(type))
+    return `answer_type must be one of ${TYPES.join(", ")}.`
   const options = args["options"]
   let answerType: AnswerType
   if (type === "select") {
-    if (!Array.isArray(options) || options.length === 0) return "answer_type is \"select\" but options is missing or empty: pass the choices as a list of strings."
+    if (!Array.isArray(options) || options.length === 0)
+      return 'answer_type is "select" but options is missing or empty: pass the choices as a list of strings.'
     if (!options.every((o) => typeof o === "string")) return "options must be a list of strings."
     answerType = AnswerType.select(options as ReadonlyArray<string>)
   } else {
-    if (options !== undefined) return `options is only for answer_type "select" (answer_type is "${type}"): leave options out or use "select".`
+    if (options !== undefined)
+      return `options is only for answer_type "select" (answer_type is "${type}"): leave options out or use "select".`
     answerType = type === "boolean" ? AnswerType.boolean : AnswerType.text
   }
   const dflt = args["default"]
@@ -92,7 +97,8 @@ export const questionOf = (checked: Checked): Question =>
   })
 
 /** The success body: the answer with its type, so `true` and `"true"` stay apart. */
-export const body = (answerType: AnswerType, answer: Schema.Json): string => JSON.stringify({ answer_type: answerType.type, answer })
+export const body = (answerType: AnswerType, answer: Schema.Json): string =>
+  JSON.stringify({ answer_type: answerType.type, answer })
 
 const DESCRIPTION = [
   "Ask the user a typed question (boolean, select, or text) and receive their answer.",
@@ -111,9 +117,16 @@ export const askUser: BuiltinTool = {
     properties: {
       question: { type: "string", description: "The question, on one line." },
       context: { type: "string", description: "Optional context shown above the question (may span lines)." },
-      answer_type: { type: "string", enum: [...TYPES], description: "The kind of answer; default \"text\"." },
-      options: { type: "array", items: { type: "string" }, description: "The choices; required when answer_type is \"select\", not allowed otherwise." },
-      default: { type: ["boolean", "string"], description: "Pre-fills the prompt; must fit answer_type (and be one of options for a select)." }
+      answer_type: { type: "string", enum: [...TYPES], description: 'The kind of answer; default "text".' },
+      options: {
+        type: "array",
+        items: { type: "string" },
+        description: 'The choices; required when answer_type is "select", not allowed otherwise.'
+      },
+      default: {
+        type: ["boolean", "string"],
+        description: "Pre-fills the prompt; must fit answer_type (and be one of options for a select)."
+      }
     },
     required: ["question"]
   },

@@ -41,4 +41,3 @@ export interface BuiltinTool {
 /** The persisted source of a built-in's questions. */
 export const inquirySourceOf = (tool: BuiltinTool): InquirySource =>
   tool.inquirySource?.(tool.name) ?? InquirySource.tool(tool.name)
-

@@ -38,7 +38,11 @@ const fromAsync = (body: () => Promise<Outcome.Outcome>): Effect.Effect<Outcome.
     Effect.catch((message) => Effect.succeed(Outcome.failure(message)))
   )
 
-const exists = (p: string) => fs.lstat(p).then(() => true, () => false)
+const exists = (p: string) =>
+  fs.lstat(p).then(
+    () => true,
+    () => false
+  )
 
 /**
  * The absolute path of `relative` under `root`, or a `ToolProblem` when it
@@ -82,7 +86,9 @@ export const readFile: BuiltinTool = {
       if (stat === undefined) return Outcome.failure(`File not found: ${relative}`)
       if (!stat.isFile()) return Outcome.failure(`'${relative}' is not a regular file.`)
       if (stat.size > READ_LIMIT_BYTES) {
-        return Outcome.failure(`'${relative}' is too large to read (${stat.size} bytes; the limit is ${READ_LIMIT_BYTES}).`)
+        return Outcome.failure(
+          `'${relative}' is too large to read (${stat.size} bytes; the limit is ${READ_LIMIT_BYTES}).`
+        )
       }
       return Outcome.success(await fs.readFile(file, "utf8"))
     })
@@ -108,7 +114,8 @@ export const writeFile: BuiltinTool = {
       const content = args["content"] as string
       const file = await resolveInside(context.root, relative)
       const stat = await fs.stat(file).catch(() => undefined)
-      if (stat !== undefined && !stat.isFile()) return Outcome.failure(`'${relative}' exists and is not a regular file.`)
+      if (stat !== undefined && !stat.isFile())
+        return Outcome.failure(`'${relative}' exists and is not a regular file.`)
       if (stat !== undefined) {
         const answer = answers[OVERWRITE]
         if (answer === undefined) {
@@ -125,7 +132,8 @@ export const writeFile: BuiltinTool = {
         if (answer === false) {
           return Outcome.failure(`Overwriting ${relative} was rejected; the file was left unchanged.`)
         }
-        if (answer !== true) return Outcome.failure(`Expected a yes/no answer to 'overwrite', got ${JSON.stringify(answer)}.`)
+        if (answer !== true)
+          return Outcome.failure(`Expected a yes/no answer to 'overwrite', got ${JSON.stringify(answer)}.`)
       }
       await fs.mkdir(path.dirname(file), { recursive: true })
       // Through a symlink the file it names is replaced and the link kept
@@ -136,7 +144,11 @@ export const writeFile: BuiltinTool = {
       // name is unique per write (parallel calls may write the same path), and
       // an existing file keeps its permission bits.
       const temp = `${dest}.parley-${process.pid}-${Math.random().toString(36).slice(2)}.tmp`
-      await fs.writeFile(temp, content, { encoding: "utf8", flag: "wx", ...(stat !== undefined ? { mode: stat.mode & 0o7777 } : {}) })
+      await fs.writeFile(temp, content, {
+        encoding: "utf8",
+        flag: "wx",
+        ...(stat !== undefined ? { mode: stat.mode & 0o7777 } : {})
+      })
       if (stat !== undefined) await fs.chmod(temp, stat.mode & 0o7777)
       await fs.rename(temp, dest).catch(async (error: unknown) => {
         await fs.rm(temp, { force: true })
@@ -164,7 +176,9 @@ export const useToken: BuiltinTool = {
       const answer = answers[TOKEN]
       if (answer === undefined) {
         const purpose = typeof args["purpose"] === "string" ? ` for ${args["purpose"]}` : ""
-        return Outcome.needsInput(new Question({ id: TOKEN, text: `Enter the access token${purpose}.`, answer_type: AnswerType.secret }))
+        return Outcome.needsInput(
+          new Question({ id: TOKEN, text: `Enter the access token${purpose}.`, answer_type: AnswerType.secret })
+        )
       }
       // Only the length leaves this tool: the value must never reach the model.
       if (typeof answer !== "string") return Outcome.failure("Expected a text answer to 'token'.")

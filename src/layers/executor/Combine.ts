@@ -39,7 +39,8 @@ export interface Part {
 }
 
 /** Every name a part defines, enabled or not. */
-const namesOf = (executor: Executor["Service"]): ReadonlyArray<string> => executor.names ?? executor.definitions.map((d) => d.name)
+const namesOf = (executor: Executor["Service"]): ReadonlyArray<string> =>
+  executor.names ?? executor.definitions.map((d) => d.name)
 
 const sourceOf = (part: Part, name: string): string => part.executor.source?.(name) ?? part.label
 
@@ -54,41 +55,58 @@ export const combine = (parts: ReadonlyArray<Part>): Effect.Effect<Executor["Ser
       for (const definition of part.executor.definitions) {
         const first = owner.get(definition.name)
         if (first !== undefined) {
-          return Effect.fail(new DuplicateTool({ name: definition.name, sources: [sourceOf(first, definition.name), sourceOf(part, definition.name)] }))
+          return Effect.fail(
+            new DuplicateTool({
+              name: definition.name,
+              sources: [sourceOf(first, definition.name), sourceOf(part, definition.name)]
+            })
+          )
         }
         owner.set(definition.name, part)
       }
     }
     const of = (name: string) => owner.get(name)?.executor
     const perCall = parts.some((p) => p.executor.callPermission !== undefined)
-    return Effect.succeed(Executor.of({
-      definitions: parts.flatMap((p) => p.executor.definitions).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-      names: [...new Set(parts.flatMap((p) => namesOf(p.executor)))],
-      execute: (call, answers, context) => of(call.name)?.execute(call, answers, context) ?? Effect.succeed(notAvailable(call.name)),
-      // An unknown tool is never run ("not available"); its mode does not matter.
-      permission: (name) => of(name)?.permission(name) ?? "unattended",
-      ...(perCall
-        ? {
-          callPermission: (call) => {
-            const executor = of(call.name)
-            if (executor?.callPermission !== undefined) return executor.callPermission(call)
-            return Effect.succeed<CallPermission>({ mode: executor?.permission(call.name) ?? "unattended", approval: false })
-          }
-        }
-        : {}),
-      kind: (name) => of(name)?.kind(name),
-      source: (name) => {
-        const part = owner.get(name)
-        return part === undefined ? undefined : sourceOf(part, name)
-      },
-      promptLabel: (name, questionId) => of(name)?.promptLabel?.(name, questionId)
-    }))
+    return Effect.succeed(
+      Executor.of({
+        definitions: parts
+          .flatMap((p) => p.executor.definitions)
+          .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+        names: [...new Set(parts.flatMap((p) => namesOf(p.executor)))],
+        execute: (call, answers, context) =>
+          of(call.name)?.execute(call, answers, context) ?? Effect.succeed(notAvailable(call.name)),
+        // An unknown tool is never run ("not available"); its mode does not matter.
+        permission: (name) => of(name)?.permission(name) ?? "unattended",
+        ...(perCall
+          ? {
+              callPermission: (call) => {
+                const executor = of(call.name)
+                if (executor?.callPermission !== undefined) return executor.callPermission(call)
+                return Effect.succeed<CallPermission>({
+                  mode: executor?.permission(call.name) ?? "unattended",
+                  approval: false
+                })
+              }
+            }
+          : {}),
+        kind: (name) => of(name)?.kind(name),
+        source: (name) => {
+          const part = owner.get(name)
+          return part === undefined ? undefined : sourceOf(part, name)
+        },
+        promptLabel: (name, questionId) => of(name)?.promptLabel?.(name, questionId)
+      })
+    )
   })
 
 /** Builds each layer in the combination's scope: the executors, labelled `executor 1`, `executor 2`, … by position. */
 export const build = <E, R>(layers: ReadonlyArray<Layer.Layer<Executor, E, R>>, first = 1) =>
   Effect.forEach(layers, (layer, i) =>
-    Effect.map(Layer.build(layer), (context): Part => ({ executor: Context.get(context, Executor), label: `executor ${i + first}` })))
+    Effect.map(
+      Layer.build(layer),
+      (context): Part => ({ executor: Context.get(context, Executor), label: `executor ${i + first}` })
+    )
+  )
 
 /**
  * One executor from several layers (issue 29): each call goes to the layer
@@ -96,5 +114,6 @@ export const build = <E, R>(layers: ReadonlyArray<Layer.Layer<Executor, E, R>>, 
  * `DuplicateTool`. For built-ins, local tools and MCP servers beside them,
  * use `ExecutorLive.layerWith({ executors })`, which also takes their config.
  */
-export const layer = <E, R>(...layers: ReadonlyArray<Layer.Layer<Executor, E, R>>): Layer.Layer<Executor, E | DuplicateTool, R> =>
-  Layer.effect(Executor, Effect.flatMap(build(layers), combine))
+export const layer = <E, R>(
+  ...layers: ReadonlyArray<Layer.Layer<Executor, E, R>>
+): Layer.Layer<Executor, E | DuplicateTool, R> => Layer.effect(Executor, Effect.flatMap(build(layers), combine))

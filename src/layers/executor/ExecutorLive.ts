@@ -58,7 +58,12 @@ interface Entry {
   /** The MCP server of an MCP tool. */
   readonly server?: string
   readonly validate: ValidateFunction
-  readonly run: (args: BuiltinTools.Arguments, answers: Answers, context: ExecutionContext, call: ToolCall) => Effect.Effect<ExecutorResult>
+  readonly run: (
+    args: BuiltinTools.Arguments,
+    answers: Answers,
+    context: ExecutionContext,
+    call: ToolCall
+  ) => Effect.Effect<ExecutorResult>
 }
 
 const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask", mcp: "ask" }
@@ -109,7 +114,10 @@ const addMcpTools = (
  * known before they are asked (RFD 083: checked when config loads, naming
  * the key; the rest are checked when asked).
  */
-const staticAnswerProblems = (config: ConfigData.Config, tool: BuiltinTools.BuiltinTool): Array<{ path: string; message: string }> => {
+const staticAnswerProblems = (
+  config: ConfigData.Config,
+  tool: BuiltinTools.BuiltinTool
+): Array<{ path: string; message: string }> => {
   const problems: Array<{ path: string; message: string }> = []
   for (const [id, known] of Object.entries(tool.questions ?? {})) {
     const answer = ConfigData.staticAnswer(config, tool.name, id)
@@ -126,7 +134,10 @@ const staticAnswerProblems = (config: ConfigData.Config, tool: BuiltinTools.Buil
 }
 
 /** Builds the executor from validated config; config that names a missing built-in or an unusable schema fails. */
-export const make = (config: ConfigData.Config, options: Options = {}): Effect.Effect<Executor["Service"], ConfigError> =>
+export const make = (
+  config: ConfigData.Config,
+  options: Options = {}
+): Effect.Effect<Executor["Service"], ConfigError> =>
   Effect.suspend(() => {
     const file = options.file ?? "config.toml"
     const builtins = new Map((options.builtins ?? BuiltinTools.standard).map((t) => [t.name, t] as const))
@@ -163,18 +174,20 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
         kind: "builtin",
         validate,
         run: (args, answers, context) =>
-          tool.run(args, answers, context).pipe(
-            Effect.map((outcome) => fromOutcome(tool.name, { _tag: "Valid", outcome }, answers, source))
-          )
+          tool
+            .run(args, answers, context)
+            .pipe(Effect.map((outcome) => fromOutcome(tool.name, { _tag: "Valid", outcome }, answers, source)))
       })
     }
 
     for (const [name, tool] of ConfigData.configuredTools(config)) {
-      const at = (key?: string) => ConfigData.formatPath(["conversation", "tools", name, ...(key === undefined ? [] : [key])])
+      const at = (key?: string) =>
+        ConfigData.formatPath(["conversation", "tools", name, ...(key === undefined ? [] : [key])])
       const kind = ConfigData.toolKind(tool)
       if (kind === "mcp") continue
       if (kind === "builtin") {
-        if (!builtins.has(name) && (McpTools.mayOffer(options.mcp, name) || options.others?.has(name) === true)) continue
+        if (!builtins.has(name) && (McpTools.mayOffer(options.mcp, name) || options.others?.has(name) === true))
+          continue
         if (!builtins.has(name)) {
           problems.push({
             path: at(),
@@ -202,18 +215,30 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
 
     if (problems.length > 0) return Effect.fail(new ConfigError({ file, problems }))
 
-    const definitions = [...entries.values()].map((e) => e.definition).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    const definitions = [...entries.values()]
+      .map((e) => e.definition)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 
     const execute = (call: ToolCall, answers: Answers, context: ExecutionContext) =>
       Effect.suspend(() => {
         const entry = entries.get(call.name)
         if (entry === undefined) return Effect.succeed<ExecutorResult>(notAvailable(call.name))
         const tooDeep = DeepArguments.replaced(call.arguments)
-        if (tooDeep !== undefined) return Effect.succeed<ExecutorResult>(error(DeepArguments.toolError(call.name, tooDeep)))
+        if (tooDeep !== undefined)
+          return Effect.succeed<ExecutorResult>(error(DeepArguments.toolError(call.name, tooDeep)))
         // ajv applies parameter defaults in place: validate a copy and pass that on.
         const args = structuredClone(call.arguments) as Record<string, Schema.Json>
         if (!entry.validate(args)) {
-          return Effect.succeed<ExecutorResult>(error(ArgumentErrors.describe(call.name, entry.definition.parameters, entry.validate.errors ?? [], call.arguments)))
+          return Effect.succeed<ExecutorResult>(
+            error(
+              ArgumentErrors.describe(
+                call.name,
+                entry.definition.parameters,
+                entry.validate.errors ?? [],
+                call.arguments
+              )
+            )
+          )
         }
         return entry.run(args, answers, context, call)
       })
@@ -225,18 +250,21 @@ export const make = (config: ConfigData.Config, options: Options = {}): Effect.E
       const entry = entries.get(name)
       if (entry === undefined) return undefined
       if (entry.kind === "builtin") return "the built-in tools"
-      if (entry.kind === "local") return `the local tool of ${ConfigData.formatPath(["conversation", "tools", name])} in ${file}`
+      if (entry.kind === "local")
+        return `the local tool of ${ConfigData.formatPath(["conversation", "tools", name])} in ${file}`
       return `MCP server "${entry.server ?? ""}"`
     }
 
-    return Effect.succeed(Executor.of({
-      definitions,
-      execute,
-      promptLabel,
-      source,
-      permission: (name) => ConfigData.runMode(config, name, defaultRunMode[entries.get(name)?.kind ?? "builtin"]),
-      kind: (name) => entries.get(name)?.kind
-    }))
+    return Effect.succeed(
+      Executor.of({
+        definitions,
+        execute,
+        promptLabel,
+        source,
+        permission: (name) => ConfigData.runMode(config, name, defaultRunMode[entries.get(name)?.kind ?? "builtin"]),
+        kind: (name) => entries.get(name)?.kind
+      })
+    )
   })
 
 export interface LayerOptions<E = never, R = never> extends Omit<Options, "file" | "mcp" | "others"> {
@@ -276,35 +304,45 @@ export interface LayerOptions<E = never, R = never> extends Omit<Options, "file"
  * const executor = ExecutorLive.layerWith({ executors: [deploy] }).pipe(Layer.provide(Config.layerEmpty))
  * ```
  */
-export const layerWith = <E = never, R = never>(options: LayerOptions<E, R> = {}): Layer.Layer<Executor, ConfigError | DuplicateTool | E, Config | R> =>
+export const layerWith = <E = never, R = never>(
+  options: LayerOptions<E, R> = {}
+): Layer.Layer<Executor, ConfigError | DuplicateTool | E, Config | R> =>
   Layer.effect(
     Executor,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { executors = [], ...rest } = options
       // Built first: their names tell their config tables from a missing built-in's.
       const others = yield* Combine.build(executors, 2)
-      const live = yield* liveExecutor(rest, new Set(others.flatMap((p) => p.executor.names ?? p.executor.definitions.map((d) => d.name))))
-      return others.length === 0 ? live : yield* Combine.combine([{ executor: live, label: "the live executor" }, ...others])
+      const live = yield* liveExecutor(
+        rest,
+        new Set(others.flatMap((p) => p.executor.names ?? p.executor.definitions.map((d) => d.name)))
+      )
+      return others.length === 0
+        ? live
+        : yield* Combine.combine([{ executor: live, label: "the live executor" }, ...others])
     })
   )
 
 /** The live tools alone: the configured MCP servers started in the layer's scope, then {@link make}. */
 const liveExecutor = (options: Omit<LayerOptions, "executors">, others: ReadonlySet<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { data, file } = yield* Config
     const { mcp: mcpOptions, ...rest } = options
-    const mcp = ConfigData.mcpServers(data).length === 0 ? undefined : yield* McpTools.start(data, {
-      root: process.cwd(),
-      interactive: false,
-      onProblem: (message) => process.stderr.write(`parley: ${message}\n`),
-      // OAuth state of HTTP servers is kept with the conversations, beside config.toml.
-      storage: path.dirname(file),
-      signIn: (server, url) =>
-        process.stderr.write(
-          `parley: MCP server "${server}" asks you to sign in. Open this page in a browser (parley waits up to ${McpOAuth.SIGN_IN_TIMEOUT_MS / 60_000} minutes; Ctrl-C stops):\n  ${url.href}\n`
-        ),
-      ...mcpOptions
-    })
+    const mcp =
+      ConfigData.mcpServers(data).length === 0
+        ? undefined
+        : yield* McpTools.start(data, {
+            root: process.cwd(),
+            interactive: false,
+            onProblem: (message) => process.stderr.write(`parley: ${message}\n`),
+            // OAuth state of HTTP servers is kept with the conversations, beside config.toml.
+            storage: path.dirname(file),
+            signIn: (server, url) =>
+              process.stderr.write(
+                `parley: MCP server "${server}" asks you to sign in. Open this page in a browser (parley waits up to ${McpOAuth.SIGN_IN_TIMEOUT_MS / 60_000} minutes; Ctrl-C stops):\n  ${url.href}\n`
+              ),
+            ...mcpOptions
+          })
     return yield* make(data, { ...rest, file, others, ...(mcp !== undefined ? { mcp } : {}) })
   })
 

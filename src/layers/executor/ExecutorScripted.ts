@@ -61,17 +61,25 @@ export interface RecordedCall {
 }
 
 /** A tool that asks `question` until it is answered, then returns `then(answer)`. */
-export const askThen = (
-  question: { readonly id: string; readonly text: string; readonly answer_type: Schema.Json; readonly default?: Schema.Json },
-  then: (answer: Schema.Json, answers: Answers) => ScriptedOutcome
-) =>
-(_call: ToolCall, answers: Answers): ScriptedOutcome => {
-  const answer = answers[question.id]
-  return answer === undefined ? { type: "needs_input", question } : then(answer, answers)
-}
+export const askThen =
+  (
+    question: {
+      readonly id: string
+      readonly text: string
+      readonly answer_type: Schema.Json
+      readonly default?: Schema.Json
+    },
+    then: (answer: Schema.Json, answers: Answers) => ScriptedOutcome
+  ) =>
+  (_call: ToolCall, answers: Answers): ScriptedOutcome => {
+    const answer = answers[question.id]
+    return answer === undefined ? { type: "needs_input", question } : then(answer, answers)
+  }
 
 /** The executor and the calls it received (in order), for assertions. */
-export const make = (tools: Readonly<Record<string, ScriptedTool>>): {
+export const make = (
+  tools: Readonly<Record<string, ScriptedTool>>
+): {
   readonly executor: Executor["Service"]
   readonly calls: ReadonlyArray<RecordedCall>
 } => {
@@ -113,7 +121,7 @@ export const make = (tools: Readonly<Record<string, ScriptedTool>>): {
     })),
     execute,
     permission: (name) => tools[name]?.run ?? "unattended",
-    kind: (name) => (tools[name] === undefined ? undefined : tools[name]!.kind ?? "builtin")
+    kind: (name) => (tools[name] === undefined ? undefined : (tools[name]!.kind ?? "builtin"))
   })
   return { executor, calls }
 }

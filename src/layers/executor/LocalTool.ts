@@ -66,7 +66,8 @@ export const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`
 /** Substitutes `{{tool}}` / `{{context}}` (spaces inside the braces allowed, as in JP's templates). */
 export const renderCommand = (command: string, tool: ToolPart, context: ContextPart): string =>
   command.replace(/\{\{\s*(tool|context)\s*\}\}/g, (_, part: string) =>
-    shellQuote(JSON.stringify(part === "tool" ? tool : context)))
+    shellQuote(JSON.stringify(part === "tool" ? tool : context))
+  )
 
 /** The JSON written to the tool's stdin. */
 export const requestJson = (tool: ToolPart, context: ContextPart): string => JSON.stringify({ tool, context })
@@ -78,19 +79,24 @@ const head = (text: string): string => (text.length > QUOTED_BYTES ? `${text.sli
 
 /** The tool's error when it printed too much: says which limit, and quotes the start of its output. */
 export const outputLimitError = (name: string, limit: number, stdout: string, stderr: string): ExecutorResult =>
-  error(JSON.stringify({
-    message: `Tool '${name}' printed more than ${limit} bytes (max_output_bytes) and was stopped; below is the start of its stdout and stderr (at most ${QUOTED_BYTES} characters each).`,
-    stderr: head(stderr),
-    stdout: head(stdout)
-  }))
+  error(
+    JSON.stringify({
+      message: `Tool '${name}' printed more than ${limit} bytes (max_output_bytes) and was stopped; below is the start of its stdout and stderr (at most ${QUOTED_BYTES} characters each).`,
+      stderr: head(stderr),
+      stdout: head(stdout)
+    })
+  )
 
 /** Interprets a finished process (JP `run_tool_command`). */
 export const interpret = (name: string, result: ToolProcess.ProcessOutcome, answers: Answers): ExecutorResult => {
   if (result._tag === "OutputLimitExceeded") return outputLimitError(name, result.limit, result.stdout, result.stderr)
   const decoded = Outcome.parseJson(result.stdout)
-  if (decoded._tag !== "NotAnOutcome") return fromOutcome(name, decoded, answers, InquirySource.InquirySource.tool(name))
+  if (decoded._tag !== "NotAnOutcome")
+    return fromOutcome(name, decoded, answers, InquirySource.InquirySource.tool(name))
   if (result.exitCode === 0) return ok(result.stdout)
-  return error(JSON.stringify({ message: `Tool '${name}' execution failed.`, stderr: result.stderr, stdout: result.stdout }))
+  return error(
+    JSON.stringify({ message: `Tool '${name}' execution failed.`, stderr: result.stderr, stdout: result.stdout })
+  )
 }
 
 /**
@@ -106,12 +112,18 @@ export const run = (
 ): Effect.Effect<ExecutorResult> => {
   const tool: ToolPart = { name: spec.name, arguments: args, answers }
   const ctx = contextPart(context)
-  return ToolProcess.run(renderCommand(spec.command, tool, ctx), context.root, requestJson(tool, ctx), spec.maxOutputBytes).pipe(
+  return ToolProcess.run(
+    renderCommand(spec.command, tool, ctx),
+    context.root,
+    requestJson(tool, ctx),
+    spec.maxOutputBytes
+  ).pipe(
     Effect.map((result) => interpret(spec.name, result, answers)),
     Effect.catch((reason) => Effect.succeed(error(`Tool '${spec.name}' could not be started: ${reason}`))),
     Effect.timeoutOrElse({
       duration: spec.timeoutMs,
-      orElse: () => Effect.succeed(error(`Tool '${spec.name}' timed out after ${spec.timeoutMs} ms (timeout_ms) and was stopped.`))
+      orElse: () =>
+        Effect.succeed(error(`Tool '${spec.name}' timed out after ${spec.timeoutMs} ms (timeout_ms) and was stopped.`))
     })
   )
 }

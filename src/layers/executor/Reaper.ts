@@ -85,7 +85,11 @@ const RESTART_AFTER_MS = 1000
 /** Starts a reaper listing every guarded group; `listed` says when they are in its input. */
 const start = (): { readonly child: ChildProcess; readonly listed: Promise<boolean> } => {
   const started = Date.now()
-  const child = spawn("sh", ["-c", SCRIPT, "parley-reaper"], { cwd: "/", detached: true, stdio: ["pipe", "ignore", "ignore"] })
+  const child = spawn("sh", ["-c", SCRIPT, "parley-reaper"], {
+    cwd: "/",
+    detached: true,
+    stdio: ["pipe", "ignore", "ignore"]
+  })
   // A reaper that cannot start or has died: writes fail with EPIPE, which is
   // not worth a crash; the next guard, or the restart below, starts another.
   child.stdin?.on("error", () => {})
@@ -105,7 +109,8 @@ const start = (): { readonly child: ChildProcess; readonly listed: Promise<boole
   // The reaper must never keep parley's event loop alive.
   child.unref()
   const stdin: unknown = child.stdin
-  if (typeof stdin === "object" && stdin !== null && "unref" in stdin && typeof stdin.unref === "function") stdin.unref()
+  if (typeof stdin === "object" && stdin !== null && "unref" in stdin && typeof stdin.unref === "function")
+    stdin.unref()
   return { child, listed: guarded.size === 0 ? Promise.resolve(true) : write(child, lines()) }
 }
 

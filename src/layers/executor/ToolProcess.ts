@@ -175,7 +175,7 @@ const stopper = (child: ChildProcessWithoutNullStreams): (() => Promise<void>) =
   let stopping: Promise<void> | undefined
   return () =>
     (stopping ??= (async () => {
-      const gone = pgid === undefined || await stopGroup(pgid, pipesClosed)
+      const gone = pgid === undefined || (await stopGroup(pgid, pipesClosed))
       // A member that escaped the group (setsid) may still hold a pipe.
       child.stdout.destroy()
       child.stderr.destroy()
@@ -192,7 +192,12 @@ const stopper = (child: ChildProcessWithoutNullStreams): (() => Promise<void>) =
  * been stopped. Interrupting the effect stops the group first. A failure to
  * start is a `string` error.
  */
-export const run = (command: string, cwd: string, stdin: string, maxOutputBytes: number): Effect.Effect<ProcessOutcome, string> =>
+export const run = (
+  command: string,
+  cwd: string,
+  stdin: string,
+  maxOutputBytes: number
+): Effect.Effect<ProcessOutcome, string> =>
   Effect.callback<ProcessOutcome, string>((resume) => {
     let settled = false
     const settle = (effect: Effect.Effect<ProcessOutcome, string>) => {
@@ -209,11 +214,18 @@ export const run = (command: string, cwd: string, stdin: string, maxOutputBytes:
     let exitCode: number | null = null
     const conclude = () =>
       void stop().then(() =>
-        settle(Effect.succeed(
-          output.exceeded
-            ? ProcessOutcome.OutputLimitExceeded({ limit: maxOutputBytes, stdout: output.text("stdout"), stderr: output.text("stderr") })
-            : ProcessOutcome.Exited({ exitCode, stdout: output.text("stdout"), stderr: output.text("stderr") })
-        )))
+        settle(
+          Effect.succeed(
+            output.exceeded
+              ? ProcessOutcome.OutputLimitExceeded({
+                  limit: maxOutputBytes,
+                  stdout: output.text("stdout"),
+                  stderr: output.text("stderr")
+                })
+              : ProcessOutcome.Exited({ exitCode, stdout: output.text("stdout"), stderr: output.text("stderr") })
+          )
+        )
+      )
     const collect = (name: "stdout" | "stderr") => (chunk: Buffer) => {
       if (output.add(name, chunk)) return
       // Stop reading at once: whatever else the tool prints is never buffered.

@@ -122,7 +122,12 @@ const syncDir = async (dir: string): Promise<void> => {
 }
 
 /** Temp file + fsync + rename over `file` (the resolved regular file, or a new one). */
-const replace = async (file: string, stat: fsSync.Stats | undefined, text: string, options: WriteOptions): Promise<void> => {
+const replace = async (
+  file: string,
+  stat: fsSync.Stats | undefined,
+  text: string,
+  options: WriteOptions
+): Promise<void> => {
   // Written into, not around: a file we may not write is refused as `cp` would refuse it.
   if (stat !== undefined && options.readOnlyToo !== true) await fs.access(file, fsSync.constants.W_OK)
   const temp = (options.tempName ?? defaultTemp)(file)

@@ -21,15 +21,16 @@ import { answers } from "./HostServer.ts"
 
 /** A connection to a host, for the scope's life (a lost host fails calls at once, without reconnecting). */
 export const connect = (socketPath: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // Loaded here: @effect/platform-node is an optional peer of the library.
     const NodeSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeSocket"))
     // Built in the caller's scope: the connection must outlive this effect (a provide would close it here).
     const protocol = yield* Layer.build(
-      RpcClient.layerProtocolSocket({ retryTransientErrors: false, pingInterval: "2 seconds", pingTimeout: "4 seconds" }).pipe(
-        Layer.provide(NodeSocket.layerNet({ path: socketPath })),
-        Layer.provide(RpcSerialization.layerNdjson)
-      )
+      RpcClient.layerProtocolSocket({
+        retryTransientErrors: false,
+        pingInterval: "2 seconds",
+        pingTimeout: "4 seconds"
+      }).pipe(Layer.provide(NodeSocket.layerNet({ path: socketPath })), Layer.provide(RpcSerialization.layerNdjson))
     )
     return yield* RpcClient.make(HostRpcs).pipe(Effect.provideContext(protocol))
   })

@@ -69,13 +69,14 @@ export const answers = (socketPath: string, timeoutMs = 1000): Effect.Effect<boo
 
 /** Makes the socket's directory (0700) and clears a stale socket file; fails when a live host answers there. */
 const prepare = (socketPath: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* Effect.try({
       try: () => fs.mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 }),
       catch: (e) => new HostUnavailable({ path: socketPath, reason: String(e) })
     })
     if (!fs.existsSync(socketPath)) return
-    if (yield* answers(socketPath)) return yield* new HostUnavailable({ path: socketPath, reason: "another parley process serves this conversation" })
+    if (yield* answers(socketPath))
+      return yield* new HostUnavailable({ path: socketPath, reason: "another parley process serves this conversation" })
     // Left by a host that was killed: nothing listens on it any more.
     yield* Effect.sync(() => fs.rmSync(socketPath, { force: true }))
   })
@@ -102,14 +103,16 @@ const following = (): Following => {
   let sent = 0
   return {
     track: (stream) =>
-      Stream.unwrap(Effect.sync(() => {
-        open++
-        return stream.pipe(
-          Stream.tap(() => Effect.sync(() => void sent++)),
-          Stream.ensuring(Effect.sync(() => void open--))
-        )
-      })),
-    drained: Effect.gen(function*() {
+      Stream.unwrap(
+        Effect.sync(() => {
+          open++
+          return stream.pipe(
+            Stream.tap(() => Effect.sync(() => void sent++)),
+            Stream.ensuring(Effect.sync(() => void open--))
+          )
+        })
+      ),
+    drained: Effect.gen(function* () {
       const started = Date.now()
       let seen = sent
       let progressAt = started
@@ -126,31 +129,34 @@ const following = (): Following => {
 
 /** The handlers, over the run's event hub and open questions. */
 const handlers = (options: ServeOptions, following: Following) =>
-  HostRpcs.toLayer(Effect.gen(function*() {
-    const hub = yield* RunEvents
-    const pending = yield* PendingAnswers
-    return HostRpcs.of({
-      Subscribe: ({ after, attend }) => {
-        const events = following.track(Stream.map(hub.since(after), (e): RunEvent.Sequenced => e))
-        // An attached person is present for as long as they follow the run.
-        return attend === true ? Stream.unwrap(Effect.as(pending.attend, events)) : events
-      },
-      Answer: ({ inquiry_id, answer, remember }) => pending.offer(inquiry_id, answer, "other", remember === true ? { remember } : undefined),
-      Interrupt: () => options.interrupt,
-      Info: () =>
-        Effect.map(Effect.zip(pending.list, hub.latest), ([open, latest]) => ({
-          pid: process.pid,
-          conversation_id: options.conversationId,
-          latest,
-          open: open.map((q) => ({ inquiry_id: q.inquiryId, call: q.call, question: q.question, since: q.since })),
-          ...(options.script !== undefined ? { script: options.script } : {})
-        }))
+  HostRpcs.toLayer(
+    Effect.gen(function* () {
+      const hub = yield* RunEvents
+      const pending = yield* PendingAnswers
+      return HostRpcs.of({
+        Subscribe: ({ after, attend }) => {
+          const events = following.track(Stream.map(hub.since(after), (e): RunEvent.Sequenced => e))
+          // An attached person is present for as long as they follow the run.
+          return attend === true ? Stream.unwrap(Effect.as(pending.attend, events)) : events
+        },
+        Answer: ({ inquiry_id, answer, remember }) =>
+          pending.offer(inquiry_id, answer, "other", remember === true ? { remember } : undefined),
+        Interrupt: () => options.interrupt,
+        Info: () =>
+          Effect.map(Effect.zip(pending.list, hub.latest), ([open, latest]) => ({
+            pid: process.pid,
+            conversation_id: options.conversationId,
+            latest,
+            open: open.map((q) => ({ inquiry_id: q.inquiryId, call: q.call, question: q.question, since: q.since })),
+            ...(options.script !== undefined ? { script: options.script } : {})
+          }))
+      })
     })
-  }))
+  )
 
 /** Serves the run while the scope lives; the socket file is removed when it closes. */
 export const serve = (options: ServeOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* prepare(options.socketPath)
     // Loaded here: @effect/platform-node is an optional peer of the library (a consumer may never host a run).
     const NodeSocketServer = yield* Effect.promise(() => import("@effect/platform-node/NodeSocketServer"))
@@ -170,7 +176,9 @@ export const serve = (options: ServeOptions) =>
     // stalled) never lets its last write end: the run does not wait more than a second for that.
     const serverScope = yield* Scope.make()
     yield* Effect.addFinalizer((exit) => Scope.close(serverScope, exit).pipe(Effect.timeout("1 second"), Effect.ignore))
-    yield* Layer.buildWithScope(server, serverScope).pipe(Effect.mapError((e) => new HostUnavailable({ path: options.socketPath, reason: String(e) })))
+    yield* Layer.buildWithScope(server, serverScope).pipe(
+      Effect.mapError((e) => new HostUnavailable({ path: options.socketPath, reason: String(e) }))
+    )
     // First of all (finalizers run in reverse): every subscriber is sent the run's end before the server stops.
     yield* Effect.addFinalizer(() => subscriptions.drained)
     yield* Effect.sync(() => fs.chmodSync(options.socketPath, 0o600))

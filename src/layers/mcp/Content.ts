@@ -53,7 +53,9 @@ export const blockText = (block: Readonly<Record<string, unknown>>): string => {
     }
     case "resource": {
       const resource = block["resource"]
-      return typeof resource === "object" && resource !== null ? describeResource(resource as Record<string, unknown>) : "[resource]"
+      return typeof resource === "object" && resource !== null
+        ? describeResource(resource as Record<string, unknown>)
+        : "[resource]"
     }
     default:
       return `[${JSON.stringify(block["type"] ?? "unknown")} content]`

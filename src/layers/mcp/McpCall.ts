@@ -155,14 +155,23 @@ const push = (live: LiveCall, event: Event): void => {
 const send = (live: LiveCall, retry?: Retry): void => {
   const { server } = live.spec
   live.sending = true
-  server.callTool(live.spec.tool, live.spec.args, live.abort.signal, retry).then(
-    (reply) => push(live, reply._tag === "Result" ? { _tag: "Finished", result: reply.result as ToolResult } : { _tag: "InputRequired", input: reply.input }),
-    (e: unknown) => push(live, { _tag: "Failed", error: e })
-  ).finally(() => {
-    live.sending = false
-    // A 2026 call goes on after an `input_required` reply, unless nothing will read it any more.
-    if (!server.stateless || live.done || live.queue.some((e) => e._tag !== "InputRequired")) live.settle()
-  })
+  server
+    .callTool(live.spec.tool, live.spec.args, live.abort.signal, retry)
+    .then(
+      (reply) =>
+        push(
+          live,
+          reply._tag === "Result"
+            ? { _tag: "Finished", result: reply.result as ToolResult }
+            : { _tag: "InputRequired", input: reply.input }
+        ),
+      (e: unknown) => push(live, { _tag: "Failed", error: e })
+    )
+    .finally(() => {
+      live.sending = false
+      // A 2026 call goes on after an `input_required` reply, unless nothing will read it any more.
+      if (!server.stateless || live.done || live.queue.some((e) => e._tag !== "InputRequired")) live.settle()
+    })
 }
 
 /**
@@ -218,7 +227,11 @@ const end = (live: LiveCall): void => {
   live.onEnd()
 }
 
-const respond = (live: LiveCall, action: "accept" | "decline" | "cancel", content?: Record<string, Elicitation.FieldValue>): void => {
+const respond = (
+  live: LiveCall,
+  action: "accept" | "decline" | "cancel",
+  content?: Record<string, Elicitation.FieldValue>
+): void => {
   const open = live.open
   live.open = undefined
   live.asked = undefined
@@ -261,10 +274,22 @@ const current = (live: LiveCall, open: Open): Question | undefined => {
 }
 
 /** The person's choice at the review, or the field to change after `edit`. */
-const applyReview = (live: LiveCall, open: Open, f: Elicitation.Form, question: Question, answer: Schema.Json): void => {
+const applyReview = (
+  live: LiveCall,
+  open: Open,
+  f: Elicitation.Form,
+  question: Question,
+  answer: Schema.Json
+): void => {
   if (open.stage === "edit") {
     const index = f.fields.findIndex((field) => field.name === answer)
-    if (index < 0) return reject(live, open, question, `${JSON.stringify(answer)} is not one of the fields (${f.fields.map((x) => x.name).join(", ")})`)
+    if (index < 0)
+      return reject(
+        live,
+        open,
+        question,
+        `${JSON.stringify(answer)} is not one of the fields (${f.fields.map((x) => x.name).join(", ")})`
+      )
     open.rejected = 0
     open.index = index
     open.stage = "fields"
@@ -272,7 +297,13 @@ const applyReview = (live: LiveCall, open: Open, f: Elicitation.Form, question: 
     return
   }
   const choice = Elicitation.REVIEW_CHOICES.find((c) => c === answer)
-  if (choice === undefined) return reject(live, open, question, `${JSON.stringify(answer)} is not one of: ${Elicitation.REVIEW_CHOICES.join(", ")}`)
+  if (choice === undefined)
+    return reject(
+      live,
+      open,
+      question,
+      `${JSON.stringify(answer)} is not one of: ${Elicitation.REVIEW_CHOICES.join(", ")}`
+    )
   open.rejected = 0
   if (choice === "accept") {
     open.reviewed = true
@@ -364,10 +395,13 @@ const take = (live: LiveCall, ms: number): Effect.Effect<Event | undefined> =>
   Effect.callback<Event | undefined>((resume) => {
     const queued = live.queue.shift()
     if (queued !== undefined) return resume(Effect.succeed(queued))
-    const timer = setTimeout(() => {
-      live.waiter = undefined
-      resume(Effect.succeed(undefined))
-    }, Math.max(0, ms))
+    const timer = setTimeout(
+      () => {
+        live.waiter = undefined
+        resume(Effect.succeed(undefined))
+      },
+      Math.max(0, ms)
+    )
     live.waiter = (event) => {
       clearTimeout(timer)
       resume(Effect.succeed(event))
@@ -390,7 +424,9 @@ const failed = (live: LiveCall, e: unknown): ExecutorResult => {
   const code = typeof e === "object" && e !== null && "code" in e ? (e as { code: unknown }).code : undefined
   if (code === -32042) {
     // URL elicitation required (the error path): tell the model what the person has to do.
-    return error(`MCP server "${live.spec.serverName}" needs a page opened first: ${describe(e)}. Ask the person to complete it, then call the tool again.`)
+    return error(
+      `MCP server "${live.spec.serverName}" needs a page opened first: ${describe(e)}. Ask the person to complete it, then call the tool again.`
+    )
   }
   return error(
     down !== undefined
@@ -422,7 +458,8 @@ const beginRound = (live: LiveCall, input: InputRequired): string | undefined =>
   const round = McpRound.make(live.rounds, input)
   const requests = McpRound.keys(round).map((key) => [key, McpRound.elicitation(input.inputRequests[key])] as const)
   for (const [, request] of requests) {
-    if ("unsupported" in request) return `Tool '${tool}' stopped: MCP server "${serverName}" asked for ${request.unsupported}, which parley does not answer.`
+    if ("unsupported" in request)
+      return `Tool '${tool}' stopped: MCP server "${serverName}" asked for ${request.unsupported}, which parley does not answer.`
   }
   live.round = round
   // Only `requestState`: the server wants the call again, and asks nothing.
@@ -448,7 +485,8 @@ const beginRound = (live: LiveCall, input: InputRequired): string | undefined =>
 /** The question to hand the coordinator, with the open round the first time (so it is recorded with it). */
 const needsInput = (live: LiveCall, question: Question, answers: Answers): NeedsInput => {
   const round = live.round
-  const resume = round?.unrecorded === true ? McpRound.toState(live.spec.serverName, round.number, round.input) : undefined
+  const resume =
+    round?.unrecorded === true ? McpRound.toState(live.spec.serverName, round.number, round.input) : undefined
   if (round !== undefined) round.unrecorded = false
   // Asked again because the last answer was rejected: said so, so a configured answer is not given five times (issue 29).
   const rejected = live.open?.problem
@@ -470,7 +508,7 @@ const watch = (live: LiveCall): Effect.Effect<void> =>
   )
 
 const loop = (live: LiveCall, answers: Answers): Effect.Effect<ExecutorResult> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (;;) {
       const question = advance(live)
       if (live.gaveUp !== undefined) {
@@ -500,7 +538,9 @@ const loop = (live: LiveCall, answers: Answers): Effect.Effect<ExecutorResult> =
         // An elicitation still open when the call ends is moot.
         respond(live, "cancel")
         end(live)
-        return event._tag === "Finished" ? new Completed({ response: toolResponse(event.result) }) : failed(live, event.error)
+        return event._tag === "Finished"
+          ? new Completed({ response: toolResponse(event.result) })
+          : failed(live, event.error)
       }
     }
   })
@@ -516,6 +556,7 @@ export const run = (live: LiveCall, answers: Answers): Effect.Effect<ExecutorRes
     live.detach = undefined
     const open = live.open
     const asked = live.asked
-    if (open !== undefined && asked !== undefined && answers[asked.id] !== undefined) apply(live, open, asked, answers[asked.id]!)
+    if (open !== undefined && asked !== undefined && answers[asked.id] !== undefined)
+      apply(live, open, asked, answers[asked.id]!)
     return loop(live, answers)
   }).pipe(Effect.onInterrupt(() => Effect.sync(() => abandon(live))))

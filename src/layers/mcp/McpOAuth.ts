@@ -122,7 +122,10 @@ const listen = (redirect: URL, state: string | undefined): Promise<Pending> =>
       if (url.pathname !== redirect.pathname) return void res.writeHead(404).end()
       const params = url.searchParams
       // A page the flow did not start (another tab, a forged link) is not our answer.
-      if (params.get("state") !== (state ?? null)) return void res.writeHead(400, { "content-type": "text/html" }).end(page("This sign-in link is not the one parley is waiting for."))
+      if (params.get("state") !== (state ?? null))
+        return void res
+          .writeHead(400, { "content-type": "text/html" })
+          .end(page("This sign-in link is not the one parley is waiting for."))
       if (params.get("error") !== null) {
         res.writeHead(200, { "content-type": "text/html" }).end(page("Sign-in failed."))
         return failed(new Error(`the authorization server answered ${params.get("error")}`))
@@ -139,7 +142,10 @@ export class FileProvider implements OAuthClientProvider {
   private lastState: string | undefined
   private pending: Pending | undefined
 
-  constructor(private readonly options: Options, private readonly data: State) {}
+  constructor(
+    private readonly options: Options,
+    private readonly data: State
+  ) {}
 
   get redirectUrl(): string {
     return this.data.redirect_uri!
@@ -213,7 +219,9 @@ export class FileProvider implements OAuthClientProvider {
   async redirectToAuthorization(url: URL): Promise<void> {
     const signIn = this.options.signIn
     if (signIn === undefined) {
-      throw new SignInNeeded(`it needs you to sign in (OAuth), and nobody is at a terminal to do it; run parley at a terminal once: the tokens are then kept in ${this.options.file}`)
+      throw new SignInNeeded(
+        `it needs you to sign in (OAuth), and nobody is at a terminal to do it; run parley at a terminal once: the tokens are then kept in ${this.options.file}`
+      )
     }
     this.pending?.close()
     try {
@@ -223,7 +231,9 @@ export class FileProvider implements OAuthClientProvider {
       this.invalidateCredentials("client")
       delete this.data.redirect_uri
       this.persist()
-      throw new Error(`cannot listen on ${this.redirectUrl} for the sign-in: ${e instanceof Error ? e.message : String(e)}; try again`)
+      throw new Error(
+        `cannot listen on ${this.redirectUrl} for the sign-in: ${e instanceof Error ? e.message : String(e)}; try again`
+      )
     }
     signIn(url)
   }

@@ -44,7 +44,8 @@ export const toState = (server: string, round: number, input: InputRequired): Sc
   }
 })
 
-const isTable = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
+const isTable = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The round recorded for `server`, or `undefined` when the state is missing, malformed or another server's. */
 export const fromState = (state: Schema.Json | undefined, server: string): Recorded | undefined => {
@@ -54,7 +55,10 @@ export const fromState = (state: Schema.Json | undefined, server: string): Recor
   const requestState = mcp["requestState"]
   if (typeof round !== "number" || !Number.isInteger(round) || round < 1) return undefined
   if (requestState !== undefined && typeof requestState !== "string") return undefined
-  return { round, input: { inputRequests: mcp["inputRequests"], ...(requestState !== undefined ? { requestState } : {}) } }
+  return {
+    round,
+    input: { inputRequests: mcp["inputRequests"], ...(requestState !== undefined ? { requestState } : {}) }
+  }
 }
 
 /** The round being answered. */
@@ -68,7 +72,12 @@ export interface Round {
 }
 
 /** A new round. */
-export const make = (number: number, input: InputRequired): Round => ({ number, input, responses: {}, unrecorded: true })
+export const make = (number: number, input: InputRequired): Round => ({
+  number,
+  input,
+  responses: {},
+  unrecorded: true
+})
 
 /** The keys of the round's requests, in the server's order. */
 export const keys = (round: Round): ReadonlyArray<string> => Object.keys(round.input.inputRequests)
@@ -85,5 +94,7 @@ export const retry = (round: Round): Retry => ({
 /** An embedded request as an `elicitation/create`'s params, or the method parley does not answer. */
 export const elicitation = (request: unknown): { readonly params: unknown } | { readonly unsupported: string } => {
   if (isTable(request) && request["method"] === "elicitation/create") return { params: request["params"] }
-  return { unsupported: isTable(request) && typeof request["method"] === "string" ? request["method"] : JSON.stringify(request) }
+  return {
+    unsupported: isTable(request) && typeof request["method"] === "string" ? request["method"] : JSON.stringify(request)
+  }
 }

@@ -147,7 +147,12 @@ export interface Connection {
   /** Receives a 2025 server's elicitations; set by the call that holds {@link lock}. */
   onElicit: ((e: Elicited) => void) | undefined
   /** Calls a tool (again, with `retry`); rejects with the SDK's error (a `ProtocolError`, or the transport's). */
-  callTool(name: string, args: Readonly<Record<string, Schema.Json>>, signal: AbortSignal, retry?: Retry): Promise<Reply>
+  callTool(
+    name: string,
+    args: Readonly<Record<string, Schema.Json>>,
+    signal: AbortSignal,
+    retry?: Retry
+  ): Promise<Reply>
   /** Why the server can no longer be used, or `undefined` while it is up. */
   readonly down: () => string | undefined
   /** Stops the server (stdio) or ends the session (HTTP). Safe to call twice. */
@@ -166,13 +171,16 @@ const withoutDialect = (schema: unknown): Schema.JsonObject => {
 const withTimeout = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
   new Promise<A>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms)
-    promise.then((a) => {
-      clearTimeout(timer)
-      resolve(a)
-    }, (e: unknown) => {
-      clearTimeout(timer)
-      reject(e)
-    })
+    promise.then(
+      (a) => {
+        clearTimeout(timer)
+        resolve(a)
+      },
+      (e: unknown) => {
+        clearTimeout(timer)
+        reject(e)
+      }
+    )
   })
 
 /** An error's message, with its cause's when it has one (fetch says only "fetch failed"; the cause says why). */
@@ -190,7 +198,11 @@ const listTools = async (client: Client): Promise<{ tools: Array<ServerTool>; de
   for (const tool of (await client.listTools()).tools) {
     // A tool that can only run as a task needs the tasks API, which parley does not speak.
     if (tool.execution?.taskSupport === "required") continue
-    tools.push({ name: tool.name, description: tool.description ?? tool.title ?? "", inputSchema: withoutDialect(tool.inputSchema) })
+    tools.push({
+      name: tool.name,
+      description: tool.description ?? tool.title ?? "",
+      inputSchema: withoutDialect(tool.inputSchema)
+    })
     definitions.set(tool.name, tool)
   }
   return { tools, definitions }
@@ -203,18 +215,21 @@ type Sdk = typeof import("@modelcontextprotocol/client")
 
 /** Hands each pushed `elicitation/create` to the call that holds the server; declines it when no call is running. */
 const routeElicitations = (client: Client, connection: Connection, sdk: Sdk): void => {
-  client.setRequestHandler("elicitation/create", (request, ctx) =>
-    new Promise<ElicitResult>((resolve, reject) => {
-      const target = connection.onElicit
-      // Nobody to ask: no call of this server is running, so nothing can record the question.
-      if (target === undefined) return resolve({ action: "decline" })
-      target({
-        params: request.params,
-        respond: resolve,
-        refuse: (message) => reject(new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message)),
-        signal: ctx.mcpReq.signal
+  client.setRequestHandler(
+    "elicitation/create",
+    (request, ctx) =>
+      new Promise<ElicitResult>((resolve, reject) => {
+        const target = connection.onElicit
+        // Nobody to ask: no call of this server is running, so nothing can record the question.
+        if (target === undefined) return resolve({ action: "decline" })
+        target({
+          params: request.params,
+          respond: resolve,
+          refuse: (message) => reject(new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message)),
+          signal: ctx.mcpReq.signal
+        })
       })
-    }))
+  )
 }
 
 /** Where a connection is in its life. */
@@ -226,30 +241,46 @@ interface State {
   definitions: ReadonlyMap<string, Tool>
 }
 
-const callTool = (client: Client, sdk: Sdk, state: State): Connection["callTool"] => async (tool, args, signal, retry) => {
-  const stateless = client.getProtocolEra() === "modern"
-  const definition = state.definitions.get(tool)
-  const result = await client.callTool(
-    { name: tool, arguments: { ...args }, ...(retry !== undefined ? { ...retry, inputResponses: { ...retry.inputResponses } } : {}) },
-    {
-      signal,
-      timeout: NO_TIMEOUT_MS,
-      // 2026: an `input_required` comes back to parley, which records and asks each question itself.
-      allowInputRequired: true,
-      // The SDK would check an `input_required` against the tool's output schema; parley reads content, not structured output.
-      ...(stateless && definition !== undefined ? { toolDefinition: { ...definition, outputSchema: undefined } } : {})
+const callTool =
+  (client: Client, sdk: Sdk, state: State): Connection["callTool"] =>
+  async (tool, args, signal, retry) => {
+    const stateless = client.getProtocolEra() === "modern"
+    const definition = state.definitions.get(tool)
+    const result = await client.callTool(
+      {
+        name: tool,
+        arguments: { ...args },
+        ...(retry !== undefined ? { ...retry, inputResponses: { ...retry.inputResponses } } : {})
+      },
+      {
+        signal,
+        timeout: NO_TIMEOUT_MS,
+        // 2026: an `input_required` comes back to parley, which records and asks each question itself.
+        allowInputRequired: true,
+        // The SDK would check an `input_required` against the tool's output schema; parley reads content, not structured output.
+        ...(stateless && definition !== undefined ? { toolDefinition: { ...definition, outputSchema: undefined } } : {})
+      }
+    )
+    if (sdk.isInputRequiredResult(result)) {
+      return {
+        _tag: "InputRequired",
+        input: {
+          inputRequests: { ...(result.inputRequests ?? {}) },
+          ...(result.requestState !== undefined ? { requestState: result.requestState } : {})
+        }
+      }
     }
-  )
-  if (sdk.isInputRequiredResult(result)) {
-    return {
-      _tag: "InputRequired",
-      input: { inputRequests: { ...(result.inputRequests ?? {}) }, ...(result.requestState !== undefined ? { requestState: result.requestState } : {}) }
-    }
+    return { _tag: "Result", result }
   }
-  return { _tag: "Result", result }
-}
 
-const makeConnection = (name: string, config: McpServerConfig, client: Client, sdk: Sdk, raw: Transport, state: State): Connection => ({
+const makeConnection = (
+  name: string,
+  config: McpServerConfig,
+  client: Client,
+  sdk: Sdk,
+  raw: Transport,
+  state: State
+): Connection => ({
   name,
   get tools() {
     return state.tools
@@ -277,7 +308,11 @@ const makeConnection = (name: string, config: McpServerConfig, client: Client, s
 })
 
 /** `env` and `headers` with `${env:NAME}` replaced; a variable that is not set stops the start with a message naming it. */
-const withSecrets = (name: string, config: McpServerConfig, env: Readonly<Record<string, string | undefined>>): McpServerConfig => {
+const withSecrets = (
+  name: string,
+  config: McpServerConfig,
+  env: Readonly<Record<string, string | undefined>>
+): McpServerConfig => {
   const lookup = (variable: string) => env[variable]
   const out: { -readonly [K in keyof McpServerConfig]: McpServerConfig[K] } = { ...config }
   for (const key of ["env", "headers"] as const) {
@@ -301,7 +336,7 @@ type Negotiation = NonNullable<import("@modelcontextprotocol/client").ClientOpti
 
 /** The SDK's version negotiation for `protocol` (see the module comment); `legacy` after a server exited on the question. */
 const negotiation = (config: McpServerConfig, timeoutMs: number, legacy: boolean): Negotiation => {
-  switch (legacy ? "2025-11-25" : config.protocol ?? "auto") {
+  switch (legacy ? "2025-11-25" : (config.protocol ?? "auto")) {
     case "2025-11-25":
       return { mode: "legacy" }
     case "2026-07-28":
@@ -309,7 +344,10 @@ const negotiation = (config: McpServerConfig, timeoutMs: number, legacy: boolean
     default:
       // A stdio server that ignores the unknown request is a 2025 one: do not wait the whole start-up for it.
       // Over HTTP silence is an outage, not an answer (the SDK fails the start): wait as long as starting may take.
-      return { mode: "auto", probe: { timeoutMs: config.url === undefined ? Math.min(5000, Math.ceil(timeoutMs / 2)) : timeoutMs } }
+      return {
+        mode: "auto",
+        probe: { timeoutMs: config.url === undefined ? Math.min(5000, Math.ceil(timeoutMs / 2)) : timeoutMs }
+      }
   }
 }
 
@@ -325,7 +363,13 @@ class Failed {
 }
 
 /** One attempt: transport, client, protocol, tools. Cleans up and throws {@link Failed} when it does not work out. */
-const open = async (sdk: Sdk, name: string, config: McpServerConfig, options: ConnectOptions, legacy: boolean): Promise<Connection> => {
+const open = async (
+  sdk: Sdk,
+  name: string,
+  config: McpServerConfig,
+  options: ConnectOptions,
+  legacy: boolean
+): Promise<Connection> => {
   const made = await McpTransport.make(name, config, {
     root: options.root,
     clientName: options.clientInfo.name,
@@ -333,12 +377,15 @@ const open = async (sdk: Sdk, name: string, config: McpServerConfig, options: Co
   })
   const { transport: raw, stderr, where } = made
   if (options.traceFile !== undefined) McpTransport.trace(raw, options.traceFile, name)
-  const client = new sdk.Client({ name: options.clientInfo.name, version: options.clientInfo.version }, {
-    capabilities: { elicitation: { form: {}, url: {} } },
-    versionNegotiation: negotiation(config, options.timeoutMs, legacy),
-    // parley answers `input_required` itself: every question is recorded, and a resumed turn retries with its answers.
-    inputRequired: { autoFulfill: false }
-  })
+  const client = new sdk.Client(
+    { name: options.clientInfo.name, version: options.clientInfo.version },
+    {
+      capabilities: { elicitation: { form: {}, url: {} } },
+      versionNegotiation: negotiation(config, options.timeoutMs, legacy),
+      // parley answers `input_required` itself: every question is recorded, and a resumed turn retries with its answers.
+      inputRequired: { autoFulfill: false }
+    }
+  )
   const state: State = { up: false, closing: false, down: undefined, tools: [], definitions: new Map() }
   const connection = makeConnection(name, config, client, sdk, raw, state)
   routeElicitations(client, connection, sdk)
@@ -375,17 +422,31 @@ const open = async (sdk: Sdk, name: string, config: McpServerConfig, options: Co
 
 /** A stdio server that exits when asked about the protocol speaks only 2025: start it again and skip the question. */
 const exitedOnTheQuestion = (sdk: Sdk, config: McpServerConfig, e: unknown): boolean =>
-  e instanceof Failed && config.url === undefined && (config.protocol ?? "auto") === "auto" && e.exited &&
-  e.error instanceof sdk.SdkError && e.error.code === sdk.SdkErrorCode.EraNegotiationFailed
+  e instanceof Failed &&
+  config.url === undefined &&
+  (config.protocol ?? "auto") === "auto" &&
+  e.exited &&
+  e.error instanceof sdk.SdkError &&
+  e.error.code === sdk.SdkErrorCode.EraNegotiationFailed
 
 /**
  * The person signs in (the provider sent them to the page when the server
  * answered 401): waits for the callback, exchanges the code for tokens and
  * starts again with them. Anything else is rethrown.
  */
-const afterSignIn = async (sdk: Sdk, e: unknown, options: ConnectOptions, again: () => Promise<Connection>): Promise<Connection> => {
+const afterSignIn = async (
+  sdk: Sdk,
+  e: unknown,
+  options: ConnectOptions,
+  again: () => Promise<Connection>
+): Promise<Connection> => {
   const oauth = e instanceof Failed ? e.made?.oauth : undefined
-  if (oauth === undefined || !oauth.signingIn || !(e instanceof Failed) || !(e.error instanceof sdk.UnauthorizedError)) {
+  if (
+    oauth === undefined ||
+    !oauth.signingIn ||
+    !(e instanceof Failed) ||
+    !(e.error instanceof sdk.UnauthorizedError)
+  ) {
     oauth?.close()
     throw e
   }
@@ -403,17 +464,25 @@ const afterSignIn = async (sdk: Sdk, e: unknown, options: ConnectOptions, again:
  * tools. Fails with a {@link StartError} whose message names the server and
  * carries what it printed on stderr.
  */
-export const connect = async (name: string, configured: McpServerConfig, options: ConnectOptions): Promise<Connection> => {
+export const connect = async (
+  name: string,
+  configured: McpServerConfig,
+  options: ConnectOptions
+): Promise<Connection> => {
   const config = withSecrets(name, configured, options.env ?? process.env)
   const sdk = await import("@modelcontextprotocol/client")
-  const attempt = (legacy: boolean) => open(sdk, name, config, options, legacy).catch((e: unknown) => afterSignIn(sdk, e, options, () => open(sdk, name, config, options, legacy)))
+  const attempt = (legacy: boolean) =>
+    open(sdk, name, config, options, legacy).catch((e: unknown) =>
+      afterSignIn(sdk, e, options, () => open(sdk, name, config, options, legacy))
+    )
   try {
     return await attempt(false).catch((e: unknown) => {
       if (exitedOnTheQuestion(sdk, config, e)) return attempt(true)
       throw e
     })
   } catch (e) {
-    const { error, said, where } = e instanceof Failed ? e : new Failed(e, "", config.url ?? config.command ?? name, false)
+    const { error, said, where } =
+      e instanceof Failed ? e : new Failed(e, "", config.url ?? config.command ?? name, false)
     throw new StartError(
       `MCP server "${name}" (${where}) could not be started: ${describeError(error)}${saying(said)}\nIts tools are unavailable in this run; check [mcp.servers.${name}] in config.toml.`
     )

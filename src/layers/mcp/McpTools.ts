@@ -83,19 +83,29 @@ export interface Runtime {
   /** Servers that were configured but could not be started (their tool names are unknown). */
   readonly failed: ReadonlyArray<string>
   /** Runs one call of `tool` (arguments already validated); see {@link McpCall}. */
-  readonly execute: (tool: McpTool, call: ToolCall, args: Readonly<Record<string, Schema.Json>>, answers: Answers, context: ExecutionContext) => Effect.Effect<ExecutorResult>
+  readonly execute: (
+    tool: McpTool,
+    call: ToolCall,
+    args: Readonly<Record<string, Schema.Json>>,
+    answers: Answers,
+    context: ExecutionContext
+  ) => Effect.Effect<ExecutorResult>
 }
 
 /** OAuth for HTTP servers: state under the storage directory, and the person sent to sign in when there is one. */
 const oauthOf = (name: string, options: Options) =>
-  options.storage === undefined ? undefined : {
-    dir: path.join(options.storage, "mcp-oauth"),
-    ...(options.interactive && options.signIn !== undefined ? { signIn: (url: URL) => options.signIn!(name, url) } : {})
-  }
+  options.storage === undefined
+    ? undefined
+    : {
+        dir: path.join(options.storage, "mcp-oauth"),
+        ...(options.interactive && options.signIn !== undefined
+          ? { signIn: (url: URL) => options.signIn!(name, url) }
+          : {})
+      }
 
 const connectOne = (name: string, config: ConfigData.McpServerConfig, options: Options) =>
   Effect.uninterruptibleMask((restore) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const abort = new AbortController()
       const oauth = oauthOf(name, options)
       const started = McpServer.connect(name, config, {
@@ -120,7 +130,9 @@ const connectOne = (name: string, config: ConfigData.McpServerConfig, options: O
           })
         )
       )
-      yield* Effect.addFinalizer(() => ("connection" in result ? Effect.promise(() => result.connection.close()) : Effect.void))
+      yield* Effect.addFinalizer(() =>
+        "connection" in result ? Effect.promise(() => result.connection.close()) : Effect.void
+      )
       return result
     })
   )
@@ -154,10 +166,14 @@ const within = (promise: Promise<unknown>, ms: number): Promise<void> =>
  * scope: closing the scope stops them (see the module comment).
  */
 export const start = (config: ConfigData.Config, options: Options): Effect.Effect<Runtime, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const traceFile = options.traceFile ?? process.env["PARLEY_MCP_TRACE"]
     const opts: Options = traceFile === undefined || traceFile === "" ? options : { ...options, traceFile }
-    const started = yield* Effect.forEach(ConfigData.mcpServers(config), ([name, server]) => connectOne(name, server, opts), { concurrency: "unbounded" })
+    const started = yield* Effect.forEach(
+      ConfigData.mcpServers(config),
+      ([name, server]) => connectOne(name, server, opts),
+      { concurrency: "unbounded" }
+    )
     const servers: Array<McpServer.Connection> = []
     const failed: Array<string> = []
     for (const s of started) {
@@ -196,10 +212,15 @@ export const start = (config: ConfigData.Config, options: Options): Effect.Effec
           formsExclusive: ConfigData.formsTo(config, call.name, server.name) === "person"
         }
         return Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             // A 2025 server's elicitations belong to the call in flight: one at a time.
             if (!server.stateless) yield* restore(acquire(server))
-            const started = McpCall.start(spec, answers, () => calls.delete(key), McpRound.fromState(context.resume, server.name))
+            const started = McpCall.start(
+              spec,
+              answers,
+              () => calls.delete(key),
+              McpRound.fromState(context.resume, server.name)
+            )
             calls.set(key, started)
             return yield* restore(McpCall.run(started, answers))
           })
@@ -239,7 +260,9 @@ export const resolve = (config: ConfigData.Config, runtime: Runtime, builtins: R
   for (const server of runtime.servers) {
     for (const tool of server.tools) {
       if (!TOOL_NAME.test(tool.name)) {
-        runtime.onProblem(`MCP server "${server.name}" offers a tool named ${JSON.stringify(tool.name)}, which models do not accept (letters, digits, '_' and '-', at most 64); it is left out.`)
+        runtime.onProblem(
+          `MCP server "${server.name}" offers a tool named ${JSON.stringify(tool.name)}, which models do not accept (letters, digits, '_' and '-', at most 64); it is left out.`
+        )
         continue
       }
       offers.set(tool.name, [...(offers.get(tool.name) ?? []), { server, tool }])
@@ -254,8 +277,14 @@ export const resolve = (config: ConfigData.Config, runtime: Runtime, builtins: R
     const candidates = pinned === undefined ? offered : offered.filter((o) => o.server.name === pinned)
     if (candidates.length === 0) continue
     if (pinned === undefined && (candidates.length > 1 || builtins.has(name))) {
-      const who = [...(builtins.has(name) ? ["the built-in tools"] : []), ...candidates.map((c) => `MCP server "${c.server.name}"`)]
-      const choices = [...(builtins.has(name) ? [`source = "builtin"`] : []), ...candidates.map((c) => `source = "mcp.${c.server.name}"`)]
+      const who = [
+        ...(builtins.has(name) ? ["the built-in tools"] : []),
+        ...candidates.map((c) => `MCP server "${c.server.name}"`)
+      ]
+      const choices = [
+        ...(builtins.has(name) ? [`source = "builtin"`] : []),
+        ...candidates.map((c) => `source = "mcp.${c.server.name}"`)
+      ]
       problems.push({
         path: toolPath(name),
         message: `the tool name "${name}" is offered by ${who.join(" and ")}; pick one with ${choices.join(" or ")} under [conversation.tools.${JSON.stringify(name)}]`
@@ -271,8 +300,15 @@ export const resolve = (config: ConfigData.Config, runtime: Runtime, builtins: R
   for (const [name, tool] of ConfigData.configuredTools(config)) {
     const pinned = ConfigData.pinnedServer(tool)
     const server = runtime.servers.find((s) => s.name === pinned)
-    if (pinned !== undefined && server !== undefined && !server.tools.some((t) => t.name === name) && tool.enable !== false) {
-      runtime.onProblem(`${toolPath(name)}: MCP server "${pinned}" offers no tool named "${name}" (it offers: ${server.tools.map((t) => t.name).join(", ") || "none"}).`)
+    if (
+      pinned !== undefined &&
+      server !== undefined &&
+      !server.tools.some((t) => t.name === name) &&
+      tool.enable !== false
+    ) {
+      runtime.onProblem(
+        `${toolPath(name)}: MCP server "${pinned}" offers no tool named "${name}" (it offers: ${server.tools.map((t) => t.name).join(", ") || "none"}).`
+      )
     }
   }
   return { tools, problems }
@@ -280,4 +316,5 @@ export const resolve = (config: ConfigData.Config, runtime: Runtime, builtins: R
 
 /** Whether a tool table without `source` or `command` may be for an MCP tool (so it is not a missing built-in). */
 export const mayOffer = (runtime: Runtime | undefined, name: string): boolean =>
-  runtime !== undefined && (runtime.failed.length > 0 || runtime.servers.some((s) => s.tools.some((t) => t.name === name)))
+  runtime !== undefined &&
+  (runtime.failed.length > 0 || runtime.servers.some((s) => s.tools.some((t) => t.name === name)))

@@ -60,15 +60,17 @@ const DROPPED = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"])
  * after 5 s). Seen under load with the conformance suite's servers. A
  * server that is really gone fails the second try as well (refused).
  */
-export const retryDroppedConnection = (inner: typeof fetch): typeof fetch => async (input, init) => {
-  try {
-    return await inner(input, init)
-  } catch (e) {
-    const code = e instanceof Error ? (e.cause as { code?: unknown } | undefined)?.code : undefined
-    if (typeof code !== "string" || !DROPPED.has(code) || init?.signal?.aborted === true) throw e
-    return inner(input, init)
+export const retryDroppedConnection =
+  (inner: typeof fetch): typeof fetch =>
+  async (input, init) => {
+    try {
+      return await inner(input, init)
+    } catch (e) {
+      const code = e instanceof Error ? (e.cause as { code?: unknown } | undefined)?.code : undefined
+      if (typeof code !== "string" || !DROPPED.has(code) || init?.signal?.aborted === true) throw e
+      return inner(input, init)
+    }
   }
-}
 
 const hasAuthorization = (headers: Readonly<Record<string, string>> | undefined): boolean =>
   Object.keys(headers ?? {}).some((h) => h.toLowerCase() === "authorization")
@@ -77,16 +79,24 @@ const hasAuthorization = (headers: Readonly<Record<string, string>> | undefined)
 export const make = async (name: string, config: McpServerConfig, options: Options): Promise<Made> => {
   if (config.url !== undefined) {
     const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/client")
-    const oauth = options.oauth === undefined || hasAuthorization(config.headers) ? undefined : await McpOAuth.make({
-      file: path.join(options.oauth.dir, `${name}.json`),
-      serverUrl: config.url,
-      clientName: options.clientName ?? "parley",
-      ...(options.oauth.signIn !== undefined ? { signIn: options.oauth.signIn } : {})
-    })
+    const oauth =
+      options.oauth === undefined || hasAuthorization(config.headers)
+        ? undefined
+        : await McpOAuth.make({
+            file: path.join(options.oauth.dir, `${name}.json`),
+            serverUrl: config.url,
+            clientName: options.clientName ?? "parley",
+            ...(options.oauth.signIn !== undefined ? { signIn: options.oauth.signIn } : {})
+          })
     const transport = new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: { ...(config.headers ?? {}) } },
       // A server that drops the SSE stream is reported, not retried for ever.
-      reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
+      reconnectionOptions: {
+        initialReconnectionDelay: 200,
+        maxReconnectionDelay: 1000,
+        reconnectionDelayGrowFactor: 2,
+        maxRetries: 2
+      },
       fetch: retryDroppedConnection(globalThis.fetch),
       ...(oauth !== undefined ? { authProvider: oauth } : {})
     })
@@ -125,10 +135,13 @@ export const trace = (transport: Transport, file: string, server: string): void 
     configurable: true,
     get: () => receive,
     set: (handler: Transport["onmessage"]) => {
-      receive = handler === undefined ? undefined : (message, extra) => {
-        log("receive", message)
-        handler(message, extra)
-      }
+      receive =
+        handler === undefined
+          ? undefined
+          : (message, extra) => {
+              log("receive", message)
+              handler(message, extra)
+            }
     }
   })
 }

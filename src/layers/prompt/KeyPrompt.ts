@@ -43,7 +43,9 @@ const Action = Data.taggedEnum<Prompt.ActionDefinition>()
 
 /** Erases the `rows` terminal rows the previous frame used, leaving the cursor at column 0. */
 const erase = (text: string, columns: number): string => {
-  const rows = text.split("\n").reduce((n, line) => n + Math.max(1, Math.ceil(visibleLength(line) / Math.max(columns, 1))), 0)
+  const rows = text
+    .split("\n")
+    .reduce((n, line) => n + Math.max(1, Math.ceil(visibleLength(line) / Math.max(columns, 1))), 0)
   let out = ""
   for (let i = 0; i < rows - 1; i++) out += "\x1b[2K\x1b[1A"
   return out + "\x1b[2K\r"
@@ -63,38 +65,41 @@ export const keyPrompt = (options: {
   const details = options.details !== undefined ? options.details.replace(/\n?$/, "\n") : ""
   const frame = (state: State) =>
     `${bold("?")} ${options.message} ${dim("[")}${keyList}${dim(",?]")} ` +
-    (state.help ? "\n" + options.keys.map((k) => `  ${k.key}  ${k.label}`).join("\n") + "\n  ?  show this help\n" + details : "")
-  return Prompt.Custom<State, string>({ help: false }, {
-    render: (_state, action) => {
-      switch (action._tag) {
-        case "Beep":
-          return Effect.succeed("\x07")
-        case "NextFrame":
-          return Effect.succeed(frame(action.state))
-        case "Submit": {
-          const label = options.keys.find((k) => k.key === action.value)?.label ?? action.value
-          return Effect.succeed(`${bold("✔")} ${options.message} ${dim(label)}\n`)
+    (state.help
+      ? "\n" + options.keys.map((k) => `  ${k.key}  ${k.label}`).join("\n") + "\n  ?  show this help\n" + details
+      : "")
+  return Prompt.Custom<State, string>(
+    { help: false },
+    {
+      render: (_state, action) => {
+        switch (action._tag) {
+          case "Beep":
+            return Effect.succeed("\x07")
+          case "NextFrame":
+            return Effect.succeed(frame(action.state))
+          case "Submit": {
+            const label = options.keys.find((k) => k.key === action.value)?.label ?? action.value
+            return Effect.succeed(`${bold("✔")} ${options.message} ${dim(label)}\n`)
+          }
         }
-      }
-    },
-    process: (input, state) => {
-      const char = Option.getOrElse(input.input, () => "")
-      if (input.key.name === "return" || input.key.name === "enter") {
-        return Effect.succeed(
-          options.defaultKey !== undefined
-            ? Action.Submit({ value: options.defaultKey })
-            : Action.Beep()
-        )
-      }
-      if (char === "?") return Effect.succeed(Action.NextFrame({ state: { help: !state.help } }))
-      const hit = options.keys.find((k) => k.key === char)
-      return Effect.succeed(hit !== undefined ? Action.Submit({ value: hit.key }) : Action.Beep())
-    },
-    clear: (state) =>
-      Effect.gen(function*() {
-        const terminal = yield* Terminal.Terminal
-        const columns = yield* terminal.columns
-        return erase(frame(state), columns)
-      })
-  })
+      },
+      process: (input, state) => {
+        const char = Option.getOrElse(input.input, () => "")
+        if (input.key.name === "return" || input.key.name === "enter") {
+          return Effect.succeed(
+            options.defaultKey !== undefined ? Action.Submit({ value: options.defaultKey }) : Action.Beep()
+          )
+        }
+        if (char === "?") return Effect.succeed(Action.NextFrame({ state: { help: !state.help } }))
+        const hit = options.keys.find((k) => k.key === char)
+        return Effect.succeed(hit !== undefined ? Action.Submit({ value: hit.key }) : Action.Beep())
+      },
+      clear: (state) =>
+        Effect.gen(function* () {
+          const terminal = yield* Terminal.Terminal
+          const columns = yield* terminal.columns
+          return erase(frame(state), columns)
+        })
+    }
+  )
 }

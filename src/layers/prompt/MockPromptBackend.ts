@@ -129,5 +129,11 @@ export const make = (script: ReadonlyArray<Scripted>, options: { interactive?: b
   })
 
 /** The mock as a layer (its `shown` log is not reachable; use {@link make} when a test needs it). */
-export const layer = (script: ReadonlyArray<Scripted>, options: { interactive?: boolean } = {}): Layer.Layer<PromptBackend> =>
-  Layer.effect(PromptBackend, Effect.map(make(script, options), (m) => m.service))
+export const layer = (
+  script: ReadonlyArray<Scripted>,
+  options: { interactive?: boolean } = {}
+): Layer.Layer<PromptBackend> =>
+  Layer.effect(
+    PromptBackend,
+    Effect.map(make(script, options), (m) => m.service)
+  )

@@ -80,16 +80,24 @@ export const callHeader = (toolName: string, position: CallPosition | undefined)
     ? printable(`${toolName} · call ${position.index} of ${position.total} (${position.callId})`)
     : undefined
 
-const indent = (text: string) => text.split("\n").map((l) => `  ${l}`).join("\n")
+const indent = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => `  ${l}`)
+    .join("\n")
 
-const cut = (line: string, columns: number) => ([...line].length <= columns ? line : [...line].slice(0, Math.max(columns - 1, 1)).join("") + "…")
+const cut = (line: string, columns: number) =>
+  [...line].length <= columns ? line : [...line].slice(0, Math.max(columns - 1, 1)).join("") + "…"
 
 /**
  * The arguments as the permission prompt shows them: pretty JSON, at most
  * {@link ARGUMENT_LINES} lines no wider than the terminal; `full` is set
  * when something was left out (shown with `?`).
  */
-export const argumentsShown = (args: Schema.JsonObject, columns: number): { readonly shown: string; readonly full: string | undefined } => {
+export const argumentsShown = (
+  args: Schema.JsonObject,
+  columns: number
+): { readonly shown: string; readonly full: string | undefined } => {
   // JSON escapes C0 controls; C1 controls and bidi overrides need making visible too.
   const whole = printable(JSON.stringify(args, null, 2), "\n")
   if (whole === "{}") return { shown: "", full: undefined }
@@ -107,7 +115,10 @@ export const argumentsShown = (args: Schema.JsonObject, columns: number): { read
 const splitText = (question: Question): { before: string; message: string } => {
   const lines = printable(question.text.trimEnd(), "\n").split("\n")
   const message = lines.pop() ?? ""
-  const before = [question.context !== undefined ? printable(question.context, "\n") : undefined, lines.length > 0 ? lines.join("\n") : undefined]
+  const before = [
+    question.context !== undefined ? printable(question.context, "\n") : undefined,
+    lines.length > 0 ? lines.join("\n") : undefined
+  ]
     .filter((s): s is string => s !== undefined && s !== "")
     .join("\n")
   return { before, message }
@@ -123,108 +134,125 @@ export interface Options {
 }
 
 /** The terminal prompt backend over effect/cli's `Prompt` environment (a terminal). */
-export const make = (options: Options = {}) => Effect.gen(function*() {
-  const context = yield* Effect.context<Prompt.Environment>()
-  const terminal = yield* Terminal.Terminal
-  const one = yield* Semaphore.make(1)
-  let lastCancel = Number.NEGATIVE_INFINITY
+export const make = (options: Options = {}) =>
+  Effect.gen(function* () {
+    const context = yield* Effect.context<Prompt.Environment>()
+    const terminal = yield* Terminal.Terminal
+    const one = yield* Semaphore.make(1)
+    let lastCancel = Number.NEGATIVE_INFINITY
 
-  /** A prompt was cancelled: the second time within the window, the person means the whole turn. */
-  const cancelled = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const repeated = now - lastCancel <= REPEAT_WINDOW_MS
-    lastCancel = now
-    return repeated && options.onRepeatedCancel !== undefined ? options.onRepeatedCancel : Effect.void
-  })
-
-  const run = <A>(prompt: Prompt.Prompt<A>) =>
-    Prompt.run(prompt).pipe(
-      Effect.provide(context),
-      // Interrupted (SIGTERM, SIGHUP, a signal's SIGINT) with the prompt on screen: end its
-      // line, or whatever is printed next would follow the unanswered prompt on the same line.
-      Effect.onInterrupt(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore)),
-      // A quit prompt (Ctrl-C) leaves its frame unfinished: mark it and end the line.
-      Effect.tapError(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore, Effect.andThen(cancelled))),
-      Effect.mapError(() => new PromptCancelled()),
-      one.withPermits(1)
-    )
-
-  const say = (text: string) =>
-    text === "" ? Effect.void : terminal.display(text.endsWith("\n") ? text : text + "\n").pipe(
-      Effect.mapError((e) => new PromptFailed({ reason: String(e) }))
-    )
-
-  const question = (request: QuestionRequest) =>
-    Effect.gen(function*() {
-      const q = request.question
-      const { before, message } = splitText(q)
-      const header = callHeader(request.toolName, request.position)
-      if (header !== undefined) {
-        const args = request.arguments !== undefined && Object.keys(request.arguments).length > 0 ? ` ${printable(JSON.stringify(request.arguments))}` : ""
-        yield* say(dim(cut(header + args, Math.max((yield* terminal.columns) - 1, 20))))
-      }
-      // Who is asking (RFD 083 prompt_label), above the question's context.
-      if (request.label !== undefined) yield* say(bold(`${printable(request.label)} asks:`))
-      yield* say(before)
-      switch (q.answer_type.type) {
-        case "boolean": {
-          const key = yield* run(keyPrompt({
-            message,
-            keys: q.persistence === "none" ? BOOLEAN_ONCE_KEYS : BOOLEAN_KEYS,
-            ...(typeof q.default === "boolean" ? { defaultKey: q.default ? "y" : "n" } : {})
-          }))
-          return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer
-        }
-        case "select": {
-          // Duplicates would mark the default twice, which effect/cli rejects as a defect.
-          const options = [...new Set(q.answer_type.options)]
-          if (options.length === 0) return yield* new PromptFailed({ reason: `question "${q.id}" offers no options to choose from` })
-          const answer = yield* run(Prompt.Select({
-            message,
-            choices: options.map((o) => ({ title: printable(o), value: o, selected: q.default === o }))
-          }))
-          return { answer, remember: false } satisfies QuestionAnswer
-        }
-        case "text": {
-          const answer = yield* run(Prompt.String({
-            message,
-            ...(typeof q.default === "string" ? { default: q.default } : {})
-          }))
-          return { answer, remember: false } satisfies QuestionAnswer
-        }
-        case "secret": {
-          const answer = yield* run(Prompt.Hidden({ message }))
-          return { answer: Redacted.value(answer), remember: false } satisfies QuestionAnswer
-        }
-      }
+    /** A prompt was cancelled: the second time within the window, the person means the whole turn. */
+    const cancelled = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const repeated = now - lastCancel <= REPEAT_WINDOW_MS
+      lastCancel = now
+      return repeated && options.onRepeatedCancel !== undefined ? options.onRepeatedCancel : Effect.void
     })
 
-  return PromptBackend.of({
-    // Provided only where a person can be asked (the CLI decides: stdin a TTY, a terminal reachable).
-    interactive: true,
-    permission: (request: PermissionRequest) =>
-      Effect.gen(function*() {
+    const run = <A>(prompt: Prompt.Prompt<A>) =>
+      Prompt.run(prompt).pipe(
+        Effect.provide(context),
+        // Interrupted (SIGTERM, SIGHUP, a signal's SIGINT) with the prompt on screen: end its
+        // line, or whatever is printed next would follow the unanswered prompt on the same line.
+        Effect.onInterrupt(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore)),
+        // A quit prompt (Ctrl-C) leaves its frame unfinished: mark it and end the line.
+        Effect.tapError(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore, Effect.andThen(cancelled))),
+        Effect.mapError(() => new PromptCancelled()),
+        one.withPermits(1)
+      )
+
+    const say = (text: string) =>
+      text === ""
+        ? Effect.void
+        : terminal
+            .display(text.endsWith("\n") ? text : text + "\n")
+            .pipe(Effect.mapError((e) => new PromptFailed({ reason: String(e) })))
+
+    const question = (request: QuestionRequest) =>
+      Effect.gen(function* () {
+        const q = request.question
+        const { before, message } = splitText(q)
         const header = callHeader(request.toolName, request.position)
-        if (header !== undefined) yield* say(dim(header))
-        const { shown, full } = argumentsShown(request.arguments, yield* terminal.columns)
-        yield* say(shown)
-        const key = yield* run(keyPrompt({
-          message: PermissionInquiry.text(request.kind, printable(request.toolName)),
-          keys: PERMISSION_KEYS,
-          defaultKey: "y",
-          ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
-        }))
-        return key as PermissionDecision
-      }),
-    question,
-    // The incomplete-turn menu and the editor belong to the program that runs the
-    // turn (the CLI brings its own); a bare terminal prompter offers neither.
-    resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no incomplete-turn menu on this terminal prompter" })),
-    edit: () => Effect.fail(new PromptFailed({ reason: "no editor on this terminal prompter" }))
+        if (header !== undefined) {
+          const args =
+            request.arguments !== undefined && Object.keys(request.arguments).length > 0
+              ? ` ${printable(JSON.stringify(request.arguments))}`
+              : ""
+          yield* say(dim(cut(header + args, Math.max((yield* terminal.columns) - 1, 20))))
+        }
+        // Who is asking (RFD 083 prompt_label), above the question's context.
+        if (request.label !== undefined) yield* say(bold(`${printable(request.label)} asks:`))
+        yield* say(before)
+        switch (q.answer_type.type) {
+          case "boolean": {
+            const key = yield* run(
+              keyPrompt({
+                message,
+                keys: q.persistence === "none" ? BOOLEAN_ONCE_KEYS : BOOLEAN_KEYS,
+                ...(typeof q.default === "boolean" ? { defaultKey: q.default ? "y" : "n" } : {})
+              })
+            )
+            return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer
+          }
+          case "select": {
+            // Duplicates would mark the default twice, which effect/cli rejects as a defect.
+            const options = [...new Set(q.answer_type.options)]
+            if (options.length === 0)
+              return yield* new PromptFailed({ reason: `question "${q.id}" offers no options to choose from` })
+            const answer = yield* run(
+              Prompt.Select({
+                message,
+                choices: options.map((o) => ({ title: printable(o), value: o, selected: q.default === o }))
+              })
+            )
+            return { answer, remember: false } satisfies QuestionAnswer
+          }
+          case "text": {
+            const answer = yield* run(
+              Prompt.String({
+                message,
+                ...(typeof q.default === "string" ? { default: q.default } : {})
+              })
+            )
+            return { answer, remember: false } satisfies QuestionAnswer
+          }
+          case "secret": {
+            const answer = yield* run(Prompt.Hidden({ message }))
+            return { answer: Redacted.value(answer), remember: false } satisfies QuestionAnswer
+          }
+        }
+      })
+
+    return PromptBackend.of({
+      // Provided only where a person can be asked (the CLI decides: stdin a TTY, a terminal reachable).
+      interactive: true,
+      permission: (request: PermissionRequest) =>
+        Effect.gen(function* () {
+          const header = callHeader(request.toolName, request.position)
+          if (header !== undefined) yield* say(dim(header))
+          const { shown, full } = argumentsShown(request.arguments, yield* terminal.columns)
+          yield* say(shown)
+          const key = yield* run(
+            keyPrompt({
+              message: PermissionInquiry.text(request.kind, printable(request.toolName)),
+              keys: PERMISSION_KEYS,
+              defaultKey: "y",
+              ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
+            })
+          )
+          return key as PermissionDecision
+        }),
+      question,
+      // The incomplete-turn menu and the editor belong to the program that runs the
+      // turn (the CLI brings its own); a bare terminal prompter offers neither.
+      resumeChoice: () =>
+        Effect.fail(new PromptFailed({ reason: "no incomplete-turn menu on this terminal prompter" })),
+      edit: () => Effect.fail(new PromptFailed({ reason: "no editor on this terminal prompter" }))
+    })
   })
-})
 
 /** Needs the `Terminal`, `FileSystem` and `Path` services (e.g. `NodeServices.layer`). */
 export const layer: Layer.Layer<PromptBackend, never, Prompt.Environment> = Layer.effect(PromptBackend, make())
 
 /** {@link layer} with options. */
-export const layerWith = (options: Options): Layer.Layer<PromptBackend, never, Prompt.Environment> => Layer.effect(PromptBackend, make(options))
+export const layerWith = (options: Options): Layer.Layer<PromptBackend, never, Prompt.Environment> =>
+  Layer.effect(PromptBackend, make(options))

@@ -48,7 +48,15 @@ import {
   type StopReason
 } from "../../services/Provider.ts"
 import { defaultRetryPolicy, type RetryPolicy } from "./Retry.ts"
-import { type Converter, cutOff, invalidArguments, loadError, parseArguments, quietSdk, sdkStream } from "./Transport.ts"
+import {
+  type Converter,
+  cutOff,
+  invalidArguments,
+  loadError,
+  parseArguments,
+  quietSdk,
+  sdkStream
+} from "./Transport.ts"
 
 /** The Anthropic provider's key, base URL and retries. */
 export interface AnthropicOptions {
@@ -203,7 +211,10 @@ const stopReason = (reason: string | null | undefined): StopReason | undefined =
  * before it fails as cut off (issue 11).
  */
 export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent> {
-  private readonly blocks = new Map<number, { kind: string; id: string; name: string; json: string; signature: string; data: string }>()
+  private readonly blocks = new Map<
+    number,
+    { kind: string; id: string; name: string; json: string; signature: string; data: string }
+  >()
   private structuredText = ""
   private inputTokens = 0
   private outputTokens = 0
@@ -265,9 +276,8 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
         const state = this.blocks.get(event.index)
         if (state === undefined) return []
         if (state.kind === "thinking") {
-          const metadata: EventMetadata = state.signature.length > 0
-            ? { anthropic_thinking_signature: state.signature }
-            : {}
+          const metadata: EventMetadata =
+            state.signature.length > 0 ? { anthropic_thinking_signature: state.signature } : {}
           return [Delta.ReasoningDone({ metadata })]
         }
         if (state.kind === "redacted_thinking") {
@@ -280,7 +290,9 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
             this.badArguments ??= { name: state.name, raw: state.json }
             return []
           }
-          return [Delta.ToolCall({ id: state.id, name: state.name, arguments: args as Schema.JsonObject, metadata: {} })]
+          return [
+            Delta.ToolCall({ id: state.id, name: state.name, arguments: args as Schema.JsonObject, metadata: {} })
+          ]
         }
         return []
       }
@@ -315,14 +327,16 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
         out.push(Delta.TextDelta({ text: this.structuredText }))
       }
     }
-    out.push(Delta.Usage({
-      usage: {
-        inputTokens: this.inputTokens,
-        outputTokens: this.outputTokens,
-        cacheReadTokens: this.cacheRead,
-        cacheWriteTokens: this.cacheWrite
-      }
-    }))
+    out.push(
+      Delta.Usage({
+        usage: {
+          inputTokens: this.inputTokens,
+          outputTokens: this.outputTokens,
+          cacheReadTokens: this.cacheRead,
+          cacheWriteTokens: this.cacheWrite
+        }
+      })
+    )
     // A message_stop after no stop_reason is still a finished reply.
     out.push(Delta.Finish({ reason: this.stop ?? "end_turn" }))
     return out
@@ -342,7 +356,7 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
  * Builds the provider, loading the SDK on first use of the layer.
  */
 export const make = (options: AnthropicOptions): Effect.Effect<Provider["Service"], ProviderError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sdkModule = yield* Effect.tryPromise({
       try: () => import("@anthropic-ai/sdk"),
       catch: loadError("anthropic", "@anthropic-ai/sdk")

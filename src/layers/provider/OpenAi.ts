@@ -38,7 +38,15 @@ import {
   type StopReason
 } from "../../services/Provider.ts"
 import { defaultRetryPolicy, type RetryPolicy } from "./Retry.ts"
-import { type Converter, cutOff, invalidArguments, loadError, parseArguments, quietSdk, sdkStream } from "./Transport.ts"
+import {
+  type Converter,
+  cutOff,
+  invalidArguments,
+  loadError,
+  parseArguments,
+  quietSdk,
+  sdkStream
+} from "./Transport.ts"
 import * as DeepArguments from "../../domain/tool/DeepArguments.ts"
 
 /** The OpenAI provider's key, base URL (`http://host:port/v1` for compatible servers) and retries. */
@@ -67,8 +75,7 @@ const isObject = (u: unknown): u is JsonSchema => typeof u === "object" && u !==
  * // { type: "object", properties: { a: { enum: [1] } }, required: ["a"], additionalProperties: false }
  * ```
  */
-export const toStrictSchema = (schema: Schema.JsonObject): Schema.JsonObject =>
-  rewrite(schema) as Schema.JsonObject
+export const toStrictSchema = (schema: Schema.JsonObject): Schema.JsonObject => rewrite(schema) as Schema.JsonObject
 
 const rewrite = (node: unknown): unknown => {
   if (Array.isArray(node)) return node.map(rewrite)
@@ -162,7 +169,11 @@ export const toChatParams = (request: ProviderRequest, model: string): OpenAI.Ch
   const schema = requestedSchema(request)
   const tools: Array<OpenAI.ChatCompletionFunctionTool> = request.tools.map((tool) => ({
     type: "function",
-    function: { name: tool.name, description: tool.description, parameters: tool.parameters as OpenAI.FunctionParameters }
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters as OpenAI.FunctionParameters
+    }
   }))
   return {
     model,
@@ -173,11 +184,11 @@ export const toChatParams = (request: ProviderRequest, model: string): OpenAI.Ch
     ...(tools.length > 0 && request.toolChoice === "none" ? { tool_choice: "none" } : {}),
     ...(schema !== undefined
       ? {
-        response_format: {
-          type: "json_schema",
-          json_schema: { name: "response", schema: toStrictSchema(schema) as JsonSchema, strict: true }
+          response_format: {
+            type: "json_schema",
+            json_schema: { name: "response", schema: toStrictSchema(schema) as JsonSchema, strict: true }
+          }
         }
-      }
       : {}),
     ...(request.maxTokens !== undefined ? { max_completion_tokens: request.maxTokens } : {})
   }
@@ -215,7 +226,10 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
   private stop: StopReason | undefined = undefined
   private callCount = 0
 
-  constructor(private readonly structured: boolean, private readonly sawDone: () => boolean = () => false) {}
+  constructor(
+    private readonly structured: boolean,
+    private readonly sawDone: () => boolean = () => false
+  ) {}
 
   push(chunk: OpenAI.ChatCompletionChunk): ReadonlyArray<ProviderDelta> {
     if (chunk.usage) this.usage = chunk.usage
@@ -233,7 +247,8 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
       if (this.structured) this.structuredText += delta.content
       else out.push(Delta.TextDelta({ text: delta.content }))
     }
-    if (typeof delta.refusal === "string" && delta.refusal.length > 0) out.push(Delta.TextDelta({ text: delta.refusal }))
+    if (typeof delta.refusal === "string" && delta.refusal.length > 0)
+      out.push(Delta.TextDelta({ text: delta.refusal }))
     for (const call of delta.tool_calls ?? []) {
       let state = this.calls.get(call.index)
       if (state === undefined) {
@@ -273,14 +288,16 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
       }
     }
     if (this.usage) {
-      out.push(Delta.Usage({
-        usage: {
-          inputTokens: this.usage.prompt_tokens ?? 0,
-          outputTokens: this.usage.completion_tokens ?? 0,
-          cacheReadTokens: this.usage.prompt_tokens_details?.cached_tokens ?? 0,
-          cacheWriteTokens: 0
-        }
-      }))
+      out.push(
+        Delta.Usage({
+          usage: {
+            inputTokens: this.usage.prompt_tokens ?? 0,
+            outputTokens: this.usage.completion_tokens ?? 0,
+            cacheReadTokens: this.usage.prompt_tokens_details?.cached_tokens ?? 0,
+            cacheWriteTokens: 0
+          }
+        })
+      )
     }
     // `[DONE]` without a finish_reason (some compatible servers): a normal finish.
     out.push(Delta.Finish({ reason: this.stop ?? (this.calls.size > 0 ? "tool_use" : "end_turn") }))
@@ -331,14 +348,18 @@ export const watchingFetch = (base: typeof fetch) => async (input: string | URL 
       }
     })
   )
-  const watched = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+  const watched = new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers
+  })
   responseMarkers.set(watched, marker)
   return watched
 }
 
 /** Builds the provider, loading the SDK when the layer is built. */
 export const make = (options: OpenAiOptions): Effect.Effect<Provider["Service"], ProviderError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sdkModule = yield* Effect.tryPromise({ try: () => import("openai"), catch: loadError("openai", "openai") })
     const OpenAISdk = sdkModule.default
     const client = new OpenAISdk({

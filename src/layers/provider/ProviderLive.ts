@@ -57,8 +57,10 @@ const configError = (provider: string, detail: string) =>
  */
 export const checkModel = (model: string): ProviderError | undefined => {
   const { name, provider } = parseModel(model)
-  if (provider === "scripted") return name === "" ? undefined : configError(provider, `Unknown model "${model}": ${KNOWN}.`)
-  if (provider !== "anthropic" && provider !== "openai") return configError(provider, `Unknown model "${model}": ${KNOWN}.`)
+  if (provider === "scripted")
+    return name === "" ? undefined : configError(provider, `Unknown model "${model}": ${KNOWN}.`)
+  if (provider !== "anthropic" && provider !== "openai")
+    return configError(provider, `Unknown model "${model}": ${KNOWN}.`)
   if (name === "") return configError(provider, `Model "${model}" names no model: write ${provider}/<model>.`)
   return undefined
 }
@@ -83,22 +85,32 @@ export const checkReady = (model: string, options: ProviderLiveOptions = {}): Ef
     const env = options.env ?? process.env
     switch (parseModel(model).provider) {
       case "anthropic":
-        return nonEmpty(options.anthropic?.apiKey) ?? nonEmpty(env["ANTHROPIC_API_KEY"]) ? Effect.void : Effect.fail(configError(
-          "anthropic",
-          "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
-        ))
-      case "openai":
-        return nonEmpty(options.openai?.apiKey) ?? nonEmpty(env["OPENAI_API_KEY"]) ?? nonEmpty(options.openai?.baseUrl) ??
-            nonEmpty(env["OPENAI_BASE_URL"])
+        return (nonEmpty(options.anthropic?.apiKey) ?? nonEmpty(env["ANTHROPIC_API_KEY"]))
           ? Effect.void
-          : Effect.fail(configError(
-            "openai",
-            "OPENAI_API_KEY is not set. Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE."
-          ))
+          : Effect.fail(
+              configError(
+                "anthropic",
+                "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
+              )
+            )
+      case "openai":
+        return (nonEmpty(options.openai?.apiKey) ??
+          nonEmpty(env["OPENAI_API_KEY"]) ??
+          nonEmpty(options.openai?.baseUrl) ??
+          nonEmpty(env["OPENAI_BASE_URL"]))
+          ? Effect.void
+          : Effect.fail(
+              configError(
+                "openai",
+                "OPENAI_API_KEY is not set. Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE."
+              )
+            )
       default: {
         const path = nonEmpty(options.scriptPath) ?? nonEmpty(env["PARLEY_SCRIPT"])
         if (path === undefined) {
-          return Effect.fail(configError("scripted", "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT."))
+          return Effect.fail(
+            configError("scripted", "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT.")
+          )
         }
         return Effect.asVoid(Scripted.loadScript(path))
       }
@@ -107,49 +119,65 @@ export const checkReady = (model: string, options: ProviderLiveOptions = {}): Ef
 
 /** Builds the routing provider; sub-providers are built (and cached) on first use. */
 export const make = (options: ProviderLiveOptions = {}): Effect.Effect<Provider["Service"]> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const env = options.env ?? process.env
     const retry = options.retry !== undefined ? { retry: options.retry } : {}
 
-    const anthropic = yield* Effect.cached(Effect.suspend(() => {
-      const apiKey = nonEmpty(options.anthropic?.apiKey) ?? nonEmpty(env["ANTHROPIC_API_KEY"])
-      if (apiKey === undefined) {
-        return Effect.fail(configError(
-          "anthropic",
-          "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
-        ))
-      }
-      const baseUrl = nonEmpty(options.anthropic?.baseUrl) ?? nonEmpty(env["ANTHROPIC_BASE_URL"])
-      return AnthropicProvider.make({
-        apiKey,
-        ...retry,
-        ...(baseUrl !== undefined ? { baseUrl } : {}),
-        ...(options.anthropic?.maxTokens !== undefined ? { maxTokens: options.anthropic.maxTokens } : {}),
-        ...(options.anthropic?.thinkingBudget !== undefined ? { thinkingBudget: options.anthropic.thinkingBudget } : {})
+    const anthropic = yield* Effect.cached(
+      Effect.suspend(() => {
+        const apiKey = nonEmpty(options.anthropic?.apiKey) ?? nonEmpty(env["ANTHROPIC_API_KEY"])
+        if (apiKey === undefined) {
+          return Effect.fail(
+            configError(
+              "anthropic",
+              "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
+            )
+          )
+        }
+        const baseUrl = nonEmpty(options.anthropic?.baseUrl) ?? nonEmpty(env["ANTHROPIC_BASE_URL"])
+        return AnthropicProvider.make({
+          apiKey,
+          ...retry,
+          ...(baseUrl !== undefined ? { baseUrl } : {}),
+          ...(options.anthropic?.maxTokens !== undefined ? { maxTokens: options.anthropic.maxTokens } : {}),
+          ...(options.anthropic?.thinkingBudget !== undefined
+            ? { thinkingBudget: options.anthropic.thinkingBudget }
+            : {})
+        })
       })
-    }))
+    )
 
-    const openai = yield* Effect.cached(Effect.suspend(() => {
-      const baseUrl = nonEmpty(options.openai?.baseUrl) ?? nonEmpty(env["OPENAI_BASE_URL"])
-      // Local compatible servers (Ollama, llama.cpp) need no key; the SDK insists on one.
-      const apiKey = nonEmpty(options.openai?.apiKey) ?? nonEmpty(env["OPENAI_API_KEY"]) ??
-        (baseUrl !== undefined ? "none" : undefined)
-      if (apiKey === undefined) {
-        return Effect.fail(configError(
-          "openai",
-          "OPENAI_API_KEY is not set. Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE."
-        ))
-      }
-      return OpenAiProvider.make({ apiKey, ...retry, ...(baseUrl !== undefined ? { baseUrl } : {}) })
-    }))
+    const openai = yield* Effect.cached(
+      Effect.suspend(() => {
+        const baseUrl = nonEmpty(options.openai?.baseUrl) ?? nonEmpty(env["OPENAI_BASE_URL"])
+        // Local compatible servers (Ollama, llama.cpp) need no key; the SDK insists on one.
+        const apiKey =
+          nonEmpty(options.openai?.apiKey) ??
+          nonEmpty(env["OPENAI_API_KEY"]) ??
+          (baseUrl !== undefined ? "none" : undefined)
+        if (apiKey === undefined) {
+          return Effect.fail(
+            configError(
+              "openai",
+              "OPENAI_API_KEY is not set. Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE."
+            )
+          )
+        }
+        return OpenAiProvider.make({ apiKey, ...retry, ...(baseUrl !== undefined ? { baseUrl } : {}) })
+      })
+    )
 
-    const scripted = yield* Effect.cached(Effect.suspend(() => {
-      const path = nonEmpty(options.scriptPath) ?? nonEmpty(env["PARLEY_SCRIPT"])
-      if (path === undefined) {
-        return Effect.fail(configError("scripted", "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT."))
-      }
-      return Effect.flatMap(Scripted.loadScript(path), Scripted.make)
-    }))
+    const scripted = yield* Effect.cached(
+      Effect.suspend(() => {
+        const path = nonEmpty(options.scriptPath) ?? nonEmpty(env["PARLEY_SCRIPT"])
+        if (path === undefined) {
+          return Effect.fail(
+            configError("scripted", "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT.")
+          )
+        }
+        return Effect.flatMap(Scripted.loadScript(path), Scripted.make)
+      })
+    )
 
     const select = (model: string): Effect.Effect<Provider["Service"], ProviderError> => {
       const problem = checkModel(model)

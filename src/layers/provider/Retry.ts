@@ -76,9 +76,8 @@ export const withRetries = <A, R>(
   policy: RetryPolicy
 ): Effect.Effect<A, ProviderError, R> =>
   Effect.suspend(() => {
-    const maxServerDelay = policy.maxServerDelay === undefined
-      ? DEFAULT_MAX_SERVER_DELAY_MS
-      : Duration.toMillis(policy.maxServerDelay)
+    const maxServerDelay =
+      policy.maxServerDelay === undefined ? DEFAULT_MAX_SERVER_DELAY_MS : Duration.toMillis(policy.maxServerDelay)
     const tooLong = (e: ProviderError) => e.retryAfterMs !== undefined && e.retryAfterMs > maxServerDelay
     let attempts = 0
     const counted = Effect.suspend(() => {
@@ -94,11 +93,11 @@ export const withRetries = <A, R>(
       Effect.mapError((e) =>
         e.retryable && tooLong(e) && e.hint === undefined
           ? new ProviderError({
-            ...fieldsOf(e),
-            hint: `The provider asks to wait ${seconds(e.retryAfterMs!)} before retrying (parley waits at most ${
-              seconds(maxServerDelay)
-            }); try again later.`
-          })
+              ...fieldsOf(e),
+              hint: `The provider asks to wait ${seconds(e.retryAfterMs!)} before retrying (parley waits at most ${seconds(
+                maxServerDelay
+              )}); try again later.`
+            })
           : e
       )
     )

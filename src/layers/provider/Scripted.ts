@@ -32,7 +32,8 @@ import {
 } from "../../services/Provider.ts"
 
 /** Every scripted failure is local (nothing goes over the network): its message is the detail alone. */
-const fail = (detail: string) => new ProviderError({ provider: "scripted", failure: "config", detail, retryable: false, attempts: 1 })
+const fail = (detail: string) =>
+  new ProviderError({ provider: "scripted", failure: "config", detail, retryable: false, attempts: 1 })
 
 /** Words with their trailing whitespace: the chunks text streams in. */
 export const chunks = (text: string): ReadonlyArray<string> => text.match(/\s*\S+\s*|\s+/g) ?? []
@@ -75,26 +76,28 @@ const mismatch = (step: ScriptedModel.Step, n: number, request: ProviderRequest)
  * request made through this instance.
  */
 export const make = (steps: ReadonlyArray<ScriptedModel.Step>): Effect.Effect<Provider["Service"]> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const position = yield* Ref.make(0)
     return Provider.of({
       stream: (request) =>
-        Stream.unwrap(Effect.gen(function*() {
-          const index = yield* Ref.getAndUpdate(position, (n) => n + 1)
-          const step = steps[index]
-          const n = index + 1
-          if (step === undefined) {
-            return yield* fail(
-              `The script has no step left for request ${n} (it has ${steps.length} step${steps.length === 1 ? "" : "s"}). Add steps to the script.`
-            )
-          }
-          if (step.delayMs > 0) yield* Effect.sleep(step.delayMs)
-          if (step.error !== undefined) return yield* fail(step.error)
-          const problem = mismatch(step, n, request)
-          if (problem !== undefined) return yield* fail(problem)
-          // A yield between deltas lets a consumer (and an interrupt) interleave, as with a network stream.
-          return Stream.fromIterable(deltasOf(step)).pipe(Stream.tap(() => Effect.yieldNow))
-        }))
+        Stream.unwrap(
+          Effect.gen(function* () {
+            const index = yield* Ref.getAndUpdate(position, (n) => n + 1)
+            const step = steps[index]
+            const n = index + 1
+            if (step === undefined) {
+              return yield* fail(
+                `The script has no step left for request ${n} (it has ${steps.length} step${steps.length === 1 ? "" : "s"}). Add steps to the script.`
+              )
+            }
+            if (step.delayMs > 0) yield* Effect.sleep(step.delayMs)
+            if (step.error !== undefined) return yield* fail(step.error)
+            const problem = mismatch(step, n, request)
+            if (problem !== undefined) return yield* fail(problem)
+            // A yield between deltas lets a consumer (and an interrupt) interleave, as with a network stream.
+            return Stream.fromIterable(deltasOf(step)).pipe(Stream.tap(() => Effect.yieldNow))
+          })
+        )
     })
   })
 
@@ -103,7 +106,7 @@ const SHAPE = `A script is {"steps": [{"message": "…"}, …]} (README, "Models
 
 /** Reads and validates a script file. */
 export const loadScript = (path: string): Effect.Effect<ReadonlyArray<ScriptedModel.Step>, ProviderError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const text = yield* Effect.tryPromise({
       try: () => readFile(path, "utf8"),
       catch: (e) => fail(`Cannot read the model script ${path}: ${e instanceof Error ? e.message : String(e)}`)
@@ -121,7 +124,7 @@ export const layer = (steps: ReadonlyArray<ScriptedModel.Step>): Layer.Layer<Pro
 export const layerFromScript = (script: unknown): Layer.Layer<Provider, ProviderError> =>
   Layer.effect(
     Provider,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const steps = ScriptedModel.decode(script)
       if (Result.isFailure(steps)) return yield* fail(`Invalid model script: ${steps.failure}`)
       return yield* make(steps.success)

@@ -132,8 +132,13 @@ const withCauses = (cause: unknown): string => {
 /** An error event inside the stream (`event: error`): the SDK's `APIError` without a status. */
 const isStreamErrorEvent = (cause: unknown): boolean => {
   const c = cause as SdkError
-  return cause instanceof Error && cause.name !== "APIConnectionError" && cause.name !== "APIConnectionTimeoutError" &&
-    typeof c.error === "object" && c.error !== null
+  return (
+    cause instanceof Error &&
+    cause.name !== "APIConnectionError" &&
+    cause.name !== "APIConnectionTimeoutError" &&
+    typeof c.error === "object" &&
+    c.error !== null
+  )
 }
 
 /**
@@ -141,48 +146,53 @@ const isStreamErrorEvent = (cause: unknown): boolean => {
  * later). `phase` says where it was thrown: opening the request (before the
  * response headers), or reading the reply stream after them.
  */
-export const toProviderError = (options: {
-  readonly provider: string
-  readonly keyVariable: string
-  readonly phase: "open" | "stream"
-}) =>
-(cause: unknown): ProviderError => {
-  if (cause instanceof ProviderError) return cause
-  const { keyVariable, phase, provider } = options
-  const status = (cause as SdkError)?.status
-  if (typeof status === "number") {
-    const hint = hintFor(status, keyVariable)
-    const wait = retryAfterMs((cause as SdkError).headers, Date.now())
+export const toProviderError =
+  (options: { readonly provider: string; readonly keyVariable: string; readonly phase: "open" | "stream" }) =>
+  (cause: unknown): ProviderError => {
+    if (cause instanceof ProviderError) return cause
+    const { keyVariable, phase, provider } = options
+    const status = (cause as SdkError)?.status
+    if (typeof status === "number") {
+      const hint = hintFor(status, keyVariable)
+      const wait = retryAfterMs((cause as SdkError).headers, Date.now())
+      return new ProviderError({
+        provider,
+        failure: "http",
+        status,
+        detail: httpDetail(cause, status),
+        retryable: isRetryableStatus(status),
+        attempts: 1,
+        ...(hint === undefined ? {} : { hint }),
+        ...(wait === undefined ? {} : { retryAfterMs: wait })
+      })
+    }
+    if (cause instanceof SyntaxError) {
+      return replyError(provider, "the reply stream is malformed: an event is not valid JSON.")
+    }
+    if (isStreamErrorEvent(cause)) {
+      return replyError(provider, `the provider reported an error mid-reply: ${httpDetail(cause, 0)}`)
+    }
+    if (phase === "stream") return replyError(provider, `the connection broke mid-reply: ${withCauses(cause)}`)
     return new ProviderError({
       provider,
-      failure: "http",
-      status,
-      detail: httpDetail(cause, status),
-      retryable: isRetryableStatus(status),
-      attempts: 1,
-      ...(hint === undefined ? {} : { hint }),
-      ...(wait === undefined ? {} : { retryAfterMs: wait })
+      failure: "connection",
+      detail: withCauses(cause),
+      retryable: true,
+      attempts: 1
     })
   }
-  if (cause instanceof SyntaxError) {
-    return replyError(provider, "the reply stream is malformed: an event is not valid JSON.")
-  }
-  if (isStreamErrorEvent(cause)) {
-    return replyError(provider, `the provider reported an error mid-reply: ${httpDetail(cause, 0)}`)
-  }
-  if (phase === "stream") return replyError(provider, `the connection broke mid-reply: ${withCauses(cause)}`)
-  return new ProviderError({ provider, failure: "connection", detail: withCauses(cause), retryable: true, attempts: 1 })
-}
 
 /** The SDK could not be loaded (a broken install): nothing was sent. */
-export const loadError = (provider: string, module: string) => (cause: unknown): ProviderError =>
-  new ProviderError({
-    provider,
-    failure: "config",
-    detail: `Cannot load ${module}: ${withCauses(cause)}. Reinstall parley (npm ci).`,
-    retryable: false,
-    attempts: 1
-  })
+export const loadError =
+  (provider: string, module: string) =>
+  (cause: unknown): ProviderError =>
+    new ProviderError({
+      provider,
+      failure: "config",
+      detail: `Cannot load ${module}: ${withCauses(cause)}. Reinstall parley (npm ci).`,
+      retryable: false,
+      attempts: 1
+    })
 
 /**
  * SDK options that keep the SDK quiet: it must never write to the terminal
@@ -210,7 +220,7 @@ export const sdkStream = <Event>(options: {
   readonly converter: (events: AsyncIterable<Event>) => Converter<Event>
 }): Stream.Stream<ProviderDelta, ProviderError> =>
   Stream.unwrap(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { keyVariable, provider } = options
       // One controller for the life of the stream: the scope's finalizer aborts it on
       // interruption, failure or early exit (Stream.take), which closes the socket.

@@ -19,7 +19,7 @@
 import MarkdownIt from "markdown-it"
 import type { MarkdownIt as Md, RendererRule, Token } from "markdown-it"
 
-const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" }
+const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }
 const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => ESCAPES[c]!)
 
 /** The plain text of the inline tokens between `from` (exclusive) and the next `link_close`. */

@@ -54,7 +54,8 @@ export const writeIfChanged = async (file: string, text: string): Promise<boolea
  */
 export const writeAtomic = async (file: string, text: string): Promise<void> => {
   const target = await WriteInto.resolveTarget(file)
-  if (target._tag !== "Replace") throw new WriteInto.OutputRefused({ path: file, kind: target._tag === "Refused" ? target.kind : "other" })
+  if (target._tag !== "Replace")
+    throw new WriteInto.OutputRefused({ path: file, kind: target._tag === "Refused" ? target.kind : "other" })
   const real = target.file
   // The temp file sits beside the file it replaces (a rename never crosses
   // file systems), named `<name>.<pid>.<random>.tmp` as the store's sweeps expect.

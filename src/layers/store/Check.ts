@@ -47,14 +47,17 @@ const eventsDetail = async (dir: string): Promise<string> => {
 const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult> => {
   // The bytes compared are the bytes decoded: a writer folding or closing meanwhile changes neither.
   const { conversation, source } = await ConversationDir.readSource(id, loc)
-  const pairs: Array<[string | undefined, string]> = [[source.metadata, EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]]
+  const pairs: Array<[string | undefined, string]> = [
+    [source.metadata, EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]
+  ]
   if (conversation.baseConfig._tag === "File") {
     pairs.push([source.baseConfig, EventsFile.renderJson(JSON.parse(conversation.baseConfig.text))])
   }
   let identical = pairs.every(([stored, rendered]) => stored === rendered)
   // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.
   // Bytes, not text: bytes that are not UTF-8 would read back as U+FFFD and compare equal.
-  if (identical && !source.journaled) identical = rendersTo(conversation.entries, source.events, path.join(loc.dir, Journal.EVENTS))
+  if (identical && !source.journaled)
+    identical = rendersTo(conversation.entries, source.events, path.join(loc.dir, Journal.EVENTS))
   return { id, path: loc.dir, ok: true, roundtrip: identical ? "identical" : "changed" }
 }
 
@@ -83,7 +86,11 @@ export const checkOne = async (id: ConversationId, loc: ConversationDir.Located)
   } catch (error) {
     if (error instanceof ConversationDir.Gone) return undefined
     let detail = error instanceof Error ? error.message : String(error)
-    if (error instanceof ConversationDir.Corrupt && error.file.endsWith("metadata.json") && error.reason === "missing") {
+    if (
+      error instanceof ConversationDir.Corrupt &&
+      error.file.endsWith("metadata.json") &&
+      error.reason === "missing"
+    ) {
       detail += await eventsDetail(loc.dir)
     }
     return { id, path: loc.dir, ok: false, roundtrip: null, error: detail }

@@ -40,7 +40,11 @@ export interface Located {
 
 /** A conversation's files cannot be decoded: names the file and, when it is about one entry, its index. */
 export class Corrupt extends Error {
-  constructor(readonly file: string, readonly entry: number | undefined, readonly reason: string) {
+  constructor(
+    readonly file: string,
+    readonly entry: number | undefined,
+    readonly reason: string
+  ) {
     super(`${file}${entry === undefined ? "" : `: entry ${entry}`}: ${reason}`)
   }
 }
@@ -66,7 +70,10 @@ export const pick = (names: ReadonlyArray<string>, id: string): string | undefin
 
 /** Finds `id`, live first, then archived. */
 export const locate = async (conversationsDir: string, id: string): Promise<Located | undefined> => {
-  for (const [dir, archived] of [[conversationsDir, false], [path.join(conversationsDir, ".archive"), true]] as const) {
+  for (const [dir, archived] of [
+    [conversationsDir, false],
+    [path.join(conversationsDir, ".archive"), true]
+  ] as const) {
     const name = pick(await dirsIn(dir), id)
     if (name !== undefined) return { dir: path.join(dir, name), archived }
   }
@@ -81,12 +88,15 @@ const decoding = <A>(file: string, f: () => A): A => {
     if (error instanceof Corrupt) throw error
     if (error instanceof EventsFile.EventsFileError) throw new Corrupt(error.file, error.entry, error.reason)
     if (error instanceof Journal.JournalError) throw new Corrupt(error.file, undefined, error.message)
-    if (error instanceof RangeError) throw new Corrupt(file, undefined, `nested too deeply to decode (${error.message})`)
+    if (error instanceof RangeError)
+      throw new Corrupt(file, undefined, `nested too deeply to decode (${error.message})`)
     throw new Corrupt(file, undefined, error instanceof Error ? error.message : String(error))
   }
 }
 
-const readMetadata = async (dir: string): Promise<{ text: string; metadata: ConversationMetadata.ConversationMetadata }> => {
+const readMetadata = async (
+  dir: string
+): Promise<{ text: string; metadata: ConversationMetadata.ConversationMetadata }> => {
   const file = path.join(dir, "metadata.json")
   const text = await AtomicFile.readIfExists(file)
   if (text === undefined) throw new Corrupt(file, undefined, "missing")
@@ -100,9 +110,11 @@ const readEventsBuffer = async (dir: string): Promise<Buffer> => {
   } catch (error) {
     if (!AtomicFile.isNotFound(error)) throw error
     const legacy = fsSync.existsSync(path.join(dir, "messages.json"))
-    throw new Corrupt(file, undefined, legacy
-      ? "missing (this directory holds a pre-2025-07 messages.json, a format parley does not read)"
-      : "missing")
+    throw new Corrupt(
+      file,
+      undefined,
+      legacy ? "missing (this directory holds a pre-2025-07 messages.json, a format parley does not read)" : "missing"
+    )
   }
 }
 
@@ -126,7 +138,8 @@ const statIfExists = (file: string): Promise<fsSync.Stats | undefined> =>
     throw error
   })
 
-const sameFile = (a: fsSync.Stats, b: fsSync.Stats): boolean => a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
+const sameFile = (a: fsSync.Stats, b: fsSync.Stats): boolean =>
+  a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
 
 interface StreamFiles {
   readonly journalText: string | undefined
@@ -145,7 +158,7 @@ interface StreamFiles {
  */
 const readStreamFiles = async (dir: string): Promise<StreamFiles> => {
   const eventsFile = path.join(dir, Journal.EVENTS)
-  for (let attempt = 1;; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     const journalText = await AtomicFile.readIfExists(path.join(dir, Journal.FILE))
     const before = await statIfExists(eventsFile)
     const events = await readEventsBuffer(dir)
@@ -169,8 +182,11 @@ const changedSince = async (dir: string, files: StreamFiles): Promise<boolean> =
  * failure on files that have changed since is read again rather than
  * reported as damage.
  */
-const readStream = async (dir: string, hasBaseConfig: boolean): Promise<StreamFiles & { entries: Array<StreamEntry> }> => {
-  for (let attempt = 1;; attempt++) {
+const readStream = async (
+  dir: string,
+  hasBaseConfig: boolean
+): Promise<StreamFiles & { entries: Array<StreamEntry> }> => {
+  for (let attempt = 1; ; attempt++) {
     const files = await readStreamFiles(dir)
     try {
       return { ...files, entries: decodeStream(dir, files, hasBaseConfig) }
@@ -191,12 +207,16 @@ const decodeStream = (
 ): Array<StreamEntry> => {
   const eventsFile = path.join(dir, Journal.EVENTS)
   const journalFile = path.join(dir, Journal.FILE)
-  const parsed = journalText === undefined ? undefined : decoding(journalFile, () => Journal.parse(journalText, journalFile))
+  const parsed =
+    journalText === undefined ? undefined : decoding(journalFile, () => Journal.parse(journalText, journalFile))
   const { bytes, base } = Journal.effectiveEvents(events, parsed)
   const entries = decoding(eventsFile, () => EventsFile.parseBytes(bytes, eventsFile))
   if (!hasBaseConfig && (entries.length === 0 || entries[0]!.type !== "config_delta")) {
-    throw new Corrupt(eventsFile, entries.length === 0 ? undefined : 0,
-      "without base_config.json the first entry must be the packed base config_delta (JP's legacy layout)")
+    throw new Corrupt(
+      eventsFile,
+      entries.length === 0 ? undefined : 0,
+      "without base_config.json the first entry must be the packed base config_delta (JP's legacy layout)"
+    )
   }
   if (parsed !== undefined) replay(entries, parsed, base, journalFile)
   return entries
@@ -212,7 +232,10 @@ export interface Source {
 }
 
 /** Decodes a conversation directory, with the bytes it came from. Throws {@link Corrupt} naming the file (and entry). */
-export const readSource = async (id: ConversationId.ConversationId, loc: Located): Promise<{ conversation: Conversation; source: Source }> => {
+export const readSource = async (
+  id: ConversationId.ConversationId,
+  loc: Located
+): Promise<{ conversation: Conversation; source: Source }> => {
   const { text: metadataText, metadata } = await readMetadata(loc.dir)
   const baseFile = path.join(loc.dir, "base_config.json")
   const baseText = await AtomicFile.readIfExists(baseFile)
@@ -226,7 +249,12 @@ export const readSource = async (id: ConversationId.ConversationId, loc: Located
       baseConfig: baseText === undefined ? { _tag: "Packed" } : { _tag: "File", text: baseText },
       entries
     },
-    source: { metadata: metadataText, baseConfig: baseText, events: files.events, journaled: files.journalText !== undefined }
+    source: {
+      metadata: metadataText,
+      baseConfig: baseText,
+      events: files.events,
+      journaled: files.journalText !== undefined
+    }
   }
 }
 
@@ -249,8 +277,12 @@ export class Gone extends Error {
  * conversation is never reported damaged. Throws {@link Gone} when no
  * directory of the id is left in its group.
  */
-export const following = async <A>(id: ConversationId.ConversationId, loc: Located, f: (loc: Located) => Promise<A>): Promise<A> => {
-  for (let attempt = 1;; attempt++) {
+export const following = async <A>(
+  id: ConversationId.ConversationId,
+  loc: Located,
+  f: (loc: Located) => Promise<A>
+): Promise<A> => {
+  for (let attempt = 1; ; attempt++) {
     try {
       return await f(loc)
     } catch (error) {
@@ -265,7 +297,10 @@ export const following = async <A>(id: ConversationId.ConversationId, loc: Locat
 
 /** Writes a conversation's files into `dir` (JP's order: metadata, base config, events). */
 export const writeFiles = async (dir: string, conversation: Omit<Conversation, "id" | "archived">): Promise<void> => {
-  await AtomicFile.writeIfChanged(path.join(dir, "metadata.json"), EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata)))
+  await AtomicFile.writeIfChanged(
+    path.join(dir, "metadata.json"),
+    EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))
+  )
   if (conversation.baseConfig._tag === "File") {
     await AtomicFile.writeIfChanged(path.join(dir, "base_config.json"), conversation.baseConfig.text)
   }
@@ -277,7 +312,11 @@ export const writeFiles = async (dir: string, conversation: Omit<Conversation, "
  * the files are written in a dot-named directory that is then renamed into
  * place. A crash leaves only the dot-named directory, which nothing lists.
  */
-export const create = async (parent: string, name: string, conversation: Omit<Conversation, "id" | "archived">): Promise<string> => {
+export const create = async (
+  parent: string,
+  name: string,
+  conversation: Omit<Conversation, "id" | "archived">
+): Promise<string> => {
   await fs.mkdir(parent, { recursive: true })
   const staging = path.join(parent, `${NEW_PREFIX}${process.pid}-${name}`)
   await fs.rm(staging, { recursive: true, force: true })
@@ -300,7 +339,8 @@ const TEMP = /^(?:metadata\.json|base_config\.json|events\.json)\.(\d+)\.[a-z0-9
 export const sweepTemps = async (dir: string): Promise<void> => {
   for (const name of await fs.readdir(dir)) {
     const pid = Number(TEMP.exec(name)?.[1])
-    if (Number.isSafeInteger(pid) && pid !== process.pid && !FileLock.isAlive(pid)) await fs.rm(path.join(dir, name), { force: true })
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !FileLock.isAlive(pid))
+      await fs.rm(path.join(dir, name), { force: true })
   }
 }
 

@@ -39,7 +39,13 @@ import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as EventsFile from "../../domain/storage/EventsFile.ts"
 import { ConversationStore, type NewConversation } from "../../services/ConversationStore.ts"
 import * as ConversationSession from "../../services/ConversationSession.ts"
-import { ConversationCorrupt, ConversationExists, ConversationLocked, ConversationNotFound, StoreIoError } from "../../services/StoreErrors.ts"
+import {
+  ConversationCorrupt,
+  ConversationExists,
+  ConversationLocked,
+  ConversationNotFound,
+  StoreIoError
+} from "../../services/StoreErrors.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import { checkAll } from "./Check.ts"
 import * as ConversationDir from "./ConversationDir.ts"
@@ -63,7 +69,8 @@ const ioError = (file: string, error: unknown): StoreIoError => {
 }
 
 /** Runs file I/O. */
-const io = <A>(file: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (error) => ioError(file, error) })
+const io = <A>(file: string, f: () => Promise<A>) =>
+  Effect.tryPromise({ try: f, catch: (error) => ioError(file, error) })
 
 /** Runs a read that may find the conversation damaged (or removed while it read). */
 const reading = <A>(id: ConversationId.ConversationId, file: string, f: () => Promise<A>) =>
@@ -73,10 +80,15 @@ const reading = <A>(id: ConversationId.ConversationId, file: string, f: () => Pr
       error instanceof ConversationDir.Gone
         ? new ConversationNotFound({ id })
         : error instanceof ConversationDir.Corrupt
-        ? new ConversationCorrupt({ id, file: error.file, ...(error.entry === undefined ? {} : { entry: error.entry }), reason: error.reason })
-        : error instanceof Journal.JournalError
-        ? new ConversationCorrupt({ id, file: error.file, reason: error.message })
-        : ioError(file, error)
+          ? new ConversationCorrupt({
+              id,
+              file: error.file,
+              ...(error.entry === undefined ? {} : { entry: error.entry }),
+              reason: error.reason
+            })
+          : error instanceof Journal.JournalError
+            ? new ConversationCorrupt({ id, file: error.file, reason: error.message })
+            : ioError(file, error)
   })
 
 /** Folds the journal of `dir` into `events.json`; rewrites the whole file when it cannot be extended in place. */
@@ -88,12 +100,16 @@ const foldDir = async (dir: string, hasBaseConfig: boolean): Promise<void> => {
 }
 
 /** A session's persistence: journal lines, and whole-file rewrites with no journal beside them. */
-const persistence = (dir: string, base: Ref.Ref<string>, hasBaseConfig: boolean): ConversationSession.SessionPersistence => {
+const persistence = (
+  dir: string,
+  base: Ref.Ref<string>,
+  hasBaseConfig: boolean
+): ConversationSession.SessionPersistence => {
   let torn: number | undefined // the clean journal size, after an append that failed midway
   let clean = 0
   return {
     appendDurable: (entries, at) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const b = yield* Ref.get(base)
         const lines = entries.map((entry, i) => ({ at: at + i, entry: EntryCodec.encodeEntry(entry) }))
         yield* io(path.join(dir, Journal.FILE), async () => {
@@ -123,12 +139,15 @@ export const make = (options: Options) =>
     const conversationsDir = path.join(root, "conversations")
     const lockFile = (id: string) => path.join(root, "locks", `jp-c${id}.lock`)
     // FileLock says -1 when the lock file names no pid (being written, or damaged): the holder is then unknown.
-    const locked = (id: string, pid: number) => new ConversationLocked({ id, path: lockFile(id), ...(pid >= 0 ? { holder: pid } : {}) })
+    const locked = (id: string, pid: number) =>
+      new ConversationLocked({ id, path: lockFile(id), ...(pid >= 0 ? { holder: pid } : {}) })
 
-    const lock = (id: ConversationId.ConversationId): Effect.Effect<void, ConversationLocked | StoreIoError, Scope.Scope> =>
+    const lock = (
+      id: ConversationId.ConversationId
+    ): Effect.Effect<void, ConversationLocked | StoreIoError, Scope.Scope> =>
       Effect.acquireRelease(
         io(lockFile(id), () => FileLock.acquire(lockFile(id))).pipe(
-          Effect.flatMap((r) => r._tag === "Held" ? Effect.fail(locked(id, r.pid)) : Effect.void)
+          Effect.flatMap((r) => (r._tag === "Held" ? Effect.fail(locked(id, r.pid)) : Effect.void))
         ),
         () => Effect.promise(() => FileLock.release(lockFile(id)).catch(() => undefined))
       )
@@ -141,50 +160,69 @@ export const make = (options: Options) =>
      * failure here never fails the writer that sweeps.
      */
     const sweepLocks = () =>
-      Effect.promise(() => (async () => {
-        const dir = path.join(root, "locks")
-        await FileLock.sweepTemps(dir)
-        const names = await fs.readdir(dir)
-        const existing = new Set<string>()
-        for (const parent of [conversationsDir, path.join(conversationsDir, ".archive")]) {
-          for (const name of await ConversationDir.dirsIn(parent)) existing.add(ConversationId.fromDirname(name)!)
-        }
-        for (const name of names) {
-          const id = /^jp-c(\d+)\.lock$/.exec(name)?.[1]
-          if (id !== undefined && !existing.has(id)) await FileLock.dropIfStale(path.join(dir, name))
-        }
-      })().catch(() => undefined))
+      Effect.promise(() =>
+        (async () => {
+          const dir = path.join(root, "locks")
+          await FileLock.sweepTemps(dir)
+          const names = await fs.readdir(dir)
+          const existing = new Set<string>()
+          for (const parent of [conversationsDir, path.join(conversationsDir, ".archive")]) {
+            for (const name of await ConversationDir.dirsIn(parent)) existing.add(ConversationId.fromDirname(name)!)
+          }
+          for (const name of names) {
+            const id = /^jp-c(\d+)\.lock$/.exec(name)?.[1]
+            if (id !== undefined && !existing.has(id)) await FileLock.dropIfStale(path.join(dir, name))
+          }
+        })().catch(() => undefined)
+      )
 
     const locate = (id: ConversationId.ConversationId) =>
       io(conversationsDir, () => ConversationDir.locate(conversationsDir, id)).pipe(
-        Effect.flatMap((loc) => loc === undefined ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(loc))
+        Effect.flatMap((loc) =>
+          loc === undefined ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(loc)
+        )
       )
 
     /** On close: fold what is on disk, write the metadata (moving the directory if the title changed). */
-    const close = (session: ConversationSession.ConversationSession, loc: ConversationDir.Located, hasBaseConfig: boolean) =>
+    const close = (
+      session: ConversationSession.ConversationSession,
+      loc: ConversationDir.Located,
+      hasBaseConfig: boolean
+    ) =>
       Effect.flatMap(session.metadata, (metadata) =>
         io(loc.dir, async () => {
           await foldDir(loc.dir, hasBaseConfig)
           // The metadata first: a crash before the rename leaves the new title, which the next close names the directory for.
-          await AtomicFile.writeIfChanged(path.join(loc.dir, "metadata.json"), EventsFile.renderJson(ConversationMetadata.encode(metadata)))
+          await AtomicFile.writeIfChanged(
+            path.join(loc.dir, "metadata.json"),
+            EventsFile.renderJson(ConversationMetadata.encode(metadata))
+          )
           const wanted = path.join(path.dirname(loc.dir), ConversationId.dirname(session.id, metadata.title))
           if (wanted !== loc.dir && (await fs.stat(wanted).catch(() => undefined)) === undefined) {
             await fs.rename(loc.dir, wanted)
             await AtomicFile.syncDir(path.dirname(loc.dir))
           }
-        }))
+        })
+      )
 
     /** Opens a conversation whose lock the scope already holds. */
     const openLocked = (id: ConversationId.ConversationId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const loc = yield* locate(id)
-        const hasBaseConfig = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, "base_config.json")).then(() => true, () => false))
+        const hasBaseConfig = yield* io(loc.dir, () =>
+          fs.stat(path.join(loc.dir, "base_config.json")).then(
+            () => true,
+            () => false
+          )
+        )
         // Heal first: a journal left by an earlier run is folded before anything reads the conversation.
         // Uninterruptible: an interrupt would release the lock while the fold still writes.
-        yield* Effect.uninterruptible(reading(id, loc.dir, async () => {
-          await foldDir(loc.dir, hasBaseConfig)
-          await ConversationDir.sweepTemps(loc.dir)
-        }))
+        yield* Effect.uninterruptible(
+          reading(id, loc.dir, async () => {
+            await foldDir(loc.dir, hasBaseConfig)
+            await ConversationDir.sweepTemps(loc.dir)
+          })
+        )
         yield* sweepLocks()
         const conversation = yield* reading(id, loc.dir, () => ConversationDir.read(id, loc))
         const size = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, Journal.EVENTS)).then((s) => String(s.size)))
@@ -195,7 +233,8 @@ export const make = (options: Options) =>
       })
 
     // Look before locking: an id that names nothing fails without creating locks/ (or the storage directory).
-    const open = (id: ConversationId.ConversationId) => locate(id).pipe(Effect.andThen(lock(id)), Effect.andThen(openLocked(id)))
+    const open = (id: ConversationId.ConversationId) =>
+      locate(id).pipe(Effect.andThen(lock(id)), Effect.andThen(openLocked(id)))
 
     /**
      * Takes `id` for a new conversation: its lock, and no directory of it may
@@ -221,14 +260,21 @@ export const make = (options: Options) =>
           }
           return { _tag: "Reserved" as const }
         }).pipe(
-          Effect.tap((r) => r._tag === "Reserved" ? Effect.addFinalizer(() => Effect.promise(() => FileLock.release(lockFile(id)).catch(() => undefined))) : Effect.void)
+          Effect.tap((r) =>
+            r._tag === "Reserved"
+              ? Effect.addFinalizer(() => Effect.promise(() => FileLock.release(lockFile(id)).catch(() => undefined)))
+              : Effect.void
+          )
         )
       )
 
     /** The first id from "now" on that no other process holds or has used. */
-    const reserveFresh = Effect.gen(function*() {
+    const reserveFresh = Effect.gen(function* () {
       const taken = yield* io(conversationsDir, async () => {
-        const names = [...await ConversationDir.dirsIn(conversationsDir), ...await ConversationDir.dirsIn(path.join(conversationsDir, ".archive"))]
+        const names = [
+          ...(await ConversationDir.dirsIn(conversationsDir)),
+          ...(await ConversationDir.dirsIn(path.join(conversationsDir, ".archive")))
+        ]
         return new Set<string>(names.map((n) => ConversationId.fromDirname(n)!))
       })
       let n = BigInt(ConversationId.fromEpochMillis(yield* Clock.currentTimeMillis))
@@ -241,15 +287,18 @@ export const make = (options: Options) =>
 
     /** Reserves exactly `id`. */
     const reserveExact = (id: ConversationId.ConversationId) =>
-      Effect.flatMap(reserve(id), (r): Effect.Effect<void, ConversationLocked | ConversationExists> =>
-        r._tag === "Held"
-          ? Effect.fail(locked(id, r.pid))
-          : r._tag === "Exists"
-          ? Effect.fail(new ConversationExists({ id }))
-          : Effect.void)
+      Effect.flatMap(
+        reserve(id),
+        (r): Effect.Effect<void, ConversationLocked | ConversationExists> =>
+          r._tag === "Held"
+            ? Effect.fail(locked(id, r.pid))
+            : r._tag === "Exists"
+              ? Effect.fail(new ConversationExists({ id }))
+              : Effect.void
+      )
 
     const create = (init: NewConversation) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const id = init.id ?? (yield* reserveFresh)
         if (init.id !== undefined) yield* reserveExact(init.id)
         const conversation: Omit<Conversation, "id" | "archived"> = {
@@ -258,23 +307,37 @@ export const make = (options: Options) =>
           entries: init.entries ?? []
         }
         // Uninterruptible: an interrupt would release the id's lock before its directory is in place.
-        yield* Effect.uninterruptible(io(conversationsDir, async () => {
-          await ConversationDir.sweepStaging(conversationsDir)
-          await ConversationDir.create(conversationsDir, ConversationId.dirname(id, init.metadata.title), conversation)
-        }))
+        yield* Effect.uninterruptible(
+          io(conversationsDir, async () => {
+            await ConversationDir.sweepStaging(conversationsDir)
+            await ConversationDir.create(
+              conversationsDir,
+              ConversationId.dirname(id, init.metadata.title),
+              conversation
+            )
+          })
+        )
         return yield* openLocked(id)
       })
 
     return ConversationStore.of({
       list: (opts) => io(conversationsDir, () => Listing.list(conversationsDir, { archived: opts?.archived === true })),
       // Followed when a writer renames the directory meanwhile; removed meanwhile, it is not found.
-      load: (id) => locate(id).pipe(Effect.flatMap((loc) => reading(id, loc.dir, () => ConversationDir.following(id, loc, (at) => ConversationDir.read(id, at))))),
+      load: (id) =>
+        locate(id).pipe(
+          Effect.flatMap((loc) =>
+            reading(id, loc.dir, () => ConversationDir.following(id, loc, (at) => ConversationDir.read(id, at)))
+          )
+        ),
       open,
       create,
       check: (id) =>
         io(conversationsDir, async () => {
           const targets: Array<[ConversationId.ConversationId, ConversationDir.Located]> = []
-          for (const [parent, archived] of [[conversationsDir, false], [path.join(conversationsDir, ".archive"), true]] as const) {
+          for (const [parent, archived] of [
+            [conversationsDir, false],
+            [path.join(conversationsDir, ".archive"), true]
+          ] as const) {
             for (const name of (await ConversationDir.dirsIn(parent)).sort()) {
               const cid = ConversationId.fromDirname(name)!
               if (id === undefined || cid === id) targets.push([cid, { dir: path.join(parent, name), archived }])
@@ -282,16 +345,23 @@ export const make = (options: Options) =>
           }
           return checkAll(targets)
         }).pipe(
-          Effect.flatMap((results) => id !== undefined && results.length === 0 ? Effect.fail(new ConversationNotFound({ id })) : Effect.succeed(results))
+          Effect.flatMap((results) =>
+            id !== undefined && results.length === 0
+              ? Effect.fail(new ConversationNotFound({ id }))
+              : Effect.succeed(results)
+          )
         ),
       // Under the lock: a conversation another process is writing is not pulled out from under it.
       remove: (id) =>
-        Effect.scoped(lock(id).pipe(
-          Effect.andThen(locate(id)),
-          Effect.flatMap((loc) => io(loc.dir, () => fs.rm(loc.dir, { recursive: true, force: true })))
-        ))
+        Effect.scoped(
+          lock(id).pipe(
+            Effect.andThen(locate(id)),
+            Effect.flatMap((loc) => io(loc.dir, () => fs.rm(loc.dir, { recursive: true, force: true })))
+          )
+        )
     })
   })
 
 /** The file-backed store as a layer. */
-export const layer = (options: Options): Layer.Layer<ConversationStore> => Layer.effect(ConversationStore, make(options))
+export const layer = (options: Options): Layer.Layer<ConversationStore> =>
+  Layer.effect(ConversationStore, make(options))

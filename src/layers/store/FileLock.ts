@@ -120,7 +120,13 @@ const isStale = async (file: string, holder: Holder): Promise<boolean> => {
 /** Our record: JP's `{pid, acquired_at}`, and when this process started, to tell it from a later one with the same pid. */
 const record = async (): Promise<string> => {
   const start = await processStart(process.pid)
-  return JSON.stringify({ pid: process.pid, acquired_at: new Date().toISOString(), ...(start === undefined ? {} : { proc_start: start }) }) + "\n"
+  return (
+    JSON.stringify({
+      pid: process.pid,
+      acquired_at: new Date().toISOString(),
+      ...(start === undefined ? {} : { proc_start: start })
+    }) + "\n"
+  )
 }
 
 /** Creates `file` atomically with our record in it; false if it already exists. */
@@ -221,7 +227,8 @@ export const sweepTemps = async (dir: string): Promise<void> => {
       await fs.rm(file, { force: true })
     } else if (name.endsWith(".takeover")) {
       const holder = await readHolder(file)
-      if (holder !== undefined && holder.ageMs > UNREADABLE_GRACE_MS && (await isStale(file, holder))) await fs.rm(file, { force: true })
+      if (holder !== undefined && holder.ageMs > UNREADABLE_GRACE_MS && (await isStale(file, holder)))
+        await fs.rm(file, { force: true })
     }
   }
 }

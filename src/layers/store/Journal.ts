@@ -53,7 +53,11 @@ type Fold = Extract<Line, { _tag: "Fold" }>
 
 /** A journal line that does not parse: the journal (and so the conversation) is damaged. */
 export class JournalError extends Error {
-  constructor(readonly file: string, readonly line: number, readonly reason: string) {
+  constructor(
+    readonly file: string,
+    readonly line: number,
+    readonly reason: string
+  ) {
     super(`line ${line}: ${reason}`)
   }
 }
@@ -90,7 +94,13 @@ const parseLine = (text: string, file: string, n: number): Line => {
 /** Parses journal text: complete lines only (a torn last line is what a crash mid-append leaves). */
 export const parse = (text: string, file: string): Parsed => {
   const end = text.lastIndexOf("\n") + 1
-  const lines = end === 0 ? [] : text.slice(0, end - 1).split("\n").map((l, i) => parseLine(l, file, i + 1))
+  const lines =
+    end === 0
+      ? []
+      : text
+          .slice(0, end - 1)
+          .split("\n")
+          .map((l, i) => parseLine(l, file, i + 1))
   return { lines, cleanSize: Buffer.byteLength(text.slice(0, end)), size: Buffer.byteLength(text) }
 }
 
@@ -116,20 +126,28 @@ export const effectiveEvents = (
   parsed: Parsed | undefined
 ): { readonly bytes: Buffer; readonly base: string } => {
   const fold = parsed === undefined ? undefined : foldOf(parsed)
-  const fits = fold !== undefined && parsed !== undefined &&
+  const fits =
+    fold !== undefined &&
+    parsed !== undefined &&
     foldFits(events.subarray(Math.min(fold.cut, events.length)), events.length, fold, tailOf(parsed, fold))
   if (!fits) return { bytes: events, base: String(events.length) }
-  const bytes = fold.cut === 0 ? Buffer.from("[]\n") : Buffer.concat([events.subarray(0, fold.cut), Buffer.from("\n]\n")])
+  const bytes =
+    fold.cut === 0 ? Buffer.from("[]\n") : Buffer.concat([events.subarray(0, fold.cut), Buffer.from("\n]\n")])
   return { bytes, base: fold.base }
 }
 
 /** Entry lines that extend `base`, in order. */
 export const entriesFor = (parsed: Parsed, base: string): Array<Extract<Line, { _tag: "Entry" }>> =>
-  parsed.lines.filter((l): l is Extract<Line, { _tag: "Entry" }> => l._tag === "Entry" && (l.base === undefined || l.base === base))
+  parsed.lines.filter(
+    (l): l is Extract<Line, { _tag: "Entry" }> => l._tag === "Entry" && (l.base === undefined || l.base === base)
+  )
 
 /** The bytes step 2 of `fold` writes at its cut. */
 const tailOf = (parsed: Parsed, fold: Fold): Buffer => {
-  const body = entriesFor(parsed, fold.base).map((l) => pretty(l.entry)).join(",\n") + "\n]\n"
+  const body =
+    entriesFor(parsed, fold.base)
+      .map((l) => pretty(l.entry))
+      .join(",\n") + "\n]\n"
   return Buffer.from((fold.cut === 0 ? "[\n" : ",\n") + body, "utf8")
 }
 
@@ -194,9 +212,12 @@ const checkEntries = (parsed: Parsed, base: string, file: string): void => {
     try {
       EntryCodec.decodeEntry(line.entry)
     } catch (error) {
-      const reason = error instanceof RangeError
-        ? `nested too deeply to decode (${error.message})`
-        : error instanceof Error ? error.message : String(error)
+      const reason =
+        error instanceof RangeError
+          ? `nested too deeply to decode (${error.message})`
+          : error instanceof Error
+            ? error.message
+            : String(error)
       throw new JournalError(file, parsed.lines.indexOf(line) + 1, `entry ${line.at}: ${reason}`)
     }
   }

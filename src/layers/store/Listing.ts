@@ -140,7 +140,9 @@ const readIndex = (file: string): Index => {
 const isStringOrNull = (v: unknown): boolean => v === null || typeof v === "string"
 
 const isIncomplete = (v: unknown): boolean =>
-  v === null || (typeof v === "object" && typeof (v as IncompleteSummary).state === "string" &&
+  v === null ||
+  (typeof v === "object" &&
+    typeof (v as IncompleteSummary).state === "string" &&
     ((v as IncompleteSummary).tool === undefined || typeof (v as IncompleteSummary).tool === "string"))
 
 /** Whether row `i` holds what a listing writes (an index edited by hand is decoded again, never trusted). */
@@ -149,8 +151,14 @@ const validCells = (stored: Stored, i: number): boolean => {
   const o = i * CELLS
   if (typeof stored.keys[i] !== "string" || typeof c[o + 5] !== "string") return false
   if (c[o + 6] !== null) return typeof c[o + 6] === "string"
-  return isStringOrNull(c[o]) && typeof c[o + 1] === "number" && isStringOrNull(c[o + 2]) && typeof c[o + 3] === "string" && isIncomplete(c[o + 4]) &&
+  return (
+    isStringOrNull(c[o]) &&
+    typeof c[o + 1] === "number" &&
+    isStringOrNull(c[o + 2]) &&
+    typeof c[o + 3] === "string" &&
+    isIncomplete(c[o + 4]) &&
     typeof c[o + 7] === "number"
+  )
 }
 
 /** Writes size, mtime and inode of `file` (-1s when it is missing) at `out[at]`. Throws when it cannot be stat-ed. */
@@ -193,7 +201,15 @@ interface Found {
   readonly stamp: Float64Array
 }
 
-const NOT_LISTED = { title: null, events: null, lastEventAt: null, lastActivatedAt: null, incomplete: null, at: "", tokens: null } as const
+const NOT_LISTED = {
+  title: null,
+  events: null,
+  lastEventAt: null,
+  lastActivatedAt: null,
+  incomplete: null,
+  at: "",
+  tokens: null
+} as const
 
 /** What decoding a directory gave: its row, why it cannot be read now (not remembered), or that it is gone. */
 type Decoded =
@@ -204,7 +220,7 @@ type Decoded =
 /** How often a conversation whose files keep changing while they are read is read again. */
 const MAX_DECODES = 5
 
-const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /**
  * The damage cell of `error` (a file of `dir`): its message with the file
@@ -228,11 +244,20 @@ const damageReason = (dir: string, cell: string): string => dir + path.sep + cel
  */
 const decodeRow = async (found: Found): Promise<Decoded> => {
   let stamp = found.stamp
-  for (let attempt = 1;; attempt++) {
+  for (let attempt = 1; ; attempt++) {
     try {
       const conversation = await ConversationDir.read(idOf(found.key), { dir: found.dir, archived: found.archived })
       const s = summaryOf(conversation, found.dir)
-      const cells = { title: s.title, events: s.events, lastEventAt: s.lastEventAt, lastActivatedAt: s.lastActivatedAt, incomplete: s.incomplete, at: sortKey(s.lastActivatedAt), damage: null, tokens: s.tokens }
+      const cells = {
+        title: s.title,
+        events: s.events,
+        lastEventAt: s.lastEventAt,
+        lastActivatedAt: s.lastActivatedAt,
+        incomplete: s.incomplete,
+        at: sortKey(s.lastActivatedAt),
+        damage: null,
+        tokens: s.tokens
+      }
       return { _tag: "Row", row: { key: found.key, stamp, cells } }
     } catch (error) {
       if (!(error instanceof ConversationDir.Corrupt)) return { _tag: "Unreadable", reason: messageOf(error) }
@@ -243,14 +268,23 @@ const decodeRow = async (found: Found): Promise<Decoded> => {
       } catch (statError) {
         return { _tag: "Unreadable", reason: messageOf(statError) }
       }
-      if (sameStamp(now, 0, stamp)) return { _tag: "Row", row: { key: found.key, stamp, cells: { ...NOT_LISTED, damage: damageCell(found.dir, error) } } }
-      if (attempt >= MAX_DECODES) return { _tag: "Unreadable", reason: `${error.message} (its files kept changing while they were read)` }
+      if (sameStamp(now, 0, stamp))
+        return {
+          _tag: "Row",
+          row: { key: found.key, stamp, cells: { ...NOT_LISTED, damage: damageCell(found.dir, error) } }
+        }
+      if (attempt >= MAX_DECODES)
+        return { _tag: "Unreadable", reason: `${error.message} (its files kept changing while they were read)` }
       stamp = now
     }
   }
 }
 
-const eachLimited = async <A>(items: ReadonlyArray<A>, concurrency: number, f: (item: A) => Promise<void>): Promise<void> => {
+const eachLimited = async <A>(
+  items: ReadonlyArray<A>,
+  concurrency: number,
+  f: (item: A) => Promise<void>
+): Promise<void> => {
   let next = 0
   const worker = async () => {
     while (next < items.length) await f(items[next++]!)
@@ -339,7 +373,9 @@ const scanGroup = (parent: string, archived: boolean, index: Index, out: Scan): 
  */
 const relocate = (conversationsDir: string, found: Found, scanned: Set<string>): Found | undefined => {
   const parent = path.dirname(found.dir)
-  const names = entriesOf(parent).filter((d) => d.isDirectory()).map((d) => d.name)
+  const names = entriesOf(parent)
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
   const name = ConversationDir.pick(names, idOf(found.key))
   if (name === undefined) return undefined
   const key = found.archived ? ARCHIVE + name : name
@@ -355,7 +391,11 @@ const relocate = (conversationsDir: string, found: Found, scanned: Set<string>):
 }
 
 /** Decodes the rows the scan found stale, a few at a time, following a directory that moved meanwhile. */
-const decodeAll = async (conversationsDir: string, index: Index, scanned: Scan): Promise<{ decoded: Array<Row>; damaged: Array<DamagedConversation> }> => {
+const decodeAll = async (
+  conversationsDir: string,
+  index: Index,
+  scanned: Scan
+): Promise<{ decoded: Array<Row>; damaged: Array<DamagedConversation> }> => {
   const decoded: Array<Row> = []
   const damaged: Array<DamagedConversation> = []
   let keys: Set<string> | undefined // every key this listing has, made only when a directory moved
@@ -374,17 +414,26 @@ const decodeAll = async (conversationsDir: string, index: Index, scanned: Scan):
   const place = async (found: Found, moves: number): Promise<void> => {
     const outcome = await decodeRow(found)
     if (outcome._tag === "Row") return void decoded.push(outcome.row)
-    if (outcome._tag === "Unreadable") return void damaged.push({ id: idOf(found.key), path: found.dir, reason: outcome.reason })
+    if (outcome._tag === "Unreadable")
+      return void damaged.push({ id: idOf(found.key), path: found.dir, reason: outcome.reason })
     const taken = listed()
     taken.delete(found.key)
     const moved = relocate(conversationsDir, found, taken)
     if (moved === undefined) return // removed: not listed
     if (moved.key === found.key && !fs.existsSync(moved.dir)) {
       // Not moved: read back as listed, the name opens nothing (bytes that are not UTF-8 read as U+FFFD).
-      return void damaged.push({ id: idOf(found.key), path: found.dir, reason: `${found.dir}: listed under a name that does not open it (a name that is not UTF-8?)` })
+      return void damaged.push({
+        id: idOf(found.key),
+        path: found.dir,
+        reason: `${found.dir}: listed under a name that does not open it (a name that is not UTF-8?)`
+      })
     }
     if (moves >= MAX_DECODES) {
-      return void damaged.push({ id: idOf(moved.key), path: moved.dir, reason: `${moved.dir}: renamed ${moves + 1} times while it was read; list again` })
+      return void damaged.push({
+        id: idOf(moved.key),
+        path: moved.dir,
+        reason: `${moved.dir}: renamed ${moves + 1} times while it was read; list again`
+      })
     }
     taken.add(moved.key)
     await place(moved, moves + 1)
@@ -400,27 +449,33 @@ const decodeAll = async (conversationsDir: string, index: Index, scanned: Scan):
  * they were decoded or merged, so a warm listing could differ from a cold one.
  */
 const tieBefore = (p: string, q: string): boolean => {
-  const x = p.startsWith(ARCHIVE), y = q.startsWith(ARCHIVE)
+  const x = p.startsWith(ARCHIVE),
+    y = q.startsWith(ARCHIVE)
   return x !== y ? y : p < q
 }
 
 /** Damaged conversations by id, then as {@link tieBefore} (paths under one directory). */
-const byDamage = (conversationsDir: string) => (a: DamagedConversation, b: DamagedConversation): number => {
-  if (a.id !== b.id) return a.id < b.id ? -1 : 1
-  const from = conversationsDir.length + path.sep.length
-  return a.path === b.path ? 0 : tieBefore(a.path.slice(from), b.path.slice(from)) ? -1 : 1
-}
+const byDamage =
+  (conversationsDir: string) =>
+  (a: DamagedConversation, b: DamagedConversation): number => {
+    if (a.id !== b.id) return a.id < b.id ? -1 : 1
+    const from = conversationsDir.length + path.sep.length
+    return a.path === b.path ? 0 : tieBefore(a.path.slice(from), b.path.slice(from)) ? -1 : 1
+  }
 
 /** Listing order of every row kept: the index's (already in order) with the decoded ones merged in. */
 const ordered = (stored: Stored, seen: Uint8Array, decoded: Array<Row>): Array<Ref> => {
   const keyOf = (r: Ref) => (typeof r === "number" ? stored.keys[r]! : r.key)
-  const atOf = (r: Ref) => (typeof r === "number" ? stored.cells[r * CELLS + 5] as string : r.cells.at)
+  const atOf = (r: Ref) => (typeof r === "number" ? (stored.cells[r * CELLS + 5] as string) : r.cells.at)
   /** Most recently active first, then the higher id, then by {@link tieBefore}. */
   const before = (a: Ref, b: Ref): boolean => {
-    const x = atOf(a), y = atOf(b)
+    const x = atOf(a),
+      y = atOf(b)
     if (x !== y) return x > y
-    const p = keyOf(a), q = keyOf(b)
-    const i = idOf(p), j = idOf(q)
+    const p = keyOf(a),
+      q = keyOf(b)
+    const i = idOf(p),
+      j = idOf(q)
     return i !== j ? i > j : tieBefore(p, q)
   }
   const byOrder = (a: Ref, b: Ref) => (before(a, b) ? -1 : 1)
@@ -464,7 +519,10 @@ const writeIndex = async (conversationsDir: string, stored: Stored, rows: Readon
   }
   try {
     fs.mkdirSync(conversationsDir, { recursive: true })
-    await AtomicFile.writeAtomic(path.join(conversationsDir, INDEX), JSON.stringify({ version: INDEX_VERSION, keys, stamps, cells }))
+    await AtomicFile.writeAtomic(
+      path.join(conversationsDir, INDEX),
+      JSON.stringify({ version: INDEX_VERSION, keys, stamps, cells })
+    )
   } catch {
     // Only a cache.
   }
@@ -478,7 +536,17 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
   if (typeof r !== "number") {
     const c = r.cells
     if (c.damage !== null) return { id, path: dir, reason: damageReason(dir, c.damage) }
-    return { id, title: c.title, events: c.events!, lastEventAt: c.lastEventAt, lastActivatedAt: c.lastActivatedAt!, archived: key.startsWith(ARCHIVE), incomplete: c.incomplete, tokens: c.tokens!, path: dir }
+    return {
+      id,
+      title: c.title,
+      events: c.events!,
+      lastEventAt: c.lastEventAt,
+      lastActivatedAt: c.lastActivatedAt!,
+      archived: key.startsWith(ARCHIVE),
+      incomplete: c.incomplete,
+      tokens: c.tokens!,
+      path: dir
+    }
   }
   const c = stored.cells
   const o = r * CELLS

@@ -35,8 +35,10 @@ const stored = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> =>
 
 /** Builds an in-memory store, optionally seeded. */
 export const make = (seed: ReadonlyArray<Conversation> = []) =>
-  Effect.gen(function*() {
-    const state = yield* Ref.make(new Map<string, Conversation>(seed.map((c) => [c.id, { ...c, entries: [...c.entries] }])))
+  Effect.gen(function* () {
+    const state = yield* Ref.make(
+      new Map<string, Conversation>(seed.map((c) => [c.id, { ...c, entries: [...c.entries] }]))
+    )
     const locks = new Set<string>()
 
     const get = (id: ConversationId.ConversationId) =>
@@ -62,7 +64,7 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
       )
 
     const openLocked = (id: ConversationId.ConversationId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const conversation = yield* get(id)
         // The stored array is this store's own (never handed out), so it can grow in place.
         let kept = conversation.entries as Array<StreamEntry>
@@ -78,12 +80,14 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
               return put(id, (c) => ({ ...c, entries: kept }))
             })
         })
-        yield* Effect.addFinalizer(() => Effect.flatMap(session.metadata, (metadata) => put(id, (c) => ({ ...c, metadata }))))
+        yield* Effect.addFinalizer(() =>
+          Effect.flatMap(session.metadata, (metadata) => put(id, (c) => ({ ...c, metadata })))
+        )
         return session
       })
 
     const create = (init: NewConversation) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const taken = yield* Ref.get(state)
         let id = init.id
         if (id !== undefined && (taken.has(id) || locks.has(id))) return yield* new ConversationExists({ id })
@@ -101,7 +105,8 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
             metadata: init.metadata,
             baseConfig: init.baseConfig ?? { _tag: "File", text: "{}\n" },
             entries: stored(init.entries ?? [])
-          }))
+          })
+        )
         return yield* openLocked(newId)
       })
 
@@ -123,15 +128,23 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
           const targets = [...m.values()].filter((c) => id === undefined || c.id === id)
           return id !== undefined && targets.length === 0
             ? Effect.fail(new ConversationNotFound({ id }))
-            : Effect.succeed(targets.map((c) => ({ id: c.id, path: `memory:${c.id}`, ok: true, roundtrip: "identical" as const })))
+            : Effect.succeed(
+                targets.map((c) => ({ id: c.id, path: `memory:${c.id}`, ok: true, roundtrip: "identical" as const }))
+              )
         }),
       remove: (id) =>
-        Effect.scoped(Effect.andThen(lock(id), Effect.flatMap(get(id), () =>
-          Ref.update(state, (m) => {
-            const next = new Map(m)
-            next.delete(id)
-            return next
-          }))))
+        Effect.scoped(
+          Effect.andThen(
+            lock(id),
+            Effect.flatMap(get(id), () =>
+              Ref.update(state, (m) => {
+                const next = new Map(m)
+                next.delete(id)
+                return next
+              })
+            )
+          )
+        )
     })
   })
 

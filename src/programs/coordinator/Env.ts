@@ -54,7 +54,8 @@ export const Texts = {
     `The tool '${tool}' asked "${question.split("\n")[0]}" (question '${id}') more than ${max} times in one call, so the call was stopped: the answers it got did not satisfy it. Raise max_attempts under [conversation.tools.${tool}.questions.${id}] to allow more.`,
   exclusiveNoPerson: (tool: string) =>
     `${tool} cannot run because no interactive terminal is available. Do not retry this tool call in this turn; continue without user input or explain what information is missing.`,
-  exclusiveToAssistant: (tool: string) => `${tool} requires a human answer and cannot be routed to the assistant. Do not retry this tool call in this turn.`,
+  exclusiveToAssistant: (tool: string) =>
+    `${tool} requires a human answer and cannot be routed to the assistant. Do not retry this tool call in this turn.`,
   invalidStaticAnswer: (tool: string, questionId: string, problem: string) =>
     `${tool}: the configured ${formatPath(["conversation", "tools", tool, "questions", questionId, "answer"])} value does not match the question's answer_type (${problem}). Update the configuration; do not retry.`,
   secretToAssistant: (tool: string, question: string) =>
@@ -111,7 +112,8 @@ const RoutedEnum = Data.taggedEnum<Routed>()
  * a microsecond a value).
  */
 export const Routed: Data.TaggedEnum.Constructor<Routed> = {
-  Answer: ({ answer, fromConfig }) => (fromConfig === true ? { _tag: "Answer", answer, fromConfig } : { _tag: "Answer", answer }),
+  Answer: ({ answer, fromConfig }) =>
+    fromConfig === true ? { _tag: "Answer", answer, fromConfig } : { _tag: "Answer", answer },
   End: ({ response }) => ({ _tag: "End", response }),
   Deferred: ({ inquiryId }) => ({ _tag: "Deferred", inquiryId }),
   $is: RoutedEnum.$is,

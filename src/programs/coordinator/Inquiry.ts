@@ -53,10 +53,31 @@ import type { Snapshot } from "../../services/ConversationSession.ts"
 import type { ToolResponse } from "../../services/Executor.ts"
 import { type InquiryBackendRequest, type InquiryError, InquiryOtherError } from "../../services/InquiryBackend.ts"
 import type { Waiting } from "../../services/PendingAnswers.ts"
-import { type Asked, type Closer, describeDefect, type Env, record, type RecordError, recordThen, Routed, Texts } from "./Env.ts"
+import {
+  type Asked,
+  type Closer,
+  describeDefect,
+  type Env,
+  record,
+  type RecordError,
+  recordThen,
+  Routed,
+  Texts
+} from "./Env.ts"
 import * as Person from "./Person.ts"
 
-export { type Asked, type Closer, describeDefect, type Env, positionOf, record, type RecordError, recordThen, Routed, Texts } from "./Env.ts"
+export {
+  type Asked,
+  type Closer,
+  describeDefect,
+  type Env,
+  positionOf,
+  record,
+  type RecordError,
+  recordThen,
+  Routed,
+  Texts
+} from "./Env.ts"
 
 /** How an inquiry opens: record its request now, or it was recorded by an earlier run (resume). */
 export type Opening = Data.TaggedEnum<{
@@ -65,7 +86,12 @@ export type Opening = Data.TaggedEnum<{
    * `EventMetadata.executorState`); `staticRejected`: the tool asks again
    * right after its configured answer (why, in its words).
    */
-  Record: { readonly id: InquiryId; readonly source: InquirySource; readonly metadata?: EventMetadata; readonly staticRejected?: string }
+  Record: {
+    readonly id: InquiryId
+    readonly source: InquirySource
+    readonly metadata?: EventMetadata
+    readonly staticRejected?: string
+  }
   Recorded: { readonly id: InquiryId; readonly source: InquirySource }
 }>
 const OpeningEnum = Data.taggedEnum<Opening>()
@@ -99,7 +125,12 @@ class OpenInquiry implements Asked, Closer {
   /** The question as an inquiry records it (RFD 082), for the request and the backend alike. */
   readonly inquiryQuestion: InquiryQuestion
 
-  constructor(readonly env: Env, readonly call: ToolCallRequest, readonly question: Question, readonly id: InquiryId) {
+  constructor(
+    readonly env: Env,
+    readonly call: ToolCallRequest,
+    readonly question: Question,
+    readonly id: InquiryId
+  ) {
     this.shown = RunEvent.toolCall(call)
     this.inquiryQuestion = toInquiryQuestion(question)
   }
@@ -109,16 +140,25 @@ class OpenInquiry implements Asked, Closer {
     return this.question.answer_type.type === "secret"
       ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }))
       : this.close(
-        (at) => (remembered === true ? Events.answered(at, id, answer, REMEMBERED) : Events.answered(at, id, answer)),
-        by,
-        { _tag: "Answered", answer },
-        Routed.Answer({ answer })
-      )
+          (at) => (remembered === true ? Events.answered(at, id, answer, REMEMBERED) : Events.answered(at, id, answer)),
+          by,
+          { _tag: "Answered", answer },
+          Routed.Answer({ answer })
+        )
   }
 
-  cancelled(by: RunEvent.Answerer, reason: CancellationReason, response: ToolResponse): Effect.Effect<Routed, RecordError> {
+  cancelled(
+    by: RunEvent.Answerer,
+    reason: CancellationReason,
+    response: ToolResponse
+  ): Effect.Effect<Routed, RecordError> {
     const { id } = this
-    return this.close((at) => Events.cancelled(at, id, reason), by, { _tag: "Cancelled", reason }, Routed.End({ response }))
+    return this.close(
+      (at) => Events.cancelled(at, id, reason),
+      by,
+      { _tag: "Cancelled", reason },
+      Routed.End({ response })
+    )
   }
 
   /** What announces how the question closed. */
@@ -130,7 +170,12 @@ class OpenInquiry implements Asked, Closer {
    * Records the response, marks the question closed and announces it, in
    * the step that records it (nothing can come between the three).
    */
-  private close(event: (at: Timestamp.Timestamp) => StreamEntry, by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, routed: Routed) {
+  private close(
+    event: (at: Timestamp.Timestamp) => StreamEntry,
+    by: RunEvent.Answerer,
+    outcome: RunEvent.QuestionOutcome,
+    routed: Routed
+  ) {
     return recordThen(this.env, event, () => {
       this.done = true
       this.env.events.publishUnsafe(this.closedEvent(by, outcome))
@@ -151,7 +196,10 @@ class BackendRequest implements InquiryBackendRequest {
   readonly question: InquiryQuestion
   readonly assistant?: ConfigData.InquiryAssistant
 
-  constructor(private readonly snapshot: Snapshot, open: OpenInquiry) {
+  constructor(
+    private readonly snapshot: Snapshot,
+    open: OpenInquiry
+  ) {
     this.inquiryId = open.id
     this.toolCallId = open.call.id
     this.toolName = open.call.name
@@ -173,7 +221,9 @@ class BackendRequest implements InquiryBackendRequest {
  */
 const backendFailure = (cause: Cause.Cause<InquiryError>): Result.Result<InquiryError, Cause.Cause<never>> => {
   const defect = Cause.findDefect(cause)
-  return Result.isSuccess(defect) ? Result.succeed(new InquiryOtherError({ detail: describeDefect(defect.success) })) : Cause.findError(cause)
+  return Result.isSuccess(defect)
+    ? Result.succeed(new InquiryOtherError({ detail: describeDefect(defect.success) }))
+    : Cause.findError(cause)
 }
 
 /** The model's structured side call, on the conversation as it stands right now. */
@@ -190,7 +240,8 @@ const fromBackend = (open: OpenInquiry) =>
           is_error: true
         })
       }
-    }))
+    })
+  )
 
 /** Who may answer, as published when the question opens. */
 const audienceOf = (route: Route): RunEvent.Audience => {
@@ -234,27 +285,45 @@ const decide = (
   })
 
 /** The tool error of a refused question (JP's texts for a secret, RFD 083's for an exclusive one). */
-const deniedText = (tool: string, question: Question, reason: "assistant_routing_denied" | "no_prompt_backend"): string => {
+const deniedText = (
+  tool: string,
+  question: Question,
+  reason: "assistant_routing_denied" | "no_prompt_backend"
+): string => {
   const secret = question.answer_type.type === "secret"
-  if (reason === "assistant_routing_denied") return secret ? Texts.secretToAssistant(tool, question.text) : Texts.exclusiveToAssistant(tool)
-  return secret ? Texts.secretNoTty(tool, question.text) : question.exclusive === true ? Texts.exclusiveNoPerson(tool) : Texts.nobodyToAsk(tool, question.text)
+  if (reason === "assistant_routing_denied")
+    return secret ? Texts.secretToAssistant(tool, question.text) : Texts.exclusiveToAssistant(tool)
+  return secret
+    ? Texts.secretNoTty(tool, question.text)
+    : question.exclusive === true
+      ? Texts.exclusiveNoPerson(tool)
+      : Texts.nobodyToAsk(tool, question.text)
 }
 
 /** Hands an open question to whoever `decided` says answers it. */
-const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp): Effect.Effect<Routed, RecordError> => {
+const dispatch = (
+  open: OpenInquiry,
+  decided: Route,
+  since: Timestamp.Timestamp
+): Effect.Effect<Routed, RecordError> => {
   const { call, question } = open
   switch (decided._tag) {
     case "Remembered":
       return open.answered("remembered", decided.answer)
     case "Static":
-      return Effect.map(open.answered("config", decided.answer), (routed) => (routed._tag === "Answer" ? Routed.Answer({ answer: routed.answer, fromConfig: true }) : routed))
+      return Effect.map(open.answered("config", decided.answer), (routed) =>
+        routed._tag === "Answer" ? Routed.Answer({ answer: routed.answer, fromConfig: true }) : routed
+      )
     case "InvalidStatic":
       return open.cancelled("parley", "invalid_static_answer", {
         content: Texts.invalidStaticAnswer(call.name, question.id, decided.problem),
         is_error: true
       })
     case "Denied":
-      return open.cancelled("parley", decided.reason, { content: deniedText(call.name, question, decided.reason), is_error: true })
+      return open.cancelled("parley", decided.reason, {
+        content: deniedText(call.name, question, decided.reason),
+        is_error: true
+      })
     case "Person":
       return open.env.prompts.interactive
         ? Person.ask(open.env, open, open, since)
@@ -274,13 +343,20 @@ const dispatch = (open: OpenInquiry, decided: Route, since: Timestamp.Timestamp)
  * (`wait` keeps it open for any answerer; the others take it first, unless
  * an answer came in meanwhile).
  */
-const deserted = (open: OpenInquiry, waiting: Waiting, since: Timestamp.Timestamp): Effect.Effect<Routed, RecordError> => {
+const deserted = (
+  open: OpenInquiry,
+  waiting: Waiting,
+  since: Timestamp.Timestamp
+): Effect.Effect<Routed, RecordError> => {
   const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question, false)
   if (decided._tag === "Wait") return Person.waitOn(open.env, open, open, waiting)
   return Effect.flatMap(waiting.claim("parley"), (mine) =>
     mine
       ? dispatch(open, decided, since)
-      : Effect.flatMap(waiting.answer, (offered) => Person.answered(open.env, open, open, offered, offered.remember === true)))
+      : Effect.flatMap(waiting.answer, (offered) =>
+          Person.answered(open.env, open, open, offered, offered.remember === true)
+        )
+  )
 }
 
 /**
@@ -289,17 +365,27 @@ const deserted = (open: OpenInquiry, waiting: Waiting, since: Timestamp.Timestam
  * from the turn's state as it is then.
  */
 const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timestamp, staticRejected?: string) => {
-  const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question, undefined, source, staticRejected)
-  const label = Person.promptLabel(open.env, open.call.name, open.question.id)
-  open.env.events.publishUnsafe(RunEvent.make.QuestionOpened({
-    inquiry_id: open.id,
-    call: open.shown,
-    question: open.question,
+  const decided = decide(
+    open.env,
+    Ref.getUnsafe(open.env.state),
+    open.call,
+    open.question,
+    undefined,
     source,
-    audience: audienceOf(decided),
-    since,
-    ...(label !== undefined ? { label } : {})
-  }))
+    staticRejected
+  )
+  const label = Person.promptLabel(open.env, open.call.name, open.question.id)
+  open.env.events.publishUnsafe(
+    RunEvent.make.QuestionOpened({
+      inquiry_id: open.id,
+      call: open.shown,
+      question: open.question,
+      source,
+      audience: audienceOf(decided),
+      since,
+      ...(label !== undefined ? { label } : {})
+    })
+  )
   return dispatch(open, decided, since)
 }
 
@@ -311,9 +397,9 @@ const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timest
 const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
   Exit.hasInterrupts(exit) && !open.done
     ? record(open.env, (at) => Events.cancelled(at, open.id, "user")).pipe(
-      Effect.andThen(open.env.events.publish(open.closedEvent("parley", { _tag: "Cancelled", reason: "user" }))),
-      Effect.ignore
-    )
+        Effect.andThen(open.env.events.publish(open.closedEvent("parley", { _tag: "Cancelled", reason: "user" }))),
+        Effect.ignore
+      )
     : undefined
 
 /**
@@ -322,7 +408,12 @@ const cancelIfOpen = (open: OpenInquiry, exit: Exit.Exit<unknown, unknown>) =>
  * `Cancelled{user}` when interrupted while open. A deferred question is left
  * open: its request stays on disk without a response.
  */
-export const ask = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
+export const ask = (
+  env: Env,
+  call: ToolCallRequest,
+  question: Question,
+  opening: Opening
+): Effect.Effect<Routed, RecordError> =>
   askUntraced(env, call, question, opening).pipe(
     // Issue 29: each inquiry is a span of its own, under its tool call's.
     Effect.withSpan("ToolCoordinator.inquiry", {
@@ -336,7 +427,12 @@ export const ask = (env: Env, call: ToolCallRequest, question: Question, opening
     })
   )
 
-const askUntraced = (env: Env, call: ToolCallRequest, question: Question, opening: Opening): Effect.Effect<Routed, RecordError> =>
+const askUntraced = (
+  env: Env,
+  call: ToolCallRequest,
+  question: Question,
+  opening: Opening
+): Effect.Effect<Routed, RecordError> =>
   // acquireUseRelease spelled out: the request is recorded uninterruptibly,
   // the routing is interruptible, and the exit handler may skip its step.
   // The mask's function runs as the step does, so it reads the clock: the
@@ -344,7 +440,12 @@ const askUntraced = (env: Env, call: ToolCallRequest, question: Question, openin
   Effect.uninterruptibleMask((restore) => {
     const open = new OpenInquiry(env, call, question, opening.id)
     const since = Timestamp.fromClock(env.clock)
-    const routed = () => Effect.onExitPrimitive(restore(route(open, opening.source, since, opening._tag === "Record" ? opening.staticRejected : undefined)), (exit) => cancelIfOpen(open, exit), true)
+    const routed = () =>
+      Effect.onExitPrimitive(
+        restore(route(open, opening.source, since, opening._tag === "Record" ? opening.staticRejected : undefined)),
+        (exit) => cancelIfOpen(open, exit),
+        true
+      )
     if (opening._tag === "Recorded") return routed()
     const request = Events.inquiryRequest(since, open.id, opening.source, open.inquiryQuestion, opening.metadata)
     return Effect.flatMap(env.session.append([request]), routed)

@@ -28,22 +28,46 @@ import * as ConfigData from "../../domain/tool/Config.ts"
 import { isRememberable } from "../../domain/tool/Question.ts"
 import type { Offered, Waiting } from "../../services/PendingAnswers.ts"
 import { PromptFailed } from "../../services/PromptBackend.ts"
-import { type Asked, type Closer, describeDefect, type Env, positionOf, type RecordError, Routed, Texts } from "./Env.ts"
+import {
+  type Asked,
+  type Closer,
+  describeDefect,
+  type Env,
+  positionOf,
+  type RecordError,
+  Routed,
+  Texts
+} from "./Env.ts"
 
 /** Registers the question for every answerer while `use` runs. */
-const registered = <A, E, R>(env: Env, asked: Asked, since: string, use: (waiting: Waiting) => Effect.Effect<A, E, R>) =>
-  Effect.scoped(Effect.flatMap(
-    env.answers.open({ inquiryId: asked.id, conversationId: env.session.id, call: RunEvent.toolCall(asked.call), question: asked.question, since }),
-    use
-  ))
+const registered = <A, E, R>(
+  env: Env,
+  asked: Asked,
+  since: string,
+  use: (waiting: Waiting) => Effect.Effect<A, E, R>
+) =>
+  Effect.scoped(
+    Effect.flatMap(
+      env.answers.open({
+        inquiryId: asked.id,
+        conversationId: env.session.id,
+        call: RunEvent.toolCall(asked.call),
+        question: asked.question,
+        since
+      }),
+      use
+    )
+  )
 
 /** Records an answer that won, remembering it for the turn when the person typed `Y`/`N` (here or at an attached terminal). */
 export const answered = (env: Env, asked: Asked, closer: Closer, offered: Offered, remember: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // A secret, or a question with persistence = "none" (RFD 083), is never remembered.
     const remembered = remember && isRememberable(asked.question)
     if (remembered) {
-      yield* Ref.update(env.state, (s) => TurnState.rememberAnswer(s, asked.call.name, asked.question.id, offered.answer))
+      yield* Ref.update(env.state, (s) =>
+        TurnState.rememberAnswer(s, asked.call.name, asked.question.id, offered.answer)
+      )
     }
     return yield* closer.answered(offered.by, offered.answer, remembered)
   })
@@ -76,15 +100,19 @@ const prompt = (env: Env, asked: Asked, waiting: Waiting, closer: Closer) => {
       offered._tag === "Success"
         ? answered(env, asked, closer, { answer, by }, remember)
         : offered.failure._tag === "QuestionAlreadyAnswered"
-        ? Effect.never
-        : closer.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true }))
+          ? Effect.never
+          : closer.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true })
+    )
   const closeAs = (reason: "user" | "backend_error") =>
-    Effect.flatMap(waiting.claim("you"), (mine): Effect.Effect<Routed, RecordError> =>
-      !mine
-        ? Effect.never
-        : reason === "user"
-        ? closer.cancelled("you", "user", { content: Texts.inputCancelled, is_error: false })
-        : closer.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true }))
+    Effect.flatMap(
+      waiting.claim("you"),
+      (mine): Effect.Effect<Routed, RecordError> =>
+        !mine
+          ? Effect.never
+          : reason === "user"
+            ? closer.cancelled("you", "user", { content: Texts.inputCancelled, is_error: false })
+            : closer.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true })
+    )
   return Effect.suspend(() =>
     // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
     Effect.flatMap(Ref.get(env.state), (s) => {
@@ -107,8 +135,11 @@ const prompt = (env: Env, asked: Asked, waiting: Waiting, closer: Closer) => {
 export const ask = (env: Env, asked: Asked, closer: Closer, since: string) =>
   registered(env, asked, since, (waiting) => {
     // Exactly one offer wins: the terminal's side records its own, this side everyone else's.
-    const other = Effect.flatMap(waiting.answer, (offered): Effect.Effect<Routed, RecordError> =>
-      TERMINAL.has(offered.by) ? Effect.never : answered(env, asked, closer, offered, offered.remember === true))
+    const other = Effect.flatMap(
+      waiting.answer,
+      (offered): Effect.Effect<Routed, RecordError> =>
+        TERMINAL.has(offered.by) ? Effect.never : answered(env, asked, closer, offered, offered.remember === true)
+    )
     return env.prompts.interactive ? Effect.raceFirst(prompt(env, asked, waiting, closer), other) : other
   })
 
@@ -128,17 +159,22 @@ export const attended = (
   registered(env, asked, since, (waiting) =>
     // Only the waiting races: an answer that won is recorded whole, whoever leaves meanwhile.
     Effect.flatMap(Effect.raceFirst(waiting.answer, Effect.as(env.answers.deserted, undefined)), (offered) =>
-      offered === undefined ? deserted(waiting) : answered(env, asked, closer, offered, offered.remember === true)))
+      offered === undefined ? deserted(waiting) : answered(env, asked, closer, offered, offered.remember === true)
+    )
+  )
 
 /** Waits for any answerer up to `wait_timeout`, then defers the question (and says so). */
 export const waitOn = (env: Env, asked: Asked, closer: Closer, waiting: Waiting) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const timeout = ConfigData.waitTimeoutMs(env.config)
     const offered = yield* Effect.timeoutOption(waiting.answer, Duration.millis(timeout))
-    if (Option.isSome(offered)) return yield* answered(env, asked, closer, offered.value, offered.value.remember === true)
-    yield* env.events.publish(RunEvent.make.Warning({
-      text: `Nobody answered "${asked.question.text.split("\n")[0]}" (${asked.id}) within ${Duration.format(Duration.millis(timeout))}; it is deferred.`
-    }))
+    if (Option.isSome(offered))
+      return yield* answered(env, asked, closer, offered.value, offered.value.remember === true)
+    yield* env.events.publish(
+      RunEvent.make.Warning({
+        text: `Nobody answered "${asked.question.text.split("\n")[0]}" (${asked.id}) within ${Duration.format(Duration.millis(timeout))}; it is deferred.`
+      })
+    )
     return Routed.Deferred({ inquiryId: asked.id })
   })
 

@@ -6,7 +6,19 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { effectsOf, exited, hostSockets, killGroup, parley, persisted, type Project, spawnParley, waitFor, waitingProject, writeScript } from "../../support/Project.ts"
+import {
+  effectsOf,
+  exited,
+  hostSockets,
+  killGroup,
+  parley,
+  persisted,
+  type Project,
+  spawnParley,
+  waitFor,
+  waitingProject,
+  writeScript
+} from "../../support/Project.ts"
 import * as Serve from "../../support/Serve.ts"
 
 const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
@@ -30,8 +42,11 @@ const start = async (p: Project) => {
 
 /** Every file under the project, as text. */
 const allFiles = (p: Project) =>
-  fs.readdirSync(p.root, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
-    .map((d) => fs.readFileSync(path.join(d.parentPath, d.name), "utf8")).join("\n")
+  fs
+    .readdirSync(p.root, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => fs.readFileSync(path.join(d.parentPath, d.name), "utf8"))
+    .join("\n")
 
 describe("parley serve: security", () => {
   it("401 without or with a wrong token (and nothing else said); 421 on a foreign Host; 403 on a foreign Origin; the token file is 0600", async () => {
@@ -40,10 +55,26 @@ describe("parley serve: security", () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/)
     expect(fs.statSync(path.join(p.storage, "serve-token")).mode & 0o777).toBe(0o600)
     expect(fs.readFileSync(path.join(p.storage, "serve-token"), "utf8")).toBe(`${server.token}\n`)
-    for (const headers of [{}, { authorization: "Bearer nope" }, { authorization: `Bearer ${server.token}x` }, { cookie: "parley_token=nope" }]) {
-      for (const url of ["/api/conversations", "/api/questions", "/api/openapi.json", "/", "/conversations/17738399468", "/nothing/here"]) {
+    for (const headers of [
+      {},
+      { authorization: "Bearer nope" },
+      { authorization: `Bearer ${server.token}x` },
+      { cookie: "parley_token=nope" }
+    ]) {
+      for (const url of [
+        "/api/conversations",
+        "/api/questions",
+        "/api/openapi.json",
+        "/",
+        "/conversations/17738399468",
+        "/nothing/here"
+      ]) {
         const r = await Serve.raw(server.port, { path: url, headers })
-        expect([url, r.status, JSON.parse(r.body)]).toStrictEqual([url, 401, { error: "Unauthorized", message: "A valid token is needed." }])
+        expect([url, r.status, JSON.parse(r.body)]).toStrictEqual([
+          url,
+          401,
+          { error: "Unauthorized", message: "A valid token is needed." }
+        ])
       }
     }
     expect((await Serve.raw(server.port, { path: "/?token=wrong" })).status).toBe(401)
@@ -53,8 +84,19 @@ describe("parley serve: security", () => {
       const r = await Serve.raw(server.port, { path: "/api/conversations", headers: { ...server.auth, host } })
       expect([host, r.status]).toStrictEqual([host, 421])
     }
-    expect((await Serve.raw(server.port, { path: "/api/conversations", headers: { ...server.auth, host: `localhost:${server.port}` } })).status).toBe(200)
-    const foreign = await server.post("/api/conversations/17738399468/questions/a1.confirm.1", { answer: true }, { ...server.auth, origin: "http://evil.example" })
+    expect(
+      (
+        await Serve.raw(server.port, {
+          path: "/api/conversations",
+          headers: { ...server.auth, host: `localhost:${server.port}` }
+        })
+      ).status
+    ).toBe(200)
+    const foreign = await server.post(
+      "/api/conversations/17738399468/questions/a1.confirm.1",
+      { answer: true },
+      { ...server.auth, origin: "http://evil.example" }
+    )
     expect(foreign.status).toBe(403)
     // The page's cookie: opening it with ?token= sets it and sends the browser to the address without the token.
     const opened = await fetch(`${server.base}/?token=${server.token}`, { redirect: "manual" })
@@ -64,7 +106,9 @@ describe("parley serve: security", () => {
     const csp = opened.headers.get("content-security-policy")!
     expect(csp).toContain("script-src 'self'")
     expect(csp).not.toContain("unsafe-inline'; script")
-    expect((await fetch(`${server.base}/api/conversations`, { headers: { cookie: `parley_token=${server.token}` } })).status).toBe(200)
+    expect(
+      (await fetch(`${server.base}/api/conversations`, { headers: { cookie: `parley_token=${server.token}` } })).status
+    ).toBe(200)
     expect(await server.stop()).toBe(143)
     expect(server.child.output()).not.toContain("nope")
   })
@@ -84,7 +128,9 @@ describe("parley serve: security", () => {
       "/api/conversations/{id}/stop",
       "/api/questions"
     ])
-    expect(Object.keys(doc.body.paths["/api/conversations/{id}/questions/{inquiryId}"].post.responses).sort()).toStrictEqual(["200", "400", "401", "403", "404", "409", "413", "415", "421", "422", "503"])
+    expect(
+      Object.keys(doc.body.paths["/api/conversations/{id}/questions/{inquiryId}"].post.responses).sort()
+    ).toStrictEqual(["200", "400", "401", "403", "404", "409", "413", "415", "421", "422", "503"])
     await server.stop()
   })
 
@@ -92,17 +138,37 @@ describe("parley serve: security", () => {
     const p = project()
     const server = await start(p)
     const target = "/api/conversations/17738399468/questions/a1.confirm.1"
-    expect(await server.post(target, "{not json")).toStrictEqual({ status: 400, body: { error: "BadRequest", kind: "Payload", message: "Expected a valid JSON body" } })
+    expect(await server.post(target, "{not json")).toStrictEqual({
+      status: 400,
+      body: { error: "BadRequest", kind: "Payload", message: "Expected a valid JSON body" }
+    })
     const shape = await server.post(target, { nope: 1 })
     expect(shape.status).toBe(400)
     expect(shape.body.error).toBe("BadRequest")
-    const big = await Serve.raw(server.port, { method: "POST", path: target, headers: { ...server.auth, "content-type": "application/json" }, body: JSON.stringify({ answer: "x".repeat(1024 * 1024 + 10) }) })
+    const big = await Serve.raw(server.port, {
+      method: "POST",
+      path: target,
+      headers: { ...server.auth, "content-type": "application/json" },
+      body: JSON.stringify({ answer: "x".repeat(1024 * 1024 + 10) })
+    })
     expect(big.status).toBeGreaterThanOrEqual(400)
     expect(big.status).toBeLessThan(500)
-    expect(await server.json("/api/conversations/17738399468")).toMatchObject({ status: 404, body: { error: "ConversationNotFound", id: "17738399468" } })
-    expect(await server.json("/api/conversations/..%2F..%2Fetc")).toMatchObject({ status: 404, body: { error: "ConversationNotFound" } })
-    expect(await server.json("/api/conversations/17738399468/events")).toMatchObject({ status: 404, body: { error: "ConversationNotFound" } })
-    expect(await server.post(target, { answer: true })).toMatchObject({ status: 404, body: { error: "ConversationNotFound" } })
+    expect(await server.json("/api/conversations/17738399468")).toMatchObject({
+      status: 404,
+      body: { error: "ConversationNotFound", id: "17738399468" }
+    })
+    expect(await server.json("/api/conversations/..%2F..%2Fetc")).toMatchObject({
+      status: 404,
+      body: { error: "ConversationNotFound" }
+    })
+    expect(await server.json("/api/conversations/17738399468/events")).toMatchObject({
+      status: 404,
+      body: { error: "ConversationNotFound" }
+    })
+    expect(await server.post(target, { answer: true })).toMatchObject({
+      status: 404,
+      body: { error: "ConversationNotFound" }
+    })
     expect((await server.json("/api/conversations")).body).toStrictEqual([])
     expect(await server.stop()).toBe(143)
   })
@@ -112,7 +178,13 @@ describe("parley serve: runs hosted by parley query", () => {
   it("lists the run and its questions, answers them (409 / 422), streams its events with resume, keeps the secret out of everything", async () => {
     const p = project()
     const server = await start(p)
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "prod", "ask"), call("c1", "paint", "pick"), call("s1", "api", "secret")] }, { message: "All done." }])
+    const script = writeScript(p, "s.json", [
+      {
+        message: "Working.",
+        tool_calls: [call("a1", "prod", "ask"), call("c1", "paint", "pick"), call("s1", "api", "secret")]
+      },
+      { message: "All done." }
+    ])
     const child = spawnParley(p, ["query", "--new", "go", "--script", script])
     children.push(child)
     await waitFor("the three questions", () => persisted(p).filter((e) => e.type === "inquiry_request").length === 3)
@@ -130,8 +202,15 @@ describe("parley serve: runs hosted by parley query", () => {
     const byId = Object.fromEntries(questions.map((q) => [q["id"], q]))
     expect(Object.keys(byId).sort()).toStrictEqual(["a1.confirm.1", "c1.color.1", "s1.token.1"])
     expect(byId["c1.color.1"]).toStrictEqual({
-      id: "c1.color.1", conversation_id: id, tool: "deferrable", tool_call_id: "c1", question: "Which color?",
-      answer_type: "select", options: ["red", "green"], default: null, since: expect.stringMatching(/^\d{4}-\d\d-\d\d[ T]\d\d:\d\d/)
+      id: "c1.color.1",
+      conversation_id: id,
+      tool: "deferrable",
+      tool_call_id: "c1",
+      question: "Which color?",
+      answer_type: "select",
+      options: ["red", "green"],
+      default: null,
+      since: expect.stringMatching(/^\d{4}-\d\d-\d\d[ T]\d\d:\d\d/)
     })
     expect(byId["s1.token.1"]).toMatchObject({ answer_type: "secret", options: null })
 
@@ -146,31 +225,62 @@ describe("parley serve: runs hosted by parley query", () => {
       if (seen.filter((s) => JSON.parse(s.data)._tag === "QuestionOpened").length === 3) break
     }
     expect(seen.map((f) => Number(f.id))).toStrictEqual(seen.map((_, i) => i + 1))
-    expect(seen.map((f) => JSON.parse(f.data)).find((e) => e._tag === "ConversationKnown")).toStrictEqual({ _tag: "ConversationKnown", conversation_id: id, created: true })
+    expect(seen.map((f) => JSON.parse(f.data)).find((e) => e._tag === "ConversationKnown")).toStrictEqual({
+      _tag: "ConversationKnown",
+      conversation_id: id,
+      created: true
+    })
     first.close() // dropped
 
     const target = (q: string) => `/api/conversations/${id}/questions/${q}`
     expect(await server.post(target("a1.confirm.1"), { answer: "perhaps" })).toStrictEqual({
       status: 422,
-      body: { error: "AnswerDoesNotFit", inquiry_id: "a1.confirm.1", reason: "\"perhaps\" is not a yes/no answer", expected: "yes or no", message: "That answer does not fit question a1.confirm.1: \"perhaps\" is not a yes/no answer; expected yes or no." }
+      body: {
+        error: "AnswerDoesNotFit",
+        inquiry_id: "a1.confirm.1",
+        reason: '"perhaps" is not a yes/no answer',
+        expected: "yes or no",
+        message: 'That answer does not fit question a1.confirm.1: "perhaps" is not a yes/no answer; expected yes or no.'
+      }
     })
-    expect(await server.post(target("c1.color.1"), { answer: "blue" })).toMatchObject({ status: 422, body: { expected: "one of: red, green" } })
+    expect(await server.post(target("c1.color.1"), { answer: "blue" })).toMatchObject({
+      status: 422,
+      body: { expected: "one of: red, green" }
+    })
     const oddSecret = await server.post(target("s1.token.1"), { answer: 424242 })
-    expect(oddSecret).toMatchObject({ status: 422, body: { error: "AnswerDoesNotFit", reason: "the answer is not text" } })
+    expect(oddSecret).toMatchObject({
+      status: 422,
+      body: { error: "AnswerDoesNotFit", reason: "the answer is not text" }
+    })
     expect(JSON.stringify(oddSecret.body)).not.toContain("424242")
-    expect(await server.post(target("zz.nope.1"), { answer: true })).toMatchObject({ status: 404, body: { error: "QuestionNotOpen" } })
-    expect(await server.post(target("a1.confirm.1"), { answer: true })).toStrictEqual({ status: 200, body: { id: "a1.confirm.1", outcome: "delivered" } })
+    expect(await server.post(target("zz.nope.1"), { answer: true })).toMatchObject({
+      status: 404,
+      body: { error: "QuestionNotOpen" }
+    })
+    expect(await server.post(target("a1.confirm.1"), { answer: true })).toStrictEqual({
+      status: 200,
+      body: { id: "a1.confirm.1", outcome: "delivered" }
+    })
     const second = await server.post(target("a1.confirm.1"), { answer: false })
-    expect(second).toMatchObject({ status: 409, body: { error: "QuestionAlreadyAnswered", inquiry_id: "a1.confirm.1", by: "other" } })
+    expect(second).toMatchObject({
+      status: 409,
+      body: { error: "QuestionAlreadyAnswered", inquiry_id: "a1.confirm.1", by: "other" }
+    })
 
     // Resumed after the last frame seen: no gap, no duplicate.
     const last = seen.at(-1)!.id!
-    const resumed = await Serve.sse(`${server.base}/api/conversations/${id}/events`, { ...server.auth, "last-event-id": last })
+    const resumed = await Serve.sse(`${server.base}/api/conversations/${id}/events`, {
+      ...server.auth,
+      "last-event-id": last
+    })
     const after = (await resumed.next())!
     expect(Number(after.id)).toBe(Number(last) + 1)
     const rest: Array<Serve.Frame> = [after]
     expect(await server.post(target("c1.color.1"), { answer: "green" })).toMatchObject({ status: 200 })
-    expect(await server.post(target("s1.token.1"), { answer: "s3cr3t-t0ken" })).toStrictEqual({ status: 200, body: { id: "s1.token.1", outcome: "delivered" } })
+    expect(await server.post(target("s1.token.1"), { answer: "s3cr3t-t0ken" })).toStrictEqual({
+      status: 200,
+      body: { id: "s1.token.1", outcome: "delivered" }
+    })
     for (;;) {
       const f = await resumed.next()
       if (f === undefined) break
@@ -190,12 +300,15 @@ describe("parley serve: runs hosted by parley query", () => {
     expect(rest.map((f) => f.data).join("\n")).not.toContain("s3cr3t-t0ken")
     expect(await exited(child)).toBe(0)
     expect(effects(p, "prod")).toBe("true\n")
-    expect(effects(p, "paint")).toBe("\"green\"\n")
-    expect(effects(p, "api")).toBe("\"12 chars\"\n")
+    expect(effects(p, "paint")).toBe('"green"\n')
+    expect(effects(p, "api")).toBe('"12 chars"\n')
 
     // After the run: the answer recorded on disk still wins; the secret is in no file, no response, no log line.
     await waitFor("the socket to go", () => sockets(p).length === 0)
-    expect(await server.post(target("a1.confirm.1"), { answer: false })).toMatchObject({ status: 409, body: { error: "QuestionAlreadyAnswered", inquiry_id: "a1.confirm.1" } })
+    expect(await server.post(target("a1.confirm.1"), { answer: false })).toMatchObject({
+      status: 409,
+      body: { error: "QuestionAlreadyAnswered", inquiry_id: "a1.confirm.1" }
+    })
     const doc = await server.json(`/api/conversations/${id}`)
     expect(doc.status).toBe(200)
     expect(JSON.stringify(doc.body)).toContain("All done.")
@@ -211,7 +324,10 @@ describe("parley serve: runs hosted by parley query", () => {
   it("a run started by query --detach in another process is answered through the API", async () => {
     const p = project()
     const server = await start(p)
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "prod", "ask")] }, { message: "Done." }])
+    const script = writeScript(p, "s.json", [
+      { message: "Working.", tool_calls: [call("a1", "prod", "ask")] },
+      { message: "Done." }
+    ])
     const r = parley(p, ["query", "--detach", "--new", "deploy", "--script", script])
     expect(r.code).toBe(0)
     const id = r.stdout.trim()
@@ -222,7 +338,10 @@ describe("parley serve: runs hosted by parley query", () => {
       if (open.length === 0) await new Promise((res) => setTimeout(res, 100))
     }
     expect(open.map((q) => [q.id, q.conversation_id])).toStrictEqual([["a1.confirm.1", id]])
-    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: false })).toMatchObject({ status: 200, body: { outcome: "delivered" } })
+    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: false })).toMatchObject({
+      status: 200,
+      body: { outcome: "delivered" }
+    })
     await waitFor("the detached run to finish", () => sockets(p).length === 0 && effects(p, "prod") === "false\n")
     await waitFor("the reply", () => persisted(p).at(-1)?.type === "chat_response")
     expect(await server.stop()).toBe(143)
@@ -237,8 +356,14 @@ describe("parley serve: runs hosted by parley query", () => {
     const server = await start(p)
     const target = `/api/conversations/${id}/questions/a1.confirm.1`
     expect(await server.post(target, { answer: "perhaps" })).toMatchObject({ status: 422 })
-    expect(await server.post(target, { answer: true })).toStrictEqual({ status: 200, body: { id: "a1.confirm.1", outcome: "recorded" } })
-    expect(await server.post(target, { answer: false })).toMatchObject({ status: 409, body: { error: "QuestionAlreadyAnswered" } })
+    expect(await server.post(target, { answer: true })).toStrictEqual({
+      status: 200,
+      body: { id: "a1.confirm.1", outcome: "recorded" }
+    })
+    expect(await server.post(target, { answer: false })).toMatchObject({
+      status: 409,
+      body: { error: "QuestionAlreadyAnswered" }
+    })
     expect(await server.stop()).toBe(143)
   })
 })
@@ -261,7 +386,10 @@ describe("parley serve: runs the server starts", () => {
     const server = await Serve.start(p, [], { PARLEY_SCRIPT: script })
     children.push(server.child)
 
-    expect(await server.post("/api/conversations", { message: "deploy", model: "nope/nope" })).toMatchObject({ status: 422, body: { error: "RunNotStarted" } })
+    expect(await server.post("/api/conversations", { message: "deploy", model: "nope/nope" })).toMatchObject({
+      status: 422,
+      body: { error: "RunNotStarted" }
+    })
     const created = await server.post("/api/conversations", { message: "deploy", model: "scripted" })
     expect(created.status).toBe(200)
     const id = created.body.conversation_id as string
@@ -269,12 +397,27 @@ describe("parley serve: runs the server starts", () => {
     expect((await open(server, 1)).map((q) => [q.id, q.conversation_id])).toStrictEqual([["a1.confirm.1", id]])
     expect(await server.post(`/api/conversations/${id}/messages`, { message: "more" })).toStrictEqual({
       status: 409,
-      body: { error: "ConversationBusy", id, holder: `pid ${created.body.pid}`, message: `Conversation ${id} is running in another parley process (pid ${created.body.pid}).` }
+      body: {
+        error: "ConversationBusy",
+        id,
+        holder: `pid ${created.body.pid}`,
+        message: `Conversation ${id} is running in another parley process (pid ${created.body.pid}).`
+      }
     })
-    expect(await server.post(`/api/conversations/${id}/continue`, {})).toMatchObject({ status: 409, body: { error: "ConversationBusy" } })
-    expect(await server.post(`/api/conversations/${id}/stop`, {})).toStrictEqual({ status: 200, body: { id, pid: created.body.pid } })
+    expect(await server.post(`/api/conversations/${id}/continue`, {})).toMatchObject({
+      status: 409,
+      body: { error: "ConversationBusy" }
+    })
+    expect(await server.post(`/api/conversations/${id}/stop`, {})).toStrictEqual({
+      status: 200,
+      body: { id, pid: created.body.pid }
+    })
     await waitFor("the run to stop", () => sockets(p).length === 0)
-    expect((await server.json("/api/conversations")).body[0]).toMatchObject({ id, running: null, incomplete: { state: "pending-tool-execution" } })
+    expect((await server.json("/api/conversations")).body[0]).toMatchObject({
+      id,
+      running: null,
+      incomplete: { state: "pending-tool-execution" }
+    })
 
     // Continued: the tool asks again; answered through the API; the run completes.
     steps([{ message: "Done after all." }])
@@ -282,10 +425,18 @@ describe("parley serve: runs the server starts", () => {
     expect(continued).toMatchObject({ status: 200, body: { conversation_id: id } })
     const [asked] = await open(server, 1)
     expect(asked!.id).toBe("a1.confirm.2") // the tool asks again in the resumed turn
-    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.2`, { answer: true })).toMatchObject({ status: 200 })
-    await waitFor("the continued run to finish", () => sockets(p).length === 0 && persisted(p).at(-1)?.type === "chat_response")
+    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.2`, { answer: true })).toMatchObject({
+      status: 200
+    })
+    await waitFor(
+      "the continued run to finish",
+      () => sockets(p).length === 0 && persisted(p).at(-1)?.type === "chat_response"
+    )
     expect(effects(p, "prod")).toBe("true\n")
-    expect(await server.post(`/api/conversations/${id}/discard`, {})).toStrictEqual({ status: 200, body: { id, ending: "nothing_to_discard" } })
+    expect(await server.post(`/api/conversations/${id}/discard`, {})).toStrictEqual({
+      status: 200,
+      body: { id, ending: "nothing_to_discard" }
+    })
 
     // A new message in the same conversation, then the server stops with the run waiting: the run is stopped with it.
     steps([{ message: "Again.", tool_calls: [call("a2", "again", "ask")] }, { message: "Again done." }])
@@ -294,21 +445,32 @@ describe("parley serve: runs the server starts", () => {
     expect(again).toMatchObject({ status: 200, body: { conversation_id: id } })
     await open(server, 1)
     expect(await server.stop()).toBe(143)
-    await waitFor("the hosted run to end", () => {
-      try {
-        process.kill(again.body.pid, 0)
-        return false
-      } catch {
-        return true
-      }
-    }, 15_000)
+    await waitFor(
+      "the hosted run to end",
+      () => {
+        try {
+          process.kill(again.body.pid, 0)
+          return false
+        } catch {
+          return true
+        }
+      },
+      15_000
+    )
     expect(sockets(p)).toStrictEqual([])
-    const responses = persisted(p).filter((e) => e.type === "inquiry_response").map((e) => [e["id"], e["outcome"], e["reason"] ?? null])
+    const responses = persisted(p)
+      .filter((e) => e.type === "inquiry_response")
+      .map((e) => [e["id"], e["outcome"], e["reason"] ?? null])
     expect(responses.at(-1)).toStrictEqual(["a2.confirm.1", "cancelled", "user"])
     const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)
     expect(rows).toHaveLength(1)
     expect(rows[0].incomplete).toStrictEqual({ state: "pending-tool-execution" })
-    const requests = (JSON.parse(parley(p, ["conversation", "print", id, "--format", "json"]).stdout) as Array<{ type: string; content?: string }>).filter((e) => e.type === "chat_request")
+    const requests = (
+      JSON.parse(parley(p, ["conversation", "print", id, "--format", "json"]).stdout) as Array<{
+        type: string
+        content?: string
+      }>
+    ).filter((e) => e.type === "chat_request")
     expect(requests.at(-1)!.content).toBe("--new --storage /tmp --help")
   })
 })
@@ -317,13 +479,18 @@ describe("parley serve: many watchers of one run", () => {
   it("50 SSE clients of one run each get every event, through the Stopped (the host waits for its subscribers before it closes)", async () => {
     const p = project()
     const server = await start(p)
-    const script = writeScript(p, "s.json", [{ message: "Working. " + "word ".repeat(150), tool_calls: [call("a1", "prod", "ask")] }, { message: "Done. " + "word ".repeat(300) }])
+    const script = writeScript(p, "s.json", [
+      { message: "Working. " + "word ".repeat(150), tool_calls: [call("a1", "prod", "ask")] },
+      { message: "Done. " + "word ".repeat(300) }
+    ])
     const child = spawnParley(p, ["query", "--new", "go", "--script", script])
     children.push(child)
     await waitFor("the question", () => persisted(p).some((e) => e.type === "inquiry_request"))
     await waitFor("the host's socket", () => sockets(p).length === 1)
     const id = sockets(p)[0]!.replace(".sock", "")
-    const clients = await Promise.all(Array.from({ length: 50 }, () => Serve.sse(`${server.base}/api/conversations/${id}/events`, server.auth)))
+    const clients = await Promise.all(
+      Array.from({ length: 50 }, () => Serve.sse(`${server.base}/api/conversations/${id}/events`, server.auth))
+    )
     const read = async (c: Awaited<ReturnType<typeof Serve.sse>>) => {
       const ids: Array<number> = []
       let last = ""
@@ -334,7 +501,9 @@ describe("parley serve: many watchers of one run", () => {
       return { ids, last }
     }
     const reading = clients.map(read)
-    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: true })).toMatchObject({ status: 200 })
+    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: true })).toMatchObject({
+      status: 200
+    })
     const all = await Promise.all(reading)
     expect(await exited(child)).toBe(0)
     const n = all[0]!.ids.length

@@ -19,16 +19,23 @@ describe("parley serve: a run killed under it", () => {
     const p = waitingProject()
     const server = await Serve.start(p)
     children.push(server.child)
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [{ id: "a1", name: "deferrable", arguments: { name: "prod", mode: "ask" } }] }, { message: "Done." }])
+    const script = writeScript(p, "s.json", [
+      { message: "Working.", tool_calls: [{ id: "a1", name: "deferrable", arguments: { name: "prod", mode: "ask" } }] },
+      { message: "Done." }
+    ])
     const r = parley(p, ["query", "--detach", "--new", "deploy", "--script", script])
     expect(r.code).toBe(0)
     const id = r.stdout.trim()
     const pid = Number(/\(pid (\d+)\)/.exec(r.stderr)![1])
     groups.push(pid)
-    for (let i = 0; i < 200 && (await server.json("/api/questions")).body.length === 0; i++) await new Promise((res) => setTimeout(res, 100))
-    const clients = await Promise.all([0, 1].map(() => Serve.sse(`${server.base}/api/conversations/${id}/events`, server.auth)))
+    for (let i = 0; i < 200 && (await server.json("/api/questions")).body.length === 0; i++)
+      await new Promise((res) => setTimeout(res, 100))
+    const clients = await Promise.all(
+      [0, 1].map(() => Serve.sse(`${server.base}/api/conversations/${id}/events`, server.auth))
+    )
     for (const c of clients) {
-      for (let f = await c.next(); JSON.parse(f!.data)._tag !== "QuestionOpened"; f = await c.next()) expect(f).toBeDefined()
+      for (let f = await c.next(); JSON.parse(f!.data)._tag !== "QuestionOpened"; f = await c.next())
+        expect(f).toBeDefined()
     }
 
     process.kill(pid, "SIGKILL")
@@ -38,9 +45,18 @@ describe("parley serve: a run killed under it", () => {
     expect(rows.map((row: { id: string; running: unknown }) => [row.id, row.running])).toStrictEqual([[id, null]])
     expect((await server.json("/api/questions")).body).toStrictEqual([])
     expect(await server.json(`/api/conversations/${id}/events`)).toStrictEqual({ status: 204, body: undefined })
-    expect(await server.post(`/api/conversations/${id}/stop`, {})).toMatchObject({ status: 404, body: { error: "NotRunning" } })
-    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: true })).toStrictEqual({ status: 200, body: { id: "a1.confirm.1", outcome: "recorded" } })
-    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: false })).toMatchObject({ status: 409, body: { error: "QuestionAlreadyAnswered" } })
+    expect(await server.post(`/api/conversations/${id}/stop`, {})).toMatchObject({
+      status: 404,
+      body: { error: "NotRunning" }
+    })
+    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: true })).toStrictEqual({
+      status: 200,
+      body: { id: "a1.confirm.1", outcome: "recorded" }
+    })
+    expect(await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: false })).toMatchObject({
+      status: 409,
+      body: { error: "QuestionAlreadyAnswered" }
+    })
     expect(effectsOf(p, "prod")).toBe("") // recorded, not run: the turn is continued later
     expect(await server.stop()).toBe(143)
   })

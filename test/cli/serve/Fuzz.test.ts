@@ -46,18 +46,62 @@ describe("parley serve under malformed requests", () => {
     const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
     const junk = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)))
     const paths = [
-      "/api/conversations", "/api/conversations/17738399468", "/api/conversations/17738399468/events", "/api/questions",
-      "/api/conversations/17738399468/questions/a1.confirm.1", "/api/openapi.json", "/", "/conversations/17738399468", "/app.js",
-      "/api/conversations/%00", "/api/conversations/%ZZ", "/api/../../etc/passwd", "/api/conversations/" + "9".repeat(5000),
-      "/api/conversations/jp-c17738399468", "//", "/?token=", "/?token=%", "/api/conversations/1/questions/%2e%2e", "*", "/%C3%A9%F0%9F%98%80", "/%FF%FE"
+      "/api/conversations",
+      "/api/conversations/17738399468",
+      "/api/conversations/17738399468/events",
+      "/api/questions",
+      "/api/conversations/17738399468/questions/a1.confirm.1",
+      "/api/openapi.json",
+      "/",
+      "/conversations/17738399468",
+      "/app.js",
+      "/api/conversations/%00",
+      "/api/conversations/%ZZ",
+      "/api/../../etc/passwd",
+      "/api/conversations/" + "9".repeat(5000),
+      "/api/conversations/jp-c17738399468",
+      "//",
+      "/?token=",
+      "/?token=%",
+      "/api/conversations/1/questions/%2e%2e",
+      "*",
+      "/%C3%A9%F0%9F%98%80",
+      "/%FF%FE"
     ]
     const bodies = [
-      "", "{", "{\"answer\":", "null", "[]", "{\"answer\":true}", "{\"answer\":{}}", "\"x\"", "{\"answer\":" + "[".repeat(100_000) + "]".repeat(100_000) + "}",
-      "{\"answer\":\"" + "x".repeat(1024 * 1024 + 1) + "\"}", "\u0000\u0001", "{\"__proto__\":{\"answer\":1}}"
+      "",
+      "{",
+      '{"answer":',
+      "null",
+      "[]",
+      '{"answer":true}',
+      '{"answer":{}}',
+      '"x"',
+      '{"answer":' + "[".repeat(100_000) + "]".repeat(100_000) + "}",
+      '{"answer":"' + "x".repeat(1024 * 1024 + 1) + '"}',
+      "\u0000\u0001",
+      '{"__proto__":{"answer":1}}'
     ]
     const headerSets = (): Record<string, string> => {
-      const h: Record<string, string> = random() < 0.8 ? { ...server.auth } : pick([{}, { authorization: "Bearer" }, { authorization: "Basic Zm9vOmJhcg==" }, { cookie: "parley_token" }, { cookie: "=;;=" }])
-      if (random() < 0.3) h["content-type"] = pick(["application/json", "text/plain", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/json; charset=utf-16", "garbage"])
+      const h: Record<string, string> =
+        random() < 0.8
+          ? { ...server.auth }
+          : pick([
+              {},
+              { authorization: "Bearer" },
+              { authorization: "Basic Zm9vOmJhcg==" },
+              { cookie: "parley_token" },
+              { cookie: "=;;=" }
+            ])
+      if (random() < 0.3)
+        h["content-type"] = pick([
+          "application/json",
+          "text/plain",
+          "multipart/form-data; boundary=x",
+          "application/x-www-form-urlencoded",
+          "application/json; charset=utf-16",
+          "garbage"
+        ])
       if (random() < 0.1) h["last-event-id"] = pick(["-1", "abc", "1e400", "99999999999999999999", ""])
       if (random() < 0.1) h["origin"] = pick(["null", "http://evil.example", ""])
       if (random() < 0.05) h["x-long"] = "y".repeat(8000)
@@ -70,17 +114,32 @@ describe("parley serve under malformed requests", () => {
     for (let i = 0; i < 1000; i++) {
       if (i % 10 === 9) {
         // Not HTTP, or HTTP cut short.
-        await rawBytes(server.port, pick([junk(64), Buffer.from("GET / HTTP/1.1\r\nHost: x\r\n"), Buffer.from("POST /api/questions HTTP/1.1\r\nContent-Length: 99\r\n\r\n{"), junk(4000)]))
+        await rawBytes(
+          server.port,
+          pick([
+            junk(64),
+            Buffer.from("GET / HTTP/1.1\r\nHost: x\r\n"),
+            Buffer.from("POST /api/questions HTTP/1.1\r\nContent-Length: 99\r\n\r\n{"),
+            junk(4000)
+          ])
+        )
         continue
       }
       const method = pick(["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "POST"])
-      const body = method === "GET" || method === "HEAD" ? undefined : random() < 0.2 ? junk(Math.floor(random() * 2000)) : pick(bodies)
+      const body =
+        method === "GET" || method === "HEAD"
+          ? undefined
+          : random() < 0.2
+            ? junk(Math.floor(random() * 2000))
+            : pick(bodies)
       const path = pick(paths)
       const headers = headerSets()
       const r = await Serve.raw(server.port, { method, path, headers, ...(body !== undefined ? { body } : {}) })
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
     }
-    console.log(`[serve fuzz] statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}; fds before ${before}`)
+    console.log(
+      `[serve fuzz] statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}; fds before ${before}`
+    )
     // A client's mistake is a 4xx; a dropped connection (-1) would mean the server gave up on a request.
     expect([...statuses.keys()].filter((s) => s >= 500 || s < 0)).toStrictEqual([])
     // Still serving, and every connection closed again (keep-alive ones time out after 5 s).

@@ -33,7 +33,10 @@ describe("parley serve: the OpenAPI document against the server", () => {
   it.skip("every status an endpoint answers is declared for it, and every declared one is answered", async () => {
     const p = waitingProject()
     // A waiting turn on disk (A).
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "prod", "ask")] }, { message: "Done." }])
+    const script = writeScript(p, "s.json", [
+      { message: "Working.", tool_calls: [call("a1", "prod", "ask")] },
+      { message: "Done." }
+    ])
     parley(p, ["query", "--new", "go", "--script", script, "--detached-policy", "defer"])
     const a = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].id as string
     // A damaged conversation (C): a copy of A whose events are not JSON.
@@ -47,18 +50,38 @@ describe("parley serve: the OpenAPI document against the server", () => {
     const server = await Serve.start(p, [], { PARLEY_SCRIPT: quick })
     children.push(server.child)
     // A run hosted by `parley query` (B), its question open.
-    const hosted = spawnParley(p, ["query", "--new", "go", "--script", writeScript(p, "b.json", [{ message: "Working.", tool_calls: [call("b1", "bee", "ask")] }, { message: "Done." }])])
+    const hosted = spawnParley(p, [
+      "query",
+      "--new",
+      "go",
+      "--script",
+      writeScript(p, "b.json", [{ message: "Working.", tool_calls: [call("b1", "bee", "ask")] }, { message: "Done." }])
+    ])
     children.push(hosted)
     await waitFor("B's host", () => hostSockets(p).length === 1)
     const b = hostSockets(p)[0]!.replace(".sock", "")
-    for (let i = 0; i < 200 && (await server.json("/api/questions")).body.length === 0; i++) await new Promise((r) => setTimeout(r, 100))
+    for (let i = 0; i < 200 && (await server.json("/api/questions")).body.length === 0; i++)
+      await new Promise((r) => setTimeout(r, 100))
     const x = "17738399468"
 
     const seen = new Map<string, Set<string>>()
     const note = (op: string, status: number) => seen.set(op, (seen.get(op) ?? new Set()).add(String(status)))
-    const send = async (op: string, url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) => {
+    const send = async (
+      op: string,
+      url: string,
+      init: { method?: string; headers?: Record<string, string>; body?: string } = {}
+    ) => {
       const method = init.method ?? "GET"
-      const r = await Serve.raw(server.port, { method, path: url, headers: { ...server.auth, ...(init.body !== undefined ? { "content-type": "application/json" } : {}), ...init.headers }, ...(init.body !== undefined ? { body: init.body } : {}) })
+      const r = await Serve.raw(server.port, {
+        method,
+        path: url,
+        headers: {
+          ...server.auth,
+          ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+          ...init.headers
+        },
+        ...(init.body !== undefined ? { body: init.body } : {})
+      })
       note(op, r.status)
       return r
     }
@@ -85,7 +108,10 @@ describe("parley serve: the OpenAPI document against the server", () => {
     for (const id of [a, x]) await send(events, `/api/conversations/${id}/events`)
     await send(events, `/api/conversations/${a}/events`, { headers: { "last-event-id": "abc" } })
     const streaming = new AbortController()
-    const stream = await fetch(`${server.base}/api/conversations/${b}/events`, { headers: server.auth, signal: streaming.signal })
+    const stream = await fetch(`${server.base}/api/conversations/${b}/events`, {
+      headers: server.auth,
+      signal: streaming.signal
+    })
     note(events, stream.status)
     streaming.abort()
     await guarded(events, `/api/conversations/${a}/events`, "GET")
@@ -99,13 +125,22 @@ describe("parley serve: the OpenAPI document against the server", () => {
     await send(answer, q(a, "a1.confirm.1"), { method: "POST", body: json({ answer: "perhaps" }) })
     await send(answer, q(a, "zz.nope.1"), { method: "POST", body: json({ answer: true }) })
     await send(answer, q(a, "a1.confirm.1"), { method: "POST", body: "{not json" })
-    await send(answer, q(a, "a1.confirm.1"), { method: "POST", body: "hello", headers: { "content-type": "text/plain" } })
-    expect((await send(answer, q(a, "a1.confirm.1"), { method: "POST", body: json({ answer: true }) })).status).toBe(200)
+    await send(answer, q(a, "a1.confirm.1"), {
+      method: "POST",
+      body: "hello",
+      headers: { "content-type": "text/plain" }
+    })
+    expect((await send(answer, q(a, "a1.confirm.1"), { method: "POST", body: json({ answer: true }) })).status).toBe(
+      200
+    )
     await send(answer, q(a, "a1.confirm.1"), { method: "POST", body: json({ answer: false }) })
     await guarded(answer, q(a, "a1.confirm.1"), "POST")
 
     const create = "POST /api/conversations"
-    const created = await send(create, "/api/conversations", { method: "POST", body: json({ message: "hi", model: "scripted" }) })
+    const created = await send(create, "/api/conversations", {
+      method: "POST",
+      body: json({ message: "hi", model: "scripted" })
+    })
     const d = JSON.parse(created.body).conversation_id as string
     // A run's socket goes before its process lets go of the conversation: wait for the process too (else a 409, rightly).
     const ended = (pid: number) => {
@@ -120,16 +155,30 @@ describe("parley serve: the OpenAPI document against the server", () => {
     const dRun = pidOf(created)
     await send(create, "/api/conversations", { method: "POST", body: json({ message: "hi", model: "nope/nope" }) })
     await send(create, "/api/conversations", { method: "POST", body: json({ nope: 1 }) })
-    await send(create, "/api/conversations", { method: "POST", body: "hello", headers: { "content-type": "text/plain" } })
+    await send(create, "/api/conversations", {
+      method: "POST",
+      body: "hello",
+      headers: { "content-type": "text/plain" }
+    })
     await guarded(create, "/api/conversations", "POST")
     await waitFor("D's run to end", () => hostSockets(p).length === 1 && ended(dRun))
 
     const message = "POST /api/conversations/{id}/messages"
-    for (const id of [x, b]) await send(message, `/api/conversations/${id}/messages`, { method: "POST", body: json({ message: "more" }) })
-    await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: "more", model: "nope/nope" }) })
+    for (const id of [x, b])
+      await send(message, `/api/conversations/${id}/messages`, { method: "POST", body: json({ message: "more" }) })
+    await send(message, `/api/conversations/${d}/messages`, {
+      method: "POST",
+      body: json({ message: "more", model: "nope/nope" })
+    })
     await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: 1 }) })
-    await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: "hello", headers: { "content-type": "text/plain" } })
-    const dSecond = pidOf(await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: "more" }) }))
+    await send(message, `/api/conversations/${d}/messages`, {
+      method: "POST",
+      body: "hello",
+      headers: { "content-type": "text/plain" }
+    })
+    const dSecond = pidOf(
+      await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: "more" }) })
+    )
     await waitFor("D's second run to end", () => hostSockets(p).length === 1 && ended(dSecond))
     await guarded(message, `/api/conversations/${d}/messages`, "POST")
 
@@ -149,12 +198,21 @@ describe("parley serve: the OpenAPI document against the server", () => {
 
     const doc = await server.json("/api/openapi.json")
     const declared = new Map<string, Set<string>>()
-    for (const [route, ops] of Object.entries(doc.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
-      for (const [method, op] of Object.entries(ops)) declared.set(`${method.toUpperCase()} ${route}`, new Set(Object.keys(op.responses)))
+    for (const [route, ops] of Object.entries(
+      doc.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>
+    )) {
+      for (const [method, op] of Object.entries(ops))
+        declared.set(`${method.toUpperCase()} ${route}`, new Set(Object.keys(op.responses)))
     }
     const sorted = (xs: Iterable<string>) => [...xs].sort()
-    const table = (m: Map<string, Set<string>>) => Object.fromEntries(sorted(m.keys()).map((k) => [k, sorted(m.get(k)!)]))
-    const expected = Object.fromEntries([...declared].map(([op, statuses]) => [op, sorted([...statuses].filter((s) => !(NOT_REACHED[op] ?? []).includes(s)))]))
+    const table = (m: Map<string, Set<string>>) =>
+      Object.fromEntries(sorted(m.keys()).map((k) => [k, sorted(m.get(k)!)]))
+    const expected = Object.fromEntries(
+      [...declared].map(([op, statuses]) => [
+        op,
+        sorted([...statuses].filter((s) => !(NOT_REACHED[op] ?? []).includes(s)))
+      ])
+    )
     expect(table(seen)).toStrictEqual(expected)
     expect(await server.stop()).toBe(143)
   })

@@ -10,7 +10,16 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { chromium } from "playwright-core"
 import * as Chromium from "../../support/Chromium.ts"
-import { effectsOf, exited, hostSockets, type Project, spawnParley, waitFor, waitingProject, writeScript } from "../../support/Project.ts"
+import {
+  effectsOf,
+  exited,
+  hostSockets,
+  type Project,
+  spawnParley,
+  waitFor,
+  waitingProject,
+  writeScript
+} from "../../support/Project.ts"
 import * as Serve from "../../support/Serve.ts"
 
 const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
@@ -21,10 +30,17 @@ afterEach(() => {
 const project = waitingProject
 const sockets = hostSockets
 const effects = effectsOf
-const call = (id: string, name: string, mode: string, extra: Record<string, unknown> = {}) => ({ id, name: "deferrable", arguments: { name, mode, ...extra } })
+const call = (id: string, name: string, mode: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  name: "deferrable",
+  arguments: { name, mode, ...extra }
+})
 const allFiles = (p: Project) =>
-  fs.readdirSync(p.root, { recursive: true, withFileTypes: true }).filter((d) => d.isFile())
-    .map((d) => fs.readFileSync(path.join(d.parentPath, d.name), "utf8")).join("\n")
+  fs
+    .readdirSync(p.root, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => fs.readFileSync(path.join(d.parentPath, d.name), "utf8"))
+    .join("\n")
 
 /** The browser's path (playwright wants one, not a name looked up in PATH). */
 const executable = (): string => {
@@ -46,7 +62,10 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
       // The first tool runs a while: the page is open before the questions exist.
       const script = writeScript(p, "s.json", [
         { message: "Warming up.", tool_calls: [call("w1", "warm", "slow", { seconds: 3 })] },
-        { message: "Now the questions.", tool_calls: [call("a1", "prod", "ask"), call("c1", "paint", "pick"), call("s1", "api", "secret")] },
+        {
+          message: "Now the questions.",
+          tool_calls: [call("a1", "prod", "ask"), call("c1", "paint", "pick"), call("s1", "api", "secret")]
+        },
         { message: "All done, deployed." }
       ])
       const run = spawnParley(p, ["query", "--new", "deploy please", "--script", script])
@@ -56,7 +75,11 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
 
       const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
       try {
-        const context = await browser.newContext({ viewport: screen.viewport, isMobile: screen.isMobile, hasTouch: screen.hasTouch })
+        const context = await browser.newContext({
+          viewport: screen.viewport,
+          isMobile: screen.isMobile,
+          hasTouch: screen.hasTouch
+        })
         const page = await context.newPage()
         const requests: Array<string> = []
         const problems: Array<string> = []
@@ -67,7 +90,9 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
         await page.goto(server.url)
         expect(new URL(page.url()).search).toBe("") // the token left the address bar
         const row = page.locator(`#conversations tr[data-id="${id}"]`)
-        await expect.poll(() => row.locator(".state").textContent(), { timeout: 15_000 }).toMatch(/^(running|waiting for input)$/)
+        await expect
+          .poll(() => row.locator(".state").textContent(), { timeout: 15_000 })
+          .toMatch(/^(running|waiting for input)$/)
         await row.locator("a").click()
         await page.waitForURL(`**/conversations/${id}`)
         expect(await page.locator("#live-status").textContent({ timeout: 10_000 })).toBeTruthy()
@@ -82,7 +107,9 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
         expect(await secret.locator("input").getAttribute("type")).toBe("password")
         if (screen.isMobile) {
           // Fits a phone: nothing wider than the screen, buttons big enough to tap.
-          expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(screen.viewport.width)
+          expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
+            screen.viewport.width
+          )
           const box = (await yesNo.locator("button").first().boundingBox())!
           expect(box.height).toBeGreaterThanOrEqual(40)
         }
@@ -100,8 +127,8 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
         await page.locator("main").getByText("All done, deployed.").first().waitFor({ timeout: 10_000 })
         expect(await exited(run)).toBe(0)
         expect(effects(p, "prod")).toBe("true\n")
-        expect(effects(p, "paint")).toBe("\"green\"\n")
-        expect(effects(p, "api")).toBe("\"12 chars\"\n")
+        expect(effects(p, "paint")).toBe('"green"\n')
+        expect(effects(p, "api")).toBe('"12 chars"\n')
         const html = await page.content()
         expect(html).not.toContain("s3cr3t-t0ken")
         expect(requests.every((u) => u.startsWith(server.base + "/"))).toBe(true)

@@ -5,7 +5,13 @@ import { shape, streams } from "../_streams.ts"
 
 describe("windowOf", () => {
   it("config beats the table; a dated snapshot reads as its model; unknown models have no limit", () => {
-    const config = { providers: { anthropic: { models: { "claude-sonnet-4-5": { context_window: 1_000_000 }, "claude-test": { context_window: 2000 } } } } }
+    const config = {
+      providers: {
+        anthropic: {
+          models: { "claude-sonnet-4-5": { context_window: 1_000_000 }, "claude-test": { context_window: 2000 } }
+        }
+      }
+    }
     expect(ContextWindow.windowOf("anthropic/claude-sonnet-4-5", {})).toBe(200_000)
     expect(ContextWindow.windowOf("anthropic/claude-sonnet-4-5-20250929", {})).toBe(200_000)
     expect(ContextWindow.windowOf("anthropic/claude-sonnet-4-5", config)).toBe(1_000_000)
@@ -13,7 +19,9 @@ describe("windowOf", () => {
     expect(ContextWindow.windowOf("openai/gpt-5-mini", config)).toBe(400_000)
     expect(ContextWindow.windowOf("openai/llama3", {})).toBeUndefined()
     expect(ContextWindow.windowOf("scripted", {})).toBeUndefined()
-    expect(ContextWindow.windowOf("scripted", { providers: { scripted: { models: { scripted: { context_window: 50 } } } } })).toBe(50)
+    expect(
+      ContextWindow.windowOf("scripted", { providers: { scripted: { models: { scripted: { context_window: 50 } } } } })
+    ).toBe(50)
   })
 })
 
@@ -28,11 +36,13 @@ describe("the character estimate (JP's estimate_event_chars)", () => {
     expect(ContextWindow.eventChars(b.result("c", "out", true))).toBe(3)
     expect(ContextWindow.eventChars(b.ask("c.q.1"))).toBe(0)
     expect(ContextWindow.eventChars(b.ts())).toBe(0)
-    expect(ContextWindow.requestChars({
-      systemParts: ["sys"],
-      events: [b.cr("hello")],
-      tools: [{ name: "t", description: "dd", parameters: { type: "object" } }]
-    })).toBe(3 + 1 + 2 + `{"type":"object"}`.length + 5)
+    expect(
+      ContextWindow.requestChars({
+        systemParts: ["sys"],
+        events: [b.cr("hello")],
+        tools: [{ name: "t", description: "dd", parameters: { type: "object" } }]
+      })
+    ).toBe(3 + 1 + 2 + `{"type":"object"}`.length + 5)
     expect(ContextWindow.tokensOf(8)).toBe(2)
     expect(ContextWindow.tokensOf(9)).toBe(3)
   })
@@ -59,14 +69,26 @@ describe("inquiry truncation (RFD 034, JP's truncate_to_fit)", () => {
     const b = streams()
     const big = "x".repeat(600)
     const entries: Array<StreamEntry> = [
-      b.delta(), b.ts(), b.cr(big), b.msg("a"), b.ts(), b.cr("two"), b.call("c", "t"), b.result("c", big), b.msg("b"),
-      b.ts(), b.cr("three"), b.msg("c")
+      b.delta(),
+      b.ts(),
+      b.cr(big),
+      b.msg("a"),
+      b.ts(),
+      b.cr("two"),
+      b.call("c", "t"),
+      b.result("c", big),
+      b.msg("b"),
+      b.ts(),
+      b.cr("three"),
+      b.msg("c")
     ]
     // 100 tokens: everything before "three" must go; the delta stays.
     const fitted = ContextWindow.fitInquiry(entries, { window: 100, overheadChars: 0 })
     expect(shape(fitted)).toEqual(["DELTA", "TS", "CR:three", "M:c"])
     expect(ContextWindow.fitInquiry(entries, { window: 10_000, overheadChars: 0 })).toBe(entries)
     // Nothing but replies would be left: nothing is kept.
-    expect(shape(ContextWindow.fitInquiry([b.ts(), b.cr(big), b.msg("short")], { window: 100, overheadChars: 0 }))).toEqual([])
+    expect(
+      shape(ContextWindow.fitInquiry([b.ts(), b.cr(big), b.msg("short")], { window: 100, overheadChars: 0 }))
+    ).toEqual([])
   })
 })

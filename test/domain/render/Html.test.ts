@@ -42,15 +42,19 @@ describe("renderHtml: a conversation with every RFD 082 shape", () => {
   const html = page(everyShape(), "Deploy & tidy")
 
   it("is one page with its own style, no script, and a policy that forbids loading anything", () => {
-    expect(html.startsWith("<!doctype html>\n<html lang=\"en\">")).toBe(true)
-    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'">`)
+    expect(html.startsWith('<!doctype html>\n<html lang="en">')).toBe(true)
+    expect(html).toContain(
+      `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'">`
+    )
     expect(html.match(/<style\b/gi)?.length).toBe(1)
     expect(html).not.toMatch(/<script\b/i)
     expect(html).toContain("<title>Deploy &amp; tidy</title>")
   })
 
   it("has no src, no href that leaves the page, no @import and no url() in markup or style", () => {
-    const attributes = [...html.matchAll(/<[a-z][^<>]*?\s(src|href|srcset|action|formaction|poster|data)\s*=\s*"([^"]*)"/gi)]
+    const attributes = [
+      ...html.matchAll(/<[a-z][^<>]*?\s(src|href|srcset|action|formaction|poster|data)\s*=\s*"([^"]*)"/gi)
+    ]
     expect(attributes.length).toBeGreaterThan(0)
     for (const [, name, value] of attributes) {
       expect(name).toBe("href")
@@ -82,7 +86,16 @@ describe("renderHtml: a conversation with every RFD 082 shape", () => {
       if ("value" in q) expect(html.slice(rowAt, rowAt + 4000)).toContain(escapeHtml(q.value))
     }
     expect(html).toContain("Deploy to <strong>prod</strong>?")
-    for (const text of ["Which region?", "Any note for the log?", "API token for the deploy?", "Delete 3 files?", "A question from the future?", "Who are you?", "Shall I go on?", "Overwrite a.txt?"]) {
+    for (const text of [
+      "Which region?",
+      "Any note for the log?",
+      "API token for the deploy?",
+      "Delete 3 files?",
+      "A question from the future?",
+      "Who are you?",
+      "Shall I go on?",
+      "Overwrite a.txt?"
+    ]) {
       expect(html).toContain(text)
     }
   })
@@ -97,20 +110,26 @@ describe("renderHtml: a conversation with every RFD 082 shape", () => {
   it("shows answer types, select options and defaults", () => {
     const region = html.slice(html.indexOf("Which region?"), html.indexOf(`data-inquiry-id="c1.region.1"`))
     expect(region).toContain(`answer type <code>select</code> · default <code>&quot;eu&quot;</code>`)
-    expect(region).toContain(`<li><code>&quot;eu&quot;</code> <span class="desc">Europe</span> <span class="tag">default</span></li><li><code>&quot;us&quot;</code></li>`)
+    expect(region).toContain(
+      `<li><code>&quot;eu&quot;</code> <span class="desc">Europe</span> <span class="tag">default</span></li><li><code>&quot;us&quot;</code></li>`
+    )
     expect(html).toContain(`answer type <code>secret</code>`)
   })
 
   it("groups attempts of one question, numbered", () => {
     const c2 = callBlocks(html).get("c2")!
     expect(c2.split("Delete 3 files?").length - 1).toBe(1)
-    expect(c2).toMatch(/asked 2 times<\/div>.*<span class="attempt-n">attempt 1<\/span> <span class="outcome"><span class="badge b-cancelled">cancelled \(user\)<\/span>.*<span class="attempt-n">attempt 2<\/span> <span class="outcome"><span class="badge b-cancelled">cancelled \(backend_error\)/s)
+    expect(c2).toMatch(
+      /asked 2 times<\/div>.*<span class="attempt-n">attempt 1<\/span> <span class="outcome"><span class="badge b-cancelled">cancelled \(user\)<\/span>.*<span class="attempt-n">attempt 2<\/span> <span class="outcome"><span class="badge b-cancelled">cancelled \(backend_error\)/s
+    )
     expect(c2).toContain("a reason this version of parley does not know")
   })
 
   it("never shows an answer to a secret question", () => {
     expect(html).not.toContain(LEAKED_SECRET)
-    expect(html).toContain(`<span class="badge b-answered">answered</span> <span class="note">a secret: the answer is not shown</span>`)
+    expect(html).toContain(
+      `<span class="badge b-answered">answered</span> <span class="note">a secret: the answer is not shown</span>`
+    )
     expect(html).toContain(`<span class="badge b-redacted">redacted</span>`)
   })
 
@@ -122,13 +141,19 @@ describe("renderHtml: a conversation with every RFD 082 shape", () => {
 
   it("marks the incomplete last turn with its RFD 023 state and what resuming would do", () => {
     const turn = html.slice(html.indexOf(`<section class="turn incomplete-turn" id="turn-2">`))
-    expect(turn).toContain(`<div class="incomplete" role="status" data-state="waiting-for-input"><p class="state">⏳ Incomplete turn (waiting for input)</p>`)
+    expect(turn).toContain(
+      `<div class="incomplete" role="status" data-state="waiting-for-input"><p class="state">⏳ Incomplete turn (waiting for input)</p>`
+    )
     expect(turn).toContain(`<code>write_note</code> — waiting for input</li>`)
     expect(turn).toContain(`<code>read_file</code> — completed</li>`)
-    expect(turn).toContain(`Resuming runs the tool calls without a result again (<code>write_note</code>) and asks the open question again under its recorded id (“Overwrite a.txt?”)`)
+    expect(turn).toContain(
+      `Resuming runs the tool calls without a result again (<code>write_note</code>) and asks the open question again under its recorded id (“Overwrite a.txt?”)`
+    )
     // The commands as the caller rendered them, escaped.
-    expect(turn).toContain(`<p class="commands">Resume: <code>parley query --continue-turn --id 17738399468 --storage &#39;/tmp/a&amp;b&#39;</code><br>` +
-      `Drop it: <code>parley query --discard-turn --id 17738399468 --storage &#39;/tmp/a&amp;b&#39;</code></p>`)
+    expect(turn).toContain(
+      `<p class="commands">Resume: <code>parley query --continue-turn --id 17738399468 --storage &#39;/tmp/a&amp;b&#39;</code><br>` +
+        `Drop it: <code>parley query --discard-turn --id 17738399468 --storage &#39;/tmp/a&amp;b&#39;</code></p>`
+    )
     // Without them the page says what resuming would do, and names no command of its own.
     const bare = renderHtml({ id: "17738399468", entries: everyShape() }, { markdown: markdownToHtml })
     expect(bare).toContain(`Resuming runs the tool calls without a result again`)
@@ -140,14 +165,20 @@ describe("renderHtml: a conversation with every RFD 082 shape", () => {
 
   it("clips a long tool result behind a show-all, keeping all of it", () => {
     const legacy = callBlocks(html).get("toolu_legacy")!
-    expect(legacy).toContain(`<summary>Show all 3,000 lines, ${LONG_RESULT.length.toLocaleString("en-US")} characters</summary>`)
+    expect(legacy).toContain(
+      `<summary>Show all 3,000 lines, ${LONG_RESULT.length.toLocaleString("en-US")} characters</summary>`
+    )
     expect(legacy).toContain(`line 40 of the build log<span class="cut">…</span></pre>`)
     expect(legacy).toContain(LONG_RESULT)
   })
 
   it("renders Markdown without links or images that point anywhere", () => {
-    expect(html).toContain(`<span class="link">the docs</span> <span class="url">&lt;https://example.com/docs&gt;</span>`)
-    expect(html).toContain(`<span class="image">[image: logo]</span> <span class="url">&lt;https://example.com/logo.png&gt;</span>`)
+    expect(html).toContain(
+      `<span class="link">the docs</span> <span class="url">&lt;https://example.com/docs&gt;</span>`
+    )
+    expect(html).toContain(
+      `<span class="image">[image: logo]</span> <span class="url">&lt;https://example.com/logo.png&gt;</span>`
+    )
   })
 
   it("collapses reasoning", () => {
@@ -164,8 +195,16 @@ describe("renderHtml: other conversations", () => {
     const b = streams()
     const cases: Array<[Array<StreamEntry>, string, string]> = [
       [[b.ts(), b.cr("Hi")], "pending-llm-response", "Resuming asks the model again for a reply to the last message."],
-      [[b.ts(), b.cr("Hi"), b.call("c1", "build")], "pending-tool-execution", "Resuming runs the tool calls that have no result (<code>build</code>), then sends their results to the model."],
-      [[b.ts(), b.cr("Hi"), b.call("c1", "build"), b.result("c1")], "pending-follow-up", "Resuming sends the tool results to the model for its follow-up reply."]
+      [
+        [b.ts(), b.cr("Hi"), b.call("c1", "build")],
+        "pending-tool-execution",
+        "Resuming runs the tool calls that have no result (<code>build</code>), then sends their results to the model."
+      ],
+      [
+        [b.ts(), b.cr("Hi"), b.call("c1", "build"), b.result("c1")],
+        "pending-follow-up",
+        "Resuming sends the tool results to the model for its follow-up reply."
+      ]
     ]
     for (const [entries, state, text] of cases) {
       const html = page(entries)
@@ -193,14 +232,24 @@ describe("renderHtml: compactions (RFD 064, issue 26)", () => {
   it("shows each compaction at the top of the first turn it covers, its summary as Markdown, escaped", () => {
     const b = streams()
     const html = page([
-      b.ts(), b.cr("first"), b.msg("a"), b.ts(), b.cr("second"), b.msg("b"),
+      b.ts(),
+      b.cr("first"),
+      b.msg("a"),
+      b.ts(),
+      b.cr("second"),
+      b.msg("b"),
       b.compaction(0, 1, { summary: "Set up **src/main.rs** <script>" }),
       b.compaction(1, 1, { tool_calls: { policy: "strip", request: true, response: true } }),
       b.compaction(7, 9, { reasoning: "strip" })
     ])
-    const turn1 = html.slice(html.indexOf(`<section class="turn" id="turn-1">`), html.indexOf(`<section class="turn" id="turn-2">`))
+    const turn1 = html.slice(
+      html.indexOf(`<section class="turn" id="turn-1">`),
+      html.indexOf(`<section class="turn" id="turn-2">`)
+    )
     expect(turn1).toContain(`<aside class="compaction"><p class="what"><strong>Compaction</strong> of turns 1–2 · `)
-    expect(turn1).toContain(`: the model sees this summary instead:</p><div class="md"><p>Set up <strong>src/main.rs</strong> &lt;script&gt;</p>`)
+    expect(turn1).toContain(
+      `: the model sees this summary instead:</p><div class="md"><p>Set up <strong>src/main.rs</strong> &lt;script&gt;</p>`
+    )
     expect(turn1.indexOf(`class="compaction"`)).toBeLessThan(turn1.indexOf(`class="msg user"`))
     const turn2 = html.slice(html.indexOf(`<section class="turn" id="turn-2">`))
     expect(turn2).toContain(`<strong>Compaction</strong> of turn 2 · `)
@@ -213,7 +262,9 @@ describe("renderHtml: compactions (RFD 064, issue 26)", () => {
 
 describe("text helpers", () => {
   it("escapes the five HTML specials", () => {
-    expect(escapeHtml(`<a href="x" title='y'>&amp;</a>`)).toBe("&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;")
+    expect(escapeHtml(`<a href="x" title='y'>&amp;</a>`)).toBe(
+      "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;"
+    )
   })
 
   it("clips at the line limit or the character limit, whichever comes first", () => {
@@ -228,15 +279,34 @@ describe("text helpers", () => {
 
   it("groups attempts by asker, text and answer type, in first-asked order", () => {
     const b = streams()
-    const q1 = b.ask("c.a.1", "t", "Same?"), q2 = b.ask("c.b.1", "t", "Other?"), q3 = b.ask("c.a.2", "t", "Same?")
-    const q4 = b.ask("c.a.3", "t", "Same?", { type: "text" }), q5 = b.askAssistant("c.a.4", "Same?")
+    const q1 = b.ask("c.a.1", "t", "Same?"),
+      q2 = b.ask("c.b.1", "t", "Other?"),
+      q3 = b.ask("c.a.2", "t", "Same?")
+    const q4 = b.ask("c.a.3", "t", "Same?", { type: "text" }),
+      q5 = b.askAssistant("c.a.4", "Same?")
     const groups = groupAttempts([q1, q2, q3, q4, q5].map((request) => ({ request, response: null })))
-    expect(groups.map((g) => g.map((p) => p.request.id))).toStrictEqual([["c.a.1", "c.a.2"], ["c.b.1"], ["c.a.3"], ["c.a.4"]])
+    expect(groups.map((g) => g.map((p) => p.request.id))).toStrictEqual([
+      ["c.a.1", "c.a.2"],
+      ["c.b.1"],
+      ["c.a.3"],
+      ["c.a.4"]
+    ])
   })
 
   it("keeps hostile text in every field as text", () => {
     const b = streams()
-    const html = page([b.ts(), b.cr(HOSTILE), b.call(HOSTILE, HOSTILE, { [HOSTILE]: HOSTILE }), b.ask(`${HOSTILE}.q.1`, HOSTILE, HOSTILE), b.cancel(`${HOSTILE}.q.1`, HOSTILE), b.result(HOSTILE, HOSTILE, true), b.msg(HOSTILE)], HOSTILE)
+    const html = page(
+      [
+        b.ts(),
+        b.cr(HOSTILE),
+        b.call(HOSTILE, HOSTILE, { [HOSTILE]: HOSTILE }),
+        b.ask(`${HOSTILE}.q.1`, HOSTILE, HOSTILE),
+        b.cancel(`${HOSTILE}.q.1`, HOSTILE),
+        b.result(HOSTILE, HOSTILE, true),
+        b.msg(HOSTILE)
+      ],
+      HOSTILE
+    )
     expect(html).not.toMatch(/<script\b|<img\b|<style>@import/i)
     expect(html.match(/<style\b/gi)?.length).toBe(1)
   })

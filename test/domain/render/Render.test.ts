@@ -13,7 +13,9 @@ import { incompleteMarker, inquiryOutcomeText, renderJson, renderMarkdown } from
 import { streams } from "../_streams.ts"
 
 const history = (b: ReturnType<typeof streams>): Array<StreamEntry> => [
-  b.ts(), b.cr("Fix the build."), b.msg("Done, the build passes.")
+  b.ts(),
+  b.cr("Fix the build."),
+  b.msg("Done, the build passes.")
 ]
 
 describe("RFD 082 reader behavior", () => {
@@ -36,11 +38,17 @@ describe("RFD 082 reader behavior", () => {
     const md = renderMarkdown({
       id: "17738399468",
       entries: [
-        b.ts(), b.cr("Deploy"), b.call("c1", "deploy", { env: "prod" }),
-        b.ask("c1.confirm.1", "deploy", "Deploy to prod?"), b.answer("c1.confirm.1", true),
-        b.ask("c1.token.1", "deploy", "Token?", InquiryAnswerType.secret), b.redact("c1.token.1"),
-        b.ask("c1.note.1", "deploy", "Note?", InquiryAnswerType.text), b.cancel("c1.note.1", "some_future_variant"),
-        b.result("c1", "deployed"), b.msg("Deployed.")
+        b.ts(),
+        b.cr("Deploy"),
+        b.call("c1", "deploy", { env: "prod" }),
+        b.ask("c1.confirm.1", "deploy", "Deploy to prod?"),
+        b.answer("c1.confirm.1", true),
+        b.ask("c1.token.1", "deploy", "Token?", InquiryAnswerType.secret),
+        b.redact("c1.token.1"),
+        b.ask("c1.note.1", "deploy", "Note?", InquiryAnswerType.text),
+        b.cancel("c1.note.1", "some_future_variant"),
+        b.result("c1", "deployed"),
+        b.msg("Deployed.")
       ]
     })
     expect(md).toContain("Answer: true")
@@ -54,10 +62,16 @@ describe("renderMarkdown", () => {
   it("renders a complete conversation exactly", () => {
     const b = streams()
     const entries = [
-      b.delta(), b.ts(), b.cr("Write a note"), b.reasoning("Use the tool."),
+      b.delta(),
+      b.ts(),
+      b.cr("Write a note"),
+      b.reasoning("Use the tool."),
       b.call("call_1", "write_note", { path: "a.txt" }),
-      b.ask("call_1.overwrite.1", "write_note", "Overwrite a.txt?"), b.answer("call_1.overwrite.1", true),
-      b.result("call_1", "wrote a.txt"), b.msg("Done."), b.unknown("turn_statistics")
+      b.ask("call_1.overwrite.1", "write_note", "Overwrite a.txt?"),
+      b.answer("call_1.overwrite.1", true),
+      b.result("call_1", "wrote a.txt"),
+      b.msg("Done."),
+      b.unknown("turn_statistics")
     ]
     expect(renderMarkdown({ id: "17727391057", title: "Notes", entries })).toBe(
       [
@@ -81,8 +95,13 @@ describe("renderMarkdown", () => {
     const md = renderMarkdown({
       id: "1",
       entries: [
-        b.ts(), b.cr("q"), b.call("c", "x"), b.ask("c.pick.1", "x", "Pick", InquiryAnswerType.select(["a", "b"])),
-        b.answer("c.pick.1", "b"), b.result("c", "```diff\n-a\n+b\n```", true), b.msg("ok")
+        b.ts(),
+        b.cr("q"),
+        b.call("c", "x"),
+        b.ask("c.pick.1", "x", "Pick", InquiryAnswerType.select(["a", "b"])),
+        b.answer("c.pick.1", "b"),
+        b.result("c", "```diff\n-a\n+b\n```", true),
+        b.msg("ok")
       ]
     })
     expect(md).toContain("### Tool error `x` (`c`)")
@@ -102,7 +121,12 @@ describe("compactions in print (RFD 064, issue 26)", () => {
   it("shows each compaction at the first turn it covers: range, when, what it does, the summary", () => {
     const b = streams()
     const entries = [
-      b.ts(), b.cr("one"), b.msg("a"), b.ts(), b.cr("two"), b.msg("b"),
+      b.ts(),
+      b.cr("one"),
+      b.msg("a"),
+      b.ts(),
+      b.cr("two"),
+      b.msg("b"),
       b.compaction(0, 1, { summary: "We set things up.\n\nThen we stopped." }),
       b.compaction(1, 1, { reasoning: "strip", tool_calls: { policy: "strip", request: false, response: true } }),
       b.compaction(5, 6, { tool_calls: { policy: "omit" } })
@@ -125,7 +149,10 @@ describe("compactions in print (RFD 064, issue 26)", () => {
 
   it("a compaction of the incomplete turn is shown in it", () => {
     const b = streams()
-    const md = renderMarkdown({ id: "1", entries: [b.ts(), b.cr("one"), b.msg("a"), b.ts(), b.cr("two"), b.compaction(1, 1, { reasoning: "strip" })] })
+    const md = renderMarkdown({
+      id: "1",
+      entries: [b.ts(), b.cr("one"), b.msg("a"), b.ts(), b.cr("two"), b.compaction(1, 1, { reasoning: "strip" })]
+    })
     expect(md).toContain("## Turn 2 (incomplete)\n\n> **Compaction** of turn 2")
   })
 })
@@ -138,66 +165,105 @@ describe("incomplete turns in print (RFD 023 display) and ls (contract §3)", ()
     const entries = [...history(b), b.ts(), b.cr("And the tests?")]
     expect(incompleteSummary(entries)).toEqual({ state: "pending-llm-response" })
     const md = printed(entries)
-    expect(md.endsWith("## Turn 2 (incomplete)\n\n### You · 2026-03-05T08:40:04Z\n\nAnd the tests?\n\n⏳ Incomplete turn (pending LLM response)\n")).toBe(true)
+    expect(
+      md.endsWith(
+        "## Turn 2 (incomplete)\n\n### You · 2026-03-05T08:40:04Z\n\nAnd the tests?\n\n⏳ Incomplete turn (pending LLM response)\n"
+      )
+    ).toBe(true)
   })
 
   it("stops after ToolCallRequests", () => {
     const b = streams()
-    const entries = [...history(b), b.ts(), b.cr("Check"), b.msg("I'll check."), b.call("c1", "cargo_check"), b.call("c2", "fs_read_file")]
+    const entries = [
+      ...history(b),
+      b.ts(),
+      b.cr("Check"),
+      b.msg("I'll check."),
+      b.call("c1", "cargo_check"),
+      b.call("c2", "fs_read_file")
+    ]
     expect(incompleteSummary(entries)).toEqual({ state: "pending-tool-execution" })
-    expect(printed(entries).endsWith(
-      "⏳ Incomplete turn (pending tool execution)\n  ⏳ cargo_check — pending execution\n  ⏳ fs_read_file — pending execution\n"
-    )).toBe(true)
+    expect(
+      printed(entries).endsWith(
+        "⏳ Incomplete turn (pending tool execution)\n  ⏳ cargo_check — pending execution\n  ⏳ fs_read_file — pending execution\n"
+      )
+    ).toBe(true)
   })
 
   it("stops after some ToolCallResponses", () => {
     const b = streams()
     const entries = [
-      ...history(b), b.ts(), b.cr("Check"), b.call("c1", "cargo_check"), b.call("c2", "fs_read_file"),
-      b.call("c3", "cargo_test"), b.result("c1"), b.result("c3", "1 failed", true)
+      ...history(b),
+      b.ts(),
+      b.cr("Check"),
+      b.call("c1", "cargo_check"),
+      b.call("c2", "fs_read_file"),
+      b.call("c3", "cargo_test"),
+      b.result("c1"),
+      b.result("c3", "1 failed", true)
     ]
     expect(incompleteSummary(entries)).toEqual({ state: "pending-tool-execution" })
-    expect(printed(entries).endsWith(
-      [
-        "⏳ Incomplete turn (pending tool execution)",
-        "  ✓ cargo_check — completed",
-        "  ⏳ fs_read_file — pending execution",
-        "  ✗ cargo_test — failed"
-      ].join("\n") + "\n"
-    )).toBe(true)
+    expect(
+      printed(entries).endsWith(
+        [
+          "⏳ Incomplete turn (pending tool execution)",
+          "  ✓ cargo_check — completed",
+          "  ⏳ fs_read_file — pending execution",
+          "  ✗ cargo_test — failed"
+        ].join("\n") + "\n"
+      )
+    ).toBe(true)
   })
 
   it("stops at an unanswered InquiryRequest", () => {
     const b = streams()
     const entries = [
-      ...history(b), b.ts(), b.cr("Modify"), b.msg("I'll modify those files for you."),
-      b.call("c1", "cargo_check"), b.call("c2", "fs_read_file"), b.call("c3", "fs_modify_file"),
-      b.result("c1"), b.result("c2"), b.ask("c3.overwrite.1", "fs_modify_file", "Overwrite existing file?")
+      ...history(b),
+      b.ts(),
+      b.cr("Modify"),
+      b.msg("I'll modify those files for you."),
+      b.call("c1", "cargo_check"),
+      b.call("c2", "fs_read_file"),
+      b.call("c3", "fs_modify_file"),
+      b.result("c1"),
+      b.result("c2"),
+      b.ask("c3.overwrite.1", "fs_modify_file", "Overwrite existing file?")
     ]
     expect(incompleteSummary(entries)).toEqual({ state: "waiting-for-input", tool: "fs_modify_file" })
     const md = printed(entries)
-    expect(md.endsWith(
-      [
-        "⏳ Incomplete turn (waiting for input)",
-        "  ✓ cargo_check — completed",
-        "  ✓ fs_read_file — completed",
-        '  ⏸ fs_modify_file — waiting for input: "Overwrite existing file?"'
-      ].join("\n") + "\n"
-    )).toBe(true)
+    expect(
+      md.endsWith(
+        [
+          "⏳ Incomplete turn (waiting for input)",
+          "  ✓ cargo_check — completed",
+          "  ✓ fs_read_file — completed",
+          '  ⏸ fs_modify_file — waiting for input: "Overwrite existing file?"'
+        ].join("\n") + "\n"
+      )
+    ).toBe(true)
     expect(md).toContain("### Assistant · 2026-03-05T08:40:05Z\n\nI'll modify those files for you.")
   })
 
   it("shows only the first line of a long pending question in the marker", () => {
     const b = streams()
-    const entries = [b.ts(), b.cr("q"), b.call("t", "fs_modify_file"), b.ask("t.apply_changes", "fs_modify_file", "Apply this patch?\n\n```diff\n-a\n+b\n```")]
-    expect(incompleteMarker(entries)).toBe('⏳ Incomplete turn (waiting for input)\n  ⏸ fs_modify_file — waiting for input: "Apply this patch? …"')
+    const entries = [
+      b.ts(),
+      b.cr("q"),
+      b.call("t", "fs_modify_file"),
+      b.ask("t.apply_changes", "fs_modify_file", "Apply this patch?\n\n```diff\n-a\n+b\n```")
+    ]
+    expect(incompleteMarker(entries)).toBe(
+      '⏳ Incomplete turn (waiting for input)\n  ⏸ fs_modify_file — waiting for input: "Apply this patch? …"'
+    )
   })
 
   it("stops after all responses without a follow-up ChatResponse", () => {
     const b = streams()
     const entries = [...history(b), b.ts(), b.cr("Check"), b.call("c1", "cargo_check"), b.result("c1")]
     expect(incompleteSummary(entries)).toEqual({ state: "pending-follow-up" })
-    expect(printed(entries).endsWith("⏳ Incomplete turn (pending follow-up)\n  ✓ cargo_check — completed\n")).toBe(true)
+    expect(printed(entries).endsWith("⏳ Incomplete turn (pending follow-up)\n  ✓ cargo_check — completed\n")).toBe(
+      true
+    )
   })
 
   it("renders the complete turns before the incomplete one", () => {
@@ -214,19 +280,45 @@ describe("renderJson", () => {
       { type: "config_delta", timestamp: "2026-03-05 19:31:45.7", delta: { assistant: { model: { id: "x" } } } },
       { timestamp: "2026-03-05 19:31:45.8", type: "turn_start" },
       { timestamp: "2026-03-05 19:31:45.9", type: "chat_request", content: "hi" },
-      { timestamp: "2026-03-05 19:31:46.0", type: "tool_call_request", id: "t", name: "fs_read_file", arguments: { path: "c3JjL21haW4ucnM=" } },
-      { timestamp: "2026-03-05 19:31:46.1", type: "inquiry_request", id: "t.apply_changes", source: { source: "tool", name: "fs_read_file" }, question: { text: "Ok?", answer_type: { type: "boolean" }, default: true } },
+      {
+        timestamp: "2026-03-05 19:31:46.0",
+        type: "tool_call_request",
+        id: "t",
+        name: "fs_read_file",
+        arguments: { path: "c3JjL21haW4ucnM=" }
+      },
+      {
+        timestamp: "2026-03-05 19:31:46.1",
+        type: "inquiry_request",
+        id: "t.apply_changes",
+        source: { source: "tool", name: "fs_read_file" },
+        question: { text: "Ok?", answer_type: { type: "boolean" }, default: true }
+      },
       { timestamp: "2026-03-05 19:31:46.2", type: "inquiry_response", id: "t.apply_changes", answer: true },
-      { timestamp: "2026-03-05 19:31:46.3", type: "tool_call_response", id: "t", content: "ZmlsZSBjb250ZW50cw==", is_error: false },
+      {
+        timestamp: "2026-03-05 19:31:46.3",
+        type: "tool_call_response",
+        id: "t",
+        content: "ZmlsZSBjb250ZW50cw==",
+        is_error: false
+      },
       { timestamp: "2026-03-05 19:31:46.4", type: "unknown_future_kind", metadata: { foo: "YmFy" } },
-      { timestamp: "2026-03-05 19:31:46.5", type: "chat_response", message: "done", metadata: { anthropic_thinking_signature: "c2ln" } }
+      {
+        timestamp: "2026-03-05 19:31:46.5",
+        type: "chat_response",
+        message: "done",
+        metadata: { anthropic_thinking_signature: "c2ln" }
+      }
     ]
     const entries = raw.map(EntryCodec.decodeEntry)
     const parsed = JSON.parse(renderJson(entries))
     expect(parsed).toEqual([
-      raw[0], raw[1], raw[2],
+      raw[0],
+      raw[1],
+      raw[2],
       { ...raw[3], arguments: { path: "src/main.rs" } },
-      raw[4], raw[5],
+      raw[4],
+      raw[5],
       { ...raw[6], content: "file contents" },
       raw[7],
       { ...raw[8], metadata: { anthropic_thinking_signature: "sig" } }
@@ -239,7 +331,15 @@ describe("renderJson", () => {
   it("writes new events in the RFD 082 shape", () => {
     const b = streams()
     const parsed = JSON.parse(renderJson([b.cancel("c.q.1", "user")]))
-    expect(parsed).toEqual([{ timestamp: "2026-03-05 08:40:00.0", type: "inquiry_response", outcome: "cancelled", id: "c.q.1", reason: "user" }])
+    expect(parsed).toEqual([
+      {
+        timestamp: "2026-03-05 08:40:00.0",
+        type: "inquiry_response",
+        outcome: "cancelled",
+        id: "c.q.1",
+        reason: "user"
+      }
+    ])
   })
 })
 
@@ -248,8 +348,18 @@ describe("fences around content with very many backtick runs (found in review)",
     const entries = [
       new TurnStart({ timestamp: Timestamp.make("2026-01-01 00:00:00.0") }),
       new ChatRequest({ timestamp: Timestamp.make("2026-01-01 00:00:00.1"), content: "x" }),
-      new ToolCallRequest({ timestamp: Timestamp.make("2026-01-01 00:00:00.2"), id: "c", name: "read_file", arguments: {} }),
-      new ToolCallResponse({ timestamp: Timestamp.make("2026-01-01 00:00:00.3"), id: "c", content: "`a` ".repeat(200_000) + "````", is_error: false }),
+      new ToolCallRequest({
+        timestamp: Timestamp.make("2026-01-01 00:00:00.2"),
+        id: "c",
+        name: "read_file",
+        arguments: {}
+      }),
+      new ToolCallResponse({
+        timestamp: Timestamp.make("2026-01-01 00:00:00.3"),
+        id: "c",
+        content: "`a` ".repeat(200_000) + "````",
+        is_error: false
+      }),
       ChatResponse.message(Timestamp.make("2026-01-01 00:00:00.4"), "ok")
     ]
     const md = renderMarkdown({ id: "1", entries })

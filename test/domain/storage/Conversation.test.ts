@@ -12,17 +12,21 @@ import { fixtureCorpusRoot } from "../../support/Fixtures.ts"
 
 const at = Timestamp.make("2026-03-01 10:00:00.5")
 const file = (value: unknown): Conversation.BaseConfig => ({ _tag: "File", text: JSON.stringify(value) })
-const delta = (raw: Record<string, unknown>) => new ConfigDelta({ type: "config_delta", raw: { type: "config_delta", ...raw } as never })
+const delta = (raw: Record<string, unknown>) =>
+  new ConfigDelta({ type: "config_delta", raw: { type: "config_delta", ...raw } as never })
 
 describe("Conversation: the remembered model", () => {
   it("a new conversation's base config holds JP's model id, pretty-printed", () => {
     expect(Conversation.baseConfigFor("openai/gpt-x")).toStrictEqual({
       _tag: "File",
-      text: "{\n  \"assistant\": {\n    \"model\": {\n      \"id\": {\n        \"provider\": \"openai\",\n        \"name\": \"gpt-x\"\n      }\n    }\n  }\n}\n"
+      text: '{\n  "assistant": {\n    "model": {\n      "id": {\n        "provider": "openai",\n        "name": "gpt-x"\n      }\n    }\n  }\n}\n'
     })
     const made = Conversation.make({ id: "17000000001" as never, now: at, model: "anthropic/claude-x" })
     expect(Conversation.rememberedModel(made.baseConfig, [])).toBe("anthropic/claude-x")
-    expect(Conversation.make({ id: "17000000001" as never, now: at }).baseConfig).toStrictEqual({ _tag: "File", text: "{}\n" })
+    expect(Conversation.make({ id: "17000000001" as never, now: at }).baseConfig).toStrictEqual({
+      _tag: "File",
+      text: "{}\n"
+    })
   })
 
   it("a model delta is JP's nested config_delta, type first, and overrides the base", () => {
@@ -48,20 +52,30 @@ describe("Conversation: the remembered model", () => {
     expect(Conversation.rememberedModel({ _tag: "File", text: "{not json" }, [])).toBeUndefined()
     expect(Conversation.rememberedModel(file({ assistant: { model: { id: "flash" } } }), [])).toBeUndefined()
     // An alias in a later delta replaces the earlier id: nothing readable is in effect.
-    expect(Conversation.rememberedModel(file({ assistant: { model: { id: { provider: "openai", name: "a" } } } }), [
-      delta({ delta: { assistant: { model: { id: "google" } } } })
-    ])).toBeUndefined()
-    expect(Conversation.rememberedModel(file({ assistant: { model: { id: "openai/gpt-z" } } }), [])).toBe("openai/gpt-z")
+    expect(
+      Conversation.rememberedModel(file({ assistant: { model: { id: { provider: "openai", name: "a" } } } }), [
+        delta({ delta: { assistant: { model: { id: "google" } } } })
+      ])
+    ).toBeUndefined()
+    expect(Conversation.rememberedModel(file({ assistant: { model: { id: "openai/gpt-z" } } }), [])).toBe(
+      "openai/gpt-z"
+    )
   })
 
   it("every fixture corpus conversation (base_config.json or packed) remembers the model JP recorded", () => {
     const dir = path.join(fixtureCorpusRoot, "jp", "conversations")
-    const models = fs.readdirSync(dir).filter((n) => /^\d/.test(n)).sort().map((name) => {
-      const base = path.join(dir, name, "base_config.json")
-      const entries = EventsFile.parse(fs.readFileSync(path.join(dir, name, "events.json"), "utf8"), name)
-      const baseConfig: Conversation.BaseConfig = fs.existsSync(base) ? { _tag: "File", text: fs.readFileSync(base, "utf8") } : { _tag: "Packed" }
-      return Conversation.rememberedModel(baseConfig, entries)
-    })
+    const models = fs
+      .readdirSync(dir)
+      .filter((n) => /^\d/.test(n))
+      .sort()
+      .map((name) => {
+        const base = path.join(dir, name, "base_config.json")
+        const entries = EventsFile.parse(fs.readFileSync(path.join(dir, name, "events.json"), "utf8"), name)
+        const baseConfig: Conversation.BaseConfig = fs.existsSync(base)
+          ? { _tag: "File", text: fs.readFileSync(base, "utf8") }
+          : { _tag: "Packed" }
+        return Conversation.rememberedModel(baseConfig, entries)
+      })
     expect(models).toStrictEqual([
       undefined, // a flattened legacy base naming the model `"google"`, an alias parley cannot resolve
       "anthropic/claude-opus-4-6",

@@ -12,7 +12,12 @@ import * as EventsFile from "../../../src/domain/storage/EventsFile.ts"
 import { InquiryAnswerType } from "../../../src/domain/event/InquiryAnswerType.ts"
 import * as InquiryId from "../../../src/domain/event/InquiryId.ts"
 import { InquiryRequest } from "../../../src/domain/event/InquiryRequest.ts"
-import { InquiryAnswered, InquiryCancelled, InquiryRedacted, InquiryResponse } from "../../../src/domain/event/InquiryResponse.ts"
+import {
+  InquiryAnswered,
+  InquiryCancelled,
+  InquiryRedacted,
+  InquiryResponse
+} from "../../../src/domain/event/InquiryResponse.ts"
 import { InquirySource } from "../../../src/domain/event/InquirySource.ts"
 import * as StorageBase64 from "../../../src/domain/storage/StorageBase64.ts"
 import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
@@ -30,21 +35,41 @@ describe("InquiryResponse serialization (RFD 082 Phase 2)", () => {
     expect(e).toBeInstanceOf(InquiryAnswered)
     expect((e as InquiryAnswered).answer).toBe(true)
     // ... and is written back in the shape it was read in.
-    expect(EntryCodec.encodeEntry(e)).toStrictEqual({ timestamp: ts, type: "inquiry_response", id: "call_1.answer", answer: true })
+    expect(EntryCodec.encodeEntry(e)).toStrictEqual({
+      timestamp: ts,
+      type: "inquiry_response",
+      id: "call_1.answer",
+      answer: true
+    })
   })
 
   it("tagged serialization of answered, cancelled(user), cancelled(backend_error) and redacted", () => {
     expect(EntryCodec.encodeEntry(InquiryResponse.answered(ts, id, true))).toStrictEqual({
-      timestamp: ts, type: "inquiry_response", outcome: "answered", id, answer: true
+      timestamp: ts,
+      type: "inquiry_response",
+      outcome: "answered",
+      id,
+      answer: true
     })
     expect(EntryCodec.encodeEntry(InquiryResponse.cancelled(ts, id, "user"))).toStrictEqual({
-      timestamp: ts, type: "inquiry_response", outcome: "cancelled", id, reason: "user"
+      timestamp: ts,
+      type: "inquiry_response",
+      outcome: "cancelled",
+      id,
+      reason: "user"
     })
     expect(EntryCodec.encodeEntry(InquiryResponse.cancelled(ts, id, "backend_error"))).toStrictEqual({
-      timestamp: ts, type: "inquiry_response", outcome: "cancelled", id, reason: "backend_error"
+      timestamp: ts,
+      type: "inquiry_response",
+      outcome: "cancelled",
+      id,
+      reason: "backend_error"
     })
     expect(EntryCodec.encodeEntry(InquiryResponse.redacted(ts, id))).toStrictEqual({
-      timestamp: ts, type: "inquiry_response", outcome: "redacted", id
+      timestamp: ts,
+      type: "inquiry_response",
+      outcome: "redacted",
+      id
     })
   })
 
@@ -53,7 +78,12 @@ describe("InquiryResponse serialization (RFD 082 Phase 2)", () => {
     expect(e).toBeInstanceOf(InquiryCancelled)
     expect((e as InquiryCancelled).reason).toBe("user")
     // Lossless: the entry is written back without a reason, as it was read.
-    expect(EntryCodec.encodeEntry(e)).toStrictEqual({ timestamp: ts, type: "inquiry_response", outcome: "cancelled", id })
+    expect(EntryCodec.encodeEntry(e)).toStrictEqual({
+      timestamp: ts,
+      type: "inquiry_response",
+      outcome: "cancelled",
+      id
+    })
   })
 
   it("an unknown reason round-trips verbatim", () => {
@@ -79,10 +109,18 @@ describe("InquiryResponse serialization (RFD 082 Phase 2)", () => {
   })
 
   it("invalid shapes are errors", () => {
-    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_response", id })).toThrow(/neither "outcome" nor "answer"/)
-    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_response", outcome: "answered", id })).toThrow(/needs an "answer"/)
-    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_response", outcome: "exploded", id })).toThrow(/unknown outcome/)
-    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_response", outcome: "cancelled", id, reason: 42 })).toThrow(/reason/)
+    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_response", id })).toThrow(
+      /neither "outcome" nor "answer"/
+    )
+    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_response", outcome: "answered", id })).toThrow(
+      /needs an "answer"/
+    )
+    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_response", outcome: "exploded", id })).toThrow(
+      /unknown outcome/
+    )
+    expect(() =>
+      EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_response", outcome: "cancelled", id, reason: 42 })
+    ).toThrow(/reason/)
   })
 
   it("a null answer round-trips, tagged and legacy", () => {
@@ -120,24 +158,55 @@ describe("InquiryRequest and answer types (jp-reference §7.4)", () => {
       text: "Pick",
       answer_type: { type: "select", options: [{ value: "y", description: "Run tool" }, { value: "n" }] }
     })
-    const secret = new InquiryRequest({ timestamp: ts, id, source: InquirySource.user, question: { text: "Token", answer_type: InquiryAnswerType.secret } })
+    const secret = new InquiryRequest({
+      timestamp: ts,
+      id,
+      source: InquirySource.user,
+      question: { text: "Token", answer_type: InquiryAnswerType.secret }
+    })
     expect(EntryCodec.encodeEntry(secret)["question"]).toStrictEqual({ text: "Token", answer_type: { type: "secret" } })
     expect(EntryCodec.encodeEntry(secret)["source"]).toStrictEqual({ source: "user" })
   })
 
   it("rejects a malformed source or question naming the field", () => {
-    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_request", id: "x", source: { source: "robot" }, question: { text: "q", answer_type: { type: "boolean" } } })).toThrow(/source/)
-    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "inquiry_request", id: "x", source: { source: "user" }, question: { text: "q" } })).toThrow(/question/)
+    expect(() =>
+      EntryCodec.decodeEntry({
+        timestamp: ts,
+        type: "inquiry_request",
+        id: "x",
+        source: { source: "robot" },
+        question: { text: "q", answer_type: { type: "boolean" } }
+      })
+    ).toThrow(/source/)
+    expect(() =>
+      EntryCodec.decodeEntry({
+        timestamp: ts,
+        type: "inquiry_request",
+        id: "x",
+        source: { source: "user" },
+        question: { text: "q" }
+      })
+    ).toThrow(/question/)
   })
 })
 
 describe("storage encoding (jp-reference §7.6)", () => {
   it("tool_call_request: id and name untouched; arguments and metadata string leaves encoded; decode restores", () => {
-    const e = new ToolCallRequest({ timestamp: ts, id: "tc1", name: "fs_read_file", arguments: { path: "src/main.rs", n: 3, deep: [{ a: "b" }] }, metadata: { model: "m" } })
+    const e = new ToolCallRequest({
+      timestamp: ts,
+      id: "tc1",
+      name: "fs_read_file",
+      arguments: { path: "src/main.rs", n: 3, deep: [{ a: "b" }] },
+      metadata: { model: "m" }
+    })
     const encoded = EntryCodec.encodeEntry(e)
     expect(encoded["id"]).toBe("tc1")
     expect(encoded["name"]).toBe("fs_read_file")
-    expect(encoded["arguments"]).toStrictEqual({ path: StorageBase64.encode("src/main.rs"), n: 3, deep: [{ a: StorageBase64.encode("b") }] })
+    expect(encoded["arguments"]).toStrictEqual({
+      path: StorageBase64.encode("src/main.rs"),
+      n: 3,
+      deep: [{ a: StorageBase64.encode("b") }]
+    })
     expect(encoded["metadata"]).toStrictEqual({ model: StorageBase64.encode("m") })
     expect(JSON.stringify(encoded)).not.toContain("src/main.rs")
     expect(EntryCodec.decodeEntry(encoded)).toStrictEqual(e)
@@ -161,7 +230,13 @@ describe("storage encoding (jp-reference §7.6)", () => {
     const e = EntryCodec.decodeEntry(raw) as ToolCallResponse
     expect(e.content).toBe("c29tZS1_dXJs")
     expect(EntryCodec.encodeEntry(e)).toStrictEqual(raw)
-    const args = { timestamp: ts, type: "tool_call_request", id: "y", name: "t", arguments: { path: "not base64!", ok: StorageBase64.encode("fine") } }
+    const args = {
+      timestamp: ts,
+      type: "tool_call_request",
+      id: "y",
+      name: "t",
+      arguments: { path: "not base64!", ok: StorageBase64.encode("fine") }
+    }
     const d = EntryCodec.decodeEntry(args) as ToolCallRequest
     expect(d.arguments).toStrictEqual({ path: "not base64!", ok: "fine" })
     expect(EntryCodec.encodeEntry(d)).toStrictEqual(args)
@@ -175,7 +250,14 @@ describe("storage encoding (jp-reference §7.6)", () => {
   })
 
   it("legacy tool_answers and odd key orders survive a round trip", () => {
-    const raw = { type: "tool_call_request", timestamp: ts, id: "a", name: "n", arguments: {}, tool_answers: { q: "dHJ1ZQ==" } }
+    const raw = {
+      type: "tool_call_request",
+      timestamp: ts,
+      id: "a",
+      name: "n",
+      arguments: {},
+      tool_answers: { q: "dHJ1ZQ==" }
+    }
     expect(roundtripText(raw)).toBe(JSON.stringify(raw))
     const noArgs = { timestamp: ts, type: "tool_call_request", id: "a", name: "n" }
     expect((EntryCodec.decodeEntry(noArgs) as ToolCallRequest).arguments).toStrictEqual({})
@@ -183,16 +265,24 @@ describe("storage encoding (jp-reference §7.6)", () => {
   })
 
   it("chat responses are untagged: message, then reasoning, then data", () => {
-    expect((EntryCodec.decodeEntry({ timestamp: ts, type: "chat_response", message: "hi" }) as ChatResponse).variant).toBe("message")
-    expect((EntryCodec.decodeEntry({ timestamp: ts, type: "chat_response", reasoning: "hmm" }) as ChatResponse).variant).toBe("reasoning")
-    expect((EntryCodec.decodeEntry({ timestamp: ts, type: "chat_response", data: { a: 1 } }) as ChatResponse).data).toStrictEqual({ a: 1 })
+    expect(
+      (EntryCodec.decodeEntry({ timestamp: ts, type: "chat_response", message: "hi" }) as ChatResponse).variant
+    ).toBe("message")
+    expect(
+      (EntryCodec.decodeEntry({ timestamp: ts, type: "chat_response", reasoning: "hmm" }) as ChatResponse).variant
+    ).toBe("reasoning")
+    expect(
+      (EntryCodec.decodeEntry({ timestamp: ts, type: "chat_response", data: { a: 1 } }) as ChatResponse).data
+    ).toStrictEqual({ a: 1 })
     expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "chat_response" })).toThrow(/needs one of/)
   })
 
   it("names what is wrong with a malformed entry", () => {
     expect(() => EntryCodec.decodeEntry(null)).toThrow(/expected an object, got null/)
     expect(() => EntryCodec.decodeEntry({ timestamp: ts })).toThrow(/missing field "type"/)
-    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "tool_call_response", id: "a", content: "" })).toThrow(/missing field "is_error"/)
+    expect(() => EntryCodec.decodeEntry({ timestamp: ts, type: "tool_call_response", id: "a", content: "" })).toThrow(
+      /missing field "is_error"/
+    )
     expect(() => EntryCodec.decodeEntry({ timestamp: "soon", type: "turn_start" })).toThrow(/timestamp/)
   })
 })
@@ -200,24 +290,53 @@ describe("storage encoding (jp-reference §7.6)", () => {
 describe("compaction entries (RFD 064, JP's Compaction)", () => {
   it("decodes the fields JP writes and writes them back unchanged", () => {
     const raw = {
-      type: "compaction", timestamp: "2026-03-05 19:31:45.123456", from_turn: 1, to_turn: 4,
-      summary: { summary: "Set up the project." }, reasoning: "strip", tool_calls: { policy: "strip", request: true, response: false }
+      type: "compaction",
+      timestamp: "2026-03-05 19:31:45.123456",
+      from_turn: 1,
+      to_turn: 4,
+      summary: { summary: "Set up the project." },
+      reasoning: "strip",
+      tool_calls: { policy: "strip", request: true, response: false }
     }
     const e = EntryCodec.decodeEntry(raw) as Compaction
     expect(e.type).toBe("compaction")
     expect(e.rule).toStrictEqual({
-      timestamp: "2026-03-05 19:31:45.123456", from_turn: 1, to_turn: 4, summary: "Set up the project.", reasoning: "strip",
+      timestamp: "2026-03-05 19:31:45.123456",
+      from_turn: 1,
+      to_turn: 4,
+      summary: "Set up the project.",
+      reasoning: "strip",
       tool_calls: { policy: "strip", request: true, response: false }
     })
     expect(roundtripText(raw)).toBe(JSON.stringify(raw))
     // Key order, unknown keys and nulls are JP's to keep: written back as read.
-    const odd = { to_turn: 0, type: "compaction", from_turn: 0, timestamp: ts, tool_calls: { policy: "omit" }, summary: null, source: "auto" }
+    const odd = {
+      to_turn: 0,
+      type: "compaction",
+      from_turn: 0,
+      timestamp: ts,
+      tool_calls: { policy: "omit" },
+      summary: null,
+      source: "auto"
+    }
     expect(roundtripText(odd)).toBe(JSON.stringify(odd))
-    expect((EntryCodec.decodeEntry(odd) as Compaction).rule).toStrictEqual({ timestamp: ts, from_turn: 0, to_turn: 0, tool_calls: { policy: "omit" } })
+    expect((EntryCodec.decodeEntry(odd) as Compaction).rule).toStrictEqual({
+      timestamp: ts,
+      from_turn: 0,
+      to_turn: 0,
+      tool_calls: { policy: "omit" }
+    })
   })
 
   it("a new compaction is written in JP's writer order (type, timestamp, range, summary, reasoning, tool_calls)", () => {
-    const c = Compaction.fromRule({ timestamp: ts, from_turn: 2, to_turn: 7, tool_calls: { policy: "strip", request: true, response: true }, reasoning: "strip", summary: "S" })
+    const c = Compaction.fromRule({
+      timestamp: ts,
+      from_turn: 2,
+      to_turn: 7,
+      tool_calls: { policy: "strip", request: true, response: true },
+      reasoning: "strip",
+      summary: "S"
+    })
     expect(JSON.stringify(EntryCodec.encodeEntry(c))).toBe(
       `{"type":"compaction","timestamp":"${ts}","from_turn":2,"to_turn":7,"summary":{"summary":"S"},"reasoning":"strip","tool_calls":{"policy":"strip","request":true,"response":true}}`
     )
@@ -230,10 +349,16 @@ describe("compaction entries (RFD 064, JP's Compaction)", () => {
     expect(() => EntryCodec.decodeEntry({ ...base, to_turn: 1.5 })).toThrow(/"to_turn" must be a turn index/)
     expect(() => EntryCodec.decodeEntry({ ...base, timestamp: "later" })).toThrow(/not a timestamp/)
     expect(() => EntryCodec.decodeEntry({ ...base, reasoning: "keep" })).toThrow(/"reasoning" must be "strip"/)
-    expect(() => EntryCodec.decodeEntry({ ...base, summary: "text" })).toThrow(/"summary" must be \{"summary": "<text>"\}/)
+    expect(() => EntryCodec.decodeEntry({ ...base, summary: "text" })).toThrow(
+      /"summary" must be \{"summary": "<text>"\}/
+    )
     expect(() => EntryCodec.decodeEntry({ ...base, tool_calls: "strip" })).toThrow(/"tool_calls" must be an object/)
-    expect(() => EntryCodec.decodeEntry({ ...base, tool_calls: { policy: "strip", request: true } })).toThrow(/"tool_calls.response" must be a boolean/)
-    expect(() => EntryCodec.decodeEntry({ ...base, tool_calls: { policy: "drop" } })).toThrow(/"tool_calls.policy" must be "strip" or "omit"/)
+    expect(() => EntryCodec.decodeEntry({ ...base, tool_calls: { policy: "strip", request: true } })).toThrow(
+      /"tool_calls.response" must be a boolean/
+    )
+    expect(() => EntryCodec.decodeEntry({ ...base, tool_calls: { policy: "drop" } })).toThrow(
+      /"tool_calls.policy" must be "strip" or "omit"/
+    )
   })
 })
 
@@ -254,21 +379,46 @@ const wellFormed = <A>(value: A): A => {
 const json = Arbitrary.schema(Schema.Json)
 const jsonObject = Arbitrary.schema(Schema.JsonObject)
 const str = Arbitrary.schema(Schema.String)
-const timestamp = Arbitrary.map(Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4_000_000_000_000 }))), (us) =>
-  Timestamp.fromEpochNanos(BigInt(us) * 1000n))
+const timestamp = Arbitrary.map(
+  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 4_000_000_000_000 }))),
+  (us) => Timestamp.fromEpochNanos(BigInt(us) * 1000n)
+)
 const metadata = Arbitrary.schema(Schema.Record(Schema.String, Schema.Json))
 const source = Arbitrary.schema(InquirySource)
-const question = Arbitrary.schema(Schema.Struct({ text: Schema.String, answer_type: InquiryAnswerType, default: Schema.optionalKey(Schema.Json) }))
+const question = Arbitrary.schema(
+  Schema.Struct({ text: Schema.String, answer_type: InquiryAnswerType, default: Schema.optionalKey(Schema.Json) })
+)
 
 const entryArbitraries: Record<string, Arbitrary.Arbitrary<StreamEntry>> = {
   turn_start: Arbitrary.map(Arbitrary.all({ timestamp, metadata }), (raw) => new TurnStart(wellFormed(raw))),
-  chat_request: Arbitrary.map(Arbitrary.all({ timestamp, content: str, metadata }), (raw) => new ChatRequest(wellFormed(raw))),
-  chat_request_schema: Arbitrary.map(Arbitrary.all({ timestamp, content: str, schema: jsonObject, author: str, metadata }), (raw) => new ChatRequest(wellFormed(raw))),
-  chat_response_message: Arbitrary.map(Arbitrary.all({ timestamp, message: str, metadata }), (raw) => new ChatResponse(wellFormed(raw))),
-  chat_response_reasoning: Arbitrary.map(Arbitrary.all({ timestamp, reasoning: str, metadata }), (raw) => new ChatResponse(wellFormed(raw))),
-  chat_response_data: Arbitrary.map(Arbitrary.all({ timestamp, data: json, metadata }), (raw) => new ChatResponse(wellFormed(raw))),
-  tool_call_request: Arbitrary.map(Arbitrary.all({ timestamp, id: str, name: str, arguments: jsonObject, metadata }), (raw) => new ToolCallRequest(wellFormed(raw))),
-  tool_call_response: Arbitrary.map(Arbitrary.all({ timestamp, id: str, content: str, is_error: Arbitrary.schema(Schema.Boolean), metadata }), (raw) => new ToolCallResponse(wellFormed(raw))),
+  chat_request: Arbitrary.map(
+    Arbitrary.all({ timestamp, content: str, metadata }),
+    (raw) => new ChatRequest(wellFormed(raw))
+  ),
+  chat_request_schema: Arbitrary.map(
+    Arbitrary.all({ timestamp, content: str, schema: jsonObject, author: str, metadata }),
+    (raw) => new ChatRequest(wellFormed(raw))
+  ),
+  chat_response_message: Arbitrary.map(
+    Arbitrary.all({ timestamp, message: str, metadata }),
+    (raw) => new ChatResponse(wellFormed(raw))
+  ),
+  chat_response_reasoning: Arbitrary.map(
+    Arbitrary.all({ timestamp, reasoning: str, metadata }),
+    (raw) => new ChatResponse(wellFormed(raw))
+  ),
+  chat_response_data: Arbitrary.map(
+    Arbitrary.all({ timestamp, data: json, metadata }),
+    (raw) => new ChatResponse(wellFormed(raw))
+  ),
+  tool_call_request: Arbitrary.map(
+    Arbitrary.all({ timestamp, id: str, name: str, arguments: jsonObject, metadata }),
+    (raw) => new ToolCallRequest(wellFormed(raw))
+  ),
+  tool_call_response: Arbitrary.map(
+    Arbitrary.all({ timestamp, id: str, content: str, is_error: Arbitrary.schema(Schema.Boolean), metadata }),
+    (raw) => new ToolCallResponse(wellFormed(raw))
+  ),
   inquiry_request: Arbitrary.map(Arbitrary.all({ timestamp, id: str, source, question, metadata }), (raw) => {
     const p = wellFormed(raw)
     return new InquiryRequest({ ...p, id: InquiryId.make(p.id) })
@@ -290,18 +440,25 @@ const entryArbitraries: Record<string, Arbitrary.Arbitrary<StreamEntry>> = {
 describe("codec properties", () => {
   for (const [kind, arbitrary] of Object.entries(entryArbitraries)) {
     it.effect(`decode(encode(x)) = x and encoding is stable bytes: ${kind}`, () =>
-      Effect.gen(function*() {
-        const result = yield* Arbitrary.checkEffect(arbitrary, (x) => {
-          // Through real JSON text, as on disk.
-          const text = EventsFile.render([x])
-          const back = EventsFile.parse(text, "events.json")
-          return back.length === 1 &&
-            isDeepStrictEqual({ ...back[0] }, { ...x }) &&
-            back[0]!.constructor === x.constructor &&
-            EventsFile.render(back) === text
-        }, { runs: 300 })
+      Effect.gen(function* () {
+        const result = yield* Arbitrary.checkEffect(
+          arbitrary,
+          (x) => {
+            // Through real JSON text, as on disk.
+            const text = EventsFile.render([x])
+            const back = EventsFile.parse(text, "events.json")
+            return (
+              back.length === 1 &&
+              isDeepStrictEqual({ ...back[0] }, { ...x }) &&
+              back[0]!.constructor === x.constructor &&
+              EventsFile.render(back) === text
+            )
+          },
+          { runs: 300 }
+        )
         expect(Arbitrary.formatCheckFailure(result) ?? "").toBe("")
-      }))
+      })
+    )
   }
 })
 
@@ -343,7 +500,9 @@ describe("number lexemes JS would print differently", () => {
     expect(EventsFile.render(entries)).toBe(text)
     // A new entry appended after them is written in the canonical shape.
     const more = [...entries, new TurnStart({ timestamp: Timestamp.make("2026-01-01 00:00:01.0") })]
-    expect(EventsFile.render(more)).toBe(text.slice(0, -3) + `,\n  {\n    "timestamp": "2026-01-01 00:00:01.0",\n    "type": "turn_start"\n  }\n]\n`)
+    expect(EventsFile.render(more)).toBe(
+      text.slice(0, -3) + `,\n  {\n    "timestamp": "2026-01-01 00:00:01.0",\n    "type": "turn_start"\n  }\n]\n`
+    )
     // A rebuilt (changed) entry is re-encoded: its numbers take JS's form.
     const changed = entries.map((e) => (e.type === "tool_call_request" ? new ToolCallRequest({ ...e }) : e))
     expect(EventsFile.render(changed)).toContain('"ratio": 0.5,')

@@ -54,7 +54,7 @@ describe("EventsFile.parseBytes", () => {
     const text = `[\n  {\n    "timestamp": "2026-01-01 00:00:00.0",\n    "type": "chat_request",\n    "content": "é — 日本語 🎉, \\"q\\" ,\\n  {"\n  },\n  {\n    "timestamp": "2026-01-01 00:00:00.1",\n    "type": "turn_start"\n  }\n]\n`
     const entries = EventsFile.parseBytes(Buffer.from(text), "events.json")
     expect(entries.map((e) => e.type)).toStrictEqual(["chat_request", "turn_start"])
-    expect((entries[0] as { content: string }).content).toBe("é — 日本語 🎉, \"q\" ,\n  {")
+    expect((entries[0] as { content: string }).content).toBe('é — 日本語 🎉, "q" ,\n  {')
     expect(EventsFile.render(entries)).toBe(text)
     expect(EventsFile.parseBytes(Buffer.from("[]\n"), "events.json")).toStrictEqual([])
   })
@@ -78,21 +78,36 @@ describe("EventsFile.parseBytes", () => {
 
   it("names the entry that does not decode, as the whole-file parse does", () => {
     const text = `[\n  {\n    "timestamp": "2026-01-01 00:00:00.1",\n    "type": "turn_start"\n  },\n  {\n    "type": 5\n  }\n]\n`
-    expect(errorOf(() => EventsFile.parseBytes(Buffer.from(text), "events.json"))).toBe('events.json: entry 1: field "type" must be a string, got number 5')
-    expect(errorOf(() => EventsFile.parse(" " + text, "events.json"))).toBe('events.json: entry 1: field "type" must be a string, got number 5')
+    expect(errorOf(() => EventsFile.parseBytes(Buffer.from(text), "events.json"))).toBe(
+      'events.json: entry 1: field "type" must be a string, got number 5'
+    )
+    expect(errorOf(() => EventsFile.parse(" " + text, "events.json"))).toBe(
+      'events.json: entry 1: field "type" must be a string, got number 5'
+    )
   })
 })
 
 describe("EventsFile.hasForeignNumber", () => {
   it("finds number tokens JS prints differently, and only outside strings", () => {
-    for (const n of ["1.0", "0.50", "1e16", "1E5", "12345678901234567890", "-0", "0.0000001", "123456789012345.12345"]) {
+    for (const n of [
+      "1.0",
+      "0.50",
+      "1e16",
+      "1E5",
+      "12345678901234567890",
+      "-0",
+      "0.0000001",
+      "123456789012345.12345"
+    ]) {
       expect([n, EventsFile.hasForeignNumber(`{"a": ${n}}`)]).toStrictEqual([n, true])
     }
     for (const n of ["1", "0.5", "1e-7", "1e+21", "-1", "0", "123.25"]) {
       expect([n, EventsFile.hasForeignNumber(`{"a": [${n}]}`)]).toStrictEqual([n, false])
     }
     // Inside strings (prose, base64, escaped quotes) nothing counts.
-    expect(EventsFile.hasForeignNumber(`{"a": "version 1.0", "b": "M3e5AA==", "c": "\\" 1.0 \\\\", "d": 2}`)).toBe(false)
+    expect(EventsFile.hasForeignNumber(`{"a": "version 1.0", "b": "M3e5AA==", "c": "\\" 1.0 \\\\", "d": 2}`)).toBe(
+      false
+    )
     expect(EventsFile.hasForeignNumber(`{"a": "\\\\", "b": 1.50}`)).toBe(true)
   })
 })

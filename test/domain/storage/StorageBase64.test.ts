@@ -46,18 +46,59 @@ const referenceDecode = (s: string): string | undefined => {
 
 describe("StorageBase64.decode agrees with the char-by-char rule", () => {
   it("on hand-picked near misses", () => {
-    const cases = ["", "====", "a===", "ab==", "abc=", "abcd", "ab=c", "a=bc", "ab c", "abc\n", "ab\u00e9c", "ab.c", "ab-_",
-      "YQ==", "YR==", "YWE=", "YWF=", "YWJj", " YWJj", "YWJj ", "YW Jj", "YWJj====", "YWJjZA=="]
+    const cases = [
+      "",
+      "====",
+      "a===",
+      "ab==",
+      "abc=",
+      "abcd",
+      "ab=c",
+      "a=bc",
+      "ab c",
+      "abc\n",
+      "ab\u00e9c",
+      "ab.c",
+      "ab-_",
+      "YQ==",
+      "YR==",
+      "YWE=",
+      "YWF=",
+      "YWJj",
+      " YWJj",
+      "YWJj ",
+      "YW Jj",
+      "YWJj====",
+      "YWJjZA=="
+    ]
     for (const s of cases) expect([s, StorageBase64.decode(s)]).toEqual([s, referenceDecode(s)])
   })
 
   it("on random strings over the base64 alphabet and its neighbours", () => {
-    const char = fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".split(""), "=", "-", "_", " ", "\n", "é", ".", "\u0000")
-    const quads = fc.array(fc.tuple(char, char, char, char).map((q) => q.join("")), { maxLength: 6 }).map((qs) => qs.join(""))
+    const char = fc.constantFrom(
+      ..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".split(""),
+      "=",
+      "-",
+      "_",
+      " ",
+      "\n",
+      "é",
+      ".",
+      "\u0000"
+    )
+    const quads = fc
+      .array(
+        fc.tuple(char, char, char, char).map((q) => q.join("")),
+        { maxLength: 6 }
+      )
+      .map((qs) => qs.join(""))
     const encoded = fc.string({ unit: "binary" }).map((t) => Buffer.from(t, "utf8").toString("base64"))
     const bytes = fc.uint8Array({ maxLength: 12 }).map((b) => Buffer.from(b).toString("base64"))
-    fc.assert(fc.property(fc.oneof(quads, encoded, bytes, fc.string()), (s) => {
-      expect(StorageBase64.decode(s)).toBe(referenceDecode(s))
-    }), { numRuns: 3000 })
+    fc.assert(
+      fc.property(fc.oneof(quads, encoded, bytes, fc.string()), (s) => {
+        expect(StorageBase64.decode(s)).toBe(referenceDecode(s))
+      }),
+      { numRuns: 3000 }
+    )
   })
 })

@@ -9,7 +9,16 @@ import { shape, streams } from "../_streams.ts"
 describe("fork (RFD 023)", () => {
   it("copies a healthy complete conversation unchanged (same entries)", () => {
     const b = streams()
-    const entries = [b.delta(), b.ts(), b.cr("q"), b.call("c"), b.ask("c.q.1"), b.answer("c.q.1"), b.result("c"), b.msg("a")]
+    const entries = [
+      b.delta(),
+      b.ts(),
+      b.cr("q"),
+      b.call("c"),
+      b.ask("c.q.1"),
+      b.answer("c.q.1"),
+      b.result("c"),
+      b.msg("a")
+    ]
     const out = fork(entries)
     expect(out).toEqual(entries)
     out.forEach((e, i) => expect(e).toBe(entries[i]))
@@ -18,9 +27,15 @@ describe("fork (RFD 023)", () => {
   it("sanitizes the complete part (an orphan inquiry of an earlier turn is repaired away)", () => {
     const b = streams()
     const entries = [
-      b.ts(), b.cr("1"), b.call("t", "fs_modify_file"), b.ask("t.apply_changes", "fs_modify_file"),
-      b.result("t", "secondary assistant failed", true), b.msg("sorry"),
-      b.ts(), b.cr("2"), b.msg("ok")
+      b.ts(),
+      b.cr("1"),
+      b.call("t", "fs_modify_file"),
+      b.ask("t.apply_changes", "fs_modify_file"),
+      b.result("t", "secondary assistant failed", true),
+      b.msg("sorry"),
+      b.ts(),
+      b.cr("2"),
+      b.msg("ok")
     ]
     expect(shape(fork(entries))).toEqual(["TS", "CR:1", "TC:t", "TR:t!", "M:sorry", "TS", "CR:2", "M:ok"])
   })
@@ -28,7 +43,13 @@ describe("fork (RFD 023)", () => {
   it("carries the incomplete turn into the fork untouched", () => {
     const b = streams()
     const head = [b.msg("stray"), b.ts(), b.cr("1"), b.msg("a")]
-    const tail = [b.ts(), b.cr("2"), b.call("c1", "fs_modify_file"), b.ask("c1.overwrite.1", "fs_modify_file"), b.delta()]
+    const tail = [
+      b.ts(),
+      b.cr("2"),
+      b.call("c1", "fs_modify_file"),
+      b.ask("c1.overwrite.1", "fs_modify_file"),
+      b.delta()
+    ]
     const out = fork([...head, ...tail])
     expect(shape(out)).toEqual(["TS", "CR:1", "M:a", "TS", "CR:2", "TC:c1", "IQ:c1.overwrite.1", "DELTA"])
     out.slice(3).forEach((e, i) => expect(e).toBe(tail[i]))
@@ -40,9 +61,17 @@ describe("fork (RFD 023)", () => {
   it("--until mid-turn leaves that turn as the fork's incomplete turn", () => {
     const b = streams()
     const entries = [
-      b.ts(), b.cr("1"), b.msg("a"),
-      b.ts(), b.cr("2"), b.msg("Let me check."), b.call("c1", "cargo_check"), b.call("c2", "fs_read_file"),
-      b.result("c1"), b.result("c2"), b.msg("done")
+      b.ts(),
+      b.cr("1"),
+      b.msg("a"),
+      b.ts(),
+      b.cr("2"),
+      b.msg("Let me check."),
+      b.call("c1", "cargo_check"),
+      b.call("c2", "fs_read_file"),
+      b.result("c1"),
+      b.result("c2"),
+      b.msg("done")
     ]
     const cut = entries[8]!.timestamp // the first tool response
     const out = fork(entries, { until: cut })
@@ -55,7 +84,9 @@ describe("fork (RFD 023)", () => {
     const b = streams()
     const entries = [b.ts(), b.cr("1"), b.msg("a"), b.ts(), b.cr("2"), b.msg("b")]
     expect(shape(fork(entries, { until: entries[5]!.timestamp }))).toEqual(["TS", "CR:1", "M:a", "TS", "CR:2"])
-    expect(incompleteSummary(fork(entries, { until: entries[5]!.timestamp }))).toEqual({ state: "pending-llm-response" })
+    expect(incompleteSummary(fork(entries, { until: entries[5]!.timestamp }))).toEqual({
+      state: "pending-llm-response"
+    })
   })
 
   it("--until right after a turn_start drops the empty turn", () => {
@@ -74,13 +105,30 @@ describe("fork (RFD 023)", () => {
   it("a cut that removes an event of turn N drops exactly the compactions with to_turn ≥ N (JP's retain)", () => {
     const b = streams()
     const entries = [
-      b.ts(), b.cr("1"), b.msg("a"), b.compaction(0, 0), b.compaction(0, 1), b.ts(), b.cr("2"), b.msg("b"), b.msg("c"), b.compaction(1, 2)
+      b.ts(),
+      b.cr("1"),
+      b.msg("a"),
+      b.compaction(0, 0),
+      b.compaction(0, 1),
+      b.ts(),
+      b.cr("2"),
+      b.msg("b"),
+      b.msg("c"),
+      b.compaction(1, 2)
     ]
     // Turn 1 loses all its events: only the compaction of turn 0 stays.
     expect(shape(fork(entries, { until: entries[5]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION"])
     expect((fork(entries, { until: entries[5]!.timestamp! })[3] as Compaction).rule.to_turn).toBe(0)
     // Turn 1 loses its last event only: the same compactions go.
-    expect(shape(fork(entries, { until: entries[8]!.timestamp! }))).toEqual(["TS", "CR:1", "M:a", "COMPACTION", "TS", "CR:2", "M:b"])
+    expect(shape(fork(entries, { until: entries[8]!.timestamp! }))).toEqual([
+      "TS",
+      "CR:1",
+      "M:a",
+      "COMPACTION",
+      "TS",
+      "CR:2",
+      "M:b"
+    ])
     // Nothing removed: every compaction stays, also one whose range runs past the last turn.
     expect(shape(fork(entries, { until: b.at(1000) }))).toEqual(shape(entries))
   })
@@ -117,7 +165,18 @@ describe("fork (RFD 023)", () => {
 describe("fork --from (issue 27; JP's meaning: inclusive)", () => {
   it("keeps events stamped at or after the instant; config deltas before it stay; with --until, a window", () => {
     const b = streams()
-    const entries = [b.delta(), b.ts(), b.cr("1"), b.msg("a"), b.ts(), b.cr("2"), b.msg("b"), b.ts(), b.cr("3"), b.msg("c")]
+    const entries = [
+      b.delta(),
+      b.ts(),
+      b.cr("1"),
+      b.msg("a"),
+      b.ts(),
+      b.cr("2"),
+      b.msg("b"),
+      b.ts(),
+      b.cr("3"),
+      b.msg("c")
+    ]
     const from = entries[4]!.timestamp! // the second turn's start, kept (inclusive)
     expect(shape(fork(entries, { from }))).toEqual(["DELTA", "TS", "CR:2", "M:b", "TS", "CR:3", "M:c"])
     expect(shape(fork(entries, { from, until: entries[7]!.timestamp! }))).toEqual(["DELTA", "TS", "CR:2", "M:b"])

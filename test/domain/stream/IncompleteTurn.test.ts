@@ -23,7 +23,15 @@ import { shape, streams } from "../_streams.ts"
 
 /** Two complete turns, then whatever the test appends. */
 const history = (b: ReturnType<typeof streams>): Array<StreamEntry> => [
-  b.delta(), b.ts(), b.cr("first"), b.msg("one"), b.ts(), b.cr("second"), b.call("c0", "read"), b.result("c0"), b.msg("two")
+  b.delta(),
+  b.ts(),
+  b.cr("first"),
+  b.msg("one"),
+  b.ts(),
+  b.cr("second"),
+  b.call("c0", "read"),
+  b.result("c0"),
+  b.msg("two")
 ]
 
 const split = (entries: ReadonlyArray<StreamEntry>) => {
@@ -51,7 +59,14 @@ describe("RFD 023 detection: a complete last turn", () => {
 
   it("is complete with an unanswered inquiry whose tool call has its response (legacy backend failure)", () => {
     const b = streams()
-    const entries = [b.ts(), b.cr("q"), b.call("t", "fs_modify_file"), b.ask("t.apply_changes", "fs_modify_file"), b.result("t", "failed", true), b.msg("sorry")]
+    const entries = [
+      b.ts(),
+      b.cr("q"),
+      b.call("t", "fs_modify_file"),
+      b.ask("t.apply_changes", "fs_modify_file"),
+      b.result("t", "failed", true),
+      b.msg("sorry")
+    ]
     expect(incompleteSummary(entries)).toBeNull()
   })
 
@@ -91,7 +106,15 @@ describe("RFD 023 detection and resume-phase rows", () => {
   it("some responses in → Executing with only the missing calls pending", () => {
     const b = streams()
     const c2 = b.call("c2", "fs_read_file")
-    const entries = [b.ts(), b.cr("q"), b.call("c1", "cargo_check"), c2, b.call("c3", "x"), b.result("c1"), b.result("c3")]
+    const entries = [
+      b.ts(),
+      b.cr("q"),
+      b.call("c1", "cargo_check"),
+      c2,
+      b.call("c3", "x"),
+      b.result("c1"),
+      b.result("c3")
+    ]
     const a = analyze(split(entries).incomplete!)
     expect(a.phase).toBe("Executing")
     expect(a.pendingToolCalls).toEqual([c2])
@@ -103,22 +126,38 @@ describe("RFD 023 detection and resume-phase rows", () => {
     const b = streams()
     const inquiry = b.ask("c2.overwrite.1", "fs_modify_file", "Overwrite existing file?")
     const entries = [
-      b.ts(), b.cr("q"), b.call("c1", "cargo_check"), b.call("c2", "fs_modify_file"), b.call("c3", "fs_read_file"),
-      b.result("c1"), b.result("c3"), inquiry
+      b.ts(),
+      b.cr("q"),
+      b.call("c1", "cargo_check"),
+      b.call("c2", "fs_modify_file"),
+      b.call("c3", "fs_read_file"),
+      b.result("c1"),
+      b.result("c3"),
+      inquiry
     ]
     const a = analyze(split(entries).incomplete!)
     expect(a.phase).toBe("Executing")
     expect(a.pendingInquiry).toBe(inquiry)
     expect(a.pendingInquiries).toEqual([{ request: inquiry, toolCall: entries[3], questionId: "overwrite" }])
     expect(a.toolCalls.map((t) => [t.request.name, t.status])).toEqual([
-      ["cargo_check", "completed"], ["fs_modify_file", "waiting-for-input"], ["fs_read_file", "completed"]
+      ["cargo_check", "completed"],
+      ["fs_modify_file", "waiting-for-input"],
+      ["fs_read_file", "completed"]
     ])
     expect(incompleteSummary(entries)).toEqual({ state: "waiting-for-input", tool: "fs_modify_file" })
   })
 
   it("all tools matched, no follow-up response → Streaming, pending-follow-up", () => {
     const b = streams()
-    const entries = [b.ts(), b.cr("q"), b.msg("Let me look."), b.call("c1"), b.call("c2"), b.result("c2"), b.result("c1")]
+    const entries = [
+      b.ts(),
+      b.cr("q"),
+      b.msg("Let me look."),
+      b.call("c1"),
+      b.call("c2"),
+      b.result("c2"),
+      b.result("c1")
+    ]
     const a = analyze(split(entries).incomplete!)
     expect(a.phase).toBe("Streaming")
     expect(a.pendingToolCalls).toEqual([])
@@ -239,26 +278,39 @@ describe("analyze: restoring turn state", () => {
   it("restores answers of pending tool calls from the writer's three-segment ids, latest answer winning", () => {
     const b = streams()
     const entries = [
-      b.ts(), b.cr("q"), b.call("c1", "deploy"), b.call("c2", "other"),
-      b.ask("c1.env.1"), b.answer("c1.env.1", "staging"),
-      b.ask("c1.confirm.1"), b.answer("c1.confirm.1", false),
-      b.ask("c1.confirm.2"), b.answer("c1.confirm.2", true),
-      b.ask("c1.token.1", "deploy", "Token?", { type: "secret" }), b.redact("c1.token.1"),
-      b.ask("c1.why.1"), b.cancel("c1.why.1", "user"),
-      b.ask("c1.legacy"), b.answer("c1.legacy", "ignored"),
-      b.ask("c2.x.1"), b.answer("c2.x.1", 7), b.result("c2"),
+      b.ts(),
+      b.cr("q"),
+      b.call("c1", "deploy"),
+      b.call("c2", "other"),
+      b.ask("c1.env.1"),
+      b.answer("c1.env.1", "staging"),
+      b.ask("c1.confirm.1"),
+      b.answer("c1.confirm.1", false),
+      b.ask("c1.confirm.2"),
+      b.answer("c1.confirm.2", true),
+      b.ask("c1.token.1", "deploy", "Token?", { type: "secret" }),
+      b.redact("c1.token.1"),
+      b.ask("c1.why.1"),
+      b.cancel("c1.why.1", "user"),
+      b.ask("c1.legacy"),
+      b.answer("c1.legacy", "ignored"),
+      b.ask("c2.x.1"),
+      b.answer("c2.x.1", 7),
+      b.result("c2"),
       b.ask("c1.path.1")
     ]
     const a = analyze(split(entries).incomplete!)
     expect([...a.answeredInquiries]).toEqual([["c1", { env: "staging", confirm: true }]])
-    expect([...a.attemptCounters].sort()).toEqual([
-      [attemptKey("c1", "confirm"), 2],
-      [attemptKey("c1", "env"), 1],
-      [attemptKey("c1", "path"), 1],
-      [attemptKey("c1", "token"), 1],
-      [attemptKey("c1", "why"), 1],
-      [attemptKey("c2", "x"), 1]
-    ].sort())
+    expect([...a.attemptCounters].sort()).toEqual(
+      [
+        [attemptKey("c1", "confirm"), 2],
+        [attemptKey("c1", "env"), 1],
+        [attemptKey("c1", "path"), 1],
+        [attemptKey("c1", "token"), 1],
+        [attemptKey("c1", "why"), 1],
+        [attemptKey("c2", "x"), 1]
+      ].sort()
+    )
     expect(a.pendingInquiry?.id).toBe("c1.path.1")
     expect(a.pendingInquiries[0]!.questionId).toBe("path")
     expect(a.pendingToolCalls.map((c) => c.id)).toEqual(["c1"])
@@ -271,12 +323,22 @@ describe("analyze: restoring turn state", () => {
       return new InquiryRequest({ ...ask, metadata: { parley_executor_state: state as never } })
     }
     const entries = [
-      b.ts(), b.cr("q"), b.call("c1", "deploy"), b.call("c2", "deploy"), b.call("c3", "deploy"),
-      withState("c1.elicitation.1", { round: 1 }), b.answer("c1.elicitation.1", true),
-      b.ask("c1.env.1", "deploy"), b.answer("c1.env.1", "staging"),
-      withState("c1.elicitation.2", { round: 2 }), b.answer("c1.elicitation.2", true),
-      b.ask("c1.color.1", "deploy"), b.answer("c1.color.1", "red"),
-      withState("c2.elicitation.1", { round: 1 }), b.answer("c2.elicitation.1", true), b.result("c2"),
+      b.ts(),
+      b.cr("q"),
+      b.call("c1", "deploy"),
+      b.call("c2", "deploy"),
+      b.call("c3", "deploy"),
+      withState("c1.elicitation.1", { round: 1 }),
+      b.answer("c1.elicitation.1", true),
+      b.ask("c1.env.1", "deploy"),
+      b.answer("c1.env.1", "staging"),
+      withState("c1.elicitation.2", { round: 2 }),
+      b.answer("c1.elicitation.2", true),
+      b.ask("c1.color.1", "deploy"),
+      b.answer("c1.color.1", "red"),
+      withState("c2.elicitation.1", { round: 1 }),
+      b.answer("c2.elicitation.1", true),
+      b.result("c2"),
       b.ask("c3.ok.1", "deploy")
     ]
     const a = analyze(split(entries).incomplete!)
@@ -286,8 +348,15 @@ describe("analyze: restoring turn state", () => {
   it("counts attempts across cycles that reuse a tool-call id", () => {
     const b = streams()
     const entries = [
-      b.ts(), b.cr("q"), b.call("f_0"), b.ask("f_0.ok.1"), b.answer("f_0.ok.1"), b.result("f_0"), b.msg("again"),
-      b.call("f_0"), b.ask("f_0.ok.2")
+      b.ts(),
+      b.cr("q"),
+      b.call("f_0"),
+      b.ask("f_0.ok.1"),
+      b.answer("f_0.ok.1"),
+      b.result("f_0"),
+      b.msg("again"),
+      b.call("f_0"),
+      b.ask("f_0.ok.2")
     ]
     const a = analyze(split(entries).incomplete!)
     expect(a.attemptCounters.get(attemptKey("f_0", "ok"))).toBe(2)
@@ -306,7 +375,14 @@ describe("analyze: restoring turn state", () => {
 
   it("links an assistant-sourced inquiry to the only running tool call", () => {
     const b = streams()
-    const entries = [b.ts(), b.cr("q"), b.call("a", "cargo_check"), b.result("a"), b.call("b", "ask_user"), b.askAssistant("zz")]
+    const entries = [
+      b.ts(),
+      b.cr("q"),
+      b.call("a", "cargo_check"),
+      b.result("a"),
+      b.call("b", "ask_user"),
+      b.askAssistant("zz")
+    ]
     expect(incompleteSummary(entries)).toEqual({ state: "waiting-for-input", tool: "ask_user" })
   })
 
@@ -367,10 +443,27 @@ describe("condition 1 needs the chat_response after the chat_request", () => {
 describe("the JP corpus (read only)", () => {
   // Turn counts from the corpus README (JP's turn rule).
   const expectedTurns: Record<string, number> = {
-    "17648402467": 1, "17653152345": 1, "17662304290": 1, "17665556205": 1, "17671120783": 1, "17673061097": 1,
-    "17673969718": 1, "17727391057": 8, "17727484633": 1, "17727496665": 3, "17727523543": 6, "17728322628": 12,
-    "17728424428": 2, "17732257364": 2, "17738348630": 9, "17738399468": 11, "17738500500": 5, "17758406187": 2,
-    "17760760747": 3, "17800836875": 4, "17659773217": 1
+    "17648402467": 1,
+    "17653152345": 1,
+    "17662304290": 1,
+    "17665556205": 1,
+    "17671120783": 1,
+    "17673061097": 1,
+    "17673969718": 1,
+    "17727391057": 8,
+    "17727484633": 1,
+    "17727496665": 3,
+    "17727523543": 6,
+    "17728322628": 12,
+    "17728424428": 2,
+    "17732257364": 2,
+    "17738348630": 9,
+    "17738399468": 11,
+    "17738500500": 5,
+    "17758406187": 2,
+    "17760760747": 3,
+    "17800836875": 4,
+    "17659773217": 1
   }
 
   it.for(corpora)("$label: every conversation is complete, with the documented turn count", (corpus, ctx) => {
@@ -397,8 +490,18 @@ describe("discardIncompleteTurn (RFD 023 --discard-turn, with RFD 064 compaction
   it("drops the incomplete turn's events; a compaction recorded in it stays when it ends before the turn", () => {
     const b = streams()
     const entries = [
-      b.ts(), b.cr("1"), b.msg("a"), b.compaction(0, 5), b.ts(), b.cr("2"), b.msg("b"),
-      b.ts(), b.cr("3"), b.compaction(0, 1), b.compaction(1, 2), b.call("c")
+      b.ts(),
+      b.cr("1"),
+      b.msg("a"),
+      b.compaction(0, 5),
+      b.ts(),
+      b.cr("2"),
+      b.msg("b"),
+      b.ts(),
+      b.cr("3"),
+      b.compaction(0, 1),
+      b.compaction(1, 2),
+      b.call("c")
     ]
     const kept = discardIncompleteTurn(entries)!
     expect(shape(kept)).toEqual(["TS", "CR:1", "M:a", "TS", "CR:2", "M:b", "COMPACTION"])
@@ -427,14 +530,41 @@ describe("LastTurn: incompleteSummary kept as a stream grows (issue 24)", () => 
   it("agrees with incompleteSummary at every prefix of random streams (calls, inquiries by id prefix, by tool name and alone, reused ids, bare turn_starts, deltas)", () => {
     const b = streams()
     const pieces = [
-      () => b.ts(), () => b.cr("q"), () => b.msg("a"), () => b.call("c1"), () => b.call("c2", "other"), () => b.call("c1.x"),
-      () => b.result("c1"), () => b.result("c2"), () => b.result("c1.x"), () => b.ask("c1.overwrite.1"), () => b.ask("c1.x.q.1"),
-      () => b.ask("free", "other"), () => b.ask("lonely", "nobody"), () => b.askAssistant("asst"), () => b.answer("c1.overwrite.1"),
-      () => b.answer("c1.x.q.1"), () => b.answer("free"), () => b.cancel("lonely"), () => b.answer("asst"), () => b.delta(), () => b.unknown()
+      () => b.ts(),
+      () => b.cr("q"),
+      () => b.msg("a"),
+      () => b.call("c1"),
+      () => b.call("c2", "other"),
+      () => b.call("c1.x"),
+      () => b.result("c1"),
+      () => b.result("c2"),
+      () => b.result("c1.x"),
+      () => b.ask("c1.overwrite.1"),
+      () => b.ask("c1.x.q.1"),
+      () => b.ask("free", "other"),
+      () => b.ask("lonely", "nobody"),
+      () => b.askAssistant("asst"),
+      () => b.answer("c1.overwrite.1"),
+      () => b.answer("c1.x.q.1"),
+      () => b.answer("free"),
+      () => b.cancel("lonely"),
+      () => b.answer("asst"),
+      () => b.delta(),
+      () => b.unknown()
     ]
-    fc.assert(fc.property(fc.array(fc.nat(pieces.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 4 }), (picks, batch) => {
-      agreeAtEveryPrefix(picks.map((k) => pieces[k]!()), batch)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat(pieces.length - 1), { maxLength: 40 }),
+        fc.integer({ min: 1, max: 4 }),
+        (picks, batch) => {
+          agreeAtEveryPrefix(
+            picks.map((k) => pieces[k]!()),
+            batch
+          )
+        }
+      ),
+      { numRuns: 300 }
+    )
   })
 
   it.for(corpora)("$label: agrees at every prefix of every conversation", (corpus, ctx) => {

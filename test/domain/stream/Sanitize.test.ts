@@ -129,9 +129,29 @@ describe("sanitize (jp-reference §4.5, §7.1)", () => {
 
   it("preserves a compaction, a config delta and an unknown entry in place", () => {
     const b = streams()
-    const input = [b.ts(), b.cr("q"), b.compaction(0, 0), b.msg("a"), b.delta(), b.unknown(), b.ts(), b.cr("r"), b.msg("b")]
+    const input = [
+      b.ts(),
+      b.cr("q"),
+      b.compaction(0, 0),
+      b.msg("a"),
+      b.delta(),
+      b.unknown(),
+      b.ts(),
+      b.cr("r"),
+      b.msg("b")
+    ]
     const out = sanitize(input)
-    expect(shape(out)).toEqual(["TS", "CR:q", "COMPACTION", "M:a", "DELTA", "UNKNOWN:turn_statistics", "TS", "CR:r", "M:b"])
+    expect(shape(out)).toEqual([
+      "TS",
+      "CR:q",
+      "COMPACTION",
+      "M:a",
+      "DELTA",
+      "UNKNOWN:turn_statistics",
+      "TS",
+      "CR:r",
+      "M:b"
+    ])
     out.forEach((e, i) => expect(e).toBe(input[i]))
   })
 
@@ -151,8 +171,19 @@ describe("sanitize: RFD 082 turn-scoped inquiry repair", () => {
     const request2 = b.ask("call_1.confirm")
     const response2 = b.answer("call_1.confirm")
     const out = sanitize([
-      b.ts(), b.cr("1"), b.call("call_1"), orphan, b.result("call_1"), b.msg("a"),
-      b.ts(), b.cr("2"), b.call("call_1"), request2, response2, b.result("call_1"), b.msg("b")
+      b.ts(),
+      b.cr("1"),
+      b.call("call_1"),
+      orphan,
+      b.result("call_1"),
+      b.msg("a"),
+      b.ts(),
+      b.cr("2"),
+      b.call("call_1"),
+      request2,
+      response2,
+      b.result("call_1"),
+      b.msg("b")
     ])
     const inquiries = out.filter((e) => e.type === "inquiry_request" || e.type === "inquiry_response")
     expect(inquiries).toEqual([request2, response2])
@@ -167,7 +198,15 @@ describe("sanitize: RFD 082 turn-scoped inquiry repair", () => {
     const out = sanitize([b.ts(), b.cr("q"), b.call("call_1"), first, response, second, b.result("call_1"), b.msg("a")])
     expect(out.filter((e) => e.type === "inquiry_request")).toEqual([first])
     expect(out.filter((e) => e.type === "inquiry_response")).toEqual([response])
-    expect(shape(out)).toEqual(["TS", "CR:q", "TC:call_1", "IQ:call_1.confirm", "IA:call_1.confirm", "TR:call_1", "M:a"])
+    expect(shape(out)).toEqual([
+      "TS",
+      "CR:q",
+      "TC:call_1",
+      "IQ:call_1.confirm",
+      "IA:call_1.confirm",
+      "TR:call_1",
+      "M:a"
+    ])
   })
 
   it("drops an inquiry response that precedes every request with its id", () => {
@@ -179,9 +218,17 @@ describe("sanitize: RFD 082 turn-scoped inquiry repair", () => {
   it("keeps every RFD 082 outcome as a valid closing response", () => {
     const b = streams()
     const out = sanitize([
-      b.ts(), b.cr("q"), b.call("c"),
-      b.ask("c.a.1"), b.answer("c.a.1", null), b.ask("c.b.1"), b.cancel("c.b.1", "some_future_variant"),
-      b.ask("c.s.1"), b.redact("c.s.1"), b.result("c"), b.msg("done")
+      b.ts(),
+      b.cr("q"),
+      b.call("c"),
+      b.ask("c.a.1"),
+      b.answer("c.a.1", null),
+      b.ask("c.b.1"),
+      b.cancel("c.b.1", "some_future_variant"),
+      b.ask("c.s.1"),
+      b.redact("c.s.1"),
+      b.result("c"),
+      b.msg("done")
     ])
     expect(out.filter((e) => e.type === "inquiry_request" || e.type === "inquiry_response").length).toBe(6)
   })

@@ -7,8 +7,17 @@ describe("intoParts (RFD 005)", () => {
   it("yields only provider-visible events, in order", () => {
     const b = streams()
     const entries = [
-      b.delta(), b.ts(), b.cr("q"), b.reasoning("r"), b.call("c"), b.ask("c.q.1"), b.answer("c.q.1"),
-      b.result("c"), b.compaction(), b.unknown(), b.msg("a")
+      b.delta(),
+      b.ts(),
+      b.cr("q"),
+      b.reasoning("r"),
+      b.call("c"),
+      b.ask("c.q.1"),
+      b.answer("c.q.1"),
+      b.result("c"),
+      b.compaction(),
+      b.unknown(),
+      b.msg("a")
     ]
     const { events } = intoParts({ events: entries })
     expect(shape(events)).toEqual(["CR:q", "R:r", "TC:c", "TR:c", "M:a"])
@@ -16,7 +25,11 @@ describe("intoParts (RFD 005)", () => {
   })
 
   it("puts the system prompt first, then the sections", () => {
-    expect(intoParts({ systemPrompt: "sys", sections: ["one", "two"], events: [] }).systemParts).toEqual(["sys", "one", "two"])
+    expect(intoParts({ systemPrompt: "sys", sections: ["one", "two"], events: [] }).systemParts).toEqual([
+      "sys",
+      "one",
+      "two"
+    ])
     expect(intoParts({ sections: ["one"], events: [] }).systemParts).toEqual(["one"])
     expect(intoParts({ systemPrompt: "", events: [] }).systemParts).toEqual([])
   })
@@ -31,7 +44,15 @@ describe("intoParts (RFD 005)", () => {
   it("keeps a tool call request next to its response although inquiries sit between them", () => {
     const b = streams()
     const { events } = intoParts({
-      events: sanitize([b.ts(), b.cr("q"), b.call("c"), b.ask("c.ok.1"), b.answer("c.ok.1"), b.ask("c.ok.2"), b.result("c")])
+      events: sanitize([
+        b.ts(),
+        b.cr("q"),
+        b.call("c"),
+        b.ask("c.ok.1"),
+        b.answer("c.ok.1"),
+        b.ask("c.ok.2"),
+        b.result("c")
+      ])
     })
     expect(shape(events)).toEqual(["CR:q", "TC:c", "TR:c"])
   })

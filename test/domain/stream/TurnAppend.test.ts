@@ -4,7 +4,10 @@ import * as TurnAppend from "../../../src/domain/stream/TurnAppend.ts"
 import { shape, streams } from "../_streams.ts"
 
 /** Appends like `TurnMut::build`: all or nothing. */
-const build = (stream: ReadonlyArray<StreamEntry>, batch: ReadonlyArray<StreamEntry>): Array<StreamEntry> | TurnAppend.AppendRejection => {
+const build = (
+  stream: ReadonlyArray<StreamEntry>,
+  batch: ReadonlyArray<StreamEntry>
+): Array<StreamEntry> | TurnAppend.AppendRejection => {
   const result = TurnAppend.validate(stream, batch)
   return result._tag === "Ok" ? [...stream, ...result.entries] : result.rejection
 }
@@ -33,7 +36,13 @@ describe("validated appends (jp-reference §4.4, §7.2)", () => {
 
   it("chained events all land", () => {
     const b = streams()
-    expect(shape(ok(build(startTurn(b, []), [b.msg("a"), b.call("c"), b.msg("b")])))).toEqual(["TS", "CR:q", "M:a", "TC:c", "M:b"])
+    expect(shape(ok(build(startTurn(b, []), [b.msg("a"), b.call("c"), b.msg("b")])))).toEqual([
+      "TS",
+      "CR:q",
+      "M:a",
+      "TC:c",
+      "M:b"
+    ])
   })
 
   it("a turn_start that does not open the batch is silently dropped", () => {
@@ -76,7 +85,10 @@ describe("validated appends (jp-reference §4.4, §7.2)", () => {
   it("a whole batch is rejected when one event is invalid", () => {
     const b = streams()
     const s = startTurn(b, [])
-    expect(build(s, [b.call("c"), b.result("c"), b.result("c")])).toEqual({ _tag: "DuplicateToolCallResponse", id: "c" })
+    expect(build(s, [b.call("c"), b.result("c"), b.result("c")])).toEqual({
+      _tag: "DuplicateToolCallResponse",
+      id: "c"
+    })
   })
 
   it("a response is accepted when the request came in an earlier build", () => {
@@ -98,7 +110,10 @@ describe("validated appends (jp-reference §4.4, §7.2)", () => {
 
   it("an inquiry response requires a matching request", () => {
     const b = streams()
-    expect(build(startTurn(b, []), [b.answer("nonexistent")])).toEqual({ _tag: "OrphanedInquiryResponse", id: "nonexistent" })
+    expect(build(startTurn(b, []), [b.answer("nonexistent")])).toEqual({
+      _tag: "OrphanedInquiryResponse",
+      id: "nonexistent"
+    })
   })
 
   it("an inquiry response is accepted when the request exists", () => {
@@ -145,7 +160,9 @@ describe("validated appends (jp-reference §4.4, §7.2)", () => {
 
   it("requests and chat events are never rejected, duplicates included", () => {
     const b = streams()
-    expect(ok(build(startTurn(b, []), [b.call("a"), b.call("a"), b.ask("i"), b.ask("i"), b.cr("x"), b.msg("y")])).length).toBe(8)
+    expect(
+      ok(build(startTurn(b, []), [b.call("a"), b.call("a"), b.ask("i"), b.ask("i"), b.cr("x"), b.msg("y")])).length
+    ).toBe(8)
   })
 
   it("a batch that opens with a turn_start validates against an empty window", () => {

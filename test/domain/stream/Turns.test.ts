@@ -3,11 +3,22 @@ import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts
 import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
 import { TurnStart } from "../../../src/domain/event/TurnStart.ts"
 import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
-import { currentTurnSchema, currentTurnStart, eventsByTurn, turnAtTime, turnCount, turns } from "../../../src/domain/stream/Turns.ts"
+import {
+  currentTurnSchema,
+  currentTurnStart,
+  eventsByTurn,
+  turnAtTime,
+  turnCount,
+  turns
+} from "../../../src/domain/stream/Turns.ts"
 import { shape, streams } from "../_streams.ts"
 
 const agree = (entries: ReadonlyArray<StreamEntry>) => {
-  const fromTurns = turns(entries).flatMap((t) => t.entries.filter((e) => e.type !== "config_delta" && e.type !== "compaction" && e.type !== "unknown").map(() => t.index))
+  const fromTurns = turns(entries).flatMap((t) =>
+    t.entries
+      .filter((e) => e.type !== "config_delta" && e.type !== "compaction" && e.type !== "unknown")
+      .map(() => t.index)
+  )
   const fromEvents = eventsByTurn(entries).map((x) => x.turn)
   expect(fromEvents).toEqual(fromTurns)
   return fromEvents
@@ -25,7 +36,10 @@ describe("turn iteration (jp-reference §4.3, §7.3)", () => {
     const entries = [b.ts(), b.cr("a"), b.delta(), b.ts(), b.cr("b")]
     expect(agree(entries)).toEqual([0, 0, 1, 1])
     expect(turnCount(entries)).toBe(2)
-    expect(turns(entries).map((t) => [t.start, t.end])).toEqual([[0, 3], [3, 5]])
+    expect(turns(entries).map((t) => [t.start, t.end])).toEqual([
+      [0, 3],
+      [3, 5]
+    ])
     expect(shape(turns(entries)[0]!.entries)).toEqual(["TS", "CR:a", "DELTA"])
   })
 
@@ -76,7 +90,10 @@ describe("turn iteration (jp-reference §4.3, §7.3)", () => {
     const b = streams()
     const entries = [b.delta(), b.cr("1"), b.compaction(), b.ts(), b.cr("2"), b.unknown(), b.delta()]
     const all = turns(entries)
-    expect(all.map((t) => [t.start, t.end])).toEqual([[0, 3], [3, 7]])
+    expect(all.map((t) => [t.start, t.end])).toEqual([
+      [0, 3],
+      [3, 7]
+    ])
     expect(all.flatMap((t) => t.entries)).toEqual(entries)
     expect(eventsByTurn(entries).map((x) => x.event.type)).toEqual(["chat_request", "turn_start", "chat_request"])
   })

@@ -39,11 +39,15 @@ describe("Config.decode", () => {
 
   it("accepts an empty document and ignores keys parley does not know", () => {
     expect(ok({})).toStrictEqual({})
-    expect(ok({ style: { code: { theme: "x" } }, conversation: { title: { generate: true } } })).toStrictEqual({ conversation: {} })
+    expect(ok({ style: { code: { theme: "x" } }, conversation: { title: { generate: true } } })).toStrictEqual({
+      conversation: {}
+    })
   })
 
   it("reads JP's table form of a model id", () => {
-    expect(ok({ assistant: { model: { id: { provider: "anthropic", name: "claude-haiku-4-5" }, parameters: {} } } })).toStrictEqual({
+    expect(
+      ok({ assistant: { model: { id: { provider: "anthropic", name: "claude-haiku-4-5" }, parameters: {} } } })
+    ).toStrictEqual({
       assistant: { model: "anthropic/claude-haiku-4-5" }
     })
     expect(ok({ conversation: { inquiry: { assistant: { model: { id: "openai/gpt-5-mini" } } } } })).toStrictEqual({
@@ -70,12 +74,17 @@ describe("Config.decode", () => {
   })
 
   it("rejects any attempt to configure the inquiry source", () => {
-    const message = "the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})"
+    const message =
+      "the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})"
     expect(
       problems({
         conversation: {
           tools: {
-            note: { command: "x", inquiry_source: "assistant", questions: { q: { target: "assistant", inquiry_source: { source: "assistant" } } } }
+            note: {
+              command: "x",
+              inquiry_source: "assistant",
+              questions: { q: { target: "assistant", inquiry_source: { source: "assistant" } } }
+            }
           }
         }
       })
@@ -91,7 +100,15 @@ describe("Config.decode", () => {
 
   it("checks what a schema cannot: local tools need a command, question ids are valid", () => {
     expect(
-      problems({ conversation: { tools: { a: { source: "local" }, b: { source: "builtin", command: "x" }, "c.d": { command: "x", questions: { "x.y": {} } } } } })
+      problems({
+        conversation: {
+          tools: {
+            a: { source: "local" },
+            b: { source: "builtin", command: "x" },
+            "c.d": { command: "x", questions: { "x.y": {} } }
+          }
+        }
+      })
     ).toStrictEqual([
       `conversation.tools.a.command: missing (required for source = "local")`,
       `conversation.tools.b.command: only a local tool has a command (source is "builtin")`,
@@ -100,7 +117,9 @@ describe("Config.decode", () => {
   })
 
   it("rejects values TOML can hold but JSON cannot, in parameters and answers", () => {
-    expect(problems({ conversation: { tools: { t: { command: "x", questions: { q: { answer: new Date(0) } } } } } })).toStrictEqual([
+    expect(
+      problems({ conversation: { tools: { t: { command: "x", questions: { q: { answer: new Date(0) } } } } } })
+    ).toStrictEqual([
       `conversation.tools.t.questions.q.answer: expected JSON value, got a date (1970-01-01T00:00:00.000Z)`
     ])
   })
@@ -111,7 +130,11 @@ describe("Config lookups", () => {
     conversation: {
       tools: {
         "*": { run: "ask" },
-        write_note: { command: "x", run: "unattended", questions: { overwrite: { target: "assistant", answer: false }, other: {} } },
+        write_note: {
+          command: "x",
+          run: "unattended",
+          questions: { overwrite: { target: "assistant", answer: false }, other: {} }
+        },
         read_file: { description: "custom" }
       }
     }
@@ -133,11 +156,20 @@ describe("Config lookups", () => {
 
   it("tool limits: the tool's, else the `*` default, else 10 minutes and 1 MiB", () => {
     const limited = ok({
-      conversation: { tools: { "*": { max_output_bytes: 5000 }, a: { command: "x", timeout_ms: 100 }, b: { command: "y", max_output_bytes: 7 } } }
+      conversation: {
+        tools: {
+          "*": { max_output_bytes: 5000 },
+          a: { command: "x", timeout_ms: 100 },
+          b: { command: "y", max_output_bytes: 7 }
+        }
+      }
     })
     expect(Config.toolLimits(limited, "a")).toStrictEqual({ timeoutMs: 100, maxOutputBytes: 5000 })
     expect(Config.toolLimits(limited, "b")).toStrictEqual({ timeoutMs: 600_000, maxOutputBytes: 7 })
-    expect(Config.toolLimits({}, "c")).toStrictEqual({ timeoutMs: Config.DEFAULT_TIMEOUT_MS, maxOutputBytes: Config.DEFAULT_MAX_OUTPUT_BYTES })
+    expect(Config.toolLimits({}, "c")).toStrictEqual({
+      timeoutMs: Config.DEFAULT_TIMEOUT_MS,
+      maxOutputBytes: Config.DEFAULT_MAX_OUTPUT_BYTES
+    })
     expect([Config.DEFAULT_TIMEOUT_MS, Config.DEFAULT_MAX_OUTPUT_BYTES]).toStrictEqual([600_000, 1_048_576])
     expect(problems({ conversation: { tools: { a: { command: "x", max_output_bytes: 1.5 } } } })).toStrictEqual([
       "conversation.tools.a.max_output_bytes: expected an integer, got 1.5"
@@ -164,14 +196,22 @@ describe("Config: MCP servers", () => {
   it("accepts the contract example, tools pinned to a server, and lists enabled servers in file order", () => {
     const input = {
       mcp: { servers },
-      conversation: { tools: { echo: { source: "mcp.everything", run: "unattended", questions: { name: { answer: "Ada" } } }, "get-sum": { run: "skip" } } }
+      conversation: {
+        tools: {
+          echo: { source: "mcp.everything", run: "unattended", questions: { name: { answer: "Ada" } } },
+          "get-sum": { run: "skip" }
+        }
+      }
     }
     const config = ok(input)
     expect(config).toStrictEqual(input)
     expect(Config.mcpServers(config).map(([name]) => name)).toStrictEqual(["everything", "remote"])
     expect(Config.pinnedServer(Config.toolConfig(config, "echo"))).toBe("everything")
     expect(Config.pinnedServer(Config.toolConfig(config, "get-sum"))).toBeUndefined()
-    expect(Config.configuredTools(config).map(([name, t]) => [name, Config.toolKind(t)])).toStrictEqual([["echo", "mcp"], ["get-sum", "builtin"]])
+    expect(Config.configuredTools(config).map(([name, t]) => [name, Config.toolKind(t)])).toStrictEqual([
+      ["echo", "mcp"],
+      ["get-sum", "builtin"]
+    ])
   })
 
   it("a server has exactly one of command and url, and only that kind's keys", () => {
@@ -190,14 +230,14 @@ describe("Config: MCP servers", () => {
       })
     ).toStrictEqual([
       "mcp.servers.typed.command: expected string, got 5",
-      "mcp.servers.typed.args: expected array, got \"x\"",
+      'mcp.servers.typed.args: expected array, got "x"',
       "mcp.servers.typed.startup_timeout_ms: expected a value greater than 0, got 0",
       "mcp.servers.both: set either command (a stdio server parley starts) or url (a streamable HTTP server), not both",
       "mcp.servers.none: missing command (a stdio server parley starts) or url (a streamable HTTP server)",
       "mcp.servers.stdio.headers: only an HTTP server (url) has headers",
       "mcp.servers.http.env: only a stdio server (command) has env",
       "mcp.servers.http.cwd: only a stdio server (command) has cwd",
-      "mcp.servers.http.url: expected an http:// or https:// URL, got \"ftp://a\"",
+      'mcp.servers.http.url: expected an http:// or https:// URL, got "ftp://a"',
       "mcp.servers.\"a.b\": a server name may only hold letters, digits, '_' and '-' (it is written source = \"mcp.NAME\")"
     ])
   })
@@ -215,8 +255,8 @@ describe("Config: MCP servers", () => {
         }
       })
     ).toStrictEqual([
-      "conversation.tools.a.source: expected \"local\", \"builtin\" or \"mcp.NAME\" (NAME a server under [mcp.servers]), got \"remote\"",
-      "conversation.tools.b.source: there is no MCP server named \"nope\" (configure it under [mcp.servers.nope]; configured: everything)",
+      'conversation.tools.a.source: expected "local", "builtin" or "mcp.NAME" (NAME a server under [mcp.servers]), got "remote"',
+      'conversation.tools.b.source: there is no MCP server named "nope" (configure it under [mcp.servers.nope]; configured: everything)',
       "conversation.tools.c.command: an MCP tool has no command of its own: its server provides it",
       "conversation.tools.c.parameters: an MCP tool has no parameters of its own: its server provides it"
     ])
@@ -225,17 +265,27 @@ describe("Config: MCP servers", () => {
 
 describe("RFD 034: inquiry assistant config and per-question targets", () => {
   it("a target table is the assistant with overrides; JP's model.id form reads as provider/model", () => {
-    const config = Result.getOrThrow(Config.decode({
-      conversation: {
-        inquiry: { assistant: { model: { id: "anthropic/haiku" }, system_prompt: "Short.", request: { max_response_bytes: 4096, cache: "10m" } } },
-        tools: { t: { questions: { q: { target: { model: { id: "openai/small" } } }, u: { target: "user" } } } }
-      }
-    }))
+    const config = Result.getOrThrow(
+      Config.decode({
+        conversation: {
+          inquiry: {
+            assistant: {
+              model: { id: "anthropic/haiku" },
+              system_prompt: "Short.",
+              request: { max_response_bytes: 4096, cache: "10m" }
+            }
+          },
+          tools: { t: { questions: { q: { target: { model: { id: "openai/small" } } }, u: { target: "user" } } } }
+        }
+      })
+    )
     expect(Config.questionTarget(config, "t", "q")).toBe("assistant")
     expect(Config.questionAssistant(config, "t", "q")).toStrictEqual({ model: "openai/small" })
     expect(Config.questionTarget(config, "t", "u")).toBe("user")
     expect(Config.questionAssistant(config, "t", "u")).toBeUndefined()
-    expect(Config.mergeAssistant(Config.questionAssistant(config, "t", "q"), config.conversation?.inquiry?.assistant)).toStrictEqual({
+    expect(
+      Config.mergeAssistant(Config.questionAssistant(config, "t", "q"), config.conversation?.inquiry?.assistant)
+    ).toStrictEqual({
       model: "openai/small",
       system_prompt: "Short.",
       request: { max_response_bytes: 4096, cache: "10m" }
@@ -244,22 +294,39 @@ describe("RFD 034: inquiry assistant config and per-question targets", () => {
 
   it("a bad value in the table is a config error naming it; an unknown key is a warning naming it (the config loads)", () => {
     // The dotted key and every allowed value, whatever the wrong value is (a string got only the three words).
-    const allowed = "expected true, false, \"off\", \"short\", \"long\" or a duration such as \"10m\""
-    expect(problems({ conversation: { tools: { t: { questions: { q: { target: { request: { cache: "sometimes" } } } } } } } })).toStrictEqual([
-      `conversation.tools.t.questions.q.target.request.cache: ${allowed}, got "sometimes"`
-    ])
+    const allowed = 'expected true, false, "off", "short", "long" or a duration such as "10m"'
+    expect(
+      problems({
+        conversation: { tools: { t: { questions: { q: { target: { request: { cache: "sometimes" } } } } } } }
+      })
+    ).toStrictEqual([`conversation.tools.t.questions.q.target.request.cache: ${allowed}, got "sometimes"`])
     expect(problems({ conversation: { inquiry: { assistant: { request: { cache: "10x" } } } } })).toStrictEqual([
       `conversation.inquiry.assistant.request.cache: ${allowed}, got "10x"`
     ])
     expect(problems({ conversation: { inquiry: { assistant: { request: { cache: 5 } } } } })).toStrictEqual([
       `conversation.inquiry.assistant.request.cache: ${allowed}, got 5`
     ])
-    expect(ok({ conversation: { inquiry: { assistant: { request: { cache: "long" } } } } }).conversation?.inquiry?.assistant?.request?.cache).toBe("long")
-    expect(ok({ conversation: { inquiry: { assistant: { request: { cache: false } } } } }).conversation?.inquiry?.assistant?.request?.cache).toBe(false)
-    expect(ok({ conversation: { inquiry: { assistant: { request: { cache: "1.5h" } } } } }).conversation?.inquiry?.assistant?.request?.cache).toBe("1.5h")
+    expect(
+      ok({ conversation: { inquiry: { assistant: { request: { cache: "long" } } } } }).conversation?.inquiry?.assistant
+        ?.request?.cache
+    ).toBe("long")
+    expect(
+      ok({ conversation: { inquiry: { assistant: { request: { cache: false } } } } }).conversation?.inquiry?.assistant
+        ?.request?.cache
+    ).toBe(false)
+    expect(
+      ok({ conversation: { inquiry: { assistant: { request: { cache: "1.5h" } } } } }).conversation?.inquiry?.assistant
+        ?.request?.cache
+    ).toBe("1.5h")
     const input = {
       conversation: {
-        inquiry: { assistant: { model: { id: "a/b", parameters: { temperature: 0 } }, tool_choice: "none", request: { cache: true, retries: 3 } } },
+        inquiry: {
+          assistant: {
+            model: { id: "a/b", parameters: { temperature: 0 } },
+            tool_choice: "none",
+            request: { cache: true, retries: 3 }
+          }
+        },
         tools: { t: { questions: { q: { target: { name: "helper" } } } } }
       }
     }

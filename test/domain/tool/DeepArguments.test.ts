@@ -14,14 +14,19 @@ import * as JsonText from "../../../src/domain/storage/JsonText.ts"
 import * as DeepArguments from "../../../src/domain/tool/DeepArguments.ts"
 import { ProviderDelta, ReplyBuilder } from "../../../src/domain/model/Reply.ts"
 
-const nested = (depth: number): JsonObject => JSON.parse(`{"x":${"[".repeat(depth - 1)}"leaf"${"]".repeat(depth - 1)}}`) as JsonObject
+const nested = (depth: number): JsonObject =>
+  JSON.parse(`{"x":${"[".repeat(depth - 1)}"leaf"${"]".repeat(depth - 1)}}`) as JsonObject
 
 describe("DeepArguments", () => {
   it("keeps arguments up to 100 levels and replaces deeper ones by a marker saying how deep", () => {
     const ok = nested(100)
     expect(DeepArguments.bounded(ok)).toBe(ok)
-    expect(DeepArguments.bounded(nested(101))).toStrictEqual({ parley_arguments_replaced: "nested 101 levels deep; the limit is 100" })
-    expect(DeepArguments.replaced(DeepArguments.bounded(nested(10_001)))).toBe("nested 10001 levels deep; the limit is 100")
+    expect(DeepArguments.bounded(nested(101))).toStrictEqual({
+      parley_arguments_replaced: "nested 101 levels deep; the limit is 100"
+    })
+    expect(DeepArguments.replaced(DeepArguments.bounded(nested(10_001)))).toBe(
+      "nested 10001 levels deep; the limit is 100"
+    )
     expect(DeepArguments.replaced({ parley_arguments_replaced: "x", other: 1 })).toBe(undefined)
     expect(DeepArguments.replaced(ok)).toBe(undefined)
   })
@@ -31,12 +36,21 @@ describe("DeepArguments", () => {
     builder.add(ProviderDelta.ToolCall({ id: "call_1", name: "read_file", arguments: nested(10_000), metadata: {} }))
     builder.add(ProviderDelta.Finish({ reason: "tool_use" }))
     const [call] = builder.finish().events
-    expect(call).toMatchObject({ type: "tool_call_request", arguments: { parley_arguments_replaced: "nested 10000 levels deep; the limit is 100" } })
+    expect(call).toMatchObject({
+      type: "tool_call_request",
+      arguments: { parley_arguments_replaced: "nested 10000 levels deep; the limit is 100" }
+    })
   })
 })
 
 describe("the codec and the prints at depth", () => {
-  const call = (args: JsonObject) => new ToolCallRequest({ timestamp: "2026-01-01 00:00:00.0" as Timestamp.Timestamp, id: "call_1", name: "t", arguments: args })
+  const call = (args: JsonObject) =>
+    new ToolCallRequest({
+      timestamp: "2026-01-01 00:00:00.0" as Timestamp.Timestamp,
+      id: "call_1",
+      name: "t",
+      arguments: args
+    })
 
   it("encodes and decodes tool-call arguments 100,000 deep (storage base64 on every string leaf)", () => {
     const entry = call(nested(100_000))

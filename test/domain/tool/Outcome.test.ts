@@ -35,7 +35,11 @@ describe("Outcome.parseJson", () => {
     expect(outcome.type).toBe("needs_input")
     if (outcome.type !== "needs_input") return
     expect(outcome.question).toBeInstanceOf(Question)
-    expect({ ...outcome.question }).toStrictEqual({ id: "overwrite", text: "Overwrite?", answer_type: { type: "boolean" } })
+    expect({ ...outcome.question }).toStrictEqual({
+      id: "overwrite",
+      text: "Overwrite?",
+      answer_type: { type: "boolean" }
+    })
   })
 
   it("reads legacy answer types inside a question", () => {
@@ -53,12 +57,16 @@ describe("Outcome.parseJson", () => {
   })
 
   it("reports an invalid question id separately from 'not an outcome'", () => {
-    expect(Outcome.parseJson(`{"type":"needs_input","question":{"id":"a.b","text":"?","answer_type":"Boolean"}}`)).toStrictEqual({
+    expect(
+      Outcome.parseJson(`{"type":"needs_input","question":{"id":"a.b","text":"?","answer_type":"Boolean"}}`)
+    ).toStrictEqual({
       _tag: "InvalidQuestionId",
       id: "a.b",
       problem: "question ids must not contain '.'"
     })
-    expect(Outcome.parseJson(`{"type":"needs_input","question":{"id":"","text":"?","answer_type":"Boolean"}}`)).toStrictEqual({
+    expect(
+      Outcome.parseJson(`{"type":"needs_input","question":{"id":"","text":"?","answer_type":"Boolean"}}`)
+    ).toStrictEqual({
       _tag: "InvalidQuestionId",
       id: "",
       problem: "question ids must not be empty"
@@ -66,7 +74,14 @@ describe("Outcome.parseJson", () => {
   })
 
   it("anything else is not an outcome", () => {
-    for (const text of ["hello", "", `{"type":"success"}`, `{"type":"done","content":"x"}`, `[1]`, `{"type":"success","content":1}`]) {
+    for (const text of [
+      "hello",
+      "",
+      `{"type":"success"}`,
+      `{"type":"done","content":"x"}`,
+      `[1]`,
+      `{"type":"success","content":1}`
+    ]) {
       expect(Outcome.parseJson(text)._tag).toBe("NotAnOutcome")
     }
   })

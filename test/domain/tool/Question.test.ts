@@ -2,7 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
 import { AnswerType } from "../../../src/domain/tool/AnswerType.ts"
 import { InquiryQuestion } from "../../../src/domain/event/InquiryQuestion.ts"
-import { fromInquiryQuestion, isQuestionId, Question, QuestionId, toInquiryQuestion } from "../../../src/domain/tool/Question.ts"
+import {
+  fromInquiryQuestion,
+  isQuestionId,
+  Question,
+  QuestionId,
+  toInquiryQuestion
+} from "../../../src/domain/tool/Question.ts"
 
 const decodeAnswerType = Schema.decodeUnknownSync(AnswerType)
 const encodeAnswerType = Schema.encodeSync(AnswerType)
@@ -28,7 +34,12 @@ describe("QuestionId", () => {
 
 describe("AnswerType", () => {
   it("decodes the current tagged shapes unchanged", () => {
-    for (const t of [{ type: "boolean" }, { type: "text" }, { type: "secret" }, { type: "select", options: ["a", "b"] }]) {
+    for (const t of [
+      { type: "boolean" },
+      { type: "text" },
+      { type: "secret" },
+      { type: "select", options: ["a", "b"] }
+    ]) {
       expect(decodeAnswerType(t)).toStrictEqual(t)
     }
   })
@@ -38,7 +49,10 @@ describe("AnswerType", () => {
     expect(decodeAnswerType("Text")).toStrictEqual({ type: "text" })
     expect(decodeAnswerType({ Select: { options: ["x", "y"] } })).toStrictEqual({ type: "select", options: ["x", "y"] })
     expect(encodeAnswerType(decodeAnswerType("Boolean"))).toStrictEqual({ type: "boolean" })
-    expect(encodeAnswerType(decodeAnswerType({ Select: { options: ["x"] } }))).toStrictEqual({ type: "select", options: ["x"] })
+    expect(encodeAnswerType(decodeAnswerType({ Select: { options: ["x"] } }))).toStrictEqual({
+      type: "select",
+      options: ["x"]
+    })
   })
 
   it("rejects unknown shapes", () => {
@@ -51,7 +65,12 @@ describe("AnswerType", () => {
 
 describe("toInquiryQuestion", () => {
   it("keeps text, answer type and default; drops id; RFD 083's fields only when set", () => {
-    const q = new Question({ id: "overwrite" as QuestionId, text: "Overwrite a.txt?", answer_type: AnswerType.boolean, default: false })
+    const q = new Question({
+      id: "overwrite" as QuestionId,
+      text: "Overwrite a.txt?",
+      answer_type: AnswerType.boolean,
+      default: false
+    })
     const persisted = toInquiryQuestion(q)
     expect(persisted).toStrictEqual({ text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false })
     // It is a valid persisted question, byte-compatible with JP's shape.
@@ -59,17 +78,28 @@ describe("toInquiryQuestion", () => {
       `{"text":"Overwrite a.txt?","answer_type":{"type":"boolean"},"default":false}`
     )
     // Defaults are left out: exclusive false and persistence turn write nothing.
-    expect(toInquiryQuestion(new Question({ id: "x" as QuestionId, text: "T", answer_type: AnswerType.text, exclusive: false, persistence: "turn" })))
-      .toStrictEqual({ text: "T", answer_type: { type: "text" } })
-    const full = toInquiryQuestion(new Question({
-      id: "answer" as QuestionId,
-      text: "Proceed?",
-      context: "It rewrites config.",
-      answer_type: AnswerType.boolean,
-      default: true,
-      exclusive: true,
-      persistence: "none"
-    }))
+    expect(
+      toInquiryQuestion(
+        new Question({
+          id: "x" as QuestionId,
+          text: "T",
+          answer_type: AnswerType.text,
+          exclusive: false,
+          persistence: "turn"
+        })
+      )
+    ).toStrictEqual({ text: "T", answer_type: { type: "text" } })
+    const full = toInquiryQuestion(
+      new Question({
+        id: "answer" as QuestionId,
+        text: "Proceed?",
+        context: "It rewrites config.",
+        answer_type: AnswerType.boolean,
+        default: true,
+        exclusive: true,
+        persistence: "none"
+      })
+    )
     expect(JSON.stringify(full)).toBe(
       `{"text":"Proceed?","answer_type":{"type":"boolean"},"default":true,"context":"It rewrites config.","exclusive":true,"persistence":"none"}`
     )
@@ -85,7 +115,11 @@ describe("toInquiryQuestion", () => {
   })
 
   it("turns select strings into options without description", () => {
-    const q = new Question({ id: "color" as QuestionId, text: "Color?", answer_type: AnswerType.select(["red", "green"]) })
+    const q = new Question({
+      id: "color" as QuestionId,
+      text: "Color?",
+      answer_type: AnswerType.select(["red", "green"])
+    })
     expect(toInquiryQuestion(q)).toStrictEqual({
       text: "Color?",
       answer_type: { type: "select", options: [{ value: "red" }, { value: "green" }] }

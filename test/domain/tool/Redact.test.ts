@@ -21,15 +21,20 @@ const secretChar = fc.oneof(
 
 /** A secret with no border (no proper prefix that is also a suffix), so it cannot overlap itself. */
 const secretArb = (minLength: number) =>
-  fc.array(secretChar, { minLength, maxLength: 40 }).map((cs) => cs.join("")).filter((s) => {
-    // Blanks at a secret's edges could join the blanks around it (both read as a line break).
-    if (new Set(s).size < 4 || /^\s|\s$/.test(s)) return false
-    for (let k = 1; k < s.length; k++) if (s.slice(0, k) === s.slice(-k)) return false
-    return true
-  })
+  fc
+    .array(secretChar, { minLength, maxLength: 40 })
+    .map((cs) => cs.join(""))
+    .filter((s) => {
+      // Blanks at a secret's edges could join the blanks around it (both read as a line break).
+      if (new Set(s).size < 4 || /^\s|\s$/.test(s)) return false
+      for (let k = 1; k < s.length; k++) if (s.slice(0, k) === s.slice(-k)) return false
+      return true
+    })
 
 /** Text around an encoded secret: characters no encoding of the table can start or end with. */
-const neutral = fc.array(fc.constantFrom(" ", "\n", "\t", "Ω", "Ж", "→", "|", ",", "<", ">"), { maxLength: 12 }).map((cs) => cs.join(""))
+const neutral = fc
+  .array(fc.constantFrom(" ", "\n", "\t", "Ω", "Ж", "→", "|", ",", "<", ">"), { maxLength: 12 })
+  .map((cs) => cs.join(""))
 
 /** How an encoded secret is broken across lines: by the tools that wrap, indent or label lines. */
 const BREAKS = ["\n", "\r\n", "\n    ", "\n\t", "  \n", "\npart2 ", "\r\n  part2: ", "\n00000010: ", "\\n", "\\r\\n"]
@@ -42,11 +47,24 @@ const broken = (text: string, cuts: ReadonlyArray<[number, number]>): string => 
 
 const cutsArb = fc.array(fc.tuple(fc.nat(200), fc.nat(BREAKS.length - 1)), { maxLength: 4 })
 
-const hexCase = (hex: string, upper: ReadonlyArray<boolean>) => [...hex].map((c, i) => (upper[i % upper.length] ? c.toUpperCase() : c)).join("")
+const hexCase = (hex: string, upper: ReadonlyArray<boolean>) =>
+  [...hex].map((c, i) => (upper[i % upper.length] ? c.toUpperCase() : c)).join("")
 const percentAll = (s: string, upper: boolean) =>
-  [...Buffer.from(s)].map((b) => `%${b.toString(16).padStart(2, "0")}`).map((e) => (upper ? e.toUpperCase() : e)).join("")
+  [...Buffer.from(s)]
+    .map((b) => `%${b.toString(16).padStart(2, "0")}`)
+    .map((e) => (upper ? e.toUpperCase() : e))
+    .join("")
 const jsonAscii = (s: string) =>
-  [...s].map((c) => (/[A-Za-z0-9]/.test(c) ? c : c.split("").map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""))).join("")
+  [...s]
+    .map((c) =>
+      /[A-Za-z0-9]/.test(c)
+        ? c
+        : c
+            .split("")
+            .map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`)
+            .join("")
+    )
+    .join("")
 
 /** The text encodings of the table, written by Node's encoders (and a few hand-rolled tool styles). */
 const TEXT_ENCODERS: ReadonlyArray<[string, (s: string, upper: ReadonlyArray<boolean>) => string]> = [
@@ -58,19 +76,35 @@ const TEXT_ENCODERS: ReadonlyArray<[string, (s: string, upper: ReadonlyArray<boo
   ["percent-encoded, upper case", (s) => percentAll(s, true)],
   ["percent-encoded, lower case", (s) => percentAll(s, false)],
   ["hex", (s, upper) => hexCase(Buffer.from(s).toString("hex"), upper)],
-  ["hex bytes spaced (hexdump)", (s, upper) => hexCase(Buffer.from(s).toString("hex"), upper).replace(/(..)(?!$)/g, "$1 ")],
-  ["hex in pairs (xxd)", (s) => Buffer.from(s).toString("hex").replace(/(....)(?!$)/g, "$1 ")]
+  [
+    "hex bytes spaced (hexdump)",
+    (s, upper) => hexCase(Buffer.from(s).toString("hex"), upper).replace(/(..)(?!$)/g, "$1 ")
+  ],
+  [
+    "hex in pairs (xxd)",
+    (s) =>
+      Buffer.from(s)
+        .toString("hex")
+        .replace(/(....)(?!$)/g, "$1 ")
+  ]
 ]
 
 describe("Redact.scrub, property-tested", () => {
   for (const [name, encode] of TEXT_ENCODERS) {
     it(`${name}: exactly the encoded secret is replaced, also broken across lines`, () => {
       fc.assert(
-        fc.property(secretArb(3), neutral, neutral, fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }), cutsArb, (secret, before, after, upper, cuts) => {
-          const encoded = encode(secret, upper)
-          const text = before + broken(encoded, cuts) + after
-          expect(Redact.scrub(text, [secret])).toBe(before + M + after)
-        })
+        fc.property(
+          secretArb(3),
+          neutral,
+          neutral,
+          fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
+          cutsArb,
+          (secret, before, after, upper, cuts) => {
+            const encoded = encode(secret, upper)
+            const text = before + broken(encoded, cuts) + after
+            expect(Redact.scrub(text, [secret])).toBe(before + M + after)
+          }
+        )
       )
     })
   }
@@ -79,44 +113,68 @@ describe("Redact.scrub, property-tested", () => {
     it(`base64${url ? "url" : ""} at every alignment, wrapped: every character holding a bit of the secret is replaced, no edge left`, () => {
       const bytesArb = fc.uint8Array({ maxLength: 7 })
       fc.assert(
-        fc.property(secretArb(3), bytesArb, bytesArb, cutsArb, fc.integer({ min: 0, max: 3 }), (secret, head, tail, cuts, width) => {
-          const secretBytes = Buffer.from(secret)
-          const encoded = Buffer.concat([head, secretBytes, tail]).toString(url ? "base64url" : "base64")
-          // Characters [first, last] hold bits of the secret; the others only their neighbours'.
-          const bits = [head.length * 8, (head.length + secretBytes.length) * 8]
-          const first = Math.floor(bits[0]! / 6)
-          const last = Math.ceil(bits[1]! / 6) - 1
-          const whole = Math.floor(bits[1]! / 6) - Math.ceil(bits[0]! / 6)
-          // Breaks at random places, and every 4·width characters like `base64 -w`.
-          const before = new Map<number, string>(cuts.map(([i, b]) => [i, BREAKS[b]!]))
-          if (width > 0) for (let i = 4 * width; i < encoded.length; i += 4 * width) before.set(i, "\n")
-          const piece = (from: number, to: number) => [...encoded.slice(from, to)].map((c, k) => (from + k > 0 ? before.get(from + k) ?? "" : "") + c).join("")
-          const wrapped = piece(0, encoded.length)
-          const out = Redact.scrub(wrapped, [secret])
-          if (whole < SecretForms.MIN_ENCODED) return expect(out).toBe(wrapped)
-          const headText = piece(0, first) + (first > 0 ? before.get(first) ?? "" : "")
-          let tailText = piece(last + 1, encoded.length)
-          // Padding right after the secret's last character goes with it.
-          if (tail.length === 0) tailText = tailText.replace(/^={1,2}/, "")
-          expect(out).toBe(headText + M + tailText)
-        })
+        fc.property(
+          secretArb(3),
+          bytesArb,
+          bytesArb,
+          cutsArb,
+          fc.integer({ min: 0, max: 3 }),
+          (secret, head, tail, cuts, width) => {
+            const secretBytes = Buffer.from(secret)
+            const encoded = Buffer.concat([head, secretBytes, tail]).toString(url ? "base64url" : "base64")
+            // Characters [first, last] hold bits of the secret; the others only their neighbours'.
+            const bits = [head.length * 8, (head.length + secretBytes.length) * 8]
+            const first = Math.floor(bits[0]! / 6)
+            const last = Math.ceil(bits[1]! / 6) - 1
+            const whole = Math.floor(bits[1]! / 6) - Math.ceil(bits[0]! / 6)
+            // Breaks at random places, and every 4·width characters like `base64 -w`.
+            const before = new Map<number, string>(cuts.map(([i, b]) => [i, BREAKS[b]!]))
+            if (width > 0) for (let i = 4 * width; i < encoded.length; i += 4 * width) before.set(i, "\n")
+            const piece = (from: number, to: number) =>
+              [...encoded.slice(from, to)]
+                .map((c, k) => (from + k > 0 ? (before.get(from + k) ?? "") : "") + c)
+                .join("")
+            const wrapped = piece(0, encoded.length)
+            const out = Redact.scrub(wrapped, [secret])
+            if (whole < SecretForms.MIN_ENCODED) return expect(out).toBe(wrapped)
+            const headText = piece(0, first) + (first > 0 ? (before.get(first) ?? "") : "")
+            let tailText = piece(last + 1, encoded.length)
+            // Padding right after the secret's last character goes with it.
+            if (tail.length === 0) tailText = tailText.replace(/^={1,2}/, "")
+            expect(out).toBe(headText + M + tailText)
+          }
+        )
       )
     })
   }
 
   it("a secret cut by something no form foresees leaves no run of more than half of it", () => {
     fc.assert(
-      fc.property(secretArb(16), fc.nat(), neutral, neutral, fc.string({ minLength: 1, maxLength: 30 }), (secret, at, before, after, junk) => {
-        const cut = 1 + (at % (secret.length - 1))
-        const out = Redact.scrub(before + secret.slice(0, cut) + junk + "\u0001" + secret.slice(cut) + after, [secret])
-        const half = Math.floor(secret.length / 2)
-        for (let i = 0; i + half + 1 <= secret.length; i++) expect(out.includes(secret.slice(i, i + half + 1))).toBe(false)
-      })
+      fc.property(
+        secretArb(16),
+        fc.nat(),
+        neutral,
+        neutral,
+        fc.string({ minLength: 1, maxLength: 30 }),
+        (secret, at, before, after, junk) => {
+          const cut = 1 + (at % (secret.length - 1))
+          const out = Redact.scrub(before + secret.slice(0, cut) + junk + "\u0001" + secret.slice(cut) + after, [
+            secret
+          ])
+          const half = Math.floor(secret.length / 2)
+          for (let i = 0; i + half + 1 <= secret.length; i++)
+            expect(out.includes(secret.slice(i, i + half + 1))).toBe(false)
+        }
+      )
     )
   })
 
   it("text without the secret comes back unchanged", () => {
-    const unit = fc.oneof(fc.constantFrom("\n", "\r\n", "  ", "\\n", "part2 "), secretChar, fc.string({ unit: "binary", minLength: 1, maxLength: 1 }))
+    const unit = fc.oneof(
+      fc.constantFrom("\n", "\r\n", "  ", "\\n", "part2 "),
+      secretChar,
+      fc.string({ unit: "binary", minLength: 1, maxLength: 1 })
+    )
     const text = fc.string({ unit, maxLength: 300 })
     fc.assert(
       fc.property(secretArb(3), text, (secret, output) => {
@@ -162,7 +220,9 @@ describe("Redact.scrub, examples", () => {
     for (let i = 0; key.length < 3000; i++) key += ((i * 2654435761) >>> 0).toString(36)
     const secret = `-----BEGIN KEY-----\n${key}\n-----END KEY-----`
     const wrapped = secret.replace(/(.{64})/g, "$1\n")
-    const b64 = Buffer.from(`key: ${secret}\n`).toString("base64").replace(/(.{76})/g, "$1\n")
+    const b64 = Buffer.from(`key: ${secret}\n`)
+      .toString("base64")
+      .replace(/(.{76})/g, "$1\n")
     expect(Redact.scrub(`a ${secret} b`, [secret])).toBe(`a ${M} b`)
     expect(Redact.scrub(`a ${wrapped} b`, [secret])).toBe(`a ${M} b`)
     // "key: " holds the first 6 characters alone; the newline after the key, the last (and padding).

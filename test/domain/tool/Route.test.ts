@@ -45,7 +45,7 @@ describe("decideRoute", () => {
     expect(tag({ question: text, staticAnswer: "src/a.ts", strictStatic: true })).toBe("Static")
   })
 
-    it("nobody to ask: the detached policy decides, and a secret never goes to the assistant", () => {
+  it("nobody to ask: the detached policy decides, and a secret never goes to the assistant", () => {
     const table = (["assistant", "deny", "defer", "wait"] as const).map((detached) => [
       detached,
       tag({ detached }),
@@ -65,9 +65,15 @@ describe("the detached policy in config", () => {
   it("defaults to assistant and a 10 minute wait; a duration reads in ms, s, m, h or seconds; a bad one names the key", () => {
     expect(Config.detachedPolicy(Config.empty)).toBe("assistant")
     expect(Config.waitTimeoutMs(Config.empty)).toBe(600_000)
-    const at = (d: unknown) => Result.getOrThrow(Config.decode({ conversation: { inquiry: { detached: "wait", wait_timeout: d } } }))
-    expect([Config.waitTimeoutMs(at("500ms")), Config.waitTimeoutMs(at("30s")), Config.waitTimeoutMs(at("2m")), Config.waitTimeoutMs(at("1h")), Config.waitTimeoutMs(at(5))])
-      .toStrictEqual([500, 30_000, 120_000, 3_600_000, 5000])
+    const at = (d: unknown) =>
+      Result.getOrThrow(Config.decode({ conversation: { inquiry: { detached: "wait", wait_timeout: d } } }))
+    expect([
+      Config.waitTimeoutMs(at("500ms")),
+      Config.waitTimeoutMs(at("30s")),
+      Config.waitTimeoutMs(at("2m")),
+      Config.waitTimeoutMs(at("1h")),
+      Config.waitTimeoutMs(at(5))
+    ]).toStrictEqual([500, 30_000, 120_000, 3_600_000, 5000])
     const bad = Config.decode({ conversation: { inquiry: { detached: "later", wait_timeout: "soon" } } })
     expect(Result.isFailure(bad) && bad.failure.map((i) => Config.formatPath(i.path))).toStrictEqual([
       "conversation.inquiry.detached",
@@ -81,13 +87,19 @@ describe("AnswerFit", () => {
   it("parses yes/no words, exact options and text; says what fits", () => {
     const bool = { type: "boolean" } as const
     const sel = { type: "select", options: ["red", "green"] } as const
-    expect(["yes", "Y", "true", "no", "N", "false"].map((w) => Result.getOrThrow(AnswerFit.parse(bool, w)))).toStrictEqual([true, true, true, false, false, false])
+    expect(
+      ["yes", "Y", "true", "no", "N", "false"].map((w) => Result.getOrThrow(AnswerFit.parse(bool, w)))
+    ).toStrictEqual([true, true, true, false, false, false])
     expect(Result.isFailure(AnswerFit.parse(bool, "maybe"))).toBe(true)
     expect(Result.getOrThrow(AnswerFit.parse(sel, "green"))).toBe("green")
     expect(AnswerFit.parse(sel, "Green")).toStrictEqual(Result.fail(`"Green" is not one of the options (red, green)`))
     expect(Result.getOrThrow(AnswerFit.parse(sel, `"red"`, { json: true }))).toBe("red")
     expect(AnswerFit.parse(bool, "yes", { json: true })).toStrictEqual(Result.fail(`"yes" is not JSON`))
     expect(AnswerFit.fit({ type: "text" }, 3)).toStrictEqual(Result.fail("3 is not text"))
-    expect([AnswerFit.expected(bool), AnswerFit.expected(sel), AnswerFit.expected({ type: "text" })]).toStrictEqual(["yes or no", "one of: red, green", "any text"])
+    expect([AnswerFit.expected(bool), AnswerFit.expected(sel), AnswerFit.expected({ type: "text" })]).toStrictEqual([
+      "yes or no",
+      "one of: red, green",
+      "any text"
+    ])
   })
 })

@@ -32,7 +32,10 @@ const group = (): number => {
 }
 
 const reaper = () => {
-  const child = spawn("sh", ["-c", Reaper.SCRIPT, "parley-reaper"], { detached: true, stdio: ["pipe", "ignore", "ignore"] })
+  const child = spawn("sh", ["-c", Reaper.SCRIPT, "parley-reaper"], {
+    detached: true,
+    stdio: ["pipe", "ignore", "ignore"]
+  })
   started.push(child)
   return child
 }
@@ -52,7 +55,10 @@ const until = async (check: () => boolean): Promise<boolean> => {
 // SigIgn in /proc/PID/status: a hex mask with bit n-1 for signal n.
 const IGNORED = (1 << 0) | (1 << 1) | (1 << 2) | (1 << 14) // HUP INT QUIT TERM
 const hasTraps = (pid: number) => {
-  const line = fs.readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("SigIgn:"))
+  const line = fs
+    .readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("SigIgn:"))
   return line !== undefined && (Number.parseInt(line.slice(7).trim(), 16) & IGNORED) === IGNORED
 }
 
@@ -83,7 +89,10 @@ describe("the reaper script", () => {
 
 describe("the gate in front of a tool command", () => {
   const gated = (dir: string) =>
-    spawn("sh", ["-c", ToolProcess.GATE, "sh", `cat > request; touch ran`], { cwd: dir, stdio: ["pipe", "ignore", "ignore"] })
+    spawn("sh", ["-c", ToolProcess.GATE, "sh", `cat > request; touch ran`], {
+      cwd: dir,
+      stdio: ["pipe", "ignore", "ignore"]
+    })
 
   it("runs the command once a line arrives, and the command's stdin starts after that line", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-gate-"))
@@ -111,7 +120,11 @@ describe("a tool whose group is listed with a dead reaper (issue 30 item 6)", ()
   it("does not start until a live reaper has its group: parley killed right after, the tool dies too", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-reaper-dead-"))
     // The child's reaper dies the instant before its tool is spawned, before the child has heard of it.
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/reaperChild.ts"), dir], { cwd: repoRoot, stdio: "ignore" })
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(repoRoot, "test/support/reaperChild.ts"), dir],
+      { cwd: repoRoot, stdio: "ignore" }
+    )
     started.push(child)
     expect(await until(() => fs.existsSync(path.join(dir, "pgid")))).toBe(true)
     const pgid = Number(fs.readFileSync(path.join(dir, "pgid"), "utf8"))

@@ -31,7 +31,7 @@ export const executorFor = (
   tools: Record<string, unknown>,
   options: { readonly builtins?: ReadonlyArray<BuiltinTools.BuiltinTool> } = {}
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const data = yield* validate({ conversation: { tools } }, "config.toml")
     return yield* ExecutorLive.make(data, options)
   })

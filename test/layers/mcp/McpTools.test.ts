@@ -10,9 +10,16 @@ import type * as McpServer from "../../../src/layers/mcp/McpServer.ts"
 import { error } from "../../../src/services/Executor.ts"
 
 const server = (name: string, tools: ReadonlyArray<string>) =>
-  ({ name, tools: tools.map((t) => ({ name: t, description: `${t} from ${name}`, inputSchema: { type: "object" } })) }) as unknown as McpServer.Connection
+  ({
+    name,
+    tools: tools.map((t) => ({ name: t, description: `${t} from ${name}`, inputSchema: { type: "object" } }))
+  }) as unknown as McpServer.Connection
 
-const runtime = (servers: ReadonlyArray<McpServer.Connection>, problems: Array<string> = [], failed: ReadonlyArray<string> = []): McpTools.Runtime => ({
+const runtime = (
+  servers: ReadonlyArray<McpServer.Connection>,
+  problems: Array<string> = [],
+  failed: ReadonlyArray<string> = []
+): McpTools.Runtime => ({
   servers,
   failed,
   onProblem: (m) => void problems.push(m),
@@ -28,33 +35,47 @@ const config = (tools: Record<string, unknown>, servers: ReadonlyArray<string> =
   return decoded.success
 }
 
-const offered = (r: McpTools.Resolved) => r.tools.map((t) => [t.definition.name, t.serverName, t.definition.description])
+const offered = (r: McpTools.Resolved) =>
+  r.tools.map((t) => [t.definition.name, t.serverName, t.definition.description])
 
 describe("McpTools.resolve", () => {
   it("offers each server's tools under their names; a tool table needs no source", () => {
-    const r = McpTools.resolve(config({ echo: { run: "unattended", description: "Say it back." } }), runtime([server("a", ["echo", "sum"])]), new Set())
+    const r = McpTools.resolve(
+      config({ echo: { run: "unattended", description: "Say it back." } }),
+      runtime([server("a", ["echo", "sum"])]),
+      new Set()
+    )
     expect(r.problems).toStrictEqual([])
-    expect(offered(r)).toStrictEqual([["echo", "a", "Say it back."], ["sum", "a", "sum from a"]])
+    expect(offered(r)).toStrictEqual([
+      ["echo", "a", "Say it back."],
+      ["sum", "a", "sum from a"]
+    ])
   })
 
-  it("a name on two servers is a problem naming both; source = \"mcp.NAME\" picks one", () => {
+  it('a name on two servers is a problem naming both; source = "mcp.NAME" picks one', () => {
     const servers = runtime([server("a", ["echo", "sum"]), server("b", ["echo"])])
     const clash = McpTools.resolve(config({}), servers, new Set())
-    expect(clash.problems).toStrictEqual([{
-      path: "conversation.tools.echo",
-      message: "the tool name \"echo\" is offered by MCP server \"a\" and MCP server \"b\"; pick one with source = \"mcp.a\" or source = \"mcp.b\" under [conversation.tools.\"echo\"]"
-    }])
+    expect(clash.problems).toStrictEqual([
+      {
+        path: "conversation.tools.echo",
+        message:
+          'the tool name "echo" is offered by MCP server "a" and MCP server "b"; pick one with source = "mcp.a" or source = "mcp.b" under [conversation.tools."echo"]'
+      }
+    ])
     expect(offered(clash)).toStrictEqual([["sum", "a", "sum from a"]])
     const pinned = McpTools.resolve(config({ echo: { source: "mcp.b" } }), servers, new Set())
     expect(pinned.problems).toStrictEqual([])
-    expect(offered(pinned)).toStrictEqual([["echo", "b", "echo from b"], ["sum", "a", "sum from a"]])
+    expect(offered(pinned)).toStrictEqual([
+      ["echo", "b", "echo from b"],
+      ["sum", "a", "sum from a"]
+    ])
   })
 
   it("a name shared with a built-in is a problem unless a source picks; a local tool or enable = false hides the MCP one", () => {
     const servers = runtime([server("a", ["read_file", "note", "off"])])
     const builtins = new Set(["read_file"])
     expect(McpTools.resolve(config({}), servers, builtins).problems.map((p) => p.message)).toStrictEqual([
-      "the tool name \"read_file\" is offered by the built-in tools and MCP server \"a\"; pick one with source = \"builtin\" or source = \"mcp.a\" under [conversation.tools.\"read_file\"]"
+      'the tool name "read_file" is offered by the built-in tools and MCP server "a"; pick one with source = "builtin" or source = "mcp.a" under [conversation.tools."read_file"]'
     ])
     const chosen = McpTools.resolve(
       config({ read_file: { source: "builtin" }, note: { command: "./note.sh" }, off: { enable: false } }),
@@ -71,9 +92,15 @@ describe("McpTools.resolve", () => {
 
   it("a tool pinned to a server that does not offer it is reported, not fatal", () => {
     const problems: Array<string> = []
-    const r = McpTools.resolve(config({ ghost: { source: "mcp.a" } }), runtime([server("a", ["echo"])], problems), new Set())
+    const r = McpTools.resolve(
+      config({ ghost: { source: "mcp.a" } }),
+      runtime([server("a", ["echo"])], problems),
+      new Set()
+    )
     expect(r.problems).toStrictEqual([])
-    expect(problems).toStrictEqual(["conversation.tools.ghost: MCP server \"a\" offers no tool named \"ghost\" (it offers: echo)."])
+    expect(problems).toStrictEqual([
+      'conversation.tools.ghost: MCP server "a" offers no tool named "ghost" (it offers: echo).'
+    ])
   })
 
   it("mayOffer: a table without source is not a missing built-in when a server offers the name, or a server could not start", () => {

@@ -14,7 +14,11 @@ const server = async (drop: number) => {
     res.end("ok")
   })
   await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()))
-  return { url: `http://127.0.0.1:${(s.address() as net.AddressInfo).port}/`, seen: () => seen, close: () => new Promise<void>((r) => s.close(() => r())) }
+  return {
+    url: `http://127.0.0.1:${(s.address() as net.AddressInfo).port}/`,
+    seen: () => seen,
+    close: () => new Promise<void>((r) => s.close(() => r()))
+  }
 }
 
 describe("McpTransport.retryDroppedConnection", () => {
@@ -33,7 +37,9 @@ describe("McpTransport.retryDroppedConnection", () => {
     await s.close()
     let tries = 0
     const counting: typeof fetch = (input, init) => (tries++, fetch(input, init))
-    await expect(retryDroppedConnection(counting)(s.url, { method: "POST", body: "{}" })).rejects.toThrow("fetch failed")
+    await expect(retryDroppedConnection(counting)(s.url, { method: "POST", body: "{}" })).rejects.toThrow(
+      "fetch failed"
+    )
     expect(tries).toBe(1)
   })
 })

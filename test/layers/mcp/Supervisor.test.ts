@@ -16,7 +16,10 @@ const start = (command: string, args: ReadonlyArray<string>, graceMs?: number) =
   const mark = newMark()
   marks.push(mark)
   const w = Supervisor.wrap(command, args, graceMs)
-  const child = spawn(w.command, w.args, { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, PARLEY_MCP_TEST: mark } })
+  const child = spawn(w.command, w.args, {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, PARLEY_MCP_TEST: mark }
+  })
   let out = ""
   child.stdout.on("data", (d: Buffer) => (out += d.toString()))
   const exit = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
@@ -64,7 +67,11 @@ describe("the MCP stdio watchdog", () => {
     // null), leaving the server running. Here the signal comes at once, every time.
     const childrenOf = (pid: number) => {
       try {
-        return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ").filter((p) => p !== "")
+        return fs
+          .readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8")
+          .trim()
+          .split(" ")
+          .filter((p) => p !== "")
       } catch {
         return []
       }
@@ -84,6 +91,6 @@ describe("the MCP stdio watchdog", () => {
     let err = ""
     w.child.stderr.on("data", (d: Buffer) => (err += d.toString()))
     expect(await w.exit).toBe(127)
-    expect(err).toBe("cannot start \"parley-no-such-command\": spawn parley-no-such-command ENOENT\n")
+    expect(err).toBe('cannot start "parley-no-such-command": spawn parley-no-such-command ENOENT\n')
   })
 })

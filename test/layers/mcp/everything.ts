@@ -9,14 +9,25 @@ import * as path from "node:path"
 import { repoRoot } from "../../support/Fixtures.ts"
 
 /** server-everything's entry point: `node EVERYTHING stdio | streamableHttp`. */
-export const EVERYTHING = path.join(repoRoot, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+export const EVERYTHING = path.join(
+  repoRoot,
+  "node_modules",
+  "@modelcontextprotocol",
+  "server-everything",
+  "dist",
+  "index.js"
+)
 
 let counter = 0
 /** A value for `PARLEY_MCP_TEST` unique to one test: every process started with it can be found. */
 export const newMark = (): string => `mcp-${process.pid}-${Date.now()}-${++counter}`
 
 /** `[mcp.servers.NAME]` for server-everything over stdio, marked. */
-export const stdioServer = (mark: string) => ({ command: process.execPath, args: [EVERYTHING, "stdio"], env: { PARLEY_MCP_TEST: mark } })
+export const stdioServer = (mark: string) => ({
+  command: process.execPath,
+  args: [EVERYTHING, "stdio"],
+  env: { PARLEY_MCP_TEST: mark }
+})
 
 /** The same as TOML. */
 export const stdioToml = (name: string, mark: string) =>
@@ -124,21 +135,37 @@ export interface Traced {
 
 export const readTrace = (file: string): Array<Traced> =>
   fs.existsSync(file)
-    ? fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Traced)
+    ? fs
+        .readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as Traced)
     : []
 
 /** The results parley sent back to the server's `elicitation/create` requests, in order. */
 export const elicitResults = (trace: ReadonlyArray<Traced>): Array<unknown> => {
-  const ids = new Set(trace.filter((t) => t.direction === "receive" && t.message["method"] === "elicitation/create").map((t) => t.message["id"]))
-  return trace.filter((t) => t.direction === "send" && ids.has(t.message["id"]) && "result" in t.message).map((t) => t.message["result"])
+  const ids = new Set(
+    trace
+      .filter((t) => t.direction === "receive" && t.message["method"] === "elicitation/create")
+      .map((t) => t.message["id"])
+  )
+  return trace
+    .filter((t) => t.direction === "send" && ids.has(t.message["id"]) && "result" in t.message)
+    .map((t) => t.message["result"])
 }
 
 /** The text of the server's `tools/call` results, in order. */
 export const callResults = (trace: ReadonlyArray<Traced>): Array<string> => {
-  const calls = new Set(trace.filter((t) => t.direction === "send" && t.message["method"] === "tools/call").map((t) => t.message["id"]))
+  const calls = new Set(
+    trace.filter((t) => t.direction === "send" && t.message["method"] === "tools/call").map((t) => t.message["id"])
+  )
   return trace
     .filter((t) => t.direction === "receive" && calls.has(t.message["id"]) && "result" in t.message)
-    .map((t) => ((t.message["result"] as { content?: Array<{ text?: string }> }).content ?? []).map((c) => c.text ?? "").join("\n"))
+    .map((t) =>
+      ((t.message["result"] as { content?: Array<{ text?: string }> }).content ?? [])
+        .map((c) => c.text ?? "")
+        .join("\n")
+    )
 }
 
 /** server-everything's form fields, in schema order, with answers parley can send. */
@@ -181,10 +208,14 @@ const tomlValue = (v: unknown): string => (Array.isArray(v) ? `[${v.map(tomlValu
  * question and every field of {@link FORM} statically, except `except`
  * (those get `target = "assistant"` or nothing).
  */
-export const formAnswersToml = (options: { readonly except?: ReadonlyArray<string>; readonly toAssistant?: ReadonlyArray<string> } = {}): string => {
+export const formAnswersToml = (
+  options: { readonly except?: ReadonlyArray<string>; readonly toAssistant?: ReadonlyArray<string> } = {}
+): string => {
   // A form is the person's unless the tool lets the model fill it in too (issue 27).
   const lines = [
-    ...(options.toAssistant !== undefined ? [`[conversation.tools."trigger-elicitation-request"]`, `forms = "assistant"`, ""] : []),
+    ...(options.toAssistant !== undefined
+      ? [`[conversation.tools."trigger-elicitation-request"]`, `forms = "assistant"`, ""]
+      : []),
     `[conversation.tools."trigger-elicitation-request".questions]`,
     "elicitation = { answer = true }"
   ]

@@ -32,54 +32,74 @@ describe("ProviderLive (model string → provider)", () => {
     assert.isUndefined(ProviderLive.checkModel("anthropic/claude-sonnet-4-5"))
     assert.isUndefined(ProviderLive.checkModel("openai/meta-llama/Llama-3-8B"))
     assert.isUndefined(ProviderLive.checkModel("scripted"))
-    assert.strictEqual(ProviderLive.checkModel("gpt-5")?.message, "Unknown model \"gpt-5\": use anthropic/<model>, openai/<model> or scripted.")
-    assert.strictEqual(ProviderLive.checkModel("scripted/x")?.message, "Unknown model \"scripted/x\": use anthropic/<model>, openai/<model> or scripted.")
-    assert.strictEqual(ProviderLive.checkModel("openai/")?.message, "Model \"openai/\" names no model: write openai/<model>.")
+    assert.strictEqual(
+      ProviderLive.checkModel("gpt-5")?.message,
+      'Unknown model "gpt-5": use anthropic/<model>, openai/<model> or scripted.'
+    )
+    assert.strictEqual(
+      ProviderLive.checkModel("scripted/x")?.message,
+      'Unknown model "scripted/x": use anthropic/<model>, openai/<model> or scripted.'
+    )
+    assert.strictEqual(
+      ProviderLive.checkModel("openai/")?.message,
+      'Model "openai/" names no model: write openai/<model>.'
+    )
   })
 
   it.live("scripted reads --script, else $PARLEY_SCRIPT; neither is an error that says what to do", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = yield* tempDir
       const flag = yield* writeScript(dir, "flag.json", { steps: [{ message: "from flag" }] })
       const env = yield* writeScript(dir, "env.json", { steps: [{ message: "from env" }] })
       const request = requestFor("scripted", conversation())
 
       const viaFlag = yield* ProviderLive.make({ scriptPath: flag, env: { PARLEY_SCRIPT: env } })
-      assert.deepStrictEqual((yield* collect(viaFlag.stream(request), { now })).events, [ChatResponse.message(when, "from flag")])
+      assert.deepStrictEqual((yield* collect(viaFlag.stream(request), { now })).events, [
+        ChatResponse.message(when, "from flag")
+      ])
       const viaEnv = yield* ProviderLive.make({ env: { PARLEY_SCRIPT: env } })
-      assert.deepStrictEqual((yield* collect(viaEnv.stream(request), { now })).events, [ChatResponse.message(when, "from env")])
+      assert.deepStrictEqual((yield* collect(viaEnv.stream(request), { now })).events, [
+        ChatResponse.message(when, "from env")
+      ])
 
       const none = yield* ProviderLive.make({ env: {} })
       const error = yield* Effect.flip(collect(none.stream(request)))
       assert.strictEqual(error.message, "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT.")
-    }))
+    })
+  )
 
-  it.live("one provider routes anthropic/… and openai/… requests (e.g. an inquiry on another model) by model string", () =>
-    Effect.gen(function*() {
-      const fake = yield* FakeLlmServer.make
-      fake.enqueueAnthropic({ blocks: [{ type: "text", text: "from claude" }] })
-      fake.enqueueOpenAi({ content: "from gpt" })
-      const provider = yield* ProviderLive.make({
-        retry: fastRetry,
-        env: {
-          ANTHROPIC_API_KEY: "a-key",
-          ANTHROPIC_BASE_URL: fake.url,
-          OPENAI_API_KEY: "o-key",
-          OPENAI_BASE_URL: `${fake.url}/v1`
-        }
+  it.live(
+    "one provider routes anthropic/… and openai/… requests (e.g. an inquiry on another model) by model string",
+    () =>
+      Effect.gen(function* () {
+        const fake = yield* FakeLlmServer.make
+        fake.enqueueAnthropic({ blocks: [{ type: "text", text: "from claude" }] })
+        fake.enqueueOpenAi({ content: "from gpt" })
+        const provider = yield* ProviderLive.make({
+          retry: fastRetry,
+          env: {
+            ANTHROPIC_API_KEY: "a-key",
+            ANTHROPIC_BASE_URL: fake.url,
+            OPENAI_API_KEY: "o-key",
+            OPENAI_BASE_URL: `${fake.url}/v1`
+          }
+        })
+        const a = yield* collect(provider.stream(requestFor("anthropic/claude-x", conversation())), { now })
+        const o = yield* collect(provider.stream(requestFor("openai/gpt-y", conversation())), { now })
+        assert.deepStrictEqual(a.events, [ChatResponse.message(when, "from claude")])
+        assert.deepStrictEqual(o.events, [ChatResponse.message(when, "from gpt")])
+        assert.deepStrictEqual(
+          fake.requests.map((r) => [r.path, r.body.model, r.headers.authorization]),
+          [
+            ["/v1/messages", "claude-x", "Bearer a-key"],
+            ["/v1/chat/completions", "gpt-y", "Bearer o-key"]
+          ]
+        )
       })
-      const a = yield* collect(provider.stream(requestFor("anthropic/claude-x", conversation())), { now })
-      const o = yield* collect(provider.stream(requestFor("openai/gpt-y", conversation())), { now })
-      assert.deepStrictEqual(a.events, [ChatResponse.message(when, "from claude")])
-      assert.deepStrictEqual(o.events, [ChatResponse.message(when, "from gpt")])
-      assert.deepStrictEqual(fake.requests.map((r) => [r.path, r.body.model, r.headers.authorization]), [
-        ["/v1/messages", "claude-x", "Bearer a-key"],
-        ["/v1/chat/completions", "gpt-y", "Bearer o-key"]
-      ])
-    }))
+  )
 
   it.live("explicit options (config base_url) win over the environment; a local OpenAI server needs no key", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeLlmServer.make
       fake.enqueueOpenAi({ content: "local" })
       const provider = yield* ProviderLive.make({
@@ -90,18 +110,26 @@ describe("ProviderLive (model string → provider)", () => {
       const reply = yield* collect(provider.stream(requestFor("openai/llama3", conversation())), { now })
       assert.deepStrictEqual(reply.events, [ChatResponse.message(when, "local")])
       assert.strictEqual(fake.requests[0]!.headers.authorization, "Bearer none")
-    }))
+    })
+  )
 
   it.live("missing API keys and unknown models are provider errors that say what to do", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const provider = yield* ProviderLive.make({ env: {} })
       const anthropic = yield* Effect.flip(collect(provider.stream(requestFor("anthropic/claude-x", conversation()))))
-      assert.strictEqual(anthropic.message, "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline.")
+      assert.strictEqual(
+        anthropic.message,
+        "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
+      )
       const openai = yield* Effect.flip(collect(provider.stream(requestFor("openai/gpt", conversation()))))
       assert.match(openai.message, /^OPENAI_API_KEY is not set\./)
       const unknown = yield* Effect.flip(collect(provider.stream(requestFor("gemini/pro", conversation()))))
-      assert.strictEqual(unknown.message, "Unknown model \"gemini/pro\": use anthropic/<model>, openai/<model> or scripted.")
-    }))
+      assert.strictEqual(
+        unknown.message,
+        'Unknown model "gemini/pro": use anthropic/<model>, openai/<model> or scripted.'
+      )
+    })
+  )
 })
 
 describe("ProviderLive loads the SDKs lazily", () => {
@@ -113,7 +141,9 @@ export async function resolve(specifier, context, next) {
 }`
   const REGISTER = `import { register } from "node:module"
 register("./hooks.mjs", import.meta.url)`
-  const SCRIPT = (root: string) => `import * as Effect from ${JSON.stringify(join(root, "node_modules/effect/dist/Effect.js"))}
+  const SCRIPT = (
+    root: string
+  ) => `import * as Effect from ${JSON.stringify(join(root, "node_modules/effect/dist/Effect.js"))}
 import * as ProviderLive from ${JSON.stringify(join(root, "src/layers/provider/ProviderLive.ts"))}
 import { collect } from ${JSON.stringify(join(root, "src/domain/model/Reply.ts"))}
 import { ChatRequest } from ${JSON.stringify(join(root, "src/domain/event/ChatRequest.ts"))}
@@ -140,26 +170,32 @@ Effect.runPromise(program)
         { cwd: ROOT, timeout: 20_000, env: { ...process.env, PROBE_FILE: probe, SCRIPT_FILE: join(dir, "s.json") } },
         (error, stdout) => {
           if (error) return resume(Effect.die(error))
-          readFile(probe, "utf8").catch(() => "").then((text) => resume(Effect.succeed({ stdout, probe: text })))
+          readFile(probe, "utf8")
+            .catch(() => "")
+            .then((text) => resume(Effect.succeed({ stdout, probe: text })))
         }
       )
     })
 
-  it.live("a scripted run never imports an SDK; an anthropic request imports only the Anthropic SDK", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      yield* Effect.promise(() => writeFile(join(dir, "hooks.mjs"), HOOKS))
-      yield* Effect.promise(() => writeFile(join(dir, "register.mjs"), REGISTER))
-      yield* Effect.promise(() => writeFile(join(dir, "script.mts"), SCRIPT(ROOT)))
-      yield* writeScript(dir, "s.json", { steps: [{ message: "scripted ok" }] })
+  it.live(
+    "a scripted run never imports an SDK; an anthropic request imports only the Anthropic SDK",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        yield* Effect.promise(() => writeFile(join(dir, "hooks.mjs"), HOOKS))
+        yield* Effect.promise(() => writeFile(join(dir, "register.mjs"), REGISTER))
+        yield* Effect.promise(() => writeFile(join(dir, "script.mts"), SCRIPT(ROOT)))
+        yield* writeScript(dir, "s.json", { steps: [{ message: "scripted ok" }] })
 
-      const scripted = yield* run(dir, "scripted")
-      assert.strictEqual(scripted.stdout.trim(), "scripted ok")
-      assert.strictEqual(scripted.probe, "")
+        const scripted = yield* run(dir, "scripted")
+        assert.strictEqual(scripted.stdout.trim(), "scripted ok")
+        assert.strictEqual(scripted.probe, "")
 
-      const anthropic = yield* run(dir, "anthropic")
-      assert.strictEqual(anthropic.stdout.trim(), "scripted ok")
-      assert.include(anthropic.probe, "@anthropic-ai/sdk")
-      assert.notMatch(anthropic.probe, /^openai/m)
-    }), 60_000)
+        const anthropic = yield* run(dir, "anthropic")
+        assert.strictEqual(anthropic.stdout.trim(), "scripted ok")
+        assert.include(anthropic.probe, "@anthropic-ai/sdk")
+        assert.notMatch(anthropic.probe, /^openai/m)
+      }),
+    60_000
+  )
 })

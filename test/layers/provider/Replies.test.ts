@@ -19,14 +19,21 @@ import type { Provider, ProviderError } from "../../../src/services/Provider.ts"
 import * as FakeLlmServer from "../../support/FakeLlmServer.ts"
 import { conversation, fastRetry, requestFor, ts } from "./fixtures.ts"
 
-type Reply = FakeLlmServer.AnthropicReply | FakeLlmServer.OpenAiReply | FakeLlmServer.FailureReply | FakeLlmServer.RawSseReply
+type Reply =
+  | FakeLlmServer.AnthropicReply
+  | FakeLlmServer.OpenAiReply
+  | FakeLlmServer.FailureReply
+  | FakeLlmServer.RawSseReply
 
 /** What differs between the two providers in these cases. */
 interface Case {
   readonly provider: "anthropic" | "openai"
   readonly model: string
   readonly keyVariable: string
-  readonly make: (fake: FakeLlmServer.FakeLlmServer, retry: RetryPolicy) => Effect.Effect<Provider["Service"], ProviderError>
+  readonly make: (
+    fake: FakeLlmServer.FakeLlmServer,
+    retry: RetryPolicy
+  ) => Effect.Effect<Provider["Service"], ProviderError>
   readonly enqueue: (fake: FakeLlmServer.FakeLlmServer, ...replies: ReadonlyArray<Reply>) => void
   readonly text: (text: string) => Reply
   readonly empty: Reply
@@ -39,12 +46,19 @@ interface Case {
   readonly malformed: string
 }
 
-const anthropicStart = `event: message_start\ndata: ${
-  JSON.stringify({
-    type: "message_start",
-    message: { id: "m", type: "message", role: "assistant", model: "x", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } }
-  })
-}\n\n`
+const anthropicStart = `event: message_start\ndata: ${JSON.stringify({
+  type: "message_start",
+  message: {
+    id: "m",
+    type: "message",
+    role: "assistant",
+    model: "x",
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage: { input_tokens: 1, output_tokens: 1 }
+  }
+})}\n\n`
 
 const cases: ReadonlyArray<Case> = [
   {
@@ -94,7 +108,7 @@ afterEach(() => {
 
 describe.each(cases)("$provider replies are judged (real SDK against the fake server)", (c) => {
   const setup = (retry: RetryPolicy = fastRetry) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeLlmServer.make
       const provider = yield* c.make(fake, retry)
       const stream = () => provider.stream(requestFor(c.model, conversation()))
@@ -102,21 +116,25 @@ describe.each(cases)("$provider replies are judged (real SDK against the fake se
     })
 
   it.live("an empty reply finishes normally and collects to one empty message (the turn completes)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* setup()
       c.enqueue(fake, c.empty)
       const deltas = yield* Stream.runCollect(stream())
-      assert.deepStrictEqual(deltas.map((d) => d._tag), ["Usage", "Finish"])
+      assert.deepStrictEqual(
+        deltas.map((d) => d._tag),
+        ["Usage", "Finish"]
+      )
       assert.deepStrictEqual(deltas.at(-1), { _tag: "Finish", reason: "end_turn" } as never)
       const when = ts()
       const reply = yield* collect(Stream.fromIterable(deltas), { now: () => when })
       assert.deepStrictEqual(reply.events, [ChatResponse.message(when, "")])
       assert.strictEqual(reply.stopReason, "end_turn")
       assert.isUndefined(replyWarning(c.model, reply.stopReason))
-    }))
+    })
+  )
 
   it.live("a stream closed before the end marker fails as cut off, after the text that did arrive", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* setup()
       c.enqueue(fake, c.cut)
       const seen: Array<ProviderDelta> = []
@@ -131,10 +149,11 @@ describe.each(cases)("$provider replies are judged (real SDK against the fake se
         attempts: 1
       })
       assert.strictEqual(fake.requests.length, 1, "a cut-off reply is not retried (its text is on screen)")
-    }))
+    })
+  )
 
   it.live("a token-limit stop is kept, reported as max_tokens, and has a warning line", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* setup()
       c.enqueue(fake, c.tokenLimit("Hello wor"))
       const when = ts()
@@ -145,12 +164,17 @@ describe.each(cases)("$provider replies are judged (real SDK against the fake se
         replyWarning(c.model, reply.stopReason),
         `warning: ${c.model} stopped at its output token limit; the reply is cut short (saved as it is).`
       )
-    }))
+    })
+  )
 
   it.live("HTTP 500 four times: the error names the provider, the status and the 4 attempts", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* setup()
-      c.enqueue(fake, ...Array.from({ length: 4 }, () => ({ status: 500, message: "fake 500 error" })), c.text("unused"))
+      c.enqueue(
+        fake,
+        ...Array.from({ length: 4 }, () => ({ status: 500, message: "fake 500 error" })),
+        c.text("unused")
+      )
       const error = yield* Effect.flip(collect(stream()))
       assert.deepStrictEqual(errorFields(error), {
         message: `${c.provider}: HTTP 500 after 4 attempts: fake 500 error`,
@@ -160,10 +184,11 @@ describe.each(cases)("$provider replies are judged (real SDK against the fake se
         attempts: 4
       })
       assert.strictEqual(fake.requests.length, 4)
-    }))
+    })
+  )
 
   it.live("HTTP 429 with Retry-After: 1 waits the second it was asked for, then the reply streams", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* setup()
       c.enqueue(fake, { status: 429, message: "slow down", headers: { "retry-after": "1" } }, c.text("ok"))
       const when = ts()
@@ -173,15 +198,17 @@ describe.each(cases)("$provider replies are judged (real SDK against the fake se
       // The test policy's own backoff is 1 ms: only Retry-After explains the wait.
       const waited = fake.requests[1]!.receivedAt - fake.requests[0]!.receivedAt
       assert.isAtLeast(waited, 950, `waited ${waited} ms`)
-    }))
+    })
+  )
 
   it.live("HTTP 429 asking for longer than parley waits is not retried; the error says how long", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* setup()
       c.enqueue(fake, { status: 429, message: "rate limited", headers: { "retry-after": "120" } }, c.text("unused"))
       const error = yield* Effect.flip(collect(stream()))
       assert.deepStrictEqual(errorFields(error), {
-        message: `${c.provider}: HTTP 429 after 1 attempt: rate limited. ` +
+        message:
+          `${c.provider}: HTTP 429 after 1 attempt: rate limited. ` +
           "The provider asks to wait 120 s before retrying (parley waits at most 30 s); try again later.",
         failure: "http",
         status: 429,
@@ -190,12 +217,17 @@ describe.each(cases)("$provider replies are judged (real SDK against the fake se
       })
       assert.strictEqual(error.retryAfterMs, 120_000)
       assert.strictEqual(fake.requests.length, 1)
-    }))
+    })
+  )
 
   it.live("HTTP 401 says which key variable to check; 403 too; neither is retried", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* setup()
-      c.enqueue(fake, { status: 401, message: "invalid x-api-key" }, { status: 403, message: "no access to this model" })
+      c.enqueue(
+        fake,
+        { status: 401, message: "invalid x-api-key" },
+        { status: 403, message: "no access to this model" }
+      )
       const unauthorized = yield* Effect.flip(collect(stream()))
       assert.deepStrictEqual(errorFields(unauthorized), {
         message: `${c.provider}: HTTP 401 after 1 attempt: invalid x-api-key. Check ${c.keyVariable}.`,
@@ -210,12 +242,14 @@ describe.each(cases)("$provider replies are judged (real SDK against the fake se
         `${c.provider}: HTTP 403 after 1 attempt: no access to this model. Check that ${c.keyVariable} may use this model.`
       )
       assert.strictEqual(fake.requests.length, 2)
-    }))
+    })
+  )
 
   it.live("an HTML 502 page is summarised by its title (or its size), never printed raw", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* setup()
-      const page = "<html>\n<head><title>502 Bad Gateway</title></head>\n<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body>\n</html>\n"
+      const page =
+        "<html>\n<head><title>502 Bad Gateway</title></head>\n<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body>\n</html>\n"
       c.enqueue(fake, ...Array.from({ length: 4 }, () => ({ status: 502, body: page })))
       const error = yield* Effect.flip(collect(stream()))
       assert.deepStrictEqual(errorFields(error), {
@@ -226,18 +260,25 @@ describe.each(cases)("$provider replies are judged (real SDK against the fake se
         attempts: 4
       })
       const untitled = "<!DOCTYPE html><html><body><p>upstream went away</p></body></html>"
-      c.enqueue(fake, { status: 503, body: untitled }, { status: 503, body: untitled }, { status: 503, body: untitled }, {
-        status: 503,
-        body: untitled
-      })
+      c.enqueue(
+        fake,
+        { status: 503, body: untitled },
+        { status: 503, body: untitled },
+        { status: 503, body: untitled },
+        {
+          status: 503,
+          body: untitled
+        }
+      )
       assert.strictEqual(
         (yield* Effect.flip(collect(stream()))).message,
         `${c.provider}: HTTP 503 after 4 attempts: HTML error page (${untitled.length} bytes)`
       )
-    }))
+    })
+  )
 
   it.live("malformed server-sent events fail with one clear error and the SDK writes nothing to the console", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* setup()
       const spies = (["error", "warn", "log", "info", "debug"] as const).map((level) => vi.spyOn(console, level))
       c.enqueue(fake, { sse: c.malformed })
@@ -250,32 +291,34 @@ describe.each(cases)("$provider replies are judged (real SDK against the fake se
         attempts: 1
       })
       for (const spy of spies) assert.strictEqual(spy.mock.calls.length, 0, "the SDK logged to the console")
-    }))
+    })
+  )
 })
 
 describe("end markers and stop reasons specific to one provider", () => {
-  const anthropic = Effect.gen(function*() {
+  const anthropic = Effect.gen(function* () {
     const fake = yield* FakeLlmServer.make
     const provider = yield* AnthropicProvider.make({ apiKey: "k", baseUrl: fake.url, retry: fastRetry })
     return { fake, stream: () => provider.stream(requestFor("anthropic/claude-test", conversation())) }
   })
-  const openai = Effect.gen(function*() {
+  const openai = Effect.gen(function* () {
     const fake = yield* FakeLlmServer.make
     const provider = yield* OpenAiProvider.make({ apiKey: "k", baseUrl: `${fake.url}/v1`, retry: fastRetry })
     return { fake, stream: () => provider.stream(requestFor("openai/gpt-test", conversation())) }
   })
 
   it.live("anthropic: message_delta with a stop reason but no message_stop is still cut off", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* anthropic
       // message_start, block start, 3 text deltas, block stop, message_delta — then the connection closes.
       fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Hello world" }], endAfterEvents: 7 })
       const error = yield* Effect.flip(collect(stream()))
       assert.strictEqual(error.message, "anthropic: the reply was cut off: the stream ended before message_stop.")
-    }))
+    })
+  )
 
   it.live("anthropic: an error event mid-reply names what the provider said", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* anthropic
       fake.enqueueAnthropic({
         sse: `${anthropicStart}event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })}\n\n`
@@ -288,18 +331,32 @@ describe("end markers and stop reasons specific to one provider", () => {
         retryable: false,
         attempts: 1
       })
-    }))
+    })
+  )
 
   it.live("anthropic: tool arguments cut by the token limit say so (and no call is made)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* anthropic
       const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
       fake.enqueueAnthropic({
-        sse: anthropicStart +
-          event("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_1", name: "write_note", input: {} } }) +
-          event("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{\"path\": \"a" } }) +
+        sse:
+          anthropicStart +
+          event("content_block_start", {
+            type: "content_block_start",
+            index: 0,
+            content_block: { type: "tool_use", id: "toolu_1", name: "write_note", input: {} }
+          }) +
+          event("content_block_delta", {
+            type: "content_block_delta",
+            index: 0,
+            delta: { type: "input_json_delta", partial_json: '{"path": "a' }
+          }) +
           event("content_block_stop", { type: "content_block_stop", index: 0 }) +
-          event("message_delta", { type: "message_delta", delta: { stop_reason: "max_tokens", stop_sequence: null }, usage: { output_tokens: 9 } }) +
+          event("message_delta", {
+            type: "message_delta",
+            delta: { stop_reason: "max_tokens", stop_sequence: null },
+            usage: { output_tokens: 9 }
+          }) +
           event("message_stop", { type: "message_stop" })
       })
       const seen: Array<ProviderDelta> = []
@@ -309,34 +366,47 @@ describe("end markers and stop reasons specific to one provider", () => {
         "anthropic: the reply hit the output token limit in the middle of the arguments for tool `write_note`; nothing was run."
       )
       assert.isFalse(seen.some((d) => d._tag === "ToolCall"))
-    }))
+    })
+  )
 
   it.live("openai: a finish_reason without [DONE], or [DONE] without a finish_reason, is a whole reply", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* openai
-      fake.enqueueOpenAi({ content: "no done", omitDone: true }, { content: "no finish", omitFinish: true }, {
-        toolCalls: [{ id: "call_1", name: "write_note", arguments: "{\"path\":\"a\"}" }],
-        omitFinish: true
-      })
+      fake.enqueueOpenAi(
+        { content: "no done", omitDone: true },
+        { content: "no finish", omitFinish: true },
+        {
+          toolCalls: [{ id: "call_1", name: "write_note", arguments: '{"path":"a"}' }],
+          omitFinish: true
+        }
+      )
       const when = ts()
       const first = yield* collect(stream(), { now: () => when })
       assert.deepStrictEqual([first.events, first.stopReason], [[ChatResponse.message(when, "no done")], "end_turn"])
       const second = yield* collect(stream(), { now: () => when })
-      assert.deepStrictEqual([second.events, second.stopReason], [[ChatResponse.message(when, "no finish")], "end_turn"])
+      assert.deepStrictEqual(
+        [second.events, second.stopReason],
+        [[ChatResponse.message(when, "no finish")], "end_turn"]
+      )
       const third = yield* collect(stream(), { now: () => when })
       assert.strictEqual(third.stopReason, "tool_use")
-    }))
+    })
+  )
 
   it.live("openai: neither a finish_reason nor [DONE] is cut off, even after every chunk of content", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* openai
       fake.enqueueOpenAi({ content: "all of it", omitFinish: true, omitDone: true })
       const error = yield* Effect.flip(collect(stream()))
-      assert.strictEqual(error.message, "openai: the reply was cut off: the stream ended before a finish_reason or [DONE].")
-    }))
+      assert.strictEqual(
+        error.message,
+        "openai: the reply was cut off: the stream ended before a finish_reason or [DONE]."
+      )
+    })
+  )
 
   it.live("openai: a content-filter stop is a refusal, with its own warning", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, stream } = yield* openai
       fake.enqueueOpenAi({ content: "I can't", finishReason: "content_filter" })
       const reply = yield* collect(stream())
@@ -345,10 +415,11 @@ describe("end markers and stop reasons specific to one provider", () => {
         replyWarning("openai/gpt-test", reply.stopReason),
         "warning: openai/gpt-test refused to answer or was stopped by a content filter (saved as it is)."
       )
-    }))
+    })
+  )
 
   it.live("no server at all: a connection error after every attempt, named as such", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // A port that was just free: nothing listens on it.
       const { fake } = yield* Effect.scoped(Effect.map(FakeLlmServer.make, (fake) => ({ fake })))
       const provider = yield* AnthropicProvider.make({ apiKey: "k", baseUrl: fake.url, retry: fastRetry })
@@ -356,5 +427,6 @@ describe("end markers and stop reasons specific to one provider", () => {
       assert.strictEqual(error.failure, "connection")
       assert.strictEqual(error.attempts, 4)
       assert.match(error.message, /^anthropic: no response after 4 attempts: Connection error\. \(.*ECONNREFUSED.*\)$/)
-    }))
+    })
+  )
 })

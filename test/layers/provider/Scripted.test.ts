@@ -30,7 +30,7 @@ const stepsOf = (script: unknown) => {
   return r.success
 }
 
-const getProvider = Effect.gen(function*() {
+const getProvider = Effect.gen(function* () {
   return yield* Provider
 })
 
@@ -48,7 +48,13 @@ describe("ScriptedModel (script file schema)", () => {
         ]
       }),
       [
-        { toolCalls: [{ id: "call_1", name: "a", arguments: {} }, { id: "mine", name: "b", arguments: { x: 1 } }], delayMs: 0 },
+        {
+          toolCalls: [
+            { id: "call_1", name: "a", arguments: {} },
+            { id: "mine", name: "b", arguments: { x: 1 } }
+          ],
+          delayMs: 0
+        },
         { toolCalls: [{ id: "call_3", name: "c", arguments: {} }], delayMs: 0 },
         { toolCalls: [], structured: { value: null }, delayMs: 0 }
       ]
@@ -61,9 +67,18 @@ describe("ScriptedModel (script file schema)", () => {
       return Result.isFailure(r) ? r.failure : "ok"
     }
     assert.match(failure({ steps: [{ mesage: "hi" }] }), /mesage/)
-    assert.strictEqual(failure({ steps: [{ message: "ok" }, {}] }), "steps[1]: a step needs one of `message`, `reasoning`, `tool_calls`, `structured` or `error`")
-    assert.strictEqual(failure({ steps: [{ error: "x", message: "y" }] }), "steps[0]: `error` cannot be combined with a reply or `structured`")
-    assert.strictEqual(failure({ steps: [{ structured: 1, tool_calls: [] }] }), "steps[0]: `structured` can only be combined with `reasoning` and `delay_ms`")
+    assert.strictEqual(
+      failure({ steps: [{ message: "ok" }, {}] }),
+      "steps[1]: a step needs one of `message`, `reasoning`, `tool_calls`, `structured` or `error`"
+    )
+    assert.strictEqual(
+      failure({ steps: [{ error: "x", message: "y" }] }),
+      "steps[0]: `error` cannot be combined with a reply or `structured`"
+    )
+    assert.strictEqual(
+      failure({ steps: [{ structured: 1, tool_calls: [] }] }),
+      "steps[0]: `structured` can only be combined with `reasoning` and `delay_ms`"
+    )
     assert.match(failure({ steps: [{ message: "x", delay_ms: -1 }] }), /delay_ms/)
     assert.match(failure({ nope: [] }), /steps/)
     const notJson = ScriptedModel.parse("{")
@@ -73,20 +88,41 @@ describe("ScriptedModel (script file schema)", () => {
 
 describe("Scripted provider", () => {
   it.effect("a reply step streams reasoning and text in chunks, then tool calls; collect builds the events", () =>
-    Effect.gen(function*() {
-      const provider = yield* Scripted.make(stepsOf({
-        steps: [{
-          reasoning: "Need to write it.",
-          message: "Writing the note now.",
-          tool_calls: [{ name: "write_note", arguments: { path: "a.txt" } }, { id: "x9", name: "read_note" }]
-        }]
-      }))
+    Effect.gen(function* () {
+      const provider = yield* Scripted.make(
+        stepsOf({
+          steps: [
+            {
+              reasoning: "Need to write it.",
+              message: "Writing the note now.",
+              tool_calls: [
+                { name: "write_note", arguments: { path: "a.txt" } },
+                { id: "x9", name: "read_note" }
+              ]
+            }
+          ]
+        })
+      )
       const deltas = yield* Stream.runCollect(provider.stream(plain))
-      assert.deepStrictEqual(deltas.map((d) => d._tag), [
-        "ReasoningDelta", "ReasoningDelta", "ReasoningDelta", "ReasoningDelta", "ReasoningDone",
-        "TextDelta", "TextDelta", "TextDelta", "TextDelta",
-        "ToolCallStart", "ToolCall", "ToolCallStart", "ToolCall", "Finish"
-      ])
+      assert.deepStrictEqual(
+        deltas.map((d) => d._tag),
+        [
+          "ReasoningDelta",
+          "ReasoningDelta",
+          "ReasoningDelta",
+          "ReasoningDelta",
+          "ReasoningDone",
+          "TextDelta",
+          "TextDelta",
+          "TextDelta",
+          "TextDelta",
+          "ToolCallStart",
+          "ToolCall",
+          "ToolCallStart",
+          "ToolCall",
+          "Finish"
+        ]
+      )
       const reply = yield* collect(Stream.fromIterable(deltas), { now })
       assert.deepStrictEqual(reply.events, [
         ChatResponse.reasoning(when, "Need to write it."),
@@ -95,12 +131,15 @@ describe("Scripted provider", () => {
         new ToolCallRequest({ timestamp: when, id: "x9", name: "read_note", arguments: {} })
       ])
       assert.strictEqual(reply.stopReason, "tool_use")
-    }))
+    })
+  )
 
   it.effect("each request consumes the next step; running out is a provider error", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const provider = yield* Scripted.make(stepsOf({ steps: [{ message: "one" }, { structured: { answer: true } }] }))
-      assert.deepStrictEqual((yield* collect(provider.stream(plain), { now })).events, [ChatResponse.message(when, "one")])
+      assert.deepStrictEqual((yield* collect(provider.stream(plain), { now })).events, [
+        ChatResponse.message(when, "one")
+      ])
       assert.deepStrictEqual((yield* collect(provider.stream(structured), { now })).events, [
         ChatResponse.structured(when, { answer: true })
       ])
@@ -114,48 +153,67 @@ describe("Scripted provider", () => {
           attempts: 1
         }
       )
-    }))
+    })
+  )
 
   it.effect("a structured request needs a structured step, and a structured step needs a structured request", () =>
-    Effect.gen(function*() {
-      const provider = yield* Scripted.make(stepsOf({ steps: [{ message: "plain" }, { structured: { answer: 1 } }, { message: "next" }] }))
+    Effect.gen(function* () {
+      const provider = yield* Scripted.make(
+        stepsOf({ steps: [{ message: "plain" }, { structured: { answer: 1 } }, { message: "next" }] })
+      )
       const e1 = yield* Effect.flip(collect(provider.stream(structured)))
       assert.match(e1.message, /^Script step 1 has no `structured` answer, but request 1 asks for structured output/)
       const e2 = yield* Effect.flip(collect(provider.stream(plain)))
       assert.match(e2.message, /^Script step 2 is a `structured` answer, but request 2 is a plain request/)
       // The failed requests still consumed their steps.
-      assert.deepStrictEqual((yield* collect(provider.stream(plain), { now })).events, [ChatResponse.message(when, "next")])
-    }))
+      assert.deepStrictEqual((yield* collect(provider.stream(plain), { now })).events, [
+        ChatResponse.message(when, "next")
+      ])
+    })
+  )
 
   it.effect("a schema on the trailing ChatRequest makes the request structured", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const provider = yield* Scripted.make(stepsOf({ steps: [{ reasoning: "hmm", structured: "B" }] }))
-      const request = { ...plain, events: [new ChatRequest({ timestamp: ts(), content: "Which?", schema: { type: "object" } })] }
+      const request = {
+        ...plain,
+        events: [new ChatRequest({ timestamp: ts(), content: "Which?", schema: { type: "object" } })]
+      }
       assert.deepStrictEqual((yield* collect(provider.stream(request), { now })).events, [
         ChatResponse.reasoning(when, "hmm"),
         ChatResponse.structured(when, "B")
       ])
-    }))
+    })
+  )
 
   it.effect("an error step is a provider error with its text", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const provider = yield* Scripted.make(stepsOf({ steps: [{ error: "provider unavailable" }, { message: "ok" }] }))
       const error = yield* Effect.flip(collect(provider.stream(plain)))
       assert.strictEqual(error.message, "provider unavailable")
       assert.strictEqual(error.provider, "scripted")
       assert.strictEqual(((yield* collect(provider.stream(plain))).events[0] as ChatResponse).message, "ok")
-    }))
+    })
+  )
 
   it.effect("tool calls are refused when the request forbids them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const provider = yield* Scripted.make(stepsOf({ steps: [{ tool_calls: [{ name: "x" }] }] }))
       const error = yield* Effect.flip(collect(provider.stream({ ...plain, toolChoice: "none" })))
       assert.strictEqual(error.message, "Script step 1 calls tools, but request 1 does not allow tool calls.")
-    }))
+    })
+  )
 
   it.effect("delay_ms waits (on the Clock) before replying, and the wait is interruptible", () =>
-    Effect.gen(function*() {
-      const provider = yield* Scripted.make(stepsOf({ steps: [{ delay_ms: 500, message: "slow reply" }, { delay_ms: 500, message: "never" }] }))
+    Effect.gen(function* () {
+      const provider = yield* Scripted.make(
+        stepsOf({
+          steps: [
+            { delay_ms: 500, message: "slow reply" },
+            { delay_ms: 500, message: "never" }
+          ]
+        })
+      )
       const fiber = yield* Effect.forkChild(collect(provider.stream(plain), { now }))
       yield* TestClock.adjust("499 millis")
       assert.isUndefined(fiber.pollUnsafe())
@@ -166,10 +224,11 @@ describe("Scripted provider", () => {
       yield* TestClock.adjust("100 millis")
       yield* Fiber.interrupt(second)
       assert.isTrue((yield* Fiber.await(second))._tag === "Failure")
-    }))
+    })
+  )
 
   it.live("layerFromFile reads a script file; a missing or invalid file is a provider error naming it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = yield* Effect.acquireRelease(
         Effect.promise(() => mkdtemp(join(tmpdir(), "parley-script-"))),
         (d) => Effect.promise(() => rm(d, { recursive: true, force: true }))
@@ -179,7 +238,9 @@ describe("Scripted provider", () => {
       yield* Effect.promise(() => writeFile(good, JSON.stringify({ steps: [{ message: "from file" }] })))
       yield* Effect.promise(() => writeFile(bad, JSON.stringify({ steps: [{ mesage: "typo" }] })))
 
-      const reply = yield* Provider.use((p) => collect(p.stream(plain), { now })).pipe(Effect.provide(Scripted.layerFromFile(good)))
+      const reply = yield* Provider.use((p) => collect(p.stream(plain), { now })).pipe(
+        Effect.provide(Scripted.layerFromFile(good))
+      )
       assert.deepStrictEqual(reply.events, [ChatResponse.message(when, "from file")])
 
       const missing = yield* Effect.flip(Effect.provide(getProvider, Scripted.layerFromFile(join(dir, "nope.json"))))
@@ -192,5 +253,6 @@ describe("Scripted provider", () => {
       const array = yield* Effect.flip(Effect.provide(getProvider, Scripted.layerFromFile(bare)))
       assert.include(array.message, `Invalid model script ${bare}: `)
       assert.include(array.message, `A script is {"steps": [{"message": "…"}, …]}`)
-    }))
+    })
+  )
 })

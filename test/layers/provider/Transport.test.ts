@@ -18,11 +18,18 @@ describe("ProviderError messages: one line, one format per failure", () => {
       "anthropic: HTTP 500 after 4 attempts: Overloaded"
     )
     assert.strictEqual(
-      new ProviderError({ ...base, failure: "http", status: 401, detail: "invalid x-api-key", hint: "Check ANTHROPIC_API_KEY." }).message,
+      new ProviderError({
+        ...base,
+        failure: "http",
+        status: 401,
+        detail: "invalid x-api-key",
+        hint: "Check ANTHROPIC_API_KEY."
+      }).message,
       "anthropic: HTTP 401 after 1 attempt: invalid x-api-key. Check ANTHROPIC_API_KEY."
     )
     assert.strictEqual(
-      new ProviderError({ ...base, failure: "http", status: 401, detail: "Bad key.", hint: "Check ANTHROPIC_API_KEY." }).message,
+      new ProviderError({ ...base, failure: "http", status: 401, detail: "Bad key.", hint: "Check ANTHROPIC_API_KEY." })
+        .message,
       "anthropic: HTTP 401 after 1 attempt: Bad key. Check ANTHROPIC_API_KEY.",
       "no doubled full stop"
     )
@@ -34,7 +41,11 @@ describe("ProviderError messages: one line, one format per failure", () => {
       "anthropic: no response after 4 attempts: Connection error."
     )
     assert.strictEqual(
-      new ProviderError({ ...base, failure: "reply", detail: "the reply was cut off: the stream ended before message_stop." }).message,
+      new ProviderError({
+        ...base,
+        failure: "reply",
+        detail: "the reply was cut off: the stream ended before message_stop."
+      }).message,
       "anthropic: the reply was cut off: the stream ended before message_stop."
     )
     assert.strictEqual(
@@ -53,7 +64,11 @@ describe("retryAfterMs", () => {
     assert.strictEqual(retryAfterMs(headers({ "retry-after": " 2.5 " }), now), 2500)
     assert.strictEqual(retryAfterMs(headers({ "retry-after-ms": "250", "retry-after": "9" }), now), 250)
     assert.strictEqual(retryAfterMs(headers({ "retry-after": "Thu, 05 Mar 2026 19:31:13 GMT" }), now), 3000)
-    assert.strictEqual(retryAfterMs(headers({ "retry-after": "Thu, 05 Mar 2026 19:30:00 GMT" }), now), 0, "a past date: now")
+    assert.strictEqual(
+      retryAfterMs(headers({ "retry-after": "Thu, 05 Mar 2026 19:30:00 GMT" }), now),
+      0,
+      "a past date: now"
+    )
   })
 
   it("ignores what it cannot read", () => {
@@ -68,7 +83,7 @@ describe("summarizeBody", () => {
   it("an HTML page becomes its title, or its size when it has none", () => {
     assert.strictEqual(
       summarizeBody("<html><head><title>\n  502 Bad   Gateway\n</title></head><body>…</body></html>"),
-      "HTML error page \"502 Bad Gateway\""
+      'HTML error page "502 Bad Gateway"'
     )
     const page = "<!DOCTYPE html><html><body><h1>Gateway Timeout</h1></body></html>"
     assert.strictEqual(summarizeBody(page), `HTML error page (${page.length} bytes)`)

@@ -20,7 +20,8 @@ import type { ProviderRequest, ProviderTool } from "../../../src/services/Provid
 
 let tick = 0
 /** Distinct, increasing timestamps. */
-export const ts = (): Timestamp.Timestamp => Timestamp.make(`2026-03-05 19:31:${String(10 + (tick++ % 40)).padStart(2, "0")}.5`)
+export const ts = (): Timestamp.Timestamp =>
+  Timestamp.make(`2026-03-05 19:31:${String(10 + (tick++ % 40)).padStart(2, "0")}.5`)
 
 export const fastRetry: RetryPolicy = { times: 3, baseDelay: "1 millis" }
 
@@ -50,7 +51,11 @@ export const conversation = (): Array<StreamEntry> => [
     source: { source: "tool", name: "write_note" },
     question: { text: "Overwrite a.txt? SECRET-QUESTION", answer_type: { type: "boolean" } }
   }),
-  new InquiryAnswered({ timestamp: ts(), id: InquiryId.forToolQuestion("call_1", "overwrite", 1), answer: "SECRET-ANSWER" }),
+  new InquiryAnswered({
+    timestamp: ts(),
+    id: InquiryId.forToolQuestion("call_1", "overwrite", 1),
+    answer: "SECRET-ANSWER"
+  }),
   new ToolCallResponse({ timestamp: ts(), id: "call_1", content: "wrote a.txt", is_error: false }),
   new ToolCallResponse({ timestamp: ts(), id: "call_2", content: "disk full", is_error: true }),
   ChatResponse.message(ts(), "Both done."),
@@ -64,7 +69,11 @@ export const requestFor = (
   entries: ReadonlyArray<StreamEntry>,
   extra: Partial<ProviderRequest> = {}
 ): ProviderRequest => {
-  const parts = intoParts({ systemPrompt: "You are a helpful assistant.", sections: ["Section one."], events: sanitize(entries) })
+  const parts = intoParts({
+    systemPrompt: "You are a helpful assistant.",
+    sections: ["Section one."],
+    events: sanitize(entries)
+  })
   return { model, systemParts: parts.systemParts, events: parts.events, tools: [writeNote], ...extra }
 }
 

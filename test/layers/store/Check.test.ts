@@ -32,16 +32,25 @@ const check = async (dir: string) => {
 
 describe("checkOne", () => {
   it("identical only when every byte, to the last, is what re-encoding writes", async () => {
-    expect(await check(conversationWith((b) => b))).toStrictEqual({ id, path: "", ok: true, roundtrip: "identical", error: undefined })
+    expect(await check(conversationWith((b) => b))).toStrictEqual({
+      id,
+      path: "",
+      ok: true,
+      roundtrip: "identical",
+      error: undefined
+    })
     // One more newline at the end: still valid JSON, but not what a re-save writes.
     expect((await check(conversationWith((b) => Buffer.concat([b, Buffer.from("\n")])))).roundtrip).toBe("changed")
     // One byte less (the final newline): the same.
-    expect((await check(conversationWith((b) => b.subarray(0, b.length - 1))))).toMatchObject({ ok: true, roundtrip: "changed" })
+    expect(await check(conversationWith((b) => b.subarray(0, b.length - 1)))).toMatchObject({
+      ok: true,
+      roundtrip: "changed"
+    })
   })
 
   it("bytes that are not UTF-8 would be rewritten as U+FFFD: changed, not identical", async () => {
     const dir = conversationWith((b) => {
-      const at = b.indexOf("\"content\": \"") + 12 // inside a string value
+      const at = b.indexOf('"content": "') + 12 // inside a string value
       return Buffer.concat([b.subarray(0, at), Buffer.from([0xff]), b.subarray(at)])
     })
     expect(await check(dir)).toMatchObject({ ok: true, roundtrip: "changed" })
@@ -49,7 +58,9 @@ describe("checkOne", () => {
 
   it("a value nested 20,000 deep (JSON.stringify cannot write it back) checks identical: it is written back as it was read (issue 30)", async () => {
     const deep = "[".repeat(20_000) + "]".repeat(20_000)
-    const dir = conversationWith((b) => b.toString("utf8").replace('"type": "turn_start"', `"type": "turn_start",\n    "x": ${deep}`))
+    const dir = conversationWith((b) =>
+      b.toString("utf8").replace('"type": "turn_start"', `"type": "turn_start",\n    "x": ${deep}`)
+    )
     expect(await check(dir)).toMatchObject({ ok: true, roundtrip: "identical" })
   })
 })
@@ -58,7 +69,11 @@ describe("checkAll", () => {
   it("returns every result in the order asked, whatever finishes first", async () => {
     const dirs = [conversationWith((b) => b), conversationWith(() => "not json"), conversationWith((b) => b)]
     const results = await checkAll(dirs.map((dir) => [id, { dir, archived: false }] as const))
-    expect(results.map((r) => [r.path, r.ok])).toStrictEqual([[dirs[0], true], [dirs[1], false], [dirs[2], true]])
+    expect(results.map((r) => [r.path, r.ok])).toStrictEqual([
+      [dirs[0], true],
+      [dirs[1], false],
+      [dirs[2], true]
+    ])
     for (const dir of dirs) fs.rmSync(path.dirname(path.dirname(dir)), { recursive: true, force: true })
   })
 })

@@ -15,10 +15,14 @@ const id = ConversationId.parse("17000000001")!
 /** Starts the appending child, kills it with SIGKILL after `after` reported appends. */
 const appendThenKill = (storage: string, after: number) =>
   new Promise<number>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/appendChild.ts"), storage, id], {
-      cwd: repoRoot,
-      stdio: ["ignore", "pipe", "inherit"]
-    })
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(repoRoot, "test/support/appendChild.ts"), storage, id],
+      {
+        cwd: repoRoot,
+        stdio: ["ignore", "pipe", "inherit"]
+      }
+    )
     let buffer = ""
     let reported = -1
     child.stdout.on("data", (chunk: Buffer) => {
@@ -38,11 +42,17 @@ const appendThenKill = (storage: string, after: number) =>
 describe("durability", () => {
   for (const after of [5, 37]) {
     it.live(`every append reported before kill -9 survives (killed after ${after})`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const storage = tempDir()
         const layer = FileConversationStore.layer({ storageDir: storage })
         yield* ConversationStore.use((s) =>
-          Effect.scoped(s.create({ id, metadata: ConversationMetadata.make({ title: "durable", last_activated_at: Timestamp.now() }) }))).pipe(Effect.provide(layer))
+          Effect.scoped(
+            s.create({
+              id,
+              metadata: ConversationMetadata.make({ title: "durable", last_activated_at: Timestamp.now() })
+            })
+          )
+        ).pipe(Effect.provide(layer))
         const reported = yield* Effect.promise(() => appendThenKill(storage, after))
         expect(reported).toBeGreaterThanOrEqual(after)
         const c = yield* ConversationStore.use((s) => s.load(id)).pipe(Effect.provide(layer))
@@ -53,9 +63,12 @@ describe("durability", () => {
         expect(requests - responses).toBeLessThanOrEqual(1)
         // The next open folds what the killed run journaled: plain JP format again, nothing lost.
         yield* ConversationStore.use((s) => Effect.scoped(s.open(id))).pipe(Effect.provide(layer))
-        expect(fs.existsSync(path.join(storage, "conversations", "17000000001-durable", "events.json.journal"))).toBe(false)
+        expect(fs.existsSync(path.join(storage, "conversations", "17000000001-durable", "events.json.journal"))).toBe(
+          false
+        )
         const again = yield* ConversationStore.use((s) => s.load(id)).pipe(Effect.provide(layer))
         expect(again.entries.length).toBe(c.entries.length)
-      }))
+      })
+    )
   }
 })

@@ -13,18 +13,34 @@ import { repoRoot, tempDir } from "../../support/Fixtures.ts"
 const race = async (file: string, racers: number): Promise<Array<string>> => {
   const startAt = Date.now() + 1500 // usually after every child has loaded
   const children = Array.from({ length: racers }, () =>
-    spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/lockChild.ts"), file, String(startAt)], { cwd: repoRoot }))
-  const answers = await Promise.all(children.map((child) =>
-    new Promise<string>((resolve, reject) => {
-      let out = ""
-      child.stdout.on("data", (d: Buffer) => {
-        out += d.toString()
-        if (out.endsWith("\n")) resolve(out.trim())
-      })
-      child.on("error", reject)
-      child.on("exit", () => resolve(out.trim()))
-    })))
-  await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(undefined) : (child.on("exit", resolve), child.stdin.end())))))
+    spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(repoRoot, "test/support/lockChild.ts"), file, String(startAt)],
+      { cwd: repoRoot }
+    )
+  )
+  const answers = await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<string>((resolve, reject) => {
+          let out = ""
+          child.stdout.on("data", (d: Buffer) => {
+            out += d.toString()
+            if (out.endsWith("\n")) resolve(out.trim())
+          })
+          child.on("error", reject)
+          child.on("exit", () => resolve(out.trim()))
+        })
+    )
+  )
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve) =>
+          child.exitCode !== null ? resolve(undefined) : (child.on("exit", resolve), child.stdin.end())
+        )
+    )
+  )
   return answers
 }
 
@@ -100,7 +116,15 @@ describe("FileLock", () => {
     fs.mkdirSync(dir, { recursive: true })
     const dead = 2 ** 22 + 99
     const names = [`jp-c6.lock.${dead}.abc.tmp`, `jp-c6.lock.${process.ppid}.def.tmp`, "jp-c6.lock", "jp-c7.lock"]
-    for (const n of names) fs.writeFileSync(path.join(dir, n), JSON.stringify({ pid: n === "jp-c6.lock" ? dead : process.ppid, acquired_at: "x", proc_start: await FileLock.processStart(process.ppid) }))
+    for (const n of names)
+      fs.writeFileSync(
+        path.join(dir, n),
+        JSON.stringify({
+          pid: n === "jp-c6.lock" ? dead : process.ppid,
+          acquired_at: "x",
+          proc_start: await FileLock.processStart(process.ppid)
+        })
+      )
     await FileLock.sweepTemps(dir)
     expect(fs.readdirSync(dir).sort()).toStrictEqual(names.slice(1).sort())
     expect(await FileLock.dropIfStale(path.join(dir, "jp-c6.lock"))).toBe(true)

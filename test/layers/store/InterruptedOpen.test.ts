@@ -63,13 +63,26 @@ const GRACE_MS = 300
 
 describe("an interrupt never releases the lock before the work under it is done", () => {
   it.live("interrupted while open folds a journal left by a killed run: the lock outlives the fold", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const storage = tempDir()
       const dir = path.join(storage, "conversations", "17738399468-t")
       const lockFile = path.join(storage, "locks", "jp-c17738399468.lock")
-      yield* withStore(storage, (s) => Effect.scoped(s.create({ id, metadata, entries: [new TurnStart({ timestamp: ts("01.0") }), new ChatRequest({ timestamp: ts("01.1"), content: "hi" })] })))
+      yield* withStore(storage, (s) =>
+        Effect.scoped(
+          s.create({
+            id,
+            metadata,
+            entries: [
+              new TurnStart({ timestamp: ts("01.0") }),
+              new ChatRequest({ timestamp: ts("01.1"), content: "hi" })
+            ]
+          })
+        )
+      )
       const base = String(fs.statSync(path.join(dir, "events.json")).size)
-      yield* Effect.promise(() => Journal.append(dir, [{ at: 2, entry: EntryCodec.encodeEntry(ChatResponse.message(ts("02.0"), "hello")) }], base))
+      yield* Effect.promise(() =>
+        Journal.append(dir, [{ at: 2, entry: EntryCodec.encodeEntry(ChatResponse.message(ts("02.0"), "hello")) }], base)
+      )
       const seen: Array<string> = []
       let interrupt: (() => void) | undefined
       hook.after = async (op, file) => {
@@ -80,19 +93,29 @@ describe("an interrupt never releases the lock before the work under it is done"
           send()
           await new Promise((r) => setTimeout(r, GRACE_MS))
         }
-        if (op === "read" && file === lockFile) seen.push(`lock released with the journal ${fs.existsSync(path.join(dir, Journal.FILE)) ? "still there" : "folded"}`)
+        if (op === "read" && file === lockFile)
+          seen.push(
+            `lock released with the journal ${fs.existsSync(path.join(dir, Journal.FILE)) ? "still there" : "folded"}`
+          )
       }
-      const opener = yield* Effect.forkChild(withStore(storage, (s) => Effect.scoped(Effect.andThen(s.open(id), Effect.never))))
+      const opener = yield* Effect.forkChild(
+        withStore(storage, (s) => Effect.scoped(Effect.andThen(s.open(id), Effect.never)))
+      )
       interrupt = () => Effect.runFork(Fiber.interrupt(opener))
       yield* Fiber.await(opener)
       hook.after = undefined
       expect(seen).toStrictEqual(["lock released with the journal folded"])
       expect(fs.existsSync(lockFile)).toBe(false)
-      expect((yield* withStore(storage, (s) => s.load(id))).entries.map((e) => e.type)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
-    }))
+      expect((yield* withStore(storage, (s) => s.load(id))).entries.map((e) => e.type)).toStrictEqual([
+        "turn_start",
+        "chat_request",
+        "chat_response"
+      ])
+    })
+  )
 
   it.live("interrupted while create writes the new directory: the lock outlives the directory's arrival", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const storage = tempDir()
       const lockFile = path.join(storage, "locks", "jp-c17738399468.lock")
       const conversations = path.join(storage, "conversations")
@@ -107,33 +130,50 @@ describe("an interrupt never releases the lock before the work under it is done"
         }
         if (op === "read" && file === lockFile) {
           const names = fs.existsSync(conversations) ? fs.readdirSync(conversations) : []
-          seen.push(`lock released with ${names.some((n) => n.startsWith(".parley-new-")) ? "the directory half made" : "the directory in place"}`)
+          seen.push(
+            `lock released with ${names.some((n) => n.startsWith(".parley-new-")) ? "the directory half made" : "the directory in place"}`
+          )
         }
       }
-      const creator = yield* Effect.forkChild(withStore(storage, (s) => Effect.scoped(Effect.andThen(s.create({ id, metadata }), Effect.never))))
+      const creator = yield* Effect.forkChild(
+        withStore(storage, (s) => Effect.scoped(Effect.andThen(s.create({ id, metadata }), Effect.never)))
+      )
       interrupt = () => Effect.runFork(Fiber.interrupt(creator))
       yield* Fiber.await(creator)
       hook.after = undefined
       expect(seen).toStrictEqual(["lock released with the directory in place"])
       expect(fs.existsSync(lockFile)).toBe(false)
-    }))
+    })
+  )
 })
 
 describe("a crash between the steps of close", () => {
   it.effect("when the directory takes the new title's name, metadata.json already holds that title", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const storage = tempDir()
-      yield* withStore(storage, (s) => Effect.scoped(s.create({ id, metadata: ConversationMetadata.make({ last_activated_at: ts("00.0") }) })))
+      yield* withStore(storage, (s) =>
+        Effect.scoped(s.create({ id, metadata: ConversationMetadata.make({ last_activated_at: ts("00.0") }) }))
+      )
       const titles: Array<string | undefined> = []
       hook.beforeRename = (from, to) => {
-        if (path.basename(to).startsWith("17738399468-")) titles.push(JSON.parse(fs.readFileSync(path.join(from, "metadata.json"), "utf8")).title)
+        if (path.basename(to).startsWith("17738399468-"))
+          titles.push(JSON.parse(fs.readFileSync(path.join(from, "metadata.json"), "utf8")).title)
       }
       yield* withStore(storage, (s) =>
-        Effect.scoped(Effect.flatMap(s.open(id), (session) =>
-          session.updateMetadata((m) => new ConversationMetadata.ConversationMetadata({ ...m, title: "Named at last" })))))
+        Effect.scoped(
+          Effect.flatMap(s.open(id), (session) =>
+            session.updateMetadata(
+              (m) => new ConversationMetadata.ConversationMetadata({ ...m, title: "Named at last" })
+            )
+          )
+        )
+      )
       hook.beforeRename = undefined
       // A crash right after the rename must not leave a directory named for a title its metadata does not hold.
       expect(titles).toStrictEqual(["Named at last"])
-      expect(fs.readdirSync(path.join(storage, "conversations")).filter((n) => !n.startsWith("."))).toStrictEqual(["17738399468-named-at-last"])
-    }))
+      expect(fs.readdirSync(path.join(storage, "conversations")).filter((n) => !n.startsWith("."))).toStrictEqual([
+        "17738399468-named-at-last"
+      ])
+    })
+  )
 })

@@ -47,7 +47,11 @@ vi.mock("node:fs/promises", async (importOriginal) => {
       refuse(op, args[0])
       return f(...args)
     }) as F
-  const open = (async (file: Parameters<typeof real.open>[0], flags?: Parameters<typeof real.open>[1], mode?: Parameters<typeof real.open>[2]) => {
+  const open = (async (
+    file: Parameters<typeof real.open>[0],
+    flags?: Parameters<typeof real.open>[1],
+    mode?: Parameters<typeof real.open>[2]
+  ) => {
     if (flags !== undefined && flags !== "r") refuse("open", file)
     return real.open(file, flags, mode)
   }) as typeof real.open
@@ -66,7 +70,10 @@ vi.mock("node:fs/promises", async (importOriginal) => {
 const write = (conversations: string, name: string, lastActive: string) => {
   const dir = path.join(conversations, name)
   fs.mkdirSync(dir, { recursive: true })
-  fs.writeFileSync(path.join(dir, "metadata.json"), JSON.stringify({ title: name, last_activated_at: lastActive }, null, 2) + "\n")
+  fs.writeFileSync(
+    path.join(dir, "metadata.json"),
+    JSON.stringify({ title: name, last_activated_at: lastActive }, null, 2) + "\n"
+  )
   fs.writeFileSync(path.join(dir, "base_config.json"), "{}\n")
   fs.writeFileSync(path.join(dir, "events.json"), "[]\n")
 }
@@ -77,19 +84,28 @@ describe("Listing.list on a storage directory it cannot write", () => {
     const conversations = path.join(root, "conversations")
     write(conversations, "17000000001-a", "2026-03-01 10:00:01.0")
     write(conversations, "17000000002-b", "2026-03-01 10:00:02.0")
-    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8"
+    }).stdout
     const orphan = path.join(conversations, `${Listing.INDEX}.${dead}.abc123.tmp`)
     fs.writeFileSync(orphan, "{")
     readOnly.root = root
     try {
       for (let round = 0; round < 2; round++) {
         const listing = await Listing.list(conversations, { archived: true })
-        expect([listing.conversations.map((c) => c.title), listing.damaged]).toStrictEqual([["17000000002-b", "17000000001-a"], []])
+        expect([listing.conversations.map((c) => c.title), listing.damaged]).toStrictEqual([
+          ["17000000002-b", "17000000001-a"],
+          []
+        ])
       }
     } finally {
       readOnly.root = undefined
     }
-    expect(fs.readdirSync(conversations).sort()).toStrictEqual([path.basename(orphan), "17000000001-a", "17000000002-b"])
+    expect(fs.readdirSync(conversations).sort()).toStrictEqual([
+      path.basename(orphan),
+      "17000000001-a",
+      "17000000002-b"
+    ])
     fs.rmSync(root, { recursive: true, force: true })
   })
 })

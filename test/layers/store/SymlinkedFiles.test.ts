@@ -22,7 +22,14 @@ describe("store files that are symlinks", () => {
       fs.symlinkSync(path.join(elsewhere, name), path.join(dir, name))
     }
     const id = path.basename(dir).split("-")[0]!
-    const second = parley(p, ["query", "--id", id, "Second", "--script", writeScript(p, "two.json", [{ message: "Two." }])])
+    const second = parley(p, [
+      "query",
+      "--id",
+      id,
+      "Second",
+      "--script",
+      writeScript(p, "two.json", [{ message: "Two." }])
+    ])
     expect([second.code, withoutRunHeader(second.stderr)]).toStrictEqual([0, ""])
     for (const name of ["events.json", "metadata.json"]) {
       expect(fs.lstatSync(path.join(dir, name)).isSymbolicLink()).toBe(true)

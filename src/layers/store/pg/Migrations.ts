@@ -35,7 +35,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 export const MIGRATIONS_TABLE = "parley_migrations"
 
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient>> = {
-  "0001_conversations": Effect.gen(function*() {
+  "0001_conversations": Effect.gen(function* () {
     const sql = yield* SqlClient
     yield* sql`CREATE TABLE parley_conversations (
       id text PRIMARY KEY,
@@ -75,7 +75,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient>>
       since timestamptz NOT NULL DEFAULT now()
     )`
   }),
-  "0002_events_lz4": Effect.gen(function*() {
+  "0002_events_lz4": Effect.gen(function* () {
     const sql = yield* SqlClient
     // EXECUTE: older servers cannot even parse SET COMPRESSION; a server built without lz4 refuses it.
     yield* sql.unsafe(`DO $$ BEGIN

@@ -49,7 +49,13 @@ import {
   type NewConversation
 } from "../../../services/ConversationStore.ts"
 import * as ConversationSession from "../../../services/ConversationSession.ts"
-import { ConversationCorrupt, ConversationExists, ConversationLocked, ConversationNotFound, StoreIoError } from "../../../services/StoreErrors.ts"
+import {
+  ConversationCorrupt,
+  ConversationExists,
+  ConversationLocked,
+  ConversationNotFound,
+  StoreIoError
+} from "../../../services/StoreErrors.ts"
 import { MIGRATIONS_TABLE, migrations } from "./Migrations.ts"
 import * as PgLock from "./PgLock.ts"
 import * as Rows from "./Rows.ts"
@@ -75,8 +81,14 @@ export const where = (url: string): string => {
 }
 
 /** A database error as the store's I/O error, naming the server and what failed (and the server, when it went away). */
-const ioError = (at: string, doing: string) => (error: SqlError): StoreIoError =>
-  new StoreIoError({ path: at, reason: `${doing}: ${error.message}`, ...(ServerLost.isServerLost(error) ? { server: ServerLost.serverOf(at) } : {}) })
+const ioError =
+  (at: string, doing: string) =>
+  (error: SqlError): StoreIoError =>
+    new StoreIoError({
+      path: at,
+      reason: `${doing}: ${error.message}`,
+      ...(ServerLost.isServerLost(error) ? { server: ServerLost.serverOf(at) } : {})
+    })
 
 interface ConversationRow extends Rows.StoredConversation {
   readonly title: string | null
@@ -84,20 +96,29 @@ interface ConversationRow extends Rows.StoredConversation {
   readonly events: number
   readonly last_event_at: string | null
   readonly last_activated_at: string
-  readonly incomplete_state: ConversationSummary["incomplete"] extends infer I ? I extends { state: infer S } ? S | null : never : never
+  readonly incomplete_state: ConversationSummary["incomplete"] extends infer I
+    ? I extends { state: infer S }
+      ? S | null
+      : never
+    : never
   readonly incomplete_tool: string | null
   readonly tokens: string | number
 }
 
 /** Builds the store over a connected client whose schema is migrated. */
 export const make = (url: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient
     const at = where(url)
     const pathOf = (id: string) => `${at}#${id}`
 
     const locked = (id: string, holder: PgLock.Holder | undefined) =>
-      new ConversationLocked({ id, path: `${at} parley_locks`, host: holder?.host ?? "an unknown host", ...(holder === undefined ? {} : { holder: holder.pid }) })
+      new ConversationLocked({
+        id,
+        path: `${at} parley_locks`,
+        host: holder?.host ?? "an unknown host",
+        ...(holder === undefined ? {} : { holder: holder.pid })
+      })
 
     const row = (id: string) =>
       sql<ConversationRow>`SELECT * FROM parley_conversations WHERE id = ${id}`.pipe(
@@ -111,12 +132,21 @@ export const make = (url: string) =>
         Effect.mapError(ioError(at, `reading the events of ${id}`))
       )
 
-    const decoded = (r: ConversationRow, texts: ReadonlyArray<string>, decode: (r: ConversationRow) => Conversation = (r) => Rows.decode(r, texts, pathOf(r.id))) =>
+    const decoded = (
+      r: ConversationRow,
+      texts: ReadonlyArray<string>,
+      decode: (r: ConversationRow) => Conversation = (r) => Rows.decode(r, texts, pathOf(r.id))
+    ) =>
       Effect.try({
         try: () => decode(r),
         catch: (e) => {
           const d = e instanceof Rows.Damaged ? e : new Rows.Damaged(pathOf(r.id), undefined, String(e))
-          return new ConversationCorrupt({ id: r.id, file: d.where, ...(d.entry === undefined ? {} : { entry: d.entry }), reason: d.reason })
+          return new ConversationCorrupt({
+            id: r.id,
+            file: d.where,
+            ...(d.entry === undefined ? {} : { entry: d.entry }),
+            reason: d.reason
+          })
         }
       })
 
@@ -130,7 +160,9 @@ export const make = (url: string) =>
       Effect.suspend(() => {
         const entries: Array<StreamEntry> = []
         let whole = false
-        return sql<{ json: string }>`SELECT json FROM parley_events WHERE conversation_id = ${id} ORDER BY seq`.stream.pipe(
+        return sql<{
+          json: string
+        }>`SELECT json FROM parley_events WHERE conversation_id = ${id} ORDER BY seq`.stream.pipe(
           Stream.runForEachArray((rows) =>
             Effect.sync(() => {
               for (const r of rows) {
@@ -146,7 +178,7 @@ export const make = (url: string) =>
       })
 
     const load = (id: ConversationId.ConversationId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const r = yield* row(id)
         const entries = r.damage === null ? yield* streamedEntries(id) : undefined
         if (entries !== undefined) {
@@ -159,7 +191,12 @@ export const make = (url: string) =>
 
     /** Appends rows in batches under PostgreSQL's parameter limit. */
     const insertEvents = (rows: ReadonlyArray<Rows.EventRow>) =>
-      Effect.forEach(chunks(rows, 2000), (chunk) => sql`INSERT INTO parley_events ${sql.insert(chunk as unknown as ReadonlyArray<Record<string, unknown>> as [Record<string, unknown>])}`, { discard: true })
+      Effect.forEach(
+        chunks(rows, 2000),
+        (chunk) =>
+          sql`INSERT INTO parley_events ${sql.insert(chunk as unknown as ReadonlyArray<Record<string, unknown>> as [Record<string, unknown>])}`,
+        { discard: true }
+      )
 
     const updateColumns = (id: string, entries: number, c: ReturnType<typeof Rows.appendColumns>) =>
       sql`UPDATE parley_conversations SET entries = ${entries}, events = events + ${c.addEvents},
@@ -172,7 +209,10 @@ export const make = (url: string) =>
      * is folded from the appended batches (`LastTurn`, the listing's own
      * rule), never re-read from the stream.
      */
-    const persistence = (conversation: Conversation, conn: PgLock.Attempt & { _tag: "Taken" }): ConversationSession.SessionPersistence => {
+    const persistence = (
+      conversation: Conversation,
+      conn: PgLock.Attempt & { _tag: "Taken" }
+    ): ConversationSession.SessionPersistence => {
       // The entries as written (references only): what the fold is rebuilt from when a write fails.
       let kept = conversation.entries.slice()
       let last = IncompleteTurn.LastTurn.of(kept)
@@ -184,12 +224,21 @@ export const make = (url: string) =>
             kept.push(...entries) // the columns are of the stream with the batch; taken back if the write fails
             const c = Rows.appendColumns(last, entries)
             const rows = Rows.eventRows(id, entries, from)
-            const write = rows.length > 2000
-              ? PgLock.transaction(sql, conn.conn, Effect.andThen(insertEvents(rows), updateColumns(id, kept.length, c)))
-              : PgLock.on(sql, conn.conn, sql`WITH added AS (INSERT INTO parley_events ${sql.insert(rows as unknown as [Record<string, unknown>])})
+            const write =
+              rows.length > 2000
+                ? PgLock.transaction(
+                    sql,
+                    conn.conn,
+                    Effect.andThen(insertEvents(rows), updateColumns(id, kept.length, c))
+                  )
+                : PgLock.on(
+                    sql,
+                    conn.conn,
+                    sql`WITH added AS (INSERT INTO parley_events ${sql.insert(rows as unknown as [Record<string, unknown>])})
                   UPDATE parley_conversations SET entries = ${kept.length}, events = events + ${c.addEvents},
                   last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
-                  WHERE id = ${id}`)
+                  WHERE id = ${id}`
+                  )
             return write.pipe(
               Effect.tapError(() =>
                 Effect.sync(() => {
@@ -202,28 +251,36 @@ export const make = (url: string) =>
             )
           }),
         rewrite: (entries) =>
-          PgLock.transaction(sql, conn.conn, Effect.gen(function*() {
-            const s = Rows.summaryColumns({ ...conversation, entries })
-            yield* sql`DELETE FROM parley_events WHERE conversation_id = ${id}`
-            yield* insertEvents(Rows.eventRows(id, entries, 0))
-            yield* sql`UPDATE parley_conversations SET ${sql.update({ entries: s.entries, events: s.events, last_event_at: s.last_event_at, incomplete_state: s.incomplete_state, incomplete_tool: s.incomplete_tool, tokens: s.tokens })} WHERE id = ${id}`
-            kept = entries.slice()
-            last = IncompleteTurn.LastTurn.of(kept)
-          })).pipe(Effect.mapError(ioError(pathOf(id), "rewriting")))
+          PgLock.transaction(
+            sql,
+            conn.conn,
+            Effect.gen(function* () {
+              const s = Rows.summaryColumns({ ...conversation, entries })
+              yield* sql`DELETE FROM parley_events WHERE conversation_id = ${id}`
+              yield* insertEvents(Rows.eventRows(id, entries, 0))
+              yield* sql`UPDATE parley_conversations SET ${sql.update({ entries: s.entries, events: s.events, last_event_at: s.last_event_at, incomplete_state: s.incomplete_state, incomplete_tool: s.incomplete_tool, tokens: s.tokens })} WHERE id = ${id}`
+              kept = entries.slice()
+              last = IncompleteTurn.LastTurn.of(kept)
+            })
+          ).pipe(Effect.mapError(ioError(pathOf(id), "rewriting")))
       }
     }
 
     /** On close: the metadata and the listing columns that need the whole stream (tokens). */
     const close = (session: ConversationSession.ConversationSession, conn: PgLock.Attempt & { _tag: "Taken" }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const c = yield* session.conversation
         const s = Rows.summaryColumns(c)
-        yield* PgLock.on(sql, conn.conn, sql`UPDATE parley_conversations SET ${sql.update({ metadata: Rows.metadataText(c.metadata), title: s.title, dirname: s.dirname, last_activated_at: s.last_activated_at, tokens: s.tokens })} WHERE id = ${c.id}`)
+        yield* PgLock.on(
+          sql,
+          conn.conn,
+          sql`UPDATE parley_conversations SET ${sql.update({ metadata: Rows.metadataText(c.metadata), title: s.title, dirname: s.dirname, last_activated_at: s.last_activated_at, tokens: s.tokens })} WHERE id = ${c.id}`
+        )
       }).pipe(Effect.ignore)
 
     /** Opens a conversation whose lock `conn` holds. */
     const openLocked = (id: ConversationId.ConversationId, conn: PgLock.Attempt & { _tag: "Taken" }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // On the session's own connection: a session never waits for the pool (many sessions may hold all of it).
         const conversation = yield* PgLock.on(sql, conn.conn, load(id))
         const session = yield* ConversationSession.make(conversation, persistence(conversation, conn))
@@ -236,14 +293,23 @@ export const make = (url: string) =>
       PgLock.tryLock(sql, id).pipe(
         Effect.mapError(ioError(pathOf(id), "taking the lock")),
         // Without `absent` an attempt is Taken or Held.
-        Effect.flatMap((a) => (a._tag === "Taken" ? Effect.succeed(a) : Effect.fail(locked(id, a._tag === "Held" ? a.holder : undefined))))
+        Effect.flatMap((a) =>
+          a._tag === "Taken" ? Effect.succeed(a) : Effect.fail(locked(id, a._tag === "Held" ? a.holder : undefined))
+        )
       )
 
     const open = (id: ConversationId.ConversationId) =>
-      row(id).pipe(Effect.andThen(lock(id)), Effect.flatMap((conn) => openLocked(id, conn)))
+      row(id).pipe(
+        Effect.andThen(lock(id)),
+        Effect.flatMap((conn) => openLocked(id, conn))
+      )
 
     /** Inserts the new conversation (row and entries, one transaction) under its lock; false when the id is taken. */
-    const insertNew = (id: ConversationId.ConversationId, init: NewConversation, conn: PgLock.Attempt & { _tag: "Taken" }) => {
+    const insertNew = (
+      id: ConversationId.ConversationId,
+      init: NewConversation,
+      conn: PgLock.Attempt & { _tag: "Taken" }
+    ) => {
       const conversation: Conversation = {
         id,
         archived: false,
@@ -251,36 +317,44 @@ export const make = (url: string) =>
         baseConfig: init.baseConfig ?? { _tag: "File", text: "{}\n" },
         entries: init.entries ?? []
       }
-      return PgLock.transaction(sql, conn.conn, Effect.gen(function*() {
-        const inserted = yield* sql`INSERT INTO parley_conversations ${sql.insert({
-          id,
-          archived: false,
-          metadata: Rows.metadataText(conversation.metadata),
-          base_config: Rows.baseConfigText(conversation.baseConfig),
-          ...Rows.summaryColumns(conversation)
-        })} ON CONFLICT (id) DO NOTHING RETURNING id`
-        if (inserted.length === 0) return false
-        yield* insertEvents(Rows.eventRows(id, conversation.entries, 0))
-        return true
-      })).pipe(Effect.mapError(ioError(pathOf(id), "creating")))
+      return PgLock.transaction(
+        sql,
+        conn.conn,
+        Effect.gen(function* () {
+          const inserted = yield* sql`INSERT INTO parley_conversations ${sql.insert({
+            id,
+            archived: false,
+            metadata: Rows.metadataText(conversation.metadata),
+            base_config: Rows.baseConfigText(conversation.baseConfig),
+            ...Rows.summaryColumns(conversation)
+          })} ON CONFLICT (id) DO NOTHING RETURNING id`
+          if (inserted.length === 0) return false
+          yield* insertEvents(Rows.eventRows(id, conversation.entries, 0))
+          return true
+        })
+      ).pipe(Effect.mapError(ioError(pathOf(id), "creating")))
     }
 
     const create = (init: NewConversation) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (init.id !== undefined) {
           const conn = yield* lock(init.id)
           if (!(yield* insertNew(init.id, init, conn))) return yield* new ConversationExists({ id: init.id })
           return yield* openLocked(init.id, conn)
         }
         let n = BigInt(ConversationId.fromEpochMillis(yield* Clock.currentTimeMillis))
-        const [top] = yield* sql<{ id: string | null }>`SELECT max(id::numeric)::text AS id FROM parley_conversations WHERE id ~ '^[0-9]+$' AND length(id) = ${String(n).length}`.pipe(
+        const [top] = yield* sql<{
+          id: string | null
+        }>`SELECT max(id::numeric)::text AS id FROM parley_conversations WHERE id ~ '^[0-9]+$' AND length(id) = ${String(n).length}`.pipe(
           Effect.mapError(ioError(at, "choosing a new id"))
         )
         if (top?.id != null && BigInt(top.id) >= n) n = BigInt(top.id) + 1n
-        for (;; n++) {
+        for (; ; n++) {
           const id = String(n) as ConversationId.ConversationId
           // A fresh id another process holds (or took meanwhile) is skipped, never waited for.
-          const attempt = yield* PgLock.tryLock(sql, id, { absent: true }).pipe(Effect.mapError(ioError(pathOf(id), "taking the lock")))
+          const attempt = yield* PgLock.tryLock(sql, id, { absent: true }).pipe(
+            Effect.mapError(ioError(pathOf(id), "taking the lock"))
+          )
           if (attempt._tag !== "Taken") continue
           if (yield* insertNew(id, init, attempt)) return yield* openLocked(id, attempt)
           // Used meanwhile (its creator has let go of the lock): give the connection back before the next id.
@@ -299,38 +373,57 @@ export const make = (url: string) =>
             if (r.damage !== null) damaged.push({ id: r.id, path: pathOf(r.id), reason: r.damage })
             else conversations.push(summaryOfRow(r, pathOf(r.id)))
           }
-          conversations.sort((a, b) => Timestamp.compare(b.lastActivatedAt, a.lastActivatedAt) || (a.id < b.id ? 1 : -1))
+          conversations.sort(
+            (a, b) => Timestamp.compare(b.lastActivatedAt, a.lastActivatedAt) || (a.id < b.id ? 1 : -1)
+          )
           damaged.sort((a, b) => (a.id < b.id ? -1 : 1))
           return { conversations, damaged }
         })
       )
 
     const checkOne = (id: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const r = yield* row(id)
         const texts = yield* jsons(id)
         return yield* decoded(r, texts).pipe(
-          Effect.map((c): CheckResult => ({ id, path: pathOf(id), ok: true, roundtrip: Rows.roundtrips(c, r, texts) ? "identical" : "changed" })),
-          Effect.catchTag("ConversationCorrupt", (e) => Effect.succeed<CheckResult>({ id, path: pathOf(id), ok: false, roundtrip: null, error: e.message }))
+          Effect.map(
+            (c): CheckResult => ({
+              id,
+              path: pathOf(id),
+              ok: true,
+              roundtrip: Rows.roundtrips(c, r, texts) ? "identical" : "changed"
+            })
+          ),
+          Effect.catchTag("ConversationCorrupt", (e) =>
+            Effect.succeed<CheckResult>({ id, path: pathOf(id), ok: false, roundtrip: null, error: e.message })
+          )
         )
       })
 
     const check = (id?: ConversationId.ConversationId) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (id !== undefined) return [yield* checkOne(id)]
-        const ids = yield* sql<{ id: string }>`SELECT id FROM parley_conversations ORDER BY archived, id`.pipe(Effect.mapError(ioError(at, "listing conversations")))
-        // One at a time: only one conversation is ever in memory.
-        return yield* Effect.forEach(ids, (r) => checkOne(r.id).pipe(Effect.catchTag("ConversationNotFound", () => Effect.succeed(undefined)))).pipe(
-          Effect.map((rs) => rs.filter((r): r is CheckResult => r !== undefined))
+        const ids = yield* sql<{ id: string }>`SELECT id FROM parley_conversations ORDER BY archived, id`.pipe(
+          Effect.mapError(ioError(at, "listing conversations"))
         )
+        // One at a time: only one conversation is ever in memory.
+        return yield* Effect.forEach(ids, (r) =>
+          checkOne(r.id).pipe(Effect.catchTag("ConversationNotFound", () => Effect.succeed(undefined)))
+        ).pipe(Effect.map((rs) => rs.filter((r): r is CheckResult => r !== undefined)))
       })
 
     const remove = (id: ConversationId.ConversationId) =>
-      Effect.scoped(row(id).pipe(
-        Effect.andThen(lock(id)),
-        Effect.andThen(sql`DELETE FROM parley_conversations WHERE id = ${id}`.pipe(Effect.mapError(ioError(pathOf(id), "removing")))),
-        Effect.asVoid
-      ))
+      Effect.scoped(
+        row(id).pipe(
+          Effect.andThen(lock(id)),
+          Effect.andThen(
+            sql`DELETE FROM parley_conversations WHERE id = ${id}`.pipe(
+              Effect.mapError(ioError(pathOf(id), "removing"))
+            )
+          ),
+          Effect.asVoid
+        )
+      )
 
     return ConversationStore.of({ list, load, open, create, check, remove })
   })
@@ -342,7 +435,10 @@ const summaryOfRow = (r: ConversationRow, path: string): ConversationSummary => 
   lastEventAt: r.last_event_at,
   lastActivatedAt: r.last_activated_at,
   archived: r.archived,
-  incomplete: r.incomplete_state === null ? null : { state: r.incomplete_state, ...(r.incomplete_tool === null ? {} : { tool: r.incomplete_tool }) },
+  incomplete:
+    r.incomplete_state === null
+      ? null
+      : { state: r.incomplete_state, ...(r.incomplete_tool === null ? {} : { tool: r.incomplete_tool }) },
   tokens: Number(r.tokens),
   path
 })
@@ -358,15 +454,22 @@ export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migration
 
 /** The client layer: a pool on `url`. */
 export const clientLayer = (options: Options) =>
-  PgClient.layer({ url: Redacted.make(options.url), maxConnections: options.maxConnections ?? 10, applicationName: "parley" })
+  PgClient.layer({
+    url: Redacted.make(options.url),
+    maxConnections: options.maxConnections ?? 10,
+    applicationName: "parley"
+  })
 
 /** The PostgreSQL store as a layer: connects, migrates, serves. Fails with a {@link StoreIoError} naming the server. */
 export const layer = (options: Options): Layer.Layer<ConversationStore, StoreIoError> =>
-  Layer.effect(ConversationStore, Effect.gen(function*() {
-    // Built in the layer's scope: the pool lives as long as the store.
-    const client = yield* Layer.build(clientLayer(options))
-    return yield* Effect.andThen(migrate, make(options.url)).pipe(Effect.provideContext(client))
-  }).pipe(Effect.mapError((error) => connectionError(options.url, error))))
+  Layer.effect(
+    ConversationStore,
+    Effect.gen(function* () {
+      // Built in the layer's scope: the pool lives as long as the store.
+      const client = yield* Layer.build(clientLayer(options))
+      return yield* Effect.andThen(migrate, make(options.url)).pipe(Effect.provideContext(client))
+    }).pipe(Effect.mapError((error) => connectionError(options.url, error)))
+  )
 
 /** A one-line error for a server that cannot be reached or used: host, database, what to check. */
 export const connectionError = (url: string, cause: unknown): StoreIoError => {
@@ -381,8 +484,14 @@ export const connectionError = (url: string, cause: unknown): StoreIoError => {
   }
   // The driver's message and its causes' (ECONNREFUSED, password authentication failed, …), once each.
   const said: Array<string> = []
-  for (let e: unknown = cause, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const line = String(e instanceof Error ? e.message : typeof e === "object" && "message" in e ? (e as { message: unknown }).message : e).split("\n")[0]!
+  for (
+    let e: unknown = cause, depth = 0;
+    e !== undefined && e !== null && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    const line = String(
+      e instanceof Error ? e.message : typeof e === "object" && "message" in e ? (e as { message: unknown }).message : e
+    ).split("\n")[0]!
     if (line !== "" && !said.some((s) => s.includes(line))) said.push(line)
   }
   const detail = said.join(": ")

@@ -28,13 +28,23 @@ export const on = <A, E, R>(sql: SqlClient, conn: Connection, effect: Effect.Eff
   Effect.provideService(effect, sql.transactionService, [conn, 0] as const)
 
 /** Runs `body` in a transaction on `conn`: committed when it returns, rolled back when it fails. */
-export const transaction = <A, E, R>(sql: SqlClient, conn: Connection, body: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-  on(sql, conn, Effect.uninterruptible(Effect.gen(function*() {
-    yield* sql.unsafe("BEGIN")
-    const a = yield* Effect.onError(body, () => Effect.ignore(sql.unsafe("ROLLBACK")))
-    yield* sql.unsafe("COMMIT")
-    return a
-  })))
+export const transaction = <A, E, R>(
+  sql: SqlClient,
+  conn: Connection,
+  body: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | SqlError, R> =>
+  on(
+    sql,
+    conn,
+    Effect.uninterruptible(
+      Effect.gen(function* () {
+        yield* sql.unsafe("BEGIN")
+        const a = yield* Effect.onError(body, () => Effect.ignore(sql.unsafe("ROLLBACK")))
+        yield* sql.unsafe("COMMIT")
+        return a
+      })
+    )
+  )
 
 /** Who holds a lock (when its row says). */
 export interface Holder {
@@ -45,11 +55,11 @@ export interface Holder {
 /** What trying the lock gave: held by us on `conn`, or by someone else. */
 export type Attempt =
   | {
-    readonly _tag: "Taken"
-    readonly conn: Connection
-    /** Lets go of the lock and its connection before the scope closes (a fresh id that turned out taken). */
-    readonly release: Effect.Effect<void>
-  }
+      readonly _tag: "Taken"
+      readonly conn: Connection
+      /** Lets go of the lock and its connection before the scope closes (a fresh id that turned out taken). */
+      readonly release: Effect.Effect<void>
+    }
   | { readonly _tag: "Held"; readonly holder: Holder | undefined }
   /** `absent` was asked and the conversation exists: its lock was not touched. */
   | { readonly _tag: "Exists" }
@@ -65,37 +75,66 @@ export type Attempt =
  * even for a moment, so an `open` racing it never reads "locked" (a holder
  * still creating it holds the lock, and then the attempt is Held).
  */
-export const tryLock = (sql: SqlClient, id: string, options?: { readonly absent?: boolean }): Effect.Effect<Attempt, SqlError, Scope.Scope> =>
-  Effect.uninterruptible(Effect.gen(function*() {
-    // Its own scope: a lock we do not get gives its connection back at once (create tries id after id).
-    const own = yield* Scope.make()
-    const attempt = Effect.gen(function*() {
-      const conn = yield* Scope.provide(sql.reserve, own)
-      const [row] = yield* on(
-        sql,
-        conn,
-        options?.absent === true
-          ? sql<{ ok: boolean | null; backend: number }>`SELECT CASE WHEN EXISTS (SELECT 1 FROM parley_conversations WHERE id = ${id}) THEN NULL
+export const tryLock = (
+  sql: SqlClient,
+  id: string,
+  options?: { readonly absent?: boolean }
+): Effect.Effect<Attempt, SqlError, Scope.Scope> =>
+  Effect.uninterruptible(
+    Effect.gen(function* () {
+      // Its own scope: a lock we do not get gives its connection back at once (create tries id after id).
+      const own = yield* Scope.make()
+      const attempt = Effect.gen(function* () {
+        const conn = yield* Scope.provide(sql.reserve, own)
+        const [row] = yield* on(
+          sql,
+          conn,
+          options?.absent === true
+            ? sql<{
+                ok: boolean | null
+                backend: number
+              }>`SELECT CASE WHEN EXISTS (SELECT 1 FROM parley_conversations WHERE id = ${id}) THEN NULL
               ELSE pg_try_advisory_lock(${key(id)}::bigint) END AS ok, pg_backend_pid() AS backend`
-          : sql<{ ok: boolean | null; backend: number }>`SELECT pg_try_advisory_lock(${key(id)}::bigint) AS ok, pg_backend_pid() AS backend`
-      )
-      if (row !== undefined && row.ok === null) return { _tag: "Exists" } as const
-      if (row?.ok !== true) {
-        // On this connection: waiting for another one while holding this one could deadlock a full pool.
-        const [holder] = yield* on(sql, conn, sql<{ pid: number; host: string }>`SELECT pid, host FROM parley_locks WHERE conversation_id = ${id}`)
-        return { _tag: "Held", holder } as const
-      }
-      // Runs before the connection goes back to the pool (the connection's end would release the lock anyway).
-      yield* Scope.addFinalizer(own, on(sql, conn, Effect.ignore(Effect.andThen(
-        sql`DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid()`,
-        sql`SELECT pg_advisory_unlock(${key(id)}::bigint)`
-      ))))
-      yield* on(sql, conn, sql`INSERT INTO parley_locks (conversation_id, pid, host, backend_pid) VALUES (${id}, ${process.pid}, ${os.hostname()}, ${row.backend})
-        ON CONFLICT (conversation_id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, backend_pid = EXCLUDED.backend_pid, since = now()`)
-      return { _tag: "Taken", conn, release: Scope.close(own, Exit.void) } as const
+            : sql<{
+                ok: boolean | null
+                backend: number
+              }>`SELECT pg_try_advisory_lock(${key(id)}::bigint) AS ok, pg_backend_pid() AS backend`
+        )
+        if (row !== undefined && row.ok === null) return { _tag: "Exists" } as const
+        if (row?.ok !== true) {
+          // On this connection: waiting for another one while holding this one could deadlock a full pool.
+          const [holder] = yield* on(
+            sql,
+            conn,
+            sql<{ pid: number; host: string }>`SELECT pid, host FROM parley_locks WHERE conversation_id = ${id}`
+          )
+          return { _tag: "Held", holder } as const
+        }
+        // Runs before the connection goes back to the pool (the connection's end would release the lock anyway).
+        yield* Scope.addFinalizer(
+          own,
+          on(
+            sql,
+            conn,
+            Effect.ignore(
+              Effect.andThen(
+                sql`DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid()`,
+                sql`SELECT pg_advisory_unlock(${key(id)}::bigint)`
+              )
+            )
+          )
+        )
+        yield* on(
+          sql,
+          conn,
+          sql`INSERT INTO parley_locks (conversation_id, pid, host, backend_pid) VALUES (${id}, ${process.pid}, ${os.hostname()}, ${row.backend})
+        ON CONFLICT (conversation_id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, backend_pid = EXCLUDED.backend_pid, since = now()`
+        )
+        return { _tag: "Taken", conn, release: Scope.close(own, Exit.void) } as const
+      })
+      const result = yield* Effect.onError(attempt, (cause) => Scope.close(own, Exit.failCause(cause)))
+      if (result._tag !== "Taken") yield* Scope.close(own, Exit.void)
+      else yield* Effect.addFinalizer((exit) => Scope.close(own, exit))
+      return result
     })
-    const result = yield* Effect.onError(attempt, (cause) => Scope.close(own, Exit.failCause(cause)))
-    if (result._tag !== "Taken") yield* Scope.close(own, Exit.void)
-    else yield* Effect.addFinalizer((exit) => Scope.close(own, exit))
-    return result
-  }))
+  )

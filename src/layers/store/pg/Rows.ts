@@ -32,7 +32,12 @@ export interface EventRow {
 
 /** The rows of `entries`, the first at index `at`. */
 export const eventRows = (id: string, entries: ReadonlyArray<StreamEntry>, at: number): Array<EventRow> =>
-  entries.map((entry, i) => ({ conversation_id: id, seq: at + i, type: entry.type, json: EventsFile.renderEntry(entry) }))
+  entries.map((entry, i) => ({
+    conversation_id: id,
+    seq: at + i,
+    type: entry.type,
+    json: EventsFile.renderEntry(entry)
+  }))
 
 /** `events.json` of the stored entry texts, byte for byte what the file store writes. */
 export const eventsText = (jsons: ReadonlyArray<string>): string =>
@@ -88,7 +93,11 @@ export const summaryColumns = (c: Conversation) => {
 
 /** A decoding failure of a stored conversation: the column (or entry) and why. */
 export class Damaged extends Error {
-  constructor(readonly where: string, readonly entry: number | undefined, readonly reason: string) {
+  constructor(
+    readonly where: string,
+    readonly entry: number | undefined,
+    readonly reason: string
+  ) {
     super(`${where}${entry === undefined ? "" : `: entry ${entry}`}: ${reason}`)
   }
 }
@@ -117,14 +126,26 @@ const headOf = (row: StoredConversation, where: string): ConversationMetadata.Co
   if (row.damage !== null) throw new Damaged(where, undefined, row.damage)
   const metadataText = row.metadata
   if (metadataText === null) throw new Damaged(`${where} metadata`, undefined, "missing")
-  const metadata = decoding(`${where} metadata`, () => ConversationMetadata.decode(EventsFile.parseJson(metadataText, "metadata.json"), "metadata.json"))
-  if (row.base_config !== null) decoding(`${where} base_config`, () => EventsFile.parseJson(row.base_config!, "base_config.json"))
+  const metadata = decoding(`${where} metadata`, () =>
+    ConversationMetadata.decode(EventsFile.parseJson(metadataText, "metadata.json"), "metadata.json")
+  )
+  if (row.base_config !== null)
+    decoding(`${where} base_config`, () => EventsFile.parseJson(row.base_config!, "base_config.json"))
   return metadata
 }
 
-const assemble = (row: StoredConversation, metadata: ConversationMetadata.ConversationMetadata, entries: Array<StreamEntry>, where: string): Conversation => {
+const assemble = (
+  row: StoredConversation,
+  metadata: ConversationMetadata.ConversationMetadata,
+  entries: Array<StreamEntry>,
+  where: string
+): Conversation => {
   if (row.base_config === null && (entries.length === 0 || entries[0]!.type !== "config_delta")) {
-    throw new Damaged(`${where} events`, entries.length === 0 ? undefined : 0, "without a base config the first entry must be the packed base config_delta (JP's legacy layout)")
+    throw new Damaged(
+      `${where} events`,
+      entries.length === 0 ? undefined : 0,
+      "without a base config the first entry must be the packed base config_delta (JP's legacy layout)"
+    )
   }
   return {
     id: row.id as ConversationId.ConversationId,
@@ -138,7 +159,12 @@ const assemble = (row: StoredConversation, metadata: ConversationMetadata.Conver
 /** Decodes a stored conversation; throws {@link Damaged} naming what cannot be read. `where` names it (url#id). */
 export const decode = (row: StoredConversation, jsons: ReadonlyArray<string>, where: string): Conversation => {
   const metadata = headOf(row, where)
-  return assemble(row, metadata, decoding(`${where} events`, () => EventsFile.parse(eventsText(jsons), "events.json")), where)
+  return assemble(
+    row,
+    metadata,
+    decoding(`${where} events`, () => EventsFile.parse(eventsText(jsons), "events.json")),
+    where
+  )
 }
 
 /** A stored conversation around entries decoded one by one ({@link decodeEntry}); throws {@link Damaged} for its other columns. */

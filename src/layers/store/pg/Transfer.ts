@@ -32,17 +32,24 @@ import * as Rows from "./Rows.ts"
 const JP_FILES = new Set(["metadata.json", "base_config.json", "events.json"])
 
 const io = <A>(file: string, f: () => Promise<A>) =>
-  Effect.tryPromise({ try: f, catch: (e) => new StoreIoError({ path: file, reason: e instanceof Error ? e.message : String(e) }) })
+  Effect.tryPromise({
+    try: f,
+    catch: (e) => new StoreIoError({ path: file, reason: e instanceof Error ? e.message : String(e) })
+  })
 
 /** What one directory becomes: rows when it round-trips, else its files. */
 const readOne = async (dir: string, name: string, archived: boolean) => {
   const id = ConversationId.fromDirname(name)!
   const loc = { dir, archived }
-  const names = (await fs.readdir(dir, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name).sort()
+  const names = (await fs.readdir(dir, { withFileTypes: true }))
+    .filter((d) => d.isFile())
+    .map((d) => d.name)
+    .sort()
   const checked = await checkOne(id, loc)
   const structured = checked?.ok === true && checked.roundtrip === "identical"
   const raw: Array<{ name: string; bytes: Buffer }> = []
-  for (const n of names) if (!structured || !JP_FILES.has(n)) raw.push({ name: n, bytes: await fs.readFile(path.join(dir, n)) })
+  for (const n of names)
+    if (!structured || !JP_FILES.has(n)) raw.push({ name: n, bytes: await fs.readFile(path.join(dir, n)) })
   if (!structured) {
     const damage = checked?.error ?? "a re-save would change its bytes: kept as its files"
     return { id, name, archived, conversation: undefined, raw, damage, metadata: undefined, baseConfig: undefined }
@@ -65,31 +72,49 @@ export type Place = ConversationFiles.Place
  * written (the primary key decides, so a racing `query --new` is safe).
  */
 export const importOne = (storageDir: string, place: Place) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient
     const dir = path.join(ConversationFiles.parentOf(storageDir, place.archived), place.dirname)
     const one = yield* io(dir, () => readOne(dir, place.dirname, place.archived))
-    return yield* sql.withTransaction(Effect.gen(function*() {
-      const c = one.conversation
-      const columns = c === undefined
-        ? { title: null, dirname: one.name, entries: 0, events: 0, last_event_at: null, last_activated_at: "", incomplete_state: null, incomplete_tool: null, tokens: 0 }
-        : { ...Rows.summaryColumns(c), dirname: one.name }
-      const inserted = yield* sql`INSERT INTO parley_conversations ${sql.insert({ id: one.id, archived: one.archived, metadata: one.metadata ?? null, base_config: one.baseConfig ?? null, damage: one.damage, ...columns })}
+    return yield* sql
+      .withTransaction(
+        Effect.gen(function* () {
+          const c = one.conversation
+          const columns =
+            c === undefined
+              ? {
+                  title: null,
+                  dirname: one.name,
+                  entries: 0,
+                  events: 0,
+                  last_event_at: null,
+                  last_activated_at: "",
+                  incomplete_state: null,
+                  incomplete_tool: null,
+                  tokens: 0
+                }
+              : { ...Rows.summaryColumns(c), dirname: one.name }
+          const inserted =
+            yield* sql`INSERT INTO parley_conversations ${sql.insert({ id: one.id, archived: one.archived, metadata: one.metadata ?? null, base_config: one.baseConfig ?? null, damage: one.damage, ...columns })}
         ON CONFLICT (id) DO NOTHING RETURNING id`
-      if (inserted.length === 0) return "exists" as const
-      if (c !== undefined) {
-        const rows = Rows.eventRows(one.id, c.entries, 0)
-        for (let i = 0; i < rows.length; i += 2000) yield* sql`INSERT INTO parley_events ${sql.insert(rows.slice(i, i + 2000) as unknown as [Record<string, unknown>])}`
-      }
-      for (const f of one.raw) yield* sql`INSERT INTO parley_raw_files ${sql.insert({ conversation_id: one.id, name: f.name, bytes: new Uint8Array(f.bytes) })}`
-      // A conversation parley cannot read (or would re-save differently) is kept as its files.
-      return one.damage === null ? "imported" as const : "kept-as-files" as const
-    })).pipe(Effect.mapError((e) => new StoreIoError({ path: dir, reason: `importing: ${e.message}` })))
+          if (inserted.length === 0) return "exists" as const
+          if (c !== undefined) {
+            const rows = Rows.eventRows(one.id, c.entries, 0)
+            for (let i = 0; i < rows.length; i += 2000)
+              yield* sql`INSERT INTO parley_events ${sql.insert(rows.slice(i, i + 2000) as unknown as [Record<string, unknown>])}`
+          }
+          for (const f of one.raw)
+            yield* sql`INSERT INTO parley_raw_files ${sql.insert({ conversation_id: one.id, name: f.name, bytes: new Uint8Array(f.bytes) })}`
+          // A conversation parley cannot read (or would re-save differently) is kept as its files.
+          return one.damage === null ? ("imported" as const) : ("kept-as-files" as const)
+        })
+      )
+      .pipe(Effect.mapError((e) => new StoreIoError({ path: dir, reason: `importing: ${e.message}` })))
   })
 
 /** Imports every conversation of a storage directory (live and archived); returns how many. Fails on an id already there. */
 export const importDir = (storageDir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let count = 0
     for (const place of yield* io(storageDir, () => ConversationFiles.ids(storageDir))) {
       if ((yield* importOne(storageDir, place)) === "exists") return yield* new ConversationExists({ id: place.id })
@@ -100,38 +125,62 @@ export const importDir = (storageDir: string) =>
 
 /** The conversations in the database (all, or the one `id`), by id. */
 export const stored = (id?: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient
-    const rows = yield* sql<{ id: string; archived: boolean; dirname: string }>`SELECT id, archived, dirname FROM parley_conversations
+    const rows = yield* sql<{
+      id: string
+      archived: boolean
+      dirname: string
+    }>`SELECT id, archived, dirname FROM parley_conversations
       ${id === undefined ? sql`` : sql`WHERE id = ${id}`} ORDER BY id`
-    return rows.map((r): Place => ({ id: r.id as ConversationId.ConversationId, archived: r.archived, dirname: r.dirname }))
-  }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(new StoreIoError({ path: "parley_conversations", reason: e.message }))))
+    return rows.map(
+      (r): Place => ({ id: r.id as ConversationId.ConversationId, archived: r.archived, dirname: r.dirname })
+    )
+  }).pipe(
+    Effect.catchTag("SqlError", (e) =>
+      Effect.fail(new StoreIoError({ path: "parley_conversations", reason: e.message }))
+    )
+  )
 
 /** One stored conversation as the files of its JP directory, byte for byte what was imported or what the file store writes. */
 export const exportOne = (place: Place) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient
-    const [r] = yield* sql<Rows.StoredConversation>`SELECT id, archived, metadata, base_config, damage FROM parley_conversations WHERE id = ${place.id}`
+    const [r] =
+      yield* sql<Rows.StoredConversation>`SELECT id, archived, metadata, base_config, damage FROM parley_conversations WHERE id = ${place.id}`
     if (r === undefined) return yield* new ConversationNotFound({ id: place.id })
     const files: Array<ConversationFiles.File> = []
     if (r.damage === null) {
-      const jsons = (yield* sql<{ json: string }>`SELECT json FROM parley_events WHERE conversation_id = ${r.id} ORDER BY seq`).map((e) => e.json)
+      const jsons = (yield* sql<{
+        json: string
+      }>`SELECT json FROM parley_events WHERE conversation_id = ${r.id} ORDER BY seq`).map((e) => e.json)
       if (r.metadata !== null) files.push({ name: "metadata.json", bytes: Buffer.from(r.metadata, "utf8") })
       if (r.base_config !== null) files.push({ name: "base_config.json", bytes: Buffer.from(r.base_config, "utf8") })
       files.push({ name: "events.json", bytes: Buffer.from(Rows.eventsText(jsons), "utf8") })
     }
-    const raw = yield* sql<{ name: string; bytes: Uint8Array }>`SELECT name, bytes FROM parley_raw_files WHERE conversation_id = ${r.id} ORDER BY name`
+    const raw = yield* sql<{
+      name: string
+      bytes: Uint8Array
+    }>`SELECT name, bytes FROM parley_raw_files WHERE conversation_id = ${r.id} ORDER BY name`
     for (const f of raw) files.push({ name: f.name, bytes: f.bytes })
-    return { ...place, files: files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)) } satisfies ConversationFiles.ConversationFiles
-  }).pipe(Effect.catchTag("SqlError", (e) => Effect.fail(new StoreIoError({ path: `parley_conversations#${place.id}`, reason: `exporting: ${e.message}` }))))
+    return {
+      ...place,
+      files: files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    } satisfies ConversationFiles.ConversationFiles
+  }).pipe(
+    Effect.catchTag("SqlError", (e) =>
+      Effect.fail(new StoreIoError({ path: `parley_conversations#${place.id}`, reason: `exporting: ${e.message}` }))
+    )
+  )
 
 /** Exports conversations (all, or the one `id`) as a JP storage directory under `toDir`; returns how many. Fails on an id already there. */
 export const exportTo = (toDir: string, id?: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const places = yield* stored(id)
     for (const place of places) {
       const files = yield* exportOne(place)
-      if ((yield* io(toDir, () => ConversationFiles.write(toDir, files))) === "exists") return yield* new ConversationExists({ id: place.id })
+      if ((yield* io(toDir, () => ConversationFiles.write(toDir, files))) === "exists")
+        return yield* new ConversationExists({ id: place.id })
     }
     return places.length
   })

@@ -28,54 +28,83 @@ afterAll(() => server?.stop())
 const roundTrip = (storage: string) => {
   const url = freshDatabase(server!)
   const out = tempDir("parley-export-")
-  const db = Layer.provideMerge(Layer.effectDiscard(PgConversationStore.migrate), PgConversationStore.clientLayer({ url }))
-  return Effect.gen(function*() {
+  const db = Layer.provideMerge(
+    Layer.effectDiscard(PgConversationStore.migrate),
+    PgConversationStore.clientLayer({ url })
+  )
+  return Effect.gen(function* () {
     const imported = yield* Transfer.importDir(storage)
     const exported = yield* Transfer.exportTo(out)
     return { out, url, imported, exported }
   }).pipe(Effect.provide(db))
 }
 
-const fileView = (storage: string) => ConversationStore.use((s) => Effect.all([s.list({ archived: true }), s.check()])).pipe(Effect.provide(FileConversationStore.layer({ storageDir: storage })))
-const pgView = (url: string) => ConversationStore.use((s) => Effect.all([s.list({ archived: true }), s.check()])).pipe(Effect.provide(Layer.orDie(PgConversationStore.layer({ url }))))
+const fileView = (storage: string) =>
+  ConversationStore.use((s) => Effect.all([s.list({ archived: true }), s.check()])).pipe(
+    Effect.provide(FileConversationStore.layer({ storageDir: storage }))
+  )
+const pgView = (url: string) =>
+  ConversationStore.use((s) => Effect.all([s.list({ archived: true }), s.check()])).pipe(
+    Effect.provide(Layer.orDie(PgConversationStore.layer({ url })))
+  )
 
-describe.skipIf(pgSkip !== undefined)(`file → PostgreSQL → file${pgSkip === undefined ? "" : ` (skipped: ${pgSkip})`}`, () => {
-  for (const corpus of corpora) {
-    it.live.skipIf(corpus.absent)(`${corpus.label}: every byte comes back; list and check agree with the file store`, () =>
-      Effect.gen(function*() {
-        const storage = copyToTemp(corpus.dir)
-        const { out, url, imported, exported } = yield* roundTrip(storage)
-        expect([imported, exported]).toStrictEqual([corpus.conversations, corpus.conversations])
-        expect(snapshotTree(out)).toStrictEqual(snapshotTree(storage))
-        expect(fs.readdirSync(path.join(out, "conversations", ".archive"))).toHaveLength(corpus.archived.length)
-        const [[fileList, fileCheck], [pgList, pgCheck]] = [yield* fileView(storage), yield* pgView(url)]
-        const strip = <A extends { path: string }>(rows: ReadonlyArray<A>) => rows.map(({ path: _, ...rest }) => rest)
-        expect(strip(pgList.conversations)).toStrictEqual(strip(fileList.conversations))
-        expect(pgList.damaged).toStrictEqual([])
-        expect(strip(pgCheck).sort((a, b) => (a.id < b.id ? -1 : 1))).toStrictEqual(strip(fileCheck).sort((a, b) => (a.id < b.id ? -1 : 1)))
-        expect(pgCheck.every((r) => r.ok && r.roundtrip === "identical")).toBe(true)
-        fs.rmSync(storage, { recursive: true, force: true })
-        fs.rmSync(out, { recursive: true, force: true })
-      }), 300_000)
-  }
+describe.skipIf(pgSkip !== undefined)(
+  `file → PostgreSQL → file${pgSkip === undefined ? "" : ` (skipped: ${pgSkip})`}`,
+  () => {
+    for (const corpus of corpora) {
+      it.live.skipIf(corpus.absent)(
+        `${corpus.label}: every byte comes back; list and check agree with the file store`,
+        () =>
+          Effect.gen(function* () {
+            const storage = copyToTemp(corpus.dir)
+            const { out, url, imported, exported } = yield* roundTrip(storage)
+            expect([imported, exported]).toStrictEqual([corpus.conversations, corpus.conversations])
+            expect(snapshotTree(out)).toStrictEqual(snapshotTree(storage))
+            expect(fs.readdirSync(path.join(out, "conversations", ".archive"))).toHaveLength(corpus.archived.length)
+            const [[fileList, fileCheck], [pgList, pgCheck]] = [yield* fileView(storage), yield* pgView(url)]
+            const strip = <A extends { path: string }>(rows: ReadonlyArray<A>) =>
+              rows.map(({ path: _, ...rest }) => rest)
+            expect(strip(pgList.conversations)).toStrictEqual(strip(fileList.conversations))
+            expect(pgList.damaged).toStrictEqual([])
+            expect(strip(pgCheck).sort((a, b) => (a.id < b.id ? -1 : 1))).toStrictEqual(
+              strip(fileCheck).sort((a, b) => (a.id < b.id ? -1 : 1))
+            )
+            expect(pgCheck.every((r) => r.ok && r.roundtrip === "identical")).toBe(true)
+            fs.rmSync(storage, { recursive: true, force: true })
+            fs.rmSync(out, { recursive: true, force: true })
+          }),
+        300_000
+      )
+    }
 
-  for (const history of historyCorpora) {
-    it.live.skipIf(history.absent)(`${history.label}: every folder comes back byte for byte (damaged ones kept as their files)`, () =>
-      Effect.gen(function*() {
-        const root = copyToTemp(history.dir)
-        let conversations = 0
-        for (const folder of fs.readdirSync(root).filter((n) => fs.statSync(path.join(root, n)).isDirectory()).sort()) {
-          const storage = path.join(root, folder)
-          const { out, url, imported } = yield* roundTrip(storage)
-          conversations += imported
-          expect(snapshotTree(out), folder).toStrictEqual(snapshotTree(storage))
-          const [list] = yield* pgView(url)
-          const [fileList] = yield* fileView(storage)
-          expect(list.conversations.map((c) => c.id), folder).toStrictEqual(fileList.conversations.map((c) => c.id))
-          fs.rmSync(out, { recursive: true, force: true })
-        }
-        expect(conversations).toBe(history.conversations)
-        fs.rmSync(root, { recursive: true, force: true })
-      }), 300_000)
+    for (const history of historyCorpora) {
+      it.live.skipIf(history.absent)(
+        `${history.label}: every folder comes back byte for byte (damaged ones kept as their files)`,
+        () =>
+          Effect.gen(function* () {
+            const root = copyToTemp(history.dir)
+            let conversations = 0
+            for (const folder of fs
+              .readdirSync(root)
+              .filter((n) => fs.statSync(path.join(root, n)).isDirectory())
+              .sort()) {
+              const storage = path.join(root, folder)
+              const { out, url, imported } = yield* roundTrip(storage)
+              conversations += imported
+              expect(snapshotTree(out), folder).toStrictEqual(snapshotTree(storage))
+              const [list] = yield* pgView(url)
+              const [fileList] = yield* fileView(storage)
+              expect(
+                list.conversations.map((c) => c.id),
+                folder
+              ).toStrictEqual(fileList.conversations.map((c) => c.id))
+              fs.rmSync(out, { recursive: true, force: true })
+            }
+            expect(conversations).toBe(history.conversations)
+            fs.rmSync(root, { recursive: true, force: true })
+          }),
+        300_000
+      )
+    }
   }
-})
+)
