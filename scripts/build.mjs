@@ -3,7 +3,9 @@
 // cli (the default, and all the test setup and bench need): bundles the CLI
 //   with esbuild into one ESM entry (dist/parley.mjs) plus lazily loaded
 //   chunks, because an unbundled Effect CLI starts ~9x slower than `node -e
-//   0`. The entry itself is a few hundred bytes: it answers `--version` and
+//   0`. The entry itself is a few hundred bytes: it answers `--version`,
+//   hands a plain `conversation ls` / `print` to the reading bundle
+//   (dist/parley-reading.mjs, built on its own: see READING below), and
 //   imports the command tree (src/cli/Run.ts, a chunk) for anything else;
 //   the LLM SDKs are only imported on paths that call a model.
 // lib (`npm run build` and `prepack`, so `npm pack` and a git install build
@@ -32,33 +34,62 @@ for (const t of targets) {
   }
 }
 
+// What both CLI bundles share: ESM for Node, minified, chunks loaded lazily.
+const cliOptions = (outdir) => ({
+  metafile: true,
+  outdir,
+  outExtension: { ".js": ".mjs" },
+  bundle: true,
+  splitting: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minify: true,
+  sourcemap: false,
+  legalComments: "none",
+  logLevel: "warning",
+  banner: {
+    // Some bundled CommonJS dependencies call require(); give ESM one.
+    js: "#!/usr/bin/env node\nimport { createRequire as __cr } from 'node:module';const require = __cr(import.meta.url);"
+  }
+})
+
+// The reading commands' entry (src/cli/Reading.ts) is its own bundle, dist/parley-reading.mjs
+// with reading-* chunks (issue 28, start-up). In one build its chunks would be shared with
+// the other commands, and a shared chunk holds every part of Effect any of them uses: `ls`
+// would evaluate Stream, the RPC client's needs and more before listing anything.
+const READING = "./parley-reading.mjs"
+const readingExternal = {
+  name: "reading-entry",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/cli\/Reading\.ts$/ }, (args) =>
+      args.importer.endsWith(path.join("src", "bin.ts")) ? { path: READING, external: true } : undefined
+    )
+  }
+}
+
 const buildCli = async () => {
   const scratch = path.join("dist", `.build-${process.pid}`)
   mkdirSync(scratch, { recursive: true })
   try {
-    const built = await build({
+    const main = await build({
+      ...cliOptions(scratch),
       entryPoints: { parley: "src/bin.ts" },
-      metafile: true,
-      outdir: scratch,
-      outExtension: { ".js": ".mjs" },
-      bundle: true,
-      splitting: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      minify: true,
-      sourcemap: false,
-      legalComments: "none",
-      logLevel: "warning",
-      banner: {
-        // Some bundled CommonJS dependencies call require(); give ESM one.
-        js: "#!/usr/bin/env node\nimport { createRequire as __cr } from 'node:module';const require = __cr(import.meta.url);"
-      }
+      plugins: [readingExternal]
     })
+    const reading = await build({
+      ...cliOptions(scratch),
+      entryPoints: { "parley-reading": "src/cli/Reading.ts" },
+      chunkNames: "reading-[name]-[hash]"
+    })
+    if (!Object.keys(main.metafile.outputs).some((f) => f.endsWith("parley.mjs")))
+      throw new Error("build: the CLI entry was not written")
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)
     // Which sources each chunk holds (not shipped): a test checks what a command loads (issue 28).
     const chunks = Object.fromEntries(
-      Object.entries(built.metafile.outputs).map(([file, o]) => [path.basename(file), Object.keys(o.inputs)])
+      [main, reading].flatMap((r) =>
+        Object.entries(r.metafile.outputs).map(([file, o]) => [path.basename(file), Object.keys(o.inputs)])
+      )
     )
     writeFileSync(path.join(scratch, "parley.chunks.json"), JSON.stringify(chunks) + "\n")
     // Chunks first, the entry last: a new entry never points at a missing chunk.

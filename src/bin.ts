@@ -7,8 +7,8 @@
  * --version` alone is answered right here; everything else loads Effect and
  * the command tree with one dynamic import (esbuild puts them in chunks), so
  * the version costs what `node -e 0` costs. A plain `conversation ls` or
- * `conversation print` runs without effect/cli (`cli/ReadingArgv.ts`,
- * `cli/ReadingRun.ts`; issue 28).
+ * `conversation print` runs without effect/cli, from a bundle of its own
+ * (`cli/Reading.ts`; issue 28).
  */
 import * as nodeModule from "node:module"
 import { VERSION } from "./cli/Version.ts"
@@ -43,13 +43,10 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
     const cache = process.env["XDG_CACHE_HOME"] || (home === undefined || home === "" ? undefined : `${home}/.cache`)
     if (cache !== undefined) enable(`${cache}/parley/compile-cache`)
   }
-  // `conversation ls` and `conversation print` without effect/cli when the command line is plain (ReadingArgv).
-  const { parse } = await import("./cli/ReadingArgv.ts")
-  const reading = parse(argv)
-  if (reading !== undefined) {
-    const { run } = await import("./cli/ReadingRun.ts")
-    run(reading)
-  } else {
+  // `conversation ls` and `conversation print` without effect/cli when the command line is plain
+  // (a bundle of their own in dist/, see Reading.ts); anything else goes to the full command line.
+  const { start } = await import("./cli/Reading.ts")
+  if (!(await start(argv))) {
     const { main } = await import("./cli/Run.ts")
     main()
   }

@@ -109,6 +109,7 @@ export const Config = withMembers(ConfigService.Config, {
 export type Config = ConfigService.Config
 export { ConfigError, type ConfigProblem } from "./services/Config.ts"
 export * from "./services/ConversationStore.ts"
+export * from "./services/StoreErrors.ts"
 export * as ConversationSession from "./services/ConversationSession.ts"
 /**
  * Runs one tool call with the answers so far (a `Context` tag), with the

@@ -14,7 +14,8 @@
  * // "No conversation with id 123. Run `parley conversation ls --archived --storage /s` to see the ids."
  * ```
  */
-import { ContextWindowExceeded } from "../programs/ContextWindow.ts"
+import * as Predicate from "effect/Predicate"
+import type { ContextWindowExceeded } from "../programs/ContextWindow.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Hint from "./Hint.ts"
 import { ConversationCorrupt, ConversationNotFound } from "../services/StoreErrors.ts"
@@ -22,11 +23,17 @@ import { ConversationCorrupt, ConversationNotFound } from "../services/StoreErro
 /** The errors whose line names a command to run next. */
 export type WithNextStep = ConversationNotFound | ConversationCorrupt | ContextWindowExceeded
 
+/**
+ * Told by its tag, not by its class: importing the class would load the
+ * context-window program (and the whole tool configuration) into `ls` and
+ * `print`, which only ever meet the store's errors (issue 28, start-up).
+ */
+const isContextWindowExceeded = (error: unknown): error is ContextWindowExceeded =>
+  Predicate.isTagged(error, "ContextWindowExceeded")
+
 /** Whether `error` gets a command to run next (so its line depends on the invocation). */
 export const hasNextStep = (error: unknown): error is WithNextStep =>
-  error instanceof ConversationNotFound ||
-  error instanceof ConversationCorrupt ||
-  error instanceof ContextWindowExceeded
+  error instanceof ConversationNotFound || error instanceof ConversationCorrupt || isContextWindowExceeded(error)
 
 /** The line for `error`: its message, and the command to run next when there is one. */
 export const line = (error: unknown, context: Hint.Context): string => {
@@ -34,7 +41,7 @@ export const line = (error: unknown, context: Hint.Context): string => {
     return `${error.message} Run \`${Hint.listArchived(context)}\` to see the ids.`
   if (error instanceof ConversationCorrupt)
     return `${error.message}. Run \`${Hint.check(error.id, context)}\` for details.`
-  if (error instanceof ContextWindowExceeded)
+  if (isContextWindowExceeded(error))
     return `${error.message}\nCompact it with: ${Hint.compact(error.conversationId, context)}`
   if (error instanceof Error) return error.message
   return String(error)

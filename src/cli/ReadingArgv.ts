@@ -18,7 +18,8 @@
  * parse(["conversation", "ls", "--help"]) // undefined: effect/cli answers it
  * ```
  */
-import * as ConversationId from "../domain/storage/ConversationId.ts"
+import type * as ConversationId from "../domain/storage/ConversationId.ts"
+import * as ConversationIdText from "../domain/storage/ConversationIdText.ts"
 
 /** A reading command line, understood. */
 export type Reading =
@@ -112,7 +113,7 @@ export const parse = (argv: ReadonlyArray<string>): Reading | undefined => {
     if (seen.storage !== undefined && before.storage !== undefined) return undefined
     if (seen.format !== undefined && seen.format !== "markdown" && seen.format !== "json" && seen.format !== "html")
       return undefined
-    const id = ConversationId.parse(seen.positional[0]!)
+    const id = ConversationIdText.parse(seen.positional[0]!)
     if (id === undefined) return undefined
     return {
       _tag: "Print",

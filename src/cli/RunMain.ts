@@ -17,12 +17,19 @@ import * as Cause from "effect/Cause"
 import type * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Runtime from "effect/Runtime"
-import { CliFailure } from "./CliFailure.ts"
+import type { CliFailure } from "./CliFailure.ts"
 import { printable } from "./Style.ts"
+
+/**
+ * Told by its tag: importing the class would load effect/Schema into every
+ * command, `conversation ls` included, which needs it nowhere else (issue 28).
+ */
+const isCliFailure = (error: unknown): error is CliFailure =>
+  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "CliFailure"
 
 /** What an error means for the person: its exit code and line (empty: already said, as effect/cli does for usage). */
 const describe = (error: unknown, isUsage: (error: unknown) => boolean): { code: number; message: string } => {
-  if (error instanceof CliFailure) return { code: error.code, message: error.message }
+  if (isCliFailure(error)) return { code: error.code, message: error.message }
   // effect/cli has already said what is wrong with the command line (src/cli/Usage.ts).
   if (isUsage(error)) return { code: 2, message: "" }
   if (typeof error === "object" && error !== null && "_tag" in error) {

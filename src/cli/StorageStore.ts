@@ -20,7 +20,6 @@
  * StorageStore.configFileOf("/home/me/.parley", "team.toml") // "<cwd>/team.toml"
  * ```
  */
-import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
@@ -28,7 +27,7 @@ import * as Layer from "effect/Layer"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
 import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
-import { CliFailure } from "./CliFailure.ts"
+import type { CliFailure } from "./CliFailure.ts"
 
 export { isDatabaseUrl }
 
@@ -37,8 +36,11 @@ export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliF
   isDatabaseUrl(storage)
     ? Layer.unwrap(
         Effect.map(
-          Effect.promise(() => import("../layers/store/pg/PgConversationStore.ts")),
-          (Pg) =>
+          // CliFailure with it: a directory's store never needs the class (nor effect/Schema; issue 28).
+          Effect.promise(() =>
+            Promise.all([import("../layers/store/pg/PgConversationStore.ts"), import("./CliFailure.ts")])
+          ),
+          ([Pg, { CliFailure }]) =>
             Layer.catchTag(Pg.layer({ url: storage }), "StoreIoError", (e) =>
               Layer.unwrap(Effect.fail(new CliFailure({ code: 1, message: e.message })))
             )
@@ -74,7 +76,13 @@ export const stateDirOf = (storage: string, env: Readonly<Record<string, string 
     ? path.join(
         userConfigDir(env),
         "postgres",
-        crypto.createHash("sha256").update(databaseKey(storage)).digest("hex").slice(0, 16)
+        // Loaded here, not with the module: `ls` and `print` of a directory never need it (issue 28).
+        process
+          .getBuiltinModule("node:crypto")
+          .createHash("sha256")
+          .update(databaseKey(storage))
+          .digest("hex")
+          .slice(0, 16)
       )
     : storage
 

@@ -33,8 +33,9 @@ import type { ConversationMetadata } from "../domain/storage/ConversationMetadat
 import type { ConversationSession } from "./ConversationSession.ts"
 import type { ConversationExists, ConversationLocked, OpenError, StoreError, StoreIoError } from "./StoreErrors.ts"
 
-// The errors are the contract's too: importable from here as before.
-export * from "./StoreErrors.ts"
+// The errors live in StoreErrors.ts (and are exported from the package root). Not re-exported
+// here: the re-export made every importer of this tag load the error classes, and effect/Schema
+// with them, `conversation ls` included (issue 28, start-up).
 
 /** The incomplete state of a conversation's last turn (RFD 023 "conversation ls"). */
 export interface IncompleteSummary {

@@ -81,6 +81,25 @@ describe("start-up: what the reading commands load", () => {
     )
   })
 
+  it("ls loads no effect/Schema and no event codec: a listing that decodes nothing needs neither", () => {
+    const LISTING_HEAVY =
+      /node_modules\/effect\/dist\/Schema\.js|src\/domain\/storage\/EntryCodec\.ts|src\/layers\/store\/(FileConversationOps|ConversationRead)\.ts|src\/services\/StoreErrors\.ts/
+    for (const args of [
+      ["conversation", "ls"],
+      ["conversation", "ls", "--format", "json"]
+    ]) {
+      // Warm: the first run writes the listing index, the second decodes nothing.
+      expect(run(args).status).toBe(0)
+      const r = run(args)
+      expect(r.status, r.stderr).toBe(0)
+      expect(sources(r.chunks, LISTING_HEAVY), args.join(" ")).toStrictEqual([])
+    }
+    // A print decodes: the same check sees the codec and Schema then.
+    const print = run(["conversation", "print", "17758406187"])
+    expect(sources(print.chunks, /src\/domain\/storage\/EntryCodec\.ts/).length).toBeGreaterThan(0)
+    expect(sources(print.chunks, /node_modules\/effect\/dist\/Schema\.js/).length).toBeGreaterThan(0)
+  })
+
   it("the check sees heavy code when it loads: a page loads markdown-it, the full command line effect/cli", () => {
     const page = run(["conversation", "print", "17758406187", "--format", "html", "--output", path.join(dir, "p.html")])
     expect(page.status, page.stderr).toBe(0)

@@ -12,7 +12,6 @@
 import * as Effect from "effect/Effect"
 import type { ConversationStore } from "../../services/ConversationStore.ts"
 import type { CliFailure } from "../CliFailure.ts"
-import * as ErrorLine from "../ErrorLine.ts"
 import * as StorageStore from "../StorageStore.ts"
 
 /** The storage of an invocation (a directory or a database url): resolved, and as given (`--storage`, `$PARLEY_STORAGE`), which hints repeat. */
@@ -31,7 +30,13 @@ export const withStoreAt = <A, E, R>(storage: StorageAt, effect: Effect.Effect<A
     // The store alone, not Live's layers: listing and printing load nothing of the query path
     // (and a postgres:// storage loads the PostgreSQL store only then).
     Effect.provide(StorageStore.storeLayer(storage.dir)),
-    Effect.mapError((e): E | CliFailure =>
-      ErrorLine.hasNextStep(e) ? ErrorLine.failure(e, { storage: storage.given }) : e
+    // ErrorLine (and effect/Schema, which CliFailure needs) is loaded only when something failed:
+    // `conversation ls` that succeeds never loads them (issue 28, start-up).
+    Effect.catch((e) =>
+      Effect.flatMap(
+        Effect.promise(() => import("../ErrorLine.ts")),
+        (ErrorLine): Effect.Effect<never, E | CliFailure> =>
+          Effect.fail(ErrorLine.hasNextStep(e) ? ErrorLine.failure(e, { storage: storage.given }) : e)
+      )
     )
   ) as Effect.Effect<A, E | CliFailure, Exclude<R, ConversationStore>>

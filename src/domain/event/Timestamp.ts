@@ -16,50 +16,11 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { isTimestamp, toEpochNanos } from "./TimestampText.ts"
 
-const NAIVE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$/
-
-/** Epoch nanoseconds of a timestamp text, or `undefined` when it is not one. */
-export const toEpochNanos = (text: string): bigint | undefined => {
-  const m = NAIVE.exec(text) ?? RFC3339.exec(text)
-  if (m === null) return undefined
-  const [, y, mo, d, h, mi, s, frac, zone] = m
-  const month = Number(mo),
-    day = Number(d),
-    hour = Number(h),
-    minute = Number(mi),
-    second = Number(s)
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined
-  const ms = Date.UTC(Number(y), month - 1, day, hour, minute, second)
-  if (Number.isNaN(ms)) return undefined
-  let offsetMinutes = 0
-  if (zone !== undefined && zone !== "Z" && zone !== "z") {
-    const sign = zone[0] === "-" ? -1 : 1
-    offsetMinutes = sign * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)))
-  }
-  const nanosFrac = frac === undefined ? 0n : BigInt(frac.padEnd(9, "0"))
-  return (BigInt(ms) - BigInt(offsetMinutes) * 60_000n) * 1_000_000n + nanosFrac
-}
-
-const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-
-/** Whether `text` is a timestamp JP reads (cheap: no allocation on the hot path). */
-export const isTimestamp = (text: string): boolean => {
-  const m = NAIVE.exec(text) ?? RFC3339.exec(text)
-  if (m === null) return false
-  const month = Number(m[2]),
-    day = Number(m[3])
-  return (
-    month >= 1 &&
-    month <= 12 &&
-    day >= 1 &&
-    day <= DAYS[month - 1]! &&
-    Number(m[4]) <= 23 &&
-    Number(m[5]) <= 59 &&
-    Number(m[6]) <= 60
-  )
-}
+// The text rules live in TimestampText.ts (no effect/Schema there, so `conversation ls` can use them
+// without loading it; issue 28); they are part of this module's API as before.
+export { isTimestamp, toEpochNanos }
 
 /** A JP timestamp: the exact text from disk, validated. */
 export const Timestamp = Schema.String.pipe(

@@ -12,6 +12,10 @@
  */
 import * as Schema from "effect/Schema"
 
+// The rules on id text live in ConversationIdText.ts (no effect/Schema there, so the reading
+// commands can use them without loading it; issue 28); they are part of this module's API as before.
+export { dirname, display, fromDirname, fromEpochMillis, parse } from "./ConversationIdText.ts"
+
 /**
  * Conversation ids: a UTC instant truncated to deciseconds (`17738399468`),
  * written `jp-c17738399468` in JP's text form. Directory names are
@@ -33,47 +37,3 @@ export const ConversationId = Schema.String.pipe(
   Schema.brand("ConversationId")
 )
 export type ConversationId = typeof ConversationId.Type
-
-/** Accepts `17738399468` or `jp-c17738399468` (optionally `-<workspace>`); `undefined` otherwise. */
-export const parse = (text: string): ConversationId | undefined => {
-  const t = text.trim()
-  if (/^\d{1,19}$/.test(t)) return t as ConversationId
-  const m = /^jp-c(\d{1,19})(?:-[0-9a-z]+)?$/.exec(t)
-  return m === null ? undefined : (m[1] as ConversationId)
-}
-
-/** The id of a directory name (`<id>` or `<id>-<slug>`), or `undefined`. */
-export const fromDirname = (name: string): ConversationId | undefined => {
-  if (name.startsWith(".")) return undefined
-  const head = name.split("-", 1)[0]!
-  return /^\d{1,19}$/.test(head) ? (head as ConversationId) : undefined
-}
-
-/** JP's text form: `jp-c<id>`. */
-export const display = (id: ConversationId): string => `jp-c${id}`
-
-/** A new id for "now" (deciseconds since the epoch). */
-export const fromEpochMillis = (ms: number): ConversationId => String(Math.floor(ms / 100)) as ConversationId
-
-/**
- * JP's directory name (`ConversationId::to_dirname`): first 60 chars of the
- * trimmed title, non-alphanumerics → `-`, trailing `-` stripped, lowercased;
- * a raw title longer than 60 bytes is cut back at the last `-`.
- */
-export const dirname = (id: ConversationId | string, title: string | undefined): string => {
-  if (title === undefined) return id
-  const len = Buffer.byteLength(title, "utf8")
-  const chars = Array.from(title.trim()).slice(0, 60)
-  const slug = chars
-    .map((c) => (/^[\p{Alphabetic}\p{Nd}\p{Nl}\p{No}]$/u.test(c) ? c : "-"))
-    .join("")
-    .replace(/-+$/, "")
-    .toLowerCase()
-  if (slug.length === 0) return id
-  const joined = `${id}-${slug}`
-  if (len > 60) {
-    const cut = joined.lastIndexOf("-")
-    return joined.slice(0, cut)
-  }
-  return joined
-}

@@ -26,7 +26,6 @@
 import * as fs from "node:fs/promises"
 import * as fsSync from "node:fs"
 import * as path from "node:path"
-import * as tty from "node:tty"
 import * as Schema from "effect/Schema"
 
 /** A named path parley will not write into, and what it turned out to be. */
@@ -163,8 +162,11 @@ const writeAll = async (fd: number, bytes: Uint8Array): Promise<void> => {
   }
 }
 
+// node:tty is loaded only when asked (the store's files come through here, and `ls` needs no terminal; issue 28).
 const textFor = (fd: number, text: string, options: WriteOptions) =>
-  options.forTerminal !== undefined && tty.isatty(fd) ? options.forTerminal(text) : text
+  options.forTerminal !== undefined && process.getBuiltinModule("node:tty").isatty(fd)
+    ? options.forTerminal(text)
+    : text
 
 /**
  * Writes `text` into the path a person named (see the module comment).

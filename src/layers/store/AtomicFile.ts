@@ -11,7 +11,6 @@
  * ```
  */
 import * as fs from "node:fs/promises"
-import * as WriteInto from "../file/WriteInto.ts"
 
 /** Reads a file as UTF-8, or `undefined` when it does not exist. */
 export const readIfExists = async (file: string): Promise<string | undefined> => {
@@ -53,6 +52,9 @@ export const writeIfChanged = async (file: string, text: string): Promise<boolea
  * link kept (issue 30); a store file that is not a regular file is refused.
  */
 export const writeAtomic = async (file: string, text: string): Promise<void> => {
+  // Loaded on the first write, not with this module: its error class needs effect/Schema, and a
+  // listing that writes nothing (`ls` of an unchanged storage) never loads that (issue 28).
+  const WriteInto = await import("../file/WriteInto.ts")
   const target = await WriteInto.resolveTarget(file)
   if (target._tag !== "Replace")
     throw new WriteInto.OutputRefused({ path: file, kind: target._tag === "Refused" ? target.kind : "other" })

@@ -26,6 +26,7 @@ import * as ConversationMetadata from "../../domain/storage/ConversationMetadata
 import * as EventsFile from "../../domain/storage/EventsFile.ts"
 import type { CheckResult } from "../../services/ConversationStore.ts"
 import * as ConversationDir from "./ConversationDir.ts"
+import * as ConversationRead from "./ConversationRead.ts"
 import * as Journal from "./Journal.ts"
 
 /** When metadata.json is missing, still say whether the event log itself is readable. */
@@ -46,7 +47,7 @@ const eventsDetail = async (dir: string): Promise<string> => {
 
 const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult> => {
   // The bytes compared are the bytes decoded: a writer folding or closing meanwhile changes neither.
-  const { conversation, source } = await ConversationDir.readSource(id, loc)
+  const { conversation, source } = await ConversationRead.readSource(id, loc)
   const pairs: Array<[string | undefined, string]> = [
     [source.metadata, EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]
   ]

@@ -1,36 +1,31 @@
 /**
- * One conversation directory of JP's layout: find it, decode it (replaying
- * the journal), and create a new one that is complete before it is visible.
+ * One conversation directory of JP's layout: find it, follow it when a
+ * writer renames it, and sweep what killed writers left in it. Decoding and
+ * creating are in `ConversationRead.ts`, so what only finds directories (a
+ * listing that decodes nothing, `export`) loads no event codec (issue 28,
+ * start-up).
  *
  * ```text
  * <storage>/conversations/<id>[-<slug>]/{metadata.json, base_config.json?, events.json, events.json.journal?}
  * ```
  *
- * Reading never throws anything but {@link Corrupt} for what is inside the
- * directory (bad JSON, a bad entry, a journal line that is not a record,
- * nesting too deep for the decoder): one damaged conversation is reported by
- * name and never takes a listing or another command down with it.
+ * A damaged directory is {@link Corrupt} (naming the file and entry), one
+ * removed while it was read is {@link Gone}.
  *
  * @example
  * ```ts
  * import * as ConversationDir from "parley/layers/store/ConversationDir"
- * import type { ConversationId } from "parley"
- * declare const id: ConversationId.ConversationId, dir: string
- * const conversation = await ConversationDir.read(id, { dir, archived: false })
+ * const where = await ConversationDir.locate("/p/.parley/conversations", "17738399468")
+ * // { dir: "/p/.parley/conversations/17738399468-a-title", archived: false } or undefined
  * ```
  */
 import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
-import type { Conversation } from "../../domain/storage/Conversation.ts"
-import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
-import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
-import * as EventsFile from "../../domain/storage/EventsFile.ts"
+import type * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as ConversationIdText from "../../domain/storage/ConversationIdText.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import * as FileLock from "./FileLock.ts"
-import * as Journal from "./Journal.ts"
 
 /** Where a conversation lives. */
 export interface Located {
@@ -49,6 +44,15 @@ export class Corrupt extends Error {
   }
 }
 
+/** The event log of a conversation directory. */
+export const EVENTS = "events.json"
+
+/** Appends since the last fold (`Journal.ts`); JP does not read it. */
+export const JOURNAL = "events.json.journal"
+
+/** How often a reader reads a conversation again while writers keep changing (or renaming) it under it. */
+export const MAX_READS = 20
+
 /** Prefix of directories being created (dot-named: JP and listings skip them). */
 export const NEW_PREFIX = ".parley-new-"
 
@@ -56,7 +60,7 @@ export const NEW_PREFIX = ".parley-new-"
 export const dirsIn = async (dir: string): Promise<Array<string>> => {
   try {
     return (await fs.readdir(dir, { withFileTypes: true }))
-      .filter((d) => d.isDirectory() && ConversationId.fromDirname(d.name) !== undefined)
+      .filter((d) => d.isDirectory() && ConversationIdText.fromDirname(d.name) !== undefined)
       .map((d) => d.name)
   } catch (error) {
     if (AtomicFile.isNotFound(error)) return []
@@ -79,188 +83,6 @@ export const locate = async (conversationsDir: string, id: string): Promise<Loca
   }
   return undefined
 }
-
-/** Turns anything a decoder throws into {@link Corrupt} for `file`. */
-const decoding = <A>(file: string, f: () => A): A => {
-  try {
-    return f()
-  } catch (error) {
-    if (error instanceof Corrupt) throw error
-    if (error instanceof EventsFile.EventsFileError) throw new Corrupt(error.file, error.entry, error.reason)
-    if (error instanceof Journal.JournalError) throw new Corrupt(error.file, undefined, error.message)
-    if (error instanceof RangeError)
-      throw new Corrupt(file, undefined, `nested too deeply to decode (${error.message})`)
-    throw new Corrupt(file, undefined, error instanceof Error ? error.message : String(error))
-  }
-}
-
-const readMetadata = async (
-  dir: string
-): Promise<{ text: string; metadata: ConversationMetadata.ConversationMetadata }> => {
-  const file = path.join(dir, "metadata.json")
-  const text = await AtomicFile.readIfExists(file)
-  if (text === undefined) throw new Corrupt(file, undefined, "missing")
-  return { text, metadata: decoding(file, () => ConversationMetadata.decode(EventsFile.parseJson(text, file), file)) }
-}
-
-const readEventsBuffer = async (dir: string): Promise<Buffer> => {
-  const file = path.join(dir, Journal.EVENTS)
-  try {
-    return await fs.readFile(file)
-  } catch (error) {
-    if (!AtomicFile.isNotFound(error)) throw error
-    const legacy = fsSync.existsSync(path.join(dir, "messages.json"))
-    throw new Corrupt(
-      file,
-      undefined,
-      legacy ? "missing (this directory holds a pre-2025-07 messages.json, a format parley does not read)" : "missing"
-    )
-  }
-}
-
-/** Appends the journal's lines for `base` to `entries` (which `events.json` gave). */
-const replay = (entries: Array<StreamEntry>, parsed: Journal.Parsed, base: string, file: string): void => {
-  for (const line of Journal.entriesFor(parsed, base)) {
-    if (line.at < entries.length) continue // already in events.json
-    if (line.at > entries.length) {
-      throw new Corrupt(file, undefined, `entry index ${line.at} leaves a gap after ${entries.length} entries`)
-    }
-    entries.push(decoding(file, () => EntryCodec.decodeEntry(line.entry)))
-  }
-}
-
-/** How often a reader reads `events.json` again while writers keep changing it under it. */
-const MAX_READS = 20
-
-const statIfExists = (file: string): Promise<fsSync.Stats | undefined> =>
-  fs.stat(file).catch((error: unknown) => {
-    if (AtomicFile.isNotFound(error)) return undefined
-    throw error
-  })
-
-const sameFile = (a: fsSync.Stats, b: fsSync.Stats): boolean =>
-  a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs
-
-interface StreamFiles {
-  readonly journalText: string | undefined
-  readonly events: Buffer
-  /** `events.json` as it stood right after it was read. */
-  readonly stat: fsSync.Stats | undefined
-}
-
-/**
- * The journal and `events.json` of `dir` as of one instant, for readers that
- * take no lock. The journal is read first: a fold that runs afterwards leaves
- * `events.json` holding (or, with its fold record, extending) what the
- * journal held, so the pair replays to the same stream. `events.json` is read
- * again when a fold or a rewrite changed it while it was being read (its
- * size, mtime or inode moved).
- */
-const readStreamFiles = async (dir: string): Promise<StreamFiles> => {
-  const eventsFile = path.join(dir, Journal.EVENTS)
-  for (let attempt = 1; ; attempt++) {
-    const journalText = await AtomicFile.readIfExists(path.join(dir, Journal.FILE))
-    const before = await statIfExists(eventsFile)
-    const events = await readEventsBuffer(dir)
-    const stat = await statIfExists(eventsFile)
-    const steady = before !== undefined && stat !== undefined && sameFile(before, stat) && events.length === stat.size
-    if (steady || attempt >= MAX_READS) return { journalText, events, stat }
-  }
-}
-
-/** Whether a writer changed the journal or `events.json` since `files` were read. */
-const changedSince = async (dir: string, files: StreamFiles): Promise<boolean> => {
-  const stat = await statIfExists(path.join(dir, Journal.EVENTS))
-  if (stat === undefined || files.stat === undefined || !sameFile(stat, files.stat)) return true
-  return (await AtomicFile.readIfExists(path.join(dir, Journal.FILE))) !== files.journalText
-}
-
-/**
- * Reads and decodes the stream of `dir`. A fold's tail written within one
- * mtime tick of the read can still slip past the stat check; it tears only
- * the bytes from the old closing bracket on, which never decode, so a decode
- * failure on files that have changed since is read again rather than
- * reported as damage.
- */
-const readStream = async (
-  dir: string,
-  hasBaseConfig: boolean
-): Promise<StreamFiles & { entries: Array<StreamEntry> }> => {
-  for (let attempt = 1; ; attempt++) {
-    const files = await readStreamFiles(dir)
-    try {
-      return { ...files, entries: decodeStream(dir, files, hasBaseConfig) }
-    } catch (error) {
-      if (attempt >= MAX_READS || !(await changedSince(dir, files))) throw error
-    }
-  }
-}
-
-/** The decoded stream of `dir`: `events.json` plus what the journal extends it with. */
-export const readEntries = async (dir: string, hasBaseConfig: boolean): Promise<Array<StreamEntry>> =>
-  (await readStream(dir, hasBaseConfig)).entries
-
-const decodeStream = (
-  dir: string,
-  { journalText, events }: StreamFiles,
-  hasBaseConfig: boolean
-): Array<StreamEntry> => {
-  const eventsFile = path.join(dir, Journal.EVENTS)
-  const journalFile = path.join(dir, Journal.FILE)
-  const parsed =
-    journalText === undefined ? undefined : decoding(journalFile, () => Journal.parse(journalText, journalFile))
-  const { bytes, base } = Journal.effectiveEvents(events, parsed)
-  const entries = decoding(eventsFile, () => EventsFile.parseBytes(bytes, eventsFile))
-  if (!hasBaseConfig && (entries.length === 0 || entries[0]!.type !== "config_delta")) {
-    throw new Corrupt(
-      eventsFile,
-      entries.length === 0 ? undefined : 0,
-      "without base_config.json the first entry must be the packed base config_delta (JP's legacy layout)"
-    )
-  }
-  if (parsed !== undefined) replay(entries, parsed, base, journalFile)
-  return entries
-}
-
-/** The bytes a conversation was decoded from (`check` compares these, not a later read a writer may have changed). */
-export interface Source {
-  readonly metadata: string
-  readonly baseConfig: string | undefined
-  readonly events: Buffer
-  /** A journal was beside `events.json`: the file alone is not the whole stream. */
-  readonly journaled: boolean
-}
-
-/** Decodes a conversation directory, with the bytes it came from. Throws {@link Corrupt} naming the file (and entry). */
-export const readSource = async (
-  id: ConversationId.ConversationId,
-  loc: Located
-): Promise<{ conversation: Conversation; source: Source }> => {
-  const { text: metadataText, metadata } = await readMetadata(loc.dir)
-  const baseFile = path.join(loc.dir, "base_config.json")
-  const baseText = await AtomicFile.readIfExists(baseFile)
-  if (baseText !== undefined) decoding(baseFile, () => EventsFile.parseJson(baseText, baseFile))
-  const { entries, ...files } = await readStream(loc.dir, baseText !== undefined)
-  return {
-    conversation: {
-      id,
-      archived: loc.archived,
-      metadata,
-      baseConfig: baseText === undefined ? { _tag: "Packed" } : { _tag: "File", text: baseText },
-      entries
-    },
-    source: {
-      metadata: metadataText,
-      baseConfig: baseText,
-      events: files.events,
-      journaled: files.journalText !== undefined
-    }
-  }
-}
-
-/** Decodes a conversation directory. Throws {@link Corrupt} naming the file (and entry). */
-export const read = async (id: ConversationId.ConversationId, loc: Located): Promise<Conversation> =>
-  (await readSource(id, loc)).conversation
 
 /** A conversation's directory vanished while it was read, and no directory of its id is in its group now: it was removed. */
 export class Gone extends Error {
@@ -293,39 +115,6 @@ export const following = async <A>(
       loc = { dir: path.join(parent, name), archived: loc.archived }
     }
   }
-}
-
-/** Writes a conversation's files into `dir` (JP's order: metadata, base config, events). */
-export const writeFiles = async (dir: string, conversation: Omit<Conversation, "id" | "archived">): Promise<void> => {
-  await AtomicFile.writeIfChanged(
-    path.join(dir, "metadata.json"),
-    EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))
-  )
-  if (conversation.baseConfig._tag === "File") {
-    await AtomicFile.writeIfChanged(path.join(dir, "base_config.json"), conversation.baseConfig.text)
-  }
-  await AtomicFile.writeIfChanged(path.join(dir, Journal.EVENTS), EventsFile.render(conversation.entries))
-}
-
-/**
- * Creates `parent/name` holding `conversation`, complete before it appears:
- * the files are written in a dot-named directory that is then renamed into
- * place. A crash leaves only the dot-named directory, which nothing lists.
- */
-export const create = async (
-  parent: string,
-  name: string,
-  conversation: Omit<Conversation, "id" | "archived">
-): Promise<string> => {
-  await fs.mkdir(parent, { recursive: true })
-  const staging = path.join(parent, `${NEW_PREFIX}${process.pid}-${name}`)
-  await fs.rm(staging, { recursive: true, force: true })
-  await fs.mkdir(staging)
-  await writeFiles(staging, conversation)
-  const dir = path.join(parent, name)
-  await fs.rename(staging, dir)
-  await AtomicFile.syncDir(parent)
-  return dir
 }
 
 /** What `AtomicFile.writeAtomic` names its temp files: `<file>.<pid>.<random>.tmp`. */

@@ -40,9 +40,10 @@ import type { Json } from "effect/Schema"
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as JsonText from "../../domain/storage/JsonText.ts"
 import * as AtomicFile from "./AtomicFile.ts"
+import * as ConversationDir from "./ConversationDir.ts"
 
-export const FILE = "events.json.journal"
-export const EVENTS = "events.json"
+export const FILE = ConversationDir.JOURNAL
+export const EVENTS = ConversationDir.EVENTS
 
 /** A complete line of the journal. */
 export type Line =

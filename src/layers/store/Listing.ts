@@ -47,15 +47,16 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import * as Timestamp from "../../domain/event/Timestamp.ts"
+import type * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as ConversationIdText from "../../domain/storage/ConversationIdText.ts"
+import * as TimestampText from "../../domain/event/TimestampText.ts"
 import type { IncompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
 import type { ConversationSummary, DamagedConversation, Listing } from "../../services/ConversationStore.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
+import type * as ConversationRead from "./ConversationRead.ts"
 import * as FileLock from "./FileLock.ts"
-import * as Journal from "./Journal.ts"
-import { summaryOf } from "./Summary.ts"
+import type * as Summary from "./Summary.ts"
 
 export const INDEX = ".parley-index.json"
 const INDEX_VERSION = 7
@@ -66,7 +67,7 @@ const INDEX_VERSION = 7
  * repaired one readable again: a row that did not watch it kept reporting
  * damage its user had repaired (or listed a conversation `load` refuses).
  */
-const STAMPED = ["metadata.json", Journal.EVENTS, Journal.FILE, "base_config.json"] as const
+const STAMPED = ["metadata.json", ConversationDir.EVENTS, ConversationDir.JOURNAL, "base_config.json"] as const
 /** Numbers per stamp: size, mtime and inode of each stamped file (-1 when it is missing). */
 const STAMP = STAMPED.length * 3
 
@@ -182,7 +183,7 @@ const sameStamp = (stamps: ArrayLike<number>, i: number, stamp: Float64Array): b
 
 /** Epoch nanoseconds shifted positive (years 0000–9999 are within ±3·10^20 ns) and zero-padded: compares as a string. */
 const sortKey = (lastActivatedAt: string): string =>
-  String((Timestamp.toEpochNanos(lastActivatedAt) ?? 0n) + 10n ** 21n).padStart(24, "0")
+  String((TimestampText.toEpochNanos(lastActivatedAt) ?? 0n) + 10n ** 21n).padStart(24, "0")
 
 const ARCHIVE = ".archive" + path.sep
 
@@ -234,6 +235,19 @@ const damageCell = (dir: string, error: ConversationDir.Corrupt): string =>
 /** The reason a damage cell gives for the conversation at `dir`. */
 const damageReason = (dir: string, cell: string): string => dir + path.sep + cell
 
+let decoding: Promise<{ read: typeof ConversationRead.read; summaryOf: typeof Summary.summaryOf }> | undefined
+
+/**
+ * The event codec and the summary rules, loaded once the first row must be
+ * decoded: a listing of an empty storage, or a warm one, loads neither
+ * (issue 28: `conversation ls` starts within 2× `node -e 0`).
+ */
+const decoder = () =>
+  (decoding ??= Promise.all([import("./ConversationRead.ts"), import("./Summary.ts")]).then(([r, s]) => ({
+    read: r.read,
+    summaryOf: s.summaryOf
+  })))
+
 /**
  * Decodes one directory. Damage is believed (and remembered by the stamp)
  * only of files that held still while they were read: a writer renaming the
@@ -243,10 +257,11 @@ const damageReason = (dir: string, cell: string): string => dir + path.sep + cel
  * change without its files).
  */
 const decodeRow = async (found: Found): Promise<Decoded> => {
+  const { read, summaryOf } = await decoder()
   let stamp = found.stamp
   for (let attempt = 1; ; attempt++) {
     try {
-      const conversation = await ConversationDir.read(idOf(found.key), { dir: found.dir, archived: found.archived })
+      const conversation = await read(idOf(found.key), { dir: found.dir, archived: found.archived })
       const s = summaryOf(conversation, found.dir)
       const cells = {
         title: s.title,
@@ -349,7 +364,7 @@ const scanGroup = (parent: string, archived: boolean, index: Index, out: Scan): 
       if (!archived && name.startsWith(INDEX)) sweepTemp(parent, name)
       continue
     }
-    const id = ConversationId.fromDirname(name)
+    const id = ConversationIdText.fromDirname(name)
     if (id === undefined) continue
     const dir = parent + path.sep + name
     const key = archived ? ARCHIVE + name : name

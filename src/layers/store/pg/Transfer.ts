@@ -25,7 +25,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import * as ConversationId from "../../../domain/storage/ConversationId.ts"
 import { ConversationExists, ConversationNotFound, StoreIoError } from "../../../services/StoreErrors.ts"
 import { checkOne } from "../Check.ts"
-import * as ConversationDir from "../ConversationDir.ts"
+import * as ConversationRead from "../ConversationRead.ts"
 import * as ConversationFiles from "../ConversationFiles.ts"
 import * as Rows from "./Rows.ts"
 
@@ -54,7 +54,7 @@ const readOne = async (dir: string, name: string, archived: boolean) => {
     const damage = checked?.error ?? "a re-save would change its bytes: kept as its files"
     return { id, name, archived, conversation: undefined, raw, damage, metadata: undefined, baseConfig: undefined }
   }
-  const conversation = await ConversationDir.read(id, loc)
+  const conversation = await ConversationRead.read(id, loc)
   const metadata = await fs.readFile(path.join(dir, "metadata.json"), "utf8")
   const baseConfig = conversation.baseConfig._tag === "File" ? conversation.baseConfig.text : null
   return { id, name, archived, conversation, raw, damage: null, metadata, baseConfig }
