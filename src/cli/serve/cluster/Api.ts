@@ -12,12 +12,12 @@
  *   then sent its message.
  *
  * A turn's live events (`…/events`) stream from the runner that runs it;
- * another runner answers 204, as for a conversation with no running turn.
+ * another runner relays them from there (`Events.ts`).
  *
  * @example
  * ```ts
  * import * as Api from "./Api.ts"
- * const routes = Api.layer({ turns, store, sql, runner: "127.0.0.1:13141", chooseModel })
+ * const routes = Api.layer({ turns, store, sql, runner: "127.0.0.1:13141", token, chooseModel })
  * ```
  */
 import * as Effect from "effect/Effect"
@@ -42,6 +42,8 @@ import { Token, Validation } from "../../../services/ServeApi.ts"
 import type { CliFailure } from "../../CliFailure.ts"
 import { toJsonRow } from "../../conversation/LsRun.ts"
 import { Conversation as Entity } from "./ConversationEntity.ts"
+import * as Events from "./Events.ts"
+import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
 
 /** What the handlers work with. */
@@ -51,6 +53,8 @@ export interface Options {
   readonly sql: SqlClient
   /** This runner's address. */
   readonly runner: string
+  /** The cluster's API token (a turn's live events are relayed from the runner that runs it). */
+  readonly token: string
   readonly chooseModel: (asked: string | undefined, remembered: string | undefined) => Effect.Effect<string, CliFailure>
 }
 
@@ -142,7 +146,9 @@ const handlers = (o: Options) =>
       const answer = (id: string, inquiryId: string, value: Schema.Json) =>
         Effect.gen(function* () {
           const cid = yield* idOf(id)
+          yield* Trace.line("api.answer", id)
           const stored = yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(id)))
+          yield* Trace.line("api.loaded", id)
           const q = openOf(stored.entries).find((x) => x.open.inquiryId === inquiryId)
           // A secret goes as a volatile message: it is never stored, not even in the cluster's message table.
           const secret = q?.open.question.answer_type.type === "secret"
@@ -151,7 +157,7 @@ const handlers = (o: Options) =>
             secret
               ? client.AnswerSecret({ inquiry_id: inquiryId, answer: value })
               : client.Answer({ inquiry_id: inquiryId, answer: value })
-          )
+          ).pipe(Effect.ensuring(Trace.line("api.replied", id)))
         })
       const create = (message: string, model: string | undefined) =>
         Effect.gen(function* () {
@@ -191,12 +197,15 @@ const handlers = (o: Options) =>
         .handle("events", ({ params, headers }) =>
           Effect.gen(function* () {
             const cid = yield* idOf(params.id)
-            const turn = o.turns.get(cid)
-            if (turn === undefined) {
+            const since = headers["last-event-id"] ?? 0
+            if (o.turns.get(cid) === undefined) {
               yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(params.id)))
-              return HttpServerResponse.empty({ status: 204 })
+              const elsewhere = yield* Events.relay(o, cid, since, () => o.turns.get(cid) !== undefined)
+              if (elsewhere !== "here") return elsewhere
             }
-            return Stream.map(turn.events.since(headers["last-event-id"] ?? 0), (e) => ({
+            const turn = o.turns.get(cid)
+            if (turn === undefined) return HttpServerResponse.empty({ status: 204 })
+            return Stream.map(turn.events.since(since), (e) => ({
               id: String(e.seq),
               event: "message" as const,
               data: e.event
