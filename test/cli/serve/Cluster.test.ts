@@ -272,6 +272,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster", () => {
       30_000
     )
     const killedAt = Date.now()
+    if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined) console.error(`test: ${killedAt} kill`)
     await cluster.kill(b)
     await watch.done // the relay ends with b
     await until(

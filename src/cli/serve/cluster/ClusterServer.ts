@@ -4,7 +4,7 @@
  * share the database (conversations, `SqlMessageStorage`,
  * `SqlRunnerStorage`) and one API token (`$PARLEY_TOKEN`), and reach each
  * other over `SocketRunner` (TCP), so a message does not wait for the
- * storage poll. Each serves the whole HTTP API (`Api.ts`) and runs the turns
+ * storage poll (`Engine.ts`). Each serves the whole HTTP API (`Api.ts`) and runs the turns
  * of the conversations whose shards it holds (`Turns.ts`, `Handlers.ts`).
  *
  * Failover: the sharding settings below are short (shard locks expire after
@@ -247,14 +247,11 @@ export const run = (options: Options) =>
       })
       // Stopping (SIGTERM, Ctrl-C) hands every turn off before anything else closes: the next owner resumes it.
       yield* Effect.addFinalizer(() => Effect.forEach(turns.running(), (t) => t.handOff, { discard: true }))
-      const NodeClusterSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeClusterSocket"))
-      const cluster = NodeClusterSocket.layer({
-        storage: "sql",
-        shardingConfig: {
-          ...SHARDING,
-          runnerAddress: Option.some(runner),
-          runnerListenAddress: Option.some(RunnerAddress.make(options.host, runnerPort))
-        }
+      const Engine = yield* Effect.promise(() => import("./Engine.ts"))
+      const cluster = Engine.layer({
+        ...SHARDING,
+        runnerAddress: Option.some(runner),
+        runnerListenAddress: Option.some(RunnerAddress.make(options.host, runnerPort))
       })
       const sharded = yield* Layer.build(
         Layer.provideMerge(Handlers.layer(turns, shared.store, sql), cluster).pipe(
