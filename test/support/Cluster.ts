@@ -115,7 +115,9 @@ export const sse = async (base: string, p: string, timeoutMs = 60_000): Promise<
 export const project = async (
   url: string,
   env: Record<string, string> = {},
-  bin: string = binary
+  bin: string = binary,
+  /** The interpreter the tool runs with (default `python3` from PATH). */
+  python = "python3"
 ): Promise<Cluster> => {
   const root = tempDir("parley-cluster-")
   const model = await ToolModel.start()
@@ -129,7 +131,7 @@ model = "openai/tool-model"
 
 [providers.openai]
 base_url = "${model.baseUrl}"
-${WAITING}`
+${WAITING.replace('command = "python3 ', `command = "${python} `)}`
   )
   const runners: Array<Runner> = []
   const runner = async (port?: number): Promise<Runner> => {
