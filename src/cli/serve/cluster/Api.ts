@@ -94,6 +94,20 @@ const sent =
       )
     })
 
+/**
+ * The answer type of question `inquiryId` as the log recorded it (the last
+ * time it was asked), or undefined when it was never asked. One indexed
+ * query on the PostgreSQL store's events (a cluster's storage is always
+ * one), not a load of the whole conversation: this is on every answer's way.
+ */
+const answerKind = (sql: SqlClient, id: string, inquiryId: string) =>
+  sql<{ kind: string | null }>`SELECT json::jsonb #>> '{question,answer_type,type}' AS kind FROM parley_events
+    WHERE conversation_id = ${id} AND type = 'inquiry_request' AND json::jsonb ->> 'id' = ${inquiryId}
+    ORDER BY seq DESC LIMIT 1`.pipe(
+    Effect.map((rows) => (rows[0] === undefined ? undefined : (rows[0].kind ?? "unknown"))),
+    Effect.orDie
+  )
+
 /** The conversations whose turn a runner runs now, by conversation. */
 const runningRows = (sql: SqlClient) =>
   sql<{
@@ -147,11 +161,12 @@ const handlers = (o: Options) =>
         Effect.gen(function* () {
           const cid = yield* idOf(id)
           yield* Trace.line("api.answer", id)
-          const stored = yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(id)))
-          yield* Trace.line("api.loaded", id)
-          const q = openOf(stored.entries).find((x) => x.open.inquiryId === inquiryId)
           // A secret goes as a volatile message: it is never stored, not even in the cluster's message table.
-          const secret = q?.open.question.answer_type.type === "secret"
+          const kind = yield* answerKind(o.sql, cid, inquiryId)
+          // No such question: the conversation may not exist (404); else the owner says the question is not open.
+          if (kind === undefined) yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(id)))
+          yield* Trace.line("api.kind", id)
+          const secret = kind === "secret"
           const client = clientFor(cid)
           return yield* sent(id)(
             secret
