@@ -287,7 +287,60 @@ const goalsOf = (o: Outcome): Array<Goal> => [
   )
 ]
 
-/** `npm run bench -- cluster [steady|chaos]`: both runs by default. */
+/**
+ * Failover: 30 waiting turns over 3 runners; `KILLS` times, the runner
+ * running the most of them is `kill -9`'d, and the time until every one of
+ * its turns runs on another runner (`GET /api/conversations`, every 50 ms)
+ * is taken; then it is restarted on its port and the shards settle.
+ */
+const KILLS = 6
+
+const failover = async (url: string): Promise<Array<number>> => {
+  const cluster = await Cluster.project(url, { PARLEY_PG_POOL: "60" }, bin, python())
+  try {
+    for (let i = 0; i < 3; i++) await cluster.runner()
+    await sleep(3000)
+    for (let i = 0; i < 30; i++)
+      await retried(cluster, (r) => r.post("/api/conversations", { message: `deploy f${i}` }))
+    const rows = async () =>
+      (await retried(cluster, (r) => r.json("/api/conversations"))).body as Array<{
+        id: string
+        running: { pid: number } | null
+      }>
+    const times: Array<number> = []
+    for (let k = 0; k < KILLS; k++) {
+      const now = await rows()
+      const byPid = new Map<number, Array<string>>()
+      for (const r of now) if (r.running !== null) byPid.set(r.running.pid, [...(byPid.get(r.running.pid) ?? []), r.id])
+      const victim = [...cluster.runners]
+        .filter((r) => r.child.exitCode === null && r.child.signalCode === null)
+        .sort((a, b) => (byPid.get(b.pid)?.length ?? 0) - (byPid.get(a.pid)?.length ?? 0))[0]!
+      const turns = new Set(byPid.get(victim.pid) ?? [])
+      const t0 = Date.now()
+      await cluster.kill(victim)
+      for (;;) {
+        const moved = (await rows()).filter(
+          (r) => turns.has(r.id) && r.running !== null && r.running.pid !== victim.pid
+        )
+        if (moved.length === turns.size) break
+        if (Date.now() - t0 > 60_000) throw new Error(`failover: ${turns.size - moved.length} turns did not move`)
+        await sleep(50)
+      }
+      times.push(Date.now() - t0)
+      console.log(
+        `  kill -9 of a runner with ${turns.size} waiting turns: all running elsewhere ${Date.now() - t0} ms later`
+      )
+      cluster.runners.splice(cluster.runners.indexOf(victim), 1)
+      await cluster.runner(victim.port)
+      await sleep(4000)
+    }
+    return times
+  } finally {
+    await cluster.stop()
+  }
+}
+
+/** `npm run bench -- cluster [steady|chaos|failover]`: steady and chaos by default. */
 export const run = async (which = process.argv[3] ?? "both"): Promise<ReadonlyArray<Goal>> => {
   if (pgSkip !== undefined) {
     console.log(`  skipped: ${pgSkip}`)
@@ -296,6 +349,19 @@ export const run = async (which = process.argv[3] ?? "both"): Promise<ReadonlyAr
   const pg = await startPg({ maxConnections: 3 * (POOL + 15) + 20 })
   try {
     const goals: Array<Goal> = []
+    if (which === "failover") {
+      const times = await failover(freshDatabase(pg))
+      console.log(`\n## failover: ${times.length} kills: ${times.join(", ")} ms (median ${pct(times, 50)} ms)`)
+      return [
+        {
+          name: "cluster failover: kill -9 → every turn of the dead runner running on another (median)",
+          subject: { name: "failover", medianMs: pct(times, 50) },
+          floor: { name: "shardLockExpiration", medianMs: 6000 },
+          maxRatio: 1.5,
+          note: `each: ${times.join(", ")} ms`
+        }
+      ]
+    }
     for (const [label, chaos] of [
       ["steady", false],
       ["chaos", true]

@@ -5,12 +5,17 @@
  * `SqlRunnerStorage` — with one change, the health check of the other
  * runners.
  *
- * Effect's ping check tries a runner 6 times, 500 ms apart, before it calls
- * it unhealthy, so a runner killed with `kill -9` (connection refused at
- * once) kept its shards for 2.5 s more than needed. Here a runner is tried
- * 3 times, 250 ms apart, each ping bounded by 3 s: a dead one is noticed
- * half a second after the check (every second), and a live one that is slow
- * for a moment (a loaded machine) still answers within its 3 s.
+ * Effect's ping check gives a runner 6 pings, each bounded by 10 s, 500 ms
+ * apart: a ping to a runner killed with `kill -9` does not fail at once (the
+ * connection is retried until the ping's bound), so the check never found
+ * a dead runner before its heartbeat expired (`shardLockExpiration`, 6 s):
+ * failover took 6.3 s every time (6 kills, `npm run bench -- cluster
+ * failover`). Here a runner gets 3 pings, each bounded by 1 s, 250 ms
+ * apart: a dead one is dropped within the next check (every second) and
+ * failover took 1.1–2.5 s. A live runner must miss 3 pings in a row to be
+ * called unhealthy (a second each: more than the event-loop lag seen on an
+ * overloaded machine, 100–600 ms); if it is, its shards move and come back,
+ * and its turns are handed off (`Sweep.ts`), never run twice at once.
  *
  * @example
  * ```ts
@@ -32,7 +37,7 @@ import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
 
 /** A runner that does not answer within this is tried again. */
-const PING_TIMEOUT_MS = 3_000
+const PING_TIMEOUT_MS = 1_000
 /** Pings after the first, and how far apart. */
 const PING_RETRIES = 2
 const PING_SPACING_MS = 250
