@@ -166,7 +166,6 @@ export const startPg = async (options: { readonly maxConnections?: number } = {}
       if (started) run("pg_ctl", stopArgs)
     } finally {
       started = false
-      if (process.env["PG_KEEPLOG"]) fs.copyFileSync(path.join(dir, "sock", "server.log"), process.env["PG_KEEPLOG"])
       fs.rmSync(dir, { recursive: true, force: true })
     }
   }
@@ -180,7 +179,7 @@ export const startPg = async (options: { readonly maxConnections?: number } = {}
       "-t",
       "30",
       "-o",
-      `-k ${sock} -p ${port} -c listen_addresses=127.0.0.1 -c max_connections=${options.maxConnections ?? 100} -c fsync=off ${process.env["PG_EXTRA"] ?? ""}`,
+      `-k ${sock} -p ${port} -c listen_addresses=127.0.0.1 -c max_connections=${options.maxConnections ?? 100} -c fsync=off`,
       "start"
     ])
   const halt = () => {
