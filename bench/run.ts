@@ -7,6 +7,7 @@ import * as path from "node:path"
 import { report } from "./Harness.ts"
 import * as attach from "./attach.ts"
 import * as cli from "./cli.ts"
+import * as cluster from "./cluster.ts"
 import * as coordinator from "./coordinator.ts"
 import * as listing from "./listing.ts"
 import * as pg from "./pg.ts"
@@ -24,14 +25,21 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
   attach: attach.run,
   whole: whole.run,
   serve: serve.run,
-  pg: pg.run
+  pg: pg.run,
+  cluster: () => cluster.run()
 }
 
 const only = process.argv[2]
 // The whole-process cases time the CLI bundle, the coordinator the library as
 // shipped: build what is measured from the sources being measured.
 const targets = [
-  ...(only === undefined || only === "cli" || only === "whole" || only === "attach" || only === "serve" || only === "pg"
+  ...(only === undefined ||
+  only === "cli" ||
+  only === "whole" ||
+  only === "attach" ||
+  only === "serve" ||
+  only === "pg" ||
+  only === "cluster"
     ? ["cli"]
     : []),
   ...(only === undefined || only === "coordinator" ? ["lib"] : [])
@@ -46,6 +54,11 @@ if (targets.length > 0) {
 let ok = true
 for (const [name, run] of Object.entries(suites)) {
   if (only !== undefined && only !== name) continue
+  // Minutes of 3 runners and 600 conversations on one PostgreSQL: only when asked for (`npm run bench -- cluster`).
+  if (only === undefined && name === "cluster") {
+    console.log("\n# cluster: not in the default run; npm run bench -- cluster")
+    continue
+  }
   console.log(`\n# ${name}`)
   ok = report(await run()) && ok
 }

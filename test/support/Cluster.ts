@@ -70,11 +70,54 @@ const request = async (base: string, method: string, p: string, body: unknown, t
   return { status: r.status, body: text === "" ? undefined : JSON.parse(text) }
 }
 
+/** An SSE stream of a runner: the `data:` of each event so far, parsed; `done` once the server ended it. */
+export interface Sse {
+  readonly status: number
+  readonly events: Array<{ _tag: string } & Record<string, unknown>>
+  readonly done: Promise<void>
+  readonly close: () => void
+}
+
+/** Opens `GET path` as an event stream with the cluster's token (bounded: `timeoutMs`). */
+export const sse = async (base: string, p: string, timeoutMs = 60_000): Promise<Sse> => {
+  const abort = new AbortController()
+  const timer = setTimeout(() => abort.abort(), timeoutMs)
+  const r = await fetch(base + p, { headers: { authorization: `Bearer ${TOKEN}` }, signal: abort.signal })
+  const events: Sse["events"] = []
+  const read = async () => {
+    if (r.body === null) return
+    let buffer = ""
+    const decoder = new TextDecoder()
+    try {
+      for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true })
+        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+          const data = buffer
+            .slice(0, end)
+            .split("\n")
+            .filter((l) => l.startsWith("data:"))
+            .map((l) => l.slice(5).trim())
+            .join("\n")
+          buffer = buffer.slice(end + 2)
+          if (data !== "") events.push(JSON.parse(data))
+        }
+      }
+    } catch {
+      // closed by us, or the timeout
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+  return { status: r.status, events, done: read(), close: () => abort.abort() }
+}
+
 /** A project on database `url` with the fake model, the deferrable tool and `detached = "wait"`. */
 export const project = async (
   url: string,
   env: Record<string, string> = {},
-  bin: string = binary
+  bin: string = binary,
+  /** The interpreter the tool runs with (default `python3` from PATH). */
+  python = "python3"
 ): Promise<Cluster> => {
   const root = tempDir("parley-cluster-")
   const model = await ToolModel.start()
@@ -88,7 +131,7 @@ model = "openai/tool-model"
 
 [providers.openai]
 base_url = "${model.baseUrl}"
-${WAITING}`
+${WAITING.replace('command = "python3 ', `command = "${python} `)}`
   )
   const runners: Array<Runner> = []
   const runner = async (port?: number): Promise<Runner> => {

@@ -5,7 +5,8 @@
  *
  * - the last message is a tool result → a final reply, `Done: <result>`;
  * - otherwise → one call of the `deferrable` tool (it asks `confirm`), named
- *   after the first word of the user's message after "deploy ".
+ *   after the first word of the user's message after "deploy "; after
+ *   "hang " instead, the call hangs (its `slow` mode, for an hour).
  *
  * `start()` listens on 127.0.0.1 (random port); `baseUrl` is what
  * `[providers.openai] base_url` takes. Run as a script it prints that url
@@ -44,12 +45,14 @@ export const reply = (messages: ReadonlyArray<Message>): string => {
     return head + chunk({ content: `Done: ${textOf(last.content)}` }) + chunk({}, "stop") + "data: [DONE]\n\n"
   }
   const user = textOf(messages.find((m) => m.role === "user")?.content)
-  const name = /deploy (\S+)/.exec(user)?.[1] ?? "x"
+  const hang = /hang (\S+)/.exec(user)?.[1]
+  const name = hang ?? /deploy (\S+)/.exec(user)?.[1] ?? "x"
+  const args = hang !== undefined ? { name, mode: "slow", seconds: 3600 } : { name, mode: "ask" }
   const call = {
     index: 0,
     id: `call_${name}`,
     type: "function",
-    function: { name: "deferrable", arguments: JSON.stringify({ name, mode: "ask" }) }
+    function: { name: "deferrable", arguments: JSON.stringify(args) }
   }
   return head + chunk({ tool_calls: [call] }) + chunk({}, "tool_calls") + "data: [DONE]\n\n"
 }

@@ -22,7 +22,6 @@ import { escapeHtml } from "../../domain/render/HtmlText.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import { markdownToHtml } from "../../layers/render/SafeMarkdown.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
-import type * as HostClient from "../../layers/host/HostClient.ts"
 import { APP_JS } from "./AppScript.ts"
 import * as Hosts from "./Hosts.ts"
 
@@ -50,7 +49,13 @@ table.list td.state{color:var(--muted);white-space:nowrap}
 
 const html = (body: string, status = 200) => HttpServerResponse.html(body).pipe(HttpServerResponse.setStatus(status))
 
-const stateOf = (s: ConversationSummary, running: HostClient.Info | undefined): string =>
+/** A running turn as the list page shows it: its conversation and its open questions. */
+export interface Running {
+  readonly conversation_id: string
+  readonly open: ReadonlyArray<unknown>
+}
+
+const stateOf = (s: ConversationSummary, running: Running | undefined): string =>
   running !== undefined
     ? running.open.length > 0
       ? "waiting for input"
@@ -76,10 +81,10 @@ ${body}
 `
 
 /** `/`: the conversations, most recently active first. */
-const listPage = (storage: string) =>
+const listPage = (runs: Effect.Effect<ReadonlyArray<Running>>) =>
   Effect.gen(function* () {
     const { conversations } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(Effect.orDie)
-    const running = new Map((yield* Hosts.all(storage)).map((i) => [i.conversation_id, i]))
+    const running = new Map((yield* runs).map((i) => [i.conversation_id, i]))
     const rows = conversations.map(
       (c) =>
         `<tr data-id="${escapeHtml(c.id)}"><td><a href="/conversations/${escapeHtml(c.id)}">${escapeHtml(c.title ?? `jp-c${c.id}`)}</a></td><td class="state">${escapeHtml(stateOf(c, running.get(c.id)))}</td><td class="when">${escapeHtml(c.lastEventAt ?? "")}</td></tr>`
@@ -132,13 +137,18 @@ const conversationPage = (id: string) =>
     return html(page.replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>`))
   })
 
-/** The page's routes, over the store of `storage` (given by `Server.app`: one for the page and the API). */
-export const layer = (storage: string) =>
+/**
+ * The page's routes, over the store of `storage` (given by `Server.app`: one
+ * for the page and the API). The running turns are those of the runs' hosts,
+ * unless `running` says otherwise (a cluster runner knows them from its
+ * database, issue 25).
+ */
+export const layer = (storage: string, running?: Effect.Effect<ReadonlyArray<Running>>) =>
   Layer.unwrap(
     Effect.map(Effect.service(ConversationStore), (store) => {
       const withStore = Effect.provideService(ConversationStore, store)
       return Layer.mergeAll(
-        HttpRouter.add("GET", "/", withStore(listPage(storage))),
+        HttpRouter.add("GET", "/", withStore(listPage(running ?? Hosts.all(storage)))),
         HttpRouter.add(
           "GET",
           "/conversations/:id",

@@ -192,4 +192,112 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster", () => {
     for (const r of cluster.runners) expect(r.child.exitCode !== null || r.child.signalCode !== null).toBe(true)
     expect(processesIn(cluster.root)).toStrictEqual([])
   }, 240_000)
+
+  it("any runner streams any turn's live events and shows its page; a hung tool's turn moves when its runner dies", async () => {
+    const cluster = await Cluster.project(freshDatabase(pg!))
+    clusters.push(cluster)
+    const a = await cluster.runner()
+    const b = await cluster.runner()
+    await until(
+      "60 shards over 2 runners",
+      async () => {
+        const shards = (await a.json("/api/cluster")).body.runners.map((r: { shards: number }) => r.shards)
+        return shards.length === 2 && shards.every((n: number) => n > 0) && shards[0] + shards[1] === 60
+          ? true
+          : undefined
+      },
+      30_000
+    )
+    const auth = { authorization: `Bearer ${Cluster.TOKEN}` }
+    // A conversation whose turn runs on b, created through a (the reply names the runner's pid).
+    const onB = async (message: (i: number) => string): Promise<string> => {
+      for (let i = 0; i < 30; i++) {
+        const r = await a.post("/api/conversations", { message: message(i) })
+        expect(r.status, JSON.stringify(r.body)).toBe(200)
+        if (r.body.pid === b.pid) return r.body.conversation_id
+      }
+      throw new Error("no conversation landed on the second runner")
+    }
+
+    const id = await onB((i) => `deploy w${i}`)
+    const q = await until(
+      "its question open",
+      async () =>
+        ((await a.json("/api/questions")).body as Array<{ id: string; conversation_id: string }>).find(
+          (x) => x.conversation_id === id
+        ),
+      30_000
+    )
+    // Live from a, which does not run it: replayed, then what happens next.
+    const stream = await Cluster.sse(a.base, `/api/conversations/${id}/events`)
+    expect(stream.status).toBe(200)
+    await until(
+      "the open question replayed",
+      async () => stream.events.some((e) => e._tag === "QuestionOpened") || undefined,
+      10_000
+    )
+    const list = await fetch(`${a.base}/`, { headers: auth })
+    expect(list.status).toBe(200)
+    const listed = await list.text()
+    expect(listed).toContain(`<a href="/conversations/${id}">`)
+    expect(listed).toMatch(new RegExp(`data-id="${id}"><td>.*?</td><td class="state">waiting for input</td>`))
+    const page = await fetch(`${a.base}/conversations/${id}`, { headers: auth })
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain(`<script src="/app.js"`)
+    expect((await a.post(`/api/conversations/${id}/questions/${q.id}`, { answer: true })).body).toStrictEqual({
+      id: q.id,
+      outcome: "delivered"
+    })
+    await stream.done
+    const tags = stream.events.map((e) => e._tag)
+    expect(tags.slice(tags.indexOf("QuestionClosed"))).toEqual(
+      expect.arrayContaining(["QuestionClosed", "ToolFinished", "Stopped"])
+    )
+    expect(tags.at(-1)).toBe("Stopped")
+    // The turn is over (its runner lets go of it just after its last event): nothing to stream, from either runner.
+    for (const r of [a, b])
+      await until(
+        "204 once the turn is over",
+        async () =>
+          (await fetch(`${r.base}/api/conversations/${id}/events`, { headers: auth })).status === 204 || undefined,
+        10_000
+      )
+
+    // A tool that hangs on b; b dies; a resumes the turn (RFD 023: the tool without a response runs again).
+    const hung = await onB((i) => `hang h${i}`)
+    const watch = await Cluster.sse(a.base, `/api/conversations/${hung}/events`)
+    await until(
+      "the hung tool started",
+      async () => watch.events.some((e) => e._tag === "ToolStarted") || undefined,
+      30_000
+    )
+    const killedAt = Date.now()
+    if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined) console.error(`test: ${killedAt} kill`)
+    await cluster.kill(b)
+    await watch.done // the relay ends with b
+    await until(
+      "the hung turn running on a",
+      async () =>
+        (await a.json("/api/conversations")).body.find((r: { id: string }) => r.id === hung)?.running?.pid === a.pid ||
+        undefined,
+      30_000
+    )
+    const moved = Date.now() - killedAt
+    const again = await Cluster.sse(a.base, `/api/conversations/${hung}/events`)
+    await until(
+      "its tool running again on a",
+      async () => again.events.some((e) => e._tag === "ToolStarted") || undefined,
+      10_000
+    )
+    console.log(
+      `[cluster] kill -9 of the runner of a hung tool: its turn resumed on the other runner ${moved} ms later`
+    )
+    expect(moved).toBeLessThan(15_000)
+    expect((await a.post(`/api/conversations/${hung}/stop`, {})).status).toBe(200)
+    await again.done
+
+    await cluster.stop()
+    clusters.splice(clusters.indexOf(cluster), 1)
+    expect(processesIn(cluster.root)).toStrictEqual([])
+  }, 180_000)
 })

@@ -12,12 +12,12 @@
  *   then sent its message.
  *
  * A turn's live events (`…/events`) stream from the runner that runs it;
- * another runner answers 204, as for a conversation with no running turn.
+ * another runner relays them from there (`Events.ts`).
  *
  * @example
  * ```ts
  * import * as Api from "./Api.ts"
- * const routes = Api.layer({ turns, store, sql, runner: "127.0.0.1:13141", chooseModel })
+ * const routes = Api.layer({ turns, store, sql, runner: "127.0.0.1:13141", token, chooseModel })
  * ```
  */
 import * as Effect from "effect/Effect"
@@ -42,6 +42,8 @@ import { Token, Validation } from "../../../services/ServeApi.ts"
 import type { CliFailure } from "../../CliFailure.ts"
 import { toJsonRow } from "../../conversation/LsRun.ts"
 import { Conversation as Entity } from "./ConversationEntity.ts"
+import * as Events from "./Events.ts"
+import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
 
 /** What the handlers work with. */
@@ -51,6 +53,8 @@ export interface Options {
   readonly sql: SqlClient
   /** This runner's address. */
   readonly runner: string
+  /** The cluster's API token (a turn's live events are relayed from the runner that runs it). */
+  readonly token: string
   readonly chooseModel: (asked: string | undefined, remembered: string | undefined) => Effect.Effect<string, CliFailure>
 }
 
@@ -89,6 +93,20 @@ const sent =
         (lost === "RunLost" ? { error: lost, message, id } : { error: lost, message, output: message }) as never
       )
     })
+
+/**
+ * The answer type of question `inquiryId` as the log recorded it (the last
+ * time it was asked), or undefined when it was never asked. One indexed
+ * query on the PostgreSQL store's events (a cluster's storage is always
+ * one), not a load of the whole conversation: this is on every answer's way.
+ */
+const answerKind = (sql: SqlClient, id: string, inquiryId: string) =>
+  sql<{ kind: string | null }>`SELECT json::jsonb #>> '{question,answer_type,type}' AS kind FROM parley_events
+    WHERE conversation_id = ${id} AND type = 'inquiry_request' AND json::jsonb ->> 'id' = ${inquiryId}
+    ORDER BY seq DESC LIMIT 1`.pipe(
+    Effect.map((rows) => (rows[0] === undefined ? undefined : (rows[0].kind ?? "unknown"))),
+    Effect.orDie
+  )
 
 /** The conversations whose turn a runner runs now, by conversation. */
 const runningRows = (sql: SqlClient) =>
@@ -142,16 +160,19 @@ const handlers = (o: Options) =>
       const answer = (id: string, inquiryId: string, value: Schema.Json) =>
         Effect.gen(function* () {
           const cid = yield* idOf(id)
-          const stored = yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(id)))
-          const q = openOf(stored.entries).find((x) => x.open.inquiryId === inquiryId)
+          yield* Trace.line("api.answer", id)
           // A secret goes as a volatile message: it is never stored, not even in the cluster's message table.
-          const secret = q?.open.question.answer_type.type === "secret"
+          const kind = yield* answerKind(o.sql, cid, inquiryId)
+          // No such question: the conversation may not exist (404); else the owner says the question is not open.
+          if (kind === undefined) yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(id)))
+          yield* Trace.line("api.kind", id)
+          const secret = kind === "secret"
           const client = clientFor(cid)
           return yield* sent(id)(
             secret
               ? client.AnswerSecret({ inquiry_id: inquiryId, answer: value })
               : client.Answer({ inquiry_id: inquiryId, answer: value })
-          )
+          ).pipe(Effect.ensuring(Trace.line("api.replied", id)))
         })
       const create = (message: string, model: string | undefined) =>
         Effect.gen(function* () {
@@ -191,12 +212,15 @@ const handlers = (o: Options) =>
         .handle("events", ({ params, headers }) =>
           Effect.gen(function* () {
             const cid = yield* idOf(params.id)
-            const turn = o.turns.get(cid)
-            if (turn === undefined) {
+            const since = headers["last-event-id"] ?? 0
+            if (o.turns.get(cid) === undefined) {
               yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(params.id)))
-              return HttpServerResponse.empty({ status: 204 })
+              const elsewhere = yield* Events.relay(o, cid, since, () => o.turns.get(cid) !== undefined)
+              if (elsewhere !== "here") return elsewhere
             }
-            return Stream.map(turn.events.since(headers["last-event-id"] ?? 0), (e) => ({
+            const turn = o.turns.get(cid)
+            if (turn === undefined) return HttpServerResponse.empty({ status: 204 })
+            return Stream.map(turn.events.since(since), (e) => ({
               id: String(e.seq),
               event: "message" as const,
               data: e.event

@@ -4,7 +4,7 @@
  * share the database (conversations, `SqlMessageStorage`,
  * `SqlRunnerStorage`) and one API token (`$PARLEY_TOKEN`), and reach each
  * other over `SocketRunner` (TCP), so a message does not wait for the
- * storage poll. Each serves the whole HTTP API (`Api.ts`) and runs the turns
+ * storage poll (`Engine.ts`). Each serves the whole HTTP API (`Api.ts`) and runs the turns
  * of the conversations whose shards it holds (`Turns.ts`, `Handlers.ts`).
  *
  * Failover: the sharding settings below are short (shard locks expire after
@@ -53,6 +53,7 @@ import * as ProviderOptions from "../../ProviderOptions.ts"
 import * as StorageStore from "../../StorageStore.ts"
 import { VERSION } from "../../Version.ts"
 import * as Guard from "../Guard.ts"
+import * as Pages from "../Pages.ts"
 import * as Api from "./Api.ts"
 import * as Handlers from "./Handlers.ts"
 import * as Sweep from "./Sweep.ts"
@@ -136,6 +137,8 @@ const TABLES = [
   pid INT NOT NULL,
   since TIMESTAMPTZ NOT NULL DEFAULT now()
 )`,
+  // Where the runner's HTTP API is, so another runner relays the turn's live events (`Events.ts`).
+  `ALTER TABLE parley_cluster_turns ADD COLUMN IF NOT EXISTS http TEXT, ADD COLUMN IF NOT EXISTS http_host TEXT`,
   `CREATE TABLE IF NOT EXISTS parley_cluster_shards (runner TEXT PRIMARY KEY, shards INT NOT NULL, at TIMESTAMPTZ NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS parley_cluster_answers (
   conversation_id TEXT NOT NULL,
@@ -177,6 +180,20 @@ const services = (storage: string, configFlag: string | undefined) =>
     } satisfies Turns.Services
   })
 
+/** The turns running on any runner, for the list page: waiting for input when the log says so. */
+const runningTurns = (
+  sql: SqlClient,
+  store: ConversationStore["Service"]
+): Effect.Effect<ReadonlyArray<Pages.Running>> =>
+  Effect.gen(function* () {
+    const rows = yield* sql<{ conversation_id: string }>`SELECT conversation_id FROM parley_cluster_turns`
+    const { conversations } = yield* store.list({ archived: false })
+    const waiting = new Set(
+      conversations.filter((c) => c.incomplete?.state === "waiting-for-input").map((c) => c.id as string)
+    )
+    return rows.map((r) => ({ conversation_id: r.conversation_id, open: waiting.has(r.conversation_id) ? [r] : [] }))
+  }).pipe(Effect.orElseSucceed(() => []))
+
 /** Runs one runner until interrupted. */
 export const run = (options: Options) =>
   Effect.scoped(
@@ -215,17 +232,26 @@ export const run = (options: Options) =>
       const runnerPort = yield* runnerPortFor(options.host, port, options.runnerPort)
       const runner = RunnerAddress.make(advertised(options.host), runnerPort)
 
-      const turns = yield* Turns.make({ runner: `${runner.host}:${runner.port}`, services: shared, sql })
+      // Other runners connect to the advertised host; the Host they send is one this runner's guard takes.
+      const wildcard = options.host === "0.0.0.0" || options.host === "::"
+      const bound = options.host.includes(":") ? `[${options.host}]` : options.host
+      const httpApi = {
+        address: `${runner.host.includes(":") ? `[${runner.host}]` : runner.host}:${port}`,
+        host: `${wildcard ? "localhost" : bound}:${port}`
+      }
+      const turns = yield* Turns.make({
+        runner: `${runner.host}:${runner.port}`,
+        http: httpApi,
+        services: shared,
+        sql
+      })
       // Stopping (SIGTERM, Ctrl-C) hands every turn off before anything else closes: the next owner resumes it.
       yield* Effect.addFinalizer(() => Effect.forEach(turns.running(), (t) => t.handOff, { discard: true }))
-      const NodeClusterSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeClusterSocket"))
-      const cluster = NodeClusterSocket.layer({
-        storage: "sql",
-        shardingConfig: {
-          ...SHARDING,
-          runnerAddress: Option.some(runner),
-          runnerListenAddress: Option.some(RunnerAddress.make(options.host, runnerPort))
-        }
+      const Engine = yield* Effect.promise(() => import("./Engine.ts"))
+      const cluster = Engine.layer({
+        ...SHARDING,
+        runnerAddress: Option.some(runner),
+        runnerListenAddress: Option.some(RunnerAddress.make(options.host, runnerPort))
       })
       const sharded = yield* Layer.build(
         Layer.provideMerge(Handlers.layer(turns, shared.store, sql), cluster).pipe(
@@ -247,8 +273,13 @@ export const run = (options: Options) =>
           store: shared.store,
           sql,
           runner: `${runner.host}:${runner.port}`,
+          token,
           chooseModel: shared.chooseModel
         }),
+        // The page: any runner shows any conversation, live (its events are relayed from the runner that runs it).
+        Pages.layer(options.storage, runningTurns(sql, shared.store)).pipe(
+          Layer.provide(Layer.succeed(ConversationStore, shared.store))
+        ),
         Guard.layer({ token, hosts: Guard.hostsFor(options.host, port) })
       ).pipe(Layer.provide(Layer.succeedContext(sharded)))
       yield* Layer.build(

@@ -34,6 +34,7 @@ import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
 import * as Query from "../../../programs/Query.ts"
 import type { ConversationStore } from "../../../services/ConversationStore.ts"
 import { Conversation, Refused } from "./ConversationEntity.ts"
+import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
 
 /** How long an answer waits for a resumed turn to ask its question again. */
@@ -257,8 +258,14 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
               })
             )
       )
-    if (yield* ours) return delivered
+    // The turn asking here is offered the answer at once (no query first: this is the latency path); an
+    // earlier delivery of this message is recognised when the offer is refused. With no turn here, a delivery
+    // that won already gets the same reply, unless its answer never reached the log (its runner died between
+    // the two): then the resumed turn asks again and is offered it.
+    if (turns.get(cid) === undefined && (yield* ours) && (yield* answeredInLog(store, cid, inquiryId))) return delivered
+    yield* Trace.line("Answer.notOurs", id)
     let turn = yield* turnAsking(turns, cid, inquiryId)
+    yield* Trace.line("Answer.asking", id)
     // A turn that ended meanwhile (handed off as its shard moved) is looked for again, a few times.
     for (let i = 0; i < 4 && turn !== undefined && (yield* Deferred.isDone(turn.ended)); i++) {
       yield* Effect.sleep("250 millis")
@@ -276,6 +283,7 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
       )
     }
     return yield* turn.pending.offer(inquiryId, m.value, "other").pipe(
+      Effect.tap(() => Trace.line("Answer.offered", id)),
       Effect.andThen(won(sql, cid, inquiryId, m.requestId)),
       Effect.as(delivered),
       Effect.catch((e) =>
@@ -291,10 +299,7 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
   })
 
 /** `$PARLEY_CLUSTER_DEBUG`: each delivery on stderr (which runner handled what). */
-const trace = (what: string, id: string) =>
-  process.env["PARLEY_CLUSTER_DEBUG"] === undefined
-    ? Effect.void
-    : Effect.sync(() => process.stderr.write(`parley[${process.pid}]: ${Date.now()} ${what} ${id}\n`))
+const trace = Trace.line
 
 /** The entity's handlers on this runner's turns. */
 export const layer = (

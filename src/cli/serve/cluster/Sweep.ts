@@ -21,7 +21,7 @@
  * yield* Effect.forkScoped(Sweep.run({ turns, sql, sharding, interval: "1 second", runner: "127.0.0.1:13141", shardsPerGroup: 60 }))
  * ```
  */
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as EntityId from "effect/cluster/EntityId"
 import * as ShardId from "effect/cluster/ShardId"
@@ -29,6 +29,7 @@ import type { Sharding } from "effect/cluster/Sharding"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type * as ConversationId from "../../../domain/storage/ConversationId.ts"
 import { Conversation } from "./ConversationEntity.ts"
+import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
 
 /** What the sweep works with. */
@@ -90,9 +91,30 @@ export const once = (o: Options) =>
     return ours.length
   })
 
-/** Sweeps every `interval` for as long as the runner lives. */
+/** How often the runner looks whether it gained shards (in memory, no query). */
+const WATCH = Duration.millis(100)
+
+/**
+ * Sweeps every `interval` for as long as the runner lives, and at once when
+ * it gains shards: a dead runner's turns are resumed as soon as its shards
+ * arrive here, not up to an interval later.
+ */
 export const run = (o: Omit<Options, "misses">) =>
   Effect.suspend(() => {
     const misses = new Map<string, number>()
-    return Effect.forever(Effect.andThen(Effect.sleep(o.interval), Effect.ignore(once({ ...o, misses }))))
+    const every = Duration.toMillis(Duration.fromInputUnsafe(o.interval))
+    let held = heldShards(o.sharding, "default", o.shardsPerGroup)
+    let last = Date.now()
+    const tick = Effect.suspend(() => {
+      const now = heldShards(o.sharding, "default", o.shardsPerGroup)
+      const gained = now > held
+      held = now
+      if (!gained && Date.now() - last < every) return Effect.void
+      last = Date.now()
+      return Effect.andThen(
+        gained ? Trace.line(`shards ${now}`, o.runner) : Effect.void,
+        Effect.ignore(once({ ...o, misses }))
+      )
+    })
+    return Effect.forever(Effect.andThen(Effect.sleep(WATCH), tick))
   })

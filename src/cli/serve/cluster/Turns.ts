@@ -21,7 +21,7 @@
  * @example
  * ```ts
  * import * as Turns from "./Turns.ts"
- * const turns = yield* Turns.make({ runner: "127.0.0.1:13141", services })
+ * const turns = yield* Turns.make({ runner: "127.0.0.1:13141", http: { address: "127.0.0.1:3141", host: "127.0.0.1:3141" }, services, sql })
  * yield* turns.start(id, { message: "hello" })
  * ```
  */
@@ -55,6 +55,7 @@ import { Provider } from "../../../services/Provider.ts"
 import { RunEvents } from "../../../services/RunEvents.ts"
 import { StoreIoError } from "../../../services/StoreErrors.ts"
 import type { CliFailure } from "../../CliFailure.ts"
+import * as Trace from "./Trace.ts"
 
 /** What every turn of this runner shares. */
 export interface Services {
@@ -177,19 +178,24 @@ const firstSign = (events: RunEvents["Service"]) =>
   )
 
 /** The runner's turns. */
-export const make = (options: { readonly runner: string; readonly services: Services; readonly sql: SqlClient }) =>
+export const make = (options: {
+  readonly runner: string
+  /** Where other runners reach this one's HTTP API (`host:port`), and the `Host` it expects: for its turns' live events. */
+  readonly http: { readonly address: string; readonly host: string }
+  readonly services: Services
+  readonly sql: SqlClient
+}) =>
   Effect.gen(function* () {
-    const { services, sql, runner } = options
+    const { services, sql, runner, http } = options
     const turns = new Map<string, Turn>()
     const starting = new Set<string>()
     const scope = yield* Effect.scope
 
     const claim = (id: string) =>
-      sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since) VALUES (${id}, ${runner}, ${process.pid}, now())
-        ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, pid = EXCLUDED.pid, since = now()`.pipe(
-        Effect.orDie,
-        Effect.asVoid
-      )
+      sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since, http, http_host)
+        VALUES (${id}, ${runner}, ${process.pid}, now(), ${http.address}, ${http.host})
+        ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, pid = EXCLUDED.pid, since = now(),
+          http = EXCLUDED.http, http_host = EXCLUDED.http_host`.pipe(Effect.orDie, Effect.asVoid)
     const release = (id: string) =>
       sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${id} AND runner = ${runner}`.pipe(Effect.ignore)
 
@@ -279,10 +285,13 @@ export const make = (options: { readonly runner: string; readonly services: Serv
           }
         }
         yield* Stream.runForEach(events.events, (e) =>
-          Effect.sync(() => {
-            if (e._tag === "ToolStarted" || e._tag === "QuestionClosed") active.add(e.call.id)
-            else if (e._tag === "QuestionOpened" || e._tag === "ToolFinished") active.delete(e.call.id)
-          })
+          Effect.andThen(
+            Effect.sync(() => {
+              if (e._tag === "ToolStarted" || e._tag === "QuestionClosed") active.add(e.call.id)
+              else if (e._tag === "QuestionOpened" || e._tag === "ToolFinished") active.delete(e.call.id)
+            }),
+            Trace.line(`event.${e._tag}`, id)
+          )
         ).pipe(Effect.forkIn(scope))
         const fiber = yield* body(id, request, state, pending, events).pipe(
           Effect.onExit((exit) =>

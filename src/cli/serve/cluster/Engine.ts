@@ -1,0 +1,72 @@
+/**
+ * The `effect/cluster` engine of a runner (issue 25): what
+ * `NodeClusterSocket.layer({ storage: "sql" })` builds — `SocketRunner`
+ * (runners reach each other over TCP), `SqlMessageStorage`,
+ * `SqlRunnerStorage` — with one change, the health check of the other
+ * runners.
+ *
+ * Effect's ping check gives a runner 6 pings, each bounded by 10 s, 500 ms
+ * apart: a ping to a runner killed with `kill -9` does not fail at once (the
+ * connection is retried until the ping's bound), so the check never found
+ * a dead runner before its heartbeat expired (`shardLockExpiration`, 6 s):
+ * failover took 6.3 s every time (6 kills, `npm run bench -- cluster
+ * failover`). Here a runner gets 3 pings, each bounded by 1 s, 250 ms
+ * apart: a dead one is dropped within the next check (every second) and
+ * failover took 1.1–2.5 s (still 6–6.5 s when the dead runner is the one
+ * running the check, a cluster singleton: its heartbeat must expire first). A live runner must miss 3 pings in a row to be
+ * called unhealthy (a second each: more than the event-loop lag seen on an
+ * overloaded machine, 100–600 ms); if it is, its shards move and come back,
+ * and its turns are handed off (`Sweep.ts`), never run twice at once.
+ *
+ * @example
+ * ```ts
+ * import * as Engine from "./Engine.ts"
+ * const cluster = Engine.layer({ shardsPerGroup: 60 }) // needs an SqlClient
+ * ```
+ */
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as RunnerHealth from "effect/cluster/RunnerHealth"
+import * as Runners from "effect/cluster/Runners"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SocketRunner from "effect/cluster/SocketRunner"
+import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
+
+/** A runner that does not answer within this is tried again. */
+const PING_TIMEOUT_MS = 1_000
+/** Pings after the first, and how far apart. */
+const PING_RETRIES = 2
+const PING_SPACING_MS = 250
+
+/** Whether a runner answers a ping (bounded, retried briefly). */
+const health = Layer.effect(
+  RunnerHealth.RunnerHealth,
+  Effect.gen(function* () {
+    const runners = yield* Runners.Runners
+    return RunnerHealth.RunnerHealth.of({
+      isAlive: (address) =>
+        runners
+          .ping(address)
+          .pipe(
+            Effect.timeout(PING_TIMEOUT_MS),
+            Effect.retry({ times: PING_RETRIES, schedule: Schedule.spaced(PING_SPACING_MS) }),
+            Effect.isSuccess
+          )
+    })
+  })
+).pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol))
+
+/** The engine of one runner with `config`, over the `SqlClient` it is given. */
+export const layer = (config: Partial<ShardingConfig.ShardingConfig["Service"]>) =>
+  Layer.provide(SocketRunner.layer, [NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]).pipe(
+    Layer.provide(health),
+    Layer.provideMerge(SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest))),
+    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    Layer.provide(ShardingConfig.layerFromEnv(config)),
+    Layer.provide(RpcSerialization.layerSchemaBinary({}))
+  )
