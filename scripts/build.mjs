@@ -54,7 +54,7 @@ const cliOptions = (outdir) => ({
   }
 })
 
-// The reading commands' entry (src/cli/Reading.ts) is its own bundle, dist/parley-reading.mjs
+// The reading commands (src/cli/ReadingRun.ts) are a bundle of their own, dist/parley-reading.mjs
 // with reading-* chunks (issue 28, start-up). In one build its chunks would be shared with
 // the other commands, and a shared chunk holds every part of Effect any of them uses: `ls`
 // would evaluate Stream, the RPC client's needs and more before listing anything.
@@ -62,7 +62,7 @@ const READING = "./parley-reading.mjs"
 const readingExternal = {
   name: "reading-entry",
   setup(b) {
-    b.onResolve({ filter: /^\.\/cli\/Reading\.ts$/ }, (args) =>
+    b.onResolve({ filter: /^\.\/cli\/ReadingRun\.ts$/ }, (args) =>
       args.importer.endsWith(path.join("src", "bin.ts")) ? { path: READING, external: true } : undefined
     )
   }
@@ -79,7 +79,7 @@ const buildCli = async () => {
     })
     const reading = await build({
       ...cliOptions(scratch),
-      entryPoints: { "parley-reading": "src/cli/Reading.ts" },
+      entryPoints: { "parley-reading": "src/cli/ReadingRun.ts" },
       chunkNames: "reading-[name]-[hash]"
     })
     if (!Object.keys(main.metafile.outputs).some((f) => f.endsWith("parley.mjs")))

@@ -8,7 +8,7 @@
  * the command tree with one dynamic import (esbuild puts them in chunks), so
  * the version costs what `node -e 0` costs. A plain `conversation ls` or
  * `conversation print` runs without effect/cli, from a bundle of its own
- * (`cli/Reading.ts`; issue 28).
+ * (`cli/ReadingRun.ts`; issue 28).
  */
 import * as nodeModule from "node:module"
 import { VERSION } from "./cli/Version.ts"
@@ -43,10 +43,15 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
     const cache = process.env["XDG_CACHE_HOME"] || (home === undefined || home === "" ? undefined : `${home}/.cache`)
     if (cache !== undefined) enable(`${cache}/parley/compile-cache`)
   }
-  // `conversation ls` and `conversation print` without effect/cli when the command line is plain
-  // (a bundle of their own in dist/, see Reading.ts); anything else goes to the full command line.
-  const { start } = await import("./cli/Reading.ts")
-  if (!(await start(argv))) {
+  // `conversation ls` and `conversation print` without effect/cli when the command line is plain:
+  // ReadingArgv decides (plain code, no Effect), and the commands run from a bundle of their own
+  // (dist/parley-reading.mjs, see ReadingRun.ts); anything else goes to the full command line.
+  const { parse } = await import("./cli/ReadingArgv.ts")
+  const reading = parse(argv)
+  if (reading !== undefined) {
+    const { run } = await import("./cli/ReadingRun.ts")
+    run(reading)
+  } else {
     const { main } = await import("./cli/Run.ts")
     main()
   }

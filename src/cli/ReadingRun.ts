@@ -5,6 +5,11 @@
  * (`LsRun`, `PrintRun`) and ended the same way (`RunMain`), without loading
  * effect/cli or anything of the query path.
  *
+ * The CLI build (`scripts/build.mjs`) bundles this module and what it loads
+ * on its own (`dist/parley-reading.mjs`): chunks shared with the rest of the
+ * CLI would carry every part of Effect the other commands use, and Node
+ * would evaluate all of it before listing anything.
+ *
  * @example
  * ```ts
  * import { parse } from "./ReadingArgv.ts"
@@ -15,6 +20,7 @@
  */
 import * as Effect from "effect/Effect"
 import { resolveStorageDir } from "../programs/StorageDir.ts"
+import { list } from "./conversation/LsRun.ts"
 import type { StorageAt } from "./conversation/Store.ts"
 import type { Reading } from "./ReadingArgv.ts"
 import { main } from "./RunMain.ts"
@@ -30,13 +36,11 @@ const storageOf = (flag: string | undefined): StorageAt => {
 /** Runs `reading` to this process's exit code. */
 export const run = (reading: Reading): void => {
   const storage = storageOf(reading.storage)
-  // Each command loads only its own code: listing never loads the renderers.
+  // Listing is this module's own (one file to load on the path that must start fastest); printing
+  // loads its code when asked, so listing never loads the renderers.
   main(
     reading._tag === "Ls"
-      ? Effect.flatMap(
-          Effect.promise(() => import("./conversation/LsRun.ts")),
-          ({ list }) => list({ archived: reading.archived, format: reading.format }, storage)
-        )
+      ? list({ archived: reading.archived, format: reading.format }, storage)
       : Effect.flatMap(
           Effect.promise(() => import("./conversation/PrintRun.ts")),
           ({ printConversation }) =>
