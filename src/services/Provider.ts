@@ -26,6 +26,8 @@
  *   reply.events // ChatResponse | ToolCallRequest, ready to append
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"

@@ -78,4 +78,30 @@ describe("package.json exports", () => {
       expect([internal, exported.has(internal)]).toStrictEqual([internal, false])
     }
   })
+
+  it("has @since tags (changesets keep the CHANGELOG): each entry point's module doc, and each export of parley and parley/ai", () => {
+    for (const target of Object.values(exportsMap)) {
+      const source = sourceOf(target)
+      if (source === undefined) continue
+      const header = /^\s*\/\*\*([\s\S]*?)\*\//.exec(
+        fs.readFileSync(path.join(repoRoot, "src", `${source}.ts`), "utf8")
+      )
+      expect([source, /@since \d+\.\d+\.\d+/.test(header?.[1] ?? "")]).toStrictEqual([source, true])
+    }
+    for (const index of ["src/index.ts", "src/ai/index.ts"]) {
+      const lines = fs.readFileSync(path.join(repoRoot, index), "utf8").split("\n")
+      const untagged = lines.flatMap((line, i) => {
+        if (!line.startsWith("export ")) return []
+        let j = i - 1
+        while (j >= 0 && lines[j]!.trim() === "") j--
+        if (!lines[j]!.trim().endsWith("*/")) return [line]
+        let k = j
+        while (k >= 0 && !lines[k]!.includes("/**")) k--
+        return lines.slice(k, j + 1).some((l) => /@since \d+\.\d+\.\d+/.test(l)) ? [] : [line]
+      })
+      expect([index, untagged]).toStrictEqual([index, []])
+    }
+    expect(fs.existsSync(path.join(repoRoot, ".changeset", "config.json"))).toBe(true)
+    expect(fs.readFileSync(path.join(repoRoot, "CHANGELOG.md"), "utf8")).toMatch(/^# parley\n[\s\S]*\n## 0\.1\.0\n/)
+  })
 })

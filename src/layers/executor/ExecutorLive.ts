@@ -17,6 +17,8 @@
  * import * as ConfigFile from "parley/layers/ConfigFile"
  * const executor = ExecutorLive.layer.pipe(Layer.provide(ConfigFile.layer(".parley")))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as path from "node:path"
 import { Ajv, type ValidateFunction } from "ajv"

@@ -10,6 +10,8 @@
  * toolResponse({ content: [{ type: "text", text: "3" }, { type: "image", data: "AAAA", mimeType: "image/png" }] })
  * // { content: "3\n[image: image/png, 3 bytes]", is_error: false }
  * ```
+ *
+ * @since 0.1.0
  */
 import type { ToolResponse } from "../../services/Executor.ts"
 

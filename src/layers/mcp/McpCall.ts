@@ -49,6 +49,8 @@
  *   return McpCall.run(live, {})
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 import type { ElicitResult } from "@modelcontextprotocol/client"
 import type * as Schema from "effect/Schema"

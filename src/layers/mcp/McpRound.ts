@@ -23,6 +23,8 @@
  * McpRound.fromState(state, "demo")?.input.requestState // "s1"
  * McpRound.fromState(state, "other") // undefined: recorded for another server
  * ```
+ *
+ * @since 0.1.0
  */
 import type { ElicitResult } from "@modelcontextprotocol/client"
 import type * as Schema from "effect/Schema"

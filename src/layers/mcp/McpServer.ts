@@ -42,6 +42,8 @@
  * server.stateless // false: server-everything speaks 2025-11-25
  * await server.close()
  * ```
+ *
+ * @since 0.1.0
  */
 import type { CallToolResult, Client, ElicitResult, Tool, Transport } from "@modelcontextprotocol/client"
 import * as Result from "effect/Result"

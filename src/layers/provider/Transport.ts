@@ -14,6 +14,8 @@
  * declare const converter: () => Converter<Chunk>
  * const deltas = sdkStream({ provider: "openai", keyVariable: "OPENAI_API_KEY", policy: defaultRetryPolicy, open, converter })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
