@@ -6,7 +6,16 @@
  * with plain `tsc` and run with plain `node`.
  *
  * Importing `parley` or `parley/ai` must not load the Anthropic, OpenAI or
- * MCP SDKs (a load hook lists every module plain node loads).
+ * MCP SDKs (a load hook lists every module plain node loads); they are not
+ * even installed (issue 29: optional peers). arethetypeswrong (esm-only) and
+ * publint check the tarball. The acceptance of issue 29: a second consumer
+ * installs the MCP client and the platform layers too, compiles
+ * test/fixtures/consumer-agent/agent.mts and runs it under tmux (an effect/ai
+ * tool with `needsApproval`, server-everything and a built-in, one config
+ * file, one turn; "n" at the approval). Last, `npm install -g --prefix` of
+ * the tarball alone runs `parley demo`. Slow (it packs, installs three times
+ * and runs tsc twice) but bounded: every child has a timeout, and the temp
+ * dir, tmux sessions and MCP server are gone at the end.
  *
  * The consumer installs offline: its lockfile is cut from parley's own
  * package-lock.json (same versions, same integrity hashes), so every tarball
@@ -17,7 +26,9 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { killMarked, newMark, stdioToml, waitGone } from "../layers/mcp/everything.ts"
 import { fixtureCorpus, repoRoot, tempDir } from "../support/Fixtures.ts"
+import * as Tmux from "../support/Tmux.ts"
 
 interface Run {
   readonly code: number | null
@@ -65,10 +76,13 @@ const resolveIn = (lock: Record<string, LockEntry>, from: string, name: string):
  * depends on `effect` and `@types/node` itself: the transitive closure of those
  * and of parley's dependencies, copied from parley's lockfile.
  */
-const consumerManifests = (tarball: string) => {
+const consumerManifests = (tarball: string, optional: ReadonlyArray<string> = []) => {
   const lock = readJson<{ packages: Record<string, LockEntry> }>(path.join(repoRoot, "package-lock.json")).packages
   const parley = readJson<PackageJson>(path.join(repoRoot, "package.json"))
-  const own = { effect: lock["node_modules/effect"]!.version, "@types/node": lock["node_modules/@types/node"]!.version }
+  // `optional`: parley's optional peers this consumer installs too (at the versions parley is tested with).
+  const own = Object.fromEntries(
+    ["effect", "@types/node", ...optional].map((name) => [name, lock[`node_modules/${name}`]!.version])
+  )
   const dependencies = { ...own, parley: `file:${tarball}` }
   const packages: Record<string, unknown> = {
     "": { name: "consumer", version: "0.0.0", dependencies },
@@ -97,6 +111,16 @@ const consumerManifests = (tarball: string) => {
     packageJson: { name: "consumer", version: "0.0.0", private: true, type: "module", dependencies },
     lockfile: { name: "consumer", version: "0.0.0", lockfileVersion: 3, requires: true, packages }
   }
+}
+
+/** `npm ci` of a consumer from the npm cache (the registry only when the cache lacks a tarball, said so). */
+const installOffline = (app: string): Run => {
+  const install = run("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app)
+  if (install.code === 0 || !install.stderr.includes("ENOTCACHED")) return install
+  console.log(
+    "package test: the npm cache lacks a tarball parley's lockfile names; installing the consumer from the registry instead"
+  )
+  return run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], app)
 }
 
 /** Every file under `dir`, relative, with `/` separators. */
@@ -145,7 +169,7 @@ const largest = path.join(
 )
 
 describe("the npm package (npm pack → a fresh strict consumer)", () => {
-  it("ships compiled ESM, .d.ts and the CLI bundle only; a NodeNext consumer typechecks with 0 errors and runs it with plain node", () => {
+  it("ships compiled ESM, .d.ts and the CLI bundle only; a NodeNext consumer typechecks with 0 errors and runs it with plain node; installs light; a consumer's agent asks its approval under tmux; npm install -g runs parley demo", async () => {
     const work = tempDir("parley-package-")
     const pack = run("npm", ["pack", "--json", "--pack-destination", work], repoRoot)
     expect(pack.code, pack.stderr).toBe(0)
@@ -200,13 +224,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     const { lockfile, packageJson } = consumerManifests(path.join(work, info!.filename))
     fs.writeFileSync(path.join(app, "package.json"), JSON.stringify(packageJson, null, 2) + "\n")
     fs.writeFileSync(path.join(app, "package-lock.json"), JSON.stringify(lockfile, null, 2) + "\n")
-    let install = run("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app)
-    if (install.code !== 0 && install.stderr.includes("ENOTCACHED")) {
-      console.log(
-        "package test: the npm cache lacks a tarball parley's lockfile names; installing the consumer from the registry instead"
-      )
-      install = run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], app)
-    }
+    const install = installOffline(app)
     expect(install.code, install.stderr).toBe(0)
     // npm names no script of parley's among the install scripts it warns about (issue 29).
     expect(
@@ -226,6 +244,26 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     console.log(`package test: consumer tsc took ${Math.round(performance.now() - started)} ms`)
     expect(tsc.stdout + tsc.stderr).toBe("")
     expect(tsc.code).toBe(0)
+
+    // Without skipLibCheck too (issue 29): parley's declarations name no optional package, so a light consumer
+    // checks them all. (Effect's own declarations want DOM types; only parley's lines count here.)
+    const strictLib = run(
+      process.execPath,
+      [
+        path.join(repoRoot, "node_modules", "typescript", "bin", "tsc"),
+        "-p",
+        ".",
+        "--noEmit",
+        "--skipLibCheck",
+        "false",
+        "--lib",
+        "ES2023,DOM"
+      ],
+      app
+    )
+    expect(
+      (strictLib.stdout + strictLib.stderr).split("\n").filter((l) => /node_modules\/parley\/|^main\.mts/.test(l))
+    ).toStrictEqual([])
 
     const main = run(process.execPath, [path.join("out", "main.mjs"), largest], app)
     expect(main.stderr).toBe("")
@@ -315,6 +353,70 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     const cli = run(process.execPath, [path.join(app, "node_modules", ".bin", "parley"), "--version"], app)
     expect(cli.code).toBe(0)
     expect(cli.stdout).toContain(manifest.version)
+    // The acceptance of issue 29: a consumer's agent (test/fixtures/consumer-agent) with an effect/ai tool that
+    // needs approval, the MCP server-everything and a built-in, under one config file, in one turn, asked under tmux.
+    if (Tmux.available) {
+      const agentApp = path.join(work, "agent")
+      fs.cpSync(path.join(repoRoot, "test", "fixtures", "consumer-agent"), agentApp, { recursive: true })
+      const agentManifests = consumerManifests(tarball, ["@effect/platform-node", "@modelcontextprotocol/client"])
+      fs.writeFileSync(path.join(agentApp, "package.json"), JSON.stringify(agentManifests.packageJson, null, 2) + "\n")
+      fs.writeFileSync(
+        path.join(agentApp, "package-lock.json"),
+        JSON.stringify(agentManifests.lockfile, null, 2) + "\n"
+      )
+      const agentInstall = installOffline(agentApp)
+      expect(agentInstall.code, agentInstall.stderr).toBe(0)
+      const agentTsc = run(
+        process.execPath,
+        [path.join(repoRoot, "node_modules", "typescript", "bin", "tsc"), "-p", "."],
+        agentApp
+      )
+      expect(agentTsc.stdout + agentTsc.stderr).toBe("")
+      fs.writeFileSync(path.join(agentApp, "notes.txt"), "the notes\n")
+      const mark = newMark()
+      fs.writeFileSync(
+        path.join(agentApp, "config.toml"),
+        `[conversation.tools.read_file]\nrun = "unattended"\n[conversation.tools.echo]\nrun = "unattended"\n${stdioToml("everything", mark)}`
+      )
+      try {
+        const result = path.join(agentApp, "result.json")
+        const s = Tmux.start({
+          command: [process.execPath, path.join("out", "agent.mjs"), "config.toml", result],
+          cwd: agentApp
+        })
+        await s.waitFor(/\? Run built-in deploy tool\? \[y\/Y\/n\/N,\?\]/, { timeoutMs: 60_000 })
+        s.sendKeys("n")
+        expect(await s.waitForExit({ timeoutMs: 60_000 })).toBe(0)
+        expect(s.pane()).toMatch(/✔ Run built-in deploy tool\? skip/)
+        const out = readJson<{ ran: Array<string>; responses: Array<[string, string]>; inquiries: Array<unknown> }>(
+          result
+        )
+        // The "no" skipped the toolkit tool; the MCP tool and the built-in ran.
+        expect(out.ran).toStrictEqual([])
+        expect(out.responses.sort((a, b) => a[0].localeCompare(b[0]))).toStrictEqual([
+          ["call_deploy", "Tool skipped by user."],
+          ["call_echo", "Echo: hello from MCP"],
+          ["call_read", "the notes\n"]
+        ])
+        // The approval is recorded: a permission inquiry and the person's `false`.
+        expect(out.inquiries).toStrictEqual([
+          {
+            request: "call_deploy.__permission__.1",
+            text: "Run built-in deploy tool?",
+            metadata: { parley_permission: true }
+          },
+          { response: "call_deploy.__permission__.1", outcome: "answered", answer: false }
+        ])
+        // The MCP server stopped with the agent.
+        expect(await waitGone(mark)).toStrictEqual([])
+      } finally {
+        Tmux.killAll()
+        killMarked(mark)
+      }
+    } else {
+      console.log(`package test: the tmux acceptance part is skipped: ${Tmux.skipReason}`)
+    }
+
     // `npm install -g` of the tarball alone gives a working `parley demo` (issue 29): the CLI bundle carries the SDKs it needs.
     const prefix = path.join(work, "global")
     const global = run(
@@ -341,5 +443,5 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     expect(fs.readdirSync(demoTmp).filter((d) => d.startsWith("parley-demo-")).length).toBe(1)
     // Kept on failure for inspection; the installed consumer is tens of MB otherwise left in /tmp.
     fs.rmSync(work, { recursive: true, force: true })
-  }, 600_000)
+  }, 900_000)
 })
