@@ -19,7 +19,7 @@ import type { ToolResponse } from "../../services/Executor.ts"
 export interface ToolResult {
   readonly content?: ReadonlyArray<Readonly<Record<string, unknown>>>
   readonly structuredContent?: unknown
-  readonly isError?: boolean
+  readonly isError?: boolean | undefined
   /** The pre-2025 result form some servers still send. */
   readonly toolResult?: unknown
 }

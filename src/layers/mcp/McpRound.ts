@@ -26,9 +26,8 @@
  *
  * @since 0.1.0
  */
-import type { ElicitResult } from "@modelcontextprotocol/client"
 import type * as Schema from "effect/Schema"
-import type { InputRequired, Retry } from "./McpServer.ts"
+import type { ElicitResult, InputRequired, Retry } from "./McpServer.ts"
 
 /** A round recorded with a question: which server, which round of the call, and what it asked. */
 export interface Recorded {
