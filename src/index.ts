@@ -20,6 +20,8 @@
  * const run = ToolCoordinator.runTools // (input) => Effect<…>
  * const program = Effect.succeed(done)
  * ```
+ *
+ * @since 0.1.0
  */
 import * as ConfigService from "./services/Config.ts"
 import * as ExecutorService from "./services/Executor.ts"
@@ -33,54 +35,97 @@ const withMembers = <T extends object, M extends object>(tag: T, members: M): T 
   Object.assign(Object.create(tag) as T, members)
 
 // Domain: events
+/** @since 0.1.0 */
 export * as CancellationReason from "./domain/event/CancellationReason.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/ChatRequest.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/ChatResponse.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/ConversationEvent.ts"
+/** @since 0.1.0 */
 export * as EventMetadata from "./domain/event/EventMetadata.ts"
+/** @since 0.1.0 */
 export * as Events from "./domain/event/Events.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/InquiryAnswerType.ts"
+/** @since 0.1.0 */
 export * as InquiryId from "./domain/event/InquiryId.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/InquiryQuestion.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/InquiryRequest.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/InquiryResponse.ts"
+/** @since 0.1.0 */
 export { InquirySource } from "./domain/event/InquirySource.ts"
+/** @since 0.1.0 */
 export * as Timestamp from "./domain/event/Timestamp.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/ToolCallRequest.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/ToolCallResponse.ts"
+/** @since 0.1.0 */
 export * from "./domain/event/TurnStart.ts"
 // Domain: storage
+/** @since 0.1.0 */
 export * as Conversation from "./domain/storage/Conversation.ts"
+/** @since 0.1.0 */
 export * as ConversationId from "./domain/storage/ConversationId.ts"
+/** @since 0.1.0 */
 export * as ConversationMetadata from "./domain/storage/ConversationMetadata.ts"
+/** @since 0.1.0 */
 export * as EntryCodec from "./domain/storage/EntryCodec.ts"
+/** @since 0.1.0 */
 export * as EventsFile from "./domain/storage/EventsFile.ts"
+/** @since 0.1.0 */
 export * as StorageBase64 from "./domain/storage/StorageBase64.ts"
 // Domain: the stream rules
+/** @since 0.1.0 */
 export * as Fork from "./domain/stream/Fork.ts"
+/** @since 0.1.0 */
 export * as IncompleteTurn from "./domain/stream/IncompleteTurn.ts"
+/** @since 0.1.0 */
 export * as Projection from "./domain/stream/Projection.ts"
+/** @since 0.1.0 */
 export * as Sanitize from "./domain/stream/Sanitize.ts"
+/** @since 0.1.0 */
 export * as Thread from "./domain/stream/Thread.ts"
+/** @since 0.1.0 */
 export * as TurnAppend from "./domain/stream/TurnAppend.ts"
+/** @since 0.1.0 */
 export * as TurnState from "./domain/stream/TurnState.ts"
+/** @since 0.1.0 */
 export * as Turns from "./domain/stream/Turns.ts"
 // Domain: tools, questions, config
+/** @since 0.1.0 */
 export { AnswerType } from "./domain/tool/AnswerType.ts"
+/** @since 0.1.0 */
 export * as ConfigData from "./domain/tool/Config.ts"
+/** @since 0.1.0 */
 export * as InquirySchema from "./domain/tool/InquirySchema.ts"
+/** @since 0.1.0 */
 export * as Outcome from "./domain/tool/Outcome.ts"
+/** @since 0.1.0 */
 export { isQuestionId, Question, QuestionId, toInquiryQuestion } from "./domain/tool/Question.ts"
+/** @since 0.1.0 */
 export * as Redact from "./domain/tool/Redact.ts"
+/** @since 0.1.0 */
 export * as Route from "./domain/tool/Route.ts"
+/** @since 0.1.0 */
 export { RunMode, ToolDefinition, ToolKind } from "./domain/tool/ToolDefinition.ts"
 // Domain: rendering
+/** @since 0.1.0 */
 export * as Render from "./domain/render/Render.ts"
 // Domain: a model's reply (its deltas and their fold; also as `Provider.collect`, `Provider.ReplyBuilder`)
+/** @since 0.1.0 */
 export * as Reply from "./domain/model/Reply.ts"
 
+/** @since 0.1.0 */
 export * as RunEvent from "./domain/run/RunEvent.ts"
+/** @since 0.1.0 */
 export * as RunReport from "./domain/run/RunReport.ts"
+/** @since 0.1.0 */
 export * as AnswerFit from "./domain/tool/AnswerFit.ts"
 
 // Services
@@ -98,6 +143,8 @@ export * as AnswerFit from "./domain/tool/AnswerFit.ts"
  * const checked = Config.validate({ assistant: { model: "scripted" } }, "config.toml") // Effect<ConfigData.Config, ConfigError>
  * const program = model.pipe(Effect.provide(Config.layerLiteral({ assistant: { model: "scripted" } })))
  * ```
+ *
+ * @since 0.1.0
  */
 export const Config = withMembers(ConfigService.Config, {
   /** Validates plain config values (parsed TOML, or a literal in tests): the config, or a `ConfigError` naming every problem. */
@@ -105,11 +152,19 @@ export const Config = withMembers(ConfigService.Config, {
   /** One problem in a config document: where (key path or line/column) and what. */
   ConfigProblem: ConfigService.ConfigProblem
 })
-/** The `Config` service (as a type: what a program that needs it requires). */
+/**
+ * The `Config` service (as a type: what a program that needs it requires).
+ *
+ * @since 0.1.0
+ */
 export type Config = ConfigService.Config
+/** @since 0.1.0 */
 export { ConfigError, type ConfigProblem } from "./services/Config.ts"
+/** @since 0.1.0 */
 export * from "./services/ConversationStore.ts"
+/** @since 0.1.0 */
 export * from "./services/StoreErrors.ts"
+/** @since 0.1.0 */
 export * as ConversationSession from "./services/ConversationSession.ts"
 /**
  * Runs one tool call with the answers so far (a `Context` tag), with the
@@ -132,6 +187,8 @@ export * as ConversationSession from "./services/ConversationSession.ts"
  *   kind: (name) => (name === "echo" ? "builtin" : undefined)
  * }))
  * ```
+ *
+ * @since 0.1.0
  */
 export const Executor = withMembers(ExecutorService.Executor, {
   /** The tool finished well: `Completed` with `content`, `is_error: false` (`Executor.ok("written")`). */
@@ -158,8 +215,13 @@ export const Executor = withMembers(ExecutorService.Executor, {
   /** Two combined executors define the same tool name (both sources named). */
   DuplicateTool: ExecutorService.DuplicateTool
 })
-/** The `Executor` service (as a type), and the types of its calls and results. */
+/**
+ * The `Executor` service (as a type), and the types of its calls and results.
+ *
+ * @since 0.1.0
+ */
 export type Executor = ExecutorService.Executor
+/** @since 0.1.0 */
 export declare namespace Executor {
   /** The call as the model made it. */
   export type ToolCall = ExecutorService.ToolCall
@@ -178,9 +240,13 @@ export declare namespace Executor {
   /** One call's run mode, and whether the tool's author requires a person's approval for it. */
   export type CallPermission = ExecutorService.CallPermission
 }
+/** @since 0.1.0 */
 export * from "./services/InquiryBackend.ts"
+/** @since 0.1.0 */
 export * from "./services/PromptBackend.ts"
+/** @since 0.1.0 */
 export * from "./services/PendingAnswers.ts"
+/** @since 0.1.0 */
 export { RunEvents } from "./services/RunEvents.ts"
 /**
  * A language model that streams replies (a `Context` tag), with its helpers
@@ -201,6 +267,8 @@ export { RunEvents } from "./services/RunEvents.ts"
  *   return yield* Provider.collect(provider.stream(request))
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 export const Provider = withMembers(ProviderService.Provider, {
   /** Runs a reply stream to the end: the events to record, usage and stop reason. */
@@ -224,8 +292,13 @@ export const Provider = withMembers(ProviderService.Provider, {
   /** Folds deltas into the events of a reply (what `collect` uses). */
   ReplyBuilder: ReplyModule.ReplyBuilder
 })
-/** The `Provider` service (as a type), and the types of its requests and replies. */
+/**
+ * The `Provider` service (as a type), and the types of its requests and replies.
+ *
+ * @since 0.1.0
+ */
 export type Provider = ProviderService.Provider
+/** @since 0.1.0 */
 export declare namespace Provider {
   /** Bounded exponential backoff for transient failures. */
   export type RetryPolicy = Retry.RetryPolicy
@@ -234,6 +307,7 @@ export declare namespace Provider {
   /** Token counts of a reply. */
   export type Usage = ReplyModule.Usage
 }
+/** @since 0.1.0 */
 export {
   ProviderDelta,
   ProviderError,
@@ -245,20 +319,35 @@ export {
 } from "./services/Provider.ts"
 
 // Layers
+/** @since 0.1.0 */
 export * as ConfigFile from "./layers/ConfigFile.ts"
+/** @since 0.1.0 */
 export * as ExecutorLive from "./layers/executor/ExecutorLive.ts"
+/** @since 0.1.0 */
 export * as ExecutorScripted from "./layers/executor/ExecutorScripted.ts"
+/** @since 0.1.0 */
 export * as FileConversationStore from "./layers/store/FileConversationStore.ts"
+/** @since 0.1.0 */
 export * as LlmInquiryBackend from "./layers/LlmInquiryBackend.ts"
+/** @since 0.1.0 */
 export * as MemoryConversationStore from "./layers/store/MemoryConversationStore.ts"
+/** @since 0.1.0 */
 export * as MockInquiryBackend from "./layers/MockInquiryBackend.ts"
+/** @since 0.1.0 */
 export * as MockPromptBackend from "./layers/prompt/MockPromptBackend.ts"
+/** @since 0.1.0 */
 export * as PendingAnswersLive from "./layers/PendingAnswersLive.ts"
+/** @since 0.1.0 */
 export * as RunEventsLive from "./layers/RunEventsLive.ts"
+/** @since 0.1.0 */
 export * as RunLive from "./layers/RunLive.ts"
+/** @since 0.1.0 */
 export * as ProviderLive from "./layers/provider/ProviderLive.ts"
+/** @since 0.1.0 */
 export * as ScriptedProvider from "./layers/provider/Scripted.ts"
+/** @since 0.1.0 */
 export * as TerminalPromptBackend from "./layers/prompt/TerminalPromptBackend.ts"
 
 // Programs
+/** @since 0.1.0 */
 export * from "./programs/index.ts"

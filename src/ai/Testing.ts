@@ -30,6 +30,8 @@
  * // Or straight through effect/ai:
  * const hello = LanguageModel.generateText({ prompt: "Hi" }).pipe(Effect.provide(model))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -16,8 +16,11 @@
  * declare const model: Layer.Layer<LanguageModel.LanguageModel>
  * const provider = providerLayer().pipe(Layer.provide(model))
  * ```
+ *
+ * @since 0.1.0
  */
 export * as Inquiry from "./Inquiry.ts"
+/** @since 0.1.0 */
 export {
   fromAiError,
   make as makeProvider,
@@ -27,6 +30,7 @@ export {
   toPrompt,
   toToolkit
 } from "./ProviderBridge.ts"
+/** @since 0.1.0 */
 export {
   definitionOf,
   executorFromToolkit,

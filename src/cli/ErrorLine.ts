@@ -43,7 +43,7 @@ export const line = (error: unknown, context: Hint.Context): string => {
     return `${error.message}. Run \`${Hint.check(error.id, context)}\` for details.`
   if (isContextWindowExceeded(error))
     return `${error.message}\nCompact it with: ${Hint.compact(error.conversationId, context)}`
-  if (error instanceof Error) return error.message
+  if (error instanceof Error) return Hint.withInstall(error)
   return String(error)
 }
 

@@ -109,3 +109,25 @@ export const compact = (id: string, context: Context): string =>
  * starts with the program's name: `["parley", "query"]`).
  */
 export const help = (path: ReadonlyArray<string>): string => command([...path.slice(1), "--help"], {})
+
+/**
+ * The command that installs a missing optional package (issue 29: a light
+ * install leaves the SDKs out; the error names the package, this renders
+ * the command).
+ */
+export const install = (missing: { readonly name: string; readonly range: string }): string =>
+  `npm install ${quote(`${missing.name}@${missing.range}`)}`
+
+/** A missing optional package behind `error` (itself, or a provider's), if any. */
+const missingOf = (error: unknown): { readonly name: string; readonly range: string } | undefined => {
+  if (typeof error !== "object" || error === null || !("_tag" in error)) return undefined
+  if (error._tag === "MissingPackage") return error as unknown as { name: string; range: string }
+  if (error._tag === "ProviderError" && "missing" in error) return error.missing as { name: string; range: string }
+  return undefined
+}
+
+/** `error`'s message, followed by the install command when a package is missing. */
+export const withInstall = (error: { readonly message: string }): string => {
+  const missing = missingOf(error)
+  return missing === undefined ? error.message : `${error.message}\n    ${install(missing)}    Install it.`
+}

@@ -45,7 +45,7 @@ import { CliFailure } from "./CliFailure.ts"
 import * as Background from "./Background.ts"
 import * as Cursor from "./Cursor.ts"
 import * as Editor from "./Editor.ts"
-import type * as Hint from "./Hint.ts"
+import * as Hint from "./Hint.ts"
 import * as ModelChoice from "./ModelChoice.ts"
 import * as PersonTerminal from "./PersonTerminal.ts"
 import * as ProviderOptions from "./ProviderOptions.ts"
@@ -196,7 +196,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       const configFile = StorageStore.configFileOf(settings.storage, settings.config)
       // Config first: a broken config.toml stops us before any conversation is touched.
       const loaded = yield* ConfigFile.load(configFile).pipe(
-        Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+        Effect.mapError((e) => new CliFailure({ code: 1, message: Hint.withInstall(e) }))
       )
       const config =
         settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
@@ -230,7 +230,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       }
       const executorLayer = Layer.succeedContext(
         yield* Layer.build(ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(configLayer))).pipe(
-          Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+          Effect.mapError((e) => new CliFailure({ code: 1, message: Hint.withInstall(e) }))
         )
       )
       const providerLayer = ProviderLive.layer(providerOptions)

@@ -13,6 +13,8 @@
  * const model = Config.use(({ data }) => Effect.succeed(data.assistant?.model))
  *   .pipe(Effect.provide(ConfigFile.layer(".parley")))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

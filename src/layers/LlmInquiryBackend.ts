@@ -37,6 +37,8 @@
  * const layer = LlmInquiryBackend.layer({ model: "anthropic/claude-sonnet-4-5", systemPrompt: "Be brief.", tools })
  * // Layer<InquiryBackend, never, Provider>
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"

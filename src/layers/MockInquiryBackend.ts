@@ -13,6 +13,8 @@
  * const log: Array<InquiryBackendRequest> = []
  * const layer = MockInquiryBackend.layer({ "call_1.overwrite.1": true }, { log })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

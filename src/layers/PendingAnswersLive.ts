@@ -13,6 +13,8 @@
  * import { PendingAnswers } from "parley/services/PendingAnswers"
  * const open = PendingAnswers.use((p) => p.list).pipe(Effect.provide(PendingAnswersLive.layer))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"

@@ -24,6 +24,8 @@
  *   return yield* Stream.runCollect(hub.events) // [TextDelta, Stopped]
  * }).pipe(Effect.provide(RunEventsLive.layer))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -10,6 +10,8 @@
  * import { RunEvents } from "parley/services/RunEvents"
  * const latest = RunEvents.use((hub) => hub.latest).pipe(Effect.provide(RunLive.layer))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Layer from "effect/Layer"
 import type { PendingAnswers } from "../services/PendingAnswers.ts"

@@ -17,6 +17,8 @@
  * const id = ConversationId.parse("17738399468")!
  * const recorded = Answer.answer(id, "call_1.overwrite.1", { text: "yes" }) // Effect<AnswerRecorded, …, ConversationStore>
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"

@@ -28,6 +28,8 @@
  *   dryRun: false
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

@@ -27,6 +27,8 @@
  * declare const session: ConversationSession.ConversationSession
  * const parts = Effect.map(fitRequest({ session, model: "anthropic/claude-sonnet-4-5", tools: [] }), (fitted) => fitted.parts)
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

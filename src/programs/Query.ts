@@ -14,6 +14,8 @@
  * import { Query } from "parley"
  * const result = Query.query({ message: "hi", target: Query.Target.MostRecent(), model: "scripted", root: process.cwd(), interactive: false })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

@@ -8,6 +8,8 @@
  * import { resolveStorageDir } from "parley/programs/StorageDir"
  * resolveStorageDir({ flag: undefined, env: {}, cwd: "/home/me/project" }) // "/home/me/project/.parley" (or an ancestor's)
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs"
 import * as path from "node:path"

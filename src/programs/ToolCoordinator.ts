@@ -50,6 +50,8 @@
  *   return deferred.length > 0 ? "waiting for input" : `${responses.length} responses`
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -63,6 +65,7 @@ import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
 import * as Events from "../domain/event/Events.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
+import type { InquiryRequest } from "../domain/event/InquiryRequest.ts"
 import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../domain/event/ToolCallResponse.ts"
 import * as RunEvent from "../domain/run/RunEvent.ts"
@@ -80,6 +83,7 @@ import { InquiryBackend } from "../services/InquiryBackend.ts"
 import { PendingAnswers } from "../services/PendingAnswers.ts"
 import { PromptBackend, type PermissionDecision, type PromptError, PromptFailed } from "../services/PromptBackend.ts"
 import { RunEvents } from "../services/RunEvents.ts"
+import * as Approval from "./coordinator/Approval.ts"
 import * as Inquiry from "./coordinator/Inquiry.ts"
 
 export { Texts } from "./coordinator/Inquiry.ts"
@@ -214,8 +218,13 @@ const decidePermissionNow = (
   env: Inquiry.Env,
   call: ToolCallRequest,
   resume?: ResumeInput
-): Effect.Effect<Permission | { readonly _tag: "AskAs"; readonly kind: ToolKind }> => {
+): Effect.Effect<
+  | Permission
+  | { readonly _tag: "AskAs"; readonly kind: ToolKind }
+  | { readonly _tag: "Approve"; readonly kind: ToolKind; readonly recorded?: InquiryRequest }
+> => {
   const kind = env.executor.kind(call.name)
+  const noApproval = Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config))
   const decide = (mode: RunMode | undefined, approval: boolean) => {
     const decided = decidePermission({
       mode,
@@ -226,9 +235,19 @@ const decidePermissionNow = (
       skippedRemembered: Texts.skippedRemembered,
       skippedByUser: Texts.skippedByUser,
       approval,
-      skippedNoApproval: Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config))
+      skippedNoApproval: noApproval,
+      detached: ConfigData.detachedPolicy(env.config)
     })
-    return decided._tag === "Ask" && kind !== undefined ? ({ _tag: "AskAs", kind } as const) : decided
+    if (kind === undefined) return decided
+    // An approval an earlier run left open (deferred) is asked again under its id, with or without a terminal now.
+    const open = approval ? pendingApproval(call, resume) : undefined
+    const undecided =
+      decided._tag === "Ask" ||
+      decided._tag === "Detached" ||
+      (decided._tag === "Skip" && decided.content === noApproval)
+    if (open !== undefined && undecided) return { _tag: "Approve", kind, recorded: open } as const
+    if (decided._tag === "Ask") return { _tag: "AskAs", kind } as const
+    return decided._tag === "Detached" ? ({ _tag: "Approve", kind } as const) : decided
   }
   if (kind === undefined) return Effect.succeed(decide(undefined, false))
   const perCall = env.executor.callPermission
@@ -241,19 +260,41 @@ const decidePermissionNow = (
   )
 }
 
-/** Step 1: may the call run? (What the person types is recorded, so this may fail as recording does.) */
+/** The approval an earlier run of the turn left open for `call` (deferred: nobody answered it yet). */
+const pendingApproval = (call: ToolCallRequest, resume: ResumeInput | undefined): InquiryRequest | undefined =>
+  resume?.pendingInquiries.find((p) => p.toolCall.id === call.id && PermissionInquiry.isPermission(p.request))?.request
+
+/**
+ * Step 1: may the call run? (What the person types is recorded, so this may
+ * fail as recording does.) An approval with nobody to ask may end deferred.
+ */
 export const permit = (
   env: Inquiry.Env,
   call: ToolCallRequest,
   resume?: ResumeInput
-): Effect.Effect<Permission, Inquiry.RecordError> =>
-  Effect.flatMap(decidePermissionNow(env, call, resume), (decided) =>
-    decided._tag === "AskAs" ? askPermission(env, call, decided.kind) : Effect.succeed(decided)
+): Effect.Effect<Approval.Decided, Inquiry.RecordError> =>
+  Effect.flatMap(
+    decidePermissionNow(env, call, resume),
+    (decided): Effect.Effect<Approval.Decided, Inquiry.RecordError> => {
+      switch (decided._tag) {
+        case "AskAs":
+          return askPermission(env, call, decided.kind)
+        case "Approve":
+          return Approval.ask(env, call, kindText(decided.kind), decided.recorded)
+        case "Detached":
+          // Not reached: an unknown tool is not asked about (its call answers "not available").
+          return Effect.succeed(Permission.Run())
+        default:
+          return Effect.succeed(decided)
+      }
+    }
   )
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
 const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) => {
-  const pending = resume?.pendingInquiries.find((p) => p.toolCall === call && p.questionId !== undefined)
+  const pending = resume?.pendingInquiries.find(
+    (p) => p.toolCall === call && p.questionId !== undefined && !PermissionInquiry.isPermission(p.request)
+  )
   if (pending === undefined || !isQuestionId(pending.questionId!)) return Effect.succeed(undefined)
   const question = fromInquiryQuestion(pending.questionId!, pending.request.question)
   return Effect.map(
@@ -339,6 +380,7 @@ const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: Resum
 const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
   Effect.gen(function* () {
     const permission = yield* permit(env, call, resume)
+    if (permission._tag === "Deferred") return { _tag: "Deferred", inquiryId: permission.inquiryId } satisfies CallEnd
     const shown = RunEvent.toolCall(call)
     let response: ToolResponse
     if (permission._tag === "Skip") {

@@ -32,6 +32,8 @@
  * declare const session: ConversationSession.ConversationSession
  * const turn = TurnLoop.runTurn({ session, model: "scripted", root: process.cwd(), start: TurnLoop.TurnStartMode.NewTurn({ message: "hi" }) })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

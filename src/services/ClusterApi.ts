@@ -9,6 +9,8 @@
  * import { ClusterApi } from "parley/services/ClusterApi"
  * // HttpApiBuilder.layer(ClusterApi, { openapiPath: "/api/openapi.json" })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"

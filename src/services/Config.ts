@@ -12,6 +12,8 @@
  * })
  * Effect.runSync(program.pipe(Effect.provide(Config.layerLiteral({ assistant: { model: "scripted" } }))))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -25,6 +25,8 @@
  * const lastEvent = (session: ConversationSession.ConversationSession) =>
  *   Effect.map(session.snapshot, (s) => s.entries.at(-1))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"

@@ -22,6 +22,8 @@
  *   yield* session.append([event])        // durable, then visible
  * })) // scope closed: journal folded into events.json, lock released
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

@@ -22,6 +22,8 @@
  *   return result._tag === "NeedsInput" ? result.question.text : result.response.content
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

@@ -22,6 +22,8 @@
  *   return yield* backend.inquire({ entries, inquiryId, toolCallId: "call_1", toolName: "write_note", question })
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

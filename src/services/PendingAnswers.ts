@@ -15,6 +15,8 @@
  * import { PendingAnswers } from "parley/services/PendingAnswers"
  * const answerYes = PendingAnswers.use((p) => p.offer("call_1.confirm.1", true, "other"))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

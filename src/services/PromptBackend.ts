@@ -13,6 +13,8 @@
  * import { PromptBackend } from "parley/services/PromptBackend"
  * const decision = PromptBackend.use((p) => p.permission({ toolName: "write_note", kind: "local", arguments: {} })) // Effect<"y" | "Y" | "n" | "N", PromptError, PromptBackend>
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

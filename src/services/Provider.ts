@@ -26,9 +26,12 @@
  *   reply.events // ChatResponse | ToolCallRequest, ready to append
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
+import { MissingPackage } from "../domain/package/MissingPackage.ts"
 import type * as Stream from "effect/Stream"
 import { ProviderDelta, type StopReason, type Usage } from "../domain/model/Reply.ts"
 import type { ProviderEvent } from "../domain/stream/Thread.ts"
@@ -107,7 +110,9 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   hint: Schema.optionalKey(Schema.String),
   retryable: Schema.Boolean,
   attempts: Schema.Number,
-  retryAfterMs: Schema.optionalKey(Schema.Number)
+  retryAfterMs: Schema.optionalKey(Schema.Number),
+  /** The provider's SDK is an optional package that is not installed (failure `config`; issue 29). */
+  missing: Schema.optionalKey(MissingPackage)
 }) {
   // biome-ignore lint/suspicious/useGetterReturn: the switch is exhaustive over `failure` (the compiler checks it)
   override get message(): string {
@@ -135,6 +140,7 @@ export const fieldsOf = (e: ProviderError): ConstructorParameters<typeof Provide
   attempts: e.attempts,
   ...(e.status === undefined ? {} : { status: e.status }),
   ...(e.hint === undefined ? {} : { hint: e.hint }),
+  ...(e.missing === undefined ? {} : { missing: e.missing }),
   ...(e.retryAfterMs === undefined ? {} : { retryAfterMs: e.retryAfterMs })
 })
 

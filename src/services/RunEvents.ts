@@ -21,6 +21,8 @@
  * const printText = RunEvents.use((events) =>
  *   Stream.runForEach(events.events, (e) => Effect.sync(() => e._tag === "TextDelta" && process.stdout.write(e.text))))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

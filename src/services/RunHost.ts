@@ -25,6 +25,8 @@
  * import { HostRpcs } from "parley/services/RunHost"
  * HostRpcs.requests.size // 4
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Rpc from "effect/rpc/Rpc"
 import * as RpcGroup from "effect/rpc/RpcGroup"

@@ -15,6 +15,8 @@
  * import { ServeApi } from "parley/services/ServeApi"
  * ServeApi.groups // { conversations: … }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"

@@ -21,6 +21,8 @@
  * const error = new ConversationCorrupt({ id: "17738399468", file: "/s/conversations/17738399468/events.json", entry: 3, reason: "unknown type" })
  * error.message // "/s/conversations/17738399468/events.json: entry 3: unknown type"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 

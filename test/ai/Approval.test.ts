@@ -2,9 +2,11 @@
  * Issue 29 item 1: an effect/ai tool marked `needsApproval` (a boolean or a
  * function of its parameters) never runs unprompted through
  * `executorFromToolkit`. Its permission is `ask`; the person is asked as for
- * `run = "ask"`; with nobody to ask the call is skipped whatever the
- * `detached` policy (an approval never goes to the assistant); config can
- * still override the run mode per tool.
+ * `run = "ask"`; with nobody to ask it follows the `detached` policy with
+ * `assistant` read as `deny` (an approval never goes to the assistant):
+ * skipped under `deny`, deferred under `defer` and `wait` (answered later
+ * with `conversation answer`, the resumed turn runs or skips the call);
+ * config can still override the run mode per tool.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -16,7 +18,10 @@ import { executorFromToolkit } from "../../src/ai/index.ts"
 import * as Conversation from "../../src/domain/storage/Conversation.ts"
 import * as ConversationId from "../../src/domain/storage/ConversationId.ts"
 import * as Timestamp from "../../src/domain/event/Timestamp.ts"
+import type { StreamEntry } from "../../src/domain/event/ConversationEvent.ts"
+import * as IncompleteTurn from "../../src/domain/stream/IncompleteTurn.ts"
 import * as TurnState from "../../src/domain/stream/TurnState.ts"
+import * as Answer from "../../src/programs/Answer.ts"
 import * as MockInquiryBackend from "../../src/layers/MockInquiryBackend.ts"
 import * as MockPromptBackend from "../../src/layers/prompt/MockPromptBackend.ts"
 import * as RunLive from "../../src/layers/RunLive.ts"
@@ -48,6 +53,10 @@ const runCalls = (options: {
   readonly script?: ReadonlyArray<MockPromptBackend.Scripted>
   readonly interactive: boolean
   readonly config?: unknown
+  /** The conversation as an earlier run left it (its turn resumed, as `query --continue-turn` does). */
+  readonly entries?: ReadonlyArray<StreamEntry>
+  /** Answered with `conversation answer` before resuming. */
+  readonly answer?: { readonly inquiryId: string; readonly text: string }
 }) =>
   Effect.gen(function* () {
     const ran: Array<string> = []
@@ -63,8 +72,19 @@ const runCalls = (options: {
     const result = yield* Effect.scoped(
       Effect.gen(function* () {
         const session = yield* ConversationStore.use((s) => s.open(id))
-        const state = yield* Ref.make(TurnState.make())
-        return yield* ToolCoordinator.runTools({ session, calls: options.calls, state, root: "/tmp" })
+        if (options.answer !== undefined)
+          yield* Answer.record(session, options.answer.inquiryId, { text: options.answer.text })
+        const incomplete = options.entries === undefined ? null : yield* session.incompleteTurn
+        const analysis = incomplete === null ? undefined : IncompleteTurn.analyze(incomplete)
+        const state = yield* Ref.make(analysis === undefined ? TurnState.make() : TurnState.resumed(analysis))
+        const ran = yield* ToolCoordinator.runTools({
+          session,
+          calls: analysis?.pendingToolCalls ?? options.calls,
+          state,
+          root: "/tmp",
+          ...(analysis !== undefined ? { resume: analysis } : {})
+        })
+        return { ...ran, entries: (yield* session.snapshot).entries }
       })
     ).pipe(
       Effect.provide(
@@ -73,7 +93,7 @@ const runCalls = (options: {
           executorFromToolkit(toolkit, handlers),
           MockInquiryBackend.layer({}),
           MemoryConversationStore.layer([
-            { ...Conversation.make({ id, now: Timestamp.now() }), entries: turnWith(options.calls) }
+            { ...Conversation.make({ id, now: Timestamp.now() }), entries: options.entries ?? turnWith(options.calls) }
           ])
         ).pipe(Layer.provideMerge(config))
       ),
@@ -81,6 +101,8 @@ const runCalls = (options: {
     )
     return {
       responses: result.responses.map((r) => [r.id, r.content]),
+      deferred: result.deferred,
+      entries: result.entries,
       ran,
       shown: prompts.prompts.shown.map((s) => (s._tag === "Permission" ? `permission ${s.request.toolName}` : s._tag))
     }
@@ -136,9 +158,9 @@ describe("needsApproval through executorFromToolkit", () => {
       })
   )
 
-  it.effect("nobody to ask under every detached policy: skipped", () =>
+  it.effect("nobody to ask under detached = deny (and assistant, read as deny): skipped", () =>
     Effect.gen(function* () {
-      for (const policy of ["assistant", "wait", "defer", "deny"]) {
+      for (const policy of ["assistant", "deny"]) {
         const out = yield* runCalls({
           calls: [call("deploy", "staging")],
           interactive: false,
@@ -146,8 +168,66 @@ describe("needsApproval through executorFromToolkit", () => {
         })
         expect(out.ran).toStrictEqual([])
         expect(out.responses).toStrictEqual([["call_deploy_1", nobody("deploy", policy)]])
+        expect(out.deferred).toStrictEqual([])
       }
     })
+  )
+
+  it.live(
+    "nobody to ask under detached = defer or wait (after wait_timeout, real time): the approval is recorded open and the call deferred, unrun; others run",
+    () =>
+      Effect.gen(function* () {
+        for (const inquiry of [{ detached: "defer" }, { detached: "wait", wait_timeout: "50ms" }]) {
+          const out = yield* runCalls({
+            calls: [call("deploy", "staging"), call("status", "staging")],
+            interactive: false,
+            config: { conversation: { inquiry } }
+          })
+          expect(out.ran).toStrictEqual(["status staging"])
+          expect(out.responses).toStrictEqual([["call_status_1", "staging is up"]])
+          expect(out.deferred).toStrictEqual(["call_deploy_1.__permission__.1"])
+          const request = out.entries.find((e) => e.type === "inquiry_request")
+          expect(request).toMatchObject({
+            id: "call_deploy_1.__permission__.1",
+            source: { source: "tool", name: "deploy" },
+            question: { text: "Run built-in deploy tool?", answer_type: { type: "boolean" } },
+            metadata: { parley_permission: true }
+          })
+          expect(out.entries.filter((e) => e.type === "inquiry_response")).toStrictEqual([])
+        }
+      })
+  )
+
+  it.effect(
+    "a deferred approval answered later (conversation answer): yes runs the call on resume, no skips it; still open, it is deferred again under its id",
+    () =>
+      Effect.gen(function* () {
+        const config = { conversation: { inquiry: { detached: "defer" } } }
+        for (const [answer, ran, response] of [
+          ["yes", ["deploy staging"], "deployed to staging"],
+          ["no", [], "Tool skipped by user."],
+          [undefined, [], undefined]
+        ] as const) {
+          const first = yield* runCalls({ calls: [call("deploy", "staging")], interactive: false, config })
+          expect(first.deferred).toStrictEqual(["call_deploy_1.__permission__.1"])
+          const second = yield* runCalls({
+            calls: [call("deploy", "staging")],
+            interactive: false,
+            config,
+            entries: first.entries,
+            ...(answer !== undefined ? { answer: { inquiryId: "call_deploy_1.__permission__.1", text: answer } } : {})
+          })
+          expect(second.ran).toStrictEqual(ran)
+          if (response === undefined) {
+            expect(second.deferred).toStrictEqual(["call_deploy_1.__permission__.1"])
+            // Not a second request: the open one is the question.
+            expect(second.entries.filter((e) => e.type === "inquiry_request").length).toBe(1)
+          } else {
+            expect(second.responses).toStrictEqual([["call_deploy_1", response]])
+            expect(second.deferred).toStrictEqual([])
+          }
+        }
+      })
   )
 
   it.effect("a function of the parameters: approval only where it says so", () =>

@@ -6,7 +6,16 @@
  * with plain `tsc` and run with plain `node`.
  *
  * Importing `parley` or `parley/ai` must not load the Anthropic, OpenAI or
- * MCP SDKs (a load hook lists every module plain node loads).
+ * MCP SDKs (a load hook lists every module plain node loads); they are not
+ * even installed (issue 29: optional peers). arethetypeswrong (esm-only) and
+ * publint check the tarball. The acceptance of issue 29: a second consumer
+ * installs the MCP client and the platform layers too, compiles
+ * test/fixtures/consumer-agent/agent.mts and runs it under tmux (an effect/ai
+ * tool with `needsApproval`, server-everything and a built-in, one config
+ * file, one turn; "n" at the approval). Last, `npm install -g --prefix` of
+ * the tarball alone runs `parley demo`. Slow (it packs, installs three times
+ * and runs tsc twice) but bounded: every child has a timeout, and the temp
+ * dir, tmux sessions and MCP server are gone at the end.
  *
  * The consumer installs offline: its lockfile is cut from parley's own
  * package-lock.json (same versions, same integrity hashes), so every tarball
@@ -17,7 +26,9 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { killMarked, newMark, stdioToml, waitGone } from "../layers/mcp/everything.ts"
 import { fixtureCorpus, repoRoot, tempDir } from "../support/Fixtures.ts"
+import * as Tmux from "../support/Tmux.ts"
 
 interface Run {
   readonly code: number | null
@@ -65,10 +76,13 @@ const resolveIn = (lock: Record<string, LockEntry>, from: string, name: string):
  * depends on `effect` and `@types/node` itself: the transitive closure of those
  * and of parley's dependencies, copied from parley's lockfile.
  */
-const consumerManifests = (tarball: string) => {
+const consumerManifests = (tarball: string, optional: ReadonlyArray<string> = []) => {
   const lock = readJson<{ packages: Record<string, LockEntry> }>(path.join(repoRoot, "package-lock.json")).packages
   const parley = readJson<PackageJson>(path.join(repoRoot, "package.json"))
-  const own = { effect: lock["node_modules/effect"]!.version, "@types/node": lock["node_modules/@types/node"]!.version }
+  // `optional`: parley's optional peers this consumer installs too (at the versions parley is tested with).
+  const own = Object.fromEntries(
+    ["effect", "@types/node", ...optional].map((name) => [name, lock[`node_modules/${name}`]!.version])
+  )
   const dependencies = { ...own, parley: `file:${tarball}` }
   const packages: Record<string, unknown> = {
     "": { name: "consumer", version: "0.0.0", dependencies },
@@ -99,6 +113,16 @@ const consumerManifests = (tarball: string) => {
   }
 }
 
+/** `npm ci` of a consumer from the npm cache (the registry only when the cache lacks a tarball, said so). */
+const installOffline = (app: string): Run => {
+  const install = run("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app)
+  if (install.code === 0 || !install.stderr.includes("ENOTCACHED")) return install
+  console.log(
+    "package test: the npm cache lacks a tarball parley's lockfile names; installing the consumer from the registry instead"
+  )
+  return run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], app)
+}
+
 /** Every file under `dir`, relative, with `/` separators. */
 const walk = (dir: string, base = dir): Array<string> =>
   fs
@@ -108,12 +132,6 @@ const walk = (dir: string, base = dir): Array<string> =>
         ? walk(path.join(dir, e.name), base)
         : [path.relative(base, path.join(dir, e.name)).split(path.sep).join("/")]
     )
-
-/** The import specifier that reaches a dist/lib module through the `exports` map. */
-const specifierOf = (file: string): string => {
-  const sub = file.slice("dist/lib/".length, -".js".length)
-  return sub === "index" ? "parley" : sub === "ai/index" ? "parley/ai" : `parley/${sub}`
-}
 
 /**
  * Every module URL (ESM, through a load hook) and CommonJS file that plain
@@ -151,7 +169,7 @@ const largest = path.join(
 )
 
 describe("the npm package (npm pack → a fresh strict consumer)", () => {
-  it("ships compiled ESM, .d.ts and the CLI bundle only; a NodeNext consumer typechecks with 0 errors and runs it with plain node", () => {
+  it("ships compiled ESM, .d.ts and the CLI bundle only; a NodeNext consumer typechecks with 0 errors and runs it with plain node; installs light; a consumer's agent asks its approval under tmux; npm install -g runs parley demo", async () => {
     const work = tempDir("parley-package-")
     const pack = run("npm", ["pack", "--json", "--pack-destination", work], repoRoot)
     expect(pack.code, pack.stderr).toBe(0)
@@ -206,13 +224,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     const { lockfile, packageJson } = consumerManifests(path.join(work, info!.filename))
     fs.writeFileSync(path.join(app, "package.json"), JSON.stringify(packageJson, null, 2) + "\n")
     fs.writeFileSync(path.join(app, "package-lock.json"), JSON.stringify(lockfile, null, 2) + "\n")
-    let install = run("npm", ["ci", "--offline", "--no-audit", "--no-fund"], app)
-    if (install.code !== 0 && install.stderr.includes("ENOTCACHED")) {
-      console.log(
-        "package test: the npm cache lacks a tarball parley's lockfile names; installing the consumer from the registry instead"
-      )
-      install = run("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], app)
-    }
+    const install = installOffline(app)
     expect(install.code, install.stderr).toBe(0)
     // npm names no script of parley's among the install scripts it warns about (issue 29).
     expect(
@@ -233,6 +245,26 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     expect(tsc.stdout + tsc.stderr).toBe("")
     expect(tsc.code).toBe(0)
 
+    // Without skipLibCheck too (issue 29): parley's declarations name no optional package, so a light consumer
+    // checks them all. (Effect's own declarations want DOM types; only parley's lines count here.)
+    const strictLib = run(
+      process.execPath,
+      [
+        path.join(repoRoot, "node_modules", "typescript", "bin", "tsc"),
+        "-p",
+        ".",
+        "--noEmit",
+        "--skipLibCheck",
+        "false",
+        "--lib",
+        "ES2023,DOM"
+      ],
+      app
+    )
+    expect(
+      (strictLib.stdout + strictLib.stderr).split("\n").filter((l) => /node_modules\/parley\/|^main\.mts/.test(l))
+    ).toStrictEqual([])
+
     const main = run(process.execPath, [path.join("out", "main.mjs"), largest], app)
     expect(main.stderr).toBe("")
     expect(main.code).toBe(0)
@@ -252,21 +284,42 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
       ai: { tools: ["write_file"], asked: "overwrite", completed: "wrote a.txt", ok: "fine", provider: true }
     })
 
-    // Every shipped module loads under plain node through the exports map (no `.ts` specifier left behind).
-    const specifiers = files.filter((f) => f.startsWith("dist/lib/") && f.endsWith(".js")).map(specifierOf)
+    // A light install (issue 29): the SDKs, the MCP client, PostgreSQL and the HTML renderer are optional peers, not installed.
+    const installed = walk(path.join(app, "node_modules"))
+      .filter((f) => /^(@[^/]+\/)?[^/@]+\/package\.json$/.test(f))
+      .map((f) => f.slice(0, -"/package.json".length))
+      .sort()
+    const optional = ["openai", "@anthropic-ai/sdk", "@modelcontextprotocol/client", "@effect/sql-pg", "markdown-it"]
+    for (const name of optional) {
+      expect(manifest.peerDependenciesMeta?.[name]).toStrictEqual({ optional: true })
+      expect(manifest.dependencies[name]).toBeUndefined()
+    }
+    expect(
+      installed.filter((p) => /^(openai|@anthropic-ai\/|@modelcontextprotocol\/|@effect\/sql-pg|markdown-it)/.test(p))
+    ).toStrictEqual([])
+    console.log(`package test: the consumer's node_modules holds ${installed.length} packages: ${installed.join(" ")}`)
+
+    // Every entry point loads under plain node through the exports map (no `.ts` specifier left behind),
+    // except those that need an optional package: they fail naming it, and only it.
+    const specifiers = Object.keys(manifest.exports)
+      .filter((k) => k !== "./package.json")
+      .map((k) => (k === "." ? "parley" : `parley/${k.slice(2)}`))
     const loadAll = run(
       process.execPath,
       [
         "--input-type=module",
         "-e",
-        `for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log("loaded", ${specifiers.length})`
+        `const failed = {}; for (const s of ${JSON.stringify(specifiers)}) await import(s).catch((e) => { failed[s] = e.code === "ERR_MODULE_NOT_FOUND" ? /Cannot find package '([^']+)'/.exec(e.message)?.[1] ?? e.message : e.message }); console.log(JSON.stringify(failed))`
       ],
       app
     )
     expect(loadAll.stderr).toBe("")
-    expect(loadAll.stdout).toBe(`loaded ${specifiers.length}\n`)
+    expect(JSON.parse(loadAll.stdout)).toStrictEqual({
+      "parley/layers/render/SafeMarkdown": "markdown-it",
+      "parley/layers/store/pg/PgConversationStore": "@effect/sql-pg"
+    })
 
-    // Importing the library loads no model or MCP SDK: those load only when a live provider or MCP server is used.
+    // Importing the library loads no model or MCP SDK (they are not even installed; the load hook would see them).
     const sdk = /\/node_modules\/(@anthropic-ai\/sdk|openai|@modelcontextprotocol\/(sdk|client|core))\//
     const importsOf = (specifier: string) => loadedBy(app, work, specifier)
     for (const specifier of ["parley", "parley/ai"]) {
@@ -277,13 +330,118 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
         specifier
       ).toStrictEqual([])
     }
-    expect(importsOf("openai").some((u) => sdk.test(u))).toBe(true) // the check sees an SDK when one loads
+
+    // arethetypeswrong (the esm-only profile: parley is ESM-only) and publint find nothing in the tarball.
+    const tarball = path.join(work, info!.filename)
+    const bin = (name: string) => path.join(repoRoot, "node_modules", ".bin", name)
+    const attw = run(bin("attw"), [tarball, "--profile", "esm-only", "--format", "json"], work)
+    expect(attw.stderr).toBe("")
+    // The JSON lists every resolution's problems; esm-only ignores CommonJS require (node16-cjs) and node10, as its exit code does.
+    const { problems } = JSON.parse(attw.stdout) as {
+      problems: Record<string, ReadonlyArray<{ entrypoint: string; resolutionKind?: string }>>
+    }
+    const counted = Object.values(problems)
+      .flat()
+      .filter((p) => p.resolutionKind !== "node10" && p.resolutionKind !== "node16-cjs")
+    expect(counted).toStrictEqual([])
+    expect(attw.code).toBe(0)
+    const publint = run(bin("publint"), ["run", tarball, "--strict"], work)
+    expect(publint.stdout).toContain("All good!")
+    expect(publint.code).toBe(0)
 
     // The CLI from the installed package.
     const cli = run(process.execPath, [path.join(app, "node_modules", ".bin", "parley"), "--version"], app)
     expect(cli.code).toBe(0)
     expect(cli.stdout).toContain(manifest.version)
+    // The acceptance of issue 29: a consumer's agent (test/fixtures/consumer-agent) with an effect/ai tool that
+    // needs approval, the MCP server-everything and a built-in, under one config file, in one turn, asked under tmux.
+    if (Tmux.available) {
+      const agentApp = path.join(work, "agent")
+      fs.cpSync(path.join(repoRoot, "test", "fixtures", "consumer-agent"), agentApp, { recursive: true })
+      const agentManifests = consumerManifests(tarball, ["@effect/platform-node", "@modelcontextprotocol/client"])
+      fs.writeFileSync(path.join(agentApp, "package.json"), JSON.stringify(agentManifests.packageJson, null, 2) + "\n")
+      fs.writeFileSync(
+        path.join(agentApp, "package-lock.json"),
+        JSON.stringify(agentManifests.lockfile, null, 2) + "\n"
+      )
+      const agentInstall = installOffline(agentApp)
+      expect(agentInstall.code, agentInstall.stderr).toBe(0)
+      const agentTsc = run(
+        process.execPath,
+        [path.join(repoRoot, "node_modules", "typescript", "bin", "tsc"), "-p", "."],
+        agentApp
+      )
+      expect(agentTsc.stdout + agentTsc.stderr).toBe("")
+      fs.writeFileSync(path.join(agentApp, "notes.txt"), "the notes\n")
+      const mark = newMark()
+      fs.writeFileSync(
+        path.join(agentApp, "config.toml"),
+        `[conversation.tools.read_file]\nrun = "unattended"\n[conversation.tools.echo]\nrun = "unattended"\n${stdioToml("everything", mark)}`
+      )
+      try {
+        const result = path.join(agentApp, "result.json")
+        const s = Tmux.start({
+          command: [process.execPath, path.join("out", "agent.mjs"), "config.toml", result],
+          cwd: agentApp
+        })
+        await s.waitFor(/\? Run built-in deploy tool\? \[y\/Y\/n\/N,\?\]/, { timeoutMs: 60_000 })
+        s.sendKeys("n")
+        expect(await s.waitForExit({ timeoutMs: 60_000 })).toBe(0)
+        expect(s.pane()).toMatch(/✔ Run built-in deploy tool\? skip/)
+        const out = readJson<{ ran: Array<string>; responses: Array<[string, string]>; inquiries: Array<unknown> }>(
+          result
+        )
+        // The "no" skipped the toolkit tool; the MCP tool and the built-in ran.
+        expect(out.ran).toStrictEqual([])
+        expect(out.responses.sort((a, b) => a[0].localeCompare(b[0]))).toStrictEqual([
+          ["call_deploy", "Tool skipped by user."],
+          ["call_echo", "Echo: hello from MCP"],
+          ["call_read", "the notes\n"]
+        ])
+        // The approval is recorded: a permission inquiry and the person's `false`.
+        expect(out.inquiries).toStrictEqual([
+          {
+            request: "call_deploy.__permission__.1",
+            text: "Run built-in deploy tool?",
+            metadata: { parley_permission: true }
+          },
+          { response: "call_deploy.__permission__.1", outcome: "answered", answer: false }
+        ])
+        // The MCP server stopped with the agent.
+        expect(await waitGone(mark)).toStrictEqual([])
+      } finally {
+        Tmux.killAll()
+        killMarked(mark)
+      }
+    } else {
+      console.log(`package test: the tmux acceptance part is skipped: ${Tmux.skipReason}`)
+    }
+
+    // `npm install -g` of the tarball alone gives a working `parley demo` (issue 29): the CLI bundle carries the SDKs it needs.
+    const prefix = path.join(work, "global")
+    const global = run(
+      "npm",
+      ["install", "-g", "--prefix", prefix, "--prefer-offline", "--no-audit", "--no-fund", tarball],
+      work
+    )
+    expect(global.code, global.stderr).toBe(0)
+    const demoTmp = path.join(work, "demo-tmp")
+    fs.mkdirSync(demoTmp)
+    const demo = spawnSync(path.join(prefix, "bin", "parley"), ["demo"], {
+      cwd: work,
+      encoding: "utf8",
+      timeout: 120_000,
+      input: "",
+      // The demo's project goes under TMPDIR: inside `work`, removed with it.
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PARLEY_"))),
+        TMPDIR: demoTmp
+      }
+    })
+    expect(demo.status, demo.stderr).toBe(0)
+    expect(demo.stdout).toContain("Wrote 72 bytes to notes.txt.")
+    expect(fs.readdirSync(demoTmp).filter((d) => d.startsWith("parley-demo-")).length).toBe(1)
     // Kept on failure for inspection; the installed consumer is tens of MB otherwise left in /tmp.
     fs.rmSync(work, { recursive: true, force: true })
-  }, 300_000)
+  }, 900_000)
 })

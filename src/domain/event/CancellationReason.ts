@@ -9,6 +9,8 @@
  * CancellationReason.isKnown("user") // true
  * CancellationReason.isKnown("some_future_variant") // false
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 

@@ -8,6 +8,8 @@
  * import * as Timestamp from "parley/domain/event/Timestamp"
  * new ChatRequest({ timestamp: Timestamp.now(), content: "Hello" })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { metadataField } from "./EventMetadata.ts"

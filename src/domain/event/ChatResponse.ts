@@ -10,6 +10,8 @@
  * const r = ChatResponse.message(Timestamp.now(), "Done.")
  * r.variant // "message"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { type EventMetadata, metadataField } from "./EventMetadata.ts"

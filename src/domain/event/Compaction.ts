@@ -21,6 +21,8 @@
  * const c = Compaction.fromRule({ timestamp: Timestamp.make("2026-03-05 10:00:00.0"), from_turn: 1, to_turn: 4, reasoning: "strip" })
  * c.raw // { type: "compaction", timestamp: "2026-03-05 10:00:00.0", from_turn: 1, to_turn: 4, reasoning: "strip" }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"

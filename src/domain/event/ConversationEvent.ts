@@ -6,6 +6,8 @@
  * ```ts
  * import { isConversationEvent, isProviderVisible } from "parley/domain/event/ConversationEvent"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { ChatRequest } from "./ChatRequest.ts"

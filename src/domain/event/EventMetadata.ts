@@ -7,6 +7,8 @@
  * import { EventMetadata } from "parley/domain/event/EventMetadata"
  * const m: EventMetadata = { anthropic_thinking_signature: "c2ln" }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"

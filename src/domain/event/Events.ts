@@ -11,6 +11,8 @@
  * const at = Timestamp.make("2026-03-05 19:31:45.7")
  * Events.answered(at, InquiryId.forToolQuestion("call_1", "overwrite", 1), true).outcome // "answered"
  * ```
+ *
+ * @since 0.1.0
  */
 import type { Json } from "effect/Schema"
 import { ChatRequest } from "./ChatRequest.ts"

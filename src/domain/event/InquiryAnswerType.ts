@@ -8,6 +8,8 @@
  * import { InquiryAnswerType } from "parley/domain/event/InquiryAnswerType"
  * InquiryAnswerType.select(["a", "b"]).options.length // 2
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 

@@ -9,6 +9,8 @@
  * import * as InquiryId from "parley/domain/event/InquiryId"
  * InquiryId.forToolQuestion("call_1", "overwrite", 1) // "call_1.overwrite.1"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 

@@ -8,6 +8,8 @@
  * import { InquiryQuestion } from "parley/domain/event/InquiryQuestion"
  * InquiryQuestion.make({ text: "Overwrite?", answer_type: { type: "boolean" }, default: true })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { InquiryAnswerType } from "./InquiryAnswerType.ts"

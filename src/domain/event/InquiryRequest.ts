@@ -14,6 +14,8 @@
  *   question: { text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: true }
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { metadataField } from "./EventMetadata.ts"

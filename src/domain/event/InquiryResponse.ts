@@ -13,6 +13,8 @@
  * const r = InquiryResponse.cancelled(Timestamp.now(), InquiryId.make("call_1.token.1"), "no_prompt_backend")
  * r.outcome // "cancelled"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { type EventMetadata, metadataField } from "./EventMetadata.ts"

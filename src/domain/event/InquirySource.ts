@@ -7,6 +7,8 @@
  * import { InquirySource } from "parley/domain/event/InquirySource"
  * InquirySource.tool("write_note") // { source: "tool", name: "write_note" }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 

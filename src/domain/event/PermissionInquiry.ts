@@ -35,6 +35,8 @@
  * const [request, response] = PermissionInquiry.record(at, id, { toolName: "write_note", kind: "local" }, "Y")
  * PermissionInquiry.decisionOf(request, response) // { decision: "y", remembered: true }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as EventMetadata from "./EventMetadata.ts"
 import * as Events from "./Events.ts"
@@ -58,6 +60,9 @@ export const text = (kind: ToolKindText, toolName: string): string => `Run ${kin
 
 /** The metadata that marks a permission inquiry's request. */
 const MARK: EventMetadata.EventMetadata = { [EventMetadata.rememberedPermission]: true }
+
+/** The metadata of a permission inquiry's request (an approval asked as a question, issue 29, carries it too). */
+export const metadata: EventMetadata.EventMetadata = MARK
 const REMEMBERED: EventMetadata.EventMetadata = { [EventMetadata.rememberedAnswer]: true }
 
 /** The request and its response for a decision typed at the prompt, to be appended together. */

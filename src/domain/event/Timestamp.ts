@@ -12,6 +12,8 @@
  * const t = Timestamp.make("2026-03-05 19:31:45.7")
  * Timestamp.toRfc3339(t) // "2026-03-05T19:31:45.7Z"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

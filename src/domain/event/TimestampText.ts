@@ -10,6 +10,8 @@
  * TimestampText.toEpochNanos("2026-03-05 19:31:45.7") // 1772739105700000000n
  * TimestampText.isTimestamp("2026-02-30 00:00:00") // false
  * ```
+ *
+ * @since 0.1.0
  */
 export const NAIVE = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/
 export const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$/

@@ -8,6 +8,8 @@
  * import * as Timestamp from "parley/domain/event/Timestamp"
  * new ToolCallRequest({ timestamp: Timestamp.now(), id: "call_1", name: "read_file", arguments: { path: "a.txt" } })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { metadataField } from "./EventMetadata.ts"

@@ -8,6 +8,8 @@
  * import * as Timestamp from "parley/domain/event/Timestamp"
  * new ToolCallResponse({ timestamp: Timestamp.now(), id: "call_1", content: "ok", is_error: false })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { metadataField } from "./EventMetadata.ts"

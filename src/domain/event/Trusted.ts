@@ -18,6 +18,8 @@
  * const e = trusted(TurnStart, { timestamp: Timestamp.now(), type: "turn_start", metadata: {} })
  * e instanceof TurnStart // true
  * ```
+ *
+ * @since 0.1.0
  */
 export const trusted = <P, I extends object>(Class: new (props: P, ...rest: ReadonlyArray<never>) => I, fields: P): I =>
   Object.assign(Object.create(Class.prototype) as I, fields)

@@ -7,6 +7,8 @@
  * import * as Timestamp from "parley/domain/event/Timestamp"
  * new TurnStart({ timestamp: Timestamp.now() })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { metadataField } from "./EventMetadata.ts"

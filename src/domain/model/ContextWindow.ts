@@ -22,6 +22,8 @@
  * ContextWindow.windowOf("anthropic/claude-sonnet-4-5", {}) // 200000
  * ContextWindow.windowOf("openai/gpt-x", { providers: { openai: { models: { "gpt-x": { context_window: 8192 } } } } }) // 8192
  * ```
+ *
+ * @since 0.1.0
  */
 import * as JsonText from "../storage/JsonText.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"

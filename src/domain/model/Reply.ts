@@ -22,6 +22,8 @@
  * ], () => at)
  * // reply.events: [ChatResponse.message(at, "Hello")], reply.stopReason: "end_turn"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

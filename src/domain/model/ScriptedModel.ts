@@ -14,6 +14,8 @@
  * const steps = ScriptedModel.parse('{"steps":[{"tool_calls":[{"name":"write_note"}]}]}')
  * // Result.succeed([{ toolCalls: [{ id: "call_1", name: "write_note", arguments: {} }], delayMs: 0 }])
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"

@@ -32,6 +32,8 @@
  * declare const markdownToHtml: (source: string) => string // e.g. parley/layers/render/SafeMarkdown
  * const page = renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, { markdown: markdownToHtml })
  * ```
+ *
+ * @since 0.1.0
  */
 import type { Json, JsonObject } from "effect/Schema"
 import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"

@@ -20,6 +20,8 @@
  * declare const markdown: (source: string) => string
  * inquiryList(call.inquiries, { markdown, callOpen: false })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as JsonText from "../storage/JsonText.ts"
 import type { InquiryRequest } from "../event/InquiryRequest.ts"

@@ -8,6 +8,8 @@
  * import { PAGE_CSS } from "parley/domain/render/HtmlStyle"
  * `<style>${PAGE_CSS}</style>`
  * ```
+ *
+ * @since 0.1.0
  */
 
 /** The page's CSS. Turn sections use `content-visibility: auto` so a long page lays out only what is on screen. */

@@ -11,6 +11,8 @@
  * escapeHtml("<script>") // "&lt;script&gt;"
  * preBlock("a\nb") // '<pre class="text">a\nb</pre>'
  * ```
+ *
+ * @since 0.1.0
  */
 import * as JsonText from "../storage/JsonText.ts"
 import * as Timestamp from "../event/Timestamp.ts"

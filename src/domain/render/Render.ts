@@ -26,6 +26,8 @@
  * declare const entries: ReadonlyArray<StreamEntry>
  * process.stdout.write(Render.renderMarkdown({ id: "17738399468", title: "Hello", entries }))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import * as JsonText from "../storage/JsonText.ts"

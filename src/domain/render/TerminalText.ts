@@ -14,6 +14,8 @@
  * printable("evil\x1b[2J") // "evil␛[2J"
  * printable("a\nb", "\n") // "a\nb" (newlines kept, for text shown on several lines)
  * ```
+ *
+ * @since 0.1.0
  */
 
 /** C0 controls, DEL, C1 controls, and the invisible characters that reorder text (bidi marks, overrides, isolates). */

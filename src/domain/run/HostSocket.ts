@@ -12,6 +12,8 @@
  * HostSocket.path({ storage: "/home/me/.parley", id: "17738399468", runtimeDir: "/run/user/1000", hash: (s) => "abc" })
  * // "/home/me/.parley/run/17738399468.sock"
  * ```
+ *
+ * @since 0.1.0
  */
 
 /** The longest unix socket path this module hands out (sun_path is 108 bytes with its NUL on Linux). */

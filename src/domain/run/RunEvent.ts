@@ -17,6 +17,8 @@
  * const event = RunEvent.make.TextDelta({ text: "Hello" })
  * RunEvent.isEnd(event) // false
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { InquirySource } from "../event/InquirySource.ts"

@@ -29,6 +29,8 @@
  * const report = RunReport.fold([RunEvent.make.TextDelta({ text: "Hi" })])
  * RunReport.toJson(report, {}).reply // "Hi"
  * ```
+ *
+ * @since 0.1.0
  */
 import type * as Schema from "effect/Schema"
 import type * as RunEvent from "./RunEvent.ts"

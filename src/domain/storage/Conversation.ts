@@ -20,6 +20,8 @@
  * const c = Conversation.make({ id, title: "Hello", now })
  * c.entries.length // 0
  * ```
+ *
+ * @since 0.1.0
  */
 import type { JsonObject } from "effect/Schema"
 import { ConfigDelta, isConversationEvent, type StreamEntry } from "../event/ConversationEvent.ts"

@@ -9,6 +9,8 @@
  * ConversationId.parse("jp-c17738399468") // "17738399468"
  * ConversationId.dirname("17457886043", "Simple Title") // "17457886043-simple-title"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 

@@ -10,6 +10,8 @@
  * ConversationIdText.parse("jp-c17738399468") // "17738399468"
  * ConversationIdText.fromDirname("17457886043-simple-title") // "17457886043"
  * ```
+ *
+ * @since 0.1.0
  */
 import type * as Brand from "effect/Brand"
 

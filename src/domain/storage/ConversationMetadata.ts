@@ -9,6 +9,8 @@
  * const m = ConversationMetadata.decode({ title: "Hi", last_activated_at: "2026-01-01 00:00:00.0" }, "metadata.json")
  * ConversationMetadata.encode(m) // { title: "Hi", last_activated_at: "2026-01-01 00:00:00.0" }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { setKey } from "./EntryCodec.ts"

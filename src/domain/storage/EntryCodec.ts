@@ -23,6 +23,8 @@
  * const e = EntryCodec.decodeEntry({ timestamp: "2026-01-01 00:00:00.0", type: "tool_call_response", id: "c", content: "b2s=", is_error: false })
  * EntryCodec.encodeEntry(e) // { timestamp: …, type: "tool_call_response", id: "c", content: "b2s=", is_error: false }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"

@@ -9,6 +9,8 @@
  * const entries = EventsFile.parse("[]\n", "events.json") // []
  * EventsFile.render(entries) // "[]\n"
  * ```
+ *
+ * @since 0.1.0
  */
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import * as EntryCodec from "./EntryCodec.ts"

@@ -18,6 +18,8 @@
  * JsonText.depth(deep) // 100000
  * JsonText.shown(deep) // "(nested 100000 levels deep: too deep to show)"
  * ```
+ *
+ * @since 0.1.0
  */
 
 /** One container being written: its values (arrays) or keys (objects), and how far along. */

@@ -11,6 +11,8 @@
  * StorageBase64.decode("not base64!") // undefined (keep the raw text)
  * StorageBase64.encode("hello") // "aGVsbG8="
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"

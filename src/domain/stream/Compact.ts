@@ -27,6 +27,8 @@
  * declare const entries: ReadonlyArray<StreamEntry>
  * Compact.resolveRange(entries, { keepFirst: 1, keepLast: 3 }) // { from: 1, to: last − 3 } or undefined
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import type { CompactionRule, ToolCallPolicy } from "../event/Compaction.ts"

@@ -25,6 +25,8 @@
  * declare const source: Conversation.Conversation
  * const entries = fork(source.entries, { until: "2026-03-05 19:40:00.0" })
  * ```
+ *
+ * @since 0.1.0
  */
 import { isConversationEvent, type StreamEntry } from "../event/ConversationEvent.ts"
 import { splitIncompleteTurn } from "./IncompleteTurn.ts"

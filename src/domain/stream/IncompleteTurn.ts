@@ -36,6 +36,8 @@
  * const { complete, incomplete } = IncompleteTurn.splitIncompleteTurn(conversation.entries)
  * if (incomplete !== null) IncompleteTurn.analyze(incomplete).phase // "Executing"
  * ```
+ *
+ * @since 0.1.0
  */
 import type { Json } from "effect/Schema"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
@@ -410,8 +412,9 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
       const key = attemptKey(call.request.id, parsed.questionId)
       attemptCounters.set(key, Math.max(attemptCounters.get(key) ?? 0, parsed.attempt))
     }
-    // A permission asked and never answered is not a question to reopen: the call is asked again.
-    if (PermissionInquiry.isPermission(q.request)) continue
+    // A permission is recorded with its answer, except an approval deferred with nobody to ask (issue 29):
+    // that one is open like any question (answered with `conversation answer`, or asked again on resume).
+    if (PermissionInquiry.isPermission(q.request) && q.response !== null) continue
     if (q.response === null && call.response === null) {
       pendingInquiries.push({ request: q.request, toolCall: call.request, questionId: parsed?.questionId })
     }
@@ -470,8 +473,8 @@ const summarize = (t: TurnInspector): IncompleteSummary | null => {
   if (!isIncomplete(t)) return null
   for (const k of t.openInquiries) {
     const q = t.inquiries[k]!
-    // A permission is recorded with its answer; an open one (a hand-made file) is not a question waiting.
-    if (q.call < 0 || PermissionInquiry.isPermission(q.request)) continue
+    // An open permission is an approval deferred with nobody to ask (issue 29): a question waiting, as any other.
+    if (q.call < 0) continue
     const call = t.calls[q.call]!
     if (call.response === null) return { state: "waiting-for-input", tool: call.request.name }
   }

@@ -29,6 +29,8 @@
  * pairer.step(toolResult, 1)   // { _tag: "Closed", kind: "tool", request: 0 }
  * pairer.step(toolResult, 2)   // { _tag: "Exhausted", kind: "tool", id: "call_1" }
  * ```
+ *
+ * @since 0.1.0
  */
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 

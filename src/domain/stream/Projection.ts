@@ -38,6 +38,8 @@
  * declare const sanitized: ReadonlyArray<StreamEntry>
  * const view = project(sanitized) // then keep the provider-visible events
  * ```
+ *
+ * @since 0.1.0
  */
 import { ChatRequest } from "../event/ChatRequest.ts"
 import { ChatResponse } from "../event/ChatResponse.ts"

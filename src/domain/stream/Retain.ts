@@ -14,6 +14,8 @@
  * declare const kept: ReadonlyArray<StreamEntry> // events of turn 3 and later were removed
  * retainCompactions(kept, 3) // compactions with to_turn ≤ 2 remain
  * ```
+ *
+ * @since 0.1.0
  */
 import type { ConversationEvent, StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"

@@ -50,6 +50,8 @@
  * declare const conversation: Conversation.Conversation
  * const repaired = sanitize(conversation.entries)
  * ```
+ *
+ * @since 0.1.0
  */
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"

@@ -13,6 +13,8 @@
  * declare const entries: ReadonlyArray<StreamEntry>
  * const { systemParts, events } = intoParts({ systemPrompt: "Be brief.", events: sanitize(entries) })
  * ```
+ *
+ * @since 0.1.0
  */
 import type { ChatRequest } from "../event/ChatRequest.ts"
 import type { ChatResponse } from "../event/ChatResponse.ts"

@@ -29,6 +29,8 @@
  * declare const stream: ReadonlyArray<StreamEntry>, response: ChatResponse
  * const result = TurnAppend.validate(stream, [response]) // { _tag: "Ok", events } or { _tag: "Rejected", … }
  * ```
+ *
+ * @since 0.1.0
  */
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"

@@ -20,6 +20,8 @@
  * const [first, next] = TurnState.nextInquiryId(state, "call_1", "overwrite") // "call_1.overwrite.1"
  * const [second] = TurnState.nextInquiryId(next, "call_1", "overwrite")       // "call_1.overwrite.2"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"

@@ -24,6 +24,8 @@
  * declare const turnStart: TurnStart, request: ChatRequest, response: ChatResponse, request2: ChatRequest
  * Turns.turnCount([request, response, turnStart, request2]) // 2
  * ```
+ *
+ * @since 0.1.0
  */
 import type { ConversationEvent, StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"

@@ -15,6 +15,8 @@
  * AnswerFit.parse({ type: "boolean" }, "yes") // Result.succeed(true)
  * AnswerFit.expected({ type: "select", options: ["a", "b"] }) // "one of: a, b"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"

@@ -13,6 +13,8 @@
  * Schema.decodeUnknownSync(AnswerType)("Boolean") // { type: "boolean" }
  * Schema.decodeUnknownSync(AnswerType)({ Select: { options: ["a"] } }) // { type: "select", options: ["a"] }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"

@@ -15,6 +15,8 @@
  * const result = Config.decode({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
  * // Result.succeed({ conversation: { tools: { note: { command: "./note.sh", run: "ask" } } } })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"

@@ -16,6 +16,8 @@
  * DeepArguments.replaced(args) // "nested 10001 levels deep; the limit is 100"
  * DeepArguments.bounded({ path: "a.txt" }) // the same object
  * ```
+ *
+ * @since 0.1.0
  */
 import type { JsonObject } from "effect/Schema"
 import * as JsonText from "../storage/JsonText.ts"

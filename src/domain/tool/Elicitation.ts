@@ -34,6 +34,8 @@
  *   Elicitation.check(age, "42") // Result.succeed(Elicitation.Value.Set({ value: 42 }))
  * }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import * as Result from "effect/Result"

@@ -15,6 +15,8 @@
  * EnvReference.expand("${env:MISSING}", () => undefined) // Result.fail("MISSING")
  * EnvReference.problem("${env:1X}") // "${env:…} must name a variable: letters, digits and _ (not starting with a digit), got \"${env:1X}\""
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Result from "effect/Result"
 

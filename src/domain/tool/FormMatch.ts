@@ -21,6 +21,8 @@
  * const [hex] = SecretForms.ENCODINGS[3]!.forms("hunter22")
  * FormMatch.spans("sum: 68756E74\n  part2 65723232.", [hex!]) // [[5, 30]]: wrapped, labelled, upper case
  * ```
+ *
+ * @since 0.1.0
  */
 import type { Form } from "./SecretForms.ts"
 

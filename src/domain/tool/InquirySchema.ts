@@ -17,6 +17,8 @@
  * // { type: "object", properties: { answer: { type: "boolean" } }, required: ["answer"], additionalProperties: false }
  * InquirySchema.extractAnswer({ answer: true }, { type: "boolean" }) // Result.succeed(true)
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"

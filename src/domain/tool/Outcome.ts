@@ -14,6 +14,8 @@
  * Outcome.parseJson('{"type":"success","content":"ok"}')
  * // { _tag: "Valid", outcome: { type: "success", content: "ok" } }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"

@@ -16,6 +16,8 @@
  * const q = Schema.decodeUnknownSync(Question)({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false })
  * toInquiryQuestion(q) // { text: "Overwrite a.txt?", answer_type: { type: "boolean" }, default: false }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { AnswerType } from "./AnswerType.ts"

@@ -23,6 +23,8 @@
  * Redact.scrub("token=68756e746572\n3232", ["hunter22"]) // "token=[redacted]"
  * Redact.scrub(Buffer.from("token=hunter22").toString("base64"), ["hunter22"]) // "dG9rZW49[redacted]"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as FormMatch from "./FormMatch.ts"
 import type { Span } from "./FormMatch.ts"

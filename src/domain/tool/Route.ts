@@ -32,6 +32,8 @@
  * Route.decideRoute({ question, target: "user", reachable: false, detached: "assistant", remembered: Option.none(), staticAnswer: undefined })
  * // Route.Route.Backend()
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import * as Option from "effect/Option"
@@ -149,6 +151,13 @@ export type Permission = Data.TaggedEnum<{
   Skip: { readonly content: string; readonly is_error: boolean }
   /** Ask the person at the prompt. */
   Ask: {}
+  /**
+   * An approval with nobody to ask now, under `detached = "defer"` or
+   * `"wait"` (issue 29): ask it as a question that follows that policy —
+   * recorded open for `parley conversation answer`, or kept open for any
+   * answerer first.
+   */
+  Detached: {}
 }>
 
 const PermissionEnum = Data.taggedEnum<Permission>()
@@ -157,6 +166,7 @@ export const Permission: Data.TaggedEnum.Constructor<Permission> = {
   Run: () => ({ _tag: "Run" }),
   Skip: ({ content, is_error }) => ({ _tag: "Skip", content, is_error }),
   Ask: () => ({ _tag: "Ask" }),
+  Detached: () => ({ _tag: "Detached" }),
   $is: PermissionEnum.$is,
   $match: PermissionEnum.$match
 }
@@ -170,8 +180,10 @@ export const Permission: Data.TaggedEnum.Constructor<Permission> = {
  * now, since the person already answered. Otherwise `ask` without a person
  * runs the tool (JP: nobody to ask) — unless the tool's author requires
  * approval (`approval`, issue 29: effect/ai `needsApproval`): then nobody to
- * ask skips it with `skippedNoApproval`, whatever the `detached` policy (an
- * approval never goes to the assistant).
+ * ask follows the `detached` policy with `assistant` read as `deny` (an
+ * approval never goes to the assistant): `deny`/`assistant` skip it with
+ * `skippedNoApproval`, `defer`/`wait` give `Detached` (asked as a question
+ * that waits or is deferred).
  */
 export const decidePermission = (input: {
   readonly mode: RunMode | undefined
@@ -187,6 +199,8 @@ export const decidePermission = (input: {
   readonly approval?: boolean
   /** The response of an approval nobody could give. */
   readonly skippedNoApproval?: string
+  /** The `detached` policy (default `assistant`, read as `deny` for an approval). */
+  readonly detached?: DetachedPolicy
 }): Permission => {
   if (input.mode === undefined || input.mode === "unattended") return Permission.Run()
   if (input.mode === "skip") return Permission.Skip({ content: input.skippedByConfig, is_error: false })
@@ -201,7 +215,9 @@ export const decidePermission = (input: {
       : Permission.Skip({ content: input.skippedRemembered, is_error: false })
   }
   if (!input.interactive && input.approval === true) {
-    return Permission.Skip({ content: input.skippedNoApproval ?? input.skippedByConfig, is_error: false })
+    return input.detached === "defer" || input.detached === "wait"
+      ? Permission.Detached()
+      : Permission.Skip({ content: input.skippedNoApproval ?? input.skippedByConfig, is_error: false })
   }
   return input.interactive ? Permission.Ask() : Permission.Run()
 }

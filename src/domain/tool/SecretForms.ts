@@ -18,6 +18,8 @@
  * const [hex] = SecretForms.ENCODINGS[3]!.forms("hi!")
  * hex!.atoms // [[["6", "8"]], [["6", "9"]], [["2", "1"]]]: one byte per atom, hex digits either case ("aA")
  * ```
+ *
+ * @since 0.1.0
  */
 
 /** One way a unit of the secret may be written: per character, the characters allowed there. */

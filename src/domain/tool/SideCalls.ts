@@ -18,6 +18,8 @@
  * SideCalls.models(config, { personReachable: false })
  * // [{ key: ["conversation", "inquiry", "assistant", "model"], model: "openai/gpt-5-mini", why: { _tag: "Detached" } }]
  * ```
+ *
+ * @since 0.1.0
  */
 import { type Config, detachedPolicy } from "./Config.ts"
 

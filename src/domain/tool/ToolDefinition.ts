@@ -12,6 +12,8 @@
  *   parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] }
  * }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 

@@ -16,6 +16,8 @@
  * if (!validate(args)) ArgumentErrors.describe("ask_user", schema, validate.errors ?? [], args)
  * // Invalid arguments for ask_user: answer_type must be one of "boolean", "text" (got "number"). Fix the arguments and call ask_user again.
  * ```
+ *
+ * @since 0.1.0
  */
 import type { ErrorObject } from "ajv"
 

@@ -19,6 +19,8 @@
  * AskUser.checkArguments({ question: "Proceed?", answer_type: "boolean" }) // { question: "Proceed?", answerType: { type: "boolean" } }
  * AskUser.checkArguments({ question: "Which?", answer_type: "select" }) // "answer_type is \"select\" but options is missing or empty: …"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"

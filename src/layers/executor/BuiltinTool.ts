@@ -9,6 +9,8 @@
  * import * as BuiltinTools from "parley/layers/executor/BuiltinTools"
  * BuiltinTool.inquirySourceOf(BuiltinTools.readFile) // { source: "tool", name: "read_file" }
  * ```
+ *
+ * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"

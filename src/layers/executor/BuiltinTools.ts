@@ -13,6 +13,8 @@
  * BuiltinTools.standard.map((t) => t.name) // ["read_file", "write_file", "use_token", "ask_user"]
  * BuiltinTools.inquirySourceOf(BuiltinTools.askUser) // { source: "assistant" }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

@@ -25,6 +25,8 @@
  *   }))
  * const both = Combine.layer(echo("echo"), echo("shout")) // Layer<Executor, DuplicateTool>
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

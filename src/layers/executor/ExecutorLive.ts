@@ -17,6 +17,8 @@
  * import * as ConfigFile from "parley/layers/ConfigFile"
  * const executor = ExecutorLive.layer.pipe(Layer.provide(ConfigFile.layer(".parley")))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as path from "node:path"
 import { Ajv, type ValidateFunction } from "ajv"
@@ -33,6 +35,8 @@ import { type DuplicateTool, error, Executor, fromOutcome, notAvailable } from "
 import type { Answers, ExecutionContext, ExecutorResult, ToolCall } from "../../services/Executor.ts"
 import * as McpOAuth from "../mcp/McpOAuth.ts"
 import * as McpTools from "../mcp/McpTools.ts"
+import type { MissingPackage } from "../../domain/package/MissingPackage.ts"
+import * as LoadPackage from "../LoadPackage.ts"
 import * as BuiltinTools from "./BuiltinTools.ts"
 import * as Combine from "./Combine.ts"
 import * as LocalTool from "./LocalTool.ts"
@@ -306,7 +310,7 @@ export interface LayerOptions<E = never, R = never> extends Omit<Options, "file"
  */
 export const layerWith = <E = never, R = never>(
   options: LayerOptions<E, R> = {}
-): Layer.Layer<Executor, ConfigError | DuplicateTool | E, Config | R> =>
+): Layer.Layer<Executor, ConfigError | MissingPackage | DuplicateTool | E, Config | R> =>
   Layer.effect(
     Executor,
     Effect.gen(function* () {
@@ -328,23 +332,28 @@ const liveExecutor = (options: Omit<LayerOptions, "executors">, others: Readonly
   Effect.gen(function* () {
     const { data, file } = yield* Config
     const { mcp: mcpOptions, ...rest } = options
-    const mcp =
-      ConfigData.mcpServers(data).length === 0
-        ? undefined
-        : yield* McpTools.start(data, {
-            root: process.cwd(),
-            interactive: false,
-            onProblem: (message) => process.stderr.write(`parley: ${message}\n`),
-            // OAuth state of HTTP servers is kept with the conversations, beside config.toml.
-            storage: path.dirname(file),
-            signIn: (server, url) =>
-              process.stderr.write(
-                `parley: MCP server "${server}" asks you to sign in. Open this page in a browser (parley waits up to ${McpOAuth.SIGN_IN_TIMEOUT_MS / 60_000} minutes; Ctrl-C stops):\n  ${url.href}\n`
-              ),
-            ...mcpOptions
-          })
+    const servers = ConfigData.mcpServers(data).length > 0
+    // The MCP client is an optional package (issue 29): without it, configured servers are an error naming it.
+    if (servers) yield* LoadPackage.load("@modelcontextprotocol/client", () => import("@modelcontextprotocol/client"))
+    const mcp = !servers
+      ? undefined
+      : yield* McpTools.start(data, {
+          root: process.cwd(),
+          interactive: false,
+          onProblem: (message) => process.stderr.write(`parley: ${message}\n`),
+          // OAuth state of HTTP servers is kept with the conversations, beside config.toml.
+          storage: path.dirname(file),
+          signIn: (server, url) =>
+            process.stderr.write(
+              `parley: MCP server "${server}" asks you to sign in. Open this page in a browser (parley waits up to ${McpOAuth.SIGN_IN_TIMEOUT_MS / 60_000} minutes; Ctrl-C stops):\n  ${url.href}\n`
+            ),
+          ...mcpOptions
+        })
     return yield* make(data, { ...rest, file, others, ...(mcp !== undefined ? { mcp } : {}) })
   })
 
 /** The live executor: standard built-ins, configured local tools and MCP servers. */
-export const layer: Layer.Layer<Executor, ConfigError, Config> = Layer.effect(Executor, liveExecutor({}, new Set()))
+export const layer: Layer.Layer<Executor, ConfigError | MissingPackage, Config> = Layer.effect(
+  Executor,
+  liveExecutor({}, new Set())
+)

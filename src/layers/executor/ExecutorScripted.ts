@@ -21,6 +21,8 @@
  *   fails: { outcomes: [{ type: "error", message: "boom", transient: false }] }
  * })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -17,6 +17,8 @@
  * LocalTool.renderCommand("tools/x {{context}} {{tool}}", { name: "x", arguments: {}, answers: {} }, context)
  * // `tools/x '{"action":"run","root":"/p","conversation_id":"17738399468"}' '{"name":"x","arguments":{},"answers":{}}'`
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"

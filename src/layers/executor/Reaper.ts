@@ -41,6 +41,8 @@
  * // Once its group is gone:
  * if (child.pid !== undefined) Reaper.release(child.pid)
  * ```
+ *
+ * @since 0.1.0
  */
 import { type ChildProcess, spawn } from "node:child_process"
 

@@ -33,6 +33,8 @@
  * const outcome = ToolProcess.run("echo hi", "/tmp", "{}", 1_048_576)
  * // Effect<ProcessOutcome, string>: Exited { exitCode: 0, stdout: "hi\n", stderr: "" }
  * ```
+ *
+ * @since 0.1.0
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"

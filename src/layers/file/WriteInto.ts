@@ -22,6 +22,8 @@
  * await WriteInto.writeInto("page.html", "<!doctype html>…") // through a link: its target
  * await WriteInto.writeInto("/dev/stdout", "hello\n") // our stdout, as it is
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 import * as fsSync from "node:fs"

@@ -11,6 +11,8 @@
  * import * as HostClient from "parley/layers/host/HostClient"
  * const info = Effect.scoped(Effect.flatMap(HostClient.connect("/tmp/x/run/17738399468.sock"), (client) => client.Info()))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

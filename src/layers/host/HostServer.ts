@@ -12,6 +12,8 @@
  * declare const interrupt: Effect.Effect<void>
  * const hosting = HostServer.serve({ socketPath: "/tmp/x/run/17738399468.sock", conversationId: "17738399468", interrupt })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs"
 import * as net from "node:net"

@@ -10,6 +10,8 @@
  * toolResponse({ content: [{ type: "text", text: "3" }, { type: "image", data: "AAAA", mimeType: "image/png" }] })
  * // { content: "3\n[image: image/png, 3 bytes]", is_error: false }
  * ```
+ *
+ * @since 0.1.0
  */
 import type { ToolResponse } from "../../services/Executor.ts"
 
@@ -17,7 +19,7 @@ import type { ToolResponse } from "../../services/Executor.ts"
 export interface ToolResult {
   readonly content?: ReadonlyArray<Readonly<Record<string, unknown>>>
   readonly structuredContent?: unknown
-  readonly isError?: boolean
+  readonly isError?: boolean | undefined
   /** The pre-2025 result form some servers still send. */
   readonly toolResult?: unknown
 }

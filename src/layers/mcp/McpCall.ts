@@ -49,8 +49,9 @@
  *   return McpCall.run(live, {})
  * })
  * ```
+ *
+ * @since 0.1.0
  */
-import type { ElicitResult } from "@modelcontextprotocol/client"
 import type * as Schema from "effect/Schema"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -60,7 +61,7 @@ import type { Question } from "../../domain/tool/Question.ts"
 import { type Answers, Completed, error, type ExecutorResult, NeedsInput } from "../../services/Executor.ts"
 import { type ToolResult, toolResponse } from "./Content.ts"
 import * as McpRound from "./McpRound.ts"
-import type { Connection, Elicited, InputRequired, Retry } from "./McpServer.ts"
+import type { Connection, ElicitResult, Elicited, InputRequired, Retry } from "./McpServer.ts"
 
 /** One question asked more often than this in one call ends the call with a tool error (contract §5 round 2). */
 export const MAX_ATTEMPTS = 5

@@ -26,6 +26,8 @@
  * const provider = await McpOAuth.make({ file: "/work/.parley/mcp-oauth/remote.json", serverUrl: "https://mcp.example.com/mcp", clientName: "parley" })
  * provider.redirectUrl // "http://127.0.0.1:<port>/callback"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"

@@ -23,10 +23,11 @@
  * McpRound.fromState(state, "demo")?.input.requestState // "s1"
  * McpRound.fromState(state, "other") // undefined: recorded for another server
  * ```
+ *
+ * @since 0.1.0
  */
-import type { ElicitResult } from "@modelcontextprotocol/client"
 import type * as Schema from "effect/Schema"
-import type { InputRequired, Retry } from "./McpServer.ts"
+import type { ElicitResult, InputRequired, Retry } from "./McpServer.ts"
 
 /** A round recorded with a question: which server, which round of the call, and what it asked. */
 export interface Recorded {

@@ -42,8 +42,11 @@
  * server.stateless // false: server-everything speaks 2025-11-25
  * await server.close()
  * ```
+ *
+ * @since 0.1.0
  */
-import type { CallToolResult, Client, ElicitResult, Tool, Transport } from "@modelcontextprotocol/client"
+import type { Client, ElicitResult as SdkElicitResult, Tool, Transport } from "@modelcontextprotocol/client"
+import type { ToolResult } from "./Content.ts"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { McpServerConfig } from "../../domain/tool/Config.ts"
@@ -52,6 +55,19 @@ import * as McpOAuth from "./McpOAuth.ts"
 import * as McpTransport from "./McpTransport.ts"
 
 /** A tool as the server lists it. */
+/**
+ * An answer to a server's question (elicitation), as MCP shapes it: the
+ * SDK's `ElicitResult`, spelled out so that parley's declarations need no
+ * MCP SDK (an optional package, issue 29: a consumer without it still
+ * typechecks without `skipLibCheck`).
+ *
+ * @since 0.1.0
+ */
+export type ElicitResult = {
+  readonly action: "accept" | "decline" | "cancel"
+  readonly content?: { [key: string]: string | number | boolean | Array<string> }
+}
+
 export interface ServerTool {
   readonly name: string
   readonly description: string
@@ -83,7 +99,7 @@ export interface Retry {
 
 /** How a `tools/call` came back: its result, or (2026-07-28) a request for input. */
 export type Reply =
-  | { readonly _tag: "Result"; readonly result: CallToolResult }
+  | { readonly _tag: "Result"; readonly result: ToolResult }
   | { readonly _tag: "InputRequired"; readonly input: InputRequired }
 
 /** First come, first served: one tool call per server at a time. */
@@ -218,7 +234,7 @@ const routeElicitations = (client: Client, connection: Connection, sdk: Sdk): vo
   client.setRequestHandler(
     "elicitation/create",
     (request, ctx) =>
-      new Promise<ElicitResult>((resolve, reject) => {
+      new Promise<SdkElicitResult>((resolve, reject) => {
         const target = connection.onElicit
         // Nobody to ask: no call of this server is running, so nothing can record the question.
         if (target === undefined) return resolve({ action: "decline" })

@@ -30,6 +30,8 @@
  *   return mcp.servers.map((s) => s.name)
  * }))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as path from "node:path"
 import * as Effect from "effect/Effect"

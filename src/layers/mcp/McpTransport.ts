@@ -11,6 +11,8 @@
  * const made = await McpTransport.make("everything", { command: "node", args: ["index.js", "stdio"] }, { root: process.cwd() })
  * made.where // "node index.js stdio"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs"
 import * as path from "node:path"

@@ -24,6 +24,8 @@
  * Supervisor.wrap("node", ["server.js", "stdio"])
  * // { command: process.execPath, args: ["-e", Supervisor.SOURCE, "--", "node", "server.js", "stdio"] }
  * ```
+ *
+ * @since 0.1.0
  */
 
 /** How long a server gets after EOF (and again after SIGTERM) before the next step. */

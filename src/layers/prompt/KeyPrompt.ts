@@ -15,6 +15,8 @@
  *   defaultKey: "y"
  * })) // Effect<string, …, Terminal>
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

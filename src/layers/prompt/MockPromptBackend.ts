@@ -8,6 +8,8 @@
  * import * as MockPromptBackend from "parley/layers/prompt/MockPromptBackend"
  * const layer = MockPromptBackend.layer([{ _tag: "Answer", answer: true, remember: true }, { _tag: "Cancel" }])
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

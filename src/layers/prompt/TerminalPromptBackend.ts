@@ -24,6 +24,8 @@
  * const program = Effect.map(Effect.service(PromptBackend), (p) => p.interactive)
  * const runnable = Effect.provide(program, TerminalPromptBackend.layer.pipe(Layer.provide(NodeServices.layer)))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

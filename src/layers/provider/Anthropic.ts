@@ -29,6 +29,8 @@
  * import * as AnthropicProvider from "parley/layers/provider/Anthropic"
  * const layer = AnthropicProvider.layer({ apiKey: process.env.ANTHROPIC_API_KEY!, baseUrl: "http://127.0.0.1:8080" })
  * ```
+ *
+ * @since 0.1.0
  */
 import type Anthropic from "@anthropic-ai/sdk"
 import * as Effect from "effect/Effect"

@@ -22,6 +22,8 @@
  * import * as OpenAiProvider from "parley/layers/provider/OpenAi"
  * const layer = OpenAiProvider.layer({ apiKey: "sk-…", baseUrl: "http://127.0.0.1:11434/v1" })
  * ```
+ *
+ * @since 0.1.0
  */
 import type OpenAI from "openai"
 import * as Effect from "effect/Effect"

@@ -14,6 +14,8 @@
  * const layer = ProviderLive.layer({ scriptPath: "demo-script.json" })
  * // provider.stream({ model: "scripted", ... }) / { model: "anthropic/claude-sonnet-4-5", ... }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -14,6 +14,8 @@
  * const error = new ProviderError({ provider: "openai", failure: "http", status: 503, detail: "busy", retryable: true, attempts: 1 })
  * withRetries(Effect.fail(error), { times: 3, baseDelay: "1 millis" }) // fails with attempts: 4
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -14,6 +14,8 @@
  * import * as Scripted from "parley/layers/provider/Scripted"
  * const layer = Scripted.layerFromFile("script.json")
  * ```
+ *
+ * @since 0.1.0
  */
 import { readFile } from "node:fs/promises"
 import * as Effect from "effect/Effect"

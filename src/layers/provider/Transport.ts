@@ -14,11 +14,15 @@
  * declare const converter: () => Converter<Chunk>
  * const deltas = sdkStream({ provider: "openai", keyVariable: "OPENAI_API_KEY", policy: defaultRetryPolicy, open, converter })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { fieldsOf, type ProviderDelta, ProviderError, type StopReason } from "../../services/Provider.ts"
 import { isRetryableStatus, type RetryPolicy, withRetries } from "./Retry.ts"
+import * as MissingPackage from "../../domain/package/MissingPackage.ts"
+import * as LoadPackage from "../LoadPackage.ts"
 
 /** Turns one SDK stream event into deltas; one instance per request (it keeps block state). */
 export interface Converter<Event> {
@@ -182,17 +186,32 @@ export const toProviderError =
     })
   }
 
-/** The SDK could not be loaded (a broken install): nothing was sent. */
+/**
+ * The SDK could not be loaded: not installed (an optional peer dependency,
+ * issue 29: the error names it), or a broken install. Nothing was sent.
+ */
 export const loadError =
-  (provider: string, module: string) =>
-  (cause: unknown): ProviderError =>
-    new ProviderError({
+  (provider: string, module: MissingPackage.OptionalPackage) =>
+  (cause: unknown): ProviderError => {
+    if (LoadPackage.isNotFound(cause, module)) {
+      const missing = MissingPackage.of(module)
+      return new ProviderError({
+        provider,
+        failure: "config",
+        detail: missing.message,
+        missing,
+        retryable: false,
+        attempts: 1
+      })
+    }
+    return new ProviderError({
       provider,
       failure: "config",
       detail: `Cannot load ${module}: ${withCauses(cause)}. Reinstall parley (npm ci).`,
       retryable: false,
       attempts: 1
     })
+  }
 
 /**
  * SDK options that keep the SDK quiet: it must never write to the terminal

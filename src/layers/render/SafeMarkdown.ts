@@ -15,6 +15,8 @@
  * import { markdownToHtml } from "parley/layers/render/SafeMarkdown"
  * markdownToHtml("**hi** <script>x()</script>") // "<p><strong>hi</strong> &lt;script&gt;x()&lt;/script&gt;</p>\n"
  * ```
+ *
+ * @since 0.1.0
  */
 import MarkdownIt from "markdown-it"
 import type { MarkdownIt as Md, RendererRule, Token } from "markdown-it"

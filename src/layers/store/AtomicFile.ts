@@ -9,6 +9,8 @@
  * await AtomicFile.writeIfChanged("/tmp/x/metadata.json", "{}\n") // true: written
  * await AtomicFile.writeIfChanged("/tmp/x/metadata.json", "{}\n") // false: identical, untouched
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 

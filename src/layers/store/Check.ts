@@ -17,6 +17,8 @@
  * declare const id: ConversationId.ConversationId, dir: string
  * const result = await checkOne(id, { dir, archived: false }) // { ok, roundtrip, error? }
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

@@ -18,6 +18,8 @@
  * const where = await ConversationDir.locate("/p/.parley/conversations", "17738399468")
  * // { dir: "/p/.parley/conversations/17738399468-a-title", archived: false } or undefined
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"

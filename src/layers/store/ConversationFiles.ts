@@ -18,6 +18,8 @@
  * const one = await ConversationFiles.read("/home/me/.jp", all[0]!)
  * await ConversationFiles.write("/tmp/export", one) // "written" | "exists"
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

@@ -16,6 +16,8 @@
  * declare const id: ConversationId.ConversationId, dir: string
  * const conversation = await ConversationRead.read(id, { dir, archived: false })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"

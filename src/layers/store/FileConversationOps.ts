@@ -11,6 +11,8 @@
  * const ops = Effect.runSync(FileConversationOps.make("/home/me/project/.parley"))
  * ops.load
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

@@ -24,6 +24,8 @@
  * import * as FileConversationStore from "parley/layers/store/FileConversationStore"
  * const layer = FileConversationStore.layer({ storageDir: "/home/me/project/.parley" })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as path from "node:path"
 import * as Effect from "effect/Effect"

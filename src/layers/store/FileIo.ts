@@ -9,6 +9,8 @@
  * import { io } from "parley/layers/store/FileIo"
  * io("/p/.parley/conversations", () => fs.readdir("/p/.parley/conversations"))
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import { StoreIoError } from "../../services/StoreErrors.ts"

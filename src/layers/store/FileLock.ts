@@ -25,6 +25,8 @@
  * const result = await FileLock.acquire("/s/locks/jp-c1.lock") // { _tag: "Acquired" } | { _tag: "Held", pid }
  * await FileLock.release("/s/locks/jp-c1.lock")
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

@@ -33,6 +33,8 @@
  * await Journal.append(dir, [{ at: 3, entry }], "812")
  * await Journal.fold(dir) // events.json now holds them; no journal left
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

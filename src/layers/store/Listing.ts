@@ -44,6 +44,8 @@
  * import * as Listing from "parley/layers/store/Listing"
  * const { conversations, damaged } = await Listing.list("/p/.parley/conversations", { archived: false })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs"
 import * as path from "node:path"

@@ -13,6 +13,8 @@
  * declare const program: Effect.Effect<void>
  * Effect.provide(program, MemoryConversationStore.layer())
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

@@ -8,6 +8,8 @@
  * declare const conversation: Conversation.Conversation
  * summaryOf(conversation, "/path/to/dir").incomplete // null, or { state, tool? }
  * ```
+ *
+ * @since 0.1.0
  */
 import { conversationTokens } from "../../domain/model/ContextWindow.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"

@@ -8,6 +8,8 @@
  * import * as Env from "parley/programs/coordinator/Env"
  * Env.Texts.skippedByUser // "Tool skipped by user."
  * ```
+ *
+ * @since 0.1.0
  */
 import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"

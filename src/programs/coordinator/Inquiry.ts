@@ -26,10 +26,13 @@
  * declare const env: Inquiry.Env, call: ToolCallRequest, question: Question, id: InquiryId.InquiryId, source: InquirySource
  * const routed = Inquiry.ask(env, call, question, Inquiry.Opening.Record({ id, source })) // Effect<Routed, RecordError>
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
@@ -91,20 +94,28 @@ export type Opening = Data.TaggedEnum<{
     readonly source: InquirySource
     readonly metadata?: EventMetadata
     readonly staticRejected?: string
+    /** A person's approval to run the call (issue 29): only a person answers it, see `Approval.ts`. */
+    readonly approval?: boolean
   }
-  Recorded: { readonly id: InquiryId; readonly source: InquirySource }
+  Recorded: { readonly id: InquiryId; readonly source: InquirySource; readonly approval?: boolean }
 }>
 const OpeningEnum = Data.taggedEnum<Opening>()
 /** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (built as literals, as `Routed`'s). */
 export const Opening: Data.TaggedEnum.Constructor<Opening> = {
-  Record: ({ id, metadata, source, staticRejected }) => ({
+  Record: ({ approval, id, metadata, source, staticRejected }) => ({
     _tag: "Record",
     id,
     source,
     ...(metadata !== undefined ? { metadata } : {}),
-    ...(staticRejected !== undefined ? { staticRejected } : {})
+    ...(staticRejected !== undefined ? { staticRejected } : {}),
+    ...(approval === true ? { approval } : {})
   }),
-  Recorded: ({ id, source }) => ({ _tag: "Recorded", id, source }),
+  Recorded: ({ approval, id, source }) => ({
+    _tag: "Recorded",
+    id,
+    source,
+    ...(approval === true ? { approval } : {})
+  }),
   $is: OpeningEnum.$is,
   $match: OpeningEnum.$match
 }
@@ -129,7 +140,9 @@ class OpenInquiry implements Asked, Closer {
     readonly env: Env,
     readonly call: ToolCallRequest,
     readonly question: Question,
-    readonly id: InquiryId
+    readonly id: InquiryId,
+    /** A person's approval to run the call: no config answer, no assistant (issue 29). */
+    readonly approval = false
   ) {
     this.shown = RunEvent.toolCall(call)
     this.inquiryQuestion = toInquiryQuestion(question)
@@ -270,19 +283,31 @@ const decide = (
   question: Question,
   reachable = env.prompts.interactive || env.answers.present(),
   source?: InquirySource,
-  staticRejected?: string
+  staticRejected?: string,
+  approval = false
 ) =>
-  decideRoute({
-    // A question the model asks types its own answer: its static answer gets no form-field leniency.
-    strictStatic: source?.source === "assistant",
-    ...(staticRejected !== undefined ? { staticRejected } : {}),
-    question,
-    target: ConfigData.questionTarget(env.config, call.name, question.id),
-    reachable,
-    detached: ConfigData.detachedPolicy(env.config),
-    remembered: TurnState.rememberedAnswer(state, call.name, question.id),
-    staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
-  })
+  approval
+    ? // An approval is a person's: never a config answer or a remembered one, never the assistant (`assistant` reads as `deny`).
+      decideRoute({
+        question,
+        target: "user",
+        reachable,
+        detached:
+          ConfigData.detachedPolicy(env.config) === "assistant" ? "deny" : ConfigData.detachedPolicy(env.config),
+        remembered: Option.none(),
+        staticAnswer: undefined
+      })
+    : decideRoute({
+        // A question the model asks types its own answer: its static answer gets no form-field leniency.
+        strictStatic: source?.source === "assistant",
+        ...(staticRejected !== undefined ? { staticRejected } : {}),
+        question,
+        target: ConfigData.questionTarget(env.config, call.name, question.id),
+        reachable,
+        detached: ConfigData.detachedPolicy(env.config),
+        remembered: TurnState.rememberedAnswer(state, call.name, question.id),
+        staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
+      })
 
 /** The tool error of a refused question (JP's texts for a secret, RFD 083's for an exclusive one). */
 const deniedText = (
@@ -321,7 +346,9 @@ const dispatch = (
       })
     case "Denied":
       return open.cancelled("parley", decided.reason, {
-        content: deniedText(call.name, question, decided.reason),
+        content: open.approval
+          ? Texts.approvalNobody(call.name, ConfigData.detachedPolicy(open.env.config))
+          : deniedText(call.name, question, decided.reason),
         is_error: true
       })
     case "Person":
@@ -348,7 +375,16 @@ const deserted = (
   waiting: Waiting,
   since: Timestamp.Timestamp
 ): Effect.Effect<Routed, RecordError> => {
-  const decided = decide(open.env, Ref.getUnsafe(open.env.state), open.call, open.question, false)
+  const decided = decide(
+    open.env,
+    Ref.getUnsafe(open.env.state),
+    open.call,
+    open.question,
+    false,
+    undefined,
+    undefined,
+    open.approval
+  )
   if (decided._tag === "Wait") return Person.waitOn(open.env, open, open, waiting)
   return Effect.flatMap(waiting.claim("parley"), (mine) =>
     mine
@@ -372,7 +408,8 @@ const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timest
     open.question,
     undefined,
     source,
-    staticRejected
+    staticRejected,
+    open.approval
   )
   const label = Person.promptLabel(open.env, open.call.name, open.question.id)
   open.env.events.publishUnsafe(
@@ -438,7 +475,7 @@ const askUntraced = (
   // The mask's function runs as the step does, so it reads the clock: the
   // question is open since its request's time.
   Effect.uninterruptibleMask((restore) => {
-    const open = new OpenInquiry(env, call, question, opening.id)
+    const open = new OpenInquiry(env, call, question, opening.id, opening.approval === true)
     const since = Timestamp.fromClock(env.clock)
     const routed = () =>
       Effect.onExitPrimitive(

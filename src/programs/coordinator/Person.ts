@@ -16,6 +16,8 @@
  * declare const env: Env, asked: Asked, close: Closer, since: string
  * const routed = Person.ask(env, asked, close, since) // Effect<Routed, RecordError>
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

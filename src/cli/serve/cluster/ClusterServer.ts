@@ -39,6 +39,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { SqlClient } from "effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
+import * as Hint from "../../Hint.ts"
 import * as ConfigFile from "../../../layers/ConfigFile.ts"
 import * as ExecutorLive from "../../../layers/executor/ExecutorLive.ts"
 import * as ProviderLive from "../../../layers/provider/ProviderLive.ts"
@@ -162,7 +163,7 @@ const services = (storage: string, configFlag: string | undefined) =>
     const mcp = { root, interactive: false, clientInfo: { name: "parley", version: VERSION } }
     const executor = yield* Layer.build(
       ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(Layer.succeed(Config, config)))
-    ).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: e.message })))
+    ).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: Hint.withInstall(e) })))
     const provider = yield* Layer.build(ProviderLive.layer(providers))
     const store = yield* Layer.build(PgConversationStore.layer({ url: storage, maxConnections: storePool() })).pipe(
       Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))

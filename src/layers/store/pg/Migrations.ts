@@ -27,6 +27,8 @@
  * import { migrations } from "parley/layers/store/pg/Migrations"
  * Object.keys(migrations) // ["0001_conversations", "0002_events_lz4"]
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql/SqlClient"

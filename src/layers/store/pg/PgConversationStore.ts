@@ -26,6 +26,8 @@
  * import * as PgConversationStore from "parley/layers/store/pg/PgConversationStore"
  * const layer = PgConversationStore.layer({ url: "postgres://parley@127.0.0.1:5432/parley" })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"

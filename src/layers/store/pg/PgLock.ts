@@ -11,6 +11,8 @@
  * import * as PgLock from "parley/layers/store/pg/PgLock"
  * PgLock.key("17738399468") // "17738399468": the id itself, a bigint
  * ```
+ *
+ * @since 0.1.0
  */
 import * as os from "node:os"
 import * as Effect from "effect/Effect"

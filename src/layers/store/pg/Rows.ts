@@ -10,6 +10,8 @@
  * import * as Rows from "parley/layers/store/pg/Rows"
  * Rows.eventsText([]) // "[]\n"
  * ```
+ *
+ * @since 0.1.0
  */
 import type { StreamEntry } from "../../../domain/event/ConversationEvent.ts"
 import { isConversationEvent } from "../../../domain/event/ConversationEvent.ts"

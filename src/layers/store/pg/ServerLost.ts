@@ -11,6 +11,8 @@
  * import * as ServerLost from "parley/layers/store/pg/ServerLost"
  * ServerLost.serverOf("postgres://me@db.internal/parley#17738399468") // { host: "db.internal:5432", database: "parley" }
  * ```
+ *
+ * @since 0.1.0
  */
 import type { SqlError } from "effect/sql/SqlError"
 

@@ -17,6 +17,8 @@
  * const imported = Transfer.importDir("/home/me/project/.parley") // Effect<number, …, SqlClient>
  * const exported = Transfer.exportTo("/tmp/export") // a JP storage directory
  * ```
+ *
+ * @since 0.1.0
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

@@ -1,0 +1,85 @@
+/**
+ * An approval with nobody at the prompt (issue 29): a tool whose author
+ * requires a person's yes (effect/ai `needsApproval`) follows the `detached`
+ * policy, with `assistant` read as `deny`. Under `defer` and `wait` the
+ * approval is asked as a question — the permission prompt's question (`Run
+ * MCP echo tool?`, boolean), recorded as a permission inquiry (its request
+ * carries `parley_permission`) — so it waits for any answerer (`wait`) or is
+ * left open on disk (`defer`) for `parley conversation answer`; the resumed
+ * turn then runs the call (`true`) or skips it (`false`), as for a decision
+ * typed at the prompt (IncompleteTurn's `permissionDecisions`). A turn
+ * resumed while it is still open asks it again under its recorded id.
+ *
+ * @example
+ * ```ts
+ * import * as Approval from "parley/programs/coordinator/Approval"
+ *
+ * const question = Approval.question("deploy", "local") // Run local deploy tool? (boolean)
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
+import type { InquiryId } from "../../domain/event/InquiryId.ts"
+import type { InquiryRequest } from "../../domain/event/InquiryRequest.ts"
+import { InquirySource } from "../../domain/event/InquirySource.ts"
+import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
+import * as TurnState from "../../domain/stream/TurnState.ts"
+import { fromInquiryQuestion, type Question } from "../../domain/tool/Question.ts"
+import { Permission } from "../../domain/tool/Route.ts"
+import * as Inquiry from "./Inquiry.ts"
+
+/**
+ * The approval's question: what the permission prompt asks, as a boolean question.
+ *
+ * @since 0.1.0
+ */
+export const question = (toolName: string, kind: PermissionInquiry.ToolKindText): Question =>
+  fromInquiryQuestion(PermissionInquiry.questionId, {
+    text: PermissionInquiry.text(kind, toolName),
+    answer_type: { type: "boolean" }
+  })
+
+/**
+ * What an approval asked as a question gives: run, skip, or deferred (no response yet).
+ *
+ * @since 0.1.0
+ */
+export type Decided = Permission | { readonly _tag: "Deferred"; readonly inquiryId: InquiryId }
+
+/**
+ * Asks `call`'s approval as a question under the `detached` policy; `recorded`:
+ * the request an earlier run left open (asked again under its id).
+ *
+ * @since 0.1.0
+ */
+export const ask = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  kind: PermissionInquiry.ToolKindText,
+  recorded?: InquiryRequest
+): Effect.Effect<Decided, Inquiry.RecordError> =>
+  Effect.gen(function* () {
+    const opening =
+      recorded !== undefined
+        ? Inquiry.Opening.Recorded({ id: recorded.id, source: recorded.source, approval: true })
+        : Inquiry.Opening.Record({
+            id: yield* Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, PermissionInquiry.questionId)),
+            source: InquirySource.tool(call.name),
+            metadata: PermissionInquiry.metadata,
+            approval: true
+          })
+    const routed = yield* Inquiry.ask(env, call, question(call.name, kind), opening)
+    switch (routed._tag) {
+      case "Deferred":
+        return { _tag: "Deferred", inquiryId: routed.inquiryId } as const
+      case "End":
+        return Permission.Skip({ content: routed.response.content, is_error: routed.response.is_error })
+      case "Answer":
+        return routed.answer === true
+          ? Permission.Run()
+          : Permission.Skip({ content: Inquiry.Texts.skippedByUser, is_error: false })
+    }
+  })

@@ -1,0 +1,107 @@
+/**
+ * The public surface is an explicit list of entry points (issue 29):
+ * package.json `exports` names each module a consumer may import, with no
+ * wildcard that would make every internal module public. Every consumer path
+ * the docs use (JSDoc examples, README) is on the list, every entry is a
+ * library module that ships, and the internals stay off it.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { repoRoot } from "../support/Fixtures.ts"
+
+const walk = (dir: string): Array<string> =>
+  fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]))
+
+type Target = string | { readonly types: string; readonly default: string }
+const exportsMap = (
+  JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { exports: Record<string, Target> }
+).exports
+
+/** The library's modules (the CLI is bundled into dist/parley.mjs, not a library module). */
+const libraryModules = walk(path.join(repoRoot, "src"))
+  .map((f) => path.relative(path.join(repoRoot, "src"), f).split(path.sep).join("/"))
+  .filter((f) => f.endsWith(".ts") && f !== "bin.ts" && !f.startsWith("cli/"))
+  .map((f) => f.slice(0, -".ts".length))
+
+/** The source module an entry point's `default` target was compiled from. */
+const sourceOf = (target: Target): string | undefined => {
+  const file = typeof target === "string" ? target : target.default
+  return file.startsWith("./dist/lib/") && file.endsWith(".js")
+    ? file.slice("./dist/lib/".length, -".js".length)
+    : undefined
+}
+
+describe("package.json exports", () => {
+  it("is an explicit list: no wildcard, each entry a library module with its own .d.ts", () => {
+    expect(Object.keys(exportsMap).filter((k) => k.includes("*"))).toStrictEqual([])
+    for (const [key, target] of Object.entries(exportsMap)) {
+      if (key === "./package.json") continue
+      const source = sourceOf(target)
+      expect([key, source !== undefined && libraryModules.includes(source)]).toStrictEqual([key, true])
+      expect([key, typeof target === "object" && target.types === `./dist/lib/${source}.d.ts`]).toStrictEqual([
+        key,
+        true
+      ])
+      // The subpath is the module's path, so a consumer path reads like the source tree.
+      if (key !== "." && key !== "./ai" && key !== "./ai/testing") expect(key).toBe(`./${source}`)
+    }
+  })
+
+  it("lists every consumer path the JSDoc examples and README use", () => {
+    const documents = [
+      ...walk(path.join(repoRoot, "src")).filter((f) => f.endsWith(".ts") && !f.includes(`${path.sep}cli${path.sep}`)),
+      path.join(repoRoot, "README.md")
+    ]
+    const used = new Set<string>()
+    for (const file of documents) {
+      for (const m of fs.readFileSync(file, "utf8").matchAll(/(?:from\s+|import\s*\(\s*)"(parley(?:\/[\w/.-]+)?)"/g)) {
+        used.add(m[1] === "parley" ? "." : `./${m[1]!.slice("parley/".length)}`)
+      }
+    }
+    expect(used.size).toBeGreaterThan(100)
+    expect([...used].filter((u) => exportsMap[u] === undefined).sort()).toStrictEqual([])
+  })
+
+  it("keeps the internals off the list: barrels and the ai bridge's parts (reached through parley/ai)", () => {
+    const exported = new Set(Object.values(exportsMap).map(sourceOf))
+    for (const internal of [
+      "ai/Inquiry",
+      "ai/ProviderBridge",
+      "ai/ToolkitExecutor",
+      "programs/index",
+      "layers/store/index"
+    ]) {
+      expect(libraryModules).toContain(internal)
+      expect([internal, exported.has(internal)]).toStrictEqual([internal, false])
+    }
+  })
+
+  it("has @since tags (changesets keep the CHANGELOG): each entry point's module doc, and each export of parley and parley/ai", () => {
+    for (const target of Object.values(exportsMap)) {
+      const source = sourceOf(target)
+      if (source === undefined) continue
+      const header = /^\s*\/\*\*([\s\S]*?)\*\//.exec(
+        fs.readFileSync(path.join(repoRoot, "src", `${source}.ts`), "utf8")
+      )
+      expect([source, /@since \d+\.\d+\.\d+/.test(header?.[1] ?? "")]).toStrictEqual([source, true])
+    }
+    for (const index of ["src/index.ts", "src/ai/index.ts"]) {
+      const lines = fs.readFileSync(path.join(repoRoot, index), "utf8").split("\n")
+      const untagged = lines.flatMap((line, i) => {
+        if (!line.startsWith("export ")) return []
+        let j = i - 1
+        while (j >= 0 && lines[j]!.trim() === "") j--
+        if (!lines[j]!.trim().endsWith("*/")) return [line]
+        let k = j
+        while (k >= 0 && !lines[k]!.includes("/**")) k--
+        return lines.slice(k, j + 1).some((l) => /@since \d+\.\d+\.\d+/.test(l)) ? [] : [line]
+      })
+      expect([index, untagged]).toStrictEqual([index, []])
+    }
+    expect(fs.existsSync(path.join(repoRoot, ".changeset", "config.json"))).toBe(true)
+    expect(fs.readFileSync(path.join(repoRoot, "CHANGELOG.md"), "utf8")).toMatch(/^# parley\n[\s\S]*\n## 0\.1\.0\n/)
+  })
+})
