@@ -102,7 +102,8 @@ export const raw = (
       }
     )
     req.on("error", (e) => resolve({ status: -1, body: String(e) }))
-    req.setTimeout(10_000, () => req.destroy(new Error("timeout")))
+    // Longer than a run may take to start (`Runs.ts` READY_MS, 20 s): a call that starts one waits for it.
+    req.setTimeout(30_000, () => req.destroy(new Error("timeout")))
     if (options.body !== undefined) req.write(options.body)
     req.end()
   })

@@ -232,12 +232,15 @@ const stop = (storage: string, relay: Relay, id: string) =>
     }).pipe(Effect.catch(() => Effect.fail(lost(id))))
   })
 
-/** A conversation a run of another process holds: 409 naming it. */
-const busy = (id: string, pid: number | string) => ({
+/** A conversation a run of another process holds: 409 naming it (its pid, when the lock says it yet). */
+const busy = (id: string, pid: number | string | undefined) => ({
   error: "ConversationBusy" as const,
-  message: `Conversation ${id} is running in another parley process (pid ${pid}).`,
+  message:
+    pid === undefined
+      ? `Conversation ${id} is running in another parley process.`
+      : `Conversation ${id} is running in another parley process (pid ${pid}).`,
   id,
-  holder: `pid ${pid}`
+  holder: pid === undefined ? "another parley process" : `pid ${pid}`
 })
 
 /** A child that ended at once, as the API's error. */
@@ -249,8 +252,9 @@ const endedAtOnce = (ended: Runs.Ended) => ({
 
 /** What a child for conversation `id` that ended at once said, as the API's error. */
 const notStarted = (id: string, ended: Runs.Ended) => {
-  const holder = /another parley process \(pid (\d+)\)/.exec(ended.output)
-  if (holder !== null) return busy(id, holder[1]!)
+  // `ConversationLocked`'s message; a lock whose file does not name its holder yet has no "(pid N)" (issue 30: that was a 422).
+  const holder = /is being written by another parley process(?: \(pid (\d+)[^)]*\))?/.exec(ended.output)
+  if (holder !== null) return busy(id, holder[1])
   return endedAtOnce(ended)
 }
 

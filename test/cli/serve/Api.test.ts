@@ -473,6 +473,40 @@ describe("parley serve: runs the server starts", () => {
     ).filter((e) => e.type === "chat_request")
     expect(requests.at(-1)!.content).toBe("--new --storage /tmp --help")
   })
+  it("a discard refused by a lock whose holder is not known yet is a 409, not a 422 (the lock is being written or unreadable)", async () => {
+    const p = project()
+    const script = writeScript(p, "s.json", [
+      { message: "Working.", tool_calls: [call("a1", "prod", "ask")] },
+      { message: "Done." }
+    ])
+    // A waiting turn on disk: discarding it writes, so it needs the lock.
+    parley(p, ["query", "--new", "go", "--script", script, "--detached-policy", "defer"])
+    const id = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].id as string
+    const server = await Serve.start(p, [], { PARLEY_SCRIPT: script })
+    children.push(server.child)
+    // A lock file that names no pid yet: FileLock treats it as held while it is young, without knowing by whom
+    // (dated an hour ahead, so a slow machine cannot age it past that grace during the test).
+    const lock = path.join(p.storage, "locks", `jp-c${id}.lock`)
+    fs.mkdirSync(path.dirname(lock), { recursive: true })
+    fs.writeFileSync(lock, "")
+    const ahead = new Date(Date.now() + 3_600_000)
+    fs.utimesSync(lock, ahead, ahead)
+    const busy = {
+      status: 409,
+      body: {
+        error: "ConversationBusy",
+        id,
+        holder: "another parley process",
+        message: `Conversation ${id} is running in another parley process.`
+      }
+    }
+    expect(await server.post(`/api/conversations/${id}/discard`, {})).toStrictEqual(busy)
+    // Nothing was discarded: the turn still waits.
+    expect(JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].incomplete).toStrictEqual({
+      state: "waiting-for-input",
+      tool: "deferrable"
+    })
+  })
 })
 
 describe("parley serve: many watchers of one run", () => {

@@ -18,7 +18,8 @@ afterEach(() => {
 /**
  * Declared, but not reached here: a run's host that goes away in the middle
  * of a call (`RunLost`, 503), a `query --discard-turn` that fails on its own
- * (`RunNotStarted`, 422: the store failing under it).
+ * (`RunNotStarted`, 422: the store failing under it; a lock's refusal is a
+ * 409, even before the lock names its holder — Api.test).
  */
 const NOT_REACHED: Record<string, ReadonlyArray<string>> = {
   "POST /api/conversations/{id}/questions/{inquiryId}": ["503"],
@@ -29,7 +30,9 @@ const NOT_REACHED: Record<string, ReadonlyArray<string>> = {
 const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
 
 describe("parley serve: the OpenAPI document against the server", () => {
-  // Skipped until its runs are awaited by pid everywhere: under the full suite a 422 is seen where its run still held the conversation (race in the test, issue 23).
+  // Every run is awaited until its process is gone and its lock and socket with it (issue 30), and a failure lists
+  // every call with its answer. Still skipped: under two busy loops 1 of 3 runs saw no 422 for the message with an
+  // unknown model to D after D's run was released (pid gone, no lock, no socket); the cause is not found yet.
   it.skip("every status an endpoint answers is declared for it, and every declared one is answered", async () => {
     const p = waitingProject()
     // A waiting turn on disk (A).
@@ -58,14 +61,19 @@ describe("parley serve: the OpenAPI document against the server", () => {
       writeScript(p, "b.json", [{ message: "Working.", tool_calls: [call("b1", "bee", "ask")] }, { message: "Done." }])
     ])
     children.push(hosted)
-    await waitFor("B's host", () => hostSockets(p).length === 1)
+    await waitFor("B's host", () => hostSockets(p).length === 1, 60_000)
     const b = hostSockets(p)[0]!.replace(".sock", "")
-    for (let i = 0; i < 200 && (await server.json("/api/questions")).body.length === 0; i++)
+    for (let i = 0; (await server.json("/api/questions")).body.length === 0; i++) {
+      if (i === 300) throw new Error("B's question never opened")
       await new Promise((r) => setTimeout(r, 100))
+    }
     const x = "17738399468"
 
     const seen = new Map<string, Set<string>>()
     const note = (op: string, status: number) => seen.set(op, (seen.get(op) ?? new Set()).add(String(status)))
+    // Every call and its answer, to say in a failure which call answered what.
+    const calls: Array<string> = []
+    const sample = (status: number, what: string) => void calls.push(`${status} ${what}`)
     const send = async (
       op: string,
       url: string,
@@ -83,6 +91,7 @@ describe("parley serve: the OpenAPI document against the server", () => {
         ...(init.body !== undefined ? { body: init.body } : {})
       })
       note(op, r.status)
+      sample(r.status, `${method} ${url}: ${r.body.slice(0, 300)}`)
       return r
     }
     const json = (v: unknown) => JSON.stringify(v)
@@ -142,7 +151,8 @@ describe("parley serve: the OpenAPI document against the server", () => {
       body: json({ message: "hi", model: "scripted" })
     })
     const d = JSON.parse(created.body).conversation_id as string
-    // A run's socket goes before its process lets go of the conversation: wait for the process too (else a 409, rightly).
+    // A run's socket goes before its process lets go of the conversation: wait for the process, its lock and
+    // its socket (else the next call finds the conversation held: a 409, rightly).
     const ended = (pid: number) => {
       try {
         process.kill(pid, 0)
@@ -151,6 +161,10 @@ describe("parley serve: the OpenAPI document against the server", () => {
         return true
       }
     }
+    const released = (id: string, pid: number) => () =>
+      ended(pid) &&
+      !fs.existsSync(path.join(p.storage, "locks", `jp-c${id}.lock`)) &&
+      hostSockets(p).every((s) => s !== `${id}.sock`)
     const pidOf = (r: { body: string }) => JSON.parse(r.body).pid as number
     const dRun = pidOf(created)
     await send(create, "/api/conversations", { method: "POST", body: json({ message: "hi", model: "nope/nope" }) })
@@ -161,7 +175,7 @@ describe("parley serve: the OpenAPI document against the server", () => {
       headers: { "content-type": "text/plain" }
     })
     await guarded(create, "/api/conversations", "POST")
-    await waitFor("D's run to end", () => hostSockets(p).length === 1 && ended(dRun))
+    await waitFor("D's run to end", released(d, dRun), 60_000)
 
     const message = "POST /api/conversations/{id}/messages"
     for (const id of [x, b])
@@ -179,13 +193,13 @@ describe("parley serve: the OpenAPI document against the server", () => {
     const dSecond = pidOf(
       await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: "more" }) })
     )
-    await waitFor("D's second run to end", () => hostSockets(p).length === 1 && ended(dSecond))
+    await waitFor("D's second run to end", released(d, dSecond), 60_000)
     await guarded(message, `/api/conversations/${d}/messages`, "POST")
 
     const proceed = "POST /api/conversations/{id}/continue"
     for (const id of [x, b, d]) await send(proceed, `/api/conversations/${id}/continue`, { method: "POST" })
     const aRun = pidOf(await send(proceed, `/api/conversations/${a}/continue`, { method: "POST" }))
-    await waitFor("A's continued run to end", () => hostSockets(p).length === 1 && ended(aRun))
+    await waitFor("A's continued run to end", released(a, aRun), 60_000)
     await guarded(proceed, `/api/conversations/${a}/continue`, "POST")
 
     const discard = "POST /api/conversations/{id}/discard"
@@ -213,7 +227,7 @@ describe("parley serve: the OpenAPI document against the server", () => {
         sorted([...statuses].filter((s) => !(NOT_REACHED[op] ?? []).includes(s)))
       ])
     )
-    expect(table(seen)).toStrictEqual(expected)
+    expect(table(seen), calls.join("\n")).toStrictEqual(expected)
     expect(await server.stop()).toBe(143)
-  })
+  }, 300_000)
 })
