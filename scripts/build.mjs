@@ -93,7 +93,9 @@ const buildCli = async () => {
     )
     writeFileSync(path.join(scratch, "parley.chunks.json"), JSON.stringify(chunks) + "\n")
     // Chunks first, the entry last: a new entry never points at a missing chunk.
-    const files = readdirSync(scratch).sort((a, b) => (a === "parley.mjs" ? 1 : b === "parley.mjs" ? -1 : 0))
+    // The reading entry just before the main one: it, too, must never point at a missing chunk.
+    const last = (f) => (f === "parley.mjs" ? 2 : f === "parley-reading.mjs" ? 1 : 0)
+    const files = readdirSync(scratch).sort((a, b) => last(a) - last(b))
     for (const f of files) renameSync(path.join(scratch, f), path.join("dist", f))
     if (clean) {
       const current = new Set(files)

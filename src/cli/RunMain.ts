@@ -16,6 +16,7 @@
 import * as Cause from "effect/Cause"
 import type * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Predicate from "effect/Predicate"
 import * as Runtime from "effect/Runtime"
 import type { CliFailure } from "./CliFailure.ts"
 import { printable } from "./Style.ts"
@@ -24,8 +25,7 @@ import { printable } from "./Style.ts"
  * Told by its tag: importing the class would load effect/Schema into every
  * command, `conversation ls` included, which needs it nowhere else (issue 28).
  */
-const isCliFailure = (error: unknown): error is CliFailure =>
-  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "CliFailure"
+const isCliFailure = (error: unknown): error is CliFailure => Predicate.isTagged(error, "CliFailure")
 
 /** What an error means for the person: its exit code and line (empty: already said, as effect/cli does for usage). */
 const describe = (error: unknown, isUsage: (error: unknown) => boolean): { code: number; message: string } => {

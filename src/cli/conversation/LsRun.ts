@@ -12,7 +12,7 @@
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { printable } from "../../domain/render/TerminalText.ts"
-import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
+import { ConversationStore, type ConversationSummary } from "../../services/ConversationStoreTag.ts"
 import * as Hint from "../Hint.ts"
 import * as Running from "../Running.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"

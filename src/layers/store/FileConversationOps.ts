@@ -329,3 +329,6 @@ export const make = (root: string) =>
         )
     } satisfies Omit<ConversationStore["Service"], "list">
   })
+
+/** What the store does beyond listing. */
+export type Ops = Effect.Success<ReturnType<typeof make>>

@@ -30,9 +30,10 @@
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { ConversationStore, type Listing as Listed } from "../../services/ConversationStore.ts"
+import { ConversationStore, type Listing as Listed } from "../../services/ConversationStoreTag.ts"
 import type { StoreIoError } from "../../services/StoreErrors.ts"
 import * as ConversationDir from "./ConversationDir.ts"
+import type * as FileConversationOps from "./FileConversationOps.ts"
 import * as Listing from "./Listing.ts"
 
 export const JOURNAL = ConversationDir.JOURNAL
@@ -65,14 +66,26 @@ const listing = (conversationsDir: string, archived: boolean): Effect.Effect<Lis
  * 0` (issue 28).
  */
 export const make = (options: Options) =>
-  Effect.gen(function* () {
+  Effect.sync(() => {
     const root = path.resolve(options.storageDir)
     const conversationsDir = path.join(root, "conversations")
-    const ops = yield* Effect.cached(
-      Effect.flatMap(
-        Effect.promise(() => import("./FileConversationOps.ts")),
-        (m) => m.make(root)
-      )
+    // Kept once built; a failed load is not kept (a chunk replaced by a rebuild under a
+    // long-running server), so the next call loads again.
+    let built: FileConversationOps.Ops | undefined
+    let loading: Promise<typeof FileConversationOps> | undefined
+    const ops = Effect.suspend(() =>
+      built !== undefined
+        ? Effect.succeed(built)
+        : Effect.promise(
+            () =>
+              (loading ??= import("./FileConversationOps.ts").catch((error: unknown) => {
+                loading = undefined
+                throw error
+              }))
+          ).pipe(
+            Effect.flatMap((m) => m.make(root)),
+            Effect.map((o) => (built ??= o))
+          )
     )
     return ConversationStore.of({
       list: (opts) => listing(conversationsDir, opts?.archived === true),

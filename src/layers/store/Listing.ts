@@ -245,10 +245,14 @@ let decoding: Promise<{ read: typeof ConversationRead.read; summaryOf: typeof Su
  * (issue 28: `conversation ls` starts within 2× `node -e 0`).
  */
 const decoder = () =>
-  (decoding ??= Promise.all([import("./ConversationRead.ts"), import("./Summary.ts")]).then(([r, s]) => ({
-    read: r.read,
-    summaryOf: s.summaryOf
-  })))
+  (decoding ??= Promise.all([import("./ConversationRead.ts"), import("./Summary.ts")]).then(
+    ([r, s]) => ({ read: r.read, summaryOf: s.summaryOf }),
+    (error: unknown) => {
+      // Not kept: the next listing loads again (a chunk replaced by a rebuild under a server).
+      decoding = undefined
+      throw error
+    }
+  ))
 
 /**
  * Decodes one directory. Damage is believed (and remembered by the stamp)
