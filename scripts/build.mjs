@@ -82,8 +82,6 @@ const buildCli = async () => {
       entryPoints: { "parley-reading": "src/cli/ReadingRun.ts" },
       chunkNames: "reading-[name]-[hash]"
     })
-    if (!Object.keys(main.metafile.outputs).some((f) => f.endsWith("parley.mjs")))
-      throw new Error("build: the CLI entry was not written")
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)
     // Which sources each chunk holds (not shipped): a test checks what a command loads (issue 28).
     const chunks = Object.fromEntries(

@@ -24,11 +24,11 @@ const runtimeDir = (): string =>
   process.env["XDG_RUNTIME_DIR"] || path.join(os.tmpdir(), `parley-${process.getuid?.() ?? os.userInfo().username}`)
 
 /**
- * node:crypto is loaded when a hash is first needed, not with this module:
- * `conversation ls` reads this module, and loading crypto costs about a
- * fifth of Node's own start-up (issue 28).
+ * The hex SHA-256 of `text`. node:crypto is loaded when a hash is first
+ * needed, not with this module: `conversation ls` reads this module, and
+ * loading crypto costs about a fifth of Node's own start-up (issue 28).
  */
-const sha256 = (text: string): string =>
+export const sha256 = (text: string): string =>
   process.getBuiltinModule("node:crypto").createHash("sha256").update(text).digest("hex")
 
 /** The host socket of conversation `id` in the storage directory `storage`. */

@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
 import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
+import { sha256 } from "./HostPath.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
 import type { CliFailure } from "./CliFailure.ts"
 
@@ -73,17 +74,7 @@ export const userConfigDir = (env: Readonly<Record<string, string | undefined>> 
  */
 export const stateDirOf = (storage: string, env: Readonly<Record<string, string | undefined>> = process.env): string =>
   isDatabaseUrl(storage)
-    ? path.join(
-        userConfigDir(env),
-        "postgres",
-        // Loaded here, not with the module: `ls` and `print` of a directory never need it (issue 28).
-        process
-          .getBuiltinModule("node:crypto")
-          .createHash("sha256")
-          .update(databaseKey(storage))
-          .digest("hex")
-          .slice(0, 16)
-      )
+    ? path.join(userConfigDir(env), "postgres", sha256(databaseKey(storage)).slice(0, 16))
     : storage
 
 /** Where tools run: the storage directory's parent; for a database, the working directory. */
