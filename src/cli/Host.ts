@@ -54,7 +54,11 @@ export const serveWhenKnown = (
         hub.publish(RunEvent.make.Warning({ text: `${e.message} Other terminals cannot reach this run.` }))
       )
     )
-    // A `query --detach` waits for this: the conversation exists and its host listens.
+    // A `query --detach` (and `serve`) waits for this: the conversation exists, its host listens, and the run is
+    // under way — its model chosen. A run that fails its model check or has nothing to do ends without saying it
+    // started (issue 30: under load, a message with an unknown model was announced, then failed).
+    const underway = yield* Stream.runHead(Stream.filter(hub.events, (e) => e._tag === "ModelChosen"))
+    if (underway._tag === "None") return
     yield* Effect.sync(() => Detach.announce(id))
     if (PersonTerminal.isInteractive()) yield* detachOnCtrlZ(run, id)
   })

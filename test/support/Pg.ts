@@ -86,18 +86,19 @@ const runner = (bin: string) => {
 /**
  * Stops the servers and removes the directories of owners that are gone
  * (whose watchdog went too). Directories without an `owner` file are not
- * ours to judge and are left alone.
+ * ours to judge and are left alone. `root`: where the servers' directories
+ * are (a test that must see what its own sweep does keeps them apart).
  */
-export const sweepStale = (): void => {
+export const sweepStale = (root: string = os.tmpdir()): void => {
   const bin = pgBin()
   let names: Array<string> = []
   try {
-    names = fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(PREFIX))
+    names = fs.readdirSync(root).filter((n) => n.startsWith(PREFIX))
   } catch {
     return
   }
   for (const name of names) {
-    const dir = path.join(os.tmpdir(), name)
+    const dir = path.join(root, name)
     let owner: number
     try {
       owner = Number(fs.readFileSync(path.join(dir, "owner"), "utf8"))

@@ -12,6 +12,8 @@ import { repoRoot, tempDir } from "../../../support/Fixtures.ts"
 import { pgSkip, sweepStale } from "../../../support/Pg.ts"
 
 const out = tempDir("parley-pg-life-")
+// The servers' own directories are below it (as root they run as `postgres`, which must get through).
+fs.chmodSync(out, 0o755)
 const started: Array<ChildProcess> = []
 afterAll(() => {
   for (const c of started) c.kill("SIGKILL")
@@ -45,8 +47,13 @@ const alive = (pid: number) => {
 const orphanedServer = async (name: string) => {
   const dir = path.join(out, name)
   fs.mkdirSync(dir)
+  // The server's directory goes under a temp root of its own: another test file's start sweeps the shared one,
+  // which would stop this test's orphan before its own sweep is tried (issue 30: a flake when files run at once).
+  const root = path.join(dir, "tmp")
+  fs.mkdirSync(root)
   const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/pgChild.ts"), dir], {
     cwd: repoRoot,
+    env: { ...process.env, TMPDIR: root },
     stdio: "ignore"
   })
   started.push(child)
@@ -58,7 +65,7 @@ const orphanedServer = async (name: string) => {
   }
   expect(await listening(server.port)).toBe(true)
   expect(fs.existsSync(server.dir)).toBe(true)
-  return { child, server }
+  return { child, server, root }
 }
 
 describe.skipIf(pgSkip !== undefined)(
@@ -72,14 +79,14 @@ describe.skipIf(pgSkip !== undefined)(
     }, 90_000)
 
     it("kill -9 of the owner and its watchdog: the next start's sweep stops the server and removes its directory", async () => {
-      const { child, server } = await orphanedServer("both")
+      const { child, server, root } = await orphanedServer("both")
       process.kill(server.watchdog, "SIGKILL")
       child.kill("SIGKILL")
       await until(() => !alive(child.pid!), 5_000)
       // Nothing else stops it.
       await new Promise((r) => setTimeout(r, 1500))
       expect(await listening(server.port)).toBe(true)
-      sweepStale()
+      sweepStale(root)
       expect(fs.existsSync(server.dir)).toBe(false)
       expect(await listening(server.port)).toBe(false)
     }, 90_000)
