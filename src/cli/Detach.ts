@@ -7,7 +7,8 @@
  * detached` (`wait` keeps them open for any client).
  *
  * The background run tells this process its conversation id by writing it
- * into a file named in `$PARLEY_ANNOUNCE` (written once its host listens).
+ * into a file named in `$PARLEY_ANNOUNCE` (written once its host listens and
+ * its model is chosen: a run that cannot get under way says why instead).
  *
  * @example
  * ```sh
@@ -102,7 +103,7 @@ export const detach = (options: {
     while (id === undefined) {
       if (fs.existsSync(announced)) id = fs.readFileSync(announced, "utf8").trim()
       else if (child.exitCode !== null || child.signalCode !== null)
-        return yield* failed(`ended before its conversation existed (exit ${child.exitCode ?? child.signalCode})`)
+        return yield* failed(`ended before it got under way (exit ${child.exitCode ?? child.signalCode})`)
       else if (Date.now() > deadline) return yield* failed(`did not start within ${READY_MS / 1000} s`)
       else yield* Effect.sleep("20 millis")
     }

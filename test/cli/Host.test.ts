@@ -197,6 +197,25 @@ describe("a running turn is a host (no TTY)", () => {
     const log = fs.readdirSync(runDir(p)).find((n) => n.startsWith("detached-"))!
     expect(fs.readFileSync(path.join(runDir(p), log), "utf8")).toContain("Done.")
   })
+
+  it("query --detach of a run that cannot get under way fails with its reason and prints no id (issue 30)", async () => {
+    const p = project()
+    const quick = writeScript(p, "quick.json", [{ message: "Done." }])
+    expect(parley(p, ["query", "--new", "hi", "--script", quick]).code).toBe(0)
+    const id = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].id as string
+    // The conversation is known at once, but its model is not: the run must not be announced as started.
+    const bad = parley(p, ["query", "--detach", "--id", id, "--model", "nope/nope", "more"])
+    expect(bad.code).toBe(1)
+    expect(bad.stdout).toBe("")
+    expect(bad.stderr).toContain("The background run ended before it got under way (exit 2)")
+    expect(bad.stderr).toContain("nope/nope")
+    // Nothing to resume: the run ends at once, calling no model.
+    const idle = parley(p, ["query", "--detach", "--continue-turn", "--id", id, "--script", quick])
+    expect(idle.code).toBe(1)
+    expect(idle.stdout).toBe("")
+    expect(idle.stderr).toContain("ended before it got under way (exit 0)")
+    expect(sockets(p)).toStrictEqual([])
+  })
 })
 
 describe("a secret answered into a running turn (real SDK, fake provider on 127.0.0.1)", () => {
