@@ -83,7 +83,7 @@ describe("start-up: what the reading commands load", () => {
 
   it("ls loads no effect/Schema and no event codec: a listing that decodes nothing needs neither", () => {
     const LISTING_HEAVY =
-      /node_modules\/effect\/dist\/Schema\.js|src\/domain\/storage\/EntryCodec\.ts|src\/layers\/store\/(FileConversationOps|ConversationRead)\.ts|src\/services\/StoreErrors\.ts/
+      /node_modules\/effect\/dist\/Schema\.js|src\/domain\/storage\/EntryCodec\.ts|src\/layers\/store\/(FileConversationOps|ConversationRead|StoreLocks)\.ts|src\/services\/StoreErrors\.ts/
     for (const args of [
       ["conversation", "ls"],
       ["conversation", "ls", "--format", "json"]
