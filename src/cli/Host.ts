@@ -55,9 +55,12 @@ export const serveWhenKnown = (
       )
     )
     // A `query --detach` (and `serve`) waits for this: the conversation exists, its host listens, and the run is
-    // under way — its model chosen. A run that fails its model check or has nothing to do ends without saying it
-    // started (issue 30: under load, a message with an unknown model was announced, then failed).
-    const underway = yield* Stream.runHead(Stream.filter(hub.events, (e) => e._tag === "ModelChosen"))
+    // under way — its model chosen — or has done its work without one (a discard). A run that fails its model
+    // check or has nothing to do ends without saying it started (issue 30: under load, a message with an unknown
+    // model was announced, then failed).
+    const underway = yield* Stream.runHead(
+      Stream.filter(hub.events, (e) => e._tag === "ModelChosen" || (e._tag === "Stopped" && e.ending === "discarded"))
+    )
     if (underway._tag === "None") return
     yield* Effect.sync(() => Detach.announce(id))
     if (PersonTerminal.isInteractive()) yield* detachOnCtrlZ(run, id)
@@ -66,7 +69,7 @@ export const serveWhenKnown = (
 /**
  * Ctrl-Z (SIGTSTP) while the run is served: it leaves the terminal and goes
  * on in the background (`Background`), after saying how to follow it. Before
- * the host listens, Ctrl-Z stops the process as it stops any program.
+ * the run is under way, Ctrl-Z stops the process as it stops any program.
  */
 const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
   Effect.gen(function* () {

@@ -216,6 +216,18 @@ describe("a running turn is a host (no TTY)", () => {
     expect(idle.stderr).toContain("ended before it got under way (exit 0)")
     expect(sockets(p)).toStrictEqual([])
   })
+
+  it("query --detach --discard-turn, which calls no model, succeeds with the conversation id", async () => {
+    const p = project()
+    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "prod", "ask")] }])
+    // A turn left waiting for its answer on disk (defer), then discarded by a background run.
+    parley(p, ["query", "--new", "go", "--script", script, "--detached-policy", "defer"])
+    const id = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].id as string
+    const r = parley(p, ["query", "--detach", "--discard-turn", "--id", id])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toBe(id)
+    await waitFor("the discard", () => persisted(p).every((e) => e.type !== "inquiry_request"))
+  })
 })
 
 describe("a secret answered into a running turn (real SDK, fake provider on 127.0.0.1)", () => {

@@ -5,7 +5,8 @@
  * it hosts itself on its socket exactly like a run started in a terminal
  * (one host protocol: the server watches and answers it as a client, and
  * never opens a conversation itself). A child says its conversation id
- * through `$PARLEY_ANNOUNCE` once its host listens; its output goes to a
+ * through `$PARLEY_ANNOUNCE` once its host listens and its model is chosen
+ * (a child that cannot get under way ends unannounced); its output goes to a
  * log under `<storage>/run/` (a database's: the per-user run directory, `HostPath.runDir`). When the server stops, its children are
  * stopped as SIGTERM stops a query (open questions cancelled, the turn
  * recorded and resumable), and waited for.
@@ -25,7 +26,7 @@ import * as Effect from "effect/Effect"
 import { ANNOUNCE } from "../Detach.ts"
 import * as HostPath from "../HostPath.ts"
 
-/** How long a child may take to create its conversation and listen. */
+/** How long a child may take to create its conversation, check its model and listen. */
 const READY_MS = 20_000
 
 /** A child that ended (or never became ready): its exit and the end of its output. */

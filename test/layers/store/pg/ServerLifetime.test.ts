@@ -15,8 +15,12 @@ const out = tempDir("parley-pg-life-")
 // The servers' own directories are below it (as root they run as `postgres`, which must get through).
 fs.chmodSync(out, 0o755)
 const started: Array<ChildProcess> = []
+/** The temp roots of the orphans: only a sweep given each one reaches its server. */
+const roots: Array<string> = []
 afterAll(() => {
   for (const c of started) c.kill("SIGKILL")
+  // A test that failed before its own sweep leaves its server running: no other sweep looks in these roots.
+  for (const root of roots) sweepStale(root)
   fs.rmSync(out, { recursive: true, force: true })
 })
 
@@ -51,6 +55,7 @@ const orphanedServer = async (name: string) => {
   // which would stop this test's orphan before its own sweep is tried (issue 30: a flake when files run at once).
   const root = path.join(dir, "tmp")
   fs.mkdirSync(root)
+  roots.push(root)
   const child = spawn(process.execPath, ["--import", "tsx", path.join(repoRoot, "test/support/pgChild.ts"), dir], {
     cwd: repoRoot,
     env: { ...process.env, TMPDIR: root },
