@@ -26,6 +26,7 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import { describeValue as describe } from "./Describe.ts"
 import * as Timestamp from "./Timestamp.ts"
 import { trusted } from "./Trusted.ts"
 
@@ -56,15 +57,6 @@ export const CompactionRule = Schema.Struct({
   tool_calls: Schema.optionalKey(ToolCallPolicy)
 })
 export type CompactionRule = typeof CompactionRule.Type
-
-const describe = (v: unknown): string =>
-  v === null
-    ? "null"
-    : Array.isArray(v)
-      ? "an array"
-      : typeof v === "object"
-        ? "an object"
-        : `${typeof v} ${JSON.stringify(v)}`
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v)
 

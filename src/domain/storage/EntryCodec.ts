@@ -42,6 +42,7 @@ import {
   StreamEntry as StreamEntrySchema,
   UnknownEntry
 } from "../event/ConversationEvent.ts"
+import { describeValue as describe } from "../event/Describe.ts"
 import { InquiryRequest } from "../event/InquiryRequest.ts"
 import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "../event/InquiryResponse.ts"
 import { InquiryQuestion } from "../event/InquiryQuestion.ts"
@@ -175,15 +176,6 @@ const requireString = (raw: JsonObject, key: string, kind: string): string => {
   }
   return v
 }
-
-const describe = (v: unknown): string =>
-  v === null
-    ? "null"
-    : Array.isArray(v)
-      ? "an array"
-      : typeof v === "object"
-        ? "an object"
-        : `${typeof v} ${JSON.stringify(v)}`
 
 /**
  * Decodes one raw entry. Throws {@link EntryError} with a readable reason.
