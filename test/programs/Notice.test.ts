@@ -197,7 +197,11 @@ describe("coordinator notices", () => {
       )
       yield* Effect.gen(function* () {
         const fiber = yield* Effect.forkChild(h.run(calls))
-        yield* Effect.sleep("100 millis")
+        // At the open question, not after a guessed delay (which lost the race under load).
+        for (let i = 0; !h.events.some((e) => e._tag === "QuestionOpened"); i++) {
+          if (i === 3000) return yield* Effect.die("the question never opened (15 s)")
+          yield* Effect.sleep("5 millis")
+        }
         yield* Fiber.interrupt(fiber)
       }).pipe(Effect.provide(h.layer))
       expect(h.events.flatMap(line)).toStrictEqual(["started c", "closed c.q.1 by parley: cancelled user"])

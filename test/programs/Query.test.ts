@@ -220,7 +220,11 @@ describe("Query: stopping early and editing", () => {
         const fiber = yield* Effect.forkChild(
           Query.query({ ...base, message: "go", target: Query.Target.New(), model: "scripted" })
         )
-        yield* Effect.sleep("50 millis")
+        // Once the text arrived, not after a guessed delay (which lost the race under load).
+        for (let i = 0; !(yield* publishedSoFar).some((e) => e._tag === "TextDelta"); i++) {
+          if (i === 3000) return yield* Effect.die("the text never arrived (15 s)")
+          yield* Effect.sleep("5 millis")
+        }
         yield* Fiber.interrupt(fiber)
         return yield* publishedSoFar
       }).pipe(Effect.provide(services([], slow)))

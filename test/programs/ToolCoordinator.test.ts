@@ -624,6 +624,15 @@ describe("RFD 082 Phase 3: secrets", () => {
   )
 })
 
+/** Waits (polling, bounded) until `ready`: a test interrupts at a state, never after a guessed delay. */
+const until = (ready: () => boolean) =>
+  Effect.gen(function* () {
+    for (let i = 0; !ready(); i++) {
+      if (i === 3000) return yield* Effect.die("the state to interrupt at was never reached (15 s)")
+      yield* Effect.sleep("5 millis")
+    }
+  })
+
 describe("interruption", () => {
   it.live(
     "interrupting while a prompt is open: Cancelled{user} persisted, unfinished tools left without responses, finished ones on disk",
@@ -646,7 +655,8 @@ describe("interruption", () => {
         )
         const entries = yield* Effect.gen(function* () {
           const fiber = yield* Effect.forkChild(h.run(calls))
-          yield* Effect.sleep("100 millis")
+          // Interrupted once the quick tool finished and the question is open (a fixed sleep lost that race under load).
+          yield* until(() => ["ToolFinished", "QuestionOpened"].every((tag) => h.events.some((e) => e._tag === tag)))
           yield* Fiber.interrupt(fiber)
           return yield* h.persisted
         }).pipe(Effect.provide(h.layer))
@@ -667,14 +677,19 @@ describe("interruption", () => {
     Effect.gen(function* () {
       const storageDir = tempDir()
       let backendInterrupted = false
+      let backendCalled = false
       const backend = InquiryBackend.of({
-        inquire: () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (backendInterrupted = true))))
+        inquire: () =>
+          Effect.sync(() => (backendCalled = true)).pipe(
+            Effect.andThen(Effect.never),
+            Effect.onInterrupt(() => Effect.sync(() => (backendInterrupted = true)))
+          )
       })
       const calls = [call("a", "asker")]
       const h = yield* setup({ tools: { asker: asking(boolQ("q", "Proceed?")) }, backend, storageDir }, calls)
       const entries = yield* Effect.gen(function* () {
         const fiber = yield* Effect.forkChild(h.run(calls))
-        yield* Effect.sleep("100 millis")
+        yield* until(() => backendCalled)
         yield* Fiber.interrupt(fiber)
         return yield* h.persisted
       }).pipe(Effect.provide(h.layer))

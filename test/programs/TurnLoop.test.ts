@@ -158,7 +158,11 @@ describe("TurnLoop", () => {
             })
           )
         )
-        yield* Effect.sleep("50 millis")
+        // Once the text arrived, not after a guessed delay (which lost the race under load).
+        for (let i = 0; (yield* textSoFar).join("") !== "partial answ"; i++) {
+          if (i === 3000) return yield* Effect.die("the text never arrived (15 s)")
+          yield* Effect.sleep("5 millis")
+        }
         yield* Fiber.interrupt(fiber)
         return (yield* ConversationStore.use((s) => s.load(id))).entries
       }).pipe(Effect.provide(services([], provider, {})))
