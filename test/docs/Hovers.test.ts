@@ -17,16 +17,7 @@ import ts from "typescript"
 import * as Parley from "../../src/index.ts"
 import * as ParleyAi from "../../src/ai/index.ts"
 import { repoRoot } from "../support/Fixtures.ts"
-import { genericUses, hoverProbe } from "../support/Hover.ts"
-
-/** The exports whose value is a module namespace object, whatever form re-exports them. */
-const namespacesOf = (entry: object): Array<string> =>
-  Object.entries(entry)
-    .filter(
-      ([, v]) => typeof v === "object" && v !== null && (v as Record<symbol, unknown>)[Symbol.toStringTag] === "Module"
-    )
-    .map(([k]) => k)
-    .sort()
+import { genericUses, hoverProbe, namespacesOf } from "../support/Hover.ts"
 
 describe("namespace hovers", () => {
   it("every namespace export of parley and parley/ai shows its module's doc on hover, and keeps its types", () => {

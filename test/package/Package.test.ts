@@ -8,7 +8,8 @@
  * Importing `parley` or `parley/ai` must not load the Anthropic, OpenAI or
  * MCP SDKs (a load hook lists every module plain node loads); they are not
  * even installed (issue 29: optional peers). arethetypeswrong (esm-only) and
- * publint check the tarball. The acceptance of issue 29: a second consumer
+ * publint check the tarball, and a hover probe (test/support/Hover.ts) reads
+ * each namespace's doc through the installed .d.ts as an editor would. The acceptance of issue 29: a second consumer
  * installs the MCP client and the platform layers too, compiles
  * test/fixtures/consumer-agent/agent.mts and runs it under tmux (an effect/ai
  * tool with `needsApproval`, server-everything and a built-in, one config
@@ -26,8 +27,12 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import ts from "typescript"
+import * as Parley from "../../src/index.ts"
+import * as ParleyAi from "../../src/ai/index.ts"
 import { killMarked, newMark, stdioToml, waitGone } from "../layers/mcp/everything.ts"
 import { fixtureCorpus, repoRoot, tempDir } from "../support/Fixtures.ts"
+import { genericUses, hoverProbe, namespacesOf } from "../support/Hover.ts"
 import * as Tmux from "../support/Tmux.ts"
 
 interface Run {
@@ -244,6 +249,27 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     console.log(`package test: consumer tsc took ${Math.round(performance.now() - started)} ms`)
     expect(tsc.stdout + tsc.stderr).toBe("")
     expect(tsc.code).toBe(0)
+
+    // What the consumer's editor shows (issue 29): each namespace of parley and parley/ai, read through the
+    // installed .d.ts, carries its module's doc on hover, and every type of its module is there as `X.Type`.
+    const consumerOptions = ts.getParsedCommandLineOfConfigFile(
+      path.join(app, "tsconfig.json"),
+      { noUnusedLocals: false },
+      { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} }
+    )!.options
+    const hovers = hoverProbe({
+      dir: app,
+      options: consumerOptions,
+      namespaces: [
+        ["parley", namespacesOf(Parley)],
+        ["parley/ai", namespacesOf(ParleyAi)]
+      ],
+      extra: genericUses
+    })
+    expect(Object.keys(hovers.docs).length).toBeGreaterThan(40)
+    expect(Object.entries(hovers.docs).filter(([, doc]) => doc === "")).toStrictEqual([])
+    expect(hovers.typeAccesses).toBeGreaterThan(100)
+    expect(hovers.errors).toStrictEqual([])
 
     // Without skipLibCheck too (issue 29): parley's declarations name no optional package, so a light consumer
     // checks them all. (Effect's own declarations want DOM types; only parley's lines count here.)

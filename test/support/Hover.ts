@@ -91,6 +91,15 @@ const typeAccesses = (program: ts.Program, file: string, names: ReadonlyArray<st
   })
 }
 
+/** The exports whose value is a module namespace object, whatever form re-exports them. */
+export const namespacesOf = (entry: object): Array<string> =>
+  Object.entries(entry)
+    .filter(
+      ([, v]) => typeof v === "object" && v !== null && (v as Record<symbol, unknown>)[Symbol.toStringTag] === "Module"
+    )
+    .map(([k]) => k)
+    .sort()
+
 /** Generics with their parameters, as a consumer writes them (each namespace imported by name). */
 export const genericUses = `
 const started: RunEvent.Of<"ToolCallsAnnounced"> = { _tag: "ToolCallsAnnounced", calls: [] }
@@ -103,8 +112,9 @@ export { started, read, options, query, chooser }
 `
 
 export const hoverProbe = (input: HoverInput): HoverReport => {
-  const uses = path.join(input.dir, "hover-uses.ts")
-  const types = path.join(input.dir, "hover-types.ts")
+  // .mts: an ES module in a NodeNext consumer too, whatever its package.json says.
+  const uses = path.join(input.dir, "hover-uses.mts")
+  const types = path.join(input.dir, "hover-types.mts")
   const imports = input.namespaces
     .map(([specifier, names]) => `import { ${names.join(", ")} } from ${JSON.stringify(specifier)}`)
     .join("\n")
