@@ -326,7 +326,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     console.log(`package test: the consumer's node_modules holds ${installed.length} packages: ${installed.join(" ")}`)
 
     // Every entry point loads under plain node through the exports map (no `.ts` specifier left behind),
-    // except those that need an optional package: they fail naming it, and only it.
+    // except SafeMarkdown (its markdown-it is a static import: markdownToHtml is synchronous): it fails naming it.
     const specifiers = Object.keys(manifest.exports)
       .filter((k) => k !== "./package.json")
       .map((k) => (k === "." ? "parley" : `parley/${k.slice(2)}`))
@@ -341,9 +341,20 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     )
     expect(loadAll.stderr).toBe("")
     expect(JSON.parse(loadAll.stdout)).toStrictEqual({
-      "parley/layers/render/SafeMarkdown": "markdown-it",
-      "parley/layers/store/pg/PgConversationStore": "@effect/sql-pg"
+      "parley/layers/render/SafeMarkdown": "markdown-it"
     })
+    // The PostgreSQL store loads its driver when its layer is built: without it, a MissingPackage naming it.
+    const pg = run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import * as Effect from "effect/Effect"; import * as Layer from "effect/Layer"; import * as Pg from "parley/layers/store/pg/PgConversationStore"; const e = await Effect.runPromise(Effect.flip(Effect.scoped(Layer.build(Pg.layer({ url: "postgres://127.0.0.1:1/none" }))))); console.log(JSON.stringify([e._tag, e.name]))`
+      ],
+      app
+    )
+    expect(pg.stderr).toBe("")
+    expect(JSON.parse(pg.stdout)).toStrictEqual(["MissingPackage", "@effect/sql-pg"])
 
     // Importing the library loads no model or MCP SDK (they are not even installed; the load hook would see them).
     const sdk = /\/node_modules\/(@anthropic-ai\/sdk|openai|@modelcontextprotocol\/(sdk|client|core))\//
