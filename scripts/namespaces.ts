@@ -192,7 +192,13 @@ const typeParameters = (checker: ts.TypeChecker, symbol: ts.Symbol, qualifier: s
 }
 
 /** The namespace's members: each type the module (or a namespace in it) exports, with its doc. */
-const typeMembers = (checker: ts.TypeChecker, container: ts.Symbol, qualifier: string, indent: string): Array<string> =>
+const typeMembers = (
+  checker: ts.TypeChecker,
+  container: ts.Symbol,
+  qualifier: string,
+  indent: string,
+  links: (doc: string) => string
+): Array<string> =>
   checker.getExportsOfModule(container).flatMap((exported) => {
     const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported
     const lines: Array<string> = []
@@ -204,11 +210,11 @@ const typeMembers = (checker: ts.TypeChecker, container: ts.Symbol, qualifier: s
     if (symbol.flags & ts.SymbolFlags.Type) {
       if (symbol.flags & ts.SymbolFlags.Enum) fail(`${qualifier}.${exported.name}: enums are not supported`)
       const { declared, applied } = typeParameters(checker, symbol, qualifier.split(".")[0]!)
-      if (comment !== undefined) lines.push(reindent(comment, indent))
+      if (comment !== undefined) lines.push(reindent(links(comment), indent))
       lines.push(`${indent}export type ${exported.name}${declared} = ${qualifier}.${exported.name}${applied}`)
     }
     if (symbol.flags & (ts.SymbolFlags.NamespaceModule | ts.SymbolFlags.ValueModule)) {
-      const inner = typeMembers(checker, symbol, `${qualifier}.${exported.name}`, `${indent}  `)
+      const inner = typeMembers(checker, symbol, `${qualifier}.${exported.name}`, `${indent}  `, links)
       if (inner.length > 0) lines.push(`${indent}export namespace ${exported.name} {`, ...inner, `${indent}}`)
     }
     return lines
@@ -224,12 +230,14 @@ const namespaceOf = (checker: ts.TypeChecker, program: ts.Program, from: string,
   const alias = `${name}Module`
   const exportsOf = checker.getExportsOfModule(moduleSymbol)
   if (exportsOf.some((e) => e.name === alias)) fail(`${name}: ${spec} exports ${alias}, the name its import needs`)
-  // `{@link make}` in the header means the module's own `make`: as `Name.make` it resolves on hover.
+  // `{@link make}` in the module means its own `make`: as `Name.make` it resolves on hover here.
   const exported = new Set(exportsOf.map((e) => e.name))
-  const doc = header.replace(/\{@link(code|plain)? (\w+)/g, (m, kind: string | undefined, target: string) =>
-    exported.has(target) ? `{@link${kind ?? ""} ${name}.${target}` : m
-  )
-  const members = typeMembers(checker, moduleSymbol, alias, "  ")
+  const links = (doc: string) =>
+    doc.replace(/\{@link(code|plain)? (\w+)/g, (m, kind: string | undefined, target: string) =>
+      exported.has(target) ? `{@link${kind ?? ""} ${name}.${target}` : m
+    )
+  const doc = links(header)
+  const members = typeMembers(checker, moduleSymbol, alias, "  ", links)
   return {
     imports: `import * as ${alias} from ${JSON.stringify(spec)}`,
     body: [

@@ -443,7 +443,7 @@ export declare namespace IncompleteTurn {
   /** How to resume an incomplete turn (RFD 023's resume-phase table). */
   export type TurnAnalysis = IncompleteTurnModule.TurnAnalysis
   /**
-   * {@link incompleteSummary} kept up to date as a stream grows, for a store
+   * {@link IncompleteTurn.incompleteSummary} kept up to date as a stream grows, for a store
    * that keeps the listing's incomplete state beside its appends (issue 24):
    * each appended entry is inspected once, so an append into a long open turn
    * costs what the appended entries cost. Where the last turn starts is
@@ -638,7 +638,7 @@ export declare namespace TurnAppend {
   /**
    * The pairing state of the current turn window: its open requests per kind
    * and id (named for the counts it once held). Stores keep one per
-   * conversation and move it with {@link advance}; treat it as opaque.
+   * conversation and move it with {@link TurnAppend.advance}; treat it as opaque.
    */
   export type TurnCounts = TurnAppendModule.TurnCounts
 }
@@ -679,7 +679,7 @@ export declare namespace TurnState {
    * and the per-`(tool call, question)` attempt counters that make inquiry ids
    * unique within the turn. Not a file of its own: a resumed turn rebuilds
    * the counters, and the answers and decisions remembered with `Y`/`N`, from
-   * its persisted events ({@link resumed}). Cancelled and redacted outcomes never
+   * its persisted events ({@link TurnState.resumed}). Cancelled and redacted outcomes never
    * enter either cache, and secret answers are never cached.
    *
    * @example
@@ -729,7 +729,7 @@ export declare namespace Turns {
   export type Turn = TurnsModule.Turn
   /** One conversation event with the index of its turn. */
   export type EventInTurn = TurnsModule.EventInTurn
-  /** Options of {@link currentTurnStart}. */
+  /** Options of {@link Turns.currentTurnStart}. */
   export type CurrentTurnOptions = TurnsModule.CurrentTurnOptions
 }
 
@@ -785,7 +785,7 @@ export declare namespace ConfigData {
    * The part of JP's `PartialAssistantConfig` parley reads for inquiry side
    * calls (RFD 034): `conversation.inquiry.assistant`, and a question's
    * `target` table. Other keys of JP's assistant config are warned about and
-   * ignored ({@link warnings}).
+   * ignored ({@link ConfigData.warnings}).
    */
   export type InquiryAssistant = ConfigDataModule.InquiryAssistant
   /**
@@ -923,7 +923,7 @@ export declare namespace Outcome {
    * ```
    */
   export type Outcome = OutcomeModule.Outcome
-  /** The result of reading a tool's output as an {@link Outcome}. */
+  /** The result of reading a tool's output as an {@link Outcome.Outcome}. */
   export type Decoded = OutcomeModule.Decoded
 }
 
@@ -1000,7 +1000,7 @@ export declare namespace Route {
   export type DenialReason = RouteModule.DenialReason
   /** Who answers a question. */
   export type Route = RouteModule.Route
-  /** What {@link decideRoute} needs to know. */
+  /** What {@link Route.decideRoute} needs to know. */
   export type RouteInput = RouteModule.RouteInput
   /** Whether a call runs before any tool code does. */
   export type Permission = RouteModule.Permission
@@ -1848,7 +1848,7 @@ export declare namespace ContextWindow {
   export type AutoCompacted = ContextWindowModule.AutoCompacted
   /** A request ready to send, and the automatic compaction made for it, if any. */
   export type Fitted = ContextWindowModule.Fitted
-  /** What {@link fitRequest} needs: the open conversation and what else the request carries. */
+  /** What {@link ContextWindow.fitRequest} needs: the open conversation and what else the request carries. */
   export type FitInput = ContextWindowModule.FitInput
 }
 
@@ -1893,6 +1893,6 @@ export declare namespace CompactConversation {
   export type CompactMode = CompactConversationModule.CompactMode
   /** How a `compact` ended. */
   export type CompactOutcome = CompactConversationModule.CompactOutcome
-  /** What {@link compact} needs: the open conversation, the kept turns, how to compact, and whether to append. */
+  /** What {@link CompactConversation.compact} needs: the open conversation, the kept turns, how to compact, and whether to append. */
   export type CompactInput = CompactConversationModule.CompactInput
 }

@@ -47,7 +47,7 @@ export declare namespace Inquiry {
   export type Inquiry = InquiryModule.Inquiry
   /**
    * This run of the handler stopped at an unanswered question. Raised by
-   * {@link ask}; {@link executorFromToolkit} turns it into `NeedsInput`.
+   * {@link Inquiry.ask}; {@link executorFromToolkit} turns it into `NeedsInput`.
    */
   export type Pending = InquiryModule.Pending
   /**
