@@ -30,6 +30,8 @@
  *     return overwrite ? `written to ${path} on ${branch}` : "kept"
  *   })
  * ```
+ *
+ * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

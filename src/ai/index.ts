@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-export * as Inquiry from "./Inquiry.ts"
+export * from "./Namespaces.ts"
 /** @since 0.1.0 */
 export {
   fromAiError,

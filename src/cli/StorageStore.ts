@@ -42,7 +42,8 @@ export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliF
             Promise.all([import("../layers/store/pg/PgConversationStore.ts"), import("./CliFailure.ts")])
           ),
           ([Pg, { CliFailure }]) =>
-            Layer.catchTag(Pg.layer({ url: storage }), "StoreIoError", (e) =>
+            // MissingPackage only in theory: the CLI bundle carries @effect/sql-pg.
+            Layer.catchTag(Pg.layer({ url: storage }), ["StoreIoError", "MissingPackage"], (e) =>
               Layer.unwrap(Effect.fail(new CliFailure({ code: 1, message: e.message })))
             )
         )

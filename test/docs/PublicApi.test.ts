@@ -43,8 +43,11 @@ const undocumented = (): Array<string> => {
   const missing: Array<string> = []
   for (const s of exportsOf(ai)) {
     const target = resolve(s)
-    if (target.flags & ts.SymbolFlags.ValueModule) {
-      for (const m of checker.getExportsOfModule(target))
+    // A namespace (scripts/namespaces.ts): a const whose value is the module's namespace object.
+    const module = target.flags & ts.SymbolFlags.ValueModule ? target : checker.getTypeOfSymbol(target).getSymbol()
+    if (module !== undefined && module.flags & ts.SymbolFlags.ValueModule) {
+      if (!documented(s)) missing.push(`parley/ai ${s.name}`)
+      for (const m of checker.getExportsOfModule(module))
         if (!documented(m)) missing.push(`parley/ai ${s.name}.${m.name}`)
     } else if (!documented(s)) missing.push(`parley/ai ${s.name}`)
   }

@@ -32,7 +32,54 @@ const notFound = (name: string) => async (): Promise<never> => {
   }
 }
 
+/**
+ * Runs `code` (an ES module, TypeScript through tsx) in a child node where
+ * importing `name` fails as it does when the package is not installed: a
+ * resolve hook answers Node's own ERR_MODULE_NOT_FOUND for it (the
+ * repository has every optional peer installed). Its stdout, trimmed.
+ */
+const withoutPackage = (name: string, code: string): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-nopkg-"))
+  try {
+    fs.writeFileSync(
+      path.join(dir, "hide.mjs"),
+      `export const resolve = async (specifier, context, next) => {
+  if (specifier === ${JSON.stringify(name)} || specifier.startsWith(${JSON.stringify(`${name}/`)}))
+    throw Object.assign(new Error(\`Cannot find package '\${specifier}' imported from \${context.parentURL}\`), { code: "ERR_MODULE_NOT_FOUND" })
+  return next(specifier, context)
+}\n`
+    )
+    fs.writeFileSync(
+      path.join(dir, "register.mjs"),
+      `import { register } from "node:module"\nregister(new URL("./hide.mjs", import.meta.url))\n`
+    )
+    const args = ["--import", "tsx", "--import", path.join(dir, "register.mjs"), "--input-type=module", "-e", code]
+    return execFileSync(process.execPath, args, { cwd: repoRoot, timeout: 60_000 }).toString().trim()
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 describe("LoadPackage", () => {
+  it("the PostgreSQL store imports without @effect/sql-pg; building its layer fails with MissingPackage naming it", () => {
+    const module = path.join(repoRoot, "src", "layers", "store", "pg", "PgConversationStore.ts")
+    const out = withoutPackage(
+      "@effect/sql-pg",
+      `import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+// The hook is real: the package itself does not load.
+const direct = await import("@effect/sql-pg").then(() => "loaded", (e) => e.code)
+const Pg = await import(${JSON.stringify(module)})
+const error = await Effect.runPromise(Effect.flip(Effect.scoped(Layer.build(Pg.layer({ url: "postgres://127.0.0.1:1/none" })))))
+console.log(JSON.stringify({ direct, error: { ...error }, message: error.message }))`
+    )
+    expect(JSON.parse(out)).toStrictEqual({
+      direct: "ERR_MODULE_NOT_FOUND",
+      error: { ...MissingPackage.of("@effect/sql-pg") },
+      message: "PostgreSQL storage needs the package @effect/sql-pg (^4.0.5), which is not installed."
+    })
+  }, 90_000)
+
   it.effect("a package that is not installed is a MissingPackage naming it and its range", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip(LoadPackage.load("openai", notFound("openai")))

@@ -8,7 +8,8 @@
  * Importing `parley` or `parley/ai` must not load the Anthropic, OpenAI or
  * MCP SDKs (a load hook lists every module plain node loads); they are not
  * even installed (issue 29: optional peers). arethetypeswrong (esm-only) and
- * publint check the tarball. The acceptance of issue 29: a second consumer
+ * publint check the tarball, and a hover probe (test/support/Hover.ts) reads
+ * each namespace's doc through the installed .d.ts as an editor would. The acceptance of issue 29: a second consumer
  * installs the MCP client and the platform layers too, compiles
  * test/fixtures/consumer-agent/agent.mts and runs it under tmux (an effect/ai
  * tool with `needsApproval`, server-everything and a built-in, one config
@@ -26,8 +27,12 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import ts from "typescript"
+import * as Parley from "../../src/index.ts"
+import * as ParleyAi from "../../src/ai/index.ts"
 import { killMarked, newMark, stdioToml, waitGone } from "../layers/mcp/everything.ts"
 import { fixtureCorpus, repoRoot, tempDir } from "../support/Fixtures.ts"
+import { genericUses, hoverProbe, namespacesOf } from "../support/Hover.ts"
 import * as Tmux from "../support/Tmux.ts"
 
 interface Run {
@@ -245,6 +250,27 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     expect(tsc.stdout + tsc.stderr).toBe("")
     expect(tsc.code).toBe(0)
 
+    // What the consumer's editor shows (issue 29): each namespace of parley and parley/ai, read through the
+    // installed .d.ts, carries its module's doc on hover, and every type of its module is there as `X.Type`.
+    const consumerOptions = ts.getParsedCommandLineOfConfigFile(
+      path.join(app, "tsconfig.json"),
+      { noUnusedLocals: false },
+      { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} }
+    )!.options
+    const hovers = hoverProbe({
+      dir: app,
+      options: consumerOptions,
+      namespaces: [
+        ["parley", namespacesOf(Parley)],
+        ["parley/ai", namespacesOf(ParleyAi)]
+      ],
+      extra: genericUses
+    })
+    expect(Object.keys(hovers.docs).length).toBeGreaterThan(40)
+    expect(Object.entries(hovers.docs).filter(([, doc]) => doc === "")).toStrictEqual([])
+    expect(hovers.typeAccesses).toBeGreaterThan(100)
+    expect(hovers.errors).toStrictEqual([])
+
     // Without skipLibCheck too (issue 29): parley's declarations name no optional package, so a light consumer
     // checks them all. (Effect's own declarations want DOM types; only parley's lines count here.)
     const strictLib = run(
@@ -300,7 +326,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     console.log(`package test: the consumer's node_modules holds ${installed.length} packages: ${installed.join(" ")}`)
 
     // Every entry point loads under plain node through the exports map (no `.ts` specifier left behind),
-    // except those that need an optional package: they fail naming it, and only it.
+    // except SafeMarkdown (its markdown-it is a static import: markdownToHtml is synchronous): it fails naming it.
     const specifiers = Object.keys(manifest.exports)
       .filter((k) => k !== "./package.json")
       .map((k) => (k === "." ? "parley" : `parley/${k.slice(2)}`))
@@ -315,9 +341,20 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     )
     expect(loadAll.stderr).toBe("")
     expect(JSON.parse(loadAll.stdout)).toStrictEqual({
-      "parley/layers/render/SafeMarkdown": "markdown-it",
-      "parley/layers/store/pg/PgConversationStore": "@effect/sql-pg"
+      "parley/layers/render/SafeMarkdown": "markdown-it"
     })
+    // The PostgreSQL store loads its driver when its layer is built: without it, a MissingPackage naming it.
+    const pg = run(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import * as Effect from "effect/Effect"; import * as Layer from "effect/Layer"; import * as Pg from "parley/layers/store/pg/PgConversationStore"; const e = await Effect.runPromise(Effect.flip(Effect.scoped(Layer.build(Pg.layer({ url: "postgres://127.0.0.1:1/none" }))))); console.log(JSON.stringify([e._tag, e.name]))`
+      ],
+      app
+    )
+    expect(pg.stderr).toBe("")
+    expect(JSON.parse(pg.stdout)).toStrictEqual(["MissingPackage", "@effect/sql-pg"])
 
     // Importing the library loads no model or MCP SDK (they are not even installed; the load hook would see them).
     const sdk = /\/node_modules\/(@anthropic-ai\/sdk|openai|@modelcontextprotocol\/(sdk|client|core))\//

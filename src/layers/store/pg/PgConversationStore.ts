@@ -37,12 +37,14 @@ import * as Stream from "effect/Stream"
 import * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
+import type { PgClient } from "@effect/sql-pg"
 import type { StreamEntry } from "../../../domain/event/ConversationEvent.ts"
 import * as Timestamp from "../../../domain/event/Timestamp.ts"
 import type { Conversation } from "../../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../../domain/storage/ConversationId.ts"
 import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
+import type { MissingPackage } from "../../../domain/package/MissingPackage.ts"
+import * as LoadPackage from "../../LoadPackage.ts"
 import {
   type CheckResult,
   type ConversationSummary,
@@ -454,23 +456,35 @@ const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A
 /** Applies the versioned migrations (effect/sql's Migrator takes a table lock: concurrent starts are safe). */
 export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: MIGRATIONS_TABLE })
 
-/** The client layer: a pool on `url`. */
-export const clientLayer = (options: Options) =>
-  PgClient.layer({
-    url: Redacted.make(options.url),
-    maxConnections: options.maxConnections ?? 10,
-    applicationName: "parley"
-  })
+/**
+ * The client layer: a pool on `url`. `@effect/sql-pg` is an optional peer, imported when the layer is built
+ * (issue 29): importing this module needs only `effect`, and a missing driver is a {@link MissingPackage}.
+ */
+export const clientLayer = (options: Options): Layer.Layer<SqlClient | PgClient.PgClient, SqlError | MissingPackage> =>
+  Layer.unwrap(
+    Effect.map(
+      LoadPackage.load("@effect/sql-pg", () => import("@effect/sql-pg")),
+      ({ PgClient }) =>
+        PgClient.layer({
+          url: Redacted.make(options.url),
+          maxConnections: options.maxConnections ?? 10,
+          applicationName: "parley"
+        })
+    )
+  )
 
-/** The PostgreSQL store as a layer: connects, migrates, serves. Fails with a {@link StoreIoError} naming the server. */
-export const layer = (options: Options): Layer.Layer<ConversationStore, StoreIoError> =>
+/**
+ * The PostgreSQL store as a layer: connects, migrates, serves. Fails with a {@link StoreIoError} naming the
+ * server, or a {@link MissingPackage} when `@effect/sql-pg` is not installed.
+ */
+export const layer = (options: Options): Layer.Layer<ConversationStore, StoreIoError | MissingPackage> =>
   Layer.effect(
     ConversationStore,
     Effect.gen(function* () {
       // Built in the layer's scope: the pool lives as long as the store.
       const client = yield* Layer.build(clientLayer(options))
       return yield* Effect.andThen(migrate, make(options.url)).pipe(Effect.provideContext(client))
-    }).pipe(Effect.mapError((error) => connectionError(options.url, error)))
+    }).pipe(Effect.mapError((error) => (error._tag === "MissingPackage" ? error : connectionError(options.url, error))))
   )
 
 /** A one-line error for a server that cannot be reached or used: host, database, what to check. */
