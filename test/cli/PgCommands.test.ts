@@ -62,7 +62,7 @@ const ask = (id: string, name: string, mode = "ask") => ({ id, name: "deferrable
 const lsJson = (p: Project) =>
   JSON.parse(run(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{
     id: string
-    running: unknown
+    running: { readonly waiting?: ReadonlyArray<string> } | null
     incomplete: unknown
     events: number
   }>
@@ -177,7 +177,9 @@ describe.skipIf(pgSkip !== undefined)(
       const p = project()
       const { id, pid } = detached(p, [{ message: "Working.", tool_calls: [ask("a1", "prod")] }, { message: "Done." }])
       await waitFor("the host", () => fs.existsSync(socketOf(p, id)))
-      await waitFor("the question", () => lsJson(p).find((r) => r.id === id)?.running !== null)
+      await waitFor("the question", () =>
+        (lsJson(p).find((r) => r.id === id)?.running?.waiting ?? []).includes("a1.confirm.1")
+      )
       const killed = run(p, ["conversation", "kill", id])
       expect(killed.code, killed.stderr).toBe(0)
       expect(killed.stderr).toContain(`Stopped the run of jp-c${id} (pid ${pid}).`)
@@ -289,9 +291,12 @@ describe.skipIf(pgSkip !== undefined)(
         expect(created.status, JSON.stringify(created.body)).toBe(200)
         const id = created.body.conversation_id as string
         groups.push(created.body.pid as number)
+        // The question open, not only the run listed (under load the run was running before it asked: issue 30).
         await waitFor(
           "the question",
-          () => fs.existsSync(socketOf(p, id)) && lsJson(p).some((r) => r.id === id && r.running !== null)
+          () =>
+            fs.existsSync(socketOf(p, id)) &&
+            lsJson(p).some((r) => r.id === id && (r.running?.waiting ?? []).includes("a1.confirm.1"))
         )
         const questions = await served.json("/api/questions")
         expect(questions.body).toMatchObject([{ conversation_id: id, id: "a1.confirm.1" }])
