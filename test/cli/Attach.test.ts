@@ -82,6 +82,15 @@ const responses = async (p: Project) => {
     .map((e) => [e["id"], e["answer"]])
 }
 
+/** The questions the run of `id` waits on (`conversation ls`). */
+const waitingOf = (p: Project, id: string): ReadonlyArray<string> => {
+  const r = runParley(["--storage", p.storage, "conversation", "ls", "--format", "json"], { cwd: p.root })
+  const row = (JSON.parse(r.stdout) as Array<{ id: string; running: { waiting?: Array<string> } | null }>).find(
+    (c) => c.id === id
+  )
+  return row?.running?.waiting ?? []
+}
+
 /** Starts `query --detach`; returns the conversation id and the background run's pid. */
 const detached = (p: Project, script: string): { id: string; pid: number } => {
   const r = runParley(
@@ -166,6 +175,8 @@ describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)",
     const { id } = detached(p, script)
     const s = startParley(p, ["conversation", "attach", id])
     const [, first] = await s.waitFor(/Deploy (web|db)\?/)
+    // Both open before the Y (a question that opens after it is answered as remembered, which is right too).
+    await waitUntil("both questions open", () => waitingOf(p, id).length === 2, 30_000)
     s.sendKeys("Y")
     expect(await s.waitForExit()).toBe(0)
     const pane = s.pane()
