@@ -9,6 +9,7 @@ import { askThen } from "../../src/layers/executor/ExecutorScripted.ts"
 import type * as RunEvent from "../../src/domain/run/RunEvent.ts"
 import { Texts } from "../../src/programs/ToolCoordinator.ts"
 import { call, setup } from "./CoordinatorHarness.ts"
+import { until } from "../support/Until.ts"
 
 const boolQ = (id: string, text: string) => ({ id, text, answer_type: { type: "boolean" } })
 const secretQ = (id: string, text: string) => ({ id, text, answer_type: { type: "secret" } })
@@ -198,10 +199,10 @@ describe("coordinator notices", () => {
       yield* Effect.gen(function* () {
         const fiber = yield* Effect.forkChild(h.run(calls))
         // At the open question, not after a guessed delay (which lost the race under load).
-        for (let i = 0; !h.events.some((e) => e._tag === "QuestionOpened"); i++) {
-          if (i === 3000) return yield* Effect.die("the question never opened (15 s)")
-          yield* Effect.sleep("5 millis")
-        }
+        yield* until(
+          "the question opening",
+          Effect.sync(() => h.events.some((e) => e._tag === "QuestionOpened"))
+        )
         yield* Fiber.interrupt(fiber)
       }).pipe(Effect.provide(h.layer))
       expect(h.events.flatMap(line)).toStrictEqual(["started c", "closed c.q.1 by parley: cancelled user"])

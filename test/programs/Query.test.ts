@@ -22,6 +22,7 @@ import * as MockPromptBackend from "../../src/layers/prompt/MockPromptBackend.ts
 import * as MemoryConversationStore from "../../src/layers/store/MemoryConversationStore.ts"
 import type * as RunEvent from "../../src/domain/run/RunEvent.ts"
 import { publishedSoFar } from "../support/RunEvents.ts"
+import { until } from "../support/Until.ts"
 import * as Query from "../../src/programs/Query.ts"
 import { Config } from "../../src/services/Config.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
@@ -221,10 +222,10 @@ describe("Query: stopping early and editing", () => {
           Query.query({ ...base, message: "go", target: Query.Target.New(), model: "scripted" })
         )
         // Once the text arrived, not after a guessed delay (which lost the race under load).
-        for (let i = 0; !(yield* publishedSoFar).some((e) => e._tag === "TextDelta"); i++) {
-          if (i === 3000) return yield* Effect.die("the text never arrived (15 s)")
-          yield* Effect.sleep("5 millis")
-        }
+        yield* until(
+          "the text arriving",
+          Effect.map(publishedSoFar, (events) => events.some((e) => e._tag === "TextDelta"))
+        )
         yield* Fiber.interrupt(fiber)
         return yield* publishedSoFar
       }).pipe(Effect.provide(services([], slow)))

@@ -24,6 +24,7 @@ import {
 } from "../../src/services/InquiryBackend.ts"
 import * as Events from "../../src/domain/event/Events.ts"
 import { tempDir } from "../support/Fixtures.ts"
+import { until } from "../support/Until.ts"
 import { persisted as persistedRaw } from "../support/Project.ts"
 import { call, clock, digest, setup, turnWith } from "./CoordinatorHarness.ts"
 
@@ -624,15 +625,6 @@ describe("RFD 082 Phase 3: secrets", () => {
   )
 })
 
-/** Waits (polling, bounded) until `ready`: a test interrupts at a state, never after a guessed delay. */
-const until = (ready: () => boolean) =>
-  Effect.gen(function* () {
-    for (let i = 0; !ready(); i++) {
-      if (i === 3000) return yield* Effect.die("the state to interrupt at was never reached (15 s)")
-      yield* Effect.sleep("5 millis")
-    }
-  })
-
 describe("interruption", () => {
   it.live(
     "interrupting while a prompt is open: Cancelled{user} persisted, unfinished tools left without responses, finished ones on disk",
@@ -656,7 +648,10 @@ describe("interruption", () => {
         const entries = yield* Effect.gen(function* () {
           const fiber = yield* Effect.forkChild(h.run(calls))
           // Interrupted once the quick tool finished and the question is open (a fixed sleep lost that race under load).
-          yield* until(() => ["ToolFinished", "QuestionOpened"].every((tag) => h.events.some((e) => e._tag === tag)))
+          yield* until(
+            "the quick tool finishing and the question opening",
+            Effect.sync(() => ["ToolFinished", "QuestionOpened"].every((tag) => h.events.some((e) => e._tag === tag)))
+          )
           yield* Fiber.interrupt(fiber)
           return yield* h.persisted
         }).pipe(Effect.provide(h.layer))
@@ -689,7 +684,10 @@ describe("interruption", () => {
       const h = yield* setup({ tools: { asker: asking(boolQ("q", "Proceed?")) }, backend, storageDir }, calls)
       const entries = yield* Effect.gen(function* () {
         const fiber = yield* Effect.forkChild(h.run(calls))
-        yield* until(() => backendCalled)
+        yield* until(
+          "the backend call",
+          Effect.sync(() => backendCalled)
+        )
         yield* Fiber.interrupt(fiber)
         return yield* h.persisted
       }).pipe(Effect.provide(h.layer))

@@ -1,5 +1,6 @@
 import * as RunLive from "../../src/layers/RunLive.ts"
 import { textSoFar } from "../support/RunEvents.ts"
+import { until } from "../support/Until.ts"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -159,10 +160,10 @@ describe("TurnLoop", () => {
           )
         )
         // Once the text arrived, not after a guessed delay (which lost the race under load).
-        for (let i = 0; (yield* textSoFar).join("") !== "partial answ"; i++) {
-          if (i === 3000) return yield* Effect.die("the text never arrived (15 s)")
-          yield* Effect.sleep("5 millis")
-        }
+        yield* until(
+          "the text arriving",
+          Effect.map(textSoFar, (t) => t.join("") === "partial answ")
+        )
         yield* Fiber.interrupt(fiber)
         return (yield* ConversationStore.use((s) => s.load(id))).entries
       }).pipe(Effect.provide(services([], provider, {})))
