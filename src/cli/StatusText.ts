@@ -21,6 +21,7 @@
 import type * as Schema from "effect/Schema"
 import type * as RunEvent from "../domain/run/RunEvent.ts"
 import * as Style from "./Style.ts"
+import * as JsonText from "../domain/storage/JsonText.ts"
 
 /** The arguments on one line (compact JSON), cut to `columns`; empty for `{}`. */
 export const argsPreview = (args: Schema.JsonObject, columns: number): string => {
@@ -31,7 +32,7 @@ export const argsPreview = (args: Schema.JsonObject, columns: number): string =>
 
 const parsedError = (content: string): { readonly message?: string; readonly stderr?: string } | undefined => {
   try {
-    const value: unknown = JSON.parse(content)
+    const value: unknown = JsonText.parse(content)
     if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined
     const { message, stderr } = value as Record<string, unknown>
     return {

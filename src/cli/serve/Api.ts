@@ -36,6 +36,7 @@ import * as HostPath from "../HostPath.ts"
 import * as Hosts from "./Hosts.ts"
 import * as RelayModule from "./Relay.ts"
 import * as Runs from "./Runs.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 
 type Relay = RelayModule.Relay
 
@@ -79,7 +80,7 @@ const get = (id: string) =>
           : { error: "ConversationDamaged" as const, message: e.message, id }
       )
     )
-    return JSON.parse(renderJson(c.entries)) as Schema.Json
+    return JsonText.parse(renderJson(c.entries)) as Schema.Json
   })
 
 /** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run; 204 when none runs. */
@@ -323,7 +324,7 @@ const handlers = (storage: string, config: string | undefined) =>
               Effect.flatMap(runs.discard(cid), (ended) => {
                 let ending: unknown
                 try {
-                  ending = (JSON.parse(ended.stdout ?? "") as { outcome?: unknown }).outcome
+                  ending = (JsonText.parse(ended.stdout ?? "") as { outcome?: unknown }).outcome
                 } catch {
                   ending = undefined
                 }

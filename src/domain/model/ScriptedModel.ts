@@ -19,6 +19,7 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as JsonText from "../storage/JsonText.ts"
 
 /** A tool call in a script step (`id` defaults to `call_<n>`). */
 export const ScriptToolCall = Schema.Struct({
@@ -113,7 +114,7 @@ export const decode = (json: unknown): Result.Result<ReadonlyArray<Step>, string
 export const parse = (text: string): Result.Result<ReadonlyArray<Step>, string> => {
   let json: unknown
   try {
-    json = JSON.parse(text)
+    json = JsonText.parse(text)
   } catch (e) {
     return Result.fail(`not JSON: ${e instanceof Error ? e.message : String(e)}`)
   }

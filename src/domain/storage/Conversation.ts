@@ -28,6 +28,7 @@ import { ConfigDelta, isConversationEvent, type StreamEntry } from "../event/Con
 import type { ConversationId } from "./ConversationId.ts"
 import * as ConversationMetadata from "./ConversationMetadata.ts"
 import type * as Timestamp from "../event/Timestamp.ts"
+import * as JsonText from "./JsonText.ts"
 
 export type BaseConfig = { readonly _tag: "File"; readonly text: string } | { readonly _tag: "Packed" }
 
@@ -121,7 +122,7 @@ export const rememberedModel = (baseConfig: BaseConfig, entries: ReadonlyArray<S
   let model: string | null | undefined
   if (baseConfig._tag === "File") {
     try {
-      model = modelIn(JSON.parse(baseConfig.text))
+      model = modelIn(JsonText.parse(baseConfig.text))
     } catch {
       model = undefined // damaged base config: nothing remembered
     }

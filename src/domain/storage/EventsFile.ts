@@ -42,7 +42,7 @@ export const jsonErrorAt = (text: string, error: unknown): string => {
 /** Parses JSON text, failing with the file name and a line/column. */
 export const parseJson = (text: string, file: string): unknown => {
   try {
-    return JSON.parse(text)
+    return JsonText.parse(text)
   } catch (error) {
     throw new EventsFileError(file, undefined, jsonErrorAt(text, error))
   }
@@ -248,7 +248,7 @@ const prettyBounds = (source: Source): Array<number> | undefined => {
 export const parseElement = (text: string, index: number, file: string): StreamEntry | undefined => {
   let raw: unknown
   try {
-    raw = JSON.parse(text)
+    raw = JsonText.parse(text)
   } catch {
     return undefined
   }
@@ -269,7 +269,7 @@ const parsePieces = (source: Source, bounds: ReadonlyArray<number>, file: string
       // A syntax error later in the file is reported first, as the whole-file parse would.
       for (let j = i + 1; j < out.length; j++) {
         try {
-          JSON.parse(sliceOf(source, bounds[2 * j]!, bounds[2 * j + 1]!))
+          JsonText.parse(sliceOf(source, bounds[2 * j]!, bounds[2 * j + 1]!))
         } catch {
           return undefined
         }

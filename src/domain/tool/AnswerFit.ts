@@ -21,6 +21,7 @@
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { AnswerType } from "./AnswerType.ts"
+import * as JsonText from "../storage/JsonText.ts"
 
 const YES = new Set(["true", "yes", "y"])
 const NO = new Set(["false", "no", "n"])
@@ -89,7 +90,7 @@ export const parse = (
   if (options.json === true) {
     let value: Schema.Json
     try {
-      value = JSON.parse(text) as Schema.Json
+      value = JsonText.parse(text) as Schema.Json
     } catch {
       return Result.fail(`${JSON.stringify(text)} is not JSON`)
     }

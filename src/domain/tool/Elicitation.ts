@@ -41,6 +41,7 @@ import * as Data from "effect/Data"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import { Question, type QuestionId, questionIdProblem } from "./Question.ts"
+import * as JsonText from "../storage/JsonText.ts"
 
 /** One option of a select: its value and, when the server gave one, its title. */
 export interface Choice {
@@ -464,7 +465,7 @@ const listOf = (answer: Schema.Json): ReadonlyArray<string> | undefined => {
   const t = answer.trim()
   if (t.startsWith("[")) {
     try {
-      const parsed: unknown = JSON.parse(t)
+      const parsed: unknown = JsonText.parse(t)
       return isStrings(parsed) ? parsed : undefined
     } catch {
       return undefined

@@ -22,6 +22,7 @@ import * as Schema from "effect/Schema"
 import { AnswerType } from "./AnswerType.ts"
 import { AnswerReusePolicy } from "../event/InquiryQuestion.ts"
 import { Question, questionIdProblem } from "./Question.ts"
+import * as JsonText from "../storage/JsonText.ts"
 
 /** The tool succeeded with `content`. */
 export const Success = Schema.Struct({ type: Schema.tag("success"), content: Schema.String })
@@ -138,7 +139,7 @@ export const decode = (input: unknown): Decoded => {
 export const parseJson = (text: string): Decoded => {
   let json: unknown
   try {
-    json = JSON.parse(text)
+    json = JsonText.parse(text)
   } catch (e) {
     return { _tag: "NotAnOutcome", reason: e instanceof Error ? e.message : String(e) }
   }

@@ -17,9 +17,9 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as RpcClient from "effect/rpc/RpcClient"
-import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import { type HostInfo, HostRpcs } from "../../services/RunHost.ts"
 import { answers } from "./HostServer.ts"
+import * as HostSerialization from "./HostSerialization.ts"
 
 /** A connection to a host, for the scope's life (a lost host fails calls at once, without reconnecting). */
 export const connect = (socketPath: string) =>
@@ -32,7 +32,7 @@ export const connect = (socketPath: string) =>
         retryTransientErrors: false,
         pingInterval: "2 seconds",
         pingTimeout: "4 seconds"
-      }).pipe(Layer.provide(NodeSocket.layerNet({ path: socketPath })), Layer.provide(RpcSerialization.layerNdjson))
+      }).pipe(Layer.provide(NodeSocket.layerNet({ path: socketPath })), Layer.provide(HostSerialization.layer))
     )
     return yield* RpcClient.make(HostRpcs).pipe(Effect.provideContext(protocol))
   })

@@ -22,7 +22,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as References from "effect/References"
 import * as Scope from "effect/Scope"
-import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import * as RpcServer from "effect/rpc/RpcServer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -30,6 +29,7 @@ import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import { PendingAnswers } from "../../services/PendingAnswers.ts"
 import { RunEvents } from "../../services/RunEvents.ts"
 import { HostRpcs } from "../../services/RunHost.ts"
+import * as HostSerialization from "./HostSerialization.ts"
 
 /** The host could not listen (another live host has the socket, or the directory is not ours to use). */
 export class HostUnavailable extends Schema.TaggedError<HostUnavailable>()("HostUnavailable", {
@@ -167,7 +167,7 @@ export const serve = (options: ServeOptions) =>
       Layer.provide(handlers(options, subscriptions)),
       Layer.provide(RpcServer.layerProtocolSocketServer),
       Layer.provide(NodeSocketServer.layer({ path: options.socketPath })),
-      Layer.provide(RpcSerialization.layerNdjson),
+      Layer.provide(HostSerialization.layer),
       // A client that leaves mid-read is not an error of the run: the socket server would log
       // it (with a stack) on the terminal the run is drawing on, or into a detached run's log.
       Layer.provide(Layer.succeed(References.MinimumLogLevel, "None"))

@@ -42,6 +42,7 @@ import type {
   StoredOAuthClientInformation,
   StoredOAuthTokens
 } from "@modelcontextprotocol/client"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 
 /** How long a sign-in may take before the server's start fails: the person has to log in. */
 export const SIGN_IN_TIMEOUT_MS = 300_000
@@ -73,7 +74,7 @@ interface State {
 
 const load = (file: string, serverUrl: string): State => {
   try {
-    const state = JSON.parse(fs.readFileSync(file, "utf8")) as State
+    const state = JsonText.parse(fs.readFileSync(file, "utf8")) as State
     if (state.server_url === serverUrl && typeof state.clients === "object" && state.clients !== null) return state
   } catch {
     // No file yet, or not ours to read: start empty.

@@ -59,6 +59,7 @@ import {
   quietSdk,
   sdkStream
 } from "./Transport.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 
 /** The Anthropic provider's key, base URL and retries. */
 export interface AnthropicOptions {
@@ -323,7 +324,7 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
     const out: Array<ProviderDelta> = []
     if (this.structured && this.structuredText.length > 0) {
       try {
-        out.push(Delta.Structured({ data: JSON.parse(this.structuredText) as Schema.Json }))
+        out.push(Delta.Structured({ data: JsonText.parse(this.structuredText) as Schema.Json }))
       } catch {
         // Not JSON after all: surface it as text so the caller sees what the model said.
         out.push(Delta.TextDelta({ text: this.structuredText }))

@@ -50,6 +50,7 @@ import {
   sdkStream
 } from "./Transport.ts"
 import * as DeepArguments from "../../domain/tool/DeepArguments.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 
 /** The OpenAI provider's key, base URL (`http://host:port/v1` for compatible servers) and retries. */
 export interface OpenAiOptions {
@@ -284,7 +285,7 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
     }
     if (this.structured && this.structuredText.length > 0) {
       try {
-        out.push(Delta.Structured({ data: JSON.parse(this.structuredText) as Schema.Json }))
+        out.push(Delta.Structured({ data: JsonText.parse(this.structuredText) as Schema.Json }))
       } catch {
         out.push(Delta.TextDelta({ text: this.structuredText }))
       }

@@ -23,6 +23,7 @@ import { fieldsOf, type ProviderDelta, ProviderError, type StopReason } from "..
 import { isRetryableStatus, type RetryPolicy, withRetries } from "./Retry.ts"
 import * as MissingPackage from "../../domain/package/MissingPackage.ts"
 import * as LoadPackage from "../LoadPackage.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 
 /** Turns one SDK stream event into deltas; one instance per request (it keeps block state). */
 export interface Converter<Event> {
@@ -275,7 +276,7 @@ export const sdkStream = <Event>(options: {
 export const parseArguments = (raw: string): Record<string, unknown> | undefined => {
   if (raw.trim() === "") return {}
   try {
-    const value: unknown = JSON.parse(raw)
+    const value: unknown = JsonText.parse(raw)
     if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>
   } catch {
     // not JSON

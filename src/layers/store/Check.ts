@@ -30,6 +30,7 @@ import type { CheckResult } from "../../services/ConversationStore.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as ConversationRead from "./ConversationRead.ts"
 import * as Journal from "./Journal.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 
 /** When metadata.json is missing, still say whether the event log itself is readable. */
 const eventsDetail = async (dir: string): Promise<string> => {
@@ -54,7 +55,7 @@ const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Prom
     [source.metadata, EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))]
   ]
   if (conversation.baseConfig._tag === "File") {
-    pairs.push([source.baseConfig, EventsFile.renderJson(JSON.parse(conversation.baseConfig.text))])
+    pairs.push([source.baseConfig, EventsFile.renderJson(JsonText.parse(conversation.baseConfig.text))])
   }
   let identical = pairs.every(([stored, rendered]) => stored === rendered)
   // With a journal not folded yet, events.json is not the whole stream: compare it only at rest.

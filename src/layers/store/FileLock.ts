@@ -30,6 +30,7 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 
 export type AcquireResult = { readonly _tag: "Acquired" } | { readonly _tag: "Held"; readonly pid: number }
 
@@ -97,7 +98,7 @@ const readHolder = async (file: string): Promise<Holder | undefined> => {
     const [text, stat] = await Promise.all([fs.readFile(file, "utf8"), fs.stat(file)])
     let record: { pid?: unknown; proc_start?: unknown } = {}
     try {
-      const parsed: unknown = JSON.parse(text)
+      const parsed: unknown = JsonText.parse(text)
       if (typeof parsed === "object" && parsed !== null) record = parsed
     } catch {
       record = {}

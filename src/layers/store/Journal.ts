@@ -77,7 +77,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 const parseLine = (text: string, file: string, n: number): Line => {
   let v: unknown
   try {
-    v = JSON.parse(text)
+    v = JsonText.parse(text)
   } catch (error) {
     throw new JournalError(file, n, `invalid JSON (${(error as Error).message})`)
   }

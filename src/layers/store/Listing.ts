@@ -59,6 +59,7 @@ import * as ConversationDir from "./ConversationDir.ts"
 import type * as ConversationRead from "./ConversationRead.ts"
 import * as FileLock from "./FileLock.ts"
 import type * as Summary from "./Summary.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 
 export const INDEX = ".parley-index.json"
 const INDEX_VERSION = 7
@@ -123,7 +124,7 @@ const EMPTY: Index = { stored: { version: INDEX_VERSION, keys: [], stamps: [], c
 const readIndex = (file: string): Index => {
   let stored: Stored
   try {
-    stored = JSON.parse(fs.readFileSync(file, "utf8")) as Stored
+    stored = JsonText.parse(fs.readFileSync(file, "utf8")) as Stored
   } catch {
     return EMPTY
   }

@@ -101,9 +101,12 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
         const yesNo = page.locator('form.question[data-inquiry="a1.confirm.1"]')
         await yesNo.waitFor({ timeout: 20_000 })
         expect(await yesNo.locator("button").allTextContents()).toStrictEqual(["Yes", "No"])
+        // Tools run at once: each question opens on its own (under load, the first may show well before the rest).
         const select = page.locator('form.question[data-inquiry="c1.color.1"]')
+        await select.waitFor({ timeout: 20_000 })
         expect(await select.locator("option").allTextContents()).toStrictEqual(["red", "green"])
         const secret = page.locator('form.question[data-inquiry="s1.token.1"]')
+        await secret.waitFor({ timeout: 20_000 })
         expect(await secret.locator("input").getAttribute("type")).toBe("password")
         if (screen.isMobile) {
           // Fits a phone: nothing wider than the screen, buttons big enough to tap.

@@ -111,3 +111,32 @@ describe("EventsFile.hasForeignNumber", () => {
     expect(EventsFile.hasForeignNumber(`{"a": "\\\\", "b": 1.50}`)).toBe(true)
   })
 })
+
+describe("EventsFile.parse: escaped keys (issue 30)", () => {
+  it("an entry's metadata keys `\\t` and `\"` read back as written after texts that make V8 misread them", () => {
+    // The EntryCodec round-trip property failed on Node 24 with exactly this: V8 read `\t` as `\\`.
+    const entry = (key: string) => ({
+      timestamp: "2026-01-01 00:00:00.0",
+      type: "inquiry_response",
+      outcome: "answered",
+      id: "c1.q",
+      answer: true,
+      metadata: { "0": { "": true, [key]: 1 } }
+    })
+    const text = (key: string) => "[\n  " + JSON.stringify(entry(key), null, 2).replaceAll("\n", "\n  ") + "\n]\n"
+    JSON.parse('{"h":[],"\\\\\\\\":0}')
+    JSON.parse('{"0":{"":[],"\\\\\\\\":0}}')
+    for (const key of ["\t", '"', "\\t", "\u0000"]) {
+      for (const read of [
+        EventsFile.parse(text(key), "events.json"),
+        EventsFile.parseBytes(Buffer.from(text(key)), "events.json")
+      ]) {
+        expect(Object.keys((read[0] as unknown as { metadata: { "0": object } }).metadata["0"])).toStrictEqual([
+          "",
+          key
+        ])
+        expect(EventsFile.render(read)).toBe(text(key))
+      }
+    }
+  })
+})

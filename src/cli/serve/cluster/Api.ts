@@ -45,6 +45,7 @@ import { Conversation as Entity } from "./ConversationEntity.ts"
 import * as Events from "./Events.ts"
 import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
+import * as JsonText from "../../../domain/storage/JsonText.ts"
 
 /** What the handlers work with. */
 export interface Options {
@@ -200,7 +201,7 @@ const handlers = (o: Options) =>
         .handle("get", ({ params }) =>
           Effect.flatMap(idOf(params.id), (cid) =>
             o.store.load(cid).pipe(
-              Effect.map((c) => JSON.parse(renderJson(c.entries)) as Schema.Json),
+              Effect.map((c) => JsonText.parse(renderJson(c.entries)) as Schema.Json),
               Effect.mapError((e) =>
                 e._tag === "ConversationNotFound"
                   ? notFound(params.id)

@@ -23,6 +23,7 @@ import * as ConversationMetadata from "../../../domain/storage/ConversationMetad
 import * as EventsFile from "../../../domain/storage/EventsFile.ts"
 import { conversationTokens } from "../../../domain/model/ContextWindow.ts"
 import { incompleteSummary, type LastTurn } from "../../../domain/stream/IncompleteTurn.ts"
+import * as JsonText from "../../../domain/storage/JsonText.ts"
 
 /** One `parley_events` row as written. */
 export interface EventRow {
@@ -193,7 +194,8 @@ export const decodeEntry = (json: string, index: number): StreamEntry | undefine
 /** Whether re-encoding a decoded conversation gives back exactly what is stored (`check`). */
 export const roundtrips = (c: Conversation, row: StoredConversation, jsons: ReadonlyArray<string>): boolean => {
   if (metadataText(c.metadata) !== row.metadata) return false
-  if (row.base_config !== null && EventsFile.renderJson(JSON.parse(row.base_config)) !== row.base_config) return false
+  if (row.base_config !== null && EventsFile.renderJson(JsonText.parse(row.base_config)) !== row.base_config)
+    return false
   if (c.entries.length !== jsons.length) return false
   for (let i = 0; i < jsons.length; i++) if (EventsFile.renderEntry(c.entries[i]!) !== jsons[i]) return false
   return true
