@@ -146,7 +146,14 @@ export const start = (options: StartOptions): Session => {
     execFileSync(tmux, ["-L", name, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
 
   // The server inherits this environment; -u: the pane is UTF-8 whatever the locale.
-  const serverEnv = { PATH: clean.PATH!, HOME: clean.HOME!, LANG: "C.UTF-8", TERM: "xterm-256color" }
+  // TMUX_TMPDIR as every other tmux call here has it (the test run's own root): the same server, and no socket left in /tmp.
+  const serverEnv = {
+    PATH: clean.PATH!,
+    HOME: clean.HOME!,
+    LANG: "C.UTF-8",
+    TERM: "xterm-256color",
+    ...(process.env["TMUX_TMPDIR"] === undefined ? {} : { TMUX_TMPDIR: process.env["TMUX_TMPDIR"] })
+  }
   execFileSync(
     tmux,
     [
