@@ -88,16 +88,18 @@ const readString = (c: Cursor): string => {
 
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y
 
+const WORDS = [
+  ["true", true],
+  ["false", false],
+  ["null", null]
+] as const
+
 /** A value that is not a container: a string, a number, `true`, `false` or `null`. */
 const readScalar = (c: Cursor): unknown => {
   const t = c.text
   const ch = t.charCodeAt(c.at)
   if (ch === 34) return readString(c)
-  for (const [word, value] of [
-    ["true", true],
-    ["false", false],
-    ["null", null]
-  ] as const) {
+  for (const [word, value] of WORDS) {
     if (t.startsWith(word, c.at)) {
       c.at += word.length
       return value
@@ -110,9 +112,12 @@ const readScalar = (c: Cursor): unknown => {
   return Number(m[0])
 }
 
-/** Sets an own property, even one named `__proto__` (as `JSON.parse` does). */
+/**
+ * Defines an own property, as `JSON.parse` does: even one named `__proto__`,
+ * and past a setter or a read-only property `Object.prototype` may have.
+ */
 const define = (obj: Record<string, unknown>, key: string, value: unknown): void => {
-  if (key === "__proto__")
+  if (key in Object.prototype)
     Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
   else obj[key] = value
 }

@@ -64,7 +64,16 @@ export const hasEscapedKey = (text: string): boolean => {
  * text is read by {@link JsonStrict.parse}, which gives what `JSON.parse`
  * should. Throws a `SyntaxError` naming the position, as `JSON.parse` does.
  */
-export const parse = (text: string): unknown => (hasEscapedKey(text) ? JsonStrict.parse(text) : JSON.parse(text))
+export const parse = (text: string): unknown => {
+  if (!hasEscapedKey(text)) return JSON.parse(text)
+  try {
+    return JsonStrict.parse(text)
+  } catch (error) {
+    // Both reject the same texts: the native parser's words (and positions) are the ones people know.
+    JSON.parse(text)
+    throw error
+  }
+}
 
 /** One container being written: its values (arrays) or keys (objects), and how far along. */
 interface Frame {

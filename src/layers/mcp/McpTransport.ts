@@ -17,6 +17,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 import type { McpServerConfig } from "../../domain/tool/Config.ts"
 import * as McpOAuth from "./McpOAuth.ts"
 import * as Supervisor from "./Supervisor.ts"
@@ -105,6 +106,7 @@ export const make = async (name: string, config: McpServerConfig, options: Optio
     return { transport, stderr: () => "", where: config.url, ...(oauth !== undefined ? { oauth } : {}) }
   }
   const { StdioClientTransport } = await import("@modelcontextprotocol/client/stdio")
+  const { parseJSONRPCMessage } = await import("@modelcontextprotocol/client")
   const wrapped = Supervisor.wrap(config.command!, config.args ?? [])
   // A subclass, so the SDK asks about the protocol in place (see `McpServer`).
   const transport = new (class InPlace extends StdioClientTransport {})({
@@ -114,9 +116,49 @@ export const make = async (name: string, config: McpServerConfig, options: Optio
     cwd: config.cwd === undefined ? options.root : path.resolve(options.root, config.cwd),
     stderr: "pipe"
   })
+  readsRight(transport, parseJSONRPCMessage)
   const errors = tail()
   transport.stderr?.on("data", (chunk: Buffer) => errors.push(chunk))
   return { transport, stderr: errors.get, where: [config.command, ...(config.args ?? [])].join(" ") }
+}
+
+/** The SDK's line buffer of a stdio transport (its `ReadBuffer`, a field the SDK does not type for us). */
+interface LineBuffer {
+  _buffer?: Buffer | undefined
+  readMessage: () => JSONRPCMessage | null
+}
+
+/**
+ * Makes a stdio transport read each line with `JsonText.parse` (issue 30):
+ * the SDK's `JSON.parse` can misread an escaped object key on Node 24 and
+ * 26 (V8 issue 521080746), and tool results, input schemas and elicitation
+ * field names are keyed by what a server sends. The SDK's line handling is
+ * kept as it is: a line that is not JSON is skipped, one that is not a
+ * JSON-RPC message fails. False when the SDK no longer has the buffer this
+ * patches (then its own reader stays; a test fails on that).
+ */
+export const readsRight = (transport: object, validate: (value: unknown) => JSONRPCMessage): boolean => {
+  const buffer = (transport as { _readBuffer?: unknown })._readBuffer
+  if (typeof buffer !== "object" || buffer === null || typeof (buffer as LineBuffer).readMessage !== "function")
+    return false
+  ;(buffer as LineBuffer).readMessage = function (this: LineBuffer) {
+    while (this._buffer) {
+      const index = this._buffer.indexOf("\n")
+      if (index === -1) return null
+      const line = this._buffer.toString("utf8", 0, index).replace(/\r$/, "")
+      this._buffer = this._buffer.subarray(index + 1)
+      let value: unknown
+      try {
+        value = JsonText.parse(line)
+      } catch (error) {
+        if (error instanceof SyntaxError) continue
+        throw error
+      }
+      return validate(value)
+    }
+    return null
+  }
+  return true
 }
 
 /**

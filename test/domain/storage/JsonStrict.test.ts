@@ -133,6 +133,33 @@ describe("JsonText.parse", () => {
     fc.assert(fc.property(json, fc.constantFrom(0, 2), readsBack(JsonText.parse)), { numRuns: 2000 })
   })
 
+  it("a text it rejects fails with JSON.parse's own words, escaped keys or not", () => {
+    for (const text of ['{"\\t": 1} x', '{"\\t": "\\u12"}', '{"\\t": 1e}', '{"\\t"']) {
+      let native = ""
+      try {
+        JSON.parse(text)
+      } catch (error) {
+        native = String(error)
+      }
+      expect(native).not.toBe("")
+      expect(() => JsonText.parse(text)).toThrow(native.replace(/^SyntaxError: /, ""))
+    }
+  })
+
+  it("defines keys past a setter or a read-only property on Object.prototype, as JSON.parse does", () => {
+    let called = 0
+    Object.defineProperty(Object.prototype, "polluted", { configurable: true, set: () => void called++ })
+    Object.defineProperty(Object.prototype, "fixed", { configurable: true, writable: false, value: 0 })
+    try {
+      const v = JsonText.parse('{"\\t":1,"polluted":2,"fixed":3}') as Record<string, unknown>
+      expect(Object.keys(v)).toStrictEqual(["\t", "polluted", "fixed"])
+      expect([v["polluted"], v["fixed"], called]).toStrictEqual([2, 3, 0])
+    } finally {
+      delete (Object.prototype as Record<string, unknown>)["polluted"]
+      delete (Object.prototype as Record<string, unknown>)["fixed"]
+    }
+  })
+
   it("property: hasEscapedKey says exactly whether some key holds an escape (values with escapes are not keys)", () => {
     fc.assert(
       fc.property(json, (v) => {

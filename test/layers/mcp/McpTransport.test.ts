@@ -43,3 +43,29 @@ describe("McpTransport.retryDroppedConnection", () => {
     expect(tries).toBe(1)
   })
 })
+
+describe("McpTransport: a stdio server's lines are read with JsonText.parse (issue 30)", () => {
+  it("an escaped key in a tool result reads back as sent, after texts that make V8's JSON.parse misread it", async () => {
+    const { make } = await import("../../../src/layers/mcp/McpTransport.ts")
+    const made = await make("s", { command: "node", args: ["-e", ""] }, { root: process.cwd() })
+    const buffer = (made.transport as unknown as { _readBuffer: { append(b: Buffer): void; readMessage(): unknown } })
+      ._readBuffer
+    // V8 takes a key from a map's only transition: the key before it makes that map this test's own.
+    const line = (first: string, key: string) =>
+      JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: [], structuredContent: { [first]: 0, [key]: 1 } } })
+    for (const [first, poison, key] of [
+      ["mcp-a", "\\\\", "\\t"],
+      ["mcp-b", "\\\\", "\t"],
+      ["mcp-c", '\\"', '"']
+    ] as const) {
+      JSON.parse(line(first, poison)) // Node 24: the SDK's JSON.parse of `key` after `first` then gives `poison`
+      buffer.append(Buffer.from(`not json\n${line(first, key)}\r\n`))
+      const message = buffer.readMessage() as { result: { structuredContent: object } }
+      expect(Object.keys(message.result.structuredContent)).toStrictEqual([first, key])
+      expect(buffer.readMessage()).toBeNull()
+    }
+    buffer.append(Buffer.from('{"not":"json-rpc"}\n'))
+    expect(() => buffer.readMessage()).toThrow()
+    await made.transport.close()
+  })
+})
