@@ -185,7 +185,8 @@ describe("attached clients without a terminal", () => {
       expect(parley(p, ["conversation", "answer", id, "a1.confirm.1", "yes"]).code).toBe(0)
       const answered = Date.now()
       expect(await exited(host)).toBe(0)
-      expect(Date.now() - answered).toBeLessThan(6000)
+      // The host waits up to 3 s for a subscriber that makes no progress (HostServer's STALL_MS), then 1 s for the socket to close.
+      expect(Date.now() - answered).toBeLessThan(9000)
       expect(sockets(p)).toStrictEqual([])
     } finally {
       frozen.kill("SIGCONT")

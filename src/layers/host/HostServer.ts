@@ -97,7 +97,10 @@ interface Following {
   readonly drained: Effect.Effect<void>
 }
 
-const STALL_MS = 1000
+// One second was too short on a loaded machine: with two busy loops and other test files running, the
+// `serve` process relaying one run to 50 SSE clients went a second without reading, and its clients missed
+// the run's end (issue 30). A client that stopped reading costs the run's exit this much at most.
+const STALL_MS = 3000
 const DRAIN_MAX_MS = 10_000
 
 const following = (): Following => {
