@@ -22,6 +22,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as FileLock from "../../src/layers/store/FileLock.ts"
 
 export interface PgServer {
   readonly url: string
@@ -60,14 +61,18 @@ export const freePort = (): Promise<number> =>
 
 const PREFIX = "parley-pg-"
 
-/** Whether a process with this pid is alive (EPERM: alive, another user's). */
-const alive = (pid: number): boolean => {
+/**
+ * Whether the process that `dir`'s `owner` file names is gone. False when
+ * there is no such file, or it names no pid: not ours to judge.
+ */
+export const ownerGone = (dir: string): boolean => {
+  let owner: number
   try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
+    owner = Number(fs.readFileSync(path.join(dir, "owner"), "utf8"))
+  } catch {
+    return false
   }
+  return Number.isInteger(owner) && owner > 0 && !FileLock.isAlive(owner)
 }
 
 /** Runs a server binary, as the `postgres` user when we are root (PostgreSQL refuses root). */
@@ -99,13 +104,7 @@ export const sweepStale = (root: string = os.tmpdir()): void => {
   }
   for (const name of names) {
     const dir = path.join(root, name)
-    let owner: number
-    try {
-      owner = Number(fs.readFileSync(path.join(dir, "owner"), "utf8"))
-    } catch {
-      continue
-    }
-    if (!Number.isInteger(owner) || owner <= 0 || alive(owner)) continue
+    if (!ownerGone(dir)) continue
     try {
       if (bin !== undefined && fs.existsSync(path.join(dir, "data", "postmaster.pid")))
         runner(bin).run("pg_ctl", ["-D", path.join(dir, "data"), "-m", "immediate", "-w", "stop"])

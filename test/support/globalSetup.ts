@@ -12,18 +12,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { binary, bundle } from "./Cli.ts"
 import { repoRoot } from "./Fixtures.ts"
-import { sweepStale } from "./Pg.ts"
+import { ownerGone, sweepStale } from "./Pg.ts"
 
 const RUN_PREFIX = "parley-run-"
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
 
 /** Removes a run's root: its PostgreSQL servers stopped first (their watchdogs give up once the directory is gone). */
 const removeRoot = (root: string): void => {
@@ -35,13 +26,7 @@ const removeRoot = (root: string): void => {
 const removeStaleRoots = (tmp: string): void => {
   for (const name of fs.readdirSync(tmp).filter((n) => n.startsWith(RUN_PREFIX))) {
     const root = path.join(tmp, name)
-    let owner: number
-    try {
-      owner = Number(fs.readFileSync(path.join(root, "owner"), "utf8"))
-    } catch {
-      continue
-    }
-    if (Number.isInteger(owner) && owner > 0 && !alive(owner)) removeRoot(root)
+    if (ownerGone(root)) removeRoot(root)
   }
 }
 
