@@ -46,6 +46,13 @@ const namesOf = (executor: Executor["Service"]): ReadonlyArray<string> =>
 
 const sourceOf = (part: Part, name: string): string => part.executor.source?.(name) ?? part.label
 
+/** Two parts that define `name`; two that call themselves the same (two unnamed toolkits) are told apart by position. */
+const duplicate = (name: string, first: Part, second: Part): DuplicateTool => {
+  const a = sourceOf(first, name)
+  const b = sourceOf(second, name)
+  return new DuplicateTool({ name, sources: a === b ? [`${a} (${first.label})`, `${b} (${second.label})`] : [a, b] })
+}
+
 /**
  * One executor from `parts`, in order. Fails with `DuplicateTool` when two
  * parts offer the same tool (a tool one part has disabled is not offered).
@@ -56,14 +63,7 @@ export const combine = (parts: ReadonlyArray<Part>): Effect.Effect<Executor["Ser
     for (const part of parts) {
       for (const definition of part.executor.definitions) {
         const first = owner.get(definition.name)
-        if (first !== undefined) {
-          return Effect.fail(
-            new DuplicateTool({
-              name: definition.name,
-              sources: [sourceOf(first, definition.name), sourceOf(part, definition.name)]
-            })
-          )
-        }
+        if (first !== undefined) return Effect.fail(duplicate(definition.name, first, part))
         owner.set(definition.name, part)
       }
     }
@@ -101,13 +101,13 @@ export const combine = (parts: ReadonlyArray<Part>): Effect.Effect<Executor["Ser
     )
   })
 
-/** Builds each layer in the combination's scope: the executors, labelled `executor 1`, `executor 2`, … by position. */
-export const build = <E, R>(layers: ReadonlyArray<Layer.Layer<Executor, E, R>>, first = 1) =>
+/** Builds each layer in the combination's scope: the executors, labelled by position (`executor 1`, `executor 2`, … by default). */
+export const build = <E, R>(
+  layers: ReadonlyArray<Layer.Layer<Executor, E, R>>,
+  labelOf: (index: number) => string = (i) => `executor ${i + 1}`
+) =>
   Effect.forEach(layers, (layer, i) =>
-    Effect.map(
-      Layer.build(layer),
-      (context): Part => ({ executor: Context.get(context, Executor), label: `executor ${i + first}` })
-    )
+    Effect.map(Layer.build(layer), (context): Part => ({ executor: Context.get(context, Executor), label: labelOf(i) }))
   )
 
 /**

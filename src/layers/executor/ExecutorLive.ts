@@ -316,7 +316,8 @@ export const layerWith = <E = never, R = never>(
     Effect.gen(function* () {
       const { executors = [], ...rest } = options
       // Built first: their names tell their config tables from a missing built-in's.
-      const others = yield* Combine.build(executors, 2)
+      // Labelled as the option's entries (`executors[0]`), which is what a message about one must point at.
+      const others = yield* Combine.build(executors, (i) => `executors[${i}]`)
       const live = yield* liveExecutor(
         rest,
         new Set(others.flatMap((p) => p.executor.names ?? p.executor.definitions.map((d) => d.name)))

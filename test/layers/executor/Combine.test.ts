@@ -132,7 +132,11 @@ describe("ExecutorLive.layerWith({ executors }): one executor for every kind of 
         failure(yield* built(ExecutorLive.layerWith({ executors: [ops, named("status", "second")] }), {}))
       ).toContain(`Tool "status" is defined twice: by an effect/ai toolkit and by toolkit "second".`)
       expect(failure(yield* built(Combine.layer(ops, named("status")), {}))).toContain(
-        `Tool "status" is defined twice: by an effect/ai toolkit and by an effect/ai toolkit.`
+        `Tool "status" is defined twice: by an effect/ai toolkit (executor 1) and by an effect/ai toolkit (executor 2).`
+      )
+      // Under the live tools, the positions are the `executors` option's entries.
+      expect(failure(yield* built(ExecutorLive.layerWith({ executors: [ops, named("status")] }), {}))).toContain(
+        `Tool "status" is defined twice: by an effect/ai toolkit (executors[0]) and by an effect/ai toolkit (executors[1]).`
       )
     })
   )
