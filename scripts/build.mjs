@@ -8,8 +8,9 @@
 //   (dist/parley-reading.mjs, built on its own: see READING below), and
 //   imports the command tree (src/cli/Run.ts, a chunk) for anything else;
 //   the LLM SDKs are only imported on paths that call a model.
-// lib (`npm run build` and `prepack`, so `npm pack` and a git install build
-//   it): TypeScript's own emit of src/ (bin.ts aside) as ESM plus .d.ts in
+// lib (`npm run build` and `prepack`, so `npm pack` builds it; a git install
+//   does not: npm runs only `prepare` for one, and parley has none):
+//   TypeScript's own emit of src/ (bin.ts aside) as ESM plus .d.ts in
 //   dist/lib/, the target of package.json's `exports`. The sources import
 //   `./X.ts`; tsconfig.build.json rewrites those to `./X.js`.
 //
