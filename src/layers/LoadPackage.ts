@@ -16,6 +16,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 import * as MissingPackage from "../domain/package/MissingPackage.ts"

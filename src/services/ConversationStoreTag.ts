@@ -24,6 +24,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"

@@ -342,21 +342,29 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
 
     // Every entry point loads under plain node through the exports map (no `.ts` specifier left behind),
     // except SafeMarkdown (its markdown-it is a static import: markdownToHtml is synchronous): it fails naming it.
+    // Internal modules (`@internal`, off the list: test/docs/Exports.test.ts) are not importable.
+    const internals = [
+      "parley/layers/store/FileIo",
+      "parley/programs/coordinator/Env",
+      "parley/domain/storage/JsonStrict"
+    ]
     const specifiers = Object.keys(manifest.exports)
       .filter((k) => k !== "./package.json")
       .map((k) => (k === "." ? "parley" : `parley/${k.slice(2)}`))
+      .concat(internals)
     const loadAll = run(
       process.execPath,
       [
         "--input-type=module",
         "-e",
-        `const failed = {}; for (const s of ${JSON.stringify(specifiers)}) await import(s).catch((e) => { failed[s] = e.code === "ERR_MODULE_NOT_FOUND" ? /Cannot find package '([^']+)'/.exec(e.message)?.[1] ?? e.message : e.message }); console.log(JSON.stringify(failed))`
+        `const failed = {}; for (const s of ${JSON.stringify(specifiers)}) await import(s).catch((e) => { failed[s] = e.code === "ERR_MODULE_NOT_FOUND" ? /Cannot find package '([^']+)'/.exec(e.message)?.[1] ?? e.message : e.code === "ERR_PACKAGE_PATH_NOT_EXPORTED" ? e.code : e.message }); console.log(JSON.stringify(failed))`
       ],
       app
     )
     expect(loadAll.stderr).toBe("")
     expect(JSON.parse(loadAll.stdout)).toStrictEqual({
-      "parley/layers/render/SafeMarkdown": "markdown-it"
+      "parley/layers/render/SafeMarkdown": "markdown-it",
+      ...Object.fromEntries(internals.map((s) => [s, "ERR_PACKAGE_PATH_NOT_EXPORTED"]))
     })
     // The PostgreSQL store loads its driver when its layer is built: without it, a MissingPackage naming it.
     const pg = run(

@@ -12,6 +12,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 export const describeValue = (v: unknown): string =>
   v === null

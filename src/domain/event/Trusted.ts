@@ -20,6 +20,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 export const trusted = <P, I extends object>(Class: new (props: P, ...rest: ReadonlyArray<never>) => I, fields: P): I =>
   Object.assign(Object.create(Class.prototype) as I, fields)

@@ -22,6 +22,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as JsonText from "../storage/JsonText.ts"
 import type { InquiryRequest } from "../event/InquiryRequest.ts"

@@ -10,6 +10,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 
 /** The page's CSS. Turn sections use `content-visibility: auto` so a long page lays out only what is on screen. */

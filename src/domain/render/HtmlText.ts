@@ -13,6 +13,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as JsonText from "../storage/JsonText.ts"
 import * as Timestamp from "../event/Timestamp.ts"

@@ -16,6 +16,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 
 /** C0 controls, DEL, C1 controls, and the invisible characters that reorder text (bidi marks, overrides, isolates). */

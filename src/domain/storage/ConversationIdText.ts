@@ -12,6 +12,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type * as Brand from "effect/Brand"
 

@@ -19,6 +19,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 
 /** A container being filled: an array, or an object and the key its next value goes under. */

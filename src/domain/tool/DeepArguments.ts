@@ -18,6 +18,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type { JsonObject } from "effect/Schema"
 import * as JsonText from "../storage/JsonText.ts"

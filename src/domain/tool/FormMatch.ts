@@ -23,6 +23,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type { Form } from "./SecretForms.ts"
 

@@ -20,6 +20,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 
 /** One way a unit of the secret may be written: per character, the characters allowed there. */

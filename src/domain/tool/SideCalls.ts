@@ -20,6 +20,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import { type Config, detachedPolicy } from "./Config.ts"
 

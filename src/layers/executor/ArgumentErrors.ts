@@ -18,6 +18,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type { ErrorObject } from "ajv"
 

@@ -43,6 +43,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import { type ChildProcess, spawn } from "node:child_process"
 

@@ -35,6 +35,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"

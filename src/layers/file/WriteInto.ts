@@ -24,6 +24,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as fs from "node:fs/promises"
 import * as fsSync from "node:fs"

@@ -15,6 +15,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Layer from "effect/Layer"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"

@@ -12,6 +12,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type { ToolResponse } from "../../services/Executor.ts"
 

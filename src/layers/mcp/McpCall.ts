@@ -51,6 +51,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type * as Schema from "effect/Schema"
 import * as Effect from "effect/Effect"

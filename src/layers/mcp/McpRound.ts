@@ -25,6 +25,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type * as Schema from "effect/Schema"
 import type { ElicitResult, InputRequired, Retry } from "./McpServer.ts"

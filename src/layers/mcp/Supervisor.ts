@@ -26,6 +26,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 
 /** How long a server gets after EOF (and again after SIGTERM) before the next step. */

@@ -17,6 +17,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"

@@ -11,6 +11,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as fs from "node:fs/promises"
 

@@ -20,6 +20,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

@@ -18,6 +18,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"

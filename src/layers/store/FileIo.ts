@@ -11,6 +11,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 import { StoreIoError } from "../../services/StoreErrors.ts"

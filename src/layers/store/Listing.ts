@@ -46,6 +46,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as fs from "node:fs"
 import * as path from "node:path"

@@ -10,6 +10,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import { conversationTokens } from "../../domain/model/ContextWindow.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"

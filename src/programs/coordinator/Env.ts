@@ -10,6 +10,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"

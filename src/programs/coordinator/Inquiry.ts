@@ -28,6 +28,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"

@@ -18,6 +18,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -29,6 +29,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql/SqlClient"

@@ -13,6 +13,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as os from "node:os"
 import * as Effect from "effect/Effect"

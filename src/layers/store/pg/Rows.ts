@@ -12,6 +12,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type { StreamEntry } from "../../../domain/event/ConversationEvent.ts"
 import { isConversationEvent } from "../../../domain/event/ConversationEvent.ts"

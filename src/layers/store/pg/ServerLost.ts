@@ -13,6 +13,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import type { SqlError } from "effect/sql/SqlError"
 
