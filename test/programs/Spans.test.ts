@@ -4,7 +4,9 @@
  * backend), traced with an in-memory tracer (effect's own `Tracer` API):
  * the turn, each model request, the tool call, the inquiry and its side
  * call, with the conversation id and the inquiry id as attributes, nested
- * as they run.
+ * as they run. The same turn again through OpenTelemetry, as a consumer
+ * wires it (`@effect/opentelemetry` over the SDK's tracer provider, an
+ * in-memory span exporter): the exporter receives the same spans.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -12,6 +14,14 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
+import { SpanStatusCode } from "@opentelemetry/api"
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor
+} from "@opentelemetry/sdk-trace-base"
 import * as Conversation from "../../src/domain/storage/Conversation.ts"
 import * as ConversationId from "../../src/domain/storage/ConversationId.ts"
 import * as Timestamp from "../../src/domain/event/Timestamp.ts"
@@ -55,6 +65,76 @@ const deploy = ExecutorScripted.askThen(
   (answer) => ({ type: "success", content: answer === true ? "deployed" : "kept" })
 )
 
+/** The spans of {@link oneTurn}, in the order they start: name, parent's name, attributes. */
+const expected: Array<[string, string | undefined, Record<string, unknown>]> = [
+  [
+    "TurnLoop.runTurn",
+    undefined,
+    { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.start": "NewTurn" }
+  ],
+  [
+    "TurnLoop.modelRequest",
+    "TurnLoop.runTurn",
+    { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.cycle": 1 }
+  ],
+  [
+    "ToolCoordinator.toolCall",
+    "TurnLoop.runTurn",
+    { "parley.conversation_id": id, "parley.tool_call_id": "call_1", "parley.tool": "deploy" }
+  ],
+  [
+    "ToolCoordinator.inquiry",
+    "ToolCoordinator.toolCall",
+    {
+      "parley.conversation_id": id,
+      "parley.inquiry_id": "call_1.confirm.1",
+      "parley.tool_call_id": "call_1",
+      "parley.tool": "deploy",
+      "parley.question_id": "confirm"
+    }
+  ],
+  [
+    "LlmInquiryBackend.modelRequest",
+    "ToolCoordinator.inquiry",
+    { "parley.model": "scripted/m", "parley.inquiry_id": "call_1.confirm.1", "parley.tool_call_id": "call_1" }
+  ],
+  [
+    "TurnLoop.modelRequest",
+    "TurnLoop.runTurn",
+    { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.cycle": 2 }
+  ]
+]
+
+/** One turn: "Deploy", the tool asks, nobody is at a terminal so the model's side call answers, then the final text. */
+const oneTurn = (seen: Array<ProviderRequest>) => {
+  // One model for the turn and its side call, so the replies go out in the order listed.
+  const model = provider(seen)
+  return Effect.scoped(
+    Effect.flatMap(
+      ConversationStore.use((s) => s.open(id)),
+      (session) =>
+        TurnLoop.runTurn({
+          session,
+          model: "scripted/m",
+          root: "/tmp",
+          start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy" })
+        })
+    )
+  ).pipe(
+    Effect.provide(
+      Layer.mergeAll(
+        RunLive.layer,
+        MemoryConversationStore.layer([Conversation.make({ id, now: Timestamp.now() })]),
+        ExecutorScripted.layer({ deploy: { respond: deploy } }),
+        MockPromptBackend.layer([], { interactive: false }), // nobody at a terminal: the model answers
+        LlmInquiryBackend.layer({ model: "scripted/m" }).pipe(Layer.provide(model)),
+        model,
+        Config.layerEmpty
+      )
+    )
+  )
+}
+
 describe("spans for a consumer's tracer", () => {
   it.effect(
     "one turn with a tool that asks: turn, model requests, tool call, inquiry and its side call, with ids as attributes",
@@ -69,76 +149,42 @@ describe("spans for a consumer's tracer", () => {
           }
         })
         const seen: Array<ProviderRequest> = []
-        yield* Effect.scoped(
-          Effect.flatMap(
-            ConversationStore.use((s) => s.open(id)),
-            (session) =>
-              TurnLoop.runTurn({
-                session,
-                model: "scripted/m",
-                root: "/tmp",
-                start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy" })
-              })
-          )
-        ).pipe(
-          Effect.provide(
-            Layer.mergeAll(
-              RunLive.layer,
-              MemoryConversationStore.layer([Conversation.make({ id, now: Timestamp.now() })]),
-              ExecutorScripted.layer({ deploy: { respond: deploy } }),
-              MockPromptBackend.layer([], { interactive: false }), // nobody at a terminal: the model answers
-              LlmInquiryBackend.layer({ model: "scripted/m" }).pipe(Layer.provide(provider(seen))),
-              provider(seen),
-              Config.layerEmpty
-            )
-          ),
-          Effect.withTracer(tracer)
-        )
+        yield* oneTurn(seen).pipe(Effect.withTracer(tracer))
         const ours = spans.filter((s) => /^(TurnLoop|ToolCoordinator|LlmInquiryBackend)\./.test(s.name))
         const parentName = (s: Tracer.NativeSpan) =>
           Option.getOrUndefined(Option.map(s.parent, (p) => (p._tag === "Span" ? p.name : "external")))
-        expect(ours.map((s) => [s.name, parentName(s), Object.fromEntries(s.attributes)])).toStrictEqual([
-          [
-            "TurnLoop.runTurn",
-            undefined,
-            { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.start": "NewTurn" }
-          ],
-          [
-            "TurnLoop.modelRequest",
-            "TurnLoop.runTurn",
-            { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.cycle": 1 }
-          ],
-          [
-            "ToolCoordinator.toolCall",
-            "TurnLoop.runTurn",
-            { "parley.conversation_id": id, "parley.tool_call_id": "call_1", "parley.tool": "deploy" }
-          ],
-          [
-            "ToolCoordinator.inquiry",
-            "ToolCoordinator.toolCall",
-            {
-              "parley.conversation_id": id,
-              "parley.inquiry_id": "call_1.confirm.1",
-              "parley.tool_call_id": "call_1",
-              "parley.tool": "deploy",
-              "parley.question_id": "confirm"
-            }
-          ],
-          [
-            "LlmInquiryBackend.modelRequest",
-            "ToolCoordinator.inquiry",
-            { "parley.model": "scripted/m", "parley.inquiry_id": "call_1.confirm.1", "parley.tool_call_id": "call_1" }
-          ],
-          [
-            "TurnLoop.modelRequest",
-            "TurnLoop.runTurn",
-            { "parley.conversation_id": id, "parley.model": "scripted/m", "parley.cycle": 2 }
-          ]
-        ])
+        expect(ours.map((s) => [s.name, parentName(s), Object.fromEntries(s.attributes)])).toStrictEqual(expected)
         // Every span ended, successfully, and all in one trace.
         expect(ours.every((s) => s.status._tag === "Ended" && s.status.exit._tag === "Success")).toBe(true)
         expect(new Set(ours.map((s) => s.traceId)).size).toBe(1)
         expect(seen.length).toBe(3)
       })
+  )
+
+  // What a consumer's OpenTelemetry setup receives: @effect/opentelemetry's tracer over an SDK provider whose
+  // in-memory exporter collects each span as it ends.
+  it.effect("through OpenTelemetry: an in-memory span exporter receives the same spans, ids and nesting", () =>
+    Effect.gen(function* () {
+      const exporter = new InMemorySpanExporter()
+      const sdk = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+      const otel = OtelTracer.layer.pipe(Layer.provide(Layer.succeed(OtelTracer.OtelTracerProvider, sdk)))
+      const seen: Array<ProviderRequest> = []
+      yield* oneTurn(seen).pipe(Effect.provide(otel))
+      yield* Effect.promise(() => sdk.forceFlush())
+      const finished = exporter.getFinishedSpans()
+      const ours = finished.filter((s) => /^(TurnLoop|ToolCoordinator|LlmInquiryBackend)\./.test(s.name))
+      const nameOf = new Map(finished.map((s) => [s.spanContext().spanId, s.name]))
+      const parentName = (s: ReadableSpan) =>
+        s.parentSpanContext === undefined ? undefined : (nameOf.get(s.parentSpanContext.spanId) ?? "external")
+      // Effect adds its own attributes (code location) beside parley's: compare parley's.
+      const parleys = (s: ReadableSpan) =>
+        Object.fromEntries(Object.entries(s.attributes).filter(([k]) => k.startsWith("parley.")))
+      // In the order they ended (the exporter's): compared as sets; the nesting is in each entry's parent.
+      const sorted = <A>(rows: ReadonlyArray<A>) => rows.map((r) => JSON.stringify(r)).sort()
+      expect(sorted(ours.map((s) => [s.name, parentName(s), parleys(s)]))).toStrictEqual(sorted(expected))
+      expect(ours.every((s) => s.status.code !== SpanStatusCode.ERROR)).toBe(true)
+      expect(new Set(ours.map((s) => s.spanContext().traceId)).size).toBe(1)
+      yield* Effect.promise(() => sdk.shutdown())
+    })
   )
 })
