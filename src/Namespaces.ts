@@ -1690,7 +1690,7 @@ export declare namespace Query {
  * one fiber each, and drives every question a tool asks to an answer.
  *
  * Each call goes through named steps:
- * 1. {@link ToolCoordinator.permit}: `run = "ask" | "unattended" | "skip"` decided by the
+ * 1. `permit`: `run = "ask" | "unattended" | "skip"` decided by the
  *    domain (`Route.decidePermission`), the person asked when it says so;
  *    what they typed is recorded at once, before the tool starts, as a
  *    `PermissionInquiry` (issue 27), so a run killed while the approved

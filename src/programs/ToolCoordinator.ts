@@ -4,7 +4,7 @@
  * one fiber each, and drives every question a tool asks to an answer.
  *
  * Each call goes through named steps:
- * 1. {@link permit}: `run = "ask" | "unattended" | "skip"` decided by the
+ * 1. `permit`: `run = "ask" | "unattended" | "skip"` decided by the
  *    domain (`Route.decidePermission`), the person asked when it says so;
  *    what they typed is recorded at once, before the tool starts, as a
  *    `PermissionInquiry` (issue 27), so a run killed while the approved
@@ -268,7 +268,7 @@ const pendingApproval = (call: ToolCallRequest, resume: ResumeInput | undefined)
  * Step 1: may the call run? (What the person types is recorded, so this may
  * fail as recording does.) An approval with nobody to ask may end deferred.
  */
-export const permit = (
+const permit = (
   env: Inquiry.Env,
   call: ToolCallRequest,
   resume?: ResumeInput

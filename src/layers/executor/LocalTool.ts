@@ -90,7 +90,7 @@ export const outputLimitError = (name: string, limit: number, stdout: string, st
   )
 
 /** Interprets a finished process (JP `run_tool_command`). */
-export const interpret = (name: string, result: ToolProcess.ProcessOutcome, answers: Answers): ExecutorResult => {
+const interpret = (name: string, result: ToolProcess.ProcessOutcome, answers: Answers): ExecutorResult => {
   if (result._tag === "OutputLimitExceeded") return outputLimitError(name, result.limit, result.stdout, result.stderr)
   const decoded = Outcome.parseJson(result.stdout)
   if (decoded._tag !== "NotAnOutcome")
