@@ -25,6 +25,7 @@ import {
 import * as Conversation from "../../src/domain/storage/Conversation.ts"
 import * as ConversationId from "../../src/domain/storage/ConversationId.ts"
 import * as Timestamp from "../../src/domain/event/Timestamp.ts"
+import { ToolCallResponse } from "../../src/domain/event/ToolCallResponse.ts"
 import * as ExecutorScripted from "../../src/layers/executor/ExecutorScripted.ts"
 import * as LlmInquiryBackend from "../../src/layers/LlmInquiryBackend.ts"
 import * as MockPromptBackend from "../../src/layers/prompt/MockPromptBackend.ts"
@@ -118,7 +119,11 @@ const oneTurn = (seen: Array<ProviderRequest>) => {
           model: "scripted/m",
           root: "/tmp",
           start: TurnLoop.TurnStartMode.NewTurn({ message: "Deploy" })
-        })
+        }).pipe(
+          // What the tool answered: "deployed" only if the side call's `true` reached it.
+          Effect.andThen(session.snapshot),
+          Effect.map((s) => s.entries.flatMap((e) => (e instanceof ToolCallResponse ? [e.content] : [])))
+        )
     )
   ).pipe(
     Effect.provide(
@@ -149,7 +154,7 @@ describe("spans for a consumer's tracer", () => {
           }
         })
         const seen: Array<ProviderRequest> = []
-        yield* oneTurn(seen).pipe(Effect.withTracer(tracer))
+        expect(yield* oneTurn(seen).pipe(Effect.withTracer(tracer))).toStrictEqual(["deployed"])
         const ours = spans.filter((s) => /^(TurnLoop|ToolCoordinator|LlmInquiryBackend)\./.test(s.name))
         const parentName = (s: Tracer.NativeSpan) =>
           Option.getOrUndefined(Option.map(s.parent, (p) => (p._tag === "Span" ? p.name : "external")))
@@ -166,10 +171,14 @@ describe("spans for a consumer's tracer", () => {
   it.effect("through OpenTelemetry: an in-memory span exporter receives the same spans, ids and nesting", () =>
     Effect.gen(function* () {
       const exporter = new InMemorySpanExporter()
-      const sdk = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+      const sdk = yield* Effect.acquireRelease(
+        Effect.sync(() => new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })),
+        (provider) => Effect.promise(() => provider.shutdown())
+      )
       const otel = OtelTracer.layer.pipe(Layer.provide(Layer.succeed(OtelTracer.OtelTracerProvider, sdk)))
       const seen: Array<ProviderRequest> = []
-      yield* oneTurn(seen).pipe(Effect.provide(otel))
+      expect(yield* oneTurn(seen).pipe(Effect.provide(otel))).toStrictEqual(["deployed"])
+      expect(seen.length).toBe(3)
       yield* Effect.promise(() => sdk.forceFlush())
       const finished = exporter.getFinishedSpans()
       const ours = finished.filter((s) => /^(TurnLoop|ToolCoordinator|LlmInquiryBackend)\./.test(s.name))
@@ -179,12 +188,12 @@ describe("spans for a consumer's tracer", () => {
       // Effect adds its own attributes (code location) beside parley's: compare parley's.
       const parleys = (s: ReadableSpan) =>
         Object.fromEntries(Object.entries(s.attributes).filter(([k]) => k.startsWith("parley.")))
-      // In the order they ended (the exporter's): compared as sets; the nesting is in each entry's parent.
-      const sorted = <A>(rows: ReadonlyArray<A>) => rows.map((r) => JSON.stringify(r)).sort()
-      expect(sorted(ours.map((s) => [s.name, parentName(s), parleys(s)]))).toStrictEqual(sorted(expected))
-      expect(ours.every((s) => s.status.code !== SpanStatusCode.ERROR)).toBe(true)
+      // The exporter has them in the order they ended: both sides sorted by name and cycle; the nesting is in each row's parent.
+      const byName = (rows: ReadonlyArray<(typeof expected)[number]>) =>
+        [...rows].sort(([a, , x], [b, , y]) => `${a} ${x["parley.cycle"]}`.localeCompare(`${b} ${y["parley.cycle"]}`))
+      expect(byName(ours.map((s) => [s.name, parentName(s), parleys(s)]))).toStrictEqual(byName(expected))
+      expect(ours.map((s) => s.status.code)).toStrictEqual(ours.map(() => SpanStatusCode.OK))
       expect(new Set(ours.map((s) => s.spanContext().traceId)).size).toBe(1)
-      yield* Effect.promise(() => sdk.shutdown())
     })
   )
 })
