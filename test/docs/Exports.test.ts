@@ -89,6 +89,12 @@ describe("package.json exports", () => {
     expect(exported).toStrictEqual(
       libraryModules.filter((m) => !isInternal(m) && !reachedThroughRoot.includes(m)).sort()
     )
+    // README's counts, as written.
+    const readme = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8").replace(/\s+/g, " ")
+    expect(readme).toContain(
+      `…: ${exported.length} modules). The other ${internal.length + reachedThroughRoot.length} are`
+    )
+    expect(readme).toContain(`internal: ${internal.length} say \`@internal\``)
   })
 
   it("has @since tags (changesets keep the CHANGELOG): each entry point's module doc, and each export of parley and parley/ai", () => {
