@@ -175,14 +175,18 @@ const largest = path.join(
   "events.json"
 )
 
-/** The first test's tarball and its folder, for the tmux test; the folder is removed after both, and kept when one failed. */
+/** The first test's folder, removed after both tests (kept, and named, when one failed). */
+let workDir: string | undefined
+/** The first test's tarball and its folder once it passed, for the tmux test. */
 let packed: { readonly work: string; readonly tarball: string } | undefined
 let failed = false
 
 describe("the npm package (npm pack → a fresh strict consumer)", () => {
   afterAll(() => {
     // Kept on failure for inspection; the installed consumers are tens of MB otherwise left in /tmp.
-    if (packed !== undefined && !failed) fs.rmSync(packed.work, { recursive: true, force: true })
+    if (workDir === undefined) return
+    if (failed) console.log(`package test: kept for inspection: ${workDir}`)
+    else fs.rmSync(workDir, { recursive: true, force: true })
   })
   beforeEach(() => {
     onTestFailed(() => {
@@ -191,6 +195,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
   })
   it("ships compiled ESM, .d.ts and the CLI bundle only; a NodeNext consumer typechecks with 0 errors and runs it with plain node; installs light; npm install -g runs parley demo", async () => {
     const work = tempDir("parley-package-")
+    workDir = work
     const pack = run("npm", ["pack", "--json", "--pack-destination", work], repoRoot)
     expect(pack.code, pack.stderr).toBe(0)
     const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
