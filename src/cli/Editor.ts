@@ -12,7 +12,7 @@
  * // { _tag: "Edited", text } | { _tag: "Kept", why: "the editor exited with status 1" }
  * ```
  */
-import { spawnSync } from "node:child_process"
+import { type SpawnSyncReturns, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -25,25 +25,48 @@ export const editorOf = (env: Readonly<Record<string, string | undefined>>): str
   [env["VISUAL"], env["EDITOR"]].find((e) => e !== undefined && e.trim() !== "") ?? "vi"
 
 /**
+ * Resolves once the event loop has polled again: two check phases, so a
+ * whole poll phase lies between. A signal that arrived while `spawnSync`
+ * blocked sits in libuv's signal pipe until a poll reads it; only then do
+ * the `SIGINT` listeners run.
+ */
+const afterPoll = Effect.callback<void>((resume) => {
+  setImmediate(() => setImmediate(() => resume(Effect.void)))
+})
+
+/**
  * Runs `f` with parley deaf to SIGINT, as git is while its editor runs: a
  * Ctrl-C typed at an editor that does not take the terminal (`code --wait`)
  * is the editor's to act on, and its exit says what came of the edit. The
- * signal is delivered once `spawnSync` returns, so the listeners come back
- * only after the event loop has polled (a short sleep), and the ignoring
- * listener is added before the others leave, so SIGINT is never unhandled.
+ * signal reaches parley too (one process group) but is dispatched only
+ * after `spawnSync` returns, so the listeners come back only once the loop
+ * has polled, and, when `heard(result)` says a Ctrl-C ended the editor,
+ * once the ignoring listener has had it (at most 1 s). A guessed delay was
+ * not enough: under load a 30 ms timer fired before the poll, and parley's
+ * own listener took the editor's Ctrl-C. The ignoring listener is added
+ * before the others leave, so SIGINT is never unhandled.
  */
-const deafToSigint = <A>(f: () => A): Effect.Effect<A> =>
+const deafToSigint = <A>(f: () => A, heard: (result: A) => boolean): Effect.Effect<A> =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
-      const ignore = () => {}
+      const state = { sigints: 0 }
+      const ignore = () => {
+        state.sigints++
+      }
       process.on("SIGINT", ignore)
       const saved = process.listeners("SIGINT").filter((l) => l !== ignore)
       for (const l of saved) process.removeListener("SIGINT", l)
-      return { ignore, saved }
+      return { ignore, saved, state }
     }),
     () => Effect.sync(f),
-    ({ ignore, saved }) =>
-      Effect.sleep("30 millis").pipe(
+    ({ ignore, saved, state }, exit) =>
+      afterPoll.pipe(
+        Effect.andThen(
+          Effect.gen(function* () {
+            if (exit._tag !== "Success" || !heard(exit.value)) return
+            for (let i = 0; i < 100 && state.sigints === 0; i++) yield* Effect.sleep("10 millis")
+          })
+        ),
         Effect.andThen(
           Effect.sync(() => {
             for (const l of saved) process.on("SIGINT", l as NodeJS.SignalsListener)
@@ -76,30 +99,42 @@ export const edit = (
   text: string,
   env: Readonly<Record<string, string | undefined>> = process.env
 ): Effect.Effect<Edit> =>
-  deafToSigint(() => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-edit-"))
-    try {
-      const file = path.join(dir, "QUERY_MESSAGE.md")
-      fs.writeFileSync(file, text)
-      const editor = editorOf(env)
-      // Through the shell, so `EDITOR="code --wait"` works; the file is "$1", never interpolated.
-      const run = cooked(() => spawnSync("sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit" }))
-      if (run.error !== undefined)
-        return { _tag: "Kept", why: `the editor (${editor}) could not be started: ${run.error.message}` }
-      if (run.status !== 0) {
-        return {
-          _tag: "Kept",
-          why:
-            run.status === null
-              ? `the editor (${editor}) was stopped by ${run.signal}`
-              : `the editor (${editor}) exited with status ${run.status}`
-        }
-      }
-      const edited = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trimEnd() : ""
-      return edited.trim() === ""
-        ? { _tag: "Kept", why: "the edited query is empty" }
-        : { _tag: "Edited", text: edited }
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true })
+  deafToSigint(
+    () => runEditor(text, env),
+    (r) => r.signal === "SIGINT"
+  ).pipe(Effect.map((r) => r.edit))
+
+/** The editor's run: what came of the edit, and the signal that ended the editor, if one did. */
+const runEditor = (
+  text: string,
+  env: Readonly<Record<string, string | undefined>>
+): { readonly edit: Edit; readonly signal: NodeJS.Signals | null } => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-edit-"))
+  try {
+    const file = path.join(dir, "QUERY_MESSAGE.md")
+    fs.writeFileSync(file, text)
+    const editor = editorOf(env)
+    // Through the shell, so `EDITOR="code --wait"` works; the file is "$1", never interpolated.
+    const run = cooked(() => spawnSync("sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit" }))
+    return { edit: outcomeOf(run, editor, file), signal: run.signal }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** What came of the edit: it counts only when the editor exited 0 and left a non-empty file. */
+const outcomeOf = (run: SpawnSyncReturns<Buffer>, editor: string, file: string): Edit => {
+  if (run.error !== undefined)
+    return { _tag: "Kept", why: `the editor (${editor}) could not be started: ${run.error.message}` }
+  if (run.status !== 0) {
+    return {
+      _tag: "Kept",
+      why:
+        run.status === null
+          ? `the editor (${editor}) was stopped by ${run.signal}`
+          : `the editor (${editor}) exited with status ${run.status}`
     }
-  })
+  }
+  const edited = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trimEnd() : ""
+  return edited.trim() === "" ? { _tag: "Kept", why: "the edited query is empty" } : { _tag: "Edited", text: edited }
+}
