@@ -115,6 +115,17 @@ const readHolder = async (file: string): Promise<Holder | undefined> => {
   }
 }
 
+/**
+ * Whether the taker named by a takeover lock is gone: dead (at once, however
+ * young the file: a writer `kill -9`ed mid-takeover), or unreadable past the
+ * grace. This process's own takeover is never gone: another of its fibers
+ * may be taking the same lock over.
+ */
+const takerGone = async (taker: Holder): Promise<boolean> => {
+  if (taker.pid === undefined) return taker.ageMs > UNREADABLE_GRACE_MS
+  return taker.pid !== process.pid && !(await holds(taker.pid, taker.start))
+}
+
 const isStale = async (file: string, holder: Holder): Promise<boolean> => {
   if (holder.pid === undefined) return holder.ageMs > UNREADABLE_GRACE_MS
   if (holder.pid === process.pid) return !held.has(file)
@@ -164,7 +175,7 @@ export const acquire = async (file: string): Promise<AcquireResult> => {
     // racer can never delete a lock another process has just taken.
     if (!(await create(takeover))) {
       const taker = await readHolder(takeover)
-      if (taker !== undefined && taker.ageMs > UNREADABLE_GRACE_MS) {
+      if (taker !== undefined && (await takerGone(taker))) {
         await fs.rm(takeover, { force: true }) // a taker that died mid-takeover
         continue
       }
@@ -231,8 +242,7 @@ export const sweepTemps = async (dir: string): Promise<void> => {
       await fs.rm(file, { force: true })
     } else if (name.endsWith(".takeover")) {
       const holder = await readHolder(file)
-      if (holder !== undefined && holder.ageMs > UNREADABLE_GRACE_MS && (await isStale(file, holder)))
-        await fs.rm(file, { force: true })
+      if (holder !== undefined && (await takerGone(holder))) await fs.rm(file, { force: true })
     }
   }
 }

@@ -133,6 +133,34 @@ describe("FileLock", () => {
     expect(fs.readdirSync(dir).sort()).toStrictEqual([`jp-c6.lock.${process.ppid}.def.tmp`, "jp-c7.lock"])
   })
 
+  it("a takeover lock a dead process left a moment ago is swept at once, and the stale lock it guarded is dropped", async () => {
+    // kill -9 of a writer mid-takeover (10x suite, KillDuringNew): the next writer came within the
+    // grace meant for an unreadable file and left both the takeover lock and the stale lock behind.
+    const dir = path.join(tempDir(), "locks")
+    fs.mkdirSync(dir, { recursive: true })
+    const dead = 2 ** 22 + 98
+    const live = await FileLock.processStart(process.ppid)
+    const write = (name: string, pid: number) =>
+      fs.writeFileSync(path.join(dir, name), JSON.stringify({ pid, acquired_at: "x" }))
+    write("jp-c9.lock", dead)
+    write("jp-c9.lock.takeover", dead)
+    await FileLock.sweepTemps(dir)
+    expect(fs.readdirSync(dir)).toStrictEqual(["jp-c9.lock"])
+    // acquire itself treats a dead taker's fresh takeover lock the same way.
+    write("jp-c9.lock.takeover", dead)
+    expect(await FileLock.dropIfStale(path.join(dir, "jp-c9.lock"))).toBe(true)
+    expect(fs.readdirSync(dir)).toStrictEqual([])
+    // A live taker's takeover lock stays, and so does the lock it guards.
+    write("jp-c10.lock", dead)
+    fs.writeFileSync(
+      path.join(dir, "jp-c10.lock.takeover"),
+      JSON.stringify({ pid: process.ppid, acquired_at: "x", proc_start: live })
+    )
+    await FileLock.sweepTemps(dir)
+    expect(await FileLock.dropIfStale(path.join(dir, "jp-c10.lock"))).toBe(false)
+    expect(fs.readdirSync(dir).sort()).toStrictEqual(["jp-c10.lock", "jp-c10.lock.takeover"])
+  })
+
   it("an unreadable lock being written right now counts as held", async () => {
     const file = path.join(tempDir(), "locks", "jp-c3.lock")
     fs.mkdirSync(path.dirname(file), { recursive: true })
