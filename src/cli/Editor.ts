@@ -41,9 +41,9 @@ const afterPoll = Effect.callback<void>((resume) => {
  * signal reaches parley too (one process group) but is dispatched only
  * after `spawnSync` returns, so the listeners come back only once the loop
  * has polled, and, when `heard(result)` says a Ctrl-C ended the editor,
- * once the ignoring listener has had it (at most 1 s). A guessed delay was
- * not enough: under load a 30 ms timer fired before the poll, and parley's
- * own listener took the editor's Ctrl-C. The ignoring listener is added
+ * once the ignoring listener has had it (at most 1 s), not after a guessed
+ * delay: a timer that fires before the poll (a 30 ms one can, under load)
+ * hands the editor's Ctrl-C to parley's own listener. The ignoring listener is added
  * before the others leave, so SIGINT is never unhandled.
  */
 const deafToSigint = <A>(f: () => A, heard: (result: A) => boolean): Effect.Effect<A> =>

@@ -115,22 +115,20 @@ const readHolder = async (file: string): Promise<Holder | undefined> => {
   }
 }
 
-/**
- * Whether the taker named by a takeover lock is gone: dead (at once, however
- * young the file: a writer `kill -9`ed mid-takeover), or unreadable past the
- * grace. This process's own takeover is never gone: another of its fibers
- * may be taking the same lock over.
- */
-const takerGone = async (taker: Holder): Promise<boolean> => {
-  if (taker.pid === undefined) return taker.ageMs > UNREADABLE_GRACE_MS
-  return taker.pid !== process.pid && !(await holds(taker.pid, taker.start))
-}
-
 const isStale = async (file: string, holder: Holder): Promise<boolean> => {
   if (holder.pid === undefined) return holder.ageMs > UNREADABLE_GRACE_MS
   if (holder.pid === process.pid) return !held.has(file)
   return !(await holds(holder.pid, holder.start))
 }
+
+/**
+ * Whether the taker named by the takeover lock `file` is gone: stale as a
+ * lock is (dead at once, however young the file: a writer `kill -9`ed
+ * mid-takeover), except that this process's own takeover never is: another
+ * of its fibers may be taking the same lock over.
+ */
+const takerGone = async (file: string, taker: Holder): Promise<boolean> =>
+  taker.pid !== process.pid && (await isStale(file, taker))
 
 /** Our record: JP's `{pid, acquired_at}`, and when this process started, to tell it from a later one with the same pid. */
 const record = async (): Promise<string> => {
@@ -175,7 +173,7 @@ export const acquire = async (file: string): Promise<AcquireResult> => {
     // racer can never delete a lock another process has just taken.
     if (!(await create(takeover))) {
       const taker = await readHolder(takeover)
-      if (taker !== undefined && (await takerGone(taker))) {
+      if (taker !== undefined && (await takerGone(takeover, taker))) {
         await fs.rm(takeover, { force: true }) // a taker that died mid-takeover
         continue
       }
@@ -242,7 +240,7 @@ export const sweepTemps = async (dir: string): Promise<void> => {
       await fs.rm(file, { force: true })
     } else if (name.endsWith(".takeover")) {
       const holder = await readHolder(file)
-      if (holder !== undefined && (await takerGone(holder))) await fs.rm(file, { force: true })
+      if (holder !== undefined && (await takerGone(file, holder))) await fs.rm(file, { force: true })
     }
   }
 }
