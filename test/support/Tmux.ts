@@ -113,6 +113,23 @@ const sessionProcesses = (sid: number): Array<number> => {
   return pids
 }
 
+/** What each process of the pane's session is doing (state, kernel wait, command): a timed-out wait says why the program has not gone on. */
+const processReport = (sid: number): string =>
+  sessionProcesses(sid)
+    .map((pid) => {
+      const read = (file: string) => {
+        try {
+          return fs.readFileSync(`/proc/${pid}/${file}`, "utf8")
+        } catch {
+          return "?"
+        }
+      }
+      const stat = read("stat")
+      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
+      return `${pid} ${state} ${read("wchan") || "-"} ${read("cmdline").split("\0").join(" ").trim()}`.slice(0, 400)
+    })
+    .join("\n")
+
 /**
  * Starts `command` in a new detached session of a fresh tmux server. The
  * pane stays open after the command ends (a `sleep` holds it) so its last
@@ -202,7 +219,9 @@ export const start = (options: StartOptions): Session => {
       if (Date.now() - started > timeout) break
       await sleep(50)
     }
-    throw new Error(`Timed out after ${timeout} ms waiting for ${pattern} in the pane.\n${describe(text)}`)
+    throw new Error(
+      `Timed out after ${timeout} ms waiting for ${pattern} in the pane.\n${describe(text)}\n--- processes of the pane (pid state wchan command) ---\n${processReport(panePid)}`
+    )
   }
 
   const session: Session = {
