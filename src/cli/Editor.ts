@@ -16,6 +16,7 @@ import { type SpawnSyncReturns, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 
 export type Edit = { readonly _tag: "Edited"; readonly text: string } | { readonly _tag: "Kept"; readonly why: string }
@@ -49,23 +50,20 @@ const afterPoll = Effect.callback<void>((resume) => {
 const deafToSigint = <A>(f: () => A, heard: (result: A) => boolean): Effect.Effect<A> =>
   Effect.acquireUseRelease(
     Effect.sync(() => {
-      const state = { sigints: 0 }
-      const ignore = () => {
-        state.sigints++
-      }
+      const sigint = Deferred.makeUnsafe<void>()
+      const ignore = () => void Deferred.doneUnsafe(sigint, Effect.void)
       process.on("SIGINT", ignore)
       const saved = process.listeners("SIGINT").filter((l) => l !== ignore)
       for (const l of saved) process.removeListener("SIGINT", l)
-      return { ignore, saved, state }
+      return { ignore, saved, sigint }
     }),
     () => Effect.sync(f),
-    ({ ignore, saved, state }, exit) =>
+    ({ ignore, saved, sigint }, exit) =>
       afterPoll.pipe(
         Effect.andThen(
-          Effect.gen(function* () {
-            if (exit._tag !== "Success" || !heard(exit.value)) return
-            for (let i = 0; i < 100 && state.sigints === 0; i++) yield* Effect.sleep("10 millis")
-          })
+          exit._tag === "Success" && heard(exit.value)
+            ? Effect.timeoutOption(Deferred.await(sigint), "1 second")
+            : Effect.void
         ),
         Effect.andThen(
           Effect.sync(() => {

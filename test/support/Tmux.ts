@@ -84,6 +84,18 @@ const DEFAULT_TIMEOUT_MS = 15_000
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
+/** `/proc/<pid>/<file>`, or undefined once the process is gone. */
+const readProc = (pid: string | number, file: string): string | undefined => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/${file}`, "utf8")
+  } catch {
+    return undefined
+  }
+}
+
+/** The fields of `/proc/<pid>/stat` after `(comm)`: state ppid pgrp session …; comm may hold spaces and parentheses. */
+const statFields = (stat: string): Array<string> => stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+
 /**
  * The live (not zombie) processes of the terminal session `sid` (the pane's
  * first process leads it). Without /proc (macOS), just whether `sid` is alive.
@@ -99,15 +111,9 @@ const sessionProcesses = (sid: number): Array<number> => {
   }
   const pids: Array<number> = []
   for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    let stat: string
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-    } catch {
-      continue
-    }
-    // pid (comm) state ppid pgrp session …; comm may hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    const stat = /^\d+$/.test(entry) ? readProc(entry, "stat") : undefined
+    if (stat === undefined) continue
+    const fields = statFields(stat)
     if (fields[0] !== "Z" && Number(fields[3]) === sid) pids.push(Number(entry))
   }
   return pids
@@ -117,16 +123,10 @@ const sessionProcesses = (sid: number): Array<number> => {
 const processReport = (sid: number): string =>
   sessionProcesses(sid)
     .map((pid) => {
-      const read = (file: string) => {
-        try {
-          return fs.readFileSync(`/proc/${pid}/${file}`, "utf8")
-        } catch {
-          return "?"
-        }
-      }
-      const stat = read("stat")
-      const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]
-      return `${pid} ${state} ${read("wchan") || "-"} ${read("cmdline").split("\0").join(" ").trim()}`.slice(0, 400)
+      const stat = readProc(pid, "stat")
+      const state = stat === undefined ? "?" : statFields(stat)[0]
+      const command = (readProc(pid, "cmdline") ?? "?").split("\0").join(" ").trim()
+      return `${pid} ${state} ${readProc(pid, "wchan") || "-"} ${command}`.slice(0, 400)
     })
     .join("\n")
 
