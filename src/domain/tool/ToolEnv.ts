@@ -32,6 +32,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Result from "effect/Result"
 import * as EnvReference from "./EnvReference.ts"
