@@ -29,6 +29,7 @@ import * as path from "node:path"
 import * as crypto from "node:crypto"
 import * as Detach from "./Detach.ts"
 import * as HostPath from "./HostPath.ts"
+import * as ToolEnv from "../domain/tool/ToolEnv.ts"
 
 let detached = false
 /** Prompts handed to the terminal and not yet over (drawn, or waiting for their turn). */
@@ -118,7 +119,8 @@ export const leaveTerminal = (log: Log, forgetHangup: () => void): void => {
   process.on("SIGHUP", () => {})
   const waker = spawn("/bin/sh", ["-c", `sleep ${WAKE_AFTER_S}; kill -CONT ${process.pid}`], {
     detached: true,
-    stdio: "ignore"
+    stdio: "ignore",
+    env: ToolEnv.withoutParleys(process.env)
   })
   waker.unref()
   process.kill(process.pid, "SIGSTOP")

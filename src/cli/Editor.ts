@@ -18,6 +18,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as ToolEnv from "../domain/tool/ToolEnv.ts"
 
 export type Edit = { readonly _tag: "Edited"; readonly text: string } | { readonly _tag: "Kept"; readonly why: string }
 
@@ -113,7 +114,13 @@ const runEditor = (
     fs.writeFileSync(file, text)
     const editor = editorOf(env)
     // Through the shell, so `EDITOR="code --wait"` works; the file is "$1", never interpolated.
-    const run = cooked(() => spawnSync("sh", ["-c", `${editor} "$1"`, "sh", file], { stdio: "inherit" }))
+    const run = cooked(() =>
+      spawnSync("sh", ["-c", `${editor} "$1"`, "sh", file], {
+        stdio: "inherit",
+        // The editor (and its plugins) is a program like a tool: parley's own variables stay with parley.
+        env: ToolEnv.withoutParleys(process.env)
+      })
+    )
     return { edit: outcomeOf(run, editor, file), signal: run.signal }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })

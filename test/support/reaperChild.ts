@@ -30,6 +30,7 @@ Effect.runFork(
     `echo $$ > "${dir}/pgid.tmp" && mv "${dir}/pgid.tmp" "${dir}/pgid"; exec sleep 30`,
     dir,
     "{}",
-    1_000_000
+    1_000_000,
+    { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }
   )
 )

@@ -25,6 +25,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as EnvReference from "./EnvReference.ts"
 import { questionIdProblem } from "./Question.ts"
 import { RunMode, type ToolKind } from "./ToolDefinition.ts"
+import * as ToolEnv from "./ToolEnv.ts"
 
 // JP writes `[assistant.model] id = "p/m"` or `id = { provider, name }`;
 // parley's own form is the string `provider/model`.
@@ -159,6 +160,15 @@ export const ToolSource = Schema.String.pipe(
   })
 )
 
+/** An environment variable name (`env_keep`): letters, digits and `_`, not starting with a digit. */
+const EnvName = Schema.String.check(
+  Schema.makeFilter(
+    (s: string) =>
+      ToolEnv.NAME.test(s) ||
+      `expected a variable name (letters, digits and _, not starting with a digit), got ${JSON.stringify(s)}`
+  )
+)
+
 /** `[conversation.tools.<tool>]`: kind, command, description, parameters, run mode, limits, questions. */
 export const ToolConfig = Schema.Struct({
   /**
@@ -180,6 +190,12 @@ export const ToolConfig = Schema.Struct({
   max_attempts: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   /** `false` hides the tool from the model (it is then "not available"). */
   enable: Schema.optionalKey(Schema.Boolean),
+  /** A local tool's environment: `inherit` (default: parley's, less `PARLEY_*`) or `clear` (only `env_keep`); see `ToolEnv`. */
+  env: Schema.optionalKey(Schema.Literals(["inherit", "clear"])),
+  /** With `env = "clear"`, the variables of parley's environment the tool still gets (never `PARLEY_*`). */
+  env_keep: Schema.optionalKey(Schema.Array(EnvName)),
+  /** Variables set for a local tool, over the rest; values may name parley's variables as `${env:NAME}` (never `PARLEY_*`). */
+  env_set: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
   /** An MCP tool's forms: `person` or `assistant`, over its server's `forms` (issue 27). */
   forms: Schema.optionalKey(FormsTo),
   questions: Schema.optionalKey(Schema.Record(Schema.String, QuestionConfig))
@@ -442,18 +458,84 @@ const mcpToolIssues = (
   return issues
 }
 
+const PARLEYS = "is parley's own variable: local tools never receive PARLEY_* variables (see docs/security.md)"
+const ENV_KEYS = ["env", "env_keep", "env_set"] as const
+
+// Whether a raw tool table is a local tool (as `toolKind` decides on the decoded one).
+const isLocal = (raw: Record<string, unknown>): boolean =>
+  raw["source"] === "local" || (raw["source"] === undefined && "command" in raw)
+
+// `env`, `env_keep`, `env_set` of one tool (or of `*`): local tools only, real names, never parley's own.
+const envIssues = (
+  name: string,
+  raw: Record<string, unknown>,
+  all: Record<string, unknown>,
+  base: ReadonlyArray<string>
+): Array<ConfigIssue> => {
+  const issues: Array<ConfigIssue> = []
+  if (name !== "*" && !isLocal(raw)) {
+    for (const key of ENV_KEYS)
+      if (key in raw)
+        issues.push({
+          path: [...base, key],
+          message: `only a local tool (one with a command) has ${key}; an MCP tool runs with its server's environment ([mcp.servers.NAME] env)`
+        })
+    return issues
+  }
+  const keep = raw["env_keep"]
+  if (Array.isArray(keep)) {
+    keep.forEach((entry, i) => {
+      if (typeof entry === "string" && ToolEnv.isParleys(entry))
+        issues.push({ path: [...base, "env_keep", i], message: `${entry} ${PARLEYS}` })
+    })
+    if (name !== "*" && (raw["env"] ?? all["env"] ?? "inherit") === "inherit")
+      issues.push({
+        path: [...base, "env_keep"],
+        message: 'needs env = "clear" (with env = "inherit" a tool already gets every variable but parley\'s own)'
+      })
+  }
+  const set = raw["env_set"]
+  if (isTable(set)) {
+    for (const [key, value] of Object.entries(set)) {
+      const path = [...base, "env_set", key]
+      if (!ToolEnv.NAME.test(key))
+        issues.push({ path, message: "expected a variable name (letters, digits and _, not starting with a digit)" })
+      else if (ToolEnv.isParleys(key)) issues.push({ path, message: `${key} ${PARLEYS}` })
+      const problem = typeof value === "string" ? EnvReference.problem(value) : undefined
+      if (problem !== undefined) issues.push({ path, message: problem })
+    }
+  }
+  return issues
+}
+
+// `${env:PARLEY_…}` anywhere in the document: parley's variables are never handed to a tool or a server.
+const parleyReferences = (value: unknown, path: ReadonlyArray<PropertyKey>): Array<ConfigIssue> => {
+  if (typeof value === "string")
+    return EnvReference.names(value)
+      .filter(ToolEnv.isParleys)
+      .map((variable) => ({
+        path,
+        message: `\${env:${variable}} names parley's own variable: parley never passes PARLEY_* variables to a tool or an MCP server (see docs/security.md)`
+      }))
+  if (Array.isArray(value)) return value.flatMap((item, i) => parleyReferences(item, [...path, i]))
+  if (isTable(value)) return Object.entries(value).flatMap(([key, item]) => parleyReferences(item, [...path, key]))
+  return []
+}
+
 // Rules a Schema struct cannot say: forbidden keys and cross-field requirements.
 // They read the raw document so they are reported alongside schema issues.
 const semanticIssues = (input: unknown): Array<ConfigIssue> => {
-  const issues: Array<ConfigIssue> = mcpIssues(input)
+  const issues: Array<ConfigIssue> = [...mcpIssues(input), ...parleyReferences(input, [])]
   const conversation = isTable(input) ? input["conversation"] : undefined
   const rawTools = isTable(conversation) && isTable(conversation["tools"]) ? conversation["tools"] : {}
+  const all = isTable(rawTools["*"]) ? rawTools["*"] : {}
   const sourceIsFixed =
     "the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})"
   for (const [name, raw] of Object.entries(rawTools)) {
     if (!isTable(raw)) continue
     const base = ["conversation", "tools", name]
     if ("inquiry_source" in raw) issues.push({ path: [...base, "inquiry_source"], message: sourceIsFixed })
+    issues.push(...envIssues(name, raw, all, base))
     if (name !== "*") {
       if (raw["source"] === "local" && !("command" in raw)) {
         issues.push({ path: [...base, "command"], message: 'missing (required for source = "local")' })
@@ -559,6 +641,17 @@ export const toolLimits = (config: Config, name: string): ToolLimits => {
   return {
     timeoutMs: own?.timeout_ms ?? all?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
     maxOutputBytes: own?.max_output_bytes ?? all?.max_output_bytes ?? DEFAULT_MAX_OUTPUT_BYTES
+  }
+}
+
+/** A local tool's environment setting: each of `env`, `env_keep`, `env_set` its own, else the `*` default, else inherit. */
+export const toolEnv = (config: Config, name: string): ToolEnv.Setting => {
+  const own = toolConfig(config, name)
+  const all = config.conversation?.tools?.["*"]
+  return {
+    mode: own?.env ?? all?.env ?? "inherit",
+    keep: own?.env_keep ?? all?.env_keep ?? [],
+    set: own?.env_set ?? all?.env_set ?? {}
   }
 }
 

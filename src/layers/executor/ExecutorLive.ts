@@ -206,7 +206,12 @@ export const make = (
       const parameters = tool.parameters ?? noParameters
       const validate = compile(name, parameters)
       if (validate === undefined) continue
-      const spec: LocalTool.LocalToolSpec = { name, command: tool.command, ...ConfigData.toolLimits(config, name) }
+      const spec: LocalTool.LocalToolSpec = {
+        name,
+        command: tool.command,
+        ...ConfigData.toolLimits(config, name),
+        env: ConfigData.toolEnv(config, name)
+      }
       entries.set(name, {
         definition: { name, description: tool.description ?? "", parameters },
         kind: "local",

@@ -6,7 +6,8 @@
  * `{"tool":{"name","arguments","answers"},"context":{"action":"run","root","conversation_id"}}`;
  * `{{tool}}` / `{{context}}` in the command become the shell-quoted JSON of
  * that part. stdout is read as one `Outcome`; anything else is judged by the
- * exit code. The process itself (its group, the reaper, the limits) is
+ * exit code. Its environment is parley's less `PARLEY_*`, or what the
+ * tool's `env`, `env_keep` and `env_set` make of it ({@link ToolEnv}). The process itself (its group, the reaper, the limits) is
  * {@link ToolProcess}: interruption, `timeout_ms` and `max_output_bytes` stop
  * the whole group, and a group never outlives parley.
  *
@@ -21,9 +22,11 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as InquirySource from "../../domain/event/InquirySource.ts"
 import * as Outcome from "../../domain/tool/Outcome.ts"
+import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 import type { Answers, ExecutionContext, ExecutorResult } from "../../services/Executor.ts"
 import { error, fromOutcome, ok } from "../../services/Executor.ts"
 import * as ToolProcess from "./ToolProcess.ts"
@@ -36,6 +39,8 @@ export interface LocalToolSpec {
   readonly timeoutMs: number
   /** Stop the tool once stdout and stderr together pass this many bytes. */
   readonly maxOutputBytes: number
+  /** How its environment is made from parley's (never with `PARLEY_*`; see `ToolEnv`). */
+  readonly env: ToolEnv.Setting
 }
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
@@ -114,11 +119,21 @@ export const run = (
 ): Effect.Effect<ExecutorResult> => {
   const tool: ToolPart = { name: spec.name, arguments: args, answers }
   const ctx = contextPart(context)
+  const env = ToolEnv.forTool(process.env, spec.env)
+  if (Result.isFailure(env)) {
+    const { key, name } = env.failure
+    return Effect.succeed(
+      error(
+        `Tool '${spec.name}' could not be started: env_set.${key} names \${env:${name}}, which is not set in parley's environment.`
+      )
+    )
+  }
   return ToolProcess.run(
     renderCommand(spec.command, tool, ctx),
     context.root,
     requestJson(tool, ctx),
-    spec.maxOutputBytes
+    spec.maxOutputBytes,
+    env.success
   ).pipe(
     Effect.map((result) => interpret(spec.name, result, answers)),
     Effect.catch((reason) => Effect.succeed(error(`Tool '${spec.name}' could not be started: ${reason}`))),

@@ -46,6 +46,7 @@
  * @internal
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 
 /**
  * The reaper. Lines are `+PGID` (watch) and `-PGID` (forget); `groups` is a
@@ -91,6 +92,8 @@ const start = (): { readonly child: ChildProcess; readonly listed: Promise<boole
   const child = spawn("sh", ["-c", SCRIPT, "parley-reaper"], {
     cwd: "/",
     detached: true,
+    // It needs none of parley's own variables, and outlives parley by a moment.
+    env: ToolEnv.withoutParleys(process.env),
     stdio: ["pipe", "ignore", "ignore"]
   })
   // A reaper that cannot start or has died: writes fail with EPIPE, which is

@@ -30,7 +30,7 @@
  * ```ts
  * import * as Effect from "effect/Effect"
  * import * as ToolProcess from "parley/layers/executor/ToolProcess"
- * const outcome = ToolProcess.run("echo hi", "/tmp", "{}", 1_048_576)
+ * const outcome = ToolProcess.run("echo hi", "/tmp", "{}", 1_048_576, { PATH: "/usr/bin:/bin" })
  * // Effect<ProcessOutcome, string>: Exited { exitCode: 0, stdout: "hi\n", stderr: "" }
  * ```
  *
@@ -189,17 +189,18 @@ const stopper = (child: ChildProcessWithoutNullStreams): (() => Promise<void>) =
 }
 
 /**
- * Spawns `sh -c command` in its own process group (listed with the reaper),
- * writes `stdin`, and collects output under `maxOutputBytes`. Resolves once
- * the shell has exited (or the output limit was passed) and the group has
- * been stopped. Interrupting the effect stops the group first. A failure to
- * start is a `string` error.
+ * Spawns `sh -c command` in its own process group (listed with the reaper)
+ * with exactly `env` as its environment, writes `stdin`, and collects
+ * output under `maxOutputBytes`. Resolves once the shell has exited (or the
+ * output limit was passed) and the group has been stopped. Interrupting the
+ * effect stops the group first. A failure to start is a `string` error.
  */
 export const run = (
   command: string,
   cwd: string,
   stdin: string,
-  maxOutputBytes: number
+  maxOutputBytes: number,
+  env: Readonly<Record<string, string>>
 ): Effect.Effect<ProcessOutcome, string> =>
   Effect.callback<ProcessOutcome, string>((resume) => {
     let settled = false
@@ -209,7 +210,13 @@ export const run = (
       resume(effect)
     }
     Reaper.ready()
-    const child = spawn("sh", ["-c", GATE, "sh", command], { cwd, detached: true, stdio: ["pipe", "pipe", "pipe"] })
+    // The whole environment is `env`: nothing of parley's own is added to it (see `ToolEnv`).
+    const child = spawn("sh", ["-c", GATE, "sh", command], {
+      cwd,
+      detached: true,
+      env,
+      stdio: ["pipe", "pipe", "pipe"]
+    })
     // Listed with a live reaper before the gate opens (see Reaper); nothing else comes between.
     const listed = child.pid !== undefined ? Reaper.guard(child.pid) : Promise.resolve()
     const stop = stopper(child)

@@ -51,6 +51,7 @@ import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { McpServerConfig } from "../../domain/tool/Config.ts"
 import * as EnvReference from "../../domain/tool/EnvReference.ts"
+import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 import * as McpOAuth from "./McpOAuth.ts"
 import * as McpTransport from "./McpTransport.ts"
 
@@ -329,7 +330,8 @@ const withSecrets = (
   config: McpServerConfig,
   env: Readonly<Record<string, string | undefined>>
 ): McpServerConfig => {
-  const lookup = (variable: string) => env[variable]
+  // parley's own variables are never handed to a server (a config naming one does not load; this is the last word).
+  const lookup = (variable: string) => (ToolEnv.isParleys(variable) ? undefined : env[variable])
   const out: { -readonly [K in keyof McpServerConfig]: McpServerConfig[K] } = { ...config }
   for (const key of ["env", "headers"] as const) {
     const table = config[key]

@@ -442,15 +442,15 @@ describe("MCP 2026-07-28: input_required as questions (the SDK v2 server)", () =
 describe("secrets out of config: ${env:NAME} in env and headers (issue 28)", () => {
   it.live("stdio env and HTTP headers name parley's variables; the values reach the server, not config.toml", () => {
     const s = setup()
-    process.env["PARLEY_TEST_SECRET"] = "s3cret"
-    process.env["PARLEY_TEST_BEARER"] = "t0ken"
+    process.env["MCP_TEST_SECRET"] = "s3cret"
+    process.env["MCP_TEST_BEARER"] = "t0ken"
     const stdioConfig = {
       mcp: {
-        servers: { st: stdio(s, { env: { PARLEY_MCP_TEST: s.mark, STATELESS_SECRET: "<${env:PARLEY_TEST_SECRET}>" } }) }
+        servers: { st: stdio(s, { env: { PARLEY_MCP_TEST: s.mark, STATELESS_SECRET: "<${env:MCP_TEST_SECRET}>" } }) }
       }
     }
     const httpConfig = (url: string) => ({
-      mcp: { servers: { web: { url, headers: { Authorization: "Bearer ${env:PARLEY_TEST_BEARER}" } } } }
+      mcp: { servers: { web: { url, headers: { Authorization: "Bearer ${env:MCP_TEST_BEARER}" } } } }
     })
     const child = spawn(process.execPath, [STATELESS, "http"], {
       env: { ...process.env, PARLEY_MCP_TEST: s.mark, STATELESS_BEARER: "t0ken" },
@@ -481,8 +481,8 @@ describe("secrets out of config: ${env:NAME} in env and headers (issue 28)", () 
     }).pipe(
       Effect.ensuring(
         Effect.sync(() => {
-          delete process.env["PARLEY_TEST_SECRET"]
-          delete process.env["PARLEY_TEST_BEARER"]
+          delete process.env["MCP_TEST_SECRET"]
+          delete process.env["MCP_TEST_BEARER"]
         })
       )
     )
@@ -495,7 +495,7 @@ describe("secrets out of config: ${env:NAME} in env and headers (issue 28)", () 
       const config = {
         mcp: {
           servers: {
-            st: stdio(s, { env: { PARLEY_MCP_TEST: s.mark, STATELESS_SECRET: "${env:PARLEY_TEST_UNSET_VARIABLE}" } })
+            st: stdio(s, { env: { PARLEY_MCP_TEST: s.mark, STATELESS_SECRET: "${env:MCP_TEST_UNSET_VARIABLE}" } })
           }
         }
       }
@@ -503,7 +503,7 @@ describe("secrets out of config: ${env:NAME} in env and headers (issue 28)", () 
         Effect.sync(() => {
           expect(executor.definitions.some((d) => executor.kind(d.name) === "mcp")).toBe(false)
           expect(s.problems).toStrictEqual([
-            'MCP server "st": env.STATELESS_SECRET names ${env:PARLEY_TEST_UNSET_VARIABLE}, which is not set in parley\'s environment.\nIts tools are unavailable in this run; set PARLEY_TEST_UNSET_VARIABLE or change [mcp.servers.st] in config.toml.'
+            'MCP server "st": env.STATELESS_SECRET names ${env:MCP_TEST_UNSET_VARIABLE}, which is not set in parley\'s environment.\nIts tools are unavailable in this run; set MCP_TEST_UNSET_VARIABLE or change [mcp.servers.st] in config.toml.'
           ])
         })
       ).pipe(
