@@ -4,7 +4,7 @@ import * as InquiryModule from "./Inquiry.ts"
 
 // Asking from an effect/ai tool handler
 /**
- * Asking a question from inside an `effect/ai` tool handler (issue 12 item 3;
+ * Asking a question from inside an `effect/ai` tool handler (docs/library.md#bridges-to-effectai-parleyai;
  * RFD 028/082's model of a tool question).
  *
  * A handler run by {@link executorFromToolkit} finds an {@link Inquiry.Inquiry} in

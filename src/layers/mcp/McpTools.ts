@@ -1,5 +1,5 @@
 /**
- * The MCP servers of a run and the tools they offer (issue 13; contract §5).
+ * The MCP servers of a run and the tools they offer (docs/mcp.md; contract §5).
  *
  * Lifecycle: {@link start} connects every enabled `[mcp.servers.NAME]` at
  * once when the executor is built — that is when the tool definitions are
