@@ -84,7 +84,7 @@ export interface Runtime {
   readonly onProblem: (message: string) => void
   /** Servers that were configured but could not be started (their tool names are unknown). */
   readonly failed: ReadonlyArray<string>
-  /** Runs one call of `tool` (arguments already validated); see {@link McpCall}. */
+  /** Runs one call of `tool` (arguments already validated); see `McpCall.ts`. */
   readonly execute: (
     tool: McpTool,
     call: ToolCall,
