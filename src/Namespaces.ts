@@ -735,7 +735,7 @@ export declare namespace Turns {
 
 // Domain: tools, questions, config
 /**
- * Whether an answer fits its question (issue 21 §2: "checked against the
+ * Whether an answer fits its question (docs/decisions.md#answer-from-anywhere: "checked against the
  * question — type, options — before it counts"), and how an answer typed as
  * text on a command line or in a form becomes a JSON value. One home for the
  * rule every answerer shares: the terminal, `conversation answer`, another
@@ -764,7 +764,7 @@ export const AnswerFit: typeof AnswerFitModule = AnswerFitModule
  * but known keys are checked strictly, and `inquiry_source` is rejected
  * outright: who asked a question is decided by the tool kind, never by config
  * (RFD 082 "Source attribution"). `source` on a tool is the tool kind:
- * `local`, `builtin`, or `mcp.NAME` (issue 13: pins the tool to the MCP
+ * `local`, `builtin`, or `mcp.NAME` (docs/mcp.md: pins the tool to the MCP
  * server `[mcp.servers.NAME]`).
  *
  * @example
@@ -807,7 +807,7 @@ export declare namespace ConfigData {
    */
   export type DetachedPolicy = ConfigDataModule.DetachedPolicy
   /**
-   * Who may fill in an MCP server's elicitation forms (issue 27): `person` —
+   * Who may fill in an MCP server's elicitation forms (docs/decisions.md#mcp-forms-are-the-persons): `person` —
    * the default; the questions are `exclusive` (RFD 083), so with nobody to
    * ask the `detached` policy applies, never the model — or `assistant`.
    */
@@ -816,13 +816,13 @@ export declare namespace ConfigData {
   export type QuestionConfig = ConfigDataModule.QuestionConfig
   /**
    * A tool's `source`: its kind (`local`, `builtin`), or `mcp.NAME` — the tool
-   * comes from the MCP server `[mcp.servers.NAME]` (issue 13).
+   * comes from the MCP server `[mcp.servers.NAME]` (docs/mcp.md).
    */
   export type ToolSource = ConfigDataModule.ToolSource
   /** `[conversation.tools.<tool>]`: kind, command, description, parameters, run mode, limits, questions. */
   export type ToolConfig = ConfigDataModule.ToolConfig
   /**
-   * One MCP server (issue 13): `command` (+ `args`, `env`, `cwd`) starts it
+   * One MCP server (docs/mcp.md): `command` (+ `args`, `env`, `cwd`) starts it
    * over stdio; `url` (+ `headers`) connects over streamable HTTP.
    */
   export type McpServerConfig = ConfigDataModule.McpServerConfig
@@ -928,8 +928,7 @@ export declare namespace Outcome {
 }
 
 /**
- * Secrets stay secret even when a tool echoes them (contract §2, issues 11
- * and 30): before a tool's result is recorded or sent to the model, every
+ * Secrets stay secret even when a tool echoes them (contract §2, docs/questions-and-approvals.md#secrets): before a tool's result is recorded or sent to the model, every
  * secret answer given to that call is replaced by {@link Redact.MARKER} in every
  * form of the table in `SecretForms` — plain, JSON-escaped, URL-encoded,
  * hex, base64 and base64url at each alignment with their edge characters —
@@ -973,7 +972,7 @@ export const Redact: typeof RedactModule = RedactModule
  * 4. target `user` and a person can be reached (a terminal now; any client
  *    in later steps) → `Person`;
  * 5. target `assistant` → `Backend` (the model's structured side call);
- * 6. nobody to ask (issue 21 §3): the `detached` policy — `assistant` →
+ * 6. nobody to ask (docs/decisions.md#detached-policy): the `detached` policy — `assistant` →
  *    `Backend` (JP's rule; a secret or an `exclusive` question is
  *    `Denied{no_prompt_backend}` instead), `deny` → `Denied{no_prompt_backend}`,
  *    `defer` → `Defer`, `wait` → `Wait`.
@@ -1047,7 +1046,7 @@ export declare namespace Render {
 }
 
 /**
- * A model's reply (issue 11; issue 21 item 5: the reply vocabulary and its
+ * A model's reply (docs/decisions.md#reply-end-marker; docs/decisions.md#services-are-contracts: the reply vocabulary and its
  * fold live in the domain, the `Provider` service is only the contract that
  * streams it).
  *
@@ -1097,7 +1096,7 @@ export declare namespace Reply {
    *   live providers end every successful stream with exactly one `Finish`; a
    *   stream that closes without the end marker fails with a `reply`
    *   `ProviderError` instead, so a reply that was cut off is never taken for
-   *   a complete one (issue 11).
+   *   a complete one (docs/decisions.md#reply-end-marker).
    */
   export type ProviderDelta = ReplyModule.ProviderDelta
   /** A reply: the events to persist, in the order the model produced them. */
@@ -1108,13 +1107,13 @@ export declare namespace Reply {
    * each tool call → `ToolCallRequest`, structured data → `ChatResponse` data.
    * A reply that finished (`Finish`) with none of these is one empty
    * `ChatResponse` message: the model did answer, with nothing, and the turn is
-   * complete (issue 11: it used to be left `pending-llm-response`).
+   * complete (docs/decisions.md#reply-end-marker: it used to be left `pending-llm-response`).
    */
   export type ReplyBuilder = ReplyModule.ReplyBuilder
 }
 
 /**
- * What a run shows to anyone watching it (issue 21 §1; RFD 027's "client
+ * What a run shows to anyone watching it (docs/decisions.md#one-run-event-stream; RFD 027's "client
  * receives events"): one typed union, published through the `RunEvents`
  * service and consumed by the terminal's status lines, `query --format
  * json` (a pure fold: `RunReport`), and — in the next steps — attached
@@ -1168,7 +1167,7 @@ export declare namespace RunEvent {
 
 /**
  * `query --format json`'s one document, as a pure fold over a run's events
- * (issue 21 §1: the report is a consumer of the run-event stream, so the
+ * (docs/decisions.md#one-run-event-stream: the report is a consumer of the run-event stream, so the
  * live run and a replay of its events give the same document):
  *
  * ```json
@@ -1214,7 +1213,7 @@ export declare namespace RunReport {
 
 // Services
 /**
- * The one open conversation (issue 10; RFD 023 "Incremental Persistence").
+ * The one open conversation (docs/storage.md; RFD 023 "Incremental Persistence").
  *
  * A `ConversationSession` is what `ConversationStore.open` / `create` hand
  * out for a scope: the cross-process lock is held, the entries live in a
@@ -1610,7 +1609,7 @@ export const ScriptedProvider: typeof ScriptedProviderModule = ScriptedProviderM
  * Every prompt says which call it belongs to when several run together
  * (`write_file · call 2 of 3`), and the permission prompt shows the call's
  * arguments, pretty-printed and cut to a few lines (`?` shows them whole):
- * the person sees what they allow before they allow it (issue 14).
+ * the person sees what they allow before they allow it (docs/cli.md#status-lines).
  *
  * Ctrl-C at a prompt cancels that question only; a second cancellation
  * within {@link TerminalPromptBackend.REPEAT_WINDOW_MS} of the first means "stop", and runs
@@ -1644,7 +1643,7 @@ export declare namespace TerminalPromptBackend {
  * is on disk back into JP's format — also when interrupted), deal with an
  * incomplete turn (RFD 023: resume, discard, or ask), and run the turn.
  *
- * What the run shows goes to `RunEvents` (issue 21): the conversation once
+ * What the run shows goes to `RunEvents` (docs/decisions.md#one-run-event-stream): the conversation once
  * known, the model once chosen, everything the turn does, and a last
  * `Stopped` that says how the run ended and how it left the turn. The menu
  * for an incomplete turn and the editor are the `PromptBackend`'s.
@@ -1693,7 +1692,7 @@ export declare namespace Query {
  * 1. `permit`: `run = "ask" | "unattended" | "skip"` decided by the
  *    domain (`Route.decidePermission`), the person asked when it says so;
  *    what they typed is recorded at once, before the tool starts, as a
- *    `PermissionInquiry` (issue 27), so a run killed while the approved
+ *    `PermissionInquiry` (docs/decisions.md#permission-decisions-recorded), so a run killed while the approved
  *    call runs leaves the decision for the resumed turn;
  * 2. a question an earlier run recorded and never answered (a resumed turn)
  *    is asked again under its recorded id, so the pair closes;
@@ -1707,7 +1706,7 @@ export declare namespace Query {
  *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
  *    puts a secret on disk or in front of the model.
  *
- * Whoever watches (the `RunEvents` stream, issue 21) sees `ToolStarted` when
+ * Whoever watches (the `RunEvents` stream, docs/decisions.md#one-run-event-stream) sees `ToolStarted` when
  * a call's tool is about to run, `QuestionOpened`/`QuestionClosed` for every
  * question, and `ToolFinished` once the call's response is recorded. A call
  * whose question is deferred (nobody to ask, `detached = "defer"`, or `wait`
@@ -1769,7 +1768,7 @@ export declare namespace ToolCoordinator {
  * - A resumed turn enters at the phase RFD 023's table gives, with the turn
  *   state rebuilt from its events: only pending calls run, answered inquiries
  *   restore the tools' answers, attempt counters continue.
- * - Spans (issue 29), for a consumer's tracer: `TurnLoop.runTurn` around the
+ * - Spans (docs/library.md), for a consumer's tracer: `TurnLoop.runTurn` around the
  *   turn and `TurnLoop.modelRequest` around each model call (attributes
  *   `parley.conversation_id`, `parley.model`, `parley.cycle`); the tool
  *   coordinator adds `ToolCoordinator.toolCall` and `ToolCoordinator.inquiry`.
@@ -1796,7 +1795,7 @@ export declare namespace TurnLoop {
   export type TurnResult = TurnLoopModule.TurnResult
   /**
    * A new turn was asked for on a conversation whose last turn is incomplete
-   * (issue 29): starting it would abandon that turn's pending calls and
+   * (docs/decisions.md#new-turn-on-an-incomplete-one): starting it would abandon that turn's pending calls and
    * questions. Resume it (`TurnStartMode.Resume`) or discard it
    * (`session.discardIncompleteTurn`) first; `Query.query` asks the person.
    */
@@ -1804,7 +1803,7 @@ export declare namespace TurnLoop {
 }
 
 /**
- * Before each main request (issue 26): build what the provider is sent
+ * Before each main request (docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): build what the provider is sent
  * (`Thread.providerView`: sanitize → compactions → filter), and make sure it
  * fits the model's context window.
  *
@@ -1853,7 +1852,7 @@ export declare namespace ContextWindow {
 }
 
 /**
- * `parley conversation compact` as a program (RFD 064, issue 26): append one
+ * `parley conversation compact` as a program (RFD 064, docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): append one
  * compaction JP reads to an open (locked) conversation.
  *
  * - The range is RFD 064's: `keep_first` … `last − keep_last`

@@ -1,8 +1,8 @@
 /**
- * Asking a question from inside an `effect/ai` tool handler (issue 12 item 3;
+ * Asking a question from inside an `effect/ai` tool handler (docs/library.md#bridges-to-effectai-parleyai;
  * RFD 028/082's model of a tool question).
  *
- * A handler run by {@link executorFromToolkit} finds an {@link Inquiry} in
+ * A handler run by `executorFromToolkit` finds an {@link Inquiry} in
  * its context: the call being run and the answers gathered so far. `ask`
  * either returns the answer already given, or ends this run of the handler
  * with {@link Pending} — the call ends with `NeedsInput`, parley records the
@@ -60,7 +60,7 @@ export class Inquiry extends Context.Service<
 
 /**
  * This run of the handler stopped at an unanswered question. Raised by
- * {@link ask}; {@link executorFromToolkit} turns it into `NeedsInput`.
+ * {@link ask}; `executorFromToolkit` turns it into `NeedsInput`.
  */
 export class Pending extends Schema.TaggedError<Pending>()("parley/ai/Pending", {
   question: Question

@@ -4,10 +4,10 @@ import * as InquiryModule from "./Inquiry.ts"
 
 // Asking from an effect/ai tool handler
 /**
- * Asking a question from inside an `effect/ai` tool handler (issue 12 item 3;
+ * Asking a question from inside an `effect/ai` tool handler (docs/library.md#bridges-to-effectai-parleyai;
  * RFD 028/082's model of a tool question).
  *
- * A handler run by {@link executorFromToolkit} finds an {@link Inquiry.Inquiry} in
+ * A handler run by `executorFromToolkit` finds an {@link Inquiry.Inquiry} in
  * its context: the call being run and the answers gathered so far. `ask`
  * either returns the answer already given, or ends this run of the handler
  * with {@link Inquiry.Pending} — the call ends with `NeedsInput`, parley records the
@@ -47,7 +47,7 @@ export declare namespace Inquiry {
   export type Inquiry = InquiryModule.Inquiry
   /**
    * This run of the handler stopped at an unanswered question. Raised by
-   * {@link Inquiry.ask}; {@link executorFromToolkit} turns it into `NeedsInput`.
+   * {@link Inquiry.ask}; `executorFromToolkit` turns it into `NeedsInput`.
    */
   export type Pending = InquiryModule.Pending
   /**

@@ -1,5 +1,5 @@
 /**
- * parley's `Provider` over any `effect/ai` `LanguageModel` (issue 12 item 3):
+ * parley's `Provider` over any `effect/ai` `LanguageModel` (docs/library.md#bridges-to-effectai-parleyai):
  * with {@link providerLayer}, parley's turn loop, its tool coordinator and
  * its LLM inquiry backend run on every `@effect/ai-*` provider.
  *
@@ -19,7 +19,7 @@
  *   `Structured` delta.
  * - Every reply ends with `Finish` (or fails): a stream that closes without
  *   effect/ai's `finish` part is a `reply` `ProviderError`, as parley's own
- *   providers treat a missing end marker (issue 11).
+ *   providers treat a missing end marker (docs/decisions.md#reply-end-marker).
  *
  * The model is the `LanguageModel` in context when the layer is built:
  * `request.model` (and so a per-question inquiry model) is not used to pick

@@ -1,6 +1,6 @@
 /**
  * `parley/ai/testing`: a scripted effect/ai `LanguageModel` for tests
- * (issue 29 item 7) — the one parley's own tests run the bridges on.
+ * (docs/library.md#a-scripted-model-for-your-tests) — the one parley's own tests run the bridges on.
  * effect/ai ships no test model; this one is built with
  * `LanguageModel.make`. Each request, streamed or not, takes the next step
  * of the script: the parts it answers with (encoded, as a provider sends

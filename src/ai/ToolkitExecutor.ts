@@ -1,5 +1,5 @@
 /**
- * A parley `Executor` whose tools are `effect/ai` tools (issue 12 item 3).
+ * A parley `Executor` whose tools are `effect/ai` tools (docs/library.md#bridges-to-effectai-parleyai).
  *
  * {@link executorFromToolkit} takes a `Toolkit` and its handlers, as
  * `toolkit.toLayer` does, except that a handler may also ask questions with
@@ -16,8 +16,8 @@
  *   the recorded events).
  *
  * Config, as for built-ins: `conversation.tools.<name>.run` from the
- * `Config` the layer requires (issue 29: in its type, never read behind
- * it), else `ask` for a tool with effect/ai's `needsApproval` (issue 29: a
+ * `Config` the layer requires (docs/decisions.md#config-in-the-type: in its type, never read behind
+ * it), else `ask` for a tool with effect/ai's `needsApproval` (docs/decisions.md#config-in-the-type: a
  * person's yes, never the assistant's; see `callPermission`), else
  * `options.run`, else `unattended`;
  * `enable = false` hides the tool (not offered; a call is "not available");
@@ -192,7 +192,7 @@ const runOnce = (
   })
 
 /**
- * The run mode of a tool (issue 29): its own `conversation.tools.<name>.run`
+ * The run mode of a tool (docs/library.md#bridges-to-effectai-parleyai): its own `conversation.tools.<name>.run`
  * wins; else `ask` for a tool whose author set `needsApproval` (the `*`
  * defaults do not lift an author's approval); else the `*` default, else
  * `fallback`.

@@ -1,5 +1,5 @@
 /**
- * `parley/ai`: the bridge between parley and Effect's `effect/ai` (issue 12).
+ * `parley/ai`: the bridge between parley and Effect's `effect/ai` (docs/library.md#bridges-to-effectai-parleyai).
  *
  * - {@link providerLayer}: parley's `Provider` from any `LanguageModel`, so
  *   the turn loop, the tool coordinator and the LLM inquiry backend run on

@@ -1,5 +1,5 @@
 /**
- * Ctrl-Z detaches a foreground `query` (issue 22; RFD 027 "Ctrl+Z
+ * Ctrl-Z detaches a foreground `query` (docs/decisions.md#ctrl-z-detaches; RFD 027 "Ctrl+Z
  * (detach)"): the run goes on in the background, the terminal gets its
  * prompt back, and the line says how to attach again.
  *

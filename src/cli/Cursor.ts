@@ -1,5 +1,5 @@
 /**
- * How far the terminal's view of a run has got (issue 21 §1): the view
+ * How far the terminal's view of a run has got (docs/decisions.md#one-run-event-stream): the view
  * consumes the run-event stream in its own fiber, and a prompt must not
  * appear before the lines of what happened before it (a question's answer
  * line, a finished tool). A prompt waits until the view has shown every

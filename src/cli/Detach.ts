@@ -1,5 +1,5 @@
 /**
- * `parley query --detach` (issue 22): the run goes on in a background
+ * `parley query --detach` (docs/questions-and-approvals.md#runs-beyond-the-terminal): the run goes on in a background
  * process that outlives the terminal — its own session, stdin closed, its
  * output in a log file under `<storage>/run/` — and this command returns
  * once the conversation exists and the run serves its socket, printing the

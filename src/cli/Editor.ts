@@ -1,7 +1,7 @@
 /**
  * `e` at the incomplete-turn menu (RFD 023 "edit"): the pending query opens
  * in `$VISUAL` / `$EDITOR` (else `vi`). The edit counts only when the editor
- * exits 0 and leaves a non-empty file (issue 14 item 4, as `git commit`
+ * exits 0 and leaves a non-empty file (docs/cli.md#resuming-a-turn-rfd-023, as `git commit`
  * does); otherwise the pending query is kept exactly as it was and nothing
  * is sent.
  *

@@ -1,5 +1,5 @@
 /**
- * What the CLI prints for a failed command (issue 21 item 5): one clear line
+ * What the CLI prints for a failed command (docs/decisions.md#errors-carry-data): one clear line
  * per error, built from the error's data. An error says what happened (the
  * conversation, the file, the entry, the pid); when there is something to run
  * next, the command is rendered here through {@link Hint}, so it names parley
@@ -26,7 +26,7 @@ export type WithNextStep = ConversationNotFound | ConversationCorrupt | ContextW
 /**
  * Told by its tag, not by its class: importing the class would load the
  * context-window program (and the whole tool configuration) into `ls` and
- * `print`, which only ever meet the store's errors (issue 28, start-up).
+ * `print`, which only ever meet the store's errors (docs/decisions.md#fast-start, start-up).
  */
 const isContextWindowExceeded = (error: unknown): error is ContextWindowExceeded =>
   Predicate.isTagged(error, "ContextWindowExceeded")

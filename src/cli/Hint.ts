@@ -1,6 +1,5 @@
 /**
- * Commands parley prints for the person to run next (issue 14 item 2; issue
- * 21 item 5: this is the one place they are built — errors carry the data,
+ * Commands parley prints for the person to run next (docs/decisions.md#errors-carry-data: this is the one place they are built — errors carry the data,
  * the edge renders the command). Each one works when pasted into the same
  * shell. It carries what this invocation was told and the conversation does
  * not remember — the storage directory when one was given (`--storage` or
@@ -111,7 +110,7 @@ export const compact = (id: string, context: Context): string =>
 export const help = (path: ReadonlyArray<string>): string => command([...path.slice(1), "--help"], {})
 
 /**
- * The command that installs a missing optional package (issue 29: a light
+ * The command that installs a missing optional package (docs/decisions.md#optional-peer-dependencies: a light
  * install leaves the SDKs out; the error names the package, this renders
  * the command).
  */

@@ -1,5 +1,5 @@
 /**
- * A `parley query` run as a host (issue 22): once its conversation is known,
+ * A `parley query` run as a host (docs/questions-and-approvals.md#runs-beyond-the-terminal): once its conversation is known,
  * the run is served on the conversation's socket (`HostPath`) for as long as
  * the run lives, so other terminals can follow it, answer its questions and
  * stop it. Stopping it from a client is what SIGTERM does. A host that
@@ -56,7 +56,7 @@ export const serveWhenKnown = (
     )
     // A `query --detach` (and `serve`) waits for this: the conversation exists, its host listens, and the run is
     // under way — its model chosen — or has done its work without one (a discard). A run that fails its model
-    // check or has nothing to do ends without saying it started (issue 30: under load, a message with an unknown
+    // check or has nothing to do ends without saying it started (docs/questions-and-approvals.md#runs-beyond-the-terminal: under load, a message with an unknown
     // model was announced, then failed).
     const underway = yield* Stream.runHead(
       Stream.filter(hub.events, (e) => e._tag === "ModelChosen" || (e._tag === "Stopped" && e.ending === "discarded"))

@@ -1,5 +1,5 @@
 /**
- * The edge (issue 14 item 5): the one place the live layers of a
+ * The edge (docs/architecture.md#a-turn): the one place the live layers of a
  * `parley query` run are built, from its settings (flags, environment) and
  * `config.toml` — the file store, the config, the live executor, the
  * provider router, the LLM inquiry backend, and the prompter (the person's

@@ -1,5 +1,5 @@
 /**
- * Which model a `parley query` run calls (issue 14 item 2), in this order:
+ * Which model a `parley query` run calls (docs/models.md), in this order:
  * `--model`, then the model the conversation remembers, then
  * `assistant.model` in config, then `scripted` when a script is given. The
  * choice is checked before anything is written: a model parley can call,
@@ -8,7 +8,7 @@
  * `target.model`) is checked only when this run could send it a question
  * (`SideCalls.models`: nobody at a terminal under `detached = "assistant"`,
  * or a question targeted at the assistant); the message names the key, what
- * to export, and how to keep the questions with a person (issue 27).
+ * to export, and how to keep the questions with a person (docs/models.md).
  *
  * @example
  * ```ts

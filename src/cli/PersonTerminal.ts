@@ -1,5 +1,5 @@
 /**
- * Where the person is (contract §3 "Interactivity", issue 11 item 7):
+ * Where the person is (contract §3 "Interactivity", docs/cli.md#resuming-a-turn-rfd-023):
  * parley is interactive when stdin is a TTY and a terminal can be reached
  * for prompts — stderr when it is a TTY, else `/dev/tty` — whatever stdout
  * is. `parley query … | tee log` still asks the person; the reply goes to

@@ -1,5 +1,5 @@
 /**
- * Whether a process runs (issue 22: `conversation kill` waits for a host to
+ * Whether a process runs (docs/questions-and-approvals.md#runs-beyond-the-terminal: `conversation kill` waits for a host to
  * be gone; `conversation attach` tells a dead host from a stalled one).
  *
  * @example

@@ -100,7 +100,7 @@ const failure = (out: Output, error: unknown): CliFailure => {
     })
   }
   if (error instanceof StoreIoError && error.server !== undefined) {
-    // The database went away (issue 24): what was committed is kept, and the run stops as an interrupt stops it.
+    // The database went away (docs/postgres.md): what was committed is kept, and the run stops as an interrupt stops it.
     const resume = resumeHint(out)
     return new CliFailure({
       code: SERVER_LOST_EXIT,
@@ -123,7 +123,7 @@ const SERVER_LOST_EXIT = 130
 /** The error alone, without the resume line (the JSON document has `resume` for that). */
 const errorOnly = (failed: CliFailure): string => failed.message.split(`\n${SAVED}`)[0]!
 
-/** The exit code of a run whose questions were deferred (issue 21 §3): not a failure, not done. */
+/** The exit code of a run whose questions were deferred (docs/decisions.md#detached-policy): not a failure, not done. */
 export const DEFERRED_EXIT = 3
 
 /** What stderr says of a deferred run: each open question, with the command that answers it (a secret is asked at resume). */
@@ -189,7 +189,7 @@ export const runQuery = (params: RunQueryParams) =>
       const out = makeOutput(run, params)
       // The view follows the run's events in its own fiber; the prompts wait for it (Cursor).
       yield* RunView.watch(out.view, yield* RunEvents, run.cursor)
-      // Once the conversation is known, the run is served on its socket for other clients (issue 22).
+      // Once the conversation is known, the run is served on its socket for other clients (docs/questions-and-approvals.md#runs-beyond-the-terminal).
       yield* Effect.forkScoped(Host.serveWhenKnown(run))
       const settled = RunView.settled(out.view, yield* RunEvents, run.cursor)
       const json = (end: RunReport.Ending) =>

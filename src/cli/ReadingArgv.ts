@@ -1,6 +1,6 @@
 /**
  * The reading commands' fast path, its half that reads the command line
- * (issue 28, start-up): `parley conversation ls` and `parley conversation
+ * (docs/decisions.md#fast-start, start-up): `parley conversation ls` and `parley conversation
  * print` are what people run most and want at once, and effect/cli alone
  * costs more than the 2× `node -e 0` they may take. So `bin.ts` asks
  * {@link parse} first: a command line it fully understands runs

@@ -1,5 +1,5 @@
 /**
- * The reading commands' fast path, its half that runs them (issue 28,
+ * The reading commands' fast path, its half that runs them (docs/decisions.md#fast-start,
  * start-up): `conversation ls` and `conversation print` as understood by
  * `ReadingArgv.parse`, run by the same code as their effect/cli commands
  * (`LsRun`, `PrintRun`) and ended the same way (`RunMain`), without loading

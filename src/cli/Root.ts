@@ -2,7 +2,7 @@
  * The `parley` root command and the flags every subcommand shares, accepted
  * before or after the subcommand name: `--storage DIR` (its fallback is
  * `$PARLEY_STORAGE`, read here through effect/cli's config fallback and
- * nowhere else) and `--config FILE` (issue 24: the `config.toml` to read, for
+ * nowhere else) and `--config FILE` (docs/postgres.md: the `config.toml` to read, for
  * a database storage above all; its fallback `$PARLEY_CONFIG` is read by
  * `StorageStore.configFileOf`).
  *

@@ -4,7 +4,7 @@
  * and mapped to exit codes (1 failure, 2 usage; interrupted by SIGINT 130,
  * SIGTERM 143, SIGHUP 129; a reader that closed the output pipe ends the
  * run cleanly with 0). `bin.ts` imports this lazily, so `parley
- * --version` never loads it (issue 16: cold start).
+ * --version` never loads it (docs/decisions.md#fast-start: cold start).
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * How a parley process runs its program and ends (issues 16, 28): user
+ * How a parley process runs its program and ends (docs/decisions.md#fast-start): user
  * errors printed as one line on stderr and mapped to exit codes (1 failure,
  * 2 usage; interrupted by SIGINT 130, SIGTERM 143, SIGHUP 129; a reader that
  * closed the output pipe ends the run cleanly with 0). Shared by the full
@@ -23,7 +23,7 @@ import { printable } from "./Style.ts"
 
 /**
  * Told by its tag: importing the class would load effect/Schema into every
- * command, `conversation ls` included, which needs it nowhere else (issue 28).
+ * command, `conversation ls` included, which needs it nowhere else (docs/decisions.md#fast-start).
  */
 const isCliFailure = (error: unknown): error is CliFailure => Predicate.isTagged(error, "CliFailure")
 

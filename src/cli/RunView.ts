@@ -1,5 +1,5 @@
 /**
- * The terminal's view of a run (issue 21 §1): a consumer of the run-event
+ * The terminal's view of a run (docs/decisions.md#one-run-event-stream): a consumer of the run-event
  * stream, in its own fiber. It prints the reply on stdout as it streams
  * (`--format text`), the conversation line and warnings on stderr, and the
  * status lines; it keeps every event for `query --format json` (a fold:

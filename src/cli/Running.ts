@@ -1,5 +1,5 @@
 /**
- * Which conversations have a running turn, for `conversation ls` (issue 22):
+ * Which conversations have a running turn, for `conversation ls` (docs/questions-and-approvals.md#runs-beyond-the-terminal):
  * the ones whose host socket exists and answers. Each is asked for its pid
  * and its open questions (`running: { pid, waiting: [inquiry ids] }`); a
  * socket that does not answer within a second is a killed host's and reads

@@ -1,5 +1,5 @@
 /**
- * Status as it happens, on the person's terminal (issue 14 item 1): a live
+ * Status as it happens, on the person's terminal (docs/cli.md#status-lines): a live
  * region of spinner rows — "waiting for <model>" while the model has not
  * answered, one row per running tool call — redrawn in place, and permanent
  * lines printed above it (`✓`/`✗` per call, `↳` per question).

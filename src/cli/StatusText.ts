@@ -1,5 +1,5 @@
 /**
- * The words of the status lines (issue 14 item 1), as pure functions of the
+ * The words of the status lines (docs/cli.md#status-lines), as pure functions of the
  * run's events:
  *
  * ```text

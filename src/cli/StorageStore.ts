@@ -1,9 +1,9 @@
 /**
- * Which `ConversationStore` a storage names (issue 24): a directory is the
+ * Which `ConversationStore` a storage names (docs/postgres.md): a directory is the
  * file store (JP's layout, the default); a `postgres://` url (from
  * `--storage` or `$PARLEY_STORAGE`) is the PostgreSQL store. The PostgreSQL
  * code (and its driver) is imported only when such a url is used, so the
- * other commands start as fast as before (issue 28).
+ * other commands start as fast as before (docs/decisions.md#fast-start).
  *
  * `config.toml` is `--config FILE`, else `$PARLEY_CONFIG`, else the
  * storage's own: `<storage>/config.toml` for a directory; a database has no
@@ -37,7 +37,7 @@ export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliF
   isDatabaseUrl(storage)
     ? Layer.unwrap(
         Effect.map(
-          // CliFailure with it: a directory's store never needs the class (nor effect/Schema; issue 28).
+          // CliFailure with it: a directory's store never needs the class (nor effect/Schema; docs/decisions.md#fast-start).
           Effect.promise(() =>
             Promise.all([import("../layers/store/pg/PgConversationStore.ts"), import("./CliFailure.ts")])
           ),

@@ -1,5 +1,5 @@
 /**
- * Terminal styling for status lines (issue 14): dim, bold, green and red
+ * Terminal styling for status lines (docs/cli.md#status-lines): dim, bold, green and red
  * only when a terminal shows them and `NO_COLOR` is not set
  * (https://no-color.org: any non-empty value turns colour off), plus width
  * helpers that ignore escape sequences.

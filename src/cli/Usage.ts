@@ -1,5 +1,5 @@
 /**
- * Usage errors the way the README promises (issue 14 item 4): one line on
+ * Usage errors the way the README promises (docs/cli.md#commands): one line on
  * stderr that says what is wrong, one that says where to look, exit 2 —
  * never the whole help on stdout. `--help` still prints the help to stdout.
  *

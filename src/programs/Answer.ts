@@ -1,5 +1,5 @@
 /**
- * `parley conversation answer` as a program (issue 21 §4): the open
+ * `parley conversation answer` as a program (docs/cli.md#commands): the open
  * questions of a conversation's incomplete turn — requests recorded without
  * a response, for tool calls that have no response either — and answering
  * one of them into the turn, so `query --continue-turn` hands the answer to

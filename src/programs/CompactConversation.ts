@@ -1,5 +1,5 @@
 /**
- * `parley conversation compact` as a program (RFD 064, issue 26): append one
+ * `parley conversation compact` as a program (RFD 064, docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): append one
  * compaction JP reads to an open (locked) conversation.
  *
  * - The range is RFD 064's: `keep_first` … `last − keep_last`

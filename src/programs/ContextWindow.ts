@@ -1,5 +1,5 @@
 /**
- * Before each main request (issue 26): build what the provider is sent
+ * Before each main request (docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): build what the provider is sent
  * (`Thread.providerView`: sanitize → compactions → filter), and make sure it
  * fits the model's context window.
  *
@@ -135,7 +135,7 @@ const blocked = (decision: Compact.AutoDecision): AutoCompactionOutcome =>
  * model's window (see the module notes).
  */
 export const fitRequest = Effect.fn("ContextWindow.fitRequest")(function* (input: FitInput) {
-  // In the type (issue 29 item 2): a turn run without config would otherwise ignore its context window silently.
+  // In the type (docs/decisions.md#config-in-the-type): a turn run without config would otherwise ignore its context window silently.
   const { data: config } = yield* Config
   const window = ContextWindow.windowOf(input.model, config)
   let view = yield* viewOf(input)

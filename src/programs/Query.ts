@@ -4,7 +4,7 @@
  * is on disk back into JP's format — also when interrupted), deal with an
  * incomplete turn (RFD 023: resume, discard, or ask), and run the turn.
  *
- * What the run shows goes to `RunEvents` (issue 21): the conversation once
+ * What the run shows goes to `RunEvents` (docs/decisions.md#one-run-event-stream): the conversation once
  * known, the model once chosen, everything the turn does, and a last
  * `Stopped` that says how the run ended and how it left the turn. The menu
  * for an incomplete turn and the editor are the `PromptBackend`'s.

@@ -14,7 +14,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 
-/** A storage that is a PostgreSQL database (issue 24), not a directory: kept as given, never resolved as a path. */
+/** A storage that is a PostgreSQL database (docs/postgres.md), not a directory: kept as given, never resolved as a path. */
 export const isDatabaseUrl = (storage: string): boolean => /^postgres(ql)?:\/\//i.test(storage)
 
 /**

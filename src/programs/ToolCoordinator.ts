@@ -7,7 +7,7 @@
  * 1. `permit`: `run = "ask" | "unattended" | "skip"` decided by the
  *    domain (`Route.decidePermission`), the person asked when it says so;
  *    what they typed is recorded at once, before the tool starts, as a
- *    `PermissionInquiry` (issue 27), so a run killed while the approved
+ *    `PermissionInquiry` (docs/decisions.md#permission-decisions-recorded), so a run killed while the approved
  *    call runs leaves the decision for the resumed turn;
  * 2. a question an earlier run recorded and never answered (a resumed turn)
  *    is asked again under its recorded id, so the pair closes;
@@ -21,7 +21,7 @@
  *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
  *    puts a secret on disk or in front of the model.
  *
- * Whoever watches (the `RunEvents` stream, issue 21) sees `ToolStarted` when
+ * Whoever watches (the `RunEvents` stream, docs/decisions.md#one-run-event-stream) sees `ToolStarted` when
  * a call's tool is about to run, `QuestionOpened`/`QuestionClosed` for every
  * question, and `ToolFinished` once the call's response is recorded. A call
  * whose question is deferred (nobody to ask, `detached = "defer"`, or `wait`
@@ -135,7 +135,7 @@ const kindText = (kind: ToolKind): PermissionInquiry.ToolKindText =>
 
 /**
  * Records what the person typed, request and response in one append, before
- * the call goes on (issue 27): a run killed while the approved call runs
+ * the call goes on (docs/decisions.md#permission-decisions-recorded): a run killed while the approved call runs
  * leaves the decision for the resumed turn. Uninterruptible once started, as
  * every record is.
  */
@@ -316,7 +316,7 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
     let resume = recorded
     // Secret answers given to this call: never in its recorded result, whatever it echoes.
     const secrets: Array<string> = []
-    // Questions last answered from config: asked again as rejected, that answer is invalid (issue 29).
+    // Questions last answered from config: asked again as rejected, that answer is invalid (docs/decisions.md#static-answer-rejected).
     const fromConfig = new Set<string>()
     const scrubbed = (response: ToolResponse): ToolResponse =>
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }

@@ -18,7 +18,7 @@
  * - A resumed turn enters at the phase RFD 023's table gives, with the turn
  *   state rebuilt from its events: only pending calls run, answered inquiries
  *   restore the tools' answers, attempt counters continue.
- * - Spans (issue 29), for a consumer's tracer: `TurnLoop.runTurn` around the
+ * - Spans (docs/library.md), for a consumer's tracer: `TurnLoop.runTurn` around the
  *   turn and `TurnLoop.modelRequest` around each model call (attributes
  *   `parley.conversation_id`, `parley.model`, `parley.cycle`); the tool
  *   coordinator adds `ToolCoordinator.toolCall` and `ToolCoordinator.inquiry`.
@@ -108,7 +108,7 @@ const streamReply = (input: TurnInput) =>
     const events = yield* RunEvents
     const record = (entries: ReadonlyArray<StreamEntry>) =>
       entries.length === 0 ? Effect.void : input.session.append(entries)
-    // Sanitized, compacted, provider-visible events that fit the model's window (issue 26).
+    // Sanitized, compacted, provider-visible events that fit the model's window (docs/models.md#long-conversations-compactions-and-context-windows-rfd-064).
     const { parts, compacted } = yield* fitRequest({
       session: input.session,
       model: input.model,
@@ -166,7 +166,7 @@ const streamReply = (input: TurnInput) =>
 
 /**
  * A new turn was asked for on a conversation whose last turn is incomplete
- * (issue 29): starting it would abandon that turn's pending calls and
+ * (docs/decisions.md#new-turn-on-an-incomplete-one): starting it would abandon that turn's pending calls and
  * questions. Resume it (`TurnStartMode.Resume`) or discard it
  * (`session.discardIncompleteTurn`) first; `Query.query` asks the person.
  */

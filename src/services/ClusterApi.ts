@@ -1,5 +1,5 @@
 /**
- * The HTTP API of a cluster runner (issue 25): `parley serve`'s API
+ * The HTTP API of a cluster runner (docs/cluster.md): `parley serve`'s API
  * (`ServeApi.ts`, the same routes on every runner, so a load balancer may
  * send any request to any runner) plus `GET /api/cluster`, the runners and
  * how many conversations each runs.

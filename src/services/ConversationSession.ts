@@ -1,5 +1,5 @@
 /**
- * The one open conversation (issue 10; RFD 023 "Incremental Persistence").
+ * The one open conversation (docs/storage.md; RFD 023 "Incremental Persistence").
  *
  * A `ConversationSession` is what `ConversationStore.open` / `create` hand
  * out for a scope: the cross-process lock is held, the entries live in a

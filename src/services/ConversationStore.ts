@@ -1,5 +1,5 @@
 /**
- * Where conversations live (issue 10): list, read, create, open, check.
+ * Where conversations live (docs/storage.md): list, read, create, open, check.
  *
  * A conversation is changed only through a {@link ConversationSession}, a
  * scoped handle that `open` (an existing conversation) or `create` (a new
@@ -26,7 +26,7 @@
  * @since 0.1.0
  */
 // The contract and its tag are in ConversationStoreTag.ts (what `conversation ls` imports, free of
-// effect/Schema; issue 28); this public module adds the store's errors, importable from here as
+// effect/Schema; docs/decisions.md#fast-start); this public module adds the store's errors, importable from here as
 // before.
 export * from "./ConversationStoreTag.ts"
 export * from "./StoreErrors.ts"

@@ -1,5 +1,5 @@
 /**
- * Where conversations live (issue 10): list, read, create, open, check.
+ * Where conversations live (docs/storage.md): list, read, create, open, check.
  *
  * A conversation is changed only through a {@link ConversationSession}, a
  * scoped handle that `open` (an existing conversation) or `create` (a new
@@ -38,7 +38,7 @@ import type { ConversationExists, ConversationLocked, OpenError, StoreError, Sto
 
 // The errors are not re-exported here but by ConversationStore.ts, the public module: this one is
 // what `conversation ls` imports, and a re-export would load the error classes, and effect/Schema
-// with them (issue 28, start-up).
+// with them (docs/decisions.md#fast-start, start-up).
 
 /** The incomplete state of a conversation's last turn (RFD 023 "conversation ls"). */
 export interface IncompleteSummary {

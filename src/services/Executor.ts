@@ -73,7 +73,7 @@ export class NeedsInput extends Schema.TaggedClass<NeedsInput>()("NeedsInput", {
   answers: Schema.Record(Schema.String, Schema.Json),
   /**
    * Opaque state the executor needs to carry this call on in another
-   * process (an MCP server's open `input_required` round, issue 28). The
+   * process (an MCP server's open `input_required` round, docs/mcp.md#rounds-2026-07-28). The
    * coordinator records it with the question and hands the latest back as
    * {@link ExecutionContext.resume}.
    */
@@ -82,7 +82,7 @@ export class NeedsInput extends Schema.TaggedClass<NeedsInput>()("NeedsInput", {
    * The question is asked again because the last answer to it was
    * rejected (an MCP form field's check), and why. A configured answer is
    * then not given again: the call ends with `invalid_static_answer`
-   * (issue 29) instead of the same answer rejected up to `max_attempts`.
+   * (docs/decisions.md#static-answer-rejected) instead of the same answer rejected up to `max_attempts`.
    */
   rejected: Schema.optionalKey(Schema.String)
 }) {}
@@ -177,8 +177,8 @@ export class Executor extends Context.Service<
     /** The configured run mode (built-ins default to `unattended`, local tools to `ask`). */
     permission(name: string): RunMode
     /**
-     * The run mode of this one call, for a tool that decides per call (issue
-     * 29: effect/ai's `needsApproval`, a boolean or a function of the
+     * The run mode of this one call, for a tool that decides per call
+     * (docs/decisions.md#person-only-questions: effect/ai's `needsApproval`, a boolean or a function of the
      * parameters). `approval` means the tool's author requires a person's
      * yes: asked as for `run = "ask"`, and with nobody to ask the call is
      * skipped, never run. Without it, `permission(call.name)` applies.
@@ -188,7 +188,7 @@ export class Executor extends Context.Service<
     kind(name: string): ToolKind | undefined
     /**
      * Every tool name this executor defines, enabled or not: the names its
-     * config tables may address (issue 29: a combined executor accepts
+     * config tables may address (docs/library.md#bridges-to-effectai-parleyai: a combined executor accepts
      * `[conversation.tools.<name>]` for them). Default: the definitions'.
      */
     readonly names?: ReadonlyArray<string>
@@ -203,7 +203,7 @@ export class Executor extends Context.Service<
 >()("parley/Executor") {}
 
 /**
- * Two executors combined into one define the same tool name (issue 29):
+ * Two executors combined into one define the same tool name (docs/library.md#bridges-to-effectai-parleyai):
  * the call could go to either, so the combination is refused. `sources`
  * are the two, as their executors describe them.
  */

@@ -1,5 +1,5 @@
 /**
- * Where an open question waits for whoever answers it first (issue 21 §2,
+ * Where an open question waits for whoever answers it first (docs/decisions.md#answer-from-anywhere,
  * RFD 027's prompt forwarding, past its one-client non-goal). A question a
  * person may answer is registered under its RFD 082 inquiry id while it is
  * open; any answerer — the terminal prompt, another terminal, the HTTP API —

@@ -26,7 +26,7 @@ import type { Question } from "../domain/tool/Question.ts"
 /** A permission answer: `y` run, `Y` run and remember for the turn, `n` skip, `N` skip and remember. */
 export type PermissionDecision = "y" | "Y" | "n" | "N"
 
-/** Which call a prompt belongs to, among the calls run together (issue 14: parallel prompts say whose they are). */
+/** Which call a prompt belongs to, among the calls run together (docs/cli.md#status-lines: parallel prompts say whose they are). */
 export interface CallPosition {
   readonly callId: string
   /** 1-based. */

@@ -4,8 +4,8 @@
  * Requests carry only what `Thread.intoParts` yields (system parts and the
  * provider-visible events), so inquiry events and turn markers can never
  * reach a model (RFD 005). Replies stream as typed deltas so a turn loop can
- * print text as it arrives. This module is the contract only (issue 21 item
- * 5): the deltas and their fold into the events to persist (`collect`,
+ * print text as it arrives. This module is the contract only
+ * (docs/decisions.md#services-are-contracts): the deltas and their fold into the events to persist (`collect`,
  * `ReplyBuilder`) are the domain's (`parley/domain/model/Reply`), the retry
  * policy is the live layers' (`parley/layers/provider/Retry`).
  * `request.model` is the full `provider/model` string: one `Provider` can
@@ -87,7 +87,7 @@ const attemptsText = (n: number) => `${n} attempt${n === 1 ? "" : "s"}`
  * 5xx, connection errors); `attempts` counts the HTTP attempts made, retries
  * included; `retryAfterMs` is the wait the provider asked for (`Retry-After`).
  *
- * The message is one line in a fixed format (issue 11):
+ * The message is one line in a fixed format (docs/models.md):
  * - `config`: `<detail>` (it already names the setting to fix);
  * - `http`: `<provider>: HTTP <status> after <n> attempt(s): <detail>[. <hint>]`;
  * - `connection`: `<provider>: no response after <n> attempt(s): <detail>[. <hint>]`;
@@ -111,7 +111,7 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   retryable: Schema.Boolean,
   attempts: Schema.Number,
   retryAfterMs: Schema.optionalKey(Schema.Number),
-  /** The provider's SDK is an optional package that is not installed (failure `config`; issue 29). */
+  /** The provider's SDK is an optional package that is not installed (failure `config`; docs/decisions.md#optional-peer-dependencies). */
   missing: Schema.optionalKey(MissingPackage)
 }) {
   // biome-ignore lint/suspicious/useGetterReturn: the switch is exhaustive over `failure` (the compiler checks it)

@@ -1,5 +1,5 @@
 /**
- * The one channel out of a run (issue 21 §1): the programs publish every
+ * The one channel out of a run (docs/decisions.md#one-run-event-stream): the programs publish every
  * {@link RunEvent.RunEvent} here, and whoever watches — the terminal's status
  * lines, `query --format json`, an attached terminal, the web page —
  * consumes the stream. The programs take no callbacks.

@@ -1,5 +1,5 @@
 /**
- * The run host's protocol (issue 22; RFD 027 "client-server query
+ * The run host's protocol (docs/questions-and-approvals.md#runs-beyond-the-terminal; RFD 027 "client-server query
  * architecture", past its one-client non-goal): while `parley query` runs a
  * turn it serves the run on a local socket, and any number of clients —
  * another terminal, `conversation answer`, `conversation kill`, `ls`, the

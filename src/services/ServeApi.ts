@@ -1,5 +1,5 @@
 /**
- * The HTTP API of `parley serve` (issue 23), as a typed `effect/http-api`
+ * The HTTP API of `parley serve` (docs/serve.md), as a typed `effect/http-api`
  * definition: the endpoints, their JSON shapes and every error with its
  * status. The server (`cli/serve/`) implements it; a program may derive a
  * client from it (`HttpApiClient.make(ServeApi)`); the OpenAPI document at
@@ -235,5 +235,5 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
 export class ServeApi extends HttpApi.make("parley")
   .add(ConversationsGroup)
   .annotateMerge(
-    OpenApi.annotations({ title: "parley serve", description: "Watch runs and answer their questions (issue 23)." })
+    OpenApi.annotations({ title: "parley serve", description: "Watch runs and answer their questions." })
   ) {}

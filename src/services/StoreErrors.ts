@@ -1,5 +1,5 @@
 /**
- * The errors of a conversation store (issue 10; issue 21 item 5: errors
+ * The errors of a conversation store (docs/storage.md; docs/decisions.md#errors-carry-data: errors
  * carry data, never a ready-made command line).
  *
  * Each error holds what a person or a program needs to act — the
@@ -52,7 +52,7 @@ export class ConversationCorrupt extends Schema.TaggedError<ConversationCorrupt>
  * (absent when the lock file does not say, e.g. while it is being written);
  * `path` is the lock file, to remove by hand if that process is gone.
  * `host` is set by a lock that cannot go stale (PostgreSQL's advisory lock,
- * issue 24): the holder may run on another machine, and its lock ends with
+ * docs/postgres.md): the holder may run on another machine, and its lock ends with
  * its connection, so there is nothing to remove by hand.
  */
 export class ConversationLocked extends Schema.TaggedError<ConversationLocked>()("ConversationLocked", {
@@ -93,7 +93,7 @@ export class AppendRejected extends Schema.TaggedError<AppendRejected>()("Append
 /**
  * A file system or database operation failed (permissions, disk full, …).
  * `server` is set when a database server went away or cannot be reached
- * (issue 24): nothing half-done was committed, and the same operation may
+ * (docs/postgres.md): nothing half-done was committed, and the same operation may
  * succeed once the server is back, so a run treats it like an interrupt.
  */
 export class StoreIoError extends Schema.TaggedError<StoreIoError>()("StoreIoError", {

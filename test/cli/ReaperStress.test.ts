@@ -2,7 +2,7 @@
  * A small run of `scripts/reaper-stress.mjs` (issue 30 item 6): parley is
  * killed with `kill -9` at random moments 0–500 ms after a tool's spawn, with
  * a busy loop loading a core, and no tool may be alive 1 s after parley died.
- * The full run (500 kills, two busy loops) is in the README.
+ * The full run (500 kills, two busy loops) is in docs/tools.md.
  */
 import { spawnSync } from "node:child_process"
 import * as path from "node:path"

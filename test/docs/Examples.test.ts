@@ -10,13 +10,15 @@
  * reported; it would resolve from the source file's folder). One `tsc --noEmit` run checks them all, with the repository's
  * strict settings (unused locals allowed: an example may show a value it does
  * not use). Blocks may declare their inputs with `declare const x: T`.
- * README's library section is held to the same rule.
+ * The ```ts blocks of README.md and of every page under docs/ are held to the
+ * same rule.
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { targets } from "../../scripts/namespaces.ts"
+import { markdownPages } from "../support/DocPages.ts"
 import { repoRoot } from "../support/Fixtures.ts"
 
 interface Block {
@@ -53,20 +55,21 @@ const examplesIn = (file: string, text: string): Array<Block> => {
 }
 
 /**
- * The ```ts blocks of README's "Using parley as a library" section: what a
- * consumer copies first, so they compile as written (inputs declared with
- * `declare const`), like the JSDoc examples.
+ * The ```ts blocks of a Markdown page (README.md, docs/*.md): what a reader
+ * copies first, so they compile as written (inputs declared with
+ * `declare const`), like the JSDoc examples. A block indented under a list
+ * item counts too, its indentation removed.
  */
-const readmeBlocks = (file: string, text: string): Array<Block> => {
+const markdownBlocks = (file: string, text: string): Array<Block> => {
   const lines = text.split("\n")
-  const start = lines.indexOf("## Using parley as a library")
-  const end = lines.findIndex((l, i) => i > start && l.startsWith("## "))
   const blocks: Array<Block> = []
-  for (let i = start; i >= 0 && i < (end < 0 ? lines.length : end); i++) {
-    if (!/^```(ts|typescript)\b/.test(lines[i]!)) continue
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(\s*)```(ts|typescript)\b/.exec(lines[i]!)
+    if (open === null) continue
+    const indent = open[1]!.length
     const first = i + 1
     const body: Array<string> = []
-    for (i = first; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!)
+    for (i = first; i < lines.length && !/^\s*```\s*$/.test(lines[i]!); i++) body.push(lines[i]!.slice(indent))
     blocks.push({ file, line: first + 1, code: body.join("\n") })
   }
   return blocks
@@ -83,16 +86,15 @@ const moduleOf = (block: Block): string => {
 }
 
 describe("@example blocks", () => {
-  it("every @example block in src/, and every ts block of README's library section, typechecks against the package's sources", () => {
+  it("every @example block in src/, and every ts block of README and docs/, typechecks against the package's sources", () => {
     const src = path.join(repoRoot, "src")
     // The generated namespaces copy their modules' docs: each block is checked once, where it was written.
     const generated = new Set(targets.map((t) => path.join(repoRoot, t.file)))
     const files = walk(src).filter(
       (f) => !f.startsWith(path.join(src, "cli") + path.sep) && f !== path.join(src, "bin.ts") && !generated.has(f)
     )
-    const readme = path.join(repoRoot, "README.md")
-    const fromReadme = readmeBlocks(readme, fs.readFileSync(readme, "utf8"))
-    const blocks = [...files.flatMap((f) => examplesIn(f, fs.readFileSync(f, "utf8"))), ...fromReadme]
+    const fromPages = markdownPages().flatMap((f) => markdownBlocks(f, fs.readFileSync(f, "utf8")))
+    const blocks = [...files.flatMap((f) => examplesIn(f, fs.readFileSync(f, "utf8"))), ...fromPages]
     // Inside node_modules/ so that `effect` and `@types/node` resolve as they do for the sources.
     const dir = fs.mkdtempSync(path.join(repoRoot, "node_modules", ".parley-examples-"))
     const names = blocks.map((b, n) => {
@@ -146,7 +148,9 @@ describe("@example blocks", () => {
     console.log(`@example blocks: ${blocks.length} in ${new Set(blocks.map((b) => b.file)).size} files`)
     fs.rmSync(dir, { recursive: true, force: true })
     expect(blocks.length).toBeGreaterThan(90)
-    expect(fromReadme.length).toBe(5) // the coordinator, the run-event stream, providerLayer, executorFromToolkit, a toolkit beside the live tools
+    // docs/library.md: the coordinator, the run-event stream, tracing, providerLayer, executorFromToolkit, a toolkit beside the live tools.
+    expect(fromPages.filter((b) => b.file.endsWith(`docs${path.sep}library.md`)).length).toBe(6)
+    expect(fromPages.length).toBeGreaterThanOrEqual(6)
     expect(report).toStrictEqual([])
     expect(tsc.status).toBe(0)
     // A consumer sees these in hover: they import as a consumer does ("parley/…"), not by a path inside the repository.

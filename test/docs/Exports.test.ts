@@ -2,7 +2,7 @@
  * The public surface is an explicit list of entry points (issue 29):
  * package.json `exports` names each module a consumer may import, with no
  * wildcard that would make every internal module public. Every consumer path
- * the docs use (JSDoc examples, README) is on the list, every entry is a
+ * the docs use (JSDoc examples, README, docs/) is on the list, every entry is a
  * library module that ships, and the internals stay off it. A module is
  * internal when its header JSDoc says `@internal` (the one home of that
  * decision: the file store's machinery, the MCP and provider plumbing, the
@@ -13,6 +13,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { markdownPages } from "../support/DocPages.ts"
 import { repoRoot } from "../support/Fixtures.ts"
 
 const walk = (dir: string): Array<string> =>
@@ -64,11 +65,11 @@ describe("package.json exports", () => {
     }
   })
 
-  it("lists every consumer path the JSDoc examples and README use", () => {
+  it("lists every consumer path the JSDoc examples, README and docs/ use", () => {
     const documents = [
       // An internal module's own examples are for parley's maintainers (they compile all the same: test/docs/Examples.test.ts).
       ...libraryModules.filter((m) => !isInternal(m)).map((m) => path.join(repoRoot, "src", `${m}.ts`)),
-      path.join(repoRoot, "README.md")
+      ...markdownPages()
     ]
     const used = new Set<string>()
     for (const file of documents) {
@@ -89,8 +90,8 @@ describe("package.json exports", () => {
     expect(exported).toStrictEqual(
       libraryModules.filter((m) => !isInternal(m) && !reachedThroughRoot.includes(m)).sort()
     )
-    // README's counts, as written.
-    const readme = fs.readFileSync(path.join(repoRoot, "README.md"), "utf8").replace(/\s+/g, " ")
+    // docs/library.md's counts, as written.
+    const readme = fs.readFileSync(path.join(repoRoot, "docs", "library.md"), "utf8").replace(/\s+/g, " ")
     expect(readme).toContain(
       `…: ${exported.length} modules). The other ${internal.length + reachedThroughRoot.length} are`
     )

@@ -1,5 +1,5 @@
 /**
- * How much a model can read, and how much a request holds (issue 26).
+ * How much a model can read, and how much a request holds (docs/models.md#long-conversations-compactions-and-context-windows-rfd-064).
  *
  * - {@link windowOf}: a model's context window in tokens — from
  *   `[providers.<p>.models."<id>"] context_window = N` in config, else

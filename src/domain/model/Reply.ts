@@ -1,5 +1,5 @@
 /**
- * A model's reply (issue 11; issue 21 item 5: the reply vocabulary and its
+ * A model's reply (docs/decisions.md#reply-end-marker; docs/decisions.md#services-are-contracts: the reply vocabulary and its
  * fold live in the domain, the `Provider` service is only the contract that
  * streams it).
  *
@@ -64,7 +64,7 @@ export interface Usage {
  *   live providers end every successful stream with exactly one `Finish`; a
  *   stream that closes without the end marker fails with a `reply`
  *   `ProviderError` instead, so a reply that was cut off is never taken for
- *   a complete one (issue 11).
+ *   a complete one (docs/decisions.md#reply-end-marker).
  */
 export type ProviderDelta = Data.TaggedEnum<{
   TextDelta: { readonly text: string }
@@ -111,7 +111,7 @@ export interface Reply {
  * each tool call → `ToolCallRequest`, structured data → `ChatResponse` data.
  * A reply that finished (`Finish`) with none of these is one empty
  * `ChatResponse` message: the model did answer, with nothing, and the turn is
- * complete (issue 11: it used to be left `pending-llm-response`).
+ * complete (docs/decisions.md#reply-end-marker: it used to be left `pending-llm-response`).
  */
 export class ReplyBuilder {
   private readonly events: Array<ChatResponse | ToolCallRequest> = []
@@ -145,7 +145,7 @@ export class ReplyBuilder {
             timestamp: this.now(),
             id: delta.id,
             name: delta.name,
-            // Arguments too deep to record or send back become a marker (issue 30).
+            // Arguments too deep to record or send back become a marker (docs/decisions.md#deep-tool-arguments).
             arguments: DeepArguments.bounded(delta.arguments),
             metadata: delta.metadata
           })

@@ -1,5 +1,5 @@
 /**
- * `conversation print --format html` (issue 15): one self-contained page
+ * `conversation print --format html` (docs/cli.md#viewing-a-conversation-as-a-page): one self-contained page
  * that shows a conversation the way RFD 005 imagined a viewer, with every
  * question inside the tool call that asked it.
  *
@@ -13,7 +13,7 @@
  * - An incomplete last turn (RFD 023) is marked with its state, the status of
  *   each tool call, and what resuming would do — with the commands that
  *   resume or drop it when the caller gives them ({@link HtmlOptions}; the
- *   CLI renders them, issue 21 item 5).
+ *   CLI renders them, docs/decisions.md#errors-carry-data).
  * - Everything from the conversation is escaped; the page has no script, a
  *   Content-Security-Policy that forbids loading anything, and no `src`,
  *   `href` (other than `#` links within the page) or `@import`.
@@ -78,7 +78,7 @@ export interface IncompleteCommands {
 }
 
 /**
- * A page served live (`parley serve`, issue 23): it loads one script from
+ * A page served live (`parley serve`, docs/serve.md): it loads one script from
  * its own server (`script`, a path) and may connect back to it; the live
  * part (events as they happen, forms for open questions) is drawn by that
  * script into `<section id="live">`, whose `data-` attributes carry the

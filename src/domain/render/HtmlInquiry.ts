@@ -1,5 +1,5 @@
 /**
- * The inquiries of the conversation page (issue 15; RFD 005's "collapsible
+ * The inquiries of the conversation page (docs/cli.md#viewing-a-conversation-as-a-page; RFD 005's "collapsible
  * sub-flow within a tool call"): who asked, the question, its answer type,
  * options and default, and how it closed, as a badge that reads like RFD 082
  * "Reader behavior" (`answered` with the value, `redacted`,

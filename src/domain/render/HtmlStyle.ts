@@ -1,5 +1,5 @@
 /**
- * The inline style sheet of the conversation page (issue 15): light and dark
+ * The inline style sheet of the conversation page (docs/cli.md#viewing-a-conversation-as-a-page): light and dark
  * (`prefers-color-scheme`), readable from a phone's width up, no fonts or
  * images fetched. Static text: nothing from a conversation reaches it.
  *

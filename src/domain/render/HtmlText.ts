@@ -1,5 +1,5 @@
 /**
- * Text helpers of the conversation page (issue 15): HTML escaping, and long
+ * Text helpers of the conversation page (docs/cli.md#viewing-a-conversation-as-a-page): HTML escaping, and long
  * text shown clipped with a "show all" that needs no script.
  *
  * Every string that comes from a conversation goes through {@link escapeHtml}

@@ -1,5 +1,5 @@
 /**
- * Text from outside shown on a terminal (issue 14, review): tool names,
+ * Text from outside shown on a terminal (docs/security.md#text-from-the-model-tools-and-servers, review): tool names,
  * arguments, error messages, questions and answers come from the model, a
  * tool's output or an MCP server, and a terminal acts on the control
  * characters in what it is sent — `ESC [ 2 J` clears the screen, `ESC ] 0 ;`

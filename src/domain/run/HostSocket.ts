@@ -1,8 +1,8 @@
 /**
- * Where a running turn's host listens (issue 22): `<storage>/run/<id>.sock`
+ * Where a running turn's host listens (docs/questions-and-approvals.md#runs-beyond-the-terminal): `<storage>/run/<id>.sock`
  * when that path fits a unix socket's address (about 107 bytes on Linux);
  * otherwise — a deep storage directory, or a store with no directory (the
- * PostgreSQL store, issue 24) — a per-user runtime directory
+ * PostgreSQL store, docs/postgres.md) — a per-user runtime directory
  * (`$XDG_RUNTIME_DIR`, else one of the user's own in the temp dir) under a name derived from the
  * storage and the conversation id, so every client finds the same path.
  *

@@ -1,5 +1,5 @@
 /**
- * What a run shows to anyone watching it (issue 21 §1; RFD 027's "client
+ * What a run shows to anyone watching it (docs/decisions.md#one-run-event-stream; RFD 027's "client
  * receives events"): one typed union, published through the `RunEvents`
  * service and consumed by the terminal's status lines, `query --format
  * json` (a pure fold: `RunReport`), and — in the next steps — attached

@@ -1,6 +1,6 @@
 /**
  * `query --format json`'s one document, as a pure fold over a run's events
- * (issue 21 §1: the report is a consumer of the run-event stream, so the
+ * (docs/decisions.md#one-run-event-stream: the report is a consumer of the run-event stream, so the
  * live run and a replay of its events give the same document):
  *
  * ```json

@@ -61,7 +61,7 @@ export const hasEscapedKey = (text: string): boolean => {
  * `JSON.parse(text)`, read right: the native parser unless the text holds an
  * object key with an escape sequence, which V8 12.8–14.6 can misread (after
  * another text had the key `\\`, the key `\t` reads back as `\\`); such a
- * text is read by {@link JsonStrict.parse}, which gives what `JSON.parse`
+ * text is read by `JsonStrict.parse`, which gives what `JSON.parse`
  * should. Throws a `SyntaxError` naming the position, as `JSON.parse` does.
  */
 export const parse = (text: string): unknown => {

@@ -1,5 +1,5 @@
 /**
- * Whether an answer fits its question (issue 21 §2: "checked against the
+ * Whether an answer fits its question (docs/decisions.md#answer-from-anywhere: "checked against the
  * question — type, options — before it counts"), and how an answer typed as
  * text on a command line or in a form becomes a JSON value. One home for the
  * rule every answerer shares: the terminal, `conversation answer`, another

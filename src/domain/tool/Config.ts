@@ -6,7 +6,7 @@
  * but known keys are checked strictly, and `inquiry_source` is rejected
  * outright: who asked a question is decided by the tool kind, never by config
  * (RFD 082 "Source attribution"). `source` on a tool is the tool kind:
- * `local`, `builtin`, or `mcp.NAME` (issue 13: pins the tool to the MCP
+ * `local`, `builtin`, or `mcp.NAME` (docs/mcp.md: pins the tool to the MCP
  * server `[mcp.servers.NAME]`).
  *
  * @example
@@ -122,7 +122,7 @@ export const DetachedPolicy = Schema.Literals(["assistant", "wait", "defer", "de
 export type DetachedPolicy = typeof DetachedPolicy.Type
 
 /**
- * Who may fill in an MCP server's elicitation forms (issue 27): `person` —
+ * Who may fill in an MCP server's elicitation forms (docs/decisions.md#mcp-forms-are-the-persons): `person` —
  * the default; the questions are `exclusive` (RFD 083), so with nobody to
  * ask the `detached` policy applies, never the model — or `assistant`.
  */
@@ -151,7 +151,7 @@ export type QuestionConfig = typeof QuestionConfig.Type
 
 /**
  * A tool's `source`: its kind (`local`, `builtin`), or `mcp.NAME` — the tool
- * comes from the MCP server `[mcp.servers.NAME]` (issue 13).
+ * comes from the MCP server `[mcp.servers.NAME]` (docs/mcp.md).
  */
 export type ToolSource = Exclude<ToolKind, "mcp"> | `mcp.${string}`
 export const ToolSource = Schema.String.pipe(
@@ -196,14 +196,14 @@ export const ToolConfig = Schema.Struct({
   env_keep: Schema.optionalKey(Schema.Array(EnvName)),
   /** Variables set for a local tool, over the rest; values may name parley's variables as `${env:NAME}` (never `PARLEY_*`). */
   env_set: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
-  /** An MCP tool's forms: `person` or `assistant`, over its server's `forms` (issue 27). */
+  /** An MCP tool's forms: `person` or `assistant`, over its server's `forms` (docs/decisions.md#mcp-forms-are-the-persons). */
   forms: Schema.optionalKey(FormsTo),
   questions: Schema.optionalKey(Schema.Record(Schema.String, QuestionConfig))
 })
 export type ToolConfig = typeof ToolConfig.Type
 
 /**
- * One MCP server (issue 13): `command` (+ `args`, `env`, `cwd`) starts it
+ * One MCP server (docs/mcp.md): `command` (+ `args`, `env`, `cwd`) starts it
  * over stdio; `url` (+ `headers`) connects over streamable HTTP.
  */
 export const McpServerConfig = Schema.Struct({
@@ -221,19 +221,19 @@ export const McpServerConfig = Schema.Struct({
   /** How long starting the server and listing its tools may take (default 10000). */
   startup_timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   /**
-   * The MCP protocol version (issue 28): `auto` (default) asks the server
+   * The MCP protocol version (docs/mcp.md#protocol-version): `auto` (default) asks the server
    * and speaks the stateless 2026-07-28 protocol where it is offered,
    * 2025-11-25 otherwise; `"2025-11-25"` skips asking, `"2026-07-28"` insists.
    */
   protocol: Schema.optionalKey(Schema.Literals(["auto", "2025-11-25", "2026-07-28"])),
-  /** Who may fill in the server's forms (issue 27): `person` (default: only a person, as MCP means it) or `assistant` (the model too). */
+  /** Who may fill in the server's forms (docs/decisions.md#mcp-forms-are-the-persons): `person` (default: only a person, as MCP means it) or `assistant` (the model too). */
   forms: Schema.optionalKey(FormsTo)
 })
 export type McpServerConfig = typeof McpServerConfig.Type
 
 /** `[providers.<p>.models."<id>"]`: what parley must know about one model. */
 export const ModelConfig = Schema.Struct({
-  /** Input tokens the model reads at most; overrides parley's table (issue 26). */
+  /** Input tokens the model reads at most; overrides parley's table (docs/models.md#long-conversations-compactions-and-context-windows-rfd-064). */
   context_window: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
 })
 
@@ -670,8 +670,8 @@ export const maxAttempts = (config: Config, tool: string, questionId: string): n
   DEFAULT_MAX_ATTEMPTS
 
 /**
- * How many `input_required` rounds one call of an MCP tool may take (issue
- * 28): the loop guard's `max_attempts` of the tool, else `"*"`'s, else the
+ * How many `input_required` rounds one call of an MCP tool may take
+ * (docs/mcp.md#rounds-2026-07-28): the loop guard's `max_attempts` of the tool, else `"*"`'s, else the
  * default. A server that asks again and again ends the call like a question
  * asked too often.
  */

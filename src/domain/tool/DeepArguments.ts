@@ -1,5 +1,5 @@
 /**
- * A model's tool call whose arguments nest too deeply (issue 30 item 3).
+ * A model's tool call whose arguments nest too deeply (docs/decisions.md#deep-tool-arguments).
  * `JSON.parse` reads any depth, but what comes after does not: the call is
  * recorded, shown, validated and sent back to the model in the next
  * request, and the SDKs' `JSON.stringify` overflows the stack at a few

@@ -1,5 +1,5 @@
 /**
- * MCP elicitation as tool questions (issue 13; MCP 2025-11-25
+ * MCP elicitation as tool questions (docs/mcp.md; MCP 2025-11-25
  * "Elicitation"; RFD 082 "Recording lifecycle").
  *
  * A server asks mid-call with `elicitation/create`: a flat form (form mode)

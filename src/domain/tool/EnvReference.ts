@@ -1,5 +1,5 @@
 /**
- * `${env:NAME}` in MCP `env` and `headers` values (issue 28, "secrets out of
+ * `${env:NAME}` in MCP `env` and `headers` values (docs/mcp.md#secrets-out-of-config, "secrets out of
  * config"): a token stays in the environment parley runs in, and
  * `config.toml` only names it — `Authorization = "Bearer ${env:GITHUB_TOKEN}"`.
  *

@@ -1,6 +1,6 @@
 /**
  * Finds a secret's {@link SecretForms.Form} in text, also when a line break
- * sits between two of its units (issue 30). A hand-written matcher rather
+ * sits between two of its units (docs/questions-and-approvals.md#secrets). A hand-written matcher rather
  * than a regular expression: the expression for a long secret (a private
  * key) overflows the regex engine's stack, and compiling one for a 40-
  * character secret took tens of milliseconds. This one runs the form as a

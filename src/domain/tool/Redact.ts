@@ -1,6 +1,5 @@
 /**
- * Secrets stay secret even when a tool echoes them (contract §2, issues 11
- * and 30): before a tool's result is recorded or sent to the model, every
+ * Secrets stay secret even when a tool echoes them (contract §2, docs/questions-and-approvals.md#secrets): before a tool's result is recorded or sent to the model, every
  * secret answer given to that call is replaced by {@link MARKER} in every
  * form of the table in `SecretForms` — plain, JSON-escaped, URL-encoded,
  * hex, base64 and base64url at each alignment with their edge characters —

@@ -14,7 +14,7 @@
  * 4. target `user` and a person can be reached (a terminal now; any client
  *    in later steps) → `Person`;
  * 5. target `assistant` → `Backend` (the model's structured side call);
- * 6. nobody to ask (issue 21 §3): the `detached` policy — `assistant` →
+ * 6. nobody to ask (docs/decisions.md#detached-policy): the `detached` policy — `assistant` →
  *    `Backend` (JP's rule; a secret or an `exclusive` question is
  *    `Denied{no_prompt_backend}` instead), `deny` → `Denied{no_prompt_backend}`,
  *    `defer` → `Defer`, `wait` → `Wait`.
@@ -103,7 +103,7 @@ export interface RouteInput {
   readonly strictStatic?: boolean
   /**
    * The tool asked this question again right after the static answer was
-   * given (issue 29: an MCP form field rejected it): why, in the tool's
+   * given (docs/decisions.md#static-answer-rejected: an MCP form field rejected it): why, in the tool's
    * words. The same answer would only be rejected again, so it is invalid.
    */
   readonly staticRejected?: string
@@ -153,7 +153,7 @@ export type Permission = Data.TaggedEnum<{
   Ask: {}
   /**
    * An approval with nobody to ask now, under `detached = "defer"` or
-   * `"wait"` (issue 29): ask it as a question that follows that policy —
+   * `"wait"` (docs/decisions.md#person-only-questions): ask it as a question that follows that policy —
    * recorded open for `parley conversation answer`, or kept open for any
    * answerer first.
    */
@@ -175,11 +175,11 @@ export const Permission: Data.TaggedEnum.Constructor<Permission> = {
  * Whether a call with run mode `mode` may run. `undefined` mode: the tool is
  * unknown, and the executor answers "not available". What the person
  * decided wins over asking: the decision recorded for this very call (a
- * resumed turn, issue 27: `y` approved it, `n` skipped it), then the one
+ * resumed turn, docs/decisions.md#remembered-answers-recorded: `y` approved it, `n` skipped it), then the one
  * remembered for the tool this turn (`Y`/`N`) — with or without a terminal
  * now, since the person already answered. Otherwise `ask` without a person
  * runs the tool (JP: nobody to ask) — unless the tool's author requires
- * approval (`approval`, issue 29: effect/ai `needsApproval`): then nobody to
+ * approval (`approval`, docs/decisions.md#person-only-questions: effect/ai `needsApproval`): then nobody to
  * ask follows the `detached` policy with `assistant` read as `deny` (an
  * approval never goes to the assistant): `deny`/`assistant` skip it with
  * `skippedNoApproval`, `defer`/`wait` give `Detached` (asked as a question

@@ -1,6 +1,6 @@
 /**
  * The forms a secret can take in a tool's output, as one table of encodings
- * (issue 30 items 1–2). Each encoding turns a secret into {@link Form}s:
+ * (docs/questions-and-approvals.md#secrets). Each encoding turns a secret into {@link Form}s:
  * sequences of atoms, an atom being the spellings one character of the
  * secret (for base64: one output character) may take, and a spelling a
  * sequence of units, each the set of characters that may stand there. A

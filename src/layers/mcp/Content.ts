@@ -1,5 +1,5 @@
 /**
- * An MCP tool result as parley's tool response (issue 13): text content
+ * An MCP tool result as parley's tool response (docs/mcp.md): text content
  * becomes the response text, `isError` becomes `is_error`, and every other
  * kind of content is summarised in one bracketed line (the model is told
  * what came back; bytes are not pasted into the conversation).

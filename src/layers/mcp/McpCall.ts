@@ -1,5 +1,5 @@
 /**
- * One live MCP tool call across the executor's rounds (issues 13, 28).
+ * One live MCP tool call across the executor's rounds (docs/mcp.md; docs/mcp.md#rounds-2026-07-28).
  *
  * The Executor contract is "run with these answers; return the response or
  * the next question". An MCP call asks its questions in one of two ways,
@@ -490,7 +490,7 @@ const needsInput = (live: LiveCall, question: Question, answers: Answers): Needs
   const resume =
     round?.unrecorded === true ? McpRound.toState(live.spec.serverName, round.number, round.input) : undefined
   if (round !== undefined) round.unrecorded = false
-  // Asked again because the last answer was rejected: said so, so a configured answer is not given five times (issue 29).
+  // Asked again because the last answer was rejected: said so, so a configured answer is not given five times (docs/decisions.md#static-answer-rejected).
   const rejected = live.open?.problem
   return new NeedsInput({
     question,

@@ -1,5 +1,5 @@
 /**
- * OAuth for MCP servers over HTTP (issue 28, "secrets out of config"): a
+ * OAuth for MCP servers over HTTP (docs/mcp.md#secrets-out-of-config, "secrets out of config"): a
  * server that answers 401 with OAuth metadata (RFC 9728) is signed in to
  * through the SDK's OAuth client — discovery, dynamic client registration,
  * authorization code with PKCE — instead of failing to start.

@@ -1,5 +1,5 @@
 /**
- * One `input_required` round of a 2026-07-28 MCP call (issue 28; MCP
+ * One `input_required` round of a 2026-07-28 MCP call (docs/mcp.md#rounds-2026-07-28; MCP
  * 2026-07-28 "multi round-trip requests"; RFD 023 "Incremental
  * Persistence").
  *

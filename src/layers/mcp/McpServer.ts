@@ -1,6 +1,6 @@
 /**
- * One MCP server, connected with the official SDK client, v2 (issues 13,
- * 28): stdio (parley starts `command` under the {@link Supervisor} watchdog)
+ * One MCP server, connected with the official SDK client, v2 (docs/mcp.md):
+ * stdio (parley starts `command` under the {@link Supervisor} watchdog)
  * or streamable HTTP (`url`, `headers`).
  *
  * Protocol version (`protocol` in `[mcp.servers.NAME]`, default `auto`): the
@@ -59,7 +59,7 @@ import * as McpTransport from "./McpTransport.ts"
 /**
  * An answer to a server's question (elicitation), as MCP shapes it: the
  * SDK's `ElicitResult`, spelled out so that parley's declarations need no
- * MCP SDK (an optional package, issue 29: a consumer without it still
+ * MCP SDK (an optional package, docs/decisions.md#optional-peer-dependencies: a consumer without it still
  * typechecks without `skipLibCheck`).
  *
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * The MCP servers of a run and the tools they offer (issue 13; contract §5).
+ * The MCP servers of a run and the tools they offer (docs/mcp.md; contract §5).
  *
  * Lifecycle: {@link start} connects every enabled `[mcp.servers.NAME]` at
  * once when the executor is built — that is when the tool definitions are
@@ -84,7 +84,7 @@ export interface Runtime {
   readonly onProblem: (message: string) => void
   /** Servers that were configured but could not be started (their tool names are unknown). */
   readonly failed: ReadonlyArray<string>
-  /** Runs one call of `tool` (arguments already validated); see {@link McpCall}. */
+  /** Runs one call of `tool` (arguments already validated); see `McpCall.ts`. */
   readonly execute: (
     tool: McpTool,
     call: ToolCall,

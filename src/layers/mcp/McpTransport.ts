@@ -1,5 +1,5 @@
 /**
- * The SDK transport to one MCP server (issues 13, 28): stdio under the
+ * The SDK transport to one MCP server (docs/mcp.md): stdio under the
  * {@link Supervisor} watchdog, or streamable HTTP with the configured
  * headers and, unless they carry their own `Authorization`, the OAuth
  * provider of `McpOAuth` (a server that answers 401 with OAuth metadata is
@@ -130,7 +130,7 @@ interface LineBuffer {
 }
 
 /**
- * Makes a stdio transport read each line with `JsonText.parse` (issue 30):
+ * Makes a stdio transport read each line with `JsonText.parse` (docs/decisions.md#json-read-around-a-v8-bug):
  * the SDK's `JSON.parse` can misread an escaped object key on Node 24 and
  * 26 (V8 issue 521080746), and tool results, input schemas and elicitation
  * field names are keyed by what a server sends. The SDK's line handling is

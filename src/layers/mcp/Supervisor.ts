@@ -1,5 +1,5 @@
 /**
- * The watchdog a stdio MCP server runs under (issue 13: "no MCP server
+ * The watchdog a stdio MCP server runs under (docs/mcp.md#when-servers-run: "no MCP server
  * process is left running after `query` exits, including after SIGINT and
  * `kill -9` of parley").
  *
@@ -48,7 +48,7 @@ const stop = (first) => {
   clearTimeout(pending)
   pending = setTimeout(() => { group("SIGTERM"); setTimeout(() => group("SIGKILL"), GRACE).unref() }, first)
 }
-// The handlers come before the server starts (issue 30): until they are in
+// The handlers come before the server starts (docs/mcp.md#when-servers-run): until they are in
 // place SIGTERM, SIGINT and SIGHUP kill the watchdog outright, and a server
 // started just before would be left running without it. Handlers run only
 // after this script, so "child" is set by then.

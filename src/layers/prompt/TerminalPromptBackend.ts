@@ -6,7 +6,7 @@
  * Every prompt says which call it belongs to when several run together
  * (`write_file · call 2 of 3`), and the permission prompt shows the call's
  * arguments, pretty-printed and cut to a few lines (`?` shows them whole):
- * the person sees what they allow before they allow it (issue 14).
+ * the person sees what they allow before they allow it (docs/cli.md#status-lines).
  *
  * Ctrl-C at a prompt cancels that question only; a second cancellation
  * within {@link REPEAT_WINDOW_MS} of the first means "stop", and runs

@@ -22,7 +22,7 @@
  *   own retries are off (`maxRetries: 0`: retries are an Effect `Schedule`)
  *   and so is its logging (it would print malformed events to the terminal).
  * - A reply is whole only with `message_stop`; the stop reason (`max_tokens`
- *   included) ends the stream as a `Finish` delta (issue 11).
+ *   included) ends the stream as a `Finish` delta (docs/decisions.md#reply-end-marker).
  *
  * @example
  * ```ts
@@ -97,7 +97,7 @@ const blocksOf = (event: ProviderEvent): Array<Block> => {
       return [{ type: "text", text: JSON.stringify(event.data ?? null) }]
     }
     case "tool_call_request":
-      // A recorded call too deep to send (an older or edited file) goes as the marker (issue 30).
+      // A recorded call too deep to send (an older or edited file) goes as the marker (docs/decisions.md#deep-tool-arguments).
       return [{ type: "tool_use", id: event.id, name: event.name, input: DeepArguments.bounded(event.arguments) }]
     case "tool_call_response":
       return [{ type: "tool_result", tool_use_id: event.id, content: event.content, is_error: event.is_error }]
@@ -211,7 +211,7 @@ const stopReason = (reason: string | null | undefined): StopReason | undefined =
 /**
  * Converts Messages SSE events into deltas (one instance per request). The
  * reply is whole only once `message_stop` arrives; a stream that closes
- * before it fails as cut off (issue 11).
+ * before it fails as cut off (docs/decisions.md#reply-end-marker).
  */
 export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent> {
   private readonly blocks = new Map<

@@ -15,7 +15,7 @@
  * - The SDK is imported lazily; its own retries (`maxRetries: 0`) and logging
  *   are off.
  * - A reply is whole with a `finish_reason` and/or `[DONE]`; `length` is the
- *   `max_tokens` stop reason (issue 11).
+ *   `max_tokens` stop reason (docs/decisions.md#reply-end-marker).
  *
  * @example
  * ```ts
@@ -220,7 +220,7 @@ const stopReason = (reason: string | null | undefined): StopReason | undefined =
  * Converts streamed completion chunks into deltas (one instance per request).
  * The reply is whole once a chunk carries a `finish_reason` or the stream
  * sent `[DONE]` (`sawDone`; the SDK consumes that line, `watchingFetch`
- * reports it); a stream that closes with neither fails as cut off (issue 11).
+ * reports it); a stream that closes with neither fails as cut off (docs/decisions.md#reply-end-marker).
  */
 export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
   private readonly calls = new Map<number, { id: string; name: string; args: string; started: boolean }>()

@@ -1,5 +1,5 @@
 /**
- * How the live providers retry (issue 11; issue 21 item 5: a policy of the
+ * How the live providers retry (docs/models.md; docs/decisions.md#services-are-contracts: a policy of the
  * layers, not part of the `Provider` contract): transient failures — 429,
  * 408, 409, 5xx, no response — are retried with exponential backoff, a wait
  * the provider asks for (`Retry-After`) replaces the computed delay, and a

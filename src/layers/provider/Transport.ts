@@ -2,7 +2,7 @@
  * The plumbing the SDK-backed providers share: open a streaming HTTP request
  * with retries (honouring `Retry-After`), turn the SDK's async iterable into
  * provider deltas, abort the request when the stream is interrupted, and map
- * SDK errors to one-line `ProviderError`s (issue 11: provider, HTTP status,
+ * SDK errors to one-line `ProviderError`s (docs/models.md: provider, HTTP status,
  * attempts, a hint for 401/403/404, HTML error pages summarised).
  *
  * @example
@@ -190,7 +190,7 @@ export const toProviderError =
 
 /**
  * The SDK could not be loaded: not installed (an optional peer dependency,
- * issue 29: the error names it), or a broken install. Nothing was sent.
+ * docs/decisions.md#optional-peer-dependencies: the error names it), or a broken install. Nothing was sent.
  */
 export const loadError =
   (provider: string, module: MissingPackage.OptionalPackage) =>

@@ -1,5 +1,5 @@
 /**
- * Markdown → HTML for the conversation page (issue 15), with markdown-it.
+ * Markdown → HTML for the conversation page (docs/cli.md#viewing-a-conversation-as-a-page), with markdown-it.
  *
  * The text comes from a conversation (a person, a model, a tool), so it is
  * untrusted: raw HTML is never passed through (markdown-it's `html: false`

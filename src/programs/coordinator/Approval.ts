@@ -1,5 +1,5 @@
 /**
- * An approval with nobody at the prompt (issue 29): a tool whose author
+ * An approval with nobody at the prompt (docs/decisions.md#person-only-questions): a tool whose author
  * requires a person's yes (effect/ai `needsApproval`) follows the `detached`
  * policy, with `assistant` read as `deny`. Under `defer` and `wait` the
  * approval is asked as a question — the permission prompt's question (`Run

@@ -12,7 +12,7 @@
  * other answerer; the first valid answer wins), `Backend` → the model's
  * structured side call on the conversation as it stands; with nobody to
  * ask, `Wait` keeps the question open for any answerer and `Defer` leaves
- * it open on disk (issue 21 §3).
+ * it open on disk (docs/decisions.md#detached-policy).
  *
  * Every question is published as it opens (`QuestionOpened`: who may answer
  * it) and as it closes (`QuestionClosed`: who answered — `you`, `assistant`,
@@ -95,7 +95,7 @@ export type Opening = Data.TaggedEnum<{
     readonly source: InquirySource
     readonly metadata?: EventMetadata
     readonly staticRejected?: string
-    /** A person's approval to run the call (issue 29): only a person answers it, see `Approval.ts`. */
+    /** A person's approval to run the call (docs/decisions.md#person-only-questions): only a person answers it, see `Approval.ts`. */
     readonly approval?: boolean
   }
   Recorded: { readonly id: InquiryId; readonly source: InquirySource; readonly approval?: boolean }
@@ -121,7 +121,7 @@ export const Opening: Data.TaggedEnum.Constructor<Opening> = {
   $match: OpeningEnum.$match
 }
 
-/** The metadata of an answer remembered for the turn (issue 27: a resumed turn rebuilds its memory from it). */
+/** The metadata of an answer remembered for the turn (docs/decisions.md#remembered-answers-recorded: a resumed turn rebuilds its memory from it). */
 const REMEMBERED: EventMetadata = { [EventMetadataKeys.rememberedAnswer]: true }
 
 /**
@@ -142,7 +142,7 @@ class OpenInquiry implements Asked, Closer {
     readonly call: ToolCallRequest,
     readonly question: Question,
     readonly id: InquiryId,
-    /** A person's approval to run the call: no config answer, no assistant (issue 29). */
+    /** A person's approval to run the call: no config answer, no assistant (docs/decisions.md#person-only-questions). */
     readonly approval = false
   ) {
     this.shown = RunEvent.toolCall(call)

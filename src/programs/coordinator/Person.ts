@@ -1,5 +1,5 @@
 /**
- * A question for a person, answered from anywhere (issue 21 §2): while it
+ * A question for a person, answered from anywhere (docs/decisions.md#answer-from-anywhere): while it
  * is open it is registered in `PendingAnswers` under its inquiry id, and the
  * first answer that fits wins — typed at this terminal's prompt, or offered
  * by any other answerer (another terminal, the HTTP API). The other side is
