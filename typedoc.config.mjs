@@ -49,7 +49,8 @@ export default {
     "src/domain/stream/Projection.ts:ProviderEvent",
     "src/programs/coordinator/Env.ts:RecordError",
     "src/layers/mcp/Content.ts:ToolResult",
-    "src/layers/mcp/McpOAuth.ts:State"
+    "src/layers/mcp/McpOAuth.ts:State",
+    "src/domain/tool/ToolEnv.ts:Setting"
   ],
   treatWarningsAsErrors: true,
   validation: { notExported: true, invalidLink: true, notDocumented: false }
