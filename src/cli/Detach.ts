@@ -23,6 +23,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as HostPath from "./HostPath.ts"
 import { CliFailure } from "./CliFailure.ts"
+import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
 
 /** The environment variable naming the file a detached run writes its conversation id into. */
@@ -75,8 +76,11 @@ export const detach = (options: {
   readonly stdinMessage: string | undefined
 }) =>
   Effect.gen(function* () {
-    const dir = HostPath.runDir(options.storage)
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    // The logs' directory is this user's alone, or nothing is started (its line says what to do).
+    const dir = yield* Effect.try({
+      try: () => HostPath.ensureRunDir(options.storage),
+      catch: (e) => ErrorLine.failure(e, { storage: options.storageGiven })
+    })
     const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
     const announced = path.join(dir, `.announce-${tag}`)
     const log = path.join(dir, `detached-${tag}.log`)
