@@ -28,7 +28,6 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as crypto from "node:crypto"
 import * as Detach from "./Detach.ts"
-import * as HostPath from "./HostPath.ts"
 
 let detached = false
 /** Prompts handed to the terminal and not yet over (drawn, or waiting for their turn). */
@@ -102,7 +101,7 @@ export interface Log {
  * this user's alone.
  */
 export const openLog = (storage: string): Log => {
-  const dir = HostPath.ensureRunDir(storage)
+  const dir = Detach.ensureRunDir(storage)
   const file = path.join(dir, `detached-${process.pid}-${crypto.randomBytes(4).toString("hex")}.log`)
   Detach.sweepLogs(dir)
   return { fd: fs.openSync(file, "a", 0o600), file }

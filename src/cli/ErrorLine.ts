@@ -16,7 +16,7 @@
  */
 import * as os from "node:os"
 import * as Predicate from "effect/Predicate"
-import type { NotPrivate } from "../domain/storage/PrivateDir.ts"
+import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
 import type { ContextWindowExceeded } from "../programs/ContextWindow.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Hint from "./Hint.ts"

@@ -17,7 +17,6 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as HostSocket from "../domain/run/HostSocket.ts"
-import * as PrivateDir from "../layers/file/PrivateDir.ts"
 import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
 
 /** This user's runtime directory: `$XDG_RUNTIME_DIR`, else one of ours in the temp dir (the temp dir itself is everyone's). */
@@ -42,16 +41,6 @@ export const of = (storage: string, id: string): string =>
 /** The directory a run of `storage` keeps its files in (detached logs): the storage's run/, or the per-user one for a database. */
 export const runDir = (storage: string): string =>
   isDatabaseUrl(storage) ? HostSocket.fallbackDir(runtimeDir()) : HostSocket.runDir(path.resolve(storage))
-
-/**
- * The run directory of `storage`, made (0700) or found this user's alone
- * (`PrivateDir.ensure`); throws `NotPrivate` when it is not, and changes nothing.
- */
-export const ensureRunDir = (storage: string): string => {
-  const dir = runDir(storage)
-  PrivateDir.ensure(dir)
-  return dir
-}
 
 /** The directories the hosts of `storage` may listen in (its own, and the per-user fallback). */
 export const dirs = (storage: string): ReadonlyArray<string> =>

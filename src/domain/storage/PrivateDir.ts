@@ -6,10 +6,13 @@
  * is used only when `lstat` shows it is what it should be (a directory, a
  * socket), not a symbolic link, owned by this user, and — a directory — with
  * no group or other permission bits; else it is refused with the
- * {@link NotPrivate} error, never changed (`mkdir`'s mode does nothing to a
+ * `NotPrivate` error (`NotPrivate.ts`), never changed (`mkdir`'s mode does nothing to a
  * directory another user made first). A socket's own bits are not judged: it
  * is reached only through its 0700 directory, and the host sets them to 0600
  * a moment after it listens.
+ *
+ * No effect/Schema here: `conversation ls` reads the modes and the rule, and
+ * loads no Schema code when nothing fails (start-up).
  *
  * Also here: the modes parley creates storage with (`~/.ssh`'s: 0700 and
  * 0600) and when an existing storage directory is open to other users.
@@ -24,8 +27,6 @@
  * @since 0.1.0
  * @internal
  */
-import * as Schema from "effect/Schema"
-
 /** The mode of every directory parley creates in a storage or a runtime directory (less what the umask removes). */
 export const DIR_MODE = 0o700
 
@@ -41,12 +42,12 @@ export interface Seen {
 }
 
 /** What a private path should be. */
-export const Want = Schema.Literals(["directory", "socket"])
-export type Want = typeof Want.Type
+export const wants = ["directory", "socket"] as const
+export type Want = (typeof wants)[number]
 
 /** Why a path is refused: a link, the wrong kind of file, another user's, or open to others. */
-export const Problem = Schema.Literals(["symlink", "kind", "owner", "open"])
-export type Problem = typeof Problem.Type
+export const problems = ["symlink", "kind", "owner", "open"] as const
+export type Problem = (typeof problems)[number]
 
 /** Why `seen` may not be used as a private `want` of user `uid`; `undefined` when it may. */
 export const problemOf = (seen: Seen, want: Want, uid: number): Problem | undefined => {
@@ -82,29 +83,3 @@ export const openToOthers = (modes: ReadonlyArray<number>): boolean =>
 
 /** `mode` as `ls`-style octal: `0755`. */
 export const octal = (mode: number): string => `0${(mode & 0o7777).toString(8).padStart(3, "0")}`
-
-/** A runtime path is not this user's private one: parley does not use it (the edge says what to do). */
-export class NotPrivate extends Schema.TaggedError<NotPrivate>()("NotPrivate", {
-  path: Schema.String,
-  want: Want,
-  problem: Problem,
-  /** The owner's uid, as `lstat` saw it. */
-  owner: Schema.Number,
-  /** The permission bits, as `lstat` saw them. */
-  mode: Schema.Number,
-  /** This process's uid. */
-  uid: Schema.Number
-}) {
-  override get message(): string {
-    const what = this.want === "directory" ? "directory" : "socket"
-    const why =
-      this.problem === "symlink"
-        ? "it is a symbolic link"
-        : this.problem === "kind"
-          ? `it is not a ${what}`
-          : this.problem === "owner"
-            ? `it belongs to uid ${this.owner}, not to you (uid ${this.uid})`
-            : "other users have access to it"
-    return `Refusing to use ${this.path}: ${why} (owner uid ${this.owner}, mode ${octal(this.mode)}).`
-  }
-}

@@ -22,7 +22,8 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { chainOf, DIR_MODE, NotPrivate, problemOf, type Seen, type Want } from "../../domain/storage/PrivateDir.ts"
+import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
+import { chainOf, DIR_MODE, problemOf, type Seen, type Want } from "../../domain/storage/PrivateDir.ts"
 
 export { NotPrivate }
 
@@ -101,4 +102,21 @@ export const socketProblem = (socketPath: string): NotPrivate | "absent" | undef
   }
   const seen = inspect(file)
   return seen === undefined ? "absent" : judged(file, seen, "socket", uid)
+}
+
+/**
+ * The modes of a storage directory and of its `conversations/` (when there),
+ * through links (a `.jp` linked elsewhere is judged where it is); none for a
+ * directory that cannot be read.
+ */
+export const storageModes = (storage: string): ReadonlyArray<number> => {
+  const modes: Array<number> = []
+  for (const dir of [storage, path.join(storage, "conversations")]) {
+    try {
+      modes.push(fs.statSync(dir).mode & 0o7777)
+    } catch {
+      break
+    }
+  }
+  return modes
 }

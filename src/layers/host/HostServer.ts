@@ -32,7 +32,7 @@ import { RunEvents } from "../../services/RunEvents.ts"
 import { HostRpcs } from "../../services/RunHost.ts"
 import * as HostSerialization from "./HostSerialization.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
-import { NotPrivate } from "../../domain/storage/PrivateDir.ts"
+import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
 
 /** The host could not listen (another live host has the socket, or the directory is not ours to use). */
 export class HostUnavailable extends Schema.TaggedError<HostUnavailable>()("HostUnavailable", {
