@@ -50,7 +50,9 @@ export const hasNextStep = (error: unknown): error is WithNextStep =>
  * the way around a path one cannot remove.
  */
 const notPrivateLine = (error: NotPrivate): string => {
-  const elsewhere = error.path.startsWith(os.tmpdir()) ? " (or set XDG_RUNTIME_DIR to a directory only you can use)" : ""
+  const elsewhere = error.path.startsWith(os.tmpdir())
+    ? " (or set XDG_RUNTIME_DIR to a directory only you can use)"
+    : ""
   const todo =
     error.problem === "owner"
       ? `Another user may be waiting there for what parley sends: have it removed (by uid ${error.owner} or root)${elsewhere}, then run again.`

@@ -89,7 +89,9 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
       pressed = yield* Deferred.make<void>()
     }
     const ctx = { storage: run.hint.storage }
-    const opened = yield* Effect.result(Effect.try({ try: () => Background.openLog(run.settings.storage), catch: (e) => e }))
+    const opened = yield* Effect.result(
+      Effect.try({ try: () => Background.openLog(run.settings.storage), catch: (e) => e })
+    )
     if (opened._tag === "Failure") {
       // No private place for its output: the run stays on this terminal.
       const hub = yield* RunEvents

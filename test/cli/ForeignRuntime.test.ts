@@ -66,7 +66,8 @@ const socketName = (p: Project, id: string) =>
 /** Where parley looks for the host of conversation `id` of `p` (HostSocket's fallback name). */
 const fallbackSocket = (p: Project, tmp: string, id: string) => path.join(tmp, "parley-0", "parley", socketName(p, id))
 
-const asUser = (args: ReadonlyArray<string>) => spawnSync("runuser", ["-u", user.name, "--", ...args], { encoding: "utf8" })
+const asUser = (args: ReadonlyArray<string>) =>
+  spawnSync("runuser", ["-u", user.name, "--", ...args], { encoding: "utf8" })
 
 // A host of the other user's: accepts every connection and counts the bytes it is sent.
 const FAKE = `import socket, sys
@@ -202,12 +203,16 @@ describe.skipIf(!isRoot)("another local user cannot stand in for a run (as root,
     ])
     const env: Env = { ...process.env, ...envIn(tmp) }
     for (const k of Object.keys(env)) if (env[k] === undefined) delete env[k]
-    const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "--new", "go", "--script", script], {
-      cwd: p.root,
-      env: env as NodeJS.ProcessEnv,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true
-    })
+    const child = spawn(
+      process.execPath,
+      [binary, "--storage", p.storage, "query", "--new", "go", "--script", script],
+      {
+        cwd: p.root,
+        env: env as NodeJS.ProcessEnv,
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true
+      }
+    )
     groups.push(child.pid!)
     let err = ""
     child.stderr!.on("data", (d: Buffer) => (err += d.toString()))

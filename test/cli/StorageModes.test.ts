@@ -60,9 +60,14 @@ describe("new storage is its user's alone", () => {
       const storage = path.join(root, ".parley")
       const q = underUmask(umask, root, ["--storage", storage, "query", "--new", "hello", "--script", "done.json"])
       expect(q.status).toBe(0)
-      const id = fs.readdirSync(path.join(storage, "conversations")).find((n) => /^\d/.test(n))!.split("-")[0]!
+      const id = fs
+        .readdirSync(path.join(storage, "conversations"))
+        .find((n) => /^\d/.test(n))!
+        .split("-")[0]!
       const out = path.join(root, "out.md")
-      expect(underUmask(umask, root, ["--storage", storage, "conversation", "print", id, "--output", out]).status).toBe(0)
+      expect(underUmask(umask, root, ["--storage", storage, "conversation", "print", id, "--output", out]).status).toBe(
+        0
+      )
       expect(underUmask(umask, root, ["--storage", storage, "conversation", "ls"]).status).toBe(0)
       const seen = modes(storage)
       // What a run leaves: the conversation's files, the index, the locks and run directories.
@@ -79,7 +84,9 @@ describe("new storage is its user's alone", () => {
   it.skipIf(!isRoot)("another local user can neither list the storage nor read a conversation file", () => {
     const root = openProject()
     const storage = path.join(root, ".parley")
-    expect(underUmask("000", root, ["--storage", storage, "query", "--new", "hello", "--script", "done.json"]).status).toBe(0)
+    expect(
+      underUmask("000", root, ["--storage", storage, "query", "--new", "hello", "--script", "done.json"]).status
+    ).toBe(0)
     const conversation = fs.readdirSync(path.join(storage, "conversations")).find((n) => /^\d/.test(n))!
     const events = path.join(storage, "conversations", conversation, "events.json")
     // The control: the other user reaches the project directory and reads a file left open there.
@@ -101,7 +108,9 @@ describe("new storage is its user's alone", () => {
     const storage = path.join(root, ".parley")
     fs.mkdirSync(storage, { mode: 0o755 })
     fs.chmodSync(storage, 0o755)
-    expect(underUmask("022", root, ["--storage", storage, "query", "--new", "hello", "--script", "done.json"]).status).toBe(0)
+    expect(
+      underUmask("022", root, ["--storage", storage, "query", "--new", "hello", "--script", "done.json"]).status
+    ).toBe(0)
     expect(fs.statSync(storage).mode & 0o7777).toBe(0o755)
     expect(fs.statSync(path.join(storage, "conversations")).mode & 0o7777).toBe(0o700)
     expect(fs.statSync(path.join(storage, "locks")).mode & 0o7777).toBe(0o700)

@@ -408,7 +408,9 @@ export const attach = (given: Given) =>
       if (!(yield* HostClient.running(socket))) return yield* notRunning(id, given)
       const client = yield* HostClient.connect(socket).pipe(
         Effect.catch((e) =>
-          e._tag === "NotPrivate" ? Effect.fail(ErrorLine.failure(e, { storage: given.storageGiven })) : notRunning(id, given)
+          e._tag === "NotPrivate"
+            ? Effect.fail(ErrorLine.failure(e, { storage: given.storageGiven }))
+            : notRunning(id, given)
         )
       )
       const info = yield* client.Info().pipe(Effect.catch(() => notRunning(id, given)))

@@ -40,7 +40,8 @@ export const connect = (socketPath: string) =>
       try: () => PrivateDir.socketProblem(socketPath),
       catch: (cause) => openError(cause)
     })
-    if (problem === "absent") return yield* openError(Object.assign(new Error(`no socket at ${socketPath}`), { code: "ENOENT" }))
+    if (problem === "absent")
+      return yield* openError(Object.assign(new Error(`no socket at ${socketPath}`), { code: "ENOENT" }))
     if (problem !== undefined) return yield* problem
     // Loaded here: @effect/platform-node is an optional peer of the library.
     const NodeSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeSocket"))

@@ -28,8 +28,14 @@ describe("PrivateDir.problemOf", () => {
 
 describe("PrivateDir.chainOf", () => {
   it("the temp-dir fallback <tmp>/parley-<uid>/parley brings its parent; other directories stand alone", () => {
-    expect(PrivateDir.chainOf("/tmp/parley-1000/parley", 1000)).toStrictEqual(["/tmp/parley-1000", "/tmp/parley-1000/parley"])
-    expect(PrivateDir.chainOf("/tmp/parley-1000/parley/", 1000)).toStrictEqual(["/tmp/parley-1000", "/tmp/parley-1000/parley"])
+    expect(PrivateDir.chainOf("/tmp/parley-1000/parley", 1000)).toStrictEqual([
+      "/tmp/parley-1000",
+      "/tmp/parley-1000/parley"
+    ])
+    expect(PrivateDir.chainOf("/tmp/parley-1000/parley/", 1000)).toStrictEqual([
+      "/tmp/parley-1000",
+      "/tmp/parley-1000/parley"
+    ])
     expect(PrivateDir.chainOf("/tmp/parley-1001/parley", 1000)).toStrictEqual(["/tmp/parley-1001/parley"])
     expect(PrivateDir.chainOf("/run/user/1000/parley", 1000)).toStrictEqual(["/run/user/1000/parley"])
     expect(PrivateDir.chainOf("/home/me/.parley/run", 1000)).toStrictEqual(["/home/me/.parley/run"])
@@ -50,12 +56,19 @@ describe("PrivateDir.openToOthers", () => {
 
 describe("NotPrivate", () => {
   it("names the path, the owner and the mode", () => {
-    const e = new NotPrivate({ path: "/tmp/parley-0", want: "directory", problem: "owner", owner: 1001, mode: 0o777, uid: 0 })
+    const e = new NotPrivate({
+      path: "/tmp/parley-0",
+      want: "directory",
+      problem: "owner",
+      owner: 1001,
+      mode: 0o777,
+      uid: 0
+    })
     expect(e.message).toBe(
       "Refusing to use /tmp/parley-0: it belongs to uid 1001, not to you (uid 0) (owner uid 1001, mode 0777)."
     )
-    expect(new NotPrivate({ path: "/r", want: "directory", problem: "open", owner: 0, mode: 0o755, uid: 0 }).message).toBe(
-      "Refusing to use /r: other users have access to it (owner uid 0, mode 0755)."
-    )
+    expect(
+      new NotPrivate({ path: "/r", want: "directory", problem: "open", owner: 0, mode: 0o755, uid: 0 }).message
+    ).toBe("Refusing to use /r: other users have access to it (owner uid 0, mode 0755).")
   })
 })

@@ -55,18 +55,21 @@ describe("PrivateDir.ensure", () => {
     expect(fs.lstatSync(linked).isSymbolicLink()).toBe(true)
   })
 
-  it.skipIf(!isRoot)("refuses another user's directory (uid 65534, made first, mode 0777) and leaves it as it was", () => {
-    const tmp = path.join(root, "shared-tmp")
-    fs.mkdirSync(tmp, { mode: 0o1777 })
-    const theirs = path.join(tmp, `parley-${process.getuid!()}`)
-    fs.mkdirSync(theirs)
-    fs.chmodSync(theirs, 0o777)
-    fs.chownSync(theirs, 65534, 65534)
-    const e = refusal(() => PrivateDir.ensure(path.join(theirs, "parley")))
-    expect(e).toMatchObject({ path: theirs, problem: "owner", owner: 65534, mode: 0o777, uid: 0 })
-    expect(fs.existsSync(path.join(theirs, "parley"))).toBe(false)
-    expect(modeOf(theirs)).toBe(0o777)
-  })
+  it.skipIf(!isRoot)(
+    "refuses another user's directory (uid 65534, made first, mode 0777) and leaves it as it was",
+    () => {
+      const tmp = path.join(root, "shared-tmp")
+      fs.mkdirSync(tmp, { mode: 0o1777 })
+      const theirs = path.join(tmp, `parley-${process.getuid!()}`)
+      fs.mkdirSync(theirs)
+      fs.chmodSync(theirs, 0o777)
+      fs.chownSync(theirs, 65534, 65534)
+      const e = refusal(() => PrivateDir.ensure(path.join(theirs, "parley")))
+      expect(e).toMatchObject({ path: theirs, problem: "owner", owner: 65534, mode: 0o777, uid: 0 })
+      expect(fs.existsSync(path.join(theirs, "parley"))).toBe(false)
+      expect(modeOf(theirs)).toBe(0o777)
+    }
+  )
 })
 
 describe("PrivateDir.socketProblem", () => {
