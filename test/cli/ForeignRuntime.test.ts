@@ -172,6 +172,25 @@ describe.skipIf(!isRoot)("another local user cannot stand in for a run (as root,
     )
   })
 
+  it("a fallback directory of ours left open (0777) is refused too; the fake in it gets nothing", async () => {
+    const p = longProject()
+    const id = conversation(p)
+    const tmp = sharedTmp()
+    const ours = path.join(tmp, "parley-0")
+    fs.mkdirSync(path.join(ours, "parley"), { recursive: true })
+    fs.chmodSync(ours, 0o777)
+    fs.chmodSync(path.join(ours, "parley"), 0o777)
+    const count = await fakeHost(tmp, fallbackSocket(p, tmp, id))
+    refusedWithNothingSent(
+      p,
+      envIn(tmp),
+      id,
+      count,
+      `Refusing to use ${ours}: other users have access to it (owner uid 0, mode 0777). It is yours: make it private (\`chmod 700 ${ours}\`), then run again.`
+    )
+    expect(fs.statSync(ours).mode & 0o7777).toBe(0o777)
+  })
+
   it("another user's socket in our private directory is refused; the fake behind it gets nothing", async () => {
     const p = longProject()
     const id = conversation(p)
