@@ -28,7 +28,6 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as crypto from "node:crypto"
 import * as Detach from "./Detach.ts"
-import * as HostPath from "./HostPath.ts"
 import * as ToolEnv from "../domain/tool/ToolEnv.ts"
 
 let detached = false
@@ -97,10 +96,13 @@ export interface Log {
   readonly file: string
 }
 
-/** Opens the log a detached foreground run writes to, under the storage's run directory (0600). */
+/**
+ * Opens the log a detached foreground run writes to (0600), under the
+ * storage's run directory; throws `NotPrivate` when that directory is not
+ * this user's alone.
+ */
 export const openLog = (storage: string): Log => {
-  const dir = HostPath.runDir(storage)
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const dir = Detach.ensureRunDir(storage)
   const file = path.join(dir, `detached-${process.pid}-${crypto.randomBytes(4).toString("hex")}.log`)
   Detach.sweepLogs(dir)
   return { fd: fs.openSync(file, "a", 0o600), file }

@@ -46,7 +46,7 @@ export const demo = Command.make("demo", {}, () =>
   Effect.gen(function* () {
     const project = fs.mkdtempSync(path.join(os.tmpdir(), "parley-demo-"))
     const storage = path.join(project, ".parley")
-    fs.mkdirSync(storage, { recursive: true })
+    fs.mkdirSync(storage, { recursive: true, mode: 0o700 })
     fs.writeFileSync(path.join(project, "notes.txt"), "An older note.\n")
     const interactive = PersonTerminal.isInteractive()
     const script = path.join(project, "script.json")

@@ -21,8 +21,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as PrivateDir from "../layers/file/PrivateDir.ts"
 import * as HostPath from "./HostPath.ts"
 import { CliFailure } from "./CliFailure.ts"
+import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
 
 /** The environment variable naming the file a detached run writes its conversation id into. */
@@ -59,6 +61,16 @@ export const sweepLogs = (dir: string, now = Date.now()): void => {
   }
 }
 
+/**
+ * The run directory of `storage`, made (0700) or found this user's alone
+ * (`PrivateDir.ensure`); throws `NotPrivate` when it is not, and changes nothing.
+ */
+export const ensureRunDir = (storage: string): string => {
+  const dir = HostPath.runDir(storage)
+  PrivateDir.ensure(dir)
+  return dir
+}
+
 /** Writes `id` where the detaching process waits for it (atomically: it never reads half an id). */
 export const announce = (id: string): void => {
   const file = process.env[ANNOUNCE]
@@ -75,8 +87,11 @@ export const detach = (options: {
   readonly stdinMessage: string | undefined
 }) =>
   Effect.gen(function* () {
-    const dir = HostPath.runDir(options.storage)
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    // The logs' directory is this user's alone, or nothing is started (its line says what to do).
+    const dir = yield* Effect.try({
+      try: () => ensureRunDir(options.storage),
+      catch: (e) => ErrorLine.failure(e, { storage: options.storageGiven })
+    })
     const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
     const announced = path.join(dir, `.announce-${tag}`)
     const log = path.join(dir, `detached-${tag}.log`)

@@ -111,7 +111,7 @@ const runEditor = (
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-edit-"))
   try {
     const file = path.join(dir, "QUERY_MESSAGE.md")
-    fs.writeFileSync(file, text)
+    fs.writeFileSync(file, text, { mode: 0o600 })
     const editor = editorOf(env)
     // Through the shell, so `EDITOR="code --wait"` works; the file is "$1", never interpolated.
     const run = cooked(() =>

@@ -14,14 +14,16 @@
  * // "No conversation with id 123. Run `parley conversation ls --archived --storage /s` to see the ids."
  * ```
  */
+import * as os from "node:os"
 import * as Predicate from "effect/Predicate"
+import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
 import type { ContextWindowExceeded } from "../programs/ContextWindow.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Hint from "./Hint.ts"
 import { ConversationCorrupt, ConversationNotFound } from "../services/StoreErrors.ts"
 
 /** The errors whose line names a command to run next. */
-export type WithNextStep = ConversationNotFound | ConversationCorrupt | ContextWindowExceeded
+export type WithNextStep = ConversationNotFound | ConversationCorrupt | ContextWindowExceeded | NotPrivate
 
 /**
  * Told by its tag, not by its class: importing the class would load the
@@ -31,9 +33,34 @@ export type WithNextStep = ConversationNotFound | ConversationCorrupt | ContextW
 const isContextWindowExceeded = (error: unknown): error is ContextWindowExceeded =>
   Predicate.isTagged(error, "ContextWindowExceeded")
 
+/** Told by its tag: the domain class is not loaded for this check. */
+const isNotPrivate = (error: unknown): error is NotPrivate => Predicate.isTagged(error, "NotPrivate")
+
 /** Whether `error` gets a command to run next (so its line depends on the invocation). */
 export const hasNextStep = (error: unknown): error is WithNextStep =>
-  error instanceof ConversationNotFound || error instanceof ConversationCorrupt || isContextWindowExceeded(error)
+  error instanceof ConversationNotFound ||
+  error instanceof ConversationCorrupt ||
+  isContextWindowExceeded(error) ||
+  isNotPrivate(error)
+
+/**
+ * What to do about a runtime path parley refused (it never changes one
+ * itself): have another user's path removed, or make one's own private. In
+ * the temp dir (no `$XDG_RUNTIME_DIR`), a runtime directory of one's own is
+ * the way around a path one cannot remove.
+ */
+const notPrivateLine = (error: NotPrivate): string => {
+  const elsewhere = error.path.startsWith(os.tmpdir())
+    ? " (or set XDG_RUNTIME_DIR to a directory only you can use)"
+    : ""
+  const todo =
+    error.problem === "owner"
+      ? `Another user may be waiting there for what parley sends: have it removed (by uid ${error.owner} or root)${elsewhere}, then run again.`
+      : error.problem === "open"
+        ? `It is yours: make it private (\`chmod 700 ${error.path}\`), then run again.`
+        : `Remove it${elsewhere}, then run again.`
+  return `${error.message} ${todo}`
+}
 
 /** The line for `error`: its message, and the command to run next when there is one. */
 export const line = (error: unknown, context: Hint.Context): string => {
@@ -43,6 +70,7 @@ export const line = (error: unknown, context: Hint.Context): string => {
     return `${error.message}. Run \`${Hint.check(error.id, context)}\` for details.`
   if (isContextWindowExceeded(error))
     return `${error.message}\nCompact it with: ${Hint.compact(error.conversationId, context)}`
+  if (isNotPrivate(error)) return notPrivateLine(error)
   if (error instanceof Error) return Hint.withInstall(error)
   return String(error)
 }

@@ -22,6 +22,7 @@ import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import * as Background from "./Background.ts"
 import * as Detach from "./Detach.ts"
+import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
 import * as HostPath from "./HostPath.ts"
 import type * as Live from "./Live.ts"
@@ -51,7 +52,7 @@ export const serveWhenKnown = (
       script: run.hint.script
     }).pipe(
       Effect.catch((e) =>
-        hub.publish(RunEvent.make.Warning({ text: `${e.message} Other terminals cannot reach this run.` }))
+        hub.publish(RunEvent.make.Warning({ text: `${ErrorLine.line(e, {})} Other terminals cannot reach this run.` }))
       )
     )
     // A `query --detach` (and `serve`) waits for this: the conversation exists, its host listens, and the run is
@@ -87,8 +88,18 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
       if (Background.markDetached()) break
       pressed = yield* Deferred.make<void>()
     }
-    const log = Background.openLog(run.settings.storage)
     const ctx = { storage: run.hint.storage }
+    const opened = yield* Effect.result(
+      Effect.try({ try: () => Background.openLog(run.settings.storage), catch: (e) => e })
+    )
+    if (opened._tag === "Failure") {
+      // No private place for its output: the run stays on this terminal.
+      const hub = yield* RunEvents
+      return yield* hub.publish(
+        RunEvent.make.Warning({ text: `${ErrorLine.line(opened.failure, ctx)} The run stays in the foreground.` })
+      )
+    }
+    const log = opened.success
     yield* run.status.leave
     yield* Effect.sync(() => {
       process.stderr.write(

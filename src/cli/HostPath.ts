@@ -2,7 +2,7 @@
  * The socket of a conversation's running turn, for this machine (issue 22):
  * the domain's rule (`HostSocket.path`) with this user's runtime
  * directory (`$XDG_RUNTIME_DIR`, else `parley-<uid>` in the temp dir: never a
- * directory another user made) and a SHA-256 of the storage's absolute path
+ * directory another user made — `PrivateDir` checks each before use) and a SHA-256 of the storage's absolute path
  * — for a database (issue 24), of its url without the password
  * (`databaseKey`), so every `query --detach`, `attach`, `answer`, `kill` and
  * `serve` on that database on this machine finds the same sockets.

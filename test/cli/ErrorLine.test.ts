@@ -4,10 +4,12 @@
 // to end on the built binary.
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as ErrorLine from "../../src/cli/ErrorLine.ts"
 import { CliFailure } from "../../src/cli/CliFailure.ts"
+import { NotPrivate } from "../../src/domain/storage/NotPrivate.ts"
 import {
   AppendRejected,
   ConversationCorrupt,
@@ -27,6 +29,34 @@ import {
   type Project,
   writeScript
 } from "../support/Project.ts"
+
+describe("the line of a refused runtime path (NotPrivate)", () => {
+  const refused = (problem: NotPrivate["problem"], path: string, owner = 0, mode = 0o700) =>
+    ErrorLine.line(new NotPrivate({ path, want: "directory", problem, owner, mode, uid: 0 }), {})
+  it("names the path, owner and mode, and says what to do for each problem (the XDG way out only in the temp dir)", () => {
+    const tmp = os.tmpdir()
+    expect(refused("owner", `${tmp}/parley-0`, 1001, 0o777)).toBe(
+      `Refusing to use ${tmp}/parley-0: it belongs to uid 1001, not to you (uid 0) (owner uid 1001, mode 0777). Another user may be waiting there for what parley sends: have it removed (by uid 1001 or root) (or set XDG_RUNTIME_DIR to a directory only you can use), then run again.`
+    )
+    expect(refused("owner", "/home/me/.parley/run", 1001, 0o700)).toBe(
+      "Refusing to use /home/me/.parley/run: it belongs to uid 1001, not to you (uid 0) (owner uid 1001, mode 0700). Another user may be waiting there for what parley sends: have it removed (by uid 1001 or root), then run again."
+    )
+    expect(refused("open", "/run/user/0/parley", 0, 0o755)).toBe(
+      "Refusing to use /run/user/0/parley: other users have access to it (owner uid 0, mode 0755). It is yours: make it private (`chmod 700 /run/user/0/parley`), then run again."
+    )
+    expect(refused("symlink", "/home/me/.parley/run", 0, 0o777)).toBe(
+      "Refusing to use /home/me/.parley/run: it is a symbolic link (owner uid 0, mode 0777). Remove it, then run again."
+    )
+    expect(refused("kind", "/home/me/.parley/run", 0, 0o644)).toBe(
+      "Refusing to use /home/me/.parley/run: it is not a directory (owner uid 0, mode 0644). Remove it, then run again."
+    )
+    expect(
+      ErrorLine.hasNextStep(
+        new NotPrivate({ path: "/x", want: "socket", problem: "owner", owner: 1, mode: 0o755, uid: 0 })
+      )
+    ).toBe(true)
+  })
+})
 
 describe("the line of each error", () => {
   // As an installed parley runs: through its bin link (see Hint.invokedAs).

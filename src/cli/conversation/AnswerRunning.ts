@@ -26,6 +26,7 @@ import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBacken
 import * as Answer from "../../programs/Answer.ts"
 import { QuestionNotOpen } from "../../services/PendingAnswers.ts"
 import { CliFailure } from "../CliFailure.ts"
+import * as ErrorLine from "../ErrorLine.ts"
 import * as PersonTerminal from "../PersonTerminal.ts"
 import * as Usage from "../Usage.ts"
 
@@ -110,7 +111,10 @@ export const answer = (
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const client = yield* HostClient.connect(socketPath).pipe(Effect.mapError(lost(id)))
+      // A socket that is not ours alone is refused before anything is read or sent (its line says what to do).
+      const client = yield* HostClient.connect(socketPath).pipe(
+        Effect.mapError((e) => (e._tag === "NotPrivate" ? ErrorLine.failure(e, {}) : lost(id)()))
+      )
       const info = yield* client.Info().pipe(Effect.mapError(lost(id)))
       const open = openOf(info)
       if (given.inquiry === undefined) {

@@ -42,6 +42,7 @@ import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBacken
 import type { PromptError, QuestionAnswer } from "../../services/PromptBackend.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
+import * as ErrorLine from "../ErrorLine.ts"
 import * as Hint from "../Hint.ts"
 import * as HostPath from "../HostPath.ts"
 import * as PersonTerminal from "../PersonTerminal.ts"
@@ -405,7 +406,13 @@ export const attach = (given: Given) =>
       }
       const socket = HostPath.of(given.storage, id)
       if (!(yield* HostClient.running(socket))) return yield* notRunning(id, given)
-      const client = yield* HostClient.connect(socket).pipe(Effect.catch(() => notRunning(id, given)))
+      const client = yield* HostClient.connect(socket).pipe(
+        Effect.catch((e) =>
+          e._tag === "NotPrivate"
+            ? Effect.fail(ErrorLine.failure(e, { storage: given.storageGiven }))
+            : notRunning(id, given)
+        )
+      )
       const info = yield* client.Info().pipe(Effect.catch(() => notRunning(id, given)))
       const interactive = PersonTerminal.isInteractive()
       const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)

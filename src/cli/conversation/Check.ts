@@ -2,6 +2,9 @@
  * `parley conversation check [ID] [--format json]`: decodes every conversation
  * (live and archived), re-encodes it, and compares bytes with the files.
  * Exit code 0 only if every conversation is ok and identical. Writes nothing.
+ * A storage directory other users can reach gets one warning on stderr (the
+ * exit code and the JSON stay as they are): parley makes new storage 0700,
+ * but leaves what exists as it is.
  *
  * @example
  * ```sh
@@ -13,10 +16,25 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
+import { octal, openToOthers } from "../../domain/storage/PrivateDir.ts"
+import * as PrivateDir from "../../layers/file/PrivateDir.ts"
+import { isDatabaseUrl } from "../../programs/StorageDir.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
+import { storage } from "../Root.ts"
 import { CliFailure } from "../CliFailure.ts"
 import { formatFlag } from "../Format.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
+
+/** One line on stderr when other users can read the conversations of the storage directory `dir`. */
+const warnIfOpen = (dir: string) =>
+  Effect.suspend(() => {
+    const modes = PrivateDir.storageModes(dir)
+    if (!openToOthers(modes)) return Effect.void
+    const shown = modes.map(octal).join(", conversations/ ")
+    return Console.error(
+      `parley: warning: other users can read the conversations in ${dir} (mode ${shown}); \`chmod 700 ${dir}\` makes it private.`
+    )
+  })
 
 export const check = Command.make(
   "check",
@@ -33,6 +51,8 @@ export const check = Command.make(
         const store = yield* ConversationStore
         const target = Option.isSome(id) ? yield* parseIdArgument(id.value, "check") : undefined
         const results = yield* store.check(target)
+        const { dir } = yield* storage
+        if (!isDatabaseUrl(dir)) yield* warnIfOpen(dir)
         if (format === "json") {
           yield* Console.log(JSON.stringify(results, null, 2))
         } else {

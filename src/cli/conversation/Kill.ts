@@ -21,6 +21,7 @@ import * as HostClient from "../../layers/host/HostClient.ts"
 import { CliFailure } from "../CliFailure.ts"
 import * as Hint from "../Hint.ts"
 import * as HostPath from "../HostPath.ts"
+import * as ErrorLine from "../ErrorLine.ts"
 import * as Pid from "../Pid.ts"
 import { storage } from "../Root.ts"
 import { parseIdArgument } from "./Shared.ts"
@@ -62,7 +63,7 @@ export const kill = Command.make(
             client.Interrupt().pipe(Effect.timeout("2 seconds"), Effect.ignore)
           )
         )
-      ).pipe(Effect.mapError(() => notRunning))
+      ).pipe(Effect.mapError((e) => (e._tag === "NotPrivate" ? ErrorLine.failure(e, { storage: given }) : notRunning)))
       let done = yield* stopped(socket, info.pid, GRACE_MS)
       if (!done && force) {
         yield* Effect.sync(() => process.kill(info.pid, "SIGKILL"))

@@ -16,6 +16,7 @@ import { printable } from "../../domain/render/TerminalText.ts"
 import { EntryTooDeep, renderJson, renderMarkdown } from "../../domain/render/Render.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
+import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 import { OutputRefused, writeInto } from "../../layers/file/WriteInto.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
@@ -57,7 +58,8 @@ const render = (c: Conversation, format: PrintFormat, hint: Hint.Context) =>
  */
 const writeOutput = (file: string, text: string) =>
   Effect.tryPromise({
-    try: () => writeInto(file, text, { forTerminal: (t) => printable(t, "\n\t") }),
+    // A new file is 0600 (a conversation is its owner's to share); an existing one keeps its mode.
+    try: () => writeInto(file, text, { mode: FILE_MODE, forTerminal: (t) => printable(t, "\n\t") }),
     catch: (e) =>
       new CliFailure({
         code: 1,

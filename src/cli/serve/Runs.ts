@@ -24,6 +24,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import { ANNOUNCE } from "../Detach.ts"
+import * as PrivateDir from "../../layers/file/PrivateDir.ts"
+import * as ErrorLine from "../ErrorLine.ts"
 import * as HostPath from "../HostPath.ts"
 
 /** How long a child may take to create its conversation, check its model and listen. */
@@ -86,7 +88,12 @@ export const make = (storage: string, config?: string) =>
     /** Runs `parley query ARGS` as a child; resolves once it announced its conversation, or ended. */
     const run = (args: ReadonlyArray<string>, message?: string) =>
       Effect.callback<Started | Ended>((resume) => {
-        fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+        // The logs' directory is this user's alone, or no run starts (the reply carries the line that says why).
+        try {
+          PrivateDir.ensure(dir)
+        } catch (e) {
+          return resume(Effect.succeed({ _tag: "Ended", code: 1, output: ErrorLine.line(e, {}) }))
+        }
         const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
         const announced = path.join(dir, `.announce-${tag}`)
         const log = path.join(dir, `served-${tag}.log`)

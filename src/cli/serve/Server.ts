@@ -56,7 +56,7 @@ export const run = (options: Options) =>
   Effect.scoped(
     Effect.gen(function* () {
       // Kept with the storage; a database's in this user's config directory for it (StorageStore.stateDirOf).
-      const token = yield* Effect.sync(() => Token.loadOrCreate(StorageStore.stateDirOf(options.storage)))
+      const token = yield* Token.forStorage(options.storage)
       // Loaded here: @effect/platform-node is an optional peer of the library.
       const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
       const server = NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port })

@@ -4,7 +4,9 @@
  * `StorageStore.stateDirOf`) (mode 0600, created once and reused, so a page
  * opened yesterday still works after a restart), compared in constant time.
  * A token file that is not ours to trust — readable by others, not a regular
- * file — is replaced with a new token.
+ * file — is replaced with a new token. A database's directory is checked
+ * first (`PrivateDir`: this user's alone, not a link), and refused when it
+ * is not; a storage directory is the person's, and is used as it is.
  *
  * @example
  * ```ts
@@ -16,6 +18,11 @@
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import * as PrivateDir from "../../layers/file/PrivateDir.ts"
+import type { CliFailure } from "../CliFailure.ts"
+import * as ErrorLine from "../ErrorLine.ts"
+import * as StorageStore from "../StorageStore.ts"
 
 /** The token file of a storage directory. */
 export const fileOf = (storage: string): string => path.join(storage, "serve-token")
@@ -37,12 +44,29 @@ export const loadOrCreate = (storage: string): string => {
   const token = crypto.randomBytes(32).toString("hex")
   // A directory made here is private (a database's is in the per-user config directory).
   fs.mkdirSync(storage, { recursive: true, mode: 0o700 })
-  // A fresh file under a unique name, renamed over: never written through a link someone left there.
+  // A fresh file under a unique name (O_EXCL: never one, nor a link, someone left there), renamed over.
   const scratch = `${file}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`
-  fs.writeFileSync(scratch, `${token}\n`, { mode: 0o600, flag: "wx" })
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants
+  const fd = fs.openSync(scratch, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
+  try {
+    fs.writeSync(fd, `${token}\n`)
+  } finally {
+    fs.closeSync(fd)
+  }
   fs.renameSync(scratch, file)
   return token
 }
+
+/** The token of `storage` (a directory, or a database url: its directory in this user's config directory). */
+export const forStorage = (storage: string): Effect.Effect<string, CliFailure> =>
+  Effect.try({
+    try: () => {
+      const dir = StorageStore.stateDirOf(storage)
+      if (StorageStore.isDatabaseUrl(storage)) PrivateDir.ensure(dir)
+      return loadOrCreate(dir)
+    },
+    catch: (e) => ErrorLine.failure(e, {})
+  })
 
 const digest = (text: string): Buffer => crypto.createHash("sha256").update(text).digest()
 

@@ -5,6 +5,12 @@
  * asked first (`running`): a socket file nobody answers on is a killed
  * host's, and means "not running".
  *
+ * Nothing is sent to a socket that is not this user's, or whose directory
+ * is not this user's alone (`PrivateDir.socketProblem`): `connect` fails
+ * with `NotPrivate` before it connects. Node cannot ask a unix socket for
+ * its peer's uid, so this check of the path is what keeps another local
+ * user's listener from being sent an answer (a secret) meant for the run.
+ *
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
@@ -17,13 +23,26 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as RpcClient from "effect/rpc/RpcClient"
+import * as Socket from "effect/socket/Socket"
 import { type HostInfo, HostRpcs } from "../../services/RunHost.ts"
 import { answers } from "./HostServer.ts"
 import * as HostSerialization from "./HostSerialization.ts"
+import * as PrivateDir from "../file/PrivateDir.ts"
+
+/** The failure of a connection that never opened (as the socket layer reports one). */
+const openError = (cause: unknown) =>
+  new Socket.SocketError({ reason: new Socket.SocketOpenError({ kind: "Unknown", cause }) })
 
 /** A connection to a host, for the scope's life (a lost host fails calls at once, without reconnecting). */
 export const connect = (socketPath: string) =>
   Effect.gen(function* () {
+    const problem = yield* Effect.try({
+      try: () => PrivateDir.socketProblem(socketPath),
+      catch: (cause) => openError(cause)
+    })
+    if (problem === "absent")
+      return yield* openError(Object.assign(new Error(`no socket at ${socketPath}`), { code: "ENOENT" }))
+    if (problem !== undefined) return yield* problem
     // Loaded here: @effect/platform-node is an optional peer of the library.
     const NodeSocket = yield* Effect.promise(() => import("@effect/platform-node/NodeSocket"))
     // Built in the caller's scope: the connection must outlive this effect (a provide would close it here).

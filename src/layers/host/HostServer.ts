@@ -1,6 +1,7 @@
 /**
  * A running turn's host (issue 22): serves `HostRpcs` on a unix socket
- * (mode 0600 in a 0700 directory) for as long as the scope lives, over
+ * (mode 0600 in a 0700 directory of this user's alone, checked before it
+ * listens: `PrivateDir`) for as long as the scope lives, over
  * `effect/rpc` with newline-delimited JSON framing. A socket file left by a
  * killed host (nothing answers on it) is replaced; one a live host answers on
  * is refused. The file is removed when the scope closes.
@@ -30,6 +31,8 @@ import { PendingAnswers } from "../../services/PendingAnswers.ts"
 import { RunEvents } from "../../services/RunEvents.ts"
 import { HostRpcs } from "../../services/RunHost.ts"
 import * as HostSerialization from "./HostSerialization.ts"
+import * as PrivateDir from "../file/PrivateDir.ts"
+import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
 
 /** The host could not listen (another live host has the socket, or the directory is not ours to use). */
 export class HostUnavailable extends Schema.TaggedError<HostUnavailable>()("HostUnavailable", {
@@ -69,14 +72,24 @@ export const answers = (socketPath: string, timeoutMs = 1000): Effect.Effect<boo
     })
   })
 
-/** Makes the socket's directory (0700) and clears a stale socket file; fails when a live host answers there. */
+/**
+ * Makes the socket's directories (0700) or finds them this user's alone
+ * (`PrivateDir.ensure`: else {@link NotPrivate}, and nothing is changed),
+ * and clears a stale socket file of ours; fails when a live host answers there.
+ */
 const prepare = (socketPath: string) =>
   Effect.gen(function* () {
     yield* Effect.try({
-      try: () => fs.mkdirSync(path.dirname(socketPath), { recursive: true, mode: 0o700 }),
+      try: () => PrivateDir.ensure(path.dirname(socketPath)),
+      catch: (e) => (e instanceof NotPrivate ? e : new HostUnavailable({ path: socketPath, reason: String(e) }))
+    })
+    const found = yield* Effect.try({
+      try: () => PrivateDir.socketProblem(socketPath),
       catch: (e) => new HostUnavailable({ path: socketPath, reason: String(e) })
     })
-    if (!fs.existsSync(socketPath)) return
+    if (found === "absent") return
+    // Another user's file (or a link) where our socket goes is not ours to remove.
+    if (found !== undefined) return yield* found
     if (yield* answers(socketPath))
       return yield* new HostUnavailable({ path: socketPath, reason: "another parley process serves this conversation" })
     // Left by a host that was killed: nothing listens on it any more.

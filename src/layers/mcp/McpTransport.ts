@@ -169,7 +169,10 @@ export const readsRight = (transport: object, validate: (value: unknown) => JSON
  */
 export const trace = (transport: Transport, file: string, server: string): void => {
   const log = (direction: "send" | "receive", message: JSONRPCMessage) =>
-    fs.appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), server, direction, message }) + "\n")
+    // The traffic may carry what a person typed (a sign-in, an answer): a new trace file is theirs alone.
+    fs.appendFileSync(file, JSON.stringify({ at: new Date().toISOString(), server, direction, message }) + "\n", {
+      mode: 0o600
+    })
   const send = transport.send.bind(transport)
   transport.send = (message, options) => {
     log("send", message)

@@ -14,6 +14,7 @@
  * @internal
  */
 import * as fs from "node:fs/promises"
+import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 
 /** Reads a file as UTF-8, or `undefined` when it does not exist. */
 export const readIfExists = async (file: string): Promise<string | undefined> => {
@@ -65,7 +66,8 @@ export const writeAtomic = async (file: string, text: string): Promise<void> => 
   // The temp file sits beside the file it replaces (a rename never crosses
   // file systems), named `<name>.<pid>.<random>.tmp` as the store's sweeps expect.
   await WriteInto.writeInto(real, text, {
-    mode: 0o644,
+    // A new file is the user's alone, as in ~/.ssh; an existing one keeps its mode (WriteInto).
+    mode: FILE_MODE,
     readOnlyToo: true,
     tempName: (f) => `${f}.${process.pid}.${Math.random().toString(36).slice(2, 8)}.tmp`
   })
@@ -73,7 +75,7 @@ export const writeAtomic = async (file: string, text: string): Promise<void> => 
 
 /** Appends `text` and waits until it is on disk (`fdatasync`). */
 export const appendDurable = async (file: string, text: string): Promise<void> => {
-  const handle = await fs.open(file, "a", 0o644)
+  const handle = await fs.open(file, "a", FILE_MODE)
   try {
     await handle.writeFile(text, "utf8")
     await handle.datasync()

@@ -25,6 +25,7 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import { DIR_MODE, FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 
@@ -78,7 +79,7 @@ export const read = async (storageDir: string, place: Place): Promise<Conversati
 
 /** Writes `bytes` as a new file and flushes it to disk. */
 const writeNew = async (file: string, bytes: Uint8Array): Promise<void> => {
-  const handle = await fs.open(file, "wx", 0o644)
+  const handle = await fs.open(file, "wx", FILE_MODE)
   try {
     await handle.writeFile(bytes)
     await handle.sync()
@@ -96,11 +97,11 @@ export const write = async (storageDir: string, c: ConversationFiles): Promise<"
   const conversations = path.join(storageDir, "conversations")
   if ((await ConversationDir.locate(conversations, c.id)) !== undefined) return "exists"
   const parent = parentOf(storageDir, c.archived)
-  await fs.mkdir(parent, { recursive: true })
+  await fs.mkdir(parent, { recursive: true, mode: DIR_MODE })
   // Dot-named: nothing lists it, and the file store sweeps it if this process dies (ConversationDir.sweepStaging).
   const staging = path.join(parent, `${ConversationDir.NEW_PREFIX}${process.pid}-${c.dirname}`)
   await fs.rm(staging, { recursive: true, force: true })
-  await fs.mkdir(staging)
+  await fs.mkdir(staging, { mode: DIR_MODE })
   try {
     for (const f of c.files) await writeNew(path.join(staging, f.name), f.bytes)
     // Looked for again just before the rename: a conversation made meanwhile is not replaced.

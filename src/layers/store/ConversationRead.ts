@@ -29,6 +29,7 @@ import type * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as EventsFile from "../../domain/storage/EventsFile.ts"
+import { DIR_MODE } from "../../domain/storage/PrivateDir.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as Journal from "./Journal.ts"
@@ -239,10 +240,10 @@ export const create = async (
   name: string,
   conversation: Omit<Conversation, "id" | "archived">
 ): Promise<string> => {
-  await fs.mkdir(parent, { recursive: true })
+  await fs.mkdir(parent, { recursive: true, mode: DIR_MODE })
   const staging = path.join(parent, `${ConversationDir.NEW_PREFIX}${process.pid}-${name}`)
   await fs.rm(staging, { recursive: true, force: true })
-  await fs.mkdir(staging)
+  await fs.mkdir(staging, { mode: DIR_MODE })
   await writeFiles(staging, conversation)
   const dir = path.join(parent, name)
   await fs.rename(staging, dir)

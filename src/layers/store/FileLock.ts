@@ -32,6 +32,7 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as JsonText from "../../domain/storage/JsonText.ts"
+import { DIR_MODE, FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 
 export type AcquireResult = { readonly _tag: "Acquired" } | { readonly _tag: "Held"; readonly pid: number }
 
@@ -145,7 +146,7 @@ const record = async (): Promise<string> => {
 /** Creates `file` atomically with our record in it; false if it already exists. */
 const create = async (file: string): Promise<boolean> => {
   const temp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
-  await fs.writeFile(temp, await record())
+  await fs.writeFile(temp, await record(), { mode: FILE_MODE })
   try {
     await fs.link(temp, file)
     return true
@@ -159,7 +160,8 @@ const create = async (file: string): Promise<boolean> => {
 
 /** Tries to take the lock (taking over a stale one). Never waits. */
 export const acquire = async (file: string): Promise<AcquireResult> => {
-  await fs.mkdir(path.dirname(file), { recursive: true })
+  // A new locks/ is private; an existing one (JP's, shared) is used as it is.
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: DIR_MODE })
   const takeover = `${file}.takeover`
   for (let attempt = 0; attempt < 5; attempt++) {
     if (await create(file)) {

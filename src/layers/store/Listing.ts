@@ -61,6 +61,7 @@ import type * as ConversationRead from "./ConversationRead.ts"
 import * as FileLock from "./FileLock.ts"
 import type * as Summary from "./Summary.ts"
 import * as JsonText from "../../domain/storage/JsonText.ts"
+import { DIR_MODE } from "../../domain/storage/PrivateDir.ts"
 
 export const INDEX = ".parley-index.json"
 const INDEX_VERSION = 7
@@ -541,7 +542,7 @@ const writeIndex = async (conversationsDir: string, stored: Stored, rows: Readon
     }
   }
   try {
-    fs.mkdirSync(conversationsDir, { recursive: true })
+    fs.mkdirSync(conversationsDir, { recursive: true, mode: DIR_MODE })
     await AtomicFile.writeAtomic(
       path.join(conversationsDir, INDEX),
       JSON.stringify({ version: INDEX_VERSION, keys, stamps, cells })

@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import * as Token from "../../../src/cli/serve/Token.ts"
 import * as StorageStore from "../../../src/cli/StorageStore.ts"
 
@@ -54,5 +55,31 @@ describe("serve token", () => {
     expect(Token.loadOrCreate(StorageStore.stateDirOf("postgresql://me@DB.internal:5432/parley"))).toBe(token)
     expect(Token.loadOrCreate(StorageStore.stateDirOf("postgres://db.internal/other"))).not.toBe(token)
     expect(fs.existsSync(path.join(cwd, "postgres:"))).toBe(false)
+  })
+
+  it("a PostgreSQL storage's token directory is used only when it is the user's alone: a link or one open to others is refused, unchanged", () => {
+    const config = temp()
+    process.env["XDG_CONFIG_HOME"] = config
+    const url = "postgres://db.internal/parley"
+    const dir = StorageStore.stateDirOf(url)
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    fs.chmodSync(dir, 0o755)
+    const open = Effect.runSync(Effect.flip(Token.forStorage(url)))
+    expect(open.message).toBe(
+      `Refusing to use ${dir}: other users have access to it (owner uid ${process.getuid!()}, mode 0755). It is yours: make it private (\`chmod 700 ${dir}\`), then run again.`
+    )
+    expect(fs.readdirSync(dir)).toStrictEqual([])
+    fs.rmSync(dir, { recursive: true })
+    const elsewhere = temp()
+    fs.chmodSync(elsewhere, 0o700)
+    fs.symlinkSync(elsewhere, dir)
+    expect(Effect.runSync(Effect.flip(Token.forStorage(url))).message).toContain(
+      `Refusing to use ${dir}: it is a symbolic link`
+    )
+    expect(fs.readdirSync(elsewhere)).toStrictEqual([])
+    fs.rmSync(dir)
+    // Missing: made 0700, and the token written.
+    expect(Effect.runSync(Token.forStorage(url))).toMatch(/^[0-9a-f]{64}$/)
+    expect(fs.lstatSync(dir).mode & 0o7777).toBe(0o700)
   })
 })
