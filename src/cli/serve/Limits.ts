@@ -63,7 +63,12 @@ const answerFor = (code: string | undefined, limits: Limits): string => {
         `A request's headers arrive within ${limits.headersTimeoutMs / 1000} s and its body within ${limits.bodyTimeoutMs / 1000} s.`
       )
     case "HPE_HEADER_OVERFLOW":
-      return rawAnswer(431, "Request Header Fields Too Large", "HeadersTooLarge", "The request's headers are too large.")
+      return rawAnswer(
+        431,
+        "Request Header Fields Too Large",
+        "HeadersTooLarge",
+        "The request's headers are too large."
+      )
     default:
       return rawAnswer(400, "Bad Request", "BadRequest", "The request is not HTTP this server reads.")
   }
@@ -103,16 +108,14 @@ const capConnections = (server: http.Server, max: number) => {
 }
 
 /** A factory of Node servers with these limits, for `NodeHttpServer.layer`. */
-export const httpServer =
-  (limits: Limits) =>
-  (): http.Server => {
-    const server = http.createServer({
-      headersTimeout: limits.headersTimeoutMs,
-      // Node wants the headers' bound within the whole request's.
-      requestTimeout: Math.max(limits.bodyTimeoutMs, limits.headersTimeoutMs),
-      connectionsCheckingInterval: Math.min(CHECK_EVERY_MS, limits.headersTimeoutMs)
-    })
-    server.on("clientError", onClientError(limits))
-    capConnections(server, limits.maxConnections)
-    return server
-  }
+export const httpServer = (limits: Limits) => (): http.Server => {
+  const server = http.createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    // Node wants the headers' bound within the whole request's.
+    requestTimeout: Math.max(limits.bodyTimeoutMs, limits.headersTimeoutMs),
+    connectionsCheckingInterval: Math.min(CHECK_EVERY_MS, limits.headersTimeoutMs)
+  })
+  server.on("clientError", onClientError(limits))
+  capConnections(server, limits.maxConnections)
+  return server
+}

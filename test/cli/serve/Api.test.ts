@@ -157,9 +157,10 @@ describe("parley serve: security", () => {
       status: 404,
       body: { error: "ConversationNotFound", id: "17738399468" }
     })
+    // Not an id at all: a malformed request, not a missing conversation.
     expect(await server.json("/api/conversations/..%2F..%2Fetc")).toMatchObject({
-      status: 404,
-      body: { error: "ConversationNotFound" }
+      status: 400,
+      body: { error: "BadRequest", kind: "Params" }
     })
     expect(await server.json("/api/conversations/17738399468/events")).toMatchObject({
       status: 404,
