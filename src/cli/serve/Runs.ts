@@ -124,7 +124,11 @@ export const make = (storage: string, config?: string) =>
         }
         // A spawn that fails later (no such file, too many processes) says so here, not as an uncaught error.
         let failed: Error | undefined
-        child.once("error", (e) => (failed = e))
+        child.once("error", (e) => {
+          failed = e
+          // No process to wait for when the server stops (its "exit" may never come).
+          children.delete(child)
+        })
         if (message !== undefined) {
           child.stdin!.on("error", () => undefined)
           child.stdin!.end(message)
