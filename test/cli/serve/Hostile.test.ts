@@ -20,7 +20,6 @@ import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as Guard from "../../../src/cli/serve/Guard.ts"
-import { CSP } from "../../../src/cli/serve/Guard.ts"
 import * as Limits from "../../../src/cli/serve/Limits.ts"
 import { binary } from "../../support/Cli.ts"
 import { exited, makeProject } from "../../support/Project.ts"
@@ -234,7 +233,7 @@ describe("parley serve under hostile requests", () => {
           answer.status !== c.status ||
           body.error !== c.error ||
           typeof body.message !== "string" ||
-          answer.headers["content-security-policy"] !== CSP ||
+          answer.headers["content-security-policy"] !== Guard.CSP ||
           answer.headers["x-content-type-options"] !== "nosniff"
         )
       })
@@ -261,7 +260,7 @@ describe("parley serve under hostile requests", () => {
     ] as const) {
       const got = parseRaw((await rawBytes(server.port, bytes)).text)
       expect([got.status, got.headers["content-security-policy"], got.headers["x-content-type-options"]]).toStrictEqual(
-        [status, CSP, "nosniff"]
+        [status, Guard.CSP, "nosniff"]
       )
       expect(JSON.parse(got.body).error).toMatch(/^(BadRequest|HeadersTooLarge)$/)
     }
@@ -309,7 +308,7 @@ describe("parley serve under hostile requests", () => {
       const answer = parseRaw(got.text)
       expect([answer.status, answer.headers["content-security-policy"], JSON.parse(answer.body).error]).toStrictEqual([
         408,
-        CSP,
+        Guard.CSP,
         "RequestTimeout"
       ])
       expect(got.ms).toBeLessThan(within)
@@ -412,7 +411,7 @@ describe("Guard: a defect behind it", () => {
           answer.status,
           answer.headers["content-security-policy"],
           answer.headers["x-content-type-options"]
-        ]).toStrictEqual([500, CSP, "nosniff"])
+        ]).toStrictEqual([500, Guard.CSP, "nosniff"])
         expect(JSON.parse(answer.body)).toStrictEqual({
           error: "InternalError",
           message: "The server failed to answer this request."
