@@ -8,10 +8,14 @@
  *   and the server's resident memory grows by at most 50 MB;
  * - an answer POSTed → the run takes it (its `QuestionClosed` on the event
  *   stream, in the step that starts the tool's re-run): p99 ≤ 50 ms over 100
- *   questions, one after another.
+ *   questions, one after another;
+ * - a request on a connection of its own while 300 idle connections are
+ *   held open (they send nothing) vs the same request without them: ≤ 2×.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as http from "node:http"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
@@ -322,15 +326,83 @@ const answerGoal = async (root: string): Promise<Goal> => {
   }
 }
 
+/** `GET path` on a connection of its own (a new client's first request), to its last byte. */
+const once = (s: Served, pathname: string) =>
+  new Promise<number>((resolve, reject) => {
+    const url = new URL(s.base)
+    const t0 = performance.now()
+    http
+      .get({ host: url.hostname, port: url.port, path: pathname, headers: s.auth, agent: false }, (res) => {
+        res.resume()
+        res.on("end", () =>
+          res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`${res.statusCode}`))
+        )
+      })
+      .on("error", reject)
+  })
+
+/** 300 connections that send nothing (a flood the connection cap and the header timeout bound) vs none. */
+const floodGoal = async (root: string): Promise<Goal> => {
+  const dir = path.join(root, "flood")
+  fs.mkdirSync(dir)
+  const storage = listingStorage(dir, 100, eventsText(1, 2_000))
+  const s = await serve(storage, dir)
+  const url = new URL(s.base)
+  const sample = async (n: number) => {
+    const times: Array<number> = []
+    for (let i = 0; i < n; i++) times.push(await once(s, "/api/conversations"))
+    return times
+  }
+  const fds = () => fs.readdirSync(`/proc/${s.child.pid}/fd`).length
+  const settled = async (ready: () => boolean) => {
+    for (let i = 0; i < 200 && !ready(); i++) await new Promise((r) => setTimeout(r, 25))
+  }
+  await sample(5) // warm: the index, the JIT
+  // Rounds of each, one after the other: the machine's load drifts (other processes), not one case.
+  const quiet: Array<number> = []
+  const flooded: Array<number> = []
+  let held = Number.POSITIVE_INFINITY
+  for (let round = 0; round < 3; round++) {
+    quiet.push(...(await sample(7)))
+    const base = fds()
+    const flood = await Promise.all(
+      Array.from(
+        { length: 300 },
+        () =>
+          new Promise<net.Socket>((resolve, reject) => {
+            const socket = net.connect({ host: url.hostname, port: Number(url.port) }, () => resolve(socket))
+            socket.on("error", reject)
+          })
+      )
+    )
+    // Connected is not yet accepted: measured once the server holds all 300.
+    await settled(() => fds() >= base + 300)
+    // Well within the header timeout (10 s), so the 300 stay open while it is measured.
+    flooded.push(...(await sample(7)))
+    held = Math.min(held, flood.filter((c) => !c.destroyed).length)
+    for (const c of flood) c.destroy()
+    await settled(() => fds() <= base)
+  }
+  await stop(s)
+  if (held !== 300) throw new Error(`only ${held} of the 300 idle connections stayed open`)
+  return {
+    name: "GET /api/conversations (100 conversations, a new connection) while 300 idle connections are held, vs without",
+    subject: { name: "with 300 idle connections", medianMs: median(flooded) },
+    floor: { name: "without", medianMs: median(quiet) },
+    maxRatio: 2
+  }
+}
+
 export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-serve-"))
   try {
-    // `npm run bench -- serve fanout` (or `list`, `answer`) runs one case.
+    // `npm run bench -- serve fanout` (or `list`, `answer`, `flood`) runs one case.
     const only = process.argv[3]
     const goals: Array<Goal> = []
     if (only === undefined || only === "list") goals.push(await listGoal(root))
     if (only === undefined || only === "fanout") goals.push(await fanOutGoal(root))
     if (only === undefined || only === "answer") goals.push(await answerGoal(root))
+    if (only === undefined || only === "flood") goals.push(await floodGoal(root))
     return goals
   } finally {
     fs.rmSync(root, { recursive: true, force: true })

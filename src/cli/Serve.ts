@@ -15,7 +15,25 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import { CliFailure } from "./CliFailure.ts"
 import { storage as storageOf } from "./Root.ts"
+import * as Limits from "./serve/Limits.ts"
+
+/** The server's limits from its flags: each a whole number of at least 1 (a 0 would turn a bound off). */
+const limitsOf = (maxConnections: number, headerTimeout: number, bodyTimeout: number) => {
+  const bad = [
+    ["--max-connections", maxConnections],
+    ["--header-timeout", headerTimeout],
+    ["--body-timeout", bodyTimeout]
+  ].find(([, v]) => (v as number) < 1)
+  return bad === undefined
+    ? Effect.succeed<Limits.Limits>({
+        maxConnections,
+        headersTimeoutMs: headerTimeout * 1000,
+        bodyTimeoutMs: bodyTimeout * 1000
+      })
+    : Effect.fail(new CliFailure({ code: 2, message: `${bad[0]} takes a whole number of at least 1, not ${bad[1]}.` }))
+}
 
 export const serve = Command.make(
   "serve",
@@ -31,6 +49,18 @@ export const serve = Command.make(
       ),
       Flag.withDefault(false)
     ),
+    maxConnections: Flag.Int("max-connections").pipe(
+      Flag.withDescription("Connections open at once; at the cap idle ones are closed first (default 512)"),
+      Flag.withDefault(Limits.defaults.maxConnections)
+    ),
+    headerTimeout: Flag.Int("header-timeout").pipe(
+      Flag.withDescription("Seconds a request's headers may take to arrive, else 408 (default 10)"),
+      Flag.withDefault(Limits.defaults.headersTimeoutMs / 1000)
+    ),
+    bodyTimeout: Flag.Int("body-timeout").pipe(
+      Flag.withDescription("Seconds a whole request, body included, may take to arrive, else 408 (default 30)"),
+      Flag.withDefault(Limits.defaults.bodyTimeoutMs / 1000)
+    ),
     runnerPort: Flag.Int("runner-port").pipe(
       Flag.withDescription(
         "With --cluster: the port other runners reach this one on (default: --port + 10000 when free, else any free port)"
@@ -38,8 +68,9 @@ export const serve = Command.make(
       Flag.optional
     )
   },
-  ({ host, port, cluster, runnerPort }) =>
+  ({ host, port, cluster, runnerPort, maxConnections, headerTimeout, bodyTimeout }) =>
     Effect.gen(function* () {
+      const limits = yield* limitsOf(maxConnections, headerTimeout, bodyTimeout)
       const { dir, configGiven } = yield* storageOf
       if (cluster) {
         const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))
@@ -48,10 +79,11 @@ export const serve = Command.make(
           config: configGiven,
           host,
           port,
-          runnerPort: Option.getOrUndefined(runnerPort)
+          runnerPort: Option.getOrUndefined(runnerPort),
+          limits
         })
       }
       const Server = yield* Effect.promise(() => import("./serve/Server.ts"))
-      return yield* Server.run({ storage: dir, config: configGiven, host, port })
+      return yield* Server.run({ storage: dir, config: configGiven, host, port, limits })
     })
 ).pipe(Command.withDescription("Serve a web page and an HTTP API to watch runs and answer their questions"))

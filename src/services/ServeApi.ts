@@ -27,6 +27,7 @@ import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { RunEvent } from "../domain/run/RunEvent.ts"
+import { parseExact } from "../domain/storage/ConversationIdText.ts"
 
 /** An error body: `error` names it, `message` says it in words, the rest is its data. */
 const errorOf = <const Tag extends string, Fields extends Schema.Struct.Fields>(
@@ -110,11 +111,25 @@ export const AnswerAccepted = Schema.Struct({ id: Schema.String, outcome: Schema
 /** The run could not start (a bad model, a conversation that cannot be continued): what it said. */
 export const RunNotStarted = errorOf("RunNotStarted", 422, { output: Schema.String })
 
+/**
+ * A model as `--model` takes it (contract §4): `scripted`, or `anthropic/` or
+ * `openai/` and a model name of letters, digits and `. _ : @ + / -`, not
+ * starting with `-`, at most 200 characters in all. Checked before a run
+ * starts: a value that is not one never reaches a child's command line.
+ */
+export const Model = Schema.String.check(
+  Schema.makeFilter(
+    (s: string) =>
+      (s.length <= 200 && /^(?:scripted|(?:anthropic|openai)\/[A-Za-z0-9][A-Za-z0-9._:@+/-]*)$/.test(s)) ||
+      "Expected a model: anthropic/<model>, openai/<model> or scripted"
+  )
+).annotate({ description: "anthropic/<model>, openai/<model> or scripted" })
+
 /** What `POST /api/conversations` takes: the message, and the model of a new conversation. */
-export const NewConversation = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Schema.String) })
+export const NewConversation = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Model) })
 
 /** What `POST …/messages` takes. */
-export const NewMessage = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Schema.String) })
+export const NewMessage = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Model) })
 
 /** A turn started by the server: its conversation and the process that runs it (and serves it on its socket). */
 export const RunStarted = Schema.Struct({ conversation_id: Schema.String, pid: Schema.Number })
@@ -162,7 +177,15 @@ export class Validation extends HttpApiMiddleware.Service<Validation>()("parley/
   error: BadRequest
 }) {}
 
-const Id = { id: Schema.String }
+/** A conversation id as the CLI reads it (`17738399468`, `jp-c17738399468`), never trimmed: anything else is a 400. */
+export const ConversationIdParam = Schema.String.check(
+  Schema.makeFilter(
+    (s: string) =>
+      parseExact(s) !== undefined || "Expected a conversation id: digits, or jp-c and digits (nothing around them)"
+  )
+).annotate({ description: "A conversation id: 17738399468 or jp-c17738399468" })
+
+const Id = { id: ConversationIdParam }
 
 /** The conversations and their questions. */
 export class ConversationsGroup extends HttpApiGroup.make("conversations")
@@ -172,7 +195,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       params: Id,
       success: Schema.Json,
       error: [ConversationNotFound, ConversationDamaged]
-    }),
+    }).middleware(Validation),
     HttpApiEndpoint.get("events", "/conversations/:id/events", {
       params: Id,
       // A sequence number of the run (EventSource sends back the last `id:` it saw).
@@ -187,7 +210,7 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
     }).middleware(Validation),
     HttpApiEndpoint.get("questions", "/questions", { success: Schema.Array(QuestionRow) }),
     HttpApiEndpoint.post("answer", "/conversations/:id/questions/:inquiryId", {
-      params: { id: Schema.String, inquiryId: Schema.String },
+      params: { id: ConversationIdParam, inquiryId: Schema.String },
       payload: AnswerBody,
       success: AnswerAccepted,
       error: [
@@ -216,17 +239,17 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       params: Id,
       success: RunStarted,
       error: [ConversationNotFound, ConversationBusy, RunNotStarted, ...POSTED]
-    }),
+    }).middleware(Validation),
     HttpApiEndpoint.post("discard", "/conversations/:id/discard", {
       params: Id,
       success: Discarded,
       error: [ConversationNotFound, ConversationBusy, RunNotStarted, ...POSTED]
-    }),
+    }).middleware(Validation),
     HttpApiEndpoint.post("stop", "/conversations/:id/stop", {
       params: Id,
       success: Stopping,
       error: [ConversationNotFound, NotRunning, RunLost, ...POSTED]
-    })
+    }).middleware(Validation)
   )
   .middleware(Token)
   .prefix("/api") {}

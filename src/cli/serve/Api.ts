@@ -40,8 +40,9 @@ import * as JsonText from "../../domain/storage/JsonText.ts"
 
 type Relay = RelayModule.Relay
 
+// Exact: the API's schema refused anything else already (a stray space is a 400, never trimmed away).
 const idOf = (id: string) =>
-  Effect.fromNullishOr(ConversationId.parse(id)).pipe(
+  Effect.fromNullishOr(ConversationId.parseExact(id)).pipe(
     Effect.mapError(() => ({
       error: "ConversationNotFound" as const,
       message: `No conversation has the id ${id}.`,
@@ -275,7 +276,8 @@ const started = (id: string, r: Runs.Started | Runs.Ended) =>
     ? Effect.succeed({ conversation_id: r.conversation_id, pid: r.pid })
     : Effect.fail(notStarted(id, r))
 
-const modelArgs = (model: string | undefined) => (model === undefined ? [] : ["--model", model])
+// `=` forms: a value is never read as a flag of its own, whatever it holds (the schema checked it too).
+const modelArgs = (model: string | undefined) => (model === undefined ? [] : [`--model=${model}`])
 
 const handlers = (storage: string, config: string | undefined) =>
   HttpApiBuilder.group(ServeApi, "conversations", (h) =>
@@ -305,7 +307,7 @@ const handlers = (storage: string, config: string | undefined) =>
         .handle("message", ({ params, payload }) =>
           withStore(
             Effect.flatMap(free(storage, params.id), (cid) =>
-              Effect.flatMap(runs.start(["--id", cid, ...modelArgs(payload.model)], payload.message), (r) =>
+              Effect.flatMap(runs.start([`--id=${cid}`, ...modelArgs(payload.model)], payload.message), (r) =>
                 started(params.id, r)
               )
             )
@@ -314,7 +316,7 @@ const handlers = (storage: string, config: string | undefined) =>
         .handle("continue", ({ params }) =>
           withStore(
             Effect.flatMap(free(storage, params.id), (cid) =>
-              Effect.flatMap(runs.start(["--continue-turn", "--id", cid]), (r) => started(params.id, r))
+              Effect.flatMap(runs.start(["--continue-turn", `--id=${cid}`]), (r) => started(params.id, r))
             )
           )
         )

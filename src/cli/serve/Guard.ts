@@ -9,9 +9,13 @@
  *   redirected to the same path without the token in its address: else 401,
  *   with nothing else said;
  * - a `POST` from a browser names this server as its `Origin`: else 403;
- * - a body of at most 1 MiB (a larger one is a 413 from the server);
+ * - a body of at most 1 MiB (a larger one is a 413 from the server), and a
+ *   JSON body nested at most {@link MAX_JSON_DEPTH} deep (a deeper one would
+ *   overflow the stack of the schema that reads it: a 400);
  * - every response carries a CSP that allows scripts from this server only
- *   (no inline script), no framing, no referrer, no caching.
+ *   (no inline script), no framing, no referrer, no caching: an error's, and
+ *   a defect's too, which is answered here as a JSON 500 rather than left to
+ *   the server (whose empty 500 had none of these headers).
  *
  * @example
  * ```ts
@@ -20,7 +24,8 @@
  * ```
  */
 import * as ByteSize from "effect/ByteSize"
-import type * as Cause from "effect/Cause"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -39,7 +44,11 @@ export const COOKIE = "parley_token"
 export const CSP =
   "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-const SECURITY_HEADERS = {
+/** The JSON nesting a request body may have: an answer is a flat value; far below where a recursive reader runs out of stack. */
+export const MAX_JSON_DEPTH = 64
+
+/** The headers of every response (`Limits.ts` writes them on the answers Node gives itself). */
+export const SECURITY_HEADERS = {
   "content-security-policy": CSP,
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -123,10 +132,20 @@ const check =
         if (origin !== undefined && origin !== `http://${host}`)
           return refuse(403, "ForeignOrigin", "Requests from other sites are refused.")
       }
+      const tooDeep = yield* nestedTooDeep(request).pipe(
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES))
+      )
+      if (tooDeep)
+        return HttpServerResponse.jsonUnsafe(
+          { error: "BadRequest", kind: "Payload", message: `A JSON body is nested at most ${MAX_JSON_DEPTH} deep.` },
+          { status: 400 }
+        )
       const answered = yield* route.pipe(
         Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(MAX_BODY_BYTES)),
         // A route's failure (no such route, a body over the limit) becomes its response here, so it gets the headers below.
-        Effect.catchCause(answerOf)
+        Effect.catchCause(answerOf),
+        // Anything else (a defect) is a 500 with the headers and the JSON error, not the server's empty one.
+        Effect.catchCause((cause) => internalError(request, cause))
       )
       return answered.status >= 400 && !isJson(answered) ? explained(answered, url.pathname) : answered
     }).pipe(Effect.map(HttpServerResponse.setHeaders(SECURITY_HEADERS)))
@@ -144,6 +163,46 @@ const answerOf = <E>(cause: Cause.Cause<E>): Effect.Effect<HttpServerResponse.Ht
       return HttpServerRespondable.toResponseOrElse(error, HttpServerResponse.empty({ status: 500 }))
   }
   return Effect.failCause(cause)
+}
+
+/** A failure no route answered: said on stderr in one line, answered as a JSON 500; a request its client dropped is just ended. */
+const internalError = <E>(
+  request: HttpServerRequest.HttpServerRequest,
+  cause: Cause.Cause<E>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E> => {
+  if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+  const first = cause.reasons[0]
+  const what = first === undefined ? "" : first._tag === "Fail" ? first.error : first._tag === "Die" ? first.defect : ""
+  // The defect's own words only, on one line (a request's body is never repeated: it may hold a secret answer).
+  const line = (what instanceof Error ? `${what.name}: ${what.message}` : String(what)).split("\n", 1)[0]
+  return Console.error(`parley serve: ${request.method} ${request.url.split("?", 1)[0]} failed: ${line}`).pipe(
+    Effect.as(refuse(500, "InternalError", "The server failed to answer this request."))
+  )
+}
+
+/** How deep `text` (JSON, or anything) nests `[` and `{` outside strings; stops counting past `limit`. */
+export const nesting = (text: string, limit: number): number => {
+  let depth = 0
+  let deepest = 0
+  for (let i = 0; i < text.length && deepest <= limit; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 34) {
+      // A string: to its closing quote, escapes skipped.
+      for (i++; i < text.length && text.charCodeAt(i) !== 34; i++) if (text.charCodeAt(i) === 92) i++
+    } else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth)
+    else if (c === 93 || c === 125) depth--
+  }
+  return deepest
+}
+
+/** Whether a request's JSON body nests deeper than the limit (read once: the route reads the same, cached, body). */
+const nestedTooDeep = (request: HttpServerRequest.HttpServerRequest) => {
+  if (!/^application\/json\b/i.test(request.headers["content-type"] ?? "")) return Effect.succeed(false)
+  // A body that cannot be read (over 1 MiB) is the route's to answer, with its own status.
+  return request.text.pipe(
+    Effect.map((text) => nesting(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH),
+    Effect.orElseSucceed(() => false)
+  )
 }
 
 /** Whether a response's body is JSON (the API's errors are). */

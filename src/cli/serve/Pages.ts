@@ -112,7 +112,10 @@ const newConversation = `<form class="control" id="new" action="/api/conversatio
 /** `/conversations/:id`: the viewer's page, live. */
 const conversationPage = (id: string) =>
   Effect.gen(function* () {
-    const cid = ConversationId.parse(id)
+    // Exact, as the API reads it: a stray space or a `jp-c` without digits is no conversation's address.
+    const cid = ConversationId.parseExact(id)
+    if (cid === undefined)
+      return html(shell("Bad request", `<main><p>${escapeHtml(id)} is not a conversation id.</p></main>`), 400)
     const missing = html(
       shell(
         "Not found",
@@ -120,7 +123,6 @@ const conversationPage = (id: string) =>
       ),
       404
     )
-    if (cid === undefined) return missing
     const loaded = yield* Effect.result(ConversationStore.use((s) => s.load(cid)))
     if (loaded._tag === "Failure")
       return loaded.failure._tag === "ConversationNotFound"

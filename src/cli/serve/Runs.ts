@@ -85,6 +85,25 @@ export const make = (storage: string, config?: string) =>
     )
     const dir = HostPath.runDir(storage)
 
+    /**
+     * The child `parley query ARGS`, its output into `log`: the log's
+     * descriptor is closed whether the spawn worked or threw (a value Node
+     * refuses in argv, a lack of processes), so no request holds one.
+     */
+    const spawnInto = (args: ReadonlyArray<string>, log: string, announced: string, message: string | undefined) => {
+      const out = fs.openSync(log, "a", 0o600)
+      try {
+        const command = childOf(storage, config, args)
+        return spawn(process.execPath, command.argv, {
+          // The message goes in on stdin, never in argv: text that looks like a flag stays text.
+          stdio: [message === undefined ? "ignore" : "pipe", out, out],
+          env: { ...command.env, [ANNOUNCE]: announced }
+        })
+      } finally {
+        fs.closeSync(out)
+      }
+    }
+
     /** Runs `parley query ARGS` as a child; resolves once it announced its conversation, or ended. */
     const run = (args: ReadonlyArray<string>, message?: string) =>
       Effect.callback<Started | Ended>((resume) => {
@@ -97,21 +116,32 @@ export const make = (storage: string, config?: string) =>
         const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
         const announced = path.join(dir, `.announce-${tag}`)
         const log = path.join(dir, `served-${tag}.log`)
-        const out = fs.openSync(log, "a", 0o600)
-        const command = childOf(storage, config, args)
-        const child = spawn(process.execPath, command.argv, {
-          // The message goes in on stdin, never in argv: text that looks like a flag stays text.
-          stdio: [message === undefined ? "ignore" : "pipe", out, out],
-          env: { ...command.env, [ANNOUNCE]: announced }
+        const tail = () => fs.readFileSync(log, "utf8").trim().split("\n").slice(-5).join("\n")
+        /** A child that ended before it announced: what it said, and its log gone (the answer carries it). */
+        const ended = (code: number | null, output = tail()) => {
+          fs.rmSync(log, { force: true })
+          fs.rmSync(announced, { force: true })
+          resume(Effect.succeed({ _tag: "Ended", code, output }))
+        }
+        let child: ChildProcess
+        try {
+          child = spawnInto(args, log, announced, message)
+        } catch (e) {
+          return ended(null, `parley serve could not start the run: ${e instanceof Error ? e.message : String(e)}`)
+        }
+        // A spawn that fails later (no such file, too many processes) says so here, not as an uncaught error.
+        let failed: Error | undefined
+        child.once("error", (e) => {
+          failed = e
+          // No process to wait for when the server stops (its "exit" may never come).
+          children.delete(child)
         })
-        fs.closeSync(out)
         if (message !== undefined) {
           child.stdin!.on("error", () => undefined)
           child.stdin!.end(message)
         }
         children.add(child)
         child.once("exit", () => children.delete(child))
-        const tail = () => fs.readFileSync(log, "utf8").trim().split("\n").slice(-5).join("\n")
         const deadline = Date.now() + READY_MS
         const poll = setInterval(() => {
           if (fs.existsSync(announced)) {
@@ -119,9 +149,13 @@ export const make = (storage: string, config?: string) =>
             const id = fs.readFileSync(announced, "utf8").trim()
             fs.rmSync(announced, { force: true })
             resume(Effect.succeed({ _tag: "Started", conversation_id: id, pid: child.pid! }))
-          } else if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+          } else if (child.exitCode !== null || child.signalCode !== null || failed !== undefined) {
             clearInterval(poll)
-            resume(Effect.succeed({ _tag: "Ended", code: child.exitCode, output: tail() }))
+            ended(child.exitCode, failed === undefined ? tail() : `${tail()}\n${failed.message}`.trim())
+          } else if (Date.now() > deadline) {
+            // Still running, unannounced: its log stays (it may yet write to it).
+            clearInterval(poll)
+            resume(Effect.succeed({ _tag: "Ended", code: null, output: tail() }))
           }
         }, 20)
         return Effect.sync(() => clearInterval(poll))
@@ -135,12 +169,17 @@ export const make = (storage: string, config?: string) =>
         Effect.promise(
           () =>
             new Promise<Ended>((resolve) => {
-              const command = childOf(storage, config, ["--discard-turn", "--id", id, "--format", "json"])
+              const command = childOf(storage, config, ["--discard-turn", `--id=${id}`, "--format", "json"])
               const child = spawn(process.execPath, command.argv, {
                 stdio: ["ignore", "pipe", "pipe"],
                 env: command.env
               })
               children.add(child)
+              // A spawn that fails (too many processes) ends the call, not the server.
+              child.once("error", (e) => {
+                children.delete(child)
+                resolve({ _tag: "Ended", code: null, output: e.message, stdout: "" })
+              })
               let output = ""
               let stdout = ""
               child.stdout!.on("data", (d: Buffer) => {

@@ -15,7 +15,6 @@
  * Server.run({ storage: "/home/me/.parley", host: "127.0.0.1", port: 3141 })
  * ```
  */
-import * as http from "node:http"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -25,6 +24,7 @@ import { databaseKey, isDatabaseUrl } from "../../programs/StorageDir.ts"
 import * as StorageStore from "../StorageStore.ts"
 import * as Api from "./Api.ts"
 import * as Guard from "./Guard.ts"
+import * as Limits from "./Limits.ts"
 import * as Pages from "./Pages.ts"
 import * as Token from "./Token.ts"
 
@@ -36,6 +36,8 @@ export interface Options {
   readonly config?: string | undefined
   readonly host: string
   readonly port: number
+  /** The connection cap and the request timeouts (`Limits.defaults` when not given). */
+  readonly limits?: Limits.Limits | undefined
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
@@ -59,7 +61,10 @@ export const run = (options: Options) =>
       const token = yield* Token.forStorage(options.storage)
       // Loaded here: @effect/platform-node is an optional peer of the library.
       const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
-      const server = NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port })
+      const server = NodeHttpServer.layer(Limits.httpServer(options.limits ?? Limits.defaults), {
+        host: options.host,
+        port: options.port
+      })
       const listening = yield* Layer.build(server)
       const address = (yield* HttpServer.HttpServer.pipe(Effect.provideContext(listening))).address
       const port = address._tag === "UnixPathAddress" ? options.port : address.port

@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
 
 // The rules on id text live in ConversationIdText.ts (no effect/Schema there, so the reading
 // commands can use them without loading it; issue 28); they are part of this module's API as before.
-export { dirname, display, fromDirname, fromEpochMillis, parse } from "./ConversationIdText.ts"
+export { dirname, display, fromDirname, fromEpochMillis, parse, parseExact } from "./ConversationIdText.ts"
 
 /**
  * Conversation ids: a UTC instant truncated to deciseconds (`17738399468`),

@@ -20,10 +20,16 @@ import type * as Brand from "effect/Brand"
 export type ConversationId = string & Brand.Brand<"ConversationId">
 
 /** Accepts `17738399468` or `jp-c17738399468` (optionally `-<workspace>`); `undefined` otherwise. */
-export const parse = (text: string): ConversationId | undefined => {
-  const t = text.trim()
-  if (/^\d{1,19}$/.test(t)) return t as ConversationId
-  const m = /^jp-c(\d{1,19})(?:-[0-9a-z]+)?$/.exec(t)
+export const parse = (text: string): ConversationId | undefined => parseExact(text.trim())
+
+/**
+ * {@link parse} of text taken as it is, not trimmed: an id from a request
+ * (`parley serve`), where ` 17738399468` is not the id a person typed with a
+ * stray space but a request to refuse.
+ */
+export const parseExact = (text: string): ConversationId | undefined => {
+  if (/^\d{1,19}$/.test(text)) return text as ConversationId
+  const m = /^jp-c(\d{1,19})(?:-[0-9a-z]+)?$/.exec(text)
   return m === null ? undefined : (m[1] as ConversationId)
 }
 

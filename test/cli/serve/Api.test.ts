@@ -157,9 +157,10 @@ describe("parley serve: security", () => {
       status: 404,
       body: { error: "ConversationNotFound", id: "17738399468" }
     })
+    // Not an id at all: a malformed request, not a missing conversation.
     expect(await server.json("/api/conversations/..%2F..%2Fetc")).toMatchObject({
-      status: 404,
-      body: { error: "ConversationNotFound" }
+      status: 400,
+      body: { error: "BadRequest", kind: "Params" }
     })
     expect(await server.json("/api/conversations/17738399468/events")).toMatchObject({
       status: 404,
@@ -383,10 +384,15 @@ describe("parley serve: runs the server starts", () => {
     const script = path.join(p.root, "s.json")
     const steps = (s: ReadonlyArray<unknown>) => fs.writeFileSync(script, JSON.stringify({ steps: s }))
     steps([{ message: "Working.", tool_calls: [call("a1", "prod", "ask")] }, { message: "Done." }])
-    const server = await Serve.start(p, [], { PARLEY_SCRIPT: script })
+    const server = await Serve.start(p, [], { PARLEY_SCRIPT: script, OPENAI_API_KEY: "", OPENAI_BASE_URL: "" })
     children.push(server.child)
 
+    // Not a model: refused before any run; a model the run cannot call: the run's refusal.
     expect(await server.post("/api/conversations", { message: "deploy", model: "nope/nope" })).toMatchObject({
+      status: 400,
+      body: { error: "BadRequest", kind: "Payload" }
+    })
+    expect(await server.post("/api/conversations", { message: "deploy", model: "openai/nope" })).toMatchObject({
       status: 422,
       body: { error: "RunNotStarted" }
     })

@@ -50,7 +50,8 @@ describe("parley serve: the OpenAPI document against the server", () => {
     fs.writeFileSync(path.join(cDir, "events.json"), "{ not json")
     // The server's own runs reply at once.
     const quick = writeScript(p, "quick.json", [{ message: "Done." }])
-    const server = await Serve.start(p, [], { PARLEY_SCRIPT: quick })
+    // No OpenAI key nor server: a run of `openai/nope` refuses its model (422) after it started.
+    const server = await Serve.start(p, [], { PARLEY_SCRIPT: quick, OPENAI_API_KEY: "", OPENAI_BASE_URL: "" })
     children.push(server.child)
     // A run hosted by `parley query` (B), its question open.
     const hosted = spawnParley(p, [
@@ -110,7 +111,7 @@ describe("parley serve: the OpenAPI document against the server", () => {
     await guarded(list, "/api/conversations", "GET")
 
     const get = "GET /api/conversations/{id}"
-    for (const id of [a, x, c]) await send(get, `/api/conversations/${id}`)
+    for (const id of [a, x, c, `%20${a}`]) await send(get, `/api/conversations/${id}`)
     await guarded(get, `/api/conversations/${a}`, "GET")
 
     const events = "GET /api/conversations/{id}/events"
@@ -167,7 +168,9 @@ describe("parley serve: the OpenAPI document against the server", () => {
       hostSockets(p).every((s) => s !== `${id}.sock`)
     const pidOf = (r: { body: string }) => JSON.parse(r.body).pid as number
     const dRun = pidOf(created)
+    // Not a model (400), and a model its run refuses (422).
     await send(create, "/api/conversations", { method: "POST", body: json({ message: "hi", model: "nope/nope" }) })
+    await send(create, "/api/conversations", { method: "POST", body: json({ message: "hi", model: "openai/nope" }) })
     await send(create, "/api/conversations", { method: "POST", body: json({ nope: 1 }) })
     await send(create, "/api/conversations", {
       method: "POST",
@@ -180,10 +183,11 @@ describe("parley serve: the OpenAPI document against the server", () => {
     const message = "POST /api/conversations/{id}/messages"
     for (const id of [x, b])
       await send(message, `/api/conversations/${id}/messages`, { method: "POST", body: json({ message: "more" }) })
-    await send(message, `/api/conversations/${d}/messages`, {
-      method: "POST",
-      body: json({ message: "more", model: "nope/nope" })
-    })
+    for (const model of ["nope/nope", "openai/nope"])
+      await send(message, `/api/conversations/${d}/messages`, {
+        method: "POST",
+        body: json({ message: "more", model })
+      })
     await send(message, `/api/conversations/${d}/messages`, { method: "POST", body: json({ message: 1 }) })
     await send(message, `/api/conversations/${d}/messages`, {
       method: "POST",
@@ -197,17 +201,17 @@ describe("parley serve: the OpenAPI document against the server", () => {
     await guarded(message, `/api/conversations/${d}/messages`, "POST")
 
     const proceed = "POST /api/conversations/{id}/continue"
-    for (const id of [x, b, d]) await send(proceed, `/api/conversations/${id}/continue`, { method: "POST" })
+    for (const id of [x, b, d, `${d}%20`]) await send(proceed, `/api/conversations/${id}/continue`, { method: "POST" })
     const aRun = pidOf(await send(proceed, `/api/conversations/${a}/continue`, { method: "POST" }))
     await waitFor("A's continued run to end", released(a, aRun), 60_000)
     await guarded(proceed, `/api/conversations/${a}/continue`, "POST")
 
     const discard = "POST /api/conversations/{id}/discard"
-    for (const id of [x, b, d]) await send(discard, `/api/conversations/${id}/discard`, { method: "POST" })
+    for (const id of [x, b, d, `-${d}`]) await send(discard, `/api/conversations/${id}/discard`, { method: "POST" })
     await guarded(discard, `/api/conversations/${d}/discard`, "POST")
 
     const stop = "POST /api/conversations/{id}/stop"
-    for (const id of [x, d, b]) await send(stop, `/api/conversations/${id}/stop`, { method: "POST" })
+    for (const id of [x, d, b, `jp-c%20${d}`]) await send(stop, `/api/conversations/${id}/stop`, { method: "POST" })
     await guarded(stop, `/api/conversations/${d}/stop`, "POST")
 
     const doc = await server.json("/api/openapi.json")

@@ -22,7 +22,6 @@
  * ClusterServer.run({ storage: "postgres://127.0.0.1/parley", host: "127.0.0.1", port: 3141, runnerPort: undefined })
  * ```
  */
-import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as Console from "effect/Console"
@@ -54,6 +53,7 @@ import * as ProviderOptions from "../../ProviderOptions.ts"
 import * as StorageStore from "../../StorageStore.ts"
 import { VERSION } from "../../Version.ts"
 import * as Guard from "../Guard.ts"
+import * as Limits from "../Limits.ts"
 import * as Pages from "../Pages.ts"
 import * as Api from "./Api.ts"
 import * as Handlers from "./Handlers.ts"
@@ -69,6 +69,8 @@ export interface Options {
   readonly port: number
   /** The runner protocol's port (`--runner-port`); by default the HTTP port + 10000 when free, else any free port. */
   readonly runnerPort: number | undefined
+  /** The HTTP API's connection cap and request timeouts (`parley serve`'s flags; `Limits.defaults` when not given). */
+  readonly limits?: Limits.Limits | undefined
 }
 
 /**
@@ -226,7 +228,10 @@ export const run = (options: Options) =>
       // HTTP first: its port decides the runner protocol's derived port.
       const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
       const listening = yield* Layer.build(
-        NodeHttpServer.layer(http.createServer, { host: options.host, port: options.port })
+        NodeHttpServer.layer(Limits.httpServer(options.limits ?? Limits.defaults), {
+          host: options.host,
+          port: options.port
+        })
       )
       const address = (yield* HttpServer.HttpServer.pipe(Effect.provideContext(listening))).address
       const port = address._tag === "UnixPathAddress" ? options.port : address.port

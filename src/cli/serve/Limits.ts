@@ -1,0 +1,121 @@
+/**
+ * The bounds of `parley serve`'s HTTP server, set on Node's `http.Server`
+ * before Effect serves on it (`NodeHttpServer.layer` takes the factory):
+ *
+ * - at most `maxConnections` connections at once: at the cap, connections
+ *   idle between requests are closed first; a new one that still does not
+ *   fit is closed at once, without an answer;
+ * - a request's headers within `headersTimeoutMs`, the whole request (its
+ *   body too) within `bodyTimeoutMs`, else a 408 and the connection closes;
+ *   a connection that sends nothing is closed after `headersTimeoutMs`;
+ * - what Node answers itself (a request that is not HTTP, headers over its
+ *   limit, a timeout) carries the same security headers and JSON error body
+ *   as every other answer (`Guard.ts`).
+ *
+ * @example
+ * ```ts
+ * import * as Limits from "./Limits.ts"
+ * NodeHttpServer.layer(Limits.httpServer(Limits.defaults), { host: "127.0.0.1", port: 3141 })
+ * ```
+ */
+import * as http from "node:http"
+import type * as net from "node:net"
+import { SECURITY_HEADERS } from "./Guard.ts"
+
+/** What bounds one server. */
+export interface Limits {
+  /** Connections open at once. */
+  readonly maxConnections: number
+  /** From a request's first byte (or a connection's opening) to the end of its headers. */
+  readonly headersTimeoutMs: number
+  /** From a request's first byte to the end of its body. */
+  readonly bodyTimeoutMs: number
+}
+
+/** Above the 300 idle connections a flood may hold (`npm run bench`), below a 1,024-descriptor limit. */
+export const defaults: Limits = { maxConnections: 512, headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 }
+
+/** How often Node looks for requests over their time (its default, 30 s, would let a 10 s bound run to 40 s). */
+const CHECK_EVERY_MS = 1_000
+
+/** A raw answer on a connection Node gave up on: the security headers, a JSON error, then the end. */
+const rawAnswer = (status: number, reason: string, error: string, message: string): string => {
+  const body = JSON.stringify({ error, message })
+  const headers = {
+    ...SECURITY_HEADERS,
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(body)),
+    connection: "close"
+  }
+  return `HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("")}\r\n${body}`
+}
+
+/** What a connection Node refused is answered, by Node's error code (as Node's own `clientError` default picks). */
+const answerFor = (code: string | undefined, limits: Limits): string => {
+  switch (code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return rawAnswer(
+        408,
+        "Request Timeout",
+        "RequestTimeout",
+        `A request's headers arrive within ${limits.headersTimeoutMs / 1000} s and its body within ${limits.bodyTimeoutMs / 1000} s.`
+      )
+    case "HPE_HEADER_OVERFLOW":
+      return rawAnswer(
+        431,
+        "Request Header Fields Too Large",
+        "HeadersTooLarge",
+        "The request's headers are too large."
+      )
+    default:
+      return rawAnswer(400, "Bad Request", "BadRequest", "The request is not HTTP this server reads.")
+  }
+}
+
+/** The response a connection is writing, if any (Node keeps it on the socket; not in its types). */
+const inFlight = (socket: net.Socket): { readonly headersSent: boolean } | undefined =>
+  (socket as net.Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage ?? undefined
+
+/**
+ * A connection Node gave up on (not HTTP, a timeout, a reset): answered as
+ * Node would answer it — only when nothing of a response was written yet —
+ * but with the security headers; then closed.
+ */
+const onClientError = (limits: Limits) => (error: Error & { code?: string }, socket: net.Socket) => {
+  const response = inFlight(socket)
+  if (error.code !== "ECONNRESET" && socket.writable && (response === undefined || !response.headersSent))
+    socket.write(answerFor(error.code, limits))
+  socket.destroy(error)
+}
+
+/**
+ * The connection cap: at the cap, connections idle between requests go
+ * first (a keep-alive client opens another when it needs one); a new
+ * connection that still does not fit is closed.
+ */
+const capConnections = (server: http.Server, max: number) => {
+  const open = new Set<net.Socket>()
+  server.on("connection", (socket: net.Socket) => {
+    open.add(socket)
+    socket.once("close", () => open.delete(socket))
+    if (open.size <= max) return
+    server.closeIdleConnections()
+    for (const s of open) if (s.destroyed) open.delete(s)
+    if (open.size > max) socket.destroy()
+  })
+}
+
+/** A factory of Node servers with these limits, for `NodeHttpServer.layer`. */
+export const httpServer = (limits: Limits) => (): http.Server => {
+  const server = http.createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    // Node wants the headers' bound within the whole request's.
+    requestTimeout: Math.max(limits.bodyTimeoutMs, limits.headersTimeoutMs),
+    connectionsCheckingInterval: Math.min(CHECK_EVERY_MS, limits.headersTimeoutMs)
+  })
+  server.on("clientError", onClientError(limits))
+  capConnections(server, limits.maxConnections)
+  return server
+}
