@@ -31,6 +31,12 @@ export const serve = Command.make(
       ),
       Flag.withDefault(false)
     ),
+    runnerHost: Flag.String("runner-host").pipe(
+      Flag.withDescription(
+        "With --cluster: the address the runner protocol listens on and other runners reach this one at (127.0.0.1: this machine only; give this machine's address when the cluster spans machines)"
+      ),
+      Flag.withDefault("127.0.0.1")
+    ),
     runnerPort: Flag.Int("runner-port").pipe(
       Flag.withDescription(
         "With --cluster: the port other runners reach this one on (default: --port + 10000 when free, else any free port)"
@@ -38,7 +44,7 @@ export const serve = Command.make(
       Flag.optional
     )
   },
-  ({ host, port, cluster, runnerPort }) =>
+  ({ host, port, cluster, runnerHost, runnerPort }) =>
     Effect.gen(function* () {
       const { dir, configGiven } = yield* storageOf
       if (cluster) {
@@ -48,6 +54,7 @@ export const serve = Command.make(
           config: configGiven,
           host,
           port,
+          runnerHost,
           runnerPort: Option.getOrUndefined(runnerPort)
         })
       }
