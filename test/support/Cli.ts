@@ -12,9 +12,11 @@ export const bundle = path.join(repoRoot, "dist", "parley.mjs")
 /**
  * What the tests run: a link named `parley` to the bundle, as npm installs
  * it (the test globalSetup makes it), so the commands parley prints name it
- * `parley`, as they do for an installed parley.
+ * `parley`, as they do for an installed parley. Under `dist/`, not
+ * `node_modules/`: a worktree whose `node_modules` links to another
+ * checkout's would otherwise run that checkout's bundle.
  */
-export const binary = path.join(repoRoot, "node_modules", ".parley-test-bin", "parley")
+export const binary = path.join(repoRoot, "dist", ".bin", "parley")
 
 export interface RunResult {
   readonly code: number | null

@@ -230,6 +230,9 @@ export class Sealed extends Duplex {
   ) {
     super()
     this.buffered = rest
+    // A peer that dies (kill -9: ECONNRESET) must not crash the runner while nobody reads this stream:
+    // the socket's reader, when there is one, gets the error through its own listener.
+    this.on("error", () => {})
     raw.on("data", (d: Buffer) => {
       this.buffered = this.buffered.length === 0 ? d : Buffer.concat([this.buffered, d])
       this.open()

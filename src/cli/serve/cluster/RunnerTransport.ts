@@ -75,7 +75,7 @@ const openSealed = (address: { host: string; port: number }, keys: RunnerChannel
     return yield* Effect.callback<RunnerChannel.Sealed, Socket.SocketError>((resume) => {
       raw = net.createConnection({ host: address.host, port: address.port })
       const c = raw
-      c.once("error", (e) => resume(Effect.fail(openError(e))))
+      c.on("error", (e) => resume(Effect.fail(openError(e))))
       c.once("connect", () =>
         RunnerChannel.offer(c, keys).then(
           (s) => {
@@ -121,6 +121,8 @@ const listen = (
       const server = net.createServer((raw) => {
         // Closing the port closes its connections too (`server.close` alone waits for them).
         raw.once("close", () => open.delete(raw))
+        // A peer's reset after a refusal must not crash the runner.
+        raw.on("error", () => {})
         open.add(raw)
         const peer = `${raw.remoteAddress}:${raw.remotePort}`
         RunnerChannel.accept(raw, keys).then(onSealed, (e: Error) => refused(peer, e.message))

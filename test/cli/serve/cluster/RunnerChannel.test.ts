@@ -152,6 +152,25 @@ describe("RunnerChannel: the runner port's handshake and sealed frames", () => {
     expect({ closed, bytes: got.length }).toStrictEqual({ closed: true, bytes: 0 })
   })
 
+  it("a peer that resets the connection (kill -9) ends the stream, with no error thrown where nobody listens", async () => {
+    const raws: Array<net.Socket> = []
+    const server = net.createServer((raw) => {
+      raws.push(raw)
+      RunnerChannel.accept(raw, KEYS).then(
+        () => {},
+        () => {}
+      )
+    })
+    const port = await listening(server)
+    const sealed = await RunnerChannel.connect("127.0.0.1", port, KEYS)
+    closers.push(() => sealed.destroy())
+    const closed = new Promise<void>((resolve) => sealed.once("close", () => resolve()))
+    await new Promise((r) => setTimeout(r, 50))
+    raws[0]!.resetAndDestroy()
+    await closed
+    expect(sealed.destroyed).toBe(true)
+  })
+
   it("keys: one per purpose, the same for the same token", () => {
     expect(KEYS.mac.equals(KEYS.enc)).toBe(false)
     expect(RunnerChannel.keysOf("0123456789abcdef0123456789abcdef-test").mac.equals(KEYS.mac)).toBe(true)
