@@ -34,7 +34,7 @@ import * as SocketServer from "effect/socket/SocketServer"
 import * as RunnerChannel from "./RunnerChannel.ts"
 
 /** How long a connection to another runner may take, handshake included. */
-const OPEN_MS = 2_000
+const OPEN_MS = 5_000
 /** Refusals after a logged one are counted, not logged, for this long. */
 const QUIET_MS = 60_000
 

@@ -149,29 +149,32 @@ const listeningOn = (port: number): Array<string> =>
  * that does not run its turn (the posted reply names the turn's pid), so the
  * answer crosses the runner port. The turn completes.
  */
-const askAndAnswer = async (on: Cluster.Runner, runners: ReadonlyArray<Cluster.Runner>, name: string) => {
-  const posted = await on.post("/api/conversations", { message: `deploy ${name}` })
-  expect(posted.status, JSON.stringify(posted.body)).toBe(200)
-  const id = posted.body.conversation_id as string
-  const via = runners.find((r) => r.pid !== posted.body.pid)!
-  expect(runners.map((r) => r.pid)).toContain(posted.body.pid)
-  const q = await until(
-    `the question of ${name}`,
-    async () =>
-      (await via.json("/api/questions")).body.find((x: { conversation_id: string }) => x.conversation_id === id),
-    30_000
-  )
-  const answered = await via.post(`/api/conversations/${id}/questions/${q.id}`, { answer: true }, 30_000)
-  expect(answered.status, JSON.stringify(answered.body)).toBe(200)
-  await until(
-    `${name} complete`,
-    async () => {
-      const last = (await via.json(`/api/conversations/${id}`)).body.at(-1)
-      return last?.type === "chat_response" && String(last.message).startsWith("Done:") ? true : undefined
-    },
-    30_000
-  )
-}
+const askAndAnswer = (on: Cluster.Runner, runners: ReadonlyArray<Cluster.Runner>, name: string) =>
+  (async () => {
+    const posted = await on.post("/api/conversations", { message: `deploy ${name}` }, 60_000)
+    expect(posted.status, JSON.stringify(posted.body)).toBe(200)
+    const id = posted.body.conversation_id as string
+    const via = runners.find((r) => r.pid !== posted.body.pid)!
+    expect(runners.map((r) => r.pid)).toContain(posted.body.pid)
+    const q = await until(
+      `the question of ${name}`,
+      async () =>
+        (await via.json("/api/questions")).body.find((x: { conversation_id: string }) => x.conversation_id === id),
+      60_000
+    )
+    const answered = await via.post(`/api/conversations/${id}/questions/${q.id}`, { answer: true }, 60_000)
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+    await until(
+      `${name} complete`,
+      async () => {
+        const last = (await via.json(`/api/conversations/${id}`)).body.at(-1)
+        return last?.type === "chat_response" && String(last.message).startsWith("Done:") ? true : undefined
+      },
+      60_000
+    )
+  })().catch((e) => {
+    throw new Error(`${name}: ${e}\n${runners.map((r) => r.output()).join("\n---\n")}`)
+  })
 
 const isRoot = process.getuid?.() === 0
 
