@@ -149,9 +149,16 @@ const listeningOn = (port: number): Array<string> =>
  * that does not run its turn (the posted reply names the turn's pid), so the
  * answer crosses the runner port. The turn completes.
  */
-const askAndAnswer = (on: Cluster.Runner, runners: ReadonlyArray<Cluster.Runner>, name: string) =>
+const askAndAnswer = (
+  on: Cluster.Runner,
+  runners: ReadonlyArray<Cluster.Runner>,
+  name: string,
+  /** A `secret` question (answered with this), instead of a boolean one. */
+  secret?: string
+) =>
   (async () => {
-    const posted = await on.post("/api/conversations", { message: `deploy ${name}` }, 60_000)
+    const message = secret === undefined ? `deploy ${name}` : `secret ${name}`
+    const posted = await on.post("/api/conversations", { message }, 60_000)
     expect(posted.status, JSON.stringify(posted.body)).toBe(200)
     const id = posted.body.conversation_id as string
     const via = runners.find((r) => r.pid !== posted.body.pid)!
@@ -162,13 +169,13 @@ const askAndAnswer = (on: Cluster.Runner, runners: ReadonlyArray<Cluster.Runner>
         (await via.json("/api/questions")).body.find((x: { conversation_id: string }) => x.conversation_id === id),
       60_000
     )
-    const answered = await via.post(`/api/conversations/${id}/questions/${q.id}`, { answer: true }, 60_000)
+    const answered = await via.post(`/api/conversations/${id}/questions/${q.id}`, { answer: secret ?? true }, 60_000)
     expect(answered.status, JSON.stringify(answered.body)).toBe(200)
-    await until(
+    return await until(
       `${name} complete`,
       async () => {
         const last = (await via.json(`/api/conversations/${id}`)).body.at(-1)
-        return last?.type === "chat_response" && String(last.message).startsWith("Done:") ? true : undefined
+        return last?.type === "chat_response" && String(last.message).startsWith("Done:") ? last.message : undefined
       },
       60_000
     )
@@ -315,8 +322,12 @@ describe.skipIf(pgSkip !== undefined)("the runner port of parley serve --cluster
       },
       30_000
     )
-    // Each question is answered through the runner that does not run its turn.
-    for (let i = 0; i < 4; i++) await askAndAnswer(i % 2 === 0 ? a : b, [a, b], `h${i}`)
+    // Each question is answered through the runner that does not run its turn; a secret answer too
+    // (it crosses as a volatile entity message, sealed on the runner port: RunnerChannel.test).
+    for (let i = 0; i < 3; i++) await askAndAnswer(i % 2 === 0 ? a : b, [a, b], `h${i}`)
+    const secret = "hunter2-cluster-secret"
+    expect(await askAndAnswer(b, [a, b], "s1", secret)).toBe(`Done: s1: "${secret.length} chars"`)
+    for (const r of [a, b]) expect(r.output()).not.toContain("hunter2")
     const ran = (await a.json("/api/cluster")).body.runners
     expect(ran.map((r: { address: string }) => r.address).sort()).toStrictEqual([
       `127.0.0.1:${a.port + 10000}`,
