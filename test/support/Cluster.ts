@@ -57,7 +57,30 @@ const gone = (child: ChildProcess): Promise<void> =>
     ? Promise.resolve()
     : new Promise((resolve) => child.once("exit", () => resolve()))
 
-const request = async (base: string, method: string, p: string, body: unknown, timeoutMs: number) => {
+/**
+ * Whether a GET failed on a kept-alive connection the runner had closed: a test that blocks its event loop
+ * (`runParley` is `spawnSync`) past the server's keep-alive timeout (5 s) then sends on a socket whose
+ * close it has not read yet ("other side closed"). A GET is safe to send again, so it is, once.
+ */
+const staleConnection = (method: string, e: unknown): boolean =>
+  method === "GET" && (e as { cause?: { code?: string } })?.cause?.code === "UND_ERR_SOCKET"
+
+const request = async (
+  base: string,
+  method: string,
+  p: string,
+  body: unknown,
+  timeoutMs: number
+): Promise<{ status: number; body: any }> => {
+  try {
+    return await requestOnce(base, method, p, body, timeoutMs)
+  } catch (e) {
+    if (!staleConnection(method, e)) throw e
+    return requestOnce(base, method, p, body, timeoutMs)
+  }
+}
+
+const requestOnce = async (base: string, method: string, p: string, body: unknown, timeoutMs: number) => {
   const r = await fetch(base + p, {
     method,
     headers: {

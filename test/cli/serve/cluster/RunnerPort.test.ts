@@ -76,13 +76,20 @@ const stopMessage = {
 }
 
 /** One runner RPC through `protocol` to the runner port at `port` (bounded): its exit. */
-const call = (protocol: Protocol, host: string, port: number, what: "Ping" | "Stop", signal?: AbortSignal) =>
+const call = (
+  protocol: Protocol,
+  host: string,
+  port: number,
+  what: "Ping" | "Stop",
+  signal?: AbortSignal,
+  ms = 3_000
+) =>
   Effect.gen(function* () {
     const clients = yield* Runners.RpcClientProtocol
     const p = yield* clients.make(RunnerAddress.make(host, port))
     const client = yield* Runners.makeRpcClient.pipe(Effect.provideService(RpcClient.Protocol, p))
     const sent: Effect.Effect<unknown, unknown> = what === "Ping" ? client.Ping() : client.Effect(stopMessage)
-    return yield* sent.pipe(Effect.timeout(3_000), Effect.exit)
+    return yield* sent.pipe(Effect.timeout(ms), Effect.exit)
   }).pipe(Effect.scoped, Effect.provide(protocol), Effect.provide(RpcSerialization.layerSchemaBinary({})), (e) =>
     Effect.runPromise(e, { signal })
   )
@@ -102,7 +109,8 @@ const genuineBytes = async (what: "Ping" | "Stop"): Promise<Buffer> => {
   })
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))
   const port = (server.address() as net.AddressInfo).port
-  await call(NodeClusterSocket.layerClientProtocol, "127.0.0.1", port, what, sent.signal).catch(() => undefined)
+  // Bounded generously: on a loaded machine the client's first write took over 3 s.
+  await call(NodeClusterSocket.layerClientProtocol, "127.0.0.1", port, what, sent.signal, 20_000).catch(() => undefined)
   for (const s of sockets) s.destroy()
   server.close()
   return Buffer.concat(got)
@@ -260,6 +268,7 @@ describe.skipIf(pgSkip !== undefined)("the runner port of parley serve --cluster
       const a = await cluster.runner()
       const port = a.port + 10000
       const ping = await genuineBytes("Ping")
+      expect(ping.length).toBeGreaterThan(8)
       const user = `parley-t-${crypto.randomBytes(4).toString("hex")}`
       execFileSync("useradd", ["-M", "-s", "/bin/sh", user])
       try {
