@@ -61,6 +61,12 @@ export const serve = Command.make(
       Flag.withDescription("Seconds a whole request, body included, may take to arrive, else 408 (default 30)"),
       Flag.withDefault(Limits.defaults.bodyTimeoutMs / 1000)
     ),
+    runnerHost: Flag.String("runner-host").pipe(
+      Flag.withDescription(
+        "With --cluster: the address the runner protocol listens on and other runners reach this one at (127.0.0.1: this machine only; give this machine's address when the cluster spans machines)"
+      ),
+      Flag.withDefault("127.0.0.1")
+    ),
     runnerPort: Flag.Int("runner-port").pipe(
       Flag.withDescription(
         "With --cluster: the port other runners reach this one on (default: --port + 10000 when free, else any free port)"
@@ -68,7 +74,7 @@ export const serve = Command.make(
       Flag.optional
     )
   },
-  ({ host, port, cluster, runnerPort, maxConnections, headerTimeout, bodyTimeout }) =>
+  ({ host, port, cluster, runnerHost, runnerPort, maxConnections, headerTimeout, bodyTimeout }) =>
     Effect.gen(function* () {
       const limits = yield* limitsOf(maxConnections, headerTimeout, bodyTimeout)
       const { dir, configGiven } = yield* storageOf
@@ -79,6 +85,7 @@ export const serve = Command.make(
           config: configGiven,
           host,
           port,
+          runnerHost,
           runnerPort: Option.getOrUndefined(runnerPort),
           limits
         })

@@ -23,7 +23,8 @@ import { freePort } from "./Pg.ts"
 import { addDeferrable, WAITING } from "./Project.ts"
 import * as ToolModel from "./ToolModel.ts"
 
-export const TOKEN = "cluster-test-token"
+/** At least 32 characters: `serve --cluster` refuses a shorter token. */
+export const TOKEN = "cluster-test-token-0123456789abcdef"
 
 export interface Runner {
   readonly child: ChildProcess
@@ -41,8 +42,8 @@ export interface Cluster {
   readonly url: string
   readonly model: ToolModel.ToolModel
   readonly runners: Array<Runner>
-  /** Starts one more runner (on `port`, or a free one) and waits for its first two lines. */
-  readonly runner: (port?: number) => Promise<Runner>
+  /** Starts one more runner (on `port`, or a free one; `args` after `serve --cluster`) and waits for its first two lines. */
+  readonly runner: (port?: number, args?: ReadonlyArray<string>) => Promise<Runner>
   /** `kill -9` of a runner; resolves once it is gone. */
   readonly kill: (r: Runner) => Promise<void>
   /** Every runner killed, the model closed, the directory removed. */
@@ -56,7 +57,30 @@ const gone = (child: ChildProcess): Promise<void> =>
     ? Promise.resolve()
     : new Promise((resolve) => child.once("exit", () => resolve()))
 
-const request = async (base: string, method: string, p: string, body: unknown, timeoutMs: number) => {
+/**
+ * Whether a GET failed on a kept-alive connection the runner had closed: a test that blocks its event loop
+ * (`runParley` is `spawnSync`) past the server's keep-alive timeout (5 s) then sends on a socket whose
+ * close it has not read yet ("other side closed"). A GET is safe to send again, so it is, once.
+ */
+const staleConnection = (method: string, e: unknown): boolean =>
+  method === "GET" && (e as { cause?: { code?: string } })?.cause?.code === "UND_ERR_SOCKET"
+
+const request = async (
+  base: string,
+  method: string,
+  p: string,
+  body: unknown,
+  timeoutMs: number
+): Promise<{ status: number; body: any }> => {
+  try {
+    return await requestOnce(base, method, p, body, timeoutMs)
+  } catch (e) {
+    if (!staleConnection(method, e)) throw e
+    return requestOnce(base, method, p, body, timeoutMs)
+  }
+}
+
+const requestOnce = async (base: string, method: string, p: string, body: unknown, timeoutMs: number) => {
   const r = await fetch(base + p, {
     method,
     headers: {
@@ -134,9 +158,10 @@ base_url = "${model.baseUrl}"
 ${WAITING.replace('command = "python3 ', `command = "${python} `)}`
   )
   const runners: Array<Runner> = []
-  const runner = async (port?: number): Promise<Runner> => {
+  const runner = async (port?: number, args: ReadonlyArray<string> = []): Promise<Runner> => {
     const http = port ?? (await freePort())
-    const child = spawn(process.execPath, [bin, "--storage", url, "serve", "--cluster", "--port", String(http)], {
+    const argv = [bin, "--storage", url, "serve", "--cluster", "--port", String(http), ...args]
+    const child = spawn(process.execPath, argv, {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
       env: {

@@ -6,7 +6,8 @@
  * - the last message is a tool result → a final reply, `Done: <result>`;
  * - otherwise → one call of the `deferrable` tool (it asks `confirm`), named
  *   after the first word of the user's message after "deploy "; after
- *   "hang " instead, the call hangs (its `slow` mode, for an hour).
+ *   "hang " instead, the call hangs (its `slow` mode, for an hour); after
+ *   "secret " it asks `token`, a `secret` question.
  *
  * `start()` listens on 127.0.0.1 (random port); `baseUrl` is what
  * `[providers.openai] base_url` takes. Run as a script it prints that url
@@ -46,8 +47,10 @@ export const reply = (messages: ReadonlyArray<Message>): string => {
   }
   const user = textOf(messages.find((m) => m.role === "user")?.content)
   const hang = /hang (\S+)/.exec(user)?.[1]
-  const name = hang ?? /deploy (\S+)/.exec(user)?.[1] ?? "x"
-  const args = hang !== undefined ? { name, mode: "slow", seconds: 3600 } : { name, mode: "ask" }
+  const secret = /secret (\S+)/.exec(user)?.[1]
+  const name = hang ?? secret ?? /deploy (\S+)/.exec(user)?.[1] ?? "x"
+  const mode = hang !== undefined ? "slow" : secret !== undefined ? "secret" : "ask"
+  const args = mode === "slow" ? { name, mode, seconds: 3600 } : { name, mode }
   const call = {
     index: 0,
     id: `call_${name}`,

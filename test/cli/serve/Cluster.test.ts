@@ -61,7 +61,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster", () => {
     expect(noToken.stderr).toContain("serve --cluster needs $PARLEY_TOKEN")
     const directory = runParley(["--storage", dir, "serve", "--cluster", "--port", "0"], {
       cwd: dir,
-      env: { PARLEY_TOKEN: "t" },
+      env: { PARLEY_TOKEN: Cluster.TOKEN },
       timeoutMs: 30_000
     })
     expect(directory.code).toBe(2)

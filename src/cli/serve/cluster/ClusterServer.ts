@@ -13,13 +13,18 @@
  * (3.5–5.3 s in the cookbook's topic 12, against ~36 s with Effect's
  * defaults); the new owner's sweep (`Sweep.ts`) resumes its turns.
  *
+ * The runner port answers only other runners: each connection proves
+ * `$PARLEY_TOKEN` (at least 32 characters) and its frames are sealed
+ * (`RunnerChannel.ts`). It listens on `--runner-host` (127.0.0.1 unless a
+ * cluster spans machines), and that is the address the runner announces.
+ *
  * The first stdout line is the URL with the token (as `parley serve`), the
  * second this runner's address and the cluster's size.
  *
  * @example
  * ```ts
  * import * as ClusterServer from "./ClusterServer.ts"
- * ClusterServer.run({ storage: "postgres://127.0.0.1/parley", host: "127.0.0.1", port: 3141, runnerPort: undefined })
+ * ClusterServer.run({ storage: "postgres://127.0.0.1/parley", host: "127.0.0.1", port: 3141, runnerHost: "127.0.0.1", runnerPort: undefined })
  * ```
  */
 import * as net from "node:net"
@@ -57,6 +62,7 @@ import * as Limits from "../Limits.ts"
 import * as Pages from "../Pages.ts"
 import * as Api from "./Api.ts"
 import * as Handlers from "./Handlers.ts"
+import * as RunnerChannel from "./RunnerChannel.ts"
 import * as Sweep from "./Sweep.ts"
 import * as Turns from "./Turns.ts"
 
@@ -67,6 +73,8 @@ export interface Options {
   readonly config?: string | undefined
   readonly host: string
   readonly port: number
+  /** Where the runner protocol listens (`--runner-host`); other runners reach it there (its machine's name when 0.0.0.0 or ::). */
+  readonly runnerHost: string
   /** The runner protocol's port (`--runner-port`); by default the HTTP port + 10000 when free, else any free port. */
   readonly runnerPort: number | undefined
   /** The HTTP API's connection cap and request timeouts (`parley serve`'s flags; `Limits.defaults` when not given). */
@@ -205,7 +213,12 @@ export const run = (options: Options) =>
       const token = process.env["PARLEY_TOKEN"] ?? ""
       if (token === "")
         return yield* usage(
-          "serve --cluster needs $PARLEY_TOKEN: the runners of one cluster share one API token (e.g. export PARLEY_TOKEN=$(openssl rand -hex 32))."
+          `serve --cluster needs $PARLEY_TOKEN: the runners of one cluster share one API token; make one with: ${RunnerChannel.MAKE_TOKEN}`
+        )
+      // The runner port's keys come from the token: a short one could be guessed offline from one recorded handshake.
+      if (token.length < RunnerChannel.MIN_TOKEN)
+        return yield* usage(
+          `serve --cluster: $PARLEY_TOKEN has ${token.length} characters, fewer than ${RunnerChannel.MIN_TOKEN}; make one with: ${RunnerChannel.MAKE_TOKEN}`
         )
       if (!StorageStore.isDatabaseUrl(options.storage)) {
         return yield* usage(
@@ -235,14 +248,15 @@ export const run = (options: Options) =>
       )
       const address = (yield* HttpServer.HttpServer.pipe(Effect.provideContext(listening))).address
       const port = address._tag === "UnixPathAddress" ? options.port : address.port
-      const runnerPort = yield* runnerPortFor(options.host, port, options.runnerPort)
-      const runner = RunnerAddress.make(advertised(options.host), runnerPort)
+      const runnerPort = yield* runnerPortFor(options.runnerHost, port, options.runnerPort)
+      const runner = RunnerAddress.make(advertised(options.runnerHost), runnerPort)
 
-      // Other runners connect to the advertised host; the Host they send is one this runner's guard takes.
+      // Other runners relay a turn's events from this one's HTTP API at its advertised host; the Host they send is one this runner's guard takes.
       const wildcard = options.host === "0.0.0.0" || options.host === "::"
       const bound = options.host.includes(":") ? `[${options.host}]` : options.host
+      const httpHost = advertised(options.host)
       const httpApi = {
-        address: `${runner.host.includes(":") ? `[${runner.host}]` : runner.host}:${port}`,
+        address: `${httpHost.includes(":") ? `[${httpHost}]` : httpHost}:${port}`,
         host: `${wildcard ? "localhost" : bound}:${port}`
       }
       const turns = yield* Turns.make({
@@ -254,11 +268,14 @@ export const run = (options: Options) =>
       // Stopping (SIGTERM, Ctrl-C) hands every turn off before anything else closes: the next owner resumes it.
       yield* Effect.addFinalizer(() => Effect.forEach(turns.running(), (t) => t.handOff, { discard: true }))
       const Engine = yield* Effect.promise(() => import("./Engine.ts"))
-      const cluster = Engine.layer({
-        ...SHARDING,
-        runnerAddress: Option.some(runner),
-        runnerListenAddress: Option.some(RunnerAddress.make(options.host, runnerPort))
-      })
+      const cluster = Engine.layer(
+        {
+          ...SHARDING,
+          runnerAddress: Option.some(runner),
+          runnerListenAddress: Option.some(RunnerAddress.make(options.runnerHost, runnerPort))
+        },
+        RunnerChannel.keysOf(token)
+      )
       const sharded = yield* Layer.build(
         Layer.provideMerge(Handlers.layer(turns, shared.store, sql), cluster).pipe(
           Layer.provide(Layer.succeedContext(pg))

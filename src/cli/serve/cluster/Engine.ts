@@ -2,8 +2,9 @@
  * The `effect/cluster` engine of a runner (issue 25): what
  * `NodeClusterSocket.layer({ storage: "sql" })` builds — `SocketRunner`
  * (runners reach each other over TCP), `SqlMessageStorage`,
- * `SqlRunnerStorage` — with one change, the health check of the other
- * runners.
+ * `SqlRunnerStorage` — with two changes: the runner transport proves the
+ * cluster's key and seals its frames (`RunnerTransport.ts`), and the health
+ * check of the other runners.
  *
  * Effect's ping check gives a runner 6 pings, each bounded by 10 s, 500 ms
  * apart: a ping to a runner killed with `kill -9` does not fail at once (the
@@ -21,10 +22,9 @@
  * @example
  * ```ts
  * import * as Engine from "./Engine.ts"
- * const cluster = Engine.layer({ shardsPerGroup: 60 }) // needs an SqlClient
+ * const cluster = Engine.layer({ shardsPerGroup: 60 }, RunnerChannel.keysOf(token)) // needs an SqlClient
  * ```
  */
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -36,6 +36,8 @@ import * as SocketRunner from "effect/cluster/SocketRunner"
 import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
 import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
+import type * as RunnerChannel from "./RunnerChannel.ts"
+import * as RunnerTransport from "./RunnerTransport.ts"
 
 /** A runner that does not answer within this is tried again. */
 const PING_TIMEOUT_MS = 1_000
@@ -44,27 +46,31 @@ const PING_RETRIES = 2
 const PING_SPACING_MS = 250
 
 /** Whether a runner answers a ping (bounded, retried briefly). */
-const health = Layer.effect(
-  RunnerHealth.RunnerHealth,
-  Effect.gen(function* () {
-    const runners = yield* Runners.Runners
-    return RunnerHealth.RunnerHealth.of({
-      isAlive: (address) =>
-        runners
-          .ping(address)
-          .pipe(
-            Effect.timeout(PING_TIMEOUT_MS),
-            Effect.retry({ times: PING_RETRIES, schedule: Schedule.spaced(PING_SPACING_MS) }),
-            Effect.isSuccess
-          )
+const health = (keys: RunnerChannel.Keys) =>
+  Layer.effect(
+    RunnerHealth.RunnerHealth,
+    Effect.gen(function* () {
+      const runners = yield* Runners.Runners
+      return RunnerHealth.RunnerHealth.of({
+        isAlive: (address) =>
+          runners
+            .ping(address)
+            .pipe(
+              Effect.timeout(PING_TIMEOUT_MS),
+              Effect.retry({ times: PING_RETRIES, schedule: Schedule.spaced(PING_SPACING_MS) }),
+              Effect.isSuccess
+            )
+      })
     })
-  })
-).pipe(Layer.provide(Runners.layerRpc), Layer.provide(NodeClusterSocket.layerClientProtocol))
+  ).pipe(Layer.provide(Runners.layerRpc), Layer.provide(RunnerTransport.layerClientProtocol(keys)))
 
-/** The engine of one runner with `config`, over the `SqlClient` it is given. */
-export const layer = (config: Partial<ShardingConfig.ShardingConfig["Service"]>) =>
-  Layer.provide(SocketRunner.layer, [NodeClusterSocket.layerSocketServer, NodeClusterSocket.layerClientProtocol]).pipe(
-    Layer.provide(health),
+/** The engine of one runner with `config` and the cluster's `keys`, over the `SqlClient` it is given. */
+export const layer = (config: Partial<ShardingConfig.ShardingConfig["Service"]>, keys: RunnerChannel.Keys) =>
+  Layer.provide(SocketRunner.layer, [
+    RunnerTransport.layerSocketServer(keys),
+    RunnerTransport.layerClientProtocol(keys)
+  ]).pipe(
+    Layer.provide(health(keys)),
     Layer.provideMerge(SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest))),
     Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
     Layer.provide(ShardingConfig.layerFromEnv(config)),
