@@ -38,6 +38,8 @@
 import type { Json, JsonObject } from "effect/Schema"
 import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"
 import * as JsonText from "../storage/JsonText.ts"
+import * as Labels from "../storage/Labels.ts"
+import type { Label } from "../storage/Labels.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import type { ChatRequest } from "../event/ChatRequest.ts"
@@ -58,6 +60,8 @@ export interface HtmlConversation {
   readonly id: string
   readonly title?: string | undefined
   readonly entries: ReadonlyArray<StreamEntry>
+  /** Its labels (JP RFD 101), shown beside its id. */
+  readonly labels?: ReadonlyArray<Label> | undefined
 }
 
 /** Counters for the page header, filled while the turns are drawn. */
@@ -387,6 +391,9 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
   const { calls, questions, errors } = ctx.stats
   const facts = [
     `<code>jp-c${escapeHtml(conversation.id)}</code>`,
+    ...(conversation.labels !== undefined && conversation.labels.length > 0
+      ? [`<span class="labels">${escapeHtml(Labels.text(conversation.labels))}</span>`]
+      : []),
     `${formatCount(toc.length)} ${toc.length === 1 ? "turn" : "turns"}`,
     `${formatCount(calls)} tool ${calls === 1 ? "call" : "calls"}`,
     `${formatCount(questions)} ${questions === 1 ? "question" : "questions"}`,
