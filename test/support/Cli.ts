@@ -12,9 +12,12 @@ export const bundle = path.join(repoRoot, "dist", "parley.mjs")
 /**
  * What the tests run: a link named `parley` to the bundle, as npm installs
  * it (the test globalSetup makes it), so the commands parley prints name it
- * `parley`, as they do for an installed parley.
+ * `parley`, as they do for an installed parley. It lives in the checkout, not
+ * in `node_modules`: a worktree whose `node_modules` links to another
+ * checkout's resolved the link's `../../dist` there, and tested that
+ * checkout's bundle instead of its own.
  */
-export const binary = path.join(repoRoot, "node_modules", ".parley-test-bin", "parley")
+export const binary = path.join(repoRoot, ".parley-test-bin", "parley")
 
 export interface RunResult {
   readonly code: number | null
