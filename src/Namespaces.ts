@@ -249,6 +249,8 @@ export declare namespace ConversationId {
  * `metadata.json`: `title?`, `last_activated_at` (required), `pinned_at?`,
  * `archived_at?`, `expires_at?`, `labels?` in that order. Legacy keys
  * (`local`, `config`, `context`) are kept and written back after the known ones.
+ * `labels` is read in both of JP's shapes (a value, or today's list of values:
+ * see `Labels.ts`) and written back as it was read.
  *
  * @example
  * ```ts
@@ -265,6 +267,8 @@ export declare namespace ConversationMetadata {
    * `metadata.json`: `title?`, `last_activated_at` (required), `pinned_at?`,
    * `archived_at?`, `expires_at?`, `labels?` in that order. Legacy keys
    * (`local`, `config`, `context`) are kept and written back after the known ones.
+   * `labels` is read in both of JP's shapes (a value, or today's list of values:
+   * see `Labels.ts`) and written back as it was read.
    *
    * @example
    * ```ts
@@ -495,8 +499,15 @@ export declare namespace IncompleteTurn {
  * 5. Compaction entries are consumed; config deltas and unknown entries pass
  *    through; inquiry events and turn markers are left for the filter to
  *    drop, as they always are.
+ * 6. Event overlays (JP's `patch.rs`, `EventOverlay.ts`): every patch of every
+ *    `event_overlay` entry, overlays in stream order and patches in order,
+ *    rewrites the metadata of each provider-visible event it matches, wherever
+ *    the overlay stands (matching is by content). Compactions never read
+ *    metadata and keep it on what they strip, so applying the patches after
+ *    them gives what JP's projection gives. The overlay entries pass through
+ *    as the unknown entries they are kept as.
  *
- * Without compactions the input is returned as it is (the same array).
+ * Without compactions and overlays the input is returned as it is (the same array).
  *
  * @example
  * ```ts

@@ -39,7 +39,7 @@
  */
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
-import { describeValue as describe } from "./Describe.ts"
+import { describeValue } from "./Describe.ts"
 import * as Timestamp from "./Timestamp.ts"
 
 type JsonObject = { readonly [key: string]: Schema.Json }
@@ -65,7 +65,9 @@ const stringField = (obj: JsonObject, key: string, where: string): string => {
   const v = obj[key]
   if (typeof v !== "string") {
     throw new Error(
-      v === undefined ? `${where}: missing field "${key}"` : `${where}: field "${key}" must be a string, got ${describe(v)}`
+      v === undefined
+        ? `${where}: missing field "${key}"`
+        : `${where}: field "${key}" must be a string, got ${describeValue(v)}`
     )
   }
   return v
@@ -73,11 +75,13 @@ const stringField = (obj: JsonObject, key: string, where: string): string => {
 
 const patchAt = (raw: unknown, i: number): OverlayPatch => {
   const where = `patches[${i}]`
-  if (!isObject(raw)) throw new Error(`${where}: expected an object, got ${describe(raw)}`)
+  if (!isObject(raw)) throw new Error(`${where}: expected an object, got ${describeValue(raw)}`)
   const matcher = raw["matcher"]
   const action = raw["action"]
-  if (!isObject(matcher)) throw new Error(`${where}: field "matcher" must be an object, got ${describe(matcher ?? null)}`)
-  if (!isObject(action)) throw new Error(`${where}: field "action" must be an object, got ${describe(action ?? null)}`)
+  if (!isObject(matcher))
+    throw new Error(`${where}: field "matcher" must be an object, got ${describeValue(matcher ?? null)}`)
+  if (!isObject(action))
+    throw new Error(`${where}: field "action" must be an object, got ${describeValue(action ?? null)}`)
   const kind = stringField(matcher, "matcher", `${where}.matcher`)
   if (kind !== "metadata_value") throw new Error(`${where}.matcher: unknown matcher ${JSON.stringify(kind)}`)
   const does = stringField(action, "action", `${where}.action`)
@@ -97,13 +101,17 @@ export const parse = (raw: JsonObject): Result.Result<EventOverlayRule, string> 
   const timestamp = raw["timestamp"]
   if (typeof timestamp !== "string" || Timestamp.toEpochNanos(timestamp) === undefined) {
     return Result.fail(
-      timestamp === undefined ? `missing field "timestamp"` : `field "timestamp" is not a timestamp: ${describe(timestamp)}`
+      timestamp === undefined
+        ? `missing field "timestamp"`
+        : `field "timestamp" is not a timestamp: ${describeValue(timestamp)}`
     )
   }
   const patches = raw["patches"]
   if (!Array.isArray(patches)) {
     return Result.fail(
-      patches === undefined ? `missing field "patches"` : `field "patches" must be an array, got ${describe(patches)}`
+      patches === undefined
+        ? `missing field "patches"`
+        : `field "patches" must be an array, got ${describeValue(patches)}`
     )
   }
   try {
@@ -138,4 +146,19 @@ export const applyAll = (patches: ReadonlyArray<OverlayPatch>, metadata: JsonObj
   let out = metadata
   for (const p of patches) out = applyPatch(p, out)
   return out
+}
+
+/**
+ * What an overlay entry does, for a reader (`for the model, drops
+ * \`signature\` where \`signature\` is "x"`), or `undefined` when `raw` is
+ * not an overlay parley reads.
+ */
+export const describe = (raw: JsonObject): string | undefined => {
+  if (raw["type"] !== TYPE) return undefined
+  const parsed = parse(raw)
+  if (Result.isFailure(parsed)) return undefined
+  const parts = parsed.success.patches.map(
+    (p) => `drops \`${p.action.key}\` where \`${p.matcher.key}\` is ${JSON.stringify(p.matcher.value)}`
+  )
+  return parts.length === 0 ? "for the model, changes nothing" : `for the model, ${parts.join("; ")}`
 }

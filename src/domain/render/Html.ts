@@ -38,6 +38,7 @@
 import type { Json, JsonObject } from "effect/Schema"
 import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"
 import * as JsonText from "../storage/JsonText.ts"
+import * as EventOverlay from "../event/EventOverlay.ts"
 import * as Labels from "../storage/Labels.ts"
 import type { Label } from "../storage/Labels.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
@@ -253,9 +254,15 @@ const eventsHtml = (entries: ReadonlyArray<StreamEntry>, analysis: TurnAnalysis,
             `<p class="orphan">A ${e.type === "tool_call_response" ? "tool result" : "question response"} for <code>${escapeHtml(e.id)}</code>, which matches no request of this turn · ${timeTag(e.timestamp)}</p>`
           )
         break
-      case "unknown":
-        out.push(`<p class="note">An entry of unknown kind <code>${escapeHtml(e.kind)}</code> (kept, not shown).</p>`)
+      case "unknown": {
+        const overlay = EventOverlay.describe(e.raw)
+        out.push(
+          overlay === undefined
+            ? `<p class="note">An entry of unknown kind <code>${escapeHtml(e.kind)}</code> (kept, not shown).</p>`
+            : `<p class="note">Event overlay: ${escapeHtml(overlay)}.</p>`
+        )
         break
+      }
       case "turn_start":
       case "config_delta":
       case "compaction":

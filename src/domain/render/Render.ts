@@ -35,6 +35,7 @@ import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import * as EntryCodec from "../storage/EntryCodec.ts"
+import * as EventOverlay from "../event/EventOverlay.ts"
 import * as Labels from "../storage/Labels.ts"
 import type { Label } from "../storage/Labels.ts"
 import type { IncompleteState, ToolCallStatus } from "../stream/IncompleteTurn.ts"
@@ -96,9 +97,15 @@ const renderEvents = (entries: ReadonlyArray<StreamEntry>): Array<string> => {
       case "config_delta":
       case "compaction":
         break
-      case "unknown":
-        blocks.push(`_Entry of unknown kind \`${e.kind}\` (kept, not shown)._`)
+      case "unknown": {
+        const overlay = EventOverlay.describe(e.raw)
+        blocks.push(
+          overlay === undefined
+            ? `_Entry of unknown kind \`${e.kind}\` (kept, not shown)._`
+            : `_Event overlay: ${overlay}._`
+        )
         break
+      }
       case "chat_request":
         blocks.push(`### You · ${when(e.timestamp)}\n\n${e.content}`)
         break

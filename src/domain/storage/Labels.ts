@@ -51,7 +51,8 @@ export const decode = (raw: unknown): RawLabels => {
       throw new LabelsError(`key "${key}": expected a string or an array of strings, got ${describeValue(value)}`)
     }
     const bad = value.findIndex((v: unknown) => typeof v !== "string")
-    if (bad >= 0) throw new LabelsError(`key "${key}": expected an array of strings, found ${describeValue(value[bad])}`)
+    if (bad >= 0)
+      throw new LabelsError(`key "${key}": expected an array of strings, found ${describeValue(value[bad])}`)
   }
   return raw as RawLabels
 }

@@ -456,7 +456,12 @@ const decodeAll = async (
     const outcome = await decodeRow(found)
     if (outcome._tag === "Row") return void decoded.push(outcome.row)
     if (outcome._tag === "Unreadable")
-      return void damaged.push({ id: idOf(found.key), path: found.dir, reason: outcome.reason, archived: found.archived })
+      return void damaged.push({
+        id: idOf(found.key),
+        path: found.dir,
+        reason: outcome.reason,
+        archived: found.archived
+      })
     const taken = listed()
     taken.delete(found.key)
     const moved = relocate(conversationsDir, found, taken)
@@ -578,7 +583,8 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
   const id = idOf(key)
   if (typeof r !== "number") {
     const c = r.cells
-    if (c.damage !== null) return { id, path: dir, reason: damageReason(dir, c.damage), archived: key.startsWith(ARCHIVE) }
+    if (c.damage !== null)
+      return { id, path: dir, reason: damageReason(dir, c.damage), archived: key.startsWith(ARCHIVE) }
     return {
       id,
       title: c.title,

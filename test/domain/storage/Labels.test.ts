@@ -19,7 +19,13 @@ describe("Labels (JP RFD 101)", () => {
   })
 
   it("as JP: an empty list drops its key, the presence value goes beside a real one, keys sort, a line break is a space", () => {
-    const raw = Labels.decode({ team: ["platform"], crate: [], draft: ["", "urgent"], bare: [""], note: "a\r\nb\nc\rd" })
+    const raw = Labels.decode({
+      team: ["platform"],
+      crate: [],
+      draft: ["", "urgent"],
+      bare: [""],
+      note: "a\r\nb\nc\rd"
+    })
     expect(Labels.normalize(raw)).toStrictEqual([
       { key: "bare", values: [""] },
       { key: "draft", values: ["urgent"] },
@@ -33,12 +39,16 @@ describe("Labels (JP RFD 101)", () => {
   })
 
   it("a value that is neither a string nor a list of strings is an error naming the key (JP's wording)", () => {
-    expect(() => Labels.decode({ crate: 42 })).toThrow(`key "crate": expected a string or an array of strings, got number 42`)
-    expect(() => Labels.decode({ crate: ["jp_config", 42] })).toThrow(`key "crate": expected an array of strings, found number 42`)
-    expect(() => Labels.decode(["x"])).toThrow("must be an object, got an array")
-    expect(() => ConversationMetadata.decode({ last_activated_at: "2026-01-01 00:00:00.0", labels: { a: null } }, "m")).toThrow(
-      `field "labels": key "a": expected a string or an array of strings, got null`
+    expect(() => Labels.decode({ crate: 42 })).toThrow(
+      `key "crate": expected a string or an array of strings, got number 42`
     )
+    expect(() => Labels.decode({ crate: ["jp_config", 42] })).toThrow(
+      `key "crate": expected an array of strings, found number 42`
+    )
+    expect(() => Labels.decode(["x"])).toThrow("must be an object, got an array")
+    expect(() =>
+      ConversationMetadata.decode({ last_activated_at: "2026-01-01 00:00:00.0", labels: { a: null } }, "m")
+    ).toThrow(`field "labels": key "a": expected a string or an array of strings, got null`)
   })
 
   it("metadata.json with labels in either shape (and unsorted, empty or mixed) is written back byte for byte", () => {

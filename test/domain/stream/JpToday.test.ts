@@ -63,16 +63,21 @@ describe("today's JP shapes (fixtures from JP's source)", () => {
     expect(entriesOf("17900000004").map(EntryCodec.eventIdOf)).toStrictEqual([undefined, undefined, undefined])
     // Any other non-string id is a corrupt entry, as in JP (stream/entry.rs).
     for (const id of [1, true, [], {}]) {
-      expect(() => EntryCodec.decodeEntry({ event_id: id, timestamp: "2026-08-01 10:00:00.0", type: "turn_start" })).toThrow(
-        `field "event_id" must be a string`
-      )
+      expect(() =>
+        EntryCodec.decodeEntry({ event_id: id, timestamp: "2026-08-01 10:00:00.0", type: "turn_start" })
+      ).toThrow(`field "event_id" must be a string`)
       expect(() => EntryCodec.decodeEntry({ event_id: id, type: "future_event" })).toThrow(`field "event_id"`)
     }
   })
 
   it("a new entry is written as JP writes it: its id first, then the writer shape", () => {
     const e = EntryCodec.withEventId(
-      new ChatResponse({ timestamp: "2026-08-01 10:00:00.5" as never, type: "chat_response", message: "hi", metadata: {} }),
+      new ChatResponse({
+        timestamp: "2026-08-01 10:00:00.5" as never,
+        type: "chat_response",
+        message: "hi",
+        metadata: {}
+      }),
       "k3m9x2a"
     )
     expect(JSON.stringify(EntryCodec.encodeEntry(e))).toBe(
@@ -120,14 +125,20 @@ describe("today's JP shapes (fixtures from JP's source)", () => {
   it("a malformed overlay fails the load naming the entry and the field, as serde fails JP's", () => {
     const overlay = (patches: unknown) => ({ type: "event_overlay", timestamp: "2026-08-01 10:00:00.0", patches })
     expect(() =>
-      EventsFile.parse(JSON.stringify([overlay([{ matcher: { matcher: "regex", key: "k", value: "v" }, action: {} }])]), "e")
+      EventsFile.parse(
+        JSON.stringify([overlay([{ matcher: { matcher: "regex", key: "k", value: "v" }, action: {} }])]),
+        "e"
+      )
     ).toThrow(`e: entry 0: event_overlay: patches[0].matcher: unknown matcher "regex"`)
     expect(() => EventsFile.parse(JSON.stringify([overlay("x")]), "e")).toThrow(`field "patches" must be an array`)
     expect(() =>
       EventsFile.parse(
         JSON.stringify([
           overlay([
-            { matcher: { matcher: "metadata_value", key: "k", value: 1 }, action: { action: "remove_metadata", key: "k" } }
+            {
+              matcher: { matcher: "metadata_value", key: "k", value: 1 },
+              action: { action: "remove_metadata", key: "k" }
+            }
           ])
         ]),
         "e"
@@ -136,7 +147,10 @@ describe("today's JP shapes (fixtures from JP's source)", () => {
     // Matching alone is no change (JP's would_change): the metadata object itself comes back.
     const parsed = EventOverlay.parse(
       overlay([
-        { matcher: { matcher: "metadata_value", key: "a", value: "x" }, action: { action: "remove_metadata", key: "b" } }
+        {
+          matcher: { matcher: "metadata_value", key: "a", value: "x" },
+          action: { action: "remove_metadata", key: "b" }
+        }
       ]) as never
     )
     const metadata = { a: "x" }

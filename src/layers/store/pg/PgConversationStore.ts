@@ -376,7 +376,8 @@ export const make = (url: string) =>
           const conversations: Array<ConversationSummary> = []
           const damaged: Array<DamagedConversation> = []
           for (const r of rows) {
-            if (r.damage !== null) damaged.push({ id: r.id, path: pathOf(r.id), reason: r.damage, archived: r.archived })
+            if (r.damage !== null)
+              damaged.push({ id: r.id, path: pathOf(r.id), reason: r.damage, archived: r.archived })
             else conversations.push(summaryOfRow(r, pathOf(r.id)))
           }
           conversations.sort(
