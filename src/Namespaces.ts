@@ -295,7 +295,13 @@ export declare namespace ConversationMetadata {
  * response without `reason` is `user` (RFD 082's text); a missing
  * `arguments` is `{}`; extra keys such as the old `tool_answers` are kept.
  *
- * Encoding writes JP's writer shape (`timestamp, type, …fields, metadata`).
+ * `event_overlay` entries (JP `patch.rs`) are checked as JP reads them and
+ * kept raw, like an unknown kind (`Projection` applies them). Every kind may
+ * carry today's `event_id` (JP RFD 097; see `EventId.ts`): a non-string one is
+ * a corrupt entry.
+ *
+ * Encoding writes JP's writer shape (`timestamp, type, …fields, metadata`),
+ * with `event_id` first for a new entry that has one ({@link EntryCodec.withEventId}).
  * An entry read from disk whose layout was not canonical (other key order,
  * extra or defaulted keys, undecodable base64 values) remembers that layout,
  * so an unchanged conversation is written back byte for byte. A new or
