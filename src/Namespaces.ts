@@ -249,6 +249,8 @@ export declare namespace ConversationId {
  * `metadata.json`: `title?`, `last_activated_at` (required), `pinned_at?`,
  * `archived_at?`, `expires_at?`, `labels?` in that order. Legacy keys
  * (`local`, `config`, `context`) are kept and written back after the known ones.
+ * `labels` is read in both of JP's shapes (a value, or today's list of values:
+ * see `Labels.ts`) and written back as it was read.
  *
  * @example
  * ```ts
@@ -265,6 +267,8 @@ export declare namespace ConversationMetadata {
    * `metadata.json`: `title?`, `last_activated_at` (required), `pinned_at?`,
    * `archived_at?`, `expires_at?`, `labels?` in that order. Legacy keys
    * (`local`, `config`, `context`) are kept and written back after the known ones.
+   * `labels` is read in both of JP's shapes (a value, or today's list of values:
+   * see `Labels.ts`) and written back as it was read.
    *
    * @example
    * ```ts
@@ -291,7 +295,13 @@ export declare namespace ConversationMetadata {
  * response without `reason` is `user` (RFD 082's text); a missing
  * `arguments` is `{}`; extra keys such as the old `tool_answers` are kept.
  *
- * Encoding writes JP's writer shape (`timestamp, type, …fields, metadata`).
+ * `event_overlay` entries (JP `patch.rs`) are checked as JP reads them and
+ * kept raw, like an unknown kind (`Projection` applies them). Every kind may
+ * carry today's `event_id` (JP RFD 097; see `EventId.ts`): a non-string one is
+ * a corrupt entry.
+ *
+ * Encoding writes JP's writer shape (`timestamp, type, …fields, metadata`),
+ * with `event_id` first for a new entry that has one ({@link EntryCodec.withEventId}).
  * An entry read from disk whose layout was not canonical (other key order,
  * extra or defaulted keys, undecodable base64 values) remembers that layout,
  * so an unchanged conversation is written back byte for byte. A new or
@@ -495,8 +505,15 @@ export declare namespace IncompleteTurn {
  * 5. Compaction entries are consumed; config deltas and unknown entries pass
  *    through; inquiry events and turn markers are left for the filter to
  *    drop, as they always are.
+ * 6. Event overlays (JP's `patch.rs`, `EventOverlay.ts`): every patch of every
+ *    `event_overlay` entry, overlays in stream order and patches in order,
+ *    rewrites the metadata of each provider-visible event it matches, wherever
+ *    the overlay stands (matching is by content). Compactions never read
+ *    metadata and keep it on what they strip, so applying the patches after
+ *    them gives what JP's projection gives. The overlay entries pass through
+ *    as the unknown entries they are kept as.
  *
- * Without compactions the input is returned as it is (the same array).
+ * Without compactions and overlays the input is returned as it is (the same array).
  *
  * @example
  * ```ts

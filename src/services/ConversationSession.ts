@@ -37,6 +37,8 @@ import { isConversationEvent, type StreamEntry } from "../domain/event/Conversat
 import type { BaseConfig, Conversation } from "../domain/storage/Conversation.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { ConversationMetadata } from "../domain/storage/ConversationMetadata.ts"
+import * as EntryCodec from "../domain/storage/EntryCodec.ts"
+import * as EventId from "../domain/storage/EventId.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import * as TurnAppend from "../domain/stream/TurnAppend.ts"
 import { AppendRejected, type StoreIoError } from "./StoreErrors.ts"
@@ -108,13 +110,32 @@ interface State {
   hasEvents: boolean
   /** The current turn's request/response counts, advanced on every append. */
   readonly counts: TurnAppend.TurnCounts
+  /** Every `event_id` the stream holds: a new entry's id is none of them (JP RFD 097). */
+  readonly eventIds: Set<string>
 }
 
-const stateOf = (entries: ReadonlyArray<StreamEntry>): State => ({
-  entries: entries.slice(),
-  hasEvents: entries.some(isConversationEvent),
-  counts: TurnAppend.turnCounts(entries)
-})
+const stateOf = (entries: ReadonlyArray<StreamEntry>): State => {
+  const eventIds = new Set<string>()
+  for (const e of entries) {
+    const id = EntryCodec.eventIdOf(e)
+    if (id !== undefined) eventIds.add(id)
+  }
+  return {
+    entries: entries.slice(),
+    hasEvents: entries.some(isConversationEvent),
+    counts: TurnAppend.turnCounts(entries),
+    eventIds
+  }
+}
+
+/** Gives each appended entry without an `event_id` a fresh one, as JP's stream does on insertion. */
+const assignEventIds = (entries: ReadonlyArray<StreamEntry>, taken: Set<string>): void => {
+  for (const e of entries) {
+    let id = EntryCodec.eventIdOf(e)
+    if (id === undefined) id = EntryCodec.eventIdOf(EntryCodec.withEventId(e, EventId.fresh(taken)))!
+    taken.add(id)
+  }
+}
 
 /**
  * The entries up to `length`, copied on first read. A class, so the getter
@@ -258,6 +279,7 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
                 new AppendRejected({ id: conversation.id, reason: TurnAppend.describeRejection(result.rejection) })
               )
             }
+            assignEventIds(result.entries, s.eventIds)
             const visible = () => {
               // Durable: now visible. The array only grows here, so earlier snapshots stay valid.
               s.entries.push(...result.entries)
@@ -303,7 +325,11 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
           const at = entries.findLastIndex((e) => e.type === "chat_request")
           if (at < 0) return
           const next = entries.slice()
-          next[at] = new ChatRequest({ ...(entries[at] as ChatRequest), content })
+          const old = entries[at] as ChatRequest
+          // The edited request is the same entry: it keeps its id, as an edit does in JP.
+          const id = EntryCodec.eventIdOf(old)
+          const edited = new ChatRequest({ ...old, content })
+          next[at] = id === undefined ? edited : EntryCodec.withEventId(edited, id)
           yield* rewrite(next)
         })
       )

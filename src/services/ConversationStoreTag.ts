@@ -33,6 +33,7 @@ import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
 import type { BaseConfig, Conversation } from "../domain/storage/Conversation.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { ConversationMetadata } from "../domain/storage/ConversationMetadata.ts"
+import type { Label } from "../domain/storage/Labels.ts"
 import type { ConversationSession } from "./ConversationSession.ts"
 import type { ConversationExists, ConversationLocked, OpenError, StoreError, StoreIoError } from "./StoreErrors.ts"
 
@@ -60,15 +61,19 @@ export interface ConversationSummary {
    * compactions applied; JP's characters / 4; no system prompt or tools).
    */
   readonly tokens: number
+  /** Its labels as JP reads them (JP RFD 101): keys sorted, each with its values. */
+  readonly labels: ReadonlyArray<Label>
   /** Where it lives (a directory for the file layer). */
   readonly path: string
 }
 
-/** A conversation a listing could not read: skipped, and named so a person can look. */
+/** A conversation a listing could not read: listed as damaged, and named so a person can look. */
 export interface DamagedConversation {
   readonly id: string
   readonly path: string
   readonly reason: string
+  /** Whether it lives among the archived conversations. */
+  readonly archived: boolean
 }
 
 /** What `list` found: readable conversations (newest activity first) and damaged ones. */

@@ -264,7 +264,9 @@ describe("parley conversation compact", () => {
         expect(report).toMatchObject({ id, outcome: "compacted", from_turn: 1, to_turn: 4 })
         expect(report.tokens_after).toBeLessThan(report.tokens_before)
         const last = readEntries(file).at(-1)!
+        // JP's writer shape, today's id first (JP RFD 097: `{"event_id","type":"compaction",…}`).
         expect(Object.keys(last)).toStrictEqual([
+          "event_id",
           "type",
           "timestamp",
           "from_turn",
@@ -349,7 +351,7 @@ describe("parley conversation compact", () => {
             .join("")
         ).toBe(SUMMARY_REQUEST)
         const last = readEntries(file).at(-1)!
-        expect(Object.keys(last)).toStrictEqual(["type", "timestamp", "from_turn", "to_turn", "summary"])
+        expect(Object.keys(last)).toStrictEqual(["event_id", "type", "timestamp", "from_turn", "to_turn", "summary"])
         expect(last).toMatchObject({ from_turn: 1, to_turn: 4, summary: { summary: "Files 1 to 4 were read." } })
         yield* checkIdentical(p.storage, id)
       }),

@@ -212,18 +212,32 @@ describe("conversation ls / print (built binary)", () => {
     }
   })
 
-  it("a damaged conversation is left out of ls but named by check; bad ids and flags fail with usage errors", () => {
+  it("a damaged conversation is listed as damaged by ls (text and JSON) and named by check; bad ids and flags fail with usage errors", () => {
     const storage = tempDir()
     writeConversation(storage, "17000000001", [ev.ts(), ev.req("hi"), ev.msg("hello")])
     writeConversation(storage, "17000000002", [ev.ts(), { timestamp: t(), type: "chat_request" }])
     const listed = runParley(["conversation", "ls", "--storage", storage, "--format", "json"])
     expect(listed.code).toBe(0)
-    expect((JSON.parse(listed.stdout) as Array<LsRow>).map((r) => r.id)).toStrictEqual(["17000000001"])
+    const rows = JSON.parse(listed.stdout) as Array<LsRow & { damaged: string | null }>
+    expect(rows.map((r) => [r.id, r.damaged === null])).toStrictEqual([
+      ["17000000001", true],
+      ["17000000002", false]
+    ])
+    expect(rows[1]).toMatchObject({ title: null, events: null, archived: false, incomplete: null, tokens: null })
+    expect(rows[1]!.damaged).toMatch(/events\.json: entry 1: chat_request: missing field "content"$/)
     // One line names the damaged conversation and what to run next (a command that works when pasted: issue 14).
     expect(listed.stderr).toMatch(
-      /^parley: skipped 17000000002 \(.*events\.json: entry 1: .*\); run `parley conversation check 17000000002 --storage \S+` for details\n$/
+      /^parley: 17000000002 cannot be read; run `parley conversation check 17000000002 --storage \S+` for details\n$/
     )
     expect(listed.stderr).toContain(`--storage ${storage}\``)
+    const text = runParley(["conversation", "ls", "--storage", storage])
+    expect(text.code).toBe(0)
+    expect(text.stdout.split("\n")[1]).toMatch(/^17000000002  -\s+damaged\s+\S*events\.json: entry 1: /)
+    // Damaged alone is never "No conversations yet".
+    fs.rmSync(path.join(storage, "conversations", "17000000001-case"), { recursive: true })
+    const alone = runParley(["conversation", "ls", "--storage", storage])
+    expect(alone.stdout).not.toContain("No conversations yet")
+    expect(alone.stdout).toMatch(/^17000000002  .*damaged/)
     const bad = runParley(["conversation", "print", "not-an-id", "--storage", storage])
     expect(bad.code).toBe(2)
     const fmt = runParley(["conversation", "ls", "--storage", storage, "--format", "yaml"])

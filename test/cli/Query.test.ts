@@ -80,7 +80,11 @@ describe("parley query (built binary, no TTY)", () => {
       source: { source: "tool", name: "write_note" },
       question: { answer_type: { type: "boolean" } }
     })
-    expect(Object.keys(events[5]!)).toStrictEqual(["timestamp", "type", "outcome", "id", "answer"])
+    // Today's JP writer shape: the entry's own id first (JP RFD 097), unique in the stream.
+    expect(Object.keys(events[5]!)).toStrictEqual(["event_id", "timestamp", "type", "outcome", "id", "answer"])
+    const ids = events.map((e) => e["event_id"])
+    for (const id of ids) expect(id).toMatch(/^[0-9a-z]{7}$/)
+    expect(new Set(ids).size).toBe(ids.length)
     expect(events[5]).toMatchObject({ outcome: "answered", id: "call_1.overwrite.1", answer: true })
     expect(unb64(events[6]!["content"])).toContain("a.txt")
     expect(events[6]!["is_error"]).toBe(false)

@@ -142,7 +142,8 @@ describe("Query: the model the conversation remembers", () => {
         type: "config_delta",
         delta: { assistant: { model: { id: { provider: "scripted", name: "" } } } }
       })
-      expect(Object.keys(delta!)).toStrictEqual(["type", "timestamp", "delta"])
+      // JP's writer shape of an appended delta: today's id first (JP RFD 097).
+      expect(Object.keys(delta!)).toStrictEqual(["event_id", "type", "timestamp", "delta"])
       expect(rest.map((e) => e["type"])).toStrictEqual(["turn_start", "chat_request", "chat_response"])
     })
   )

@@ -12,7 +12,12 @@
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { printable } from "../../domain/render/TerminalText.ts"
-import { ConversationStore, type ConversationSummary } from "../../services/ConversationStoreTag.ts"
+import * as Labels from "../../domain/storage/Labels.ts"
+import {
+  ConversationStore,
+  type ConversationSummary,
+  type DamagedConversation
+} from "../../services/ConversationStoreTag.ts"
 import * as Hint from "../Hint.ts"
 import * as Running from "../Running.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
@@ -31,14 +36,38 @@ export const toJsonRow = (s: ConversationSummary) => ({
   tokens: s.tokens
 })
 
+/**
+ * The JSON row of `ls`: contract §3's, its labels (JP RFD 101, `{ key: [values…] }`)
+ * and `damaged` (null: it reads). A conversation that cannot be read is a row too,
+ * with `damaged` saying why and nothing it could not read.
+ */
+const lsJsonRow = (s: ConversationSummary) => ({ ...toJsonRow(s), labels: Labels.toJson(s.labels), damaged: null })
+
+const damagedJsonRow = (d: DamagedConversation) => ({
+  id: d.id,
+  title: null,
+  events: null,
+  last_event_at: null,
+  archived: d.archived,
+  incomplete: null,
+  tokens: null,
+  labels: null,
+  damaged: d.reason,
+  running: null
+})
+
 const textRow = (s: ConversationSummary): string => {
   const status =
     s.incomplete === null
       ? ""
       : `  [incomplete: ${s.incomplete.state}${s.incomplete.tool !== undefined ? ` (${s.incomplete.tool})` : ""}]`
   const when = s.lastEventAt === null ? "-" : s.lastEventAt.replace("T", " ").replace(/\.\d+Z$|Z$/, "")
-  return `${s.id}  ${when.padEnd(19)}  ${String(s.events).padStart(5)} events  ${s.archived ? "(archived) " : ""}${s.title === null ? "(untitled)" : printable(s.title)}${status}`
+  const labels = s.labels.length === 0 ? "" : `  {${printable(Labels.text(s.labels))}}`
+  return `${s.id}  ${when.padEnd(19)}  ${String(s.events).padStart(5)} events  ${s.archived ? "(archived) " : ""}${s.title === null ? "(untitled)" : printable(s.title)}${labels}${status}`
 }
+
+const damagedTextRow = (d: DamagedConversation): string =>
+  `${d.id}  ${"-".padEnd(19)}  damaged       ${d.archived ? "(archived) " : ""}${printable(d.reason)}`
 
 /** What `ls` was asked. */
 export interface ListOptions {
@@ -54,10 +83,10 @@ export const list = (options: ListOptions, storage: StorageAt) =>
       const { conversations: rows, damaged } = yield* ConversationStore.use((s) =>
         s.list({ archived: options.archived })
       )
-      // A damaged conversation is skipped with one line naming it; the rest are listed.
+      // A damaged conversation is listed as such (after the others), never left out, and one line says what to run.
       for (const d of damaged) {
         yield* Console.error(
-          `parley: skipped ${d.id} (${printable(d.reason)}); run \`${Hint.check(d.id, { storage: storage.given })}\` for details`
+          `parley: ${d.id} cannot be read; run \`${Hint.check(d.id, { storage: storage.given })}\` for details`
         )
       }
       // Live runs answer on their sockets (issue 22): pid and open questions.
@@ -68,14 +97,18 @@ export const list = (options: ListOptions, storage: StorageAt) =>
       if (options.format === "json") {
         return yield* Console.log(
           JSON.stringify(
-            rows.map((r) => ({ ...toJsonRow(r), running: Running.jsonOf(running.get(r.id)) })),
+            [
+              ...rows.map((r) => ({ ...lsJsonRow(r), running: Running.jsonOf(running.get(r.id)) })),
+              ...damaged.map(damagedJsonRow)
+            ],
             null,
             2
           )
         )
       }
-      if (rows.length === 0)
+      if (rows.length === 0 && damaged.length === 0)
         return yield* Console.log(`No conversations yet. Start one with \`${Hint.invokedAs()} query "…"\`.`)
       for (const row of rows) yield* Console.log(textRow(row) + Running.textOf(running.get(row.id)))
+      for (const d of damaged) yield* Console.log(damagedTextRow(d))
     })
   )

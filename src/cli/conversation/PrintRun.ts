@@ -17,6 +17,7 @@ import { EntryTooDeep, renderJson, renderMarkdown } from "../../domain/render/Re
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
+import * as Labels from "../../domain/storage/Labels.ts"
 import { OutputRefused, writeInto } from "../../layers/file/WriteInto.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
@@ -41,14 +42,18 @@ const render = (c: Conversation, format: PrintFormat, hint: Hint.Context) =>
         }
       })
     }
-    if (format === "markdown") return renderMarkdown({ id: c.id, title: c.metadata.title, entries: c.entries })
+    const labels = Labels.normalize(c.metadata.labels)
+    if (format === "markdown") return renderMarkdown({ id: c.id, title: c.metadata.title, entries: c.entries, labels })
     // The page and its Markdown library only for a page: the other formats start without them.
     const [{ markdownToHtml }, { renderHtml }] = yield* Effect.promise(() =>
       Promise.all([import("../../layers/render/SafeMarkdown.ts"), import("../../domain/render/Html.ts")])
     )
     // The page shows the commands for its incomplete turn as they work when pasted in this shell.
     const commands = { resume: Hint.resume(c.id, hint), discard: Hint.discard(c.id, hint) }
-    return renderHtml({ id: c.id, title: c.metadata.title, entries: c.entries }, { markdown: markdownToHtml, commands })
+    return renderHtml(
+      { id: c.id, title: c.metadata.title, entries: c.entries, labels },
+      { markdown: markdownToHtml, commands }
+    )
   })
 
 /**

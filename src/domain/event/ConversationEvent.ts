@@ -71,7 +71,11 @@ export class ConfigDelta extends Schema.Class<ConfigDelta>("parley/ConfigDelta")
 /** A `compaction` entry (RFD 064): its JSON and the rule it holds (see `Compaction.ts`). */
 export { Compaction }
 
-/** An entry of a kind this build does not know: preserved verbatim, never decoded. */
+/**
+ * An entry of a kind this build does not know: preserved verbatim, never
+ * decoded. An `event_overlay` entry is kept as one too (checked when read,
+ * applied by `Projection`): like an unknown kind, every pass leaves it in place.
+ */
 export class UnknownEntry extends Schema.Class<UnknownEntry>("parley/UnknownEntry")({
   type: Schema.tag("unknown"),
   raw: Schema.JsonObject

@@ -38,6 +38,9 @@
 import type { Json, JsonObject } from "effect/Schema"
 import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"
 import * as JsonText from "../storage/JsonText.ts"
+import * as EventOverlay from "../event/EventOverlay.ts"
+import * as Labels from "../storage/Labels.ts"
+import type { Label } from "../storage/Labels.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import type { ChatRequest } from "../event/ChatRequest.ts"
@@ -58,6 +61,8 @@ export interface HtmlConversation {
   readonly id: string
   readonly title?: string | undefined
   readonly entries: ReadonlyArray<StreamEntry>
+  /** Its labels (JP RFD 101), shown beside its id. */
+  readonly labels?: ReadonlyArray<Label> | undefined
 }
 
 /** Counters for the page header, filled while the turns are drawn. */
@@ -249,9 +254,15 @@ const eventsHtml = (entries: ReadonlyArray<StreamEntry>, analysis: TurnAnalysis,
             `<p class="orphan">A ${e.type === "tool_call_response" ? "tool result" : "question response"} for <code>${escapeHtml(e.id)}</code>, which matches no request of this turn · ${timeTag(e.timestamp)}</p>`
           )
         break
-      case "unknown":
-        out.push(`<p class="note">An entry of unknown kind <code>${escapeHtml(e.kind)}</code> (kept, not shown).</p>`)
+      case "unknown": {
+        const overlay = EventOverlay.describe(e.raw)
+        out.push(
+          overlay === undefined
+            ? `<p class="note">An entry of unknown kind <code>${escapeHtml(e.kind)}</code> (kept, not shown).</p>`
+            : `<p class="note">Event overlay: ${escapeHtml(overlay)}.</p>`
+        )
         break
+      }
       case "turn_start":
       case "config_delta":
       case "compaction":
@@ -387,6 +398,9 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
   const { calls, questions, errors } = ctx.stats
   const facts = [
     `<code>jp-c${escapeHtml(conversation.id)}</code>`,
+    ...(conversation.labels !== undefined && conversation.labels.length > 0
+      ? [`<span class="labels">${escapeHtml(Labels.text(conversation.labels))}</span>`]
+      : []),
     `${formatCount(toc.length)} ${toc.length === 1 ? "turn" : "turns"}`,
     `${formatCount(calls)} tool ${calls === 1 ? "call" : "calls"}`,
     `${formatCount(questions)} ${questions === 1 ? "question" : "questions"}`,

@@ -35,6 +35,9 @@ import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import * as EntryCodec from "../storage/EntryCodec.ts"
+import * as EventOverlay from "../event/EventOverlay.ts"
+import * as Labels from "../storage/Labels.ts"
+import type { Label } from "../storage/Labels.ts"
 import type { IncompleteState, ToolCallStatus } from "../stream/IncompleteTurn.ts"
 import { analyze, splitIncompleteTurn, summaryOf } from "../stream/IncompleteTurn.ts"
 import type { InquiryRequest } from "../event/InquiryRequest.ts"
@@ -94,9 +97,15 @@ const renderEvents = (entries: ReadonlyArray<StreamEntry>): Array<string> => {
       case "config_delta":
       case "compaction":
         break
-      case "unknown":
-        blocks.push(`_Entry of unknown kind \`${e.kind}\` (kept, not shown)._`)
+      case "unknown": {
+        const overlay = EventOverlay.describe(e.raw)
+        blocks.push(
+          overlay === undefined
+            ? `_Entry of unknown kind \`${e.kind}\` (kept, not shown)._`
+            : `_Event overlay: ${overlay}._`
+        )
         break
+      }
       case "chat_request":
         blocks.push(`### You · ${when(e.timestamp)}\n\n${e.content}`)
         break
@@ -235,6 +244,8 @@ export const renderMarkdown = (conversation: {
   readonly id: string
   readonly title?: string | undefined
   readonly entries: ReadonlyArray<StreamEntry>
+  /** Its labels (JP RFD 101), one line under the heading. */
+  readonly labels?: ReadonlyArray<Label> | undefined
 }): string => {
   const { complete, incomplete } = splitIncompleteTurn(conversation.entries)
   const out: Array<string> = []
@@ -244,6 +255,8 @@ export const renderMarkdown = (conversation: {
       : `Conversation jp-c${conversation.id}`
   out.push(`# ${heading}`)
   if (heading !== `Conversation jp-c${conversation.id}`) out.push(`Conversation \`jp-c${conversation.id}\``)
+  if (conversation.labels !== undefined && conversation.labels.length > 0)
+    out.push(`Labels: ${Labels.text(conversation.labels)}`)
   const all = turns(complete)
   const { byTurn, afterLast } = placeCompactions(conversation.entries)
   const compactionsAt = (turn: number) => (byTurn.get(turn) ?? []).map(compactionBlock)

@@ -2,6 +2,8 @@
  * `metadata.json`: `title?`, `last_activated_at` (required), `pinned_at?`,
  * `archived_at?`, `expires_at?`, `labels?` in that order. Legacy keys
  * (`local`, `config`, `context`) are kept and written back after the known ones.
+ * `labels` is read in both of JP's shapes (a value, or today's list of values:
+ * see `Labels.ts`) and written back as it was read.
  *
  * @example
  * ```ts
@@ -14,6 +16,7 @@
  */
 import * as Schema from "effect/Schema"
 import { setKey } from "./EntryCodec.ts"
+import * as Labels from "./Labels.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 
 type Json = Schema.Json
@@ -23,6 +26,8 @@ type JsonObject = { [key: string]: Json }
  * `metadata.json`: `title?`, `last_activated_at` (required), `pinned_at?`,
  * `archived_at?`, `expires_at?`, `labels?` in that order. Legacy keys
  * (`local`, `config`, `context`) are kept and written back after the known ones.
+ * `labels` is read in both of JP's shapes (a value, or today's list of values:
+ * see `Labels.ts`) and written back as it was read.
  *
  * @example
  * ```ts
@@ -37,7 +42,8 @@ export class ConversationMetadata extends Schema.Class<ConversationMetadata>("pa
   pinned_at: Schema.optionalKey(Timestamp.Timestamp),
   archived_at: Schema.optionalKey(Timestamp.Timestamp),
   expires_at: Schema.optionalKey(Timestamp.Timestamp),
-  labels: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  /** As read (a value or a list of values per key, keys in their order); `Labels.normalize` reads it as JP does. */
+  labels: Schema.optionalKey(Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Array(Schema.String)]))),
   /** Keys this build does not know, in their original order (kept, never interpreted). */
   extra: Schema.Record(Schema.String, Schema.Json),
   /** The original key order when it was not JP's writer order. */
@@ -72,15 +78,13 @@ export const decode = (raw: unknown, _file: string): ConversationMetadata => {
   if (title !== undefined && title !== null && typeof title !== "string") {
     throw new MetadataError(`field "title" must be a string, got ${JSON.stringify(title)}`)
   }
-  const labels = obj["labels"]
-  if (
-    labels !== undefined &&
-    (typeof labels !== "object" ||
-      labels === null ||
-      Array.isArray(labels) ||
-      Object.values(labels).some((v) => typeof v !== "string"))
-  ) {
-    throw new MetadataError(`field "labels" must be an object of strings`)
+  let labels: Labels.RawLabels | undefined
+  if (obj["labels"] !== undefined && obj["labels"] !== null) {
+    try {
+      labels = Labels.decode(obj["labels"])
+    } catch (error) {
+      throw new MetadataError(`field "labels": ${error instanceof Error ? error.message : String(error)}`)
+    }
   }
   const extra: JsonObject = {}
   for (const k of Object.keys(obj))
@@ -94,7 +98,7 @@ export const decode = (raw: unknown, _file: string): ConversationMetadata => {
   if (archived !== undefined) mutable.archived_at = archived
   const expires = optTimestamp(obj, "expires_at")
   if (expires !== undefined) mutable.expires_at = expires
-  if (labels !== undefined) mutable.labels = labels as Record<string, string>
+  if (labels !== undefined) mutable.labels = labels
   const meta = new ConversationMetadata(props, { disableChecks: true })
   const keys = Object.keys(obj)
   const canonical = Object.keys(encodeCanonical(meta))
@@ -111,9 +115,8 @@ const encodeCanonical = (m: ConversationMetadata): JsonObject => {
   if (m.pinned_at !== undefined) out["pinned_at"] = m.pinned_at
   if (m.archived_at !== undefined) out["archived_at"] = m.archived_at
   if (m.expires_at !== undefined) out["expires_at"] = m.expires_at
-  if (m.labels !== undefined && Object.keys(m.labels).length > 0) {
-    out["labels"] = Object.fromEntries(Object.entries(m.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-  }
+  // Written as read (its shape and key order): parley never relabels a conversation.
+  if (m.labels !== undefined) out["labels"] = m.labels as JsonObject
   for (const k of Object.keys(m.extra)) if (!Object.hasOwn(out, k)) setKey(out, k, m.extra[k]!)
   return out
 }

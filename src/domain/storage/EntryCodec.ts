@@ -11,7 +11,13 @@
  * response without `reason` is `user` (RFD 082's text); a missing
  * `arguments` is `{}`; extra keys such as the old `tool_answers` are kept.
  *
- * Encoding writes JP's writer shape (`timestamp, type, …fields, metadata`).
+ * `event_overlay` entries (JP `patch.rs`) are checked as JP reads them and
+ * kept raw, like an unknown kind (`Projection` applies them). Every kind may
+ * carry today's `event_id` (JP RFD 097; see `EventId.ts`): a non-string one is
+ * a corrupt entry.
+ *
+ * Encoding writes JP's writer shape (`timestamp, type, …fields, metadata`),
+ * with `event_id` first for a new entry that has one ({@link withEventId}).
  * An entry read from disk whose layout was not canonical (other key order,
  * extra or defaulted keys, undecodable base64 values) remembers that layout,
  * so an unchanged conversation is written back byte for byte. A new or
@@ -43,6 +49,7 @@ import {
   UnknownEntry
 } from "../event/ConversationEvent.ts"
 import { describeValue as describe } from "../event/Describe.ts"
+import * as EventOverlay from "../event/EventOverlay.ts"
 import { InquiryRequest } from "../event/InquiryRequest.ts"
 import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "../event/InquiryResponse.ts"
 import { InquiryQuestion } from "../event/InquiryQuestion.ts"
@@ -78,6 +85,38 @@ interface Layout {
 }
 
 const layouts = new WeakMap<object, Layout>()
+
+/**
+ * The `event_id` of each entry that has one (JP RFD 097): read from disk, or
+ * given to a new entry by {@link withEventId}. An entry read from disk keeps
+ * its id where it stood (its layout, or its raw object); a new one has it
+ * written first, as JP writes it.
+ */
+const eventIds = new WeakMap<object, string>()
+
+/** The entry's `event_id` (`undefined`: none, or a legacy `null`/empty one). */
+export const eventIdOf = (e: StreamEntry): string | undefined => eventIds.get(e)
+
+/**
+ * Gives `e` the id `id` (JP RFD 097): an entry parley made, or rebuilt from
+ * one that had it. An id it already has is kept. Returns `e`.
+ */
+export const withEventId = <E extends StreamEntry>(e: E, id: string): E => {
+  if (!eventIds.has(e)) eventIds.set(e, id)
+  return e
+}
+
+/**
+ * Reads `event_id` as JP's storage boundary does (`stream/entry.rs`): missing,
+ * `null` or empty is a legacy entry without one; any other non-string is a
+ * corrupt entry.
+ */
+const readEventId = (raw: JsonObject, kind: string | undefined): string | undefined => {
+  const id = raw["event_id"]
+  if (id === undefined || id === null || id === "") return undefined
+  if (typeof id !== "string") throw new EntryError(kind, `field "event_id" must be a string, got ${describe(id)}`)
+  return id
+}
 
 const SEP = "\u0001"
 
@@ -185,6 +224,13 @@ export const decodeEntry = (raw: unknown): StreamEntry => {
   const type = raw["type"]
   if (type === undefined) throw new EntryError(undefined, `missing field "type"`)
   if (typeof type !== "string") throw new EntryError(undefined, `field "type" must be a string, got ${describe(type)}`)
+  const id = readEventId(raw, type)
+  const entry = decodeKind(raw, type)
+  if (id !== undefined) eventIds.set(entry, id)
+  return entry
+}
+
+const decodeKind = (raw: JsonObject, type: string): StreamEntry => {
   switch (type) {
     case "config_delta":
       return trusted(ConfigDelta, { type: "config_delta", raw })
@@ -193,6 +239,12 @@ export const decodeEntry = (raw: unknown): StreamEntry => {
       const compaction = Compaction.fromRaw(raw)
       if (Result.isFailure(compaction)) throw new EntryError("compaction", compaction.failure)
       return compaction.success
+    }
+    case EventOverlay.TYPE: {
+      // Kept as the raw entry it is (a global entry every pass leaves in place); JP fails the load on a malformed one.
+      const overlay = EventOverlay.parse(raw)
+      if (Result.isFailure(overlay)) throw new EntryError(EventOverlay.TYPE, overlay.failure)
+      return trusted(UnknownEntry, { type: "unknown", raw })
     }
     case "turn_start":
     case "chat_request":
@@ -440,7 +492,11 @@ const canonicalKeys = (e: StreamEntry): ReadonlyArray<string> => {
  * Encodes an entry to its on-disk JSON object (storage base64 applied).
  */
 export const encodeEntry = (e: StreamEntry): JsonObject => {
-  if (e.type === "config_delta" || e.type === "compaction" || e.type === "unknown") return e.raw as JsonObject
+  if (e.type === "config_delta" || e.type === "compaction" || e.type === "unknown") {
+    const id = eventIds.get(e)
+    // Read from disk, the id is in the raw object already, where it stood.
+    return id === undefined || Object.hasOwn(e.raw, "event_id") ? (e.raw as JsonObject) : { event_id: id, ...e.raw }
+  }
   const layout = layouts.get(e)
   const undecoded = layout?.undecoded
   const values: JsonObject = { timestamp: e.timestamp, type: e.type }
@@ -481,7 +537,11 @@ export const encodeEntry = (e: StreamEntry): JsonObject => {
   if (hasMetadata || layout?.keys?.includes("metadata")) {
     values["metadata"] = encodeLeaves(e.metadata, "metadata", undecoded)
   }
-  if (layout?.keys === undefined) return values
+  if (layout?.keys === undefined) {
+    // A new entry with an id: first, as JP's writer puts it.
+    const id = eventIds.get(e)
+    return id === undefined ? values : { event_id: id, ...values }
+  }
   // Original layout: its keys in its order (a defaulted key such as a legacy
   // response's `outcome` was not there and is not written).
   const out: JsonObject = {}
@@ -497,8 +557,8 @@ export const encodeEntry = (e: StreamEntry): JsonObject => {
  * shapes): what `conversation print --format json` shows.
  */
 export const toPlainJson = (e: StreamEntry): JsonObject => {
-  if (e.type === "config_delta" || e.type === "compaction" || e.type === "unknown") return e.raw as JsonObject
   const encoded = encodeEntry(e)
+  if (e.type === "config_delta" || e.type === "compaction" || e.type === "unknown") return encoded
   const out: JsonObject = {}
   for (const k of Object.keys(encoded)) {
     if (k === "arguments" && e.type === "tool_call_request") out[k] = e.arguments

@@ -28,8 +28,15 @@
  * 5. Compaction entries are consumed; config deltas and unknown entries pass
  *    through; inquiry events and turn markers are left for the filter to
  *    drop, as they always are.
+ * 6. Event overlays (JP's `patch.rs`, `EventOverlay.ts`): every patch of every
+ *    `event_overlay` entry, overlays in stream order and patches in order,
+ *    rewrites the metadata of each provider-visible event it matches, wherever
+ *    the overlay stands (matching is by content). Compactions never read
+ *    metadata and keep it on what they strip, so applying the patches after
+ *    them gives what JP's projection gives. The overlay entries pass through
+ *    as the unknown entries they are kept as.
  *
- * Without compactions the input is returned as it is (the same array).
+ * Without compactions and overlays the input is returned as it is (the same array).
  *
  * @example
  * ```ts
@@ -41,10 +48,13 @@
  *
  * @since 0.1.0
  */
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
 import { ChatRequest } from "../event/ChatRequest.ts"
 import { ChatResponse } from "../event/ChatResponse.ts"
 import type { Compaction, ToolCallPolicy } from "../event/Compaction.ts"
 import { isProviderVisible, type StreamEntry } from "../event/ConversationEvent.ts"
+import * as EventOverlay from "../event/EventOverlay.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 import { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import { ToolCallResponse } from "../event/ToolCallResponse.ts"
@@ -198,6 +208,48 @@ const applyToolPolicy = (e: ToolCallRequest | ToolCallResponse, policy: ToolCall
   return e
 }
 
+/** The patches of a stream's overlays, in stream order (each entry read once while it lives). */
+const overlayPatches = new WeakMap<StreamEntry, ReadonlyArray<EventOverlay.OverlayPatch>>()
+const patchesOf = (entries: ReadonlyArray<StreamEntry>): Array<EventOverlay.OverlayPatch> => {
+  const out: Array<EventOverlay.OverlayPatch> = []
+  for (const e of entries) {
+    if (e.type !== "unknown" || e.raw["type"] !== EventOverlay.TYPE) continue
+    let patches = overlayPatches.get(e)
+    if (patches === undefined) {
+      // Checked when it was read; one that was not (built in memory) and does not read patches nothing.
+      const parsed = EventOverlay.parse(e.raw)
+      patches = Result.isSuccess(parsed) ? parsed.success.patches : []
+      overlayPatches.set(e, patches)
+    }
+    out.push(...patches)
+  }
+  return out
+}
+
+/** `e` with `metadata` (a provider-visible event; the others are never sent). */
+const withMetadata = (e: ProviderEvent, metadata: { readonly [key: string]: Schema.Json }): ProviderEvent => {
+  switch (e.type) {
+    case "chat_request":
+      return trusted(ChatRequest, { ...e, metadata })
+    case "chat_response":
+      return trusted(ChatResponse, { ...e, metadata })
+    case "tool_call_request":
+      return trusted(ToolCallRequest, { ...e, metadata })
+    case "tool_call_response":
+      return trusted(ToolCallResponse, { ...e, metadata })
+  }
+}
+
+/** Step 6 over `out`, in place: each provider-visible event whose metadata a patch changes is replaced by its patched copy. */
+const patchAll = (out: Array<StreamEntry>, patches: ReadonlyArray<EventOverlay.OverlayPatch>): void => {
+  for (let i = 0; i < out.length; i++) {
+    const e = out[i]!
+    if (!isProviderVisible(e)) continue
+    const metadata = EventOverlay.applyAll(patches, e.metadata)
+    if (metadata !== e.metadata) out[i] = withMetadata(e, metadata)
+  }
+}
+
 /** The compactions of a stream, in stream order. */
 const compactionsOf = (entries: ReadonlyArray<StreamEntry>): Array<Compaction> => {
   const out: Array<Compaction> = []
@@ -279,7 +331,11 @@ const apply = (
  */
 export const project = (entries: ReadonlyArray<StreamEntry>): ReadonlyArray<StreamEntry> => {
   const compactions = compactionsOf(entries)
-  return compactions.length === 0 ? entries : apply(entries, compactions, false)
+  const patches = patchesOf(entries)
+  if (compactions.length === 0 && patches.length === 0) return entries
+  const out = compactions.length === 0 ? entries.slice() : apply(entries, compactions, false)
+  if (patches.length > 0) patchAll(out, patches)
+  return out
 }
 
 /**
@@ -296,8 +352,13 @@ export const project = (entries: ReadonlyArray<StreamEntry>): ReadonlyArray<Stre
  */
 export const projectVisible = (entries: ReadonlyArray<StreamEntry>): Array<ProviderEvent> => {
   const compactions = compactionsOf(entries)
-  if (compactions.length > 0) return apply(entries, compactions, true) as Array<ProviderEvent>
-  const out: Array<ProviderEvent> = []
-  for (const e of entries) if (isProviderVisible(e)) out.push(e)
+  let out: Array<ProviderEvent>
+  if (compactions.length > 0) out = apply(entries, compactions, true) as Array<ProviderEvent>
+  else {
+    out = []
+    for (const e of entries) if (isProviderVisible(e)) out.push(e)
+  }
+  const patches = patchesOf(entries)
+  if (patches.length > 0) patchAll(out, patches)
   return out
 }

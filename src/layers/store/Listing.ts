@@ -53,6 +53,7 @@ import * as path from "node:path"
 import type * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationIdText from "../../domain/storage/ConversationIdText.ts"
 import * as TimestampText from "../../domain/event/TimestampText.ts"
+import type { Label } from "../../domain/storage/Labels.ts"
 import type { IncompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
 import type { ConversationSummary, DamagedConversation, Listing } from "../../services/ConversationStore.ts"
 import * as AtomicFile from "./AtomicFile.ts"
@@ -64,7 +65,7 @@ import * as JsonText from "../../domain/storage/JsonText.ts"
 import { DIR_MODE } from "../../domain/storage/PrivateDir.ts"
 
 export const INDEX = ".parley-index.json"
-const INDEX_VERSION = 7
+const INDEX_VERSION = 8
 
 /**
  * The files a row comes from. `base_config.json` adds nothing to a summary,
@@ -93,8 +94,10 @@ interface Cells {
   readonly damage: string | null
   /** The provider view's estimated tokens (issue 26; null for damage). */
   readonly tokens: number | null
+  /** Its labels as JP reads them (null for damage). */
+  readonly labels: ReadonlyArray<Label> | null
 }
-const CELLS = 8
+const CELLS = 9
 
 /** A conversation decoded by this listing: its key (its directory name, under `.archive/` when archived), stamp and cells. */
 interface Row {
@@ -151,6 +154,18 @@ const isIncomplete = (v: unknown): boolean =>
     typeof (v as IncompleteSummary).state === "string" &&
     ((v as IncompleteSummary).tool === undefined || typeof (v as IncompleteSummary).tool === "string"))
 
+/** Whether `v` is a labels cell: `[{ key, values: [string…] }…]`. */
+const isLabels = (v: unknown): boolean =>
+  Array.isArray(v) &&
+  v.every(
+    (l: unknown) =>
+      typeof l === "object" &&
+      l !== null &&
+      typeof (l as Label).key === "string" &&
+      Array.isArray((l as Label).values) &&
+      (l as Label).values.every((x) => typeof x === "string")
+  )
+
 /** Whether row `i` holds what a listing writes (an index edited by hand is decoded again, never trusted). */
 const validCells = (stored: Stored, i: number): boolean => {
   const c = stored.cells
@@ -163,7 +178,8 @@ const validCells = (stored: Stored, i: number): boolean => {
     isStringOrNull(c[o + 2]) &&
     typeof c[o + 3] === "string" &&
     isIncomplete(c[o + 4]) &&
-    typeof c[o + 7] === "number"
+    typeof c[o + 7] === "number" &&
+    isLabels(c[o + 8])
   )
 }
 
@@ -214,7 +230,8 @@ const NOT_LISTED = {
   lastActivatedAt: null,
   incomplete: null,
   at: "",
-  tokens: null
+  tokens: null,
+  labels: null
 } as const
 
 /** What decoding a directory gave: its row, why it cannot be read now (not remembered), or that it is gone. */
@@ -280,7 +297,8 @@ const decodeRow = async (found: Found): Promise<Decoded> => {
         incomplete: s.incomplete,
         at: sortKey(s.lastActivatedAt),
         damage: null,
-        tokens: s.tokens
+        tokens: s.tokens,
+        labels: s.labels
       }
       return { _tag: "Row", row: { key: found.key, stamp, cells } }
     } catch (error) {
@@ -381,7 +399,7 @@ const scanGroup = (parent: string, archived: boolean, index: Index, out: Scan): 
       stampInto(dir, stamp)
     } catch (error) {
       // One unreadable conversation never hides the others.
-      out.unreadable.push({ id, path: dir, reason: messageOf(error) })
+      out.unreadable.push({ id, path: dir, reason: messageOf(error), archived })
       continue
     }
     const i = position.get(key)
@@ -439,7 +457,12 @@ const decodeAll = async (
     const outcome = await decodeRow(found)
     if (outcome._tag === "Row") return void decoded.push(outcome.row)
     if (outcome._tag === "Unreadable")
-      return void damaged.push({ id: idOf(found.key), path: found.dir, reason: outcome.reason })
+      return void damaged.push({
+        id: idOf(found.key),
+        path: found.dir,
+        reason: outcome.reason,
+        archived: found.archived
+      })
     const taken = listed()
     taken.delete(found.key)
     const moved = relocate(conversationsDir, found, taken)
@@ -449,14 +472,16 @@ const decodeAll = async (
       return void damaged.push({
         id: idOf(found.key),
         path: found.dir,
-        reason: `${found.dir}: listed under a name that does not open it (a name that is not UTF-8?)`
+        reason: `${found.dir}: listed under a name that does not open it (a name that is not UTF-8?)`,
+        archived: found.archived
       })
     }
     if (moves >= MAX_DECODES) {
       return void damaged.push({
         id: idOf(moved.key),
         path: moved.dir,
-        reason: `${moved.dir}: renamed ${moves + 1} times while it was read; list again`
+        reason: `${moved.dir}: renamed ${moves + 1} times while it was read; list again`,
+        archived: moved.archived
       })
     }
     taken.add(moved.key)
@@ -538,7 +563,7 @@ const writeIndex = async (conversationsDir: string, stored: Stored, rows: Readon
       keys.push(r.key)
       for (let k = 0; k < STAMP; k++) stamps.push(r.stamp[k]!)
       const c = r.cells
-      cells.push(c.title, c.events, c.lastEventAt, c.lastActivatedAt, c.incomplete, c.at, c.damage, c.tokens)
+      cells.push(c.title, c.events, c.lastEventAt, c.lastActivatedAt, c.incomplete, c.at, c.damage, c.tokens, c.labels)
     }
   }
   try {
@@ -559,7 +584,8 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
   const id = idOf(key)
   if (typeof r !== "number") {
     const c = r.cells
-    if (c.damage !== null) return { id, path: dir, reason: damageReason(dir, c.damage) }
+    if (c.damage !== null)
+      return { id, path: dir, reason: damageReason(dir, c.damage), archived: key.startsWith(ARCHIVE) }
     return {
       id,
       title: c.title,
@@ -569,12 +595,14 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
       archived: key.startsWith(ARCHIVE),
       incomplete: c.incomplete,
       tokens: c.tokens!,
+      labels: c.labels!,
       path: dir
     }
   }
   const c = stored.cells
   const o = r * CELLS
-  if (c[o + 6] !== null) return { id, path: dir, reason: damageReason(dir, c[o + 6] as string) }
+  if (c[o + 6] !== null)
+    return { id, path: dir, reason: damageReason(dir, c[o + 6] as string), archived: key.startsWith(ARCHIVE) }
   return {
     id,
     title: c[o] as string | null,
@@ -584,6 +612,7 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
     archived: key.startsWith(ARCHIVE),
     incomplete: c[o + 4] as IncompleteSummary | null,
     tokens: c[o + 7] as number,
+    labels: c[o + 8] as ReadonlyArray<Label>,
     path: dir
   }
 }

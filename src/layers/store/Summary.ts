@@ -15,6 +15,7 @@
 import { conversationTokens } from "../../domain/model/ContextWindow.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import * as ConversationModel from "../../domain/storage/Conversation.ts"
+import * as Labels from "../../domain/storage/Labels.ts"
 import { incompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
 import * as Timestamp from "../../domain/event/Timestamp.ts"
 import type { ConversationSummary } from "../../services/ConversationStore.ts"
@@ -30,6 +31,7 @@ export const summaryOf = (conversation: Conversation, path: string): Conversatio
     archived: conversation.archived,
     incomplete: incompleteSummary(conversation.entries),
     tokens: conversationTokens(conversation.entries),
+    labels: Labels.normalize(conversation.metadata.labels),
     path
   }
 }

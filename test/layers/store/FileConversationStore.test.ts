@@ -269,9 +269,12 @@ describe("FileConversationStore", () => {
         const storage = tempDir()
         const dir = path.join(storage, "conversations", "17738399468-t")
         yield* seed(storage)
-        yield* inSession(storage, (session) => session.append(turn(0)))
+        // The appended entries themselves: the session gave them their event ids (JP RFD 097).
+        const first = turn(0)
+        yield* inSession(storage, (session) => session.append(first))
         // Simulate a run killed mid-append: journal lines the fold never saw, and half a line.
-        const lines = turn(1).map((e, i) =>
+        const second = turn(1)
+        const lines = second.map((e, i) =>
           JSON.stringify({
             at: 2 + i,
             base: String(Buffer.byteLength(eventsText(storage))),
@@ -291,7 +294,7 @@ describe("FileConversationStore", () => {
         // Any command that opens it heals it, whatever it goes on to do.
         yield* inSession(storage, () => Effect.void)
         expect(fs.existsSync(path.join(dir, FileConversationStore.JOURNAL))).toBe(false)
-        expect(eventsText(storage)).toBe(EventsFile.render([...turn(0), ...turn(1)]))
+        expect(eventsText(storage)).toBe(EventsFile.render([...first, ...second]))
         const check = yield* withStore(storage, (s) => s.check())
         expect(check.map((r) => [r.ok, r.roundtrip])).toStrictEqual([[true, "identical"]])
       })

@@ -42,6 +42,8 @@ import type { StreamEntry } from "../../../domain/event/ConversationEvent.ts"
 import * as Timestamp from "../../../domain/event/Timestamp.ts"
 import type { Conversation } from "../../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../../domain/storage/ConversationId.ts"
+import * as JsonText from "../../../domain/storage/JsonText.ts"
+import * as Labels from "../../../domain/storage/Labels.ts"
 import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
 import type { MissingPackage } from "../../../domain/package/MissingPackage.ts"
 import * as LoadPackage from "../../LoadPackage.ts"
@@ -367,14 +369,15 @@ export const make = (url: string) =>
       })
 
     const list = (options?: { readonly archived?: boolean }) =>
-      sql<ConversationRow>`SELECT id, archived, title, entries, events, last_event_at, last_activated_at, incomplete_state, incomplete_tool, tokens, damage, NULL AS metadata, NULL AS base_config
+      sql<ConversationRow>`SELECT id, archived, title, entries, events, last_event_at, last_activated_at, incomplete_state, incomplete_tool, tokens, damage, metadata, NULL AS base_config
         FROM parley_conversations WHERE ${options?.archived === true ? sql`true` : sql`NOT archived`}`.pipe(
         Effect.mapError(ioError(at, "listing conversations")),
         Effect.map((rows) => {
           const conversations: Array<ConversationSummary> = []
           const damaged: Array<DamagedConversation> = []
           for (const r of rows) {
-            if (r.damage !== null) damaged.push({ id: r.id, path: pathOf(r.id), reason: r.damage })
+            if (r.damage !== null)
+              damaged.push({ id: r.id, path: pathOf(r.id), reason: r.damage, archived: r.archived })
             else conversations.push(summaryOfRow(r, pathOf(r.id)))
           }
           conversations.sort(
@@ -444,8 +447,21 @@ const summaryOfRow = (r: ConversationRow, path: string): ConversationSummary => 
       ? null
       : { state: r.incomplete_state, ...(r.incomplete_tool === null ? {} : { tool: r.incomplete_tool }) },
   tokens: Number(r.tokens),
+  labels: labelsOf(r.metadata),
   path
 })
+
+/** The labels in a row's `metadata.json` text (none when it has none; a row that does not decode is damage, not listed). */
+const labelsOf = (metadata: string | null): ReadonlyArray<Labels.Label> => {
+  if (metadata === null) return []
+  try {
+    const raw: unknown = JsonText.parse(metadata)
+    const labels = typeof raw === "object" && raw !== null ? (raw as { labels?: unknown }).labels : undefined
+    return labels === undefined || labels === null ? [] : Labels.normalize(Labels.decode(labels))
+  } catch {
+    return []
+  }
+}
 
 const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
   const out: Array<ReadonlyArray<A>> = []

@@ -1,0 +1,54 @@
+/**
+ * Stream entry ids (JP RFD 097, `jp_conversation/src/event_id.rs` and
+ * `stream/entry.rs`): every entry today's JP writes carries `event_id`, an
+ * opaque string unique within its stream, written first in the entry
+ * (`{"event_id":"k3m9x2a","timestamp":…,"type":…}`).
+ *
+ * JP's rules, as parley follows them:
+ *
+ * - A generated id is 7 characters of `0-9a-z`, each equally likely (OS
+ *   randomness; a byte of 252 or more is drawn again), and is never one the
+ *   stream holds already: a colliding draw is drawn again.
+ * - Reading: a missing, `null` or empty `event_id` is a legacy entry without
+ *   one; any other string is kept verbatim, whatever its format; anything
+ *   else is a corrupt entry (an error naming it).
+ * - JP also gives a legacy entry (and the later of two entries sharing an id)
+ *   a fresh id at load, written on its next save. parley does not: an entry
+ *   it did not change is written back byte for byte (contract §2), so only
+ *   the entries parley appends get ids, never one the file holds.
+ *
+ * @example
+ * ```ts
+ * import * as EventId from "parley/domain/storage/EventId"
+ * const id = EventId.fresh(new Set(["k3m9x2a"]))
+ * /^[0-9a-z]{7}$/.test(id) // true
+ * ```
+ *
+ * @since 0.1.0
+ */
+const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+const LENGTH = 7
+
+/** One random id in JP's generated format (rejection sampling, as JP: no character is likelier than another). */
+export const random = (): string => {
+  let id = ""
+  const bytes = new Uint8Array(LENGTH)
+  while (id.length < LENGTH) {
+    // Web Crypto (a global in every Node parley supports): the OS random source JP also draws from.
+    globalThis.crypto.getRandomValues(bytes)
+    for (const b of bytes) {
+      if (b >= 252) continue
+      id += ALPHABET[b % 36]
+      if (id.length === LENGTH) break
+    }
+  }
+  return id
+}
+
+/** An id none of `taken` holds (JP's `fresh`: draw again on a collision). */
+export const fresh = (taken: ReadonlySet<string>, draw: () => string = random): string => {
+  for (;;) {
+    const id = draw()
+    if (id !== "" && !taken.has(id)) return id
+  }
+}
