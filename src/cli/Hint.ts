@@ -5,7 +5,11 @@
  * not remember — the storage directory when one was given (`--storage` or
  * `$PARLEY_STORAGE`), the `--config` file when one was given (commands that
  * read the config), the `--model` when one was given, and the scripted
- * model's `--script` — with every word shell-quoted.
+ * model's `--script` — with every word shell-quoted. A database url is
+ * repeated without its password (docs/postgres.md#passwords): a printed
+ * command lands on stderr, in `detached-*.log` files and in what people
+ * paste, and works again where the password comes from `PGPASSWORD` or
+ * `~/.pgpass`.
  *
  * @example
  * ```ts
@@ -14,6 +18,7 @@
  * // "parley query --continue-turn --id 17953588145 --storage '/tmp/my dir/.parley'"
  * ```
  */
+import * as StorageDir from "../programs/StorageDir.ts"
 
 /** What a hint must repeat so it works when pasted. */
 export interface Context {
@@ -47,6 +52,10 @@ export const invokedAs = (script: string | undefined = process.argv[1]): string 
         ? "parley"
         : `node ${quote(script)}`
 
+/** The storage as a printed command repeats it: a database url without its password, a directory as it is. */
+export const shownStorage = (storage: string): string =>
+  StorageDir.isDatabaseUrl(storage) ? StorageDir.databaseKey(storage) : storage
+
 /**
  * `parley <args>` plus the flags of `context`, quoted. A `placeholder` (such
  * as `<yes|no>`) is written as it is, right after the args: the person
@@ -56,7 +65,7 @@ export const command = (args: ReadonlyArray<string>, context: Context, placehold
   const flags: Array<string> = []
   if (context.model !== undefined) flags.push("--model", context.model)
   if (context.script !== undefined) flags.push("--script", context.script)
-  if (context.storage !== undefined) flags.push("--storage", context.storage)
+  if (context.storage !== undefined) flags.push("--storage", shownStorage(context.storage))
   if (context.config !== undefined) flags.push("--config", context.config)
   return [
     invokedAs(),

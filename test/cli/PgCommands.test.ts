@@ -311,5 +311,20 @@ describe.skipIf(pgSkip !== undefined)(
         expect(await served.stop()).toBe(143)
       }
     }, 120_000)
+
+    it("a password in $PARLEY_STORAGE is not printed: the hint repeats the url without it", () => {
+      const p = project()
+      const secret = "pw-0f3a9c1e"
+      const withPassword = new URL(p.storage)
+      withPassword.password = secret
+      // Trust authentication: the server ignores the password, so the command reaches the database.
+      const r = runParley(["conversation", "print", "17953588145"], {
+        cwd: p.root,
+        env: { PARLEY_STORAGE: withPassword.toString(), PARLEY_SCRIPT: undefined, PARLEY_CONFIG: undefined }
+      })
+      expect(r.code).toBe(1)
+      expect(r.stderr).toContain(`conversation ls --archived --storage ${p.storage}`)
+      expect(r.stderr).not.toContain(secret)
+    }, 60_000)
   }
 )

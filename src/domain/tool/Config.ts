@@ -465,20 +465,37 @@ const ENV_KEYS = ["env", "env_keep", "env_set"] as const
 const isLocal = (raw: Record<string, unknown>): boolean =>
   raw["source"] === "local" || (raw["source"] === undefined && "command" in raw)
 
+// Why a tool without a command has no environment setting: a built-in runs inside parley, an MCP tool in its server.
+const notLocal = (raw: Record<string, unknown>): string => {
+  const source = raw["source"]
+  if (typeof source === "string" && source.startsWith("mcp."))
+    return "an MCP tool runs with its server's environment ([mcp.servers.NAME] env)"
+  if (source === "builtin") return "a built-in tool runs inside parley and starts no process"
+  return "without one this is a built-in tool, which runs inside parley and starts no process, or an MCP server's, which runs with its server's environment ([mcp.servers.NAME] env)"
+}
+
+// Whether `*`'s env_keep reaches any tool: `*` clears, or a local tool clears and keeps nothing of its own (`toolEnv`).
+const defaultKeepUsed = (all: Record<string, unknown>, tools: Record<string, unknown>): boolean =>
+  all["env"] === "clear" ||
+  Object.entries(tools).some(
+    ([name, raw]) => name !== "*" && isTable(raw) && isLocal(raw) && raw["env"] === "clear" && !("env_keep" in raw)
+  )
+
 // `env`, `env_keep`, `env_set` of one tool (or of `*`): local tools only, real names, never parley's own.
 const envIssues = (
   name: string,
   raw: Record<string, unknown>,
-  all: Record<string, unknown>,
+  tools: Record<string, unknown>,
   base: ReadonlyArray<string>
 ): Array<ConfigIssue> => {
+  const all = isTable(tools["*"]) ? tools["*"] : {}
   const issues: Array<ConfigIssue> = []
   if (name !== "*" && !isLocal(raw)) {
     for (const key of ENV_KEYS)
       if (key in raw)
         issues.push({
           path: [...base, key],
-          message: `only a local tool (one with a command) has ${key}; an MCP tool runs with its server's environment ([mcp.servers.NAME] env)`
+          message: `only a local tool (one with a command) has ${key}; ${notLocal(raw)}`
         })
     return issues
   }
@@ -488,10 +505,13 @@ const envIssues = (
       if (typeof entry === "string" && ToolEnv.isParleys(entry))
         issues.push({ path: [...base, "env_keep", i], message: `${entry} ${PARLEYS}` })
     })
-    if (name !== "*" && (raw["env"] ?? all["env"] ?? "inherit") === "inherit")
+    if (name === "*" ? !defaultKeepUsed(raw, tools) : (raw["env"] ?? all["env"] ?? "inherit") === "inherit")
       issues.push({
         path: [...base, "env_keep"],
-        message: 'needs env = "clear" (with env = "inherit" a tool already gets every variable but parley\'s own)'
+        message:
+          name === "*"
+            ? 'needs env = "clear" here or in a local tool without its own env_keep (with env = "inherit" a tool already gets every variable but parley\'s own)'
+            : 'needs env = "clear" (with env = "inherit" a tool already gets every variable but parley\'s own)'
       })
   }
   const set = raw["env_set"]
@@ -528,14 +548,13 @@ const semanticIssues = (input: unknown): Array<ConfigIssue> => {
   const issues: Array<ConfigIssue> = [...mcpIssues(input), ...parleyReferences(input, [])]
   const conversation = isTable(input) ? input["conversation"] : undefined
   const rawTools = isTable(conversation) && isTable(conversation["tools"]) ? conversation["tools"] : {}
-  const all = isTable(rawTools["*"]) ? rawTools["*"] : {}
   const sourceIsFixed =
     "the inquiry source cannot be configured: it is decided by the tool kind (local tools always ask as tool{name})"
   for (const [name, raw] of Object.entries(rawTools)) {
     if (!isTable(raw)) continue
     const base = ["conversation", "tools", name]
     if ("inquiry_source" in raw) issues.push({ path: [...base, "inquiry_source"], message: sourceIsFixed })
-    issues.push(...envIssues(name, raw, all, base))
+    issues.push(...envIssues(name, raw, rawTools, base))
     if (name !== "*") {
       if (raw["source"] === "local" && !("command" in raw)) {
         issues.push({ path: [...base, "command"], message: 'missing (required for source = "local")' })

@@ -74,11 +74,21 @@ export interface Unset {
   readonly name: string
 }
 
+/** `$PARLEY_TOKEN`'s value in `env` when it is long enough to search for ({@link TOKEN_SEARCH_MIN}), else `undefined`. */
+export const searchableToken = (env: Readonly<Record<string, string | undefined>>): string | undefined => {
+  const secret = env[TOKEN]
+  return secret !== undefined && secret.length >= TOKEN_SEARCH_MIN ? secret : undefined
+}
+
+/** Whether `value` carries the token (from {@link searchableToken}), under whatever name it travels. */
+export const carriesToken = (value: string, token: string | undefined): boolean =>
+  token !== undefined && value.includes(token)
+
 /** Whether a variable may reach a tool: not parley's, and not carrying the token's value. */
 const passes =
   (token: string | undefined) =>
   ([name, value]: readonly [string, string | undefined]): boolean =>
-    value !== undefined && !isParleys(name) && (token === undefined || !value.includes(token))
+    value !== undefined && !isParleys(name) && !carriesToken(value, token)
 
 /**
  * The environment of a tool under `setting`, from parley's environment
@@ -89,8 +99,7 @@ export const forTool = (
   parent: Readonly<Record<string, string | undefined>>,
   setting: Setting
 ): Result.Result<Record<string, string>, Unset> => {
-  const secret = parent[TOKEN]
-  const token = secret !== undefined && secret.length >= TOKEN_SEARCH_MIN ? secret : undefined
+  const token = searchableToken(parent)
   const base =
     setting.mode === "inherit" ? Object.entries(parent) : setting.keep.map((name) => [name, parent[name]] as const)
   const lookup = (name: string) => (isParleys(name) ? undefined : parent[name])

@@ -39,8 +39,12 @@ export interface LocalToolSpec {
   readonly timeoutMs: number
   /** Stop the tool once stdout and stderr together pass this many bytes. */
   readonly maxOutputBytes: number
-  /** How its environment is made from parley's (never with `PARLEY_*`; see `ToolEnv`). */
-  readonly env: ToolEnv.Setting
+  /**
+   * How its environment is made from parley's, as `Config.toolEnv` reads it
+   * from `[conversation.tools.NAME]`. Absent: parley's environment less
+   * `PARLEY_*` (`env = "inherit"`). Never with `PARLEY_*` either way.
+   */
+  readonly env?: ToolEnv.Setting
 }
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
@@ -119,7 +123,7 @@ export const run = (
 ): Effect.Effect<ExecutorResult> => {
   const tool: ToolPart = { name: spec.name, arguments: args, answers }
   const ctx = contextPart(context)
-  const env = ToolEnv.forTool(process.env, spec.env)
+  const env = ToolEnv.forTool(process.env, spec.env ?? ToolEnv.inherit)
   if (Result.isFailure(env)) {
     const { key, name } = env.failure
     return Effect.succeed(

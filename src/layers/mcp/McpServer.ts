@@ -324,7 +324,11 @@ const makeConnection = (
   }
 })
 
-/** `env` and `headers` with `${env:NAME}` replaced; a variable that is not set stops the start with a message naming it. */
+/**
+ * `env` and `headers` with `${env:NAME}` replaced; a variable that is not
+ * set, or a value carrying `$PARLEY_TOKEN`'s value (a copy of the token under
+ * another name, contract §8), stops the start with a message naming the key.
+ */
 const withSecrets = (
   name: string,
   config: McpServerConfig,
@@ -332,6 +336,7 @@ const withSecrets = (
 ): McpServerConfig => {
   // parley's own variables are never handed to a server (a config naming one does not load; this is the last word).
   const lookup = (variable: string) => (ToolEnv.isParleys(variable) ? undefined : env[variable])
+  const token = ToolEnv.searchableToken(env)
   const out: { -readonly [K in keyof McpServerConfig]: McpServerConfig[K] } = { ...config }
   for (const key of ["env", "headers"] as const) {
     const table = config[key]
@@ -343,6 +348,11 @@ const withSecrets = (
         `MCP server "${name}": ${key}.${entry} names \${env:${variable}}, which is not set in parley's environment.\nIts tools are unavailable in this run; set ${variable} or change [mcp.servers.${name}] in config.toml.`
       )
     }
+    const carrier = Object.keys(expanded.success).find((entry) => ToolEnv.carriesToken(expanded.success[entry]!, token))
+    if (carrier !== undefined)
+      throw new StartError(
+        `MCP server "${name}": ${key}.${carrier} carries the value of $${ToolEnv.TOKEN}, which parley never hands to a server.\nIts tools are unavailable in this run; give the server its own credential in [mcp.servers.${name}] in config.toml.`
+      )
     out[key] = expanded.success
   }
   return out

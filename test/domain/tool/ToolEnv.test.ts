@@ -139,8 +139,27 @@ describe("config: env, env_keep, env_set", () => {
       )
     ).toStrictEqual([
       'conversation.tools.a.env_keep: needs env = "clear" (with env = "inherit" a tool already gets every variable but parley\'s own)',
-      "conversation.tools.b.env: only a local tool (one with a command) has env; an MCP tool runs with its server's environment ([mcp.servers.NAME] env)",
+      "conversation.tools.b.env: only a local tool (one with a command) has env; without one this is a built-in tool, which runs inside parley and starts no process, or an MCP server's, which runs with its server's environment ([mcp.servers.NAME] env)",
       "conversation.tools.m.env_set: only a local tool (one with a command) has env_set; an MCP tool runs with its server's environment ([mcp.servers.NAME] env)"
     ])
+    expect(problems({ write_file: { source: "builtin", env: "clear" } })).toStrictEqual([
+      "conversation.tools.write_file.env: only a local tool (one with a command) has env; a built-in tool runs inside parley and starts no process"
+    ])
+  })
+
+  it('env_keep under "*" that no tool uses (nothing says env = "clear") is an error; one a clearing tool takes is not', () => {
+    expect(problems({ "*": { env_keep: ["PATH"] }, a: { command: "a" } })).toStrictEqual([
+      'conversation.tools."*".env_keep: needs env = "clear" here or in a local tool without its own env_keep (with env = "inherit" a tool already gets every variable but parley\'s own)'
+    ])
+    // A clearing tool with its own env_keep does not take the default either.
+    expect(
+      problems({ "*": { env_keep: ["PATH"] }, a: { command: "a", env: "clear", env_keep: ["HOME"] } })
+    ).toHaveLength(1)
+    expect(problems({ "*": { env_keep: ["PATH"] }, a: { command: "a", env: "clear" } })).toStrictEqual([])
+    expect(problems({ "*": { env: "clear", env_keep: ["PATH"] }, a: { command: "a" } })).toStrictEqual([])
+    const config = Result.getOrThrow(
+      Config.decode({ conversation: { tools: { "*": { env_keep: ["PATH"] }, a: { command: "a", env: "clear" } } } })
+    )
+    expect(Config.toolEnv(config, "a")).toStrictEqual({ mode: "clear", keep: ["PATH"], set: {} })
   })
 })

@@ -362,3 +362,24 @@ describe("local tools: leftovers and output limits (issue 11)", () => {
     })
   )
 })
+
+describe("LocalTool.run with a spec that says nothing of env (a library consumer's)", () => {
+  it.live("inherits parley's environment less PARLEY_*", () =>
+    Effect.gen(function* () {
+      process.env["PARLEY_TOKEN"] = "cluster-token-0123456789abcdef0123456789abcdef"
+      process.env["LOCAL_TOOL_TEST_KEPT"] = "kept"
+      const spec: LocalTool.LocalToolSpec = { name: "envs", command: "env", timeoutMs: 10_000, maxOutputBytes: 1 << 20 }
+      const response = completed(yield* LocalTool.run(spec, {}, {}, contextFor(tempRoot())))
+      const names = response.content.split("\n").map((line) => line.split("=")[0])
+      expect(names).toContain("LOCAL_TOOL_TEST_KEPT")
+      expect(names.filter((name) => name?.startsWith("PARLEY_"))).toStrictEqual([])
+    }).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          delete process.env["PARLEY_TOKEN"]
+          delete process.env["LOCAL_TOOL_TEST_KEPT"]
+        })
+      )
+    )
+  )
+})

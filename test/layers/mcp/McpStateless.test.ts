@@ -440,6 +440,43 @@ describe("MCP 2026-07-28: input_required as questions (the SDK v2 server)", () =
 })
 
 describe("secrets out of config: ${env:NAME} in env and headers (issue 28)", () => {
+  it.live(
+    "a copy of $PARLEY_TOKEN under another name: neither server starts, and the problem names server and key",
+    () => {
+      const s = setup()
+      const token = "cluster-token-0123456789abcdef0123456789abcdef"
+      process.env["PARLEY_TOKEN"] = token
+      process.env["MCP_TEST_COPY"] = token
+      // Nothing listens at this URL: the start must stop before any request carries the header.
+      const config = {
+        mcp: {
+          servers: {
+            st: stdio(s, { env: { PARLEY_MCP_TEST: s.mark, T: "${env:MCP_TEST_COPY}" } }),
+            web: { url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer ${env:MCP_TEST_COPY}" } }
+          }
+        }
+      }
+      return withExecutor(s, config, (executor) =>
+        Effect.sync(() => {
+          expect(executor.definitions.some((d) => executor.kind(d.name) === "mcp")).toBe(false)
+          expect([...s.problems].sort()).toStrictEqual([
+            'MCP server "st": env.T carries the value of $PARLEY_TOKEN, which parley never hands to a server.\nIts tools are unavailable in this run; give the server its own credential in [mcp.servers.st] in config.toml.',
+            'MCP server "web": headers.Authorization carries the value of $PARLEY_TOKEN, which parley never hands to a server.\nIts tools are unavailable in this run; give the server its own credential in [mcp.servers.web] in config.toml.'
+          ])
+        })
+      ).pipe(
+        Effect.andThen(Effect.promise(() => waitGone(s.mark))),
+        Effect.map((left) => expect(left).toStrictEqual([])),
+        Effect.ensuring(
+          Effect.sync(() => {
+            delete process.env["PARLEY_TOKEN"]
+            delete process.env["MCP_TEST_COPY"]
+          })
+        )
+      )
+    }
+  )
+
   it.live("stdio env and HTTP headers name parley's variables; the values reach the server, not config.toml", () => {
     const s = setup()
     process.env["MCP_TEST_SECRET"] = "s3cret"

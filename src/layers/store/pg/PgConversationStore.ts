@@ -66,6 +66,7 @@ import { MIGRATIONS_TABLE, migrations } from "./Migrations.ts"
 import * as PgLock from "./PgLock.ts"
 import * as Rows from "./Rows.ts"
 import * as ServerLost from "./ServerLost.ts"
+import * as PgPass from "./PgPass.ts"
 
 /** Options of the PostgreSQL layer. */
 export interface Options {
@@ -480,12 +481,16 @@ export const clientLayer = (options: Options): Layer.Layer<SqlClient | PgClient.
   Layer.unwrap(
     Effect.map(
       LoadPackage.load("@effect/sql-pg", () => import("@effect/sql-pg")),
-      ({ PgClient }) =>
-        PgClient.layer({
+      ({ PgClient }) => {
+        // A url without a password: $PGPASSWORD or ~/.pgpass, as libpq would (the driver reads neither).
+        const password = PgPass.passwordFor(options.url, process.env)
+        return PgClient.layer({
           url: Redacted.make(options.url),
+          ...(password !== undefined ? { password: Redacted.make(password) } : {}),
           maxConnections: options.maxConnections ?? 10,
           applicationName: "parley"
         })
+      }
     )
   )
 
