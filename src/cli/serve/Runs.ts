@@ -23,6 +23,7 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
+import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 import { ANNOUNCE } from "../Detach.ts"
 import * as PrivateDir from "../../layers/file/PrivateDir.ts"
 import * as ErrorLine from "../ErrorLine.ts"
@@ -65,7 +66,8 @@ const childOf = (storage: string, config: string | undefined, args: ReadonlyArra
     "query",
     ...args
   ],
-  env: { ...process.env, PARLEY_STORAGE: storage }
+  // The token stays with serve: its runs never read it, and their tools could read it from their parent's environ.
+  env: { ...ToolEnv.withoutToken(process.env), PARLEY_STORAGE: storage }
 })
 
 /** The server's runs, stopped when the scope closes. */

@@ -84,6 +84,20 @@ export const searchableToken = (env: Readonly<Record<string, string | undefined>
 export const carriesToken = (value: string, token: string | undefined): boolean =>
   token !== undefined && value.includes(token)
 
+/**
+ * `env` without `$PARLEY_TOKEN` and any variable carrying its value: for the
+ * `parley query` runs `serve` starts, which need parley's other variables
+ * (`PARLEY_STORAGE`, …) but never read the token, so a tool reading its
+ * parent's `/proc/<pid>/environ` finds none there.
+ */
+export const withoutToken = (env: Readonly<Record<string, string | undefined>>): Record<string, string> => {
+  const token = searchableToken(env)
+  const kept = Object.entries(env).filter(
+    (entry): entry is [string, string] => entry[1] !== undefined && entry[0] !== TOKEN && !carriesToken(entry[1], token)
+  )
+  return Object.fromEntries(kept)
+}
+
 /** Whether a variable may reach a tool: not parley's, and not carrying the token's value. */
 const passes =
   (token: string | undefined) =>

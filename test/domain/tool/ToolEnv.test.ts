@@ -60,6 +60,14 @@ describe("ToolEnv.forTool", () => {
   })
 })
 
+describe("ToolEnv.withoutToken (serve's runs)", () => {
+  it("drops $PARLEY_TOKEN and every variable carrying its value, keeps the rest of parley's variables", () => {
+    const token = "k".repeat(40)
+    const env = { PATH: "/usr/bin", PARLEY_TOKEN: token, PARLEY_STORAGE: "/s", COPY: `x${token}y`, EMPTY: undefined }
+    expect(ToolEnv.withoutToken(env)).toStrictEqual({ PATH: "/usr/bin", PARLEY_STORAGE: "/s" })
+  })
+})
+
 describe("config: env, env_keep, env_set", () => {
   it("loads and resolves per key: the tool's own, else '*', else inherit", () => {
     const r = Config.decode({

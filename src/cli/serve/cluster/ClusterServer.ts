@@ -34,7 +34,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import * as References from "effect/References"
 import * as Schedule from "effect/Schedule"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
@@ -42,7 +41,6 @@ import { Sharding } from "effect/cluster/Sharding"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { SqlClient } from "effect/sql/SqlClient"
-import { PgClient } from "@effect/sql-pg"
 import * as Hint from "../../Hint.ts"
 import * as ConfigFile from "../../../layers/ConfigFile.ts"
 import * as ExecutorLive from "../../../layers/executor/ExecutorLive.ts"
@@ -227,7 +225,8 @@ export const run = (options: Options) =>
       }
       const shared = yield* services(options.storage, options.config)
       const pg = yield* Layer.build(
-        PgClient.layer({ url: Redacted.make(options.storage), maxConnections: 20, applicationName: "parley-cluster" })
+        // The store's client: a url without a password takes $PGPASSWORD or ~/.pgpass, as the store does.
+        PgConversationStore.clientLayer({ url: options.storage, maxConnections: 20 })
       ).pipe(
         Effect.mapError(
           (e) => new CliFailure({ code: 1, message: `cannot use PostgreSQL for the cluster: ${e.message}` })
