@@ -176,7 +176,7 @@ export declare namespace Timestamp {
  * The base config is either `base_config.json` (kept as its exact text) or
  * "packed" — the legacy layout where `events.json` starts with the base
  * `config_delta` (kept as that entry). parley interprets one thing in it
- * (issue 14): the model, JP's way — a new conversation's base config holds
+ * (docs/decisions.md#new-conversation-base-config): the model, JP's way — a new conversation's base config holds
  * `{"assistant":{"model":{"id":{"provider":"openai","name":"gpt-x"}}}}`, a
  * later run on another model appends a `config_delta` with the new id, and
  * {@link Conversation.rememberedModel} reads the id in effect (base, then every delta in
@@ -454,7 +454,7 @@ export declare namespace IncompleteTurn {
   export type TurnAnalysis = IncompleteTurnModule.TurnAnalysis
   /**
    * {@link IncompleteTurn.incompleteSummary} kept up to date as a stream grows, for a store
-   * that keeps the listing's incomplete state beside its appends (issue 24):
+   * that keeps the listing's incomplete state beside its appends (PostgreSQL, docs/postgres.md#tables):
    * each appended entry is inspected once, so an append into a long open turn
    * costs what the appended entries cost. Where the last turn starts is
    * `lastTurnStart`'s rule read forwards: a `turn_start` followed by another
@@ -476,7 +476,7 @@ export declare namespace IncompleteTurn {
 }
 
 /**
- * The compaction overlay (RFD 064, issue 26): what the provider sees of a
+ * The compaction overlay (RFD 064; docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): what the provider sees of a
  * stream once its `compaction` entries are applied. JP's
  * `jp_conversation/src/stream/projection.rs`, rule for rule; it runs between
  * `sanitize` and the provider-visibility filter (`Thread.intoParts`).
@@ -589,7 +589,7 @@ export const Sanitize: typeof SanitizeModule = SanitizeModule
  * place where it gets its events: {@link Thread.intoParts} (JP's
  * `Thread::into_parts`: the compaction overlay, then the provider-visibility
  * filter), and {@link Thread.providerView}, which sanitizes first — JP's order,
- * sanitize → project → filter (RFD 064, issue 26).
+ * sanitize → project → filter (RFD 064; docs/models.md#long-conversations-compactions-and-context-windows-rfd-064).
  *
  * @example
  * ```ts
@@ -725,7 +725,7 @@ export declare namespace TurnState {
  * first event belong to turn 0, entries after the last event to the last
  * turn); a stream without events has no turns.
  *
- * This module is the one home of where turns begin (issue 10 item 5): the
+ * This module is the one home of where turns begin (docs/decisions.md#one-home-for-each-stream-rule): the
  * forward rule of {@link Turns.turns} / {@link Turns.turnCount} / {@link Turns.eventsByTurn},
  * and {@link Turns.currentTurnStart}, the backward rule that validated append,
  * {@link Turns.currentTurnSchema} and the incomplete-turn analysis use.
@@ -820,7 +820,7 @@ export declare namespace ConfigData {
    * rule and the default), `wait` (stays open for any answerer, up to
    * `wait_timeout`, then as `defer`), `defer` (recorded unanswered; the run
    * ends with the turn waiting for input, exit 3), `deny` (cancelled,
-   * `no_prompt_backend`). Issue 21 §3, RFD 027's detached policies.
+   * `no_prompt_backend`). Contract §7 and RFD 027's detached policies; see docs/decisions.md#detached-policy.
    */
   export type DetachedPolicy = ConfigDataModule.DetachedPolicy
   /**
@@ -1296,7 +1296,7 @@ export const ConfigFile: typeof ConfigFileModule = ConfigFileModule
 /**
  * The live `Executor`: the built-in registry, the local tools of
  * `conversation.tools` in config, and the tools of the MCP servers of
- * `[mcp.servers]` (issue 13; `../mcp/McpTools.ts` starts them with the layer
+ * `[mcp.servers]` (docs/mcp.md#when-servers-run; `../mcp/McpTools.ts` starts them with the layer
  * and stops them when its scope closes).
  *
  * Arguments are validated (ajv, parameter defaults applied) before any tool
@@ -1359,7 +1359,7 @@ export declare namespace ExecutorScripted {
 }
 
 /**
- * The `ConversationStore` on JP's on-disk layout (issue 10):
+ * The `ConversationStore` on JP's on-disk layout (docs/storage.md#layout):
  *
  * ```text
  * <storage>/conversations/<id>[-<slug>]/{metadata.json, base_config.json?, events.json}
@@ -1505,7 +1505,7 @@ export declare namespace MockPromptBackend {
 }
 
 /**
- * Open questions in this process (issue 21 §2): a map from inquiry id to the
+ * Open questions in this process (docs/decisions.md#answer-from-anywhere): a map from inquiry id to the
  * question and a `Deferred` for its answer. Taking a question (an offer that
  * fits, or a claim) and completing its `Deferred` happen in one synchronous
  * step, so of two answerers racing exactly one wins; the loser is told who
@@ -1557,7 +1557,7 @@ export const RunEventsLive: typeof RunEventsLiveModule = RunEventsLiveModule
 
 /**
  * What every run needs beside its store, executor, provider and prompters
- * (issue 21): the run-event hub (`RunEvents`) and the open-question registry
+ * (docs/decisions.md#one-run-event-stream): the run-event hub (`RunEvents`) and the open-question registry
  * (`PendingAnswers`), fresh for each build.
  *
  * @example

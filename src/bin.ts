@@ -3,12 +3,12 @@
  * prints user errors as one line on stderr, and maps them to exit codes
  * (1 failure, 2 usage; interrupted by SIGINT 130, SIGTERM 143, SIGHUP 129).
  *
- * Cold start (issue 16): this entry imports nothing heavy itself. `parley
+ * Cold start (docs/decisions.md#fast-start): this entry imports nothing heavy itself. `parley
  * --version` alone is answered right here; everything else loads Effect and
  * the command tree with one dynamic import (esbuild puts them in chunks), so
  * the version costs what `node -e 0` costs. A plain `conversation ls` or
  * `conversation print` runs without effect/cli, from a bundle of its own
- * (`cli/ReadingRun.ts`; issue 28).
+ * (`cli/ReadingRun.ts`; docs/benchmarks.md#start-up-of-the-reading-commands).
  */
 import * as nodeModule from "node:module"
 import { VERSION } from "./cli/Version.ts"
@@ -32,7 +32,7 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write(versionLine())
 } else {
   // Node 22.1+: V8 keeps the compiled chunks on disk, so a later run skips
-  // compiling them (issue 28). In the user's cache directory, not the temp
+  // compiling them (docs/decisions.md#fast-start). In the user's cache directory, not the temp
   // directory a person or a tool may expect parley to leave as it found it;
   // $NODE_COMPILE_CACHE, when set, is Node's own choice and wins. A directory
   // that cannot be written only turns the cache off. On older Node the

@@ -1,5 +1,5 @@
 /**
- * parley as a library (issue 12): the domain (events, codecs, stream rules),
+ * parley as a library (docs/library.md): the domain (events, codecs, stream rules),
  * the services (Context tags), their live and test layers, and the programs
  * (tool coordinator, turn loop, query) that compose into other Effect
  * programs. The bridge to `effect/ai` is `parley/ai`. Deep imports

@@ -1,5 +1,5 @@
 /**
- * The executable's `--version` fast path (issue 16: cold start) answers
+ * The executable's `--version` fast path (cold start; docs/benchmarks.md) answers
  * without loading the command tree; it must print exactly what the command
  * tree prints, in a pipe and on a terminal (where effect/cli colours it).
  */

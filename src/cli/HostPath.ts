@@ -1,9 +1,10 @@
 /**
- * The socket of a conversation's running turn, for this machine (issue 22):
+ * The socket of a conversation's running turn, for this machine
+ * (docs/security.md#runtime-directories-and-sockets):
  * the domain's rule (`HostSocket.path`) with this user's runtime
  * directory (`$XDG_RUNTIME_DIR`, else `parley-<uid>` in the temp dir: never a
  * directory another user made — `PrivateDir` checks each before use) and a SHA-256 of the storage's absolute path
- * — for a database (issue 24), of its url without the password
+ * — for a database (docs/decisions.md#database-storage-beside-the-directory), of its url without the password
  * (`databaseKey`), so every `query --detach`, `attach`, `answer`, `kill` and
  * `serve` on that database on this machine finds the same sockets.
  *
@@ -26,7 +27,7 @@ const runtimeDir = (): string =>
 /**
  * The hex SHA-256 of `text`. node:crypto is loaded when a hash is first
  * needed, not with this module: `conversation ls` reads this module, and
- * loading crypto costs about a fifth of Node's own start-up (issue 28).
+ * loading crypto costs about a fifth of Node's own start-up (docs/decisions.md#fast-start).
  */
 export const sha256 = (text: string): string =>
   process.getBuiltinModule("node:crypto").createHash("sha256").update(text).digest("hex")
@@ -34,7 +35,8 @@ export const sha256 = (text: string): string =>
 /** The host socket of conversation `id` in the storage directory `storage`. */
 export const of = (storage: string, id: string): string =>
   isDatabaseUrl(storage)
-    ? // A database has no directory of its own: the per-user runtime directory, keyed by the url's hash (issue 24).
+    ? // A database has no directory of its own: the per-user runtime directory, keyed by the url's hash
+      // (docs/decisions.md#database-storage-beside-the-directory).
       HostSocket.path({ storage: databaseKey(storage), id, runtimeDir: runtimeDir(), hash: sha256, isDirectory: false })
     : HostSocket.path({ storage: path.resolve(storage), id, runtimeDir: runtimeDir(), hash: sha256 })
 

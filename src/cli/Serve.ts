@@ -1,5 +1,5 @@
 /**
- * `parley serve [--host 127.0.0.1] [--port 3141]` (issue 23): a web page and
+ * `parley serve [--host 127.0.0.1] [--port 3141]` (docs/serve.md): a web page and
  * an HTTP API where the runs of this storage directory are watched and their
  * questions answered. The server code is loaded only here (`serve/Server.ts`):
  * every other command starts without it.
@@ -8,7 +8,7 @@
  * ```sh
  * parley serve --port 3141
  * curl -H "Authorization: Bearer $(cat .parley/serve-token)" http://127.0.0.1:3141/api/questions
- * PARLEY_TOKEN=… parley serve --storage postgres://db/parley --cluster --port 3141   # one runner of a cluster (issue 25)
+ * PARLEY_TOKEN=… parley serve --storage postgres://db/parley --cluster --port 3141   # one runner of a cluster (docs/cluster.md)
  * ```
  */
 import * as Effect from "effect/Effect"
@@ -44,9 +44,7 @@ export const serve = Command.make(
     ),
     port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on (0: any free port)"), Flag.withDefault(3141)),
     cluster: Flag.Boolean("cluster").pipe(
-      Flag.withDescription(
-        "Run as one runner of a cluster over the PostgreSQL storage (issue 25; needs $PARLEY_TOKEN)"
-      ),
+      Flag.withDescription("Run as one runner of a cluster over the PostgreSQL storage (needs $PARLEY_TOKEN)"),
       Flag.withDefault(false)
     ),
     maxConnections: Flag.Int("max-connections").pipe(

@@ -244,7 +244,7 @@ export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBa
         const reply = yield* collect(settings.maxBytes === undefined ? stream : capped(stream, settings.maxBytes), {
           now
         }).pipe(
-          // Issue 29: the side call is a model request of its own, under its inquiry's span.
+          // The side call is a model request of its own, under its inquiry's span (a consumer's tracer: docs/library.md#programs).
           Effect.withSpan("LlmInquiryBackend.modelRequest", {
             attributes: {
               "parley.model": settings.model,

@@ -1,6 +1,6 @@
 /**
- * Loads an optional package when a layer needs it (issue 29, "a light
- * install"): `import()` at the moment of use, and a {@link MissingPackage}
+ * Loads an optional package when a layer needs it (a light install:
+ * docs/decisions.md#optional-peer-dependencies): `import()` at the moment of use, and a {@link MissingPackage}
  * naming the package when it is not installed — not Node's
  * `ERR_MODULE_NOT_FOUND` from deep inside a layer. Any other failure to load
  * (a broken install) is a defect: it is not the consumer's choice.

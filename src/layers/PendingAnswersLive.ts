@@ -1,5 +1,5 @@
 /**
- * Open questions in this process (issue 21 §2): a map from inquiry id to the
+ * Open questions in this process (docs/decisions.md#answer-from-anywhere): a map from inquiry id to the
  * question and a `Deferred` for its answer. Taking a question (an offer that
  * fits, or a claim) and completing its `Deferred` happen in one synchronous
  * step, so of two answerers racing exactly one wins; the loser is told who

@@ -1,6 +1,6 @@
 /**
  * What every run needs beside its store, executor, provider and prompters
- * (issue 21): the run-event hub (`RunEvents`) and the open-question registry
+ * (docs/decisions.md#one-run-event-stream): the run-event hub (`RunEvents`) and the open-question registry
  * (`PendingAnswers`), fresh for each build.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * Issue 29 item 1: an effect/ai tool marked `needsApproval` (a boolean or a
+ * Approvals an effect/ai tool needs (docs/library.md#effectai-tools-as-parleys-executor-asking-questions-mid-run): an effect/ai tool marked `needsApproval` (a boolean or a
  * function of its parameters) never runs unprompted through
  * `executorFromToolkit`. Its permission is `ask`; the person is asked as for
  * `run = "ask"`; with nobody to ask it follows the `detached` policy with

@@ -1,5 +1,5 @@
 /**
- * Issue 29 item 1 on a real terminal (tmux) and without one: a consumer's
+ * Approvals an effect/ai tool needs (docs/library.md#effectai-tools-as-parleys-executor-asking-questions-mid-run) on a real terminal (tmux) and without one: a consumer's
  * agent (`_approvalAgent.ts`) whose effect/ai tool has `needsApproval: true`
  * never runs it unprompted. No TTY, `detached = "assistant"`: skipped (an
  * approval never goes to the assistant). On a TTY: the person is asked as

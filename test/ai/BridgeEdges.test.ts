@@ -1,6 +1,6 @@
 /**
  * The `effect/ai` bridges at their edges, each in a full turn on a scripted
- * `LanguageModel` (issue 12 item 3; the review's outside-in pass): a turn
+ * `LanguageModel` (docs/library.md#bridges-to-effectai-parleyai; the review's outside-in pass): a turn
  * interrupted while a handler runs (after its questions were answered), a
  * turn resumed with an answer to a question the tool no longer asks, an
  * inquiry side call whose `generateObject` reply is not JSON, and a call to a

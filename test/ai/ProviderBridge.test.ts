@@ -1,5 +1,5 @@
 /**
- * `providerLayer` (issue 12 item 3): parley's turn loop, coordinator and LLM
+ * `providerLayer` (docs/library.md#bridges-to-effectai-parleyai): parley's turn loop, coordinator and LLM
  * inquiry backend on an effect/ai `LanguageModel`. The model here is a
  * scripted `LanguageModel.make` (./_model.ts); what it was sent is compared
  * in full, so an inquiry event reaching it would show.

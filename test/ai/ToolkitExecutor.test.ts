@@ -1,5 +1,5 @@
 /**
- * `executorFromToolkit` and `Inquiry.ask` (issue 12 item 3): an effect/ai
+ * `executorFromToolkit` and `Inquiry.ask` (docs/library.md#bridges-to-effectai-parleyai): an effect/ai
  * tool whose handler asks two questions — one answered by config, one at the
  * (mock) prompt — killed after the first answer and resumed in a new
  * session, on the RFD's model (NeedsInput, the answer recorded, the handler

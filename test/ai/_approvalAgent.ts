@@ -1,5 +1,5 @@
 /**
- * A consumer's agent for the approval tests (issue 29 item 1), run as a
+ * A consumer's agent for the approval tests (docs/library.md#effectai-tools-as-parleys-executor-asking-questions-mid-run), run as a
  * child process: one turn on a scripted effect/ai model that calls `deploy`
  * (an effect/ai tool with `needsApproval: true`) and `status` (none). The
  * person is the terminal when stdin is one, else nobody. Prints the recorded

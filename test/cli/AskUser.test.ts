@@ -1,5 +1,5 @@
 /**
- * `ask_user` from outside (RFD 083, issue 27): the built binary, a fake
+ * `ask_user` from outside (RFD 083, docs/questions-and-approvals.md): the built binary, a fake
  * OpenAI server recording every request, and no terminal. The model's own
  * question is never answered by the model: with nobody to ask it is
  * `Cancelled{no_prompt_backend}` and no structured side call is made.

@@ -1,4 +1,4 @@
-// Issue 22 on real terminals (tmux): `query --detach` with a tool that asks,
+// Runs beyond the terminal (docs/questions-and-approvals.md#runs-beyond-the-terminal) on real terminals (tmux): `query --detach` with a tool that asks,
 // `conversation attach` in two panes, one answers, the other shows who did;
 // Ctrl-Z in a foreground `query` leaves the run going in the background and
 // `attach` picks it up; the answer is recorded once and the tools' side
@@ -70,7 +70,7 @@ const waitUntil = async (what: string, check: () => boolean, timeoutMs = 10_000)
 
 /**
  * The recorded answers, once the run has folded its journal: an attach ends on the run's `Stopped` event, which
- * comes before the run closes its conversation (under load the fold was still to come: issue 30).
+ * comes before the run closes its conversation (under load the fold was still to come).
  */
 const responses = async (p: Project) => {
   await waitUntil("the run to fold its journal", () => {

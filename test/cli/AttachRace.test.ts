@@ -1,4 +1,4 @@
-// Issue 22 without a terminal: a host killed with -9 under two attached
+// Runs beyond the terminal (docs/questions-and-approvals.md#runs-beyond-the-terminal) without a terminal: a host killed with -9 under two attached
 // clients (both say how to resume and exit 1 at once; no tool survives; the
 // turn resumes), and 100 rounds of clients connecting, following, answering
 // and leaving at random while questions open and close: every question is

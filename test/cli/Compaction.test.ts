@@ -1,5 +1,5 @@
 /**
- * Issue 26 from outside (built binary; the real Anthropic SDK against the
+ * Compactions (docs/models.md#long-conversations-compactions-and-context-windows-rfd-064) from outside (built binary; the real Anthropic SDK against the
  * fake server on 127.0.0.1): JP's compactions applied to what the model is
  * sent, `conversation compact`, and context windows.
  */

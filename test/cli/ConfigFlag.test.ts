@@ -1,4 +1,4 @@
-// Issue 24: where config.toml and a storage's machine-local files are.
+// PostgreSQL storage (docs/postgres.md#what-lives-beside-the-database): where config.toml and a storage's machine-local files are.
 // `--config FILE`, else `$PARLEY_CONFIG`, else the storage's own
 // config.toml — for a directory storage too (checked end to end: its
 // tools come from the named file, and the resume command repeats

@@ -45,7 +45,7 @@ describe("parley conversation check (built binary)", () => {
     expect((JSON.parse(one.stdout) as Array<CheckRow>).map((x) => x.id)).toStrictEqual(["17738399468"])
     const missing = runParley(["--storage", storage, "conversation", "check", "123"])
     expect(missing.code).toBe(1)
-    // The hint repeats --storage, so it works when pasted (issue 14).
+    // The hint repeats --storage, so it works when pasted (docs/cli.md#status-lines).
     expect(missing.stderr).toBe(
       `parley: No conversation with id 123. Run \`parley conversation ls --archived --storage ${storage}\` to see the ids.\n`
     )

@@ -225,7 +225,7 @@ describe("conversation ls / print (built binary)", () => {
     ])
     expect(rows[1]).toMatchObject({ title: null, events: null, archived: false, incomplete: null, tokens: null })
     expect(rows[1]!.damaged).toMatch(/events\.json: entry 1: chat_request: missing field "content"$/)
-    // One line names the damaged conversation and what to run next (a command that works when pasted: issue 14).
+    // One line names the damaged conversation and what to run next (a command that works when pasted: docs/cli.md#status-lines).
     expect(listed.stderr).toMatch(
       /^parley: 17000000002 cannot be read; run `parley conversation check 17000000002 --storage \S+` for details\n$/
     )

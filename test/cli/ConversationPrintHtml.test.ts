@@ -1,5 +1,5 @@
 /**
- * `conversation print --format html` end to end (issue 15): the built binary
+ * `conversation print --format html` end to end (docs/cli.md#viewing-a-conversation-as-a-page): the built binary
  * writes the page from a conversation on disk (storage base64, a legacy flat
  * inquiry response), and headless Chromium opens it to check the DOM: each
  * question row sits inside its tool call, no script runs, nothing is

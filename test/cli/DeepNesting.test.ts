@@ -1,5 +1,5 @@
 /**
- * Deep nesting, from outside (issue 30 item 3): what `JSON.parse` read is
+ * Deep nesting, from outside (docs/decisions.md#json-depth): what `JSON.parse` read is
  * printed, checked and written back at any depth, or refused in one line
  * naming the entry; a model's tool call whose arguments nest 10,000 deep is
  * a tool error for the model, recorded with a marker, and the turn ends

@@ -1,4 +1,4 @@
-// Issue 21 §3–§4: with nobody to ask, a person's question follows the
+// The detached policy (docs/decisions.md#detached-policy): with nobody to ask, a person's question follows the
 // `detached` policy; `defer` records it unanswered, lets the other calls
 // finish and exits 3; `conversation answer` records the answer into the
 // waiting turn and `query --continue-turn` hands it to the tool.

@@ -1,4 +1,4 @@
-// Issue 22: background runs' logs (`run/detached-*.log`) do not pile up:
+// Runs beyond the terminal (docs/questions-and-approvals.md#runs-beyond-the-terminal): background runs' logs (`run/detached-*.log`) do not pile up:
 // each new background run sweeps the ones older than a week, nothing else.
 import * as fs from "node:fs"
 import * as os from "node:os"

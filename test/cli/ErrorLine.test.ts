@@ -1,4 +1,4 @@
-// Issue 21 item 5: errors carry data, and the CLI renders each one to one
+// Errors carry data (docs/decisions.md#errors-carry-data): errors carry data, and the CLI renders each one to one
 // line, with the command to run next built by Hint (parley as it was
 // started, --storage when it was given). Checked as pure functions and end
 // to end on the built binary.

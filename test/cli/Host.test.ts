@@ -1,4 +1,4 @@
-// Issue 22 (first part): a running turn serves itself on a unix socket under
+// Runs beyond the terminal (docs/questions-and-approvals.md#runs-beyond-the-terminal): a running turn serves itself on a unix socket under
 // the storage directory; `conversation answer` delivers answers (secrets too,
 // never written) to it, `conversation ls` shows it running, `conversation
 // kill` stops it like SIGTERM, and a killed host's socket is replaced.
@@ -198,7 +198,7 @@ describe("a running turn is a host (no TTY)", () => {
     expect(fs.readFileSync(path.join(runDir(p), log), "utf8")).toContain("Done.")
   })
 
-  it("query --detach of a run that cannot get under way fails with its reason and prints no id (issue 30)", async () => {
+  it("query --detach of a run that cannot get under way fails with its reason and prints no id", async () => {
     const p = project()
     const quick = writeScript(p, "quick.json", [{ message: "Done." }])
     expect(parley(p, ["query", "--new", "hi", "--script", quick]).code).toBe(0)

@@ -1,6 +1,6 @@
 /**
  * What `kill -9` during `query --new` leaves in `locks/` is swept by the next
- * writer (issue 30 items 4–5): 20 kills — 10 the instant the new id's lock
+ * writer (docs/storage.md#new-ids-and-locks): 20 kills — 10 the instant the new id's lock
  * appears (between taking the id and creating its directory), 10 at random
  * moments of the run — then one more `--new`: no lock of a conversation that
  * does not exist, no temp file. And a lock naming an impossible pid is taken.

@@ -1,5 +1,5 @@
 /**
- * The loop guard (issue 11 item 4) from outside: a local tool that asks the
+ * The loop guard (`max_attempts`, docs/configuration.md#which-file) from outside: a local tool that asks the
  * same question again whatever it is told, answered by config. On main it
  * recorded 1,724 events in ~100 s; now the call ends in a tool error after
  * max_attempts (default 5) and the turn completes.

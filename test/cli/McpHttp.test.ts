@@ -1,4 +1,4 @@
-// Issue 13 over streamable HTTP: the test starts server-everything in its
+// MCP servers (docs/mcp.md) over streamable HTTP: the test starts server-everything in its
 // streamableHttp mode on a free 127.0.0.1 port; parley connects by url. The
 // same scripted turn as over stdio, and SIGINT mid-form (the server sees
 // cancel). parley does not own an HTTP server: it must still be running after.

@@ -1,4 +1,4 @@
-// Issue 28's acceptance, end to end (built binary, no TTY): a real MCP
+// The acceptance of MCP 2026-07-28 (docs/mcp.md#rounds-2026-07-28), end to end (built binary, no TTY): a real MCP
 // 2026-07-28 server (the SDK v2's McpServer over stdio) whose tool answers
 // `input_required` with a form. The form's questions are recorded like any
 // tool questions and answered by config and by the model; the open round
@@ -58,7 +58,7 @@ env = { PARLEY_MCP_TEST = ${JSON.stringify(mark)}, STATELESS_LOG = ${JSON.string
 
 [conversation.tools.deploy]
 run = "unattended"
-# The model may fill in this tool's forms (issue 27: a form is the person's by default).
+# The model may fill in this tool's forms (a form is the person's by default: docs/decisions.md#mcp-forms-are-the-persons).
 forms = "assistant"
 
 [conversation.tools.deploy.questions]

@@ -1,4 +1,4 @@
-// Issue 13 end to end (built binary, no TTY): parley starts the real
+// MCP servers (docs/mcp.md) end to end (built binary, no TTY): parley starts the real
 // server-everything over stdio, a scripted turn calls get-sum, echo and
 // trigger-elicitation-request, and every field of the form is recorded as
 // its own inquiry pair. Also: resume after kill -9 mid-form, SIGINT
@@ -152,7 +152,7 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
     expect(await waitGone(mark)).toStrictEqual([])
   })
 
-  it("a configured answer a form field rejects: Cancelled{invalid_static_answer} on the second asking, the call ends at once (issue 29)", async () => {
+  it("a configured answer a form field rejects: Cancelled{invalid_static_answer} on the second asking, the call ends at once (docs/decisions.md#static-answer-rejected)", async () => {
     const { p, mark, trace } = mcpProject(formAnswersToml({ except: ["email"] }) + `email = { answer = "nope" }\n`)
     const script = writeScript(p, "s.json", [
       { message: "Calling it.", tool_calls: [{ id: "call_3", name: TOOL, arguments: {} }] },
@@ -271,7 +271,7 @@ describe("MCP over stdio: a scripted turn (no TTY)", () => {
   })
 })
 
-describe("issue 27: a form is the person's — with nobody there the detached policy applies, never the model", () => {
+describe("docs/decisions.md#mcp-forms-are-the-persons: a form is the person's — with nobody there the detached policy applies, never the model", () => {
   it("detached = defer: the form question is recorded unanswered, the run ends waiting for input (exit 3); the server gets cancel", async () => {
     const { p, mark, trace } = mcpProject(
       `\n[conversation.inquiry]\ndetached = "defer"\n\n[conversation.tools."${TOOL}"]\nrun = "unattended"\n`

@@ -1,4 +1,4 @@
-// Issue 13 on a real terminal (tmux): server-everything's form asked at the
+// MCP servers (docs/mcp.md) on a real terminal (tmux): server-everything's form asked at the
 // prompt. The form question (y fills it in, n declines), a field typed by the
 // person, and Ctrl-C at a field — each checked against the recorded events,
 // what the server received (PARLEY_MCP_TRACE), and that no server is left.
@@ -25,11 +25,11 @@ const FORM_QUESTION = {
   text: 'MCP server "everything" asks: Please provide inputs for the following fields:\nFill in its form (13 fields)? No declines it.',
   answer_type: { type: "boolean" },
   default: true,
-  // A form is the person's (issue 27): recorded as exclusive.
+  // A form is the person's (docs/decisions.md#mcp-forms-are-the-persons): recorded as exclusive.
   exclusive: true
 }
 const NAME_QUESTION = { text: "String: Your full, legal name", answer_type: { type: "text" }, exclusive: true }
-/** The review after the last field (issue 27: the whole form is shown before it is sent). */
+/** The review after the last field (the whole form is shown before it is sent; docs/mcp.md#form-mode). */
 const REVIEW_PROMPT = /\? Send it\? › *\n❯ accept *\n  edit *\n  decline *\n  cancel/
 
 const marks: Array<string> = []

@@ -1,4 +1,4 @@
-// Issue 27 (review): an inquiry side-call model parley cannot call stops a
+// LLM inquiries (docs/questions-and-approvals.md#which-model-which-prompt-rfd-034): an inquiry side-call model parley cannot call stops a
 // run only when a question could go to it, and says which key, what to
 // export, and how to keep the questions with a person — never "--model",
 // which does not change a side call's model.

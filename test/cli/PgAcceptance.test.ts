@@ -1,5 +1,5 @@
 /**
- * Issue 24's acceptance on a throwaway PostgreSQL server, with real
+ * The acceptance of PostgreSQL storage (docs/postgres.md#guarantees) on a throwaway PostgreSQL server, with real
  * processes: `kill -9` of a `query` in the middle of a tool call (struck the
  * moment its `tool_call_request` row is in the database) frees the lock at
  * once, `conversation check` is ok and `--continue-turn` completes the
@@ -91,7 +91,7 @@ const rowsOf = (url: string, id: string, type: string) =>
   Number(psql(url, `SELECT count(*) FROM parley_events WHERE conversation_id = '${id}' AND type = '${type}'`).trim())
 
 describe.skipIf(pgSkip !== undefined)(
-  `issue 24 acceptance on PostgreSQL${pgSkip === undefined ? "" : ` (skipped: ${pgSkip})`}`,
+  `acceptance on PostgreSQL (docs/postgres.md#guarantees)${pgSkip === undefined ? "" : ` (skipped: ${pgSkip})`}`,
   () => {
     it("kill -9 mid-tool: the lock is free at once, check is ok, --continue-turn completes the turn", async () => {
       const p = project()

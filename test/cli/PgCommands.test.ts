@@ -1,5 +1,5 @@
 /**
- * Every command on a PostgreSQL storage (issue 24), end to end through the
+ * Every command on a PostgreSQL storage (docs/postgres.md), end to end through the
  * built CLI against a throwaway server: `--config FILE` / `$PARLEY_CONFIG`
  * (a database has no directory for config.toml); `query --detach`, then
  * `ls` (running column), `answer` to the running host, `attach` and `kill`
@@ -291,7 +291,7 @@ describe.skipIf(pgSkip !== undefined)(
         expect(created.status, JSON.stringify(created.body)).toBe(200)
         const id = created.body.conversation_id as string
         groups.push(created.body.pid as number)
-        // The question open, not only the run listed (under load the run was running before it asked: issue 30).
+        // The question open, not only the run listed (under load the run was running before it asked).
         await waitFor(
           "the question",
           () =>

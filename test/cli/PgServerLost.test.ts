@@ -1,5 +1,5 @@
 /**
- * A PostgreSQL server that goes away mid-run (issue 24): the throwaway
+ * A PostgreSQL server that goes away mid-run (docs/postgres.md): the throwaway
  * server is stopped while a slow tool runs. The run stops like an interrupt
  * (exit 130) with one line naming the server and the command that resumes
  * the turn; every row committed before is still there once the server is

@@ -1,5 +1,5 @@
 /**
- * `--storage postgres://…` and `$PARLEY_STORAGE` (issue 24) against a
+ * `--storage postgres://…` and `$PARLEY_STORAGE` (docs/postgres.md) against a
  * throwaway PostgreSQL server: `query` writes a conversation there that
  * `conversation ls`, `print` and `check` read back; 12 parallel `query
  * --new` give 12 distinct conversations; a conversation another process has

@@ -1,6 +1,6 @@
 /**
  * `parley conversation import DIR` and `parley conversation export [ID] --to
- * DIR` through the built CLI (issue 24 "Lossless"): the corpus (all 21 when
+ * DIR` through the built CLI (docs/postgres.md#import-and-export): the corpus (all 21 when
  * ../shared is beside the clone) and every history folder go file →
  * `import` → PostgreSQL → `export` → file byte for byte; an id already at
  * the other end is skipped with a line, never overwritten (exit 1); an

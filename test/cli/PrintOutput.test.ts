@@ -1,6 +1,6 @@
 /**
  * `conversation print --output PATH` writes INTO the path a person named
- * (issue 30 item 0): a symlink's target (the link kept), a FIFO's reader, a
+ * (docs/security.md#other-users-on-the-machine): a symlink's target (the link kept), a FIFO's reader, a
  * character device left a character device, our own stdout as it is (a `>>`
  * redirect appends), and a clear exit 1 for a directory or a socket. The
  * device is one made for the test in a temp dir (`mknod`, as root), never

@@ -1,5 +1,5 @@
 /**
- * Issue 11 item 6, from outside: the built binary against the fake Anthropic
+ * The live providers' replies (docs/models.md#replies-and-errors), from outside: the built binary against the fake Anthropic
  * and OpenAI servers. Exact stderr lines for provider errors, no SDK console
  * noise, an empty reply that completes the turn, a cut-off reply that leaves
  * it resumable.
@@ -64,7 +64,7 @@ const OPENAI = ["query", "--model", "openai/gpt-test"]
 /** The binary's default backoff is 200 ms doubling; the servers ask for 1 ms so 4 attempts stay fast. */
 const FAST = { "retry-after-ms": "1" }
 
-/** The line every run starts with on stderr (issue 14): the conversation's id. */
+/** The line every run starts with on stderr (docs/cli.md#status-lines): the conversation's id. */
 const idLine = (p: Project) => new RegExp(`^conversation ${conversationIdOf(p)}( \\(new\\))?\n`)
 
 /** stderr of a failed turn: the conversation's id, exactly the error line, then one line with the resume command. */

@@ -1,4 +1,4 @@
-// Issue 14 from outside, without a terminal (the built binary): usage errors
+// The CLI's words (docs/cli.md#status-lines) from outside, without a terminal (the built binary): usage errors
 // are short and on stderr, a failing command creates no directory, `query
 // --format json` prints one document, the conversation remembers its model,
 // and the resume command parley prints works when pasted into a shell.

@@ -1,4 +1,4 @@
-// Issue 28 (start-up): which command lines the reading commands' fast path
+// Start-up (docs/decisions.md#fast-start): which command lines the reading commands' fast path
 // takes, and that it declines everything effect/cli must answer itself.
 import { describe, expect, it } from "@effect/vitest"
 import * as ConversationId from "../../src/domain/storage/ConversationId.ts"

@@ -1,5 +1,5 @@
 /**
- * A small run of `scripts/reaper-stress.mjs` (issue 30 item 6): parley is
+ * A small run of `scripts/reaper-stress.mjs` (docs/tools.md#tool-processes-are-bounded): parley is
  * killed with `kill -9` at random moments 0–500 ms after a tool's spawn, with
  * a busy loop loading a core, and no tool may be alive 1 s after parley died.
  * The full run (500 kills, two busy loops) is in docs/tools.md.

@@ -1,5 +1,5 @@
 /**
- * Secrets stay secret even when a tool echoes them (issue 11 item 5), from
+ * Secrets stay secret even when a tool echoes them (docs/security.md#secrets), from
  * outside: the built binary, a hostile local tool that prints the secret it
  * was given (plain, JSON, base64), a fake Anthropic server recording every
  * request body.
@@ -180,7 +180,7 @@ const SCRUBBED: ReadonlyArray<[string, string]> = [
   ]
 ]
 
-describe("a secret echoed in another encoding (issue 30)", () => {
+describe("a secret echoed in another encoding (docs/security.md#secrets)", () => {
   for (const [encoding, expected] of SCRUBBED) {
     it.live(`${encoding}: in no file under the storage, no request body, not in conversation print`, () =>
       Effect.gen(function* () {

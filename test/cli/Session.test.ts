@@ -1,5 +1,5 @@
 /**
- * Issue 10 from outside: the built binary, real processes, real signals.
+ * The file store (docs/storage.md#durable-appends) from outside: the built binary, real processes, real signals.
  * Nothing that reached the disk is lost (SIGINT the moment an event lands,
  * kill -9 after the journal holds a whole turn), parallel runs never share a
  * conversation, a half-made conversation never breaks `check`, and one
@@ -263,7 +263,7 @@ describe("damage stays local", () => {
   const damages: Array<[string, (dir: string) => void]> = [
     ["a journal line `null`", (dir) => fs.writeFileSync(path.join(dir, "events.json.journal"), "null\n")]
   ]
-  // Issue 30: any depth JSON.parse reads is decoded, listed and checked (it is not damage any more).
+  // Deep nesting (docs/decisions.md#json-depth): any depth JSON.parse reads is decoded, listed and checked (it is not damage any more).
   const nest = (dir: string) => {
     const events = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Record<string, unknown>>
     const call = events.find((e) => e["type"] === "tool_call_request")!

@@ -1,4 +1,4 @@
-// Issue 28 (start-up): `conversation ls` and `conversation print` load no
+// Start-up (docs/decisions.md#fast-start): `conversation ls` and `conversation print` load no
 // SDK, MCP, markdown, executor or effect/cli code, and a command line the
 // fast path declines still gets effect/cli's own answer. What a process
 // loads is read from a module hook; what a chunk holds from the build's
@@ -121,7 +121,7 @@ describe("start-up: what the reading commands load", () => {
   })
 })
 
-describe("start-up: the HTTP server is loaded by `serve` only (issue 23)", () => {
+describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md#fast-start)", () => {
   // (effect/http's router itself is loaded by effect/rpc, which the host client uses.)
   const SERVER =
     /src\/cli\/serve\/|src\/services\/ServeApi\.ts|node_modules\/effect\/dist\/http-api\/|platform-node\/dist\/NodeHttpServer/

@@ -1,4 +1,4 @@
-// The words of the CLI's output, as pure functions (issue 14): status lines,
+// The words of the CLI's output, as pure functions (docs/cli.md#status-lines): status lines,
 // error summaries, paste-able commands and usage lines (the JSON report is
 // test/domain/run/RunReport.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"

@@ -1,4 +1,4 @@
-// Issue 11 items 1 and 3 from outside: the built binary, the scripted model,
+// Tool processes (docs/tools.md#tool-processes-are-bounded) from outside: the built binary, the scripted model,
 // and local tools configured in <storage>/config.toml.
 // - Whatever kills parley (SIGKILL, SIGHUP), its tool's whole process group
 //   is gone 1.5 s later, the tool's end-of-run side effect never happens, and
@@ -183,7 +183,7 @@ describe("bounded tools (built binary)", () => {
       { message: "Running.", tool_calls: [{ id: "bg_1", name: "bg", arguments: {} }] },
       { message: "Done." }
     ])
-    // Before issue 11 this waited for `sleep 1000` to close the pipe: killed at 30 s, code null.
+    // Before tool processes were bounded (docs/tools.md#tool-processes-are-bounded) this waited for `sleep 1000` to close the pipe: killed at 30 s, code null.
     const r = runParley(["--storage", p.storage, "query", "go", "--script", script], {
       cwd: p.root,
       env: { PARLEY_STORAGE: undefined, PARLEY_SCRIPT: undefined },

@@ -101,7 +101,7 @@ describe.skipIf(!Tmux.available)(
       s.sendKeys("y") // one key, no Enter
       expect(await s.waitForExit()).toBe(0)
       const pane = s.pane()
-      // Then who answered, and the call's status line (issue 14), then the reply.
+      // Then who answered, and the call's status line (docs/cli.md#status-lines), then the reply.
       expect(pane).toContain(
         `✔ Overwrite notes.txt? yes\n↳ Overwrite notes.txt? → yes (you)\n✓ write_file {"path":"notes.txt","content":"new\\n"}\nDone.`
       )
@@ -165,7 +165,7 @@ describe.skipIf(!Tmux.available)(
       ] as const) {
         expect(of(call)).toStrictEqual([
           overwriteRequest(`${call}.overwrite.1`, file, 6),
-          // The answer typed with Y is recorded as remembered (issue 27: a resumed turn remembers it too).
+          // The answer typed with Y is recorded as remembered (a resumed turn remembers it too; docs/decisions.md#remembered-answers-recorded).
           {
             type: "inquiry_response",
             outcome: "answered",

@@ -1,4 +1,4 @@
-// Issue 21 §4 on a real terminal (tmux): `parley conversation answer ID`
+// Answers from anywhere (docs/decisions.md#answer-from-anywhere) on a real terminal (tmux): `parley conversation answer ID`
 // asks the open questions of a deferred turn one by one, records each, and
 // says how to resume; a secret is left for the resumed turn; Ctrl-C stops
 // with 130 and records nothing more.

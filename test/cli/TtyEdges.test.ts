@@ -1,5 +1,5 @@
 // A person at a terminal is asked, whatever stdout is, and can stop a turn
-// (issue 11 item 7), on a real terminal (tmux): `parley query … | cat` still
+// (docs/cli.md#resuming-a-turn-rfd-023), on a real terminal (tmux): `parley query … | cat` still
 // prompts on the terminal; a second Ctrl-C within 2 s of a cancelled prompt
 // stops the whole turn (exit 130, open questions Cancelled{user}); Ctrl-C
 // at the incomplete-turn menu stops the run (exit 130), not a quiet exit 0.

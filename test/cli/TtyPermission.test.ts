@@ -85,7 +85,7 @@ run = "ask"
         is_error: false
       })
       const byId = (a: Entry, b: Entry) => String(a["id"]).localeCompare(String(b["id"]))
-      // The decision typed at the prompt, recorded before the tool runs (issue 27: `PermissionInquiry`).
+      // The decision typed at the prompt, recorded before the tool runs (`PermissionInquiry`; docs/decisions.md#permission-decisions-recorded).
       const decision = (id: string, run: boolean, remembered = false): Array<Entry> => [
         {
           type: "inquiry_request",
@@ -110,7 +110,7 @@ run = "ask"
         s.sendKeys("y") // one key, no Enter
         expect(await s.waitForExit()).toBe(0)
         const pane = s.pane()
-        // Then the call's status line (issue 14), then the reply.
+        // Then the call's status line (docs/cli.md#status-lines), then the reply.
         expect(pane).toContain("✔ Run local ping tool? run\n✓ ping\nDone.")
         expect(count(pane, "Run local ping tool?")).toBe(1)
         expect(runs(p)).toBe(1)

@@ -1,4 +1,4 @@
-// Issue 27: a permission decision survives `kill -9` while the approved call
+// Permission decisions recorded (docs/decisions.md#permission-decisions-recorded): a permission decision survives `kill -9` while the approved call
 // still runs (real TTY for the decision and for the resumed run, so a prompt
 // asked again would show). The decision is recorded as an inquiry pair (its
 // request and its response, `parley_permission` on the request) the moment it

@@ -1,4 +1,4 @@
-// Issue 27: a turn resumed after `kill -9` remembers the Y it was told (real
+// Remembered answers recorded (docs/decisions.md#remembered-answers-recorded): a turn resumed after `kill -9` remembers the Y it was told (real
 // TTY for the Y, then `--continue-turn` without one). Call a asks `go` and
 // gets Y; call b of the same tool asks `go` only once a file appears, and the
 // process is killed -9 before that. The resumed run (detached = "defer", so a

@@ -1,4 +1,4 @@
-// Issue 14's terminal, fault-injected on a real terminal (tmux): what a
+// The terminal (docs/cli.md#status-lines), fault-injected on a real terminal (tmux): what a
 // reviewer found by running the built binary. Live status rows are always
 // erased (wide characters, more running calls than the screen has rows);
 // escape sequences in what a model, a tool or a server says are shown, never
@@ -249,7 +249,7 @@ target = "assistant"
       expect(title(s)).not.toMatch(/TITLE-BY/)
       expect(s.pane()).toContain("↳ Pick␛]0;TITLE-BY-PROMPT␇ one? → a␛[2Jb (you)\n")
       const events = onDisk(p.storage)
-      // The permission (recorded first, issue 27) and the question, each as it was.
+      // The permission (recorded first, docs/decisions.md#permission-decisions-recorded) and the question, each as it was.
       expect(events.filter((e) => e["type"] === "inquiry_response").map((e) => [e["id"], e["answer"]])).toStrictEqual([
         ["call_1.__permission__.1", true],
         ["call_1.pick.1", "a\u001b[2Jb"]

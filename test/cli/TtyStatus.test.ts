@@ -1,4 +1,4 @@
-// Issue 14 item 1 on a real terminal (tmux): the permission prompt shows the
+// The CLI's words (docs/cli.md#status-lines) on a real terminal (tmux): the permission prompt shows the
 // call's arguments before it is answered, a tool whose command does not
 // exist is shown failed with its name and why, a question answered by config
 // says so, a resumed call is shown running, and NO_COLOR turns colour off.

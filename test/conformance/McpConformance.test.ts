@@ -1,4 +1,4 @@
-// Issue 28: the official MCP conformance suite's client scenarios against
+// MCP conformance (docs/mcp.md#mcp-conformance-suite): the official MCP conformance suite's client scenarios against
 // parley (`npm run mcp:conformance`: scripts/mcp-conformance/run.mjs), for
 // 2025-11-25 and 2026-07-28, with a committed expected-failures baseline in
 // which every entry says why. The run fails on anything outside the

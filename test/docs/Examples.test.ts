@@ -1,5 +1,5 @@
 /**
- * Every `@example` in the library's JSDoc compiles (issue 12 item 2): the
+ * Every `@example` in the library's JSDoc compiles (docs/library.md): the
  * blocks are what an IDE shows next to each export, so a block that does not
  * typecheck teaches the wrong API.
  *

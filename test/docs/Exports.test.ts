@@ -1,5 +1,5 @@
 /**
- * The public surface is an explicit list of entry points (issue 29):
+ * The public surface is an explicit list of entry points (docs/library.md#public-modules):
  * package.json `exports` names each module a consumer may import, with no
  * wildcard that would make every internal module public. Every consumer path
  * the docs use (JSDoc examples, README, docs/) is on the list, every entry is a

@@ -1,5 +1,5 @@
 /**
- * Module docs show on namespace hovers (issue 29). `export * as Events from
+ * Module docs show on namespace hovers (docs/library.md#public-modules). `export * as Events from
  * "./Events.ts"` re-exports a module as a namespace, but TypeScript's hover
  * on it shows no documentation at all (the alias resolves to the source
  * file, which has no JSDoc of its own). parley's namespaces are generated

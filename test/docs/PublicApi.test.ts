@@ -1,5 +1,5 @@
 /**
- * The shape of the public API (issue 12 item 2): no generic names at the
+ * The shape of the public API (docs/library.md): no generic names at the
  * root, helpers hanging off their service tags, and those tags still the
  * very services the programs ask for.
  */

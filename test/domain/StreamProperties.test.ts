@@ -350,7 +350,7 @@ describe("stream properties", () => {
     )
   })
 
-  // Issue 10 item 5: one rule for where the current turn starts, one for
+  // One home for each stream rule (docs/decisions.md#one-home-for-each-stream-rule): one rule for where the current turn starts, one for
   // pairing; the properties below hold the three users of each together.
 
   it("the current turn start agrees with turn iteration, with and without skipping bare turn_starts", () => {

@@ -380,7 +380,7 @@ describe("LlmInquiryBackend over the real SDKs (fake server)", () => {
   )
 })
 
-describe("LlmInquiryBackend: compactions and context windows (RFD 064, RFD 034; issue 26)", () => {
+describe("LlmInquiryBackend: compactions and context windows (RFD 064, RFD 034)", () => {
   /** Ten older turns of 1,000 characters each before the paused turn. */
   const longHistory = (): Array<StreamEntry> => {
     const out: Array<StreamEntry> = []

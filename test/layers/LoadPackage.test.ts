@@ -1,4 +1,4 @@
-// A light install (issue 29): the SDKs are optional peer dependencies, loaded
+// A light install (docs/decisions.md#optional-peer-dependencies): the SDKs are optional peer dependencies, loaded
 // by the layers that need them; a missing one is a MissingPackage naming it,
 // and the CLI renders the command that installs it.
 import * as fs from "node:fs"

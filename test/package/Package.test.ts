@@ -1,5 +1,5 @@
 /**
- * parley as an npm package, judged from a clean consumer project (issue 12,
+ * parley as an npm package, judged from a clean consumer project (docs/library.md#installing,
  * items 1 and 4): `npm pack` (which runs `prepack`: the CLI bundle and the
  * library emit), then a temporary project with its own `effect`, strict
  * NodeNext settings and `skipLibCheck`, installed from the tarball, checked
@@ -7,10 +7,10 @@
  *
  * Importing `parley` or `parley/ai` must not load the Anthropic, OpenAI or
  * MCP SDKs (a load hook lists every module plain node loads); they are not
- * even installed (issue 29: optional peers). arethetypeswrong (esm-only) and
+ * even installed (optional peers; docs/decisions.md#optional-peer-dependencies). arethetypeswrong (esm-only) and
  * publint check the tarball, and a hover probe (test/support/Hover.ts) reads
  * each namespace's doc through the installed .d.ts as an editor would. `npm install -g --prefix` of
- * the tarball alone runs `parley demo`. Then the acceptance of issue 29, a
+ * the tarball alone runs `parley demo`. Then the acceptance of a light install (docs/decisions.md#optional-peer-dependencies), a
  * test of its own (skipped, and counted so, without tmux): a second consumer
  * installs the MCP client and the platform layers too, compiles
  * test/fixtures/consumer-agent/agent.mts and runs it under tmux (an effect/ai
@@ -211,13 +211,13 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
         (f) => /^(test|bench|\.ci|scripts|examples)\//.test(f) || f === "src/bin.ts" || f.startsWith("src/cli/")
       )
     ).toStrictEqual([])
-    // No install-time script runs for a consumer (issue 29): the build runs on `npm pack` (prepack), not on install.
+    // No install-time script runs for a consumer (docs/library.md#installing): the build runs on `npm pack` (prepack), not on install.
     const scripts = readJson<{ scripts: Record<string, string> }>(path.join(repoRoot, "package.json")).scripts
     expect(
       Object.keys(scripts).filter((k) => ["preinstall", "install", "postinstall", "prepare"].includes(k))
     ).toStrictEqual([])
     expect(files).toContain("dist/parley.mjs")
-    // package.json says MIT: the license text ships with it (issue 29).
+    // package.json says MIT: the license text ships with it (docs/library.md#installing).
     expect(files).toContain("LICENSE")
     // Every library source (the CLI aside: bin.ts and cli/ are bundled into dist/parley.mjs) ships as .js plus .d.ts, so every deep import works.
     const sources = walk(path.join(repoRoot, "src")).filter(
@@ -251,7 +251,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     fs.writeFileSync(path.join(app, "package-lock.json"), JSON.stringify(lockfile, null, 2) + "\n")
     const install = installOffline(app)
     expect(install.code, install.stderr).toBe(0)
-    // npm names no script of parley's among the install scripts it warns about (issue 29).
+    // npm names no script of parley's among the install scripts it warns about (docs/library.md#installing).
     expect(
       `${install.stdout}\n${install.stderr}`.split("\n").filter((l) => /install-scripts/.test(l) && /parley/.test(l))
     ).toStrictEqual([])
@@ -270,7 +270,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     expect(tsc.stdout + tsc.stderr).toBe("")
     expect(tsc.code).toBe(0)
 
-    // What the consumer's editor shows (issue 29): each namespace of parley and parley/ai, read through the
+    // What the consumer's editor shows (docs/library.md#public-modules): each namespace of parley and parley/ai, read through the
     // installed .d.ts, carries its module's doc on hover, and every type of its module is there as `X.Type`.
     const consumerOptions = ts.getParsedCommandLineOfConfigFile(
       path.join(app, "tsconfig.json"),
@@ -291,7 +291,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     expect(hovers.typeAccesses).toBeGreaterThan(100)
     expect(hovers.errors).toStrictEqual([])
 
-    // Without skipLibCheck too (issue 29): parley's declarations name no optional package, so a light consumer
+    // Without skipLibCheck too (docs/decisions.md#optional-peer-dependencies): parley's declarations name no optional package, so a light consumer
     // checks them all. (Effect's own declarations want DOM types; only parley's lines count here.)
     const strictLib = run(
       process.execPath,
@@ -330,7 +330,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
       ai: { tools: ["write_file"], asked: "overwrite", completed: "wrote a.txt", ok: "fine", provider: true }
     })
 
-    // A light install (issue 29): the SDKs, the MCP client, PostgreSQL and the HTML renderer are optional peers, not installed.
+    // A light install (docs/decisions.md#optional-peer-dependencies): the SDKs, the MCP client, PostgreSQL and the HTML renderer are optional peers, not installed.
     const installed = walk(path.join(app, "node_modules"))
       .filter((f) => /^(@[^/]+\/)?[^/@]+\/package\.json$/.test(f))
       .map((f) => f.slice(0, -"/package.json".length))
@@ -418,7 +418,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     const cli = run(process.execPath, [path.join(app, "node_modules", ".bin", "parley"), "--version"], app)
     expect(cli.code).toBe(0)
     expect(cli.stdout).toContain(manifest.version)
-    // `npm install -g` of the tarball alone gives a working `parley demo` (issue 29): the CLI bundle carries the SDKs it needs.
+    // `npm install -g` of the tarball alone gives a working `parley demo` (docs/library.md#installing): the CLI bundle carries the SDKs it needs.
     const prefix = path.join(work, "global")
     const global = run(
       "npm",
@@ -445,7 +445,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     packed = { work, tarball }
   }, 900_000)
 
-  // The acceptance of issue 29: a consumer's agent (test/fixtures/consumer-agent) with an effect/ai tool that
+  // The acceptance of the effect/ai bridge (docs/library.md#bridges-to-effectai-parleyai): a consumer's agent (test/fixtures/consumer-agent) with an effect/ai tool that
   // needs approval, the MCP server-everything and a built-in, under one config file, in one turn, asked under tmux.
   // Its own test, so that a machine without tmux counts it as skipped (not passed with nothing checked).
   it.skipIf(!Tmux.available)(

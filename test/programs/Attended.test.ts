@@ -1,4 +1,4 @@
-// Issue 22: a person attached from another terminal (`conversation attach`)
+// Runs beyond the terminal (docs/questions-and-approvals.md#runs-beyond-the-terminal): a person attached from another terminal (`conversation attach`)
 // is someone to ask. With nobody at this process's terminal, a question for
 // a person waits for them instead of following the `detached` policy; when
 // the last one leaves with the question open, it follows the policy from

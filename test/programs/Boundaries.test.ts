@@ -1,6 +1,6 @@
 // The layers of src (brief "Layout"): the programs ask for services and never
-// choose an implementation (issue 14 item 5); services hold contracts over the
-// domain only and the domain is on its own (issue 21 item 5); no module
+// choose an implementation (docs/architecture.md#the-rooms); services hold contracts over the
+// domain only and the domain is on its own (docs/decisions.md#services-are-contracts); no module
 // imports itself back through others.
 import * as fs from "node:fs"
 import * as path from "node:path"

@@ -1,6 +1,6 @@
 import * as RunLive from "../../src/layers/RunLive.ts"
 /**
- * The main-request check (issue 26): a request that does not fit the
+ * The main-request check (docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): a request that does not fit the
  * model's window is not sent; automatic compaction (D50, off by default)
  * compacts once and retries.
  */

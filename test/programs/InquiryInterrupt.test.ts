@@ -1,5 +1,5 @@
 /**
- * RFD 082 "Recording lifecycle" under interruption (issue 10 review): an
+ * RFD 082 "Recording lifecycle" under interruption (docs/storage.md#durable-appends): an
  * interrupt that lands while an inquiry's request or response is being
  * appended still leaves exactly one response per request — the request's
  * append finishes and is closed with `Cancelled{user}`; the response's

@@ -1,4 +1,4 @@
-// Issue 14 item 1: the coordinator announces every call it runs and every
+// The CLI's words (docs/cli.md#status-lines): the coordinator announces every call it runs and every
 // question it closes — who answered, and what (a secret never) — and says
 // which call each prompt belongs to.
 import { describe, expect, it } from "@effect/vitest"

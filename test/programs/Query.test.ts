@@ -1,4 +1,4 @@
-// Issue 14 item 2 at the program level: the conversation remembers its model
+// The model a conversation remembers (docs/decisions.md#new-conversation-base-config) at the program level: the conversation remembers its model
 // (base config for a new one, a config_delta when a later run changes it),
 // the model is chosen only when one will be called (and before a new
 // conversation is created), an early stop says whether the turn is left

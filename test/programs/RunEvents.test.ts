@@ -1,4 +1,4 @@
-// Issue 21 §1–§3 at the program level: the run-event stream (a late
+// One run event stream (docs/decisions.md#one-run-event-stream) at the program level: the run-event stream (a late
 // subscriber sees the run whole; the JSON report is a fold of it), first
 // answer wins under a race, and the `wait` policy deferring after its timeout.
 import { describe, expect, it } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Issue 29: a consumer's tracer sees a turn. One turn whose tool asks a
+ * Tracing (docs/library.md#programs): a consumer's tracer sees a turn. One turn whose tool asks a
  * question (answered by the model's side call, through the LLM inquiry
  * backend), traced with an in-memory tracer (effect's own `Tracer` API):
  * the turn, each model request, the tool call, the inquiry and its side

@@ -927,7 +927,7 @@ describe("RFD 083: exclusive questions, persistence, static answers that do not 
   )
 })
 
-describe("issue 27: Y/N is recorded, so a resumed turn remembers it", () => {
+describe("remembered answers recorded (docs/decisions.md#remembered-answers-recorded): Y/N is recorded, so a resumed turn remembers it", () => {
   it.effect(
     "a remembered answer carries parley's metadata; a permission decision is recorded as a marked inquiry pair; analyze + TurnState.resumed rebuild both",
     () =>

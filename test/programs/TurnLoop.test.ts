@@ -284,7 +284,7 @@ describe("TurnLoop", () => {
   )
 })
 
-describe("runTurn over an incomplete turn (issue 29 item 4)", () => {
+describe("runTurn over an incomplete turn (docs/decisions.md#new-turn-on-an-incomplete-one)", () => {
   const seen: Array<ProviderRequest> = []
   it.effect(
     "a new turn over an incomplete one fails with IncompleteTurnExists carrying that turn, and appends nothing",

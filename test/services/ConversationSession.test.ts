@@ -1,6 +1,6 @@
 /**
  * The session's append is durable first, then visible, and atomic with
- * respect to interruption (issue 10). The first block interrupts an append at
+ * respect to interruption (docs/storage.md#durable-appends). The first block interrupts an append at
  * every point where an interrupt can land, deterministically, with gates
  * inside the persistence step; the second does it against real files with
  * the file store, many times, and checks that every entry that reached the

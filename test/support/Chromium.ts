@@ -2,7 +2,7 @@
  * Headless Chromium (Debian's `chromium`, never a downloaded browser) driven
  * through the DevTools protocol over `--remote-debugging-pipe`: JSON messages
  * separated by NUL on file descriptors 3 (to the browser) and 4 (from it), so
- * no WebSocket client is needed. Used by the HTML viewer tests (issue 15) to
+ * no WebSocket client is needed. Used by the HTML viewer tests (docs/cli.md#viewing-a-conversation-as-a-page) to
  * open a page, read its DOM, see what it tried to load, and take
  * screenshots.
  *

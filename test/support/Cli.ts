@@ -43,6 +43,6 @@ export const runParley = (
 
 /**
  * stderr without the line every query run starts with (`conversation <id>`,
- * `(new)` for a new one; issue 14), for tests about the rest of what it says.
+ * `(new)` for a new one; docs/cli.md#status-lines), for tests about the rest of what it says.
  */
 export const withoutRunHeader = (stderr: string): string => stderr.replace(/^conversation \d+( \(new\))?\n/gm, "")

@@ -1,5 +1,5 @@
 /**
- * A parley cluster for tests and the bench (issue 25): a project directory
+ * A parley cluster for tests and the bench (docs/cluster.md): a project directory
  * whose config points the OpenAI provider at a stateless fake model
  * (`ToolModel.ts`: each conversation's turn calls the `deferrable` tool,
  * which asks one boolean question, then says "Done"), questions that wait

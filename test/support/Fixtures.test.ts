@@ -1,5 +1,5 @@
 /**
- * The committed corpus subset (issue 16) must stay JP's real files, byte for
+ * The committed corpus subset (docs/storage.md#layout) must stay JP's real files, byte for
  * byte: a reformat, an editor's newline or git's line-ending conversion would
  * make the round-trip tests prove nothing about JP's format.
  */

@@ -1,7 +1,7 @@
 /**
  * Test helpers: the JP corpora the tests read (a committed subset that is
  * always there, and the whole shared corpus when it sits beside the clone —
- * issue 16), temp copies of them (tests never touch either in place) and
+ * docs/storage.md#layout), temp copies of them (tests never touch either in place) and
  * small event builders.
  */
 import * as fs from "node:fs"

@@ -1,5 +1,5 @@
 /**
- * What a consumer's editor shows on the namespaces parley exports (issue 29:
+ * What a consumer's editor shows on the namespaces parley exports (docs/library.md#public-modules:
  * "module docs visible on namespace hovers"), read with TypeScript's own
  * language service, the engine behind an IDE's hover.
  *

@@ -1,5 +1,5 @@
 /**
- * A throwaway PostgreSQL server for the tests of issue 24: `initdb` into a
+ * A throwaway PostgreSQL server for the tests of PostgreSQL storage (docs/postgres.md#tests-and-costs): `initdb` into a
  * temp dir, `postgres` listening on a unix socket in that dir and on
  * 127.0.0.1 at a free port, trust auth, database "parley". PostgreSQL
  * refuses to run as root, so as root the server runs as the `postgres` user

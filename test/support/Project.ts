@@ -48,7 +48,7 @@ export const WAITING = `${DEFERRABLE}
 detached = "wait"
 `
 
-/** A project with the deferrable tool whose questions wait (issues 22, 23: a run stays up to be answered from elsewhere). */
+/** A project with the deferrable tool whose questions wait (a run stays up to be answered from elsewhere: docs/decisions.md#answer-from-anywhere). */
 export const waitingProject = (): Project => {
   const p = makeProject()
   fs.appendFileSync(path.join(p.storage, "config.toml"), WAITING)

@@ -1,5 +1,5 @@
 /**
- * `parley serve` for tests (issue 23): starts the built binary on a free
+ * `parley serve` for tests (docs/serve.md): starts the built binary on a free
  * port, reads the address and token from its first line, and speaks to it
  * with `fetch` and raw `node:http` requests (for headers fetch will not
  * send: a foreign `Host`), plus a small SSE reader.

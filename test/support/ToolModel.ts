@@ -1,6 +1,6 @@
 /**
  * A stateless fake of OpenAI's Chat Completions for the cluster tests and
- * bench (issue 25): every runner may send any conversation's next request,
+ * bench (docs/cluster.md): every runner may send any conversation's next request,
  * so the reply depends on the request alone, never on a queue.
  *
  * - the last message is a tool result → a final reply, `Done: <result>`;

@@ -1,7 +1,7 @@
 /**
  * Waits, polling every 5 ms for at most 15 s, until `ready` holds: a test
  * interrupts a run at a state, never after a guessed delay (which loses the
- * race on a loaded machine: issue 30). Dies naming `what` if it never does.
+ * race on a loaded machine). Dies naming `what` if it never does.
  */
 import * as Effect from "effect/Effect"
 

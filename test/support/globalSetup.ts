@@ -1,7 +1,7 @@
 // Builds dist/parley.mjs once per test run so end-to-end tests exercise the
 // shipped bundle, not the sources.
 //
-// And gives the run a temp root of its own (issue 30): TMPDIR points into it
+// And gives the run a temp root of its own: TMPDIR points into it
 // for every worker and every process the tests start, and the teardown
 // removes it, so a run leaves nothing in /tmp (it used to leave some 2,600
 // directories, and thousands of tmux sockets). A run that was killed before its teardown is cleaned up by

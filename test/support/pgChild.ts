@@ -1,5 +1,5 @@
 /**
- * Child process for the server-lifetime tests (issue 24): starts a
+ * Child process for the server-lifetime tests (docs/postgres.md): starts a
  * throwaway PostgreSQL server, writes where it is (`server.json` in the
  * directory it is given), and waits to be killed without ever stopping it.
  */

@@ -1,5 +1,5 @@
 /**
- * Child process for the reaper test (issue 30 item 6): its reaper dies just
+ * Child process for the reaper test (docs/tools.md#tool-processes-are-bounded): its reaper dies just
  * before a tool starts, before this process has heard of it (no event loop
  * turn in between), as a reaper that failed to start or was killed would.
  * The tool then runs; the test kills this process with SIGKILL and looks for

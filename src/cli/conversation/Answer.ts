@@ -1,5 +1,5 @@
 /**
- * `parley conversation answer ID [INQUIRY_ID VALUE]` (issue 21 §4): the
+ * `parley conversation answer ID [INQUIRY_ID VALUE]` (docs/decisions.md#answer-from-anywhere): the
  * open questions of a conversation whose turn is waiting for input, and
  * answering them.
  *
@@ -150,7 +150,7 @@ export const answer = Command.make(
         const { dir, given, configGiven } = yield* storage
         const hint = { storage: given, config: configGiven }
         const id = yield* parseIdArgument(f.id, "answer")
-        // A running turn takes the answer itself (issue 22); else it goes into the waiting turn on disk.
+        // A running turn takes the answer itself (docs/decisions.md#answer-from-anywhere); else it goes into the waiting turn on disk.
         const socket = HostPath.of(dir, id)
         const answered = (yield* HostClient.running(socket))
           ? AnswerRunning.answer(

@@ -1,6 +1,6 @@
 /**
  * `parley conversation answer` when the conversation's turn is running
- * (issue 22): the answer goes to the run's host over its socket, where the
+ * (docs/decisions.md#answer-from-anywhere): the answer goes to the run's host over its socket, where the
  * first answer that fits wins, and the waiting tool goes on at once. A
  * secret can go this way too — read from the terminal without echo (or
  * stdin with `--stdin`), sent over the socket, never written and never

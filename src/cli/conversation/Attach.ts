@@ -1,5 +1,6 @@
 /**
- * `parley conversation attach [ID]` (issue 22): follow a running turn from
+ * `parley conversation attach [ID]`
+ * (docs/questions-and-approvals.md#runs-beyond-the-terminal): follow a running turn from
  * this terminal — its events so far, then live, with the same status lines
  * and prompts as `query`; Ctrl-Z detaches, Ctrl-C stops the run. Without an
  * id: the run started last in this storage. The work is in `AttachRun`.

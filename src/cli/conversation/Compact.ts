@@ -1,5 +1,6 @@
 /**
- * `parley conversation compact ID` (RFD 064, issue 26): append one
+ * `parley conversation compact ID` (RFD 064;
+ * docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): append one
  * compaction JP reads, so the model sees a smaller conversation; the stored
  * events are never changed.
  *

@@ -1,5 +1,6 @@
 /**
- * `parley conversation kill ID [--force]` (issue 22): stops a running turn
+ * `parley conversation kill ID [--force]`
+ * (docs/questions-and-approvals.md#runs-beyond-the-terminal): stops a running turn
  * the way SIGTERM does — open questions `Cancelled{user}`, tools stopped with
  * their process groups, the journal folded, the lock released — and returns
  * once the run has stopped (its host no longer answers). `--force` kills the

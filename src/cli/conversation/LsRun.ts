@@ -89,7 +89,7 @@ export const list = (options: ListOptions, storage: StorageAt) =>
           `parley: ${d.id} cannot be read; run \`${Hint.check(d.id, { storage: storage.given })}\` for details`
         )
       }
-      // Live runs answer on their sockets (issue 22): pid and open questions.
+      // Live runs answer on their sockets (docs/decisions.md#ctrl-z-detaches): pid and open questions.
       const running = yield* Running.of(
         storage.dir,
         rows.map((r) => r.id)

@@ -3,7 +3,7 @@
  * the conversation as read by a person (inquiries per RFD 082 "Reader
  * behavior", the incomplete turn with RFD 023's markers), every stored entry
  * as JSON with the storage base64 removed, or one self-contained HTML page
- * with each question inside its tool call (issue 15).
+ * with each question inside its tool call (docs/cli.md#viewing-a-conversation-as-a-page).
  *
  * The Markdown library behind the page is loaded only for `--format html`, so
  * the other formats start as fast as before.

@@ -1,6 +1,6 @@
 /**
  * What `parley conversation print` does, once its command line is read
- * (issue 28: no effect/cli here, so the fast path of `ReadingRun.ts` and
+ * (docs/decisions.md#fast-start: no effect/cli here, so the fast path of `ReadingRun.ts` and
  * the effect/cli command of `Print.ts` run the same code). The page and
  * the Markdown library behind it are loaded only for `--format html`.
  *
@@ -57,7 +57,7 @@ const render = (c: Conversation, format: PrintFormat, hint: Hint.Context) =>
   })
 
 /**
- * Writes `text` into `file` (issue 30): a regular file or a new one through a
+ * Writes `text` into `file` (docs/security.md#other-users-on-the-machine): a regular file or a new one through a
  * temp sibling and a rename, so a reader never sees half a page; a symlink's
  * target, keeping the link; a FIFO, a device or `/dev/stdout` directly.
  */

@@ -1,6 +1,6 @@
 /**
- * The store of a storage (a directory, or a `postgres://` url: issue 24) for the `conversation` commands
- * (issue 28: no effect/cli here, so the reading commands' fast path
+ * The store of a storage (a directory, or a `postgres://` url: docs/postgres.md) for the `conversation` commands
+ * (docs/decisions.md#fast-start: no effect/cli here, so the reading commands' fast path
  * (`ReadingRun.ts`) and the effect/cli commands share it).
  *
  * @example
@@ -31,7 +31,7 @@ export const withStoreAt = <A, E, R>(storage: StorageAt, effect: Effect.Effect<A
     // (and a postgres:// storage loads the PostgreSQL store only then).
     Effect.provide(StorageStore.storeLayer(storage.dir)),
     // ErrorLine (and effect/Schema, which CliFailure needs) is loaded only when something failed:
-    // `conversation ls` that succeeds never loads them (issue 28, start-up).
+    // `conversation ls` that succeeds never loads them (docs/decisions.md#fast-start).
     Effect.catch((e) =>
       Effect.flatMap(
         Effect.promise(() => import("../ErrorLine.ts")),

@@ -1,6 +1,6 @@
 /**
  * `parley conversation export [ID] --to DIR` and `parley conversation import
- * DIR` (issue 24): conversations between the storage (a PostgreSQL database
+ * DIR` (docs/postgres.md#import-and-export): conversations between the storage (a PostgreSQL database
  * or a directory) and a JP storage directory, byte for byte — archived ones
  * stay archived (`conversations/.archive/`). Without an ID, export writes
  * every conversation. An id already at the other end is skipped with a line

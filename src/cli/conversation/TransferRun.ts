@@ -1,5 +1,5 @@
 /**
- * What `parley conversation export` and `import` do (issue 24), once their
+ * What `parley conversation export` and `import` do (docs/postgres.md#import-and-export), once their
  * command lines are read: conversations go between the storage — a
  * PostgreSQL database or a directory — and a JP storage directory, one at a
  * time and byte for byte (`ConversationFiles`, `pg/Transfer.ts`). A
@@ -131,7 +131,7 @@ export const exportConversations = (options: ExportOptions, storage: StorageAt) 
     Effect.gen(function* () {
       const to = path.resolve(options.to)
       const stat = yield* statOf(to)
-      // Written into, never replaced (issue 30): a directory, or a link to one; a new one is made.
+      // Written into, never replaced (docs/security.md#other-users-on-the-machine): a directory, or a link to one; a new one is made.
       if (stat !== undefined && !stat.isDirectory()) {
         return yield* new CliFailure({
           code: 1,

@@ -1,5 +1,5 @@
 /**
- * The one script of `parley serve`'s page (issue 23), served as `/app.js`
+ * The one script of `parley serve`'s page (docs/serve.md), served as `/app.js`
  * (the CSP allows scripts from the server only, none inline). On a
  * conversation page it follows the run's events (`EventSource`, which
  * resumes with `Last-Event-ID` by itself), shows the reply and the tools as

@@ -1,6 +1,6 @@
 /**
- * What every request to `parley serve` passes before any route (issue 23
- * "Security"):
+ * What every request to `parley serve` passes before any route
+ * (docs/serve.md#security, docs/security.md#http-server):
  *
  * - the `Host` header names the bound address (a page on another site that
  *   rebinds its DNS name to 127.0.0.1 sends its own name): else 421;

@@ -1,7 +1,7 @@
 /**
  * The running turns of a storage directory, as `parley serve` reaches them
- * (issue 23 "One host protocol"): every `parley query` — in a terminal or
- * `--detach`ed — serves its run on its socket (issue 22), and the server is
+ * (one host protocol, docs/decisions.md#one-run-event-stream): every `parley query` — in a terminal or
+ * `--detach`ed — serves its run on its socket (docs/decisions.md#ctrl-z-detaches), and the server is
  * one more client of it. Nothing here opens a conversation.
  *
  * @example

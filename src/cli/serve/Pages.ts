@@ -1,5 +1,5 @@
 /**
- * The page of `parley serve` (issue 23): `/` lists the conversations with
+ * The page of `parley serve` (docs/serve.md): `/` lists the conversations with
  * their states (running, waiting for input, incomplete), each a link to
  * `/conversations/<id>`, the conversation as the HTML viewer draws it
  * (`domain/render/Html.ts`) with a live part that `/app.js` fills in. No
@@ -143,7 +143,7 @@ const conversationPage = (id: string) =>
  * The page's routes, over the store of `storage` (given by `Server.app`: one
  * for the page and the API). The running turns are those of the runs' hosts,
  * unless `running` says otherwise (a cluster runner knows them from its
- * database, issue 25).
+ * database: docs/cluster.md#live-from-any-runner).
  */
 export const layer = (storage: string, running?: Effect.Effect<ReadonlyArray<Running>>) =>
   Layer.unwrap(

@@ -1,5 +1,5 @@
 /**
- * The runs `parley serve` starts (issue 23: `POST /api/conversations`,
+ * The runs `parley serve` starts (docs/serve.md#the-api: `POST /api/conversations`,
  * `…/messages`, `…/continue`, `…/discard`). Each is a `parley query` child
  * process of the server, with stdin closed and `--detached-policy wait`, so
  * it hosts itself on its socket exactly like a run started in a terminal

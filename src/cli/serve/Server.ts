@@ -1,5 +1,5 @@
 /**
- * `parley serve` once its flags are read (issue 23): the API (`Api.ts`), the
+ * `parley serve` once its flags are read (docs/serve.md): the API (`Api.ts`), the
  * page (`Pages.ts`) and the guard in front of both (`Guard.ts`), on Effect's
  * HTTP server over Node's. The first line on stdout is the address with the
  * token; a host other than loopback is warned about on stderr. The server
@@ -30,7 +30,7 @@ import * as Token from "./Token.ts"
 
 /** What the server was asked. */
 export interface Options {
-  /** The storage: a directory, or a `postgres://` url (issue 24). */
+  /** The storage: a directory, or a `postgres://` url (docs/postgres.md). */
   readonly storage: string
   /** `--config FILE` as given (absolute): the runs the server starts read it too. */
   readonly config?: string | undefined

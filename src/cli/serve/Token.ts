@@ -1,5 +1,5 @@
 /**
- * The token of `parley serve` (issue 23): 256 random bits as hex, kept in
+ * The token of `parley serve` (docs/serve.md#security): 256 random bits as hex, kept in
  * `<storage>/serve-token` (for a database: this user's `~/.config/parley/postgres/<hash>/`,
  * `StorageStore.stateDirOf`) (mode 0600, created once and reused, so a page
  * opened yesterday still works after a restart), compared in constant time.

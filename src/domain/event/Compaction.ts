@@ -1,5 +1,5 @@
 /**
- * A `compaction` entry (RFD 064, issue 26): "when building the provider view,
+ * A `compaction` entry (RFD 064; docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): "when building the provider view,
  * apply these policies to the turns `from_turn`…`to_turn`". The stored events
  * are never changed; `Projection.project` applies the overlay.
  *

@@ -33,7 +33,7 @@ export const metadataField = EventMetadata.pipe(Schema.withConstructorDefault(Ef
 export const empty: EventMetadata = {}
 
 /**
- * parley's own metadata key on an `inquiry_request` (issue 28): what the
+ * parley's own metadata key on an `inquiry_request` (docs/mcp.md#rounds-2026-07-28): what the
  * executor needs to carry the asking tool call on after a crash (an MCP
  * server's open `input_required` round with its `requestState`). JP treats
  * metadata as opaque, so the key is kept and ignored there.
@@ -42,7 +42,7 @@ export const executorState = "parley_executor_state"
 
 /**
  * parley's metadata key on an `inquiry_response` answered with `Y`/`N`
- * (issue 27): the answer is remembered for the rest of the turn, so a turn
+ * (docs/decisions.md#remembered-answers-recorded): the answer is remembered for the rest of the turn, so a turn
  * resumed after a crash rebuilds that memory from its events instead of
  * asking again. JP ignores it.
  */
@@ -50,7 +50,7 @@ export const rememberedAnswer = "parley_remembered"
 
 /**
  * parley's metadata key on an `inquiry_request` that records a permission
- * decision (`true`; issue 27, `PermissionInquiry`): the decision is recorded
+ * decision (`true`; `PermissionInquiry`, docs/decisions.md#permission-decisions-recorded): the decision is recorded
  * the moment it is typed, before the tool runs, so a resumed turn does not
  * ask again. Earlier parley put `"y"`/`"n"` under this key on the call's
  * `tool_call_response` for a remembered decision; resume still reads that.

@@ -1,5 +1,6 @@
 /**
- * A permission decision recorded as an inquiry (issue 27): the moment the
+ * A permission decision recorded as an inquiry
+ * (docs/decisions.md#permission-decisions-recorded): the moment the
  * person answers `Run local write_note tool? [y/Y/n/N]`, before the tool
  * starts, parley records an `inquiry_request` and its `inquiry_response` in
  * one append, so a run killed while the approved call still runs leaves the
@@ -61,7 +62,7 @@ export const text = (kind: ToolKindText, toolName: string): string => `Run ${kin
 /** The metadata that marks a permission inquiry's request. */
 const MARK: EventMetadata.EventMetadata = { [EventMetadata.rememberedPermission]: true }
 
-/** The metadata of a permission inquiry's request (an approval asked as a question, issue 29, carries it too). */
+/** The metadata of a permission inquiry's request (an approval deferred as a question carries it too: docs/decisions.md#detached-policy). */
 export const metadata: EventMetadata.EventMetadata = MARK
 const REMEMBERED: EventMetadata.EventMetadata = { [EventMetadata.rememberedAnswer]: true }
 

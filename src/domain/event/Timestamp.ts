@@ -21,7 +21,7 @@ import * as Schema from "effect/Schema"
 import { isTimestamp, toEpochNanos } from "./TimestampText.ts"
 
 // The text rules live in TimestampText.ts (no effect/Schema there, so `conversation ls` can use them
-// without loading it; issue 28); they are part of this module's API as before.
+// without loading it; docs/decisions.md#fast-start); they are part of this module's API as before.
 export { isTimestamp, toEpochNanos }
 
 /** A JP timestamp: the exact text from disk, validated. */

@@ -2,7 +2,7 @@
  * The text rules of JP timestamps (see `Timestamp.ts`, which re-exports
  * them): JP's `YYYY-MM-DD HH:MM:SS.f…` or RFC 3339, as epoch nanoseconds.
  * Plain functions with no effect/Schema, so a listing can sort by them
- * without loading it (issue 28, start-up).
+ * without loading it (start-up: docs/decisions.md#fast-start).
  *
  * @example
  * ```ts

@@ -1,6 +1,6 @@
 /**
- * An optional package that a layer needs is not installed (issue 29, "a
- * light install"): the LLM SDKs (`openai`, `@anthropic-ai/sdk`), the MCP
+ * An optional package that a layer needs is not installed (a light install:
+ * docs/decisions.md#optional-peer-dependencies): the LLM SDKs (`openai`, `@anthropic-ai/sdk`), the MCP
  * client (`@modelcontextprotocol/client`), PostgreSQL storage
  * (`@effect/sql-pg`) and the HTML renderer (`markdown-it`) are optional peer
  * dependencies of parley, so a consumer who brings their own effect/ai

@@ -5,7 +5,7 @@
  * The base config is either `base_config.json` (kept as its exact text) or
  * "packed" — the legacy layout where `events.json` starts with the base
  * `config_delta` (kept as that entry). parley interprets one thing in it
- * (issue 14): the model, JP's way — a new conversation's base config holds
+ * (docs/decisions.md#new-conversation-base-config): the model, JP's way — a new conversation's base config holds
  * `{"assistant":{"model":{"id":{"provider":"openai","name":"gpt-x"}}}}`, a
  * later run on another model appends a `config_delta` with the new id, and
  * {@link rememberedModel} reads the id in effect (base, then every delta in

@@ -15,7 +15,7 @@
 import * as Schema from "effect/Schema"
 
 // The rules on id text live in ConversationIdText.ts (no effect/Schema there, so the reading
-// commands can use them without loading it; issue 28); they are part of this module's API as before.
+// commands can use them without loading it; docs/decisions.md#fast-start); they are part of this module's API as before.
 export { dirname, display, fromDirname, fromEpochMillis, parse, parseExact } from "./ConversationIdText.ts"
 
 /**

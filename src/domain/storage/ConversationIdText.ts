@@ -2,7 +2,7 @@
  * The rules on conversation id text (see `ConversationId.ts`, which
  * re-exports them with the schema): JP's `jp-c<id>` form and directory
  * names. Plain functions with no effect/Schema, so the reading commands can
- * use them without loading it (issue 28, start-up).
+ * use them without loading it (start-up: docs/decisions.md#fast-start).
  *
  * @example
  * ```ts

@@ -131,7 +131,7 @@ const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !==
 
 /**
  * `value` with every string leaf replaced by `leaf(string, path)`, keys in
- * their order. Iterative (issue 30): any depth `JSON.parse` accepted, where
+ * their order. Iterative (docs/decisions.md#json-depth): any depth `JSON.parse` accepted, where
  * the recursive version overflowed the stack at a few thousand levels.
  */
 const mapStrings = (value: Json, path: string, leaf: (s: string, path: string) => Json): Json => {

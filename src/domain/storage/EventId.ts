@@ -21,7 +21,7 @@
  * ```ts
  * import * as EventId from "parley/domain/storage/EventId"
  * const id = EventId.fresh(new Set(["k3m9x2a"]))
- * /^[0-9a-z]{7}$/.test(id) // true
+ * const ok = /^[0-9a-z]{7}$/.test(id) // true
  * ```
  *
  * @since 0.1.0

@@ -93,7 +93,7 @@ const verbatimText = new WeakMap<StreamEntry, string>()
 
 /**
  * Entries nested deeper than this are written back from their original
- * bytes while unchanged (issue 30): their indented text grows with the
+ * bytes while unchanged (docs/decisions.md#json-depth): their indented text grows with the
  * square of the depth, and a file read as it is can be written as it was.
  */
 export const VERBATIM_DEPTH = 256

@@ -4,11 +4,11 @@
  * duplicate keys), at any depth (iterative), and throws a `SyntaxError`
  * naming the position of the first bad character.
  *
- * Why it exists (issue 30): V8 from 12.8 through at least 14.6 (Node 24 and
+ * Why it exists (docs/decisions.md#json-read-around-a-v8-bug): V8 from 12.8 through at least 14.6 (Node 24 and
  * 26) can misread an object key that holds an escape sequence. Its parser
  * takes a key from an existing hidden-class transition when the key's raw
  * text starts with that transition's characters, so after some other text
- * had the key `\\`, the key `\t` reads back as `\\` (V8 issue 521080746,
+ * had the key `\\`, the key `\t` reads back as `\\` (V8 bug issues.chromium.org/issues/521080746,
  * nodejs/node#63785). {@link JsonText.parse} sends only texts with such a key
  * here; every other text takes the native parser.
  *

@@ -1,5 +1,5 @@
 /**
- * `JSON.stringify` for any depth `JSON.parse` accepts (issue 30 item 3).
+ * `JSON.stringify` for any depth `JSON.parse` accepts (docs/decisions.md#json-depth).
  * V8's `JSON.parse` is iterative, but `JSON.stringify` recurses and throws
  * `RangeError: Maximum call stack size exceeded` somewhere between 2,000
  * and 10,000 levels, depending on how deep the caller's stack already is.
@@ -39,7 +39,8 @@ const stringEnd = (text: string, from: number): number => {
 
 /**
  * Whether V8's `JSON.parse` could misread `text`: it holds an object key
- * with an escape sequence (V8 issue 521080746, Node 24 and 26). In JSON a
+ * with an escape sequence (V8 bug issues.chromium.org/issues/521080746, Node 24 and 26;
+ * docs/decisions.md#json-read-around-a-v8-bug). In JSON a
  * backslash is only ever in a string and the first one in a string starts
  * an escape, so only the strings that hold one are looked at: each is a key
  * when a `:` follows it. Native `indexOf` does the walking. On a text that

@@ -1,6 +1,6 @@
 /**
  * Which turns a new compaction covers and what it says (RFD 064's
- * strategies, D50's rolling range; issue 26). Pure: the programs stamp and
+ * strategies, D50's rolling range; docs/decisions.md#compactions-and-context-windows). Pure: the programs stamp and
  * append the result.
  *
  * - {@link resolveRange} (`conversation compact`): turns `keep_first` …

@@ -108,7 +108,8 @@ export interface TurnAnalysis {
   /**
    * Answers the person said to remember for the turn (`Y`/`N`, recorded
    * with `EventMetadata.rememberedAnswer`), by tool and question id, the
-   * latest winning: a resumed turn remembers them too (issue 27).
+   * latest winning: a resumed turn remembers them too
+   * (docs/decisions.md#remembered-answers-recorded).
    */
   readonly rememberedAnswers: ReadonlyArray<{
     readonly tool: string
@@ -124,12 +125,12 @@ export interface TurnAnalysis {
   /**
    * The permission decision recorded for each pending tool call (`y` run,
    * `n` skip; the latest wins): a resumed call that was decided is not asked
-   * again (issue 27, `PermissionInquiry`).
+   * again (`PermissionInquiry`, docs/decisions.md#permission-decisions-recorded).
    */
   readonly permissionDecisions: ReadonlyMap<string, "y" | "n">
   /**
    * Per pending tool call, the executor state recorded with its latest
-   * question that carries one (`EventMetadata.executorState`; issue 28):
+   * question that carries one (`EventMetadata.executorState`; docs/mcp.md#rounds-2026-07-28):
    * what the executor needs to retry the call instead of starting it over.
    */
   readonly executorStates: ReadonlyMap<string, Json>
@@ -412,7 +413,8 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
       const key = attemptKey(call.request.id, parsed.questionId)
       attemptCounters.set(key, Math.max(attemptCounters.get(key) ?? 0, parsed.attempt))
     }
-    // A permission is recorded with its answer, except an approval deferred with nobody to ask (issue 29):
+    // A permission is recorded with its answer, except an approval deferred with nobody to ask
+    // (`defer`, docs/decisions.md#detached-policy):
     // that one is open like any question (answered with `conversation answer`, or asked again on resume).
     if (PermissionInquiry.isPermission(q.request) && q.response !== null) continue
     if (q.response === null && call.response === null) {
@@ -473,7 +475,7 @@ const summarize = (t: TurnInspector): IncompleteSummary | null => {
   if (!isIncomplete(t)) return null
   for (const k of t.openInquiries) {
     const q = t.inquiries[k]!
-    // An open permission is an approval deferred with nobody to ask (issue 29): a question waiting, as any other.
+    // An open permission is an approval deferred with nobody to ask (docs/decisions.md#detached-policy): a question waiting.
     if (q.call < 0) continue
     const call = t.calls[q.call]!
     if (call.response === null) return { state: "waiting-for-input", tool: call.request.name }
@@ -509,7 +511,7 @@ export const summaryOf = (incomplete: IncompleteTurn): IncompleteSummary | null 
 
 /**
  * {@link incompleteSummary} kept up to date as a stream grows, for a store
- * that keeps the listing's incomplete state beside its appends (issue 24):
+ * that keeps the listing's incomplete state beside its appends (PostgreSQL, docs/postgres.md#tables):
  * each appended entry is inspected once, so an append into a long open turn
  * costs what the appended entries cost. Where the last turn starts is
  * `lastTurnStart`'s rule read forwards: a `turn_start` followed by another

@@ -1,5 +1,5 @@
 /**
- * The one home of request/response pairing (issue 10 item 5; RFD 082's
+ * The one home of request/response pairing (docs/decisions.md#one-home-for-each-stream-rule; RFD 082's
  * turn-scoped pairing, jp-reference §4.4). `Sanitize`, `IncompleteTurn` and
  * `TurnAppend` all pair through a {@link Pairer}, so what sanitize keeps, what
  * a resumed turn reports as pending and what validated append accepts cannot

@@ -1,5 +1,5 @@
 /**
- * The compaction overlay (RFD 064, issue 26): what the provider sees of a
+ * The compaction overlay (RFD 064; docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): what the provider sees of a
  * stream once its `compaction` entries are applied. JP's
  * `jp_conversation/src/stream/projection.rs`, rule for rule; it runs between
  * `sanitize` and the provider-visibility filter (`Thread.intoParts`).

@@ -1,6 +1,6 @@
 /**
  * Which compactions survive when events are removed from a stream (JP's
- * `ConversationStream::retain`, issue 26): a compaction names turns by
+ * `ConversationStream::retain`; docs/decisions.md#discard-keeps-compactions): a compaction names turns by
  * position, so once any event of turn N is removed, the turns from N on may
  * be renumbered or have lost an event the compaction covered, and every
  * compaction whose range reaches turn N (`to_turn ≥ N`) is dropped, whatever

@@ -3,7 +3,7 @@
  * place where it gets its events: {@link intoParts} (JP's
  * `Thread::into_parts`: the compaction overlay, then the provider-visibility
  * filter), and {@link providerView}, which sanitizes first — JP's order,
- * sanitize → project → filter (RFD 064, issue 26).
+ * sanitize → project → filter (RFD 064; docs/models.md#long-conversations-compactions-and-context-windows-rfd-064).
  *
  * @example
  * ```ts

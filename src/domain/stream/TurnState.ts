@@ -68,7 +68,8 @@ export const make = (attempts: ReadonlyMap<string, number> = new Map()): TurnSta
 })
 
 /**
- * The state of a resumed turn, rebuilt from its recorded events (issue 27):
+ * The state of a resumed turn, rebuilt from its recorded events
+ * (docs/decisions.md#remembered-answers-recorded):
  * the attempt counters, and the answers and permission decisions the person
  * said to remember (`Y`/`N`), so the turn does not ask again what it was
  * told to remember.

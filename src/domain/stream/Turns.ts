@@ -12,7 +12,7 @@
  * first event belong to turn 0, entries after the last event to the last
  * turn); a stream without events has no turns.
  *
- * This module is the one home of where turns begin (issue 10 item 5): the
+ * This module is the one home of where turns begin (docs/decisions.md#one-home-for-each-stream-rule): the
  * forward rule of {@link turns} / {@link turnCount} / {@link eventsByTurn},
  * and {@link currentTurnStart}, the backward rule that validated append,
  * {@link currentTurnSchema} and the incomplete-turn analysis use.

@@ -116,7 +116,7 @@ export type TargetKind = "user" | "assistant"
  * rule and the default), `wait` (stays open for any answerer, up to
  * `wait_timeout`, then as `defer`), `defer` (recorded unanswered; the run
  * ends with the turn waiting for input, exit 3), `deny` (cancelled,
- * `no_prompt_backend`). Issue 21 §3, RFD 027's detached policies.
+ * `no_prompt_backend`). Contract §7 and RFD 027's detached policies; see docs/decisions.md#detached-policy.
  */
 export const DetachedPolicy = Schema.Literals(["assistant", "wait", "defer", "deny"])
 export type DetachedPolicy = typeof DetachedPolicy.Type

@@ -1,7 +1,7 @@
 /**
  * A tool call's arguments that do not fit the tool's schema, said so the
- * model can fix them (issue 27 review: `ask_user` with a bad `answer_type`
- * got ajv's "must be equal to one of the allowed values"): which argument,
+ * model can fix them (RFD 083's `ask_user` with a bad `answer_type` once got
+ * only ajv's "must be equal to one of the allowed values"): which argument,
  * what fits (the allowed values, the type, the argument names), and what
  * came, one clause per argument, then what to do.
  *

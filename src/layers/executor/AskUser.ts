@@ -1,6 +1,6 @@
 /**
  * `ask_user`, the built-in through which the model asks the person a typed
- * question mid-turn (RFD 083, issue 27).
+ * question mid-turn (RFD 083; docs/questions-and-approvals.md#how-a-question-is-answered-rfd-082).
  *
  * Arguments: `question` (one line), `context` (shown above it),
  * `answer_type` `boolean` | `select` | `text` (default `text`), `options`

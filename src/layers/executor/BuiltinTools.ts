@@ -139,7 +139,7 @@ export const writeFile: BuiltinTool = {
       }
       await fs.mkdir(path.dirname(file), { recursive: true })
       // Through a symlink the file it names is replaced and the link kept
-      // (issue 30); resolveInside has already checked that it stays inside.
+      // (docs/security.md#other-users-on-the-machine); resolveInside has already checked that it stays inside.
       const target = await WriteInto.resolveTarget(file)
       const dest = target._tag === "Replace" ? target.file : file
       // Temp file + rename: a reader never sees a half-written file. The temp

@@ -1,5 +1,6 @@
 /**
- * Executors that compose (issue 29 item 3): one `Executor` from several —
+ * Executors that compose
+ * (docs/library.md#effectai-tools-as-parleys-executor-asking-questions-mid-run): one `Executor` from several —
  * the live one (built-ins, local tools, MCP servers) and any number of
  * effect/ai toolkits or hand-written executors — under one config file.
  *
@@ -111,8 +112,9 @@ export const build = <E, R>(
   )
 
 /**
- * One executor from several layers (issue 29): each call goes to the layer
- * that defines its tool; a name two of them define fails the layer with
+ * One executor from several layers
+ * (docs/library.md#effectai-tools-as-parleys-executor-asking-questions-mid-run):
+ * each call goes to the layer that defines its tool; a name two of them define fails the layer with
  * `DuplicateTool`. For built-ins, local tools and MCP servers beside them,
  * use `ExecutorLive.layerWith({ executors })`, which also takes their config.
  */

@@ -1,7 +1,7 @@
 /**
  * The live `Executor`: the built-in registry, the local tools of
  * `conversation.tools` in config, and the tools of the MCP servers of
- * `[mcp.servers]` (issue 13; `../mcp/McpTools.ts` starts them with the layer
+ * `[mcp.servers]` (docs/mcp.md#when-servers-run; `../mcp/McpTools.ts` starts them with the layer
  * and stops them when its scope closes).
  *
  * Arguments are validated (ajv, parameter defaults applied) before any tool
@@ -50,7 +50,7 @@ export interface Options {
   /** The run's MCP servers (their tools are offered beside the others). */
   readonly mcp?: McpTools.Runtime
   /**
-   * Tool names other executors combined with this one define (issue 29): a
+   * Tool names other executors combined with this one define (docs/library.md#effectai-tools-as-parleys-executor-asking-questions-mid-run): a
    * config table for one of them is theirs, not a missing built-in.
    */
   readonly others?: ReadonlySet<string>
@@ -283,7 +283,8 @@ export interface LayerOptions<E = never, R = never> extends Omit<Options, "file"
    */
   readonly mcp?: Partial<McpTools.Options>
   /**
-   * Other executors offered beside the live tools (issue 29): effect/ai
+   * Other executors offered beside the live tools
+   * (docs/library.md#effectai-tools-as-parleys-executor-asking-questions-mid-run): effect/ai
    * toolkits (`executorFromToolkit`), your own. One config file for all:
    * `[conversation.tools.<name>]` of their tools is theirs. A tool name
    * defined twice fails the layer with `DuplicateTool`, naming both.
@@ -339,7 +340,7 @@ const liveExecutor = (options: Omit<LayerOptions, "executors">, others: Readonly
     const { data, file } = yield* Config
     const { mcp: mcpOptions, ...rest } = options
     const servers = ConfigData.mcpServers(data).length > 0
-    // The MCP client is an optional package (issue 29): without it, configured servers are an error naming it.
+    // The MCP client is an optional package (docs/decisions.md#optional-peer-dependencies): without it, configured servers are an error naming it.
     if (servers) yield* LoadPackage.load("@modelcontextprotocol/client", () => import("@modelcontextprotocol/client"))
     const mcp = !servers
       ? undefined

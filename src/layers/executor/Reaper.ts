@@ -1,5 +1,5 @@
 /**
- * Tool processes die with parley (issue 11 item 1).
+ * Tool processes die with parley (docs/tools.md#tool-processes-are-bounded).
  *
  * Each local tool runs in its own process group, so signals aimed at parley
  * (a terminal's Ctrl-C, `kill -9`) never reach it, and before this a killed
@@ -25,7 +25,7 @@
  * {@link guard} resolves when the write to the reaper has gone through; if
  * the reaper is gone (it failed to start, or died, and parley has not yet
  * heard of it), the write fails, a new reaper is started with every group,
- * and only then does the tool start (issue 30 item 6: before this, a tool
+ * and only then does the tool start (before this, a tool
  * listed with a dead reaper ran unguarded until the next tool call). A
  * reaper that dies while parley runs is replaced at once, or a second later
  * if it died young, so it cannot spin.

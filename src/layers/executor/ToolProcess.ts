@@ -1,6 +1,6 @@
 /**
  * Runs one local tool command as a bounded process group (contract §6,
- * round-2 bounds; issue 11 items 1 and 3).
+ * round-2 bounds; docs/tools.md#tool-processes-are-bounded).
  *
  * - `sh -c command` runs detached: the shell leads a new process group that
  *   holds everything the tool starts. The group is listed with a live

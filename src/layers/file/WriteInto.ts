@@ -165,7 +165,7 @@ const writeAll = async (fd: number, bytes: Uint8Array): Promise<void> => {
   }
 }
 
-// node:tty is loaded only when asked (the store's files come through here, and `ls` needs no terminal; issue 28).
+// node:tty is loaded only when asked (the store's files come through here, and `ls` needs no terminal; docs/decisions.md#fast-start).
 const textFor = (fd: number, text: string, options: WriteOptions) =>
   options.forTerminal !== undefined && process.getBuiltinModule("node:tty").isatty(fd)
     ? options.forTerminal(text)

@@ -1,5 +1,6 @@
 /**
- * A client of a running turn's host (issue 22): `conversation answer`,
+ * A client of a running turn's host
+ * (docs/questions-and-approvals.md#runs-beyond-the-terminal): `conversation answer`,
  * `conversation kill` and `ls` connect to the socket and speak `HostRpcs`.
  * The connection lives as long as the scope. Whether a host runs at all is
  * asked first (`running`): a socket file nobody answers on is a killed

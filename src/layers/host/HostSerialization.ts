@@ -1,7 +1,7 @@
 /**
- * The host protocol's framing (issue 22): newline-delimited JSON, as
+ * The host protocol's framing (docs/decisions.md#ctrl-z-detaches): newline-delimited JSON, as
  * Effect's `RpcSerialization.layerNdjson`, but each line read with
- * `JsonText.parse` (issue 30). Run events carry metadata, arguments and
+ * `JsonText.parse` (docs/decisions.md#json-read-around-a-v8-bug). Run events carry metadata, arguments and
  * answers whose object keys may hold escapes, and V8's `JSON.parse` (Node
  * 24 and 26) can misread such a key once some other text had a key its raw
  * text starts with: an attached terminal would show, and answer, a question

@@ -132,7 +132,8 @@ interface LineBuffer {
 /**
  * Makes a stdio transport read each line with `JsonText.parse` (docs/decisions.md#json-read-around-a-v8-bug):
  * the SDK's `JSON.parse` can misread an escaped object key on Node 24 and
- * 26 (V8 issue 521080746), and tool results, input schemas and elicitation
+ * 26 (V8 bug issues.chromium.org/issues/521080746;
+ * docs/decisions.md#json-read-around-a-v8-bug), and tool results, input schemas and elicitation
  * field names are keyed by what a server sends. The SDK's line handling is
  * kept as it is: a line that is not JSON is skipped, one that is not a
  * JSON-RPC message fails. False when the SDK no longer has the buffer this

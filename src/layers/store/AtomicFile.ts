@@ -53,11 +53,11 @@ export const writeIfChanged = async (file: string, text: string): Promise<boolea
  * processes refreshing the same file (the listing index) never write into
  * each other's temp file. When `file` is a symlink (a person keeps
  * `events.json` elsewhere), the file it resolves to is replaced and the
- * link kept (issue 30); a store file that is not a regular file is refused.
+ * link kept (docs/security.md#other-users-on-the-machine); a store file that is not a regular file is refused.
  */
 export const writeAtomic = async (file: string, text: string): Promise<void> => {
   // Loaded on the first write, not with this module: its error class needs effect/Schema, and a
-  // listing that writes nothing (`ls` of an unchanged storage) never loads that (issue 28).
+  // listing that writes nothing (`ls` of an unchanged storage) never loads that (docs/decisions.md#fast-start).
   const WriteInto = await import("../file/WriteInto.ts")
   const target = await WriteInto.resolveTarget(file)
   if (target._tag !== "Replace")

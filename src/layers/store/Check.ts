@@ -5,7 +5,7 @@
  * cannot be read) is that conversation's `error`, and the others are still
  * checked.
  *
- * Memory scales with one conversation, not a multiple of it (issue 16): the
+ * Memory scales with one conversation, not a multiple of it (docs/benchmarks.md, `conversation check`): the
  * bytes of `events.json` read for decoding are compared with each
  * re-encoded entry as it is rendered (never one string of the whole file),
  * and conversations are checked a few at a time.

@@ -2,8 +2,8 @@
  * One conversation directory of JP's layout: find it, follow it when a
  * writer renames it, and sweep what killed writers left in it. Decoding and
  * creating are in `ConversationRead.ts`, so what only finds directories (a
- * listing that decodes nothing, `export`) loads no event codec (issue 28,
- * start-up).
+ * listing that decodes nothing, `export`) loads no event codec (start-up:
+ * docs/decisions.md#fast-start).
  *
  * ```text
  * <storage>/conversations/<id>[-<slug>]/{metadata.json, base_config.json?, events.json, events.json.journal?}

@@ -1,12 +1,12 @@
 /**
- * A conversation as its files (issue 24, `parley conversation export` and
- * `import`): what a JP storage directory holds for it — its directory name,
+ * A conversation as its files (`parley conversation export` and `import`,
+ * docs/postgres.md#import-and-export): what a JP storage directory holds for it — its directory name,
  * whether it is archived, and every regular file in it, byte for byte. The
  * PostgreSQL store's transfer (`pg/Transfer.ts`) makes and takes these; here
  * they are read from and written into storage directories.
  *
- * Writing follows issue 30 ("a path a person names is written into, not
- * replaced"): the named directory may be a symlink to one; a conversation is
+ * Writing follows the rule that a path a person names is written into, not
+ * replaced (docs/security.md#other-users-on-the-machine): the named directory may be a symlink to one; a conversation is
  * written in a dot-named staging directory and renamed into place, so JP and
  * `ls` never see half of it; and a conversation whose id is already there
  * (live or archived) is never touched — {@link write} says `"exists"`.

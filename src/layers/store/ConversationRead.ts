@@ -2,7 +2,7 @@
  * Decoding a conversation directory of JP's layout (replaying the journal),
  * and creating a new one that is complete before it is visible (split from
  * `ConversationDir.ts`, which only finds directories, so that a listing that
- * decodes nothing loads no event codec; issue 28, start-up).
+ * decodes nothing loads no event codec; start-up: docs/decisions.md#fast-start).
  *
  * Reading never throws anything but {@link ConversationDir.Corrupt} for what
  * is inside the directory (bad JSON, a bad entry, a journal line that is not

@@ -1,9 +1,9 @@
 /**
- * The file store's work beyond listing (issue 10): opening, creating,
+ * The file store's work beyond listing (docs/storage.md#layout): opening, creating,
  * loading, checking and removing conversations, with their locks and
  * journals (the locks themselves: `StoreLocks.ts`). `FileConversationStore.ts`
  * loads this on first use, so `conversation ls` loads none of it, nor the
- * event codec it needs (issue 28, start-up).
+ * event codec it needs (start-up: docs/decisions.md#fast-start).
  *
  * @example
  * ```ts

@@ -1,5 +1,5 @@
 /**
- * The `ConversationStore` on JP's on-disk layout (issue 10):
+ * The `ConversationStore` on JP's on-disk layout (docs/storage.md#layout):
  *
  * ```text
  * <storage>/conversations/<id>[-<slug>]/{metadata.json, base_config.json?, events.json}
@@ -47,7 +47,7 @@ export interface Options {
 
 /**
  * Lists, building the error only when listing failed: the error classes need
- * effect/Schema, which a listing that succeeds never loads (issue 28).
+ * effect/Schema, which a listing that succeeds never loads (docs/decisions.md#fast-start).
  */
 const listing = (conversationsDir: string, archived: boolean): Effect.Effect<Listed, StoreIoError> =>
   Effect.tryPromise({ try: () => Listing.list(conversationsDir, { archived }), catch: (error) => error }).pipe(
@@ -63,7 +63,7 @@ const listing = (conversationsDir: string, archived: boolean): Effect.Effect<Lis
  * Builds the store over a storage directory. Listing is here; the rest
  * (`FileConversationOps.ts`, with the event codec) is loaded once, on the
  * first call that needs it, so `conversation ls` starts within 2× `node -e
- * 0` (issue 28).
+ * 0` (docs/benchmarks.md#start-up-of-the-reading-commands).
  */
 export const make = (options: Options) =>
   Effect.sync(() => {

@@ -1,5 +1,5 @@
 /**
- * File I/O as Effects for the file store (issue 10): a failed read or write
+ * File I/O as Effects for the file store (docs/storage.md#layout): a failed read or write
  * is a `StoreIoError` naming the file and the reason (the errno code when
  * there is one).
  *

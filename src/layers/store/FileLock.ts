@@ -15,7 +15,7 @@
  * holder of `<lock>.takeover` (taken the same way) may remove a stale lock,
  * so racing processes never delete a lock another has just taken.
  *
- * What a `kill -9` leaves behind is swept by the next writer (issue 30):
+ * What a `kill -9` leaves behind is swept by the next writer (docs/storage.md#new-ids-and-locks):
  * {@link sweepTemps} removes temp files of dead writers, {@link dropIfStale}
  * a stale lock (the store calls it for conversations that do not exist).
  *

@@ -1,6 +1,6 @@
 /**
  * `events.json.journal`: per-event persistence beside JP's `events.json`
- * (RFD 023 "Incremental Persistence"; issue 10).
+ * (RFD 023 "Incremental Persistence"; docs/storage.md#durable-appends).
  *
  * An append writes one JSON line per entry, `{"at", "base", "entry"}`, and
  * waits for `fdatasync`: O(event), whatever the size of the conversation.

@@ -1,12 +1,12 @@
 /**
- * `conversation ls` for the file store (issue 16: it costs what reading every
- * `metadata.json` costs): summaries cached in a sidecar index
+ * `conversation ls` for the file store (docs/decisions.md#fast-start: it costs what
+ * reading every `metadata.json` costs): summaries cached in a sidecar index
  * (`conversations/.parley-index.json`, dot-named so JP skips it), each
  * validated by the size, mtime and inode of every file it came from
  * (`base_config.json` too: its presence and its JSON decide whether the
  * conversation reads at all), so listing never parses an unchanged event
  * log. A row holds all `ls` shows, the provider view's estimated tokens
- * included (issue 26), so that too costs nothing warm. A conversation that
+ * included (docs/cli.md#commands), so that too costs nothing warm. A conversation that
  * cannot be decoded is reported as damaged (and
  * remembered as such until its files change); the rest are listed. Damage is
  * believed only of files that held still while they were read: a
@@ -92,7 +92,7 @@ interface Cells {
   readonly incomplete: IncompleteSummary | null
   readonly at: string
   readonly damage: string | null
-  /** The provider view's estimated tokens (issue 26; null for damage). */
+  /** The provider view's estimated tokens (docs/cli.md#commands; null for damage). */
   readonly tokens: number | null
   /** Its labels as JP reads them (null for damage). */
   readonly labels: ReadonlyArray<Label> | null
@@ -262,7 +262,8 @@ let decoding: Promise<{ read: typeof ConversationRead.read; summaryOf: typeof Su
 /**
  * The event codec and the summary rules, loaded once the first row must be
  * decoded: a listing of an empty storage, or a warm one, loads neither
- * (issue 28: `conversation ls` starts within 2× `node -e 0`).
+ * (docs/benchmarks.md#start-up-of-the-reading-commands: `conversation ls`
+ * starts within 2× `node -e 0`).
  */
 const decoder = () =>
   (decoding ??= Promise.all([import("./ConversationRead.ts"), import("./Summary.ts")]).then(

@@ -1,5 +1,5 @@
 /**
- * The file store's conversation locks (issue 10, swept per issue 30): taking
+ * The file store's conversation locks (docs/storage.md#new-ids-and-locks): taking
  * a conversation's lock for a scope, reserving an id for a new conversation
  * (its lock taken and no directory of it anywhere), and sweeping what killed
  * writers left in `locks/`. `FileConversationOps.ts` builds on these; the
@@ -63,7 +63,7 @@ export const make = (root: string) => {
   }
 
   /**
-   * Drops what killed writers left in `locks/` (issue 30): lock temp files
+   * Drops what killed writers left in `locks/` (docs/storage.md#new-ids-and-locks): lock temp files
    * of dead processes, and stale locks of conversations that do not exist
    * (a `kill -9` between taking a new id and creating its directory). A
    * lock a live process holds stays, whatever it names. Best effort: a

@@ -453,7 +453,7 @@ export const ask = (
   opening: Opening
 ): Effect.Effect<Routed, RecordError> =>
   askUntraced(env, call, question, opening).pipe(
-    // Issue 29: each inquiry is a span of its own, under its tool call's.
+    // Each inquiry is a span of its own, under its tool call's, so a consumer's tracer sees who asked (docs/library.md#programs).
     Effect.withSpan("ToolCoordinator.inquiry", {
       attributes: {
         "parley.conversation_id": env.session.id,

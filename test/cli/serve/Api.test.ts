@@ -1,4 +1,4 @@
-// Issue 23: `parley serve`'s HTTP API against runs hosted by other parley
+// parley serve (docs/serve.md): `parley serve`'s HTTP API against runs hosted by other parley
 // processes (the server is one more client of their sockets): the token,
 // Host and Origin checks, the rows, open questions, answers (first valid wins,
 // 409 / 422), SSE with Last-Event-ID resume, secrets nowhere, a run started by

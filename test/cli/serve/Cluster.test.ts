@@ -1,5 +1,5 @@
 /**
- * `parley serve --cluster` (issue 25) against a throwaway PostgreSQL: three
+ * `parley serve --cluster` (docs/cluster.md) against a throwaway PostgreSQL: three
  * runners as child processes; 30 conversations, each a turn whose tool asks
  * one question (`detached = "wait"`), created and answered through random
  * runners; one runner `kill -9`'d mid-way. Every conversation completes,

@@ -1,4 +1,4 @@
-// Issue 23, fault injection: a detached run killed with SIGKILL while the
+// parley serve (docs/serve.md), fault injection: a detached run killed with SIGKILL while the
 // server streams its events to two clients. The streams end (no Stopped:
 // none was sent), the server keeps serving, the dead run is not "running"
 // (its socket file is left, nobody answers on it), and its open question is

@@ -1,4 +1,4 @@
-// Issue 23: `parley serve` survives 1,000 malformed requests — fuzzed paths,
+// parley serve (docs/serve.md): `parley serve` survives 1,000 malformed requests — fuzzed paths,
 // methods, headers and bodies, with and without the token, plus bytes that
 // are not HTTP at all — with no crash, no 5xx for a client's mistake, and no
 // file descriptor left open; stopping it leaves no process and no listener.

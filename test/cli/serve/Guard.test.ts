@@ -1,4 +1,4 @@
-// Issue 23 "Security": what `parley serve` checks before any route, found by
+// parley serve (docs/serve.md) "Security": what `parley serve` checks before any route, found by
 // the review: the Host rule in every form a browser sends (a default port is
 // left out, names are case-insensitive, IPv6 in brackets), and the answers
 // that bypassed the guard's headers and JSON (an unknown path, a body over

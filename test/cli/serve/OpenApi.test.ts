@@ -1,4 +1,4 @@
-// Issue 23: /api/openapi.json says what the server answers. Every endpoint
+// parley serve (docs/serve.md): /api/openapi.json says what the server answers. Every endpoint
 // is driven to each status it can give here (a waiting turn on disk, a run
 // hosted by `parley query`, a damaged conversation, runs the server starts,
 // and every refusal of the guard); each status seen must be declared for its
@@ -30,7 +30,7 @@ const NOT_REACHED: Record<string, ReadonlyArray<string>> = {
 const call = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
 
 describe("parley serve: the OpenAPI document against the server", () => {
-  // Every run is awaited until its process is gone and its lock and socket with it (issue 30), and a failure lists
+  // Every run is awaited until its process is gone and its lock and socket with it, and a failure lists
   // every call with its answer. (Under load, a message with an unknown model once answered 200: the run made
   // itself known before it checked its model. It checks first now.)
   it("every status an endpoint answers is declared for it, and every declared one is answered", async () => {

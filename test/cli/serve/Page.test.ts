@@ -1,4 +1,4 @@
-// Issue 23: the page of `parley serve`, driven in headless Chromium (Debian's
+// parley serve (docs/serve.md): the page of `parley serve`, driven in headless Chromium (Debian's
 // `chromium` through playwright-core; no browser download) on a desktop and
 // a phone-sized screen: open the list with the token, open a running
 // conversation, see its questions appear live, answer them with their forms

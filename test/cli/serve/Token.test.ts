@@ -1,5 +1,5 @@
-// Issue 23: the token of `parley serve` — 0600, reused, replaced when it is
-// not private — and, for a PostgreSQL storage (issue 24), kept in the
+// parley serve (docs/serve.md): the token of `parley serve` — 0600, reused, replaced when it is
+// not private — and, for a PostgreSQL storage (docs/postgres.md), kept in the
 // per-user config directory, one per database, never under a directory
 // named after the url.
 import * as fs from "node:fs"

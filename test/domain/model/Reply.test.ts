@@ -1,5 +1,5 @@
 /**
- * The reply fold (issue 11; moved to the domain by issue 21 item 5): deltas
+ * The reply fold (docs/models.md#replies-and-errors; moved to the domain: docs/decisions.md#services-are-contracts): deltas
  * become the events to record, in the order the model produced them, and a
  * finished reply is never empty. Pure: the clock is passed in.
  */

@@ -228,7 +228,7 @@ describe("renderHtml: other conversations", () => {
   })
 })
 
-describe("renderHtml: compactions (RFD 064, issue 26)", () => {
+describe("renderHtml: compactions (RFD 064)", () => {
   it("shows each compaction at the top of the first turn it covers, its summary as Markdown, escaped", () => {
     const b = streams()
     const html = page([

@@ -117,7 +117,7 @@ describe("renderMarkdown", () => {
   })
 })
 
-describe("compactions in print (RFD 064, issue 26)", () => {
+describe("compactions in print (RFD 064)", () => {
   it("shows each compaction at the first turn it covers: range, when, what it does, the summary", () => {
     const b = streams()
     const entries = [

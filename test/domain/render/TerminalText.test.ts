@@ -1,4 +1,4 @@
-// Text from outside shown on a terminal (issue 14, review): every control
+// Text from outside shown on a terminal (docs/security.md#text-from-the-model-tools-and-servers): every control
 // character and every character that reorders text is made visible.
 import { describe, expect, it } from "@effect/vitest"
 import { printable } from "../../../src/domain/render/TerminalText.ts"

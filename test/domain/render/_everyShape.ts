@@ -1,6 +1,6 @@
 /**
  * A conversation holding every RFD 082 shape, for the HTML viewer tests
- * (issue 15): answers with values and `null`, a redacted secret, every known
+ * (docs/cli.md#viewing-a-conversation-as-a-page): answers with values and `null`, a redacted secret, every known
  * cancellation reason and an unknown one, each inquiry source (tool,
  * assistant, user, other), a legacy two-segment id, a re-asked question,
  * a question outside any tool call, a failed call, hostile text in every

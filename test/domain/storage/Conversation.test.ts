@@ -1,4 +1,4 @@
-// The model a conversation remembers (issue 14 item 2): JP's base config
+// The model a conversation remembers (docs/decisions.md#new-conversation-base-config): JP's base config
 // shape, model deltas in order, JP's legacy shapes, and what parley cannot read.
 import * as fs from "node:fs"
 import * as path from "node:path"

@@ -441,7 +441,7 @@ describe("codec properties", () => {
   for (const [kind, arbitrary] of Object.entries(entryArbitraries)) {
     it.effect(`decode(encode(x)) = x and encoding is stable bytes: ${kind}`, () =>
       Effect.gen(function* () {
-        // The first failure as it was, before shrinking: a failure under load once replayed as passing (issue 30).
+        // The first failure as it was, before shrinking: a failure under load once replayed as passing.
         let first: string | undefined
         const result = yield* Arbitrary.checkEffect(
           arbitrary,

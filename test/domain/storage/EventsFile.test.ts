@@ -1,5 +1,5 @@
 /**
- * `events.json` reading (issue 16): JP's layout is parsed element by element
+ * `events.json` reading (docs/benchmarks.md): JP's layout is parsed element by element
  * from the bytes, any other layout as a whole; both give the same entries,
  * the same errors, and write unchanged entries with foreign number lexemes
  * back byte for byte.
@@ -112,7 +112,7 @@ describe("EventsFile.hasForeignNumber", () => {
   })
 })
 
-describe("EventsFile.parse: escaped keys (issue 30)", () => {
+describe("EventsFile.parse: escaped keys (docs/decisions.md#json-read-around-a-v8-bug)", () => {
   it("an entry's metadata keys `\\t` and `\"` read back as written after texts that make V8 misread them", () => {
     // The EntryCodec round-trip property failed on Node 24 with exactly this: V8 read `\t` as `\\`.
     const entry = (key: string) => ({

@@ -1,7 +1,7 @@
 /**
- * Reading JSON right whatever V8 parsed before (issue 30). V8 12.8–14.6
+ * Reading JSON right whatever V8 parsed before (docs/decisions.md#json-read-around-a-v8-bug). V8 12.8–14.6
  * (Node 24 and 26) misreads an object key that holds an escape once another
- * text had a key its raw text starts with (V8 issue 521080746): EntryCodec's
+ * text had a key its raw text starts with (V8 bug issues.chromium.org/issues/521080746): EntryCodec's
  * round-trip property failed "at random" on Node 24 because of it, with
  * `\t` and `\u0000` keys coming back as `\\`. `JsonText.parse` must give
  * what `JSON.parse` should, on every Node.

@@ -1,5 +1,5 @@
 /**
- * JSON text at any depth (issue 30 item 3): the iterative writer gives
+ * JSON text at any depth (docs/decisions.md#json-depth): the iterative writer gives
  * exactly `JSON.stringify`'s text, and `stringify` survives a depth at which
  * the native writer overflows the stack.
  */

@@ -162,7 +162,7 @@ describe("fork (RFD 023)", () => {
   })
 })
 
-describe("fork --from (issue 27; JP's meaning: inclusive)", () => {
+describe("fork --from (JP's meaning: inclusive)", () => {
   it("keeps events stamped at or after the instant; config deltas before it stay; with --until, a window", () => {
     const b = streams()
     const entries = [

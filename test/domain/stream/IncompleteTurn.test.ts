@@ -316,7 +316,7 @@ describe("analyze: restoring turn state", () => {
     expect(a.pendingToolCalls.map((c) => c.id)).toEqual(["c1"])
   })
 
-  it("keeps the executor state of each pending call's latest question that carries one (issue 28); finished calls have none", () => {
+  it("keeps the executor state of each pending call's latest question that carries one (docs/mcp.md#rounds-2026-07-28); finished calls have none", () => {
     const b = streams()
     const withState = (id: string, state: unknown) => {
       const ask = b.ask(id, "deploy")
@@ -514,7 +514,7 @@ describe("discardIncompleteTurn (RFD 023 --discard-turn, with RFD 064 compaction
   })
 })
 
-describe("LastTurn: incompleteSummary kept as a stream grows (issue 24)", () => {
+describe("LastTurn: incompleteSummary kept as a stream grows (docs/postgres.md#tables)", () => {
   /** Checks the fold against the whole-stream rule after every entry, fed in batches of `batch`. */
   const agreeAtEveryPrefix = (entries: ReadonlyArray<StreamEntry>, batch: number) => {
     const last = LastTurn.of([])

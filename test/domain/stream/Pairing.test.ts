@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Pairing from "../../../src/domain/stream/Pairing.ts"
 import { streams } from "../_streams.ts"
 
-describe("Pairing (issue 10 item 5)", () => {
+describe("Pairing (docs/decisions.md#one-home-for-each-stream-rule)", () => {
   it("a response closes the oldest open request with its id", () => {
     const b = streams()
     const p = Pairing.make<number>()

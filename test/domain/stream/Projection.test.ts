@@ -1,5 +1,5 @@
 /**
- * RFD 064's projection (issue 26): every rule of JP's
+ * RFD 064's projection (docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): every rule of JP's
  * `stream/projection.rs` as a table case, then properties over generated
  * streams with generated compactions.
  */

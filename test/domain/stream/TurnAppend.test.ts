@@ -171,7 +171,7 @@ describe("validated appends (jp-reference §4.4, §7.2)", () => {
     expect(build(s, [b.ts(), b.cr("2"), b.result("c")])).toEqual({ _tag: "OrphanedToolCallResponse", id: "c" })
   })
 
-  it("an orphan response already in a damaged turn does not use up a later request (issue 10 item 5)", () => {
+  it("an orphan response already in a damaged turn does not use up a later request (docs/decisions.md#one-home-for-each-stream-rule)", () => {
     // A hand-edited or damaged file: a response stored before its request.
     // JP's counts would call the next response a duplicate, while sanitize and
     // the incomplete-turn analysis see the call as pending; append agrees with them.

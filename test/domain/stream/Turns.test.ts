@@ -162,7 +162,7 @@ describe("currentTurnSchema (jp-reference §4.4)", () => {
   })
 })
 
-describe("currentTurnStart (issue 10 item 5)", () => {
+describe("currentTurnStart (docs/decisions.md#one-home-for-each-stream-rule)", () => {
   const skip = { skipTrailingBareTurnStarts: true }
 
   it("is the last turn_start, or the first event of an implicit turn, or -1 without events", () => {

@@ -185,7 +185,7 @@ describe("Config lookups", () => {
   })
 })
 
-// Issue 13: [mcp.servers.NAME] and tools pinned with source = "mcp.NAME".
+// MCP servers (docs/mcp.md): [mcp.servers.NAME] and tools pinned with source = "mcp.NAME".
 describe("Config: MCP servers", () => {
   const servers = {
     everything: { command: "node", args: ["server.js", "stdio"], env: { KEY: "value" } },

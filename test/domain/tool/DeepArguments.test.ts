@@ -1,5 +1,5 @@
 /**
- * Arguments nested too deeply (issue 30 item 3): the fold of a reply
+ * Arguments nested too deeply (docs/decisions.md#deep-tool-arguments): the fold of a reply
  * replaces them by a marker, the codec reads and writes any depth, and the
  * Markdown print names what it cannot show.
  */

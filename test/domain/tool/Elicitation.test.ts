@@ -1,4 +1,4 @@
-// Issue 13: an MCP elicitation read as questions, answers checked against the
+// MCP servers (docs/mcp.md): an MCP elicitation read as questions, answers checked against the
 // field's schema. The form is server-everything's `trigger-elicitation-request`
 // (2026.8.31), copied so the mapping is pinned to what a real server sends.
 import { describe, expect, it } from "@effect/vitest"

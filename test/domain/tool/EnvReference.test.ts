@@ -1,4 +1,4 @@
-// Issue 28: `${env:NAME}` in MCP env and headers values.
+// Secrets out of config (docs/mcp.md#secrets-out-of-config): `${env:NAME}` in MCP env and headers values.
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
 import * as ConfigData from "../../../src/domain/tool/Config.ts"

@@ -1,5 +1,5 @@
 /**
- * The secret scrubber (issues 11 and 30 items 1–2), property-tested: for
+ * The secret scrubber (docs/security.md#secrets), property-tested: for
  * random secrets placed at random in random output, in every encoding of
  * the table (encoded here by Node's own encoders, not the scrubber's), and
  * broken across lines at random places, exactly the encoded secret is
@@ -186,7 +186,7 @@ describe("Redact.scrub, property-tested", () => {
 })
 
 describe("Redact.scrub, examples", () => {
-  it("leaves no decodable edge beside a base64 secret (issue 30 item 2)", () => {
+  it("leaves no decodable edge beside a base64 secret (docs/security.md#secrets)", () => {
     const secret = "hunter22"
     const byIssue = Buffer.from(`xy${secret}`).toString("base64") // eHlodW50ZXIyMg==: the sweep saw "eH…[redacted]Mg=="
     expect(Redact.scrub(byIssue, [secret])).toBe(`eH${M}`)

@@ -1,4 +1,4 @@
-// Who answers a question (RFD 082 routing, issue 21 §3's detached policy), and
+// Who answers a question (RFD 082 routing, docs/decisions.md#detached-policy), and
 // whether an answer fits its question.
 import { describe, expect, it } from "@effect/vitest"
 import * as Option from "effect/Option"

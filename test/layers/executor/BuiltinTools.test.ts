@@ -130,30 +130,32 @@ describe("write_file", () => {
     })
   )
 
-  it.effect("writes through a symlink into the file it names, keeping the link (issue 30)", () =>
-    Effect.gen(function* () {
-      const root = tempRoot()
-      fs.mkdirSync(path.join(root, "real"))
-      fs.writeFileSync(path.join(root, "real", "a.txt"), "old", { mode: 0o640 })
-      fs.symlinkSync("real/a.txt", path.join(root, "a.txt"))
-      const executor = yield* executorFor({})
-      expect(
-        completed(
-          yield* executor.execute(
-            call("write_file", { path: "a.txt", content: "new" }),
-            { overwrite: true },
-            contextFor(root)
+  it.effect(
+    "writes through a symlink into the file it names, keeping the link (docs/security.md#other-users-on-the-machine)",
+    () =>
+      Effect.gen(function* () {
+        const root = tempRoot()
+        fs.mkdirSync(path.join(root, "real"))
+        fs.writeFileSync(path.join(root, "real", "a.txt"), "old", { mode: 0o640 })
+        fs.symlinkSync("real/a.txt", path.join(root, "a.txt"))
+        const executor = yield* executorFor({})
+        expect(
+          completed(
+            yield* executor.execute(
+              call("write_file", { path: "a.txt", content: "new" }),
+              { overwrite: true },
+              contextFor(root)
+            )
           )
-        )
-      ).toStrictEqual({
-        content: "Wrote 3 bytes to a.txt.",
-        is_error: false
+        ).toStrictEqual({
+          content: "Wrote 3 bytes to a.txt.",
+          is_error: false
+        })
+        expect(fs.lstatSync(path.join(root, "a.txt")).isSymbolicLink()).toBe(true)
+        expect(fs.readFileSync(path.join(root, "real", "a.txt"), "utf8")).toBe("new")
+        expect(fs.statSync(path.join(root, "real", "a.txt")).mode & 0o777).toBe(0o640)
+        expect(fs.readdirSync(path.join(root, "real"))).toStrictEqual(["a.txt"])
       })
-      expect(fs.lstatSync(path.join(root, "a.txt")).isSymbolicLink()).toBe(true)
-      expect(fs.readFileSync(path.join(root, "real", "a.txt"), "utf8")).toBe("new")
-      expect(fs.statSync(path.join(root, "real", "a.txt")).mode & 0o777).toBe(0o640)
-      expect(fs.readdirSync(path.join(root, "real"))).toStrictEqual(["a.txt"])
-    })
   )
 
   it.effect("never writes outside the root, even through a symlinked directory", () =>

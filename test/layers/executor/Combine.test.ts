@@ -1,5 +1,5 @@
 /**
- * Issue 29 item 3: one executor from built-ins, local tools, MCP servers and
+ * Executors that compose (docs/library.md#effectai-tools-as-parleys-executor-asking-questions-mid-run): one executor from built-ins, local tools, MCP servers and
  * any number of effect/ai toolkits, under one config file; a tool name
  * defined twice is an error naming both sources; config for a toolkit tool
  * is accepted (not "there is no built-in tool named …").

@@ -275,7 +275,7 @@ describe("local tools: stopping the process group", () => {
   )
 })
 
-describe("local tools: leftovers and output limits (issue 11)", () => {
+describe("local tools: leftovers and output limits (docs/tools.md#tool-processes-are-bounded)", () => {
   const success = `printf '{"type":"success","content":"done"}\\n'`
 
   it.live("the result is taken when the tool exits; a background job still holding stdout is stopped", () =>

@@ -1,4 +1,4 @@
-// The reaper script on its own (issue 11 item 1): groups it was told about
+// The reaper script on its own (docs/tools.md#tool-processes-are-bounded): groups it was told about
 // die when its stdin closes, groups it was told to forget do not, and the
 // signals that end parley do not end it first. And the gate that keeps a
 // tool from starting before its group is listed. The end-to-end proof (parley
@@ -116,7 +116,7 @@ describe("the gate in front of a tool command", () => {
   })
 })
 
-describe("a tool whose group is listed with a dead reaper (issue 30 item 6)", () => {
+describe("a tool whose group is listed with a dead reaper (it must not run unguarded)", () => {
   it("does not start until a live reaper has its group: parley killed right after, the tool dies too", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-reaper-dead-"))
     // The child's reaper dies the instant before its tool is spawned, before the child has heard of it.

@@ -1,5 +1,5 @@
 /**
- * The host protocol's framing (issues 22, 30): newline-delimited JSON whose
+ * The host protocol's framing (docs/decisions.md#json-read-around-a-v8-bug): newline-delimited JSON whose
  * lines are read with `JsonText.parse`, so an escaped object key in a run
  * event (metadata, arguments, an answer) reaches the other end as it was
  * sent, whatever V8 parsed before.

@@ -1,4 +1,4 @@
-// Issue 13: an MCP tool result as parley's tool response.
+// MCP servers (docs/mcp.md): an MCP tool result as parley's tool response.
 import { describe, expect, it } from "@effect/vitest"
 import { toolResponse } from "../../../src/layers/mcp/Content.ts"
 

@@ -1,4 +1,4 @@
-// Issue 13 at the executor: the live executor with [mcp.servers] pointing at
+// MCP servers (docs/mcp.md) at the executor: the live executor with [mcp.servers] pointing at
 // the real server-everything (stdio, started by parley). Each test checks the
 // exact results and questions, and that no server process outlives the
 // executor's scope.

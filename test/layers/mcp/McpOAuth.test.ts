@@ -1,4 +1,4 @@
-// Issue 28: an HTTP MCP server that answers 401 with OAuth metadata is
+// MCP OAuth (docs/mcp.md#oauth): an HTTP MCP server that answers 401 with OAuth metadata is
 // signed in to through the SDK's OAuth client — against a fake authorization
 // server on 127.0.0.1 (fixtures/oauth-server.mjs). The test is the person:
 // it opens the page parley hands out, which redirects to parley's loopback.

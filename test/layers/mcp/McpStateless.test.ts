@@ -1,4 +1,4 @@
-// Issue 28 at the executor: a real MCP 2026-07-28 server (the SDK v2's own
+// MCP 2026-07-28 (docs/mcp.md#rounds-2026-07-28) at the executor: a real MCP 2026-07-28 server (the SDK v2's own
 // McpServer, fixtures/stateless-server.mjs) over stdio and streamable HTTP.
 // Its tools ask by answering `input_required`; each request becomes the same
 // questions a pushed elicitation does, the call is retried with the answers
@@ -439,7 +439,7 @@ describe("MCP 2026-07-28: input_required as questions (the SDK v2 server)", () =
   })
 })
 
-describe("secrets out of config: ${env:NAME} in env and headers (issue 28)", () => {
+describe("secrets out of config: ${env:NAME} in env and headers (docs/mcp.md#secrets-out-of-config)", () => {
   it.live(
     "a copy of $PARLEY_TOKEN under another name: neither server starts, and the problem names server and key",
     () => {

@@ -1,4 +1,4 @@
-// Issue 13: which MCP tools are offered, by name (McpTools.resolve). The
+// MCP servers (docs/mcp.md): which MCP tools are offered, by name (McpTools.resolve). The
 // servers here are plain lists of tool names — name resolution is pure; the
 // MCP behaviour itself is tested against server-everything in McpExecutor.test.ts.
 import { describe, expect, it } from "@effect/vitest"

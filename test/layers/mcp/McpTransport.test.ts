@@ -1,4 +1,4 @@
-// Issue 28: a request sent on a kept-alive connection the server has just
+// MCP over HTTP (docs/mcp.md): a request sent on a kept-alive connection the server has just
 // dropped is sent again once; other failures are not retried.
 import * as http from "node:http"
 import type * as net from "node:net"
@@ -44,7 +44,7 @@ describe("McpTransport.retryDroppedConnection", () => {
   })
 })
 
-describe("McpTransport: a stdio server's lines are read with JsonText.parse (issue 30)", () => {
+describe("McpTransport: a stdio server's lines are read with JsonText.parse (docs/decisions.md#json-read-around-a-v8-bug)", () => {
   it("an escaped key in a tool result reads back as sent, after texts that make V8's JSON.parse misread it", async () => {
     const { make } = await import("../../../src/layers/mcp/McpTransport.ts")
     const made = await make("s", { command: "node", args: ["-e", ""] }, { root: process.cwd() })

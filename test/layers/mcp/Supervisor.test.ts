@@ -1,4 +1,4 @@
-// Issue 13: the watchdog a stdio MCP server runs under. It forwards stdin,
+// MCP servers (docs/mcp.md): the watchdog a stdio MCP server runs under. It forwards stdin,
 // ignores the terminal's SIGINT/SIGHUP, and when its stdin ends (parley
 // closed it, or parley died) it stops the server's whole process group.
 import { spawn } from "node:child_process"
@@ -61,7 +61,7 @@ describe("the MCP stdio watchdog", () => {
     expect(await waitGone(w.mark)).toStrictEqual([])
   })
 
-  it("SIGTERM the instant the server has started still stops its group (issue 30: the handlers come first)", async () => {
+  it("SIGTERM the instant the server has started still stops its group (the signal handlers come first)", async () => {
     // The race the flaky test above hit under load: a watchdog that installed
     // its handlers after starting the server died of the SIGTERM itself (exit
     // null), leaving the server running. Here the signal comes at once, every time.

@@ -211,7 +211,7 @@ const tomlValue = (v: unknown): string => (Array.isArray(v) ? `[${v.map(tomlValu
 export const formAnswersToml = (
   options: { readonly except?: ReadonlyArray<string>; readonly toAssistant?: ReadonlyArray<string> } = {}
 ): string => {
-  // A form is the person's unless the tool lets the model fill it in too (issue 27).
+  // A form is the person's unless the tool lets the model fill it in too (docs/decisions.md#mcp-forms-are-the-persons).
   const lines = [
     ...(options.toAssistant !== undefined
       ? [`[conversation.tools."trigger-elicitation-request"]`, `forms = "assistant"`, ""]

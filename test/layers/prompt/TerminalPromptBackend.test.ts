@@ -121,7 +121,7 @@ describe("select edge cases (found in review)", () => {
   )
 })
 
-describe("hostile text (found in review, issue 14)", () => {
+describe("hostile text (found in review; docs/security.md#text-from-the-model-tools-and-servers)", () => {
   it.effect(
     "the tool name, arguments, question, pre-amble and options reach the terminal with their escapes made visible; the value picked is the option itself",
     () =>

@@ -1,5 +1,5 @@
 /**
- * Issue 11 item 6: every reply is judged. The same acceptance cases run
+ * The live providers' replies (docs/models.md#replies-and-errors): every reply is judged. The same acceptance cases run
  * against the real Anthropic and OpenAI SDKs talking to the fake servers:
  * an empty reply finishes (and collects to one empty message), a stream cut
  * before the end marker fails, a token-limit stop is kept and reported,

@@ -1,5 +1,5 @@
 /**
- * The live providers' retries (issue 11 item 6), on the TestClock so the
+ * The live providers' retries (docs/models.md#retries), on the TestClock so the
  * delays are checked without waiting: exponential backoff, a provider's
  * `Retry-After` honoured up to a bound, and every attempt counted.
  */

@@ -1,5 +1,5 @@
 /**
- * The pieces of issue 11 item 6 that need no server: the one-line error
+ * The pieces of the providers' reply handling (docs/models.md#replies-and-errors) that need no server: the one-line error
  * format, `Retry-After` parsing and HTML error pages. The retry schedule is
  * tested in Retry.test.ts, the reply fold in test/domain/model/Reply.test.ts.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { markdownToHtml } from "../../../src/layers/render/SafeMarkdown.ts"
 
-describe("SafeMarkdown (issue 15)", () => {
+describe("SafeMarkdown (docs/cli.md#viewing-a-conversation-as-a-page)", () => {
   it("renders Markdown", () => {
     expect(markdownToHtml("# T\n\n**b** _i_ `c`\n\n- x\n\n```ts\nconst a = 1 < 2\n```")).toBe(
       '<h1>T</h1>\n<p><strong>b</strong> <em>i</em> <code>c</code></p>\n<ul>\n<li>x</li>\n</ul>\n<pre><code class="language-ts">const a = 1 &lt; 2\n</code></pre>\n'

@@ -1,5 +1,5 @@
 /**
- * `conversation check` of one directory (issue 16: it compares the re-encoded
+ * `conversation check` of one directory (docs/benchmarks.md: it compares the re-encoded
  * entries with the bytes read, piece by piece): identical only when every
  * byte matches, to the last one; what cannot be written back is an error
  * naming the file, and a value nested deeper than the writer goes is
@@ -56,7 +56,7 @@ describe("checkOne", () => {
     expect(await check(dir)).toMatchObject({ ok: true, roundtrip: "changed" })
   })
 
-  it("a value nested 20,000 deep (JSON.stringify cannot write it back) checks identical: it is written back as it was read (issue 30)", async () => {
+  it("a value nested 20,000 deep (JSON.stringify cannot write it back) checks identical: it is written back as it was read (docs/decisions.md#json-depth)", async () => {
     const deep = "[".repeat(20_000) + "]".repeat(20_000)
     const dir = conversationWith((b) =>
       b.toString("utf8").replace('"type": "turn_start"', `"type": "turn_start",\n    "x": ${deep}`)

@@ -362,7 +362,7 @@ describe("FileConversationStore", () => {
   )
 
   it.effect(
-    "a journal line holding arguments nested 5,000 deep folds into events.json, and reads back (issue 30: no recursion limit)",
+    "a journal line holding arguments nested 5,000 deep folds into events.json, and reads back (no recursion limit: docs/decisions.md#json-depth)",
     () =>
       Effect.gen(function* () {
         const storage = tempDir()

@@ -1,7 +1,7 @@
 /**
  * An interrupt (Ctrl-C, SIGTERM, a parent's timeout) that lands while `open`
  * heals a journal an earlier run left, or while `create` builds the
- * directory (issue 10): the lock must stay held until that work is done, or
+ * directory (docs/storage.md#durable-appends): the lock must stay held until that work is done, or
  * another process takes the conversation while this one is still writing it.
  *
  * The interrupt is sent from inside the work (node:fs/promises is wrapped),

@@ -1,5 +1,5 @@
 /**
- * `conversation ls` from the sidecar index (issue 16): a row is reused only
+ * `conversation ls` from the sidecar index (docs/benchmarks.md): a row is reused only
  * while every file it came from is unchanged; damage is remembered (not
  * re-parsed) until the files change; the order is by the time each
  * conversation was last active, whatever its timestamp's form.
@@ -186,7 +186,7 @@ describe("Listing.list", () => {
     fs.rmSync(root, { recursive: true, force: true })
   })
 
-  it("rows carry the provider view's estimated tokens (compactions applied), kept in the index (issue 26)", async () => {
+  it("rows carry the provider view's estimated tokens (compactions applied), kept in the index (docs/cli.md#commands)", async () => {
     const root = tempDir()
     const conversations = path.join(root, "conversations")
     const big = "x".repeat(4000)

@@ -1,5 +1,5 @@
 /**
- * `conversation ls` of a storage directory it cannot write (issue 16: a
+ * `conversation ls` of a storage directory it cannot write (docs/benchmarks.md: a
  * read-only mount, or another user's project): it lists from the files, with
  * no index, whatever a killed listing left behind. The read-only file system
  * is made exact by wrapping the writes of node:fs and node:fs/promises (the

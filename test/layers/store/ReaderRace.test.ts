@@ -1,6 +1,6 @@
 /**
  * Readers that take no lock (`load`, `ls`, `check`, `print`) racing a writer
- * that folds its journal into `events.json` (issue 10): a reader must see a
+ * that folds its journal into `events.json` (docs/storage.md#durable-appends): a reader must see a
  * whole conversation, never one that lost the journaled entries or one that
  * looks damaged because the fold wrote `events.json` while it was reading.
  *

@@ -1,5 +1,5 @@
 /**
- * One contract, three stores (issues 10 and 24): the memory store, the file
+ * One contract, three stores (docs/storage.md, docs/postgres.md#guarantees): the memory store, the file
  * store and the PostgreSQL store answer the same calls the same way, so a
  * program tested against memory behaves the same on disk and in a database.
  * Create/open/append/reopen, rejected appends, the incomplete-turn

@@ -1,5 +1,5 @@
 /**
- * The store's own files may be symlinks a person made (issue 30 item 0):
+ * The store's own files may be symlinks a person made (docs/security.md#other-users-on-the-machine):
  * `events.json` and `metadata.json` kept elsewhere. Writing the conversation
  * writes the files the links name and keeps the links.
  */

@@ -1,5 +1,5 @@
 /**
- * `parley serve --storage postgres://… --cluster` (issue 25): one runner of
+ * `parley serve --storage postgres://… --cluster` (docs/cluster.md): one runner of
  * an `effect/cluster` cluster over PostgreSQL. The runners of one cluster
  * share the database (conversations, `SqlMessageStorage`,
  * `SqlRunnerStorage`) and one API token (`$PARLEY_TOKEN`), and reach each

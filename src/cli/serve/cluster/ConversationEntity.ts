@@ -1,5 +1,5 @@
 /**
- * A conversation as an `effect/cluster` entity (issue 25): its id is the
+ * A conversation as an `effect/cluster` entity (docs/cluster.md#how-it-works): its id is the
  * conversation id, and what changes it — send a message, answer a question,
  * continue, discard, stop — are its messages. They are persisted in
  * PostgreSQL (`SqlMessageStorage`) and redelivered to whichever runner owns

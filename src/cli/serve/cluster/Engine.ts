@@ -1,5 +1,5 @@
 /**
- * The `effect/cluster` engine of a runner (issue 25): what
+ * The `effect/cluster` engine of a runner (docs/cluster.md#how-it-works): what
  * `NodeClusterSocket.layer({ storage: "sql" })` builds — `SocketRunner`
  * (runners reach each other over TCP), `SqlMessageStorage`,
  * `SqlRunnerStorage` — with two changes: the runner transport proves the

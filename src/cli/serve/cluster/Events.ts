@@ -1,6 +1,6 @@
 /**
  * A turn's live events (`GET /api/conversations/:id/events`) from any
- * runner of a cluster (issue 25). The runner that runs the turn streams
+ * runner of a cluster (docs/cluster.md#live-from-any-runner). The runner that runs the turn streams
  * them from its own `RunEvents`; another runner relays that runner's
  * stream: `parley_cluster_turns` says who runs the turn and where its HTTP
  * API is, and the relay is the owner's SSE bytes as they come (the runners

@@ -1,6 +1,6 @@
 /**
  * What the owner of a conversation does with its entity's messages
- * (issue 25, `ConversationEntity.ts`). Every handler is safe to run twice
+ * (`ConversationEntity.ts`, docs/decisions.md#conversation-log-is-the-truth). Every handler is safe to run twice
  * for one message — a message is redelivered when its runner died before the
  * reply was stored — because the conversation log decides what already
  * happened (RFD 023):

@@ -1,5 +1,5 @@
 /**
- * The reconciliation sweep of a cluster runner (issue 25). The engine
+ * The reconciliation sweep of a cluster runner (docs/cluster.md#failover). The engine
  * redelivers persisted messages, but a turn is not a message: a runner that
  * dies mid-turn leaves its row in `parley_cluster_turns` and the turn
  * incomplete in the log. Every `interval`, each runner:

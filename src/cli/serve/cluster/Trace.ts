@@ -1,5 +1,5 @@
 /**
- * `$PARLEY_CLUSTER_DEBUG` (issue 25): one stderr line per step of a
+ * `$PARLEY_CLUSTER_DEBUG` (docs/cluster.md#where-an-answers-time-goes): one stderr line per step of a
  * message's way through the cluster, with the wall clock in milliseconds,
  * so the latency of an answer can be split between the runners.
  *

@@ -1,5 +1,5 @@
 /**
- * The turns a cluster runner runs (issue 25): each is parley's own `query`
+ * The turns a cluster runner runs (docs/cluster.md#how-it-works): each is parley's own `query`
  * program (RFD 023: the conversation log is the one source of truth), run in
  * this process on the runner's services, with its own run events and its own
  * open questions (`PendingAnswers`), so the conversation entity's messages

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store's schema (issue 24), versioned for effect/sql's
+ * The PostgreSQL store's schema (docs/postgres.md#tables), versioned for effect/sql's
  * `Migrator`: each key is `<version>_<name>`, applied once, in order,
  * recorded in `parley_migrations`. Never edit a released migration: add
  * the next one.

@@ -1,5 +1,5 @@
 /**
- * The `ConversationStore` in PostgreSQL (issue 24), with the file store's
+ * The `ConversationStore` in PostgreSQL (docs/postgres.md), with the file store's
  * guarantees:
  *
  * - durable before visible: an append is one transaction (its entry rows and
@@ -475,7 +475,7 @@ export const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migration
 
 /**
  * The client layer: a pool on `url`. `@effect/sql-pg` is an optional peer, imported when the layer is built
- * (issue 29): importing this module needs only `effect`, and a missing driver is a {@link MissingPackage}.
+ * (docs/decisions.md#optional-peer-dependencies): importing this module needs only `effect`, and a missing driver is a {@link MissingPackage}.
  */
 export const clientLayer = (options: Options): Layer.Layer<SqlClient | PgClient.PgClient, SqlError | MissingPackage> =>
   Layer.unwrap(

@@ -1,5 +1,6 @@
 /**
- * A conversation's write lock in PostgreSQL (issue 24): a session-level
+ * A conversation's write lock in PostgreSQL
+ * (docs/decisions.md#database-storage-beside-the-directory): a session-level
  * advisory lock taken on a connection reserved for the session's scope. The
  * lock lives exactly as long as that connection: a killed process's
  * connection ends and PostgreSQL releases its locks, so a lock cannot go

@@ -1,5 +1,5 @@
 /**
- * How a conversation maps onto the PostgreSQL store's rows (issue 24), pure:
+ * How a conversation maps onto the PostgreSQL store's rows (docs/postgres.md#tables), pure:
  * an entry is stored as its text in JP's `events.json` (what the file store
  * writes, indented two spaces), so `events.json` is those texts joined the
  * way {@link EventsFile.render} joins them, and decoding goes through the

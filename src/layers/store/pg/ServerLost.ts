@@ -1,7 +1,7 @@
 /**
  * Whether a database error means the PostgreSQL server went away or cannot
- * be reached (issue 24: "a server that goes away mid-run → the run stops
- * like an interrupt"), and which server that is, for the error's line:
+ * be reached (docs/postgres.md#guarantees: a server that goes away mid-run stops
+ * the run like an interrupt), and which server that is, for the error's line:
  * effect/sql's `ConnectionError` (a closed socket, a refused connection,
  * SQLSTATE class 08) and the server's own shutdown codes (class 57P:
  * administrator shutdown, crash shutdown, cannot connect now).

@@ -1,6 +1,6 @@
 /**
  * Import and export between JP's storage directory and the PostgreSQL store
- * (issue 24), byte for byte: a conversation that decodes and re-encodes to
+ * (docs/postgres.md#import-and-export), byte for byte: a conversation that decodes and re-encodes to
  * its exact bytes is imported as rows (entries as their `events.json` text,
  * `metadata.json` and `base_config.json` as their text); any other one — a
  * legacy format, a damaged file, bytes a re-save would change — is kept as

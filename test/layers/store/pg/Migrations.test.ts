@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store's migrations (issue 24): applied once each, in order,
+ * The PostgreSQL store's migrations (docs/postgres.md): applied once each, in order,
  * recorded in `parley_migrations`; entry texts compressed with lz4 on a
  * server that has it (Debian's PostgreSQL 15 does).
  */

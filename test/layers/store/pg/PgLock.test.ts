@@ -1,5 +1,5 @@
 /**
- * PgLock (issue 24, found running the cluster of issue 25): `create` tries
+ * PgLock (docs/postgres.md#guarantees; found running the cluster): `create` tries
  * fresh ids with `absent`, and an id another process has just created must
  * not have its lock taken, even for a moment (an `open` racing it would read
  * "locked"). Without `absent` the lock is tried as before.

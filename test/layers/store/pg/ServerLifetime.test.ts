@@ -1,5 +1,5 @@
 /**
- * A test run leaves no PostgreSQL server behind (issue 24), even when the
+ * A test run leaves no PostgreSQL server behind (docs/postgres.md), even when the
  * process that started one never stops it: `kill -9` of the owner, and of
  * the owner and its watchdog together (then the next start sweeps it).
  */
@@ -52,7 +52,7 @@ const orphanedServer = async (name: string) => {
   const dir = path.join(out, name)
   fs.mkdirSync(dir)
   // The server's directory goes under a temp root of its own: another test file's start sweeps the shared one,
-  // which would stop this test's orphan before its own sweep is tried (issue 30: a flake when files run at once).
+  // which would stop this test's orphan before its own sweep is tried (a flake when files run at once).
   const root = path.join(dir, "tmp")
   fs.mkdirSync(root)
   roots.push(root)

@@ -1,5 +1,5 @@
 /**
- * Issue 24, "Lossless": JP storage directories go file → PostgreSQL → file
+ * Lossless (docs/postgres.md#import-and-export): JP storage directories go file → PostgreSQL → file
  * byte for byte — the corpus (the committed subset always, all 21 when
  * ../shared is beside the clone) and every history folder (legacy and
  * damaged conversations are kept as their files). The PostgreSQL store then
