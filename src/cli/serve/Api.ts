@@ -17,15 +17,18 @@
  * const routes = Api.layer("/home/me/.parley")
  * ```
  */
+import * as http from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import { renderJson } from "../../domain/render/Render.ts"
+import * as LiveView from "../../domain/run/LiveView.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
 import * as Answer from "../../programs/Answer.ts"
@@ -33,6 +36,7 @@ import { ConversationStore } from "../../services/ConversationStore.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
 import { toJsonRow } from "../conversation/LsRun.ts"
 import * as HostPath from "../HostPath.ts"
+import * as LiveFrames from "./LiveFrames.ts"
 import * as Hosts from "./Hosts.ts"
 import * as RelayModule from "./Relay.ts"
 import * as Runs from "./Runs.ts"
@@ -83,22 +87,42 @@ const get = (id: string) =>
     return JsonText.parse(renderJson(c.entries)) as Schema.Json
   })
 
+/** How long a client dropped for falling behind has to read its `lagged` frame before its connection is closed. */
+const LAGGED_GRACE_MS = 2000
+
+/**
+ * Closes the connection of `request` unless its response ended within the
+ * grace: a client that stopped reading leaves the response blocked on a
+ * write, where its stream's `lagged` frame never gets to be written.
+ */
+const closeIfStuck = (request: HttpServerRequest.HttpServerRequest, finished: () => boolean) => () => {
+  const source = request.source
+  if (!(source instanceof http.IncomingMessage)) return
+  setTimeout(() => {
+    if (!finished()) source.socket.destroy()
+  }, LAGGED_GRACE_MS).unref()
+}
+
 /** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run; 204 when none runs. */
 const events = (storage: string, relay: Relay, id: string, after: number) =>
   Effect.gen(function* () {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
     if (!relay.following(socket) && !(yield* HostClient.running(socket))) {
-      // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that does not exist).
       yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
+      // A client resuming a run that ended is told where it ended: the stored conversation is the record now.
+      const ended = relay.endedAt(socket)
+      if (after > 0 && ended !== undefined)
+        return LiveFrames.of(Stream.fail(new LiveView.LiveViewGone({ after, latest: ended, ended })))
+      // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that does not exist).
       return HttpServerResponse.empty({ status: 204 })
     }
     // One host subscription per run, shared by every client (`Relay.ts`); a host that goes away ends it.
-    return Stream.map(relay.since(socket, after), (e) => ({
-      id: String(e.seq),
-      event: "message" as const,
-      data: e.event
-    }))
+    const request = yield* HttpServerRequest.HttpServerRequest
+    let finished = false
+    return LiveFrames.of(relay.since(socket, after, closeIfStuck(request, () => finished))).pipe(
+      Stream.ensuring(Effect.sync(() => void (finished = true)))
+    )
   })
 
 /** `GET /api/questions`: every open question of every running turn. */

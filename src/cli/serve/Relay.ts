@@ -2,13 +2,17 @@
  * One connection to a run's host per conversation, shared by every SSE
  * client and every answer of `parley serve` (issue 23: 100 clients on one
  * run; an answer POST → the tool's re-run p99 ≤ 50 ms). The first client of
- * a running turn opens it: a subscription to all the run's events (replayed,
- * then live), kept while the run lasts, from which each SSE client is served
- * after its `Last-Event-ID`; answers and stops are calls on the same
+ * a running turn opens it: a subscription to the run's events (what the
+ * host keeps, then live), republished with the host's numbers into a hub of
+ * the server's own (`RunEventsLive.makeHub`), from which each SSE client is
+ * served after its `Last-Event-ID`; answers and stops are calls on the same
  * connection, so they cost one round trip, not a probe, a connection and an
  * `Info` each. A hundred watchers cost the host one connection and the
- * server one copy of the run, not a hundred. The connection is dropped when
- * the run ends (its `Stopped`) or the host goes away.
+ * server one bounded copy of the run's last events (`LiveView.REPLAY`),
+ * not a hundred; each watcher may fall `LiveView.BEHIND` behind before it
+ * is closed. The connection is dropped when the run ends (its `Stopped`)
+ * or the host goes away; a subscription the host closed for falling behind
+ * is taken again after the last event it got, without a gap.
  *
  * @example
  * ```ts
@@ -21,17 +25,18 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as LiveView from "../../domain/run/LiveView.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
+import * as RunEventsLive from "../../layers/RunEventsLive.ts"
 
-/** A run's events as the server has them so far; `done` once the run stopped or its host's stream ended. */
+/** A run as the server follows it. */
 interface Feed {
-  readonly events: Array<RunEvent.Sequenced>
-  done: boolean
-  readonly pubsub: PubSub.PubSub<RunEvent.Sequenced | "end">
+  readonly hub: RunEventsLive.Hub
+  /** Settled once the hub holds what the host kept (its first events arrived) or the subscription ended. */
+  readonly ready: Deferred.Deferred<void>
   /** The connection the events come over; none when it could not be made. */
   readonly client: Deferred.Deferred<Option.Option<HostClient.Client>>
 }
@@ -40,49 +45,80 @@ interface Feed {
 export interface Relay {
   /** Whether the server follows the run on `socket` now (it is running: no need to ask its host). */
   readonly following: (socket: string) => boolean
-  /** The run's events after `after`, then live, to its end. */
-  readonly since: (socket: string, after: number) => Stream.Stream<RunEvent.Sequenced>
+  /** The run's events after `after`, then live, to its end; bounded per follower (`LiveView.BEHIND`). */
+  readonly since: (
+    socket: string,
+    after: number,
+    onLost?: () => void
+  ) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost>
+  /** The number of the `Stopped` of the last run the server followed on `socket`, once it ended. */
+  readonly endedAt: (socket: string) => number | undefined
   /** The connection to the run on `socket`, opened if a host answers there; none when no run is there. */
   readonly client: (socket: string) => Effect.Effect<Option.Option<HostClient.Client>>
-  /** The question `inquiryId` as the run opened it, if the server has seen it open. */
+  /** The question `inquiryId` as the run opened it, if the server has seen it open (and keeps it). */
   readonly opened: (socket: string, inquiryId: string) => RunEvent.Of<"QuestionOpened"> | undefined
 }
+
+/** How many ended runs the relay remembers the end of (a number each), for clients that resume late. */
+const ENDED_KEPT = 1000
+
+/**
+ * Follows the host's events into `feed.hub` until the run's `Stopped`: a
+ * subscription closed for falling behind is taken again after the last
+ * event the hub has; one the host no longer keeps events for ends the hub's
+ * followers with `LiveViewGone`.
+ */
+const follow = (client: HostClient.Client, feed: Feed) =>
+  Effect.gen(function* () {
+    for (;;) {
+      const lost = yield* Stream.runForEachArray(client.Subscribe({ after: feed.hub.latest() }), (chunk) =>
+        Effect.sync(() => {
+          for (const e of chunk) feed.hub.publishAt(e)
+          Deferred.doneUnsafe(feed.ready, Effect.void)
+        })
+      ).pipe(
+        Effect.as(undefined),
+        Effect.catchTags({
+          LiveViewLagged: (e) => Effect.succeed(e),
+          LiveViewGone: (e) => Effect.succeed(e)
+        })
+      )
+      if (lost === undefined || feed.hub.ended() !== null) return
+      if (lost._tag === "LiveViewGone") {
+        return feed.hub.close(({ last }) => new LiveView.LiveViewGone({ after: last, latest: lost.latest, ended: lost.ended }))
+      }
+    }
+  })
 
 /** The relay of one server: feeds live in the server's scope. */
 export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(function* () {
   const scope = yield* Effect.scope
   const feeds = new Map<string, Feed>()
+  const ended = new Map<string, number>()
 
   // Registered before anything is awaited: two requests at once share one feed.
   const open = (socket: string) =>
     Effect.gen(function* () {
-      const feed: Feed = {
-        events: [],
-        done: false,
-        pubsub: yield* PubSub.unbounded<RunEvent.Sequenced | "end">(),
-        client: Deferred.makeUnsafe()
-      }
+      const feed: Feed = { hub: RunEventsLive.makeHub(), ready: Deferred.makeUnsafe(), client: Deferred.makeUnsafe() }
       feeds.set(socket, feed)
+      ended.delete(socket)
       const end = Effect.sync(() => {
         if (feeds.get(socket) === feed) feeds.delete(socket)
-        if (feed.done) return
-        feed.done = true
-        PubSub.publishUnsafe(feed.pubsub, "end")
+        const stopped = feed.hub.ended()
+        if (stopped !== null) {
+          ended.set(socket, stopped)
+          if (ended.size > ENDED_KEPT) ended.delete(ended.keys().next().value!)
+        }
+        // Followers get what they were handed, then their streams end.
+        feed.hub.close()
+        Deferred.doneUnsafe(feed.ready, Effect.void)
       })
-      const follow = Effect.scoped(
+      const followed = Effect.scoped(
         Effect.flatMap(HostClient.connect(socket), (client) =>
-          Effect.andThen(
-            Deferred.succeed(feed.client, Option.some(client)),
-            Stream.runForEach(client.Subscribe({ after: 0 }), (e) =>
-              Effect.sync(() => {
-                feed.events.push(e)
-                PubSub.publishUnsafe(feed.pubsub, e)
-              }).pipe(Effect.andThen(e.event._tag === "Stopped" ? end : Effect.void))
-            )
-          )
+          Effect.andThen(Deferred.succeed(feed.client, Option.some(client)), follow(client, feed))
         )
       )
-      yield* follow.pipe(
+      yield* followed.pipe(
         Effect.ignore,
         Effect.ensuring(Effect.andThen(Deferred.succeed(feed.client, Option.none()), end)),
         Effect.forkIn(scope)
@@ -96,20 +132,13 @@ export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(functio
       return feed !== undefined ? Effect.succeed(feed) : open(socket)
     })
 
-  const since = (socket: string, after: number): Stream.Stream<RunEvent.Sequenced> =>
+  const since = (socket: string, after: number, onLost?: () => void) =>
     Stream.unwrap(
       Effect.gen(function* () {
         const feed = yield* feedOf(socket)
-        const live = yield* PubSub.subscribe(feed.pubsub)
-        const past = feed.events.filter((e) => e.seq > after)
-        const last = past.length > 0 ? past[past.length - 1]!.seq : after
-        const replay = Stream.fromIterable(past)
-        if (feed.done) return replay
-        const rest = Stream.fromSubscription(live).pipe(
-          Stream.takeWhile((e): e is RunEvent.Sequenced => e !== "end"),
-          Stream.filter((e) => e.seq > last)
-        )
-        return Stream.concat(replay, rest)
+        // A new feed holds nothing until the host's first events arrive: a cursor would look past them.
+        yield* Deferred.await(feed.ready)
+        return feed.hub.follow(after, { bound: LiveView.BEHIND, onLost })
       })
     )
 
@@ -122,13 +151,16 @@ export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(functio
       return yield* Deferred.await((yield* feedOf(socket)).client)
     })
 
-  const opened = (socket: string, inquiryId: string) =>
-    feeds
-      .get(socket)
-      ?.events.find(
-        (e): e is RunEvent.Sequenced & { event: RunEvent.Of<"QuestionOpened"> } =>
-          e.event._tag === "QuestionOpened" && e.event.inquiry_id === inquiryId
-      )?.event
+  const opened = (socket: string, inquiryId: string) => {
+    const e = feeds.get(socket)?.hub.find((e) => e._tag === "QuestionOpened" && e.inquiry_id === inquiryId)
+    return e?._tag === "QuestionOpened" ? e : undefined
+  }
 
-  return { since, client, opened, following: (socket: string) => feeds.has(socket) }
+  return {
+    since,
+    client,
+    opened,
+    endedAt: (socket: string) => ended.get(socket),
+    following: (socket: string) => feeds.has(socket)
+  }
 })

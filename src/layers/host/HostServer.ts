@@ -25,7 +25,6 @@ import * as Scope from "effect/Scope"
 import * as RpcServer from "effect/rpc/RpcServer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import { PendingAnswers } from "../../services/PendingAnswers.ts"
 import { RunEvents } from "../../services/RunEvents.ts"
 import { HostRpcs } from "../../services/RunHost.ts"
@@ -89,8 +88,9 @@ const prepare = (socketPath: string) =>
  * subscribers, the slowest ones were still being sent the run's middle when
  * the process exited, and their streams ended without it (issue 23: 100 SSE
  * clients of one run). It waits while they make progress (up to
- * `DRAIN_MAX_MS`), and no longer than `STALL_MS` for one that makes none (a
- * client that stopped reading).
+ * `DRAIN_MAX_MS`), and no longer than `STALL_MS` when none does (a client
+ * that stopped reading). A subscriber that fell `LiveView.BEHIND` behind was
+ * closed already: what is left to send is at most that much each.
  */
 interface Following {
   readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
@@ -101,7 +101,10 @@ interface Following {
 // `serve` process relaying one run to 50 SSE clients went a second without reading, and its clients missed
 // the run's end (issue 30). A client that stopped reading costs the run's exit this much at most.
 const STALL_MS = 3000
-const DRAIN_MAX_MS = 10_000
+// A reader that keeps reading gets the run's end: ten seconds cut the server's one subscription to a run of
+// 100,000 events (it relays to its own clients) 79,000 events before the end. A reader gets at most
+// `LiveView.BEHIND` after the run's end; a minute is that much at 200 events a second.
+const DRAIN_MAX_MS = 60_000
 
 const following = (): Following => {
   let open = 0
@@ -112,7 +115,10 @@ const following = (): Following => {
         Effect.sync(() => {
           open++
           return stream.pipe(
-            Stream.tap(() => Effect.sync(() => void sent++)),
+            Stream.mapArray((chunk) => {
+              sent += chunk.length
+              return chunk
+            }),
             Stream.ensuring(Effect.sync(() => void open--))
           )
         })
@@ -140,7 +146,8 @@ const handlers = (options: ServeOptions, following: Following) =>
       const pending = yield* PendingAnswers
       return HostRpcs.of({
         Subscribe: ({ after, attend }) => {
-          const events = following.track(Stream.map(hub.since(after), (e): RunEvent.Sequenced => e))
+          // Bounded (`LiveView.BEHIND`): a client that stopped reading is closed with `LiveViewLagged`.
+          const events = following.track(hub.since(after))
           // An attached person is present for as long as they follow the run.
           return attend === true ? Stream.unwrap(Effect.as(pending.attend, events)) : events
         },
