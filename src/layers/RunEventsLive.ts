@@ -130,7 +130,8 @@ class Ring {
     return this.entries.slice(this.start + Math.max(0, from - first))
   }
   findLast(test: (e: RunEvent.RunEvent) => boolean): RunEvent.RunEvent | undefined {
-    for (let i = this.entries.length - 1; i >= this.start; i--) if (test(this.entries[i]!.event)) return this.entries[i]!.event
+    for (let i = this.entries.length - 1; i >= this.start; i--)
+      if (test(this.entries[i]!.event)) return this.entries[i]!.event
     return undefined
   }
 }
@@ -139,7 +140,9 @@ class Ring {
 const nextEvent = (f: Follower) =>
   Effect.callback<void>((resume) => {
     f.wake = () => resume(Effect.void)
-    return Effect.sync(() => void (f.wake = undefined))
+    return Effect.sync(() => {
+      f.wake = undefined
+    })
   })
 
 /** A follower's stream: its queue, taken whole at each pull (a follower behind gets larger chunks, not more pulls). */
@@ -240,9 +243,7 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
       const f = register(from(), options)
       if (f instanceof LiveView.LiveViewGone) return Stream.fail(f)
       const leave = () => void followers.delete(f)
-      return Stream.fromPull(Effect.succeed(pull(f, () => closed, leave))).pipe(
-        Stream.ensuring(Effect.sync(leave))
-      )
+      return Stream.fromPull(Effect.succeed(pull(f, () => closed, leave))).pipe(Stream.ensuring(Effect.sync(leave)))
     })
 
   return {

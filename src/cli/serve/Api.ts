@@ -22,13 +22,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import { renderJson } from "../../domain/render/Render.ts"
-import * as LiveView from "../../domain/run/LiveView.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
 import * as Answer from "../../programs/Answer.ts"
@@ -110,18 +108,24 @@ const events = (storage: string, relay: Relay, id: string, after: number) =>
     const socket = HostPath.of(storage, cid)
     if (!relay.following(socket) && !(yield* HostClient.running(socket))) {
       yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
-      // A client resuming a run that ended is told where it ended: the stored conversation is the record now.
-      const ended = relay.endedAt(socket)
-      if (after > 0 && ended !== undefined)
-        return LiveFrames.of(Stream.fail(new LiveView.LiveViewGone({ after, latest: ended, ended })))
+      // A client resuming a run that ended gets the rest while the server keeps it, then is told where it ended.
+      const ended = after > 0 ? relay.ended(socket, after) : undefined
+      if (ended !== undefined) return LiveFrames.response(ended)
       // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that does not exist).
       return HttpServerResponse.empty({ status: 204 })
     }
     // One host subscription per run, shared by every client (`Relay.ts`); a host that goes away ends it.
     const request = yield* HttpServerRequest.HttpServerRequest
     let finished = false
-    return LiveFrames.of(relay.since(socket, after, closeIfStuck(request, () => finished))).pipe(
-      Stream.ensuring(Effect.sync(() => void (finished = true)))
+    return LiveFrames.response(
+      relay.since(
+        socket,
+        after,
+        closeIfStuck(request, () => finished)
+      ),
+      () => {
+        finished = true
+      }
     )
   })
 

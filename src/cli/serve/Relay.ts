@@ -37,8 +37,10 @@ interface Feed {
   readonly hub: RunEventsLive.Hub
   /** Settled once the hub holds what the host kept (its first events arrived) or the subscription ended. */
   readonly ready: Deferred.Deferred<void>
-  /** The connection the events come over; none when it could not be made. */
+  /** The first connection the events came over; none when it could not be made. */
   readonly client: Deferred.Deferred<Option.Option<HostClient.Client>>
+  /** The connection they come over now, if one is open. */
+  current: HostClient.Client | undefined
 }
 
 /** What the relay of one server offers. */
@@ -51,8 +53,13 @@ export interface Relay {
     after: number,
     onLost?: () => void
   ) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost>
-  /** The number of the `Stopped` of the last run the server followed on `socket`, once it ended. */
-  readonly endedAt: (socket: string) => number | undefined
+  /**
+   * For a client resuming after `after` a run on `socket` that ended: the
+   * rest, for a minute after the end (what the server kept of it), then
+   * only where it ended (`LiveViewGone`); undefined when the server did not
+   * see it end.
+   */
+  readonly ended: (socket: string, after: number) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost> | undefined
   /** The connection to the run on `socket`, opened if a host answers there; none when no run is there. */
   readonly client: (socket: string) => Effect.Effect<Option.Option<HostClient.Client>>
   /** The question `inquiryId` as the run opened it, if the server has seen it open (and keeps it). */
@@ -61,6 +68,16 @@ export interface Relay {
 
 /** How many ended runs the relay remembers the end of (a number each), for clients that resume late. */
 const ENDED_KEPT = 1000
+/** How many ended runs it keeps the events of (`LiveView.REPLAY` each), and for how long after their end. */
+const ENDED_REPLAYS = 8
+const ENDED_REPLAY_MS = 60_000
+
+/** A run the server saw end: where, and for a while what it kept of it. */
+interface Ended {
+  readonly seq: number
+  hub: RunEventsLive.Hub | undefined
+  readonly until: number
+}
 
 /**
  * Follows the host's events into `feed.hub` until the run's `Stopped`: a
@@ -85,8 +102,30 @@ const follow = (client: HostClient.Client, feed: Feed) =>
       )
       if (lost === undefined || feed.hub.ended() !== null) return
       if (lost._tag === "LiveViewGone") {
-        return feed.hub.close(({ last }) => new LiveView.LiveViewGone({ after: last, latest: lost.latest, ended: lost.ended }))
+        return feed.hub.close(
+          ({ last }) => new LiveView.LiveViewGone({ after: last, latest: lost.latest, ended: lost.ended })
+        )
       }
+    }
+  })
+
+/** How many times in a row a broken connection to a running host is made again. */
+const RECONNECTS = 3
+
+/**
+ * `connected` (a connection, followed to the run's end) again while the run
+ * goes on: a connection can break under load (the host or this server too
+ * busy to answer a ping in time), and the run's clients lose nothing for it,
+ * the subscription resumes after the last event the hub has.
+ */
+const reconnecting = (socket: string, feed: Feed, connected: Effect.Effect<void, unknown>) =>
+  Effect.gen(function* () {
+    for (let attempt = 1; ; attempt++) {
+      const exit = yield* Effect.exit(connected)
+      feed.current = undefined
+      if (exit._tag === "Success" || feed.hub.ended() !== null || attempt > RECONNECTS) return
+      if (!(yield* HostClient.running(socket))) return
+      yield* Effect.sleep("100 millis")
     }
   })
 
@@ -94,32 +133,47 @@ const follow = (client: HostClient.Client, feed: Feed) =>
 export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(function* () {
   const scope = yield* Effect.scope
   const feeds = new Map<string, Feed>()
-  const ended = new Map<string, number>()
+  const ended = new Map<string, Ended>()
+  const remember = (socket: string, run: Ended) => {
+    ended.delete(socket)
+    ended.set(socket, run)
+    // Newest last: only the newest few keep their events, only the newest thousand their end.
+    let i = ended.size
+    for (const [key, old] of ended) {
+      if (i > ENDED_KEPT) ended.delete(key)
+      else if (i > ENDED_REPLAYS) old.hub = undefined
+      i--
+    }
+  }
 
   // Registered before anything is awaited: two requests at once share one feed.
   const open = (socket: string) =>
     Effect.gen(function* () {
-      const feed: Feed = { hub: RunEventsLive.makeHub(), ready: Deferred.makeUnsafe(), client: Deferred.makeUnsafe() }
+      const feed: Feed = {
+        hub: RunEventsLive.makeHub(),
+        ready: Deferred.makeUnsafe(),
+        client: Deferred.makeUnsafe(),
+        current: undefined
+      }
       feeds.set(socket, feed)
       ended.delete(socket)
       const end = Effect.sync(() => {
         if (feeds.get(socket) === feed) feeds.delete(socket)
         const stopped = feed.hub.ended()
-        if (stopped !== null) {
-          ended.set(socket, stopped)
-          if (ended.size > ENDED_KEPT) ended.delete(ended.keys().next().value!)
-        }
+        // A client that fell behind near the end reconnects after the run: it still gets the rest.
+        if (stopped !== null) remember(socket, { seq: stopped, hub: feed.hub, until: Date.now() + ENDED_REPLAY_MS })
         // Followers get what they were handed, then their streams end.
         feed.hub.close()
         Deferred.doneUnsafe(feed.ready, Effect.void)
       })
-      const followed = Effect.scoped(
-        Effect.flatMap(HostClient.connect(socket), (client) =>
-          Effect.andThen(Deferred.succeed(feed.client, Option.some(client)), follow(client, feed))
-        )
+      const connected = Effect.scoped(
+        Effect.flatMap(HostClient.connect(socket), (client) => {
+          feed.current = client
+          Deferred.doneUnsafe(feed.client, Effect.succeed(Option.some(client)))
+          return follow(client, feed)
+        })
       )
-      yield* followed.pipe(
-        Effect.ignore,
+      yield* reconnecting(socket, feed, connected).pipe(
         Effect.ensuring(Effect.andThen(Deferred.succeed(feed.client, Option.none()), end)),
         Effect.forkIn(scope)
       )
@@ -145,6 +199,7 @@ export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(functio
   const client = (socket: string): Effect.Effect<Option.Option<HostClient.Client>> =>
     Effect.gen(function* () {
       const feed = feeds.get(socket)
+      if (feed?.current !== undefined) return Option.some(feed.current)
       if (feed !== undefined) return yield* Deferred.await(feed.client)
       // No run followed: a socket file nobody answers on is a killed host's (not running).
       if (!(yield* HostClient.running(socket))) return Option.none()
@@ -160,7 +215,12 @@ export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(functio
     since,
     client,
     opened,
-    endedAt: (socket: string) => ended.get(socket),
+    ended: (socket: string, after: number) => {
+      const run = ended.get(socket)
+      if (run === undefined) return undefined
+      if (run.hub !== undefined && Date.now() < run.until) return run.hub.follow(after, { bound: LiveView.BEHIND })
+      return Stream.fail(new LiveView.LiveViewGone({ after, latest: run.seq, ended: run.seq }))
+    },
     following: (socket: string) => feeds.has(socket)
   }
 })

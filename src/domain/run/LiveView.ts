@@ -33,11 +33,22 @@ export interface Bound {
   readonly bytes: number
 }
 
-/** What a run keeps for followers that reconnect: its last 20,000 events, at most 16 MiB of their JSON. */
-export const REPLAY: Bound = { events: 20_000, bytes: 16 * 1024 * 1024 }
+/**
+ * What a run keeps for followers that reconnect: its last 100,000 events, at
+ * most 16 MiB of their JSON. A server relaying a run the scripted model
+ * streams (faster than any model) resumes its subscription from here when it
+ * falls behind: 20,000 events was less than it fell behind in a run of
+ * 100,000 deltas on a loaded machine.
+ */
+export const REPLAY: Bound = { events: 100_000, bytes: 16 * 1024 * 1024 }
 
-/** How far one follower may fall behind before it is closed: 10,000 events or 8 MiB of their JSON. */
-export const BEHIND: Bound = { events: 10_000, bytes: 8 * 1024 * 1024 }
+/**
+ * How far one follower may fall behind before it is closed: 20,000 events or
+ * 1 MiB of their JSON. A client that stopped reading holds at most about
+ * twice that in the server (its queue, and the chunk its connection is stuck
+ * on) until it is closed.
+ */
+export const BEHIND: Bound = { events: 20_000, bytes: 1024 * 1024 }
 
 /** The follower fell too far behind and was closed; it resumes after `last`. */
 export class LiveViewLagged extends Schema.TaggedError<LiveViewLagged>()("LiveViewLagged", {

@@ -221,7 +221,7 @@ const handlers = (o: Options) =>
             }
             const turn = o.turns.get(cid)
             if (turn === undefined) return HttpServerResponse.empty({ status: 204 })
-            return LiveFrames.of(turn.events.since(since))
+            return LiveFrames.response(turn.events.since(since))
           })
         )
         .handle("questions", () => questions)
