@@ -52,7 +52,11 @@ interface Entry extends RunEvent.Sequenced {
 
 /** One follower: its queue, how much of it arrived live, what it was last given, and why it stopped. */
 interface Follower {
-  items: Array<RunEvent.Sequenced>
+  items: Array<Entry>
+  /** The first of `items` not taken yet. */
+  head: number
+  /** How many of `items` (the first) were replayed rather than handed live. */
+  replayed: number
   live: number
   liveBytes: number
   last: number
@@ -124,7 +128,7 @@ class Ring {
     this.bytes = 0
   }
   /** The kept events numbered from `from`. */
-  from(from: number): Array<RunEvent.Sequenced> {
+  from(from: number): Array<Entry> {
     const first = this.first
     if (first === undefined) return []
     return this.entries.slice(this.start + Math.max(0, from - first))
@@ -145,14 +149,46 @@ const nextEvent = (f: Follower) =>
     })
   })
 
-/** A follower's stream: its queue, taken whole at each pull (a follower behind gets larger chunks, not more pulls). */
+/**
+ * The most one pull takes: a follower behind gets larger chunks, not more
+ * pulls, but not one larger than this (a chunk is one line on the host's
+ * socket, whose reader refuses lines over 16 MiB: a replay of the whole
+ * ring in one chunk broke the server's connection).
+ */
+const CHUNK: LiveView.Bound = { events: 4096, bytes: 512 * 1024 }
+
+/** Takes the next chunk of the follower's queue (the queue is emptied once taken whole). */
+const take = (f: Follower): Array<Entry> => {
+  let end = f.head
+  let bytes = 0
+  while (
+    end < f.items.length &&
+    end - f.head < CHUNK.events &&
+    (end === f.head || bytes + f.items[end]!.size <= CHUNK.bytes)
+  ) {
+    const size = f.items[end]!.size
+    bytes += size
+    // What it is behind by counts only what arrived live: a replay does not count against it.
+    if (end >= f.replayed) {
+      f.live--
+      f.liveBytes -= size
+    }
+    end++
+  }
+  const chunk = f.items.slice(f.head, end)
+  if (end === f.items.length) {
+    f.items = []
+    f.head = 0
+    f.replayed = 0
+  } else f.head = end
+  return chunk
+}
+
+/** A follower's stream: its queue, a bounded chunk at each pull. */
 const pull = (f: Follower, isClosed: () => boolean, leave: () => void) => {
   const next: Effect.Effect<ReadonlyArray<RunEvent.Sequenced>, LiveView.Lost | Cause.Done> = Effect.suspend(() => {
-    if (f.items.length > 0) {
-      const chunk = f.items
-      f.items = []
-      f.live = 0
-      f.liveBytes = 0
+    if (f.items.length > f.head) {
+      const chunk = take(f)
       f.last = chunk[chunk.length - 1]!.seq
       return Effect.succeed(chunk)
     }
@@ -183,6 +219,8 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
   const drop = (f: Follower, lost: LiveView.Lost) => {
     followers.delete(f)
     f.items = []
+    f.head = 0
+    f.replayed = 0
     f.lost = lost
     wake(f)
     f.onLost?.()
@@ -222,8 +260,11 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     // Nothing follows in this run, what follows is no longer kept, or the cursor is past anything published.
     if ((ended !== null && from > ended) || from < first || from > latest + 1)
       return new LiveView.LiveViewGone({ after, latest, ended })
+    const items = ring.from(from)
     const f: Follower = {
-      items: ring.from(from),
+      items,
+      head: 0,
+      replayed: items.length,
       live: 0,
       liveBytes: 0,
       last: after,
@@ -260,7 +301,8 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
       for (const f of [...followers]) {
         followers.delete(f)
         // What it was handed is still given to it; then its stream ends, or fails with `lost`.
-        if (lost !== undefined) f.lost = lost({ last: f.items.length > 0 ? f.items[f.items.length - 1]!.seq : f.last })
+        if (lost !== undefined)
+          f.lost = lost({ last: f.items.length > f.head ? f.items[f.items.length - 1]!.seq : f.last })
         wake(f)
       }
     }

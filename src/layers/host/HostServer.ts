@@ -106,9 +106,13 @@ const STALL_MS = 3000
 // `LiveView.BEHIND` after the run's end; a minute is that much at 200 events a second.
 const DRAIN_MAX_MS = 60_000
 
+/** How long a run that ended waits for a subscriber closed for falling behind to subscribe again (it does at once). */
+const RESUME_GRACE_MS = 1000
+
 const following = (): Following => {
   let open = 0
   let sent = 0
+  let lagged = 0
   return {
     track: (stream) =>
       Stream.unwrap(
@@ -119,6 +123,11 @@ const following = (): Following => {
               sent += chunk.length
               return chunk
             }),
+            Stream.tapError(() =>
+              Effect.sync(() => {
+                lagged = Date.now()
+              })
+            ),
             Stream.ensuring(Effect.sync(() => void open--))
           )
         })
@@ -127,7 +136,8 @@ const following = (): Following => {
       const started = Date.now()
       let seen = sent
       let progressAt = started
-      while (open > 0 && Date.now() - started < DRAIN_MAX_MS && Date.now() - progressAt < STALL_MS) {
+      const waiting = () => open > 0 || Date.now() - lagged < RESUME_GRACE_MS
+      while (waiting() && Date.now() - started < DRAIN_MAX_MS && Date.now() - progressAt < STALL_MS) {
         yield* Effect.sleep("20 millis")
         if (sent !== seen) {
           seen = sent
