@@ -1525,15 +1525,24 @@ export declare namespace MockPromptBackend {
 export const PendingAnswersLive: typeof PendingAnswersLiveModule = PendingAnswersLiveModule
 
 /**
- * The run-event hub (issue 21 §1): a `PubSub` for live events and the
- * current run's events kept for late subscribers (RFD 027: "a late client
- * sees the turn whole").
+ * The run-event hub (docs/serve.md#live-view): numbered events, the run's last events
+ * kept for followers that reconnect (RFD 027: "a late client sees the turn
+ * whole", within `LiveView.REPLAY`), and one queue per follower.
  *
- * A subscription is taken before the kept events are read, and live events
- * already among them are dropped by sequence number: nothing is missed and
- * nothing is seen twice, whenever a subscriber arrives. Publishing is one
- * synchronous step (keep, then offer), so nothing can interrupt it halfway
- * and the order of the kept events is the order of the live ones.
+ * A follower is registered and given the kept events after its cursor in
+ * one synchronous step, and publishing is one synchronous step (number,
+ * keep, hand to each follower): nothing is missed and nothing is seen
+ * twice, whenever a follower arrives. A follower from outside the process
+ * (`since`: an attached terminal, the server) may fall `LiveView.BEHIND`
+ * behind; past that its queue is dropped and its stream fails with
+ * `LiveViewLagged` (the last event it was given), so a client that stopped
+ * reading holds neither the run nor the other clients, nor more memory
+ * than that bound. The run's own watchers (`events`, `sequenced`: its
+ * terminal, its JSON report) are in the process and keep up; they are not
+ * bounded.
+ *
+ * The same hub, fed with numbers from elsewhere (`publishAt`), is what
+ * `parley serve` keeps of a run it relays.
  *
  * @example
  * ```ts
@@ -1554,6 +1563,12 @@ export const PendingAnswersLive: typeof PendingAnswersLiveModule = PendingAnswer
  * @since 0.1.0
  */
 export const RunEventsLive: typeof RunEventsLiveModule = RunEventsLiveModule
+export declare namespace RunEventsLive {
+  /** How a follower is opened. */
+  export type FollowOptions = RunEventsLiveModule.FollowOptions
+  /** A hub: publish, follow, and what it keeps. */
+  export type Hub = RunEventsLiveModule.Hub
+}
 
 /**
  * What every run needs beside its store, executor, provider and prompters

@@ -1,13 +1,22 @@
 /**
- * The run-event hub (issue 21 §1): a `PubSub` for live events and the
- * current run's events kept for late subscribers (RFD 027: "a late client
- * sees the turn whole").
+ * The run-event hub (docs/serve.md#live-view): numbered events, the run's last events
+ * kept for followers that reconnect (RFD 027: "a late client sees the turn
+ * whole", within `LiveView.REPLAY`), and one queue per follower.
  *
- * A subscription is taken before the kept events are read, and live events
- * already among them are dropped by sequence number: nothing is missed and
- * nothing is seen twice, whenever a subscriber arrives. Publishing is one
- * synchronous step (keep, then offer), so nothing can interrupt it halfway
- * and the order of the kept events is the order of the live ones.
+ * A follower is registered and given the kept events after its cursor in
+ * one synchronous step, and publishing is one synchronous step (number,
+ * keep, hand to each follower): nothing is missed and nothing is seen
+ * twice, whenever a follower arrives. A follower from outside the process
+ * (`since`: an attached terminal, the server) may fall `LiveView.BEHIND`
+ * behind; past that its queue is dropped and its stream fails with
+ * `LiveViewLagged` (the last event it was given), so a client that stopped
+ * reading holds neither the run nor the other clients, nor more memory
+ * than that bound. The run's own watchers (`events`, `sequenced`: its
+ * terminal, its JSON report) are in the process and keep up; they are not
+ * bounded.
+ *
+ * The same hub, fed with numbers from elsewhere (`publishAt`), is what
+ * `parley serve` keeps of a run it relays.
  *
  * @example
  * ```ts
@@ -27,69 +36,292 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as LiveView from "../domain/run/LiveView.ts"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 
-/**
- * The current run as kept: its events in order (the first numbered `first`,
- * the rest gapless after it), the last number given, and whether the run
- * has stopped. The events are kept bare and numbered when replayed, so a
- * run that nobody watches keeps no wrapper per event.
- */
-interface Kept {
-  events: Array<RunEvent.RunEvent>
-  first: number
-  seq: number
-  stopped: boolean
+/** A kept event: its number, and its size for the byte bounds. */
+interface Entry extends RunEvent.Sequenced {
+  readonly size: number
 }
 
-/** A hub; its `PubSub` is shut down with the scope (open streams end). */
-export const make: Effect.Effect<RunEvents["Service"], never, import("effect/Scope").Scope> = Effect.gen(function* () {
-  const pubsub = yield* Effect.acquireRelease(PubSub.unbounded<RunEvent.Sequenced>(), PubSub.shutdown)
-  const kept: Kept = { events: [], first: 1, seq: 0, stopped: false }
-  // An unbounded PubSub always takes an offer (it has no surplus to handle),
-  // so PubSub.publishUnsafe is what PubSub.publish would do, synchronously.
-  const publishUnsafe = (event: RunEvent.RunEvent): void => {
-    // The first event after a Stopped starts a new run: late subscribers see only that one.
-    if (kept.stopped) {
-      kept.events = []
-      kept.first = kept.seq + 1
-      kept.stopped = false
+/** One follower: its queue, how much of it arrived live, what it was last given, and why it stopped. */
+interface Follower {
+  items: Array<Entry>
+  /** The first of `items` not taken yet. */
+  head: number
+  /** How many of `items` (the first) were replayed rather than handed live. */
+  replayed: number
+  live: number
+  liveBytes: number
+  last: number
+  readonly bound: LiveView.Bound | undefined
+  /** The run's `Stopped` is in its queue: nothing more is handed to it. */
+  ended: boolean
+  lost: LiveView.Lost | undefined
+  wake: (() => void) | undefined
+  readonly onLost: (() => void) | undefined
+}
+
+/** How a follower is opened. */
+export interface FollowOptions {
+  /** How far it may fall behind (none: the run's own watchers, which keep up). */
+  readonly bound?: LiveView.Bound | undefined
+  /** Called when it is dropped for falling behind, at once (a consumer blocked on a write is not waiting to pull). */
+  readonly onLost?: (() => void) | undefined
+}
+
+/** A hub: publish, follow, and what it keeps. */
+export interface Hub {
+  /** Numbers and hands out one event; the first after a `Stopped` starts a new run. */
+  readonly publish: (event: RunEvent.RunEvent) => void
+  /** Hands out an event numbered elsewhere (a relay); one already seen is ignored. */
+  readonly publishAt: (e: RunEvent.Sequenced) => void
+  /** The events after `after` (0: from the first kept), then live, ending after the run's `Stopped`. */
+  readonly follow: (after: number, options?: FollowOptions) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost>
+  /** The current run's kept events from the first kept, then live (never fails: not bounded, nothing to miss). */
+  readonly whole: Stream.Stream<RunEvent.Sequenced>
+  /** The last number handed out (0 before any). */
+  readonly latest: () => number
+  /** The number of the current run's `Stopped`, once published. */
+  readonly ended: () => number | null
+  /** A kept event of the current run, found by `test` (the newest first). */
+  readonly find: (test: (e: RunEvent.RunEvent) => boolean) => RunEvent.RunEvent | undefined
+  /** Ends every follower: with `lost` when given (after what it was handed), else as after a `Stopped`. */
+  readonly close: (lost?: (f: { readonly last: number }) => LiveView.Lost) => void
+}
+
+/** The kept events: a window over an array, trimmed by count and bytes. */
+class Ring {
+  private entries: Array<Entry> = []
+  private start = 0
+  private bytes = 0
+  constructor(private readonly bound: LiveView.Bound) {}
+
+  get first(): number | undefined {
+    return this.entries[this.start]?.seq
+  }
+  get size(): number {
+    return this.entries.length - this.start
+  }
+  push(entry: Entry): void {
+    this.entries.push(entry)
+    this.bytes += entry.size
+    // The newest is kept whatever its size: a follower that reconnects at once still gets it.
+    while (this.size > 1 && (this.size > this.bound.events || this.bytes > this.bound.bytes)) {
+      this.bytes -= this.entries[this.start]!.size
+      this.entries[this.start++] = undefined as never // freed now, not when the array is compacted
     }
-    kept.events.push(event)
-    if (RunEvent.isEnd(event)) kept.stopped = true
-    PubSub.publishUnsafe(pubsub, { seq: ++kept.seq, event })
+    if (this.start > 1024 && this.start * 2 > this.entries.length) {
+      this.entries = this.entries.slice(this.start)
+      this.start = 0
+    }
   }
-  /** The kept events numbered after `after`. */
-  const keptAfter = (after: number): Array<RunEvent.Sequenced> => {
-    const from = Math.max(0, after + 1 - kept.first)
-    return kept.events.slice(from).map((event, i) => ({ seq: kept.first + from + i, event }))
+  clear(): void {
+    this.entries = []
+    this.start = 0
+    this.bytes = 0
   }
-  const since = (after: number): Stream.Stream<RunEvent.Sequenced> =>
-    Stream.unwrap(
-      Effect.gen(function* () {
-        const live = yield* PubSub.subscribe(pubsub)
-        const past = keptAfter(after)
-        const last = past.length > 0 ? past[past.length - 1]!.seq : Math.max(after, kept.seq)
-        const replay = Stream.fromIterable(past)
-        const rest = Stream.fromSubscription(live).pipe(Stream.filter((e) => e.seq > last))
-        // A run that already stopped ends the stream after its replay.
-        const body = past.some((e) => RunEvent.isEnd(e.event)) ? replay : Stream.concat(replay, rest)
-        return body.pipe(Stream.takeUntil((e) => RunEvent.isEnd(e.event)))
-      })
-    )
-  const sequenced = since(0)
+  /** The kept events numbered from `from`. */
+  from(from: number): Array<Entry> {
+    const first = this.first
+    if (first === undefined) return []
+    return this.entries.slice(this.start + Math.max(0, from - first))
+  }
+  findLast(test: (e: RunEvent.RunEvent) => boolean): RunEvent.RunEvent | undefined {
+    for (let i = this.entries.length - 1; i >= this.start; i--)
+      if (test(this.entries[i]!.event)) return this.entries[i]!.event
+    return undefined
+  }
+}
+
+/** Waits for the follower's next event (or its end). */
+const nextEvent = (f: Follower) =>
+  Effect.callback<void>((resume) => {
+    f.wake = () => resume(Effect.void)
+    return Effect.sync(() => {
+      f.wake = undefined
+    })
+  })
+
+/**
+ * The most one pull takes: a follower behind gets larger chunks, not more
+ * pulls, but not one larger than this (a chunk is one line on the host's
+ * socket, whose reader refuses lines over 16 MiB: a replay of the whole
+ * ring in one chunk broke the server's connection).
+ */
+const CHUNK: LiveView.Bound = { events: 4096, bytes: 512 * 1024 }
+
+/** Takes the next chunk of the follower's queue (the queue is emptied once taken whole). */
+const take = (f: Follower): Array<Entry> => {
+  let end = f.head
+  let bytes = 0
+  while (
+    end < f.items.length &&
+    end - f.head < CHUNK.events &&
+    (end === f.head || bytes + f.items[end]!.size <= CHUNK.bytes)
+  ) {
+    const size = f.items[end]!.size
+    bytes += size
+    // What it is behind by counts only what arrived live: a replay does not count against it.
+    if (end >= f.replayed) {
+      f.live--
+      f.liveBytes -= size
+    }
+    end++
+  }
+  const chunk = f.items.slice(f.head, end)
+  if (end === f.items.length) {
+    f.items = []
+    f.head = 0
+    f.replayed = 0
+  } else f.head = end
+  return chunk
+}
+
+/** A follower's stream: its queue, a bounded chunk at each pull. */
+const pull = (f: Follower, isClosed: () => boolean, leave: () => void) => {
+  const next: Effect.Effect<ReadonlyArray<RunEvent.Sequenced>, LiveView.Lost | Cause.Done> = Effect.suspend(() => {
+    if (f.items.length > f.head) {
+      const chunk = take(f)
+      f.last = chunk[chunk.length - 1]!.seq
+      return Effect.succeed(chunk)
+    }
+    if (f.lost !== undefined) return Effect.fail(f.lost)
+    if (f.ended || isClosed()) {
+      leave()
+      return Cause.done()
+    }
+    return Effect.flatMap(nextEvent(f), () => next)
+  })
+  return next as Effect.Effect<readonly [RunEvent.Sequenced, ...Array<RunEvent.Sequenced>], LiveView.Lost | Cause.Done>
+}
+
+/** A hub keeping `replay` for followers that reconnect. */
+export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
+  const ring = new Ring(replay)
+  const followers = new Set<Follower>()
+  let latest = 0
+  let runFirst = 1
+  let ended: number | null = null
+  let closed = false
+
+  const wake = (f: Follower) => {
+    const w = f.wake
+    f.wake = undefined
+    w?.()
+  }
+  const drop = (f: Follower, lost: LiveView.Lost) => {
+    followers.delete(f)
+    f.items = []
+    f.head = 0
+    f.replayed = 0
+    f.lost = lost
+    wake(f)
+    f.onLost?.()
+  }
+  const hand = (f: Follower, e: Entry) => {
+    const bound = f.bound
+    if (bound !== undefined && (f.live >= bound.events || f.liveBytes + e.size > bound.bytes))
+      return drop(f, new LiveView.LiveViewLagged({ last: f.last }))
+    f.items.push(e)
+    f.live++
+    f.liveBytes += e.size
+    if (RunEvent.isEnd(e.event)) {
+      f.ended = true
+      followers.delete(f)
+    }
+    wake(f)
+  }
+  const publishAt = (e: RunEvent.Sequenced) => {
+    if (e.seq <= latest) return
+    // The first event after a Stopped starts a new run: what is kept is only that run's.
+    if (ended !== null) {
+      ring.clear()
+      runFirst = e.seq
+      ended = null
+    }
+    latest = e.seq
+    if (RunEvent.isEnd(e.event)) ended = e.seq
+    const entry: Entry = { seq: e.seq, event: e.event, size: LiveView.sizeOf(e.event) }
+    ring.push(entry)
+    for (const f of followers) hand(f, entry)
+  }
+
+  /** Registers a follower from `from` (a number of the current run), or says why it cannot. */
+  const register = (from: number, options: FollowOptions): Follower | LiveView.LiveViewGone => {
+    const after = from - 1
+    const first = ring.first ?? latest + 1
+    // Nothing follows in this run, what follows is no longer kept, or the cursor is past anything published.
+    if ((ended !== null && from > ended) || from < first || from > latest + 1)
+      return new LiveView.LiveViewGone({ after, latest, ended })
+    const items = ring.from(from)
+    const f: Follower = {
+      items,
+      head: 0,
+      replayed: items.length,
+      live: 0,
+      liveBytes: 0,
+      last: after,
+      bound: options.bound,
+      ended: ended !== null,
+      lost: undefined,
+      wake: undefined,
+      onLost: options.onLost
+    }
+    if (!f.ended && !closed) followers.add(f)
+    return f
+  }
+
+  const firstKept = () => Math.max(runFirst, ring.first ?? latest + 1)
+  const open = (from: () => number, options: FollowOptions) =>
+    Stream.suspend(() => {
+      const f = register(from(), options)
+      if (f instanceof LiveView.LiveViewGone) return Stream.fail(f)
+      const leave = () => void followers.delete(f)
+      return Stream.fromPull(Effect.succeed(pull(f, () => closed, leave))).pipe(Stream.ensuring(Effect.sync(leave)))
+    })
+
+  return {
+    publish: (event) => publishAt({ seq: latest + 1, event }),
+    publishAt,
+    // No cursor (0): from the first event kept; a cursor from an earlier run: from the start of this one.
+    follow: (after, options = {}) => open(() => (after === 0 ? firstKept() : Math.max(after + 1, runFirst)), options),
+    whole: Stream.orDie(open(firstKept, {})),
+    latest: () => latest,
+    ended: () => ended,
+    find: (test) => ring.findLast(test),
+    close: (lost) => {
+      closed = true
+      for (const f of [...followers]) {
+        followers.delete(f)
+        // What it was handed is still given to it; then its stream ends, or fails with `lost`.
+        if (lost !== undefined)
+          f.lost = lost({ last: f.items.length > f.head ? f.items[f.items.length - 1]!.seq : f.last })
+        wake(f)
+      }
+    }
+  }
+}
+
+/** A hub; its followers end with the scope. */
+export const make: Effect.Effect<RunEvents["Service"], never, Scope.Scope> = Effect.gen(function* () {
+  const hub = yield* Effect.acquireRelease(
+    Effect.sync(() => makeHub()),
+    (hub) => Effect.sync(() => hub.close())
+  )
   return RunEvents.of({
-    publish: (event) => Effect.sync(() => publishUnsafe(event)),
-    publishUnsafe,
-    sequenced,
-    events: Stream.map(sequenced, (e) => e.event),
-    since,
-    latest: Effect.sync(() => kept.seq)
+    publish: (event) => Effect.sync(() => hub.publish(event)),
+    publishUnsafe: hub.publish,
+    sequenced: hub.whole,
+    events: Stream.map(hub.whole, (e) => e.event),
+    since: (after) => hub.follow(after, { bound: LiveView.BEHIND }),
+    latest: Effect.sync(hub.latest)
   })
 })
 

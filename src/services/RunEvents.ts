@@ -5,10 +5,13 @@
  * consumes the stream. The programs take no callbacks.
  *
  * A subscriber sees the current run whole, whenever it subscribes: the
- * events published so far in this run, then live ones, each once, in order,
- * with gapless sequence numbers (`since(seq)` resumes after a dropped
- * connection without gaps or duplicates). The stream ends after the run's
- * `Stopped` event; the next event published starts a new run.
+ * events the run keeps (its last `LiveView.REPLAY`), then live ones, each
+ * once, in order, with gapless sequence numbers (`since(seq)` resumes after
+ * a dropped connection without gaps or duplicates). The stream ends after
+ * the run's `Stopped` event; the next event published starts a new run.
+ * A follower from outside the process (`since`) may fall `LiveView.BEHIND`
+ * behind, then its stream fails with `LiveViewLagged`; one whose cursor is
+ * no longer kept fails with `LiveViewGone` (see `domain/run/LiveView.ts`).
  *
  * Live: `RunEventsLive.layer` (a `PubSub` and the current run's events).
  *
@@ -27,6 +30,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
+import type * as LiveView from "../domain/run/LiveView.ts"
 import type * as RunEvent from "../domain/run/RunEvent.ts"
 
 export class RunEvents extends Context.Service<
@@ -45,8 +49,11 @@ export class RunEvents extends Context.Service<
     readonly events: Stream.Stream<RunEvent.RunEvent>
     /** {@link events} with sequence numbers. */
     readonly sequenced: Stream.Stream<RunEvent.Sequenced>
-    /** The current run's events after `seq` (an SSE `Last-Event-ID`), then live. */
-    since(seq: number): Stream.Stream<RunEvent.Sequenced>
+    /**
+     * The current run's events after `seq` (an SSE `Last-Event-ID`), then
+     * live, for a follower outside the process: bounded by `LiveView.BEHIND`.
+     */
+    since(seq: number): Stream.Stream<RunEvent.Sequenced, LiveView.Lost>
     /** The sequence number of the last event published (0 before any). */
     readonly latest: Effect.Effect<number>
   }

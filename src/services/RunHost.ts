@@ -8,7 +8,10 @@
  * - `Subscribe({ after, attend })`: the run's events after a sequence number
  *   (0: the whole current run, replayed), then live, ending with `Stopped`;
  *   `attend`: a person follows at a terminal (`conversation attach`), so
- *   questions for a person wait for them while subscribed;
+ *   questions for a person wait for them while subscribed; a subscriber
+ *   that falls `LiveView.BEHIND` behind fails with `LiveViewLagged` (it
+ *   subscribes again after the last event it got), one whose cursor is no
+ *   longer kept with `LiveViewGone`;
  * - `Answer({ inquiry_id, answer, remember })`: offers an answer to an open
  *   question — the first that fits wins (`PendingAnswers`), later ones are
  *   refused with who answered; a secret is sent here and never written;
@@ -32,6 +35,7 @@ import * as Rpc from "effect/rpc/Rpc"
 import * as RpcGroup from "effect/rpc/RpcGroup"
 import * as Schema from "effect/Schema"
 import { Question } from "../domain/tool/Question.ts"
+import { LostSchema } from "../domain/run/LiveView.ts"
 import { RunEvent, ToolCall } from "../domain/run/RunEvent.ts"
 import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "./PendingAnswers.ts"
 
@@ -64,6 +68,8 @@ export class HostRpcs extends RpcGroup.make(
   Rpc.make("Subscribe", {
     payload: { after: Schema.Number, attend: Schema.optionalKey(Schema.Boolean) },
     success: SequencedEvent,
+    // A follower that fell too far behind, or whose cursor the run no longer keeps (`domain/run/LiveView.ts`).
+    error: LostSchema,
     stream: true
   }),
   Rpc.make("Answer", {

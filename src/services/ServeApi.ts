@@ -26,6 +26,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { LiveViewGone, LiveViewLagged } from "../domain/run/LiveView.ts"
 import { RunEvent } from "../domain/run/RunEvent.ts"
 import { parseExact } from "../domain/storage/ConversationIdText.ts"
 
@@ -140,12 +141,19 @@ export const Discarded = Schema.Struct({ id: Schema.String, ending: Schema.Strin
 /** What `POST …/stop` says: the run's host was asked to stop (it ends as SIGTERM ends a run: recorded, resumable). */
 export const Stopping = Schema.Struct({ id: Schema.String, pid: Schema.Number })
 
-/** One SSE frame: `id:` the event's sequence number in the run, `data:` the run event as JSON. */
-export const EventFrame = Schema.Struct({
-  id: Schema.String,
-  event: Schema.Literal("message"),
-  data: Schema.fromJsonString(RunEvent)
-})
+/**
+ * One SSE frame: `id:` the event's sequence number in the run, `data:` the
+ * run event as JSON. The last frame of a stream that cannot go on is
+ * `event: lagged` (the client fell too far behind: reconnect with
+ * `Last-Event-ID`, which an `EventSource` does by itself) or `event: gone`
+ * (what follows is no longer kept, or the run is over: the stored
+ * conversation is the record); neither has an `id:`.
+ */
+export const EventFrame = Schema.Union([
+  Schema.Struct({ id: Schema.String, event: Schema.Literal("message"), data: Schema.fromJsonString(RunEvent) }),
+  Schema.Struct({ event: Schema.Literal("lagged"), data: Schema.fromJsonString(LiveViewLagged) }),
+  Schema.Struct({ event: Schema.Literal("gone"), data: Schema.fromJsonString(LiveViewGone) })
+])
 export type EventFrame = typeof EventFrame.Type
 
 /** A wrong or missing token (401); the body says nothing else. */

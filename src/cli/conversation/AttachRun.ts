@@ -1,5 +1,5 @@
 /**
- * `parley conversation attach [ID]` (issue 22; RFD 027 "attach loop", past
+ * `parley conversation attach [ID]` (docs/questions-and-approvals.md#runs-beyond-the-terminal; RFD 027 "attach loop", past
  * its one-client non-goal): a terminal follows a run another process hosts.
  * It subscribes to the run's events over the host's socket — the current run
  * replayed, then live — and shows them with the same status lines as
@@ -33,6 +33,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
+import type * as LiveView from "../../domain/run/LiveView.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as RunReport from "../../domain/run/RunReport.ts"
 import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
@@ -81,6 +82,7 @@ export const mostRecent = (storage: string): Effect.Effect<ConversationId.Conver
 type End =
   | { readonly _tag: "Stopped"; readonly event: RunEvent.Of<"Stopped"> }
   | { readonly _tag: "Lost" }
+  | { readonly _tag: "Gone"; readonly gone: LiveView.LiveViewGone }
   | { readonly _tag: "Detached" }
 
 /** The exit code `query` would have had for a run that ended so. */
@@ -281,6 +283,12 @@ const ending = (
         `Detached from ${name}; the run goes on (pid ${pid}). Attach again with: ${Hint.command(["conversation", "attach", id], { storage: hint.storage })}`
       )
     }
+    if (end._tag === "Gone") {
+      return yield* new CliFailure({
+        code: 1,
+        message: `${end.gone.message} ${Hint.command(["conversation", "print", id], { storage: hint.storage })} shows it.`
+      })
+    }
     if (end._tag === "Lost") {
       // A stopped or stalled host stops answering too: it still holds the conversation, and no resume would work.
       if (yield* stillAlive(pid)) {
@@ -346,8 +354,33 @@ const stopped = (id: ConversationId.ConversationId, given: Given) =>
     message: `${ConversationId.display(id)} has no running turn to attach to. ${Hint.command(["conversation", "print", id], { storage: given.storageGiven })} shows it; ${Hint.resume(id, { storage: given.storageGiven, config: given.configGiven })} resumes an incomplete turn.`
   })
 
+/**
+ * The run's events through its `Stopped`: a subscription the host closed
+ * because this terminal fell behind (`LiveViewLagged`) is taken again after
+ * the last event shown, without a gap; `LiveViewGone` (the host no longer
+ * keeps what follows) ends the attach with what the host said.
+ */
+const followed = (
+  client: HostClient.Client,
+  handle: (e: RunEvent.Sequenced) => Effect.Effect<void>,
+  attend: boolean,
+  after: () => number
+): Effect.Effect<LiveView.LiveViewGone | undefined, unknown> =>
+  Stream.runForEach(client.Subscribe({ after: after(), attend }), handle).pipe(
+    Effect.as(undefined),
+    Effect.catchTags({
+      LiveViewLagged: () => followed(client, handle, attend, after),
+      LiveViewGone: (gone) => Effect.succeed(gone)
+    })
+  )
+
 /** Follows the run until it stops, the host is lost, or this terminal detaches. */
-const follow = (client: HostClient.Client, handle: (e: RunEvent.Sequenced) => Effect.Effect<void>, attend: boolean) =>
+const follow = (
+  client: HostClient.Client,
+  handle: (e: RunEvent.Sequenced) => Effect.Effect<void>,
+  attend: boolean,
+  after: () => number
+) =>
   Effect.gen(function* () {
     let stopped: RunEvent.Of<"Stopped"> | undefined
     const detached = yield* Deferred.make<void>()
@@ -359,14 +392,24 @@ const follow = (client: HostClient.Client, handle: (e: RunEvent.Sequenced) => Ef
     })
     for (const signal of ["SIGTSTP", "SIGHUP", "SIGTERM"] as const)
       yield* onSignal(signal, () => Deferred.doneUnsafe(detached, Exit.void))
-    const events = Stream.runForEach(client.Subscribe({ after: 0, attend }), (e) => {
-      if (e.event._tag === "Stopped") stopped = e.event
-      return handle(e)
-    })
+    const events = followed(
+      client,
+      (e) => {
+        if (e.event._tag === "Stopped") stopped = e.event
+        return handle(e)
+      },
+      attend,
+      after
+    )
     const end = yield* Effect.raceFirst(
       Effect.map(
         Effect.exit(events),
-        (): End => (stopped !== undefined ? { _tag: "Stopped", event: stopped } : { _tag: "Lost" })
+        (exit): End =>
+          stopped !== undefined
+            ? { _tag: "Stopped", event: stopped }
+            : exit._tag === "Success" && exit.value !== undefined
+              ? { _tag: "Gone", gone: exit.value }
+              : { _tag: "Lost" }
       ),
       Effect.as(Deferred.await(detached), { _tag: "Detached" } as End)
     )
@@ -447,7 +490,7 @@ export const attach = (given: Given) =>
           seq = e.seq
           return shown.handle(e.event)
         })
-      const end = yield* follow(client, handle, interactive).pipe(
+      const end = yield* follow(client, handle, interactive, () => seq).pipe(
         Effect.onInterrupt(() =>
           interruptRun(client, handle, () => seq).pipe(
             Effect.andThen(

@@ -1,5 +1,5 @@
 /**
- * The handlers of `parley serve`'s API (issue 23; the contract is
+ * The handlers of `parley serve`'s API (docs/serve.md#the-api; the contract is
  * `services/ServeApi.ts`). Reading goes through the storage's store (the rows of
  * `ls --format json`, the document of `print --format json`); everything
  * about a running turn goes to its host over its socket (`Hosts.ts`), so a
@@ -17,11 +17,12 @@
  * const routes = Api.layer("/home/me/.parley")
  * ```
  */
+import * as http from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
@@ -33,6 +34,7 @@ import { ConversationStore } from "../../services/ConversationStore.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
 import { toJsonRow } from "../conversation/LsRun.ts"
 import * as HostPath from "../HostPath.ts"
+import * as LiveFrames from "./LiveFrames.ts"
 import * as Hosts from "./Hosts.ts"
 import * as RelayModule from "./Relay.ts"
 import * as Runs from "./Runs.ts"
@@ -84,22 +86,48 @@ const get = (id: string) =>
     return JsonText.parse(renderJson(c.entries)) as Schema.Json
   })
 
+/** How long a client dropped for falling behind has to read its `lagged` frame before its connection is closed. */
+const LAGGED_GRACE_MS = 2000
+
+/**
+ * Closes the connection of `request` unless its response ended within the
+ * grace: a client that stopped reading leaves the response blocked on a
+ * write, where its stream's `lagged` frame never gets to be written.
+ */
+const closeIfStuck = (request: HttpServerRequest.HttpServerRequest, finished: () => boolean) => () => {
+  const source = request.source
+  if (!(source instanceof http.IncomingMessage)) return
+  setTimeout(() => {
+    if (!finished()) source.socket.destroy()
+  }, LAGGED_GRACE_MS).unref()
+}
+
 /** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run; 204 when none runs. */
 const events = (storage: string, relay: Relay, id: string, after: number) =>
   Effect.gen(function* () {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
     if (!relay.following(socket) && !(yield* HostClient.running(socket))) {
-      // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that does not exist).
       yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
+      // A client resuming a run that ended gets the rest while the server keeps it, then is told where it ended.
+      const ended = after > 0 ? relay.ended(socket, after) : undefined
+      if (ended !== undefined) return LiveFrames.response(ended)
+      // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that does not exist).
       return HttpServerResponse.empty({ status: 204 })
     }
     // One host subscription per run, shared by every client (`Relay.ts`); a host that goes away ends it.
-    return Stream.map(relay.since(socket, after), (e) => ({
-      id: String(e.seq),
-      event: "message" as const,
-      data: e.event
-    }))
+    const request = yield* HttpServerRequest.HttpServerRequest
+    let finished = false
+    return LiveFrames.response(
+      relay.since(
+        socket,
+        after,
+        closeIfStuck(request, () => finished)
+      ),
+      () => {
+        finished = true
+      }
+    )
   })
 
 /** `GET /api/questions`: every open question of every running turn. */
@@ -254,7 +282,7 @@ const endedAtOnce = (ended: Runs.Ended) => ({
 
 /** What a child for conversation `id` that ended at once said, as the API's error. */
 const notStarted = (id: string, ended: Runs.Ended) => {
-  // `ConversationLocked`'s message; a lock whose file does not name its holder yet has no "(pid N)" (issue 30: that was a 422).
+  // `ConversationLocked`'s message; a lock whose file does not name its holder yet has no "(pid N)" (that was a 422).
   const holder = /is being written by another parley process(?: \(pid (\d+)[^)]*\))?/.exec(ended.output)
   if (holder !== null) return busy(id, holder[1])
   return endedAtOnce(ended)

@@ -1,5 +1,5 @@
 /**
- * The handlers of a cluster runner's API (issue 25; the contract is
+ * The handlers of a cluster runner's API (docs/cluster.md; the contract is
  * `services/ClusterApi.ts`). Any runner serves any conversation:
  *
  * - reads come from PostgreSQL: the listing, a conversation, the open
@@ -23,7 +23,6 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
@@ -42,6 +41,7 @@ import { Token, Validation } from "../../../services/ServeApi.ts"
 import type { CliFailure } from "../../CliFailure.ts"
 import { toJsonRow } from "../../conversation/LsRun.ts"
 import { Conversation as Entity } from "./ConversationEntity.ts"
+import * as LiveFrames from "../LiveFrames.ts"
 import * as Events from "./Events.ts"
 import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
@@ -221,11 +221,7 @@ const handlers = (o: Options) =>
             }
             const turn = o.turns.get(cid)
             if (turn === undefined) return HttpServerResponse.empty({ status: 204 })
-            return Stream.map(turn.events.since(since), (e) => ({
-              id: String(e.seq),
-              event: "message" as const,
-              data: e.event
-            }))
+            return LiveFrames.response(turn.events.since(since))
           })
         )
         .handle("questions", () => questions)
