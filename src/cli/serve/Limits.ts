@@ -3,8 +3,9 @@
  * before Effect serves on it (`NodeHttpServer.layer` takes the factory):
  *
  * - at most `maxConnections` connections at once: at the cap, connections
- *   idle between requests are closed first; a new one that still does not
- *   fit is closed at once, without an answer;
+ *   idle between requests are closed first, then the oldest that has not
+ *   finished a request's headers; one whose request is being answered is
+ *   never closed for a new one, which is closed when it still does not fit;
  * - a request's headers within `headersTimeoutMs`, the whole request (its
  *   body too) within `bodyTimeoutMs`, else a 408 and the connection closes;
  *   a connection that sends nothing is closed after `headersTimeoutMs`;
@@ -91,18 +92,51 @@ const onClientError = (limits: Limits) => (error: Error & { code?: string }, soc
 }
 
 /**
- * The connection cap: at the cap, connections idle between requests go
- * first (a keep-alive client opens another when it needs one); a new
- * connection that still does not fit is closed.
+ * The connection cap. Room for a new connection is made by closing, in
+ * order: connections idle between requests (a keep-alive client opens
+ * another when it needs one), then the oldest connection that has not
+ * finished a request's headers (a slowloris: a client with a request to
+ * make sends its headers at once). A connection whose request is being
+ * answered (Node's `request` event fired: its headers were read) is never
+ * closed for another; when every connection is one, the new one is closed.
+ * Without this, sockets that never finish their headers hold every place
+ * and every user is locked out until the attacker stops.
  */
 const capConnections = (server: http.Server, max: number) => {
   const open = new Set<net.Socket>()
+  // Connections not past a request's headers, oldest first (a Set keeps insertion order).
+  const waiting = new Set<net.Socket>()
+  const answering = new Map<net.Socket, number>()
+  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket
+    waiting.delete(socket)
+    answering.set(socket, (answering.get(socket) ?? 0) + 1)
+    res.once("close", () => {
+      const left = (answering.get(socket) ?? 1) - 1
+      if (left > 0) return void answering.set(socket, left)
+      answering.delete(socket)
+      // Between requests again: the next request's headers are what it waits for.
+      if (!socket.destroyed) waiting.add(socket)
+    })
+  })
   server.on("connection", (socket: net.Socket) => {
     open.add(socket)
-    socket.once("close", () => open.delete(socket))
+    waiting.add(socket)
+    socket.once("close", () => {
+      open.delete(socket)
+      waiting.delete(socket)
+      answering.delete(socket)
+    })
     if (open.size <= max) return
     server.closeIdleConnections()
     for (const s of open) if (s.destroyed) open.delete(s)
+    for (const s of waiting) {
+      if (open.size <= max) break
+      if (s === socket) continue
+      s.destroy()
+      open.delete(s)
+      waiting.delete(s)
+    }
     if (open.size > max) socket.destroy()
   })
 }

@@ -5,8 +5,8 @@
 // served-*.log and an empty 500 without CSP each), JSON nested 5,000 deep (an
 // empty 500), a `model` that a child read as a flag (`--wizard`: 50 s), an id
 // with a stray space taken as the conversation. And the bounds on
-// connections: the cap, idle connections closed first, headers and bodies
-// timed (408 with the headers), answers Node writes itself with the headers.
+// connections: the cap, idle connections closed first, then the oldest
+// not past its headers, headers and bodies timed (408 with the headers), answers Node writes itself with the headers.
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -320,13 +320,27 @@ describe("parley serve under hostile requests", () => {
       4_500
     ) // a body that never ends
 
-    // At the cap of connections that sent nothing, a new one is closed unanswered …
+    // At the cap of connections that sent nothing (not past their headers), a new one closes the oldest …
     const idle = await idleConnections(server.port, 20)
     await new Promise((res) => setTimeout(res, 100))
+    const t0 = Date.now()
+    expect((await request(server.port, { path: "/api/conversations", headers: server.auth })).status).toBe(200)
+    expect(Date.now() - t0).toBeLessThan(900) // before the header timeout (1 s) closed any
+    expect(idle.map((s) => s.destroyed)).toStrictEqual([true, ...Array(19).fill(false)])
+    await Promise.all(idle.map((s) => new Promise((res) => (s.destroyed ? res(undefined) : s.once("close", res)))))
+
+    // … but requests past their headers (a body on its way) are never closed for another: a new one is, unanswered.
+    const posting = await idleConnections(server.port, 20)
+    for (const s of posting)
+      s.write(
+        `POST /api/conversations HTTP/1.1\r\n${host}content-type: application/json\r\nContent-Length: 100\r\n\r\n{`
+      )
+    await new Promise((res) => setTimeout(res, 200))
     const refused = await rawBytes(server.port, `GET /api/conversations HTTP/1.1\r\n${host}Connection: close\r\n\r\n`)
     expect(refused.text).toBe("")
-    // … until the header timeout closes them.
-    await Promise.all(idle.map((s) => new Promise((res) => (s.destroyed ? res(undefined) : s.once("close", res)))))
+    expect(posting.filter((s) => s.destroyed)).toStrictEqual([])
+    // … until the body timeout closes them.
+    await Promise.all(posting.map((s) => new Promise((res) => (s.destroyed ? res(undefined) : s.once("close", res)))))
     expect((await server.json("/api/conversations")).status).toBe(200)
 
     // At the cap of keep-alive connections idle between requests, those are closed for the new one.
