@@ -291,14 +291,16 @@ describe("damage stays local", () => {
     expect(rows.filter((r) => r.roundtrip !== "identical").map((r) => r.id)).toStrictEqual(["17999999999"])
   })
   for (const [name, damage] of damages) {
-    it(`${name} among 40 good: ls lists 40 and names it, check JSON is whole with 41 rows, query --new works`, () => {
+    it(`${name} among 40 good: ls lists 40 and the damaged one, names it, check JSON is whole with 41 rows, query --new works`, () => {
       const p = storageWith(40)
       const bad = path.join(p.storage, "conversations", "17999999999-bad")
       fs.cpSync(conversationDirs(p)[0]!, bad, { recursive: true })
       damage(bad)
       const ls = parley(p, ["conversation", "ls", "--format", "json"])
       expect(ls.code).toBe(0)
-      expect((JSON.parse(ls.stdout) as Array<unknown>).length).toBe(40)
+      const listed = JSON.parse(ls.stdout) as Array<{ id: string; damaged: string | null }>
+      expect(listed.length).toBe(41)
+      expect(listed.filter((r) => r.damaged !== null).map((r) => r.id)).toStrictEqual(["17999999999"])
       expect(ls.stderr.trim().split("\n")).toHaveLength(1)
       expect(ls.stderr).toContain("17999999999")
       const check = parley(p, ["conversation", "check", "--format", "json"])

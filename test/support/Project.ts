@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { binary, runParley } from "./Cli.ts"
 import { repoRoot, tempDir } from "./Fixtures.ts"
+import { withoutEventIds } from "./EventIds.ts"
 
 export interface Project {
   readonly root: string
@@ -135,7 +136,7 @@ export const conversationIdOf = (p: Project): string => path.basename(conversati
 
 type Entry = Record<string, unknown> & { type: string }
 
-/** events.json plus any journaled (not yet folded) entries, decoded minimally. */
+/** events.json plus any journaled (not yet folded) entries, decoded minimally; event ids checked and removed. */
 export const persisted = (p: Project): Array<Entry> => {
   const dir = conversationDir(p)
   const events = JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Entry>
@@ -151,7 +152,7 @@ export const persisted = (p: Project): Array<Entry> => {
       }
     }
   }
-  return events
+  return withoutEventIds(events)
 }
 
 /** Polls until `predicate` holds for the persisted entries (or fails after `ms`). */

@@ -7,6 +7,7 @@ import * as path from "node:path"
 import { expect } from "@effect/vitest"
 import { binary } from "./Cli.ts"
 import { tempDir } from "./Fixtures.ts"
+import { withoutEventIds } from "./EventIds.ts"
 import * as Tmux from "./Tmux.ts"
 
 export type Entry = Record<string, unknown>
@@ -54,11 +55,11 @@ export const conversationDir = (storage: string): string => {
   return path.join(base, found[0]!)
 }
 
-/** events.json of the only conversation, as written (timestamps kept); the journal must be folded. */
+/** events.json of the only conversation, as written (timestamps kept, event ids checked and removed); the journal must be folded. */
 export const onDisk = (storage: string): Array<Entry> => {
   const dir = conversationDir(storage)
   expect(fs.existsSync(path.join(dir, "events.json.journal"))).toBe(false) // folded back at the end of the run
-  return JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Entry>
+  return withoutEventIds(JSON.parse(fs.readFileSync(path.join(dir, "events.json"), "utf8")) as Array<Entry>)
 }
 
 /** events.json of the only conversation, with every entry's timestamp checked and removed. */

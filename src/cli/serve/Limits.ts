@@ -23,18 +23,8 @@ import * as http from "node:http"
 import type * as net from "node:net"
 import { SECURITY_HEADERS } from "./Guard.ts"
 
-/** What bounds one server. */
-export interface Limits {
-  /** Connections open at once. */
-  readonly maxConnections: number
-  /** From a request's first byte (or a connection's opening) to the end of its headers. */
-  readonly headersTimeoutMs: number
-  /** From a request's first byte to the end of its body. */
-  readonly bodyTimeoutMs: number
-}
-
-/** Above the 300 idle connections a flood may hold (`npm run bench`), below a 1,024-descriptor limit. */
-export const defaults: Limits = { maxConnections: 512, headersTimeoutMs: 10_000, bodyTimeoutMs: 30_000 }
+export { defaults, type Limits } from "./LimitDefaults.ts"
+import type { Limits } from "./LimitDefaults.ts"
 
 /** How often Node looks for requests over their time (its default, 30 s, would let a 10 s bound run to 40 s). */
 const CHECK_EVERY_MS = 1_000

@@ -74,12 +74,13 @@ export const chainOf = (dir: string, uid: number): ReadonlyArray<string> => {
 
 /**
  * Whether other users can reach the conversations under the directories
- * `modes` (the storage's, then `conversations/`'s, when it exists): each
+ * `modes` (the storage's, then `conversations/`'s): both exist and each
  * grants group or other search permission, so files JP or an older parley
- * made 0644 are readable by name.
+ * made 0644 are readable by name. A storage without `conversations/` has
+ * nothing to read yet, and is not warned about.
  */
 export const openToOthers = (modes: ReadonlyArray<number>): boolean =>
-  modes.length > 0 && modes.every((m) => (m & 0o011) !== 0)
+  modes.length === 2 && modes.every((m) => (m & 0o011) !== 0)
 
 /** `mode` as `ls`-style octal: `0755`. */
 export const octal = (mode: number): string => `0${(mode & 0o7777).toString(8).padStart(3, "0")}`

