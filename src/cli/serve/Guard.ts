@@ -142,8 +142,7 @@ const check =
           HttpServerResponse.setCookieUnsafe(COOKIE, options.token, { httpOnly: true, sameSite: "strict", path: "/" })
         )
       }
-      if (!authorized(options, request))
-        return refuse(401, "Unauthorized", "A valid token is needed.")
+      if (!authorized(options, request)) return refuse(401, "Unauthorized", "A valid token is needed.")
       if (request.method !== "GET" && request.method !== "HEAD") {
         const origin = request.headers["origin"]
         if (origin !== undefined && origin !== `http://${host}`)
