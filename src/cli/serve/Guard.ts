@@ -7,7 +7,8 @@
  * - the token, as `Authorization: Bearer …` or the `parley_token` cookie
  *   (HttpOnly, SameSite=Strict), which a page opened with `?token=…` gets,
  *   redirected to the same path without the token in its address: else 401,
- *   with nothing else said;
+ *   with nothing else said (a cluster also takes `$PARLEY_TOKEN` as a bearer,
+ *   `Options.bearers`, never in an address or a cookie);
  * - a `POST` from a browser names this server as its `Origin`: else 403;
  * - a body of at most 1 MiB (a larger one is a 413 from the server), and a
  *   JSON body nested at most {@link MAX_JSON_DEPTH} deep (a deeper one would
@@ -90,18 +91,34 @@ export const hostsFor = (host: string, port: number): ((header: string | undefin
 
 /** What the guard knows. */
 export interface Options {
+  /** The page's token: what `?token=` and the cookie carry (and a bearer may). */
   readonly token: string
+  /**
+   * Other tokens a request may carry as `Authorization: Bearer …` only, never
+   * in an address or a cookie: a cluster's `$PARLEY_TOKEN`, which its page
+   * does not show (`cluster/RunnerChannel.webTokenOf`).
+   */
+  readonly bearers?: ReadonlyArray<string> | undefined
   readonly hosts: (header: string | undefined) => boolean
 }
 
 const refuse = (status: number, error: string, message: string) =>
   HttpServerResponse.jsonUnsafe({ error, message }, { status })
 
-/** The token a request carries, if any (the header first, then the cookie). */
-const tokenOf = (request: HttpServerRequest.HttpServerRequest): ReadonlyArray<string | undefined> => {
+/**
+ * Whether `given` is one of `tokens`: each compared in constant time
+ * (`Token.matches`), and every one of them compared, so the time says
+ * neither where a token differs nor which one matched.
+ */
+export const matchesAny = (tokens: ReadonlyArray<string>, given: string | undefined): boolean =>
+  tokens.reduce((found, t) => Token.matches(t, given) || found, false)
+
+/** Whether a request carries a token: a bearer any of the page's and the bearers' tokens, or the page's cookie. */
+const authorized = (options: Options, request: HttpServerRequest.HttpServerRequest): boolean => {
   const auth = request.headers["authorization"]
   const bearer = auth !== undefined && /^Bearer /i.test(auth) ? auth.slice(7).trim() : undefined
-  return [bearer, request.cookies[COOKIE]]
+  const byBearer = matchesAny([options.token, ...(options.bearers ?? [])], bearer)
+  return Token.matches(options.token, request.cookies[COOKIE]) || byBearer
 }
 
 /** The checks, then the route, then the headers. */
@@ -125,8 +142,7 @@ const check =
           HttpServerResponse.setCookieUnsafe(COOKIE, options.token, { httpOnly: true, sameSite: "strict", path: "/" })
         )
       }
-      if (!tokenOf(request).some((t) => Token.matches(options.token, t)))
-        return refuse(401, "Unauthorized", "A valid token is needed.")
+      if (!authorized(options, request)) return refuse(401, "Unauthorized", "A valid token is needed.")
       if (request.method !== "GET" && request.method !== "HEAD") {
         const origin = request.headers["origin"]
         if (origin !== undefined && origin !== `http://${host}`)

@@ -8,6 +8,7 @@
  */
 import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as RunnerChannel from "../../../src/cli/serve/cluster/RunnerChannel.ts"
 import { runParley } from "../../support/Cli.ts"
 import * as Cluster from "../../support/Cluster.ts"
 import { tempDir } from "../../support/Fixtures.ts"
@@ -75,7 +76,8 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster", () => {
     // One after the other: the first creates the cluster's tables.
     const first = await cluster.runner()
     const lines = first.output().split("\n")
-    expect(lines[0]).toBe(`http://127.0.0.1:${first.port}/?token=${Cluster.TOKEN}`)
+    // The page URL carries the web token, never $PARLEY_TOKEN (docs/security.md "Cluster runner port").
+    expect(lines[0]).toBe(`http://127.0.0.1:${first.port}/?token=${RunnerChannel.webTokenOf(Cluster.TOKEN)}`)
     expect(lines[1]).toBe(`runner 127.0.0.1:${first.port + 10000} (cluster of 1 runner)`)
     await cluster.runner()
     const third = await cluster.runner()

@@ -54,7 +54,7 @@ export interface Options {
   readonly sql: SqlClient
   /** This runner's address. */
   readonly runner: string
-  /** The cluster's API token (a turn's live events are relayed from the runner that runs it). */
+  /** The cluster's web token (`RunnerChannel.webTokenOf`): a turn's live events are relayed from the runner that runs it with it. */
   readonly token: string
   readonly chooseModel: (asked: string | undefined, remembered: string | undefined) => Effect.Effect<string, CliFailure>
 }

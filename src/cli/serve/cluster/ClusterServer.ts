@@ -18,8 +18,12 @@
  * (`RunnerChannel.ts`). It listens on `--runner-host` (127.0.0.1 unless a
  * cluster spans machines), and that is the address the runner announces.
  *
- * The first stdout line is the URL with the token (as `parley serve`), the
- * second this runner's address and the cluster's size.
+ * The first stdout line is the URL with the web token (as `parley serve`),
+ * the second this runner's address and the cluster's size. The web token
+ * (`RunnerChannel.webTokenOf`) is what the page's URL and cookie and the
+ * relay between runners carry: never `$PARLEY_TOKEN`, from which the runner
+ * port's keys come, so a page's URL or a relayed request seen on the network
+ * does not open the runner port. The HTTP API takes either as a bearer.
  *
  * @example
  * ```ts
@@ -275,6 +279,8 @@ export const run = (options: Options) =>
         },
         RunnerChannel.keysOf(token)
       )
+      // The HTTP side's token: whoever is shown or overhears it gets the HTTP API, not the runner port's keys.
+      const web = RunnerChannel.webTokenOf(token)
       const sharded = yield* Layer.build(
         Layer.provideMerge(Handlers.layer(turns, shared.store, sql), cluster).pipe(
           Layer.provide(Layer.succeedContext(pg))
@@ -295,14 +301,14 @@ export const run = (options: Options) =>
           store: shared.store,
           sql,
           runner: `${runner.host}:${runner.port}`,
-          token,
+          token: web,
           chooseModel: shared.chooseModel
         }),
         // The page: any runner shows any conversation, live (its events are relayed from the runner that runs it).
         Pages.layer(options.storage, runningTurns(sql, shared.store)).pipe(
           Layer.provide(Layer.succeed(ConversationStore, shared.store))
         ),
-        Guard.layer({ token, hosts: Guard.hostsFor(options.host, port) })
+        Guard.layer({ token: web, bearers: [token], hosts: Guard.hostsFor(options.host, port) })
       ).pipe(Layer.provide(Layer.succeedContext(sharded)))
       yield* Layer.build(
         Layer.provide(
@@ -335,7 +341,7 @@ export const run = (options: Options) =>
         Effect.repeat({ until: (r) => r?.me === true, schedule: Schedule.spaced("100 millis"), times: 50 }),
         Effect.orElseSucceed(() => undefined)
       )
-      yield* Console.log(`http://${shown}:${port}/?token=${token}`)
+      yield* Console.log(`http://${shown}:${port}/?token=${web}`)
       yield* Console.log(
         `runner ${runner.host}:${runner.port} (cluster of ${size?.n ?? 1} runner${(size?.n ?? 1) === 1 ? "" : "s"})`
       )

@@ -3,8 +3,9 @@
  * runner of a cluster (docs/cluster.md#live-from-any-runner). The runner that runs the turn streams
  * them from its own `RunEvents`; another runner relays that runner's
  * stream: `parley_cluster_turns` says who runs the turn and where its HTTP
- * API is, and the relay is the owner's SSE bytes as they come (the runners
- * share one token). A turn that is moving (its runner died, its shard went
+ * API is, and the relay is the owner's SSE bytes as they come, asked for with
+ * the cluster's web token (`RunnerChannel.webTokenOf`; plain HTTP, so never
+ * `$PARLEY_TOKEN`, whose runner-port keys the network must not get). A turn that is moving (its runner died, its shard went
  * elsewhere) is waited for while the next owner takes it, for a bounded
  * time; a conversation with no running turn answers 204, as `parley serve`
  * does, so an `EventSource` stops. When the owner goes away mid-stream the
@@ -27,7 +28,7 @@ import type { SqlClient } from "effect/sql/SqlClient"
 /** What the relay works with. */
 export interface Options {
   readonly sql: SqlClient
-  /** The cluster's API token. */
+  /** The cluster's web token (never `$PARLEY_TOKEN`: the relay is plain HTTP). */
   readonly token: string
   /** This runner's address (as `parley_cluster_turns.runner` names it). */
   readonly runner: string

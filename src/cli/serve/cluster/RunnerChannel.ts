@@ -8,7 +8,11 @@
  *
  * Keys (HKDF-SHA256 over `$PARLEY_TOKEN`, salt {@link SALT}): a MAC key for
  * the handshake and an encryption key from which each connection's two
- * direction keys are derived, so no key serves two purposes.
+ * direction keys are derived, so no key serves two purposes. The HTTP side
+ * never carries `$PARLEY_TOKEN` itself: the page's URL and cookie and the
+ * relay between runners carry the web token ({@link webTokenOf}), another
+ * HKDF output of the token, from which no runner key can be computed (HKDF
+ * is one-way, and keys derived from the web token are another cluster's).
  *
  * Handshake (mutual challenge-response, HMAC-SHA256):
  *
@@ -70,6 +74,14 @@ export const keysOf = (token: string): Keys => ({
   mac: hkdf(token, SALT, "handshake mac"),
   enc: hkdf(token, SALT, "frame encryption")
 })
+
+/**
+ * The token the cluster's HTTP side shows and sends — the page's URL and
+ * cookie, the relay of live events between runners (plain HTTP) — instead of
+ * `$PARLEY_TOKEN`: whoever sees it can use the HTTP API, but cannot join the
+ * runner port (its keys come from `$PARLEY_TOKEN` with other labels).
+ */
+export const webTokenOf = (token: string): string => hkdf(token, SALT, "parley web").toString("hex")
 
 const proof = (keys: Keys, label: "server" | "client", nc: Buffer, ns: Buffer): Buffer =>
   crypto.createHmac("sha256", keys.mac).update(label).update(nc).update(ns).digest()

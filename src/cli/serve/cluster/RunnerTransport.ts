@@ -5,7 +5,12 @@
  * A connection that does not prove the cluster's key never reaches the
  * cluster's RPC server: it is closed, and the runner says so on stderr (one
  * line, then at most one a minute with the count in between, so a port scan
- * does not flood the log).
+ * does not flood the log). At most {@link MAX_HANDSHAKES} handshakes are in
+ * progress at once, {@link MAX_HANDSHAKES_PER_ADDRESS} from one remote
+ * address: a connection beyond either is closed at once (and counted as a
+ * refusal), so peers that connect and say nothing — each held up to
+ * `RunnerChannel.HANDSHAKE_MS` — cannot take every file descriptor of the
+ * runner, and one address cannot take every slot.
  *
  * @example
  * ```ts
@@ -37,6 +42,34 @@ import * as RunnerChannel from "./RunnerChannel.ts"
 const OPEN_MS = 5_000
 /** Refusals after a logged one are counted, not logged, for this long. */
 const QUIET_MS = 60_000
+/** Handshakes in progress at once on a runner port: a cluster's runners finish theirs in milliseconds. */
+export const MAX_HANDSHAKES = 64
+/** Handshakes in progress at once from one remote address (a machine runs a few runners, not dozens). */
+export const MAX_HANDSHAKES_PER_ADDRESS = 8
+
+/**
+ * Counts the handshakes in progress, in total and per remote address:
+ * `enter` says whether one more may start (and counts it), `leave` ends it.
+ */
+export const handshakeSlots = (total = MAX_HANDSHAKES, perAddress = MAX_HANDSHAKES_PER_ADDRESS) => {
+  let inProgress = 0
+  const byAddress = new Map<string, number>()
+  return {
+    enter: (address: string): boolean => {
+      const mine = byAddress.get(address) ?? 0
+      if (inProgress >= total || mine >= perAddress) return false
+      inProgress += 1
+      byAddress.set(address, mine + 1)
+      return true
+    },
+    leave: (address: string): void => {
+      inProgress -= 1
+      const mine = (byAddress.get(address) ?? 1) - 1
+      if (mine === 0) byAddress.delete(address)
+      else byAddress.set(address, mine)
+    }
+  }
+}
 
 /** Logs a refused peer: the first at once, then at most one line per {@link QUIET_MS}. */
 export const refusalLog = (where: string, write: (line: string) => void = (l) => void process.stderr.write(l)) => {
@@ -118,14 +151,32 @@ const listen = (
   return Effect.acquireRelease(
     Effect.callback<net.Server, SocketServer.SocketServerError>((resume) => {
       const refused = refusalLog(`${where.host}:${where.port}`)
+      const slots = handshakeSlots()
       const server = net.createServer((raw) => {
-        // Closing the port closes its connections too (`server.close` alone waits for them).
-        raw.once("close", () => open.delete(raw))
         // A peer's reset after a refusal must not crash the runner.
         raw.on("error", () => {})
+        const address = raw.remoteAddress ?? ""
+        const peer = `${address}:${raw.remotePort}`
+        if (!slots.enter(address)) {
+          raw.destroy()
+          return refused(
+            peer,
+            `too many handshakes in progress (at most ${MAX_HANDSHAKES}, ${MAX_HANDSHAKES_PER_ADDRESS} from one address)`
+          )
+        }
+        // Closing the port closes its connections too (`server.close` alone waits for them).
+        raw.once("close", () => open.delete(raw))
         open.add(raw)
-        const peer = `${raw.remoteAddress}:${raw.remotePort}`
-        RunnerChannel.accept(raw, keys).then(onSealed, (e: Error) => refused(peer, e.message))
+        RunnerChannel.accept(raw, keys).then(
+          (sealed) => {
+            slots.leave(address)
+            onSealed(sealed)
+          },
+          (e: Error) => {
+            slots.leave(address)
+            refused(peer, e.message)
+          }
+        )
       })
       server.once("error", (cause) =>
         resume(

@@ -2,7 +2,8 @@
 // recording proxy between the two ends: what crosses the wire is sealed
 // (a secret answer's bytes never appear in clear), a peer without the key
 // (or with another cluster's key) is refused at the handshake by both sides,
-// and a frame altered on the way closes the connection.
+// and a frame altered on the way closes the connection. The web token (what
+// the page's URL and the HTTP relay carry) opens no handshake, however used.
 import * as net from "node:net"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as RunnerChannel from "../../../../src/cli/serve/cluster/RunnerChannel.ts"
@@ -175,5 +176,32 @@ describe("RunnerChannel: the runner port's handshake and sealed frames", () => {
     expect(KEYS.mac.equals(KEYS.enc)).toBe(false)
     expect(RunnerChannel.keysOf("0123456789abcdef0123456789abcdef-test").mac.equals(KEYS.mac)).toBe(true)
     expect(OTHER.mac.equals(KEYS.mac)).toBe(false)
+  })
+
+  it("the web token is not the token, no runner key, and keys made from it are refused at the handshake", async () => {
+    const token = "0123456789abcdef0123456789abcdef-test"
+    const web = RunnerChannel.webTokenOf(token)
+    expect(web).toMatch(/^[0-9a-f]{64}$/)
+    expect(web).toBe(RunnerChannel.webTokenOf(token))
+    expect(web).not.toBe(RunnerChannel.webTokenOf(`${token}x`))
+    expect(web.includes(token)).toBe(false)
+    const bytes = Buffer.from(web, "hex")
+    expect([bytes.equals(KEYS.mac), bytes.equals(KEYS.enc)]).toStrictEqual([false, false])
+    const server = await echoServer(KEYS)
+    // Whoever holds the web token derives keys as a runner would, or uses its bytes as the keys: refused both ways.
+    const tries: ReadonlyArray<RunnerChannel.Keys> = [
+      RunnerChannel.keysOf(web),
+      { mac: bytes, enc: bytes },
+      RunnerChannel.keysOf(RunnerChannel.webTokenOf(web))
+    ]
+    for (const keys of tries)
+      await expect(RunnerChannel.connect("127.0.0.1", server.port, keys)).rejects.toThrow(/does not know/)
+    // The server saw each client give up on its proof: none got as far as proving anything.
+    for (let i = 0; i < 50 && server.refused.length < tries.length; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(server.refused).toStrictEqual(tries.map(() => "closed during the handshake"))
+    // The token's own keys get through (the checks above can fail).
+    const sealed = await RunnerChannel.connect("127.0.0.1", server.port, RunnerChannel.keysOf(token))
+    closers.push(() => sealed.destroy())
+    expect((await roundTrip(sealed, SECRET, SECRET.length)).got.toString()).toBe(SECRET.toString())
   })
 })

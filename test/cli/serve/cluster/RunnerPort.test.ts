@@ -7,6 +7,10 @@
 // with a command that makes one; `--runner-host` decides where the port
 // listens and what the runner announces, and two runners on different
 // addresses still answer a question posted to the one that does not run it.
+// The page URL carries the web token, which opens the HTTP API (as
+// `Bearer $PARLEY_TOKEN` does) but not the runner port; handshakes in
+// progress are capped (in total and per address): connections beyond the cap
+// are closed at once while a runner's handshake still completes.
 import { execFileSync, spawnSync } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -193,6 +197,40 @@ const askAndAnswer = (
 
 const isRoot = process.getuid?.() === 0
 
+/** A connection to 127.0.0.1:`port` from `from` that sends `hello` and nothing more: when it closed, if it did. */
+const halfOpen = (port: number, from: string, hello: Buffer) =>
+  new Promise<{ socket: net.Socket; closedAt: () => number | undefined }>((resolve, reject) => {
+    let closedAt: number | undefined
+    const socket = net.createConnection({ host: "127.0.0.1", port, localAddress: from }, () => {
+      socket.write(hello)
+      resolve({ socket, closedAt: () => closedAt })
+    })
+    socket.on("error", () => {})
+    socket.once("close", () => {
+      closedAt = Date.now()
+      reject(new Error(`${from} could not connect`))
+    })
+  })
+
+/** A handshake with the cluster's key from `from` (bounded): whether it completed. */
+const handshakeFrom = (port: number, from: string, keys: RunnerChannel.Keys) =>
+  new Promise<boolean>((resolve) => {
+    const raw = net.createConnection({ host: "127.0.0.1", port, localAddress: from }, () =>
+      RunnerChannel.offer(raw, keys).then(
+        (sealed) => {
+          sealed.destroy()
+          resolve(true)
+        },
+        () => resolve(false)
+      )
+    )
+    raw.on("error", () => resolve(false))
+    setTimeout(() => {
+      raw.destroy()
+      resolve(false)
+    }, 3_000).unref()
+  })
+
 describe.skipIf(pgSkip !== undefined)("the runner port of parley serve --cluster", () => {
   it("a token under 32 characters is refused, with a command that makes one (it works when pasted)", () => {
     const dir = tempDir("parley-runner-token-")
@@ -259,6 +297,117 @@ describe.skipIf(pgSkip !== undefined)("the runner port of parley serve --cluster
     expect(refusals(a)).toHaveLength(1)
     expect(refusals(b)).toHaveLength(0)
   }, 180_000)
+
+  it("the page URL's token is not $PARLEY_TOKEN: it opens the HTTP API, not the runner port; Bearer $PARLEY_TOKEN works too", async () => {
+    const cluster = await Cluster.project(freshDatabase(pg!))
+    clusters.push(cluster)
+    const a = await cluster.runner()
+    const url = a.output().split("\n")[0]!
+    const web = new URL(url).searchParams.get("token")!
+    expect(web).toMatch(/^[0-9a-f]{64}$/)
+    expect(web).toBe(RunnerChannel.webTokenOf(Cluster.TOKEN))
+    expect(a.output()).not.toContain(Cluster.TOKEN)
+    const status = async (headers: Record<string, string>, p = "/api/cluster") =>
+      (await fetch(`${a.base}${p}`, { headers, redirect: "manual", signal: AbortSignal.timeout(30_000) })).status
+    expect({
+      raw: await status({ authorization: `Bearer ${Cluster.TOKEN}` }),
+      web: await status({ authorization: `Bearer ${web}` }),
+      webCookie: await status({ cookie: `parley_token=${web}` }),
+      rawCookie: await status({ cookie: `parley_token=${Cluster.TOKEN}` }),
+      other: await status({ authorization: `Bearer ${crypto.randomBytes(32).toString("hex")}` }),
+      none: await status({}),
+      // $PARLEY_TOKEN is a bearer only: never in an address (nor, then, a cookie).
+      rawInUrl: await status({}, `/?token=${Cluster.TOKEN}`)
+    }).toStrictEqual({
+      raw: 200,
+      web: 200,
+      webCookie: 200,
+      rawCookie: 401,
+      other: 401,
+      none: 401,
+      rawInUrl: 401
+    })
+    // Opening the page's URL sets the web token as the cookie.
+    const opened = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(30_000) })
+    expect(opened.status).toBe(303)
+    expect(opened.headers.get("set-cookie")).toBe(`parley_token=${web}; Path=/; HttpOnly; SameSite=Strict`)
+    // Whoever has the page URL cannot join the runner port, with keys made from its token as a runner makes them.
+    const port = a.port + 10000
+    await expect(RunnerChannel.connect("127.0.0.1", port, RunnerChannel.keysOf(web))).rejects.toThrow(/does not know/)
+    // The cluster's own key does (the check above can fail).
+    const sealed = await RunnerChannel.connect("127.0.0.1", port, RunnerChannel.keysOf(Cluster.TOKEN))
+    sealed.destroy()
+    expect(a.child.exitCode).toBeNull()
+  }, 120_000)
+
+  it("handshakes in progress are capped: the extra half-open connections are closed at once, a runner's handshake completes", async () => {
+    const cluster = await Cluster.project(freshDatabase(pg!))
+    clusters.push(cluster)
+    const a = await cluster.runner()
+    const port = a.port + 10000
+    const keys = RunnerChannel.keysOf(Cluster.TOKEN)
+    // A half-open handshake: the marker and half a nonce, then silence (held up to HANDSHAKE_MS).
+    const hello = Buffer.concat([RunnerChannel.MAGIC, Buffer.alloc(16, 1)])
+    const per = RunnerTransport.MAX_HANDSHAKES_PER_ADDRESS
+    const closedOf = (cs: ReadonlyArray<{ closedAt: () => number | undefined }>) =>
+      cs.filter((c) => c.closedAt() !== undefined).length
+
+    // From one address, 3 × the per-address cap: all but the cap closed at once.
+    const started = Date.now()
+    const one = await Promise.all(
+      Array.from({ length: 3 * per }, () => halfOpen(port, "127.0.0.3", hello).catch(() => undefined))
+    )
+    const held = one.filter((c) => c !== undefined)
+    // (A connection closed before its connect callback counts as closed too.)
+    const closedEarly = one.length - held.length
+    await until(
+      "the extra connections closed",
+      async () => (closedOf(held) + closedEarly >= 2 * per ? true : undefined),
+      4_000
+    )
+    const first = Date.now() - started
+    expect(first).toBeLessThan(RunnerChannel.HANDSHAKE_MS)
+    expect(closedOf(held) + closedEarly).toBe(2 * per)
+    // A runner on another address completes its handshake and is answered while those are held.
+    expect(await handshakeFrom(port, "127.0.0.1", keys)).toBe(true)
+    expect(Exit.isSuccess(await call(RunnerTransport.layerClientProtocol(keys), "127.0.0.1", port, "Ping"))).toBe(true)
+    expect(held.length - closedOf(held)).toBe(per)
+    for (const c of held) c?.socket.destroy()
+
+    // From many addresses, past the total cap: the extra ones closed at once; once those give up, a runner gets in.
+    await new Promise((r) => setTimeout(r, 200))
+    const addresses = Math.ceil(RunnerTransport.MAX_HANDSHAKES / per) + 2
+    const many = (
+      await Promise.all(
+        Array.from({ length: addresses * per }, (_, i) =>
+          halfOpen(port, `127.0.1.${1 + Math.floor(i / per)}`, hello).catch(() => undefined)
+        )
+      )
+    ).filter((c) => c !== undefined)
+    const extra = addresses * per - RunnerTransport.MAX_HANDSHAKES
+    await until(
+      "the connections past the total cap closed",
+      async () => (closedOf(many) + (addresses * per - many.length) >= extra ? true : undefined),
+      4_000
+    )
+    expect(many.length - closedOf(many)).toBe(RunnerTransport.MAX_HANDSHAKES)
+    for (const c of many) c.socket.destroy()
+    await until(
+      "a handshake once the slots are free",
+      async () => ((await handshakeFrom(port, "127.0.0.1", keys)) ? true : undefined),
+      10_000
+    )
+
+    // One line for the first refusal; the rest counted for the next.
+    expect(a.child.exitCode).toBeNull()
+    const lines = refusals(a)
+    expect(lines.length, a.output()).toBeGreaterThanOrEqual(1)
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^parley\\[${a.pid}\\]: runner port 127\\.0\\.0\\.1:${port} refused 127\\.0\\.0\\.3:\\d+: too many handshakes in progress \\(at most 64, 8 from one address\\)$`
+      )
+    )
+  }, 120_000)
 
   it.skipIf(!isRoot)(
     "another local user's genuine Ping is refused (skipped unless root: it needs useradd)",
