@@ -80,11 +80,16 @@ export const Running = Schema.NullOr(Schema.Struct({ pid: Schema.Number, waiting
 export const ConversationRow = Schema.Struct({
   id: Schema.String,
   title: Schema.NullOr(Schema.String),
-  events: Schema.Number,
+  /** `null` on a damaged row, as every field it could not read. */
+  events: Schema.NullOr(Schema.Number),
   last_event_at: Schema.NullOr(Schema.String),
   archived: Schema.Boolean,
   incomplete: Schema.NullOr(Schema.Struct({ state: Schema.String, tool: Schema.optionalKey(Schema.String) })),
   tokens: Schema.Json,
+  /** JP's labels (RFD 101), `{ key: [values] }`; `null` on a damaged row. */
+  labels: Schema.NullOr(Schema.Record(Schema.String, Schema.Array(Schema.String))),
+  /** `null`, or why the conversation cannot be read (`conversation check ID` says more). */
+  damaged: Schema.NullOr(Schema.String),
   running: Running
 })
 export type ConversationRow = typeof ConversationRow.Type

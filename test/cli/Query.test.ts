@@ -209,7 +209,7 @@ describe("parley query (built binary, no TTY)", () => {
     expect(r.stderr).toContain(`parley query --discard-turn --id ${id}`)
     // Nothing was added or dropped; opening the conversation folded what the killed run journaled.
     expect(fs.existsSync(path.join(conversationDir(p), "events.json.journal"))).toBe(false)
-    expect(JSON.parse(fs.readFileSync(path.join(conversationDir(p), "events.json"), "utf8"))).toStrictEqual(before)
+    expect(persisted(p)).toStrictEqual(before)
   })
 
   it("two runs on one conversation at once: the second fails fast naming the conversation and the holder; the first completes", async () => {

@@ -326,6 +326,7 @@ describe("the conversation remembers its model; printed commands work when paste
           "chat_response"
         ])
         expect(events[3]).toStrictEqual({
+          event_id: expect.stringMatching(/^[0-9a-z]{7}$/),
           type: "config_delta",
           timestamp: expect.any(String),
           delta: { assistant: { model: { id: { provider: "openai", name: "gpt-test" } } } }

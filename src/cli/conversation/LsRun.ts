@@ -41,9 +41,13 @@ export const toJsonRow = (s: ConversationSummary) => ({
  * and `damaged` (null: it reads). A conversation that cannot be read is a row too,
  * with `damaged` saying why and nothing it could not read.
  */
-const lsJsonRow = (s: ConversationSummary) => ({ ...toJsonRow(s), labels: Labels.toJson(s.labels), damaged: null })
+export const lsJsonRow = (s: ConversationSummary) => ({
+  ...toJsonRow(s),
+  labels: Labels.toJson(s.labels),
+  damaged: null
+})
 
-const damagedJsonRow = (d: DamagedConversation) => ({
+export const damagedJsonRow = (d: DamagedConversation) => ({
   id: d.id,
   title: null,
   events: null,

@@ -32,7 +32,7 @@ import * as HostClient from "../../layers/host/HostClient.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
-import { toJsonRow } from "../conversation/LsRun.ts"
+import { damagedJsonRow, lsJsonRow } from "../conversation/LsRun.ts"
 import * as HostPath from "../HostPath.ts"
 import * as LiveFrames from "./LiveFrames.ts"
 import * as Hosts from "./Hosts.ts"
@@ -61,15 +61,19 @@ const notFound = (id: string) => ({
 /** `GET /api/conversations`: the `ls --format json` rows, each with its running turn. */
 const list = (storage: string) =>
   Effect.gen(function* () {
-    const { conversations } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(Effect.orDie)
+    const { conversations, damaged } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(
+      Effect.orDie
+    )
     const running = new Map((yield* Hosts.all(storage)).map((i) => [i.conversation_id, i]))
-    return conversations.map((r) => {
+    const rows = conversations.map((r) => {
       const host = running.get(r.id)
       return {
-        ...toJsonRow(r),
+        ...lsJsonRow(r),
         running: host === undefined ? null : { pid: host.pid, waiting: host.open.map((q) => q.inquiry_id) }
       }
     })
+    // The same rows as `ls --format json`: a conversation that cannot be read is listed as damaged, never left out.
+    return [...rows, ...damaged.map(damagedJsonRow)]
   })
 
 /** `GET /api/conversations/:id`: every stored entry, as `print --format json` writes it. */

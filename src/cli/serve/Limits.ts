@@ -23,8 +23,8 @@ import * as http from "node:http"
 import type * as net from "node:net"
 import { SECURITY_HEADERS } from "./Guard.ts"
 
-export { defaults, type Limits } from "./LimitDefaults.ts"
-import type { Limits } from "./LimitDefaults.ts"
+export { defaults, type Limits } from "../ServeLimits.ts"
+import type { Limits } from "../ServeLimits.ts"
 
 /** How often Node looks for requests over their time (its default, 30 s, would let a 10 s bound run to 40 s). */
 const CHECK_EVERY_MS = 1_000

@@ -39,7 +39,7 @@ import { ClusterApi } from "../../../services/ClusterApi.ts"
 import type { ConversationStore } from "../../../services/ConversationStore.ts"
 import { Token, Validation } from "../../../services/ServeApi.ts"
 import type { CliFailure } from "../../CliFailure.ts"
-import { toJsonRow } from "../../conversation/LsRun.ts"
+import { damagedJsonRow, lsJsonRow } from "../../conversation/LsRun.ts"
 import { Conversation as Entity } from "./ConversationEntity.ts"
 import * as LiveFrames from "../LiveFrames.ts"
 import * as Events from "./Events.ts"
@@ -127,18 +127,20 @@ const handlers = (o: Options) =>
           Effect.orElseSucceed(() => [])
         )
       const list = Effect.gen(function* () {
-        const { conversations } = yield* Effect.orDie(o.store.list({ archived: false }))
+        const { conversations, damaged } = yield* Effect.orDie(o.store.list({ archived: false }))
         const running = new Map((yield* runningRows(o.sql)).map((r) => [r.conversation_id, r]))
-        return yield* Effect.forEach(
+        const rows = yield* Effect.forEach(
           conversations,
           (r) =>
             Effect.gen(function* () {
               const turn = running.get(r.id)
               const waiting = r.incomplete?.state === "waiting-for-input" ? yield* waitingOf(r.id) : []
-              return { ...toJsonRow(r), running: turn === undefined ? null : { pid: turn.pid, waiting } }
+              return { ...lsJsonRow(r), running: turn === undefined ? null : { pid: turn.pid, waiting } }
             }),
           { concurrency: 8 }
         )
+        // The same rows as `ls --format json`: a conversation that cannot be read is listed as damaged.
+        return [...rows, ...damaged.map(damagedJsonRow)]
       })
       const questions = Effect.gen(function* () {
         const { conversations } = yield* Effect.orDie(o.store.list({ archived: false }))

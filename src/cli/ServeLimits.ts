@@ -1,6 +1,6 @@
 /**
  * The bounds of one `parley serve` server and their defaults, apart from the
- * server code (`Limits.ts`): `serve`'s flags are parsed at every start-up,
+ * server code (`serve/Limits.ts`): `serve`'s flags are parsed at every start-up,
  * and the HTTP server is loaded by `serve` alone (docs/decisions.md#fast-start).
  *
  * @internal
