@@ -81,15 +81,18 @@ const fallbackSocket = (p: Project, tmp: string, id: string) => path.join(tmp, "
 const asUser = (args: ReadonlyArray<string>) =>
   spawnSync("runuser", ["-u", user.name, "--", ...args], { encoding: "utf8" })
 
-// A host of the other user's: accepts every connection and counts the bytes it is sent.
+// A host of the other user's: accepts every connection and counts them (<count>.accepted) and the bytes it is sent.
 const FAKE = `import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1])
 s.listen(8)
 total = 0
+accepted = 0
 open(sys.argv[2], "w").write("0")
 while True:
     c, _ = s.accept()
+    accepted += 1
+    open(sys.argv[2] + ".accepted", "w").write(str(accepted))
     c.settimeout(3)
     try:
         while True:
@@ -161,7 +164,7 @@ const answeredFromAnotherTerminal = async (p: Project, env: Env, tmp: string): P
 
 const SECRET = "hunter2-do-not-send"
 
-/** `answer ID INQ --stdin` and `ls` against the fake host: refused by `line`, and the fake got nothing. */
+/** `answer ID INQ --stdin` and `ls` against the fake host: refused by `line`, and the fake got no connection, no byte. */
 const refusedWithNothingSent = (p: Project, env: Env, id: string, count: string, line: string) => {
   const answered = run(p, env, ["conversation", "answer", id, `${id}.q.1`, "--stdin"], `${SECRET}\n`)
   expect(answered.stderr).toContain(line)
@@ -173,6 +176,8 @@ const refusedWithNothingSent = (p: Project, env: Env, id: string, count: string,
     null
   )
   expect(fs.readFileSync(count, "utf8")).toBe("0")
+  // Not even connected to: the check runs before the "is anything listening" probe too.
+  expect(fs.existsSync(`${count}.accepted`)).toBe(false)
 }
 
 describe.skipIf(!isRoot)("another local user cannot stand in for a run (as root, with a throwaway user)", () => {
