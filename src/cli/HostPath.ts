@@ -25,7 +25,9 @@ import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
  * Whether `dir` (`$XDG_RUNTIME_DIR`) is this user's alone — a directory, not
  * a link, ours, no group/other bits — and so may hold our runtime directory.
  * After `su` without `-` or `sudo -E` it is another user's, who could swap
- * our `parley` in it for theirs: then the temp dir is used instead.
+ * our `parley` in it for theirs: then the temp dir is used instead. A
+ * missing one is used as named (the host makes it 0700, as before; the
+ * login manager normally has).
  */
 const privateXdg = (dir: string, uid: number | undefined): boolean => {
   if (uid === undefined) return true
@@ -33,8 +35,8 @@ const privateXdg = (dir: string, uid: number | undefined): boolean => {
     const stat = fs.lstatSync(dir)
     const kind = stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "directory" : "other"
     return problemOf({ kind, uid: stat.uid, mode: stat.mode & 0o7777 }, "directory", uid) === undefined
-  } catch {
-    return false
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT"
   }
 }
 
