@@ -58,7 +58,9 @@ const notPrivateLine = (error: NotPrivate): string => {
       ? `Another user may be waiting there for what parley sends: have it removed (by uid ${error.owner} or root)${elsewhere}, then run again.`
       : error.problem === "open"
         ? `It is yours: make it private (\`chmod 700 ${error.path}\`), then run again.`
-        : `Remove it${elsewhere}, then run again.`
+        : error.problem === "shared"
+          ? "Anyone may replace what parley makes in it: set TMPDIR to a directory only you (or root) may write in, or XDG_RUNTIME_DIR to a private one of yours, then run again."
+          : `Remove it${elsewhere}, then run again.`
   return `${error.message} ${todo}`
 }
 

@@ -2,8 +2,8 @@
  * The socket of a conversation's running turn, for this machine
  * (docs/security.md#runtime-directories-and-sockets):
  * the domain's rule (`HostSocket.path`) with this user's runtime
- * directory (`$XDG_RUNTIME_DIR`, else `parley-<uid>` in the temp dir: never a
- * directory another user made — `PrivateDir` checks each before use) and a SHA-256 of the storage's absolute path
+ * directory (`$XDG_RUNTIME_DIR` when it is this user's alone, else `parley-<uid>` in the temp dir: never a
+ * directory another user made — `PrivateDir` checks each, and the temp dir's ancestors, before use) and a SHA-256 of the storage's absolute path
  * — for a database (docs/decisions.md#database-storage-beside-the-directory), of its url without the password
  * (`databaseKey`), so every `query --detach`, `attach`, `answer`, `kill` and
  * `serve` on that database on this machine finds the same sockets.
@@ -18,11 +18,47 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as HostSocket from "../domain/run/HostSocket.ts"
+import { problemOf } from "../domain/storage/PrivateDir.ts"
 import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
 
-/** This user's runtime directory: `$XDG_RUNTIME_DIR`, else one of ours in the temp dir (the temp dir itself is everyone's). */
-const runtimeDir = (): string =>
-  process.env["XDG_RUNTIME_DIR"] || path.join(os.tmpdir(), `parley-${process.getuid?.() ?? os.userInfo().username}`)
+/**
+ * Whether `dir` (`$XDG_RUNTIME_DIR`) is this user's alone — a directory, not
+ * a link, ours, no group/other bits — and so may hold our runtime directory.
+ * After `su` without `-` or `sudo -E` it is another user's, who could swap
+ * our `parley` in it for theirs: then the temp dir is used instead. A
+ * missing one is used as named (the host makes it 0700, as before; the
+ * login manager normally has).
+ */
+const privateXdg = (dir: string, uid: number | undefined): boolean => {
+  if (uid === undefined) return true
+  try {
+    const stat = fs.lstatSync(dir)
+    const kind = stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "directory" : "other"
+    return problemOf({ kind, uid: stat.uid, mode: stat.mode & 0o7777 }, "directory", uid) === undefined
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT"
+  }
+}
+
+/**
+ * The temp dir with its links resolved: every directory above
+ * `parley-<uid>` is judged with `lstat` (`PrivateDir.ancestorsOf`), so the
+ * path must have none (macOS's `/var` is one).
+ */
+const realTmp = (): string => {
+  try {
+    return fs.realpathSync(os.tmpdir())
+  } catch {
+    return os.tmpdir()
+  }
+}
+
+/** This user's runtime directory: `$XDG_RUNTIME_DIR` when it is private, else one of ours in the temp dir. */
+const runtimeDir = (): string => {
+  const uid = process.getuid?.()
+  const xdg = process.env["XDG_RUNTIME_DIR"]
+  return xdg && privateXdg(xdg, uid) ? xdg : path.join(realTmp(), `parley-${uid ?? os.userInfo().username}`)
+}
 
 /**
  * The hex SHA-256 of `text`. node:crypto is loaded when a hash is first

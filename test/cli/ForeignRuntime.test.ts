@@ -3,7 +3,9 @@
 // of ours left open, and another user's socket are refused with a line naming the path, owner and mode; an answer
 // given with --stdin never leaves the process (a fake host of the other user's, listening there, gets 0 bytes);
 // `ls` does not show the fake as running; a run refuses to host there and says so; `query --detach` refuses a run
-// directory of another user's. Real users, real sockets: run as root (a throwaway user), skipped otherwise.
+// directory of another user's. A $XDG_RUNTIME_DIR that is not ours alone (su without -, sudo -E) is not used: the
+// temp dir is; a temp dir others may write in without the sticky bit is refused (ssh's rule), 1777 is fine.
+// Real users, real sockets: run as root (a throwaway user), skipped otherwise.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -11,7 +13,17 @@ import * as path from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import { binary, runParley } from "../support/Cli.ts"
 import { tempDir } from "../support/Fixtures.ts"
-import { addDeferrable, killGroup, type Project, waitFor, WAITING, writeScript } from "../support/Project.ts"
+import {
+  addDeferrable,
+  conversationIdOf,
+  exited,
+  killGroup,
+  type Project,
+  persisted,
+  waitFor,
+  WAITING,
+  writeScript
+} from "../support/Project.ts"
 
 const isRoot = process.getuid?.() === 0
 const user = { name: `parley-t-${crypto.randomBytes(4).toString("hex")}`, uid: -1 }
@@ -69,15 +81,18 @@ const fallbackSocket = (p: Project, tmp: string, id: string) => path.join(tmp, "
 const asUser = (args: ReadonlyArray<string>) =>
   spawnSync("runuser", ["-u", user.name, "--", ...args], { encoding: "utf8" })
 
-// A host of the other user's: accepts every connection and counts the bytes it is sent.
+// A host of the other user's: accepts every connection and counts them (<count>.accepted) and the bytes it is sent.
 const FAKE = `import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1])
 s.listen(8)
 total = 0
+accepted = 0
 open(sys.argv[2], "w").write("0")
 while True:
     c, _ = s.accept()
+    accepted += 1
+    open(sys.argv[2] + ".accepted", "w").write(str(accepted))
     c.settimeout(3)
     try:
         while True:
@@ -115,9 +130,41 @@ const conversation = (p: Project): string => {
   return names[0]!.split("-")[0]!
 }
 
+/**
+ * A run of `p` (with `env`) that asks a question and hosts it in `tmp`'s fallback directory; another terminal
+ * answers it there, and the run finishes. Resolves with the run's exit code.
+ */
+const answeredFromAnotherTerminal = async (p: Project, env: Env, tmp: string): Promise<number | null> => {
+  const script = writeScript(p, "ask.json", [
+    { message: "Asking.", tool_calls: [{ id: "a1", name: "deferrable", arguments: { name: "prod", mode: "ask" } }] },
+    { message: "Done." }
+  ])
+  const full: Env = { ...process.env, ...env }
+  for (const k of Object.keys(full)) if (full[k] === undefined) delete full[k]
+  const child = spawn(process.execPath, [binary, "--storage", p.storage, "query", "--new", "go", "--script", script], {
+    cwd: p.root,
+    env: full as NodeJS.ProcessEnv,
+    stdio: ["ignore", "ignore", "ignore"],
+    detached: true
+  })
+  groups.push(child.pid!)
+  const fallback = path.join(tmp, "parley-0", "parley")
+  await waitFor("the question to open", () => persisted(p).some((e) => e.type === "inquiry_request"))
+  await waitFor("the run's host in the fallback directory", () =>
+    fs.readdirSync(fallback).some((n) => n.endsWith(".sock"))
+  )
+  const id = conversationIdOf(p)
+  const answered = run(p, env, ["conversation", "answer", id, "a1.confirm.1", "yes"])
+  expect([answered.code, answered.stderr]).toStrictEqual([
+    0,
+    `Answered a1.confirm.1; the running turn (pid ${child.pid}) goes on with it.\n`
+  ])
+  return exited(child)
+}
+
 const SECRET = "hunter2-do-not-send"
 
-/** `answer ID INQ --stdin` and `ls` against the fake host: refused by `line`, and the fake got nothing. */
+/** `answer ID INQ --stdin` and `ls` against the fake host: refused by `line`, and the fake got no connection, no byte. */
 const refusedWithNothingSent = (p: Project, env: Env, id: string, count: string, line: string) => {
   const answered = run(p, env, ["conversation", "answer", id, `${id}.q.1`, "--stdin"], `${SECRET}\n`)
   expect(answered.stderr).toContain(line)
@@ -129,6 +176,8 @@ const refusedWithNothingSent = (p: Project, env: Env, id: string, count: string,
     null
   )
   expect(fs.readFileSync(count, "utf8")).toBe("0")
+  // Not even connected to: the check runs before the "is anything listening" probe too.
+  expect(fs.existsSync(`${count}.accepted`)).toBe(false)
 }
 
 describe.skipIf(!isRoot)("another local user cannot stand in for a run (as root, with a throwaway user)", () => {
@@ -158,11 +207,15 @@ describe.skipIf(!isRoot)("another local user cannot stand in for a run (as root,
     const tmp = sharedTmp()
     const xdg = path.join(tmp, "xdg")
     fs.mkdirSync(xdg)
-    fs.chmodSync(xdg, 0o755)
+    fs.chmodSync(xdg, 0o700)
     const ours = path.join(xdg, "parley")
     fs.mkdirSync(ours)
     fs.chmodSync(ours, 0o777)
-    const count = await fakeHost(tmp, path.join(ours, socketName(p, id)))
+    // Bound where the other user may write, then moved into place (the runtime directory above is ours, 0700).
+    const theirs = path.join(tmp, "theirs")
+    expect(asUser(["mkdir", "-m", "0755", theirs]).status).toBe(0)
+    const count = await fakeHost(tmp, path.join(theirs, "host.sock"))
+    fs.renameSync(path.join(theirs, "host.sock"), path.join(ours, socketName(p, id)))
     refusedWithNothingSent(
       p,
       envIn(tmp, xdg),
@@ -239,6 +292,54 @@ describe.skipIf(!isRoot)("another local user cannot stand in for a run (as root,
     expect(err).toContain(`Refusing to use ${theirs}: it belongs to uid ${user.uid}, not to you (uid 0)`)
     expect(err.split("Refusing to use").length).toBe(2)
     expect(fs.readdirSync(theirs)).toStrictEqual([])
+  })
+
+  it("$XDG_RUNTIME_DIR of another user's (su without -, sudo -E) is not used: the run falls back to the temp dir", async () => {
+    const p = longProject()
+    const tmp = sharedTmp()
+    const xdg = path.join(tmp, "their-xdg")
+    expect(asUser(["mkdir", "-m", "0700", xdg]).status).toBe(0)
+    expect(await answeredFromAnotherTerminal(p, envIn(tmp, xdg), tmp)).toBe(0)
+    expect(asUser(["ls", "-A", xdg]).stdout).toBe("")
+  }, 60_000)
+
+  it("$XDG_RUNTIME_DIR of ours that others may reach (0755) is not used either: the temp dir is", async () => {
+    const p = longProject()
+    const tmp = sharedTmp()
+    const xdg = path.join(tmp, "open-xdg")
+    fs.mkdirSync(xdg, { mode: 0o755 })
+    fs.chmodSync(xdg, 0o755)
+    expect(await answeredFromAnotherTerminal(p, envIn(tmp, xdg), tmp)).toBe(0)
+    expect(fs.readdirSync(xdg)).toStrictEqual([])
+  }, 60_000)
+
+  it("a temp dir everyone may write in with the sticky bit (1777, as /tmp) works", async () => {
+    const p = longProject()
+    const tmp = sharedTmp()
+    expect(await answeredFromAnotherTerminal(p, envIn(tmp), tmp)).toBe(0)
+  }, 60_000)
+
+  it("a temp dir everyone may write in without the sticky bit (0777) is refused, naming it; nothing is made in it", async () => {
+    const p = longProject()
+    const tmp = tempDir("parley-foreign-open-")
+    dirs.push(tmp)
+    fs.chmodSync(tmp, 0o777)
+    const line = `Refusing to use ${tmp}: other users may write in it and it has no sticky bit (owner uid 0, mode 0777). Anyone may replace what parley makes in it: set TMPDIR to a directory only you (or root) may write in, or XDG_RUNTIME_DIR to a private one of yours, then run again.`
+    // The run warns once and goes on without a host; a detached run (its own host) is refused.
+    const script = writeScript(p, "done.json", [{ message: "Done." }])
+    const ran = run(p, envIn(tmp), ["query", "--new", "hi", "--script", script])
+    expect(ran.stderr).toContain(line)
+    expect(ran.code).toBe(0)
+    expect(fs.readdirSync(tmp)).toStrictEqual([])
+    // A client refuses it too, before it judges the directories below: a host moved into place there gets nothing.
+    const id = conversationIdOf(p)
+    const socket = fallbackSocket(p, tmp, id)
+    fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 })
+    const theirs = path.join(tmp, "theirs")
+    expect(asUser(["mkdir", "-m", "0755", theirs]).status).toBe(0)
+    const count = await fakeHost(tmp, path.join(theirs, "host.sock"))
+    fs.renameSync(path.join(theirs, "host.sock"), socket)
+    refusedWithNothingSent(p, envIn(tmp), id, count, line)
   })
 
   it("query --detach refuses a run directory of another user's (the detached log would go there)", () => {

@@ -152,7 +152,7 @@ export const answer = Command.make(
         const id = yield* parseIdArgument(f.id, "answer")
         // A running turn takes the answer itself (docs/decisions.md#answer-from-anywhere); else it goes into the waiting turn on disk.
         const socket = HostPath.of(dir, id)
-        const answered = (yield* HostClient.running(socket))
+        const answered = (yield* HostClient.reachable(socket))
           ? AnswerRunning.answer(
               id,
               socket,

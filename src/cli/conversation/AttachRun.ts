@@ -448,7 +448,10 @@ export const attach = (given: Given) =>
         })
       }
       const socket = HostPath.of(given.storage, id)
-      if (!(yield* HostClient.running(socket))) return yield* notRunning(id, given)
+      const live = yield* HostClient.reachable(socket).pipe(
+        Effect.mapError((e) => ErrorLine.failure(e, { storage: given.storageGiven }))
+      )
+      if (!live) return yield* notRunning(id, given)
       const client = yield* HostClient.connect(socket).pipe(
         Effect.catch((e) =>
           e._tag === "NotPrivate"

@@ -56,7 +56,10 @@ export const kill = Command.make(
       const id = yield* parseIdArgument(text, "kill")
       const socket = HostPath.of(dir, id)
       const notRunning = new CliFailure({ code: 1, message: `${ConversationId.display(id)} has no running turn.` })
-      if (!(yield* HostClient.running(socket))) return yield* notRunning
+      const live = yield* HostClient.reachable(socket).pipe(
+        Effect.mapError((e) => ErrorLine.failure(e, { storage: given }))
+      )
+      if (!live) return yield* notRunning
       const info = yield* Effect.scoped(
         Effect.flatMap(HostClient.connect(socket), (client) =>
           Effect.tap(client.Info(), () =>

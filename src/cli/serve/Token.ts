@@ -29,18 +29,37 @@ export const fileOf = (storage: string): string => path.join(storage, "serve-tok
 
 const TOKEN = /^[0-9a-f]{64}$/
 
+/**
+ * The token in `file` when it is a regular file of ours with no group/other
+ * bits. Judged on the opened file (`fstat`), not the path: a check of the
+ * path and then a read of it would read whatever was put there between the
+ * two. `O_NOFOLLOW` refuses a link; `O_NONBLOCK` keeps a FIFO left there from
+ * blocking the open.
+ */
+const readPrivate = (file: string): string | undefined => {
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants
+  let fd: number
+  try {
+    fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+  } catch {
+    // None yet, or a link (ELOOP): a new one is made.
+    return undefined
+  }
+  try {
+    const stat = fs.fstatSync(fd)
+    if (!stat.isFile() || (stat.mode & 0o077) !== 0 || stat.uid !== process.getuid?.()) return undefined
+    const text = fs.readFileSync(fd, "utf8").trim()
+    return TOKEN.test(text) ? text : undefined
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
 /** The token of `storage`: read when a private, well-formed one is there, else made and written 0600. */
 export const loadOrCreate = (storage: string): string => {
   const file = fileOf(storage)
-  try {
-    const stat = fs.lstatSync(file)
-    if (stat.isFile() && (stat.mode & 0o077) === 0 && stat.uid === process.getuid?.()) {
-      const text = fs.readFileSync(file, "utf8").trim()
-      if (TOKEN.test(text)) return text
-    }
-  } catch {
-    // None yet: made below.
-  }
+  const found = readPrivate(file)
+  if (found !== undefined) return found
   const token = crypto.randomBytes(32).toString("hex")
   // A directory made here is private (a database's is in the per-user config directory).
   fs.mkdirSync(storage, { recursive: true, mode: 0o700 })

@@ -38,7 +38,9 @@ export class NotPrivate extends Schema.TaggedError<NotPrivate>()("NotPrivate", {
           ? `it is not a ${what}`
           : this.problem === "owner"
             ? `it belongs to uid ${this.owner}, not to you (uid ${this.uid})`
-            : "other users have access to it"
+            : this.problem === "shared"
+              ? "other users may write in it and it has no sticky bit"
+              : "other users have access to it"
     return `Refusing to use ${this.path}: ${why} (owner uid ${this.owner}, mode ${octal(this.mode)}).`
   }
 }

@@ -22,6 +22,8 @@
  * import * as PrivateDir from "parley/domain/storage/PrivateDir"
  * PrivateDir.problemOf({ kind: "directory", uid: 1001, mode: 0o777 }, "directory", 0) // "owner"
  * PrivateDir.chainOf("/tmp/parley-0/parley", 0) // ["/tmp/parley-0", "/tmp/parley-0/parley"]
+ * PrivateDir.ancestorsOf("/tmp/parley-0/parley", 0) // ["/", "/tmp"]
+ * PrivateDir.ancestorProblem({ kind: "directory", uid: 0, mode: 0o777 }, 1000) // "shared"
  * ```
  *
  * @since 0.1.0
@@ -45,8 +47,12 @@ export interface Seen {
 export const wants = ["directory", "socket"] as const
 export type Want = (typeof wants)[number]
 
-/** Why a path is refused: a link, the wrong kind of file, another user's, or open to others. */
-export const problems = ["symlink", "kind", "owner", "open"] as const
+/**
+ * Why a path is refused: a link, the wrong kind of file, another user's, open
+ * to others, or (an ancestor of the temp-dir fallback) writable by others
+ * without the sticky bit.
+ */
+export const problems = ["symlink", "kind", "owner", "open", "shared"] as const
 export type Problem = (typeof problems)[number]
 
 /** Why `seen` may not be used as a private `want` of user `uid`; `undefined` when it may. */
@@ -70,6 +76,38 @@ export const chainOf = (dir: string, uid: number): ReadonlyArray<string> => {
   const cut = trimmed.lastIndexOf("/")
   const parent = trimmed.slice(0, cut)
   return trimmed.slice(cut + 1) === "parley" && parent.endsWith(`/parley-${uid}`) ? [parent, trimmed] : [trimmed]
+}
+
+/**
+ * Why `seen`, an ancestor of the temp-dir fallback `<tmp>/parley-<uid>`, may
+ * not be trusted by user `uid`; `undefined` when it may. ssh's rule for the
+ * paths above its keys: a directory (not a link), owned by this user or
+ * root, and — when group or others may write in it — sticky, so nobody else
+ * can rename or replace what we made in it.
+ */
+export const ancestorProblem = (seen: Seen, uid: number): Problem | undefined => {
+  if (seen.kind === "symlink") return "symlink"
+  if (seen.kind !== "directory") return "kind"
+  if (seen.uid !== uid && seen.uid !== 0) return "owner"
+  if ((seen.mode & 0o022) !== 0 && (seen.mode & 0o1000) === 0) return "shared"
+  return undefined
+}
+
+/**
+ * The directories above the temp-dir fallback of the absolute `dir`
+ * (`<tmp>/parley-<uid>/parley`): `/` down to `<tmp>`, outermost first, each
+ * to pass {@link ancestorProblem}. None for other directories: a storage is
+ * its user's, and `$XDG_RUNTIME_DIR` is used only when it is private.
+ */
+export const ancestorsOf = (dir: string, uid: number): ReadonlyArray<string> => {
+  const chain = chainOf(dir, uid)
+  if (chain.length < 2) return []
+  const found: Array<string> = []
+  for (let d = chain[0]!; d !== "/"; ) {
+    d = d.slice(0, d.lastIndexOf("/")) || "/"
+    found.unshift(d)
+  }
+  return found
 }
 
 /**

@@ -23,7 +23,15 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
-import { chainOf, DIR_MODE, problemOf, type Seen, type Want } from "../../domain/storage/PrivateDir.ts"
+import {
+  ancestorProblem,
+  ancestorsOf,
+  chainOf,
+  DIR_MODE,
+  problemOf,
+  type Seen,
+  type Want
+} from "../../domain/storage/PrivateDir.ts"
 
 export { NotPrivate }
 
@@ -58,15 +66,39 @@ const judged = (file: string, seen: Seen, want: Want, uid: number): NotPrivate |
 }
 
 /**
+ * The refusal for the first ancestor of the temp-dir fallback `dir` that
+ * another user could rename things in (`ancestorProblem`); `"absent"` when
+ * one is missing.
+ */
+const ancestorsProblem = (dir: string, uid: number): NotPrivate | "absent" | undefined => {
+  for (const a of ancestorsOf(dir, uid)) {
+    const seen = inspect(a)
+    if (seen === undefined) return "absent"
+    const problem = ancestorProblem(seen, uid)
+    if (problem !== undefined)
+      return new NotPrivate({ path: a, want: "directory", problem, owner: seen.uid, mode: seen.mode, uid })
+  }
+  return undefined
+}
+
+/**
  * Makes `dir` (and, for the temp-dir fallback, its `parley-<uid>` parent)
  * when missing — mode 0700, so never more than that whatever the umask —
- * and checks each with `lstat`. Throws {@link NotPrivate} for one that is
- * not this user's alone, or the system error when one cannot be made.
+ * and checks each with `lstat`; for the fallback, every directory above it
+ * too (`ancestorProblem`). Throws {@link NotPrivate} for one that fails, or
+ * the system error when one cannot be made.
  */
 export const ensure = (dir: string): void => {
   const uid = process.getuid?.()
   if (uid === undefined) return void fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE })
-  for (const d of chainOf(path.resolve(dir), uid)) {
+  const resolved = path.resolve(dir)
+  const ancestors = ancestorsOf(resolved, uid)
+  if (ancestors.length > 0) {
+    fs.mkdirSync(ancestors.at(-1)!, { recursive: true, mode: DIR_MODE })
+    const refused = ancestorsProblem(resolved, uid)
+    if (refused !== undefined && refused !== "absent") throw refused
+  }
+  for (const d of chainOf(resolved, uid)) {
     let seen = inspect(d)
     if (seen === undefined) {
       fs.mkdirSync(path.dirname(d), { recursive: true, mode: DIR_MODE })
@@ -86,14 +118,18 @@ export const ensure = (dir: string): void => {
 /**
  * Whether a client may send to `socketPath`: `undefined` when its
  * directories are this user's alone and the socket is this user's;
- * {@link NotPrivate} naming the first that is not; `"absent"` when one is
- * missing (nothing to talk to — and a missing private directory could be
- * made by anyone before the connection, so do not connect).
+ * {@link NotPrivate} naming the first that is not (for the temp-dir
+ * fallback, or a directory above it that others may rename things in);
+ * `"absent"` when one is missing (nothing to talk to — and a missing private
+ * directory could be made by anyone before the connection, so do not
+ * connect).
  */
 export const socketProblem = (socketPath: string): NotPrivate | "absent" | undefined => {
   const uid = process.getuid?.()
   if (uid === undefined) return undefined
   const file = path.resolve(socketPath)
+  const above = ancestorsProblem(path.dirname(file), uid)
+  if (above !== undefined) return above
   for (const d of chainOf(path.dirname(file), uid)) {
     const seen = inspect(d)
     if (seen === undefined) return "absent"

@@ -3,8 +3,8 @@
  * (docs/questions-and-approvals.md#runs-beyond-the-terminal): `conversation answer`,
  * `conversation kill` and `ls` connect to the socket and speak `HostRpcs`.
  * The connection lives as long as the scope. Whether a host runs at all is
- * asked first (`running`): a socket file nobody answers on is a killed
- * host's, and means "not running".
+ * asked first (`running`, `reachable`: after the same check as `connect`):
+ * a socket file nobody answers on is a killed host's, and means "not running".
  *
  * Nothing is sent to a socket that is not this user's, or whose directory
  * is not this user's alone (`PrivateDir.socketProblem`): `connect` fails
@@ -29,6 +29,7 @@ import { type HostInfo, HostRpcs } from "../../services/RunHost.ts"
 import { answers } from "./HostServer.ts"
 import * as HostSerialization from "./HostSerialization.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
+import type { NotPrivate } from "../../domain/storage/NotPrivate.ts"
 
 /** The failure of a connection that never opened (as the socket layer reports one). */
 const openError = (cause: unknown) =>
@@ -63,5 +64,28 @@ export type Client = Effect.Success<ReturnType<typeof connect>>
 /** What a host says about itself. */
 export type Info = HostInfo
 
-/** Whether a host answers on `socketPath`. */
-export const running = (socketPath: string): Effect.Effect<boolean> => answers(socketPath)
+/**
+ * Whether a host answers on `socketPath`, asked only when the socket and its
+ * directories pass `PrivateDir.socketProblem` (the probe connects, and
+ * another user's listener learns from it that we looked): a missing socket
+ * is not running; one that may not be used fails with {@link NotPrivate}, as
+ * `connect` would.
+ */
+export const reachable = (socketPath: string): Effect.Effect<boolean, NotPrivate> =>
+  Effect.gen(function* () {
+    const problem = yield* Effect.sync(() => {
+      try {
+        return PrivateDir.socketProblem(socketPath)
+      } catch {
+        // A path that cannot be read (EACCES, ENOTDIR) has no host of ours behind it.
+        return "absent" as const
+      }
+    })
+    if (problem === "absent") return false
+    if (problem !== undefined) return yield* problem
+    return yield* answers(socketPath)
+  })
+
+/** Whether a host answers on `socketPath`: {@link reachable}, with a socket that may not be used not running (`ls`, `serve`). */
+export const running = (socketPath: string): Effect.Effect<boolean> =>
+  reachable(socketPath).pipe(Effect.orElseSucceed(() => false))

@@ -2,6 +2,7 @@
 // not private — and, for a PostgreSQL storage (docs/postgres.md), kept in the
 // per-user config directory, one per database, never under a directory
 // named after the url.
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -35,6 +36,25 @@ describe("serve token", () => {
     const fresh = Token.loadOrCreate(storage)
     expect(fresh).not.toBe(token)
     expect(fs.statSync(file).mode & 0o777).toBe(0o600)
+  })
+
+  it("a link at serve-token is not followed, even to a private token of ours; a FIFO there does not block: each is replaced", () => {
+    const storage = path.join(temp(), ".parley")
+    fs.mkdirSync(storage, { mode: 0o700 })
+    const target = path.join(temp(), "elsewhere")
+    const planted = "ab".repeat(32)
+    fs.writeFileSync(target, `${planted}\n`, { mode: 0o600 })
+    const file = path.join(storage, "serve-token")
+    fs.symlinkSync(target, file)
+    const token = Token.loadOrCreate(storage)
+    expect(token).not.toBe(planted)
+    expect(fs.lstatSync(file).isFile()).toBe(true)
+    expect(fs.readFileSync(target, "utf8")).toBe(`${planted}\n`)
+    fs.rmSync(file)
+    execFileSync("mkfifo", ["-m", "0600", file])
+    const again = Token.loadOrCreate(storage)
+    expect(again).toMatch(/^[0-9a-f]{64}$/)
+    expect(fs.lstatSync(file).isFile()).toBe(true)
   })
 
   it("a PostgreSQL storage: in $XDG_CONFIG_HOME/parley/postgres/<hash>/serve-token, one per database (named by its hash, not the url, which may hold a password)", () => {

@@ -42,6 +42,32 @@ describe("PrivateDir.chainOf", () => {
   })
 })
 
+describe("PrivateDir.ancestorProblem (ssh's rule for the directories above <tmp>/parley-<uid>)", () => {
+  it("ours or root's, and sticky when others may write: passes; each other case names its problem", () => {
+    for (const ok of [0o755, 0o700, 0o1777, 0o1770, 0o1757, 0o711])
+      for (const owner of [0, 1000]) expect(PrivateDir.ancestorProblem(dir(owner, ok), 1000)).toBeUndefined()
+    for (const shared of [0o777, 0o775, 0o757, 0o770, 0o707, 0o720, 0o702])
+      for (const owner of [0, 1000]) expect(PrivateDir.ancestorProblem(dir(owner, shared), 1000)).toBe("shared")
+    expect(PrivateDir.ancestorProblem(dir(1001, 0o755), 1000)).toBe("owner")
+    expect(PrivateDir.ancestorProblem(dir(1001, 0o1777), 1000)).toBe("owner")
+    expect(PrivateDir.ancestorProblem({ kind: "symlink", uid: 0, mode: 0o777 }, 1000)).toBe("symlink")
+    expect(PrivateDir.ancestorProblem({ kind: "file", uid: 0, mode: 0o755 }, 1000)).toBe("kind")
+  })
+
+  it("the ancestors of the temp-dir fallback are / down to the temp dir; other directories have none to judge", () => {
+    expect(PrivateDir.ancestorsOf("/tmp/parley-1000/parley", 1000)).toStrictEqual(["/", "/tmp"])
+    expect(PrivateDir.ancestorsOf("/var/tmp/x/parley-1000/parley/", 1000)).toStrictEqual([
+      "/",
+      "/var",
+      "/var/tmp",
+      "/var/tmp/x"
+    ])
+    expect(PrivateDir.ancestorsOf("/parley-0/parley", 0)).toStrictEqual(["/"])
+    expect(PrivateDir.ancestorsOf("/run/user/1000/parley", 1000)).toStrictEqual([])
+    expect(PrivateDir.ancestorsOf("/tmp/parley-1001/parley", 1000)).toStrictEqual([])
+  })
+})
+
 describe("PrivateDir.openToOthers", () => {
   it("others reach the conversations when every directory on the way lets them search it", () => {
     expect(PrivateDir.openToOthers([0o755])).toBe(false) // no conversations/ yet: nothing to read
@@ -70,5 +96,8 @@ describe("NotPrivate", () => {
     expect(
       new NotPrivate({ path: "/r", want: "directory", problem: "open", owner: 0, mode: 0o755, uid: 0 }).message
     ).toBe("Refusing to use /r: other users have access to it (owner uid 0, mode 0755).")
+    expect(
+      new NotPrivate({ path: "/t", want: "directory", problem: "shared", owner: 0, mode: 0o777, uid: 1000 }).message
+    ).toBe("Refusing to use /t: other users may write in it and it has no sticky bit (owner uid 0, mode 0777).")
   })
 })
