@@ -50,7 +50,9 @@ export default {
     "src/programs/coordinator/Env.ts:RecordError",
     "src/layers/mcp/Content.ts:ToolResult",
     "src/layers/mcp/McpOAuth.ts:State",
-    "src/domain/tool/ToolEnv.ts:Setting"
+    "src/domain/tool/ToolEnv.ts:Setting",
+    "src/domain/storage/NotPrivate.ts:NotPrivate",
+    "src/domain/event/EventOverlay.ts:JsonObject"
   ],
   treatWarningsAsErrors: true,
   validation: { notExported: true, invalidLink: true, notDocumented: false }

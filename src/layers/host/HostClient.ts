@@ -68,7 +68,7 @@ export type Info = HostInfo
  * Whether a host answers on `socketPath`, asked only when the socket and its
  * directories pass `PrivateDir.socketProblem` (the probe connects, and
  * another user's listener learns from it that we looked): a missing socket
- * is not running; one that may not be used fails with {@link NotPrivate}, as
+ * is not running; one that may not be used fails with `NotPrivate`, as
  * `connect` would.
  */
 export const reachable = (socketPath: string): Effect.Effect<boolean, NotPrivate> =>
