@@ -113,6 +113,16 @@ const project = (root: string, steps: ReadonlyArray<unknown>) => {
   return { storage, script }
 }
 
+/** Starts a scripted conversation through the API (`POST /api/conversations`); its id. */
+const start = async (s: Served): Promise<string> => {
+  const response = await fetch(`${s.base}/api/conversations`, {
+    method: "POST",
+    headers: { ...s.auth, "content-type": "application/json" },
+    body: JSON.stringify({ message: "go", model: "scripted" })
+  })
+  return ((await response.json()) as { conversation_id: string }).conversation_id
+}
+
 const waitForQuestions = async (s: Served, want: number) => {
   for (let i = 0; i < 600; i++) {
     const rows = (await (await fetch(`${s.base}/api/questions`, { headers: s.auth })).json()) as Array<{
@@ -173,14 +183,7 @@ const fanOutGoal = async (root: string): Promise<Goal> => {
   ]
   const p = project(dir, steps)
   const s = await serve(p.storage, dir, { PARLEY_SCRIPT: p.script })
-  const started = (await (
-    await fetch(`${s.base}/api/conversations`, {
-      method: "POST",
-      headers: { ...s.auth, "content-type": "application/json" },
-      body: JSON.stringify({ message: "go", model: "scripted" })
-    })
-  ).json()) as { conversation_id: string }
-  const id = started.conversation_id
+  const id = await start(s)
   await waitForQuestions(s, 1)
   const before = rssMb(s.child.pid!)
   const clients = await Promise.all(
@@ -309,14 +312,7 @@ const liveGoal = async (root: string): Promise<Goal> => {
   ]
   const p = project(dir, steps)
   const s = await serve(p.storage, dir, { PARLEY_SCRIPT: p.script })
-  const started = (await (
-    await fetch(`${s.base}/api/conversations`, {
-      method: "POST",
-      headers: { ...s.auth, "content-type": "application/json" },
-      body: JSON.stringify({ message: "go", model: "scripted" })
-    })
-  ).json()) as { conversation_id: string }
-  const id = started.conversation_id
+  const id = await start(s)
   await waitForQuestions(s, 1)
   const before = rssMb(s.child.pid!)
   const stuck = await Promise.all(Array.from({ length: 20 }, () => nonReader(s, id)))
@@ -403,14 +399,7 @@ const answerGoal = async (root: string): Promise<Goal> => {
   fs.appendFileSync(path.join(p.storage, "config.toml"), QUICK)
   fs.writeFileSync(path.join(dir, "quick.sh"), QUICK_SH)
   const s = await serve(p.storage, dir, { PARLEY_SCRIPT: p.script })
-  const started = (await (
-    await fetch(`${s.base}/api/conversations`, {
-      method: "POST",
-      headers: { ...s.auth, "content-type": "application/json" },
-      body: JSON.stringify({ message: "go", model: "scripted" })
-    })
-  ).json()) as { conversation_id: string }
-  const id = started.conversation_id
+  const id = await start(s)
   const opened = new Map<string, string>()
   let wake: (() => void) | undefined
   const stream = await collect(`${s.base}/api/conversations/${id}/events`, s.auth, (e) => {
