@@ -2,7 +2,7 @@
  * Which conversations have a running turn, for `conversation ls` (docs/questions-and-approvals.md#runs-beyond-the-terminal):
  * the ones whose host socket exists and answers. Each is asked for its pid
  * and its open questions (`running: { pid, waiting: [inquiry ids] }`); a
- * socket that does not answer within a second is a killed host's and reads
+ * socket that does not answer within three seconds is a killed host's and reads
  * as not running.
  *
  * @example
@@ -23,14 +23,17 @@ export interface Running {
 }
 
 // Loaded only when a socket is there: a listing with no live run loads no RPC code (start-up).
-const infoOf = (socket: string) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const HostClient = yield* Effect.promise(() => import("../layers/host/HostClient.ts"))
-      return yield* Effect.flatMap(HostClient.connect(socket), (client) => client.Info())
-    })
-  ).pipe(
-    Effect.timeout("1 second"),
+// The import is outside the timeout: on a loaded machine loading the RPC code alone can take
+// longer than a live host takes to answer, and a slow import must not read as a dead host.
+const loadClient = () => Effect.promise(() => import("../layers/host/HostClient.ts"))
+
+type HostClientModule = Effect.Success<ReturnType<typeof loadClient>>
+
+// A killed host's socket refuses at once (ECONNREFUSED); the timeout only bounds a host that
+// accepts but hangs, so it can be generous enough for a loaded machine.
+const infoOf = (HostClient: HostClientModule, socket: string) =>
+  Effect.scoped(Effect.flatMap(HostClient.connect(socket), (client) => client.Info())).pipe(
+    Effect.timeout("3 seconds"),
     Effect.map(
       (info): Running => ({
         pid: info.pid,
@@ -51,9 +54,11 @@ export const of = (storage: string, ids: ReadonlyArray<string>): Effect.Effect<R
       const socket = files.get(id)
       return socket === undefined ? [] : [[id, socket] as const]
     })
+    if (sockets.length === 0) return new Map()
+    const HostClient = yield* loadClient()
     const found = yield* Effect.forEach(
       sockets,
-      ([id, socket]) => Effect.map(infoOf(socket), (info) => [id, info] as const),
+      ([id, socket]) => Effect.map(infoOf(HostClient, socket), (info) => [id, info] as const),
       { concurrency: 8 }
     )
     const running = new Map<string, Running>()
