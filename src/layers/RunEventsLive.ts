@@ -202,6 +202,9 @@ const pull = (f: Follower, isClosed: () => boolean, leave: () => void) => {
   return next as Effect.Effect<readonly [RunEvent.Sequenced, ...Array<RunEvent.Sequenced>], LiveView.Lost | Cause.Done>
 }
 
+/** How long a bounded follower's wake-up waits for more events to hand it at once (less than a frame). */
+const COALESCE_MS = 10
+
 /** A hub keeping `replay` for followers that reconnect. */
 export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
   const ring = new Ring(replay)
@@ -216,6 +219,22 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     f.wake = undefined
     w?.()
   }
+  // Followers from outside the process are woken once per `COALESCE_MS`, not once per event: a
+  // run streams its reply a few characters an event, and a hundred watchers each woken, pulled
+  // and written to for every one of them is a hundred times the garbage (V8's young generation
+  // grew by tens of MB under it); a watcher sees the same events, in larger chunks, a frame later.
+  const asleep = new Set<Follower>()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const flush = () => {
+    timer = undefined
+    for (const f of asleep) wake(f)
+    asleep.clear()
+  }
+  const wakeSoon = (f: Follower) => {
+    if (f.wake === undefined) return
+    asleep.add(f)
+    timer ??= setTimeout(flush, COALESCE_MS)
+  }
   const drop = (f: Follower, lost: LiveView.Lost) => {
     followers.delete(f)
     f.items = []
@@ -227,16 +246,20 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
   }
   const hand = (f: Follower, e: Entry) => {
     const bound = f.bound
-    if (bound !== undefined && (f.live >= bound.events || f.liveBytes + e.size > bound.bytes))
-      return drop(f, new LiveView.LiveViewLagged({ last: f.last }))
+    const over = bound !== undefined && (f.live >= bound.events || f.liveBytes + e.size > bound.bytes)
+    // Only a follower that is not waiting for its next events is behind: one that waits while its
+    // wake-up is held back (`wakeSoon`) has taken all it was given, and is woken now instead.
+    if (over && f.wake === undefined) return drop(f, new LiveView.LiveViewLagged({ last: f.last }))
     f.items.push(e)
     f.live++
     f.liveBytes += e.size
     if (RunEvent.isEnd(e.event)) {
       f.ended = true
       followers.delete(f)
+      return wake(f)
     }
-    wake(f)
+    if (bound === undefined || over) wake(f)
+    else wakeSoon(f)
   }
   const publishAt = (e: RunEvent.Sequenced) => {
     if (e.seq <= latest) return

@@ -25,18 +25,35 @@ import * as Stream from "effect/Stream"
 import * as LiveView from "../../domain/run/LiveView.ts"
 import * as RunEvent from "../../domain/run/RunEvent.ts"
 
-const frames = new WeakMap<RunEvent.Sequenced, string>()
+const frames = new WeakMap<RunEvent.Sequenced, Uint8Array>()
 const encodeLost = Schema.encodeSync(LiveView.LostSchema)
 const utf8 = new TextEncoder()
 
-/** The `message` frame of one event (as Effect's SSE encoder writes it: `event:` left out). */
-const frameOf = (e: RunEvent.Sequenced): string => {
+/** The `message` frame of one event as bytes (as Effect's SSE encoder writes it: `event:` left out). */
+const frameOf = (e: RunEvent.Sequenced): Uint8Array => {
   let frame = frames.get(e)
   if (frame === undefined) {
-    frame = `id: ${e.seq}\ndata: ${JSON.stringify(RunEvent.encode(e.event))}\n\n`
+    frame = utf8.encode(`id: ${e.seq}\ndata: ${JSON.stringify(RunEvent.encode(e.event))}\n\n`)
     frames.set(e, frame)
   }
   return frame
+}
+
+/**
+ * A chunk's bytes: the one cached frame itself when the chunk holds one
+ * event (the usual case for a client that keeps up: the same bytes go to
+ * every client, nothing is allocated per client), else one copy of them.
+ */
+const bytesOf = (chunk: ReadonlyArray<RunEvent.Sequenced>): Uint8Array => {
+  if (chunk.length === 1) return frameOf(chunk[0]!)
+  const parts = chunk.map(frameOf)
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.length
+  }
+  return out
 }
 
 /** The last frame of a stream that cannot go on: `lagged` or `gone`, without an `id:` (a reconnect resumes after the last event). */
@@ -47,7 +64,7 @@ export const lostFrame = (lost: LiveView.Lost): string =>
 export const response = (events: Stream.Stream<RunEvent.Sequenced, LiveView.Lost>, onEnd: () => void = () => {}) =>
   HttpServerResponse.stream(
     events.pipe(
-      Stream.mapArray((chunk) => [utf8.encode(chunk.map(frameOf).join(""))] as const),
+      Stream.mapArray((chunk) => [bytesOf(chunk)] as const),
       Stream.catch((lost) => Stream.make(utf8.encode(lostFrame(lost)))),
       Stream.ensuring(Effect.sync(onEnd))
     ),
