@@ -224,16 +224,18 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
   // and written to for every one of them is a hundred times the garbage (V8's young generation
   // grew by tens of MB under it); a watcher sees the same events, in larger chunks, a frame later.
   const asleep = new Set<Follower>()
-  let timer: ReturnType<typeof setTimeout> | undefined
+  let scheduled = false
   const flush = () => {
-    timer = undefined
+    scheduled = false
     for (const f of asleep) wake(f)
     asleep.clear()
   }
   const wakeSoon = (f: Follower) => {
     if (f.wake === undefined) return
     asleep.add(f)
-    timer ??= setTimeout(flush, COALESCE_MS)
+    if (scheduled) return
+    scheduled = true
+    setTimeout(flush, COALESCE_MS)
   }
   const drop = (f: Follower, lost: LiveView.Lost) => {
     followers.delete(f)
