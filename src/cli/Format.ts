@@ -17,6 +17,8 @@ export const formatFlag = Flag.Literals("format", ["text", "json"]).pipe(
 
 /** `query`'s `--format`: `jsonl` streams the run's events, one JSON object a line, then the report. */
 export const queryFormatFlag = Flag.Literals("format", ["text", "json", "jsonl"]).pipe(
-  Flag.withDescription("Output format: text (the reply), json (one document at the end), jsonl (events as they happen)"),
+  Flag.withDescription(
+    "Output format: text (the reply), json (one document at the end), jsonl (events as they happen)"
+  ),
   Flag.withDefault("text" as const)
 )

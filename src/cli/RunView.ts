@@ -64,7 +64,8 @@ export interface View {
 export type Stdout = "text" | "json" | "jsonl"
 
 /** One event as its `--format jsonl` line. */
-const writeLine = (e: RunEvent.RunEvent): void => void process.stdout.write(`${JSON.stringify(RunEventLine.encode(e))}\n`)
+const writeLine = (e: RunEvent.RunEvent): void =>
+  void process.stdout.write(`${JSON.stringify(RunEventLine.encode(e))}\n`)
 
 /** A view on `status` (the person's screen, or none), printing on stdout what `stdout` says. */
 export const make = (status: Status.Status, stdout: Stdout): View => {

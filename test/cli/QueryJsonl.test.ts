@@ -161,7 +161,11 @@ answer = "${secret}"
         { blocks: [{ type: "tool_use", id: "toolu_1", name: "leak", input: {} }], stopReason: "tool_use" },
         { blocks: [{ type: "text", text: "Done." }] }
       )
-      const out = yield* run(p, ["query", "leak it", "--model", "anthropic/claude-test", "--format", "jsonl"], envFor(fake))
+      const out = yield* run(
+        p,
+        ["query", "leak it", "--model", "anthropic/claude-test", "--format", "jsonl"],
+        envFor(fake)
+      )
       expect(out.code).toBe(0)
       const bytes = Buffer.from(secret)
       for (const form of [secret, bytes.toString("base64"), bytes.toString("hex"), JSON.stringify(secret).slice(1, -1)])
@@ -236,20 +240,22 @@ const pipedToHead = (p: Project, script: string, extra: ReadonlyArray<string>) =
   })
 
 describe("RFD 027: --persist-on-sigpipe", () => {
-  it.live("RFD 027 `--persist-on-sigpipe`: a reader that closes stdout early (`| head -1`) leaves the turn to finish", () =>
-    Effect.gen(function* () {
-      const p = makeProject()
-      const script = twoRounds(p)
-      const out = yield* pipedToHead(p, script, ["--persist-on-sigpipe"])
-      expect(JSON.parse(out.head)).toMatchObject({ type: "model_chosen" })
-      expect(out.code).toBe("0")
-      // Both rounds ran and the last reply is recorded: the turn is complete.
-      expect(fs.readFileSync(path.join(p.root, "again.count"), "utf8").trim()).toBe("1")
-      const types = persisted(p).map((e) => e.type)
-      expect(types.filter((t) => t === "tool_call_response").length).toBe(2)
-      expect(types.at(-1)).toBe("chat_response")
-      expect(persisted(p).at(-1)!["message"]).toBe("done")
-    })
+  it.live(
+    "RFD 027 `--persist-on-sigpipe`: a reader that closes stdout early (`| head -1`) leaves the turn to finish",
+    () =>
+      Effect.gen(function* () {
+        const p = makeProject()
+        const script = twoRounds(p)
+        const out = yield* pipedToHead(p, script, ["--persist-on-sigpipe"])
+        expect(JSON.parse(out.head)).toMatchObject({ type: "model_chosen" })
+        expect(out.code).toBe("0")
+        // Both rounds ran and the last reply is recorded: the turn is complete.
+        expect(fs.readFileSync(path.join(p.root, "again.count"), "utf8").trim()).toBe("1")
+        const types = persisted(p).map((e) => e.type)
+        expect(types.filter((t) => t === "tool_call_response").length).toBe(2)
+        expect(types.at(-1)).toBe("chat_response")
+        expect(persisted(p).at(-1)!["message"]).toBe("done")
+      })
   )
 
   it.live("RFD 027 pipeline semantics (the default): a reader that closes stdout early stops the run, exit 0", () =>
