@@ -47,7 +47,10 @@ describe("RFD 027: a run event as a --format jsonl line", () => {
       "warning",
       "stopped"
     ])
-    expect(RunEventLine.encode(RunEvent.make.TextDelta({ text: "Hi" }))).toStrictEqual({ type: "text_delta", text: "Hi" })
+    expect(RunEventLine.encode(RunEvent.make.TextDelta({ text: "Hi" }))).toStrictEqual({
+      type: "text_delta",
+      text: "Hi"
+    })
     expect(RunEventLine.encode(events[8]!)).toStrictEqual({
       type: "tool_finished",
       call,
