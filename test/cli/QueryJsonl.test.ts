@@ -17,6 +17,7 @@ import {
   conversationIdOf,
   copyProject,
   makeProject,
+  parley,
   type Project,
   persisted,
   waitFor,
@@ -270,4 +271,24 @@ describe("RFD 027: --persist-on-sigpipe", () => {
       expect(persisted(p).some((e) => e.type === "chat_response" && e["message"] === "done")).toBe(false)
     })
   )
+})
+
+describe("causes as data: a failed run's error and resume command", () => {
+  it("causes as data: stderr's error and `The turn is saved` line and the report's `error` and `resume` are one value, never split from text", () => {
+    const p = makeProject()
+    const script = writeScript(p, "s.json", [{ error: "provider unavailable" }])
+    const r = parley(p, ["query", "Hi", "--format", "jsonl", "--script", script])
+    expect(r.code).toBe(1)
+    const report = JSON.parse(r.stdout.trimEnd().split("\n").at(-1)!) as Record<string, unknown>
+    expect(report).toMatchObject({ outcome: "failed", incomplete: { state: "pending-llm-response" } })
+    expect(String(report["error"])).toContain("provider unavailable")
+    expect(String(report["error"])).not.toContain("\n")
+    expect(report["resume"]).toBe(
+      `parley query --continue-turn --id ${conversationIdOf(p)} --script ${script} --storage ${p.storage}`
+    )
+    // stderr: the same error, then the same command on its own line.
+    expect(r.stderr).toContain(
+      `parley: ${String(report["error"])}\nThe turn is saved; resume it with: ${String(report["resume"])}\n`
+    )
+  })
 })
