@@ -1039,6 +1039,9 @@ export declare namespace Route {
  * answer as JSON), `Answer: <redacted>`, `Cancelled (<reason>)` with the
  * reason tag verbatim, unknown tags included.
  *
+ * A hidden tool's call and result (RFD 083 `style.hidden`: `ask_user`) are
+ * not shown; its question and answer are.
+ *
  * Each compaction (RFD 064) is shown where it applies: at the top of the
  * first turn it covers, with its range, what it does and its summary text
  * (the model sees that instead of the turns); one that starts after the last

@@ -9,6 +9,8 @@
  * (`SideCalls.models`: nobody at a terminal under `detached = "assistant"`,
  * or a question targeted at the assistant); the message names the key, what
  * to export, and how to keep the questions with a person (docs/models.md).
+ * Such a model must also give structured replies (RFD 034,
+ * `StructuredOutput.supports`): one known not to is an error before the turn.
  *
  * @example
  * ```ts
@@ -18,6 +20,7 @@
  * ```
  */
 import * as Effect from "effect/Effect"
+import * as StructuredOutput from "../domain/model/StructuredOutput.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as SideCalls from "../domain/tool/SideCalls.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
@@ -101,10 +104,31 @@ export const make =
               (e) => new CliFailure({ code: 1, message: sideCallProblem(need, inputs.configFile, e.message) })
             )
           )
+          if (StructuredOutput.supports(need.model, inputs.config) === false)
+            return yield* new CliFailure({ code: 1, message: notStructured(need, inputs.configFile) })
         }
       }
       return model
     })
+
+/**
+ * One line: the inquiry model that cannot answer as JSON (RFD 034), which key
+ * names it, and the ways out (another model, the override if it can, a person).
+ */
+const notStructured = (need: SideCalls.SideCallModel, configFile: string): string => {
+  const key = ConfigData.formatPath(need.key)
+  return (
+    `${key} in ${configFile} is ${need.model}, which does not give structured (JSON Schema) replies, and an inquiry side call needs one. ` +
+    `To go on: set ${key} to a model that does (e.g. anthropic/claude-haiku-4-5 or openai/gpt-5-mini), ` +
+    `or, if this one does, set ${ConfigData.formatPath(StructuredOutput.configKey(need.model))} = true, ${toPersonRemedy(need)}.`
+  )
+}
+
+/** How to keep the questions with a person instead. */
+const toPersonRemedy = (need: SideCalls.SideCallModel): string =>
+  need.why._tag === "Detached"
+    ? "or keep the questions for a person: run it at a terminal, or pass --detached-policy defer (or wait, deny)"
+    : `or ask a person instead: ${ConfigData.formatPath(need.why.target)} = "user"`
 
 /** What is missing for `model`, and what to do about it (never "--model", which does not change a side call's model). */
 const missing = (model: string, problem: string): { readonly what: string; readonly fix: string } => {
@@ -130,9 +154,5 @@ const sideCallProblem = (need: SideCalls.SideCallModel, configFile: string, prob
     need.why._tag === "Detached"
       ? 'nobody is at a terminal to answer this run\'s questions and [conversation.inquiry] detached is "assistant"'
       : `${ConfigData.formatPath(need.why.target)} sends a question to it`
-  const toPerson =
-    need.why._tag === "Detached"
-      ? "or keep the questions for a person: run it at a terminal, or pass --detached-policy defer (or wait, deny)"
-      : `or ask a person instead: ${ConfigData.formatPath(need.why.target)} = "user"`
-  return `${key} in ${configFile} is ${need.model}, and ${what.replace(/\.$/, "")}; ${why}. To go on: ${fix}, set ${key} to a model you can call, ${toPerson}.`
+  return `${key} in ${configFile} is ${need.model}, and ${what.replace(/\.$/, "")}; ${why}. To go on: ${fix}, set ${key} to a model you can call, ${toPersonRemedy(need)}.`
 }

@@ -5,8 +5,12 @@
  * a run and the run into output:
  *
  * - the conversation id on stderr at the start of every run;
- * - the reply on stdout as it streams (`--format text`), or one JSON
- *   document when the run ends (`--format json`, see `Report.ts`);
+ * - the reply on stdout as it streams (`--format text`), one JSON
+ *   document when the run ends (`--format json`, see `RunReport.ts`), or the
+ *   run's events as they happen, one JSON object a line, then that document
+ *   on the last line (`--format jsonl`, see `RunEventLine.ts`);
+ * - a reader that closes stdout early stops the run (`parley query | head`),
+ *   or, with `--persist-on-sigpipe`, leaves it to finish the turn;
  * - status on the person's terminal (`Status.ts`);
  * - errors as one line plus, when the turn was left incomplete, the command
  *   that resumes it — a command that works when pasted (`Hint.ts`).
@@ -34,12 +38,13 @@ import * as Query from "../programs/Query.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { StoreIoError } from "../services/StoreErrors.ts"
 import { CliFailure } from "./CliFailure.ts"
-import { formatFlag } from "./Format.ts"
+import { queryFormatFlag } from "./Format.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Detach from "./Detach.ts"
 import * as Hint from "./Hint.ts"
 import * as Host from "./Host.ts"
 import * as Live from "./Live.ts"
+import { persistOnBrokenStdout } from "./RunMain.ts"
 import * as RunView from "./RunView.ts"
 import * as Style from "./Style.ts"
 import { storage } from "./Root.ts"
@@ -51,12 +56,12 @@ export interface RunQueryParams {
   readonly target: Query.Target
   readonly continueTurn: boolean
   readonly discardTurn: boolean
-  readonly format: "text" | "json"
+  readonly format: "text" | "json" | "jsonl"
 }
 
 /** What the run's output needs once it has run: the report and the hint context. */
 const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
-  const view = RunView.make(run.status, params.format === "text")
+  const view = RunView.make(run.status, params.format)
   /** The context hints repeat: `--model` only while the conversation may not remember it, `--script` for the scripted model. */
   const hint = (): Hint.Context => {
     const model = view.model()
@@ -71,7 +76,11 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
     view,
     hint,
     report: () => RunReport.fold(view.events),
-    json: (doc: unknown) => Effect.sync(() => void process.stdout.write(JSON.stringify(doc, null, 2) + "\n"))
+    // jsonl: the report is the stream's last line, the same document on one line.
+    json: (doc: unknown) =>
+      Effect.sync(
+        () => void process.stdout.write(JSON.stringify(doc, null, params.format === "jsonl" ? undefined : 2) + "\n")
+      )
   }
 }
 
@@ -85,43 +94,53 @@ const resumeHint = (out: Output): string | undefined => {
     : undefined
 }
 
-/** A failed run as one CLI error: the message, then the resume command when the turn can be resumed. */
-const failure = (out: Output, error: unknown): CliFailure => {
-  if (error instanceof CliFailure) return error
+/**
+ * A run that ended in an error, as data: the error's text and, when the turn
+ * can be resumed, the command that resumes it. stderr gets both (one
+ * {@link CliFailure}); the JSON document has them apart (`error`, `resume`).
+ */
+interface Failed {
+  readonly code: number
+  readonly error: string
+  readonly resume?: string | undefined
+}
+
+/** The CLI error of a failed run: the error, then the resume command on its own line. */
+const cliFailure = (failed: Failed): CliFailure =>
+  new CliFailure({
+    code: failed.code,
+    message: failed.resume !== undefined ? `${failed.error}\n${SAVED} ${failed.resume}` : failed.error
+  })
+
+/** A failed run: the message, and the resume command when the turn can be resumed. */
+const failure = (out: Output, error: unknown): Failed => {
+  if (error instanceof CliFailure) return { code: error.code, error: error.message }
   const ctx = out.hint()
   if (error instanceof Query.IncompleteTurnPending) {
-    return new CliFailure({
+    return {
       code: 1,
-      message: [
+      error: [
         `Conversation ${ConversationId.display(error.id as ConversationId.ConversationId)} has an incomplete turn (${error.detail}).`,
         `    ${Hint.resume(error.id, ctx)}    Resume the incomplete turn.`,
         `    ${Hint.discard(error.id, ctx)}    Discard the incomplete turn and start fresh.`
       ].join("\n")
-    })
+    }
   }
   if (error instanceof StoreIoError && error.server !== undefined) {
     // The database went away (docs/postgres.md): what was committed is kept, and the run stops as an interrupt stops it.
-    const resume = resumeHint(out)
-    return new CliFailure({
-      code: SERVER_LOST_EXIT,
-      message: `${error.message}.` + (resume !== undefined ? `\n${SAVED} ${resume}` : "")
-    })
+    return { code: SERVER_LOST_EXIT, error: `${error.message}.`, resume: resumeHint(out) }
   }
   const message =
     error instanceof Query.NoMessage
       ? `Nothing to send: give a message, e.g. ${Hint.command(["query", "Hello"], { storage: ctx.storage })}`
       : ErrorLine.line(error, ctx)
-  const resume = resumeHint(out)
-  return new CliFailure({ code: 1, message: message + (resume !== undefined ? `\n${SAVED} ${resume}` : "") })
+  return { code: 1, error: message, resume: resumeHint(out) }
 }
 
 const SAVED = "The turn is saved; resume it with:"
 
 /** The exit code of a run whose database went away: an interrupt's (SIGINT), since the run can be resumed as after one. */
 const SERVER_LOST_EXIT = 130
-
-/** The error alone, without the resume line (the JSON document has `resume` for that). */
-const errorOnly = (failed: CliFailure): string => failed.message.split(`\n${SAVED}`)[0]!
 
 /** The exit code of a run whose questions were deferred (docs/decisions.md#detached-policy): not a failure, not done. */
 export const DEFERRED_EXIT = 3
@@ -158,7 +177,7 @@ const placeholderOf = (q: RunReport.QuestionRow): string =>
   q.answer_type === "boolean" ? "yes|no" : q.answer_type === "select" ? (q.options ?? []).join("|") : "text"
 
 /** What the person is told when the run ends normally (stderr), or the failure it is. */
-const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult): Effect.Effect<void, CliFailure> => {
+const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult): Effect.Effect<void, Failed> => {
   const id = ConversationId.display(result.conversationId)
   switch (result.outcome._tag) {
     case "Discarded":
@@ -168,14 +187,13 @@ const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult
     case "NothingToResume":
       return out.view.stderr(`${id} has no incomplete turn; nothing to resume.`)
     case "EditAbandoned":
-      return Effect.fail(
-        new CliFailure({
-          code: 1,
-          message: `Kept the pending query as it was (${run.editKept.why ?? "nothing to send"}); nothing was sent.\n${SAVED} ${Hint.resume(result.conversationId, out.hint())}`
-        })
-      )
+      return Effect.fail({
+        code: 1,
+        error: `Kept the pending query as it was (${run.editKept.why ?? "nothing to send"}); nothing was sent.`,
+        resume: Hint.resume(result.conversationId, out.hint())
+      })
     case "Deferred":
-      return Effect.fail(new CliFailure({ code: DEFERRED_EXIT, message: "" }))
+      return Effect.fail({ code: DEFERRED_EXIT, error: "" })
     default:
       return Effect.void
   }
@@ -193,7 +211,7 @@ export const runQuery = (params: RunQueryParams) =>
       yield* Effect.forkScoped(Host.serveWhenKnown(run))
       const settled = RunView.settled(out.view, yield* RunEvents, run.cursor)
       const json = (end: RunReport.Ending) =>
-        params.format === "json" ? out.json(RunReport.toJson(out.report(), end)) : Effect.void
+        params.format !== "text" ? out.json(RunReport.toJson(out.report(), end)) : Effect.void
       const withResume = (end: RunReport.Ending): RunReport.Ending => {
         const resume = resumeHint(out)
         return resume !== undefined ? { ...end, resume } : end
@@ -227,9 +245,9 @@ export const runQuery = (params: RunQueryParams) =>
           Effect.gen(function* () {
             yield* settled
             const failed = failure(out, error)
-            yield* json(withResume({ outcome: "failed", error: errorOnly(failed) }))
+            yield* json(withResume({ outcome: "failed", error: failed.error }))
             yield* out.view.endLine
-            return yield* Effect.fail(failed)
+            return yield* Effect.fail(cliFailure(failed))
           })
         )
       )
@@ -240,8 +258,8 @@ export const runQuery = (params: RunQueryParams) =>
       const end = ending(out, run, result)
       yield* end.pipe(
         Effect.catch((failed) =>
-          json(withResume(failed.code === DEFERRED_EXIT ? {} : { error: errorOnly(failed) })).pipe(
-            Effect.andThen(Effect.fail(failed))
+          json(withResume(failed.code === DEFERRED_EXIT ? {} : { error: failed.error })).pipe(
+            Effect.andThen(Effect.fail(cliFailure(failed)))
           )
         )
       )
@@ -299,7 +317,11 @@ const flags = {
     ),
     Flag.withDefault(false)
   ),
-  format: formatFlag
+  format: queryFormatFlag,
+  persistOnSigpipe: Flag.Boolean("persist-on-sigpipe").pipe(
+    Flag.withDescription("When the reader of stdout goes away (`| head -1`), finish the turn instead of stopping it"),
+    Flag.withDefault(false)
+  )
 }
 
 type Flags = Command.Command.Config.Infer<typeof flags>
@@ -351,6 +373,7 @@ export const query = Command.make("query", flags, (f) =>
       return yield* Detach.detach({ storage: dir, storageGiven: given, stdinMessage: fromStdin })
     }
     const message = Option.getOrUndefined(f.message) ?? fromStdin
+    if (f.persistOnSigpipe) yield* Effect.sync(persistOnBrokenStdout)
     yield* runQuery({
       message,
       target,

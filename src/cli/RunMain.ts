@@ -2,7 +2,8 @@
  * How a parley process runs its program and ends (docs/decisions.md#fast-start): user
  * errors printed as one line on stderr and mapped to exit codes (1 failure,
  * 2 usage; interrupted by SIGINT 130, SIGTERM 143, SIGHUP 129; a reader that
- * closed the output pipe ends the run cleanly with 0). Shared by the full
+ * closed the output pipe ends the run cleanly with 0, unless the command
+ * asked to finish instead: `persistOnBrokenStdout`). Shared by the full
  * command line (`Run.ts`, effect/cli) and the reading commands' fast path
  * (`ReadingRun.ts`), so this module imports no command code.
  *
@@ -59,11 +60,22 @@ export const forgetSignal = (signal: keyof typeof SIGNALS): void => {
 /** Set once the run has started: ends it the way a signal does (every finalizer runs), exiting 0. */
 let onBrokenPipe: (() => void) | undefined
 
+/** The streams whose reader going away stops the run (RFD 027's pipeline semantics, the default). */
+const stopsWhenClosed = new Set<NodeJS.WriteStream>([process.stdout, process.stderr])
+
+/**
+ * A reader that closes stdout no longer stops the run (`query
+ * --persist-on-sigpipe`, RFD 027's background semantics): what is written
+ * there afterwards goes nowhere, and the turn runs to its end.
+ */
+export const persistOnBrokenStdout = (): void => void stopsWhenClosed.delete(process.stdout)
+
 // `parley … | head` closes the pipe early: that is not an error. Mid-run it
 // is an interrupt, so the journal is still folded and the lock released.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code !== "EPIPE") throw error
+    if (!stopsWhenClosed.has(stream)) return
     if (onBrokenPipe === undefined) process.exit(0)
     onBrokenPipe()
   })

@@ -1,7 +1,8 @@
 /**
  * The terminal's view of a run (docs/decisions.md#one-run-event-stream): a consumer of the run-event
  * stream, in its own fiber. It prints the reply on stdout as it streams
- * (`--format text`), the conversation line and warnings on stderr, and the
+ * (`--format text`) or each event as a JSON line (`--format jsonl`:
+ * `RunEventLine`), the conversation line and warnings on stderr, and the
  * status lines; it keeps every event for `query --format json` (a fold:
  * `RunReport`). The prompts wait until it has shown what came before them
  * (`Cursor`), so a question's answer line is never printed under the next
@@ -10,7 +11,7 @@
  * @example
  * ```ts
  * import * as RunView from "./RunView.ts"
- * const view = RunView.make(status, true)
+ * const view = RunView.make(status, "text")
  * yield* RunView.watch(view, hub, cursor)
  * ```
  */
@@ -18,6 +19,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as RunEvent from "../domain/run/RunEvent.ts"
+import * as RunEventLine from "../domain/run/RunEventLine.ts"
 import { printable } from "../domain/render/TerminalText.ts"
 import type { RunEvents } from "../services/RunEvents.ts"
 import type * as Cursor from "./Cursor.ts"
@@ -58,10 +60,18 @@ export interface View {
   readonly endLine: Effect.Effect<void>
 }
 
-/** A view on `status` (the person's screen, or none); `text`: print the reply on stdout. */
-export const make = (status: Status.Status, text: boolean): View => {
+/** What stdout shows as the run goes: the reply (`text`), each event as a JSON line (`jsonl`), or nothing yet (`json`). */
+export type Stdout = "text" | "json" | "jsonl"
+
+/** One event as its `--format jsonl` line. */
+const writeLine = (e: RunEvent.RunEvent): void =>
+  void process.stdout.write(`${JSON.stringify(RunEventLine.encode(e))}\n`)
+
+/** A view on `status` (the person's screen, or none), printing on stdout what `stdout` says. */
+export const make = (status: Status.Status, stdout: Stdout): View => {
   const events: Array<RunEvent.RunEvent> = []
-  const out = new TextOut(text)
+  const out = new TextOut(stdout === "text")
+  const lines = stdout === "jsonl"
   let model: string | undefined
   const stderr = (line: string) =>
     status.around(() => {
@@ -75,6 +85,7 @@ export const make = (status: Status.Status, text: boolean): View => {
   }
   const show = (e: RunEvent.RunEvent): Effect.Effect<void> => {
     events.push(e)
+    if (lines) writeLine(e)
     switch (e._tag) {
       case "ConversationKnown":
         return conversation(e)

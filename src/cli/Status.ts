@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import type * as RunEvent from "../domain/run/RunEvent.ts"
+import * as ToolStyle from "../domain/tool/ToolStyle.ts"
 import * as StatusText from "./StatusText.ts"
 import * as Style from "./Style.ts"
 
@@ -183,8 +184,10 @@ export const make = (out: tty.WriteStream | undefined, color: boolean): Effect.E
         const columns = region.columns
         switch (n._tag) {
           case "ToolStarted":
+            if (ToolStyle.isHidden(n.call.name)) return
             return region.set(`call:${n.call.id}`, StatusText.runningRow(n, columns))
           case "ToolFinished":
+            if (ToolStyle.isHidden(n.call.name)) return
             region.set(`call:${n.call.id}`, undefined)
             return region.print(StatusText.finishedLine(n, columns, style))
           case "QuestionClosed":

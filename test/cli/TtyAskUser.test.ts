@@ -2,6 +2,8 @@
 // is shown under the "Assistant" label with its context and options,
 // answered with the arrow keys, recorded with source assistant, and the model
 // gets the typed JSON body.
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Tmux from "../support/Tmux.ts"
 import { b64, makeProject, recorded, removeProjects, startParley, writeScript } from "../support/TtyProject.ts"
@@ -73,6 +75,34 @@ describe.skipIf(!Tmux.available)(
       expect(await s.waitForExit()).toBe(0)
       const response = recorded(p.storage).find((e) => e["type"] === "tool_call_response")!
       expect(response["content"]).toBe(b64(`{"answer_type":"boolean","answer":true}`))
+    })
+
+    it("RFD 083 `style.hidden`: the status lines show ask_user's question and answer, not a tool call; a visible tool's line stays", async () => {
+      const p = makeProject("parley-ask-user-", {
+        "visible.sh": `cat > input.json\nprintf '{"type":"success","content":"ok"}\\n'\n`
+      })
+      fs.writeFileSync(
+        path.join(p.storage, "config.toml"),
+        `[conversation.tools.visible]\nsource = "local"\ncommand = "sh visible.sh"\ndescription = "Shown."\nparameters = { type = "object", properties = {} }\nrun = "unattended"\n`
+      )
+      const script = writeScript(p, [
+        {
+          tool_calls: [
+            { id: "call_1", name: "ask_user", arguments: { question: "Proceed?", answer_type: "boolean" } },
+            { id: "call_2", name: "visible", arguments: {} }
+          ]
+        },
+        { message: "Done." }
+      ])
+      const s = startParley(p, ["query", "Decide", "--model", "scripted", "--script", script])
+      await s.waitFor(/Assistant asks:\n\? Proceed\? \[y\/n,\?\]/)
+      s.sendKeys("y")
+      expect(await s.waitForExit()).toBe(0)
+      const pane = s.pane()
+      expect(pane).toContain("Done.")
+      expect(pane).toMatch(/↳ Proceed\? → yes \(you\)/)
+      expect(pane).toMatch(/✓ visible/)
+      expect(pane).not.toContain("ask_user")
     })
   }
 )

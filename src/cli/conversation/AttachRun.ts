@@ -463,7 +463,7 @@ export const attach = (given: Given) =>
       const interactive = PersonTerminal.isInteractive()
       const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
       const status = yield* Status.make(screen, Style.colorAllowed())
-      const view = RunView.make(status, true)
+      const view = RunView.make(status, "text")
       const prompts = interactive ? yield* prompter(sigint) : undefined
       // A question still open when we subscribed is asked; one the replay shows closing later is not.
       const openAtStart = new Set(info.open.map((q) => q.inquiry_id))

@@ -17,6 +17,8 @@
  * - Everything from the conversation is escaped; the page has no script, a
  *   Content-Security-Policy that forbids loading anything, and no `src`,
  *   `href` (other than `#` links within the page) or `@import`.
+ * - A hidden tool's call (RFD 083 `style.hidden`: `ask_user`) is not drawn;
+ *   its questions are, where it was called.
  * - Long tool results and arguments are clipped with a "show all".
  * - Each compaction (RFD 064) is an aside at the top of the first turn it
  *   covers: its range, what the model sees instead, and its summary.
@@ -39,6 +41,7 @@ import type { Json, JsonObject } from "effect/Schema"
 import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"
 import * as JsonText from "../storage/JsonText.ts"
 import * as EventOverlay from "../event/EventOverlay.ts"
+import * as ToolStyle from "../tool/ToolStyle.ts"
 import * as Labels from "../storage/Labels.ts"
 import type { Label } from "../storage/Labels.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
@@ -239,7 +242,10 @@ const eventsHtml = (entries: ReadonlyArray<StreamEntry>, analysis: TurnAnalysis,
         break
       case "tool_call_request": {
         const call = calls.get(e)
-        if (call !== undefined) out.push(toolCallHtml(call, ctx))
+        // A hidden tool (RFD 083 `style.hidden`, `ask_user`): its questions alone, where the call was.
+        if (call !== undefined && ToolStyle.isHidden(e.name))
+          out.push(...call.inquiries.map((q) => looseInquiryHtml(q, ctx)))
+        else if (call !== undefined) out.push(toolCallHtml(call, ctx))
         break
       }
       case "inquiry_request": {

@@ -14,6 +14,9 @@
  * answer as JSON), `Answer: <redacted>`, `Cancelled (<reason>)` with the
  * reason tag verbatim, unknown tags included.
  *
+ * A hidden tool's call and result (RFD 083 `style.hidden`: `ask_user`) are
+ * not shown; its question and answer are.
+ *
  * Each compaction (RFD 064) is shown where it applies: at the top of the
  * first turn it covers, with its range, what it does and its summary text
  * (the model sees that instead of the turns); one that starts after the last
@@ -44,6 +47,7 @@ import type { InquiryRequest } from "../event/InquiryRequest.ts"
 import type { InquiryResponse } from "../event/InquiryResponse.ts"
 import { describe as describeSource } from "../event/InquirySource.ts"
 import * as Timestamp from "../event/Timestamp.ts"
+import * as ToolStyle from "../tool/ToolStyle.ts"
 import { turnCount, turns } from "../stream/Turns.ts"
 
 /** The words of the incomplete-turn marker for each state. */
@@ -120,12 +124,15 @@ const renderEvents = (entries: ReadonlyArray<StreamEntry>): Array<string> => {
         break
       case "tool_call_request":
         toolNames.set(e.id, e.name)
+        // A hidden tool (RFD 083 `style.hidden`, `ask_user`): its question and answer are the whole story.
+        if (ToolStyle.isHidden(e.name)) break
         blocks.push(
           `### Tool call \`${e.name}\` (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(JsonText.shown(e.arguments, 2)!, "json")}`
         )
         break
       case "tool_call_response": {
         const name = toolNames.get(e.id)
+        if (name !== undefined && ToolStyle.isHidden(name)) break
         const label = e.is_error ? "Tool error" : "Tool result"
         blocks.push(
           `### ${label}${name === undefined ? "" : ` \`${name}\``} (\`${e.id}\`) · ${when(e.timestamp)}\n\n${fenced(e.content)}`

@@ -234,7 +234,9 @@ export type McpServerConfig = typeof McpServerConfig.Type
 /** `[providers.<p>.models."<id>"]`: what parley must know about one model. */
 export const ModelConfig = Schema.Struct({
   /** Input tokens the model reads at most; overrides parley's table (docs/models.md#long-conversations-compactions-and-context-windows-rfd-064). */
-  context_window: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0)))
+  context_window: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
+  /** Whether it gives structured replies, as an inquiry side call needs; overrides parley's table (RFD 034, docs/models.md). */
+  structured_output: Schema.optionalKey(Schema.Boolean)
 })
 
 /** How `tool_calls` of a compaction rule is written in config (JP's `ToolCallsMode`). */

@@ -37,6 +37,7 @@ import * as Terminal from "effect/Terminal"
 import type * as Schema from "effect/Schema"
 import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import type { Question } from "../../domain/tool/Question.ts"
+import * as ToolStyle from "../../domain/tool/ToolStyle.ts"
 import {
   type CallPosition,
   type PermissionDecision,
@@ -76,9 +77,13 @@ export const CANCELLED = dim("(cancelled)")
 /** How many lines of arguments the permission prompt shows before `?`. */
 export const ARGUMENT_LINES = 8
 
-/** `write_file · call 2 of 3`: which of the calls run together asks (nothing when it is the only one). */
+/**
+ * `write_file · call 2 of 3`: which of the calls run together asks (nothing
+ * when it is the only one, or when the tool is not shown as a tool call:
+ * RFD 083 `style.hidden`, `ask_user`, whose label says who asks).
+ */
 export const callHeader = (toolName: string, position: CallPosition | undefined): string | undefined =>
-  position !== undefined && position.total > 1
+  position !== undefined && position.total > 1 && !ToolStyle.isHidden(toolName)
     ? printable(`${toolName} · call ${position.index} of ${position.total} (${position.callId})`)
     : undefined
 

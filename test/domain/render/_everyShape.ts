@@ -106,7 +106,8 @@ export const everyShape = (): Array<StreamEntry> => {
     tick(ask("c2.future.1", InquirySource.tool("cleanup"), "A question from the future?")),
     b.cancel("c2.future.1", "some_future_reason"),
     b.result("c2", `permission denied: ${HOSTILE}`, true),
-    b.call("c3", "ask_user", { topic: "colour" }),
+    // A visible tool whose question the assistant answers (`ask_user` itself is hidden: test/cli/AskUserHidden.test.ts).
+    b.call("c3", "pick_colour", { topic: "colour" }),
     tick(ask("c3.colour.1", InquirySource.assistant, "Which colour do you prefer?", InquiryAnswerType.text)),
     b.answer("c3.colour.1", "blue"),
     b.result("c3", "blue"),
