@@ -42,8 +42,37 @@ export const demoScript = (interactive: boolean) => ({
   ]
 })
 
+/** How long a demo's project is kept for you to look at. */
+const KEPT_MS = 24 * 60 * 60 * 1000
+
+/**
+ * Removes earlier demos' projects from `tmp` that are over a day old, as
+ * detached runs' logs are: only directories of this user's (not links, not
+ * another user's); one that cannot be removed is left as it is.
+ */
+export const sweepOldDemos = (tmp: string, now: number = Date.now()): void => {
+  let names: Array<string>
+  try {
+    names = fs.readdirSync(tmp).filter((n) => n.startsWith("parley-demo-"))
+  } catch {
+    return
+  }
+  const uid = process.getuid?.()
+  for (const name of names) {
+    const dir = path.join(tmp, name)
+    try {
+      const st = fs.lstatSync(dir)
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || now - st.mtimeMs < KEPT_MS) continue
+      fs.rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // Gone meanwhile, or not ours to remove: nothing to do.
+    }
+  }
+}
+
 export const demo = Command.make("demo", {}, () =>
   Effect.gen(function* () {
+    yield* Effect.sync(() => sweepOldDemos(os.tmpdir()))
     const project = fs.mkdtempSync(path.join(os.tmpdir(), "parley-demo-"))
     const storage = path.join(project, ".parley")
     fs.mkdirSync(storage, { recursive: true, mode: 0o700 })
@@ -86,7 +115,9 @@ export const demo = Command.make("demo", {}, () =>
         `  project:       ${project}`,
         `  notes.txt:     ${path.join(project, "notes.txt")}`,
         `  conversation:  ${dir}/events.json (JP's format; also metadata.json, base_config.json)`,
-        `  try:           ${Hint.command(["conversation", "print", result.conversationId, "--format", "json"], { storage })}`
+        `  try:           ${Hint.command(["conversation", "print", result.conversationId, "--format", "json"], { storage })}`,
+        "",
+        `The project is kept for you to look at; the next \`parley demo\` removes demo projects over a day old (or now: rm -rf ${Hint.quote(project)}).`
       ].join("\n")
     )
   })

@@ -19,7 +19,7 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import { resolveStorageDir } from "../programs/StorageDir.ts"
+import { databaseUrlProblem, resolveStorageDir } from "../programs/StorageDir.ts"
 import { list } from "./conversation/LsRun.ts"
 import type { StorageAt } from "./conversation/Store.ts"
 import type { Reading } from "./ReadingArgv.ts"
@@ -35,6 +35,16 @@ const storageOf = (flag: string | undefined): StorageAt => {
 
 /** Runs `reading` to this process's exit code. */
 export const run = (reading: Reading): void => {
+  const given = reading.storage ?? process.env["PARLEY_STORAGE"]
+  const problem = given === undefined || given === "" ? undefined : databaseUrlProblem(given)
+  if (problem !== undefined) {
+    // As the full command line says it (the usage words load only on this path).
+    const failure = Effect.flatMap(
+      Effect.promise(() => import("./Usage.ts")),
+      (Usage) => Effect.fail(Usage.failure(["parley"], `--storage ${problem}`))
+    )
+    return main(failure, () => false)
+  }
   const storage = storageOf(reading.storage)
   // Listing is this module's own (one file to load on the path that must start fastest); printing
   // loads its code when asked, so listing never loads the renderers.

@@ -18,7 +18,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { resolveStorageDir } from "../programs/StorageDir.ts"
+import { databaseUrlProblem, resolveStorageDir } from "../programs/StorageDir.ts"
+import * as Usage from "./Usage.ts"
 import { configFileOf } from "./StorageStore.ts"
 
 export const root = Command.make("parley").pipe(
@@ -49,6 +50,8 @@ export const storage = Effect.gen(function* () {
   const flags = yield* root
   const flag = Option.getOrUndefined(flags.storage)
   const given = flag === undefined || flag === "" ? undefined : flag
+  const problem = given === undefined ? undefined : databaseUrlProblem(given)
+  if (problem !== undefined) return yield* Usage.failure(["parley"], `--storage ${problem}`)
   // The environment was read by the flag's fallback: do not read it again.
   const dir = resolveStorageDir({ flag: given, env: {}, cwd: process.cwd() })
   const configFlag = Option.getOrUndefined(flags.config)

@@ -21,7 +21,7 @@ import * as RunMain from "./RunMain.ts"
 import * as Usage from "./Usage.ts"
 import { VERSION } from "./Version.ts"
 
-const program = Command.run(cli, { version: VERSION }).pipe(Effect.provide([NodeServices.layer, Usage.layer]))
+const program = Command.run(cli, { version: VERSION }).pipe(Effect.provide([NodeServices.layer, Usage.layerOf(cli)]))
 
 /** Runs the command line of this process to its exit code (`RunMain`). */
 export const main = (): void => RunMain.main(program, CliError.isCliError)

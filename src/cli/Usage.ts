@@ -9,10 +9,12 @@
  * @example
  * ```ts
  * import * as Usage from "./Usage.ts"
- * Command.run(cli, { version }).pipe(Effect.provide(Usage.layer))
+ * Command.run(cli, { version }).pipe(Effect.provide(Usage.layerOf(cli)))
  * // parley query --no-such-flag
  * // parley: unrecognized flag --no-such-flag for `parley query`
  * // Run `parley query --help` for usage.
+ * // parley ls
+ * // parley: unknown subcommand "ls" for `parley` (did you mean `parley conversation ls`?)
  * ```
  */
 import * as Console from "effect/Console"
@@ -20,6 +22,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as CliError from "effect/cli/CliError"
 import * as CliOutput from "effect/cli/CliOutput"
+import type * as Command from "effect/cli/Command"
 import { CliFailure } from "./CliFailure.ts"
 import * as Hint from "./Hint.ts"
 
@@ -30,16 +33,39 @@ export const helpHint = (commandPath: ReadonlyArray<string>): string => `Run \`$
 export const failure = (commandPath: ReadonlyArray<string>, message: string): CliFailure =>
   new CliFailure({ code: 2, message: `${message}\n${helpHint(commandPath)}` })
 
-/** One line for a parse error, with a suggestion when effect/cli has one. */
-export const describe = (error: CliError.NonShowHelpErrors, commandPath: ReadonlyArray<string>): string => {
+/**
+ * The commands one level down of each command of `command`'s: `ls` → `conversation`. A
+ * subcommand typed without its parent (`parley ls`) is suggested with it.
+ */
+export const nestedOf = (command: Command.Command.Any): ReadonlyMap<string, string> => {
+  const nested = new Map<string, string>()
+  for (const group of command.subcommands)
+    for (const parent of group.commands)
+      for (const inner of parent.subcommands)
+        for (const child of inner.commands) if (!nested.has(child.name)) nested.set(child.name, parent.name)
+  return nested
+}
+
+/** One line for a parse error, with a suggestion when effect/cli has one (or `nested` knows the name one level down). */
+export const describe = (
+  error: CliError.NonShowHelpErrors,
+  commandPath: ReadonlyArray<string>,
+  nested: ReadonlyMap<string, string> = new Map()
+): string => {
   const where = `\`${commandPath.join(" ")}\``
   const suggest = (suggestions: ReadonlyArray<string>) =>
     suggestions.length > 0 ? ` (did you mean ${suggestions.slice(0, 3).join(", ")}?)` : ""
   switch (error._tag) {
     case "UnrecognizedOption":
       return `unrecognized flag ${error.option} for ${where}${suggest(error.suggestions)}`
-    case "UnknownSubcommand":
-      return `unknown subcommand "${error.subcommand}" for ${where}${suggest(error.suggestions)}`
+    case "UnknownSubcommand": {
+      const parent = commandPath.length === 1 ? nested.get(error.subcommand) : undefined
+      const hint =
+        parent !== undefined
+          ? ` (did you mean \`${Hint.command([parent, error.subcommand], {})}\`?)`
+          : suggest(error.suggestions)
+      return `unknown subcommand "${error.subcommand}" for ${where}${hint}`
+    }
     case "MissingOption":
       return `${where} needs --${error.option}`
     case "MissingArgument":
@@ -50,9 +76,12 @@ export const describe = (error: CliError.NonShowHelpErrors, commandPath: Readonl
 }
 
 /** The lines of an invalid invocation: what is wrong, then where to look. */
-export const invalid = (event: CliOutput.Presenter.InvalidInvocation): ReadonlyArray<string> => {
+export const invalid = (
+  event: CliOutput.Presenter.InvalidInvocation,
+  nested: ReadonlyMap<string, string> = new Map()
+): ReadonlyArray<string> => {
   const first = event.errors[0]
-  const what = first === undefined ? "invalid command line" : describe(first, event.commandPath)
+  const what = first === undefined ? "invalid command line" : describe(first, event.commandPath, nested)
   return [`parley: ${what}`, helpHint(event.commandPath)]
 }
 
@@ -65,20 +94,24 @@ const subcommandNeeded = (event: CliOutput.Presenter.Help): ReadonlyArray<string
   ]
 }
 
-export const presenter: CliOutput.Presenter = {
-  present: (event) =>
-    Effect.gen(function* () {
-      switch (event._tag) {
-        case "InvalidInvocation":
-          return yield* Console.error(invalid(event).join("\n"))
-        case "Help":
-          if (event.reason === "Implicit") return yield* Console.error(subcommandNeeded(event).join("\n"))
-          return yield* CliOutput.defaultPresenter.present(event)
-        default:
-          return yield* CliOutput.defaultPresenter.present(event)
-      }
-    })
+/** The presenter of `cli`'s usage errors. */
+export const presenterOf = (cli: Command.Command.Any): CliOutput.Presenter => {
+  const nested = nestedOf(cli)
+  return {
+    present: (event) =>
+      Effect.gen(function* () {
+        switch (event._tag) {
+          case "InvalidInvocation":
+            return yield* Console.error(invalid(event, nested).join("\n"))
+          case "Help":
+            if (event.reason === "Implicit") return yield* Console.error(subcommandNeeded(event).join("\n"))
+            return yield* CliOutput.defaultPresenter.present(event)
+          default:
+            return yield* CliOutput.defaultPresenter.present(event)
+        }
+      })
+  }
 }
 
-/** The presenter as a layer, for `Command.run`. */
-export const layer: Layer.Layer<never> = CliOutput.layerPresenter(presenter)
+/** The presenter of `cli` as a layer, for `Command.run`. */
+export const layerOf = (cli: Command.Command.Any): Layer.Layer<never> => CliOutput.layerPresenter(presenterOf(cli))

@@ -18,6 +18,20 @@ import * as path from "node:path"
 export const isDatabaseUrl = (storage: string): boolean => /^postgres(ql)?:\/\//i.test(storage)
 
 /**
+ * Why `given` (a `--storage` or `$PARLEY_STORAGE`) that starts like a
+ * PostgreSQL url is not one (`postgres:/bad` was taken for a directory of
+ * that name), or undefined. Other names, `backup:old` included, are
+ * directories; one really named `postgres:…` is written `./postgres:…`. A
+ * password in the value is not repeated.
+ */
+export const databaseUrlProblem = (given: string): string | undefined => {
+  if (!/^postgres(ql)?:/i.test(given)) return undefined
+  if (isDatabaseUrl(given) && URL.canParse(given)) return undefined
+  const shown = given.replace(/:[^:@/]*@/, ":***@")
+  return `${shown} is not a PostgreSQL connection url: expected postgres://[user[:password]@]host[:port]/database (a directory of that name is written ./${shown})`
+}
+
+/**
  * What names a database for the files this machine keeps about it (host
  * sockets, the serve token): its url without the password, `postgres:` for
  * `postgresql:`, the host in lower case, the default port written out, so each spelling of one

@@ -111,7 +111,9 @@ export const list = (options: ListOptions, storage: StorageAt) =>
         )
       }
       if (rows.length === 0 && damaged.length === 0)
-        return yield* Console.log(`No conversations yet. Start one with \`${Hint.invokedAs()} query "…"\`.`)
+        return yield* Console.log(
+          `No conversations yet. Start one with \`${Hint.command(["query"], { storage: storage.given }, '"…"')}\`.`
+        )
       for (const row of rows) yield* Console.log(textRow(row) + Running.textOf(running.get(row.id)))
       for (const d of damaged) yield* Console.log(damagedTextRow(d))
     })
