@@ -50,7 +50,7 @@ import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../event/ToolCallResponse.ts"
 import * as Pairing from "./Pairing.ts"
 import { retainCompactions } from "./Retain.ts"
-import { currentTurnStart, turnCount } from "./Turns.ts"
+import { currentTurnStart, trimTrailingTurnStarts, turnCount } from "./Turns.ts"
 
 /** The residual events of an unfinished last turn, starting at its first event (normally its `turn_start`). */
 export interface IncompleteTurn {
@@ -193,16 +193,8 @@ export const lastTurnStart = (entries: ReadonlyArray<StreamEntry>): number =>
  * resumableEntries({ entries: [ts, q, call, ts2] }) // [ts, q, call]
  * ```
  */
-export const resumableEntries = (incomplete: IncompleteTurn): Array<StreamEntry> => {
-  const out = incomplete.entries.slice()
-  for (let i = out.length - 1; i >= 0; i--) {
-    const e = out[i]!
-    if (!isConversationEvent(e)) continue
-    if (e.type !== "turn_start") break
-    out.splice(i, 1)
-  }
-  return out
-}
+export const resumableEntries = (incomplete: IncompleteTurn): Array<StreamEntry> =>
+  trimTrailingTurnStarts(incomplete.entries.slice())
 
 /** One tool call of a turn as the inspection sees it: where it was asked, where answered (-1: not yet). */
 interface InspectedCall {
