@@ -53,7 +53,6 @@
  *
  * @since 0.1.0
  */
-import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -432,7 +431,7 @@ export const runTools = (input: RunToolsInput) =>
     const responses: Array<ToolCallResponse> = []
     const deferred: Array<InquiryId> = []
     for (const exit of exits) {
-      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause as Cause.Cause<Inquiry.RecordError>)
+      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
       if (exit.value._tag === "Recorded") responses.push(exit.value.response)
       else deferred.push(exit.value.inquiryId)
     }

@@ -257,25 +257,28 @@ class TurnInspector {
     else if (e.type === "tool_call_response") this.lastToolResponse = i
     const n = e.type === "tool_call_request" ? this.calls.length : this.inquiries.length
     const step = this.pairer.step(e, n)
-    if (step._tag === "Opened" && step.kind === "tool") {
-      const request = e as ToolCallRequest
-      this.calls.push({ at: i, request, closedAt: -1, response: null })
-      this.openCalls.push(n)
-      this.latestCall.set(request.id, n)
-    } else if (step._tag === "Opened") {
-      const request = e as InquiryRequest
-      this.inquiries.push({ at: i, request, closedAt: -1, response: null, call: this.callOf(request) })
-      this.openInquiries.push(n)
-    } else if (step._tag === "Closed" && step.kind === "tool") {
-      const call = this.calls[step.request]!
-      call.closedAt = i
-      call.response = e as ToolCallResponse
-      this.openCalls.splice(this.openCalls.indexOf(step.request), 1)
+    // The pairer's kind is the event's: told by its type, so each branch has its event typed.
+    if (step._tag === "Opened") {
+      if (e.type === "tool_call_request") {
+        this.calls.push({ at: i, request: e, closedAt: -1, response: null })
+        this.openCalls.push(n)
+        this.latestCall.set(e.id, n)
+      } else if (e.type === "inquiry_request") {
+        this.inquiries.push({ at: i, request: e, closedAt: -1, response: null, call: this.callOf(e) })
+        this.openInquiries.push(n)
+      }
     } else if (step._tag === "Closed") {
-      const inquiry = this.inquiries[step.request]!
-      inquiry.closedAt = i
-      inquiry.response = e as InquiryResponse
-      this.openInquiries.splice(this.openInquiries.indexOf(step.request), 1)
+      if (e.type === "tool_call_response") {
+        const call = this.calls[step.request]!
+        call.closedAt = i
+        call.response = e
+        this.openCalls.splice(this.openCalls.indexOf(step.request), 1)
+      } else if (e.type === "inquiry_response") {
+        const inquiry = this.inquiries[step.request]!
+        inquiry.closedAt = i
+        inquiry.response = e
+        this.openInquiries.splice(this.openInquiries.indexOf(step.request), 1)
+      }
     }
   }
 
