@@ -1018,8 +1018,21 @@ export declare namespace Route {
   export type Route = RouteModule.Route
   /** What {@link Route.decideRoute} needs to know. */
   export type RouteInput = RouteModule.RouteInput
+  /**
+   * Why a call was not run, as data: the tool response's text is chosen
+   * where the response is written.
+   * - `config`: `run = "skip"`;
+   * - `remembered`: the person said `N` earlier in the turn;
+   * - `declined`: the person said no to this call (`n`, a recorded `n`, a
+   *   cancelled prompt, an approval answered `false`);
+   * - `no_approval`: the tool's author requires a person's yes and nobody
+   *   could be asked (`detached` is `deny`, or `assistant` read as `deny`).
+   */
+  export type SkipCause = RouteModule.SkipCause
   /** Whether a call runs before any tool code does. */
   export type Permission = RouteModule.Permission
+  /** What {@link Route.decidePermission} needs to know. */
+  export type PermissionInput = RouteModule.PermissionInput
 }
 
 // Domain: rendering, a model's reply (also as `Provider.collect`, `Provider.ReplyBuilder`), a run's events

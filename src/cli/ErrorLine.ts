@@ -18,6 +18,7 @@ import * as os from "node:os"
 import * as Predicate from "effect/Predicate"
 import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
 import type { ContextWindowExceeded } from "../programs/ContextWindow.ts"
+import type { ProviderError } from "../services/Provider.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Hint from "./Hint.ts"
 import { ConversationCorrupt, ConversationNotFound } from "../services/StoreErrors.ts"
@@ -35,6 +36,21 @@ const isContextWindowExceeded = (error: unknown): error is ContextWindowExceeded
 
 /** Told by its tag: the domain class is not loaded for this check. */
 const isNotPrivate = (error: unknown): error is NotPrivate => Predicate.isTagged(error, "NotPrivate")
+
+/** Told by its tag: the provider contract is not loaded for this check. */
+const isProviderError = (error: unknown): error is ProviderError => Predicate.isTagged(error, "ProviderError")
+
+/**
+ * What to do about a setting a provider was not given (the error names it
+ * as data: `missing`), in the CLI's words: its flags and variables.
+ */
+const missingSettingLine = (error: ProviderError): string | undefined => {
+  if (error.missing === "script") return "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT."
+  if (error.missing !== "api_key") return undefined
+  return error.provider === "openai"
+    ? `${error.detail} Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE.`
+    : `${error.detail} Export it, or run with --model scripted --script FILE to work offline.`
+}
 
 /** Whether `error` gets a command to run next (so its line depends on the invocation). */
 export const hasNextStep = (error: unknown): error is WithNextStep =>
@@ -73,6 +89,8 @@ export const line = (error: unknown, context: Hint.Context): string => {
   if (isContextWindowExceeded(error))
     return `${error.message}\nCompact it with: ${Hint.compact(error.conversationId, context)}`
   if (isNotPrivate(error)) return notPrivateLine(error)
+  const setting = isProviderError(error) ? missingSettingLine(error) : undefined
+  if (setting !== undefined) return setting
   if (error instanceof Error) return Hint.withInstall(error)
   return String(error)
 }

@@ -18,6 +18,7 @@
  * // "parley query --continue-turn --id 17953588145 --storage '/tmp/my dir/.parley'"
  * ```
  */
+import * as Predicate from "effect/Predicate"
 import * as StorageDir from "../programs/StorageDir.ts"
 
 /** What a hint must repeat so it works when pasted. */
@@ -129,9 +130,14 @@ export const install = (missing: { readonly name: string; readonly range: string
 /** A missing optional package behind `error` (itself, or a provider's), if any. */
 const missingOf = (error: unknown): { readonly name: string; readonly range: string } | undefined => {
   if (typeof error !== "object" || error === null || !("_tag" in error)) return undefined
-  if (error._tag === "MissingPackage") return error as unknown as { name: string; range: string }
-  if (error._tag === "ProviderError" && "missing" in error) return error.missing as { name: string; range: string }
-  return undefined
+  const missing = error._tag === "ProviderError" && "missing" in error ? error.missing : error
+  return Predicate.isTagged(missing, "MissingPackage") &&
+    Predicate.hasProperty(missing, "name") &&
+    Predicate.hasProperty(missing, "range") &&
+    typeof missing.name === "string" &&
+    typeof missing.range === "string"
+    ? { name: missing.name, range: missing.range }
+    : undefined
 }
 
 /** `error`'s message, followed by the install command when a package is missing. */

@@ -24,8 +24,9 @@ import * as StructuredOutput from "../domain/model/StructuredOutput.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as SideCalls from "../domain/tool/SideCalls.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
-import { parseModel } from "../services/Provider.ts"
+import { parseModel, type ProviderError } from "../services/Provider.ts"
 import { CliFailure } from "./CliFailure.ts"
+import * as ErrorLine from "./ErrorLine.ts"
 import * as Usage from "./Usage.ts"
 
 /** The command a --model usage error points to. */
@@ -95,14 +96,12 @@ export const make =
             })
       }
       yield* ProviderLive.checkReady(model, inputs.providers).pipe(
-        Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+        Effect.mapError((e) => new CliFailure({ code: 1, message: ErrorLine.line(e, {}) }))
       )
       if (inputs.checkInquiryModel !== false) {
         for (const need of SideCalls.models(inputs.config, { personReachable: inputs.personReachable === true })) {
           yield* ProviderLive.checkReady(need.model, inputs.providers).pipe(
-            Effect.mapError(
-              (e) => new CliFailure({ code: 1, message: sideCallProblem(need, inputs.configFile, e.message) })
-            )
+            Effect.mapError((e) => new CliFailure({ code: 1, message: sideCallProblem(need, inputs.configFile, e) }))
           )
           if (StructuredOutput.supports(need.model, inputs.config) === false)
             return yield* new CliFailure({ code: 1, message: notStructured(need, inputs.configFile) })
@@ -131,25 +130,24 @@ const toPersonRemedy = (need: SideCalls.SideCallModel): string =>
     : `or ask a person instead: ${ConfigData.formatPath(need.why.target)} = "user"`
 
 /** What is missing for `model`, and what to do about it (never "--model", which does not change a side call's model). */
-const missing = (model: string, problem: string): { readonly what: string; readonly fix: string } => {
-  if (ProviderLive.checkModel(model) !== undefined) return { what: problem, fix: "write a model parley can call there" }
-  switch (parseModel(model).provider) {
-    case "anthropic":
-      return { what: "ANTHROPIC_API_KEY is not set", fix: "export ANTHROPIC_API_KEY" }
-    case "openai":
-      return {
-        what: "OPENAI_API_KEY is not set (nor providers.openai.base_url)",
-        fix: "export OPENAI_API_KEY (or set providers.openai.base_url)"
-      }
-    default:
-      return { what: problem, fix: "pass --script FILE (or set $PARLEY_SCRIPT)" }
+const missing = (model: string, error: ProviderError): { readonly what: string; readonly fix: string } => {
+  if (error.missing === "api_key") {
+    return parseModel(model).provider === "openai"
+      ? {
+          what: "OPENAI_API_KEY is not set (nor providers.openai.base_url)",
+          fix: "export OPENAI_API_KEY (or set providers.openai.base_url)"
+        }
+      : { what: "ANTHROPIC_API_KEY is not set", fix: "export ANTHROPIC_API_KEY" }
   }
+  const problem = ErrorLine.line(error, {})
+  if (ProviderLive.checkModel(model) !== undefined) return { what: problem, fix: "write a model parley can call there" }
+  return { what: problem, fix: "pass --script FILE (or set $PARLEY_SCRIPT)" }
 }
 
 /** One line: which key names which model, what is missing, why this run may call it, and the ways out. */
-const sideCallProblem = (need: SideCalls.SideCallModel, configFile: string, problem: string): string => {
+const sideCallProblem = (need: SideCalls.SideCallModel, configFile: string, error: ProviderError): string => {
   const key = ConfigData.formatPath(need.key)
-  const { what, fix } = missing(need.model, problem)
+  const { what, fix } = missing(need.model, error)
   const why =
     need.why._tag === "Detached"
       ? 'nobody is at a terminal to answer this run\'s questions and [conversation.inquiry] detached is "assistant"'

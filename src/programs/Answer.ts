@@ -31,6 +31,7 @@ import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import { fromInquiryQuestion, type Question } from "../domain/tool/Question.ts"
+import * as QuestionPolicy from "../domain/tool/QuestionPolicy.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
 import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "../services/PendingAnswers.ts"
@@ -122,7 +123,8 @@ export const record = (session: ConversationSession, inquiryId: string, input: A
         ? new QuestionAlreadyAnswered({ inquiry_id: inquiryId, by: describeResponse(closed) })
         : new QuestionNotOpen({ inquiry_id: inquiryId, open: open.map((q) => q.inquiryId) })
     }
-    if (target.question.answer_type.type === "secret")
+    // A secret is never recorded in clear: it reaches a tool only through the running turn.
+    if (QuestionPolicy.of(target.question).redact)
       return yield* new SecretNeedsRunningTurn({ id: session.id, inquiry_id: inquiryId })
     const parsed = parse(inquiryId, target.question, input)
     if (Result.isFailure(parsed)) return yield* parsed.failure

@@ -53,7 +53,6 @@
  *
  * @since 0.1.0
  */
-import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -73,6 +72,7 @@ import type { PendingInquiry } from "../domain/stream/IncompleteTurn.ts"
 import * as TurnState from "../domain/stream/TurnState.ts"
 import { fromInquiryQuestion, isQuestionId } from "../domain/tool/Question.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
+import * as QuestionPolicy from "../domain/tool/QuestionPolicy.ts"
 import * as Redact from "../domain/tool/Redact.ts"
 import { decidePermission, Permission } from "../domain/tool/Route.ts"
 import type { RunMode, ToolKind } from "../domain/tool/ToolDefinition.ts"
@@ -81,7 +81,7 @@ import type { ConversationSession } from "../services/ConversationSession.ts"
 import { type Answers, error as executorError, Executor, type ToolResponse } from "../services/Executor.ts"
 import { InquiryBackend } from "../services/InquiryBackend.ts"
 import { PendingAnswers } from "../services/PendingAnswers.ts"
-import { PromptBackend, type PermissionDecision, type PromptError, PromptFailed } from "../services/PromptBackend.ts"
+import { PromptBackend, type PermissionDecision } from "../services/PromptBackend.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import * as Approval from "./coordinator/Approval.ts"
 import * as Inquiry from "./coordinator/Inquiry.ts"
@@ -126,9 +126,6 @@ type CallEnd =
   | { readonly _tag: "Recorded"; readonly response: ToolCallResponse }
   | { readonly _tag: "Deferred"; readonly inquiryId: InquiryId }
 
-/** What the permission prompt yields: a decision typed now, or one remembered while this call waited. */
-type PermissionAnswer = { readonly typed: PermissionDecision } | { readonly remembered: TurnState.RememberedPermission }
-
 /** How the prompt names a tool's kind. */
 const kindText = (kind: ToolKind): PermissionInquiry.ToolKindText =>
   kind === "builtin" ? "built-in" : kind === "mcp" ? "MCP" : "local"
@@ -157,47 +154,38 @@ const recordDecision = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind,
 
 /** Asks the person whether `call` may run (`run = "ask"`). */
 const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) =>
-  Effect.gen(function* (): Effect.fn.Return<Permission, Inquiry.RecordError> {
-    const decision = yield* Effect.suspend(() =>
-      // Look again once the prompt is ours: a Y/N typed while this call waited counts too.
-      Effect.flatMap(Ref.get(env.state), (s): Effect.Effect<PermissionAnswer, PromptError> => {
-        const late = TurnState.rememberedPermission(s, call.name)
-        return late._tag === "Some"
-          ? Effect.succeed({ remembered: late.value })
-          : Effect.map(
-              env.prompts.permission({
-                toolName: call.name,
-                kind: kindText(kind),
-                arguments: call.arguments,
-                position: Inquiry.positionOf(env, call)
-              }),
-              (typed) => ({ typed })
-            )
-      })
-    ).pipe(
-      Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: Inquiry.describeDefect(d) }))),
-      Effect.result,
-      // Remembered and recorded while the prompt is still ours: the next call to look sees the decision, on disk first.
-      Effect.tap((r) =>
-        r._tag === "Success" && "typed" in r.success ? decided(env, call, kind, r.success.typed) : Effect.void
-      ),
-      env.promptLock.withPermits(1)
-    )
-    if (decision._tag === "Failure") {
-      return decision.failure._tag === "PromptCancelled"
-        ? Permission.Skip({ content: Texts.skippedByUser, is_error: false })
-        : Permission.Skip({ content: Texts.permissionFailed(decision.failure.reason), is_error: true })
+  Inquiry.atPrompt(env, {
+    look: (s) => TurnState.rememberedPermission(s, call.name),
+    prompt: () =>
+      env.prompts.permission({
+        toolName: call.name,
+        kind: kindText(kind),
+        arguments: call.arguments,
+        position: Inquiry.positionOf(env, call)
+      }),
+    answered: (prompted): Effect.Effect<Approval.Decided, Inquiry.RecordError> => {
+      switch (prompted._tag) {
+        case "Remembered":
+          return Effect.succeed(prompted.value === "y" ? RUN : SKIP_REMEMBERED)
+        case "Typed": {
+          const typed = prompted.value
+          // Remembered and recorded while the prompt is still ours: the next call to look sees the decision, on disk first.
+          return Effect.as(decided(env, call, kind, typed), typed === "y" || typed === "Y" ? RUN : SKIP_DECLINED)
+        }
+        case "Failed":
+          return Effect.succeed(
+            prompted.error._tag === "PromptCancelled"
+              ? SKIP_DECLINED
+              : { _tag: "PromptFailed", reason: prompted.error.reason }
+          )
+      }
     }
-    const d = decision.success
-    if ("remembered" in d) {
-      return d.remembered === "y"
-        ? Permission.Run()
-        : Permission.Skip({ content: Texts.skippedRemembered, is_error: false })
-    }
-    return d.typed === "y" || d.typed === "Y"
-      ? Permission.Run()
-      : Permission.Skip({ content: Texts.skippedByUser, is_error: false })
   })
+
+const RUN: Approval.Decided = Permission.Run()
+const RUN_UNKNOWN: Permission = Permission.Run()
+const SKIP_REMEMBERED: Approval.Decided = Permission.Skip({ cause: "remembered" })
+const SKIP_DECLINED: Approval.Decided = Permission.Skip({ cause: "declined" })
 
 /** What the person typed: recorded (before the call goes on), and remembered for the turn when it was a capital. */
 const decided = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind, typed: PermissionDecision) =>
@@ -210,46 +198,29 @@ const decided = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind, typed:
 
 /**
  * Step 1, as far as it is decided without the person, from the turn's state
- * as it is now: `Run`, `Skip`, or `Ask` (with the tool's kind). A tool that
- * decides per call (`callPermission`: an effect/ai `needsApproval`) is asked
- * first; any other call takes no effectful step for it.
+ * as it is now (`Route.decidePermission`). A tool that decides per call
+ * (`callPermission`: an effect/ai `needsApproval`) is asked first; any other
+ * call takes no effectful step for it.
  */
 const decidePermissionNow = (
   env: Inquiry.Env,
   call: ToolCallRequest,
   resume?: ResumeInput
-): Effect.Effect<
-  | Permission
-  | { readonly _tag: "AskAs"; readonly kind: ToolKind }
-  | { readonly _tag: "Approve"; readonly kind: ToolKind; readonly recorded?: InquiryRequest }
-> => {
+): Effect.Effect<Permission> => {
   const kind = env.executor.kind(call.name)
-  const noApproval = Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config))
-  const decide = (mode: RunMode | undefined, approval: boolean) => {
-    const decided = decidePermission({
-      mode,
+  // An unknown tool runs: the executor answers "not available".
+  if (kind === undefined) return Effect.succeed(RUN_UNKNOWN)
+  const decide = (mode: RunMode, approval: boolean) =>
+    decidePermission({
+      tool: { mode, kind },
       interactive: env.prompts.interactive,
       remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
       decided: resume?.permissionDecisions?.get(call.id),
-      skippedByConfig: Texts.skippedByConfig,
-      skippedRemembered: Texts.skippedRemembered,
-      skippedByUser: Texts.skippedByUser,
       approval,
-      skippedNoApproval: noApproval,
+      // An approval an earlier run left open (deferred) is asked again under its id, with or without a terminal now.
+      reopened: approval && pendingApproval(call, resume) !== undefined,
       detached: ConfigData.detachedPolicy(env.config)
     })
-    if (kind === undefined) return decided
-    // An approval an earlier run left open (deferred) is asked again under its id, with or without a terminal now.
-    const open = approval ? pendingApproval(call, resume) : undefined
-    const undecided =
-      decided._tag === "Ask" ||
-      decided._tag === "Detached" ||
-      (decided._tag === "Skip" && decided.content === noApproval)
-    if (open !== undefined && undecided) return { _tag: "Approve", kind, recorded: open } as const
-    if (decided._tag === "Ask") return { _tag: "AskAs", kind } as const
-    return decided._tag === "Detached" ? ({ _tag: "Approve", kind } as const) : decided
-  }
-  if (kind === undefined) return Effect.succeed(decide(undefined, false))
   const perCall = env.executor.callPermission
   if (perCall === undefined) return Effect.succeed(decide(env.executor.permission(call.name), false))
   const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
@@ -277,18 +248,35 @@ const permit = (
     decidePermissionNow(env, call, resume),
     (decided): Effect.Effect<Approval.Decided, Inquiry.RecordError> => {
       switch (decided._tag) {
-        case "AskAs":
+        case "Ask":
           return askPermission(env, call, decided.kind)
         case "Approve":
-          return Approval.ask(env, call, kindText(decided.kind), decided.recorded)
-        case "Detached":
-          // Not reached: an unknown tool is not asked about (its call answers "not available").
-          return Effect.succeed(Permission.Run())
+          return Approval.ask(env, call, kindText(decided.kind), pendingApproval(call, resume))
         default:
           return Effect.succeed(decided)
       }
     }
   )
+
+/** The response of a call that did not run: the text is chosen here, from why (JP's words; parley's for an approval nobody gave). */
+const notRun = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  decided: Exclude<Approval.Decided, { readonly _tag: "Run" | "Deferred" }>
+): ToolResponse => {
+  if (decided._tag === "Ended") return decided.response
+  if (decided._tag === "PromptFailed") return { content: Texts.permissionFailed(decided.reason), is_error: true }
+  switch (decided.cause) {
+    case "config":
+      return { content: Texts.skippedByConfig, is_error: false }
+    case "remembered":
+      return { content: Texts.skippedRemembered, is_error: false }
+    case "declined":
+      return { content: Texts.skippedByUser, is_error: false }
+    case "no_approval":
+      return { content: Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config)), is_error: false }
+  }
+}
 
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
 const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) => {
@@ -356,7 +344,7 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
       if (routed._tag === "Deferred") return routed
       if (routed.fromConfig === true) fromConfig.add(question.id)
       else fromConfig.delete(question.id)
-      if (question.answer_type.type === "secret") secrets.push(Redact.secretText(routed.answer))
+      if (QuestionPolicy.of(question).redact) secrets.push(Redact.secretText(routed.answer))
       answers = { ...result.answers, [question.id]: routed.answer }
     }
   })
@@ -383,8 +371,8 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
     if (permission._tag === "Deferred") return { _tag: "Deferred", inquiryId: permission.inquiryId } satisfies CallEnd
     const shown = RunEvent.toolCall(call)
     let response: ToolResponse
-    if (permission._tag === "Skip") {
-      response = { content: permission.content, is_error: permission.is_error }
+    if (permission._tag !== "Run") {
+      response = notRun(env, call, permission)
     } else {
       env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
       const ended = yield* resumeAndExecute(env, call, resume)
@@ -396,7 +384,7 @@ const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | 
       env,
       (at) => Events.toolCallResponse(at, call.id, response),
       (recorded) => {
-        env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag !== "Skip", response }))
+        env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag === "Run", response }))
         return Effect.succeed(recorded)
       }
     )
@@ -443,7 +431,7 @@ export const runTools = (input: RunToolsInput) =>
     const responses: Array<ToolCallResponse> = []
     const deferred: Array<InquiryId> = []
     for (const exit of exits) {
-      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause as Cause.Cause<Inquiry.RecordError>)
+      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
       if (exit.value._tag === "Recorded") responses.push(exit.value.response)
       else deferred.push(exit.value.inquiryId)
     }

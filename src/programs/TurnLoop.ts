@@ -52,7 +52,7 @@ import * as TurnState from "../domain/stream/TurnState.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { Executor } from "../services/Executor.ts"
 import { ReplyBuilder, replyWarning } from "../domain/model/Reply.ts"
-import { Provider } from "../services/Provider.ts"
+import { Provider, type ProviderDelta } from "../services/Provider.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { autoCompactionWarning, fitRequest } from "./ContextWindow.ts"
 import { type ResumeInput, runTools } from "./ToolCoordinator.ts"
@@ -100,6 +100,14 @@ export interface TurnResult {
   readonly deferred: ReadonlyArray<InquiryId>
 }
 
+/** What whoever watches sees of a delta as it arrives: its text (reply or reasoning). */
+const shown = (events: RunEvents["Service"], delta: ProviderDelta): Effect.Effect<void> =>
+  delta._tag === "TextDelta"
+    ? events.publish(RunEvent.make.TextDelta({ text: delta.text }))
+    : delta._tag === "ReasoningDelta"
+      ? events.publish(RunEvent.make.ReasoningDelta({ text: delta.text }))
+      : Effect.void
+
 /** One model call: streams the reply, records it, returns the tool calls it made. */
 const streamReply = (input: TurnInput) =>
   Effect.gen(function* () {
@@ -133,15 +141,7 @@ const streamReply = (input: TurnInput) =>
         Stream.runForEach((delta) =>
           Effect.suspend(() => {
             builder.add(delta)
-            return stopWaiting.pipe(
-              Effect.andThen(
-                delta._tag === "TextDelta"
-                  ? events.publish(RunEvent.make.TextDelta({ text: delta.text }))
-                  : delta._tag === "ReasoningDelta"
-                    ? events.publish(RunEvent.make.ReasoningDelta({ text: delta.text }))
-                    : Effect.void
-              )
-            )
+            return Effect.andThen(stopWaiting, shown(events, delta))
           })
         ),
         Effect.ensuring(stopWaiting),

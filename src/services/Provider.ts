@@ -76,6 +76,10 @@ export interface ProviderRequest {
  *   closed before the provider's end marker, malformed server-sent events, an
  *   error event mid-reply, invalid tool arguments.
  */
+/** A setting a provider needs and was not given: its API key, or the scripted model's script. */
+export const ProviderMissing = Schema.Literals(["api_key", "script"])
+export type ProviderMissing = typeof ProviderMissing.Type
+
 /** The kinds of {@link ProviderError} (see the list above). */
 export const ProviderFailure = Schema.Literals(["config", "http", "connection", "reply"])
 export type ProviderFailure = typeof ProviderFailure.Type
@@ -111,8 +115,14 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   retryable: Schema.Boolean,
   attempts: Schema.Number,
   retryAfterMs: Schema.optionalKey(Schema.Number),
-  /** The provider's SDK is an optional package that is not installed (failure `config`; docs/decisions.md#optional-peer-dependencies). */
-  missing: Schema.optionalKey(MissingPackage)
+  /**
+   * What is missing before anything can be sent (failure `config`): the
+   * provider's API key (`api_key`), the scripted model's script (`script`),
+   * or the provider's SDK, an optional package that is not installed
+   * (docs/decisions.md#optional-peer-dependencies). The edge says how to
+   * supply it (`cli/ErrorLine`).
+   */
+  missing: Schema.optionalKey(Schema.Union([ProviderMissing, MissingPackage]))
 }) {
   // biome-ignore lint/suspicious/useGetterReturn: the switch is exhaustive over `failure` (the compiler checks it)
   override get message(): string {

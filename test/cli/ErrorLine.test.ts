@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vi
 import * as ErrorLine from "../../src/cli/ErrorLine.ts"
 import { CliFailure } from "../../src/cli/CliFailure.ts"
 import { NotPrivate } from "../../src/domain/storage/NotPrivate.ts"
+import { ProviderError } from "../../src/services/Provider.ts"
 import {
   AppendRejected,
   ConversationCorrupt,
@@ -127,6 +128,23 @@ describe("the line of each error", () => {
       1,
       "No conversation with id 9. Run `parley conversation ls --archived --storage /s` to see the ids."
     ])
+  })
+
+  it("a provider missing its key or script: the error carries what is missing, the line says which flag or variable gives it", () => {
+    const missing = (provider: string, what: "api_key" | "script", detail: string) =>
+      ErrorLine.line(
+        new ProviderError({ provider, failure: "config", missing: what, detail, retryable: false, attempts: 1 }),
+        {}
+      )
+    expect(missing("anthropic", "api_key", "ANTHROPIC_API_KEY is not set.")).toBe(
+      "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
+    )
+    expect(missing("openai", "api_key", "OPENAI_API_KEY is not set.")).toBe(
+      "OPENAI_API_KEY is not set. Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE."
+    )
+    expect(missing("scripted", "script", "The scripted model needs a script (PARLEY_SCRIPT).")).toBe(
+      "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT."
+    )
   })
 
   it("no message or page text of src/domain, src/services or src/layers names a parley command (they are rendered only in src/cli)", () => {

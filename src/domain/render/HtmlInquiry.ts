@@ -29,6 +29,7 @@ import type { InquiryRequest } from "../event/InquiryRequest.ts"
 import type { InquiryResponse } from "../event/InquiryResponse.ts"
 import type { InquirySource } from "../event/InquirySource.ts"
 import * as CancellationReason from "../event/CancellationReason.ts"
+import * as QuestionPolicy from "../tool/QuestionPolicy.ts"
 import { escapeHtml, jsonBlock, timeTag } from "./HtmlText.ts"
 
 /** A question and the response that closed it, if any. */
@@ -112,7 +113,7 @@ export const outcomeHtml = (pair: InquiryPair, ctx: InquiryContext): string => {
   }
   switch (r.outcome) {
     case "answered":
-      return pair.request.question.answer_type.type === "secret"
+      return QuestionPolicy.of(pair.request.question).redact
         ? badge("answered", "answered") + note("a secret: the answer is not shown")
         : badge("answered", "answered") + valueHtml(r.answer)
     case "redacted":

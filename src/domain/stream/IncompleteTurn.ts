@@ -50,7 +50,7 @@ import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../event/ToolCallResponse.ts"
 import * as Pairing from "./Pairing.ts"
 import { retainCompactions } from "./Retain.ts"
-import { currentTurnStart, turnCount } from "./Turns.ts"
+import { currentTurnStart, trimTrailingTurnStarts, turnCount } from "./Turns.ts"
 
 /** The residual events of an unfinished last turn, starting at its first event (normally its `turn_start`). */
 export interface IncompleteTurn {
@@ -193,16 +193,8 @@ export const lastTurnStart = (entries: ReadonlyArray<StreamEntry>): number =>
  * resumableEntries({ entries: [ts, q, call, ts2] }) // [ts, q, call]
  * ```
  */
-export const resumableEntries = (incomplete: IncompleteTurn): Array<StreamEntry> => {
-  const out = incomplete.entries.slice()
-  for (let i = out.length - 1; i >= 0; i--) {
-    const e = out[i]!
-    if (!isConversationEvent(e)) continue
-    if (e.type !== "turn_start") break
-    out.splice(i, 1)
-  }
-  return out
-}
+export const resumableEntries = (incomplete: IncompleteTurn): Array<StreamEntry> =>
+  trimTrailingTurnStarts(incomplete.entries.slice())
 
 /** One tool call of a turn as the inspection sees it: where it was asked, where answered (-1: not yet). */
 interface InspectedCall {
@@ -265,25 +257,28 @@ class TurnInspector {
     else if (e.type === "tool_call_response") this.lastToolResponse = i
     const n = e.type === "tool_call_request" ? this.calls.length : this.inquiries.length
     const step = this.pairer.step(e, n)
-    if (step._tag === "Opened" && step.kind === "tool") {
-      const request = e as ToolCallRequest
-      this.calls.push({ at: i, request, closedAt: -1, response: null })
-      this.openCalls.push(n)
-      this.latestCall.set(request.id, n)
-    } else if (step._tag === "Opened") {
-      const request = e as InquiryRequest
-      this.inquiries.push({ at: i, request, closedAt: -1, response: null, call: this.callOf(request) })
-      this.openInquiries.push(n)
-    } else if (step._tag === "Closed" && step.kind === "tool") {
-      const call = this.calls[step.request]!
-      call.closedAt = i
-      call.response = e as ToolCallResponse
-      this.openCalls.splice(this.openCalls.indexOf(step.request), 1)
+    // The pairer's kind is the event's: told by its type, so each branch has its event typed.
+    if (step._tag === "Opened") {
+      if (e.type === "tool_call_request") {
+        this.calls.push({ at: i, request: e, closedAt: -1, response: null })
+        this.openCalls.push(n)
+        this.latestCall.set(e.id, n)
+      } else if (e.type === "inquiry_request") {
+        this.inquiries.push({ at: i, request: e, closedAt: -1, response: null, call: this.callOf(e) })
+        this.openInquiries.push(n)
+      }
     } else if (step._tag === "Closed") {
-      const inquiry = this.inquiries[step.request]!
-      inquiry.closedAt = i
-      inquiry.response = e as InquiryResponse
-      this.openInquiries.splice(this.openInquiries.indexOf(step.request), 1)
+      if (e.type === "tool_call_response") {
+        const call = this.calls[step.request]!
+        call.closedAt = i
+        call.response = e
+        this.openCalls.splice(this.openCalls.indexOf(step.request), 1)
+      } else if (e.type === "inquiry_response") {
+        const inquiry = this.inquiries[step.request]!
+        inquiry.closedAt = i
+        inquiry.response = e
+        this.openInquiries.splice(this.openInquiries.indexOf(step.request), 1)
+      }
     }
   }
 

@@ -59,6 +59,7 @@ import * as Timestamp from "../event/Timestamp.ts"
 import { ToolCallResponse } from "../event/ToolCallResponse.ts"
 import { TurnStart } from "../event/TurnStart.ts"
 import * as Pairing from "./Pairing.ts"
+import { trimTrailingTurnStarts } from "./Turns.ts"
 
 /** The text of the synthetic response given to an interrupted tool call. */
 export const INTERRUPTED_TOOL_CALL = "Tool call was interrupted."
@@ -129,17 +130,6 @@ const repairPairs = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> =>
   return out
 }
 
-/** Step 6: remove trailing `turn_start`s (ignoring trailing non-events). */
-const trimTrailingEmptyTurns = (entries: Array<StreamEntry>): Array<StreamEntry> => {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i]!
-    if (!isConversationEvent(e)) continue
-    if (e.type !== "turn_start") break
-    entries.splice(i, 1)
-  }
-  return entries
-}
-
 /** Step 7: one `turn_start` before the first `chat_request` (or at the start). */
 const normalizeTurnStarts = (entries: Array<StreamEntry>): Array<StreamEntry> => {
   if (!entries.some((e) => isConversationEvent(e) && e.type !== "turn_start")) return entries
@@ -181,6 +171,7 @@ const normalizeTurnStarts = (entries: Array<StreamEntry>): Array<StreamEntry> =>
 export const sanitize = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> => {
   let out = dropLeadingNonUserEvents(entries)
   out = repairPairs(out)
-  out = trimTrailingEmptyTurns(out)
+  // Step 6: remove trailing `turn_start`s (ignoring trailing non-events).
+  out = trimTrailingTurnStarts(out)
   return normalizeTurnStarts(out)
 }

@@ -192,6 +192,30 @@ export const currentTurnStart = (entries: ReadonlyArray<StreamEntry>, options: C
 }
 
 /**
+ * Removes the trailing bare `turn_start`s of `entries` in place (trailing
+ * entries that are not events are passed over and kept) and returns it: the
+ * one home of that trim, for `sanitize` (step 6) and for the entries a
+ * resumed turn merges back, so appends land in the resumed turn.
+ *
+ * @example
+ * ```ts
+ * import { trimTrailingTurnStarts } from "parley/domain/stream/Turns"
+ * import type { ChatRequest, StreamEntry, TurnStart } from "parley"
+ * declare const ts: TurnStart, ts2: TurnStart, q: ChatRequest
+ * trimTrailingTurnStarts([ts, q, ts2]) // [ts, q]
+ * ```
+ */
+export const trimTrailingTurnStarts = (entries: Array<StreamEntry>): Array<StreamEntry> => {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!
+    if (!isConversationEvent(e)) continue
+    if (e.type !== "turn_start") break
+    entries.splice(i, 1)
+  }
+  return entries
+}
+
+/**
  * The structured-output schema of the current turn: that of the first
  * `chat_request` after the last `turn_start` (or from the start when there is
  * none). Later requests of the turn (interrupt replies) do not override it.

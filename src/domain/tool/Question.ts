@@ -79,12 +79,6 @@ export class Question extends Schema.Class<Question>("parley/Question")({
   persistence: Schema.optionalKey(AnswerReusePolicy)
 }) {}
 
-/** Whether only a person may answer `q`. */
-export const isExclusive = (q: Question): boolean => q.exclusive === true
-
-/** Whether an answer to `q` may be remembered for the turn (`persistence` not `none`, and not a secret). */
-export const isRememberable = (q: Question): boolean => q.persistence !== "none" && q.answer_type.type !== "secret"
-
 /**
  * The persisted form of a tool question (JP `tool_question_to_inquiry_question`):
  * select options become `{ value }` without description; `id` is dropped;

@@ -39,9 +39,10 @@ import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import type { Json } from "effect/Schema"
 import type { DetachedPolicy, TargetKind } from "./Config.ts"
-import type { RunMode } from "./ToolDefinition.ts"
+import type { RunMode, ToolKind } from "./ToolDefinition.ts"
 import * as AnswerFit from "./AnswerFit.ts"
 import type { Question } from "./Question.ts"
+import * as QuestionPolicy from "./QuestionPolicy.ts"
 
 /** How a secret request is refused (its `Cancelled` reason). */
 export type DenialReason = "assistant_routing_denied" | "no_prompt_backend"
@@ -112,8 +113,8 @@ export interface RouteInput {
 /** Decides who answers `question` (steps 1–6 above). */
 export const decideRoute = (input: RouteInput): Route => {
   const question = input.question
-  const secret = question.answer_type.type === "secret"
-  if (!secret && Option.isSome(input.remembered) && question.persistence !== "none")
+  const policy = QuestionPolicy.of(question)
+  if (policy.rememberable && Option.isSome(input.remembered))
     return Route.Remembered({ answer: input.remembered.value })
   if (input.staticAnswer !== undefined) {
     if (input.staticRejected !== undefined)
@@ -126,14 +127,12 @@ export const decideRoute = (input: RouteInput): Route => {
       ? Route.Static({ answer: fits.success })
       : Route.InvalidStatic({ problem: fits.failure })
   }
-  // Only a person may answer a secret or an exclusive question.
-  const personOnly = secret || question.exclusive === true
   if (input.target === "assistant")
-    return personOnly ? Route.Denied({ reason: "assistant_routing_denied" }) : Route.Backend()
+    return policy.personOnly ? Route.Denied({ reason: "assistant_routing_denied" }) : Route.Backend()
   if (input.reachable) return Route.Person()
   switch (input.detached) {
     case "assistant":
-      return personOnly ? Route.Denied({ reason: "no_prompt_backend" }) : Route.Backend()
+      return policy.personOnly ? Route.Denied({ reason: "no_prompt_backend" }) : Route.Backend()
     case "deny":
       return Route.Denied({ reason: "no_prompt_backend" })
     case "defer":
@@ -143,81 +142,92 @@ export const decideRoute = (input: RouteInput): Route => {
   }
 }
 
+/**
+ * Why a call was not run, as data: the tool response's text is chosen
+ * where the response is written.
+ * - `config`: `run = "skip"`;
+ * - `remembered`: the person said `N` earlier in the turn;
+ * - `declined`: the person said no to this call (`n`, a recorded `n`, a
+ *   cancelled prompt, an approval answered `false`);
+ * - `no_approval`: the tool's author requires a person's yes and nobody
+ *   could be asked (`detached` is `deny`, or `assistant` read as `deny`).
+ */
+export type SkipCause = "config" | "remembered" | "declined" | "no_approval"
+
 /** Whether a call runs before any tool code does. */
 export type Permission = Data.TaggedEnum<{
   /** Run it. */
   Run: {}
-  /** Do not run it; this is its response. */
-  Skip: { readonly content: string; readonly is_error: boolean }
-  /** Ask the person at the prompt. */
-  Ask: {}
+  /** Do not run it, because of `cause`. */
+  Skip: { readonly cause: SkipCause }
+  /** Ask the person at this terminal's prompt (`kind`: how the prompt names the tool). */
+  Ask: { readonly kind: ToolKind }
   /**
-   * An approval with nobody to ask now, under `detached = "defer"` or
-   * `"wait"` (docs/decisions.md#person-only-questions): ask it as a question that follows that policy —
-   * recorded open for `parley conversation answer`, or kept open for any
-   * answerer first.
+   * A person's approval with nobody to ask now, under `detached = "defer"`
+   * or `"wait"`, or an approval an earlier run of the turn left open
+   * (docs/decisions.md#person-only-questions): asked as a question (`Run
+   * <kind> <tool> tool?`, boolean) that follows the policy — recorded open
+   * for `parley conversation answer`, or kept open for any answerer first.
    */
-  Detached: {}
+  Approve: { readonly kind: ToolKind }
 }>
 
 const PermissionEnum = Data.taggedEnum<Permission>()
 /** Constructors and matchers of {@link Permission} (variants built as literals, as {@link Route}'s). */
 export const Permission: Data.TaggedEnum.Constructor<Permission> = {
   Run: () => ({ _tag: "Run" }),
-  Skip: ({ content, is_error }) => ({ _tag: "Skip", content, is_error }),
-  Ask: () => ({ _tag: "Ask" }),
-  Detached: () => ({ _tag: "Detached" }),
+  Skip: ({ cause }) => ({ _tag: "Skip", cause }),
+  Ask: ({ kind }) => ({ _tag: "Ask", kind }),
+  Approve: ({ kind }) => ({ _tag: "Approve", kind }),
   $is: PermissionEnum.$is,
   $match: PermissionEnum.$match
 }
 
-/**
- * Whether a call with run mode `mode` may run. `undefined` mode: the tool is
- * unknown, and the executor answers "not available". What the person
- * decided wins over asking: the decision recorded for this very call (a
- * resumed turn, docs/decisions.md#remembered-answers-recorded: `y` approved it, `n` skipped it), then the one
- * remembered for the tool this turn (`Y`/`N`) — with or without a terminal
- * now, since the person already answered. Otherwise `ask` without a person
- * runs the tool (JP: nobody to ask) — unless the tool's author requires
- * approval (`approval`, docs/decisions.md#person-only-questions: effect/ai `needsApproval`): then nobody to
- * ask follows the `detached` policy with `assistant` read as `deny` (an
- * approval never goes to the assistant): `deny`/`assistant` skip it with
- * `skippedNoApproval`, `defer`/`wait` give `Detached` (asked as a question
- * that waits or is deferred).
- */
-export const decidePermission = (input: {
-  readonly mode: RunMode | undefined
+/** What {@link decidePermission} needs to know. */
+export interface PermissionInput {
+  /** The tool's run mode and kind; `undefined`: the tool is unknown (the executor answers "not available"). */
+  readonly tool: { readonly mode: RunMode; readonly kind: ToolKind } | undefined
+  /** A person is at this terminal's prompt. */
   readonly interactive: boolean
+  /** The decision remembered for the tool this turn (`Y`/`N`). */
   readonly remembered: Option.Option<"y" | "n">
   /** The decision recorded for this call by an earlier run of the turn. */
   readonly decided?: "y" | "n" | undefined
-  readonly skippedByConfig: string
-  readonly skippedRemembered: string
-  /** The response of a call skipped by a recorded `n` (default: `skippedRemembered`). */
-  readonly skippedByUser?: string
   /** The tool's author requires a person's yes for this call. */
   readonly approval?: boolean
-  /** The response of an approval nobody could give. */
-  readonly skippedNoApproval?: string
+  /** An earlier run of the turn left this call's approval open (deferred): it is asked again. */
+  readonly reopened?: boolean
   /** The `detached` policy (default `assistant`, read as `deny` for an approval). */
   readonly detached?: DetachedPolicy
-}): Permission => {
-  if (input.mode === undefined || input.mode === "unattended") return Permission.Run()
-  if (input.mode === "skip") return Permission.Skip({ content: input.skippedByConfig, is_error: false })
-  if (input.decided !== undefined) {
-    return input.decided === "y"
-      ? Permission.Run()
-      : Permission.Skip({ content: input.skippedByUser ?? input.skippedRemembered, is_error: false })
-  }
-  if (Option.isSome(input.remembered)) {
-    return input.remembered.value === "y"
-      ? Permission.Run()
-      : Permission.Skip({ content: input.skippedRemembered, is_error: false })
-  }
-  if (!input.interactive && input.approval === true) {
-    return input.detached === "defer" || input.detached === "wait"
-      ? Permission.Detached()
-      : Permission.Skip({ content: input.skippedNoApproval ?? input.skippedByConfig, is_error: false })
-  }
-  return input.interactive ? Permission.Ask() : Permission.Run()
+}
+
+/**
+ * Whether a call may run. An unknown tool runs (the executor answers "not
+ * available"). What the person decided wins over asking: the decision
+ * recorded for this very call (a resumed turn,
+ * docs/decisions.md#remembered-answers-recorded: `y` approved it, `n`
+ * skipped it), then the one remembered for the tool this turn (`Y`/`N`) —
+ * with or without a terminal now, since the person already answered. An
+ * approval an earlier run left open is asked again (`Approve`). Otherwise
+ * `ask` without a person runs the tool (JP: nobody to ask) — unless the
+ * tool's author requires approval (`approval`,
+ * docs/decisions.md#person-only-questions: effect/ai `needsApproval`): then
+ * nobody to ask follows the `detached` policy with `assistant` read as
+ * `deny` (an approval never goes to the assistant): `deny`/`assistant` skip
+ * it (`no_approval`), `defer`/`wait` give `Approve`.
+ */
+export const decidePermission = (input: PermissionInput): Permission => {
+  const tool = input.tool
+  if (tool === undefined || tool.mode === "unattended") return Permission.Run()
+  if (tool.mode === "skip") return Permission.Skip({ cause: "config" })
+  if (input.decided !== undefined)
+    return input.decided === "y" ? Permission.Run() : Permission.Skip({ cause: "declined" })
+  if (Option.isSome(input.remembered))
+    return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ cause: "remembered" })
+  if (!input.interactive && input.approval !== true) return Permission.Run()
+  if (input.reopened === true) return Permission.Approve({ kind: tool.kind })
+  if (input.interactive) return Permission.Ask({ kind: tool.kind })
+  return input.detached === "defer" || input.detached === "wait"
+    ? Permission.Approve({ kind: tool.kind })
+    : Permission.Skip({ cause: "no_approval" })
 }

@@ -37,6 +37,7 @@ import * as Terminal from "effect/Terminal"
 import type * as Schema from "effect/Schema"
 import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import type { Question } from "../../domain/tool/Question.ts"
+import * as QuestionPolicy from "../../domain/tool/QuestionPolicy.ts"
 import * as ToolStyle from "../../domain/tool/ToolStyle.ts"
 import {
   type CallPosition,
@@ -194,7 +195,7 @@ export const make = (options: Options = {}) =>
             const key = yield* run(
               keyPrompt({
                 message,
-                keys: q.persistence === "none" ? BOOLEAN_ONCE_KEYS : BOOLEAN_KEYS,
+                keys: QuestionPolicy.of(q).rememberable ? BOOLEAN_KEYS : BOOLEAN_ONCE_KEYS,
                 ...(typeof q.default === "boolean" ? { defaultKey: q.default ? "y" : "n" } : {})
               })
             )

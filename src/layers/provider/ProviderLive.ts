@@ -69,6 +69,48 @@ export const checkModel = (model: string): ProviderError | undefined => {
 
 const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === "" ? undefined : s)
 
+/** The environment variable that holds `provider`'s API key. */
+const KEY_VARIABLE = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY" } as const
+
+/** `provider`'s API key is not set: the error says so as data (`missing: "api_key"`); the edge says what to do. */
+const noKey = (provider: "anthropic" | "openai") =>
+  new ProviderError({
+    provider,
+    failure: "config",
+    missing: "api_key",
+    detail: `${KEY_VARIABLE[provider]} is not set.`,
+    retryable: false,
+    attempts: 1
+  })
+
+/** The scripted model has no script: the error says so as data (`missing: "script"`); the edge says how to give one. */
+const noScript = () =>
+  new ProviderError({
+    provider: "scripted",
+    failure: "config",
+    missing: "script",
+    detail: "The scripted model needs a script (PARLEY_SCRIPT).",
+    retryable: false,
+    attempts: 1
+  })
+
+/** The settings each provider is built from: explicit options win over the environment. */
+const settings = (options: ProviderLiveOptions) => {
+  const env = options.env ?? process.env
+  const openaiBaseUrl = nonEmpty(options.openai?.baseUrl) ?? nonEmpty(env["OPENAI_BASE_URL"])
+  return {
+    anthropicKey: nonEmpty(options.anthropic?.apiKey) ?? nonEmpty(env["ANTHROPIC_API_KEY"]),
+    anthropicBaseUrl: nonEmpty(options.anthropic?.baseUrl) ?? nonEmpty(env["ANTHROPIC_BASE_URL"]),
+    // Local compatible servers (Ollama, llama.cpp) need no key; the SDK insists on one.
+    openaiKey:
+      nonEmpty(options.openai?.apiKey) ??
+      nonEmpty(env["OPENAI_API_KEY"]) ??
+      (openaiBaseUrl !== undefined ? "none" : undefined),
+    openaiBaseUrl,
+    scriptPath: nonEmpty(options.scriptPath) ?? nonEmpty(env["PARLEY_SCRIPT"])
+  }
+}
+
 /**
  * Checks, before anything is written, that `model` can be called: a known
  * model, its API key (or a base URL for OpenAI-compatible servers), and for
@@ -77,66 +119,37 @@ const nonEmpty = (s: string | undefined): string | undefined => (s === undefined
  * @example
  * ```ts
  * import * as ProviderLive from "parley/layers/provider/ProviderLive"
- * const ready = ProviderLive.checkReady("anthropic/claude-sonnet-4-5", { env: {} }) // fails: ANTHROPIC_API_KEY is not set…
+ * const ready = ProviderLive.checkReady("anthropic/claude-sonnet-4-5", { env: {} }) // fails: ProviderError{missing: "api_key"}
  * ```
  */
 export const checkReady = (model: string, options: ProviderLiveOptions = {}): Effect.Effect<void, ProviderError> =>
   Effect.suspend(() => {
     const problem = checkModel(model)
     if (problem !== undefined) return Effect.fail(problem)
-    const env = options.env ?? process.env
+    const given = settings(options)
     switch (parseModel(model).provider) {
       case "anthropic":
-        return (nonEmpty(options.anthropic?.apiKey) ?? nonEmpty(env["ANTHROPIC_API_KEY"]))
-          ? Effect.void
-          : Effect.fail(
-              configError(
-                "anthropic",
-                "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
-              )
-            )
+        return given.anthropicKey !== undefined ? Effect.void : Effect.fail(noKey("anthropic"))
       case "openai":
-        return (nonEmpty(options.openai?.apiKey) ??
-          nonEmpty(env["OPENAI_API_KEY"]) ??
-          nonEmpty(options.openai?.baseUrl) ??
-          nonEmpty(env["OPENAI_BASE_URL"]))
-          ? Effect.void
-          : Effect.fail(
-              configError(
-                "openai",
-                "OPENAI_API_KEY is not set. Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE."
-              )
-            )
-      default: {
-        const path = nonEmpty(options.scriptPath) ?? nonEmpty(env["PARLEY_SCRIPT"])
-        if (path === undefined) {
-          return Effect.fail(
-            configError("scripted", "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT.")
-          )
-        }
-        return Effect.asVoid(Scripted.loadScript(path))
-      }
+        return given.openaiKey !== undefined ? Effect.void : Effect.fail(noKey("openai"))
+      default:
+        return given.scriptPath === undefined
+          ? Effect.fail(noScript())
+          : Effect.asVoid(Scripted.loadScript(given.scriptPath))
     }
   })
 
 /** Builds the routing provider; sub-providers are built (and cached) on first use. */
 export const make = (options: ProviderLiveOptions = {}): Effect.Effect<Provider["Service"]> =>
   Effect.gen(function* () {
-    const env = options.env ?? process.env
+    // Read as each provider is first built, as the environment is then.
+    const given = () => settings(options)
     const retry = options.retry !== undefined ? { retry: options.retry } : {}
 
     const anthropic = yield* Effect.cached(
       Effect.suspend(() => {
-        const apiKey = nonEmpty(options.anthropic?.apiKey) ?? nonEmpty(env["ANTHROPIC_API_KEY"])
-        if (apiKey === undefined) {
-          return Effect.fail(
-            configError(
-              "anthropic",
-              "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
-            )
-          )
-        }
-        const baseUrl = nonEmpty(options.anthropic?.baseUrl) ?? nonEmpty(env["ANTHROPIC_BASE_URL"])
+        const { anthropicBaseUrl: baseUrl, anthropicKey: apiKey } = given()
+        if (apiKey === undefined) return Effect.fail(noKey("anthropic"))
         return AnthropicProvider.make({
           apiKey,
           ...retry,
@@ -151,33 +164,16 @@ export const make = (options: ProviderLiveOptions = {}): Effect.Effect<Provider[
 
     const openai = yield* Effect.cached(
       Effect.suspend(() => {
-        const baseUrl = nonEmpty(options.openai?.baseUrl) ?? nonEmpty(env["OPENAI_BASE_URL"])
-        // Local compatible servers (Ollama, llama.cpp) need no key; the SDK insists on one.
-        const apiKey =
-          nonEmpty(options.openai?.apiKey) ??
-          nonEmpty(env["OPENAI_API_KEY"]) ??
-          (baseUrl !== undefined ? "none" : undefined)
-        if (apiKey === undefined) {
-          return Effect.fail(
-            configError(
-              "openai",
-              "OPENAI_API_KEY is not set. Export it (or set providers.openai.base_url for a local server), or run with --model scripted --script FILE."
-            )
-          )
-        }
+        const { openaiBaseUrl: baseUrl, openaiKey: apiKey } = given()
+        if (apiKey === undefined) return Effect.fail(noKey("openai"))
         return OpenAiProvider.make({ apiKey, ...retry, ...(baseUrl !== undefined ? { baseUrl } : {}) })
       })
     )
 
     const scripted = yield* Effect.cached(
       Effect.suspend(() => {
-        const path = nonEmpty(options.scriptPath) ?? nonEmpty(env["PARLEY_SCRIPT"])
-        if (path === undefined) {
-          return Effect.fail(
-            configError("scripted", "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT.")
-          )
-        }
-        return Effect.flatMap(Scripted.loadScript(path), Scripted.make)
+        const path = given().scriptPath
+        return path === undefined ? Effect.fail(noScript()) : Effect.flatMap(Scripted.loadScript(path), Scripted.make)
       })
     )
 

@@ -29,7 +29,8 @@ import { InquirySource } from "../../domain/event/InquirySource.ts"
 import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
 import * as TurnState from "../../domain/stream/TurnState.ts"
 import { fromInquiryQuestion, type Question } from "../../domain/tool/Question.ts"
-import { Permission } from "../../domain/tool/Route.ts"
+import type { SkipCause } from "../../domain/tool/Route.ts"
+import type { ToolResponse } from "../../services/Executor.ts"
 import * as Inquiry from "./Inquiry.ts"
 
 /**
@@ -44,11 +45,19 @@ export const question = (toolName: string, kind: PermissionInquiry.ToolKindText)
   })
 
 /**
- * What an approval asked as a question gives: run, skip, or deferred (no response yet).
+ * How a call's permission ended: run it, skip it (`cause`), skip it with the
+ * response its approval question closed with (`Ended`: refused or cancelled;
+ * that response says why), skip it because the prompt failed, or stop at
+ * an approval left open (`Deferred`: no response yet).
  *
  * @since 0.1.0
  */
-export type Decided = Permission | { readonly _tag: "Deferred"; readonly inquiryId: InquiryId }
+export type Decided =
+  | { readonly _tag: "Run" }
+  | { readonly _tag: "Skip"; readonly cause: SkipCause }
+  | { readonly _tag: "Ended"; readonly response: ToolResponse }
+  | { readonly _tag: "PromptFailed"; readonly reason: string }
+  | { readonly _tag: "Deferred"; readonly inquiryId: InquiryId }
 
 /**
  * Asks `call`'s approval as a question under the `detached` policy; `recorded`:
@@ -77,10 +86,8 @@ export const ask = (
       case "Deferred":
         return { _tag: "Deferred", inquiryId: routed.inquiryId } as const
       case "End":
-        return Permission.Skip({ content: routed.response.content, is_error: routed.response.is_error })
+        return { _tag: "Ended", response: routed.response } as const
       case "Answer":
-        return routed.answer === true
-          ? Permission.Run()
-          : Permission.Skip({ content: Inquiry.Texts.skippedByUser, is_error: false })
+        return routed.answer === true ? ({ _tag: "Run" } as const) : ({ _tag: "Skip", cause: "declined" } as const)
     }
   })

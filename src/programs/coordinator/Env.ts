@@ -15,25 +15,23 @@
 import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import type * as Ref from "effect/Ref"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
 import type * as Semaphore from "effect/Semaphore"
-import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
 import * as Timestamp from "../../domain/event/Timestamp.ts"
 import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
-import type { Answerer } from "../../domain/run/RunEvent.ts"
 import type * as TurnState from "../../domain/stream/TurnState.ts"
 import type * as ConfigData from "../../domain/tool/Config.ts"
 import { formatPath } from "../../domain/tool/Config.ts"
-import type { Question } from "../../domain/tool/Question.ts"
 import type { ConversationSession } from "../../services/ConversationSession.ts"
 import type { AppendRejected, StoreIoError } from "../../services/StoreErrors.ts"
 import type { Executor, ToolResponse } from "../../services/Executor.ts"
 import type { InquiryBackend } from "../../services/InquiryBackend.ts"
 import type { PendingAnswers } from "../../services/PendingAnswers.ts"
-import type { CallPosition, PromptBackend } from "../../services/PromptBackend.ts"
+import { type CallPosition, type PromptBackend, type PromptError, PromptFailed } from "../../services/PromptBackend.ts"
 import type { RunEvents } from "../../services/RunEvents.ts"
 
 // JP's wording for tool responses (jp-reference §5.2–§5.4, §5.9; RFD 083 for exclusive questions and static answers).
@@ -146,20 +144,35 @@ export const recordThen = <E extends StreamEntry, A, E2, R>(
     return Effect.flatMap(env.session.append([event]), () => next(event))
   })
 
-/** The question being asked, and for which call. */
-export interface Asked {
-  readonly call: ToolCallRequest
-  readonly question: Question
-  readonly id: InquiryId
-}
+/** What the terminal's prompt step gives: an answer remembered meanwhile, what was typed, or why the prompt failed. */
+export type Prompted<M, A> =
+  | { readonly _tag: "Remembered"; readonly value: M }
+  | { readonly _tag: "Typed"; readonly value: A }
+  | { readonly _tag: "Failed"; readonly error: PromptError }
 
-/** Closes an open inquiry: records its response, announces it, and says what the tool gets. */
-export interface Closer {
-  /** `remembered`: the person said to reuse it for the turn (`Y`/`N`), recorded with the answer so a resumed turn remembers too. */
-  readonly answered: (by: Answerer, answer: Schema.Json, remembered?: boolean) => Effect.Effect<Routed, RecordError>
-  readonly cancelled: (
-    by: Answerer,
-    reason: CancellationReason,
-    response: ToolResponse
-  ) => Effect.Effect<Routed, RecordError>
-}
+/**
+ * The terminal's prompt, one on screen at a time, for a permission and a
+ * question alike: once the prompt is ours, look again (a `Y`/`N` typed
+ * while this call waited counts too), else prompt (a prompt that crashes
+ * failed); `answered` runs while the prompt is still ours, so what it records is
+ * on disk before the next prompt looks.
+ */
+export const atPrompt = <M, A, B, E>(
+  env: Env,
+  steps: {
+    readonly look: (state: TurnState.TurnState) => Option.Option<M>
+    readonly prompt: () => Effect.Effect<A, PromptError>
+    readonly answered: (prompted: Prompted<M, A>) => Effect.Effect<B, E>
+  }
+): Effect.Effect<B, E> =>
+  Effect.suspend(() => {
+    const remembered = steps.look(Ref.getUnsafe(env.state))
+    if (Option.isSome(remembered)) return steps.answered({ _tag: "Remembered", value: remembered.value })
+    return steps.prompt().pipe(
+      Effect.catchDefect((d) => Effect.fail(new PromptFailed({ reason: describeDefect(d) }))),
+      Effect.matchEffect({
+        onFailure: (error) => steps.answered({ _tag: "Failed", error }),
+        onSuccess: (value) => steps.answered({ _tag: "Typed", value })
+      })
+    )
+  }).pipe(env.promptLock.withPermits(1))

@@ -37,11 +37,8 @@ import * as Option from "effect/Option"
 import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
-import type * as Schema from "effect/Schema"
-import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
-import * as EventMetadataKeys from "../../domain/event/EventMetadata.ts"
 import * as Events from "../../domain/event/Events.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
 import type { InquiryQuestion } from "../../domain/event/InquiryQuestion.ts"
@@ -51,28 +48,16 @@ import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
 import * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as TurnState from "../../domain/stream/TurnState.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
-import { type Question, toInquiryQuestion } from "../../domain/tool/Question.ts"
-import { decideRoute, type Route } from "../../domain/tool/Route.ts"
+import type { Question } from "../../domain/tool/Question.ts"
+import { type DenialReason, decideRoute, type Route } from "../../domain/tool/Route.ts"
 import type { Snapshot } from "../../services/ConversationSession.ts"
-import type { ToolResponse } from "../../services/Executor.ts"
 import { type InquiryBackendRequest, type InquiryError, InquiryOtherError } from "../../services/InquiryBackend.ts"
-import type { Waiting } from "../../services/PendingAnswers.ts"
-import {
-  type Asked,
-  type Closer,
-  describeDefect,
-  type Env,
-  record,
-  type RecordError,
-  recordThen,
-  Routed,
-  Texts
-} from "./Env.ts"
+import { describeDefect, type Env, record, type RecordError, Routed, Texts } from "./Env.ts"
+import { OpenInquiry } from "./Open.ts"
 import * as Person from "./Person.ts"
 
 export {
-  type Asked,
-  type Closer,
+  atPrompt,
   describeDefect,
   type Env,
   positionOf,
@@ -119,83 +104,6 @@ export const Opening: Data.TaggedEnum.Constructor<Opening> = {
   }),
   $is: OpeningEnum.$is,
   $match: OpeningEnum.$match
-}
-
-/** The metadata of an answer remembered for the turn (docs/decisions.md#remembered-answers-recorded: a resumed turn rebuilds its memory from it). */
-const REMEMBERED: EventMetadata = { [EventMetadataKeys.rememberedAnswer]: true }
-
-/**
- * One open question: what is asked, whether its response is recorded yet,
- * and how it closes (its {@link Closer}). One object per question, its
- * methods on the prototype: every question the coordinator asks makes one.
- */
-class OpenInquiry implements Asked, Closer {
-  /** Set once the response is recorded; read by the interrupt handler (owned by the one fiber that asks). */
-  done = false
-  /** The call as run events show it. */
-  readonly shown: RunEvent.ToolCall
-  /** The question as an inquiry records it (RFD 082), for the request and the backend alike. */
-  readonly inquiryQuestion: InquiryQuestion
-
-  constructor(
-    readonly env: Env,
-    readonly call: ToolCallRequest,
-    readonly question: Question,
-    readonly id: InquiryId,
-    /** A person's approval to run the call: no config answer, no assistant (docs/decisions.md#person-only-questions). */
-    readonly approval = false
-  ) {
-    this.shown = RunEvent.toolCall(call)
-    this.inquiryQuestion = toInquiryQuestion(question)
-  }
-
-  answered(by: RunEvent.Answerer, answer: Schema.Json, remembered?: boolean): Effect.Effect<Routed, RecordError> {
-    const { id } = this
-    return this.question.answer_type.type === "secret"
-      ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }))
-      : this.close(
-          (at) => (remembered === true ? Events.answered(at, id, answer, REMEMBERED) : Events.answered(at, id, answer)),
-          by,
-          { _tag: "Answered", answer },
-          Routed.Answer({ answer })
-        )
-  }
-
-  cancelled(
-    by: RunEvent.Answerer,
-    reason: CancellationReason,
-    response: ToolResponse
-  ): Effect.Effect<Routed, RecordError> {
-    const { id } = this
-    return this.close(
-      (at) => Events.cancelled(at, id, reason),
-      by,
-      { _tag: "Cancelled", reason },
-      Routed.End({ response })
-    )
-  }
-
-  /** What announces how the question closed. */
-  closedEvent(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome): RunEvent.RunEvent {
-    return RunEvent.make.QuestionClosed({ inquiry_id: this.id, call: this.shown, question: this.question, by, outcome })
-  }
-
-  /**
-   * Records the response, marks the question closed and announces it, in
-   * the step that records it (nothing can come between the three).
-   */
-  private close(
-    event: (at: Timestamp.Timestamp) => StreamEntry,
-    by: RunEvent.Answerer,
-    outcome: RunEvent.QuestionOutcome,
-    routed: Routed
-  ) {
-    return recordThen(this.env, event, () => {
-      this.done = true
-      this.env.events.publishUnsafe(this.closedEvent(by, outcome))
-      return Effect.succeed(routed)
-    })
-  }
 }
 
 /**
@@ -276,63 +184,55 @@ const audienceOf = (route: Route): RunEvent.Audience => {
   }
 }
 
-/** The route of an open question, decided by the domain from the turn's state as it is now. */
-const decide = (
-  env: Env,
-  state: TurnState.TurnState,
-  call: ToolCallRequest,
-  question: Question,
-  reachable = env.prompts.interactive || env.answers.present(),
-  source?: InquirySource,
-  staticRejected?: string,
-  approval = false
-) =>
-  approval
-    ? // An approval is a person's: never a config answer or a remembered one, never the assistant (`assistant` reads as `deny`).
-      decideRoute({
-        question,
-        target: "user",
-        reachable,
-        detached:
-          ConfigData.detachedPolicy(env.config) === "assistant" ? "deny" : ConfigData.detachedPolicy(env.config),
-        remembered: Option.none(),
-        staticAnswer: undefined
-      })
-    : decideRoute({
-        // A question the model asks types its own answer: its static answer gets no form-field leniency.
-        strictStatic: source?.source === "assistant",
-        ...(staticRejected !== undefined ? { staticRejected } : {}),
-        question,
-        target: ConfigData.questionTarget(env.config, call.name, question.id),
-        reachable,
-        detached: ConfigData.detachedPolicy(env.config),
-        remembered: TurnState.rememberedAnswer(state, call.name, question.id),
-        staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
-      })
+/** What {@link decide} reads besides the open question: whether a person can be asked now (default: a terminal or anyone attached). */
+interface Decide {
+  readonly open: OpenInquiry
+  readonly reachable?: boolean
+}
 
-/** The tool error of a refused question (JP's texts for a secret, RFD 083's for an exclusive one). */
-const deniedText = (
-  tool: string,
-  question: Question,
-  reason: "assistant_routing_denied" | "no_prompt_backend"
-): string => {
-  const secret = question.answer_type.type === "secret"
+/** The route of an open question, decided by the domain from the turn's state as it is now. */
+const decide = ({ open, reachable }: Decide): Route => {
+  const { call, env, question } = open
+  const canReach = reachable ?? (env.prompts.interactive || env.answers.present())
+  const detached = ConfigData.detachedPolicy(env.config)
+  // An approval is a person's: never a config answer or a remembered one, never the assistant (`assistant` reads as `deny`).
+  if (open.approval) {
+    return decideRoute({
+      question,
+      target: "user",
+      reachable: canReach,
+      detached: detached === "assistant" ? "deny" : detached,
+      remembered: Option.none(),
+      staticAnswer: undefined
+    })
+  }
+  return decideRoute({
+    // A question the model asks types its own answer: its static answer gets no form-field leniency.
+    strictStatic: open.source.source === "assistant",
+    ...(open.staticRejected !== undefined ? { staticRejected: open.staticRejected } : {}),
+    question,
+    target: ConfigData.questionTarget(env.config, call.name, question.id),
+    reachable: canReach,
+    detached,
+    remembered: TurnState.rememberedAnswer(Ref.getUnsafe(env.state), call.name, question.id),
+    staticAnswer: ConfigData.staticAnswer(env.config, call.name, question.id)
+  })
+}
+
+/** The tool error of a refused question (JP's texts for a secret, RFD 083's for an exclusive one, parley's for an approval). */
+const deniedText = (open: OpenInquiry, reason: DenialReason): string => {
+  const { call, question } = open
+  if (open.approval) return Texts.approvalNobody(call.name, ConfigData.detachedPolicy(open.env.config))
   if (reason === "assistant_routing_denied")
-    return secret ? Texts.secretToAssistant(tool, question.text) : Texts.exclusiveToAssistant(tool)
-  return secret
-    ? Texts.secretNoTty(tool, question.text)
-    : question.exclusive === true
-      ? Texts.exclusiveNoPerson(tool)
-      : Texts.nobodyToAsk(tool, question.text)
+    return open.policy.redact
+      ? Texts.secretToAssistant(call.name, question.text)
+      : Texts.exclusiveToAssistant(call.name)
+  if (open.policy.redact) return Texts.secretNoTty(call.name, question.text)
+  return open.policy.personOnly ? Texts.exclusiveNoPerson(call.name) : Texts.nobodyToAsk(call.name, question.text)
 }
 
 /** Hands an open question to whoever `decided` says answers it. */
-const dispatch = (
-  open: OpenInquiry,
-  decided: Route,
-  since: Timestamp.Timestamp
-): Effect.Effect<Routed, RecordError> => {
-  const { call, question } = open
+const dispatch = (open: OpenInquiry, decided: Route): Effect.Effect<Routed, RecordError> => {
   switch (decided._tag) {
     case "Remembered":
       return open.answered("remembered", decided.answer)
@@ -342,89 +242,63 @@ const dispatch = (
       )
     case "InvalidStatic":
       return open.cancelled("parley", "invalid_static_answer", {
-        content: Texts.invalidStaticAnswer(call.name, question.id, decided.problem),
+        content: Texts.invalidStaticAnswer(open.call.name, open.question.id, decided.problem),
         is_error: true
       })
     case "Denied":
-      return open.cancelled("parley", decided.reason, {
-        content: open.approval
-          ? Texts.approvalNobody(call.name, ConfigData.detachedPolicy(open.env.config))
-          : deniedText(call.name, question, decided.reason),
-        is_error: true
-      })
+      return open.cancelled("parley", decided.reason, { content: deniedText(open, decided.reason), is_error: true })
     case "Person":
-      return open.env.prompts.interactive
-        ? Person.ask(open.env, open, open, since)
-        : Person.attended(open.env, open, open, since, (waiting) => deserted(open, waiting, since))
+      // Registered with every answerer for as long as a person may still answer it.
+      return Effect.scoped(open.env.prompts.interactive ? Person.ask(open) : attended(open))
     case "Backend":
       return fromBackend(open)
     case "Defer":
       return Effect.succeed(Routed.Deferred({ inquiryId: open.id }))
     case "Wait":
-      return Person.wait(open.env, open, open, since)
+      return Effect.scoped(Person.wait(open))
   }
 }
 
 /**
- * Everyone attached left while a question waited for them: from here it
+ * Someone attached answers; when everyone attached left first, the question
  * follows the `detached` policy, as if nobody had been there when it opened
  * (`wait` keeps it open for any answerer; the others take it first, unless
- * an answer came in meanwhile).
+ * an answer came in meanwhile). It stays registered throughout.
  */
-const deserted = (
-  open: OpenInquiry,
-  waiting: Waiting,
-  since: Timestamp.Timestamp
-): Effect.Effect<Routed, RecordError> => {
-  const decided = decide(
-    open.env,
-    Ref.getUnsafe(open.env.state),
-    open.call,
-    open.question,
-    false,
-    undefined,
-    undefined,
-    open.approval
-  )
-  if (decided._tag === "Wait") return Person.waitOn(open.env, open, open, waiting)
-  return Effect.flatMap(waiting.claim("parley"), (mine) =>
-    mine
-      ? dispatch(open, decided, since)
-      : Effect.flatMap(waiting.answer, (offered) =>
-          Person.answered(open.env, open, open, offered, offered.remember === true)
-        )
-  )
-}
+const attended = (open: OpenInquiry) =>
+  Effect.flatMap(Person.attend(open), (attended) => {
+    if (attended._tag !== "Deserted") return Effect.succeed(attended)
+    const decided = decide({ open, reachable: false })
+    if (decided._tag === "Wait") return Person.wait(open)
+    return Effect.flatMap(open.registered(), (waiting) =>
+      Effect.flatMap(waiting.claim("parley"), (mine) =>
+        mine
+          ? dispatch(open, decided)
+          : Effect.flatMap(waiting.answer, (offered) => open.accept(offered, offered.remember === true))
+      )
+    )
+  })
 
 /**
- * Routes a question that is open `since` then to whoever answers it, and
- * records the outcome. Called as the question opens: the route is decided
- * from the turn's state as it is then.
+ * Routes a question to whoever answers it, and records the outcome. Called
+ * as the question opens: the route is decided from the turn's state as it
+ * is then.
  */
-const route = (open: OpenInquiry, source: InquirySource, since: Timestamp.Timestamp, staticRejected?: string) => {
-  const decided = decide(
-    open.env,
-    Ref.getUnsafe(open.env.state),
-    open.call,
-    open.question,
-    undefined,
-    source,
-    staticRejected,
-    open.approval
-  )
+const route = (open: OpenInquiry) => {
+  const decided = decide({ open })
   const label = Person.promptLabel(open.env, open.call.name, open.question.id)
   open.env.events.publishUnsafe(
     RunEvent.make.QuestionOpened({
       inquiry_id: open.id,
       call: open.shown,
       question: open.question,
-      source,
+      source: open.source,
       audience: audienceOf(decided),
-      since,
+      since: open.since,
       ...(label !== undefined ? { label } : {})
     })
   )
-  return dispatch(open, decided, since)
+  return dispatch(open, decided)
 }
 
 /**
@@ -476,15 +350,9 @@ const askUntraced = (
   // The mask's function runs as the step does, so it reads the clock: the
   // question is open since its request's time.
   Effect.uninterruptibleMask((restore) => {
-    const open = new OpenInquiry(env, call, question, opening.id, opening.approval === true)
-    const since = Timestamp.fromClock(env.clock)
-    const routed = () =>
-      Effect.onExitPrimitive(
-        restore(route(open, opening.source, since, opening._tag === "Record" ? opening.staticRejected : undefined)),
-        (exit) => cancelIfOpen(open, exit),
-        true
-      )
+    const open = new OpenInquiry(env, call, question, opening, Timestamp.fromClock(env.clock))
+    const routed = () => Effect.onExitPrimitive(restore(route(open)), (exit) => cancelIfOpen(open, exit), true)
     if (opening._tag === "Recorded") return routed()
-    const request = Events.inquiryRequest(since, open.id, opening.source, open.inquiryQuestion, opening.metadata)
+    const request = Events.inquiryRequest(open.since, open.id, opening.source, open.inquiryQuestion, opening.metadata)
     return Effect.flatMap(env.session.append([request]), routed)
   })

@@ -64,7 +64,8 @@ describe("ProviderLive (model string → provider)", () => {
 
       const none = yield* ProviderLive.make({ env: {} })
       const error = yield* Effect.flip(collect(none.stream(request)))
-      assert.strictEqual(error.message, "The scripted model needs a script: pass --script FILE or set PARLEY_SCRIPT.")
+      // What is missing, as data: the CLI says which flag gives it (cli/ErrorLine).
+      assert.deepStrictEqual([error.provider, error.failure, error.missing], ["scripted", "config", "script"])
     })
   )
 
@@ -113,16 +114,21 @@ describe("ProviderLive (model string → provider)", () => {
     })
   )
 
-  it.live("missing API keys and unknown models are provider errors that say what to do", () =>
+  it.live("missing API keys and unknown models are provider errors that say what is missing, as data", () =>
     Effect.gen(function* () {
       const provider = yield* ProviderLive.make({ env: {} })
       const anthropic = yield* Effect.flip(collect(provider.stream(requestFor("anthropic/claude-x", conversation()))))
-      assert.strictEqual(
-        anthropic.message,
-        "ANTHROPIC_API_KEY is not set. Export it, or run with --model scripted --script FILE to work offline."
-      )
+      assert.deepStrictEqual([anthropic.provider, anthropic.missing], ["anthropic", "api_key"])
+      assert.strictEqual(anthropic.message, "ANTHROPIC_API_KEY is not set.")
       const openai = yield* Effect.flip(collect(provider.stream(requestFor("openai/gpt", conversation()))))
+      assert.deepStrictEqual([openai.provider, openai.missing], ["openai", "api_key"])
       assert.match(openai.message, /^OPENAI_API_KEY is not set\./)
+      // checkReady says the same, from the same constructor.
+      const ready = yield* Effect.flip(ProviderLive.checkReady("anthropic/claude-x", { env: {} }))
+      assert.deepStrictEqual(
+        [ready.provider, ready.missing, ready.message],
+        ["anthropic", "api_key", anthropic.message]
+      )
       const unknown = yield* Effect.flip(collect(provider.stream(requestFor("gemini/pro", conversation()))))
       assert.strictEqual(
         unknown.message,

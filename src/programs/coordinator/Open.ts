@@ -1,0 +1,176 @@
+/**
+ * One open question (RFD 082 "Recording lifecycle"): what is asked, for
+ * which call, under which id, since when, and how it closes. The open
+ * inquiry owns its registration with every answerer (`registered`) and its
+ * closing (`answered`, `cancelled`, `accept`): the routes that wait for a
+ * person (`Person.ts`) take it whole, and nothing else is passed around.
+ *
+ * @example
+ * ```ts
+ * import { OpenInquiry } from "parley/programs/coordinator/Open"
+ * import type { Env } from "parley/programs/coordinator/Env"
+ * import type { InquiryId, InquirySource, Question, Timestamp, ToolCallRequest } from "parley"
+ * declare const env: Env, call: ToolCallRequest, question: Question, id: InquiryId.InquiryId, source: InquirySource, since: Timestamp.Timestamp
+ * const open = new OpenInquiry(env, call, question, { id, source }, since)
+ * const routed = open.answered("you", true) // Effect<Routed, RecordError>: recorded, announced, closed
+ * ```
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type { CancellationReason } from "../../domain/event/CancellationReason.ts"
+import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
+import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
+import * as EventMetadataKeys from "../../domain/event/EventMetadata.ts"
+import * as Events from "../../domain/event/Events.ts"
+import type { InquiryId } from "../../domain/event/InquiryId.ts"
+import type { InquiryQuestion } from "../../domain/event/InquiryQuestion.ts"
+import type { InquirySource } from "../../domain/event/InquirySource.ts"
+import type * as Timestamp from "../../domain/event/Timestamp.ts"
+import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
+import * as RunEvent from "../../domain/run/RunEvent.ts"
+import * as TurnState from "../../domain/stream/TurnState.ts"
+import { type Question, toInquiryQuestion } from "../../domain/tool/Question.ts"
+import * as QuestionPolicy from "../../domain/tool/QuestionPolicy.ts"
+import type { ToolResponse } from "../../services/Executor.ts"
+import type { Offered, Waiting } from "../../services/PendingAnswers.ts"
+import { type Env, type RecordError, Routed, recordThen } from "./Env.ts"
+
+/** The metadata of an answer remembered for the turn (docs/decisions.md#remembered-answers-recorded: a resumed turn rebuilds its memory from it). */
+const REMEMBERED: EventMetadata = { [EventMetadataKeys.rememberedAnswer]: true }
+
+/** How a question opens: its id and who asked (an inquiry's `Opening` is one). */
+export interface Opened {
+  readonly id: InquiryId
+  readonly source: InquirySource
+  /** A person's approval to run the call: no config answer, no assistant (docs/decisions.md#person-only-questions). */
+  readonly approval?: boolean
+  /** The tool asked again right after its configured answer (why, in its words). */
+  readonly staticRejected?: string | undefined
+}
+
+/**
+ * One open question. One object per question, its methods on the
+ * prototype: every question the coordinator asks makes one.
+ */
+export class OpenInquiry {
+  /** Set once the response is recorded; read by the interrupt handler (owned by the one fiber that asks). */
+  done = false
+  readonly id: InquiryId
+  readonly source: InquirySource
+  readonly since: Timestamp.Timestamp
+  readonly approval: boolean
+  readonly staticRejected: string | undefined
+  /** What the question's kind allows (secret, remembered, person only). */
+  readonly policy: QuestionPolicy.QuestionPolicy
+  /** The call as run events show it. */
+  readonly shown: RunEvent.ToolCall
+  /** The question as an inquiry records it (RFD 082), for the request and the backend alike. */
+  readonly inquiryQuestion: InquiryQuestion
+  /** The registration with every answerer, once made (it lasts for the scope that made it). */
+  private waiting: Waiting | undefined
+
+  constructor(
+    readonly env: Env,
+    readonly call: ToolCallRequest,
+    readonly question: Question,
+    opened: Opened,
+    /** The time of its request (the question is open since then). */
+    since: Timestamp.Timestamp
+  ) {
+    this.id = opened.id
+    this.source = opened.source
+    this.since = since
+    this.approval = opened.approval === true
+    this.staticRejected = opened.staticRejected
+    this.policy = QuestionPolicy.of(question)
+    this.shown = RunEvent.toolCall(call)
+    this.inquiryQuestion = toInquiryQuestion(question)
+  }
+
+  /**
+   * Registers the question with every answerer while the caller's scope is
+   * open; registered once, however many steps of its route wait on it (an
+   * attended question whose people leave goes on waiting, still registered).
+   */
+  registered(): Effect.Effect<Waiting, never, Scope.Scope> {
+    if (this.waiting !== undefined) return Effect.succeed(this.waiting)
+    return Effect.map(
+      this.env.answers.open({
+        inquiryId: this.id,
+        conversationId: this.env.session.id,
+        call: this.shown,
+        question: this.question,
+        since: this.since
+      }),
+      (waiting) => {
+        this.waiting = waiting
+        return waiting
+      }
+    )
+  }
+
+  /** `remembered`: the person said to reuse it for the turn (`Y`/`N`), recorded with the answer so a resumed turn remembers too. */
+  answered(by: RunEvent.Answerer, answer: Schema.Json, remembered?: boolean): Effect.Effect<Routed, RecordError> {
+    const { id } = this
+    return this.policy.redact
+      ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }))
+      : this.close(
+          (at) => (remembered === true ? Events.answered(at, id, answer, REMEMBERED) : Events.answered(at, id, answer)),
+          by,
+          { _tag: "Answered", answer },
+          Routed.Answer({ answer })
+        )
+  }
+
+  /** Records an answer that won, remembering it for the turn when the person typed `Y`/`N` (here or at an attached terminal). */
+  accept(offered: Offered, remember: boolean): Effect.Effect<Routed, RecordError> {
+    // A secret, or a question with persistence = "none" (RFD 083), is never remembered.
+    if (!(remember && this.policy.rememberable)) return this.answered(offered.by, offered.answer, false)
+    const { call, question } = this
+    return Effect.andThen(
+      Ref.update(this.env.state, (s) => TurnState.rememberAnswer(s, call.name, question.id, offered.answer)),
+      this.answered(offered.by, offered.answer, true)
+    )
+  }
+
+  cancelled(
+    by: RunEvent.Answerer,
+    reason: CancellationReason,
+    response: ToolResponse
+  ): Effect.Effect<Routed, RecordError> {
+    const { id } = this
+    return this.close(
+      (at) => Events.cancelled(at, id, reason),
+      by,
+      { _tag: "Cancelled", reason },
+      Routed.End({ response })
+    )
+  }
+
+  /** What announces how the question closed. */
+  closedEvent(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome): RunEvent.RunEvent {
+    return RunEvent.make.QuestionClosed({ inquiry_id: this.id, call: this.shown, question: this.question, by, outcome })
+  }
+
+  /**
+   * Records the response, marks the question closed and announces it, in
+   * the step that records it (nothing can come between the three).
+   */
+  private close(
+    event: (at: Timestamp.Timestamp) => StreamEntry,
+    by: RunEvent.Answerer,
+    outcome: RunEvent.QuestionOutcome,
+    routed: Routed
+  ) {
+    return recordThen(this.env, event, () => {
+      this.done = true
+      this.env.events.publishUnsafe(this.closedEvent(by, outcome))
+      return Effect.succeed(routed)
+    })
+  }
+}
