@@ -1083,4 +1083,13 @@ describe("remembered answers recorded (docs/decisions.md#remembered-answers-reco
       expect(IncompleteTurn.analyze({ entries: [...persisted, call("d", "t")] }).rememberedAnswers).toStrictEqual([])
     })
   )
+
+  it("a failed side call's error that ends a sentence is quoted with one period, not two (JP's words otherwise)", () => {
+    const text = Texts.inquiryFailed("t", "Apply?", "Unexpected end of JSON input at position 3.")
+    expect(text).toContain(
+      "Error: Unexpected end of JSON input at position 3. You may retry the tool call or end the turn."
+    )
+    expect(text).not.toContain("..")
+    expect(Texts.inquiryFailed("t", "Apply?", "no answer")).toContain("Error: no answer. You may retry")
+  })
 })

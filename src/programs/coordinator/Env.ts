@@ -43,8 +43,10 @@ export const Texts = {
   inputCancelled: "Tool input cancelled by user.",
   promptFailed: "Tool input prompt failed.",
   permissionFailed: (e: string) => `Permission prompt failed: ${e}`,
+  // JP's words (jp-reference: "Error: <e>. You may retry…"); an error that already ends a sentence
+  // is not given a second period ("position.. You may retry").
   inquiryFailed: (tool: string, question: string, error: string) =>
-    `The tool '${tool}' asked a follow-up question ("${question}") that was routed to a secondary assistant for resolution, but the secondary assistant failed to provide a valid answer. Error: ${error}. You may retry the tool call or end the turn.`,
+    `The tool '${tool}' asked a follow-up question ("${question}") that was routed to a secondary assistant for resolution, but the secondary assistant failed to provide a valid answer. Error: ${error.replace(/[.\s]+$/, "")}. You may retry the tool call or end the turn.`,
   secretNoTty: (tool: string, question: string) =>
     `The tool '${tool}' asked for a secret value ("${question}"), but secret values can only be typed by a person at an interactive terminal and none is available. Run the query in a terminal to answer it.`,
   nobodyToAsk: (tool: string, question: string) =>
