@@ -1,30 +1,34 @@
 /**
- * `parley conversation compact` as a program (RFD 064, docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): append one
- * compaction JP reads to an open (locked) conversation.
+ * `parley conversation compact` as a program (RFD 064, docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): append
+ * compactions JP reads to an open (locked) conversation, or remove them.
  *
- * - The range is RFD 064's: `keep_first` … `last − keep_last`
- *   (`Compact.resolveRange`), whatever earlier compactions cover — the
- *   projection lets the newest win per turn. An empty range compacts nothing.
- * - `Mechanical`: the rule's policies (default: reasoning and tool calls
- *   stripped).
- * - `Summary`: the turns of the range (widened over partly overlapping
- *   summaries) are summarised by `model` through the `Provider`, from the
- *   raw events — never from a projected view, so no summary is made of a
- *   summary (RFD 064's raw-stream invariant) — and the text is stored in the
- *   compaction (RFD 064's eagerness principle).
+ * - Each rule appends one compaction (JP's `build_compaction_events`): its
+ *   range is its `keep_first` … `last − keep_last`, or the command line's
+ *   `--from` / `--to` (`Compact.resolveRuleRange`), whatever earlier
+ *   compactions cover — the projection lets the newest win per turn. A rule
+ *   with no turn to compact appends nothing.
+ * - A mechanical rule stores its policies; a summary rule's turns (widened
+ *   over partly overlapping summaries) are summarised by its `summary.model`
+ *   through the `Provider`, from the raw events — never from a projected
+ *   view, so no summary is made of a summary (RFD 064's raw-stream
+ *   invariant) — and the text is stored in the compaction (RFD 064's
+ *   eagerness principle).
+ * - `source` (draft D50) marks an automatic compaction; a manual one is
+ *   written without it.
  * - A dry run appends nothing and says how large the provider view is now
  *   and would be (a summary's size is known only once it is written).
+ * - {@link reset}: JP's `--reset[=N]`, all compactions or the N-th.
  *
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
  * import { CompactConversation } from "parley"
+ * import * as Compact from "parley/domain/stream/Compact"
  * import type { ConversationSession } from "parley"
  * declare const session: ConversationSession.ConversationSession
  * const outcome = CompactConversation.compact({
  *   session,
- *   keep: { keepFirst: 1, keepLast: 3 },
- *   mode: CompactConversation.CompactMode.Mechanical({ rule: {} }),
+ *   rules: Compact.configRules(undefined),
  *   dryRun: false
  * })
  * ```

@@ -16,6 +16,11 @@
  *   summary partly overlaps it (RFD 064 "Summary Overlap Resolution").
  * - {@link mechanicalRule}: the policies of a rule config (default: reasoning
  *   and tool calls stripped, JP's built-in rule).
+ * - {@link configRules}, {@link parseSpec}, {@link combineRules}: the rules a
+ *   compaction applies — `[[conversation.compaction.rules]]` (else JP's
+ *   built-in rule), JP's `--compact=SPEC` DSL, and how the two combine.
+ * - {@link resolveRuleRange}, {@link parseCliBound}: a rule's turns, with the
+ *   command line's `--from` / `--to` (JP's `resolve_range`, `turn_range.rs`).
  * - {@link decideAuto}: whether automatic compaction fires before a request
  *   (D50's trigger, checked before each main request rather than after the
  *   turn, so the request at hand is the one it protects).
