@@ -12,7 +12,7 @@ import * as Timestamp from "../../src/domain/event/Timestamp.ts"
 import * as EventsFile from "../../src/domain/storage/EventsFile.ts"
 import { turns } from "../../src/domain/stream/Turns.ts"
 import { SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST } from "../../src/programs/CompactConversation.ts"
-import { binary } from "../support/Cli.ts"
+import { binary, runParley } from "../support/Cli.ts"
 import * as FakeLlmServer from "../support/FakeLlmServer.ts"
 import { copyToTemp, fixtureCorpus } from "../support/Fixtures.ts"
 import { exited, killGroup, makeProject, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
@@ -976,4 +976,39 @@ describe("RFD 064 and draft D50: the compaction statements, through the built bi
       }),
     120_000
   )
+
+  it("one --script flag: compact reads --script, and $PARLEY_SCRIPT without it, as query does", () => {
+    const p = project()
+    const id = "17000000709"
+    const file = writeConversation(p.storage, id, bigTurns(10, 20))
+    const script = (text: string) => writeScript(p, `${text}.json`, [{ message: text }])
+    const env = { PARLEY_SCRIPT: undefined, ANTHROPIC_API_KEY: undefined, OPENAI_API_KEY: undefined }
+    const flag = runParley(
+      [
+        "--storage",
+        p.storage,
+        "conversation",
+        "compact",
+        id,
+        "--summary",
+        "--keep-last",
+        "6",
+        "--script",
+        script("FROM FLAG")
+      ],
+      { env }
+    )
+    expect(flag).toMatchObject({ code: 0, stderr: "" })
+    const fromEnv = runParley(
+      ["--storage", p.storage, "conversation", "compact", id, "-k=s:7..8", "--model", "scripted"],
+      { env: { ...env, PARLEY_SCRIPT: script("FROM ENV") } }
+    )
+    expect(fromEnv).toMatchObject({ code: 0, stderr: "" })
+    expect(
+      compactionsIn(file).map((c) => [c["from_turn"], c["to_turn"], (c["summary"] as { summary: string }).summary])
+    ).toStrictEqual([
+      [1, 3, "FROM FLAG"],
+      [6, 7, "FROM ENV"]
+    ])
+  }, 60_000)
 })
