@@ -3,12 +3,10 @@
  * strategies, D50's rolling range; docs/decisions.md#compactions-and-context-windows). Pure: the programs stamp and
  * append the result.
  *
- * - {@link resolveRange} (`conversation compact`): turns `keep_first` …
- *   `last − keep_last`, whatever earlier compactions cover (the projection
- *   lets the newest win per turn). JP clamps both ends into the
- *   conversation, so on a conversation shorter than `keep_first + keep_last
- *   + 1` turns it compacts turns the rule meant to keep (its only turn, even);
- *   parley finds nothing to compact there.
+ * - {@link resolveRange}: turns `keep_first` … `last − keep_last`, whatever
+ *   earlier compactions cover (the projection lets the newest win per turn);
+ *   nothing when the kept turns cover them all (JP's current
+ *   `resolve_range`; earlier JP clamped into the kept turns).
  * - {@link rollingRange} (automatic compaction, D50): starts after the
  *   furthest turn any compaction covers, so each firing compacts turns no
  *   earlier compaction touched.
