@@ -845,7 +845,18 @@ export declare namespace ConfigData {
   export type McpServerConfig = ConfigDataModule.McpServerConfig
   /** How `tool_calls` of a compaction rule is written in config (JP's `ToolCallsMode`). */
   export type ToolCallsMode = ConfigDataModule.ToolCallsMode
-  /** A mechanical compaction rule (JP's `CompactionRuleConfig` without `summary`). */
+  /**
+   * A rule's `summary` table (JP's `SummaryConfig`): the turns are replaced by a
+   * summary that `model.id` writes (default: the conversation's model, then
+   * `assistant.model`), told `instructions` instead of parley's summarising
+   * prompt.
+   */
+  export type SummaryRuleConfig = ConfigDataModule.SummaryRuleConfig
+  /**
+   * A compaction rule (JP's `CompactionRuleConfig`, RFD 064): one entry of
+   * `[[conversation.compaction.rules]]`, or `[conversation.compaction.auto.rule]`.
+   * `keep_first` / `keep_last` are turn counts (JP also takes a duration there).
+   */
   export type CompactionRuleConfig = ConfigDataModule.CompactionRuleConfig
   /**
    * `[conversation.compaction.auto]` (JP's draft D50): off by default; when on,
@@ -1859,9 +1870,10 @@ export declare namespace TurnLoop {
  * - The size is JP's estimate (`chars / 4`) of the system parts, the tool
  *   definitions and the events.
  * - With `[conversation.compaction.auto] enabled` (off by default), a
- *   request over `trigger_ratio` of the window first gets one mechanical
- *   compaction appended (D50's rolling range and rule, at most once per
- *   turn), and is built again.
+ *   request over `trigger_ratio` of the window first gets one compaction
+ *   appended (D50's rolling range and rule — mechanical, or a summary when
+ *   the rule has a `summary` table — marked `source: "auto"`, at most once
+ *   per turn), and is built again.
  * - A request that is still over the window is not sent: the run stops with
  *   {@link ContextWindow.ContextWindowExceeded} (the sizes, the model, and what automatic
  *   compaction could do). The turn's request is already on disk, so the turn
@@ -1900,32 +1912,36 @@ export declare namespace ContextWindow {
 }
 
 /**
- * `parley conversation compact` as a program (RFD 064, docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): append one
- * compaction JP reads to an open (locked) conversation.
+ * `parley conversation compact` as a program (RFD 064, docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): append
+ * compactions JP reads to an open (locked) conversation, or remove them.
  *
- * - The range is RFD 064's: `keep_first` … `last − keep_last`
- *   (`Compact.resolveRange`), whatever earlier compactions cover — the
- *   projection lets the newest win per turn. An empty range compacts nothing.
- * - `Mechanical`: the rule's policies (default: reasoning and tool calls
- *   stripped).
- * - `Summary`: the turns of the range (widened over partly overlapping
- *   summaries) are summarised by `model` through the `Provider`, from the
- *   raw events — never from a projected view, so no summary is made of a
- *   summary (RFD 064's raw-stream invariant) — and the text is stored in the
- *   compaction (RFD 064's eagerness principle).
+ * - Each rule appends one compaction (JP's `build_compaction_events`): its
+ *   range is its `keep_first` … `last − keep_last`, or the command line's
+ *   `--from` / `--to` (`Compact.resolveRuleRange`), whatever earlier
+ *   compactions cover — the projection lets the newest win per turn. A rule
+ *   with no turn to compact appends nothing.
+ * - A mechanical rule stores its policies; a summary rule's turns (widened
+ *   over partly overlapping summaries) are summarised by its `summary.model`
+ *   through the `Provider`, from the raw events — never from a projected
+ *   view, so no summary is made of a summary (RFD 064's raw-stream
+ *   invariant) — and the text is stored in the compaction (RFD 064's
+ *   eagerness principle).
+ * - `source` (draft D50) marks an automatic compaction; a manual one is
+ *   written without it.
  * - A dry run appends nothing and says how large the provider view is now
  *   and would be (a summary's size is known only once it is written).
+ * - {@link CompactConversation.reset}: JP's `--reset[=N]`, all compactions or the N-th.
  *
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
  * import { CompactConversation } from "parley"
+ * import * as Compact from "parley/domain/stream/Compact"
  * import type { ConversationSession } from "parley"
  * declare const session: ConversationSession.ConversationSession
  * const outcome = CompactConversation.compact({
  *   session,
- *   keep: { keepFirst: 1, keepLast: 3 },
- *   mode: CompactConversation.CompactMode.Mechanical({ rule: {} }),
+ *   rules: Compact.configRules(undefined),
  *   dryRun: false
  * })
  * ```
@@ -1936,10 +1952,23 @@ export const CompactConversation: typeof CompactConversationModule = CompactConv
 export declare namespace CompactConversation {
   /** The summariser gave nothing usable (cut short, refused, or empty); nothing was appended. */
   export type SummaryFailed = CompactConversationModule.SummaryFailed
-  /** How a compaction is made: a mechanical rule, or a summary by a model. */
-  export type CompactMode = CompactConversationModule.CompactMode
   /** How a `compact` ended. */
   export type CompactOutcome = CompactConversationModule.CompactOutcome
-  /** What {@link CompactConversation.compact} needs: the open conversation, the kept turns, how to compact, and whether to append. */
+  /** What one rule of a dry run would append: a mechanical `rule`, or a summary of `range` by `model`. */
+  export type PreviewItem = CompactConversationModule.PreviewItem
+  /** A summary rule whose summariser nobody named (the caller fills `summary.model` in). */
+  export type NoSummaryModel = CompactConversationModule.NoSummaryModel
+  /**
+   * What {@link CompactConversation.compact} needs: the open conversation, the rules (JP's: each
+   * appends one compaction; a summary rule's `summary.model` writes it), the
+   * command line's range overrides, whether to append, and who asks
+   * (`source`, draft D50: `manual` unless automatic compaction does).
+   */
   export type CompactInput = CompactConversationModule.CompactInput
+  /** How a `--reset` ended: how many compactions were (or, dry, would be) removed, and which one when one was named. */
+  export type ResetOutcome = CompactConversationModule.ResetOutcome
+  /** `--reset=N` named no compaction of the conversation. */
+  export type NoSuchCompaction = CompactConversationModule.NoSuchCompaction
+  /** The session cannot rewrite its stream (a wrapper that only appends). */
+  export type ResetUnsupported = CompactConversationModule.ResetUnsupported
 }

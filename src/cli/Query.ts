@@ -22,8 +22,6 @@
  * parley query "Summarise" --new --format json
  * ```
  */
-import * as path from "node:path"
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
@@ -31,6 +29,7 @@ import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as RunReport from "../domain/run/RunReport.ts"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
+import type * as Compact from "../domain/stream/Compact.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import type { AnswerType } from "../domain/tool/AnswerType.ts"
 import { DetachedPolicy } from "../domain/tool/Config.ts"
@@ -38,6 +37,7 @@ import * as Query from "../programs/Query.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { StoreIoError } from "../services/StoreErrors.ts"
 import { CliFailure } from "./CliFailure.ts"
+import { compactFlag, parseCompact } from "./CompactFlag.ts"
 import { queryFormatFlag } from "./Format.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Detach from "./Detach.ts"
@@ -46,6 +46,7 @@ import * as Host from "./Host.ts"
 import * as Live from "./Live.ts"
 import { persistOnBrokenStdout } from "./RunMain.ts"
 import * as RunView from "./RunView.ts"
+import { scriptFlag, scriptPath } from "./ScriptFlag.ts"
 import * as Style from "./Style.ts"
 import { storage } from "./Root.ts"
 import * as Usage from "./Usage.ts"
@@ -57,6 +58,8 @@ export interface RunQueryParams {
   readonly continueTurn: boolean
   readonly discardTurn: boolean
   readonly format: "text" | "json" | "jsonl"
+  /** `--compact[=SPEC]`: compact before the turn (RFD 064). */
+  readonly compact?: Compact.CompactFlag
 }
 
 /** What the run's output needs once it has run: the report and the hint context. */
@@ -226,7 +229,8 @@ export const runQuery = (params: RunQueryParams) =>
           ? { systemPrompt: run.config.assistant.system_prompt }
           : {}),
         root: run.root,
-        interactive: run.person !== undefined
+        interactive: run.person !== undefined,
+        ...(params.compact !== undefined ? { compact: params.compact } : {})
       }).pipe(
         Effect.onInterrupt(() =>
           Effect.gen(function* () {
@@ -292,11 +296,8 @@ const flags = {
     ),
     Flag.optional
   ),
-  script: Flag.String("script").pipe(
-    Flag.withDescription("Steps for the scripted model (JSON file; default $PARLEY_SCRIPT)"),
-    Flag.withFallbackConfig(Config.String("PARLEY_SCRIPT")),
-    Flag.optional
-  ),
+  script: scriptFlag,
+  compact: compactFlag,
   continueTurn: Flag.Boolean("continue-turn").pipe(
     Flag.withDescription("Resume the conversation's incomplete turn, if any"),
     Flag.withDefault(false)
@@ -355,10 +356,7 @@ const live = (f: Flags) =>
       config: s.configGiven,
       model: Option.getOrUndefined(f.model),
       // Absolute, so a printed command works from anywhere.
-      script: Option.match(f.script, {
-        onNone: () => undefined,
-        onSome: (file) => (file === "" ? undefined : path.resolve(file))
-      }),
+      script: scriptPath(f.script),
       detachedPolicy: Option.getOrUndefined(f.detachedPolicy)
     }))
   )
@@ -366,6 +364,7 @@ const live = (f: Flags) =>
 export const query = Command.make("query", flags, (f) =>
   Effect.gen(function* () {
     const target = yield* targetOf(f)
+    const compact = yield* parseCompact(PATH, f.compact)
     const fromStdin = Option.isNone(f.message) && !f.continueTurn && !f.discardTurn ? yield* readStdin : undefined
     if (f.detach) {
       // Nothing is built here: the background run loads config, tools and servers itself.
@@ -379,7 +378,8 @@ export const query = Command.make("query", flags, (f) =>
       target,
       continueTurn: f.continueTurn,
       discardTurn: f.discardTurn,
-      format: f.format
+      format: f.format,
+      ...(compact !== undefined ? { compact } : {})
     }).pipe(Effect.provide(live(f)))
   })
 ).pipe(Command.withDescription("Send a message and run the assistant's tools (resumable)"))

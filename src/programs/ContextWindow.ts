@@ -7,9 +7,10 @@
  * - The size is JP's estimate (`chars / 4`) of the system parts, the tool
  *   definitions and the events.
  * - With `[conversation.compaction.auto] enabled` (off by default), a
- *   request over `trigger_ratio` of the window first gets one mechanical
- *   compaction appended (D50's rolling range and rule, at most once per
- *   turn), and is built again.
+ *   request over `trigger_ratio` of the window first gets one compaction
+ *   appended (D50's rolling range and rule — mechanical, or a summary when
+ *   the rule has a `summary` table — marked `source: "auto"`, at most once
+ *   per turn), and is built again.
  * - A request that is still over the window is not sent: the run stops with
  *   {@link ContextWindowExceeded} (the sizes, the model, and what automatic
  *   compaction could do). The turn's request is already on disk, so the turn
@@ -33,13 +34,16 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { Compaction } from "../domain/event/Compaction.ts"
+import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
 import * as ContextWindow from "../domain/model/ContextWindow.ts"
 import * as Compact from "../domain/stream/Compact.ts"
 import { providerView, type ThreadParts } from "../domain/stream/Thread.ts"
+import type { CompactionRuleConfig } from "../domain/tool/Config.ts"
 import type { ToolDefinition } from "../domain/tool/ToolDefinition.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
+import { summarize } from "./CompactConversation.ts"
 
 /** What automatic compaction did about a request that does not fit. */
 export const AutoCompactionOutcome = Schema.Literals(["off", "too-few-turns", "nothing-to-compact", "not-enough"])
@@ -131,6 +135,27 @@ const blocked = (decision: Compact.AutoDecision): AutoCompactionOutcome =>
   })
 
 /**
+ * Draft D50's compaction of `range` by the auto rule, marked `source: "auto"`:
+ * its policies, or (a rule with a `summary` table) a summary of the raw turns
+ * by `summary.model.id`, else by the run's model — as `conversation compact
+ * --summary` writes one.
+ */
+const autoCompaction = (
+  entries: ReadonlyArray<StreamEntry>,
+  range: Compact.TurnRange,
+  config: CompactionRuleConfig,
+  model: string
+) =>
+  Effect.gen(function* () {
+    const rule = Compact.ruleOf(config)
+    if (rule.summary === undefined)
+      return Compaction.fromRule(Compact.rulePolicies(range, rule, yield* Timestamp.current, "auto"))
+    const text = yield* summarize(entries, range, rule.summary.model ?? model, rule.summary.instructions)
+    const timestamp = yield* Timestamp.current
+    return Compaction.fromRule({ timestamp, from_turn: range.from, to_turn: range.to, summary: text, source: "auto" })
+  })
+
+/**
  * The provider view of the conversation as it stands, checked against the
  * model's window (see the module notes).
  */
@@ -144,8 +169,7 @@ export const fitRequest = Effect.fn("ContextWindow.fitRequest")(function* (input
   const decision = Compact.decideAuto(view.entries, { tokens: view.tokens, window }, settings)
   let compacted: AutoCompacted | undefined
   if (decision._tag === "Compact") {
-    const rule = Compact.mechanicalRule(decision.range, settings.rule, yield* Timestamp.current)
-    yield* input.session.append([Compaction.fromRule(rule)])
+    yield* input.session.append([yield* autoCompaction(view.entries, decision.range, settings.rule, input.model)])
     const before = view.tokens
     view = yield* viewOf(input)
     compacted = { range: decision.range, tokensBefore: before, tokensAfter: view.tokens, contextWindow: window }

@@ -26,11 +26,14 @@ import * as Conversation from "../domain/storage/Conversation.ts"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../domain/storage/ConversationMetadata.ts"
 import * as RunEvent from "../domain/run/RunEvent.ts"
+import * as Compact from "../domain/stream/Compact.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
+import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
 import { type IncompleteInfo, PromptBackend, type ResumeChoice } from "../services/PromptBackend.ts"
 import { RunEvents } from "../services/RunEvents.ts"
+import { compact as compactConversation } from "./CompactConversation.ts"
 import { runTurn, TurnStartMode } from "./TurnLoop.ts"
 
 export type { IncompleteInfo, ResumeChoice } from "../services/PromptBackend.ts"
@@ -76,6 +79,12 @@ export interface QueryOptions<E = never> {
   readonly discardTurn?: boolean
   /** A person can be asked (the incomplete-turn menu, through the `PromptBackend`). */
   readonly interactive: boolean
+  /**
+   * `--compact[=SPEC]` (RFD 064): compact the conversation before the turn,
+   * with the configured rules (bare) and/or inline ones; a summary rule
+   * without a model is written by the run's model.
+   */
+  readonly compact?: Compact.CompactFlag
 }
 
 /** How a query run ended. */
@@ -346,6 +355,19 @@ const reportStop =
       )
     )
 
+/** JP's pre-query compaction: the flag's rules (with or instead of config's), appended silently before the turn. */
+const compactFirst = (session: ConversationSession, flag: Compact.CompactFlag, model: string) =>
+  Effect.gen(function* () {
+    const { data: config } = yield* Config
+    const configured = Compact.configRules(config.conversation?.compaction?.rules)
+    const rules = Compact.combineRules(configured, flag.useConfigRules, flag.specs).map((rule) =>
+      rule.summary === undefined || rule.summary.model !== undefined
+        ? rule
+        : { ...rule, summary: { ...rule.summary, model } }
+    )
+    yield* compactConversation({ session, rules, dryRun: false })
+  })
+
 /** Runs `parley query`: the conversation, its incomplete turn, and the new turn. */
 export const query = <E = never>(options: QueryOptions<E>) =>
   Effect.scoped(
@@ -365,6 +387,7 @@ export const query = <E = never>(options: QueryOptions<E>) =>
         const plan = yield* planIncomplete(session, options, model.get(remembered))
         if (plan._tag === "Done") return done(plan.outcome)
         const chosen = yield* model.get(remembered)
+        if (options.compact !== undefined) yield* compactFirst(session, options.compact, chosen)
         return done(yield* runPlan(session, options, plan, chosen, remembered, now))
       }).pipe(reportStop(session, events))
     })

@@ -82,6 +82,13 @@ export interface ConversationSession {
   readonly discardIncompleteTurn: Effect.Effect<boolean, StoreIoError>
   /** Replaces the text of the incomplete turn's pending query (RFD 023 "edit"). */
   replacePendingQuery(content: string): Effect.Effect<void, StoreIoError>
+  /**
+   * Removes compactions, durably (`conversation compact --reset`): all of
+   * them, or the one at this 0-based position among the compactions. Returns
+   * how many were removed. Optional: a session wrapper that only appends
+   * (a cluster's turn) does not offer it.
+   */
+  readonly removeCompactions?: (which: "all" | number) => Effect.Effect<number, StoreIoError>
   /** Changes the metadata written when the session closes (title, last activity). */
   updateMetadata(f: (metadata: ConversationMetadata) => ConversationMetadata): Effect.Effect<void>
 }
@@ -318,6 +325,21 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
       })
     )
 
+    const removeCompactions = (which: "all" | number) =>
+      writer.exclusive(() =>
+        Effect.gen(function* () {
+          const entries = (yield* Ref.get(state)).entries
+          let seen = -1
+          const kept = entries.filter((e) => {
+            if (e.type !== "compaction") return true
+            seen++
+            return which !== "all" && seen !== which
+          })
+          if (kept.length !== entries.length) yield* rewrite(kept)
+          return entries.length - kept.length
+        })
+      )
+
     const replacePendingQuery = (content: string) =>
       writer.exclusive(() =>
         Effect.gen(function* () {
@@ -350,6 +372,7 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
       resumeIncompleteTurn,
       discardIncompleteTurn,
       replacePendingQuery,
+      removeCompactions,
       updateMetadata: (f) => Ref.update(metadata, f)
     } satisfies ConversationSession
   })

@@ -8,10 +8,11 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Timestamp from "../../src/domain/event/Timestamp.ts"
 import * as EventsFile from "../../src/domain/storage/EventsFile.ts"
 import { turns } from "../../src/domain/stream/Turns.ts"
 import { SUMMARY_INSTRUCTIONS, SUMMARY_REQUEST } from "../../src/programs/CompactConversation.ts"
-import { binary } from "../support/Cli.ts"
+import { binary, runParley } from "../support/Cli.ts"
 import * as FakeLlmServer from "../support/FakeLlmServer.ts"
 import { copyToTemp, fixtureCorpus } from "../support/Fixtures.ts"
 import { exited, killGroup, makeProject, type Project, spawnParley, waitFor, writeScript } from "../support/Project.ts"
@@ -545,4 +546,469 @@ describe("context windows", () => {
       }),
     60_000
   )
+})
+
+/** JP's key order for a compaction (`compaction.rs`, with draft D50's `source` last); the event id first. */
+const JP_KEYS = [
+  "event_id",
+  "type",
+  "timestamp",
+  "from_turn",
+  "to_turn",
+  "summary",
+  "reasoning",
+  "tool_calls",
+  "source"
+]
+
+/**
+ * What JP's serde reader accepts of a compaction: the keys it knows, in the
+ * order it writes them, each of its type (`source`, which JP does not know
+ * yet, is ignored by it and must be D50's spelling).
+ */
+const expectJpReads = (e: Record<string, unknown>) => {
+  const keys = Object.keys(e)
+  expect(keys.filter((k) => !JP_KEYS.includes(k))).toStrictEqual([])
+  expect(keys).toStrictEqual(JP_KEYS.filter((k) => keys.includes(k)))
+  expect(e["type"]).toBe("compaction")
+  expect(e["timestamp"]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{1,9}$/)
+  for (const k of ["from_turn", "to_turn"]) expect(Number.isSafeInteger(e[k]) && (e[k] as number) >= 0).toBe(true)
+  if ("summary" in e) expect(Object.keys(e["summary"] as object)).toStrictEqual(["summary"])
+  if ("reasoning" in e) expect(e["reasoning"]).toBe("strip")
+  if ("tool_calls" in e) {
+    const calls = e["tool_calls"] as Record<string, unknown>
+    expect(calls["policy"] === "omit" ? ["policy"] : ["policy", "request", "response"]).toStrictEqual(
+      Object.keys(calls)
+    )
+  }
+  if ("source" in e) expect(["manual", "auto"]).toContain(e["source"])
+}
+
+const compactionsIn = (file: string) => readEntries(file).filter((e) => e["type"] === "compaction")
+
+/** `count` turns of {@link bigTurns}, turn t started `count − t` hours ago (for duration bounds). */
+const recentTurns = (count: number, size = 300): Array<Record<string, unknown>> => {
+  const now = Date.now()
+  return bigTurns(count, size).map((e, i) => {
+    const turn = Math.floor(i / 6)
+    const at = (now - (count - turn) * 3_600_000 + (i % 6) * 1000) * 1000
+    return { ...e, timestamp: Timestamp.fromEpochMicros(at) }
+  })
+}
+
+describe("RFD 064 and draft D50: the compaction statements, through the built binary", () => {
+  it.live(
+    "RFD 064: compact --from/--to compacts only the turns in range (1-based turns, -N, a duration, last-compaction)",
+    () =>
+      Effect.gen(function* () {
+        const p = project()
+        const id = "17000000701"
+        const file = writeConversation(p.storage, id, recentTurns(8))
+        const compact = (...args: Array<string>) =>
+          parleyAt(p.storage, undefined, ["conversation", "compact", id, ...args, "--format", "json"])
+        // Turn t started 8 − t hours ago: 5h30m ago is in turn 3 (1-based), so --from starts after it, at turn 4.
+        const first = yield* compact("--from", "5h30m", "--to", "-2")
+        expect(first.code).toBe(0)
+        expect(JSON.parse(first.stdout)).toMatchObject({ outcome: "compacted", from_turn: 3, to_turn: 6 })
+        const second = yield* compact("--from", "last-compaction", "--to", "8")
+        expect(JSON.parse(second.stdout)).toMatchObject({ outcome: "compacted", from_turn: 7, to_turn: 7 })
+        const third = yield* compact("--from", "2", "--to", "3")
+        expect(JSON.parse(third.stdout)).toMatchObject({ outcome: "compacted", from_turn: 1, to_turn: 2 })
+        // The built-in rule's policies, over exactly those turns.
+        const made = compactionsIn(file)
+        expect(made.map((c) => [c["from_turn"], c["to_turn"], c["reasoning"]])).toStrictEqual([
+          [3, 6, "strip"],
+          [7, 7, "strip"],
+          [1, 2, "strip"]
+        ])
+        for (const c of made) expectJpReads(c)
+        const bad = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--to", "last-compaction"])
+        expect(bad.code).toBe(2)
+        expect(bad.stderr).toContain("--to: `last-compaction` is only valid for --from")
+        yield* checkIdentical(p.storage, id)
+      }),
+    120_000
+  )
+
+  it.live(
+    "RFD 064: compact --reasoning and --tools[=MODE] append one rule of exactly those policies",
+    () =>
+      Effect.gen(function* () {
+        const p = project()
+        const id = "17000000702"
+        const file = writeConversation(p.storage, id, bigTurns(8, 100))
+        for (const args of [["--reasoning"], ["--tools"], ["--tools=sreq", "--keep-last", "1"], ["--tools=omit"]]) {
+          const r = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, ...args])
+          expect([args, r.code, r.stderr]).toStrictEqual([args, 0, ""])
+        }
+        const made = compactionsIn(file)
+        expect(made.map(({ event_id: _, timestamp: __, ...rest }) => rest)).toStrictEqual([
+          { type: "compaction", from_turn: 1, to_turn: 4, reasoning: "strip" },
+          {
+            type: "compaction",
+            from_turn: 1,
+            to_turn: 4,
+            tool_calls: { policy: "strip", request: true, response: true }
+          },
+          {
+            type: "compaction",
+            from_turn: 1,
+            to_turn: 6,
+            tool_calls: { policy: "strip", request: true, response: false }
+          },
+          { type: "compaction", from_turn: 1, to_turn: 4, tool_calls: { policy: "omit" } }
+        ])
+        for (const c of made) expectJpReads(c)
+        const bad = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--tools=shred"])
+        expect(bad.code).toBe(2)
+        expect(bad.stderr).toContain('--tools: "shred" is not one of strip, strip-requests, strip-responses, omit.')
+        expect(compactionsIn(file)).toHaveLength(4)
+        yield* checkIdentical(p.storage, id)
+      }),
+    120_000
+  )
+
+  it.live(
+    "RFD 064: compact --reset removes every compaction, --reset=N only the N-th; every other entry keeps its bytes",
+    () =>
+      Effect.gen(function* () {
+        const p = project()
+        const id = "17000000703"
+        const stored = [
+          { type: "compaction", timestamp: "2026-03-01 12:00:00.0", from_turn: 0, to_turn: 2, reasoning: "strip" },
+          {
+            type: "compaction",
+            timestamp: "2026-03-01 12:00:01.0",
+            from_turn: 1,
+            to_turn: 3,
+            tool_calls: { policy: "omit" }
+          },
+          {
+            type: "compaction",
+            timestamp: "2026-03-01 12:00:02.0",
+            from_turn: 0,
+            to_turn: 1,
+            summary: { summary: "S" }
+          }
+        ]
+        const file = writeConversation(p.storage, id, [...bigTurns(6, 50), ...stored])
+        const without = (drop: ReadonlyArray<number>) =>
+          fs.readFileSync(
+            writeConversation(p.storage, "17000000799", [
+              ...bigTurns(6, 50),
+              ...stored.filter((_, i) => !drop.includes(i))
+            ]),
+            "utf8"
+          )
+        const original = fs.readFileSync(file, "utf8")
+        const dry = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--reset=2", "--dry-run"])
+        expect(dry.stdout).toBe(`Would remove the compaction of turns 2–4 from jp-c${id}.\n`)
+        expect(fs.readFileSync(file, "utf8")).toBe(original)
+        const one = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--reset=2"])
+        expect(one).toMatchObject({ code: 0, stdout: `Removed the compaction of turns 2–4 from jp-c${id}.\n` })
+        expect(fs.readFileSync(file, "utf8")).toBe(without([1]))
+        const missing = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--reset=3"])
+        expect(missing.code).toBe(1)
+        expect(missing.stderr).toContain("compaction 3 out of range (the conversation has 2 compactions)")
+        const mixed = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--reset", "--reasoning"])
+        expect(mixed.code).toBe(2)
+        const all = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--reset"])
+        expect(all).toMatchObject({ code: 0, stdout: `Removed 2 compactions from jp-c${id}.\n` })
+        expect(fs.readFileSync(file, "utf8")).toBe(without([0, 1, 2]))
+        yield* checkIdentical(p.storage, id)
+      }),
+    120_000
+  )
+
+  it.live(
+    "RFD 064: query --compact[=SPEC] compacts before the turn as JP's DSL says (bare: the configured rules; s: a summary by the run's model)",
+    () =>
+      Effect.gen(function* () {
+        const p = project()
+        const id = "17000000704"
+        const file = writeConversation(p.storage, id, bigTurns(8, 100))
+        const fake = yield* FakeLlmServer.make
+        const bad = yield* parleyAt(p.storage, fake, ["query", "--id", id, "-k=q:..-3", "hi"])
+        expect(bad.code).toBe(2)
+        expect(bad.stderr).toContain("--compact: invalid compact spec 'q:..-3': unknown policy 'q'.")
+        fake.enqueueAnthropic(
+          { blocks: [{ type: "text", text: "SUMMARY OF TURN 1" }] },
+          { blocks: [{ type: "text", text: "Carrying on." }] }
+        )
+        // s:..1 summarises turn 1; t=o:2..-3 omits the calls of turns 2 … 3 before the end (2–5).
+        const r = yield* parleyAt(p.storage, fake, [
+          "query",
+          "--id",
+          id,
+          "--model",
+          "anthropic/claude-test",
+          "--compact=s:..1",
+          "-k=t=o:2..-3",
+          "and now?"
+        ])
+        expect(r).toMatchObject({ code: 0, stdout: "Carrying on.\n" })
+        expect(fake.requests).toHaveLength(2)
+        const [summarizer, main] = fake.requests
+        expect(summarizer!.body.model).toBe("claude-test")
+        expect(JSON.stringify(summarizer!.body.messages)).toContain(SUMMARY_REQUEST)
+        const sent = JSON.stringify(main!.body.messages)
+        expect(sent).toContain("[Summary of previous conversation]")
+        expect(sent).toContain("SUMMARY OF TURN 1")
+        expect(sent).not.toContain("question 0")
+        for (let t = 1; t <= 4; t++) expect(sent).not.toContain(`"call_${t}"`)
+        for (let t = 5; t <= 7; t++) expect(sent).toContain(`"call_${t}"`)
+        const entries = readEntries(file)
+        const made = entries.filter((e) => e["type"] === "compaction")
+        expect(made.map(({ event_id: _, timestamp: __, ...rest }) => rest)).toStrictEqual([
+          { type: "compaction", from_turn: 0, to_turn: 0, summary: { summary: "SUMMARY OF TURN 1" } },
+          { type: "compaction", from_turn: 1, to_turn: 4, tool_calls: { policy: "omit" } }
+        ])
+        // Appended before the new turn.
+        expect(entries.findIndex((e) => e["type"] === "compaction")).toBeLessThan(
+          entries.findIndex((e) => e["content"] === "and now?")
+        )
+        for (const c of made) expectJpReads(c)
+        yield* checkIdentical(p.storage, id)
+
+        // A bare --compact: the configured rules (here JP's built-in one) over the 9 turns.
+        fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Again." }] })
+        const bare = yield* parleyAt(p.storage, fake, ["query", "--id", id, "--compact", "more?"])
+        expect(bare).toMatchObject({ code: 0, stdout: "Again.\n" })
+        expect(compactionsIn(file).at(-1)).toMatchObject({ from_turn: 1, to_turn: 5, reasoning: "strip" })
+      }),
+    120_000
+  )
+
+  it.live(
+    "RFD 064: print --compacted shows what the model is sent, print alone the stored history",
+    () =>
+      Effect.gen(function* () {
+        const p = project()
+        const id = "17000000705"
+        writeConversation(p.storage, id, [
+          ...bigTurns(5, 40),
+          {
+            type: "compaction",
+            timestamp: "2026-03-01 12:00:00.0",
+            from_turn: 0,
+            to_turn: 1,
+            summary: { summary: "EARLY TURNS" }
+          },
+          {
+            type: "compaction",
+            timestamp: "2026-03-01 12:00:01.0",
+            from_turn: 2,
+            to_turn: 3,
+            reasoning: "strip",
+            tool_calls: { policy: "omit" }
+          }
+        ])
+        const full = yield* parleyAt(p.storage, undefined, ["conversation", "print", id])
+        const compacted = yield* parleyAt(p.storage, undefined, ["conversation", "print", id, "--compacted"])
+        expect([full.code, compacted.code]).toStrictEqual([0, 0])
+        for (const s of ["question 0", "thinking about 2", "call_3", "thinking about 4", "call_4"])
+          expect(full.stdout).toContain(s)
+        expect(compacted.stdout).toContain("[Summary of previous conversation]")
+        expect(compacted.stdout).toContain("EARLY TURNS")
+        for (const s of ["question 0", "question 1", "thinking about 2", "call_2", "call_3"])
+          expect(compacted.stdout).not.toContain(s)
+        for (const s of ["question 2", "answer 3", "thinking about 4", "call_4"]) expect(compacted.stdout).toContain(s)
+        const json = yield* parleyAt(p.storage, undefined, [
+          "conversation",
+          "print",
+          id,
+          "--compacted",
+          "--format",
+          "json"
+        ])
+        const types = (JSON.parse(json.stdout) as Array<{ type: string }>).map((e) => e.type)
+        expect(types).not.toContain("compaction")
+        expect(types.filter((t) => t === "tool_call_request")).toHaveLength(1)
+      }),
+    120_000
+  )
+
+  it.live(
+    "RFD 064: [[conversation.compaction.rules]] in config: each rule appends one compaction, in place of the built-in rule",
+    () =>
+      Effect.gen(function* () {
+        const p = project(
+          [
+            "[[conversation.compaction.rules]]",
+            "keep_last = 5",
+            'reasoning = "strip"',
+            "",
+            "[[conversation.compaction.rules]]",
+            "keep_first = 0",
+            "keep_last = 2",
+            'tool_calls = "strip-responses"',
+            ""
+          ].join("\n")
+        )
+        const id = "17000000706"
+        const file = writeConversation(p.storage, id, bigTurns(8, 100))
+        const dry = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id, "--dry-run"])
+        expect(dry.stdout).toMatch(
+          /^Would compact turns 2–3 \(reasoning stripped\), compact turns 1–6 \(tool results stripped\) of jp-c17000000706: about \d+ tokens → \d+ tokens\.\n$/
+        )
+        const r = yield* parleyAt(p.storage, undefined, ["conversation", "compact", id])
+        expect(r.code).toBe(0)
+        expect(r.stdout).toMatch(
+          /^Compacted turns 2–3 \(reasoning stripped\), turns 1–6 \(tool results stripped\) of jp-c/
+        )
+        const made = compactionsIn(file)
+        expect(made.map(({ event_id: _, timestamp: __, ...rest }) => rest)).toStrictEqual([
+          { type: "compaction", from_turn: 1, to_turn: 2, reasoning: "strip" },
+          {
+            type: "compaction",
+            from_turn: 0,
+            to_turn: 5,
+            tool_calls: { policy: "strip", request: false, response: true }
+          }
+        ])
+        for (const c of made) expectJpReads(c)
+        // --compact=SPEC alone replaces the configured rules; with a bare --compact it adds to them.
+        const both = yield* parleyAt(p.storage, undefined, [
+          "conversation",
+          "compact",
+          id,
+          "-k",
+          "-k=r:..",
+          "--dry-run"
+        ])
+        expect(both.stdout).toMatch(
+          /^Would compact turns 2–3 .*, compact turns 1–6 .*, compact turns 1–8 \(reasoning stripped\) of /
+        )
+        const bad = project('[[conversation.compaction.rules]]\ntool_calls = "shred"\n')
+        writeConversation(bad.storage, id, bigTurns(8, 10))
+        const refused = yield* parleyAt(bad.storage, undefined, ["conversation", "compact", id])
+        expect(refused.code).not.toBe(0)
+        expect(refused.stderr).toContain("tool_calls")
+        yield* checkIdentical(p.storage, id)
+      }),
+    120_000
+  )
+
+  it.live(
+    'D50: automatic compactions are marked source = "auto" (print says so), manual ones are written as JP writes them',
+    () =>
+      Effect.gen(function* () {
+        const p = project(`${WINDOWS}\n[conversation.compaction.auto]\nenabled = true\n`)
+        const id = "17000000707"
+        const file = writeConversation(p.storage, id, bigTurns(8))
+        const fake = yield* FakeLlmServer.make
+        fake.enqueueAnthropic({ blocks: [{ type: "text", text: "Fine." }] })
+        const r = yield* parleyAt(
+          p.storage,
+          fake,
+          ["query", "--id", id, "--model", "anthropic/claude-test", "go"],
+          p.root
+        )
+        expect(r).toMatchObject({ code: 0, stdout: "Fine.\n" })
+        const manual = yield* parleyAt(p.storage, undefined, [
+          "conversation",
+          "compact",
+          id,
+          "--from",
+          "1",
+          "--to",
+          "1",
+          "--reasoning"
+        ])
+        expect(manual.code).toBe(0)
+        const [auto, byHand] = compactionsIn(file)
+        expect(auto).toMatchObject({ from_turn: 1, to_turn: 5, source: "auto" })
+        expect(Object.keys(auto!).at(-1)).toBe("source")
+        expect(byHand).toMatchObject({ from_turn: 0, to_turn: 0, reasoning: "strip" })
+        expect(byHand).not.toHaveProperty("source")
+        expectJpReads(auto!)
+        expectJpReads(byHand!)
+        const printed = yield* parleyAt(p.storage, undefined, ["conversation", "print", id])
+        expect(printed.stdout).toContain("> **Compaction** (automatic) of turns 2–6")
+        expect(printed.stdout).toContain("> **Compaction** of turn 1 ")
+        yield* checkIdentical(p.storage, id)
+      }),
+    120_000
+  )
+
+  it.live(
+    "D50: an auto rule with a summary table: its summary.model writes the summary from the raw turns, stored as JP stores one",
+    () =>
+      Effect.gen(function* () {
+        const p = project(
+          `${WINDOWS}\n[conversation.compaction.auto]\nenabled = true\n\n[conversation.compaction.auto.rule.summary.model]\nid = "anthropic/claude-small"\n`
+        )
+        const id = "17000000708"
+        const file = writeConversation(p.storage, id, bigTurns(8))
+        const fake = yield* FakeLlmServer.make
+        fake.enqueueAnthropic(
+          { blocks: [{ type: "text", text: "AUTO SUMMARY of files 1 to 5." }] },
+          { blocks: [{ type: "text", text: "Summarised and answered." }] }
+        )
+        const r = yield* parleyAt(
+          p.storage,
+          fake,
+          ["query", "--id", id, "--model", "anthropic/claude-test", "go"],
+          p.root
+        )
+        expect(r).toMatchObject({ code: 0, stdout: "Summarised and answered.\n" })
+        expect(r.stderr).toContain("compacted turns 2–6 automatically")
+        const [summarizer, main] = fake.requests
+        expect(summarizer!.body.model).toBe("claude-small")
+        const read = JSON.stringify(summarizer!.body.messages)
+        for (let t = 1; t <= 5; t++) expect(read).toContain(`${t}:xxx`)
+        expect(read).not.toContain("question 0")
+        expect(main!.body.model).toBe("claude-test")
+        const sent = JSON.stringify(main!.body.messages)
+        expect(sent).toContain("AUTO SUMMARY of files 1 to 5.")
+        expect(sent).not.toContain("question 3")
+        const [made] = compactionsIn(file)
+        const { event_id: _, timestamp: __, ...rest } = made!
+        expect(rest).toStrictEqual({
+          type: "compaction",
+          from_turn: 1,
+          to_turn: 5,
+          summary: { summary: "AUTO SUMMARY of files 1 to 5." },
+          source: "auto"
+        })
+        expectJpReads(made!)
+        yield* checkIdentical(p.storage, id)
+      }),
+    120_000
+  )
+
+  it("one --script flag: compact reads --script, and $PARLEY_SCRIPT without it, as query does", () => {
+    const p = project()
+    const id = "17000000709"
+    const file = writeConversation(p.storage, id, bigTurns(10, 20))
+    const script = (text: string) => writeScript(p, `${text}.json`, [{ message: text }])
+    const env = { PARLEY_SCRIPT: undefined, ANTHROPIC_API_KEY: undefined, OPENAI_API_KEY: undefined }
+    const flag = runParley(
+      [
+        "--storage",
+        p.storage,
+        "conversation",
+        "compact",
+        id,
+        "--summary",
+        "--keep-last",
+        "6",
+        "--script",
+        script("FROM FLAG")
+      ],
+      { env }
+    )
+    expect(flag).toMatchObject({ code: 0, stderr: "" })
+    const fromEnv = runParley(
+      ["--storage", p.storage, "conversation", "compact", id, "-k=s:7..8", "--model", "scripted"],
+      { env: { ...env, PARLEY_SCRIPT: script("FROM ENV") } }
+    )
+    expect(fromEnv).toMatchObject({ code: 0, stderr: "" })
+    expect(
+      compactionsIn(file).map((c) => [c["from_turn"], c["to_turn"], (c["summary"] as { summary: string }).summary])
+    ).toStrictEqual([
+      [1, 3, "FROM FLAG"],
+      [6, 7, "FROM ENV"]
+    ])
+  }, 60_000)
 })

@@ -140,7 +140,9 @@ describe("the main request and the context window", () => {
             from_turn: 1,
             to_turn: 5,
             reasoning: "strip",
-            tool_calls: { policy: "strip", request: true, response: true }
+            tool_calls: { policy: "strip", request: true, response: true },
+            // Draft D50's marker: appended by automatic compaction.
+            source: "auto"
           }
         ])
         expect(seen).toHaveLength(1)

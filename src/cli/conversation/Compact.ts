@@ -1,40 +1,54 @@
 /**
  * `parley conversation compact ID` (RFD 064;
- * docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): append one
- * compaction JP reads, so the model sees a smaller conversation; the stored
+ * docs/models.md#long-conversations-compactions-and-context-windows-rfd-064): append
+ * compactions JP reads, so the model sees a smaller conversation; the stored
  * events are never changed.
  *
- * - Default: JP's built-in mechanical rule — turns `--keep-first` (1) …
- *   `last − --keep-last` (3), reasoning stripped, tool calls stripped.
- * - `--summary`: those turns replaced by a summary the model writes
- *   (`--model`, else the conversation's model, else `assistant.model`).
- * - `--dry-run`: nothing is appended; the estimated tokens before and after.
- * - No turn between the kept ones: "Nothing to compact", exit 0.
+ * - The rules: `[[conversation.compaction.rules]]` in config, else JP's
+ *   built-in one (keep the first turn and the last 3, strip reasoning and
+ *   tool calls). Each rule appends one compaction.
+ * - `--reasoning`, `--tools[=MODE]`, `--summary`: one rule of those policies
+ *   instead; `--compact=SPEC` (JP's DSL, repeatable): a rule each; a bare
+ *   `--compact` keeps the configured rules too.
+ * - `--from` / `--to` (1-based turns, `-N` from the end, a duration,
+ *   `last-compaction`) and `--keep-first` / `--keep-last`: the range of every
+ *   rule.
+ * - A summary is written by `--model`, else the rule's `summary.model.id`,
+ *   else the conversation's model, else `assistant.model`.
+ * - `--reset` removes every compaction, `--reset=N` the N-th (1-based).
+ * - `--dry-run`: nothing is written; what would be, with the estimated tokens.
  * - It takes the conversation's lock (a running `parley query` on it makes
  *   it fail at once, naming the pid).
  *
  * @example
  * ```sh
  * parley conversation compact 17738399468 --dry-run
- * parley conversation compact 17738399468 --keep-last 5 --summary --model anthropic/claude-haiku-4-5
+ * parley conversation compact 17738399468 --from 2 --to -3 --reasoning
+ * parley conversation compact 17738399468 --compact=s:..-3 --model anthropic/claude-haiku-4-5
+ * parley conversation compact 17738399468 --reset=2
  * ```
  */
-import * as path from "node:path"
-import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import { describeRule, turnsText } from "../../domain/event/Compaction.ts"
+import { type Compaction, describeRule, turnsText } from "../../domain/event/Compaction.ts"
+import * as Timestamp from "../../domain/event/Timestamp.ts"
 import * as Conversation from "../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as Compact from "../../domain/stream/Compact.ts"
+import type * as ConfigData from "../../domain/tool/Config.ts"
 import * as ConfigFile from "../../layers/ConfigFile.ts"
 import * as ProviderLive from "../../layers/provider/ProviderLive.ts"
-import { CompactMode, type CompactOutcome, compact as compactProgram } from "../../programs/CompactConversation.ts"
+import {
+  type CompactOutcome,
+  compact as compactProgram,
+  type ResetOutcome,
+  reset as resetProgram
+} from "../../programs/CompactConversation.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import type { ConversationSession } from "../../services/ConversationSession.ts"
 import { CliFailure } from "../CliFailure.ts"
@@ -42,6 +56,8 @@ import { formatFlag } from "../Format.ts"
 import * as ModelChoice from "../ModelChoice.ts"
 import { providerOptions } from "../ProviderOptions.ts"
 import { storage } from "../Root.ts"
+import { compactFlag } from "../CompactFlag.ts"
+import { scriptFlag, scriptPath } from "../ScriptFlag.ts"
 import * as Usage from "../Usage.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
 
@@ -49,29 +65,41 @@ const PATH = ["parley", "conversation", "compact"]
 
 const flags = {
   id: Argument.String("id").pipe(Argument.withDescription("Conversation to compact")),
-  keepFirst: Flag.Int("keep-first").pipe(
-    Flag.withDescription("Turns kept as they are at the start"),
-    Flag.withDefault(Compact.DEFAULT_RULE.keep_first)
+  keepFirst: Flag.Int("keep-first").pipe(Flag.withDescription("Turns kept as they are at the start"), Flag.optional),
+  keepLast: Flag.Int("keep-last").pipe(Flag.withDescription("Turns kept as they are at the end"), Flag.optional),
+  from: Flag.String("from").pipe(
+    Flag.withDescription("First turn compacted: N (from 1), -N from the end, a duration (5h) or last-compaction"),
+    Flag.optional
   ),
-  keepLast: Flag.Int("keep-last").pipe(
-    Flag.withDescription("Turns kept as they are at the end"),
-    Flag.withDefault(Compact.DEFAULT_RULE.keep_last)
+  to: Flag.String("to").pipe(
+    Flag.withDescription("Last turn compacted: N (from 1), -N from the end (-1: the last) or a duration (2h)"),
+    Flag.optional
+  ),
+  reasoning: Flag.Boolean("reasoning").pipe(Flag.withDescription("Strip reasoning"), Flag.withDefault(false)),
+  tools: Flag.String("tools").pipe(
+    Flag.withDescription("Strip tool calls: strip (bare), strip-requests, strip-responses or omit"),
+    Flag.withOptionalValue("strip"),
+    Flag.optional
   ),
   summary: Flag.Boolean("summary").pipe(
     Flag.withDescription("Replace the turns with a summary written by the model"),
     Flag.withDefault(false)
   ),
+  compact: compactFlag,
   model: Flag.String("model").pipe(
-    Flag.withDescription("The model that writes the summary (default: the conversation's, then assistant.model)"),
+    Flag.withDescription(
+      "The model that writes summaries (default: the rule's summary.model, the conversation's, then assistant.model)"
+    ),
     Flag.optional
   ),
-  script: Flag.String("script").pipe(
-    Flag.withDescription("Steps for the scripted model (JSON file; default $PARLEY_SCRIPT)"),
-    Flag.withFallbackConfig(Config.String("PARLEY_SCRIPT")),
+  script: scriptFlag,
+  reset: Flag.String("reset").pipe(
+    Flag.withDescription("Remove every compaction (bare), or --reset=N the N-th (from 1)"),
+    Flag.withOptionalValue("all"),
     Flag.optional
   ),
   dryRun: Flag.Boolean("dry-run").pipe(
-    Flag.withDescription("Append nothing; print the estimated tokens before and after"),
+    Flag.withDescription("Write nothing; print what would be done and the estimated tokens before and after"),
     Flag.withDefault(false)
   ),
   format: formatFlag
@@ -81,20 +109,38 @@ type Flags = Command.Command.Config.Infer<typeof flags>
 
 const tokens = (n: number) => `${n.toLocaleString("en-US")} tokens`
 
+const sizes = (before: number, after: number) => `about ${tokens(before)} → ${tokens(after)}`
+
+/** `turns 2–5 (reasoning stripped)`, for a list of several. */
+const part = (c: Compaction) => `${turnsText(c.rule)} (${describeRule(c.rule)})`
+
 /** One line for a person. */
-const textOf = (id: string, outcome: CompactOutcome, mode: CompactMode): string => {
+const textOf = (id: string, outcome: CompactOutcome): string => {
   switch (outcome._tag) {
     case "NothingToCompact":
       return `Nothing to compact: ${id} has ${outcome.turns} ${outcome.turns === 1 ? "turn" : "turns"}, and the kept turns cover them all (about ${tokens(outcome.tokens)}).`
-    case "Compacted":
-      return `Compacted ${turnsText(outcome.compaction.rule)} of ${id} (${describeRule(outcome.compaction.rule)}): about ${tokens(outcome.tokensBefore)} → ${tokens(outcome.tokensAfter)}.`
+    case "Compacted": {
+      const [only] = outcome.compactions
+      const what =
+        outcome.compactions.length === 1
+          ? `${turnsText(only!.rule)} of ${id} (${describeRule(only!.rule)})`
+          : `${outcome.compactions.map(part).join(", ")} of ${id}`
+      return `Compacted ${what}: ${sizes(outcome.tokensBefore, outcome.tokensAfter)}.`
+    }
     case "Preview": {
-      const range = turnsText({ from_turn: outcome.range.from, to_turn: outcome.range.to })
-      if (mode._tag === "Summary" || outcome.rule === undefined || outcome.tokensAfter === undefined) {
-        const model = mode._tag === "Summary" ? ` with ${mode.model}` : ""
-        return `Would summarize ${range} of ${id}${model}: about ${tokens(outcome.tokensBefore)} now; the summary's size is known once it is written.`
-      }
-      return `Would compact ${range} of ${id} (${describeRule(outcome.rule)}): about ${tokens(outcome.tokensBefore)} → ${tokens(outcome.tokensAfter)}.`
+      const one = outcome.items.length === 1
+      const what = outcome.items.map((i) => {
+        const range = turnsText({ from_turn: i.range.from, to_turn: i.range.to })
+        // One rule reads as before rules came: "compact turns 2–5 of ID (what)".
+        const of = one ? ` of ${id}` : ""
+        return i.rule === undefined
+          ? `summarize ${range}${of}${i.model !== undefined ? ` with ${i.model}` : ""}`
+          : `compact ${range}${of} (${describeRule(i.rule)})`
+      })
+      const whole = `Would ${what.join(", ")}${one ? "" : ` of ${id}`}`
+      if (outcome.tokensAfter === undefined)
+        return `${whole}: about ${tokens(outcome.tokensBefore)} now; a summary's size is known once it is written.`
+      return `${whole}: ${sizes(outcome.tokensBefore, outcome.tokensAfter)}.`
     }
   }
 }
@@ -110,74 +156,189 @@ const jsonOf = (id: string, outcome: CompactOutcome) => {
         tokens_before: outcome.tokens,
         tokens_after: outcome.tokens
       }
-    case "Compacted":
+    case "Compacted": {
+      const first = outcome.compactions[0]!.rule
       return {
         id,
         outcome: "compacted",
-        from_turn: outcome.compaction.rule.from_turn,
-        to_turn: outcome.compaction.rule.to_turn,
+        from_turn: first.from_turn,
+        to_turn: first.to_turn,
         tokens_before: outcome.tokensBefore,
         tokens_after: outcome.tokensAfter,
-        compaction: EntryCodec.toPlainJson(outcome.compaction)
+        compaction: EntryCodec.toPlainJson(outcome.compactions[0]!),
+        compactions: outcome.compactions.map((c) => EntryCodec.toPlainJson(c))
       }
+    }
     case "Preview":
       return {
         id,
         outcome: "dry-run",
-        from_turn: outcome.range.from,
-        to_turn: outcome.range.to,
+        from_turn: outcome.items[0]!.range.from,
+        to_turn: outcome.items[0]!.range.to,
         tokens_before: outcome.tokensBefore,
-        tokens_after: outcome.tokensAfter ?? null
+        tokens_after: outcome.tokensAfter ?? null,
+        ranges: outcome.items.map((i) => ({
+          from_turn: i.range.from,
+          to_turn: i.range.to,
+          summary: i.rule === undefined
+        }))
       }
   }
 }
 
-/** The summariser: chosen and checked like a query's model, from the flag, the conversation, then config. */
-const summaryMode = (f: Flags, session: ConversationSession, configFile: string) =>
+/** The rules this invocation applies (JP's `effective_rules`): policy flags or DSL rules, with or instead of config's. */
+const rulesOf = (f: Flags, config: ConfigData.Config): Effect.Effect<ReadonlyArray<Compact.Rule>, CliFailure> =>
   Effect.gen(function* () {
+    const flag = Compact.parseCompactFlag(f.compact)
+    if (typeof flag === "string") return yield* Usage.failure(PATH, `--compact: ${flag}.`)
+    const explicit: Array<Compact.Rule> = []
+    const tools = Option.getOrUndefined(f.tools)
+    if (f.reasoning || tools !== undefined || f.summary) {
+      if (flag.specs.length > 0 || flag.useConfigRules)
+        return yield* Usage.failure(PATH, "--reasoning, --tools and --summary cannot be used with --compact.")
+      const mode = tools === undefined ? undefined : Compact.toolCallsModeOf(tools)
+      if (tools !== undefined && mode === undefined)
+        return yield* Usage.failure(
+          PATH,
+          `--tools: "${tools}" is not one of strip, strip-requests, strip-responses, omit.`
+        )
+      explicit.push({
+        ...Compact.ruleOf({}),
+        ...(f.reasoning ? { reasoning: "strip" as const } : {}),
+        ...(mode !== undefined ? { toolCalls: mode } : {}),
+        ...(f.summary ? { summary: {} } : {})
+      })
+    }
+    explicit.push(...flag.specs)
+    return Compact.combineRules(
+      Compact.configRules(config.conversation?.compaction?.rules),
+      flag.useConfigRules,
+      explicit
+    )
+  })
+
+/** The range overrides: `--from` / `--to`, else `--keep-first` / `--keep-last`. */
+const boundsOf = (f: Flags, session: ConversationSession) =>
+  Effect.gen(function* () {
+    const entries = (yield* session.snapshot).entries
+    const now = yield* Timestamp.current
+    const side = (flag: Option.Option<string>, keep: Option.Option<number>, which: "from" | "to") => {
+      if (Option.isSome(flag)) {
+        const bound = Compact.parseCliBound(flag.value, which)
+        return typeof bound === "string" ? bound : Compact.resolveCliBound(entries, bound, which, now)
+      }
+      return Option.isSome(keep) ? Compact.keepOverride(which, keep.value) : Compact.DEFAULT_BOUND
+    }
+    const from = side(f.from, f.keepFirst, "from")
+    if (typeof from === "string") return yield* Usage.failure(PATH, `--from: ${from}.`)
+    const to = side(f.to, f.keepLast, "to")
+    if (typeof to === "string") return yield* Usage.failure(PATH, `--to: ${to}.`)
+    return { from, to }
+  })
+
+/** Each summary rule's writer: `--model`, the rule's, the conversation's, then `assistant.model`, checked like a query's. */
+const withSummarizers = (
+  f: Flags,
+  rules: ReadonlyArray<Compact.Rule>,
+  session: ConversationSession,
+  configFile: string
+) =>
+  Effect.gen(function* () {
+    if (!rules.some((r) => r.summary !== undefined)) return { rules, providers: {} }
     const config = yield* ConfigFile.load(configFile).pipe(
       Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
     )
-    const script = Option.match(f.script, {
-      onNone: () => undefined,
-      onSome: (file) => (file === "" ? undefined : path.resolve(file))
-    })
+    const script = scriptPath(f.script)
     const providers = providerOptions(config, script)
     const remembered = Conversation.rememberedModel(session.baseConfig, (yield* session.snapshot).entries)
-    const model = yield* ModelChoice.make({
-      flag: Option.getOrUndefined(f.model),
-      script,
-      config,
-      configFile,
-      providers,
-      command: PATH,
-      checkInquiryModel: false
-    })(remembered)
-    return { mode: CompactMode.Summary({ model }), providers }
+    const choose = (flag: string | undefined) =>
+      ModelChoice.make({ flag, script, config, configFile, providers, command: PATH, checkInquiryModel: false })(
+        remembered
+      )
+    const resolved: Array<Compact.Rule> = []
+    for (const rule of rules) {
+      if (rule.summary === undefined) resolved.push(rule)
+      else {
+        const model = yield* choose(Option.getOrUndefined(f.model) ?? rule.summary.model)
+        resolved.push({ ...rule, summary: { ...rule.summary, model } })
+      }
+    }
+    return { rules: resolved, providers }
+  })
+
+const resetText = (id: string, r: ResetOutcome, dryRun: boolean): string => {
+  if (r.removed === 0) return `No compactions to remove from ${id}.`
+  const verb = dryRun ? "Would remove" : "Removed"
+  if (r.compaction !== undefined) return `${verb} the compaction of ${turnsText(r.compaction.rule)} from ${id}.`
+  return `${verb} ${r.removed} ${r.removed === 1 ? "compaction" : "compactions"} from ${id}.`
+}
+
+/** `--reset[=N]`: it undoes compaction, so it takes no rule or range. */
+const runReset = (f: Flags, id: ConversationId.ConversationId, value: string) =>
+  Effect.gen(function* () {
+    const given = [
+      f.reasoning,
+      f.summary,
+      Option.isSome(f.tools),
+      f.compact.length > 0,
+      Option.isSome(f.from),
+      Option.isSome(f.to),
+      Option.isSome(f.keepFirst),
+      Option.isSome(f.keepLast),
+      Option.isSome(f.model)
+    ]
+    if (given.some(Boolean))
+      return yield* Usage.failure(PATH, "--reset removes compactions: it takes no policy, range, --compact or --model.")
+    const index = value === "all" ? undefined : /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : -1
+    if (index === -1) return yield* Usage.failure(PATH, `--reset: "${value}" is not a compaction number (1, 2, …).`)
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        const session = yield* ConversationStore.use((store) => store.open(id))
+        const r = yield* resetProgram({ session, index, dryRun: f.dryRun }).pipe(
+          Effect.mapError((e) =>
+            e._tag === "StoreIoError" ? e : new CliFailure({ code: 1, message: `${e.message}.` })
+          )
+        )
+        const shown = ConversationId.display(id)
+        yield* Console.log(
+          f.format === "json"
+            ? JSON.stringify({ id, outcome: f.dryRun ? "dry-run" : "reset", removed: r.removed }, null, 2)
+            : resetText(shown, r, f.dryRun)
+        )
+      })
+    )
   })
 
 const run = (f: Flags) =>
   withStore(
     Effect.gen(function* () {
       const id = yield* parseIdArgument(f.id, "compact")
-      if (f.keepFirst < 0 || f.keepLast < 0)
+      if (Option.isSome(f.reset)) return yield* runReset(f, id, f.reset.value)
+      if ((Option.isSome(f.keepFirst) && f.keepFirst.value < 0) || (Option.isSome(f.keepLast) && f.keepLast.value < 0))
         return yield* Usage.failure(PATH, "--keep-first and --keep-last take a number of turns (0 or more).")
-      if (Option.isSome(f.model) && !f.summary)
-        return yield* Usage.failure(PATH, "--model names the model that writes a summary: use it with --summary.")
+      if (Option.isSome(f.from) && Option.isSome(f.keepFirst))
+        return yield* Usage.failure(PATH, "--from and --keep-first cannot be used together.")
+      if (Option.isSome(f.to) && Option.isSome(f.keepLast))
+        return yield* Usage.failure(PATH, "--to and --keep-last cannot be used together.")
       // --config, else $PARLEY_CONFIG, else the storage's config.toml (a database's: ./.parley/config.toml).
-      const { config } = yield* storage
+      const { config: configFile } = yield* storage
+      const config = yield* ConfigFile.load(configFile).pipe(
+        Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+      )
+      const configured = yield* rulesOf(f, config)
+      if (Option.isSome(f.model) && !configured.some((r) => r.summary !== undefined))
+        return yield* Usage.failure(PATH, "--model names the model that writes a summary: use it with --summary.")
       return yield* Effect.scoped(
         Effect.gen(function* () {
           const session = yield* ConversationStore.use((store) => store.open(id))
-          const keep = { keepFirst: f.keepFirst, keepLast: f.keepLast }
-          const summary = f.summary ? yield* summaryMode(f, session, config) : undefined
-          const mode = summary?.mode ?? CompactMode.Mechanical({ rule: Compact.DEFAULT_RULE })
-          const outcome = yield* compactProgram({ session, keep, mode, dryRun: f.dryRun }).pipe(
-            Effect.provide(ProviderLive.layer(summary?.providers ?? {}))
+          const { from, to } = yield* boundsOf(f, session)
+          const { rules, providers } = yield* withSummarizers(f, configured, session, configFile)
+          const outcome = yield* compactProgram({ session, rules, from, to, dryRun: f.dryRun }).pipe(
+            Effect.provide(ProviderLive.layer(providers))
           )
           const shown = ConversationId.display(id)
           yield* Console.log(
-            f.format === "json" ? JSON.stringify(jsonOf(id, outcome), null, 2) : textOf(shown, outcome, mode)
+            f.format === "json" ? JSON.stringify(jsonOf(id, outcome), null, 2) : textOf(shown, outcome)
           )
         })
       )
@@ -186,6 +347,6 @@ const run = (f: Flags) =>
 
 export const compact = Command.make("compact", flags, run).pipe(
   Command.withDescription(
-    "Compact a conversation for the model (RFD 064): strip old reasoning and tool output, or summarize old turns"
+    "Compact a conversation for the model (RFD 064): strip old reasoning and tool output, or summarize old turns; --reset undoes it"
   )
 )

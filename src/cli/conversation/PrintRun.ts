@@ -18,6 +18,7 @@ import type { Conversation } from "../../domain/storage/Conversation.ts"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 import * as Labels from "../../domain/storage/Labels.ts"
+import { project } from "../../domain/stream/Projection.ts"
 import { OutputRefused, writeInto } from "../../layers/file/WriteInto.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
@@ -30,8 +31,10 @@ export type PrintFormat = "markdown" | "json" | "html"
 const tooDeep = (c: Conversation, e: EntryTooDeep) =>
   `conversation ${c.id}: entry ${e.entry} is nested ${e.depth} levels deep, too deep to print as JSON; --format markdown or html shows the other entries.`
 
-const render = (c: Conversation, format: PrintFormat, hint: Hint.Context) =>
+const render = (stored: Conversation, format: PrintFormat, hint: Hint.Context, compacted: boolean) =>
   Effect.gen(function* () {
+    // RFD 064's `print --compacted`: the conversation as the model is sent it, compactions applied.
+    const c = compacted ? { ...stored, entries: project(stored.entries) } : stored
     if (format === "json") {
       return yield* Effect.suspend(() => {
         try {
@@ -81,6 +84,8 @@ export interface PrintOptions {
   readonly format: PrintFormat
   /** Write here instead of stdout. */
   readonly output: string | undefined
+  /** The compacted view (what the model sees) instead of the stored history. */
+  readonly compacted?: boolean
 }
 
 /** Prints one conversation of `storage`. */
@@ -89,7 +94,7 @@ export const printConversation = (options: PrintOptions, storage: StorageAt) =>
     storage,
     Effect.gen(function* () {
       const c = yield* ConversationStore.use((s) => s.load(options.id))
-      const out = yield* render(c, options.format, { storage: storage.given })
+      const out = yield* render(c, options.format, { storage: storage.given }, options.compacted === true)
       if (options.output !== undefined) yield* writeOutput(options.output, out)
       // On a terminal, what the conversation holds (model and tool text) is shown, never obeyed.
       else yield* Effect.sync(() => process.stdout.write(process.stdout.isTTY === true ? printable(out, "\n\t") : out))

@@ -6,7 +6,9 @@
  * On disk (JP's `Compaction`, `jp_conversation/src/compaction.rs`):
  * `{"type":"compaction","timestamp":T,"from_turn":N,"to_turn":N,
  * "summary"?:{"summary":S},"reasoning"?:"strip",
- * "tool_calls"?:{"policy":"strip","request":B,"response":B}|{"policy":"omit"}}`.
+ * "tool_calls"?:{"policy":"strip","request":B,"response":B}|{"policy":"omit"},
+ * "source"?:"auto"}` (`source` is draft D50's marker; absent is `manual`, and
+ * JP's reader, which knows no `source` yet, ignores it).
  * The range is inclusive and 0-based. A policy that is absent (or `null`, as
  * serde reads it) has no opinion. Keys JP does not know are ignored, as serde
  * does. A malformed compaction fails the conversation's load, as in JP.
@@ -44,6 +46,14 @@ export const ToolCallPolicy = Schema.Union([
 ])
 export type ToolCallPolicy = typeof ToolCallPolicy.Type
 
+/**
+ * Who made a compaction (draft D50's `CompactionSource`): `manual`
+ * (`conversation compact`, `query --compact`) or `auto` (automatic
+ * compaction). It does not change what the model sees.
+ */
+export const CompactionSource = Schema.Literals(["manual", "auto"])
+export type CompactionSource = typeof CompactionSource.Type
+
 const TurnIndex = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** What a compaction entry says, with JP's field names; absent policies have no opinion. */
@@ -54,7 +64,9 @@ export const CompactionRule = Schema.Struct({
   /** Replaces every provider-visible event of the range with this text; wins over the other policies. */
   summary: Schema.optionalKey(Schema.String),
   reasoning: Schema.optionalKey(Schema.Literal("strip")),
-  tool_calls: Schema.optionalKey(ToolCallPolicy)
+  tool_calls: Schema.optionalKey(ToolCallPolicy),
+  /** Draft D50: `auto` when automatic compaction appended it; absent means `manual`. */
+  source: Schema.optionalKey(CompactionSource)
 })
 export type CompactionRule = typeof CompactionRule.Type
 
@@ -122,6 +134,12 @@ export const decodeRule = (raw: JsonObject): Result.Result<CompactionRule, strin
     if (typeof policy === "string") return Result.fail(policy)
     rule.tool_calls = policy
   }
+  const source = raw["source"]
+  if (source !== undefined && source !== null) {
+    if (source !== "manual" && source !== "auto")
+      return Result.fail(`field "source" must be "manual" or "auto", got ${describe(source)}`)
+    rule.source = source
+  }
   return Result.succeed(rule)
 }
 
@@ -141,6 +159,8 @@ export const encodeRule = (rule: CompactionRule): JsonObject => {
         ? { policy: "omit" }
         : { policy: "strip", request: rule.tool_calls.request, response: rule.tool_calls.response }
   }
+  // D50's serde default is `manual`: a manual compaction is written as JP writes one today, without the key.
+  if (rule.source === "auto") out["source"] = "auto"
   return out
 }
 

@@ -334,7 +334,8 @@ const incompleteHtml = (
 
 /** A compaction as an aside: range, when, what the model sees instead (its summary as Markdown). */
 const compactionHtml = (c: Compaction, ctx: Ctx): string => {
-  const head = `<p class="what"><strong>Compaction</strong> of ${escapeHtml(turnsText(c.rule))} · ${timeTag(c.rule.timestamp, true)}`
+  const auto = c.rule.source === "auto" ? " (automatic)" : ""
+  const head = `<p class="what"><strong>Compaction</strong>${auto} of ${escapeHtml(turnsText(c.rule))} · ${timeTag(c.rule.timestamp, true)}`
   if (c.rule.summary === undefined)
     return `<aside class="compaction">${head}: for the model, ${escapeHtml(describeRule(c.rule))}.</p></aside>`
   return `<aside class="compaction">${head}: the model sees this summary instead:</p><div class="md">${ctx.markdown(c.rule.summary)}</div></aside>`

@@ -225,7 +225,9 @@ export const placeCompactions = (entries: ReadonlyArray<StreamEntry>): Compactio
 
 /** A compaction as a Markdown quote: range, when, what it does; then its summary. */
 const compactionBlock = (c: Compaction): string => {
-  const head = `> **Compaction** of ${turnsText(c.rule)} · ${when(c.rule.timestamp)}`
+  // D50: an automatic compaction says so, so that a reader knows nobody asked for it.
+  const auto = c.rule.source === "auto" ? " (automatic)" : ""
+  const head = `> **Compaction**${auto} of ${turnsText(c.rule)} · ${when(c.rule.timestamp)}`
   if (c.rule.summary === undefined) return `${head}: for the model, ${describeRule(c.rule)}.`
   const quoted = c.rule.summary
     .split("\n")

@@ -243,14 +243,32 @@ export const ModelConfig = Schema.Struct({
 export const ToolCallsMode = Schema.Literals(["strip", "strip-requests", "strip-responses", "omit"])
 export type ToolCallsMode = typeof ToolCallsMode.Type
 
-/** A mechanical compaction rule (JP's `CompactionRuleConfig` without `summary`). */
+/**
+ * A rule's `summary` table (JP's `SummaryConfig`): the turns are replaced by a
+ * summary that `model.id` writes (default: the conversation's model, then
+ * `assistant.model`), told `instructions` instead of parley's summarising
+ * prompt.
+ */
+export const SummaryRuleConfig = Schema.Struct({
+  model: Schema.optionalKey(Schema.Struct({ id: Schema.optionalKey(ModelName) })),
+  instructions: Schema.optionalKey(Schema.String)
+})
+export type SummaryRuleConfig = typeof SummaryRuleConfig.Type
+
+/**
+ * A compaction rule (JP's `CompactionRuleConfig`, RFD 064): one entry of
+ * `[[conversation.compaction.rules]]`, or `[conversation.compaction.auto.rule]`.
+ * `keep_first` / `keep_last` are turn counts (JP also takes a duration there).
+ */
 export const CompactionRuleConfig = Schema.Struct({
   /** Turns kept as they are at the start (default 1). */
   keep_first: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   /** Turns kept as they are at the end (default 3). */
   keep_last: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))),
   reasoning: Schema.optionalKey(Schema.Literal("strip")),
-  tool_calls: Schema.optionalKey(ToolCallsMode)
+  tool_calls: Schema.optionalKey(ToolCallsMode),
+  /** Replace the turns with a summary; `reasoning` and `tool_calls` are then ignored. */
+  summary: Schema.optionalKey(SummaryRuleConfig)
 })
 export type CompactionRuleConfig = typeof CompactionRuleConfig.Type
 
@@ -309,8 +327,13 @@ export const Config = Schema.Struct({
           wait_timeout: Schema.optionalKey(Duration)
         })
       ),
-      /** RFD 064 / D50: `[conversation.compaction.auto]`. */
-      compaction: Schema.optionalKey(Schema.Struct({ auto: Schema.optionalKey(AutoCompactionConfig) })),
+      /** RFD 064 / D50: `[[conversation.compaction.rules]]` (`conversation compact`, `query --compact`) and `[conversation.compaction.auto]`. */
+      compaction: Schema.optionalKey(
+        Schema.Struct({
+          rules: Schema.optionalKey(Schema.Array(CompactionRuleConfig)),
+          auto: Schema.optionalKey(AutoCompactionConfig)
+        })
+      ),
       /** Per-tool settings; the key `*` holds defaults for every tool (JP). */
       tools: Schema.optionalKey(Schema.Record(Schema.String, ToolConfig))
     })

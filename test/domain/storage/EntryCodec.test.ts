@@ -317,14 +317,17 @@ describe("compaction entries (RFD 064, JP's Compaction)", () => {
       timestamp: ts,
       tool_calls: { policy: "omit" },
       summary: null,
-      source: "auto"
+      source: "auto",
+      note: "a key JP does not know"
     }
     expect(roundtripText(odd)).toBe(JSON.stringify(odd))
+    // `source` is draft D50's marker; the unknown key is only kept.
     expect((EntryCodec.decodeEntry(odd) as Compaction).rule).toStrictEqual({
       timestamp: ts,
       from_turn: 0,
       to_turn: 0,
-      tool_calls: { policy: "omit" }
+      tool_calls: { policy: "omit" },
+      source: "auto"
     })
   })
 

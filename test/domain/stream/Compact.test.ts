@@ -79,3 +79,61 @@ describe("compaction ranges (RFD 064, D50)", () => {
     expect(Compact.keepOf({})).toEqual({ keepFirst: 1, keepLast: 3 })
   })
 })
+
+describe("RFD 064's bounds and JP's --compact DSL", () => {
+  const ten = conversation(10)
+  const range = (spec: string) => {
+    const rule = Compact.parseSpec(spec)
+    if (typeof rule === "string") throw new Error(rule)
+    return Compact.resolveRuleRange(ten, ten, rule, Compact.DEFAULT_BOUND, Compact.DEFAULT_BOUND)
+  }
+
+  it("parses policies and ranges as compact_flag.rs does (1-based turns, -N keeps the last N)", () => {
+    expect(range("r")).toEqual({ from: 1, to: 6 })
+    expect(range("s:..-3")).toEqual({ from: 0, to: 6 })
+    expect(range("r+t:5..-3")).toEqual({ from: 4, to: 6 })
+    expect(range("s:5..10")).toEqual({ from: 4, to: 9 })
+    expect(range("r:-20")).toBeUndefined()
+    expect(range("t=sreq:5")).toEqual({ from: 4, to: 9 })
+    expect(range("r:..")).toEqual({ from: 0, to: 9 })
+    expect(range("r:-10..-3")).toEqual({ from: 0, to: 6 })
+    expect(Compact.parseSpec("r+t=o")).toMatchObject({ reasoning: "strip", toolCalls: "omit" })
+    expect(Compact.parseSpec("x")).toBe("unknown policy 'x'")
+    expect(Compact.parseSpec("r=1")).toBe("`reasoning` does not take a value")
+    expect(Compact.parseSpec("t=shred")).toBe("unknown tool_calls mode: `shred`")
+    expect(Compact.parseSpec("s:0..")).toBe("turn indices are 1-based; `0` is not a valid turn")
+    expect(Compact.parseCompactFlag(["", "r:-2"])).toMatchObject({
+      useConfigRules: true,
+      specs: [{ reasoning: "strip" }]
+    })
+  })
+
+  it("combines rules as JP does: explicit ones replace the configured ones unless a bare --compact keeps them", () => {
+    const configured = Compact.configRules([{ keep_last: 5 }, { keep_first: 0 }])
+    const explicit = [Compact.parseSpec("r") as Compact.Rule]
+    expect(Compact.combineRules(configured, false, [])).toBe(configured)
+    expect(Compact.combineRules(configured, false, explicit)).toEqual(explicit)
+    expect(Compact.combineRules(configured, true, explicit)).toEqual([...configured, ...explicit])
+    expect(Compact.configRules([])).toEqual([Compact.ruleOf(Compact.DEFAULT_RULE)])
+  })
+
+  it("resolves command-line bounds as turn_range.rs does; a start past the end or an end before the start selects nothing", () => {
+    const now = Timestamp.make("2026-03-05 10:00:00.0")
+    const at = (text: string, side: "from" | "to") => {
+      const b = Compact.parseCliBound(text, side)
+      if (typeof b === "string") throw new Error(b)
+      return Compact.resolveCliBound(ten, b, side, now)
+    }
+    expect(Compact.resolveRuleRange(ten, ten, Compact.ruleOf({}), at("3", "from"), at("-1", "to"))).toEqual({
+      from: 2,
+      to: 9
+    })
+    expect(Compact.resolveBounds(ten, { _tag: "Absolute", n: 10 }, undefined)).toBeUndefined()
+    expect(Compact.resolveBounds(ten, undefined, { _tag: "FromEnd", n: 10 })).toBeUndefined()
+    expect(Compact.resolveBounds(ten, { _tag: "Absolute", n: 5 }, { _tag: "Absolute", n: 2 })).toBeUndefined()
+    expect(Compact.parseCliBound("0", "from")).toBe("turn numbers are 1-based; 0 is not a turn")
+    expect(Compact.parseCliBound("last", "to")).toMatch(/only valid for --from/)
+    expect(Compact.parseCliBound("1h30m", "from")).toEqual({ _tag: "Ago", ms: 5_400_000 })
+    expect(Compact.parseCliBound("soon", "from")).toMatch(/^invalid range bound "soon"/)
+  })
+})
