@@ -278,7 +278,7 @@ export declare namespace ConversationMetadata {
    * ```
    */
   export type ConversationMetadata = ConversationMetadataModule.ConversationMetadata
-  /** `metadata.json` could not be decoded. */
+  /** `metadata.json` could not be decoded: why (the caller names the file). */
   export type MetadataError = ConversationMetadataModule.MetadataError
 }
 
@@ -318,7 +318,12 @@ export declare namespace ConversationMetadata {
  */
 export const EntryCodec: typeof EntryCodecModule = EntryCodecModule
 export declare namespace EntryCodec {
-  /** Why one entry could not be decoded (the caller adds file and index). */
+  /**
+   * Why one entry could not be decoded: its kind (its `type`, when it had a
+   * string one), the field at fault when there is one, and the reason. Pure
+   * data, returned in a result by {@link EntryCodec.decode}: the caller, which knows the
+   * file and the entry's index, names them (`EventsFile.EventsFileError`).
+   */
   export type EntryError = EntryCodecModule.EntryError
 }
 
@@ -340,6 +345,8 @@ export const EventsFile: typeof EventsFileModule = EventsFileModule
 export declare namespace EventsFile {
   /** A decode failure, naming the file and (when it is about one entry) its index. */
   export type EventsFileError = EventsFileModule.EventsFileError
+  /** What the decoders of a stored conversation's files fail with. */
+  export type DecodeError = EventsFileModule.DecodeError
 }
 
 /**
