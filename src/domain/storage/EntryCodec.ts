@@ -16,6 +16,10 @@
  * carry today's `event_id` (JP RFD 097; see `EventId.ts`): a non-string one is
  * a corrupt entry.
  *
+ * Decoding returns a result: the entry, or an {@link EntryError} (the kind,
+ * the field, the reason); one decoder per kind, in a table. Nothing is
+ * thrown for a malformed entry.
+ *
  * Encoding writes JP's writer shape (`timestamp, type, …fields, metadata`),
  * with `event_id` first for a new entry that has one ({@link withEventId}).
  * An entry read from disk whose layout was not canonical (other key order,
@@ -26,8 +30,11 @@
  * @example
  * ```ts
  * import * as EntryCodec from "parley/domain/storage/EntryCodec"
- * const e = EntryCodec.decodeEntry({ timestamp: "2026-01-01 00:00:00.0", type: "tool_call_response", id: "c", content: "b2s=", is_error: false })
- * EntryCodec.encodeEntry(e) // { timestamp: …, type: "tool_call_response", id: "c", content: "b2s=", is_error: false }
+ * import * as Result from "effect/Result"
+ * const e = EntryCodec.decode({ timestamp: "2026-01-01 00:00:00.0", type: "tool_call_response", id: "c", content: "b2s=", is_error: false })
+ * if (Result.isSuccess(e)) EntryCodec.encodeEntry(e.success) // { timestamp: …, type: "tool_call_response", id: "c", content: "b2s=", is_error: false }
+ * const bad = EntryCodec.decode({ type: "turn_start" })
+ * if (Result.isFailure(bad)) bad.failure // EntryError { kind: "turn_start", field: "timestamp", reason: 'missing field "timestamp"' }
  * ```
  *
  * @since 0.1.0

@@ -6,8 +6,10 @@
  * @example
  * ```ts
  * import * as EventsFile from "parley/domain/storage/EventsFile"
- * const entries = EventsFile.parse("[]\n", "events.json") // []
- * EventsFile.render(entries) // "[]\n"
+ * import * as Result from "effect/Result"
+ * const entries = EventsFile.read("[]\n", "events.json") // Result.succeed([])
+ * if (Result.isSuccess(entries)) EventsFile.render(entries.success) // "[]\n"
+ * EventsFile.read("{}", "events.json") // a failure: EventsFileError, "events.json: expected a JSON array of entries, got object"
  * ```
  *
  * @since 0.1.0
