@@ -278,7 +278,7 @@ export declare namespace ConversationMetadata {
    * ```
    */
   export type ConversationMetadata = ConversationMetadataModule.ConversationMetadata
-  /** `metadata.json` could not be decoded. */
+  /** `metadata.json` could not be decoded: why (the caller names the file). */
   export type MetadataError = ConversationMetadataModule.MetadataError
 }
 
@@ -300,6 +300,10 @@ export declare namespace ConversationMetadata {
  * carry today's `event_id` (JP RFD 097; see `EventId.ts`): a non-string one is
  * a corrupt entry.
  *
+ * Decoding returns a result: the entry, or an {@link EntryCodec.EntryError} (the kind,
+ * the field, the reason); one decoder per kind, in a table. Nothing is
+ * thrown for a malformed entry.
+ *
  * Encoding writes JP's writer shape (`timestamp, type, …fields, metadata`),
  * with `event_id` first for a new entry that has one ({@link EntryCodec.withEventId}).
  * An entry read from disk whose layout was not canonical (other key order,
@@ -310,15 +314,23 @@ export declare namespace ConversationMetadata {
  * @example
  * ```ts
  * import * as EntryCodec from "parley/domain/storage/EntryCodec"
- * const e = EntryCodec.decodeEntry({ timestamp: "2026-01-01 00:00:00.0", type: "tool_call_response", id: "c", content: "b2s=", is_error: false })
- * EntryCodec.encodeEntry(e) // { timestamp: …, type: "tool_call_response", id: "c", content: "b2s=", is_error: false }
+ * import * as Result from "effect/Result"
+ * const e = EntryCodec.decode({ timestamp: "2026-01-01 00:00:00.0", type: "tool_call_response", id: "c", content: "b2s=", is_error: false })
+ * if (Result.isSuccess(e)) EntryCodec.encodeEntry(e.success) // { timestamp: …, type: "tool_call_response", id: "c", content: "b2s=", is_error: false }
+ * const bad = EntryCodec.decode({ type: "turn_start" })
+ * if (Result.isFailure(bad)) bad.failure // EntryError { kind: "turn_start", field: "timestamp", reason: 'missing field "timestamp"' }
  * ```
  *
  * @since 0.1.0
  */
 export const EntryCodec: typeof EntryCodecModule = EntryCodecModule
 export declare namespace EntryCodec {
-  /** Why one entry could not be decoded (the caller adds file and index). */
+  /**
+   * Why one entry could not be decoded: its kind (its `type`, when it had a
+   * string one), the field at fault when there is one, and the reason. Pure
+   * data, returned in a result by {@link EntryCodec.decode}: the caller, which knows the
+   * file and the entry's index, names them (`EventsFile.EventsFileError`).
+   */
   export type EntryError = EntryCodecModule.EntryError
 }
 
@@ -330,8 +342,10 @@ export declare namespace EntryCodec {
  * @example
  * ```ts
  * import * as EventsFile from "parley/domain/storage/EventsFile"
- * const entries = EventsFile.parse("[]\n", "events.json") // []
- * EventsFile.render(entries) // "[]\n"
+ * import * as Result from "effect/Result"
+ * const entries = EventsFile.read("[]\n", "events.json") // Result.succeed([])
+ * if (Result.isSuccess(entries)) EventsFile.render(entries.success) // "[]\n"
+ * EventsFile.read("{}", "events.json") // a failure: EventsFileError, "events.json: expected a JSON array of entries, got object"
  * ```
  *
  * @since 0.1.0
@@ -340,6 +354,8 @@ export const EventsFile: typeof EventsFileModule = EventsFileModule
 export declare namespace EventsFile {
   /** A decode failure, naming the file and (when it is about one entry) its index. */
   export type EventsFileError = EventsFileModule.EventsFileError
+  /** What the decoders of a stored conversation's files fail with. */
+  export type DecodeError = EventsFileModule.DecodeError
 }
 
 /**

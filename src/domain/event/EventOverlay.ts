@@ -61,45 +61,51 @@ export interface EventOverlayRule {
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v)
 
-const stringField = (obj: JsonObject, key: string, where: string): string => {
+const isTimestamp = (text: string): text is Timestamp.Timestamp => Timestamp.toEpochNanos(text) !== undefined
+
+const stringField = (obj: JsonObject, key: string, where: string): Result.Result<string, string> => {
   const v = obj[key]
-  if (typeof v !== "string") {
-    throw new Error(
-      v === undefined
-        ? `${where}: missing field "${key}"`
-        : `${where}: field "${key}" must be a string, got ${describeValue(v)}`
-    )
-  }
-  return v
+  if (typeof v === "string") return Result.succeed(v)
+  return Result.fail(
+    v === undefined
+      ? `${where}: missing field "${key}"`
+      : `${where}: field "${key}" must be a string, got ${describeValue(v)}`
+  )
 }
 
-const patchAt = (raw: unknown, i: number): OverlayPatch => {
-  const where = `patches[${i}]`
-  if (!isObject(raw)) throw new Error(`${where}: expected an object, got ${describeValue(raw)}`)
-  const matcher = raw["matcher"]
-  const action = raw["action"]
-  if (!isObject(matcher))
-    throw new Error(`${where}: field "matcher" must be an object, got ${describeValue(matcher ?? null)}`)
-  if (!isObject(action))
-    throw new Error(`${where}: field "action" must be an object, got ${describeValue(action ?? null)}`)
-  const kind = stringField(matcher, "matcher", `${where}.matcher`)
-  if (kind !== "metadata_value") throw new Error(`${where}.matcher: unknown matcher ${JSON.stringify(kind)}`)
-  const does = stringField(action, "action", `${where}.action`)
-  if (does !== "remove_metadata") throw new Error(`${where}.action: unknown action ${JSON.stringify(does)}`)
-  return {
-    matcher: {
-      matcher: "metadata_value",
-      key: stringField(matcher, "key", `${where}.matcher`),
-      value: stringField(matcher, "value", `${where}.matcher`)
-    },
-    action: { action: "remove_metadata", key: stringField(action, "key", `${where}.action`) }
-  }
+/** The object field `key` of a patch, or why it is not one. */
+const objectField = (raw: JsonObject, key: string, where: string): Result.Result<JsonObject, string> => {
+  const v = raw[key]
+  return isObject(v)
+    ? Result.succeed(v)
+    : Result.fail(`${where}: field "${key}" must be an object, got ${describeValue(v ?? null)}`)
 }
+
+const patchAt = (raw: unknown, i: number): Result.Result<OverlayPatch, string> =>
+  Result.gen(function* () {
+    const where = `patches[${i}]`
+    if (!isObject(raw)) return yield* Result.fail(`${where}: expected an object, got ${describeValue(raw)}`)
+    const matcher = yield* objectField(raw, "matcher", where)
+    const action = yield* objectField(raw, "action", where)
+    const kind = yield* stringField(matcher, "matcher", `${where}.matcher`)
+    if (kind !== "metadata_value")
+      return yield* Result.fail(`${where}.matcher: unknown matcher ${JSON.stringify(kind)}`)
+    const does = yield* stringField(action, "action", `${where}.action`)
+    if (does !== "remove_metadata") return yield* Result.fail(`${where}.action: unknown action ${JSON.stringify(does)}`)
+    return {
+      matcher: {
+        matcher: "metadata_value",
+        key: yield* stringField(matcher, "key", `${where}.matcher`),
+        value: yield* stringField(matcher, "value", `${where}.matcher`)
+      },
+      action: { action: "remove_metadata", key: yield* stringField(action, "key", `${where}.action`) }
+    } as const
+  })
 
 /** Reads an `event_overlay` entry, or says why it is not one (the caller names the file and entry). */
 export const parse = (raw: JsonObject): Result.Result<EventOverlayRule, string> => {
   const timestamp = raw["timestamp"]
-  if (typeof timestamp !== "string" || Timestamp.toEpochNanos(timestamp) === undefined) {
+  if (typeof timestamp !== "string" || !isTimestamp(timestamp)) {
     return Result.fail(
       timestamp === undefined
         ? `missing field "timestamp"`
@@ -114,11 +120,8 @@ export const parse = (raw: JsonObject): Result.Result<EventOverlayRule, string> 
         : `field "patches" must be an array, got ${describeValue(patches)}`
     )
   }
-  try {
-    return Result.succeed({ timestamp: timestamp as Timestamp.Timestamp, patches: patches.map(patchAt) })
-  } catch (error) {
-    return Result.fail(error instanceof Error ? error.message : String(error))
-  }
+  const read = Result.all(patches.map(patchAt))
+  return Result.isFailure(read) ? Result.fail(read.failure) : Result.succeed({ timestamp, patches: read.success })
 }
 
 /**

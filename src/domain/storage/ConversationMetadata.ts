@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { setKey } from "./EntryCodec.ts"
 import * as Labels from "./Labels.ts"
@@ -52,61 +53,77 @@ export class ConversationMetadata extends Schema.Class<ConversationMetadata>("pa
 
 const KNOWN = ["title", "last_activated_at", "pinned_at", "archived_at", "expires_at", "labels"] as const
 
-/** `metadata.json` could not be decoded. */
-export class MetadataError extends Error {}
-
-const optTimestamp = (raw: JsonObject, key: string): Timestamp.Timestamp | undefined => {
-  const v = raw[key]
-  if (v === undefined || v === null) return undefined
-  if (typeof v !== "string" || Timestamp.toEpochNanos(v) === undefined) {
-    throw new MetadataError(`field "${key}" is not a timestamp: ${JSON.stringify(v)}`)
+/** `metadata.json` could not be decoded: why (the caller names the file). */
+export class MetadataError extends Schema.TaggedError<MetadataError>()("MetadataError", { reason: Schema.String }) {
+  override get message(): string {
+    return this.reason
   }
-  return v as Timestamp.Timestamp
 }
 
-/** Decodes a parsed `metadata.json` value. Throws {@link MetadataError}. */
-export const decode = (raw: unknown, _file: string): ConversationMetadata => {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new MetadataError(
+const invalid = (reason: string): Result.Result<never, MetadataError> => Result.fail(new MetadataError({ reason }))
+
+const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v)
+
+const isTimestamp = (text: string): text is Timestamp.Timestamp => Timestamp.toEpochNanos(text) !== undefined
+
+/** The timestamp field `key` (`undefined`: absent or `null`), or why it is not one. */
+const optTimestamp = (raw: JsonObject, key: string): Result.Result<Timestamp.Timestamp | undefined, MetadataError> => {
+  const v = raw[key]
+  if (v === undefined || v === null) return Result.succeed(undefined)
+  if (typeof v !== "string" || !isTimestamp(v))
+    return invalid(`field "${key}" is not a timestamp: ${JSON.stringify(v)}`)
+  return Result.succeed(v)
+}
+
+type Fields = ConstructorParameters<typeof ConversationMetadata>[0]
+
+/** The fields of `obj` beside `last_activated_at` and `extra`, or why one cannot be read. */
+const readFields = (obj: JsonObject, base: Fields): Result.Result<Fields, MetadataError> => {
+  const title = obj["title"]
+  if (title !== undefined && title !== null && typeof title !== "string")
+    return invalid(`field "title" must be a string, got ${JSON.stringify(title)}`)
+  const rawLabels = obj["labels"]
+  const labels = rawLabels === undefined || rawLabels === null ? undefined : Labels.read(rawLabels)
+  if (labels !== undefined && Result.isFailure(labels)) return invalid(`field "labels": ${labels.failure.reason}`)
+  const pinned = optTimestamp(obj, "pinned_at")
+  if (Result.isFailure(pinned)) return Result.fail(pinned.failure)
+  const archived = optTimestamp(obj, "archived_at")
+  if (Result.isFailure(archived)) return Result.fail(archived.failure)
+  const expires = optTimestamp(obj, "expires_at")
+  if (Result.isFailure(expires)) return Result.fail(expires.failure)
+  return Result.succeed({
+    ...base,
+    ...(typeof title === "string" ? { title } : {}),
+    ...(pinned.success === undefined ? {} : { pinned_at: pinned.success }),
+    ...(archived.success === undefined ? {} : { archived_at: archived.success }),
+    ...(expires.success === undefined ? {} : { expires_at: expires.success }),
+    ...(labels === undefined ? {} : { labels: labels.success })
+  })
+}
+
+/** Decodes a parsed `metadata.json` value: the metadata, or the {@link MetadataError} saying why not. */
+export const read = (raw: unknown): Result.Result<ConversationMetadata, MetadataError> => {
+  if (!isObject(raw))
+    return invalid(
       `expected a JSON object, got ${raw === null ? "null" : Array.isArray(raw) ? "an array" : typeof raw}`
     )
-  }
-  const obj = raw as JsonObject
-  const last = optTimestamp(obj, "last_activated_at")
-  if (last === undefined) throw new MetadataError(`missing field "last_activated_at"`)
-  const title = obj["title"]
-  if (title !== undefined && title !== null && typeof title !== "string") {
-    throw new MetadataError(`field "title" must be a string, got ${JSON.stringify(title)}`)
-  }
-  let labels: Labels.RawLabels | undefined
-  if (obj["labels"] !== undefined && obj["labels"] !== null) {
-    try {
-      labels = Labels.decode(obj["labels"])
-    } catch (error) {
-      throw new MetadataError(`field "labels": ${error instanceof Error ? error.message : String(error)}`)
-    }
-  }
+  const last = optTimestamp(raw, "last_activated_at")
+  if (Result.isFailure(last)) return Result.fail(last.failure)
+  if (last.success === undefined) return invalid(`missing field "last_activated_at"`)
   const extra: JsonObject = {}
-  for (const k of Object.keys(obj))
-    if (!(KNOWN as ReadonlyArray<string>).includes(k) || obj[k] === null) setKey(extra, k, obj[k]!)
-  const props: ConstructorParameters<typeof ConversationMetadata>[0] = { last_activated_at: last, extra }
-  const mutable = props as { -readonly [K in keyof typeof props]: (typeof props)[K] }
-  if (typeof title === "string") mutable.title = title
-  const pinned = optTimestamp(obj, "pinned_at")
-  if (pinned !== undefined) mutable.pinned_at = pinned
-  const archived = optTimestamp(obj, "archived_at")
-  if (archived !== undefined) mutable.archived_at = archived
-  const expires = optTimestamp(obj, "expires_at")
-  if (expires !== undefined) mutable.expires_at = expires
-  if (labels !== undefined) mutable.labels = labels
-  const meta = new ConversationMetadata(props, { disableChecks: true })
-  const keys = Object.keys(obj)
+  for (const k of Object.keys(raw))
+    if (!(KNOWN as ReadonlyArray<string>).includes(k) || raw[k] === null) setKey(extra, k, raw[k]!)
+  const props = readFields(raw, { last_activated_at: last.success, extra })
+  if (Result.isFailure(props)) return Result.fail(props.failure)
+  const meta = new ConversationMetadata(props.success, { disableChecks: true })
+  const keys = Object.keys(raw)
   const canonical = Object.keys(encodeCanonical(meta))
-  if (keys.length !== canonical.length || keys.some((k, i) => k !== canonical[i])) {
-    return new ConversationMetadata({ ...props, keyOrder: keys }, { disableChecks: true })
-  }
-  return meta
+  if (keys.length === canonical.length && keys.every((k, i) => k === canonical[i])) return Result.succeed(meta)
+  return Result.succeed(new ConversationMetadata({ ...props.success, keyOrder: keys }, { disableChecks: true }))
 }
+
+/** {@link read} of metadata known to be well formed (a fixture): the metadata, or the {@link MetadataError} thrown. */
+export const decode = (raw: unknown, _file: string): ConversationMetadata => Result.getOrThrow(read(raw))
 
 const encodeCanonical = (m: ConversationMetadata): JsonObject => {
   const out: JsonObject = {}

@@ -16,6 +16,10 @@
  * carry today's `event_id` (JP RFD 097; see `EventId.ts`): a non-string one is
  * a corrupt entry.
  *
+ * Decoding returns a result: the entry, or an {@link EntryError} (the kind,
+ * the field, the reason); one decoder per kind, in a table. Nothing is
+ * thrown for a malformed entry.
+ *
  * Encoding writes JP's writer shape (`timestamp, type, …fields, metadata`),
  * with `event_id` first for a new entry that has one ({@link withEventId}).
  * An entry read from disk whose layout was not canonical (other key order,
@@ -26,8 +30,11 @@
  * @example
  * ```ts
  * import * as EntryCodec from "parley/domain/storage/EntryCodec"
- * const e = EntryCodec.decodeEntry({ timestamp: "2026-01-01 00:00:00.0", type: "tool_call_response", id: "c", content: "b2s=", is_error: false })
- * EntryCodec.encodeEntry(e) // { timestamp: …, type: "tool_call_response", id: "c", content: "b2s=", is_error: false }
+ * import * as Result from "effect/Result"
+ * const e = EntryCodec.decode({ timestamp: "2026-01-01 00:00:00.0", type: "tool_call_response", id: "c", content: "b2s=", is_error: false })
+ * if (Result.isSuccess(e)) EntryCodec.encodeEntry(e.success) // { timestamp: …, type: "tool_call_response", id: "c", content: "b2s=", is_error: false }
+ * const bad = EntryCodec.decode({ type: "turn_start" })
+ * if (Result.isFailure(bad)) bad.failure // EntryError { kind: "turn_start", field: "timestamp", reason: 'missing field "timestamp"' }
  * ```
  *
  * @since 0.1.0
@@ -50,6 +57,7 @@ import {
 } from "../event/ConversationEvent.ts"
 import { describeValue as describe } from "../event/Describe.ts"
 import * as EventOverlay from "../event/EventOverlay.ts"
+import * as InquiryId from "../event/InquiryId.ts"
 import { InquiryRequest } from "../event/InquiryRequest.ts"
 import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "../event/InquiryResponse.ts"
 import { InquiryQuestion } from "../event/InquiryQuestion.ts"
@@ -64,15 +72,32 @@ import { TurnStart } from "../event/TurnStart.ts"
 type Json = Schema.Json
 type JsonObject = { [key: string]: Json }
 
-/** Why one entry could not be decoded (the caller adds file and index). */
-export class EntryError extends Error {
-  constructor(
-    readonly kind: string | undefined,
-    message: string
-  ) {
-    super(message)
+/**
+ * Why one entry could not be decoded: its kind (its `type`, when it had a
+ * string one), the field at fault when there is one, and the reason. Pure
+ * data, returned in a result by {@link decode}: the caller, which knows the
+ * file and the entry's index, names them (`EventsFile.EventsFileError`).
+ */
+export class EntryError extends Schema.TaggedError<EntryError>()("EntryError", {
+  kind: Schema.UndefinedOr(Schema.String),
+  field: Schema.optionalKey(Schema.String),
+  reason: Schema.String
+}) {
+  /** The reason alone, as it always read; {@link errorText} puts the kind before it. */
+  override get message(): string {
+    return this.reason
   }
 }
+
+/** How a reader names a failed entry: `kind: reason`, or the reason alone when the entry had no kind. */
+export const errorText = (error: EntryError): string =>
+  error.kind === undefined ? error.reason : `${error.kind}: ${error.reason}`
+
+const entryError = (kind: string | undefined, reason: string, field?: string): EntryError =>
+  new EntryError(field === undefined ? { kind, reason } : { kind, field, reason })
+
+const failWith = (kind: string | undefined, reason: string, field?: string): Result.Result<never, EntryError> =>
+  Result.fail(entryError(kind, reason, field))
 
 /** How an entry read from disk differs from the canonical writer shape. */
 interface Layout {
@@ -106,16 +131,19 @@ export const withEventId = <E extends StreamEntry>(e: E, id: string): E => {
   return e
 }
 
+const NO_ID: Result.Result<string | undefined, EntryError> = Result.succeed(undefined)
+
 /**
  * Reads `event_id` as JP's storage boundary does (`stream/entry.rs`): missing,
  * `null` or empty is a legacy entry without one; any other non-string is a
  * corrupt entry.
  */
-const readEventId = (raw: JsonObject, kind: string | undefined): string | undefined => {
+const readEventId = (raw: JsonObject, kind: string): Result.Result<string | undefined, EntryError> => {
   const id = raw["event_id"]
-  if (id === undefined || id === null || id === "") return undefined
-  if (typeof id !== "string") throw new EntryError(kind, `field "event_id" must be a string, got ${describe(id)}`)
-  return id
+  if (id === undefined || id === null || id === "") return NO_ID
+  if (typeof id !== "string")
+    return failWith(kind, `field "event_id" must be a string, got ${describe(id)}`, "event_id")
+  return Result.succeed(id)
 }
 
 const SEP = "\u0001"
@@ -205,267 +233,312 @@ const CANONICAL_KEYS: Record<string, ReadonlyArray<string>> = {
   inquiry_response: ["timestamp", "type", "outcome", "id"]
 }
 
-const requireString = (raw: JsonObject, key: string, kind: string): string => {
+/** `value` when it is an object (what mapping the leaves of an object gives back), else an empty one. */
+const asObject = (value: Json): JsonObject => (isObject(value) ? value : {})
+
+/** Whether `text` is a JP timestamp (JP reads only those). */
+const isTimestamp = (text: string): text is Timestamp.Timestamp => Timestamp.toEpochNanos(text) !== undefined
+
+/** The string field `key` of a `kind` entry, or why it is not one. */
+const stringField = (raw: JsonObject, key: string, kind: string): string | EntryError => {
   const v = raw[key]
-  if (typeof v !== "string") {
-    throw new EntryError(
-      kind,
-      v === undefined ? `missing field "${key}"` : `field "${key}" must be a string, got ${describe(v)}`
+  if (typeof v === "string") return v
+  return entryError(
+    kind,
+    v === undefined ? `missing field "${key}"` : `field "${key}" must be a string, got ${describe(v)}`,
+    key
+  )
+}
+
+/** What every event kind holds, read before the kind's own fields. */
+interface Head {
+  readonly kind: string
+  readonly timestamp: Timestamp.Timestamp
+  readonly metadata: JsonObject
+  /** Paths of string leaves that were not storage base64 (written back raw). */
+  readonly undecoded: Array<string>
+  /** The keys the typed event holds; the others are kept as the layout's extra. */
+  readonly used: Set<string>
+}
+
+const readHead = (raw: JsonObject, kind: string): Result.Result<Head, EntryError> => {
+  const timestamp = stringField(raw, "timestamp", kind)
+  if (typeof timestamp !== "string") return Result.fail(timestamp)
+  if (!isTimestamp(timestamp))
+    return failWith(kind, `field "timestamp" is not a timestamp: ${JSON.stringify(timestamp)}`, "timestamp")
+  const undecoded: Array<string> = []
+  const rawMetadata = raw["metadata"]
+  if (rawMetadata !== undefined && !isObject(rawMetadata))
+    return failWith(kind, `field "metadata" must be an object, got ${describe(rawMetadata)}`, "metadata")
+  const metadata = rawMetadata === undefined ? {} : asObject(decodeLeaves(rawMetadata, "metadata", undecoded))
+  return Result.succeed({ kind, timestamp, metadata, undecoded, used: new Set(["timestamp", "type", "metadata"]) })
+}
+
+/** Decodes one event kind's own fields, its head already read (marking the keys it uses). */
+type FieldsDecoder = (raw: JsonObject, head: Head) => Result.Result<StreamEntry, EntryError>
+
+const turnStart: FieldsDecoder = (_raw, h) =>
+  Result.succeed(trusted(TurnStart, { timestamp: h.timestamp, type: "turn_start", metadata: h.metadata }))
+
+const chatRequest: FieldsDecoder = (raw, h) => {
+  const content = stringField(raw, "content", h.kind)
+  if (typeof content !== "string") return Result.fail(content)
+  h.used.add("content")
+  const props: {
+    timestamp: Timestamp.Timestamp
+    type: "chat_request"
+    content: string
+    metadata: JsonObject
+    schema?: JsonObject
+    author?: string
+  } = { timestamp: h.timestamp, type: "chat_request", content, metadata: h.metadata }
+  const schema = raw["schema"]
+  if (isObject(schema)) {
+    props.schema = schema
+    h.used.add("schema")
+  } else if (schema !== undefined && schema !== null)
+    return failWith(h.kind, `field "schema" must be an object, got ${describe(schema)}`, "schema")
+  const author = raw["author"]
+  if (typeof author === "string") {
+    props.author = author
+    h.used.add("author")
+  } else if (author !== undefined && author !== null)
+    return failWith(h.kind, `field "author" must be a string, got ${describe(author)}`, "author")
+  return Result.succeed(trusted(ChatRequest, props))
+}
+
+/** Untagged: message, then reasoning, then data (JP's variant order). */
+const chatResponse: FieldsDecoder = (raw, h) => {
+  const { timestamp, metadata } = h
+  const message = raw["message"]
+  const reasoning = raw["reasoning"]
+  let entry: ChatResponse
+  if (typeof message === "string") {
+    h.used.add("message")
+    entry = trusted(ChatResponse, { timestamp, type: "chat_response", message, metadata })
+  } else if (typeof reasoning === "string") {
+    h.used.add("reasoning")
+    entry = trusted(ChatResponse, { timestamp, type: "chat_response", reasoning, metadata })
+  } else if ("data" in raw) {
+    h.used.add("data")
+    entry = trusted(ChatResponse, { timestamp, type: "chat_response", data: raw["data"]!, metadata })
+  } else return failWith(h.kind, `needs one of "message" (string), "reasoning" (string) or "data"`)
+  return Result.succeed(entry)
+}
+
+const toolCallRequest: FieldsDecoder = (raw, h) => {
+  const id = stringField(raw, "id", h.kind)
+  if (typeof id !== "string") return Result.fail(id)
+  const name = stringField(raw, "name", h.kind)
+  if (typeof name !== "string") return Result.fail(name)
+  h.used.add("id").add("name").add("arguments")
+  const rawArgs = raw["arguments"]
+  if (rawArgs !== undefined && !isObject(rawArgs))
+    return failWith(h.kind, `field "arguments" must be an object, got ${describe(rawArgs)}`, "arguments")
+  // A missing `arguments` is `{}` (a legacy entry).
+  const args = rawArgs === undefined ? {} : asObject(decodeLeaves(rawArgs, "arguments", h.undecoded))
+  return Result.succeed(
+    trusted(ToolCallRequest, {
+      timestamp: h.timestamp,
+      type: "tool_call_request",
+      id,
+      name,
+      arguments: args,
+      metadata: h.metadata
+    })
+  )
+}
+
+const toolCallResponse: FieldsDecoder = (raw, h) => {
+  const id = stringField(raw, "id", h.kind)
+  if (typeof id !== "string") return Result.fail(id)
+  const rawContent = stringField(raw, "content", h.kind)
+  if (typeof rawContent !== "string") return Result.fail(rawContent)
+  const isError = raw["is_error"]
+  if (typeof isError !== "boolean") {
+    const reason =
+      isError === undefined
+        ? `missing field "is_error"`
+        : `field "is_error" must be a boolean, got ${describe(isError)}`
+    return failWith(h.kind, reason, "is_error")
+  }
+  h.used.add("id").add("content").add("is_error")
+  const content = StorageBase64.decode(rawContent)
+  if (content === undefined) h.undecoded.push("content")
+  return Result.succeed(
+    trusted(ToolCallResponse, {
+      timestamp: h.timestamp,
+      type: "tool_call_response",
+      id,
+      content: content ?? rawContent,
+      is_error: isError,
+      metadata: h.metadata
+    })
+  )
+}
+
+const inquiryRequest: FieldsDecoder = (raw, h) => {
+  const id = stringField(raw, "id", h.kind)
+  if (typeof id !== "string") return Result.fail(id)
+  if (raw["source"] === undefined) return failWith(h.kind, `missing field "source"`, "source")
+  if (raw["question"] === undefined) return failWith(h.kind, `missing field "question"`, "question")
+  const source = decodeSource(raw["source"])
+  if (Exit.isFailure(source)) return failWith(h.kind, `field "source": ${issueText(source)}`, "source")
+  const question = decodeQuestion(raw["question"])
+  if (Exit.isFailure(question)) return failWith(h.kind, `field "question": ${issueText(question)}`, "question")
+  h.used.add("id").add("source").add("question")
+  return Result.succeed(
+    trusted(InquiryRequest, {
+      timestamp: h.timestamp,
+      type: "inquiry_request",
+      id: InquiryId.make(id),
+      source: source.value,
+      question: question.value,
+      metadata: h.metadata
+    })
+  )
+}
+
+/** `answered`, or no outcome at all: the legacy flat form, which always carried an answer. */
+const answered = (raw: JsonObject, h: Head, id: InquiryId.InquiryId, legacy: boolean) => {
+  if (!("answer" in raw)) {
+    const reason = legacy ? `has neither "outcome" nor "answer"` : `outcome "answered" needs an "answer"`
+    return failWith(h.kind, reason, "answer")
+  }
+  h.used.add("answer")
+  const { timestamp, metadata } = h
+  return Result.succeed(
+    trusted(InquiryAnswered, {
+      timestamp,
+      type: "inquiry_response",
+      outcome: "answered",
+      id,
+      answer: raw["answer"]!,
+      metadata
+    })
+  )
+}
+
+const cancelled = (raw: JsonObject, h: Head, id: InquiryId.InquiryId) => {
+  const reason = raw["reason"]
+  if (reason !== undefined && typeof reason !== "string")
+    return failWith(h.kind, `field "reason" must be a string, got ${describe(reason)}`, "reason")
+  h.used.add("reason")
+  const { timestamp, metadata } = h
+  // RFD 082: a missing reason reads as `user` (JP's branch code says "unspecified").
+  return Result.succeed(
+    trusted(InquiryCancelled, {
+      timestamp,
+      type: "inquiry_response",
+      outcome: "cancelled",
+      id,
+      reason: reason ?? "user",
+      metadata
+    })
+  )
+}
+
+const inquiryResponse: FieldsDecoder = (raw, h) => {
+  const text = stringField(raw, "id", h.kind)
+  if (typeof text !== "string") return Result.fail(text)
+  const id = InquiryId.make(text)
+  h.used.add("id").add("outcome")
+  const outcome = raw["outcome"]
+  if (outcome === undefined || outcome === "answered") return answered(raw, h, id, outcome === undefined)
+  if (outcome === "cancelled") return cancelled(raw, h, id)
+  if (outcome === "redacted") {
+    const { timestamp, metadata } = h
+    return Result.succeed(
+      trusted(InquiryRedacted, { timestamp, type: "inquiry_response", outcome: "redacted", id, metadata })
     )
   }
-  return v
+  const reason = `unknown outcome ${describe(outcome)} (expected "answered", "cancelled" or "redacted")`
+  return failWith(h.kind, reason, "outcome")
 }
 
-/**
- * Decodes one raw entry. Throws {@link EntryError} with a readable reason.
- */
-export const decodeEntry = (raw: unknown): StreamEntry => {
-  if (!isObject(raw)) throw new EntryError(undefined, `expected an object, got ${describe(raw)}`)
-  const type = raw["type"]
-  if (type === undefined) throw new EntryError(undefined, `missing field "type"`)
-  if (typeof type !== "string") throw new EntryError(undefined, `field "type" must be a string, got ${describe(type)}`)
-  const id = readEventId(raw, type)
-  const entry = decodeKind(raw, type)
-  if (id !== undefined) eventIds.set(entry, id)
-  return entry
-}
-
-const decodeKind = (raw: JsonObject, type: string): StreamEntry => {
-  switch (type) {
-    case "config_delta":
-      return trusted(ConfigDelta, { type: "config_delta", raw })
-    case "compaction": {
-      // JP fails the whole load on a malformed compaction: so does parley.
-      const compaction = Compaction.fromRaw(raw)
-      if (Result.isFailure(compaction)) throw new EntryError("compaction", compaction.failure)
-      return compaction.success
-    }
-    case EventOverlay.TYPE: {
-      // Kept as the raw entry it is (a global entry every pass leaves in place); JP fails the load on a malformed one.
-      const overlay = EventOverlay.parse(raw)
-      if (Result.isFailure(overlay)) throw new EntryError(EventOverlay.TYPE, overlay.failure)
-      return trusted(UnknownEntry, { type: "unknown", raw })
-    }
-    case "turn_start":
-    case "chat_request":
-    case "chat_response":
-    case "tool_call_request":
-    case "tool_call_response":
-    case "inquiry_request":
-    case "inquiry_response":
-      return decodeEvent(raw, type)
-    default:
-      return trusted(UnknownEntry, { type: "unknown", raw })
-  }
-}
-
-const decodeEvent = (raw: JsonObject, kind: string): StreamEntry => {
-  const timestamp = requireString(raw, "timestamp", kind)
-  if (Timestamp.toEpochNanos(timestamp) === undefined) {
-    throw new EntryError(kind, `field "timestamp" is not a timestamp: ${JSON.stringify(timestamp)}`)
-  }
-  const ts = timestamp as Timestamp.Timestamp
-  const undecoded: Array<string> = []
-  const extra: JsonObject = {}
-  const used = new Set<string>(["timestamp", "type", "metadata"])
-
-  let metadata: JsonObject = {}
-  const rawMetadata = raw["metadata"]
-  if (rawMetadata !== undefined) {
-    if (!isObject(rawMetadata))
-      throw new EntryError(kind, `field "metadata" must be an object, got ${describe(rawMetadata)}`)
-    metadata = decodeLeaves(rawMetadata, "metadata", undecoded) as JsonObject
-  }
-
-  let entry: StreamEntry
-  switch (kind) {
-    case "turn_start":
-      entry = trusted(TurnStart, { timestamp: ts, type: "turn_start", metadata })
-      break
-    case "chat_request": {
-      const content = requireString(raw, "content", kind)
-      used.add("content")
-      const props: {
-        timestamp: Timestamp.Timestamp
-        type: "chat_request"
-        content: string
-        metadata: JsonObject
-        schema?: JsonObject
-        author?: string
-      } = {
-        timestamp: ts,
-        type: "chat_request",
-        content,
-        metadata
-      }
-      const schema = raw["schema"]
-      if (isObject(schema)) {
-        props.schema = schema
-        used.add("schema")
-      } else if (schema !== undefined && schema !== null) {
-        throw new EntryError(kind, `field "schema" must be an object, got ${describe(schema)}`)
-      }
-      const author = raw["author"]
-      if (typeof author === "string") {
-        props.author = author
-        used.add("author")
-      } else if (author !== undefined && author !== null) {
-        throw new EntryError(kind, `field "author" must be a string, got ${describe(author)}`)
-      }
-      entry = trusted(ChatRequest, props)
-      break
-    }
-    case "chat_response": {
-      // Untagged: message, then reasoning, then data (JP's variant order).
-      if (typeof raw["message"] === "string") {
-        used.add("message")
-        entry = trusted(ChatResponse, { timestamp: ts, type: "chat_response", message: raw["message"], metadata })
-      } else if (typeof raw["reasoning"] === "string") {
-        used.add("reasoning")
-        entry = trusted(ChatResponse, { timestamp: ts, type: "chat_response", reasoning: raw["reasoning"], metadata })
-      } else if ("data" in raw) {
-        used.add("data")
-        entry = trusted(ChatResponse, { timestamp: ts, type: "chat_response", data: raw["data"]!, metadata })
-      } else {
-        throw new EntryError(kind, `needs one of "message" (string), "reasoning" (string) or "data"`)
-      }
-      break
-    }
-    case "tool_call_request": {
-      const id = requireString(raw, "id", kind)
-      const name = requireString(raw, "name", kind)
-      used.add("id").add("name").add("arguments")
-      const rawArgs = raw["arguments"]
-      let args: JsonObject = {}
-      if (rawArgs !== undefined) {
-        if (!isObject(rawArgs))
-          throw new EntryError(kind, `field "arguments" must be an object, got ${describe(rawArgs)}`)
-        args = decodeLeaves(rawArgs, "arguments", undecoded) as JsonObject
-      }
-      entry = trusted(ToolCallRequest, {
-        timestamp: ts,
-        type: "tool_call_request",
-        id,
-        name,
-        arguments: args,
-        metadata
-      })
-      break
-    }
-    case "tool_call_response": {
-      const id = requireString(raw, "id", kind)
-      const rawContent = requireString(raw, "content", kind)
-      const isError = raw["is_error"]
-      if (typeof isError !== "boolean") {
-        throw new EntryError(
-          kind,
-          isError === undefined
-            ? `missing field "is_error"`
-            : `field "is_error" must be a boolean, got ${describe(isError)}`
-        )
-      }
-      used.add("id").add("content").add("is_error")
-      const content = StorageBase64.decode(rawContent)
-      if (content === undefined) undecoded.push("content")
-      entry = trusted(ToolCallResponse, {
-        timestamp: ts,
-        type: "tool_call_response",
-        id,
-        content: content ?? rawContent,
-        is_error: isError,
-        metadata
-      })
-      break
-    }
-    case "inquiry_request": {
-      const id = requireString(raw, "id", kind)
-      if (raw["source"] === undefined) throw new EntryError(kind, `missing field "source"`)
-      if (raw["question"] === undefined) throw new EntryError(kind, `missing field "question"`)
-      const source = decodeSource(raw["source"])
-      if (Exit.isFailure(source)) throw new EntryError(kind, `field "source": ${issueText(source)}`)
-      const question = decodeQuestion(raw["question"])
-      if (Exit.isFailure(question)) throw new EntryError(kind, `field "question": ${issueText(question)}`)
-      used.add("id").add("source").add("question")
-      entry = trusted(InquiryRequest, {
-        timestamp: ts,
-        type: "inquiry_request",
-        id: id as InquiryRequest["id"],
-        source: source.value,
-        question: question.value,
-        metadata
-      })
-      break
-    }
-    case "inquiry_response": {
-      const id = requireString(raw, "id", kind) as InquiryRequest["id"]
-      used.add("id").add("outcome")
-      const outcome = raw["outcome"]
-      if (outcome === undefined || outcome === "answered") {
-        // No outcome: the legacy flat form, which always carried an answer.
-        if (!("answer" in raw)) {
-          throw new EntryError(
-            kind,
-            outcome === undefined ? `has neither "outcome" nor "answer"` : `outcome "answered" needs an "answer"`
-          )
-        }
-        used.add("answer")
-        entry = trusted(InquiryAnswered, {
-          timestamp: ts,
-          type: "inquiry_response",
-          outcome: "answered",
-          id,
-          answer: raw["answer"]!,
-          metadata
-        })
-      } else if (outcome === "cancelled") {
-        const reason = raw["reason"]
-        if (reason !== undefined && typeof reason !== "string") {
-          throw new EntryError(kind, `field "reason" must be a string, got ${describe(reason)}`)
-        }
-        used.add("reason")
-        // RFD 082: a missing reason reads as `user` (JP's branch code says "unspecified").
-        entry = trusted(InquiryCancelled, {
-          timestamp: ts,
-          type: "inquiry_response",
-          outcome: "cancelled",
-          id,
-          reason: reason ?? "user",
-          metadata
-        })
-      } else if (outcome === "redacted") {
-        entry = trusted(InquiryRedacted, { timestamp: ts, type: "inquiry_response", outcome: "redacted", id, metadata })
-      } else {
-        throw new EntryError(
-          kind,
-          `unknown outcome ${describe(outcome)} (expected "answered", "cancelled" or "redacted")`
-        )
-      }
-      break
-    }
-    default:
-      throw new EntryError(kind, `unknown event kind`)
-  }
-
-  // Remember any difference from the canonical writer layout.
-  for (const k of Object.keys(raw)) if (!used.has(k)) setKey(extra, k, raw[k]!)
+/** Remembers how `raw` differs from the canonical writer layout of `entry`, so it is written back as it was. */
+const rememberLayout = (raw: JsonObject, entry: StreamEntry, head: Head): void => {
   const keys = Object.keys(raw)
   const canonical = canonicalKeys(entry)
   let sameKeys = keys.length === canonical.length
-  if (sameKeys)
-    for (let i = 0; i < keys.length; i++)
-      if (keys[i] !== canonical[i]) {
-        sameKeys = false
-        break
-      }
-  if (!sameKeys || undecoded.length > 0) {
-    const layout: { keys?: ReadonlyArray<string>; extra?: JsonObject; undecoded?: ReadonlySet<string> } = {}
-    if (!sameKeys) layout.keys = keys
+  for (let i = 0; sameKeys && i < keys.length; i++) sameKeys = keys[i] === canonical[i]
+  if (sameKeys && head.undecoded.length === 0) return
+  const layout: { keys?: ReadonlyArray<string>; extra?: JsonObject; undecoded?: ReadonlySet<string> } = {}
+  // With the canonical keys in order, every key is one the event holds: nothing extra.
+  if (!sameKeys) {
+    layout.keys = keys
+    const extra: JsonObject = {}
+    for (const k of keys) if (!head.used.has(k)) setKey(extra, k, raw[k]!)
     if (Object.keys(extra).length > 0) layout.extra = extra
-    if (undecoded.length > 0) layout.undecoded = new Set(undecoded)
-    layouts.set(entry, layout)
   }
-  return entry
+  if (head.undecoded.length > 0) layout.undecoded = new Set(head.undecoded)
+  layouts.set(entry, layout)
 }
+
+/** Decodes the entry `raw` of kind `type` (its `type` already read). */
+type Decoder = (raw: JsonObject, type: string) => Result.Result<StreamEntry, EntryError>
+
+/** An event kind: its head, its own fields, then the layout it was read in. */
+const event =
+  (fields: FieldsDecoder): Decoder =>
+  (raw, kind) => {
+    const head = readHead(raw, kind)
+    if (Result.isFailure(head)) return Result.fail(head.failure)
+    const decoded = fields(raw, head.success)
+    if (Result.isSuccess(decoded)) rememberLayout(raw, decoded.success, head.success)
+    return decoded
+  }
+
+/** A kind this build does not know: kept as the raw entry it is. */
+const unknown: Decoder = (raw) => Result.succeed(trusted(UnknownEntry, { type: "unknown", raw }))
+
+/** JP fails the whole load on a malformed compaction: so does parley. */
+const compaction: Decoder = (raw) =>
+  Result.mapError(Compaction.fromRaw(raw), (reason) => entryError("compaction", reason))
+
+/** Kept as the raw entry it is (a global entry every pass leaves in place); JP fails the load on a malformed one. */
+const overlay: Decoder = (raw, type) => {
+  const rule = EventOverlay.parse(raw)
+  return Result.isFailure(rule) ? failWith(EventOverlay.TYPE, rule.failure) : unknown(raw, type)
+}
+
+/** One decoder per kind JP writes; any other kind is kept raw ({@link unknown}). */
+const DECODERS: ReadonlyMap<string, Decoder> = new Map<string, Decoder>([
+  ["config_delta", (raw) => Result.succeed(trusted(ConfigDelta, { type: "config_delta", raw }))],
+  ["compaction", compaction],
+  [EventOverlay.TYPE, overlay],
+  ["turn_start", event(turnStart)],
+  ["chat_request", event(chatRequest)],
+  ["chat_response", event(chatResponse)],
+  ["tool_call_request", event(toolCallRequest)],
+  ["tool_call_response", event(toolCallResponse)],
+  ["inquiry_request", event(inquiryRequest)],
+  ["inquiry_response", event(inquiryResponse)]
+])
+
+/**
+ * Decodes one raw entry: the typed entry, or an {@link EntryError} naming
+ * the kind, the field and why.
+ */
+export const decode = (raw: unknown): Result.Result<StreamEntry, EntryError> => {
+  if (!isObject(raw)) return failWith(undefined, `expected an object, got ${describe(raw)}`)
+  const type = raw["type"]
+  if (type === undefined) return failWith(undefined, `missing field "type"`, "type")
+  if (typeof type !== "string")
+    return failWith(undefined, `field "type" must be a string, got ${describe(type)}`, "type")
+  const id = readEventId(raw, type)
+  if (Result.isFailure(id)) return Result.fail(id.failure)
+  const decoded = (DECODERS.get(type) ?? unknown)(raw, type)
+  if (id.success !== undefined && Result.isSuccess(decoded)) eventIds.set(decoded.success, id.success)
+  return decoded
+}
+
+/**
+ * {@link decode} for a caller that holds an entry it knows is well formed
+ * (a test's fixture, the library's older callers): the entry, or the
+ * {@link EntryError} thrown. Readers of stored data use {@link decode}.
+ */
+export const decodeEntry = (raw: unknown): StreamEntry => Result.getOrThrow(decode(raw))
 
 /** The key order JP's writer uses for this event. */
 const canonicalKeys = (e: StreamEntry): ReadonlyArray<string> => {
@@ -495,7 +568,7 @@ export const encodeEntry = (e: StreamEntry): JsonObject => {
   if (e.type === "config_delta" || e.type === "compaction" || e.type === "unknown") {
     const id = eventIds.get(e)
     // Read from disk, the id is in the raw object already, where it stood.
-    return id === undefined || Object.hasOwn(e.raw, "event_id") ? (e.raw as JsonObject) : { event_id: id, ...e.raw }
+    return id === undefined || Object.hasOwn(e.raw, "event_id") ? e.raw : { event_id: id, ...e.raw }
   }
   const layout = layouts.get(e)
   const undecoded = layout?.undecoded
@@ -523,8 +596,8 @@ export const encodeEntry = (e: StreamEntry): JsonObject => {
       break
     case "inquiry_request":
       values["id"] = e.id
-      values["source"] = e.source as Json
-      values["question"] = e.question as Json
+      values["source"] = e.source
+      values["question"] = e.question
       break
     case "inquiry_response":
       values["outcome"] = e.outcome
@@ -577,13 +650,16 @@ export const toPlainJson = (e: StreamEntry): JsonObject => {
 export const StoredEntry = Schema.Unknown.pipe(
   Schema.decodeTo(Schema.toType(StreamEntrySchema), {
     decode: SchemaGetter.transformEffect((raw: unknown, options) => {
-      try {
-        return Effect.succeed(decodeEntry(raw))
-      } catch (error) {
-        const message = error instanceof EntryError ? `${error.kind ?? "entry"}: ${error.message}` : String(error)
-        return Effect.fail(new SchemaIssue.InvalidValue({ message }, raw, options) as SchemaIssue.Issue)
-      }
+      const decoded = decode(raw)
+      if (Result.isSuccess(decoded)) return Effect.succeed(decoded.success)
+      const { kind, reason } = decoded.failure
+      const issue: SchemaIssue.Issue = new SchemaIssue.InvalidValue(
+        { message: `${kind ?? "entry"}: ${reason}` },
+        raw,
+        options
+      )
+      return Effect.fail(issue)
     }),
-    encode: SchemaGetter.transform((e: StreamEntry) => encodeEntry(e) as unknown)
+    encode: SchemaGetter.transform((e: StreamEntry): unknown => encodeEntry(e))
   })
 )

@@ -6,24 +6,53 @@
  * @example
  * ```ts
  * import * as EventsFile from "parley/domain/storage/EventsFile"
- * const entries = EventsFile.parse("[]\n", "events.json") // []
- * EventsFile.render(entries) // "[]\n"
+ * import * as Result from "effect/Result"
+ * const entries = EventsFile.read("[]\n", "events.json") // Result.succeed([])
+ * if (Result.isSuccess(entries)) EventsFile.render(entries.success) // "[]\n"
+ * EventsFile.read("{}", "events.json") // a failure: EventsFileError, "events.json: expected a JSON array of entries, got object"
  * ```
  *
  * @since 0.1.0
  */
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
+import type { MetadataError } from "./ConversationMetadata.ts"
 import * as EntryCodec from "./EntryCodec.ts"
 import * as JsonText from "./JsonText.ts"
 
 /** A decode failure, naming the file and (when it is about one entry) its index. */
-export class EventsFileError extends Error {
-  constructor(
-    readonly file: string,
-    readonly entry: number | undefined,
-    readonly reason: string
-  ) {
-    super(entry === undefined ? `${file}: ${reason}` : `${file}: entry ${entry}: ${reason}`)
+export class EventsFileError extends Schema.TaggedError<EventsFileError>()("EventsFileError", {
+  file: Schema.String,
+  entry: Schema.optionalKey(Schema.Number),
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return this.entry === undefined
+      ? `${this.file}: ${this.reason}`
+      : `${this.file}: entry ${this.entry}: ${this.reason}`
+  }
+}
+
+const failure = (file: string, reason: string, entry?: number): Result.Result<never, EventsFileError> =>
+  Result.fail(new EventsFileError(entry === undefined ? { file, reason } : { file, entry, reason }))
+
+/** What the decoders of a stored conversation's files fail with. */
+export type DecodeError = EventsFileError | EntryCodec.EntryError | MetadataError
+
+/**
+ * The one translation of a decoder's failure into what a reader reports: the
+ * file (the error's own, else `file`, where it was read from), the entry when
+ * it is about one, and the reason. An entry read on its own (a journal line)
+ * is named by its reason alone, as it always was.
+ */
+export const located = (file: string, error: DecodeError): EventsFileError => {
+  switch (error._tag) {
+    case "EventsFileError":
+      return error
+    case "EntryError":
+    case "MetadataError":
+      return new EventsFileError({ file, reason: error.reason })
   }
 }
 
@@ -40,42 +69,33 @@ export const jsonErrorAt = (text: string, error: unknown): string => {
 }
 
 /** Parses JSON text, failing with the file name and a line/column. */
-export const parseJson = (text: string, file: string): unknown => {
+export const parseJson = (text: string, file: string): Result.Result<unknown, EventsFileError> => {
   try {
-    return JsonText.parse(text)
+    return Result.succeed(JsonText.parse(text))
   } catch (error) {
-    throw new EventsFileError(file, undefined, jsonErrorAt(text, error))
+    return failure(file, jsonErrorAt(text, error))
   }
 }
 
 /** Decodes one parsed element, naming its index on failure. */
-const decodeAt = (raw: unknown, index: number, file: string): StreamEntry => {
-  try {
-    return EntryCodec.decodeEntry(raw)
-  } catch (error) {
-    if (error instanceof EntryCodec.EntryError) {
-      throw new EventsFileError(
-        file,
-        index,
-        error.kind === undefined ? error.message : `${error.kind}: ${error.message}`
-      )
-    }
-    throw error
-  }
+const decodeAt = (raw: unknown, index: number, file: string): Result.Result<StreamEntry, EventsFileError> => {
+  const decoded = EntryCodec.decode(raw)
+  return Result.isSuccess(decoded)
+    ? Result.succeed(decoded.success)
+    : failure(file, EntryCodec.errorText(decoded.failure), index)
 }
 
 /** Decodes the entries of an already parsed events array. */
-export const decodeEntries = (value: unknown, file: string): Array<StreamEntry> => {
-  if (!Array.isArray(value)) {
-    throw new EventsFileError(
-      file,
-      undefined,
-      `expected a JSON array of entries, got ${value === null ? "null" : typeof value}`
-    )
-  }
+export const decodeEntries = (value: unknown, file: string): Result.Result<Array<StreamEntry>, EventsFileError> => {
+  if (!Array.isArray(value))
+    return failure(file, `expected a JSON array of entries, got ${value === null ? "null" : typeof value}`)
   const out = new Array<StreamEntry>(value.length)
-  for (let i = 0; i < value.length; i++) out[i] = decodeAt(value[i], i, file)
-  return out
+  for (let i = 0; i < value.length; i++) {
+    const entry = decodeAt(value[i], i, file)
+    if (Result.isFailure(entry)) return Result.fail(entry.failure)
+    out[i] = entry.success
+  }
+  return Result.succeed(out)
 }
 
 // --- Number lexemes JS cannot reproduce --------------------------------------
@@ -241,11 +261,15 @@ const prettyBounds = (source: Source): Array<number> | undefined => {
  * The `index`-th element of a file in JP's layout, from its text inside the
  * array (from its `{` to its `}`, without the two-space indent), parsed and
  * decoded as reading the whole file would: `undefined` when the text is not
- * JSON; throws {@link EventsFileError} when it does not decode. A store that
- * keeps each entry's text apart (the PostgreSQL store) decodes one at a time
- * with it, never holding the whole file.
+ * JSON, else the entry or the {@link EventsFileError} naming it. A store
+ * that keeps each entry's text apart (the PostgreSQL store) decodes one at a
+ * time with it, never holding the whole file.
  */
-export const parseElement = (text: string, index: number, file: string): StreamEntry | undefined => {
+export const parseElement = (
+  text: string,
+  index: number,
+  file: string
+): Result.Result<StreamEntry, EventsFileError> | undefined => {
   let raw: unknown
   try {
     raw = JsonText.parse(text)
@@ -253,43 +277,50 @@ export const parseElement = (text: string, index: number, file: string): StreamE
     return undefined
   }
   const entry = decodeAt(raw, index, file)
-  keepIfForeign(entry, raw, () => text)
+  if (Result.isSuccess(entry)) keepIfForeign(entry.success, raw, () => text)
   return entry
 }
 
+/** Whether every piece from the `from`-th on is JSON. */
+const piecesParse = (source: Source, bounds: ReadonlyArray<number>, from: number): boolean => {
+  for (let j = from; j < bounds.length / 2; j++) {
+    try {
+      JsonText.parse(sliceOf(source, bounds[2 * j]!, bounds[2 * j + 1]!))
+    } catch {
+      return false
+    }
+  }
+  return true
+}
+
 /** Element by element; `undefined` when some piece is not JSON (the whole-file path decides). */
-const parsePieces = (source: Source, bounds: ReadonlyArray<number>, file: string): Array<StreamEntry> | undefined => {
+const parsePieces = (
+  source: Source,
+  bounds: ReadonlyArray<number>,
+  file: string
+): Result.Result<Array<StreamEntry>, EventsFileError> | undefined => {
   const out = new Array<StreamEntry>(bounds.length / 2)
   for (let i = 0; i < out.length; i++) {
-    const text = sliceOf(source, bounds[2 * i]!, bounds[2 * i + 1]!)
-    let entry: StreamEntry | undefined
-    try {
-      entry = parseElement(text, i, file)
-    } catch (error) {
-      // A syntax error later in the file is reported first, as the whole-file parse would.
-      for (let j = i + 1; j < out.length; j++) {
-        try {
-          JsonText.parse(sliceOf(source, bounds[2 * j]!, bounds[2 * j + 1]!))
-        } catch {
-          return undefined
-        }
-      }
-      throw error
-    }
+    const entry = parseElement(sliceOf(source, bounds[2 * i]!, bounds[2 * i + 1]!), i, file)
     if (entry === undefined) return undefined
-    out[i] = entry
+    // A syntax error later in the file is reported first, as the whole-file parse would.
+    if (Result.isFailure(entry)) return piecesParse(source, bounds, i + 1) ? Result.fail(entry.failure) : undefined
+    out[i] = entry.success
   }
-  return out
+  return Result.succeed(out)
 }
 
 /** The whole file at once (any layout JSON allows). */
-const parseWhole = (source: Source, file: string): Array<StreamEntry> => {
+const parseWhole = (source: Source, file: string): Result.Result<Array<StreamEntry>, EventsFileError> => {
   const text = typeof source === "string" ? source : source.toString("utf8")
   const value = parseJson(text, file)
-  const entries = decodeEntries(value, file)
+  if (Result.isFailure(value)) return Result.fail(value.failure)
+  const raws = value.success
+  const entries = decodeEntries(raws, file)
+  if (Result.isFailure(entries) || !Array.isArray(raws)) return entries
   let bounds: ReadonlyArray<readonly [number, number]> | undefined
-  for (let i = 0; i < entries.length; i++) {
-    keepIfForeign(entries[i]!, (value as Array<unknown>)[i], () => {
+  for (let i = 0; i < entries.success.length; i++) {
+    keepIfForeign(entries.success[i]!, raws[i], () => {
       bounds ??= elementBounds(text)
       const [start, end] = bounds[i]!
       return text.slice(start, end)
@@ -298,19 +329,21 @@ const parseWhole = (source: Source, file: string): Array<StreamEntry> => {
   return entries
 }
 
-const parseSource = (source: Source, file: string): Array<StreamEntry> => {
+/**
+ * Parses and decodes `events.json`: its text, or its UTF-8 bytes as read
+ * from disk (then never held as one string). The entries, or the
+ * {@link EventsFileError} naming the file and the entry.
+ */
+export const read = (source: string | Buffer, file: string): Result.Result<Array<StreamEntry>, EventsFileError> => {
   const bounds = prettyBounds(source)
   return (bounds === undefined ? undefined : parsePieces(source, bounds, file)) ?? parseWhole(source, file)
 }
 
-/** Parses and decodes `events.json` text. Throws {@link EventsFileError}. */
-export const parse = (text: string, file: string): Array<StreamEntry> => parseSource(text, file)
+/** {@link read} of a text known to be well formed (a test's fixture): the entries, or the {@link EventsFileError} thrown. */
+export const parse = (text: string, file: string): Array<StreamEntry> => Result.getOrThrow(read(text, file))
 
-/**
- * Parses and decodes `events.json` as read from disk (UTF-8 bytes), without
- * ever holding the whole file as a string. Throws {@link EventsFileError}.
- */
-export const parseBytes = (bytes: Buffer, file: string): Array<StreamEntry> => parseSource(bytes, file)
+/** {@link read} of bytes known to be well formed: the entries, or the {@link EventsFileError} thrown. */
+export const parseBytes = (bytes: Buffer, file: string): Array<StreamEntry> => Result.getOrThrow(read(bytes, file))
 
 /** One entry as it stands inside the pretty array (indented by two spaces). */
 export const renderEntry = (entry: StreamEntry): string => {

@@ -22,6 +22,8 @@
  *
  * @since 0.1.0
  */
+import * as Data from "effect/Data"
+import * as Result from "effect/Result"
 import { describeValue } from "../event/Describe.ts"
 
 /** `labels` as read: each key's value as it was on disk (a string, or an array of strings). */
@@ -33,29 +35,52 @@ export interface Label {
   readonly values: ReadonlyArray<string>
 }
 
-/** `labels` that cannot be read: the message names the key (the caller names the field and file). */
-export class LabelsError extends Error {}
+/**
+ * `labels` that cannot be read: the reason names the key (the caller names
+ * the field and file). A `Data` error, not a Schema one: `conversation ls`
+ * loads this module and no effect/Schema (docs/decisions.md#fast-start).
+ */
+export class LabelsError extends Data.TaggedError("LabelsError")<{ readonly reason: string }> {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+const invalid = (reason: string): Result.Result<never, LabelsError> => Result.fail(new LabelsError({ reason }))
+
+/** Why `value` is not one of JP's shapes of a label's value (a string, or an array of strings); `undefined` when it is. */
+const problemOf = (key: string, value: unknown): string | undefined => {
+  if (typeof value === "string") return undefined
+  if (!Array.isArray(value))
+    return `key "${key}": expected a string or an array of strings, got ${describeValue(value)}`
+  const bad = value.findIndex((v: unknown) => typeof v !== "string")
+  return bad < 0 ? undefined : `key "${key}": expected an array of strings, found ${describeValue(value[bad])}`
+}
+
+/** Why `raw` (an object) is not labels: its first key whose value is neither shape. */
+const firstProblem = (raw: object): string | undefined => {
+  for (const [key, value] of Object.entries(raw)) {
+    const problem = problemOf(key, value)
+    if (problem !== undefined) return problem
+  }
+  return undefined
+}
+
+const isRawLabels = (raw: object): raw is RawLabels => firstProblem(raw) === undefined
 
 /**
  * Checks a parsed `labels` value: an object whose values are strings or
- * arrays of strings. Returns it unchanged (key order and all). Throws
- * {@link LabelsError}.
+ * arrays of strings. The value unchanged (key order and all), or the
+ * {@link LabelsError} naming the first key that is neither.
  */
-export const decode = (raw: unknown): RawLabels => {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new LabelsError(`must be an object, got ${describeValue(raw)}`)
-  }
-  for (const [key, value] of Object.entries(raw)) {
-    if (typeof value === "string") continue
-    if (!Array.isArray(value)) {
-      throw new LabelsError(`key "${key}": expected a string or an array of strings, got ${describeValue(value)}`)
-    }
-    const bad = value.findIndex((v: unknown) => typeof v !== "string")
-    if (bad >= 0)
-      throw new LabelsError(`key "${key}": expected an array of strings, found ${describeValue(value[bad])}`)
-  }
-  return raw as RawLabels
+export const read = (raw: unknown): Result.Result<RawLabels, LabelsError> => {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    return invalid(`must be an object, got ${describeValue(raw)}`)
+  return isRawLabels(raw) ? Result.succeed(raw) : invalid(firstProblem(raw) ?? "")
 }
+
+/** {@link read} of labels known to be well formed (a fixture): the labels, or the {@link LabelsError} thrown. */
+export const decode = (raw: unknown): RawLabels => Result.getOrThrow(read(raw))
 
 /** One line of text, as JP stores a value: `\r\n`, `\n` and `\r` each become one space. */
 const singleLine = (value: string): string => value.replaceAll("\r\n", "\n").replace(/[\n\r]/g, " ")

@@ -23,6 +23,7 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import * as Result from "effect/Result"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
@@ -42,11 +43,16 @@ const eventsDetail = async (dir: string): Promise<string> => {
   } catch {
     return ""
   }
+  let events: ReturnType<typeof EventsFile.read>
   try {
-    return `; events.json decodes (${EventsFile.parseBytes(bytes, eventsFile).length} entries)`
+    events = EventsFile.read(bytes, eventsFile)
   } catch (inner) {
+    // The runtime's own limit (nesting too deep), not a codec error.
     return `; ${inner instanceof Error ? inner.message : String(inner)}`
   }
+  return Result.isSuccess(events)
+    ? `; events.json decodes (${events.success.length} entries)`
+    : `; ${events.failure.message}`
 }
 
 const roundtrip = async (id: ConversationId, loc: ConversationDir.Located): Promise<CheckResult> => {

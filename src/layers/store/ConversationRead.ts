@@ -23,6 +23,7 @@
 import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import * as Result from "effect/Result"
 import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import type * as ConversationId from "../../domain/storage/ConversationId.ts"
@@ -34,19 +35,26 @@ import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as Journal from "./Journal.ts"
 
-/** Turns anything a decoder throws into {@link ConversationDir.Corrupt} for `file`. */
-const decoding = <A>(file: string, f: () => A): A => {
+/** What a decoder throws rather than returns, as {@link ConversationDir.Corrupt} for `file`. */
+const thrownCorrupt = (file: string, error: unknown): ConversationDir.Corrupt => {
+  if (error instanceof Journal.JournalError) return new ConversationDir.Corrupt(error.file, undefined, error.message)
+  // The runtime's own limit (JSON.stringify and Schema recurse), not a codec error.
+  if (error instanceof RangeError)
+    return new ConversationDir.Corrupt(file, undefined, `nested too deeply to decode (${error.message})`)
+  return new ConversationDir.Corrupt(file, undefined, error instanceof Error ? error.message : String(error))
+}
+
+/** What decoding `file` gave, or {@link ConversationDir.Corrupt} naming the file and entry it failed at. */
+const decoding = <A>(file: string, f: () => Result.Result<A, EventsFile.DecodeError>): A => {
+  let result: Result.Result<A, EventsFile.DecodeError>
   try {
-    return f()
+    result = f()
   } catch (error) {
-    if (error instanceof ConversationDir.Corrupt) throw error
-    if (error instanceof EventsFile.EventsFileError)
-      throw new ConversationDir.Corrupt(error.file, error.entry, error.reason)
-    if (error instanceof Journal.JournalError) throw new ConversationDir.Corrupt(error.file, undefined, error.message)
-    if (error instanceof RangeError)
-      throw new ConversationDir.Corrupt(file, undefined, `nested too deeply to decode (${error.message})`)
-    throw new ConversationDir.Corrupt(file, undefined, error instanceof Error ? error.message : String(error))
+    throw thrownCorrupt(file, error)
   }
+  if (Result.isSuccess(result)) return result.success
+  const { file: at, entry, reason } = EventsFile.located(file, result.failure)
+  throw new ConversationDir.Corrupt(at, entry, reason)
 }
 
 const readMetadata = async (
@@ -55,7 +63,10 @@ const readMetadata = async (
   const file = path.join(dir, "metadata.json")
   const text = await AtomicFile.readIfExists(file)
   if (text === undefined) throw new ConversationDir.Corrupt(file, undefined, "missing")
-  return { text, metadata: decoding(file, () => ConversationMetadata.decode(EventsFile.parseJson(text, file), file)) }
+  return {
+    text,
+    metadata: decoding(file, () => Result.flatMap(EventsFile.parseJson(text, file), ConversationMetadata.read))
+  }
 }
 
 const readEventsBuffer = async (dir: string): Promise<Buffer> => {
@@ -84,7 +95,7 @@ const replay = (entries: Array<StreamEntry>, parsed: Journal.Parsed, base: strin
         `entry index ${line.at} leaves a gap after ${entries.length} entries`
       )
     }
-    entries.push(decoding(file, () => EntryCodec.decodeEntry(line.entry)))
+    entries.push(decoding(file, () => EntryCodec.decode(line.entry)))
   }
 }
 
@@ -164,9 +175,11 @@ const decodeStream = (
   const eventsFile = path.join(dir, Journal.EVENTS)
   const journalFile = path.join(dir, Journal.FILE)
   const parsed =
-    journalText === undefined ? undefined : decoding(journalFile, () => Journal.parse(journalText, journalFile))
+    journalText === undefined
+      ? undefined
+      : decoding(journalFile, () => Result.succeed(Journal.parse(journalText, journalFile)))
   const { bytes, base } = Journal.effectiveEvents(events, parsed)
-  const entries = decoding(eventsFile, () => EventsFile.parseBytes(bytes, eventsFile))
+  const entries = decoding(eventsFile, () => EventsFile.read(bytes, eventsFile))
   if (!hasBaseConfig && (entries.length === 0 || entries[0]!.type !== "config_delta")) {
     throw new ConversationDir.Corrupt(
       eventsFile,

@@ -39,6 +39,7 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import * as Result from "effect/Result"
 import type { Json } from "effect/Schema"
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as JsonText from "../../domain/storage/JsonText.ts"
@@ -210,20 +211,28 @@ const writeTail = async (handle: fs.FileHandle, cut: number, bytes: Buffer): Pro
   await handle.datasync()
 }
 
+/** Why the journaled `entry` does not decode (`undefined`: it does). */
+const problemOf = (entry: Json): string | undefined => {
+  let decoded: ReturnType<typeof EntryCodec.decode>
+  try {
+    decoded = EntryCodec.decode(entry)
+  } catch (error) {
+    // The runtime's own limit (Schema recurses), not a codec error.
+    return error instanceof RangeError
+      ? `nested too deeply to decode (${error.message})`
+      : error instanceof Error
+        ? error.message
+        : String(error)
+  }
+  return Result.isSuccess(decoded) ? undefined : decoded.failure.reason
+}
+
 /** Throws {@link JournalError} for a line to fold whose entry does not decode: it must never reach JP's events.json. */
 const checkEntries = (parsed: Parsed, base: string, file: string): void => {
   for (const line of entriesFor(parsed, base)) {
-    try {
-      EntryCodec.decodeEntry(line.entry)
-    } catch (error) {
-      const reason =
-        error instanceof RangeError
-          ? `nested too deeply to decode (${error.message})`
-          : error instanceof Error
-            ? error.message
-            : String(error)
-      throw new JournalError(file, parsed.lines.indexOf(line) + 1, `entry ${line.at}: ${reason}`)
-    }
+    const problem = problemOf(line.entry)
+    if (problem !== undefined)
+      throw new JournalError(file, parsed.lines.indexOf(line) + 1, `entry ${line.at}: ${problem}`)
   }
 }
 

@@ -14,6 +14,7 @@
  * @since 0.1.0
  * @internal
  */
+import * as Result from "effect/Result"
 import type { StreamEntry } from "../../../domain/event/ConversationEvent.ts"
 import { isConversationEvent } from "../../../domain/event/ConversationEvent.ts"
 import * as Timestamp from "../../../domain/event/Timestamp.ts"
@@ -106,14 +107,18 @@ export class Damaged extends Error {
   }
 }
 
-const decoding = <A>(where: string, f: () => A): A => {
+/** What decoding the column `where` gave, or {@link Damaged} naming it (and the entry) with why. */
+const decoding = <A>(where: string, f: () => Result.Result<A, EventsFile.DecodeError>): A => {
+  let result: Result.Result<A, EventsFile.DecodeError>
   try {
-    return f()
+    result = f()
   } catch (error) {
-    if (error instanceof Damaged) throw error
-    if (error instanceof EventsFile.EventsFileError) throw new Damaged(where, error.entry, error.reason)
+    // The runtime's own limit (Schema recurses on a deeply nested value), not a codec error.
     throw new Damaged(where, undefined, error instanceof Error ? error.message : String(error))
   }
+  if (Result.isSuccess(result)) return result.success
+  const { entry, reason } = EventsFile.located(where, result.failure)
+  throw new Damaged(where, entry, reason)
 }
 
 /** The stored columns of one conversation. */
@@ -131,7 +136,7 @@ const headOf = (row: StoredConversation, where: string): ConversationMetadata.Co
   const metadataText = row.metadata
   if (metadataText === null) throw new Damaged(`${where} metadata`, undefined, "missing")
   const metadata = decoding(`${where} metadata`, () =>
-    ConversationMetadata.decode(EventsFile.parseJson(metadataText, "metadata.json"), "metadata.json")
+    Result.flatMap(EventsFile.parseJson(metadataText, "metadata.json"), ConversationMetadata.read)
   )
   if (row.base_config !== null)
     decoding(`${where} base_config`, () => EventsFile.parseJson(row.base_config!, "base_config.json"))
@@ -166,7 +171,7 @@ export const decode = (row: StoredConversation, jsons: ReadonlyArray<string>, wh
   return assemble(
     row,
     metadata,
-    decoding(`${where} events`, () => EventsFile.parse(eventsText(jsons), "events.json")),
+    decoding(`${where} events`, () => EventsFile.read(eventsText(jsons), "events.json")),
     where
   )
 }
@@ -186,7 +191,8 @@ export const decodeEntry = (json: string, index: number): StreamEntry | undefine
   // In the joined text, a separator inside an entry would split it: the whole-stream path decides those.
   if (!json.startsWith("  {") || !json.endsWith("}") || json.includes(",\n  {")) return undefined
   try {
-    return EventsFile.parseElement(json.slice(2), index, "events.json")
+    const entry = EventsFile.parseElement(json.slice(2), index, "events.json")
+    return entry === undefined || Result.isFailure(entry) ? undefined : entry.success
   } catch {
     return undefined
   }
