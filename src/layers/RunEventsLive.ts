@@ -226,9 +226,11 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
   const asleep = new Set<Follower>()
   let scheduled = false
   const flush = () => {
-    scheduled = false
-    for (const f of asleep) wake(f)
+    // Taken out first: a follower woken here that waits again at once is held for the next flush.
+    const woken = [...asleep]
     asleep.clear()
+    scheduled = false
+    for (const f of woken) wake(f)
   }
   const wakeSoon = (f: Follower) => {
     if (f.wake === undefined) return
