@@ -59,14 +59,14 @@ import * as ModelChoice from "../../ModelChoice.ts"
 import * as ProviderOptions from "../../ProviderOptions.ts"
 import * as StorageStore from "../../StorageStore.ts"
 import { VERSION } from "../../Version.ts"
-import * as Guard from "../Guard.ts"
-import * as Limits from "../Limits.ts"
-import * as Pages from "../Pages.ts"
-import * as Api from "./Api.ts"
-import * as Handlers from "./Handlers.ts"
-import * as RunnerChannel from "./RunnerChannel.ts"
-import * as Sweep from "./Sweep.ts"
-import * as Turns from "./Turns.ts"
+import * as Guard from "../../../layers/serve/Guard.ts"
+import * as Limits from "../../../layers/serve/Limits.ts"
+import * as Pages from "../../../layers/serve/Pages.ts"
+import * as Api from "../../../layers/cluster/Api.ts"
+import * as Handlers from "../../../layers/cluster/Handlers.ts"
+import * as RunnerChannel from "../../../layers/cluster/RunnerChannel.ts"
+import * as Sweep from "../../../layers/cluster/Sweep.ts"
+import * as Turns from "../../../layers/cluster/Turns.ts"
 
 /** What the runner was asked. */
 export interface Options {
@@ -270,7 +270,7 @@ export const run = (options: Options) =>
       })
       // Stopping (SIGTERM, Ctrl-C) hands every turn off before anything else closes: the next owner resumes it.
       yield* Effect.addFinalizer(() => Effect.forEach(turns.running(), (t) => t.handOff, { discard: true }))
-      const Engine = yield* Effect.promise(() => import("./Engine.ts"))
+      const Engine = yield* Effect.promise(() => import("../../../layers/cluster/Engine.ts"))
       const cluster = Engine.layer(
         {
           ...SHARDING,

@@ -13,9 +13,12 @@
  *
  * @example
  * ```ts
- * import * as Api from "./Api.ts"
+ * import * as Api from "parley/layers/serve/Api"
  * const routes = Api.layer("/home/me/.parley")
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as http from "node:http"
 import * as Effect from "effect/Effect"
@@ -28,12 +31,12 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import { renderJson } from "../../domain/render/Render.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import * as HostClient from "../../layers/host/HostClient.ts"
+import * as HostClient from "../host/HostClient.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
-import { damagedJsonRow, lsJsonRow } from "../conversation/LsRun.ts"
-import * as HostPath from "../HostPath.ts"
+import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
+import * as HostPath from "../host/HostPath.ts"
 import * as LiveFrames from "./LiveFrames.ts"
 import * as Hosts from "./Hosts.ts"
 import * as RelayModule from "./Relay.ts"
@@ -311,11 +314,11 @@ const started = (id: string, r: Runs.Started | Runs.Ended) =>
 // `=` forms: a value is never read as a flag of its own, whatever it holds (the schema checked it too).
 const modelArgs = (model: string | undefined) => (model === undefined ? [] : [`--model=${model}`])
 
-const handlers = (storage: string, config: string | undefined) =>
+const handlers = (storage: string, config: string | undefined, line: ((error: unknown) => string) | undefined) =>
   HttpApiBuilder.group(ServeApi, "conversations", (h) =>
     Effect.gen(function* () {
       const store = yield* Effect.service(ConversationStore)
-      const runs = yield* Runs.make(storage, config)
+      const runs = yield* Runs.make(storage, config, line)
       const relay = yield* RelayModule.make
       const withStore = Effect.provideService(ConversationStore, store)
       return h
@@ -382,8 +385,8 @@ const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (
 )
 
 /** The API's routes and its OpenAPI document, over the store of `storage` (given by `Server.app`: one for the page and the API). */
-export const layer = (storage: string, config?: string) =>
+export const layer = (storage: string, config?: string, line?: (error: unknown) => string) =>
   HttpApiBuilder.layer(ServeApi, { openapiPath: "/api/openapi.json" }).pipe(
-    Layer.provide(handlers(storage, config)),
+    Layer.provide(handlers(storage, config, line)),
     Layer.provide([TokenLive, ValidationLive])
   )
