@@ -21,14 +21,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import { ANNOUNCE } from "../domain/run/HostSocket.ts"
 import * as PrivateDir from "../layers/file/PrivateDir.ts"
-import * as HostPath from "./HostPath.ts"
+import * as HostPath from "../layers/host/HostPath.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
 
-/** The environment variable naming the file a detached run writes its conversation id into. */
-export const ANNOUNCE = "PARLEY_ANNOUNCE"
+export { ANNOUNCE }
 
 /** How long the background run may take to create its conversation and listen. */
 const READY_MS = 20_000

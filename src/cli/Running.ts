@@ -13,7 +13,7 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import * as HostPath from "./HostPath.ts"
+import * as HostPath from "../layers/host/HostPath.ts"
 
 /** A running turn: the host's pid, its open questions and the tools that asked them. */
 export interface Running {

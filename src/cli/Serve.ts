@@ -17,7 +17,7 @@ import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import { CliFailure } from "./CliFailure.ts"
 import { storage as storageOf } from "./Root.ts"
-import * as Limits from "./ServeLimits.ts"
+import * as Limits from "../layers/ServeLimits.ts"
 
 /** The server's limits from its flags: each a whole number of at least 1 (a 0 would turn a bound off). */
 const limitsOf = (maxConnections: number, headerTimeout: number, bodyTimeout: number) => {

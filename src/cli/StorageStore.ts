@@ -26,7 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
 import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
-import { sha256 } from "./HostPath.ts"
+import { sha256 } from "../layers/host/HostPath.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
 import type { CliFailure } from "./CliFailure.ts"
 

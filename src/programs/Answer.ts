@@ -16,11 +16,13 @@
  * import { ConversationId } from "parley"
  * const id = ConversationId.parse("17738399468")!
  * const recorded = Answer.answer(id, "call_1.overwrite.1", { text: "yes" }) // Effect<AnswerRecorded, …, ConversationStore>
+ * const delivered = Answer.deliver(id, "call_1.overwrite.1", true) // to the running turn, else on disk; needs RunningTurns too
  * ```
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Events from "../domain/event/Events.ts"
@@ -35,15 +37,10 @@ import * as QuestionPolicy from "../domain/tool/QuestionPolicy.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
 import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "../services/PendingAnswers.ts"
+import { type OpenQuestion, RunningTurns } from "../services/RunningTurns.ts"
 
-/** An open question of an incomplete turn. */
-export interface OpenQuestion {
-  readonly inquiryId: InquiryId
-  readonly toolCallId: string
-  readonly tool: string
-  /** The question as a tool asked it (its id, text, answer type, default). */
-  readonly question: Question
-}
+/** An open question of a waiting or running turn (one shape for both: `services/RunningTurns.ts`). */
+export type { OpenQuestion } from "../services/RunningTurns.ts"
 
 /** A secret can only be typed into a running turn: it is never recorded. */
 export class SecretNeedsRunningTurn extends Schema.TaggedError<SecretNeedsRunningTurn>()("SecretNeedsRunningTurn", {
@@ -56,7 +53,7 @@ export class SecretNeedsRunningTurn extends Schema.TaggedError<SecretNeedsRunnin
 }
 
 /** What a value given for a question is: text (parsed by the question's answer type), or a JSON value (`--json`). */
-export type AnswerInput = { readonly text: string } | { readonly json: string }
+export type AnswerInput = { readonly text: string } | { readonly value: Schema.Json }
 
 /** What was recorded. */
 export interface AnswerRecorded {
@@ -95,8 +92,8 @@ export const parse = (
   input: AnswerInput
 ): Result.Result<Schema.Json, AnswerDoesNotFit> =>
   Result.mapError(
-    "json" in input
-      ? AnswerFit.parse(question.answer_type, input.json, { json: true })
+    "value" in input
+      ? AnswerFit.fit(question.answer_type, input.value)
       : AnswerFit.parse(question.answer_type, input.text),
     (reason) =>
       new AnswerDoesNotFit({ inquiry_id: inquiryId, reason, expected: AnswerFit.expected(question.answer_type) })
@@ -155,3 +152,29 @@ export const row = (q: OpenQuestion): Schema.JsonObject => ({
   options: q.question.answer_type.type === "select" ? q.question.answer_type.options : null,
   default: q.question.default ?? null
 })
+
+/** Where an answer went: to the running turn, or into the waiting turn on disk. */
+export type Delivered =
+  | { readonly _tag: "Delivered"; readonly inquiryId: string }
+  | ({ readonly _tag: "Recorded" } & AnswerRecorded)
+
+/**
+ * The answer `value` to question `inquiry` of `conversation`, wherever the
+ * turn is: offered to the running turn when one runs (`RunningTurns`: the
+ * first answer that fits wins, and the turn records it), else recorded into
+ * the waiting turn on disk. Every channel answers through here — the CLI,
+ * a run's socket, the HTTP API, a cluster runner — so the choice is made
+ * once. The value is JSON already: reading typed text is the edge's job.
+ */
+export const deliver = (conversation: ConversationId, inquiry: string, value: Schema.Json) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const running = yield* RunningTurns.use((turns) => turns.find(conversation))
+      if (Option.isSome(running)) {
+        yield* running.value.offer(inquiry, value)
+        return { _tag: "Delivered", inquiryId: inquiry } satisfies Delivered as Delivered
+      }
+      const recorded = yield* answer(conversation, inquiry, { value })
+      return { _tag: "Recorded", ...recorded } satisfies Delivered as Delivered
+    })
+  )

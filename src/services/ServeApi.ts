@@ -1,14 +1,14 @@
 /**
  * The HTTP API of `parley serve` (docs/serve.md), as a typed `effect/http-api`
  * definition: the endpoints, their JSON shapes and every error with its
- * status. The server (`cli/serve/`) implements it; a program may derive a
+ * status. The server (`layers/serve/`) implements it; a program may derive a
  * client from it (`HttpApiClient.make(ServeApi)`); the OpenAPI document at
  * `/api/openapi.json` is generated from it.
  *
  * Errors are JSON `{ error, message, …data }`: `error` names the variant.
  * Every request needs the token (`Authorization: Bearer …` or the page's
  * cookie); that check, like the `Host` and `Origin` checks, runs before any
- * endpoint (see `cli/serve/Guard.ts`).
+ * endpoint (see `layers/serve/Guard.ts`).
  *
  * @example
  * ```ts
@@ -173,12 +173,12 @@ export const PayloadTooLarge = errorOf("PayloadTooLarge", 413, {})
 /** A body that is not JSON by its content-type. */
 export const UnsupportedMediaType = errorOf("UnsupportedMediaType", 415, {})
 
-/** What every `POST` may be refused for before its endpoint runs (`cli/serve/Guard.ts`). */
+/** What every `POST` may be refused for before its endpoint runs (`layers/serve/Guard.ts`). */
 const POSTED = [ForeignOrigin] as const
 /** …and a `POST` that takes a JSON body (one that takes none does not read it). */
 const WITH_BODY = [...POSTED, PayloadTooLarge, UnsupportedMediaType] as const
 
-/** The token, for the OpenAPI document (the check itself runs before routing, `cli/serve/Guard.ts`). */
+/** The token, for the OpenAPI document (the check itself runs before routing, `layers/serve/Guard.ts`). */
 export class Token extends HttpApiMiddleware.Service<Token>()("parley/serve/Token", {
   security: { bearer: HttpApiSecurity.bearer },
   // The Host check runs first, on every request: its 421 belongs with the token's 401.

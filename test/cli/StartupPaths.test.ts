@@ -124,7 +124,7 @@ describe("start-up: what the reading commands load", () => {
 describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md#fast-start)", () => {
   // (effect/http's router itself is loaded by effect/rpc, which the host client uses.)
   const SERVER =
-    /src\/cli\/serve\/|src\/services\/ServeApi\.ts|node_modules\/effect\/dist\/http-api\/|platform-node\/dist\/NodeHttpServer/
+    /src\/(cli|layers)\/serve\/|src\/layers\/cluster\/|src\/services\/ServeApi\.ts|node_modules\/effect\/dist\/http-api\/|platform-node\/dist\/NodeHttpServer/
   it("the full command line (check, query --help) loads none of it; serve --help neither", () => {
     for (const args of [
       ["conversation", "check"],

@@ -81,3 +81,24 @@ describe("src", () => {
     expect(cycles).toStrictEqual([])
   })
 })
+
+describe("src/cli", () => {
+  // The edge parses flags, chooses layers and renders: the server's and the cluster's SQL, tables and
+  // entities are the library's (src/layers/cluster/, docs/architecture.md#the-rooms).
+  it("imports no SQL module, holds no SQL text and defines no Entity", () => {
+    const files = filesUnder(path.join(repoRoot, "src", "cli")).filter((f) => f.endsWith(".ts"))
+    expect(files.length).toBeGreaterThan(20)
+    const offending = files.flatMap((file) => {
+      const source = fs.readFileSync(file, "utf8")
+      const name = path.relative(repoRoot, file)
+      return [
+        ...specifiers(source)
+          .filter((s) => /^@effect\/sql|^effect\/sql\/|^effect\/cluster\/Entity/.test(s))
+          .map((s) => `${name} imports ${s}`),
+        ...(/\b(SELECT|INSERT INTO|CREATE TABLE|ALTER TABLE|DELETE FROM)\b/.test(source) ? [`${name} holds SQL`] : []),
+        ...(/\bEntity\.make\s*\(/.test(source) ? [`${name} defines an Entity`] : [])
+      ]
+    })
+    expect(offending).toStrictEqual([])
+  })
+})

@@ -29,6 +29,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
@@ -42,8 +44,7 @@ import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "../.
 import { CliFailure } from "../CliFailure.ts"
 import { formatFlag } from "../Format.ts"
 import * as Hint from "../Hint.ts"
-import * as HostClient from "../../layers/host/HostClient.ts"
-import * as HostPath from "../HostPath.ts"
+import * as HostTurns from "../../layers/host/HostTurns.ts"
 import * as AnswerRunning from "./AnswerRunning.ts"
 import * as PersonTerminal from "../PersonTerminal.ts"
 import { storage } from "../Root.ts"
@@ -110,7 +111,7 @@ const askAll = (id: ConversationId.ConversationId, hint: Hint.Context) =>
         const reply = yield* prompts
           .question({ toolName: q.tool, question: q.question })
           .pipe(Effect.catchTag("PromptCancelled", () => Effect.interrupt))
-        yield* Answer.record(session, q.inquiryId, { json: JSON.stringify(reply.answer) })
+        yield* Answer.record(session, q.inquiryId, { value: reply.answer })
       }
       const resume = Hint.resume(id, hint)
       if (asked.length > 0)
@@ -146,28 +147,30 @@ export const answer = Command.make(
   },
   (f) =>
     withStore(
-      Effect.gen(function* () {
-        const { dir, given, configGiven } = yield* storage
-        const hint = { storage: given, config: configGiven }
-        const id = yield* parseIdArgument(f.id, "answer")
-        // A running turn takes the answer itself (docs/decisions.md#answer-from-anywhere); else it goes into the waiting turn on disk.
-        const socket = HostPath.of(dir, id)
-        const answered = (yield* HostClient.reachable(socket))
-          ? AnswerRunning.answer(
-              id,
-              socket,
-              {
-                inquiry: Option.getOrUndefined(f.inquiry),
-                value: Option.getOrUndefined(f.value),
-                json: f.json,
-                stdin: f.stdin,
-                format: f.format
-              },
-              (open) => listing(id, open, hint, true)
-            )
-          : run(f, id, hint)
-        return yield* answered.pipe(Effect.mapError(rendered(id, hint)))
-      })
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { dir, given, configGiven } = yield* storage
+          const hint = { storage: given, config: configGiven }
+          const id = yield* parseIdArgument(f.id, "answer")
+          // A running turn takes the answer itself (docs/decisions.md#answer-from-anywhere); else it goes into the waiting turn on disk.
+          const running = yield* HostTurns.make(dir).find(id)
+          const answered = Option.isSome(running)
+            ? AnswerRunning.answer(
+                id,
+                running.value,
+                {
+                  inquiry: Option.getOrUndefined(f.inquiry),
+                  value: Option.getOrUndefined(f.value),
+                  json: f.json,
+                  stdin: f.stdin,
+                  format: f.format
+                },
+                (open) => listing(id, open, hint, true)
+              )
+            : run(f, id, hint)
+          return yield* answered.pipe(Effect.mapError(rendered(id, hint)))
+        })
+      )
     )
 ).pipe(Command.withDescription("List or answer the open questions of a turn waiting for input"))
 
@@ -202,7 +205,11 @@ const run = (f: Flags, id: ConversationId.ConversationId, hint: Hint.Context) =>
         `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`
       )
     }
-    const recorded = yield* Answer.answer(id, inquiry, f.json ? { json: value } : { text: value })
+    // Typed text is read here, against the question's type; a question not open is refused by the program.
+    const q = (yield* Answer.list(id)).find((o) => o.inquiryId === inquiry)
+    const typed = q === undefined ? Result.succeed<Schema.Json>(value) : AnswerRunning.typed(q, value, f.json)
+    if (Result.isFailure(typed)) return yield* typed.failure
+    const recorded = yield* Answer.answer(id, inquiry, { value: typed.success })
     if (f.format === "json") {
       return yield* Console.log(
         JSON.stringify({

@@ -20,13 +20,13 @@ import * as Result from "effect/Result"
 import type * as Prompt from "effect/cli/Prompt"
 import type * as Schema from "effect/Schema"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
-import * as HostClient from "../../layers/host/HostClient.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as Answer from "../../programs/Answer.ts"
-import { QuestionNotOpen } from "../../services/PendingAnswers.ts"
+import { AnswerDoesNotFit, QuestionNotOpen } from "../../services/PendingAnswers.ts"
+import type { RunningTurn } from "../../services/RunningTurns.ts"
 import { CliFailure } from "../CliFailure.ts"
-import * as ErrorLine from "../ErrorLine.ts"
 import * as PersonTerminal from "../PersonTerminal.ts"
 import * as Usage from "../Usage.ts"
 
@@ -40,15 +40,6 @@ export interface Given {
   readonly stdin: boolean
   readonly format: "text" | "json"
 }
-
-/** The host's open questions, as the listing shows them. */
-const openOf = (info: HostClient.Info): ReadonlyArray<Answer.OpenQuestion> =>
-  info.open.map((q) => ({
-    inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"],
-    toolCallId: q.call.id,
-    tool: q.call.name,
-    question: q.question
-  }))
 
 /** The run stopped (or was never reachable) while we spoke to it. */
 const lost = (id: ConversationId.ConversationId) => () =>
@@ -71,6 +62,28 @@ const readStdin = Effect.promise(async () => {
     .toString("utf8")
     .replace(/\r?\n$/, "")
 })
+
+/** `text` from argv as the answer to `q`: a JSON value with `--json`, else read as its type reads typed text (yes/no, an option). */
+export const typed = (
+  q: Answer.OpenQuestion,
+  text: string,
+  json: boolean
+): Result.Result<Schema.Json, AnswerDoesNotFit> => {
+  if (!json) return Answer.parse(q.inquiryId, q.question, { text })
+  let value: Schema.Json
+  try {
+    value = JsonText.parse(text) as Schema.Json
+  } catch {
+    return Result.fail(
+      new AnswerDoesNotFit({
+        inquiry_id: q.inquiryId,
+        reason: `${JSON.stringify(text)} is not JSON`,
+        expected: AnswerFit.expected(q.question.answer_type)
+      })
+    )
+  }
+  return Answer.parse(q.inquiryId, q.question, { value })
+}
 
 /** The value for `q`: parsed from argv, or (a secret) read without echo or from stdin. */
 const valueFor = (q: Answer.OpenQuestion, given: Given) =>
@@ -98,25 +111,21 @@ const valueFor = (q: Answer.OpenQuestion, given: Given) =>
         PATH,
         `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`
       )
-    const parsed = Answer.parse(q.inquiryId, q.question, given.json ? { json: given.value } : { text: given.value })
+    const parsed = typed(q, given.value, given.json)
     return Result.isFailure(parsed) ? yield* parsed.failure : parsed.success
   })
 
-/** Answers (or lists) through the running turn's host on `socketPath`. */
+/** Answers (or lists) through the running turn (`RunningTurns`, over its host's socket). */
 export const answer = (
   id: ConversationId.ConversationId,
-  socketPath: string,
+  turn: RunningTurn,
   given: Given,
   listing: (open: ReadonlyArray<Answer.OpenQuestion>) => string
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
-      // A socket that is not ours alone is refused before anything is read or sent (its line says what to do).
-      const client = yield* HostClient.connect(socketPath).pipe(
-        Effect.mapError((e) => (e._tag === "NotPrivate" ? ErrorLine.failure(e, {}) : lost(id)()))
-      )
-      const info = yield* client.Info().pipe(Effect.mapError(lost(id)))
-      const open = openOf(info)
+      const info = yield* turn.info.pipe(Effect.mapError(lost(id)))
+      const open = info.open
       if (given.inquiry === undefined) {
         return yield* Console.log(
           given.format === "json"
@@ -127,15 +136,13 @@ export const answer = (
       const q = open.find((o) => o.inquiryId === given.inquiry)
       if (q === undefined) {
         // The host knows who answered a question that closed: let it say so.
-        yield* client
-          .Answer({ inquiry_id: given.inquiry, answer: given.value ?? null })
-          .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost(id)())))
+        yield* turn
+          .offer(given.inquiry, given.value ?? null)
+          .pipe(Effect.catchTag("RunLost", () => Effect.fail(lost(id)())))
         return yield* new QuestionNotOpen({ inquiry_id: given.inquiry, open: open.map((o) => o.inquiryId) })
       }
       const value = yield* valueFor(q, given)
-      yield* client
-        .Answer({ inquiry_id: q.inquiryId, answer: value })
-        .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost(id)())))
+      yield* turn.offer(q.inquiryId, value).pipe(Effect.catchTag("RunLost", () => Effect.fail(lost(id)())))
       if (given.format === "json")
         return yield* Console.log(JSON.stringify({ id: q.inquiryId, delivered: true, pid: info.pid }))
       yield* Console.error(`Answered ${q.inquiryId}; the running turn (pid ${info.pid}) goes on with it.`)

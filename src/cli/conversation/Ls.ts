@@ -16,7 +16,7 @@ import { formatFlag } from "../Format.ts"
 import { storage } from "../Root.ts"
 import { list } from "./LsRun.ts"
 
-export { toJsonRow } from "./LsRun.ts"
+export { toJsonRow } from "../../services/ConversationRows.ts"
 
 export const ls = Command.make(
   "ls",

@@ -18,47 +18,10 @@ import {
   type ConversationSummary,
   type DamagedConversation
 } from "../../services/ConversationStoreTag.ts"
+import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import * as Hint from "../Hint.ts"
 import * as Running from "../Running.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
-
-/** The JSON row of contract §3. */
-export const toJsonRow = (s: ConversationSummary) => ({
-  id: s.id,
-  title: s.title,
-  events: s.events,
-  last_event_at: s.lastEventAt,
-  archived: s.archived,
-  incomplete:
-    s.incomplete === null
-      ? null
-      : { state: s.incomplete.state, ...(s.incomplete.tool !== undefined ? { tool: s.incomplete.tool } : {}) },
-  tokens: s.tokens
-})
-
-/**
- * The JSON row of `ls`: contract §3's, its labels (JP RFD 101, `{ key: [values…] }`)
- * and `damaged` (null: it reads). A conversation that cannot be read is a row too,
- * with `damaged` saying why and nothing it could not read.
- */
-export const lsJsonRow = (s: ConversationSummary) => ({
-  ...toJsonRow(s),
-  labels: Labels.toJson(s.labels),
-  damaged: null
-})
-
-export const damagedJsonRow = (d: DamagedConversation) => ({
-  id: d.id,
-  title: null,
-  events: null,
-  last_event_at: null,
-  archived: d.archived,
-  incomplete: null,
-  tokens: null,
-  labels: null,
-  damaged: d.reason,
-  running: null
-})
 
 const textRow = (s: ConversationSummary): string => {
   const status =

@@ -20,7 +20,6 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import type { SqlClient } from "effect/sql/SqlClient"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationFiles from "../../layers/store/ConversationFiles.ts"
 import { isDatabaseUrl } from "../../programs/StorageDir.ts"
@@ -76,7 +75,7 @@ const databaseEnds = (url: string): Effect.Effect<Ends, CliFailure, Scope.Scope>
     const client = yield* Layer.build(database).pipe(
       Effect.mapError((e) => new CliFailure({ code: 1, message: Pg.connectionError(url, e).message }))
     )
-    const run = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
+    const run = <A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof database>>) =>
       effect.pipe(Effect.provideContext(client), Effect.mapError(failed))
     return {
       places: (id) => run(Transfer.stored(id)),

@@ -21,12 +21,15 @@ import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { databaseKey, isDatabaseUrl } from "../../programs/StorageDir.ts"
+import * as PrivateDir from "../../layers/file/PrivateDir.ts"
+import type { CliFailure } from "../CliFailure.ts"
+import * as ErrorLine from "../ErrorLine.ts"
 import * as StorageStore from "../StorageStore.ts"
-import * as Api from "./Api.ts"
-import * as Guard from "./Guard.ts"
-import * as Limits from "./Limits.ts"
-import * as Pages from "./Pages.ts"
-import * as Token from "./Token.ts"
+import * as Api from "../../layers/serve/Api.ts"
+import * as Guard from "../../layers/serve/Guard.ts"
+import * as Limits from "../../layers/serve/Limits.ts"
+import * as Pages from "../../layers/serve/Pages.ts"
+import * as Token from "../../layers/serve/Token.ts"
 
 /** What the server was asked. */
 export interface Options {
@@ -40,12 +43,23 @@ export interface Options {
   readonly limits?: Limits.Limits | undefined
 }
 
+/** The token of `storage` (a directory, or a database url: its directory in this user's config directory). */
+export const forStorage = (storage: string): Effect.Effect<string, CliFailure> =>
+  Effect.try({
+    try: () => {
+      const dir = StorageStore.stateDirOf(storage)
+      if (StorageStore.isDatabaseUrl(storage)) PrivateDir.ensure(dir)
+      return Token.loadOrCreate(dir)
+    },
+    catch: (e) => ErrorLine.failure(e, {})
+  })
+
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"])
 
 /** The routes and the guard, for a server that listens on `host:port` (tests build it on a port of their own). */
 export const app = (options: Options & { readonly token: string }) =>
   Layer.mergeAll(
-    Api.layer(options.storage, options.config),
+    Api.layer(options.storage, options.config, (e) => ErrorLine.line(e, {})),
     Pages.layer(options.storage),
     Guard.layer({ token: options.token, hosts: Guard.hostsFor(options.host, options.port) })
   ).pipe(
@@ -58,7 +72,7 @@ export const run = (options: Options) =>
   Effect.scoped(
     Effect.gen(function* () {
       // Kept with the storage; a database's in this user's config directory for it (StorageStore.stateDirOf).
-      const token = yield* Token.forStorage(options.storage)
+      const token = yield* forStorage(options.storage)
       // Loaded here: @effect/platform-node is an optional peer of the library.
       const NodeHttpServer = yield* Effect.promise(() => import("@effect/platform-node/NodeHttpServer"))
       const server = NodeHttpServer.layer(Limits.httpServer(options.limits ?? Limits.defaults), {

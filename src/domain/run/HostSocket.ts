@@ -16,6 +16,9 @@
  * @since 0.1.0
  */
 
+/** The environment variable naming the file a detached run writes its conversation id into. */
+export const ANNOUNCE = "PARLEY_ANNOUNCE"
+
 /** The longest unix socket path this module hands out (sun_path is 108 bytes with its NUL on Linux). */
 export const MAX_PATH_BYTES = 100
 

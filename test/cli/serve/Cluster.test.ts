@@ -8,7 +8,7 @@
  */
 import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import * as RunnerChannel from "../../../src/cli/serve/cluster/RunnerChannel.ts"
+import * as RunnerChannel from "../../../src/layers/cluster/RunnerChannel.ts"
 import { runParley } from "../../support/Cli.ts"
 import * as Cluster from "../../support/Cluster.ts"
 import { tempDir } from "../../support/Fixtures.ts"

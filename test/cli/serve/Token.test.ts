@@ -8,7 +8,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Token from "../../../src/cli/serve/Token.ts"
+import * as Token from "../../../src/layers/serve/Token.ts"
+import * as Server from "../../../src/cli/serve/Server.ts"
 import * as StorageStore from "../../../src/cli/StorageStore.ts"
 
 const dirs: Array<string> = []
@@ -84,7 +85,7 @@ describe("serve token", () => {
     const dir = StorageStore.stateDirOf(url)
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
     fs.chmodSync(dir, 0o755)
-    const open = Effect.runSync(Effect.flip(Token.forStorage(url)))
+    const open = Effect.runSync(Effect.flip(Server.forStorage(url)))
     expect(open.message).toBe(
       `Refusing to use ${dir}: other users have access to it (owner uid ${process.getuid!()}, mode 0755). It is yours: make it private (\`chmod 700 ${dir}\`), then run again.`
     )
@@ -93,13 +94,13 @@ describe("serve token", () => {
     const elsewhere = temp()
     fs.chmodSync(elsewhere, 0o700)
     fs.symlinkSync(elsewhere, dir)
-    expect(Effect.runSync(Effect.flip(Token.forStorage(url))).message).toContain(
+    expect(Effect.runSync(Effect.flip(Server.forStorage(url))).message).toContain(
       `Refusing to use ${dir}: it is a symbolic link`
     )
     expect(fs.readdirSync(elsewhere)).toStrictEqual([])
     fs.rmSync(dir)
     // Missing: made 0700, and the token written.
-    expect(Effect.runSync(Token.forStorage(url))).toMatch(/^[0-9a-f]{64}$/)
+    expect(Effect.runSync(Server.forStorage(url))).toMatch(/^[0-9a-f]{64}$/)
     expect(fs.lstatSync(dir).mode & 0o7777).toBe(0o700)
   })
 })

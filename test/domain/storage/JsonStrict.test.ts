@@ -193,7 +193,7 @@ describe("every JSON text parley reads goes through JsonText.parse", () => {
     const allowed = new Set([
       "src/domain/storage/JsonText.ts",
       "src/domain/storage/JsonStrict.ts",
-      "src/cli/serve/AppScript.ts"
+      "src/layers/serve/AppScript.ts"
     ])
     const found: Array<string> = []
     const walk = (dir: string): void => {

@@ -3,6 +3,13 @@
  * server code (`serve/Limits.ts`): `serve`'s flags are parsed at every start-up,
  * and the HTTP server is loaded by `serve` alone (docs/decisions.md#fast-start).
  *
+ * @example
+ * ```ts
+ * import * as ServeLimits from "parley/layers/ServeLimits"
+ * ServeLimits.defaults.maxConnections // 512
+ * ```
+ *
+ * @since 0.1.0
  * @internal
  */
 

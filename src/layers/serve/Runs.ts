@@ -13,10 +13,16 @@
  *
  * @example
  * ```ts
- * import * as Runs from "./Runs.ts"
- * const runs = yield* Runs.make("/home/me/.parley")
- * const started = yield* runs.start(["--new"], "hello")
+ * import * as Effect from "effect/Effect"
+ * import * as Runs from "parley/layers/serve/Runs"
+ * const program = Effect.gen(function* () {
+ *   const runs = yield* Runs.make("/home/me/.parley")
+ *   const started = yield* runs.start(["--new"], "hello")
+ * })
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as crypto from "node:crypto"
@@ -24,10 +30,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
-import { ANNOUNCE } from "../Detach.ts"
-import * as PrivateDir from "../../layers/file/PrivateDir.ts"
-import * as ErrorLine from "../ErrorLine.ts"
-import * as HostPath from "../HostPath.ts"
+import { ANNOUNCE } from "../../domain/run/HostSocket.ts"
+import * as PrivateDir from "../file/PrivateDir.ts"
+import * as HostPath from "../host/HostPath.ts"
 
 /** How long a child may take to create its conversation, check its model and listen. */
 const READY_MS = 20_000
@@ -70,8 +75,11 @@ const childOf = (storage: string, config: string | undefined, args: ReadonlyArra
   env: { ...ToolEnv.withoutToken(process.env), PARLEY_STORAGE: storage }
 })
 
-/** The server's runs, stopped when the scope closes. */
-export const make = (storage: string, config?: string) =>
+/** An error as a line of text, when the caller has no renderer of its own (the CLI passes `ErrorLine.line`). */
+export const plainLine = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/** The server's runs, stopped when the scope closes; `line` renders why a run could not start. */
+export const make = (storage: string, config?: string, line: (error: unknown) => string = plainLine) =>
   Effect.gen(function* () {
     const children = new Set<ChildProcess>()
     yield* Effect.addFinalizer(() =>
@@ -113,7 +121,7 @@ export const make = (storage: string, config?: string) =>
         try {
           PrivateDir.ensure(dir)
         } catch (e) {
-          return resume(Effect.succeed({ _tag: "Ended", code: 1, output: ErrorLine.line(e, {}) }))
+          return resume(Effect.succeed({ _tag: "Ended", code: 1, output: line(e) }))
         }
         const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
         const announced = path.join(dir, `.announce-${tag}`)

@@ -17,9 +17,18 @@
  *
  * @example
  * ```ts
- * import * as Handlers from "./Handlers.ts"
- * const entityLayer = Handlers.layer(turns, store)
+ * import type { SqlClient } from "effect/sql/SqlClient"
+ * import * as Handlers from "parley/layers/cluster/Handlers"
+ * import type * as Turns from "parley/layers/cluster/Turns"
+ * import type { ConversationStore } from "parley/services/ConversationStore"
+ * declare const turns: Turns.Turns
+ * declare const store: ConversationStore["Service"]
+ * declare const sql: SqlClient
+ * const entityLayer = Handlers.layer(turns, store, sql)
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -29,10 +38,10 @@ import type * as Schema from "effect/Schema"
 import * as Entity from "effect/cluster/Entity"
 import type { Sharding } from "effect/cluster/Sharding"
 import type { SqlClient } from "effect/sql/SqlClient"
-import * as ConversationId from "../../../domain/storage/ConversationId.ts"
-import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
-import * as Query from "../../../programs/Query.ts"
-import type { ConversationStore } from "../../../services/ConversationStore.ts"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
+import * as Query from "../../programs/Query.ts"
+import type { ConversationStore } from "../../services/ConversationStore.ts"
 import { Conversation, Refused } from "./ConversationEntity.ts"
 import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"

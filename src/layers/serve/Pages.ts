@@ -8,9 +8,12 @@
  *
  * @example
  * ```ts
- * import * as Pages from "./Pages.ts"
+ * import * as Pages from "parley/layers/serve/Pages"
  * const routes = Pages.layer("/home/me/.parley")
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -20,7 +23,7 @@ import { renderHtml } from "../../domain/render/Html.ts"
 import { PAGE_CSS } from "../../domain/render/HtmlStyle.ts"
 import { escapeHtml } from "../../domain/render/HtmlText.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import { markdownToHtml } from "../../layers/render/SafeMarkdown.ts"
+import { markdownToHtml } from "../render/SafeMarkdown.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import { APP_JS } from "./AppScript.ts"
 import * as Hosts from "./Hosts.ts"

@@ -13,9 +13,11 @@
  *
  * @example
  * ```ts
- * import * as Api from "./Api.ts"
+ * import * as Api from "parley/layers/serve/Api"
  * const routes = Api.layer("/home/me/.parley")
  * ```
+ *
+ * @since 0.1.0
  */
 import * as http from "node:http"
 import * as Effect from "effect/Effect"
@@ -28,12 +30,14 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import { renderJson } from "../../domain/render/Render.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import * as HostClient from "../../layers/host/HostClient.ts"
+import * as HostClient from "../host/HostClient.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
+import { RunningTurns } from "../../services/RunningTurns.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
-import { damagedJsonRow, lsJsonRow } from "../conversation/LsRun.ts"
-import * as HostPath from "../HostPath.ts"
+import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
+import * as HostPath from "../host/HostPath.ts"
+import * as HostTurns from "../host/HostTurns.ts"
 import * as LiveFrames from "./LiveFrames.ts"
 import * as Hosts from "./Hosts.ts"
 import * as RelayModule from "./Relay.ts"
@@ -220,36 +224,38 @@ const takesSecret = (relay: Relay, socket: string, client: HostClient.Client, in
   )
 }
 
-/** An answer for the running turn on `socket`, over the server's connection to it (one round trip). */
-const answerRunning = (
-  relay: Relay,
-  id: string,
-  socket: string,
-  client: HostClient.Client,
-  inquiryId: string,
-  answer: Schema.Json
-) =>
-  client.Answer({ inquiry_id: inquiryId, answer }).pipe(
-    Effect.as({ id: inquiryId, outcome: "delivered" as const }),
-    Effect.catchTags({
-      // Only a refusal needs to know whether the question takes a secret: its reason is not repeated then.
-      AnswerDoesNotFit: (e) =>
-        Effect.flatMap(takesSecret(relay, socket, client, inquiryId), (secret) => Effect.fail(refused(id, secret)(e))),
-      QuestionNotOpen: (e) => Effect.fail(refused(id, false)(e)),
-      QuestionAlreadyAnswered: (e) => Effect.fail(refused(id, false)(e)),
-      RpcClientError: () => Effect.fail(lost(id))
-    })
-  )
+/** The running turns of `storage`, over the server's one connection per run (`Relay.ts`): an answer costs one round trip. */
+const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
+  RunningTurns.of({
+    find: (id) => {
+      const socket = HostPath.of(storage, id)
+      return Effect.map(
+        relay.client(socket),
+        Option.map((client) => HostTurns.fromClient(id, client, (after) => relay.since(socket, after)))
+      )
+    }
+  })
 
-/** `POST /api/conversations/:id/questions/:inquiryId`: to the running turn, else into the waiting turn on disk. */
+/** `POST /api/conversations/:id/questions/:inquiryId`: to the running turn, else into the waiting turn on disk (`Answer.deliver`). */
 const answer = (storage: string, relay: Relay, id: string, inquiryId: string, value: Schema.Json) =>
   Effect.gen(function* () {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
-    const client = yield* relay.client(socket)
-    if (Option.isSome(client)) return yield* answerRunning(relay, id, socket, client.value, inquiryId, value)
-    yield* Answer.answer(cid, inquiryId, { json: JSON.stringify(value) }).pipe(Effect.mapError(refused(id, false)))
-    return { id: inquiryId, outcome: "recorded" as const }
+    const delivered = yield* Answer.deliver(cid, inquiryId, value).pipe(
+      Effect.provideService(RunningTurns, relayed(storage, relay)),
+      Effect.catch((e) =>
+        e._tag === "AnswerDoesNotFit"
+          ? // Only a refusal needs to know whether the question takes a secret: its reason is not repeated then.
+            Effect.flatMap(relay.client(socket), (client) =>
+              Effect.flatMap(
+                Option.isSome(client) ? takesSecret(relay, socket, client.value, inquiryId) : Effect.succeed(false),
+                (secret) => Effect.fail(refused(id, secret)(e))
+              )
+            )
+          : Effect.fail(refused(id, false)(e))
+      )
+    )
+    return { id: inquiryId, outcome: delivered._tag === "Delivered" ? ("delivered" as const) : ("recorded" as const) }
   })
 
 /** `POST /api/conversations/:id/stop`: the running turn stops as `conversation kill` stops it. */
@@ -311,11 +317,11 @@ const started = (id: string, r: Runs.Started | Runs.Ended) =>
 // `=` forms: a value is never read as a flag of its own, whatever it holds (the schema checked it too).
 const modelArgs = (model: string | undefined) => (model === undefined ? [] : [`--model=${model}`])
 
-const handlers = (storage: string, config: string | undefined) =>
+const handlers = (storage: string, config: string | undefined, line: ((error: unknown) => string) | undefined) =>
   HttpApiBuilder.group(ServeApi, "conversations", (h) =>
     Effect.gen(function* () {
       const store = yield* Effect.service(ConversationStore)
-      const runs = yield* Runs.make(storage, config)
+      const runs = yield* Runs.make(storage, config, line)
       const relay = yield* RelayModule.make
       const withStore = Effect.provideService(ConversationStore, store)
       return h
@@ -381,9 +387,22 @@ const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (
     : Effect.fail({ error: "BadRequest" as const, kind: e.kind, message: e.cause.message })
 )
 
+/**
+ * Parley's group (`ConversationsGroup`) for an `HttpApi` of one's own that adds
+ * it: its handlers over the storage's store (provide a `ConversationStore`)
+ * and its middleware. Its key is the group's, whichever API holds it. The
+ * token is not checked here: `parley serve` puts `Guard.layer` in front of
+ * every route, and so should a program that listens beyond its own user.
+ */
+export const group = (storage: string, config?: string, line?: (error: unknown) => string) =>
+  handlers(storage, config, line).pipe(Layer.provideMerge(middleware))
+
+/** The group's middleware: the token's (checked by `Guard.ts` before routing) and the 400 of a request that does not decode. */
+export const middleware = Layer.mergeAll(TokenLive, ValidationLive)
+
 /** The API's routes and its OpenAPI document, over the store of `storage` (given by `Server.app`: one for the page and the API). */
-export const layer = (storage: string, config?: string) =>
+export const layer = (storage: string, config?: string, line?: (error: unknown) => string) =>
   HttpApiBuilder.layer(ServeApi, { openapiPath: "/api/openapi.json" }).pipe(
-    Layer.provide(handlers(storage, config)),
-    Layer.provide([TokenLive, ValidationLive])
+    Layer.provide(handlers(storage, config, line)),
+    Layer.provide(middleware)
   )

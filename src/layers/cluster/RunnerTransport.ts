@@ -14,10 +14,14 @@
  *
  * @example
  * ```ts
- * import * as RunnerTransport from "./RunnerTransport.ts"
- * const keys = RunnerChannel.keysOf(token)
- * Layer.provide(SocketRunner.layer, [RunnerTransport.layerSocketServer(keys), RunnerTransport.layerClientProtocol(keys)])
+ * import * as RunnerChannel from "parley/layers/cluster/RunnerChannel"
+ * import * as RunnerTransport from "parley/layers/cluster/RunnerTransport"
+ * const keys = RunnerChannel.keysOf("t".repeat(40))
+ * const transport = [RunnerTransport.layerSocketServer(keys), RunnerTransport.layerClientProtocol(keys)]
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as net from "node:net"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"

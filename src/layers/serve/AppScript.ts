@@ -11,9 +11,12 @@
  *
  * @example
  * ```ts
- * import { APP_JS } from "./AppScript.ts"
+ * import { APP_JS } from "parley/layers/serve/AppScript"
  * APP_JS.includes("EventSource") // true
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 
 export const APP_JS = String.raw`"use strict";

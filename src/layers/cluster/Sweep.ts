@@ -17,9 +17,19 @@
  *
  * @example
  * ```ts
- * import * as Sweep from "./Sweep.ts"
- * yield* Effect.forkScoped(Sweep.run({ turns, sql, sharding, interval: "1 second", runner: "127.0.0.1:13141", shardsPerGroup: 60 }))
+ * import type { Sharding } from "effect/cluster/Sharding"
+ * import type { SqlClient } from "effect/sql/SqlClient"
+ * import * as Effect from "effect/Effect"
+ * import * as Sweep from "parley/layers/cluster/Sweep"
+ * import type * as Turns from "parley/layers/cluster/Turns"
+ * declare const turns: Turns.Turns
+ * declare const sql: SqlClient
+ * declare const sharding: Sharding["Service"]
+ * const sweeping = Effect.forkScoped(Sweep.run({ turns, sql, sharding, interval: "1 second", runner: "127.0.0.1:13141", shardsPerGroup: 60 }))
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -27,7 +37,7 @@ import * as EntityId from "effect/cluster/EntityId"
 import * as ShardId from "effect/cluster/ShardId"
 import type { Sharding } from "effect/cluster/Sharding"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type * as ConversationId from "../../../domain/storage/ConversationId.ts"
+import type * as ConversationId from "../../domain/storage/ConversationId.ts"
 import { Conversation } from "./ConversationEntity.ts"
 import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"

@@ -14,10 +14,16 @@
  *
  * @example
  * ```ts
- * import * as ConversationEntity from "./ConversationEntity.ts"
- * const client = yield* ConversationEntity.Conversation.client
- * yield* client("17738399468").Answer({ inquiry_id: "call_1.confirm.1", answer: true })
+ * import * as Effect from "effect/Effect"
+ * import * as ConversationEntity from "parley/layers/cluster/ConversationEntity"
+ * const program = Effect.gen(function* () {
+ *   const client = yield* ConversationEntity.Conversation.client
+ *   yield* client("17738399468").Answer({ inquiry_id: "call_1.confirm.1", answer: true })
+ * })
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Schema from "effect/Schema"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"

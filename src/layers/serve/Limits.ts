@@ -15,9 +15,12 @@
  *
  * @example
  * ```ts
- * import * as Limits from "./Limits.ts"
- * NodeHttpServer.layer(Limits.httpServer(Limits.defaults), { host: "127.0.0.1", port: 3141 })
+ * import * as Limits from "parley/layers/serve/Limits"
+ * const createServer = Limits.httpServer(Limits.defaults) // for NodeHttpServer.layer(createServer, { host, port })
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as http from "node:http"
 import type * as net from "node:net"

@@ -6,7 +6,7 @@
 // the page's URL and the HTTP relay carry) opens no handshake, however used.
 import * as net from "node:net"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import * as RunnerChannel from "../../../../src/cli/serve/cluster/RunnerChannel.ts"
+import * as RunnerChannel from "../../../src/layers/cluster/RunnerChannel.ts"
 
 const KEYS = RunnerChannel.keysOf("0123456789abcdef0123456789abcdef-test")
 const OTHER = RunnerChannel.keysOf("fedcba9876543210fedcba9876543210-test")

@@ -10,16 +10,19 @@
  *
  * @example
  * ```ts
- * import * as HostPath from "./HostPath.ts"
+ * import * as HostPath from "parley/layers/host/HostPath"
  * HostPath.of("/home/me/.parley", "17738399468") // "/home/me/.parley/run/17738399468.sock"
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as HostSocket from "../domain/run/HostSocket.ts"
-import { problemOf } from "../domain/storage/PrivateDir.ts"
-import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
+import * as HostSocket from "../../domain/run/HostSocket.ts"
+import { problemOf } from "../../domain/storage/PrivateDir.ts"
+import { databaseKey, isDatabaseUrl } from "../../programs/StorageDir.ts"
 
 /**
  * Whether `dir` (`$XDG_RUNTIME_DIR`) is this user's alone — a directory, not

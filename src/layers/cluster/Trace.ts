@@ -5,9 +5,12 @@
  *
  * @example
  * ```ts
- * import * as Trace from "./Trace.ts"
- * yield* Trace.line("Answer", "17738399468")
+ * import * as Trace from "parley/layers/cluster/Trace"
+ * const traced = Trace.line("Answer", "17738399468")
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 

@@ -32,10 +32,13 @@
  *
  * @example
  * ```ts
- * import * as RunnerChannel from "./RunnerChannel.ts"
+ * import * as RunnerChannel from "parley/layers/cluster/RunnerChannel"
  * const keys = RunnerChannel.keysOf(process.env["PARLEY_TOKEN"]!)
- * const sealed = await RunnerChannel.connect("127.0.0.1", 13141, keys) // a Duplex of plain bytes
+ * const sealed = RunnerChannel.connect("127.0.0.1", 13141, keys) // a Promise of a Duplex of plain bytes
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as crypto from "node:crypto"
 import * as net from "node:net"

@@ -10,19 +10,17 @@
  *
  * @example
  * ```ts
- * import * as Token from "./Token.ts"
+ * import * as Token from "parley/layers/serve/Token"
  * const token = Token.loadOrCreate("/home/me/.parley")
  * Token.matches(token, "…") // false
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import * as Effect from "effect/Effect"
-import * as PrivateDir from "../../layers/file/PrivateDir.ts"
-import type { CliFailure } from "../CliFailure.ts"
-import * as ErrorLine from "../ErrorLine.ts"
-import * as StorageStore from "../StorageStore.ts"
 
 /** The token file of a storage directory. */
 export const fileOf = (storage: string): string => path.join(storage, "serve-token")
@@ -75,17 +73,6 @@ export const loadOrCreate = (storage: string): string => {
   fs.renameSync(scratch, file)
   return token
 }
-
-/** The token of `storage` (a directory, or a database url: its directory in this user's config directory). */
-export const forStorage = (storage: string): Effect.Effect<string, CliFailure> =>
-  Effect.try({
-    try: () => {
-      const dir = StorageStore.stateDirOf(storage)
-      if (StorageStore.isDatabaseUrl(storage)) PrivateDir.ensure(dir)
-      return loadOrCreate(dir)
-    },
-    catch: (e) => ErrorLine.failure(e, {})
-  })
 
 const digest = (text: string): Buffer => crypto.createHash("sha256").update(text).digest()
 

@@ -16,11 +16,17 @@
  *
  * @example
  * ```ts
- * import * as Relay from "./Relay.ts"
- * const relay = yield* Relay.make
- * const frames = relay.since("/home/me/.parley/run/17738399468.sock", 0)
- * const client = yield* relay.client("/home/me/.parley/run/17738399468.sock") // Option: none when no run
+ * import * as Effect from "effect/Effect"
+ * import * as Relay from "parley/layers/serve/Relay"
+ * const program = Effect.gen(function* () {
+ *   const relay = yield* Relay.make
+ *   const frames = relay.since("/home/me/.parley/run/17738399468.sock", 0)
+ *   const client = yield* relay.client("/home/me/.parley/run/17738399468.sock") // Option: none when no run
+ * })
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -29,8 +35,8 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as LiveView from "../../domain/run/LiveView.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
-import * as HostClient from "../../layers/host/HostClient.ts"
-import * as RunEventsLive from "../../layers/RunEventsLive.ts"
+import * as HostClient from "../host/HostClient.ts"
+import * as RunEventsLive from "../RunEventsLive.ts"
 
 /** A run as the server follows it. */
 interface Feed {

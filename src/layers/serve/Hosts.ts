@@ -6,14 +6,17 @@
  *
  * @example
  * ```ts
- * import * as Hosts from "./Hosts.ts"
- * const ids = Hosts.runningIds("/home/me/.parley") // ids with a socket file, alive or not
+ * import * as Hosts from "parley/layers/serve/Hosts"
+ * const ids = Hosts.socketIds("/home/me/.parley") // ids with a socket file, alive or not
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as HostClient from "../../layers/host/HostClient.ts"
-import * as HostPath from "../HostPath.ts"
+import * as HostClient from "../host/HostClient.ts"
+import * as HostPath from "../host/HostPath.ts"
 
 /** The ids of conversations of `storage` with a host socket file (a killed host's file too: ask before trusting it). */
 export const socketIds = (storage: string): ReadonlyArray<string> => [

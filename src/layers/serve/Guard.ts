@@ -20,9 +20,12 @@
  *
  * @example
  * ```ts
- * import * as Guard from "./Guard.ts"
+ * import * as Guard from "parley/layers/serve/Guard"
  * const layer = Guard.layer({ token: "…", hosts: Guard.hostsFor("127.0.0.1", 3141) })
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as ByteSize from "effect/ByteSize"
 import * as Cause from "effect/Cause"

@@ -16,9 +16,19 @@
  *
  * @example
  * ```ts
- * import * as Api from "./Api.ts"
- * const routes = Api.layer({ turns, store, sql, runner: "127.0.0.1:13141", token, chooseModel })
+ * import type { SqlClient } from "effect/sql/SqlClient"
+ * import * as Effect from "effect/Effect"
+ * import * as Api from "parley/layers/cluster/Api"
+ * import type * as Turns from "parley/layers/cluster/Turns"
+ * import type { ConversationStore } from "parley/services/ConversationStore"
+ * declare const turns: Turns.Turns
+ * declare const store: ConversationStore["Service"]
+ * declare const sql: SqlClient
+ * const routes = Api.layer({ turns, store, sql, runner: "127.0.0.1:13141", token: "…", chooseModel: (asked) => Effect.succeed(asked ?? "scripted") })
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -27,25 +37,24 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import type { SqlClient } from "effect/sql/SqlClient"
-import * as Timestamp from "../../../domain/event/Timestamp.ts"
-import { renderJson } from "../../../domain/render/Render.ts"
-import * as Conversation from "../../../domain/storage/Conversation.ts"
-import * as ConversationId from "../../../domain/storage/ConversationId.ts"
-import * as ConversationMetadata from "../../../domain/storage/ConversationMetadata.ts"
-import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
-import { fromInquiryQuestion } from "../../../domain/tool/Question.ts"
-import * as Answer from "../../../programs/Answer.ts"
-import { ClusterApi } from "../../../services/ClusterApi.ts"
-import type { ConversationStore } from "../../../services/ConversationStore.ts"
-import { Token, Validation } from "../../../services/ServeApi.ts"
-import type { CliFailure } from "../../CliFailure.ts"
-import { damagedJsonRow, lsJsonRow } from "../../conversation/LsRun.ts"
+import * as Timestamp from "../../domain/event/Timestamp.ts"
+import { renderJson } from "../../domain/render/Render.ts"
+import * as Conversation from "../../domain/storage/Conversation.ts"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
+import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
+import { fromInquiryQuestion } from "../../domain/tool/Question.ts"
+import * as Answer from "../../programs/Answer.ts"
+import { ClusterApi } from "../../services/ClusterApi.ts"
+import type { ConversationStore } from "../../services/ConversationStore.ts"
+import { Token, Validation } from "../../services/ServeApi.ts"
+import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import { Conversation as Entity } from "./ConversationEntity.ts"
-import * as LiveFrames from "../LiveFrames.ts"
+import * as LiveFrames from "../serve/LiveFrames.ts"
 import * as Events from "./Events.ts"
 import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
-import * as JsonText from "../../../domain/storage/JsonText.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 
 /** What the handlers work with. */
 export interface Options {
@@ -56,7 +65,10 @@ export interface Options {
   readonly runner: string
   /** The cluster's web token (`RunnerChannel.webTokenOf`): a turn's live events are relayed from the runner that runs it with it. */
   readonly token: string
-  readonly chooseModel: (asked: string | undefined, remembered: string | undefined) => Effect.Effect<string, CliFailure>
+  readonly chooseModel: (
+    asked: string | undefined,
+    remembered: string | undefined
+  ) => Effect.Effect<string, { readonly message: string }>
 }
 
 const notFound = (id: string) => ({

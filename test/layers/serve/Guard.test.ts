@@ -6,7 +6,7 @@
 // that repeated the body it refused.
 import * as http from "node:http"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import * as Guard from "../../../src/cli/serve/Guard.ts"
+import * as Guard from "../../../src/layers/serve/Guard.ts"
 import { makeProject } from "../../support/Project.ts"
 import * as Serve from "../../support/Serve.ts"
 

@@ -21,9 +21,13 @@
  *
  * @example
  * ```ts
- * import * as Engine from "./Engine.ts"
- * const cluster = Engine.layer({ shardsPerGroup: 60 }, RunnerChannel.keysOf(token)) // needs an SqlClient
+ * import * as Engine from "parley/layers/cluster/Engine"
+ * import * as RunnerChannel from "parley/layers/cluster/RunnerChannel"
+ * const cluster = Engine.layer({ shardsPerGroup: 60 }, RunnerChannel.keysOf("t".repeat(40))) // needs an SqlClient
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as Effect from "effect/Effect"

@@ -20,10 +20,18 @@
  *
  * @example
  * ```ts
- * import * as Turns from "./Turns.ts"
- * const turns = yield* Turns.make({ runner: "127.0.0.1:13141", http: { address: "127.0.0.1:3141", host: "127.0.0.1:3141" }, services, sql })
- * yield* turns.start(id, { message: "hello" })
+ * import type { SqlClient } from "effect/sql/SqlClient"
+ * import * as Effect from "effect/Effect"
+ * import * as Turns from "parley/layers/cluster/Turns"
+ * declare const services: Turns.Services
+ * declare const sql: SqlClient
+ * const program = Effect.gen(function* () {
+ *   const turns = yield* Turns.make({ runner: "127.0.0.1:13141", http: { address: "127.0.0.1:3141", host: "127.0.0.1:3141" }, services, sql })
+ * })
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
@@ -36,25 +44,24 @@ import type * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { SqlClient } from "effect/sql/SqlClient"
-import * as ContextWindow from "../../../domain/model/ContextWindow.ts"
-import type * as RunEvent from "../../../domain/run/RunEvent.ts"
-import type * as ConversationId from "../../../domain/storage/ConversationId.ts"
-import type * as ConfigData from "../../../domain/tool/Config.ts"
-import * as LlmInquiryBackend from "../../../layers/LlmInquiryBackend.ts"
-import * as PendingAnswersLive from "../../../layers/PendingAnswersLive.ts"
-import * as RunEventsLive from "../../../layers/RunEventsLive.ts"
-import * as Query from "../../../programs/Query.ts"
-import { Config } from "../../../services/Config.ts"
-import type { ConversationSession } from "../../../services/ConversationSession.ts"
-import { ConversationStore } from "../../../services/ConversationStore.ts"
-import { Executor } from "../../../services/Executor.ts"
-import { InquiryBackend } from "../../../services/InquiryBackend.ts"
-import { PendingAnswers } from "../../../services/PendingAnswers.ts"
-import { PromptBackend, PromptFailed } from "../../../services/PromptBackend.ts"
-import { Provider } from "../../../services/Provider.ts"
-import { RunEvents } from "../../../services/RunEvents.ts"
-import { StoreIoError } from "../../../services/StoreErrors.ts"
-import type { CliFailure } from "../../CliFailure.ts"
+import * as ContextWindow from "../../domain/model/ContextWindow.ts"
+import type * as RunEvent from "../../domain/run/RunEvent.ts"
+import type * as ConversationId from "../../domain/storage/ConversationId.ts"
+import type * as ConfigData from "../../domain/tool/Config.ts"
+import * as LlmInquiryBackend from "../LlmInquiryBackend.ts"
+import * as PendingAnswersLive from "../PendingAnswersLive.ts"
+import * as RunEventsLive from "../RunEventsLive.ts"
+import * as Query from "../../programs/Query.ts"
+import { Config } from "../../services/Config.ts"
+import type { ConversationSession } from "../../services/ConversationSession.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
+import { Executor } from "../../services/Executor.ts"
+import { InquiryBackend } from "../../services/InquiryBackend.ts"
+import { PendingAnswers } from "../../services/PendingAnswers.ts"
+import { PromptBackend, PromptFailed } from "../../services/PromptBackend.ts"
+import { Provider } from "../../services/Provider.ts"
+import { RunEvents } from "../../services/RunEvents.ts"
+import { StoreIoError } from "../../services/StoreErrors.ts"
 import * as Trace from "./Trace.ts"
 
 /** What every turn of this runner shares. */
@@ -64,7 +71,10 @@ export interface Services {
   readonly executor: Executor["Service"]
   readonly provider: Provider["Service"]
   /** Chooses a turn's model: the one asked for, else the remembered one, else `assistant.model`. */
-  readonly chooseModel: (asked: string | undefined, remembered: string | undefined) => Effect.Effect<string, CliFailure>
+  readonly chooseModel: (
+    asked: string | undefined,
+    remembered: string | undefined
+  ) => Effect.Effect<string, { readonly message: string }>
   /** Where tools run. */
   readonly root: string
 }

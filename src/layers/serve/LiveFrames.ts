@@ -14,9 +14,16 @@
  *
  * @example
  * ```ts
- * import * as LiveFrames from "./LiveFrames.ts"
- * const response = LiveFrames.response(hub.follow(0))
+ * import type * as Stream from "effect/Stream"
+ * import type * as LiveView from "parley/domain/run/LiveView"
+ * import type * as RunEvent from "parley/domain/run/RunEvent"
+ * import * as LiveFrames from "parley/layers/serve/LiveFrames"
+ * declare const events: Stream.Stream<RunEvent.Sequenced, LiveView.Lost>
+ * const response = LiveFrames.response(events)
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"

@@ -31,12 +31,12 @@ import * as Snowflake from "effect/cluster/Snowflake"
 import * as Headers from "effect/http/Headers"
 import * as RpcClient from "effect/rpc/RpcClient"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
-import * as RunnerChannel from "../../../../src/cli/serve/cluster/RunnerChannel.ts"
-import * as RunnerTransport from "../../../../src/cli/serve/cluster/RunnerTransport.ts"
-import { runParley } from "../../../support/Cli.ts"
-import * as Cluster from "../../../support/Cluster.ts"
-import { tempDir } from "../../../support/Fixtures.ts"
-import { freshDatabase, type PgServer, pgSkip, startPg } from "../../../support/Pg.ts"
+import * as RunnerChannel from "../../../src/layers/cluster/RunnerChannel.ts"
+import * as RunnerTransport from "../../../src/layers/cluster/RunnerTransport.ts"
+import { runParley } from "../../support/Cli.ts"
+import * as Cluster from "../../support/Cluster.ts"
+import { tempDir } from "../../support/Fixtures.ts"
+import { freshDatabase, type PgServer, pgSkip, startPg } from "../../support/Pg.ts"
 
 let pg: PgServer | undefined
 const clusters: Array<Cluster.Cluster> = []

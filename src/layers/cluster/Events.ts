@@ -14,9 +14,14 @@
  *
  * @example
  * ```ts
- * import * as Events from "./Events.ts"
- * const response = yield* Events.relay({ sql, token: "t", runner: "127.0.0.1:13141" }, "17738399468", 0)
+ * import type { SqlClient } from "effect/sql/SqlClient"
+ * import * as Events from "parley/layers/cluster/Events"
+ * declare const sql: SqlClient
+ * const response = Events.relay({ sql, token: "t", runner: "127.0.0.1:13141" }, "17738399468", 0, () => false)
  * ```
+ *
+ * @since 0.1.0
+ * @internal
  */
 import * as http from "node:http"
 import * as Effect from "effect/Effect"

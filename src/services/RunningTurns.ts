@@ -1,0 +1,94 @@
+/**
+ * The turns running now, wherever they run (docs/architecture.md#an-answer-from-anywhere):
+ * one contract for "is this conversation's turn running, and what can I do
+ * with it?" — its open questions, an answer offered to it, its events, a
+ * stop. `programs/Answer.deliver` asks it before it records an answer on
+ * disk, so every channel (the CLI, a socket, the HTTP API, a cluster runner)
+ * decides running-or-recorded the same way.
+ *
+ * Layers: `layers/host/HostTurns.ts` (the runs of one storage, over their host
+ * sockets) and the cluster's (`layers/cluster/Turns.ts`, the turns a runner
+ * holds). A running turn is a handle: what it offers grows with the turn
+ * (a question with a kind, a message sent to it) without a second contract.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as Option from "effect/Option"
+ * import type { ConversationId } from "parley/domain/storage/ConversationId"
+ * import { RunningTurns } from "parley/services/RunningTurns"
+ * declare const id: ConversationId
+ * const answerYes = Effect.scoped(
+ *   Effect.gen(function* () {
+ *     const turn = yield* RunningTurns.use((turns) => turns.find(id))
+ *     if (Option.isSome(turn)) yield* turn.value.offer("call_1.confirm.1", true)
+ *   })
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type { InquiryId } from "../domain/event/InquiryId.ts"
+import type * as LiveView from "../domain/run/LiveView.ts"
+import type * as RunEvent from "../domain/run/RunEvent.ts"
+import type { ConversationId } from "../domain/storage/ConversationId.ts"
+import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
+import type { Question } from "../domain/tool/Question.ts"
+import type { OfferRefused } from "./PendingAnswers.ts"
+
+/** A question a turn waits on (running, or recorded on disk). */
+export interface OpenQuestion {
+  readonly inquiryId: InquiryId
+  readonly toolCallId: string
+  readonly tool: string
+  /** The question as a tool asked it (its id, text, answer type, default). */
+  readonly question: Question
+}
+
+/** The run went away while it was spoken to: nothing it was sent was taken. */
+export class RunLost extends Schema.TaggedError<RunLost>()("RunLost", {
+  id: Schema.String
+}) {
+  override get message() {
+    return `The run of ${this.id} stopped before it took the answer; nothing was recorded.`
+  }
+}
+
+/** What a running turn says about itself. */
+export interface TurnInfo {
+  /** The process that runs it. */
+  readonly pid: number
+  /** Its open questions, in the order they opened. */
+  readonly open: ReadonlyArray<OpenQuestion>
+}
+
+/** One running turn. */
+export interface RunningTurn {
+  readonly id: ConversationId
+  /** Its process and open questions (asked when called: a running turn moves on). */
+  readonly info: Effect.Effect<TurnInfo, RunLost>
+  /** Offers an answer to an open question: the first that fits wins, and the turn records it once. */
+  readonly offer: (inquiryId: string, value: Schema.Json) => Effect.Effect<void, OfferRefused | RunLost>
+  /** Its events after `after`, then live, to its end. */
+  readonly subscribe: (after: number) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost | RunLost>
+  /** Stops it as Ctrl-C does: what finished is kept, the turn stays resumable. */
+  readonly interrupt: Effect.Effect<void, RunLost>
+}
+
+export class RunningTurns extends Context.Service<
+  RunningTurns,
+  {
+    /**
+     * The running turn of `id`, if one runs; a handle for the scope's life. A
+     * place parley will not trust (a socket another user could have put there)
+     * is refused, not taken for "not running".
+     */
+    readonly find: (id: ConversationId) => Effect.Effect<Option.Option<RunningTurn>, NotPrivate, Scope.Scope>
+  }
+>()("parley/RunningTurns") {}
