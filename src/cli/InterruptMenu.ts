@@ -54,17 +54,20 @@ export const watch = (hooks: Hooks): Effect.Effect<void, never, Scope.Scope> => 
   if (input.isTTY !== true || process.stderr.isTTY !== true) return Effect.void
   let armed = false
   let shown = false
+  // The terminal as the menu found it: a prompt's terminal may keep raw mode and reading on between prompts.
+  let before = { raw: false, paused: true }
   const disarm = () => {
     if (!armed) return
     armed = false
     shown = false
     input.removeListener("data", onData)
-    input.setRawMode(false)
-    input.pause()
+    input.setRawMode(before.raw)
+    if (before.paused) input.pause()
   }
   const arm = () => {
     if (armed || Background.isDetached() || Background.isPrompting()) return
     armed = true
+    before = { raw: input.isRaw, paused: input.isPaused() }
     input.setRawMode(true)
     input.on("data", onData)
     input.resume()
