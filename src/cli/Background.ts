@@ -45,11 +45,30 @@ export const isDetached = (): boolean => detached
  */
 export const promptStarted = (): void => {
   prompting += 1
+  if (prompting === 1) for (const w of watchers) w.started()
 }
 
 /** A prompt is over. */
 export const promptEnded = (): void => {
   prompting -= 1
+  if (prompting === 0) for (const w of watchers) w.ended()
+}
+
+/** Whether a prompt has the terminal now. */
+export const isPrompting = (): boolean => prompting > 0
+
+/** Told when the terminal goes to prompts and comes back (the Ctrl-C menu reads keys only between them). */
+export interface PromptWatcher {
+  readonly started: () => void
+  readonly ended: () => void
+}
+
+const watchers = new Set<PromptWatcher>()
+
+/** Follows prompts taking and giving back the terminal, until the returned function is called. */
+export const watchPrompts = (watcher: PromptWatcher): (() => void) => {
+  watchers.add(watcher)
+  return () => void watchers.delete(watcher)
 }
 
 /**

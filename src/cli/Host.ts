@@ -27,6 +27,7 @@ import * as Hint from "./Hint.ts"
 import * as HostPath from "../layers/host/HostPath.ts"
 import type * as Live from "./Live.ts"
 import * as PersonTerminal from "./PersonTerminal.ts"
+import * as InterruptMenu from "./InterruptMenu.ts"
 import * as RunMain from "./RunMain.ts"
 
 /** Stops this process's run the way SIGTERM does (every finalizer runs; exit 143). */
@@ -64,7 +65,11 @@ export const serveWhenKnown = (
     )
     if (underway._tag === "None") return
     yield* Effect.sync(() => Detach.announce(id))
-    if (PersonTerminal.isInteractive()) yield* detachOnCtrlZ(run, id)
+    if (PersonTerminal.isInteractive()) {
+      // Ctrl-C at the terminal asks what to do (RFD 027's interrupt menu); SIGINT from elsewhere still stops.
+      yield* InterruptMenu.watch({ say: (text) => void Effect.runFork(run.status.line(text)) })
+      yield* detachOnCtrlZ(run, id)
+    }
   })
 
 /**

@@ -42,6 +42,7 @@ import { queryFormatFlag } from "./Format.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Detach from "./Detach.ts"
 import * as Hint from "./Hint.ts"
+import * as InterruptMenu from "./InterruptMenu.ts"
 import * as Host from "./Host.ts"
 import * as Live from "./Live.ts"
 import { persistOnBrokenStdout } from "./RunMain.ts"
@@ -202,6 +203,32 @@ const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult
   }
 }
 
+/**
+ * "abort" at the Ctrl-C menu (RFD 027; JP: "abort generation, without saving
+ * the current cycle"): the run stopped as on "stop", then its incomplete turn
+ * is discarded as `query --discard-turn` discards it. The exit code stays an
+ * interrupt's (130).
+ */
+const abortTurn = (out: Output, run: Live.Run["Service"], id: ConversationId.ConversationId) =>
+  Query.query({
+    message: undefined,
+    target: Query.Target.Id({ id }),
+    discardTurn: true,
+    model: (remembered) => run.chooseModel(remembered),
+    root: run.root,
+    interactive: false
+  }).pipe(
+    Effect.andThen(out.view.endLine),
+    Effect.andThen(
+      out.view.stderr(`parley: aborted. The turn is discarded; ${ConversationId.display(id)} is as it was before it.`)
+    ),
+    Effect.catch((e) =>
+      out.view.stderr(
+        `parley: aborted, but the turn could not be discarded (${String(e)}); ${Hint.discard(id, out.hint())} discards it.`
+      )
+    )
+  )
+
 /** Runs `parley query` on the live services and prints what it did. */
 export const runQuery = (params: RunQueryParams) =>
   Effect.scoped(
@@ -235,6 +262,9 @@ export const runQuery = (params: RunQueryParams) =>
         Effect.onInterrupt(() =>
           Effect.gen(function* () {
             yield* settled
+            const report = out.report()
+            if (InterruptMenu.aborted() && report.conversationId !== null && report.incomplete !== null)
+              return yield* abortTurn(out, run, report.conversationId as ConversationId.ConversationId)
             yield* json(withResume({ outcome: "interrupted" }))
             if (out.report().ending === null) return yield* out.view.endLine
             const resume = resumeHint(out)

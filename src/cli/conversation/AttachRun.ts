@@ -63,6 +63,8 @@ export interface Given {
   readonly storageGiven: string | undefined
   /** `--config FILE` as given (absolute), which the resume command repeats. */
   readonly configGiven?: string | undefined
+  /** `--tail=N` (RFD 027): show only the last N events the run kept before following it live. */
+  readonly tail?: number | undefined
 }
 
 /** The running conversation of `storage` whose run started last (its socket is the newest), if any. */
@@ -488,10 +490,14 @@ export const attach = (given: Given) =>
           Hint.answer(id, inquiryId, { placeholder: "VALUE" }, { storage: given.storageGiven }),
         stopRun: sigint
       })
+      // --tail=N: what the run kept up to its last N events is not shown; a question still open is asked all the same.
+      const cutoff = given.tail === undefined ? 0 : info.latest - given.tail
+      const skipped = (e: RunEvent.Sequenced) =>
+        e.seq <= cutoff && !(e.event._tag === "QuestionOpened" && openAtStart.has(e.event.inquiry_id))
       const handle = (e: RunEvent.Sequenced) =>
         Effect.suspend(() => {
           seq = e.seq
-          return shown.handle(e.event)
+          return skipped(e) ? Effect.void : shown.handle(e.event)
         })
       const end = yield* follow(client, handle, interactive, () => seq).pipe(
         Effect.onInterrupt(() =>
