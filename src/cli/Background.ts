@@ -79,6 +79,9 @@ export const watchPrompts = (watcher: PromptWatcher): (() => void) => {
 export const markDetached = (): boolean => {
   if (prompting > 0 || detached) return false
   detached = true
+  // The terminal is left for good: whoever reads it between prompts (the Ctrl-C menu) lets go now. A
+  // reader still armed when the waker continues the run in the background stops it again (SIGTTIN).
+  for (const w of watchers) w.started()
   return true
 }
 

@@ -55,19 +55,21 @@ export const watch = (hooks: Hooks): Effect.Effect<void, never, Scope.Scope> => 
   let armed = false
   let shown = false
   // The terminal as the menu found it: a prompt's terminal may keep raw mode and reading on between prompts.
-  let before = { raw: false, paused: true }
+  // `isPaused()` is false for a stream never read, which is not flowing: what counts is `readableFlowing`.
+  let before = { raw: false, flowing: false }
   const disarm = () => {
     if (!armed) return
     armed = false
     shown = false
     input.removeListener("data", onData)
     input.setRawMode(before.raw)
-    if (before.paused) input.pause()
+    // Left flowing, the terminal would still be read after a detach, and a read from the background stops the run (SIGTTIN).
+    if (!before.flowing) input.pause()
   }
   const arm = () => {
     if (armed || Background.isDetached() || Background.isPrompting()) return
     armed = true
-    before = { raw: input.isRaw, paused: input.isPaused() }
+    before = { raw: input.isRaw, flowing: input.readableFlowing === true }
     input.setRawMode(true)
     input.on("data", onData)
     input.resume()
