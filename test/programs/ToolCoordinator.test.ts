@@ -18,6 +18,7 @@ import { Executor, NeedsInput, ok } from "../../src/services/Executor.ts"
 import { Texts } from "../../src/programs/ToolCoordinator.ts"
 import {
   InquiryBackend,
+  AnswerExtraction,
   InquiryCancelledError,
   InquiryProviderError,
   MissingStructuredData
@@ -258,13 +259,14 @@ describe("RFD 082 Phase 3: recording lifecycle", () => {
   )
 
   it.effect(
-    "reason mapping: backend Cancelled → user; provider / structured / other failures → backend_error, tool error text",
+    "reason mapping (RFD 082): backend Cancelled → user; provider / missing structured data / answer extraction / other failures → backend_error, tool error text",
     () =>
       Effect.gen(function* () {
         const cases = [
           [new InquiryCancelledError(), "user"],
           [new InquiryProviderError({ provider: "openai", detail: "boom", attempts: 3 }), "backend_error"],
-          [new MissingStructuredData(), "backend_error"]
+          [new MissingStructuredData(), "backend_error"],
+          [new AnswerExtraction({ reason: "the answer is null" }), "backend_error"]
         ] as const
         for (const [failure, reason] of cases) {
           const { log } = yield* runOnce(
