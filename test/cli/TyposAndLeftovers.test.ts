@@ -1,7 +1,8 @@
 // Typos are not taken silently, and nothing is left behind unsaid (docs/cli.md#commands): a `--storage` that
 // starts like a PostgreSQL url but is not one is a usage error (it was a directory named `postgres:/bad`), a
 // `conversation` subcommand typed at the top is suggested with its parent, the empty listing's hint repeats
-// the storage it was given, and `parley demo` says it keeps its project and removes those over a day old.
+// the storage it was given, `conversation kill` of an unknown id says so, and `parley demo` says it keeps its
+// project and removes those over a day old.
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -72,6 +73,26 @@ describe("typos are refused with what was meant", () => {
     expect(ran.status).toBe(0)
     expect(fs.readdirSync(path.join(storage, "conversations"))).toHaveLength(1)
     expect(fs.readdirSync(elsewhere)).toStrictEqual([])
+  })
+})
+
+describe("conversation kill of an id that names nothing", () => {
+  it("says there is no such conversation (not that it has no running turn), exits 1 and creates nothing; a real one without a run says it has none", () => {
+    const cwd = temp()
+    const unknown = runParley(["conversation", "kill", "17000000001"], { cwd, env: { PARLEY_STORAGE: undefined } })
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toBe(
+      "parley: No conversation with id 17000000001. Run `parley conversation ls --archived` to see the ids.\n"
+    )
+    expect(fs.readdirSync(cwd)).toStrictEqual([])
+    const script = path.join(cwd, "s.json")
+    fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "Hello." }] }))
+    expect(
+      runParley(["query", "--new", "--script", script, "hi"], { cwd, env: { PARLEY_STORAGE: undefined } }).code
+    ).toBe(0)
+    const id = fs.readdirSync(path.join(cwd, ".parley", "conversations"))[0]!.split("-")[0]!
+    const idle = runParley(["conversation", "kill", id], { cwd, env: { PARLEY_STORAGE: undefined } })
+    expect([idle.code, idle.stderr]).toStrictEqual([1, `parley: jp-c${id} has no running turn.\n`])
   })
 })
 

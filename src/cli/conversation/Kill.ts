@@ -25,7 +25,9 @@ import * as HostPath from "../../layers/host/HostPath.ts"
 import * as ErrorLine from "../ErrorLine.ts"
 import * as Pid from "../Pid.ts"
 import { storage } from "../Root.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
 import { parseIdArgument } from "./Shared.ts"
+import { withStoreAt } from "./Store.ts"
 
 /** How long a run may take to stop before `--force` kills it. */
 const GRACE_MS = 5000
@@ -59,7 +61,12 @@ export const kill = Command.make(
       const live = yield* HostClient.reachable(socket).pipe(
         Effect.mapError((e) => ErrorLine.failure(e, { storage: given }))
       )
-      if (!live) return yield* notRunning
+      // Nothing runs: say whether there is such a conversation at all (a typo is not "not running").
+      if (!live)
+        return yield* withStoreAt(
+          { dir, given },
+          ConversationStore.use((s) => s.load(id))
+        ).pipe(Effect.andThen(notRunning))
       const info = yield* Effect.scoped(
         Effect.flatMap(HostClient.connect(socket), (client) =>
           Effect.tap(client.Info(), () =>
