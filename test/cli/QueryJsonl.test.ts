@@ -12,10 +12,10 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { binary } from "../support/Cli.ts"
 import * as FakeLlmServer from "../support/FakeLlmServer.ts"
-import { repoRoot } from "../support/Fixtures.ts"
 import {
   conversationIdOf,
   copyProject,
+  addLeakTool,
   makeProject,
   parley,
   type Project,
@@ -143,21 +143,7 @@ describe("RFD 027: parley query --format jsonl", () => {
       const secret = "s3cr3t-Value-42!"
       const fake = yield* FakeLlmServer.make
       const p = makeProject()
-      fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "leak.py"), path.join(p.root, "leak.py"))
-      fs.appendFileSync(
-        path.join(p.storage, "config.toml"),
-        `
-[conversation.tools.leak]
-source = "local"
-command = "python3 leak.py"
-description = "Echoes its token."
-parameters = { type = "object", properties = {} }
-run = "unattended"
-
-[conversation.tools.leak.questions.token]
-answer = "${secret}"
-`
-      )
+      addLeakTool(p, secret)
       fake.enqueueAnthropic(
         { blocks: [{ type: "tool_use", id: "toolu_1", name: "leak", input: {} }], stopReason: "tool_use" },
         { blocks: [{ type: "text", text: "Done." }] }

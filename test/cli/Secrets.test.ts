@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import { binary } from "../support/Cli.ts"
 import * as FakeLlmServer from "../support/FakeLlmServer.ts"
 import { repoRoot } from "../support/Fixtures.ts"
-import { conversationDir, makeProject, persisted } from "../support/Project.ts"
+import { addLeakTool, conversationDir, makeProject, persisted } from "../support/Project.ts"
 
 const SECRET = "s3cr3t-Value-42!"
 
@@ -98,21 +98,7 @@ describe("an echoed secret", () => {
     Effect.gen(function* () {
       const fake = yield* FakeLlmServer.make
       const p = makeProject()
-      fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "leak.py"), path.join(p.root, "leak.py"))
-      fs.appendFileSync(
-        path.join(p.storage, "config.toml"),
-        `
-[conversation.tools.leak]
-source = "local"
-command = "python3 leak.py"
-description = "Echoes its token."
-parameters = { type = "object", properties = {} }
-run = "unattended"
-
-[conversation.tools.leak.questions.token]
-answer = "${SECRET}"
-`
-      )
+      addLeakTool(p, SECRET)
       fake.enqueueAnthropic(
         { blocks: [{ type: "tool_use", id: "toolu_1", name: "leak", input: {} }], stopReason: "tool_use" },
         { blocks: [{ type: "text", text: "Done." }] }

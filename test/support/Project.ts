@@ -73,6 +73,28 @@ export const effectsOf = (p: Project, name: string): string => {
 export const addDeferrable = (root: string): void =>
   fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "deferrable.py"), path.join(root, "deferrable.py"))
 
+/**
+ * The `leak` tool in `p`: it asks for a `token`, answered from config with
+ * `secret`, and echoes it in its result (what the secret scrubber must catch).
+ */
+export const addLeakTool = (p: Project, secret: string): void => {
+  fs.copyFileSync(path.join(repoRoot, "test", "fixtures", "tools", "leak.py"), path.join(p.root, "leak.py"))
+  fs.appendFileSync(
+    path.join(p.storage, "config.toml"),
+    `
+[conversation.tools.leak]
+source = "local"
+command = "python3 leak.py"
+description = "Echoes its token."
+parameters = { type = "object", properties = {} }
+run = "unattended"
+
+[conversation.tools.leak.questions.token]
+answer = "${secret}"
+`
+  )
+}
+
 export const makeProject = (): Project => {
   const root = tempDir("parley-project-")
   const storage = path.join(root, ".parley")
