@@ -1985,6 +1985,4 @@ export declare namespace CompactConversation {
   export type ResetOutcome = CompactConversationModule.ResetOutcome
   /** `--reset=N` named no compaction of the conversation. */
   export type NoSuchCompaction = CompactConversationModule.NoSuchCompaction
-  /** The session cannot rewrite its stream (a wrapper that only appends). */
-  export type ResetUnsupported = CompactConversationModule.ResetUnsupported
 }

@@ -275,13 +275,6 @@ export class NoSuchCompaction extends Schema.TaggedError<NoSuchCompaction>()("No
   }
 }
 
-/** The session cannot rewrite its stream (a wrapper that only appends). */
-export class ResetUnsupported extends Schema.TaggedError<ResetUnsupported>()("ResetUnsupported", {}) {
-  override get message() {
-    return "This conversation cannot be rewritten here, so its compactions cannot be removed."
-  }
-}
-
 /**
  * JP's `compact --reset[=INDEX]`: removes every compaction (the model then
  * sees the stored events), or only the `index`-th (1-based, in the order
@@ -300,8 +293,6 @@ export const reset = Effect.fn("CompactConversation.reset")(function* (input: {
   }
   const removed = compaction === undefined ? compactions.length : 1
   if (input.dryRun || removed === 0) return { removed, compaction } satisfies ResetOutcome
-  const remove = input.session.removeCompactions
-  if (remove === undefined) return yield* new ResetUnsupported()
-  yield* remove(input.index === undefined ? "all" : input.index - 1)
+  yield* input.session.removeCompactions(input.index === undefined ? "all" : input.index - 1)
   return { removed, compaction } satisfies ResetOutcome
 })

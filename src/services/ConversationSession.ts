@@ -85,10 +85,9 @@ export interface ConversationSession {
   /**
    * Removes compactions, durably (`conversation compact --reset`): all of
    * them, or the one at this 0-based position among the compactions. Returns
-   * how many were removed. Optional: a session wrapper that only appends
-   * (a cluster's turn) does not offer it.
+   * how many were removed.
    */
-  readonly removeCompactions?: (which: "all" | number) => Effect.Effect<number, StoreIoError>
+  removeCompactions(which: "all" | number): Effect.Effect<number, StoreIoError>
   /** Changes the metadata written when the session closes (title, last activity). */
   updateMetadata(f: (metadata: ConversationMetadata) => ConversationMetadata): Effect.Effect<void>
 }

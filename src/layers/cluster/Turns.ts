@@ -148,6 +148,7 @@ const freezable = (s: ConversationSession, frozen: () => boolean): ConversationS
     resumeIncompleteTurn: guard(() => s.resumeIncompleteTurn),
     discardIncompleteTurn: guard(() => s.discardIncompleteTurn),
     replacePendingQuery: (content) => guard(() => s.replacePendingQuery(content)),
+    removeCompactions: (which) => guard(() => s.removeCompactions(which)),
     updateMetadata: (f) => Effect.suspend(() => (frozen() ? Effect.void : s.updateMetadata(f)))
   }
 }
