@@ -172,7 +172,7 @@ export const recordAll = (session: ConversationSession, answers: Readonly<Record
     if (misfits.length > 0) return yield* new AnswersDoNotFit({ answers: misfits })
     if (taken.length > 0) return yield* new AnswersTaken({ answers: taken })
     const now = yield* Timestamp.current
-    yield* session.append(fitted.map(([id, value]) => Events.answered(now, id, value)))
+    if (fitted.length > 0) yield* session.append(fitted.map(([id, value]) => Events.answered(now, id, value)))
     const given = new Set(fitted.map(([id]) => id as string))
     return { answered: fitted.map(([id]) => id), stillOpen: open.filter((q) => !given.has(q.inquiryId)) }
   })

@@ -43,7 +43,7 @@ import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
 import * as Answer from "../../programs/Answer.ts"
 import * as Query from "../../programs/Query.ts"
-import type { ConversationStore } from "../../services/ConversationStore.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
 import {
   busyFromLock,
   ConversationBusy,
@@ -51,14 +51,15 @@ import {
   holderOf,
   INCOMPLETE,
   NotRunning,
-  type OfferRefused,
   QuestionAlreadyAnswered,
   QuestionNotOpen,
   type Refusal,
   RunLost,
   RunNotStarted
 } from "../../services/Refusals.ts"
-import { ConversationLocked } from "../../services/StoreErrors.ts"
+import { AppendRejected, ConversationCorrupt, ConversationLocked, StoreIoError } from "../../services/StoreErrors.ts"
+import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
+import * as ClusterTurns from "./ClusterTurns.ts"
 import { Conversation } from "./ConversationEntity.ts"
 import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
@@ -205,12 +206,15 @@ interface AnswerMessage {
   readonly requestId: string
 }
 
+/** What an Answer message is replied with. */
+type Reply = { readonly id: string; readonly outcome: "delivered" | "recorded" }
+
 /** Answer: offered to the running turn (resumed here first when none runs). */
 const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: SqlClient, m: AnswerMessage) =>
   Effect.gen(function* () {
     const { id, inquiryId } = m
     const cid = yield* parse(id)
-    const delivered = { id: inquiryId, outcome: "delivered" as const }
+    const delivered: Reply = { id: inquiryId, outcome: "delivered" }
     // This message won already (an earlier delivery of it): the same reply again.
     const ours = Effect.map(winner(sql, cid, inquiryId), (w) => w === m.requestId)
     const already = () =>
@@ -236,26 +240,52 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
       if (yield* answeredInLog(store, cid, inquiryId)) return yield* already()
       return yield* new QuestionNotOpen({ inquiry_id: inquiryId, open: [] })
     }
-    return yield* turn.pending.offer(inquiryId, m.value, "other").pipe(
+    // Through `Answer.deliver`, as every channel: offered to the turn running here, else recorded on disk.
+    return yield* Answer.deliver(cid, inquiryId, m.value).pipe(
+      Effect.provide(ClusterTurns.layer(turns)),
+      Effect.provideService(ConversationStore, store),
+      onDisk(cid),
       Effect.tap(() => Trace.line("Answer.offered", id)),
-      Effect.andThen(won(sql, cid, inquiryId, m.requestId)),
-      Effect.as(delivered),
-      Effect.catch((e) =>
-        e._tag === "QuestionAlreadyAnswered"
-          ? already()
-          : e._tag === "QuestionNotOpen"
-            ? Effect.flatMap(answeredInLog(store, cid, inquiryId), (done) =>
-                done ? already() : Effect.fail<OfferRefused>(e)
-              )
-            : Effect.fail<OfferRefused>(e)
-      )
+      Effect.tap(() => won(sql, cid, inquiryId, m.requestId)),
+      // Recorded on disk when the turn ended between the two (handed off, stopped): the answer is kept all the same.
+      Effect.map((d): Reply => (d._tag === "Delivered" ? delivered : { id: inquiryId, outcome: "recorded" })),
+      Effect.catch((e): Effect.Effect<Reply, Refusal> => {
+        if (e._tag === "QuestionAlreadyAnswered") return already()
+        if (e._tag !== "QuestionNotOpen") return Effect.fail(e)
+        return Effect.flatMap(
+          answeredInLog(store, cid, inquiryId),
+          (done): Effect.Effect<Reply, Refusal> => (done ? already() : Effect.fail(e))
+        )
+      })
     )
   })
 
+/** A store's refusal of an answer recorded here, as parley's: a lock held elsewhere is the conversation being busy; a store that fails, a run that did not take it. */
+const onDisk =
+  (id: string) =>
+  <A, E, R>(
+    effect: Effect.Effect<
+      A,
+      E | ConversationLocked | ConversationCorrupt | StoreIoError | AppendRejected | NotPrivate,
+      R
+    >
+  ): Effect.Effect<A, E | ConversationBusy | RunLost, R> =>
+    Effect.mapError(effect, (e) => {
+      if (e instanceof ConversationLocked) return busyFromLock(e)
+      if (
+        e instanceof ConversationCorrupt ||
+        e instanceof StoreIoError ||
+        e instanceof AppendRejected ||
+        e instanceof NotPrivate
+      )
+        return new RunLost({ id })
+      return e
+    })
+
 /**
- * AnswerAll: the turn running here takes every answer or none
- * (`PendingAnswers.offerAll`); with none running here they are recorded, all
- * or none, into the waiting turn (`Answer.recordAll`), under its lock.
+ * AnswerAll: all or none, through `Answer.deliverAll`: the turn running here
+ * takes every answer or none (`PendingAnswers.offerAll`); with none running
+ * here they are recorded, all or none, into the waiting turn, under its lock.
  */
 const answerAll = (
   turns: Turns.Turns,
@@ -263,25 +293,13 @@ const answerAll = (
   id: string,
   answers: Readonly<Record<string, Schema.Json>>
 ) =>
-  Effect.gen(function* () {
-    const cid = yield* parse(id)
-    const turn = turns.get(cid)
-    if (turn !== undefined) {
-      yield* turn.pending.offerAll(answers, "other")
-      return { outcome: "delivered" as const, answered: Object.keys(answers) }
-    }
-    const recorded = yield* Effect.scoped(
-      Effect.flatMap(store.open(cid), (session) => Answer.recordAll(session, answers))
-    ).pipe(
-      Effect.catchTags({
-        ConversationLocked: (e) => Effect.fail(busyFromLock(e)),
-        ConversationCorrupt: () => Effect.fail(new RunLost({ id: cid })),
-        StoreIoError: () => Effect.fail(new RunLost({ id: cid })),
-        AppendRejected: () => Effect.fail(new RunLost({ id: cid }))
-      })
+  Effect.flatMap(parse(id), (cid) =>
+    Answer.deliverAll(cid, answers).pipe(
+      Effect.provide(ClusterTurns.layer(turns)),
+      Effect.provideService(ConversationStore, store),
+      onDisk(cid)
     )
-    return { outcome: "recorded" as const, answered: recorded.answered }
-  })
+  )
 
 /** `$PARLEY_CLUSTER_DEBUG`: each delivery on stderr (which runner handled what). */
 const trace = Trace.line
