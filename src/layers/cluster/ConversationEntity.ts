@@ -23,7 +23,6 @@
  * ```
  *
  * @since 0.1.0
- * @internal
  */
 import * as Schema from "effect/Schema"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"

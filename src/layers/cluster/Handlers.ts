@@ -28,7 +28,6 @@
  * ```
  *
  * @since 0.1.0
- * @internal
  */
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
