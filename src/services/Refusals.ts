@@ -24,7 +24,14 @@
 import type {} from "effect/http-api/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
-import { ConversationNotFound } from "./StoreErrors.ts"
+import { NotPrivate } from "../domain/storage/NotPrivate.ts"
+import {
+  AppendRejected,
+  ConversationCorrupt,
+  ConversationLocked,
+  ConversationNotFound,
+  StoreIoError
+} from "./StoreErrors.ts"
 
 export { ConversationNotFound }
 
@@ -237,3 +244,26 @@ export const wire = <Self extends { readonly _tag: string; readonly message: str
 /** A store's lock held by another process, as the conversation being busy (`holder`: its pid when the lock says). */
 export const busyFromLock = (locked: { readonly id: string; readonly holder?: number | undefined }) =>
   new ConversationBusy({ id: locked.id, holder: holderOf(locked.holder) })
+
+/**
+ * A store's error met while answering conversation `id` on disk, as a
+ * refusal: a lock held elsewhere is the conversation being busy; a store
+ * that cannot be read or written (or a place parley will not trust) is an
+ * answer that reached no turn (`RunLost`: nothing was recorded). Refusals
+ * pass as they are.
+ */
+export const fromStore =
+  (id: string) =>
+  <E>(
+    e: E | ConversationLocked | ConversationCorrupt | StoreIoError | AppendRejected | NotPrivate
+  ): E | ConversationBusy | RunLost => {
+    if (e instanceof ConversationLocked) return busyFromLock(e)
+    if (
+      e instanceof ConversationCorrupt ||
+      e instanceof StoreIoError ||
+      e instanceof AppendRejected ||
+      e instanceof NotPrivate
+    )
+      return new RunLost({ id })
+    return e
+  }

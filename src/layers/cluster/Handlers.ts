@@ -47,17 +47,16 @@ import {
   busyFromLock,
   ConversationBusy,
   ConversationNotFound,
+  fromStore,
   holderOf,
   INCOMPLETE,
   NotRunning,
   QuestionAlreadyAnswered,
   QuestionNotOpen,
   type Refusal,
-  RunLost,
   RunNotStarted
 } from "../../services/Refusals.ts"
-import { AppendRejected, ConversationCorrupt, ConversationLocked, StoreIoError } from "../../services/StoreErrors.ts"
-import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
+import { ConversationLocked } from "../../services/StoreErrors.ts"
 import * as ClusterTurns from "./ClusterTurns.ts"
 import { Conversation } from "./ConversationEntity.ts"
 import * as Trace from "./Trace.ts"
@@ -243,7 +242,7 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
     return yield* Answer.deliver(cid, inquiryId, m.value).pipe(
       Effect.provide(ClusterTurns.layer(turns)),
       Effect.provideService(ConversationStore, store),
-      onDisk(cid),
+      Effect.mapError(fromStore(cid)),
       Effect.tap(() => Trace.line("Answer.offered", id)),
       Effect.tap(() => won(sql, cid, inquiryId, m.requestId)),
       // Recorded on disk when the turn ended between the two (handed off, stopped): the answer is kept all the same.
@@ -258,28 +257,6 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
       })
     )
   })
-
-/** A store's refusal of an answer recorded here, as parley's: a lock held elsewhere is the conversation being busy; a store that fails, a run that did not take it. */
-const onDisk =
-  (id: string) =>
-  <A, E, R>(
-    effect: Effect.Effect<
-      A,
-      E | ConversationLocked | ConversationCorrupt | StoreIoError | AppendRejected | NotPrivate,
-      R
-    >
-  ): Effect.Effect<A, E | ConversationBusy | RunLost, R> =>
-    Effect.mapError(effect, (e) => {
-      if (e instanceof ConversationLocked) return busyFromLock(e)
-      if (
-        e instanceof ConversationCorrupt ||
-        e instanceof StoreIoError ||
-        e instanceof AppendRejected ||
-        e instanceof NotPrivate
-      )
-        return new RunLost({ id })
-      return e
-    })
 
 /**
  * AnswerAll: all or none, through `Answer.deliverAll`: the turn running here
@@ -296,7 +273,7 @@ const answerAll = (
     Answer.deliverAll(cid, answers).pipe(
       Effect.provide(ClusterTurns.layer(turns)),
       Effect.provideService(ConversationStore, store),
-      onDisk(cid)
+      Effect.mapError(fromStore(cid))
     )
   )
 

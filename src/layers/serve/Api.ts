@@ -35,18 +35,16 @@ import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { RunningTurns } from "../../services/RunningTurns.ts"
 import {
-  busyFromLock,
   ConversationBusy,
   ConversationDamaged,
   ConversationNotFound,
+  fromStore,
   holderOf,
   NotRunning,
   RunLost,
   RunNotStarted
 } from "../../services/Refusals.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
-import { AppendRejected, ConversationCorrupt, ConversationLocked, StoreIoError } from "../../services/StoreErrors.ts"
-import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import * as HostPath from "../host/HostPath.ts"
 import * as HostTurns from "../host/HostTurns.ts"
@@ -158,27 +156,6 @@ const questions = (storage: string) =>
     )
   )
 
-/**
- * A store's refusal of an answer recorded on disk, as the API's: a lock
- * held elsewhere is the conversation being busy; one that cannot be read or
- * written is a run the answer did not reach (nothing was recorded).
- */
-const onDisk =
-  (id: string) =>
-  <E>(
-    e: E | ConversationLocked | ConversationCorrupt | StoreIoError | AppendRejected | NotPrivate
-  ): E | ConversationBusy | RunLost => {
-    if (e instanceof ConversationLocked) return busyFromLock(e)
-    if (
-      e instanceof ConversationCorrupt ||
-      e instanceof StoreIoError ||
-      e instanceof AppendRejected ||
-      e instanceof NotPrivate
-    )
-      return new RunLost({ id })
-    return e
-  }
-
 /** The running turns of `storage`, over the server's one connection per run (`Relay.ts`): an answer costs one round trip. */
 const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
   RunningTurns.of({
@@ -197,7 +174,7 @@ const answer = (storage: string, relay: Relay, id: string, inquiryId: string, va
     const cid = yield* idOf(id)
     const delivered = yield* Answer.deliver(cid, inquiryId, value).pipe(
       Effect.provideService(RunningTurns, relayed(storage, relay)),
-      Effect.mapError(onDisk(id))
+      Effect.mapError(fromStore(id))
     )
     return { id: inquiryId, outcome: delivered._tag === "Delivered" ? ("delivered" as const) : ("recorded" as const) }
   })
@@ -208,7 +185,7 @@ const answers = (storage: string, relay: Relay, id: string, given: Readonly<Reco
     const cid = yield* idOf(id)
     return yield* Answer.deliverAll(cid, given).pipe(
       Effect.provideService(RunningTurns, relayed(storage, relay)),
-      Effect.mapError(onDisk(id))
+      Effect.mapError(fromStore(id))
     )
   })
 
