@@ -131,6 +131,11 @@ describe("parley serve: the OpenAPI document against the server", () => {
     await send(questions, "/api/questions")
     await guarded(questions, "/api/questions", "GET")
 
+    // A batch that does not fit, while A's question is open (nothing recorded).
+    const answers = "POST /api/conversations/{id}/answers"
+    const batch = (id: string) => `/api/conversations/${id}/answers`
+    await send(answers, batch(a), { method: "POST", body: json({ answers: { "a1.confirm.1": "perhaps" } }) })
+
     const answer = "POST /api/conversations/{id}/questions/{inquiryId}"
     const q = (id: string, inquiry: string) => `/api/conversations/${id}/questions/${inquiry}`
     await send(answer, q(a, "a1.confirm.1"), { method: "POST", body: json({ answer: "perhaps" }) })
@@ -148,9 +153,6 @@ describe("parley serve: the OpenAPI document against the server", () => {
     await guarded(answer, q(a, "a1.confirm.1"), "POST")
 
     // A's question is answered now: a batch naming it is a 409; an empty batch has nothing to refuse (200).
-    const answers = "POST /api/conversations/{id}/answers"
-    const batch = (id: string) => `/api/conversations/${id}/answers`
-    await send(answers, batch(a), { method: "POST", body: json({ answers: { "a1.confirm.1": "perhaps" } }) })
     await send(answers, batch(a), { method: "POST", body: json({ answers: { "a1.confirm.1": true } }) })
     await send(answers, batch(a), { method: "POST", body: json({ answers: {} }) })
     await send(answers, batch(a), { method: "POST", body: json({ answers: { "zz.nope.1": true } }) })
