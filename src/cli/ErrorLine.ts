@@ -80,8 +80,19 @@ const notPrivateLine = (error: NotPrivate): string => {
   return `${error.message} ${todo}`
 }
 
+/** Told by its tag: an answer refused for its value (exit 2, as a usage error: what would fit is said). */
+const isMisfit = (error: unknown): error is { readonly message: string } =>
+  Predicate.isTagged(error, "AnswerDoesNotFit") || Predicate.isTagged(error, "AnswersDoNotFit")
+
+/** Told by its tag: a secret for a turn that is not running (`services/Refusals.ts`). */
+const isSecretNeedsRunningTurn = (error: unknown): error is { readonly id: string; readonly message: string } =>
+  Predicate.isTagged(error, "SecretNeedsRunningTurn")
+
 /** The line for `error`: its message, and the command to run next when there is one. */
 export const line = (error: unknown, context: Hint.Context): string => {
+  if (isMisfit(error))
+    return error.message.endsWith("recorded.") ? error.message : `${error.message} Nothing was recorded.`
+  if (isSecretNeedsRunningTurn(error)) return `${error.message}\n    ${Hint.resume(error.id, context)}`
   if (error instanceof ConversationNotFound)
     return `${error.message} Run \`${Hint.listArchived(context)}\` to see the ids.`
   if (error instanceof ConversationCorrupt)
@@ -97,4 +108,4 @@ export const line = (error: unknown, context: Hint.Context): string => {
 
 /** `error` as the CLI failure that prints its line (exit 1); a `CliFailure` is kept as it is. */
 export const failure = (error: unknown, context: Hint.Context): CliFailure =>
-  error instanceof CliFailure ? error : new CliFailure({ code: 1, message: line(error, context) })
+  error instanceof CliFailure ? error : new CliFailure({ code: isMisfit(error) ? 2 : 1, message: line(error, context) })

@@ -23,15 +23,16 @@ import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { Answerer } from "../domain/run/RunEvent.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
+import { type Offered, type OpenQuestion, PendingAnswers } from "../services/PendingAnswers.ts"
 import {
   AnswerDoesNotFit,
-  type Offered,
+  AnswersDoNotFit,
+  AnswersTaken,
   type OfferRefused,
-  type OpenQuestion,
-  PendingAnswers,
   QuestionAlreadyAnswered,
+  QuestionCancelled,
   QuestionNotOpen
-} from "../services/PendingAnswers.ts"
+} from "../services/Refusals.ts"
 
 interface Entry {
   readonly question: OpenQuestion
@@ -69,16 +70,45 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
   const refuse = (id: string) => {
     const taken = open.get(id)
     const closing = closed.get(id) ?? (taken?.takenBy !== undefined ? closingOf(taken) : undefined)
-    return closing !== undefined
-      ? new QuestionAlreadyAnswered({
+    if (closing !== undefined)
+      return closing.cancelled
+        ? new QuestionCancelled({ inquiry_id: id, by: closing.by })
+        : new QuestionAlreadyAnswered({ inquiry_id: id, by: closing.by })
+    return new QuestionNotOpen({
+      inquiry_id: id,
+      open: [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question.inquiryId)
+    })
+  }
+  /** Every answer of a batch checked, none taken: what refuses it, if anything does. */
+  const refuseAll = (answers: Readonly<Record<string, Schema.Json>>) => {
+    const misfits: Array<AnswersDoNotFit["answers"][number]> = []
+    const taken: Array<AnswersTaken["answers"][number]> = []
+    const fitted: Array<readonly [Entry, Schema.Json]> = []
+    for (const [id, answer] of Object.entries(answers)) {
+      const entry = open.get(id)
+      if (entry === undefined || entry.takenBy !== undefined) {
+        const refused = refuse(id)
+        if (refused._tag === "QuestionNotOpen") return { refused }
+        taken.push({ inquiry_id: id, by: refused.by, cancelled: refused._tag === "QuestionCancelled" })
+        continue
+      }
+      const fits = AnswerFit.fit(entry.question.question.answer_type, answer)
+      if (Result.isFailure(fits))
+        misfits.push({
           inquiry_id: id,
-          by: closing.by,
-          ...(closing.cancelled ? { cancelled: true } : {})
+          reason: fits.failure,
+          expected: AnswerFit.expected(entry.question.question.answer_type)
         })
-      : new QuestionNotOpen({
-          inquiry_id: id,
-          open: [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question.inquiryId)
-        })
+      else fitted.push([entry, fits.success])
+    }
+    if (misfits.length > 0) return { refused: new AnswersDoNotFit({ answers: misfits }) }
+    if (taken.length > 0) return { refused: new AnswersTaken({ answers: taken }) }
+    return { fitted }
+  }
+  /** Takes `entry` for `by` and completes its answer (one synchronous step with the checks before it). */
+  const take = (entry: Entry, offered: Offered) => {
+    entry.takenBy = offered.by
+    Deferred.doneUnsafe(entry.deferred, Effect.succeed(offered))
   }
   return PendingAnswers.of({
     open: (question) =>
@@ -120,13 +150,18 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
           )
         }
         // Taken and completed in one step: no other offer can slip in between.
-        entry.takenBy = by
-        Deferred.doneUnsafe(
-          entry.deferred,
-          Effect.succeed(
-            options?.remember === true ? { answer: fits.success, by, remember: true } : { answer: fits.success, by }
-          )
+        take(
+          entry,
+          options?.remember === true ? { answer: fits.success, by, remember: true } : { answer: fits.success, by }
         )
+        return Effect.void
+      }),
+    offerAll: (answers, by) =>
+      Effect.suspend(() => {
+        // Checked and taken in one synchronous step: all or none, and no offer slips in between.
+        const checked = refuseAll(answers)
+        if ("refused" in checked) return Effect.fail(checked.refused)
+        for (const [entry, answer] of checked.fitted) take(entry, { answer, by })
         return Effect.void
       }),
     list: Effect.sync(() => [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question)),

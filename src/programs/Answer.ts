@@ -24,33 +24,32 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import * as Events from "../domain/event/Events.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { InquiryResponse } from "../domain/event/InquiryResponse.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
+import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import { fromInquiryQuestion, type Question } from "../domain/tool/Question.ts"
 import * as QuestionPolicy from "../domain/tool/QuestionPolicy.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
-import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "../services/PendingAnswers.ts"
-import { type OpenQuestion, RunningTurns } from "../services/RunningTurns.ts"
+import {
+  AnswerDoesNotFit,
+  AnswersDoNotFit,
+  AnswersTaken,
+  QuestionAlreadyAnswered,
+  QuestionCancelled,
+  QuestionNotOpen,
+  SecretNeedsRunningTurn
+} from "../services/Refusals.ts"
+import { type OpenQuestion, type RunningTurn, RunningTurns } from "../services/RunningTurns.ts"
 
 /** An open question of a waiting or running turn (one shape for both: `services/RunningTurns.ts`). */
 export type { OpenQuestion } from "../services/RunningTurns.ts"
-
-/** A secret can only be typed into a running turn: it is never recorded. */
-export class SecretNeedsRunningTurn extends Schema.TaggedError<SecretNeedsRunningTurn>()("SecretNeedsRunningTurn", {
-  id: Schema.String,
-  inquiry_id: Schema.String
-}) {
-  override get message() {
-    return `Question ${this.inquiry_id} asks for a secret, which is never recorded: it can only be given to a running turn, and none is running. Resume the turn in a terminal to be asked for it.`
-  }
-}
 
 /** What a value given for a question is: text (parsed by the question's answer type), or a JSON value (`--json`). */
 export type AnswerInput = { readonly text: string } | { readonly value: Schema.Json }
@@ -107,23 +106,35 @@ const describeResponse = (r: InquiryResponse): string =>
       ? "an earlier answer, redacted"
       : `a cancellation: ${r.reason}`
 
+/** Why `inquiryId`, not among the `open` questions of `session`, cannot be answered: closed in the log, or never open. */
+const closedOrUnknown = (session: ConversationSession, inquiryId: string, open: ReadonlyArray<OpenQuestion>) =>
+  Effect.map(session.snapshot, (snapshot) => {
+    const closed = snapshot.entries.findLast((e) => e.type === "inquiry_response" && e.id === inquiryId)
+    if (closed?.type !== "inquiry_response")
+      return new QuestionNotOpen({ inquiry_id: inquiryId, open: open.map((q) => q.inquiryId) })
+    const by = describeResponse(closed)
+    return closed.outcome === "cancelled"
+      ? new QuestionCancelled({ inquiry_id: inquiryId, by })
+      : new QuestionAlreadyAnswered({ inquiry_id: inquiryId, by })
+  })
+
+/** `input` for `target`, checked: a secret is never recorded in clear (it reaches a tool only through the running turn). */
+const checked = (
+  session: ConversationSession,
+  target: OpenQuestion,
+  input: AnswerInput
+): Result.Result<Schema.Json, AnswerDoesNotFit | SecretNeedsRunningTurn> =>
+  QuestionPolicy.of(target.question).redact
+    ? Result.fail(new SecretNeedsRunningTurn({ id: session.id, inquiry_id: target.inquiryId }))
+    : parse(target.inquiryId, target.question, input)
+
 /** Records `answer` for the open question `inquiryId` of the open `session`. */
 export const record = (session: ConversationSession, inquiryId: string, input: AnswerInput) =>
   Effect.gen(function* () {
     const open = yield* openQuestions(session)
     const target = open.find((q) => q.inquiryId === inquiryId)
-    if (target === undefined) {
-      const closed = (yield* session.snapshot).entries.findLast(
-        (e) => e.type === "inquiry_response" && e.id === inquiryId
-      )
-      return yield* closed?.type === "inquiry_response"
-        ? new QuestionAlreadyAnswered({ inquiry_id: inquiryId, by: describeResponse(closed) })
-        : new QuestionNotOpen({ inquiry_id: inquiryId, open: open.map((q) => q.inquiryId) })
-    }
-    // A secret is never recorded in clear: it reaches a tool only through the running turn.
-    if (QuestionPolicy.of(target.question).redact)
-      return yield* new SecretNeedsRunningTurn({ id: session.id, inquiry_id: inquiryId })
-    const parsed = parse(inquiryId, target.question, input)
+    if (target === undefined) return yield* yield* closedOrUnknown(session, inquiryId, open)
+    const parsed = checked(session, target, input)
     if (Result.isFailure(parsed)) return yield* parsed.failure
     yield* session.append([Events.answered(yield* Timestamp.current, target.inquiryId, parsed.success)])
     return {
@@ -131,6 +142,39 @@ export const record = (session: ConversationSession, inquiryId: string, input: A
       answer: parsed.success,
       stillOpen: open.filter((q) => q !== target)
     } satisfies AnswerRecorded
+  })
+
+/**
+ * Records the `answers` (by inquiry id) into the open `session`, all or none:
+ * every value is checked first; one that does not fit, a question another
+ * answerer closed, or a secret refuses the lot, naming each. The responses
+ * are appended in one batch (one write).
+ */
+export const recordAll = (session: ConversationSession, answers: Readonly<Record<string, Schema.Json>>) =>
+  Effect.gen(function* () {
+    const open = yield* openQuestions(session)
+    const misfits: Array<AnswersDoNotFit["answers"][number]> = []
+    const taken: Array<AnswersTaken["answers"][number]> = []
+    const fitted: Array<readonly [InquiryId, Schema.Json]> = []
+    for (const [inquiryId, value] of Object.entries(answers)) {
+      const target = open.find((q) => q.inquiryId === inquiryId)
+      if (target === undefined) {
+        const why = yield* closedOrUnknown(session, inquiryId, open)
+        if (why._tag === "QuestionNotOpen") return yield* why
+        taken.push({ inquiry_id: inquiryId, by: why.by, cancelled: why._tag === "QuestionCancelled" })
+        continue
+      }
+      const parsed = checked(session, target, { value })
+      if (Result.isSuccess(parsed)) fitted.push([target.inquiryId, parsed.success])
+      else if (parsed.failure._tag === "SecretNeedsRunningTurn") return yield* parsed.failure
+      else misfits.push({ inquiry_id: inquiryId, reason: parsed.failure.reason, expected: parsed.failure.expected })
+    }
+    if (misfits.length > 0) return yield* new AnswersDoNotFit({ answers: misfits })
+    if (taken.length > 0) return yield* new AnswersTaken({ answers: taken })
+    const now = yield* Timestamp.current
+    if (fitted.length > 0) yield* session.append(fitted.map(([id, value]) => Events.answered(now, id, value)))
+    const given = new Set(fitted.map(([id]) => id as string))
+    return { answered: fitted.map(([id]) => id), stillOpen: open.filter((q) => !given.has(q.inquiryId)) }
   })
 
 /** Answers the open question `inquiryId` of conversation `id`, under its lock. */
@@ -159,22 +203,71 @@ export type Delivered =
   | ({ readonly _tag: "Recorded" } & AnswerRecorded)
 
 /**
- * The answer `value` to question `inquiry` of `conversation`, wherever the
- * turn is: offered to the running turn when one runs (`RunningTurns`: the
- * first answer that fits wins, and the turn records it), else recorded into
- * the waiting turn on disk. Every channel answers through here — the CLI,
- * a run's socket, the HTTP API, a cluster runner — so the choice is made
- * once. The value is JSON already: reading typed text is the edge's job.
+ * The one place that decides where an answer goes: to the running turn of
+ * `conversation` when one runs (`RunningTurns`: the first answer that fits
+ * wins, and the turn records it), else into its waiting turn on disk. Every
+ * channel answers through here — the CLI, a run's socket, the HTTP API, a
+ * cluster runner — so the choice is made once.
  */
-export const deliver = (conversation: ConversationId, inquiry: string, value: Schema.Json) =>
+const toTurn = <A, E, R, B, E2, R2>(
+  conversation: ConversationId,
+  running: (turn: RunningTurn) => Effect.Effect<A, E, R>,
+  recorded: () => Effect.Effect<B, E2, R2>
+): Effect.Effect<
+  { readonly running: true; readonly a: A } | { readonly running: false; readonly b: B },
+  E | E2 | NotPrivate,
+  R | R2 | RunningTurns
+> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const running = yield* RunningTurns.use((turns) => turns.find(conversation))
-      if (Option.isSome(running)) {
-        yield* running.value.offer(inquiry, value)
-        return { _tag: "Delivered", inquiryId: inquiry } satisfies Delivered as Delivered
-      }
-      const recorded = yield* answer(conversation, inquiry, { value })
-      return { _tag: "Recorded", ...recorded } satisfies Delivered as Delivered
+      const turn = yield* RunningTurns.use((turns) => turns.find(conversation))
+      if (Option.isSome(turn)) return { running: true as const, a: yield* running(turn.value) }
+      return { running: false as const, b: yield* recorded() }
     })
+  )
+
+/**
+ * The answer `value` to question `inquiry` of `conversation`, wherever the
+ * turn is (`toTurn`). The value is JSON already: reading typed text is the
+ * edge's job.
+ */
+export const deliver = (conversation: ConversationId, inquiry: string, value: Schema.Json) =>
+  Effect.map(
+    toTurn(
+      conversation,
+      (turn) => turn.offer(inquiry, value),
+      () => answer(conversation, inquiry, { value })
+    ),
+    (r): Delivered => (r.running ? { _tag: "Delivered", inquiryId: inquiry } : { _tag: "Recorded", ...r.b })
+  )
+
+/** What a batch did: taken by the running turn, or recorded into the waiting turn on disk. */
+export interface DeliveredAll {
+  readonly outcome: "delivered" | "recorded"
+  readonly answered: ReadonlyArray<string>
+}
+
+/**
+ * The `answers` (by inquiry id) to questions of `conversation`, all or none,
+ * wherever the turn is (`toTurn`): the running turn takes them in one step
+ * (`RunningTurn.offerAll`), or they are checked and appended together on disk
+ * (`recordAll`).
+ */
+export const deliverAll = (conversation: ConversationId, answers: Readonly<Record<string, Schema.Json>>) =>
+  Effect.map(
+    toTurn(
+      conversation,
+      (turn) => turn.offerAll(answers),
+      () =>
+        Effect.scoped(
+          Effect.flatMap(
+            ConversationStore.use((store) => store.open(conversation)),
+            (session) => recordAll(session, answers)
+          )
+        )
+    ),
+    (r): DeliveredAll =>
+      r.running
+        ? { outcome: "delivered", answered: Object.keys(answers) }
+        : { outcome: "recorded", answered: r.b.answered }
   )

@@ -20,10 +20,11 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { Answerer, ToolCall } from "../domain/run/RunEvent.ts"
 import type { Question } from "../domain/tool/Question.ts"
+import type { AnswersDoNotFit, AnswersTaken, OfferRefused, QuestionNotOpen } from "./Refusals.ts"
 
 /** An open question, as every answerer sees it. */
 export interface OpenQuestion {
@@ -50,43 +51,8 @@ export interface Waiting {
   readonly claim: (by: Answerer) => Effect.Effect<boolean>
 }
 
-/** No open question has this id. */
-export class QuestionNotOpen extends Schema.TaggedError<QuestionNotOpen>()("QuestionNotOpen", {
-  inquiry_id: Schema.String,
-  open: Schema.Array(Schema.String)
-}) {
-  override get message() {
-    return `No open question has the id ${this.inquiry_id}${this.open.length === 0 ? " (none is open)" : ` (open: ${this.open.join(", ")})`}.`
-  }
-}
-
-/** The question was answered (or closed) already. */
-export class QuestionAlreadyAnswered extends Schema.TaggedError<QuestionAlreadyAnswered>()("QuestionAlreadyAnswered", {
-  inquiry_id: Schema.String,
-  by: Schema.String,
-  /** It was closed without an answer (a cancelled prompt, an interrupt, a deferral). */
-  cancelled: Schema.optionalKey(Schema.Boolean)
-}) {
-  override get message() {
-    return this.cancelled === true
-      ? `Question ${this.inquiry_id} was already closed without an answer (by ${this.by}).`
-      : `Question ${this.inquiry_id} was already answered (by ${this.by}).`
-  }
-}
-
-/** The answer does not fit the question. */
-export class AnswerDoesNotFit extends Schema.TaggedError<AnswerDoesNotFit>()("AnswerDoesNotFit", {
-  inquiry_id: Schema.String,
-  reason: Schema.String,
-  expected: Schema.String
-}) {
-  override get message() {
-    return `That answer does not fit question ${this.inquiry_id}: ${this.reason}; expected ${this.expected}.`
-  }
-}
-
-/** Why an offer was refused. */
-export type OfferRefused = QuestionNotOpen | QuestionAlreadyAnswered | AnswerDoesNotFit
+/** Why an offer was refused (`services/Refusals.ts`). */
+export type { OfferRefused } from "./Refusals.ts"
 
 export class PendingAnswers extends Context.Service<
   PendingAnswers,
@@ -100,6 +66,16 @@ export class PendingAnswers extends Context.Service<
       by: Answerer,
       options?: { readonly remember?: boolean }
     ): Effect.Effect<void, OfferRefused>
+    /**
+     * Offers answers to several questions at once, in one synchronous step:
+     * every one is taken, or none is (the first id not open refuses the lot;
+     * else every answer that does not fit; else every question another
+     * answerer closed meanwhile).
+     */
+    offerAll(
+      answers: Readonly<Record<string, Schema.Json>>,
+      by: Answerer
+    ): Effect.Effect<void, QuestionNotOpen | AnswersDoNotFit | AnswersTaken>
     /** The questions open now, in the order they opened. */
     readonly list: Effect.Effect<ReadonlyArray<OpenQuestion>>
     /**

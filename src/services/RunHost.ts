@@ -37,7 +37,14 @@ import * as Schema from "effect/Schema"
 import { Question } from "../domain/tool/Question.ts"
 import { LostSchema } from "../domain/run/LiveView.ts"
 import { RunEvent, ToolCall } from "../domain/run/RunEvent.ts"
-import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "./PendingAnswers.ts"
+import {
+  AnswerDoesNotFit,
+  AnswersDoNotFit,
+  AnswersTaken,
+  QuestionAlreadyAnswered,
+  QuestionCancelled,
+  QuestionNotOpen
+} from "./Refusals.ts"
 
 /** An event of the run with its sequence number, as it crosses the socket. */
 export const SequencedEvent = Schema.Struct({ seq: Schema.Number, event: RunEvent })
@@ -74,7 +81,12 @@ export class HostRpcs extends RpcGroup.make(
   }),
   Rpc.make("Answer", {
     payload: { inquiry_id: Schema.String, answer: Schema.Json, remember: Schema.optionalKey(Schema.Boolean) },
-    error: Schema.Union([QuestionNotOpen, QuestionAlreadyAnswered, AnswerDoesNotFit])
+    error: Schema.Union([QuestionNotOpen, QuestionAlreadyAnswered, QuestionCancelled, AnswerDoesNotFit])
+  }),
+  // Several answers, taken all or none (`PendingAnswers.offerAll`).
+  Rpc.make("AnswerAll", {
+    payload: { answers: Schema.Record(Schema.String, Schema.Json) },
+    error: Schema.Union([QuestionNotOpen, AnswersDoNotFit, AnswersTaken])
   }),
   Rpc.make("Interrupt", {}),
   Rpc.make("Info", { success: HostInfo })

@@ -31,7 +31,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
+import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
@@ -40,7 +40,7 @@ import type * as RunEvent from "../domain/run/RunEvent.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
 import type { Question } from "../domain/tool/Question.ts"
-import type { OfferRefused } from "./PendingAnswers.ts"
+import type { AnswersDoNotFit, AnswersTaken, OfferRefused, QuestionNotOpen, RunLost } from "./Refusals.ts"
 
 /** A question a turn waits on (running, or recorded on disk). */
 export interface OpenQuestion {
@@ -49,15 +49,6 @@ export interface OpenQuestion {
   readonly tool: string
   /** The question as a tool asked it (its id, text, answer type, default). */
   readonly question: Question
-}
-
-/** The run went away while it was spoken to: nothing it was sent was taken. */
-export class RunLost extends Schema.TaggedError<RunLost>()("RunLost", {
-  id: Schema.String
-}) {
-  override get message() {
-    return `The run of ${this.id} stopped before it took the answer; nothing was recorded.`
-  }
 }
 
 /** What a running turn says about itself. */
@@ -75,6 +66,13 @@ export interface RunningTurn {
   readonly info: Effect.Effect<TurnInfo, RunLost>
   /** Offers an answer to an open question: the first that fits wins, and the turn records it once. */
   readonly offer: (inquiryId: string, value: Schema.Json) => Effect.Effect<void, OfferRefused | RunLost>
+  /**
+   * Offers answers to several open questions at once: all are taken, or none
+   * (any that does not fit, or that another answerer closed, refuses the lot).
+   */
+  readonly offerAll: (
+    answers: Readonly<Record<string, Schema.Json>>
+  ) => Effect.Effect<void, QuestionNotOpen | AnswersDoNotFit | AnswersTaken | RunLost>
   /** Its events after `after`, then live, to its end. */
   readonly subscribe: (after: number) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost | RunLost>
   /** Stops it as Ctrl-C does: what finished is kept, the turn stays resumable. */

@@ -29,6 +29,7 @@ import * as Schema from "effect/Schema"
 import { LiveViewGone, LiveViewLagged } from "../domain/run/LiveView.ts"
 import { RunEvent } from "../domain/run/RunEvent.ts"
 import { parseExact } from "../domain/storage/ConversationIdText.ts"
+import * as Refusals from "./Refusals.ts"
 
 /** An error body: `error` names it, `message` says it in words, the rest is its data. */
 const errorOf = <const Tag extends string, Fields extends Schema.Struct.Fields>(
@@ -43,35 +44,21 @@ const errorOf = <const Tag extends string, Fields extends Schema.Struct.Fields>(
 
 /** The request is malformed: not JSON, not the shape the endpoint takes, too large. */
 export const BadRequest = errorOf("BadRequest", 400, { kind: Schema.String })
-/** No conversation has this id. */
-export const ConversationNotFound = errorOf("ConversationNotFound", 404, { id: Schema.String })
-/** The conversation has no running turn (`…/stop`; its events answer 204 instead: nothing to stream). */
-export const NotRunning = errorOf("NotRunning", 404, { id: Schema.String })
-/** No open question has this id. */
-export const QuestionNotOpen = errorOf("QuestionNotOpen", 404, {
-  inquiry_id: Schema.String,
-  open: Schema.Array(Schema.String)
-})
-/** The question has a recorded response already: who answered. */
-export const QuestionAlreadyAnswered = errorOf("QuestionAlreadyAnswered", 409, {
-  inquiry_id: Schema.String,
-  by: Schema.String,
-  cancelled: Schema.optionalKey(Schema.Boolean)
-})
-/** Another process holds the conversation. */
-export const ConversationBusy = errorOf("ConversationBusy", 409, { id: Schema.String, holder: Schema.String })
-/** A secret is only taken by a running turn: it is never recorded. */
-export const SecretNeedsRunningTurn = errorOf("SecretNeedsRunningTurn", 409, { inquiry_id: Schema.String })
-/** The answer does not fit the question: what would. */
-export const AnswerDoesNotFit = errorOf("AnswerDoesNotFit", 422, {
-  inquiry_id: Schema.String,
-  reason: Schema.String,
-  expected: Schema.String
-})
-/** The run went away while it was spoken to. */
-export const RunLost = errorOf("RunLost", 503, { id: Schema.String })
-/** The conversation's files cannot be read. */
-export const ConversationDamaged = errorOf("ConversationDamaged", 500, { id: Schema.String })
+
+// The refusals of answers and runs, as the API's bodies (`services/Refusals.ts`: one set for every channel).
+const ConversationNotFound = Refusals.wire(Refusals.ConversationNotFound)
+const NotRunning = Refusals.wire(Refusals.NotRunning)
+const QuestionNotOpen = Refusals.wire(Refusals.QuestionNotOpen)
+const QuestionAlreadyAnswered = Refusals.wire(Refusals.QuestionAlreadyAnswered)
+const QuestionCancelled = Refusals.wire(Refusals.QuestionCancelled)
+const AnswersDoNotFit = Refusals.wire(Refusals.AnswersDoNotFit)
+const AnswersTaken = Refusals.wire(Refusals.AnswersTaken)
+const ConversationBusy = Refusals.wire(Refusals.ConversationBusy)
+const SecretNeedsRunningTurn = Refusals.wire(Refusals.SecretNeedsRunningTurn)
+const AnswerDoesNotFit = Refusals.wire(Refusals.AnswerDoesNotFit)
+const RunLost = Refusals.wire(Refusals.RunLost)
+const ConversationDamaged = Refusals.wire(Refusals.ConversationDamaged)
+const RunNotStarted = Refusals.wire(Refusals.RunNotStarted)
 
 /** A running turn (`ls --format json`'s `running`). */
 export const Running = Schema.NullOr(Schema.Struct({ pid: Schema.Number, waiting: Schema.Array(Schema.String) }))
@@ -114,8 +101,14 @@ export const AnswerBody = Schema.Struct({ answer: Schema.Json })
 /** What it says: the running turn took it (`delivered`), or it went into the waiting turn on disk (`recorded`). */
 export const AnswerAccepted = Schema.Struct({ id: Schema.String, outcome: Schema.Literals(["delivered", "recorded"]) })
 
-/** The run could not start (a bad model, a conversation that cannot be continued): what it said. */
-export const RunNotStarted = errorOf("RunNotStarted", 422, { output: Schema.String })
+/** What `POST …/answers` takes: answers to several open questions of one turn, by inquiry id. */
+export const AnswersBody = Schema.Struct({ answers: Schema.Record(Schema.String, Schema.Json) })
+
+/** What it says: where the answers went (all of them: `answered` lists their ids). */
+export const AnswersAccepted = Schema.Struct({
+  outcome: Schema.Literals(["delivered", "recorded"]),
+  answered: Schema.Array(Schema.String)
+})
 
 /**
  * A model as `--model` takes it (contract §4): `scripted`, or `anthropic/` or
@@ -230,9 +223,25 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
         ConversationNotFound,
         QuestionNotOpen,
         QuestionAlreadyAnswered,
+        QuestionCancelled,
         ConversationBusy,
         SecretNeedsRunningTurn,
         AnswerDoesNotFit,
+        RunLost,
+        ...WITH_BODY
+      ]
+    }).middleware(Validation),
+    HttpApiEndpoint.post("answers", "/conversations/:id/answers", {
+      params: Id,
+      payload: AnswersBody,
+      success: AnswersAccepted,
+      error: [
+        ConversationNotFound,
+        QuestionNotOpen,
+        AnswersTaken,
+        ConversationBusy,
+        SecretNeedsRunningTurn,
+        AnswersDoNotFit,
         RunLost,
         ...WITH_BODY
       ]

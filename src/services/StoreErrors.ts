@@ -24,12 +24,15 @@
  *
  * @since 0.1.0
  */
+import type {} from "effect/http-api/HttpApiSchema"
 import * as Schema from "effect/Schema"
 
 /** No conversation has this id (live or archived). */
-export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>()("ConversationNotFound", {
-  id: Schema.String
-}) {
+export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>()(
+  "ConversationNotFound",
+  { id: Schema.String },
+  { httpApiStatus: 404 }
+) {
   override get message() {
     return `No conversation with id ${this.id}.`
   }

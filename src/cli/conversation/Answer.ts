@@ -29,8 +29,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Result from "effect/Result"
-import type * as Schema from "effect/Schema"
+import * as Predicate from "effect/Predicate"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
@@ -40,19 +39,18 @@ import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
-import { AnswerDoesNotFit, QuestionAlreadyAnswered, QuestionNotOpen } from "../../services/PendingAnswers.ts"
-import { CliFailure } from "../CliFailure.ts"
+import { SecretNeedsRunningTurn } from "../../services/Refusals.ts"
+import { RunningTurns } from "../../services/RunningTurns.ts"
+import * as ErrorLine from "../ErrorLine.ts"
 import { formatFlag } from "../Format.ts"
 import * as Hint from "../Hint.ts"
 import * as HostTurns from "../../layers/host/HostTurns.ts"
-import * as AnswerRunning from "./AnswerRunning.ts"
+import * as AnswerAll from "./AnswerAll.ts"
+import * as AnswerValue from "./AnswerValue.ts"
 import * as PersonTerminal from "../PersonTerminal.ts"
 import { storage } from "../Root.ts"
 import * as Style from "../Style.ts"
-import * as Usage from "../Usage.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
-
-const PATH = ["parley", "conversation", "answer"]
 
 /** The text listing: each question, what fits, and the command that answers it. */
 const listing = (
@@ -80,18 +78,6 @@ const listing = (
   }
   return lines.join("\n")
 }
-
-/** This command's own errors as the CLI shows them (exit 2: the value does not fit); the store's pass on to `withStore`. */
-const rendered =
-  (id: ConversationId.ConversationId, hint: Hint.Context) =>
-  <E>(e: E): E | CliFailure => {
-    if (e instanceof AnswerDoesNotFit) return new CliFailure({ code: 2, message: `${e.message} Nothing was recorded.` })
-    if (e instanceof Answer.SecretNeedsRunningTurn)
-      return new CliFailure({ code: 1, message: `${e.message}\n    ${Hint.resume(id, hint)}` })
-    if (e instanceof QuestionNotOpen || e instanceof QuestionAlreadyAnswered)
-      return new CliFailure({ code: 1, message: e.message })
-    return e
-  }
 
 /** On a terminal: asks each open question at the prompt and records the answers, one by one (Ctrl-C stops, exit 130). */
 const askAll = (id: ConversationId.ConversationId, hint: Hint.Context) =>
@@ -126,6 +112,31 @@ const askAll = (id: ConversationId.ConversationId, hint: Hint.Context) =>
     })
   )
 
+/** What the command was given. */
+interface Flags {
+  readonly inquiry: Option.Option<string>
+  readonly value: Option.Option<string>
+  readonly json: boolean
+  readonly stdin: boolean
+  readonly all: boolean
+  readonly format: "text" | "json"
+}
+
+/** Where the turn is: running (its pid and open questions, asked of its host) or waiting on disk. */
+interface Where {
+  readonly pid: number | undefined
+  readonly open: ReadonlyArray<Answer.OpenQuestion>
+}
+
+/** The turn of `id`, running or on disk (`RunningTurns` from the host sockets of the storage). */
+const where = (id: ConversationId.ConversationId) =>
+  Effect.gen(function* () {
+    const running = yield* RunningTurns.use((turns) => turns.find(id))
+    if (Option.isNone(running)) return { pid: undefined, open: yield* Answer.list(id) } satisfies Where
+    const info = yield* running.value.info
+    return { pid: info.pid, open: info.open } satisfies Where
+  })
+
 export const answer = Command.make(
   "answer",
   {
@@ -143,6 +154,12 @@ export const answer = Command.make(
       Flag.withDescription("Read a secret answer from stdin (to a running turn)"),
       Flag.withDefault(false)
     ),
+    all: Flag.Boolean("all").pipe(
+      Flag.withDescription(
+        "Answer every open question, then record all or none (asked at a terminal; else one line each from stdin)"
+      ),
+      Flag.withDefault(false)
+    ),
     format: formatFlag
   },
   (f) =>
@@ -153,75 +170,60 @@ export const answer = Command.make(
           const hint = { storage: given, config: configGiven }
           const id = yield* parseIdArgument(f.id, "answer")
           // A running turn takes the answer itself (docs/decisions.md#answer-from-anywhere); else it goes into the waiting turn on disk.
-          const running = yield* HostTurns.make(dir).find(id)
-          const answered = Option.isSome(running)
-            ? AnswerRunning.answer(
-                id,
-                running.value,
-                {
-                  inquiry: Option.getOrUndefined(f.inquiry),
-                  value: Option.getOrUndefined(f.value),
-                  json: f.json,
-                  stdin: f.stdin,
-                  format: f.format
-                },
-                (open) => listing(id, open, hint, true)
-              )
-            : run(f, id, hint)
-          return yield* answered.pipe(Effect.mapError(rendered(id, hint)))
+          return yield* run(f, id, hint).pipe(
+            Effect.provide(HostTurns.layer(dir)),
+            Effect.mapError((e) => (Predicate.isTagged(e, "ConversationNotFound") ? e : ErrorLine.failure(e, hint)))
+          )
         })
       )
     )
 ).pipe(Command.withDescription("List or answer the open questions of a turn waiting for input"))
 
-interface Flags {
-  readonly inquiry: Option.Option<string>
-  readonly value: Option.Option<string>
-  readonly json: boolean
-  readonly format: "text" | "json"
-}
+/** `answer ID`: the open questions listed (or, at a terminal with the turn on disk, asked one by one). */
+const list = (id: ConversationId.ConversationId, turn: Where, f: Flags, hint: Hint.Context) =>
+  Effect.gen(function* () {
+    if (turn.pid === undefined && PersonTerminal.isInteractive() && f.format === "text") return yield* askAll(id, hint)
+    if (f.format === "json") return yield* Console.log(JSON.stringify(turn.open.map(Answer.row), null, 2))
+    const text = listing(id, turn.open, hint, turn.pid !== undefined)
+    return yield* Console.log(turn.pid === undefined ? text : `${text}\n(the turn is running: pid ${turn.pid})`)
+  })
 
 const run = (f: Flags, id: ConversationId.ConversationId, hint: Hint.Context) =>
   Effect.gen(function* () {
+    const turn = yield* where(id)
+    if (f.all) return yield* AnswerAll.answerAll(id, turn, f, hint)
     const inquiry = Option.getOrUndefined(f.inquiry)
-    const value = Option.getOrUndefined(f.value)
-    const interactive = PersonTerminal.isInteractive() && f.format === "text"
-    if (inquiry === undefined) {
-      if (interactive) return yield* askAll(id, hint)
-      const open = yield* Answer.list(id)
-      return yield* Console.log(
-        f.format === "json" ? JSON.stringify(open.map(Answer.row), null, 2) : listing(id, open, hint)
-      )
+    if (inquiry === undefined) return yield* list(id, turn, f, hint)
+    const given = {
+      inquiry,
+      value: Option.getOrUndefined(f.value),
+      json: f.json,
+      stdin: f.stdin,
+      format: f.format
     }
-    if (value === undefined) {
-      const open = yield* Answer.list(id)
-      const q = open.find((o) => o.inquiryId === inquiry)
-      if (q === undefined)
-        return yield* new QuestionNotOpen({ inquiry_id: inquiry, open: open.map((o) => o.inquiryId) })
-      if (q.question.answer_type.type === "secret")
-        return yield* new Answer.SecretNeedsRunningTurn({ id, inquiry_id: inquiry })
-      return yield* Usage.failure(
-        PATH,
-        `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`
-      )
+    const q = turn.open.find((o) => o.inquiryId === inquiry)
+    // A question not open is refused by `deliver`, which says who closed it; a secret is never recorded.
+    if (q !== undefined && turn.pid === undefined && q.question.answer_type.type === "secret")
+      return yield* new SecretNeedsRunningTurn({ id, inquiry_id: inquiry })
+    const value = q === undefined ? (given.value ?? null) : yield* AnswerValue.valueFor(q, given)
+    const delivered = yield* Answer.deliver(id, inquiry, value)
+    if (delivered._tag === "Delivered") {
+      if (f.format === "json")
+        return yield* Console.log(JSON.stringify({ id: inquiry, delivered: true, pid: turn.pid }))
+      return yield* Console.error(`Answered ${inquiry}; the running turn (pid ${turn.pid}) goes on with it.`)
     }
-    // Typed text is read here, against the question's type; a question not open is refused by the program.
-    const q = (yield* Answer.list(id)).find((o) => o.inquiryId === inquiry)
-    const typed = q === undefined ? Result.succeed<Schema.Json>(value) : AnswerRunning.typed(q, value, f.json)
-    if (Result.isFailure(typed)) return yield* typed.failure
-    const recorded = yield* Answer.answer(id, inquiry, { value: typed.success })
     if (f.format === "json") {
       return yield* Console.log(
         JSON.stringify({
-          id: recorded.inquiryId,
-          answer: recorded.answer,
-          still_open: recorded.stillOpen.map((q) => q.inquiryId)
+          id: delivered.inquiryId,
+          answer: delivered.answer,
+          still_open: delivered.stillOpen.map((q) => q.inquiryId)
         })
       )
     }
     const next =
-      recorded.stillOpen.length > 0
-        ? `${recorded.stillOpen.length} question${recorded.stillOpen.length === 1 ? "" : "s"} still open: ${recorded.stillOpen.map((q) => q.inquiryId).join(", ")}.`
+      delivered.stillOpen.length > 0
+        ? `${delivered.stillOpen.length} question${delivered.stillOpen.length === 1 ? "" : "s"} still open: ${delivered.stillOpen.map((q) => q.inquiryId).join(", ")}.`
         : `No question left open; resume the turn: ${Hint.resume(id, hint)}`
-    yield* Console.error(`Recorded the answer to ${recorded.inquiryId}. ${next}`)
+    yield* Console.error(`Recorded the answer to ${delivered.inquiryId}. ${next}`)
   })

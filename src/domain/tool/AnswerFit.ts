@@ -54,8 +54,10 @@ export const fit = (type: AnswerType, value: Schema.Json): Result.Result<Schema.
         ? Result.succeed(value)
         : Result.fail(`${describe(value)} is not one of the options (${type.options.join(", ")})`)
     case "text":
-    case "secret":
       return typeof value === "string" ? Result.succeed(value) : Result.fail(`${describe(value)} is not text`)
+    case "secret":
+      // A refused secret is not repeated back, not even in the reason: whatever was sent may be the secret.
+      return typeof value === "string" ? Result.succeed(value) : Result.fail("the answer is not text")
   }
 }
 

@@ -32,7 +32,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Schema from "effect/Schema"
+import * as Schema from "effect/Schema"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
@@ -47,6 +47,7 @@ import { fromInquiryQuestion } from "../../domain/tool/Question.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ClusterApi } from "../../services/ClusterApi.ts"
 import type { ConversationStore } from "../../services/ConversationStore.ts"
+import { ConversationDamaged, ConversationNotFound, Refusal, RunLost, RunNotStarted } from "../../services/Refusals.ts"
 import { Token, Validation } from "../../services/ServeApi.ts"
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import { Conversation as Entity } from "./ConversationEntity.ts"
@@ -71,11 +72,7 @@ export interface Options {
   ) => Effect.Effect<string, { readonly message: string }>
 }
 
-const notFound = (id: string) => ({
-  error: "ConversationNotFound" as const,
-  message: `No conversation has the id ${id}.`,
-  id
-})
+const notFound = (id: string) => new ConversationNotFound({ id })
 
 const idOf = (id: string) => Effect.fromNullishOr(ConversationId.parse(id)).pipe(Effect.mapError(() => notFound(id)))
 
@@ -94,18 +91,54 @@ const openOf = (entries: Conversation.Conversation["entries"]) => {
   }))
 }
 
-/** A message to the entity failed: its refusal as the API's error, anything else (the cluster's own errors) as a lost run. */
+const isRefusal = Schema.is(Refusal)
+
+/** A lost run, as the endpoints that speak to a running turn say it. */
+const lostRun = (id: string) => () => new RunLost({ id })
+/** …and as those that start one say it (their contract has no RunLost). */
+const notTaken = (tag: string) =>
+  new RunNotStarted({ output: `The conversation's runner did not take the message (${tag}); nothing was recorded.` })
+
+/**
+ * A message to the entity failed: a refusal its endpoint declares goes out
+ * as it is; anything else (the cluster's own errors, a refusal the endpoint
+ * has no status for) as `fallback`: nothing was recorded.
+ */
 const sent =
-  (id: string, lost: "RunLost" | "RunNotStarted" = "RunLost") =>
-  <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
-    Effect.catch(effect, (e) => {
-      if (e._tag === "Refused") return Effect.fail((e as unknown as { body: unknown }).body as never)
-      const message = `The conversation's runner did not take the message (${e._tag}); nothing was recorded.`
-      // Endpoints that start a run say so with their own error (their contract has no RunLost).
-      return Effect.fail(
-        (lost === "RunLost" ? { error: lost, message, id } : { error: lost, message, output: message }) as never
-      )
-    })
+  <const T extends Refusal["_tag"], F>(allowed: ReadonlyArray<T>, fallback: (tag: string) => F) =>
+  <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) => {
+    // Widened to read the list: any tag may be looked up in it.
+    const declared = (e: E): e is E & Extract<Refusal, { readonly _tag: T }> =>
+      isRefusal(e) && (allowed as ReadonlyArray<string>).includes(e._tag)
+    return Effect.catch(
+      effect,
+      (e): Effect.Effect<never, Extract<Refusal, { readonly _tag: T }> | F> =>
+        declared(e) ? Effect.fail(e) : Effect.fail(fallback(e._tag))
+    )
+  }
+
+/** What each endpoint that messages the entity may say (as `services/ServeApi.ts` declares). */
+const ANSWER = [
+  "ConversationNotFound",
+  "QuestionNotOpen",
+  "QuestionAlreadyAnswered",
+  "QuestionCancelled",
+  "ConversationBusy",
+  "SecretNeedsRunningTurn",
+  "AnswerDoesNotFit",
+  "RunLost"
+] as const
+const ANSWERS = [
+  "ConversationNotFound",
+  "QuestionNotOpen",
+  "AnswersTaken",
+  "ConversationBusy",
+  "SecretNeedsRunningTurn",
+  "AnswersDoNotFit",
+  "RunLost"
+] as const
+const STOP = ["ConversationNotFound", "NotRunning", "RunLost"] as const
+const START = ["ConversationNotFound", "ConversationBusy", "RunNotStarted"] as const
 
 /**
  * The answer type of question `inquiryId` as the log recorded it (the last
@@ -183,7 +216,10 @@ const handlers = (o: Options) =>
           yield* Trace.line("api.kind", id)
           const secret = kind === "secret"
           const client = clientFor(cid)
-          return yield* sent(id)(
+          return yield* sent(
+            ANSWER,
+            lostRun(id)
+          )(
             secret
               ? client.AnswerSecret({ inquiry_id: inquiryId, answer: value })
               : client.Answer({ inquiry_id: inquiryId, answer: value })
@@ -193,7 +229,7 @@ const handlers = (o: Options) =>
         Effect.gen(function* () {
           const chosen = yield* o
             .chooseModel(model, undefined)
-            .pipe(Effect.mapError((e) => ({ error: "RunNotStarted" as const, message: e.message, output: e.message })))
+            .pipe(Effect.mapError((e) => new RunNotStarted({ output: e.message })))
           const title = Conversation.titleFrom(message)
           const now = yield* Timestamp.current
           const id = yield* Effect.scoped(
@@ -207,8 +243,8 @@ const handlers = (o: Options) =>
               }),
               (s) => s.id
             )
-          ).pipe(Effect.mapError((e) => ({ error: "RunNotStarted" as const, message: e.message, output: e.message })))
-          return yield* sent(id, "RunNotStarted")(clientFor(id).Send({ message, model }))
+          ).pipe(Effect.mapError((e) => new RunNotStarted({ output: e.message })))
+          return yield* sent(["RunNotStarted"], notTaken)(clientFor(id).Send({ message, model }))
         })
       return h
         .handle("list", () => list)
@@ -219,7 +255,7 @@ const handlers = (o: Options) =>
               Effect.mapError((e) =>
                 e._tag === "ConversationNotFound"
                   ? notFound(params.id)
-                  : { error: "ConversationDamaged" as const, message: e.message, id: params.id }
+                  : new ConversationDamaged({ id: params.id, reason: e.message })
               )
             )
           )
@@ -240,33 +276,34 @@ const handlers = (o: Options) =>
         )
         .handle("questions", () => questions)
         .handle("answer", ({ params, payload }) => answer(params.id, params.inquiryId, payload.answer))
+        .handle("answers", ({ params, payload }) =>
+          // Volatile, as a secret's answer: any of them may be one.
+          Effect.flatMap(idOf(params.id), (cid) =>
+            sent(ANSWERS, lostRun(params.id))(clientFor(cid).AnswerAll({ answers: payload.answers }))
+          )
+        )
         .handle("stop", ({ params }) =>
-          Effect.flatMap(idOf(params.id), (cid) => sent(params.id)(clientFor(cid).Stop()))
+          Effect.flatMap(idOf(params.id), (cid) => sent(STOP, lostRun(params.id))(clientFor(cid).Stop()))
         )
         .handle("create", ({ payload }) =>
           // A new conversation cannot be busy or missing: whatever refused it is a run that did not start.
           create(payload.message, payload.model).pipe(
-            Effect.mapError((e) => {
-              const body = e as { error?: unknown; message?: unknown }
-              return body.error === "RunNotStarted"
-                ? e
-                : { error: "RunNotStarted" as const, message: String(body.message), output: String(body.message) }
-            })
+            Effect.mapError((e) => (e._tag === "RunNotStarted" ? e : new RunNotStarted({ output: e.message })))
           )
         )
         .handle("message", ({ params, payload }) =>
           Effect.flatMap(idOf(params.id), (cid) =>
             Effect.andThen(
               o.store.load(cid).pipe(Effect.mapError(() => notFound(params.id))),
-              sent(params.id, "RunNotStarted")(clientFor(cid).Send({ message: payload.message, model: payload.model }))
+              sent(START, notTaken)(clientFor(cid).Send({ message: payload.message, model: payload.model }))
             )
           )
         )
         .handle("continue", ({ params }) =>
-          Effect.flatMap(idOf(params.id), (cid) => sent(params.id, "RunNotStarted")(clientFor(cid).Continue()))
+          Effect.flatMap(idOf(params.id), (cid) => sent(START, notTaken)(clientFor(cid).Continue()))
         )
         .handle("discard", ({ params }) =>
-          Effect.flatMap(idOf(params.id), (cid) => sent(params.id, "RunNotStarted")(clientFor(cid).Discard()))
+          Effect.flatMap(idOf(params.id), (cid) => sent(START, notTaken)(clientFor(cid).Discard()))
         )
     })
   )

@@ -9,7 +9,7 @@
  * disk (contract §2).
  *
  * The turn runs in the owner's process (`Turns.ts`); a reply says how it
- * went, or carries the HTTP API's error body (`Refused`), so any runner
+ * went, or carries one of parley's refusals (`services/Refusals.ts`), so any runner
  * answers the client exactly as the owner would.
  *
  * @example
@@ -23,15 +23,15 @@
  * ```
  *
  * @since 0.1.0
- * @internal
  */
 import * as Schema from "effect/Schema"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
 import * as Rpc from "effect/rpc/Rpc"
+import { Refusal } from "../../services/Refusals.ts"
 
-/** Why the owner refused a message: the HTTP API's error body (`error`, `message`, and its fields). */
-export class Refused extends Schema.TaggedError<Refused>()("Refused", { body: Schema.Json }) {}
+/** Why the owner refused a message: one of parley's refusals (`services/Refusals.ts`), as the HTTP API answers it. */
+const Refused = Refusal
 
 /** A turn that runs: which runner process runs it. */
 export const RunStarted = Schema.Struct({ conversation_id: Schema.String, pid: Schema.Number })
@@ -77,5 +77,23 @@ export const AnswerSecret = Rpc.make("AnswerSecret", {
   error: Refused
 })
 
+/** Answer several open questions at once, all or none (volatile: any of them may be a secret). */
+export const AnswerAll = Rpc.make("AnswerAll", {
+  payload: { answers: Schema.Record(Schema.String, Schema.Json) },
+  success: Schema.Struct({
+    outcome: Schema.Literals(["delivered", "recorded"]),
+    answered: Schema.Array(Schema.String)
+  }),
+  error: Refused
+})
+
 /** The conversation entity. */
-export const Conversation = Entity.make("Conversation", [Send, Continue, Discard, Stop, Answer, AnswerSecret])
+export const Conversation = Entity.make("Conversation", [
+  Send,
+  Continue,
+  Discard,
+  Stop,
+  Answer,
+  AnswerSecret,
+  AnswerAll
+])

@@ -28,11 +28,11 @@
  * ```
  *
  * @since 0.1.0
- * @internal
  */
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import * as Entity from "effect/cluster/Entity"
@@ -40,59 +40,50 @@ import type { Sharding } from "effect/cluster/Sharding"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
+import * as Answer from "../../programs/Answer.ts"
 import * as Query from "../../programs/Query.ts"
-import type { ConversationStore } from "../../services/ConversationStore.ts"
-import { Conversation, Refused } from "./ConversationEntity.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
+import {
+  busyFromLock,
+  ConversationBusy,
+  ConversationNotFound,
+  fromStore,
+  holderOf,
+  INCOMPLETE,
+  NotRunning,
+  QuestionAlreadyAnswered,
+  QuestionNotOpen,
+  type Refusal,
+  RunNotStarted
+} from "../../services/Refusals.ts"
+import { ConversationLocked } from "../../services/StoreErrors.ts"
+import * as ClusterTurns from "./ClusterTurns.ts"
+import { Conversation } from "./ConversationEntity.ts"
 import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
 
 /** How long an answer waits for a resumed turn to ask its question again. */
 const REASK_MS = 15_000
 
-const refuse = (body: Record<string, Schema.Json>) => new Refused({ body })
+const busyHere = (id: string) => new ConversationBusy({ id, holder: holderOf(process.pid) })
 
-const notFound = (id: string) =>
-  refuse({ error: "ConversationNotFound", message: `No conversation has the id ${id}.`, id })
-
-const busyHere = (id: string) =>
-  refuse({
-    error: "ConversationBusy",
-    message: `Conversation ${id} is running (pid ${process.pid}).`,
-    id,
-    holder: `pid ${process.pid}`
-  })
-
-/** What a turn that could not start said, as the API's error. */
-export const notStarted = (id: string, error: unknown): Refused => {
-  const e = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>
-  const message = typeof e["message"] === "string" ? e["message"] : String(e["_tag"] ?? error)
-  switch (e["_tag"]) {
-    case "ConversationNotFound":
-      return notFound(id)
-    case "ConversationLocked": {
-      const holder = e["holder"] === undefined ? "another parley process" : `pid ${e["holder"]}`
-      return refuse({
-        error: "ConversationBusy",
-        message: `Conversation ${id} is running in another parley process (${holder}).`,
-        id,
-        holder
-      })
-    }
-    case "IncompleteTurnPending":
-      return refuse({
-        error: "ConversationBusy",
-        message: `${message} Continue or discard it first.`,
-        id,
-        holder: "an incomplete turn"
-      })
-    case "RunningHere":
-      return busyHere(id)
-    default:
-      return refuse({ error: "RunNotStarted", message: `The run did not start: ${message}`, output: message })
-  }
+/**
+ * Why a turn could not start (`Turns.start`'s failure: the store's errors,
+ * the run's), as a refusal: a lock held elsewhere or a turn left incomplete
+ * is the conversation being busy, anything else a run that did not start.
+ */
+export const refusalOfStart = (id: string, error: unknown): Refusal => {
+  if (error instanceof ConversationNotFound) return error
+  if (error instanceof ConversationLocked) return busyFromLock(error)
+  if (Predicate.isTagged(error, "IncompleteTurnPending")) return new ConversationBusy({ id, holder: INCOMPLETE })
+  if (Predicate.isTagged(error, "RunningHere")) return busyHere(id)
+  const message =
+    Predicate.hasProperty(error, "message") && typeof error.message === "string" ? error.message : String(error)
+  return new RunNotStarted({ output: message })
 }
 
-const parse = (id: string) => Effect.fromNullishOr(ConversationId.parse(id)).pipe(Effect.mapError(() => notFound(id)))
+const parse = (id: string) =>
+  Effect.fromNullishOr(ConversationId.parse(id)).pipe(Effect.mapError(() => new ConversationNotFound({ id })))
 
 /** The pending message of the conversation's incomplete turn, if it has one. */
 const pendingMessage = (store: ConversationStore["Service"], id: ConversationId.ConversationId) =>
@@ -146,13 +137,13 @@ const send = (
       })
       if (seen) return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
     }
-    if (!ours) return yield* Effect.fail(notStarted(cid, first.error))
+    if (!ours) return yield* Effect.fail(refusalOfStart(cid, first.error))
     if (error?._tag === "ConversationLocked")
       return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
     if (error?._tag === "RunningHere") return started(cid)
     const again = yield* turns.start(cid, { continueTurn: true })
     if (again._tag !== "Failed") return started(cid)
-    return yield* Effect.fail(notStarted(cid, again.error))
+    return yield* Effect.fail(refusalOfStart(cid, again.error))
   })
 
 /** The turn of `id` running here once its question `inquiryId` is open, or why not. */
@@ -167,7 +158,7 @@ const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inqu
         // Locked: another runner still hands it off. RunningHere: this runner's sweep is starting it right now.
         const tag = (resumed.error as { _tag?: unknown } | undefined)?._tag
         const locked = tag === "ConversationLocked" || tag === "RunningHere"
-        if (!locked || Date.now() > deadline) return yield* Effect.fail(notStarted(cid, resumed.error))
+        if (!locked || Date.now() > deadline) return yield* Effect.fail(refusalOfStart(cid, resumed.error))
         yield* Effect.sleep("250 millis")
         turn = turns.get(cid)
         continue
@@ -186,38 +177,6 @@ const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inqu
     )
     return asking
   })
-
-/** An offer refused by the running turn, as the API's error. */
-const offerRefused = (error: { readonly _tag: string } & Record<string, unknown>, secret: boolean): Refused => {
-  switch (error._tag) {
-    case "QuestionNotOpen":
-      return refuse({
-        error: "QuestionNotOpen",
-        message: String(error["message"] ?? ""),
-        inquiry_id: error["inquiry_id"] as string,
-        open: error["open"] as Array<string>
-      })
-    case "QuestionAlreadyAnswered":
-      return refuse({
-        error: "QuestionAlreadyAnswered",
-        message: String(error["message"] ?? ""),
-        inquiry_id: error["inquiry_id"] as string,
-        by: error["by"] as string,
-        ...(error["cancelled"] === true ? { cancelled: true } : {})
-      })
-    default: {
-      const reason = secret ? "the answer is not text" : (error["reason"] as string)
-      const expected = error["expected"] as string
-      return refuse({
-        error: "AnswerDoesNotFit",
-        message: `That answer does not fit question ${error["inquiry_id"]}: ${reason}; expected ${expected}.`,
-        inquiry_id: error["inquiry_id"] as string,
-        reason,
-        expected
-      })
-    }
-  }
-}
 
 /**
  * Which message gave each question its answer (`parley_cluster_answers`): a
@@ -242,30 +201,25 @@ interface AnswerMessage {
   readonly id: string
   readonly inquiryId: string
   readonly value: Schema.Json
-  readonly secret: boolean
   readonly requestId: string
 }
+
+/** What an Answer message is replied with. */
+type Reply = { readonly id: string; readonly outcome: "delivered" | "recorded" }
 
 /** Answer: offered to the running turn (resumed here first when none runs). */
 const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: SqlClient, m: AnswerMessage) =>
   Effect.gen(function* () {
     const { id, inquiryId } = m
     const cid = yield* parse(id)
-    const delivered = { id: inquiryId, outcome: "delivered" as const }
+    const delivered: Reply = { id: inquiryId, outcome: "delivered" }
     // This message won already (an earlier delivery of it): the same reply again.
     const ours = Effect.map(winner(sql, cid, inquiryId), (w) => w === m.requestId)
     const already = () =>
       Effect.flatMap(ours, (yes) =>
         yes
           ? Effect.succeed(delivered)
-          : Effect.fail(
-              refuse({
-                error: "QuestionAlreadyAnswered",
-                message: `Question ${inquiryId} was already answered.`,
-                inquiry_id: inquiryId,
-                by: "other"
-              })
-            )
+          : Effect.fail(new QuestionAlreadyAnswered({ inquiry_id: inquiryId, by: "other" }))
       )
     // The turn asking here is offered the answer at once (no query first: this is the latency path); an
     // earlier delivery of this message is recognised when the offer is refused. With no turn here, a delivery
@@ -282,30 +236,46 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
     }
     if (turn === undefined) {
       if (yield* answeredInLog(store, cid, inquiryId)) return yield* already()
-      return yield* Effect.fail(
-        refuse({
-          error: "QuestionNotOpen",
-          message: `No open question has the id ${inquiryId}.`,
-          inquiry_id: inquiryId,
-          open: []
-        })
-      )
+      return yield* new QuestionNotOpen({ inquiry_id: inquiryId, open: [] })
     }
-    return yield* turn.pending.offer(inquiryId, m.value, "other").pipe(
+    // Through `Answer.deliver`, as every channel: offered to the turn running here, else recorded on disk.
+    return yield* Answer.deliver(cid, inquiryId, m.value).pipe(
+      Effect.provide(ClusterTurns.layer(turns)),
+      Effect.provideService(ConversationStore, store),
+      Effect.mapError(fromStore(cid)),
       Effect.tap(() => Trace.line("Answer.offered", id)),
-      Effect.andThen(won(sql, cid, inquiryId, m.requestId)),
-      Effect.as(delivered),
-      Effect.catch((e) =>
-        e._tag === "QuestionAlreadyAnswered"
-          ? already()
-          : e._tag === "QuestionNotOpen"
-            ? Effect.flatMap(answeredInLog(store, cid, inquiryId), (done) =>
-                done ? already() : Effect.fail(offerRefused(e as never, m.secret))
-              )
-            : Effect.fail(offerRefused(e as never, m.secret))
-      )
+      Effect.tap(() => won(sql, cid, inquiryId, m.requestId)),
+      // Recorded on disk when the turn ended between the two (handed off, stopped): the answer is kept all the same.
+      Effect.map((d): Reply => (d._tag === "Delivered" ? delivered : { id: inquiryId, outcome: "recorded" })),
+      Effect.catch((e): Effect.Effect<Reply, Refusal> => {
+        if (e._tag === "QuestionAlreadyAnswered") return already()
+        if (e._tag !== "QuestionNotOpen") return Effect.fail(e)
+        return Effect.flatMap(
+          answeredInLog(store, cid, inquiryId),
+          (done): Effect.Effect<Reply, Refusal> => (done ? already() : Effect.fail(e))
+        )
+      })
     )
   })
+
+/**
+ * AnswerAll: all or none, through `Answer.deliverAll`: the turn running here
+ * takes every answer or none (`PendingAnswers.offerAll`); with none running
+ * here they are recorded, all or none, into the waiting turn, under its lock.
+ */
+const answerAll = (
+  turns: Turns.Turns,
+  store: ConversationStore["Service"],
+  id: string,
+  answers: Readonly<Record<string, Schema.Json>>
+) =>
+  Effect.flatMap(parse(id), (cid) =>
+    Answer.deliverAll(cid, answers).pipe(
+      Effect.provide(ClusterTurns.layer(turns)),
+      Effect.provideService(ConversationStore, store),
+      Effect.mapError(fromStore(cid))
+    )
+  )
 
 /** `$PARLEY_CLUSTER_DEBUG`: each delivery on stderr (which runner handled what). */
 const trace = Trace.line
@@ -331,7 +301,7 @@ export const layer = (
                   s._tag === "Running"
                     ? Effect.succeed(started(cid))
                     : Effect.fail(
-                        notStarted(
+                        refusalOfStart(
                           cid,
                           s._tag === "Failed" ? s.error : { message: "it has no incomplete turn; nothing to resume" }
                         )
@@ -345,14 +315,13 @@ export const layer = (
               : Effect.flatMap(turns.start(cid, { discardTurn: true }), (s) =>
                   s._tag === "Ended"
                     ? Effect.succeed({ id: cid, ending: Query.endingOf(s.outcome) })
-                    : Effect.fail(notStarted(cid, s._tag === "Failed" ? s.error : {}))
+                    : Effect.fail(refusalOfStart(cid, s._tag === "Failed" ? s.error : {}))
                 )
           ),
         Stop: () =>
           Effect.flatMap(parse(id), (cid) => {
             const turn = turns.get(cid)
-            if (turn === undefined)
-              return Effect.fail(refuse({ error: "NotRunning", message: `No turn of ${cid} is running.`, id: cid }))
+            if (turn === undefined) return Effect.fail(new NotRunning({ id: cid }))
             return Effect.as(turn.stop, { id: cid, pid: process.pid })
           }),
         Answer: ({ payload, requestId }) =>
@@ -362,19 +331,18 @@ export const layer = (
               id,
               inquiryId: payload.inquiry_id,
               value: payload.answer,
-              secret: false,
               requestId: String(requestId)
             }).pipe(
               Effect.tap(() => trace("Answered", id)),
-              Effect.tapError((e) => trace(`Answer refused ${JSON.stringify(e.body)}`, id))
+              Effect.tapError((e) => trace(`Answer refused ${e._tag}`, id))
             )
           ),
+        AnswerAll: ({ payload }) => answerAll(turns, store, id, payload.answers),
         AnswerSecret: ({ payload, requestId }) =>
           answer(turns, store, sql, {
             id,
             inquiryId: payload.inquiry_id,
             value: payload.answer,
-            secret: true,
             requestId: String(requestId)
           })
       })

@@ -37,7 +37,6 @@
  * ```
  *
  * @since 0.1.0
- * @internal
  */
 import * as net from "node:net"
 import * as os from "node:os"

@@ -29,7 +29,6 @@
  * ```
  *
  * @since 0.1.0
- * @internal
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

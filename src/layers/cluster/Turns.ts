@@ -31,7 +31,6 @@
  * ```
  *
  * @since 0.1.0
- * @internal
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"

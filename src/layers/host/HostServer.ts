@@ -176,6 +176,7 @@ const handlers = (options: ServeOptions, following: Following) =>
         },
         Answer: ({ inquiry_id, answer, remember }) =>
           pending.offer(inquiry_id, answer, "other", remember === true ? { remember } : undefined),
+        AnswerAll: ({ answers }) => pending.offerAll(answers, "other"),
         Interrupt: () => options.interrupt,
         Info: () =>
           Effect.map(Effect.zip(pending.list, hub.latest), ([open, latest]) => ({

@@ -31,7 +31,8 @@ import type * as LiveView from "../../domain/run/LiveView.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import type { OpenQuestionInfo } from "../../services/RunHost.ts"
-import { type OpenQuestion, type RunningTurn, RunLost, RunningTurns } from "../../services/RunningTurns.ts"
+import { RunLost } from "../../services/Refusals.ts"
+import { type OpenQuestion, type RunningTurn, RunningTurns } from "../../services/RunningTurns.ts"
 import * as HostClient from "./HostClient.ts"
 import * as HostPath from "./HostPath.ts"
 
@@ -64,6 +65,8 @@ export const fromClient = (
       client
         .Answer({ inquiry_id: inquiryId, answer: value })
         .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
+    offerAll: (answers) =>
+      client.AnswerAll({ answers }).pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
     subscribe: (after) =>
       events !== undefined
         ? events(after)

@@ -34,6 +34,16 @@ import * as HostClient from "../host/HostClient.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { RunningTurns } from "../../services/RunningTurns.ts"
+import {
+  ConversationBusy,
+  ConversationDamaged,
+  ConversationNotFound,
+  fromStore,
+  holderOf,
+  NotRunning,
+  RunLost,
+  RunNotStarted
+} from "../../services/Refusals.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import * as HostPath from "../host/HostPath.ts"
@@ -48,19 +58,9 @@ type Relay = RelayModule.Relay
 
 // Exact: the API's schema refused anything else already (a stray space is a 400, never trimmed away).
 const idOf = (id: string) =>
-  Effect.fromNullishOr(ConversationId.parseExact(id)).pipe(
-    Effect.mapError(() => ({
-      error: "ConversationNotFound" as const,
-      message: `No conversation has the id ${id}.`,
-      id
-    }))
-  )
+  Effect.fromNullishOr(ConversationId.parseExact(id)).pipe(Effect.mapError(() => new ConversationNotFound({ id })))
 
-const notFound = (id: string) => ({
-  error: "ConversationNotFound" as const,
-  message: `No conversation has the id ${id}.`,
-  id
-})
+const notFound = (id: string) => new ConversationNotFound({ id })
 
 /** `GET /api/conversations`: the `ls --format json` rows, each with its running turn. */
 const list = (storage: string) =>
@@ -86,9 +86,7 @@ const get = (id: string) =>
     const cid = yield* idOf(id)
     const c = yield* ConversationStore.use((s) => s.load(cid)).pipe(
       Effect.mapError((e) =>
-        e._tag === "ConversationNotFound"
-          ? notFound(id)
-          : { error: "ConversationDamaged" as const, message: e.message, id }
+        e._tag === "ConversationNotFound" ? notFound(id) : new ConversationDamaged({ id, reason: e.message })
       )
     )
     return JsonText.parse(renderJson(c.entries)) as Schema.Json
@@ -158,72 +156,6 @@ const questions = (storage: string) =>
     )
   )
 
-const lost = (id: string) => ({
-  error: "RunLost" as const,
-  message: `The run of ${id} stopped before it took the answer; nothing was recorded.`,
-  id
-})
-
-/** An offer refused by a host or by the store, as the API's error. */
-const refused = (id: string, secret: boolean) => (error: { readonly _tag: string }) => {
-  const e = error as unknown as Record<string, unknown>
-  const message = typeof e["message"] === "string" ? e["message"] : error._tag
-  switch (error._tag) {
-    case "QuestionNotOpen":
-      return {
-        error: "QuestionNotOpen" as const,
-        message,
-        inquiry_id: e["inquiry_id"] as string,
-        open: e["open"] as Array<string>
-      }
-    case "QuestionAlreadyAnswered":
-      return {
-        error: "QuestionAlreadyAnswered" as const,
-        message,
-        inquiry_id: e["inquiry_id"] as string,
-        by: e["by"] as string,
-        ...(e["cancelled"] === true ? { cancelled: true } : {})
-      }
-    case "AnswerDoesNotFit": {
-      // A refused secret is not repeated back, not even in the reason.
-      const reason = secret ? "the answer is not text" : (e["reason"] as string)
-      const expected = e["expected"] as string
-      return {
-        error: "AnswerDoesNotFit" as const,
-        message: `That answer does not fit question ${e["inquiry_id"]}: ${reason}; expected ${expected}.`,
-        inquiry_id: e["inquiry_id"] as string,
-        reason,
-        expected
-      }
-    }
-    case "SecretNeedsRunningTurn":
-      return { error: "SecretNeedsRunningTurn" as const, message, inquiry_id: e["inquiry_id"] as string }
-    case "ConversationLocked":
-      return {
-        error: "ConversationBusy" as const,
-        message,
-        id,
-        holder: e["holder"] === undefined ? "another parley process" : `pid ${e["holder"]}`
-      }
-    case "ConversationNotFound":
-      return notFound(id)
-    default:
-      return lost(id)
-  }
-}
-
-/** Whether the open question `inquiryId` of the run on `socket` takes a secret (asked of the host when the server has not seen it open; in doubt, yes). */
-const takesSecret = (relay: Relay, socket: string, client: HostClient.Client, inquiryId: string) => {
-  const seen = relay.opened(socket, inquiryId)
-  if (seen !== undefined) return Effect.succeed(seen.question.answer_type.type === "secret")
-  return client.Info().pipe(
-    Effect.map(
-      (info) => (info.open.find((o) => o.inquiry_id === inquiryId)?.question.answer_type.type ?? "secret") === "secret"
-    ),
-    Effect.orElseSucceed(() => true)
-  )
-}
-
 /** The running turns of `storage`, over the server's one connection per run (`Relay.ts`): an answer costs one round trip. */
 const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
   RunningTurns.of({
@@ -240,22 +172,21 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
 const answer = (storage: string, relay: Relay, id: string, inquiryId: string, value: Schema.Json) =>
   Effect.gen(function* () {
     const cid = yield* idOf(id)
-    const socket = HostPath.of(storage, cid)
     const delivered = yield* Answer.deliver(cid, inquiryId, value).pipe(
       Effect.provideService(RunningTurns, relayed(storage, relay)),
-      Effect.catch((e) =>
-        e._tag === "AnswerDoesNotFit"
-          ? // Only a refusal needs to know whether the question takes a secret: its reason is not repeated then.
-            Effect.flatMap(relay.client(socket), (client) =>
-              Effect.flatMap(
-                Option.isSome(client) ? takesSecret(relay, socket, client.value, inquiryId) : Effect.succeed(false),
-                (secret) => Effect.fail(refused(id, secret)(e))
-              )
-            )
-          : Effect.fail(refused(id, false)(e))
-      )
+      Effect.mapError(fromStore(id))
     )
     return { id: inquiryId, outcome: delivered._tag === "Delivered" ? ("delivered" as const) : ("recorded" as const) }
+  })
+
+/** `POST /api/conversations/:id/answers`: all or none, to the running turn or into the waiting turn on disk (`Answer.deliverAll`). */
+const answers = (storage: string, relay: Relay, id: string, given: Readonly<Record<string, Schema.Json>>) =>
+  Effect.gen(function* () {
+    const cid = yield* idOf(id)
+    return yield* Answer.deliverAll(cid, given).pipe(
+      Effect.provideService(RunningTurns, relayed(storage, relay)),
+      Effect.mapError(fromStore(id))
+    )
   })
 
 /** `POST /api/conversations/:id/stop`: the running turn stops as `conversation kill` stops it. */
@@ -263,38 +194,23 @@ const stop = (storage: string, relay: Relay, id: string) =>
   Effect.gen(function* () {
     const cid = yield* idOf(id)
     const client = yield* relay.client(HostPath.of(storage, cid))
-    if (Option.isNone(client))
-      return yield* Effect.fail({ error: "NotRunning" as const, message: `No turn of ${id} is running.`, id })
+    if (Option.isNone(client)) return yield* new NotRunning({ id })
     return yield* Effect.gen(function* () {
       const info = yield* client.value.Info()
       yield* client.value.Interrupt()
       return { id, pid: info.pid }
-    }).pipe(Effect.catch(() => Effect.fail(lost(id))))
+    }).pipe(Effect.catch(() => Effect.fail(new RunLost({ id }))))
   })
 
-/** A conversation a run of another process holds: 409 naming it (its pid, when the lock says it yet). */
-const busy = (id: string, pid: number | string | undefined) => ({
-  error: "ConversationBusy" as const,
-  message:
-    pid === undefined
-      ? `Conversation ${id} is running in another parley process.`
-      : `Conversation ${id} is running in another parley process (pid ${pid}).`,
-  id,
-  holder: pid === undefined ? "another parley process" : `pid ${pid}`
-})
-
 /** A child that ended at once, as the API's error. */
-const endedAtOnce = (ended: Runs.Ended) => ({
-  error: "RunNotStarted" as const,
-  message: `The run did not start (exit ${ended.code}).`,
-  output: ended.output
-})
+const endedAtOnce = (ended: Runs.Ended) =>
+  new RunNotStarted({ output: ended.output, ...(ended.code === null ? {} : { code: ended.code }) })
 
 /** What a child for conversation `id` that ended at once said, as the API's error. */
 const notStarted = (id: string, ended: Runs.Ended) => {
   // `ConversationLocked`'s message; a lock whose file does not name its holder yet has no "(pid N)" (that was a 422).
   const holder = /is being written by another parley process(?: \(pid (\d+)[^)]*\))?/.exec(ended.output)
-  if (holder !== null) return busy(id, holder[1])
+  if (holder !== null) return new ConversationBusy({ id, holder: holderOf(holder[1]) })
   return endedAtOnce(ended)
 }
 
@@ -304,7 +220,7 @@ const free = (storage: string, id: string) =>
     const cid = yield* idOf(id)
     yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
     const host = yield* Hosts.info(storage, cid)
-    if (host._tag === "Some") return yield* Effect.fail(busy(id, host.value.pid))
+    if (host._tag === "Some") return yield* new ConversationBusy({ id, holder: holderOf(host.value.pid) })
     return cid
   })
 
@@ -334,6 +250,7 @@ const handlers = (storage: string, config: string | undefined, line: ((error: un
         .handle("answer", ({ params, payload }) =>
           withStore(answer(storage, relay, params.id, params.inquiryId, payload.answer))
         )
+        .handle("answers", ({ params, payload }) => withStore(answers(storage, relay, params.id, payload.answers)))
         .handle("stop", ({ params }) => stop(storage, relay, params.id))
         .handle("create", ({ payload }) =>
           Effect.flatMap(runs.start(["--new", ...modelArgs(payload.model)], payload.message), (r) =>

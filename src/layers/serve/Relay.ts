@@ -68,8 +68,6 @@ export interface Relay {
   readonly ended: (socket: string, after: number) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost> | undefined
   /** The connection to the run on `socket`, opened if a host answers there; none when no run is there. */
   readonly client: (socket: string) => Effect.Effect<Option.Option<HostClient.Client>>
-  /** The question `inquiryId` as the run opened it, if the server has seen it open (and keeps it). */
-  readonly opened: (socket: string, inquiryId: string) => RunEvent.Of<"QuestionOpened"> | undefined
 }
 
 /** How many ended runs the relay remembers the end of (a number each), for clients that resume late. */
@@ -212,15 +210,9 @@ export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(functio
       return yield* Deferred.await((yield* feedOf(socket)).client)
     })
 
-  const opened = (socket: string, inquiryId: string) => {
-    const e = feeds.get(socket)?.hub.find((e) => e._tag === "QuestionOpened" && e.inquiry_id === inquiryId)
-    return e?._tag === "QuestionOpened" ? e : undefined
-  }
-
   return {
     since,
     client,
-    opened,
     ended: (socket: string, after: number) => {
       const run = ended.get(socket)
       if (run === undefined) return undefined

@@ -63,7 +63,7 @@ const prompt = (open: OpenInquiry, waiting: Waiting) => {
     Effect.flatMap(Effect.result(env.answers.offer(open.id, answer, by)), (offered) =>
       offered._tag === "Success"
         ? open.accept({ answer, by }, remember)
-        : offered.failure._tag === "QuestionAlreadyAnswered"
+        : offered.failure._tag === "QuestionAlreadyAnswered" || offered.failure._tag === "QuestionCancelled"
           ? Effect.never
           : open.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true })
     )

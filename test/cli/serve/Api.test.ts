@@ -120,6 +120,7 @@ describe("parley serve: security", () => {
     expect(Object.keys(doc.body.paths).sort()).toStrictEqual([
       "/api/conversations",
       "/api/conversations/{id}",
+      "/api/conversations/{id}/answers",
       "/api/conversations/{id}/continue",
       "/api/conversations/{id}/discard",
       "/api/conversations/{id}/events",

@@ -23,6 +23,7 @@ afterEach(() => {
  */
 const NOT_REACHED: Record<string, ReadonlyArray<string>> = {
   "POST /api/conversations/{id}/questions/{inquiryId}": ["503"],
+  "POST /api/conversations/{id}/answers": ["503"],
   "POST /api/conversations/{id}/stop": ["503"],
   "POST /api/conversations/{id}/discard": ["422"]
 }
@@ -130,6 +131,11 @@ describe("parley serve: the OpenAPI document against the server", () => {
     await send(questions, "/api/questions")
     await guarded(questions, "/api/questions", "GET")
 
+    // A batch that does not fit, while A's question is open (nothing recorded).
+    const answers = "POST /api/conversations/{id}/answers"
+    const batch = (id: string) => `/api/conversations/${id}/answers`
+    await send(answers, batch(a), { method: "POST", body: json({ answers: { "a1.confirm.1": "perhaps" } }) })
+
     const answer = "POST /api/conversations/{id}/questions/{inquiryId}"
     const q = (id: string, inquiry: string) => `/api/conversations/${id}/questions/${inquiry}`
     await send(answer, q(a, "a1.confirm.1"), { method: "POST", body: json({ answer: "perhaps" }) })
@@ -145,6 +151,15 @@ describe("parley serve: the OpenAPI document against the server", () => {
     )
     await send(answer, q(a, "a1.confirm.1"), { method: "POST", body: json({ answer: false }) })
     await guarded(answer, q(a, "a1.confirm.1"), "POST")
+
+    // A's question is answered now: a batch naming it is a 409; an empty batch has nothing to refuse (200).
+    await send(answers, batch(a), { method: "POST", body: json({ answers: { "a1.confirm.1": true } }) })
+    await send(answers, batch(a), { method: "POST", body: json({ answers: {} }) })
+    await send(answers, batch(a), { method: "POST", body: json({ answers: { "zz.nope.1": true } }) })
+    await send(answers, batch(x), { method: "POST", body: json({ answers: {} }) })
+    await send(answers, batch(a), { method: "POST", body: "{not json" })
+    await send(answers, batch(a), { method: "POST", body: "hello", headers: { "content-type": "text/plain" } })
+    await guarded(answers, batch(a), "POST")
 
     const create = "POST /api/conversations"
     const created = await send(create, "/api/conversations", {

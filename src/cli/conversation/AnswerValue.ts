@@ -1,10 +1,9 @@
 /**
- * `parley conversation answer` when the conversation's turn is running
- * (docs/decisions.md#answer-from-anywhere): the answer goes to the run's host over its socket, where the
- * first answer that fits wins, and the waiting tool goes on at once. A
- * secret can go this way too — read from the terminal without echo (or
- * stdin with `--stdin`), sent over the socket, never written and never
- * taken from argv.
+ * How `parley conversation answer` reads an answer (docs/decisions.md#answer-from-anywhere):
+ * typed text by the question's answer type (or JSON with `--json`), and a
+ * secret — only a running turn takes one — read from the terminal without
+ * echo (or stdin with `--stdin`), never taken from argv. Where the value
+ * goes is `programs/Answer.deliver`'s to decide.
  *
  * @example
  * ```sh
@@ -12,21 +11,17 @@
  * printf 'hunter2' | parley conversation answer 17738399468 call_1.token.1 --stdin
  * ```
  */
-import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import type * as Prompt from "effect/cli/Prompt"
 import type * as Schema from "effect/Schema"
-import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as JsonText from "../../domain/storage/JsonText.ts"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as Answer from "../../programs/Answer.ts"
-import { AnswerDoesNotFit, QuestionNotOpen } from "../../services/PendingAnswers.ts"
-import type { RunningTurn } from "../../services/RunningTurns.ts"
-import { CliFailure } from "../CliFailure.ts"
+import { AnswerDoesNotFit } from "../../services/Refusals.ts"
 import * as PersonTerminal from "../PersonTerminal.ts"
 import * as Usage from "../Usage.ts"
 
@@ -41,15 +36,8 @@ export interface Given {
   readonly format: "text" | "json"
 }
 
-/** The run stopped (or was never reachable) while we spoke to it. */
-const lost = (id: ConversationId.ConversationId) => () =>
-  new CliFailure({
-    code: 1,
-    message: `The run of ${ConversationId.display(id)} stopped before it took the answer; nothing was recorded.`
-  })
-
 /** The terminal's prompter, for the scope's life. */
-const prompter = Effect.gen(function* () {
+export const prompter = Effect.gen(function* () {
   const terminal = Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
   return yield* TerminalPromptBackend.make().pipe(Effect.provideContext(terminal))
 })
@@ -86,7 +74,7 @@ export const typed = (
 }
 
 /** The value for `q`: parsed from argv, or (a secret) read without echo or from stdin. */
-const valueFor = (q: Answer.OpenQuestion, given: Given) =>
+export const valueFor = (q: Answer.OpenQuestion, given: Given) =>
   Effect.gen(function* () {
     if (q.question.answer_type.type === "secret") {
       if (given.value !== undefined)
@@ -114,37 +102,3 @@ const valueFor = (q: Answer.OpenQuestion, given: Given) =>
     const parsed = typed(q, given.value, given.json)
     return Result.isFailure(parsed) ? yield* parsed.failure : parsed.success
   })
-
-/** Answers (or lists) through the running turn (`RunningTurns`, over its host's socket). */
-export const answer = (
-  id: ConversationId.ConversationId,
-  turn: RunningTurn,
-  given: Given,
-  listing: (open: ReadonlyArray<Answer.OpenQuestion>) => string
-) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const info = yield* turn.info.pipe(Effect.mapError(lost(id)))
-      const open = info.open
-      if (given.inquiry === undefined) {
-        return yield* Console.log(
-          given.format === "json"
-            ? JSON.stringify(open.map(Answer.row), null, 2)
-            : `${listing(open)}\n(the turn is running: pid ${info.pid})`
-        )
-      }
-      const q = open.find((o) => o.inquiryId === given.inquiry)
-      if (q === undefined) {
-        // The host knows who answered a question that closed: let it say so.
-        yield* turn
-          .offer(given.inquiry, given.value ?? null)
-          .pipe(Effect.catchTag("RunLost", () => Effect.fail(lost(id)())))
-        return yield* new QuestionNotOpen({ inquiry_id: given.inquiry, open: open.map((o) => o.inquiryId) })
-      }
-      const value = yield* valueFor(q, given)
-      yield* turn.offer(q.inquiryId, value).pipe(Effect.catchTag("RunLost", () => Effect.fail(lost(id)())))
-      if (given.format === "json")
-        return yield* Console.log(JSON.stringify({ id: q.inquiryId, delivered: true, pid: info.pid }))
-      yield* Console.error(`Answered ${q.inquiryId}; the running turn (pid ${info.pid}) goes on with it.`)
-    })
-  )
