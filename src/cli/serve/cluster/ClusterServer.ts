@@ -80,6 +80,11 @@ const services = (storage: string, configFlag: string | undefined) =>
       ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(Layer.succeed(Config, config)))
     ).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: Hint.withInstall(e) })))
     const provider = yield* Layer.build(ProviderLive.layer(providers))
+    // The scripted model keeps its position in its steps: each turn gets one of its own (Turns.providerOfTurn).
+    const providerOfTurn =
+      script === undefined
+        ? undefined
+        : Effect.map(Layer.build(ProviderLive.layer(providers)), (built) => Context.get(built, Provider))
     const store = yield* Layer.build(PgConversationStore.layer({ url: storage, maxConnections: storePool() })).pipe(
       Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
     )
@@ -88,6 +93,7 @@ const services = (storage: string, configFlag: string | undefined) =>
       config,
       executor: Context.get(executor, Executor),
       provider: Context.get(provider, Provider),
+      providerOfTurn,
       root,
       chooseModel: (asked: string | undefined, remembered: string | undefined) =>
         ModelChoice.make({ flag: asked, script, config: data, configFile, providers, command: ["parley", "serve"] })(

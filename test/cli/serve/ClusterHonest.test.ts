@@ -1,7 +1,11 @@
 // parley serve --cluster (docs/cluster.md#stopping-a-runner): a runner says the cluster library's warnings
 // in one line each on stderr, in parley's words (not Effect's multi-line block with its annotations, which
 // went to stdout after the URL), and stopped with
-// SIGTERM it says at most one line on stderr: the warnings its own stop causes are not shown.
+// SIGTERM it says at most one line on stderr: the warnings its own stop causes are not shown. With the
+// scripted model each conversation's turn follows the script from its first step (a runner's turns shared one
+// position), and a turn that fails says so in its runner's log.
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as RunnerLog from "../../../src/cli/serve/cluster/RunnerLog.ts"
@@ -67,6 +71,66 @@ describe.skipIf(pgSkip !== undefined)("a cluster runner's stderr", () => {
       expect(r.output()).not.toMatch(/WARN|module|fiber/)
     }
   }, 180_000)
+})
+
+const until = async <A>(what: string, check: () => Promise<A | undefined>, ms: number): Promise<A> => {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const got = await check().catch(() => undefined)
+    if (got !== undefined) return got
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
+    await sleep(200)
+  }
+}
+
+describe.skipIf(pgSkip !== undefined)("the scripted model in a cluster", () => {
+  it("10 conversations over 2 runners each follow the script from its first step; a failed turn is said in the log", async () => {
+    const dir = fs.mkdtempSync(path.join(process.env["TMPDIR"] ?? "/tmp", "parley-script-"))
+    const script = path.join(dir, "s.json")
+    const steps = (name: string) => [
+      {
+        message: "Deploying.",
+        tool_calls: [{ id: "d1", name: "deferrable", arguments: { name, mode: "slow", seconds: 0.1 } }]
+      },
+      { message: "Deploy finished." }
+    ]
+    // One tool name for all: each conversation's turn must run it once.
+    fs.writeFileSync(script, JSON.stringify({ steps: steps("shared") }))
+    const cluster = await Cluster.project(freshDatabase(pg!), { PARLEY_SCRIPT: script })
+    clusters.push(cluster)
+    const runners = [await cluster.runner(), await cluster.runner()]
+    const ids: Array<string> = []
+    for (let i = 0; i < 10; i++) {
+      const r = await runners[i % 2]!.post("/api/conversations", { message: `deploy ${i}`, model: "scripted" })
+      expect(r.status, JSON.stringify(r.body)).toBe(200)
+      ids.push(r.body.conversation_id)
+    }
+    for (const id of ids)
+      await until(
+        `${id} to finish`,
+        async () => {
+          const r = await runners[0]!.json(`/api/conversations/${id}`)
+          return r.body.at(-1)?.type === "chat_response" && r.body.at(-1).message === "Deploy finished."
+            ? true
+            : undefined
+        },
+        60_000
+      )
+    expect(cluster.effects("shared")).toBe(10)
+    // A model call that fails: the runner that ran the turn says so on stderr, naming the conversation.
+    fs.writeFileSync(script, JSON.stringify({ steps: [{ error: "the model is down" }] }))
+    const failed = await runners[1]!.post("/api/conversations", { message: "deploy again", model: "scripted" })
+    const id = failed.body?.conversation_id as string | undefined
+    await until(
+      "the failure in a runner's log",
+      async () => (runners.some((r) => r.output().includes("the turn failed")) ? true : undefined),
+      20_000
+    )
+    const said = runners.map((r) => r.output()).join("")
+    expect(said).toMatch(/^parley serve --cluster: jp-c\d+: the turn failed: .*the model is down/m)
+    if (id !== undefined) expect(said).toContain(`jp-c${id}`)
+    fs.rmSync(dir, { recursive: true, force: true })
+  }, 240_000)
 })
 
 describe("RunnerLog.line (what a runner's logger prints)", () => {
