@@ -84,13 +84,18 @@ export const announce = (id: string): void => {
 export const detach = (options: {
   readonly storage: string
   readonly storageGiven: string | undefined
+  /** `--config FILE` as given (absolute): the printed commands repeat it. */
+  readonly configGiven?: string | undefined
+  /** The run's `--script` (absolute) and `--detached-policy`: the printed `answer` repeats them for the resume it prints. */
+  readonly script?: string | undefined
+  readonly detachedPolicy?: string | undefined
   readonly stdinMessage: string | undefined
 }) =>
   Effect.gen(function* () {
     // The logs' directory is this user's alone, or nothing is started (its line says what to do).
     const dir = yield* Effect.try({
       try: () => ensureRunDir(options.storage),
-      catch: (e) => ErrorLine.failure(e, { storage: options.storageGiven })
+      catch: (e) => ErrorLine.failure(e, { storage: options.storageGiven, config: options.configGiven })
     })
     const tag = `${process.pid}-${crypto.randomBytes(4).toString("hex")}`
     const announced = path.join(dir, `.announce-${tag}`)
@@ -123,7 +128,12 @@ export const detach = (options: {
       else yield* Effect.sleep("20 millis")
     }
     fs.rmSync(announced, { force: true })
-    const ctx = { storage: options.storageGiven }
+    const ctx = {
+      storage: options.storageGiven,
+      config: options.configGiven,
+      script: options.script,
+      detachedPolicy: options.detachedPolicy
+    }
     yield* Console.log(id)
     yield* Console.error(
       [

@@ -1,11 +1,15 @@
 /**
  * Commands parley prints for the person to run next (docs/decisions.md#errors-carry-data: this is the one place they are built — errors carry the data,
  * the edge renders the command). Each one works when pasted into the same
- * shell. It carries what this invocation was told and the conversation does
- * not remember — the storage directory when one was given (`--storage` or
- * `$PARLEY_STORAGE`), the `--config` file when one was given (commands that
- * read the config), the `--model` when one was given, and the scripted
- * model's `--script` — with every word shell-quoted. A database url is
+ * shell, from any directory. It carries what this invocation was told and
+ * the conversation does not remember — the storage directory when one was
+ * given (`--storage` or `$PARLEY_STORAGE`), the `--config` file when one was
+ * given, the `--model` when one was given, the scripted model's `--script`
+ * and the `--detached-policy` — with every word shell-quoted. One rule
+ * ({@link sameContext}) says which of them a printed command repeats: every
+ * one that command takes (`--storage` and `--config` are the root's, taken
+ * by all; the run's flags by the commands that run a turn or print one's
+ * resume command). Callers pass the whole context. A database url is
  * repeated without its password (docs/postgres.md#passwords): a printed
  * command lands on stderr, in `detached-*.log` files and in what people
  * paste, and works again where the password comes from `PGPASSWORD` or
@@ -29,8 +33,46 @@ export interface Context {
   readonly model?: string | undefined
   /** The scripted model's steps (absolute path), when a script is in use. */
   readonly script?: string | undefined
-  /** `--config FILE` (absolute) when it was given: repeated by commands that read the config (`query`). */
+  /** `--config FILE` (absolute) when it was given. */
   readonly config?: string | undefined
+  /** `--detached-policy` as given (what a question does when nobody can be asked). */
+  readonly detachedPolicy?: string | undefined
+}
+
+/** The run's flags (beyond the root's `--storage` and `--config`) each command takes, by its words after `parley`. */
+const RUN_FLAGS: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray<"model" | "script" | "detachedPolicy">]> =
+  [
+    [["query"], ["model", "script", "detachedPolicy"]],
+    [
+      ["conversation", "compact"],
+      ["model", "script"]
+    ],
+    // `answer` prints the resume command of the turn it answers into: it takes these to repeat them.
+    [
+      ["conversation", "answer"],
+      ["script", "detachedPolicy"]
+    ]
+  ]
+
+const FLAG_NAMES = { model: "--model", script: "--script", detachedPolicy: "--detached-policy" } as const
+
+/**
+ * The flags of `context` that the command `args` (its words after `parley`)
+ * takes, in one order: the run's (`--model`, `--script`,
+ * `--detached-policy`) for the commands that take them, then `--storage`
+ * (a database url without its password) and `--config`, which every command
+ * takes. Unquoted: {@link command} quotes them for a shell.
+ */
+export const sameContext = (args: ReadonlyArray<string>, context: Context): Array<string> => {
+  const runFlags = RUN_FLAGS.find(([words]) => words.every((w, i) => args[i] === w))?.[1] ?? []
+  const flags: Array<string> = []
+  for (const key of runFlags) {
+    const value = context[key]
+    if (value !== undefined) flags.push(FLAG_NAMES[key], value)
+  }
+  if (context.storage !== undefined) flags.push("--storage", shownStorage(context.storage))
+  if (context.config !== undefined) flags.push("--config", context.config)
+  return flags
 }
 
 /** Quotes one word for a POSIX shell (bare when it is safe). */
@@ -62,19 +104,13 @@ export const shownStorage = (storage: string): string =>
  * as `<yes|no>`) is written as it is, right after the args: the person
  * replaces it before running the command.
  */
-export const command = (args: ReadonlyArray<string>, context: Context, placeholder?: string): string => {
-  const flags: Array<string> = []
-  if (context.model !== undefined) flags.push("--model", context.model)
-  if (context.script !== undefined) flags.push("--script", context.script)
-  if (context.storage !== undefined) flags.push("--storage", shownStorage(context.storage))
-  if (context.config !== undefined) flags.push("--config", context.config)
-  return [
+export const command = (args: ReadonlyArray<string>, context: Context, placeholder?: string): string =>
+  [
     invokedAs(),
     ...args.map(quote),
     ...(placeholder !== undefined ? [placeholder] : []),
-    ...flags.map(quote)
+    ...sameContext(args, context).map(quote)
   ].join(" ")
-}
 
 /** The command that resumes the incomplete turn of `id`. */
 export const resume = (id: string, context: Context): string =>
@@ -92,26 +128,23 @@ export const answer = (
   context: Context
 ): string =>
   value === undefined
-    ? command(["conversation", "answer", id, inquiryId], { storage: context.storage })
+    ? command(["conversation", "answer", id, inquiryId], context)
     : "value" in value
-      ? command(["conversation", "answer", id, inquiryId, value.value], { storage: context.storage })
-      : command(["conversation", "answer", id, inquiryId], { storage: context.storage }, `<${value.placeholder}>`)
+      ? command(["conversation", "answer", id, inquiryId, value.value], context)
+      : command(["conversation", "answer", id, inquiryId], context, `<${value.placeholder}>`)
 
-/** The command that discards the incomplete turn of `id` (no model is called: none is needed). */
+/** The command that discards the incomplete turn of `id` (no model is called: none is needed, but the flags stay the run's). */
 export const discard = (id: string, context: Context): string =>
-  command(["query", "--discard-turn", "--id", id], { storage: context.storage, config: context.config })
+  command(["query", "--discard-turn", "--id", id], context)
 
-/** The command that says what is wrong with the files of conversation `id` (a store command: only the storage is repeated). */
-export const check = (id: string, context: Context): string =>
-  command(["conversation", "check", id], { storage: context.storage })
+/** The command that says what is wrong with the files of conversation `id`. */
+export const check = (id: string, context: Context): string => command(["conversation", "check", id], context)
 
 /** The command that lists every conversation id, archived ones included. */
-export const listArchived = (context: Context): string =>
-  command(["conversation", "ls", "--archived"], { storage: context.storage })
+export const listArchived = (context: Context): string => command(["conversation", "ls", "--archived"], context)
 
 /** The command that compacts conversation `id` (RFD 064; no model is needed for the mechanical rule). */
-export const compact = (id: string, context: Context): string =>
-  command(["conversation", "compact", id], { storage: context.storage })
+export const compact = (id: string, context: Context): string => command(["conversation", "compact", id], context)
 
 /**
  * The command that shows the help of `path` (effect/cli's command path, which

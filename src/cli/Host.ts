@@ -50,7 +50,8 @@ export const serveWhenKnown = (
       socketPath: HostPath.of(run.settings.storage, id),
       conversationId: id,
       interrupt,
-      script: run.hint.script
+      script: run.hint.script,
+      detachedPolicy: run.hint.detachedPolicy
     }).pipe(
       Effect.catch((e) =>
         hub.publish(RunEvent.make.Warning({ text: `${ErrorLine.line(e, {})} Other terminals cannot reach this run.` }))
@@ -93,7 +94,7 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
       if (Background.markDetached()) break
       pressed = yield* Deferred.make<void>()
     }
-    const ctx = { storage: run.hint.storage }
+    const ctx = { storage: run.hint.storage, config: run.hint.config }
     const opened = yield* Effect.result(
       Effect.try({ try: () => Background.openLog(run.settings.storage), catch: (e) => e })
     )

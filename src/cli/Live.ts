@@ -251,7 +251,8 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
           storage: settings.storageGiven,
           model: settings.model,
           script: settings.script,
-          config: settings.config
+          config: settings.config,
+          detachedPolicy: settings.detachedPolicy
         }
       })
       return Layer.mergeAll(

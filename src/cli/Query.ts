@@ -32,7 +32,6 @@ import * as ConversationId from "../domain/storage/ConversationId.ts"
 import type * as Compact from "../domain/stream/Compact.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import type { AnswerType } from "../domain/tool/AnswerType.ts"
-import { DetachedPolicy } from "../domain/tool/Config.ts"
 import * as Query from "../programs/Query.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { StoreIoError } from "../services/StoreErrors.ts"
@@ -47,6 +46,7 @@ import * as Host from "./Host.ts"
 import * as Live from "./Live.ts"
 import { persistOnBrokenStdout } from "./RunMain.ts"
 import * as RunView from "./RunView.ts"
+import { detachedPolicyFlag } from "./DetachedPolicyFlag.ts"
 import { scriptFlag, scriptPath } from "./ScriptFlag.ts"
 import * as Style from "./Style.ts"
 import { storage } from "./Root.ts"
@@ -73,7 +73,8 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
       storage: run.hint.storage,
       config: run.hint.config,
       model: model === undefined ? run.hint.model : undefined,
-      script: model === undefined || model === "scripted" ? run.hint.script : undefined
+      script: model === undefined || model === "scripted" ? run.hint.script : undefined,
+      detachedPolicy: run.hint.detachedPolicy
     }
   }
   return {
@@ -136,7 +137,7 @@ const failure = (out: Output, error: unknown): Failed => {
   }
   const message =
     error instanceof Query.NoMessage
-      ? `Nothing to send: give a message, e.g. ${Hint.command(["query", "Hello"], { storage: ctx.storage })}`
+      ? `Nothing to send: give a message, e.g. ${Hint.command(["query", "Hello"], ctx)}`
       : ErrorLine.line(error, ctx)
   return { code: 1, error: message, resume: resumeHint(out) }
 }
@@ -152,7 +153,6 @@ export const DEFERRED_EXIT = 3
 /** What stderr says of a deferred run: each open question, with the command that answers it (a secret is asked at resume). */
 export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, unsent: string | undefined): string => {
   const id = report.conversationId!
-  const ctx = { storage: hint.storage }
   const lines = [
     `parley: ${ConversationId.display(id as ConversationId.ConversationId)} is waiting for input; nobody could be asked:`
   ]
@@ -163,7 +163,7 @@ export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, u
     lines.push(
       q.answer_type === "secret"
         ? "    a secret: asked when the turn is resumed in a terminal"
-        : `    ${Hint.answer(id, q.id, { placeholder: placeholderOf(q) }, ctx)}`
+        : `    ${Hint.answer(id, q.id, { placeholder: placeholderOf(q) }, hint)}`
     )
   }
   lines.push(`Then resume the turn: ${Hint.resume(id, hint)}`)
@@ -336,12 +336,7 @@ const flags = {
     Flag.withDescription("Drop the conversation's incomplete turn, if any"),
     Flag.withDefault(false)
   ),
-  detachedPolicy: Flag.Literals("detached-policy", DetachedPolicy.literals).pipe(
-    Flag.withDescription(
-      "What a question for a person does when nobody can be asked: assistant (default), wait, defer (exit 3) or deny"
-    ),
-    Flag.optional
-  ),
+  detachedPolicy: detachedPolicyFlag,
   detach: Flag.Boolean("detach").pipe(
     Flag.withDescription(
       "Run in the background, beyond this terminal; print the conversation id and how to answer or stop it"
@@ -398,8 +393,15 @@ export const query = Command.make("query", flags, (f) =>
     const fromStdin = Option.isNone(f.message) && !f.continueTurn && !f.discardTurn ? yield* readStdin : undefined
     if (f.detach) {
       // Nothing is built here: the background run loads config, tools and servers itself.
-      const { dir, given } = yield* storage
-      return yield* Detach.detach({ storage: dir, storageGiven: given, stdinMessage: fromStdin })
+      const { dir, given, configGiven } = yield* storage
+      return yield* Detach.detach({
+        storage: dir,
+        storageGiven: given,
+        configGiven,
+        script: scriptPath(f.script),
+        detachedPolicy: Option.getOrUndefined(f.detachedPolicy),
+        stdinMessage: fromStdin
+      })
     }
     const message = Option.getOrUndefined(f.message) ?? fromStdin
     if (f.persistOnSigpipe) yield* Effect.sync(persistOnBrokenStdout)

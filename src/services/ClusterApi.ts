@@ -14,6 +14,7 @@
  */
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { ServeApi, Token } from "./ServeApi.ts"
 
@@ -34,8 +35,14 @@ export type RunnerRow = typeof RunnerRow.Type
 export const ClusterInfo = Schema.Struct({ runner: Schema.String, runners: Schema.Array(RunnerRow) })
 
 export class ClusterGroup extends HttpApiGroup.make("cluster")
-  .add(HttpApiEndpoint.get("cluster", "/cluster", { success: ClusterInfo }))
+  .add(
+    HttpApiEndpoint.get("cluster", "/cluster", { success: ClusterInfo }).annotate(
+      OpenApi.Summary,
+      "List the runners of the cluster"
+    )
+  )
   .middleware(Token)
-  .prefix("/api") {}
+  .prefix("/api")
+  .annotate(OpenApi.Description, "The cluster's runners") {}
 
 export const ClusterApi = ServeApi.add(ClusterGroup)

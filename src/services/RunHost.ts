@@ -66,7 +66,9 @@ export const HostInfo = Schema.Struct({
   /** The sequence number of the latest event published: a subscriber's replay ends there. */
   latest: Schema.Number,
   /** The scripted model's steps file, when the run was given one. */
-  script: Schema.optionalKey(Schema.String)
+  script: Schema.optionalKey(Schema.String),
+  /** `--detached-policy` as the run was given it, when it was. */
+  detached_policy: Schema.optionalKey(Schema.String)
 })
 export type HostInfo = typeof HostInfo.Type
 

@@ -171,9 +171,13 @@ const POSTED = [ForeignOrigin] as const
 /** …and a `POST` that takes a JSON body (one that takes none does not read it). */
 const WITH_BODY = [...POSTED, PayloadTooLarge, UnsupportedMediaType] as const
 
+/** The cookie that carries the token for the page (`layers/serve/Guard.ts` sets and reads it). */
+export const TOKEN_COOKIE = "parley_token"
+
 /** The token, for the OpenAPI document (the check itself runs before routing, `layers/serve/Guard.ts`). */
 export class Token extends HttpApiMiddleware.Service<Token>()("parley/serve/Token", {
-  security: { bearer: HttpApiSecurity.bearer },
+  // The page's requests carry the token in its cookie (set when it is opened with `?token=`); any other client sends the bearer.
+  security: { bearer: HttpApiSecurity.bearer, cookie: HttpApiSecurity.apiKey({ in: "cookie", key: TOKEN_COOKIE }) },
   // The Host check runs first, on every request: its 421 belongs with the token's 401.
   error: [Unauthorized, MisdirectedRequest]
 }) {}
@@ -196,12 +200,17 @@ const Id = { id: ConversationIdParam }
 /** The conversations and their questions. */
 export class ConversationsGroup extends HttpApiGroup.make("conversations")
   .add(
-    HttpApiEndpoint.get("list", "/conversations", { success: Schema.Array(ConversationRow) }),
+    HttpApiEndpoint.get("list", "/conversations", { success: Schema.Array(ConversationRow) }).annotate(
+      OpenApi.Summary,
+      "List the conversations"
+    ),
     HttpApiEndpoint.get("get", "/conversations/:id", {
       params: Id,
       success: Schema.Json,
       error: [ConversationNotFound, ConversationDamaged]
-    }).middleware(Validation),
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Read one conversation"),
     HttpApiEndpoint.get("events", "/conversations/:id/events", {
       params: Id,
       // A sequence number of the run (EventSource sends back the last `id:` it saw).
@@ -213,8 +222,13 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
       // 204 when no turn runs: nothing to stream, and an EventSource does not reconnect.
       success: [HttpApiSchema.StreamSse({ events: EventFrame }), HttpApiSchema.NoContent],
       error: [ConversationNotFound]
-    }).middleware(Validation),
-    HttpApiEndpoint.get("questions", "/questions", { success: Schema.Array(QuestionRow) }),
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Follow a running turn (server-sent events)"),
+    HttpApiEndpoint.get("questions", "/questions", { success: Schema.Array(QuestionRow) }).annotate(
+      OpenApi.Summary,
+      "List every open question"
+    ),
     HttpApiEndpoint.post("answer", "/conversations/:id/questions/:inquiryId", {
       params: { id: ConversationIdParam, inquiryId: Schema.String },
       payload: AnswerBody,
@@ -230,7 +244,9 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
         RunLost,
         ...WITH_BODY
       ]
-    }).middleware(Validation),
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Answer a question"),
     HttpApiEndpoint.post("answers", "/conversations/:id/answers", {
       params: Id,
       payload: AnswersBody,
@@ -245,40 +261,59 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
         RunLost,
         ...WITH_BODY
       ]
-    }).middleware(Validation),
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Answer all of a turn's questions at once"),
     HttpApiEndpoint.post("create", "/conversations", {
       payload: NewConversation,
       success: RunStarted,
       error: [RunNotStarted, ...WITH_BODY]
-    }).middleware(Validation),
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Start a conversation"),
     HttpApiEndpoint.post("message", "/conversations/:id/messages", {
       params: Id,
       payload: NewMessage,
       success: RunStarted,
       error: [ConversationNotFound, ConversationBusy, RunNotStarted, ...WITH_BODY]
-    }).middleware(Validation),
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Send a message (starts a turn)"),
     HttpApiEndpoint.post("continue", "/conversations/:id/continue", {
       params: Id,
       success: RunStarted,
       error: [ConversationNotFound, ConversationBusy, RunNotStarted, ...POSTED]
-    }).middleware(Validation),
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Resume the incomplete turn"),
     HttpApiEndpoint.post("discard", "/conversations/:id/discard", {
       params: Id,
       success: Discarded,
       error: [ConversationNotFound, ConversationBusy, RunNotStarted, ...POSTED]
-    }).middleware(Validation),
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Discard the incomplete turn"),
     HttpApiEndpoint.post("stop", "/conversations/:id/stop", {
       params: Id,
       success: Stopping,
       error: [ConversationNotFound, NotRunning, RunLost, ...POSTED]
-    }).middleware(Validation)
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Stop the running turn")
   )
   .middleware(Token)
-  .prefix("/api") {}
+  .prefix("/api")
+  .annotate(OpenApi.Description, "Conversations, their runs and their open questions") {}
 
 /** The whole API. */
 export class ServeApi extends HttpApi.make("parley")
   .add(ConversationsGroup)
   .annotateMerge(
-    OpenApi.annotations({ title: "parley serve", description: "Watch runs and answer their questions." })
+    OpenApi.annotations({
+      title: "parley serve",
+      description: "Watch runs and answer their questions.",
+      license: { name: "MIT", url: "https://opensource.org/license/mit" },
+      // The document is served by the server it describes, at whatever address it listens on.
+      servers: [{ url: "/", description: "The parley serve that serves this document" }]
+    })
   ) {}

@@ -101,7 +101,7 @@ describe("--config with a directory storage", () => {
     expect(r.code, r.stderr).toBe(3)
     const id = /conversation (\d+) \(new\)/.exec(r.stderr)![1]!
     expect(r.stderr).toContain(
-      `Then resume the turn: parley query --continue-turn --id ${id} --script ${script} --storage ${p.storage} --config ${team}`
+      `Then resume the turn: parley query --continue-turn --id ${id} --script ${script} --detached-policy defer --storage ${p.storage} --config ${team}`
     )
     expect(parley(p, ["conversation", "answer", id, "a1.confirm.1", "yes"]).code).toBe(0)
     const done = parley(p, [

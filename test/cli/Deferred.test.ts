@@ -57,7 +57,10 @@ describe('detached = "defer" (no TTY)', () => {
     expect(first.stderr).toContain(
       `is waiting for input; nobody could be asked:\n  ask_1.confirm.1  deferrable: Deploy prod? [yes or no]\n`
     )
-    expect(first.stderr).toContain(`conversation answer ${id} ask_1.confirm.1 <yes|no> --storage`)
+    // The answer command repeats the run's --script: the resume command it prints needs it.
+    expect(first.stderr).toMatch(
+      new RegExp(`conversation answer ${id} ask_1.confirm.1 <yes\\|no> --script \\S+ --storage`)
+    )
     // The slow tool finished and is recorded; the question is recorded without a response.
     const events = persisted(p)
     expect(events.filter((e) => e.type === "tool_call_response").map((e) => e["id"])).toStrictEqual(["slow_1"])

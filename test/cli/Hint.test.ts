@@ -30,3 +30,49 @@ describe("Hint: the storage a printed command repeats", () => {
     )
   })
 })
+
+describe("Hint.sameContext: one rule for what a printed command repeats", () => {
+  const ctx = { storage: "/s", config: "/c.toml", model: "openai/x", script: "/s.json", detachedPolicy: "defer" }
+  it("--storage and --config on every command; the run's flags only on the commands that take them", () => {
+    expect(Hint.sameContext(["conversation", "ls"], ctx)).toStrictEqual(["--storage", "/s", "--config", "/c.toml"])
+    expect(Hint.sameContext(["conversation", "kill", "1"], ctx)).toStrictEqual([
+      "--storage",
+      "/s",
+      "--config",
+      "/c.toml"
+    ])
+    expect(Hint.sameContext(["query", "--continue-turn"], ctx)).toStrictEqual([
+      "--model",
+      "openai/x",
+      "--script",
+      "/s.json",
+      "--detached-policy",
+      "defer",
+      "--storage",
+      "/s",
+      "--config",
+      "/c.toml"
+    ])
+    expect(Hint.sameContext(["conversation", "answer", "1", "q"], ctx)).toStrictEqual([
+      "--script",
+      "/s.json",
+      "--detached-policy",
+      "defer",
+      "--storage",
+      "/s",
+      "--config",
+      "/c.toml"
+    ])
+    expect(Hint.sameContext(["conversation", "compact", "1"], ctx)).toStrictEqual([
+      "--model",
+      "openai/x",
+      "--script",
+      "/s.json",
+      "--storage",
+      "/s",
+      "--config",
+      "/c.toml"
+    ])
+    expect(Hint.sameContext(["query"], {})).toStrictEqual([])
+  })
+})

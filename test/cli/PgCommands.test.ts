@@ -144,7 +144,12 @@ describe.skipIf(pgSkip !== undefined)(
         { message: "Working.", tool_calls: [ask("a1", "prod")] },
         { message: "Done." }
       ])
-      expect(stderr).toContain(`conversation answer ${id} --storage ${p.storage}`)
+      // The banner's answer command repeats the run's --script (for the resume it prints) and --config.
+      expect(stderr).toMatch(
+        new RegExp(
+          `conversation answer ${id} --script \\S+ --storage ${p.storage.replaceAll("?", "\\?")} --config ${p.config}`
+        )
+      )
       await waitFor(
         "the question to open",
         () => (lsJson(p).find((r) => r.id === id)?.running as { waiting?: Array<string> } | null)?.waiting?.length === 1
@@ -204,9 +209,11 @@ describe.skipIf(pgSkip !== undefined)(
       ])
       expect(resumed.code).toBe(3)
       // The question cancelled by the kill is asked again, under the next inquiry id.
-      expect(resumed.stderr).toContain(`conversation answer ${id} a1.confirm.2 <yes|no> --storage ${p.storage}`)
       expect(resumed.stderr).toContain(
-        `Then resume the turn: parley query --continue-turn --id ${id} --script ${resume} --storage ${p.storage} --config ${p.config}`
+        `conversation answer ${id} a1.confirm.2 <yes|no> --script ${resume} --detached-policy defer --storage ${p.storage} --config ${p.config}`
+      )
+      expect(resumed.stderr).toContain(
+        `Then resume the turn: parley query --continue-turn --id ${id} --script ${resume} --detached-policy defer --storage ${p.storage} --config ${p.config}`
       )
       const stored = run(p, ["conversation", "answer", id, "a1.confirm.2", "no"])
       expect(stored.code, stored.stderr).toBe(0)

@@ -16,7 +16,10 @@
  *   asks it at resume.
  *
  * Then `parley query --continue-turn --id ID` hands the answers to their
- * tools without asking.
+ * tools without asking. The commands it prints repeat `--storage` and
+ * `--config`, and the run's `--script` (default `$PARLEY_SCRIPT`) and
+ * `--detached-policy` when this command was given them (`Hint.ts`): it takes
+ * those two only to repeat them.
  *
  * @example
  * ```sh
@@ -42,7 +45,9 @@ import { ConversationStore } from "../../services/ConversationStore.ts"
 import { SecretNeedsRunningTurn } from "../../services/Refusals.ts"
 import { RunningTurns } from "../../services/RunningTurns.ts"
 import * as ErrorLine from "../ErrorLine.ts"
+import { detachedPolicyFlag } from "../DetachedPolicyFlag.ts"
 import { formatFlag } from "../Format.ts"
+import { scriptFlag, scriptPath } from "../ScriptFlag.ts"
 import * as Hint from "../Hint.ts"
 import * as HostTurns from "../../layers/host/HostTurns.ts"
 import * as AnswerAll from "./AnswerAll.ts"
@@ -59,7 +64,6 @@ const listing = (
   hint: Hint.Context,
   running = false
 ): string => {
-  const storageGiven = hint.storage
   if (open.length === 0) return `${ConversationId.display(id)} has no open question.`
   const lines = [`Open questions of ${ConversationId.display(id)}:`]
   for (const q of open) {
@@ -71,9 +75,9 @@ const listing = (
     lines.push(
       type.type === "secret"
         ? running
-          ? `    a secret: ${Hint.answer(id, q.inquiryId, undefined, { storage: storageGiven })} (typed without echo, or piped with --stdin)`
+          ? `    a secret: ${Hint.answer(id, q.inquiryId, undefined, hint)} (typed without echo, or piped with --stdin)`
           : `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(id, hint)})`
-        : `    ${Hint.answer(id, q.inquiryId, { placeholder }, { storage: storageGiven })}`
+        : `    ${Hint.answer(id, q.inquiryId, { placeholder }, hint)}`
     )
   }
   return lines.join("\n")
@@ -160,14 +164,23 @@ export const answer = Command.make(
       ),
       Flag.withDefault(false)
     ),
-    format: formatFlag
+    format: formatFlag,
+    script: scriptFlag.pipe(Flag.withDescription("The run's --script, repeated in the resume command printed")),
+    detachedPolicy: detachedPolicyFlag.pipe(
+      Flag.withDescription("The run's --detached-policy, repeated in the resume command printed")
+    )
   },
   (f) =>
     withStore(
       Effect.scoped(
         Effect.gen(function* () {
           const { dir, given, configGiven } = yield* storage
-          const hint = { storage: given, config: configGiven }
+          const hint = {
+            storage: given,
+            config: configGiven,
+            script: scriptPath(f.script),
+            detachedPolicy: Option.getOrUndefined(f.detachedPolicy)
+          }
           const id = yield* parseIdArgument(f.id, "answer")
           // A running turn takes the answer itself (docs/decisions.md#answer-from-anywhere); else it goes into the waiting turn on disk.
           return yield* run(f, id, hint).pipe(

@@ -241,7 +241,8 @@ const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.C
   storage: given.storageGiven,
   config: given.configGiven,
   model: undefined,
-  script: view.model() === "scripted" ? info.script : undefined
+  script: view.model() === "scripted" ? info.script : undefined,
+  detachedPolicy: info.detached_policy
 })
 
 /**
@@ -282,13 +283,13 @@ const ending = (
     yield* view.endLine
     if (end._tag === "Detached") {
       return yield* view.stderr(
-        `Detached from ${name}; the run goes on (pid ${pid}). Attach again with: ${Hint.command(["conversation", "attach", id], { storage: hint.storage })}`
+        `Detached from ${name}; the run goes on (pid ${pid}). Attach again with: ${Hint.command(["conversation", "attach", id], hint)}`
       )
     }
     if (end._tag === "Gone") {
       return yield* new CliFailure({
         code: 1,
-        message: `${end.gone.message} ${Hint.command(["conversation", "print", id], { storage: hint.storage })} shows it.`
+        message: `${end.gone.message} ${Hint.command(["conversation", "print", id], hint)} shows it.`
       })
     }
     if (end._tag === "Lost") {
@@ -298,14 +299,14 @@ const ending = (
           code: 1,
           message: `The run of ${name} (pid ${pid}) stopped answering; it still runs and holds the conversation. Attach again with ${Hint.command(
             ["conversation", "attach", id],
-            { storage: hint.storage }
-          )}, or stop it with ${Hint.command(["conversation", "kill", id, "--force"], { storage: hint.storage })}.`
+            hint
+          )}, or stop it with ${Hint.command(["conversation", "kill", id, "--force"], hint)}.`
         })
       }
       // Gone before this terminal read its end (it was stopped, or slow): the conversation says how it ended.
       if ((yield* turnLeft(id, storage)) === "complete") {
         return yield* view.stderr(
-          `parley: the run of ${name} ended while this terminal was not following; its turn is complete (${Hint.command(["conversation", "print", id], { storage: hint.storage })} shows it).`
+          `parley: the run of ${name} ended while this terminal was not following; its turn is complete (${Hint.command(["conversation", "print", id], hint)} shows it).`
         )
       }
       return yield* new CliFailure({
@@ -331,7 +332,7 @@ const ending = (
 /** The run's host is not there (never was, or stopped before we spoke): said apart from a conversation that does not exist. */
 const notRunning = (id: ConversationId.ConversationId, given: Given) =>
   withStoreAt(
-    { dir: given.storage, given: given.storageGiven },
+    { dir: given.storage, given: given.storageGiven, configGiven: given.configGiven },
     ConversationStore.use((store) => store.load(id)).pipe(
       Effect.as(true),
       Effect.catchTag("ConversationNotFound", () => Effect.succeed(false))
@@ -344,7 +345,7 @@ const notRunning = (id: ConversationId.ConversationId, given: Given) =>
           ? stopped(id, given)
           : new CliFailure({
               code: 1,
-              message: `There is no conversation ${ConversationId.display(id)} in ${given.storage}; ${Hint.command(["conversation", "ls"], { storage: given.storageGiven })} lists them.`
+              message: `There is no conversation ${ConversationId.display(id)} in ${given.storage}; ${Hint.command(["conversation", "ls"], { storage: given.storageGiven, config: given.configGiven })} lists them.`
             })
       )
     )
@@ -353,7 +354,7 @@ const notRunning = (id: ConversationId.ConversationId, given: Given) =>
 const stopped = (id: ConversationId.ConversationId, given: Given) =>
   new CliFailure({
     code: 1,
-    message: `${ConversationId.display(id)} has no running turn to attach to. ${Hint.command(["conversation", "print", id], { storage: given.storageGiven })} shows it; ${Hint.resume(id, { storage: given.storageGiven, config: given.configGiven })} resumes an incomplete turn.`
+    message: `${ConversationId.display(id)} has no running turn to attach to. ${Hint.command(["conversation", "print", id], { storage: given.storageGiven, config: given.configGiven })} shows it; ${Hint.resume(id, { storage: given.storageGiven, config: given.configGiven })} resumes an incomplete turn.`
   })
 
 /**
@@ -446,18 +447,18 @@ export const attach = (given: Given) =>
       if (id === undefined) {
         return yield* new CliFailure({
           code: 1,
-          message: `No conversation of ${given.storage} has a running turn. ${Hint.command(["query", "--detach", "MESSAGE"], { storage: given.storageGiven })} starts one in the background.`
+          message: `No conversation of ${given.storage} has a running turn. ${Hint.command(["query", "--detach", "MESSAGE"], { storage: given.storageGiven, config: given.configGiven })} starts one in the background.`
         })
       }
       const socket = HostPath.of(given.storage, id)
       const live = yield* HostClient.reachable(socket).pipe(
-        Effect.mapError((e) => ErrorLine.failure(e, { storage: given.storageGiven }))
+        Effect.mapError((e) => ErrorLine.failure(e, { storage: given.storageGiven, config: given.configGiven }))
       )
       if (!live) return yield* notRunning(id, given)
       const client = yield* HostClient.connect(socket).pipe(
         Effect.catch((e) =>
           e._tag === "NotPrivate"
-            ? Effect.fail(ErrorLine.failure(e, { storage: given.storageGiven }))
+            ? Effect.fail(ErrorLine.failure(e, { storage: given.storageGiven, config: given.configGiven }))
             : notRunning(id, given)
         )
       )
@@ -487,7 +488,12 @@ export const attach = (given: Given) =>
                 }),
         asks: (e) => seq > info.latest || openAtStart.has(e.inquiry_id),
         answerHint: (inquiryId) =>
-          Hint.answer(id, inquiryId, { placeholder: "VALUE" }, { storage: given.storageGiven }),
+          Hint.answer(
+            id,
+            inquiryId,
+            { placeholder: "VALUE" },
+            { storage: given.storageGiven, config: given.configGiven }
+          ),
         stopRun: sigint
       })
       // --tail=N: what the run kept up to its last N events is not shown; a question still open is asked all the same.

@@ -59,7 +59,7 @@ export const kill = Command.make(
       const socket = HostPath.of(dir, id)
       const notRunning = new CliFailure({ code: 1, message: `${ConversationId.display(id)} has no running turn.` })
       const live = yield* HostClient.reachable(socket).pipe(
-        Effect.mapError((e) => ErrorLine.failure(e, { storage: given }))
+        Effect.mapError((e) => ErrorLine.failure(e, { storage: given, config: configGiven }))
       )
       // Nothing runs: say whether there is such a conversation at all (a typo is not "not running").
       if (!live)
@@ -74,7 +74,11 @@ export const kill = Command.make(
             client.Interrupt().pipe(Effect.timeout("2 seconds"), Effect.ignore)
           )
         )
-      ).pipe(Effect.mapError((e) => (e._tag === "NotPrivate" ? ErrorLine.failure(e, { storage: given }) : notRunning)))
+      ).pipe(
+        Effect.mapError((e) =>
+          e._tag === "NotPrivate" ? ErrorLine.failure(e, { storage: given, config: configGiven }) : notRunning
+        )
+      )
       let done = yield* stopped(socket, info.pid, GRACE_MS)
       if (!done && force) {
         yield* Effect.sync(() => process.kill(info.pid, "SIGKILL"))
@@ -83,11 +87,11 @@ export const kill = Command.make(
       if (!done) {
         return yield* new CliFailure({
           code: 1,
-          message: `The run of ${ConversationId.display(id)} (pid ${info.pid}) did not stop within ${GRACE_MS / 1000} s; ${Hint.command(["conversation", "kill", id, "--force"], { storage: given })} kills it.`
+          message: `The run of ${ConversationId.display(id)} (pid ${info.pid}) did not stop within ${GRACE_MS / 1000} s; ${Hint.command(["conversation", "kill", id, "--force"], { storage: given, config: configGiven })} kills it.`
         })
       }
       yield* Console.error(
-        `Stopped the run of ${ConversationId.display(id)} (pid ${info.pid}). What finished is saved; resume with: ${Hint.resume(id, { storage: given, config: configGiven })}`
+        `Stopped the run of ${ConversationId.display(id)} (pid ${info.pid}). What finished is saved; resume with: ${Hint.resume(id, { storage: given, config: configGiven, script: info.script, detachedPolicy: info.detached_policy })}`
       )
     })
 ).pipe(Command.withDescription("Stop a conversation's running turn (like SIGTERM; --force kills it after 5 s)"))

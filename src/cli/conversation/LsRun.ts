@@ -53,7 +53,7 @@ export const list = (options: ListOptions, storage: StorageAt) =>
       // A damaged conversation is listed as such (after the others), never left out, and one line says what to run.
       for (const d of damaged) {
         yield* Console.error(
-          `parley: ${d.id} cannot be read; run \`${Hint.check(d.id, { storage: storage.given })}\` for details`
+          `parley: ${d.id} cannot be read; run \`${Hint.check(d.id, { storage: storage.given, config: storage.configGiven })}\` for details`
         )
       }
       // Live runs answer on their sockets (docs/decisions.md#ctrl-z-detaches): pid and open questions.
@@ -75,7 +75,7 @@ export const list = (options: ListOptions, storage: StorageAt) =>
       }
       if (rows.length === 0 && damaged.length === 0)
         return yield* Console.log(
-          `No conversations yet. Start one with \`${Hint.command(["query"], { storage: storage.given }, '"…"')}\`.`
+          `No conversations yet. Start one with \`${Hint.command(["query"], { storage: storage.given, config: storage.configGiven }, '"…"')}\`.`
         )
       for (const row of rows) yield* Console.log(textRow(row) + Running.textOf(running.get(row.id)))
       for (const d of damaged) yield* Console.log(damagedTextRow(d))

@@ -94,7 +94,12 @@ export const printConversation = (options: PrintOptions, storage: StorageAt) =>
     storage,
     Effect.gen(function* () {
       const c = yield* ConversationStore.use((s) => s.load(options.id))
-      const out = yield* render(c, options.format, { storage: storage.given }, options.compacted === true)
+      const out = yield* render(
+        c,
+        options.format,
+        { storage: storage.given, config: storage.configGiven },
+        options.compacted === true
+      )
       if (options.output !== undefined) yield* writeOutput(options.output, out)
       // On a terminal, what the conversation holds (model and tool text) is shown, never obeyed.
       else yield* Effect.sync(() => process.stdout.write(process.stdout.isTTY === true ? printable(out, "\n\t") : out))

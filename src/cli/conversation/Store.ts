@@ -18,6 +18,8 @@ import * as StorageStore from "../StorageStore.ts"
 export interface StorageAt {
   readonly dir: string
   readonly given: string | undefined
+  /** `--config FILE` as given (absolute), which hints repeat too. */
+  readonly configGiven?: string | undefined
 }
 
 /**
@@ -36,7 +38,9 @@ export const withStoreAt = <A, E, R>(storage: StorageAt, effect: Effect.Effect<A
       Effect.flatMap(
         Effect.promise(() => import("../ErrorLine.ts")),
         (ErrorLine): Effect.Effect<never, E | CliFailure> =>
-          Effect.fail(ErrorLine.hasNextStep(e) ? ErrorLine.failure(e, { storage: storage.given }) : e)
+          Effect.fail(
+            ErrorLine.hasNextStep(e) ? ErrorLine.failure(e, { storage: storage.given, config: storage.configGiven }) : e
+          )
       )
     )
   ) as Effect.Effect<A, E | CliFailure, Exclude<R, ConversationStore>>

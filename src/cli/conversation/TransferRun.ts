@@ -142,7 +142,10 @@ export const exportConversations = (options: ExportOptions, storage: StorageAt) 
       if (options.id !== undefined && places.length === 0) {
         return yield* new CliFailure({
           code: 1,
-          message: ErrorLine.line(new ConversationNotFound({ id: options.id }), { storage: storage.given })
+          message: ErrorLine.line(new ConversationNotFound({ id: options.id }), {
+            storage: storage.given,
+            config: storage.configGiven
+          })
         })
       }
       const exported: Array<string> = []

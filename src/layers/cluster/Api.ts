@@ -339,7 +339,7 @@ const clusterHandlers = (o: Options) =>
     )
   )
 
-const TokenLive = Layer.succeed(Token)(Token.of({ bearer: (effect) => effect }))
+const TokenLive = Layer.succeed(Token)(Token.of({ bearer: (effect) => effect, cookie: (effect) => effect }))
 
 const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (e) =>
   e.kind === "Body" || e.kind === "ResponseHeaders"

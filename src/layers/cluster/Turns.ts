@@ -33,19 +33,21 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as ContextWindow from "../../domain/model/ContextWindow.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
-import type * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import type * as ConfigData from "../../domain/tool/Config.ts"
 import * as LlmInquiryBackend from "../LlmInquiryBackend.ts"
 import * as PendingAnswersLive from "../PendingAnswersLive.ts"
@@ -69,6 +71,14 @@ export interface Services {
   readonly config: Config["Service"]
   readonly executor: Executor["Service"]
   readonly provider: Provider["Service"]
+  /**
+   * A provider of its own for each turn, when the shared one keeps state a
+   * turn must not share: the scripted model's position in its steps, so each
+   * conversation's turn follows the script from its first step, as a `parley
+   * query` process does (one runner's turns shared one position: a second
+   * conversation got the first one's later steps).
+   */
+  readonly providerOfTurn?: Effect.Effect<Provider["Service"], never, Scope.Scope> | undefined
   /** Chooses a turn's model: the one asked for, else the remembered one, else `assistant.model`. */
   readonly chooseModel: (
     asked: string | undefined,
@@ -163,8 +173,25 @@ const freezableStore = (store: ConversationStore["Service"], frozen: () => boole
   open: (id) => Effect.map(store.open(id), (s) => freezable(s, frozen))
 })
 
+/** What a failed turn's cause says, on one line: its error's message (errors carry data and say themselves). */
+const failureLine = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  const message =
+    error instanceof Error
+      ? error.message
+      : Predicate.hasProperty(error, "message")
+        ? String(error.message)
+        : String(error)
+  return message.replaceAll("\n", " ")
+}
+
 /** The inquiry backend of one turn, on the model it chose. */
-const inquiryOf = (services: Services, config: ConfigData.Config, chosen: Deferred.Deferred<string>) =>
+const inquiryOf = (
+  services: Services,
+  provider: Provider["Service"],
+  config: ConfigData.Config,
+  chosen: Deferred.Deferred<string>
+) =>
   Effect.gen(function* () {
     const inquiry = config.conversation?.inquiry?.assistant
     const get = yield* Effect.cached(
@@ -175,7 +202,7 @@ const inquiryOf = (services: Services, config: ConfigData.Config, chosen: Deferr
           ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
           tools: services.executor.definitions,
           contextWindow: (m) => ContextWindow.windowOf(m, config)
-        }).pipe(Effect.provideService(Provider, services.provider))
+        }).pipe(Effect.provideService(Provider, provider))
       )
     )
     return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
@@ -217,35 +244,38 @@ export const make = (options: {
       pending: PendingAnswers["Service"],
       events: RunEvents["Service"]
     ) =>
-      Effect.gen(function* () {
-        const chosen = yield* Deferred.make<string>()
-        const config = services.config.data
-        const inquiry = yield* inquiryOf(services, config, chosen)
-        const context = Layer.mergeAll(
-          Layer.succeed(
-            ConversationStore,
-            freezableStore(services.store, () => turn.frozen)
-          ),
-          Layer.succeed(Config, services.config),
-          Layer.succeed(Executor, services.executor),
-          Layer.succeed(Provider, services.provider),
-          Layer.succeed(InquiryBackend, inquiry),
-          Layer.succeed(PendingAnswers, pending),
-          Layer.succeed(RunEvents, events),
-          Layer.succeed(PromptBackend, headless)
-        )
-        return yield* Query.query({
-          message: request.message,
-          target: Query.Target.Id({ id }),
-          ...(request.continueTurn === true ? { continueTurn: true } : {}),
-          ...(request.discardTurn === true ? { discardTurn: true } : {}),
-          model: (remembered) =>
-            Effect.tap(services.chooseModel(request.model, remembered), (m) => Deferred.succeed(chosen, m)),
-          ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
-          root: services.root,
-          interactive: false
-        }).pipe(Effect.provide(context))
-      })
+      Effect.scoped(
+        Effect.gen(function* () {
+          const chosen = yield* Deferred.make<string>()
+          const config = services.config.data
+          const provider = services.providerOfTurn !== undefined ? yield* services.providerOfTurn : services.provider
+          const inquiry = yield* inquiryOf(services, provider, config, chosen)
+          const context = Layer.mergeAll(
+            Layer.succeed(
+              ConversationStore,
+              freezableStore(services.store, () => turn.frozen)
+            ),
+            Layer.succeed(Config, services.config),
+            Layer.succeed(Executor, services.executor),
+            Layer.succeed(Provider, provider),
+            Layer.succeed(InquiryBackend, inquiry),
+            Layer.succeed(PendingAnswers, pending),
+            Layer.succeed(RunEvents, events),
+            Layer.succeed(PromptBackend, headless)
+          )
+          return yield* Query.query({
+            message: request.message,
+            target: Query.Target.Id({ id }),
+            ...(request.continueTurn === true ? { continueTurn: true } : {}),
+            ...(request.discardTurn === true ? { discardTurn: true } : {}),
+            model: (remembered) =>
+              Effect.tap(services.chooseModel(request.model, remembered), (m) => Deferred.succeed(chosen, m)),
+            ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
+            root: services.root,
+            interactive: false
+          }).pipe(Effect.provide(context))
+        })
+      )
 
     /**
      * Starts a turn of `id` here (none may run here already) and waits until
@@ -312,6 +342,11 @@ export const make = (options: {
               const locked =
                 Exit.isFailure(exit) && (Cause.squash(exit.cause) as { _tag?: unknown })?._tag === "ConversationLocked"
               if (!state.frozen && !locked) yield* release(id)
+              // A turn that fails is said in the runner's log, not only to whoever waits for it (nobody may).
+              if (!state.frozen && !locked && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause))
+                yield* Console.error(
+                  `parley serve --cluster: ${ConversationId.display(id)}: the turn failed: ${failureLine(exit.cause)}`
+                )
               yield* Deferred.succeed(ended, exit)
             })
           ),

@@ -51,6 +51,8 @@ export interface ServeOptions {
   readonly interrupt: Effect.Effect<void>
   /** The scripted model's steps file, for clients' resume commands. */
   readonly script?: string | undefined
+  /** `--detached-policy` as the run was given it, for clients' resume commands. */
+  readonly detachedPolicy?: string | undefined
 }
 
 /** Whether a host answers on `socketPath` (a connection is accepted within `timeoutMs`). */
@@ -184,7 +186,8 @@ const handlers = (options: ServeOptions, following: Following) =>
             conversation_id: options.conversationId,
             latest,
             open: open.map((q) => ({ inquiry_id: q.inquiryId, call: q.call, question: q.question, since: q.since })),
-            ...(options.script !== undefined ? { script: options.script } : {})
+            ...(options.script !== undefined ? { script: options.script } : {}),
+            ...(options.detachedPolicy !== undefined ? { detached_policy: options.detachedPolicy } : {})
           }))
       })
     })

@@ -296,7 +296,7 @@ const handlers = (storage: string, config: string | undefined, line: ((error: un
   )
 
 /** The token is checked before routing (`Guard.ts`); this middleware only puts it in the OpenAPI document. */
-const TokenLive = Layer.succeed(Token)(Token.of({ bearer: (effect) => effect }))
+const TokenLive = Layer.succeed(Token)(Token.of({ bearer: (effect) => effect, cookie: (effect) => effect }))
 
 const ValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(Validation, (e) =>
   e.kind === "Body" || e.kind === "ResponseHeaders"

@@ -37,12 +37,13 @@ import * as HttpServerRespondable from "effect/http/HttpServerRespondable"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Token from "./Token.ts"
+import { TOKEN_COOKIE } from "../../services/ServeApi.ts"
 
 /** The largest request body taken. */
 export const MAX_BODY_BYTES = 1024 * 1024
 
 /** The cookie that carries the token for the page. */
-export const COOKIE = "parley_token"
+export const COOKIE = TOKEN_COOKIE
 
 /** The policy of every response: scripts and connections to this server only, nothing inline but styles (the viewer's stylesheet is inline). */
 export const CSP =

@@ -19,6 +19,7 @@ import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as References from "effect/References"
 import * as Hint from "../../Hint.ts"
 import * as ConfigFile from "../../../layers/ConfigFile.ts"
@@ -38,6 +39,7 @@ import type * as Limits from "../../../layers/serve/Limits.ts"
 import * as RunnerChannel from "../../../layers/cluster/RunnerChannel.ts"
 import * as Runner from "../../../layers/cluster/Runner.ts"
 import type * as Turns from "../../../layers/cluster/Turns.ts"
+import * as RunnerLog from "./RunnerLog.ts"
 
 /** What the runner was asked. */
 export interface Options {
@@ -78,6 +80,11 @@ const services = (storage: string, configFlag: string | undefined) =>
       ExecutorLive.layerWith({ mcp }).pipe(Layer.provide(Layer.succeed(Config, config)))
     ).pipe(Effect.mapError((e) => new CliFailure({ code: 1, message: Hint.withInstall(e) })))
     const provider = yield* Layer.build(ProviderLive.layer(providers))
+    // The scripted model keeps its position in its steps: each turn gets one of its own (Turns.providerOfTurn).
+    const providerOfTurn =
+      script === undefined
+        ? undefined
+        : Effect.map(Layer.build(ProviderLive.layer(providers)), (built) => Context.get(built, Provider))
     const store = yield* Layer.build(PgConversationStore.layer({ url: storage, maxConnections: storePool() })).pipe(
       Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
     )
@@ -86,6 +93,7 @@ const services = (storage: string, configFlag: string | undefined) =>
       config,
       executor: Context.get(executor, Executor),
       provider: Context.get(provider, Provider),
+      providerOfTurn,
       root,
       chooseModel: (asked: string | undefined, remembered: string | undefined) =>
         ModelChoice.make({ flag: asked, script, config: data, configFile, providers, command: ["parley", "serve"] })(
@@ -95,8 +103,10 @@ const services = (storage: string, configFlag: string | undefined) =>
   })
 
 /** Runs one runner until interrupted. */
-export const run = (options: Options) =>
-  Effect.scoped(
+export const run = (options: Options) => {
+  // Set as the runner begins to stop (its last finalizer runs first): the library's warnings about it are expected then.
+  let stopping = false
+  return Effect.scoped(
     Effect.gen(function* () {
       // The engine logs at INFO ("Listening on …"): stdout's first line is the URL, so only warnings and worse are shown.
       const token = process.env["PARLEY_TOKEN"] ?? ""
@@ -118,10 +128,20 @@ export const run = (options: Options) =>
       const started = yield* Runner.start({ ...options, services: shared, token }).pipe(
         Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
       )
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          stopping = true
+        })
+      )
       const shown = options.host.includes(":") ? `[${options.host}]` : options.host
       yield* Console.log(`http://${shown}:${started.port}/?token=${started.web}`)
       const n = started.size ?? 1
       yield* Console.log(`runner ${started.runner} (cluster of ${n} runner${n === 1 ? "" : "s"})`)
       return yield* Effect.never
     })
-  ).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
+  ).pipe(
+    Effect.provideService(References.MinimumLogLevel, "Warn"),
+    // One line per warning in parley's words, not Effect's multi-line block (RunnerLog.ts).
+    Effect.provideService(Logger.CurrentLoggers, new Set([RunnerLog.make(() => stopping)]))
+  )
+}
