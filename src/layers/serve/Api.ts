@@ -23,6 +23,7 @@ import * as http from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -91,7 +92,8 @@ const get = (id: string) =>
           : { error: "ConversationDamaged" as const, message: e.message, id }
       )
     )
-    return JsonText.parse(renderJson(c.entries)) as Schema.Json
+    // An entry too deep to print stays a defect (a 500), as when renderJson threw.
+    return JsonText.parse(Result.getOrThrow(renderJson(c.entries))) as Schema.Json
   })
 
 /** How long a client dropped for falling behind has to read its `lagged` frame before its connection is closed. */
