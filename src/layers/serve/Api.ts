@@ -24,7 +24,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
-import type * as Schema from "effect/Schema"
+import * as Schema from "effect/Schema"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
@@ -294,11 +294,13 @@ const endedAtOnce = (ended: Runs.Ended) => ({
 
 /** What a child for conversation `id` that ended at once said, as the API's error. */
 const notStarted = (id: string, ended: Runs.Ended) => {
-  // `ConversationLocked`'s message; a lock whose file does not name its holder yet has no "(pid N)" (that was a 422).
-  const holder = /is being written by another parley process(?: \(pid (\d+)[^)]*\))?/.exec(ended.output)
-  if (holder !== null) return busy(id, holder[1])
+  // The child's refusal as it reported it; a lock whose file does not name its holder yet has none (that was a 422).
+  if (ended.refused?._tag === "ConversationLocked") return busy(id, ended.refused.holder)
   return endedAtOnce(ended)
 }
+
+/** The report a discard child printed (`--format json`), decoded: none when it printed no such report. */
+const discardReport = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ outcome: Schema.String })))
 
 /** The conversation exists and no other process runs it. */
 const free = (storage: string, id: string) =>
@@ -364,14 +366,9 @@ const handlers = (storage: string, config: string | undefined, line: ((error: un
           withStore(
             Effect.flatMap(free(storage, params.id), (cid) =>
               Effect.flatMap(runs.discard(cid), (ended) => {
-                let ending: unknown
-                try {
-                  ending = (JsonText.parse(ended.stdout ?? "") as { outcome?: unknown }).outcome
-                } catch {
-                  ending = undefined
-                }
-                return ended.code === 0 && typeof ending === "string"
-                  ? Effect.succeed({ id: params.id, ending })
+                const report = ended.code === 0 ? discardReport(ended.stdout ?? "") : Option.none()
+                return Option.isSome(report)
+                  ? Effect.succeed({ id: params.id, ending: report.value.outcome })
                   : Effect.fail(notStarted(params.id, ended))
               })
             )

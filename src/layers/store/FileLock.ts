@@ -36,7 +36,7 @@ import { DIR_MODE, FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 
 export type AcquireResult = { readonly _tag: "Acquired" } | { readonly _tag: "Held"; readonly pid: number }
 
-/** Locks this process holds (to tell our own lock from a dead namesake's). */
+/** Locks this process holds (to tell our own lock from a dead namesake's): process state, as a lock file names the process (its pid), not a scope. */
 const held = new Set<string>()
 
 /** An unreadable lock younger than this is being created right now: treat it as held. */
