@@ -13,6 +13,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"

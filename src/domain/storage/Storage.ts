@@ -13,6 +13,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Data from "effect/Data"
 

@@ -24,6 +24,7 @@ import * as HostSocket from "../../domain/run/HostSocket.ts"
 import { problemOf } from "../../domain/storage/PrivateDir.ts"
 import { databaseKey } from "../../programs/StorageDir.ts"
 import * as Storage from "../../domain/storage/Storage.ts"
+import * as ErrorCode from "../ErrorCode.ts"
 
 /**
  * Whether `dir` (`$XDG_RUNTIME_DIR`) is this user's alone — a directory, not
@@ -40,7 +41,7 @@ const privateXdg = (dir: string, uid: number | undefined): boolean => {
     const kind = stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "directory" : "other"
     return problemOf({ kind, uid: stat.uid, mode: stat.mode & 0o7777 }, "directory", uid) === undefined
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT"
+    return ErrorCode.of(error) === "ENOENT"
   }
 }
 
