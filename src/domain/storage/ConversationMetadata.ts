@@ -113,8 +113,7 @@ export const read = (raw: unknown): Result.Result<ConversationMetadata, Metadata
   if (Result.isFailure(last)) return Result.fail(last.failure)
   if (last.success === undefined) return invalid(`missing field "last_activated_at"`)
   const extra: JsonObject = {}
-  for (const k of Object.keys(raw))
-    if (!KNOWN_TEXT.includes(k) || raw[k] === null) setKey(extra, k, raw[k]!)
+  for (const k of Object.keys(raw)) if (!KNOWN_TEXT.includes(k) || raw[k] === null) setKey(extra, k, raw[k]!)
   const props = readFields(raw, { last_activated_at: last.success, extra })
   if (Result.isFailure(props)) return Result.fail(props.failure)
   const meta = new ConversationMetadata(props.success, { disableChecks: true })

@@ -57,8 +57,7 @@ export const checkArguments = (args: Arguments): Checked | string => {
   const context = args["context"]
   if (context !== undefined && typeof context !== "string") return "context must be text."
   const type = args["answer_type"] ?? "text"
-  if (typeof type !== "string" || !TYPES_TEXT.includes(type))
-    return `answer_type must be one of ${TYPES.join(", ")}.`
+  if (typeof type !== "string" || !TYPES_TEXT.includes(type)) return `answer_type must be one of ${TYPES.join(", ")}.`
   const options = args["options"]
   let answerType: AnswerType
   if (type === "select") {

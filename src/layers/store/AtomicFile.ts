@@ -27,8 +27,7 @@ export const readIfExists = async (file: string): Promise<string | undefined> =>
   }
 }
 
-export const isNotFound = (error: unknown): boolean =>
-  ErrorCode.of(error) === "ENOENT"
+export const isNotFound = (error: unknown): boolean => ErrorCode.of(error) === "ENOENT"
 
 /** fsyncs a directory so a rename or unlink in it survives power loss. */
 export const syncDir = async (dir: string): Promise<void> => {

@@ -199,12 +199,9 @@ export const make = (url: string) =>
 
     /** Appends rows in batches under PostgreSQL's parameter limit. */
     const insertEvents = (rows: ReadonlyArray<Rows.EventRow>) =>
-      Effect.forEach(
-        chunks(rows, 2000),
-        (chunk) =>
-          sql`INSERT INTO parley_events ${sql.insert(chunk)}`,
-        { discard: true }
-      )
+      Effect.forEach(chunks(rows, 2000), (chunk) => sql`INSERT INTO parley_events ${sql.insert(chunk)}`, {
+        discard: true
+      })
 
     const updateColumns = (id: string, entries: number, c: ReturnType<typeof Rows.appendColumns>) =>
       sql`UPDATE parley_conversations SET entries = ${entries}, events = events + ${c.addEvents},
