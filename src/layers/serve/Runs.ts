@@ -14,7 +14,6 @@
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
  * import * as Runs from "parley/layers/serve/Runs"
  * const program = Effect.gen(function* () {
  *   const runs = yield* Runs.make("/home/me/.parley")
