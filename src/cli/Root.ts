@@ -42,8 +42,9 @@ export const root = Command.make("parley").pipe(
 
 /**
  * The storage directory for this invocation: `dir`, resolved (contract §2),
- * `where`, what kind of storage it is (decided here once), and `given`, the directory as given by `--storage` or `$PARLEY_STORAGE`
- * (`undefined` when it was found by looking up from here), which hints repeat;
+ * `where`, what kind of storage it is (decided here once), and `given`, the
+ * directory as given by `--storage` or `$PARLEY_STORAGE` (`undefined` when
+ * it was found by looking up from here), which hints repeat;
  * `config`, the `config.toml` to read, and `configGiven`, `--config` as given
  * (absolute), which hints of commands that read the config repeat.
  */
