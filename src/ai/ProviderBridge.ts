@@ -315,6 +315,8 @@ const streamed = (model: LanguageModel.LanguageModel, provider: string, request:
 const objectSchema = (provider: string, schema: Schema.JsonObject) =>
   Effect.try({
     try: () =>
+      // A schema built at run time from the tool's JSON Schema has no static type: what it decodes is the JSON object
+      // that schema describes, which is all generateObject is told.
       SchemaRepresentation.fromJsonSchemaDocument(
         JsonSchema.fromSchemaDraft2020_12(schema as JsonSchema.JsonSchema)
       ) as unknown as Schema.Codec<Schema.JsonObject, Schema.JsonObject>,

@@ -283,6 +283,7 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
       const { data: config } = yield* Config
       // The handlers' types differ from HandlersFrom only by Inquiry/Pending, which parley provides and handles.
       const handlerContext = yield* toolkit.toHandlers(handlers as unknown as Toolkit.HandlersFrom<Tools>)
+      // The toolkit with its handlers, seen as one of tools of any name: the executor looks tools up by the model's name.
       const withHandler = (yield* Effect.provideContext(toolkit, handlerContext)) as unknown as Toolkit.WithHandler<
         Record<string, Tool.Any>
       >

@@ -27,15 +27,19 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as crypto from "node:crypto"
+import * as MutableRef from "effect/MutableRef"
 import * as Detach from "./Detach.ts"
 import * as ToolEnv from "../domain/tool/ToolEnv.ts"
 
-let detached = false
+// Process state, not a run's: it is this process that leaves its terminal (a job of the shell), and every
+// prompt of it shares that terminal.
+/** Whether the process has left its terminal. */
+const detached = MutableRef.make(false)
 /** Prompts handed to the terminal and not yet over (drawn, or waiting for their turn). */
-let prompting = 0
+const prompting = MutableRef.make(0)
 
 /** Whether this process has left its terminal (Ctrl-Z). */
-export const isDetached = (): boolean => detached
+export const isDetached = (): boolean => MutableRef.get(detached)
 
 /**
  * A prompt for the terminal started (counted until {@link promptEnded}).
@@ -44,18 +48,16 @@ export const isDetached = (): boolean => detached
  * prompt reading a terminal the process no longer owns (which stops it).
  */
 export const promptStarted = (): void => {
-  prompting += 1
-  if (prompting === 1) for (const w of watchers) w.started()
+  if (MutableRef.incrementAndGet(prompting) === 1) for (const w of watchers) w.started()
 }
 
 /** A prompt is over. */
 export const promptEnded = (): void => {
-  prompting -= 1
-  if (prompting === 0) for (const w of watchers) w.ended()
+  if (MutableRef.decrementAndGet(prompting) === 0) for (const w of watchers) w.ended()
 }
 
 /** Whether a prompt has the terminal now. */
-export const isPrompting = (): boolean => prompting > 0
+export const isPrompting = (): boolean => MutableRef.get(prompting) > 0
 
 /** Told when the terminal goes to prompts and comes back (the Ctrl-C menu reads keys only between them). */
 export interface PromptWatcher {
@@ -77,8 +79,8 @@ export const watchPrompts = (watcher: PromptWatcher): (() => void) => {
  * is marked, no new prompt is drawn.
  */
 export const markDetached = (): boolean => {
-  if (prompting > 0 || detached) return false
-  detached = true
+  if (MutableRef.get(prompting) > 0 || MutableRef.get(detached)) return false
+  MutableRef.set(detached, true)
   // The terminal is left for good: whoever reads it between prompts (the Ctrl-C menu) lets go now. A
   // reader still armed when the waker continues the run in the background stops it again (SIGTTIN).
   for (const w of watchers) w.started()

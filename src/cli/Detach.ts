@@ -22,8 +22,10 @@ import * as path from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { ANNOUNCE } from "../domain/run/HostSocket.ts"
+import * as Refusal from "../domain/run/Refusal.ts"
 import * as PrivateDir from "../layers/file/PrivateDir.ts"
 import * as HostPath from "../layers/host/HostPath.ts"
+import { ConversationLocked } from "../services/StoreErrors.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
@@ -78,6 +80,23 @@ export const announce = (id: string): void => {
   const tmp = `${file}.${process.pid}.tmp`
   fs.writeFileSync(tmp, id, { mode: 0o600 })
   fs.renameSync(tmp, file)
+}
+
+/**
+ * Says why this run is refused, as data, to the process that started it
+ * (`$PARLEY_REFUSAL`, given by `parley serve`): a conversation another
+ * process holds. Other failures are not refusals: the parent reports them
+ * by the exit code and the output.
+ */
+export const refuse = (error: unknown): void => {
+  const file = process.env[Refusal.REFUSAL]
+  if (file === undefined || file === "" || !(error instanceof ConversationLocked)) return
+  const refusal = Refusal.ConversationLocked.make(error.holder === undefined ? {} : { holder: error.holder })
+  try {
+    fs.writeFileSync(file, Refusal.encode(refusal), { mode: 0o600 })
+  } catch {
+    // Not written: the parent sees a run that ended at once, and its output says why.
+  }
 }
 
 /** Starts the run in the background and waits for its conversation; prints what to do next. */

@@ -23,6 +23,7 @@
  * ```
  */
 import * as Predicate from "effect/Predicate"
+import * as Storage from "../domain/storage/Storage.ts"
 import * as StorageDir from "../programs/StorageDir.ts"
 
 /** What a hint must repeat so it works when pasted. */
@@ -97,7 +98,10 @@ export const invokedAs = (script: string | undefined = process.argv[1]): string 
 
 /** The storage as a printed command repeats it: a database url without its password, a directory as it is. */
 export const shownStorage = (storage: string): string =>
-  StorageDir.isDatabaseUrl(storage) ? StorageDir.databaseKey(storage) : storage
+  Storage.match(Storage.of(storage), {
+    Database: ({ url }) => StorageDir.databaseKey(url),
+    Directory: (dir) => dir.path
+  })
 
 /**
  * `parley <args>` plus the flags of `context`, quoted. A `placeholder` (such

@@ -68,7 +68,7 @@ export const serveWhenKnown = (
     yield* Effect.sync(() => Detach.announce(id))
     if (PersonTerminal.isInteractive()) {
       // Ctrl-C at the terminal asks what to do (RFD 027's interrupt menu); SIGINT from elsewhere still stops.
-      yield* InterruptMenu.watch({ say: (text) => void Effect.runFork(run.status.line(text)) })
+      yield* InterruptMenu.watch({ say: (text) => void Effect.runFork(run.status.line(text)), aborted: run.aborted })
       yield* detachOnCtrlZ(run, id)
     }
   })

@@ -17,20 +17,19 @@
  * @example
  * ```ts
  * import * as InterruptMenu from "./InterruptMenu.ts"
- * InterruptMenu.aborted() // false until "abort" is chosen
+ * import * as Ref from "effect/Ref"
+ * // In a scope, with the run's Ref that "abort" sets (read when the run is interrupted):
+ * const aborted = yield* Ref.make(false)
+ * yield* InterruptMenu.watch({ say: (text) => console.error(text), aborted })
  * ```
  */
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Background from "./Background.ts"
 
 const CTRL_C = "\x03"
 const CTRL_Z = "\x1a"
-
-let abort = false
-
-/** Whether the person chose "abort": the run stops and its turn is discarded. */
-export const aborted = (): boolean => abort
 
 /** The menu's line. */
 export const MENU =
@@ -40,6 +39,8 @@ export const MENU =
 export interface Hooks {
   /** Prints a line above the status rows. */
   readonly say: (text: string) => void
+  /** Set when the person chooses "abort": the run stops and its turn is discarded (the run reads it on interruption). */
+  readonly aborted: Ref.Ref<boolean>
 }
 
 const signal = (name: "SIGINT" | "SIGTSTP") => () => void process.kill(process.pid, name)
@@ -84,7 +85,7 @@ export const watch = (hooks: Hooks): Effect.Effect<void, never, Scope.Scope> => 
       case "s":
         return leaveWith(signal("SIGINT"))
       case "a":
-        abort = true
+        Effect.runSync(Ref.set(hooks.aborted, true))
         return leaveWith(signal("SIGINT"))
       case "d":
         return leaveWith(signal("SIGTSTP"))

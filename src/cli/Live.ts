@@ -22,6 +22,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import type * as Prompt from "effect/cli/Prompt"
 import * as ContextWindow from "../domain/model/ContextWindow.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
@@ -89,6 +90,8 @@ export class Run extends Context.Service<
     readonly chooseModel: (remembered: string | undefined) => Effect.Effect<string, CliFailure>
     /** What a printed command must repeat to work when pasted. */
     readonly hint: Hint.Context
+    /** Whether the person chose "abort" in the Ctrl-C menu (`InterruptMenu`): the interrupted turn is discarded. */
+    readonly aborted: Ref.Ref<boolean>
   }
 >()("parley/cli/Run") {}
 
@@ -253,7 +256,8 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
           script: settings.script,
           config: settings.config,
           detachedPolicy: settings.detachedPolicy
-        }
+        },
+        aborted: yield* Ref.make(false)
       })
       return Layer.mergeAll(
         Layer.succeed(Run, run),

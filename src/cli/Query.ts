@@ -24,6 +24,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
@@ -41,7 +42,6 @@ import { queryFormatFlag } from "./Format.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Detach from "./Detach.ts"
 import * as Hint from "./Hint.ts"
-import * as InterruptMenu from "./InterruptMenu.ts"
 import * as Host from "./Host.ts"
 import * as Live from "./Live.ts"
 import { persistOnBrokenStdout } from "./RunMain.ts"
@@ -263,7 +263,7 @@ export const runQuery = (params: RunQueryParams) =>
           Effect.gen(function* () {
             yield* settled
             const report = out.report()
-            if (InterruptMenu.aborted() && report.conversationId !== null && report.incomplete !== null)
+            if ((yield* Ref.get(run.aborted)) && report.conversationId !== null && report.incomplete !== null)
               return yield* abortTurn(out, run, report.conversationId as ConversationId.ConversationId)
             yield* json(withResume({ outcome: "interrupted" }))
             if (out.report().ending === null) return yield* out.view.endLine
@@ -278,6 +278,8 @@ export const runQuery = (params: RunQueryParams) =>
         Effect.catch((error) =>
           Effect.gen(function* () {
             yield* settled
+            // A run started by serve says why it was refused as data (a lock), not only as the line below.
+            yield* Effect.sync(() => Detach.refuse(error))
             const failed = failure(out, error)
             yield* json(withResume({ outcome: "failed", error: failed.error }))
             yield* out.view.endLine

@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import * as Storage from "../domain/storage/Storage.ts"
 import { databaseUrlProblem, resolveStorageDir } from "../programs/StorageDir.ts"
 import * as Usage from "./Usage.ts"
 import { configFileOf } from "./StorageStore.ts"
@@ -41,8 +42,9 @@ export const root = Command.make("parley").pipe(
 
 /**
  * The storage directory for this invocation: `dir`, resolved (contract §2),
- * and `given`, the directory as given by `--storage` or `$PARLEY_STORAGE`
- * (`undefined` when it was found by looking up from here), which hints repeat;
+ * `where`, what kind of storage it is (decided here once), and `given`, the
+ * directory as given by `--storage` or `$PARLEY_STORAGE` (`undefined` when
+ * it was found by looking up from here), which hints repeat;
  * `config`, the `config.toml` to read, and `configGiven`, `--config` as given
  * (absolute), which hints of commands that read the config repeat.
  */
@@ -56,7 +58,13 @@ export const storage = Effect.gen(function* () {
   const dir = resolveStorageDir({ flag: given, env: {}, cwd: process.cwd() })
   const configFlag = Option.getOrUndefined(flags.config)
   const configGiven = configFlag === undefined || configFlag === "" ? undefined : path.resolve(configFlag)
-  return { dir, given: given === undefined ? undefined : dir, config: configFileOf(dir, configGiven), configGiven }
+  return {
+    dir,
+    where: Storage.of(dir),
+    given: given === undefined ? undefined : dir,
+    config: configFileOf(dir, configGiven),
+    configGiven
+  }
 })
 
 /** The storage directory for this invocation. */

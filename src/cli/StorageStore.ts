@@ -25,17 +25,17 @@ import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
-import { databaseKey, isDatabaseUrl } from "../programs/StorageDir.ts"
+import * as Storage from "../domain/storage/Storage.ts"
+import { databaseKey } from "../programs/StorageDir.ts"
 import { sha256 } from "../layers/host/HostPath.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
 import type { CliFailure } from "./CliFailure.ts"
 
-export { isDatabaseUrl }
-
 /** The store of `storage`: the file store of a directory, the PostgreSQL store of a url (loaded on demand). */
 export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliFailure> =>
-  isDatabaseUrl(storage)
-    ? Layer.unwrap(
+  Storage.match(Storage.of(storage), {
+    Database: ({ url }): Layer.Layer<ConversationStore, CliFailure> =>
+      Layer.unwrap(
         Effect.map(
           // CliFailure with it: a directory's store never needs the class (nor effect/Schema; docs/decisions.md#fast-start).
           Effect.promise(() =>
@@ -43,12 +43,14 @@ export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliF
           ),
           ([Pg, { CliFailure }]) =>
             // MissingPackage only in theory: the CLI bundle carries @effect/sql-pg.
-            Layer.catchTag(Pg.layer({ url: storage }), ["StoreIoError", "MissingPackage"], (e) =>
+            Layer.catchTag(Pg.layer({ url }), ["StoreIoError", "MissingPackage"], (e) =>
               Layer.unwrap(Effect.fail(new CliFailure({ code: 1, message: e.message })))
             )
         )
-      )
-    : FileConversationStore.layer({ storageDir: storage })
+      ),
+    Directory: (dir): Layer.Layer<ConversationStore, CliFailure> =>
+      FileConversationStore.layer({ storageDir: dir.path })
+  })
 
 /** The `config.toml` of `storage`: `--config FILE` (`flag`), else `$PARLEY_CONFIG`, else the storage's own (a database's: `./.parley/config.toml`). */
 export const configFileOf = (
@@ -61,7 +63,10 @@ export const configFileOf = (
   if (flag !== undefined && flag !== "") return path.resolve(cwd, flag)
   const fromEnv = env["PARLEY_CONFIG"]
   if (fromEnv !== undefined && fromEnv !== "") return path.resolve(cwd, fromEnv)
-  return isDatabaseUrl(storage) ? path.join(cwd, ".parley", "config.toml") : path.join(storage, "config.toml")
+  return Storage.match(Storage.of(storage), {
+    Database: () => path.join(cwd, ".parley", "config.toml"),
+    Directory: (dir) => path.join(dir.path, "config.toml")
+  })
 }
 
 /** This user's configuration directory: `$XDG_CONFIG_HOME/parley`, else `~/.config/parley`. */
@@ -74,10 +79,11 @@ export const userConfigDir = (env: Readonly<Record<string, string | undefined>> 
  * `<config dir>/postgres/<hash of the url without its password>`.
  */
 export const stateDirOf = (storage: string, env: Readonly<Record<string, string | undefined>> = process.env): string =>
-  isDatabaseUrl(storage)
-    ? path.join(userConfigDir(env), "postgres", sha256(databaseKey(storage)).slice(0, 16))
-    : storage
+  Storage.match(Storage.of(storage), {
+    Database: ({ url }) => path.join(userConfigDir(env), "postgres", sha256(databaseKey(url)).slice(0, 16)),
+    Directory: (dir) => dir.path
+  })
 
 /** Where tools run: the storage directory's parent; for a database, the working directory. */
 export const toolRoot = (storage: string, cwd = process.cwd()): string =>
-  isDatabaseUrl(storage) ? cwd : path.dirname(storage)
+  Storage.match(Storage.of(storage), { Database: () => cwd, Directory: (dir) => path.dirname(dir.path) })

@@ -13,9 +13,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-
-/** A storage that is a PostgreSQL database (docs/postgres.md), not a directory: kept as given, never resolved as a path. */
-export const isDatabaseUrl = (storage: string): boolean => /^postgres(ql)?:\/\//i.test(storage)
+import * as Storage from "../domain/storage/Storage.ts"
 
 /**
  * Why `given` (a `--storage` or `$PARLEY_STORAGE`) that starts like a
@@ -26,7 +24,7 @@ export const isDatabaseUrl = (storage: string): boolean => /^postgres(ql)?:\/\//
  */
 export const databaseUrlProblem = (given: string): string | undefined => {
   if (!/^postgres(ql)?:/i.test(given)) return undefined
-  if (isDatabaseUrl(given) && URL.canParse(given)) return undefined
+  if (Storage.of(given)._tag === "Database" && URL.canParse(given)) return undefined
   const shown = given.replace(/:[^:@/]*@/, ":***@")
   return `${shown} is not a PostgreSQL connection url: expected postgres://[user[:password]@]host[:port]/database (a directory of that name is written ./${shown})`
 }
@@ -57,7 +55,12 @@ export const resolveStorageDir = (options: {
   readonly cwd: string
 }): string => {
   const given = options.flag !== undefined && options.flag !== "" ? options.flag : options.env["PARLEY_STORAGE"]
-  if (given !== undefined && given !== "") return isDatabaseUrl(given) ? given : path.resolve(options.cwd, given)
+  if (given !== undefined && given !== "")
+    return Storage.match(Storage.of(given), {
+      // A database is kept as given, never resolved as a path.
+      Database: ({ url }) => url,
+      Directory: (dir) => path.resolve(options.cwd, dir.path)
+    })
   let dir = path.resolve(options.cwd)
   for (;;) {
     const candidate = path.join(dir, ".parley")

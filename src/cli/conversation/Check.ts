@@ -18,7 +18,6 @@ import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import { octal, openToOthers } from "../../domain/storage/PrivateDir.ts"
 import * as PrivateDir from "../../layers/file/PrivateDir.ts"
-import { isDatabaseUrl } from "../../programs/StorageDir.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { storage } from "../Root.ts"
 import { CliFailure } from "../CliFailure.ts"
@@ -51,8 +50,8 @@ export const check = Command.make(
         const store = yield* ConversationStore
         const target = Option.isSome(id) ? yield* parseIdArgument(id.value, "check") : undefined
         const results = yield* store.check(target)
-        const { dir } = yield* storage
-        if (!isDatabaseUrl(dir)) yield* warnIfOpen(dir)
+        const { where } = yield* storage
+        if (where._tag === "Directory") yield* warnIfOpen(where.path)
         if (format === "json") {
           yield* Console.log(JSON.stringify(results, null, 2))
         } else {

@@ -13,7 +13,8 @@
  */
 import * as Effect from "effect/Effect"
 import { printable } from "../../domain/render/TerminalText.ts"
-import { EntryTooDeep, renderJson, renderMarkdown } from "../../domain/render/Render.ts"
+import * as Result from "effect/Result"
+import { type EntryTooDeep, renderJson, renderMarkdown } from "../../domain/render/Render.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
@@ -36,14 +37,9 @@ const render = (stored: Conversation, format: PrintFormat, hint: Hint.Context, c
     // RFD 064's `print --compacted`: the conversation as the model is sent it, compactions applied.
     const c = compacted ? { ...stored, entries: project(stored.entries) } : stored
     if (format === "json") {
-      return yield* Effect.suspend(() => {
-        try {
-          return Effect.succeed(renderJson(c.entries))
-        } catch (e) {
-          if (!(e instanceof EntryTooDeep)) throw e
-          return Effect.fail(new CliFailure({ code: 1, message: tooDeep(c, e) }))
-        }
-      })
+      const text = renderJson(c.entries)
+      if (Result.isFailure(text)) return yield* new CliFailure({ code: 1, message: tooDeep(c, text.failure) })
+      return text.success
     }
     const labels = Labels.normalize(c.metadata.labels)
     if (format === "markdown") return renderMarkdown({ id: c.id, title: c.metadata.title, entries: c.entries, labels })

@@ -22,7 +22,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationFiles from "../../layers/store/ConversationFiles.ts"
-import { isDatabaseUrl } from "../../programs/StorageDir.ts"
+import * as Storage from "../../domain/storage/Storage.ts"
 import { ConversationNotFound } from "../../services/StoreErrors.ts"
 import { CliFailure } from "../CliFailure.ts"
 import * as ErrorLine from "../ErrorLine.ts"
@@ -84,8 +84,11 @@ const databaseEnds = (url: string): Effect.Effect<Ends, CliFailure, Scope.Scope>
     }
   })
 
-const endsOf = (storage: string): Effect.Effect<Ends, CliFailure, Scope.Scope> =>
-  isDatabaseUrl(storage) ? databaseEnds(storage) : Effect.succeed(directoryEnds(storage))
+const endsOf = (storage: Storage.Storage): Effect.Effect<Ends, CliFailure, Scope.Scope> =>
+  Storage.match(storage, {
+    Database: ({ url }) => databaseEnds(url),
+    Directory: (dir) => Effect.succeed(directoryEnds(dir.path))
+  })
 
 /** What a path is, for a person: "a file", "a FIFO", … */
 const kindOf = (stat: Stats): string =>
@@ -137,7 +140,7 @@ export const exportConversations = (options: ExportOptions, storage: StorageAt) 
           message: `--to: ${to} is ${kindOf(stat)}, not a directory; name a directory (it is made when missing).`
         })
       }
-      const ends = yield* endsOf(storage.dir)
+      const ends = yield* endsOf(Storage.of(storage.dir))
       const places = yield* ends.places(options.id)
       if (options.id !== undefined && places.length === 0) {
         return yield* new CliFailure({
@@ -194,8 +197,9 @@ export const importConversations = (options: ImportOptions, storage: StorageAt) 
           message: `${from} has no conversations/ folder; name a storage directory (the folder holding conversations/, such as .jp or .parley).`
         })
       }
-      const into = isDatabaseUrl(storage.dir) ? "the database" : storage.dir
-      const ends = yield* endsOf(storage.dir)
+      const where = Storage.of(storage.dir)
+      const into = Storage.match(where, { Database: () => "the database", Directory: (dir) => dir.path })
+      const ends = yield* endsOf(where)
       const places = yield* directoryEnds(from).places()
       const done: Record<Outcome, Array<string>> = { imported: [], "kept-as-files": [], exists: [] }
       for (const place of places) {

@@ -20,7 +20,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
-import { databaseKey, isDatabaseUrl } from "../../programs/StorageDir.ts"
+import * as Storage from "../../domain/storage/Storage.ts"
+import * as Hint from "../Hint.ts"
 import * as PrivateDir from "../../layers/file/PrivateDir.ts"
 import type { CliFailure } from "../CliFailure.ts"
 import * as ErrorLine from "../ErrorLine.ts"
@@ -48,7 +49,8 @@ export const forStorage = (storage: string): Effect.Effect<string, CliFailure> =
   Effect.try({
     try: () => {
       const dir = StorageStore.stateDirOf(storage)
-      if (StorageStore.isDatabaseUrl(storage)) PrivateDir.ensure(dir)
+      // A database's directory is parley's own, made here; a storage directory's is the person's.
+      if (Storage.of(storage)._tag === "Database") PrivateDir.ensure(dir)
       return Token.loadOrCreate(dir)
     },
     catch: (e) => ErrorLine.failure(e, {})
@@ -91,7 +93,7 @@ export const run = (options: Options) =>
       yield* Console.log(`http://${shown}:${port}/?token=${token}`)
       if (!LOOPBACK.has(options.host)) {
         yield* Console.error(
-          `parley: serving on ${options.host}, not only this machine: anyone who can reach port ${port} and has the token can read every conversation in ${isDatabaseUrl(options.storage) ? databaseKey(options.storage) : options.storage} and answer its questions. The connection is not encrypted.`
+          `parley: serving on ${options.host}, not only this machine: anyone who can reach port ${port} and has the token can read every conversation in ${Hint.shownStorage(options.storage)} and answer its questions. The connection is not encrypted.`
         )
       }
       return yield* Effect.never

@@ -35,6 +35,8 @@ export const AssistantRoutingDenied: CancellationReason = "assistant_routing_den
 /** RFD 083: a configured answer (`questions.<id>.answer`) that does not fit its question. */
 export const InvalidStaticAnswer: CancellationReason = "invalid_static_answer"
 
+/** {@link KNOWN} as texts, to look any text up in. */
+const KNOWN_TEXT: ReadonlyArray<string> = KNOWN
+
 /** Whether a reason is one parley writes. */
-export const isKnown = (reason: string): reason is KnownCancellationReason =>
-  (KNOWN as ReadonlyArray<string>).includes(reason)
+export const isKnown = (reason: string): reason is KnownCancellationReason => KNOWN_TEXT.includes(reason)

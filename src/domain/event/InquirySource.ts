@@ -35,10 +35,13 @@ const Union = Schema.Union([ToolSource, AssistantSource, UserSource, OtherSource
  */
 export type InquirySource = typeof Union.Type
 
+const assistant: InquirySource = { source: "assistant" }
+const user: InquirySource = { source: "user" }
+
 export const InquirySource = Object.assign(Union, {
   tool: (name: string): InquirySource => ({ source: "tool", name }),
-  assistant: { source: "assistant" } as InquirySource,
-  user: { source: "user" } as InquirySource,
+  assistant,
+  user,
   other: (name: string): InquirySource => ({ source: "other", name })
 })
 

@@ -32,6 +32,7 @@
  *
  * @since 0.1.0
  */
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as JsonText from "../storage/JsonText.ts"
 import { type Compaction, describeRule, turnsText } from "../event/Compaction.ts"
@@ -292,31 +293,42 @@ export const renderMarkdown = (conversation: {
  * order, with on-disk field names and shapes and the storage base64 removed
  * (config deltas, compactions and unknown entries included, as stored).
  * Any depth `JSON.parse` read is printed; an entry whose indented text
- * would pass the longest string JS can hold throws {@link EntryTooDeep}.
+ * would pass the longest string JS can hold is the failure
+ * {@link EntryTooDeep}, naming it.
  *
  * @example
  * ```ts
+ * import * as Result from "effect/Result"
  * import { renderJson } from "parley/domain/render/Render"
  * import type { StreamEntry } from "parley/domain/event/ConversationEvent"
  * declare const entries: ReadonlyArray<StreamEntry>
- * JSON.parse(renderJson(entries))[0].type // "turn_start"
+ * const text = renderJson(entries)
+ * if (Result.isSuccess(text)) JSON.parse(text.success)[0].type // "turn_start"
  * ```
  */
-export const renderJson = (entries: ReadonlyArray<StreamEntry>): string => {
-  if (entries.length === 0) return "[]\n"
+export const renderJson = (entries: ReadonlyArray<StreamEntry>): Result.Result<string, EntryTooDeep> => {
+  if (entries.length === 0) return Result.succeed("[]\n")
   // Entry by entry, the same text as one JSON.stringify of the array, so a
   // value too deep to print as text (it grows with the square of the depth)
   // is named by its index.
-  const pieces = entries.map((entry, index) => {
+  const pieces: Array<string> = []
+  for (const [index, entry] of entries.entries()) {
     const json = EntryCodec.toPlainJson(entry)
-    try {
-      return "  " + JsonText.stringify(json, 2).replaceAll("\n", "\n  ")
-    } catch (error) {
-      if (error instanceof RangeError) throw new EntryTooDeep({ entry: index, depth: JsonText.depth(json) })
-      throw error
-    }
-  })
-  return "[\n" + pieces.join(",\n") + "\n]\n"
+    const text = indented(json)
+    if (text === undefined) return Result.fail(new EntryTooDeep({ entry: index, depth: JsonText.depth(json) }))
+    pieces.push(text)
+  }
+  return Result.succeed("[\n" + pieces.join(",\n") + "\n]\n")
+}
+
+/** `json` as indented text, one level in; undefined when it is too deep to write (a RangeError: the stack, or the longest string). */
+const indented = (json: unknown): string | undefined => {
+  try {
+    return "  " + JsonText.stringify(json, 2).replaceAll("\n", "\n  ")
+  } catch (error) {
+    if (error instanceof RangeError) return undefined
+    throw error
+  }
 }
 
 /** An entry nested too deeply to print as indented JSON: its index in the file and its depth. */

@@ -35,8 +35,8 @@
 import type * as Schema from "effect/Schema"
 import type * as RunEvent from "./RunEvent.ts"
 
-/** One tool call of the run. */
-export interface ToolCallRow {
+/** One tool call of the run (a type, not an interface: a row is JSON as it is, in {@link toJson}). */
+export type ToolCallRow = {
   readonly id: string
   readonly name: string
   readonly arguments: Schema.JsonObject
@@ -44,8 +44,8 @@ export interface ToolCallRow {
   readonly content?: string
 }
 
-/** One question of the run: closed (who answered, how) or still open. */
-export interface QuestionRow {
+/** One question of the run: closed (who answered, how) or still open (a type: JSON as it is). */
+export type QuestionRow = {
   readonly id: string
   readonly tool_call_id: string
   readonly tool: string
@@ -227,9 +227,9 @@ export const toJson = (report: RunReport, end: Ending): Schema.JsonObject => ({
   outcome: end.outcome ?? report.ending ?? "failed",
   reply: replyText(report),
   stop_reason: report.stopReason,
-  tool_calls: report.toolCalls as unknown as Schema.JsonArray,
-  questions: report.questions as unknown as Schema.JsonArray,
-  incomplete: report.incomplete as Schema.Json,
+  tool_calls: report.toolCalls,
+  questions: report.questions,
+  incomplete: report.incomplete,
   ...(end.error !== undefined ? { error: end.error } : {}),
   ...(end.resume !== undefined ? { resume: end.resume } : {})
 })

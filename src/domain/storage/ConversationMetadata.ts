@@ -52,6 +52,8 @@ export class ConversationMetadata extends Schema.Class<ConversationMetadata>("pa
 }) {}
 
 const KNOWN = ["title", "last_activated_at", "pinned_at", "archived_at", "expires_at", "labels"] as const
+/** {@link KNOWN} as texts, to look any key up in. */
+const KNOWN_TEXT: ReadonlyArray<string> = KNOWN
 
 /** `metadata.json` could not be decoded: why (the caller names the file). */
 export class MetadataError extends Schema.TaggedError<MetadataError>()("MetadataError", { reason: Schema.String }) {
@@ -111,8 +113,7 @@ export const read = (raw: unknown): Result.Result<ConversationMetadata, Metadata
   if (Result.isFailure(last)) return Result.fail(last.failure)
   if (last.success === undefined) return invalid(`missing field "last_activated_at"`)
   const extra: JsonObject = {}
-  for (const k of Object.keys(raw))
-    if (!(KNOWN as ReadonlyArray<string>).includes(k) || raw[k] === null) setKey(extra, k, raw[k]!)
+  for (const k of Object.keys(raw)) if (!KNOWN_TEXT.includes(k) || raw[k] === null) setKey(extra, k, raw[k]!)
   const props = readFields(raw, { last_activated_at: last.success, extra })
   if (Result.isFailure(props)) return Result.fail(props.failure)
   const meta = new ConversationMetadata(props.success, { disableChecks: true })

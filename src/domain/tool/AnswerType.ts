@@ -67,10 +67,14 @@ const Union = Schema.Union([BooleanType, TextType, SecretType, SelectType, Legac
  */
 export type AnswerType = Current
 
+const booleanType: AnswerType = { type: "boolean" }
+const textType: AnswerType = { type: "text" }
+const secretType: AnswerType = { type: "secret" }
+
 export const AnswerType = Object.assign(Union, {
-  boolean: { type: "boolean" } as AnswerType,
-  text: { type: "text" } as AnswerType,
-  secret: { type: "secret" } as AnswerType,
+  boolean: booleanType,
+  text: textType,
+  secret: secretType,
   select: (options: ReadonlyArray<string>): AnswerType => ({ type: "select", options })
 })
 

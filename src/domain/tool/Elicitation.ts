@@ -162,6 +162,8 @@ const parseField = (name: string, schema: unknown, required: boolean): Field | s
   if (schema["default"] !== undefined) field["default"] = schema["default"]
   if (format !== undefined && kind._tag === "Text" && kind.type === "string") field["format"] = format
   for (const key of numbers) if (num(schema[key]) !== undefined) field[key] = schema[key]
+  // Built key by key from checked values (str/num/FORMATS; name checked above; `default` is the JSON the server
+  // sent): a Field, though TypeScript cannot follow the keys written in the loops.
   return field as unknown as Field
 }
 

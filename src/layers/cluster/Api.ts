@@ -32,6 +32,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
@@ -251,7 +252,8 @@ const handlers = (o: Options) =>
         .handle("get", ({ params }) =>
           Effect.flatMap(idOf(params.id), (cid) =>
             o.store.load(cid).pipe(
-              Effect.map((c) => JsonText.parse(renderJson(c.entries)) as Schema.Json),
+              // An entry too deep to print stays a defect (a 500), as when renderJson threw.
+              Effect.map((c) => JsonText.parse(Result.getOrThrow(renderJson(c.entries))) as Schema.Json),
               Effect.mapError((e) =>
                 e._tag === "ConversationNotFound"
                   ? notFound(params.id)

@@ -44,6 +44,8 @@ export interface Checked {
 }
 
 const TYPES = ["boolean", "select", "text"] as const
+/** {@link TYPES} as texts, to look any text up in. */
+const TYPES_TEXT: ReadonlyArray<string> = TYPES
 
 /** The arguments as a question, or what the model must fix (RFD 083 "Arguments"). */
 export const checkArguments = (args: Arguments): Checked | string => {
@@ -55,15 +57,14 @@ export const checkArguments = (args: Arguments): Checked | string => {
   const context = args["context"]
   if (context !== undefined && typeof context !== "string") return "context must be text."
   const type = args["answer_type"] ?? "text"
-  if (typeof type !== "string" || !(TYPES as ReadonlyArray<string>).includes(type))
-    return `answer_type must be one of ${TYPES.join(", ")}.`
+  if (typeof type !== "string" || !TYPES_TEXT.includes(type)) return `answer_type must be one of ${TYPES.join(", ")}.`
   const options = args["options"]
   let answerType: AnswerType
   if (type === "select") {
     if (!Array.isArray(options) || options.length === 0)
       return 'answer_type is "select" but options is missing or empty: pass the choices as a list of strings.'
     if (!options.every((o) => typeof o === "string")) return "options must be a list of strings."
-    answerType = AnswerType.select(options as ReadonlyArray<string>)
+    answerType = AnswerType.select(options)
   } else {
     if (options !== undefined)
       return `options is only for answer_type "select" (answer_type is "${type}"): leave options out or use "select".`
@@ -74,7 +75,7 @@ export const checkArguments = (args: Arguments): Checked | string => {
     const fits = AnswerFit.fit(answerType, dflt)
     if (Result.isFailure(fits)) {
       return type === "select"
-        ? `default ${JSON.stringify(dflt)} is not one of the options (${(options as Array<string>).join(", ")}).`
+        ? `default ${JSON.stringify(dflt)} is not one of the options (${Array.isArray(options) ? options.join(", ") : ""}).`
         : `default ${JSON.stringify(dflt)} does not fit answer_type "${type}" (${type === "boolean" ? "true or false" : "a string"}).`
     }
   }

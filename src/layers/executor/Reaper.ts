@@ -46,6 +46,7 @@
  * @internal
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import * as MutableRef from "effect/MutableRef"
 import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 
 /**
@@ -65,9 +66,11 @@ for g in $groups; do kill -9 -"$g" 2>/dev/null; done
 exit 0
 `
 
+// Process state, not a scope's: one reaper per parley process, and it acts once parley is
+// gone, after every scope. The groups it lists, the reaper that runs, and its pending restart.
 const guarded = new Set<number>()
-let current: ChildProcess | undefined
-let restartTimer: ReturnType<typeof setTimeout> | undefined
+const current = MutableRef.make<ChildProcess | undefined>(undefined)
+const restartTimer = MutableRef.make<ReturnType<typeof setTimeout> | undefined>(undefined)
 
 /** Whether `child` may still take lines: started, not known to have ended, its input open. */
 const usable = (child: ChildProcess): boolean =>
@@ -100,15 +103,16 @@ const start = (): { readonly child: ChildProcess; readonly listed: Promise<boole
   // not worth a crash; the next guard, or the restart below, starts another.
   child.stdin?.on("error", () => {})
   const gone = () => {
-    if (current !== child) return
-    current = undefined
-    if (guarded.size === 0 || restartTimer !== undefined) return
+    if (current.current !== child) return
+    MutableRef.set(current, undefined)
+    if (guarded.size === 0 || restartTimer.current !== undefined) return
     const wait = Math.max(0, RESTART_AFTER_MS - (Date.now() - started))
-    restartTimer = setTimeout(() => {
-      restartTimer = undefined
-      if (current === undefined && guarded.size > 0) current = start().child
+    const timer = setTimeout(() => {
+      MutableRef.set(restartTimer, undefined)
+      if (current.current === undefined && guarded.size > 0) MutableRef.set(current, start().child)
     }, wait)
-    restartTimer.unref()
+    timer.unref()
+    MutableRef.set(restartTimer, timer)
   }
   child.on("error", gone)
   child.on("exit", gone)
@@ -126,7 +130,8 @@ const start = (): { readonly child: ChildProcess; readonly listed: Promise<boole
  * machine, and it is better done before the tool's clock starts.
  */
 export const ready = (): void => {
-  if (current === undefined || !usable(current)) current = start().child
+  const child = current.current
+  if (child === undefined || !usable(child)) MutableRef.set(current, start().child)
 }
 
 /**
@@ -140,24 +145,26 @@ export const guard = async (pgid: number): Promise<void> => {
   guarded.add(pgid)
   // Released meanwhile (the call was stopped): listing it again could kill a later owner of the number.
   for (let attempt = 0; attempt < 3 && guarded.has(pgid); attempt++) {
-    let target = current
+    let target = current.current
     let listed: boolean
     if (target === undefined || !usable(target)) {
       const fresh = start()
-      target = current = fresh.child
+      target = fresh.child
+      MutableRef.set(current, target)
       listed = await fresh.listed
     } else listed = await write(target, `+${pgid}\n`)
     if (listed) return
     // That reaper is gone: the next attempt starts another, which lists every group.
-    if (current === target) current = undefined
+    if (current.current === target) MutableRef.set(current, undefined)
   }
 }
 
 /** Forgets a group that is gone (its number may be reused from now on). */
 export const release = (pgid: number): void => {
   if (!guarded.delete(pgid)) return
-  if (current !== undefined) void write(current, `-${pgid}\n`)
+  const child = current.current
+  if (child !== undefined) void write(child, `-${pgid}\n`)
 }
 
 /** The reaper's pid, if one runs (for tests). */
-export const pid = (): number | undefined => current?.pid
+export const pid = (): number | undefined => current.current?.pid

@@ -23,6 +23,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
+import * as ErrorCode from "../ErrorCode.ts"
 import {
   ancestorProblem,
   ancestorsOf,
@@ -52,7 +53,7 @@ export const inspect = (file: string): Seen | undefined => {
     const stat = fs.lstatSync(file)
     return { kind: kindOf(stat), uid: stat.uid, mode: stat.mode & 0o7777 }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined
+    if (ErrorCode.of(error) === "ENOENT") return undefined
     throw error
   }
 }
@@ -106,7 +107,7 @@ export const ensure = (dir: string): void => {
         // Not recursive: when someone else makes it first, this fails and what they made is judged below.
         fs.mkdirSync(d, { mode: DIR_MODE })
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+        if (ErrorCode.of(error) !== "EEXIST") throw error
       }
       seen = inspect(d)
     }

@@ -30,6 +30,7 @@ import * as fs from "node:fs/promises"
 import * as fsSync from "node:fs"
 import * as path from "node:path"
 import * as Schema from "effect/Schema"
+import * as ErrorCode from "../ErrorCode.ts"
 
 /** A named path parley will not write into, and what it turned out to be. */
 export class OutputRefused extends Schema.TaggedError<OutputRefused>()("OutputRefused", {
@@ -87,7 +88,7 @@ export const resolveTarget = async (file: string): Promise<Target> => {
     const fd = descriptorOf(current)
     if (fd !== undefined) return { _tag: "Descriptor", fd }
     const stat = await fs.lstat(current).catch((error: unknown) => {
-      if ((error as { code?: string }).code === "ENOENT") return undefined
+      if (ErrorCode.of(error) === "ENOENT") return undefined
       throw error
     })
     if (stat === undefined || stat.isFile()) return { _tag: "Replace", file: current, stat }
@@ -159,7 +160,7 @@ const writeAll = async (fd: number, bytes: Uint8Array): Promise<void> => {
     try {
       done += fsSync.writeSync(fd, bytes, done, bytes.length - done)
     } catch (error) {
-      if ((error as { code?: string }).code !== "EAGAIN") throw error
+      if (ErrorCode.of(error) !== "EAGAIN") throw error
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
   }

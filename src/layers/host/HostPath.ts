@@ -22,7 +22,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as HostSocket from "../../domain/run/HostSocket.ts"
 import { problemOf } from "../../domain/storage/PrivateDir.ts"
-import { databaseKey, isDatabaseUrl } from "../../programs/StorageDir.ts"
+import { databaseKey } from "../../programs/StorageDir.ts"
+import * as Storage from "../../domain/storage/Storage.ts"
+import * as ErrorCode from "../ErrorCode.ts"
 
 /**
  * Whether `dir` (`$XDG_RUNTIME_DIR`) is this user's alone — a directory, not
@@ -39,7 +41,7 @@ const privateXdg = (dir: string, uid: number | undefined): boolean => {
     const kind = stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "directory" : "other"
     return problemOf({ kind, uid: stat.uid, mode: stat.mode & 0o7777 }, "directory", uid) === undefined
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT"
+    return ErrorCode.of(error) === "ENOENT"
   }
 }
 
@@ -73,21 +75,27 @@ export const sha256 = (text: string): string =>
 
 /** The host socket of conversation `id` in the storage directory `storage`. */
 export const of = (storage: string, id: string): string =>
-  isDatabaseUrl(storage)
-    ? // A database has no directory of its own: the per-user runtime directory, keyed by the url's hash
-      // (docs/decisions.md#database-storage-beside-the-directory).
-      HostSocket.path({ storage: databaseKey(storage), id, runtimeDir: runtimeDir(), hash: sha256, isDirectory: false })
-    : HostSocket.path({ storage: path.resolve(storage), id, runtimeDir: runtimeDir(), hash: sha256 })
+  Storage.match(Storage.of(storage), {
+    // A database has no directory of its own: the per-user runtime directory, keyed by the url's hash
+    // (docs/decisions.md#database-storage-beside-the-directory).
+    Database: ({ url }) =>
+      HostSocket.path({ storage: databaseKey(url), id, runtimeDir: runtimeDir(), hash: sha256, isDirectory: false }),
+    Directory: (dir) => HostSocket.path({ storage: path.resolve(dir.path), id, runtimeDir: runtimeDir(), hash: sha256 })
+  })
 
 /** The directory a run of `storage` keeps its files in (detached logs): the storage's run/, or the per-user one for a database. */
 export const runDir = (storage: string): string =>
-  isDatabaseUrl(storage) ? HostSocket.fallbackDir(runtimeDir()) : HostSocket.runDir(path.resolve(storage))
+  Storage.match(Storage.of(storage), {
+    Database: () => HostSocket.fallbackDir(runtimeDir()),
+    Directory: (dir) => HostSocket.runDir(path.resolve(dir.path))
+  })
 
 /** The directories the hosts of `storage` may listen in (its own, and the per-user fallback). */
 export const dirs = (storage: string): ReadonlyArray<string> =>
-  isDatabaseUrl(storage)
-    ? [HostSocket.fallbackDir(runtimeDir())]
-    : [HostSocket.runDir(path.resolve(storage)), HostSocket.fallbackDir(runtimeDir())]
+  Storage.match(Storage.of(storage), {
+    Database: () => [HostSocket.fallbackDir(runtimeDir())],
+    Directory: (dir) => [HostSocket.runDir(path.resolve(dir.path)), HostSocket.fallbackDir(runtimeDir())]
+  })
 
 /** A host socket file of a storage: its conversation id and path. */
 export interface SocketFile {

@@ -63,6 +63,7 @@ import { type Answers, Completed, error, type ExecutorResult, NeedsInput } from 
 import { type ToolResult, toolResponse } from "./Content.ts"
 import * as McpRound from "./McpRound.ts"
 import type { Connection, ElicitResult, Elicited, InputRequired, Retry } from "./McpServer.ts"
+import * as ErrorCode from "../ErrorCode.ts"
 
 /** One question asked more often than this in one call ends the call with a tool error (contract §5 round 2). */
 export const MAX_ATTEMPTS = 5
@@ -423,7 +424,7 @@ const describe = (e: unknown): string => {
 
 const failed = (live: LiveCall, e: unknown): ExecutorResult => {
   const down = live.spec.server.down()
-  const code = typeof e === "object" && e !== null && "code" in e ? (e as { code: unknown }).code : undefined
+  const code = ErrorCode.codeOf(e)
   if (code === -32042) {
     // URL elicitation required (the error path): tell the model what the person has to do.
     return error(

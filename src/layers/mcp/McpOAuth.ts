@@ -32,7 +32,6 @@
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
-import type * as net from "node:net"
 import * as path from "node:path"
 import type {
   OAuthClientInformationContext,
@@ -96,7 +95,9 @@ const freePort = (): Promise<number> =>
     const server = http.createServer()
     server.on("error", reject)
     server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as net.AddressInfo).port
+      const address = server.address()
+      // Listening on a TCP port: the address is an AddressInfo (a string only for a pipe or a unix socket).
+      const port = typeof address === "object" && address !== null ? address.port : 0
       server.close(() => resolve(port))
     })
   })

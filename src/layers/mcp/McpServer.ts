@@ -47,6 +47,7 @@
  */
 import type { Client, ElicitResult as SdkElicitResult, Tool, Transport } from "@modelcontextprotocol/client"
 import type { ToolResult } from "./Content.ts"
+import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { McpServerConfig } from "../../domain/tool/Config.ts"
@@ -435,7 +436,8 @@ const open = async (
   } catch (e) {
     state.closing = true
     // A server that failed to start gets no grace: SIGTERM makes its watchdog stop it at once.
-    const pid = (raw as { pid?: number | null }).pid
+    // The transport's child process, when it has one (stdio): its pid, or null once it failed to spawn.
+    const pid = Predicate.hasProperty(raw, "pid") ? raw.pid : undefined
     if (typeof pid === "number") {
       try {
         process.kill(pid, "SIGTERM")
@@ -444,7 +446,7 @@ const open = async (
       }
     }
     await client.close().catch(() => {})
-    throw new Failed(e, stderr(), where, exited || (raw as { pid?: number | null }).pid === null, made)
+    throw new Failed(e, stderr(), where, exited || pid === null, made)
   }
 }
 

@@ -22,6 +22,7 @@ import * as JsonText from "../../domain/storage/JsonText.ts"
 import type { McpServerConfig } from "../../domain/tool/Config.ts"
 import * as McpOAuth from "./McpOAuth.ts"
 import * as Supervisor from "./Supervisor.ts"
+import * as ErrorCode from "../ErrorCode.ts"
 
 /** What {@link make} needs beyond the server's config. */
 export interface Options {
@@ -70,7 +71,7 @@ export const retryDroppedConnection =
     try {
       return await inner(input, init)
     } catch (e) {
-      const code = e instanceof Error ? (e.cause as { code?: unknown } | undefined)?.code : undefined
+      const code = e instanceof Error ? ErrorCode.codeOf(e.cause) : undefined
       if (typeof code !== "string" || !DROPPED.has(code) || init?.signal?.aborted === true) throw e
       return inner(input, init)
     }

@@ -23,7 +23,8 @@ import * as http from "node:http"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Schema from "effect/Schema"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
@@ -89,7 +90,8 @@ const get = (id: string) =>
         e._tag === "ConversationNotFound" ? notFound(id) : new ConversationDamaged({ id, reason: e.message })
       )
     )
-    return JsonText.parse(renderJson(c.entries)) as Schema.Json
+    // An entry too deep to print stays a defect (a 500), as when renderJson threw.
+    return JsonText.parse(Result.getOrThrow(renderJson(c.entries))) as Schema.Json
   })
 
 /** How long a client dropped for falling behind has to read its `lagged` frame before its connection is closed. */
@@ -208,11 +210,14 @@ const endedAtOnce = (ended: Runs.Ended) =>
 
 /** What a child for conversation `id` that ended at once said, as the API's error. */
 const notStarted = (id: string, ended: Runs.Ended) => {
-  // `ConversationLocked`'s message; a lock whose file does not name its holder yet has no "(pid N)" (that was a 422).
-  const holder = /is being written by another parley process(?: \(pid (\d+)[^)]*\))?/.exec(ended.output)
-  if (holder !== null) return new ConversationBusy({ id, holder: holderOf(holder[1]) })
+  // The child's refusal as it reported it; a lock whose file does not name its holder yet has none (that was a 422).
+  if (ended.refused?._tag === "ConversationLocked")
+    return new ConversationBusy({ id, holder: holderOf(ended.refused.holder) })
   return endedAtOnce(ended)
 }
+
+/** The report a discard child printed (`--format json`), decoded: none when it printed no such report. */
+const discardReport = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ outcome: Schema.String })))
 
 /** The conversation exists and no other process runs it. */
 const free = (storage: string, id: string) =>
@@ -279,14 +284,9 @@ const handlers = (storage: string, config: string | undefined, line: ((error: un
           withStore(
             Effect.flatMap(free(storage, params.id), (cid) =>
               Effect.flatMap(runs.discard(cid), (ended) => {
-                let ending: unknown
-                try {
-                  ending = (JsonText.parse(ended.stdout ?? "") as { outcome?: unknown }).outcome
-                } catch {
-                  ending = undefined
-                }
-                return ended.code === 0 && typeof ending === "string"
-                  ? Effect.succeed({ id: params.id, ending })
+                const report = ended.code === 0 ? discardReport(ended.stdout ?? "") : Option.none()
+                return Option.isSome(report)
+                  ? Effect.succeed({ id: params.id, ending: report.value.outcome })
                   : Effect.fail(notStarted(params.id, ended))
               })
             )

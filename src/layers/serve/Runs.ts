@@ -29,8 +29,10 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 import { ANNOUNCE } from "../../domain/run/HostSocket.ts"
+import * as Refusal from "../../domain/run/Refusal.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
 import * as HostPath from "../host/HostPath.ts"
 
@@ -44,6 +46,8 @@ export interface Ended {
   readonly output: string
   /** Its stdout alone (`--format json`: the report). */
   readonly stdout?: string
+  /** Why it was refused, as it said in `$PARLEY_REFUSAL` (a lock), when it was. */
+  readonly refused?: Refusal.Refusal
 }
 
 /** A child that is running its turn. */
@@ -51,6 +55,18 @@ export interface Started {
   readonly _tag: "Started"
   readonly conversation_id: string
   readonly pid: number
+}
+
+/** What a child wrote into its refusal file (then removed), as the field of {@link Ended}. */
+const refusalIn = (file: string): { readonly refused?: Refusal.Refusal } => {
+  let text = ""
+  try {
+    text = fs.readFileSync(file, "utf8")
+  } catch {
+    // Not written: not refused.
+  }
+  fs.rmSync(file, { force: true })
+  return Option.match(Refusal.decode(text), { onNone: () => ({}), onSome: (refused) => ({ refused }) })
 }
 
 const exitOf = (child: ChildProcess): Promise<void> =>
@@ -63,7 +79,7 @@ const exitOf = (child: ChildProcess): Promise<void> =>
  * in `$PARLEY_STORAGE` (a database url's password stays out of `ps`), and
  * the server's `--config` when it was given.
  */
-const childOf = (storage: string, config: string | undefined, args: ReadonlyArray<string>) => ({
+const childOf = (storage: string, config: string | undefined, args: ReadonlyArray<string>, refusal: string) => ({
   argv: [
     ...process.execArgv,
     process.argv[1]!,
@@ -72,7 +88,7 @@ const childOf = (storage: string, config: string | undefined, args: ReadonlyArra
     ...args
   ],
   // The token stays with serve: its runs never read it, and their tools could read it from their parent's environ.
-  env: { ...ToolEnv.withoutToken(process.env), PARLEY_STORAGE: storage }
+  env: { ...ToolEnv.withoutToken(process.env), PARLEY_STORAGE: storage, [Refusal.REFUSAL]: refusal }
 })
 
 /** An error as a line of text, when the caller has no renderer of its own (the CLI passes `ErrorLine.line`). */
@@ -103,7 +119,7 @@ export const make = (storage: string, config?: string, line: (error: unknown) =>
     const spawnInto = (args: ReadonlyArray<string>, log: string, announced: string, message: string | undefined) => {
       const out = fs.openSync(log, "a", 0o600)
       try {
-        const command = childOf(storage, config, args)
+        const command = childOf(storage, config, args, `${announced}.refused`)
         return spawn(process.execPath, command.argv, {
           // The message goes in on stdin, never in argv: text that looks like a flag stays text.
           stdio: [message === undefined ? "ignore" : "pipe", out, out],
@@ -131,7 +147,7 @@ export const make = (storage: string, config?: string, line: (error: unknown) =>
         const ended = (code: number | null, output = tail()) => {
           fs.rmSync(log, { force: true })
           fs.rmSync(announced, { force: true })
-          resume(Effect.succeed({ _tag: "Ended", code, output }))
+          resume(Effect.succeed({ _tag: "Ended", code, output, ...refusalIn(`${announced}.refused`) }))
         }
         let child: ChildProcess
         try {
@@ -179,7 +195,15 @@ export const make = (storage: string, config?: string, line: (error: unknown) =>
         Effect.promise(
           () =>
             new Promise<Ended>((resolve) => {
-              const command = childOf(storage, config, ["--discard-turn", `--id=${id}`, "--format", "json"])
+              // Its refusal (a lock) comes back in a file of the runs' private directory; without one, none
+              // is asked for ("") and a refused discard is told by its exit alone.
+              let refusal = path.join(dir, `.refused-${process.pid}-${crypto.randomBytes(4).toString("hex")}`)
+              try {
+                PrivateDir.ensure(dir)
+              } catch {
+                refusal = ""
+              }
+              const command = childOf(storage, config, ["--discard-turn", `--id=${id}`, "--format", "json"], refusal)
               const child = spawn(process.execPath, command.argv, {
                 stdio: ["ignore", "pipe", "pipe"],
                 env: command.env
@@ -199,7 +223,7 @@ export const make = (storage: string, config?: string, line: (error: unknown) =>
               child.stderr!.on("data", (d: Buffer) => (output += d.toString()))
               child.once("close", (code) => {
                 children.delete(child)
-                resolve({ _tag: "Ended", code, output, stdout })
+                resolve({ _tag: "Ended", code, output, stdout, ...(refusal === "" ? {} : refusalIn(refusal)) })
               })
             })
         )

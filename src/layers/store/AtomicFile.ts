@@ -15,6 +15,7 @@
  */
 import * as fs from "node:fs/promises"
 import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
+import * as ErrorCode from "../ErrorCode.ts"
 
 /** Reads a file as UTF-8, or `undefined` when it does not exist. */
 export const readIfExists = async (file: string): Promise<string | undefined> => {
@@ -26,8 +27,7 @@ export const readIfExists = async (file: string): Promise<string | undefined> =>
   }
 }
 
-export const isNotFound = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && (error as { code?: string }).code === "ENOENT"
+export const isNotFound = (error: unknown): boolean => ErrorCode.of(error) === "ENOENT"
 
 /** fsyncs a directory so a rename or unlink in it survives power loss. */
 export const syncDir = async (dir: string): Promise<void> => {

@@ -16,12 +16,12 @@
 import * as Effect from "effect/Effect"
 import { StoreIoError } from "../../services/StoreErrors.ts"
 import * as ConversationDir from "./ConversationDir.ts"
+import * as ErrorCode from "../ErrorCode.ts"
 
 /** `error` (from reading or writing `file`) as a store error. */
 export const ioError = (file: string, error: unknown): StoreIoError => {
   if (error instanceof ConversationDir.Corrupt) return new StoreIoError({ path: error.file, reason: error.reason })
-  const e = error as { code?: string; message?: string }
-  return new StoreIoError({ path: file, reason: e.code ?? e.message ?? String(error) })
+  return new StoreIoError({ path: file, reason: ErrorCode.of(error) ?? ErrorCode.messageOf(error) ?? String(error) })
 }
 
 /** Runs file I/O. */

@@ -33,10 +33,11 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as JsonText from "../../domain/storage/JsonText.ts"
 import { DIR_MODE, FILE_MODE } from "../../domain/storage/PrivateDir.ts"
+import * as ErrorCode from "../ErrorCode.ts"
 
 export type AcquireResult = { readonly _tag: "Acquired" } | { readonly _tag: "Held"; readonly pid: number }
 
-/** Locks this process holds (to tell our own lock from a dead namesake's). */
+/** Locks this process holds (to tell our own lock from a dead namesake's): process state, as a lock file names the process (its pid), not a scope. */
 const held = new Set<string>()
 
 /** An unreadable lock younger than this is being created right now: treat it as held. */
@@ -48,7 +49,7 @@ export const isAlive = (pid: number): boolean => {
     process.kill(pid, 0)
     return true
   } catch (error) {
-    return (error as { code?: string }).code === "EPERM"
+    return ErrorCode.of(error) === "EPERM"
   }
 }
 
@@ -111,7 +112,7 @@ const readHolder = async (file: string): Promise<Holder | undefined> => {
       ageMs: Date.now() - stat.mtimeMs
     }
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") return undefined
+    if (ErrorCode.of(error) === "ENOENT") return undefined
     throw error
   }
 }
@@ -151,7 +152,7 @@ const create = async (file: string): Promise<boolean> => {
     await fs.link(temp, file)
     return true
   } catch (error) {
-    if ((error as { code?: string }).code === "EEXIST") return false
+    if (ErrorCode.of(error) === "EEXIST") return false
     throw error
   } finally {
     await fs.rm(temp, { force: true })

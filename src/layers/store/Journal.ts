@@ -45,6 +45,7 @@ import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as JsonText from "../../domain/storage/JsonText.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
+import * as ErrorCode from "../ErrorCode.ts"
 
 export const FILE = ConversationDir.JOURNAL
 export const EVENTS = ConversationDir.EVENTS
@@ -81,7 +82,7 @@ const parseLine = (text: string, file: string, n: number): Line => {
   try {
     v = JsonText.parse(text)
   } catch (error) {
-    throw new JournalError(file, n, `invalid JSON (${(error as Error).message})`)
+    throw new JournalError(file, n, `invalid JSON (${ErrorCode.messageOf(error) ?? String(error)})`)
   }
   if (isRecord(v) && isRecord(v["fold"])) {
     const { base, cut } = v["fold"]

@@ -127,14 +127,16 @@ const EMPTY: Index = { stored: { version: INDEX_VERSION, keys: [], stamps: [], c
 
 /** Reads the index; a missing, damaged or foreign one is empty (it is only a cache). */
 const readIndex = (file: string): Index => {
-  let stored: Stored
+  let read: unknown
   try {
-    stored = JsonText.parse(fs.readFileSync(file, "utf8")) as Stored
+    read = JsonText.parse(fs.readFileSync(file, "utf8"))
   } catch {
     return EMPTY
   }
-  if (typeof stored !== "object" || stored === null || stored.version !== INDEX_VERSION) return EMPTY
-  const { keys, stamps, cells } = stored
+  if (typeof read !== "object" || read === null || !("version" in read) || read.version !== INDEX_VERSION) return EMPTY
+  const keys = "keys" in read ? read.keys : undefined
+  const stamps = "stamps" in read ? read.stamps : undefined
+  const cells = "cells" in read ? read.cells : undefined
   if (!Array.isArray(keys) || !Array.isArray(stamps) || !Array.isArray(cells)) return EMPTY
   if (stamps.length !== keys.length * STAMP || cells.length !== keys.length * CELLS) return EMPTY
   const position = new Map<string, number>()
@@ -143,7 +145,8 @@ const readIndex = (file: string): Index => {
     if (typeof key !== "string") return EMPTY
     position.set(key, i)
   }
-  return { stored, position }
+  // Each key checked above; stamps and cells are checked row by row where they are read (validCells).
+  return { stored: { version: INDEX_VERSION, keys, stamps, cells }, position }
 }
 
 const isStringOrNull = (v: unknown): boolean => v === null || typeof v === "string"
@@ -151,8 +154,9 @@ const isStringOrNull = (v: unknown): boolean => v === null || typeof v === "stri
 const isIncomplete = (v: unknown): boolean =>
   v === null ||
   (typeof v === "object" &&
-    typeof (v as IncompleteSummary).state === "string" &&
-    ((v as IncompleteSummary).tool === undefined || typeof (v as IncompleteSummary).tool === "string"))
+    "state" in v &&
+    typeof v.state === "string" &&
+    (!("tool" in v) || v.tool === undefined || typeof v.tool === "string"))
 
 /** Whether `v` is a labels cell: `[{ key, values: [string…] }…]`. */
 const isLabels = (v: unknown): boolean =>
@@ -161,9 +165,11 @@ const isLabels = (v: unknown): boolean =>
     (l: unknown) =>
       typeof l === "object" &&
       l !== null &&
-      typeof (l as Label).key === "string" &&
-      Array.isArray((l as Label).values) &&
-      (l as Label).values.every((x) => typeof x === "string")
+      "key" in l &&
+      typeof l.key === "string" &&
+      "values" in l &&
+      Array.isArray(l.values) &&
+      l.values.every((x: unknown) => typeof x === "string")
   )
 
 /** Whether row `i` holds what a listing writes (an index edited by hand is decoded again, never trusted). */

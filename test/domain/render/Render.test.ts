@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Result from "effect/Result"
 import { ChatRequest } from "../../../src/domain/event/ChatRequest.ts"
 import { ChatResponse } from "../../../src/domain/event/ChatResponse.ts"
 import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
@@ -311,7 +312,7 @@ describe("renderJson", () => {
       }
     ]
     const entries = raw.map(EntryCodec.decodeEntry)
-    const parsed = JSON.parse(renderJson(entries))
+    const parsed = JSON.parse(Result.getOrThrow(renderJson(entries)))
     expect(parsed).toEqual([
       raw[0],
       raw[1],
@@ -324,13 +325,13 @@ describe("renderJson", () => {
       { ...raw[8], metadata: { anthropic_thinking_signature: "sig" } }
     ])
     expect(Object.keys(parsed[0])).toEqual(["type", "timestamp", "delta"])
-    expect(renderJson(entries).endsWith("]\n")).toBe(true)
-    expect(renderJson([])).toBe("[]\n")
+    expect(Result.getOrThrow(renderJson(entries)).endsWith("]\n")).toBe(true)
+    expect(Result.getOrThrow(renderJson([]))).toBe("[]\n")
   })
 
   it("writes new events in the RFD 082 shape", () => {
     const b = streams()
-    const parsed = JSON.parse(renderJson([b.cancel("c.q.1", "user")]))
+    const parsed = JSON.parse(Result.getOrThrow(renderJson([b.cancel("c.q.1", "user")])))
     expect(parsed).toEqual([
       {
         timestamp: "2026-03-05 08:40:00.0",

@@ -21,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as References from "effect/References"
+import * as Storage from "../../../domain/storage/Storage.ts"
 import * as Hint from "../../Hint.ts"
 import * as ConfigFile from "../../../layers/ConfigFile.ts"
 import * as ExecutorLive from "../../../layers/executor/ExecutorLive.ts"
@@ -119,7 +120,7 @@ export const run = (options: Options) => {
         return yield* usage(
           `serve --cluster: $PARLEY_TOKEN has ${token.length} characters, fewer than ${RunnerChannel.MIN_TOKEN}; make one with: ${RunnerChannel.MAKE_TOKEN}`
         )
-      if (!StorageStore.isDatabaseUrl(options.storage)) {
+      if (Storage.of(options.storage)._tag === "Directory") {
         return yield* usage(
           `serve --cluster needs a PostgreSQL storage (--storage postgres://…); ${options.storage} is a directory.`
         )

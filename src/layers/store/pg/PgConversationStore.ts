@@ -29,6 +29,7 @@
  *
  * @since 0.1.0
  */
+import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -198,12 +199,9 @@ export const make = (url: string) =>
 
     /** Appends rows in batches under PostgreSQL's parameter limit. */
     const insertEvents = (rows: ReadonlyArray<Rows.EventRow>) =>
-      Effect.forEach(
-        chunks(rows, 2000),
-        (chunk) =>
-          sql`INSERT INTO parley_events ${sql.insert(chunk as unknown as ReadonlyArray<Record<string, unknown>> as [Record<string, unknown>])}`,
-        { discard: true }
-      )
+      Effect.forEach(chunks(rows, 2000), (chunk) => sql`INSERT INTO parley_events ${sql.insert(chunk)}`, {
+        discard: true
+      })
 
     const updateColumns = (id: string, entries: number, c: ReturnType<typeof Rows.appendColumns>) =>
       sql`UPDATE parley_conversations SET entries = ${entries}, events = events + ${c.addEvents},
@@ -230,9 +228,9 @@ export const make = (url: string) =>
           Effect.suspend(() => {
             kept.push(...entries) // the columns are of the stream with the batch; taken back if the write fails
             const c = Rows.appendColumns(last, entries)
-            const rows = Rows.eventRows(id, entries, from)
+            const rows: ReadonlyArray<Rows.EventRow> = Rows.eventRows(id, entries, from)
             const write =
-              rows.length > 2000
+              !Arr.isReadonlyArrayNonEmpty(rows) || rows.length > 2000
                 ? PgLock.transaction(
                     sql,
                     conn.conn,
@@ -241,7 +239,7 @@ export const make = (url: string) =>
                 : PgLock.on(
                     sql,
                     conn.conn,
-                    sql`WITH added AS (INSERT INTO parley_events ${sql.insert(rows as unknown as [Record<string, unknown>])})
+                    sql`WITH added AS (INSERT INTO parley_events ${sql.insert(rows)})
                   UPDATE parley_conversations SET entries = ${kept.length}, events = events + ${c.addEvents},
                   last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
                   WHERE id = ${id}`
@@ -464,9 +462,12 @@ const labelsOf = (metadata: string | null): ReadonlyArray<Labels.Label> => {
   }
 }
 
-const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<Arr.NonEmptyReadonlyArray<A>> => {
+  const out: Array<Arr.NonEmptyReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) {
+    const chunk = items.slice(i, i + size)
+    if (Arr.isReadonlyArrayNonEmpty(chunk)) out.push(chunk)
+  }
   return out
 }
 

@@ -28,7 +28,8 @@ import { incompleteSummary, type LastTurn } from "../../../domain/stream/Incompl
 import * as JsonText from "../../../domain/storage/JsonText.ts"
 
 /** One `parley_events` row as written. */
-export interface EventRow {
+// A type, not an interface: a row is a Record<string, unknown> to `sql.insert` as it is.
+export type EventRow = {
   readonly conversation_id: string
   readonly seq: number
   readonly type: string

@@ -16,6 +16,7 @@
  * @internal
  */
 import type { SqlError } from "effect/sql/SqlError"
+import * as ErrorCode from "../../ErrorCode.ts"
 
 /** The host (with its port) and database a url names; `?` for what it does not say. */
 export const serverOf = (url: string): { readonly host: string; readonly database: string } => {
@@ -33,6 +34,6 @@ export const serverOf = (url: string): { readonly host: string; readonly databas
 /** Whether `error` is the server going away (or not answering), not something wrong with the statement. */
 export const isServerLost = (error: SqlError): boolean => {
   if (error.reason._tag === "ConnectionError") return true
-  const code = (error.reason.cause as { readonly code?: unknown } | undefined)?.code
+  const code = ErrorCode.codeOf(error.reason.cause)
   return typeof code === "string" && code.startsWith("57P")
 }

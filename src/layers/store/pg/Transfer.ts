@@ -22,6 +22,7 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as ConversationId from "../../../domain/storage/ConversationId.ts"
@@ -102,8 +103,10 @@ export const importOne = (storageDir: string, place: Place) =>
           if (inserted.length === 0) return "exists" as const
           if (c !== undefined) {
             const rows = Rows.eventRows(one.id, c.entries, 0)
-            for (let i = 0; i < rows.length; i += 2000)
-              yield* sql`INSERT INTO parley_events ${sql.insert(rows.slice(i, i + 2000) as unknown as [Record<string, unknown>])}`
+            for (let i = 0; i < rows.length; i += 2000) {
+              const batch: ReadonlyArray<Rows.EventRow> = rows.slice(i, i + 2000)
+              if (Arr.isReadonlyArrayNonEmpty(batch)) yield* sql`INSERT INTO parley_events ${sql.insert(batch)}`
+            }
           }
           for (const f of one.raw)
             yield* sql`INSERT INTO parley_raw_files ${sql.insert({ conversation_id: one.id, name: f.name, bytes: new Uint8Array(f.bytes) })}`
