@@ -73,20 +73,19 @@ interface Entry {
 
 const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask", mcp: "ask" }
 
-let ajvModule: Promise<typeof import("ajv")> | undefined
+const importAjv = () => import("ajv")
+type AjvModule = Awaited<ReturnType<typeof importAjv>>
+let ajvModule: Promise<AjvModule> | undefined
 
 /**
  * ajv, loaded on first use: evaluating it and compiling the built-ins' schemas was
  * ≈ a fifth of a scripted query's start-up, and a turn that calls no tool needs neither
  * (docs/benchmarks.md#start-up-of-a-query).
  */
-const loadAjv: Effect.Effect<typeof import("ajv")> = Effect.promise(() => {
-  ajvModule ??= import("ajv")
-  return ajvModule
-})
+const loadAjv: Effect.Effect<AjvModule> = Effect.promise(() => (ajvModule ??= importAjv()))
 
 /** A validator compiled the first time a call needs it, then kept. */
-const lazily = (compile: (ajv: typeof import("ajv")) => ValidateFunction): Effect.Effect<ValidateFunction> => {
+const lazily = (compile: (ajv: AjvModule) => ValidateFunction): Effect.Effect<ValidateFunction> => {
   let compiled: ValidateFunction | undefined
   return Effect.suspend(() =>
     compiled !== undefined
