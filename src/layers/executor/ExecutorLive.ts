@@ -73,19 +73,25 @@ interface Entry {
 
 const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask", mcp: "ask" }
 
-const importAjv = () => import("ajv")
-type AjvModule = Awaited<ReturnType<typeof importAjv>>
-let ajvModule: Promise<AjvModule> | undefined
+let ajvClass: Promise<typeof Ajv> | undefined
 
 /**
  * ajv, loaded on first use: evaluating it and compiling the built-ins' schemas was
  * ≈ a fifth of a scripted query's start-up, and a turn that calls no tool needs neither
  * (docs/benchmarks.md#start-up-of-a-query).
  */
-const loadAjv: Effect.Effect<AjvModule> = Effect.promise(() => (ajvModule ??= importAjv()))
+const loadAjv: Effect.Effect<typeof Ajv> = Effect.promise(() => {
+  ajvClass ??= import("ajv").then(
+    // ajv is CommonJS: Node's import gives its named exports and `default` (module.exports), esbuild's
+    // bundle only `default`; module.exports.Ajv is the class under both, and the typings of
+    // `default` differ by module resolution (the class, or module.exports).
+    (m) => (m.default as unknown as { readonly Ajv: typeof Ajv }).Ajv
+  )
+  return ajvClass
+})
 
 /** A validator compiled the first time a call needs it, then kept. */
-const lazily = (compile: (ajv: AjvModule) => ValidateFunction): Effect.Effect<ValidateFunction> => {
+const lazily = (compile: (ajv: typeof Ajv) => ValidateFunction): Effect.Effect<ValidateFunction> => {
   let compiled: ValidateFunction | undefined
   return Effect.suspend(() =>
     compiled !== undefined
@@ -115,7 +121,7 @@ const addMcpTools = (
   for (const tool of resolved.tools) {
     // Compiled on the first call: a server may offer dozens of tools, and ajv compiles slowly.
     const validate = lazily((m) => {
-      ajv ??= new m.Ajv({ allErrors: true, useDefaults: true, strict: false, validateFormats: false, logger: false })
+      ajv ??= new m({ allErrors: true, useDefaults: true, strict: false, validateFormats: false, logger: false })
       try {
         return ajv.compile(tool.definition.parameters)
       } catch {
@@ -168,7 +174,7 @@ export const make = (
   Effect.flatMap(
     options.builtins !== undefined ||
       ConfigData.configuredTools(config).some(([, t]) => ConfigData.toolKind(t) === "local")
-      ? Effect.map(loadAjv, (m) => new m.Ajv({ allErrors: true, useDefaults: true, strict: false }))
+      ? Effect.map(loadAjv, (m) => new m({ allErrors: true, useDefaults: true, strict: false }))
       : Effect.succeed(undefined),
     (eager) => build(config, options, eager)
   )
@@ -188,7 +194,7 @@ const build = (
     const compile = (name: string, parameters: Schema.JsonObject): Effect.Effect<ValidateFunction> | undefined => {
       if (eager === undefined)
         return lazily((m) => {
-          later ??= new m.Ajv({ allErrors: true, useDefaults: true, strict: false })
+          later ??= new m({ allErrors: true, useDefaults: true, strict: false })
           return later.compile(parameters)
         })
       try {
