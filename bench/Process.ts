@@ -11,9 +11,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { median } from "./Harness.ts"
 
-/** One run: wall time and peak resident set size. */
+/** One run: wall time, CPU time (user + system: less moved by other processes than wall time) and peak resident set size. */
 export interface Sample {
   readonly ms: number
+  readonly cpuMs: number
   readonly peakMb: number
 }
 
@@ -36,7 +37,7 @@ const probe = () => {
   if (!fs.existsSync(hook)) {
     fs.writeFileSync(
       hook,
-      `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(rssFile)}, String(process.resourceUsage().maxRSS)))\n`
+      `process.on("exit", () => { const u = process.resourceUsage(); require("fs").writeFileSync(${JSON.stringify(rssFile)}, u.maxRSS + " " + (u.userCPUTime + u.systemCPUTime) / 1e6) })\n`
     )
   }
   return { rssFile, hook }
@@ -53,7 +54,7 @@ export const runNode = (
   const { rssFile, hook } = probe()
   fs.rmSync(rssFile, { force: true })
   const [command, argv] = hasGnuTime
-    ? [GNU_TIME, ["-f", "%M", "-o", rssFile, process.execPath, ...args]]
+    ? [GNU_TIME, ["-f", "%M %U %S", "-o", rssFile, process.execPath, ...args]]
     : [process.execPath, ["--require", hook, ...args]]
   const t0 = performance.now()
   const r = spawnSync(command, argv, {
@@ -64,8 +65,10 @@ export const runNode = (
   })
   const ms = performance.now() - t0
   if (r.status !== 0) throw new Error(`node ${args.join(" ")} exited ${r.status}: ${r.stderr}`)
-  const kb = Number(fs.readFileSync(rssFile, "utf8").trim().split("\n").at(-1))
-  return { ms, peakMb: kb / 1024 }
+  // GNU time writes "KB user-seconds system-seconds", the hook "KB cpu-seconds".
+  const fields = (fs.readFileSync(rssFile, "utf8").trim().split("\n").at(-1) ?? "").split(" ").map(Number)
+  const cpuSeconds = hasGnuTime ? (fields[1] ?? 0) + (fields[2] ?? 0) : (fields[1] ?? 0)
+  return { ms, cpuMs: cpuSeconds * 1000, peakMb: (fields[0] ?? 0) / 1024 }
 }
 
 /** Medians of several runs of each case, interleaved so machine noise hits all of them. */
@@ -82,7 +85,11 @@ export const interleaved = (
       if (i >= warmup) samples[k]!.push(s)
     })
   }
-  return samples.map((xs) => ({ ms: median(xs.map((s) => s.ms)), peakMb: median(xs.map((s) => s.peakMb)) }))
+  return samples.map((xs) => ({
+    ms: median(xs.map((s) => s.ms)),
+    cpuMs: median(xs.map((s) => s.cpuMs)),
+    peakMb: median(xs.map((s) => s.peakMb))
+  }))
 }
 
 /** Removes the scratch directory (the hook and the probe's file). */

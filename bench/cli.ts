@@ -5,8 +5,12 @@
  *   24): `conversation ls` on an empty storage and `conversation print` of a
  *   small conversation (the corpus's smallest, 29 events). Run the bench with
  *   Node 24 first on PATH to measure Node 24;
+ * - one scripted `query` turn (a new conversation, one reply, no tool), whole
+ *   process, vs `node -e 0` (issue 50: ≤ 3×);
  * - `query --continue-turn` on the largest corpus conversation (given an
  *   incomplete last turn) until the first provider request, vs loading it.
+ *
+ * `npm run bench -- cli startup` runs only the whole-process start-up cases.
  */
 import * as RunLive from "../src/layers/RunLive.ts"
 import { spawnSync } from "node:child_process"
@@ -29,6 +33,7 @@ import { Config } from "../src/services/Config.ts"
 import { ConversationStore } from "../src/services/ConversationStore.ts"
 import { Provider, ProviderError } from "../src/services/Provider.ts"
 import { type Goal, measure, median } from "./Harness.ts"
+import { interleaved, runNode } from "./Process.ts"
 
 const repo = path.resolve(import.meta.dirname, "..")
 const corpus = path.resolve(repo, "test", "fixtures", "corpus", "jp", "conversations")
@@ -68,7 +73,7 @@ const readingStartup = (): ReadonlyArray<Goal> => {
       name: "start-up: conversation ls on an empty storage (no effect/cli, nothing of the query path)",
       subject: { name: "parley conversation ls", medianMs: median(times.ls) },
       floor,
-      maxRatio: 2
+      maxRatio: 1.5
     },
     {
       name: "start-up: conversation print of a small conversation (29 events, Markdown)",
@@ -79,10 +84,46 @@ const readingStartup = (): ReadonlyArray<Goal> => {
   ]
 }
 
+/**
+ * One scripted `query` turn in a new conversation (one reply, no tool call), whole process
+ * to exit, against `node -e 0`, interleaved; the storage is emptied before each run, so
+ * every run makes its first conversation (as a person's first query in a project does).
+ */
+const queryTurn = (): Goal => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-query-"))
+  const storage = path.join(dir, ".parley")
+  const script = path.join(dir, "script.json")
+  fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
+  const bin = process.env["PARLEY_BENCH_BIN"] ?? path.join(repo, "dist", "parley.mjs")
+  try {
+    const [query, node] = interleaved(
+      [
+        {
+          before: () => fs.rmSync(storage, { recursive: true, force: true }),
+          run: () => runNode([bin, "--storage", storage, "query", "--new", "hi", "--script", script], { cwd: dir })
+        },
+        { run: () => runNode(["-e", "0"], { cwd: dir }) }
+      ],
+      15,
+      2
+    )
+    return {
+      name: "start-up: one scripted query turn (a new conversation, one reply), whole process to exit",
+      subject: { name: "parley query --new hi --script s.json", medianMs: query!.ms },
+      floor: { name: `node -e 0 (Node ${process.versions.node})`, medianMs: node!.ms },
+      maxRatio: 3,
+      note: `CPU ${query!.cpuMs.toFixed(0)} ms vs ${node!.cpuMs.toFixed(0)} ms (${(query!.cpuMs / node!.cpuMs).toFixed(2)}×); peak ${query!.peakMb.toFixed(0)} MB vs ${node!.peakMb.toFixed(0)} MB`
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const goals: Array<Goal> = []
   if (!fs.existsSync(path.join(repo, "dist", "parley.mjs")))
     spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: repo })
+  if (process.argv[3] === "startup") return [...readingStartup(), queryTurn()]
   // Interleave so machine noise hits both sides.
   const parleyTimes: Array<number> = []
   const nodeTimes: Array<number> = []
@@ -96,7 +137,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     floor: { name: "node -e 0", medianMs: median(nodeTimes) },
     maxRatio: 2
   })
-  goals.push(...readingStartup())
+  goals.push(...readingStartup(), queryTurn())
 
   // --continue-turn up to the first provider request.
   const storage = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-resume-"))

@@ -147,7 +147,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
       name: `${CALLS} parallel tool calls each asking 2 questions (mock backend, in-memory store)`,
       subject,
       floor,
-      maxRatio: 3,
+      maxRatio: 2.5,
       note: `overhead per inquiry round-trip (request + answer recorded, tool re-run): ${perInquiry.toFixed(1)} µs`
     }
   ]

@@ -3,6 +3,7 @@
  * floor measured in the same run. Exits non-zero if a goal is missed.
  */
 import { spawnSync } from "node:child_process"
+import * as os from "node:os"
 import * as path from "node:path"
 import { report } from "./Harness.ts"
 import * as attach from "./attach.ts"
@@ -51,6 +52,16 @@ if (targets.length > 0) {
   })
   if (built.status !== 0) throw new Error(`building ${targets.join(" and ")} failed`)
 }
+// Whole-process ratios against `node -e 0` shrink on a busy machine (the floor waits for a CPU as long as the
+// subject does): say how busy it was, and when, on what, so a figure can be put beside its machine.
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")
+console.log(
+  `${new Date().toISOString()}  Node ${process.versions.node}  ${os.cpus().length} × ${os.cpus()[0]?.model ?? "CPU"}  load average ${load()}`
+)
 let ok = true
 for (const [name, run] of Object.entries(suites)) {
   if (only !== undefined && only !== name) continue
@@ -62,4 +73,5 @@ for (const [name, run] of Object.entries(suites)) {
   console.log(`\n# ${name}`)
   ok = report(await run()) && ok
 }
+console.log(`\nload average at the end: ${load()}`)
 process.exitCode = ok ? 0 : 1

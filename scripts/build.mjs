@@ -69,6 +69,29 @@ const readingExternal = {
   }
 }
 
+// @effect/platform-node-shared's NodeSocketServer imports NodeWS (a re-export of the `ws`
+// package) for its WebSocket server, which parley never starts; evaluating `ws` makes Node
+// load http, https, tls, zlib and more. Every run that hosts its socket (every `query`)
+// imports NodeSocketServer, so NodeWS becomes a shim that requires `ws` on first use: esbuild
+// bundles a require() as a wrapper evaluated when it is called. (Start-up of a query,
+// docs/benchmarks.md#start-up-of-a-query.)
+const lazyWs = {
+  name: "lazy-ws",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/NodeWS\.js$/ }, (args) =>
+      args.importer.includes(`${path.sep}platform-node-shared${path.sep}`)
+        ? { path: "lazy-ws", namespace: "lazy-ws", pluginData: args.resolveDir }
+        : undefined
+    )
+    b.onLoad({ filter: /.*/, namespace: "lazy-ws" }, (args) => ({
+      contents:
+        'export class WebSocketServer { constructor(options) { const { WebSocketServer } = require("ws"); return new WebSocketServer(options) } }\n',
+      resolveDir: args.pluginData,
+      loader: "js"
+    }))
+  }
+}
+
 const buildCli = async () => {
   const scratch = path.join("dist", `.build-${process.pid}`)
   mkdirSync(scratch, { recursive: true })
@@ -76,11 +99,12 @@ const buildCli = async () => {
     const main = await build({
       ...cliOptions(scratch),
       entryPoints: { parley: "src/bin.ts" },
-      plugins: [readingExternal]
+      plugins: [readingExternal, lazyWs]
     })
     const reading = await build({
       ...cliOptions(scratch),
       entryPoints: { "parley-reading": "src/cli/ReadingRun.ts" },
+      plugins: [lazyWs],
       chunkNames: "reading-[name]-[hash]"
     })
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)

@@ -10,7 +10,7 @@
  * `conversation print` runs without effect/cli, from a bundle of its own
  * (`cli/ReadingRun.ts`; docs/benchmarks.md#start-up-of-the-reading-commands).
  */
-import * as nodeModule from "node:module"
+import { enable as enableCompileCache } from "./cli/CompileCache.ts"
 import { VERSION } from "./cli/Version.ts"
 
 /**
@@ -31,18 +31,8 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   })
   process.stdout.write(versionLine())
 } else {
-  // Node 22.1+: V8 keeps the compiled chunks on disk, so a later run skips
-  // compiling them (docs/decisions.md#fast-start). In the user's cache directory, not the temp
-  // directory a person or a tool may expect parley to leave as it found it;
-  // $NODE_COMPILE_CACHE, when set, is Node's own choice and wins. A directory
-  // that cannot be written only turns the cache off. On older Node the
-  // function does not exist.
-  const enable = (nodeModule as { enableCompileCache?: (dir?: string) => unknown }).enableCompileCache
-  if (enable !== undefined && process.env["NODE_COMPILE_CACHE"] === undefined) {
-    const home = process.env["HOME"]
-    const cache = process.env["XDG_CACHE_HOME"] || (home === undefined || home === "" ? undefined : `${home}/.cache`)
-    if (cache !== undefined) enable(`${cache}/parley/compile-cache`)
-  }
+  // Node 22.1+: compiled chunks cached in a private per-user directory (cli/CompileCache.ts).
+  enableCompileCache(process.env)
   // `conversation ls` and `conversation print` without effect/cli when the command line is plain:
   // ReadingArgv decides (plain code, no Effect), and the commands run from a bundle of their own
   // (dist/parley-reading.mjs, see ReadingRun.ts); anything else goes to the full command line.

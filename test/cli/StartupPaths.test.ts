@@ -137,3 +137,48 @@ describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md
     }
   })
 })
+
+describe("start-up: a query loads what its turn uses (docs/benchmarks.md#start-up-of-a-query)", () => {
+  it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack or undici", () => {
+    const script = path.join(dir, "reply.json")
+    fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
+    const builtins = path.join(dir, "builtins.cjs")
+    fs.writeFileSync(
+      builtins,
+      `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
+    )
+    const list = path.join(dir, "builtins.txt")
+    const loaded = path.join(dir, "loaded-query")
+    const r = spawnSync(
+      process.execPath,
+      [
+        "--require",
+        builtins,
+        "--import",
+        hook,
+        bundle,
+        "--storage",
+        storage,
+        "query",
+        "--new",
+        "hi",
+        "--script",
+        script
+      ],
+      { encoding: "utf8", env: { ...process.env, PARLEY_LOADED: loaded, PARLEY_BUILTINS: list }, timeout: 60_000 }
+    )
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toContain("ok")
+    const chunks = fs
+      .readFileSync(loaded, "utf8")
+      .split("\n")
+      .filter((u) => u.includes("/dist/"))
+      .map((u) => path.basename(new URL(u).pathname))
+    expect(sources(chunks, /node_modules\/ajv\//)).toStrictEqual([])
+    // ws's code is in a loaded chunk, behind a wrapper nothing calls: what would show is what it requires.
+    const internals = fs.readFileSync(list, "utf8").split("\n")
+    expect(
+      internals.filter((m) => /^NativeModule (http|https|zlib|_http_\w+|internal\/deps\/undici\/undici)$/.test(m))
+    ).toStrictEqual([])
+  })
+})

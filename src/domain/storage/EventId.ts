@@ -29,18 +29,26 @@
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 const LENGTH = 7
 
+// Random bytes drawn 4 KiB at a time: a call into Web Crypto costs far more than the 7 bytes it
+// returns (one per id was ~a fifth of the coordinator bench's time, docs/benchmarks.md).
+const pool = new Uint8Array(4096)
+let next = pool.length
+
+const randomByte = (): number => {
+  if (next === pool.length) {
+    // Web Crypto (a global in every Node parley supports): the OS random source JP also draws from.
+    globalThis.crypto.getRandomValues(pool)
+    next = 0
+  }
+  return pool[next++]!
+}
+
 /** One random id in JP's generated format (rejection sampling, as JP: no character is likelier than another). */
 export const random = (): string => {
   let id = ""
-  const bytes = new Uint8Array(LENGTH)
   while (id.length < LENGTH) {
-    // Web Crypto (a global in every Node parley supports): the OS random source JP also draws from.
-    globalThis.crypto.getRandomValues(bytes)
-    for (const b of bytes) {
-      if (b >= 252) continue
-      id += ALPHABET[b % 36]
-      if (id.length === LENGTH) break
-    }
+    const b = randomByte()
+    if (b < 252) id += ALPHABET[b % 36]
   }
   return id
 }

@@ -21,7 +21,7 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
-import { Ajv, type ValidateFunction } from "ajv"
+import type { Ajv, ValidateFunction } from "ajv"
 import * as ArgumentErrors from "./ArgumentErrors.ts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -61,7 +61,8 @@ interface Entry {
   readonly kind: ToolKind
   /** The MCP server of an MCP tool. */
   readonly server?: string
-  readonly validate: ValidateFunction
+  /** The compiled argument check (compiled on first use for built-in and MCP tools: see {@link loadAjv}). */
+  readonly validate: Effect.Effect<ValidateFunction>
   readonly run: (
     args: BuiltinTools.Arguments,
     answers: Answers,
@@ -71,6 +72,36 @@ interface Entry {
 }
 
 const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local: "ask", mcp: "ask" }
+
+let ajvClass: Promise<typeof Ajv> | undefined
+
+/**
+ * ajv, loaded on first use: evaluating it and compiling the built-ins' schemas was
+ * ≈ a fifth of a scripted query's start-up, and a turn that calls no tool needs neither
+ * (docs/benchmarks.md#start-up-of-a-query).
+ */
+const loadAjv: Effect.Effect<typeof Ajv> = Effect.promise(() => {
+  ajvClass ??= import("ajv").then(
+    // ajv is CommonJS: Node's import gives its named exports and `default` (module.exports), esbuild's
+    // bundle only `default`; module.exports.Ajv is the class under both, and the typings of
+    // `default` differ by module resolution (the class, or module.exports).
+    (m) => (m.default as unknown as { readonly Ajv: typeof Ajv }).Ajv
+  )
+  return ajvClass
+})
+
+/** A validator compiled the first time a call needs it, then kept. */
+const lazily = (compile: (ajv: typeof Ajv) => ValidateFunction): Effect.Effect<ValidateFunction> => {
+  let compiled: ValidateFunction | undefined
+  return Effect.suspend(() =>
+    compiled !== undefined
+      ? Effect.succeed(compiled)
+      : Effect.map(loadAjv, (m) => {
+          compiled ??= compile(m)
+          return compiled
+        })
+  )
+}
 
 /**
  * Adds the MCP tools (`McpTools.resolve`). A server's input schema that ajv
@@ -86,22 +117,17 @@ const addMcpTools = (
   const resolved = McpTools.resolve(config, mcp, builtinNames)
   problems.push(...resolved.problems)
   // Servers use formats ajv does not know ("uri"): check the rest, say nothing.
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, validateFormats: false, logger: false })
+  let ajv: Ajv | undefined
   for (const tool of resolved.tools) {
     // Compiled on the first call: a server may offer dozens of tools, and ajv compiles slowly.
-    let compiled: ValidateFunction | undefined
-    const validate = ((args: unknown) => {
-      if (compiled === undefined) {
-        try {
-          compiled = ajv.compile(tool.definition.parameters)
-        } catch {
-          compiled = ajv.compile({})
-        }
+    const validate = lazily((m) => {
+      ajv ??= new m({ allErrors: true, useDefaults: true, strict: false, validateFormats: false, logger: false })
+      try {
+        return ajv.compile(tool.definition.parameters)
+      } catch {
+        return ajv.compile({})
       }
-      const valid = compiled(args)
-      validate.errors = compiled.errors ?? null
-      return valid
-    }) as ValidateFunction
+    })
     entries.set(tool.definition.name, {
       definition: tool.definition,
       // Another process's (or service's) code: `ask` by default, like a local tool.
@@ -142,16 +168,37 @@ export const make = (
   config: ConfigData.Config,
   options: Options = {}
 ): Effect.Effect<Executor["Service"], ConfigError> =>
+  // Schemas from config (local tools) or from the caller (a registry of built-ins) are compiled
+  // now, so a bad one is a config error at start; the standard built-ins' schemas are parley's
+  // own (test/layers/executor compiles them) and wait for their first call, ajv with them.
+  Effect.flatMap(
+    options.builtins !== undefined ||
+      ConfigData.configuredTools(config).some(([, t]) => ConfigData.toolKind(t) === "local")
+      ? Effect.map(loadAjv, (m) => new m({ allErrors: true, useDefaults: true, strict: false }))
+      : Effect.succeed(undefined),
+    (eager) => build(config, options, eager)
+  )
+
+const build = (
+  config: ConfigData.Config,
+  options: Options,
+  eager: Ajv | undefined
+): Effect.Effect<Executor["Service"], ConfigError> =>
   Effect.suspend(() => {
     const file = options.file ?? "config.toml"
     const builtins = new Map((options.builtins ?? BuiltinTools.standard).map((t) => [t.name, t] as const))
-    const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false })
     const problems: Array<{ path: string; message: string }> = []
     const entries = new Map<string, Entry>()
+    let later: Ajv | undefined
 
-    const compile = (name: string, parameters: Schema.JsonObject): ValidateFunction | undefined => {
+    const compile = (name: string, parameters: Schema.JsonObject): Effect.Effect<ValidateFunction> | undefined => {
+      if (eager === undefined)
+        return lazily((m) => {
+          later ??= new m({ allErrors: true, useDefaults: true, strict: false })
+          return later.compile(parameters)
+        })
       try {
-        return ajv.compile(parameters)
+        return Effect.succeed(eager.compile(parameters))
       } catch (e) {
         problems.push({
           path: ConfigData.formatPath(["conversation", "tools", name, "parameters"]),
@@ -237,19 +284,15 @@ export const make = (
           return Effect.succeed<ExecutorResult>(error(DeepArguments.toolError(call.name, tooDeep)))
         // ajv applies parameter defaults in place: validate a copy and pass that on.
         const args = structuredClone(call.arguments) as Record<string, Schema.Json>
-        if (!entry.validate(args)) {
-          return Effect.succeed<ExecutorResult>(
-            error(
-              ArgumentErrors.describe(
-                call.name,
-                entry.definition.parameters,
-                entry.validate.errors ?? [],
-                call.arguments
+        return Effect.flatMap(entry.validate, (validate) =>
+          validate(args)
+            ? entry.run(args, answers, context, call)
+            : Effect.succeed<ExecutorResult>(
+                error(
+                  ArgumentErrors.describe(call.name, entry.definition.parameters, validate.errors ?? [], call.arguments)
+                )
               )
-            )
-          )
-        }
-        return entry.run(args, answers, context, call)
+        )
       })
 
     const promptLabel = (name: string, questionId: string) =>

@@ -31,7 +31,6 @@
  */
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as path from "node:path"
 import type {
   OAuthClientInformationContext,
@@ -89,9 +88,17 @@ const save = (file: string, state: State): void => {
   fs.renameSync(scratch, file)
 }
 
+/**
+ * node:http on first use: importing it as a module makes Node evaluate its lazy
+ * `WebSocket`/fetch exports, loading all of undici (≈ 40 ms of every start-up that
+ * reaches this module, and a query does; docs/benchmarks.md#start-up-of-a-query).
+ */
+const loadHttp = () => import("node:http")
+
 /** A loopback port nothing listens on right now. */
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
+const freePort = async (): Promise<number> => {
+  const http = await loadHttp()
+  return new Promise((resolve, reject) => {
     const server = http.createServer()
     server.on("error", reject)
     server.listen(0, "127.0.0.1", () => {
@@ -101,6 +108,7 @@ const freePort = (): Promise<number> =>
       server.close(() => resolve(port))
     })
   })
+}
 
 const page = (title: string) =>
   `<!doctype html><meta charset="utf-8"><title>parley</title><p>${title}</p><p>You can close this page and go back to the terminal.</p>`
@@ -112,8 +120,9 @@ interface Pending {
 }
 
 /** Listens on the redirect URI for one callback carrying `state`. */
-const listen = (redirect: URL, state: string | undefined): Promise<Pending> =>
-  new Promise((resolve, reject) => {
+const listen = async (redirect: URL, state: string | undefined): Promise<Pending> => {
+  const http = await loadHttp()
+  return new Promise((resolve, reject) => {
     let done: (params: URLSearchParams) => void = () => {}
     let failed: (e: Error) => void = () => {}
     const callback = new Promise<URLSearchParams>((ok, ko) => {
@@ -140,6 +149,7 @@ const listen = (redirect: URL, state: string | undefined): Promise<Pending> =>
     server.on("error", reject)
     server.listen(Number(redirect.port), "127.0.0.1", () => resolve({ callback, close: () => server.close() }))
   })
+}
 
 /** The SDK's provider, backed by the state file; {@link FileProvider.awaitCallback} finishes a sign-in it started. */
 export class FileProvider implements OAuthClientProvider {

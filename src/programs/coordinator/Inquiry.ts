@@ -328,15 +328,19 @@ export const ask = (
 ): Effect.Effect<Routed, RecordError> =>
   askUntraced(env, call, question, opening).pipe(
     // Each inquiry is a span of its own, under its tool call's, so a consumer's tracer sees who asked (docs/library.md#programs).
-    Effect.withSpan("ToolCoordinator.inquiry", {
-      attributes: {
-        "parley.conversation_id": env.session.id,
-        "parley.inquiry_id": opening.id,
-        "parley.tool_call_id": call.id,
-        "parley.tool": call.name,
-        "parley.question_id": question.id
-      }
-    })
+    Effect.withSpan(
+      "ToolCoordinator.inquiry",
+      {
+        attributes: {
+          "parley.conversation_id": env.session.id,
+          "parley.inquiry_id": opening.id,
+          "parley.tool_call_id": call.id,
+          "parley.tool": call.name,
+          "parley.question_id": question.id
+        }
+      },
+      { captureStackTrace: false }
+    )
   )
 
 const askUntraced = (

@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { Ajv } from "ajv"
 import * as BuiltinTools from "../../../src/layers/executor/BuiltinTools.ts"
 import { completed, contextFor, executorFor, needsInput, tempRoot } from "./helpers.ts"
 
@@ -282,6 +283,13 @@ describe("ask_user (RFD 083)", () => {
       )
     })
   )
+
+  it("every standard built-in's schema compiles (the executor compiles them only on their first call)", () => {
+    for (const tool of BuiltinTools.standard) {
+      const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false })
+      expect(() => ajv.compile(tool.parameters), tool.name).not.toThrow()
+    }
+  })
 
   it.effect("is a standard built-in, offered with RFD 083's description and schema; enable = false turns it off", () =>
     Effect.gen(function* () {
