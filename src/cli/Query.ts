@@ -257,6 +257,9 @@ export const runQuery = (params: RunQueryParams) =>
           : {}),
         root: run.root,
         interactive: run.person !== undefined,
+        onDetachedPolicy: (policy) => {
+          run.detached.policy = policy
+        },
         ...(params.compact !== undefined ? { compact: params.compact } : {})
       }).pipe(
         Effect.onInterrupt(() =>
@@ -338,7 +341,7 @@ const flags = {
   ),
   detachedPolicy: Flag.Literals("detached-policy", DetachedPolicy.literals).pipe(
     Flag.withDescription(
-      "What a question for a person does when nobody can be asked: assistant (default), wait, defer (exit 3) or deny"
+      "What a question for a person does when nobody can be asked: assistant, wait, defer (exit 3) or deny (default: wait for a run started with --detach, by serve or left with Ctrl-Z; the resumed turn's; else assistant)"
     ),
     Flag.optional
   ),
