@@ -193,6 +193,19 @@ export const gather = Effect.gen(function* () {
   return sorted.sort(byAge).map((s) => s.item) as ReadonlyArray<InboxItem>
 })
 
+/** Nobody runs a turn: what {@link gather} sees of the storage alone. */
+const noneRunning = RunningTurns.of({
+  find: () => Effect.succeed(Option.none()),
+  candidates: Effect.succeed(new Set())
+})
+
+/**
+ * The open questions of the turns waiting on disk, oldest first, hosts not
+ * asked (a caller that follows the running turns itself, `parley serve`,
+ * leaves out the conversations it knows run).
+ */
+export const waitingOnDisk = Effect.provideService(gather, RunningTurns, noneRunning)
+
 /** One item as `parley inbox --format json` shows it: the question's row (as `conversation answer` lists it), and where it is. */
 export const row = (item: InboxItem, now: number): Schema.JsonObject => {
   const question = Answer.row(item.question)
