@@ -368,7 +368,7 @@ const reportStop =
 /**
  * The `detached` policy the turn follows whatever its prompter says: config's
  * (or `--detached-policy`), else the policy the run that left the
- * incomplete turn recorded (docs/questions-and-approvals.md#who-may-be-asked),
+ * incomplete turn recorded (docs/questions-and-approvals.md#when-nobody-is-there-the-detached-policy),
  * when this run may resume that turn (not `--discard-turn`).
  */
 const fixedPolicy = <E>(session: ConversationSession, options: QueryOptions<E>) =>

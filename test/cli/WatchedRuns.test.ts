@@ -1,4 +1,4 @@
-// A run meant to be watched waits (docs/questions-and-approvals.md#who-may-be-asked): with no policy set,
+// A run meant to be watched waits (docs/questions-and-approvals.md#when-nobody-is-there-the-detached-policy): with no policy set,
 // `query --detach` keeps its questions open for an answer from anywhere instead of asking the model, and
 // the policy a run used is recorded in the conversation's metadata, so the printed resume command
 // follows it again (a deferred run resumed defers its next question too).

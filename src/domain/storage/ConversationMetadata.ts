@@ -155,7 +155,7 @@ export const make = (props: { title?: string; last_activated_at: Timestamp.Times
 
 /**
  * The key of parley's own metadata that keeps the `detached` policy a run
- * used (docs/questions-and-approvals.md#who-may-be-asked). JP ignores keys
+ * used (docs/questions-and-approvals.md#when-nobody-is-there-the-detached-policy). JP ignores keys
  * it does not know, and reads and writes this file as before; it is never
  * put in a config delta (config is JP's, and says what a person set).
  */
