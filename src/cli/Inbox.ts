@@ -85,7 +85,7 @@ const askAll = (items: ReadonlyArray<Inbox.InboxItem>, hint: Hint.Context) =>
       const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interrupt }).pipe(
         Effect.provideContext(terminal)
       )
-      const recorded = new Set<string>()
+      const recorded = new Set<ConversationId.ConversationId>()
       let answered = 0
       for (const [i, item] of items.entries()) {
         // The prompt shows the tool and the question: the line above it says whose it is.
@@ -116,9 +116,7 @@ const askAll = (items: ReadonlyArray<Inbox.InboxItem>, hint: Hint.Context) =>
       }
       yield* Console.error(`Answered ${answered} of ${items.length}.`)
       for (const id of recorded)
-        yield* Console.error(
-          `Resume ${ConversationId.display(id as ConversationId.ConversationId)} with: ${Hint.resume(id, hint)}`
-        )
+        yield* Console.error(`Resume ${ConversationId.display(id)} with: ${Hint.resume(id, hint)}`)
     })
   )
 

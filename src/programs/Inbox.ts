@@ -190,7 +190,8 @@ export const gather = Effect.gen(function* () {
     else if (hosted === undefined || hosted.has(c.id) || c.incomplete.state === "waiting-for-input") asked.push(c)
   }
   for (const more of yield* Effect.forEach(asked, (c) => itemsOf(c, hosted), { concurrency: 8 })) sorted.push(...more)
-  return sorted.sort(byAge).map((s) => s.item) as ReadonlyArray<InboxItem>
+  const items: ReadonlyArray<InboxItem> = sorted.sort(byAge).map((s) => s.item)
+  return items
 })
 
 /** Nobody runs a turn: what {@link gather} sees of the storage alone. */
