@@ -138,10 +138,10 @@ describe("parley inbox", () => {
     expect(text.code, text.stderr).toBe(0)
     expect(text.stdout).toContain("5 open questions, oldest first:")
     expect(text.stdout).toMatch(
-      /Deploy alpha {2}deferrable: Deploy alpha\? \[yes or no\] {2}asked \d+ s ago \(waiting on disk\)/
+      /Deploy alpha {2}deferrable: Deploy alpha\? \[yes or no\] {2}asked \d+ (s|min) ago \(waiting on disk\)/
     )
     expect(text.stdout).toMatch(
-      /Deploy bravo {2}deferrable: Deploy bravo\? \[yes or no\] {2}asked \d+ s ago \(running, pid \d+\)/
+      /Deploy bravo {2}deferrable: Deploy bravo\? \[yes or no\] {2}asked \d+ (s|min) ago \(running, pid \d+\)/
     )
     expect(text.stdout).toContain(
       `parley conversation answer ${rows[0]!.conversation_id} c_alpha.confirm.1 <yes|no> --storage ${p.storage}`

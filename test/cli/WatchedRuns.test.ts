@@ -88,7 +88,7 @@ describe("a run meant to be watched waits", () => {
         expect(fake.requests.length).toBe(2)
         expect(metadata(p).parley_detached_policy).toMatchObject({ policy: "wait" })
       }),
-    60_000
+    120_000
   )
 
   it("a run deferred with --detached-policy defer, answered and resumed with the printed command, defers its next question too", () => {
@@ -116,7 +116,7 @@ describe("a run meant to be watched waits", () => {
     const denied = parley(p, ["query", "--continue-turn", "--id", id, "--script", ok, "--detached-policy", "deny"])
     expect(denied.code, denied.stderr).toBe(0)
     expect(metadata(p).parley_detached_policy.policy).toBe("deny")
-  })
+  }, 180_000)
 
   it("a plain run without a terminal keeps the assistant default and records no policy", () => {
     const p = project()
@@ -129,5 +129,5 @@ describe("a run meant to be watched waits", () => {
     expect(r.code, r.stderr).toBe(0)
     expect(effectsOf(p, "prod")).toBe("false\n")
     expect(metadata(p).parley_detached_policy).toBeUndefined()
-  })
+  }, 120_000)
 })
