@@ -10,6 +10,7 @@ import * as attach from "./attach.ts"
 import * as cli from "./cli.ts"
 import * as cluster from "./cluster.ts"
 import * as coordinator from "./coordinator.ts"
+import * as inbox from "./inbox.ts"
 import * as listing from "./listing.ts"
 import * as pg from "./pg.ts"
 import * as projection from "./projection.ts"
@@ -20,6 +21,7 @@ import * as whole from "./whole.ts"
 const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").Goal>>> = {
   storage: storage.run,
   listing: listing.run,
+  inbox: inbox.run,
   coordinator: coordinator.run,
   projection: projection.run,
   cli: cli.run,

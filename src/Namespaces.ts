@@ -280,6 +280,8 @@ export declare namespace ConversationMetadata {
   export type ConversationMetadata = ConversationMetadataModule.ConversationMetadata
   /** `metadata.json` could not be decoded: why (the caller names the file). */
   export type MetadataError = ConversationMetadataModule.MetadataError
+  /** The `detached` policy a run used, and which turn it ran: that turn's `turn_start` timestamp. */
+  export type RecordedPolicy = ConversationMetadataModule.RecordedPolicy
 }
 
 /**

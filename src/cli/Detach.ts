@@ -3,8 +3,10 @@
  * process that outlives the terminal — its own session, stdin closed, its
  * output in a log file under `<storage>/run/` — and this command returns
  * once the conversation exists and the run serves its socket, printing the
- * conversation id and the commands that answer it and stop it. With nobody attached, questions follow `[conversation.inquiry]
- * detached` (`wait` keeps them open for any client).
+ * conversation id and the commands that answer it and stop it. With nobody
+ * attached, questions follow `[conversation.inquiry] detached`, and with no
+ * policy set a detached run's questions wait for an answer from any client
+ * (`wait`: the run is meant to be watched).
  *
  * The background run tells this process its conversation id by writing it
  * into a file named in `$PARLEY_ANNOUNCE` (written once its host listens and
@@ -21,8 +23,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { ANNOUNCE } from "../domain/run/HostSocket.ts"
 import * as Refusal from "../domain/run/Refusal.ts"
+import { DetachedPolicy } from "../domain/tool/Config.ts"
 import * as PrivateDir from "../layers/file/PrivateDir.ts"
 import * as HostPath from "../layers/host/HostPath.ts"
 import { ConversationLocked } from "../services/StoreErrors.ts"
@@ -73,12 +77,19 @@ export const ensureRunDir = (storage: string): string => {
   return dir
 }
 
-/** Writes `id` where the detaching process waits for it (atomically: it never reads half an id). */
-export const announce = (id: string): void => {
+/** Whether this run announces itself to the process that started it (`query --detach`, `serve`): it is meant to be watched. */
+export const announcing = (): boolean => (process.env[ANNOUNCE] ?? "") !== ""
+
+/**
+ * Writes `id` where the detaching process waits for it (atomically: it never
+ * reads half an id), and on a second line the `detached` policy its
+ * questions follow, for the banner to say who answers them.
+ */
+export const announce = (id: string, policy: DetachedPolicy): void => {
   const file = process.env[ANNOUNCE]
   if (file === undefined || file === "") return
   const tmp = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(tmp, id, { mode: 0o600 })
+  fs.writeFileSync(tmp, `${id}\n${policy}`, { mode: 0o600 })
   fs.renameSync(tmp, file)
 }
 
@@ -96,6 +107,21 @@ export const refuse = (error: unknown): void => {
     fs.writeFileSync(file, Refusal.encode(refusal), { mode: 0o600 })
   } catch {
     // Not written: the parent sees a run that ended at once, and its output says why.
+  }
+}
+
+/** What the banner says of the open questions of a run nobody is attached to, by its policy. */
+export const whoAnswers = (id: string, policy: DetachedPolicy, ctx: Hint.Context): string => {
+  const answer = Hint.command(["conversation", "answer", id], ctx)
+  switch (policy) {
+    case "wait":
+      return `    ${answer}    List (or answer) its open questions: they wait for an answer (or parley inbox).`
+    case "defer":
+      return `    ${answer}    Its questions are not asked: the run stops at them (detached policy "defer"); answer them here, then resume.`
+    case "deny":
+      return `    ${answer}    Questions for a person are refused while nobody is attached (detached policy "deny").`
+    case "assistant":
+      return `    ${answer}    The assistant answers its questions while nobody is attached (detached policy "assistant").`
   }
 }
 
@@ -138,15 +164,17 @@ export const detach = (options: {
         message: `The background run ${why}. Its output is in ${log}:\n${fs.readFileSync(log, "utf8").trim().split("\n").slice(-5).join("\n")}`
       })
     const deadline = Date.now() + READY_MS
-    let id: string | undefined
-    while (id === undefined) {
-      if (fs.existsSync(announced)) id = fs.readFileSync(announced, "utf8").trim()
+    let said: string | undefined
+    while (said === undefined) {
+      if (fs.existsSync(announced)) said = fs.readFileSync(announced, "utf8").trim()
       else if (child.exitCode !== null || child.signalCode !== null)
         return yield* failed(`ended before it got under way (exit ${child.exitCode ?? child.signalCode})`)
       else if (Date.now() > deadline) return yield* failed(`did not start within ${READY_MS / 1000} s`)
       else yield* Effect.sleep("20 millis")
     }
     fs.rmSync(announced, { force: true })
+    const [id = "", named] = said.split("\n")
+    const policy = Schema.is(DetachedPolicy)(named) ? named : "wait"
     const ctx = {
       storage: options.storageGiven,
       config: options.configGiven,
@@ -158,7 +186,7 @@ export const detach = (options: {
       [
         `Running in the background (pid ${child.pid}); its output goes to ${log}.`,
         `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here (Ctrl-Z detaches again).`,
-        `    ${Hint.command(["conversation", "answer", id], ctx)}    List (or answer) its open questions.`,
+        whoAnswers(id, policy, ctx),
         `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`
       ].join("\n")
     )

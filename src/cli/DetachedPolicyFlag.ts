@@ -15,7 +15,7 @@ import { DetachedPolicy } from "../domain/tool/Config.ts"
 
 export const detachedPolicyFlag = Flag.Literals("detached-policy", DetachedPolicy.literals).pipe(
   Flag.withDescription(
-    "What a question for a person does when nobody can be asked: assistant (default), wait, defer (exit 3) or deny"
+    "What a question for a person does when nobody can be asked: assistant, wait, defer (exit 3) or deny (default: wait for a run started with --detach, by serve or left with Ctrl-Z; the resumed turn's; else assistant)"
   ),
   Flag.optional
 )

@@ -65,7 +65,7 @@ export const serveWhenKnown = (
       Stream.filter(hub.events, (e) => e._tag === "ModelChosen" || (e._tag === "Stopped" && e.ending === "discarded"))
     )
     if (underway._tag === "None") return
-    yield* Effect.sync(() => Detach.announce(id))
+    yield* Effect.sync(() => Detach.announce(id, run.detached.policy ?? (run.watched ? "wait" : "assistant")))
     if (PersonTerminal.isInteractive()) {
       // Ctrl-C at the terminal asks what to do (RFD 027's interrupt menu); SIGINT from elsewhere still stops.
       yield* InterruptMenu.watch({ say: (text) => void Effect.runFork(run.status.line(text)), aborted: run.aborted })
@@ -113,6 +113,8 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
           "",
           `parley: detached; the run of ${id} goes on in the background (pid ${process.pid}), its output in ${log.file}.`,
           `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here again.`,
+          // Left with Ctrl-Z, the run's questions wait for the person unless a policy was set (PromptBackend.detachedDefault).
+          Detach.whoAnswers(id, run.detached.policy ?? "wait", ctx),
           `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`,
           ""
         ].join("\n")

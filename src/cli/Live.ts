@@ -45,6 +45,7 @@ import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Background from "./Background.ts"
 import * as Cursor from "./Cursor.ts"
+import * as Detach from "./Detach.ts"
 import * as Editor from "./Editor.ts"
 import * as Hint from "./Hint.ts"
 import * as ModelChoice from "./ModelChoice.ts"
@@ -92,6 +93,14 @@ export class Run extends Context.Service<
     readonly hint: Hint.Context
     /** Whether the person chose "abort" in the Ctrl-C menu (`InterruptMenu`): the interrupted turn is discarded. */
     readonly aborted: Ref.Ref<boolean>
+    /**
+     * The `detached` policy the run follows whatever happens to its terminal
+     * (config's, the flag's, or the resumed turn's recorded one), once the
+     * conversation is open; `undefined`: its prompter's default.
+     */
+    readonly detached: { policy: ConfigData.DetachedPolicy | undefined }
+    /** Somebody means to watch this run from elsewhere (`--detach`, `serve`): its questions wait when no policy is set. */
+    readonly watched: boolean
   }
 >()("parley/cli/Run") {}
 
@@ -107,14 +116,19 @@ export type Services =
   | RunEvents
   | PendingAnswers
 
-/** Nobody to ask: JP routes questions to the inquiry backend instead. */
-const headless = PromptBackend.of({
-  interactive: false,
-  permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-  question: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-  resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-  edit: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
-})
+/**
+ * Nobody to ask: JP routes questions to the inquiry backend instead, unless
+ * the run is meant to be watched (`--detach`, `serve`): then they wait.
+ */
+const headless = (watched: boolean) =>
+  PromptBackend.of({
+    interactive: false,
+    detachedDefault: watched ? "wait" : undefined,
+    permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+    question: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+    resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+    edit: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
+  })
 
 /**
  * Stops the whole run the way Ctrl-C does when no prompt is on screen (a
@@ -155,6 +169,10 @@ const terminalPrompts = (
     return PromptBackend.of({
       get interactive() {
         return prompts.interactive && !Background.isDetached()
+      },
+      // Left with Ctrl-Z, the run is still the person's: its questions wait for them (or any answerer).
+      get detachedDefault() {
+        return Background.isDetached() ? ("wait" as const) : undefined
       },
       permission: (request) => shown(prompts.permission(request), left),
       question: (request) => shown(prompts.question(request), Effect.never),
@@ -203,6 +221,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       )
       const config =
         settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
+      const watched = Detach.announcing()
       const providerOptions = ProviderOptions.providerOptions(config, settings.script)
       const chosen = yield* Deferred.make<string>()
       // The terminal lives as long as the run (its key reader and raw mode are scoped).
@@ -212,7 +231,11 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       const choose = ModelChoice.make({
         flag: settings.model,
         script: settings.script,
-        config,
+        // A watched run's questions wait (unless config says otherwise): no inquiry model is needed for them.
+        config:
+          watched && ConfigData.configuredDetachedPolicy(config) === undefined
+            ? ConfigData.withDetachedPolicy(config, "wait")
+            : config,
         configFile,
         providers: providerOptions,
         personReachable: person !== undefined
@@ -257,7 +280,9 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
           config: settings.config,
           detachedPolicy: settings.detachedPolicy
         },
-        aborted: yield* Ref.make(false)
+        aborted: yield* Ref.make(false),
+        detached: { policy: undefined },
+        watched
       })
       return Layer.mergeAll(
         Layer.succeed(Run, run),
@@ -270,7 +295,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
         events,
         person !== undefined
           ? Layer.effect(PromptBackend, terminalPrompts(person, status, cursor, editKept)).pipe(Layer.provide(events))
-          : Layer.succeed(PromptBackend, headless)
+          : Layer.succeed(PromptBackend, headless(watched))
       )
     })
   )

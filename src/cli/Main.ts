@@ -18,6 +18,7 @@ import { ls } from "./conversation/Ls.ts"
 import { print } from "./conversation/Print.ts"
 import { exportCommand, importCommand } from "./conversation/Transfer.ts"
 import { demo } from "./Demo.ts"
+import { inbox } from "./Inbox.ts"
 import { query } from "./Query.ts"
 import { root } from "./Root.ts"
 import { serve } from "./Serve.ts"
@@ -27,4 +28,4 @@ export const conversation = Command.make("conversation").pipe(
   Command.withDescription("List, print, check, fork, answer, attach to, compact, stop, export and import conversations")
 )
 
-export const cli = root.pipe(Command.withSubcommands([query, conversation, serve, demo]))
+export const cli = root.pipe(Command.withSubcommands([query, conversation, inbox, serve, demo]))

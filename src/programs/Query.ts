@@ -28,6 +28,9 @@ import * as ConversationMetadata from "../domain/storage/ConversationMetadata.ts
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import * as Compact from "../domain/stream/Compact.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
+import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
+import * as ConfigData from "../domain/tool/Config.ts"
+import type { DetachedPolicy } from "../domain/tool/Config.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
@@ -85,6 +88,13 @@ export interface QueryOptions<E = never> {
    * without a model is written by the run's model.
    */
   readonly compact?: Compact.CompactFlag
+  /**
+   * Told, once the conversation is open, which `detached` policy the run
+   * follows whatever happens to its terminal: config's (or the flag's),
+   * else the one the turn being resumed recorded; `undefined` when neither
+   * says, and the prompter's default applies (`PromptBackend.detachedDefault`).
+   */
+  readonly onDetachedPolicy?: (policy: DetachedPolicy | undefined) => void
 }
 
 /** How a query run ended. */
@@ -355,6 +365,44 @@ const reportStop =
       )
     )
 
+/**
+ * The `detached` policy the turn follows whatever its prompter says: config's
+ * (or `--detached-policy`), else the policy the run that left the
+ * incomplete turn recorded (docs/questions-and-approvals.md#when-nobody-is-there-the-detached-policy),
+ * when this run may resume that turn (not `--discard-turn`).
+ */
+const fixedPolicy = <E>(session: ConversationSession, options: QueryOptions<E>) =>
+  Effect.gen(function* () {
+    const configured = ConfigData.configuredDetachedPolicy((yield* Config).data)
+    if (configured !== undefined) return { policy: configured, recorded: false }
+    if (options.discardTurn === true || (yield* session.incompleteTurn) === null) return undefined
+    const recorded = ConversationMetadata.recordedPolicy(yield* session.metadata)
+    return recorded !== undefined && recorded.turn === turnOf((yield* session.snapshot).entries)
+      ? { policy: recorded.policy, recorded: true }
+      : undefined
+  })
+
+/** Which turn the stream's last turn is: its `turn_start`'s timestamp (empty when it has none). */
+const turnOf = (entries: ReadonlyArray<StreamEntry>): string => {
+  const start = entries[IncompleteTurn.lastTurnStart(entries)]
+  return start?.type === "turn_start" ? start.timestamp : ""
+}
+
+/**
+ * Records the policy the run used (the fixed one, else its prompter's
+ * default once nobody was at the terminal), or none when it fell back to
+ * `assistant`: a later watched resume then waits. Written when the session
+ * closes, as the run's other metadata.
+ */
+const recordPolicy = (session: ConversationSession, fixed: DetachedPolicy | undefined) =>
+  Effect.gen(function* () {
+    const used = fixed ?? (yield* PromptBackend).detachedDefault
+    const turn = turnOf((yield* session.snapshot).entries)
+    yield* session.updateMetadata((m) =>
+      ConversationMetadata.withRecordedPolicy(m, used === undefined ? undefined : { policy: used, turn })
+    )
+  })
+
 /** JP's pre-query compaction: the flag's rules (with or instead of config's), appended silently before the turn. */
 const compactFirst = (session: ConversationSession, flag: Compact.CompactFlag, model: string) =>
   Effect.gen(function* () {
@@ -368,6 +416,16 @@ const compactFirst = (session: ConversationSession, flag: Compact.CompactFlag, m
     yield* compactConversation({ session, rules, dryRun: false })
   })
 
+/** `self` with `policy` as the config's `detached` policy. */
+const withPolicy = <A, E, R>(self: Effect.Effect<A, E, R>, policy: DetachedPolicy) =>
+  Effect.flatMap(Config, (config) =>
+    Effect.provideService(
+      self,
+      Config,
+      Config.of({ file: config.file, data: ConfigData.withDetachedPolicy(config.data, policy) })
+    )
+  )
+
 /** Runs `parley query`: the conversation, its incomplete turn, and the new turn. */
 export const query = <E = never>(options: QueryOptions<E>) =>
   Effect.scoped(
@@ -376,6 +434,8 @@ export const query = <E = never>(options: QueryOptions<E>) =>
       const now = yield* Timestamp.current
       const model = modelCell(options.model, events)
       const { session, created } = yield* openTarget(options, model, now)
+      const fixed = yield* fixedPolicy(session, options)
+      options.onDetachedPolicy?.(fixed?.policy)
       yield* events.publish(RunEvent.make.ConversationKnown({ conversation_id: session.id, created }))
       const remembered = Conversation.rememberedModel(session.baseConfig, (yield* session.snapshot).entries)
       const done = (outcome: QueryOutcome): QueryResult => ({
@@ -388,7 +448,11 @@ export const query = <E = never>(options: QueryOptions<E>) =>
         if (plan._tag === "Done") return done(plan.outcome)
         const chosen = yield* model.get(remembered)
         if (options.compact !== undefined) yield* compactFirst(session, options.compact, chosen)
-        return done(yield* runPlan(session, options, plan, chosen, remembered, now))
+        const ran = runPlan(session, options, plan, chosen, remembered, now).pipe(
+          Effect.onExit(() => recordPolicy(session, fixed?.policy))
+        )
+        // A recorded policy is the turn's for this run: the coordinator reads it as config.
+        return done(yield* fixed?.recorded === true ? withPolicy(ran, fixed.policy) : ran)
       }).pipe(reportStop(session, events))
     })
   )

@@ -219,7 +219,7 @@ const decidePermissionNow = (
       approval,
       // An approval an earlier run left open (deferred) is asked again under its id, with or without a terminal now.
       reopened: approval && pendingApproval(call, resume) !== undefined,
-      detached: ConfigData.detachedPolicy(env.config)
+      detached: ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault)
     })
   const perCall = env.executor.callPermission
   if (perCall === undefined) return Effect.succeed(decide(env.executor.permission(call.name), false))
@@ -274,7 +274,10 @@ const notRun = (
     case "declined":
       return { content: Texts.skippedByUser, is_error: false }
     case "no_approval":
-      return { content: Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config)), is_error: false }
+      return {
+        content: Texts.approvalNobody(call.name, ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault)),
+        is_error: false
+      }
   }
 }
 

@@ -34,6 +34,7 @@ import type { BaseConfig, Conversation } from "../domain/storage/Conversation.ts
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { ConversationMetadata } from "../domain/storage/ConversationMetadata.ts"
 import type { Label } from "../domain/storage/Labels.ts"
+import type { WaitingQuestion } from "../domain/stream/OpenQuestions.ts"
 import type { ConversationSession } from "./ConversationSession.ts"
 import type { ConversationExists, ConversationLocked, OpenError, StoreError, StoreIoError } from "./StoreErrors.ts"
 
@@ -65,6 +66,12 @@ export interface ConversationSummary {
   readonly labels: ReadonlyArray<Label>
   /** Where it lives (a directory for the file layer). */
   readonly path: string
+  /**
+   * The open questions of its turn waiting for input (`parley inbox`), when
+   * the store keeps them with its listing (the file and memory stores);
+   * absent otherwise, and a reader loads the conversation for them.
+   */
+  readonly waiting?: ReadonlyArray<WaitingQuestion> | undefined
 }
 
 /** A conversation a listing could not read: listed as damaged, and named so a person can look. */

@@ -21,6 +21,7 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { IncompleteSummary, TurnAnalysis } from "../domain/stream/IncompleteTurn.ts"
+import type { DetachedPolicy } from "../domain/tool/Config.ts"
 import type { Question } from "../domain/tool/Question.ts"
 
 /** A permission answer: `y` run, `Y` run and remember for the turn, `n` skip, `N` skip and remember. */
@@ -110,6 +111,14 @@ export class PromptBackend extends Context.Service<
   {
     /** Whether prompting is possible at all (stdin and stdout are TTYs). */
     readonly interactive: boolean
+    /**
+     * The `detached` policy of this run when config and `--detached-policy`
+     * set none and nobody can be asked here: `wait` for a run meant to be
+     * watched — started with `--detach` or by `serve`, on a cluster runner,
+     * or left with Ctrl-Z (read each time: a run can leave its terminal while
+     * it runs). Absent: `assistant`, JP's rule for a run without a terminal.
+     */
+    readonly detachedDefault?: DetachedPolicy | undefined
     permission(request: PermissionRequest): Effect.Effect<PermissionDecision, PromptError>
     /** Asks a tool question; a secret question reads without echo. */
     question(request: QuestionRequest): Effect.Effect<QuestionAnswer, PromptError>

@@ -1,5 +1,5 @@
 /**
- * Why parley refuses an answer or a request about a run (docs/serve.md#errors):
+ * Why parley refuses an answer or a request about a run (docs/serve.md#the-api):
  * one set of Schema tagged errors, each annotated with its HTTP status the way
  * Effect's `HttpApiError` is (`httpApiStatus`). The same classes travel
  * unchanged over a run's socket (`services/RunHost.ts`), between the runners

@@ -88,5 +88,11 @@ export class RunningTurns extends Context.Service<
      * is refused, not taken for "not running".
      */
     readonly find: (id: ConversationId) => Effect.Effect<Option.Option<RunningTurn>, NotPrivate, Scope.Scope>
+    /**
+     * The conversations whose turn may be running (a killed host's too: ask
+     * `find`), found at once (one directory read), so a listing asks only
+     * them; absent, a caller asks `find` of each.
+     */
+    readonly candidates?: Effect.Effect<ReadonlySet<string>>
   }
 >()("parley/RunningTurns") {}

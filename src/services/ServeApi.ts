@@ -91,7 +91,9 @@ export const QuestionRow = Schema.Struct({
   answer_type: Schema.Literals(["boolean", "select", "text", "secret"]),
   options: Schema.NullOr(Schema.Array(Schema.String)),
   default: Schema.Json,
-  since: Schema.NullOr(Schema.String)
+  since: Schema.NullOr(Schema.String),
+  /** Whether a process runs the turn now (`false`: it waits on disk; the answer is recorded for its resume). `parley serve` says; a cluster's rows do not. */
+  running: Schema.optionalKey(Schema.Boolean)
 })
 export type QuestionRow = typeof QuestionRow.Type
 

@@ -19,6 +19,7 @@ import * as Schema from "effect/Schema"
 import { setKey } from "./EntryCodec.ts"
 import * as Labels from "./Labels.ts"
 import * as Timestamp from "../event/Timestamp.ts"
+import { DetachedPolicy } from "../tool/Config.ts"
 
 type Json = Schema.Json
 type JsonObject = { [key: string]: Json }
@@ -152,3 +153,39 @@ export const encode = (m: ConversationMetadata): JsonObject => {
 /** A fresh metadata value. */
 export const make = (props: { title?: string; last_activated_at: Timestamp.Timestamp }): ConversationMetadata =>
   new ConversationMetadata({ ...props, extra: {} })
+
+/**
+ * The key of parley's own metadata that keeps the `detached` policy a run
+ * used (docs/questions-and-approvals.md#when-nobody-is-there-the-detached-policy). JP ignores keys
+ * it does not know, and reads and writes this file as before; it is never
+ * put in a config delta (config is JP's, and says what a person set).
+ */
+export const DETACHED_POLICY_KEY = "parley_detached_policy"
+
+/** The `detached` policy a run used, and which turn it ran: that turn's `turn_start` timestamp. */
+export interface RecordedPolicy {
+  readonly policy: DetachedPolicy
+  readonly turn: string
+}
+
+const isPolicy = Schema.is(DetachedPolicy)
+
+/** The `detached` policy recorded in `m`, if a run recorded one (a value of another shape reads as none). */
+export const recordedPolicy = (m: ConversationMetadata): RecordedPolicy | undefined => {
+  const v = m.extra[DETACHED_POLICY_KEY]
+  if (!isObject(v) || !isPolicy(v["policy"]) || typeof v["turn"] !== "string") return undefined
+  return { policy: v["policy"], turn: v["turn"] }
+}
+
+/** `m` recording `recorded` as the policy a run used (`undefined`: none, the key removed). */
+export const withRecordedPolicy = (
+  m: ConversationMetadata,
+  recorded: RecordedPolicy | undefined
+): ConversationMetadata => {
+  const current = recordedPolicy(m)
+  if (current?.policy === recorded?.policy && current?.turn === recorded?.turn) return m
+  const extra: JsonObject = {}
+  for (const k of Object.keys(m.extra)) if (k !== DETACHED_POLICY_KEY) setKey(extra, k, m.extra[k]!)
+  if (recorded !== undefined) setKey(extra, DETACHED_POLICY_KEY, { policy: recorded.policy, turn: recorded.turn })
+  return new ConversationMetadata({ ...m, extra }, { disableChecks: true })
+}

@@ -817,8 +817,18 @@ export const warnings = (input: unknown): ReadonlyArray<ConfigIssue> => {
 export const staticAnswer = (config: Config, tool: string, questionId: string): Schema.Json | undefined =>
   questionConfig(config, tool, questionId)?.answer
 
-/** The `detached` policy: configured, else `assistant` (JP's behaviour: no surprise for scripts). */
-export const detachedPolicy = (config: Config): DetachedPolicy => config.conversation?.inquiry?.detached ?? "assistant"
+/**
+ * The `detached` policy: configured (or `--detached-policy`), else the run's
+ * default — `wait` for a run meant to be watched (`--detach`, Ctrl-Z,
+ * `serve`, a cluster runner), else `assistant` (JP's behaviour: no surprise
+ * for scripts).
+ */
+export const detachedPolicy = (config: Config, runDefault: DetachedPolicy = "assistant"): DetachedPolicy =>
+  config.conversation?.inquiry?.detached ?? runDefault
+
+/** The `detached` policy config (or `--detached-policy`) sets, if it sets one. */
+export const configuredDetachedPolicy = (config: Config): DetachedPolicy | undefined =>
+  config.conversation?.inquiry?.detached
 
 /** `wait_timeout` when config gives none: 10 minutes. */
 export const DEFAULT_WAIT_TIMEOUT_MS = 600_000

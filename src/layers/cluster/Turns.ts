@@ -6,7 +6,7 @@
  * reach it: an answer is offered to its open question, a stop interrupts it.
  *
  * Nobody is at a terminal: questions for a person follow the `detached`
- * policy of the config (the cluster's tests and bench use `wait`).
+ * policy of the config, else the one the resumed turn recorded, else `wait`.
  *
  * A turn that must move to another runner (its shard went elsewhere, the
  * runner stops) is **handed off**: its session is frozen first, so what an
@@ -117,9 +117,11 @@ export interface Turn {
   readonly toolsRunning: () => number
 }
 
-/** Nobody at a terminal: the coordinator follows the `detached` policy. */
+/** Nobody at a terminal: the coordinator follows the `detached` policy (`wait` when none is set). */
 const headless = PromptBackend.of({
   interactive: false,
+  // A cluster's runs are meant to be watched (the page, the API): with no policy set, questions wait.
+  detachedDefault: "wait",
   permission: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),
   question: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),
   resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),

@@ -88,7 +88,8 @@ export const make = (storage: string): RunningTurns["Service"] =>
           Effect.catchTag("SocketError", () => Effect.succeed(Option.none()))
         )
         return Option.map(client, (c) => fromClient(id, c))
-      })
+      }),
+    candidates: Effect.sync(() => new Set(HostPath.sockets(storage).map((s) => s.id)))
   })
 
 /** {@link make} as a layer. */

@@ -33,6 +33,7 @@ import { renderJson } from "../../domain/render/Render.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../host/HostClient.ts"
 import * as Answer from "../../programs/Answer.ts"
+import * as Inbox from "../../programs/Inbox.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { RunningTurns } from "../../services/RunningTurns.ts"
 import {
@@ -138,25 +139,43 @@ const events = (storage: string, relay: Relay, id: string, after: number) =>
     )
   })
 
-/** `GET /api/questions`: every open question of every running turn. */
+/** `GET /api/questions`: every open question of every running turn, then those of the turns waiting on disk (`running: false`). */
 const questions = (storage: string) =>
-  Effect.map(Hosts.all(storage), (hosts) =>
-    hosts.flatMap((h) =>
-      h.open.map(
-        (q) =>
-          ({
-            ...Answer.row({
-              inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"],
-              toolCallId: q.call.id,
-              tool: q.call.name,
-              question: q.question
-            }),
-            conversation_id: h.conversation_id,
-            since: q.since
-          }) as never
-      )
-    )
-  )
+  Effect.gen(function* () {
+    const hosts = yield* Hosts.all(storage)
+    const running = new Set(hosts.map((h) => h.conversation_id))
+    // A storage that cannot be listed now still shows its running turns.
+    const waiting = yield* Effect.orElseSucceed(Inbox.waitingOnDisk, () => [])
+    return [
+      ...hosts.flatMap((h) =>
+        h.open.map(
+          (q) =>
+            ({
+              ...Answer.row({
+                inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"],
+                toolCallId: q.call.id,
+                tool: q.call.name,
+                question: q.question
+              }),
+              conversation_id: h.conversation_id,
+              since: q.since,
+              running: true
+            }) as never
+        )
+      ),
+      ...waiting
+        .filter((item) => !running.has(item.conversationId))
+        .map(
+          (item) =>
+            ({
+              ...Answer.row(item.question),
+              conversation_id: item.conversationId,
+              since: item.since,
+              running: false
+            }) as never
+        )
+    ]
+  })
 
 /** The running turns of `storage`, over the server's one connection per run (`Relay.ts`): an answer costs one round trip. */
 const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
@@ -251,7 +270,7 @@ const handlers = (storage: string, config: string | undefined, line: ((error: un
         .handle("events", ({ params, headers }) =>
           withStore(events(storage, relay, params.id, headers["last-event-id"] ?? 0))
         )
-        .handle("questions", () => questions(storage))
+        .handle("questions", () => withStore(questions(storage)))
         .handle("answer", ({ params, payload }) =>
           withStore(answer(storage, relay, params.id, params.inquiryId, payload.answer))
         )

@@ -1,8 +1,9 @@
 /**
  * The runs `parley serve` starts (docs/serve.md#the-api: `POST /api/conversations`,
  * `…/messages`, `…/continue`, `…/discard`). Each is a `parley query` child
- * process of the server, with stdin closed and `--detached-policy wait`, so
- * it hosts itself on its socket exactly like a run started in a terminal
+ * process of the server, with stdin closed, announcing itself (so its
+ * questions wait for an answer unless config or the turn it resumes sets
+ * another `detached` policy), so it hosts itself on its socket exactly like a run started in a terminal
  * (one host protocol: the server watches and answers it as a client, and
  * never opens a conversation itself). A child says its conversation id
  * through `$PARLEY_ANNOUNCE` once its host listens and its model is chosen
@@ -172,7 +173,8 @@ export const make = (storage: string, config?: string, line: (error: unknown) =>
         const poll = setInterval(() => {
           if (fs.existsSync(announced)) {
             clearInterval(poll)
-            const id = fs.readFileSync(announced, "utf8").trim()
+            // The first line: a second says the run's detached policy (for `query --detach`'s banner).
+            const id = fs.readFileSync(announced, "utf8").trim().split("\n")[0]!
             fs.rmSync(announced, { force: true })
             resume(Effect.succeed({ _tag: "Started", conversation_id: id, pid: child.pid! }))
           } else if (child.exitCode !== null || child.signalCode !== null || failed !== undefined) {
@@ -189,7 +191,8 @@ export const make = (storage: string, config?: string, line: (error: unknown) =>
 
     return {
       /** A turn in the background (questions wait for an answer from any client). */
-      start: (args: ReadonlyArray<string>, message?: string) => run([...args, "--detached-policy", "wait"], message),
+      // Announcing to the server makes the run a watched one: its questions wait unless config, or the turn it resumes, says otherwise.
+      start: (args: ReadonlyArray<string>, message?: string) => run(args, message),
       /** `query --discard-turn --id ID --format json`, to its end: its exit code and output (the JSON report). */
       discard: (id: string) =>
         Effect.promise(

@@ -55,6 +55,7 @@ import * as ConversationIdText from "../../domain/storage/ConversationIdText.ts"
 import * as TimestampText from "../../domain/event/TimestampText.ts"
 import type { Label } from "../../domain/storage/Labels.ts"
 import type { IncompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
+import type { WaitingQuestion } from "../../domain/stream/OpenQuestions.ts"
 import type { ConversationSummary, DamagedConversation, Listing } from "../../services/ConversationStore.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
@@ -65,7 +66,7 @@ import * as JsonText from "../../domain/storage/JsonText.ts"
 import { DIR_MODE } from "../../domain/storage/PrivateDir.ts"
 
 export const INDEX = ".parley-index.json"
-const INDEX_VERSION = 8
+const INDEX_VERSION = 9
 
 /**
  * The files a row comes from. `base_config.json` adds nothing to a summary,
@@ -96,8 +97,10 @@ interface Cells {
   readonly tokens: number | null
   /** Its labels as JP reads them (null for damage). */
   readonly labels: ReadonlyArray<Label> | null
+  /** The open questions of its turn waiting for input (`parley inbox`); null when it is not waiting. */
+  readonly waiting: ReadonlyArray<WaitingQuestion> | null
 }
-const CELLS = 9
+const CELLS = 10
 
 /** A conversation decoded by this listing: its key (its directory name, under `.archive/` when archived), stamp and cells. */
 interface Row {
@@ -185,7 +188,8 @@ const validCells = (stored: Stored, i: number): boolean => {
     typeof c[o + 3] === "string" &&
     isIncomplete(c[o + 4]) &&
     typeof c[o + 7] === "number" &&
-    isLabels(c[o + 8])
+    isLabels(c[o + 8]) &&
+    (c[o + 9] === null || Array.isArray(c[o + 9]))
   )
 }
 
@@ -237,7 +241,8 @@ const NOT_LISTED = {
   incomplete: null,
   at: "",
   tokens: null,
-  labels: null
+  labels: null,
+  waiting: null
 } as const
 
 /** What decoding a directory gave: its row, why it cannot be read now (not remembered), or that it is gone. */
@@ -305,7 +310,8 @@ const decodeRow = async (found: Found): Promise<Decoded> => {
         at: sortKey(s.lastActivatedAt),
         damage: null,
         tokens: s.tokens,
-        labels: s.labels
+        labels: s.labels,
+        waiting: s.waiting ?? null
       }
       return { _tag: "Row", row: { key: found.key, stamp, cells } }
     } catch (error) {
@@ -570,7 +576,18 @@ const writeIndex = async (conversationsDir: string, stored: Stored, rows: Readon
       keys.push(r.key)
       for (let k = 0; k < STAMP; k++) stamps.push(r.stamp[k]!)
       const c = r.cells
-      cells.push(c.title, c.events, c.lastEventAt, c.lastActivatedAt, c.incomplete, c.at, c.damage, c.tokens, c.labels)
+      cells.push(
+        c.title,
+        c.events,
+        c.lastEventAt,
+        c.lastActivatedAt,
+        c.incomplete,
+        c.at,
+        c.damage,
+        c.tokens,
+        c.labels,
+        c.waiting
+      )
     }
   }
   try {
@@ -603,7 +620,8 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
       incomplete: c.incomplete,
       tokens: c.tokens!,
       labels: c.labels!,
-      path: dir
+      path: dir,
+      ...(c.waiting !== null ? { waiting: c.waiting } : {})
     }
   }
   const c = stored.cells
@@ -620,7 +638,8 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
     incomplete: c[o + 4] as IncompleteSummary | null,
     tokens: c[o + 7] as number,
     labels: c[o + 8] as ReadonlyArray<Label>,
-    path: dir
+    path: dir,
+    ...(c[o + 9] !== null ? { waiting: c[o + 9] as ReadonlyArray<WaitingQuestion> } : {})
   }
 }
 

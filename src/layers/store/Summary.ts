@@ -17,11 +17,13 @@ import type { Conversation } from "../../domain/storage/Conversation.ts"
 import * as ConversationModel from "../../domain/storage/Conversation.ts"
 import * as Labels from "../../domain/storage/Labels.ts"
 import { incompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
+import * as OpenQuestions from "../../domain/stream/OpenQuestions.ts"
 import * as Timestamp from "../../domain/event/Timestamp.ts"
 import type { ConversationSummary } from "../../services/ConversationStore.ts"
 
 export const summaryOf = (conversation: Conversation, path: string): ConversationSummary => {
   const last = ConversationModel.lastEventAt(conversation.entries)
+  const incomplete = incompleteSummary(conversation.entries)
   return {
     id: conversation.id,
     title: conversation.metadata.title ?? null,
@@ -29,9 +31,11 @@ export const summaryOf = (conversation: Conversation, path: string): Conversatio
     lastEventAt: last === undefined ? null : Timestamp.toRfc3339(last),
     lastActivatedAt: conversation.metadata.last_activated_at,
     archived: conversation.archived,
-    incomplete: incompleteSummary(conversation.entries),
+    incomplete,
     tokens: conversationTokens(conversation.entries),
     labels: Labels.normalize(conversation.metadata.labels),
-    path
+    path,
+    // Kept with the row: `parley inbox` lists waiting turns without reading their logs again.
+    ...(incomplete?.state === "waiting-for-input" ? { waiting: OpenQuestions.ofEntries(conversation.entries) } : {})
   }
 }

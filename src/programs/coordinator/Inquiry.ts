@@ -194,7 +194,7 @@ interface Decide {
 const decide = ({ open, reachable }: Decide): Route => {
   const { call, env, question } = open
   const canReach = reachable ?? (env.prompts.interactive || env.answers.present())
-  const detached = ConfigData.detachedPolicy(env.config)
+  const detached = ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault)
   // An approval is a person's: never a config answer or a remembered one, never the assistant (`assistant` reads as `deny`).
   if (open.approval) {
     return decideRoute({
@@ -222,7 +222,8 @@ const decide = ({ open, reachable }: Decide): Route => {
 /** The tool error of a refused question (JP's texts for a secret, RFD 083's for an exclusive one, parley's for an approval). */
 const deniedText = (open: OpenInquiry, reason: DenialReason): string => {
   const { call, question } = open
-  if (open.approval) return Texts.approvalNobody(call.name, ConfigData.detachedPolicy(open.env.config))
+  if (open.approval)
+    return Texts.approvalNobody(call.name, ConfigData.detachedPolicy(open.env.config, open.env.prompts.detachedDefault))
   if (reason === "assistant_routing_denied")
     return open.policy.redact
       ? Texts.secretToAssistant(call.name, question.text)

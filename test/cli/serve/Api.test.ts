@@ -212,7 +212,8 @@ describe("parley serve: runs hosted by parley query", () => {
       answer_type: "select",
       options: ["red", "green"],
       default: null,
-      since: expect.stringMatching(/^\d{4}-\d\d-\d\d[ T]\d\d:\d\d/)
+      since: expect.stringMatching(/^\d{4}-\d\d-\d\d[ T]\d\d:\d\d/),
+      running: true
     })
     expect(byId["s1.token.1"]).toMatchObject({ answer_type: "secret", options: null })
 
@@ -356,6 +357,10 @@ describe("parley serve: runs hosted by parley query", () => {
     expect(deferred.code).not.toBe(-1)
     const id = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].id
     const server = await start(p)
+    // Listed with the running turns' questions, as waiting on disk.
+    expect((await server.json("/api/questions")).body).toMatchObject([
+      { id: "a1.confirm.1", conversation_id: id, tool: "deferrable", running: false }
+    ])
     const target = `/api/conversations/${id}/questions/a1.confirm.1`
     expect(await server.post(target, { answer: "perhaps" })).toMatchObject({ status: 422 })
     expect(await server.post(target, { answer: true })).toStrictEqual({
@@ -366,6 +371,7 @@ describe("parley serve: runs hosted by parley query", () => {
       status: 409,
       body: { error: "QuestionAlreadyAnswered" }
     })
+    expect((await server.json("/api/questions")).body).toStrictEqual([])
     expect(await server.stop()).toBe(143)
   })
 })

@@ -43,7 +43,10 @@ describe("parley serve: a run killed under it", () => {
     expect(hostSockets(p)).toStrictEqual([`${id}.sock`]) // the killed host's file, nobody answering on it
     const rows = (await server.json("/api/conversations")).body
     expect(rows.map((row: { id: string; running: unknown }) => [row.id, row.running])).toStrictEqual([[id, null]])
-    expect((await server.json("/api/questions")).body).toStrictEqual([])
+    // Its question is the waiting turn's on disk now: listed as not running.
+    expect((await server.json("/api/questions")).body).toMatchObject([
+      { id: "a1.confirm.1", conversation_id: id, running: false }
+    ])
     expect(await server.json(`/api/conversations/${id}/events`)).toStrictEqual({ status: 204, body: undefined })
     expect(await server.post(`/api/conversations/${id}/stop`, {})).toMatchObject({
       status: 404,
