@@ -25,10 +25,13 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as EventMetadata from "../domain/event/EventMetadata.ts"
 import * as Events from "../domain/event/Events.ts"
+import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { InquiryResponse } from "../domain/event/InquiryResponse.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
+import type { QuestionKind, Via } from "../domain/run/RunEvent.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
@@ -52,6 +55,9 @@ export class SecretNeedsRunningTurn extends Schema.TaggedError<SecretNeedsRunnin
   }
 }
 
+/** The metadata of an approval answered `always`/`never`: remembered for the turn, as a typed `Y`/`N` is. */
+const REMEMBERED = { [EventMetadata.rememberedAnswer]: true }
+
 /** What a value given for a question is: text (parsed by the question's answer type), or a JSON value (`--json`). */
 export type AnswerInput = { readonly text: string } | { readonly value: Schema.Json }
 
@@ -70,8 +76,10 @@ export const openQuestions = (session: ConversationSession): Effect.Effect<Reado
       ? []
       : IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => ({
           inquiryId: p.request.id,
+          kind: PermissionInquiry.isPermission(p.request) ? "approval" : "question",
           toolCallId: p.toolCall.id,
           tool: p.toolCall.name,
+          arguments: p.toolCall.arguments,
           question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
         }))
   )
@@ -85,12 +93,36 @@ export const list = (id: ConversationId) =>
     )
   )
 
-/** `input` as an answer to `question`, or why it does not fit. */
+/**
+ * `input` as an answer to `question`, or why it does not fit. An approval
+ * (`kind`) takes `yes`/`no` (as `true`/`false`) and `always`/`never` (kept as
+ * those words: remembered for the turn wherever the answer goes).
+ */
 export const parse = (
   inquiryId: string,
   question: Question,
-  input: AnswerInput
+  input: AnswerInput,
+  kind?: QuestionKind
 ): Result.Result<Schema.Json, AnswerDoesNotFit> =>
+  kind === "approval"
+    ? approval(inquiryId, "value" in input ? input.value : input.text)
+    : fit(inquiryId, question, input)
+
+/** An approval's answer: a boolean, or `always`/`never` for one remembered for the turn. */
+const approval = (inquiryId: string, given: Schema.Json): Result.Result<Schema.Json, AnswerDoesNotFit> => {
+  const read = PermissionInquiry.approvalAnswer(given)
+  if (read === undefined)
+    return Result.fail(
+      new AnswerDoesNotFit({
+        inquiry_id: inquiryId,
+        reason: `${JSON.stringify(given)} is not an approval's answer`,
+        expected: PermissionInquiry.approvalExpected
+      })
+    )
+  return Result.succeed(read.remember ? (read.answer ? "always" : "never") : read.answer)
+}
+
+const fit = (inquiryId: string, question: Question, input: AnswerInput): Result.Result<Schema.Json, AnswerDoesNotFit> =>
   Result.mapError(
     "value" in input
       ? AnswerFit.fit(question.answer_type, input.value)
@@ -123,12 +155,20 @@ export const record = (session: ConversationSession, inquiryId: string, input: A
     // A secret is never recorded in clear: it reaches a tool only through the running turn.
     if (QuestionPolicy.of(target.question).redact)
       return yield* new SecretNeedsRunningTurn({ id: session.id, inquiry_id: inquiryId })
-    const parsed = parse(inquiryId, target.question, input)
+    const parsed = parse(inquiryId, target.question, input, target.kind)
     if (Result.isFailure(parsed)) return yield* parsed.failure
-    yield* session.append([Events.answered(yield* Timestamp.current, target.inquiryId, parsed.success)])
+    // An approval is recorded as the permission prompt records it: a boolean, remembered for `always`/`never`.
+    const read = target.kind === "approval" ? PermissionInquiry.approvalAnswer(parsed.success) : undefined
+    const answer = read !== undefined ? read.answer : parsed.success
+    const at = yield* Timestamp.current
+    yield* session.append([
+      read?.remember === true
+        ? Events.answered(at, target.inquiryId, answer, REMEMBERED)
+        : Events.answered(at, target.inquiryId, answer)
+    ])
     return {
       inquiryId: target.inquiryId,
-      answer: parsed.success,
+      answer,
       stillOpen: open.filter((q) => q !== target)
     } satisfies AnswerRecorded
   })
@@ -145,7 +185,10 @@ export const answer = (id: ConversationId, inquiryId: string, input: AnswerInput
 /** One open question as `--format json` shows it (`answer ID`, the HTTP API). */
 export const row = (q: OpenQuestion): Schema.JsonObject => ({
   id: q.inquiryId,
+  inquiry_id: q.inquiryId,
+  kind: q.kind ?? "question",
   tool: q.tool,
+  arguments: q.arguments ?? null,
   tool_call_id: q.toolCallId,
   question: q.question.text,
   answer_type: q.question.answer_type.type,
@@ -164,14 +207,15 @@ export type Delivered =
  * first answer that fits wins, and the turn records it), else recorded into
  * the waiting turn on disk. Every channel answers through here — the CLI,
  * a run's socket, the HTTP API, a cluster runner — so the choice is made
- * once. The value is JSON already: reading typed text is the edge's job.
+ * once. The value is JSON already: reading typed text is the edge's job;
+ * `via` says which surface it came through (contract §8).
  */
-export const deliver = (conversation: ConversationId, inquiry: string, value: Schema.Json) =>
+export const deliver = (conversation: ConversationId, inquiry: string, value: Schema.Json, via?: Via) =>
   Effect.scoped(
     Effect.gen(function* () {
       const running = yield* RunningTurns.use((turns) => turns.find(conversation))
       if (Option.isSome(running)) {
-        yield* running.value.offer(inquiry, value)
+        yield* running.value.offer(inquiry, value, via)
         return { _tag: "Delivered", inquiryId: inquiry } satisfies Delivered as Delivered
       }
       const recorded = yield* answer(conversation, inquiry, { value })

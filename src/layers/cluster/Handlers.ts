@@ -291,7 +291,7 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
         })
       )
     }
-    return yield* turn.pending.offer(inquiryId, m.value, "other").pipe(
+    return yield* turn.pending.offer(inquiryId, m.value, "other", { via: "cluster" }).pipe(
       Effect.tap(() => Trace.line("Answer.offered", id)),
       Effect.andThen(won(sql, cid, inquiryId, m.requestId)),
       Effect.as(delivered),

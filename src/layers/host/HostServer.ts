@@ -174,15 +174,26 @@ const handlers = (options: ServeOptions, following: Following) =>
           // An attached person is present for as long as they follow the run.
           return attend === true ? Stream.unwrap(Effect.as(pending.attend, events)) : events
         },
-        Answer: ({ inquiry_id, answer, remember }) =>
-          pending.offer(inquiry_id, answer, "other", remember === true ? { remember } : undefined),
+        Answer: ({ inquiry_id, answer, remember, via }) =>
+          pending.offer(
+            inquiry_id,
+            answer,
+            "other",
+            remember === true ? { remember, via: via ?? "attach" } : { via: via ?? "attach" }
+          ),
         Interrupt: () => options.interrupt,
         Info: () =>
           Effect.map(Effect.zip(pending.list, hub.latest), ([open, latest]) => ({
             pid: process.pid,
             conversation_id: options.conversationId,
             latest,
-            open: open.map((q) => ({ inquiry_id: q.inquiryId, call: q.call, question: q.question, since: q.since })),
+            open: open.map((q) => ({
+              inquiry_id: q.inquiryId,
+              kind: q.kind ?? "question",
+              call: q.call,
+              question: q.question,
+              since: q.since
+            })),
             ...(options.script !== undefined ? { script: options.script } : {})
           }))
       })

@@ -147,8 +147,10 @@ const questions = (storage: string) =>
           ({
             ...Answer.row({
               inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"],
+              kind: q.kind ?? "question",
               toolCallId: q.call.id,
               tool: q.call.name,
+              arguments: q.call.arguments,
               question: q.question
             }),
             conversation_id: h.conversation_id,
@@ -241,7 +243,7 @@ const answer = (storage: string, relay: Relay, id: string, inquiryId: string, va
   Effect.gen(function* () {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
-    const delivered = yield* Answer.deliver(cid, inquiryId, value).pipe(
+    const delivered = yield* Answer.deliver(cid, inquiryId, value, "api").pipe(
       Effect.provideService(RunningTurns, relayed(storage, relay)),
       Effect.catch((e) =>
         e._tag === "AnswerDoesNotFit"

@@ -290,6 +290,7 @@ const route = (open: OpenInquiry) => {
   open.env.events.publishUnsafe(
     RunEvent.make.QuestionOpened({
       inquiry_id: open.id,
+      kind: open.kind,
       call: open.shown,
       question: open.question,
       source: open.source,
