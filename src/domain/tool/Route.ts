@@ -209,9 +209,10 @@ export interface PermissionInput {
  * available"). What the person decided wins over asking: the decision
  * recorded for this very call (a resumed turn,
  * docs/decisions.md#remembered-answers-recorded: `y` approved it, `n`
- * skipped it), then the one remembered for the tool this turn (`Y`/`N`) —
- * with or without a terminal now, since the person already answered. An
- * approval an earlier run left open is asked again (`Approve`). A person at
+ * skipped it); an approval an earlier run left open is asked again
+ * (`Approve`: a remembered `Y`/`N` answers it there); then the decision
+ * remembered for the tool this turn (`Y`/`N`) — with or without a terminal
+ * now, since the person already answered. A person at
  * this terminal is asked (`Ask`); one attached from elsewhere is asked the
  * approval question (`Approve`). With nobody to ask
  * (docs/questions-and-approvals.md#approvals), a call that needs a yes
@@ -228,9 +229,10 @@ export const decidePermission = (input: PermissionInput): Permission => {
   if (tool.mode === "skip") return Permission.Skip({ cause: "config" })
   if (input.decided !== undefined)
     return input.decided === "y" ? Permission.Run() : Permission.Skip({ cause: "declined" })
+  // Asked again under its recorded id even when the tool's Y/N is remembered: the question closes with it (a request gets its response).
+  if (input.reopened === true) return Permission.Approve({ kind: tool.kind })
   if (Option.isSome(input.remembered))
     return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ cause: "remembered" })
-  if (input.reopened === true) return Permission.Approve({ kind: tool.kind })
   if (input.interactive) return Permission.Ask({ kind: tool.kind })
   if (input.attended === true) return Permission.Approve({ kind: tool.kind })
   switch (input.detached ?? "assistant") {
