@@ -80,7 +80,10 @@ const alive = (pid: number) => {
 describe('run = "ask" with nobody at the prompt', () => {
   it("deny skips the call with a response saying a person's approval was needed; assistant runs it (JP's rule)", () => {
     const p = project()
-    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "deploy")] }, { message: "Done." }])
+    const script = writeScript(p, "s.json", [
+      { message: "Working.", tool_calls: [call("a1", "deploy")] },
+      { message: "Done." }
+    ])
     const denied = parley(p, ["query", "--new", "go", "--script", script, "--detached-policy", "deny"])
     expect(denied.code).toBe(0)
     expect(effectsOf(p, "deploy")).toBe("")
@@ -88,7 +91,10 @@ describe('run = "ask" with nobody at the prompt', () => {
     expect(persisted(p).filter((e) => e.type === "inquiry_request")).toStrictEqual([])
 
     const q = project()
-    const plain = writeScript(q, "s.json", [{ message: "Working.", tool_calls: [call("a1", "deploy")] }, { message: "Done." }])
+    const plain = writeScript(q, "s.json", [
+      { message: "Working.", tool_calls: [call("a1", "deploy")] },
+      { message: "Done." }
+    ])
     expect(parley(q, ["query", "--new", "go", "--script", plain, "--detached-policy", "assistant"]).code).toBe(0)
     expect(effectsOf(q, "deploy")).toBe(`"done"\n`)
   })
@@ -124,9 +130,11 @@ describe('run = "ask" with nobody at the prompt', () => {
     expect(second.code).toBe(0)
     expect(second.stdout).toBe("Deployed.\n")
     expect(effectsOf(p, "deploy")).toBe(`"done"\n`)
-    expect(persisted(p).filter((e) => e.type === "inquiry_request").map((e) => e["id"])).toStrictEqual([
-      "a1.__permission__.1"
-    ])
+    expect(
+      persisted(p)
+        .filter((e) => e.type === "inquiry_request")
+        .map((e) => e["id"])
+    ).toStrictEqual(["a1.__permission__.1"])
   })
 
   it("defer: `never` skips the call and the tool's other approval of the turn on --continue-turn", () => {
@@ -182,8 +190,10 @@ describe('run = "ask" with nobody at the prompt', () => {
     const second = parley(p, ["query", "--continue-turn", "--id", id, "--script", resume, "--detached-policy", "wait"])
     expect(second.code).toBe(0)
     expect(effectsOf(p, "deploy")).toBe(`"done"\n`)
-    expect(persisted(p).filter((e) => e.type === "inquiry_request").map((e) => e["id"])).toStrictEqual([
-      "a1.__permission__.1"
-    ])
+    expect(
+      persisted(p)
+        .filter((e) => e.type === "inquiry_request")
+        .map((e) => e["id"])
+    ).toStrictEqual(["a1.__permission__.1"])
   })
 })

@@ -87,9 +87,7 @@ describe.skipIf(!Tmux.available)("an approval at an attached terminal (tmux)", (
     expect(a.pane()).toContain("All done.")
     expect(effects(p, "two")).toBe("")
     const entries = await folded(p)
-    expect(
-      entries.filter((e) => e["type"] === "inquiry_response").map((e) => [e["id"], e["answer"]])
-    ).toStrictEqual([
+    expect(entries.filter((e) => e["type"] === "inquiry_response").map((e) => [e["id"], e["answer"]])).toStrictEqual([
       ["a1.__permission__.1", true],
       ["a2.__permission__.1", false]
     ])

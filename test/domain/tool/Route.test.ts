@@ -112,7 +112,7 @@ describe("decidePermission: a call that needs a yes", () => {
     return p._tag === "Skip" ? `Skip:${p.cause}` : p._tag
   }
 
-  it("with nobody at the prompt, run = \"ask\" follows the detached policy: wait/defer open an approval, deny skips, assistant runs (JP)", () => {
+  it('with nobody at the prompt, run = "ask" follows the detached policy: wait/defer open an approval, deny skips, assistant runs (JP)', () => {
     expect(decided({ detached: "wait" })).toBe("Approve")
     expect(decided({ detached: "defer" })).toBe("Approve")
     expect(decided({ detached: "deny" })).toBe("Skip:no_approval")
