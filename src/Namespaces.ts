@@ -1052,8 +1052,9 @@ export declare namespace Route {
    * - `remembered`: the person said `N` earlier in the turn;
    * - `declined`: the person said no to this call (`n`, a recorded `n`, a
    *   cancelled prompt, an approval answered `false`);
-   * - `no_approval`: the tool's author requires a person's yes and nobody
-   *   could be asked (`detached` is `deny`, or `assistant` read as `deny`).
+   * - `no_approval`: the call needs a person's yes and nobody could be asked
+   *   (`detached` is `deny`; or `assistant` read as `deny` for a call whose
+   *   author requires approval).
    */
   export type SkipCause = RouteModule.SkipCause
   /** Whether a call runs before any tool code does. */
@@ -1206,6 +1207,18 @@ export declare namespace RunEvent {
    * answer remembered this turn, or parley itself (a refusal, an interrupt).
    */
   export type Answerer = RunEventModule.Answerer
+  /**
+   * What an open question asks (contract §8): a tool's `question`, or an
+   * `approval` — may this call run? (`run = "ask"`, effect/ai
+   * `needsApproval`; a boolean question answered `yes`/`no`/`always`/`never`).
+   */
+  export type QuestionKind = RunEventModule.QuestionKind
+  /**
+   * Through which surface an answer came (contract §8): this run's own
+   * terminal, an attached terminal, the web page, the HTTP API, another
+   * runner of a cluster, `parley inbox`, `parley ask`.
+   */
+  export type Via = RunEventModule.Via
   /** How a question closed. A secret answer is never carried: it is `Redacted`. */
   export type QuestionOutcome = RunEventModule.QuestionOutcome
   /**
@@ -1707,7 +1720,11 @@ export const ScriptedProvider: typeof ScriptedProviderModule = ScriptedProviderM
  */
 export const TerminalPromptBackend: typeof TerminalPromptBackendModule = TerminalPromptBackendModule
 export declare namespace TerminalPromptBackend {
-  /** Options of the terminal prompts: what a second Ctrl-C in a row does (`onRepeatedCancel`). */
+  /**
+   * Options of the terminal prompts: what a second Ctrl-C in a row does
+   * (`onRepeatedCancel`), and what ends the line of a prompt closed from
+   * outside (`closedLine`).
+   */
   export type Options = TerminalPromptBackendModule.Options
 }
 
