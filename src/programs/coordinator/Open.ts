@@ -198,8 +198,11 @@ export class OpenInquiry {
 
   /** What announces how the question closed. */
   closedEvent(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, via?: RunEvent.Via): RunEvent.RunEvent {
-    const fields = { inquiry_id: this.id, kind: this.kind, call: this.shown, question: this.question, by, outcome }
-    return RunEvent.make.QuestionClosed(via === undefined ? fields : { ...fields, via })
+    const { id, kind, shown, question } = this
+    // One literal per shape (no spread): every question closes once, and this is on its path.
+    return via === undefined
+      ? RunEvent.make.QuestionClosed({ inquiry_id: id, kind, call: shown, question, by, outcome })
+      : RunEvent.make.QuestionClosed({ inquiry_id: id, kind, call: shown, question, by, via, outcome })
   }
 
   /**
