@@ -1054,8 +1054,9 @@ export declare namespace Route {
    * - `remembered`: the person said `N` earlier in the turn;
    * - `declined`: the person said no to this call (`n`, a recorded `n`, a
    *   cancelled prompt, an approval answered `false`);
-   * - `no_approval`: the tool's author requires a person's yes and nobody
-   *   could be asked (`detached` is `deny`, or `assistant` read as `deny`).
+   * - `no_approval`: the call needs a person's yes and nobody could be asked
+   *   (`detached` is `deny`; or `assistant` read as `deny` for a call whose
+   *   author requires approval).
    */
   export type SkipCause = RouteModule.SkipCause
   /** Whether a call runs before any tool code does. */
@@ -1208,6 +1209,18 @@ export declare namespace RunEvent {
    * answer remembered this turn, or parley itself (a refusal, an interrupt).
    */
   export type Answerer = RunEventModule.Answerer
+  /**
+   * What an open question asks (contract §8): a tool's `question`, or an
+   * `approval` — may this call run? (`run = "ask"`, effect/ai
+   * `needsApproval`; a boolean question answered `yes`/`no`/`always`/`never`).
+   */
+  export type QuestionKind = RunEventModule.QuestionKind
+  /**
+   * Through which surface an answer came (contract §8): this run's own
+   * terminal, an attached terminal, the web page, the HTTP API, another
+   * runner of a cluster, `parley inbox`, `parley ask`.
+   */
+  export type Via = RunEventModule.Via
   /** How a question closed. A secret answer is never carried: it is `Redacted`. */
   export type QuestionOutcome = RunEventModule.QuestionOutcome
   /**
@@ -1263,9 +1276,9 @@ export declare namespace RunEvent {
  */
 export const RunReport: typeof RunReportModule = RunReportModule
 export declare namespace RunReport {
-  /** One tool call of the run. */
+  /** One tool call of the run (a type, not an interface: a row is JSON as it is, in {@link RunReport.toJson}). */
   export type ToolCallRow = RunReportModule.ToolCallRow
-  /** One question of the run: closed (who answered, how) or still open. */
+  /** One question of the run: closed (who answered, how) or still open (a type: JSON as it is). */
   export type QuestionRow = RunReportModule.QuestionRow
   /** What a run did, folded from its events. */
   export type RunReport = RunReportModule.RunReport
@@ -1709,7 +1722,11 @@ export const ScriptedProvider: typeof ScriptedProviderModule = ScriptedProviderM
  */
 export const TerminalPromptBackend: typeof TerminalPromptBackendModule = TerminalPromptBackendModule
 export declare namespace TerminalPromptBackend {
-  /** Options of the terminal prompts: what a second Ctrl-C in a row does (`onRepeatedCancel`). */
+  /**
+   * Options of the terminal prompts: what a second Ctrl-C in a row does
+   * (`onRepeatedCancel`), and what ends the line of a prompt closed from
+   * outside (`closedLine`).
+   */
   export type Options = TerminalPromptBackendModule.Options
 }
 

@@ -21,7 +21,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
-import type { Answerer } from "../domain/run/RunEvent.ts"
+import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
+import type { Answerer, Via } from "../domain/run/RunEvent.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import { type Offered, type OpenQuestion, PendingAnswers } from "../services/PendingAnswers.ts"
 import {
@@ -46,6 +47,45 @@ interface Entry {
 interface Closing {
   readonly by: Answerer
   readonly cancelled: boolean
+}
+
+/** How an offer came: `remember` (`Y`/`N`), `via` (the surface). */
+type OfferOptions = { readonly remember?: boolean; readonly via?: Via }
+
+/**
+ * The offer as the question takes it, or why it does not fit. An approval
+ * takes `yes`/`no`/`always`/`never` (`PermissionInquiry.approvalAnswer`:
+ * the last two are remembered for the turn, as `Y`/`N` are).
+ */
+const fitOf = (
+  question: OpenQuestion,
+  answer: Schema.Json,
+  options: OfferOptions | undefined
+): Result.Result<Omit<Offered, "by">, AnswerDoesNotFit> => {
+  const via = options?.via !== undefined ? { via: options.via } : {}
+  if (question.kind === "approval") {
+    const read = PermissionInquiry.approvalAnswer(answer)
+    if (read === undefined)
+      return Result.fail(
+        new AnswerDoesNotFit({
+          inquiry_id: question.inquiryId,
+          reason: `${JSON.stringify(answer)} is not an approval's answer`,
+          expected: PermissionInquiry.approvalExpected
+        })
+      )
+    const remember = read.remember || options?.remember === true
+    return Result.succeed({ answer: read.answer, ...(remember ? { remember } : {}), ...via })
+  }
+  const fits = AnswerFit.fit(question.question.answer_type, answer)
+  if (Result.isFailure(fits))
+    return Result.fail(
+      new AnswerDoesNotFit({
+        inquiry_id: question.inquiryId,
+        reason: fits.failure,
+        expected: AnswerFit.expected(question.question.answer_type)
+      })
+    )
+  return Result.succeed({ answer: fits.success, ...(options?.remember === true ? { remember: true } : {}), ...via })
 }
 
 /** An in-process registry. */
@@ -83,7 +123,7 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
   const refuseAll = (answers: Readonly<Record<string, Schema.Json>>) => {
     const misfits: Array<AnswersDoNotFit["answers"][number]> = []
     const taken: Array<AnswersTaken["answers"][number]> = []
-    const fitted: Array<readonly [Entry, Schema.Json]> = []
+    const fitted: Array<readonly [Entry, Omit<Offered, "by">]> = []
     for (const [id, answer] of Object.entries(answers)) {
       const entry = open.get(id)
       if (entry === undefined || entry.takenBy !== undefined) {
@@ -92,13 +132,9 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
         taken.push({ inquiry_id: id, by: refused.by, cancelled: refused._tag === "QuestionCancelled" })
         continue
       }
-      const fits = AnswerFit.fit(entry.question.question.answer_type, answer)
+      const fits = fitOf(entry.question, answer, undefined)
       if (Result.isFailure(fits))
-        misfits.push({
-          inquiry_id: id,
-          reason: fits.failure,
-          expected: AnswerFit.expected(entry.question.question.answer_type)
-        })
+        misfits.push({ inquiry_id: id, reason: fits.failure.reason, expected: fits.failure.expected })
       else fitted.push([entry, fits.success])
     }
     if (misfits.length > 0) return { refused: new AnswersDoNotFit({ answers: misfits }) }
@@ -135,25 +171,14 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
             })
         }))
       ),
-    offer: (inquiryId: string, answer: Schema.Json, by: Answerer, options?: { readonly remember?: boolean }) =>
+    offer: (inquiryId: string, answer: Schema.Json, by: Answerer, options?: OfferOptions) =>
       Effect.suspend((): Effect.Effect<void, OfferRefused> => {
         const entry = open.get(inquiryId)
         if (entry === undefined || entry.takenBy !== undefined) return Effect.fail(refuse(inquiryId))
-        const fits = AnswerFit.fit(entry.question.question.answer_type, answer)
-        if (Result.isFailure(fits)) {
-          return Effect.fail(
-            new AnswerDoesNotFit({
-              inquiry_id: inquiryId,
-              reason: fits.failure,
-              expected: AnswerFit.expected(entry.question.question.answer_type)
-            })
-          )
-        }
+        const fits = fitOf(entry.question, answer, options)
+        if (Result.isFailure(fits)) return Effect.fail(fits.failure)
         // Taken and completed in one step: no other offer can slip in between.
-        take(
-          entry,
-          options?.remember === true ? { answer: fits.success, by, remember: true } : { answer: fits.success, by }
-        )
+        take(entry, { ...fits.success, by })
         return Effect.void
       }),
     offerAll: (answers, by) =>
@@ -161,7 +186,7 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
         // Checked and taken in one synchronous step: all or none, and no offer slips in between.
         const checked = refuseAll(answers)
         if ("refused" in checked) return Effect.fail(checked.refused)
-        for (const [entry, answer] of checked.fitted) take(entry, { answer, by })
+        for (const [entry, offered] of checked.fitted) take(entry, { ...offered, by })
         return Effect.void
       }),
     list: Effect.sync(() => [...open.values()].filter((e) => e.takenBy === undefined).map((e) => e.question)),

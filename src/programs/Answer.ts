@@ -25,10 +25,13 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
+import * as EventMetadata from "../domain/event/EventMetadata.ts"
 import * as Events from "../domain/event/Events.ts"
+import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { InquiryResponse } from "../domain/event/InquiryResponse.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
+import type { QuestionKind, Via } from "../domain/run/RunEvent.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
@@ -51,6 +54,9 @@ import { type OpenQuestion, type RunningTurn, RunningTurns } from "../services/R
 /** An open question of a waiting or running turn (one shape for both: `services/RunningTurns.ts`). */
 export type { OpenQuestion } from "../services/RunningTurns.ts"
 
+/** The metadata of an approval answered `always`/`never`: remembered for the turn, as a typed `Y`/`N` is. */
+const REMEMBERED = { [EventMetadata.rememberedAnswer]: true }
+
 /** What a value given for a question is: text (parsed by the question's answer type), or a JSON value (`--json`). */
 export type AnswerInput = { readonly text: string } | { readonly value: Schema.Json }
 
@@ -69,8 +75,10 @@ export const openQuestions = (session: ConversationSession): Effect.Effect<Reado
       ? []
       : IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => ({
           inquiryId: p.request.id,
+          kind: PermissionInquiry.isPermission(p.request) ? "approval" : "question",
           toolCallId: p.toolCall.id,
           tool: p.toolCall.name,
+          arguments: p.toolCall.arguments,
           question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
         }))
   )
@@ -84,12 +92,36 @@ export const list = (id: ConversationId) =>
     )
   )
 
-/** `input` as an answer to `question`, or why it does not fit. */
+/**
+ * `input` as an answer to `question`, or why it does not fit. An approval
+ * (`kind`) takes `yes`/`no` (as `true`/`false`) and `always`/`never` (kept as
+ * those words: remembered for the turn wherever the answer goes).
+ */
 export const parse = (
   inquiryId: string,
   question: Question,
-  input: AnswerInput
+  input: AnswerInput,
+  kind?: QuestionKind
 ): Result.Result<Schema.Json, AnswerDoesNotFit> =>
+  kind === "approval"
+    ? approval(inquiryId, "value" in input ? input.value : input.text)
+    : fit(inquiryId, question, input)
+
+/** An approval's answer: a boolean, or `always`/`never` for one remembered for the turn. */
+const approval = (inquiryId: string, given: Schema.Json): Result.Result<Schema.Json, AnswerDoesNotFit> => {
+  const read = PermissionInquiry.approvalAnswer(given)
+  if (read === undefined)
+    return Result.fail(
+      new AnswerDoesNotFit({
+        inquiry_id: inquiryId,
+        reason: `${JSON.stringify(given)} is not an approval's answer`,
+        expected: PermissionInquiry.approvalExpected
+      })
+    )
+  return Result.succeed(read.remember ? (read.answer ? "always" : "never") : read.answer)
+}
+
+const fit = (inquiryId: string, question: Question, input: AnswerInput): Result.Result<Schema.Json, AnswerDoesNotFit> =>
   Result.mapError(
     "value" in input
       ? AnswerFit.fit(question.answer_type, input.value)
@@ -126,7 +158,23 @@ const checked = (
 ): Result.Result<Schema.Json, AnswerDoesNotFit | SecretNeedsRunningTurn> =>
   QuestionPolicy.of(target.question).redact
     ? Result.fail(new SecretNeedsRunningTurn({ id: session.id, inquiry_id: target.inquiryId }))
-    : parse(target.inquiryId, target.question, input)
+    : parse(target.inquiryId, target.question, input, target.kind)
+
+/**
+ * The response recording `value` (checked) for `target`. An approval is
+ * recorded as the permission prompt records it: a boolean, remembered for the
+ * turn (`parley_remembered`) when it was `always`/`never`.
+ */
+const responseOf = (at: Timestamp.Timestamp, target: OpenQuestion, value: Schema.Json) => {
+  const read = target.kind === "approval" ? PermissionInquiry.approvalAnswer(value) : undefined
+  if (read === undefined) return { answer: value, event: Events.answered(at, target.inquiryId, value) }
+  return {
+    answer: read.answer,
+    event: read.remember
+      ? Events.answered(at, target.inquiryId, read.answer, REMEMBERED)
+      : Events.answered(at, target.inquiryId, read.answer)
+  }
+}
 
 /** Records `answer` for the open question `inquiryId` of the open `session`. */
 export const record = (session: ConversationSession, inquiryId: string, input: AnswerInput) =>
@@ -136,10 +184,11 @@ export const record = (session: ConversationSession, inquiryId: string, input: A
     if (target === undefined) return yield* yield* closedOrUnknown(session, inquiryId, open)
     const parsed = checked(session, target, input)
     if (Result.isFailure(parsed)) return yield* parsed.failure
-    yield* session.append([Events.answered(yield* Timestamp.current, target.inquiryId, parsed.success)])
+    const response = responseOf(yield* Timestamp.current, target, parsed.success)
+    yield* session.append([response.event])
     return {
       inquiryId: target.inquiryId,
-      answer: parsed.success,
+      answer: response.answer,
       stillOpen: open.filter((q) => q !== target)
     } satisfies AnswerRecorded
   })
@@ -155,7 +204,7 @@ export const recordAll = (session: ConversationSession, answers: Readonly<Record
     const open = yield* openQuestions(session)
     const misfits: Array<AnswersDoNotFit["answers"][number]> = []
     const taken: Array<AnswersTaken["answers"][number]> = []
-    const fitted: Array<readonly [InquiryId, Schema.Json]> = []
+    const fitted: Array<readonly [OpenQuestion, Schema.Json]> = []
     for (const [inquiryId, value] of Object.entries(answers)) {
       const target = open.find((q) => q.inquiryId === inquiryId)
       if (target === undefined) {
@@ -165,16 +214,16 @@ export const recordAll = (session: ConversationSession, answers: Readonly<Record
         continue
       }
       const parsed = checked(session, target, { value })
-      if (Result.isSuccess(parsed)) fitted.push([target.inquiryId, parsed.success])
+      if (Result.isSuccess(parsed)) fitted.push([target, parsed.success])
       else if (parsed.failure._tag === "SecretNeedsRunningTurn") return yield* parsed.failure
       else misfits.push({ inquiry_id: inquiryId, reason: parsed.failure.reason, expected: parsed.failure.expected })
     }
     if (misfits.length > 0) return yield* new AnswersDoNotFit({ answers: misfits })
     if (taken.length > 0) return yield* new AnswersTaken({ answers: taken })
     const now = yield* Timestamp.current
-    if (fitted.length > 0) yield* session.append(fitted.map(([id, value]) => Events.answered(now, id, value)))
-    const given = new Set(fitted.map(([id]) => id as string))
-    return { answered: fitted.map(([id]) => id), stillOpen: open.filter((q) => !given.has(q.inquiryId)) }
+    if (fitted.length > 0) yield* session.append(fitted.map(([target, value]) => responseOf(now, target, value).event))
+    const given = new Set(fitted.map(([target]) => target))
+    return { answered: fitted.map(([target]) => target.inquiryId), stillOpen: open.filter((q) => !given.has(q)) }
   })
 
 /** Answers the open question `inquiryId` of conversation `id`, under its lock. */
@@ -189,7 +238,10 @@ export const answer = (id: ConversationId, inquiryId: string, input: AnswerInput
 /** One open question as `--format json` shows it (`answer ID`, the HTTP API). */
 export const row = (q: OpenQuestion): Schema.JsonObject => ({
   id: q.inquiryId,
+  inquiry_id: q.inquiryId,
+  kind: q.kind ?? "question",
   tool: q.tool,
+  arguments: q.arguments ?? null,
   tool_call_id: q.toolCallId,
   question: q.question.text,
   answer_type: q.question.answer_type.type,
@@ -229,13 +281,13 @@ const toTurn = <A, E, R, B, E2, R2>(
 /**
  * The answer `value` to question `inquiry` of `conversation`, wherever the
  * turn is (`toTurn`). The value is JSON already: reading typed text is the
- * edge's job.
+ * edge's job; `via` says which surface it came through (contract §8).
  */
-export const deliver = (conversation: ConversationId, inquiry: string, value: Schema.Json) =>
+export const deliver = (conversation: ConversationId, inquiry: string, value: Schema.Json, via?: Via) =>
   Effect.map(
     toTurn(
       conversation,
-      (turn) => turn.offer(inquiry, value),
+      (turn) => turn.offer(inquiry, value, via),
       () => answer(conversation, inquiry, { value })
     ),
     (r): Delivered => (r.running ? { _tag: "Delivered", inquiryId: inquiry } : { _tag: "Recorded", ...r.b })

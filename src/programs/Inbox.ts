@@ -130,8 +130,10 @@ const onDiskItems = (summary: ConversationSummary, recorded: ReadonlyArray<Kept>
       {
         // An inquiry id as recorded: the turn's own.
         inquiryId: w.inquiryId as InquiryId,
+        kind: w.kind ?? "question",
         toolCallId: w.toolCallId,
         tool: w.tool,
+        ...(w.arguments !== undefined ? { arguments: w.arguments } : {}),
         question: w.decoded
       },
       w.since,

@@ -214,11 +214,12 @@ const decidePermissionNow = (
     decidePermission({
       tool: { mode, kind },
       interactive: env.prompts.interactive,
+      attended: env.answers.present(),
       remembered: TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name),
       decided: resume?.permissionDecisions?.get(call.id),
       approval,
       // An approval an earlier run left open (deferred) is asked again under its id, with or without a terminal now.
-      reopened: approval && pendingApproval(call, resume) !== undefined,
+      reopened: pendingApproval(call, resume) !== undefined,
       detached: ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault)
     })
   const perCall = env.executor.callPermission

@@ -22,13 +22,15 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { Answerer, ToolCall } from "../domain/run/RunEvent.ts"
+import type { Answerer, QuestionKind, ToolCall, Via } from "../domain/run/RunEvent.ts"
 import type { Question } from "../domain/tool/Question.ts"
 import type { AnswersDoNotFit, AnswersTaken, OfferRefused, QuestionNotOpen } from "./Refusals.ts"
 
 /** An open question, as every answerer sees it. */
 export interface OpenQuestion {
   readonly inquiryId: string
+  /** A tool's question, or an approval (may the call run?: boolean, answered `yes`/`no`/`always`/`never`). */
+  readonly kind?: QuestionKind
   readonly conversationId: string
   readonly call: ToolCall
   readonly question: Question
@@ -36,11 +38,16 @@ export interface OpenQuestion {
   readonly since: string
 }
 
-/** The winning offer (`remember`: `Y`/`N` typed at an attached terminal — keep it for the turn). */
+/**
+ * The winning offer (`remember`: `Y`/`N` typed at an attached terminal, or
+ * an approval's `always`/`never` — keep it for the turn; `via`: the surface
+ * it came through).
+ */
 export interface Offered {
   readonly answer: Schema.Json
   readonly by: Answerer
   readonly remember?: boolean
+  readonly via?: Via
 }
 
 /** A registered question: wait for its answer, or close it without one (refused offers then name `by`). */
@@ -64,7 +71,7 @@ export class PendingAnswers extends Context.Service<
       inquiryId: string,
       answer: Schema.Json,
       by: Answerer,
-      options?: { readonly remember?: boolean }
+      options?: { readonly remember?: boolean; readonly via?: Via }
     ): Effect.Effect<void, OfferRefused>
     /**
      * Offers answers to several questions at once, in one synchronous step:

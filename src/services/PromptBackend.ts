@@ -54,6 +54,8 @@ export interface QuestionRequest {
   readonly position?: CallPosition
   /** Who is asking, shown above the question (RFD 083 `prompt_label`; `ask_user`: "Assistant"). */
   readonly label?: string
+  /** An approval (may the call run?, contract §8): asked as the permission prompt asks, arguments shown, `y/Y/n/N`. */
+  readonly approval?: boolean
 }
 
 /** What the person typed, and whether to reuse it for the rest of the turn. */

@@ -15,7 +15,8 @@
  * - `Answer({ inquiry_id, answer, remember })`: offers an answer to an open
  *   question — the first that fits wins (`PendingAnswers`), later ones are
  *   refused with who answered; a secret is sent here and never written;
- *   `remember`: `Y`/`N` typed, kept for the rest of the turn;
+ *   `remember`: `Y`/`N` typed, kept for the rest of the turn; `via`: the
+ *   surface the answer came through (`attach` when not said);
  * - `Interrupt()`: stops the run as SIGTERM does (open questions
  *   `Cancelled{user}`, the turn resumable);
  * - `Info()`: the host's pid, the conversation, the open questions, the
@@ -36,7 +37,7 @@ import * as RpcGroup from "effect/rpc/RpcGroup"
 import * as Schema from "effect/Schema"
 import { Question } from "../domain/tool/Question.ts"
 import { LostSchema } from "../domain/run/LiveView.ts"
-import { RunEvent, ToolCall } from "../domain/run/RunEvent.ts"
+import { QuestionKind, RunEvent, ToolCall, Via } from "../domain/run/RunEvent.ts"
 import {
   AnswerDoesNotFit,
   AnswersDoNotFit,
@@ -52,6 +53,7 @@ export const SequencedEvent = Schema.Struct({ seq: Schema.Number, event: RunEven
 /** A question open in the running turn, as clients see it. */
 export const OpenQuestionInfo = Schema.Struct({
   inquiry_id: Schema.String,
+  kind: Schema.optionalKey(QuestionKind),
   call: ToolCall,
   question: Question,
   since: Schema.String
@@ -82,7 +84,12 @@ export class HostRpcs extends RpcGroup.make(
     stream: true
   }),
   Rpc.make("Answer", {
-    payload: { inquiry_id: Schema.String, answer: Schema.Json, remember: Schema.optionalKey(Schema.Boolean) },
+    payload: {
+      inquiry_id: Schema.String,
+      answer: Schema.Json,
+      remember: Schema.optionalKey(Schema.Boolean),
+      via: Schema.optionalKey(Via)
+    },
     error: Schema.Union([QuestionNotOpen, QuestionAlreadyAnswered, QuestionCancelled, AnswerDoesNotFit])
   }),
   // Several answers, taken all or none (`PendingAnswers.offerAll`).

@@ -45,8 +45,12 @@ import type { AnswersDoNotFit, AnswersTaken, OfferRefused, QuestionNotOpen, RunL
 /** A question a turn waits on (running, or recorded on disk). */
 export interface OpenQuestion {
   readonly inquiryId: InquiryId
+  /** A tool's question, or an approval of the call (contract §8); a question when not said. */
+  readonly kind?: RunEvent.QuestionKind
   readonly toolCallId: string
   readonly tool: string
+  /** The call's arguments (what an approval lets run). */
+  readonly arguments?: Schema.JsonObject
   /** The question as a tool asked it (its id, text, answer type, default). */
   readonly question: Question
 }
@@ -64,8 +68,12 @@ export interface RunningTurn {
   readonly id: ConversationId
   /** Its process and open questions (asked when called: a running turn moves on). */
   readonly info: Effect.Effect<TurnInfo, RunLost>
-  /** Offers an answer to an open question: the first that fits wins, and the turn records it once. */
-  readonly offer: (inquiryId: string, value: Schema.Json) => Effect.Effect<void, OfferRefused | RunLost>
+  /** Offers an answer to an open question (`via`: the surface it came through): the first that fits wins, and the turn records it once. */
+  readonly offer: (
+    inquiryId: string,
+    value: Schema.Json,
+    via?: RunEvent.Via
+  ) => Effect.Effect<void, OfferRefused | RunLost>
   /**
    * Offers answers to several open questions at once: all are taken, or none
    * (any that does not fit, or that another answerer closed, refuses the lot).

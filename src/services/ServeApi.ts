@@ -84,8 +84,14 @@ export type ConversationRow = typeof ConversationRow.Type
 /** One open question of `GET /api/questions`. */
 export const QuestionRow = Schema.Struct({
   id: Schema.String,
+  /** The same as `id` (contract §8's name). */
+  inquiry_id: Schema.String,
+  /** `approval`: may the call run? (answered `yes`/`no`/`always`/`never`); else a tool's `question`. */
+  kind: Schema.Literals(["question", "approval"]),
   conversation_id: Schema.String,
   tool: Schema.String,
+  /** The call's arguments (what an approval lets run). */
+  arguments: Schema.NullOr(Schema.JsonObject),
   tool_call_id: Schema.String,
   question: Schema.String,
   answer_type: Schema.Literals(["boolean", "select", "text", "secret"]),

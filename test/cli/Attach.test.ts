@@ -122,6 +122,9 @@ describe.skipIf(!Tmux.available)("conversation attach on real terminals (tmux)",
     expect(await a.waitForExit()).toBe(0)
     expect(b.pane()).toMatch(/Which color\? → green \(you\)/)
     expect(a.pane()).toMatch(/Which color\? → green \(other client\)/)
+    // The prompt someone else answered ends its line saying so (not "(cancelled)").
+    expect(a.pane()).toMatch(/answered elsewhere: green \(via attach\)/)
+    expect(a.pane()).not.toContain("(cancelled)")
     for (const s of [a, b]) expect(s.pane()).toContain("All done.")
     expect(await responses(p)).toStrictEqual([["p1.color.1", "green"]])
     expect(effects(p, "paint")).toBe(`"green"\n`)

@@ -75,7 +75,10 @@ describe('detached = "defer" (no TTY)', () => {
     expect(JSON.parse(listed.stdout)).toStrictEqual([
       {
         id: "ask_1.confirm.1",
+        inquiry_id: "ask_1.confirm.1",
+        kind: "question",
         tool: "deferrable",
+        arguments: { name: "prod", mode: "ask" },
         tool_call_id: "ask_1",
         question: "Deploy prod?",
         answer_type: "boolean",

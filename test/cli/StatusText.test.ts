@@ -24,6 +24,7 @@ const closed = (
   type: "boolean" | "text" | "secret" = "boolean"
 ) =>
   RunEvent.make.QuestionClosed({
+    kind: "question",
     call: RunEvent.toolCall(call("c1", "write_file")),
     inquiry_id: "c1.q.1",
     question: question(text, type),

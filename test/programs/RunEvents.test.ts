@@ -81,6 +81,7 @@ describe("the run-event hub", () => {
 
   it("events cross JSON and back unchanged", () => {
     const event = RunEvent.make.QuestionClosed({
+      kind: "question",
       inquiry_id: "c.q.1",
       call: { id: "c", name: "t", arguments: { a: [1, "x"] } },
       question: new Question({
@@ -188,6 +189,7 @@ describe("the JSON report is a fold of the run's events", () => {
       RunEvent.make.ToolStarted({ call: call1, resumed: false }),
       RunEvent.make.ToolStarted({ call: { id: "c2", name: "slow", arguments: {} }, resumed: false }),
       RunEvent.make.QuestionClosed({
+        kind: "question",
         call: call1,
         inquiry_id: "c1.token.1",
         question: { id: "token", text: "Token?", answer_type: { type: "secret" } } as never,
@@ -195,6 +197,7 @@ describe("the JSON report is a fold of the run's events", () => {
         outcome: { _tag: "Redacted" }
       }),
       RunEvent.make.QuestionOpened({
+        kind: "question",
         call: call1,
         inquiry_id: "c1.pick.1",
         question: {

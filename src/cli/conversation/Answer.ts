@@ -27,6 +27,7 @@
  * parley conversation answer 17738399468 call_1.overwrite.1 yes
  * ```
  */
+import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -68,10 +69,18 @@ const listing = (
   const lines = [`Open questions of ${ConversationId.display(id)}:`]
   for (const q of open) {
     const type = q.question.answer_type
+    const approval = q.kind === "approval"
+    const expected = approval ? PermissionInquiry.approvalExpected : AnswerFit.expected(type)
     lines.push(
-      `  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${AnswerFit.expected(type)}]`
+      `  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${expected}]`
     )
-    const placeholder = type.type === "boolean" ? "yes|no" : type.type === "select" ? type.options.join("|") : "text"
+    const placeholder = approval
+      ? "yes|no|always|never"
+      : type.type === "boolean"
+        ? "yes|no"
+        : type.type === "select"
+          ? type.options.join("|")
+          : "text"
     lines.push(
       type.type === "secret"
         ? running

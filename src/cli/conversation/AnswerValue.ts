@@ -57,7 +57,7 @@ export const typed = (
   text: string,
   json: boolean
 ): Result.Result<Schema.Json, AnswerDoesNotFit> => {
-  if (!json) return Answer.parse(q.inquiryId, q.question, { text })
+  if (!json) return Answer.parse(q.inquiryId, q.question, { text }, q.kind)
   let value: Schema.Json
   try {
     value = JsonText.parse(text) as Schema.Json
@@ -70,7 +70,7 @@ export const typed = (
       })
     )
   }
-  return Answer.parse(q.inquiryId, q.question, { value })
+  return Answer.parse(q.inquiryId, q.question, { value }, q.kind)
 }
 
 /** The value for `q`: parsed from argv, or (a secret) read without echo or from stdin. */

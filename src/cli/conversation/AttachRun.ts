@@ -52,6 +52,7 @@ import { deferredLines, DEFERRED_EXIT } from "../Query.ts"
 import * as RunMain from "../RunMain.ts"
 import * as RunView from "../RunView.ts"
 import * as Status from "../Status.ts"
+import * as StatusText from "../StatusText.ts"
 import { withStoreAt } from "./Store.ts"
 import * as Style from "../Style.ts"
 
@@ -103,14 +104,26 @@ const exitCode = (ending: RunEvent.Ending): number => {
 }
 
 /** The terminal's prompter (effect/cli prompts on the person's terminal), for the scope's life. */
-const prompter = (onRepeatedCancel: Effect.Effect<void>) =>
+const prompter = (onRepeatedCancel: Effect.Effect<void>, closedLine: () => string | undefined) =>
   Effect.gen(function* () {
     const terminal = Context.merge(
       yield* Effect.context<Prompt.Environment>(),
       yield* Layer.build(PersonTerminal.layer)
     )
-    return yield* TerminalPromptBackend.make({ onRepeatedCancel }).pipe(Effect.provideContext(terminal))
+    return yield* TerminalPromptBackend.make({ onRepeatedCancel, closedLine }).pipe(Effect.provideContext(terminal))
   })
+
+/**
+ * What ends the line of a prompt someone else answered (instead of
+ * "(cancelled)"): "answered elsewhere: hotfix (via api)".
+ */
+export const answeredElsewhere = (e: RunEvent.Of<"QuestionClosed">): string => {
+  const how = e.via !== undefined ? `via ${e.via}` : e.by === "you" || e.by === "other" ? "other client" : e.by
+  if (e.outcome._tag === "Cancelled") return `closed elsewhere (${how}): ${e.outcome.reason}`
+  return e.outcome._tag === "Redacted"
+    ? `answered elsewhere (${how})`
+    : `answered elsewhere: ${StatusText.answerText(e.outcome)} (${how})`
+}
 
 /** Runs `handler` on `signal` while the scope is open (instead of the default action). */
 const onSignal = (signal: NodeJS.Signals, handler: () => void) =>
@@ -141,6 +154,8 @@ interface FollowerOptions {
 class Follower {
   /** Prompts handed to the terminal, by inquiry id (drawn, or waiting for their turn). */
   private readonly asking = new Map<string, Fiber.Fiber<void>>()
+  /** The words that end the line of the prompt being closed because someone else answered (read by the prompter). */
+  closing: string | undefined
   /** Offers sent from here: whether each won (settled once the host replied). */
   private readonly offers = new Map<string, Deferred.Deferred<boolean>>()
   /** `Y`/`N` typed here, by tool and question: the questions still waiting here take it too. */
@@ -170,7 +185,12 @@ class Follower {
       const won = yield* Deferred.make<boolean>()
       this.offers.set(inquiryId, won)
       const sent = yield* Effect.exit(
-        client.Answer({ inquiry_id: inquiryId, answer: reply.answer, ...(reply.remember ? { remember: true } : {}) })
+        client.Answer({
+          inquiry_id: inquiryId,
+          answer: reply.answer,
+          via: "attach",
+          ...(reply.remember ? { remember: true } : {})
+        })
       )
       yield* Deferred.succeed(won, Exit.isSuccess(sent))
       const refused = Exit.isFailure(sent) ? sent.cause.reasons.find((r) => r._tag === "Fail") : undefined
@@ -224,7 +244,16 @@ class Follower {
       // Ours if the host took our offer: wait for its reply before saying who answered.
       const mine = sent !== undefined && (yield* Deferred.await(sent))
       const prompt = this.asking.get(e.inquiry_id)
-      if (prompt !== undefined && !mine) yield* Fiber.interrupt(prompt)
+      if (prompt !== undefined && !mine) {
+        // The prompt on screen (if it is this one) ends its line saying who answered, not "(cancelled)".
+        this.closing = answeredElsewhere(e)
+        yield* Effect.ensuring(
+          Fiber.interrupt(prompt),
+          Effect.sync(() => {
+            this.closing = undefined
+          })
+        )
+      }
       // "you" in the host's events is the host's own terminal: another client, seen from here.
       const by: RunEvent.Answerer = mine ? "you" : e.by === "you" ? "other" : e.by
       yield* this.options.view.show({ ...e, by })
@@ -467,7 +496,9 @@ export const attach = (given: Given) =>
       const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
       const status = yield* Status.make(screen, Style.colorAllowed())
       const view = RunView.make(status, "text")
-      const prompts = interactive ? yield* prompter(sigint) : undefined
+      // The follower says how a prompt someone else answered ends; the prompter is made first, so it reads it through here.
+      let closing: () => string | undefined = () => undefined
+      const prompts = interactive ? yield* prompter(sigint, () => closing()) : undefined
       // A question still open when we subscribed is asked; one the replay shows closing later is not.
       const openAtStart = new Set(info.open.map((q) => q.inquiry_id))
       let seq = 0
@@ -484,7 +515,8 @@ export const attach = (given: Given) =>
                   toolName: e.call.name,
                   question: e.question,
                   arguments: e.call.arguments,
-                  ...(e.label !== undefined ? { label: e.label } : {})
+                  ...(e.label !== undefined ? { label: e.label } : {}),
+                  ...(e.kind === "approval" ? { approval: true } : {})
                 }),
         asks: (e) => seq > info.latest || openAtStart.has(e.inquiry_id),
         answerHint: (inquiryId) =>
@@ -496,6 +528,7 @@ export const attach = (given: Given) =>
           ),
         stopRun: sigint
       })
+      closing = () => shown.closing
       // --tail=N: what the run kept up to its last N events is not shown; a question still open is asked all the same.
       const cutoff = given.tail === undefined ? 0 : info.latest - given.tail
       const skipped = (e: RunEvent.Sequenced) =>

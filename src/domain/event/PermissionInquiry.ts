@@ -99,3 +99,43 @@ export const decisionOf = (
   !isPermission(request) || response.outcome !== "answered" || typeof response.answer !== "boolean"
     ? undefined
     : { decision: response.answer ? "y" : "n", remembered: response.metadata[EventMetadata.rememberedAnswer] === true }
+
+/**
+ * An approval's answer as anyone offers it (contract §8): `yes`/`no` (or
+ * `true`/`false`, `y`/`n`) decide this call, `always`/`never` (or `Y`/`N`, the
+ * permission prompt's capitals) decide it and the tool's later calls this
+ * turn. Words are read in any case but the single capitals; `undefined`:
+ * not an approval's answer.
+ *
+ * @example
+ * ```ts
+ * import * as PermissionInquiry from "parley/domain/event/PermissionInquiry"
+ * PermissionInquiry.approvalAnswer("always") // { answer: true, remember: true }
+ * ```
+ */
+export const approvalAnswer = (
+  value: unknown
+): { readonly answer: boolean; readonly remember: boolean } | undefined => {
+  if (typeof value === "boolean") return { answer: value, remember: false }
+  if (typeof value !== "string") return undefined
+  if (value === "Y" || value === "N") return { answer: value === "Y", remember: true }
+  switch (value.trim().toLowerCase()) {
+    case "yes":
+    case "y":
+    case "true":
+      return { answer: true, remember: false }
+    case "no":
+    case "n":
+    case "false":
+      return { answer: false, remember: false }
+    case "always":
+      return { answer: true, remember: true }
+    case "never":
+      return { answer: false, remember: true }
+    default:
+      return undefined
+  }
+}
+
+/** What an approval takes, as an error message says it. */
+export const approvalExpected = "yes, no, always or never"

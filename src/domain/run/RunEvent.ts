@@ -40,6 +40,22 @@ export type ToolResult = typeof ToolResult.Type
 export const Answerer = Schema.Literals(["you", "assistant", "config", "remembered", "parley", "other"])
 export type Answerer = typeof Answerer.Type
 
+/**
+ * What an open question asks (contract §8): a tool's `question`, or an
+ * `approval` — may this call run? (`run = "ask"`, effect/ai
+ * `needsApproval`; a boolean question answered `yes`/`no`/`always`/`never`).
+ */
+export const QuestionKind = Schema.Literals(["question", "approval"])
+export type QuestionKind = typeof QuestionKind.Type
+
+/**
+ * Through which surface an answer came (contract §8): this run's own
+ * terminal, an attached terminal, the web page, the HTTP API, another
+ * runner of a cluster, `parley inbox`, `parley ask`.
+ */
+export const Via = Schema.Literals(["terminal", "attach", "page", "api", "cluster", "inbox", "ask"])
+export type Via = typeof Via.Type
+
 /** How a question closed. A secret answer is never carried: it is `Redacted`. */
 export const QuestionOutcome = Schema.Union([
   Schema.TaggedStruct("Answered", { answer: Schema.Json }),
@@ -112,25 +128,36 @@ export const ToolFinished = Schema.TaggedStruct("ToolFinished", {
   response: ToolResult
 })
 /**
- * A question is recorded and routed: who may answer it, since when, and who
- * is asking (`label`, RFD 083 `prompt_label`: the header every prompt shows,
- * here or at an attached terminal; absent when there is none).
+ * A question is recorded and routed: what it asks (`kind`; an approval also
+ * names its `tool` and the call's `arguments`), who may answer it, since
+ * when, and who is asking (`label`, RFD 083 `prompt_label`: the header every
+ * prompt shows, here or at an attached terminal; absent when there is none).
  */
 export const QuestionOpened = Schema.TaggedStruct("QuestionOpened", {
   inquiry_id: Schema.String,
+  kind: QuestionKind,
   call: ToolCall,
   question: Question,
   source: InquirySource,
   audience: Audience,
   since: Schema.String,
-  label: Schema.optionalKey(Schema.String)
+  label: Schema.optionalKey(Schema.String),
+  tool: Schema.optionalKey(Schema.String),
+  arguments: Schema.optionalKey(Schema.JsonObject)
 })
-/** A question's response is recorded: who answered and how. */
+/**
+ * A question's response is recorded: who answered (`answered_by`; `by` is
+ * its earlier name, kept), through which surface (`via`, when a person's
+ * answer came through one), and how.
+ */
 export const QuestionClosed = Schema.TaggedStruct("QuestionClosed", {
   inquiry_id: Schema.String,
+  kind: QuestionKind,
   call: ToolCall,
   question: Question,
   by: Answerer,
+  answered_by: Answerer,
+  via: Schema.optionalKey(Via),
   outcome: QuestionOutcome
 })
 /** Something the person should know (a reply cut at the token limit, a question deferred). */
@@ -165,13 +192,16 @@ export interface Sequenced {
   readonly event: RunEvent
 }
 
+/** Fields a constructor derives from the others (an approval's `tool`/`arguments` from its call; `answered_by` from `by`). */
+type Derived = "answered_by" | "tool" | "arguments"
+
 /**
  * Constructors, one per variant: `make.TextDelta({ text })`. Each builds its
  * variant as a literal: one shared constructor spreading its argument would
  * see every variant's shape and run megamorphic, and the coordinator
  * publishes six events per tool call.
  */
-export const make: { readonly [Tag in RunEvent["_tag"]]: (fields: Omit<Of<Tag>, "_tag">) => Of<Tag> } = {
+export const make: { readonly [Tag in RunEvent["_tag"]]: (fields: Omit<Of<Tag>, "_tag" | Derived>) => Of<Tag> } = {
   ConversationKnown: ({ conversation_id, created }) => ({ _tag: "ConversationKnown", conversation_id, created }),
   ModelChosen: ({ model }) => ({ _tag: "ModelChosen", model }),
   Waiting: ({ waiting }) => ({ _tag: "Waiting", waiting }),
@@ -181,18 +211,19 @@ export const make: { readonly [Tag in RunEvent["_tag"]]: (fields: Omit<Of<Tag>, 
   ToolCallsAnnounced: ({ calls }) => ({ _tag: "ToolCallsAnnounced", calls }),
   ToolStarted: ({ call, resumed }) => ({ _tag: "ToolStarted", call, resumed }),
   ToolFinished: ({ call, ran, response }) => ({ _tag: "ToolFinished", call, ran, response }),
-  QuestionOpened: ({ inquiry_id, call, question, source, audience, since, label }) =>
-    label === undefined
-      ? { _tag: "QuestionOpened", inquiry_id, call, question, source, audience, since }
-      : { _tag: "QuestionOpened", inquiry_id, call, question, source, audience, since, label },
-  QuestionClosed: ({ inquiry_id, call, question, by, outcome }) => ({
-    _tag: "QuestionClosed",
-    inquiry_id,
-    call,
-    question,
-    by,
-    outcome
-  }),
+  QuestionOpened: (fields) => {
+    const { inquiry_id, kind, call, question, source, audience, since, label } = fields
+    const opened: Of<"QuestionOpened"> =
+      label === undefined
+        ? { _tag: "QuestionOpened", inquiry_id, kind, call, question, source, audience, since }
+        : { _tag: "QuestionOpened", inquiry_id, kind, call, question, source, audience, since, label }
+    // An approval says which call it would let run (contract §8 names them `tool` and `arguments`).
+    return kind === "approval" ? { ...opened, tool: call.name, arguments: call.arguments } : opened
+  },
+  QuestionClosed: ({ inquiry_id, kind, call, question, by, via, outcome }) =>
+    via === undefined
+      ? { _tag: "QuestionClosed", inquiry_id, kind, call, question, by, answered_by: by, outcome }
+      : { _tag: "QuestionClosed", inquiry_id, kind, call, question, by, answered_by: by, via, outcome },
   Warning: ({ text }) => ({ _tag: "Warning", text }),
   Stopped: ({ ending, incomplete }) => ({ _tag: "Stopped", ending, incomplete })
 }

@@ -15,7 +15,9 @@
  *
  * @since 0.1.0
  */
+import type { JsonObject } from "effect/Schema"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
+import * as PermissionInquiry from "../event/PermissionInquiry.ts"
 import { fromInquiryQuestion, type Question } from "../tool/Question.ts"
 import { analyze, type IncompleteTurn, splitIncompleteTurn } from "./IncompleteTurn.ts"
 
@@ -24,6 +26,9 @@ export interface WaitingQuestion {
   readonly inquiryId: string
   readonly toolCallId: string
   readonly tool: string
+  /** An approval (may this call run?) carries the call's arguments; absent: a question. */
+  readonly kind?: "approval"
+  readonly arguments?: JsonObject
   /** The question's fields as JSON (a listing's index keeps them as they are; decode with `Question`). */
   readonly question: typeof Question.Encoded
   /** When it was asked: its request's timestamp (JP's format). */
@@ -38,6 +43,9 @@ export const ofIncomplete = (incomplete: IncompleteTurn | null): ReadonlyArray<W
         inquiryId: p.request.id,
         toolCallId: p.toolCall.id,
         tool: p.toolCall.name,
+        ...(PermissionInquiry.isPermission(p.request)
+          ? { kind: "approval" as const, arguments: p.toolCall.arguments }
+          : {}),
         // The class's own fields: plain data, as JSON keeps it.
         question: { ...fromInquiryQuestion(p.questionId ?? "answer", p.request.question) },
         since: p.request.timestamp

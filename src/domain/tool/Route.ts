@@ -149,8 +149,9 @@ export const decideRoute = (input: RouteInput): Route => {
  * - `remembered`: the person said `N` earlier in the turn;
  * - `declined`: the person said no to this call (`n`, a recorded `n`, a
  *   cancelled prompt, an approval answered `false`);
- * - `no_approval`: the tool's author requires a person's yes and nobody
- *   could be asked (`detached` is `deny`, or `assistant` read as `deny`).
+ * - `no_approval`: the call needs a person's yes and nobody could be asked
+ *   (`detached` is `deny`; or `assistant` read as `deny` for a call whose
+ *   author requires approval).
  */
 export type SkipCause = "config" | "remembered" | "declined" | "no_approval"
 
@@ -189,6 +190,8 @@ export interface PermissionInput {
   readonly tool: { readonly mode: RunMode; readonly kind: ToolKind } | undefined
   /** A person is at this terminal's prompt. */
   readonly interactive: boolean
+  /** A person follows the run from elsewhere (an attached terminal): an approval waits for them. */
+  readonly attended?: boolean
   /** The decision remembered for the tool this turn (`Y`/`N`). */
   readonly remembered: Option.Option<"y" | "n">
   /** The decision recorded for this call by an earlier run of the turn. */
@@ -206,15 +209,19 @@ export interface PermissionInput {
  * available"). What the person decided wins over asking: the decision
  * recorded for this very call (a resumed turn,
  * docs/decisions.md#remembered-answers-recorded: `y` approved it, `n`
- * skipped it), then the one remembered for the tool this turn (`Y`/`N`) —
- * with or without a terminal now, since the person already answered. An
- * approval an earlier run left open is asked again (`Approve`). Otherwise
- * `ask` without a person runs the tool (JP: nobody to ask) — unless the
- * tool's author requires approval (`approval`,
- * docs/decisions.md#person-only-questions: effect/ai `needsApproval`): then
- * nobody to ask follows the `detached` policy with `assistant` read as
- * `deny` (an approval never goes to the assistant): `deny`/`assistant` skip
- * it (`no_approval`), `defer`/`wait` give `Approve`.
+ * skipped it); an approval an earlier run left open is asked again
+ * (`Approve`: a remembered `Y`/`N` answers it there); then the decision
+ * remembered for the tool this turn (`Y`/`N`) — with or without a terminal
+ * now, since the person already answered. A person at
+ * this terminal is asked (`Ask`); one attached from elsewhere is asked the
+ * approval question (`Approve`). With nobody to ask
+ * (docs/questions-and-approvals.md#approvals), a call that needs a yes
+ * follows the `detached` policy: `defer`/`wait` give `Approve` (an approval
+ * question any answerer may answer), `deny` skips it (`no_approval`). Under
+ * `assistant`, `run = "ask"` keeps JP's rule (nobody to ask: it runs), while
+ * a call whose author requires approval (`approval`,
+ * docs/decisions.md#person-only-questions: effect/ai `needsApproval`) reads
+ * `assistant` as `deny` (an approval never goes to the assistant).
  */
 export const decidePermission = (input: PermissionInput): Permission => {
   const tool = input.tool
@@ -222,12 +229,19 @@ export const decidePermission = (input: PermissionInput): Permission => {
   if (tool.mode === "skip") return Permission.Skip({ cause: "config" })
   if (input.decided !== undefined)
     return input.decided === "y" ? Permission.Run() : Permission.Skip({ cause: "declined" })
+  // Asked again under its recorded id even when the tool's Y/N is remembered: the question closes with it (a request gets its response).
+  if (input.reopened === true) return Permission.Approve({ kind: tool.kind })
   if (Option.isSome(input.remembered))
     return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ cause: "remembered" })
-  if (!input.interactive && input.approval !== true) return Permission.Run()
-  if (input.reopened === true) return Permission.Approve({ kind: tool.kind })
   if (input.interactive) return Permission.Ask({ kind: tool.kind })
-  return input.detached === "defer" || input.detached === "wait"
-    ? Permission.Approve({ kind: tool.kind })
-    : Permission.Skip({ cause: "no_approval" })
+  if (input.attended === true) return Permission.Approve({ kind: tool.kind })
+  switch (input.detached ?? "assistant") {
+    case "defer":
+    case "wait":
+      return Permission.Approve({ kind: tool.kind })
+    case "deny":
+      return Permission.Skip({ cause: "no_approval" })
+    case "assistant":
+      return input.approval === true ? Permission.Skip({ cause: "no_approval" }) : Permission.Run()
+  }
 }

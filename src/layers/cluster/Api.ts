@@ -30,6 +30,7 @@
  * @since 0.1.0
  * @internal
  */
+import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
@@ -84,8 +85,10 @@ const openOf = (entries: Conversation.Conversation["entries"]) => {
   return IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => ({
     open: {
       inquiryId: p.request.id,
+      kind: PermissionInquiry.isPermission(p.request) ? "approval" : "question",
       toolCallId: p.toolCall.id,
       tool: p.toolCall.name,
+      arguments: p.toolCall.arguments,
       question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
     } satisfies Answer.OpenQuestion,
     since: Timestamp.toRfc3339(p.request.timestamp)

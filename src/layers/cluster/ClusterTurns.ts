@@ -32,12 +32,15 @@ export const fromTurn = (turn: Turns.Turn): RunningTurn => ({
     open: open.map((q) => ({
       // Registered under its inquiry id: the id is one.
       inquiryId: q.inquiryId as InquiryId,
+      kind: q.kind ?? "question",
       toolCallId: q.call.id,
       tool: q.call.name,
+      arguments: q.call.arguments,
       question: q.question
     }))
   })),
-  offer: (inquiryId, value) => turn.pending.offer(inquiryId, value, "other"),
+  offer: (inquiryId, value, via) =>
+    turn.pending.offer(inquiryId, value, "other", via !== undefined ? { via } : undefined),
   offerAll: (answers) => turn.pending.offerAll(answers, "other"),
   subscribe: (after) => turn.events.since(after),
   interrupt: turn.stop

@@ -239,7 +239,7 @@ const answer = (turns: Turns.Turns, store: ConversationStore["Service"], sql: Sq
       return yield* new QuestionNotOpen({ inquiry_id: inquiryId, open: [] })
     }
     // Through `Answer.deliver`, as every channel: offered to the turn running here, else recorded on disk.
-    return yield* Answer.deliver(cid, inquiryId, m.value).pipe(
+    return yield* Answer.deliver(cid, inquiryId, m.value, "cluster").pipe(
       Effect.provide(ClusterTurns.layer(turns)),
       Effect.provideService(ConversationStore, store),
       Effect.mapError(fromStore(cid)),

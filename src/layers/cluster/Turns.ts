@@ -65,6 +65,9 @@ import { RunEvents } from "../../services/RunEvents.ts"
 import { StoreIoError } from "../../services/StoreErrors.ts"
 import * as Trace from "./Trace.ts"
 
+/** An answer offered to a turn here by the cluster (another runner took it: contract §8's `via`). */
+const CLUSTER = { via: "cluster" } as const
+
 /** What every turn of this runner shares. */
 export interface Services {
   readonly store: ConversationStore["Service"]
@@ -382,7 +385,8 @@ export const make = (options: {
       get: (id: string): Turn | undefined => turns.get(id),
       running: (): ReadonlyArray<Turn> => [...turns.values()],
       /** Offers an answer to the open question of the turn of `id` running here. */
-      offer: (turn: Turn, inquiryId: string, answer: Schema.Json) => turn.pending.offer(inquiryId, answer, "other")
+      offer: (turn: Turn, inquiryId: string, answer: Schema.Json) =>
+        turn.pending.offer(inquiryId, answer, "other", CLUSTER)
     }
   })
 

@@ -176,8 +176,13 @@ const handlers = (options: ServeOptions, following: Following) =>
           // An attached person is present for as long as they follow the run.
           return attend === true ? Stream.unwrap(Effect.as(pending.attend, events)) : events
         },
-        Answer: ({ inquiry_id, answer, remember }) =>
-          pending.offer(inquiry_id, answer, "other", remember === true ? { remember } : undefined),
+        Answer: ({ inquiry_id, answer, remember, via }) =>
+          pending.offer(
+            inquiry_id,
+            answer,
+            "other",
+            remember === true ? { remember, via: via ?? "attach" } : { via: via ?? "attach" }
+          ),
         AnswerAll: ({ answers }) => pending.offerAll(answers, "other"),
         Interrupt: () => options.interrupt,
         Info: () =>
@@ -185,7 +190,13 @@ const handlers = (options: ServeOptions, following: Following) =>
             pid: process.pid,
             conversation_id: options.conversationId,
             latest,
-            open: open.map((q) => ({ inquiry_id: q.inquiryId, call: q.call, question: q.question, since: q.since })),
+            open: open.map((q) => ({
+              inquiry_id: q.inquiryId,
+              kind: q.kind ?? "question",
+              call: q.call,
+              question: q.question,
+              since: q.since
+            })),
             ...(options.script !== undefined ? { script: options.script } : {}),
             ...(options.detachedPolicy !== undefined ? { detached_policy: options.detachedPolicy } : {})
           }))

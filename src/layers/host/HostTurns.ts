@@ -40,8 +40,10 @@ import * as HostPath from "./HostPath.ts"
 export const openQuestion = (q: OpenQuestionInfo): OpenQuestion => ({
   // The host keys its questions by their inquiry ids: the id it sends is one.
   inquiryId: q.inquiry_id as InquiryId,
+  kind: q.kind ?? "question",
   toolCallId: q.call.id,
   tool: q.call.name,
+  arguments: q.call.arguments,
   question: q.question
 })
 
@@ -61,9 +63,9 @@ export const fromClient = (
       Effect.map((info) => ({ pid: info.pid, open: info.open.map(openQuestion) })),
       Effect.mapError(lost)
     ),
-    offer: (inquiryId, value) =>
+    offer: (inquiryId, value, via) =>
       client
-        .Answer({ inquiry_id: inquiryId, answer: value })
+        .Answer({ inquiry_id: inquiryId, answer: value, via: via ?? "terminal" })
         .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
     offerAll: (answers) =>
       client.AnswerAll({ answers }).pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),

@@ -135,10 +135,20 @@ const splitText = (question: Question): { before: string; message: string } => {
 /** How soon a second cancelled prompt counts as "stop the turn". */
 export const REPEAT_WINDOW_MS = 2000
 
-/** Options of the terminal prompts: what a second Ctrl-C in a row does (`onRepeatedCancel`). */
+/**
+ * Options of the terminal prompts: what a second Ctrl-C in a row does
+ * (`onRepeatedCancel`), and what ends the line of a prompt closed from
+ * outside (`closedLine`).
+ */
 export interface Options {
   /** Runs when a prompt is cancelled within {@link REPEAT_WINDOW_MS} of the previous cancellation. */
   readonly onRepeatedCancel?: Effect.Effect<void>
+  /**
+   * Read when a prompt on screen is interrupted: the words that end its line
+   * instead of {@link CANCELLED} (an attached terminal whose question someone
+   * else answered: "answered elsewhere: hotfix (via api)").
+   */
+  readonly closedLine?: () => string | undefined
 }
 
 /** The terminal prompt backend over effect/cli's `Prompt` environment (a terminal). */
@@ -148,6 +158,11 @@ export const make = (options: Options = {}) =>
     const terminal = yield* Terminal.Terminal
     const one = yield* Semaphore.make(1)
     let lastCancel = Number.NEGATIVE_INFINITY
+    /** How an interrupted prompt's line ends: said by whoever closed it, else "(cancelled)". */
+    const closedBy = () => {
+      const line = options.closedLine?.()
+      return line === undefined ? CANCELLED : dim(line)
+    }
 
     /** A prompt was cancelled: the second time within the window, the person means the whole turn. */
     const cancelled = Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -161,7 +176,7 @@ export const make = (options: Options = {}) =>
         Effect.provide(context),
         // Interrupted (SIGTERM, SIGHUP, a signal's SIGINT) with the prompt on screen: end its
         // line, or whatever is printed next would follow the unanswered prompt on the same line.
-        Effect.onInterrupt(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore)),
+        Effect.onInterrupt(() => terminal.display(`${closedBy()}\n`).pipe(Effect.ignore)),
         // A quit prompt (Ctrl-C) leaves its frame unfinished: mark it and end the line.
         Effect.tapError(() => terminal.display(`${CANCELLED}\n`).pipe(Effect.ignore, Effect.andThen(cancelled))),
         Effect.mapError(() => new PromptCancelled()),
@@ -175,6 +190,22 @@ export const make = (options: Options = {}) =>
             .display(text.endsWith("\n") ? text : text + "\n")
             .pipe(Effect.mapError((e) => new PromptFailed({ reason: String(e) })))
 
+    /** The permission prompt's keys and argument lines for an approval asked as a question. */
+    const approval = (request: QuestionRequest, message: string) =>
+      Effect.gen(function* () {
+        const { shown, full } = argumentsShown(request.arguments ?? {}, yield* terminal.columns)
+        yield* say(shown)
+        const key = yield* run(
+          keyPrompt({
+            message,
+            keys: PERMISSION_KEYS,
+            defaultKey: "y",
+            ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
+          })
+        )
+        return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer
+      })
+
     const question = (request: QuestionRequest) =>
       Effect.gen(function* () {
         const q = request.question
@@ -182,7 +213,7 @@ export const make = (options: Options = {}) =>
         const header = callHeader(request.toolName, request.position)
         if (header !== undefined) {
           const args =
-            request.arguments !== undefined && Object.keys(request.arguments).length > 0
+            request.approval !== true && request.arguments !== undefined && Object.keys(request.arguments).length > 0
               ? ` ${printable(JSON.stringify(request.arguments))}`
               : ""
           yield* say(dim(cut(header + args, Math.max((yield* terminal.columns) - 1, 20))))
@@ -190,6 +221,8 @@ export const make = (options: Options = {}) =>
         // Who is asking (RFD 083 prompt_label), above the question's context.
         if (request.label !== undefined) yield* say(bold(`${printable(request.label)} asks:`))
         yield* say(before)
+        // An approval (may this call run?) is asked as the permission prompt asks it: the call's arguments, y/Y/n/N.
+        if (request.approval === true && q.answer_type.type === "boolean") return yield* approval(request, message)
         switch (q.answer_type.type) {
           case "boolean": {
             const key = yield* run(

@@ -153,8 +153,10 @@ const questions = (storage: string) =>
             ({
               ...Answer.row({
                 inquiryId: q.inquiry_id as Answer.OpenQuestion["inquiryId"],
+                kind: q.kind ?? "question",
                 toolCallId: q.call.id,
                 tool: q.call.name,
+                arguments: q.call.arguments,
                 question: q.question
               }),
               conversation_id: h.conversation_id,
@@ -193,7 +195,7 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
 const answer = (storage: string, relay: Relay, id: string, inquiryId: string, value: Schema.Json) =>
   Effect.gen(function* () {
     const cid = yield* idOf(id)
-    const delivered = yield* Answer.deliver(cid, inquiryId, value).pipe(
+    const delivered = yield* Answer.deliver(cid, inquiryId, value, "api").pipe(
       Effect.provideService(RunningTurns, relayed(storage, relay)),
       Effect.mapError(fromStore(id))
     )

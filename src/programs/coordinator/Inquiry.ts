@@ -195,14 +195,15 @@ const decide = ({ open, reachable }: Decide): Route => {
   const { call, env, question } = open
   const canReach = reachable ?? (env.prompts.interactive || env.answers.present())
   const detached = ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault)
-  // An approval is a person's: never a config answer or a remembered one, never the assistant (`assistant` reads as `deny`).
+  // An approval is a person's: never a config answer, never the assistant (`assistant` reads as `deny`);
+  // the tool's Y/N (`always`/`never`) remembered this turn answers it.
   if (open.approval) {
     return decideRoute({
       question,
       target: "user",
       reachable: canReach,
       detached: detached === "assistant" ? "deny" : detached,
-      remembered: Option.none(),
+      remembered: Option.map(TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name), (d) => d === "y"),
       staticAnswer: undefined
     })
   }
@@ -291,6 +292,7 @@ const route = (open: OpenInquiry) => {
   open.env.events.publishUnsafe(
     RunEvent.make.QuestionOpened({
       inquiry_id: open.id,
+      kind: open.kind,
       call: open.shown,
       question: open.question,
       source: open.source,

@@ -71,6 +71,8 @@ export class OpenInquiry {
   readonly shown: RunEvent.ToolCall
   /** The question as an inquiry records it (RFD 082), for the request and the backend alike. */
   readonly inquiryQuestion: InquiryQuestion
+  /** What it asks: a tool's question, or an approval to run the call. */
+  readonly kind: RunEvent.QuestionKind
   /** The registration with every answerer, once made (it lasts for the scope that made it). */
   private waiting: Waiting | undefined
 
@@ -86,6 +88,7 @@ export class OpenInquiry {
     this.source = opened.source
     this.since = since
     this.approval = opened.approval === true
+    this.kind = this.approval ? "approval" : "question"
     this.staticRejected = opened.staticRejected
     this.policy = QuestionPolicy.of(question)
     this.shown = RunEvent.toolCall(call)
@@ -102,6 +105,7 @@ export class OpenInquiry {
     return Effect.map(
       this.env.answers.open({
         inquiryId: this.id,
+        kind: this.kind,
         conversationId: this.env.session.id,
         call: this.shown,
         question: this.question,
@@ -115,26 +119,66 @@ export class OpenInquiry {
   }
 
   /** `remembered`: the person said to reuse it for the turn (`Y`/`N`), recorded with the answer so a resumed turn remembers too. */
-  answered(by: RunEvent.Answerer, answer: Schema.Json, remembered?: boolean): Effect.Effect<Routed, RecordError> {
+  answered(
+    by: RunEvent.Answerer,
+    answer: Schema.Json,
+    remembered?: boolean,
+    via?: RunEvent.Via
+  ): Effect.Effect<Routed, RecordError> {
     const { id } = this
     return this.policy.redact
-      ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }))
+      ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }), via)
       : this.close(
           (at) => (remembered === true ? Events.answered(at, id, answer, REMEMBERED) : Events.answered(at, id, answer)),
           by,
           { _tag: "Answered", answer },
-          Routed.Answer({ answer })
+          Routed.Answer({ answer }),
+          via
         )
   }
 
-  /** Records an answer that won, remembering it for the turn when the person typed `Y`/`N` (here or at an attached terminal). */
+  /**
+   * Records an answer that won, remembering it for the turn when the person
+   * typed `Y`/`N` (here or at an attached terminal) or answered an approval
+   * `always`/`never`: an approval is remembered as the permission prompt's
+   * `Y`/`N` is (the tool's later calls this turn are not asked).
+   */
   accept(offered: Offered, remember: boolean): Effect.Effect<Routed, RecordError> {
     // A secret, or a question with persistence = "none" (RFD 083), is never remembered.
-    if (!(remember && this.policy.rememberable)) return this.answered(offered.by, offered.answer, false)
+    if (!(remember && this.policy.rememberable)) return this.answered(offered.by, offered.answer, false, offered.via)
     const { call, question } = this
+    const approval = this.approval
     return Effect.andThen(
-      Ref.update(this.env.state, (s) => TurnState.rememberAnswer(s, call.name, question.id, offered.answer)),
-      this.answered(offered.by, offered.answer, true)
+      Ref.update(this.env.state, (s) =>
+        approval
+          ? TurnState.rememberPermission(s, call.name, offered.answer === true ? "y" : "n")
+          : TurnState.rememberAnswer(s, call.name, question.id, offered.answer)
+      ),
+      this.answered(offered.by, offered.answer, true, offered.via)
+    ).pipe(approval ? Effect.tap(() => this.answerSiblings(offered.answer)) : (e) => e)
+  }
+
+  /**
+   * An approval answered `always`/`never` answers the tool's other approvals
+   * open in this turn now (calls run together), as remembered: the later ones
+   * are not asked at all (`TurnState.rememberedPermission`). Not with a
+   * terminal here: its prompt answers from memory by itself.
+   */
+  private answerSiblings(answer: Schema.Json): Effect.Effect<void> {
+    const { env, call } = this
+    if (env.prompts.interactive) return Effect.void
+    return Effect.flatMap(env.answers.list, (open) =>
+      Effect.forEach(
+        open.filter(
+          (q) =>
+            q.kind === "approval" &&
+            q.conversationId === env.session.id &&
+            q.call.name === call.name &&
+            q.inquiryId !== this.id
+        ),
+        (q) => Effect.ignore(env.answers.offer(q.inquiryId, answer, "remembered")),
+        { discard: true }
+      )
     )
   }
 
@@ -153,8 +197,12 @@ export class OpenInquiry {
   }
 
   /** What announces how the question closed. */
-  closedEvent(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome): RunEvent.RunEvent {
-    return RunEvent.make.QuestionClosed({ inquiry_id: this.id, call: this.shown, question: this.question, by, outcome })
+  closedEvent(by: RunEvent.Answerer, outcome: RunEvent.QuestionOutcome, via?: RunEvent.Via): RunEvent.RunEvent {
+    const { id, kind, shown, question } = this
+    // One literal per shape (no spread): every question closes once, and this is on its path.
+    return via === undefined
+      ? RunEvent.make.QuestionClosed({ inquiry_id: id, kind, call: shown, question, by, outcome })
+      : RunEvent.make.QuestionClosed({ inquiry_id: id, kind, call: shown, question, by, via, outcome })
   }
 
   /**
@@ -165,11 +213,12 @@ export class OpenInquiry {
     event: (at: Timestamp.Timestamp) => StreamEntry,
     by: RunEvent.Answerer,
     outcome: RunEvent.QuestionOutcome,
-    routed: Routed
+    routed: Routed,
+    via?: RunEvent.Via
   ) {
     return recordThen(this.env, event, () => {
       this.done = true
-      this.env.events.publishUnsafe(this.closedEvent(by, outcome))
+      this.env.events.publishUnsafe(this.closedEvent(by, outcome, via))
       return Effect.succeed(routed)
     })
   }

@@ -45,6 +45,9 @@ import type { OpenInquiry } from "./Open.ts"
 export const promptLabel = (env: Env, tool: string, questionId: string): string | undefined =>
   ConfigData.questionConfig(env.config, tool, questionId)?.prompt_label ?? env.executor.promptLabel?.(tool, questionId)
 
+/** An answer offered from this terminal's prompt. */
+const TYPED_HERE = { via: "terminal" } as const
+
 /** Who answered at this terminal (they are closed by the terminal's side, under the prompt lock). */
 const TERMINAL: ReadonlySet<RunEvent.Answerer> = new Set(["you", "remembered"])
 
@@ -60,9 +63,9 @@ const prompt = (open: OpenInquiry, waiting: Waiting) => {
   // A secret, or a question with persistence = "none" (RFD 083), is never remembered nor answered from memory.
   const rememberable = open.policy.rememberable
   const offer = (answer: Schema.Json, by: RunEvent.Answerer, remember: boolean): Effect.Effect<Routed, RecordError> =>
-    Effect.flatMap(Effect.result(env.answers.offer(open.id, answer, by)), (offered) =>
+    Effect.flatMap(Effect.result(env.answers.offer(open.id, answer, by, TYPED_HERE)), (offered) =>
       offered._tag === "Success"
-        ? open.accept({ answer, by }, remember)
+        ? open.accept({ answer, by, via: "terminal" }, remember)
         : offered.failure._tag === "QuestionAlreadyAnswered" || offered.failure._tag === "QuestionCancelled"
           ? Effect.never
           : open.cancelled("you", "backend_error", { content: Texts.promptFailed, is_error: true })
@@ -81,7 +84,13 @@ const prompt = (open: OpenInquiry, waiting: Waiting) => {
     look: (s) => (rememberable ? TurnState.rememberedAnswer(s, call.name, question.id) : Option.none()),
     prompt: () => {
       const label = promptLabel(env, call.name, question.id)
-      const request = { toolName: call.name, question, arguments: call.arguments, position: positionOf(env, call) }
+      const request = {
+        toolName: call.name,
+        question,
+        arguments: call.arguments,
+        position: positionOf(env, call),
+        ...(open.approval ? { approval: true } : {})
+      }
       return env.prompts.question(label === undefined ? request : { ...request, label })
     },
     answered: (prompted) => {

@@ -205,8 +205,11 @@ describe("parley serve: runs hosted by parley query", () => {
     expect(Object.keys(byId).sort()).toStrictEqual(["a1.confirm.1", "c1.color.1", "s1.token.1"])
     expect(byId["c1.color.1"]).toStrictEqual({
       id: "c1.color.1",
+      inquiry_id: "c1.color.1",
+      kind: "question",
       conversation_id: id,
       tool: "deferrable",
+      arguments: expect.any(Object),
       tool_call_id: "c1",
       question: "Which color?",
       answer_type: "select",

@@ -21,6 +21,7 @@ const events: ReadonlyArray<RunEvent.RunEvent> = [
   RunEvent.make.ToolStarted({ call, resumed: false }),
   RunEvent.make.ToolFinished({ call, ran: true, response: { content: "ok", is_error: false } }),
   RunEvent.make.QuestionClosed({
+    kind: "question",
     inquiry_id: "c1.token.1",
     call,
     question: Schema.decodeUnknownSync(Question)({ id: "token", text: "Token?", answer_type: { type: "secret" } }),

@@ -6,7 +6,8 @@ import * as Result from "effect/Result"
 import * as AnswerFit from "../../../src/domain/tool/AnswerFit.ts"
 import * as Config from "../../../src/domain/tool/Config.ts"
 import { Question } from "../../../src/domain/tool/Question.ts"
-import { decideRoute, type RouteInput } from "../../../src/domain/tool/Route.ts"
+import * as PermissionInquiry from "../../../src/domain/event/PermissionInquiry.ts"
+import { decidePermission, decideRoute, type PermissionInput, type RouteInput } from "../../../src/domain/tool/Route.ts"
 
 const q = (type: "boolean" | "secret") => new Question({ id: "q" as never, text: "Go?", answer_type: { type } })
 const input = (over: Partial<RouteInput>): RouteInput => ({
@@ -100,6 +101,62 @@ describe("AnswerFit", () => {
       "yes or no",
       "one of: red, green",
       "any text"
+    ])
+  })
+})
+
+describe("decidePermission: a call that needs a yes", () => {
+  const ask = { mode: "ask", kind: "local" } as const
+  const decided = (over: Partial<PermissionInput>) => {
+    const p = decidePermission({ tool: ask, interactive: false, remembered: Option.none(), ...over })
+    return p._tag === "Skip" ? `Skip:${p.cause}` : p._tag
+  }
+
+  it('with nobody at the prompt, run = "ask" follows the detached policy: wait/defer open an approval, deny skips, assistant runs (JP)', () => {
+    expect(decided({ detached: "wait" })).toBe("Approve")
+    expect(decided({ detached: "defer" })).toBe("Approve")
+    expect(decided({ detached: "deny" })).toBe("Skip:no_approval")
+    expect(decided({ detached: "assistant" })).toBe("Run")
+    expect(decided({})).toBe("Run")
+  })
+
+  it("an author's needsApproval reads assistant as deny; a person attached elsewhere is asked the approval; the terminal asks at its prompt", () => {
+    expect(decided({ approval: true, detached: "assistant" })).toBe("Skip:no_approval")
+    expect(decided({ approval: true, detached: "wait" })).toBe("Approve")
+    expect(decided({ attended: true, detached: "deny" })).toBe("Approve")
+    expect(decided({ attended: true, interactive: true })).toBe("Ask")
+  })
+
+  it("what the person decided wins under every policy: the recorded decision, then the remembered Y/N; unattended and skip never ask", () => {
+    for (const detached of ["wait", "defer", "deny", "assistant"] as const) {
+      expect(decided({ detached, decided: "y" })).toBe("Run")
+      expect(decided({ detached, decided: "n" })).toBe("Skip:declined")
+      expect(decided({ detached, remembered: Option.some("y") })).toBe("Run")
+      expect(decided({ detached, remembered: Option.some("n") })).toBe("Skip:remembered")
+      expect(decided({ detached, remembered: Option.some("y"), reopened: true })).toBe("Approve")
+      expect(decided({ detached, tool: { mode: "unattended", kind: "local" } })).toBe("Run")
+      expect(decided({ detached, tool: { mode: "skip", kind: "local" } })).toBe("Skip:config")
+      expect(decided({ detached, reopened: true })).toBe("Approve")
+    }
+  })
+
+  it("an approval's answers: yes/no decide the call, always/never (and Y/N) the tool's later calls too", () => {
+    expect(
+      ["yes", "no", "always", "never", "Y", "N", "y", true, false, "maybe", 1].map((v) =>
+        PermissionInquiry.approvalAnswer(v)
+      )
+    ).toStrictEqual([
+      { answer: true, remember: false },
+      { answer: false, remember: false },
+      { answer: true, remember: true },
+      { answer: false, remember: true },
+      { answer: true, remember: true },
+      { answer: false, remember: true },
+      { answer: true, remember: false },
+      { answer: true, remember: false },
+      { answer: false, remember: false },
+      undefined,
+      undefined
     ])
   })
 })
