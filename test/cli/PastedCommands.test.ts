@@ -109,7 +109,7 @@ describe("printed commands work when pasted", () => {
     )
     expect(r.status, r.stderr).toBe(0)
     const id = r.stdout.trim()
-    const list = lineAfter(r.stderr, /^\s+(parley conversation answer \S+ .*?)\s{4}List/m)
+    const list = lineAfter(r.stderr, /^\s+(parley conversation answer \S+ .*?)\s{4}\S/m)
     // The background run defers its question and ends.
     await waitFor("the background run to end", () => !fs.existsSync(path.join(p.storage, "run", `${id}.sock`)), 60_000)
     await waitFor(

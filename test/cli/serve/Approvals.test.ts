@@ -66,7 +66,8 @@ describe("parley serve: approvals", () => {
         answer_type: "boolean",
         options: null,
         default: null,
-        since: expect.any(String)
+        since: expect.any(String),
+        running: true
       }
     ])
     expect(effectsOf(p, "prod")).toBe("")
