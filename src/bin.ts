@@ -10,7 +10,7 @@
  * `conversation print` runs without effect/cli, from a bundle of its own
  * (`cli/ReadingRun.ts`; docs/benchmarks.md#start-up-of-the-reading-commands).
  */
-import { enable as enableCompileCache } from "./cli/CompileCache.ts"
+import { enable as enableCompileCache } from "./layers/file/CompileCache.ts"
 import { VERSION } from "./cli/Version.ts"
 
 /**
@@ -31,7 +31,7 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   })
   process.stdout.write(versionLine())
 } else {
-  // Node 22.1+: compiled chunks cached in a private per-user directory (cli/CompileCache.ts).
+  // Node 22.1+: compiled chunks cached in a private per-user directory (layers/file/CompileCache.ts).
   enableCompileCache(process.env)
   // `conversation ls` and `conversation print` without effect/cli when the command line is plain:
   // ReadingArgv decides (plain code, no Effect), and the commands run from a bundle of their own

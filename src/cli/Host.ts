@@ -26,7 +26,7 @@ import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
 import * as HostPath from "../layers/host/HostPath.ts"
 import type * as Live from "./Live.ts"
-import * as PersonTerminal from "./PersonTerminal.ts"
+import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import * as InterruptMenu from "./InterruptMenu.ts"
 import * as RunMain from "./RunMain.ts"
 

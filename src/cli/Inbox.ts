@@ -30,7 +30,7 @@ import { withStore } from "./conversation/Shared.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import { formatFlag } from "./Format.ts"
 import * as Hint from "./Hint.ts"
-import * as PersonTerminal from "./PersonTerminal.ts"
+import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import { storage } from "./Root.ts"
 import * as Style from "./Style.ts"
 

@@ -18,7 +18,7 @@ import * as ConversationId from "../domain/storage/ConversationId.ts"
 import { keyPrompt } from "../layers/prompt/KeyPrompt.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as Query from "../programs/Query.ts"
-import * as PersonTerminal from "./PersonTerminal.ts"
+import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import { printable } from "./Style.ts"
 
 /** The summary printed above the menu. */

@@ -21,7 +21,7 @@ import type * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { AnswersDoNotFit } from "../../services/Refusals.ts"
 import * as Hint from "../Hint.ts"
-import * as PersonTerminal from "../PersonTerminal.ts"
+import * as PersonTerminal from "../../layers/prompt/PersonTerminal.ts"
 import * as Usage from "../Usage.ts"
 import * as AnswerValue from "./AnswerValue.ts"
 

@@ -22,7 +22,7 @@ import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { AnswerDoesNotFit } from "../../services/Refusals.ts"
-import * as PersonTerminal from "../PersonTerminal.ts"
+import * as PersonTerminal from "../../layers/prompt/PersonTerminal.ts"
 import * as Usage from "../Usage.ts"
 
 const PATH = ["parley", "conversation", "answer"]

@@ -39,8 +39,8 @@ import * as Timestamp from "../../domain/event/Timestamp.ts"
 import * as Conversation from "../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
-import * as Compact from "../../domain/stream/Compact.ts"
-import type * as ConfigData from "../../domain/tool/Config.ts"
+import type * as Compact from "../../domain/stream/Compact.ts"
+import * as CompactOptions from "../../domain/stream/CompactOptions.ts"
 import * as ConfigFile from "../../layers/ConfigFile.ts"
 import * as ProviderLive from "../../layers/provider/ProviderLive.ts"
 import {
@@ -54,7 +54,7 @@ import type { ConversationSession } from "../../services/ConversationSession.ts"
 import { CliFailure } from "../CliFailure.ts"
 import { formatFlag } from "../Format.ts"
 import * as ModelChoice from "../ModelChoice.ts"
-import { providerOptions } from "../ProviderOptions.ts"
+import { providerOptions } from "../../layers/provider/ProviderOptions.ts"
 import { storage } from "../Root.ts"
 import { compactFlag } from "../CompactFlag.ts"
 import { scriptFlag, scriptPath } from "../ScriptFlag.ts"
@@ -186,55 +186,17 @@ const jsonOf = (id: string, outcome: CompactOutcome) => {
   }
 }
 
-/** The rules this invocation applies (JP's `effective_rules`): policy flags or DSL rules, with or instead of config's. */
-const rulesOf = (f: Flags, config: ConfigData.Config): Effect.Effect<ReadonlyArray<Compact.Rule>, CliFailure> =>
-  Effect.gen(function* () {
-    const flag = Compact.parseCompactFlag(f.compact)
-    if (typeof flag === "string") return yield* Usage.failure(PATH, `--compact: ${flag}.`)
-    const explicit: Array<Compact.Rule> = []
-    const tools = Option.getOrUndefined(f.tools)
-    if (f.reasoning || tools !== undefined || f.summary) {
-      if (flag.specs.length > 0 || flag.useConfigRules)
-        return yield* Usage.failure(PATH, "--reasoning, --tools and --summary cannot be used with --compact.")
-      const mode = tools === undefined ? undefined : Compact.toolCallsModeOf(tools)
-      if (tools !== undefined && mode === undefined)
-        return yield* Usage.failure(
-          PATH,
-          `--tools: "${tools}" is not one of strip, strip-requests, strip-responses, omit.`
-        )
-      explicit.push({
-        ...Compact.ruleOf({}),
-        ...(f.reasoning ? { reasoning: "strip" as const } : {}),
-        ...(mode !== undefined ? { toolCalls: mode } : {}),
-        ...(f.summary ? { summary: {} } : {})
-      })
-    }
-    explicit.push(...flag.specs)
-    return Compact.combineRules(
-      Compact.configRules(config.conversation?.compaction?.rules),
-      flag.useConfigRules,
-      explicit
-    )
-  })
-
-/** The range overrides: `--from` / `--to`, else `--keep-first` / `--keep-last`. */
-const boundsOf = (f: Flags, session: ConversationSession) =>
-  Effect.gen(function* () {
-    const entries = (yield* session.snapshot).entries
-    const now = yield* Timestamp.current
-    const side = (flag: Option.Option<string>, keep: Option.Option<number>, which: "from" | "to") => {
-      if (Option.isSome(flag)) {
-        const bound = Compact.parseCliBound(flag.value, which)
-        return typeof bound === "string" ? bound : Compact.resolveCliBound(entries, bound, which, now)
-      }
-      return Option.isSome(keep) ? Compact.keepOverride(which, keep.value) : Compact.DEFAULT_BOUND
-    }
-    const from = side(f.from, f.keepFirst, "from")
-    if (typeof from === "string") return yield* Usage.failure(PATH, `--from: ${from}.`)
-    const to = side(f.to, f.keepLast, "to")
-    if (typeof to === "string") return yield* Usage.failure(PATH, `--to: ${to}.`)
-    return { from, to }
-  })
+/** The flags as `CompactOptions` reads them. */
+const optionsOf = (f: Flags) => ({
+  reasoning: f.reasoning,
+  summary: f.summary,
+  tools: Option.getOrUndefined(f.tools),
+  compact: f.compact,
+  from: Option.getOrUndefined(f.from),
+  to: Option.getOrUndefined(f.to),
+  keepFirst: Option.getOrUndefined(f.keepFirst),
+  keepLast: Option.getOrUndefined(f.keepLast)
+})
 
 /** Each summary rule's writer: `--model`, the rule's, the conversation's, then `assistant.model`, checked like a query's. */
 const withSummarizers = (
@@ -276,21 +238,11 @@ const resetText = (id: string, r: ResetOutcome, dryRun: boolean): string => {
 /** `--reset[=N]`: it undoes compaction, so it takes no rule or range. */
 const runReset = (f: Flags, id: ConversationId.ConversationId, value: string) =>
   Effect.gen(function* () {
-    const given = [
-      f.reasoning,
-      f.summary,
-      Option.isSome(f.tools),
-      f.compact.length > 0,
-      Option.isSome(f.from),
-      Option.isSome(f.to),
-      Option.isSome(f.keepFirst),
-      Option.isSome(f.keepLast),
-      Option.isSome(f.model)
-    ]
-    if (given.some(Boolean))
-      return yield* Usage.failure(PATH, "--reset removes compactions: it takes no policy, range, --compact or --model.")
-    const index = value === "all" ? undefined : /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : -1
-    if (index === -1) return yield* Usage.failure(PATH, `--reset: "${value}" is not a compaction number (1, 2, …).`)
+    const o = optionsOf(f)
+    const others = o.reasoning || o.summary || o.tools !== undefined || o.compact.length > 0
+    const ranged = o.from !== undefined || o.to !== undefined || o.keepFirst !== undefined || o.keepLast !== undefined
+    const index = CompactOptions.resetIndex(value, others || ranged || Option.isSome(f.model))
+    if (typeof index === "object") return yield* Usage.failure(PATH, index.refused)
     return yield* Effect.scoped(
       Effect.gen(function* () {
         const session = yield* ConversationStore.use((store) => store.open(id))
@@ -314,24 +266,27 @@ const run = (f: Flags) =>
     Effect.gen(function* () {
       const id = yield* parseIdArgument(f.id, "compact")
       if (Option.isSome(f.reset)) return yield* runReset(f, id, f.reset.value)
-      if ((Option.isSome(f.keepFirst) && f.keepFirst.value < 0) || (Option.isSome(f.keepLast) && f.keepLast.value < 0))
-        return yield* Usage.failure(PATH, "--keep-first and --keep-last take a number of turns (0 or more).")
-      if (Option.isSome(f.from) && Option.isSome(f.keepFirst))
-        return yield* Usage.failure(PATH, "--from and --keep-first cannot be used together.")
-      if (Option.isSome(f.to) && Option.isSome(f.keepLast))
-        return yield* Usage.failure(PATH, "--to and --keep-last cannot be used together.")
+      const conflict = CompactOptions.conflict(optionsOf(f))
+      if (conflict !== undefined) return yield* Usage.failure(PATH, conflict)
       // --config, else $PARLEY_CONFIG, else the storage's config.toml (a database's: ./.parley/config.toml).
       const { config: configFile } = yield* storage
       const config = yield* ConfigFile.load(configFile).pipe(
         Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
       )
-      const configured = yield* rulesOf(f, config)
+      const configured = CompactOptions.rulesOf(optionsOf(f), config.conversation?.compaction?.rules)
+      if (typeof configured === "string") return yield* Usage.failure(PATH, configured)
       if (Option.isSome(f.model) && !configured.some((r) => r.summary !== undefined))
         return yield* Usage.failure(PATH, "--model names the model that writes a summary: use it with --summary.")
       return yield* Effect.scoped(
         Effect.gen(function* () {
           const session = yield* ConversationStore.use((store) => store.open(id))
-          const { from, to } = yield* boundsOf(f, session)
+          const bounds = CompactOptions.boundsOf(
+            optionsOf(f),
+            (yield* session.snapshot).entries,
+            yield* Timestamp.current
+          )
+          if (typeof bounds === "string") return yield* Usage.failure(PATH, bounds)
+          const { from, to } = bounds
           const { rules, providers } = yield* withSummarizers(f, configured, session, configFile)
           const outcome = yield* compactProgram({ session, rules, from, to, dryRun: f.dryRun }).pipe(
             Effect.provide(ProviderLive.layer(providers))

@@ -20,7 +20,7 @@ import {
 } from "../../services/ConversationStoreTag.ts"
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import * as Hint from "../Hint.ts"
-import * as Running from "../Running.ts"
+import * as Running from "../../layers/host/Running.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
 
 const textRow = (s: ConversationSummary): string => {

@@ -5,9 +5,9 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import * as CompileCache from "../../src/cli/CompileCache.ts"
-import { bundle } from "../support/Cli.ts"
-import { tempDir } from "../support/Fixtures.ts"
+import * as CompileCache from "../../../src/layers/file/CompileCache.ts"
+import { bundle } from "../../support/Cli.ts"
+import { tempDir } from "../../support/Fixtures.ts"
 
 const dir = tempDir("parley-compile-cache-")
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))

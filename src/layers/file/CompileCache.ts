@@ -28,7 +28,7 @@
 import * as fs from "node:fs"
 import * as nodeModule from "node:module"
 import * as path from "node:path"
-import { DIR_MODE, problemOf } from "../domain/storage/PrivateDir.ts"
+import { DIR_MODE, problemOf } from "../../domain/storage/PrivateDir.ts"
 
 /** The cache directory for this environment, if there is a home or an XDG cache directory. */
 export const directory = (env: NodeJS.ProcessEnv): string | undefined => {

@@ -5,6 +5,7 @@
  * does); otherwise the pending query is kept exactly as it was and nothing
  * is sent.
  *
+ * @internal
  * @example
  * ```ts
  * import * as Editor from "./Editor.ts"
@@ -18,7 +19,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as ToolEnv from "../domain/tool/ToolEnv.ts"
+import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 
 export type Edit = { readonly _tag: "Edited"; readonly text: string } | { readonly _tag: "Kept"; readonly why: string }
 

@@ -5,6 +5,7 @@
  * socket that does not answer within three seconds is a killed host's and reads
  * as not running.
  *
+ * @internal
  * @example
  * ```ts
  * import * as Running from "./Running.ts"
@@ -13,7 +14,7 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import * as HostPath from "../layers/host/HostPath.ts"
+import * as HostPath from "./HostPath.ts"
 
 /** A running turn: the host's pid, its open questions and the tools that asked them. */
 export interface Running {
@@ -25,7 +26,7 @@ export interface Running {
 // Loaded only when a socket is there: a listing with no live run loads no RPC code (start-up).
 // The import is outside the timeout: on a loaded machine loading the RPC code alone can take
 // longer than a live host takes to answer, and a slow import must not read as a dead host.
-const loadClient = () => Effect.promise(() => import("../layers/host/HostClient.ts"))
+const loadClient = () => Effect.promise(() => import("./HostClient.ts"))
 
 type HostClientModule = Effect.Success<ReturnType<typeof loadClient>>
 

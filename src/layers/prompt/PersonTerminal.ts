@@ -9,6 +9,7 @@
  * key and line input come from Node's terminal (stdin), everything
  * displayed (prompt frames, the terminal's size) from the reached output.
  *
+ * @internal
  * @example
  * ```ts
  * import * as PersonTerminal from "./PersonTerminal.ts"

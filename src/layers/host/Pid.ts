@@ -2,6 +2,7 @@
  * Whether a process runs (docs/questions-and-approvals.md#runs-beyond-the-terminal: `conversation kill` waits for a host to
  * be gone; `conversation attach` tells a dead host from a stalled one).
  *
+ * @internal
  * @example
  * ```ts
  * import * as Pid from "./Pid.ts"

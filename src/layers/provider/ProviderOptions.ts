@@ -3,6 +3,7 @@
  * for `query` and `conversation compact --summary`): each provider's
  * `base_url`, and the scripted model's script.
  *
+ * @internal
  * @example
  * ```ts
  * import { providerOptions } from "./ProviderOptions.ts"
@@ -10,8 +11,8 @@
  * // { anthropic: {}, openai: { baseUrl: "http://127.0.0.1:11434/v1" } }
  * ```
  */
-import type * as ConfigData from "../domain/tool/Config.ts"
-import type * as ProviderLive from "../layers/provider/ProviderLive.ts"
+import type * as ConfigData from "../../domain/tool/Config.ts"
+import type * as ProviderLive from "./ProviderLive.ts"
 
 export const providerOptions = (
   config: ConfigData.Config,
