@@ -885,6 +885,12 @@ export declare namespace ConfigData {
    */
   export type AutoCompactionConfig = ConfigDataModule.AutoCompactionConfig
   /**
+   * `[server.web]` (draft D16): the address and port `parley serve` listens on
+   * unless `--host`/`--port` say otherwise. A port of 0 is any free port, as
+   * `--port 0` is.
+   */
+  export type WebServerConfig = ConfigDataModule.WebServerConfig
+  /**
    * parley's configuration (`<storage>/config.toml`, contract §5), as validated
    * data plus the lookups the executor and the coordinator need.
    *

@@ -29,6 +29,7 @@ import type * as Live from "./Live.ts"
 import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import * as InterruptMenu from "./InterruptMenu.ts"
 import * as RunMain from "./RunMain.ts"
+import { VERSION } from "./Version.ts"
 
 /** Stops this process's run the way SIGTERM does (every finalizer runs; exit 143). */
 const interrupt = Effect.sync(() => void process.kill(process.pid, "SIGTERM"))
@@ -51,7 +52,8 @@ export const serveWhenKnown = (
       conversationId: id,
       interrupt,
       script: run.hint.script,
-      detachedPolicy: run.hint.detachedPolicy
+      detachedPolicy: run.hint.detachedPolicy,
+      parley: VERSION
     }).pipe(
       Effect.catch((e) =>
         hub.publish(RunEvent.make.Warning({ text: `${ErrorLine.line(e, {})} Other terminals cannot reach this run.` }))

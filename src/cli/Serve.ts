@@ -1,5 +1,5 @@
 /**
- * `parley serve [--host 127.0.0.1] [--port 3141]` (docs/serve.md): a web page and
+ * `parley serve [--host 127.0.0.1] [--port 3141]` (docs/serve.md; `[server.web]` in config gives both too): a web page and
  * an HTTP API where the runs of this storage directory are watched and their
  * questions answered. The server code is loaded only here (`serve/Server.ts`):
  * every other command starts without it.
@@ -35,14 +35,40 @@ const limitsOf = (maxConnections: number, headerTimeout: number, bodyTimeout: nu
     : Effect.fail(new CliFailure({ code: 2, message: `${bad[0]} takes a whole number of at least 1, not ${bad[1]}.` }))
 }
 
+/**
+ * Where to listen: `--host`/`--port` when given, else `[server.web]` `bind`/`port`
+ * of the config (draft D16), else 127.0.0.1:3141. A bad config fails here, before
+ * anything listens, with the file and the key (`server.web.port: …`).
+ */
+const listenOn = (host: Option.Option<string>, port: Option.Option<number>, configFile: string) =>
+  Effect.gen(function* () {
+    // Loaded here, as the server is: the TOML parser stays out of the other commands.
+    const ConfigFile = yield* Effect.promise(() => import("../layers/ConfigFile.ts"))
+    const web = (yield* ConfigFile.load(configFile).pipe(
+      Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+    )).server?.web
+    return {
+      host: Option.getOrElse(host, () => web?.bind ?? DEFAULT_HOST),
+      port: Option.getOrElse(port, () => web?.port ?? DEFAULT_PORT)
+    }
+  })
+
+const DEFAULT_HOST = "127.0.0.1"
+const DEFAULT_PORT = 3141
+
 export const serve = Command.make(
   "serve",
   {
     host: Flag.String("host").pipe(
-      Flag.withDescription("Address to listen on (127.0.0.1: this machine only)"),
-      Flag.withDefault("127.0.0.1")
+      Flag.withDescription(
+        "Address to listen on (default: [server.web] bind in config, else 127.0.0.1: this machine only)"
+      ),
+      Flag.optional
     ),
-    port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on (0: any free port)"), Flag.withDefault(3141)),
+    port: Flag.Int("port").pipe(
+      Flag.withDescription("Port to listen on (0: any free port; default: [server.web] port in config, else 3141)"),
+      Flag.optional
+    ),
     cluster: Flag.Boolean("cluster").pipe(
       Flag.withDescription("Run as one runner of a cluster over the PostgreSQL storage (needs $PARLEY_TOKEN)"),
       Flag.withDefault(false)
@@ -72,10 +98,11 @@ export const serve = Command.make(
       Flag.optional
     )
   },
-  ({ host, port, cluster, runnerHost, runnerPort, maxConnections, headerTimeout, bodyTimeout }) =>
+  ({ host: flagHost, port: flagPort, cluster, runnerHost, runnerPort, maxConnections, headerTimeout, bodyTimeout }) =>
     Effect.gen(function* () {
       const limits = yield* limitsOf(maxConnections, headerTimeout, bodyTimeout)
-      const { dir, configGiven } = yield* storageOf
+      const { dir, config: configFile, configGiven } = yield* storageOf
+      const { host, port } = yield* listenOn(flagHost, flagPort, configFile)
       if (cluster) {
         const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))
         return yield* Cluster.run({

@@ -34,6 +34,7 @@ import * as Timestamp from "../domain/event/Timestamp.ts"
 import type { QuestionKind, Via } from "../domain/run/RunEvent.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
+import type { HostProtocolMismatch } from "../domain/run/HostProtocol.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import { fromInquiryQuestion, type Question } from "../domain/tool/Question.ts"
@@ -267,7 +268,7 @@ const toTurn = <A, E, R, B, E2, R2>(
   recorded: () => Effect.Effect<B, E2, R2>
 ): Effect.Effect<
   { readonly running: true; readonly a: A } | { readonly running: false; readonly b: B },
-  E | E2 | NotPrivate,
+  E | E2 | NotPrivate | HostProtocolMismatch,
   R | R2 | RunningTurns
 > =>
   Effect.scoped(

@@ -25,6 +25,7 @@ import type {} from "effect/http-api/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { NotPrivate } from "../domain/storage/NotPrivate.ts"
+import { HostProtocolMismatch } from "../domain/run/HostProtocol.ts"
 import {
   AppendRejected,
   ConversationCorrupt,
@@ -249,20 +250,22 @@ export const busyFromLock = (locked: { readonly id: string; readonly holder?: nu
  * A store's error met while answering conversation `id` on disk, as a
  * refusal: a lock held elsewhere is the conversation being busy; a store
  * that cannot be read or written (or a place parley will not trust) is an
- * answer that reached no turn (`RunLost`: nothing was recorded). Refusals
+ * answer that reached no turn (`RunLost`: nothing was recorded), as is a
+ * run whose host speaks another protocol version. Refusals
  * pass as they are.
  */
 export const fromStore =
   (id: string) =>
   <E>(
-    e: E | ConversationLocked | ConversationCorrupt | StoreIoError | AppendRejected | NotPrivate
+    e: E | ConversationLocked | ConversationCorrupt | StoreIoError | AppendRejected | NotPrivate | HostProtocolMismatch
   ): E | ConversationBusy | RunLost => {
     if (e instanceof ConversationLocked) return busyFromLock(e)
     if (
       e instanceof ConversationCorrupt ||
       e instanceof StoreIoError ||
       e instanceof AppendRejected ||
-      e instanceof NotPrivate
+      e instanceof NotPrivate ||
+      e instanceof HostProtocolMismatch
     )
       return new RunLost({ id })
     return e

@@ -20,14 +20,18 @@
  * - `Interrupt()`: stops the run as SIGTERM does (open questions
  *   `Cancelled{user}`, the turn resumable);
  * - `Info()`: the host's pid, the conversation, the open questions, the
- *   scripted model's script (what a resume command repeats).
+ *   scripted model's script (what a resume command repeats);
+ * - `Hello()`: the host's protocol version (`domain/run/HostProtocol.ts`),
+ *   asked first by every client; its shape never changes, so a client of
+ *   another version can always read it and refuse with one line. A host
+ *   that predates it answers with a defect: version 1.
  *
  * Nothing new lands in the conversation files: the socket is the only trace.
  *
  * @example
  * ```ts
  * import { HostRpcs } from "parley/services/RunHost"
- * HostRpcs.requests.size // 4
+ * HostRpcs.requests.size // 6
  * ```
  *
  * @since 0.1.0
@@ -74,6 +78,14 @@ export const HostInfo = Schema.Struct({
 })
 export type HostInfo = typeof HostInfo.Type
 
+/** What a host says first: its protocol version, and the parley version and conversation it runs. Never changes shape. */
+export const HostHello = Schema.Struct({
+  protocol: Schema.Number,
+  parley: Schema.optionalKey(Schema.String),
+  conversation_id: Schema.optionalKey(Schema.String)
+})
+export type HostHello = typeof HostHello.Type
+
 /** The group every host serves and every client speaks. */
 export class HostRpcs extends RpcGroup.make(
   Rpc.make("Subscribe", {
@@ -98,5 +110,6 @@ export class HostRpcs extends RpcGroup.make(
     error: Schema.Union([QuestionNotOpen, AnswersDoNotFit, AnswersTaken])
   }),
   Rpc.make("Interrupt", {}),
-  Rpc.make("Info", { success: HostInfo })
+  Rpc.make("Info", { success: HostInfo }),
+  Rpc.make("Hello", { success: HostHello })
 ) {}

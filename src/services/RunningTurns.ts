@@ -39,6 +39,7 @@ import type * as LiveView from "../domain/run/LiveView.ts"
 import type * as RunEvent from "../domain/run/RunEvent.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
+import type { HostProtocolMismatch } from "../domain/run/HostProtocol.ts"
 import type { Question } from "../domain/tool/Question.ts"
 import type { AnswersDoNotFit, AnswersTaken, OfferRefused, QuestionNotOpen, RunLost } from "./Refusals.ts"
 
@@ -93,9 +94,12 @@ export class RunningTurns extends Context.Service<
     /**
      * The running turn of `id`, if one runs; a handle for the scope's life. A
      * place parley will not trust (a socket another user could have put there)
-     * is refused, not taken for "not running".
+     * is refused, not taken for "not running"; so is a host of another
+     * protocol version (`HostProtocolMismatch`).
      */
-    readonly find: (id: ConversationId) => Effect.Effect<Option.Option<RunningTurn>, NotPrivate, Scope.Scope>
+    readonly find: (
+      id: ConversationId
+    ) => Effect.Effect<Option.Option<RunningTurn>, NotPrivate | HostProtocolMismatch, Scope.Scope>
     /**
      * The conversations whose turn may be running (a killed host's too: ask
      * `find`), found at once (one directory read), so a listing asks only

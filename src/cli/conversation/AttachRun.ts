@@ -486,7 +486,8 @@ export const attach = (given: Given) =>
       if (!live) return yield* notRunning(id, given)
       const client = yield* HostClient.connect(socket).pipe(
         Effect.catch((e) =>
-          e._tag === "NotPrivate"
+          // A place parley will not trust, or a host of another protocol version: said as it is, not "not running".
+          e._tag === "NotPrivate" || e._tag === "HostProtocolMismatch"
             ? Effect.fail(ErrorLine.failure(e, { storage: given.storageGiven, config: given.configGiven }))
             : notRunning(id, given)
         )

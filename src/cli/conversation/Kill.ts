@@ -76,7 +76,9 @@ export const kill = Command.make(
         )
       ).pipe(
         Effect.mapError((e) =>
-          e._tag === "NotPrivate" ? ErrorLine.failure(e, { storage: given, config: configGiven }) : notRunning
+          e._tag === "NotPrivate" || e._tag === "HostProtocolMismatch"
+            ? ErrorLine.failure(e, { storage: given, config: configGiven })
+            : notRunning
         )
       )
       let done = yield* stopped(socket, info.pid, GRACE_MS)

@@ -288,6 +288,21 @@ export const AutoCompactionConfig = Schema.Struct({
 export type AutoCompactionConfig = typeof AutoCompactionConfig.Type
 
 /**
+ * `[server.web]` (draft D16): the address and port `parley serve` listens on
+ * unless `--host`/`--port` say otherwise. A port of 0 is any free port, as
+ * `--port 0` is.
+ */
+export const WebServerConfig = Schema.Struct({
+  bind: Schema.optionalKey(Schema.String.check(Schema.isNonEmpty())),
+  port: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(65535)).annotate({
+      expected: "a port number from 0 to 65535"
+    })
+  )
+})
+export type WebServerConfig = typeof WebServerConfig.Type
+
+/**
  * parley's configuration (`<storage>/config.toml`, contract §5), as validated
  * data plus the lookups the executor and the coordinator need.
  *
@@ -341,6 +356,12 @@ export const Config = Schema.Struct({
   mcp: Schema.optionalKey(
     Schema.Struct({
       servers: Schema.optionalKey(Schema.Record(Schema.String, McpServerConfig))
+    })
+  ),
+  /** Draft D16: `[server.web]`, where `parley serve` listens when `--host`/`--port` are not given. */
+  server: Schema.optionalKey(
+    Schema.Struct({
+      web: Schema.optionalKey(WebServerConfig)
     })
   )
 })

@@ -6,6 +6,10 @@
  * asked first (`running`, `reachable`: after the same check as `connect`):
  * a socket file nobody answers on is a killed host's, and means "not running".
  *
+ * The host is asked its protocol version first (`Hello`): one of another
+ * version fails `connect` with `HostProtocolMismatch`, before any call
+ * whose answer this parley could not read.
+ *
  * Nothing is sent to a socket that is not this user's, or whose directory
  * is not this user's alone (`PrivateDir.socketProblem`): `connect` fails
  * with `NotPrivate` before it connects. Node cannot ask a unix socket for
@@ -25,11 +29,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as RpcClient from "effect/rpc/RpcClient"
 import * as Socket from "effect/socket/Socket"
-import { type HostInfo, HostRpcs } from "../../services/RunHost.ts"
+import { type HostHello, type HostInfo, HostRpcs } from "../../services/RunHost.ts"
 import { answers } from "./HostServer.ts"
 import * as HostSerialization from "./HostSerialization.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
 import type { NotPrivate } from "../../domain/storage/NotPrivate.ts"
+import * as HostProtocol from "../../domain/run/HostProtocol.ts"
 
 /** The failure of a connection that never opened (as the socket layer reports one). */
 const openError = (cause: unknown) =>
@@ -55,8 +60,24 @@ export const connect = (socketPath: string) =>
         pingTimeout: "4 seconds"
       }).pipe(Layer.provide(NodeSocket.layerNet({ path: socketPath })), Layer.provide(HostSerialization.layer))
     )
-    return yield* RpcClient.make(HostRpcs).pipe(Effect.provideContext(protocol))
+    const client = yield* RpcClient.make(HostRpcs).pipe(Effect.provideContext(protocol))
+    const refused = HostProtocol.mismatch(yield* hello(client.Hello()))
+    if (refused !== undefined) return yield* refused
+    return client
   })
+
+/**
+ * The host's `Hello`, asked before anything else: `undefined` from a host
+ * that predates it (its server answers an unknown call with a defect),
+ * which speaks protocol 1. A host lost meanwhile fails as a connection
+ * that never opened.
+ */
+const hello = <E>(ask: Effect.Effect<HostHello, E>): Effect.Effect<HostHello | undefined, Socket.SocketError> =>
+  ask.pipe(
+    // Only a host without the call answers it with a defect (a host with it always succeeds).
+    Effect.catchDefect(() => Effect.succeed(undefined)),
+    Effect.mapError((e) => openError(e))
+  )
 
 /** The client type. */
 export type Client = Effect.Success<ReturnType<typeof connect>>

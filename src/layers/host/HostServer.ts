@@ -32,6 +32,7 @@ import { HostRpcs } from "../../services/RunHost.ts"
 import * as HostSerialization from "./HostSerialization.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
 import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
+import * as HostProtocol from "../../domain/run/HostProtocol.ts"
 
 /** The host could not listen (another live host has the socket, or the directory is not ours to use). */
 export class HostUnavailable extends Schema.TaggedError<HostUnavailable>()("HostUnavailable", {
@@ -53,6 +54,8 @@ export interface ServeOptions {
   readonly script?: string | undefined
   /** `--detached-policy` as the run was given it, for clients' resume commands. */
   readonly detachedPolicy?: string | undefined
+  /** The parley version running the host, said in `Hello` (a client of another protocol names it). */
+  readonly parley?: string | undefined
 }
 
 /** Whether a host answers on `socketPath` (a connection is accepted within `timeoutMs`). */
@@ -185,6 +188,12 @@ const handlers = (options: ServeOptions, following: Following) =>
           ),
         AnswerAll: ({ answers }) => pending.offerAll(answers, "other"),
         Interrupt: () => options.interrupt,
+        Hello: () =>
+          Effect.succeed({
+            protocol: HostProtocol.PROTOCOL,
+            conversation_id: options.conversationId,
+            ...(options.parley !== undefined ? { parley: options.parley } : {})
+          }),
         Info: () =>
           Effect.map(Effect.zip(pending.list, hub.latest), ([open, latest]) => ({
             pid: process.pid,

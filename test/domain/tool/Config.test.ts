@@ -55,6 +55,19 @@ describe("Config.decode", () => {
     })
   })
 
+  it("draft D16 [server.web]: bind and port decode; a bad port or an empty bind names its key", () => {
+    expect(Config.decode({ server: { web: { bind: "0.0.0.0", port: 0 } } })).toStrictEqual(
+      Result.succeed({ server: { web: { bind: "0.0.0.0", port: 0 } } })
+    )
+    expect(problems({ server: { web: { bind: "", port: "x" } } })).toStrictEqual([
+      `server.web.bind: expected a value with a length of at least 1, got ""`,
+      `server.web.port: expected number, got "x"`
+    ])
+    expect(problems({ server: { web: { port: 65536 } } })).toStrictEqual([
+      "server.web.port: expected a port number from 0 to 65535, got 65536"
+    ])
+  })
+
   it("names the key path, what was expected and what was found", () => {
     expect(problems({ conversation: { tools: { write_note: { command: "x", run: "sometimes" } } } })).toStrictEqual([
       `conversation.tools.write_note.run: expected "ask" | "unattended" | "skip", got "sometimes"`
