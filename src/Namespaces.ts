@@ -1244,6 +1244,8 @@ export declare namespace RunEvent {
   export type Of<Tag extends RunEventModule.RunEvent["_tag"]> = RunEventModule.Of<Tag>
   /** A run event with its position in the run (1-based, gapless): SSE ids and replay cursors. */
   export type Sequenced = RunEventModule.Sequenced
+  /** Fields a constructor derives from the others (an approval's `tool`/`arguments` from its call; `answered_by` from `by`). */
+  export type Derived = RunEventModule.Derived
 }
 
 /**

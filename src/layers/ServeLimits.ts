@@ -10,7 +10,6 @@
  * ```
  *
  * @since 0.1.0
- * @internal
  */
 
 /** What bounds one server. */

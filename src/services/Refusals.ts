@@ -207,7 +207,7 @@ export const Refusal = Schema.Union([
 export type Refusal = typeof Refusal.Type
 
 /** A refusal class: a tagged error whose fields are plain JSON (its encoded form is `{ _tag, …fields }`). */
-interface RefusalClass<Self extends { readonly _tag: string; readonly message: string }>
+export interface RefusalClass<Self extends { readonly _tag: string; readonly message: string }>
   extends Schema.Codec<Self, { readonly _tag: string }> {
   readonly identifier: string
   readonly fields: Schema.Struct.Fields

@@ -39,7 +39,7 @@ export class RunEvents extends Context.Service<
     /** Publishes one event of the current run (after a `Stopped`, the first event starts a new run). */
     publish(event: RunEvent.RunEvent): Effect.Effect<void>
     /**
-     * {@link publish}, done as it is called: for a program already inside a
+     * `publish`, done as it is called: for a program already inside a
      * step, which publishes in that step instead of adding one (the
      * coordinator announces six events per tool call, each in the step that
      * records what it announces, so nothing can come between the two).
@@ -47,7 +47,7 @@ export class RunEvents extends Context.Service<
     publishUnsafe(event: RunEvent.RunEvent): void
     /** The current run's events from the start, then live, ending after `Stopped`. */
     readonly events: Stream.Stream<RunEvent.RunEvent>
-    /** {@link events} with sequence numbers. */
+    /** `events` with sequence numbers. */
     readonly sequenced: Stream.Stream<RunEvent.Sequenced>
     /**
      * The current run's events after `seq` (an SSE `Last-Event-ID`), then

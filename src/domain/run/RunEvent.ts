@@ -193,7 +193,7 @@ export interface Sequenced {
 }
 
 /** Fields a constructor derives from the others (an approval's `tool`/`arguments` from its call; `answered_by` from `by`). */
-type Derived = "answered_by" | "tool" | "arguments"
+export type Derived = "answered_by" | "tool" | "arguments"
 
 /**
  * Constructors, one per variant: `make.TextDelta({ text })`. Each builds its
