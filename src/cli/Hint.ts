@@ -139,7 +139,8 @@ export const answer = (
 
 /** The command that discards the incomplete turn of `id` (no model is called: none is needed, but the flags stay the run's). */
 export const discard = (id: string, context: Context): string =>
-  command(["query", "--discard-turn", "--id", id], context)
+  // Discarding runs no turn: no model, script or policy to repeat.
+  command(["query", "--discard-turn", "--id", id], { storage: context.storage, config: context.config })
 
 /** The command that says what is wrong with the files of conversation `id`. */
 export const check = (id: string, context: Context): string => command(["conversation", "check", id], context)

@@ -23,7 +23,6 @@ import { renderHtml } from "../../domain/render/Html.ts"
 import { PAGE_CSS } from "../../domain/render/HtmlStyle.ts"
 import { escapeHtml } from "../../domain/render/HtmlText.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import { markdownToHtml } from "../render/SafeMarkdown.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import { APP_JS } from "./AppScript.ts"
 import * as Hosts from "./Hosts.ts"
@@ -132,6 +131,9 @@ const conversationPage = (id: string) =>
         ? missing
         : html(shell("Damaged", `<main><p>${escapeHtml(loaded.failure.message)}</p></main>`), 500)
     const c = loaded.success
+    // Loaded by the first page that shows a conversation: markdown-it is an optional package, and a program
+    // that embeds the cluster or the API (or a runner no browser visits) need not have it.
+    const { markdownToHtml } = yield* Effect.promise(() => import("../render/SafeMarkdown.ts"))
     const page = renderHtml(
       { id: c.id, title: c.metadata.title, entries: c.entries },
       {
