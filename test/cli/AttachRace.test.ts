@@ -262,5 +262,7 @@ describe("attached clients without a terminal", () => {
     expect(responses.map((e) => e["answer"])).toStrictEqual(winners)
     expect(JSON.parse(fs.readFileSync(path.join(p.root, "many.effects"), "utf8"))).toStrictEqual(winners)
     expect(sockets(p)).toStrictEqual([])
-  }, 180_000)
+    // About 60 s alone on 2 cores (100 tool runs, ~400 clients); the whole suite beside it on those cores has
+    // taken it to 175 s: the bound is for a hang, not for speed (the answer latency has its bench).
+  }, 300_000)
 })
