@@ -7,7 +7,7 @@
  * @internal
  * @example
  * ```ts
- * import * as CompactOptions from "./CompactOptions.ts"
+ * import * as CompactOptions from "parley/domain/stream/CompactOptions"
  * CompactOptions.conflict({ keepFirst: 2, from: "3" }) // "--from and --keep-first cannot be used together."
  * ```
  */

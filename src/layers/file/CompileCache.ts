@@ -17,7 +17,7 @@
  *
  * @example
  * ```ts
- * import * as CompileCache from "./CompileCache.ts"
+ * import * as CompileCache from "parley/layers/file/CompileCache"
  * CompileCache.directory({ HOME: "/home/ada" }) // "/home/ada/.cache/parley/compile-cache"
  * CompileCache.enable(process.env) // true when Node caches compiled code there
  * ```

@@ -5,7 +5,7 @@
  * @internal
  * @example
  * ```ts
- * import * as Pid from "./Pid.ts"
+ * import * as Pid from "parley/layers/host/Pid"
  * Pid.alive(process.pid) // true
  * ```
  */

@@ -8,9 +8,12 @@
  * @internal
  * @example
  * ```ts
- * import * as Running from "./Running.ts"
- * const running = yield* Running.of("/home/me/.parley", ["17738399468"])
- * running.get("17738399468") // { pid: 4242, waiting: ["call_1.confirm.1"], tools: ["deploy"] } | undefined
+ * import * as Effect from "effect/Effect"
+ * import * as Running from "parley/layers/host/Running"
+ * const program = Effect.gen(function* () {
+ *   const running = yield* Running.of("/home/me/.parley", ["17738399468"])
+ *   return running.get("17738399468")
+ * }) // { pid: 4242, waiting: ["call_1.confirm.1"], tools: ["deploy"] } | undefined
  * ```
  */
 import * as Effect from "effect/Effect"

@@ -8,8 +8,11 @@
  * @internal
  * @example
  * ```ts
- * import * as Editor from "./Editor.ts"
- * const result = yield* Editor.edit("the pending query")
+ * import * as Effect from "effect/Effect"
+ * import * as Editor from "parley/layers/prompt/Editor"
+ * const program = Effect.gen(function* () {
+ *   return yield* Editor.edit("the pending query")
+ * })
  * // { _tag: "Edited", text } | { _tag: "Kept", why: "the editor exited with status 1" }
  * ```
  */

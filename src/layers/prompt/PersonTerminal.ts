@@ -12,7 +12,7 @@
  * @internal
  * @example
  * ```ts
- * import * as PersonTerminal from "./PersonTerminal.ts"
+ * import * as PersonTerminal from "parley/layers/prompt/PersonTerminal"
  * const out = PersonTerminal.reach() // stderr, /dev/tty, or undefined (nobody to ask)
  * ```
  */

@@ -6,7 +6,7 @@
  * @internal
  * @example
  * ```ts
- * import { providerOptions } from "./ProviderOptions.ts"
+ * import { providerOptions } from "parley/layers/provider/ProviderOptions"
  * providerOptions({ providers: { openai: { base_url: "http://127.0.0.1:11434/v1" } } }, undefined)
  * // { anthropic: {}, openai: { baseUrl: "http://127.0.0.1:11434/v1" } }
  * ```

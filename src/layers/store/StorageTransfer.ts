@@ -10,7 +10,9 @@
  * @internal
  * @example
  * ```ts
- * import * as StorageTransfer from "./StorageTransfer.ts"
+ * import * as Effect from "effect/Effect"
+ * import * as Storage from "parley/domain/storage/Storage"
+ * import * as StorageTransfer from "parley/layers/store/StorageTransfer"
  * StorageTransfer.exportTo(Storage.of("postgres://db/parley"), { id: undefined, to: "/tmp/export" }, () => Effect.void)
  * ```
  */
