@@ -22,6 +22,7 @@ import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import * as Background from "./Background.ts"
 import * as Detach from "./Detach.ts"
+import type { DetachedPolicy } from "../domain/tool/Config.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
 import * as HostPath from "../layers/host/HostPath.ts"
@@ -45,6 +46,8 @@ export const serveWhenKnown = (
     )
     if (known._tag === "None") return
     const id = known.value.conversation_id
+    // The policy the run follows whatever happens to its terminal, as the run said; else the prompter's default.
+    const policy = known.value.detached_policy
     // Loaded once the run is under way: the RPC and socket code stays off `query`'s start-up path.
     const HostServer = yield* Effect.promise(() => import("../layers/host/HostServer.ts"))
     yield* HostServer.serve({
@@ -67,11 +70,11 @@ export const serveWhenKnown = (
       Stream.filter(hub.events, (e) => e._tag === "ModelChosen" || (e._tag === "Stopped" && e.ending === "discarded"))
     )
     if (underway._tag === "None") return
-    yield* Effect.sync(() => Detach.announce(id, run.detached.policy ?? (run.watched ? "wait" : "assistant")))
+    yield* Effect.sync(() => Detach.announce(id, policy ?? (run.watched ? "wait" : "assistant")))
     if (PersonTerminal.isInteractive()) {
       // Ctrl-C at the terminal asks what to do (RFD 027's interrupt menu); SIGINT from elsewhere still stops.
       yield* InterruptMenu.watch({ say: (text) => void Effect.runFork(run.status.line(text)), aborted: run.aborted })
-      yield* detachOnCtrlZ(run, id)
+      yield* detachOnCtrlZ(run, id, policy)
     }
   })
 
@@ -80,7 +83,7 @@ export const serveWhenKnown = (
  * on in the background (`Background`), after saying how to follow it. Before
  * the run is under way, Ctrl-Z stops the process as it stops any program.
  */
-const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
+const detachOnCtrlZ = (run: Live.Run["Service"], id: string, policy: DetachedPolicy | undefined) =>
   Effect.gen(function* () {
     let pressed = yield* Deferred.make<void>()
     const onStop = () => Deferred.doneUnsafe(pressed, Exit.void)
@@ -116,7 +119,7 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string) =>
           `parley: detached; the run of ${id} goes on in the background (pid ${process.pid}), its output in ${log.file}.`,
           `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here again.`,
           // Left with Ctrl-Z, the run's questions wait for the person unless a policy was set (PromptBackend.detachedDefault).
-          Detach.whoAnswers(id, run.detached.policy ?? "wait", ctx),
+          Detach.whoAnswers(id, policy ?? "wait", ctx),
           `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`,
           ""
         ].join("\n")

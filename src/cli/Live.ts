@@ -93,12 +93,6 @@ export class Run extends Context.Service<
     readonly hint: Hint.Context
     /** Whether the person chose "abort" in the Ctrl-C menu (`InterruptMenu`): the interrupted turn is discarded. */
     readonly aborted: Ref.Ref<boolean>
-    /**
-     * The `detached` policy the run follows whatever happens to its terminal
-     * (config's, the flag's, or the resumed turn's recorded one), once the
-     * conversation is open; `undefined`: its prompter's default.
-     */
-    readonly detached: { policy: ConfigData.DetachedPolicy | undefined }
     /** Somebody means to watch this run from elsewhere (`--detach`, `serve`): its questions wait when no policy is set. */
     readonly watched: boolean
   }
@@ -281,7 +275,6 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
           detachedPolicy: settings.detachedPolicy
         },
         aborted: yield* Ref.make(false),
-        detached: { policy: undefined },
         watched
       })
       return Layer.mergeAll(

@@ -257,9 +257,6 @@ export const runQuery = (params: RunQueryParams) =>
           : {}),
         root: run.root,
         interactive: run.person !== undefined,
-        onDetachedPolicy: (policy) => {
-          run.detached.policy = policy
-        },
         ...(params.compact !== undefined ? { compact: params.compact } : {})
       }).pipe(
         Effect.onInterrupt(() =>

@@ -88,13 +88,6 @@ export interface QueryOptions<E = never> {
    * without a model is written by the run's model.
    */
   readonly compact?: Compact.CompactFlag
-  /**
-   * Told, once the conversation is open, which `detached` policy the run
-   * follows whatever happens to its terminal: config's (or the flag's),
-   * else the one the turn being resumed recorded; `undefined` when neither
-   * says, and the prompter's default applies (`PromptBackend.detachedDefault`).
-   */
-  readonly onDetachedPolicy?: (policy: DetachedPolicy | undefined) => void
 }
 
 /** How a query run ended. */
@@ -435,8 +428,13 @@ export const query = <E = never>(options: QueryOptions<E>) =>
       const model = modelCell(options.model, events)
       const { session, created } = yield* openTarget(options, model, now)
       const fixed = yield* fixedPolicy(session, options)
-      options.onDetachedPolicy?.(fixed?.policy)
-      yield* events.publish(RunEvent.make.ConversationKnown({ conversation_id: session.id, created }))
+      yield* events.publish(
+        RunEvent.make.ConversationKnown({
+          conversation_id: session.id,
+          created,
+          ...(fixed !== undefined ? { detached_policy: fixed.policy } : {})
+        })
+      )
       const remembered = Conversation.rememberedModel(session.baseConfig, (yield* session.snapshot).entries)
       const done = (outcome: QueryOutcome): QueryResult => ({
         conversationId: session.id,

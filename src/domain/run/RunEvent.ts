@@ -22,6 +22,7 @@
  */
 import * as Schema from "effect/Schema"
 import { InquirySource } from "../event/InquirySource.ts"
+import { DetachedPolicy } from "../tool/Config.ts"
 import { Question } from "../tool/Question.ts"
 
 /** A tool call as the run shows it. */
@@ -102,10 +103,16 @@ export type Ending = typeof Ending.Type
 
 const StopReason = Schema.Literals(["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"])
 
-/** The conversation of the run is known (`created`: it is new). */
+/**
+ * The conversation of the run is known (`created`: it is new), and the
+ * `detached` policy the run follows whatever happens to its terminal
+ * (config's or the flag's, else the one the resumed turn recorded); absent:
+ * the prompter's default (`PromptBackend.detachedDefault`).
+ */
 export const ConversationKnown = Schema.TaggedStruct("ConversationKnown", {
   conversation_id: Schema.String,
-  created: Schema.Boolean
+  created: Schema.Boolean,
+  detached_policy: Schema.optionalKey(DetachedPolicy)
 })
 /** The model was chosen (once, when first needed). */
 export const ModelChosen = Schema.TaggedStruct("ModelChosen", { model: Schema.String })
@@ -202,7 +209,10 @@ export type Derived = "answered_by" | "tool" | "arguments"
  * publishes six events per tool call.
  */
 export const make: { readonly [Tag in RunEvent["_tag"]]: (fields: Omit<Of<Tag>, "_tag" | Derived>) => Of<Tag> } = {
-  ConversationKnown: ({ conversation_id, created }) => ({ _tag: "ConversationKnown", conversation_id, created }),
+  ConversationKnown: ({ conversation_id, created, detached_policy }) =>
+    detached_policy === undefined
+      ? { _tag: "ConversationKnown", conversation_id, created }
+      : { _tag: "ConversationKnown", conversation_id, created, detached_policy },
   ModelChosen: ({ model }) => ({ _tag: "ModelChosen", model }),
   Waiting: ({ waiting }) => ({ _tag: "Waiting", waiting }),
   TextDelta: ({ text }) => ({ _tag: "TextDelta", text }),
