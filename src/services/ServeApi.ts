@@ -98,7 +98,7 @@ export const QuestionRow = Schema.Struct({
   options: Schema.NullOr(Schema.Array(Schema.String)),
   default: Schema.Json,
   since: Schema.NullOr(Schema.String),
-  /** Whether a process runs the turn now (`false`: it waits on disk; the answer is recorded for its resume). `parley serve` says; a cluster's rows do not. */
+  /** Whether a process runs the turn now (`false`: it waits on disk; the answer is recorded for its resume). `parley serve` and a cluster say (a cluster: whether a runner has the turn). */
   running: Schema.optionalKey(Schema.Boolean)
 })
 export type QuestionRow = typeof QuestionRow.Type

@@ -141,7 +141,9 @@ export const project = async (
   env: Record<string, string> = {},
   bin: string = binary,
   /** The interpreter the tool runs with (default `python3` from PATH). */
-  python = "python3"
+  python = "python3",
+  /** The tool's config and the detached policy (default: the deferrable tool, questions wait). */
+  tools: string = WAITING
 ): Promise<Cluster> => {
   const root = tempDir("parley-cluster-")
   const model = await ToolModel.start()
@@ -155,7 +157,7 @@ model = "openai/tool-model"
 
 [providers.openai]
 base_url = "${model.baseUrl}"
-${WAITING.replace('command = "python3 ', `command = "${python} `)}`
+${tools.replace('command = "python3 ', `command = "${python} `)}`
   )
   const runners: Array<Runner> = []
   const runner = async (port?: number, args: ReadonlyArray<string> = []): Promise<Runner> => {

@@ -7,7 +7,9 @@
  * - otherwise → one call of the `deferrable` tool (it asks `confirm`), named
  *   after the first word of the user's message after "deploy "; after
  *   "hang " instead, the call hangs (its `slow` mode, for an hour); after
- *   "secret " it asks `token`, a `secret` question.
+ *   "secret " it asks `token`, a `secret` question; after "act " it asks
+ *   nothing and acts at once (its `slow` mode for 0 s: a tool whose only
+ *   question is its approval, with `run = "ask"`).
  *
  * `start()` listens on 127.0.0.1 (random port); `baseUrl` is what
  * `[providers.openai] base_url` takes. Run as a script it prints that url
@@ -48,9 +50,10 @@ export const reply = (messages: ReadonlyArray<Message>): string => {
   const user = textOf(messages.find((m) => m.role === "user")?.content)
   const hang = /hang (\S+)/.exec(user)?.[1]
   const secret = /secret (\S+)/.exec(user)?.[1]
-  const name = hang ?? secret ?? /deploy (\S+)/.exec(user)?.[1] ?? "x"
-  const mode = hang !== undefined ? "slow" : secret !== undefined ? "secret" : "ask"
-  const args = mode === "slow" ? { name, mode, seconds: 3600 } : { name, mode }
+  const act = /act (\S+)/.exec(user)?.[1]
+  const name = hang ?? secret ?? act ?? /deploy (\S+)/.exec(user)?.[1] ?? "x"
+  const mode = hang !== undefined || act !== undefined ? "slow" : secret !== undefined ? "secret" : "ask"
+  const args = mode === "slow" ? { name, mode, seconds: act !== undefined ? 0 : 3600 } : { name, mode }
   const call = {
     index: 0,
     id: `call_${name}`,

@@ -194,13 +194,21 @@ const handlers = (o: Options) =>
       const questions = Effect.gen(function* () {
         const { conversations } = yield* Effect.orDie(o.store.list({ archived: false }))
         const waiting = conversations.filter((c) => c.incomplete?.state === "waiting-for-input")
+        // A turn some runner runs now (its question waits there) vs one left waiting on disk (answered for its resume).
+        const running = new Set((yield* runningRows(o.sql)).map((r) => r.conversation_id))
         const rows = yield* Effect.forEach(
           waiting,
           (c) =>
             o.store.load(c.id).pipe(
               Effect.map((conv) =>
                 openOf(conv.entries).map(
-                  (q) => ({ ...Answer.row(q.open), conversation_id: c.id, since: q.since }) as never
+                  (q) =>
+                    ({
+                      ...Answer.row(q.open),
+                      conversation_id: c.id,
+                      since: q.since,
+                      running: running.has(c.id)
+                    }) as never
                 )
               ),
               Effect.orElseSucceed(() => [])
