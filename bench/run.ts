@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process"
 import * as os from "node:os"
 import * as path from "node:path"
 import { report } from "./Harness.ts"
+import * as approvals from "./approvals.ts"
 import * as attach from "./attach.ts"
 import * as cli from "./cli.ts"
 import * as cluster from "./cluster.ts"
@@ -28,6 +29,7 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
   attach: attach.run,
   whole: whole.run,
   serve: serve.run,
+  approvals: approvals.run,
   pg: pg.run,
   cluster: () => cluster.run()
 }
@@ -41,6 +43,7 @@ const targets = [
   only === "whole" ||
   only === "attach" ||
   only === "serve" ||
+  only === "approvals" ||
   only === "pg" ||
   only === "cluster"
     ? ["cli"]
