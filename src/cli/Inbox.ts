@@ -22,6 +22,7 @@ import * as Command from "effect/cli/Command"
 import type * as Prompt from "effect/cli/Prompt"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
+import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
 import * as HostTurns from "../layers/host/HostTurns.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as Inbox from "../programs/Inbox.ts"
@@ -50,7 +51,7 @@ const where = (item: Inbox.InboxItem): string => (item.pid === null ? "waiting o
 const headline = (item: Inbox.InboxItem, now: number): string => {
   const q = item.question
   const title = item.title === null ? "(untitled)" : Style.printable(item.title)
-  return `${ConversationId.display(item.conversationId)}  ${title}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${AnswerFit.expected(q.question.answer_type)}]  asked ${age(item.since, now)} (${where(item)})`
+  return `${ConversationId.display(item.conversationId)}  ${title}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.approvalExpected : AnswerFit.expected(q.question.answer_type)}]  asked ${age(item.since, now)} (${where(item)})`
 }
 
 /** The text listing: each item, and the command that answers it. */
@@ -59,7 +60,14 @@ const listing = (items: ReadonlyArray<Inbox.InboxItem>, hint: Hint.Context, now:
   const lines = [`${items.length} open question${items.length === 1 ? "" : "s"}, oldest first:`]
   for (const item of items) {
     const type = item.question.question.answer_type
-    const placeholder = type.type === "boolean" ? "yes|no" : type.type === "select" ? type.options.join("|") : "text"
+    const placeholder =
+      item.question.kind === "approval"
+        ? "yes|no|always|never"
+        : type.type === "boolean"
+          ? "yes|no"
+          : type.type === "select"
+            ? type.options.join("|")
+            : "text"
     lines.push(`  ${headline(item, now)}`)
     lines.push(
       type.type === "secret" && item.pid === null

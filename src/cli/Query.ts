@@ -32,6 +32,7 @@ import * as RunReport from "../domain/run/RunReport.ts"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import type * as Compact from "../domain/stream/Compact.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
+import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
 import type { AnswerType } from "../domain/tool/AnswerType.ts"
 import * as Query from "../programs/Query.ts"
 import { RunEvents } from "../services/RunEvents.ts"
@@ -158,7 +159,7 @@ export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, u
   ]
   for (const q of RunReport.openQuestions(report)) {
     lines.push(
-      `  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${AnswerFit.expected(answerTypeOf(q))}]`
+      `  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.approvalExpected : AnswerFit.expected(answerTypeOf(q))}]`
     )
     lines.push(
       q.answer_type === "secret"
@@ -178,7 +179,13 @@ const answerTypeOf = (q: RunReport.QuestionRow): AnswerType =>
 
 /** What to type in place of the value, in the printed command. */
 const placeholderOf = (q: RunReport.QuestionRow): string =>
-  q.answer_type === "boolean" ? "yes|no" : q.answer_type === "select" ? (q.options ?? []).join("|") : "text"
+  q.kind === "approval"
+    ? "yes|no|always|never"
+    : q.answer_type === "boolean"
+      ? "yes|no"
+      : q.answer_type === "select"
+        ? (q.options ?? []).join("|")
+        : "text"
 
 /** What the person is told when the run ends normally (stderr), or the failure it is. */
 const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult): Effect.Effect<void, Failed> => {

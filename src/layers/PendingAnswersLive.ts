@@ -120,7 +120,7 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
     })
   }
   /** Every answer of a batch checked, none taken: what refuses it, if anything does. */
-  const refuseAll = (answers: Readonly<Record<string, Schema.Json>>) => {
+  const refuseAll = (answers: Readonly<Record<string, Schema.Json>>, options: OfferOptions | undefined) => {
     const misfits: Array<AnswersDoNotFit["answers"][number]> = []
     const taken: Array<AnswersTaken["answers"][number]> = []
     const fitted: Array<readonly [Entry, Omit<Offered, "by">]> = []
@@ -132,7 +132,7 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
         taken.push({ inquiry_id: id, by: refused.by, cancelled: refused._tag === "QuestionCancelled" })
         continue
       }
-      const fits = fitOf(entry.question, answer, undefined)
+      const fits = fitOf(entry.question, answer, options)
       if (Result.isFailure(fits))
         misfits.push({ inquiry_id: id, reason: fits.failure.reason, expected: fits.failure.expected })
       else fitted.push([entry, fits.success])
@@ -181,10 +181,10 @@ export const make: Effect.Effect<PendingAnswers["Service"]> = Effect.sync(() => 
         take(entry, { ...fits.success, by })
         return Effect.void
       }),
-    offerAll: (answers, by) =>
+    offerAll: (answers, by, options) =>
       Effect.suspend(() => {
         // Checked and taken in one synchronous step: all or none, and no offer slips in between.
-        const checked = refuseAll(answers)
+        const checked = refuseAll(answers, options)
         if ("refused" in checked) return Effect.fail(checked.refused)
         for (const [entry, offered] of checked.fitted) take(entry, { ...offered, by })
         return Effect.void

@@ -304,13 +304,13 @@ export interface DeliveredAll {
  * The `answers` (by inquiry id) to questions of `conversation`, all or none,
  * wherever the turn is (`toTurn`): the running turn takes them in one step
  * (`RunningTurn.offerAll`), or they are checked and appended together on disk
- * (`recordAll`).
+ * (`recordAll`); `via` says which surface they came through, as for `deliver`.
  */
-export const deliverAll = (conversation: ConversationId, answers: Readonly<Record<string, Schema.Json>>) =>
+export const deliverAll = (conversation: ConversationId, answers: Readonly<Record<string, Schema.Json>>, via?: Via) =>
   Effect.map(
     toTurn(
       conversation,
-      (turn) => turn.offerAll(answers),
+      (turn) => turn.offerAll(answers, via),
       () =>
         Effect.scoped(
           Effect.flatMap(

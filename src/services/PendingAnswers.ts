@@ -77,11 +77,12 @@ export class PendingAnswers extends Context.Service<
      * Offers answers to several questions at once, in one synchronous step:
      * every one is taken, or none is (the first id not open refuses the lot;
      * else every answer that does not fit; else every question another
-     * answerer closed meanwhile).
+     * answerer closed meanwhile). `via`: the surface the batch came through.
      */
     offerAll(
       answers: Readonly<Record<string, Schema.Json>>,
-      by: Answerer
+      by: Answerer,
+      options?: { readonly via?: Via }
     ): Effect.Effect<void, QuestionNotOpen | AnswersDoNotFit | AnswersTaken>
     /** The questions open now, in the order they opened. */
     readonly list: Effect.Effect<ReadonlyArray<OpenQuestion>>

@@ -106,7 +106,7 @@ export class HostRpcs extends RpcGroup.make(
   }),
   // Several answers, taken all or none (`PendingAnswers.offerAll`).
   Rpc.make("AnswerAll", {
-    payload: { answers: Schema.Record(Schema.String, Schema.Json) },
+    payload: { answers: Schema.Record(Schema.String, Schema.Json), via: Schema.optionalKey(Via) },
     error: Schema.Union([QuestionNotOpen, AnswersDoNotFit, AnswersTaken])
   }),
   Rpc.make("Interrupt", {}),

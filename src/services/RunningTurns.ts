@@ -77,10 +77,11 @@ export interface RunningTurn {
   ) => Effect.Effect<void, OfferRefused | RunLost>
   /**
    * Offers answers to several open questions at once: all are taken, or none
-   * (any that does not fit, or that another answerer closed, refuses the lot).
+   * (any that does not fit, or that another answerer closed, refuses the lot); `via` as for `offer`.
    */
   readonly offerAll: (
-    answers: Readonly<Record<string, Schema.Json>>
+    answers: Readonly<Record<string, Schema.Json>>,
+    via?: RunEvent.Via
   ) => Effect.Effect<void, QuestionNotOpen | AnswersDoNotFit | AnswersTaken | RunLost>
   /** Its events after `after`, then live, to its end. */
   readonly subscribe: (after: number) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost | RunLost>

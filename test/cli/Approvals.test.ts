@@ -106,6 +106,11 @@ describe('run = "ask" with nobody at the prompt', () => {
     expect(first.code).toBe(3)
     expect(effectsOf(p, "deploy")).toBe("")
     const id = idOf(p)
+    // The deferred lines say an approval's words, as `conversation answer` does.
+    expect(first.stderr).toContain(
+      "a1.__permission__.1  deferrable: Run local deferrable tool? [yes, no, always or never]"
+    )
+    expect(first.stderr).toContain(`conversation answer ${id} a1.__permission__.1 <yes|no|always|never>`)
     expect(listed(p, id)).toStrictEqual([
       {
         id: "a1.__permission__.1",
@@ -135,6 +140,26 @@ describe('run = "ask" with nobody at the prompt', () => {
         .filter((e) => e.type === "inquiry_request")
         .map((e) => e["id"])
     ).toStrictEqual(["a1.__permission__.1"])
+  })
+
+  it("defer --format json: the report's question row says its kind", () => {
+    const p = project()
+    const script = writeScript(p, "s.json", [{ message: "Working.", tool_calls: [call("a1", "deploy")] }])
+    const r = parley(p, ["query", "--new", "go", "--script", script, "--detached-policy", "defer", "--format", "json"])
+    expect(r.code).toBe(3)
+    expect((JSON.parse(r.stdout) as { questions: unknown }).questions).toStrictEqual([
+      {
+        id: "a1.__permission__.1",
+        inquiry_id: "a1.__permission__.1",
+        kind: "approval",
+        tool_call_id: "a1",
+        tool: "deferrable",
+        question: "Run local deferrable tool?",
+        answer_type: "boolean",
+        answered_by: null,
+        outcome: "open"
+      }
+    ])
   })
 
   it("defer: `never` skips the call and the tool's other approval of the turn on --continue-turn", () => {

@@ -119,6 +119,8 @@ describe('detached = "defer" (no TTY)', () => {
     expect(doc.questions).toStrictEqual([
       {
         id: "pick_1.color.1",
+        inquiry_id: "pick_1.color.1",
+        kind: "question",
         tool_call_id: "pick_1",
         tool: "deferrable",
         question: "Which color?",

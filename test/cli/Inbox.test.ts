@@ -125,6 +125,8 @@ const expectListed = (rows: ReadonlyArray<Row>) => {
     expect(r.age_seconds).toBeGreaterThanOrEqual(0)
     expect(r.pid === null).toBe(!r.running)
   }
+  // RFC 3339, as GET /api/questions and a cluster's rows say it.
+  for (const r of rows) expect(r.since).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)
   const since = rows.map((r) => Date.parse(r.since))
   expect([...since].sort((a, b) => a - b)).toStrictEqual(since)
 }

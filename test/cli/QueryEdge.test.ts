@@ -176,6 +176,8 @@ describe("query --format json (built binary)", () => {
       questions: [
         {
           id: "call_1.overwrite.1",
+          inquiry_id: "call_1.overwrite.1",
+          kind: "question",
           tool_call_id: "call_1",
           tool: "write_note",
           question: expect.stringContaining("a.txt"),

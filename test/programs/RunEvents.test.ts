@@ -228,6 +228,8 @@ describe("the JSON report is a fold of the run's events", () => {
       questions: [
         {
           id: "c1.token.1",
+          inquiry_id: "c1.token.1",
+          kind: "question",
           tool_call_id: "c1",
           tool: "use_token",
           question: "Token?",
@@ -237,6 +239,8 @@ describe("the JSON report is a fold of the run's events", () => {
         },
         {
           id: "c1.pick.1",
+          inquiry_id: "c1.pick.1",
+          kind: "question",
           tool_call_id: "c1",
           tool: "use_token",
           question: "Pick?",

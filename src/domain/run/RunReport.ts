@@ -47,11 +47,17 @@ export type ToolCallRow = {
 /** One question of the run: closed (who answered, how) or still open (a type: JSON as it is). */
 export type QuestionRow = {
   readonly id: string
+  /** The same as `id` (contract §8's name). */
+  readonly inquiry_id: string
+  /** `approval`: may the call run? (answered yes/no/always/never); else a tool's `question`. */
+  readonly kind: RunEvent.QuestionKind
   readonly tool_call_id: string
   readonly tool: string
   readonly question: string
   readonly answer_type: string
   readonly answered_by: RunEvent.Answerer | null
+  /** The surface a person's answer came through (`terminal`, `attach`, `api`, …), when one did. */
+  readonly via?: RunEvent.Via
   readonly outcome: "answered" | "redacted" | "cancelled" | "open"
   readonly answer?: Schema.Json
   readonly reason?: string
@@ -77,6 +83,8 @@ export interface RunReport {
 
 const openRow = (e: RunEvent.Of<"QuestionOpened">): QuestionRow => ({
   id: e.inquiry_id,
+  inquiry_id: e.inquiry_id,
+  kind: e.kind,
   tool_call_id: e.call.id,
   tool: e.call.name,
   question: e.question.text,
@@ -91,11 +99,14 @@ const closedRow = (e: RunEvent.Of<"QuestionClosed">): QuestionRow => {
   const o = e.outcome
   return {
     id: e.inquiry_id,
+    inquiry_id: e.inquiry_id,
+    kind: e.kind,
     tool_call_id: e.call.id,
     tool: e.call.name,
     question: e.question.text,
     answer_type: e.question.answer_type.type,
     answered_by: e.by,
+    ...(e.via !== undefined ? { via: e.via } : {}),
     outcome: o._tag === "Answered" ? "answered" : o._tag === "Redacted" ? "redacted" : "cancelled",
     ...(o._tag === "Answered" ? { answer: o.answer } : {}),
     ...(o._tag === "Cancelled" ? { reason: o.reason } : {})

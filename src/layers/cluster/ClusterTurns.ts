@@ -41,7 +41,7 @@ export const fromTurn = (turn: Turns.Turn): RunningTurn => ({
   })),
   offer: (inquiryId, value, via) =>
     turn.pending.offer(inquiryId, value, "other", via !== undefined ? { via } : undefined),
-  offerAll: (answers) => turn.pending.offerAll(answers, "other"),
+  offerAll: (answers, via) => turn.pending.offerAll(answers, "other", via !== undefined ? { via } : undefined),
   subscribe: (after) => turn.events.since(after),
   interrupt: turn.stop
 })

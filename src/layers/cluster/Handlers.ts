@@ -270,7 +270,7 @@ const answerAll = (
   answers: Readonly<Record<string, Schema.Json>>
 ) =>
   Effect.flatMap(parse(id), (cid) =>
-    Answer.deliverAll(cid, answers).pipe(
+    Answer.deliverAll(cid, answers, "cluster").pipe(
       Effect.provide(ClusterTurns.layer(turns)),
       Effect.provideService(ConversationStore, store),
       Effect.mapError(fromStore(cid))

@@ -186,7 +186,7 @@ const handlers = (options: ServeOptions, following: Following) =>
             "other",
             remember === true ? { remember, via: via ?? "attach" } : { via: via ?? "attach" }
           ),
-        AnswerAll: ({ answers }) => pending.offerAll(answers, "other"),
+        AnswerAll: ({ answers, via }) => pending.offerAll(answers, "other", { via: via ?? "attach" }),
         Interrupt: () => options.interrupt,
         Hello: () =>
           Effect.succeed({

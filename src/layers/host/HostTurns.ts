@@ -67,8 +67,10 @@ export const fromClient = (
       client
         .Answer({ inquiry_id: inquiryId, answer: value, via: via ?? "terminal" })
         .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
-    offerAll: (answers) =>
-      client.AnswerAll({ answers }).pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
+    offerAll: (answers, via) =>
+      client
+        .AnswerAll({ answers, via: via ?? "terminal" })
+        .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
     subscribe: (after) =>
       events !== undefined
         ? events(after)

@@ -29,6 +29,7 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import * as Timestamp from "../../domain/event/Timestamp.ts"
 import { renderJson } from "../../domain/render/Render.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../host/HostClient.ts"
@@ -160,7 +161,8 @@ const questions = (storage: string) =>
                 question: q.question
               }),
               conversation_id: h.conversation_id,
-              since: q.since,
+              // The run event says it as the log does; every row says RFC 3339 (as a waiting turn's, the inbox's).
+              since: Timestamp.toRfc3339(q.since),
               running: true
             }) as never
         )
@@ -206,7 +208,7 @@ const answer = (storage: string, relay: Relay, id: string, inquiryId: string, va
 const answers = (storage: string, relay: Relay, id: string, given: Readonly<Record<string, Schema.Json>>) =>
   Effect.gen(function* () {
     const cid = yield* idOf(id)
-    return yield* Answer.deliverAll(cid, given).pipe(
+    return yield* Answer.deliverAll(cid, given, "api").pipe(
       Effect.provideService(RunningTurns, relayed(storage, relay)),
       Effect.mapError(fromStore(id))
     )

@@ -108,6 +108,7 @@ describe("answers given together: all or none", () => {
     expect(misfit).toMatchObject({ status: 422, body: { answers: [{ inquiry_id: "a1.confirm.1" }] } })
     expect((await server.json("/api/questions")).body).toHaveLength(2)
 
+    const events = await Serve.sse(`${server.base}/api/conversations/${id}/events`, server.auth)
     const [batch, single] = await Promise.all([
       server.post(`/api/conversations/${id}/answers`, { answers: { "a1.confirm.1": true, "c1.color.1": "green" } }),
       server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: false })
@@ -125,6 +126,17 @@ describe("answers given together: all or none", () => {
         status: 200
       })
     }
+    // Whichever won, the run's events say every answer came through the API (a batch carries `via` as one answer does).
+    const closings: Array<Record<string, unknown>> = []
+    for (let f = await events.next(); f !== undefined && closings.length < 2; f = await events.next()) {
+      const e = JSON.parse(f.data) as Record<string, unknown>
+      if (e["_tag"] === "QuestionClosed") closings.push(e)
+    }
+    events.close()
+    expect(closings.map((e) => [e["inquiry_id"], e["answered_by"], e["via"]]).sort()).toStrictEqual([
+      ["a1.confirm.1", "other", "api"],
+      ["c1.color.1", "other", "api"]
+    ])
     expect(await exited(child)).toBe(0)
     const closed = persisted(p).filter((e) => e.type === "inquiry_response")
     expect(closed.map((e) => e["id"]).sort()).toStrictEqual(["a1.confirm.1", "c1.color.1"])

@@ -72,7 +72,7 @@ describe("parley serve: approvals", () => {
         answer_type: "boolean",
         options: null,
         default: null,
-        since: expect.any(String),
+        since: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
         running: true
       }
     ])
@@ -156,7 +156,11 @@ describe("parley serve: a run the server starts, under each detached policy", ()
 
   it("defer: the run ends with the approval on disk; answered and continued through the API, the tool runs once", async () => {
     const { p, server, id } = await started("defer")
-    expect((await questions(server, false))[0]).toMatchObject({ kind: "approval", conversation_id: id })
+    expect((await questions(server, false))[0]).toMatchObject({
+      kind: "approval",
+      conversation_id: id,
+      since: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/)
+    })
     await runEnded(server)
     expect(effectsOf(p, "prod")).toBe("")
     expect(
