@@ -50,7 +50,7 @@ export const reply = (messages: ReadonlyArray<Message>): string => {
   const user = textOf(messages.find((m) => m.role === "user")?.content)
   const hang = /hang (\S+)/.exec(user)?.[1]
   const secret = /secret (\S+)/.exec(user)?.[1]
-  const act = /act (\S+)/.exec(user)?.[1]
+  const act = /\bact (\S+)/.exec(user)?.[1]
   const name = hang ?? secret ?? act ?? /deploy (\S+)/.exec(user)?.[1] ?? "x"
   const mode = hang !== undefined || act !== undefined ? "slow" : secret !== undefined ? "secret" : "ask"
   const args = mode === "slow" ? { name, mode, seconds: act !== undefined ? 0 : 3600 } : { name, mode }
