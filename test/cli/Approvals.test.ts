@@ -2,7 +2,7 @@
 // `run = "ask"` in a run nobody watches at a terminal never starts without a person's yes under
 // `wait`, `defer` and `deny` (the tool writes `<name>.effects` when it runs); the approval is listed
 // (`kind: "approval"`, the call's arguments), answered with yes/no/always/never, and the decision
-// survives `--continue-turn` and a kill -9 while the approved tool runs. Under `assistant` a plain
+// survives `--continue-turn` and a kill -9 while the approved tool runs (each policy on a detached run too). Under `assistant` a plain
 // run keeps JP's rule: the call runs.
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -197,6 +197,24 @@ describe('run = "ask" with nobody at the prompt', () => {
     await waitFor("the run to end", () => !alive(pid))
     expect(effectsOf(p, "deploy")).toBe(`"done"\n`)
     expect(responseOf(p, "a1")).toBe('deploy: "done"')
+  })
+
+  it("defer and deny on a detached run: the run ends and the tool has not run; defer leaves the approval listed", async () => {
+    for (const policy of ["defer", "deny"]) {
+      const p = project()
+      const script = writeScript(p, "s.json", [
+        { message: "Working.", tool_calls: [call("a1", "deploy")] },
+        { message: "Done." }
+      ])
+      const { id, pid } = detached(p, script, policy)
+      await waitFor(`the ${policy} run to end`, () => !alive(pid), 60_000)
+      expect(effectsOf(p, "deploy"), policy).toBe("")
+      expect(
+        listed(p, id).map((q) => [q["inquiry_id"], q["kind"]]),
+        policy
+      ).toStrictEqual(policy === "defer" ? [["a1.__permission__.1", "approval"]] : [])
+      if (policy === "deny") expect(responseOf(p, "a1")).toContain("needs a person's approval to run")
+    }
   })
 
   it("wait: a yes recorded before kill -9 mid-tool survives; --continue-turn runs the call without asking again", async () => {
