@@ -2,10 +2,13 @@
 // opens one question that the inbox, `conversation answer`, `parley serve`'s API and `conversation kill`
 // reach over the conversation's host socket; it prints the answer and exits 0, 3 after --timeout, 130 when
 // cancelled elsewhere; a killed asker's question is closed by the next inbox; a secret reaches stdout only.
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { exited, makeProject, parley, persisted, type Project, spawnParley, waitFor } from "../support/Project.ts"
+import { binary } from "../support/Cli.ts"
+import { repoRoot } from "../support/Fixtures.ts"
 import * as Serve from "../support/Serve.ts"
 
 const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
@@ -22,6 +25,7 @@ const asker = (p: Project, args: ReadonlyArray<string>) => {
 }
 
 interface Row {
+  readonly kind: string
   readonly conversation_id: string
   readonly inquiry_id: string
   readonly tool: string
@@ -192,7 +196,107 @@ describe("parley ask", () => {
     const response = recorded(p, row.conversation_id).find((e) => e["type"] === "inquiry_response")
     expect(response).toMatchObject({ outcome: "redacted" })
     expect(await server.stop()).toBe(143)
+    // Neither as written nor as JP's storage encodes strings (base64), nor in what print decodes.
     expect(allBytes(p).indexOf(Buffer.from(secret))).toBe(-1)
+    expect(allBytes(p).indexOf(Buffer.from(Buffer.from(secret).toString("base64")))).toBe(-1)
+    expect(parley(p, ["conversation", "print", row.conversation_id]).stdout).not.toContain(secret)
     expect(server.child.output()).not.toContain(secret)
+  }, 120_000)
+})
+
+const fixture = (name: string): string =>
+  fs.readFileSync(path.join(repoRoot, "test", "fixtures", "claude-code", `${name}.json`), "utf8")
+
+/** `parley ask --claude-code-hook` with `input` on stdin, as Claude Code runs it (no terminal). */
+const hook = (p: Project, input: string) => {
+  const child = spawn(process.execPath, [binary, "--storage", p.storage, "ask", "--claude-code-hook"], {
+    cwd: p.root,
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, PARLEY_STORAGE: undefined, PARLEY_CONFIG: undefined }
+  })
+  children.push(child)
+  let stdout = ""
+  child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+  child.stdin.end(input)
+  return Object.assign(child, { stdout: () => stdout })
+}
+
+/** Runs the hook on `input`, answers its approval with `answer`, and returns the decision it printed. */
+const decided = async (p: Project, input: string, answer: string) => {
+  const child = hook(p, input)
+  const row = await listed(p)
+  expect(row).toMatchObject({ kind: "approval" })
+  expect(parley(p, ["conversation", "answer", row.conversation_id, row.inquiry_id, answer]).code).toBe(0)
+  expect(await exited(child)).toBe(0)
+  return JSON.parse(child.stdout())
+}
+
+const hookProject = (): Project => {
+  const p = makeProject()
+  fs.appendFileSync(path.join(p.storage, "config.toml"), '\n[ask.claude_code]\ntools = ["Bash", "Write", "mcp__*"]\n')
+  return p
+}
+
+describe("parley ask --claude-code-hook", () => {
+  it("PreToolUse for Bash, Write and an MCP tool answered yes / no / always, and a PermissionRequest: the documented decision JSON", async () => {
+    const p = hookProject()
+    expect(await decided(p, fixture("pre-tool-use-bash"), "yes")).toStrictEqual({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "allow",
+        permissionDecisionReason: "Approved in parley by other via terminal."
+      }
+    })
+    expect(await decided(p, fixture("pre-tool-use-write"), "no")).toStrictEqual({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: "Denied in parley by other via terminal."
+      }
+    })
+    expect(await decided(p, fixture("pre-tool-use-mcp"), "always")).toMatchObject({
+      hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" }
+    })
+    // Remembered for the session: the next call of that tool is allowed at once, without a question.
+    const again = hook(p, fixture("pre-tool-use-mcp"))
+    expect(await exited(again)).toBe(0)
+    expect(JSON.parse(again.stdout())).toMatchObject({
+      hookSpecificOutput: { permissionDecision: "allow", permissionDecisionReason: expect.stringContaining("Remembered") }
+    })
+    expect(await decided(p, fixture("permission-request-bash"), "yes")).toStrictEqual({
+      hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } }
+    })
+    // A tool the config does not name: no decision (Claude Code asks as it would without the hook).
+    const read = hook(p, fixture("pre-tool-use-read"))
+    expect(await exited(read)).toBe(0)
+    expect(read.stdout()).toBe("")
+    const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; title: string }>
+    expect(rows.map((r) => r.title)).toStrictEqual(["claude code session abc123-session"])
+    expect(parley(p, ["conversation", "check", rows[0]!.id]).code).toBe(0)
+    // The call's input is its arguments (JP's storage keeps argument strings base64-encoded).
+    const approval = persisted(p).find((e) => e["type"] === "tool_call_request")!
+    expect(approval["name"]).toBe("Bash")
+    const command = (approval["arguments"] as Record<string, string>)["command"]!
+    expect(Buffer.from(command, "base64").toString()).toBe("npm run deploy -- --prod")
+    expect(parley(p, ["conversation", "print", rows[0]!.id]).stdout).toContain("npm run deploy -- --prod")
+  }, 180_000)
+
+  it("malformed stdin is a deny with the reason, exit 0, never an allow", async () => {
+    const p = hookProject()
+    for (const input of ["not json", "[]", "{}", '{"hook_event_name":"PreToolUse","session_id":"s"}', ""]) {
+      const child = hook(p, input)
+      expect(await exited(child)).toBe(0)
+      const out = JSON.parse(child.stdout())
+      expect(out.hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" })
+      expect(out.hookSpecificOutput.permissionDecisionReason).toMatch(/^parley: the hook input|^parley: parley decides/)
+    }
+    const permission = hook(p, '{"hook_event_name":"PermissionRequest","session_id":"s","tool_name":"Bash"}')
+    expect(await exited(permission)).toBe(0)
+    expect(JSON.parse(permission.stdout())).toStrictEqual({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: { behavior: "deny", message: "parley: the hook input's tool_input is not an object." }
+      }
+    })
   }, 120_000)
 })
