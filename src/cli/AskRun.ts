@@ -55,8 +55,7 @@ const usage = (message: string) => Usage.failure(["parley", "ask"], message)
 const defaultOf = (flags: AskFlags): Result.Result<Schema.Json | undefined, string> => {
   if (Option.isNone(flags.default)) return Result.succeed(undefined)
   if (flags.type === "secret") return Result.fail("a secret takes no --default (it would be recorded)")
-  const type =
-    flags.type === "select" ? { type: "select" as const, options: [...flags.option] } : { type: flags.type }
+  const type = flags.type === "select" ? { type: "select" as const, options: [...flags.option] } : { type: flags.type }
   return AnswerFit.parse(type, flags.default.value)
 }
 
@@ -122,9 +121,7 @@ export const hostWhenKnown = (dir: string, cancel: Deferred.Deferred<void>) =>
       detachedPolicy: "wait",
       parley: VERSION
     }).pipe(
-      Effect.catch((e) =>
-        Console.error(`parley: ${ErrorLine.line(e, {})} Only this terminal can answer the question.`)
-      )
+      Effect.catch((e) => Console.error(`parley: ${ErrorLine.line(e, {})} Only this terminal can answer the question.`))
     )
   })
 
@@ -179,6 +176,4 @@ export const run = (flags: AskFlags, at: StorageAt) =>
 const withLayers =
   (at: StorageAt) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    withStoreAt(at, effect).pipe(
-      Effect.provide(Layer.merge(RunLive.layer, HostTurns.layer(at.dir)))
-    )
+    withStoreAt(at, effect).pipe(Effect.provide(Layer.merge(RunLive.layer, HostTurns.layer(at.dir))))

@@ -25,7 +25,7 @@
  *
  * @since 0.1.0
  */
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -227,7 +227,15 @@ const open = (
     events.publishUnsafe(RunEvent.make.ToolCallsAnnounced({ calls: [shown] }))
     events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: false }))
     events.publishUnsafe(
-      RunEvent.make.QuestionOpened({ inquiry_id: inquiryId, kind, call: shown, question, source, audience: "person", since: at })
+      RunEvent.make.QuestionOpened({
+        inquiry_id: inquiryId,
+        kind,
+        call: shown,
+        question,
+        source,
+        audience: "person",
+        since: at
+      })
     )
     const waiting = yield* PendingAnswers.use((p) =>
       p.open({ inquiryId, kind, conversationId: session.id, call: shown, question, since: at })
@@ -355,9 +363,7 @@ const join = (conversationId: ConversationId, joined: Keyed, options: AskOptions
           Effect.ignore
         )
       )
-    const closing = Stream.runHead(
-      Stream.map(Stream.filter(turn.subscribe(0), closedOf(inquiryId)), (e) => e.event)
-    )
+    const closing = Stream.runHead(Stream.map(Stream.filter(turn.subscribe(0), closedOf(inquiryId)), (e) => e.event))
     const timed =
       options.timeout === undefined
         ? closing
@@ -417,7 +423,9 @@ export const ask = (text: string, options: AskOptions) =>
       }
       const { session, created } = yield* take(options.target)
       yield* RunEvents.use((events) =>
-        events.publish(RunEvent.make.ConversationKnown({ conversation_id: session.id, created, detached_policy: "wait" }))
+        events.publish(
+          RunEvent.make.ConversationKnown({ conversation_id: session.id, created, detached_policy: "wait" })
+        )
       )
       return yield* askIn(session, question, options)
     })

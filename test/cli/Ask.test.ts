@@ -82,7 +82,17 @@ describe("parley ask", () => {
 
   it("--format json says who answered and through which surface; the turn is recorded whole and passes conversation check", async () => {
     const p = makeProject()
-    const child = asker(p, ["Which region?", "--type", "select", "--option", "eu", "--option", "us", "--format", "json"])
+    const child = asker(p, [
+      "Which region?",
+      "--type",
+      "select",
+      "--option",
+      "eu",
+      "--option",
+      "us",
+      "--format",
+      "json"
+    ])
     const row = await listed(p)
     const answered = parley(p, ["conversation", "answer", row.conversation_id, row.inquiry_id, "us"])
     expect(answered.code).toBe(0)
@@ -261,7 +271,10 @@ describe("parley ask --claude-code-hook", () => {
     const again = hook(p, fixture("pre-tool-use-mcp"))
     expect(await exited(again)).toBe(0)
     expect(JSON.parse(again.stdout())).toMatchObject({
-      hookSpecificOutput: { permissionDecision: "allow", permissionDecisionReason: expect.stringContaining("Remembered") }
+      hookSpecificOutput: {
+        permissionDecision: "allow",
+        permissionDecisionReason: expect.stringContaining("Remembered")
+      }
     })
     expect(await decided(p, fixture("permission-request-bash"), "yes")).toStrictEqual({
       hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } }
@@ -270,7 +283,10 @@ describe("parley ask --claude-code-hook", () => {
     const read = hook(p, fixture("pre-tool-use-read"))
     expect(await exited(read)).toBe(0)
     expect(read.stdout()).toBe("")
-    const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string; title: string }>
+    const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{
+      id: string
+      title: string
+    }>
     expect(rows.map((r) => r.title)).toStrictEqual(["claude code session abc123-session"])
     expect(parley(p, ["conversation", "check", rows[0]!.id]).code).toBe(0)
     // The call's input is its arguments (JP's storage keeps argument strings base64-encoded).
