@@ -258,7 +258,8 @@ const wait = (opened: Opened & { readonly waiting: Waiting }, options: AskOption
   Effect.gen(function* () {
     yield* promptHere(opened, options)
     const answer = Effect.map(opened.waiting.answer, (offered): Ending => ({ _tag: "Answer", offered }))
-    const cancelled = Effect.as(options.cancelled ?? Effect.never, { _tag: "Cancelled" } as Ending)
+    const cancel: Ending = { _tag: "Cancelled" }
+    const cancelled = Effect.as(options.cancelled ?? Effect.never, cancel)
     const first = Effect.raceFirst(answer, cancelled)
     if (options.timeout === undefined) return yield* first
     const done = yield* Effect.timeoutOption(first, options.timeout)

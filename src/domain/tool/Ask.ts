@@ -34,6 +34,7 @@ import { Question, type QuestionId } from "./Question.ts"
 export const TOOL = "ask"
 
 /** The question id of an ask (its inquiry id is `<call>.ask.1`). */
+// A literal that passes `questionIdProblem` (non-empty, no "."): branded without a decode on every ask.
 export const QUESTION_ID = "ask" as QuestionId
 
 /** The prefix of an asker's call ids. */
