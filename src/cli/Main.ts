@@ -17,6 +17,7 @@ import { kill } from "./conversation/Kill.ts"
 import { ls } from "./conversation/Ls.ts"
 import { print } from "./conversation/Print.ts"
 import { exportCommand, importCommand } from "./conversation/Transfer.ts"
+import { ask } from "./Ask.ts"
 import { demo } from "./Demo.ts"
 import { inbox } from "./Inbox.ts"
 import { query } from "./Query.ts"
@@ -28,4 +29,4 @@ export const conversation = Command.make("conversation").pipe(
   Command.withDescription("List, print, check, fork, answer, attach to, compact, stop, export and import conversations")
 )
 
-export const cli = root.pipe(Command.withSubcommands([query, conversation, inbox, serve, demo]))
+export const cli = root.pipe(Command.withSubcommands([query, conversation, inbox, ask, serve, demo]))

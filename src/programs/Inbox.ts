@@ -30,7 +30,9 @@ import * as Timestamp from "../domain/event/Timestamp.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import * as OpenQuestions from "../domain/stream/OpenQuestions.ts"
 import { Question } from "../domain/tool/Question.ts"
+import * as AskDomain from "../domain/tool/Ask.ts"
 import * as Answer from "./Answer.ts"
+import * as Ask from "./Ask.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
 import type { ConversationSummary } from "../services/ConversationStoreTag.ts"
 import { type OpenQuestion, RunningTurns } from "../services/RunningTurns.ts"
@@ -192,9 +194,31 @@ export const gather = Effect.gen(function* () {
     else if (hosted === undefined || hosted.has(c.id) || c.incomplete.state === "waiting-for-input") asked.push(c)
   }
   for (const more of yield* Effect.forEach(asked, (c) => itemsOf(c, hosted), { concurrency: 8 })) sorted.push(...more)
-  const items: ReadonlyArray<InboxItem> = sorted.sort(byAge).map((s) => s.item)
+  const reaped = yield* reapAbandonedAsks(sorted)
+  const items: ReadonlyArray<InboxItem> = sorted
+    .filter((s) => !reaped.has(s.item.conversationId))
+    .sort(byAge)
+    .map((s) => s.item)
   return items
 })
+
+/**
+ * Closes the questions of `parley ask`s that were killed (an asker's question
+ * waiting on disk, its conversation's lock free: nobody will ever read its
+ * answer), as cancelled (`user`): the conversations closed so.
+ */
+const reapAbandonedAsks = (sorted: ReadonlyArray<Sorted>) =>
+  Effect.gen(function* () {
+    const ids = new Set<ConversationId>()
+    for (const s of sorted)
+      if (s.item.pid === null && AskDomain.isAskCallId(s.item.question.toolCallId)) ids.add(s.item.conversationId)
+    const reaped = new Set<ConversationId>()
+    for (const id of ids) {
+      const closed = yield* Effect.orElseSucceed(Ask.reapAbandoned(id), () => 0)
+      if (closed > 0) reaped.add(id)
+    }
+    return reaped
+  })
 
 /** Nobody runs a turn: what {@link gather} sees of the storage alone. */
 const noneRunning = RunningTurns.of({

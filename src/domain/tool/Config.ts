@@ -358,6 +358,12 @@ export const Config = Schema.Struct({
       servers: Schema.optionalKey(Schema.Record(Schema.String, McpServerConfig))
     })
   ),
+  /** `[ask.claude_code] tools`: which of Claude Code's tools `parley ask --claude-code-hook` asks about (docs/ask.md). */
+  ask: Schema.optionalKey(
+    Schema.Struct({
+      claude_code: Schema.optionalKey(Schema.Struct({ tools: Schema.optionalKey(Schema.Array(Schema.String)) }))
+    })
+  ),
   /** Draft D16: `[server.web]`, where `parley serve` listens when `--host`/`--port` are not given. */
   server: Schema.optionalKey(
     Schema.Struct({
