@@ -1,5 +1,5 @@
 /**
- * Who is told when a question waits (docs/notifications.md, contract §8
+ * Who is told when a question waits (docs/questions-and-approvals.md#notifications, contract §8
  * "Notifications"): a notifier follows a run's events and tells the
  * `[notify]` command and webhook of each question opened and closed and of
  * the run's end, without ever holding the run: it spools what it has to

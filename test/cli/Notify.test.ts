@@ -1,4 +1,4 @@
-// Notifications (docs/notifications.md): `[notify]`'s command and webhook are told of every question and
+// Notifications (docs/questions-and-approvals.md#notifications): `[notify]`'s command and webhook are told of every question and
 // approval a run opens and closes, and of its end, against a real HTTP receiver on 127.0.0.1 and a real
 // script. Signatures verify with the secret and not without it; a receiver failing twice gets the same
 // delivery three times; a receiver that is down does not slow the run, and what was spooled arrives once

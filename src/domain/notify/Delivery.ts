@@ -1,5 +1,5 @@
 /**
- * The rules of delivering a notification (docs/notifications.md#delivery),
+ * The rules of delivering a notification (docs/questions-and-approvals.md#delivery),
  * apart from the I/O: the spool entry a notification is kept as until it is
  * delivered, the order entries go out in, what an HTTP status means
  * (delivered, try again, give up), and how long to wait before the next try.

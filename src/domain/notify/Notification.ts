@@ -1,5 +1,5 @@
 /**
- * What `[notify]` tells (docs/notifications.md, contract §8): a pure fold of a
+ * What `[notify]` tells (docs/questions-and-approvals.md#notifications, contract §8): a pure fold of a
  * run's event stream into notifications — `question_opened` when a question or
  * an approval waits, `question_closed` when it is answered, `run_waiting` when
  * the run ends deferred (exit 3), `run_ended` otherwise. Each carries a

@@ -306,11 +306,11 @@ export type WebServerConfig = typeof WebServerConfig.Type
 export const NotifyEventName = Schema.Literals(["question_opened", "question_closed", "run_waiting", "run_ended"])
 export type NotifyEventName = typeof NotifyEventName.Type
 
-/** A webhook's secret: text, or `${env:NAME}` naming the variable that holds it (docs/notifications.md). */
+/** A webhook's secret: text, or `${env:NAME}` naming the variable that holds it (docs/questions-and-approvals.md#notifications). */
 const NotifySecret = Schema.String.check(Schema.makeFilter((s: string) => EnvReference.problem(s) ?? true))
 
 /**
- * `[notify]` (docs/notifications.md): a command run once per event with the
+ * `[notify]` (docs/questions-and-approvals.md#notifications): a command run once per event with the
  * event's JSON on stdin, and/or a webhook POSTed the same JSON, signed with
  * `secret` (`X-Parley-Signature: sha256=…`), for the `events` listed (default
  * all), retried with backoff for `retry_for` (default 10 minutes), each try

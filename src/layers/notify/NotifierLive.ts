@@ -1,5 +1,5 @@
 /**
- * The live notifier (docs/notifications.md): `[notify]`'s command and
+ * The live notifier (docs/questions-and-approvals.md#notifications): `[notify]`'s command and
  * webhook told of a run's questions and its end, at least once, never
  * holding the run.
  *

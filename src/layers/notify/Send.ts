@@ -1,5 +1,5 @@
 /**
- * One try at delivering one notification (docs/notifications.md): a POST to
+ * One try at delivering one notification (docs/questions-and-approvals.md#notifications): a POST to
  * the webhook, signed as GitHub signs its own (`X-Parley-Signature:
  * sha256=<hex HMAC-SHA256 of the raw body>`), or a run of the command with
  * the JSON on stdin and a local tool's environment (no `PARLEY_*`, no token).

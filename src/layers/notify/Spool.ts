@@ -1,5 +1,5 @@
 /**
- * The notification spool (docs/notifications.md#delivery): one file per
+ * The notification spool (docs/questions-and-approvals.md#delivery): one file per
  * notification and target under the storage's run directory
  * (`<storage>/run/notify/`; for a database, a directory of its own in this
  * user's runtime directory), private like every runtime directory
