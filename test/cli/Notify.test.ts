@@ -208,6 +208,25 @@ describe("[notify]", () => {
     })
   }, 120_000)
 
+  it("a hook that fails is logged and shown once as notify_error on the conversation's row", async () => {
+    const r = await receiver()
+    r.statuses.push(404)
+    const p = project(`webhook = { url = "${r.url}", events = ["question_opened"] }`)
+    const script = writeScript(p, "s.json", [{ message: "B.", tool_calls: [call("c2", "asker_b", "beta")] }])
+    const id = detach(p, script)
+    const log = path.join(p.storage, "run", "notify", "notify.log")
+    await waitFor("the failure in the log", () => fs.readFileSync(log, "utf8").includes("HTTP 404"), 60_000)
+    const rows = () =>
+      JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<Record<string, unknown>>
+    const first = rows()
+    expect(first.map((row) => [row["id"], row["notify_error"]])).toStrictEqual([
+      [id, expect.stringMatching(/^webhook question_opened [0-9a-f]+ failed: HTTP 404$/)]
+    ])
+    expect(rows().map((row) => row["notify_error"])).toStrictEqual([undefined])
+    // The run is not failed by it: it still waits for its answer.
+    expect(JSON.stringify(first[0]!["running"])).toContain("__permission__")
+  }, 120_000)
+
   it("a receiver that is down does not slow the run; the spool is delivered by the storage's next process", async () => {
     const down = await receiver()
     const port = down.port

@@ -144,10 +144,10 @@ const deliver = (dir: string, lane: Lane, claimed: Spool.Claimed): Effect.Effect
         if (tried.outcome === "retry" && Delivery.withinBound(entry.created, Date.now() + wait, lane.retryForMs))
           return Effect.andThen(Effect.sleep(wait), attempt(n + 1))
         return Effect.sync(() => {
-          report(
-            dir,
-            `notify: ${lane.target} ${entry.event} ${entry.delivery_id} of ${entry.conversation_id} failed: ${tried.detail}`
-          )
+          const line = `${lane.target} ${entry.event} ${entry.delivery_id} failed: ${tried.detail}`
+          report(dir, `notify: ${line} (conversation ${entry.conversation_id})`)
+          // Shown once on the conversation's row (`notify_error`), where a person looks.
+          Spool.recordError(dir, entry.conversation_id, line)
           Spool.done(dir, claimed)
         })
       }

@@ -135,3 +135,41 @@ export const log = (dir: string, line: string): void => {
     // The log is best effort: a notification never fails a run.
   }
 }
+
+const errorsDir = (dir: string): string => path.join(dir, "errors")
+
+/** Keeps the last failure of a conversation's notifications, until a listing shows it ({@link takeErrors}). */
+export const recordError = (dir: string, conversationId: string, line: string): void => {
+  try {
+    fs.mkdirSync(errorsDir(dir), { mode: 0o700, recursive: true })
+    fs.writeFileSync(path.join(errorsDir(dir), `${conversationId}.txt`), line, { mode: FILE_MODE })
+  } catch {
+    // Best effort, as the log.
+  }
+}
+
+/**
+ * The recorded notification failures of `ids` in `storage`'s spool, each
+ * removed as it is read: a row shows a failure once (`notify_error`).
+ */
+export const takeErrors = (storage: string, ids: ReadonlyArray<string>): Map<string, string> => {
+  const dir = errorsDir(dirOf(storage))
+  const found = new Map<string, string>()
+  let names: ReadonlySet<string>
+  try {
+    names = new Set(fs.readdirSync(dir))
+  } catch {
+    return found
+  }
+  for (const id of ids) {
+    const file = path.join(dir, `${id}.txt`)
+    if (!names.has(`${id}.txt`)) continue
+    try {
+      found.set(id, fs.readFileSync(file, "utf8"))
+      fs.rmSync(file, { force: true })
+    } catch {
+      // Taken by another listing at the same time: it shows it.
+    }
+  }
+  return found
+}
