@@ -32,7 +32,7 @@ import * as LlmInquiryBackend from "../layers/LlmInquiryBackend.ts"
 import * as PendingAnswersLive from "../layers/PendingAnswersLive.ts"
 import * as RunEventsLive from "../layers/RunEventsLive.ts"
 import * as NotifierLive from "../layers/notify/NotifierLive.ts"
-import * as Notification from "../domain/notify/Notification.ts"
+import * as NotifyHooks from "./NotifyHooks.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
 import * as StorageStore from "./StorageStore.ts"
@@ -206,22 +206,6 @@ const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<strin
     })
   )
 
-/**
- * `[notify]` for this run: commands that answer repeat what this invocation
- * was told (`Hint`), and the page is the configured server's.
- */
-const notifierSettings = (settings: Settings, config: ConfigData.Config): NotifierLive.Settings => ({
-  storage: settings.storage,
-  notify: config.notify,
-  cwd: StorageStore.toolRoot(settings.storage),
-  answerCommand: (id, inquiryId, answerType, kind) => {
-    const placeholder = Hint.placeholderOf(answerType, kind)
-    const context = { storage: settings.storageGiven, config: settings.config }
-    return Hint.answer(id, inquiryId, placeholder === undefined ? undefined : { placeholder }, context)
-  },
-  url: Notification.pageUrl(config.server?.web)
-})
-
 /** Everything a `parley query` run needs, live. */
 export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Prompt.Environment> =>
   Layer.unwrap(
@@ -277,7 +261,20 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       // One hub for the run: the programs publish to it, the view and the prompts follow it.
       const events = Layer.succeed(RunEvents, yield* RunEventsLive.make)
       const notified = NotifierLive.attachRun.pipe(
-        Layer.provide(Layer.merge(events, NotifierLive.layer(notifierSettings(settings, config))))
+        Layer.provide(
+          Layer.merge(
+            events,
+            NotifierLive.layer(
+              NotifyHooks.settings({
+                storage: settings.storage,
+                root: StorageStore.toolRoot(settings.storage),
+                data: config,
+                storageGiven: settings.storageGiven,
+                config: settings.config
+              })
+            )
+          )
+        )
       )
       const run = Run.of({
         settings,
