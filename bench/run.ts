@@ -13,6 +13,7 @@ import * as cluster from "./cluster.ts"
 import * as coordinator from "./coordinator.ts"
 import * as inbox from "./inbox.ts"
 import * as listing from "./listing.ts"
+import * as notify from "./notify.ts"
 import * as pg from "./pg.ts"
 import * as projection from "./projection.ts"
 import * as serve from "./serve.ts"
@@ -23,6 +24,7 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
   storage: storage.run,
   listing: listing.run,
   inbox: inbox.run,
+  notify: notify.run,
   coordinator: coordinator.run,
   projection: projection.run,
   cli: cli.run,
@@ -40,6 +42,7 @@ const only = process.argv[2]
 const targets = [
   ...(only === undefined ||
   only === "cli" ||
+  only === "notify" ||
   only === "whole" ||
   only === "attach" ||
   only === "serve" ||

@@ -890,6 +890,16 @@ export declare namespace ConfigData {
    * `--port 0` is.
    */
   export type WebServerConfig = ConfigDataModule.WebServerConfig
+  /** The events a notification hook is told of (contract §8), by the names the payloads carry. */
+  export type NotifyEventName = ConfigDataModule.NotifyEventName
+  /**
+   * `[notify]` (docs/questions-and-approvals.md#notifications): a command run once per event with the
+   * event's JSON on stdin, and/or a webhook POSTed the same JSON, signed with
+   * `secret` (`X-Parley-Signature: sha256=…`), for the `events` listed (default
+   * all), retried with backoff for `retry_for` (default 10 minutes), each try
+   * given `timeout` (default 10 s).
+   */
+  export type NotifyConfig = ConfigDataModule.NotifyConfig
   /**
    * parley's configuration (`<storage>/config.toml`, contract §5), as validated
    * data plus the lookups the executor and the coordinator need.

@@ -31,6 +31,8 @@ import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
 import * as LlmInquiryBackend from "../layers/LlmInquiryBackend.ts"
 import * as PendingAnswersLive from "../layers/PendingAnswersLive.ts"
 import * as RunEventsLive from "../layers/RunEventsLive.ts"
+import * as NotifierLive from "../layers/notify/NotifierLive.ts"
+import * as NotifyHooks from "./NotifyHooks.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
 import * as StorageStore from "./StorageStore.ts"
@@ -258,6 +260,22 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       const editKept = { why: undefined as string | undefined }
       // One hub for the run: the programs publish to it, the view and the prompts follow it.
       const events = Layer.succeed(RunEvents, yield* RunEventsLive.make)
+      const notified = NotifierLive.attachRun.pipe(
+        Layer.provide(
+          Layer.merge(
+            events,
+            NotifierLive.layer(
+              NotifyHooks.settings({
+                storage: settings.storage,
+                root: StorageStore.toolRoot(settings.storage),
+                data: config,
+                storageGiven: settings.storageGiven,
+                config: settings.config
+              })
+            )
+          )
+        )
+      )
       const run = Run.of({
         settings,
         config,
@@ -286,6 +304,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
         inquiryLayer(config, chosen).pipe(Layer.provide(Layer.merge(providerLayer, executorLayer))),
         PendingAnswersLive.layer,
         events,
+        notified,
         person !== undefined
           ? Layer.effect(PromptBackend, terminalPrompts(person, status, cursor, editKept)).pipe(Layer.provide(events))
           : Layer.succeed(PromptBackend, headless(watched))

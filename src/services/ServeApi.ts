@@ -77,7 +77,9 @@ export const ConversationRow = Schema.Struct({
   labels: Schema.NullOr(Schema.Record(Schema.String, Schema.Array(Schema.String))),
   /** `null`, or why the conversation cannot be read (`conversation check ID` says more). */
   damaged: Schema.NullOr(Schema.String),
-  running: Running
+  running: Running,
+  /** Why a `[notify]` hook failed for this conversation, shown once (absent when none did). */
+  notify_error: Schema.optionalKey(Schema.String)
 })
 export type ConversationRow = typeof ConversationRow.Type
 

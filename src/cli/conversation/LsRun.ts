@@ -21,6 +21,7 @@ import {
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import * as Hint from "../Hint.ts"
 import * as Running from "../../layers/host/Running.ts"
+import * as Spool from "../../layers/notify/Spool.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
 
 const textRow = (s: ConversationSummary): string => {
@@ -42,6 +43,10 @@ export interface ListOptions {
   readonly format: "text" | "json"
 }
 
+/** `notify_error` when a notification of the conversation failed since the last listing (absent otherwise). */
+const notifyError = (error: string | undefined): { readonly notify_error?: string } =>
+  error === undefined ? {} : { notify_error: error }
+
 /** Lists the conversations of `storage` on stdout. */
 export const list = (options: ListOptions, storage: StorageAt) =>
   withStoreAt(
@@ -61,11 +66,20 @@ export const list = (options: ListOptions, storage: StorageAt) =>
         storage.dir,
         rows.map((r) => r.id)
       )
+      // A notification that failed is shown once, on its conversation's row.
+      const failed = Spool.takeErrors(
+        storage.dir,
+        rows.map((r) => r.id)
+      )
       if (options.format === "json") {
         return yield* Console.log(
           JSON.stringify(
             [
-              ...rows.map((r) => ({ ...lsJsonRow(r), running: Running.jsonOf(running.get(r.id)) })),
+              ...rows.map((r) => ({
+                ...lsJsonRow(r),
+                running: Running.jsonOf(running.get(r.id)),
+                ...notifyError(failed.get(r.id))
+              })),
               ...damaged.map(damagedJsonRow)
             ],
             null,
@@ -77,7 +91,14 @@ export const list = (options: ListOptions, storage: StorageAt) =>
         return yield* Console.log(
           `No conversations yet. Start one with \`${Hint.command(["query"], { storage: storage.given, config: storage.configGiven }, '"…"')}\`.`
         )
-      for (const row of rows) yield* Console.log(textRow(row) + Running.textOf(running.get(row.id)))
+      for (const row of rows) {
+        const error = failed.get(row.id)
+        yield* Console.log(
+          textRow(row) +
+            Running.textOf(running.get(row.id)) +
+            (error === undefined ? "" : `  (notify: ${printable(error)})`)
+        )
+      }
       for (const d of damaged) yield* Console.log(damagedTextRow(d))
     })
   )

@@ -302,6 +302,40 @@ export const WebServerConfig = Schema.Struct({
 })
 export type WebServerConfig = typeof WebServerConfig.Type
 
+/** The events a notification hook is told of (contract §8), by the names the payloads carry. */
+export const NotifyEventName = Schema.Literals(["question_opened", "question_closed", "run_waiting", "run_ended"])
+export type NotifyEventName = typeof NotifyEventName.Type
+
+/** A webhook's secret: text, or `${env:NAME}` naming the variable that holds it (docs/questions-and-approvals.md#notifications). */
+const NotifySecret = Schema.String.check(Schema.makeFilter((s: string) => EnvReference.problem(s) ?? true))
+
+/**
+ * `[notify]` (docs/questions-and-approvals.md#notifications): a command run once per event with the
+ * event's JSON on stdin, and/or a webhook POSTed the same JSON, signed with
+ * `secret` (`X-Parley-Signature: sha256=…`), for the `events` listed (default
+ * all), retried with backoff for `retry_for` (default 10 minutes), each try
+ * given `timeout` (default 10 s).
+ */
+export const NotifyConfig = Schema.Struct({
+  command: Schema.optionalKey(
+    Schema.Array(Schema.String)
+      .check(Schema.isMinLength(1))
+      .annotate({ expected: 'a command as a list of words, such as ["/path/to/script", "arg"]' })
+  ),
+  webhook: Schema.optionalKey(
+    Schema.Struct({
+      url: Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/)).annotate({
+        expected: "an http:// or https:// URL"
+      }),
+      secret: Schema.optionalKey(NotifySecret),
+      events: Schema.optionalKey(Schema.Array(NotifyEventName)),
+      retry_for: Schema.optionalKey(Duration),
+      timeout: Schema.optionalKey(Duration)
+    })
+  )
+})
+export type NotifyConfig = typeof NotifyConfig.Type
+
 /**
  * parley's configuration (`<storage>/config.toml`, contract §5), as validated
  * data plus the lookups the executor and the coordinator need.
@@ -364,6 +398,8 @@ export const Config = Schema.Struct({
       claude_code: Schema.optionalKey(Schema.Struct({ tools: Schema.optionalKey(Schema.Array(Schema.String)) }))
     })
   ),
+  /** `[notify]`: who is told when a question waits, closes, or a run ends (contract §8). */
+  notify: Schema.optionalKey(NotifyConfig),
   /** Draft D16: `[server.web]`, where `parley serve` listens when `--host`/`--port` are not given. */
   server: Schema.optionalKey(
     Schema.Struct({

@@ -61,6 +61,7 @@ import { InquiryBackend } from "../../services/InquiryBackend.ts"
 import { PendingAnswers } from "../../services/PendingAnswers.ts"
 import { PromptBackend, PromptFailed } from "../../services/PromptBackend.ts"
 import { Provider } from "../../services/Provider.ts"
+import type { Notifier } from "../../services/Notifier.ts"
 import { RunEvents } from "../../services/RunEvents.ts"
 import { StoreIoError } from "../../services/StoreErrors.ts"
 import * as Trace from "./Trace.ts"
@@ -89,6 +90,8 @@ export interface Services {
   ) => Effect.Effect<string, { readonly message: string }>
   /** Where tools run. */
   readonly root: string
+  /** Who is told of each turn's questions and end (`[notify]`): the runner that owns a turn tells. */
+  readonly notifier?: Notifier["Service"] | undefined
 }
 
 /** What a turn is asked to do. */
@@ -319,6 +322,9 @@ export const make = (options: {
       Effect.gen(function* () {
         const pending = yield* PendingAnswersLive.make
         const events = yield* RunEventsLive.make.pipe(Scope.provide(scope))
+        // Notifications follow this turn's events, in a scope of the turn's own: closed when it ends.
+        const told = yield* Scope.fork(scope)
+        if (services.notifier !== undefined) yield* services.notifier.attach(events.events).pipe(Scope.provide(told))
         const ended = yield* Deferred.make<Exit.Exit<Query.QueryResult, unknown>>()
         const state = { frozen: false }
         yield* claim(id)
@@ -352,6 +358,7 @@ export const make = (options: {
                 yield* Console.error(
                   `parley serve --cluster: ${ConversationId.display(id)}: the turn failed: ${failureLine(exit.cause)}`
                 )
+              yield* Scope.close(told, Exit.void)
               yield* Deferred.succeed(ended, exit)
             })
           ),

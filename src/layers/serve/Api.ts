@@ -49,6 +49,7 @@ import {
 } from "../../services/Refusals.ts"
 import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
+import * as Spool from "../notify/Spool.ts"
 import * as HostPath from "../host/HostPath.ts"
 import * as HostTurns from "../host/HostTurns.ts"
 import * as LiveFrames from "./LiveFrames.ts"
@@ -72,11 +73,17 @@ const list = (storage: string) =>
       Effect.orDie
     )
     const running = new Map((yield* Hosts.all(storage)).map((i) => [i.conversation_id, i]))
+    const failed = Spool.takeErrors(
+      storage,
+      conversations.map((r) => r.id)
+    )
     const rows = conversations.map((r) => {
       const host = running.get(r.id)
+      const error = failed.get(r.id)
       return {
         ...lsJsonRow(r),
-        running: host === undefined ? null : { pid: host.pid, waiting: host.open.map((q) => q.inquiry_id) }
+        running: host === undefined ? null : { pid: host.pid, waiting: host.open.map((q) => q.inquiry_id) },
+        ...(error === undefined ? {} : { notify_error: error })
       }
     })
     // The same rows as `ls --format json`: a conversation that cannot be read is listed as damaged, never left out.

@@ -41,6 +41,8 @@ import * as RunnerChannel from "../../../layers/cluster/RunnerChannel.ts"
 import * as Runner from "../../../layers/cluster/Runner.ts"
 import type * as Turns from "../../../layers/cluster/Turns.ts"
 import * as RunnerLog from "./RunnerLog.ts"
+import * as NotifierLive from "../../../layers/notify/NotifierLive.ts"
+import * as NotifyHooks from "../../NotifyHooks.ts"
 
 /** What the runner was asked. */
 export interface Options {
@@ -96,6 +98,9 @@ const services = (storage: string, configFlag: string | undefined) =>
       provider: Context.get(provider, Provider),
       providerOfTurn,
       root,
+      notifier: yield* NotifierLive.make(
+        NotifyHooks.settings({ storage, root, data, storageGiven: storage, config: configFlag })
+      ),
       chooseModel: (asked: string | undefined, remembered: string | undefined) =>
         ModelChoice.make({ flag: asked, script, config: data, configFile, providers, command: ["parley", "serve"] })(
           remembered

@@ -1,0 +1,43 @@
+/**
+ * The edge's part of `[notify]` (docs/questions-and-approvals.md#notifications): what a
+ * notification needs that only the edge knows — the command that answers a
+ * question, repeating what this invocation was told (`Hint`), and the page of
+ * the configured server — for `parley query` runs and cluster runners alike.
+ *
+ * @example
+ * ```ts
+ * import * as NotifyHooks from "./NotifyHooks.ts"
+ * NotifyHooks.settings({ storage: "/p/.parley", root: "/p", data: {}, storageGiven: undefined, config: undefined })
+ * // { storage: "/p/.parley", notify: undefined, cwd: "/p", answerCommand, url }
+ * ```
+ */
+import * as Notification from "../domain/notify/Notification.ts"
+import type * as ConfigData from "../domain/tool/Config.ts"
+import type * as NotifierLive from "../layers/notify/NotifierLive.ts"
+import * as Hint from "./Hint.ts"
+
+/** What the settings are made of. */
+export interface Inputs {
+  /** The resolved storage. */
+  readonly storage: string
+  /** Where tools (and the hook command) run. */
+  readonly root: string
+  readonly data: ConfigData.Config
+  /** The storage as given (`--storage`, `$PARLEY_STORAGE`), which a pasted command must repeat. */
+  readonly storageGiven: string | undefined
+  /** `--config FILE` when given. */
+  readonly config: string | undefined
+}
+
+/** The notifier's settings for a process of `inputs.storage`. */
+export const settings = (inputs: Inputs): NotifierLive.Settings => ({
+  storage: inputs.storage,
+  notify: inputs.data.notify,
+  cwd: inputs.root,
+  answerCommand: (id, inquiryId, answerType, kind) => {
+    const placeholder = Hint.placeholderOf(answerType, kind)
+    const context = { storage: inputs.storageGiven, config: inputs.config }
+    return Hint.answer(id, inquiryId, placeholder === undefined ? undefined : { placeholder }, context)
+  },
+  url: Notification.pageUrl(inputs.data.server?.web)
+})

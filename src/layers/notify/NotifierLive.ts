@@ -1,0 +1,250 @@
+/**
+ * The live notifier (docs/questions-and-approvals.md#notifications): `[notify]`'s command and
+ * webhook told of a run's questions and its end, at least once, never
+ * holding the run.
+ *
+ * Attaching follows a run's events through the pure fold
+ * (`domain/notify/Notification`) and writes each notification to the spool
+ * (`Spool`) first, one entry per target. A delivery fiber per target (the
+ * command, the webhook) — started with the layer, so it also delivers what
+ * earlier processes of the storage left — claims the oldest entry, tries it
+ * (`Send`), retries a webhook with backoff for `retry_for` from the entry's
+ * creation, and deletes it once delivered or given up (a failure is logged
+ * in the spool's `notify.log`, and on stderr when stderr is a log rather
+ * than a terminal). When the process ends, the entry being tried is given
+ * back to the spool: the run's output, timing and exit code never wait for
+ * a receiver.
+ *
+ * @example
+ * ```ts
+ * import * as Layer from "effect/Layer"
+ * import * as NotifierLive from "parley/layers/notify/NotifierLive"
+ * import * as RunLive from "parley/layers/RunLive"
+ *
+ * // A run's layers plus notifications: the run's events are followed while the run's scope lasts.
+ * const notified = NotifierLive.attachRun.pipe(
+ *   Layer.provideMerge(NotifierLive.layer({
+ *     storage: "/home/me/project/.parley",
+ *     notify: { webhook: { url: "http://127.0.0.1:8080/hook", secret: "${env:HOOK_SECRET}" } },
+ *     cwd: "/home/me/project",
+ *     answerCommand: (id, inquiry) => `parley conversation answer ${id} ${inquiry}`,
+ *     url: () => null
+ *   })),
+ *   Layer.provideMerge(RunLive.layer)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Delivery from "../../domain/notify/Delivery.ts"
+import * as Notification from "../../domain/notify/Notification.ts"
+import type * as RunEvent from "../../domain/run/RunEvent.ts"
+import * as ConfigData from "../../domain/tool/Config.ts"
+import * as EnvReference from "../../domain/tool/EnvReference.ts"
+import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
+import { Notifier } from "../../services/Notifier.ts"
+import { RunEvents } from "../../services/RunEvents.ts"
+import * as HostPath from "../host/HostPath.ts"
+import * as Send from "./Send.ts"
+import * as Spool from "./Spool.ts"
+
+/** What a notifier needs from the process that runs it. */
+export interface Settings {
+  /** The storage (directory or database url): where the spool is. */
+  readonly storage: string
+  /** `[notify]` from config (none: nothing is told). */
+  readonly notify: ConfigData.NotifyConfig | undefined
+  /** Where the command runs (the tools' directory). */
+  readonly cwd: string
+  readonly answerCommand: Notification.Context["answerCommand"]
+  readonly url: Notification.Context["url"]
+  /** Where `${env:NAME}` in the secret is looked up (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** How often a delivery fiber looks for entries other processes left (default 2 s). */
+  readonly pollMs?: number | undefined
+}
+
+/** One target's delivery: how to try an entry, and how long to keep trying. */
+interface Lane {
+  readonly target: Delivery.Target
+  readonly events: ReadonlyArray<ConfigData.NotifyEventName> | undefined
+  readonly send: (m: Send.Message, signal: AbortSignal) => Promise<Send.Attempt>
+  readonly retryForMs: number
+  wake: (() => void) | undefined
+}
+
+/** How long a closing scope waits for the events already published to be spooled. */
+const SPOOL_GRACE_MS = 500
+
+const report = (dir: string, line: string): void => {
+  Spool.log(dir, line)
+  // A detached run's stderr is its log; at a terminal the line would tear the run's own screen.
+  if (process.stderr.isTTY !== true) process.stderr.write(`parley: ${line}\n`)
+}
+
+const webhookLane = (
+  hook: NonNullable<ConfigData.NotifyConfig["webhook"]>,
+  env: Readonly<Record<string, string | undefined>>,
+  dir: string
+): Lane | undefined => {
+  // `${env:PARLEY_…}` names parley's own variables: never a secret handed to a receiver.
+  const lookup = (name: string) => (ToolEnv.isParleys(name) ? undefined : env[name])
+  const secret = hook.secret === undefined ? undefined : EnvReference.expand(hook.secret, lookup)
+  if (secret !== undefined && Result.isFailure(secret)) {
+    report(dir, `notify: webhook.secret names \${env:${secret.failure}}, which is not set: the webhook is not called`)
+    return undefined
+  }
+  const webhook: Send.Webhook = {
+    url: hook.url,
+    secret: secret === undefined ? undefined : secret.success,
+    timeoutMs: hook.timeout === undefined ? Delivery.DEFAULT_TIMEOUT_MS : ConfigData.durationMs(hook.timeout)
+  }
+  return {
+    target: "webhook",
+    events: hook.events,
+    send: (m, signal) => Send.post(webhook, m, signal),
+    retryForMs: hook.retry_for === undefined ? Delivery.DEFAULT_RETRY_FOR_MS : ConfigData.durationMs(hook.retry_for),
+    wake: undefined
+  }
+}
+
+const commandLane = (argv: ReadonlyArray<string>, cwd: string): Lane => ({
+  target: "command",
+  events: undefined,
+  send: (m, signal) => Send.run({ argv, cwd, timeoutMs: 60_000 }, m, signal),
+  retryForMs: 0,
+  wake: undefined
+})
+
+const lanesOf = (settings: Settings, dir: string): Array<Lane> => {
+  const notify = settings.notify
+  const lanes: Array<Lane> = []
+  if (notify?.command !== undefined) lanes.push(commandLane(notify.command, settings.cwd))
+  const hook = notify?.webhook && webhookLane(notify.webhook, settings.env ?? process.env, dir)
+  if (hook) lanes.push(hook)
+  return lanes
+}
+
+/** Tries a claimed entry until it is delivered, refused, or out of time; gives it back when interrupted. */
+const deliver = (dir: string, lane: Lane, claimed: Spool.Claimed): Effect.Effect<void> => {
+  const entry = claimed.entry
+  const attempt = (n: number): Effect.Effect<void> =>
+    Effect.flatMap(
+      Effect.promise((signal) => lane.send(entry, signal)),
+      (tried): Effect.Effect<void> => {
+        if (tried.outcome === "delivered") return Effect.sync(() => Spool.done(dir, claimed))
+        const wait = Delivery.backoffMs(n)
+        if (tried.outcome === "retry" && Delivery.withinBound(entry.created, Date.now() + wait, lane.retryForMs))
+          return Effect.andThen(Effect.sleep(wait), attempt(n + 1))
+        return Effect.sync(() => {
+          const line = `${lane.target} ${entry.event} ${entry.delivery_id} failed: ${tried.detail}`
+          report(dir, `notify: ${line} (conversation ${entry.conversation_id})`)
+          // Shown once on the conversation's row (`notify_error`), where a person looks.
+          Spool.recordError(dir, entry.conversation_id, line)
+          Spool.done(dir, claimed)
+        })
+      }
+    )
+  return attempt(0).pipe(Effect.onInterrupt(() => Effect.sync(() => Spool.release(dir, claimed))))
+}
+
+/** A lane's fiber: the oldest entry for it, else a wait for this process's next one (or another's, polled). */
+const deliveries = (dir: string, lane: Lane, pollMs: number): Effect.Effect<never> => {
+  const idle = Effect.raceFirst(
+    Effect.callback<void>((resume) => {
+      lane.wake = () => resume(Effect.void)
+      return Effect.sync(() => {
+        lane.wake = undefined
+      })
+    }),
+    Effect.sleep(pollMs)
+  )
+  return Effect.forever(
+    Effect.suspend(() => {
+      const claimed = Spool.claimNext(dir, lane.target)
+      return claimed === undefined ? idle : deliver(dir, lane, claimed)
+    })
+  )
+}
+
+/** Spools `n` for every lane that wants it, and wakes those lanes. */
+const spooler = (dir: string, lanes: ReadonlyArray<Lane>) => {
+  let count = 0
+  return (n: Notification.Notification): void => {
+    const body = JSON.stringify(n.body)
+    const conversation_id = String(n.body["conversation_id"])
+    for (const lane of lanes) {
+      if (!Notification.wanted(n, lane.events)) continue
+      const entry = { target: lane.target, event: n.event, delivery_id: n.delivery_id, conversation_id, body }
+      Spool.append(dir, { ...entry, created: Date.now(), n: count++ })
+      lane.wake?.()
+    }
+  }
+}
+
+/** Follows one run's events, spooling what they tell; the scope's end waits briefly for what was published. */
+const attacher =
+  (settings: Settings, spool: (n: Notification.Notification) => void) =>
+  (events: Stream.Stream<RunEvent.RunEvent>): Effect.Effect<void, never, Scope.Scope> =>
+    Effect.gen(function* () {
+      const context: Notification.Context = {
+        run: `${Date.now()}-${process.pid}`,
+        hash: HostPath.sha256,
+        answerCommand: settings.answerCommand,
+        url: settings.url
+      }
+      let state = Notification.initial
+      const follow = Stream.runForEach(events, (event) =>
+        Effect.sync(() => {
+          const [next, told] = Notification.step(context, state, event)
+          state = next
+          for (const n of told) spool(n)
+        })
+      )
+      const fiber = yield* Effect.forkScoped(follow)
+      yield* Effect.addFinalizer(() => Effect.asVoid(Effect.timeoutOption(Fiber.await(fiber), SPOOL_GRACE_MS)))
+    })
+
+const silent = Notifier.of({ attach: () => Effect.void })
+
+/** The spool directory made and checked, or why not (logged once: notifications are off for this process). */
+const spoolDir = (storage: string): string | undefined => {
+  const dir = Spool.dirOf(storage)
+  try {
+    Spool.ensure(dir)
+    return dir
+  } catch (error) {
+    process.stderr.write(`parley: notify: ${error instanceof Error ? error.message : String(error)}\n`)
+    return undefined
+  }
+}
+
+/** A notifier for `settings`; its delivery fibers live as long as the scope. */
+export const make = (settings: Settings): Effect.Effect<Notifier["Service"], never, Scope.Scope> =>
+  Effect.gen(function* () {
+    if (settings.notify?.command === undefined && settings.notify?.webhook === undefined) return silent
+    const dir = spoolDir(settings.storage)
+    if (dir === undefined) return silent
+    const lanes = lanesOf(settings, dir)
+    for (const lane of lanes) yield* Effect.forkScoped(deliveries(dir, lane, settings.pollMs ?? 2000))
+    return Notifier.of({ attach: attacher(settings, spooler(dir, lanes)) })
+  })
+
+/** The notifier of `settings`: it also delivers what earlier processes of the storage left in the spool. */
+export const layer = (settings: Settings): Layer.Layer<Notifier> => Layer.effect(Notifier, make(settings))
+
+/** Attaches the notifier to the process's run-event hub for as long as the layer lasts. */
+export const attachRun: Layer.Layer<never, never, Notifier | RunEvents> = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const notifier = yield* Notifier
+    const hub = yield* RunEvents
+    yield* notifier.attach(hub.events)
+  })
+)

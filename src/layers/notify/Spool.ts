@@ -1,0 +1,175 @@
+/**
+ * The notification spool (docs/questions-and-approvals.md#delivery): one file per
+ * notification and target under the storage's run directory
+ * (`<storage>/run/notify/`; for a database, a directory of its own in this
+ * user's runtime directory), private like every runtime directory
+ * (`PrivateDir.ensure`). A notification is written here before anyone tries
+ * to deliver it, so one a process could not deliver before it ended is
+ * delivered by the next parley process of that storage.
+ *
+ * A process delivers an entry after renaming it to `<entry>.claimed-<pid>`
+ * (a rename succeeds for one process only); it deletes it once delivered or
+ * given up, and renames it back when it stops first. A claim whose process
+ * is gone is taken back by the next process that looks.
+ *
+ * @example
+ * ```ts
+ * import * as Spool from "parley/layers/notify/Spool"
+ * const dir = Spool.dirOf("/home/me/project/.parley") // "/home/me/project/.parley/run/notify"
+ * const next = Spool.claimNext(dir, "webhook") // the oldest entry for the webhook, claimed, or undefined
+ * ```
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Schema from "effect/Schema"
+import * as Delivery from "../../domain/notify/Delivery.ts"
+import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
+import * as Storage from "../../domain/storage/Storage.ts"
+import { databaseKey } from "../../programs/StorageDir.ts"
+import * as ErrorCode from "../ErrorCode.ts"
+import * as PrivateDir from "../file/PrivateDir.ts"
+import * as HostPath from "../host/HostPath.ts"
+
+/** The spool directory of `storage`. */
+export const dirOf = (storage: string): string =>
+  Storage.match(Storage.of(storage), {
+    // The per-user runtime directory holds every database's runs: the spool is keyed by the url (without its password).
+    Database: ({ url }) =>
+      path.join(HostPath.runDir(storage), `notify-${HostPath.sha256(databaseKey(url)).slice(0, 16)}`),
+    Directory: () => path.join(HostPath.runDir(storage), "notify")
+  })
+
+/** Makes (0700) and checks the spool directory; throws `NotPrivate` when it is not this user's alone. */
+export const ensure = (dir: string): void => PrivateDir.ensure(dir)
+
+/** Writes an entry: to a temporary name first, so a reader never sees half of one. */
+export const append = (dir: string, entry: Delivery.Entry): void => {
+  const name = Delivery.entryName(entry)
+  const temp = path.join(dir, `.${name}.${process.pid}.tmp`)
+  fs.writeFileSync(temp, JSON.stringify(entry), { mode: FILE_MODE, flag: "wx" })
+  fs.renameSync(temp, path.join(dir, name))
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return ErrorCode.of(error) === "EPERM"
+  }
+}
+
+const listing = (dir: string): Array<string> => {
+  try {
+    return fs.readdirSync(dir).sort()
+  } catch {
+    return []
+  }
+}
+
+const rename = (from: string, to: string): boolean => {
+  try {
+    fs.renameSync(from, to)
+    return true
+  } catch (error) {
+    if (ErrorCode.of(error) === "ENOENT") return false
+    throw error
+  }
+}
+
+const targetOf = (entry: string): string => entry.split("-")[2] ?? ""
+
+/** A claimed entry: its file (claimed) and its contents. */
+export interface Claimed {
+  readonly file: string
+  readonly entry: Delivery.Entry
+}
+
+const decodeEntry = Schema.decodeUnknownSync(Schema.fromJsonString(Delivery.Entry))
+
+/** Reads a claimed file; an unreadable one is dropped (it can never be delivered). */
+const read = (dir: string, file: string): Claimed | undefined => {
+  try {
+    return { file, entry: decodeEntry(fs.readFileSync(path.join(dir, file), "utf8")) }
+  } catch {
+    fs.rmSync(path.join(dir, file), { force: true })
+    return undefined
+  }
+}
+
+/**
+ * Claims the oldest entry for `target`. Stops at an older one a live process
+ * holds: that process delivers the target's entries in order, and this one
+ * waits its turn rather than overtake it. A dead process's claim is taken.
+ */
+export const claimNext = (dir: string, target: Delivery.Target): Claimed | undefined => {
+  for (const name of listing(dir)) {
+    const held = Delivery.claimant(name)
+    const entry = held?.entry ?? name
+    if (!Delivery.isEntry(entry) || targetOf(entry) !== target) continue
+    if (held !== undefined && held.pid !== process.pid && alive(held.pid)) return undefined
+    if (held !== undefined && held.pid === process.pid) continue
+    const mine = `${entry}${Delivery.CLAIMED}${process.pid}`
+    if (!rename(path.join(dir, name), path.join(dir, mine))) continue
+    const claimed = read(dir, mine)
+    if (claimed !== undefined) return claimed
+  }
+  return undefined
+}
+
+/** Removes a delivered (or given-up) entry. */
+export const done = (dir: string, claimed: Claimed): void => fs.rmSync(path.join(dir, claimed.file), { force: true })
+
+/** Gives a claimed entry back (this process stops before delivering it). */
+export const release = (dir: string, claimed: Claimed): void =>
+  void rename(path.join(dir, claimed.file), path.join(dir, Delivery.entryName(claimed.entry)))
+
+/** Appends one line to the spool's log (`notify.log`): what failed, for whom. */
+export const log = (dir: string, line: string): void => {
+  try {
+    fs.appendFileSync(path.join(dir, "notify.log"), `${new Date().toISOString()} ${line}\n`, { mode: FILE_MODE })
+  } catch {
+    // The log is best effort: a notification never fails a run.
+  }
+}
+
+const errorsDir = (dir: string): string => path.join(dir, "errors")
+
+/** Keeps the last failure of a conversation's notifications, until a listing shows it ({@link takeErrors}). */
+export const recordError = (dir: string, conversationId: string, line: string): void => {
+  try {
+    fs.mkdirSync(errorsDir(dir), { mode: 0o700, recursive: true })
+    fs.writeFileSync(path.join(errorsDir(dir), `${conversationId}.txt`), line, { mode: FILE_MODE })
+  } catch {
+    // Best effort, as the log.
+  }
+}
+
+/**
+ * The recorded notification failures of `ids` in `storage`'s spool, each
+ * removed as it is read: a row shows a failure once (`notify_error`).
+ */
+export const takeErrors = (storage: string, ids: ReadonlyArray<string>): Map<string, string> => {
+  const dir = errorsDir(dirOf(storage))
+  const found = new Map<string, string>()
+  let names: ReadonlySet<string>
+  try {
+    names = new Set(fs.readdirSync(dir))
+  } catch {
+    return found
+  }
+  for (const id of ids) {
+    const file = path.join(dir, `${id}.txt`)
+    if (!names.has(`${id}.txt`)) continue
+    try {
+      found.set(id, fs.readFileSync(file, "utf8"))
+      fs.rmSync(file, { force: true })
+    } catch {
+      // Taken by another listing at the same time: it shows it.
+    }
+  }
+  return found
+}

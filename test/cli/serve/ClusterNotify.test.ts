@@ -1,0 +1,56 @@
+// Notifications in a cluster (docs/questions-and-approvals.md#notifications): the runner that owns a turn
+// produces its events, so with three runners and none failing each event reaches the webhook once, with
+// one delivery id.
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Cluster from "../../support/Cluster.ts"
+import { freshDatabase, type PgServer, pgSkip, startPg } from "../../support/Pg.ts"
+import { waitFor } from "../../support/Project.ts"
+import { bodies, type Receiver, startReceiver } from "../../support/Receiver.ts"
+
+let pg: PgServer | undefined
+beforeAll(async () => {
+  if (pgSkip === undefined) pg = await startPg()
+}, 120_000)
+afterAll(() => {
+  pg?.stop()
+})
+
+const clusters: Array<Cluster.Cluster> = []
+const receivers: Array<Receiver> = []
+afterEach(async () => {
+  await Promise.all(clusters.splice(0).map((c) => c.stop()))
+  for (const r of receivers.splice(0)) await r.close()
+})
+
+describe.skipIf(pgSkip !== undefined)("[notify] in a cluster", () => {
+  it("three runners deliver each event of a turn once, with one delivery id", async () => {
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const cluster = await Cluster.project(freshDatabase(pg!))
+    clusters.push(cluster)
+    fs.appendFileSync(
+      path.join(cluster.root, ".parley", "config.toml"),
+      `\n[notify]\nwebhook = { url = "${receiver.url}", secret = "s3cret" }\n`
+    )
+    const runners = [await cluster.runner(), await cluster.runner(), await cluster.runner()]
+    const started = await runners[1]!.post("/api/conversations", { message: "deploy c1" })
+    expect(started.status, JSON.stringify(started.body)).toBe(200)
+    const id = String(started.body.conversation_id)
+    await waitFor("the question told", () => bodies(receiver).some((b) => b["event"] === "question_opened"), 60_000)
+    const opened = bodies(receiver).find((b) => b["event"] === "question_opened")!
+    const answered = await runners[2]!.post(`/api/conversations/${id}/questions/${String(opened["inquiry_id"])}`, {
+      answer: true
+    })
+    expect(answered.status).toBe(200)
+    await waitFor("the run's end told", () => bodies(receiver).some((b) => b["event"] === "run_ended"), 60_000)
+    // Time for a duplicate from another runner to arrive, were there one.
+    await new Promise((r) => setTimeout(r, 3000))
+    const got = bodies(receiver)
+    expect(got.map((b) => b["event"])).toStrictEqual(["question_opened", "question_closed", "run_ended"])
+    expect(got.every((b) => b["conversation_id"] === id)).toBe(true)
+    expect(new Set(receiver.received.map((x) => x.headers["x-parley-delivery"])).size).toBe(3)
+    expect(got[1]).toMatchObject({ answered_by: expect.any(String), via: expect.any(String), answer: true })
+  }, 240_000)
+})
