@@ -31,6 +31,7 @@ import * as Ask from "../programs/Ask.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
 import type { AskFlags } from "./Ask.ts"
 import { hostWhenKnown, type StorageAt } from "./AskRun.ts"
+import * as NotifyHooks from "./NotifyHooks.ts"
 import { withStoreAt } from "./conversation/Store.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import { parseDuration } from "../domain/stream/Compact.ts"
@@ -87,6 +88,7 @@ const decide = (hook: ClaudeCodeHook.HookInput, flags: AskFlags, at: StorageAt) 
         `Remembered in parley (${known.value === "y" ? "always" : "never"} for ${hook.tool} in this session).`
       )
     const cancel = yield* Deferred.make<void>()
+    yield* NotifyHooks.attachAsk(at)
     yield* Effect.forkScoped(hostWhenKnown(at.dir, cancel))
     const timeout = Option.flatMap(flags.timeout, (t) => Option.fromNullishOr(parseDuration(t)))
     const answered = yield* Ask.ask(`Run ${hook.tool}?`, {

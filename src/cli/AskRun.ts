@@ -39,6 +39,7 @@ import type { AskFlags } from "./Ask.ts"
 import { CliFailure } from "./CliFailure.ts"
 import { withStoreAt } from "./conversation/Store.ts"
 import * as ErrorLine from "./ErrorLine.ts"
+import * as NotifyHooks from "./NotifyHooks.ts"
 import type { storage } from "./Root.ts"
 import * as Usage from "./Usage.ts"
 import { VERSION } from "./Version.ts"
@@ -164,6 +165,7 @@ export const run = (flags: AskFlags, at: StorageAt) =>
       const read = optionsOf(flags, flags.text.value)
       if (Result.isFailure(read)) return yield* usage(`${read.failure}.`)
       const cancel = yield* Deferred.make<void>()
+      yield* NotifyHooks.attachAsk(at)
       yield* Effect.forkScoped(hostWhenKnown(at.dir, cancel))
       const prompt = yield* terminalPrompt
       const options = { ...read.success, prompt, cancelled: Deferred.await(cancel) }

@@ -11,9 +11,12 @@
  * // { storage: "/p/.parley", notify: undefined, cwd: "/p", answerCommand, url }
  * ```
  */
+import * as Effect from "effect/Effect"
 import * as Notification from "../domain/notify/Notification.ts"
 import type * as ConfigData from "../domain/tool/Config.ts"
+import * as ConfigFile from "../layers/ConfigFile.ts"
 import type * as NotifierLive from "../layers/notify/NotifierLive.ts"
+import { RunEvents } from "../services/RunEvents.ts"
 import * as Hint from "./Hint.ts"
 
 /** What the settings are made of. */
@@ -41,3 +44,28 @@ export const settings = (inputs: Inputs): NotifierLive.Settings => ({
   },
   url: Notification.pageUrl(inputs.data.server?.web)
 })
+
+/** Where an asker's storage and config are (as `Root.storage` reads them). */
+export interface AskAt {
+  readonly dir: string
+  readonly given: string | undefined
+  readonly config: string
+  readonly configGiven: string | undefined
+}
+
+/**
+ * Tells `[notify]` of an asker's question for the caller's scope: `parley
+ * ask` publishes its steps on the process's run-event hub as a run does. A
+ * config that cannot be read tells nobody (the question is still asked and
+ * listed); the notifier is loaded only when `[notify]` names someone.
+ */
+export const attachAsk = (at: AskAt) =>
+  Effect.gen(function* () {
+    const data = yield* Effect.orElseSucceed(ConfigFile.load(at.config), (): ConfigData.Config => ({}))
+    if (data.notify?.command === undefined && data.notify?.webhook === undefined) return
+    const NotifierLive = yield* Effect.promise(() => import("../layers/notify/NotifierLive.ts"))
+    const notifier = yield* NotifierLive.make(
+      settings({ storage: at.dir, root: process.cwd(), data, storageGiven: at.given, config: at.configGiven })
+    )
+    yield* notifier.attach((yield* RunEvents).events)
+  })

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import { exited, makeProject, parley, persisted, type Project, spawnParley, waitFor } from "../support/Project.ts"
 import { binary } from "../support/Cli.ts"
 import { repoRoot } from "../support/Fixtures.ts"
+import { bodies, startReceiver } from "../support/Receiver.ts"
 import * as Serve from "../support/Serve.ts"
 
 const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
@@ -186,6 +187,36 @@ describe("parley ask", () => {
     expect(parley(p, ["conversation", "answer", row.conversation_id, row.inquiry_id, "no"]).code).toBe(0)
     expect([await exited(first), await exited(second)]).toStrictEqual([0, 0])
     expect([first.stdout(), second.stdout()]).toStrictEqual(["no\n", "no\n"])
+  }, 120_000)
+
+  it("[notify] is told of an ask as of a run's question: question_opened with the command that answers it, question_closed with who answered", async () => {
+    const r = await startReceiver()
+    try {
+      const p = makeProject()
+      fs.appendFileSync(path.join(p.storage, "config.toml"), `\n[notify]\nwebhook = { url = "${r.url}" }\n`)
+      const child = asker(p, ["Deploy to prod?"])
+      const row = await listed(p)
+      await waitFor("question_opened", () => bodies(r).some((b) => b["event"] === "question_opened"), 30_000)
+      const opened = bodies(r).find((b) => b["event"] === "question_opened")!
+      expect(opened).toMatchObject({
+        conversation_id: row.conversation_id,
+        inquiry_id: row.inquiry_id,
+        kind: "question",
+        tool: "ask",
+        question: "Deploy to prod?"
+      })
+      expect(String(opened["answer_command"])).toContain(`conversation answer ${row.conversation_id} ${row.inquiry_id}`)
+      expect(parley(p, ["conversation", "answer", row.conversation_id, row.inquiry_id, "yes"]).code).toBe(0)
+      expect(await exited(child)).toBe(0)
+      await waitFor("question_closed", () => bodies(r).some((b) => b["event"] === "question_closed"), 30_000)
+      expect(bodies(r).find((b) => b["event"] === "question_closed")).toMatchObject({
+        inquiry_id: row.inquiry_id,
+        answered_by: "other",
+        via: "terminal"
+      })
+    } finally {
+      await r.close()
+    }
   }, 120_000)
 
   it("a secret reaches the asker's stdout only: recorded redacted, 0 copies in the storage", async () => {
