@@ -16,6 +16,7 @@
  * ```
  *
  * @since 0.1.0
+ * @internal
  */
 import * as Cause from "effect/Cause"
 import * as Predicate from "effect/Predicate"
