@@ -234,7 +234,32 @@ export const answer = (id: ConversationId, inquiryId: string, input: AnswerInput
       ConversationStore.use((store) => store.open(id)),
       (session) => record(session, inquiryId, input)
     )
-  )
+  ).pipe(Effect.catchTag("ConversationLocked", (locked) => closedInLog(id, inquiryId, locked)))
+
+/**
+ * Why an answer to `inquiryId` is refused when the run it raced is ending: a
+ * run that took an earlier answer has it in the log, while its socket closes
+ * (the offer is lost) and before it lets go of the conversation (it is
+ * locked). A late answer is told the question was answered (or cancelled),
+ * not that the run was lost or the conversation busy; a question not closed
+ * in the log keeps the `refused` refusal.
+ */
+const closedInLog = <E>(
+  id: ConversationId,
+  inquiryId: string,
+  refused: E
+): Effect.Effect<never, E | QuestionAlreadyAnswered | QuestionCancelled, ConversationStore> =>
+  Effect.gen(function* () {
+    const conversation = yield* Effect.option(ConversationStore.use((store) => store.load(id)))
+    const closed = Option.isSome(conversation)
+      ? conversation.value.entries.findLast((e) => e.type === "inquiry_response" && e.id === inquiryId)
+      : undefined
+    if (closed?.type !== "inquiry_response") return yield* Effect.fail(refused)
+    const by = describeResponse(closed)
+    return yield* closed.outcome === "cancelled"
+      ? new QuestionCancelled({ inquiry_id: inquiryId, by })
+      : new QuestionAlreadyAnswered({ inquiry_id: inquiryId, by })
+  })
 
 /** One open question as `--format json` shows it (`answer ID`, the HTTP API). */
 export const row = (q: OpenQuestion): Schema.JsonObject => ({
@@ -288,7 +313,10 @@ export const deliver = (conversation: ConversationId, inquiry: string, value: Sc
   Effect.map(
     toTurn(
       conversation,
-      (turn) => turn.offer(inquiry, value, via),
+      (turn) =>
+        turn
+          .offer(inquiry, value, via)
+          .pipe(Effect.catchTag("RunLost", (lost) => closedInLog(conversation, inquiry, lost))),
       () => answer(conversation, inquiry, { value })
     ),
     (r): Delivered => (r.running ? { _tag: "Delivered", inquiryId: inquiry } : { _tag: "Recorded", ...r.b })

@@ -17,6 +17,7 @@
  *
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -25,6 +26,7 @@ import * as Timestamp from "../domain/event/Timestamp.ts"
 import * as Conversation from "../domain/storage/Conversation.ts"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../domain/storage/ConversationMetadata.ts"
+import * as LastError from "../domain/run/LastError.ts"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import * as Compact from "../domain/stream/Compact.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
@@ -359,6 +361,27 @@ const reportStop =
     )
 
 /**
+ * Keeps the error a run ended in with its conversation (`last_error` of its
+ * row, docs/cli.md#a-run-that-failed), written when the session closes: a run
+ * nobody watches says it where a person looks. An interruption (a stop, a
+ * hand-off, Ctrl-C) is not a failure.
+ */
+const recordFailure =
+  (session: ConversationSession) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    self.pipe(
+      Effect.onExit((exit) =>
+        Exit.isFailure(exit) && LastError.isFailure(exit.cause)
+          ? Effect.flatMap(Clock.currentTimeMillis, (ms) =>
+              session.updateMetadata((m) =>
+                ConversationMetadata.withLastError(m, LastError.fromCause(exit.cause, new Date(ms).toISOString()))
+              )
+            )
+          : Effect.void
+      )
+    )
+
+/**
  * The `detached` policy the turn follows whatever its prompter says: config's
  * (or `--detached-policy`), else the policy the run that left the
  * incomplete turn recorded (docs/questions-and-approvals.md#when-nobody-is-there-the-detached-policy),
@@ -428,6 +451,8 @@ export const query = <E = never>(options: QueryOptions<E>) =>
       const model = modelCell(options.model, events)
       const { session, created } = yield* openTarget(options, model, now)
       const fixed = yield* fixedPolicy(session, options)
+      // The last run's error is kept until this run: this run says its own (or none).
+      yield* session.updateMetadata((m) => ConversationMetadata.withLastError(m, null))
       yield* events.publish(
         RunEvent.make.ConversationKnown({
           conversation_id: session.id,
@@ -451,6 +476,6 @@ export const query = <E = never>(options: QueryOptions<E>) =>
         )
         // A recorded policy is the turn's for this run: the coordinator reads it as config.
         return done(yield* fixed?.recorded === true ? withPolicy(ran, fixed.policy) : ran)
-      }).pipe(reportStop(session, events))
+      }).pipe(recordFailure(session), reportStop(session, events))
     })
   )

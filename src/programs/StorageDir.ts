@@ -18,16 +18,24 @@ import * as Storage from "../domain/storage/Storage.ts"
 /**
  * Why `given` (a `--storage` or `$PARLEY_STORAGE`) that starts like a
  * PostgreSQL url is not one (`postgres:/bad` was taken for a directory of
- * that name), or undefined. Other names, `backup:old` included, are
+ * that name; `postgres://` names nothing), or undefined. Other names, `backup:old` included, are
  * directories; one really named `postgres:…` is written `./postgres:…`. A
  * password in the value is not repeated.
  */
 export const databaseUrlProblem = (given: string): string | undefined => {
   if (!/^postgres(ql)?:/i.test(given)) return undefined
-  if (Storage.of(given)._tag === "Database" && URL.canParse(given)) return undefined
+  if (Storage.of(given)._tag === "Database" && URL.canParse(given) && namesSomething(new URL(given))) return undefined
   const shown = given.replace(/:[^:@/]*@/, ":***@")
   return `${shown} is not a PostgreSQL connection url: expected postgres://[user[:password]@]host[:port]/database (a directory of that name is written ./${shown})`
 }
+
+/**
+ * Whether a parsed url names a server or a database (`postgres://`, empty,
+ * names neither: a typo taken for "every default" would connect somewhere
+ * no one asked for); a `?host=` socket directory counts.
+ */
+const namesSomething = (u: URL): boolean =>
+  u.hostname !== "" || (u.pathname !== "" && u.pathname !== "/") || u.searchParams.has("host")
 
 /**
  * What names a database for the files this machine keeps about it (host

@@ -32,14 +32,15 @@ export const toJsonRow = (s: ConversationSummary) => ({
 })
 
 /**
- * The JSON row of `ls`: contract §3's, its labels (JP RFD 101, `{ key: [values…] }`)
- * and `damaged` (null: it reads). A conversation that cannot be read is a row too,
+ * The JSON row of `ls`: contract §3's, its labels (JP RFD 101, `{ key: [values…] }`),
+ * `damaged` (null: it reads) and `last_error` (null: its last run did not fail). A conversation that cannot be read is a row too,
  * with `damaged` saying why and nothing it could not read.
  */
 export const lsJsonRow = (s: ConversationSummary) => ({
   ...toJsonRow(s),
   labels: Labels.toJson(s.labels),
-  damaged: null
+  damaged: null,
+  last_error: s.lastError
 })
 
 /** The JSON row of a conversation that cannot be read: `damaged` says why. */
@@ -53,5 +54,6 @@ export const damagedJsonRow = (d: DamagedConversation) => ({
   tokens: null,
   labels: null,
   damaged: d.reason,
+  last_error: null,
   running: null
 })

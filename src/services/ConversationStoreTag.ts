@@ -34,6 +34,7 @@ import type { BaseConfig, Conversation } from "../domain/storage/Conversation.ts
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { ConversationMetadata } from "../domain/storage/ConversationMetadata.ts"
 import type { Label } from "../domain/storage/Labels.ts"
+import type { LastError } from "../domain/run/LastError.ts"
 import type { WaitingQuestion } from "../domain/stream/OpenQuestions.ts"
 import type { ConversationSession } from "./ConversationSession.ts"
 import type { ConversationExists, ConversationLocked, OpenError, StoreError, StoreIoError } from "./StoreErrors.ts"
@@ -66,6 +67,8 @@ export interface ConversationSummary {
   readonly labels: ReadonlyArray<Label>
   /** Where it lives (a directory for the file layer). */
   readonly path: string
+  /** The error its last run ended in, kept until its next run (`metadata.json`'s `parley_last_error`); `null`: none. */
+  readonly lastError: LastError | null
   /**
    * The open questions of its turn waiting for input (`parley inbox`), when
    * the store keeps them with its listing (the file and memory stores);

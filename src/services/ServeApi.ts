@@ -26,6 +26,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as HttpApiSecurity from "effect/http-api/HttpApiSecurity"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import * as LastError from "../domain/run/LastError.ts"
 import { LiveViewGone, LiveViewLagged } from "../domain/run/LiveView.ts"
 import { RunEvent } from "../domain/run/RunEvent.ts"
 import { parseExact } from "../domain/storage/ConversationIdText.ts"
@@ -77,6 +78,8 @@ export const ConversationRow = Schema.Struct({
   labels: Schema.NullOr(Schema.Record(Schema.String, Schema.Array(Schema.String))),
   /** `null`, or why the conversation cannot be read (`conversation check ID` says more). */
   damaged: Schema.NullOr(Schema.String),
+  /** The error the conversation's last run ended in (`message`, and `at` in RFC 3339), kept until its next run; `null`: none. */
+  last_error: Schema.NullOr(LastError.LastError),
   running: Running,
   /** Why a `[notify]` hook failed for this conversation, shown once (absent when none did). */
   notify_error: Schema.optionalKey(Schema.String)

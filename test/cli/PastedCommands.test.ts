@@ -6,10 +6,11 @@
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterEach, describe, expect, it } from "@effect/vitest"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Hint from "../../src/cli/Hint.ts"
 import { binary } from "../support/Cli.ts"
 import { tempDir } from "../support/Fixtures.ts"
+import { freshDatabase, type PgServer, pgSkip, startPg } from "../support/Pg.ts"
 import { addDeferrable, DEFERRABLE, exited, waitFor } from "../support/Project.ts"
 
 const dirs: Array<string> = []
@@ -40,10 +41,13 @@ const runnable = (printed: string): string => {
 const paste = (printed: string, cwd: string) =>
   spawnSync("sh", ["-c", runnable(printed)], { cwd, env: env(), encoding: "utf8", timeout: 60_000 })
 
-/** A project whose storage is not the default (`my store`) and whose tools are only in a `--config` file elsewhere. */
-const project = () => {
+/**
+ * A project whose storage is not the default (`my store`, or the database `storage`) and whose tools are
+ * only in a `--config` file elsewhere.
+ */
+const project = (database?: string) => {
   const root = temp()
-  const storage = path.join(root, "my store")
+  const storage = database ?? path.join(root, "my store")
   const config = path.join(root, "conf dir", "parley.toml")
   fs.mkdirSync(path.dirname(config))
   fs.writeFileSync(config, DEFERRABLE)
@@ -180,4 +184,57 @@ describe("printed commands work when pasted", () => {
     await exited(again)
     expect(fs.readdirSync(elsewhere)).toStrictEqual([])
   }, 120_000)
+})
+
+let pg: PgServer | undefined
+describe.skipIf(pgSkip !== undefined)("printed commands work when pasted, on PostgreSQL", () => {
+  beforeAll(async () => {
+    pg = await startPg()
+  }, 60_000)
+  afterAll(() => pg?.stop())
+
+  it("the empty listing's hint, a deferred turn's answer command and the resume command it prints, run from elsewhere", () => {
+    const p = project(freshDatabase(pg!))
+    const elsewhere = temp()
+    const empty = spawnSync(process.execPath, [binary, ...p.flags, "conversation", "ls"], {
+      cwd: p.root,
+      env: env(),
+      encoding: "utf8",
+      timeout: 60_000
+    })
+    const hint = lineAfter(empty.stdout, /Start one with `(.+)`\./)
+    expect(hint).toContain(`--storage ${p.storage}`)
+    const r = spawnSync(
+      process.execPath,
+      [binary, ...p.flags, "query", "--new", "go", "--script", p.script, "--detached-policy", "defer"],
+      { cwd: p.root, env: env(), encoding: "utf8", timeout: 60_000 }
+    )
+    expect(r.status, r.stderr).toBe(3)
+    const answer = lineAfter(r.stderr, /^\s+(parley conversation answer .+)$/m)
+    for (const flag of ["--script", "--detached-policy defer", "--storage", "--config"]) expect(answer).toContain(flag)
+    const answered = paste(answer.replace("<yes|no>", "yes"), elsewhere)
+    expect(answered.status, answered.stderr).toBe(0)
+    const resume = lineAfter(answered.stderr, /resume the turn: (parley query .+)$/m)
+    scriptTheEnd(p.script)
+    const resumed = paste(resume, elsewhere)
+    expect(resumed.status, resumed.stderr).toBe(0)
+    expect(resumed.stdout).toContain("Done.")
+    // The empty listing's hint, pasted with a message: a turn in the same database (its latest conversation).
+    fs.writeFileSync(p.script, JSON.stringify({ steps: [{ message: "Hello." }] }))
+    const started = paste(hint.replace('"…"', `--script ${Hint.quote(p.script)} hi`), elsewhere)
+    expect(started.status, started.stderr).toBe(0)
+    expect(started.stdout).toContain("Hello.")
+    const rows = spawnSync(
+      process.execPath,
+      [binary, "--storage", p.storage, "conversation", "ls", "--format", "json"],
+      {
+        cwd: p.root,
+        env: env(),
+        encoding: "utf8",
+        timeout: 60_000
+      }
+    )
+    expect(JSON.parse(rows.stdout)).toMatchObject([{ incomplete: null }])
+    expect(fs.readdirSync(elsewhere)).toStrictEqual([])
+  }, 180_000)
 })

@@ -37,6 +37,14 @@ describe("typos are refused with what was meant", () => {
       )
       expect(lines(r.stderr)[1]).toBe("Run `parley --help` for usage.")
     }
+    // A url with one slash, and one that names neither a server nor a database.
+    for (const url of ["postgresql:/x", "postgres://"]) {
+      const r = runParley(["--storage", url, "conversation", "ls"], { cwd })
+      expect(r.code, r.stderr).toBe(2)
+      expect(lines(r.stderr)[0]).toBe(
+        `parley: --storage ${url} is not a PostgreSQL connection url: expected postgres://[user[:password]@]host[:port]/database (a directory of that name is written ./${url})`
+      )
+    }
     const secret = runParley(["conversation", "ls"], { cwd, env: { PARLEY_STORAGE: "postgres://me:hunter22@[bad/db" } })
     expect(secret.code).toBe(2)
     expect(secret.stderr).toContain("postgres://me:***@[bad/db is not a PostgreSQL connection url")

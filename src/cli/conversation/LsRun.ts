@@ -13,6 +13,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { printable } from "../../domain/render/TerminalText.ts"
 import * as Labels from "../../domain/storage/Labels.ts"
+import * as LastError from "../../domain/run/LastError.ts"
 import {
   ConversationStore,
   type ConversationSummary,
@@ -31,7 +32,9 @@ const textRow = (s: ConversationSummary): string => {
       : `  [incomplete: ${s.incomplete.state}${s.incomplete.tool !== undefined ? ` (${s.incomplete.tool})` : ""}]`
   const when = s.lastEventAt === null ? "-" : s.lastEventAt.replace("T", " ").replace(/\.\d+Z$|Z$/, "")
   const labels = s.labels.length === 0 ? "" : `  {${printable(Labels.text(s.labels))}}`
-  return `${s.id}  ${when.padEnd(19)}  ${String(s.events).padStart(5)} events  ${s.archived ? "(archived) " : ""}${s.title === null ? "(untitled)" : printable(s.title)}${labels}${status}`
+  // Its last run's error, until its next run: a run nobody watched says here that it failed.
+  const failed = s.lastError === null ? "" : `  [${printable(LastError.text(s.lastError))}]`
+  return `${s.id}  ${when.padEnd(19)}  ${String(s.events).padStart(5)} events  ${s.archived ? "(archived) " : ""}${s.title === null ? "(untitled)" : printable(s.title)}${labels}${status}${failed}`
 }
 
 const damagedTextRow = (d: DamagedConversation): string =>

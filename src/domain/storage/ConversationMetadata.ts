@@ -20,6 +20,7 @@ import { setKey } from "./EntryCodec.ts"
 import * as Labels from "./Labels.ts"
 import * as Timestamp from "../event/Timestamp.ts"
 import { DetachedPolicy } from "../tool/Config.ts"
+import * as LastError from "../run/LastError.ts"
 
 type Json = Schema.Json
 type JsonObject = { [key: string]: Json }
@@ -187,5 +188,26 @@ export const withRecordedPolicy = (
   const extra: JsonObject = {}
   for (const k of Object.keys(m.extra)) if (k !== DETACHED_POLICY_KEY) setKey(extra, k, m.extra[k]!)
   if (recorded !== undefined) setKey(extra, DETACHED_POLICY_KEY, { policy: recorded.policy, turn: recorded.turn })
+  return new ConversationMetadata({ ...m, extra }, { disableChecks: true })
+}
+
+/**
+ * The key of parley's own metadata that keeps the error the conversation's
+ * last run ended in (`LastError`), until its next run: JP ignores it, as
+ * {@link DETACHED_POLICY_KEY}.
+ */
+export const LAST_ERROR_KEY = "parley_last_error"
+
+/** The error the last run of `m`'s conversation ended in, or `null` (none, or a value of another shape). */
+export const lastError = (m: ConversationMetadata): LastError.LastError | null =>
+  LastError.read(m.extra[LAST_ERROR_KEY])
+
+/** `m` keeping `error` as its last run's error (`null`: none, the key removed). */
+export const withLastError = (m: ConversationMetadata, error: LastError.LastError | null): ConversationMetadata => {
+  const current = lastError(m)
+  if (current?.message === error?.message && current?.at === error?.at) return m
+  const extra: JsonObject = {}
+  for (const k of Object.keys(m.extra)) if (k !== LAST_ERROR_KEY) setKey(extra, k, m.extra[k]!)
+  if (error !== null) setKey(extra, LAST_ERROR_KEY, { message: error.message, at: error.at })
   return new ConversationMetadata({ ...m, extra }, { disableChecks: true })
 }

@@ -40,13 +40,13 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import type * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as ContextWindow from "../../domain/model/ContextWindow.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
+import * as LastError from "../../domain/run/LastError.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import type * as ConfigData from "../../domain/tool/Config.ts"
 import * as LlmInquiryBackend from "../LlmInquiryBackend.ts"
@@ -182,16 +182,7 @@ const freezableStore = (store: ConversationStore["Service"], frozen: () => boole
 })
 
 /** What a failed turn's cause says, on one line: its error's message (errors carry data and say themselves). */
-const failureLine = (cause: Cause.Cause<unknown>): string => {
-  const error = Cause.squash(cause)
-  const message =
-    error instanceof Error
-      ? error.message
-      : Predicate.hasProperty(error, "message")
-        ? String(error.message)
-        : String(error)
-  return message.replaceAll("\n", " ")
-}
+const failureLine = (cause: Cause.Cause<unknown>): string => LastError.messageOf(Cause.squash(cause))
 
 /** The inquiry backend of one turn, on the model it chose. */
 const inquiryOf = (

@@ -19,11 +19,16 @@
 import * as Effect from "effect/Effect"
 import * as HostPath from "./HostPath.ts"
 
-/** A running turn: the host's pid, its open questions and the tools that asked them. */
+/**
+ * A running turn: the host's pid, its open questions and the tools that asked them; or, for a host of
+ * another protocol version (a run of another parley version, which this parley may not ask more),
+ * `other` with what it said of itself (`pid` is then `null`: it was not asked).
+ */
 export interface Running {
-  readonly pid: number
+  readonly pid: number | null
   readonly waiting: ReadonlyArray<string>
   readonly tools: ReadonlyArray<string>
+  readonly other?: { readonly protocol: number; readonly parley?: string | undefined } | undefined
 }
 
 // Loaded only when a socket is there: a listing with no live run loads no RPC code (start-up).
@@ -35,6 +40,8 @@ type HostClientModule = Effect.Success<ReturnType<typeof loadClient>>
 
 // A killed host's socket refuses at once (ECONNREFUSED); the timeout only bounds a host that
 // accepts but hangs, so it can be generous enough for a loaded machine.
+// A host of another protocol version runs (it answered its Hello): listed as running, in a word, not as
+// not running.
 const infoOf = (HostClient: HostClientModule, socket: string) =>
   Effect.scoped(Effect.flatMap(HostClient.connect(socket), (client) => client.Info())).pipe(
     Effect.timeout("3 seconds"),
@@ -43,6 +50,14 @@ const infoOf = (HostClient: HostClientModule, socket: string) =>
         pid: info.pid,
         waiting: info.open.map((q) => q.inquiry_id),
         tools: [...new Set(info.open.map((q) => q.call.name))]
+      })
+    ),
+    Effect.catchTag("HostProtocolMismatch", (e) =>
+      Effect.succeed<Running>({
+        pid: null,
+        waiting: [],
+        tools: [],
+        other: { protocol: e.host, ...(e.host_parley !== undefined ? { parley: e.host_parley } : {}) }
       })
     ),
     Effect.option
@@ -70,14 +85,28 @@ export const of = (storage: string, ids: ReadonlyArray<string>): Effect.Effect<R
     return running
   })
 
-/** The JSON `running` field of an `ls` row. */
+/** The JSON `running` field of an `ls` row (a run of another parley version adds `host_protocol` and `parley`). */
 export const jsonOf = (running: Running | undefined) =>
-  running === undefined ? null : { pid: running.pid, waiting: running.waiting }
+  running === undefined
+    ? null
+    : {
+        pid: running.pid,
+        waiting: running.waiting,
+        ...(running.other !== undefined
+          ? { host_protocol: running.other.protocol, parley: running.other.parley ?? null }
+          : {})
+      }
+
+/** What a run of another parley version is called: its version, when it said, and its protocol's. */
+const otherText = (other: NonNullable<Running["other"]>): string =>
+  `other parley version (${other.parley !== undefined ? `parley ${other.parley}, ` : ""}host protocol ${other.protocol})`
 
 /** The text suffix of an `ls` row. */
 export const textOf = (running: Running | undefined): string =>
   running === undefined
     ? ""
-    : running.waiting.length > 0
-      ? `  [running, waiting for input: ${running.tools.join(", ")}]`
-      : `  [running pid ${running.pid}]`
+    : running.other !== undefined
+      ? `  [running: ${otherText(running.other)}]`
+      : running.waiting.length > 0
+        ? `  [running, waiting for input: ${running.tools.join(", ")}]`
+        : `  [running pid ${running.pid}]`

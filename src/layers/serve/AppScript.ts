@@ -152,7 +152,10 @@ export const APP_JS = String.raw`"use strict";
 
   function stateOf(row) {
     if (row.running) return row.running.waiting.length > 0 ? "waiting for input" : "running";
-    return row.incomplete ? "incomplete: " + row.incomplete.state : "";
+    var said = [];
+    if (row.incomplete) said.push("incomplete: " + row.incomplete.state);
+    if (row.last_error) said.push("failed: " + row.last_error.message);
+    return said.join("; ");
   }
 
   function list(table) {

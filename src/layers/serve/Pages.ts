@@ -23,6 +23,8 @@ import { renderHtml } from "../../domain/render/Html.ts"
 import { PAGE_CSS } from "../../domain/render/HtmlStyle.ts"
 import { escapeHtml } from "../../domain/render/HtmlText.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
+import * as LastError from "../../domain/run/LastError.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import { APP_JS } from "./AppScript.ts"
 import * as Hosts from "./Hosts.ts"
@@ -62,9 +64,10 @@ const stateOf = (s: ConversationSummary, running: Running | undefined): string =
     ? running.open.length > 0
       ? "waiting for input"
       : "running"
-    : s.incomplete !== null
-      ? `incomplete: ${s.incomplete.state}`
-      : ""
+    : [
+        ...(s.incomplete !== null ? [`incomplete: ${s.incomplete.state}`] : []),
+        ...(s.lastError !== null ? [LastError.text(s.lastError)] : [])
+      ].join("; ")
 
 const shell = (title: string, body: string) => `<!doctype html>
 <html lang="en">
@@ -141,7 +144,13 @@ const conversationPage = (id: string) =>
         live: { script: "/app.js", css: LIVE_CSS, controls: controls(c.id) }
       }
     )
-    return html(page.replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>`))
+    // Its last run's error, until its next run: said above the conversation, not only in a log nobody reads.
+    const error = ConversationMetadata.lastError(c.metadata)
+    const failed =
+      error === null
+        ? ""
+        : `<p class="note" id="last-error" role="alert">The last run ${escapeHtml(LastError.text(error))} (${escapeHtml(error.at)})</p>\n`
+    return html(page.replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>${failed}`))
   })
 
 /**

@@ -54,6 +54,8 @@ import type * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationIdText from "../../domain/storage/ConversationIdText.ts"
 import * as TimestampText from "../../domain/event/TimestampText.ts"
 import type { Label } from "../../domain/storage/Labels.ts"
+import * as LastErrorModel from "../../domain/run/LastError.ts"
+import type { LastError } from "../../domain/run/LastError.ts"
 import type { IncompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
 import type { WaitingQuestion } from "../../domain/stream/OpenQuestions.ts"
 import type { ConversationSummary, DamagedConversation, Listing } from "../../services/ConversationStore.ts"
@@ -66,7 +68,7 @@ import * as JsonText from "../../domain/storage/JsonText.ts"
 import { DIR_MODE } from "../../domain/storage/PrivateDir.ts"
 
 export const INDEX = ".parley-index.json"
-const INDEX_VERSION = 9
+const INDEX_VERSION = 10
 
 /**
  * The files a row comes from. `base_config.json` adds nothing to a summary,
@@ -99,8 +101,10 @@ interface Cells {
   readonly labels: ReadonlyArray<Label> | null
   /** The open questions of its turn waiting for input (`parley inbox`); null when it is not waiting. */
   readonly waiting: ReadonlyArray<WaitingQuestion> | null
+  /** The error its last run ended in (`metadata.json`'s, kept until its next run); null: none, or damage. */
+  readonly lastError: LastError | null
 }
-const CELLS = 10
+const CELLS = 11
 
 /** A conversation decoded by this listing: its key (its directory name, under `.archive/` when archived), stamp and cells. */
 interface Row {
@@ -189,7 +193,8 @@ const validCells = (stored: Stored, i: number): boolean => {
     isIncomplete(c[o + 4]) &&
     typeof c[o + 7] === "number" &&
     isLabels(c[o + 8]) &&
-    (c[o + 9] === null || Array.isArray(c[o + 9]))
+    (c[o + 9] === null || Array.isArray(c[o + 9])) &&
+    (c[o + 10] === null || LastErrorModel.read(c[o + 10]) !== null)
   )
 }
 
@@ -242,7 +247,8 @@ const NOT_LISTED = {
   at: "",
   tokens: null,
   labels: null,
-  waiting: null
+  waiting: null,
+  lastError: null
 } as const
 
 /** What decoding a directory gave: its row, why it cannot be read now (not remembered), or that it is gone. */
@@ -311,7 +317,8 @@ const decodeRow = async (found: Found): Promise<Decoded> => {
         damage: null,
         tokens: s.tokens,
         labels: s.labels,
-        waiting: s.waiting ?? null
+        waiting: s.waiting ?? null,
+        lastError: s.lastError
       }
       return { _tag: "Row", row: { key: found.key, stamp, cells } }
     } catch (error) {
@@ -586,7 +593,8 @@ const writeIndex = async (conversationsDir: string, stored: Stored, rows: Readon
         c.damage,
         c.tokens,
         c.labels,
-        c.waiting
+        c.waiting,
+        c.lastError
       )
     }
   }
@@ -621,6 +629,7 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
       tokens: c.tokens!,
       labels: c.labels!,
       path: dir,
+      lastError: c.lastError,
       ...(c.waiting !== null ? { waiting: c.waiting } : {})
     }
   }
@@ -639,6 +648,7 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
     tokens: c[o + 7] as number,
     labels: c[o + 8] as ReadonlyArray<Label>,
     path: dir,
+    lastError: LastErrorModel.read(c[o + 10]),
     ...(c[o + 9] !== null ? { waiting: c[o + 9] as ReadonlyArray<WaitingQuestion> } : {})
   }
 }

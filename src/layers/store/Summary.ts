@@ -15,6 +15,7 @@
 import { conversationTokens } from "../../domain/model/ContextWindow.ts"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
 import * as ConversationModel from "../../domain/storage/Conversation.ts"
+import * as ConversationMetadataModel from "../../domain/storage/ConversationMetadata.ts"
 import * as Labels from "../../domain/storage/Labels.ts"
 import { incompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
 import * as OpenQuestions from "../../domain/stream/OpenQuestions.ts"
@@ -35,6 +36,7 @@ export const summaryOf = (conversation: Conversation, path: string): Conversatio
     tokens: conversationTokens(conversation.entries),
     labels: Labels.normalize(conversation.metadata.labels),
     path,
+    lastError: ConversationMetadataModel.lastError(conversation.metadata),
     // Kept with the row: `parley inbox` lists waiting turns without reading their logs again.
     ...(incomplete?.state === "waiting-for-input" ? { waiting: OpenQuestions.ofEntries(conversation.entries) } : {})
   }

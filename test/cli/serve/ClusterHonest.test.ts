@@ -3,13 +3,15 @@
 // went to stdout after the URL), and stopped with
 // SIGTERM it says at most one line on stderr: the warnings its own stop causes are not shown. With the
 // scripted model each conversation's turn follows the script from its first step (a runner's turns shared one
-// position), and a turn that fails says so in its runner's log.
+// position), and a turn that fails says so in its runner's log and, within a second, in its row's `last_error`
+// (the API, the page, `ls`).
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as RunnerLog from "../../../src/cli/serve/cluster/RunnerLog.ts"
 import * as Cluster from "../../support/Cluster.ts"
+import { runParley } from "../../support/Cli.ts"
 import { exited } from "../../support/Project.ts"
 import { freshDatabase, type PgServer, pgSkip, psql, startPg } from "../../support/Pg.ts"
 
@@ -84,7 +86,7 @@ const until = async <A>(what: string, check: () => Promise<A | undefined>, ms: n
 }
 
 describe.skipIf(pgSkip !== undefined)("the scripted model in a cluster", () => {
-  it("10 conversations over 2 runners each follow the script from its first step; a failed turn is said in the log", async () => {
+  it("10 conversations over 2 runners each follow the script from its first step; a failed turn is said in the log, the API, the page and ls within 1 s", async () => {
     const dir = fs.mkdtempSync(path.join(process.env["TMPDIR"] ?? "/tmp", "parley-script-"))
     const script = path.join(dir, "s.json")
     const steps = (name: string) => [
@@ -117,10 +119,10 @@ describe.skipIf(pgSkip !== undefined)("the scripted model in a cluster", () => {
         60_000
       )
     expect(cluster.effects("shared")).toBe(10)
-    // A model call that fails: the runner that ran the turn says so on stderr, naming the conversation.
+    // A model call that fails: the runner that ran the turn says so on stderr, naming the conversation, and
+    // within a second its row says it (`last_error`) in the API, on the page and in `ls`.
     fs.writeFileSync(script, JSON.stringify({ steps: [{ error: "the model is down" }] }))
     const failed = await runners[1]!.post("/api/conversations", { message: "deploy again", model: "scripted" })
-    const id = failed.body?.conversation_id as string | undefined
     await until(
       "the failure in a runner's log",
       async () => (runners.some((r) => r.output().includes("the turn failed")) ? true : undefined),
@@ -128,7 +130,38 @@ describe.skipIf(pgSkip !== undefined)("the scripted model in a cluster", () => {
     )
     const said = runners.map((r) => r.output()).join("")
     expect(said).toMatch(/^parley serve --cluster: jp-c\d+: the turn failed: .*the model is down/m)
-    if (id !== undefined) expect(said).toContain(`jp-c${id}`)
+    const id = (failed.body?.conversation_id as string | undefined) ?? /jp-c(\d+): the turn failed/.exec(said)![1]!
+    expect(said).toContain(`jp-c${id}`)
+    const logged = Date.now()
+    const rows = await until(
+      "last_error in GET /api/conversations",
+      async () => {
+        const r = await runners[0]!.json("/api/conversations")
+        const row = r.body.find((row: any) => row.id === id)
+        return row !== undefined && row.last_error !== null ? r.body : undefined
+      },
+      5_000
+    )
+    expect(Date.now() - logged).toBeLessThan(1000)
+    const row = rows.find((r: any) => r.id === id)
+    expect(row.last_error.message).toBe("the model is down")
+    expect(Number.isNaN(Date.parse(row.last_error.at))).toBe(false)
+    // 0 turns end without a word: every other conversation finished and has no error; none is left
+    // incomplete without a run or an error.
+    for (const r of rows) {
+      if (r.id !== id) expect(r.last_error, r.id).toBeNull()
+      expect(r.incomplete === null || r.running !== null || r.last_error !== null, JSON.stringify(r)).toBe(true)
+    }
+    expect(rows.filter((r: any) => ids.includes(r.id) && r.incomplete === null).length).toBe(10)
+    const page = await fetch(`${runners[1]!.base}/`, { headers: { authorization: `Bearer ${Cluster.TOKEN}` } })
+    expect(await page.text()).toContain("failed: the model is down")
+    const one = await fetch(`${runners[0]!.base}/conversations/${id}`, {
+      headers: { authorization: `Bearer ${Cluster.TOKEN}` }
+    })
+    expect(await one.text()).toContain("The last run failed: the model is down")
+    const ls = runParley(["--storage", cluster.url, "conversation", "ls"], { cwd: cluster.root })
+    expect(ls.code, ls.stderr).toBe(0)
+    expect(ls.stdout.split("\n").find((l) => l.startsWith(id))).toContain("[failed: the model is down]")
     fs.rmSync(dir, { recursive: true, force: true })
   }, 240_000)
 })

@@ -103,7 +103,7 @@ describe("RFD 027: the host handshake's version field", () => {
     expect(PROTOCOL).toBe(1)
   })
 
-  it("RFD 027 host version: attach, answer and kill refuse a host of another protocol version with one line, before any other call", async () => {
+  it("RFD 027 host version: attach, answer and kill refuse a host of another protocol version with one line, before any other call; ls lists it as a run of another parley version", async () => {
     const { p, id } = finished()
     const server = (path: string) =>
       RpcServer.layer(HostRpcs, { disableTracing: true }).pipe(
@@ -131,6 +131,17 @@ describe("RFD 027: the host handshake's version field", () => {
       expect(r.code, args.join(" ")).toBe(1)
       expect(r.stderr.trimEnd().split("\n"), args.join(" ")).toStrictEqual([`parley: ${line}`])
     }
+    // ls does not call it not running: it says a run of another parley version holds it.
+    const ls = await cli(p, ["conversation", "ls"])
+    expect(ls.code, ls.stderr).toBe(0)
+    expect(ls.stdout).toMatch(/ {2}\[running: other parley version \(parley 9\.0\.0, host protocol 2\)\]\n$/)
+    const json = await cli(p, ["conversation", "ls", "--format", "json"])
+    expect(JSON.parse(json.stdout)[0].running).toStrictEqual({
+      pid: null,
+      waiting: [],
+      host_protocol: 2,
+      parley: "9.0.0"
+    })
   })
 
   it("RFD 027 host version: a host that predates Hello (no version field) is read as version 1 and spoken to", async () => {

@@ -219,16 +219,16 @@ describe("Listing.list", () => {
     // Served from the index: a tokens cell edited by hand (files unchanged) is what a warm listing shows.
     const index = path.join(conversations, Listing.INDEX)
     const stored = JSON.parse(fs.readFileSync(index, "utf8")) as { version: number; cells: Array<unknown> }
-    expect(stored.version).toBe(9)
-    stored.cells[10 + 7] = 4242
+    expect(stored.version).toBe(10)
+    stored.cells[11 + 7] = 4242
     fs.writeFileSync(index, JSON.stringify(stored))
     expect((await Listing.list(conversations, { archived: false })).conversations.map((c) => c.tokens)).toStrictEqual([
       11, 4242
     ])
-    // An index of the version before the waiting questions is rebuilt from the files.
+    // An index of the version before the last run's error is rebuilt from the files.
     fs.writeFileSync(
       index,
-      JSON.stringify({ ...stored, version: 8, cells: stored.cells.filter((_, i) => i % 10 !== 9) })
+      JSON.stringify({ ...stored, version: 9, cells: stored.cells.filter((_, i) => i % 11 !== 10) })
     )
     expect((await Listing.list(conversations, { archived: false })).conversations.map((c) => c.tokens)).toStrictEqual([
       11, 1005

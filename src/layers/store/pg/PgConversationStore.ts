@@ -43,9 +43,12 @@ import type { StreamEntry } from "../../../domain/event/ConversationEvent.ts"
 import * as Timestamp from "../../../domain/event/Timestamp.ts"
 import type { Conversation } from "../../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../../domain/storage/ConversationId.ts"
+import * as ConversationMetadata from "../../../domain/storage/ConversationMetadata.ts"
 import * as JsonText from "../../../domain/storage/JsonText.ts"
 import * as Labels from "../../../domain/storage/Labels.ts"
 import * as IncompleteTurn from "../../../domain/stream/IncompleteTurn.ts"
+import * as LastErrorModel from "../../../domain/run/LastError.ts"
+import type { LastError } from "../../../domain/run/LastError.ts"
 import type { MissingPackage } from "../../../domain/package/MissingPackage.ts"
 import * as LoadPackage from "../../LoadPackage.ts"
 import {
@@ -434,32 +437,49 @@ export const make = (url: string) =>
     return ConversationStore.of({ list, load, open, create, check, remove })
   })
 
-const summaryOfRow = (r: ConversationRow, path: string): ConversationSummary => ({
-  id: r.id as ConversationId.ConversationId,
-  title: r.title,
-  events: r.events,
-  lastEventAt: r.last_event_at,
-  lastActivatedAt: r.last_activated_at,
-  archived: r.archived,
-  incomplete:
-    r.incomplete_state === null
-      ? null
-      : { state: r.incomplete_state, ...(r.incomplete_tool === null ? {} : { tool: r.incomplete_tool }) },
-  tokens: Number(r.tokens),
-  labels: labelsOf(r.metadata),
-  path
-})
-
-/** The labels in a row's `metadata.json` text (none when it has none; a row that does not decode is damage, not listed). */
-const labelsOf = (metadata: string | null): ReadonlyArray<Labels.Label> => {
-  if (metadata === null) return []
-  try {
-    const raw: unknown = JsonText.parse(metadata)
-    const labels = typeof raw === "object" && raw !== null ? (raw as { labels?: unknown }).labels : undefined
-    return labels === undefined || labels === null ? [] : Labels.normalize(Labels.decode(labels))
-  } catch {
-    return []
+const summaryOfRow = (r: ConversationRow, path: string): ConversationSummary => {
+  const kept = keptOf(r.metadata)
+  return {
+    id: r.id as ConversationId.ConversationId,
+    title: r.title,
+    events: r.events,
+    lastEventAt: r.last_event_at,
+    lastActivatedAt: r.last_activated_at,
+    archived: r.archived,
+    incomplete:
+      r.incomplete_state === null
+        ? null
+        : { state: r.incomplete_state, ...(r.incomplete_tool === null ? {} : { tool: r.incomplete_tool }) },
+    tokens: Number(r.tokens),
+    labels: kept.labels,
+    path,
+    lastError: kept.lastError
   }
+}
+
+/**
+ * What a row's `metadata.json` text adds to its listing: its labels and its last run's error (none when it
+ * has none; a row that does not decode is damage, not listed).
+ */
+const keptOf = (metadata: string | null): { labels: ReadonlyArray<Labels.Label>; lastError: LastError | null } => {
+  const none = { labels: [], lastError: null }
+  if (metadata === null) return none
+  let raw: unknown
+  try {
+    raw = JsonText.parse(metadata)
+  } catch {
+    return none
+  }
+  if (typeof raw !== "object" || raw === null) return none
+  const rawLabels = "labels" in raw ? raw.labels : undefined
+  let labels: ReadonlyArray<Labels.Label> = []
+  try {
+    labels = rawLabels === undefined || rawLabels === null ? [] : Labels.normalize(Labels.decode(rawLabels))
+  } catch {
+    labels = []
+  }
+  const key = ConversationMetadata.LAST_ERROR_KEY
+  return { labels, lastError: LastErrorModel.read(key in raw ? raw[key] : undefined) }
 }
 
 const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<Arr.NonEmptyReadonlyArray<A>> => {
