@@ -234,7 +234,9 @@ describe("parley serve: runs hosted by parley query", () => {
     expect(seen.map((f) => JSON.parse(f.data)).find((e) => e._tag === "ConversationKnown")).toStrictEqual({
       _tag: "ConversationKnown",
       conversation_id: id,
-      created: true
+      created: true,
+      // The run's policy (config's "wait") travels with the event: the watcher knows its questions wait.
+      detached_policy: "wait"
     })
     first.close() // dropped
 
