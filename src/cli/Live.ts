@@ -33,7 +33,7 @@ import * as PendingAnswersLive from "../layers/PendingAnswersLive.ts"
 import * as RunEventsLive from "../layers/RunEventsLive.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
-import * as StorageStore from "./StorageStore.ts"
+import * as StorageStore from "../layers/store/StorageStore.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
 import { Executor } from "../services/Executor.ts"
@@ -279,7 +279,12 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       })
       return Layer.mergeAll(
         Layer.succeed(Run, run),
-        StorageStore.storeLayer(settings.storage),
+        Layer.catchTag(
+          StorageStore.storeLayer(settings.storage),
+          ["StoreIoError", "MissingPackage"],
+          (e): Layer.Layer<ConversationStore, CliFailure> =>
+            Layer.unwrap(Effect.fail(new CliFailure({ code: 1, message: Hint.withInstall(e) })))
+        ),
         configLayer,
         executorLayer,
         providerLayer,
@@ -297,7 +302,3 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
 export const layerFrom = <E, R>(
   settings: Effect.Effect<Settings, E, R>
 ): Layer.Layer<Services, CliFailure | E, Prompt.Environment | R> => Layer.unwrap(Effect.map(settings, layer))
-
-/** The store of a storage (the `conversation` commands need nothing else): a directory's files, or a `postgres://` database. */
-export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliFailure> =>
-  StorageStore.storeLayer(storage)

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Token from "../../../src/layers/serve/Token.ts"
 import * as Server from "../../../src/cli/serve/Server.ts"
-import * as StorageStore from "../../../src/cli/StorageStore.ts"
+import * as StorageStore from "../../../src/layers/store/StorageStore.ts"
 
 const dirs: Array<string> = []
 const saved = process.env["XDG_CONFIG_HOME"]
