@@ -104,7 +104,7 @@ export const serve = Command.make(
       const { dir, config: configFile, configGiven } = yield* storageOf
       const { host, port } = yield* listenOn(flagHost, flagPort, configFile)
       if (cluster) {
-        const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))
+        const Cluster = yield* Effect.promise(() => import("./serve/Cluster.ts"))
         return yield* Cluster.run({
           storage: dir,
           config: configGiven,
