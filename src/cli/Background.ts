@@ -28,7 +28,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as crypto from "node:crypto"
 import * as MutableRef from "effect/MutableRef"
-import * as Detach from "./Detach.ts"
+import * as DetachedRun from "../layers/host/DetachedRun.ts"
 import * as ToolEnv from "../domain/tool/ToolEnv.ts"
 
 // Process state, not a run's: it is this process that leaves its terminal (a job of the shell), and every
@@ -126,9 +126,9 @@ export interface Log {
  * this user's alone.
  */
 export const openLog = (storage: string): Log => {
-  const dir = Detach.ensureRunDir(storage)
+  const dir = DetachedRun.ensureRunDir(storage)
   const file = path.join(dir, `detached-${process.pid}-${crypto.randomBytes(4).toString("hex")}.log`)
-  Detach.sweepLogs(dir)
+  DetachedRun.sweepLogs(dir)
   return { fd: fs.openSync(file, "a", 0o600), file }
 }
 

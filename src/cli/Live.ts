@@ -45,7 +45,7 @@ import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Background from "./Background.ts"
 import * as Cursor from "./Cursor.ts"
-import * as Detach from "./Detach.ts"
+import * as DetachedRun from "../layers/host/DetachedRun.ts"
 import * as Editor from "../layers/prompt/Editor.ts"
 import * as Hint from "./Hint.ts"
 import * as ModelChoice from "./ModelChoice.ts"
@@ -215,7 +215,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       )
       const config =
         settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
-      const watched = Detach.announcing()
+      const watched = DetachedRun.announcing()
       const providerOptions = ProviderOptions.providerOptions(config, settings.script)
       const chosen = yield* Deferred.make<string>()
       // The terminal lives as long as the run (its key reader and raw mode are scoped).
