@@ -24,7 +24,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type * as Prompt from "effect/cli/Prompt"
-import * as ContextWindow from "../domain/model/ContextWindow.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as ConfigFile from "../layers/ConfigFile.ts"
 import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
@@ -36,11 +35,11 @@ import * as ProviderLive from "../layers/provider/ProviderLive.ts"
 import * as StorageStore from "../layers/store/StorageStore.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
-import { Executor } from "../services/Executor.ts"
-import { InquiryBackend } from "../services/InquiryBackend.ts"
+import type { Executor } from "../services/Executor.ts"
+import type { InquiryBackend } from "../services/InquiryBackend.ts"
 import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { PromptBackend, PromptFailed } from "../services/PromptBackend.ts"
-import { Provider } from "../services/Provider.ts"
+import type { Provider } from "../services/Provider.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Background from "./Background.ts"
@@ -180,30 +179,6 @@ const terminalPrompts = (
     })
   })
 
-/** The LLM inquiry backend on the model the run chooses (it waits for the choice). */
-const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<string>) =>
-  Layer.effect(
-    InquiryBackend,
-    Effect.gen(function* () {
-      const provider = yield* Provider
-      const executor = yield* Executor
-      const inquiry = config.conversation?.inquiry?.assistant
-      const backend = Effect.cached(
-        Effect.flatMap(Deferred.await(chosen), (model) =>
-          LlmInquiryBackend.make({
-            model,
-            ...(inquiry !== undefined ? { inquiry } : {}),
-            ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
-            tools: executor.definitions,
-            contextWindow: (m) => ContextWindow.windowOf(m, config)
-          }).pipe(Effect.provideService(Provider, provider))
-        )
-      )
-      const get = yield* backend
-      return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
-    })
-  )
-
 /** Everything a `parley query` run needs, live. */
 export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Prompt.Environment> =>
   Layer.unwrap(
@@ -288,7 +263,9 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
         configLayer,
         executorLayer,
         providerLayer,
-        inquiryLayer(config, chosen).pipe(Layer.provide(Layer.merge(providerLayer, executorLayer))),
+        LlmInquiryBackend.layerOnChosen(config, Deferred.await(chosen)).pipe(
+          Layer.provide(Layer.merge(providerLayer, executorLayer))
+        ),
         PendingAnswersLive.layer,
         events,
         person !== undefined
