@@ -102,7 +102,7 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string, policy: DetachedPol
     }
     const ctx = { storage: run.hint.storage, config: run.hint.config }
     const opened = yield* Effect.result(
-      Effect.try({ try: () => Background.openLog(run.settings.storage), catch: (e) => e })
+      Effect.try({ try: () => DetachedRun.openLog(run.settings.storage), catch: (e) => e })
     )
     if (opened._tag === "Failure") {
       // No private place for its output: the run stays on this terminal.
@@ -128,6 +128,6 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string, policy: DetachedPol
       // From here Ctrl-Z is job control's again: after `fg` (the view stays in the log) it stops the
       // process as it stops any program, and `bg` carries it on.
       stopListening()
-      Background.leaveTerminal(log, () => RunMain.forgetSignal("SIGHUP"))
+      DetachedRun.leaveTerminal(log, () => RunMain.forgetSignal("SIGHUP"))
     })
   })

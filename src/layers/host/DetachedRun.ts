@@ -5,7 +5,10 @@
  * that started it through files that process names in its environment: its
  * conversation id and `detached` policy (`$PARLEY_ANNOUNCE`, written once its
  * host listens and its model is chosen), or why it was refused
- * (`$PARLEY_REFUSAL`). Each new run sweeps the logs older than a week.
+ * (`$PARLEY_REFUSAL`). Each new run sweeps the logs older than a week. A
+ * foreground run that leaves its terminal (Ctrl-Z, `cli/Background.ts`)
+ * sends its output to such a log and stops itself until a waker continues
+ * it in the background ({@link leaveTerminal}).
  *
  * @internal
  * @example
@@ -28,6 +31,7 @@ import * as Schema from "effect/Schema"
 import { ANNOUNCE } from "../../domain/run/HostSocket.ts"
 import * as Refusal from "../../domain/run/Refusal.ts"
 import { DetachedPolicy } from "../../domain/tool/Config.ts"
+import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 import { ConversationLocked } from "../../services/StoreErrors.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
 import * as HostPath from "./HostPath.ts"
@@ -159,3 +163,68 @@ export const start = (dir: string, args: ReadonlyArray<string>): Effect.Effect<S
     const [id = "", named] = said.split("\n")
     return { pid: child.pid, log, id, policy: Schema.is(DetachedPolicy)(named) ? named : "wait" }
   })
+
+/** How long the waker waits before continuing the stopped run: time for the shell to take the terminal back. */
+const WAKE_AFTER_S = 0.3
+
+type Write = typeof process.stdout.write
+
+/** Sends everything `stream` is given to `fd` from now on (the terminal may be gone: never write to it again). */
+const redirect = (stream: NodeJS.WriteStream, fd: number): void => {
+  const write = (
+    chunk: string | Uint8Array,
+    encoding?: BufferEncoding | ((e?: Error | null) => void),
+    callback?: (e?: Error | null) => void
+  ): boolean => {
+    try {
+      fs.writeSync(
+        fd,
+        typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? encoding : "utf8") : chunk
+      )
+    } catch {
+      // A full disk loses log lines, never the run.
+    }
+    const done = typeof encoding === "function" ? encoding : callback
+    done?.(null)
+    return true
+  }
+  stream.write = write as Write
+}
+
+/** The log a detached foreground run writes to. */
+export interface Log {
+  readonly fd: number
+  readonly file: string
+}
+
+/**
+ * Opens the log a detached foreground run writes to (0600), under the
+ * storage's run directory; throws `NotPrivate` when that directory is not
+ * this user's alone.
+ */
+export const openLog = (storage: string): Log => {
+  const dir = ensureRunDir(storage)
+  const file = path.join(dir, `detached-${process.pid}-${crypto.randomBytes(4).toString("hex")}.log`)
+  sweepLogs(dir)
+  return { fd: fs.openSync(file, "a", 0o600), file }
+}
+
+/**
+ * Leaves the terminal: output to `log`, hang-ups ignored, and this process
+ * stopped until the waker continues it in the background. `forgetHangup`
+ * removes the handler that would end the run when the terminal closes.
+ */
+export const leaveTerminal = (log: Log, forgetHangup: () => void): void => {
+  redirect(process.stdout, log.fd)
+  redirect(process.stderr, log.fd)
+  forgetHangup()
+  // The terminal may close once we are in the background: that no longer ends the run.
+  process.on("SIGHUP", () => {})
+  const waker = spawn("/bin/sh", ["-c", `sleep ${WAKE_AFTER_S}; kill -CONT ${process.pid}`], {
+    detached: true,
+    stdio: "ignore",
+    env: ToolEnv.withoutParleys(process.env)
+  })
+  waker.unref()
+  process.kill(process.pid, "SIGSTOP")
+}
