@@ -110,20 +110,6 @@ export type Services =
   | PendingAnswers
 
 /**
- * Nobody to ask: JP routes questions to the inquiry backend instead, unless
- * the run is meant to be watched (`--detach`, `serve`): then they wait.
- */
-const headless = (watched: boolean) =>
-  PromptBackend.of({
-    interactive: false,
-    detachedDefault: watched ? "wait" : undefined,
-    permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-    question: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-    resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-    edit: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
-  })
-
-/**
  * Stops the whole run the way Ctrl-C does when no prompt is on screen (a
  * prompt reads keys in raw mode, so the terminal sends no SIGINT itself):
  * every finalizer runs, and the exit code is 130.
@@ -270,7 +256,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
         events,
         person !== undefined
           ? Layer.effect(PromptBackend, terminalPrompts(person, status, cursor, editKept)).pipe(Layer.provide(events))
-          : Layer.succeed(PromptBackend, headless(watched))
+          : Layer.succeed(PromptBackend, TerminalPromptBackend.headless(watched))
       )
     })
   )
