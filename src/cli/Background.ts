@@ -23,13 +23,7 @@
  * Background.isDetached() // false until Ctrl-Z
  * ```
  */
-import { spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import * as crypto from "node:crypto"
 import * as MutableRef from "effect/MutableRef"
-import * as Detach from "./Detach.ts"
-import * as ToolEnv from "../domain/tool/ToolEnv.ts"
 
 // Process state, not a run's: it is this process that leaves its terminal (a job of the shell), and every
 // prompt of it shares that terminal.
@@ -85,69 +79,4 @@ export const markDetached = (): boolean => {
   // reader still armed when the waker continues the run in the background stops it again (SIGTTIN).
   for (const w of watchers) w.started()
   return true
-}
-
-/** How long the waker waits before continuing the stopped run: time for the shell to take the terminal back. */
-const WAKE_AFTER_S = 0.3
-
-type Write = typeof process.stdout.write
-
-/** Sends everything `stream` is given to `fd` from now on (the terminal may be gone: never write to it again). */
-const redirect = (stream: NodeJS.WriteStream, fd: number): void => {
-  const write = (
-    chunk: string | Uint8Array,
-    encoding?: BufferEncoding | ((e?: Error | null) => void),
-    callback?: (e?: Error | null) => void
-  ): boolean => {
-    try {
-      fs.writeSync(
-        fd,
-        typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? encoding : "utf8") : chunk
-      )
-    } catch {
-      // A full disk loses log lines, never the run.
-    }
-    const done = typeof encoding === "function" ? encoding : callback
-    done?.(null)
-    return true
-  }
-  stream.write = write as Write
-}
-
-/** The log a detached foreground run writes to. */
-export interface Log {
-  readonly fd: number
-  readonly file: string
-}
-
-/**
- * Opens the log a detached foreground run writes to (0600), under the
- * storage's run directory; throws `NotPrivate` when that directory is not
- * this user's alone.
- */
-export const openLog = (storage: string): Log => {
-  const dir = Detach.ensureRunDir(storage)
-  const file = path.join(dir, `detached-${process.pid}-${crypto.randomBytes(4).toString("hex")}.log`)
-  Detach.sweepLogs(dir)
-  return { fd: fs.openSync(file, "a", 0o600), file }
-}
-
-/**
- * Leaves the terminal: output to `log`, hang-ups ignored, and this process
- * stopped until the waker continues it in the background. `forgetHangup`
- * removes the handler that would end the run when the terminal closes.
- */
-export const leaveTerminal = (log: Log, forgetHangup: () => void): void => {
-  redirect(process.stdout, log.fd)
-  redirect(process.stderr, log.fd)
-  forgetHangup()
-  // The terminal may close once we are in the background: that no longer ends the run.
-  process.on("SIGHUP", () => {})
-  const waker = spawn("/bin/sh", ["-c", `sleep ${WAKE_AFTER_S}; kill -CONT ${process.pid}`], {
-    detached: true,
-    stdio: "ignore",
-    env: ToolEnv.withoutParleys(process.env)
-  })
-  waker.unref()
-  process.kill(process.pid, "SIGSTOP")
 }

@@ -23,7 +23,6 @@
  * ```
  */
 import * as Predicate from "effect/Predicate"
-import * as Storage from "../domain/storage/Storage.ts"
 import type { AnswerType } from "../domain/tool/AnswerType.ts"
 import * as StorageDir from "../programs/StorageDir.ts"
 
@@ -98,11 +97,7 @@ export const invokedAs = (script: string | undefined = process.argv[1]): string 
         : `node ${quote(script)}`
 
 /** The storage as a printed command repeats it: a database url without its password, a directory as it is. */
-export const shownStorage = (storage: string): string =>
-  Storage.match(Storage.of(storage), {
-    Database: ({ url }) => StorageDir.databaseKey(url),
-    Directory: (dir) => dir.path
-  })
+export const shownStorage = StorageDir.shownStorage
 
 /**
  * `parley <args>` plus the flags of `context`, quoted. A `placeholder` (such

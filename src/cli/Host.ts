@@ -22,6 +22,7 @@ import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import * as Background from "./Background.ts"
 import * as Detach from "./Detach.ts"
+import * as DetachedRun from "../layers/host/DetachedRun.ts"
 import type { DetachedPolicy } from "../domain/tool/Config.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
@@ -70,7 +71,7 @@ export const serveWhenKnown = (
       Stream.filter(hub.events, (e) => e._tag === "ModelChosen" || (e._tag === "Stopped" && e.ending === "discarded"))
     )
     if (underway._tag === "None") return
-    yield* Effect.sync(() => Detach.announce(id, policy ?? (run.watched ? "wait" : "assistant")))
+    yield* Effect.sync(() => DetachedRun.announce(id, policy ?? (run.watched ? "wait" : "assistant")))
     if (PersonTerminal.isInteractive()) {
       // Ctrl-C at the terminal asks what to do (RFD 027's interrupt menu); SIGINT from elsewhere still stops.
       yield* InterruptMenu.watch({ say: (text) => void Effect.runFork(run.status.line(text)), aborted: run.aborted })
@@ -101,7 +102,7 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string, policy: DetachedPol
     }
     const ctx = { storage: run.hint.storage, config: run.hint.config }
     const opened = yield* Effect.result(
-      Effect.try({ try: () => Background.openLog(run.settings.storage), catch: (e) => e })
+      Effect.try({ try: () => DetachedRun.openLog(run.settings.storage), catch: (e) => e })
     )
     if (opened._tag === "Failure") {
       // No private place for its output: the run stays on this terminal.
@@ -127,6 +128,6 @@ const detachOnCtrlZ = (run: Live.Run["Service"], id: string, policy: DetachedPol
       // From here Ctrl-Z is job control's again: after `fg` (the view stays in the log) it stops the
       // process as it stops any program, and `bg` carries it on.
       stopListening()
-      Background.leaveTerminal(log, () => RunMain.forgetSignal("SIGHUP"))
+      DetachedRun.leaveTerminal(log, () => RunMain.forgetSignal("SIGHUP"))
     })
   })

@@ -24,7 +24,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type * as Prompt from "effect/cli/Prompt"
-import * as ContextWindow from "../domain/model/ContextWindow.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
 import * as ConfigFile from "../layers/ConfigFile.ts"
 import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
@@ -35,19 +34,19 @@ import * as NotifierLive from "../layers/notify/NotifierLive.ts"
 import * as NotifyHooks from "./NotifyHooks.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
-import * as StorageStore from "./StorageStore.ts"
+import * as StorageStore from "../layers/store/StorageStore.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationStore } from "../services/ConversationStore.ts"
-import { Executor } from "../services/Executor.ts"
-import { InquiryBackend } from "../services/InquiryBackend.ts"
+import type { Executor } from "../services/Executor.ts"
+import type { InquiryBackend } from "../services/InquiryBackend.ts"
 import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { PromptBackend, PromptFailed } from "../services/PromptBackend.ts"
-import { Provider } from "../services/Provider.ts"
+import type { Provider } from "../services/Provider.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as Background from "./Background.ts"
 import * as Cursor from "./Cursor.ts"
-import * as Detach from "./Detach.ts"
+import * as DetachedRun from "../layers/host/DetachedRun.ts"
 import * as Editor from "../layers/prompt/Editor.ts"
 import * as Hint from "./Hint.ts"
 import * as ModelChoice from "./ModelChoice.ts"
@@ -113,20 +112,6 @@ export type Services =
   | PendingAnswers
 
 /**
- * Nobody to ask: JP routes questions to the inquiry backend instead, unless
- * the run is meant to be watched (`--detach`, `serve`): then they wait.
- */
-const headless = (watched: boolean) =>
-  PromptBackend.of({
-    interactive: false,
-    detachedDefault: watched ? "wait" : undefined,
-    permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-    question: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-    resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
-    edit: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
-  })
-
-/**
  * Stops the whole run the way Ctrl-C does when no prompt is on screen (a
  * prompt reads keys in raw mode, so the terminal sends no SIGINT itself):
  * every finalizer runs, and the exit code is 130.
@@ -182,30 +167,6 @@ const terminalPrompts = (
     })
   })
 
-/** The LLM inquiry backend on the model the run chooses (it waits for the choice). */
-const inquiryLayer = (config: ConfigData.Config, chosen: Deferred.Deferred<string>) =>
-  Layer.effect(
-    InquiryBackend,
-    Effect.gen(function* () {
-      const provider = yield* Provider
-      const executor = yield* Executor
-      const inquiry = config.conversation?.inquiry?.assistant
-      const backend = Effect.cached(
-        Effect.flatMap(Deferred.await(chosen), (model) =>
-          LlmInquiryBackend.make({
-            model,
-            ...(inquiry !== undefined ? { inquiry } : {}),
-            ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
-            tools: executor.definitions,
-            contextWindow: (m) => ContextWindow.windowOf(m, config)
-          }).pipe(Effect.provideService(Provider, provider))
-        )
-      )
-      const get = yield* backend
-      return InquiryBackend.of({ inquire: (request) => Effect.flatMap(get, (b) => b.inquire(request)) })
-    })
-  )
-
 /** Everything a `parley query` run needs, live. */
 export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Prompt.Environment> =>
   Layer.unwrap(
@@ -217,7 +178,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       )
       const config =
         settings.detachedPolicy !== undefined ? ConfigData.withDetachedPolicy(loaded, settings.detachedPolicy) : loaded
-      const watched = Detach.announcing()
+      const watched = DetachedRun.announcing()
       const providerOptions = ProviderOptions.providerOptions(config, settings.script)
       const chosen = yield* Deferred.make<string>()
       // The terminal lives as long as the run (its key reader and raw mode are scoped).
@@ -297,17 +258,24 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       })
       return Layer.mergeAll(
         Layer.succeed(Run, run),
-        StorageStore.storeLayer(settings.storage),
+        Layer.catchTag(
+          StorageStore.storeLayer(settings.storage),
+          ["StoreIoError", "MissingPackage"],
+          (e): Layer.Layer<ConversationStore, CliFailure> =>
+            Layer.unwrap(Effect.fail(new CliFailure({ code: 1, message: Hint.withInstall(e) })))
+        ),
         configLayer,
         executorLayer,
         providerLayer,
-        inquiryLayer(config, chosen).pipe(Layer.provide(Layer.merge(providerLayer, executorLayer))),
+        LlmInquiryBackend.layerOnChosen(config, Deferred.await(chosen)).pipe(
+          Layer.provide(Layer.merge(providerLayer, executorLayer))
+        ),
         PendingAnswersLive.layer,
         events,
         notified,
         person !== undefined
           ? Layer.effect(PromptBackend, terminalPrompts(person, status, cursor, editKept)).pipe(Layer.provide(events))
-          : Layer.succeed(PromptBackend, headless(watched))
+          : Layer.succeed(PromptBackend, TerminalPromptBackend.headless(watched))
       )
     })
   )
@@ -316,7 +284,3 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
 export const layerFrom = <E, R>(
   settings: Effect.Effect<Settings, E, R>
 ): Layer.Layer<Services, CliFailure | E, Prompt.Environment | R> => Layer.unwrap(Effect.map(settings, layer))
-
-/** The store of a storage (the `conversation` commands need nothing else): a directory's files, or a `postgres://` database. */
-export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliFailure> =>
-  StorageStore.storeLayer(storage)

@@ -42,6 +42,7 @@ import { compactFlag, parseCompact } from "./CompactFlag.ts"
 import { queryFormatFlag } from "./Format.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Detach from "./Detach.ts"
+import * as DetachedRun from "../layers/host/DetachedRun.ts"
 import * as Hint from "./Hint.ts"
 import * as Host from "./Host.ts"
 import * as Live from "./Live.ts"
@@ -286,7 +287,7 @@ export const runQuery = (params: RunQueryParams) =>
           Effect.gen(function* () {
             yield* settled
             // A run started by serve says why it was refused as data (a lock), not only as the line below.
-            yield* Effect.sync(() => Detach.refuse(error))
+            yield* Effect.sync(() => DetachedRun.refuse(error))
             const failed = failure(out, error)
             yield* json(withResume({ outcome: "failed", error: failed.error }))
             yield* out.view.endLine

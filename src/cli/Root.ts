@@ -21,7 +21,7 @@ import * as Flag from "effect/cli/Flag"
 import * as Storage from "../domain/storage/Storage.ts"
 import { databaseUrlProblem, resolveStorageDir } from "../programs/StorageDir.ts"
 import * as Usage from "./Usage.ts"
-import { configFileOf } from "./StorageStore.ts"
+import { configFileOf } from "../layers/store/StorageStore.ts"
 
 export const root = Command.make("parley").pipe(
   Command.withSharedFlags({

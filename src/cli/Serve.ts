@@ -1,7 +1,7 @@
 /**
  * `parley serve [--host 127.0.0.1] [--port 3141]` (docs/serve.md; `[server.web]` in config gives both too): a web page and
  * an HTTP API where the runs of this storage directory are watched and their
- * questions answered. The server code is loaded only here (`serve/Server.ts`):
+ * questions answered. The server code is loaded only here (`layers/serve/Server.ts`):
  * every other command starts without it.
  *
  * @example
@@ -104,7 +104,7 @@ export const serve = Command.make(
       const { dir, config: configFile, configGiven } = yield* storageOf
       const { host, port } = yield* listenOn(flagHost, flagPort, configFile)
       if (cluster) {
-        const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))
+        const Cluster = yield* Effect.promise(() => import("./serve/Cluster.ts"))
         return yield* Cluster.run({
           storage: dir,
           config: configGiven,
@@ -115,7 +115,12 @@ export const serve = Command.make(
           limits
         })
       }
-      const Server = yield* Effect.promise(() => import("./serve/Server.ts"))
-      return yield* Server.run({ storage: dir, config: configGiven, host, port, limits })
+      const [Server, ErrorLine] = yield* Effect.promise(() =>
+        Promise.all([import("../layers/serve/Server.ts"), import("./ErrorLine.ts")])
+      )
+      const line = (e: unknown) => ErrorLine.line(e, {})
+      return yield* Server.run({ storage: dir, config: configGiven, host, port, limits, line }).pipe(
+        Effect.mapError((e) => ErrorLine.failure(e, {}))
+      )
     })
 ).pipe(Command.withDescription("Serve a web page and an HTTP API to watch runs and answer their questions"))

@@ -71,6 +71,7 @@ import {
 } from "../services/InquiryBackend.ts"
 import { collect, type ProviderDelta } from "../domain/model/Reply.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
+import { Executor } from "../services/Executor.ts"
 import { Provider, type ProviderTool } from "../services/Provider.ts"
 
 /** What the LLM inquiry backend needs: the turn's model (or an inquiry model), system prompt, sections and tools. */
@@ -293,3 +294,33 @@ export const make = (options: LlmInquiryBackendOptions): Effect.Effect<InquiryBa
 /** The LLM inquiry backend as a layer over `Provider`. */
 export const layer = (options: LlmInquiryBackendOptions): Layer.Layer<InquiryBackend, never, Provider> =>
   Layer.effect(InquiryBackend, make(options))
+
+/**
+ * The backend of a run whose model is chosen once it has started (`model`
+ * is awaited at the first question): the config's inquiry settings, system
+ * prompt and context windows, and the run's tools (`Executor`).
+ */
+export const layerOnChosen = (
+  config: ConfigData.Config,
+  model: Effect.Effect<string>
+): Layer.Layer<InquiryBackend, never, Provider | Executor> =>
+  Layer.effect(
+    InquiryBackend,
+    Effect.gen(function* () {
+      const provider = yield* Provider
+      const executor = yield* Executor
+      const inquiry = config.conversation?.inquiry?.assistant
+      const backend = yield* Effect.cached(
+        Effect.flatMap(model, (chosen) =>
+          make({
+            model: chosen,
+            ...(inquiry !== undefined ? { inquiry } : {}),
+            ...(config.assistant?.system_prompt !== undefined ? { systemPrompt: config.assistant.system_prompt } : {}),
+            tools: executor.definitions,
+            contextWindow: (m) => ContextWindow.windowOf(m, config)
+          }).pipe(Effect.provideService(Provider, provider))
+        )
+      )
+      return InquiryBackend.of({ inquire: (request) => Effect.flatMap(backend, (b) => b.inquire(request)) })
+    })
+  )

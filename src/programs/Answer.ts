@@ -93,6 +93,21 @@ export const list = (id: ConversationId) =>
     )
   )
 
+/** Where a turn is: running (its pid, and its open questions as its host has them) or waiting on disk (no pid). */
+export interface TurnAt {
+  readonly pid: number | undefined
+  readonly open: ReadonlyArray<OpenQuestion>
+}
+
+/** Where the turn of `id` is ({@link TurnAt}). */
+export const whereOpen = (id: ConversationId) =>
+  Effect.gen(function* () {
+    const running = yield* RunningTurns.use((turns) => turns.find(id))
+    if (Option.isNone(running)) return { pid: undefined, open: yield* list(id) } satisfies TurnAt
+    const info = yield* running.value.info
+    return { pid: info.pid, open: info.open } satisfies TurnAt
+  })
+
 /**
  * `input` as an answer to `question`, or why it does not fit. An approval
  * (`kind`) takes `yes`/`no` (as `true`/`false`) and `always`/`never` (kept as

@@ -56,6 +56,10 @@ export const databaseKey = (url: string): string => {
   }
 }
 
+/** The storage as parley shows it (printed commands, warnings): a database url without its password, a directory as it is. */
+export const shownStorage = (storage: string): string =>
+  Storage.match(Storage.of(storage), { Database: ({ url }) => databaseKey(url), Directory: (dir) => dir.path })
+
 /** Where the storage directory is (contract §2): `--storage`, else `$PARLEY_STORAGE`, else the nearest ancestor `.parley/`, else `./.parley`. A `postgres://` url is returned as it is. */
 export const resolveStorageDir = (options: {
   readonly flag: string | undefined

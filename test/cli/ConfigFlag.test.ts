@@ -10,7 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as HostPath from "../../src/layers/host/HostPath.ts"
-import * as StorageStore from "../../src/cli/StorageStore.ts"
+import * as StorageStore from "../../src/layers/store/StorageStore.ts"
 import { databaseKey } from "../../src/programs/StorageDir.ts"
 import { addDeferrable, effectsOf, makeProject, parley, WAITING, writeScript } from "../support/Project.ts"
 

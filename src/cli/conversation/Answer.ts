@@ -44,7 +44,6 @@ import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBacken
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { SecretNeedsRunningTurn } from "../../services/Refusals.ts"
-import { RunningTurns } from "../../services/RunningTurns.ts"
 import * as ErrorLine from "../ErrorLine.ts"
 import { detachedPolicyFlag } from "../DetachedPolicyFlag.ts"
 import { formatFlag } from "../Format.ts"
@@ -135,21 +134,6 @@ interface Flags {
   readonly format: "text" | "json"
 }
 
-/** Where the turn is: running (its pid and open questions, asked of its host) or waiting on disk. */
-interface Where {
-  readonly pid: number | undefined
-  readonly open: ReadonlyArray<Answer.OpenQuestion>
-}
-
-/** The turn of `id`, running or on disk (`RunningTurns` from the host sockets of the storage). */
-const where = (id: ConversationId.ConversationId) =>
-  Effect.gen(function* () {
-    const running = yield* RunningTurns.use((turns) => turns.find(id))
-    if (Option.isNone(running)) return { pid: undefined, open: yield* Answer.list(id) } satisfies Where
-    const info = yield* running.value.info
-    return { pid: info.pid, open: info.open } satisfies Where
-  })
-
 export const answer = Command.make(
   "answer",
   {
@@ -202,7 +186,7 @@ export const answer = Command.make(
 ).pipe(Command.withDescription("List or answer the open questions of a turn waiting for input"))
 
 /** `answer ID`: the open questions listed (or, at a terminal with the turn on disk, asked one by one). */
-const list = (id: ConversationId.ConversationId, turn: Where, f: Flags, hint: Hint.Context) =>
+const list = (id: ConversationId.ConversationId, turn: Answer.TurnAt, f: Flags, hint: Hint.Context) =>
   Effect.gen(function* () {
     if (turn.pid === undefined && PersonTerminal.isInteractive() && f.format === "text") return yield* askAll(id, hint)
     if (f.format === "json") return yield* Console.log(JSON.stringify(turn.open.map(Answer.row), null, 2))
@@ -212,7 +196,7 @@ const list = (id: ConversationId.ConversationId, turn: Where, f: Flags, hint: Hi
 
 const run = (f: Flags, id: ConversationId.ConversationId, hint: Hint.Context) =>
   Effect.gen(function* () {
-    const turn = yield* where(id)
+    const turn = yield* Answer.whereOpen(id)
     if (f.all) return yield* AnswerAll.answerAll(id, turn, f, hint)
     const inquiry = Option.getOrUndefined(f.inquiry)
     if (inquiry === undefined) return yield* list(id, turn, f, hint)

@@ -21,7 +21,6 @@
  * parley conversation attach            # the most recently started run
  * ```
  */
-import * as fs from "node:fs"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -70,16 +69,8 @@ export interface Given {
 
 /** The running conversation of `storage` whose run started last (its socket is the newest), if any. */
 export const mostRecent = (storage: string): Effect.Effect<ConversationId.ConversationId | undefined> =>
-  Effect.gen(function* () {
-    const sockets = HostPath.sockets(storage).flatMap((s) => {
-      const stat = fs.statSync(s.path, { throwIfNoEntry: false })
-      return stat === undefined ? [] : [{ id: s.id, socket: s.path, mtime: stat.mtimeMs }]
-    })
-    for (const s of sockets.sort((a, b) => b.mtime - a.mtime)) {
-      if (yield* HostClient.running(s.socket)) return s.id as ConversationId.ConversationId
-    }
-    return undefined
-  })
+  // A socket's name is its conversation's id.
+  HostClient.mostRecent(storage) as Effect.Effect<ConversationId.ConversationId | undefined>
 
 /** How an attach ends. */
 type End =
@@ -274,19 +265,6 @@ const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.C
   detachedPolicy: info.detached_policy
 })
 
-/**
- * Whether the host is still there a second after its connection dropped: a
- * process killed with -9 closes its sockets before the kernel marks it gone.
- */
-const stillAlive = (pid: number) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 20; i++) {
-      if (!Pid.alive(pid)) return false
-      yield* Effect.sleep("50 millis")
-    }
-    return Pid.alive(pid)
-  })
-
 /** How the conversation's last turn stands on disk ("unknown" when it cannot be read). */
 const turnLeft = (id: ConversationId.ConversationId, storage: string) =>
   withStoreAt(
@@ -323,7 +301,7 @@ const ending = (
     }
     if (end._tag === "Lost") {
       // A stopped or stalled host stops answering too: it still holds the conversation, and no resume would work.
-      if (yield* stillAlive(pid)) {
+      if (yield* Pid.stillAlive(pid)) {
         return yield* new CliFailure({
           code: 1,
           message: `The run of ${name} (pid ${pid}) stopped answering; it still runs and holds the conversation. Attach again with ${Hint.command(

@@ -23,7 +23,6 @@ import { CliFailure } from "../CliFailure.ts"
 import * as Hint from "../Hint.ts"
 import * as HostPath from "../../layers/host/HostPath.ts"
 import * as ErrorLine from "../ErrorLine.ts"
-import * as Pid from "../../layers/host/Pid.ts"
 import { storage } from "../Root.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { parseIdArgument } from "./Shared.ts"
@@ -31,17 +30,6 @@ import { withStoreAt } from "./Store.ts"
 
 /** How long a run may take to stop before `--force` kills it. */
 const GRACE_MS = 5000
-
-/** Waits until the host no longer answers and its process is gone, up to `ms`; whether it stopped. */
-const stopped = (socket: string, pid: number, ms: number) =>
-  Effect.gen(function* () {
-    const deadline = Date.now() + ms
-    while (Date.now() < deadline) {
-      if (!Pid.alive(pid) && !(yield* HostClient.running(socket))) return true
-      yield* Effect.sleep("50 millis")
-    }
-    return !Pid.alive(pid)
-  })
 
 export const kill = Command.make(
   "kill",
@@ -67,25 +55,13 @@ export const kill = Command.make(
           { dir, given },
           ConversationStore.use((s) => s.load(id))
         ).pipe(Effect.andThen(notRunning))
-      const info = yield* Effect.scoped(
-        Effect.flatMap(HostClient.connect(socket), (client) =>
-          Effect.tap(client.Info(), () =>
-            // The host stops as SIGTERM stops it; its reply may not make it out before it exits.
-            client.Interrupt().pipe(Effect.timeout("2 seconds"), Effect.ignore)
-          )
-        )
-      ).pipe(
+      const { info, stopped: done } = yield* HostClient.stop(socket, { graceMs: GRACE_MS, force }).pipe(
         Effect.mapError((e) =>
           e._tag === "NotPrivate" || e._tag === "HostProtocolMismatch"
             ? ErrorLine.failure(e, { storage: given, config: configGiven })
             : notRunning
         )
       )
-      let done = yield* stopped(socket, info.pid, GRACE_MS)
-      if (!done && force) {
-        yield* Effect.sync(() => process.kill(info.pid, "SIGKILL"))
-        done = yield* stopped(socket, info.pid, 2000)
-      }
       if (!done) {
         return yield* new CliFailure({
           code: 1,

@@ -10,9 +10,11 @@
  * ```
  */
 import * as Effect from "effect/Effect"
+import type { MissingPackage } from "../../domain/package/MissingPackage.ts"
 import type { ConversationStore } from "../../services/ConversationStore.ts"
+import type { StoreIoError } from "../../services/StoreErrors.ts"
 import type { CliFailure } from "../CliFailure.ts"
-import * as StorageStore from "../StorageStore.ts"
+import * as StorageStore from "../../layers/store/StorageStore.ts"
 
 /** The storage of an invocation (a directory or a database url): resolved, and as given (`--storage`, `$PARLEY_STORAGE`), which hints repeat. */
 export interface StorageAt {
@@ -37,10 +39,11 @@ export const withStoreAt = <A, E, R>(storage: StorageAt, effect: Effect.Effect<A
     Effect.catch((e) =>
       Effect.flatMap(
         Effect.promise(() => import("../ErrorLine.ts")),
-        (ErrorLine): Effect.Effect<never, E | CliFailure> =>
+        (ErrorLine): Effect.Effect<never, E | CliFailure | StoreIoError | MissingPackage> =>
           Effect.fail(
             ErrorLine.hasNextStep(e) ? ErrorLine.failure(e, { storage: storage.given, config: storage.configGiven }) : e
           )
       )
     )
-  ) as Effect.Effect<A, E | CliFailure, Exclude<R, ConversationStore>>
+    // The store's own failure (a database that cannot be reached) reaches RunMain as it is: its message is its line.
+  ) as Effect.Effect<A, E | CliFailure | StoreIoError | MissingPackage, Exclude<R, ConversationStore>>

@@ -25,6 +25,7 @@
  *
  * @since 0.1.0
  */
+import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as RpcClient from "effect/rpc/RpcClient"
@@ -33,6 +34,8 @@ import { type HostHello, type HostInfo, HostRpcs } from "../../services/RunHost.
 import { answers } from "./HostServer.ts"
 import * as HostSerialization from "./HostSerialization.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
+import * as HostPath from "./HostPath.ts"
+import * as Pid from "./Pid.ts"
 import type { NotPrivate } from "../../domain/storage/NotPrivate.ts"
 import * as HostProtocol from "../../domain/run/HostProtocol.ts"
 
@@ -110,3 +113,51 @@ export const reachable = (socketPath: string): Effect.Effect<boolean, NotPrivate
 /** Whether a host answers on `socketPath`: {@link reachable}, with a socket that may not be used not running (`ls`, `serve`). */
 export const running = (socketPath: string): Effect.Effect<boolean> =>
   reachable(socketPath).pipe(Effect.orElseSucceed(() => false))
+
+/** The running conversation of `storage` whose run started last (its socket is the newest), if any. */
+export const mostRecent = (storage: string): Effect.Effect<string | undefined> =>
+  Effect.gen(function* () {
+    const sockets = HostPath.sockets(storage).flatMap((s) => {
+      const stat = fs.statSync(s.path, { throwIfNoEntry: false })
+      return stat === undefined ? [] : [{ id: s.id, socket: s.path, mtime: stat.mtimeMs }]
+    })
+    for (const s of sockets.sort((a, b) => b.mtime - a.mtime)) {
+      if (yield* running(s.socket)) return s.id
+    }
+    return undefined
+  })
+
+/** Waits until the host no longer answers and its process is gone, up to `ms`; whether it stopped. */
+const stopped = (socketPath: string, pid: number, ms: number) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline) {
+      if (!Pid.alive(pid) && !(yield* running(socketPath))) return true
+      yield* Effect.sleep("50 millis")
+    }
+    return !Pid.alive(pid)
+  })
+
+/**
+ * Stops the run of the host on `socketPath` as SIGTERM stops it, and waits
+ * up to `graceMs` until it has (its host no longer answers, its process is
+ * gone); with `force`, a run still there then is killed (SIGKILL) and
+ * waited for 2 s more. The host's info, and whether the run stopped.
+ */
+export const stop = (socketPath: string, options: { readonly graceMs: number; readonly force: boolean }) =>
+  Effect.gen(function* () {
+    const info = yield* Effect.scoped(
+      Effect.flatMap(connect(socketPath), (client) =>
+        Effect.tap(client.Info(), () =>
+          // The host stops as SIGTERM stops it; its reply may not make it out before it exits.
+          client.Interrupt().pipe(Effect.timeout("2 seconds"), Effect.ignore)
+        )
+      )
+    )
+    let done = yield* stopped(socketPath, info.pid, options.graceMs)
+    if (!done && options.force) {
+      yield* Effect.sync(() => process.kill(info.pid, "SIGKILL"))
+      done = yield* stopped(socketPath, info.pid, 2000)
+    }
+    return { info, stopped: done }
+  })

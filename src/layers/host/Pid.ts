@@ -10,6 +10,7 @@
  * ```
  */
 import * as fs from "node:fs"
+import * as Effect from "effect/Effect"
 
 /** Whether `pid` runs (a zombie — exited, not yet reaped by its parent — does not). */
 export const alive = (pid: number): boolean => {
@@ -26,3 +27,16 @@ export const alive = (pid: number): boolean => {
     return true
   }
 }
+
+/**
+ * Whether `pid` still runs a second after its host's connection dropped: a
+ * process killed with -9 closes its sockets before the kernel marks it gone.
+ */
+export const stillAlive = (pid: number): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 20; i++) {
+      if (!alive(pid)) return false
+      yield* Effect.sleep("50 millis")
+    }
+    return alive(pid)
+  })

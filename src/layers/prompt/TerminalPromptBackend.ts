@@ -297,3 +297,17 @@ export const layer: Layer.Layer<PromptBackend, never, Prompt.Environment> = Laye
 /** {@link layer} with options. */
 export const layerWith = (options: Options): Layer.Layer<PromptBackend, never, Prompt.Environment> =>
   Layer.effect(PromptBackend, make(options))
+
+/**
+ * Nobody to ask: JP routes questions to the inquiry backend instead, unless
+ * the run is meant to be watched (`--detach`, `serve`): then they wait.
+ */
+export const headless = (watched: boolean) =>
+  PromptBackend.of({
+    interactive: false,
+    detachedDefault: watched ? "wait" : undefined,
+    permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+    question: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+    resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+    edit: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
+  })

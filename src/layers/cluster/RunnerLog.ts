@@ -9,13 +9,18 @@
  * outgoing message abandoned) are not printed at all: they say nothing the
  * person does not know.
  *
+ * @internal
  * @example
  * ```ts
- * import * as RunnerLog from "./RunnerLog.ts"
- * RunnerLog.line(["Could not read messages from storage"], "Warn", undefined, false)
- * // "parley serve --cluster: warning: Could not read messages from storage"
- * RunnerLog.line(["No healthy runners available"], "Warn", undefined, true)
- * // undefined
+ * import * as Effect from "effect/Effect"
+ * import * as Logger from "effect/Logger"
+ * import * as RunnerLog from "parley/layers/cluster/RunnerLog"
+ * const program = Effect.gen(function* () {
+ *   RunnerLog.line(["Could not read messages from storage"], "Warn", undefined, false)
+ *   // "parley serve --cluster: warning: Could not read messages from storage"
+ *   RunnerLog.line(["No healthy runners available"], "Warn", undefined, true) // undefined
+ *   yield* Effect.logWarning("Shard lock storage is unhealthy")
+ * }).pipe(Effect.provideService(Logger.CurrentLoggers, new Set([RunnerLog.make(() => false)])))
  * ```
  */
 import * as Cause from "effect/Cause"

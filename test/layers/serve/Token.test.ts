@@ -9,8 +9,9 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Token from "../../../src/layers/serve/Token.ts"
-import * as Server from "../../../src/cli/serve/Server.ts"
-import * as StorageStore from "../../../src/cli/StorageStore.ts"
+import * as ErrorLine from "../../../src/cli/ErrorLine.ts"
+import * as Server from "../../../src/layers/serve/Server.ts"
+import * as StorageStore from "../../../src/layers/store/StorageStore.ts"
 
 const dirs: Array<string> = []
 const saved = process.env["XDG_CONFIG_HOME"]
@@ -85,8 +86,9 @@ describe("serve token", () => {
     const dir = StorageStore.stateDirOf(url)
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
     fs.chmodSync(dir, 0o755)
-    const open = Effect.runSync(Effect.flip(Server.forStorage(url)))
-    expect(open.message).toBe(
+    // The CLI's line for the refusal (the server fails with the data: NotPrivate).
+    const open = ErrorLine.line(Effect.runSync(Effect.flip(Server.forStorage(url))), {})
+    expect(open).toBe(
       `Refusing to use ${dir}: other users have access to it (owner uid ${process.getuid!()}, mode 0755). It is yours: make it private (\`chmod 700 ${dir}\`), then run again.`
     )
     expect(fs.readdirSync(dir)).toStrictEqual([])

@@ -4,7 +4,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { sweepLogs } from "../../src/cli/Detach.ts"
+import { sweepLogs } from "../../../src/layers/host/DetachedRun.ts"
 
 describe("background run logs", () => {
   it("a sweep removes the logs older than 7 days and keeps newer logs and every other file", () => {

@@ -13,42 +13,46 @@
  * directory keyed by the database ({@link stateDirOf}), never into a folder
  * of the project.
  *
+ * A database that cannot be reached fails the store's layer with the store's
+ * own error (`StoreIoError`), which the edge renders (`cli/ErrorLine.ts`).
+ *
+ * @internal
  * @example
  * ```ts
- * import * as StorageStore from "./StorageStore.ts"
- * StorageStore.configFileOf("postgres://db.internal/parley", undefined) // "<cwd>/.parley/config.toml"
- * StorageStore.configFileOf("/home/me/.parley", "team.toml") // "<cwd>/team.toml"
+ * import * as Effect from "effect/Effect"
+ * import { ConversationStore } from "parley/services/ConversationStore"
+ * import * as StorageStore from "parley/layers/store/StorageStore"
+ * const program = Effect.gen(function* () {
+ *   StorageStore.configFileOf("postgres://db.internal/parley", undefined) // "<cwd>/.parley/config.toml"
+ *   const store = yield* ConversationStore
+ *   return yield* store.list()
+ * }).pipe(Effect.provide(StorageStore.storeLayer("/home/me/.parley")))
  * ```
  */
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
-import * as Storage from "../domain/storage/Storage.ts"
-import { databaseKey } from "../programs/StorageDir.ts"
-import { sha256 } from "../layers/host/HostPath.ts"
-import type { ConversationStore } from "../services/ConversationStore.ts"
-import type { CliFailure } from "./CliFailure.ts"
+import type { MissingPackage } from "../../domain/package/MissingPackage.ts"
+import * as Storage from "../../domain/storage/Storage.ts"
+import { databaseKey } from "../../programs/StorageDir.ts"
+import type { ConversationStore } from "../../services/ConversationStore.ts"
+import type { StoreIoError } from "../../services/StoreErrors.ts"
+import { sha256 } from "../host/HostPath.ts"
+import * as FileConversationStore from "./FileConversationStore.ts"
 
 /** The store of `storage`: the file store of a directory, the PostgreSQL store of a url (loaded on demand). */
-export const storeLayer = (storage: string): Layer.Layer<ConversationStore, CliFailure> =>
+export const storeLayer = (storage: string): Layer.Layer<ConversationStore, StoreIoError | MissingPackage> =>
   Storage.match(Storage.of(storage), {
-    Database: ({ url }): Layer.Layer<ConversationStore, CliFailure> =>
+    // MissingPackage only in theory for the CLI: its bundle carries @effect/sql-pg.
+    Database: ({ url }): Layer.Layer<ConversationStore, StoreIoError | MissingPackage> =>
       Layer.unwrap(
         Effect.map(
-          // CliFailure with it: a directory's store never needs the class (nor effect/Schema; docs/decisions.md#fast-start).
-          Effect.promise(() =>
-            Promise.all([import("../layers/store/pg/PgConversationStore.ts"), import("./CliFailure.ts")])
-          ),
-          ([Pg, { CliFailure }]) =>
-            // MissingPackage only in theory: the CLI bundle carries @effect/sql-pg.
-            Layer.catchTag(Pg.layer({ url }), ["StoreIoError", "MissingPackage"], (e) =>
-              Layer.unwrap(Effect.fail(new CliFailure({ code: 1, message: e.message })))
-            )
+          Effect.promise(() => import("./pg/PgConversationStore.ts")),
+          (Pg) => Pg.layer({ url })
         )
       ),
-    Directory: (dir): Layer.Layer<ConversationStore, CliFailure> =>
+    Directory: (dir): Layer.Layer<ConversationStore, StoreIoError | MissingPackage> =>
       FileConversationStore.layer({ storageDir: dir.path })
   })
 
