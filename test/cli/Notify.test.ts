@@ -138,6 +138,8 @@ describe("[notify]", () => {
       ["question", "asker_b", "secret"]
     ])
     expect(opened.every((b) => b["conversation_id"] === id)).toBe(true)
+    // Named as a person knows it: the conversation's title (its first message's line), on every event.
+    expect(got.every((b) => b["title"] === "go")).toBe(true)
     expect(opened[2]!["arguments"]).toStrictEqual({ name: "beta" })
     expect(opened[0]!["answer_command"]).toContain(
       `conversation answer ${id} ${String(opened[0]!["inquiry_id"])} <yes|no> --storage`
