@@ -101,7 +101,8 @@ export const serve = Command.make(
   ({ host: flagHost, port: flagPort, cluster, runnerHost, runnerPort, maxConnections, headerTimeout, bodyTimeout }) =>
     Effect.gen(function* () {
       const limits = yield* limitsOf(maxConnections, headerTimeout, bodyTimeout)
-      const { dir, config: configFile, configGiven } = yield* storageOf
+      const at = yield* storageOf
+      const { dir, config: configFile, configGiven } = at
       const { host, port } = yield* listenOn(flagHost, flagPort, configFile)
       if (cluster) {
         const Cluster = yield* Effect.promise(() => import("./serve/cluster/ClusterServer.ts"))
@@ -116,6 +117,13 @@ export const serve = Command.make(
         })
       }
       const Server = yield* Effect.promise(() => import("./serve/Server.ts"))
-      return yield* Server.run({ storage: dir, config: configGiven, host, port, limits })
+      const NotifyHooks = yield* Effect.promise(() => import("./NotifyHooks.ts"))
+      // While it serves, it delivers what the storage's runs left in the notification spool (a cluster's runners do).
+      return yield* Effect.scoped(
+        Effect.andThen(
+          NotifyHooks.deliverLeftovers(at),
+          Server.run({ storage: dir, config: configGiven, host, port, limits })
+        )
+      )
     })
 ).pipe(Command.withDescription("Serve a web page and an HTTP API to watch runs and answer their questions"))
