@@ -17,6 +17,7 @@
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Command from "effect/cli/Command"
 import type * as Prompt from "effect/cli/Prompt"
@@ -30,10 +31,18 @@ import { RunningTurns } from "../services/RunningTurns.ts"
 import { withStore } from "./conversation/Shared.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import { formatFlag } from "./Format.ts"
+import * as NotifyHooks from "./NotifyHooks.ts"
 import * as Hint from "./Hint.ts"
 import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import { storage } from "./Root.ts"
 import * as Style from "./Style.ts"
+
+/**
+ * How long `parley inbox` keeps delivering what earlier processes left in the
+ * notification spool, counted from its start (after its output: only when a
+ * receiver is slow or down does the process end later than its output, by at most this).
+ */
+const FLUSH_BOUND_MS = 1000
 
 /** How long ago, in the largest unit that fits ("40 s", "4 min", "3 h", "2 d"). */
 export const age = (since: string | null, now: number): string => {
@@ -131,21 +140,25 @@ const askAll = (items: ReadonlyArray<Inbox.InboxItem>, hint: Hint.Context) =>
 export const inbox = Command.make("inbox", { format: formatFlag }, ({ format }) =>
   withStore(
     Effect.gen(function* () {
-      const { dir, given, configGiven } = yield* storage
+      const at = yield* storage
+      const { dir, given, configGiven } = at
       const hint = { storage: given, config: configGiven }
+      // What earlier runs could not tell `[notify]` is delivered meanwhile, bounded: the listing never waits for it.
+      const flushing = yield* Effect.forkChild(NotifyHooks.flushLeftovers(at, FLUSH_BOUND_MS))
       const items = yield* Inbox.gather.pipe(Effect.provideService(RunningTurns, HostTurns.make(dir)))
       const now = Date.now()
       if (format === "json")
-        return yield* Console.log(
+        yield* Console.log(
           JSON.stringify(
             items.map((i) => Inbox.row(i, now)),
             null,
             2
           )
         )
-      if (PersonTerminal.isInteractive())
-        return yield* askAll(items, hint).pipe(Effect.provideService(RunningTurns, HostTurns.make(dir)))
-      return yield* Console.log(listing(items, hint, now))
+      else if (PersonTerminal.isInteractive())
+        yield* askAll(items, hint).pipe(Effect.provideService(RunningTurns, HostTurns.make(dir)))
+      else yield* Console.log(listing(items, hint, now))
+      yield* Fiber.join(flushing)
     })
   )
 ).pipe(

@@ -101,7 +101,8 @@ export const serve = Command.make(
   ({ host: flagHost, port: flagPort, cluster, runnerHost, runnerPort, maxConnections, headerTimeout, bodyTimeout }) =>
     Effect.gen(function* () {
       const limits = yield* limitsOf(maxConnections, headerTimeout, bodyTimeout)
-      const { dir, config: configFile, configGiven } = yield* storageOf
+      const at = yield* storageOf
+      const { dir, config: configFile, configGiven } = at
       const { host, port } = yield* listenOn(flagHost, flagPort, configFile)
       if (cluster) {
         const Cluster = yield* Effect.promise(() => import("./serve/Cluster.ts"))
@@ -115,12 +116,16 @@ export const serve = Command.make(
           limits
         })
       }
-      const [Server, ErrorLine] = yield* Effect.promise(() =>
-        Promise.all([import("../layers/serve/Server.ts"), import("./ErrorLine.ts")])
+      const [Server, ErrorLine, NotifyHooks] = yield* Effect.promise(() =>
+        Promise.all([import("../layers/serve/Server.ts"), import("./ErrorLine.ts"), import("./NotifyHooks.ts")])
       )
       const line = (e: unknown) => ErrorLine.line(e, {})
-      return yield* Server.run({ storage: dir, config: configGiven, host, port, limits, line }).pipe(
-        Effect.mapError((e) => ErrorLine.failure(e, {}))
-      )
+      // While it serves, it delivers what the storage's runs left in the notification spool (a cluster's runners do).
+      return yield* Effect.scoped(
+        Effect.andThen(
+          NotifyHooks.deliverLeftovers(at),
+          Server.run({ storage: dir, config: configGiven, host, port, limits, line })
+        )
+      ).pipe(Effect.mapError((e) => ErrorLine.failure(e, {})))
     })
 ).pipe(Command.withDescription("Serve a web page and an HTTP API to watch runs and answer their questions"))

@@ -423,9 +423,15 @@ export const ask = (text: string, options: AskOptions) =>
         if (Option.isSome(found)) return yield* join(found.value.turn.id, found.value, options)
       }
       const { session, created } = yield* take(options.target)
+      const { title } = yield* session.metadata
       yield* RunEvents.use((events) =>
         events.publish(
-          RunEvent.make.ConversationKnown({ conversation_id: session.id, created, detached_policy: "wait" })
+          RunEvent.make.ConversationKnown({
+            conversation_id: session.id,
+            created,
+            detached_policy: "wait",
+            ...(title !== undefined ? { title } : {})
+          })
         )
       )
       return yield* askIn(session, question, options)

@@ -453,11 +453,16 @@ export const query = <E = never>(options: QueryOptions<E>) =>
       const fixed = yield* fixedPolicy(session, options)
       // The last run's error is kept until this run: this run says its own (or none).
       yield* session.updateMetadata((m) => ConversationMetadata.withLastError(m, null))
+      // The title this run leaves (an untitled conversation takes its message's, as `runPlan` records).
+      const title =
+        (yield* session.metadata).title ??
+        (options.message !== undefined ? Conversation.titleFrom(options.message) : undefined)
       yield* events.publish(
         RunEvent.make.ConversationKnown({
           conversation_id: session.id,
           created,
-          ...(fixed !== undefined ? { detached_policy: fixed.policy } : {})
+          ...(fixed !== undefined ? { detached_policy: fixed.policy } : {}),
+          ...(title !== undefined ? { title } : {})
         })
       )
       const remembered = Conversation.rememberedModel(session.baseConfig, (yield* session.snapshot).entries)

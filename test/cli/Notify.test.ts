@@ -2,7 +2,8 @@
 // approval a run opens and closes, and of its end, against a real HTTP receiver on 127.0.0.1 and a real
 // script. Signatures verify with the secret and not without it; a receiver failing twice gets the same
 // delivery three times; a receiver that is down does not slow the run, and what was spooled arrives once
-// it is up and the next parley process of the storage runs; no secret value appears anywhere.
+// it is up and the next parley process of the storage runs (a run, `parley inbox`, `parley serve`); no secret
+// value appears anywhere.
 import { execFile } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -12,6 +13,7 @@ import { binary } from "../support/Cli.ts"
 import { repoRoot } from "../support/Fixtures.ts"
 import { makeProject, type Project, waitFor, writeScript } from "../support/Project.ts"
 import { bodies, type Receiver, startReceiver } from "../support/Receiver.ts"
+import * as Serve from "../support/Serve.ts"
 import { runParley } from "../support/Cli.ts"
 
 const SECRET_ANSWER = "tok-S3cr3tValue-9f8e7d6c5b4a"
@@ -67,19 +69,23 @@ const call = (id: string, name: string, arg: string) => ({ id, name, arguments: 
 const parley = (p: Project, args: ReadonlyArray<string>) =>
   runParley(["--storage", p.storage, ...args], { cwd: p.root, env: ENV })
 
-/** `parley conversation answer` without blocking this process (the receiver lives in it). */
-const answer = (p: Project, id: string, inquiry: string, value: string) =>
-  new Promise<number>((resolve) => {
+/** `parley ARGS` without blocking this process (the receiver lives in it): its exit code and stdout. */
+const parleyAsync = (p: Project, args: ReadonlyArray<string>) =>
+  new Promise<{ code: number; stdout: string }>((resolve) => {
     const env = { ...process.env, ...ENV } as NodeJS.ProcessEnv
     delete env["PARLEY_STORAGE"]
     delete env["PARLEY_SCRIPT"]
     execFile(
       process.execPath,
-      [binary, "--storage", p.storage, "conversation", "answer", id, inquiry, value],
+      [binary, "--storage", p.storage, ...args],
       { cwd: p.root, env, timeout: 60_000 },
-      (error) => resolve(error === null ? 0 : 1)
+      (error, stdout) => resolve({ code: error === null ? 0 : 1, stdout })
     )
   })
+
+/** `parley conversation answer` without blocking this process. */
+const answer = async (p: Project, id: string, inquiry: string, value: string) =>
+  (await parleyAsync(p, ["conversation", "answer", id, inquiry, value])).code
 
 const detach = (p: Project, script: string) => {
   const r = parley(p, ["query", "--detach", "--new", "go", "--script", script])
@@ -138,6 +144,8 @@ describe("[notify]", () => {
       ["question", "asker_b", "secret"]
     ])
     expect(opened.every((b) => b["conversation_id"] === id)).toBe(true)
+    // Named as a person knows it: the conversation's title (its first message's line), on every event.
+    expect(got.every((b) => b["title"] === "go")).toBe(true)
     expect(opened[2]!["arguments"]).toStrictEqual({ name: "beta" })
     expect(opened[0]!["answer_command"]).toContain(
       `conversation answer ${id} ${String(opened[0]!["inquiry_id"])} <yes|no> --storage`
@@ -261,4 +269,44 @@ describe("[notify]", () => {
     )
     expect(new Set(bodies(up).map((b) => b["delivery_id"])).size).toBe(bodies(up).length)
   }, 180_000)
+
+  it("what a run spooled while the receiver was down is delivered once by `parley inbox`, and by `parley serve`", async () => {
+    const first = await receiver()
+    const port = first.port
+    await receivers.pop()!.close()
+    const p = project(`webhook = { url = "http://127.0.0.1:${port}/hook", secret = "\${env:HOOK_SECRET}" }`)
+    const spool = path.join(p.storage, "run", "notify")
+    const spooled = () => fs.readdirSync(spool).filter((n) => n.endsWith(".json"))
+    const runWhileDown = (title: string) => {
+      const res = parley(p, [
+        "query",
+        "--new",
+        title,
+        "--script",
+        writeScript(p, `${title}.json`, [{ message: "Hi." }])
+      ])
+      expect(res.code).toBe(0)
+      expect(spooled().length).toBe(1)
+    }
+    runWhileDown("first")
+    const up = await receiver(port)
+    const listed = await parleyAsync(p, ["inbox", "--format", "json"])
+    expect([listed.code, JSON.parse(listed.stdout)]).toStrictEqual([0, []])
+    // Delivered before the inbox ended, once, and gone from the spool; the next inbox has nothing to send.
+    expect(bodies(up).map((b) => [b["event"], b["title"]])).toStrictEqual([["run_ended", "first"]])
+    expect(spooled()).toStrictEqual([])
+    expect((await parleyAsync(p, ["inbox"])).code).toBe(0)
+    expect(bodies(up).length).toBe(1)
+
+    await receivers.pop()!.close()
+    runWhileDown("second")
+    const again = await receiver(port)
+    const server = await Serve.start(p, [], { HOOK_SECRET })
+    started.push(server.child.pid!)
+    await waitFor("the spooled run's end, told by the server", () => bodies(again).length > 0, 30_000)
+    expect(bodies(again).map((b) => [b["event"], b["title"]])).toStrictEqual([["run_ended", "second"]])
+    expect(spooled()).toStrictEqual([])
+    expect(again.received.every((x) => verifies(HOOK_SECRET, x.body, x.headers["x-parley-signature"]))).toBe(true)
+    await server.stop()
+  }, 120_000)
 })

@@ -54,22 +54,30 @@ export interface Context {
   readonly url: (id: string) => string | null
 }
 
-/** What the fold keeps: the conversation, and the questions open now (in order). */
+/** What the fold keeps: the conversation (and its title, when it has one), and the questions open now (in order). */
 export interface State {
   readonly conversation_id: string | null
+  readonly title: string | null
   readonly open: ReadonlyArray<string>
 }
 
 /** Before the first event. */
-export const initial: State = { conversation_id: null, open: [] }
+export const initial: State = { conversation_id: null, title: null, open: [] }
 
 /** The delivery id of `event` about `subject` (an inquiry id, or the run) of conversation `id`. */
 export const deliveryId = (context: Context, id: string, subject: string, event: NotifyEventName): string =>
   context.hash(`parley-notify\n${id}\n${subject}\n${event}`).slice(0, 32)
 
-const make = (context: Context, id: string, subject: string, event: NotifyEventName, fields: Schema.JsonObject) => {
-  const delivery_id = deliveryId(context, id, subject, event)
-  return { event, delivery_id, body: { event, delivery_id, conversation_id: id, ...fields } }
+/** The conversation a notification is about: its id, and its title (null: untitled) to name it by. */
+interface About {
+  readonly id: string
+  readonly title: string | null
+}
+
+const make = (context: Context, about: About, subject: string, event: NotifyEventName, fields: Schema.JsonObject) => {
+  const delivery_id = deliveryId(context, about.id, subject, event)
+  const body = { event, delivery_id, conversation_id: about.id, title: about.title, ...fields }
+  return { event, delivery_id, body }
 }
 
 /** The options of a select question, else null. */
@@ -79,8 +87,8 @@ const optionsOf = (t: AnswerType.AnswerType): Schema.Json => (t.type === "select
 const defaultOf = (q: RunEvent.Of<"QuestionOpened">["question"]): Schema.Json =>
   AnswerType.isSecret(q.answer_type) ? null : (q.default ?? null)
 
-const opened = (context: Context, id: string, e: RunEvent.Of<"QuestionOpened">): Notification =>
-  make(context, id, e.inquiry_id, "question_opened", {
+const opened = (context: Context, about: About, e: RunEvent.Of<"QuestionOpened">): Notification =>
+  make(context, about, e.inquiry_id, "question_opened", {
     inquiry_id: e.inquiry_id,
     kind: e.kind,
     tool: e.call.name,
@@ -90,8 +98,8 @@ const opened = (context: Context, id: string, e: RunEvent.Of<"QuestionOpened">):
     options: optionsOf(e.question.answer_type),
     default: defaultOf(e.question),
     arguments: e.kind === "approval" ? e.call.arguments : null,
-    answer_command: context.answerCommand(id, e.inquiry_id, e.question.answer_type, e.kind),
-    url: context.url(id),
+    answer_command: context.answerCommand(about.id, e.inquiry_id, e.question.answer_type, e.kind),
+    url: context.url(about.id),
     since: e.since
   })
 
@@ -99,8 +107,8 @@ const opened = (context: Context, id: string, e: RunEvent.Of<"QuestionOpened">):
 const answerOf = (e: RunEvent.Of<"QuestionClosed">): Schema.Json =>
   e.outcome._tag === "Answered" && !AnswerType.isSecret(e.question.answer_type) ? e.outcome.answer : null
 
-const closed = (context: Context, id: string, e: RunEvent.Of<"QuestionClosed">): Notification =>
-  make(context, id, e.inquiry_id, "question_closed", {
+const closed = (context: Context, about: About, e: RunEvent.Of<"QuestionClosed">): Notification =>
+  make(context, about, e.inquiry_id, "question_closed", {
     inquiry_id: e.inquiry_id,
     kind: e.kind,
     tool: e.call.name,
@@ -110,17 +118,17 @@ const closed = (context: Context, id: string, e: RunEvent.Of<"QuestionClosed">):
     via: e.via ?? null,
     outcome: e.outcome._tag === "Answered" ? "answered" : e.outcome._tag === "Redacted" ? "answered" : "cancelled",
     answer: answerOf(e),
-    url: context.url(id)
+    url: context.url(about.id)
   })
 
-const stopped = (context: Context, state: State, id: string, e: RunEvent.Of<"Stopped">): Notification => {
+const stopped = (context: Context, state: State, about: About, e: RunEvent.Of<"Stopped">): Notification => {
   const waiting = e.ending === "deferred"
-  return make(context, id, `run:${context.run}`, waiting ? "run_waiting" : "run_ended", {
+  return make(context, about, `run:${context.run}`, waiting ? "run_waiting" : "run_ended", {
     ending: e.ending,
     exit_code: waiting ? 3 : e.ending === "failed" ? 1 : 0,
     waiting: waiting ? [...state.open] : [],
     incomplete: e.incomplete === null ? null : e.incomplete.state,
-    url: context.url(id)
+    url: context.url(about.id)
   })
 }
 
@@ -130,16 +138,18 @@ export const step = (
   state: State,
   event: RunEvent.RunEvent
 ): readonly [State, ReadonlyArray<Notification>] => {
-  if (event._tag === "ConversationKnown") return [{ ...state, conversation_id: event.conversation_id }, []]
+  if (event._tag === "ConversationKnown")
+    return [{ ...state, conversation_id: event.conversation_id, title: event.title ?? null }, []]
   const id = state.conversation_id
   if (id === null) return [state, []]
+  const about: About = { id, title: state.title }
   switch (event._tag) {
     case "QuestionOpened":
-      return [{ ...state, open: [...state.open, event.inquiry_id] }, [opened(context, id, event)]]
+      return [{ ...state, open: [...state.open, event.inquiry_id] }, [opened(context, about, event)]]
     case "QuestionClosed":
-      return [{ ...state, open: state.open.filter((q) => q !== event.inquiry_id) }, [closed(context, id, event)]]
+      return [{ ...state, open: state.open.filter((q) => q !== event.inquiry_id) }, [closed(context, about, event)]]
     case "Stopped":
-      return [initial, [stopped(context, state, id, event)]]
+      return [initial, [stopped(context, state, about, event)]]
     default:
       return [state, []]
   }

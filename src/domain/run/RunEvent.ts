@@ -107,12 +107,14 @@ const StopReason = Schema.Literals(["end_turn", "tool_use", "max_tokens", "stop_
  * The conversation of the run is known (`created`: it is new), and the
  * `detached` policy the run follows whatever happens to its terminal
  * (config's or the flag's, else the one the resumed turn recorded); absent:
- * the prompter's default (`PromptBackend.detachedDefault`).
+ * the prompter's default (`PromptBackend.detachedDefault`). `title`: the
+ * conversation's title when it has one (what a notification names it by).
  */
 export const ConversationKnown = Schema.TaggedStruct("ConversationKnown", {
   conversation_id: Schema.String,
   created: Schema.Boolean,
-  detached_policy: Schema.optionalKey(DetachedPolicy)
+  detached_policy: Schema.optionalKey(DetachedPolicy),
+  title: Schema.optionalKey(Schema.String)
 })
 /** The model was chosen (once, when first needed). */
 export const ModelChosen = Schema.TaggedStruct("ModelChosen", { model: Schema.String })
@@ -209,10 +211,14 @@ export type Derived = "answered_by" | "tool" | "arguments"
  * publishes six events per tool call.
  */
 export const make: { readonly [Tag in RunEvent["_tag"]]: (fields: Omit<Of<Tag>, "_tag" | Derived>) => Of<Tag> } = {
-  ConversationKnown: ({ conversation_id, created, detached_policy }) =>
-    detached_policy === undefined
-      ? { _tag: "ConversationKnown", conversation_id, created }
-      : { _tag: "ConversationKnown", conversation_id, created, detached_policy },
+  ConversationKnown: ({ conversation_id, created, detached_policy, title }) => ({
+    _tag: "ConversationKnown",
+    conversation_id,
+    created,
+    // Absent keys stay absent: the event is compared and serialized as it was built.
+    ...(detached_policy === undefined ? {} : { detached_policy }),
+    ...(title === undefined ? {} : { title })
+  }),
   ModelChosen: ({ model }) => ({ _tag: "ModelChosen", model }),
   Waiting: ({ waiting }) => ({ _tag: "Waiting", waiting }),
   TextDelta: ({ text }) => ({ _tag: "TextDelta", text }),

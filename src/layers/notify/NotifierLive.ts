@@ -226,15 +226,44 @@ const spoolDir = (storage: string): string | undefined => {
   }
 }
 
+/** The spool and the lanes of `settings`, or none when `[notify]` names nobody (or the spool is unusable). */
+const setUp = (settings: Settings): { readonly dir: string; readonly lanes: Array<Lane> } | undefined => {
+  if (settings.notify?.command === undefined && settings.notify?.webhook === undefined) return undefined
+  const dir = spoolDir(settings.storage)
+  return dir === undefined ? undefined : { dir, lanes: lanesOf(settings, dir) }
+}
+
 /** A notifier for `settings`; its delivery fibers live as long as the scope. */
 export const make = (settings: Settings): Effect.Effect<Notifier["Service"], never, Scope.Scope> =>
   Effect.gen(function* () {
-    if (settings.notify?.command === undefined && settings.notify?.webhook === undefined) return silent
-    const dir = spoolDir(settings.storage)
-    if (dir === undefined) return silent
-    const lanes = lanesOf(settings, dir)
-    for (const lane of lanes) yield* Effect.forkScoped(deliveries(dir, lane, settings.pollMs ?? 2000))
-    return Notifier.of({ attach: attacher(settings, spooler(dir, lanes)) })
+    const set = setUp(settings)
+    if (set === undefined) return silent
+    for (const lane of set.lanes) yield* Effect.forkScoped(deliveries(set.dir, lane, settings.pollMs ?? 2000))
+    return Notifier.of({ attach: attacher(settings, spooler(set.dir, set.lanes)) })
+  })
+
+/** A lane's entries delivered one by one until it has none left (another live process's claim ends it too). */
+const drain = (dir: string, lane: Lane): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const claimed = Spool.claimNext(dir, lane.target)
+    return claimed === undefined ? Effect.void : Effect.andThen(deliver(dir, lane, claimed), drain(dir, lane))
+  })
+
+/**
+ * Delivers what earlier processes of the storage left in the spool, for at
+ * most `boundMs`: done as soon as every lane found nothing left, else the
+ * entry being tried at the bound is given back for the next process. For a
+ * short command (`parley inbox`) that runs no turn of its own.
+ */
+export const flush = (settings: Settings, boundMs: number): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const set = setUp(settings)
+    if (set === undefined) return Effect.void
+    const all = Effect.all(
+      set.lanes.map((lane) => drain(set.dir, lane)),
+      { concurrency: "unbounded", discard: true }
+    )
+    return Effect.asVoid(Effect.timeoutOption(all, boundMs))
   })
 
 /** The notifier of `settings`: it also delivers what earlier processes of the storage left in the spool. */

@@ -120,6 +120,10 @@ export const claimNext = (dir: string, target: Delivery.Target): Claimed | undef
   return undefined
 }
 
+/** Whether `dir` holds an entry, claimed or not (none when it does not exist). */
+export const pending = (dir: string): boolean =>
+  listing(dir).some((name) => Delivery.isEntry(Delivery.claimant(name)?.entry ?? name))
+
 /** Removes a delivered (or given-up) entry. */
 export const done = (dir: string, claimed: Claimed): void => fs.rmSync(path.join(dir, claimed.file), { force: true })
 

@@ -236,7 +236,9 @@ describe("parley serve: runs hosted by parley query", () => {
       conversation_id: id,
       created: true,
       // The run's policy (config's "wait") travels with the event: the watcher knows its questions wait.
-      detached_policy: "wait"
+      detached_policy: "wait",
+      // A new conversation is titled by its message's first line.
+      title: "go"
     })
     first.close() // dropped
 

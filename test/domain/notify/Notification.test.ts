@@ -47,7 +47,7 @@ describe("Notification.step", () => {
   const confirm = question("confirm", { type: "boolean" }, { default: true })
   const token = question("token", { type: "secret" }, { default: "hunter2-default" })
   const events = [
-    RunEvent.make.ConversationKnown({ conversation_id: "17", created: true }),
+    RunEvent.make.ConversationKnown({ conversation_id: "17", created: true, title: "deploy prod" }),
     RunEvent.make.TextDelta({ text: "hi" }),
     opened("c1.__permission__.1", question("__permission__", { type: "boolean" }), "approval"),
     opened("c1.confirm.1", confirm),
@@ -69,6 +69,7 @@ describe("Notification.step", () => {
     ])
     expect(out[0]!.body).toMatchObject({
       conversation_id: "17",
+      title: "deploy prod",
       kind: "approval",
       tool: "deploy",
       arguments: { target: "prod" },
@@ -78,6 +79,12 @@ describe("Notification.step", () => {
     expect(out[1]!.body).toMatchObject({ kind: "question", arguments: null, default: true, options: null })
     expect(out[4]!.body).toMatchObject({ answered_by: "config", via: null, answer: false, outcome: "answered" })
     expect(out[5]!.body).toMatchObject({ ending: "deferred", exit_code: 3, waiting: ["c1.__permission__.1"] })
+    expect(out.map((n) => n.body["title"])).toStrictEqual(out.map(() => "deploy prod"))
+  })
+
+  it("names an untitled conversation's notifications with a null title", () => {
+    const untitled = [RunEvent.make.ConversationKnown({ conversation_id: "17", created: false }), ...events.slice(1)]
+    expect(fold(untitled).map((n) => n.body["title"])).toStrictEqual(fold(untitled).map(() => null))
   })
 
   it("carries no secret: neither a secret's default nor its answer", () => {
