@@ -115,7 +115,13 @@ describe("parley serve's OpenAPI document", () => {
     if (redocly !== undefined && redocly !== "") {
       const file = path.join(p.root, "openapi.json")
       fs.writeFileSync(file, JSON.stringify(doc.body))
-      const lint = spawnSync(redocly, ["lint", "--extends=recommended", file], { encoding: "utf8", timeout: 120_000 })
+      // Offline: no telemetry, no update check (tests reach nothing beyond 127.0.0.1).
+      const env = { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" }
+      const lint = spawnSync(redocly, ["lint", "--extends=recommended", file], {
+        encoding: "utf8",
+        timeout: 120_000,
+        env
+      })
       expect(lint.status, lint.stdout + lint.stderr).toBe(0)
     }
     expect(await server.stop()).toBe(143)
