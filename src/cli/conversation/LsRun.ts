@@ -13,7 +13,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { printable } from "../../domain/render/TerminalText.ts"
 import * as Labels from "../../domain/storage/Labels.ts"
-import * as LastError from "../../domain/run/LastError.ts"
+import * as LastError from "../../domain/run/LastErrorText.ts"
 import {
   ConversationStore,
   type ConversationSummary,
@@ -22,7 +22,7 @@ import {
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import * as Hint from "../Hint.ts"
 import * as Running from "../../layers/host/Running.ts"
-import * as Spool from "../../layers/notify/Spool.ts"
+import * as Spool from "../../layers/notify/SpoolDir.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
 
 const textRow = (s: ConversationSummary): string => {
