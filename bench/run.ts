@@ -7,6 +7,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { report } from "./Harness.ts"
 import * as approvals from "./approvals.ts"
+import * as ask from "./ask.ts"
 import * as attach from "./attach.ts"
 import * as cli from "./cli.ts"
 import * as cluster from "./cluster.ts"
@@ -32,6 +33,7 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
   whole: whole.run,
   serve: serve.run,
   approvals: approvals.run,
+  ask: ask.run,
   pg: pg.run,
   cluster: () => cluster.run()
 }
@@ -47,6 +49,7 @@ const targets = [
   only === "attach" ||
   only === "serve" ||
   only === "approvals" ||
+  only === "ask" ||
   only === "pg" ||
   only === "cluster"
     ? ["cli"]

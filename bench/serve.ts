@@ -32,14 +32,14 @@ import { addDeferrable, WAITING } from "../test/support/Project.ts"
 const repo = path.resolve(import.meta.dirname, "..")
 const bin = process.env["PARLEY_BENCH_BIN"] ?? path.join(repo, "dist", "parley.mjs")
 
-interface Served {
+export interface Served {
   readonly child: ChildProcess
   readonly base: string
   readonly auth: Record<string, string>
 }
 
 /** `parley serve --port 0` on `storage`, once it printed its address. */
-const serve = (storage: string, cwd: string, env: Record<string, string> = {}): Promise<Served> =>
+export const serve = (storage: string, cwd: string, env: Record<string, string> = {}): Promise<Served> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, "--storage", storage, "serve", "--port", "0"], {
       cwd,
@@ -62,7 +62,7 @@ const serve = (storage: string, cwd: string, env: Record<string, string> = {}): 
     child.once("exit", (code) => reject(new Error(`serve exited ${code}`)))
   })
 
-const stop = (s: Served) =>
+export const stop = (s: Served) =>
   new Promise<void>((resolve) => {
     s.child.once("exit", () => resolve())
     s.child.kill("SIGTERM")
@@ -135,7 +135,7 @@ const waitForQuestions = async (s: Served, want: number) => {
   throw new Error("no question opened")
 }
 
-const answer = (s: Served, id: string, inquiry: string) =>
+export const answer = (s: Served, id: string, inquiry: string) =>
   fetch(`${s.base}/api/conversations/${id}/questions/${inquiry}`, {
     method: "POST",
     headers: { ...s.auth, "content-type": "application/json" },
@@ -380,7 +380,7 @@ const ms = (xs: ReadonlyArray<number>) => `p50 ${median(xs).toFixed(1)} ms, p99 
  * 100 questions; in the same run, 100 more answered by a client connected to
  * the run's host directly (issue 22's path, no HTTP): what the server adds.
  */
-const answerGoal = async (root: string): Promise<Goal> => {
+export const answerGoal = async (root: string): Promise<Goal> => {
   const dir = path.join(root, "answers")
   fs.mkdirSync(dir)
   const n = 100

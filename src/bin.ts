@@ -42,7 +42,15 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
     const { run } = await import("./cli/ReadingRun.ts")
     run(reading)
   } else {
-    const { main } = await import("./cli/Run.ts")
-    main()
+    // `parley ask` likewise (cli/AskArgv.ts): a script waits for its question to be listed.
+    const { parse: parseAsk } = await import("./cli/AskArgv.ts")
+    const asking = parseAsk(argv)
+    if (asking !== undefined) {
+      const { run: runAsk } = await import("./cli/AskFast.ts")
+      runAsk(asking)
+    } else {
+      const { main } = await import("./cli/Run.ts")
+      main()
+    }
   }
 }

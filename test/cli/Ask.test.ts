@@ -1,7 +1,7 @@
 // Any program asks (docs/ask.md, contract §8): `parley ask` run by a script with nobody at its terminal
 // opens one question that the inbox, `conversation answer`, `parley serve`'s API and `conversation kill`
 // reach over the conversation's host socket; it prints the answer and exits 0, 3 after --timeout, 130 when
-// cancelled elsewhere; a killed asker's question is closed by the next inbox; a secret reaches stdout only.
+// cancelled elsewhere; a killed asker's question is closed by the next inbox or conversation ls; a secret reaches stdout only.
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -164,6 +164,26 @@ describe("parley ask", () => {
     // The next ask in the same directory takes the same conversation.
     expect(parley(p, ["ask", "Again?", "--timeout", "1s"]).code).toBe(3)
     expect(JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)).toHaveLength(1)
+  }, 120_000)
+
+  it("kill -9 of the asker: the next conversation ls closes its question too, and never lists it as waiting; a live asker's stays", async () => {
+    const p = makeProject()
+    const live = asker(p, ["Still there?", "--new"])
+    const row = await listed(p)
+    const lsRows = () =>
+      JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<Record<string, unknown>>
+    // The live asker's question is listed as waiting, and ls leaves it open.
+    expect(lsRows()).toMatchObject([
+      { id: row.conversation_id, incomplete: { state: "waiting-for-input", tool: "ask" } }
+    ])
+    expect(inbox(p)).toHaveLength(1)
+    live.kill("SIGKILL")
+    await exited(live)
+    expect(lsRows()).toMatchObject([{ id: row.conversation_id, incomplete: null, running: null }])
+    const response = recorded(p, row.conversation_id).find((e) => e["type"] === "inquiry_response")
+    expect(response).toMatchObject({ id: row.inquiry_id, outcome: "cancelled", reason: "user" })
+    expect(parley(p, ["conversation", "ls"]).stdout).not.toContain("incomplete")
+    expect(inbox(p)).toStrictEqual([])
   }, 120_000)
 
   it("cancelled from another surface (conversation kill): exit 130, recorded as cancelled (user)", async () => {

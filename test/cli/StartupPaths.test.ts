@@ -121,6 +121,21 @@ describe("start-up: what the reading commands load", () => {
   })
 })
 
+describe("start-up: `parley ask` runs without the command tree (docs/decisions.md#fast-start)", () => {
+  const TREE =
+    /src\/cli\/(Main|Root|Live|Query)\.ts|src\/cli\/conversation\/(Attach|Check|Fork)\.ts|src\/(cli|layers)\/serve\//
+  it("an ask loads neither effect/cli's command tree nor another command; a declined one still gets effect/cli's answer", () => {
+    const asked = run(["ask", "Deploy?", "--new", "--timeout", "1s"])
+    expect(asked.status, asked.stderr).toBe(3)
+    expect(asked.stderr).toMatch(/in time/)
+    expect(sources(asked.chunks, /src\/cli\/AskRun\.ts/).length).toBeGreaterThan(0)
+    expect(sources(asked.chunks, TREE)).toStrictEqual([])
+    const typo = run(["ask", "Deploy?", "--neww"])
+    expect(typo.status).toBe(2)
+    expect(typo.stderr).toMatch(/^parley: unrecognized flag --neww for `parley ask`/)
+  })
+})
+
 describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md#fast-start)", () => {
   // (effect/http's router itself is loaded by effect/rpc, which the host client uses.)
   const SERVER =

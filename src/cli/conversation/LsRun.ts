@@ -13,7 +13,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { printable } from "../../domain/render/TerminalText.ts"
 import * as Labels from "../../domain/storage/Labels.ts"
-import * as LastError from "../../domain/run/LastError.ts"
+import * as LastError from "../../domain/run/LastErrorText.ts"
 import {
   ConversationStore,
   type ConversationSummary,
@@ -22,7 +22,7 @@ import {
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import * as Hint from "../Hint.ts"
 import * as Running from "../../layers/host/Running.ts"
-import * as Spool from "../../layers/notify/Spool.ts"
+import * as Spool from "../../layers/notify/SpoolDir.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
 
 const textRow = (s: ConversationSummary): string => {
@@ -50,14 +50,53 @@ export interface ListOptions {
 const notifyError = (error: string | undefined): { readonly notify_error?: string } =>
   error === undefined ? {} : { notify_error: error }
 
+// AskDomain.TOOL and CALL_PREFIX, not imported: that module loads effect/Schema, which a listing never needs.
+const ASK_TOOL = "ask"
+const ASK_CALL_PREFIX = "ask_"
+
+/**
+ * The conversations whose row says a `parley ask` waits there while no live
+ * asker hosts it (its socket does not answer): its asker may have been killed.
+ * Only these are opened, so a plain listing stays a listing.
+ */
+export const unhostedAsks = (
+  rows: ReadonlyArray<ConversationSummary>,
+  running: ReadonlyMap<string, unknown>
+): ReadonlyArray<ConversationSummary["id"]> =>
+  rows
+    .filter(
+      (r) =>
+        r.incomplete?.state === "waiting-for-input" &&
+        r.incomplete.tool === ASK_TOOL &&
+        !running.has(r.id) &&
+        (r.waiting === undefined || r.waiting.some((q) => q.toolCallId.startsWith(ASK_CALL_PREFIX)))
+    )
+    .map((r) => r.id)
+
+/**
+ * Closes the questions of killed askers among `ids` (`programs/Ask.ts`: only
+ * where the conversation's lock is free, so a live asker is never touched),
+ * loaded only when there are some: how many were closed.
+ */
+const reapKilledAsks = (ids: ReadonlyArray<ConversationSummary["id"]>) =>
+  ids.length === 0
+    ? Effect.succeed(0)
+    : Effect.flatMap(
+        Effect.promise(() => import("../../programs/Ask.ts")),
+        (Ask) =>
+          Effect.map(
+            Effect.forEach(ids, (id) => Effect.orElseSucceed(Ask.reapAbandoned(id), () => 0)),
+            (closed) => closed.reduce((a, b) => a + b, 0)
+          )
+      )
+
 /** Lists the conversations of `storage` on stdout. */
 export const list = (options: ListOptions, storage: StorageAt) =>
   withStoreAt(
     storage,
     Effect.gen(function* () {
-      const { conversations: rows, damaged } = yield* ConversationStore.use((s) =>
-        s.list({ archived: options.archived })
-      )
+      const listed = yield* ConversationStore.use((s) => s.list({ archived: options.archived }))
+      const { damaged } = listed
       // A damaged conversation is listed as such (after the others), never left out, and one line says what to run.
       for (const d of damaged) {
         yield* Console.error(
@@ -67,8 +106,13 @@ export const list = (options: ListOptions, storage: StorageAt) =>
       // Live runs answer on their sockets (docs/decisions.md#ctrl-z-detaches): pid and open questions.
       const running = yield* Running.of(
         storage.dir,
-        rows.map((r) => r.id)
+        listed.conversations.map((r) => r.id)
       )
+      // A killed asker's question is closed, never listed as waiting (as `parley inbox` does): listed again if so.
+      const rows =
+        (yield* reapKilledAsks(unhostedAsks(listed.conversations, running))) === 0
+          ? listed.conversations
+          : (yield* ConversationStore.use((s) => s.list({ archived: options.archived }))).conversations
       // A notification that failed is shown once, on its conversation's row.
       const failed = Spool.takeErrors(
         storage.dir,

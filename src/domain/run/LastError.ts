@@ -53,10 +53,8 @@ export const fromCause = (cause: Cause.Cause<unknown>, at: string): LastError =>
 /** Whether a run that ended in `cause` failed (an interruption alone, a stop or a hand-off, is not a failure). */
 export const isFailure = (cause: Cause.Cause<unknown>): boolean => !Cause.hasInterruptsOnly(cause)
 
-/** How `ls` and the page say it: `failed: …`. */
-export const text = (e: LastError): string => `failed: ${e.message}`
+/** How `ls` and the page say it: `failed: …` (LastErrorText.ts: `ls` says it without loading Schema). */
+export { text } from "./LastErrorText.ts"
 
-const isLastError = Schema.is(LastError)
-
-/** `v` read as a {@link LastError}, or `null` (absent, or of another shape). */
-export const read = (v: unknown): LastError | null => (isLastError(v) ? { message: v.message, at: v.at } : null)
+/** `v` read as a {@link LastError}, or `null` (absent, or of another shape); LastErrorText.ts: listings read it without Schema. */
+export { read } from "./LastErrorText.ts"

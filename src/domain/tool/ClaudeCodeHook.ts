@@ -11,7 +11,8 @@
  *
  * @example
  * ```ts
- * import * as ClaudeCodeHook from "parley/domain/tool/ClaudeCodeHook"
+ * import * as JsonText from "../storage/JsonText.ts"
+import * as ClaudeCodeHook from "parley/domain/tool/ClaudeCodeHook"
  * const read = ClaudeCodeHook.read('{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}')
  * ClaudeCodeHook.asks(["Bash", "mcp__*"], "mcp__github__create_issue") // true
  * ClaudeCodeHook.decision("PreToolUse", "allow", "Approved in parley") // {"hookSpecificOutput":{…"permissionDecision":"allow",…}}
@@ -71,7 +72,8 @@ const fieldsOf = (raw: Record<string, unknown>, event: HookEvent): HookInput | M
 export const read = (text: string): HookInput | Malformed => {
   let raw: unknown
   try {
-    raw = JSON.parse(text)
+    // As every JSON text parley reads: an object key with an escape is read right on every Node.
+    raw = JsonText.parse(text)
   } catch {
     return { _tag: "Malformed", reason: "the hook input is not JSON", event: "PreToolUse" }
   }

@@ -27,20 +27,12 @@ import * as path from "node:path"
 import * as Schema from "effect/Schema"
 import * as Delivery from "../../domain/notify/Delivery.ts"
 import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
-import * as Storage from "../../domain/storage/Storage.ts"
-import { databaseKey } from "../../programs/StorageDir.ts"
 import * as ErrorCode from "../ErrorCode.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
-import * as HostPath from "../host/HostPath.ts"
+import { errorsDir } from "./SpoolDir.ts"
 
-/** The spool directory of `storage`. */
-export const dirOf = (storage: string): string =>
-  Storage.match(Storage.of(storage), {
-    // The per-user runtime directory holds every database's runs: the spool is keyed by the url (without its password).
-    Database: ({ url }) =>
-      path.join(HostPath.runDir(storage), `notify-${HostPath.sha256(databaseKey(url)).slice(0, 16)}`),
-    Directory: () => path.join(HostPath.runDir(storage), "notify")
-  })
+// Where the spool lives and the failures a listing takes: SpoolDir.ts, without Schema (ls loads it).
+export { dirOf, takeErrors } from "./SpoolDir.ts"
 
 /** Makes (0700) and checks the spool directory; throws `NotPrivate` when it is not this user's alone. */
 export const ensure = (dir: string): void => PrivateDir.ensure(dir)
@@ -140,8 +132,6 @@ export const log = (dir: string, line: string): void => {
   }
 }
 
-const errorsDir = (dir: string): string => path.join(dir, "errors")
-
 /** Keeps the last failure of a conversation's notifications, until a listing shows it ({@link takeErrors}). */
 export const recordError = (dir: string, conversationId: string, line: string): void => {
   try {
@@ -150,30 +140,4 @@ export const recordError = (dir: string, conversationId: string, line: string): 
   } catch {
     // Best effort, as the log.
   }
-}
-
-/**
- * The recorded notification failures of `ids` in `storage`'s spool, each
- * removed as it is read: a row shows a failure once (`notify_error`).
- */
-export const takeErrors = (storage: string, ids: ReadonlyArray<string>): Map<string, string> => {
-  const dir = errorsDir(dirOf(storage))
-  const found = new Map<string, string>()
-  let names: ReadonlySet<string>
-  try {
-    names = new Set(fs.readdirSync(dir))
-  } catch {
-    return found
-  }
-  for (const id of ids) {
-    const file = path.join(dir, `${id}.txt`)
-    if (!names.has(`${id}.txt`)) continue
-    try {
-      found.set(id, fs.readFileSync(file, "utf8"))
-      fs.rmSync(file, { force: true })
-    } catch {
-      // Taken by another listing at the same time: it shows it.
-    }
-  }
-  return found
 }
