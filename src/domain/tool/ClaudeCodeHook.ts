@@ -11,8 +11,7 @@
  *
  * @example
  * ```ts
- * import * as JsonText from "../storage/JsonText.ts"
-import * as ClaudeCodeHook from "parley/domain/tool/ClaudeCodeHook"
+ * import * as ClaudeCodeHook from "parley/domain/tool/ClaudeCodeHook"
  * const read = ClaudeCodeHook.read('{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}')
  * ClaudeCodeHook.asks(["Bash", "mcp__*"], "mcp__github__create_issue") // true
  * ClaudeCodeHook.decision("PreToolUse", "allow", "Approved in parley") // {"hookSpecificOutput":{…"permissionDecision":"allow",…}}
@@ -21,6 +20,7 @@ import * as ClaudeCodeHook from "parley/domain/tool/ClaudeCodeHook"
  * @since 0.1.0
  */
 import type * as Schema from "effect/Schema"
+import * as JsonText from "../storage/JsonText.ts"
 
 /** The hook events parley decides. */
 export type HookEvent = "PreToolUse" | "PermissionRequest"
