@@ -11,7 +11,6 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
@@ -47,22 +46,7 @@ export const askFlags = {
   )
 }
 
-/** The flags as the command reads them. */
-export interface AskFlags {
-  readonly text: Option.Option<string>
-  readonly type: "boolean" | "text" | "select" | "secret"
-  readonly option: ReadonlyArray<string>
-  readonly default: Option.Option<string>
-  readonly context: Option.Option<string>
-  readonly key: Option.Option<string>
-  readonly conversation: Option.Option<string>
-  readonly new: boolean
-  readonly source: Option.Option<string>
-  readonly timeout: Option.Option<string>
-  readonly onTimeout: "default" | "fail"
-  readonly format: "text" | "json"
-  readonly claudeCodeHook: boolean
-}
+export type { AskFlags } from "./AskFlags.ts"
 
 export const ask = Command.make("ask", askFlags, (flags) =>
   Effect.gen(function* () {

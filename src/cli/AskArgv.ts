@@ -18,7 +18,7 @@
  * ```
  */
 import * as Option from "effect/Option"
-import type { AskFlags } from "./Ask.ts"
+import type { AskFlags } from "./AskFlags.ts"
 
 /** An ask command line, understood: the root's flags and the command's. */
 export interface AskLine {
