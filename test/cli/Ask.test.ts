@@ -76,6 +76,13 @@ describe("parley ask", () => {
     expect(await exited(child)).toBe(0)
     expect(child.stdout()).toBe("yes\n")
     expect(parley(p, ["conversation", "check", id]).code).toBe(0)
+    // The recorded question reads as any tool's question: in print and on the HTML page.
+    const printed = parley(p, ["conversation", "print", id]).stdout
+    expect(printed).toContain("Deploy to prod?")
+    expect(printed).toContain("v1.2 to eu")
+    const page = parley(p, ["conversation", "print", id, "--format", "html"])
+    expect(page.code).toBe(0)
+    expect(page.stdout).toContain("Deploy to prod?")
     const title = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].title
     expect(title).toBe(`questions from ${p.root}`)
     expect(await server.stop()).toBe(143)
@@ -239,8 +246,10 @@ describe("parley ask", () => {
     }
   }, 120_000)
 
-  it("a secret reaches the asker's stdout only: recorded redacted, 0 copies in the storage", async () => {
+  it("a secret reaches the asker's stdout only: recorded redacted, 0 copies in the storage, notifications or any process's environment", async () => {
     const p = makeProject()
+    const receiver = await startReceiver()
+    fs.appendFileSync(path.join(p.storage, "config.toml"), `\n[notify]\nwebhook = { url = "${receiver.url}" }\n`)
     const server = await Serve.start(p)
     children.push(server.child)
     const secret = "s3cr3t-ask-v4lue-9431"
@@ -262,6 +271,20 @@ describe("parley ask", () => {
     expect(allBytes(p).indexOf(Buffer.from(Buffer.from(secret).toString("base64")))).toBe(-1)
     expect(parley(p, ["conversation", "print", row.conversation_id]).stdout).not.toContain(secret)
     expect(server.child.output()).not.toContain(secret)
+    // The notifications were sent (the question and its close), without the value.
+    await waitFor("question_closed", () => bodies(receiver).some((b) => b["event"] === "question_closed"), 30_000)
+    await receiver.close()
+    expect(JSON.stringify(bodies(receiver))).not.toContain(secret)
+    // No process of this machine that this user can read holds it in its environment.
+    for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+      let environ: Buffer
+      try {
+        environ = fs.readFileSync(`/proc/${pid}/environ`)
+      } catch {
+        continue // Gone, or another user's.
+      }
+      expect(environ.indexOf(Buffer.from(secret)), `/proc/${pid}/environ`).toBe(-1)
+    }
   }, 120_000)
 })
 
