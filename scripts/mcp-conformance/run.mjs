@@ -147,6 +147,29 @@ const stale = (entries, scenarios) =>
     return checks[entry.slice(colon + 1)] === "SUCCESS" ? [`${entry}: passes now (listed because: ${why})`] : []
   })
 
+/**
+ * What a failed revision's failing checks said, and the end of the client's
+ * stderr in that scenario: the output directory is often a test's temporary
+ * one, gone by the time somebody reads the log.
+ */
+const explain = (dir) => {
+  const walk = (d) =>
+    fs
+      .readdirSync(d, { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]))
+  for (const file of fs.existsSync(dir) ? walk(dir).filter((f) => f.endsWith("checks.json")) : []) {
+    const failed = JSON.parse(fs.readFileSync(file, "utf8")).filter((c) => c.status === "FAILURE")
+    if (failed.length === 0) continue
+    console.log(`-- ${path.relative(dir, path.dirname(file))}`)
+    for (const c of failed) console.log(`   FAILURE ${c.id}: ${c.description ?? ""} ${c.errorMessage ?? ""}`.trimEnd())
+    const stderr = path.join(path.dirname(file), "stderr.txt")
+    if (fs.existsSync(stderr)) {
+      const tail = fs.readFileSync(stderr, "utf8").trim().split("\n").slice(-15)
+      if (tail.join("") !== "")
+        console.log(`   client stderr (last lines):\n${tail.map((l) => `     ${l}`).join("\n")}`)
+    }
+  }
+}
 const summary = {}
 let ok = true
 for (const revision of revisions.length > 0 ? revisions : REVISIONS) {
@@ -154,6 +177,7 @@ for (const revision of revisions.length > 0 ? revisions : REVISIONS) {
   const scenarios = collect(path.join(out, revision))
   const passing = stale(baseline[revision] ?? {}, scenarios)
   for (const line of passing) console.log(`mcp:conformance: ${revision}: remove from baseline.json: ${line}`)
+  if (code !== 0) explain(path.join(out, revision))
   summary[revision] = { exit: code, stale: passing, scenarios }
   if (code !== 0 || passing.length > 0) ok = false
 }
