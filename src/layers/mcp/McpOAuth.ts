@@ -95,19 +95,40 @@ const save = (file: string, state: State): void => {
  */
 const loadHttp = () => import("node:http")
 
-/** A loopback port nothing listens on right now. */
-const freePort = async (): Promise<number> => {
-  const http = await loadHttp()
-  return new Promise((resolve, reject) => {
+/**
+ * Where a callback port is looked for: below Linux's ephemeral range
+ * (32768–60999). The port is chosen when the client registers and listened
+ * on only when a sign-in starts; an ephemeral one could meanwhile be handed to
+ * any outgoing connection (the MCP request itself), and the sign-in would
+ * fail with EADDRINUSE.
+ */
+const CALLBACK_PORTS = { from: 20_000, to: 32_767 } as const
+
+/** `port` if it is free on the loopback now (0: any), else `undefined`. */
+const tryPort = (http: typeof import("node:http"), port: number): Promise<number | undefined> =>
+  new Promise((resolve) => {
     const server = http.createServer()
-    server.on("error", reject)
-    server.listen(0, "127.0.0.1", () => {
+    server.once("error", () => resolve(undefined))
+    server.listen(port, "127.0.0.1", () => {
       const address = server.address()
       // Listening on a TCP port: the address is an AddressInfo (a string only for a pipe or a unix socket).
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
+      const bound = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(bound))
     })
   })
+
+/** A loopback port nothing listens on right now, outside the ephemeral range when one is free there. */
+const freePort = async (): Promise<number> => {
+  const http = await loadHttp()
+  const span = CALLBACK_PORTS.to - CALLBACK_PORTS.from + 1
+  for (let attempt = 0; attempt < 20; attempt++) {
+    // Not a secret: the state parameter and PKCE guard the callback, the port only has to be free.
+    const port = await tryPort(http, CALLBACK_PORTS.from + Math.floor(Math.random() * span))
+    if (port !== undefined) return port
+  }
+  const any = await tryPort(http, 0)
+  if (any === undefined) throw new Error("no loopback port is free for the sign-in's callback")
+  return any
 }
 
 const page = (title: string) =>
@@ -241,12 +262,13 @@ export class FileProvider implements OAuthClientProvider {
     try {
       this.pending = await listen(new URL(this.redirectUrl), this.lastState)
     } catch (e) {
+      const redirect = this.redirectUrl
       // Another program holds the port this client was registered with: register again next time.
       this.invalidateCredentials("client")
       delete this.data.redirect_uri
       this.persist()
       throw new Error(
-        `cannot listen on ${this.redirectUrl} for the sign-in: ${e instanceof Error ? e.message : String(e)}; try again`
+        `cannot listen on ${redirect} for the sign-in: ${e instanceof Error ? e.message : String(e)}; try again`
       )
     }
     signIn(url)
