@@ -42,6 +42,16 @@ export interface Goal {
   readonly unit?: string
 }
 
+/** A count that must be 0, as a goal (the harness compares ratios: count / 1 ≤ 0). */
+export const none = (name: string, n: number, note?: string): Goal => ({
+  name,
+  subject: { name: "found", medianMs: n },
+  floor: { name: "one", medianMs: 1 },
+  maxRatio: 0,
+  unit: "",
+  ...(note !== undefined ? { note } : {})
+})
+
 export const report = (goals: ReadonlyArray<Goal>): boolean => {
   let ok = true
   for (const g of goals) {

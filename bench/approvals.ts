@@ -16,7 +16,7 @@ import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { Goal } from "./Harness.ts"
+import { type Goal, none } from "./Harness.ts"
 
 const repo = path.resolve(import.meta.dirname, "..")
 const bin = process.env["PARLEY_BENCH_BIN"] ?? path.join(repo, "dist", "parley.mjs")
@@ -140,16 +140,6 @@ const one = async (root: string, policy: Policy, i: number, t: Tally) => {
   }
   t.ms.push(performance.now() - t0)
 }
-
-/** A count that must be 0, as a goal (the harness compares ratios: count / 1 ≤ 0). */
-const none = (name: string, n: number, note?: string): Goal => ({
-  name,
-  subject: { name: "found", medianMs: n },
-  floor: { name: "one", medianMs: 1 },
-  maxRatio: 0,
-  unit: "",
-  ...(note !== undefined ? { note } : {})
-})
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0
 

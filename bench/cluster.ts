@@ -28,7 +28,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Cluster from "../test/support/Cluster.ts"
 import { freshDatabase, pgSkip, startPg } from "../test/support/Pg.ts"
-import type { Goal } from "./Harness.ts"
+import { type Goal, none } from "./Harness.ts"
 
 const repo = path.resolve(import.meta.dirname, "..")
 const bin = path.join(repo, "dist", "parley.mjs")
@@ -255,16 +255,6 @@ const print = (o: Outcome) => {
   )
   if (Object.keys(o.refused).length > 0) console.log(`  answers refused: ${JSON.stringify(o.refused)}`)
 }
-
-/** A count that must be 0, as a goal (the harness compares ratios: count / 1 ≤ 0). */
-const none = (name: string, n: number, note?: string): Goal => ({
-  name,
-  subject: { name: "found", medianMs: n },
-  floor: { name: "one", medianMs: 1 },
-  maxRatio: 0,
-  unit: "",
-  ...(note !== undefined ? { note } : {})
-})
 
 const goalsOf = (o: Outcome): Array<Goal> => [
   ...(o.kills === 0
