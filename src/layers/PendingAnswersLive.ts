@@ -24,6 +24,7 @@ import type * as Schema from "effect/Schema"
 import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
 import type { Answerer, Via } from "../domain/run/RunEvent.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
+import * as QuestionPolicy from "../domain/tool/QuestionPolicy.ts"
 import { type Offered, type OpenQuestion, PendingAnswers } from "../services/PendingAnswers.ts"
 import {
   AnswerDoesNotFit,
@@ -64,13 +65,15 @@ const fitOf = (
 ): Result.Result<Omit<Offered, "by">, AnswerDoesNotFit> => {
   const via = options?.via !== undefined ? { via: options.via } : {}
   if (question.kind === "approval") {
-    const read = PermissionInquiry.approvalAnswer(answer)
-    if (read === undefined)
+    // An approval asked each time (an MCP server's page or form) takes no `always`/`never`.
+    const rememberable = QuestionPolicy.of(question.question).rememberable
+    const read = PermissionInquiry.readApproval(answer, rememberable)
+    if (read._tag === "Misfit")
       return Result.fail(
         new AnswerDoesNotFit({
           inquiry_id: question.inquiryId,
-          reason: `${JSON.stringify(answer)} is not an approval's answer`,
-          expected: PermissionInquiry.approvalExpected
+          reason: read.reason,
+          expected: PermissionInquiry.expectedOf(rememberable)
         })
       )
     const remember = read.remember || options?.remember === true

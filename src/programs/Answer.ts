@@ -74,14 +74,18 @@ export const openQuestions = (session: ConversationSession): Effect.Effect<Reado
   Effect.map(session.incompleteTurn, (incomplete) =>
     incomplete === null
       ? []
-      : IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => ({
-          inquiryId: p.request.id,
-          kind: PermissionInquiry.isPermission(p.request) ? "approval" : "question",
-          toolCallId: p.toolCall.id,
-          tool: p.toolCall.name,
-          arguments: p.toolCall.arguments,
-          question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
-        }))
+      : IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => {
+          // An approval shows what it approves: the call's arguments, or what the tool asked about (an MCP page or form).
+          const approves = PermissionInquiry.approves(p.request, p.toolCall.arguments)
+          return {
+            inquiryId: p.request.id,
+            kind: approves !== undefined ? "approval" : "question",
+            toolCallId: p.toolCall.id,
+            tool: p.toolCall.name,
+            arguments: approves ?? p.toolCall.arguments,
+            question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
+          }
+        })
   )
 
 /** The open questions of conversation `id` (read under its lock: a running turn holds it). */
@@ -120,18 +124,22 @@ export const parse = (
   kind?: QuestionKind
 ): Result.Result<Schema.Json, AnswerDoesNotFit> =>
   kind === "approval"
-    ? approval(inquiryId, "value" in input ? input.value : input.text)
+    ? approval(inquiryId, "value" in input ? input.value : input.text, QuestionPolicy.of(question).rememberable)
     : fit(inquiryId, question, input)
 
-/** An approval's answer: a boolean, or `always`/`never` for one remembered for the turn. */
-const approval = (inquiryId: string, given: Schema.Json): Result.Result<Schema.Json, AnswerDoesNotFit> => {
-  const read = PermissionInquiry.approvalAnswer(given)
-  if (read === undefined)
+/** An approval's answer: a boolean, or `always`/`never` for one remembered for the turn (not for one asked each time). */
+const approval = (
+  inquiryId: string,
+  given: Schema.Json,
+  rememberable: boolean
+): Result.Result<Schema.Json, AnswerDoesNotFit> => {
+  const read = PermissionInquiry.readApproval(given, rememberable)
+  if (read._tag === "Misfit")
     return Result.fail(
       new AnswerDoesNotFit({
         inquiry_id: inquiryId,
-        reason: `${JSON.stringify(given)} is not an approval's answer`,
-        expected: PermissionInquiry.approvalExpected
+        reason: read.reason,
+        expected: PermissionInquiry.expectedOf(rememberable)
       })
     )
   return Result.succeed(read.remember ? (read.answer ? "always" : "never") : read.answer)

@@ -289,16 +289,32 @@ const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeIn
   )
   if (pending === undefined || !isQuestionId(pending.questionId!)) return Effect.succeed(undefined)
   const question = fromInquiryQuestion(pending.questionId!, pending.request.question)
+  // An approval the tool asked (an MCP server's page or form) is asked again as one.
+  const approves = PermissionInquiry.approves(pending.request, call.arguments)
   return Effect.map(
     Inquiry.ask(
       env,
       call,
       question,
-      Inquiry.Opening.Recorded({ id: pending.request.id, source: pending.request.source })
+      Inquiry.Opening.Recorded({
+        id: pending.request.id,
+        source: pending.request.source,
+        ...(approves !== undefined ? { approval: true, approves } : {})
+      })
     ),
     (routed) => ({ questionId: question.id, routed })
   )
 }
+
+/**
+ * Whether a tool asks a person's approval for what it would otherwise decide
+ * alone for them (an MCP server's page or form; `ExecutionContext.approvals`):
+ * nobody at this terminal, and the detached policy waits, defers or denies —
+ * or someone is attached. Read before each round: Ctrl-Z leaves the terminal.
+ */
+const approvalsAsked = (env: Inquiry.Env): boolean =>
+  !env.prompts.interactive &&
+  (env.answers.present() || ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault) !== "assistant")
 
 /** Step 3: runs the tool until it completes, asking each question it raises. */
 const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, recorded: Schema.Json | undefined) =>
@@ -313,11 +329,12 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
     const scrubbed = (response: ToolResponse): ToolResponse =>
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
     const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
-    const context = { conversationId: env.session.id, root: env.root }
+    const base = { conversationId: env.session.id, root: env.root }
     // A tool that crashes is a failed call, not a failed turn.
     const crashed = (d: unknown) =>
       Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`))
     for (;;) {
+      const context = approvalsAsked(env) ? { ...base, approvals: true } : base
       const result = yield* Effect.catchDefect(
         env.executor.execute(toolCall, answers, resume !== undefined ? { ...context, resume } : context),
         crashed
@@ -331,7 +348,11 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
         return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
       }
       if (result.resume !== undefined) resume = result.resume
-      const metadata = result.resume !== undefined ? { [EventMetadata.executorState]: result.resume } : undefined
+      const approves = result.approval
+      const metadata = {
+        ...(result.resume !== undefined ? { [EventMetadata.executorState]: result.resume } : {}),
+        ...(approves !== undefined ? PermissionInquiry.approvalMetadata(approves) : {})
+      }
       const staticRejected = fromConfig.has(question.id) ? result.rejected : undefined
       const routed = yield* Inquiry.ask(
         env,
@@ -340,8 +361,9 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
         Inquiry.Opening.Record({
           id,
           source: result.source,
-          ...(metadata !== undefined ? { metadata } : {}),
-          ...(staticRejected !== undefined ? { staticRejected } : {})
+          ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+          ...(staticRejected !== undefined ? { staticRejected } : {}),
+          ...(approves !== undefined ? { approval: true, approves } : {})
         })
       )
       if (routed._tag === "End") return scrubbed(routed.response)

@@ -55,6 +55,14 @@ export interface ExecutionContext {
    * in particular after a crash, from the recorded question.
    */
   readonly resume?: Schema.Json
+  /**
+   * Nobody is at the run's terminal, and a person's approval is asked all
+   * the same (the detached policy waits, defers or denies, or someone is
+   * attached): what the tool would otherwise decide alone for the person —
+   * an MCP server's URL request (declined) or its filled-in form (sent
+   * unreviewed) — it asks as an approval instead ({@link NeedsInput.approval}).
+   */
+  readonly approvals?: boolean
 }
 
 /** What a finished call records in its `tool_call_response` (and what the model reads). */
@@ -84,7 +92,14 @@ export class NeedsInput extends Schema.TaggedClass<NeedsInput>()("NeedsInput", {
    * then not given again: the call ends with `invalid_static_answer`
    * (docs/decisions.md#static-answer-rejected) instead of the same answer rejected up to `max_attempts`.
    */
-  rejected: Schema.optionalKey(Schema.String)
+  rejected: Schema.optionalKey(Schema.String),
+  /**
+   * The question is a person's approval of what these arguments show (an
+   * MCP server's page: its URL and message; its form: the values), asked
+   * when {@link ExecutionContext.approvals} says so: listed and answered as
+   * an approval (`kind: "approval"`), never by config or the assistant.
+   */
+  approval: Schema.optionalKey(Schema.Record(Schema.String, Schema.Json))
 }) {}
 
 /** The outcome of one run of a tool: it finished, or it asks a question first. */

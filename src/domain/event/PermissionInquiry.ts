@@ -39,6 +39,7 @@
  *
  * @since 0.1.0
  */
+import type { JsonObject } from "effect/Schema"
 import * as EventMetadata from "./EventMetadata.ts"
 import * as Events from "./Events.ts"
 import type { InquiryId } from "./InquiryId.ts"
@@ -86,6 +87,37 @@ export const record = (
 /** True for the request of a permission inquiry (its marker, not its id). */
 export const isPermission = (request: InquiryRequest): boolean =>
   request.metadata[EventMetadata.rememberedPermission] === true
+
+/**
+ * The metadata of the request of an approval a running tool asks (an MCP
+ * server's page or form): what it approves (`EventMetadata.approval`).
+ */
+export const approvalMetadata = (approves: JsonObject): EventMetadata.EventMetadata => ({
+  [EventMetadata.approval]: approves
+})
+
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * What the request asks a person to approve, when it is an approval: the
+ * call's arguments for a permission inquiry (may this call run?), what the
+ * tool said for an approval it asked while running (`approvalMetadata`);
+ * `undefined` for a tool's question.
+ *
+ * @example
+ * ```ts
+ * import * as PermissionInquiry from "parley/domain/event/PermissionInquiry"
+ * import type { InquiryRequest } from "parley"
+ * declare const request: InquiryRequest
+ * PermissionInquiry.approves(request, { target: "prod" }) // { target: "prod" } for `call_1.__permission__.1`
+ * ```
+ */
+export const approves = (request: InquiryRequest, callArguments: JsonObject): JsonObject | undefined => {
+  if (isPermission(request)) return callArguments
+  const asked = request.metadata[EventMetadata.approval]
+  return isObject(asked) ? asked : undefined
+}
 
 /**
  * The decision a permission inquiry recorded: `y` (run) or `n` (skip), and
@@ -139,3 +171,34 @@ export const approvalAnswer = (
 
 /** What an approval takes, as an error message says it. */
 export const approvalExpected = "yes, no, always or never"
+
+/** What an approval asked each time takes (an MCP server's page or form: `persistence = "none"`, nothing remembered). */
+export const onceExpected = "yes or no"
+
+/**
+ * What an approval takes, by whether its answer may be remembered for the
+ * turn (`QuestionPolicy.rememberable`): {@link approvalExpected}, or
+ * {@link onceExpected} for one asked each time.
+ */
+export const expectedOf = (rememberable: boolean): string => (rememberable ? approvalExpected : onceExpected)
+
+/**
+ * {@link approvalAnswer} for an approval whose answer may (`rememberable`)
+ * or may not be remembered: an approval asked each time takes `yes`/`no`
+ * only, and says why `always`/`never` do not fit.
+ */
+export const readApproval = (
+  value: unknown,
+  rememberable: boolean
+):
+  | { readonly _tag: "Read"; readonly answer: boolean; readonly remember: boolean }
+  | { readonly _tag: "Misfit"; readonly reason: string } => {
+  const read = approvalAnswer(value)
+  if (read === undefined) return { _tag: "Misfit", reason: `${JSON.stringify(value)} is not an approval's answer` }
+  if (read.remember && !rememberable)
+    return {
+      _tag: "Misfit",
+      reason: `${JSON.stringify(value)} would answer later approvals too, and this one is asked each time`
+    }
+  return { _tag: "Read", ...read }
+}

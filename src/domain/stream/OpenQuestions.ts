@@ -39,17 +39,19 @@ export interface WaitingQuestion {
 export const ofIncomplete = (incomplete: IncompleteTurn | null): ReadonlyArray<WaitingQuestion> =>
   incomplete === null
     ? []
-    : analyze(incomplete).pendingInquiries.map((p) => ({
-        inquiryId: p.request.id,
-        toolCallId: p.toolCall.id,
-        tool: p.toolCall.name,
-        ...(PermissionInquiry.isPermission(p.request)
-          ? { kind: "approval" as const, arguments: p.toolCall.arguments }
-          : {}),
-        // The class's own fields: plain data, as JSON keeps it.
-        question: { ...fromInquiryQuestion(p.questionId ?? "answer", p.request.question) },
-        since: p.request.timestamp
-      }))
+    : analyze(incomplete).pendingInquiries.map((p) => {
+        // An approval shows what it approves: the call's arguments, or what the tool asked about (an MCP page or form).
+        const approves = PermissionInquiry.approves(p.request, p.toolCall.arguments)
+        return {
+          inquiryId: p.request.id,
+          toolCallId: p.toolCall.id,
+          tool: p.toolCall.name,
+          ...(approves !== undefined ? { kind: "approval" as const, arguments: approves } : {}),
+          // The class's own fields: plain data, as JSON keeps it.
+          question: { ...fromInquiryQuestion(p.questionId ?? "answer", p.request.question) },
+          since: p.request.timestamp
+        }
+      })
 
 /** {@link ofIncomplete} of a whole stream's last turn. */
 export const ofEntries = (entries: ReadonlyArray<StreamEntry>): ReadonlyArray<WaitingQuestion> =>

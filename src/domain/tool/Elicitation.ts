@@ -17,6 +17,11 @@
  * - a URL request is one boolean question ({@link urlQuestion}, id `url`):
  *   yes → `accept`, no → `decline`.
  *
+ * With nobody at the run's terminal, the URL request and the review of a
+ * filled-in form may be a person's approval instead ({@link urlApproval},
+ * {@link reviewApproval}: yes/no, asked each time), their arguments the
+ * page ({@link urlApproves}) or the form's values ({@link content}).
+ *
  * Nothing is ever a secret question: form mode must not ask for secrets
  * (the spec sends those through URL mode), so answers are recorded as given.
  *
@@ -378,6 +383,49 @@ export const urlQuestion = (server: string, request: UrlRequest): Question => {
     // Only a person can open a page.
     exclusive: true
   })
+}
+
+/**
+ * The URL request as a person's approval, asked with nobody at the run's
+ * terminal (docs/questions-and-approvals.md#mcp-pages-and-forms): the same
+ * yes/no question, asked each time (`persistence = "none"`: an `always`
+ * cannot say a page not yet seen was opened). Its arguments are
+ * {@link urlApproves}.
+ */
+export const urlApproval = (server: string, request: UrlRequest): Question =>
+  new Question({ ...urlQuestion(server, request), persistence: "none" })
+
+/** What a URL approval approves: the page and the server's words. */
+export const urlApproves = (request: UrlRequest): Record<string, Schema.Json> => ({
+  url: request.url,
+  message: request.message
+})
+
+/**
+ * The review as a person's approval, asked with nobody at the run's
+ * terminal (docs/questions-and-approvals.md#mcp-pages-and-forms): yes sends
+ * the form (`accept`), no declines it; changing a value needs a terminal.
+ * Same id as {@link reviewQuestion}; asked each time (no `always`: the next
+ * form's values are not seen yet). Its arguments are the form's values
+ * ({@link content}).
+ */
+export const reviewApproval = (server: string, form: Form, values: Readonly<Record<string, Value>>): Question =>
+  new Question({
+    id: reviewQuestionId(form),
+    text: `Send the form for MCP server "${server}"? Yes sends it, no declines it.\n${form.fields.map((f) => `  ${f.title ?? f.name}: ${shown(values[f.name])}`).join("\n")}`,
+    answer_type: { type: "boolean" },
+    exclusive: true,
+    persistence: "none"
+  })
+
+/**
+ * The choice a review's answer makes: one of {@link REVIEW_CHOICES} (the
+ * terminal's select), or an approval's yes (`accept`) or no (`decline`);
+ * `undefined` when it is neither.
+ */
+export const reviewChoice = (answer: Schema.Json): ReviewChoice | undefined => {
+  if (typeof answer === "boolean") return answer ? "accept" : "decline"
+  return REVIEW_CHOICES.find((c) => c === answer)
 }
 
 /** A yes/no answer: a boolean, or `yes`/`no`/`true`/`false` as text (static config answers may be either). */

@@ -82,17 +82,21 @@ const idOf = (id: string) => Effect.fromNullishOr(ConversationId.parse(id)).pipe
 const openOf = (entries: Conversation.Conversation["entries"]) => {
   const incomplete = IncompleteTurn.splitIncompleteTurn(entries).incomplete
   if (incomplete === null) return []
-  return IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => ({
-    open: {
-      inquiryId: p.request.id,
-      kind: PermissionInquiry.isPermission(p.request) ? "approval" : "question",
-      toolCallId: p.toolCall.id,
-      tool: p.toolCall.name,
-      arguments: p.toolCall.arguments,
-      question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
-    } satisfies Answer.OpenQuestion,
-    since: Timestamp.toRfc3339(p.request.timestamp)
-  }))
+  return IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => {
+    // An approval shows what it approves: the call's arguments, or what the tool asked about (an MCP page or form).
+    const approves = PermissionInquiry.approves(p.request, p.toolCall.arguments)
+    return {
+      open: {
+        inquiryId: p.request.id,
+        kind: approves !== undefined ? "approval" : "question",
+        toolCallId: p.toolCall.id,
+        tool: p.toolCall.name,
+        arguments: approves ?? p.toolCall.arguments,
+        question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
+      } satisfies Answer.OpenQuestion,
+      since: Timestamp.toRfc3339(p.request.timestamp)
+    }
+  })
 }
 
 const isRefusal = Schema.is(Refusal)

@@ -24,6 +24,12 @@
  *    replies `accept` with the content;
  * 3. the result of `tools/call` is the call's response.
  *
+ * A URL request and the review of a filled-in form are asked at the
+ * terminal when a person is there (`CallSpec.interactive`); with nobody
+ * there and the round's `ExecutionContext.approvals`, they are asked as
+ * approvals (`NeedsInput.approval`: the page, or the form's values); else a
+ * URL request is declined unasked and a form is sent unreviewed.
+ *
  * Answers handed to the first round (a resumed turn gives back what it
  * recorded) are used for the server's questions of the same id without
  * asking, once each. A resumed 2026 call whose open round was recorded
@@ -105,7 +111,12 @@ export interface CallSpec {
   readonly args: Readonly<Record<string, Schema.Json>>
   /** Server time the call may take (time spent waiting for answers does not count). */
   readonly timeoutMs: number
-  /** A person can be asked (URL mode is declined otherwise). */
+  /**
+   * A person is at the run's terminal: a URL request is asked there and a
+   * filled-in form reviewed there. Without one, both are asked as approvals
+   * when the coordinator says so (`ExecutionContext.approvals`, given to
+   * {@link run}); else a URL request is declined and a form sent unreviewed.
+   */
   readonly interactive: boolean
   /** How many `input_required` rounds one call may take (2026-07-28; the tool's `max_attempts`). */
   readonly maxRounds: number
@@ -137,6 +148,8 @@ export interface LiveCall {
   rounds: number
   /** A `tools/call` is in flight. */
   sending: boolean
+  /** Nobody at the terminal, and a person's approval is asked (the latest round's `ExecutionContext.approvals`). */
+  approvals: boolean
   spentMs: number
   detach: (() => void) | undefined
   /** Resolves once no `tools/call` of this call is in flight any more (and a 2025 server is free again). */
@@ -198,6 +211,7 @@ export const start = (spec: CallSpec, answers: Answers, onEnd: () => void, resum
     round: undefined,
     rounds: 0,
     sending: false,
+    approvals: false,
     spentMs: 0,
     detach: undefined,
     settled: new Promise<void>((resolve) => (settle = resolve)),
@@ -264,16 +278,35 @@ const form = (open: Open): Elicitation.Form | undefined => (open.request._tag ==
 /** The question the open elicitation waits on, or `undefined` when the form is complete. */
 const current = (live: LiveCall, open: Open): Question | undefined => {
   const f = form(open)
-  if (f === undefined) return Elicitation.urlQuestion(live.spec.serverName, open.request as Elicitation.UrlRequest)
+  if (f === undefined) {
+    const request = open.request as Elicitation.UrlRequest
+    return live.approvals
+      ? Elicitation.urlApproval(live.spec.serverName, request)
+      : Elicitation.urlQuestion(live.spec.serverName, request)
+  }
   const exclusive = live.spec.formsExclusive !== false
   if (!open.accepted) return Elicitation.formQuestion(live.spec.serverName, f, exclusive)
   if (open.stage === "edit") return Elicitation.editQuestion(f, exclusive)
   const field = f.fields[open.index]
   if (field !== undefined) return Elicitation.fieldQuestion(field, open.problem, exclusive)
-  // Every field has its answer: at a terminal, the person sees the whole form before it is sent (MCP's MUST).
-  if (open.reviewed || !live.spec.interactive) return undefined
+  // Every field has its answer: the person sees the whole form before it is sent (MCP's MUST) — at
+  // the terminal, else as an approval when one is asked; otherwise it is sent as filled in.
+  if (open.reviewed || !(live.approvals || live.spec.interactive)) return undefined
   open.stage = "review"
-  return Elicitation.reviewQuestion(live.spec.serverName, f, open.values, exclusive)
+  return live.approvals
+    ? Elicitation.reviewApproval(live.spec.serverName, f, open.values)
+    : Elicitation.reviewQuestion(live.spec.serverName, f, open.values, exclusive)
+}
+
+/** What the question asked as an approval approves (its arguments): the page, or the form's values; `undefined`: not an approval. */
+const approves = (live: LiveCall, question: Question): Record<string, Schema.Json> | undefined => {
+  const open = live.open
+  if (!live.approvals || open === undefined) return undefined
+  const f = form(open)
+  if (f === undefined) return Elicitation.urlApproves(open.request as Elicitation.UrlRequest)
+  return open.stage === "review" && question.id === Elicitation.reviewQuestionId(f)
+    ? Elicitation.content(f, open.values)
+    : undefined
 }
 
 /** The person's choice at the review, or the field to change after `edit`. */
@@ -299,7 +332,7 @@ const applyReview = (
     open.editing = true
     return
   }
-  const choice = Elicitation.REVIEW_CHOICES.find((c) => c === answer)
+  const choice = Elicitation.reviewChoice(answer)
   if (choice === undefined)
     return reject(
       live,
@@ -377,8 +410,9 @@ const advance = (live: LiveCall): Question | undefined => {
 const opened = (live: LiveCall, elicited: Elicited): void => {
   const parsed = Elicitation.parse(elicited.params)
   if (Result.isFailure(parsed)) return elicited.refuse(`parley cannot ask this: ${parsed.failure}`)
-  // URL mode needs a person at a browser; without a terminal nobody can go.
-  if (parsed.success._tag === "Url" && !live.spec.interactive) return elicited.respond({ action: "decline" })
+  // URL mode needs a person at a browser; with nobody at the terminal and no approval asked, nobody can go.
+  if (parsed.success._tag === "Url" && !live.spec.interactive && !live.approvals)
+    return elicited.respond({ action: "decline" })
   live.open = {
     elicited,
     request: parsed.success,
@@ -493,12 +527,14 @@ const needsInput = (live: LiveCall, question: Question, answers: Answers): Needs
   if (round !== undefined) round.unrecorded = false
   // Asked again because the last answer was rejected: said so, so a configured answer is not given five times (docs/decisions.md#static-answer-rejected).
   const rejected = live.open?.problem
+  const approval = approves(live, question)
   return new NeedsInput({
     question,
     source: InquirySource.InquirySource.tool(live.spec.tool),
     answers: { ...answers },
     ...(resume !== undefined ? { resume } : {}),
-    ...(rejected !== undefined ? { rejected } : {})
+    ...(rejected !== undefined ? { rejected } : {}),
+    ...(approval !== undefined ? { approval } : {})
   })
 }
 
@@ -551,10 +587,11 @@ const loop = (live: LiveCall, answers: Answers): Effect.Effect<ExecutorResult> =
 /**
  * One executor round: applies the answer to the question asked last round
  * (if any), then waits for the next question or the result. Interrupting
- * it abandons the call.
+ * it abandons the call. `approvals`: this round's `ExecutionContext.approvals`.
  */
-export const run = (live: LiveCall, answers: Answers): Effect.Effect<ExecutorResult> =>
+export const run = (live: LiveCall, answers: Answers, approvals = false): Effect.Effect<ExecutorResult> =>
   Effect.suspend(() => {
+    live.approvals = approvals
     live.detach?.()
     live.detach = undefined
     const open = live.open

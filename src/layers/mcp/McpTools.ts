@@ -58,7 +58,7 @@ export const SHUTDOWN_GRACE_MS = 1000
 export interface Options {
   /** The project root: stdio servers run here. */
   readonly root: string
-  /** Whether a person is at a terminal (URL-mode requests are declined without one). */
+  /** Whether a person is at a terminal (without one, URL requests are declined and forms sent unreviewed unless a call is given `ExecutionContext.approvals`). */
   readonly interactive: boolean
   /** One line per problem: a server that failed to start or stopped, a pinned tool no server offers. */
   readonly onProblem: (message: string) => void
@@ -199,7 +199,7 @@ export const start = (config: ConfigData.Config, options: Options): Effect.Effec
       Effect.suspend(() => {
         const key = `${context.conversationId}/${call.id}`
         const live = calls.get(key)
-        if (live !== undefined) return McpCall.run(live, answers)
+        if (live !== undefined) return McpCall.run(live, answers, context.approvals === true)
         const server = byName.get(tool.serverName)!
         const down = server.down()
         if (down !== undefined) return Effect.succeed(error(`Tool '${call.name}' is unavailable: ${down}.`))
@@ -224,7 +224,7 @@ export const start = (config: ConfigData.Config, options: Options): Effect.Effec
               McpRound.fromState(context.resume, server.name)
             )
             calls.set(key, started)
-            return yield* restore(McpCall.run(started, answers))
+            return yield* restore(McpCall.run(started, answers, context.approvals === true))
           })
         )
       })

@@ -198,7 +198,8 @@ export const make = (options: Options = {}) =>
         const key = yield* run(
           keyPrompt({
             message,
-            keys: PERMISSION_KEYS,
+            // An approval asked each time (an MCP server's page or form) offers no Y/N.
+            keys: QuestionPolicy.of(request.question).rememberable ? PERMISSION_KEYS : BOOLEAN_ONCE_KEYS,
             defaultKey: "y",
             ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
           })

@@ -53,6 +53,8 @@ export const Texts = {
     `The tool '${tool}' asked "${question.split("\n")[0]}", which only a person may answer, and nobody could be asked (the detached policy is "deny"). You may end the turn or try another way.`,
   approvalNobody: (tool: string, detached: string) =>
     `The tool '${tool}' needs a person's approval to run, and nobody could be asked (the detached policy is "${detached}"; an approval never goes to an assistant), so it did not run. Do not retry this tool call in this turn.`,
+  askedApprovalNobody: (tool: string, question: string, detached: string) =>
+    `The tool '${tool}' asked for a person's approval ("${question.split("\n")[0]}"), and nobody could be asked (the detached policy is "${detached}"; an approval never goes to an assistant), so the call was stopped without it. Do not retry this tool call in this turn.`,
   tooManyAttempts: (tool: string, id: string, question: string, max: number) =>
     `The tool '${tool}' asked "${question.split("\n")[0]}" (question '${id}') more than ${max} times in one call, so the call was stopped: the answers it got did not satisfy it. Raise max_attempts under [conversation.tools.${tool}.questions.${id}] to allow more.`,
   exclusiveNoPerson: (tool: string) =>

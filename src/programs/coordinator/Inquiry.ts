@@ -42,6 +42,7 @@ import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
 import * as Events from "../../domain/event/Events.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
 import type { InquiryQuestion } from "../../domain/event/InquiryQuestion.ts"
+import type { JsonObject } from "effect/Schema"
 import type { InquirySource } from "../../domain/event/InquirySource.ts"
 import * as Timestamp from "../../domain/event/Timestamp.ts"
 import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
@@ -82,25 +83,34 @@ export type Opening = Data.TaggedEnum<{
     readonly staticRejected?: string
     /** A person's approval to run the call (docs/decisions.md#person-only-questions): only a person answers it, see `Approval.ts`. */
     readonly approval?: boolean
+    /** An approval the running tool asks (an MCP server's page or form): what it approves, shown as its arguments. */
+    readonly approves?: JsonObject
   }
-  Recorded: { readonly id: InquiryId; readonly source: InquirySource; readonly approval?: boolean }
+  Recorded: {
+    readonly id: InquiryId
+    readonly source: InquirySource
+    readonly approval?: boolean
+    readonly approves?: JsonObject
+  }
 }>
 const OpeningEnum = Data.taggedEnum<Opening>()
 /** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (built as literals, as `Routed`'s). */
 export const Opening: Data.TaggedEnum.Constructor<Opening> = {
-  Record: ({ approval, id, metadata, source, staticRejected }) => ({
+  Record: ({ approval, approves, id, metadata, source, staticRejected }) => ({
     _tag: "Record",
     id,
     source,
     ...(metadata !== undefined ? { metadata } : {}),
     ...(staticRejected !== undefined ? { staticRejected } : {}),
-    ...(approval === true ? { approval } : {})
+    ...(approval === true ? { approval } : {}),
+    ...(approves !== undefined ? { approves } : {})
   }),
-  Recorded: ({ approval, id, source }) => ({
+  Recorded: ({ approval, approves, id, source }) => ({
     _tag: "Recorded",
     id,
     source,
-    ...(approval === true ? { approval } : {})
+    ...(approval === true ? { approval } : {}),
+    ...(approves !== undefined ? { approves } : {})
   }),
   $is: OpeningEnum.$is,
   $match: OpeningEnum.$match
@@ -196,14 +206,16 @@ const decide = ({ open, reachable }: Decide): Route => {
   const canReach = reachable ?? (env.prompts.interactive || env.answers.present())
   const detached = ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault)
   // An approval is a person's: never a config answer, never the assistant (`assistant` reads as `deny`);
-  // the tool's Y/N (`always`/`never`) remembered this turn answers it.
+  // the tool's Y/N (`always`/`never`) remembered this turn answers it — not one asked each time (an MCP page or form).
   if (open.approval) {
     return decideRoute({
       question,
       target: "user",
       reachable: canReach,
       detached: detached === "assistant" ? "deny" : detached,
-      remembered: Option.map(TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name), (d) => d === "y"),
+      remembered: open.policy.rememberable
+        ? Option.map(TurnState.rememberedPermission(Ref.getUnsafe(env.state), call.name), (d) => d === "y")
+        : Option.none(),
       staticAnswer: undefined
     })
   }
@@ -223,8 +235,12 @@ const decide = ({ open, reachable }: Decide): Route => {
 /** The tool error of a refused question (JP's texts for a secret, RFD 083's for an exclusive one, parley's for an approval). */
 const deniedText = (open: OpenInquiry, reason: DenialReason): string => {
   const { call, question } = open
-  if (open.approval)
-    return Texts.approvalNobody(call.name, ConfigData.detachedPolicy(open.env.config, open.env.prompts.detachedDefault))
+  if (open.approval) {
+    const detached = ConfigData.detachedPolicy(open.env.config, open.env.prompts.detachedDefault)
+    return open.approves === undefined
+      ? Texts.approvalNobody(call.name, detached)
+      : Texts.askedApprovalNobody(call.name, question.text, detached)
+  }
   if (reason === "assistant_routing_denied")
     return open.policy.redact
       ? Texts.secretToAssistant(call.name, question.text)

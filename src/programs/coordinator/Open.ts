@@ -49,6 +49,8 @@ export interface Opened {
   readonly source: InquirySource
   /** A person's approval to run the call: no config answer, no assistant (docs/decisions.md#person-only-questions). */
   readonly approval?: boolean
+  /** An approval the running tool asks (an MCP server's page or form): what it approves, shown in place of the call's arguments. */
+  readonly approves?: Schema.JsonObject
   /** The tool asked again right after its configured answer (why, in its words). */
   readonly staticRejected?: string | undefined
 }
@@ -64,6 +66,8 @@ export class OpenInquiry {
   readonly source: InquirySource
   readonly since: Timestamp.Timestamp
   readonly approval: boolean
+  /** What an approval the running tool asks approves (`undefined`: the call's own run permission, or a question). */
+  readonly approves: Schema.JsonObject | undefined
   readonly staticRejected: string | undefined
   /** What the question's kind allows (secret, remembered, person only). */
   readonly policy: QuestionPolicy.QuestionPolicy
@@ -88,10 +92,14 @@ export class OpenInquiry {
     this.source = opened.source
     this.since = since
     this.approval = opened.approval === true
+    this.approves = opened.approves
     this.kind = this.approval ? "approval" : "question"
     this.staticRejected = opened.staticRejected
     this.policy = QuestionPolicy.of(question)
-    this.shown = RunEvent.toolCall(call)
+    // Every surface shows an approval with what it approves: the call's arguments, or what the tool asked about.
+    this.shown = RunEvent.toolCall(
+      opened.approves === undefined ? call : { id: call.id, name: call.name, arguments: opened.approves }
+    )
     this.inquiryQuestion = toInquiryQuestion(question)
   }
 

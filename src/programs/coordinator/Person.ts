@@ -87,7 +87,7 @@ const prompt = (open: OpenInquiry, waiting: Waiting) => {
       const request = {
         toolName: call.name,
         question,
-        arguments: call.arguments,
+        arguments: open.shown.arguments,
         position: positionOf(env, call),
         ...(open.approval ? { approval: true } : {})
       }
