@@ -1,5 +1,5 @@
 // An MCP server's URL request and the review of its filled-in form are approvals when nobody is at
-// the run's terminal (docs/questions-and-approvals.md#mcp-pages-and-forms): under `wait`, `defer`
+// the run's terminal (docs/mcp.md#approvals-with-nobody-at-the-terminal): under `wait`, `defer`
 // and `deny` they go through the question path — listed by `conversation answer` with
 // `kind: "approval"`, the tool and what they approve (the URL and the server's message; the form's
 // values) — and the server gets an answer only from a person: yes accepts, no declines; `deny`
@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { makeProject, parley, persisted, type Project, waitFor, writeScript } from "../support/Project.ts"
+import * as Serve from "../support/Serve.ts"
 import {
   ACCEPTED_CONTENT,
   elicitResults,
@@ -23,7 +24,9 @@ import {
 const marks: Array<string> = []
 const pids: Array<number> = []
 const projects: Array<string> = []
+const servers: Array<{ kill: (s: NodeJS.Signals) => boolean }> = []
 afterEach(() => {
+  for (const c of servers.splice(0)) c.kill("SIGKILL")
   for (const pid of pids.splice(0)) {
     try {
       process.kill(pid, "SIGKILL")
@@ -135,6 +138,27 @@ describe("MCP URL consent with nobody at the terminal", () => {
       { type: "inquiry_response", outcome: "answered", id: "call_1.url.1", answer: true }
     ])
     expect(await waitGone(mark)).toStrictEqual([])
+  })
+
+  it("wait: GET /api/questions lists it (kind, tool, the page); the API refuses always and answers yes", async () => {
+    const { p, trace } = mcpProject()
+    const server = await Serve.start(p)
+    servers.push(server.child)
+    const { id, pid } = detached(p, trace, urlScript(p), "wait")
+    let open: Array<Record<string, unknown>> = []
+    for (let i = 0; i < 600 && open.length === 0; i++) {
+      open = (await server.json("/api/questions")).body
+      if (open.length === 0) await new Promise((res) => setTimeout(res, 100))
+    }
+    expect(open).toMatchObject([
+      { inquiry_id: "call_1.url.1", kind: "approval", conversation_id: id, tool: URL_TOOL, arguments: PAGE }
+    ])
+    const always = await server.post(`/api/conversations/${id}/questions/call_1.url.1`, { answer: "always" })
+    expect(always).toMatchObject({ status: 422, body: { error: "AnswerDoesNotFit", expected: "yes or no" } })
+    const yes = await server.post(`/api/conversations/${id}/questions/call_1.url.1`, { answer: "yes" })
+    expect(yes).toMatchObject({ status: 200, body: { outcome: "delivered" } })
+    await waitFor("the run to end", () => !alive(pid), 60_000)
+    expect(responseOf(p, "call_1")).toMatch(/^✅ User completed the URL elicitation flow\./)
   })
 
   it("wait: no declines (recorded false; the server gets decline)", async () => {

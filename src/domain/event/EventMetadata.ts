@@ -62,7 +62,7 @@ export const rememberedPermission = "parley_permission"
  * parley's metadata key on an `inquiry_request` for an approval a running
  * tool asks of a person with nobody at the run's terminal (an MCP server's
  * URL request, its filled-in form before it is sent:
- * docs/questions-and-approvals.md#mcp-pages-and-forms): what it approves, as
+ * docs/mcp.md#approvals-with-nobody-at-the-terminal): what it approves, as
  * a JSON object (the URL and the server's message; the form's values), so a
  * waiting turn lists it as an approval with those arguments. JP ignores it.
  */

@@ -387,7 +387,7 @@ export const urlQuestion = (server: string, request: UrlRequest): Question => {
 
 /**
  * The URL request as a person's approval, asked with nobody at the run's
- * terminal (docs/questions-and-approvals.md#mcp-pages-and-forms): the same
+ * terminal (docs/mcp.md#approvals-with-nobody-at-the-terminal): the same
  * yes/no question, asked each time (`persistence = "none"`: an `always`
  * cannot say a page not yet seen was opened). Its arguments are
  * {@link urlApproves}.
@@ -403,7 +403,7 @@ export const urlApproves = (request: UrlRequest): Record<string, Schema.Json> =>
 
 /**
  * The review as a person's approval, asked with nobody at the run's
- * terminal (docs/questions-and-approvals.md#mcp-pages-and-forms): yes sends
+ * terminal (docs/mcp.md#approvals-with-nobody-at-the-terminal): yes sends
  * the form (`accept`), no declines it; changing a value needs a terminal.
  * Same id as {@link reviewQuestion}; asked each time (no `always`: the next
  * form's values are not seen yet). Its arguments are the form's values

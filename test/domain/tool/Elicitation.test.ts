@@ -308,3 +308,43 @@ describe("Elicitation.check", () => {
     ).toStrictEqual({ name: "Ada", integer: 7 })
   })
 })
+
+describe("with nobody at the terminal: the URL request and the review as approvals", () => {
+  it("the URL approval is the URL question asked each time; it approves the page and the message", () => {
+    const request = Elicitation.Request.Url({
+      message: "Sign in.",
+      url: "https://auth.example.com/x",
+      elicitationId: "e1"
+    })
+    expect(toInquiryQuestion(Elicitation.urlApproval("remote", request))).toStrictEqual({
+      text: 'MCP server "remote" asks you to open a page on auth.example.com: Sign in.\n  https://auth.example.com/x\nDone there? No declines.',
+      answer_type: { type: "boolean" },
+      exclusive: true,
+      persistence: "none"
+    })
+    expect(Elicitation.urlApproves(request)).toStrictEqual({ url: "https://auth.example.com/x", message: "Sign in." })
+  })
+
+  it("the review approval is yes/no under the review's id; yes reads as accept, no as decline", () => {
+    const f = form({
+      message: "Who?",
+      requestedSchema: { type: "object", properties: { name: { type: "string", title: "Name" } } }
+    })
+    const q = Elicitation.reviewApproval("remote", f, { name: Elicitation.Value.Set({ value: "Ada" }) })
+    expect(q.id).toBe(Elicitation.reviewQuestionId(f))
+    expect(toInquiryQuestion(q)).toStrictEqual({
+      text: 'Send the form for MCP server "remote"? Yes sends it, no declines it.\n  Name: Ada',
+      answer_type: { type: "boolean" },
+      exclusive: true,
+      persistence: "none"
+    })
+    expect([true, false, "accept", "edit", "cancel", "maybe"].map(Elicitation.reviewChoice)).toStrictEqual([
+      "accept",
+      "decline",
+      "accept",
+      "edit",
+      "cancel",
+      undefined
+    ])
+  })
+})
