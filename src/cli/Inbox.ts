@@ -24,6 +24,7 @@ import type * as Prompt from "effect/cli/Prompt"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
+import * as QuestionPolicy from "../domain/tool/QuestionPolicy.ts"
 import * as HostTurns from "../layers/host/HostTurns.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as Inbox from "../programs/Inbox.ts"
@@ -60,7 +61,7 @@ const where = (item: Inbox.InboxItem): string => (item.pid === null ? "waiting o
 const headline = (item: Inbox.InboxItem, now: number): string => {
   const q = item.question
   const title = item.title === null ? "(untitled)" : Style.printable(item.title)
-  return `${ConversationId.display(item.conversationId)}  ${title}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.approvalExpected : AnswerFit.expected(q.question.answer_type)}]  asked ${age(item.since, now)} (${where(item)})`
+  return `${ConversationId.display(item.conversationId)}  ${title}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.expectedOf(QuestionPolicy.of(q.question).rememberable) : AnswerFit.expected(q.question.answer_type)}]  asked ${age(item.since, now)} (${where(item)})`
 }
 
 /** The text listing: each item, and the command that answers it. */
@@ -71,7 +72,7 @@ const listing = (items: ReadonlyArray<Inbox.InboxItem>, hint: Hint.Context, now:
     const type = item.question.question.answer_type
     const placeholder =
       item.question.kind === "approval"
-        ? "yes|no|always|never"
+        ? PermissionInquiry.placeholderOf(QuestionPolicy.of(item.question.question).rememberable)
         : type.type === "boolean"
           ? "yes|no"
           : type.type === "select"

@@ -211,6 +211,10 @@ describe("MCP URL consent with nobody at the terminal", () => {
     expect(listed(p, id).map((q) => [q["inquiry_id"], q["kind"], q["arguments"]])).toStrictEqual([
       ["call_1.url.1", "approval", PAGE]
     ])
+    // Asked each time: the listing offers yes or no only.
+    const text = parley(p, ["conversation", "answer", id])
+    expect(text.stdout).toContain("Sign in to continue. [yes or no]")
+    expect(text.stdout).toContain(`${id} call_1.url.1 <yes|no>`)
     expect(parley(p, ["conversation", "answer", id, "call_1.url.1", "yes"]).code).toBe(0)
     const rest = writeScript(p, "rest.json", [{ message: "Done." }])
     const resumed = traced(p, trace, ["query", "--continue-turn", "--id", id, "--script", rest])

@@ -28,6 +28,7 @@
  * ```
  */
 import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
+import * as QuestionPolicy from "../../domain/tool/QuestionPolicy.ts"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -69,12 +70,14 @@ const listing = (
   for (const q of open) {
     const type = q.question.answer_type
     const approval = q.kind === "approval"
-    const expected = approval ? PermissionInquiry.approvalExpected : AnswerFit.expected(type)
+    // An approval asked each time (an MCP server's page or form) takes yes or no only.
+    const rememberable = QuestionPolicy.of(q.question).rememberable
+    const expected = approval ? PermissionInquiry.expectedOf(rememberable) : AnswerFit.expected(type)
     lines.push(
       `  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${expected}]`
     )
     const placeholder = approval
-      ? "yes|no|always|never"
+      ? PermissionInquiry.placeholderOf(rememberable)
       : type.type === "boolean"
         ? "yes|no"
         : type.type === "select"

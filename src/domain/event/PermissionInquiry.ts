@@ -182,6 +182,9 @@ export const onceExpected = "yes or no"
  */
 export const expectedOf = (rememberable: boolean): string => (rememberable ? approvalExpected : onceExpected)
 
+/** What to type for an approval, as a command's `<placeholder>` says it ({@link expectedOf}'s words). */
+export const placeholderOf = (rememberable: boolean): string => (rememberable ? "yes|no|always|never" : "yes|no")
+
 /**
  * {@link approvalAnswer} for an approval whose answer may (`rememberable`)
  * or may not be remembered: an approval asked each time takes `yes`/`no`

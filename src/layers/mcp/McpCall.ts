@@ -277,13 +277,13 @@ const form = (open: Open): Elicitation.Form | undefined => (open.request._tag ==
 
 /** The question the open elicitation waits on, or `undefined` when the form is complete. */
 const current = (live: LiveCall, open: Open): Question | undefined => {
-  const f = form(open)
-  if (f === undefined) {
-    const request = open.request as Elicitation.UrlRequest
+  const request = open.request
+  if (request._tag === "Url") {
     return live.approvals
       ? Elicitation.urlApproval(live.spec.serverName, request)
       : Elicitation.urlQuestion(live.spec.serverName, request)
   }
+  const f = request
   const exclusive = live.spec.formsExclusive !== false
   if (!open.accepted) return Elicitation.formQuestion(live.spec.serverName, f, exclusive)
   if (open.stage === "edit") return Elicitation.editQuestion(f, exclusive)
@@ -302,10 +302,10 @@ const current = (live: LiveCall, open: Open): Question | undefined => {
 const approves = (live: LiveCall, question: Question): Record<string, Schema.Json> | undefined => {
   const open = live.open
   if (!live.approvals || open === undefined) return undefined
-  const f = form(open)
-  if (f === undefined) return Elicitation.urlApproves(open.request as Elicitation.UrlRequest)
-  return open.stage === "review" && question.id === Elicitation.reviewQuestionId(f)
-    ? Elicitation.content(f, open.values)
+  const request = open.request
+  if (request._tag === "Url") return Elicitation.urlApproves(request)
+  return open.stage === "review" && question.id === Elicitation.reviewQuestionId(request)
+    ? Elicitation.content(request, open.values)
     : undefined
 }
 
