@@ -640,7 +640,8 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
   const id = idOf(key)
   // A stored row was accepted by cellsAt when the listing compared its stamp (it is never undefined here).
   const c = typeof r === "number" ? (cellsAt(stored, r) ?? { ...NOT_LISTED, damage: path.join("..", INDEX) }) : r.cells
-  if (c.damage !== null) return { id, path: dir, reason: damageReason(dir, c.damage), archived: key.startsWith(ARCHIVE) }
+  if (c.damage !== null)
+    return { id, path: dir, reason: damageReason(dir, c.damage), archived: key.startsWith(ARCHIVE) }
   return {
     id,
     title: c.title,
