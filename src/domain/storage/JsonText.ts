@@ -25,6 +25,7 @@
  *
  * @since 0.1.0
  */
+import type { Json, JsonObject } from "effect/Schema"
 import * as JsonStrict from "./JsonStrict.ts"
 
 /** The end of the string that holds the backslash at `from`: the next `"` after an even run of backslashes, or -1. */
@@ -65,7 +66,7 @@ export const hasEscapedKey = (text: string): boolean => {
  * text is read by `JsonStrict.parse`, which gives what `JSON.parse`
  * should. Throws a `SyntaxError` naming the position, as `JSON.parse` does.
  */
-export const parse = (text: string): unknown => {
+export const parse = (text: string): Json => {
   if (!hasEscapedKey(text)) return JSON.parse(text)
   try {
     return JsonStrict.parse(text)
@@ -76,7 +77,10 @@ export const parse = (text: string): unknown => {
   }
 }
 
-/** One container being written: its values (arrays) or keys (objects), and how far along. */
+/** Whether a JSON value is an object (not an array, not null): a guard, as `Array.isArray` does not narrow a readonly array out. */
+export const isObject = (value: Json): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
 /** A container being written: an array's items, or an object's own enumerable members in `Object.keys` order. */
 interface Frame {
   readonly open: "[" | "{"

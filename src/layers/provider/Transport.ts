@@ -20,6 +20,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
+import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { fieldsOf, type ProviderDelta, ProviderError, type StopReason } from "../../services/Provider.ts"
 import { isRetryableStatus, type RetryPolicy, withRetries } from "./Retry.ts"
@@ -273,11 +274,11 @@ export const sdkStream = <Event>(options: {
   )
 
 /** Parses tool-call arguments: empty means `{}`; anything but a JSON object is `undefined`. */
-export const parseArguments = (raw: string): Record<string, unknown> | undefined => {
+export const parseArguments = (raw: string): Schema.JsonObject | undefined => {
   if (raw.trim() === "") return {}
   try {
-    const value: unknown = JsonText.parse(raw)
-    if (Predicate.isObject(value)) return value
+    const value = JsonText.parse(raw)
+    if (JsonText.isObject(value)) return value
   } catch {
     // not JSON
   }
