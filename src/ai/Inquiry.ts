@@ -37,7 +37,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { AnswerType } from "../domain/tool/AnswerType.ts"
-import { Question } from "../domain/tool/Question.ts"
+import { Question, QuestionId } from "../domain/tool/Question.ts"
 import type { Answers, ExecutionContext, ToolCall } from "../services/Executor.ts"
 
 /**
@@ -96,7 +96,7 @@ const make = <A>(
   options: AskOptions<Schema.Json>
 ): Ask<A> => ({
   question: new Question({
-    id: id as Question["id"],
+    id: QuestionId.make(id),
     text,
     answer_type: answerType,
     ...(options.default === undefined ? {} : { default: options.default }),
@@ -158,14 +158,7 @@ export const select = <const O extends string>(
   text: string,
   options: ReadonlyArray<O>,
   display: AskOptions<O> = {}
-): Ask<O> =>
-  make(
-    id,
-    text,
-    AnswerType.select(options),
-    (a) => (typeof a === "string" && (options as ReadonlyArray<string>).includes(a) ? (a as O) : undefined),
-    display
-  )
+): Ask<O> => make(id, text, AnswerType.select(options), (a) => options.find((o) => o === a), display)
 
 const isAsk = <A>(q: Ask<A> | Question): q is Ask<A> => "read" in q && typeof q.read === "function"
 

@@ -319,7 +319,7 @@ const objectSchema = (provider: string, schema: Schema.JsonObject) =>
       // that schema describes, which is all generateObject is told.
       SchemaRepresentation.fromJsonSchemaDocument(
         JsonSchema.fromSchemaDraft2020_12(schema as JsonSchema.JsonSchema)
-      ) as unknown as Schema.Codec<Schema.JsonObject, Schema.JsonObject>,
+      ) as Schema.Codec<Schema.JsonObject, Schema.JsonObject>,
     catch: (e) =>
       new ProviderError({
         provider,

@@ -18,6 +18,7 @@
  * @since 0.1.0
  * @internal
  */
+import * as Predicate from "effect/Predicate"
 import * as Effect from "effect/Effect"
 import * as MissingPackage from "../domain/package/MissingPackage.ts"
 
@@ -28,9 +29,9 @@ import * as MissingPackage from "../domain/package/MissingPackage.ts"
  * @since 0.1.0
  */
 export const isNotFound = (cause: unknown, name: string): boolean => {
-  if (typeof cause !== "object" || cause === null) return false
-  const code = (cause as { code?: unknown }).code
-  const message = String((cause as { message?: unknown }).message ?? "")
+  if (!Predicate.isObject(cause)) return false
+  const code = cause["code"]
+  const message = String(cause["message"] ?? "")
   return (
     (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") &&
     (message.includes(`'${name}'`) || message.includes(`"${name}"`) || message.includes(`'${name}/`))

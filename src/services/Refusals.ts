@@ -239,7 +239,7 @@ export const wire = <Self extends { readonly _tag: string; readonly message: str
     )
   )
   // The body's encoded type is spelled out by its struct above; callers need only its Type (the class) and its AST (OpenAPI).
-  return codec as unknown as Schema.Codec<Self, Schema.Json>
+  return codec as Schema.Codec<Self, Schema.Json>
 }
 
 /** A store's lock held by another process, as the conversation being busy (`holder`: its pid when the lock says). */

@@ -60,7 +60,7 @@ export const typed = (
   if (!json) return Answer.parse(q.inquiryId, q.question, { text }, q.kind)
   let value: Schema.Json
   try {
-    value = JsonText.parse(text) as Schema.Json
+    value = JsonText.parse(text)
   } catch {
     return Result.fail(
       new AnswerDoesNotFit({

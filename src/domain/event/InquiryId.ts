@@ -31,4 +31,4 @@ export const make = (id: string): InquiryId => id as InquiryId
 
 /** The three-segment id RFD 082 writes: unique per turn by construction. */
 export const forToolQuestion = (toolCallId: string, questionId: string, attempt: number): InquiryId =>
-  `${toolCallId}.${questionId}.${attempt}` as InquiryId
+  make(`${toolCallId}.${questionId}.${attempt}`)

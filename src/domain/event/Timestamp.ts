@@ -39,13 +39,19 @@ export type Timestamp = typeof Timestamp.Type
 /** Validates and brands a timestamp text (throws on bad input). */
 export const make = (text: string): Timestamp => Timestamp.make(text)
 
+/**
+ * A text this module has just formatted in JP's shape: branded without the
+ * check {@link make} runs (events are stamped often, and the shape is ours).
+ */
+const formatted = (text: string): Timestamp => text as Timestamp
+
 /** Formats epoch nanoseconds the way JP writes (`2026-03-05 19:31:45.7`, `.0` for whole seconds). */
 export const fromEpochNanos = (nanos: bigint): Timestamp => {
   const ms = nanos / 1_000_000n
   const sub = Number(((nanos % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n)
   const iso = new Date(Number(ms)).toISOString() // YYYY-MM-DDTHH:MM:SS.mmmZ
   const frac = String(sub).padStart(9, "0").replace(/0+$/, "") || "0"
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${frac}` as Timestamp
+  return formatted(`${iso.slice(0, 10)} ${iso.slice(11, 19)}.${frac}`)
 }
 
 let cachedSecond = -1
@@ -65,13 +71,13 @@ export const fromEpochMicros = (micros: number): Timestamp => {
   }
   // The fraction without trailing zeros, by arithmetic rather than a regex.
   let frac = micros - second * 1_000_000
-  if (frac === 0) return `${cachedPrefix}.0` as Timestamp
+  if (frac === 0) return formatted(`${cachedPrefix}.0`)
   let digits = 6
   while (frac % 10 === 0) {
     frac /= 10
     digits--
   }
-  return `${cachedPrefix}.${String(frac).padStart(digits, "0")}` as Timestamp
+  return formatted(`${cachedPrefix}.${String(frac).padStart(digits, "0")}`)
 }
 
 /** The time of `clock`, with microsecond precision. */
@@ -92,7 +98,9 @@ export const toRfc3339 = (t: Timestamp | string): string => {
   const nanos = toEpochNanos(t)
   if (nanos === undefined) return t
   const f = fromEpochNanos(nanos)
-  const [date, time] = f.split(" ") as [string, string]
+  const space = f.indexOf(" ")
+  const date = f.slice(0, space)
+  const time = f.slice(space + 1)
   return `${date}T${time.endsWith(".0") ? time.slice(0, -2) : time}Z`
 }
 

@@ -19,6 +19,12 @@ import type * as Brand from "effect/Brand"
 /** A conversation id (what `ConversationId.ConversationId` decodes to; stated here so this module needs no schema). */
 export type ConversationId = string & Brand.Brand<"ConversationId">
 
+/**
+ * The id of 1–19 digits its callers have just matched: the one place a text
+ * becomes a `ConversationId` (the brand is a type only; this module loads no Schema).
+ */
+const ofDigits = (digits: string): ConversationId => digits as ConversationId
+
 /** Accepts `17738399468` or `jp-c17738399468` (optionally `-<workspace>`); `undefined` otherwise. */
 export const parse = (text: string): ConversationId | undefined => parseExact(text.trim())
 
@@ -28,23 +34,23 @@ export const parse = (text: string): ConversationId | undefined => parseExact(te
  * stray space but a request to refuse.
  */
 export const parseExact = (text: string): ConversationId | undefined => {
-  if (/^\d{1,19}$/.test(text)) return text as ConversationId
+  if (/^\d{1,19}$/.test(text)) return ofDigits(text)
   const m = /^jp-c(\d{1,19})(?:-[0-9a-z]+)?$/.exec(text)
-  return m === null ? undefined : (m[1] as ConversationId)
+  return m === null ? undefined : ofDigits(m[1]!)
 }
 
 /** The id of a directory name (`<id>` or `<id>-<slug>`), or `undefined`. */
 export const fromDirname = (name: string): ConversationId | undefined => {
   if (name.startsWith(".")) return undefined
   const head = name.split("-", 1)[0]!
-  return /^\d{1,19}$/.test(head) ? (head as ConversationId) : undefined
+  return /^\d{1,19}$/.test(head) ? ofDigits(head) : undefined
 }
 
 /** JP's text form: `jp-c<id>`. */
 export const display = (id: ConversationId): string => `jp-c${id}`
 
 /** A new id for "now" (deciseconds since the epoch). */
-export const fromEpochMillis = (ms: number): ConversationId => String(Math.floor(ms / 100)) as ConversationId
+export const fromEpochMillis = (ms: number): ConversationId => ofDigits(String(Math.floor(ms / 100)))
 
 /**
  * JP's directory name (`ConversationId::to_dirname`): first 60 chars of the

@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
@@ -138,7 +139,7 @@ const shapeOf = (value: unknown): { number: boolean; depth: number } => {
     const d = depths.pop()!
     if (d > depth) depth = d
     if (Array.isArray(v)) for (const x of v) visit(x, d + 1)
-    else for (const key in v) visit((v as Record<string, unknown>)[key], d + 1)
+    else if (Predicate.isObject(v)) for (const key in v) visit(v[key], d + 1)
   }
   return { number, depth }
 }

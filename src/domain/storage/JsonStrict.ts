@@ -22,9 +22,11 @@
  * @internal
  */
 
+import type { Json } from "effect/Schema"
+
 /** A container being filled: an array, or an object and the key its next value goes under. */
 interface Frame {
-  readonly value: Array<unknown> | Record<string, unknown>
+  readonly value: Array<Json> | Record<string, Json>
   key: string | undefined
 }
 
@@ -96,7 +98,7 @@ const WORDS = [
 ] as const
 
 /** A value that is not a container: a string, a number, `true`, `false` or `null`. */
-const readScalar = (c: Cursor): unknown => {
+const readScalar = (c: Cursor): Json => {
   const t = c.text
   const ch = t.charCodeAt(c.at)
   if (ch === 34) return readString(c)
@@ -117,7 +119,7 @@ const readScalar = (c: Cursor): unknown => {
  * Defines an own property, as `JSON.parse` does: even one named `__proto__`,
  * and past a setter or a read-only property `Object.prototype` may have.
  */
-const define = (obj: Record<string, unknown>, key: string, value: unknown): void => {
+const define = (obj: Record<string, Json>, key: string, value: Json): void => {
   if (key in Object.prototype)
     Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true })
   else obj[key] = value
@@ -137,7 +139,7 @@ const readKey = (c: Cursor, frame: Frame): void => {
  * Opens the container at the cursor, or returns the value there when it is
  * a scalar or an empty container (nothing to push).
  */
-const open = (c: Cursor, stack: Array<Frame>): { readonly value: unknown } | undefined => {
+const open = (c: Cursor, stack: Array<Frame>): { readonly value: Json } | undefined => {
   const ch = c.text.charCodeAt(c.at)
   if (ch !== 123 && ch !== 91) return { value: readScalar(c) }
   c.at++
@@ -159,7 +161,7 @@ const open = (c: Cursor, stack: Array<Frame>): { readonly value: unknown } | und
  * the whole value once the last one closed, or `undefined` when a next
  * element follows (the cursor at it).
  */
-const settle = (c: Cursor, stack: Array<Frame>, value: unknown): { readonly value: unknown } | undefined => {
+const settle = (c: Cursor, stack: Array<Frame>, value: Json): { readonly value: Json } | undefined => {
   for (;;) {
     const frame = stack[stack.length - 1]
     if (frame === undefined) return { value }
@@ -181,7 +183,7 @@ const settle = (c: Cursor, stack: Array<Frame>, value: unknown): { readonly valu
 }
 
 /** Reads JSON text as `JSON.parse(text)` would; throws a `SyntaxError` at the first bad character. */
-export const parse = (text: string): unknown => {
+export const parse = (text: string): Json => {
   const c: Cursor = { text, at: 0 }
   const stack: Array<Frame> = []
   skipSpace(c)

@@ -25,6 +25,7 @@
  *
  * @since 0.1.0
  */
+import type { Json, JsonObject } from "effect/Schema"
 import * as JsonStrict from "./JsonStrict.ts"
 
 /** The end of the string that holds the backslash at `from`: the next `"` after an even run of backslashes, or -1. */
@@ -65,7 +66,7 @@ export const hasEscapedKey = (text: string): boolean => {
  * text is read by `JsonStrict.parse`, which gives what `JSON.parse`
  * should. Throws a `SyntaxError` naming the position, as `JSON.parse` does.
  */
-export const parse = (text: string): unknown => {
+export const parse = (text: string): Json => {
   if (!hasEscapedKey(text)) return JSON.parse(text)
   try {
     return JsonStrict.parse(text)
@@ -76,11 +77,15 @@ export const parse = (text: string): unknown => {
   }
 }
 
-/** One container being written: its values (arrays) or keys (objects), and how far along. */
+/** Whether a JSON value is an object (not an array, not null): a guard, as `Array.isArray` does not narrow a readonly array out. */
+export const isObject = (value: Json): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A container being written: an array's items, or an object's own enumerable members in `Object.keys` order. */
 interface Frame {
   readonly open: "[" | "{"
-  readonly value: ReadonlyArray<unknown> | Record<string, unknown>
-  readonly keys: ReadonlyArray<string> | undefined
+  readonly items: ReadonlyArray<unknown> | undefined
+  readonly members: ReadonlyArray<readonly [string, unknown]> | undefined
   index: number
   wrote: boolean
 }
@@ -100,8 +105,9 @@ const scalar = (value: unknown): string | undefined => {
 }
 
 const toJsonOf = (value: unknown, key: string): unknown => {
-  const toJSON = typeof value === "object" && value !== null ? (value as { toJSON?: unknown }).toJSON : undefined
-  return typeof toJSON === "function" ? (toJSON as (k: string) => unknown).call(value, key) : value
+  if (typeof value !== "object" || value === null || !("toJSON" in value)) return value
+  const toJSON = value.toJSON
+  return typeof toJSON === "function" ? toJSON.call(value, key) : value
 }
 
 /** The iterative writer: the same text as `JSON.stringify(value, null, indent)`, at any depth. */
@@ -117,8 +123,9 @@ export const stringifyIterative = (root: unknown, indent = 0): string | undefine
       const isArray = Array.isArray(value)
       stack.push({
         open: isArray ? "[" : "{",
-        value: value as Frame["value"],
-        keys: isArray ? undefined : Object.keys(value),
+        items: isArray ? value : undefined,
+        // Entries read when the object is opened, as JSON.stringify reads them (own enumerable, in key order).
+        members: isArray ? undefined : Object.entries(value),
         index: 0,
         wrote: false
       })
@@ -134,7 +141,7 @@ export const stringifyIterative = (root: unknown, indent = 0): string | undefine
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!
     const depth = stack.length
-    const count = frame.keys === undefined ? (frame.value as ReadonlyArray<unknown>).length : frame.keys.length
+    const count = frame.items?.length ?? frame.members?.length ?? 0
     if (frame.index >= count) {
       stack.pop()
       out.push((frame.wrote ? newline(depth - 1) : "") + (frame.open === "[" ? "]" : "}"))
@@ -143,13 +150,13 @@ export const stringifyIterative = (root: unknown, indent = 0): string | undefine
     const i = frame.index++
     const mark = out.length
     out.push((frame.wrote ? "," : "") + newline(depth))
-    if (frame.keys === undefined) {
-      write((frame.value as ReadonlyArray<unknown>)[i], String(i), true)
+    if (frame.items !== undefined) {
+      write(frame.items[i], String(i), true)
       frame.wrote = true
-    } else {
-      const key = frame.keys[i]!
+    } else if (frame.members !== undefined) {
+      const [key, member] = frame.members[i]!
       out.push(JSON.stringify(key) + (pad === "" ? ":" : ": "))
-      if (write((frame.value as Record<string, unknown>)[key], key, false)) frame.wrote = true
+      if (write(member, key, false)) frame.wrote = true
       else out.length = mark // a skipped member (undefined, a function) leaves no trace
     }
   }
@@ -165,7 +172,8 @@ export const stringify = (value: unknown, indent?: number): string => {
     return JSON.stringify(value, null, indent)
   } catch (error) {
     if (!(error instanceof RangeError) || !/call stack/i.test(error.message)) throw error
-    return stringifyIterative(value, indent) as string
+    // Only a container overflows the stack, and a container is always written.
+    return stringifyIterative(value, indent) ?? ""
   }
 }
 

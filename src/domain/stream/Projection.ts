@@ -160,10 +160,14 @@ const nameStripped = (
   stripped: ReadonlyArray<number>
 ): void => {
   const wanted = new Map<string, string>()
-  for (const at of stripped) wanted.set((out[at] as ToolCallResponse).id, "unknown")
+  for (const at of stripped) {
+    const e = out[at]
+    if (e?.type === "tool_call_response") wanted.set(e.id, "unknown")
+  }
   for (const e of entries) if (e.type === "tool_call_request" && wanted.has(e.id)) wanted.set(e.id, e.name)
   for (const at of stripped) {
-    const e = out[at] as ToolCallResponse
+    const e = out[at]
+    if (e?.type !== "tool_call_response") continue // every index in `stripped` is a response's
     const content = statusLine(wanted.get(e.id)!, e.is_error)
     const known = strippedResponses.get(e)
     if (known !== undefined && known.content === content) {

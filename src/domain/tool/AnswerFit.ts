@@ -92,7 +92,7 @@ export const parse = (
   if (options.json === true) {
     let value: Schema.Json
     try {
-      value = JsonText.parse(text) as Schema.Json
+      value = JsonText.parse(text)
     } catch {
       return Result.fail(`${JSON.stringify(text)} is not JSON`)
     }

@@ -28,14 +28,14 @@ import type { InquiryRequest } from "../event/InquiryRequest.ts"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import type { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import * as PermissionInquiry from "../event/PermissionInquiry.ts"
-import { Question, type QuestionId } from "./Question.ts"
+import { Question, QuestionId } from "./Question.ts"
 
 /** The name of the recorded call. */
 export const TOOL = "ask"
 
 /** The question id of an ask (its inquiry id is `<call>.ask.1`). */
 // A literal that passes `questionIdProblem` (non-empty, no "."): branded without a decode on every ask.
-export const QUESTION_ID = "ask" as QuestionId
+export const QUESTION_ID = QuestionId.make("ask")
 
 /** The prefix of an asker's call ids. */
 export const CALL_PREFIX = "ask_"

@@ -18,6 +18,7 @@
  *
  * @since 0.1.0
  */
+import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
@@ -440,8 +441,9 @@ const valueAt = (
 ): { readonly found: boolean; readonly value?: unknown } => {
   let current: unknown = input
   for (const key of path) {
-    if (typeof current !== "object" || current === null || !(key in current)) return { found: false }
-    current = (current as Record<PropertyKey, unknown>)[key]
+    if (Array.isArray(current) && typeof key === "number" && key in current) current = current[key]
+    else if (Predicate.isObject(current) && key in current) current = current[key]
+    else return { found: false }
   }
   return { found: true, value: current }
 }
@@ -674,9 +676,9 @@ export const decode = (input: unknown): Result.Result<Config, ReadonlyArray<Conf
     const seen = new Set<string>()
     const issues: Array<ConfigIssue> = []
     for (const issue of standardIssues(result.failure.issue).issues) {
-      const path = (issue.path ?? []).map((p) =>
+      const path: ReadonlyArray<PropertyKey> = (issue.path ?? []).map((p) =>
         typeof p === "object" && p !== null && "key" in p ? p.key : p
-      ) as ReadonlyArray<PropertyKey>
+      )
       const key = formatPath(path)
       if (seen.has(key)) continue
       seen.add(key)
@@ -707,7 +709,9 @@ export const toolKind = (tool: ToolConfig): ToolKind | "mcp" =>
       : "local"
     : tool.source.startsWith("mcp.")
       ? "mcp"
-      : (tool.source as Exclude<ToolKind, "mcp">)
+      : tool.source === "local" || tool.source === "builtin"
+        ? tool.source
+        : "local"
 
 /** The MCP server a tool is pinned to (`source = "mcp.NAME"` → `NAME`), if any. */
 export const pinnedServer = (tool: ToolConfig | undefined): string | undefined =>
@@ -896,13 +900,13 @@ export const configuredDetachedPolicy = (config: Config): DetachedPolicy | undef
 /** `wait_timeout` when config gives none: 10 minutes. */
 export const DEFAULT_WAIT_TIMEOUT_MS = 600_000
 
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 
 /** A {@link Duration} in milliseconds. */
 export const durationMs = (d: typeof Duration.Type): number => {
   if (typeof d === "number") return d * 1000
   const m = /^([0-9.]+)(ms|s|m|h)$/.exec(d)!
-  return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS]
+  return Number(m[1]) * (UNIT_MS[m[2]!] ?? 1000)
 }
 
 /** How long `wait` keeps a question open, in milliseconds. */

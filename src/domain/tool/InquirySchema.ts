@@ -20,6 +20,7 @@
  *
  * @since 0.1.0
  */
+import * as JsonText from "../storage/JsonText.ts"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type { InquiryAnswerType } from "../event/InquiryAnswerType.ts"
@@ -82,11 +83,11 @@ const jsonEquals = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JS
  * structured response: <reason>").
  */
 export const extractAnswer = (data: Schema.Json, answerType: AnswerableType): Result.Result<Schema.Json, string> => {
-  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+  if (!JsonText.isObject(data)) {
     return Result.fail(`expected an object with an \`answer\` field, got ${describe(data)}`)
   }
-  if (!("answer" in data)) return Result.fail(`no \`answer\` field in ${describe(data)}`)
-  const answer = (data as { readonly [k: string]: Schema.Json })["answer"]!
+  const answer = data["answer"]
+  if (answer === undefined) return Result.fail(`no \`answer\` field in ${describe(data)}`)
   if (answer === null) return Result.fail("the answer is null")
   switch (answerType.type) {
     case "boolean":

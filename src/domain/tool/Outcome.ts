@@ -21,7 +21,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { AnswerType } from "./AnswerType.ts"
 import { AnswerReusePolicy } from "../event/InquiryQuestion.ts"
-import { Question, questionIdProblem } from "./Question.ts"
+import { Question, QuestionId, questionIdProblem } from "./Question.ts"
 import * as JsonText from "../storage/JsonText.ts"
 
 /** The tool succeeded with `content`. */
@@ -119,10 +119,10 @@ export const decode = (input: unknown): Decoded => {
       }
     case "needs_input": {
       const q = wire.question
-      const problem = questionIdProblem(q.id)
-      if (problem !== undefined) return { _tag: "InvalidQuestionId", id: q.id, problem }
+      const id = QuestionId.makeOption(q.id)
+      if (id._tag === "None") return { _tag: "InvalidQuestionId", id: q.id, problem: questionIdProblem(q.id) ?? "" }
       const question = new Question({
-        id: q.id as Question["id"],
+        id: id.value,
         text: q.text,
         answer_type: q.answer_type,
         ...(q.context != null ? { context: q.context } : q.pre_amble != null ? { context: q.pre_amble } : {}),

@@ -111,7 +111,7 @@ export const toInquiryQuestion = (q: Question): InquiryQuestion => {
  */
 export const fromInquiryQuestion = (id: string, q: InquiryQuestion): Question =>
   new Question({
-    id: id as Question["id"],
+    id: QuestionId.make(id),
     text: q.text,
     answer_type:
       q.answer_type.type === "select"

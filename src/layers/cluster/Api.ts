@@ -268,7 +268,7 @@ const handlers = (o: Options) =>
           Effect.flatMap(idOf(params.id), (cid) =>
             o.store.load(cid).pipe(
               // An entry too deep to print stays a defect (a 500), as when renderJson threw.
-              Effect.map((c) => JsonText.parse(Result.getOrThrow(renderJson(c.entries))) as Schema.Json),
+              Effect.map((c) => JsonText.parse(Result.getOrThrow(renderJson(c.entries)))),
               Effect.mapError((e) =>
                 e._tag === "ConversationNotFound"
                   ? notFound(params.id)

@@ -20,6 +20,7 @@
  * @since 0.1.0
  * @internal
  */
+import * as Predicate from "effect/Predicate"
 import type { ErrorObject } from "ajv"
 
 /** A value as the message shows it: JSON, cut short. */
@@ -34,7 +35,7 @@ const at = (root: unknown, pointer: string): unknown => {
   let value: unknown = root
   for (const raw of pointer.slice(1).split("/")) {
     const key = raw.replace(/~1/g, "/").replace(/~0/g, "~")
-    value = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined
+    value = Array.isArray(value) ? value[Number(key)] : Predicate.isObject(value) ? value[key] : undefined
   }
   return value
 }
@@ -47,12 +48,14 @@ const dotted = (pointer: string): string =>
     .map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"))
     .join(".")
 
+/** ajv's `allowedValues` (an array for an `enum` error). */
+const allowed = (values: unknown): ReadonlyArray<unknown> => (Array.isArray(values) ? values : [])
+
 const article = (type: string): string => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`)
 
 /** The argument names a top-level schema declares. */
 const names = (schema: unknown): Array<string> => {
-  const properties =
-    schema !== null && typeof schema === "object" ? (schema as { properties?: unknown }).properties : undefined
+  const properties = Predicate.isObject(schema) ? schema["properties"] : undefined
   return properties !== null && typeof properties === "object" ? Object.keys(properties) : []
 }
 
@@ -70,13 +73,14 @@ const clause = (e: ErrorObject, schema: unknown, args: unknown): string => {
       return `there is no argument ${extra}${known.length > 0 ? ` (the arguments are ${known.join(", ")})` : ""}`
     }
     case "type": {
-      const types = ([] as Array<string>).concat(e.params["type"] as string | Array<string>)
+      const type: unknown = e.params["type"]
+      const types = (Array.isArray(type) ? type : [type]).map(String)
       return where === ""
         ? `the arguments must be ${article(types[0]!)} (got ${got})`
         : `${where} must be ${types.map(article).join(" or ")} (got ${got})`
     }
     case "enum":
-      return `${where === "" ? "the arguments" : where} must be one of ${(e.params["allowedValues"] as Array<unknown>).map(shown).join(", ")} (got ${got})`
+      return `${where === "" ? "the arguments" : where} must be one of ${allowed(e.params["allowedValues"]).map(shown).join(", ")} (got ${got})`
     default:
       return `${where === "" ? "the arguments" : where} ${e.message ?? "is invalid"}`
   }

@@ -29,11 +29,11 @@ import { InquirySource } from "../../domain/event/InquirySource.ts"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import { AnswerType } from "../../domain/tool/AnswerType.ts"
 import * as Outcome from "../../domain/tool/Outcome.ts"
-import { Question, type QuestionId } from "../../domain/tool/Question.ts"
+import { Question, QuestionId } from "../../domain/tool/Question.ts"
 import type { Arguments, BuiltinTool } from "./BuiltinTool.ts"
 
 /** The id of `ask_user`'s one question (the key of `conversation.tools.ask_user.questions.answer`). */
-export const ANSWER = "answer" as QuestionId
+export const ANSWER = QuestionId.make("answer")
 
 /** What `ask_user` was asked to ask, once its arguments are checked. */
 export interface Checked {

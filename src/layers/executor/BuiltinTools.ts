@@ -22,7 +22,7 @@ import * as Effect from "effect/Effect"
 import * as WriteInto from "../file/WriteInto.ts"
 import { AnswerType } from "../../domain/tool/AnswerType.ts"
 import * as Outcome from "../../domain/tool/Outcome.ts"
-import { Question, type QuestionId } from "../../domain/tool/Question.ts"
+import { Question, QuestionId } from "../../domain/tool/Question.ts"
 import { askUser } from "./AskUser.ts"
 import type { BuiltinTool } from "./BuiltinTool.ts"
 
@@ -82,7 +82,8 @@ export const readFile: BuiltinTool = {
   parameters: { type: "object", properties: { path: pathParameter }, required: ["path"], additionalProperties: false },
   run: (args, _answers, context) =>
     fromAsync(async () => {
-      const relative = args["path"] as string
+      // The arguments were checked against `parameters` before the run: a string.
+      const relative = String(args["path"])
       const file = await resolveInside(context.root, relative)
       const stat = await fs.stat(file).catch(() => undefined)
       if (stat === undefined) return Outcome.failure(`File not found: ${relative}`)
@@ -96,7 +97,7 @@ export const readFile: BuiltinTool = {
     })
 }
 
-const OVERWRITE = "overwrite" as QuestionId
+const OVERWRITE = QuestionId.make("overwrite")
 
 /** `write_file`: writes a file under the project directory, asking `overwrite` first when it exists. */
 export const writeFile: BuiltinTool = {
@@ -112,8 +113,9 @@ export const writeFile: BuiltinTool = {
   },
   run: (args, answers, context) =>
     fromAsync(async () => {
-      const relative = args["path"] as string
-      const content = args["content"] as string
+      // The arguments were checked against `parameters` before the run: strings.
+      const relative = String(args["path"])
+      const content = String(args["content"])
       const file = await resolveInside(context.root, relative)
       const stat = await fs.stat(file).catch(() => undefined)
       if (stat !== undefined && !stat.isFile())
@@ -160,7 +162,7 @@ export const writeFile: BuiltinTool = {
     })
 }
 
-const TOKEN = "token" as QuestionId
+const TOKEN = QuestionId.make("token")
 
 /** `use_token`: asks for a secret (`token`) and reports its length; it shows that secrets are redacted and scrubbed. */
 export const useToken: BuiltinTool = {

@@ -14,6 +14,7 @@
  * @since 0.1.0
  * @internal
  */
+import * as Predicate from "effect/Predicate"
 import type { ToolResponse } from "../../services/Executor.ts"
 
 /** The result shape parley reads (a subset of the SDK's `CallToolResult`, kept loose: servers vary). */
@@ -56,9 +57,7 @@ export const blockText = (block: Readonly<Record<string, unknown>>): string => {
     }
     case "resource": {
       const resource = block["resource"]
-      return typeof resource === "object" && resource !== null
-        ? describeResource(resource as Record<string, unknown>)
-        : "[resource]"
+      return Predicate.isObject(resource) ? describeResource(resource) : "[resource]"
     }
     default:
       return `[${JSON.stringify(block["type"] ?? "unknown")} content]`

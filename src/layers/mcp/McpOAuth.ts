@@ -29,6 +29,7 @@
  *
  * @since 0.1.0
  */
+import * as Predicate from "effect/Predicate"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -70,10 +71,19 @@ interface State {
   code_verifier?: string
 }
 
+/**
+ * Whether a state file's JSON is the state of `serverUrl`: its own url and a clients table. What the table and
+ * the tokens hold is the SDK's to check (it refuses a client or tokens that do not fit, and signs in again).
+ */
+const isStateOf =
+  (serverUrl: string) =>
+  (v: unknown): v is State =>
+    Predicate.isObject(v) && v["server_url"] === serverUrl && Predicate.isObject(v["clients"])
+
 const load = (file: string, serverUrl: string): State => {
   try {
-    const state = JsonText.parse(fs.readFileSync(file, "utf8")) as State
-    if (state.server_url === serverUrl && typeof state.clients === "object" && state.clients !== null) return state
+    const state = JsonText.parse(fs.readFileSync(file, "utf8"))
+    if (isStateOf(serverUrl)(state)) return state
   } catch {
     // No file yet, or not ours to read: start empty.
   }

@@ -36,7 +36,7 @@ const openTty = (): tty.WriteStream | null => {
     }
     const stream = new tty.WriteStream(fd)
     // Never keep the process alive for this stream.
-    ;(stream as unknown as { unref?: () => void }).unref?.()
+    stream.unref()
     return stream
   } catch {
     return null

@@ -35,7 +35,6 @@
 import type Anthropic from "@anthropic-ai/sdk"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Schema from "effect/Schema"
 import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
 import * as DeepArguments from "../../domain/tool/DeepArguments.ts"
 import {
@@ -293,9 +292,7 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
             this.badArguments ??= { name: state.name, raw: state.json }
             return []
           }
-          return [
-            Delta.ToolCall({ id: state.id, name: state.name, arguments: args as Schema.JsonObject, metadata: {} })
-          ]
+          return [Delta.ToolCall({ id: state.id, name: state.name, arguments: args, metadata: {} })]
         }
         return []
       }
@@ -324,7 +321,7 @@ export class EventConverter implements Converter<Anthropic.RawMessageStreamEvent
     const out: Array<ProviderDelta> = []
     if (this.structured && this.structuredText.length > 0) {
       try {
-        out.push(Delta.Structured({ data: JsonText.parse(this.structuredText) as Schema.Json }))
+        out.push(Delta.Structured({ data: JsonText.parse(this.structuredText) }))
       } catch {
         // Not JSON after all: surface it as text so the caller sees what the model said.
         out.push(Delta.TextDelta({ text: this.structuredText }))

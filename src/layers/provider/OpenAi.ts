@@ -281,11 +281,11 @@ export class ChunkConverter implements Converter<OpenAI.ChatCompletionChunk> {
       const args = parseArguments(state.args)
       if (args === undefined) return invalidArguments("openai", state.name, state.args, this.stop)
       const id = state.id.length > 0 ? state.id : `call_${++this.callCount}`
-      out.push(Delta.ToolCall({ id, name: state.name, arguments: args as Schema.JsonObject, metadata: {} }))
+      out.push(Delta.ToolCall({ id, name: state.name, arguments: args, metadata: {} }))
     }
     if (this.structured && this.structuredText.length > 0) {
       try {
-        out.push(Delta.Structured({ data: JsonText.parse(this.structuredText) as Schema.Json }))
+        out.push(Delta.Structured({ data: JsonText.parse(this.structuredText) }))
       } catch {
         out.push(Delta.TextDelta({ text: this.structuredText }))
       }

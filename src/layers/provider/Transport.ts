@@ -19,6 +19,8 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { fieldsOf, type ProviderDelta, ProviderError, type StopReason } from "../../services/Provider.ts"
 import { isRetryableStatus, type RetryPolicy, withRetries } from "./Retry.ts"
@@ -104,46 +106,42 @@ const hintFor = (status: number, keyVariable: string): string | undefined => {
   }
 }
 
-type SdkError = {
-  readonly status?: unknown
-  readonly error?: { readonly message?: unknown; readonly error?: { readonly message?: unknown } }
-  readonly headers?: HeaderSource
-  readonly cause?: unknown
-}
+/** A member of whatever an SDK threw (its errors are objects: `status`, `error`, `headers`, `cause`), or undefined. */
+const member = (value: unknown, key: string): unknown => (Predicate.isObject(value) ? value[key] : undefined)
 
 /** The provider's own words in an SDK error: its JSON `message`, else the body it sent (summarised). */
 const httpDetail = (cause: unknown, status: number): string => {
-  const c = cause as SdkError
-  const inner = c?.error?.error?.message ?? c?.error?.message
+  const body = member(cause, "error")
+  const inner = member(member(body, "error"), "message") ?? member(body, "message")
   if (typeof inner === "string" && inner.trim().length > 0) return oneLine(inner)
   const sdkMessage = cause instanceof Error ? cause.message : String(cause)
   if (sdkMessage === `${status} status code (no body)`) return "empty response body"
   // The SDKs put a non-JSON body in the message after the status: "502 <html>…".
-  const body = sdkMessage.startsWith(`${status} `) ? sdkMessage.slice(`${status} `.length) : sdkMessage
-  return summarizeBody(body)
+  const text = sdkMessage.startsWith(`${status} `) ? sdkMessage.slice(`${status} `.length) : sdkMessage
+  return summarizeBody(text)
 }
 
 /** An error and the chain of causes under it: "Connection error. (fetch failed: other side closed)". */
 const withCauses = (cause: unknown): string => {
   const base = cause instanceof Error ? cause.message : String(cause)
   const chain: Array<string> = []
-  let next: unknown = (cause as SdkError)?.cause
+  let next: unknown = member(cause, "cause")
   while (next instanceof Error && chain.length < 4) {
     if (next.message !== base && !chain.includes(next.message)) chain.push(next.message)
-    next = (next as { cause?: unknown }).cause
+    next = next.cause
   }
   return oneLine(chain.length > 0 ? `${base} (${chain.join(": ")})` : base)
 }
 
 /** An error event inside the stream (`event: error`): the SDK's `APIError` without a status. */
 const isStreamErrorEvent = (cause: unknown): boolean => {
-  const c = cause as SdkError
+  const body = member(cause, "error")
   return (
     cause instanceof Error &&
     cause.name !== "APIConnectionError" &&
     cause.name !== "APIConnectionTimeoutError" &&
-    typeof c.error === "object" &&
-    c.error !== null
+    typeof body === "object" &&
+    body !== null
   )
 }
 
@@ -157,10 +155,12 @@ export const toProviderError =
   (cause: unknown): ProviderError => {
     if (cause instanceof ProviderError) return cause
     const { keyVariable, phase, provider } = options
-    const status = (cause as SdkError)?.status
+    const status = member(cause, "status")
     if (typeof status === "number") {
       const hint = hintFor(status, keyVariable)
-      const wait = retryAfterMs((cause as SdkError).headers, Date.now())
+      const headers = member(cause, "headers")
+      // Both SDKs' APIError carries the response's Headers.
+      const wait = retryAfterMs(headers instanceof Headers ? headers : undefined, Date.now())
       return new ProviderError({
         provider,
         failure: "http",
@@ -274,11 +274,11 @@ export const sdkStream = <Event>(options: {
   )
 
 /** Parses tool-call arguments: empty means `{}`; anything but a JSON object is `undefined`. */
-export const parseArguments = (raw: string): Record<string, unknown> | undefined => {
+export const parseArguments = (raw: string): Schema.JsonObject | undefined => {
   if (raw.trim() === "") return {}
   try {
-    const value: unknown = JsonText.parse(raw)
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>
+    const value = JsonText.parse(raw)
+    if (JsonText.isObject(value)) return value
   } catch {
     // not JSON
   }

@@ -100,7 +100,7 @@ const get = (id: string) =>
       )
     )
     // An entry too deep to print stays a defect (a 500), as when renderJson threw.
-    return JsonText.parse(Result.getOrThrow(renderJson(c.entries))) as Schema.Json
+    return JsonText.parse(Result.getOrThrow(renderJson(c.entries)))
   })
 
 /** How long a client dropped for falling behind has to read its `lagged` frame before its connection is closed. */

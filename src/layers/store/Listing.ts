@@ -56,7 +56,7 @@ import * as TimestampText from "../../domain/event/TimestampText.ts"
 import type { Label } from "../../domain/storage/Labels.ts"
 import * as LastErrorModel from "../../domain/run/LastErrorText.ts"
 import type { LastError } from "../../domain/run/LastError.ts"
-import type { IncompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
+import type { IncompleteState, IncompleteSummary } from "../../domain/stream/IncompleteTurn.ts"
 import type { WaitingQuestion } from "../../domain/stream/OpenQuestions.ts"
 import type { ConversationSummary, DamagedConversation, Listing } from "../../services/ConversationStore.ts"
 import * as AtomicFile from "./AtomicFile.ts"
@@ -156,17 +156,24 @@ const readIndex = (file: string): Index => {
   return { stored: { version: INDEX_VERSION, keys, stamps, cells }, position }
 }
 
-const isStringOrNull = (v: unknown): boolean => v === null || typeof v === "string"
+const isStringOrNull = (v: unknown): v is string | null => v === null || typeof v === "string"
 
-const isIncomplete = (v: unknown): boolean =>
+const INCOMPLETE_STATES: ReadonlySet<unknown> = new Set<IncompleteState>([
+  "waiting-for-input",
+  "pending-tool-execution",
+  "pending-follow-up",
+  "pending-llm-response"
+])
+
+const isIncomplete = (v: unknown): v is IncompleteSummary | null =>
   v === null ||
   (typeof v === "object" &&
     "state" in v &&
-    typeof v.state === "string" &&
+    INCOMPLETE_STATES.has(v.state) &&
     (!("tool" in v) || v.tool === undefined || typeof v.tool === "string"))
 
 /** Whether `v` is a labels cell: `[{ key, values: [string…] }…]`. */
-const isLabels = (v: unknown): boolean =>
+const isLabels = (v: unknown): v is ReadonlyArray<Label> =>
   Array.isArray(v) &&
   v.every(
     (l: unknown) =>
@@ -179,23 +186,40 @@ const isLabels = (v: unknown): boolean =>
       l.values.every((x: unknown) => typeof x === "string")
   )
 
-/** Whether row `i` holds what a listing writes (an index edited by hand is decoded again, never trusted). */
-const validCells = (stored: Stored, i: number): boolean => {
+/** The sort key of row `i` (a string in every row {@link cellsAt} accepts). */
+const atAt = (stored: Stored, i: number): string => {
+  const at = stored.cells[i * CELLS + 5]
+  return typeof at === "string" ? at : ""
+}
+
+/**
+ * Row `i`'s cells, if they hold what a listing writes (an index edited by hand
+ * is decoded again, never trusted). The open questions are arrays the listing
+ * wrote from decoded events; their items are not checked again here.
+ */
+const cellsAt = (stored: Stored, i: number): Cells | undefined => {
   const c = stored.cells
   const o = i * CELLS
-  if (typeof stored.keys[i] !== "string" || typeof c[o + 5] !== "string") return false
-  if (c[o + 6] !== null) return typeof c[o + 6] === "string"
-  return (
-    isStringOrNull(c[o]) &&
-    typeof c[o + 1] === "number" &&
-    isStringOrNull(c[o + 2]) &&
-    typeof c[o + 3] === "string" &&
-    isIncomplete(c[o + 4]) &&
-    typeof c[o + 7] === "number" &&
-    isLabels(c[o + 8]) &&
-    (c[o + 9] === null || Array.isArray(c[o + 9])) &&
-    (c[o + 10] === null || LastErrorModel.read(c[o + 10]) !== null)
+  const at = c[o + 5]
+  const damage = c[o + 6]
+  if (typeof stored.keys[i] !== "string" || typeof at !== "string") return undefined
+  if (damage !== null) return typeof damage === "string" ? { ...NOT_LISTED, at, damage } : undefined
+  const [title, events, lastEventAt, lastActivatedAt, incomplete] = [c[o], c[o + 1], c[o + 2], c[o + 3], c[o + 4]]
+  const [tokens, labels, waiting, lastErrorCell] = [c[o + 7], c[o + 8], c[o + 9], c[o + 10]]
+  const lastError = LastErrorModel.read(lastErrorCell)
+  if (
+    !isStringOrNull(title) ||
+    typeof events !== "number" ||
+    !isStringOrNull(lastEventAt) ||
+    typeof lastActivatedAt !== "string" ||
+    !isIncomplete(incomplete) ||
+    typeof tokens !== "number" ||
+    !isLabels(labels) ||
+    !(waiting === null || Array.isArray(waiting)) ||
+    (lastErrorCell !== null && lastError === null)
   )
+    return undefined
+  return { title, events, lastEventAt, lastActivatedAt, incomplete, at, damage, tokens, labels, waiting, lastError }
 }
 
 /** Writes size, mtime and inode of `file` (-1s when it is missing) at `out[at]`. Throws when it cannot be stat-ed. */
@@ -423,7 +447,7 @@ const scanGroup = (parent: string, archived: boolean, index: Index, out: Scan): 
       continue
     }
     const i = position.get(key)
-    if (i !== undefined && sameStamp(stored.stamps, i, stamp) && validCells(stored, i)) out.seen[i] = 1
+    if (i !== undefined && sameStamp(stored.stamps, i, stamp) && cellsAt(stored, i) !== undefined) out.seen[i] = 1
     else out.stale.push({ key, dir, archived, stamp: stamp.slice() })
   }
 }
@@ -535,7 +559,7 @@ const byDamage =
 /** Listing order of every row kept: the index's (already in order) with the decoded ones merged in. */
 const ordered = (stored: Stored, seen: Uint8Array, decoded: Array<Row>): Array<Ref> => {
   const keyOf = (r: Ref) => (typeof r === "number" ? stored.keys[r]! : r.key)
-  const atOf = (r: Ref) => (typeof r === "number" ? (stored.cells[r * CELLS + 5] as string) : r.cells.at)
+  const atOf = (r: Ref) => (typeof r === "number" ? atAt(stored, r) : r.cells.at)
   /** Most recently active first, then the higher id, then by {@link tieBefore}. */
   const before = (a: Ref, b: Ref): boolean => {
     const x = atOf(a),
@@ -614,42 +638,23 @@ const outcomeOf = (conversationsDir: string, stored: Stored, r: Ref): Conversati
   const key = typeof r === "number" ? stored.keys[r]! : r.key
   const dir = conversationsDir + path.sep + key
   const id = idOf(key)
-  if (typeof r !== "number") {
-    const c = r.cells
-    if (c.damage !== null)
-      return { id, path: dir, reason: damageReason(dir, c.damage), archived: key.startsWith(ARCHIVE) }
-    return {
-      id,
-      title: c.title,
-      events: c.events!,
-      lastEventAt: c.lastEventAt,
-      lastActivatedAt: c.lastActivatedAt!,
-      archived: key.startsWith(ARCHIVE),
-      incomplete: c.incomplete,
-      tokens: c.tokens!,
-      labels: c.labels!,
-      path: dir,
-      lastError: c.lastError,
-      ...(c.waiting !== null ? { waiting: c.waiting } : {})
-    }
-  }
-  const c = stored.cells
-  const o = r * CELLS
-  if (c[o + 6] !== null)
-    return { id, path: dir, reason: damageReason(dir, c[o + 6] as string), archived: key.startsWith(ARCHIVE) }
+  // A stored row was accepted by cellsAt when the listing compared its stamp (it is never undefined here).
+  const c = typeof r === "number" ? (cellsAt(stored, r) ?? { ...NOT_LISTED, damage: path.join("..", INDEX) }) : r.cells
+  if (c.damage !== null)
+    return { id, path: dir, reason: damageReason(dir, c.damage), archived: key.startsWith(ARCHIVE) }
   return {
     id,
-    title: c[o] as string | null,
-    events: c[o + 1] as number,
-    lastEventAt: c[o + 2] as string | null,
-    lastActivatedAt: c[o + 3] as string,
+    title: c.title,
+    events: c.events ?? 0,
+    lastEventAt: c.lastEventAt,
+    lastActivatedAt: c.lastActivatedAt ?? "",
     archived: key.startsWith(ARCHIVE),
-    incomplete: c[o + 4] as IncompleteSummary | null,
-    tokens: c[o + 7] as number,
-    labels: c[o + 8] as ReadonlyArray<Label>,
+    incomplete: c.incomplete,
+    tokens: c.tokens ?? 0,
+    labels: c.labels ?? [],
     path: dir,
-    lastError: LastErrorModel.read(c[o + 10]),
-    ...(c[o + 9] !== null ? { waiting: c[o + 9] as ReadonlyArray<WaitingQuestion> } : {})
+    lastError: c.lastError,
+    ...(c.waiting !== null ? { waiting: c.waiting } : {})
   }
 }
 

@@ -44,7 +44,7 @@ const exited = (child: ChildProcess) => new Promise<void>((resolve) => child.onc
 
 /** Polls until `check` holds (true) or 5 s pass (false). */
 const until = async (check: () => boolean): Promise<boolean> => {
-  const deadline = Date.now() + 5000
+  const deadline = Date.now() + 15_000 // a tsx child on a loaded 2-core machine can take seconds to start
   while (!check()) {
     if (Date.now() > deadline) return false
     await new Promise((resolve) => setTimeout(resolve, 10))

@@ -29,6 +29,7 @@
  *
  * @since 0.1.0
  */
+import * as Predicate from "effect/Predicate"
 import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -545,10 +546,10 @@ export const connectionError = (url: string, cause: unknown): StoreIoError => {
   for (
     let e: unknown = cause, depth = 0;
     e !== undefined && e !== null && depth < 5;
-    e = (e as { cause?: unknown }).cause, depth++
+    e = Predicate.isObject(e) ? e["cause"] : undefined, depth++
   ) {
     const line = String(
-      e instanceof Error ? e.message : typeof e === "object" && "message" in e ? (e as { message: unknown }).message : e
+      e instanceof Error ? e.message : Predicate.isObject(e) && "message" in e ? e["message"] : e
     ).split("\n")[0]!
     if (line !== "" && !said.some((s) => s.includes(line))) said.push(line)
   }
