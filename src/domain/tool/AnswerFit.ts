@@ -26,6 +26,22 @@ import * as JsonText from "../storage/JsonText.ts"
 const YES = new Set(["true", "yes", "y"])
 const NO = new Set(["false", "no", "n"])
 
+/**
+ * What an answer to a question of `type` looks like in a command to type,
+ * as its `<placeholder>` (an approval, `kind: "approval"`: yes, no, always
+ * or never); none for a secret, which is never put on a command line.
+ */
+export const placeholder = (type: AnswerType, kind: string): string | undefined =>
+  type.type === "secret"
+    ? undefined
+    : kind === "approval"
+      ? "yes|no|always|never"
+      : type.type === "boolean"
+        ? "yes|no"
+        : type.type === "select"
+          ? type.options.join("|")
+          : "text"
+
 /** What would fit `type`, in words (for an error that says what to give instead). */
 export const expected = (type: AnswerType): string => {
   switch (type.type) {
