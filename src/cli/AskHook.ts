@@ -22,13 +22,11 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as AskDomain from "../domain/tool/Ask.ts"
 import * as ClaudeCodeHook from "../domain/tool/ClaudeCodeHook.ts"
 import * as HostTurns from "../layers/host/HostTurns.ts"
 import * as ConfigFile from "../layers/ConfigFile.ts"
 import * as RunLive from "../layers/RunLive.ts"
 import * as Ask from "../programs/Ask.ts"
-import { ConversationStore } from "../services/ConversationStore.ts"
 import type { AskFlags } from "./AskFlags.ts"
 import { hostWhenKnown, type StorageAt } from "./AskRun.ts"
 import * as NotifyHooks from "./NotifyHooks.ts"
@@ -59,20 +57,6 @@ const stdin = Effect.callback<string>((resume) => {
 const print = (event: ClaudeCodeHook.HookEvent, behavior: "allow" | "deny", reason: string) =>
   Console.log(JSON.stringify(ClaudeCodeHook.decision(event, behavior, reason)))
 
-/** The decision remembered (`always`/`never`) for the tool in the session's conversations. */
-const remembered = (hook: ClaudeCodeHook.HookInput) =>
-  Effect.gen(function* () {
-    const store = yield* ConversationStore
-    const title = ClaudeCodeHook.titleOf(hook.sessionId)
-    const { conversations } = yield* store.list()
-    for (const c of conversations.filter((c) => c.title === title)) {
-      const conversation = yield* store.load(c.id)
-      const found = AskDomain.rememberedApproval(conversation.entries, hook.tool)
-      if (found !== undefined) return Option.some(found)
-    }
-    return Option.none<"y" | "n">()
-  })
-
 /** Who answered, as the reason Claude Code shows. */
 const reasonOf = (answered: Ask.Answered, allow: boolean): string =>
   `${allow ? "Approved" : "Denied"} in parley by ${answered.by}${answered.via !== undefined ? ` via ${answered.via}` : ""}${answered.remember === true ? ` (${allow ? "always" : "never"} for this session)` : ""}.`
@@ -80,7 +64,7 @@ const reasonOf = (answered: Ask.Answered, allow: boolean): string =>
 /** Asks, and prints the decision. */
 const decide = (hook: ClaudeCodeHook.HookInput, flags: AskFlags, at: StorageAt) =>
   Effect.gen(function* () {
-    const known = yield* remembered(hook)
+    const known = yield* Ask.rememberedIn(ClaudeCodeHook.titleOf(hook.sessionId), hook.tool)
     if (Option.isSome(known))
       return yield* print(
         hook.event,

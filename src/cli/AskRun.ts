@@ -21,19 +21,16 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type * as Prompt from "effect/cli/Prompt"
-import * as Stream from "effect/Stream"
-import type * as RunEvent from "../domain/run/RunEvent.ts"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import { parseDuration } from "../domain/stream/Compact.ts"
 import * as AskDomain from "../domain/tool/Ask.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
-import * as HostPath from "../layers/host/HostPath.ts"
+import * as HostWhenKnown from "../layers/host/HostWhenKnown.ts"
 import * as HostTurns from "../layers/host/HostTurns.ts"
 import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as RunLive from "../layers/RunLive.ts"
 import * as Ask from "../programs/Ask.ts"
-import { RunEvents } from "../services/RunEvents.ts"
 import type { Question } from "../domain/tool/Question.ts"
 import type { AskFlags } from "./AskFlags.ts"
 import { CliFailure } from "./CliFailure.ts"
@@ -107,23 +104,12 @@ export const optionsOf = (flags: AskFlags, text: string): Result.Result<Ask.AskO
  * other surfaces: the asker's own prompt still works, and says why.
  */
 export const hostWhenKnown = (dir: string, cancel: Deferred.Deferred<void>) =>
-  Effect.gen(function* () {
-    const hub = yield* RunEvents
-    const known = yield* Stream.runHead(
-      Stream.filter(hub.events, (e): e is RunEvent.Of<"ConversationKnown"> => e._tag === "ConversationKnown")
-    )
-    if (Option.isNone(known)) return
-    const id = known.value.conversation_id
-    const HostServer = yield* Effect.promise(() => import("../layers/host/HostServer.ts"))
-    yield* HostServer.serve({
-      socketPath: HostPath.of(dir, id),
-      conversationId: id,
-      interrupt: Deferred.succeed(cancel, undefined),
-      detachedPolicy: "wait",
-      parley: VERSION
-    }).pipe(
-      Effect.catch((e) => Console.error(`parley: ${ErrorLine.line(e, {})} Only this terminal can answer the question.`))
-    )
+  HostWhenKnown.serve({
+    storage: dir,
+    interrupt: Deferred.succeed(cancel, undefined),
+    detachedPolicy: "wait",
+    parley: VERSION,
+    unavailable: (e) => Console.error(`parley: ${ErrorLine.line(e, {})} Only this terminal can answer the question.`)
   })
 
 /** The asker's own prompt, when a person is at this terminal. */

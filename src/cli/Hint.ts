@@ -23,7 +23,6 @@
  * ```
  */
 import * as Predicate from "effect/Predicate"
-import type { AnswerType } from "../domain/tool/AnswerType.ts"
 import * as StorageDir from "../programs/StorageDir.ts"
 
 /** What a hint must repeat so it works when pasted. */
@@ -132,22 +131,6 @@ export const answer = (
     : "value" in value
       ? command(["conversation", "answer", id, inquiryId, value.value], context)
       : command(["conversation", "answer", id, inquiryId], context, `<${value.placeholder}>`)
-
-/**
- * What an answer to a question of `answerType` looks like, as a command's
- * `<placeholder>` (an approval: yes, no, always or never); none for a secret,
- * which is never put on a command line.
- */
-export const placeholderOf = (answerType: AnswerType, kind: string): string | undefined =>
-  answerType.type === "secret"
-    ? undefined
-    : kind === "approval"
-      ? "yes|no|always|never"
-      : answerType.type === "boolean"
-        ? "yes|no"
-        : answerType.type === "select"
-          ? answerType.options.join("|")
-          : "text"
 
 /** The command that discards the incomplete turn of `id` (no model is called: none is needed, but the flags stay the run's). */
 export const discard = (id: string, context: Context): string =>

@@ -16,7 +16,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
+import * as Option from "effect/Option"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { RunEvents } from "../services/RunEvents.ts"
@@ -26,7 +26,7 @@ import * as DetachedRun from "../layers/host/DetachedRun.ts"
 import type { DetachedPolicy } from "../domain/tool/Config.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as Hint from "./Hint.ts"
-import * as HostPath from "../layers/host/HostPath.ts"
+import * as HostWhenKnown from "../layers/host/HostWhenKnown.ts"
 import type * as Live from "./Live.ts"
 import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import * as InterruptMenu from "./InterruptMenu.ts"
@@ -42,35 +42,24 @@ export const serveWhenKnown = (
 ): Effect.Effect<void, never, Scope.Scope | RunEvents | PendingAnswers> =>
   Effect.gen(function* () {
     const hub = yield* RunEvents
-    const known = yield* Stream.runHead(
-      Stream.filter(hub.events, (e): e is RunEvent.Of<"ConversationKnown"> => e._tag === "ConversationKnown")
-    )
-    if (known._tag === "None") return
-    const id = known.value.conversation_id
-    // The policy the run follows whatever happens to its terminal, as the run said; else the prompter's default.
-    const policy = known.value.detached_policy
-    // Loaded once the run is under way: the RPC and socket code stays off `query`'s start-up path.
-    const HostServer = yield* Effect.promise(() => import("../layers/host/HostServer.ts"))
-    yield* HostServer.serve({
-      socketPath: HostPath.of(run.settings.storage, id),
-      conversationId: id,
+    const known = yield* HostWhenKnown.serve({
+      storage: run.settings.storage,
       interrupt,
       script: run.hint.script,
       detachedPolicy: run.hint.detachedPolicy,
-      parley: VERSION
-    }).pipe(
-      Effect.catch((e) =>
+      parley: VERSION,
+      unavailable: (e) =>
         hub.publish(RunEvent.make.Warning({ text: `${ErrorLine.line(e, {})} Other terminals cannot reach this run.` }))
-      )
-    )
+    })
+    if (Option.isNone(known)) return
+    const id = known.value.conversation_id
+    // The policy the run follows whatever happens to its terminal, as the run said; else the prompter's default.
+    const policy = known.value.detached_policy
     // A `query --detach` (and `serve`) waits for this: the conversation exists, its host listens, and the run is
     // under way — its model chosen — or has done its work without one (a discard). A run that fails its model
     // check or has nothing to do ends without saying it started (docs/questions-and-approvals.md#runs-beyond-the-terminal: under load, a message with an unknown
     // model was announced, then failed).
-    const underway = yield* Stream.runHead(
-      Stream.filter(hub.events, (e) => e._tag === "ModelChosen" || (e._tag === "Stopped" && e.ending === "discarded"))
-    )
-    if (underway._tag === "None") return
+    if (!(yield* HostWhenKnown.underway)) return
     yield* Effect.sync(() => DetachedRun.announce(id, policy ?? (run.watched ? "wait" : "assistant")))
     if (PersonTerminal.isInteractive()) {
       // Ctrl-C at the terminal asks what to do (RFD 027's interrupt menu); SIGINT from elsewhere still stops.

@@ -70,19 +70,16 @@ const listing = (items: ReadonlyArray<Inbox.InboxItem>, hint: Hint.Context, now:
   const lines = [`${items.length} open question${items.length === 1 ? "" : "s"}, oldest first:`]
   for (const item of items) {
     const type = item.question.question.answer_type
-    const placeholder =
-      item.question.kind === "approval"
-        ? PermissionInquiry.placeholderOf(QuestionPolicy.of(item.question.question).rememberable)
-        : type.type === "boolean"
-          ? "yes|no"
-          : type.type === "select"
-            ? type.options.join("|")
-            : "text"
+    const placeholder = AnswerFit.placeholder(
+      type,
+      item.question.kind ?? "question",
+      QuestionPolicy.of(item.question.question).rememberable
+    )
     lines.push(`  ${headline(item, now)}`)
     lines.push(
-      type.type === "secret" && item.pid === null
+      placeholder === undefined && item.pid === null
         ? `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(item.conversationId, hint)})`
-        : `    ${Hint.answer(item.conversationId, item.question.inquiryId, type.type === "secret" ? undefined : { placeholder }, { storage: hint.storage })}`
+        : `    ${Hint.answer(item.conversationId, item.question.inquiryId, placeholder === undefined ? undefined : { placeholder }, { storage: hint.storage })}`
     )
   }
   return lines.join("\n")

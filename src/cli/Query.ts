@@ -162,10 +162,11 @@ export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, u
     lines.push(
       `  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.approvalExpected : AnswerFit.expected(answerTypeOf(q))}]`
     )
+    const placeholder = AnswerFit.placeholder(answerTypeOf(q), q.kind)
     lines.push(
-      q.answer_type === "secret"
+      placeholder === undefined
         ? "    a secret: asked when the turn is resumed in a terminal"
-        : `    ${Hint.answer(id, q.id, { placeholder: placeholderOf(q) }, hint)}`
+        : `    ${Hint.answer(id, q.id, { placeholder }, hint)}`
     )
   }
   lines.push(`Then resume the turn: ${Hint.resume(id, hint)}`)
@@ -177,16 +178,6 @@ export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, u
 /** The answer type of a report row. */
 const answerTypeOf = (q: RunReport.QuestionRow): AnswerType =>
   q.answer_type === "select" ? { type: "select", options: q.options ?? [] } : ({ type: q.answer_type } as AnswerType)
-
-/** What to type in place of the value, in the printed command. */
-const placeholderOf = (q: RunReport.QuestionRow): string =>
-  q.kind === "approval"
-    ? "yes|no|always|never"
-    : q.answer_type === "boolean"
-      ? "yes|no"
-      : q.answer_type === "select"
-        ? (q.options ?? []).join("|")
-        : "text"
 
 /** What the person is told when the run ends normally (stderr), or the failure it is. */
 const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult): Effect.Effect<void, Failed> => {

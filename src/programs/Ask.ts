@@ -62,6 +62,23 @@ export const titled = (title: string): Target => ({ _tag: "Titled", title })
 /** The title of a working directory's questions (`parley ask`'s default conversation). */
 export const titleFor = (dir: string): string => `questions from ${dir}`
 
+/**
+ * The approval remembered for `tool` (`always` → `"y"`, `never` → `"n"`) in
+ * the conversations titled `title` (a Claude Code session's), if any: the
+ * tool's next call in the session is decided without asking.
+ */
+export const rememberedIn = (title: string, tool: string) =>
+  Effect.gen(function* () {
+    const store = yield* ConversationStore
+    const { conversations } = yield* store.list()
+    for (const c of conversations.filter((c) => c.title === title)) {
+      const conversation = yield* store.load(c.id)
+      const found = AskDomain.rememberedApproval(conversation.entries, tool)
+      if (found !== undefined) return Option.some(found)
+    }
+    return Option.none<"y" | "n">()
+  })
+
 /** An approval asked for another program's tool call (Claude Code's hook): `Run <tool>?`, answered yes/no/always/never. */
 export interface Approval {
   readonly tool: string

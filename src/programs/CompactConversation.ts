@@ -47,6 +47,7 @@ import * as ContextWindow from "../domain/model/ContextWindow.ts"
 import * as Compact from "../domain/stream/Compact.ts"
 import { providerView } from "../domain/stream/Thread.ts"
 import { turns } from "../domain/stream/Turns.ts"
+import * as EntryCodec from "../domain/storage/EntryCodec.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { collect } from "../domain/model/Reply.ts"
 import { Provider } from "../services/Provider.ts"
@@ -258,6 +259,51 @@ export const compact = Effect.fn("CompactConversation.compact")(function* (input
     tokensAfter: ContextWindow.conversationTokens([...entries, ...compactions])
   })
 })
+
+/**
+ * The JSON document of a compaction (`conversation compact --format json`):
+ * the outcome, the first range and the tokens before and after, every
+ * compaction appended (or, dry, every range), for the conversation `id`.
+ */
+export const toJson = (id: string, outcome: CompactOutcome) => {
+  switch (outcome._tag) {
+    case "NothingToCompact":
+      return {
+        id,
+        outcome: "nothing-to-compact",
+        turns: outcome.turns,
+        tokens_before: outcome.tokens,
+        tokens_after: outcome.tokens
+      }
+    case "Compacted": {
+      const first = outcome.compactions[0]!.rule
+      return {
+        id,
+        outcome: "compacted",
+        from_turn: first.from_turn,
+        to_turn: first.to_turn,
+        tokens_before: outcome.tokensBefore,
+        tokens_after: outcome.tokensAfter,
+        compaction: EntryCodec.toPlainJson(outcome.compactions[0]!),
+        compactions: outcome.compactions.map((c) => EntryCodec.toPlainJson(c))
+      }
+    }
+    case "Preview":
+      return {
+        id,
+        outcome: "dry-run",
+        from_turn: outcome.items[0]!.range.from,
+        to_turn: outcome.items[0]!.range.to,
+        tokens_before: outcome.tokensBefore,
+        tokens_after: outcome.tokensAfter ?? null,
+        ranges: outcome.items.map((i) => ({
+          from_turn: i.range.from,
+          to_turn: i.range.to,
+          summary: i.rule === undefined
+        }))
+      }
+  }
+}
 
 /** How a `--reset` ended: how many compactions were (or, dry, would be) removed, and which one when one was named. */
 export interface ResetOutcome {

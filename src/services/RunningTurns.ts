@@ -69,11 +69,16 @@ export interface RunningTurn {
   readonly id: ConversationId
   /** Its process and open questions (asked when called: a running turn moves on). */
   readonly info: Effect.Effect<TurnInfo, RunLost>
-  /** Offers an answer to an open question (`via`: the surface it came through): the first that fits wins, and the turn records it once. */
+  /**
+   * Offers an answer to an open question (`via`: the surface it came
+   * through): the first that fits wins, and the turn records it once.
+   * `remember`: a `Y`/`N` typed at a terminal, kept for the rest of the turn.
+   */
   readonly offer: (
     inquiryId: string,
     value: Schema.Json,
-    via?: RunEvent.Via
+    via?: RunEvent.Via,
+    options?: { readonly remember?: boolean }
   ) => Effect.Effect<void, OfferRefused | RunLost>
   /**
    * Offers answers to several open questions at once: all are taken, or none
@@ -83,8 +88,15 @@ export interface RunningTurn {
     answers: Readonly<Record<string, Schema.Json>>,
     via?: RunEvent.Via
   ) => Effect.Effect<void, QuestionNotOpen | AnswersDoNotFit | AnswersTaken | RunLost>
-  /** Its events after `after`, then live, to its end. */
-  readonly subscribe: (after: number) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost | RunLost>
+  /**
+   * Its events after `after`, then live, to its end. `attend`: a person
+   * follows at a terminal, so a question for a person waits for them while
+   * subscribed (where the turn can tell; the runs of a cluster cannot).
+   */
+  readonly subscribe: (
+    after: number,
+    options?: { readonly attend?: boolean }
+  ) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost | RunLost>
   /** Stops it as Ctrl-C does: what finished is kept, the turn stays resumable. */
   readonly interrupt: Effect.Effect<void, RunLost>
 }

@@ -113,6 +113,10 @@ describe("Ask.ask", () => {
       expect((yield* Fiber.join(asking)).answer).toBe(true)
       expect(AskDomain.rememberedApproval(yield* entries, "Bash")).toBe("y")
       expect(AskDomain.rememberedApproval(yield* entries, "Write")).toBeUndefined()
+      // The conversations so titled are where a session's later calls look (Claude Code's hook).
+      expect(yield* Ask.rememberedIn("questions from /srv/app", "Bash")).toStrictEqual(Option.some("y"))
+      expect(yield* Ask.rememberedIn("questions from /srv/app", "Write")).toStrictEqual(Option.none())
+      expect(yield* Ask.rememberedIn("questions from elsewhere", "Bash")).toStrictEqual(Option.none())
     }).pipe(Effect.provide(layers()))
   )
 })

@@ -76,15 +76,9 @@ const listing = (
     lines.push(
       `  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${expected}]`
     )
-    const placeholder = approval
-      ? PermissionInquiry.placeholderOf(rememberable)
-      : type.type === "boolean"
-        ? "yes|no"
-        : type.type === "select"
-          ? type.options.join("|")
-          : "text"
+    const placeholder = AnswerFit.placeholder(type, q.kind ?? "question", rememberable)
     lines.push(
-      type.type === "secret"
+      placeholder === undefined
         ? running
           ? `    a secret: ${Hint.answer(id, q.inquiryId, undefined, hint)} (typed without echo, or piped with --stdin)`
           : `    a secret: asked when the turn is resumed in a terminal (${Hint.resume(id, hint)})`

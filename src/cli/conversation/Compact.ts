@@ -38,7 +38,6 @@ import { type Compaction, describeRule, turnsText } from "../../domain/event/Com
 import * as Timestamp from "../../domain/event/Timestamp.ts"
 import * as Conversation from "../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import type * as Compact from "../../domain/stream/Compact.ts"
 import * as CompactOptions from "../../domain/stream/CompactOptions.ts"
 import * as ConfigFile from "../../layers/ConfigFile.ts"
@@ -46,6 +45,7 @@ import * as ProviderLive from "../../layers/provider/ProviderLive.ts"
 import {
   type CompactOutcome,
   compact as compactProgram,
+  toJson,
   type ResetOutcome,
   reset as resetProgram
 } from "../../programs/CompactConversation.ts"
@@ -142,47 +142,6 @@ const textOf = (id: string, outcome: CompactOutcome): string => {
         return `${whole}: about ${tokens(outcome.tokensBefore)} now; a summary's size is known once it is written.`
       return `${whole}: ${sizes(outcome.tokensBefore, outcome.tokensAfter)}.`
     }
-  }
-}
-
-/** The JSON document. */
-const jsonOf = (id: string, outcome: CompactOutcome) => {
-  switch (outcome._tag) {
-    case "NothingToCompact":
-      return {
-        id,
-        outcome: "nothing-to-compact",
-        turns: outcome.turns,
-        tokens_before: outcome.tokens,
-        tokens_after: outcome.tokens
-      }
-    case "Compacted": {
-      const first = outcome.compactions[0]!.rule
-      return {
-        id,
-        outcome: "compacted",
-        from_turn: first.from_turn,
-        to_turn: first.to_turn,
-        tokens_before: outcome.tokensBefore,
-        tokens_after: outcome.tokensAfter,
-        compaction: EntryCodec.toPlainJson(outcome.compactions[0]!),
-        compactions: outcome.compactions.map((c) => EntryCodec.toPlainJson(c))
-      }
-    }
-    case "Preview":
-      return {
-        id,
-        outcome: "dry-run",
-        from_turn: outcome.items[0]!.range.from,
-        to_turn: outcome.items[0]!.range.to,
-        tokens_before: outcome.tokensBefore,
-        tokens_after: outcome.tokensAfter ?? null,
-        ranges: outcome.items.map((i) => ({
-          from_turn: i.range.from,
-          to_turn: i.range.to,
-          summary: i.rule === undefined
-        }))
-      }
   }
 }
 
@@ -293,7 +252,7 @@ const run = (f: Flags) =>
           )
           const shown = ConversationId.display(id)
           yield* Console.log(
-            f.format === "json" ? JSON.stringify(jsonOf(id, outcome), null, 2) : textOf(shown, outcome)
+            f.format === "json" ? JSON.stringify(toJson(id, outcome), null, 2) : textOf(shown, outcome)
           )
         })
       )

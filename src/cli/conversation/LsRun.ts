@@ -20,6 +20,7 @@ import {
   type DamagedConversation
 } from "../../services/ConversationStoreTag.ts"
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
+import * as UnhostedAsks from "../../programs/UnhostedAsks.ts"
 import * as Hint from "../Hint.ts"
 import * as Running from "../../layers/host/Running.ts"
 import * as Spool from "../../layers/notify/SpoolDir.ts"
@@ -50,46 +51,6 @@ export interface ListOptions {
 const notifyError = (error: string | undefined): { readonly notify_error?: string } =>
   error === undefined ? {} : { notify_error: error }
 
-// AskDomain.TOOL and CALL_PREFIX, not imported: that module loads effect/Schema, which a listing never needs.
-const ASK_TOOL = "ask"
-const ASK_CALL_PREFIX = "ask_"
-
-/**
- * The conversations whose row says a `parley ask` waits there while no live
- * asker hosts it (its socket does not answer): its asker may have been killed.
- * Only these are opened, so a plain listing stays a listing.
- */
-export const unhostedAsks = (
-  rows: ReadonlyArray<ConversationSummary>,
-  running: ReadonlyMap<string, unknown>
-): ReadonlyArray<ConversationSummary["id"]> =>
-  rows
-    .filter(
-      (r) =>
-        r.incomplete?.state === "waiting-for-input" &&
-        r.incomplete.tool === ASK_TOOL &&
-        !running.has(r.id) &&
-        (r.waiting === undefined || r.waiting.some((q) => q.toolCallId.startsWith(ASK_CALL_PREFIX)))
-    )
-    .map((r) => r.id)
-
-/**
- * Closes the questions of killed askers among `ids` (`programs/Ask.ts`: only
- * where the conversation's lock is free, so a live asker is never touched),
- * loaded only when there are some: how many were closed.
- */
-const reapKilledAsks = (ids: ReadonlyArray<ConversationSummary["id"]>) =>
-  ids.length === 0
-    ? Effect.succeed(0)
-    : Effect.flatMap(
-        Effect.promise(() => import("../../programs/Ask.ts")),
-        (Ask) =>
-          Effect.map(
-            Effect.forEach(ids, (id) => Effect.orElseSucceed(Ask.reapAbandoned(id), () => 0)),
-            (closed) => closed.reduce((a, b) => a + b, 0)
-          )
-      )
-
 /** Lists the conversations of `storage` on stdout. */
 export const list = (options: ListOptions, storage: StorageAt) =>
   withStoreAt(
@@ -110,7 +71,7 @@ export const list = (options: ListOptions, storage: StorageAt) =>
       )
       // A killed asker's question is closed, never listed as waiting (as `parley inbox` does): listed again if so.
       const rows =
-        (yield* reapKilledAsks(unhostedAsks(listed.conversations, running))) === 0
+        (yield* UnhostedAsks.reap(UnhostedAsks.of(listed.conversations, running))) === 0
           ? listed.conversations
           : (yield* ConversationStore.use((s) => s.list({ archived: options.archived }))).conversations
       // A notification that failed is shown once, on its conversation's row.

@@ -26,6 +26,25 @@ import * as JsonText from "../storage/JsonText.ts"
 const YES = new Set(["true", "yes", "y"])
 const NO = new Set(["false", "no", "n"])
 
+/**
+ * What an answer to a question of `type` looks like in a command to type,
+ * as its `<placeholder>` (an approval, `kind: "approval"`: yes, no, always
+ * or never, or only yes or no when it is asked each time: not `rememberable`);
+ * none for a secret, which is never put on a command line.
+ */
+export const placeholder = (type: AnswerType, kind: string, rememberable = true): string | undefined =>
+  type.type === "secret"
+    ? undefined
+    : kind === "approval"
+      ? rememberable
+        ? "yes|no|always|never"
+        : "yes|no"
+      : type.type === "boolean"
+        ? "yes|no"
+        : type.type === "select"
+          ? type.options.join("|")
+          : "text"
+
 /** What would fit `type`, in words (for an error that says what to give instead). */
 export const expected = (type: AnswerType): string => {
   switch (type.type) {

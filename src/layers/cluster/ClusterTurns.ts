@@ -39,8 +39,11 @@ export const fromTurn = (turn: Turns.Turn): RunningTurn => ({
       question: q.question
     }))
   })),
-  offer: (inquiryId, value, via) =>
-    turn.pending.offer(inquiryId, value, "other", via !== undefined ? { via } : undefined),
+  offer: (inquiryId, value, via, options) =>
+    turn.pending.offer(inquiryId, value, "other", {
+      ...(via !== undefined ? { via } : {}),
+      ...(options?.remember === true ? { remember: true } : {})
+    }),
   offerAll: (answers, via) => turn.pending.offerAll(answers, "other", via !== undefined ? { via } : undefined),
   subscribe: (after) => turn.events.since(after),
   interrupt: turn.stop

@@ -63,18 +63,25 @@ export const fromClient = (
       Effect.map((info) => ({ pid: info.pid, open: info.open.map(openQuestion) })),
       Effect.mapError(lost)
     ),
-    offer: (inquiryId, value, via) =>
+    offer: (inquiryId, value, via, options) =>
       client
-        .Answer({ inquiry_id: inquiryId, answer: value, via: via ?? "terminal" })
+        .Answer({
+          inquiry_id: inquiryId,
+          answer: value,
+          via: via ?? "terminal",
+          ...(options?.remember === true ? { remember: true } : {})
+        })
         .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
     offerAll: (answers, via) =>
       client
         .AnswerAll({ answers, via: via ?? "terminal" })
         .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
-    subscribe: (after) =>
+    subscribe: (after, options) =>
       events !== undefined
         ? events(after)
-        : client.Subscribe({ after }).pipe(Stream.catchTag("RpcClientError", () => Stream.fail(lost()))),
+        : client
+            .Subscribe({ after, ...(options?.attend === true ? { attend: true } : {}) })
+            .pipe(Stream.catchTag("RpcClientError", () => Stream.fail(lost()))),
     interrupt: client.Interrupt().pipe(Effect.mapError(lost))
   }
 }

@@ -103,6 +103,16 @@ describe("AnswerFit", () => {
       "any text"
     ])
   })
+
+  it("names the placeholder a printed command shows for a value: none for a secret, never put on a command line", () => {
+    expect([
+      AnswerFit.placeholder({ type: "boolean" }, "question"),
+      AnswerFit.placeholder({ type: "boolean" }, "approval"),
+      AnswerFit.placeholder({ type: "select", options: ["red", "green"] }, "question"),
+      AnswerFit.placeholder({ type: "text" }, "question"),
+      AnswerFit.placeholder({ type: "secret" }, "question")
+    ]).toStrictEqual(["yes|no", "yes|no|always|never", "red|green", "text", undefined])
+  })
 })
 
 describe("decidePermission: a call that needs a yes", () => {
