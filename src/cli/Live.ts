@@ -158,10 +158,11 @@ const terminalPrompts = (
       permission: (request) => shown(prompts.permission(request), left),
       question: (request) => shown(prompts.question(request), Effect.never),
       resumeChoice: (info) => shown(ResumeMenu.ask(person)(info), left),
-      edit: (text) =>
-        Effect.map(Editor.edit(text), (result) => {
+      edit: (text, file) =>
+        Effect.map(Editor.edit(text, process.env, file), (result) => {
           if (result._tag === "Edited") return result.text
-          editKept.why = result.why
+          // Only the pending query's edit explains itself when kept; a call's arguments go back to the prompt.
+          if (file === undefined) editKept.why = result.why
           return undefined
         })
     })

@@ -55,7 +55,8 @@ type OfferOptions = { readonly remember?: boolean; readonly via?: Via }
 /**
  * The offer as the question takes it, or why it does not fit. An approval
  * takes `yes`/`no`/`always`/`never` (`PermissionInquiry.approvalAnswer`:
- * the last two are remembered for the turn, as `Y`/`N` are).
+ * the last two are remembered for the turn, as `Y`/`N` are), or
+ * `{"edit": {…}}` (run the call with those arguments).
  */
 const fitOf = (
   question: OpenQuestion,
@@ -69,10 +70,12 @@ const fitOf = (
       return Result.fail(
         new AnswerDoesNotFit({
           inquiry_id: question.inquiryId,
-          reason: `${JSON.stringify(answer)} is not an approval's answer`,
+          reason: PermissionInquiry.notAnApproval(answer),
           expected: PermissionInquiry.approvalExpected
         })
       )
+    // An edit is this call's alone: taken as `{"edit": {…}}` (the coordinator runs the call with it), never remembered.
+    if (read.arguments !== undefined) return Result.succeed({ answer: { edit: read.arguments }, ...via })
     const remember = read.remember || options?.remember === true
     return Result.succeed({ answer: read.answer, ...(remember ? { remember } : {}), ...via })
   }

@@ -110,8 +110,9 @@ export const whereOpen = (id: ConversationId) =>
 
 /**
  * `input` as an answer to `question`, or why it does not fit. An approval
- * (`kind`) takes `yes`/`no` (as `true`/`false`) and `always`/`never` (kept as
- * those words: remembered for the turn wherever the answer goes).
+ * (`kind`) takes `yes`/`no` (as `true`/`false`), `always`/`never` (kept as
+ * those words: remembered for the turn wherever the answer goes) and
+ * `{"edit": {…}}` (kept so: the call runs with those arguments).
  */
 export const parse = (
   inquiryId: string,
@@ -130,10 +131,11 @@ const approval = (inquiryId: string, given: Schema.Json): Result.Result<Schema.J
     return Result.fail(
       new AnswerDoesNotFit({
         inquiry_id: inquiryId,
-        reason: `${JSON.stringify(given)} is not an approval's answer`,
+        reason: PermissionInquiry.notAnApproval(given),
         expected: PermissionInquiry.approvalExpected
       })
     )
+  if (read.arguments !== undefined) return Result.succeed({ edit: read.arguments })
   return Result.succeed(read.remember ? (read.answer ? "always" : "never") : read.answer)
 }
 
@@ -184,6 +186,12 @@ const checked = (
 const responseOf = (at: Timestamp.Timestamp, target: OpenQuestion, value: Schema.Json) => {
   const read = target.kind === "approval" ? PermissionInquiry.approvalAnswer(value) : undefined
   if (read === undefined) return { answer: value, event: Events.answered(at, target.inquiryId, value) }
+  // Edited arguments: a `true` decision with the arguments the call is to run with (the resumed turn runs it so).
+  if (read.arguments !== undefined)
+    return {
+      answer: read.answer,
+      event: Events.answered(at, target.inquiryId, true, PermissionInquiry.editedMetadata(read.arguments))
+    }
   return {
     answer: read.answer,
     event: read.remember

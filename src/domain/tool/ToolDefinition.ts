@@ -43,8 +43,12 @@ export type ToolDefinition = typeof ToolDefinition.Type
 /** The schema of a tool that takes no arguments. */
 export const noParameters: ToolDefinition["parameters"] = { type: "object", properties: {} }
 
-/** How the coordinator may run a tool: ask first, run unattended, or skip it. */
-export const RunMode = Schema.Literals(["ask", "unattended", "skip"])
+/**
+ * How the coordinator may run a tool: ask first, edit the arguments first
+ * (JP's `edit`: the person's editor opens on them; otherwise as `ask`), run
+ * unattended, or skip it.
+ */
+export const RunMode = Schema.Literals(["ask", "edit", "unattended", "skip"])
 export type RunMode = typeof RunMode.Type
 
 /**

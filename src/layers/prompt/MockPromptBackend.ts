@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import {
-  type PermissionDecision,
+  type PermissionKey,
   type PermissionRequest,
   PromptBackend,
   PromptCancelled,
@@ -28,7 +28,7 @@ import {
 /** One scripted reply: an answer, a permission decision, a cancel (Ctrl-C), a failure, or a prompt that never answers. */
 export type Scripted =
   | { readonly _tag: "Answer"; readonly answer: Schema.Json; readonly remember?: boolean }
-  | { readonly _tag: "Permission"; readonly decision: PermissionDecision }
+  | { readonly _tag: "Permission"; readonly decision: PermissionKey }
   | { readonly _tag: "Cancel" }
   | { readonly _tag: "Fail"; readonly reason: string }
   /** Never answers: a prompt left open (for interruption tests). */

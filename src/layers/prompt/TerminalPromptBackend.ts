@@ -41,7 +41,7 @@ import * as QuestionPolicy from "../../domain/tool/QuestionPolicy.ts"
 import * as ToolStyle from "../../domain/tool/ToolStyle.ts"
 import {
   type CallPosition,
-  type PermissionDecision,
+  type PermissionKey,
   type PermissionRequest,
   PromptBackend,
   PromptCancelled,
@@ -58,6 +58,9 @@ const PERMISSION_KEYS = [
   { key: "n", label: "skip" },
   { key: "N", label: "skip, and remember for this turn" }
 ]
+
+/** The permission prompt's keys with `e` (a call whose arguments may be edited first). */
+const PERMISSION_EDIT_KEYS = [...PERMISSION_KEYS, { key: "e", label: "edit the arguments, then run" }]
 
 const BOOLEAN_KEYS = [
   { key: "y", label: "yes" },
@@ -275,12 +278,12 @@ export const make = (options: Options = {}) =>
           const key = yield* run(
             keyPrompt({
               message: PermissionInquiry.text(request.kind, printable(request.toolName)),
-              keys: PERMISSION_KEYS,
+              keys: request.editable === true ? PERMISSION_EDIT_KEYS : PERMISSION_KEYS,
               defaultKey: "y",
               ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
             })
           )
-          return key as PermissionDecision
+          return key as PermissionKey
         }),
       question,
       // The incomplete-turn menu and the editor belong to the program that runs the
