@@ -59,8 +59,8 @@ const PERMISSION_KEYS = [
   { key: "N", label: "skip, and remember for this turn" }
 ]
 
-/** The permission prompt's keys with `e` (a call whose arguments may be edited first). */
-const PERMISSION_EDIT_KEYS = [...PERMISSION_KEYS, { key: "e", label: "edit the arguments, then run" }]
+/** The permission prompt's keys with `e` (a call whose arguments may be edited first), listed under `?`. */
+const PERMISSION_EDIT_KEYS = [...PERMISSION_KEYS, { key: "e", label: "edit the arguments, then run", helpOnly: true }]
 
 const BOOLEAN_KEYS = [
   { key: "y", label: "yes" },
