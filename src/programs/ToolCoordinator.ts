@@ -177,7 +177,7 @@ const ARGUMENTS_FILE = "ARGUMENTS.json"
  * the call's arguments open in the editor as pretty JSON. A JSON object
  * saved runs the call with it; anything else that is not empty is said (a
  * warning) and opened again as it was left; an edit left empty, or an
- * editor that failed, goes back to the prompt (docs/questions-and-approvals.md#editing-a-calls-arguments).
+ * editor that failed, goes back to the prompt (docs/tools.md#editing-a-calls-arguments).
  */
 const promptPermission = (
   env: Inquiry.Env,

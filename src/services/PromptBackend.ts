@@ -46,7 +46,7 @@ export interface PermissionRequest {
   /** The call's arguments, shown with the prompt. */
   readonly arguments: Schema.JsonObject
   readonly position?: CallPosition
-  /** Offer `e`: edit the arguments in the editor before the call runs (docs/questions-and-approvals.md#editing-a-calls-arguments). */
+  /** Offer `e`: edit the arguments in the editor before the call runs (docs/tools.md#editing-a-calls-arguments). */
   readonly editable?: boolean
 }
 

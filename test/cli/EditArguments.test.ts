@@ -1,4 +1,4 @@
-// JP's `run = "edit"` with nobody at the run's terminal (docs/questions-and-approvals.md#editing-a-calls-arguments):
+// JP's `run = "edit"` with nobody at the run's terminal (docs/tools.md#editing-a-calls-arguments):
 // the approval of a detached `wait` run is answered `{"edit": {…}}` from elsewhere (`conversation
 // answer`, through the run's socket); the tool runs with the edited arguments, which are recorded with
 // the `true` decision; an edit that does not fit is refused and the approval stays open; a yes with

@@ -1,4 +1,4 @@
-// JP's `run = "edit"` on a real terminal (tmux; docs/questions-and-approvals.md#editing-a-calls-arguments):
+// JP's `run = "edit"` on a real terminal (tmux; docs/tools.md#editing-a-calls-arguments):
 // the call's arguments open in $EDITOR (a script that rewrites the file) before the local tool runs;
 // the tool receives the edited arguments, and they are recorded with the `true` permission decision.
 // Invalid JSON opens the editor again; an emptied edit goes back to the permission prompt, whose `e`

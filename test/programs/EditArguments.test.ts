@@ -1,4 +1,4 @@
-// JP's `run = "edit"` and `e` at the permission prompt (docs/questions-and-approvals.md#editing-a-calls-arguments):
+// JP's `run = "edit"` and `e` at the permission prompt (docs/tools.md#editing-a-calls-arguments):
 // the call's arguments open in the editor before it runs; a JSON object saved runs the call with it,
 // recorded as a `true` permission pair whose response carries the arguments (`parley_arguments`);
 // invalid JSON opens the editor again; an emptied edit goes back to the prompt. The tool, the run's

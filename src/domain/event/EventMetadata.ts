@@ -61,7 +61,7 @@ export const rememberedPermission = "parley_permission"
 /**
  * parley's metadata key on the `inquiry_response` of a permission decision
  * whose person edited the call's arguments before it ran (JP's `run =
- * "edit"`, or `e` at the permission prompt; docs/questions-and-approvals.md#editing-a-calls-arguments):
+ * "edit"`, or `e` at the permission prompt; docs/tools.md#editing-a-calls-arguments):
  * the arguments the tool ran with, a JSON object. The `tool_call_request`
  * keeps what the model asked for; the tool, the run's events and a resumed
  * turn use these. JP ignores it.

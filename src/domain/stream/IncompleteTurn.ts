@@ -130,7 +130,7 @@ export interface TurnAnalysis {
   readonly permissionDecisions: ReadonlyMap<string, "y" | "n">
   /**
    * The arguments a person edited a pending call to when approving it
-   * (`EventMetadata.editedArguments`, docs/questions-and-approvals.md#editing-a-calls-arguments):
+   * (`EventMetadata.editedArguments`, docs/tools.md#editing-a-calls-arguments):
    * the resumed call runs with these, not the request's.
    */
   readonly permissionArguments?: ReadonlyMap<string, JsonObject>

@@ -1,4 +1,4 @@
-// JP's `run = "edit"` over `parley serve`'s HTTP API (docs/questions-and-approvals.md#editing-a-calls-arguments):
+// JP's `run = "edit"` over `parley serve`'s HTTP API (docs/tools.md#editing-a-calls-arguments):
 // the approval of a detached `wait` run is answered `{"answer": {"edit": {…}}}`; a non-object edit is
 // refused (422, the approval stays open); the tool runs once with the edited arguments, the run's
 // events say who answered through what, and the decision is recorded as `true` with the arguments.
