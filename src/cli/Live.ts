@@ -157,6 +157,7 @@ const terminalPrompts = (
       },
       permission: (request) => shown(prompts.permission(request), left),
       question: (request) => shown(prompts.question(request), Effect.never),
+      review: (request) => shown(prompts.review(request), left),
       resumeChoice: (info) => shown(ResumeMenu.ask(person)(info), left),
       edit: (text, file) =>
         Effect.map(Editor.edit(text, process.env, file), (result) => {

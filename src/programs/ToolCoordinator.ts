@@ -19,7 +19,9 @@
  *    remembered / static / secret guard / prompt / inquiry backend); the
  *    answer joins the tool's answers under the bare question id (latest
  *    wins) and the tool runs again;
- * 4. the `tool_call_response` is recorded, with every secret answer given to
+ * 4. the result is reviewed when the tool's `result` mode says so
+ *    (`Review.ts`: delivered, edited or skipped by the person first), and
+ *    the `tool_call_response` is recorded, with every secret answer given to
  *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
  *    puts a secret on disk or in front of the model.
  *
@@ -87,6 +89,7 @@ import { PromptBackend, type PermissionDecision, type PromptError } from "../ser
 import { RunEvents } from "../services/RunEvents.ts"
 import * as Approval from "./coordinator/Approval.ts"
 import * as Inquiry from "./coordinator/Inquiry.ts"
+import * as Review from "./coordinator/Review.ts"
 
 export { Texts } from "./coordinator/Inquiry.ts"
 const { Texts } = Inquiry
@@ -457,18 +460,22 @@ const runCall = (env: Inquiry.Env, asked: ToolCallRequest, resume: ResumeInput |
         : asked
     const shown = RunEvent.toolCall(call)
     let response: ToolResponse
+    let metadata: EventMetadata.EventMetadata = {}
     if (permission._tag !== "Run") {
       response = notRun(env, call, permission)
     } else {
       env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
       const ended = yield* resumeAndExecute(env, call, resume)
       if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
-      response = ended
+      // Step 4: the result as the person let it through (`result = "ask" | "edit" | "skip"`).
+      const reviewed = yield* Review.review(env, call, ended)
+      response = reviewed.response
+      metadata = reviewed.metadata
     }
     // Recorded and announced together: an interrupt between the two would hide a recorded response.
     const recorded = yield* Inquiry.recordThen(
       env,
-      (at) => Events.toolCallResponse(at, call.id, response),
+      (at) => Events.toolCallResponse(at, call.id, response, metadata),
       (recorded) => {
         env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag === "Run", response }))
         return Effect.succeed(recorded)

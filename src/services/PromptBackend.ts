@@ -50,6 +50,17 @@ export interface PermissionRequest {
   readonly editable?: boolean
 }
 
+/** The result review's keys: `y` deliver the result, `n` skip it, `e` edit it first. */
+export type ReviewKey = "y" | "n" | "e"
+
+/** What the result review shows: whose result, and the result. */
+export interface ReviewRequest {
+  readonly toolName: string
+  /** The tool's result, shown above the prompt. */
+  readonly content: string
+  readonly position?: CallPosition
+}
+
 /** A tool question to put to the person (a `secret` one is read without echo). */
 export interface QuestionRequest {
   readonly toolName: string
@@ -127,6 +138,8 @@ export class PromptBackend extends Context.Service<
      */
     readonly detachedDefault?: DetachedPolicy | undefined
     permission(request: PermissionRequest): Effect.Effect<PermissionKey, PromptError>
+    /** JP's result review: `Deliver <tool> result to assistant?` — deliver, skip, or edit it first. */
+    review(request: ReviewRequest): Effect.Effect<ReviewKey, PromptError>
     /** Asks a tool question; a secret question reads without echo. */
     question(request: QuestionRequest): Effect.Effect<QuestionAnswer, PromptError>
     /** RFD 023's menu for an incomplete turn: resume, discard, quit or edit the pending query. */

@@ -2,7 +2,8 @@
 // the call's arguments open in $EDITOR (a script that rewrites the file) before the local tool runs;
 // the tool receives the edited arguments, and they are recorded with the `true` permission decision.
 // Invalid JSON opens the editor again; an emptied edit goes back to the permission prompt, whose `e`
-// edits again.
+// edits again. JP's result review (docs/tools.md#reviewing-a-result): `result = "ask"` shows the
+// result and its `e` edits it in $EDITOR before the model sees it.
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
@@ -120,6 +121,31 @@ describe.skipIf(!Tmux.available)(
       expect(recorded(p.storage).filter((e) => String(e["type"]).startsWith("inquiry_"))).toStrictEqual(
         edited({ host: "qa" })
       )
+    })
+
+    it("JP result = ask: the result is shown with Deliver ping result to assistant?; e edits it in $EDITOR and the edited text is recorded", async () => {
+      const p = makeProjectIn("parley-tty-review-", { "ping.sh": TOOL, "edit.sh": editor(["edited result"]) })
+      fs.writeFileSync(path.join(p.storage, "config.toml"), `${CONFIG("unattended")}result = "ask"\n`)
+      const script = writeScript(p, [
+        { message: "Pinging.", tool_calls: [{ id: "call_1", name: "ping", arguments: { host: "prod" } }] },
+        { message: "Done." }
+      ])
+      const s = startParley(p, ["query", "Ping", "--model", "scripted", "--script", script], {
+        EDITOR: `sh ${path.join(p.root, "edit.sh")}`
+      })
+      await s.waitFor(/\? Deliver ping result to assistant\? \[y\/n\/e,\?\]/)
+      expect(s.pane()).toContain("  ran\n")
+      s.sendKeys("e")
+      expect(await s.waitForExit()).toBe(0)
+      expect(read(p.root, "seen-1.txt")).toBe("ran")
+      expect(path.basename(read(p.root, "seen-path.txt"))).toBe("RESULT.md")
+      expect(recorded(p.storage).find((e) => e["type"] === "tool_call_response")).toStrictEqual({
+        type: "tool_call_response",
+        id: "call_1",
+        content: b64("edited result"),
+        is_error: false,
+        metadata: { parley_result_review: b64("edited") }
+      })
     })
 
     it("JP run = ask: e at the permission prompt (listed under ?) edits the arguments in $EDITOR, then runs the call", async () => {

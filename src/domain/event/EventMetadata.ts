@@ -67,3 +67,11 @@ export const rememberedPermission = "parley_permission"
  * turn use these. JP ignores it.
  */
 export const editedArguments = "parley_arguments"
+
+/**
+ * parley's metadata key on a `tool_call_response` whose result a person
+ * reviewed before the model saw it (JP's `result = "ask" | "edit"`, or
+ * `skip`; docs/tools.md#reviewing-a-result): `delivered`, `edited` (the
+ * response holds the edited text), `skipped` or `cancelled`. JP ignores it.
+ */
+export const resultReview = "parley_result_review"

@@ -52,6 +52,14 @@ export const RunMode = Schema.Literals(["ask", "edit", "unattended", "skip"])
 export type RunMode = typeof RunMode.Type
 
 /**
+ * What happens to a tool's result before the model sees it (JP's
+ * `result`): delivered as is, reviewed by a person first (`ask`: deliver,
+ * skip or edit it; `edit`: the editor opens on it), or never delivered.
+ */
+export const ResultMode = Schema.Literals(["unattended", "ask", "edit", "skip"])
+export type ResultMode = typeof ResultMode.Type
+
+/**
  * Where a tool's implementation lives (`source` in config; not an inquiry
  * source): parley's own, a command of the user's, or an MCP server's tool
  * (`source = "mcp.NAME"`). The permission prompt names it.

@@ -47,7 +47,9 @@ import {
   PromptCancelled,
   PromptFailed,
   type QuestionAnswer,
-  type QuestionRequest
+  type QuestionRequest,
+  type ReviewKey,
+  type ReviewRequest
 } from "../../services/PromptBackend.ts"
 import { printable } from "../../domain/render/TerminalText.ts"
 import { bold, dim, keyPrompt } from "./KeyPrompt.ts"
@@ -58,6 +60,16 @@ const PERMISSION_KEYS = [
   { key: "n", label: "skip" },
   { key: "N", label: "skip, and remember for this turn" }
 ]
+
+/** The result review's keys (JP's). */
+const REVIEW_KEYS = [
+  { key: "y", label: "deliver the result" },
+  { key: "n", label: "skip delivery" },
+  { key: "e", label: "edit the result first" }
+]
+
+/** How many lines of a result the review shows before `?`. */
+const RESULT_LINES = 12
 
 /** The permission prompt's keys with `e` (a call whose arguments may be edited first), listed under `?`. */
 const PERMISSION_EDIT_KEYS = [...PERMISSION_KEYS, { key: "e", label: "edit the arguments, then run", helpOnly: true }]
@@ -286,6 +298,26 @@ export const make = (options: Options = {}) =>
           return key as PermissionKey
         }),
       question,
+      review: (request: ReviewRequest) =>
+        Effect.gen(function* () {
+          const header = callHeader(request.toolName, request.position)
+          if (header !== undefined) yield* say(dim(header))
+          const lines = printable(request.content, "\n").split("\n")
+          const cutAt = lines.length > RESULT_LINES ? RESULT_LINES - 1 : lines.length
+          const more = lines.length - cutAt
+          yield* say(
+            indent([...lines.slice(0, cutAt), ...(more > 0 ? [`… ${more} more lines (? shows all)`] : [])].join("\n"))
+          )
+          const key = yield* run(
+            keyPrompt({
+              message: `Deliver ${printable(request.toolName)} result to assistant?`,
+              keys: REVIEW_KEYS,
+              defaultKey: "y",
+              ...(more > 0 ? { details: `result:\n${indent(lines.join("\n"))}` } : {})
+            })
+          )
+          return key as ReviewKey
+        }),
       // The incomplete-turn menu and the editor belong to the program that runs the
       // turn (the CLI brings its own); a bare terminal prompter offers neither.
       resumeChoice: () =>
@@ -311,6 +343,7 @@ export const headless = (watched: boolean) =>
     detachedDefault: watched ? "wait" : undefined,
     permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
     question: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+    review: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
     resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
     edit: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
   })
