@@ -1816,7 +1816,9 @@ export declare namespace Query {
  *    remembered / static / secret guard / prompt / inquiry backend); the
  *    answer joins the tool's answers under the bare question id (latest
  *    wins) and the tool runs again;
- * 4. the `tool_call_response` is recorded, with every secret answer given to
+ * 4. the result is reviewed when the tool's `result` mode says so
+ *    (`Review.ts`: delivered, edited or skipped by the person first), and
+ *    the `tool_call_response` is recorded, with every secret answer given to
  *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
  *    puts a secret on disk or in front of the model.
  *
