@@ -130,7 +130,7 @@ const terminalPrompts = (
   editKept: { why: string | undefined }
 ) =>
   Effect.gen(function* () {
-    const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interruptRun }).pipe(
+    const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interruptRun, editor: Editor.saved }).pipe(
       Effect.provideContext(person)
     )
     const events = yield* RunEvents

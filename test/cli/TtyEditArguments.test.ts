@@ -7,6 +7,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import { runParley } from "../support/Cli.ts"
 import * as Tmux from "../support/Tmux.ts"
 import {
   b64,
@@ -146,6 +147,43 @@ describe.skipIf(!Tmux.available)(
         is_error: false,
         metadata: { parley_result_review: b64("edited") }
       })
+    })
+
+    it("JP run = edit: an approval deferred without a terminal, resumed at one, is asked with e; the edit runs the call", async () => {
+      const p = makeProjectIn("parley-tty-edit-", { "ping.sh": TOOL, "edit.sh": editor(['{"host": "later"}']) })
+      fs.writeFileSync(path.join(p.storage, "config.toml"), CONFIG("edit"))
+      const script = writeScript(p, [
+        { message: "Pinging.", tool_calls: [{ id: "call_1", name: "ping", arguments: { host: "prod" } }] },
+        { message: "Done." }
+      ])
+      const first = runParley(
+        [
+          "--storage",
+          p.storage,
+          "query",
+          "Ping",
+          "--model",
+          "scripted",
+          "--script",
+          script,
+          "--detached-policy",
+          "defer"
+        ],
+        { cwd: p.root }
+      )
+      expect(first.code, first.stderr).toBe(3)
+      const id = /parley conversation answer (\d+)/.exec(first.stderr)![1]!
+      const resumed = writeScript(p, [{ message: "Done." }])
+      const s = startParley(p, ["query", "--continue-turn", "--id", id, "--model", "scripted", "--script", resumed], {
+        EDITOR: `sh ${path.join(p.root, "edit.sh")}`
+      })
+      await s.waitFor(/\? Run local ping tool\? \[y\/Y\/n\/N,\?\]/)
+      s.sendKeys("e")
+      expect(await s.waitForExit()).toBe(0)
+      expect(received(p.root)).toStrictEqual({ host: "later" })
+      expect(recorded(p.storage).filter((e) => String(e["type"]).startsWith("inquiry_"))).toStrictEqual(
+        edited({ host: "later" })
+      )
     })
 
     it("JP run = ask: e at the permission prompt (listed under ?) edits the arguments in $EDITOR, then runs the call", async () => {

@@ -33,6 +33,7 @@ import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as LiveView from "../../domain/run/LiveView.ts"
+import * as Editor from "../../layers/prompt/Editor.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as RunReport from "../../domain/run/RunReport.ts"
 import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
@@ -101,7 +102,9 @@ const prompter = (onRepeatedCancel: Effect.Effect<void>, closedLine: () => strin
       yield* Effect.context<Prompt.Environment>(),
       yield* Layer.build(PersonTerminal.layer)
     )
-    return yield* TerminalPromptBackend.make({ onRepeatedCancel, closedLine }).pipe(Effect.provideContext(terminal))
+    return yield* TerminalPromptBackend.make({ onRepeatedCancel, closedLine, editor: Editor.saved }).pipe(
+      Effect.provideContext(terminal)
+    )
   })
 
 /**

@@ -109,6 +109,10 @@ export const edit = (
     (r) => r.signal === "SIGINT"
   ).pipe(Effect.map((r) => r.edit))
 
+/** {@link edit} of `text` in a file named `file`: the saved text, or `undefined` when the edit did not count. */
+export const saved = (text: string, file: string): Effect.Effect<string | undefined> =>
+  Effect.map(edit(text, process.env, file), (result) => (result._tag === "Edited" ? result.text : undefined))
+
 /** The editor's run: what came of the edit, and the signal that ended the editor, if one did. */
 const runEditor = (
   text: string,

@@ -164,6 +164,12 @@ export interface Options {
    * else answered: "answered elsewhere: hotfix (via api)").
    */
   readonly closedLine?: () => string | undefined
+  /**
+   * The person's editor (`Editor.edit`): given, an approval's prompt offers
+   * `e` (edit the call's arguments, then run; docs/tools.md#editing-a-calls-arguments),
+   * answered `{"edit": {…}}`. `undefined` from it: the edit was left empty.
+   */
+  readonly editor?: (text: string, file: string) => Effect.Effect<string | undefined>
 }
 
 /** The terminal prompt backend over effect/cli's `Prompt` environment (a terminal). */
@@ -205,20 +211,39 @@ export const make = (options: Options = {}) =>
             .display(text.endsWith("\n") ? text : text + "\n")
             .pipe(Effect.mapError((e) => new PromptFailed({ reason: String(e) })))
 
-    /** The permission prompt's keys and argument lines for an approval asked as a question. */
+    /** The permission prompt's keys and argument lines for an approval asked as a question (`e` with an editor). */
     const approval = (request: QuestionRequest, message: string) =>
       Effect.gen(function* () {
         const { shown, full } = argumentsShown(request.arguments ?? {}, yield* terminal.columns)
         yield* say(shown)
-        const key = yield* run(
-          keyPrompt({
-            message,
-            keys: PERMISSION_KEYS,
-            defaultKey: "y",
-            ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
-          })
-        )
-        return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer
+        for (;;) {
+          const key = yield* run(
+            keyPrompt({
+              message,
+              keys: options.editor !== undefined ? PERMISSION_EDIT_KEYS : PERMISSION_KEYS,
+              defaultKey: "y",
+              ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
+            })
+          )
+          if (key !== "e" || options.editor === undefined)
+            return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer
+          const edited = yield* editArguments(request.arguments ?? {}, options.editor)
+          if (edited !== undefined) return { answer: { edit: edited }, remember: false } satisfies QuestionAnswer
+        }
+      })
+
+    /** The arguments edited until they are a JSON object (a warning line each time they are not); `undefined`: left empty. */
+    const editArguments = (args: Schema.JsonObject, editor: NonNullable<Options["editor"]>) =>
+      Effect.gen(function* () {
+        let text = JSON.stringify(args, null, 2)
+        for (;;) {
+          const saved = yield* editor(text, "ARGUMENTS.json")
+          const read = saved === undefined ? undefined : PermissionInquiry.readEdited(saved)
+          if (read === undefined || saved === undefined) return undefined
+          if ("arguments" in read) return read.arguments
+          yield* say(dim(`The edited arguments: ${read.problem}; edit them again.`))
+          text = saved
+        }
       })
 
     const question = (request: QuestionRequest) =>
