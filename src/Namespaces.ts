@@ -1354,7 +1354,7 @@ export declare namespace ConversationSession {
  *
  * A missing file is an empty config. A TOML syntax error names the file, line
  * and column; a validation error names the file and the key path, e.g.
- * `.parley/config.toml: conversation.tools.write_note.run: expected "ask" | "unattended" | "skip", got "sometimes"`.
+ * `.parley/config.toml: conversation.tools.write_note.run: expected "ask" | "edit" | "unattended" | "skip", got "sometimes"`.
  *
  * @example
  * ```ts
@@ -1801,8 +1801,10 @@ export declare namespace Query {
  * one fiber each, and drives every question a tool asks to an answer.
  *
  * Each call goes through named steps:
- * 1. `permit`: `run = "ask" | "unattended" | "skip"` decided by the
- *    domain (`Route.decidePermission`), the person asked when it says so;
+ * 1. `permit`: `run = "ask" | "edit" | "unattended" | "skip"` decided by the
+ *    domain (`Route.decidePermission`), the person asked when it says so
+ *    (and given the call's arguments to edit: `e`, `run = "edit"`, an
+ *    approval answered `{"edit": {…}}` — the call then runs with those);
  *    what they typed is recorded at once, before the tool starts, as a
  *    `PermissionInquiry` (docs/decisions.md#permission-decisions-recorded), so a run killed while the approved
  *    call runs leaves the decision for the resumed turn;
@@ -1814,7 +1816,9 @@ export declare namespace Query {
  *    remembered / static / secret guard / prompt / inquiry backend); the
  *    answer joins the tool's answers under the bare question id (latest
  *    wins) and the tool runs again;
- * 4. the `tool_call_response` is recorded, with every secret answer given to
+ * 4. the result is reviewed when the tool's `result` mode says so
+ *    (`Review.ts`: delivered, edited or skipped by the person first), and
+ *    the `tool_call_response` is recorded, with every secret answer given to
  *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
  *    puts a secret on disk or in front of the model.
  *

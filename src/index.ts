@@ -67,7 +67,7 @@ export { AnswerType } from "./domain/tool/AnswerType.ts"
 /** @since 0.1.0 */
 export { isQuestionId, Question, QuestionId, toInquiryQuestion } from "./domain/tool/Question.ts"
 /** @since 0.1.0 */
-export { RunMode, ToolDefinition, ToolKind } from "./domain/tool/ToolDefinition.ts"
+export { ResultMode, RunMode, ToolDefinition, ToolKind } from "./domain/tool/ToolDefinition.ts"
 
 // Services
 /**

@@ -130,7 +130,7 @@ const terminalPrompts = (
   editKept: { why: string | undefined }
 ) =>
   Effect.gen(function* () {
-    const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interruptRun }).pipe(
+    const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interruptRun, editor: Editor.saved }).pipe(
       Effect.provideContext(person)
     )
     const events = yield* RunEvents
@@ -157,11 +157,13 @@ const terminalPrompts = (
       },
       permission: (request) => shown(prompts.permission(request), left),
       question: (request) => shown(prompts.question(request), Effect.never),
+      review: (request) => shown(prompts.review(request), left),
       resumeChoice: (info) => shown(ResumeMenu.ask(person)(info), left),
-      edit: (text) =>
-        Effect.map(Editor.edit(text), (result) => {
+      edit: (text, file) =>
+        Effect.map(Editor.edit(text, process.env, file), (result) => {
           if (result._tag === "Edited") return result.text
-          editKept.why = result.why
+          // Only the pending query's edit explains itself when kept; a call's arguments go back to the prompt.
+          if (file === undefined) editKept.why = result.why
           return undefined
         })
     })

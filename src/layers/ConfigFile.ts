@@ -3,7 +3,7 @@
  *
  * A missing file is an empty config. A TOML syntax error names the file, line
  * and column; a validation error names the file and the key path, e.g.
- * `.parley/config.toml: conversation.tools.write_note.run: expected "ask" | "unattended" | "skip", got "sometimes"`.
+ * `.parley/config.toml: conversation.tools.write_note.run: expected "ask" | "edit" | "unattended" | "skip", got "sometimes"`.
  *
  * @example
  * ```ts

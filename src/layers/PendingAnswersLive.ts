@@ -56,7 +56,8 @@ type OfferOptions = { readonly remember?: boolean; readonly via?: Via }
 /**
  * The offer as the question takes it, or why it does not fit. An approval
  * takes `yes`/`no`/`always`/`never` (`PermissionInquiry.approvalAnswer`:
- * the last two are remembered for the turn, as `Y`/`N` are).
+ * the last two are remembered for the turn, as `Y`/`N` are), or
+ * `{"edit": {…}}` (run the call with those arguments).
  */
 const fitOf = (
   question: OpenQuestion,
@@ -76,6 +77,8 @@ const fitOf = (
           expected: PermissionInquiry.expectedOf(rememberable)
         })
       )
+    // An edit is this call's alone: taken as `{"edit": {…}}` (the coordinator runs the call with it), never remembered.
+    if (read.arguments !== undefined) return Result.succeed({ answer: { edit: read.arguments }, ...via })
     const remember = read.remember || options?.remember === true
     return Result.succeed({ answer: read.answer, ...(remember ? { remember } : {}), ...via })
   }

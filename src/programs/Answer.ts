@@ -114,8 +114,9 @@ export const whereOpen = (id: ConversationId) =>
 
 /**
  * `input` as an answer to `question`, or why it does not fit. An approval
- * (`kind`) takes `yes`/`no` (as `true`/`false`) and `always`/`never` (kept as
- * those words: remembered for the turn wherever the answer goes).
+ * (`kind`) takes `yes`/`no` (as `true`/`false`), `always`/`never` (kept as
+ * those words: remembered for the turn wherever the answer goes) and
+ * `{"edit": {…}}` (kept so: the call runs with those arguments).
  */
 export const parse = (
   inquiryId: string,
@@ -142,6 +143,7 @@ const approval = (
         expected: PermissionInquiry.expectedOf(rememberable)
       })
     )
+  if (read.arguments !== undefined) return Result.succeed({ edit: read.arguments })
   return Result.succeed(read.remember ? (read.answer ? "always" : "never") : read.answer)
 }
 
@@ -192,6 +194,12 @@ const checked = (
 const responseOf = (at: Timestamp.Timestamp, target: OpenQuestion, value: Schema.Json) => {
   const read = target.kind === "approval" ? PermissionInquiry.approvalAnswer(value) : undefined
   if (read === undefined) return { answer: value, event: Events.answered(at, target.inquiryId, value) }
+  // Edited arguments: a `true` decision with the arguments the call is to run with (the resumed turn runs it so).
+  if (read.arguments !== undefined)
+    return {
+      answer: read.answer,
+      event: Events.answered(at, target.inquiryId, true, PermissionInquiry.editedMetadata(read.arguments))
+    }
   return {
     answer: read.answer,
     event: read.remember

@@ -4,8 +4,10 @@
  * one fiber each, and drives every question a tool asks to an answer.
  *
  * Each call goes through named steps:
- * 1. `permit`: `run = "ask" | "unattended" | "skip"` decided by the
- *    domain (`Route.decidePermission`), the person asked when it says so;
+ * 1. `permit`: `run = "ask" | "edit" | "unattended" | "skip"` decided by the
+ *    domain (`Route.decidePermission`), the person asked when it says so
+ *    (and given the call's arguments to edit: `e`, `run = "edit"`, an
+ *    approval answered `{"edit": {…}}` — the call then runs with those);
  *    what they typed is recorded at once, before the tool starts, as a
  *    `PermissionInquiry` (docs/decisions.md#permission-decisions-recorded), so a run killed while the approved
  *    call runs leaves the decision for the resumed turn;
@@ -17,7 +19,9 @@
  *    remembered / static / secret guard / prompt / inquiry backend); the
  *    answer joins the tool's answers under the bare question id (latest
  *    wins) and the tool runs again;
- * 4. the `tool_call_response` is recorded, with every secret answer given to
+ * 4. the result is reviewed when the tool's `result` mode says so
+ *    (`Review.ts`: delivered, edited or skipped by the person first), and
+ *    the `tool_call_response` is recorded, with every secret answer given to
  *    the call scrubbed from it (`Redact.scrub`), so an echoing tool never
  *    puts a secret on disk or in front of the model.
  *
@@ -65,7 +69,7 @@ import * as Timestamp from "../domain/event/Timestamp.ts"
 import * as Events from "../domain/event/Events.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { InquiryRequest } from "../domain/event/InquiryRequest.ts"
-import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
+import { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../domain/event/ToolCallResponse.ts"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { PendingInquiry } from "../domain/stream/IncompleteTurn.ts"
@@ -81,10 +85,11 @@ import type { ConversationSession } from "../services/ConversationSession.ts"
 import { type Answers, error as executorError, Executor, type ToolResponse } from "../services/Executor.ts"
 import { InquiryBackend } from "../services/InquiryBackend.ts"
 import { PendingAnswers } from "../services/PendingAnswers.ts"
-import { PromptBackend, type PermissionDecision } from "../services/PromptBackend.ts"
+import { PromptBackend, type PermissionDecision, type PromptError } from "../services/PromptBackend.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import * as Approval from "./coordinator/Approval.ts"
 import * as Inquiry from "./coordinator/Inquiry.ts"
+import * as Review from "./coordinator/Review.ts"
 
 export { Texts } from "./coordinator/Inquiry.ts"
 const { Texts } = Inquiry
@@ -99,6 +104,8 @@ export interface ResumeInput {
   readonly executorStates?: ReadonlyMap<string, Schema.Json>
   /** The permission decision an earlier run recorded, per tool call id: the call is not asked again. */
   readonly permissionDecisions?: ReadonlyMap<string, "y" | "n">
+  /** The arguments a person edited an approved call to, per tool call id: the call runs with these. */
+  readonly permissionArguments?: ReadonlyMap<string, Schema.JsonObject>
 }
 
 /** What `runTools` needs: the open session, the calls, the turn's state, where tools run, and (resuming) what the earlier run left. */
@@ -136,7 +143,13 @@ const kindText = (kind: ToolKind): PermissionInquiry.ToolKindText =>
  * leaves the decision for the resumed turn. Uninterruptible once started, as
  * every record is.
  */
-const recordDecision = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind, typed: PermissionDecision) =>
+const recordDecision = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  kind: ToolKind,
+  typed: PermissionDecision,
+  edited: Schema.JsonObject | undefined
+) =>
   Effect.uninterruptible(
     Effect.flatMap(
       Ref.modify(env.state, (s) => TurnState.nextInquiryId(s, call.id, PermissionInquiry.questionId)),
@@ -146,31 +159,86 @@ const recordDecision = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind,
             Timestamp.fromClock(env.clock),
             id,
             { toolName: call.name, kind: kindText(kind) },
-            typed
+            typed,
+            edited
           )
         )
     )
   )
 
-/** Asks the person whether `call` may run (`run = "ask"`). */
-const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) =>
-  Inquiry.atPrompt(env, {
-    look: (s) => TurnState.rememberedPermission(s, call.name),
-    prompt: () =>
-      env.prompts.permission({
+/** What the person settled at the permission prompt: the decision, and the arguments they edited the call to. */
+interface Typed {
+  readonly key: PermissionDecision
+  readonly arguments?: Schema.JsonObject
+}
+
+/** The editor's file for a call's arguments (its name tells the editor the text is JSON). */
+const ARGUMENTS_FILE = "ARGUMENTS.json"
+
+/**
+ * The permission prompt, with `e` (JP's edit; `run = "edit"` starts there):
+ * the call's arguments open in the editor as pretty JSON. A JSON object
+ * saved runs the call with it; anything else that is not empty is said (a
+ * warning) and opened again as it was left; an edit left empty, or an
+ * editor that failed, goes back to the prompt (docs/tools.md#editing-a-calls-arguments).
+ */
+const promptPermission = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  kind: ToolKind,
+  startInEditor: boolean
+): Effect.Effect<Typed, PromptError> =>
+  Effect.gen(function* () {
+    const original = JSON.stringify(call.arguments, null, 2)
+    let text = startInEditor ? original : undefined
+    for (;;) {
+      if (text !== undefined) {
+        const edited = yield* env.prompts.edit(text, ARGUMENTS_FILE)
+        const read = edited === undefined ? undefined : PermissionInquiry.readEdited(edited)
+        if (read !== undefined && "arguments" in read) return { key: "y", arguments: read.arguments }
+        if (read !== undefined && edited !== undefined) {
+          yield* env.events.publish(
+            RunEvent.make.Warning({
+              text: `The edited arguments of ${call.name} (${call.id}): ${read.problem}; edit them again.`
+            })
+          )
+          text = edited
+          continue
+        }
+      }
+      const key = yield* env.prompts.permission({
         toolName: call.name,
         kind: kindText(kind),
         arguments: call.arguments,
-        position: Inquiry.positionOf(env, call)
-      }),
+        position: Inquiry.positionOf(env, call),
+        editable: true
+      })
+      if (key !== "e") return { key }
+      text = original
+    }
+  })
+
+/** Edited arguments worth recording: those that differ from what the model asked for. */
+const changed = (call: ToolCallRequest, edited: Schema.JsonObject | undefined): Schema.JsonObject | undefined =>
+  edited !== undefined && JSON.stringify(edited) !== JSON.stringify(call.arguments) ? edited : undefined
+
+/** Asks the person whether `call` may run (`run = "ask"`; `edit`: the arguments open in the editor first). */
+const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind, edit: boolean) =>
+  Inquiry.atPrompt(env, {
+    look: (s) => TurnState.rememberedPermission(s, call.name),
+    prompt: () => promptPermission(env, call, kind, edit),
     answered: (prompted): Effect.Effect<Approval.Decided, Inquiry.RecordError> => {
       switch (prompted._tag) {
         case "Remembered":
           return Effect.succeed(prompted.value === "y" ? RUN : SKIP_REMEMBERED)
         case "Typed": {
-          const typed = prompted.value
+          const typed = prompted.value.key
+          const edited = changed(call, prompted.value.arguments)
           // Remembered and recorded while the prompt is still ours: the next call to look sees the decision, on disk first.
-          return Effect.as(decided(env, call, kind, typed), typed === "y" || typed === "Y" ? RUN : SKIP_DECLINED)
+          return Effect.as(
+            decided(env, call, kind, typed, edited),
+            typed === "y" || typed === "Y" ? runWith(edited) : SKIP_DECLINED
+          )
         }
         case "Failed":
           return Effect.succeed(
@@ -183,14 +251,23 @@ const askPermission = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind) 
   })
 
 const RUN: Approval.Decided = Permission.Run()
+/** Run, with the arguments a person edited the call to (`undefined`: as the model asked). */
+const runWith = (edited: Schema.JsonObject | undefined): Approval.Decided =>
+  edited === undefined ? RUN : { _tag: "Run", arguments: edited }
 const RUN_UNKNOWN: Permission = Permission.Run()
 const SKIP_REMEMBERED: Approval.Decided = Permission.Skip({ cause: "remembered" })
 const SKIP_DECLINED: Approval.Decided = Permission.Skip({ cause: "declined" })
 
 /** What the person typed: recorded (before the call goes on), and remembered for the turn when it was a capital. */
-const decided = (env: Inquiry.Env, call: ToolCallRequest, kind: ToolKind, typed: PermissionDecision) =>
+const decided = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  kind: ToolKind,
+  typed: PermissionDecision,
+  edited: Schema.JsonObject | undefined
+) =>
   Effect.andThen(
-    recordDecision(env, call, kind, typed),
+    recordDecision(env, call, kind, typed, edited),
     typed === "Y" || typed === "N"
       ? Ref.update(env.state, (s) => TurnState.rememberPermission(s, call.name, typed === "Y" ? "y" : "n"))
       : Effect.void
@@ -250,9 +327,12 @@ const permit = (
     (decided): Effect.Effect<Approval.Decided, Inquiry.RecordError> => {
       switch (decided._tag) {
         case "Ask":
-          return askPermission(env, call, decided.kind)
+          return askPermission(env, call, decided.kind, decided.edit === true)
         case "Approve":
           return Approval.ask(env, call, kindText(decided.kind), pendingApproval(call, resume))
+        case "Run":
+          // Approved by an earlier run of the turn, maybe with edited arguments: the call runs with those.
+          return Effect.succeed(runWith(resume?.permissionArguments?.get(call.id)))
         default:
           return Effect.succeed(decided)
       }
@@ -285,7 +365,7 @@ const notRun = (
 /** Step 2: the question a crashed run left open for this call, asked again under its recorded id. */
 const resumePending = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) => {
   const pending = resume?.pendingInquiries.find(
-    (p) => p.toolCall === call && p.questionId !== undefined && !PermissionInquiry.isPermission(p.request)
+    (p) => p.toolCall.id === call.id && p.questionId !== undefined && !PermissionInquiry.isPermission(p.request)
   )
   if (pending === undefined || !isQuestionId(pending.questionId!)) return Effect.succeed(undefined)
   const question = fromInquiryQuestion(pending.questionId!, pending.request.question)
@@ -391,24 +471,33 @@ const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: Resum
       })
 
 /** One call, from permission to its recorded response (or to a deferred question). */
-const runCall = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
+const runCall = (env: Inquiry.Env, asked: ToolCallRequest, resume: ResumeInput | undefined) =>
   Effect.gen(function* () {
-    const permission = yield* permit(env, call, resume)
+    const permission = yield* permit(env, asked, resume)
     if (permission._tag === "Deferred") return { _tag: "Deferred", inquiryId: permission.inquiryId } satisfies CallEnd
+    // The call as it runs: with the arguments a person edited it to, for the tool, its questions and the run's events.
+    const call =
+      permission._tag === "Run" && permission.arguments !== undefined
+        ? new ToolCallRequest({ ...asked, arguments: permission.arguments })
+        : asked
     const shown = RunEvent.toolCall(call)
     let response: ToolResponse
+    let metadata: EventMetadata.EventMetadata = {}
     if (permission._tag !== "Run") {
       response = notRun(env, call, permission)
     } else {
       env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
       const ended = yield* resumeAndExecute(env, call, resume)
       if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
-      response = ended
+      // Step 4: the result as the person let it through (`result = "ask" | "edit" | "skip"`).
+      const reviewed = yield* Review.review(env, call, ended)
+      response = reviewed.response
+      metadata = reviewed.metadata
     }
     // Recorded and announced together: an interrupt between the two would hide a recorded response.
     const recorded = yield* Inquiry.recordThen(
       env,
-      (at) => Events.toolCallResponse(at, call.id, response),
+      (at) => Events.toolCallResponse(at, call.id, response, metadata),
       (recorded) => {
         env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag === "Run", response }))
         return Effect.succeed(recorded)

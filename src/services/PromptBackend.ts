@@ -27,6 +27,9 @@ import type { Question } from "../domain/tool/Question.ts"
 /** A permission answer: `y` run, `Y` run and remember for the turn, `n` skip, `N` skip and remember. */
 export type PermissionDecision = "y" | "Y" | "n" | "N"
 
+/** A key typed at the permission prompt: a decision, or `e` (edit the arguments first; offered when the request is `editable`). */
+export type PermissionKey = PermissionDecision | "e"
+
 /** Which call a prompt belongs to, among the calls run together (docs/cli.md#status-lines: parallel prompts say whose they are). */
 export interface CallPosition {
   readonly callId: string
@@ -42,6 +45,19 @@ export interface PermissionRequest {
   readonly kind: "built-in" | "local" | "MCP"
   /** The call's arguments, shown with the prompt. */
   readonly arguments: Schema.JsonObject
+  readonly position?: CallPosition
+  /** Offer `e`: edit the arguments in the editor before the call runs (docs/tools.md#editing-a-calls-arguments). */
+  readonly editable?: boolean
+}
+
+/** The result review's keys: `y` deliver the result, `n` skip it, `e` edit it first. */
+export type ReviewKey = "y" | "n" | "e"
+
+/** What the result review shows: whose result, and the result. */
+export interface ReviewRequest {
+  readonly toolName: string
+  /** The tool's result, shown above the prompt. */
+  readonly content: string
   readonly position?: CallPosition
 }
 
@@ -121,12 +137,18 @@ export class PromptBackend extends Context.Service<
      * it runs). Absent: `assistant`, JP's rule for a run without a terminal.
      */
     readonly detachedDefault?: DetachedPolicy | undefined
-    permission(request: PermissionRequest): Effect.Effect<PermissionDecision, PromptError>
+    permission(request: PermissionRequest): Effect.Effect<PermissionKey, PromptError>
+    /** JP's result review: `Deliver <tool> result to assistant?` — deliver, skip, or edit it first. */
+    review(request: ReviewRequest): Effect.Effect<ReviewKey, PromptError>
     /** Asks a tool question; a secret question reads without echo. */
     question(request: QuestionRequest): Effect.Effect<QuestionAnswer, PromptError>
     /** RFD 023's menu for an incomplete turn: resume, discard, quit or edit the pending query. */
     resumeChoice(info: IncompleteInfo): Effect.Effect<ResumeChoice, PromptError>
-    /** Lets the person edit `text` (the pending query); `undefined` keeps it as it is (nothing is sent). */
-    edit(text: string): Effect.Effect<string | undefined, PromptError>
+    /**
+     * Lets the person edit `text` (the pending query; a call's arguments,
+     * `file` naming the editor's file, e.g. `ARGUMENTS.json`); `undefined`
+     * keeps it as it is (the editor failed, or left nothing).
+     */
+    edit(text: string, file?: string): Effect.Effect<string | undefined, PromptError>
   }
 >()("parley/PromptBackend") {}

@@ -84,7 +84,7 @@ describe("ConfigFile", () => {
       const error = yield* loadError(dir)
       expect(error).toBeInstanceOf(ConfigError)
       expect(error.message).toBe(
-        `${path.join(dir, "config.toml")}: conversation.tools.write_note.run: expected "ask" | "unattended" | "skip", got "sometimes"`
+        `${path.join(dir, "config.toml")}: conversation.tools.write_note.run: expected "ask" | "edit" | "unattended" | "skip", got "sometimes"`
       )
     })
   )
@@ -141,7 +141,7 @@ describe("ConfigFile", () => {
         Effect.flip
       )
       expect(error.message).toBe(
-        `config.toml: conversation.tools.t.run: expected "ask" | "unattended" | "skip", got "never"`
+        `config.toml: conversation.tools.t.run: expected "ask" | "edit" | "unattended" | "skip", got "never"`
       )
     })
   )

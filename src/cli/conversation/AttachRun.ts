@@ -27,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Prompt from "effect/cli/Prompt"
+import * as Editor from "../../layers/prompt/Editor.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as RunReport from "../../domain/run/RunReport.ts"
 import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
@@ -89,7 +90,9 @@ const prompter = (onRepeatedCancel: Effect.Effect<void>, closedLine: () => strin
       yield* Effect.context<Prompt.Environment>(),
       yield* Layer.build(PersonTerminal.layer)
     )
-    return yield* TerminalPromptBackend.make({ onRepeatedCancel, closedLine }).pipe(Effect.provideContext(terminal))
+    return yield* TerminalPromptBackend.make({ onRepeatedCancel, closedLine, editor: Editor.saved }).pipe(
+      Effect.provideContext(terminal)
+    )
   })
 
 /**

@@ -4,7 +4,9 @@
  * each copy can be resumed or discarded on its own. `--from` keeps events
  * stamped at or after its instant (inclusive, JP's meaning), `--until`
  * events stamped before its instant; a cut that falls mid-turn leaves that turn
- * incomplete in the fork instead of repairing it away.
+ * incomplete in the fork instead of repairing it away. `--compact[=SPEC]`
+ * (JP's, RFD 064's DSL) compacts the fork as it is made (the source is
+ * untouched): bare, with the configured rules; each SPEC adds a rule.
  *
  * @example
  * ```sh
@@ -25,6 +27,39 @@ import { ConversationStore } from "../../services/ConversationStore.ts"
 import * as Usage from "../Usage.ts"
 import { formatFlag } from "../Format.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
+import * as Compact from "../../domain/stream/Compact.ts"
+import * as ConfigFile from "../../layers/ConfigFile.ts"
+import * as ProviderLive from "../../layers/provider/ProviderLive.ts"
+import { compact as compactProgram } from "../../programs/CompactConversation.ts"
+import { CliFailure } from "../CliFailure.ts"
+import { compactFlag, parseCompact } from "../CompactFlag.ts"
+import { storage } from "../Root.ts"
+
+const PATH = ["parley", "conversation", "fork"]
+
+/**
+ * The rules of `fork --compact[=SPEC]` (JP's flag, RFD 064's DSL): a bare
+ * `--compact` applies the configured rules, each SPEC adds one. A summary
+ * needs a model to write it, which fork does not choose: such a rule is
+ * refused, pointing at `conversation compact`.
+ */
+const forkRules = (values: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const flag = yield* parseCompact(PATH, values)
+    if (flag === undefined) return undefined
+    const { config: configFile } = yield* storage
+    const config = yield* ConfigFile.load(configFile).pipe(
+      Effect.mapError((e) => new CliFailure({ code: 1, message: e.message }))
+    )
+    const configured = Compact.configRules(config.conversation?.compaction?.rules)
+    const rules = Compact.combineRules(configured, flag.useConfigRules, flag.specs)
+    if (rules.some((r) => r.summary !== undefined))
+      return yield* Usage.failure(
+        PATH,
+        "--compact: a summary needs a model to write it; fork without it, then run `parley conversation compact NEW_ID --summary` on the fork."
+      )
+    return rules
+  })
 
 export const fork = Command.make(
   "fork",
@@ -40,9 +75,10 @@ export const fork = Command.make(
       Flag.withDescription('Keep only events before this time ("YYYY-MM-DD HH:MM:SS[.f]" UTC, or RFC 3339)'),
       Flag.optional
     ),
+    compact: compactFlag,
     format: formatFlag
   },
-  ({ id, from, until, format }) =>
+  ({ id, from, until, compact, format }) =>
     withStore(
       Effect.gen(function* () {
         const cid = yield* parseIdArgument(id, "fork")
@@ -54,7 +90,7 @@ export const fork = Command.make(
         ] as const) {
           if (value !== undefined && Timestamp.toEpochNanos(value) === undefined) {
             return yield* Usage.failure(
-              ["parley", "conversation", "fork"],
+              PATH,
               `${flag}: "${value}" is not a time (use "YYYY-MM-DD HH:MM:SS" in UTC, or RFC 3339).`
             )
           }
@@ -70,12 +106,13 @@ export const fork = Command.make(
             `--from "${start}" is not before --until "${limit}": the fork would keep no event.`
           )
         }
+        const rules = yield* forkRules(compact)
         const store = yield* ConversationStore
         const source = yield* store.load(cid)
         const now = yield* Timestamp.current
         // The fork is complete on disk before it is visible, under an id no other process can take.
         const newId = yield* Effect.scoped(
-          Effect.map(
+          Effect.flatMap(
             store.create({
               metadata: ConversationMetadata.make({
                 ...(source.metadata.title !== undefined ? { title: source.metadata.title } : {}),
@@ -87,11 +124,22 @@ export const fork = Command.make(
                 ...(limit !== undefined ? { until: limit } : {})
               })
             }),
-            (session) => session.id
+            // JP's `fork --compact`: the fork's compactions, appended before anyone can open it.
+            (session) =>
+              rules === undefined
+                ? Effect.succeed(session.id)
+                : compactProgram({ session, rules, dryRun: false }).pipe(
+                    Effect.provide(ProviderLive.layer({})),
+                    Effect.as(session.id)
+                  )
           )
         )
         if (format === "json") yield* Console.log(JSON.stringify({ id: newId, forked_from: cid }))
         else yield* Console.log(`Forked ${ConversationId.display(cid)} into ${ConversationId.display(newId)}.`)
       })
     )
-).pipe(Command.withDescription("Copy a conversation (optionally from and/or up to a time) into a new one"))
+).pipe(
+  Command.withDescription(
+    "Copy a conversation (optionally from and/or up to a time, optionally compacted) into a new one"
+  )
+)

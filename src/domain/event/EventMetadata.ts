@@ -67,3 +67,21 @@ export const rememberedPermission = "parley_permission"
  * waiting turn lists it as an approval with those arguments. JP ignores it.
  */
 export const approval = "parley_approval"
+
+/**
+ * parley's metadata key on the `inquiry_response` of a permission decision
+ * whose person edited the call's arguments before it ran (JP's `run =
+ * "edit"`, or `e` at the permission prompt; docs/tools.md#editing-a-calls-arguments):
+ * the arguments the tool ran with, a JSON object. The `tool_call_request`
+ * keeps what the model asked for; the tool, the run's events and a resumed
+ * turn use these. JP ignores it.
+ */
+export const editedArguments = "parley_arguments"
+
+/**
+ * parley's metadata key on a `tool_call_response` whose result a person
+ * reviewed before the model saw it (JP's `result = "ask" | "edit"`, or
+ * `skip`; docs/tools.md#reviewing-a-result): `delivered`, `edited` (the
+ * response holds the edited text), `skipped` or `cancelled`. JP ignores it.
+ */
+export const resultReview = "parley_result_review"

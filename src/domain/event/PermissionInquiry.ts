@@ -39,8 +39,10 @@
  *
  * @since 0.1.0
  */
+import type * as Schema from "effect/Schema"
 import type { JsonObject } from "effect/Schema"
 import * as EventMetadata from "./EventMetadata.ts"
+import * as JsonText from "../storage/JsonText.ts"
 import * as Events from "./Events.ts"
 import type { InquiryId } from "./InquiryId.ts"
 import type { InquiryRequest } from "./InquiryRequest.ts"
@@ -67,12 +69,17 @@ const MARK: EventMetadata.EventMetadata = { [EventMetadata.rememberedPermission]
 export const metadata: EventMetadata.EventMetadata = MARK
 const REMEMBERED: EventMetadata.EventMetadata = { [EventMetadata.rememberedAnswer]: true }
 
-/** The request and its response for a decision typed at the prompt, to be appended together. */
+/**
+ * The request and its response for a decision typed at the prompt, to be
+ * appended together; `edited`: the arguments the person edited the call to
+ * (a run decision, recorded under `EventMetadata.editedArguments`).
+ */
 export const record = (
   at: Timestamp,
   id: InquiryId,
   tool: { readonly toolName: string; readonly kind: ToolKindText },
-  typed: Typed
+  typed: Typed,
+  edited?: Schema.JsonObject
 ): readonly [InquiryRequest, InquiryAnswered] => [
   Events.inquiryRequest(
     at,
@@ -81,8 +88,16 @@ export const record = (
     { text: text(tool.kind, tool.toolName), answer_type: { type: "boolean" } },
     MARK
   ),
-  Events.answered(at, id, typed === "y" || typed === "Y", typed === "Y" || typed === "N" ? REMEMBERED : {})
+  Events.answered(at, id, typed === "y" || typed === "Y", {
+    ...(typed === "Y" || typed === "N" ? REMEMBERED : {}),
+    ...(edited !== undefined ? editedMetadata(edited) : {})
+  })
 ]
+
+/** The response metadata that carries a call's edited arguments. */
+export const editedMetadata = (edited: Schema.JsonObject): EventMetadata.EventMetadata => ({
+  [EventMetadata.editedArguments]: edited
+})
 
 /** True for the request of a permission inquiry (its marker, not its id). */
 export const isPermission = (request: InquiryRequest): boolean =>
@@ -127,17 +142,95 @@ export const approves = (request: InquiryRequest, callArguments: JsonObject): Js
 export const decisionOf = (
   request: InquiryRequest,
   response: InquiryResponse
-): { readonly decision: "y" | "n"; readonly remembered: boolean } | undefined =>
-  !isPermission(request) || response.outcome !== "answered" || typeof response.answer !== "boolean"
-    ? undefined
-    : { decision: response.answer ? "y" : "n", remembered: response.metadata[EventMetadata.rememberedAnswer] === true }
+):
+  | { readonly decision: "y" | "n"; readonly remembered: boolean; readonly arguments?: Schema.JsonObject }
+  | undefined => {
+  if (!isPermission(request) || response.outcome !== "answered" || typeof response.answer !== "boolean")
+    return undefined
+  const edited = response.answer ? asObject(response.metadata[EventMetadata.editedArguments]) : undefined
+  return {
+    decision: response.answer ? "y" : "n",
+    remembered: response.metadata[EventMetadata.rememberedAnswer] === true,
+    ...(edited !== undefined ? { arguments: edited } : {})
+  }
+}
+
+/** `value` when it is a JSON object (a call's arguments), else `undefined`. */
+const asObject = (value: unknown): Schema.JsonObject | undefined =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Schema.JsonObject) : undefined
+
+/**
+ * A call's arguments as a person edited them (JSON text, from the editor or
+ * a form's field): the object, or why it is not one — invalid JSON, or JSON
+ * that is not an object (a call's arguments are an object). An empty text
+ * is `undefined`: the edit was abandoned, and the approval is asked again.
+ *
+ * @example
+ * ```ts
+ * import * as PermissionInquiry from "parley/domain/event/PermissionInquiry"
+ * PermissionInquiry.readEdited('{"target": "staging"}') // { arguments: { target: "staging" } }
+ * PermissionInquiry.readEdited("[1]") // { problem: "the edited arguments are not a JSON object" }
+ * ```
+ */
+export const readEdited = (
+  text: string
+): { readonly arguments: Schema.JsonObject } | { readonly problem: string } | undefined => {
+  if (text.trim() === "") return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (e) {
+    return { problem: `the edited arguments are not valid JSON (${e instanceof Error ? e.message : String(e)})` }
+  }
+  const object = asObject(parsed)
+  return object === undefined ? { problem: "the edited arguments are not a JSON object" } : { arguments: object }
+}
+
+/**
+ * The edited arguments an approval's answer carries: `{"edit": {…}}` (the
+ * object, or its JSON text), or that JSON as text (`conversation answer ID
+ * INQUIRY '{"edit": {…}}'`); `undefined` when the answer is no edit, and a
+ * `problem` when it is one that does not fit (an empty edit, a value that is
+ * not an object).
+ */
+export const editOf = (
+  value: unknown
+): { readonly arguments: Schema.JsonObject } | { readonly problem: string } | undefined => {
+  let answer = value
+  if (typeof value === "string" && value.trimStart().startsWith("{")) {
+    try {
+      answer = JsonText.parse(value)
+    } catch {
+      return undefined
+    }
+  }
+  const object = asObject(answer)
+  if (object === undefined || !("edit" in object)) return undefined
+  const edit = object["edit"]
+  if (typeof edit === "string") return readEdited(edit) ?? { problem: EMPTY_EDIT }
+  if (edit === null) return { problem: EMPTY_EDIT }
+  const edited = asObject(edit)
+  return edited === undefined ? { problem: "the edited arguments are not a JSON object" } : { arguments: edited }
+}
+
+const EMPTY_EDIT = "an empty edit answers nothing: the approval stays open"
+
+/**
+ * Why `value` is no answer to an approval (for `AnswerDoesNotFit`): an edit
+ * that does not fit says what is wrong with it.
+ */
+export const notAnApproval = (value: unknown): string => {
+  const edit = editOf(value)
+  return edit !== undefined && "problem" in edit ? edit.problem : `${JSON.stringify(value)} is not an approval's answer`
+}
 
 /**
  * An approval's answer as anyone offers it (contract §8): `yes`/`no` (or
  * `true`/`false`, `y`/`n`) decide this call, `always`/`never` (or `Y`/`N`, the
  * permission prompt's capitals) decide it and the tool's later calls this
- * turn. Words are read in any case but the single capitals; `undefined`:
- * not an approval's answer.
+ * turn. Words are read in any case but the single capitals. `{"edit": {…}}`
+ * runs this call with the edited arguments (`arguments`). `undefined`: not
+ * an approval's answer ({@link notAnApproval} says why).
  *
  * @example
  * ```ts
@@ -147,8 +240,12 @@ export const decisionOf = (
  */
 export const approvalAnswer = (
   value: unknown
-): { readonly answer: boolean; readonly remember: boolean } | undefined => {
+): { readonly answer: boolean; readonly remember: boolean; readonly arguments?: Schema.JsonObject } | undefined => {
   if (typeof value === "boolean") return { answer: value, remember: false }
+  // `{"edit": {…}}`: run this call with these arguments (never remembered: they are this call's).
+  const edit = editOf(value)
+  if (edit !== undefined)
+    return "arguments" in edit ? { answer: true, remember: false, arguments: edit.arguments } : undefined
   if (typeof value !== "string") return undefined
   if (value === "Y" || value === "N") return { answer: value === "Y", remember: true }
   switch (value.trim().toLowerCase()) {
@@ -194,14 +291,22 @@ export const readApproval = (
   value: unknown,
   rememberable: boolean
 ):
-  | { readonly _tag: "Read"; readonly answer: boolean; readonly remember: boolean }
+  | {
+      readonly _tag: "Read"
+      readonly answer: boolean
+      readonly remember: boolean
+      readonly arguments?: Schema.JsonObject
+    }
   | { readonly _tag: "Misfit"; readonly reason: string } => {
   const read = approvalAnswer(value)
-  if (read === undefined) return { _tag: "Misfit", reason: `${JSON.stringify(value)} is not an approval's answer` }
+  if (read === undefined) return { _tag: "Misfit", reason: notAnApproval(value) }
   if (read.remember && !rememberable)
     return {
       _tag: "Misfit",
       reason: `${JSON.stringify(value)} would answer later approvals too, and this one is asked each time`
     }
+  // Asked each time: an MCP server's page or form, whose edit needs the terminal's form (docs/mcp.md).
+  if (read.arguments !== undefined && !rememberable)
+    return { _tag: "Misfit", reason: "this approval takes yes or no: an edit is for a tool call's arguments" }
   return { _tag: "Read", ...read }
 }

@@ -39,7 +39,7 @@
  *
  * @since 0.1.0
  */
-import type { Json } from "effect/Schema"
+import type { Json, JsonObject } from "effect/Schema"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
 import { isConversationEvent } from "../event/ConversationEvent.ts"
 import * as EventMetadata from "../event/EventMetadata.ts"
@@ -128,6 +128,12 @@ export interface TurnAnalysis {
    * again (`PermissionInquiry`, docs/decisions.md#permission-decisions-recorded).
    */
   readonly permissionDecisions: ReadonlyMap<string, "y" | "n">
+  /**
+   * The arguments a person edited a pending call to when approving it
+   * (`EventMetadata.editedArguments`, docs/tools.md#editing-a-calls-arguments):
+   * the resumed call runs with these, not the request's.
+   */
+  readonly permissionArguments?: ReadonlyMap<string, JsonObject>
   /**
    * Per pending tool call, the executor state recorded with its latest
    * question that carries one (`EventMetadata.executorState`; docs/mcp.md#rounds-2026-07-28):
@@ -421,13 +427,18 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
   const rememberedAnswers: Array<{ tool: string; questionId: string; answer: Json }> = []
   const rememberedPermissions = legacyPermissions(t)
   const permissionDecisions = new Map<string, "y" | "n">()
+  const permissionArguments = new Map<string, JsonObject>()
   for (const q of byResponse) {
     if (q.call < 0 || q.response === null || q.response.outcome !== "answered") continue
     const call = t.calls[q.call]!
     if (PermissionInquiry.isPermission(q.request)) {
       const d = PermissionInquiry.decisionOf(q.request, q.response)
       if (d?.remembered === true) rememberedPermissions.push({ tool: call.request.name, decision: d.decision })
-      if (d !== undefined && call.response === null) permissionDecisions.set(call.request.id, d.decision)
+      if (d !== undefined && call.response === null) {
+        permissionDecisions.set(call.request.id, d.decision)
+        if (d.arguments !== undefined) permissionArguments.set(call.request.id, d.arguments)
+        else permissionArguments.delete(call.request.id)
+      }
       continue
     }
     const parsed = writerQuestionId(call.request.id, q.request.id)
@@ -450,6 +461,7 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     rememberedAnswers,
     rememberedPermissions,
     permissionDecisions,
+    ...(permissionArguments.size > 0 ? { permissionArguments } : {}),
     executorStates,
     toolCalls,
     unattachedInquiries: t.inquiries

@@ -25,7 +25,7 @@ import * as SchemaGetter from "effect/SchemaGetter"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as EnvReference from "./EnvReference.ts"
 import { questionIdProblem } from "./Question.ts"
-import { RunMode, type ToolKind } from "./ToolDefinition.ts"
+import { ResultMode, RunMode, type ToolKind } from "./ToolDefinition.ts"
 import * as ToolEnv from "./ToolEnv.ts"
 
 // JP writes `[assistant.model] id = "p/m"` or `id = { provider, name }`;
@@ -183,6 +183,8 @@ export const ToolConfig = Schema.Struct({
   /** JSON Schema of the arguments; checked before the tool runs. */
   parameters: Schema.optionalKey(Schema.JsonObject),
   run: Schema.optionalKey(RunMode),
+  /** JP's result review: `unattended` (default), `ask`, `edit` or `skip` the result before the model sees it. */
+  result: Schema.optionalKey(ResultMode),
   /** Stop a local tool (its whole process group) after this many milliseconds (default {@link DEFAULT_TIMEOUT_MS}); for an MCP tool, cancel the call after this long. */
   timeout_ms: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThan(0))),
   /** Stop a local tool once stdout and stderr together pass this many bytes (default {@link DEFAULT_MAX_OUTPUT_BYTES}). */
@@ -724,6 +726,10 @@ export const mcpServers = (config: Config): ReadonlyArray<readonly [string, McpS
 /** The run mode: the tool's `run`, else the `*` default, else the kind's default. */
 export const runMode = (config: Config, name: string, fallback: RunMode): RunMode =>
   toolConfig(config, name)?.run ?? config.conversation?.tools?.["*"]?.run ?? fallback
+
+/** The result mode (JP's `result`): the tool's, else the `*` default, else `unattended`. */
+export const resultMode = (config: Config, name: string): ResultMode =>
+  toolConfig(config, name)?.result ?? config.conversation?.tools?.["*"]?.result ?? "unattended"
 
 /**
  * A local tool's `timeout_ms` when config gives none: 10 minutes. Long

@@ -161,8 +161,11 @@ export type Permission = Data.TaggedEnum<{
   Run: {}
   /** Do not run it, because of `cause`. */
   Skip: { readonly cause: SkipCause }
-  /** Ask the person at this terminal's prompt (`kind`: how the prompt names the tool). */
-  Ask: { readonly kind: ToolKind }
+  /**
+   * Ask the person at this terminal's prompt (`kind`: how the prompt names
+   * the tool; `edit`: `run = "edit"`, the prompt starts in the editor).
+   */
+  Ask: { readonly kind: ToolKind; readonly edit?: true }
   /**
    * A person's approval with nobody to ask now, under `detached = "defer"`
    * or `"wait"`, or an approval an earlier run of the turn left open
@@ -178,7 +181,7 @@ const PermissionEnum = Data.taggedEnum<Permission>()
 export const Permission: Data.TaggedEnum.Constructor<Permission> = {
   Run: () => ({ _tag: "Run" }),
   Skip: ({ cause }) => ({ _tag: "Skip", cause }),
-  Ask: ({ kind }) => ({ _tag: "Ask", kind }),
+  Ask: ({ edit, kind }) => (edit === true ? { _tag: "Ask", kind, edit } : { _tag: "Ask", kind }),
   Approve: ({ kind }) => ({ _tag: "Approve", kind }),
   $is: PermissionEnum.$is,
   $match: PermissionEnum.$match
@@ -222,6 +225,8 @@ export interface PermissionInput {
  * a call whose author requires approval (`approval`,
  * docs/decisions.md#person-only-questions: effect/ai `needsApproval`) reads
  * `assistant` as `deny` (an approval never goes to the assistant).
+ * `run = "edit"` is read as `ask` throughout (JP's rule, nobody to ask
+ * included); at this terminal its prompt starts in the editor.
  */
 export const decidePermission = (input: PermissionInput): Permission => {
   const tool = input.tool
@@ -233,7 +238,7 @@ export const decidePermission = (input: PermissionInput): Permission => {
   if (input.reopened === true) return Permission.Approve({ kind: tool.kind })
   if (Option.isSome(input.remembered))
     return input.remembered.value === "y" ? Permission.Run() : Permission.Skip({ cause: "remembered" })
-  if (input.interactive) return Permission.Ask({ kind: tool.kind })
+  if (input.interactive) return Permission.Ask({ kind: tool.kind, ...(tool.mode === "edit" ? { edit: true } : {}) })
   if (input.attended === true) return Permission.Approve({ kind: tool.kind })
   switch (input.detached ?? "assistant") {
     case "defer":

@@ -43,9 +43,21 @@ export type ToolDefinition = typeof ToolDefinition.Type
 /** The schema of a tool that takes no arguments. */
 export const noParameters: ToolDefinition["parameters"] = { type: "object", properties: {} }
 
-/** How the coordinator may run a tool: ask first, run unattended, or skip it. */
-export const RunMode = Schema.Literals(["ask", "unattended", "skip"])
+/**
+ * How the coordinator may run a tool: ask first, edit the arguments first
+ * (JP's `edit`: the person's editor opens on them; otherwise as `ask`), run
+ * unattended, or skip it.
+ */
+export const RunMode = Schema.Literals(["ask", "edit", "unattended", "skip"])
 export type RunMode = typeof RunMode.Type
+
+/**
+ * What happens to a tool's result before the model sees it (JP's
+ * `result`): delivered as is, reviewed by a person first (`ask`: deliver,
+ * skip or edit it; `edit`: the editor opens on it), or never delivered.
+ */
+export const ResultMode = Schema.Literals(["unattended", "ask", "edit", "skip"])
+export type ResultMode = typeof ResultMode.Type
 
 /**
  * Where a tool's implementation lives (`source` in config; not an inquiry

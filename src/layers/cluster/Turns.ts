@@ -130,6 +130,7 @@ const headless = PromptBackend.of({
   detachedDefault: "wait",
   permission: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),
   question: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),
+  review: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),
   resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" })),
   edit: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" }))
 })

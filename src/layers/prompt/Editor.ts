@@ -1,6 +1,7 @@
 /**
  * `e` at the incomplete-turn menu (RFD 023 "edit"): the pending query opens
- * in `$VISUAL` / `$EDITOR` (else `vi`). The edit counts only when the editor
+ * in `$VISUAL` / `$EDITOR` (else `vi`); a call's arguments open the same way
+ * (`run = "edit"`, `e` at the permission prompt), in `ARGUMENTS.json`. The edit counts only when the editor
  * exits 0 and leaves a non-empty file (docs/cli.md#resuming-a-turn-rfd-023, as `git commit`
  * does); otherwise the pending query is kept exactly as it was and nothing
  * is sent.
@@ -100,21 +101,28 @@ const cooked = <A>(f: () => A): A => {
 /** Opens `text` in the editor and says what came of it. */
 export const edit = (
   text: string,
-  env: Readonly<Record<string, string | undefined>> = process.env
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  file: string = "QUERY_MESSAGE.md"
 ): Effect.Effect<Edit> =>
   deafToSigint(
-    () => runEditor(text, env),
+    () => runEditor(text, env, file),
     (r) => r.signal === "SIGINT"
   ).pipe(Effect.map((r) => r.edit))
+
+/** {@link edit} of `text` in a file named `file`: the saved text, or `undefined` when the edit did not count. */
+export const saved = (text: string, file: string): Effect.Effect<string | undefined> =>
+  Effect.map(edit(text, process.env, file), (result) => (result._tag === "Edited" ? result.text : undefined))
 
 /** The editor's run: what came of the edit, and the signal that ended the editor, if one did. */
 const runEditor = (
   text: string,
-  env: Readonly<Record<string, string | undefined>>
+  env: Readonly<Record<string, string | undefined>>,
+  name: string
 ): { readonly edit: Edit; readonly signal: NodeJS.Signals | null } => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-edit-"))
   try {
-    const file = path.join(dir, "QUERY_MESSAGE.md")
+    // The file's name only: the directory is this edit's own.
+    const file = path.join(dir, path.basename(name))
     fs.writeFileSync(file, text, { mode: 0o600 })
     const editor = editorOf(env)
     // Through the shell, so `EDITOR="code --wait"` works; the file is "$1", never interpolated.

@@ -30,6 +30,8 @@ export interface KeyChoice {
   readonly key: string
   /** What the key does, shown in the `?` help and after submission. */
   readonly label: string
+  /** Listed only in the `?` help, not in the `[y/n,?]` key list (a key most answers never need). */
+  readonly helpOnly?: boolean
 }
 
 /** Colour and weight unless `NO_COLOR` is set (https://no-color.org). */
@@ -64,7 +66,10 @@ export const keyPrompt = (options: {
   /** Shown with the help (`?`), below the keys. */
   readonly details?: string
 }): Prompt.Prompt<string> => {
-  const keyList = options.keys.map((k) => (k.key === options.defaultKey ? bold(k.key) : k.key)).join("/")
+  const keyList = options.keys
+    .filter((k) => k.helpOnly !== true)
+    .map((k) => (k.key === options.defaultKey ? bold(k.key) : k.key))
+    .join("/")
   const details = options.details !== undefined ? options.details.replace(/\n?$/, "\n") : ""
   const frame = (state: State) =>
     `${bold("?")} ${options.message} ${dim("[")}${keyList}${dim(",?]")} ` +

@@ -15,20 +15,22 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import {
-  type PermissionDecision,
+  type PermissionKey,
   type PermissionRequest,
   PromptBackend,
   PromptCancelled,
   type IncompleteInfo,
   PromptFailed,
   type QuestionRequest,
-  type ResumeChoice
+  type ResumeChoice,
+  type ReviewKey,
+  type ReviewRequest
 } from "../../services/PromptBackend.ts"
 
 /** One scripted reply: an answer, a permission decision, a cancel (Ctrl-C), a failure, or a prompt that never answers. */
 export type Scripted =
   | { readonly _tag: "Answer"; readonly answer: Schema.Json; readonly remember?: boolean }
-  | { readonly _tag: "Permission"; readonly decision: PermissionDecision }
+  | { readonly _tag: "Permission"; readonly decision: PermissionKey }
   | { readonly _tag: "Cancel" }
   | { readonly _tag: "Fail"; readonly reason: string }
   /** Never answers: a prompt left open (for interruption tests). */
@@ -37,6 +39,8 @@ export type Scripted =
   | { readonly _tag: "Resume"; readonly choice: ResumeChoice }
   /** The edited pending query (`undefined`: the edit was abandoned). */
   | { readonly _tag: "Edit"; readonly text: string | undefined }
+  /** The result review's key. */
+  | { readonly _tag: "Review"; readonly key: ReviewKey }
 
 /** A prompt the mock showed (for assertions). */
 export type Shown =
@@ -44,6 +48,7 @@ export type Shown =
   | { readonly _tag: "Question"; readonly request: QuestionRequest }
   | { readonly _tag: "Resume"; readonly request: IncompleteInfo }
   | { readonly _tag: "Edit"; readonly text: string }
+  | { readonly _tag: "Review"; readonly request: ReviewRequest }
 
 /** The mock's log, for assertions. */
 export interface MockPrompts {
@@ -72,7 +77,7 @@ export const make = (script: ReadonlyArray<Scripted>, options: { interactive?: b
   Effect.sync(() => {
     const queue = [...script]
     const shown: Array<Shown> = []
-    type Reply = Extract<Scripted, { _tag: "Answer" | "Permission" | "Resume" | "Edit" }>
+    type Reply = Extract<Scripted, { _tag: "Answer" | "Permission" | "Resume" | "Edit" | "Review" }>
     const next = (what: string): Effect.Effect<Reply, PromptCancelled | PromptFailed> =>
       Effect.suspend((): Effect.Effect<Reply, PromptCancelled | PromptFailed> => {
         const item = queue.shift()
@@ -106,6 +111,15 @@ export const make = (script: ReadonlyArray<Scripted>, options: { interactive?: b
             item._tag === "Answer"
               ? Effect.succeed({ answer: item.answer, remember: item.remember ?? false })
               : Effect.fail(new PromptFailed({ reason: `expected an answer, the script has ${item._tag}` }))
+          )
+        ),
+      review: (request) =>
+        Effect.sync(() => shown.push({ _tag: "Review", request })).pipe(
+          Effect.andThen(next(`review of ${request.toolName}`)),
+          Effect.flatMap((item) =>
+            item._tag === "Review"
+              ? Effect.succeed(item.key)
+              : Effect.fail(new PromptFailed({ reason: `expected a review key, the script has ${item._tag}` }))
           )
         ),
       resumeChoice: (request) =>

@@ -41,13 +41,15 @@ import * as QuestionPolicy from "../../domain/tool/QuestionPolicy.ts"
 import * as ToolStyle from "../../domain/tool/ToolStyle.ts"
 import {
   type CallPosition,
-  type PermissionDecision,
+  type PermissionKey,
   type PermissionRequest,
   PromptBackend,
   PromptCancelled,
   PromptFailed,
   type QuestionAnswer,
-  type QuestionRequest
+  type QuestionRequest,
+  type ReviewKey,
+  type ReviewRequest
 } from "../../services/PromptBackend.ts"
 import { printable } from "../../domain/render/TerminalText.ts"
 import { bold, dim, keyPrompt } from "./KeyPrompt.ts"
@@ -58,6 +60,19 @@ const PERMISSION_KEYS = [
   { key: "n", label: "skip" },
   { key: "N", label: "skip, and remember for this turn" }
 ]
+
+/** The result review's keys (JP's). */
+const REVIEW_KEYS = [
+  { key: "y", label: "deliver the result" },
+  { key: "n", label: "skip delivery" },
+  { key: "e", label: "edit the result first" }
+]
+
+/** How many lines of a result the review shows before `?`. */
+const RESULT_LINES = 12
+
+/** The permission prompt's keys with `e` (a call whose arguments may be edited first), listed under `?`. */
+const PERMISSION_EDIT_KEYS = [...PERMISSION_KEYS, { key: "e", label: "edit the arguments, then run", helpOnly: true }]
 
 const BOOLEAN_KEYS = [
   { key: "y", label: "yes" },
@@ -149,6 +164,12 @@ export interface Options {
    * else answered: "answered elsewhere: hotfix (via api)").
    */
   readonly closedLine?: () => string | undefined
+  /**
+   * The person's editor (`Editor.edit`): given, an approval's prompt offers
+   * `e` (edit the call's arguments, then run; docs/tools.md#editing-a-calls-arguments),
+   * answered `{"edit": {…}}`. `undefined` from it: the edit was left empty.
+   */
+  readonly editor?: (text: string, file: string) => Effect.Effect<string | undefined>
 }
 
 /** The terminal prompt backend over effect/cli's `Prompt` environment (a terminal). */
@@ -190,21 +211,42 @@ export const make = (options: Options = {}) =>
             .display(text.endsWith("\n") ? text : text + "\n")
             .pipe(Effect.mapError((e) => new PromptFailed({ reason: String(e) })))
 
-    /** The permission prompt's keys and argument lines for an approval asked as a question. */
+    /** The permission prompt's keys and argument lines for an approval asked as a question (`e` with an editor). */
     const approval = (request: QuestionRequest, message: string) =>
       Effect.gen(function* () {
         const { shown, full } = argumentsShown(request.arguments ?? {}, yield* terminal.columns)
         yield* say(shown)
-        const key = yield* run(
-          keyPrompt({
-            message,
-            // An approval asked each time (an MCP server's page or form) offers no Y/N.
-            keys: QuestionPolicy.of(request.question).rememberable ? PERMISSION_KEYS : BOOLEAN_ONCE_KEYS,
-            defaultKey: "y",
-            ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
-          })
-        )
-        return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer
+        // An approval asked each time (an MCP server's page or form) offers no Y/N, and no edit.
+        const rememberable = QuestionPolicy.of(request.question).rememberable
+        const editor = rememberable ? options.editor : undefined
+        for (;;) {
+          const key = yield* run(
+            keyPrompt({
+              message,
+              keys: !rememberable ? BOOLEAN_ONCE_KEYS : editor !== undefined ? PERMISSION_EDIT_KEYS : PERMISSION_KEYS,
+              defaultKey: "y",
+              ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
+            })
+          )
+          if (key !== "e" || editor === undefined)
+            return { answer: key === "y" || key === "Y", remember: key === "Y" || key === "N" } satisfies QuestionAnswer
+          const edited = yield* editArguments(request.arguments ?? {}, editor)
+          if (edited !== undefined) return { answer: { edit: edited }, remember: false } satisfies QuestionAnswer
+        }
+      })
+
+    /** The arguments edited until they are a JSON object (a warning line each time they are not); `undefined`: left empty. */
+    const editArguments = (args: Schema.JsonObject, editor: NonNullable<Options["editor"]>) =>
+      Effect.gen(function* () {
+        let text = JSON.stringify(args, null, 2)
+        for (;;) {
+          const saved = yield* editor(text, "ARGUMENTS.json")
+          const read = saved === undefined ? undefined : PermissionInquiry.readEdited(saved)
+          if (read === undefined || saved === undefined) return undefined
+          if ("arguments" in read) return read.arguments
+          yield* say(dim(`The edited arguments: ${read.problem}; edit them again.`))
+          text = saved
+        }
       })
 
     const question = (request: QuestionRequest) =>
@@ -276,14 +318,34 @@ export const make = (options: Options = {}) =>
           const key = yield* run(
             keyPrompt({
               message: PermissionInquiry.text(request.kind, printable(request.toolName)),
-              keys: PERMISSION_KEYS,
+              keys: request.editable === true ? PERMISSION_EDIT_KEYS : PERMISSION_KEYS,
               defaultKey: "y",
               ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
             })
           )
-          return key as PermissionDecision
+          return key as PermissionKey
         }),
       question,
+      review: (request: ReviewRequest) =>
+        Effect.gen(function* () {
+          const header = callHeader(request.toolName, request.position)
+          if (header !== undefined) yield* say(dim(header))
+          const lines = printable(request.content, "\n").split("\n")
+          const cutAt = lines.length > RESULT_LINES ? RESULT_LINES - 1 : lines.length
+          const more = lines.length - cutAt
+          yield* say(
+            indent([...lines.slice(0, cutAt), ...(more > 0 ? [`… ${more} more lines (? shows all)`] : [])].join("\n"))
+          )
+          const key = yield* run(
+            keyPrompt({
+              message: `Deliver ${printable(request.toolName)} result to assistant?`,
+              keys: REVIEW_KEYS,
+              defaultKey: "y",
+              ...(more > 0 ? { details: `result:\n${indent(lines.join("\n"))}` } : {})
+            })
+          )
+          return key as ReviewKey
+        }),
       // The incomplete-turn menu and the editor belong to the program that runs the
       // turn (the CLI brings its own); a bare terminal prompter offers neither.
       resumeChoice: () =>
@@ -309,6 +371,7 @@ export const headless = (watched: boolean) =>
     detachedDefault: watched ? "wait" : undefined,
     permission: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
     question: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
+    review: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
     resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
     edit: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
   })

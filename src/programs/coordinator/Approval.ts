@@ -22,6 +22,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
+import type * as Schema from "effect/Schema"
 import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
 import type { InquiryRequest } from "../../domain/event/InquiryRequest.ts"
@@ -45,7 +46,8 @@ export const question = (toolName: string, kind: PermissionInquiry.ToolKindText)
   })
 
 /**
- * How a call's permission ended: run it, skip it (`cause`), skip it with the
+ * How a call's permission ended: run it (with `arguments` a person edited
+ * it to, when they did), skip it (`cause`), skip it with the
  * response its approval question closed with (`Ended`: refused or cancelled;
  * that response says why), skip it because the prompt failed, or stop at
  * an approval left open (`Deferred`: no response yet).
@@ -53,7 +55,7 @@ export const question = (toolName: string, kind: PermissionInquiry.ToolKindText)
  * @since 0.1.0
  */
 export type Decided =
-  | { readonly _tag: "Run" }
+  | { readonly _tag: "Run"; readonly arguments?: Schema.JsonObject }
   | { readonly _tag: "Skip"; readonly cause: SkipCause }
   | { readonly _tag: "Ended"; readonly response: ToolResponse }
   | { readonly _tag: "PromptFailed"; readonly reason: string }
@@ -87,7 +89,11 @@ export const ask = (
         return { _tag: "Deferred", inquiryId: routed.inquiryId } as const
       case "End":
         return { _tag: "Ended", response: routed.response } as const
-      case "Answer":
+      case "Answer": {
+        // `{"edit": {…}}`: a yes, with the arguments the call runs with (recorded with the answer).
+        const edit = PermissionInquiry.editOf(routed.answer)
+        if (edit !== undefined && "arguments" in edit) return { _tag: "Run", arguments: edit.arguments } as const
         return routed.answer === true ? ({ _tag: "Run" } as const) : ({ _tag: "Skip", cause: "declined" } as const)
+      }
     }
   })

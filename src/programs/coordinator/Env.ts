@@ -89,7 +89,8 @@ export interface Env {
 /** Which of the calls run together `call` is (1-based), for the prompt. */
 export const positionOf = (env: Env, call: ToolCallRequest): CallPosition => ({
   callId: call.id,
-  index: env.calls.indexOf(call) + 1,
+  // By id: a call whose arguments a person edited is a new object.
+  index: env.calls.findIndex((c) => c.id === call.id) + 1,
   total: env.calls.length
 })
 

@@ -27,6 +27,7 @@ import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import type { EventMetadata } from "../../domain/event/EventMetadata.ts"
 import * as EventMetadataKeys from "../../domain/event/EventMetadata.ts"
 import * as Events from "../../domain/event/Events.ts"
+import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import type { InquiryId } from "../../domain/event/InquiryId.ts"
 import type { InquiryQuestion } from "../../domain/event/InquiryQuestion.ts"
 import type { InquirySource } from "../../domain/event/InquirySource.ts"
@@ -134,6 +135,16 @@ export class OpenInquiry {
     via?: RunEvent.Via
   ): Effect.Effect<Routed, RecordError> {
     const { id } = this
+    // An approval answered with edited arguments: a yes, recorded with them (the coordinator runs the call with them).
+    const edit = this.approval ? PermissionInquiry.editOf(answer) : undefined
+    if (edit !== undefined && "arguments" in edit)
+      return this.close(
+        (at) => Events.answered(at, id, true, PermissionInquiry.editedMetadata(edit.arguments)),
+        by,
+        { _tag: "Answered", answer: true },
+        Routed.Answer({ answer }),
+        via
+      )
     return this.policy.redact
       ? this.close((at) => Events.redacted(at, id), by, { _tag: "Redacted" }, Routed.Answer({ answer }), via)
       : this.close(

@@ -70,7 +70,7 @@ describe("Config.decode", () => {
 
   it("names the key path, what was expected and what was found", () => {
     expect(problems({ conversation: { tools: { write_note: { command: "x", run: "sometimes" } } } })).toStrictEqual([
-      `conversation.tools.write_note.run: expected "ask" | "unattended" | "skip", got "sometimes"`
+      `conversation.tools.write_note.run: expected "ask" | "edit" | "unattended" | "skip", got "sometimes"`
     ])
     expect(
       problems({
