@@ -25,6 +25,7 @@ import { escapeHtml } from "../../domain/render/HtmlText.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
 import * as LastError from "../../domain/run/LastError.ts"
+import { splitIncompleteTurn } from "../../domain/stream/IncompleteTurn.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import { APP_JS } from "./AppScript.ts"
 import * as Hosts from "./Hosts.ts"
@@ -32,6 +33,18 @@ import * as Hosts from "./Hosts.ts"
 /** What the live parts add to the viewer's stylesheet: big touch targets, forms that wrap on a phone. */
 const LIVE_CSS = `
 #live{border:1px solid var(--border);border-radius:8px;padding:.6em .8em;margin:1em 0}
+.waiting{position:sticky;top:0;z-index:2;display:flex;flex-wrap:wrap;gap:.3em .8em;align-items:center;padding:.5em .8em;margin:0 0 .8em;background:var(--warn-bg);color:var(--fg);border:2px solid var(--warn);border-radius:8px}
+.waiting[hidden]{display:none}
+.waiting a{color:var(--fg);overflow-wrap:anywhere}
+.ask{margin:.4em 0}
+.ask form.question{scroll-margin-top:5rem}
+form.approval .args{flex-basis:100%;margin:0}
+form.approval dl{margin:.2em 0}
+form.approval dd{margin:0 0 .3em 1em;overflow-wrap:anywhere}
+form.approval pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.2em 0}
+.answered-here{margin:.3em 0;font-weight:600}
+.by{color:var(--muted)}
+:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 #live.running{border-color:var(--user-edge)}
 .live-status{font-weight:600;margin:.2em 0}
 .live-reply{white-space:pre-wrap}
@@ -106,16 +119,38 @@ const listPage = (runs: Effect.Effect<ReadonlyArray<Running>>) =>
 const button = (id: string, action: string, label: string) =>
   `<form class="control" id="${action}" action="/api/conversations/${escapeHtml(id)}/${action}" method="post"><button type="submit">${label}</button><p class="q-note" role="status"></p></form>`
 
-/** The buttons under a conversation (stop a run; continue or discard an incomplete turn) and the message box. */
-const controls = (id: string) =>
-  `<div class="controls">${button(id, "stop", "Stop")}${button(id, "continue", "Continue")}${button(id, "discard", "Discard")}</div>` +
-  `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea><button type="submit">Send</button><p class="q-note" role="status"></p></form>`
+/** Where a conversation stands, for the buttons that apply to it. */
+export type PageState = "running" | "incomplete" | "complete"
+
+/**
+ * The buttons under a conversation, only those that apply (Stop while it
+ * runs; Continue / Discard for an incomplete turn nobody runs), and the
+ * message box.
+ */
+const controls = (id: string, state: PageState) => {
+  const buttons =
+    state === "running"
+      ? [button(id, "stop", "Stop")]
+      : state === "incomplete"
+        ? [button(id, "continue", "Continue"), button(id, "discard", "Discard")]
+        : []
+  const status = `<p id="live-status" class="live-status" role="status">${state === "running" ? "Running." : "Not running."}</p>`
+  return (
+    `${status}<div id="live-asks"></div><div id="live-reply" class="live-reply"></div>` +
+    (buttons.length > 0 ? `<div class="controls">${buttons.join("")}</div>` : "") +
+    `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea><button type="submit">Send</button><p class="q-note" role="status"></p></form>`
+  )
+}
+
+/** The sticky bar that says how many questions wait and jumps to them (filled in by the script as they open and close). */
+const waitingBar = (count: number) =>
+  `<nav id="waiting" class="waiting" aria-label="Waiting for you"${count === 0 ? " hidden" : ""}><strong id="waiting-count">Waiting for you (${count})</strong><span id="waiting-links"></span></nav>`
 
 /** The box on the list page that starts a conversation. */
 const newConversation = `<form class="control" id="new" action="/api/conversations" method="post"><textarea name="message" aria-label="New conversation" placeholder="Start a conversation"></textarea><button type="submit">Start</button><p class="q-note" role="status"></p></form>`
 
 /** `/conversations/:id`: the viewer's page, live. */
-const conversationPage = (id: string) =>
+const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>>) =>
   Effect.gen(function* () {
     // Exact, as the API reads it: a stray space or a `jp-c` without digits is no conversation's address.
     const cid = ConversationId.parseExact(id)
@@ -137,11 +172,21 @@ const conversationPage = (id: string) =>
     // Loaded by the first page that shows a conversation: markdown-it is an optional package, and a program
     // that embeds the cluster or the API (or a runner no browser visits) need not have it.
     const { markdownToHtml } = yield* Effect.promise(() => import("../render/SafeMarkdown.ts"))
+    const running = (yield* runs).find((r) => r.conversation_id === c.id)
+    const state: PageState =
+      running !== undefined ? "running" : splitIncompleteTurn(c.entries).incomplete !== null ? "incomplete" : "complete"
+    const waiting = running?.open.length ?? 0
     const page = renderHtml(
       { id: c.id, title: c.metadata.title, entries: c.entries },
       {
         markdown: markdownToHtml,
-        live: { script: "/app.js", css: LIVE_CSS, controls: controls(c.id) }
+        live: {
+          script: "/app.js",
+          css: LIVE_CSS,
+          controls: controls(c.id, state),
+          running: state === "running",
+          top: waitingBar(waiting)
+        }
       }
     )
     // Its last run's error, until its next run: said above the conversation, not only in a log nobody reads.
@@ -150,7 +195,13 @@ const conversationPage = (id: string) =>
       error === null
         ? ""
         : `<p class="note" id="last-error" role="alert">The last run ${escapeHtml(LastError.text(error))} (${escapeHtml(error.at)})</p>\n`
-    return html(page.replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>${failed}`))
+    // The tab says how many questions wait, before the script runs (and the script keeps it so).
+    const titled = waiting === 0 ? page : page.replace("<title>", `<title>(${waiting}) `)
+    return html(
+      titled
+        .replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>${failed}`)
+        .replace("<body>", `<body data-state="${state}">`)
+    )
   })
 
 /**
@@ -163,12 +214,13 @@ export const layer = (storage: string, running?: Effect.Effect<ReadonlyArray<Run
   Layer.unwrap(
     Effect.map(Effect.service(ConversationStore), (store) => {
       const withStore = Effect.provideService(ConversationStore, store)
+      const runs = running ?? Hosts.all(storage)
       return Layer.mergeAll(
-        HttpRouter.add("GET", "/", withStore(listPage(running ?? Hosts.all(storage)))),
+        HttpRouter.add("GET", "/", withStore(listPage(runs))),
         HttpRouter.add(
           "GET",
           "/conversations/:id",
-          withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "")))
+          withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "", runs)))
         ),
         HttpRouter.add(
           "GET",
