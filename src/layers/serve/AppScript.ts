@@ -282,31 +282,50 @@ export const APP_JS = String.raw`"use strict";
     });
   }
 
-  function stateOf(row) {
-    if (row.running) return row.running.waiting.length > 0 ? "waiting for input" : "running";
-    var said = [];
-    if (row.incomplete) said.push("incomplete: " + row.incomplete.state);
-    if (row.last_error) said.push("failed: " + row.last_error.message);
-    return said.join("; ");
+  // The home page: its rows drawn again by the server (one wording per state), and the inbox of waiting questions.
+  function list(table) {
+    setInterval(function () {
+      fetch("/", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.text() : null; }).then(function (t) {
+        if (!t) return;
+        var doc = new DOMParser().parseFromString(t, "text/html");
+        var fresh = doc.querySelector("#conversations tbody");
+        if (fresh) table.querySelector("tbody").replaceWith(document.adoptNode(fresh));
+      }, function () {});
+    }, 2000);
   }
 
-  function list(table) {
-    var body = table.querySelector("tbody");
-    function draw(rows) {
-      var fresh = document.createElement("tbody");
-      rows.forEach(function (row) {
-        var tr = el("tr", { "data-id": row.id });
-        var a = el("a", { href: "/conversations/" + encodeURIComponent(row.id) }, row.title || ("jp-c" + row.id));
-        var td = el("td"); td.appendChild(a); tr.appendChild(td);
-        tr.appendChild(el("td", { "class": "state" }, stateOf(row)));
-        tr.appendChild(el("td", { "class": "when" }, row.last_event_at || ""));
-        fresh.appendChild(tr);
-      });
-      body.replaceWith(fresh); body = fresh;
+  function inbox(section) {
+    var items = document.getElementById("inbox-items"), shown = {};
+    function eventOf(q) {
+      return { inquiry_id: q.inquiry_id, kind: q.kind, tool: q.tool, arguments: q.arguments,
+        call: { id: q.tool_call_id, name: q.tool, arguments: q.arguments },
+        question: { text: q.question, answer_type: { type: q.answer_type, options: q.options || [] }, "default": q["default"] === null ? undefined : q["default"] } };
     }
-    setInterval(function () {
-      fetch("/api/conversations", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (rows) { if (rows) draw(rows); }, function () {});
-    }, 2000);
+    function draw(rows) {
+      var seen = {};
+      rows.forEach(function (q) {
+        var key = q.conversation_id + "/" + q.inquiry_id;
+        seen[key] = true;
+        if (shown[key]) return;
+        var item = el("div", { "class": "inbox-item" });
+        var from = el("p", { "class": "from" });
+        from.appendChild(el("a", { href: "/conversations/" + encodeURIComponent(q.conversation_id) }, "jp-c" + q.conversation_id));
+        from.appendChild(document.createTextNode(q.running ? " · running" : " · stopped, waits on disk"));
+        item.appendChild(from);
+        item.appendChild(questionForm(q.conversation_id, eventOf(q)));
+        items.appendChild(item);
+        shown[key] = item;
+      });
+      Object.keys(shown).forEach(function (k) { if (!seen[k]) { shown[k].remove(); delete shown[k]; } });
+      section.hidden = rows.length === 0;
+      document.getElementById("inbox-count").textContent = String(rows.length);
+      document.title = (rows.length > 0 ? "(" + rows.length + ") " : "") + "parley";
+    }
+    function poll() {
+      fetch("/api/questions", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (rows) { if (rows) draw(rows); }, function () {});
+    }
+    poll();
+    setInterval(poll, 2000);
   }
 
   controls();
@@ -314,5 +333,7 @@ export const APP_JS = String.raw`"use strict";
   if (live) conversation(live);
   var table = document.getElementById("conversations");
   if (table) list(table);
+  var waiting = document.getElementById("inbox");
+  if (waiting) inbox(waiting);
 })();
 `

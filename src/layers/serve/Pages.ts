@@ -60,8 +60,17 @@ input,select,textarea{flex:1 1 12rem;min-width:0}
 textarea{flex-basis:100%;min-height:4rem}
 table.list{width:100%;border-collapse:collapse}
 table.list td{padding:.5em .3em;border-bottom:1px solid var(--border);vertical-align:top;overflow-wrap:anywhere}
-table.list td.state{color:var(--muted);white-space:nowrap}
-@media (max-width:36rem){table.list td.when{display:none}}
+table.list th{text-align:left;padding:.4em .3em;border-bottom:2px solid var(--border);font-size:.85em;color:var(--muted)}
+table.list td.state{white-space:nowrap}
+.state-badge{display:inline-block;font-size:.85em;border-radius:1em;padding:0 .6em;border:1px solid var(--border);color:var(--muted)}
+.st-waiting{color:var(--fg);background:var(--warn-bg);border-color:var(--warn)}
+.st-running{color:var(--fg);background:var(--user);border-color:var(--user-edge)}
+.st-failed{color:var(--err);border-color:var(--err)}
+#inbox{margin:0 0 1em}
+#inbox h2{margin:.2em 0 .4em;font-size:1.2em}
+.inbox-item{margin:.4em 0}
+.inbox-item .from{margin:0;font-size:.9em;color:var(--muted)}
+@media (max-width:36rem){table.list thead{display:none}table.list tr{display:block;border-bottom:1px solid var(--border);padding:.3em 0}table.list td{display:inline-block;border:0;padding:.1em .3em}table.list td.title{display:block;font-weight:600}}
 `
 
 const html = (body: string, status = 200) => HttpServerResponse.html(body).pipe(HttpServerResponse.setStatus(status))
@@ -72,15 +81,42 @@ export interface Running {
   readonly open: ReadonlyArray<unknown>
 }
 
-const stateOf = (s: ConversationSummary, running: Running | undefined): string =>
-  running !== undefined
-    ? running.open.length > 0
-      ? "waiting for input"
-      : "running"
-    : [
-        ...(s.incomplete !== null ? [`incomplete: ${s.incomplete.state}`] : []),
-        ...(s.lastError !== null ? [LastError.text(s.lastError)] : [])
-      ].join("; ")
+/** A conversation's state in one wording, and the class its badge takes. */
+const stateOf = (s: ConversationSummary, running: Running | undefined): { text: string; kind: string } => {
+  if (running !== undefined)
+    return running.open.length > 0
+      ? { text: `waiting for you (${running.open.length})`, kind: "waiting" }
+      : { text: "running", kind: "running" }
+  if (s.lastError !== null) return { text: LastError.text(s.lastError), kind: "failed" }
+  if (s.incomplete !== null)
+    return s.incomplete.state === "waiting-for-input"
+      ? { text: "stopped, a question waits", kind: "paused" }
+      : { text: "stopped before its end", kind: "paused" }
+  return { text: "done", kind: "done" }
+}
+
+/** When, for people: "just now", "2 min ago", "3 h ago", "4 days ago", else the date. */
+export const ago = (at: string, now: number): string => {
+  const s = Math.max(0, Math.round((now - Date.parse(at)) / 1000))
+  if (Number.isNaN(s)) return at
+  if (s < 60) return "just now"
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ago`
+  if (s < 7 * 86_400) return `${Math.floor(s / 86_400)} ${s < 2 * 86_400 ? "day" : "days"} ago`
+  return at.slice(0, 10)
+}
+
+/** The full time, to the second, for the `title` of a human one. */
+const fullTime = (at: string): string => `${at.slice(0, 10)} ${at.slice(11, 19)} UTC`
+
+const row = (c: ConversationSummary, running: Running | undefined, now: number) => {
+  const state = stateOf(c, running)
+  const when =
+    c.lastEventAt === null
+      ? ""
+      : `<time datetime="${escapeHtml(c.lastEventAt)}" title="${escapeHtml(fullTime(c.lastEventAt))}">${escapeHtml(ago(c.lastEventAt, now))}</time>`
+  return `<tr data-id="${escapeHtml(c.id)}"><td class="title"><a href="/conversations/${escapeHtml(c.id)}">${escapeHtml(c.title ?? `jp-c${c.id}`)}</a></td><td class="state"><span class="state-badge st-${state.kind}">${escapeHtml(state.text)}</span></td><td class="when">${when}</td></tr>`
+}
 
 const shell = (title: string, body: string) => `<!doctype html>
 <html lang="en">
@@ -102,16 +138,19 @@ ${body}
 const listPage = (runs: Effect.Effect<ReadonlyArray<Running>>) =>
   Effect.gen(function* () {
     const { conversations } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(Effect.orDie)
-    const running = new Map((yield* runs).map((i) => [i.conversation_id, i]))
-    const rows = conversations.map(
-      (c) =>
-        `<tr data-id="${escapeHtml(c.id)}"><td><a href="/conversations/${escapeHtml(c.id)}">${escapeHtml(c.title ?? `jp-c${c.id}`)}</a></td><td class="state">${escapeHtml(stateOf(c, running.get(c.id)))}</td><td class="when">${escapeHtml(c.lastEventAt ?? "")}</td></tr>`
-    )
+    const all = yield* runs
+    const running = new Map(all.map((i) => [i.conversation_id, i]))
+    const now = Date.now()
+    const rows = conversations.map((c) => row(c, running.get(c.id), now))
     const empty = conversations.length === 0 ? `<p class="note">No conversations yet.</p>` : ""
+    const waiting = all.reduce((n, r) => n + r.open.length, 0)
+    // The inbox: every waiting question and approval, answerable here (filled in by the script from `/api/questions`).
+    const inbox = `<section id="inbox" aria-labelledby="inbox-h"${waiting === 0 ? " hidden" : ""}><h2 id="inbox-h">Waiting for you (<span id="inbox-count">${waiting}</span>)</h2><div id="inbox-items"></div></section>`
+    const head = `<thead><tr><th scope="col">Conversation</th><th scope="col">State</th><th scope="col">Last activity</th></tr></thead>`
     return html(
       shell(
-        "parley",
-        `<header><h1>Conversations</h1></header>\n<main>${newConversation}${empty}<table class="list" id="conversations"><tbody>${rows.join("")}</tbody></table></main>`
+        waiting === 0 ? "parley" : `(${waiting}) parley`,
+        `<header><h1>Conversations</h1></header>\n<main>${inbox}${newConversation}${empty}<table class="list" id="conversations">${head}<tbody>${rows.join("")}</tbody></table></main>`
       )
     )
   })

@@ -261,7 +261,33 @@ describe.skipIf(!Chromium.available)("parley serve: the conversation page as one
       // Not running: the incomplete turn is explained, with what resuming does.
       expect(await bodyText(page)).toContain("Incomplete turn")
       await shot(page, "desktop-incomplete")
+      // The home page is the inbox: the waiting question on top, answerable there; then the list, with headers.
+      for (const screen of SCREENS) {
+        const phone = await open(browser, screen, server)
+        const item = phone.page.locator('#inbox form.question[data-inquiry="a1.confirm.1"]')
+        await item.waitFor({ timeout: 10_000 })
+        await inViewport(phone.page, '#inbox form.question[data-inquiry="a1.confirm.1"]', screen)
+        await expect.poll(() => phone.page.title(), { timeout: 5000 }).toBe("(1) parley")
+        expect(await overflowing(phone.page)).toStrictEqual([])
+        await shot(phone.page, `${screen.name}-home`)
+        await phone.context.close()
+      }
       await page.goto(server.base + "/")
+      expect(await page.locator("#conversations th").allTextContents()).toStrictEqual([
+        "Conversation",
+        "State",
+        "Last activity"
+      ])
+      const listed = page.locator(`#conversations tr[data-id="${id}"]`)
+      expect(await listed.locator(".state").textContent()).toBe("stopped, a question waits")
+      expect(await listed.locator("time").textContent()).toMatch(/^(just now|\d+ min ago)$/)
+      expect(await listed.locator("time").getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
+      await page
+        .locator('#inbox form.question[data-inquiry="a1.confirm.1"]')
+        .getByRole("button", { name: "No" })
+        .click()
+      await page.locator("#inbox").waitFor({ state: "hidden", timeout: 10_000 })
+      expect(await page.title()).toBe("parley")
       await page.locator("#new textarea").fill("hello")
       await page.locator("#new button").click()
       await expect.poll(() => page.locator("#new .q-note").textContent(), { timeout: 20_000 }).toMatch(/No model/)

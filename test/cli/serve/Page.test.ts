@@ -92,7 +92,7 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
         const row = page.locator(`#conversations tr[data-id="${id}"]`)
         await expect
           .poll(() => row.locator(".state").textContent(), { timeout: 15_000 })
-          .toMatch(/^(running|waiting for input)$/)
+          .toMatch(/^(running|waiting for you \(\d+\))$/)
         await row.locator("a").click()
         await page.waitForURL(`**/conversations/${id}`)
         expect(await page.locator("#live-status").textContent({ timeout: 10_000 })).toBeTruthy()
