@@ -53,7 +53,16 @@ import { analyze, splitIncompleteTurn, summaryOf } from "../stream/IncompleteTur
 import { turns } from "../stream/Turns.ts"
 import { type InquiryPair, inquiryList } from "./HtmlInquiry.ts"
 import { PAGE_CSS } from "./HtmlStyle.ts"
-import { CLIP_ARGUMENT_LINES, escapeHtml, formatCount, jsonBlock, oneLine, preBlock, timeTag } from "./HtmlText.ts"
+import {
+  CLIP_ARGUMENT_LINES,
+  escapeHtml,
+  formatCount,
+  icon,
+  jsonBlock,
+  oneLine,
+  preBlock,
+  timeTag
+} from "./HtmlText.ts"
 import { INCOMPLETE_LABEL, placeCompactions } from "./Render.ts"
 
 /** Markdown → HTML that is safe to embed: no HTML from the source, no `src`/`href` that leaves the page. */
@@ -97,6 +106,15 @@ export interface LivePage {
   readonly script: string
   readonly controls: string
   readonly css: string
+  /**
+   * A run is going on the conversation's last turn: that turn is drawn as
+   * running, not incomplete (no "resuming" advice), and each of its open
+   * questions leaves a place (`.ask[data-inquiry]`) where the script puts
+   * its form.
+   */
+  readonly running?: boolean
+  /** Markup put above the turns (the server's own, e.g. the "Waiting for you" bar). */
+  readonly top?: string
 }
 
 /** How a page is drawn: the Markdown renderer, and the commands shown for an incomplete turn (none when absent). */
@@ -117,13 +135,15 @@ interface Ctx {
   readonly markdown: MarkdownToHtml
   readonly commands: IncompleteCommands | undefined
   readonly stats: Stats
+  /** The last turn is being run now (`LivePage.running`). */
+  readonly running: boolean
 }
 
 const STATUS_MARK: Readonly<Record<ToolCallStatus["status"], string>> = {
-  completed: "✓",
-  failed: "✗",
-  pending: "⏳",
-  "waiting-for-input": "⏸"
+  completed: icon("completed"),
+  failed: icon("failed"),
+  pending: icon("pending"),
+  "waiting-for-input": icon("waiting-for-input")
 }
 
 const STATUS_TEXT: Readonly<Record<ToolCallStatus["status"], string>> = {
@@ -185,7 +205,7 @@ const toolCallHtml = (call: ToolCallStatus, ctx: Ctx): string => {
     `<div class="call-body"><div class="call-id">Tool call <code>${escapeHtml(request.id)}</code> · ${timeTag(request.timestamp)}</div>` +
     argsHtml(request.arguments) +
     (call.inquiries.length > 0
-      ? `<h4>Questions</h4>${inquiryList(call.inquiries, { markdown: ctx.markdown, callOpen })}`
+      ? `<h4>Questions</h4>${inquiryList(call.inquiries, { markdown: ctx.markdown, callOpen, running: ctx.running })}`
       : "") +
     resultHtml(call) +
     `</div>`
@@ -218,7 +238,7 @@ const chatResponseHtml = (e: ChatResponse, ctx: Ctx): string => {
 /** Inquiries outside any tool call (an assistant question, a damaged stream), shown where they were asked. */
 const looseInquiryHtml = (pair: InquiryPair, ctx: Ctx): string => {
   ctx.stats.questions++
-  return `<div class="loose">${inquiryList([pair], { markdown: ctx.markdown, callOpen: false })}</div>`
+  return `<div class="loose">${inquiryList([pair], { markdown: ctx.markdown, callOpen: ctx.running, running: ctx.running })}</div>`
 }
 
 /** What the events of one turn look like, in stream order; responses are drawn inside what they answer. */
@@ -325,7 +345,7 @@ const incompleteHtml = (
   )
   return (
     `<div class="incomplete" role="status" data-state="${summary === null ? "" : summary.state}">` +
-    `<p class="state">⏳ Incomplete turn (${state})</p>` +
+    `<p class="state">${icon("pending")} Incomplete turn (${state})</p>` +
     (calls.length > 0 ? `<ul class="call-states">${calls.join("")}</ul>` : "") +
     (summary === null ? "" : resumeHtml(summary, analysis, commands)) +
     `</div>`
@@ -353,13 +373,19 @@ const turnHtml = (
   const first =
     entries.find((e) => isConversationEvent(e) && e.type !== "turn_start") ?? entries.find(isConversationEvent)
   const when = first !== undefined && isConversationEvent(first) ? ` ${timeTag(first.timestamp, true)}` : ""
-  const tag = incomplete ? ` <span class="chip c-incomplete">incomplete</span>` : ""
+  // A turn being run is not incomplete to the person watching it: it is running, and says nothing of resuming.
+  const live = incomplete && ctx.running
+  const tag = live
+    ? ` <span class="chip c-running">running</span>`
+    : incomplete
+      ? ` <span class="chip c-incomplete">incomplete</span>`
+      : ""
   return (
     `<section class="turn${incomplete ? " incomplete-turn" : ""}" id="turn-${n}">` +
     `<h2><a href="#turn-${n}">Turn ${n}</a>${tag}${when}</h2>` +
     compactions.map((c) => compactionHtml(c, ctx)).join("\n") +
-    eventsHtml(entries, analysis, ctx).join("\n") +
-    (incomplete ? incompleteHtml(entries, analysis, ctx.commands) : "") +
+    eventsHtml(entries, analysis, { ...ctx, running: live }).join("\n") +
+    (incomplete && !live ? incompleteHtml(entries, analysis, ctx.commands) : "") +
     `</section>`
   )
 }
@@ -387,7 +413,8 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
   const ctx: Ctx = {
     markdown: options.markdown,
     commands: options.commands,
-    stats: { calls: 0, questions: 0, errors: 0 }
+    stats: { calls: 0, questions: 0, errors: 0 },
+    running: options.live?.running === true
   }
   const all = turns(complete).map((t) => t.entries)
   const { byTurn, afterLast } = placeCompactions(conversation.entries)
@@ -414,9 +441,9 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
     ...(errors > 0 ? [`<span class="err-text">${formatCount(errors)} failed</span>`] : [])
   ]
   const banner =
-    incomplete === null
+    incomplete === null || ctx.running
       ? ""
-      : `<p class="incomplete-link">⏳ <a href="#turn-${toc.length}">The last turn is incomplete</a></p>`
+      : `<p class="incomplete-link">${icon("pending")} <a href="#turn-${toc.length}">The last turn is incomplete</a></p>`
   const nav = toc.length > 1 ? `<details class="toc"><summary>Turns</summary><ol>${toc.join("")}</ol></details>` : ""
   const body = sections.length > 0 ? sections.join("\n") : `<p class="note">No messages yet.</p>`
   const live = options.live
@@ -434,7 +461,7 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
 <body>
 <header><h1>${escapeHtml(heading)}</h1><p class="facts">${facts.join(" · ")}</p>${banner}${nav}</header>
 <main>
-${body}${live === undefined ? "" : `\n<section id="live" data-conversation="${escapeHtml(conversation.id)}">${live.controls}</section>`}
+${live === undefined ? body : `${live.top ?? ""}<div id="turns">${body}</div>`}${live === undefined ? "" : `\n<section id="live" data-conversation="${escapeHtml(conversation.id)}">${live.controls}</section>`}
 </main>
 ${live === undefined ? STATIC_FOOTER : LIVE_FOOTER}
 </body>

@@ -43,6 +43,8 @@ export interface InquiryContext {
   readonly markdown: (source: string) => string
   /** True when the tool call has no response yet, so an unanswered question is still open. */
   readonly callOpen: boolean
+  /** The turn is being run now: an open question waits for an answer here, not for a resume. */
+  readonly running?: boolean
 }
 
 /** What each known cancellation reason means, for people (RFD 082). */
@@ -107,6 +109,9 @@ const valueHtml = (value: unknown): string => {
 export const outcomeHtml = (pair: InquiryPair, ctx: InquiryContext): string => {
   const r = pair.response
   if (r === null) {
+    // While the turn runs, the page's script puts the question's form in the place left for it.
+    if (ctx.callOpen && ctx.running === true)
+      return badge("open", "waiting for you") + `<div class="ask" data-inquiry="${escapeHtml(pair.request.id)}"></div>`
     return ctx.callOpen
       ? badge("open", "waiting for an answer") + note("resuming the turn asks it again")
       : badge("none", "no answer recorded")

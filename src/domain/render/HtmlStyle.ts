@@ -67,6 +67,7 @@ details>summary{cursor:pointer}
 .result.error h4{color:var(--err)}
 .result.error pre{border-color:var(--err);background:var(--err-bg)}
 .mark{display:inline-block;width:1.2em;text-align:center;font-weight:bold}
+.icon{width:1em;height:1em;vertical-align:-.125em}
 .m-completed{color:var(--ok)}.m-failed{color:var(--err)}.m-pending,.m-waiting-for-input{color:var(--warn)}
 .chips{white-space:nowrap}
 .chip{display:inline-block;font-size:.75em;border-radius:1em;padding:0 .55em;border:1px solid var(--border);color:var(--muted);vertical-align:middle}

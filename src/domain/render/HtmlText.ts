@@ -131,3 +131,24 @@ export const timeTag = (timestamp: string, withDate = false): string => {
 /** JSON for people: pretty-printed, as a clipped block. */
 export const jsonBlock = (value: unknown, maxLines = CLIP_LINES): string =>
   preBlock(JsonText.shown(value, 2) ?? "null", "json", maxLines)
+
+/** The shapes of the page's icons (16×16, stroked in the text's colour). */
+const ICON_PATHS = {
+  completed: "M3 8.5l3.2 3L13 4.5",
+  failed: "M4 4l8 8M12 4l-8 8",
+  pending: "M8 2.5a5.5 5.5 0 1 0 0 11a5.5 5.5 0 1 0 0-11M8 5v3.2l2.2 1.6",
+  "waiting-for-input": "M6 4v8M10 4v8"
+} as const
+
+/**
+ * An icon as inline SVG (no emoji font needed, no file fetched): decorative,
+ * so hidden from screen readers; the text beside it says the same.
+ *
+ * @example
+ * ```ts
+ * import { icon } from "parley/domain/render/HtmlText"
+ * icon("completed").startsWith("<svg") // true
+ * ```
+ */
+export const icon = (name: keyof typeof ICON_PATHS): string =>
+  `<svg class="icon" viewBox="0 0 16 16" width="16" height="16" aria-hidden="true" focusable="false"><path d="${ICON_PATHS[name]}" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"/></svg>`

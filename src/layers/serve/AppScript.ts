@@ -2,12 +2,18 @@
  * The one script of `parley serve`'s page (docs/serve.md), served as `/app.js`
  * (the CSP allows scripts from the server only, none inline). On a
  * conversation page it follows the run's events (`EventSource`, which
- * resumes with `Last-Event-ID` by itself), shows the reply and the tools as
- * they go, and draws each open question as a form fitting its type — Yes /
- * No buttons, a select, a text field, a password field for a secret (sent,
- * then cleared; never shown again). When the run stops, the page is drawn
- * again from the recorded conversation. On the list page it refreshes the
- * rows. Everything from the conversation is set as text, never as HTML.
+ * resumes with `Last-Event-ID` by itself) over the one render the server
+ * draws: whenever the run records something (a reply, a tool call, a
+ * question or its answer) the turns are fetched again from the server and
+ * swapped in place, and each open question's form is put inside its tool
+ * call — Yes / No buttons, Run / Skip / Always / Never for an approval
+ * (with the call's arguments), a select, a text field, a password field for
+ * a secret (sent, then cleared; never shown again). An answered question
+ * says who answered and through what (`answered_by`, `via`). A sticky bar
+ * and the tab's title count the questions waiting. When the run stops, the
+ * page is drawn again. On the list page it refreshes the rows. Everything
+ * from the conversation is set as text, never as HTML (the turns come from
+ * the server, which escapes them).
  *
  * @example
  * ```ts
@@ -29,28 +35,83 @@ export const APP_JS = String.raw`"use strict";
   }
   function post(url, body) {
     return fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), credentials: "same-origin" })
-      .then(function (r) { return r.text().then(function (t) { return { ok: r.ok, status: r.status, body: t ? JSON.parse(t) : null }; }); });
+      .then(function (r) { return r.text().then(function (t) { var b = null; try { b = t ? JSON.parse(t) : null; } catch (e) { b = null; } return { ok: r.ok, status: r.status, body: b }; }); });
+  }
+  // The server's reason, as it said it: a run that did not start says what its child printed.
+  function reason(r) {
+    var b = r.body || {};
+    if (typeof b.output === "string" && b.output.trim() !== "") return b.output.trim();
+    return b.message || ("Refused (" + r.status + ").");
   }
 
-  function questionForm(id, e, questions) {
-    var q = e.question, type = q.answer_type.type;
-    var form = el("form", { "class": "question", "data-inquiry": e.inquiry_id, "data-type": type });
-    form.appendChild(el("p", { "class": "q-text" }, e.call.name + ": " + q.text));
+  // Who answered, in words (answered_by, via). "other" is a person through a surface (the API, an attached terminal).
+  var VIA = { page: "on this page", terminal: "at a terminal", attach: "at an attached terminal", api: "through the API",
+    cluster: "through another runner", inbox: "in parley inbox", ask: "at parley ask's prompt" };
+  var BY = { assistant: "the assistant", config: "config", remembered: "a remembered answer", parley: "parley" };
+  function mine() { try { return JSON.parse(sessionStorage.getItem("parley-answered-here") || "[]"); } catch (e) { return []; } }
+  function markMine(iid) { var m = mine(); m.push(iid); sessionStorage.setItem("parley-answered-here", JSON.stringify(m.slice(-200))); }
+  function who(e) {
+    var by = e.answered_by || e.by;
+    if (by === "you" || by === "other") {
+      if (e.via === "page" || ((e.via === "api" || e.via === undefined) && mine().indexOf(e.inquiry_id) >= 0)) return "you, on this page";
+      return VIA[e.via] ? "you, " + VIA[e.via] : "you";
+    }
+    return BY[by] || by;
+  }
+  var APPROVAL = { yes: "run", no: "skipped", always: "always run", never: "never run" };
+  function answerText(e) {
+    var o = e.outcome;
+    if (o._tag === "Redacted") return "answered (a secret, not shown)";
+    if (o._tag === "Cancelled") return "cancelled (" + o.reason + ")";
+    if (e.kind === "approval" && APPROVAL[o.answer]) return APPROVAL[o.answer];
+    return "answered " + JSON.stringify(o.answer);
+  }
+
+  // A call's arguments, pretty, with long values folded.
+  function argsView(args) {
+    var dl = el("dl");
+    Object.keys(args || {}).forEach(function (k) {
+      var v = args[k], text = typeof v === "string" ? v : JSON.stringify(v, null, 2);
+      dl.appendChild(el("dt", {}, k));
+      var dd = el("dd");
+      if (text.length > 80 || text.indexOf("\n") >= 0) {
+        var d = el("details"); d.appendChild(el("summary", {}, text.slice(0, 60).replace(/\s+/g, " ") + "…"));
+        d.appendChild(el("pre", {}, text)); dd.appendChild(d);
+      } else dd.appendChild(el("code", {}, text));
+      dl.appendChild(dd);
+    });
+    var box = el("div", { "class": "args" });
+    box.appendChild(el("p", { "class": "q-note" }, Object.keys(args || {}).length === 0 ? "No arguments." : "Arguments:"));
+    box.appendChild(dl);
+    return box;
+  }
+
+  function questionForm(id, e) {
+    var q = e.question, type = q.answer_type.type, approval = e.kind === "approval", tool = e.tool || e.call.name;
+    var form = el("form", { "class": "question" + (approval ? " approval" : ""), id: "ask-" + e.inquiry_id, "data-inquiry": e.inquiry_id, "data-type": type, "aria-label": approval ? "Approve " + tool : q.text });
+    if (e.label) form.appendChild(el("p", { "class": "q-note" }, e.label));
+    form.appendChild(el("p", { "class": "q-text" }, approval ? "Run " + tool + "?" : tool + ": " + q.text));
     var field = null;
-    if (type === "boolean") {
-      var yes = el("button", { type: "submit", value: "yes", "class": "yes" }, "Yes");
-      var no = el("button", { type: "submit", value: "no", "class": "no" }, "No");
-      form.appendChild(yes); form.appendChild(no);
+    function choice(value, label) { form.appendChild(el("button", { type: "submit", value: value, "class": value }, label)); }
+    if (approval) {
+      form.appendChild(argsView(e.arguments || e.call.arguments));
+      choice("yes", "Run"); choice("no", "Skip"); choice("always", "Always"); choice("never", "Never");
+    } else if (type === "boolean") {
+      choice("yes", "Yes"); choice("no", "No");
     } else {
       if (type === "select") {
         field = el("select", { name: "answer", "aria-label": q.text });
+        var given = q["default"] !== undefined && q["default"] !== null;
+        // No option is picked for the person unless the tool gave a default.
+        if (!given) { var none = el("option", { value: "" }, "Choose…"); none.selected = true; none.disabled = true; field.appendChild(none); }
         q.answer_type.options.forEach(function (o) {
-          var opt = el("option", { value: o }, o);
-          if (q["default"] === o) opt.selected = true;
+          var v = typeof o === "string" ? o : (typeof o.value === "string" ? o.value : JSON.stringify(o.value));
+          var opt = el("option", { value: v }, v);
+          if (given && q["default"] === v) opt.selected = true;
           field.appendChild(opt);
         });
       } else {
-        field = el("input", { name: "answer", type: type === "secret" ? "password" : "text", autocomplete: "off", "aria-label": q.text });
+        field = el("input", { name: "answer", type: type === "secret" ? "password" : "text", autocomplete: "off", "aria-label": q.text, placeholder: type === "secret" ? "" : "Type your answer" });
         if (type === "text" && typeof q["default"] === "string") field.value = q["default"];
       }
       form.appendChild(field);
@@ -60,58 +121,129 @@ export const APP_JS = String.raw`"use strict";
     form.appendChild(note);
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
-      var answer = type === "boolean" ? (ev.submitter && ev.submitter.value === "yes") : field.value;
+      var pressed = ev.submitter && ev.submitter.value;
+      var answer = approval ? pressed : type === "boolean" ? pressed === "yes" : field.value;
+      if (type === "select" && answer === "") { note.textContent = "Choose an option first."; return; }
       // A secret leaves the page with this request and nowhere else.
       if (type === "secret") field.value = "";
+      markMine(e.inquiry_id);
       post("/api/conversations/" + encodeURIComponent(id) + "/questions/" + encodeURIComponent(e.inquiry_id), { answer: answer }).then(function (r) {
         if (r.ok) { form.classList.add("sent"); note.textContent = "Sent."; }
-        else note.textContent = (r.body && r.body.message) || ("Refused (" + r.status + ").");
+        else note.textContent = reason(r);
       }, function () { note.textContent = "Could not reach the server."; });
     });
-    questions.appendChild(form);
+    return form;
   }
 
   function conversation(live) {
     var id = live.getAttribute("data-conversation");
-    var status = el("p", { id: "live-status", "class": "live-status" }, "Connecting…");
-    var questions = el("div", { id: "questions" });
-    var activity = el("ol", { id: "activity", "class": "activity" });
-    var reply = el("div", { id: "live-reply", "class": "live-reply" });
-    live.prepend(status, questions, activity, reply);
-    var calls = {};
-    var source = new EventSource("/api/conversations/" + encodeURIComponent(id) + "/events");
-    source.onopen = function () { status.textContent = "Running."; live.classList.add("running"); };
-    source.onerror = function () {
-      if (source.readyState === EventSource.CLOSED) {
-        live.classList.remove("running");
-        status.textContent = "Not running.";
+    var status = document.getElementById("live-status");
+    var asks = document.getElementById("live-asks");
+    var reply = document.getElementById("live-reply");
+    var bar = document.getElementById("waiting");
+    var open = {}, closed = {}, order = [];
+    var baseTitle = document.title.replace(/^\(\d+\) /, "");
+    // The page scrolls to the waiting form itself: the browser's restoring of the old position would undo it.
+    if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+    var moved = false;
+    ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (t) { window.addEventListener(t, function () { moved = true; }, { passive: true }); });
+
+    function slotOf(iid) { return document.querySelector('.ask[data-inquiry="' + CSS.escape(iid) + '"]'); }
+    // A question's form goes where the server left its place, else into its tool call, else under the turns.
+    function place(item) {
+      var slot = slotOf(item.e.inquiry_id);
+      if (!slot) {
+        slot = el("div", { "class": "ask", "data-inquiry": item.e.inquiry_id });
+        var call = document.querySelector('details.tool-call[data-call-id="' + CSS.escape(item.e.call.id) + '"] .call-body');
+        if (call) call.insertBefore(slot, call.querySelector(".result")); else asks.appendChild(slot);
       }
+      if (item.form.parentNode !== slot) slot.appendChild(item.form);
+      var d = slot.closest("details"); if (d) d.open = true;
+    }
+    function show() {
+      var ids = order.filter(function (k) { return open[k]; });
+      document.title = (ids.length > 0 ? "(" + ids.length + ") " : "") + baseTitle;
+      bar.hidden = ids.length === 0;
+      document.getElementById("waiting-count").textContent = "Waiting for you (" + ids.length + ")";
+      var links = document.getElementById("waiting-links");
+      links.replaceChildren();
+      ids.forEach(function (k) {
+        var e = open[k].e;
+        links.appendChild(el("a", { href: "#ask-" + k }, e.kind === "approval" ? "Run " + (e.tool || e.call.name) + "?" : e.question.text));
+      });
+      // The person's work first: the first waiting form is brought into view, unless they have moved.
+      inView();
+    }
+    function inView() {
+      var first = order.filter(function (k) { return open[k]; })[0];
+      if (first !== undefined && !moved) open[first].form.scrollIntoView({ block: "center" });
+    }
+    // Whatever grows or shrinks above it later (a call opened, the turns drawn again), the form stays in sight.
+    if (window.ResizeObserver) new ResizeObserver(inView).observe(document.body);
+    // An answered question says how, and who answered: in the server's render, or where its form was.
+    function annotate() {
+      Object.keys(closed).forEach(function (k) {
+        var e = closed[k], by = "by " + who(e);
+        var slot = slotOf(k);
+        var li = slot ? slot.closest("li.attempt") : document.querySelector('li.attempt[data-inquiry-id="' + CSS.escape(k) + '"]');
+        if (slot && !li) { slot.replaceChildren(el("p", { "class": "answered-here" }, answerText(e) + " · " + by)); return; }
+        if (!li) return;
+        if (slot) li.querySelector(".outcome").replaceChildren(el("span", { "class": "badge b-answered" }, answerText(e)));
+        if (!li.querySelector(".by")) li.appendChild(el("span", { "class": "by" }, " · " + by));
+        // Kept open while the run goes on: the answer given stays in sight where its form was.
+        var d = li.closest("details"); if (d) d.open = true;
+      });
+    }
+    var timer = null;
+    function refresh() { clearTimeout(timer); timer = setTimeout(redraw, 120); }
+    function redraw() {
+      fetch(location.pathname, { credentials: "same-origin" }).then(function (r) { return r.ok ? r.text() : null; }).then(function (t) {
+        if (!t) return;
+        var doc = new DOMParser().parseFromString(t, "text/html");
+        var turns = doc.getElementById("turns"), header = doc.querySelector("header");
+        var focused = document.activeElement;
+        if (turns) document.getElementById("turns").replaceWith(document.adoptNode(turns));
+        if (header) document.querySelector("header").replaceWith(document.adoptNode(header));
+        Object.keys(open).forEach(function (k) { if (open[k]) place(open[k]); });
+        annotate();
+        if (focused && focused !== document.activeElement && document.contains(focused)) focused.focus({ preventScroll: true });
+        show();
+      }, function () {});
+    }
+
+    var source = new EventSource("/api/conversations/" + encodeURIComponent(id) + "/events");
+    source.onopen = function () { live.classList.add("running"); };
+    source.onerror = function () {
+      if (source.readyState === EventSource.CLOSED) { live.classList.remove("running"); status.textContent = "Not running."; }
     };
     source.onmessage = function (m) {
       var e = JSON.parse(m.data);
       switch (e._tag) {
-        case "Waiting": if (e.waiting) status.textContent = "Waiting for the model…"; else status.textContent = "Running."; break;
+        case "Waiting": status.textContent = e.waiting ? "Waiting for the model…" : "Running."; break;
         case "TextDelta": reply.textContent += e.text; break;
-        case "ToolStarted": {
-          var li = el("li", { "class": "tool running", "data-call": e.call.id }, "⏳ " + e.call.name);
-          calls[e.call.id] = li; activity.appendChild(li); break;
-        }
-        case "ToolFinished": {
-          var item = calls[e.call.id] || activity.appendChild(el("li", { "class": "tool" }));
-          item.className = "tool " + (e.response.is_error ? "failed" : "done");
-          item.textContent = (e.response.is_error ? "✗ " : "✓ ") + e.call.name; break;
-        }
+        case "ReplyFinished": reply.textContent = ""; refresh(); break;
+        case "ToolCallsAnnounced": refresh(); break;
+        case "ToolStarted": status.textContent = "Running " + e.call.name + "…"; break;
+        case "ToolFinished": refresh(); break;
         case "QuestionOpened":
-          if (e.audience === "person" && !questions.querySelector('[data-inquiry="' + CSS.escape(e.inquiry_id) + '"]')) questionForm(id, e, questions);
-          status.textContent = "Waiting for input.";
+          if (e.audience === "person" && !open[e.inquiry_id] && !closed[e.inquiry_id]) {
+            open[e.inquiry_id] = { e: e, form: questionForm(id, e) };
+            order.push(e.inquiry_id);
+            place(open[e.inquiry_id]);
+            status.textContent = "Waiting for you.";
+            show();
+          }
+          refresh();
           break;
         case "QuestionClosed": {
-          var f = questions.querySelector('[data-inquiry="' + CSS.escape(e.inquiry_id) + '"]');
-          if (f) f.remove();
-          activity.appendChild(el("li", { "class": "answered" }, e.call.name + ": " + e.question.text + " — " + (e.outcome._tag === "Cancelled" ? "cancelled" : "answered") + " (" + e.by + ")"));
+          var item = open[e.inquiry_id];
+          open[e.inquiry_id] = null;
+          closed[e.inquiry_id] = e;
+          if (item) item.form.remove();
+          annotate(); show(); refresh();
           break;
         }
-        case "Warning": activity.appendChild(el("li", { "class": "warning" }, e.text)); break;
+        case "Warning": asks.appendChild(el("p", { "class": "warning" }, e.text)); break;
         case "Stopped":
           source.close();
           live.classList.remove("running");
@@ -140,7 +272,7 @@ export const APP_JS = String.raw`"use strict";
         var here = (location.pathname.match(/^\/conversations\/([^/]+)/) || [])[1];
         if (note) note.textContent = "…";
         post(form.getAttribute("action"), body).then(function (r) {
-          if (note) note.textContent = r.ok ? "Done." : ((r.body && r.body.message) || ("Refused (" + r.status + ")."));
+          if (note) note.textContent = r.ok ? "Done." : reason(r);
           if (!r.ok) return;
           if (message) message.value = "";
           if (r.body && r.body.conversation_id && r.body.conversation_id !== here) location.assign("/conversations/" + encodeURIComponent(r.body.conversation_id));
@@ -150,31 +282,50 @@ export const APP_JS = String.raw`"use strict";
     });
   }
 
-  function stateOf(row) {
-    if (row.running) return row.running.waiting.length > 0 ? "waiting for input" : "running";
-    var said = [];
-    if (row.incomplete) said.push("incomplete: " + row.incomplete.state);
-    if (row.last_error) said.push("failed: " + row.last_error.message);
-    return said.join("; ");
+  // The home page: its rows drawn again by the server (one wording per state), and the inbox of waiting questions.
+  function list(table) {
+    setInterval(function () {
+      fetch("/", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.text() : null; }).then(function (t) {
+        if (!t) return;
+        var doc = new DOMParser().parseFromString(t, "text/html");
+        var fresh = doc.querySelector("#conversations tbody");
+        if (fresh) table.querySelector("tbody").replaceWith(document.adoptNode(fresh));
+      }, function () {});
+    }, 2000);
   }
 
-  function list(table) {
-    var body = table.querySelector("tbody");
-    function draw(rows) {
-      var fresh = document.createElement("tbody");
-      rows.forEach(function (row) {
-        var tr = el("tr", { "data-id": row.id });
-        var a = el("a", { href: "/conversations/" + encodeURIComponent(row.id) }, row.title || ("jp-c" + row.id));
-        var td = el("td"); td.appendChild(a); tr.appendChild(td);
-        tr.appendChild(el("td", { "class": "state" }, stateOf(row)));
-        tr.appendChild(el("td", { "class": "when" }, row.last_event_at || ""));
-        fresh.appendChild(tr);
-      });
-      body.replaceWith(fresh); body = fresh;
+  function inbox(section) {
+    var items = document.getElementById("inbox-items"), shown = {};
+    function eventOf(q) {
+      return { inquiry_id: q.inquiry_id, kind: q.kind, tool: q.tool, arguments: q.arguments,
+        call: { id: q.tool_call_id, name: q.tool, arguments: q.arguments },
+        question: { text: q.question, answer_type: { type: q.answer_type, options: q.options || [] }, "default": q["default"] === null ? undefined : q["default"] } };
     }
-    setInterval(function () {
-      fetch("/api/conversations", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (rows) { if (rows) draw(rows); }, function () {});
-    }, 2000);
+    function draw(rows) {
+      var seen = {};
+      rows.forEach(function (q) {
+        var key = q.conversation_id + "/" + q.inquiry_id;
+        seen[key] = true;
+        if (shown[key]) return;
+        var item = el("div", { "class": "inbox-item" });
+        var from = el("p", { "class": "from" });
+        from.appendChild(el("a", { href: "/conversations/" + encodeURIComponent(q.conversation_id) }, "jp-c" + q.conversation_id));
+        from.appendChild(document.createTextNode(q.running ? " · running" : " · stopped, waits on disk"));
+        item.appendChild(from);
+        item.appendChild(questionForm(q.conversation_id, eventOf(q)));
+        items.appendChild(item);
+        shown[key] = item;
+      });
+      Object.keys(shown).forEach(function (k) { if (!seen[k]) { shown[k].remove(); delete shown[k]; } });
+      section.hidden = rows.length === 0;
+      document.getElementById("inbox-count").textContent = String(rows.length);
+      document.title = (rows.length > 0 ? "(" + rows.length + ") " : "") + "parley";
+    }
+    function poll() {
+      fetch("/api/questions", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (rows) { if (rows) draw(rows); }, function () {});
+    }
+    poll();
+    setInterval(poll, 2000);
   }
 
   controls();
@@ -182,5 +333,7 @@ export const APP_JS = String.raw`"use strict";
   if (live) conversation(live);
   var table = document.getElementById("conversations");
   if (table) list(table);
+  var waiting = document.getElementById("inbox");
+  if (waiting) inbox(waiting);
 })();
 `

@@ -7,7 +7,8 @@
  * - the token, as `Authorization: Bearer …` or the `parley_token` cookie
  *   (HttpOnly, SameSite=Strict), which a page opened with `?token=…` gets,
  *   redirected to the same path without the token in its address: else 401,
- *   with nothing else said (a cluster also takes `$PARLEY_TOKEN` as a bearer,
+ *   with nothing else said (a browser asking for a page gets a small page
+ *   that says where the token is; a cluster also takes `$PARLEY_TOKEN` as a bearer,
  *   `Options.bearers`, never in an address or a cookie);
  * - a `POST` from a browser names this server as its `Origin`: else 403;
  * - a body of at most 1 MiB (a larger one is a 413 from the server), and a
@@ -110,6 +111,28 @@ const refuse = (status: number, error: string, message: string) =>
   HttpServerResponse.jsonUnsafe({ error, message }, { status })
 
 /**
+ * The 401 a browser gets for a page (not `/api/`) without its token: a small
+ * page that says where the token is, instead of JSON nobody reads. Static
+ * text (it says nothing of this server, the storage's path included).
+ */
+const TOKEN_PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><title>parley: the token is needed</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}code{overflow-wrap:anywhere}</style></head>
+<body><main><h1>This page needs its token</h1>
+<p>Open the address <code>parley serve</code> printed as its first line: it ends in <code>?token=…</code>. The page keeps the token in a cookie from then on.</p>
+<p>The token is also kept in the file <code>&lt;storage&gt;/serve-token</code> (readable only by the user who runs <code>parley serve</code>); open this address with <code>?token=</code> and that value.</p>
+</main></body>
+</html>
+`
+
+/** A refused token: the page above for a browser asking for a page, the API's JSON for anything else. */
+const unauthorized = (request: HttpServerRequest.HttpServerRequest, pathname: string) =>
+  request.method === "GET" && !pathname.startsWith("/api/") && (request.headers["accept"] ?? "").includes("text/html")
+    ? HttpServerResponse.html(TOKEN_PAGE).pipe(HttpServerResponse.setStatus(401))
+    : refuse(401, "Unauthorized", "A valid token is needed.")
+
+/**
  * Whether `given` is one of `tokens`: each compared in constant time
  * (`Token.matches`), and every one of them compared, so the time says
  * neither where a token differs nor which one matched.
@@ -139,14 +162,14 @@ const check =
         URL.parse(`http://server${request.url.startsWith("/") ? "" : "/"}${request.url}`) ?? new URL("http://server/")
       const given = url.searchParams.get("token")
       if (given !== null && request.method === "GET" && !url.pathname.startsWith("/api/")) {
-        if (!Token.matches(options.token, given)) return refuse(401, "Unauthorized", "A valid token is needed.")
+        if (!Token.matches(options.token, given)) return unauthorized(request, url.pathname)
         // The token leaves the address bar (and the history) at once; the cookie carries it from now on.
         // To a path on this server: `//host/` would be another server's address (`\\` is a `/` once parsed).
         return HttpServerResponse.redirect(`/${url.pathname.replace(/^\/+/, "")}`, { status: 303 }).pipe(
           HttpServerResponse.setCookieUnsafe(COOKIE, options.token, { httpOnly: true, sameSite: "strict", path: "/" })
         )
       }
-      if (!authorized(options, request)) return refuse(401, "Unauthorized", "A valid token is needed.")
+      if (!authorized(options, request)) return unauthorized(request, url.pathname)
       if (request.method !== "GET" && request.method !== "HEAD") {
         const origin = request.headers["origin"]
         if (origin !== undefined && origin !== `http://${host}`)

@@ -32,7 +32,10 @@ export const info = (storage: string, id: string): Effect.Effect<Option.Option<H
 
 /** Every live host of `storage`, asked at most eight at a time. */
 export const all = (storage: string): Effect.Effect<ReadonlyArray<HostClient.Info>> =>
-  Effect.map(
-    Effect.forEach(socketIds(storage), (id) => info(storage, id), { concurrency: 8 }),
-    (found) => found.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
+  // Suspended: the sockets are those of when it runs (the page's routes keep one such effect for the server's life).
+  Effect.suspend(() =>
+    Effect.map(
+      Effect.forEach(socketIds(storage), (id) => info(storage, id), { concurrency: 8 }),
+      (found) => found.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
+    )
   )

@@ -25,6 +25,7 @@ import { escapeHtml } from "../../domain/render/HtmlText.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
 import * as LastError from "../../domain/run/LastError.ts"
+import { splitIncompleteTurn } from "../../domain/stream/IncompleteTurn.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
 import { APP_JS } from "./AppScript.ts"
 import * as Hosts from "./Hosts.ts"
@@ -32,6 +33,18 @@ import * as Hosts from "./Hosts.ts"
 /** What the live parts add to the viewer's stylesheet: big touch targets, forms that wrap on a phone. */
 const LIVE_CSS = `
 #live{border:1px solid var(--border);border-radius:8px;padding:.6em .8em;margin:1em 0}
+.waiting{position:sticky;top:0;z-index:2;display:flex;flex-wrap:wrap;gap:.3em .8em;align-items:center;padding:.5em .8em;margin:0 0 .8em;background:var(--warn-bg);color:var(--fg);border:2px solid var(--warn);border-radius:8px}
+.waiting[hidden]{display:none}
+.waiting a{color:var(--fg);overflow-wrap:anywhere}
+.ask{margin:.4em 0}
+.ask form.question{scroll-margin-top:5rem}
+form.approval .args{flex-basis:100%;margin:0}
+form.approval dl{margin:.2em 0}
+form.approval dd{margin:0 0 .3em 1em;overflow-wrap:anywhere}
+form.approval pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:.2em 0}
+.answered-here{margin:.3em 0;font-weight:600}
+.by{color:var(--muted)}
+:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 #live.running{border-color:var(--user-edge)}
 .live-status{font-weight:600;margin:.2em 0}
 .live-reply{white-space:pre-wrap}
@@ -47,8 +60,17 @@ input,select,textarea{flex:1 1 12rem;min-width:0}
 textarea{flex-basis:100%;min-height:4rem}
 table.list{width:100%;border-collapse:collapse}
 table.list td{padding:.5em .3em;border-bottom:1px solid var(--border);vertical-align:top;overflow-wrap:anywhere}
-table.list td.state{color:var(--muted);white-space:nowrap}
-@media (max-width:36rem){table.list td.when{display:none}}
+table.list th{text-align:left;padding:.4em .3em;border-bottom:2px solid var(--border);font-size:.85em;color:var(--muted)}
+table.list td.state{white-space:nowrap}
+.state-badge{display:inline-block;font-size:.85em;border-radius:1em;padding:0 .6em;border:1px solid var(--border);color:var(--muted)}
+.st-waiting{color:var(--fg);background:var(--warn-bg);border-color:var(--warn)}
+.st-running{color:var(--fg);background:var(--user);border-color:var(--user-edge)}
+.st-failed{color:var(--err);border-color:var(--err)}
+#inbox{margin:0 0 1em}
+#inbox h2{margin:.2em 0 .4em;font-size:1.2em}
+.inbox-item{margin:.4em 0}
+.inbox-item .from{margin:0;font-size:.9em;color:var(--muted)}
+@media (max-width:36rem){table.list thead{display:none}table.list tr{display:block;border-bottom:1px solid var(--border);padding:.3em 0}table.list td{display:inline-block;border:0;padding:.1em .3em}table.list td.title{display:block;font-weight:600}}
 `
 
 const html = (body: string, status = 200) => HttpServerResponse.html(body).pipe(HttpServerResponse.setStatus(status))
@@ -59,15 +81,42 @@ export interface Running {
   readonly open: ReadonlyArray<unknown>
 }
 
-const stateOf = (s: ConversationSummary, running: Running | undefined): string =>
-  running !== undefined
-    ? running.open.length > 0
-      ? "waiting for input"
-      : "running"
-    : [
-        ...(s.incomplete !== null ? [`incomplete: ${s.incomplete.state}`] : []),
-        ...(s.lastError !== null ? [LastError.text(s.lastError)] : [])
-      ].join("; ")
+/** A conversation's state in one wording, and the class its badge takes. */
+const stateOf = (s: ConversationSummary, running: Running | undefined): { text: string; kind: string } => {
+  if (running !== undefined)
+    return running.open.length > 0
+      ? { text: `waiting for you (${running.open.length})`, kind: "waiting" }
+      : { text: "running", kind: "running" }
+  if (s.lastError !== null) return { text: LastError.text(s.lastError), kind: "failed" }
+  if (s.incomplete !== null)
+    return s.incomplete.state === "waiting-for-input"
+      ? { text: "stopped, a question waits", kind: "paused" }
+      : { text: "stopped before its end", kind: "paused" }
+  return { text: "done", kind: "done" }
+}
+
+/** When, for people: "just now", "2 min ago", "3 h ago", "4 days ago", else the date. */
+export const ago = (at: string, now: number): string => {
+  const s = Math.max(0, Math.round((now - Date.parse(at)) / 1000))
+  if (Number.isNaN(s)) return at
+  if (s < 60) return "just now"
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ago`
+  if (s < 7 * 86_400) return `${Math.floor(s / 86_400)} ${s < 2 * 86_400 ? "day" : "days"} ago`
+  return at.slice(0, 10)
+}
+
+/** The full time, to the second, for the `title` of a human one. */
+const fullTime = (at: string): string => `${at.slice(0, 10)} ${at.slice(11, 19)} UTC`
+
+const row = (c: ConversationSummary, running: Running | undefined, now: number) => {
+  const state = stateOf(c, running)
+  const when =
+    c.lastEventAt === null
+      ? ""
+      : `<time datetime="${escapeHtml(c.lastEventAt)}" title="${escapeHtml(fullTime(c.lastEventAt))}">${escapeHtml(ago(c.lastEventAt, now))}</time>`
+  return `<tr data-id="${escapeHtml(c.id)}"><td class="title"><a href="/conversations/${escapeHtml(c.id)}">${escapeHtml(c.title ?? `jp-c${c.id}`)}</a></td><td class="state"><span class="state-badge st-${state.kind}">${escapeHtml(state.text)}</span></td><td class="when">${when}</td></tr>`
+}
 
 const shell = (title: string, body: string) => `<!doctype html>
 <html lang="en">
@@ -89,16 +138,19 @@ ${body}
 const listPage = (runs: Effect.Effect<ReadonlyArray<Running>>) =>
   Effect.gen(function* () {
     const { conversations } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(Effect.orDie)
-    const running = new Map((yield* runs).map((i) => [i.conversation_id, i]))
-    const rows = conversations.map(
-      (c) =>
-        `<tr data-id="${escapeHtml(c.id)}"><td><a href="/conversations/${escapeHtml(c.id)}">${escapeHtml(c.title ?? `jp-c${c.id}`)}</a></td><td class="state">${escapeHtml(stateOf(c, running.get(c.id)))}</td><td class="when">${escapeHtml(c.lastEventAt ?? "")}</td></tr>`
-    )
+    const all = yield* runs
+    const running = new Map(all.map((i) => [i.conversation_id, i]))
+    const now = Date.now()
+    const rows = conversations.map((c) => row(c, running.get(c.id), now))
     const empty = conversations.length === 0 ? `<p class="note">No conversations yet.</p>` : ""
+    const waiting = all.reduce((n, r) => n + r.open.length, 0)
+    // The inbox: every waiting question and approval, answerable here (filled in by the script from `/api/questions`).
+    const inbox = `<section id="inbox" aria-labelledby="inbox-h"${waiting === 0 ? " hidden" : ""}><h2 id="inbox-h">Waiting for you (<span id="inbox-count">${waiting}</span>)</h2><div id="inbox-items"></div></section>`
+    const head = `<thead><tr><th scope="col">Conversation</th><th scope="col">State</th><th scope="col">Last activity</th></tr></thead>`
     return html(
       shell(
-        "parley",
-        `<header><h1>Conversations</h1></header>\n<main>${newConversation}${empty}<table class="list" id="conversations"><tbody>${rows.join("")}</tbody></table></main>`
+        waiting === 0 ? "parley" : `(${waiting}) parley`,
+        `<header><h1>Conversations</h1></header>\n<main>${inbox}${newConversation}${empty}<table class="list" id="conversations">${head}<tbody>${rows.join("")}</tbody></table></main>`
       )
     )
   })
@@ -106,16 +158,38 @@ const listPage = (runs: Effect.Effect<ReadonlyArray<Running>>) =>
 const button = (id: string, action: string, label: string) =>
   `<form class="control" id="${action}" action="/api/conversations/${escapeHtml(id)}/${action}" method="post"><button type="submit">${label}</button><p class="q-note" role="status"></p></form>`
 
-/** The buttons under a conversation (stop a run; continue or discard an incomplete turn) and the message box. */
-const controls = (id: string) =>
-  `<div class="controls">${button(id, "stop", "Stop")}${button(id, "continue", "Continue")}${button(id, "discard", "Discard")}</div>` +
-  `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea><button type="submit">Send</button><p class="q-note" role="status"></p></form>`
+/** Where a conversation stands, for the buttons that apply to it. */
+export type PageState = "running" | "incomplete" | "complete"
+
+/**
+ * The buttons under a conversation, only those that apply (Stop while it
+ * runs; Continue / Discard for an incomplete turn nobody runs), and the
+ * message box.
+ */
+const controls = (id: string, state: PageState) => {
+  const buttons =
+    state === "running"
+      ? [button(id, "stop", "Stop")]
+      : state === "incomplete"
+        ? [button(id, "continue", "Continue"), button(id, "discard", "Discard")]
+        : []
+  const status = `<p id="live-status" class="live-status" role="status">${state === "running" ? "Running." : "Not running."}</p>`
+  return (
+    `${status}<div id="live-asks"></div><div id="live-reply" class="live-reply"></div>` +
+    (buttons.length > 0 ? `<div class="controls">${buttons.join("")}</div>` : "") +
+    `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea><button type="submit">Send</button><p class="q-note" role="status"></p></form>`
+  )
+}
+
+/** The sticky bar that says how many questions wait and jumps to them (filled in by the script as they open and close). */
+const waitingBar = (count: number) =>
+  `<nav id="waiting" class="waiting" aria-label="Waiting for you"${count === 0 ? " hidden" : ""}><strong id="waiting-count">Waiting for you (${count})</strong><span id="waiting-links"></span></nav>`
 
 /** The box on the list page that starts a conversation. */
 const newConversation = `<form class="control" id="new" action="/api/conversations" method="post"><textarea name="message" aria-label="New conversation" placeholder="Start a conversation"></textarea><button type="submit">Start</button><p class="q-note" role="status"></p></form>`
 
 /** `/conversations/:id`: the viewer's page, live. */
-const conversationPage = (id: string) =>
+const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>>) =>
   Effect.gen(function* () {
     // Exact, as the API reads it: a stray space or a `jp-c` without digits is no conversation's address.
     const cid = ConversationId.parseExact(id)
@@ -137,11 +211,21 @@ const conversationPage = (id: string) =>
     // Loaded by the first page that shows a conversation: markdown-it is an optional package, and a program
     // that embeds the cluster or the API (or a runner no browser visits) need not have it.
     const { markdownToHtml } = yield* Effect.promise(() => import("../render/SafeMarkdown.ts"))
+    const running = (yield* runs).find((r) => r.conversation_id === c.id)
+    const state: PageState =
+      running !== undefined ? "running" : splitIncompleteTurn(c.entries).incomplete !== null ? "incomplete" : "complete"
+    const waiting = running?.open.length ?? 0
     const page = renderHtml(
       { id: c.id, title: c.metadata.title, entries: c.entries },
       {
         markdown: markdownToHtml,
-        live: { script: "/app.js", css: LIVE_CSS, controls: controls(c.id) }
+        live: {
+          script: "/app.js",
+          css: LIVE_CSS,
+          controls: controls(c.id, state),
+          running: state === "running",
+          top: waitingBar(waiting)
+        }
       }
     )
     // Its last run's error, until its next run: said above the conversation, not only in a log nobody reads.
@@ -150,7 +234,13 @@ const conversationPage = (id: string) =>
       error === null
         ? ""
         : `<p class="note" id="last-error" role="alert">The last run ${escapeHtml(LastError.text(error))} (${escapeHtml(error.at)})</p>\n`
-    return html(page.replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>${failed}`))
+    // The tab says how many questions wait, before the script runs (and the script keeps it so).
+    const titled = waiting === 0 ? page : page.replace("<title>", `<title>(${waiting}) `)
+    return html(
+      titled
+        .replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>${failed}`)
+        .replace("<body>", `<body data-state="${state}">`)
+    )
   })
 
 /**
@@ -163,12 +253,13 @@ export const layer = (storage: string, running?: Effect.Effect<ReadonlyArray<Run
   Layer.unwrap(
     Effect.map(Effect.service(ConversationStore), (store) => {
       const withStore = Effect.provideService(ConversationStore, store)
+      const runs = running ?? Hosts.all(storage)
       return Layer.mergeAll(
-        HttpRouter.add("GET", "/", withStore(listPage(running ?? Hosts.all(storage)))),
+        HttpRouter.add("GET", "/", withStore(listPage(runs))),
         HttpRouter.add(
           "GET",
           "/conversations/:id",
-          withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "")))
+          withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "", runs)))
         ),
         HttpRouter.add(
           "GET",

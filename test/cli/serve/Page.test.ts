@@ -92,7 +92,7 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
         const row = page.locator(`#conversations tr[data-id="${id}"]`)
         await expect
           .poll(() => row.locator(".state").textContent(), { timeout: 15_000 })
-          .toMatch(/^(running|waiting for input)$/)
+          .toMatch(/^(running|waiting for you \(\d+\))$/)
         await row.locator("a").click()
         await page.waitForURL(`**/conversations/${id}`)
         expect(await page.locator("#live-status").textContent({ timeout: 10_000 })).toBeTruthy()
@@ -104,7 +104,8 @@ describe.skipIf(!Chromium.available)("parley serve: the page in headless Chromiu
         // Tools run at once: each question opens on its own (under load, the first may show well before the rest).
         const select = page.locator('form.question[data-inquiry="c1.color.1"]')
         await select.waitFor({ timeout: 20_000 })
-        expect(await select.locator("option").allTextContents()).toStrictEqual(["red", "green"])
+        // No option is picked for the person: the tool gave no default.
+        expect(await select.locator("option").allTextContents()).toStrictEqual(["Choose…", "red", "green"])
         const secret = page.locator('form.question[data-inquiry="s1.token.1"]')
         await secret.waitFor({ timeout: 20_000 })
         expect(await secret.locator("input").getAttribute("type")).toBe("password")

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts"
 import { renderHtml } from "../../../src/domain/render/Html.ts"
 import { groupAttempts } from "../../../src/domain/render/HtmlInquiry.ts"
-import { CLIP_CHARS, CLIP_LINES, clipHead, escapeHtml, preBlock } from "../../../src/domain/render/HtmlText.ts"
+import { CLIP_CHARS, CLIP_LINES, clipHead, escapeHtml, icon, preBlock } from "../../../src/domain/render/HtmlText.ts"
 import { markdownToHtml } from "../../../src/layers/render/SafeMarkdown.ts"
 import { streams } from "../_streams.ts"
 import { everyShape, HOSTILE, LEAKED_SECRET, LONG_RESULT, QUESTIONS } from "./_everyShape.ts"
@@ -142,7 +142,7 @@ describe("renderHtml: a conversation with every RFD 082 shape", () => {
   it("marks the incomplete last turn with its RFD 023 state and what resuming would do", () => {
     const turn = html.slice(html.indexOf(`<section class="turn incomplete-turn" id="turn-2">`))
     expect(turn).toContain(
-      `<div class="incomplete" role="status" data-state="waiting-for-input"><p class="state">⏳ Incomplete turn (waiting for input)</p>`
+      `<div class="incomplete" role="status" data-state="waiting-for-input"><p class="state">${icon("pending")} Incomplete turn (waiting for input)</p>`
     )
     expect(turn).toContain(`<code>write_note</code> — waiting for input</li>`)
     expect(turn).toContain(`<code>read_file</code> — completed</li>`)
@@ -161,6 +161,25 @@ describe("renderHtml: a conversation with every RFD 082 shape", () => {
     expect(bare).not.toContain("--continue-turn")
     expect(html).toContain(`<details class="tool-call s-waiting-for-input" id="call-6" data-call-id="c5" open>`)
     expect(html).toContain(`<a href="#turn-2">The last turn is incomplete</a>`)
+  })
+
+  it("a turn being run (the served page) is drawn as running: no incomplete marker, a place for each open question's form", () => {
+    const live = renderHtml(
+      { id: "17738399468", entries: everyShape() },
+      {
+        markdown: markdownToHtml,
+        live: { script: "/app.js", css: "", controls: "", running: true, top: "<nav></nav>" }
+      }
+    )
+    const turn = live.slice(live.indexOf(`id="turn-2"`))
+    expect(turn).toContain(`<span class="chip c-running">running</span>`)
+    const text = live.replace(/<style>[\s\S]*?<\/style>/, "").replace(/<[^>]*>/g, "")
+    expect(text).not.toMatch(/incomplete|resum/i)
+    expect(turn).toContain(`<span class="badge b-open">waiting for you</span><div class="ask" data-inquiry="`)
+    expect(live).toContain(`<main>\n<nav></nav><div id="turns">`)
+    // Icons are inline SVG: no glyph that needs an emoji font.
+    expect(live).not.toMatch(/[⏳⏸✓✗]/u)
+    expect(live).toContain(`<span class="mark m-completed" title="completed">${icon("completed")}</span>`)
   })
 
   it("clips a long tool result behind a show-all, keeping all of it", () => {

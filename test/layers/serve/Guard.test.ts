@@ -196,4 +196,29 @@ describe("parley serve: answers that bypassed the guard", () => {
     expect(JSON.stringify(shape.body)).not.toContain("42")
     expect(await server.stop()).toBe(143)
   })
+
+  it("a browser asking for a page without its token gets a small page that says where the token is; the API keeps its JSON 401", async () => {
+    const server = await Serve.start(makeProject())
+    children.push(server.child)
+    const html = { accept: "text/html,application/xhtml+xml,*/*;q=0.8" }
+    for (const path of ["/", "/conversations/17738399468", "/?token=wrong"]) {
+      const r = await fetch(server.base + path, { headers: html, redirect: "manual" })
+      const body = await r.text()
+      expect([path, r.status, r.headers.get("content-type"), r.headers.get("content-security-policy")]).toStrictEqual([
+        path,
+        401,
+        "text/html",
+        Guard.CSP
+      ])
+      expect(body).toContain("first line")
+      expect(body).toContain("<code>&lt;storage&gt;/serve-token</code>")
+      // It says nothing of this server: no token, no path of its storage.
+      expect(body).not.toContain(server.token)
+    }
+    const api = await fetch(`${server.base}/api/conversations`, { headers: html })
+    expect([api.status, await api.json()]).toStrictEqual([
+      401,
+      { error: "Unauthorized", message: "A valid token is needed." }
+    ])
+  })
 })
