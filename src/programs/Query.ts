@@ -319,7 +319,10 @@ const deliverQueued = <E>(
     let last = outcome
     yield* Queued.drain(session, (message, metadata) =>
       Effect.map(
-        runTurn({ ...turnOptions(session, options, model, store), start: TurnStartMode.NewTurn({ message, metadata }) }),
+        runTurn({
+          ...turnOptions(session, options, model, store),
+          start: TurnStartMode.NewTurn({ message, metadata })
+        }),
         (ran) => {
           last = ran.deferred.length > 0 ? QueryOutcome.Deferred({ questions: ran.deferred, unsent: undefined }) : last
           return ran.deferred.length > 0
@@ -507,7 +510,12 @@ export const query = <E = never>(options: QueryOptions<E>) =>
       })
       return yield* Effect.gen(function* () {
         const plan = yield* planIncomplete(session, options, model.get(remembered))
-        if (plan._tag === "Done") return done(plan.outcome)
+        if (plan._tag === "Done") {
+          // `--continue-turn` with nothing to resume still delivers the messages sent meanwhile (`conversation send`).
+          if (plan.outcome._tag !== "NothingToResume" || (yield* Queued.pendingFor(session)).length === 0)
+            return done(plan.outcome)
+          return done(yield* deliverQueued(session, options, yield* model.get(remembered), QueryOutcome.Completed()))
+        }
         const chosen = yield* model.get(remembered)
         if (options.compact !== undefined) yield* compactFirst(session, options.compact, chosen)
         const ran = runPlan(session, options, plan, chosen, remembered, now).pipe(

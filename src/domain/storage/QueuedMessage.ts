@@ -56,40 +56,7 @@ export const Record = Schema.Union([
 ])
 export type Record = typeof Record.Type
 
-/** A queued message as senders and listings see it. */
-export interface QueuedMessage {
-  /** Its place among the queued messages: 1, 2, … (the order they are delivered in). */
-  readonly id: number
-  readonly nonce: string
-  readonly message: string
-  readonly surface: Surface
-  readonly when: When
-  readonly at: string
-  /** `queued`, `taken` by a run (delivered unless that run died first) or `withdrawn`. */
-  readonly state: "queued" | "taken" | "withdrawn"
-}
-
-/** The queue as its log says. */
-export interface Log {
-  readonly messages: ReadonlyArray<QueuedMessage>
-}
-
-/** Folds a log's records, in their order, into the queue. */
-export const fold = (records: ReadonlyArray<Record>): Log => {
-  const messages: Array<QueuedMessage> = []
-  for (const r of records) {
-    if (r.op === "queue") {
-      const { op: _op, ...rest } = r
-      messages.push({ ...rest, id: messages.length + 1, state: "queued" })
-      continue
-    }
-    const m = messages[r.id - 1]
-    // Only the first of a withdraw and a take counts: the other came too late.
-    if (m === undefined || m.state !== "queued") continue
-    messages[r.id - 1] = { ...m, state: r.op === "take" ? "taken" : "withdrawn" }
-  }
-  return { messages }
-}
+export { fold, type Log, type QueuedMessage } from "./QueueLog.ts"
 
 /** Decodes a log file's text (a torn last line, of a writer killed mid-append, is skipped). */
 export const parse = (text: string): ReadonlyArray<Record> =>
@@ -116,30 +83,11 @@ export const deliveredIn = (entries: ReadonlyArray<StreamEntry>): ReadonlySet<nu
     if (e.type !== "chat_request") continue
     const m = e.metadata[METADATA_KEY]
     if (typeof m !== "object" || m === null || Array.isArray(m)) continue
+    // Array.isArray does not narrow a readonly JSON array away: what is left is an object.
     const n = (m as Schema.JsonObject)["id"]
     if (typeof n === "number") ids.add(n)
   }
   return ids
 }
 
-/**
- * The messages still to deliver, in id order: queued, or taken by a run that
- * died before it recorded them (`delivered`: the ids the events hold).
- */
-export const pending = (log: Log, delivered: ReadonlySet<number>): ReadonlyArray<QueuedMessage> =>
-  log.messages.filter((m) => m.state !== "withdrawn" && !delivered.has(m.id))
-
-/** What a withdraw found: the message withdrawn, too late (taken), already withdrawn, or no such id. */
-export type Withdrawn = "withdrawn" | "delivered" | "already-withdrawn" | "unknown"
-
-/** How the log treated the withdraw of `id` whose record carries `nonce`. */
-export const withdrawOutcome = (records: ReadonlyArray<Record>, id: number, nonce: string): Withdrawn => {
-  const at = records.findIndex((r) => r.op === "withdraw" && r.nonce === nonce)
-  const before = fold(records.slice(0, at < 0 ? records.length : at)).messages[id - 1]
-  if (before === undefined) return "unknown"
-  return before.state === "queued" ? "withdrawn" : before.state === "taken" ? "delivered" : "already-withdrawn"
-}
-
-/** "1 message queued", "3 messages queued", or "" for none. */
-export const describe = (count: number): string =>
-  count === 0 ? "" : `${count} message${count === 1 ? "" : "s"} queued`
+export { describe, pending, type Withdrawn, withdrawOutcome } from "./QueueLog.ts"

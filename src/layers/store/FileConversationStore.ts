@@ -30,11 +30,7 @@
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import {
-  ConversationStore,
-  type Listing as Listed,
-  type MessageQueue
-} from "../../services/ConversationStoreTag.ts"
+import { ConversationStore, type Listing as Listed, type MessageQueue } from "../../services/ConversationStoreTag.ts"
 import type { StoreIoError } from "../../services/StoreErrors.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import type * as FileConversationOps from "./FileConversationOps.ts"

@@ -29,9 +29,10 @@ import { ConversationNotFound } from "../../services/StoreErrors.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import { io } from "./FileIo.ts"
+import * as QueueCount from "./QueueCount.ts"
 
 /** The queue's file in a conversation's directory. */
-export const FILE = ".parley-queue.jsonl"
+export const FILE = QueueCount.FILE
 
 /** How often an append follows a directory renamed under it before it gives up. */
 const ATTEMPTS = 5
