@@ -127,7 +127,6 @@ export const list = (options: ListOptions, storage: StorageAt) =>
               ...rows.map((r) => ({
                 ...lsJsonRow(r),
                 running: Running.jsonOf(running.get(r.id)),
-                queued: QueueCount.queuedIn(r.path),
                 ...notifyError(failed.get(r.id))
               })),
               ...damaged.map(damagedJsonRow)
