@@ -44,8 +44,8 @@ const running = async (p: Project, steps: ReadonlyArray<unknown>) => {
   const script = writeScript(p, "s.json", steps)
   const child = spawnParley(p, ["query", "--new", "go", "--script", script])
   children.push(child)
-  await waitFor("the tool to run", () => fs.existsSync(path.join(p.root, "slow.pid")))
-  await waitFor("the host's socket", () => hostSockets(p).length === 1)
+  await waitFor("the tool to run", () => fs.existsSync(path.join(p.root, "slow.pid")), 60_000)
+  await waitFor("the host's socket", () => hostSockets(p).length === 1, 60_000)
   return { child, id: hostSockets(p)[0]!.replace(".sock", "") }
 }
 
@@ -114,7 +114,7 @@ describe("conversation send to a running turn", () => {
     expect(await exited(child)).toBe(0)
     expect(requests(p).map((e) => e["content"])).toStrictEqual(["go"])
     expect(send(p, [id, "--withdraw", "7"]).code).toBe(1)
-  })
+  }, 120_000)
 
   it("two senders at once: both delivered, each its own turn, in the order of the ids they were given", async () => {
     const p = makeProject()
@@ -138,7 +138,7 @@ describe("conversation send to a running turn", () => {
     expect(requests(p).map((e) => e["content"])).toStrictEqual(["go", ...byId])
     expect(requests(p).map((e) => (sentBy(e) as { id: number } | undefined)?.id)).toStrictEqual([undefined, 1, 2])
     checked(p, id)
-  })
+  }, 120_000)
 
   it("kill -9 of the run after queueing: the next run delivers it exactly once; a send meanwhile waits for the incomplete turn", async () => {
     const p = makeProject()
@@ -163,7 +163,7 @@ describe("conversation send to a running turn", () => {
     expect(again.code, again.stderr).toBe(0)
     expect(requests(p).map((e) => e["content"])).toStrictEqual(["go", "first", "second"])
     checked(p, id)
-  })
+  }, 120_000)
 
   it("now: the turn stops (a finished tool's result kept, the cut one answered as interrupted) and goes on with the message", async () => {
     const p = makeProject()
@@ -199,7 +199,7 @@ describe("conversation send to a running turn", () => {
     checked(p, id)
     const printed = parley(p, ["conversation", "print", id])
     expect(printed.stdout).toContain("stop that and summarise")
-  })
+  }, 120_000)
 
   it("nothing running: send starts a run in the background that delivers it", async () => {
     const p = makeProject()
@@ -211,7 +211,7 @@ describe("conversation send to a running turn", () => {
     expect(r.stderr).toContain("Nothing was running")
     await waitFor("the delivery", () => persisted(p).at(-1)?.["message"] === "Again." && hostSockets(p).length === 0)
     expect(requests(p).map((e) => e["content"])).toStrictEqual(["hi", "and again"])
-  })
+  }, 120_000)
 })
 
 describe("conversation send --when next (real SDK, fake provider on 127.0.0.1)", () => {
@@ -267,6 +267,6 @@ describe("conversation send --when next (real SDK, fake provider on 127.0.0.1)",
         expect(types[at + 1]).toBe("chat_response")
         checked(p, id)
       }),
-    60_000
+    120_000
   )
 })

@@ -489,7 +489,7 @@ describe("parley serve: runs the server starts", () => {
       }>
     ).filter((e) => e.type === "chat_request")
     expect(requests.at(-1)!.content).toBe("--new --storage /tmp --help")
-  })
+  }, 120_000)
   it("a discard refused by a lock whose holder is not known yet is a 409, not a 422 (the lock is being written or unreadable)", async () => {
     const p = project()
     const script = writeScript(p, "s.json", [
