@@ -11,7 +11,7 @@
  * import * as Effect from "effect/Effect"
  * import { SqlClient } from "effect/sql/SqlClient"
  * import * as PgMessageQueue from "parley/layers/store/pg/PgMessageQueue"
- * const queue = Effect.map(SqlClient.asEffect(), (sql) => PgMessageQueue.make(sql, "postgres://db/parley"))
+ * const queue = Effect.map(SqlClient, (sql) => PgMessageQueue.make(sql, "postgres://db/parley"))
  * ```
  *
  * @since 0.1.0
