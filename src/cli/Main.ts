@@ -16,6 +16,7 @@ import { fork } from "./conversation/Fork.ts"
 import { kill } from "./conversation/Kill.ts"
 import { ls } from "./conversation/Ls.ts"
 import { print } from "./conversation/Print.ts"
+import { send } from "./conversation/Send.ts"
 import { exportCommand, importCommand } from "./conversation/Transfer.ts"
 import { ask } from "./Ask.ts"
 import { demo } from "./Demo.ts"
@@ -25,8 +26,10 @@ import { root } from "./Root.ts"
 import { serve } from "./Serve.ts"
 
 export const conversation = Command.make("conversation").pipe(
-  Command.withSubcommands([ls, print, check, fork, answer, attach, kill, compact, exportCommand, importCommand]),
-  Command.withDescription("List, print, check, fork, answer, attach to, compact, stop, export and import conversations")
+  Command.withSubcommands([ls, print, check, fork, answer, attach, send, kill, compact, exportCommand, importCommand]),
+  Command.withDescription(
+    "List, print, check, fork, answer, attach to, send to, compact, stop, export and import conversations"
+  )
 )
 
 export const cli = root.pipe(Command.withSubcommands([query, conversation, inbox, ask, serve, demo]))

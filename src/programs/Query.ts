@@ -39,6 +39,7 @@ import { ConversationStore } from "../services/ConversationStore.ts"
 import { type IncompleteInfo, PromptBackend, type ResumeChoice } from "../services/PromptBackend.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { compact as compactConversation } from "./CompactConversation.ts"
+import * as Queued from "./Queued.ts"
 import { runTurn, TurnStartMode } from "./TurnLoop.ts"
 
 export type { IncompleteInfo, ResumeChoice } from "../services/PromptBackend.ts"
@@ -284,16 +285,52 @@ const planIncomplete = <E>(
         return Plan.Resume({ analysis: prepared })
       }
     }
+    // A message sent with `--when now` stopped this turn: it goes on without the calls the stop cut short.
+    yield* Queued.closeForNow(session, analysis)
     return Plan.Resume({ analysis: (yield* session.resumeIncompleteTurn) ?? analysis })
   })
 
 /** The turn options every run of `runTurn` shares. */
-const turnOptions = <E>(session: ConversationSession, options: QueryOptions<E>, model: string) => ({
+const turnOptions = <E>(
+  session: ConversationSession,
+  options: QueryOptions<E>,
+  model: string,
+  store: ConversationStore["Service"]
+) => ({
   session,
   model,
   root: options.root,
+  between: Effect.provideService(Queued.between(session), ConversationStore, store),
   ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {})
 })
+
+/**
+ * The messages sent while the turn ran, each its own turn in id order
+ * (`programs/Queued.ts`); the outcome of the last one that ran, or `outcome`.
+ */
+const deliverQueued = <E>(
+  session: ConversationSession,
+  options: QueryOptions<E>,
+  model: string,
+  outcome: QueryOutcome
+) =>
+  Effect.gen(function* () {
+    const store = yield* ConversationStore
+    let last = outcome
+    yield* Queued.drain(session, (message, metadata) =>
+      Effect.map(
+        runTurn({
+          ...turnOptions(session, options, model, store),
+          start: TurnStartMode.NewTurn({ message, metadata })
+        }),
+        (ran) => {
+          last = ran.deferred.length > 0 ? QueryOutcome.Deferred({ questions: ran.deferred, unsent: undefined }) : last
+          return ran.deferred.length > 0
+        }
+      )
+    )
+    return last
+  })
 
 /** Runs the planned turns; the conversation remembers the model they run on (a `config_delta` when it changed). */
 const runPlan = <E>(
@@ -315,7 +352,7 @@ const runPlan = <E>(
       })
     })
     if (model !== remembered) yield* session.append([Conversation.modelDelta(yield* Timestamp.current, model)])
-    const common = turnOptions(session, options, model)
+    const common = turnOptions(session, options, model, yield* ConversationStore)
     if (plan._tag === "Resume") {
       const resumed = yield* runTurn({ ...common, start: TurnStartMode.Resume({ analysis: plan.analysis }) })
       // Still waiting for input: the new message is not sent into an unfinished turn (the edge says so).
@@ -473,10 +510,18 @@ export const query = <E = never>(options: QueryOptions<E>) =>
       })
       return yield* Effect.gen(function* () {
         const plan = yield* planIncomplete(session, options, model.get(remembered))
-        if (plan._tag === "Done") return done(plan.outcome)
+        if (plan._tag === "Done") {
+          // `--continue-turn` with nothing to resume still delivers the messages sent meanwhile (`conversation send`).
+          if (plan.outcome._tag !== "NothingToResume" || (yield* Queued.pendingFor(session)).length === 0)
+            return done(plan.outcome)
+          return done(yield* deliverQueued(session, options, yield* model.get(remembered), QueryOutcome.Completed()))
+        }
         const chosen = yield* model.get(remembered)
         if (options.compact !== undefined) yield* compactFirst(session, options.compact, chosen)
         const ran = runPlan(session, options, plan, chosen, remembered, now).pipe(
+          Effect.flatMap((outcome) =>
+            outcome._tag === "Deferred" ? Effect.succeed(outcome) : deliverQueued(session, options, chosen, outcome)
+          ),
           Effect.onExit(() => recordPolicy(session, fixed?.policy))
         )
         // A recorded policy is the turn's for this run: the coordinator reads it as config.

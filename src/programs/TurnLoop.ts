@@ -49,7 +49,9 @@ import type { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { TurnAnalysis } from "../domain/stream/IncompleteTurn.ts"
 import * as TurnState from "../domain/stream/TurnState.ts"
+import type { EventMetadata } from "../domain/event/EventMetadata.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
+import type { StoreError } from "../services/StoreErrors.ts"
 import { Executor } from "../services/Executor.ts"
 import { ReplyBuilder, replyWarning } from "../domain/model/Reply.ts"
 import { Provider, type ProviderDelta } from "../services/Provider.ts"
@@ -59,7 +61,7 @@ import { type ResumeInput, runTools } from "./ToolCoordinator.ts"
 
 /** How the turn begins: a new message, or the incomplete turn resumed. */
 export type TurnStartMode = Data.TaggedEnum<{
-  NewTurn: { readonly message: string }
+  NewTurn: { readonly message: string; readonly metadata?: EventMetadata }
   Resume: { readonly analysis: TurnAnalysis }
 }>
 /**
@@ -90,6 +92,13 @@ export interface TurnInput {
   readonly start: TurnStartMode
   /** Stops a runaway tool loop (each cycle is one model call). */
   readonly maxCycles?: number
+  /**
+   * Entries to record before a model request that follows tool results (or
+   * opens a resumed turn): messages sent to the running turn for its next
+   * request (`programs/Queued.ts`), recorded as JP records a reply typed
+   * mid-turn — a `chat_request` that does not start a turn.
+   */
+  readonly between?: Effect.Effect<ReadonlyArray<StreamEntry>, StoreError>
 }
 
 /** How a run of a turn went: the number of model calls it made, and the questions left open when it stopped waiting for input. */
@@ -216,7 +225,10 @@ const runTurnUntraced = (input: TurnInput) =>
     if (input.start._tag === "NewTurn") {
       const started = yield* Timestamp.current
       const asked = yield* Timestamp.current
-      yield* input.session.append([Events.turnStart(started), Events.chatRequest(asked, input.start.message)])
+      yield* input.session.append([
+        Events.turnStart(started),
+        Events.chatRequest(asked, input.start.message, input.start.metadata)
+      ])
     } else if (input.start.analysis.phase === "Executing") {
       pending = input.start.analysis.pendingToolCalls
       resume = input.start.analysis
@@ -237,6 +249,10 @@ const runTurnUntraced = (input: TurnInput) =>
         resume = undefined
       }
       if (cycles >= maxCycles) return { cycles, deferred: [] } satisfies TurnResult
+      if (input.between !== undefined && (cycles > 0 || input.start._tag === "Resume")) {
+        const sent = yield* input.between
+        if (sent.length > 0) yield* input.session.append(sent)
+      }
       cycles++
       pending = yield* streamReply(input).pipe(
         Effect.withSpan("TurnLoop.modelRequest", {

@@ -36,6 +36,7 @@ import type { ConversationMetadata } from "../domain/storage/ConversationMetadat
 import type { Label } from "../domain/storage/Labels.ts"
 import type { LastError } from "../domain/run/LastError.ts"
 import type { WaitingQuestion } from "../domain/stream/OpenQuestions.ts"
+import type { QueuedMessage, Surface, When, Withdrawn } from "../domain/storage/QueuedMessage.ts"
 import type { ConversationSession } from "./ConversationSession.ts"
 import type { ConversationExists, ConversationLocked, OpenError, StoreError, StoreIoError } from "./StoreErrors.ts"
 
@@ -111,6 +112,25 @@ export interface NewConversation {
 }
 
 /**
+ * The messages queued for a conversation while a turn runs (`domain/storage/QueuedMessage.ts`):
+ * kept beside it (a private file next to `events.json`; a table in PostgreSQL),
+ * never inside its events, so JP's readers see them only once delivered.
+ */
+export interface MessageQueue {
+  /** Queues a message; what it became (its id: the order it is delivered in). */
+  enqueue(
+    id: ConversationId,
+    message: { readonly message: string; readonly surface: Surface; readonly when: When }
+  ): Effect.Effect<QueuedMessage, StoreError>
+  /** Every message ever queued, in id order, with its state (a reader filters the delivered by the events). */
+  list(id: ConversationId): Effect.Effect<ReadonlyArray<QueuedMessage>, StoreError>
+  /** The run that holds the conversation takes message `n` to deliver it: a later withdraw is too late. */
+  take(id: ConversationId, n: number): Effect.Effect<void, StoreError>
+  /** Withdraws message `n` unless a run took it first. */
+  withdraw(id: ConversationId, n: number): Effect.Effect<Withdrawn, StoreError>
+}
+
+/**
  * Where conversations live, as a service: list, load, check, remove, and
  * `open` / `create` a scoped {@link ConversationSession}. Live:
  * `FileConversationStore.layer({ storageDir })` (JP's layout); tests and
@@ -146,5 +166,7 @@ export class ConversationStore extends Context.Service<
     check(id?: ConversationId): Effect.Effect<ReadonlyArray<CheckResult>, StoreError>
     /** Removes a conversation; fails with {@link ConversationLocked} while a session (of any process) has it open. */
     remove(id: ConversationId): Effect.Effect<void, OpenError>
+    /** Its queued messages, when the store keeps them (absent: messages cannot be queued). */
+    readonly messages?: MessageQueue
   }
 >()("parley/ConversationStore") {}

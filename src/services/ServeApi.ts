@@ -30,6 +30,7 @@ import * as LastError from "../domain/run/LastError.ts"
 import { LiveViewGone, LiveViewLagged } from "../domain/run/LiveView.ts"
 import { RunEvent } from "../domain/run/RunEvent.ts"
 import { parseExact } from "../domain/storage/ConversationIdText.ts"
+import { When } from "../domain/storage/QueuedMessage.ts"
 import * as Refusals from "./Refusals.ts"
 
 /** An error body: `error` names it, `message` says it in words, the rest is its data. */
@@ -140,8 +141,26 @@ export const Model = Schema.String.check(
 /** What `POST /api/conversations` takes: the message, and the model of a new conversation. */
 export const NewConversation = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Model) })
 
-/** What `POST …/messages` takes. */
-export const NewMessage = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Model) })
+/**
+ * What `POST …/messages` takes: `when` a running turn gets it (docs/cli.md#talk-to-a-running-turn;
+ * `after` when not said); `model` only for a turn the message starts.
+ */
+export const NewMessage = Schema.Struct({
+  message: Schema.String,
+  model: Schema.optionalKey(Model),
+  when: Schema.optionalKey(When)
+})
+
+/**
+ * What `POST …/messages` says: the run that has the message — the running
+ * turn's (it was queued: `queued`, its id, as `conversation send` prints
+ * it), or the turn it started.
+ */
+export const MessageSent = Schema.Struct({
+  conversation_id: Schema.String,
+  pid: Schema.Number,
+  queued: Schema.optionalKey(Schema.Number)
+})
 
 /** A turn started by the server: its conversation and the process that runs it (and serves it on its socket). */
 export const RunStarted = Schema.Struct({ conversation_id: Schema.String, pid: Schema.Number })
@@ -287,11 +306,11 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
     HttpApiEndpoint.post("message", "/conversations/:id/messages", {
       params: Id,
       payload: NewMessage,
-      success: RunStarted,
-      error: [ConversationNotFound, ConversationBusy, RunNotStarted, ...WITH_BODY]
+      success: MessageSent,
+      error: [ConversationNotFound, ConversationBusy, RunNotStarted, RunLost, ...WITH_BODY]
     })
       .middleware(Validation)
-      .annotate(OpenApi.Summary, "Send a message (starts a turn)"),
+      .annotate(OpenApi.Summary, "Send a message (starts a turn, or is queued for the running one)"),
     HttpApiEndpoint.post("continue", "/conversations/:id/continue", {
       params: Id,
       success: RunStarted,

@@ -24,6 +24,8 @@ import * as UnhostedAsks from "../../programs/UnhostedAsks.ts"
 import * as Hint from "../Hint.ts"
 import * as Running from "../../layers/host/Running.ts"
 import * as Spool from "../../layers/notify/SpoolDir.ts"
+import * as QueueCount from "../../layers/store/QueueCount.ts"
+import * as QueueLog from "../../domain/storage/QueueLog.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
 
 const textRow = (s: ConversationSummary): string => {
@@ -101,9 +103,11 @@ export const list = (options: ListOptions, storage: StorageAt) =>
         )
       for (const row of rows) {
         const error = failed.get(row.id)
+        const queued = QueueLog.describe(QueueCount.queuedIn(row.path))
         yield* Console.log(
           textRow(row) +
             Running.textOf(running.get(row.id)) +
+            (queued === "" ? "" : `  [${queued}]`) +
             (error === undefined ? "" : `  (notify: ${printable(error)})`)
         )
       }

@@ -74,6 +74,6 @@ export const toolCallResponse = (
 export const turnStart = (timestamp: Timestamp): TurnStart =>
   trusted(TurnStart, { timestamp, type: "turn_start", metadata: {} })
 
-/** The person's message. */
-export const chatRequest = (timestamp: Timestamp, content: string): ChatRequest =>
-  new ChatRequest({ timestamp, content })
+/** The person's message (`metadata`: who sent it, for a queued one). */
+export const chatRequest = (timestamp: Timestamp, content: string, metadata: EventMetadata = {}): ChatRequest =>
+  new ChatRequest({ timestamp, content, metadata })

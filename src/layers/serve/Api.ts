@@ -35,6 +35,7 @@ import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../host/HostClient.ts"
 import * as Answer from "../../programs/Answer.ts"
 import * as Inbox from "../../programs/Inbox.ts"
+import * as Send from "../../programs/Send.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { RunningTurns } from "../../services/RunningTurns.ts"
 import {
@@ -47,7 +48,7 @@ import {
   RunLost,
   RunNotStarted
 } from "../../services/Refusals.ts"
-import { ServeApi, Token, Validation } from "../../services/ServeApi.ts"
+import { type NewMessage, ServeApi, Token, Validation } from "../../services/ServeApi.ts"
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import * as Spool from "../notify/Spool.ts"
 import * as HostPath from "../host/HostPath.ts"
@@ -259,6 +260,44 @@ const free = (storage: string, id: string) =>
     return cid
   })
 
+/**
+ * A message for a running turn (docs/cli.md#talk-to-a-running-turn): queued
+ * for it (`programs/Send.ts`, surface `api`); with `now`, the turn is stopped
+ * and a child of the server resumes it with the message.
+ */
+const queued = (
+  storage: string,
+  runs: Effect.Success<ReturnType<typeof Runs.make>>,
+  id: ConversationId.ConversationId,
+  payload: typeof NewMessage.Type
+) =>
+  Effect.gen(function* () {
+    let resumed: { conversation_id: string; pid: number } | undefined
+    const sent = yield* Send.send({
+      id,
+      message: payload.message,
+      surface: "api",
+      ...(payload.when !== undefined ? { when: payload.when } : {}),
+      start: () =>
+        Effect.flatMap(runs.start(["--continue-turn", `--id=${id}`]), (r) =>
+          Effect.map(started(id, r), (s) => {
+            resumed = s
+          })
+        )
+    }).pipe(
+      Effect.provide(HostTurns.layer(storage)),
+      Effect.mapError((e) =>
+        e._tag === "ConversationNotFound"
+          ? notFound(id)
+          : e._tag === "RunNotStarted" || e._tag === "ConversationBusy"
+            ? e
+            : new RunLost({ id })
+      )
+    )
+    const pid = resumed?.pid ?? (sent._tag === "Queued" ? sent.pid : 0)
+    return { conversation_id: id, pid, queued: sent.queued.id }
+  })
+
 /** A turn run by a child of the server (`Runs.ts`). */
 const started = (id: string, r: Runs.Started | Runs.Ended) =>
   r._tag === "Started"
@@ -296,9 +335,15 @@ const handlers = (storage: string, config: string | undefined, line: ((error: un
         )
         .handle("message", ({ params, payload }) =>
           withStore(
-            Effect.flatMap(free(storage, params.id), (cid) =>
-              Effect.flatMap(runs.start([`--id=${cid}`, ...modelArgs(payload.model)], payload.message), (r) =>
-                started(params.id, r)
+            Effect.flatMap(idOf(params.id), (cid) =>
+              Effect.flatMap(Hosts.info(storage, cid), (host) =>
+                Option.isSome(host)
+                  ? queued(storage, runs, cid, payload)
+                  : Effect.flatMap(free(storage, params.id), () =>
+                      Effect.flatMap(runs.start([`--id=${cid}`, ...modelArgs(payload.model)], payload.message), (r) =>
+                        started(params.id, r)
+                      )
+                    )
               )
             )
           )

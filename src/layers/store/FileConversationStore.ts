@@ -30,7 +30,7 @@
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { ConversationStore, type Listing as Listed } from "../../services/ConversationStoreTag.ts"
+import { ConversationStore, type Listing as Listed, type MessageQueue } from "../../services/ConversationStoreTag.ts"
 import type { StoreIoError } from "../../services/StoreErrors.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import type * as FileConversationOps from "./FileConversationOps.ts"
@@ -87,7 +87,18 @@ export const make = (options: Options) =>
             Effect.map((o) => (built ??= o))
           )
     )
+    // The queue (its codec needs effect/Schema) is loaded on its first use, as the ops are.
+    const queue = Effect.promise(() => import("./MessageQueueFile.ts")).pipe(
+      Effect.map((m) => m.make(conversationsDir))
+    )
+    const messages: MessageQueue = {
+      enqueue: (id, m) => Effect.flatMap(queue, (q) => q.enqueue(id, m)),
+      list: (id) => Effect.flatMap(queue, (q) => q.list(id)),
+      take: (id, n) => Effect.flatMap(queue, (q) => q.take(id, n)),
+      withdraw: (id, n) => Effect.flatMap(queue, (q) => q.withdraw(id, n))
+    }
     return ConversationStore.of({
+      messages,
       list: (opts) => listing(conversationsDir, opts?.archived === true),
       load: (id) => Effect.flatMap(ops, (o) => o.load(id)),
       open: (id) => Effect.flatMap(ops, (o) => o.open(id)),

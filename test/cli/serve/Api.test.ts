@@ -415,14 +415,10 @@ describe("parley serve: runs the server starts", () => {
     const id = created.body.conversation_id as string
     expect(created.body.pid).toBeGreaterThan(0)
     expect((await open(server, 1)).map((q) => [q.id, q.conversation_id])).toStrictEqual([["a1.confirm.1", id]])
+    // A message for the running turn is queued for it (docs/cli.md#talk-to-a-running-turn): its id comes back.
     expect(await server.post(`/api/conversations/${id}/messages`, { message: "more" })).toStrictEqual({
-      status: 409,
-      body: {
-        error: "ConversationBusy",
-        id,
-        holder: `pid ${created.body.pid}`,
-        message: `Conversation ${id} is running in another parley process (pid ${created.body.pid}).`
-      }
+      status: 200,
+      body: { conversation_id: id, pid: created.body.pid, queued: 1 }
     })
     expect(await server.post(`/api/conversations/${id}/continue`, {})).toMatchObject({
       status: 409,
@@ -440,7 +436,8 @@ describe("parley serve: runs the server starts", () => {
     })
 
     // Continued: the tool asks again; answered through the API; the run completes.
-    steps([{ message: "Done after all." }])
+    // The queued message is delivered once the continued turn ends: a turn of its own.
+    steps([{ message: "Done after all." }, { message: "More done." }])
     const continued = await server.post(`/api/conversations/${id}/continue`, {})
     expect(continued).toMatchObject({ status: 200, body: { conversation_id: id } })
     const [asked] = await open(server, 1)
@@ -492,7 +489,7 @@ describe("parley serve: runs the server starts", () => {
       }>
     ).filter((e) => e.type === "chat_request")
     expect(requests.at(-1)!.content).toBe("--new --storage /tmp --help")
-  })
+  }, 120_000)
   it("a discard refused by a lock whose holder is not known yet is a 409, not a 422 (the lock is being written or unreadable)", async () => {
     const p = project()
     const script = writeScript(p, "s.json", [
@@ -521,6 +518,8 @@ describe("parley serve: runs the server starts", () => {
       }
     }
     expect(await server.post(`/api/conversations/${id}/discard`, {})).toStrictEqual(busy)
+    // Not served by a run, so not queued: a new turn, refused by the lock.
+    expect(await server.post(`/api/conversations/${id}/messages`, { message: "more" })).toStrictEqual(busy)
     // Nothing was discarded: the turn still waits.
     expect(JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout)[0].incomplete).toStrictEqual({
       state: "waiting-for-input",

@@ -19,9 +19,12 @@ afterEach(() => {
  * Declared, but not reached here: a run's host that goes away in the middle
  * of a call (`RunLost`, 503), a `query --discard-turn` that fails on its own
  * (`RunNotStarted`, 422: the store failing under it; a lock's refusal is a
- * 409, even before the lock names its holder — Api.test).
+ * 409, even before the lock names its holder — Api.test), and a message to a
+ * conversation a process holds without serving it (409, the same lock — Api.test:
+ * a running turn queues it).
  */
 const NOT_REACHED: Record<string, ReadonlyArray<string>> = {
+  "POST /api/conversations/{id}/messages": ["409", "503"],
   "POST /api/conversations/{id}/questions/{inquiryId}": ["503"],
   "POST /api/conversations/{id}/answers": ["503"],
   "POST /api/conversations/{id}/stop": ["503"],

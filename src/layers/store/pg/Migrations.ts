@@ -89,5 +89,15 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient>>
         END;
       END IF;
     END $$`)
+  }),
+  // Messages sent to a running turn (`PgMessageQueue.ts`): a log beside the events, gone with its conversation.
+  "0003_queue": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    yield* sql`CREATE TABLE parley_queue (
+      seq bigserial PRIMARY KEY,
+      conversation_id text NOT NULL REFERENCES parley_conversations(id) ON DELETE CASCADE,
+      record text NOT NULL
+    )`
+    yield* sql`CREATE INDEX parley_queue_conversation ON parley_queue (conversation_id, seq)`
   })
 }

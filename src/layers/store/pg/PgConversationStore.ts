@@ -52,6 +52,7 @@ import * as LastErrorModel from "../../../domain/run/LastError.ts"
 import type { LastError } from "../../../domain/run/LastError.ts"
 import type { MissingPackage } from "../../../domain/package/MissingPackage.ts"
 import * as LoadPackage from "../../LoadPackage.ts"
+import * as PgMessageQueue from "./PgMessageQueue.ts"
 import {
   type CheckResult,
   type ConversationSummary,
@@ -435,7 +436,7 @@ export const make = (url: string) =>
         )
       )
 
-    return ConversationStore.of({ list, load, open, create, check, remove })
+    return ConversationStore.of({ list, load, open, create, check, remove, messages: PgMessageQueue.make(sql, at) })
   })
 
 const summaryOfRow = (r: ConversationRow, path: string): ConversationSummary => {

@@ -28,7 +28,7 @@ describe.skipIf(pgSkip !== undefined)(`migrations${pgSkip === undefined ? "" : `
     await open(url)
     expect(
       psql(url, "SELECT migration_id || ' ' || name FROM parley_migrations ORDER BY migration_id").trim().split("\n")
-    ).toStrictEqual(["1 conversations", "2 events_lz4"])
+    ).toStrictEqual(["1 conversations", "2 events_lz4", "3 queue"])
     expect(
       psql(
         url,

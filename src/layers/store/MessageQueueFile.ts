@@ -1,0 +1,98 @@
+/**
+ * The file store's message queue (`MessageQueue`, docs/storage.md#layout): a
+ * private append-only log, `.parley-queue.jsonl`, beside `events.json` —
+ * JP's readers never see it. Records are appended with `O_APPEND` in one
+ * write each, so concurrent senders need no lock and the log's order is the
+ * ids' order (`domain/storage/QueuedMessage.ts`); a directory renamed under
+ * a writer (a new title's slug) is found again.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import * as MessageQueueFile from "parley/layers/store/MessageQueueFile"
+ * import type { ConversationId } from "parley/domain/storage/ConversationId"
+ * declare const id: ConversationId
+ * const queue = MessageQueueFile.make("/home/me/project/.parley/conversations")
+ * const queued = queue.enqueue(id, { message: "also check the tests", surface: "terminal", when: "after" })
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as crypto from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import * as Effect from "effect/Effect"
+import type { ConversationId } from "../../domain/storage/ConversationId.ts"
+import * as QueuedMessage from "../../domain/storage/QueuedMessage.ts"
+import type { MessageQueue } from "../../services/ConversationStoreTag.ts"
+import { ConversationNotFound } from "../../services/StoreErrors.ts"
+import * as AtomicFile from "./AtomicFile.ts"
+import * as ConversationDir from "./ConversationDir.ts"
+import { io } from "./FileIo.ts"
+import * as QueueCount from "./QueueCount.ts"
+
+/** The queue's file in a conversation's directory. */
+export const FILE = QueueCount.FILE
+
+/** How often an append follows a directory renamed under it before it gives up. */
+const ATTEMPTS = 5
+
+/** The queue file of `id` (its directory found now: a rename moves it). */
+const fileOf = async (conversationsDir: string, id: ConversationId): Promise<string | undefined> => {
+  const loc = await ConversationDir.locate(conversationsDir, id)
+  return loc === undefined ? undefined : path.join(loc.dir, FILE)
+}
+
+const notFound = (id: ConversationId) => Effect.fail(new ConversationNotFound({ id }))
+
+/** The records of `id`'s queue (none when it has no file yet). */
+const read = (conversationsDir: string, id: ConversationId) =>
+  io(conversationsDir, async () => {
+    const file = await fileOf(conversationsDir, id)
+    if (file === undefined) return undefined
+    return QueuedMessage.parse((await AtomicFile.readIfExists(file)) ?? "")
+  }).pipe(Effect.flatMap((records) => (records === undefined ? notFound(id) : Effect.succeed(records))))
+
+/** Appends one record (one write, `O_APPEND`, private), following a renamed directory. */
+const append = (conversationsDir: string, id: ConversationId, record: QueuedMessage.Record) =>
+  io(conversationsDir, async () => {
+    for (let attempt = 1; ; attempt++) {
+      const file = await fileOf(conversationsDir, id)
+      if (file === undefined) return false
+      try {
+        const handle = await fs.open(file, "a", 0o600)
+        try {
+          await handle.write(QueuedMessage.line(record))
+          await handle.sync()
+        } finally {
+          await handle.close()
+        }
+        return true
+      } catch (error) {
+        if (!AtomicFile.isNotFound(error) || attempt >= ATTEMPTS) throw error
+      }
+    }
+  }).pipe(Effect.flatMap((ok) => (ok ? Effect.void : notFound(id))))
+
+const nonce = () => crypto.randomBytes(8).toString("hex")
+
+/** The queue of the conversations under `conversationsDir`. */
+export const make = (conversationsDir: string): MessageQueue => ({
+  enqueue: (id, m) =>
+    Effect.gen(function* () {
+      const tag = nonce()
+      const at = new Date().toISOString()
+      yield* append(conversationsDir, id, { op: "queue", nonce: tag, ...m, at })
+      const mine = QueuedMessage.fold(yield* read(conversationsDir, id)).messages.find((q) => q.nonce === tag)
+      // Appended and read back: the record is there (a torn write would have failed the append).
+      return mine ?? { id: 0, nonce: tag, ...m, at, state: "queued" as const }
+    }),
+  list: (id) => Effect.map(read(conversationsDir, id), (records) => QueuedMessage.fold(records).messages),
+  take: (id, n) => append(conversationsDir, id, { op: "take", id: n }),
+  withdraw: (id, n) =>
+    Effect.gen(function* () {
+      const tag = nonce()
+      yield* append(conversationsDir, id, { op: "withdraw", id: n, nonce: tag })
+      return QueuedMessage.withdrawOutcome(yield* read(conversationsDir, id), n, tag)
+    })
+})

@@ -1,0 +1,110 @@
+/**
+ * The run's side of messages sent to a running turn (docs/cli.md#talk-to-a-running-turn):
+ * the run that holds the conversation takes them from the store's queue
+ * (`ConversationStore.messages`) and records each as a `chat_request` whose
+ * metadata says which message it was and where it was typed
+ * (`QueuedMessage.METADATA_KEY`).
+ *
+ * - {@link between}: `next` and `now` messages, before the turn's next model
+ *   request after tool results — JP's place for a reply typed mid-turn (a
+ *   `chat_request` that does not start a turn);
+ * - {@link closeForNow}: a turn stopped for a `now` message goes on without
+ *   the calls the stop cut short (each answered as interrupted);
+ * - {@link drain}: once the turn ends, every message left (`after` ones,
+ *   and `next` ones that came too late) starts a turn of its own, in id
+ *   order.
+ *
+ * A message is taken before it is recorded, and counted delivered only once
+ * its `chat_request` is in the events: a run killed between the two leaves
+ * it to the next run, which delivers it once.
+ *
+ * @example
+ * ```ts
+ * import * as Queued from "parley/programs/Queued"
+ * import type { ConversationSession } from "parley/services/ConversationSession"
+ * declare const session: ConversationSession
+ * const entries = Queued.between(session) // the chat_requests of the `next` and `now` messages
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Events from "../domain/event/Events.ts"
+import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
+import * as Timestamp from "../domain/event/Timestamp.ts"
+import * as QueuedMessage from "../domain/storage/QueuedMessage.ts"
+import type { TurnAnalysis } from "../domain/stream/IncompleteTurn.ts"
+import type { ConversationSession } from "../services/ConversationSession.ts"
+import { ConversationStore } from "../services/ConversationStore.ts"
+
+/** The messages still to deliver to `session`'s conversation (none when the store keeps no queue). */
+export const pendingFor = (session: ConversationSession) =>
+  Effect.gen(function* () {
+    const queue = (yield* ConversationStore).messages
+    if (queue === undefined) return []
+    const all = yield* queue.list(session.id)
+    if (all.length === 0) return []
+    return QueuedMessage.pending({ messages: all }, QueuedMessage.deliveredIn((yield* session.snapshot).entries))
+  })
+
+/** The metadata that records who sent message `m`. */
+export const metadataOf = (m: QueuedMessage.QueuedMessage) => ({
+  [QueuedMessage.METADATA_KEY]: { id: m.id, via: m.surface }
+})
+
+/** Takes `m` (a withdraw from now on is too late). */
+const take = (session: ConversationSession, m: QueuedMessage.QueuedMessage) =>
+  Effect.flatMap(ConversationStore, (store) =>
+    store.messages === undefined ? Effect.void : store.messages.take(session.id, m.id)
+  )
+
+/** The `next` and `now` messages, taken, as the `chat_request`s to record before the next model request. */
+export const between = (session: ConversationSession) =>
+  Effect.gen(function* () {
+    const due = (yield* pendingFor(session)).filter((m) => m.when !== "after")
+    const out: Array<StreamEntry> = []
+    for (const m of due) {
+      yield* take(session, m)
+      out.push(Events.chatRequest(yield* Timestamp.current, m.message, metadataOf(m)))
+    }
+    return out
+  })
+
+/** The answer recorded for a call a `now` message cut short. */
+export const INTERRUPTED = "Interrupted: the user stopped this call to send a message."
+
+/**
+ * When a `now` message waits, the resumed turn does not run again the calls
+ * its stop cut short: each is answered as interrupted (what finished is
+ * kept), and the message goes with their results. Returns whether it closed any.
+ */
+export const closeForNow = (session: ConversationSession, analysis: TurnAnalysis) =>
+  Effect.gen(function* () {
+    if (analysis.pendingToolCalls.length === 0) return false
+    if (!(yield* pendingFor(session)).some((m) => m.when === "now")) return false
+    const at = yield* Timestamp.current
+    yield* session.append(
+      analysis.pendingToolCalls.map((c) => Events.toolCallResponse(at, c.id, { content: INTERRUPTED, is_error: true }))
+    )
+    return true
+  })
+
+/**
+ * Runs a turn for each message left, in id order, while each ends complete
+ * (`turn`: one new turn with the message; `true` when it ended waiting for
+ * input, which leaves the rest queued). Returns how many it started.
+ */
+export const drain = <E, R>(
+  session: ConversationSession,
+  turn: (message: string, metadata: ReturnType<typeof metadataOf>) => Effect.Effect<boolean, E, R>
+) =>
+  Effect.gen(function* () {
+    let started = 0
+    for (;;) {
+      const [next] = yield* pendingFor(session)
+      if (next === undefined) return started
+      yield* take(session, next)
+      started++
+      if (yield* turn(next.message, metadataOf(next))) return started
+    }
+  })
