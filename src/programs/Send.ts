@@ -43,7 +43,7 @@ export class QueueUnsupported extends Schema.TaggedError<QueueUnsupported>()("Qu
   id: Schema.String
 }) {
   override get message() {
-    return `This storage cannot keep messages for conversation ${ConversationIdText.display(this.id as ConversationId)}.`
+    return `This storage cannot keep messages for conversation ${ConversationIdText.display(this.id)}.`
   }
 }
 

@@ -56,7 +56,7 @@ const said = (sent: Send.Sent, id: string, hint: Hint.Context): string => {
       return `Nothing was running: a run in the background delivers message ${n}. Follow it with ${Hint.command(["conversation", "attach", id], hint)}.`
     case "WaitsForTurn":
       return [
-        `Queued message ${n}: ${ConversationId.display(id as ConversationId.ConversationId)} has an incomplete turn (${sent.detail}); the message is delivered after it.`,
+        `Queued message ${n}: ${ConversationId.display(id)} has an incomplete turn (${sent.detail}); the message is delivered after it.`,
         `    ${Hint.resume(id, hint)}    Resume the incomplete turn, then the message.`,
         `    ${Hint.discard(id, hint)}    Discard it (the next run delivers the message).`,
         `    ${back}`

@@ -178,7 +178,7 @@ export const readEdited = (
   if (text.trim() === "") return undefined
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = JsonText.parse(text)
   } catch (e) {
     return { problem: `the edited arguments are not valid JSON (${e instanceof Error ? e.message : String(e)})` }
   }

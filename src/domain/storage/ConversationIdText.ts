@@ -46,8 +46,8 @@ export const fromDirname = (name: string): ConversationId | undefined => {
   return /^\d{1,19}$/.test(head) ? ofDigits(head) : undefined
 }
 
-/** JP's text form: `jp-c<id>`. */
-export const display = (id: ConversationId): string => `jp-c${id}`
+/** JP's text form: `jp-c<id>` (of an id, or of the digits an error kept as text). */
+export const display = (id: ConversationId | string): string => `jp-c${id}`
 
 /** A new id for "now" (deciseconds since the epoch). */
 export const fromEpochMillis = (ms: number): ConversationId => ofDigits(String(Math.floor(ms / 100)))

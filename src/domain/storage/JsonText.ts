@@ -77,6 +77,28 @@ export const parse = (text: string): Json => {
   }
 }
 
+const isPlain = (v: object): boolean => {
+  const proto: unknown = Object.getPrototypeOf(v)
+  return proto === Object.prototype || proto === null
+}
+
+/** Whether `value` is JSON (null, a boolean, a finite number, a string, or arrays and plain objects of them), at any depth. */
+export const isJson = (value: unknown): value is Json => {
+  const todo: Array<unknown> = [value]
+  while (todo.length > 0) {
+    const v = todo.pop()
+    if (v === null || typeof v === "string" || typeof v === "boolean") continue
+    if (typeof v === "number") {
+      if (!Number.isFinite(v)) return false
+      continue
+    }
+    if (Array.isArray(v)) for (const x of v) todo.push(x)
+    else if (typeof v === "object" && isPlain(v)) for (const x of Object.values(v)) todo.push(x)
+    else return false
+  }
+  return true
+}
+
 /** Whether a JSON value is an object (not an array, not null): a guard, as `Array.isArray` does not narrow a readonly array out. */
 export const isObject = (value: Json): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value)

@@ -13,7 +13,24 @@
  *
  * @since 0.1.0
  */
-import type { Record, Surface, When } from "./QueuedMessage.ts"
+/** Where a message was typed (`QueuedMessage.Surface` is its Schema). */
+export type Surface = "terminal" | "attach" | "page" | "api" | "cluster"
+
+/** When the running turn gets it (`QueuedMessage.When` is its Schema). */
+export type When = "after" | "next" | "now"
+
+/** One record of the queue's log (`QueuedMessage.Record` is its Schema). */
+export type Record =
+  | {
+      readonly op: "queue"
+      readonly nonce: string
+      readonly message: string
+      readonly surface: Surface
+      readonly when: When
+      readonly at: string
+    }
+  | { readonly op: "withdraw"; readonly id: number; readonly nonce: string }
+  | { readonly op: "take"; readonly id: number }
 
 /** A queued message as senders and listings see it. */
 export interface QueuedMessage {

@@ -27,18 +27,26 @@
  */
 import * as Schema from "effect/Schema"
 import type { StreamEntry } from "../event/ConversationEvent.ts"
+import * as JsonText from "./JsonText.ts"
+import type * as QueueLog from "./QueueLog.ts"
 
 /** Where a message was typed: the record keeps who said it. */
-export const Surface = Schema.Literals(["terminal", "attach", "page", "api", "cluster"])
-export type Surface = typeof Surface.Type
+export const Surface = Schema.Literals([
+  "terminal",
+  "attach",
+  "page",
+  "api",
+  "cluster"
+]) satisfies Schema.Codec<QueueLog.Surface>
+export type Surface = QueueLog.Surface
 
 /**
  * When the running turn gets it: `after` it ends (a new turn), at its `next`
  * request to the model (after the current tool results), or `now` (the turn
  * is stopped as Ctrl-C stops it, then goes on with the message).
  */
-export const When = Schema.Literals(["after", "next", "now"])
-export type When = typeof When.Type
+export const When = Schema.Literals(["after", "next", "now"]) satisfies Schema.Codec<QueueLog.When>
+export type When = QueueLog.When
 
 /** One record of the queue's log. */
 export const Record = Schema.Union([
@@ -53,8 +61,8 @@ export const Record = Schema.Union([
   }),
   Schema.Struct({ op: Schema.Literal("withdraw"), id: Schema.Number, nonce: Schema.String }),
   Schema.Struct({ op: Schema.Literal("take"), id: Schema.Number })
-])
-export type Record = typeof Record.Type
+]) satisfies Schema.Codec<QueueLog.Record>
+export type Record = QueueLog.Record
 
 export { fold, type Log, type QueuedMessage } from "./QueueLog.ts"
 
@@ -63,7 +71,7 @@ export const parse = (text: string): ReadonlyArray<Record> =>
   text.split("\n").flatMap((line) => {
     if (line.trim() === "") return []
     try {
-      const decoded = Schema.decodeUnknownOption(Record)(JSON.parse(line))
+      const decoded = Schema.decodeUnknownOption(Record)(JsonText.parse(line))
       return decoded._tag === "Some" ? [decoded.value] : []
     } catch {
       return []
@@ -82,9 +90,8 @@ export const deliveredIn = (entries: ReadonlyArray<StreamEntry>): ReadonlySet<nu
   for (const e of entries) {
     if (e.type !== "chat_request") continue
     const m = e.metadata[METADATA_KEY]
-    if (typeof m !== "object" || m === null || Array.isArray(m)) continue
-    // Array.isArray does not narrow a readonly JSON array away: what is left is an object.
-    const n = (m as Schema.JsonObject)["id"]
+    if (m === undefined || !JsonText.isObject(m)) continue
+    const n = m["id"]
     if (typeof n === "number") ids.add(n)
   }
   return ids

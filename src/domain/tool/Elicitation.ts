@@ -45,7 +45,7 @@
 import * as Data from "effect/Data"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
-import { Question, type QuestionId, questionIdProblem } from "./Question.ts"
+import { Question, QuestionId, questionIdProblem } from "./Question.ts"
 import * as JsonText from "../storage/JsonText.ts"
 
 /** One option of a select: its value and, when the server gave one, its title. */
@@ -162,14 +162,20 @@ const parseField = (name: string, schema: unknown, required: boolean): Field | s
   if (typeof kind === "string") return `field ${JSON.stringify(name)}: ${kind}`
   const format = FORMATS.find((f) => f === schema["format"])
   const numbers = ["minLength", "maxLength", "minimum", "maximum", "minItems", "maxItems"] as const
-  const field: Record<string, unknown> = { name, required, kind }
-  for (const key of ["title", "description"] as const) if (str(schema[key]) !== undefined) field[key] = schema[key]
-  if (schema["default"] !== undefined) field["default"] = schema["default"]
-  if (format !== undefined && kind._tag === "Text" && kind.type === "string") field["format"] = format
-  for (const key of numbers) if (num(schema[key]) !== undefined) field[key] = schema[key]
-  // Built key by key from checked values (str/num/FORMATS; name checked above; `default` is the JSON the server
-  // sent): a Field, though TypeScript cannot follow the keys written in the loops.
-  return field as unknown as Field
+  const field: { -readonly [K in keyof Field]: Field[K] } = { name: QuestionId.make(name), required, kind }
+  const title = str(schema["title"])
+  const description = str(schema["description"])
+  const fallback = schema["default"]
+  if (title !== undefined) field.title = title
+  if (description !== undefined) field.description = description
+  // The server's default, as the JSON it sent (a value that is not JSON cannot have come over the wire).
+  if (fallback !== undefined && JsonText.isJson(fallback)) field.default = fallback
+  if (format !== undefined && kind._tag === "Text" && kind.type === "string") field.format = format
+  for (const key of numbers) {
+    const n = num(schema[key])
+    if (n !== undefined) field[key] = n
+  }
+  return field
 }
 
 /**

@@ -75,6 +75,10 @@ const defaultRunMode: Record<ToolKind, RunMode> = { builtin: "unattended", local
 
 let ajvClass: Promise<typeof Ajv> | undefined
 
+/** The class from ajv's `default`, typed as the class or as `module.exports` (with `Ajv` on it) by module resolution. */
+const ajvOf = (exported: typeof Ajv | { readonly Ajv: typeof Ajv }): typeof Ajv =>
+  "Ajv" in exported ? exported.Ajv : exported
+
 /**
  * ajv, loaded on first use: evaluating it and compiling the built-ins' schemas was
  * ≈ a fifth of a scripted query's start-up, and a turn that calls no tool needs neither
@@ -85,7 +89,7 @@ const loadAjv: Effect.Effect<typeof Ajv> = Effect.promise(() => {
     // ajv is CommonJS: Node's import gives its named exports and `default` (module.exports), esbuild's
     // bundle only `default`; module.exports.Ajv is the class under both, and the typings of
     // `default` differ by module resolution (the class, or module.exports).
-    (m) => (m.default as unknown as { readonly Ajv: typeof Ajv }).Ajv
+    (m) => ajvOf(m.default)
   )
   return ajvClass
 })

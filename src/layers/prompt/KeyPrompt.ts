@@ -26,8 +26,8 @@ import * as Prompt from "effect/cli/Prompt"
 import * as Terminal from "effect/Terminal"
 
 /** One key of a key prompt and what it does. */
-export interface KeyChoice {
-  readonly key: string
+export interface KeyChoice<K extends string = string> {
+  readonly key: K
   /** What the key does, shown in the `?` help and after submission. */
   readonly label: string
   /** Listed only in the `?` help, not in the `[y/n,?]` key list (a key most answers never need). */
@@ -59,13 +59,13 @@ const erase = (text: string, columns: number): string => {
 const visibleLength = (s: string): number => s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").length
 
 /** A prompt answered by one key press (see the example above). */
-export const keyPrompt = (options: {
+export const keyPrompt = <K extends string>(options: {
   readonly message: string
-  readonly keys: ReadonlyArray<KeyChoice>
-  readonly defaultKey?: string
+  readonly keys: ReadonlyArray<KeyChoice<K>>
+  readonly defaultKey?: NoInfer<K>
   /** Shown with the help (`?`), below the keys. */
   readonly details?: string
-}): Prompt.Prompt<string> => {
+}): Prompt.Prompt<K> => {
   const keyList = options.keys
     .filter((k) => k.helpOnly !== true)
     .map((k) => (k.key === options.defaultKey ? bold(k.key) : k.key))
@@ -76,7 +76,7 @@ export const keyPrompt = (options: {
     (state.help
       ? "\n" + options.keys.map((k) => `  ${k.key}  ${k.label}`).join("\n") + "\n  ?  show this help\n" + details
       : "")
-  return Prompt.Custom<State, string>(
+  return Prompt.Custom<State, K>(
     { help: false },
     {
       render: (_state, action) => {

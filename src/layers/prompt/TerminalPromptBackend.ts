@@ -52,9 +52,9 @@ import {
   type ReviewRequest
 } from "../../services/PromptBackend.ts"
 import { printable } from "../../domain/render/TerminalText.ts"
-import { bold, dim, keyPrompt } from "./KeyPrompt.ts"
+import { bold, dim, type KeyChoice, keyPrompt } from "./KeyPrompt.ts"
 
-const PERMISSION_KEYS = [
+const PERMISSION_KEYS: ReadonlyArray<KeyChoice<PermissionKey>> = [
   { key: "y", label: "run" },
   { key: "Y", label: "run, and remember for this turn" },
   { key: "n", label: "skip" },
@@ -62,7 +62,7 @@ const PERMISSION_KEYS = [
 ]
 
 /** The result review's keys (JP's). */
-const REVIEW_KEYS = [
+const REVIEW_KEYS: ReadonlyArray<KeyChoice<ReviewKey>> = [
   { key: "y", label: "deliver the result" },
   { key: "n", label: "skip delivery" },
   { key: "e", label: "edit the result first" }
@@ -72,7 +72,10 @@ const REVIEW_KEYS = [
 const RESULT_LINES = 12
 
 /** The permission prompt's keys with `e` (a call whose arguments may be edited first), listed under `?`. */
-const PERMISSION_EDIT_KEYS = [...PERMISSION_KEYS, { key: "e", label: "edit the arguments, then run", helpOnly: true }]
+const PERMISSION_EDIT_KEYS: ReadonlyArray<KeyChoice<PermissionKey>> = [
+  ...PERMISSION_KEYS,
+  { key: "e", label: "edit the arguments, then run", helpOnly: true }
+]
 
 const BOOLEAN_KEYS = [
   { key: "y", label: "yes" },
@@ -323,7 +326,7 @@ export const make = (options: Options = {}) =>
               ...(full !== undefined ? { details: `arguments:\n${full}` } : {})
             })
           )
-          return key as PermissionKey
+          return key
         }),
       question,
       review: (request: ReviewRequest) =>
@@ -344,7 +347,7 @@ export const make = (options: Options = {}) =>
               ...(more > 0 ? { details: `result:\n${indent(lines.join("\n"))}` } : {})
             })
           )
-          return key as ReviewKey
+          return key
         }),
       // The incomplete-turn menu and the editor belong to the program that runs the
       // turn (the CLI brings its own); a bare terminal prompter offers neither.

@@ -12,6 +12,7 @@
  *
  * @since 0.1.0
  */
+import * as JsonText from "../../domain/storage/JsonText.ts"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Record } from "../../domain/storage/QueuedMessage.ts"
@@ -36,7 +37,7 @@ export const queuedIn = (dir: string): number => {
   }
   const records = text.split("\n").flatMap((line) => {
     try {
-      const v: unknown = JSON.parse(line)
+      const v: unknown = JsonText.parse(line)
       return isRecord(v) ? [v] : []
     } catch {
       return []
