@@ -69,24 +69,32 @@ export interface AnswerRecorded {
   readonly stillOpen: ReadonlyArray<OpenQuestion>
 }
 
+/**
+ * The open questions of an incomplete turn, in the order they were asked, each
+ * with when it was asked (its request's timestamp).
+ */
+export const openIn = (
+  incomplete: IncompleteTurn.IncompleteTurn
+): ReadonlyArray<{ readonly open: OpenQuestion; readonly asked: string }> =>
+  IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => {
+    // An approval shows what it approves: the call's arguments, or what the tool asked about (an MCP page or form).
+    const approves = PermissionInquiry.approves(p.request, p.toolCall.arguments)
+    return {
+      open: {
+        inquiryId: p.request.id,
+        kind: approves !== undefined ? "approval" : "question",
+        toolCallId: p.toolCall.id,
+        tool: p.toolCall.name,
+        arguments: approves ?? p.toolCall.arguments,
+        question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
+      },
+      asked: p.request.timestamp
+    }
+  })
+
 /** The open questions of `session`'s incomplete turn, in the order they were asked. */
 export const openQuestions = (session: ConversationSession): Effect.Effect<ReadonlyArray<OpenQuestion>> =>
-  Effect.map(session.incompleteTurn, (incomplete) =>
-    incomplete === null
-      ? []
-      : IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => {
-          // An approval shows what it approves: the call's arguments, or what the tool asked about (an MCP page or form).
-          const approves = PermissionInquiry.approves(p.request, p.toolCall.arguments)
-          return {
-            inquiryId: p.request.id,
-            kind: approves !== undefined ? "approval" : "question",
-            toolCallId: p.toolCall.id,
-            tool: p.toolCall.name,
-            arguments: approves ?? p.toolCall.arguments,
-            question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
-          }
-        })
-  )
+  Effect.map(session.incompleteTurn, (incomplete) => (incomplete === null ? [] : openIn(incomplete).map((o) => o.open)))
 
 /** The open questions of conversation `id` (read under its lock: a running turn holds it). */
 export const list = (id: ConversationId) =>

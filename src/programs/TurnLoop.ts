@@ -206,33 +206,39 @@ export const runTurn = (input: TurnInput) =>
     })
   )
 
+/**
+ * Where a turn starts: a new one is written (its `turn_start` and message; refused
+ * while another is incomplete), a resumed one picks up the calls it left pending.
+ */
+const beginTurn = (input: TurnInput) =>
+  Effect.gen(function* () {
+    if (input.start._tag === "Resume")
+      return input.start.analysis.phase === "Executing"
+        ? { pending: input.start.analysis.pendingToolCalls, resume: input.start.analysis }
+        : { pending: [], resume: undefined }
+    const incomplete = yield* input.session.incompleteTurn
+    if (incomplete !== null)
+      return yield* new IncompleteTurnExists({
+        id: input.session.id,
+        incomplete: { entries: [...incomplete.entries] }
+      })
+    const started = yield* Timestamp.current
+    const asked = yield* Timestamp.current
+    yield* input.session.append([
+      Events.turnStart(started),
+      Events.chatRequest(asked, input.start.message, input.start.metadata)
+    ])
+    return { pending: [], resume: undefined }
+  })
+
 const runTurnUntraced = (input: TurnInput) =>
   Effect.gen(function* () {
     const events = yield* RunEvents
-    if (input.start._tag === "NewTurn") {
-      const incomplete = yield* input.session.incompleteTurn
-      if (incomplete !== null)
-        return yield* new IncompleteTurnExists({
-          id: input.session.id,
-          incomplete: { entries: [...incomplete.entries] }
-        })
-    }
+    const begun: { pending: ReadonlyArray<ToolCallRequest>; resume: ResumeInput | undefined } = yield* beginTurn(input)
+    let { pending, resume } = begun
     const state = yield* Ref.make(
       input.start._tag === "Resume" ? TurnState.resumed(input.start.analysis) : TurnState.make()
     )
-    let pending: ReadonlyArray<ToolCallRequest> = []
-    let resume: ResumeInput | undefined
-    if (input.start._tag === "NewTurn") {
-      const started = yield* Timestamp.current
-      const asked = yield* Timestamp.current
-      yield* input.session.append([
-        Events.turnStart(started),
-        Events.chatRequest(asked, input.start.message, input.start.metadata)
-      ])
-    } else if (input.start.analysis.phase === "Executing") {
-      pending = input.start.analysis.pendingToolCalls
-      resume = input.start.analysis
-    }
     const maxCycles = input.maxCycles ?? 100
     let cycles = 0
     for (;;) {

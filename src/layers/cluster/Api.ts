@@ -30,7 +30,6 @@
  * @since 0.1.0
  * @internal
  */
-import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
@@ -45,7 +44,6 @@ import * as Conversation from "../../domain/storage/Conversation.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
 import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
-import { fromInquiryQuestion } from "../../domain/tool/Question.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ClusterApi } from "../../services/ClusterApi.ts"
 import type { ConversationStore } from "../../services/ConversationStore.ts"
@@ -82,21 +80,7 @@ const idOf = (id: string) => Effect.fromNullishOr(ConversationId.parse(id)).pipe
 const openOf = (entries: Conversation.Conversation["entries"]) => {
   const incomplete = IncompleteTurn.splitIncompleteTurn(entries).incomplete
   if (incomplete === null) return []
-  return IncompleteTurn.analyze(incomplete).pendingInquiries.map((p) => {
-    // An approval shows what it approves: the call's arguments, or what the tool asked about (an MCP page or form).
-    const approves = PermissionInquiry.approves(p.request, p.toolCall.arguments)
-    return {
-      open: {
-        inquiryId: p.request.id,
-        kind: approves !== undefined ? "approval" : "question",
-        toolCallId: p.toolCall.id,
-        tool: p.toolCall.name,
-        arguments: approves ?? p.toolCall.arguments,
-        question: fromInquiryQuestion(p.questionId ?? "answer", p.request.question)
-      } satisfies Answer.OpenQuestion,
-      since: Timestamp.toRfc3339(p.request.timestamp)
-    }
-  })
+  return Answer.openIn(incomplete).map((o) => ({ open: o.open, since: Timestamp.toRfc3339(o.asked) }))
 }
 
 const isRefusal = Schema.is(Refusal)
