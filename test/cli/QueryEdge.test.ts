@@ -60,7 +60,7 @@ describe("usage errors and arguments (built binary, no TTY)", () => {
     expect(missing.code).toBe(2)
     expect(missing.stdout).toBe("")
     expect(lines(missing.stderr)).toStrictEqual([
-      "parley: `parley conversation` needs a subcommand: ls, print, check, fork, answer, attach, kill, compact, export, import",
+      "parley: `parley conversation` needs a subcommand: ls, print, check, fork, answer, attach, send, kill, compact, export, import",
       "Run `parley conversation --help` for usage."
     ])
     // --help is asked for: the whole help, on stdout.

@@ -163,7 +163,9 @@ describe("coordinator notices", () => {
         toolName: "p",
         kind: "local",
         arguments: { paths: ["/", "/home"] },
-        position: { callId: "c1", index: 1, total: 2 }
+        position: { callId: "c1", index: 1, total: 2 },
+        // A local tool's permission prompt offers `e` (edit the arguments, then run), as JP's does.
+        editable: true
       })
       expect(byTag["Question"]).toMatchObject({
         toolName: "t",

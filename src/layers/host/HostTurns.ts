@@ -11,7 +11,8 @@
  *
  * @example
  * ```ts
- * import * as Effect from "effect/Effect"
+ * import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
  * import * as Answer from "parley/programs/Answer"
  * import * as HostTurns from "parley/layers/host/HostTurns"
  * import type { ConversationId } from "parley/domain/storage/ConversationId"
@@ -22,6 +23,7 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -48,6 +50,17 @@ export const openQuestion = (q: OpenQuestionInfo): OpenQuestion => ({
 })
 
 /**
+ * An answer whose request was interrupted because the run's connection closed
+ * under it (the run ended: serve's relay closes its connection's scope) is
+ * the run lost, as a failed request is: the answerer then reads the log
+ * (answered, or cancelled), not an interrupted request (an empty 503).
+ */
+const closedUnder =
+  (lost: () => RunLost) =>
+  <A, E>(self: Effect.Effect<A, E>): Effect.Effect<A, E | RunLost> =>
+    Effect.catchCauseIf(self, Cause.hasInterruptsOnly, () => Effect.fail(lost()))
+
+/**
  * The running turn of `id` over `client`; its events from `events` when the
  * caller relays them itself (else a subscription of this connection).
  */
@@ -71,11 +84,11 @@ export const fromClient = (
           via: via ?? "terminal",
           ...(options?.remember === true ? { remember: true } : {})
         })
-        .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
+        .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost())), closedUnder(lost)),
     offerAll: (answers, via) =>
       client
         .AnswerAll({ answers, via: via ?? "terminal" })
-        .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost()))),
+        .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost())), closedUnder(lost)),
     subscribe: (after, options) =>
       events !== undefined
         ? events(after)

@@ -242,7 +242,12 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster", () => {
     expect(list.status).toBe(200)
     const listed = await list.text()
     expect(listed).toContain(`<a href="/conversations/${id}">`)
-    expect(listed).toMatch(new RegExp(`data-id="${id}"><td>.*?</td><td class="state">waiting for input</td>`))
+    // The list says the runner's turn waits on its question, in the page's one wording for that state.
+    expect(listed).toMatch(
+      new RegExp(
+        `data-id="${id}"><td class="title">.*?</td><td class="state"><span class="state-badge st-waiting">waiting for you \\(1\\)</span></td>`
+      )
+    )
     const page = await fetch(`${a.base}/conversations/${id}`, { headers: auth })
     expect(page.status).toBe(200)
     expect(await page.text()).toContain(`<script src="/app.js"`)
