@@ -84,11 +84,15 @@ export const fromClient = (
           via: via ?? "terminal",
           ...(options?.remember === true ? { remember: true } : {})
         })
-        .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost())), closedUnder(lost)),
+        .pipe(
+          Effect.catchTag("RpcClientError", () => Effect.fail(lost())),
+          closedUnder(lost)
+        ),
     offerAll: (answers, via) =>
-      client
-        .AnswerAll({ answers, via: via ?? "terminal" })
-        .pipe(Effect.catchTag("RpcClientError", () => Effect.fail(lost())), closedUnder(lost)),
+      client.AnswerAll({ answers, via: via ?? "terminal" }).pipe(
+        Effect.catchTag("RpcClientError", () => Effect.fail(lost())),
+        closedUnder(lost)
+      ),
     subscribe: (after, options) =>
       events !== undefined
         ? events(after)
