@@ -47,16 +47,22 @@ export const pendingFor = (session: ConversationSession) =>
     return QueuedMessage.pending({ messages: all }, QueuedMessage.deliveredIn((yield* session.snapshot).entries))
   })
 
-/** The metadata that records who sent message `m`. */
+/** The metadata that records which message `m` was (its id and its record's nonce) and who sent it. */
 export const metadataOf = (m: QueuedMessage.QueuedMessage) => ({
-  [QueuedMessage.METADATA_KEY]: { id: m.id, via: m.surface }
+  [QueuedMessage.METADATA_KEY]: { id: m.id, nonce: m.nonce, via: m.surface }
 })
 
-/** Takes `m` (a withdraw from now on is too late). */
+/**
+ * Takes `m`; whether the take won: a withdraw logged before it wins, and the
+ * message is then not delivered (the sender was told it was withdrawn).
+ */
 const take = (session: ConversationSession, m: QueuedMessage.QueuedMessage) =>
-  Effect.flatMap(ConversationStore, (store) =>
-    store.messages === undefined ? Effect.void : store.messages.take(session.id, m.id)
-  )
+  Effect.gen(function* () {
+    const queue = (yield* ConversationStore).messages
+    if (queue === undefined) return false
+    yield* queue.take(session.id, m.id)
+    return (yield* queue.list(session.id)).find((q) => q.nonce === m.nonce)?.state === "taken"
+  })
 
 /** The `next` and `now` messages, taken, as the `chat_request`s to record before the next model request. */
 export const between = (session: ConversationSession) =>
@@ -64,7 +70,7 @@ export const between = (session: ConversationSession) =>
     const due = (yield* pendingFor(session)).filter((m) => m.when !== "after")
     const out: Array<StreamEntry> = []
     for (const m of due) {
-      yield* take(session, m)
+      if (!(yield* take(session, m))) continue
       out.push(Events.chatRequest(yield* Timestamp.current, m.message, metadataOf(m)))
     }
     return out
@@ -103,7 +109,7 @@ export const drain = <E, R>(
     for (;;) {
       const [next] = yield* pendingFor(session)
       if (next === undefined) return started
-      yield* take(session, next)
+      if (!(yield* take(session, next))) continue
       started++
       if (yield* turn(next.message, metadataOf(next))) return started
     }

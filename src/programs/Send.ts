@@ -108,7 +108,13 @@ export const send = <E>(options: SendOptions<E>) =>
       return Sent.Queued({ ...running, restarted: true })
     }
     const conversation = yield* store.load(options.id)
-    const queued = yield* queue.enqueue(options.id, { message: options.message, surface: options.surface, when })
+    // Nothing runs, so nothing is stopped: a `now` message waits as `after` (else a later resume of an incomplete
+    // turn would answer its pending calls as cut short for it).
+    const queued = yield* queue.enqueue(options.id, {
+      message: options.message,
+      surface: options.surface,
+      when: when === "now" ? "after" : when
+    })
     const incomplete = IncompleteTurn.incompleteSummary(conversation.entries)
     if (incomplete !== null) return Sent.WaitsForTurn({ queued, detail: incomplete.state })
     yield* options.start()

@@ -2,6 +2,7 @@
 // opens one question that the inbox, `conversation answer`, `parley serve`'s API and `conversation kill`
 // reach over the conversation's host socket; it prints the answer and exits 0, 3 after --timeout, 130 when
 // cancelled elsewhere; a killed asker's question is closed by the next inbox or conversation ls; a secret reaches stdout only.
+import { treeBytes } from "../support/TreeBytes.ts"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -44,13 +45,7 @@ const listed = async (p: Project): Promise<Row> => {
 }
 
 /** Every file under the project, as bytes (the storage, its journal, its sockets' directory). */
-const allBytes = (p: Project): Buffer =>
-  Buffer.concat(
-    fs
-      .readdirSync(p.root, { recursive: true, withFileTypes: true })
-      .filter((d) => d.isFile())
-      .map((d) => fs.readFileSync(path.join(d.parentPath, d.name)))
-  )
+const allBytes = (p: Project): Buffer => treeBytes(p.root)
 
 /** The recorded events of the project's one conversation. */
 const recorded = (p: Project, _id: string): Array<Record<string, unknown>> => persisted(p)

@@ -4,6 +4,7 @@
 // delivery three times; a receiver that is down does not slow the run, and what was spooled arrives once
 // it is up and the next parley process of the storage runs (a run, `parley inbox`, `parley serve`); no secret
 // value appears anywhere.
+import { treeBytes } from "../support/TreeBytes.ts"
 import { execFile } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -115,13 +116,8 @@ const answerAll = async (p: Project, r: Receiver, id: string) => {
   )
 }
 
-/** Every file under `dir`, as bytes joined. */
-const allBytes = (dir: string): string =>
-  fs
-    .readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => fs.readFileSync(path.join(e.parentPath, e.name), "latin1"))
-    .join("\n")
+/** Every file under `dir`, as text (latin1: every byte kept). */
+const allBytes = (dir: string): string => treeBytes(dir).toString("latin1")
 
 describe("[notify]", () => {
   it("tells the command and the webhook of 5 questions in order, each closed by whom and how, signed, with no secret", async () => {

@@ -69,10 +69,10 @@ export const fold = (records: ReadonlyArray<Record>): Log => {
 
 /**
  * The messages still to deliver, in id order: queued, or taken by a run that
- * died before it recorded them (`delivered`: the ids the events hold).
+ * died before it recorded them (`delivered`: the nonces the events hold).
  */
-export const pending = (log: Log, delivered: ReadonlySet<number>): ReadonlyArray<QueuedMessage> =>
-  log.messages.filter((m) => m.state !== "withdrawn" && !delivered.has(m.id))
+export const pending = (log: Log, delivered: ReadonlySet<string>): ReadonlyArray<QueuedMessage> =>
+  log.messages.filter((m) => m.state !== "withdrawn" && !delivered.has(m.nonce))
 
 /** What a withdraw found: the message withdrawn, too late (taken), already withdrawn, or no such id. */
 export type Withdrawn = "withdrawn" | "delivered" | "already-withdrawn" | "unknown"
@@ -80,7 +80,9 @@ export type Withdrawn = "withdrawn" | "delivered" | "already-withdrawn" | "unkno
 /** How the log treated the withdraw of `id` whose record carries `nonce`. */
 export const withdrawOutcome = (records: ReadonlyArray<Record>, id: number, nonce: string): Withdrawn => {
   const at = records.findIndex((r) => r.op === "withdraw" && r.nonce === nonce)
-  const before = fold(records.slice(0, at < 0 ? records.length : at)).messages[id - 1]
+  // Its own record not read back: nothing says it was logged, so nothing is said withdrawn.
+  if (at < 0) return "unknown"
+  const before = fold(records.slice(0, at)).messages[id - 1]
   if (before === undefined) return "unknown"
   return before.state === "queued" ? "withdrawn" : before.state === "taken" ? "delivered" : "already-withdrawn"
 }

@@ -78,23 +78,31 @@ export const parse = (text: string): ReadonlyArray<Record> =>
     }
   })
 
-/** One record as a log line. */
-export const line = (record: Record): string => `${JSON.stringify(record)}\n`
+/**
+ * One record as a log line. It starts with a newline too: after a torn write
+ * (a short write, a disk full) the next record still starts a line of its own
+ * (blank lines are skipped).
+ */
+export const line = (record: Record): string => `\n${JSON.stringify(record)}\n`
 
-/** parley's metadata key on a `chat_request` that delivered a queued message: `{ id, via }`. */
+/**
+ * parley's metadata key on a `chat_request` that delivered a queued message:
+ * `{ id, nonce, via }`. Delivery is matched by the nonce of its queue record
+ * (a fork or a copy starts a queue of its own, whose ids start at 1 again).
+ */
 export const METADATA_KEY = "parley_message"
 
-/** The ids of the queued messages the events already hold. */
-export const deliveredIn = (entries: ReadonlyArray<StreamEntry>): ReadonlySet<number> => {
-  const ids = new Set<number>()
+/** The nonces of the queued messages the events already hold. */
+export const deliveredIn = (entries: ReadonlyArray<StreamEntry>): ReadonlySet<string> => {
+  const nonces = new Set<string>()
   for (const e of entries) {
     if (e.type !== "chat_request") continue
     const m = e.metadata[METADATA_KEY]
     if (m === undefined || !JsonText.isObject(m)) continue
-    const n = m["id"]
-    if (typeof n === "number") ids.add(n)
+    const n = m["nonce"]
+    if (typeof n === "string") nonces.add(n)
   }
-  return ids
+  return nonces
 }
 
 export { describe, pending, type Withdrawn, withdrawOutcome } from "./QueueLog.ts"

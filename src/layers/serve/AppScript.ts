@@ -90,10 +90,15 @@ export const APP_JS = String.raw`"use strict";
     var q = e.question, type = q.answer_type.type, approval = e.kind === "approval", tool = e.tool || e.call.name;
     var form = el("form", { "class": "question" + (approval ? " approval" : ""), id: "ask-" + e.inquiry_id, "data-inquiry": e.inquiry_id, "data-type": type, "aria-label": approval ? "Approve " + tool : q.text });
     if (e.label) form.appendChild(el("p", { "class": "q-note" }, e.label));
-    form.appendChild(el("p", { "class": "q-text" }, approval ? "Run " + tool + "?" : tool + ": " + q.text));
+    // An approval asked each time (an MCP server's page or form: persistence "none") says what it asks, and takes yes or no.
+    var once = approval && q.persistence === "none";
+    form.appendChild(el("p", { "class": "q-text" }, approval && !once ? "Run " + tool + "?" : tool + ": " + q.text));
     var field = null;
     function choice(value, label) { form.appendChild(el("button", { type: "submit", value: value, "class": value }, label)); }
-    if (approval) {
+    if (once) {
+      form.appendChild(argsView(e.arguments || e.call.arguments));
+      choice("yes", "Yes"); choice("no", "No");
+    } else if (approval) {
       form.appendChild(argsView(e.arguments || e.call.arguments));
       choice("yes", "Run"); choice("no", "Skip"); choice("always", "Always"); choice("never", "Never");
     } else if (type === "boolean") {

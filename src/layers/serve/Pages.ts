@@ -238,7 +238,8 @@ const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>
     const titled = waiting === 0 ? page : page.replace("<title>", `<title>(${waiting}) `)
     return html(
       titled
-        .replace("<main>", `<nav><a href="/">← All conversations</a></nav>\n<main>${failed}`)
+        // A function, not a string: the error text may hold `$'` or `$&`, which a replacement string would expand.
+        .replace("<main>", () => `<nav><a href="/">← All conversations</a></nav>\n<main>${failed}`)
         .replace("<body>", `<body data-state="${state}">`)
     )
   })

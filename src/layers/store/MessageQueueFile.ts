@@ -25,7 +25,7 @@ import * as Effect from "effect/Effect"
 import type { ConversationId } from "../../domain/storage/ConversationId.ts"
 import * as QueuedMessage from "../../domain/storage/QueuedMessage.ts"
 import type { MessageQueue } from "../../services/ConversationStoreTag.ts"
-import { ConversationNotFound } from "../../services/StoreErrors.ts"
+import { ConversationNotFound, StoreIoError } from "../../services/StoreErrors.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import { io } from "./FileIo.ts"
@@ -84,8 +84,13 @@ export const make = (conversationsDir: string): MessageQueue => ({
       const at = new Date().toISOString()
       yield* append(conversationsDir, id, { op: "queue", nonce: tag, ...m, at })
       const mine = QueuedMessage.fold(yield* read(conversationsDir, id)).messages.find((q) => q.nonce === tag)
-      // Appended and read back: the record is there (a torn write would have failed the append).
-      return mine ?? { id: 0, nonce: tag, ...m, at, state: "queued" as const }
+      // Appended but not read back (a torn write): the sender is told, never given an id nothing holds.
+      if (mine === undefined)
+        return yield* new StoreIoError({
+          path: path.join(conversationsDir, String(id)),
+          reason: "the queued message could not be read back from the conversation's queue"
+        })
+      return mine
     }),
   list: (id) => Effect.map(read(conversationsDir, id), (records) => QueuedMessage.fold(records).messages),
   take: (id, n) => append(conversationsDir, id, { op: "take", id: n }),

@@ -41,11 +41,32 @@ describe("QueuedMessage", () => {
     const log = QueuedMessage.fold([queue("a", "one"), queue("b", "two"), { op: "take", id: 1 }])
     expect(QueuedMessage.pending(log, new Set()).map((m) => m.id)).toStrictEqual([1, 2])
     const delivered = Events.chatRequest(Timestamp.now(), "one", {
-      [QueuedMessage.METADATA_KEY]: { id: 1, via: "api" }
+      [QueuedMessage.METADATA_KEY]: { id: 1, nonce: "a", via: "api" }
     })
-    const ids = QueuedMessage.deliveredIn([Events.chatRequest(Timestamp.now(), "hi"), delivered])
-    expect([...ids]).toStrictEqual([1])
-    expect(QueuedMessage.pending(log, ids).map((m) => m.id)).toStrictEqual([2])
+    const nonces = QueuedMessage.deliveredIn([Events.chatRequest(Timestamp.now(), "hi"), delivered])
+    expect([...nonces]).toStrictEqual(["a"])
+    expect(QueuedMessage.pending(log, nonces).map((m) => m.id)).toStrictEqual([2])
+  })
+
+  it("delivery is matched by the record's nonce: a fork's delivered message 1 does not hide the fork's own message 1", () => {
+    const inherited = Events.chatRequest(Timestamp.now(), "from the source", {
+      [QueuedMessage.METADATA_KEY]: { id: 1, nonce: "source-a", via: "api" }
+    })
+    const forkQueue = QueuedMessage.fold([queue("fork-a", "new")])
+    expect(
+      QueuedMessage.pending(forkQueue, QueuedMessage.deliveredIn([inherited])).map((m) => m.message)
+    ).toStrictEqual(["new"])
+  })
+
+  it("a withdraw whose own record is not in the log is not said to be withdrawn", () => {
+    const records = [queue("a", "one")]
+    expect(QueuedMessage.withdrawOutcome(records, 1, "never-logged")).toBe("unknown")
+  })
+
+  it("a record written after a torn one still reads: every line starts on a line of its own", () => {
+    const torn = QueuedMessage.line(queue("a", "one")).slice(0, 25)
+    const text = `${torn}${QueuedMessage.line(queue("b", "two"))}`
+    expect(QueuedMessage.parse(text).map((r) => (r.op === "queue" ? r.nonce : r.op))).toStrictEqual(["b"])
   })
 
   it("parses a log, skipping a torn last line and lines that are not records", () => {

@@ -67,7 +67,10 @@ export const make = (sql: SqlClient, at: string): MessageQueue => {
         const when = new Date().toISOString()
         yield* append(id, { op: "queue", nonce: tag, ...m, at: when })
         const mine = QueuedMessage.fold(yield* read(id)).messages.find((q) => q.nonce === tag)
-        return mine ?? { id: 0, nonce: tag, ...m, at: when, state: "queued" as const }
+        // Committed but not read back: the sender is told, never given an id nothing holds.
+        if (mine === undefined)
+          return yield* new StoreIoError({ path: at, reason: `the queued message of ${id} could not be read back` })
+        return mine
       }),
     list: (id) => Effect.map(read(id), (records) => QueuedMessage.fold(records).messages),
     take: (id, n) => append(id, { op: "take", id: n }),
