@@ -148,10 +148,17 @@ const failureText = (tool: Tool.Any, cause: Cause.Cause<unknown>): Effect.Effect
   return Effect.succeed(`Tool '${tool.name}' was interrupted before it finished.`)
 }
 
+/** A toolkit's `handle`, by the model's tool name (a string). */
+type Handle = (
+  name: string,
+  params: unknown,
+  id: string
+) => Effect.Effect<Stream.Stream<Tool.HandlerResult<Tool.Any>, unknown, unknown>, unknown, unknown>
+
 /** One run of the handler: its final result, or the question it stopped at. */
 const runOnce = (
   tool: Tool.Any,
-  handlers: Toolkit.WithHandler<Record<string, Tool.Any>>,
+  handle: Handle,
   services: Context.Context<never>,
   call: ToolCall,
   answers: Answers,
@@ -168,7 +175,7 @@ const runOnce = (
       }
     })
     // `handle` needs the tools' declared services; they are in `services` (captured when the layer was built).
-    const handled = handlers.handle(call.name, call.arguments, call.id) as Effect.Effect<
+    const handled = handle(call.name, call.arguments, call.id) as Effect.Effect<
       Stream.Stream<Tool.HandlerResult<Tool.Any>, unknown, Inquiry>,
       unknown,
       Inquiry
@@ -281,12 +288,13 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
     Effect.gen(function* () {
       const services = yield* Effect.context<ToolkitServices<Tools>>()
       const { data: config } = yield* Config
-      // The handlers' types differ from HandlersFrom only by Inquiry/Pending, which parley provides and handles.
+      // The handlers' types differ from HandlersFrom only by Inquiry/Pending, which runOnce provides and turns
+      // into NeedsInput. TypeScript cannot relate two mapped types over generic keys, even this narrower one.
       const handlerContext = yield* toolkit.toHandlers(handlers as unknown as Toolkit.HandlersFrom<Tools>)
-      // The toolkit with its handlers, seen as one of tools of any name: the executor looks tools up by the model's name.
-      const withHandler = (yield* Effect.provideContext(toolkit, handlerContext)) as unknown as Toolkit.WithHandler<
-        Record<string, Tool.Any>
-      >
+      const withHandler = yield* Effect.provideContext(toolkit, handlerContext)
+      // The executor looks tools up by the model's name, a string: the toolkit answers an unknown name itself.
+      const handle: Handle = (name, params, id) =>
+        withHandler.handle(name as keyof Tools, params as Tool.ParametersEncoded<Tools[keyof Tools]>, id)
       // As for built-ins: `enable = false` hides a tool (it is then "not available"), `description` replaces the tool's.
       const tools = Object.fromEntries(
         Object.entries(toolkit.tools as Record<string, Tool.Any>).filter(
@@ -305,7 +313,7 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
           .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
         execute: (call, answers, context) =>
           known(call.name)
-            ? runOnce(tools[call.name]!, withHandler, services as Context.Context<never>, call, answers, context)
+            ? runOnce(tools[call.name]!, handle, services as Context.Context<never>, call, answers, context)
             : Effect.succeed(notAvailable(call.name)),
         permission: (name) => permissionOf(config, known(name) ? tools[name] : undefined, name, fallback),
         callPermission: (call) =>
