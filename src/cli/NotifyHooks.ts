@@ -37,8 +37,14 @@ export interface Inputs {
 /** The command a notification gives to answer a question, repeating `--storage` and `--config` as given. */
 const answerCommand =
   (storageGiven: string | undefined, config: string | undefined) =>
-  (id: string, inquiryId: string, answerType: Parameters<typeof AnswerFit.placeholder>[0], kind: string) => {
-    const placeholder = AnswerFit.placeholder(answerType, kind)
+  (
+    id: string,
+    inquiryId: string,
+    answerType: Parameters<typeof AnswerFit.placeholder>[0],
+    kind: string,
+    rememberable: boolean
+  ) => {
+    const placeholder = AnswerFit.placeholder(answerType, kind, rememberable)
     const context = { storage: storageGiven, config }
     return Hint.answer(id, inquiryId, placeholder === undefined ? undefined : { placeholder }, context)
   }

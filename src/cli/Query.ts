@@ -159,10 +159,12 @@ export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, u
     `parley: ${ConversationId.display(id as ConversationId.ConversationId)} is waiting for input; nobody could be asked:`
   ]
   for (const q of RunReport.openQuestions(report)) {
+    // An approval asked each time (an MCP server's page or form) takes yes or no only.
+    const rememberable = q.persistence !== "none"
     lines.push(
-      `  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.approvalExpected : AnswerFit.expected(answerTypeOf(q))}]`
+      `  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.expectedOf(rememberable) : AnswerFit.expected(answerTypeOf(q))}]`
     )
-    const placeholder = AnswerFit.placeholder(answerTypeOf(q), q.kind)
+    const placeholder = AnswerFit.placeholder(answerTypeOf(q), q.kind, rememberable)
     lines.push(
       placeholder === undefined
         ? "    a secret: asked when the turn is resumed in a terminal"

@@ -206,6 +206,10 @@ describe("MCP URL consent with nobody at the terminal", () => {
     const r = traced(p, trace, ["query", "--new", "go", "--script", script, "--detached-policy", "defer"])
     expect(r.code, r.stderr).toBe(3)
     expect(r.stderr).toContain("call_1.url.1")
+    // Asked each time: the deferred lines offer yes or no only, never always/never.
+    expect(r.stderr).toContain("[yes or no]")
+    expect(r.stderr).toMatch(/call_1\.url\.1 <yes\|no>/)
+    expect(r.stderr).not.toContain("always")
     const id = (JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<{ id: string }>)[0]!
       .id
     expect(listed(p, id).map((q) => [q["inquiry_id"], q["kind"], q["arguments"]])).toStrictEqual([

@@ -32,6 +32,7 @@
  */
 import type * as Schema from "effect/Schema"
 import * as AnswerType from "../tool/AnswerType.ts"
+import * as QuestionPolicy from "../tool/QuestionPolicy.ts"
 import type { NotifyEventName } from "../tool/Config.ts"
 import type * as RunEvent from "../run/RunEvent.ts"
 
@@ -48,8 +49,17 @@ export interface Context {
   readonly run: string
   /** A hex digest of text (SHA-256 in parley): delivery ids. */
   readonly hash: (text: string) => string
-  /** The command that answers `inquiryId` of conversation `id` (a placeholder for the value, none for a secret). */
-  readonly answerCommand: (id: string, inquiryId: string, answerType: AnswerType.AnswerType, kind: string) => string
+  /**
+   * The command that answers `inquiryId` of conversation `id` (a placeholder for the value, none for a secret;
+   * `rememberable` false: an approval asked each time, yes or no only).
+   */
+  readonly answerCommand: (
+    id: string,
+    inquiryId: string,
+    answerType: AnswerType.AnswerType,
+    kind: string,
+    rememberable: boolean
+  ) => string
   /** The page of conversation `id` when a server is known (never with its token), else null. */
   readonly url: (id: string) => string | null
 }
@@ -98,7 +108,13 @@ const opened = (context: Context, about: About, e: RunEvent.Of<"QuestionOpened">
     options: optionsOf(e.question.answer_type),
     default: defaultOf(e.question),
     arguments: e.kind === "approval" ? e.call.arguments : null,
-    answer_command: context.answerCommand(about.id, e.inquiry_id, e.question.answer_type, e.kind),
+    answer_command: context.answerCommand(
+      about.id,
+      e.inquiry_id,
+      e.question.answer_type,
+      e.kind,
+      QuestionPolicy.of(e.question).rememberable
+    ),
     url: context.url(about.id),
     since: e.since
   })

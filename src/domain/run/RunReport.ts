@@ -63,6 +63,8 @@ export type QuestionRow = {
   readonly reason?: string
   readonly options?: ReadonlyArray<string>
   readonly default?: Schema.Json
+  /** `none`: asked each time (an MCP server's page or form), answered yes or no only, never remembered. */
+  readonly persistence?: "none"
 }
 
 /** What a run did, folded from its events. */
@@ -92,7 +94,8 @@ const openRow = (e: RunEvent.Of<"QuestionOpened">): QuestionRow => ({
   answered_by: null,
   outcome: "open",
   ...(e.question.answer_type.type === "select" ? { options: e.question.answer_type.options } : {}),
-  ...(e.question.default !== undefined ? { default: e.question.default } : {})
+  ...(e.question.default !== undefined ? { default: e.question.default } : {}),
+  ...(e.question.persistence === "none" ? { persistence: "none" } : {})
 })
 
 const closedRow = (e: RunEvent.Of<"QuestionClosed">): QuestionRow => {
@@ -109,7 +112,8 @@ const closedRow = (e: RunEvent.Of<"QuestionClosed">): QuestionRow => {
     ...(e.via !== undefined ? { via: e.via } : {}),
     outcome: o._tag === "Answered" ? "answered" : o._tag === "Redacted" ? "redacted" : "cancelled",
     ...(o._tag === "Answered" ? { answer: o.answer } : {}),
-    ...(o._tag === "Cancelled" ? { reason: o.reason } : {})
+    ...(o._tag === "Cancelled" ? { reason: o.reason } : {}),
+    ...(e.question.persistence === "none" ? { persistence: "none" } : {})
   }
 }
 

@@ -11,7 +11,8 @@ import { Question } from "../../../src/domain/tool/Question.ts"
 const context: Notification.Context = {
   run: "r1",
   hash: (text) => crypto.createHash("sha256").update(text).digest("hex"),
-  answerCommand: (id, inquiry, type, kind) => `answer ${id} ${inquiry} ${type.type} ${kind}`,
+  answerCommand: (id, inquiry, type, kind, rememberable) =>
+    `answer ${id} ${inquiry} ${type.type} ${kind}${rememberable ? "" : " once"}`,
   url: (id) => `http://127.0.0.1:3141/conversations/${id}`
 }
 
@@ -56,6 +57,15 @@ describe("Notification.step", () => {
     closed("c1.confirm.1", confirm, { _tag: "Answered", answer: false }),
     RunEvent.make.Stopped({ ending: "deferred", incomplete: { state: "waiting-for-input" } })
   ]
+
+  it("an approval asked each time (persistence none: an MCP page or form) is told as one (yes or no only)", () => {
+    const consent = question("url", { type: "boolean" }, { persistence: "none" })
+    const [out] = fold([
+      RunEvent.make.ConversationKnown({ conversation_id: "17", created: true }),
+      opened("c1.url.1", consent, "approval")
+    ])
+    expect(out!.body).toMatchObject({ kind: "approval", answer_command: "answer 17 c1.url.1 boolean approval once" })
+  })
 
   it("tells questions opened and closed, and a deferred end as run_waiting with what stays open", () => {
     const out = fold(events)
