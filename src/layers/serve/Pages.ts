@@ -37,6 +37,7 @@ const LIVE_CSS = `
 .waiting{position:sticky;top:0;z-index:2;display:flex;flex-wrap:wrap;gap:.3em .8em;align-items:center;padding:.5em .8em;margin:0 0 .8em;background:var(--warn-bg);color:var(--fg);border:2px solid var(--warn);border-radius:8px}
 .waiting[hidden]{display:none}
 .waiting a{color:var(--fg);overflow-wrap:anywhere}
+#waiting-links{display:flex;flex-wrap:wrap;gap:.3em .8em}
 .ask{margin:.4em 0}
 .ask form.question{scroll-margin-top:5rem}
 form.approval .args{flex-basis:100%;margin:0}
