@@ -1,6 +1,7 @@
 // parley serve (docs/serve.md#the-page): the page for everyone, in headless Chromium (Debian's `chromium`
 // through playwright-core). axe-core, the real one from npm, finds no serious or critical violation on the
-// list, a conversation, a waiting question and an approval, in the light and the dark colour scheme. A
+// list, a conversation, a waiting question and an approval (and the Answer all form and a paged list, at
+// both sizes), in the light and the dark colour scheme. A
 // question and an approval are answered with the keyboard alone, the focus ring in sight. A question that
 // opens while the page is in the background shows a notification (permission granted in the browser context).
 // Several open questions of a turn are answered at once by one form (the batch endpoint). The home page
@@ -41,8 +42,8 @@ const launch = (): Promise<Browser> =>
 
 /**
  * axe-core's serious and critical violations on the page as it is now, in both colour schemes
- * (`rule: target…`). Injected as a script tag: the page's CSP allows no inline script, so the audit's
- * browser context is opened with `bypassCSP` (that context only: every other test runs under the CSP).
+ * (`rule: target…`). Injected as a script tag: the page's CSP allows no inline script, so the audits'
+ * browser contexts are opened with `bypassCSP` (those contexts only: the others run under the CSP).
  */
 const audit = async (page: Page): Promise<Array<string>> => {
   const found: Array<string> = []
@@ -251,10 +252,11 @@ describe.skipIf(!Chromium.available)("parley serve: the page for everyone", () =
     const browser = await launch()
     try {
       for (const screen of LiveBrowser.SCREENS) {
-        const { context, page, problems } = await LiveBrowser.open(browser, screen, server)
+        const { context, page, problems } = await LiveBrowser.open(browser, screen, server, { bypassCSP: true })
         await page.goto(`${server.base}/conversations/${id}`)
         const all = page.locator("form#answer-all")
         await all.waitFor({ timeout: 20_000 })
+        expect(await audit(page)).toStrictEqual([])
         expect(await all.locator("label").allTextContents()).toStrictEqual(
           expect.arrayContaining(["deferrable: Deploy prod?", "deferrable: Which color?"])
         )
@@ -300,7 +302,7 @@ describe.skipIf(!Chromium.available)("parley serve: the page for everyone", () =
     const browser = await launch()
     try {
       for (const screen of LiveBrowser.SCREENS) {
-        const { context, page, problems } = await LiveBrowser.open(browser, screen, server)
+        const { context, page, problems } = await LiveBrowser.open(browser, screen, server, { bypassCSP: true })
         const rows = page.locator("#conversations tbody tr")
         expect(await rows.count()).toBe(100)
         expect(await page.locator("nav.pages").textContent()).toContain("1–100 of 250 (page 1 of 3)")
@@ -312,6 +314,7 @@ describe.skipIf(!Chromium.available)("parley serve: the page for everyone", () =
         await page.goto(`${server.base}/?page=99`)
         expect(await rows.count()).toBe(50)
         expect(await page.locator('nav.pages a[rel="next"]').count()).toBe(0)
+        expect(await audit(page)).toStrictEqual([])
         await page.locator("nav.pages").scrollIntoViewIfNeeded()
         await LiveBrowser.shot(page, `${screen.name}-home-paged`)
         expect(problems).toStrictEqual([])
