@@ -10,7 +10,10 @@
  * (with the call's arguments), a select, a text field, a password field for
  * a secret (sent, then cleared; never shown again). An answered question
  * says who answered and through what (`answered_by`, `via`). A sticky bar
- * and the tab's title count the questions waiting. When the run stops, the
+ * and the tab's title count the questions waiting; several open questions
+ * also get one "Answer all" form (the batch endpoint); a question that opens
+ * while the page is in the background shows a browser notification once the
+ * person allowed it. When the run stops, the
  * page is drawn again. On the list page it refreshes the rows. Everything
  * from the conversation is set as text, never as HTML (the turns come from
  * the server, which escapes them).

@@ -1,6 +1,6 @@
 /**
  * The page of `parley serve` (docs/serve.md): `/` lists the conversations with
- * their states (running, waiting for input, incomplete), each a link to
+ * their states (running, waiting for input, incomplete), 100 a page, each a link to
  * `/conversations/<id>`, the conversation as the HTML viewer draws it
  * (`domain/render/Html.ts`) with a live part that `/app.js` fills in. No
  * external URL; everything from a conversation is escaped; the script is a
