@@ -15,6 +15,7 @@ import * as coordinator from "./coordinator.ts"
 import * as inbox from "./inbox.ts"
 import * as listing from "./listing.ts"
 import * as notify from "./notify.ts"
+import * as page from "./page.ts"
 import * as pg from "./pg.ts"
 import * as projection from "./projection.ts"
 import * as serve from "./serve.ts"
@@ -32,6 +33,7 @@ const suites: Record<string, () => Promise<ReadonlyArray<import("./Harness.ts").
   attach: attach.run,
   whole: whole.run,
   serve: serve.run,
+  page: page.run,
   approvals: approvals.run,
   ask: ask.run,
   pg: pg.run,
@@ -48,6 +50,7 @@ const targets = [
   only === "whole" ||
   only === "attach" ||
   only === "serve" ||
+  only === "page" ||
   only === "approvals" ||
   only === "ask" ||
   only === "pg" ||

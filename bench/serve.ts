@@ -71,7 +71,7 @@ export const stop = (s: Served) =>
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
 
 /** An SSE client that collects `{ id, data }` frames until the stream ends. */
-const collect = async (
+export const collect = async (
   url: string,
   headers: Record<string, string>,
   onFrame?: (data: { _tag: string; [k: string]: unknown }) => void
@@ -103,7 +103,7 @@ const collect = async (
 }
 
 /** A project whose tool asks yes/no questions, and a script of `steps`. */
-const project = (root: string, steps: ReadonlyArray<unknown>) => {
+export const project = (root: string, steps: ReadonlyArray<unknown>) => {
   const storage = path.join(root, ".parley")
   fs.mkdirSync(storage, { recursive: true })
   fs.writeFileSync(path.join(storage, "config.toml"), WAITING)
@@ -114,7 +114,7 @@ const project = (root: string, steps: ReadonlyArray<unknown>) => {
 }
 
 /** Starts a scripted conversation through the API (`POST /api/conversations`); its id. */
-const start = async (s: Served): Promise<string> => {
+export const start = async (s: Served): Promise<string> => {
   const response = await fetch(`${s.base}/api/conversations`, {
     method: "POST",
     headers: { ...s.auth, "content-type": "application/json" },
@@ -357,7 +357,7 @@ const liveGoal = async (root: string): Promise<Goal> => {
  * (its first instruction, ns wall clock), as issue 22's bench times an
  * answer: a `sh` script that asks `go` until it has an answer.
  */
-const QUICK = `
+export const QUICK = `
 [conversation.tools.quick]
 source = "local"
 command = "sh quick.sh"
@@ -365,7 +365,7 @@ description = "Asks, then acts."
 parameters = { type = "object", properties = { name = { type = "string" } }, required = ["name"] }
 run = "unattended"
 `
-const QUICK_SH = `request=$(cat)
+export const QUICK_SH = `request=$(cat)
 case "$request" in
   *'"go"'*) date +%s%N >> starts.log; printf '{"type":"success","content":"done"}\\n' ;;
   *) printf '{"type":"needs_input","question":{"id":"go","text":"Go?","answer_type":{"type":"boolean"}}}\\n' ;;

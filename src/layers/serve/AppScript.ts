@@ -10,7 +10,10 @@
  * (with the call's arguments), a select, a text field, a password field for
  * a secret (sent, then cleared; never shown again). An answered question
  * says who answered and through what (`answered_by`, `via`). A sticky bar
- * and the tab's title count the questions waiting. When the run stops, the
+ * and the tab's title count the questions waiting; several open questions
+ * also get one "Answer all" form (the batch endpoint); a question that opens
+ * while the page is in the background shows a browser notification once the
+ * person allowed it. When the run stops, the
  * page is drawn again. On the list page it refreshes the rows. Everything
  * from the conversation is set as text, never as HTML (the turns come from
  * the server, which escapes them).
@@ -86,6 +89,77 @@ export const APP_JS = String.raw`"use strict";
     return box;
   }
 
+  // The first control of a form: where the keyboard lands when the page brings a form forward.
+  function firstControl(form) { return form.querySelector("select, input, textarea, button"); }
+  // Set when a form of this page was answered: the next form that opens takes the focus (the keyboard goes on there).
+  var focusNext = false;
+
+  // Told when waiting: a browser notification when a question opens while the page is in the background,
+  // once the person allowed it (the button asks; nothing asks by itself).
+  function notifyHidden(text, tag) {
+    if (!document.hidden || !("Notification" in window) || Notification.permission !== "granted") return;
+    try { new Notification("parley: a question waits", { body: text, tag: tag }); } catch (e) { /* a browser that shows none */ }
+  }
+  function notifyButton(after) {
+    if (!after || !("Notification" in window) || Notification.permission !== "default") return;
+    var b = el("button", { type: "button", "class": "notify-me" }, "Notify me when a question waits");
+    b.addEventListener("click", function () { Notification.requestPermission().then(function () { b.remove(); }, function () { b.remove(); }); });
+    after.insertAdjacentElement("afterend", b);
+  }
+  function questionTitle(e) { return e.kind === "approval" ? "Run " + (e.tool || e.call.name) + "?" : e.question.text; }
+
+  // "Answer all": one form for every open question of a turn, sent together (all or none) to the batch endpoint.
+  var CHOICES = { approval: [["yes", "Run"], ["no", "Skip"], ["always", "Always"], ["never", "Never"]], "boolean": [["yes", "Yes"], ["no", "No"]] };
+  function optionValue(o) { return typeof o === "string" ? o : (typeof o.value === "string" ? o.value : JSON.stringify(o.value)); }
+  function allField(e, fid) {
+    var q = e.question, type = q.answer_type.type, d = q["default"];
+    if (e.kind !== "approval" && (type === "text" || type === "secret")) {
+      var input = el("input", { id: fid, type: type === "secret" ? "password" : "text", autocomplete: "off" });
+      if (type === "text" && typeof d === "string") input.value = d;
+      return input;
+    }
+    // An approval asked each time (persistence "none") takes yes or no only.
+    var choices = e.kind === "approval" ? (q.persistence === "none" ? CHOICES["boolean"] : CHOICES.approval) : type === "boolean" ? CHOICES["boolean"]
+      : q.answer_type.options.map(function (o) { var v = optionValue(o); return [v, v]; });
+    var pick = e.kind === "approval" || d === undefined || d === null ? "" : type === "boolean" ? (d ? "yes" : "no") : String(d);
+    var select = el("select", { id: fid });
+    var none = el("option", { value: "" }, "Choose…"); none.disabled = true; select.appendChild(none);
+    choices.forEach(function (c) { var o = el("option", { value: c[0] }, c[1]); if (c[0] === pick) o.selected = true; select.appendChild(o); });
+    if (pick === "") none.selected = true;
+    return select;
+  }
+  function allForm(id, items) {
+    var form = el("form", { "class": "question all", id: "answer-all", "aria-labelledby": "answer-all-h" });
+    form.appendChild(el("p", { "class": "q-text", id: "answer-all-h" }, "Answer all " + items.length + " at once"));
+    var fields = items.map(function (e, i) {
+      var row = el("div", { "class": "all-row" }), fid = "answer-all-" + i, field = allField(e, fid);
+      row.appendChild(el("label", { "for": fid }, (e.kind === "approval" ? "" : (e.tool || e.call.name) + ": ") + questionTitle(e)));
+      row.appendChild(field);
+      form.appendChild(row);
+      return field;
+    });
+    form.appendChild(el("button", { type: "submit" }, "Answer all"));
+    var note = el("p", { "class": "q-note", role: "status" });
+    form.appendChild(note);
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var answers = {}, missing = false;
+      items.forEach(function (e, i) {
+        var v = fields[i].value, type = e.question.answer_type.type;
+        if (fields[i].tagName === "SELECT" && v === "") missing = true;
+        answers[e.inquiry_id] = e.kind === "approval" ? v : type === "boolean" ? v === "yes" : v;
+      });
+      if (missing) { note.textContent = "Answer every question first."; return; }
+      fields.forEach(function (f) { if (f.type === "password") f.value = ""; });
+      items.forEach(function (e) { markMine(e.inquiry_id); });
+      post("/api/conversations/" + encodeURIComponent(id) + "/answers", { answers: answers }).then(function (r) {
+        if (r.ok) { form.classList.add("sent"); note.textContent = "Sent."; focusNext = true; }
+        else note.textContent = reason(r);
+      }, function () { note.textContent = "Could not reach the server."; });
+    });
+    return form;
+  }
+
   function questionForm(id, e) {
     var q = e.question, type = q.answer_type.type, approval = e.kind === "approval", tool = e.tool || e.call.name;
     var form = el("form", { "class": "question" + (approval ? " approval" : ""), id: "ask-" + e.inquiry_id, "data-inquiry": e.inquiry_id, "data-type": type, "aria-label": approval ? "Approve " + tool : q.text });
@@ -133,7 +207,7 @@ export const APP_JS = String.raw`"use strict";
       if (type === "secret") field.value = "";
       markMine(e.inquiry_id);
       post("/api/conversations/" + encodeURIComponent(id) + "/questions/" + encodeURIComponent(e.inquiry_id), { answer: answer }).then(function (r) {
-        if (r.ok) { form.classList.add("sent"); note.textContent = "Sent."; }
+        if (r.ok) { form.classList.add("sent"); note.textContent = "Sent."; focusNext = true; }
         else note.textContent = reason(r);
       }, function () { note.textContent = "Could not reach the server."; });
     });
@@ -173,11 +247,26 @@ export const APP_JS = String.raw`"use strict";
       var links = document.getElementById("waiting-links");
       links.replaceChildren();
       ids.forEach(function (k) {
-        var e = open[k].e;
-        links.appendChild(el("a", { href: "#ask-" + k }, e.kind === "approval" ? "Run " + (e.tool || e.call.name) + "?" : e.question.text));
+        var a = el("a", { href: "#ask-" + k }, questionTitle(open[k].e));
+        // Jumping to a form puts the keyboard in it too.
+        a.addEventListener("click", function () { var c = open[k] && firstControl(open[k].form); if (c) setTimeout(function () { c.focus(); }, 0); });
+        links.appendChild(a);
       });
+      answerAll(ids, links);
       // The person's work first: the first waiting form is brought into view, unless they have moved.
       inView();
+    }
+    // Several questions open: one more form answers them all (rebuilt only when the set of open questions changes).
+    var allKey = "";
+    function answerAll(ids, links) {
+      var key = ids.length >= 2 ? ids.join(" ") : "";
+      var old = document.getElementById("answer-all");
+      if (key !== allKey || (key !== "" && !old)) {
+        if (old) old.remove();
+        allKey = key;
+        if (key !== "") asks.insertBefore(allForm(id, ids.map(function (k) { return open[k].e; })), asks.firstChild);
+      }
+      if (key !== "") links.appendChild(el("a", { href: "#answer-all", "class": "all-link" }, "Answer all"));
     }
     function inView() {
       var first = order.filter(function (k) { return open[k]; })[0];
@@ -216,6 +305,7 @@ export const APP_JS = String.raw`"use strict";
       }, function () {});
     }
 
+    notifyButton(status);
     var source = new EventSource("/api/conversations/" + encodeURIComponent(id) + "/events");
     source.onopen = function () { live.classList.add("running"); };
     source.onerror = function () {
@@ -237,6 +327,10 @@ export const APP_JS = String.raw`"use strict";
             place(open[e.inquiry_id]);
             status.textContent = "Waiting for you.";
             show();
+            notifyHidden(questionTitle(e), e.inquiry_id);
+            // Answered here a moment ago: the keyboard goes on in the next form.
+            var ae = document.activeElement;
+            if (focusNext && (!ae || ae === document.body)) { focusNext = false; var c = firstControl(open[e.inquiry_id].form); if (c) c.focus(); }
           }
           refresh();
           break;
@@ -290,7 +384,7 @@ export const APP_JS = String.raw`"use strict";
   // The home page: its rows drawn again by the server (one wording per state), and the inbox of waiting questions.
   function list(table) {
     setInterval(function () {
-      fetch("/", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.text() : null; }).then(function (t) {
+      fetch(location.pathname + location.search, { credentials: "same-origin" }).then(function (r) { return r.ok ? r.text() : null; }).then(function (t) {
         if (!t) return;
         var doc = new DOMParser().parseFromString(t, "text/html");
         var fresh = doc.querySelector("#conversations tbody");
@@ -306,6 +400,7 @@ export const APP_JS = String.raw`"use strict";
         call: { id: q.tool_call_id, name: q.tool, arguments: q.arguments },
         question: { text: q.question, answer_type: { type: q.answer_type, options: q.options || [] }, "default": q["default"] === null ? undefined : q["default"] } };
     }
+    var drawn = false;
     function draw(rows) {
       var seen = {};
       rows.forEach(function (q) {
@@ -320,11 +415,13 @@ export const APP_JS = String.raw`"use strict";
         item.appendChild(questionForm(q.conversation_id, eventOf(q)));
         items.appendChild(item);
         shown[key] = item;
+        if (drawn) notifyHidden(q.kind === "approval" ? "Run " + q.tool + "?" : q.question, key);
       });
       Object.keys(shown).forEach(function (k) { if (!seen[k]) { shown[k].remove(); delete shown[k]; } });
       section.hidden = rows.length === 0;
       document.getElementById("inbox-count").textContent = String(rows.length);
       document.title = (rows.length > 0 ? "(" + rows.length + ") " : "") + "parley";
+      drawn = true;
     }
     function poll() {
       fetch("/api/questions", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (rows) { if (rows) draw(rows); }, function () {});
@@ -339,6 +436,6 @@ export const APP_JS = String.raw`"use strict";
   var table = document.getElementById("conversations");
   if (table) list(table);
   var waiting = document.getElementById("inbox");
-  if (waiting) inbox(waiting);
+  if (waiting) { inbox(waiting); notifyButton(document.querySelector("header h1")); }
 })();
 `

@@ -1,6 +1,6 @@
 /**
  * The page of `parley serve` (docs/serve.md): `/` lists the conversations with
- * their states (running, waiting for input, incomplete), each a link to
+ * their states (running, waiting for input, incomplete), 100 a page, each a link to
  * `/conversations/<id>`, the conversation as the HTML viewer draws it
  * (`domain/render/Html.ts`) with a live part that `/app.js` fills in. No
  * external URL; everything from a conversation is escaped; the script is a
@@ -18,6 +18,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { renderHtml } from "../../domain/render/Html.ts"
 import { PAGE_CSS } from "../../domain/render/HtmlStyle.ts"
@@ -36,6 +37,7 @@ const LIVE_CSS = `
 .waiting{position:sticky;top:0;z-index:2;display:flex;flex-wrap:wrap;gap:.3em .8em;align-items:center;padding:.5em .8em;margin:0 0 .8em;background:var(--warn-bg);color:var(--fg);border:2px solid var(--warn);border-radius:8px}
 .waiting[hidden]{display:none}
 .waiting a{color:var(--fg);overflow-wrap:anywhere}
+#waiting-links{display:flex;flex-wrap:wrap;gap:.3em .8em}
 .ask{margin:.4em 0}
 .ask form.question{scroll-margin-top:5rem}
 form.approval .args{flex-basis:100%;margin:0}
@@ -70,6 +72,11 @@ table.list td.state{white-space:nowrap}
 #inbox h2{margin:.2em 0 .4em;font-size:1.2em}
 .inbox-item{margin:.4em 0}
 .inbox-item .from{margin:0;font-size:.9em;color:var(--muted)}
+form.all .all-row{flex-basis:100%;display:flex;flex-wrap:wrap;gap:.3em .6em;align-items:center}
+form.all label{flex:1 1 14rem}
+.notify-me{margin:.3em 0}
+header .notify-me{margin:.3em 0 0}
+nav.pages{display:flex;flex-wrap:wrap;gap:.5em 1em;align-items:center;margin:.8em 0}
 @media (max-width:36rem){table.list thead{display:none}table.list tr{display:block;border-bottom:1px solid var(--border);padding:.3em 0}table.list td{display:inline-block;border:0;padding:.1em .3em}table.list td.title{display:block;font-weight:600}}
 `
 
@@ -134,15 +141,38 @@ ${body}
 </html>
 `
 
-/** `/`: the conversations, most recently active first. */
+/** Rows a page of the list shows: a storage of 10,000 conversations is never drawn whole. */
+export const PAGE_SIZE = 100
+
+/** Which page of the list `?page=` asks for (from 1), within the pages there are. */
+export const pageNumber = (given: string | ReadonlyArray<string> | undefined, total: number): number => {
+  const n = Number.parseInt(typeof given === "string" ? given : (given?.[0] ?? "1"), 10)
+  const last = Math.max(1, Math.ceil(total / PAGE_SIZE))
+  return Number.isNaN(n) || n < 1 ? 1 : Math.min(n, last)
+}
+
+/** The links between pages of the list (none when there is one page); plain links: the cookie carries the token. */
+const pager = (page: number, total: number): string => {
+  const last = Math.ceil(total / PAGE_SIZE)
+  if (last <= 1) return ""
+  const newer = page > 1 ? `<a href="/?page=${page - 1}" rel="prev">← Newer</a>` : ""
+  const older = page < last ? `<a href="/?page=${page + 1}" rel="next">Older →</a>` : ""
+  const from = (page - 1) * PAGE_SIZE + 1
+  return `<nav class="pages" aria-label="Pages of conversations">${newer}<span>${from}–${Math.min(total, page * PAGE_SIZE)} of ${total} (page ${page} of ${last})</span>${older}</nav>`
+}
+
+/** `/`: the conversations, most recently active first, a page (`?page=`) of them at a time. */
 const listPage = (runs: Effect.Effect<ReadonlyArray<Running>>) =>
   Effect.gen(function* () {
     const { conversations } = yield* ConversationStore.use((s) => s.list({ archived: false })).pipe(Effect.orDie)
+    const page = pageNumber((yield* HttpServerRequest.ParsedSearchParams)["page"], conversations.length)
     const all = yield* runs
     const running = new Map(all.map((i) => [i.conversation_id, i]))
     const now = Date.now()
-    const rows = conversations.map((c) => row(c, running.get(c.id), now))
+    const shown = conversations.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE)
+    const rows = shown.map((c) => row(c, running.get(c.id), now))
     const empty = conversations.length === 0 ? `<p class="note">No conversations yet.</p>` : ""
+    const pages = pager(page, conversations.length)
     const waiting = all.reduce((n, r) => n + r.open.length, 0)
     // The inbox: every waiting question and approval, answerable here (filled in by the script from `/api/questions`).
     const inbox = `<section id="inbox" aria-labelledby="inbox-h"${waiting === 0 ? " hidden" : ""}><h2 id="inbox-h">Waiting for you (<span id="inbox-count">${waiting}</span>)</h2><div id="inbox-items"></div></section>`
@@ -150,7 +180,7 @@ const listPage = (runs: Effect.Effect<ReadonlyArray<Running>>) =>
     return html(
       shell(
         waiting === 0 ? "parley" : `(${waiting}) parley`,
-        `<header><h1>Conversations</h1></header>\n<main>${inbox}${newConversation}${empty}<table class="list" id="conversations">${head}<tbody>${rows.join("")}</tbody></table></main>`
+        `<header><h1>Conversations</h1></header>\n<main>${inbox}${newConversation}${empty}<table class="list" id="conversations">${head}<tbody>${rows.join("")}</tbody></table>${pages}</main>`
       )
     )
   })
