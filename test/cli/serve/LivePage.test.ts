@@ -115,74 +115,186 @@ const actions = (page: Page) => page.locator("#live .controls button").allTextCo
 /** What the page says (its rendered text, as a reader sees it). */
 const bodyText = (page: Page) => page.evaluate<string>("document.body.innerText")
 
-describe.skipIf(!Chromium.available)("parley serve: the conversation page as one live view", () => {
-  for (const screen of SCREENS) {
-    it(`${screen.name}: the waiting form first, answered here and at a terminal, in place; reload shows the same`, async () => {
-      const p = waitingProject()
+// A browser, a server and detached runs per test: a generous bound for a loaded 2-core machine.
+describe.skipIf(!Chromium.available)(
+  "parley serve: the conversation page as one live view",
+  { timeout: 180_000 },
+  () => {
+    for (const screen of SCREENS) {
+      it(`${screen.name}: the waiting form first, answered here and at a terminal, in place; reload shows the same`, async () => {
+        const p = waitingProject()
+        const server = await Serve.start(p)
+        children.push(server.child)
+        const id = detached(p, [
+          { message: "Asking first.", tool_calls: [ask("a1", "prod", "ask")] },
+          { message: "Now the colour.", tool_calls: [ask("c1", "paint", "pick")] },
+          { message: "All done." }
+        ])
+        await waiting(server, id)
+        const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
+        try {
+          const { context, page, problems } = await open(browser, screen, server)
+          await page.goto(`${server.base}/conversations/${id}`)
+          const first = page.locator('form.question[data-inquiry="a1.confirm.1"]')
+          await first.waitFor({ timeout: 20_000 })
+          // Inside its tool call, in the first screen, counted by the bar and the tab.
+          expect(await first.evaluate((f) => f.closest("details.tool-call")?.getAttribute("data-call-id"))).toBe("a1")
+          await inViewport(page, 'form.question[data-inquiry="a1.confirm.1"]', screen)
+          await expect.poll(() => page.title(), { timeout: 5000 }).toMatch(/^\(1\) /)
+          expect(await page.locator("#waiting").textContent()).toContain("Waiting for you (1)")
+          const text = await bodyText(page)
+          expect(text, server.child.output()).not.toMatch(/incomplete|resum/i)
+          expect(await actions(page)).toStrictEqual(["Stop"])
+          expect(await overflowing(page)).toStrictEqual([])
+          await shot(page, `${screen.name}-waiting`)
+
+          await first.getByRole("button", { name: "Yes" }).click()
+          const answered = page.locator('li.attempt[data-inquiry-id="a1.confirm.1"]')
+          await expect
+            .poll(() => answered.textContent(), { timeout: 5000 })
+            .toMatch(/answered true[\s\S]*you, on this page/)
+          const next = page.locator('form.question[data-inquiry="c1.color.1"]')
+          await next.waitFor({ timeout: 20_000 })
+          // No option chosen for the person: the tool gave no default.
+          expect(await next.locator("select").inputValue()).toBe("")
+          await expect.poll(() => page.title(), { timeout: 5000 }).toMatch(/^\(1\) /)
+          await inViewport(page, 'form.question[data-inquiry="c1.color.1"]', screen)
+          expect(await bodyText(page)).not.toMatch(/incomplete|resum/i)
+          await shot(page, `${screen.name}-next-question`)
+
+          // Reload: the same page (the answer with who gave it, the open form, no "incomplete").
+          await page.reload()
+          await next.waitFor({ timeout: 20_000 })
+          await expect.poll(() => answered.textContent(), { timeout: 5000 }).toContain("you, on this page")
+          await inViewport(page, 'form.question[data-inquiry="c1.color.1"]', screen)
+          expect(await bodyText(page)).not.toMatch(/incomplete|resum/i)
+
+          // Answered at a terminal while the page is open.
+          const r = parley(p, ["conversation", "answer", id, "c1.color.1", "green"])
+          expect(r.code, r.stderr).toBe(0)
+          const other = page.locator('li.attempt[data-inquiry-id="c1.color.1"]')
+          await expect.poll(() => other.textContent(), { timeout: 10_000 }).toContain("you, at a terminal")
+          // The tab's count drops (the next step ends the run soon after; the count is gone either way).
+          await expect.poll(() => page.title(), { timeout: 5000 }).not.toMatch(/^\(\d+\)/)
+          await shot(page, `${screen.name}-answered-at-terminal`)
+
+          // The run ends: the page is drawn again, complete: no buttons but the message box.
+          await page.locator("#live-status", { hasText: "Not running." }).waitFor({ timeout: 30_000 })
+          await page.getByText("All done.").first().waitFor({ timeout: 10_000 })
+          expect(await page.title()).not.toMatch(/^\(\d+\)/)
+          expect(await actions(page)).toStrictEqual([])
+          expect(await overflowing(page)).toStrictEqual([])
+          await shot(page, `${screen.name}-complete`)
+          expect(effectsOf(p, "prod")).toBe("true\n")
+          expect(effectsOf(p, "paint")).toBe('"green"\n')
+          expect(problems).toStrictEqual([])
+          await context.close()
+        } finally {
+          await browser.close()
+        }
+        expect(await server.stop()).toBe(143)
+      })
+    }
+
+    it("an approval: tool, arguments (long values folded), Run / Skip / Always / Never; Skip records the skip; an incomplete turn offers Continue / Discard", async () => {
+      const p = makeProject()
+      fs.appendFileSync(path.join(p.storage, "config.toml"), DEFERRABLE.replace('run = "unattended"', 'run = "ask"'))
+      addDeferrable(p.root)
       const server = await Serve.start(p)
       children.push(server.child)
+      const long = "x".repeat(300)
       const id = detached(p, [
-        { message: "Asking first.", tool_calls: [ask("a1", "prod", "ask")] },
-        { message: "Now the colour.", tool_calls: [ask("c1", "paint", "pick")] },
-        { message: "All done." }
+        {
+          message: "May I?",
+          tool_calls: [{ id: "a1", name: "deferrable", arguments: { name: "prod", mode: "slow", note: long } }]
+        },
+        { message: "Skipped it." }
       ])
       await waiting(server, id)
       const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
       try {
-        const { context, page, problems } = await open(browser, screen, server)
+        for (const screen of SCREENS) {
+          const { context, page, problems } = await open(browser, screen, server)
+          await page.goto(`${server.base}/conversations/${id}`)
+          const form = page.locator('form.question.approval[data-inquiry="a1.__permission__.1"]')
+          await form.waitFor({ timeout: 20_000 })
+          expect(await form.locator(".q-text").textContent()).toBe("Run deferrable?")
+          expect(await form.locator("button").allTextContents()).toStrictEqual(["Run", "Skip", "Always", "Never"])
+          expect(await form.locator("dt").allTextContents()).toStrictEqual(["name", "mode", "note"])
+          // The long value is folded: its summary shows, the whole value is behind it.
+          expect(await form.locator("dd details").count()).toBe(1)
+          expect(await form.locator("dd details").getAttribute("open")).toBeNull()
+          await inViewport(page, 'form.question.approval[data-inquiry="a1.__permission__.1"]', screen)
+          expect(await overflowing(page)).toStrictEqual([])
+          await shot(page, `${screen.name}-approval`)
+          expect(problems).toStrictEqual([])
+          await context.close()
+        }
+        const { context, page } = await open(browser, SCREENS[0], server)
         await page.goto(`${server.base}/conversations/${id}`)
-        const first = page.locator('form.question[data-inquiry="a1.confirm.1"]')
-        await first.waitFor({ timeout: 20_000 })
-        // Inside its tool call, in the first screen, counted by the bar and the tab.
-        expect(await first.evaluate((f) => f.closest("details.tool-call")?.getAttribute("data-call-id"))).toBe("a1")
-        await inViewport(page, 'form.question[data-inquiry="a1.confirm.1"]', screen)
-        await expect.poll(() => page.title(), { timeout: 5000 }).toMatch(/^\(1\) /)
-        expect(await page.locator("#waiting").textContent()).toContain("Waiting for you (1)")
-        const text = await bodyText(page)
-        expect(text, server.child.output()).not.toMatch(/incomplete|resum/i)
-        expect(await actions(page)).toStrictEqual(["Stop"])
-        expect(await overflowing(page)).toStrictEqual([])
-        await shot(page, `${screen.name}-waiting`)
-
-        await first.getByRole("button", { name: "Yes" }).click()
-        const answered = page.locator('li.attempt[data-inquiry-id="a1.confirm.1"]')
-        await expect
-          .poll(() => answered.textContent(), { timeout: 5000 })
-          .toMatch(/answered true[\s\S]*you, on this page/)
-        const next = page.locator('form.question[data-inquiry="c1.color.1"]')
-        await next.waitFor({ timeout: 20_000 })
-        // No option chosen for the person: the tool gave no default.
-        expect(await next.locator("select").inputValue()).toBe("")
-        await expect.poll(() => page.title(), { timeout: 5000 }).toMatch(/^\(1\) /)
-        await inViewport(page, 'form.question[data-inquiry="c1.color.1"]', screen)
-        expect(await bodyText(page)).not.toMatch(/incomplete|resum/i)
-        await shot(page, `${screen.name}-next-question`)
-
-        // Reload: the same page (the answer with who gave it, the open form, no "incomplete").
-        await page.reload()
-        await next.waitFor({ timeout: 20_000 })
-        await expect.poll(() => answered.textContent(), { timeout: 5000 }).toContain("you, on this page")
-        await inViewport(page, 'form.question[data-inquiry="c1.color.1"]', screen)
-        expect(await bodyText(page)).not.toMatch(/incomplete|resum/i)
-
-        // Answered at a terminal while the page is open.
-        const r = parley(p, ["conversation", "answer", id, "c1.color.1", "green"])
-        expect(r.code, r.stderr).toBe(0)
-        const other = page.locator('li.attempt[data-inquiry-id="c1.color.1"]')
-        await expect.poll(() => other.textContent(), { timeout: 10_000 }).toContain("you, at a terminal")
-        // The tab's count drops (the next step ends the run soon after; the count is gone either way).
-        await expect.poll(() => page.title(), { timeout: 5000 }).not.toMatch(/^\(\d+\)/)
-        await shot(page, `${screen.name}-answered-at-terminal`)
-
-        // The run ends: the page is drawn again, complete: no buttons but the message box.
+        const form = page.locator('form.question.approval[data-inquiry="a1.__permission__.1"]')
+        await form.getByRole("button", { name: "Skip" }).click({ timeout: 20_000 })
+        const answered = page.locator('li.attempt[data-inquiry-id="a1.__permission__.1"]')
+        await expect.poll(() => answered.textContent(), { timeout: 5000 }).toMatch(/you, on this page/)
         await page.locator("#live-status", { hasText: "Not running." }).waitFor({ timeout: 30_000 })
-        await page.getByText("All done.").first().waitFor({ timeout: 10_000 })
-        expect(await page.title()).not.toMatch(/^\(\d+\)/)
-        expect(await actions(page)).toStrictEqual([])
-        expect(await overflowing(page)).toStrictEqual([])
-        await shot(page, `${screen.name}-complete`)
-        expect(effectsOf(p, "prod")).toBe("true\n")
-        expect(effectsOf(p, "paint")).toBe('"green"\n')
+        expect(effectsOf(p, "prod")).toBe("")
+        await context.close()
+      } finally {
+        await browser.close()
+      }
+      expect(await server.stop()).toBe(143)
+    })
+
+    it("the buttons that apply: Continue / Discard for an incomplete turn nobody runs; a start with no model shows the server's reason", async () => {
+      const p = waitingProject()
+      const server = await Serve.start(p, [], { OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", PARLEY_MODEL: "" })
+      children.push(server.child)
+      const id = detached(p, [{ message: "Asking.", tool_calls: [ask("a1", "prod", "ask")] }], "defer")
+      const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
+      try {
+        const { context, page, problems } = await open(browser, SCREENS[0], server)
+        await expect
+          .poll(
+            async () => {
+              await page.goto(`${server.base}/conversations/${id}`)
+              return actions(page)
+            },
+            { timeout: 20_000 }
+          )
+          .toStrictEqual(["Continue", "Discard"])
+        // Not running: the incomplete turn is explained, with what resuming does.
+        expect(await bodyText(page)).toContain("Incomplete turn")
+        await shot(page, "desktop-incomplete")
+        // The home page is the inbox: the waiting question on top, answerable there; then the list, with headers.
+        for (const screen of SCREENS) {
+          const phone = await open(browser, screen, server)
+          const item = phone.page.locator('#inbox form.question[data-inquiry="a1.confirm.1"]')
+          await item.waitFor({ timeout: 10_000 })
+          await inViewport(phone.page, '#inbox form.question[data-inquiry="a1.confirm.1"]', screen)
+          await expect.poll(() => phone.page.title(), { timeout: 5000 }).toBe("(1) parley")
+          expect(await overflowing(phone.page)).toStrictEqual([])
+          await shot(phone.page, `${screen.name}-home`)
+          await phone.context.close()
+        }
+        await page.goto(server.base + "/")
+        expect(await page.locator("#conversations th").allTextContents()).toStrictEqual([
+          "Conversation",
+          "State",
+          "Last activity"
+        ])
+        const listed = page.locator(`#conversations tr[data-id="${id}"]`)
+        expect(await listed.locator(".state").textContent()).toBe("stopped, a question waits")
+        expect(await listed.locator("time").textContent()).toMatch(/^(just now|\d+ min ago)$/)
+        expect(await listed.locator("time").getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
+        await page
+          .locator('#inbox form.question[data-inquiry="a1.confirm.1"]')
+          .getByRole("button", { name: "No" })
+          .click()
+        await page.locator("#inbox").waitFor({ state: "hidden", timeout: 10_000 })
+        expect(await page.title()).toBe("parley")
+        await page.locator("#new textarea").fill("hello")
+        await page.locator("#new button").click()
+        await expect.poll(() => page.locator("#new .q-note").textContent(), { timeout: 20_000 }).toMatch(/No model/)
         expect(problems).toStrictEqual([])
         await context.close()
       } finally {
@@ -191,111 +303,4 @@ describe.skipIf(!Chromium.available)("parley serve: the conversation page as one
       expect(await server.stop()).toBe(143)
     })
   }
-
-  it("an approval: tool, arguments (long values folded), Run / Skip / Always / Never; Skip records the skip; an incomplete turn offers Continue / Discard", async () => {
-    const p = makeProject()
-    fs.appendFileSync(path.join(p.storage, "config.toml"), DEFERRABLE.replace('run = "unattended"', 'run = "ask"'))
-    addDeferrable(p.root)
-    const server = await Serve.start(p)
-    children.push(server.child)
-    const long = "x".repeat(300)
-    const id = detached(p, [
-      {
-        message: "May I?",
-        tool_calls: [{ id: "a1", name: "deferrable", arguments: { name: "prod", mode: "slow", note: long } }]
-      },
-      { message: "Skipped it." }
-    ])
-    await waiting(server, id)
-    const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
-    try {
-      for (const screen of SCREENS) {
-        const { context, page, problems } = await open(browser, screen, server)
-        await page.goto(`${server.base}/conversations/${id}`)
-        const form = page.locator('form.question.approval[data-inquiry="a1.__permission__.1"]')
-        await form.waitFor({ timeout: 20_000 })
-        expect(await form.locator(".q-text").textContent()).toBe("Run deferrable?")
-        expect(await form.locator("button").allTextContents()).toStrictEqual(["Run", "Skip", "Always", "Never"])
-        expect(await form.locator("dt").allTextContents()).toStrictEqual(["name", "mode", "note"])
-        // The long value is folded: its summary shows, the whole value is behind it.
-        expect(await form.locator("dd details").count()).toBe(1)
-        expect(await form.locator("dd details").getAttribute("open")).toBeNull()
-        await inViewport(page, 'form.question.approval[data-inquiry="a1.__permission__.1"]', screen)
-        expect(await overflowing(page)).toStrictEqual([])
-        await shot(page, `${screen.name}-approval`)
-        expect(problems).toStrictEqual([])
-        await context.close()
-      }
-      const { context, page } = await open(browser, SCREENS[0], server)
-      await page.goto(`${server.base}/conversations/${id}`)
-      const form = page.locator('form.question.approval[data-inquiry="a1.__permission__.1"]')
-      await form.getByRole("button", { name: "Skip" }).click({ timeout: 20_000 })
-      const answered = page.locator('li.attempt[data-inquiry-id="a1.__permission__.1"]')
-      await expect.poll(() => answered.textContent(), { timeout: 5000 }).toMatch(/you, on this page/)
-      await page.locator("#live-status", { hasText: "Not running." }).waitFor({ timeout: 30_000 })
-      expect(effectsOf(p, "prod")).toBe("")
-      await context.close()
-    } finally {
-      await browser.close()
-    }
-    expect(await server.stop()).toBe(143)
-  })
-
-  it("the buttons that apply: Continue / Discard for an incomplete turn nobody runs; a start with no model shows the server's reason", async () => {
-    const p = waitingProject()
-    const server = await Serve.start(p, [], { OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", PARLEY_MODEL: "" })
-    children.push(server.child)
-    const id = detached(p, [{ message: "Asking.", tool_calls: [ask("a1", "prod", "ask")] }], "defer")
-    const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
-    try {
-      const { context, page, problems } = await open(browser, SCREENS[0], server)
-      await expect
-        .poll(
-          async () => {
-            await page.goto(`${server.base}/conversations/${id}`)
-            return actions(page)
-          },
-          { timeout: 20_000 }
-        )
-        .toStrictEqual(["Continue", "Discard"])
-      // Not running: the incomplete turn is explained, with what resuming does.
-      expect(await bodyText(page)).toContain("Incomplete turn")
-      await shot(page, "desktop-incomplete")
-      // The home page is the inbox: the waiting question on top, answerable there; then the list, with headers.
-      for (const screen of SCREENS) {
-        const phone = await open(browser, screen, server)
-        const item = phone.page.locator('#inbox form.question[data-inquiry="a1.confirm.1"]')
-        await item.waitFor({ timeout: 10_000 })
-        await inViewport(phone.page, '#inbox form.question[data-inquiry="a1.confirm.1"]', screen)
-        await expect.poll(() => phone.page.title(), { timeout: 5000 }).toBe("(1) parley")
-        expect(await overflowing(phone.page)).toStrictEqual([])
-        await shot(phone.page, `${screen.name}-home`)
-        await phone.context.close()
-      }
-      await page.goto(server.base + "/")
-      expect(await page.locator("#conversations th").allTextContents()).toStrictEqual([
-        "Conversation",
-        "State",
-        "Last activity"
-      ])
-      const listed = page.locator(`#conversations tr[data-id="${id}"]`)
-      expect(await listed.locator(".state").textContent()).toBe("stopped, a question waits")
-      expect(await listed.locator("time").textContent()).toMatch(/^(just now|\d+ min ago)$/)
-      expect(await listed.locator("time").getAttribute("title")).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
-      await page
-        .locator('#inbox form.question[data-inquiry="a1.confirm.1"]')
-        .getByRole("button", { name: "No" })
-        .click()
-      await page.locator("#inbox").waitFor({ state: "hidden", timeout: 10_000 })
-      expect(await page.title()).toBe("parley")
-      await page.locator("#new textarea").fill("hello")
-      await page.locator("#new button").click()
-      await expect.poll(() => page.locator("#new .q-note").textContent(), { timeout: 20_000 }).toMatch(/No model/)
-      expect(problems).toStrictEqual([])
-      await context.close()
-    } finally {
-      await browser.close()
-    }
-    expect(await server.stop()).toBe(143)
-  })
-})
+)
