@@ -76,7 +76,9 @@ const announce = (m: QueuedMessage.QueuedMessage) =>
   Effect.flatMap(Effect.serviceOption(RunEvents), (events) =>
     Option.isNone(events)
       ? Effect.void
-      : events.value.publish(RunEvent.make.MessageDelivered({ id: m.id, message: m.message, via: m.surface, when: m.when }))
+      : events.value.publish(
+          RunEvent.make.MessageDelivered({ id: m.id, message: m.message, via: m.surface, when: m.when })
+        )
   )
 
 /** The `next` and `now` messages, taken, as the `chat_request`s to record before the next model request. */

@@ -98,9 +98,13 @@ const nonce = () => crypto.randomBytes(8).toString("hex")
 export const make = (conversationsDir: string): MessageQueue => ({
   enqueue: (id, m) =>
     Effect.gen(function* () {
-      const tag = nonce()
+      const tag = m.nonce ?? nonce()
+      if (m.nonce !== undefined) {
+        const seen = QueuedMessage.fold(yield* read(conversationsDir, id)).messages.find((q) => q.nonce === tag)
+        if (seen !== undefined) return seen
+      }
       const at = new Date().toISOString()
-      yield* append(conversationsDir, id, { op: "queue", nonce: tag, ...m, at })
+      yield* append(conversationsDir, id, { ...m, op: "queue", nonce: tag, at })
       const mine = QueuedMessage.fold(yield* read(conversationsDir, id)).messages.find((q) => q.nonce === tag)
       // Appended but not read back (a torn write): the sender is told, never given an id nothing holds.
       if (mine === undefined)
