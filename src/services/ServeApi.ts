@@ -153,7 +153,9 @@ export const NewConversation = Schema.Struct({ message: MessageText, model: Sche
 export const NewMessage = Schema.Struct({
   message: MessageText,
   model: Schema.optionalKey(Model),
-  when: Schema.optionalKey(When)
+  when: Schema.optionalKey(When),
+  /** Where it was typed, recorded with it: the page says `page` (default `api`). */
+  via: Schema.optionalKey(Schema.Literals(["api", "page"]))
 })
 
 /**
