@@ -293,7 +293,11 @@ export const attach = (given: Given) =>
           say: view.stderr,
           send: (message, when) =>
             AttachSend.sendFrom(storageAt, id, message, when).pipe(
-              Effect.tap((sent) => Effect.sync(() => void (sentNow ||= sent._tag === "Queued" && sent.restarted))),
+              Effect.tap((sent) =>
+                Effect.sync(() => {
+                  if (sent._tag === "Queued" && sent.restarted) sentNow = true
+                })
+              ),
               Effect.flatMap((sent) =>
                 Effect.map(counted, (line) => SendCommand.said(sent, id, hintOf(given, view, info)) + line)
               ),
