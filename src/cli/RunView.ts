@@ -101,6 +101,8 @@ export const make = (status: Status.Status, stdout: Stdout): View => {
         return Effect.sync(() => out.endLine())
       case "Warning":
         return stderr(`parley: ${Style.printable(e.text)}`)
+      case "MessageDelivered":
+        return stderr(`parley: message ${e.id} (via ${e.via}) delivered: ${Style.printable(e.message)}`)
       default:
         return status.notice(e)
     }

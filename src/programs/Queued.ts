@@ -29,6 +29,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as RunEvent from "../domain/run/RunEvent.ts"
 import * as Events from "../domain/event/Events.ts"
 import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
@@ -36,6 +38,7 @@ import * as QueuedMessage from "../domain/storage/QueuedMessage.ts"
 import type { TurnAnalysis } from "../domain/stream/IncompleteTurn.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
+import { RunEvents } from "../services/RunEvents.ts"
 
 /** The messages still to deliver to `session`'s conversation (none when the store keeps no queue). */
 export const pendingFor = (session: ConversationSession) =>
@@ -64,6 +67,20 @@ const take = (session: ConversationSession, m: QueuedMessage.QueuedMessage) =>
     return (yield* queue.list(session.id)).find((q) => q.nonce === m.nonce)?.state === "taken"
   })
 
+/**
+ * Tells the run's followers (attach, the page, `--format jsonl`) that `m` is
+ * delivered: read from the context, as the turn that records it runs where
+ * a run's events go (none outside a run).
+ */
+const announce = (m: QueuedMessage.QueuedMessage) =>
+  Effect.flatMap(Effect.serviceOption(RunEvents), (events) =>
+    Option.isNone(events)
+      ? Effect.void
+      : events.value.publish(
+          RunEvent.make.MessageDelivered({ id: m.id, message: m.message, via: m.surface, when: m.when })
+        )
+  )
+
 /** The `next` and `now` messages, taken, as the `chat_request`s to record before the next model request. */
 export const between = (session: ConversationSession) =>
   Effect.gen(function* () {
@@ -72,6 +89,7 @@ export const between = (session: ConversationSession) =>
     for (const m of due) {
       if (!(yield* take(session, m))) continue
       out.push(Events.chatRequest(yield* Timestamp.current, m.message, metadataOf(m)))
+      yield* announce(m)
     }
     return out
   })
@@ -111,6 +129,7 @@ export const drain = <E, R>(
       if (next === undefined) return started
       if (!(yield* take(session, next))) continue
       started++
+      yield* announce(next)
       if (yield* turn(next.message, metadataOf(next))) return started
     }
   })

@@ -67,6 +67,8 @@ export interface SendOptions<E> {
   readonly surface: Surface
   /** Starts a run in the background that resumes the conversation's turn, or delivers its queue (`query --continue-turn`). */
   readonly start: () => Effect.Effect<void, E>
+  /** The sender's tag for the message: sent again with it, it is not queued twice (`MessageQueue.enqueue`). */
+  readonly nonce?: string
   /** How long a stopped run may take to let go of the conversation (`now`). */
   readonly stopMs?: number
 }
@@ -96,7 +98,12 @@ export const send = <E>(options: SendOptions<E>) =>
         const turn = yield* (yield* RunningTurns).find(options.id)
         if (Option.isNone(turn)) return undefined
         const info = yield* turn.value.info
-        const queued = yield* queue.enqueue(options.id, { message: options.message, surface: options.surface, when })
+        const queued = yield* queue.enqueue(options.id, {
+          message: options.message,
+          surface: options.surface,
+          when,
+          ...(options.nonce !== undefined ? { nonce: options.nonce } : {})
+        })
         if (when === "now") yield* turn.value.interrupt
         return { queued, pid: info.pid }
       })

@@ -117,10 +117,15 @@ export interface NewConversation {
  * never inside its events, so JP's readers see them only once delivered.
  */
 export interface MessageQueue {
-  /** Queues a message; what it became (its id: the order it is delivered in). */
+  /**
+   * Queues a message; what it became (its id: the order it is delivered in).
+   * `nonce`: the sender's own tag, when a sender may send one message twice
+   * (a cluster message delivered again): a message with it already queued is
+   * returned, not queued again.
+   */
   enqueue(
     id: ConversationId,
-    message: { readonly message: string; readonly surface: Surface; readonly when: When }
+    message: { readonly message: string; readonly surface: Surface; readonly when: When; readonly nonce?: string }
   ): Effect.Effect<QueuedMessage, StoreError>
   /** Every message ever queued, in id order, with its state (a reader filters the delivered by the events). */
   list(id: ConversationId): Effect.Effect<ReadonlyArray<QueuedMessage>, StoreError>

@@ -138,17 +138,24 @@ export const Model = Schema.String.check(
   )
 ).annotate({ description: "anthropic/<model>, openai/<model> or scripted" })
 
+/** A message a person sends: some text (an empty one is refused as a 400 that names the field). */
+export const MessageText = Schema.String.check(
+  Schema.makeFilter((s: string) => s.trim() !== "" || "Expected a message with some text in it, got an empty one")
+).annotate({ description: "The message (not empty)" })
+
 /** What `POST /api/conversations` takes: the message, and the model of a new conversation. */
-export const NewConversation = Schema.Struct({ message: Schema.String, model: Schema.optionalKey(Model) })
+export const NewConversation = Schema.Struct({ message: MessageText, model: Schema.optionalKey(Model) })
 
 /**
  * What `POST …/messages` takes: `when` a running turn gets it (docs/cli.md#talk-to-a-running-turn;
  * `after` when not said); `model` only for a turn the message starts.
  */
 export const NewMessage = Schema.Struct({
-  message: Schema.String,
+  message: MessageText,
   model: Schema.optionalKey(Model),
-  when: Schema.optionalKey(When)
+  when: Schema.optionalKey(When),
+  /** Where it was typed, recorded with it: the page says `page` (default `api`). */
+  via: Schema.optionalKey(Schema.Literals(["api", "page"]))
 })
 
 /**

@@ -165,6 +165,27 @@ describe("conversation send to a running turn", () => {
     checked(p, id)
   }, 120_000)
 
+  it("a discarded turn: the message queued during it is kept, and the next run delivers it once", async () => {
+    const p = makeProject()
+    const { child, id } = await running(p, [{ message: "Working.", tool_calls: [slowCall] }])
+    expect(send(p, [id, "kept"]).stdout).toBe("1\n")
+    child.kill("SIGKILL")
+    await exited(child)
+    killGroup(Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
+    unblock(p)
+    const discarded = parley(p, ["query", "--discard-turn", "--id", id])
+    expect(discarded.code, discarded.stderr).toBe(0)
+    expect(requests(p).map((e) => e["content"])).toStrictEqual([])
+    expect(parley(p, ["conversation", "ls"]).stdout).toContain("[1 message queued]")
+    const script = writeScript(p, "d.json", [{ message: "Kept." }, { message: "Never." }])
+    for (let i = 0; i < 2; i++) {
+      const r = parley(p, ["query", "--continue-turn", "--id", id, "--script", script])
+      expect(r.code, r.stderr).toBe(0)
+      expect(requests(p).map((e) => [e["content"], sentBy(e)])).toStrictEqual([["kept", { id: 1, via: "terminal" }]])
+    }
+    checked(p, id)
+  }, 120_000)
+
   it("now: the turn stops (a finished tool's result kept, the cut one answered as interrupted) and goes on with the message", async () => {
     const p = makeProject()
     const { child, id } = await running(p, [

@@ -26,6 +26,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Semaphore from "effect/Semaphore"
 import type * as Prompt from "effect/cli/Prompt"
 import * as Editor from "../../layers/prompt/Editor.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
@@ -48,6 +49,8 @@ import * as RunMain from "../RunMain.ts"
 import * as RunView from "../RunView.ts"
 import * as Status from "../Status.ts"
 import * as StatusText from "../StatusText.ts"
+import * as AttachSend from "./AttachSend.ts"
+import * as SendCommand from "./Send.ts"
 import { withStoreAt } from "./Store.ts"
 import * as Style from "../Style.ts"
 
@@ -90,9 +93,10 @@ const prompter = (onRepeatedCancel: Effect.Effect<void>, closedLine: () => strin
       yield* Effect.context<Prompt.Environment>(),
       yield* Layer.build(PersonTerminal.layer)
     )
-    return yield* TerminalPromptBackend.make({ onRepeatedCancel, closedLine, editor: Editor.saved }).pipe(
+    const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel, closedLine, editor: Editor.saved }).pipe(
       Effect.provideContext(terminal)
     )
+    return { prompts, terminal }
   })
 
 /**
@@ -273,15 +277,52 @@ export const attach = (given: Given) =>
       const view = RunView.make(status, "text")
       // How a prompt someone else answered ends: the follow says so, the prompter reads it here.
       let closing: string | undefined
-      const prompts = interactive ? yield* prompter(sigint, () => closing) : undefined
+      const person = interactive ? yield* prompter(sigint, () => closing) : undefined
+      const prompts = person?.prompts
       const detached = yield* detachSignals
+      const storageAt = { dir: given.storage, given: given.storageGiven, configGiven: given.configGiven }
+      // `m` sends a message (AttachSend); a question and the message's prompt take the terminal in turn.
+      const lock = yield* Semaphore.make(1)
+      let sentNow = false
+      const counted = AttachSend.queuedLine(storageAt, id)
+      if (person !== undefined)
+        yield* AttachSend.watch({
+          terminal: (prompt) => Effect.provideContext(prompt, person.terminal),
+          lock,
+          paused: status.paused,
+          say: view.stderr,
+          send: (message, when) =>
+            AttachSend.sendFrom(storageAt, id, message, when).pipe(
+              Effect.tap((sent) =>
+                Effect.sync(() => {
+                  if (sent._tag === "Queued" && sent.restarted) sentNow = true
+                })
+              ),
+              Effect.flatMap((sent) =>
+                Effect.map(counted, (line) => SendCommand.said(sent, id, hintOf(given, view, info)) + line)
+              ),
+              Effect.catch((e) =>
+                Effect.succeed(`parley: could not send: ${ErrorLine.line(e, hintOf(given, view, info))}`)
+              )
+            )
+        })
+      if (person !== undefined) yield* view.stderr(AttachSend.KEYS)
+      const arrived = yield* counted
+      if (arrived !== "") yield* view.stderr(`parley:${arrived}`)
       const end = yield* FollowTurn.follow({
         turn: HostTurns.fromClient(id, client),
         latest: info.latest,
         open: info.open.map((q) => q.inquiry_id),
         tail: given.tail,
         attend: interactive,
-        show: view.show,
+        // A delivered message: how many are still queued.
+        show: (e) =>
+          e._tag === "MessageDelivered"
+            ? Effect.andThen(
+                view.show(e),
+                Effect.flatMap(counted, (line) => (line === "" ? Effect.void : view.stderr(`parley:${line}`)))
+              )
+            : view.show(e),
         say: view.stderr,
         paused: status.paused,
         // The prompt query shows, header included (who is asking, from the run).
@@ -289,13 +330,16 @@ export const attach = (given: Given) =>
           prompts === undefined
             ? undefined
             : (e) =>
-                prompts.question({
-                  toolName: e.call.name,
-                  question: e.question,
-                  arguments: e.call.arguments,
-                  ...(e.label !== undefined ? { label: e.label } : {}),
-                  ...(e.kind === "approval" ? { approval: true } : {})
-                }),
+                AttachSend.prompting(
+                  lock,
+                  prompts.question({
+                    toolName: e.call.name,
+                    question: e.question,
+                    arguments: e.call.arguments,
+                    ...(e.label !== undefined ? { label: e.label } : {}),
+                    ...(e.kind === "approval" ? { approval: true } : {})
+                  })
+                ),
         answerHint: (inquiryId) =>
           Hint.answer(
             id,
@@ -315,6 +359,13 @@ export const attach = (given: Given) =>
           )
         )
       )
+      // Stopped for a `now` message sent here: the turn goes on in the background with it.
+      if (sentNow && end._tag === "Stopped" && end.event.ending === "interrupted") {
+        yield* view.endLine
+        return yield* view.stderr(
+          `parley: the turn stopped for your message and goes on in the background. Attach again with: ${Hint.command(["conversation", "attach", id], hintOf(given, view, info))}`
+        )
+      }
       yield* ending(id, end, view, hintOf(given, view, info), info.pid, given.storage)
     })
   )

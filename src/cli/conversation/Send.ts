@@ -41,8 +41,21 @@ const runArgs = (id: string, given: string | undefined, configGiven: string | un
   id
 ]
 
-/** What `send` says on stderr. */
-const said = (sent: Send.Sent, id: string, hint: Hint.Context): string => {
+/**
+ * Starts the background run that resumes (or delivers to) conversation `id`
+ * of storage `dir` (`given`, `configGiven`: the flags as given, repeated).
+ */
+export const background = (dir: string, id: string, given: string | undefined, configGiven: string | undefined) => {
+  const hint = { storage: given, config: configGiven }
+  return Effect.try({ try: () => DetachedRun.ensureRunDir(dir), catch: (e) => ErrorLine.failure(e, hint) }).pipe(
+    Effect.flatMap((runDir) => DetachedRun.start(runDir, runArgs(id, given, configGiven))),
+    Effect.mapError((e) => ErrorLine.failure(e, hint)),
+    Effect.asVoid
+  )
+}
+
+/** What `send` (and attach's `m`) says on stderr. */
+export const said = (sent: Send.Sent, id: string, hint: Hint.Context): string => {
   const n = sent.queued.id
   const back = `${Hint.command(["conversation", "send", id, "--withdraw", String(n)], hint)} withdraws it until then.`
   switch (sent._tag) {
@@ -105,12 +118,7 @@ export const send = Command.make(
       if (Option.isSome(f.withdraw)) return yield* withStore(withdrawn(id, f.withdraw.value))
       if (Option.isNone(f.message) || f.message.value.trim() === "")
         return yield* Usage.failure(PATH, "Nothing to send: give a message (or --withdraw N).")
-      const start = () =>
-        Effect.try({ try: () => DetachedRun.ensureRunDir(dir), catch: (e) => ErrorLine.failure(e, hint) }).pipe(
-          Effect.flatMap((runDir) => DetachedRun.start(runDir, runArgs(id, given, configGiven))),
-          Effect.mapError((e) => ErrorLine.failure(e, hint)),
-          Effect.asVoid
-        )
+      const start = () => background(dir, id, given, configGiven)
       const sent = yield* withStore(
         Send.send({
           id,

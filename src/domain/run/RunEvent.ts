@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import { InquirySource } from "../event/InquirySource.ts"
 import { DetachedPolicy } from "../tool/Config.ts"
 import { Question } from "../tool/Question.ts"
+import * as QueuedMessage from "../storage/QueuedMessage.ts"
 
 /** A tool call as the run shows it. */
 export const ToolCall = Schema.Struct({ id: Schema.String, name: Schema.String, arguments: Schema.JsonObject })
@@ -171,6 +172,18 @@ export const QuestionClosed = Schema.TaggedStruct("QuestionClosed", {
 })
 /** Something the person should know (a reply cut at the token limit, a question deferred). */
 export const Warning = Schema.TaggedStruct("Warning", { text: Schema.String })
+/**
+ * A message sent to the running turn (`conversation send`, attach, the page,
+ * the API, a runner) was recorded in the conversation: `id` is its queue id,
+ * `via` where it was typed, `when` whether it joined the running turn
+ * (`next`, `now`) or started a turn of its own (`after`).
+ */
+export const MessageDelivered = Schema.TaggedStruct("MessageDelivered", {
+  id: Schema.Number,
+  message: Schema.String,
+  via: QueuedMessage.Surface,
+  when: QueuedMessage.When
+})
 /** The run is over: how it ended and how it left the turn. Always the last event of a run. */
 export const Stopped = Schema.TaggedStruct("Stopped", { ending: Ending, incomplete: Incomplete })
 
@@ -188,6 +201,7 @@ export const RunEvent = Schema.Union([
   QuestionOpened,
   QuestionClosed,
   Warning,
+  MessageDelivered,
   Stopped
 ])
 export type RunEvent = typeof RunEvent.Type
@@ -241,6 +255,7 @@ export const make: { readonly [Tag in RunEvent["_tag"]]: (fields: Omit<Of<Tag>, 
       ? { _tag: "QuestionClosed", inquiry_id, kind, call, question, by, answered_by: by, outcome }
       : { _tag: "QuestionClosed", inquiry_id, kind, call, question, by, answered_by: by, via, outcome },
   Warning: ({ text }) => ({ _tag: "Warning", text }),
+  MessageDelivered: ({ id, message, via, when }) => ({ _tag: "MessageDelivered", id, message, via, when }),
   Stopped: ({ ending, incomplete }) => ({ _tag: "Stopped", ending, incomplete })
 }
 

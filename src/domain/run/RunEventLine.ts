@@ -47,6 +47,7 @@ export const RunEventLine = Schema.Union([
   line(RunEvent.QuestionOpened, "question_opened"),
   line(RunEvent.QuestionClosed, "question_closed"),
   line(RunEvent.Warning, "warning"),
+  line(RunEvent.MessageDelivered, "message_delivered"),
   line(RunEvent.Stopped, "stopped")
 ])
 

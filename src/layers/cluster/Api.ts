@@ -296,7 +296,10 @@ const handlers = (o: Options) =>
           Effect.flatMap(idOf(params.id), (cid) =>
             Effect.andThen(
               o.store.load(cid).pipe(Effect.mapError(() => notFound(params.id))),
-              sent(START, notTaken)(clientFor(cid).Send({ message: payload.message, model: payload.model }))
+              sent(
+                START,
+                notTaken
+              )(clientFor(cid).Send({ message: payload.message, model: payload.model, when: payload.when }))
             )
           )
         )

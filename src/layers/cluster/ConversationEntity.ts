@@ -28,6 +28,7 @@ import * as Schema from "effect/Schema"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
 import * as Rpc from "effect/rpc/Rpc"
+import { When } from "../../domain/storage/QueuedMessage.ts"
 import { Refusal } from "../../services/Refusals.ts"
 
 /** Why the owner refused a message: one of parley's refusals (`services/Refusals.ts`), as the HTTP API answers it. */
@@ -36,10 +37,17 @@ const Refused = Refusal
 /** A turn that runs: which runner process runs it. */
 export const RunStarted = Schema.Struct({ conversation_id: Schema.String, pid: Schema.Number })
 
-/** Send a message (a new turn). */
+/** What a message became: the turn it started, or (`queued`: its id) a message queued for the turn that runs. */
+export const MessageTaken = Schema.Struct({
+  conversation_id: Schema.String,
+  pid: Schema.Number,
+  queued: Schema.optionalKey(Schema.Number)
+})
+
+/** Send a message: a new turn, or queued for the running one (`when` it gets it; docs/cli.md#talk-to-a-running-turn). */
 export const Send = Rpc.make("Send", {
-  payload: { message: Schema.String, model: Schema.optional(Schema.String) },
-  success: RunStarted,
+  payload: { message: Schema.String, model: Schema.optional(Schema.String), when: Schema.optional(When) },
+  success: MessageTaken,
   error: Refused
 }).annotate(ClusterSchema.Persisted, true)
 

@@ -39,9 +39,11 @@ import * as Entity from "effect/cluster/Entity"
 import type { Sharding } from "effect/cluster/Sharding"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import type { When } from "../../domain/storage/QueuedMessage.ts"
 import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
 import * as Answer from "../../programs/Answer.ts"
 import * as Query from "../../programs/Query.ts"
+import * as Send from "../../programs/Send.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import {
   busyFromLock,
@@ -115,10 +117,15 @@ const send = (
   store: ConversationStore["Service"],
   id: string,
   message: string,
-  model: string | undefined
+  model: string | undefined,
+  when: When | undefined,
+  requestId: string
 ) =>
   Effect.gen(function* () {
     const cid = yield* parse(id)
+    // A turn runs here: the message is queued for it (durably, in the store), unless it is this turn's own.
+    if (turns.get(cid) !== undefined && (yield* pendingMessage(store, cid)) !== message)
+      return yield* queueFor(turns, store, cid, message, when, requestId)
     const first = yield* turns.start(cid, { message, model })
     if (first._tag !== "Failed") return started(cid)
     const error = first.error as { _tag?: unknown; holder?: unknown } | undefined
@@ -145,6 +152,40 @@ const send = (
     if (again._tag !== "Failed") return started(cid)
     return yield* Effect.fail(refusalOfStart(cid, again.error))
   })
+
+/**
+ * A message for the turn that runs here, from any runner's API
+ * (`programs/Send.ts`, surface `api`): queued in the store's queue, which
+ * the turn delivers `after` it, at its `next` request, or `now` (stopped,
+ * then resumed here with it).
+ */
+const queueFor = (
+  turns: Turns.Turns,
+  store: ConversationStore["Service"],
+  cid: ConversationId.ConversationId,
+  message: string,
+  when: When | undefined,
+  requestId: string
+) =>
+  Send.send({
+    id: cid,
+    message,
+    surface: "api",
+    // The cluster delivers a message again when its reply was lost: queued once all the same.
+    nonce: `cluster-${requestId}`,
+    ...(when !== undefined ? { when } : {}),
+    start: () =>
+      Effect.flatMap(turns.start(cid, { continueTurn: true }), (s) =>
+        s._tag === "Failed" ? Effect.fail(refusalOfStart(cid, s.error)) : Effect.void
+      )
+  }).pipe(
+    Effect.provide(ClusterTurns.layer(turns)),
+    Effect.provideService(ConversationStore, store),
+    Effect.map((sent) => ({ conversation_id: cid, pid: process.pid, queued: sent.queued.id })),
+    Effect.mapError((e) =>
+      e._tag === "QueueUnsupported" ? new RunNotStarted({ output: e.message }) : fromStore(cid)(e)
+    )
+  )
 
 /** The turn of `id` running here once its question `inquiryId` is open, or why not. */
 const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inquiryId: string) =>
@@ -291,8 +332,11 @@ export const layer = (
       const address = yield* Entity.CurrentAddress
       const id = address.entityId
       return Conversation.of({
-        Send: ({ payload }) =>
-          Effect.andThen(trace("Send", id), send(turns, store, id, payload.message, payload.model)),
+        Send: ({ payload, requestId }) =>
+          Effect.andThen(
+            trace("Send", id),
+            send(turns, store, id, payload.message, payload.model, payload.when, String(requestId))
+          ),
         Continue: () =>
           Effect.flatMap(parse(id), (cid) =>
             turns.get(cid) !== undefined

@@ -276,7 +276,7 @@ const queued = (
     const sent = yield* Send.send({
       id,
       message: payload.message,
-      surface: "api",
+      surface: payload.via ?? "api",
       ...(payload.when !== undefined ? { when: payload.when } : {}),
       start: () =>
         Effect.flatMap(runs.start(["--continue-turn", `--id=${id}`]), (r) =>

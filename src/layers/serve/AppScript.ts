@@ -342,6 +342,7 @@ export const APP_JS = String.raw`"use strict";
           annotate(); show(); refresh();
           break;
         }
+        case "MessageDelivered": delivered(asks, e); break;
         case "Warning": asks.appendChild(el("p", { "class": "warning" }, e.text)); break;
         case "Stopped":
           source.close();
@@ -359,6 +360,24 @@ export const APP_JS = String.raw`"use strict";
     };
   }
 
+  // A message the running turn queued: what it will do, and the count of queued messages.
+  function queuedSaid(note, n, when) {
+    var id = (location.pathname.match(/^\/conversations\/([^/]+)/) || [])[1];
+    if (note) note.textContent = "Queued as message " + n + ": " + (when === "next" ? "the running turn gets it with its next request to the model." : when === "now" ? "the turn stops and goes on with it." : "a new turn starts with it when this one ends.") + " Withdraw it with: parley conversation send " + id + " --withdraw " + n;
+    queuedCount(1);
+  }
+  function queuedCount(delta) {
+    var q = document.getElementById("queued");
+    if (!q) return;
+    var n = Math.max(0, Number(q.getAttribute("data-count") || 0) + delta);
+    q.setAttribute("data-count", String(n));
+    q.textContent = n === 0 ? "" : n + (n === 1 ? " message queued" : " messages queued");
+  }
+  function delivered(asks, e) {
+    asks.appendChild(el("p", { "class": "note" }, "Message " + e.id + " (via " + e.via + ") delivered: " + e.message));
+    queuedCount(-1);
+  }
+
   // The buttons and the message boxes: each form posts to its action; a new run opens its conversation.
   function controls() {
     document.querySelectorAll("form.control").forEach(function (form) {
@@ -368,12 +387,15 @@ export const APP_JS = String.raw`"use strict";
         var body = {};
         var message = form.querySelector("textarea");
         if (message) body.message = message.value;
+        var when = form.querySelector("select[name=when]");
+        if (when) { body.when = when.value; body.via = "page"; }
         var here = (location.pathname.match(/^\/conversations\/([^/]+)/) || [])[1];
         if (note) note.textContent = "…";
         post(form.getAttribute("action"), body).then(function (r) {
           if (note) note.textContent = r.ok ? "Done." : reason(r);
           if (!r.ok) return;
           if (message) message.value = "";
+          if (r.body && r.body.queued !== undefined) return queuedSaid(note, r.body.queued, body.when);
           if (r.body && r.body.conversation_id && r.body.conversation_id !== here) location.assign("/conversations/" + encodeURIComponent(r.body.conversation_id));
           else setTimeout(function () { location.reload(); }, 300);
         }, function () { if (note) note.textContent = "Could not reach the server."; });

@@ -25,6 +25,9 @@ import { PAGE_CSS } from "../../domain/render/HtmlStyle.ts"
 import { escapeHtml } from "../../domain/render/HtmlText.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
+import * as QueuedMessage from "../../domain/storage/QueuedMessage.ts"
+import * as QueueLog from "../../domain/storage/QueueLog.ts"
+import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
 import * as LastError from "../../domain/run/LastError.ts"
 import { splitIncompleteTurn } from "../../domain/stream/IncompleteTurn.ts"
 import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
@@ -196,7 +199,7 @@ export type PageState = "running" | "incomplete" | "complete"
  * runs; Continue / Discard for an incomplete turn nobody runs), and the
  * message box.
  */
-const controls = (id: string, state: PageState) => {
+const controls = (id: string, state: PageState, queued: number) => {
   const buttons =
     state === "running"
       ? [button(id, "stop", "Stop")]
@@ -207,9 +210,33 @@ const controls = (id: string, state: PageState) => {
   return (
     `${status}<div id="live-asks"></div><div id="live-reply" class="live-reply"></div>` +
     (buttons.length > 0 ? `<div class="controls">${buttons.join("")}</div>` : "") +
-    `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea><button type="submit">Send</button><p class="q-note" role="status"></p></form>`
+    sendBox(id, state, queued)
   )
 }
+
+/**
+ * The message box: while a turn runs, a message is queued for it and `when`
+ * says when it gets it (docs/cli.md#talk-to-a-running-turn); "2 messages
+ * queued" says what waits (kept by the script as messages are sent and delivered).
+ */
+const sendBox = (id: string, state: PageState, queued: number) => {
+  const when =
+    state === "running"
+      ? `<select name="when" aria-label="When the running turn gets it"><option value="after" selected>after this turn</option><option value="next">at its next request to the model</option><option value="now">now (stop the turn, go on with it)</option></select>`
+      : ""
+  return `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea>${when}<button type="submit">Send</button><p class="q-note" role="status"></p><p id="queued" class="q-note" data-count="${queued}">${QueueLog.describe(queued)}</p></form>`
+}
+
+/** How many messages wait in `c`'s queue (none when the store keeps no queue or it cannot be read). */
+const queuedIn = (c: { readonly id: ConversationId.ConversationId; readonly entries: ReadonlyArray<StreamEntry> }) =>
+  ConversationStore.use((s) =>
+    s.messages === undefined
+      ? Effect.succeed(0)
+      : Effect.map(
+          s.messages.list(c.id),
+          (messages) => QueueLog.pending({ messages }, QueuedMessage.deliveredIn(c.entries)).length
+        )
+  ).pipe(Effect.orElseSucceed(() => 0))
 
 /** The sticky bar that says how many questions wait and jumps to them (filled in by the script as they open and close). */
 const waitingBar = (count: number) =>
@@ -252,7 +279,7 @@ const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>
         live: {
           script: "/app.js",
           css: LIVE_CSS,
-          controls: controls(c.id, state),
+          controls: controls(c.id, state, yield* queuedIn(c)),
           running: state === "running",
           top: waitingBar(waiting)
         }

@@ -19,6 +19,7 @@
  * @since 0.1.0
  */
 import * as crypto from "node:crypto"
+import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as Effect from "effect/Effect"
@@ -50,8 +51,23 @@ const read = (conversationsDir: string, id: ConversationId) =>
   io(conversationsDir, async () => {
     const file = await fileOf(conversationsDir, id)
     if (file === undefined) return undefined
-    return QueuedMessage.parse((await AtomicFile.readIfExists(file)) ?? "")
-  }).pipe(Effect.flatMap((records) => (records === undefined ? notFound(id) : Effect.succeed(records))))
+    const text = QueueCount.readCapped(file) ?? ""
+    return typeof text === "string" ? QueuedMessage.parse(text) : { file, tooLarge: text.tooLarge }
+  }).pipe(
+    Effect.flatMap(
+      (records): Effect.Effect<ReadonlyArray<QueuedMessage.Record>, ConversationNotFound | StoreIoError> =>
+        records === undefined
+          ? notFound(id)
+          : "tooLarge" in records
+            ? Effect.fail(
+                new StoreIoError({
+                  path: records.file,
+                  reason: `the queue file is ${records.tooLarge} bytes, more than the ${QueueCount.MAX_BYTES} parley reads; move it aside to start a new queue`
+                })
+              )
+            : Effect.succeed(records)
+    )
+  )
 
 /** Appends one record (one write, `O_APPEND`, private), following a renamed directory. */
 const append = (conversationsDir: string, id: ConversationId, record: QueuedMessage.Record) =>
@@ -60,7 +76,9 @@ const append = (conversationsDir: string, id: ConversationId, record: QueuedMess
       const file = await fileOf(conversationsDir, id)
       if (file === undefined) return false
       try {
-        const handle = await fs.open(file, "a", 0o600)
+        // Never through a symlink: a link planted in the conversation's directory must not redirect the append.
+        const flags = fsSync.constants.O_WRONLY | fsSync.constants.O_APPEND | fsSync.constants.O_CREAT
+        const handle = await fs.open(file, flags | QueueCount.NOFOLLOW, 0o600)
         try {
           await handle.write(QueuedMessage.line(record))
           await handle.sync()
@@ -80,9 +98,13 @@ const nonce = () => crypto.randomBytes(8).toString("hex")
 export const make = (conversationsDir: string): MessageQueue => ({
   enqueue: (id, m) =>
     Effect.gen(function* () {
-      const tag = nonce()
+      const tag = m.nonce ?? nonce()
+      if (m.nonce !== undefined) {
+        const seen = QueuedMessage.fold(yield* read(conversationsDir, id)).messages.find((q) => q.nonce === tag)
+        if (seen !== undefined) return seen
+      }
       const at = new Date().toISOString()
-      yield* append(conversationsDir, id, { op: "queue", nonce: tag, ...m, at })
+      yield* append(conversationsDir, id, { ...m, op: "queue", nonce: tag, at })
       const mine = QueuedMessage.fold(yield* read(conversationsDir, id)).messages.find((q) => q.nonce === tag)
       // Appended but not read back (a torn write): the sender is told, never given an id nothing holds.
       if (mine === undefined)

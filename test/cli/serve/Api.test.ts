@@ -420,6 +420,13 @@ describe("parley serve: runs the server starts", () => {
       status: 200,
       body: { conversation_id: id, pid: created.body.pid, queued: 1 }
     })
+    // The page's box offers when, and says what waits; an empty message is refused naming the field.
+    const page = await (await fetch(`${server.base}/conversations/${id}`, { headers: server.auth })).text()
+    expect(page).toContain('<select name="when"')
+    expect(page).toContain('data-count="1">1 message queued</p>')
+    const empty = await server.post(`/api/conversations/${id}/messages`, { message: "" })
+    expect(empty).toMatchObject({ status: 400, body: { error: "BadRequest", kind: "Payload" } })
+    expect(empty.body.message).toContain("message")
     expect(await server.post(`/api/conversations/${id}/continue`, {})).toMatchObject({
       status: 409,
       body: { error: "ConversationBusy" }

@@ -29,6 +29,7 @@ const events: ReadonlyArray<RunEvent.RunEvent> = [
     outcome: { _tag: "Redacted" }
   }),
   RunEvent.make.Warning({ text: "cut" }),
+  RunEvent.make.MessageDelivered({ id: 2, message: "also the tests", via: "attach", when: "next" }),
   RunEvent.make.Stopped({ ending: "completed", incomplete: null })
 ]
 
@@ -46,6 +47,7 @@ describe("RFD 027: a run event as a --format jsonl line", () => {
       "tool_finished",
       "question_closed",
       "warning",
+      "message_delivered",
       "stopped"
     ])
     expect(RunEventLine.encode(RunEvent.make.TextDelta({ text: "Hi" }))).toStrictEqual({

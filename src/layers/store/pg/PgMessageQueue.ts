@@ -63,9 +63,13 @@ export const make = (sql: SqlClient, at: string): MessageQueue => {
   return {
     enqueue: (id, m) =>
       Effect.gen(function* () {
-        const tag = nonce()
+        const tag = m.nonce ?? nonce()
+        if (m.nonce !== undefined) {
+          const seen = QueuedMessage.fold(yield* read(id)).messages.find((q) => q.nonce === tag)
+          if (seen !== undefined) return seen
+        }
         const when = new Date().toISOString()
-        yield* append(id, { op: "queue", nonce: tag, ...m, at: when })
+        yield* append(id, { ...m, op: "queue", nonce: tag, at: when })
         const mine = QueuedMessage.fold(yield* read(id)).messages.find((q) => q.nonce === tag)
         // Committed but not read back: the sender is told, never given an id nothing holds.
         if (mine === undefined)
