@@ -17,8 +17,9 @@
  *    of its turn's entries), answers recorded twice, conversations whose
  *    `check` fails, and tools that acted twice.
  *
- * Goals: p99 answer → re-run ≤ 1 s (steady), and 0 stuck, 0 lost, 0 answers
- * recorded twice (both runs). Tools that acted twice are counted, not a
+ * Goals (steady): answer → re-run p50 ≤ 100 ms and p99 ≤ 300 ms, the POST's
+ * reply p99 ≤ 100 ms; both runs: 0 stuck, 0 lost, 0 answers recorded twice.
+ * `failover`: the worst kill ≤ 2 s, the health check's runner among them. Tools that acted twice are counted, not a
  * goal: a kill between a tool's end and its recorded response runs it again
  * (RFD 023).
  */
@@ -27,7 +28,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Cluster from "../test/support/Cluster.ts"
-import { freshDatabase, pgSkip, startPg } from "../test/support/Pg.ts"
+import { freshDatabase, pgSkip, psql, startPg } from "../test/support/Pg.ts"
 import { type Goal, none } from "./Harness.ts"
 
 const repo = path.resolve(import.meta.dirname, "..")
@@ -260,11 +261,24 @@ const goalsOf = (o: Outcome): Array<Goal> => [
   ...(o.kills === 0
     ? [
         {
-          name: `cluster ${o.label}: answer → tool re-run p99 ≤ 1 s across runners (${N} conversations)`,
-          subject: { name: "p99", medianMs: pct(o.effectMs, 99) },
-          floor: { name: "the issue's goal", medianMs: 1000 },
+          name: `cluster ${o.label}: answer → tool re-run p50 ≤ 100 ms across runners (${N} conversations, ${CONCURRENCY} in flight)`,
+          subject: { name: "p50", medianMs: pct(o.effectMs, 50) },
+          floor: { name: "the issue's goal", medianMs: 100 },
           maxRatio: 1,
-          note: `p50 ${pct(o.effectMs, 50).toFixed(0)} ms; POST reply p50/p99 ${pct(o.postMs, 50).toFixed(0)}/${pct(o.postMs, 99).toFixed(0)} ms; ${(N / o.seconds).toFixed(1)} conversations/s`
+          note: `${(N / o.seconds).toFixed(1)} conversations/s`
+        } satisfies Goal,
+        {
+          name: `cluster ${o.label}: answer → tool re-run p99 ≤ 300 ms across runners`,
+          subject: { name: "p99", medianMs: pct(o.effectMs, 99) },
+          floor: { name: "the issue's goal", medianMs: 300 },
+          maxRatio: 1
+        } satisfies Goal,
+        {
+          name: `cluster ${o.label}: answer → the POST's own reply p99 ≤ 100 ms`,
+          subject: { name: "p99", medianMs: pct(o.postMs, 99) },
+          floor: { name: "the issue's goal", medianMs: 100 },
+          maxRatio: 1,
+          note: `p50 ${pct(o.postMs, 50).toFixed(0)} ms`
         } satisfies Goal
       ]
     : []),
@@ -278,14 +292,21 @@ const goalsOf = (o: Outcome): Array<Goal> => [
 ]
 
 /**
- * Failover: 30 waiting turns over 3 runners; `KILLS` times, the runner
- * running the most of them is `kill -9`'d, and the time until every one of
- * its turns runs on another runner (`GET /api/conversations`, every 50 ms)
- * is taken; then it is restarted on its port and the shards settle.
+ * Failover: 30 waiting turns over 3 runners; `KILLS` times a runner is
+ * `kill -9`'d — every other time the one running the engine's health check
+ * (a singleton: the worst case, its peers must notice without it), else the
+ * one running the most turns — and the time until every one of its turns
+ * runs on another runner (`GET /api/conversations`, every 50 ms) is taken;
+ * then it is restarted on its port and the shards settle.
  */
 const KILLS = 6
 
-const failover = async (url: string): Promise<Array<number>> => {
+interface Kill {
+  readonly ms: number
+  readonly healthCheck: boolean
+}
+
+const failover = async (url: string): Promise<Array<Kill>> => {
   const cluster = await Cluster.project(url, { PARLEY_PG_POOL: "60" }, bin, python())
   try {
     for (let i = 0; i < 3; i++) await cluster.runner()
@@ -297,14 +318,25 @@ const failover = async (url: string): Promise<Array<number>> => {
         id: string
         running: { pid: number } | null
       }>
-    const times: Array<number> = []
+    /** The live runner that runs the health check now (each runner says so in `parley_cluster_shards` every sweep). */
+    const checker = async (): Promise<Cluster.Runner | undefined> => {
+      const address = psql(
+        url,
+        "SELECT runner FROM parley_cluster_shards WHERE health_check AND at > now() - interval '3 seconds'"
+      )
+        .trim()
+        .split("\n")[0]
+      for (const r of live(cluster)) if ((await r.json("/api/cluster")).body.runner === address) return r
+      return undefined
+    }
+    const kills: Array<Kill> = []
     for (let k = 0; k < KILLS; k++) {
       const now = await rows()
       const byPid = new Map<number, Array<string>>()
       for (const r of now) if (r.running !== null) byPid.set(r.running.pid, [...(byPid.get(r.running.pid) ?? []), r.id])
-      const victim = [...cluster.runners]
-        .filter((r) => r.child.exitCode === null && r.child.signalCode === null)
-        .sort((a, b) => (byPid.get(b.pid)?.length ?? 0) - (byPid.get(a.pid)?.length ?? 0))[0]!
+      const holder = k % 2 === 0 ? await checker() : undefined
+      const victim =
+        holder ?? live(cluster).sort((a, b) => (byPid.get(b.pid)?.length ?? 0) - (byPid.get(a.pid)?.length ?? 0))[0]!
       const turns = new Set(byPid.get(victim.pid) ?? [])
       const t0 = Date.now()
       await cluster.kill(victim)
@@ -316,15 +348,15 @@ const failover = async (url: string): Promise<Array<number>> => {
         if (Date.now() - t0 > 60_000) throw new Error(`failover: ${turns.size - moved.length} turns did not move`)
         await sleep(50)
       }
-      times.push(Date.now() - t0)
+      kills.push({ ms: Date.now() - t0, healthCheck: holder !== undefined })
       console.log(
-        `  kill -9 of a runner with ${turns.size} waiting turns: all running elsewhere ${Date.now() - t0} ms later`
+        `  kill -9 of a runner with ${turns.size} waiting turns${holder !== undefined ? ", running the health check" : ""}: all running elsewhere ${Date.now() - t0} ms later`
       )
       cluster.runners.splice(cluster.runners.indexOf(victim), 1)
       await cluster.runner(victim.port)
       await sleep(4000)
     }
-    return times
+    return kills
   } finally {
     await cluster.stop()
   }
@@ -340,15 +372,19 @@ export const run = async (which = process.argv[3] ?? "both"): Promise<ReadonlyAr
   try {
     const goals: Array<Goal> = []
     if (which === "failover") {
-      const times = await failover(freshDatabase(pg))
-      console.log(`\n## failover: ${times.length} kills: ${times.join(", ")} ms (median ${pct(times, 50)} ms)`)
+      const kills = await failover(freshDatabase(pg))
+      const all = kills.map((k) => k.ms)
+      const checks = kills.filter((k) => k.healthCheck).map((k) => k.ms)
+      console.log(
+        `\n## failover: ${kills.length} kills: ${all.join(", ")} ms (median ${pct(all, 50)} ms; health-check holder: ${checks.join(", ")} ms)`
+      )
       return [
         {
-          name: "cluster failover: kill -9 → every turn of the dead runner running on another (median)",
-          subject: { name: "failover", medianMs: pct(times, 50) },
-          floor: { name: "shardLockExpiration", medianMs: 6000 },
-          maxRatio: 1.5,
-          note: `each: ${times.join(", ")} ms`
+          name: "cluster failover: kill -9 → every turn of the dead runner running on another, worst case ≤ 2 s",
+          subject: { name: "worst", medianMs: Math.max(...all) },
+          floor: { name: "the issue's goal", medianMs: 2000 },
+          maxRatio: 1,
+          note: `each: ${kills.map((k) => `${k.ms}${k.healthCheck ? " (health check)" : ""}`).join(", ")} ms; median ${pct(all, 50)} ms`
         }
       ]
     }

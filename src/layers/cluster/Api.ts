@@ -30,6 +30,8 @@
  * @since 0.1.0
  * @internal
  */
+import * as crypto from "node:crypto"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
@@ -205,24 +207,48 @@ const handlers = (o: Options) =>
         )
         return rows.flat()
       })
+      /** The persisted way, after the direct one got no reply: stored, redelivered until its owner replies. */
+      const answerPersisted = (
+        cid: ConversationId.ConversationId,
+        inquiryId: string,
+        value: Schema.Json,
+        nonce: string
+      ) =>
+        Effect.gen(function* () {
+          yield* Trace.line("api.persisted", cid)
+          const kind = yield* answerKind(o.sql, cid, inquiryId)
+          // No such question: the conversation may not exist (404); else the owner says the question is not open.
+          if (kind === undefined) yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(cid)))
+          // A secret is never stored, not even in the cluster's message table: its answer is lost with the run.
+          if (kind === "secret") return yield* lostRun(cid)()
+          return yield* clientFor(cid).Answer({ inquiry_id: inquiryId, answer: value, nonce })
+        })
+      /**
+       * An answer goes to its owner directly (`AnswerDirect`, volatile); the
+       * owner's refusal is the reply. Anything else (no reply: the owner went
+       * away, its entity was stopped as its shard moved) sends it again as
+       * the persisted `Answer` under the same nonce, which reaches the next
+       * owner; a delivery that won already gets the same reply.
+       */
       const answer = (id: string, inquiryId: string, value: Schema.Json) =>
         Effect.gen(function* () {
           const cid = yield* idOf(id)
           yield* Trace.line("api.answer", id)
-          // A secret goes as a volatile message: it is never stored, not even in the cluster's message table.
-          const kind = yield* answerKind(o.sql, cid, inquiryId)
-          // No such question: the conversation may not exist (404); else the owner says the question is not open.
-          if (kind === undefined) yield* o.store.load(cid).pipe(Effect.mapError(() => notFound(id)))
-          yield* Trace.line("api.kind", id)
-          const secret = kind === "secret"
-          const client = clientFor(cid)
+          const nonce = crypto.randomUUID()
           return yield* sent(
             ANSWER,
             lostRun(id)
           )(
-            secret
-              ? client.AnswerSecret({ inquiry_id: inquiryId, answer: value })
-              : client.Answer({ inquiry_id: inquiryId, answer: value })
+            clientFor(cid)
+              .AnswerDirect({ inquiry_id: inquiryId, answer: value, nonce })
+              .pipe(
+                Effect.catchCause((cause) => {
+                  const found = Cause.findError(cause)
+                  return Result.isSuccess(found) && isRefusal(found.success)
+                    ? Effect.fail(found.success)
+                    : answerPersisted(cid, inquiryId, value, nonce)
+                })
+              )
           ).pipe(Effect.ensuring(Trace.line("api.replied", id)))
         })
       const create = (message: string, model: string | undefined) =>

@@ -4,9 +4,12 @@
  * continue, discard, stop — are its messages. They are persisted in
  * PostgreSQL (`SqlMessageStorage`) and redelivered to whichever runner owns
  * the conversation's shard until they have a reply, so a message sent while
- * its owner dies is handled by the next one. One exception: an answer to a
- * `secret` question is a volatile message, since a secret never reaches a
- * disk (contract §2).
+ * its owner dies is handled by the next one. An answer goes first as a
+ * volatile message straight to the owner (`AnswerDirect`: no storage round
+ * trip on its way there or back), and as the persisted `Answer` only when that
+ * did not come back with a reply (the same nonce, so the owner knows it for
+ * the same answer). An answer to a `secret` question is only ever volatile,
+ * since a secret never reaches a disk (contract §2).
  *
  * The turn runs in the owner's process (`Turns.ts`); a reply says how it
  * went, or carries one of parley's refusals (`services/Refusals.ts`), so any runner
@@ -69,7 +72,12 @@ export const Stop = Rpc.make("Stop", {
   error: Refused
 }).annotate(ClusterSchema.Persisted, true)
 
-const AnswerPayload = { inquiry_id: Schema.String, answer: Schema.Json }
+/**
+ * An answer; `nonce` names it across its deliveries (the direct one and the
+ * persisted one after it): the delivery that won the question is known by
+ * it, and any other delivery of the same answer gets the same reply.
+ */
+const AnswerPayload = { inquiry_id: Schema.String, answer: Schema.Json, nonce: Schema.optional(Schema.String) }
 const AnswerAccepted = Schema.Struct({ id: Schema.String, outcome: Schema.Literals(["delivered", "recorded"]) })
 
 /** Answer an open question. */
@@ -77,6 +85,20 @@ export const Answer = Rpc.make("Answer", { payload: AnswerPayload, success: Answ
   ClusterSchema.Persisted,
   true
 )
+
+/**
+ * Answer an open question the direct way: a volatile message, sent to the
+ * owner over the runner transport and replied to over it, with no write to
+ * or poll of the message storage (on a loaded machine those round trips,
+ * serialized on the owner's storage read loop and its shard-lock
+ * connection, were most of an answer's time). Whoever sends it falls back to
+ * the persisted `Answer`, with the same nonce, when it gets no reply.
+ */
+export const AnswerDirect = Rpc.make("AnswerDirect", {
+  payload: AnswerPayload,
+  success: AnswerAccepted,
+  error: Refused
+})
 
 /** Answer an open `secret` question: volatile, so the secret is never stored. */
 export const AnswerSecret = Rpc.make("AnswerSecret", {
@@ -102,6 +124,7 @@ export const Conversation = Entity.make("Conversation", [
   Discard,
   Stop,
   Answer,
+  AnswerDirect,
   AnswerSecret,
   AnswerAll
 ])

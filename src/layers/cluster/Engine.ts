@@ -14,7 +14,9 @@
  * failover`). Here a runner gets 3 pings, each bounded by 1 s, 250 ms
  * apart: a dead one is dropped within the next check (every second) and
  * failover took 1.1–2.5 s (still 6–6.5 s when the dead runner is the one
- * running the check, a cluster singleton: its heartbeat must expire first). A live runner must miss 3 pings in a row to be
+ * running the check, a cluster singleton: its heartbeat must expire first;
+ * every runner now also watches the others' liveness locks, `Liveness.ts`,
+ * which needs neither). A live runner must miss 3 pings in a row to be
  * called unhealthy (a second each: more than the event-loop lag seen on an
  * overloaded machine, 100–600 ms); if it is, its shards move and come back,
  * and its turns are handed off (`Sweep.ts`), never run twice at once.

@@ -237,7 +237,7 @@ const won = (sql: SqlClient, cid: string, inquiryId: string, requestId: string) 
   sql`INSERT INTO parley_cluster_answers (conversation_id, inquiry_id, request_id) VALUES (${cid}, ${inquiryId}, ${requestId})
     ON CONFLICT DO NOTHING`.pipe(Effect.ignore)
 
-/** One delivery of an Answer message (`requestId`: the message's id, the same on every delivery). */
+/** One delivery of an answer (`requestId`: its nonce, else the message's id: the same on every delivery). */
 interface AnswerMessage {
   readonly id: string
   readonly inquiryId: string
@@ -375,7 +375,20 @@ export const layer = (
               id,
               inquiryId: payload.inquiry_id,
               value: payload.answer,
-              requestId: String(requestId)
+              requestId: payload.nonce ?? String(requestId)
+            }).pipe(
+              Effect.tap(() => trace("Answered", id)),
+              Effect.tapError((e) => trace(`Answer refused ${e._tag}`, id))
+            )
+          ),
+        AnswerDirect: ({ payload, requestId }) =>
+          Effect.andThen(
+            trace(`Answer ${payload.inquiry_id}`, id),
+            answer(turns, store, sql, {
+              id,
+              inquiryId: payload.inquiry_id,
+              value: payload.answer,
+              requestId: payload.nonce ?? String(requestId)
             }).pipe(
               Effect.tap(() => trace("Answered", id)),
               Effect.tapError((e) => trace(`Answer refused ${e._tag}`, id))
@@ -387,7 +400,7 @@ export const layer = (
             id,
             inquiryId: payload.inquiry_id,
             value: payload.answer,
-            requestId: String(requestId)
+            requestId: payload.nonce ?? String(requestId)
           })
       })
     }),

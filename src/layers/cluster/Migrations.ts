@@ -17,7 +17,7 @@
  * @example
  * ```ts
  * import { migrations } from "parley/layers/cluster/Migrations"
- * Object.keys(migrations) // ["0001_cluster"]
+ * Object.keys(migrations) // ["0001_cluster", "0002_health_check"]
  * ```
  *
  * @since 0.1.0
@@ -48,6 +48,11 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient>>
       request_id TEXT NOT NULL,
       PRIMARY KEY (conversation_id, inquiry_id)
     )`
+  }),
+  // Which runner runs the engine's health check (a singleton): what the failover bench kills for its worst case.
+  "0002_health_check": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    yield* sql`ALTER TABLE parley_cluster_shards ADD COLUMN IF NOT EXISTS health_check BOOLEAN NOT NULL DEFAULT false`
   })
 }
 

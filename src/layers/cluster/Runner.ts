@@ -59,6 +59,7 @@ import * as Pages from "../serve/Pages.ts"
 import * as PgConversationStore from "../store/pg/PgConversationStore.ts"
 import * as Api from "./Api.ts"
 import * as Handlers from "./Handlers.ts"
+import * as Liveness from "./Liveness.ts"
 import * as Migrations from "./Migrations.ts"
 import * as RunnerChannel from "./RunnerChannel.ts"
 import * as Sweep from "./Sweep.ts"
@@ -218,6 +219,10 @@ export const start = (options: Options) =>
     const turns = yield* Turns.make({ runner: me, http: httpApi, services: shared, sql })
     // Stopping (SIGTERM, Ctrl-C) hands every turn off before anything else closes: the next owner resumes it.
     yield* Effect.addFinalizer(() => Effect.forEach(turns.running(), (t) => t.handOff, { discard: true }))
+    // The liveness lock first: this runner's row in cluster_runners never exists without it (Liveness.ts).
+    yield* Liveness.hold(sql, me).pipe(
+      Effect.mapError((e) => new RunnerNotStarted({ message: `cannot hold the runner's liveness lock: ${e.message}` }))
+    )
     const Engine = yield* Effect.promise(() => import("./Engine.ts"))
     const cluster = Engine.layer(
       {
@@ -262,6 +267,8 @@ export const start = (options: Options) =>
     yield* Effect.forkScoped(
       Sweep.run({ turns, sql, sharding, interval: SWEEP, runner: me, shardsPerGroup: SHARDING.shardsPerGroup })
     )
+    // Every runner watches the others' liveness locks: a dead one is marked unhealthy within a fraction of a second.
+    yield* Effect.forkScoped(Liveness.watch(sql, me))
     // This runner registers as its sharding starts: counted once its row is there (bounded).
     const size = yield* sizeOnceIn(sql, me)
     return { port, runner: me, web, size } satisfies Started

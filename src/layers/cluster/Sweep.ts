@@ -61,6 +61,13 @@ const HAND_OFF_AFTER = 3
 export const owns = (sharding: Sharding["Service"], id: string): boolean =>
   sharding.hasShardId(sharding.getShardId(EntityId.make(id), Conversation.getShardGroup(EntityId.make(id))))
 
+/** The engine's health check: a singleton, run by the runner holding its shard. */
+const HEALTH_CHECK = "effect/cluster/Sharding/RunnerHealth"
+
+/** Whether this runner holds the shard of the engine's health check (so runs it). */
+export const runsHealthCheck = (sharding: Sharding["Service"]): boolean =>
+  sharding.hasShardId(sharding.getShardId(EntityId.make(HEALTH_CHECK), "default"))
+
 /** How many shards of `group` this runner holds now (shard ids run from 1). */
 export const heldShards = (sharding: Sharding["Service"], group: string, perGroup: number): number => {
   let n = 0
@@ -72,8 +79,11 @@ export const heldShards = (sharding: Sharding["Service"], group: string, perGrou
 export const once = (o: Options) =>
   Effect.gen(function* () {
     const shards = heldShards(o.sharding, "default", o.shardsPerGroup)
-    yield* o.sql`INSERT INTO parley_cluster_shards (runner, shards, at) VALUES (${o.runner}, ${shards}, now())
-      ON CONFLICT (runner) DO UPDATE SET shards = EXCLUDED.shards, at = now()`.pipe(Effect.ignore)
+    const check = runsHealthCheck(o.sharding)
+    yield* o.sql`INSERT INTO parley_cluster_shards (runner, shards, at, health_check) VALUES (${o.runner}, ${shards}, now(), ${check})
+      ON CONFLICT (runner) DO UPDATE SET shards = EXCLUDED.shards, at = now(), health_check = EXCLUDED.health_check`.pipe(
+      Effect.ignore
+    )
     for (const turn of o.turns.running()) {
       // Three sweeps in a row: a runner whose shard-lock refresh was slow drops its shards for a moment, then takes them back.
       const misses = owns(o.sharding, turn.id) ? 0 : (o.misses.get(turn.id) ?? 0) + 1
