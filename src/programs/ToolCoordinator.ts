@@ -106,6 +106,8 @@ export interface ResumeInput {
   readonly permissionDecisions?: ReadonlyMap<string, "y" | "n">
   /** The arguments a person edited an approved call to, per tool call id: the call runs with these. */
   readonly permissionArguments?: ReadonlyMap<string, Schema.JsonObject>
+  /** The review of its result an earlier run asked from anywhere, per tool call id: the recorded result is reviewed, the tool not run again. */
+  readonly reviews?: ReadonlyMap<string, Review.RecordedReview>
 }
 
 /** What `runTools` needs: the open session, the calls, the turn's state, where tools run, and (resuming) what the earlier run left. */
@@ -486,11 +488,16 @@ const runCall = (env: Inquiry.Env, asked: ToolCallRequest, resume: ResumeInput |
     if (permission._tag !== "Run") {
       response = notRun(env, call, permission)
     } else {
-      env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
-      const ended = yield* resumeAndExecute(env, call, resume)
+      // A result an earlier run recorded for review: the tool does not run again.
+      const recorded = resume?.reviews?.get(call.id)
+      if (recorded === undefined)
+        env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
+      const ended =
+        recorded !== undefined ? Review.recordedResult(recorded.request) : yield* resumeAndExecute(env, call, resume)
       if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
       // Step 4: the result as the person let it through (`result = "ask" | "edit" | "skip"`).
-      const reviewed = yield* Review.review(env, call, ended)
+      const reviewed = yield* Review.review(env, call, ended, approvalsAsked(env), recorded)
+      if ("_tag" in reviewed) return { _tag: "Deferred", inquiryId: reviewed.inquiryId } satisfies CallEnd
       response = reviewed.response
       metadata = reviewed.metadata
     }
