@@ -23,8 +23,8 @@
  * import type { Env } from "parley/programs/coordinator/Env"
  * import type { ToolCallRequest } from "parley"
  * declare const env: Env, call: ToolCallRequest
- * const reviewed = Review.review(env, call, { content: "3 files", is_error: false })
- * // Effect<{ response, metadata }>: the response the model gets, and the metadata that records the review
+ * const reviewed = Review.review(env, call, { content: "3 files", is_error: false }, false)
+ * // Effect<Reviewed (the response the model gets, its metadata) | Deferred, RecordError>
  * ```
  *
  * @since 0.1.0
