@@ -69,6 +69,7 @@ import * as Timestamp from "../domain/event/Timestamp.ts"
 import * as Events from "../domain/event/Events.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { InquiryRequest } from "../domain/event/InquiryRequest.ts"
+import type { InquiryResponse } from "../domain/event/InquiryResponse.ts"
 import { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../domain/event/ToolCallResponse.ts"
 import * as RunEvent from "../domain/run/RunEvent.ts"
@@ -107,7 +108,10 @@ export interface ResumeInput {
   /** The arguments a person edited an approved call to, per tool call id: the call runs with these. */
   readonly permissionArguments?: ReadonlyMap<string, Schema.JsonObject>
   /** The review of its result an earlier run asked from anywhere, per tool call id: the recorded result is reviewed, the tool not run again. */
-  readonly reviews?: ReadonlyMap<string, Review.RecordedReview>
+  readonly reviews?: ReadonlyMap<
+    string,
+    { readonly request: InquiryRequest; readonly response: InquiryResponse | null }
+  >
 }
 
 /** What `runTools` needs: the open session, the calls, the turn's state, where tools run, and (resuming) what the earlier run left. */
