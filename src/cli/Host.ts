@@ -63,7 +63,12 @@ export const serveWhenKnown = (
     yield* Effect.sync(() => DetachedRun.announce(id, policy ?? (run.watched ? "wait" : "assistant")))
     if (PersonTerminal.isInteractive()) {
       // Ctrl-C at the terminal asks what to do (RFD 027's interrupt menu); SIGINT from elsewhere still stops.
-      yield* InterruptMenu.watch({ say: (text) => void Effect.runFork(run.status.line(text)), aborted: run.aborted })
+      const reply = { paused: run.status.paused, send: InterruptMenu.sendNow(id, run.hint) }
+      yield* InterruptMenu.watch({
+        say: (text) => void Effect.runFork(run.status.line(text)),
+        aborted: run.aborted,
+        reply
+      })
       yield* detachOnCtrlZ(run, id, policy)
     }
   })

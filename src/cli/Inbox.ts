@@ -61,7 +61,7 @@ const where = (item: Inbox.InboxItem): string => (item.pid === null ? "waiting o
 const headline = (item: Inbox.InboxItem, now: number): string => {
   const q = item.question
   const title = item.title === null ? "(untitled)" : Style.printable(item.title)
-  return `${ConversationId.display(item.conversationId)}  ${title}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.expectedOf(QuestionPolicy.of(q.question).rememberable) : AnswerFit.expected(q.question.answer_type)}]  asked ${age(item.since, now)} (${where(item)})`
+  return `${ConversationId.display(item.conversationId)}  ${title}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.expectedOf(QuestionPolicy.of(q.question).rememberable, PermissionInquiry.isReviewQuestion(q.question.id)) : AnswerFit.expected(q.question.answer_type)}]  asked ${age(item.since, now)} (${where(item)})`
 }
 
 /** The text listing: each item, and the command that answers it. */

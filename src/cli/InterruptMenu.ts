@@ -1,7 +1,7 @@
 /**
  * The Ctrl-C menu of a foreground `query` at a terminal (RFD 027 "Ctrl+C
  * (interrupt)"; JP's `InterruptHandler`): the first Ctrl-C asks what to do
- * — stop, abort, continue or detach — and a second Ctrl-C while it asks is
+ * — stop, abort, continue, reply or detach — and a second Ctrl-C while it asks is
  * the plain stop it always was.
  *
  * The terminal cannot tell its own Ctrl-C from a `kill -INT` sent from
@@ -11,8 +11,12 @@
  * SIGTSTP it would have been). SIGINT itself keeps contract §3: from outside,
  * or for a run without a terminal, it stops the run with exit 130.
  *
- * "reply" (stop and send a message in the same turn) is not offered: it comes
- * with a command that talks to a running turn.
+ * "reply" asks for a message line at the terminal (the live rows taken
+ * down while it is typed; Enter on an empty line, or Esc, goes back to the
+ * run), then sends it as `parley conversation send ID MESSAGE --when now`
+ * does: the turn stops as Ctrl-C stops it and goes on in the background
+ * with the message (docs/cli.md#talk-to-a-running-turn); `conversation
+ * attach ID` follows it there. Ctrl-C while the line is typed stops the run.
  *
  * @example
  * ```ts
@@ -23,17 +27,80 @@
  * yield* InterruptMenu.watch({ say: (text) => console.error(text), aborted })
  * ```
  */
+import { spawn } from "node:child_process"
+import * as readline from "node:readline"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Background from "./Background.ts"
+import type * as Hint from "./Hint.ts"
 
 const CTRL_C = "\x03"
 const CTRL_Z = "\x1a"
 
 /** The menu's line. */
 export const MENU =
-  "parley: Ctrl-C — [s]top (keep what finished)  [a]bort (discard the turn)  [c]ontinue  [d]etach  (Ctrl-C again stops)"
+  "parley: Ctrl-C — [s]top (keep what finished)  [a]bort (discard the turn)  [c]ontinue  [r]eply  [d]etach  (Ctrl-C again stops)"
+
+/** The prompt of the reply's line. */
+export const REPLY_PROMPT = "parley: reply (Enter sends it and restarts the turn with it; empty goes back)> "
+
+/** How "reply" reaches the run: its live rows, and where to send the message. */
+export interface Reply {
+  /** Runs `effect` with the live rows off the screen (`Status.paused`). */
+  readonly paused: <A>(effect: Effect.Effect<A>) => Effect.Effect<A>
+  /** Sends the message to the running turn, `--when now`. */
+  readonly send: (message: string) => void
+}
+
+/**
+ * Sends `message` to the turn of `id` as `parley conversation send ID
+ * MESSAGE --when now` (with this run's storage and config): a process of its
+ * own, detached, since it stops this one. Its own output goes nowhere: this
+ * run says what happens.
+ */
+export const sendNow =
+  (id: string, context: Hint.Context) =>
+  (message: string): void => {
+    const script = process.argv[1]
+    if (script === undefined) return
+    const args = [
+      script,
+      ...(context.storage !== undefined ? ["--storage", context.storage] : []),
+      ...(context.config !== undefined ? ["--config", context.config] : []),
+      "conversation",
+      "send",
+      id,
+      message,
+      "--when",
+      "now"
+    ]
+    spawn(process.execPath, args, { detached: true, stdio: "ignore" }).unref()
+  }
+
+/**
+ * Reads the reply's line in cooked mode: the message, or `undefined` (an
+ * empty line). Ctrl-C while it is typed stops the run (the menu's second
+ * Ctrl-C).
+ */
+const readReply = (): Effect.Effect<string | undefined> =>
+  Effect.callback<string | undefined>((resume) => {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+    let done = false
+    const finish = (line: string | undefined) => {
+      if (done) return
+      done = true
+      rl.close()
+      resume(Effect.succeed(line !== undefined && line.trim() !== "" ? line.trim() : undefined))
+    }
+    rl.on("SIGINT", () => {
+      finish(undefined)
+      process.kill(process.pid, "SIGINT")
+    })
+    rl.on("close", () => finish(undefined))
+    rl.question(REPLY_PROMPT, finish)
+    return Effect.sync(() => finish(undefined))
+  })
 
 /** What the menu does with the terminal and the process; the run's own signals do the work. */
 export interface Hooks {
@@ -41,6 +108,8 @@ export interface Hooks {
   readonly say: (text: string) => void
   /** Set when the person chooses "abort": the run stops and its turn is discarded (the run reads it on interruption). */
   readonly aborted: Ref.Ref<boolean>
+  /** "reply": without it the choice is not taken. */
+  readonly reply?: Reply
 }
 
 const signal = (name: "SIGINT" | "SIGTSTP") => () => void process.kill(process.pid, name)
@@ -89,9 +158,26 @@ export const watch = (hooks: Hooks): Effect.Effect<void, never, Scope.Scope> => 
         return leaveWith(signal("SIGINT"))
       case "d":
         return leaveWith(signal("SIGTSTP"))
+      case "r":
+        if (hooks.reply !== undefined) return leaveWith(() => replying(hooks.reply!))
+        return hooks.say("parley: continuing.")
       default:
         hooks.say("parley: continuing.")
     }
+  }
+  // The line is a prompt: the menu's raw reading is off meanwhile, and back on after an empty line.
+  const replying = (reply: Reply) => {
+    Background.promptStarted()
+    Effect.runFork(
+      Effect.flatMap(reply.paused(readReply()), (message) =>
+        Effect.sync(() => {
+          Background.promptEnded()
+          if (message === undefined) return hooks.say("parley: no reply; continuing.")
+          hooks.say("parley: replying: the turn stops and goes on in the background with your message.")
+          reply.send(message)
+        })
+      )
+    )
   }
   function onData(chunk: Buffer | string) {
     for (const key of chunk.toString()) {
@@ -101,7 +187,7 @@ export const watch = (hooks: Hooks): Effect.Effect<void, never, Scope.Scope> => 
       if (key === CTRL_C) {
         shown = true
         hooks.say(MENU)
-      } else if (shown && "sadc".includes(key.toLowerCase())) choose(key.toLowerCase())
+      } else if (shown && "sadcr".includes(key.toLowerCase())) choose(key.toLowerCase())
     }
   }
   return Effect.acquireRelease(

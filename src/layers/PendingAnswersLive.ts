@@ -68,13 +68,15 @@ const fitOf = (
   if (question.kind === "approval") {
     // An approval asked each time (an MCP server's page or form) takes no `always`/`never`.
     const rememberable = QuestionPolicy.of(question.question).rememberable
-    const read = PermissionInquiry.readApproval(answer, rememberable)
+    // A result review takes deliver, skip or an edited result (docs/tools.md#reviewing-a-result-from-anywhere).
+    const review = PermissionInquiry.isReviewQuestion(question.question.id)
+    const read = PermissionInquiry.readApproval(answer, rememberable, review)
     if (read._tag === "Misfit")
       return Result.fail(
         new AnswerDoesNotFit({
           inquiry_id: question.inquiryId,
           reason: read.reason,
-          expected: PermissionInquiry.expectedOf(rememberable)
+          expected: PermissionInquiry.expectedOf(rememberable, review)
         })
       )
     // An edit is this call's alone: taken as `{"edit": {…}}` (the coordinator runs the call with it), never remembered.

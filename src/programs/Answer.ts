@@ -133,22 +133,28 @@ export const parse = (
   kind?: QuestionKind
 ): Result.Result<Schema.Json, AnswerDoesNotFit> =>
   kind === "approval"
-    ? approval(inquiryId, "value" in input ? input.value : input.text, QuestionPolicy.of(question).rememberable)
+    ? approval(
+        inquiryId,
+        "value" in input ? input.value : input.text,
+        QuestionPolicy.of(question).rememberable,
+        PermissionInquiry.isReviewQuestion(question.id)
+      )
     : fit(inquiryId, question, input)
 
 /** An approval's answer: a boolean, or `always`/`never` for one remembered for the turn (not for one asked each time). */
 const approval = (
   inquiryId: string,
   given: Schema.Json,
-  rememberable: boolean
+  rememberable: boolean,
+  review: boolean
 ): Result.Result<Schema.Json, AnswerDoesNotFit> => {
-  const read = PermissionInquiry.readApproval(given, rememberable)
+  const read = PermissionInquiry.readApproval(given, rememberable, review)
   if (read._tag === "Misfit")
     return Result.fail(
       new AnswerDoesNotFit({
         inquiry_id: inquiryId,
         reason: read.reason,
-        expected: PermissionInquiry.expectedOf(rememberable)
+        expected: PermissionInquiry.expectedOf(rememberable, review)
       })
     )
   if (read.arguments !== undefined) return Result.succeed({ edit: read.arguments })
@@ -200,7 +206,12 @@ const checked = (
  * turn (`parley_remembered`) when it was `always`/`never`.
  */
 const responseOf = (at: Timestamp.Timestamp, target: OpenQuestion, value: Schema.Json) => {
-  const read = target.kind === "approval" ? PermissionInquiry.approvalAnswer(value) : undefined
+  const read =
+    target.kind !== "approval"
+      ? undefined
+      : PermissionInquiry.isReviewQuestion(target.question.id)
+        ? reviewAnswer(value)
+        : PermissionInquiry.approvalAnswer(value)
   if (read === undefined) return { answer: value, event: Events.answered(at, target.inquiryId, value) }
   // Edited arguments: a `true` decision with the arguments the call is to run with (the resumed turn runs it so).
   if (read.arguments !== undefined)
@@ -214,6 +225,12 @@ const responseOf = (at: Timestamp.Timestamp, target: OpenQuestion, value: Schema
       ? Events.answered(at, target.inquiryId, read.answer, REMEMBERED)
       : Events.answered(at, target.inquiryId, read.answer)
   }
+}
+
+/** A result review's checked answer, read as an approval's (deliver is a yes, an edit a yes with the edited result). */
+const reviewAnswer = (value: Schema.Json) => {
+  const read = PermissionInquiry.readReview(value)
+  return read._tag === "Read" ? read : undefined
 }
 
 /** Records `answer` for the open question `inquiryId` of the open `session`. */

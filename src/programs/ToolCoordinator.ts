@@ -69,6 +69,7 @@ import * as Timestamp from "../domain/event/Timestamp.ts"
 import * as Events from "../domain/event/Events.ts"
 import type { InquiryId } from "../domain/event/InquiryId.ts"
 import type { InquiryRequest } from "../domain/event/InquiryRequest.ts"
+import type { InquiryResponse } from "../domain/event/InquiryResponse.ts"
 import { ToolCallRequest } from "../domain/event/ToolCallRequest.ts"
 import type { ToolCallResponse } from "../domain/event/ToolCallResponse.ts"
 import * as RunEvent from "../domain/run/RunEvent.ts"
@@ -106,6 +107,11 @@ export interface ResumeInput {
   readonly permissionDecisions?: ReadonlyMap<string, "y" | "n">
   /** The arguments a person edited an approved call to, per tool call id: the call runs with these. */
   readonly permissionArguments?: ReadonlyMap<string, Schema.JsonObject>
+  /** The review of its result an earlier run asked from anywhere, per tool call id: the recorded result is reviewed, the tool not run again. */
+  readonly reviews?: ReadonlyMap<
+    string,
+    { readonly request: InquiryRequest; readonly response: InquiryResponse | null }
+  >
 }
 
 /** What `runTools` needs: the open session, the calls, the turn's state, where tools run, and (resuming) what the earlier run left. */
@@ -486,11 +492,16 @@ const runCall = (env: Inquiry.Env, asked: ToolCallRequest, resume: ResumeInput |
     if (permission._tag !== "Run") {
       response = notRun(env, call, permission)
     } else {
-      env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
-      const ended = yield* resumeAndExecute(env, call, resume)
+      // A result an earlier run recorded for review: the tool does not run again.
+      const recorded = resume?.reviews?.get(call.id)
+      if (recorded === undefined)
+        env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
+      const ended =
+        recorded !== undefined ? Review.recordedResult(recorded.request) : yield* resumeAndExecute(env, call, resume)
       if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
       // Step 4: the result as the person let it through (`result = "ask" | "edit" | "skip"`).
-      const reviewed = yield* Review.review(env, call, ended)
+      const reviewed = yield* Review.review(env, call, ended, approvalsAsked(env), recorded)
+      if ("_tag" in reviewed) return { _tag: "Deferred", inquiryId: reviewed.inquiryId } satisfies CallEnd
       response = reviewed.response
       metadata = reviewed.metadata
     }

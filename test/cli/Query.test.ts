@@ -188,6 +188,28 @@ describe("parley query (built binary, no TTY)", () => {
     expect(types(p)).toStrictEqual(["turn_start", "chat_request", "chat_response"])
   })
 
+  it("RFD 023 --continue-turn MESSAGE: the resumed turn completes first, then the message is sent as a new turn", async () => {
+    const p = makeProject()
+    const script = writeScript(p, "s1.json", [{ delay_ms: 60_000, message: "never seen" }])
+    const child = spawnParley(p, ["query", "hello?", "--script", script])
+    children.push(child)
+    await waitFor("the chat request", () => persisted(p).some((e) => e.type === "chat_request"))
+    child.kill("SIGKILL")
+    await exited(child)
+    const next = writeScript(p, "s2.json", [{ message: "Hello!" }, { message: "Next step done." }])
+    const r = parley(p, ["query", "--continue-turn", "next step", "--script", next])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain("Next step done.")
+    expect(types(p)).toStrictEqual([
+      "turn_start",
+      "chat_request",
+      "chat_response",
+      "turn_start",
+      "chat_request",
+      "chat_response"
+    ])
+  })
+
   it("an incomplete turn without a TTY and without a flag is an error naming both flags and the id", async () => {
     const p = makeProject()
     const child = spawnParley(p, [

@@ -136,6 +136,51 @@ describe.skipIf(!Tmux.available)("RFD 027 Ctrl-C menu of a foreground run at a t
     expect(effects(p)).toBe(`"done"\n`)
   })
 
+  it("RFD 027 Ctrl-C menu: 'reply' asks for a message line, stops the turn as Ctrl-C does, and the turn goes on with the message (send --when now)", async () => {
+    const p = project()
+    // The run `send --when now` starts in the background follows $PARLEY_SCRIPT.
+    const next = path.join(p.root, "next.json")
+    fs.writeFileSync(next, JSON.stringify({ steps: [{ message: "Summarised instead." }] }))
+    const s = startParley(p, ["query", "--new", "go", "--model", "scripted", "--script", slowTurn(p, 30)], {
+      PARLEY_SCRIPT: next
+    })
+    await s.waitFor(/deferrable \{"name":"prod"/)
+    s.sendKeys("C-c")
+    await s.waitFor(/\[r\]eply/)
+    s.sendKeys("r")
+    await s.waitFor(/parley: reply \(Enter sends it/)
+    s.sendText("summarise it instead")
+    s.sendKeys("Enter")
+    // Stopped from outside by `send --when now` (RunningTurn.interrupt: SIGTERM), not by this terminal's SIGINT.
+    expect(await s.waitForExit()).toBe(143)
+    expect(s.pane()).toContain("replying: the turn stops and goes on in the background with your message")
+    const id = row(p).id
+    const deadline = Date.now() + 60_000
+    let printed = ""
+    while (!printed.includes("Summarised instead.") || row(p).incomplete !== null) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for the reply's turn:\n${printed}`)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      printed = runParley(["--storage", p.storage, "conversation", "print", id], { cwd: p.root }).stdout
+    }
+    expect(printed).toContain("summarise it instead")
+    // The slow tool was cut short: it never finished.
+    expect(effects(p)).toBe("")
+  })
+
+  it("RFD 027 Ctrl-C menu: 'reply' with an empty line goes back to the run, which completes (exit 0)", async () => {
+    const p = project()
+    const s = query(p, slowTurn(p, 3))
+    await s.waitFor(/deferrable \{"name":"prod"/)
+    s.sendKeys("C-c")
+    await s.waitFor(MENU)
+    s.sendKeys("r")
+    await s.waitFor(/parley: reply \(Enter sends it/)
+    s.sendKeys("Enter")
+    await s.waitFor(/no reply; continuing/)
+    expect(await s.waitForExit()).toBe(0)
+    expect(s.pane()).toContain("All done.")
+  })
+
   it("RFD 027 Ctrl-C menu: kill -INT from outside a terminal run still stops it (contract §3: exit 130, no menu)", async () => {
     const p = project()
     const s = query(p, slowTurn(p, 30))

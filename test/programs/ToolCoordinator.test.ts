@@ -259,7 +259,7 @@ describe("RFD 082 Phase 3: recording lifecycle", () => {
   )
 
   it.effect(
-    "reason mapping (RFD 082): backend Cancelled → user; provider / missing structured data / answer extraction / other failures → backend_error, tool error text",
+    "reason mapping (RFD 082): backend Cancelled → user; provider / missing structured data / AnswerExtraction (answer extraction) / other failures → backend_error, tool error text",
     () =>
       Effect.gen(function* () {
         const cases = [

@@ -72,7 +72,8 @@ const listing = (
     const approval = q.kind === "approval"
     // An approval asked each time (an MCP server's page or form) takes yes or no only.
     const rememberable = QuestionPolicy.of(q.question).rememberable
-    const expected = approval ? PermissionInquiry.expectedOf(rememberable) : AnswerFit.expected(type)
+    const review = PermissionInquiry.isReviewQuestion(q.question.id)
+    const expected = approval ? PermissionInquiry.expectedOf(rememberable, review) : AnswerFit.expected(type)
     lines.push(
       `  ${q.inquiryId}  ${Style.printable(q.tool)}: ${Style.printable(q.question.text.split("\n")[0]!)} [${expected}]`
     )

@@ -277,7 +277,8 @@ export const onceExpected = "yes or no"
  * turn (`QuestionPolicy.rememberable`): {@link approvalExpected}, or
  * {@link onceExpected} for one asked each time.
  */
-export const expectedOf = (rememberable: boolean): string => (rememberable ? approvalExpected : onceExpected)
+export const expectedOf = (rememberable: boolean, review = false): string =>
+  review ? reviewExpected : rememberable ? approvalExpected : onceExpected
 
 /** What to type for an approval, as a command's `<placeholder>` says it ({@link expectedOf}'s words). */
 export const placeholderOf = (rememberable: boolean): string => (rememberable ? "yes|no|always|never" : "yes|no")
@@ -285,11 +286,13 @@ export const placeholderOf = (rememberable: boolean): string => (rememberable ? 
 /**
  * {@link approvalAnswer} for an approval whose answer may (`rememberable`)
  * or may not be remembered: an approval asked each time takes `yes`/`no`
- * only, and says why `always`/`never` do not fit.
+ * only, and says why `always`/`never` do not fit. A result review
+ * (`review`, {@link isReviewQuestion}) takes {@link readReview}'s answers.
  */
 export const readApproval = (
   value: unknown,
-  rememberable: boolean
+  rememberable: boolean,
+  review = false
 ):
   | {
       readonly _tag: "Read"
@@ -298,6 +301,7 @@ export const readApproval = (
       readonly arguments?: Schema.JsonObject
     }
   | { readonly _tag: "Misfit"; readonly reason: string } => {
+  if (review) return readReview(value)
   const read = approvalAnswer(value)
   if (read === undefined) return { _tag: "Misfit", reason: notAnApproval(value) }
   if (read.remember && !rememberable)
@@ -309,4 +313,80 @@ export const readApproval = (
   if (read.arguments !== undefined && !rememberable)
     return { _tag: "Misfit", reason: "this approval takes yes or no: an edit is for a tool call's arguments" }
   return { _tag: "Read", ...read }
+}
+
+/**
+ * The question id of a result review asked as an approval (JP's `result =
+ * "ask" | "edit"` with nobody at the run's terminal,
+ * docs/tools.md#reviewing-a-result-from-anywhere): its inquiry id is
+ * `<tool_call_id>.__result__.<attempt>`, beside the permission's
+ * `__permission__`.
+ */
+export const reviewQuestionId = "__result__"
+
+/** True for the question id of a result review ({@link reviewQuestionId}). */
+export const isReviewQuestion = (questionId: string): boolean => questionId === reviewQuestionId
+
+/** The review's question: the terminal prompt's words (JP's). */
+export const reviewText = (toolName: string): string => `Deliver ${toolName} result to assistant?`
+
+/** What a result review takes, as an error message says it. */
+export const reviewExpected = 'deliver, skip or {"edit": {"result": "…"}}'
+
+/**
+ * What a result review shows as what it approves (recorded on its request
+ * under `EventMetadata.approval`, so a waiting turn lists it, and a resumed
+ * one reviews the recorded result without running the tool again).
+ */
+export const reviewApproves = (content: string, isError: boolean): JsonObject => ({
+  result: content,
+  is_error: isError
+})
+
+/**
+ * A result review's answer: `deliver` (or `yes`, `true`) delivers the
+ * result, `skip` (or `no`, `false`) skips it, `{"edit": {"result": "…"}}`
+ * delivers that text instead. Never remembered: each result is its own.
+ *
+ * @example
+ * ```ts
+ * import * as PermissionInquiry from "parley/domain/event/PermissionInquiry"
+ * PermissionInquiry.readReview("skip") // { _tag: "Read", answer: false, remember: false }
+ * PermissionInquiry.readReview({ edit: { result: "2 files" } }) // { _tag: "Read", answer: true, remember: false, arguments: { result: "2 files" } }
+ * ```
+ */
+export const readReview = (
+  value: unknown
+):
+  | { readonly _tag: "Read"; readonly answer: boolean; readonly remember: false; readonly arguments?: JsonObject }
+  | { readonly _tag: "Misfit"; readonly reason: string } => {
+  const edit = editOf(value)
+  if (edit !== undefined) {
+    if ("problem" in edit) return { _tag: "Misfit", reason: edit.problem }
+    const result = edit.arguments["result"]
+    return typeof result === "string"
+      ? { _tag: "Read", answer: true, remember: false, arguments: { result } }
+      : { _tag: "Misfit", reason: 'an edited result is {"edit": {"result": "<text>"}}' }
+  }
+  if (typeof value === "boolean") return { _tag: "Read", answer: value, remember: false }
+  const word = typeof value === "string" ? value.trim().toLowerCase() : undefined
+  if (word === "deliver" || word === "yes" || word === "y" || word === "true")
+    return { _tag: "Read", answer: true, remember: false }
+  if (word === "skip" || word === "no" || word === "n" || word === "false")
+    return { _tag: "Read", answer: false, remember: false }
+  return { _tag: "Misfit", reason: `${JSON.stringify(value)} is not a result review's answer` }
+}
+
+/**
+ * How a result review's recorded response ends it: the text delivered
+ * (`edited` when a person edited it), or `undefined` for a skip. `result`:
+ * the tool's result as the review's request recorded it.
+ */
+export const reviewedOf = (
+  response: InquiryResponse,
+  result: string
+): { readonly content: string; readonly edited: boolean } | undefined => {
+  if (response.outcome !== "answered" || response.answer !== true) return undefined
+  const edited = asObject(response.metadata[EventMetadata.editedArguments])?.["result"]
+  return typeof edited === "string" ? { content: edited, edited: true } : { content: result, edited: false }
 }

@@ -135,6 +135,16 @@ export interface TurnAnalysis {
    */
   readonly permissionArguments?: ReadonlyMap<string, JsonObject>
   /**
+   * Per pending tool call, the latest review of its result asked from
+   * anywhere (`<call>.__result__.<n>`, docs/tools.md#reviewing-a-result-from-anywhere):
+   * its request records the result, so the resumed call is not run again —
+   * the answer ends the review, or it is asked again while open.
+   */
+  readonly reviews?: ReadonlyMap<
+    string,
+    { readonly request: InquiryRequest; readonly response: InquiryResponse | null }
+  >
+  /**
    * Per pending tool call, the executor state recorded with its latest
    * question that carries one (`EventMetadata.executorState`; docs/mcp.md#rounds-2026-07-28):
    * what the executor needs to retry the call instead of starting it over.
@@ -404,6 +414,7 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
   const answered = new Map<string, Record<string, Json>>()
   const attemptCounters = new Map<string, number>()
   const executorStates = new Map<string, Json>()
+  const reviews = new Map<string, { request: InquiryRequest; response: InquiryResponse | null }>()
   // Answers in the order they were given, so the latest answer to a question wins.
   const byResponse = t.inquiries.filter((q) => q.response !== null).sort((a, b) => a.closedAt - b.closedAt)
   for (const q of t.inquiries) {
@@ -413,6 +424,10 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     if (parsed !== undefined) {
       const key = attemptKey(call.request.id, parsed.questionId)
       attemptCounters.set(key, Math.max(attemptCounters.get(key) ?? 0, parsed.attempt))
+    }
+    if (parsed !== undefined && PermissionInquiry.isReviewQuestion(parsed.questionId) && call.response === null) {
+      // Still listed as open below while unanswered (an approval, answered from anywhere).
+      reviews.set(call.request.id, { request: q.request, response: q.response })
     }
     // A permission is recorded with its answer, except an approval deferred with nobody to ask
     // (`defer`, docs/decisions.md#detached-policy):
@@ -442,7 +457,7 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
       continue
     }
     const parsed = writerQuestionId(call.request.id, q.request.id)
-    if (parsed === undefined) continue
+    if (parsed === undefined || PermissionInquiry.isReviewQuestion(parsed.questionId)) continue
     if (q.response.metadata[EventMetadata.rememberedAnswer] === true) {
       rememberedAnswers.push({ tool: call.request.name, questionId: parsed.questionId, answer: q.response.answer })
     }
@@ -462,6 +477,7 @@ export const analyze = (incomplete: IncompleteTurn): TurnAnalysis => {
     rememberedPermissions,
     permissionDecisions,
     ...(permissionArguments.size > 0 ? { permissionArguments } : {}),
+    ...(reviews.size > 0 ? { reviews } : {}),
     executorStates,
     toolCalls,
     unattachedInquiries: t.inquiries

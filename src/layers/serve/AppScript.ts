@@ -7,7 +7,9 @@
  * question or its answer) the turns are fetched again from the server and
  * swapped in place, and each open question's form is put inside its tool
  * call — Yes / No buttons, Run / Skip / Always / Never for an approval
- * (with the call's arguments), a select, a text field, a password field for
+ * (with the call's arguments, and an Edit field whose JSON object is
+ * checked here and sent as `{"edit": {…}}`), Deliver / Skip / Edit for a
+ * result review (with the result), a select, a text field, a password field for
  * a secret (sent, then cleared; never shown again). An answered question
  * says who answered and through what (`answered_by`, `via`). A sticky bar
  * and the tab's title count the questions waiting; several open questions
@@ -160,21 +162,55 @@ export const APP_JS = String.raw`"use strict";
     return form;
   }
 
+  // An edit sent as {"edit": …}: a call's arguments (a JSON object, checked here first), or a result's text.
+  // A button of its own (not the form's submit); the server's reason is shown when it refuses.
+  function editBox(id, e, review) {
+    var given = review ? (e.arguments || e.call.arguments).result : JSON.stringify(e.arguments || e.call.arguments, null, 2);
+    var box = el("details", { "class": "edit" });
+    box.appendChild(el("summary", {}, review ? "Edit the result" : "Edit the arguments"));
+    var area = el("textarea", { name: "edit", rows: "8", spellcheck: "false", "aria-label": review ? "Edited result" : "Edited arguments (JSON)" });
+    area.value = typeof given === "string" ? given : "";
+    box.appendChild(area);
+    var send = el("button", { type: "button", "class": "edit-send" }, review ? "Deliver edited" : "Run edited");
+    var note = el("p", { "class": "q-note", role: "status" });
+    box.appendChild(send); box.appendChild(note);
+    send.addEventListener("click", function () {
+      var edit;
+      if (review) edit = { result: area.value };
+      else {
+        try { edit = JSON.parse(area.value); } catch (err) { note.textContent = "Not valid JSON: " + err.message; return; }
+        if (edit === null || typeof edit !== "object" || Array.isArray(edit)) { note.textContent = "The arguments must be a JSON object."; return; }
+      }
+      markMine(e.inquiry_id);
+      post("/api/conversations/" + encodeURIComponent(id) + "/questions/" + encodeURIComponent(e.inquiry_id), { answer: { edit: edit } }).then(function (r) {
+        if (r.ok) { box.closest("form").classList.add("sent"); note.textContent = "Sent."; }
+        else note.textContent = reason(r);
+      }, function () { note.textContent = "Could not reach the server."; });
+    });
+    return box;
+  }
+
   function questionForm(id, e) {
     var q = e.question, type = q.answer_type.type, approval = e.kind === "approval", tool = e.tool || e.call.name;
     var form = el("form", { "class": "question" + (approval ? " approval" : ""), id: "ask-" + e.inquiry_id, "data-inquiry": e.inquiry_id, "data-type": type, "aria-label": approval ? "Approve " + tool : q.text });
     if (e.label) form.appendChild(el("p", { "class": "q-note" }, e.label));
     // An approval asked each time (an MCP server's page or form: persistence "none") says what it asks, and takes yes or no.
     var once = approval && q.persistence === "none";
+    // A result review (<call>.__result__.<n>): the result, then Deliver / Skip / Edit.
+    var review = once && e.inquiry_id.indexOf(".__result__.") >= 0;
     form.appendChild(el("p", { "class": "q-text" }, approval && !once ? "Run " + tool + "?" : tool + ": " + q.text));
     var field = null;
     function choice(value, label) { form.appendChild(el("button", { type: "submit", value: value, "class": value }, label)); }
-    if (once) {
+    if (review) {
+      form.appendChild(argsView(e.arguments || e.call.arguments));
+      choice("yes", "Deliver"); choice("no", "Skip"); form.appendChild(editBox(id, e, true));
+    } else if (once) {
       form.appendChild(argsView(e.arguments || e.call.arguments));
       choice("yes", "Yes"); choice("no", "No");
     } else if (approval) {
       form.appendChild(argsView(e.arguments || e.call.arguments));
       choice("yes", "Run"); choice("no", "Skip"); choice("always", "Always"); choice("never", "Never");
+      form.appendChild(editBox(id, e, false));
     } else if (type === "boolean") {
       choice("yes", "Yes"); choice("no", "No");
     } else {

@@ -6,8 +6,14 @@
  * editor (`result = "edit"` starts there) and delivers what was saved; an
  * emptied edit, or an editor that fails, delivers the result as it was
  * (JP's rule). `skip` never delivers it (`Result delivery skipped by
- * configuration.`). With nobody at the terminal the result is delivered as
- * it is (JP's rule). How it went is recorded on the `tool_call_response`
+ * configuration.`). With nobody at the terminal, where an approval would be
+ * asked (`asked`: the detached policy waits, defers or denies, or someone
+ * is attached), the review is asked as an approval from anywhere
+ * (docs/tools.md#reviewing-a-result-from-anywhere): `<call>.__result__.<n>`,
+ * its request recording the result, answered deliver, skip or
+ * `{"edit": {"result": "…"}}`; deferred, the turn waits and a resumed turn
+ * reviews the recorded result without running the tool again. Otherwise the
+ * result is delivered as it is (JP's rule). How it went is recorded on the `tool_call_response`
  * (`EventMetadata.resultReview`), whose content is what the model sees: a
  * resumed turn reads it as recorded.
  *
@@ -17,25 +23,36 @@
  * import type { Env } from "parley/programs/coordinator/Env"
  * import type { ToolCallRequest } from "parley"
  * declare const env: Env, call: ToolCallRequest
- * const reviewed = Review.review(env, call, { content: "3 files", is_error: false })
- * // Effect<{ response, metadata }>: the response the model gets, and the metadata that records the review
+ * const reviewed = Review.review(env, call, { content: "3 files", is_error: false }, false)
+ * // Effect<Reviewed (the response the model gets, its metadata) | Deferred, RecordError>
  * ```
  *
  * @since 0.1.0
  * @internal
  */
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import * as EventMetadata from "../../domain/event/EventMetadata.ts"
+import type { InquiryId } from "../../domain/event/InquiryId.ts"
+import type { InquiryRequest } from "../../domain/event/InquiryRequest.ts"
+import type { InquiryResponse } from "../../domain/event/InquiryResponse.ts"
+import { InquirySource } from "../../domain/event/InquirySource.ts"
+import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
+import * as TurnState from "../../domain/stream/TurnState.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
+import { fromInquiryQuestion } from "../../domain/tool/Question.ts"
 import type { ToolResponse } from "../../services/Executor.ts"
-import { type Env, positionOf } from "./Env.ts"
+import { type Env, positionOf, type RecordError } from "./Env.ts"
+import * as Inquiry from "./Inquiry.ts"
 
 /** JP's words for a result that was not delivered. */
 export const ReviewTexts = {
   skippedByConfig: "Result delivery skipped by configuration.",
   skippedByUser: "Result delivery skipped by user.",
-  cancelled: "Result delivery cancelled."
+  cancelled: "Result delivery cancelled.",
+  nobody: (detached: string) =>
+    `Result delivery skipped: the result needed a person's review, and nobody could be asked (the detached policy is "${detached}").`
 } as const
 
 /** How the review went, as recorded. */
@@ -78,8 +95,94 @@ const atTerminal = (env: Env, call: ToolCallRequest, response: ToolResponse, edi
     env.promptLock.withPermits(1)
   )
 
-/** Reviews `response`, the result of `call`'s tool, as the tool's `result` mode says. */
-export const review = (env: Env, call: ToolCallRequest, response: ToolResponse): Effect.Effect<Reviewed> => {
+/** The review asked as an approval: a boolean question that is never remembered (each result is its own). */
+const reviewQuestion = (toolName: string) =>
+  fromInquiryQuestion(PermissionInquiry.reviewQuestionId, {
+    text: PermissionInquiry.reviewText(toolName),
+    answer_type: { type: "boolean" },
+    persistence: "none"
+  })
+
+/** A review recorded by an earlier run of the turn: its request (which holds the result) and its response, if any. */
+export interface RecordedReview {
+  readonly request: InquiryRequest
+  readonly response: InquiryResponse | null
+}
+
+/** The tool's result a review's request recorded. */
+export const recordedResult = (request: InquiryRequest): ToolResponse => {
+  const shown = PermissionInquiry.approves(request, {}) ?? {}
+  return { content: typeof shown["result"] === "string" ? shown["result"] : "", is_error: shown["is_error"] === true }
+}
+
+/** How an answered review ends: delivered, edited or skipped. */
+const answered = (response: ToolResponse, answer: InquiryResponse): Reviewed => {
+  const read = PermissionInquiry.reviewedOf(answer, response.content)
+  if (read === undefined) return as({ content: ReviewTexts.skippedByUser, is_error: false }, "skipped")
+  return read.edited ? as({ content: read.content, is_error: false }, "edited") : as(response, "delivered")
+}
+
+/**
+ * The review asked from anywhere (an approval: `conversation answer`, the
+ * API, the page, an attached terminal); `recorded`: its request an earlier
+ * run left open, asked again under its id. Deferred: the turn waits for it.
+ */
+const fromAnywhere = (
+  env: Env,
+  call: ToolCallRequest,
+  response: ToolResponse,
+  recorded?: InquiryRequest
+): Effect.Effect<Reviewed | { readonly _tag: "Deferred"; readonly inquiryId: InquiryId }, RecordError> =>
+  Effect.gen(function* () {
+    const approves = PermissionInquiry.reviewApproves(response.content, response.is_error)
+    const opening =
+      recorded !== undefined
+        ? Inquiry.Opening.Recorded({ id: recorded.id, source: recorded.source, approval: true, approves })
+        : Inquiry.Opening.Record({
+            id: yield* Ref.modify(env.state, (s) =>
+              TurnState.nextInquiryId(s, call.id, PermissionInquiry.reviewQuestionId)
+            ),
+            source: InquirySource.tool(call.name),
+            metadata: PermissionInquiry.approvalMetadata(approves),
+            approval: true,
+            approves
+          })
+    const routed = yield* Inquiry.ask(env, call, reviewQuestion(call.name), opening)
+    switch (routed._tag) {
+      case "Deferred":
+        return { _tag: "Deferred", inquiryId: routed.inquiryId } as const
+      case "End": {
+        // Refused (the detached policy is deny): a result nobody reviewed is not delivered.
+        const detached = ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault)
+        return as({ content: ReviewTexts.nobody(detached), is_error: false }, "skipped")
+      }
+      case "Answer": {
+        const edit = PermissionInquiry.editOf(routed.answer)
+        const result = edit !== undefined && "arguments" in edit ? edit.arguments["result"] : undefined
+        if (typeof result === "string") return as({ content: result, is_error: false }, "edited")
+        return routed.answer === true
+          ? as(response, "delivered")
+          : as({ content: ReviewTexts.skippedByUser, is_error: false }, "skipped")
+      }
+    }
+  })
+
+/**
+ * Reviews `response`, the result of `call`'s tool, as the tool's `result`
+ * mode says. `asked`: nobody is at this terminal, and an approval would be
+ * asked from anywhere. `recorded`: the review an earlier run of the turn
+ * recorded (its answer ends it; left open, it is asked again).
+ */
+export const review = (
+  env: Env,
+  call: ToolCallRequest,
+  response: ToolResponse,
+  asked: boolean,
+  recorded?: RecordedReview
+): Effect.Effect<Reviewed | { readonly _tag: "Deferred"; readonly inquiryId: InquiryId }, RecordError> => {
+  if (recorded?.response?.outcome === "answered") return Effect.succeed(answered(response, recorded.response))
+  // Left open by an earlier run: asked again under its id, at this terminal too (its request needs its response).
+  if (recorded !== undefined && recorded.response === null) return fromAnywhere(env, call, response, recorded.request)
   const mode = ConfigData.resultMode(env.config, call.name)
   switch (mode) {
     case "unattended":
@@ -88,9 +191,10 @@ export const review = (env: Env, call: ToolCallRequest, response: ToolResponse):
       return Effect.succeed(as({ content: ReviewTexts.skippedByConfig, is_error: false }, "skipped"))
     case "ask":
     case "edit":
-      // Nobody at this terminal: delivered as it is (JP's rule).
-      return env.prompts.interactive
-        ? atTerminal(env, call, response, mode === "edit")
-        : Effect.succeed({ response, metadata: {} })
+      if (env.prompts.interactive) return atTerminal(env, call, response, mode === "edit")
+      // Nobody here, and nobody to ask from elsewhere: delivered as it is (JP's rule).
+      if (!asked) return Effect.succeed({ response, metadata: {} })
+      // One cancelled by a stopped run is asked anew.
+      return fromAnywhere(env, call, response)
   }
 }
