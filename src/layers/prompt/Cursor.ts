@@ -7,7 +7,8 @@
  *
  * @example
  * ```ts
- * import * as Cursor from "./Cursor.ts"
+ * import * as Effect from "effect/Effect"
+ * import * as Cursor from "parley/layers/prompt/Cursor"
  * const cursor = Cursor.make()
  * cursor.watching()
  * cursor.advance(3)
