@@ -124,9 +124,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       const providerOptions = ProviderOptions.providerOptions(config, settings.script)
       const chosen = yield* Deferred.make<string>()
       // The terminal lives as long as the run (its key reader and raw mode are scoped).
-      const person = PersonTerminal.isInteractive()
-        ? Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
-        : undefined
+      const person = PersonTerminal.isInteractive() ? yield* PersonTerminal.context : undefined
       const choose = ModelChoice.make({
         flag: settings.model,
         script: settings.script,

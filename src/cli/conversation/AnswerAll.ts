@@ -46,7 +46,7 @@ const fromStdin = (open: ReadonlyArray<Answer.OpenQuestion>, json: boolean) =>
       const line = yield* reader.next
       if (line.done === true)
         return yield* Usage.failure(PATH, `stdin ended before an answer to ${q.inquiryId}: give one line per question.`)
-      const typed = AnswerValue.typed(q, String(line.value), json)
+      const typed = Answer.parseText(q, String(line.value), json)
       if (Result.isSuccess(typed)) answers[q.inquiryId] = typed.success
       else misfits.push({ inquiry_id: q.inquiryId, reason: typed.failure.reason, expected: typed.failure.expected })
     }

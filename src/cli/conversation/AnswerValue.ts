@@ -11,17 +11,12 @@
  * printf 'hunter2' | parley conversation answer 17738399468 call_1.token.1 --stdin
  * ```
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
-import type * as Prompt from "effect/cli/Prompt"
 import type * as Schema from "effect/Schema"
-import * as JsonText from "../../domain/storage/JsonText.ts"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as Answer from "../../programs/Answer.ts"
-import { AnswerDoesNotFit } from "../../services/Refusals.ts"
 import * as PersonTerminal from "../../layers/prompt/PersonTerminal.ts"
 import * as Usage from "../Usage.ts"
 
@@ -37,10 +32,7 @@ export interface Given {
 }
 
 /** The terminal's prompter, for the scope's life. */
-export const prompter = Effect.gen(function* () {
-  const terminal = Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
-  return yield* TerminalPromptBackend.make().pipe(Effect.provideContext(terminal))
-})
+export const prompter = TerminalPromptBackend.onPersonTerminal()
 
 /** Stdin as the secret (one trailing newline dropped). */
 const readStdin = Effect.promise(async () => {
@@ -50,28 +42,6 @@ const readStdin = Effect.promise(async () => {
     .toString("utf8")
     .replace(/\r?\n$/, "")
 })
-
-/** `text` from argv as the answer to `q`: a JSON value with `--json`, else read as its type reads typed text (yes/no, an option). */
-export const typed = (
-  q: Answer.OpenQuestion,
-  text: string,
-  json: boolean
-): Result.Result<Schema.Json, AnswerDoesNotFit> => {
-  if (!json) return Answer.parse(q.inquiryId, q.question, { text }, q.kind)
-  let value: Schema.Json
-  try {
-    value = JsonText.parse(text)
-  } catch {
-    return Result.fail(
-      new AnswerDoesNotFit({
-        inquiry_id: q.inquiryId,
-        reason: `${JSON.stringify(text)} is not JSON`,
-        expected: AnswerFit.expected(q.question.answer_type)
-      })
-    )
-  }
-  return Answer.parse(q.inquiryId, q.question, { value }, q.kind)
-}
 
 /** The value for `q`: parsed from argv, or (a secret) read without echo or from stdin. */
 export const valueFor = (q: Answer.OpenQuestion, given: Given) =>
@@ -99,6 +69,6 @@ export const valueFor = (q: Answer.OpenQuestion, given: Given) =>
         PATH,
         `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`
       )
-    const parsed = typed(q, given.value, given.json)
+    const parsed = Answer.parseText(q, given.value, given.json)
     return Result.isFailure(parsed) ? yield* parsed.failure : parsed.success
   })
