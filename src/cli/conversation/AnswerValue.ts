@@ -12,6 +12,7 @@
  * ```
  */
 import * as Effect from "effect/Effect"
+import * as Stdin from "../../layers/file/Stdin.ts"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
@@ -34,15 +35,6 @@ export interface Given {
 /** The terminal's prompter, for the scope's life. */
 export const prompter = TerminalPromptBackend.onPersonTerminal()
 
-/** Stdin as the secret (one trailing newline dropped). */
-const readStdin = Effect.promise(async () => {
-  const chunks: Array<Buffer> = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
-    .toString("utf8")
-    .replace(/\r?\n$/, "")
-})
-
 /** The value for `q`: parsed from argv, or (a secret) read without echo or from stdin. */
 export const valueFor = (q: Answer.OpenQuestion, given: Given) =>
   Effect.gen(function* () {
@@ -52,7 +44,7 @@ export const valueFor = (q: Answer.OpenQuestion, given: Given) =>
           PATH,
           `${q.inquiryId} asks for a secret, which is never taken from the command line: leave VALUE out to type it without echo, or pipe it with --stdin.`
         )
-      if (given.stdin) return (yield* readStdin) as Schema.Json
+      if (given.stdin) return (yield* Stdin.secret) as Schema.Json
       if (!PersonTerminal.isInteractive())
         return yield* Usage.failure(
           PATH,
