@@ -7,6 +7,7 @@
  * exits. What the exit code and the error line of a failure are is the
  * edge's (`cli/RunMain.ts`), told through `teardown`.
  *
+ * @internal
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"

@@ -6,6 +6,7 @@
  * compactions are appended before anyone can open it: the fork is complete
  * on disk before it is visible, under an id no other process can take.
  *
+ * @internal
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"

@@ -4,6 +4,7 @@
  * the model's steps, and an empty storage. Each new demo removes earlier
  * demos' projects over a day old.
  *
+ * @internal
  * @example
  * ```ts
  * import * as os from "node:os"

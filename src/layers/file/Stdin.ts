@@ -4,6 +4,7 @@
  * --all`, and Claude Code's hook input (bounded: a larger one is not a
  * hook's).
  *
+ * @internal
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"

@@ -6,6 +6,7 @@
  * has the terminal the run stays. With no private place for its output, the
  * run stays in the foreground and says why (a run event).
  *
+ * @internal
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"

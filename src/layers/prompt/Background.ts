@@ -17,6 +17,7 @@
  * (a question waits for `conversation attach` or `conversation answer`, or
  * follows the `detached` policy), and its stdout and stderr go to the log.
  *
+ * @internal
  * @example
  * ```ts
  * import * as Background from "parley/layers/prompt/Background"

@@ -5,6 +5,7 @@
  * line, a finished tool). A prompt waits until the view has shown every
  * event published so far; with no view watching, nothing waits.
  *
+ * @internal
  * @example
  * ```ts
  * import * as Effect from "effect/Effect"

@@ -5,6 +5,7 @@
  * never answered it. Ctrl-C here stops the run (exit 130) and changes
  * nothing.
  *
+ * @internal
  * @example
  * ```ts
  * import type * as Context from "effect/Context"

@@ -8,6 +8,7 @@
  * answerer (an attached terminal, `conversation answer`), a permission is
  * refused.
  *
+ * @internal
  * @example
  * ```ts
  * import type * as Context from "effect/Context"

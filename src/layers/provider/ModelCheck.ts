@@ -8,6 +8,7 @@
  * give structured replies (RFD 034, `StructuredOutput.supports`). A refusal
  * is data ({@link ModelRefused}): the edge words it (`cli/ModelChoice.ts`).
  *
+ * @internal
  * @example
  * ```ts
  * import * as ModelCheck from "parley/layers/provider/ModelCheck"
