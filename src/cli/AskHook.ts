@@ -20,6 +20,7 @@
 import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Stdin from "../layers/file/Stdin.ts"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ClaudeCodeHook from "../domain/tool/ClaudeCodeHook.ts"
@@ -36,23 +37,6 @@ import { parseDuration } from "../domain/stream/Compact.ts"
 
 /** At most this much of stdin is read (a hook's input is a few kilobytes; a larger one is not a hook's). */
 const MAX_INPUT = 4 * 1024 * 1024
-
-/** Reads stdin whole (bounded). */
-const stdin = Effect.callback<string>((resume) => {
-  const chunks: Array<Buffer> = []
-  let size = 0
-  const done = () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
-  process.stdin.on("data", (d: Buffer) => {
-    size += d.length
-    if (size > MAX_INPUT) {
-      process.stdin.destroy()
-      return resume(Effect.succeed(""))
-    }
-    chunks.push(d)
-  })
-  process.stdin.once("end", done)
-  process.stdin.once("error", done)
-})
 
 const print = (event: ClaudeCodeHook.HookEvent, behavior: "allow" | "deny", reason: string) =>
   Console.log(JSON.stringify(ClaudeCodeHook.decision(event, behavior, reason)))
@@ -99,7 +83,7 @@ const configuredTools = (at: StorageAt) =>
 /** Runs the hook: reads stdin, decides, prints. Always exits 0 unless interrupted. */
 export const run = (flags: AskFlags, at: StorageAt) =>
   Effect.gen(function* () {
-    const hook = ClaudeCodeHook.read(yield* stdin)
+    const hook = ClaudeCodeHook.read(yield* Stdin.bounded(MAX_INPUT))
     if (ClaudeCodeHook.isMalformed(hook)) return yield* print(hook.event, "deny", `parley: ${hook.reason}.`)
     if (!ClaudeCodeHook.asks(yield* configuredTools(at), hook.tool)) return
     yield* withStoreAt(at, Effect.scoped(decide(hook, flags, at))).pipe(

@@ -13,14 +13,12 @@
  * ```
  */
 import * as Console from "effect/Console"
-import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
-import type * as Prompt from "effect/cli/Prompt"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import { parseDuration } from "../domain/stream/Compact.ts"
 import * as AskDomain from "../domain/tool/Ask.ts"
@@ -115,8 +113,7 @@ export const hostWhenKnown = (dir: string, cancel: Deferred.Deferred<void>) =>
 /** The asker's own prompt, when a person is at this terminal. */
 const terminalPrompt = Effect.gen(function* () {
   if (!PersonTerminal.isInteractive()) return undefined
-  const context = Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
-  const prompts = yield* TerminalPromptBackend.make().pipe(Effect.provideContext(context))
+  const prompts = yield* TerminalPromptBackend.onPersonTerminal()
   return (question: Question): Effect.Effect<Schema.Json, unknown> =>
     Effect.map(prompts.question({ toolName: AskDomain.TOOL, question }), (reply) => reply.answer)
 })

@@ -11,13 +11,13 @@
  * npx parley demo
  * ```
  */
-import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Command from "effect/cli/Command"
 import { renderMarkdown } from "../domain/render/Render.ts"
+import * as DemoProject from "../layers/file/DemoProject.ts"
 import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import * as FileConversationStore from "../layers/store/FileConversationStore.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
@@ -27,59 +27,10 @@ import * as Live from "./Live.ts"
 import { runQuery } from "./Query.ts"
 import { toJsonRow } from "./conversation/Ls.ts"
 
-const NOTE = "Demo note: parley recorded the question the tool asked, and its answer.\n"
-
-/** The scripted model's steps; without a TTY it also answers the tool's question. */
-export const demoScript = (interactive: boolean) => ({
-  steps: [
-    {
-      reasoning: "notes.txt exists, so write_file will ask before replacing it.",
-      message: "I'll write today's note to notes.txt.",
-      tool_calls: [{ id: "call_1", name: "write_file", arguments: { path: "notes.txt", content: NOTE } }]
-    },
-    ...(interactive ? [] : [{ structured: { answer: true } }]),
-    { message: "Done: notes.txt holds the new note, and the overwrite question is in the conversation." }
-  ]
-})
-
-/** How long a demo's project is kept for you to look at. */
-const KEPT_MS = 24 * 60 * 60 * 1000
-
-/**
- * Removes earlier demos' projects from `tmp` that are over a day old, as
- * detached runs' logs are: only directories of this user's (not links, not
- * another user's); one that cannot be removed is left as it is.
- */
-export const sweepOldDemos = (tmp: string, now: number = Date.now()): void => {
-  let names: Array<string>
-  try {
-    names = fs.readdirSync(tmp).filter((n) => n.startsWith("parley-demo-"))
-  } catch {
-    return
-  }
-  const uid = process.getuid?.()
-  for (const name of names) {
-    const dir = path.join(tmp, name)
-    try {
-      const st = fs.lstatSync(dir)
-      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || now - st.mtimeMs < KEPT_MS) continue
-      fs.rmSync(dir, { recursive: true, force: true })
-    } catch {
-      // Gone meanwhile, or not ours to remove: nothing to do.
-    }
-  }
-}
-
 export const demo = Command.make("demo", {}, () =>
   Effect.gen(function* () {
-    yield* Effect.sync(() => sweepOldDemos(os.tmpdir()))
-    const project = fs.mkdtempSync(path.join(os.tmpdir(), "parley-demo-"))
-    const storage = path.join(project, ".parley")
-    fs.mkdirSync(storage, { recursive: true, mode: 0o700 })
-    fs.writeFileSync(path.join(project, "notes.txt"), "An older note.\n")
     const interactive = PersonTerminal.isInteractive()
-    const script = path.join(project, "script.json")
-    fs.writeFileSync(script, JSON.stringify(demoScript(interactive), null, 2) + "\n")
+    const { project, storage, script } = yield* Effect.sync(() => DemoProject.make(os.tmpdir(), interactive))
 
     yield* Console.error(`parley demo — a temporary project in ${project}`)
     yield* Console.error(

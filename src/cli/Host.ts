@@ -12,16 +12,14 @@
  * yield* Effect.forkScoped(Host.serveWhenKnown(run))
  * ```
  */
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { RunEvents } from "../services/RunEvents.ts"
-import * as Background from "./Background.ts"
 import * as Detach from "./Detach.ts"
+import * as CtrlZ from "../layers/host/CtrlZ.ts"
 import * as DetachedRun from "../layers/host/DetachedRun.ts"
 import type { DetachedPolicy } from "../domain/tool/Config.ts"
 import * as ErrorLine from "./ErrorLine.ts"
@@ -75,53 +73,24 @@ export const serveWhenKnown = (
 
 /**
  * Ctrl-Z (SIGTSTP) while the run is served: it leaves the terminal and goes
- * on in the background (`Background`), after saying how to follow it. Before
- * the run is under way, Ctrl-Z stops the process as it stops any program.
+ * on in the background (`CtrlZ`), after saying how to follow it.
  */
-const detachOnCtrlZ = (run: Live.Run["Service"], id: string, policy: DetachedPolicy | undefined) =>
-  Effect.gen(function* () {
-    let pressed = yield* Deferred.make<void>()
-    const onStop = () => Deferred.doneUnsafe(pressed, Exit.void)
-    const stopListening = () => void process.removeListener("SIGTSTP", onStop)
-    yield* Effect.acquireRelease(
-      Effect.sync(() => void process.on("SIGTSTP", onStop)),
-      () => Effect.sync(stopListening)
-    )
-    // While a prompt is handed to the terminal (only a SIGTSTP sent by hand arrives then: the prompt's raw mode
-    // makes Ctrl-Z a key), the run stays: a prompt left reading a terminal the process no longer owns would stop it.
-    for (;;) {
-      yield* Deferred.await(pressed)
-      if (Background.markDetached()) break
-      pressed = yield* Deferred.make<void>()
-    }
-    const ctx = { storage: run.hint.storage, config: run.hint.config }
-    const opened = yield* Effect.result(
-      Effect.try({ try: () => DetachedRun.openLog(run.settings.storage), catch: (e) => e })
-    )
-    if (opened._tag === "Failure") {
-      // No private place for its output: the run stays on this terminal.
-      const hub = yield* RunEvents
-      return yield* hub.publish(
-        RunEvent.make.Warning({ text: `${ErrorLine.line(opened.failure, ctx)} The run stays in the foreground.` })
-      )
-    }
-    const log = opened.success
-    yield* run.status.leave
-    yield* Effect.sync(() => {
-      process.stderr.write(
-        [
-          "",
-          `parley: detached; the run of ${id} goes on in the background (pid ${process.pid}), its output in ${log.file}.`,
-          `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here again.`,
-          // Left with Ctrl-Z, the run's questions wait for the person unless a policy was set (PromptBackend.detachedDefault).
-          Detach.whoAnswers(id, policy ?? "wait", ctx),
-          `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`,
-          ""
-        ].join("\n")
-      )
-      // From here Ctrl-Z is job control's again: after `fg` (the view stays in the log) it stops the
-      // process as it stops any program, and `bg` carries it on.
-      stopListening()
-      DetachedRun.leaveTerminal(log, () => RunMain.forgetSignal("SIGHUP"))
-    })
+const detachOnCtrlZ = (run: Live.Run["Service"], id: string, policy: DetachedPolicy | undefined) => {
+  const ctx = { storage: run.hint.storage, config: run.hint.config }
+  return CtrlZ.detachOnCtrlZ({
+    storage: run.settings.storage,
+    leave: run.status.leave,
+    cannotLeave: (error) => `${ErrorLine.line(error, ctx)} The run stays in the foreground.`,
+    banner: (log) =>
+      [
+        "",
+        `parley: detached; the run of ${id} goes on in the background (pid ${process.pid}), its output in ${log}.`,
+        `    ${Hint.command(["conversation", "attach", id], ctx)}    Follow it here again.`,
+        // Left with Ctrl-Z, the run's questions wait for the person unless a policy was set (PromptBackend.detachedDefault).
+        Detach.whoAnswers(id, policy ?? "wait", ctx),
+        `    ${Hint.command(["conversation", "kill", id], ctx)}    Stop it (the turn stays resumable).`,
+        ""
+      ].join("\n"),
+    forgetHangup: () => RunMain.forgetSignal("SIGHUP")
   })
+}

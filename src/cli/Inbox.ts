@@ -15,12 +15,9 @@
  * ```
  */
 import * as Console from "effect/Console"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Command from "effect/cli/Command"
-import type * as Prompt from "effect/cli/Prompt"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
@@ -93,13 +90,7 @@ const askAll = (items: ReadonlyArray<Inbox.InboxItem>, hint: Hint.Context) =>
   Effect.scoped(
     Effect.gen(function* () {
       if (items.length === 0) return yield* Console.error("No open questions.")
-      const terminal = Context.merge(
-        yield* Effect.context<Prompt.Environment>(),
-        yield* Layer.build(PersonTerminal.layer)
-      )
-      const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interrupt }).pipe(
-        Effect.provideContext(terminal)
-      )
+      const prompts = yield* TerminalPromptBackend.onPersonTerminal({ onRepeatedCancel: interrupt })
       const recorded = new Set<ConversationId.ConversationId>()
       let answered = 0
       for (const [i, item] of items.entries()) {

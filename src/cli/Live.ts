@@ -33,6 +33,7 @@ import * as RunEventsLive from "../layers/RunEventsLive.ts"
 import * as NotifierLive from "../layers/notify/NotifierLive.ts"
 import * as NotifyHooks from "./NotifyHooks.ts"
 import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
+import * as TerminalPrompts from "../layers/prompt/TerminalPrompts.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
 import * as StorageStore from "../layers/store/StorageStore.ts"
 import { Config } from "../services/Config.ts"
@@ -40,19 +41,16 @@ import type { ConversationStore } from "../services/ConversationStore.ts"
 import type { Executor } from "../services/Executor.ts"
 import type { InquiryBackend } from "../services/InquiryBackend.ts"
 import type { PendingAnswers } from "../services/PendingAnswers.ts"
-import { PromptBackend, PromptFailed } from "../services/PromptBackend.ts"
+import { PromptBackend } from "../services/PromptBackend.ts"
 import type { Provider } from "../services/Provider.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { CliFailure } from "./CliFailure.ts"
-import * as Background from "./Background.ts"
-import * as Cursor from "./Cursor.ts"
+import * as Cursor from "../layers/prompt/Cursor.ts"
 import * as DetachedRun from "../layers/host/DetachedRun.ts"
-import * as Editor from "../layers/prompt/Editor.ts"
 import * as Hint from "./Hint.ts"
 import * as ModelChoice from "./ModelChoice.ts"
 import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import * as ProviderOptions from "../layers/provider/ProviderOptions.ts"
-import * as ResumeMenu from "./ResumeMenu.ts"
 import { VERSION } from "./Version.ts"
 import * as Status from "./Status.ts"
 import * as Style from "./Style.ts"
@@ -111,64 +109,6 @@ export type Services =
   | RunEvents
   | PendingAnswers
 
-/**
- * Stops the whole run the way Ctrl-C does when no prompt is on screen (a
- * prompt reads keys in raw mode, so the terminal sends no SIGINT itself):
- * every finalizer runs, and the exit code is 130.
- */
-const interruptRun = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
-
-/**
- * The person's prompter: a prompt appears once the view has shown what
- * happened before it, with the status lines taken down while it is on
- * screen; the incomplete-turn menu and `$EDITOR` are the CLI's own.
- */
-const terminalPrompts = (
-  person: Context.Context<Prompt.Environment>,
-  status: Status.Status,
-  cursor: Cursor.Cursor,
-  editKept: { why: string | undefined }
-) =>
-  Effect.gen(function* () {
-    const prompts = yield* TerminalPromptBackend.make({ onRepeatedCancel: interruptRun, editor: Editor.saved }).pipe(
-      Effect.provideContext(person)
-    )
-    const events = yield* RunEvents
-    // Once the run has left the terminal (Ctrl-Z) nothing is asked there: a question waits for
-    // another answerer (an attached terminal, `conversation answer`), a permission is refused.
-    // Counted from the moment a prompt is handed to the terminal: a run does not leave it (Ctrl-Z) meanwhile.
-    const shown = <A, E>(prompt: Effect.Effect<A, E>, gone: Effect.Effect<A, E | PromptFailed>) =>
-      Effect.acquireUseRelease(
-        Effect.sync(Background.promptStarted),
-        () =>
-          Effect.flatMap(events.latest, cursor.reach).pipe(
-            Effect.andThen(Effect.suspend(() => (Background.isDetached() ? gone : status.paused(prompt))))
-          ),
-        () => Effect.sync(Background.promptEnded)
-      )
-    const left = Effect.fail(new PromptFailed({ reason: "the run left its terminal (Ctrl-Z)" }))
-    return PromptBackend.of({
-      get interactive() {
-        return prompts.interactive && !Background.isDetached()
-      },
-      // Left with Ctrl-Z, the run is still the person's: its questions wait for them (or any answerer).
-      get detachedDefault() {
-        return Background.isDetached() ? ("wait" as const) : undefined
-      },
-      permission: (request) => shown(prompts.permission(request), left),
-      question: (request) => shown(prompts.question(request), Effect.never),
-      review: (request) => shown(prompts.review(request), left),
-      resumeChoice: (info) => shown(ResumeMenu.ask(person)(info), left),
-      edit: (text, file) =>
-        Effect.map(Editor.edit(text, process.env, file), (result) => {
-          if (result._tag === "Edited") return result.text
-          // Only the pending query's edit explains itself when kept; a call's arguments go back to the prompt.
-          if (file === undefined) editKept.why = result.why
-          return undefined
-        })
-    })
-  })
-
 /** Everything a `parley query` run needs, live. */
 export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Prompt.Environment> =>
   Layer.unwrap(
@@ -184,9 +124,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       const providerOptions = ProviderOptions.providerOptions(config, settings.script)
       const chosen = yield* Deferred.make<string>()
       // The terminal lives as long as the run (its key reader and raw mode are scoped).
-      const person = PersonTerminal.isInteractive()
-        ? Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
-        : undefined
+      const person = PersonTerminal.isInteractive() ? yield* PersonTerminal.context : undefined
       const choose = ModelChoice.make({
         flag: settings.model,
         script: settings.script,
@@ -276,7 +214,9 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
         events,
         notified,
         person !== undefined
-          ? Layer.effect(PromptBackend, terminalPrompts(person, status, cursor, editKept)).pipe(Layer.provide(events))
+          ? Layer.effect(PromptBackend, TerminalPrompts.make({ person, paused: status.paused, cursor, editKept })).pipe(
+              Layer.provide(events)
+            )
           : Layer.succeed(PromptBackend, TerminalPromptBackend.headless(watched))
       )
     })

@@ -1,16 +1,9 @@
 /**
- * Which model a `parley query` run calls (docs/models.md), in this order:
- * `--model`, then the model the conversation remembers, then
- * `assistant.model` in config, then `scripted` when a script is given. The
- * choice is checked before anything is written: a model parley can call,
- * its key (or base URL), and for `scripted` its script. An inquiry
- * side-call model (`conversation.inquiry.assistant.model`, a question's
- * `target.model`) is checked only when this run could send it a question
- * (`SideCalls.models`: nobody at a terminal under `detached = "assistant"`,
- * or a question targeted at the assistant); the message names the key, what
- * to export, and how to keep the questions with a person (docs/models.md).
- * Such a model must also give structured replies (RFD 034,
- * `StructuredOutput.supports`): one known not to is an error before the turn.
+ * The model of a run in the CLI's words (docs/models.md): the choice and its
+ * checks are `layers/provider/ModelCheck.ts`'s; a refusal becomes one line
+ * saying what to pass, set or export — for an inquiry side-call model, which
+ * key names it, what to export, and how to keep the questions with a person
+ * (never "--model", which does not change a side call's model).
  *
  * @example
  * ```ts
@@ -21,8 +14,9 @@
  */
 import * as Effect from "effect/Effect"
 import * as StructuredOutput from "../domain/model/StructuredOutput.ts"
+import * as ModelCheck from "../layers/provider/ModelCheck.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
-import * as SideCalls from "../domain/tool/SideCalls.ts"
+import type * as SideCalls from "../domain/tool/SideCalls.ts"
 import * as ProviderLive from "../layers/provider/ProviderLive.ts"
 import { parseModel, type ProviderError } from "../services/Provider.ts"
 import { CliFailure } from "./CliFailure.ts"
@@ -32,83 +26,54 @@ import * as Usage from "./Usage.ts"
 /** The command a --model usage error points to. */
 const USAGE = ["parley", "query"]
 
-export interface Inputs {
-  /** `--model` as given. */
-  readonly flag: string | undefined
-  /** The scripted model's steps (`--script` or `$PARLEY_SCRIPT`). */
-  readonly script: string | undefined
-  readonly config: ConfigData.Config
+export interface Inputs extends ModelCheck.Inputs {
+  /** The config file the messages name. */
   readonly configFile: string
-  readonly providers: ProviderLive.ProviderLiveOptions
   /** The command a `--model` usage error points to (default `parley query`). */
   readonly command?: ReadonlyArray<string>
-  /** Check the inquiry side-call models too (default: yes; a run may ask them). */
-  readonly checkInquiryModel?: boolean
-  /** A person can be asked in this run (a terminal): then only questions targeted at the assistant reach a side call (default: no). */
-  readonly personReachable?: boolean
 }
 
 const KINDS = "anthropic/<model>, openai/<model>, or scripted with --script FILE"
-
-/** Picks the model (no checks): flag, remembered, config, scripted-with-a-script. */
-export const pick = (inputs: Inputs, remembered: string | undefined) => {
-  if (inputs.flag !== undefined) return { model: inputs.flag, from: "flag" as const }
-  if (remembered !== undefined) return { model: remembered, from: "conversation" as const }
-  const configured = inputs.config.assistant?.model
-  if (configured !== undefined) return { model: configured, from: "config" as const }
-  return inputs.script !== undefined ? { model: "scripted", from: "script" as const } : undefined
-}
 
 /** Chooses and checks the model of a run, offered the one the conversation remembers. */
 export const make =
   (inputs: Inputs) =>
   (remembered: string | undefined): Effect.Effect<string, CliFailure> =>
-    Effect.gen(function* () {
-      const picked = pick(inputs, remembered)
-      if (picked === undefined) {
-        return yield* new CliFailure({
-          code: 1,
-          message: `No model chosen. Pass --model (${KINDS}), or set assistant.model in ${inputs.configFile}.`
-        })
-      }
-      const { model, from } = picked
-      const bad = ProviderLive.checkModel(model)
-      if (bad !== undefined) {
-        return yield* from === "flag"
-          ? Usage.failure(inputs.command ?? USAGE, `--model: ${bad.message}`)
-          : from === "conversation"
-            ? new CliFailure({
-                code: 1,
-                message: `This conversation's model is ${model}, which parley cannot call (${KINDS}). Pass --model to continue it on another model.`
-              })
-            : new CliFailure({ code: 1, message: `assistant.model in ${inputs.configFile}: ${bad.message}` })
-      }
-      if (model === "scripted" && inputs.script === undefined) {
-        const steps = "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)."
-        return yield* from === "flag"
-          ? Usage.failure(inputs.command ?? USAGE, steps)
-          : new CliFailure({
-              code: 1,
-              message:
-                from === "conversation"
-                  ? "This conversation runs on the scripted model, which needs its steps: pass --script FILE (or set $PARLEY_SCRIPT), or --model to switch models."
-                  : steps
-            })
-      }
-      yield* ProviderLive.checkReady(model, inputs.providers).pipe(
-        Effect.mapError((e) => new CliFailure({ code: 1, message: ErrorLine.line(e, {}) }))
-      )
-      if (inputs.checkInquiryModel !== false) {
-        for (const need of SideCalls.models(inputs.config, { personReachable: inputs.personReachable === true })) {
-          yield* ProviderLive.checkReady(need.model, inputs.providers).pipe(
-            Effect.mapError((e) => new CliFailure({ code: 1, message: sideCallProblem(need, inputs.configFile, e) }))
+    Effect.mapError(ModelCheck.choose(inputs, remembered), (e) => failure(inputs, e.refusal))
+
+/** A refusal in the CLI's words: what to set, pass or export. */
+const failure = (inputs: Inputs, refusal: ModelCheck.Refusal): CliFailure => {
+  const usage = (message: string) => Usage.failure(inputs.command ?? USAGE, message)
+  const fail = (message: string) => new CliFailure({ code: 1, message })
+  switch (refusal._tag) {
+    case "NoModel":
+      return fail(`No model chosen. Pass --model (${KINDS}), or set assistant.model in ${inputs.configFile}.`)
+    case "CannotCall":
+      return refusal.from === "flag"
+        ? usage(`--model: ${refusal.error.message}`)
+        : refusal.from === "conversation"
+          ? fail(
+              `This conversation's model is ${refusal.model}, which parley cannot call (${KINDS}). Pass --model to continue it on another model.`
+            )
+          : fail(`assistant.model in ${inputs.configFile}: ${refusal.error.message}`)
+    case "NoScript": {
+      const steps = "The scripted model needs steps: pass --script FILE (or set $PARLEY_SCRIPT)."
+      return refusal.from === "flag"
+        ? usage(steps)
+        : fail(
+            refusal.from === "conversation"
+              ? "This conversation runs on the scripted model, which needs its steps: pass --script FILE (or set $PARLEY_SCRIPT), or --model to switch models."
+              : steps
           )
-          if (StructuredOutput.supports(need.model, inputs.config) === false)
-            return yield* new CliFailure({ code: 1, message: notStructured(need, inputs.configFile) })
-        }
-      }
-      return model
-    })
+    }
+    case "NotReady":
+      return fail(ErrorLine.line(refusal.error, {}))
+    case "SideCallNotReady":
+      return fail(sideCallProblem(refusal.need, inputs.configFile, refusal.error))
+    case "NotStructured":
+      return fail(notStructured(refusal.need, inputs.configFile))
+  }
+}
 
 /**
  * One line: the inquiry model that cannot answer as JSON (RFD 034), which key

@@ -23,6 +23,7 @@
  * ```
  */
 import * as Effect from "effect/Effect"
+import * as Stdin from "../layers/file/Stdin.ts"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Argument from "effect/cli/Argument"
@@ -305,14 +306,6 @@ export const runQuery = (params: RunQueryParams) =>
     })
   )
 
-const readStdin = Effect.promise(async () => {
-  if (process.stdin.isTTY === true) return undefined
-  const chunks: Array<Buffer> = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  const text = Buffer.concat(chunks).toString("utf8").trim()
-  return text === "" ? undefined : text
-})
-
 const flags = {
   message: Argument.String("message").pipe(
     Argument.withDescription("What to ask (read from stdin when omitted and stdin is not a terminal)"),
@@ -393,7 +386,7 @@ export const query = Command.make("query", flags, (f) =>
   Effect.gen(function* () {
     const target = yield* targetOf(f)
     const compact = yield* parseCompact(PATH, f.compact)
-    const fromStdin = Option.isNone(f.message) && !f.continueTurn && !f.discardTurn ? yield* readStdin : undefined
+    const fromStdin = Option.isNone(f.message) && !f.continueTurn && !f.discardTurn ? yield* Stdin.message : undefined
     if (f.detach) {
       // Nothing is built here: the background run loads config, tools and servers itself.
       const { dir, given, configGiven } = yield* storage

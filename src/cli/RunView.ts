@@ -22,7 +22,7 @@ import type * as RunEvent from "../domain/run/RunEvent.ts"
 import * as RunEventLine from "../domain/run/RunEventLine.ts"
 import { printable } from "../domain/render/TerminalText.ts"
 import type { RunEvents } from "../services/RunEvents.ts"
-import type * as Cursor from "./Cursor.ts"
+import type * as Cursor from "../layers/prompt/Cursor.ts"
 import type * as Status from "./Status.ts"
 import * as Style from "./Style.ts"
 

@@ -39,45 +39,11 @@ export const make = (color: boolean): Style => ({
 /** Plain text (no escapes). */
 export const plain = make(false)
 
-const ESCAPE = /\x1b\[[0-9;?]*[A-Za-z]/g
+/** The printed width of a string in terminal columns (see `TerminalText`). */
+export const width = TerminalText.width
 
-/** Characters that take no column: combining marks, zero-width joiners and spaces, variation selectors. */
-// biome-ignore lint/suspicious/noMisleadingCharacterClass: each mark is matched on its own, as one code point
-const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200d\u2060\ufe00-\ufe0f]$/u
-
-/** Characters that take two columns: East Asian wide and fullwidth ranges, and emoji shown as emoji. */
-const DOUBLE_WIDTH =
-  /^[\u1100-\u115f\u231a\u231b\u2329\u232a\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{1b2ff}\u{1f200}-\u{1f2ff}\u{1f300}-\u{1f64f}\u{1f900}-\u{1f9ff}\u{20000}-\u{3fffd}\p{Emoji_Presentation}]$/u
-
-/** The columns one code point takes on a terminal (0, 1 or 2). */
-export const charWidth = (char: string): number => (ZERO_WIDTH.test(char) ? 0 : DOUBLE_WIDTH.test(char) ? 2 : 1)
-
-/** The printed width of `s` in terminal columns (escape sequences take none; wide characters two). */
-export const width = (s: string): number => {
-  let columns = 0
-  for (const char of s.replace(ESCAPE, "")) columns += charWidth(char)
-  return columns
-}
-
-/**
- * Cuts `s` (plain text) to at most `columns` terminal columns, ending in `…`
- * when cut. Wide characters count two: a live status row that wrapped could
- * not be erased, and each spinner frame would leave a line behind.
- */
-export const truncate = (s: string, columns: number): string => {
-  let used = 0
-  let kept = "" // the longest prefix that leaves a column for "…"
-  let fits = true
-  for (const char of s) {
-    used += charWidth(char)
-    if (used > columns) {
-      fits = false
-      break // a 1 MB error line is cut without reading past the cut
-    }
-    if (used <= columns - 1) kept += char
-  }
-  return fits ? s : columns <= 0 ? "" : kept + "…"
-}
+/** A string cut to at most so many terminal columns, ending in `…` when cut (see `TerminalText`). */
+export const truncate = TerminalText.truncate
 
 /** Text from outside made safe to show: control characters (escape sequences) made visible (see `TerminalText`). */
 export const printable = TerminalText.printable

@@ -35,6 +35,7 @@ import type { QuestionKind, Via } from "../domain/run/RunEvent.ts"
 import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import type { NotPrivate } from "../domain/storage/NotPrivate.ts"
 import type { HostProtocolMismatch } from "../domain/run/HostProtocol.ts"
+import * as JsonText from "../domain/storage/JsonText.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import { fromInquiryQuestion, type Question } from "../domain/tool/Question.ts"
@@ -140,6 +141,28 @@ export const parse = (
         PermissionInquiry.isReviewQuestion(question.id)
       )
     : fit(inquiryId, question, input)
+
+/** `text` as the answer to `q`: a JSON value when `json` (the command line's `--json`), else read as its type reads typed text (yes/no, an option). */
+export const parseText = (
+  q: OpenQuestion,
+  text: string,
+  json: boolean
+): Result.Result<Schema.Json, AnswerDoesNotFit> => {
+  if (!json) return parse(q.inquiryId, q.question, { text }, q.kind)
+  let value: Schema.Json
+  try {
+    value = JsonText.parse(text)
+  } catch {
+    return Result.fail(
+      new AnswerDoesNotFit({
+        inquiry_id: q.inquiryId,
+        reason: `${JSON.stringify(text)} is not JSON`,
+        expected: AnswerFit.expected(q.question.answer_type)
+      })
+    )
+  }
+  return parse(q.inquiryId, q.question, { value }, q.kind)
+}
 
 /** An approval's answer: a boolean, or `always`/`never` for one remembered for the turn (not for one asked each time). */
 const approval = (

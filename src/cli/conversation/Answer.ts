@@ -30,15 +30,12 @@
 import * as PermissionInquiry from "../../domain/event/PermissionInquiry.ts"
 import * as QuestionPolicy from "../../domain/tool/QuestionPolicy.ts"
 import * as Console from "effect/Console"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
-import type * as Prompt from "effect/cli/Prompt"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
@@ -98,11 +95,7 @@ const askAll = (id: ConversationId.ConversationId, hint: Hint.Context) =>
       const secrets = open.filter((q) => q.question.answer_type.type === "secret")
       const asked = open.filter((q) => q.question.answer_type.type !== "secret")
       // The terminal lives as long as this command (its key reader and raw mode are scoped).
-      const terminal = Context.merge(
-        yield* Effect.context<Prompt.Environment>(),
-        yield* Layer.build(PersonTerminal.layer)
-      )
-      const prompts = yield* TerminalPromptBackend.make().pipe(Effect.provideContext(terminal))
+      const prompts = yield* TerminalPromptBackend.onPersonTerminal()
       for (const q of asked) {
         const reply = yield* prompts
           .question({ toolName: q.tool, question: q.question })

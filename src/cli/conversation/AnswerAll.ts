@@ -12,9 +12,9 @@
  * printf 'yes\ngreen\n' | parley conversation answer 17738399468 --all
  * ```
  */
-import * as readline from "node:readline"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Stdin from "../../layers/file/Stdin.ts"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type * as ConversationId from "../../domain/storage/ConversationId.ts"
@@ -27,26 +27,17 @@ import * as AnswerValue from "./AnswerValue.ts"
 
 const PATH = ["parley", "conversation", "answer"]
 
-/** Stdin's lines, read as they are needed (one per open question). */
-const stdinLines = Effect.acquireRelease(
-  Effect.sync(() => {
-    const lines = readline.createInterface({ input: process.stdin, terminal: false })[Symbol.asyncIterator]()
-    return { next: Effect.promise(() => lines.next()), close: () => lines.return?.() }
-  }),
-  (reader) => Effect.promise(async () => void (await reader.close()))
-)
-
 /** One value per open question from stdin's lines, each read by its question's type; every misfit is named. */
 const fromStdin = (open: ReadonlyArray<Answer.OpenQuestion>, json: boolean) =>
   Effect.gen(function* () {
-    const reader = yield* stdinLines
+    const reader = yield* Stdin.lines
     const answers: Record<string, Schema.Json> = {}
     const misfits: Array<AnswersDoNotFit["answers"][number]> = []
     for (const q of open) {
       const line = yield* reader.next
       if (line.done === true)
         return yield* Usage.failure(PATH, `stdin ended before an answer to ${q.inquiryId}: give one line per question.`)
-      const typed = AnswerValue.typed(q, String(line.value), json)
+      const typed = Answer.parseText(q, String(line.value), json)
       if (Result.isSuccess(typed)) answers[q.inquiryId] = typed.success
       else misfits.push({ inquiry_id: q.inquiryId, reason: typed.failure.reason, expected: typed.failure.expected })
     }

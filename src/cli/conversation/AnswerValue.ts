@@ -11,17 +11,13 @@
  * printf 'hunter2' | parley conversation answer 17738399468 call_1.token.1 --stdin
  * ```
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import * as Stdin from "../../layers/file/Stdin.ts"
 import * as Result from "effect/Result"
-import type * as Prompt from "effect/cli/Prompt"
 import type * as Schema from "effect/Schema"
-import * as JsonText from "../../domain/storage/JsonText.ts"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as Answer from "../../programs/Answer.ts"
-import { AnswerDoesNotFit } from "../../services/Refusals.ts"
 import * as PersonTerminal from "../../layers/prompt/PersonTerminal.ts"
 import * as Usage from "../Usage.ts"
 
@@ -37,41 +33,7 @@ export interface Given {
 }
 
 /** The terminal's prompter, for the scope's life. */
-export const prompter = Effect.gen(function* () {
-  const terminal = Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(PersonTerminal.layer))
-  return yield* TerminalPromptBackend.make().pipe(Effect.provideContext(terminal))
-})
-
-/** Stdin as the secret (one trailing newline dropped). */
-const readStdin = Effect.promise(async () => {
-  const chunks: Array<Buffer> = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
-    .toString("utf8")
-    .replace(/\r?\n$/, "")
-})
-
-/** `text` from argv as the answer to `q`: a JSON value with `--json`, else read as its type reads typed text (yes/no, an option). */
-export const typed = (
-  q: Answer.OpenQuestion,
-  text: string,
-  json: boolean
-): Result.Result<Schema.Json, AnswerDoesNotFit> => {
-  if (!json) return Answer.parse(q.inquiryId, q.question, { text }, q.kind)
-  let value: Schema.Json
-  try {
-    value = JsonText.parse(text)
-  } catch {
-    return Result.fail(
-      new AnswerDoesNotFit({
-        inquiry_id: q.inquiryId,
-        reason: `${JSON.stringify(text)} is not JSON`,
-        expected: AnswerFit.expected(q.question.answer_type)
-      })
-    )
-  }
-  return Answer.parse(q.inquiryId, q.question, { value }, q.kind)
-}
+export const prompter = TerminalPromptBackend.onPersonTerminal()
 
 /** The value for `q`: parsed from argv, or (a secret) read without echo or from stdin. */
 export const valueFor = (q: Answer.OpenQuestion, given: Given) =>
@@ -82,7 +44,7 @@ export const valueFor = (q: Answer.OpenQuestion, given: Given) =>
           PATH,
           `${q.inquiryId} asks for a secret, which is never taken from the command line: leave VALUE out to type it without echo, or pipe it with --stdin.`
         )
-      if (given.stdin) return (yield* readStdin) as Schema.Json
+      if (given.stdin) return (yield* Stdin.secret) as Schema.Json
       if (!PersonTerminal.isInteractive())
         return yield* Usage.failure(
           PATH,
@@ -99,6 +61,6 @@ export const valueFor = (q: Answer.OpenQuestion, given: Given) =>
         PATH,
         `give the answer after the question id: ${AnswerFit.expected(q.question.answer_type)} (with --json, write the flag after the value: VALUE --json).`
       )
-    const parsed = typed(q, given.value, given.json)
+    const parsed = Answer.parseText(q, given.value, given.json)
     return Result.isFailure(parsed) ? yield* parsed.failure : parsed.success
   })

@@ -20,17 +20,14 @@ import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
-import { fork as forkEntries } from "../../domain/stream/Fork.ts"
 import * as Timestamp from "../../domain/event/Timestamp.ts"
-import { ConversationStore } from "../../services/ConversationStore.ts"
 import * as Usage from "../Usage.ts"
 import { formatFlag } from "../Format.ts"
 import { parseIdArgument, withStore } from "./Shared.ts"
 import * as Compact from "../../domain/stream/Compact.ts"
 import * as ConfigFile from "../../layers/ConfigFile.ts"
 import * as ProviderLive from "../../layers/provider/ProviderLive.ts"
-import { compact as compactProgram } from "../../programs/CompactConversation.ts"
+import * as ForkConversation from "../../programs/ForkConversation.ts"
 import { CliFailure } from "../CliFailure.ts"
 import { compactFlag, parseCompact } from "../CompactFlag.ts"
 import { storage } from "../Root.ts"
@@ -107,32 +104,8 @@ export const fork = Command.make(
           )
         }
         const rules = yield* forkRules(compact)
-        const store = yield* ConversationStore
-        const source = yield* store.load(cid)
-        const now = yield* Timestamp.current
-        // The fork is complete on disk before it is visible, under an id no other process can take.
-        const newId = yield* Effect.scoped(
-          Effect.flatMap(
-            store.create({
-              metadata: ConversationMetadata.make({
-                ...(source.metadata.title !== undefined ? { title: source.metadata.title } : {}),
-                last_activated_at: now
-              }),
-              baseConfig: source.baseConfig,
-              entries: forkEntries(source.entries, {
-                ...(start !== undefined ? { from: start } : {}),
-                ...(limit !== undefined ? { until: limit } : {})
-              })
-            }),
-            // JP's `fork --compact`: the fork's compactions, appended before anyone can open it.
-            (session) =>
-              rules === undefined
-                ? Effect.succeed(session.id)
-                : compactProgram({ session, rules, dryRun: false }).pipe(
-                    Effect.provide(ProviderLive.layer({})),
-                    Effect.as(session.id)
-                  )
-          )
+        const newId = yield* ForkConversation.fork({ source: cid, from: start, until: limit, rules }).pipe(
+          Effect.provide(ProviderLive.layer({}))
         )
         if (format === "json") yield* Console.log(JSON.stringify({ id: newId, forked_from: cid }))
         else yield* Console.log(`Forked ${ConversationId.display(cid)} into ${ConversationId.display(newId)}.`)

@@ -14,16 +14,11 @@ import * as Effect from "effect/Effect"
 import { printable } from "../../domain/render/TerminalText.ts"
 import * as Labels from "../../domain/storage/Labels.ts"
 import * as LastError from "../../domain/run/LastErrorText.ts"
-import {
-  ConversationStore,
-  type ConversationSummary,
-  type DamagedConversation
-} from "../../services/ConversationStoreTag.ts"
+import type { ConversationSummary, DamagedConversation } from "../../services/ConversationStoreTag.ts"
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
-import * as UnhostedAsks from "../../programs/UnhostedAsks.ts"
 import * as Hint from "../Hint.ts"
+import * as Listing from "../../layers/host/Listing.ts"
 import * as Running from "../../layers/host/Running.ts"
-import * as Spool from "../../layers/notify/SpoolDir.ts"
 import * as QueueCount from "../../layers/store/QueueCount.ts"
 import * as QueueLog from "../../domain/storage/QueueLog.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
@@ -58,29 +53,13 @@ export const list = (options: ListOptions, storage: StorageAt) =>
   withStoreAt(
     storage,
     Effect.gen(function* () {
-      const listed = yield* ConversationStore.use((s) => s.list({ archived: options.archived }))
-      const { damaged } = listed
+      const { rows, damaged, running, failed } = yield* Listing.gather(storage.dir, options.archived)
       // A damaged conversation is listed as such (after the others), never left out, and one line says what to run.
       for (const d of damaged) {
         yield* Console.error(
           `parley: ${d.id} cannot be read; run \`${Hint.check(d.id, { storage: storage.given, config: storage.configGiven })}\` for details`
         )
       }
-      // Live runs answer on their sockets (docs/decisions.md#ctrl-z-detaches): pid and open questions.
-      const running = yield* Running.of(
-        storage.dir,
-        listed.conversations.map((r) => r.id)
-      )
-      // A killed asker's question is closed, never listed as waiting (as `parley inbox` does): listed again if so.
-      const rows =
-        (yield* UnhostedAsks.reap(UnhostedAsks.of(listed.conversations, running))) === 0
-          ? listed.conversations
-          : (yield* ConversationStore.use((s) => s.list({ archived: options.archived }))).conversations
-      // A notification that failed is shown once, on its conversation's row.
-      const failed = Spool.takeErrors(
-        storage.dir,
-        rows.map((r) => r.id)
-      )
       if (options.format === "json") {
         return yield* Console.log(
           JSON.stringify(

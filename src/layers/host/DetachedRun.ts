@@ -6,7 +6,7 @@
  * conversation id and `detached` policy (`$PARLEY_ANNOUNCE`, written once its
  * host listens and its model is chosen), or why it was refused
  * (`$PARLEY_REFUSAL`). Each new run sweeps the logs older than a week. A
- * foreground run that leaves its terminal (Ctrl-Z, `cli/Background.ts`)
+ * foreground run that leaves its terminal (Ctrl-Z, `layers/prompt/Background.ts`)
  * sends its output to such a log and stops itself until a waker continues
  * it in the background ({@link leaveTerminal}).
  *

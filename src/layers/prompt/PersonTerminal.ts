@@ -19,10 +19,13 @@
 import * as fs from "node:fs"
 import * as tty from "node:tty"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { badArgument } from "effect/PlatformError"
+import type * as Scope from "effect/Scope"
 import * as Terminal from "effect/Terminal"
+import type * as Prompt from "effect/cli/Prompt"
 
 let reached: tty.WriteStream | null | undefined
 
@@ -100,3 +103,12 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.effect(
     return out === undefined ? NodeTerminal.make() : make(out)
   })
 )
+
+/** The prompts' environment with the person's terminal in it, for the scope's life (its key reader and raw mode are scoped). */
+export const context: Effect.Effect<
+  Context.Context<Prompt.Environment>,
+  never,
+  Prompt.Environment | Scope.Scope
+> = Effect.gen(function* () {
+  return Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(layer))
+})

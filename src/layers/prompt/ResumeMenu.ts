@@ -5,21 +5,27 @@
  * never answered it. Ctrl-C here stops the run (exit 130) and changes
  * nothing.
  *
+ * @internal
  * @example
  * ```ts
- * import * as ResumeMenu from "./ResumeMenu.ts"
- * Query.query({ …, askResume: ResumeMenu.ask(terminalContext) })
+ * import type * as Context from "effect/Context"
+ * import type * as Prompt from "effect/cli/Prompt"
+ * import * as ResumeMenu from "parley/layers/prompt/ResumeMenu"
+ * import type * as Query from "parley/programs/Query"
+ * declare const terminal: Context.Context<Prompt.Environment>
+ * declare const info: Query.IncompleteInfo
+ * const choice = ResumeMenu.ask(terminal)(info) // "resume", "discard", "edit" or "quit"
  * ```
  */
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Prompt from "effect/cli/Prompt"
-import * as ConversationId from "../domain/storage/ConversationId.ts"
-import { keyPrompt } from "../layers/prompt/KeyPrompt.ts"
-import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
-import * as Query from "../programs/Query.ts"
-import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
-import { printable } from "./Style.ts"
+import * as ConversationId from "../../domain/storage/ConversationId.ts"
+import { keyPrompt } from "./KeyPrompt.ts"
+import * as TerminalPromptBackend from "./TerminalPromptBackend.ts"
+import * as Query from "../../programs/Query.ts"
+import * as PersonTerminal from "./PersonTerminal.ts"
+import { printable } from "../../domain/render/TerminalText.ts"
 
 /** The summary printed above the menu. */
 export const summary = (info: Query.IncompleteInfo): string => {

@@ -5,9 +5,11 @@
  * line, a finished tool). A prompt waits until the view has shown every
  * event published so far; with no view watching, nothing waits.
  *
+ * @internal
  * @example
  * ```ts
- * import * as Cursor from "./Cursor.ts"
+ * import * as Effect from "effect/Effect"
+ * import * as Cursor from "parley/layers/prompt/Cursor"
  * const cursor = Cursor.make()
  * cursor.watching()
  * cursor.advance(3)
