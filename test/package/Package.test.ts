@@ -43,9 +43,13 @@ interface Run {
   readonly stderr: string
 }
 
+// Each child bounded at 7 minutes: `npm pack` builds the CLI and the library's emit (prepack), which took
+// 4m54s on this 2-core machine under a parallel suite; a kill by the bound says so instead of a bare null.
 const run = (command: string, args: ReadonlyArray<string>, cwd: string): Run => {
-  const r = spawnSync(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 180_000 })
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+  const r = spawnSync(command, args, { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024, timeout: 420_000 })
+  const killed =
+    r.signal === null ? "" : `\n(${command} ${args[0] ?? ""} ended by ${r.signal}: the 7-minute bound, or killed)`
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr + killed }
 }
 
 const readJson = <A>(file: string): A => JSON.parse(fs.readFileSync(file, "utf8")) as A
