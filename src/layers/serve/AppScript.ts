@@ -396,10 +396,10 @@ export const APP_JS = String.raw`"use strict";
     };
   }
 
-  // A message the running turn queued: what it will do, and the count of queued messages.
+  // A message the running turn queued: what it will do, and the count of queued messages. No command line
+  // to paste: the page cannot know the --storage and --config the server was started with.
   function queuedSaid(note, n, when) {
-    var id = (location.pathname.match(/^\/conversations\/([^/]+)/) || [])[1];
-    if (note) note.textContent = "Queued as message " + n + ": " + (when === "next" ? "the running turn gets it with its next request to the model." : when === "now" ? "the turn stops and goes on with it." : "a new turn starts with it when this one ends.") + " Withdraw it with: parley conversation send " + id + " --withdraw " + n;
+    if (note) note.textContent = "Queued as message " + n + ": " + (when === "next" ? "the running turn gets it with its next request to the model." : when === "now" ? "the turn stops and goes on with it." : "a new turn starts with it when this one ends.") + " Until then it can be withdrawn at a terminal: send --withdraw " + n + ".";
     queuedCount(1);
   }
   function queuedCount(delta) {
