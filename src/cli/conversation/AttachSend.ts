@@ -29,7 +29,7 @@ import type { When } from "../../domain/storage/QueuedMessage.ts"
 import * as HostTurns from "../../layers/host/HostTurns.ts"
 import * as Send from "../../programs/Send.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
-import * as Background from "../Background.ts"
+import * as Background from "../../layers/prompt/Background.ts"
 import * as SendCommand from "./Send.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
 
