@@ -35,6 +35,7 @@ import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
 import * as HostTurns from "../../layers/host/HostTurns.ts"
+import * as AttachKeys from "../../layers/prompt/AttachKeys.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as FollowTurn from "../../programs/FollowTurn.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
@@ -281,12 +282,12 @@ export const attach = (given: Given) =>
       const prompts = person?.prompts
       const detached = yield* detachSignals
       const storageAt = { dir: given.storage, given: given.storageGiven, configGiven: given.configGiven }
-      // `m` sends a message (AttachSend); a question and the message's prompt take the terminal in turn.
+      // `m` sends a message (AttachKeys, AttachSend); a question and the message's prompt take the terminal in turn.
       const lock = yield* Semaphore.make(1)
       let sentNow = false
       const counted = AttachSend.queuedLine(storageAt, id)
       if (person !== undefined)
-        yield* AttachSend.watch({
+        yield* AttachKeys.watch({
           terminal: (prompt) => Effect.provideContext(prompt, person.terminal),
           lock,
           paused: status.paused,
@@ -306,7 +307,7 @@ export const attach = (given: Given) =>
               )
             )
         })
-      if (person !== undefined) yield* view.stderr(AttachSend.KEYS)
+      if (person !== undefined) yield* view.stderr(AttachKeys.KEYS)
       const arrived = yield* counted
       if (arrived !== "") yield* view.stderr(`parley:${arrived}`)
       const end = yield* FollowTurn.follow({
@@ -330,7 +331,7 @@ export const attach = (given: Given) =>
           prompts === undefined
             ? undefined
             : (e) =>
-                AttachSend.prompting(
+                AttachKeys.prompting(
                   lock,
                   prompts.question({
                     toolName: e.call.name,
