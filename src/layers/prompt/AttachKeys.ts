@@ -10,23 +10,26 @@
  * Ctrl-C and Ctrl-Z keep their meaning while keys are read (raw mode turns
  * them into keys): Ctrl-C stops the run, Ctrl-Z detaches this terminal. A
  * question's prompt and the message's take the terminal in turn
- * ({@link prompting}).
+ * ({@link prompting}). Ctrl-Z, a closed terminal or a plain kill detach the
+ * attach and leave the run going ({@link detachSignals}).
  *
  * @internal
  * @example
  * ```ts
- * import * as Effect from "effect/Effect"
  * import * as AttachKeys from "parley/layers/prompt/AttachKeys"
  * declare const hooks: AttachKeys.Hooks
  * const keys = AttachKeys.watch(hooks) // scoped: reads `m` until the scope closes
  * ```
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type * as Semaphore from "effect/Semaphore"
 import * as Prompt from "effect/cli/Prompt"
 import type { When } from "../../domain/storage/QueuedMessage.ts"
+import * as ProcessMain from "../ProcessMain.ts"
 import * as Background from "./Background.ts"
 
 const CTRL_C = "\x03"
@@ -132,3 +135,27 @@ export const watch = (hooks: Hooks): Effect.Effect<void, never, Scope.Scope> =>
         })
     )
   })
+
+/** Runs `handler` on `signal` while the scope is open (instead of the default action). */
+const onSignal = (signal: NodeJS.Signals, handler: () => void) =>
+  Effect.acquireRelease(
+    Effect.sync(() => void process.on(signal, handler)),
+    () => Effect.sync(() => void process.removeListener(signal, handler))
+  )
+
+/**
+ * Succeeds when this terminal leaves the run going: Ctrl-Z, a closed
+ * terminal or a plain kill end this client only, the run is not this
+ * process's (only Ctrl-C, SIGINT, stops the run, through the interruption
+ * ProcessMain makes of it).
+ */
+export const detachSignals = Effect.gen(function* () {
+  const detached = yield* Deferred.make<void>()
+  yield* Effect.sync(() => {
+    ProcessMain.forgetSignal("SIGHUP")
+    ProcessMain.forgetSignal("SIGTERM")
+  })
+  for (const signal of ["SIGTSTP", "SIGHUP", "SIGTERM"] as const)
+    yield* onSignal(signal, () => Deferred.doneUnsafe(detached, Exit.void))
+  return Deferred.await(detached)
+})
