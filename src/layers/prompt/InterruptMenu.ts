@@ -21,11 +21,14 @@
  * @internal
  * @example
  * ```ts
- * import * as InterruptMenu from "parley/layers/prompt/InterruptMenu"
+ * import * as Effect from "effect/Effect"
  * import * as Ref from "effect/Ref"
+ * import * as InterruptMenu from "parley/layers/prompt/InterruptMenu"
  * // In a scope, with the run's Ref that "abort" sets (read when the run is interrupted):
- * const aborted = yield* Ref.make(false)
- * yield* InterruptMenu.watch({ say: (text) => console.error(text), aborted })
+ * const menu = Effect.gen(function* () {
+ *   const aborted = yield* Ref.make(false)
+ *   yield* InterruptMenu.watch({ say: (text) => console.error(text), aborted })
+ * })
  * ```
  */
 import { spawn } from "node:child_process"
