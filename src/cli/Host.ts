@@ -27,7 +27,7 @@ import * as Hint from "./Hint.ts"
 import * as HostWhenKnown from "../layers/host/HostWhenKnown.ts"
 import type * as Live from "./Live.ts"
 import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
-import * as InterruptMenu from "./InterruptMenu.ts"
+import * as InterruptMenu from "../layers/prompt/InterruptMenu.ts"
 import * as RunMain from "./RunMain.ts"
 import { VERSION } from "./Version.ts"
 

@@ -34,7 +34,6 @@ import * as ConversationId from "../domain/storage/ConversationId.ts"
 import type * as Compact from "../domain/stream/Compact.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
-import type { AnswerType } from "../domain/tool/AnswerType.ts"
 import * as Query from "../programs/Query.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { StoreIoError } from "../services/StoreErrors.ts"
@@ -163,9 +162,9 @@ export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, u
     // An approval asked each time (an MCP server's page or form) takes yes or no only.
     const rememberable = q.persistence !== "none"
     lines.push(
-      `  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.expectedOf(rememberable) : AnswerFit.expected(answerTypeOf(q))}]`
+      `  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.expectedOf(rememberable) : AnswerFit.expected(RunReport.answerTypeOf(q))}]`
     )
-    const placeholder = AnswerFit.placeholder(answerTypeOf(q), q.kind, rememberable)
+    const placeholder = AnswerFit.placeholder(RunReport.answerTypeOf(q), q.kind, rememberable)
     lines.push(
       placeholder === undefined
         ? "    a secret: asked when the turn is resumed in a terminal"
@@ -177,10 +176,6 @@ export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, u
     lines.push("Your new message was not sent: the turn is still waiting for input. Send it once the turn is complete.")
   return lines.join("\n")
 }
-
-/** The answer type of a report row. */
-const answerTypeOf = (q: RunReport.QuestionRow): AnswerType =>
-  q.answer_type === "select" ? { type: "select", options: q.options ?? [] } : ({ type: q.answer_type } as AnswerType)
 
 /** What the person is told when the run ends normally (stderr), or the failure it is. */
 const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult): Effect.Effect<void, Failed> => {

@@ -55,6 +55,9 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as LiveView from "../domain/run/LiveView.ts"
 import type * as RunEvent from "../domain/run/RunEvent.ts"
+import type { ConversationId } from "../domain/storage/ConversationId.ts"
+import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
+import { ConversationStore } from "../services/ConversationStore.ts"
 import type { PromptError, QuestionAnswer } from "../services/PromptBackend.ts"
 import type { RunningTurn } from "../services/RunningTurns.ts"
 
@@ -271,3 +274,9 @@ export const follow = (options: Options): Effect.Effect<End, never, Scope.Scope>
       Effect.as(options.detached, { _tag: "Detached" } as const)
     ).pipe(Effect.onInterrupt(() => interruptTurn(turn, handle, () => seq)))
   })
+
+/** How the conversation's last turn stands on disk: what a run that ended while nobody followed it left. */
+export const turnLeft = (id: ConversationId) =>
+  ConversationStore.use((store) => store.load(id)).pipe(
+    Effect.map((c) => (IncompleteTurn.splitIncompleteTurn(c.entries).incomplete === null ? "complete" : "incomplete"))
+  )

@@ -33,6 +33,7 @@ import * as Option from "effect/Option"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import * as Events from "../domain/event/Events.ts"
 import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
+import type { ConversationId } from "../domain/storage/ConversationId.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
 import * as QueuedMessage from "../domain/storage/QueuedMessage.ts"
 import type { TurnAnalysis } from "../domain/stream/IncompleteTurn.ts"
@@ -48,6 +49,17 @@ export const pendingFor = (session: ConversationSession) =>
     const all = yield* queue.list(session.id)
     if (all.length === 0) return []
     return QueuedMessage.pending({ messages: all }, QueuedMessage.deliveredIn((yield* session.snapshot).entries))
+  })
+
+/** How many messages wait in `id`'s queue, not yet delivered (0 when the store keeps no queue). */
+export const pendingCount = (id: ConversationId) =>
+  Effect.gen(function* () {
+    const store = yield* ConversationStore
+    if (store.messages === undefined) return 0
+    const messages = yield* store.messages.list(id)
+    if (messages.length === 0) return 0
+    const delivered = QueuedMessage.deliveredIn((yield* store.load(id)).entries)
+    return QueuedMessage.pending({ messages }, delivered).length
   })
 
 /** The metadata that records which message `m` was (its id and its record's nonce) and who sent it. */

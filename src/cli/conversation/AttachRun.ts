@@ -22,19 +22,17 @@
  * ```
  */
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Semaphore from "effect/Semaphore"
 import type * as Prompt from "effect/cli/Prompt"
 import * as Editor from "../../layers/prompt/Editor.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as RunReport from "../../domain/run/RunReport.ts"
-import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
 import * as HostTurns from "../../layers/host/HostTurns.ts"
+import * as AttachKeys from "../../layers/prompt/AttachKeys.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as FollowTurn from "../../programs/FollowTurn.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
@@ -45,7 +43,6 @@ import * as HostPath from "../../layers/host/HostPath.ts"
 import * as PersonTerminal from "../../layers/prompt/PersonTerminal.ts"
 import * as Pid from "../../layers/host/Pid.ts"
 import { deferredLines, DEFERRED_EXIT } from "../Query.ts"
-import * as RunMain from "../RunMain.ts"
 import * as RunView from "../RunView.ts"
 import * as Status from "../Status.ts"
 import * as StatusText from "../StatusText.ts"
@@ -111,13 +108,6 @@ export const answeredElsewhere = (e: RunEvent.Of<"QuestionClosed">): string => {
     : `answered elsewhere: ${StatusText.answerText(e.outcome)} (${how})`
 }
 
-/** Runs `handler` on `signal` while the scope is open (instead of the default action). */
-const onSignal = (signal: NodeJS.Signals, handler: () => void) =>
-  Effect.acquireRelease(
-    Effect.sync(() => void process.on(signal, handler)),
-    () => Effect.sync(() => void process.removeListener(signal, handler))
-  )
-
 /** The commands the attach prints repeat `--storage`, and `--script` for a scripted run. */
 const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.Context => ({
   storage: given.storageGiven,
@@ -129,13 +119,7 @@ const hintOf = (given: Given, view: RunView.View, info: HostClient.Info): Hint.C
 
 /** How the conversation's last turn stands on disk ("unknown" when it cannot be read). */
 const turnLeft = (id: ConversationId.ConversationId, storage: string) =>
-  withStoreAt(
-    { dir: storage, given: undefined },
-    ConversationStore.use((store) => store.load(id))
-  ).pipe(
-    Effect.map((c) => (IncompleteTurn.splitIncompleteTurn(c.entries).incomplete === null ? "complete" : "incomplete")),
-    Effect.orElseSucceed(() => "unknown")
-  )
+  withStoreAt({ dir: storage, given: undefined }, FollowTurn.turnLeft(id)).pipe(Effect.orElseSucceed(() => "unknown"))
 
 /** What the person is told when the attach ends, and the exit code. */
 const ending = (
@@ -226,23 +210,6 @@ const stopped = (id: ConversationId.ConversationId, given: Given) =>
     message: `${ConversationId.display(id)} has no running turn to attach to. ${Hint.command(["conversation", "print", id], { storage: given.storageGiven, config: given.configGiven })} shows it; ${Hint.resume(id, { storage: given.storageGiven, config: given.configGiven })} resumes an incomplete turn.`
   })
 
-/**
- * Succeeds when this terminal leaves the run going: Ctrl-Z, a closed
- * terminal or a plain kill end this client only, the run is not this
- * process's (only Ctrl-C, SIGINT, stops the run, through the interruption
- * RunMain makes of it).
- */
-const detachSignals = Effect.gen(function* () {
-  const detached = yield* Deferred.make<void>()
-  yield* Effect.sync(() => {
-    RunMain.forgetSignal("SIGHUP")
-    RunMain.forgetSignal("SIGTERM")
-  })
-  for (const signal of ["SIGTSTP", "SIGHUP", "SIGTERM"] as const)
-    yield* onSignal(signal, () => Deferred.doneUnsafe(detached, Exit.void))
-  return Deferred.await(detached)
-})
-
 /** Stops the run from a prompt: a second Ctrl-C in a row there means the run, as in `query`. */
 const sigint = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
 
@@ -279,14 +246,14 @@ export const attach = (given: Given) =>
       let closing: string | undefined
       const person = interactive ? yield* prompter(sigint, () => closing) : undefined
       const prompts = person?.prompts
-      const detached = yield* detachSignals
+      const detached = yield* AttachKeys.detachSignals
       const storageAt = { dir: given.storage, given: given.storageGiven, configGiven: given.configGiven }
-      // `m` sends a message (AttachSend); a question and the message's prompt take the terminal in turn.
+      // `m` sends a message (AttachKeys, AttachSend); a question and the message's prompt take the terminal in turn.
       const lock = yield* Semaphore.make(1)
       let sentNow = false
       const counted = AttachSend.queuedLine(storageAt, id)
       if (person !== undefined)
-        yield* AttachSend.watch({
+        yield* AttachKeys.watch({
           terminal: (prompt) => Effect.provideContext(prompt, person.terminal),
           lock,
           paused: status.paused,
@@ -306,7 +273,7 @@ export const attach = (given: Given) =>
               )
             )
         })
-      if (person !== undefined) yield* view.stderr(AttachSend.KEYS)
+      if (person !== undefined) yield* view.stderr(AttachKeys.KEYS)
       const arrived = yield* counted
       if (arrived !== "") yield* view.stderr(`parley:${arrived}`)
       const end = yield* FollowTurn.follow({
@@ -330,7 +297,7 @@ export const attach = (given: Given) =>
           prompts === undefined
             ? undefined
             : (e) =>
-                AttachSend.prompting(
+                AttachKeys.prompting(
                   lock,
                   prompts.question({
                     toolName: e.call.name,

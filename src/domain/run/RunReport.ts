@@ -33,6 +33,7 @@
  * @since 0.1.0
  */
 import type * as Schema from "effect/Schema"
+import type { AnswerType } from "../tool/AnswerType.ts"
 import type * as RunEvent from "./RunEvent.ts"
 
 /** One tool call of the run (a type, not an interface: a row is JSON as it is, in {@link toJson}). */
@@ -223,6 +224,10 @@ export const fold = (events: Iterable<RunEvent.RunEvent>): RunReport => {
 /** The questions still waiting for an answer when the run ended. */
 export const openQuestions = (report: RunReport): ReadonlyArray<QuestionRow> =>
   report.questions.filter((q) => q.outcome === "open")
+
+/** The answer type of a question row, as its question had it (a select with its options). */
+export const answerTypeOf = (q: QuestionRow): AnswerType =>
+  q.answer_type === "select" ? { type: "select", options: q.options ?? [] } : ({ type: q.answer_type } as AnswerType)
 
 /** The reply text as the text format prints it (replies on their own lines). */
 export const replyText = (report: RunReport): string => report.replies.join("\n")

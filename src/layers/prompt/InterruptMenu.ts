@@ -18,13 +18,17 @@
  * with the message (docs/cli.md#talk-to-a-running-turn); `conversation
  * attach ID` follows it there. Ctrl-C while the line is typed stops the run.
  *
+ * @internal
  * @example
  * ```ts
- * import * as InterruptMenu from "./InterruptMenu.ts"
+ * import * as Effect from "effect/Effect"
  * import * as Ref from "effect/Ref"
+ * import * as InterruptMenu from "parley/layers/prompt/InterruptMenu"
  * // In a scope, with the run's Ref that "abort" sets (read when the run is interrupted):
- * const aborted = yield* Ref.make(false)
- * yield* InterruptMenu.watch({ say: (text) => console.error(text), aborted })
+ * const menu = Effect.gen(function* () {
+ *   const aborted = yield* Ref.make(false)
+ *   yield* InterruptMenu.watch({ say: (text) => console.error(text), aborted })
+ * })
  * ```
  */
 import { spawn } from "node:child_process"
@@ -33,7 +37,6 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Background from "./Background.ts"
-import type * as Hint from "./Hint.ts"
 
 const CTRL_C = "\x03"
 const CTRL_Z = "\x1a"
@@ -53,6 +56,12 @@ export interface Reply {
   readonly send: (message: string) => void
 }
 
+/** The storage and config the run was given (`Hint.Context`'s), which the send repeats. */
+export interface Given {
+  readonly storage?: string | undefined
+  readonly config?: string | undefined
+}
+
 /**
  * Sends `message` to the turn of `id` as `parley conversation send ID
  * MESSAGE --when now` (with this run's storage and config): a process of its
@@ -60,7 +69,7 @@ export interface Reply {
  * run says what happens.
  */
 export const sendNow =
-  (id: string, context: Hint.Context) =>
+  (id: string, context: Given) =>
   (message: string): void => {
     const script = process.argv[1]
     if (script === undefined) return
