@@ -106,23 +106,28 @@ describe("conversation ls / print (built binary)", () => {
     }
   )
 
-  it.for(corpora)("prints every conversation of $label in both formats without changing a byte", (corpus, ctx) => {
-    ctx.skip(corpus.absent, corpus.skipNote)
-    const storage = copyToTemp(corpus.dir)
-    const before = snapshotTree(path.join(storage, "conversations"))
-    for (const row of ls(storage, "--archived")) {
-      const md = runParley(["conversation", "print", row.id, "--storage", storage])
-      expect(md.code).toBe(0)
-      expect(md.stdout.startsWith(`# ${row.title}`)).toBe(true)
-      const js = runParley(["conversation", "print", `jp-c${row.id}`, "--storage", storage, "--format", "json"])
-      expect(js.code).toBe(0)
-      const entries = JSON.parse(js.stdout) as Array<{ type: string }>
-      expect(entries.filter((e) => EVENT_TYPES.has(e.type)).length).toBe(row.events)
+  // Two whole processes per conversation of the corpus: bounded for a loaded 2-core machine, not the default minute.
+  it.for(corpora)(
+    "prints every conversation of $label in both formats without changing a byte",
+    { timeout: 300_000 },
+    (corpus, ctx) => {
+      ctx.skip(corpus.absent, corpus.skipNote)
+      const storage = copyToTemp(corpus.dir)
+      const before = snapshotTree(path.join(storage, "conversations"))
+      for (const row of ls(storage, "--archived")) {
+        const md = runParley(["conversation", "print", row.id, "--storage", storage])
+        expect(md.code).toBe(0)
+        expect(md.stdout.startsWith(`# ${row.title}`)).toBe(true)
+        const js = runParley(["conversation", "print", `jp-c${row.id}`, "--storage", storage, "--format", "json"])
+        expect(js.code).toBe(0)
+        const entries = JSON.parse(js.stdout) as Array<{ type: string }>
+        expect(entries.filter((e) => EVENT_TYPES.has(e.type)).length).toBe(row.events)
+      }
+      const after = snapshotTree(path.join(storage, "conversations"))
+      after.delete(".parley-index.json")
+      expect(after).toStrictEqual(before)
     }
-    const after = snapshotTree(path.join(storage, "conversations"))
-    after.delete(".parley-index.json")
-    expect(after).toStrictEqual(before)
-  })
+  )
 
   it("print --format json removes the storage base64 and renders legacy inquiry answers", () => {
     const storage = copyToTemp(fixtureCorpus.dir)
