@@ -26,7 +26,6 @@ import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import * as HostWhenKnown from "../layers/host/HostWhenKnown.ts"
 import * as HostTurns from "../layers/host/HostTurns.ts"
 import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
-import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as RunLive from "../layers/RunLive.ts"
 import * as Ask from "../programs/Ask.ts"
 import type { Question } from "../domain/tool/Question.ts"
@@ -113,7 +112,7 @@ export const hostWhenKnown = (dir: string, cancel: Deferred.Deferred<void>) =>
 /** The asker's own prompt, when a person is at this terminal. */
 const terminalPrompt = Effect.gen(function* () {
   if (!PersonTerminal.isInteractive()) return undefined
-  const prompts = yield* TerminalPromptBackend.onPersonTerminal()
+  const prompts = yield* PersonTerminal.promptBackend()
   return (question: Question): Effect.Effect<Schema.Json, unknown> =>
     Effect.map(prompts.question({ toolName: AskDomain.TOOL, question }), (reply) => reply.answer)
 })

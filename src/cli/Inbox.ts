@@ -23,7 +23,6 @@ import * as AnswerFit from "../domain/tool/AnswerFit.ts"
 import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
 import * as QuestionPolicy from "../domain/tool/QuestionPolicy.ts"
 import * as HostTurns from "../layers/host/HostTurns.ts"
-import * as TerminalPromptBackend from "../layers/prompt/TerminalPromptBackend.ts"
 import * as Inbox from "../programs/Inbox.ts"
 import { RunningTurns } from "../services/RunningTurns.ts"
 import { withStore } from "./conversation/Shared.ts"
@@ -90,7 +89,7 @@ const askAll = (items: ReadonlyArray<Inbox.InboxItem>, hint: Hint.Context) =>
   Effect.scoped(
     Effect.gen(function* () {
       if (items.length === 0) return yield* Console.error("No open questions.")
-      const prompts = yield* TerminalPromptBackend.onPersonTerminal({ onRepeatedCancel: interrupt })
+      const prompts = yield* PersonTerminal.promptBackend({ onRepeatedCancel: interrupt })
       const recorded = new Set<ConversationId.ConversationId>()
       let answered = 0
       for (const [i, item] of items.entries()) {

@@ -38,7 +38,6 @@ import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
-import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as Answer from "../../programs/Answer.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { SecretNeedsRunningTurn } from "../../services/Refusals.ts"
@@ -95,7 +94,7 @@ const askAll = (id: ConversationId.ConversationId, hint: Hint.Context) =>
       const secrets = open.filter((q) => q.question.answer_type.type === "secret")
       const asked = open.filter((q) => q.question.answer_type.type !== "secret")
       // The terminal lives as long as this command (its key reader and raw mode are scoped).
-      const prompts = yield* TerminalPromptBackend.onPersonTerminal()
+      const prompts = yield* PersonTerminal.promptBackend()
       for (const q of asked) {
         const reply = yield* prompts
           .question({ toolName: q.tool, question: q.question })

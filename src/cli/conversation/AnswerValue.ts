@@ -16,7 +16,6 @@ import * as Stdin from "../../layers/file/Stdin.ts"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as AnswerFit from "../../domain/tool/AnswerFit.ts"
-import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as Answer from "../../programs/Answer.ts"
 import * as PersonTerminal from "../../layers/prompt/PersonTerminal.ts"
 import * as Usage from "../Usage.ts"
@@ -33,7 +32,7 @@ export interface Given {
 }
 
 /** The terminal's prompter, for the scope's life. */
-export const prompter = TerminalPromptBackend.onPersonTerminal()
+export const prompter = PersonTerminal.promptBackend()
 
 /** The value for `q`: parsed from argv, or (a secret) read without echo or from stdin. */
 export const valueFor = (q: Answer.OpenQuestion, given: Given) =>

@@ -26,6 +26,7 @@ import { badArgument } from "effect/PlatformError"
 import type * as Scope from "effect/Scope"
 import * as Terminal from "effect/Terminal"
 import type * as Prompt from "effect/cli/Prompt"
+import * as TerminalPromptBackend from "./TerminalPromptBackend.ts"
 
 let reached: tty.WriteStream | null | undefined
 
@@ -112,3 +113,10 @@ export const context: Effect.Effect<
 > = Effect.gen(function* () {
   return Context.merge(yield* Effect.context<Prompt.Environment>(), yield* Layer.build(layer))
 })
+
+/**
+ * `TerminalPromptBackend.make` on the person's terminal ({@link context}), for the scope's life. Here, not in
+ * TerminalPromptBackend: that module is the library's, and this one loads `@effect/platform-node` (an optional peer).
+ */
+export const promptBackend = (options: TerminalPromptBackend.Options = {}) =>
+  Effect.flatMap(context, (terminal) => TerminalPromptBackend.make(options).pipe(Effect.provideContext(terminal)))

@@ -53,7 +53,6 @@ import {
 } from "../../services/PromptBackend.ts"
 import { printable } from "../../domain/render/TerminalText.ts"
 import { bold, dim, type KeyChoice, keyPrompt } from "./KeyPrompt.ts"
-import * as PersonTerminal from "./PersonTerminal.ts"
 
 const PERMISSION_KEYS: ReadonlyArray<KeyChoice<PermissionKey>> = [
   { key: "y", label: "run" },
@@ -379,7 +378,3 @@ export const headless = (watched: boolean) =>
     resumeChoice: () => Effect.fail(new PromptFailed({ reason: "no terminal" })),
     edit: () => Effect.fail(new PromptFailed({ reason: "no terminal" }))
   })
-
-/** {@link make} on the person's terminal (`PersonTerminal`), for the scope's life. */
-export const onPersonTerminal = (options: Options = {}) =>
-  Effect.flatMap(PersonTerminal.context, (terminal) => make(options).pipe(Effect.provideContext(terminal)))
