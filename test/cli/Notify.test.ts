@@ -247,12 +247,19 @@ describe("[notify]", () => {
     }
     time(p)
     time(plain)
-    const notified = Math.min(time(p), time(p), time(p))
-    const without = Math.min(time(plain), time(plain), time(plain))
+    // Interleaved, so a burst of load from the rest of the suite hits both sides alike; the best of each.
+    const notifiedTimes: Array<number> = []
+    const withoutTimes: Array<number> = []
+    for (let i = 0; i < 4; i++) {
+      notifiedTimes.push(time(p))
+      withoutTimes.push(time(plain))
+    }
+    const notified = Math.min(...notifiedTimes)
+    const without = Math.min(...withoutTimes)
     // The same run, told nothing: a down receiver costs it no waiting (slack for a loaded machine).
     expect(notified).toBeLessThan(without * 1.5 + 300)
     const spooled = fs.readdirSync(path.join(p.storage, "run", "notify")).filter((n) => n.endsWith(".json"))
-    expect(spooled.length).toBe(4)
+    expect(spooled.length).toBe(5)
     expect(fs.statSync(path.join(p.storage, "run", "notify")).mode & 0o777).toBe(0o700)
     // Up again; the next process of the storage (a run waiting on a question) delivers what was spooled.
     const up = await receiver(port)
@@ -260,7 +267,7 @@ describe("[notify]", () => {
     detach(p, waiting)
     await waitFor(
       "the spooled run_ended events",
-      () => bodies(up).filter((b) => b["event"] === "run_ended").length === 4,
+      () => bodies(up).filter((b) => b["event"] === "run_ended").length === 5,
       60_000
     )
     expect(new Set(bodies(up).map((b) => b["delivery_id"])).size).toBe(bodies(up).length)

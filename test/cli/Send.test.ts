@@ -262,9 +262,11 @@ describe("conversation send --when next (real SDK, fake provider on 127.0.0.1)",
         children.push(host)
         if (host.pid !== undefined) pids.push(host.pid)
         yield* Effect.promise(() =>
+          // A whole process that loads the Anthropic SDK, then a tool process: 20 s was hit under a parallel suite.
           waitFor(
             "the tool and the socket",
-            () => fs.existsSync(path.join(p.root, "slow.pid")) && hostSockets(p).length === 1
+            () => fs.existsSync(path.join(p.root, "slow.pid")) && hostSockets(p).length === 1,
+            60_000
           )
         )
         const id = hostSockets(p)[0]!.replace(".sock", "")
