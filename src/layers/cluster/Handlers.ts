@@ -321,6 +321,12 @@ const answerAll = (
 /** `$PARLEY_CLUSTER_DEBUG`: each delivery on stderr (which runner handled what). */
 const trace = Trace.line
 
+/** An `Answer` or `AnswerDirect` request (the same payload; the request id names the answer when no nonce does). */
+interface AnswerRequest {
+  readonly payload: { readonly inquiry_id: string; readonly answer: Schema.Json; readonly nonce?: string | undefined }
+  readonly requestId: { toString(): string }
+}
+
 /** The entity's handlers on this runner's turns. */
 export const layer = (
   turns: Turns.Turns,
@@ -331,6 +337,19 @@ export const layer = (
     Effect.gen(function* () {
       const address = yield* Entity.CurrentAddress
       const id = address.entityId
+      const answered = ({ payload, requestId }: AnswerRequest) =>
+        Effect.andThen(
+          trace(`Answer ${payload.inquiry_id}`, id),
+          answer(turns, store, sql, {
+            id,
+            inquiryId: payload.inquiry_id,
+            value: payload.answer,
+            requestId: payload.nonce ?? String(requestId)
+          }).pipe(
+            Effect.tap(() => trace("Answered", id)),
+            Effect.tapError((e) => trace(`Answer refused ${e._tag}`, id))
+          )
+        )
       return Conversation.of({
         Send: ({ payload, requestId }) =>
           Effect.andThen(
@@ -368,32 +387,9 @@ export const layer = (
             if (turn === undefined) return Effect.fail(new NotRunning({ id: cid }))
             return Effect.as(turn.stop, { id: cid, pid: process.pid })
           }),
-        Answer: ({ payload, requestId }) =>
-          Effect.andThen(
-            trace(`Answer ${payload.inquiry_id}`, id),
-            answer(turns, store, sql, {
-              id,
-              inquiryId: payload.inquiry_id,
-              value: payload.answer,
-              requestId: payload.nonce ?? String(requestId)
-            }).pipe(
-              Effect.tap(() => trace("Answered", id)),
-              Effect.tapError((e) => trace(`Answer refused ${e._tag}`, id))
-            )
-          ),
-        AnswerDirect: ({ payload, requestId }) =>
-          Effect.andThen(
-            trace(`Answer ${payload.inquiry_id}`, id),
-            answer(turns, store, sql, {
-              id,
-              inquiryId: payload.inquiry_id,
-              value: payload.answer,
-              requestId: payload.nonce ?? String(requestId)
-            }).pipe(
-              Effect.tap(() => trace("Answered", id)),
-              Effect.tapError((e) => trace(`Answer refused ${e._tag}`, id))
-            )
-          ),
+        // The persisted Answer and the volatile AnswerDirect carry the same payload: one handler for both.
+        Answer: answered,
+        AnswerDirect: answered,
         AnswerAll: ({ payload }) => answerAll(turns, store, id, payload.answers),
         AnswerSecret: ({ payload, requestId }) =>
           answer(turns, store, sql, {
