@@ -5,7 +5,7 @@
  * A handler run by `executorFromToolkit` finds an {@link Inquiry} in
  * its context: the call being run and the answers gathered so far. `ask`
  * either returns the answer already given, or ends this run of the handler
- * with {@link Pending} — the call ends with `NeedsInput`, parley records the
+ * with the defect {@link Pending} — the call ends with `NeedsInput`, parley records the
  * question, has it answered (config, the person, the model), records the
  * answer, and runs the handler again from the start with every answer so
  * far. A resumed turn rebuilds those answers from the recorded events, so a
@@ -14,9 +14,10 @@
  * Because the handler runs again from the start, ask before you act: a side
  * effect before an `ask` happens once per question. Answers are kept per
  * question id, so give each question its own id, the same on every run (a
- * second, different question under an id already asked fails the call). Do not catch `Pending`
- * (it is how the run ends); parley treats a run that raised it as asking,
- * whatever the handler did next.
+ * second, different question under an id already asked fails the call). `Pending` is a defect,
+ * not a typed failure, so a handler's `Effect.catch`, `orElse` or `retry` cannot swallow it and
+ * a handler's type is exactly what `effect/ai`'s `Toolkit` expects; parley treats a run that
+ * raised it as asking, whatever the handler did next (even after `catchCause`).
  *
  * @example
  * ```ts
@@ -44,23 +45,50 @@ import type { Answers, ExecutionContext, ToolCall } from "../services/Executor.t
  * The handler's run of one tool call: what parley passes in, and where
  * `ask` leaves the question that ends the run.
  */
-export class Inquiry extends Context.Service<
-  Inquiry,
-  {
-    /** The call as the model made it. */
-    readonly call: ToolCall
-    /** Answers by question id, the latest per id (from this turn, or rebuilt on resume). */
-    readonly answers: Answers
-    /** The conversation and project directory the call runs for. */
-    readonly context: ExecutionContext
-    /** Records the question this run stops at (called by {@link ask}). */
-    pause(question: Question): void
-  }
->()("parley/ai/Inquiry") {}
+export interface Inquiry {
+  /** The call as the model made it. */
+  readonly call: ToolCall
+  /** Answers by question id, the latest per id (from this turn, or rebuilt on resume). */
+  readonly answers: Answers
+  /** The conversation and project directory the call runs for. */
+  readonly context: ExecutionContext
+  /** Records the question this run stops at (called by {@link ask}). */
+  pause(question: Question): void
+}
+
+/** The run outside any parley tool run: `ask` refuses it (see {@link Inquiry}). */
+const outsideRun: Inquiry = {
+  call: { id: "", name: "", arguments: {} },
+  answers: {},
+  context: { conversationId: "", root: "" },
+  pause: () => undefined
+}
+
+/**
+ * Where a handler finds its run. A reference, not a required service: a
+ * handler's requirements stay the tool's own (what `Toolkit.toLayer` and
+ * `executorFromToolkit` both accept), and `ask` outside a parley run (the
+ * default value) ends with a defect that says how to run it.
+ *
+ * @example
+ * ```ts
+ * import * as Effect from "effect/Effect"
+ * import { Inquiry } from "parley/ai"
+ * const toolName = Effect.map(Effect.service(Inquiry.Inquiry), (run) => run.call.name)
+ * ```
+ */
+export const Inquiry: Context.Reference<Inquiry> = Context.Reference<Inquiry>("parley/ai/Inquiry", {
+  defaultValue: () => outsideRun
+})
+
+const outside = () =>
+  new Error(
+    "Inquiry.ask ran outside a parley tool run: run the tool's handler through executorFromToolkit (parley/ai), which provides the call and its answers."
+  )
 
 /**
  * This run of the handler stopped at an unanswered question. Raised by
- * {@link ask}; `executorFromToolkit` turns it into `NeedsInput`.
+ * {@link ask} as a defect; `executorFromToolkit` turns it into `NeedsInput`.
  */
 export class Pending extends Schema.TaggedError<Pending>()("parley/ai/Pending", {
   question: Question
@@ -170,10 +198,10 @@ const describeAnswer = (a: Schema.Json) => (JSON.stringify(a) ?? String(a)).slic
  * this run (a loop asking `remove` for each file) would silently get the
  * first one's answer; `ask` refuses it instead.
  */
-const askedInRun = new WeakMap<Inquiry["Service"], Map<string, Question>>()
+const askedInRun = new WeakMap<Inquiry, Map<string, Question>>()
 
 /** The earlier, different question asked under `q`'s id in this run, after recording `q`. */
-const clashWith = (run: Inquiry["Service"], q: Question): Question | undefined => {
+const clashWith = (run: Inquiry, q: Question): Question | undefined => {
   const asked = askedInRun.get(run) ?? new Map<string, Question>()
   askedInRun.set(run, asked)
   const earlier = asked.get(q.id)
@@ -192,7 +220,7 @@ const clash = (earlier: Question, q: Question) =>
 
 /**
  * The answer to `question` if it has one; otherwise ends this run of the
- * handler with {@link Pending} (parley asks, then runs the handler again).
+ * handler with the defect {@link Pending} (parley asks, then runs the handler again).
  * An answer that does not fit the question (a static answer `"yes"` for a
  * boolean question, say) ends the call with a tool error naming it, and so
  * does a second, different question under an id this run already asked
@@ -205,17 +233,18 @@ const clash = (earlier: Question, q: Question) =>
  * import { Question } from "parley"
  * import { Inquiry } from "parley/ai"
  *
- * const typed = Inquiry.ask(Inquiry.boolean("overwrite", "Overwrite a.txt?")) // Effect<boolean, Inquiry.Pending, Inquiry.Inquiry>
+ * const typed = Inquiry.ask(Inquiry.boolean("overwrite", "Overwrite a.txt?")) // Effect<boolean>
  * const question = Schema.decodeUnknownSync(Question)({ id: "overwrite", text: "Overwrite a.txt?", answer_type: { type: "boolean" } })
- * const raw = Inquiry.ask(question) // Effect<Json, Inquiry.Pending, Inquiry.Inquiry>
+ * const raw = Inquiry.ask(question) // Effect<Json>
  * const both = Effect.all([typed, raw])
  * ```
  */
 export const ask: {
-  <A>(question: Ask<A>): Effect.Effect<A, Pending, Inquiry>
-  (question: Question): Effect.Effect<Schema.Json, Pending, Inquiry>
-} = <A>(question: Ask<A> | Question): Effect.Effect<A | Schema.Json, Pending, Inquiry> =>
+  <A>(question: Ask<A>): Effect.Effect<A>
+  (question: Question): Effect.Effect<Schema.Json>
+} = <A>(question: Ask<A> | Question): Effect.Effect<A | Schema.Json> =>
   Effect.flatMap(Effect.service(Inquiry), (run) => {
+    if (run === outsideRun) return Effect.die(outside())
     // A Question may be a plain object of its shape (its type allows one): only an `Ask` has `read`.
     const typed: Ask<A | Schema.Json> = isAsk(question)
       ? question
@@ -227,7 +256,7 @@ export const ask: {
     if (answer === undefined) {
       return Effect.suspend(() => {
         run.pause(q)
-        return Effect.fail(new Pending({ question: q }))
+        return Effect.die(new Pending({ question: q }))
       })
     }
     const value = typed.read(answer)
@@ -250,4 +279,4 @@ export const ask: {
  * const given = Effect.map(Inquiry.answers, (answers) => Object.keys(answers))
  * ```
  */
-export const answers: Effect.Effect<Answers, never, Inquiry> = Effect.map(Effect.service(Inquiry), (run) => run.answers)
+export const answers: Effect.Effect<Answers> = Effect.map(Effect.service(Inquiry), (run) => run.answers)

@@ -10,7 +10,7 @@ import * as InquiryModule from "./Inquiry.ts"
  * A handler run by `executorFromToolkit` finds an {@link Inquiry.Inquiry} in
  * its context: the call being run and the answers gathered so far. `ask`
  * either returns the answer already given, or ends this run of the handler
- * with {@link Inquiry.Pending} — the call ends with `NeedsInput`, parley records the
+ * with the defect {@link Inquiry.Pending} — the call ends with `NeedsInput`, parley records the
  * question, has it answered (config, the person, the model), records the
  * answer, and runs the handler again from the start with every answer so
  * far. A resumed turn rebuilds those answers from the recorded events, so a
@@ -19,9 +19,10 @@ import * as InquiryModule from "./Inquiry.ts"
  * Because the handler runs again from the start, ask before you act: a side
  * effect before an `ask` happens once per question. Answers are kept per
  * question id, so give each question its own id, the same on every run (a
- * second, different question under an id already asked fails the call). Do not catch `Pending`
- * (it is how the run ends); parley treats a run that raised it as asking,
- * whatever the handler did next.
+ * second, different question under an id already asked fails the call). `Pending` is a defect,
+ * not a typed failure, so a handler's `Effect.catch`, `orElse` or `retry` cannot swallow it and
+ * a handler's type is exactly what `effect/ai`'s `Toolkit` expects; parley treats a run that
+ * raised it as asking, whatever the handler did next (even after `catchCause`).
  *
  * @example
  * ```ts
@@ -47,7 +48,7 @@ export declare namespace Inquiry {
   export type Inquiry = InquiryModule.Inquiry
   /**
    * This run of the handler stopped at an unanswered question. Raised by
-   * {@link Inquiry.ask}; `executorFromToolkit` turns it into `NeedsInput`.
+   * {@link Inquiry.ask} as a defect; `executorFromToolkit` turns it into `NeedsInput`.
    */
   export type Pending = InquiryModule.Pending
   /**

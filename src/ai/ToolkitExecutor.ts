@@ -56,7 +56,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type { AiError, Tool, Toolkit } from "effect/ai"
+import type { Tool, Toolkit } from "effect/ai"
 import { AiError as AiErrorModule, Tool as AiTool } from "effect/ai"
 import { InquirySource } from "../domain/event/InquirySource.ts"
 import * as ConfigData from "../domain/tool/Config.ts"
@@ -74,23 +74,16 @@ import {
   notAvailable,
   type ToolCall
 } from "../services/Executor.ts"
-import { Inquiry, type Pending } from "./Inquiry.ts"
+import { Inquiry } from "./Inquiry.ts"
 
 /**
- * The handlers of a toolkit's tools, as `Toolkit.HandlersFrom`, except that
- * each may also ask questions (`Inquiry.ask`: it needs `Inquiry` and may
- * fail with `Pending`).
+ * The handlers of a toolkit's tools: exactly `Toolkit.HandlersFrom`. A handler
+ * may ask questions with `Inquiry.ask`, which adds neither a requirement
+ * (`Inquiry` is a reference the executor provides) nor a typed failure (an
+ * unanswered question ends the run with the defect `Pending`), so the same
+ * handlers serve `Toolkit.toLayer` and this executor.
  */
-export type InquiryHandlers<Tools extends Record<string, Tool.Any>> = {
-  readonly [Name in keyof Tools as Tool.RequiresHandler<Tools[Name]> extends true ? Name : never]: (
-    params: Tool.Parameters<Tools[Name]>,
-    context: Toolkit.HandlerContext<Tools[Name]>
-  ) => Effect.Effect<
-    Tool.Success<Tools[Name]>,
-    Tool.Failure<Tools[Name]> | AiError.AiError | AiError.AiErrorReason | Pending,
-    Tool.HandlerServices<Tools[Name]> | Inquiry
-  >
-}
+export type InquiryHandlers<Tools extends Record<string, Tool.Any>> = Toolkit.HandlersFrom<Tools>
 
 /** Options of {@link executorFromToolkit}. */
 export interface ToolkitExecutorOptions {
@@ -176,9 +169,8 @@ const runOnce = (
     })
     // `handle` needs the tools' declared services; they are in `services` (captured when the layer was built).
     const handled = handle(call.name, call.arguments, call.id) as Effect.Effect<
-      Stream.Stream<Tool.HandlerResult<Tool.Any>, unknown, Inquiry>,
-      unknown,
-      Inquiry
+      Stream.Stream<Tool.HandlerResult<Tool.Any>, unknown>,
+      unknown
     >
     const exit = yield* Effect.exit(
       Effect.flatMap(handled, Stream.runLast).pipe(
@@ -288,9 +280,7 @@ export const executorFromToolkit = <Tools extends Record<string, Tool.Any>>(
     Effect.gen(function* () {
       const services = yield* Effect.context<ToolkitServices<Tools>>()
       const { data: config } = yield* Config
-      // The handlers' types differ from HandlersFrom only by Inquiry/Pending, which runOnce provides and turns
-      // into NeedsInput. TypeScript cannot relate two mapped types over generic keys, even this narrower one.
-      const handlerContext = yield* toolkit.toHandlers(handlers as unknown as Toolkit.HandlersFrom<Tools>)
+      const handlerContext = yield* toolkit.toHandlers(handlers)
       const withHandler = yield* Effect.provideContext(toolkit, handlerContext)
       // The executor looks tools up by the model's name, a string: the toolkit answers an unknown name itself.
       const handle: Handle = (name, params, id) =>

@@ -7,6 +7,7 @@
  */
 import * as RunLive from "../../src/layers/RunLive.ts"
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -366,6 +367,46 @@ describe("executorFromToolkit: effect/ai tools that ask questions", () => {
           is_error: true
         })
         expect(yield* run("again", {}, { sure: true })).toStrictEqual({ content: "true true", is_error: false })
+      }).pipe(Effect.provide(Config.layerEmpty))
+  )
+
+  it.effect(
+    "an unanswered ask passes the handler's catch, orElse and retry; the same handlers serve Toolkit.toLayer; ask outside a parley run dies saying how to run it",
+    () =>
+      Effect.gen(function* () {
+        const Guarded = Tool.make("guarded", { success: Schema.String })
+        const kit = Toolkit.make(Guarded)
+        let fallbacks = 0
+        const handlers = kit.of({
+          // A handler that recovers from every typed failure: a pending question must not be one of them.
+          guarded: () =>
+            Inquiry.ask(Inquiry.boolean("go", "Go?")).pipe(
+              Effect.map((go) => (go ? "went" : "stayed")),
+              Effect.retry({ times: 2 }),
+              Effect.orElseSucceed(() => {
+                fallbacks++
+                return "fallback"
+              })
+            )
+        })
+        // The handlers type-check as effect/ai's own (no Inquiry requirement, no Pending failure).
+        const aiLayer: Layer.Layer<Tool.Handler<"guarded">> = kit.toLayer(handlers)
+        expect(Layer.isLayer(aiLayer)).toBe(true)
+        const executor = yield* Effect.service(Executor).pipe(Effect.provide(executorFromToolkit(kit, handlers)))
+        const ctx = { conversationId: "17000000901", root: "/tmp" }
+        const run = (answers: Answers) =>
+          Effect.map(executor.execute({ id: "c", name: "guarded", arguments: {} }, answers, ctx), (r) =>
+            r._tag === "Completed" ? r.response.content : `asked ${r.question.id}`
+          )
+        expect(yield* run({})).toBe("asked go")
+        expect(yield* run({ go: true })).toBe("went")
+        expect(fallbacks).toBe(0)
+        // Outside executorFromToolkit there is no run to ask in: a defect that says so, not a silent default.
+        const outside = yield* Effect.exit(Inquiry.ask(Inquiry.boolean("go", "Go?")))
+        expect(outside._tag).toBe("Failure")
+        expect(String(outside._tag === "Failure" ? Cause.squash(outside.cause) : "")).toMatch(
+          /Inquiry\.ask ran outside a parley tool run: run the tool's handler through executorFromToolkit/
+        )
       }).pipe(Effect.provide(Config.layerEmpty))
   )
 
