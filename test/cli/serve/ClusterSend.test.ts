@@ -5,7 +5,8 @@
  * and the owner delivers both, each its own turn, in the order of the ids the sends returned; an empty
  * message is a 400 that names the field; the conversation passes `conversation check`. Through the runner that does
  * not own the turn, `next` reaches the model at the running turn's next request (after the tool's result) and `now`
- * stops the turn (the finished tool's result kept) and goes on with the message, as they do locally.
+ * stops the turn (the finished tool's result kept) and goes on with the message, as they do locally; a queued message
+ * is withdrawn through any runner (`DELETE …/messages/:n`) until the owner delivers it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { runParley } from "../../support/Cli.ts"
@@ -161,9 +162,16 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
         ),
       30_000
     )
+    // A message withdrawn through the runner that does not own the turn never reaches it.
+    const never = await a.post(`/api/conversations/${id}/messages`, { message: "never mind" })
+    expect(never.body).toMatchObject({ conversation_id: id, pid: b.pid, queued: 1 })
+    expect(await a.del(`/api/conversations/${id}/messages/1`)).toStrictEqual({
+      status: 200,
+      body: { conversation_id: id, queued: 1, outcome: "withdrawn" }
+    })
     const sent = await a.post(`/api/conversations/${id}/messages`, { message: "use the blue one", when: "next" })
     expect(sent.status, JSON.stringify(sent.body)).toBe(200)
-    expect(sent.body).toMatchObject({ conversation_id: id, pid: b.pid, queued: 1 })
+    expect(sent.body).toMatchObject({ conversation_id: id, pid: b.pid, queued: 2 })
     expect((await a.post(`/api/conversations/${id}/questions/${open.id}`, { answer: true })).status).toBe(200)
     const entries = await settled(a, id)
     // What the model was sent: the tool's result, then the message, in the same request.
@@ -175,8 +183,16 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
     const at = types.lastIndexOf("chat_request")
     expect(types[at - 1]).toBe("tool_call_response")
     expect(entries[at]).toMatchObject({ content: "use the blue one" })
-    expect(entries[at]?.metadata?.["parley_message"]?.id).toBe(1)
+    expect(entries[at]?.metadata?.["parley_message"]?.id).toBe(2)
     expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: use the blue one" })
+    expect(entries.filter((e) => e.type === "chat_request").map((e) => e.content)).toStrictEqual([
+      expect.stringMatching(/^deploy s/),
+      "use the blue one"
+    ])
+    expect(await b.del(`/api/conversations/${id}/messages/2`)).toMatchObject({
+      status: 404,
+      body: { error: "MessageNotQueued", state: "delivered" }
+    })
     const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
       cwd: cluster.root,
       timeoutMs: 60_000
