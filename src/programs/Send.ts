@@ -36,6 +36,7 @@ import * as ConversationIdText from "../domain/storage/ConversationId.ts"
 import type { QueuedMessage, Surface, When } from "../domain/storage/QueuedMessage.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import { ConversationStore } from "../services/ConversationStore.ts"
+import { MessageNotQueued } from "../services/Refusals.ts"
 import { RunningTurns } from "../services/RunningTurns.ts"
 
 /** The store keeps no queue of messages. */
@@ -134,4 +135,25 @@ export const withdraw = (id: ConversationId, n: number) =>
     const queue = (yield* ConversationStore).messages
     if (queue === undefined) return yield* new QueueUnsupported({ id })
     return yield* queue.withdraw(id, n)
+  })
+
+/**
+ * {@link withdraw} as the HTTP APIs answer it: the conversation must exist;
+ * a message delivered or never queued is a {@link MessageNotQueued}; one
+ * withdrawn already stays so (`already_withdrawn`: a retried request
+ * changes nothing).
+ */
+export const withdrawRefused = (id: ConversationId, n: number) =>
+  Effect.gen(function* () {
+    const store = yield* ConversationStore
+    // A conversation that does not exist is a 404 of its own, not a message it never had.
+    yield* store.load(id)
+    const outcome = yield* withdraw(id, n)
+    if (outcome === "delivered" || outcome === "unknown")
+      return yield* new MessageNotQueued({ id, queued: n, state: outcome })
+    return {
+      conversation_id: id,
+      queued: n,
+      outcome: outcome === "withdrawn" ? "withdrawn" : "already_withdrawn"
+    } as const
   })

@@ -185,6 +185,23 @@ export class ConversationDamaged extends Schema.TaggedError<ConversationDamaged>
   }
 }
 
+/**
+ * A queued message that cannot be withdrawn (docs/cli.md#talk-to-a-running-turn): `state` says why —
+ * a run took it (`delivered`), or the conversation has no message `queued` (`unknown`). One
+ * withdrawn already is no refusal: withdrawing it again changes nothing.
+ */
+export class MessageNotQueued extends Schema.TaggedError<MessageNotQueued>()(
+  "MessageNotQueued",
+  { id: Schema.String, queued: Schema.Number, state: Schema.Literals(["delivered", "unknown"]) },
+  { httpApiStatus: 404 }
+) {
+  override get message() {
+    return this.state === "delivered"
+      ? `Message ${this.queued} was already delivered.`
+      : `${this.id} has no queued message ${this.queued}.`
+  }
+}
+
 /** Why an answer offered to a running turn was refused. */
 export type OfferRefused = QuestionNotOpen | QuestionAlreadyAnswered | QuestionCancelled | AnswerDoesNotFit
 

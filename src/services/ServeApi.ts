@@ -61,6 +61,7 @@ const AnswerDoesNotFit = Refusals.wire(Refusals.AnswerDoesNotFit)
 const RunLost = Refusals.wire(Refusals.RunLost)
 const ConversationDamaged = Refusals.wire(Refusals.ConversationDamaged)
 const RunNotStarted = Refusals.wire(Refusals.RunNotStarted)
+const MessageNotQueued = Refusals.wire(Refusals.MessageNotQueued)
 
 /** A running turn (`ls --format json`'s `running`). */
 export const Running = Schema.NullOr(Schema.Struct({ pid: Schema.Number, waiting: Schema.Array(Schema.String) }))
@@ -167,6 +168,21 @@ export const MessageSent = Schema.Struct({
   conversation_id: Schema.String,
   pid: Schema.Number,
   queued: Schema.optionalKey(Schema.Number)
+})
+
+/**
+ * What `DELETE …/messages/:n` says: queued message `queued` will not be
+ * delivered — `withdrawn` now, or `already_withdrawn` (a retried request).
+ */
+export const MessageWithdrawn = Schema.Struct({
+  conversation_id: Schema.String,
+  queued: Schema.Number,
+  outcome: Schema.Literals(["withdrawn", "already_withdrawn"])
+})
+
+/** The id of a queued message, as `…/messages` returned it (`queued`): 1, 2, … */
+export const QueuedId = Schema.NumberFromString.check(Schema.isInt(), Schema.isGreaterThanOrEqualTo(1)).annotate({
+  description: "A queued message's id, as POST …/messages returned it"
 })
 
 /** A turn started by the server: its conversation and the process that runs it (and serves it on its socket). */
@@ -318,6 +334,13 @@ export class ConversationsGroup extends HttpApiGroup.make("conversations")
     })
       .middleware(Validation)
       .annotate(OpenApi.Summary, "Send a message (starts a turn, or is queued for the running one)"),
+    HttpApiEndpoint.delete("withdraw", "/conversations/:id/messages/:n", {
+      params: { id: ConversationIdParam, n: QueuedId },
+      success: MessageWithdrawn,
+      error: [ConversationNotFound, MessageNotQueued, ...POSTED]
+    })
+      .middleware(Validation)
+      .annotate(OpenApi.Summary, "Withdraw a queued message (until a run took it)"),
     HttpApiEndpoint.post("continue", "/conversations/:id/continue", {
       params: Id,
       success: RunStarted,

@@ -35,6 +35,7 @@ export interface Runner {
   readonly output: () => string
   readonly json: (path: string, timeoutMs?: number) => Promise<{ status: number; body: any }>
   readonly post: (path: string, body: unknown, timeoutMs?: number) => Promise<{ status: number; body: any }>
+  readonly del: (path: string, timeoutMs?: number) => Promise<{ status: number; body: any }>
 }
 
 export interface Cluster {
@@ -196,7 +197,8 @@ ${tools.replace('command = "python3 ', `command = "${python} `)}`
       base,
       output: () => out,
       json: (p, t = 30_000) => request(base, "GET", p, undefined, t),
-      post: (p, b, t = 30_000) => request(base, "POST", p, b, t)
+      post: (p, b, t = 30_000) => request(base, "POST", p, b, t),
+      del: (p, t = 30_000) => request(base, "DELETE", p, undefined, t)
     }
     runners.push(r)
     return r

@@ -9,7 +9,10 @@
  *   "hang " instead, the call hangs (its `slow` mode, for an hour); after
  *   "secret " it asks `token`, a `secret` question; after "act " it asks
  *   nothing and acts at once (its `slow` mode for 0 s: a tool whose only
- *   question is its approval, with `run = "ask"`).
+ *   question is its approval, with `run = "ask"`); after "pair " it calls the
+ *   tool twice at once: `<name>-fast` (done at once) and `<name>` (hangs);
+ * - the last message is a user message right after a tool result (one sent to
+ *   the running turn, `send --when next|now`) → a final reply, `Noted: <it>`.
  *
  * `start()` listens on 127.0.0.1 (random port); `baseUrl` is what
  * `[providers.openai] base_url` takes. Run as a script it prints that url
@@ -22,10 +25,12 @@ export interface ToolModel {
   readonly baseUrl: string
   /** Requests answered so far. */
   readonly requests: () => number
+  /** The messages of the last requests answered (at most 200 kept), oldest first. */
+  readonly seen: () => ReadonlyArray<ReadonlyArray<Message>>
   readonly close: () => Promise<void>
 }
 
-interface Message {
+export interface Message {
   readonly role: string
   readonly content?: unknown
 }
@@ -40,6 +45,18 @@ const textOf = (content: unknown): string =>
       ? content.map((p) => (typeof p === "object" && p !== null && "text" in p ? String(p.text) : "")).join("")
       : ""
 
+/** Two calls at once: one that is done at once, one that hangs for an hour. */
+const pairOf = (name: string) =>
+  [
+    [`${name}-fast`, 0],
+    [name, 3600]
+  ].map(([n, seconds], index) => ({
+    index,
+    id: `call_${n}`,
+    type: "function",
+    function: { name: "deferrable", arguments: JSON.stringify({ name: n, mode: "slow", seconds }) }
+  }))
+
 /** The events of the reply to `messages`. */
 export const reply = (messages: ReadonlyArray<Message>): string => {
   const last = messages.at(-1)
@@ -47,7 +64,12 @@ export const reply = (messages: ReadonlyArray<Message>): string => {
   if (last?.role === "tool") {
     return head + chunk({ content: `Done: ${textOf(last.content)}` }) + chunk({}, "stop") + "data: [DONE]\n\n"
   }
+  if (last?.role === "user" && messages.at(-2)?.role === "tool")
+    return head + chunk({ content: `Noted: ${textOf(last.content)}` }) + chunk({}, "stop") + "data: [DONE]\n\n"
   const user = textOf(messages.find((m) => m.role === "user")?.content)
+  const pair = /\bpair (\S+)/.exec(user)?.[1]
+  if (pair !== undefined)
+    return head + chunk({ tool_calls: pairOf(pair) }) + chunk({}, "tool_calls") + "data: [DONE]\n\n"
   const hang = /hang (\S+)/.exec(user)?.[1]
   const secret = /secret (\S+)/.exec(user)?.[1]
   const act = /\bact (\S+)/.exec(user)?.[1]
@@ -66,6 +88,7 @@ export const reply = (messages: ReadonlyArray<Message>): string => {
 export const start = (): Promise<ToolModel> =>
   new Promise((resolve) => {
     let count = 0
+    const seen: Array<ReadonlyArray<Message>> = []
     const server = createServer((req, res) => {
       let body = ""
       req.on("data", (d: Buffer) => (body += d.toString()))
@@ -77,6 +100,8 @@ export const start = (): Promise<ToolModel> =>
         } catch {
           // an empty conversation: a tool call named x
         }
+        seen.push(messages)
+        if (seen.length > 200) seen.shift()
         res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
         res.end(reply(messages))
       })
@@ -86,6 +111,7 @@ export const start = (): Promise<ToolModel> =>
       resolve({
         baseUrl: `http://127.0.0.1:${port}/v1`,
         requests: () => count,
+        seen: () => [...seen],
         close: () =>
           new Promise((done) => {
             server.closeAllConnections()

@@ -47,9 +47,17 @@ import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
 import * as IncompleteTurn from "../../domain/stream/IncompleteTurn.ts"
 import * as Answer from "../../programs/Answer.ts"
+import * as Send from "../../programs/Send.ts"
 import { ClusterApi } from "../../services/ClusterApi.ts"
-import type { ConversationStore } from "../../services/ConversationStore.ts"
-import { ConversationDamaged, ConversationNotFound, Refusal, RunLost, RunNotStarted } from "../../services/Refusals.ts"
+import { ConversationStore } from "../../services/ConversationStore.ts"
+import {
+  ConversationDamaged,
+  ConversationNotFound,
+  type MessageNotQueued,
+  Refusal,
+  RunLost,
+  RunNotStarted
+} from "../../services/Refusals.ts"
 import { Token, Validation } from "../../services/ServeApi.ts"
 import { damagedJsonRow, lsJsonRow } from "../../services/ConversationRows.ts"
 import { Conversation as Entity } from "./ConversationEntity.ts"
@@ -326,6 +334,18 @@ const handlers = (o: Options) =>
                 START,
                 notTaken
               )(clientFor(cid).Send({ message: payload.message, model: payload.model, when: payload.when }))
+            )
+          )
+        )
+        .handle("withdraw", ({ params }) =>
+          // The queue is the store's (PostgreSQL): any runner withdraws, and the queue's log decides a race with a take.
+          Effect.flatMap(idOf(params.id), (cid) =>
+            Send.withdrawRefused(cid, params.n).pipe(
+              Effect.provideService(ConversationStore, o.store),
+              Effect.catch(
+                (e): Effect.Effect<never, ConversationNotFound | MessageNotQueued> =>
+                  e._tag === "ConversationNotFound" || e._tag === "MessageNotQueued" ? Effect.fail(e) : Effect.die(e)
+              )
             )
           )
         )

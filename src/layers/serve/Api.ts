@@ -44,6 +44,7 @@ import {
   ConversationNotFound,
   fromStore,
   holderOf,
+  type MessageNotQueued,
   NotRunning,
   RunLost,
   RunNotStarted
@@ -298,6 +299,21 @@ const queued = (
     return { conversation_id: id, pid, queued: sent.queued.id }
   })
 
+/** `DELETE /api/conversations/:id/messages/:n`: a queued message withdrawn (`Send.withdrawRefused`); a store that fails is a 500. */
+const withdrawn = (id: string, n: number) =>
+  Effect.flatMap(idOf(id), (cid) =>
+    Send.withdrawRefused(cid, n).pipe(
+      Effect.catch(
+        (e): Effect.Effect<never, ConversationNotFound | MessageNotQueued> =>
+          e._tag === "ConversationNotFound"
+            ? Effect.fail(notFound(id))
+            : e._tag === "MessageNotQueued"
+              ? Effect.fail(e)
+              : Effect.die(e)
+      )
+    )
+  )
+
 /** A turn run by a child of the server (`Runs.ts`). */
 const started = (id: string, r: Runs.Started | Runs.Ended) =>
   r._tag === "Started"
@@ -348,6 +364,7 @@ const handlers = (storage: string, config: string | undefined, line: ((error: un
             )
           )
         )
+        .handle("withdraw", ({ params }) => withStore(withdrawn(params.id, params.n)))
         .handle("continue", ({ params }) =>
           withStore(
             Effect.flatMap(free(storage, params.id), (cid) =>

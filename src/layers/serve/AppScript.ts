@@ -10,7 +10,8 @@
  * (with the call's arguments, and an Edit field whose JSON object is
  * checked here and sent as `{"edit": {…}}`), Deliver / Skip / Edit for a
  * result review (with the result), a select, a text field, a password field for
- * a secret (sent, then cleared; never shown again). An answered question
+ * a secret (sent, then cleared; never shown again). Each queued message
+ * is listed with a Withdraw button (`DELETE …/messages/:n`). An answered question
  * says who answered and through what (`answered_by`, `via`). A sticky bar
  * and the tab's title count the questions waiting; several open questions
  * also get one "Answer all" form (the batch endpoint); a question that opens
@@ -398,9 +399,41 @@ export const APP_JS = String.raw`"use strict";
 
   // A message the running turn queued: what it will do, and the count of queued messages. No command line
   // to paste: the page cannot know the --storage and --config the server was started with.
-  function queuedSaid(note, n, when) {
-    if (note) note.textContent = "Queued as message " + n + ": " + (when === "next" ? "the running turn gets it with its next request to the model." : when === "now" ? "the turn stops and goes on with it." : "a new turn starts with it when this one ends.") + " Until then it can be withdrawn at a terminal: send --withdraw " + n + ".";
+  function queuedSaid(note, n, when, message) {
+    if (note) note.textContent = "Queued as message " + n + ": " + (when === "next" ? "the running turn gets it with its next request to the model." : when === "now" ? "the turn stops and goes on with it." : "a new turn starts with it when this one ends.") + " Until then it can be withdrawn here or at a terminal: send --withdraw " + n + ".";
     queuedCount(1);
+    if (when !== "now") queuedItem(n, when || "after", message);
+  }
+  // One queued message in the list, with its Withdraw button (the server draws those queued before the page loaded).
+  function queuedItem(n, when, message) {
+    var list = document.getElementById("queued-list");
+    if (!list || list.querySelector('li[data-n="' + n + '"]')) return;
+    var item = el("li", { "data-n": String(n) });
+    item.appendChild(el("span", {}, "Message " + n + " (" + when + "): " + message));
+    item.appendChild(document.createTextNode(" "));
+    item.appendChild(el("button", { type: "button", "class": "withdraw", "data-n": String(n) }, "Withdraw"));
+    item.appendChild(document.createTextNode(" "));
+    item.appendChild(el("span", { "class": "q-note", role: "status" }));
+    list.appendChild(item);
+  }
+  function queuedGone(n) {
+    var item = document.querySelector('#queued-list li[data-n="' + n + '"]');
+    if (item) item.remove();
+  }
+  // Withdraw: DELETE …/messages/:n; a message delivered meanwhile says so where its button was.
+  function withdrawButtons(list) {
+    list.addEventListener("click", function (ev) {
+      var button = ev.target.closest && ev.target.closest("button.withdraw");
+      if (!button) return;
+      var n = button.getAttribute("data-n"), note = button.parentNode.querySelector(".q-note");
+      button.disabled = true;
+      fetch(list.getAttribute("data-action") + "/" + encodeURIComponent(n), { method: "DELETE", credentials: "same-origin" })
+        .then(function (r) { return r.text().then(function (t) { var b = null; try { b = t ? JSON.parse(t) : null; } catch (e) { b = null; } return { ok: r.ok, status: r.status, body: b }; }); })
+        .then(function (r) {
+          if (r.ok) { queuedGone(n); queuedCount(-1); return; }
+          if (note) note.textContent = reason(r);
+        }, function () { button.disabled = false; if (note) note.textContent = "Could not reach the server."; });
+    });
   }
   function queuedCount(delta) {
     var q = document.getElementById("queued");
@@ -412,6 +445,7 @@ export const APP_JS = String.raw`"use strict";
   function delivered(asks, e) {
     asks.appendChild(el("p", { "class": "note" }, "Message " + e.id + " (via " + e.via + ") delivered: " + e.message));
     queuedCount(-1);
+    queuedGone(e.id);
   }
 
   // The buttons and the message boxes: each form posts to its action; a new run opens its conversation.
@@ -431,7 +465,7 @@ export const APP_JS = String.raw`"use strict";
           if (note) note.textContent = r.ok ? "Done." : reason(r);
           if (!r.ok) return;
           if (message) message.value = "";
-          if (r.body && r.body.queued !== undefined) return queuedSaid(note, r.body.queued, body.when);
+          if (r.body && r.body.queued !== undefined) return queuedSaid(note, r.body.queued, body.when, body.message);
           if (r.body && r.body.conversation_id && r.body.conversation_id !== here) location.assign("/conversations/" + encodeURIComponent(r.body.conversation_id));
           else setTimeout(function () { location.reload(); }, 300);
         }, function () { if (note) note.textContent = "Could not reach the server."; });
@@ -489,6 +523,8 @@ export const APP_JS = String.raw`"use strict";
   }
 
   controls();
+  var queuedList = document.getElementById("queued-list");
+  if (queuedList) withdrawButtons(queuedList);
   var live = document.getElementById("live");
   if (live) conversation(live);
   var table = document.getElementById("conversations");

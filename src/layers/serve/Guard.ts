@@ -10,7 +10,7 @@
  *   with nothing else said (a browser asking for a page gets a small page
  *   that says where the token is; a cluster also takes `$PARLEY_TOKEN` as a bearer,
  *   `Options.bearers`, never in an address or a cookie);
- * - a `POST` from a browser names this server as its `Origin`: else 403;
+ * - a `POST` or `DELETE` from a browser names this server as its `Origin`: else 403;
  * - a body of at most 1 MiB (a larger one is a 413 from the server), and a
  *   JSON body nested at most {@link MAX_JSON_DEPTH} deep (a deeper one would
  *   overflow the stack of the schema that reads it: a 400);

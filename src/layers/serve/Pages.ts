@@ -199,7 +199,8 @@ export type PageState = "running" | "incomplete" | "complete"
  * runs; Continue / Discard for an incomplete turn nobody runs), and the
  * message box.
  */
-const controls = (id: string, state: PageState, queued: number) => {
+const controls = (id: string, state: PageState, pending: ReadonlyArray<QueueLog.QueuedMessage>) => {
+  const queued = pending.length
   const buttons =
     state === "running"
       ? [button(id, "stop", "Stop")]
@@ -210,9 +211,24 @@ const controls = (id: string, state: PageState, queued: number) => {
   return (
     `${status}<div id="live-asks"></div><div id="live-reply" class="live-reply"></div>` +
     (buttons.length > 0 ? `<div class="controls">${buttons.join("")}</div>` : "") +
-    sendBox(id, state, queued)
+    sendBox(id, state, queued) +
+    queuedList(id, pending)
   )
 }
+
+/**
+ * The queued messages, each with a Withdraw button (`DELETE …/messages/:n`,
+ * docs/cli.md#talk-to-a-running-turn); the script adds those sent from the
+ * page and removes those delivered or withdrawn.
+ */
+const queuedList = (id: string, pending: ReadonlyArray<QueueLog.QueuedMessage>) =>
+  `<ul id="queued-list" class="queued-list" data-action="/api/conversations/${escapeHtml(id)}/messages">${pending
+    .filter((m) => m.state === "queued")
+    .map(
+      (m) =>
+        `<li data-n="${m.id}"><span>Message ${m.id} (${escapeHtml(m.when)}): ${escapeHtml(m.message)}</span> <button type="button" class="withdraw" data-n="${m.id}">Withdraw</button> <span class="q-note" role="status"></span></li>`
+    )
+    .join("")}</ul>`
 
 /**
  * The message box: while a turn runs, a message is queued for it and `when`
@@ -227,16 +243,15 @@ const sendBox = (id: string, state: PageState, queued: number) => {
   return `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea>${when}<button type="submit">Send</button><p class="q-note" role="status"></p><p id="queued" class="q-note" data-count="${queued}">${QueueLog.describe(queued)}</p></form>`
 }
 
-/** How many messages wait in `c`'s queue (none when the store keeps no queue or it cannot be read). */
+/** The messages that wait in `c`'s queue (none when the store keeps no queue or it cannot be read). */
 const queuedIn = (c: { readonly id: ConversationId.ConversationId; readonly entries: ReadonlyArray<StreamEntry> }) =>
   ConversationStore.use((s) =>
     s.messages === undefined
-      ? Effect.succeed(0)
-      : Effect.map(
-          s.messages.list(c.id),
-          (messages) => QueueLog.pending({ messages }, QueuedMessage.deliveredIn(c.entries)).length
+      ? Effect.succeed([])
+      : Effect.map(s.messages.list(c.id), (messages) =>
+          QueueLog.pending({ messages }, QueuedMessage.deliveredIn(c.entries))
         )
-  ).pipe(Effect.orElseSucceed(() => 0))
+  ).pipe(Effect.orElseSucceed((): ReadonlyArray<QueueLog.QueuedMessage> => []))
 
 /** The sticky bar that says how many questions wait and jumps to them (filled in by the script as they open and close). */
 const waitingBar = (count: number) =>

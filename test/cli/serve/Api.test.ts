@@ -125,6 +125,7 @@ describe("parley serve: security", () => {
       "/api/conversations/{id}/discard",
       "/api/conversations/{id}/events",
       "/api/conversations/{id}/messages",
+      "/api/conversations/{id}/messages/{n}",
       "/api/conversations/{id}/questions/{inquiryId}",
       "/api/conversations/{id}/stop",
       "/api/questions"

@@ -3,7 +3,10 @@
  * throwaway PostgreSQL and two runner processes: a message posted to the runner that does not own the
  * turn and one posted to the owner at the same moment are both queued (200, no 409) in `parley_queue`,
  * and the owner delivers both, each its own turn, in the order of the ids the sends returned; an empty
- * message is a 400 that names the field; the conversation passes `conversation check`.
+ * message is a 400 that names the field; the conversation passes `conversation check`. Through the runner that does
+ * not own the turn, `next` reaches the model at the running turn's next request (after the tool's result) and `now`
+ * stops the turn (the finished tool's result kept) and goes on with the message, as they do locally; a queued message
+ * is withdrawn through any runner (`DELETE …/messages/:n`) until the owner delivers it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { runParley } from "../../support/Cli.ts"
@@ -31,7 +34,56 @@ const until = async <A>(what: string, check: () => Promise<A | undefined>, ms: n
   }
 }
 
-type Entry = { type: string; content?: string; metadata?: Record<string, { id: number; via: string }> }
+type Entry = {
+  type: string
+  id?: string
+  content?: string
+  message?: string
+  is_error?: boolean
+  metadata?: Record<string, { id: number; via: string }>
+}
+
+/** A cluster of two runners, `a` and `b`, with every shard placed. */
+const twoRunners = async () => {
+  const cluster = await Cluster.project(freshDatabase(pg!))
+  clusters.push(cluster)
+  const a = await cluster.runner()
+  const b = await cluster.runner()
+  await until(
+    "60 shards over 2 runners",
+    async () => {
+      const shards = (await a.json("/api/cluster")).body.runners.map((r: { shards: number }) => r.shards)
+      return shards.length === 2 && shards.every((n: number) => n > 0) && shards[0] + shards[1] === 60
+        ? true
+        : undefined
+    },
+    30_000
+  )
+  return { cluster, a, b }
+}
+
+/** A conversation whose turn runs on `owner`, created through `via` (`<verb> s<i>`); those that landed elsewhere are stopped. */
+const ownedBy = async (via: Cluster.Runner, owner: Cluster.Runner, verb: string) => {
+  for (let i = 0; i < 30; i++) {
+    const r = await via.post("/api/conversations", { message: `${verb} s${i}` })
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    if (r.body.pid === owner.pid) return r.body.conversation_id as string
+    await via.post(`/api/conversations/${r.body.conversation_id}/stop`, {})
+  }
+  throw new Error(`no conversation landed on runner ${owner.pid}`)
+}
+
+/** The conversation's entries once its turn ended (`running: null`) with a reply last. */
+const settled = (a: Cluster.Runner, id: string) =>
+  until(
+    "the turn to end with a reply",
+    async () => {
+      const all = (await a.json(`/api/conversations/${id}`)).body as Array<Entry>
+      const running = (await a.json("/api/conversations")).body.find((r: { id: string }) => r.id === id)?.running
+      return running === null && all.at(-1)?.type === "chat_response" ? all : undefined
+    },
+    90_000
+  )
 
 describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running turn", () => {
   it("from the runner that does not own the turn and from its owner at once: both queued, delivered in id order", async () => {
@@ -96,6 +148,90 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
     expect(requests.slice(1).map((e) => e.metadata?.["parley_message"]?.id)).toStrictEqual([1, 2])
     expect(entries.at(-1)).toMatchObject({ type: "chat_response" })
     const check = runParley(["--storage", url, "conversation", "check", id!], { cwd: cluster.root, timeoutMs: 60_000 })
+    expect(check.code, check.stdout + check.stderr).toBe(0)
+  }, 240_000)
+
+  it("next, from the runner that does not own the turn: the next request holds it after the tool's result", async () => {
+    const { cluster, a, b } = await twoRunners()
+    const id = await ownedBy(a, b, "deploy")
+    const open = await until(
+      "its question open",
+      async () =>
+        ((await a.json("/api/questions")).body as Array<{ id: string; conversation_id: string }>).find(
+          (x) => x.conversation_id === id
+        ),
+      30_000
+    )
+    // A message withdrawn through the runner that does not own the turn never reaches it.
+    const never = await a.post(`/api/conversations/${id}/messages`, { message: "never mind" })
+    expect(never.body).toMatchObject({ conversation_id: id, pid: b.pid, queued: 1 })
+    expect(await a.del(`/api/conversations/${id}/messages/1`)).toStrictEqual({
+      status: 200,
+      body: { conversation_id: id, queued: 1, outcome: "withdrawn" }
+    })
+    const sent = await a.post(`/api/conversations/${id}/messages`, { message: "use the blue one", when: "next" })
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200)
+    expect(sent.body).toMatchObject({ conversation_id: id, pid: b.pid, queued: 2 })
+    expect((await a.post(`/api/conversations/${id}/questions/${open.id}`, { answer: true })).status).toBe(200)
+    const entries = await settled(a, id)
+    // What the model was sent: the tool's result, then the message, in the same request.
+    const request = cluster.model.seen().find((m) => JSON.stringify(m.at(-1)).includes("use the blue one"))
+    expect(request?.at(-2)?.role).toBe("tool")
+    expect(request?.at(-1)?.role).toBe("user")
+    const types = entries.map((e) => e.type)
+    expect(types.filter((t) => t === "turn_start")).toHaveLength(1)
+    const at = types.lastIndexOf("chat_request")
+    expect(types[at - 1]).toBe("tool_call_response")
+    expect(entries[at]).toMatchObject({ content: "use the blue one" })
+    expect(entries[at]?.metadata?.["parley_message"]?.id).toBe(2)
+    expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: use the blue one" })
+    expect(entries.filter((e) => e.type === "chat_request").map((e) => e.content)).toStrictEqual([
+      expect.stringMatching(/^deploy s/),
+      "use the blue one"
+    ])
+    expect(await b.del(`/api/conversations/${id}/messages/2`)).toMatchObject({
+      status: 404,
+      body: { error: "MessageNotQueued", state: "delivered" }
+    })
+    const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
+      cwd: cluster.root,
+      timeoutMs: 60_000
+    })
+    expect(check.code, check.stdout + check.stderr).toBe(0)
+  }, 240_000)
+
+  it("now, from the runner that does not own the turn: stopped (the finished tool's result kept), then on with it", async () => {
+    const { cluster, a, b } = await twoRunners()
+    const id = await ownedBy(a, b, "pair")
+    // The fast call's result is recorded while the other call hangs.
+    await until(
+      "the fast call's result",
+      async () => {
+        const all = (await a.json(`/api/conversations/${id}`)).body as Array<Entry>
+        return all.some((e) => e.type === "tool_call_response" && e.id?.endsWith("-fast")) ? true : undefined
+      },
+      60_000
+    )
+    const started = Date.now()
+    const sent = await a.post(
+      `/api/conversations/${id}/messages`,
+      { message: "stop that and summarise", when: "now" },
+      60_000
+    )
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200)
+    expect(sent.body).toMatchObject({ conversation_id: id, queued: 1 })
+    const entries = await settled(a, id)
+    expect(Date.now() - started).toBeLessThan(60_000)
+    const responses = entries.filter((e) => e.type === "tool_call_response")
+    expect(responses.find((e) => e.id?.endsWith("-fast"))).toMatchObject({ is_error: false })
+    expect(responses.find((e) => e.id !== undefined && !e.id.endsWith("-fast"))).toMatchObject({ is_error: true })
+    const requests = entries.filter((e) => e.type === "chat_request")
+    expect(requests.map((e) => e.content)).toStrictEqual([expect.stringMatching(/^pair s/), "stop that and summarise"])
+    expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: stop that and summarise" })
+    const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
+      cwd: cluster.root,
+      timeoutMs: 60_000
+    })
     expect(check.code, check.stdout + check.stderr).toBe(0)
   }, 240_000)
 })

@@ -108,6 +108,8 @@ describe("parley serve: the OpenAPI document against the server", () => {
         await send(op, url, { method, headers: { origin: "http://evil.example" }, body: "{}" })
         await send(op, url, { method, body: json({ message: "x".repeat(1024 * 1024) }) })
       }
+      // A DELETE takes no body: only its Origin is checked.
+      if (method === "DELETE") await send(op, url, { method, headers: { origin: "http://evil.example" } })
     }
 
     const list = "GET /api/conversations"
@@ -217,6 +219,20 @@ describe("parley serve: the OpenAPI document against the server", () => {
     )
     await waitFor("D's second run to end", released(d, dSecond), 60_000)
     await guarded(message, `/api/conversations/${d}/messages`, "POST")
+
+    // B's turn runs: the "more" sent to it above is its queued message 1.
+    const withdraw = "DELETE /api/conversations/{id}/messages/{n}"
+    const queued = (id: string, n: string) => `/api/conversations/${id}/messages/${n}`
+    await guarded(withdraw, queued(b, "1"), "DELETE")
+    for (const [id, n] of [
+      [b, "1"],
+      [b, "1"],
+      [b, "7"],
+      [x, "1"],
+      [b, "0"],
+      [b, "one"]
+    ] as const)
+      await send(withdraw, queued(id, n), { method: "DELETE" })
 
     const proceed = "POST /api/conversations/{id}/continue"
     for (const id of [x, b, d, `${d}%20`]) await send(proceed, `/api/conversations/${id}/continue`, { method: "POST" })
