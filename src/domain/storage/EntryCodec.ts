@@ -133,14 +133,16 @@ const setEventId = (e: object, id: string): void => {
 }
 
 /** The entry's `event_id` (`undefined`: none, or a legacy `null`/empty one). */
-export const eventIdOf = (e: StreamEntry): string | undefined => (e as Carrying)[EVENT_ID]
+export const eventIdOf = (e: StreamEntry): string | undefined =>
+  // Cast: the id is a property no entry type declares (it is not one of the event's fields).
+  (e as Carrying)[EVENT_ID]
 
 /**
  * Gives `e` the id `id` (JP RFD 097): an entry parley made, or rebuilt from
  * one that had it. An id it already has is kept. Returns `e`.
  */
 export const withEventId = <E extends StreamEntry>(e: E, id: string): E => {
-  if ((e as Carrying)[EVENT_ID] === undefined) setEventId(e, id)
+  if (eventIdOf(e) === undefined) setEventId(e, id)
   return e
 }
 
