@@ -63,6 +63,7 @@ import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
+import * as Tracer from "effect/Tracer"
 import * as EventMetadata from "../domain/event/EventMetadata.ts"
 import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
 import * as Timestamp from "../domain/event/Timestamp.ts"
@@ -536,26 +537,18 @@ export const runTools = (input: RunToolsInput) =>
       promptLock: yield* Semaphore.make(1),
       root: input.root,
       clock: yield* Clock.clockWith(Effect.succeed),
-      calls: input.calls
+      calls: input.calls,
+      traced: (yield* Tracer.Tracer) !== Tracer.nativeTracer
     }
     const exits = yield* Effect.forEach(
       input.calls,
       (call) =>
         Effect.exit(
-          runCall(env, call, input.resume).pipe(
-            Effect.withSpan(
-              "ToolCoordinator.toolCall",
-              {
-                attributes: {
-                  "parley.conversation_id": env.session.id,
-                  "parley.tool_call_id": call.id,
-                  "parley.tool": call.name
-                }
-              },
-              // No stack captured per call: a new Error each, a tenth of the coordinator bench; the span's name says where.
-              { captureStackTrace: false }
-            )
-          )
+          Inquiry.traced(env, runCall(env, call, input.resume), "ToolCoordinator.toolCall", () => ({
+            "parley.conversation_id": env.session.id,
+            "parley.tool_call_id": call.id,
+            "parley.tool": call.name
+          }))
         ),
       { concurrency: "unbounded" }
     )

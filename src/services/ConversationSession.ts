@@ -138,7 +138,10 @@ const stateOf = (entries: ReadonlyArray<StreamEntry>): State => {
 const assignEventIds = (entries: ReadonlyArray<StreamEntry>, taken: Set<string>): void => {
   for (const e of entries) {
     let id = EntryCodec.eventIdOf(e)
-    if (id === undefined) id = EntryCodec.eventIdOf(EntryCodec.withEventId(e, EventId.fresh(taken)))!
+    if (id === undefined) {
+      id = EventId.fresh(taken)
+      EntryCodec.withEventId(e, id)
+    }
     taken.add(id)
   }
 }

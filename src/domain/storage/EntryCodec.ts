@@ -116,18 +116,33 @@ const layouts = new WeakMap<object, Layout>()
  * given to a new entry by {@link withEventId}. An entry read from disk keeps
  * its id where it stood (its layout, or its raw object); a new one has it
  * written first, as JP writes it.
+ *
+ * Kept on the entry under a private symbol, not enumerable: JSON, spreads,
+ * `Object.keys` and a test's `toEqual` do not see it, and a rebuilt entry
+ * (`new X({ ...old })`) does not inherit it. A `WeakMap` did the same, but
+ * setting one for each new entry (five per tool call) was a twentieth of the
+ * coordinator's time, and its entries are work for every collection.
  */
-const eventIds = new WeakMap<object, string>()
+const EVENT_ID: unique symbol = Symbol("parley/event_id")
+
+/** An entry as it carries its id. */
+type Carrying = { [EVENT_ID]?: string }
+
+const setEventId = (e: object, id: string): void => {
+  Object.defineProperty(e, EVENT_ID, { value: id, enumerable: false, writable: false, configurable: false })
+}
 
 /** The entry's `event_id` (`undefined`: none, or a legacy `null`/empty one). */
-export const eventIdOf = (e: StreamEntry): string | undefined => eventIds.get(e)
+export const eventIdOf = (e: StreamEntry): string | undefined =>
+  // Cast: the id is a property no entry type declares (it is not one of the event's fields).
+  (e as Carrying)[EVENT_ID]
 
 /**
  * Gives `e` the id `id` (JP RFD 097): an entry parley made, or rebuilt from
  * one that had it. An id it already has is kept. Returns `e`.
  */
 export const withEventId = <E extends StreamEntry>(e: E, id: string): E => {
-  if (!eventIds.has(e)) eventIds.set(e, id)
+  if (eventIdOf(e) === undefined) setEventId(e, id)
   return e
 }
 
@@ -529,7 +544,7 @@ export const decode = (raw: unknown): Result.Result<StreamEntry, EntryError> => 
   const id = readEventId(raw, type)
   if (Result.isFailure(id)) return Result.fail(id.failure)
   const decoded = (DECODERS.get(type) ?? unknown)(raw, type)
-  if (id.success !== undefined && Result.isSuccess(decoded)) eventIds.set(decoded.success, id.success)
+  if (id.success !== undefined && Result.isSuccess(decoded)) setEventId(decoded.success, id.success)
   return decoded
 }
 
@@ -566,7 +581,7 @@ const canonicalKeys = (e: StreamEntry): ReadonlyArray<string> => {
  */
 export const encodeEntry = (e: StreamEntry): JsonObject => {
   if (e.type === "config_delta" || e.type === "compaction" || e.type === "unknown") {
-    const id = eventIds.get(e)
+    const id = eventIdOf(e)
     // Read from disk, the id is in the raw object already, where it stood.
     return id === undefined || Object.hasOwn(e.raw, "event_id") ? e.raw : { event_id: id, ...e.raw }
   }
@@ -612,7 +627,7 @@ export const encodeEntry = (e: StreamEntry): JsonObject => {
   }
   if (layout?.keys === undefined) {
     // A new entry with an id: first, as JP's writer puts it.
-    const id = eventIds.get(e)
+    const id = eventIdOf(e)
     return id === undefined ? values : { event_id: id, ...values }
   }
   // Original layout: its keys in its order (a defaulted key such as a legacy

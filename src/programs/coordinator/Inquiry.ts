@@ -53,7 +53,7 @@ import type { Question } from "../../domain/tool/Question.ts"
 import { type DenialReason, decideRoute, type Route } from "../../domain/tool/Route.ts"
 import type { Snapshot } from "../../services/ConversationSession.ts"
 import { type InquiryBackendRequest, type InquiryError, InquiryOtherError } from "../../services/InquiryBackend.ts"
-import { describeDefect, type Env, record, type RecordError, Routed, Texts } from "./Env.ts"
+import { describeDefect, type Env, record, type RecordError, Routed, Texts, traced } from "./Env.ts"
 import { OpenInquiry } from "./Open.ts"
 import * as Person from "./Person.ts"
 
@@ -66,7 +66,8 @@ export {
   type RecordError,
   recordThen,
   Routed,
-  Texts
+  Texts,
+  traced
 } from "./Env.ts"
 
 /** How an inquiry opens: record its request now, or it was recorded by an earlier run (resume). */
@@ -345,22 +346,14 @@ export const ask = (
   question: Question,
   opening: Opening
 ): Effect.Effect<Routed, RecordError> =>
-  askUntraced(env, call, question, opening).pipe(
-    // Each inquiry is a span of its own, under its tool call's, so a consumer's tracer sees who asked (docs/library.md#programs).
-    Effect.withSpan(
-      "ToolCoordinator.inquiry",
-      {
-        attributes: {
-          "parley.conversation_id": env.session.id,
-          "parley.inquiry_id": opening.id,
-          "parley.tool_call_id": call.id,
-          "parley.tool": call.name,
-          "parley.question_id": question.id
-        }
-      },
-      { captureStackTrace: false }
-    )
-  )
+  // Each inquiry is a span of its own, under its tool call's, so a consumer's tracer sees who asked (docs/library.md#programs).
+  traced(env, askUntraced(env, call, question, opening), "ToolCoordinator.inquiry", () => ({
+    "parley.conversation_id": env.session.id,
+    "parley.inquiry_id": opening.id,
+    "parley.tool_call_id": call.id,
+    "parley.tool": call.name,
+    "parley.question_id": question.id
+  }))
 
 const askUntraced = (
   env: Env,
