@@ -136,6 +136,21 @@ describe("start-up: `parley ask` runs without the command tree (docs/decisions.m
   })
 })
 
+describe("start-up: `conversation attach` runs without the command tree (docs/decisions.md#fast-start)", () => {
+  const TREE =
+    /src\/cli\/(Main|Root|Live|Query)\.ts|src\/cli\/conversation\/(Attach|Send|Check|Fork)\.ts|src\/(cli|layers)\/serve\/|node_modules\/effect\/dist\/cli\/Command\.js/
+  it("an attach loads neither effect/cli's command tree nor another command; a declined one still gets effect/cli's answer", () => {
+    const attached = run(["conversation", "attach"])
+    expect(attached.status, attached.stderr).toBe(1)
+    expect(attached.stderr).toMatch(/has a running turn/)
+    expect(sources(attached.chunks, /src\/cli\/conversation\/AttachRun\.ts/).length).toBeGreaterThan(0)
+    expect(sources(attached.chunks, TREE)).toStrictEqual([])
+    const typo = run(["conversation", "attach", "--neww"])
+    expect(typo.status).toBe(2)
+    expect(typo.stderr).toMatch(/^parley: unrecognized flag --neww for `parley conversation attach`/)
+  })
+})
+
 describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md#fast-start)", () => {
   // (effect/http's router itself is loaded by effect/rpc, which the host client uses.)
   const SERVER =
