@@ -169,7 +169,7 @@ describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md
 })
 
 describe("start-up: a query loads what its turn uses (docs/benchmarks.md#start-up-of-a-query)", () => {
-  it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack or undici", () => {
+  it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack, undici, tls, readline or the crypto module", () => {
     const script = path.join(dir, "reply.json")
     fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
     const builtins = path.join(dir, "builtins.cjs")
@@ -208,7 +208,9 @@ describe("start-up: a query loads what its turn uses (docs/benchmarks.md#start-u
     // ws's code is in a loaded chunk, behind a wrapper nothing calls: what would show is what it requires.
     const internals = fs.readFileSync(list, "utf8").split("\n")
     expect(
-      internals.filter((m) => /^NativeModule (http|https|zlib|_http_\w+|internal\/deps\/undici\/undici)$/.test(m))
+      internals.filter((m) =>
+        /^NativeModule (http|https|zlib|tls|readline|crypto|_http_\w+|internal\/deps\/undici\/undici)$/.test(m)
+      )
     ).toStrictEqual([])
   })
 })
