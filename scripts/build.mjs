@@ -92,6 +92,35 @@ const lazyWs = {
   }
 }
 
+// Node built-ins a query never uses at start: loading node:crypto evaluates about twenty
+// internal modules, node:tls caches the bundled root certificates, node:readline and
+// node:child_process bring their own, yet a scripted turn calls none of them (a tool's
+// process, a terminal prompt, a TLS socket, a lock's random name come later, if ever).
+// Each is imported through a CommonJS stand-in whose exports are getters that require the
+// built-in at first use: esbuild reads an ESM import of CommonJS as property accesses at
+// each use, so nothing is loaded before then. The names are the built-in's own, listed here
+// at build time (stable APIs; a name missing would read as undefined, and the tests that
+// spawn tools, prompt and hash would fail). (Start-up of a query, docs/benchmarks.md.)
+const LAZY_BUILTINS = ["crypto", "tls", "readline", "child_process"]
+const lazyBuiltins = {
+  name: "lazy-builtins",
+  setup(b) {
+    const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$`)
+    b.onResolve({ filter }, (args) =>
+      args.kind === "import-statement"
+        ? { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" }
+        : undefined
+    )
+    b.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, async (args) => {
+      const names = Object.keys(await import(`node:${args.path}`)).filter((k) => k !== "default")
+      return {
+        contents: `let m;const load=()=>m??=require("node:${args.path}");for(const k of ${JSON.stringify(names)})Object.defineProperty(exports,k,{enumerable:true,get:()=>load()[k]})`,
+        loader: "js"
+      }
+    })
+  }
+}
+
 const buildCli = async () => {
   const scratch = path.join("dist", `.build-${process.pid}`)
   mkdirSync(scratch, { recursive: true })
@@ -99,12 +128,12 @@ const buildCli = async () => {
     const main = await build({
       ...cliOptions(scratch),
       entryPoints: { parley: "src/bin.ts" },
-      plugins: [readingExternal, lazyWs]
+      plugins: [readingExternal, lazyWs, lazyBuiltins]
     })
     const reading = await build({
       ...cliOptions(scratch),
       entryPoints: { "parley-reading": "src/cli/ReadingRun.ts" },
-      plugins: [lazyWs],
+      plugins: [lazyWs, lazyBuiltins],
       chunkNames: "reading-[name]-[hash]"
     })
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)

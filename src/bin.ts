@@ -49,8 +49,16 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
       const { run: runAsk } = await import("./cli/AskFast.ts")
       runAsk(asking)
     } else {
-      const { main } = await import("./cli/Run.ts")
-      main()
+      // `conversation attach` likewise (cli/conversation/AttachArgv.ts): a person waits for the run on screen.
+      const { parse: parseAttach } = await import("./cli/conversation/AttachArgv.ts")
+      const attaching = parseAttach(argv)
+      if (attaching !== undefined) {
+        const { run: runAttach } = await import("./cli/conversation/AttachFast.ts")
+        runAttach(attaching)
+      } else {
+        const { main } = await import("./cli/Run.ts")
+        main()
+      }
     }
   }
 }

@@ -26,8 +26,11 @@ import { main } from "./RunMain.ts"
 import { configFileOf } from "../layers/store/StorageStore.ts"
 import * as Usage from "./Usage.ts"
 
-/** The storage as `Root.storage` reads it: the flag, else `$PARLEY_STORAGE`, else looked up from here. */
-const storageOf = (line: AskLine): StorageAt | CliFailure => {
+/** The storage as `Root.storage` reads it: the flag, else `$PARLEY_STORAGE`, else looked up from here (attach's fast path too). */
+export const storageOf = (line: {
+  readonly storage: string | undefined
+  readonly config: string | undefined
+}): StorageAt | CliFailure => {
   const flag = line.storage ?? process.env["PARLEY_STORAGE"]
   const given = flag === undefined || flag === "" ? undefined : flag
   const problem = given === undefined ? undefined : databaseUrlProblem(given)

@@ -32,8 +32,6 @@ import * as Flag from "effect/cli/Flag"
 import * as RunReport from "../domain/run/RunReport.ts"
 import * as ConversationId from "../domain/storage/ConversationId.ts"
 import type * as Compact from "../domain/stream/Compact.ts"
-import * as AnswerFit from "../domain/tool/AnswerFit.ts"
-import * as PermissionInquiry from "../domain/event/PermissionInquiry.ts"
 import * as Query from "../programs/Query.ts"
 import { RunEvents } from "../services/RunEvents.ts"
 import { StoreIoError } from "../services/StoreErrors.ts"
@@ -50,7 +48,7 @@ import { persistOnBrokenStdout } from "./RunMain.ts"
 import * as RunView from "./RunView.ts"
 import { detachedPolicyFlag } from "./DetachedPolicyFlag.ts"
 import { scriptFlag, scriptPath } from "./ScriptFlag.ts"
-import * as Style from "./Style.ts"
+import { DEFERRED_EXIT, deferredLines } from "./DeferredLines.ts"
 import { storage } from "./Root.ts"
 import * as Usage from "./Usage.ts"
 
@@ -148,34 +146,6 @@ const SAVED = "The turn is saved; resume it with:"
 
 /** The exit code of a run whose database went away: an interrupt's (SIGINT), since the run can be resumed as after one. */
 const SERVER_LOST_EXIT = 130
-
-/** The exit code of a run whose questions were deferred (docs/decisions.md#detached-policy): not a failure, not done. */
-export const DEFERRED_EXIT = 3
-
-/** What stderr says of a deferred run: each open question, with the command that answers it (a secret is asked at resume). */
-export const deferredLines = (report: RunReport.RunReport, hint: Hint.Context, unsent: string | undefined): string => {
-  const id = report.conversationId!
-  const lines = [
-    `parley: ${ConversationId.display(id as ConversationId.ConversationId)} is waiting for input; nobody could be asked:`
-  ]
-  for (const q of RunReport.openQuestions(report)) {
-    // An approval asked each time (an MCP server's page or form) takes yes or no only.
-    const rememberable = q.persistence !== "none"
-    lines.push(
-      `  ${q.id}  ${Style.printable(q.tool)}: ${Style.printable(q.question.split("\n")[0]!)} [${q.kind === "approval" ? PermissionInquiry.expectedOf(rememberable) : AnswerFit.expected(RunReport.answerTypeOf(q))}]`
-    )
-    const placeholder = AnswerFit.placeholder(RunReport.answerTypeOf(q), q.kind, rememberable)
-    lines.push(
-      placeholder === undefined
-        ? "    a secret: asked when the turn is resumed in a terminal"
-        : `    ${Hint.answer(id, q.id, { placeholder }, hint)}`
-    )
-  }
-  lines.push(`Then resume the turn: ${Hint.resume(id, hint)}`)
-  if (unsent !== undefined)
-    lines.push("Your new message was not sent: the turn is still waiting for input. Send it once the turn is complete.")
-  return lines.join("\n")
-}
 
 /** What the person is told when the run ends normally (stderr), or the failure it is. */
 const ending = (out: Output, run: Live.Run["Service"], result: Query.QueryResult): Effect.Effect<void, Failed> => {

@@ -136,6 +136,21 @@ describe("start-up: `parley ask` runs without the command tree (docs/decisions.m
   })
 })
 
+describe("start-up: `conversation attach` runs without the command tree (docs/decisions.md#fast-start)", () => {
+  const TREE =
+    /src\/cli\/(Main|Root|Live|Query)\.ts|src\/cli\/conversation\/(Attach|Send|Check|Fork)\.ts|src\/(cli|layers)\/serve\/|node_modules\/effect\/dist\/cli\/Command\.js/
+  it("an attach loads neither effect/cli's command tree nor another command; a declined one still gets effect/cli's answer", () => {
+    const attached = run(["conversation", "attach"])
+    expect(attached.status, attached.stderr).toBe(1)
+    expect(attached.stderr).toMatch(/has a running turn/)
+    expect(sources(attached.chunks, /src\/cli\/conversation\/AttachRun\.ts/).length).toBeGreaterThan(0)
+    expect(sources(attached.chunks, TREE)).toStrictEqual([])
+    const typo = run(["conversation", "attach", "--neww"])
+    expect(typo.status).toBe(2)
+    expect(typo.stderr).toMatch(/^parley: unrecognized flag --neww for `parley conversation attach`/)
+  })
+})
+
 describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md#fast-start)", () => {
   // (effect/http's router itself is loaded by effect/rpc, which the host client uses.)
   const SERVER =
@@ -154,7 +169,7 @@ describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md
 })
 
 describe("start-up: a query loads what its turn uses (docs/benchmarks.md#start-up-of-a-query)", () => {
-  it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack or undici", () => {
+  it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack, undici, tls, readline or the crypto module", () => {
     const script = path.join(dir, "reply.json")
     fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
     const builtins = path.join(dir, "builtins.cjs")
@@ -193,7 +208,9 @@ describe("start-up: a query loads what its turn uses (docs/benchmarks.md#start-u
     // ws's code is in a loaded chunk, behind a wrapper nothing calls: what would show is what it requires.
     const internals = fs.readFileSync(list, "utf8").split("\n")
     expect(
-      internals.filter((m) => /^NativeModule (http|https|zlib|_http_\w+|internal\/deps\/undici\/undici)$/.test(m))
+      internals.filter((m) =>
+        /^NativeModule (http|https|zlib|tls|readline|crypto|_http_\w+|internal\/deps\/undici\/undici)$/.test(m)
+      )
     ).toStrictEqual([])
   })
 })

@@ -42,12 +42,11 @@ import * as Hint from "../Hint.ts"
 import * as HostPath from "../../layers/host/HostPath.ts"
 import * as PersonTerminal from "../../layers/prompt/PersonTerminal.ts"
 import * as Pid from "../../layers/host/Pid.ts"
-import { deferredLines, DEFERRED_EXIT } from "../Query.ts"
+import { deferredLines, DEFERRED_EXIT } from "../DeferredLines.ts"
 import * as RunView from "../RunView.ts"
 import * as Status from "../Status.ts"
 import * as StatusText from "../StatusText.ts"
 import * as AttachSend from "./AttachSend.ts"
-import * as SendCommand from "./Send.ts"
 import { withStoreAt } from "./Store.ts"
 import * as Style from "../Style.ts"
 
@@ -265,8 +264,13 @@ export const attach = (given: Given) =>
                   if (sent._tag === "Queued" && sent.restarted) sentNow = true
                 })
               ),
+              // The send command's module (effect/cli flags) loads with the first message, not with attach.
               Effect.flatMap((sent) =>
-                Effect.map(counted, (line) => SendCommand.said(sent, id, hintOf(given, view, info)) + line)
+                Effect.flatMap(
+                  Effect.promise(() => import("./Send.ts")),
+                  (SendCommand) =>
+                    Effect.map(counted, (line) => SendCommand.said(sent, id, hintOf(given, view, info)) + line)
+                )
               ),
               Effect.catch((e) =>
                 Effect.succeed(`parley: could not send: ${ErrorLine.line(e, hintOf(given, view, info))}`)

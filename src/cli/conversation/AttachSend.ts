@@ -20,7 +20,6 @@ import type { When } from "../../domain/storage/QueuedMessage.ts"
 import * as HostTurns from "../../layers/host/HostTurns.ts"
 import * as Queued from "../../programs/Queued.ts"
 import * as Send from "../../programs/Send.ts"
-import * as SendCommand from "./Send.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
 
 /** Sends `message` to `id` as typed at an attached terminal (a `now` is resumed in the background, as `send` does). */
@@ -32,7 +31,12 @@ export const sendFrom = (at: StorageAt, id: ConversationId, message: string, whe
       message,
       when,
       surface: "attach",
-      start: () => SendCommand.background(at.dir, id, at.given, at.configGiven)
+      // The send command's module (effect/cli flags) loads when a message needs a run, not with attach.
+      start: () =>
+        Effect.flatMap(
+          Effect.promise(() => import("./Send.ts")),
+          (SendCommand) => SendCommand.background(at.dir, id, at.given, at.configGiven)
+        )
     }).pipe(Effect.provide(HostTurns.layer(at.dir)))
   )
 
