@@ -73,11 +73,14 @@ const request = async (
   body: unknown,
   timeoutMs: number
 ): Promise<{ status: number; body: any }> => {
+  // A failure names the request and the runner: a bare "The operation was aborted due to timeout" (an
+  // AbortSignal's DOMException has no useful stack) did not say which of a test's requests timed out.
+  const named = (e: unknown) => new Error(`${method} ${base}${p} (bounded at ${timeoutMs} ms): ${e}`, { cause: e })
   try {
     return await requestOnce(base, method, p, body, timeoutMs)
   } catch (e) {
-    if (!staleConnection(method, e)) throw e
-    return requestOnce(base, method, p, body, timeoutMs)
+    if (!staleConnection(method, e)) throw named(e)
+    return requestOnce(base, method, p, body, timeoutMs).catch((again) => Promise.reject(named(again)))
   }
 }
 

@@ -35,8 +35,10 @@ import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import * as Semaphore from "effect/Semaphore"
 import * as RunnerHealth from "effect/cluster/RunnerHealth"
 import * as Runners from "effect/cluster/Runners"
+import { RunnerStorage } from "effect/cluster/RunnerStorage"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SocketRunner from "effect/cluster/SocketRunner"
 import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
@@ -70,6 +72,34 @@ const health = (keys: RunnerChannel.Keys) =>
     })
   ).pipe(Layer.provide(Runners.layerRpc), Layer.provide(RunnerTransport.layerClientProtocol(keys)))
 
+/**
+ * `SqlRunnerStorage` with its shard releases made one at a time. Every
+ * shard-lock statement of a runner runs on one reserved connection, and each
+ * release is bounded by the lock interval (2 s) from the moment it is asked,
+ * not from the moment the connection gets to it. The engine asks for all its
+ * shards' releases at once (a runner stopping, or giving shards to one that
+ * joined: 20–60 of them, two statements each), so on a loaded machine the
+ * last ones timed out while still queued behind the others (load average 28
+ * on 2 cores: 20–32 "Could not release shards" warnings per runner on
+ * SIGTERM, each a TimeoutError after 2 s), and each timeout also replaced the
+ * lock connection. Queued here, each release's bound covers its own
+ * statements only; the connection does the same work in the same order, and
+ * the lock refresh waits behind one release at most, not all of them. A stop
+ * whose releases do not all finish within the engine's hand-off bound ends
+ * with its `releaseAll`, one statement.
+ */
+const oneReleaseAtATime = Layer.effect(
+  RunnerStorage,
+  Effect.gen(function* () {
+    const storage = yield* RunnerStorage
+    const one = Semaphore.makeUnsafe(1)
+    return RunnerStorage.of({
+      ...storage,
+      release: (address, shardId) => one.withPermits(1)(storage.release(address, shardId))
+    })
+  })
+).pipe(Layer.provide(Layer.orDie(SqlRunnerStorage.layer)))
+
 /** The engine of one runner with `config` and the cluster's `keys`, over the `SqlClient` it is given. */
 export const layer = (config: Partial<ShardingConfig.ShardingConfig["Service"]>, keys: RunnerChannel.Keys) =>
   Layer.provide(SocketRunner.layer, [
@@ -78,7 +108,7 @@ export const layer = (config: Partial<ShardingConfig.ShardingConfig["Service"]>,
   ]).pipe(
     Layer.provide(health(keys)),
     Layer.provideMerge(SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest))),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    Layer.provide(oneReleaseAtATime),
     Layer.provide(ShardingConfig.layerFromEnv(config)),
     Layer.provide(RpcSerialization.layerSchemaBinary({}))
   )

@@ -150,6 +150,13 @@ const send = (
     if (error?._tag === "RunningHere") return started(cid)
     const again = yield* turns.start(cid, { continueTurn: true })
     if (again._tag !== "Failed") return started(cid)
+    // This runner's sweep resumed the turn between the two starts, or the runner handing it over still holds it
+    // (shards moving under load): the message's turn runs either way. Said busy, its sender was told it was not taken.
+    if (Predicate.isTagged(again.error, "RunningHere")) return started(cid)
+    if (Predicate.isTagged(again.error, "ConversationLocked")) {
+      const holder = Predicate.hasProperty(again.error, "holder") ? again.error.holder : undefined
+      return { conversation_id: cid, pid: typeof holder === "number" ? holder : 0 }
+    }
     return yield* Effect.fail(refusalOfStart(cid, again.error))
   })
 

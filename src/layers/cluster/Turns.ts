@@ -345,8 +345,11 @@ export const make = (options: {
               const locked =
                 Exit.isFailure(exit) && (Cause.squash(exit.cause) as { _tag?: unknown })?._tag === "ConversationLocked"
               if (!state.frozen && !locked) yield* release(id)
-              // A turn that fails is said in the runner's log, not only to whoever waits for it (nobody may).
-              if (!state.frozen && !locked && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause))
+              // A turn that fails is said in the runner's log, not only to whoever waits for it (nobody may). A new
+              // turn refused because one is incomplete never ran: its starter says so, or resumes it (a message
+              // delivered again after its shard moved), so the log does not call that a failed turn.
+              const refused = Exit.isFailure(exit) && Cause.squash(exit.cause) instanceof Query.IncompleteTurnPending
+              if (!state.frozen && !locked && !refused && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause))
                 yield* Console.error(
                   `parley serve --cluster: ${ConversationId.display(id)}: the turn failed: ${failureLine(exit.cause)}`
                 )

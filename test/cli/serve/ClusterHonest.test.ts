@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import { PersistenceError } from "effect/cluster/ClusterError"
 import * as RunnerLog from "../../../src/layers/cluster/RunnerLog.ts"
 import * as Cluster from "../../support/Cluster.ts"
 import { runParley } from "../../support/Cli.ts"
@@ -180,5 +181,39 @@ describe("RunnerLog.line (what a runner's logger prints)", () => {
       "parley serve --cluster: error: Shard lock storage is unhealthy"
     )
     expect(RunnerLog.line(["Listening"], "Info", undefined, false)).toBeUndefined()
+  })
+
+  it("a PersistenceError says its own cause; a stop's shard-lock warnings are one line, each once per 30 s otherwise", () => {
+    const timedOut = Cause.fail(
+      new PersistenceError({ cause: new Cause.TimeoutError("Operation timed out after '2s'") })
+    )
+    const release = ["Could not release shards, retrying"]
+    expect(RunnerLog.line(release, "Warn", timedOut, false)).toBe(
+      "parley serve --cluster: warning: Could not release shards, retrying: TimeoutError: Operation timed out after '2s'"
+    )
+    // Stopping: one line for every shard's warning and the lock storage's error, saying what failed and what follows.
+    const stop: RunnerLog.Said = { at: new Map(), stop: false }
+    const shown = [
+      ...Array.from({ length: 20 }, () => RunnerLog.collapsed(stop, 0, release, "Warn", timedOut, true)),
+      RunnerLog.collapsed(stop, 0, ["Shard lock storage is unhealthy"], "Error", timedOut, true)
+    ].filter((l) => l !== undefined)
+    expect(shown).toEqual([
+      "parley serve --cluster: warning: stopping: releasing its shards failed (TimeoutError: Operation timed out after '2s'): the other runners take over any it holds once its PostgreSQL session ends, at its exit at the latest"
+    ])
+    // Running: each shard-lock warning at most once per 30 s, whatever the number of shards; others as they come.
+    const running: RunnerLog.Said = { at: new Map(), stop: false }
+    const at = (ms: number) => RunnerLog.collapsed(running, ms, release, "Warn", timedOut, false)
+    expect([at(0), at(10), at(29_000), at(30_001)].map((l) => l !== undefined)).toEqual([true, false, false, true])
+    const unhealthy = (ms: number) =>
+      RunnerLog.collapsed(running, ms, ["Shard lock storage is unhealthy"], "Error", timedOut, false)
+    expect(unhealthy(30_002)).toBe(
+      "parley serve --cluster: error: Shard lock storage is unhealthy: TimeoutError: Operation timed out after '2s'"
+    )
+    expect(unhealthy(36_000)).toBeUndefined()
+    expect(
+      RunnerLog.collapsed(running, 36_000, ["Could not read messages from storage"], "Warn", timedOut, false)
+    ).toBe(
+      "parley serve --cluster: warning: Could not read messages from storage: TimeoutError: Operation timed out after '2s'"
+    )
   })
 })
