@@ -8,11 +8,10 @@
  * token, and reach each other over `SocketRunner` (TCP), so a message does
  * not wait for the storage poll.
  *
- * Failover: the sharding settings below are short (shard locks expire after
- * 6 s, health checks and polls every second or faster), so a runner killed
- * with `kill -9` loses its shards to the others within a few seconds
- * (3.5–5.3 s in the cookbook's topic 12, against ~36 s with Effect's
- * defaults); the new owner's sweep resumes its turns.
+ * Failover: a runner killed with `kill -9` is marked unhealthy by its peers
+ * as soon as its liveness lock is free (`Liveness.ts`), its shards move at
+ * the next assignment refresh (every 250 ms), and the new owner's sweep
+ * resumes its turns (`SHARDING` below says why its lease is long).
  *
  * The runner port answers only other runners: each connection proves the
  * token and its frames are sealed (`RunnerChannel.ts`). The web token
@@ -98,19 +97,29 @@ export interface Started {
 }
 
 /**
- * Failover within seconds instead of Effect's ~36 s (cookbook topic 12):
- * a dead runner's shard locks expire after 6 s, runners are checked every
- * second, assignments refreshed and messages polled twice a second.
+ * Failover within a second or two instead of Effect's ~36 s (cookbook topic
+ * 12). A dead runner is found by its liveness lock (`Liveness.ts`), not by a
+ * lease running out: its shard locks (PostgreSQL advisory locks) are free as
+ * soon as its connections close, and assignments are refreshed four times a
+ * second, so its shards move within about half a second of its death.
+ *
+ * The shard-lock lease is therefore long: every lock operation (refresh,
+ * acquire, release) must finish within min(refresh interval, expiration / 3)
+ * or the runner drops every shard it holds. At 2 s (refresh 2 s, expiration
+ * 6 s) a machine at load average 30 missed it every few seconds (event-loop
+ * lag to 1.6 s, PostgreSQL slow): shards dropped and came back, turns were
+ * handed off mid-answer, and answers waited seconds for the resumed turn.
+ * 4 s leaves room; the expiration now bounds only how long a runner that is
+ * stalled but alive (its connections open) keeps its shards.
  */
 export const SHARDING = {
   shardsPerGroup: 60,
   runnerHealthCheckInterval: "1 second",
-  refreshAssignmentsInterval: "500 millis",
+  refreshAssignmentsInterval: "250 millis",
   entityMessagePollInterval: "500 millis",
   entityReplyPollInterval: "200 millis",
-  // The refresh must finish within its interval or the runner drops every shard: 2 s leaves room on a loaded machine.
-  shardLockRefreshInterval: "2 seconds",
-  shardLockExpiration: "6 seconds",
+  shardLockRefreshInterval: "4 seconds",
+  shardLockExpiration: "12 seconds",
   entityTerminationTimeout: "2 seconds",
   sendRetryInterval: "200 millis"
 } as const
