@@ -4,7 +4,8 @@
  * connection it keeps for its life, and every runner looks, a few times a
  * second, which registered runners' locks are no longer held. A process
  * that dies (`kill -9` included) closes its connections, and the server lets
- * go of its locks at once, so its peers see it gone within a check or two
+ * go of its locks at once, so its peers see it gone at their next check (every
+ * 100 ms: two small queries, cheap beside the failover time they save)
  * and mark it unhealthy in `cluster_runners`: the engine moves its shards at
  * its next assignment refresh, and the sweep resumes its turns.
  *
@@ -55,8 +56,14 @@ export const keyOf = (address: string): number =>
 /** How often a runner looks that its own lock's connection still answers. */
 const KEEP = "1 second"
 
-/** Checks in a row that must find a runner's lock free before it is marked unhealthy. */
-const MISSES = 2
+/**
+ * Checks in a row that must find a runner's lock free before it is marked
+ * unhealthy. One: a live runner's lock is free only when its connection to
+ * the database broke (it takes its lock again, and the engine's check marks
+ * it healthy again); a second look cost 100–600 ms of every failover on a
+ * loaded machine, where each look waits for a core.
+ */
+const MISSES = 1
 
 /** Takes `address`' lock on a connection of its own (tried for up to 6 s: a process that just died may still hold it). */
 const take = (sql: SqlClient, address: string) =>
@@ -106,11 +113,11 @@ const unheld = (sql: SqlClient, me: string) =>
   })
 
 /**
- * Every `every`, marks unhealthy the registered runners whose liveness lock
+ * Every `every` (100 ms), marks unhealthy the registered runners whose liveness lock
  * was free at {@link MISSES} looks in a row (any runner may: the mark is the
  * same whoever writes it).
  */
-export const watch = (sql: SqlClient, me: string, every: Duration.Input = "200 millis") =>
+export const watch = (sql: SqlClient, me: string, every: Duration.Input = "100 millis") =>
   Effect.suspend(() => {
     const misses = new Map<string, number>()
     const look = Effect.gen(function* () {
