@@ -4,7 +4,7 @@
  * connection it keeps for its life, and every runner looks, a few times a
  * second, which registered runners' locks are no longer held. A process
  * that dies (`kill -9` included) closes its connections, and the server lets
- * go of its locks at once, so its peers see it gone at their next check (every
+ * go of its locks at once, so its peers see it gone within two checks (every
  * 100 ms: two small queries, cheap beside the failover time they save)
  * and mark it unhealthy in `cluster_runners`: the engine moves its shards at
  * its next assignment refresh, and the sweep resumes its turns.
@@ -56,14 +56,8 @@ export const keyOf = (address: string): number =>
 /** How often a runner looks that its own lock's connection still answers. */
 const KEEP = "1 second"
 
-/**
- * Checks in a row that must find a runner's lock free before it is marked
- * unhealthy. One: a live runner's lock is free only when its connection to
- * the database broke (it takes its lock again, and the engine's check marks
- * it healthy again); a second look cost 100–600 ms of every failover on a
- * loaded machine, where each look waits for a core.
- */
-const MISSES = 1
+/** Checks in a row that must find a runner's lock free before it is marked unhealthy. */
+const MISSES = 2
 
 /** Takes `address`' lock on a connection of its own (tried for up to 6 s: a process that just died may still hold it). */
 const take = (sql: SqlClient, address: string) =>
