@@ -32,7 +32,8 @@ import { freshDatabase, pgSkip, psql, startPg } from "../test/support/Pg.ts"
 import { type Goal, none } from "./Harness.ts"
 
 const repo = path.resolve(import.meta.dirname, "..")
-const bin = path.join(repo, "dist", "parley.mjs")
+/** `$BENCH_PARLEY_BIN`: another build to compare with (paired runs). */
+const bin = process.env["BENCH_PARLEY_BIN"] ?? path.join(repo, "dist", "parley.mjs")
 const main = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href
 const N = Number((main ? process.argv[2] : undefined) ?? process.env["BENCH_CLUSTER_N"] ?? "300")
 const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? "10")
@@ -114,6 +115,14 @@ const whole = (entries: ReadonlyArray<{ type: string }>): boolean => {
 const python = (): string => {
   const r = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8", timeout: 30_000 })
   return r.status === 0 && r.stdout.trim() !== "" ? r.stdout.trim() : "python3"
+}
+
+/** `$BENCH_CLUSTER_LOGS`: each runner's output (with `$PARLEY_CLUSTER_DEBUG`, its trace lines) kept in that directory. */
+const dumpLogs = (runners: ReadonlyArray<Cluster.Runner>, label: string) => {
+  const dir = process.env["BENCH_CLUSTER_LOGS"]
+  if (dir === undefined) return
+  fs.mkdirSync(dir, { recursive: true })
+  for (const r of runners) fs.writeFileSync(path.join(dir, `${label}-${r.pid}.log`), r.output())
 }
 
 const scenario = async (label: string, url: string, chaos: boolean): Promise<Outcome> => {
@@ -234,6 +243,7 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
       kills
     }
   } finally {
+    dumpLogs(cluster.runners, label)
     await cluster.stop()
   }
 }
@@ -339,6 +349,7 @@ const failover = async (url: string): Promise<Array<Kill>> => {
         holder ?? live(cluster).sort((a, b) => (byPid.get(b.pid)?.length ?? 0) - (byPid.get(a.pid)?.length ?? 0))[0]!
       const turns = new Set(byPid.get(victim.pid) ?? [])
       const t0 = Date.now()
+      if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined) console.error(`bench: ${t0} kill ${victim.pid}`)
       await cluster.kill(victim)
       for (;;) {
         const moved = (await rows()).filter(
@@ -352,12 +363,14 @@ const failover = async (url: string): Promise<Array<Kill>> => {
       console.log(
         `  kill -9 of a runner with ${turns.size} waiting turns${holder !== undefined ? ", running the health check" : ""}: all running elsewhere ${Date.now() - t0} ms later`
       )
+      dumpLogs([victim], "failover")
       cluster.runners.splice(cluster.runners.indexOf(victim), 1)
       await cluster.runner(victim.port)
       await sleep(4000)
     }
     return kills
   } finally {
+    dumpLogs(cluster.runners, "failover")
     await cluster.stop()
   }
 }

@@ -54,6 +54,9 @@ export interface Options {
   readonly misses: Map<string, number>
 }
 
+/** How many turns one sweep resumes at once (each holds a store connection while it waits). */
+const RESUME_AT_ONCE = 16
+
 /** Sweeps in a row a turn's shard must be elsewhere before the turn is handed off. */
 const HAND_OFF_AFTER = 3
 
@@ -99,11 +102,13 @@ export const once = (o: Options) =>
       Effect.orElseSucceed(() => [])
     )
     const ours = rows.filter((r) => owns(o.sharding, r.conversation_id) && o.turns.get(r.conversation_id) === undefined)
+    // A dead runner's turns all at once: each start waits for its turn to get going (a load, a lock, the model
+    // chosen), and four at a time made the last of 15 wait for three rounds of that (1–3 s on a loaded machine).
     yield* Effect.forEach(
       ours,
       (r) => Effect.ignore(o.turns.start(r.conversation_id as ConversationId.ConversationId, { continueTurn: true })),
       {
-        concurrency: 4,
+        concurrency: RESUME_AT_ONCE,
         discard: true
       }
     )
