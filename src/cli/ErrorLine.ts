@@ -88,8 +88,41 @@ const isMisfit = (error: unknown): error is { readonly message: string } =>
 const isSecretNeedsRunningTurn = (error: unknown): error is { readonly id: string; readonly message: string } =>
   Predicate.isTagged(error, "SecretNeedsRunningTurn")
 
+/**
+ * A server that could not listen (effect's `ServeError`, its Node error as the cause: a port in use, an
+ * address this machine does not have, a port below 1024). Its own message is empty, and a server that
+ * stops with an empty line is a failure nobody sees.
+ */
+const isServeError = (error: unknown): error is { readonly cause: unknown } => Predicate.isTagged(error, "ServeError")
+
+const listenLine = (cause: unknown): string => {
+  const code = Predicate.hasProperty(cause, "code") ? String(cause.code) : undefined
+  const what = cause instanceof Error && cause.message !== "" ? cause.message : String(cause)
+  const next =
+    code === "EADDRINUSE"
+      ? " Another program listens there: stop it, or choose another --port (0: any free port)."
+      : code === "EADDRNOTAVAIL"
+        ? " This machine has no such address: choose another --host."
+        : code === "EACCES"
+          ? " Ports below 1024 need privileges: choose a --port above 1023."
+          : ""
+  return `Could not listen (${what}).${next}`
+}
+
+/** A line for an error whose own message is empty: its tag and data, never nothing. */
+const described = (error: unknown): string => {
+  const tag = Predicate.hasProperty(error, "_tag")
+    ? String(error._tag)
+    : error instanceof Error
+      ? error.name
+      : typeof error
+  const cause = Predicate.hasProperty(error, "cause") && error.cause !== undefined ? `: ${line(error.cause, {})}` : ""
+  return `Failed (${tag})${cause}`
+}
+
 /** The line for `error`: its message, and the command to run next when there is one. */
 export const line = (error: unknown, context: Hint.Context): string => {
+  if (isServeError(error)) return listenLine(error.cause)
   if (isMisfit(error))
     return error.message.endsWith("recorded.") ? error.message : `${error.message} Nothing was recorded.`
   if (isSecretNeedsRunningTurn(error)) return `${error.message}\n    ${Hint.resume(error.id, context)}`
@@ -102,8 +135,9 @@ export const line = (error: unknown, context: Hint.Context): string => {
   if (isNotPrivate(error)) return notPrivateLine(error)
   const setting = isProviderError(error) ? missingSettingLine(error) : undefined
   if (setting !== undefined) return setting
-  if (error instanceof Error) return Hint.withInstall(error)
-  return String(error)
+  if (error instanceof Error) return error.message.trim() === "" ? described(error) : Hint.withInstall(error)
+  const text = String(error)
+  return text.trim() === "" ? described(error) : text
 }
 
 /** `error` as the CLI failure that prints its line (exit 1); a `CliFailure` is kept as it is. */

@@ -164,8 +164,19 @@ base_url = "${model.baseUrl}"
 ${tools.replace('command = "python3 ', `command = "${python} `)}`
   )
   const runners: Array<Runner> = []
+  // A free port found by binding 0 is free only until something else takes it: another test's client
+  // connection gets its local port from the same range. A runner that lost its port says so (EADDRINUSE):
+  // one chosen here is chosen again, one the test asked for is the test's.
   const runner = async (port?: number, args: ReadonlyArray<string> = []): Promise<Runner> => {
-    const http = port ?? (await freePort())
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await start(port ?? (await freePort()), args)
+      } catch (e) {
+        if (port !== undefined || attempt >= 3 || !String(e).includes("EADDRINUSE")) throw e
+      }
+    }
+  }
+  const start = async (http: number, args: ReadonlyArray<string>): Promise<Runner> => {
     const argv = [bin, "--storage", url, "serve", "--cluster", "--port", String(http), ...args]
     const child = spawn(process.execPath, argv, {
       cwd: root,

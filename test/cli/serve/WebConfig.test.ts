@@ -101,4 +101,20 @@ describe("draft D16: [server.web] in config", () => {
     withWeb(q, `port = 70000`)
     expect(parley(q, ["serve"]).stderr).toContain("server.web.port: expected a port number from 0 to 65535, got 70000")
   })
+
+  it("a port another program holds: serve says it could not listen and why, and exits 1 (it used to exit 1 saying nothing)", async () => {
+    const p = makeProject()
+    const held = net.createServer()
+    await new Promise<void>((resolve) => held.listen(0, "127.0.0.1", resolve))
+    const { port } = held.address() as net.AddressInfo // listen() on a TCP port: never a pipe name
+    try {
+      const r = parley(p, ["serve", "--port", String(port)])
+      expect({ code: r.code, stdout: r.stdout }).toStrictEqual({ code: 1, stdout: "" })
+      expect(r.stderr).toBe(
+        `parley: Could not listen (listen EADDRINUSE: address already in use 127.0.0.1:${port}). Another program listens there: stop it, or choose another --port (0: any free port).\n`
+      )
+    } finally {
+      held.close()
+    }
+  })
 })
