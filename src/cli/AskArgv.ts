@@ -19,6 +19,7 @@
  */
 import * as Option from "effect/Option"
 import type { AskFlags } from "./AskFlags.ts"
+import * as FastArgv from "./FastArgv.ts"
 
 /** An ask command line, understood: the root's flags and the command's. */
 export interface AskLine {
@@ -46,81 +47,19 @@ export const VALUED: Readonly<Record<string, ReadonlyArray<string> | undefined>>
 /** The boolean flags. */
 export const BOOLEAN: ReadonlyArray<string> = ["new", "claude-code-hook"]
 
-/** Words a boolean flag may read as its value: effect/cli's to decide, not this path's. */
-const BOOLEAN_WORDS = new Set(["true", "false", "yes", "no", "on", "off", "y", "n", "1", "0"])
-
-/** `--name value` or `--name=value` split into its name, value and how many words it took; `undefined` for a non-flag. */
-const flagAt = (
-  argv: ReadonlyArray<string>,
-  i: number
-): { readonly name: string; readonly value: string | undefined; readonly words: number } | undefined => {
-  const word = argv[i]!
-  if (!word.startsWith("--") || word === "--") return undefined
-  const eq = word.indexOf("=")
-  if (eq > 0) return { name: word.slice(2, eq), value: word.slice(eq + 1), words: 1 }
-  const name = word.slice(2)
-  return name in VALUED ? { name, value: argv[i + 1], words: 2 } : { name, value: undefined, words: 1 }
-}
-
-interface Seen {
-  readonly values: Map<string, string>
-  readonly options: Array<string>
-  readonly booleans: Set<string>
-  readonly positional: Array<string>
-}
-
-/** Reads every word but `ask`; `false` for anything not understood. */
-const read = (argv: ReadonlyArray<string>): Seen | false => {
-  const seen: Seen = { values: new Map(), options: [], booleans: new Set(), positional: [] }
-  for (let i = 0; i < argv.length; ) {
-    const word = argv[i]!
-    const flag = flagAt(argv, i)
-    if (flag === undefined) {
-      // `-h`, `-v`, `--` and the like are effect/cli's.
-      if (word.startsWith("-")) return false
-      seen.positional.push(word)
-      i += 1
-      continue
-    }
-    if (BOOLEAN.includes(flag.name) && flag.words === 1 && !word.includes("=")) {
-      if (seen.booleans.has(flag.name) || BOOLEAN_WORDS.has(argv[i + 1] ?? "")) return false
-      seen.booleans.add(flag.name)
-      i += 1
-      continue
-    }
-    if (!(flag.name in VALUED)) return false
-    // A flag without its value, a value like a flag, a value the flag refuses: effect/cli explains them.
-    if (flag.value === undefined || flag.value.startsWith("-")) return false
-    const allowed = VALUED[flag.name]
-    if (allowed !== undefined && !allowed.includes(flag.value)) return false
-    if (flag.name === "option") seen.options.push(flag.value)
-    else if (seen.values.has(flag.name)) return false
-    else seen.values.set(flag.name, flag.value)
-    i += flag.words
-  }
-  return seen
-}
-
 /** The ask command line `argv` is, or `undefined` when the full command line must handle it. */
 export const parse = (argv: ReadonlyArray<string>): AskLine | undefined => {
-  const at = argv.indexOf("ask")
-  if (at < 0) return undefined
-  // Before `ask` only the root's flags may come.
-  const before = read(argv.slice(0, at))
-  if (before === false || before.positional.length > 0 || before.options.length > 0 || before.booleans.size > 0)
-    return undefined
-  if ([...before.values.keys()].some((k) => k !== "storage" && k !== "config")) return undefined
-  const seen = read(argv.slice(at + 1))
-  if (seen === false || seen.positional.length > 1) return undefined
-  for (const k of ["storage", "config"]) if (before.values.has(k) && seen.values.has(k)) return undefined
+  const line = FastArgv.command(argv, ["ask"], { valued: VALUED, booleans: BOOLEAN, repeated: ["option"] })
+  if (line === undefined || line.seen.positional.length > 1) return undefined
+  const { seen } = line
   const value = (name: string) => Option.fromUndefinedOr(seen.values.get(name))
   return {
-    storage: seen.values.get("storage") ?? before.values.get("storage"),
-    config: seen.values.get("config") ?? before.values.get("config"),
+    storage: line.storage,
+    config: line.config,
     flags: {
       text: Option.fromUndefinedOr(seen.positional[0]),
       type: (seen.values.get("type") ?? "boolean") as AskFlags["type"],
-      option: seen.options,
+      option: seen.repeated,
       default: value("default"),
       context: value("context"),
       key: value("key"),
