@@ -65,3 +65,29 @@ export const report = (goals: ReadonlyArray<Goal>): boolean => {
   }
   return ok
 }
+
+/** One goal's line in a run's Markdown table. */
+const cell = (s: string): string => s.replaceAll("|", "\\|").replaceAll("\n", " ")
+const figure = (r: Result, unit: string): string =>
+  `${r.medianMs >= 100 ? r.medianMs.toFixed(0) : r.medianMs.toFixed(2)}${unit === "" ? "" : ` ${unit}`}`
+
+/**
+ * The goals of one run as a Markdown table, under a line saying when, on
+ * what and at which commit it ran (docs/benchmarks.md quotes one such run:
+ * every figure in it comes from the same command on the same machine).
+ */
+export const table = (
+  heading: string,
+  suites: ReadonlyArray<{ readonly suite: string; readonly goals: ReadonlyArray<Goal> }>
+): string => {
+  const rows = suites.flatMap(({ suite, goals }) =>
+    goals.map((g) => {
+      const unit = g.unit ?? "ms"
+      const ratio = g.subject.medianMs / g.floor.medianMs
+      const verdict = ratio <= g.maxRatio ? "pass" : "**missed**"
+      const measured = `${cell(g.subject.name)}: ${figure(g.subject, unit)} vs ${cell(g.floor.name)}: ${figure(g.floor, unit)}${g.note ? ` (${cell(g.note)})` : ""}`
+      return `| ${suite} | ${cell(g.name)} | ${measured} | ${ratio.toFixed(2)}× (≤ ${g.maxRatio}): ${verdict} |`
+    })
+  )
+  return [heading, "", "| suite | goal | measured | ratio (goal) |", "|---|---|---|---|", ...rows, ""].join("\n")
+}

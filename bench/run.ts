@@ -5,7 +5,8 @@
 import { spawnSync } from "node:child_process"
 import * as os from "node:os"
 import * as path from "node:path"
-import { report } from "./Harness.ts"
+import * as fs from "node:fs"
+import { report, table } from "./Harness.ts"
 import * as approvals from "./approvals.ts"
 import * as ask from "./ask.ts"
 import * as attach from "./attach.ts"
@@ -68,15 +69,27 @@ if (targets.length > 0) {
 }
 // Whole-process ratios against `node -e 0` shrink on a busy machine (the floor waits for a CPU as long as the
 // subject does): say how busy it was, and when, on what, so a figure can be put beside its machine.
+/** `$BENCH_TABLE`: a file to write the run's goals to, as the Markdown table docs/benchmarks.md quotes. */
+const tableFile = process.env["BENCH_TABLE"]
+const commit = () => {
+  const git = (args: ReadonlyArray<string>) =>
+    spawnSync("git", args, { cwd: path.resolve(import.meta.dirname, ".."), encoding: "utf8" })
+  const head = git(["rev-parse", "--short", "HEAD"]).stdout.trim()
+  const dirty = git(["status", "--porcelain", "--untracked-files=no"]).stdout.trim() !== ""
+  return head === "" ? "no git" : `${head}${dirty ? " with uncommitted changes" : ""}`
+}
 const load = () =>
   os
     .loadavg()
     .map((l) => l.toFixed(2))
     .join(" ")
+const started = new Date()
+const startLoad = load()
 console.log(
-  `${new Date().toISOString()}  Node ${process.versions.node}  ${os.cpus().length} × ${os.cpus()[0]?.model ?? "CPU"}  load average ${load()}`
+  `${started.toISOString()}  Node ${process.versions.node}  ${os.cpus().length} × ${os.cpus()[0]?.model ?? "CPU"}  load average ${load()}`
 )
 let ok = true
+const ran: Array<{ suite: string; goals: ReadonlyArray<import("./Harness.ts").Goal> }> = []
 for (const [name, run] of Object.entries(suites)) {
   if (only !== undefined && only !== name) continue
   // Minutes of 3 runners and 600 conversations on one PostgreSQL: only when asked for (`npm run bench -- cluster`).
@@ -85,7 +98,20 @@ for (const [name, run] of Object.entries(suites)) {
     continue
   }
   console.log(`\n# ${name}`)
-  ok = report(await run()) && ok
+  const goals = await run()
+  ran.push({ suite: name, goals })
+  ok = report(goals) && ok
 }
-console.log(`\nload average at the end: ${load()}`)
+const endLoad = load()
+console.log(`\nload average at the end: ${endLoad}`)
+if (tableFile !== undefined) {
+  const minutes = Math.round((Date.now() - started.getTime()) / 60_000)
+  const heading =
+    `\`${only === undefined ? "npm run bench" : `npm run bench -- ${process.argv.slice(2).join(" ")}`}\` ` +
+    `at ${commit()}, started ${started.toISOString().slice(0, 16).replace("T", " ")} UTC, ${minutes} min; ` +
+    `Node ${process.versions.node}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "CPU"}, ${os.platform()} ${os.release()}; ` +
+    `load average ${startLoad} at the start, ${endLoad} at the end.`
+  fs.writeFileSync(tableFile, table(heading, ran))
+  console.log(`the table: ${tableFile}`)
+}
 process.exitCode = ok ? 0 : 1
