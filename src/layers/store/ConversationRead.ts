@@ -179,9 +179,9 @@ const growthChosen = [...process.execArgv, process.env["NODE_OPTIONS"] ?? ""].so
 /**
  * Runs `f` with V8's young generation kept at the size it has, then lets it
  * grow again (docs/benchmarks.md#resuming-a-large-conversation). Decoding a
- * conversation keeps nearly all it allocates; Node 22 and later let the
- * young generation grow to 64 MB semi-spaces on a machine with a few GB
- * (Node 20 stopped at 16 MB), and a scavenge of one copies everything that
+ * conversation keeps nearly all it allocates; Node 24 lets the young
+ * generation grow to 64 MB semi-spaces on a machine with a few GB (Node 20
+ * and 22 stop at 16 MB), and a scavenge of one copies everything that
  * survived it into fresh pages: on the 94 MB conversation a third more CPU
  * time and 400 MB of peak memory instead of 290 MB. The growth factor is the
  * one knob V8 reads after start-up (at each resize); 2 is its default.
