@@ -113,14 +113,16 @@ export interface FitInput {
   readonly tools: ReadonlyArray<ToolDefinition>
 }
 
-const viewOf = (input: FitInput) =>
+/** The provider view, with its size in tokens when a window bounds it (`0` otherwise: nothing compares it, and sizing a large conversation costs a walk of every tool call's arguments). */
+const viewOf = (input: FitInput, window: number | undefined) =>
   Effect.map(input.session.snapshot, (snapshot) => {
     const entries = snapshot.entries
     const parts = providerView(entries, input.systemPrompt !== undefined ? { systemPrompt: input.systemPrompt } : {})
     return {
       entries,
       parts,
-      tokens: ContextWindow.tokensOf(ContextWindow.requestChars({ ...parts, tools: input.tools }))
+      tokens:
+        window === undefined ? 0 : ContextWindow.tokensOf(ContextWindow.requestChars({ ...parts, tools: input.tools }))
     }
   })
 
@@ -163,7 +165,7 @@ export const fitRequest = Effect.fn("ContextWindow.fitRequest")(function* (input
   // In the type (docs/decisions.md#config-in-the-type): a turn run without config would otherwise ignore its context window silently.
   const { data: config } = yield* Config
   const window = ContextWindow.windowOf(input.model, config)
-  let view = yield* viewOf(input)
+  let view = yield* viewOf(input, window)
   if (window === undefined) return { parts: view.parts, compacted: undefined } satisfies Fitted
   const settings = Compact.autoSettings(config.conversation?.compaction?.auto)
   const decision = Compact.decideAuto(view.entries, { tokens: view.tokens, window }, settings)
@@ -171,7 +173,7 @@ export const fitRequest = Effect.fn("ContextWindow.fitRequest")(function* (input
   if (decision._tag === "Compact") {
     yield* input.session.append([yield* autoCompaction(view.entries, decision.range, settings.rule, input.model)])
     const before = view.tokens
-    view = yield* viewOf(input)
+    view = yield* viewOf(input, window)
     compacted = { range: decision.range, tokensBefore: before, tokensAfter: view.tokens, contextWindow: window }
   }
   if (view.tokens > window) {

@@ -39,6 +39,22 @@ export const toEpochNanos = (text: string): bigint | undefined => {
   return (BigInt(ms) - BigInt(offsetMinutes) * 60_000n) * 1_000_000n + nanosFrac
 }
 
+/**
+ * Whether {@link toEpochNanos} reads `text` (the same rule, without its BigInt
+ * arithmetic): what a reader of stored entries accepts, checked once per
+ * entry of a conversation that may hold a few hundred thousand of them.
+ */
+export const isReadable = (text: string): boolean => {
+  const m = NAIVE.exec(text) ?? RFC3339.exec(text)
+  if (m === null) return false
+  const month = Number(m[2]),
+    day = Number(m[3])
+  // Date.UTC of these ranges is never NaN (toEpochNanos's last check).
+  return (
+    month >= 1 && month <= 12 && day >= 1 && day <= 31 && Number(m[4]) <= 23 && Number(m[5]) <= 59 && Number(m[6]) <= 60
+  )
+}
+
 const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
 /** Whether `text` is a timestamp JP reads (cheap: no allocation on the hot path). */

@@ -63,7 +63,8 @@ import { InquiryAnswered, InquiryCancelled, InquiryRedacted } from "../event/Inq
 import { InquiryQuestion } from "../event/InquiryQuestion.ts"
 import { InquirySource } from "../event/InquirySource.ts"
 import * as StorageBase64 from "./StorageBase64.ts"
-import * as Timestamp from "../event/Timestamp.ts"
+import type * as Timestamp from "../event/Timestamp.ts"
+import * as TimestampText from "../event/TimestampText.ts"
 import { ToolCallRequest } from "../event/ToolCallRequest.ts"
 import { ToolCallResponse } from "../event/ToolCallResponse.ts"
 import { trusted } from "../event/Trusted.ts"
@@ -211,17 +212,46 @@ const mapStrings = (value: Json, path: string, leaf: (s: string, path: string) =
   return root.value
 }
 
+/**
+ * How deep {@link mapLeaves} recurses before it hands a value to the
+ * iterative {@link mapStrings}: every stored entry is far shallower, and the
+ * recursion allocates nothing per value but the copy, where the iterative
+ * walk allocates a task and a closure for each (a large conversation has
+ * millions of values).
+ */
+const RECURSIVE_DEPTH = 64
+
+/** {@link mapStrings}, recursive while shallow (the same result, keys in order). */
+const mapLeaves = (value: Json, path: string, leaf: (s: string, path: string) => Json, depth: number): Json => {
+  if (typeof value === "string") return leaf(value, path)
+  if (typeof value !== "object" || value === null) return value
+  if (depth > RECURSIVE_DEPTH) return mapStrings(value, path, leaf)
+  if (!isObject(value)) {
+    const out: Array<Json> = new Array(value.length)
+    for (let i = 0; i < value.length; i++) out[i] = mapLeaves(value[i]!, path + SEP + i, leaf, depth + 1)
+    return out
+  }
+  const out: JsonObject = {}
+  for (const k of Object.keys(value)) setKey(out, k, mapLeaves(value[k]!, path + SEP + k, leaf, depth + 1))
+  return out
+}
+
 /** Base64-decodes string leaves, recording the paths that stay raw. */
 const decodeLeaves = (value: Json, path: string, undecoded: Array<string>): Json =>
-  mapStrings(value, path, (s, at) => {
-    const d = StorageBase64.decode(s)
-    if (d !== undefined) return d
-    undecoded.push(at)
-    return s
-  })
+  mapLeaves(
+    value,
+    path,
+    (s, at) => {
+      const d = StorageBase64.decode(s)
+      if (d !== undefined) return d
+      undecoded.push(at)
+      return s
+    },
+    0
+  )
 
 const encodeLeaves = (value: Json, path: string, undecoded: ReadonlySet<string> | undefined): Json =>
-  mapStrings(value, path, (s, at) => (undecoded?.has(at) ? s : StorageBase64.encode(s)))
+  mapLeaves(value, path, (s, at) => (undecoded?.has(at) ? s : StorageBase64.encode(s)), 0)
 
 const compiled = <T, E>(schema: Schema.Codec<T, E>) => {
   SchemaJITCompiler.enable(schema.ast)
@@ -252,7 +282,7 @@ const CANONICAL_KEYS: Record<string, ReadonlyArray<string>> = {
 const asObject = (value: Json): JsonObject => (isObject(value) ? value : {})
 
 /** Whether `text` is a JP timestamp (JP reads only those). */
-const isTimestamp = (text: string): text is Timestamp.Timestamp => Timestamp.toEpochNanos(text) !== undefined
+const isTimestamp = (text: string): text is Timestamp.Timestamp => TimestampText.isReadable(text)
 
 /** The string field `key` of a `kind` entry, or why it is not one. */
 const stringField = (raw: JsonObject, key: string, kind: string): string | EntryError => {

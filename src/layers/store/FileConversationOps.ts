@@ -55,10 +55,21 @@ const reading = <A>(id: ConversationId.ConversationId, file: string, f: () => Pr
             : ioError(file, error)
   })
 
-/** Folds the journal of `dir` into `events.json`; rewrites the whole file when it cannot be extended in place. */
-const foldDir = async (dir: string, hasBaseConfig: boolean): Promise<void> => {
+/** Whether `dir` holds a `base_config.json` (JP's layout since it has one). */
+const hasBaseConfigIn = (dir: string): Promise<boolean> =>
+  fs.stat(path.join(dir, "base_config.json")).then(
+    () => true,
+    () => false
+  )
+
+/**
+ * Folds the journal of `dir` into `events.json`; rewrites the whole file when
+ * it cannot be extended in place (`hasBaseConfig` undefined: looked up then,
+ * the only case that needs it).
+ */
+const foldDir = async (dir: string, hasBaseConfig: boolean | undefined): Promise<void> => {
   if ((await Journal.fold(dir)) !== "unfoldable") return
-  const entries = await ConversationRead.readEntries(dir, hasBaseConfig)
+  const entries = await ConversationRead.readEntries(dir, hasBaseConfig ?? (await hasBaseConfigIn(dir)))
   await AtomicFile.writeAtomic(path.join(dir, Journal.EVENTS), EventsFile.render(entries))
   await Journal.remove(dir)
 }
@@ -124,32 +135,53 @@ const close = (
     })
   )
 
+/**
+ * Where `id` is now that its lock is held: `seen` (found before the lock was
+ * taken) while it is still there, else looked up again (a writer that held
+ * the lock before renamed or archived it). A directory's name holds its id,
+ * so a directory still at `seen` is still the conversation's.
+ */
+const relocate = (
+  conversationsDir: string,
+  id: ConversationId.ConversationId,
+  seen: ConversationDir.Located | undefined
+) =>
+  seen === undefined
+    ? locate(conversationsDir, id)
+    : Effect.flatMap(
+        io(seen.dir, () =>
+          fs.stat(seen.dir).then(
+            (s) => s.isDirectory(),
+            () => false
+          )
+        ),
+        (there) => (there ? Effect.succeed(seen) : locate(conversationsDir, id))
+      )
+
 /** Opens a conversation whose lock the scope already holds. */
 const openLocked = (
   conversationsDir: string,
   locks: ReturnType<typeof StoreLocks.make>,
-  id: ConversationId.ConversationId
+  id: ConversationId.ConversationId,
+  seen?: ConversationDir.Located
 ) =>
   Effect.gen(function* () {
-    const loc = yield* locate(conversationsDir, id)
-    const hasBaseConfig = yield* io(loc.dir, () =>
-      fs.stat(path.join(loc.dir, "base_config.json")).then(
-        () => true,
-        () => false
-      )
-    )
+    const loc = yield* relocate(conversationsDir, id, seen)
     // Heal first: a journal left by an earlier run is folded before anything reads the conversation.
     // Uninterruptible: an interrupt would release the lock while the fold still writes.
-    yield* Effect.uninterruptible(
-      reading(id, loc.dir, async () => {
-        await foldDir(loc.dir, hasBaseConfig)
-        await ConversationDir.sweepTemps(loc.dir)
-      })
+    const healAndRead = Effect.uninterruptible(reading(id, loc.dir, () => foldDir(loc.dir, undefined))).pipe(
+      Effect.andThen(reading(id, loc.dir, () => ConversationRead.readSource(id, loc))),
+      Effect.map(({ conversation, source }) => ({ conversation, size: source.events.length }))
     )
-    yield* locks.sweepLocks
-    const conversation = yield* reading(id, loc.dir, () => ConversationRead.read(id, loc))
-    const size = yield* io(loc.dir, () => fs.stat(path.join(loc.dir, Journal.EVENTS)).then((s) => String(s.size)))
-    const base = yield* Ref.make(size)
+    // Beside it, what killed writers left (temp files here, stale locks): neither touches a file the read reads.
+    const sweeps = Effect.all(
+      [Effect.uninterruptible(reading(id, loc.dir, () => ConversationDir.sweepTemps(loc.dir))), locks.sweepLocks],
+      { concurrency: 2, discard: true }
+    )
+    const [{ conversation, size }] = yield* Effect.all([healAndRead, sweeps], { concurrency: 2 })
+    const hasBaseConfig = conversation.baseConfig._tag === "File"
+    // Folded, and under the lock: the bytes read are the whole file the journal's next lines extend.
+    const base = yield* Ref.make(String(size))
     const session = yield* ConversationSession.make(conversation, persistence(loc.dir, base, hasBaseConfig))
     yield* Effect.addFinalizer(() => close(session, loc, hasBaseConfig).pipe(Effect.ignore))
     return session
@@ -214,8 +246,8 @@ export const make = (root: string) =>
       // Look before locking: an id that names nothing fails without creating locks/ (or the storage directory).
       open: (id) =>
         locate(conversationsDir, id).pipe(
-          Effect.andThen(locks.lock(id)),
-          Effect.andThen(openLocked(conversationsDir, locks, id))
+          Effect.tap(() => locks.lock(id)),
+          Effect.flatMap((seen) => openLocked(conversationsDir, locks, id, seen))
         ),
       create: (init) =>
         Effect.flatMap(

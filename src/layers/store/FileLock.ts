@@ -132,9 +132,13 @@ const isStale = async (file: string, holder: Holder): Promise<boolean> => {
 const takerGone = async (file: string, taker: Holder): Promise<boolean> =>
   taker.pid !== process.pid && (await isStale(file, taker))
 
+/** This process's start time (it never changes: read once, not at every lock taken). */
+let ownStart: Promise<string | undefined> | undefined
+
 /** Our record: JP's `{pid, acquired_at}`, and when this process started, to tell it from a later one with the same pid. */
 const record = async (): Promise<string> => {
-  const start = await processStart(process.pid)
+  ownStart ??= processStart(process.pid)
+  const start = await ownStart
   return (
     JSON.stringify({
       pid: process.pid,
