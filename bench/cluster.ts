@@ -25,6 +25,7 @@
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Cluster from "../test/support/Cluster.ts"
@@ -110,11 +111,15 @@ const whole = (entries: ReadonlyArray<{ type: string }>): boolean => {
 /**
  * The interpreter behind `python3`: on a machine where `python3` is a
  * version manager's shim (pyenv: a bash script that starts pyenv, about
- * 250 ms), the tool's start would be measured, not the cluster.
+ * 250 ms), the tool's start would be measured, not the cluster. Run
+ * without `site`, for the same reason.
  */
 const python = (): string => {
   const r = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8", timeout: 30_000 })
-  return r.status === 0 && r.stdout.trim() !== "" ? r.stdout.trim() : "python3"
+  // -S: no `site` (the tool needs only the standard library). A machine's site-packages may hold `.pth` files
+  // that import at every start: here one imports `certifi` (90 ms of CPU per start, 200–300 ms under load),
+  // which the re-run's time measured as the cluster's.
+  return `${r.status === 0 && r.stdout.trim() !== "" ? r.stdout.trim() : "python3"} -S`
 }
 
 /** `$BENCH_CLUSTER_LOGS`: each runner's output (with `$PARLEY_CLUSTER_DEBUG`, its trace lines) kept in that directory. */
@@ -124,6 +129,59 @@ const dumpLogs = (runners: ReadonlyArray<Cluster.Runner>, label: string) => {
   fs.mkdirSync(dir, { recursive: true })
   for (const r of runners) fs.writeFileSync(path.join(dir, `${label}-${r.pid}.log`), r.output())
 }
+
+/** CPU time (user + system, ms) a process has used, from /proc (0 where there is none: not Linux, or it exited). */
+const cpuMs = (pid: number): number => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 // utime, stime in clock ticks (USER_HZ 100)
+  } catch {
+    return 0
+  }
+}
+
+/** The PostgreSQL server's processes: its postmaster (`postmaster.pid` in its data directory) and the postmaster's children. */
+const pgPids = (dir: string): Array<number> => {
+  let master: number
+  try {
+    master = Number(fs.readFileSync(path.join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0])
+  } catch {
+    return []
+  }
+  const children = fs
+    .readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8")
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === master
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+  return [master, ...children]
+}
+
+/**
+ * What an idle cluster costs: the CPU the runners and PostgreSQL use over
+ * `ms` while every turn waits for its answer (nothing asked of them), in
+ * per cent of one core. Polling by the waiting turns, the liveness looks,
+ * the assignment refresh and the message storage's reads all show here.
+ */
+const idleCpu = async (runners: ReadonlyArray<Cluster.Runner>, pgDir: string, ms: number) => {
+  const pids = { runners: runners.map((r) => r.pid), pg: pgPids(pgDir) }
+  const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, p) => a + cpuMs(p), 0)
+  const before = { runners: runners.map((r) => cpuMs(r.pid)), pg: sum(pids.pg) }
+  await sleep(ms)
+  const runnersPct = runners.map((r, i) => ((cpuMs(r.pid) - before.runners[i]!) / ms) * 100)
+  const pgPct = ((sum(pids.pg) - before.pg) / ms) * 100
+  return { runnersPct, pgPct }
+}
+
+/** The data directory of the PostgreSQL server the run uses (for {@link idleCpu}). */
+let pgDir = ""
 
 const scenario = async (label: string, url: string, chaos: boolean): Promise<Outcome> => {
   const cluster = await Cluster.project(url, { PARLEY_PG_POOL: String(POOL) }, bin, python())
@@ -148,6 +206,12 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
       open = (await retried(cluster, (r) => r.json("/api/questions", 60_000))).body
     }
     const byConversation = new Map(open.map((q) => [q.conversation_id, q]))
+    if (!chaos) {
+      const idle = await idleCpu(live(cluster), pgDir, 5000)
+      console.log(
+        `  idle with ${N} waiting turns (5 s): runners ${idle.runnersPct.map((p) => `${p.toFixed(1)} %`).join(", ")} of a core; PostgreSQL ${idle.pgPct.toFixed(1)} %; load average ${os.loadavg()[0]!.toFixed(1)}`
+      )
+    }
 
     let kills = 0
     let stop = false
@@ -166,6 +230,11 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
 
     const postMs: Array<number> = []
     const effectMs: Array<number> = []
+    const cpuAt = () => ({
+      runners: live(cluster).reduce((a, r) => a + cpuMs(r.pid), 0),
+      pg: pgPids(pgDir).reduce((a, p) => a + cpuMs(p), 0)
+    })
+    const cpu0 = cpuAt()
     const answeredAt = new Map<string, number>()
     const refused: Record<string, number> = {}
     await pool(names, CONCURRENCY, async (name, i) => {
@@ -192,6 +261,11 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
     })
     stop = true
     await chaosLoop
+    const cpu1 = cpuAt()
+    if (!chaos)
+      console.log(
+        `  CPU while answering, per answer: runners ${((cpu1.runners - cpu0.runners) / N).toFixed(1)} ms, PostgreSQL ${((cpu1.pg - cpu0.pg) / N).toFixed(1)} ms; load average ${os.loadavg()[0]!.toFixed(1)}`
+      )
 
     // Complete: the last entry is the final reply (bounded: 30 s after its answer, plus the time to look).
     let stuck = 0
@@ -382,6 +456,7 @@ export const run = async (which = process.argv[3] ?? "both"): Promise<ReadonlyAr
     return []
   }
   const pg = await startPg({ maxConnections: 3 * (POOL + 15) + 20 })
+  pgDir = pg.dir
   try {
     const goals: Array<Goal> = []
     if (which === "failover") {

@@ -11,14 +11,13 @@
  * connection is retried until the ping's bound), so the check never found
  * a dead runner before its heartbeat expired (`shardLockExpiration`, 6 s):
  * failover took 6.3 s every time (6 kills, `npm run bench -- cluster
- * failover`). Here a runner gets 3 pings, each bounded by 1 s, 250 ms
- * apart: a dead one is dropped within the next check (every second) and
- * failover took 1.1–2.5 s (still 6–6.5 s when the dead runner is the one
- * running the check, a cluster singleton: its heartbeat must expire first;
- * every runner now also watches the others' liveness locks, `Liveness.ts`,
- * which needs neither). A live runner must miss 3 pings in a row to be
- * called unhealthy (a second each: more than the event-loop lag seen on an
- * overloaded machine, 100–600 ms); if it is, its shards move and come back,
+ * failover`). A dead runner is now found by its liveness lock
+ * (`Liveness.ts`: every runner watches the others', no singleton, no
+ * timeout), so the pings are left to find a runner that lives but does not
+ * answer: 3 pings, each bounded by 5 s, 500 ms apart. Bounded by 1 s, as
+ * they were, a live runner whose event loop lagged on a loaded machine
+ * (1–1.5 s at load 12) missed three in a row and was called unhealthy; then
+ * its shards move and come back,
  * and its turns are handed off (`Sweep.ts`), never run twice at once.
  *
  * @example
@@ -46,12 +45,23 @@ import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import type * as RunnerChannel from "./RunnerChannel.ts"
 import * as RunnerTransport from "./RunnerTransport.ts"
+import * as Trace from "./Trace.ts"
 
-/** A runner that does not answer within this is tried again. */
-const PING_TIMEOUT_MS = 1_000
+/**
+ * A runner that does not answer within this is tried again. A dead runner
+ * is found by its liveness lock (`Liveness.ts`) within 200 ms, without a
+ * ping, so the pings only find a runner that lives but does not answer (its
+ * event loop stuck, the network between cut): they can wait. At 1 s, a
+ * runner whose event loop lagged 1–1.5 s on a loaded machine (seen with
+ * 100 conversations at load 12) missed three pings in a row, was called
+ * unhealthy, and its shards moved away and back: 57 of 100 waiting turns
+ * handed off and resumed in a steady run, each answer to one of them
+ * waiting seconds for it.
+ */
+const PING_TIMEOUT_MS = 5_000
 /** Pings after the first, and how far apart. */
 const PING_RETRIES = 2
-const PING_SPACING_MS = 250
+const PING_SPACING_MS = 500
 
 /** Whether a runner answers a ping (bounded, retried briefly). */
 const health = (keys: RunnerChannel.Keys) =>
@@ -61,13 +71,12 @@ const health = (keys: RunnerChannel.Keys) =>
       const runners = yield* Runners.Runners
       return RunnerHealth.RunnerHealth.of({
         isAlive: (address) =>
-          runners
-            .ping(address)
-            .pipe(
-              Effect.timeout(PING_TIMEOUT_MS),
-              Effect.retry({ times: PING_RETRIES, schedule: Schedule.spaced(PING_SPACING_MS) }),
-              Effect.isSuccess
-            )
+          runners.ping(address).pipe(
+            Effect.timeout(PING_TIMEOUT_MS),
+            Effect.retry({ times: PING_RETRIES, schedule: Schedule.spaced(PING_SPACING_MS) }),
+            Effect.isSuccess,
+            Effect.tap((alive) => (alive ? Effect.void : Trace.line("health: no reply", address.toString())))
+          )
       })
     })
   ).pipe(Layer.provide(Runners.layerRpc), Layer.provide(RunnerTransport.layerClientProtocol(keys)))
