@@ -78,9 +78,50 @@ export type Lost = LiveViewLagged | LiveViewGone
 export const LostSchema = Schema.Union([LiveViewLagged, LiveViewGone])
 
 /**
- * An estimate of an event's JSON size, for the byte bounds: exact enough for
- * text (the text and its frame), measured for the rest (rare, and the ones
- * that can be large: tool output, arguments, questions).
+ * The JSON sizes of the objects events share, measured once each: a call is
+ * shown in every event of its run and its questions (four to six), a
+ * question in its opening and its closing.
  */
-export const sizeOf = (event: RunEvent.RunEvent): number =>
-  event._tag === "TextDelta" || event._tag === "ReasoningDelta" ? event.text.length + 40 : JSON.stringify(event).length
+const shared = new WeakMap<object, number>()
+
+const sharedSize = (value: object): number => {
+  let size = shared.get(value)
+  if (size === undefined) {
+    size = JSON.stringify(value).length
+    shared.set(value, size)
+  }
+  return size
+}
+
+/** One field's JSON size: a string's without its escapes, a shared part's as measured once, the rest measured. */
+const fieldSize = (key: string, value: unknown): number => {
+  switch (typeof value) {
+    case "string":
+      return value.length + 2
+    case "boolean":
+      return value ? 4 : 5
+    case "object":
+      if (value === null) return 4
+      return key === "call" || key === "question" ? sharedSize(value) : JSON.stringify(value).length
+    default:
+      return JSON.stringify(value)?.length ?? 0
+  }
+}
+
+/**
+ * An estimate of an event's JSON size, for the byte bounds: exact enough for
+ * text (the text and its frame); for the rest, the sum of its fields
+ * (exact but for escapes in strings), so the parts events share are
+ * measured once (a `JSON.stringify` of every whole event was a twentieth of
+ * the coordinator bench, docs/benchmarks.md).
+ */
+export const sizeOf = (event: RunEvent.RunEvent): number => {
+  if (event._tag === "TextDelta" || event._tag === "ReasoningDelta") return event.text.length + 40
+  let size = 1
+  for (const key in event) {
+    const value: unknown = Reflect.get(event, key)
+    // `"key":value,` (the last comma is the closing brace); an undefined field is not written.
+    if (value !== undefined) size += key.length + 4 + fieldSize(key, value)
+  }
+  return size
+}
