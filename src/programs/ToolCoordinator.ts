@@ -434,7 +434,8 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
     // Secret answers given to this call: never in its recorded result, whatever it echoes.
     const secrets: Array<string> = []
     // Questions last answered from config: asked again as rejected, that answer is invalid (docs/decisions.md#static-answer-rejected).
-    const fromConfig = new Set<string>()
+    // Made by the first such answer: most calls have none, and every call ran this.
+    let fromConfig: Set<string> | undefined
     const scrubbed = (response: ToolResponse): ToolResponse =>
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
     const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
@@ -457,12 +458,12 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
         return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
       }
       if (result.resume !== undefined) resume = result.resume
-      const staticRejected = fromConfig.has(question.id) ? result.rejected : undefined
+      const staticRejected = fromConfig?.has(question.id) === true ? result.rejected : undefined
       const routed = yield* Inquiry.ask(env, call, question, opening(id, result, staticRejected))
       if (routed._tag === "End") return scrubbed(routed.response)
       if (routed._tag === "Deferred") return routed
-      if (routed.fromConfig === true) fromConfig.add(question.id)
-      else fromConfig.delete(question.id)
+      if (routed.fromConfig === true) (fromConfig ??= new Set()).add(question.id)
+      else fromConfig?.delete(question.id)
       if (QuestionPolicy.of(question).redact) secrets.push(Redact.secretText(routed.answer))
       answers = { ...result.answers, [question.id]: routed.answer }
     }
