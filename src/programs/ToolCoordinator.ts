@@ -84,7 +84,13 @@ import { decidePermission, Permission } from "../domain/tool/Route.ts"
 import type { RunMode, ToolKind } from "../domain/tool/ToolDefinition.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
-import { type Answers, error as executorError, Executor, type NeedsInput, type ToolResponse } from "../services/Executor.ts"
+import {
+  type Answers,
+  error as executorError,
+  Executor,
+  type NeedsInput,
+  type ToolResponse
+} from "../services/Executor.ts"
 import { InquiryBackend } from "../services/InquiryBackend.ts"
 import { PendingAnswers } from "../services/PendingAnswers.ts"
 import { PromptBackend, type PermissionDecision, type PromptError } from "../services/PromptBackend.ts"
@@ -462,8 +468,10 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
       const routed = yield* Inquiry.ask(env, call, question, opening(id, result, staticRejected))
       if (routed._tag === "End") return scrubbed(routed.response)
       if (routed._tag === "Deferred") return routed
-      if (routed.fromConfig === true) (fromConfig ??= new Set()).add(question.id)
-      else fromConfig?.delete(question.id)
+      if (routed.fromConfig === true) {
+        fromConfig ??= new Set()
+        fromConfig.add(question.id)
+      } else fromConfig?.delete(question.id)
       if (QuestionPolicy.of(question).redact) secrets.push(Redact.secretText(routed.answer))
       answers = { ...result.answers, [question.id]: routed.answer }
     }
