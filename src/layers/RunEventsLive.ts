@@ -265,20 +265,22 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     if (bound === undefined || over) wake(f)
     else wakeSoon(f)
   }
-  const publishAt = (e: RunEvent.Sequenced) => {
-    if (e.seq <= latest) return
+  // Numbered here or elsewhere: the kept entry is the only object made (the coordinator publishes six events per call).
+  const keep = (seq: number, event: RunEvent.RunEvent) => {
+    if (seq <= latest) return
     // The first event after a Stopped starts a new run: what is kept is only that run's.
     if (ended !== null) {
       ring.clear()
-      runFirst = e.seq
+      runFirst = seq
       ended = null
     }
-    latest = e.seq
-    if (RunEvent.isEnd(e.event)) ended = e.seq
-    const entry: Entry = { seq: e.seq, event: e.event, size: LiveView.sizeOf(e.event) }
+    latest = seq
+    if (RunEvent.isEnd(event)) ended = seq
+    const entry: Entry = { seq, event, size: LiveView.sizeOf(event) }
     ring.push(entry)
     for (const f of followers) hand(f, entry)
   }
+  const publishAt = (e: RunEvent.Sequenced) => keep(e.seq, e.event)
 
   /** Registers a follower from `from` (a number of the current run), or says why it cannot. */
   const register = (from: number, options: FollowOptions): Follower | LiveView.LiveViewGone => {
@@ -315,7 +317,7 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     })
 
   return {
-    publish: (event) => publishAt({ seq: latest + 1, event }),
+    publish: (event) => keep(latest + 1, event),
     publishAt,
     // No cursor (0): from the first event kept; a cursor from an earlier run: from the start of this one.
     follow: (after, options = {}) => open(() => (after === 0 ? firstKept() : Math.max(after + 1, runFirst)), options),

@@ -84,7 +84,13 @@ import { decidePermission, Permission } from "../domain/tool/Route.ts"
 import type { RunMode, ToolKind } from "../domain/tool/ToolDefinition.ts"
 import { Config } from "../services/Config.ts"
 import type { ConversationSession } from "../services/ConversationSession.ts"
-import { type Answers, error as executorError, Executor, type ToolResponse } from "../services/Executor.ts"
+import {
+  type Answers,
+  error as executorError,
+  Executor,
+  type NeedsInput,
+  type ToolResponse
+} from "../services/Executor.ts"
 import { InquiryBackend } from "../services/InquiryBackend.ts"
 import { PendingAnswers } from "../services/PendingAnswers.ts"
 import { PromptBackend, type PermissionDecision, type PromptError } from "../services/PromptBackend.ts"
@@ -403,6 +409,28 @@ const approvalsAsked = (env: Inquiry.Env): boolean =>
   !env.prompts.interactive &&
   (env.answers.present() || ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault) !== "assistant")
 
+/**
+ * How a question the tool raised opens: recorded with the executor's state
+ * and what an approval approves, when there are any. The common question has
+ * neither: one literal, no copies (every question makes one).
+ */
+const opening = (id: InquiryId, result: NeedsInput, staticRejected: string | undefined): Inquiry.Opening => {
+  const approves = result.approval
+  if (result.resume === undefined && approves === undefined && staticRejected === undefined)
+    return { _tag: "Record", id, source: result.source }
+  const metadata = {
+    ...(result.resume !== undefined ? { [EventMetadata.executorState]: result.resume } : {}),
+    ...(approves !== undefined ? PermissionInquiry.approvalMetadata(approves) : {})
+  }
+  return Inquiry.Opening.Record({
+    id,
+    source: result.source,
+    ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+    ...(staticRejected !== undefined ? { staticRejected } : {}),
+    ...(approves !== undefined ? { approval: true, approves } : {})
+  })
+}
+
 /** Step 3: runs the tool until it completes, asking each question it raises. */
 const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, recorded: Schema.Json | undefined) =>
   Effect.gen(function* () {
@@ -412,7 +440,8 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
     // Secret answers given to this call: never in its recorded result, whatever it echoes.
     const secrets: Array<string> = []
     // Questions last answered from config: asked again as rejected, that answer is invalid (docs/decisions.md#static-answer-rejected).
-    const fromConfig = new Set<string>()
+    // Made by the first such answer: most calls have none, and every call ran this.
+    let fromConfig: Set<string> | undefined
     const scrubbed = (response: ToolResponse): ToolResponse =>
       secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
     const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
@@ -435,28 +464,14 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
         return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
       }
       if (result.resume !== undefined) resume = result.resume
-      const approves = result.approval
-      const metadata = {
-        ...(result.resume !== undefined ? { [EventMetadata.executorState]: result.resume } : {}),
-        ...(approves !== undefined ? PermissionInquiry.approvalMetadata(approves) : {})
-      }
-      const staticRejected = fromConfig.has(question.id) ? result.rejected : undefined
-      const routed = yield* Inquiry.ask(
-        env,
-        call,
-        question,
-        Inquiry.Opening.Record({
-          id,
-          source: result.source,
-          ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
-          ...(staticRejected !== undefined ? { staticRejected } : {}),
-          ...(approves !== undefined ? { approval: true, approves } : {})
-        })
-      )
+      const staticRejected = fromConfig?.has(question.id) === true ? result.rejected : undefined
+      const routed = yield* Inquiry.ask(env, call, question, opening(id, result, staticRejected))
       if (routed._tag === "End") return scrubbed(routed.response)
       if (routed._tag === "Deferred") return routed
-      if (routed.fromConfig === true) fromConfig.add(question.id)
-      else fromConfig.delete(question.id)
+      if (routed.fromConfig === true) {
+        fromConfig ??= new Set()
+        fromConfig.add(question.id)
+      } else fromConfig?.delete(question.id)
       if (QuestionPolicy.of(question).redact) secrets.push(Redact.secretText(routed.answer))
       answers = { ...result.answers, [question.id]: routed.answer }
     }

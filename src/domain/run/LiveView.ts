@@ -78,9 +78,73 @@ export type Lost = LiveViewLagged | LiveViewGone
 export const LostSchema = Schema.Union([LiveViewLagged, LiveViewGone])
 
 /**
- * An estimate of an event's JSON size, for the byte bounds: exact enough for
- * text (the text and its frame), measured for the rest (rare, and the ones
- * that can be large: tool output, arguments, questions).
+ * The JSON size of the object measured last, kept while the next one asked
+ * is the same: the events of one call follow each other (its four to six
+ * events show the same arguments; a question's opening and closing, the
+ * same question). A `WeakMap` of every object measured cost more than it
+ * saved (an ephemeron per call, microseconds each).
  */
-export const sizeOf = (event: RunEvent.RunEvent): number =>
-  event._tag === "TextDelta" || event._tag === "ReasoningDelta" ? event.text.length + 40 : JSON.stringify(event).length
+class LastSize {
+  private value: object | undefined
+  private size = 0
+
+  of(value: object): number {
+    if (value !== this.value) {
+      this.size = JSON.stringify(value).length
+      this.value = value
+    }
+    return this.size
+  }
+}
+
+const lastArguments = new LastSize()
+const lastQuestion = new LastSize()
+
+/** A shown call's size: `{"id":…,"name":…,"arguments":…}`. */
+const callSize = (call: RunEvent.ToolCall): number =>
+  32 + call.id.length + call.name.length + lastArguments.of(call.arguments)
+
+/** One field's JSON size: a string's without its escapes, a call's or a question's as measured last, the rest measured. */
+const fieldSize = (key: string, value: unknown): number => {
+  switch (typeof value) {
+    case "string":
+      return value.length + 2
+    case "boolean":
+      return value ? 4 : 5
+    case "object":
+      if (value === null) return 4
+      if (key === "call" && isToolCall(value)) return callSize(value)
+      if (key === "question") return lastQuestion.of(value)
+      // An approval's `arguments` are its call's.
+      return key === "arguments" ? lastArguments.of(value) : JSON.stringify(value).length
+    default:
+      return JSON.stringify(value)?.length ?? 0
+  }
+}
+
+const isToolCall = (value: object): value is RunEvent.ToolCall =>
+  "id" in value &&
+  typeof value.id === "string" &&
+  "name" in value &&
+  typeof value.name === "string" &&
+  "arguments" in value &&
+  typeof value.arguments === "object" &&
+  value.arguments !== null
+
+/**
+ * An estimate of an event's JSON size, for the byte bounds: exact enough for
+ * text (the text and its frame); for the rest, the sum of its fields
+ * (exact but for escapes in strings), the arguments and the question its
+ * events share measured once (a `JSON.stringify` of every whole event was
+ * a twentieth of the coordinator bench, docs/benchmarks.md).
+ */
+export const sizeOf = (event: RunEvent.RunEvent): number => {
+  if (event._tag === "TextDelta" || event._tag === "ReasoningDelta") return event.text.length + 40
+  let size = 1
+  for (const key in event) {
+    const value: unknown = Reflect.get(event, key)
+    // `"key":value,` (the last comma is the closing brace); an undefined field is not written.
+    if (value !== undefined) size += key.length + 4 + fieldSize(key, value)
+  }
+  return size
+}

@@ -108,7 +108,9 @@ export const allocateInquiryId = (
   max: number
 ): readonly [InquiryId.InquiryId | undefined, TurnState] => {
   const key = attemptKey(toolCallId, questionId)
-  const used = Option.getOrElse(HashMap.get(state.inquiryAttempts, key), () => 0)
+  // Read as the Option it is (no closure for a default): every question allocates an id.
+  const found = HashMap.get(state.inquiryAttempts, key)
+  const used = Option.isSome(found) ? found.value : 0
   if (used >= max) return [undefined, state]
   return [
     InquiryId.forToolQuestion(toolCallId, questionId, used + 1),
