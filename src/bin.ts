@@ -44,13 +44,15 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
  * Runs `argv` without effect/cli when a fast path fully understands it; `false` when none does.
  * Each reads its command line with plain code (no Effect) and declines anything else, which the
  * full command line (`cli/Run.ts`) then answers with effect/cli's own help and usage errors:
- * a plain `parley query` (`cli/QueryArgv.ts`, the main command: asked first), `conversation ls`
+ * a plain `parley query` (`cli/QueryArgv.ts`, the main command: asked first; run from a bundle of
+ * its own, dist/parley-query.mjs: see `cli/QueryFast.ts`), `conversation ls`
  * and `print` (`cli/ReadingArgv.ts`, run from a bundle of their own, dist/parley-reading.mjs: see
  * `cli/ReadingRun.ts`), `parley ask` (`cli/AskArgv.ts`: a script waits for its question to be
  * listed) and `conversation attach` (`cli/conversation/AttachArgv.ts`: a person waits for the run).
  */
 async function fastPath(argv: ReadonlyArray<string>): Promise<boolean> {
-  const querying = (await import("./cli/QueryArgv.ts")).parse(argv)
+  // Only a command line with the word is read as a query: `ls` and `print` load one module fewer.
+  const querying = argv.includes("query") ? (await import("./cli/QueryArgv.ts")).parse(argv) : undefined
   if (querying !== undefined) {
     const { run } = await import("./cli/QueryFast.ts")
     run(querying)
