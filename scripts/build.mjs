@@ -5,7 +5,8 @@
 //   chunks, because an unbundled Effect CLI starts ~9x slower than `node -e
 //   0`. The entry itself is a few hundred bytes: it answers `--version`,
 //   hands a plain `conversation ls` / `print` to the reading bundle
-//   (dist/parley-reading.mjs, built on its own: see READING below), and
+//   (dist/parley-reading.mjs, built on its own: see OWN_BUNDLES below), a
+//   plain `query` to the query bundle (dist/parley-query.mjs), and
 //   imports the command tree (src/cli/Run.ts, a chunk) for anything else;
 //   the LLM SDKs are only imported on paths that call a model.
 // lib (`npm run build` and `prepack`, so `npm pack` builds it; a git install
@@ -59,12 +60,16 @@ const cliOptions = (outdir) => ({
 // with reading-* chunks (issue 28, start-up). In one build its chunks would be shared with
 // the other commands, and a shared chunk holds every part of Effect any of them uses: `ls`
 // would evaluate Stream, the RPC client's needs and more before listing anything.
-const READING = "./parley-reading.mjs"
-const readingExternal = {
-  name: "reading-entry",
+// A plain query's fast path (src/cli/QueryFast.ts) likewise, dist/parley-query.mjs with query-*
+// chunks: in the shared build its turn loaded 98 modules, split along every other command's
+// lines; in its own, about half as many (each costs Node a resolve, a read and a link).
+// (Start-up of a query, docs/benchmarks.md#start-up-of-a-query.)
+const OWN_BUNDLES = { "./cli/ReadingRun.ts": "./parley-reading.mjs", "./cli/QueryFast.ts": "./parley-query.mjs" }
+const ownBundles = {
+  name: "own-bundles",
   setup(b) {
-    b.onResolve({ filter: /^\.\/cli\/ReadingRun\.ts$/ }, (args) =>
-      args.importer.endsWith(path.join("src", "bin.ts")) ? { path: READING, external: true } : undefined
+    b.onResolve({ filter: /^\.\/cli\/(ReadingRun|QueryFast)\.ts$/ }, (args) =>
+      args.importer.endsWith(path.join("src", "bin.ts")) ? { path: OWN_BUNDLES[args.path], external: true } : undefined
     )
   }
 }
@@ -128,7 +133,7 @@ const buildCli = async () => {
     const main = await build({
       ...cliOptions(scratch),
       entryPoints: { parley: "src/bin.ts" },
-      plugins: [readingExternal, lazyWs, lazyBuiltins]
+      plugins: [ownBundles, lazyWs, lazyBuiltins]
     })
     const reading = await build({
       ...cliOptions(scratch),
@@ -136,17 +141,23 @@ const buildCli = async () => {
       plugins: [lazyWs, lazyBuiltins],
       chunkNames: "reading-[name]-[hash]"
     })
+    const query = await build({
+      ...cliOptions(scratch),
+      entryPoints: { "parley-query": "src/cli/QueryFast.ts" },
+      plugins: [lazyWs, lazyBuiltins],
+      chunkNames: "query-[name]-[hash]"
+    })
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)
     // Which sources each chunk holds (not shipped): a test checks what a command loads (issue 28).
     const chunks = Object.fromEntries(
-      [main, reading].flatMap((r) =>
+      [main, reading, query].flatMap((r) =>
         Object.entries(r.metafile.outputs).map(([file, o]) => [path.basename(file), Object.keys(o.inputs)])
       )
     )
     writeFileSync(path.join(scratch, "parley.chunks.json"), JSON.stringify(chunks) + "\n")
     // Chunks first, the entry last: a new entry never points at a missing chunk.
-    // The reading entry just before the main one: it, too, must never point at a missing chunk.
-    const last = (f) => (f === "parley.mjs" ? 2 : f === "parley-reading.mjs" ? 1 : 0)
+    // The reading and query entries just before the main one: they, too, must never point at a missing chunk.
+    const last = (f) => (f === "parley.mjs" ? 2 : f === "parley-reading.mjs" || f === "parley-query.mjs" ? 1 : 0)
     const files = readdirSync(scratch).sort((a, b) => last(a) - last(b))
     for (const f of files) renameSync(path.join(scratch, f), path.join("dist", f))
     if (clean) {

@@ -6,9 +6,10 @@
  * Cold start (docs/decisions.md#fast-start): this entry imports nothing heavy itself. `parley
  * --version` alone is answered right here; everything else loads Effect and
  * the command tree with one dynamic import (esbuild puts them in chunks), so
- * the version costs what `node -e 0` costs. A plain `conversation ls` or
- * `conversation print` runs without effect/cli, from a bundle of its own
- * (`cli/ReadingRun.ts`; docs/benchmarks.md#start-up-of-the-reading-commands).
+ * the version costs what `node -e 0` costs. A plain `query`, `conversation
+ * ls`, `conversation print`, `ask` or `conversation attach` runs without
+ * effect/cli (`fastPath` below; docs/benchmarks.md#start-up-of-a-query,
+ * docs/benchmarks.md#start-up-of-the-reading-commands).
  */
 import { enable as enableCompileCache } from "./layers/file/CompileCache.ts"
 import { VERSION } from "./cli/Version.ts"
@@ -33,32 +34,47 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
 } else {
   // Node 22.1+: compiled chunks cached in a private per-user directory (layers/file/CompileCache.ts).
   enableCompileCache(process.env)
-  // `conversation ls` and `conversation print` without effect/cli when the command line is plain:
-  // ReadingArgv decides (plain code, no Effect), and the commands run from a bundle of their own
-  // (dist/parley-reading.mjs, see ReadingRun.ts); anything else goes to the full command line.
-  const { parse } = await import("./cli/ReadingArgv.ts")
-  const reading = parse(argv)
+  if (!(await fastPath(argv))) {
+    const { main } = await import("./cli/Run.ts")
+    main()
+  }
+}
+
+/**
+ * Runs `argv` without effect/cli when a fast path fully understands it; `false` when none does.
+ * Each reads its command line with plain code (no Effect) and declines anything else, which the
+ * full command line (`cli/Run.ts`) then answers with effect/cli's own help and usage errors:
+ * a plain `parley query` (`cli/QueryArgv.ts`, the main command: asked first; run from a bundle of
+ * its own, dist/parley-query.mjs: see `cli/QueryFast.ts`), `conversation ls`
+ * and `print` (`cli/ReadingArgv.ts`, run from a bundle of their own, dist/parley-reading.mjs: see
+ * `cli/ReadingRun.ts`), `parley ask` (`cli/AskArgv.ts`: a script waits for its question to be
+ * listed) and `conversation attach` (`cli/conversation/AttachArgv.ts`: a person waits for the run).
+ */
+async function fastPath(argv: ReadonlyArray<string>): Promise<boolean> {
+  // Only a command line with the word is read as a query: `ls` and `print` load one module fewer.
+  const querying = argv.includes("query") ? (await import("./cli/QueryArgv.ts")).parse(argv) : undefined
+  if (querying !== undefined) {
+    const { run } = await import("./cli/QueryFast.ts")
+    run(querying)
+    return true
+  }
+  const reading = (await import("./cli/ReadingArgv.ts")).parse(argv)
   if (reading !== undefined) {
     const { run } = await import("./cli/ReadingRun.ts")
     run(reading)
-  } else {
-    // `parley ask` likewise (cli/AskArgv.ts): a script waits for its question to be listed.
-    const { parse: parseAsk } = await import("./cli/AskArgv.ts")
-    const asking = parseAsk(argv)
-    if (asking !== undefined) {
-      const { run: runAsk } = await import("./cli/AskFast.ts")
-      runAsk(asking)
-    } else {
-      // `conversation attach` likewise (cli/conversation/AttachArgv.ts): a person waits for the run on screen.
-      const { parse: parseAttach } = await import("./cli/conversation/AttachArgv.ts")
-      const attaching = parseAttach(argv)
-      if (attaching !== undefined) {
-        const { run: runAttach } = await import("./cli/conversation/AttachFast.ts")
-        runAttach(attaching)
-      } else {
-        const { main } = await import("./cli/Run.ts")
-        main()
-      }
-    }
+    return true
   }
+  const asking = (await import("./cli/AskArgv.ts")).parse(argv)
+  if (asking !== undefined) {
+    const { run } = await import("./cli/AskFast.ts")
+    run(asking)
+    return true
+  }
+  const attaching = (await import("./cli/conversation/AttachArgv.ts")).parse(argv)
+  if (attaching !== undefined) {
+    const { run } = await import("./cli/conversation/AttachFast.ts")
+    run(attaching)
+    return true
+  }
+  return false
 }

@@ -24,7 +24,7 @@ import { ConversationStore } from "../services/ConversationStore.ts"
 import * as Query from "../programs/Query.ts"
 import * as Hint from "./Hint.ts"
 import * as Live from "./Live.ts"
-import { runQuery } from "./Query.ts"
+import { runQuery } from "./QueryRun.ts"
 import { toJsonRow } from "./conversation/Ls.ts"
 
 export const demo = Command.make("demo", {}, () =>

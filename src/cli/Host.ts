@@ -1,6 +1,6 @@
 /**
- * A `parley query` run as a host (docs/questions-and-approvals.md#runs-beyond-the-terminal): once its conversation is known,
- * the run is served on the conversation's socket (`HostPath`) for as long as
+ * A `parley query` run as a host (docs/questions-and-approvals.md#runs-beyond-the-terminal): once its conversation is known
+ * (a run nobody watches: once it calls a tool, asks, or has run 200 ms), the run is served on the conversation's socket (`HostPath`) for as long as
  * the run lives, so other terminals can follow it, answer its questions and
  * stop it. Stopping it from a client is what SIGTERM does. A host that
  * cannot listen (an odd file system, a full disk) only costs those clients:
@@ -15,6 +15,7 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as RunEvent from "../domain/run/RunEvent.ts"
 import type { PendingAnswers } from "../services/PendingAnswers.ts"
 import { RunEvents } from "../services/RunEvents.ts"
@@ -34,7 +35,38 @@ import { VERSION } from "./Version.ts"
 /** Stops this process's run the way SIGTERM does (every finalizer runs; exit 143). */
 const interrupt = Effect.sync(() => void process.kill(process.pid, "SIGTERM"))
 
-/** Serves the run once its conversation is known; lives in the caller's scope. */
+/**
+ * How long a run nobody watches goes before it is served anyway: its host
+ * (effect/rpc's server and the socket) is a fifth of a scripted turn's
+ * start-up, and a turn that ends sooner is never followed from elsewhere
+ * (docs/benchmarks.md#start-up-of-a-query).
+ */
+export const HOST_AFTER_MS = 200
+
+/**
+ * Whether the run is to be served now: at once when somebody watches it
+ * (`--detach`, `serve`: they wait for its socket) or a person is at its
+ * terminal (Ctrl-C's menu and Ctrl-Z come with the host); otherwise at its
+ * first tool call or question, or once it has run {@link HOST_AFTER_MS} —
+ * and never when it stops before.
+ */
+const due = (run: Live.Run["Service"], hub: RunEvents["Service"]): Effect.Effect<boolean> =>
+  run.watched || PersonTerminal.isInteractive()
+    ? Effect.succeed(true)
+    : Effect.raceFirst(
+        Effect.as(Effect.sleep(HOST_AFTER_MS), true),
+        Effect.map(
+          Stream.runHead(
+            Stream.filter(
+              hub.events,
+              (e) => e._tag === "ToolCallsAnnounced" || e._tag === "QuestionOpened" || e._tag === "Stopped"
+            )
+          ),
+          (e) => Option.isSome(e) && e.value._tag !== "Stopped"
+        )
+      )
+
+/** Serves the run once its conversation is known (and {@link due}); lives in the caller's scope. */
 export const serveWhenKnown = (
   run: Live.Run["Service"]
 ): Effect.Effect<void, never, Scope.Scope | RunEvents | PendingAnswers> =>
@@ -42,6 +74,7 @@ export const serveWhenKnown = (
     const hub = yield* RunEvents
     const known = yield* HostWhenKnown.serve({
       storage: run.settings.storage,
+      due: due(run, hub),
       interrupt,
       script: run.hint.script,
       detachedPolicy: run.hint.detachedPolicy,

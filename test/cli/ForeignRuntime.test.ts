@@ -325,8 +325,12 @@ describe.skipIf(!isRoot)("another local user cannot stand in for a run (as root,
     dirs.push(tmp)
     fs.chmodSync(tmp, 0o777)
     const line = `Refusing to use ${tmp}: other users may write in it and it has no sticky bit (owner uid 0, mode 0777). Anyone may replace what parley makes in it: set TMPDIR to a directory only you (or root) may write in, or XDG_RUNTIME_DIR to a private one of yours, then run again.`
-    // The run warns once and goes on without a host; a detached run (its own host) is refused.
-    const script = writeScript(p, "done.json", [{ message: "Done." }])
+    // The run warns once and goes on without a host; a detached run (its own host) is refused. Its turn calls a
+    // tool (an unknown one: refused, then the reply), so it is served at once (src/cli/Host.ts).
+    const script = writeScript(p, "served.json", [
+      { message: "Working.", tool_calls: [{ name: "nope", arguments: {} }] },
+      { message: "Done." }
+    ])
     const ran = run(p, envIn(tmp), ["query", "--new", "hi", "--script", script])
     expect(ran.stderr).toContain(line)
     expect(ran.code).toBe(0)

@@ -151,6 +151,26 @@ describe("start-up: `conversation attach` runs without the command tree (docs/de
   })
 })
 
+describe("start-up: a plain `parley query` runs without the command tree (docs/benchmarks.md#start-up-of-a-query)", () => {
+  const TREE =
+    /src\/cli\/(Main|Root|Query|Ask|Serve|Inbox)\.ts|src\/cli\/conversation\/|src\/(cli|layers)\/serve\/|node_modules\/effect\/dist\/cli\/(Command|Flag|Argument|CliError)\.js/
+  it("a scripted turn loads neither effect/cli's command tree nor another command; a declined one still gets effect/cli's answer", () => {
+    const script = path.join(dir, "reply-tree.json")
+    fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
+    const r = run(["query", "--new", "hi", "--script", script])
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toContain("ok")
+    expect(sources(r.chunks, /src\/cli\/QueryRun\.ts/).length).toBeGreaterThan(0)
+    expect(sources(r.chunks, TREE)).toStrictEqual([])
+    const typo = run(["query", "hi", "--neww"])
+    expect(typo.status).toBe(2)
+    expect(typo.stderr).toMatch(/^parley: unrecognized flag --neww for `parley query`/)
+    const both = run(["query", "hi", "--new", "--id", "17758406187"])
+    expect(both.status).toBe(2)
+    expect(both.stderr).toContain("--new and --id cannot be used together")
+  })
+})
+
 describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md#fast-start)", () => {
   // (effect/http's router itself is loaded by effect/rpc, which the host client uses.)
   const SERVER =

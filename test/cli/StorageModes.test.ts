@@ -27,6 +27,14 @@ const openProject = (): string => {
   dirs.push(root)
   fs.chmodSync(root, 0o755)
   fs.writeFileSync(path.join(root, "done.json"), JSON.stringify({ steps: [{ message: "Done." }] }))
+  // A turn that calls a tool (an unknown one: refused, then the reply) is served on its socket at once, so the run
+  // directory is made; a turn over without one may end before it is due to be served (src/cli/Host.ts).
+  fs.writeFileSync(
+    path.join(root, "served.json"),
+    JSON.stringify({
+      steps: [{ message: "Working.", tool_calls: [{ name: "nope", arguments: {} }] }, { message: "Done." }]
+    })
+  )
   return root
 }
 
@@ -58,7 +66,7 @@ describe("new storage is its user's alone", () => {
     it(`umask ${umask}: every directory 0700, every file 0600 (a run, its locks and index, print --output)`, () => {
       const root = openProject()
       const storage = path.join(root, ".parley")
-      const q = underUmask(umask, root, ["--storage", storage, "query", "--new", "hello", "--script", "done.json"])
+      const q = underUmask(umask, root, ["--storage", storage, "query", "--new", "hello", "--script", "served.json"])
       expect(q.status).toBe(0)
       const id = fs
         .readdirSync(path.join(storage, "conversations"))

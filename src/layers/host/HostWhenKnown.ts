@@ -38,6 +38,8 @@ export interface Options extends Omit<ServeOptions, "socketPath" | "conversation
   readonly storage: string
   /** Said when the host cannot listen (the run goes on without it). */
   readonly unavailable: (error: unknown) => Effect.Effect<void>
+  /** Asked once the conversation is known: whether to serve it (now, or when it completes); by default at once. */
+  readonly due?: Effect.Effect<boolean>
 }
 
 /**
@@ -54,7 +56,9 @@ export const serve = (
       Stream.filter(hub.events, (e): e is RunEvent.Of<"ConversationKnown"> => e._tag === "ConversationKnown")
     )
     if (Option.isNone(known)) return known
-    const { storage, unavailable, ...told } = options
+    const { storage, unavailable, due, ...told } = options
+    // Not served after all (the run ended first): the caller is told the conversation was never served.
+    if (due !== undefined && !(yield* due)) return Option.none()
     const id = known.value.conversation_id
     const HostServer = yield* Effect.promise(() => import("./HostServer.ts"))
     yield* HostServer.serve({ ...told, socketPath: HostPath.of(storage, id), conversationId: id }).pipe(
