@@ -32,6 +32,8 @@ import * as RunReport from "../../domain/run/RunReport.ts"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as HostClient from "../../layers/host/HostClient.ts"
 import * as HostTurns from "../../layers/host/HostTurns.ts"
+import * as FileLock from "../../layers/store/FileLock.ts"
+import * as StoreLocks from "../../layers/store/StoreLocks.ts"
 import * as AttachKeys from "../../layers/prompt/AttachKeys.ts"
 import * as TerminalPromptBackend from "../../layers/prompt/TerminalPromptBackend.ts"
 import * as FollowTurn from "../../programs/FollowTurn.ts"
@@ -209,6 +211,27 @@ const stopped = (id: ConversationId.ConversationId, given: Given) =>
     message: `${ConversationId.display(id)} has no running turn to attach to. ${Hint.command(["conversation", "print", id], { storage: given.storageGiven, config: given.configGiven })} shows it; ${Hint.resume(id, { storage: given.storageGiven, config: given.configGiven })} resumes an incomplete turn.`
   })
 
+/**
+ * How long an attach looks for the socket of a run whose lock a live process
+ * holds. A run nobody watches is served once it calls a tool, asks, or has
+ * run 200 ms (`cli/Host.ts`, `HOST_AFTER_MS`): an attach in that first moment
+ * finds the run but not yet its socket, and must not say it is not running.
+ */
+const SERVED_WITHIN_MS = 2_000
+const LOOK_EVERY_MS = 25
+
+/** Whether the run of `id` is served within {@link SERVED_WITHIN_MS} (at once false when nothing holds its lock). */
+const servedSoon = (storage: string, id: ConversationId.ConversationId, socket: string): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    const lock = StoreLocks.lockPath(storage, id)
+    const deadline = Date.now() + SERVED_WITHIN_MS
+    while (Date.now() < deadline && (yield* Effect.promise(() => FileLock.heldLive(lock)))) {
+      yield* Effect.sleep(LOOK_EVERY_MS)
+      if (yield* Effect.orElseSucceed(HostClient.reachable(socket), () => false)) return true
+    }
+    return false
+  })
+
 /** Stops the run from a prompt: a second Ctrl-C in a row there means the run, as in `query`. */
 const sigint = Effect.sync(() => void process.kill(process.pid, "SIGINT"))
 
@@ -227,7 +250,7 @@ export const attach = (given: Given) =>
       const live = yield* HostClient.reachable(socket).pipe(
         Effect.mapError((e) => ErrorLine.failure(e, { storage: given.storageGiven, config: given.configGiven }))
       )
-      if (!live) return yield* notRunning(id, given)
+      if (!live && !(yield* servedSoon(given.storage, id, socket))) return yield* notRunning(id, given)
       const client = yield* HostClient.connect(socket).pipe(
         Effect.catch((e) =>
           // A place parley will not trust, or a host of another protocol version: said as it is, not "not running".

@@ -163,6 +163,16 @@ const create = async (file: string): Promise<boolean> => {
   }
 }
 
+/** Whether a live process holds the lock `file` now (read only: a stale lock is left where it is). */
+export const heldLive = async (file: string): Promise<boolean> => {
+  try {
+    const holder = await readHolder(file)
+    return holder !== undefined && holder.pid !== undefined && !(await isStale(file, holder))
+  } catch {
+    return false
+  }
+}
+
 /** Tries to take the lock (taking over a stale one). Never waits. */
 export const acquire = async (file: string): Promise<AcquireResult> => {
   // A new locks/ is private; an existing one (JP's, shared) is used as it is.

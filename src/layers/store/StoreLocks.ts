@@ -33,10 +33,13 @@ type Reservation =
   | { readonly _tag: "Held"; readonly pid: number }
   | { readonly _tag: "Exists" }
 
+/** The lock file of conversation `id` in the storage directory `root` (JP's name for it). */
+export const lockPath = (root: string, id: string): string => path.join(root, "locks", `jp-c${id}.lock`)
+
 /** The locks of the storage directory `root` (absolute). */
 export const make = (root: string) => {
   const conversationsDir = path.join(root, "conversations")
-  const lockFile = (id: string) => path.join(root, "locks", `jp-c${id}.lock`)
+  const lockFile = (id: string) => lockPath(root, id)
   // FileLock says -1 when the lock file names no pid (being written, or damaged): the holder is then unknown.
   const locked = (id: string, pid: number) =>
     new ConversationLocked({ id, path: lockFile(id), ...(pid >= 0 ? { holder: pid } : {}) })
