@@ -6,13 +6,21 @@
  * turn is not running. The run is held still (SIGSTOP) in that moment so the
  * attach meets it there whatever the machine's load.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { binary } from "../support/Cli.ts"
 import * as FakeLlmServer from "../support/FakeLlmServer.ts"
-import { conversationIdOf, exited, hostSockets, makeProject, parley, waitFor, writeScript } from "../support/Project.ts"
+import {
+  conversationIdOf,
+  exited,
+  hostSockets,
+  makeProject,
+  parley,
+  spawnParley,
+  waitFor,
+  writeScript
+} from "../support/Project.ts"
 import * as Effect from "effect/Effect"
 
 const children: Array<ChildProcess> = []
@@ -27,19 +35,6 @@ afterEach(() => {
   }
 })
 
-const run = (root: string, args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const child = spawn(process.execPath, [binary, ...args], {
-    cwd: root,
-    env: { ...process.env, PARLEY_STORAGE: "", PARLEY_SCRIPT: "", ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  children.push(child)
-  let out = ""
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()))
-  child.stderr!.on("data", (d: Buffer) => (out += d.toString()))
-  return Object.assign(child, { output: () => out })
-}
-
 describe("conversation attach before the run is served", () => {
   it.live("waits for the socket of a run whose lock is held, then follows it to its end", () =>
     Effect.gen(function* () {
@@ -50,15 +45,17 @@ describe("conversation attach before the run is served", () => {
       const id = conversationIdOf(p)
       fake.enqueueOpenAi({ content: "Later on.", headersDelayMs: 500 })
       const lock = path.join(p.storage, "locks", `jp-c${id}.lock`)
-      const query = run(p.root, ["--storage", p.storage, "query", "--id", id, "--model", "openai/gpt-test", "again"], {
+      const query = spawnParley(p, ["query", "--id", id, "--model", "openai/gpt-test", "again"], {
         OPENAI_API_KEY: "k",
         OPENAI_BASE_URL: `${fake.url}/v1`
       })
+      children.push(query)
       yield* Effect.promise(() => waitFor("the run's lock", () => fs.existsSync(lock), 20_000))
       query.kill("SIGSTOP")
       // Held before its host was due: the attach meets a held lock and no socket.
       expect(hostSockets(p)).toStrictEqual([])
-      const attach = run(p.root, ["--storage", p.storage, "conversation", "attach", id], {})
+      const attach = spawnParley(p, ["conversation", "attach", id])
+      children.push(attach)
       yield* Effect.sleep(600)
       query.kill("SIGCONT")
       const [attached, ran] = yield* Effect.promise(() => Promise.all([exited(attach), exited(query)]))

@@ -129,11 +129,16 @@ export const parley = (p: Project, args: ReadonlyArray<string>, input?: string) 
     ...(input !== undefined ? { input } : {})
   })
 
-/** Starts parley in the background (stdin closed: no TTY). */
-export const spawnParley = (p: Project, args: ReadonlyArray<string>): ChildProcess & { output: () => string } => {
+/** Starts parley in the background (stdin closed: no TTY), with `env` added to the environment. */
+export const spawnParley = (
+  p: Project,
+  args: ReadonlyArray<string>,
+  env?: Readonly<Record<string, string>>
+): ChildProcess & { output: () => string } => {
   const child = spawn(process.execPath, [binary, "--storage", p.storage, ...args], {
     cwd: p.root,
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(env === undefined ? {} : { env: { ...process.env, ...env } })
   })
   let out = ""
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()))

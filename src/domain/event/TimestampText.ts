@@ -39,26 +39,10 @@ export const toEpochNanos = (text: string): bigint | undefined => {
   return (BigInt(ms) - BigInt(offsetMinutes) * 60_000n) * 1_000_000n + nanosFrac
 }
 
-/**
- * Whether {@link toEpochNanos} reads `text` (the same rule, without its BigInt
- * arithmetic): what a reader of stored entries accepts, checked once per
- * entry of a conversation that may hold a few hundred thousand of them.
- */
-export const isReadable = (text: string): boolean => {
-  const m = NAIVE.exec(text) ?? RFC3339.exec(text)
-  if (m === null) return false
-  const month = Number(m[2]),
-    day = Number(m[3])
-  // Date.UTC of these ranges is never NaN (toEpochNanos's last check).
-  return (
-    month >= 1 && month <= 12 && day >= 1 && day <= 31 && Number(m[4]) <= 23 && Number(m[5]) <= 59 && Number(m[6]) <= 60
-  )
-}
-
 const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
-/** Whether `text` is a timestamp JP reads (cheap: no allocation on the hot path). */
-export const isTimestamp = (text: string): boolean => {
+/** Whether `text` has a timestamp's shape with its fields in range, a month's days bounded by `maxDay`. */
+const inRange = (text: string, maxDay: (month: number) => number): boolean => {
   const m = NAIVE.exec(text) ?? RFC3339.exec(text)
   if (m === null) return false
   const month = Number(m[2]),
@@ -67,9 +51,24 @@ export const isTimestamp = (text: string): boolean => {
     month >= 1 &&
     month <= 12 &&
     day >= 1 &&
-    day <= DAYS[month - 1]! &&
+    day <= maxDay(month) &&
     Number(m[4]) <= 23 &&
     Number(m[5]) <= 59 &&
     Number(m[6]) <= 60
   )
 }
+
+// Module-level, so a check allocates no closure (both run once per stored entry).
+const anyMonth = (): number => 31
+const ofMonth = (month: number): number => DAYS[month - 1]!
+
+/**
+ * Whether {@link toEpochNanos} reads `text` (the same rule, without its BigInt
+ * arithmetic; Date.UTC of these ranges is never NaN, its last check): what a
+ * reader of stored entries accepts, checked once per entry of a conversation
+ * that may hold a few hundred thousand of them.
+ */
+export const isReadable = (text: string): boolean => inRange(text, anyMonth)
+
+/** Whether `text` is a timestamp JP reads (cheap: no allocation on the hot path). */
+export const isTimestamp = (text: string): boolean => inRange(text, ofMonth)
