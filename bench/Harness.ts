@@ -52,11 +52,14 @@ export const none = (name: string, n: number, note?: string): Goal => ({
   ...(note !== undefined ? { note } : {})
 })
 
+/** Whether a goal is met: its ratio within its bound. */
+export const passes = (g: Goal): boolean => g.subject.medianMs / g.floor.medianMs <= g.maxRatio
+
 export const report = (goals: ReadonlyArray<Goal>): boolean => {
   let ok = true
   for (const g of goals) {
     const ratio = g.subject.medianMs / g.floor.medianMs
-    const pass = ratio <= g.maxRatio
+    const pass = passes(g)
     const unit = g.unit ?? "ms"
     ok &&= pass
     console.log(
@@ -71,23 +74,28 @@ const cell = (s: string): string => s.replaceAll("|", "\\|").replaceAll("\n", " 
 const figure = (r: Result, unit: string): string =>
   `${r.medianMs >= 100 ? r.medianMs.toFixed(0) : r.medianMs.toFixed(2)}${unit === "" ? "" : ` ${unit}`}`
 
+/** One suite's goals in a run, or why it has none (it overran its bound, it crashed). */
+export interface SuiteGoals {
+  readonly suite: string
+  readonly goals: ReadonlyArray<Goal>
+  readonly failure?: string
+}
+
 /**
  * The goals of one run as a Markdown table, under a line saying when, on
  * what and at which commit it ran (docs/benchmarks.md quotes one such run:
  * every figure in it comes from the same command on the same machine).
  */
-export const table = (
-  heading: string,
-  suites: ReadonlyArray<{ readonly suite: string; readonly goals: ReadonlyArray<Goal> }>
-): string => {
-  const rows = suites.flatMap(({ suite, goals }) =>
-    goals.map((g) => {
+export const table = (heading: string, suites: ReadonlyArray<SuiteGoals>): string => {
+  const rows = suites.flatMap(({ suite, goals, failure }) => [
+    ...goals.map((g) => {
       const unit = g.unit ?? "ms"
       const ratio = g.subject.medianMs / g.floor.medianMs
-      const verdict = ratio <= g.maxRatio ? "pass" : "**missed**"
+      const verdict = passes(g) ? "pass" : "**missed**"
       const measured = `${cell(g.subject.name)}: ${figure(g.subject, unit)} vs ${cell(g.floor.name)}: ${figure(g.floor, unit)}${g.note ? ` (${cell(g.note)})` : ""}`
       return `| ${suite} | ${cell(g.name)} | ${measured} | ${ratio.toFixed(2)}× (≤ ${g.maxRatio}): ${verdict} |`
-    })
-  )
+    }),
+    ...(failure !== undefined ? [`| ${suite} | the suite's goals | the suite ${cell(failure)} | **missed** |`] : [])
+  ])
   return [heading, "", "| suite | goal | measured | ratio (goal) |", "|---|---|---|---|", ...rows, ""].join("\n")
 }
