@@ -107,6 +107,7 @@ const runChild = (name: string, args: ReadonlyArray<string>, dir: string): Promi
     // Interrupting the run stops the suite's whole group (its servers and hosts), not only the parent.
     const interrupted = (signal: NodeJS.Signals) => {
       stopGroup("SIGTERM")
+      fs.rmSync(dir, { recursive: true, force: true })
       process.exit(signal === "SIGINT" ? 130 : 143)
     }
     process.once("SIGINT", interrupted)
