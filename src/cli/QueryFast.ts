@@ -19,6 +19,8 @@
 import * as path from "node:path"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Effect from "effect/Effect"
+import * as EventId from "../domain/storage/EventId.ts"
+import * as Urandom from "../layers/file/Urandom.ts"
 import * as Stdin from "../layers/file/Stdin.ts"
 import * as Query from "../programs/Query.ts"
 import { storageOf } from "./AskFast.ts"
@@ -43,6 +45,8 @@ const targetOf = (line: QueryLine): Query.Target =>
 
 /** Runs `line` to this process's exit code. */
 export const run = (line: QueryLine): void => {
+  // Event ids from /dev/urandom: Web Crypto's first use loads Node's whole crypto stack (EventId.useRandomSource).
+  EventId.useRandomSource(Urandom.fill)
   const at = storageOf(line)
   const program = !("dir" in at)
     ? Effect.fail(at)

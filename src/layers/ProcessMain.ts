@@ -38,30 +38,60 @@ export const forgetSignal = (signal: keyof typeof SIGNALS): void => {
 /** Set once the run has started: ends it the way a signal does (every finalizer runs), exiting 0. */
 let onBrokenPipe: (() => void) | undefined
 
-/** The streams whose reader going away stops the run (RFD 027's pipeline semantics, the default). */
-const stopsWhenClosed = new Set<NodeJS.WriteStream>([process.stdout, process.stderr])
+type Output = "stdout" | "stderr"
+
+/** The outputs whose reader going away stops the run (RFD 027's pipeline semantics, the default). */
+const stopsWhenClosed = new Set<Output>(["stdout", "stderr"])
 
 /**
  * A reader that closes stdout no longer stops the run (`query
  * --persist-on-sigpipe`, RFD 027's background semantics): what is written
  * there afterwards goes nowhere, and the turn runs to its end.
  */
-export const persistOnBrokenStdout = (): void => void stopsWhenClosed.delete(process.stdout)
+export const persistOnBrokenStdout = (): void => void stopsWhenClosed.delete("stdout")
 
 // `parley … | head` closes the pipe early: that is not an error. Mid-run it
 // is an interrupt, so the journal is still folded and the lock released.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code !== "EPIPE") throw error
-    if (!stopsWhenClosed.has(stream)) return
-    if (onBrokenPipe === undefined) process.exit(0)
-    onBrokenPipe()
-  })
+const onError = (name: Output) => (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error
+  if (!stopsWhenClosed.has(name)) return
+  if (onBrokenPipe === undefined) process.exit(0)
+  onBrokenPipe()
 }
 
-/** Resolves once everything written to `stream` has reached the OS (a pipe may be full). */
-const drained = (stream: NodeJS.WriteStream): Promise<void> =>
-  new Promise((resolve) => (stream.writableLength === 0 ? resolve() : stream.write("", () => resolve())))
+/** The outputs a stream was made for (the rest were never written through one: nothing to flush). */
+const made = new Set<Output>()
+
+/**
+ * Watches `name` for a closed reader once Node makes its stream: `process.stdout` builds it on
+ * first use, and building one loads Node's streams and `net` (for a pipe), about a tenth of
+ * `conversation print`'s start-up beyond `node -e 0` (issue 50), which a command writing with
+ * `fs.writeSync` (`cli/Stdout.ts`) or nothing at all never needs.
+ */
+const watch = (name: Output): void => {
+  const own = Object.getOwnPropertyDescriptor(process, name)
+  const make = (stream: NodeJS.WriteStream): NodeJS.WriteStream => {
+    if (!made.has(name)) stream.on("error", onError(name))
+    made.add(name)
+    return stream
+  }
+  if (own?.get === undefined || own.configurable !== true) return void make(process[name])
+  const get = own.get
+  Object.defineProperty(process, name, {
+    configurable: true,
+    enumerable: own.enumerable === true,
+    get: () => make(get.call(process) as NodeJS.WriteStream)
+  })
+}
+watch("stdout")
+watch("stderr")
+
+/** Resolves once everything written to `name` has reached the OS (a pipe may be full). */
+const drained = (name: Output): Promise<void> => {
+  if (!made.has(name)) return Promise.resolve()
+  const stream = process[name]
+  return new Promise((resolve) => (stream.writableLength === 0 ? resolve() : stream.write("", () => resolve())))
+}
 
 /**
  * Like `NodeRuntime.runMain`, but SIGHUP (a closed terminal, a dropped SSH
@@ -89,7 +119,7 @@ export const runMain = Runtime.makeRunMain(({ fiber, teardown }) => {
     teardown(exit, (code) => {
       const final =
         stop !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? STOPS[stop] : code
-      void Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => {
+      void Promise.all([drained("stdout"), drained("stderr")]).then(() => {
         if (stop !== undefined || final !== 0) process.exit(final)
         // The command is over and its output out: something left holding the event loop (a
         // connection a stalled client never closed) gets two seconds, not forever.

@@ -24,6 +24,7 @@ import { OutputRefused, writeInto } from "../../layers/file/WriteInto.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
 import { CliFailure } from "../CliFailure.ts"
 import * as Hint from "../Hint.ts"
+import * as Stdout from "../Stdout.ts"
 import { type StorageAt, withStoreAt } from "./Store.ts"
 
 /** The formats `print` writes. */
@@ -98,6 +99,6 @@ export const printConversation = (options: PrintOptions, storage: StorageAt) =>
       )
       if (options.output !== undefined) yield* writeOutput(options.output, out)
       // On a terminal, what the conversation holds (model and tool text) is shown, never obeyed.
-      else yield* Effect.sync(() => process.stdout.write(process.stdout.isTTY === true ? printable(out, "\n\t") : out))
+      else yield* Effect.sync(() => Stdout.write(out, (text) => printable(text, "\n\t")))
     })
   )

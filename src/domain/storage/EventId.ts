@@ -34,10 +34,36 @@ const LENGTH = 7 // `random` passes the seven codes by position
 const pool = new Uint8Array(4096)
 let next = pool.length
 
+/** Fills a buffer with OS random bytes (a process that has none throws). */
+export type RandomSource = (buffer: Uint8Array) => void
+
+// Web Crypto (a global in every Node parley supports): the OS random source JP also draws from.
+const webCrypto: RandomSource = (buffer) => {
+  globalThis.crypto.getRandomValues(buffer)
+}
+let source: RandomSource = webCrypto
+
+/**
+ * Draws ids from `fill` instead of Web Crypto (the CLI's `/dev/urandom`, `layers/file/Urandom.ts`:
+ * Node loads its whole Web Crypto stack on the first use of `globalThis.crypto`, about 4% of a
+ * scripted query turn, issue 50). When `fill` throws, Web Crypto answers from then on.
+ */
+export const useRandomSource = (fill: RandomSource): void => {
+  source = fill
+}
+
+const refill = (): void => {
+  try {
+    source(pool)
+  } catch {
+    source = webCrypto
+    source(pool)
+  }
+}
+
 const randomByte = (): number => {
   if (next === pool.length) {
-    // Web Crypto (a global in every Node parley supports): the OS random source JP also draws from.
-    globalThis.crypto.getRandomValues(pool)
+    refill()
     next = 0
   }
   return pool[next++]!
