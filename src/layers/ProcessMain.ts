@@ -80,7 +80,7 @@ const watch = (name: Output): void => {
   Object.defineProperty(process, name, {
     configurable: true,
     enumerable: own.enumerable === true,
-    get: () => make(get.call(process) as NodeJS.WriteStream)
+    get: () => make(get.call(process))
   })
 }
 watch("stdout")
