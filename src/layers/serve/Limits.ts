@@ -87,8 +87,9 @@ const onClientError = (limits: Limits) => (error: Error & { code?: string }, soc
 /**
  * The connection cap. Room for a new connection is made by closing, in
  * order: connections idle between requests (a keep-alive client opens
- * another when it needs one), then the oldest connection that has not
- * finished a request's headers (a slowloris: a client with a request to
+ * another when it needs one), then those answered before their request's
+ * body had arrived (refused, the body still dripping), then the oldest
+ * connection that has not finished a request's headers (a slowloris: a client with a request to
  * make sends its headers at once). A connection whose request is being
  * answered (Node's `request` event fired: its headers were read) is never
  * closed for another; when every connection is one, the new one is closed.
@@ -99,36 +100,47 @@ const capConnections = (server: http.Server, max: number) => {
   const open = new Set<net.Socket>()
   // Connections not past a request's headers, oldest first (a Set keeps insertion order).
   const waiting = new Set<net.Socket>()
+  // Answered before their request's body arrived whole (a refusal: 401, 413, …), closed before any in `waiting`:
+  // re-added at the end of `waiting`, a flood of them dripping bodies stayed younger than a new connection
+  // whose headers were not parsed yet, which became the oldest and was closed for the next of the flood.
+  const unfinished = new Set<net.Socket>()
   const answering = new Map<net.Socket, number>()
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket
     waiting.delete(socket)
+    unfinished.delete(socket)
     answering.set(socket, (answering.get(socket) ?? 0) + 1)
     res.once("close", () => {
       const left = (answering.get(socket) ?? 1) - 1
       if (left > 0) return void answering.set(socket, left)
       answering.delete(socket)
-      // Between requests again: the next request's headers are what it waits for.
-      if (!socket.destroyed) waiting.add(socket)
+      if (socket.destroyed) return
+      // Between requests again: the next request's headers (or this one's body first) are what it waits for.
+      if (req.complete) waiting.add(socket)
+      else unfinished.add(socket)
     })
   })
+  const close = (s: net.Socket) => {
+    s.destroy()
+    open.delete(s)
+    waiting.delete(s)
+    unfinished.delete(s)
+  }
   server.on("connection", (socket: net.Socket) => {
     open.add(socket)
     waiting.add(socket)
     socket.once("close", () => {
       open.delete(socket)
       waiting.delete(socket)
+      unfinished.delete(socket)
       answering.delete(socket)
     })
     if (open.size <= max) return
     server.closeIdleConnections()
     for (const s of open) if (s.destroyed) open.delete(s)
-    for (const s of waiting) {
+    for (const s of [...unfinished, ...waiting]) {
       if (open.size <= max) break
-      if (s === socket) continue
-      s.destroy()
-      open.delete(s)
-      waiting.delete(s)
+      if (s !== socket) close(s)
     }
     if (open.size > max) socket.destroy()
   })
