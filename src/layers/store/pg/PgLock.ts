@@ -120,10 +120,11 @@ export const tryLock = (
           on(
             sql,
             conn,
-            // One statement, one round trip: the row is ours only (backend_pid), so the unlock may come before its delete commits.
             Effect.ignore(
-              sql`WITH gone AS (DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid())
-              SELECT pg_advisory_unlock(${key(id)}::bigint)`
+              Effect.andThen(
+                sql`DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid()`,
+                sql`SELECT pg_advisory_unlock(${key(id)}::bigint)`
+              )
             )
           )
         )
