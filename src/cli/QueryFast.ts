@@ -19,7 +19,6 @@
 import * as path from "node:path"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Effect from "effect/Effect"
-import * as EventId from "../domain/storage/EventId.ts"
 import * as Urandom from "../layers/file/Urandom.ts"
 import * as Stdin from "../layers/file/Stdin.ts"
 import * as Query from "../programs/Query.ts"
@@ -46,7 +45,7 @@ const targetOf = (line: QueryLine): Query.Target =>
 /** Runs `line` to this process's exit code. */
 export const run = (line: QueryLine): void => {
   // Event ids from /dev/urandom: Web Crypto's first use loads Node's whole crypto stack (EventId.useRandomSource).
-  EventId.useRandomSource(Urandom.fill)
+  Urandom.useForEventIds()
   const at = storageOf(line)
   const program = !("dir" in at)
     ? Effect.fail(at)

@@ -16,7 +16,6 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Effect from "effect/Effect"
 import * as CliError from "effect/cli/CliError"
 import * as Command from "effect/cli/Command"
-import * as EventId from "../domain/storage/EventId.ts"
 import * as Urandom from "../layers/file/Urandom.ts"
 import { cli } from "./Main.ts"
 import * as RunMain from "./RunMain.ts"
@@ -28,6 +27,6 @@ const program = Command.run(cli, { version: VERSION }).pipe(Effect.provide([Node
 /** Runs the command line of this process to its exit code (`RunMain`). */
 export const main = (): void => {
   // Event ids from /dev/urandom: Web Crypto's first use loads Node's whole crypto stack (EventId.useRandomSource).
-  EventId.useRandomSource(Urandom.fill)
+  Urandom.useForEventIds()
   RunMain.main(program, CliError.isCliError)
 }

@@ -16,6 +16,7 @@
  * @internal
  */
 import * as fs from "node:fs"
+import * as EventId from "../../domain/storage/EventId.ts"
 
 /** Fills `buffer` from `/dev/urandom`; throws when it cannot be read whole. */
 export const fill = (buffer: Uint8Array): void => {
@@ -31,3 +32,6 @@ export const fill = (buffer: Uint8Array): void => {
     fs.closeSync(fd)
   }
 }
+
+/** Event ids of this process from `/dev/urandom` (the CLI's entries call it before anything draws one). */
+export const useForEventIds = (): void => EventId.useRandomSource(fill)

@@ -89,8 +89,8 @@ const onClientError = (limits: Limits) => (error: Error & { code?: string }, soc
  * order: connections idle between requests (a keep-alive client opens
  * another when it needs one), then those answered before their request's
  * body had arrived (refused, the body still dripping), then the oldest
- * connection that has not finished a request's headers (a slowloris: a client with a request to
- * make sends its headers at once). A connection whose request is being
+ * connection that has not finished a request's headers (a slowloris: a
+ * client with a request to make sends its headers at once). A connection whose request is being
  * answered (Node's `request` event fired: its headers were read) is never
  * closed for another; when every connection is one, the new one is closed.
  * Without this, sockets that never finish their headers hold every place
@@ -120,27 +120,24 @@ const capConnections = (server: http.Server, max: number) => {
       else unfinished.add(socket)
     })
   })
-  const close = (s: net.Socket) => {
-    s.destroy()
+  const forget = (s: net.Socket) => {
     open.delete(s)
     waiting.delete(s)
     unfinished.delete(s)
+    answering.delete(s)
   }
   server.on("connection", (socket: net.Socket) => {
     open.add(socket)
     waiting.add(socket)
-    socket.once("close", () => {
-      open.delete(socket)
-      waiting.delete(socket)
-      unfinished.delete(socket)
-      answering.delete(socket)
-    })
+    socket.once("close", () => forget(socket))
     if (open.size <= max) return
     server.closeIdleConnections()
     for (const s of open) if (s.destroyed) open.delete(s)
     for (const s of [...unfinished, ...waiting]) {
       if (open.size <= max) break
-      if (s !== socket) close(s)
+      if (s === socket) continue
+      s.destroy()
+      forget(s)
     }
     if (open.size > max) socket.destroy()
   })
