@@ -39,6 +39,17 @@ export const syncDir = async (dir: string): Promise<void> => {
   }
 }
 
+/** Writes `data` as a new file (`wx`: fails when the name exists, follows no link) and flushes it to disk. */
+export const writeNewDurable = async (file: string, data: string | Uint8Array): Promise<void> => {
+  const handle = await fs.open(file, "wx", FILE_MODE)
+  try {
+    await handle.writeFile(data)
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
 /** Writes `text` atomically; returns false (and writes nothing) when the file already holds exactly it. */
 export const writeIfChanged = async (file: string, text: string): Promise<boolean> => {
   const current = await readIfExists(file)

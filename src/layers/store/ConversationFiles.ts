@@ -25,7 +25,7 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import * as ConversationId from "../../domain/storage/ConversationId.ts"
-import { DIR_MODE, FILE_MODE } from "../../domain/storage/PrivateDir.ts"
+import { DIR_MODE } from "../../domain/storage/PrivateDir.ts"
 import * as AtomicFile from "./AtomicFile.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 
@@ -77,17 +77,6 @@ export const read = async (storageDir: string, place: Place): Promise<Conversati
   return { ...place, files }
 }
 
-/** Writes `bytes` as a new file and flushes it to disk. */
-const writeNew = async (file: string, bytes: Uint8Array): Promise<void> => {
-  const handle = await fs.open(file, "wx", FILE_MODE)
-  try {
-    await handle.writeFile(bytes)
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
-
 /**
  * Writes `c` into the storage directory `storageDir` (created when missing),
  * complete before it appears; `"exists"` when a conversation with its id is
@@ -103,7 +92,9 @@ export const write = async (storageDir: string, c: ConversationFiles): Promise<"
   await fs.rm(staging, { recursive: true, force: true })
   await fs.mkdir(staging, { mode: DIR_MODE })
   try {
-    for (const f of c.files) await writeNew(path.join(staging, f.name), f.bytes)
+    // New files in a directory nothing lists yet: flushed at once, then the directory (its entries).
+    await Promise.all(c.files.map((f) => AtomicFile.writeNewDurable(path.join(staging, f.name), f.bytes)))
+    await AtomicFile.syncDir(staging)
     // Looked for again just before the rename: a conversation made meanwhile is not replaced.
     if ((await ConversationDir.locate(conversations, c.id)) !== undefined) {
       await fs.rm(staging, { recursive: true, force: true })

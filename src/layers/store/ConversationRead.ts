@@ -262,16 +262,22 @@ export const readSource = async (
 export const read = async (id: ConversationId.ConversationId, loc: ConversationDir.Located): Promise<Conversation> =>
   (await readSource(id, loc)).conversation
 
-/** Writes a conversation's files into `dir` (JP's order: metadata, base config, events). */
-export const writeFiles = async (dir: string, conversation: Omit<Conversation, "id" | "archived">): Promise<void> => {
-  await AtomicFile.writeIfChanged(
-    path.join(dir, "metadata.json"),
-    EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))
-  )
-  if (conversation.baseConfig._tag === "File") {
-    await AtomicFile.writeIfChanged(path.join(dir, "base_config.json"), conversation.baseConfig.text)
-  }
-  await AtomicFile.writeIfChanged(path.join(dir, Journal.EVENTS), EventsFile.render(conversation.entries))
+/**
+ * Writes a conversation's files into the new, empty directory `dir` (JP's files: metadata, base
+ * config, events), each flushed to disk, then the directory itself. The files are new (`wx`:
+ * nothing is replaced and no link followed) in a directory nothing lists yet, so they need no
+ * temp file and rename each, and their flushes run at once: one flush's wait on the critical
+ * path instead of a file's and the directory's per file (seven in a row before, 22 ms of a new
+ * conversation's first turn under strace).
+ */
+const writeNewFiles = async (dir: string, conversation: Omit<Conversation, "id" | "archived">): Promise<void> => {
+  const files: Array<readonly [string, string]> = [
+    ["metadata.json", EventsFile.renderJson(ConversationMetadata.encode(conversation.metadata))],
+    ...(conversation.baseConfig._tag === "File" ? [["base_config.json", conversation.baseConfig.text] as const] : []),
+    [Journal.EVENTS, EventsFile.render(conversation.entries)]
+  ]
+  await Promise.all(files.map(([name, text]) => AtomicFile.writeNewDurable(path.join(dir, name), text)))
+  await AtomicFile.syncDir(dir)
 }
 
 /**
@@ -288,7 +294,7 @@ export const create = async (
   const staging = path.join(parent, `${ConversationDir.NEW_PREFIX}${process.pid}-${name}`)
   await fs.rm(staging, { recursive: true, force: true })
   await fs.mkdir(staging, { mode: DIR_MODE })
-  await writeFiles(staging, conversation)
+  await writeNewFiles(staging, conversation)
   const dir = path.join(parent, name)
   await fs.rename(staging, dir)
   await AtomicFile.syncDir(parent)

@@ -26,15 +26,15 @@ import * as Journal from "../../../src/layers/store/Journal.ts"
 import { ConversationStore } from "../../../src/services/ConversationStore.ts"
 import { tempDir } from "../../support/Fixtures.ts"
 
-/** Called after every `readFile` and `writeFile` of a path, whether it succeeded or not; `beforeRename` before a rename. */
+/** Called after every `readFile`, `writeFile` and `open` of a path, whether it succeeded or not; `beforeRename` before a rename. */
 const hook = vi.hoisted(() => ({
-  after: undefined as undefined | ((op: "read" | "write", file: string) => Promise<void>),
+  after: undefined as undefined | ((op: "read" | "write" | "open", file: string) => Promise<void>),
   beforeRename: undefined as undefined | ((from: string, to: string) => void)
 }))
 
 vi.mock("node:fs/promises", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:fs/promises")>()
-  const wrap = <F extends (...args: Array<never>) => Promise<unknown>>(op: "read" | "write", f: F): F =>
+  const wrap = <F extends (...args: Array<never>) => Promise<unknown>>(op: "read" | "write" | "open", f: F): F =>
     (async (...args: Parameters<F>) => {
       try {
         return await f(...args)
@@ -44,11 +44,13 @@ vi.mock("node:fs/promises", async (importOriginal) => {
     }) as unknown as F
   const readFile = wrap("read", real.readFile)
   const writeFile = wrap("write", real.writeFile)
+  // A new conversation's files are written through handles (AtomicFile.writeNewDurable): their open is the step to land in.
+  const open = wrap("open", real.open)
   const rename = (async (from: string, to: string) => {
     hook.beforeRename?.(String(from), String(to))
     return real.rename(from, to)
   }) as typeof real.rename
-  return { ...real, readFile, writeFile, rename, default: { ...real, readFile, writeFile, rename } }
+  return { ...real, readFile, writeFile, open, rename, default: { ...real, readFile, writeFile, open, rename } }
 })
 
 const id = ConversationId.parse("17738399468")!
