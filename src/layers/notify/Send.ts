@@ -56,25 +56,44 @@ const headersOf = (hook: Webhook, m: Message): Record<string, string> => ({
 
 const messageOf = (error: unknown): string => {
   const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : ""
-  return error instanceof Error ? `${error.message}${cause}` : String(error)
+  // One line for the log (OpenSSL's messages end with a newline).
+  return (error instanceof Error ? `${error.message}${cause}` : String(error)).trim()
 }
 
-/** POSTs `m` once: a status says what it means; a refused connection or a timeout is tried again. */
-export const post = async (hook: Webhook, m: Message, signal: AbortSignal): Promise<Attempt> => {
-  try {
-    const response = await fetch(hook.url, {
-      method: "POST",
-      headers: headersOf(hook, m),
-      body: m.body,
-      redirect: "manual",
-      signal: AbortSignal.any([signal, AbortSignal.timeout(hook.timeoutMs)])
-    })
-    await response.body?.cancel()
-    return { outcome: Delivery.outcomeOf(response.status), detail: `HTTP ${response.status}` }
-  } catch (error) {
-    return { outcome: "retry", detail: messageOf(error) }
-  }
-}
+/**
+ * POSTs `m` once: a status says what it means; a refused connection or a timeout is tried again.
+ * Through node:http(s), not `fetch`: loading Node's fetch (undici) costs a run about as much as
+ * starting Node (70 ms wall against 17 ms for node:http on this machine), and a run notifies on
+ * its way out. A redirect is a status like any other (nothing is followed), and each try opens
+ * its own connection, closed after it, so no kept-alive socket holds the process.
+ */
+export const post = (hook: Webhook, m: Message, signal: AbortSignal): Promise<Attempt> =>
+  new Promise((resolve) => {
+    try {
+      const url = new URL(hook.url)
+      const client = process.getBuiltinModule(url.protocol === "https:" ? "node:https" : "node:http")
+      const body = Buffer.from(m.body, "utf8")
+      const request = client.request(
+        url,
+        {
+          method: "POST",
+          headers: { ...headersOf(hook, m), "content-length": String(body.length) },
+          agent: false,
+          signal: AbortSignal.any([signal, AbortSignal.timeout(hook.timeoutMs)])
+        },
+        (response) => {
+          // The answer is its status; the body is read and dropped so the connection can close.
+          response.resume()
+          const status = response.statusCode ?? 0
+          resolve({ outcome: Delivery.outcomeOf(status), detail: `HTTP ${status}` })
+        }
+      )
+      request.on("error", (error) => resolve({ outcome: "retry", detail: messageOf(error) }))
+      request.end(body)
+    } catch (error) {
+      resolve({ outcome: "retry", detail: messageOf(error) })
+    }
+  })
 
 /** A command, as `[notify] command` lists it, and where it runs. */
 export interface Command {
