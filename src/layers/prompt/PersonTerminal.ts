@@ -23,7 +23,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { badArgument } from "effect/PlatformError"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Terminal from "effect/Terminal"
 import type * as Prompt from "effect/cli/Prompt"
 import * as TerminalPromptBackend from "./TerminalPromptBackend.ts"
@@ -52,7 +52,8 @@ const openTty = (): tty.WriteStream | null => {
  * `undefined` when stdin is not a TTY or no terminal can be reached.
  */
 export const reach = (): tty.WriteStream | undefined => {
-  if (process.stdin.isTTY !== true) return undefined
+  // The descriptor, not process.stdin: making that stream (a pipe's is a socket) costs a run that asks nobody.
+  if (!tty.isatty(0)) return undefined
   if (reached === undefined) reached = process.stderr.isTTY === true ? (process.stderr as tty.WriteStream) : openTty()
   return reached ?? undefined
 }
@@ -102,6 +103,28 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.effect(
   Effect.suspend(() => {
     const out = reach()
     return out === undefined ? NodeTerminal.make() : make(out)
+  })
+)
+
+/**
+ * Node's `Terminal` (`NodeTerminal.make`), made when one of its operations is first used, in
+ * this layer's scope. Making it builds `process.stdin` and `process.stdout` (Node's streams,
+ * net, readline's listeners): a scripted or piped run that never prompts does not pay for
+ * them (docs/benchmarks.md#start-up-of-a-query). For `NodeServices.layer`'s terminal.
+ */
+export const nodeOnFirstUse: Layer.Layer<Terminal.Terminal> = Layer.effect(
+  Terminal.Terminal,
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const made = yield* Effect.cached(Scope.provide(NodeTerminal.make(), scope))
+    return Terminal.make({
+      columns: Effect.flatMap(made, (t) => t.columns),
+      rows: Effect.flatMap(made, (t) => t.rows),
+      size: Effect.flatMap(made, (t) => t.size),
+      readInput: Effect.flatMap(made, (t) => t.readInput),
+      readLine: Effect.flatMap(made, (t) => t.readLine),
+      display: (text) => Effect.flatMap(made, (t) => t.display(text))
+    })
   })
 )
 
