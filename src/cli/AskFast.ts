@@ -15,7 +15,7 @@
  * ```
  */
 import * as path from "node:path"
-import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as PlatformLayer from "./PlatformLayer.ts"
 import * as Effect from "effect/Effect"
 import * as Storage from "../domain/storage/Storage.ts"
 import { databaseUrlProblem, resolveStorageDir } from "../programs/StorageDir.ts"
@@ -61,5 +61,5 @@ export const run = (line: AskLine): void => {
           (AskRun) => AskRun.run(line.flags, at)
         )
   // No effect/cli usage errors here: a command line it would have refused never gets this far.
-  main(program.pipe(Effect.provide(NodeServices.layer)), () => false)
+  main(program.pipe(Effect.provide(PlatformLayer.layer)), () => false)
 }

@@ -17,12 +17,6 @@
  * ```
  */
 import * as path from "node:path"
-import * as NodeChildProcessSpawner from "@effect/platform-node/NodeChildProcessSpawner"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodePath from "@effect/platform-node/NodePath"
-import * as NodeStdio from "@effect/platform-node/NodeStdio"
-import * as Layer from "effect/Layer"
-import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import * as Effect from "effect/Effect"
 import * as Urandom from "../layers/file/Urandom.ts"
 import * as Stdin from "../layers/file/Stdin.ts"
@@ -31,6 +25,7 @@ import { storageOf } from "./AskFast.ts"
 import * as Live from "./Live.ts"
 import type { QueryLine } from "./QueryArgv.ts"
 import { runQuery } from "./QueryRun.ts"
+import * as PlatformLayer from "./PlatformLayer.ts"
 import { main, persistOnBrokenStdout } from "./RunMain.ts"
 
 /** `--script`, else $PARLEY_SCRIPT (the flag's fallback), absolute so a printed command works from anywhere (as `ScriptFlag.scriptPath`). */
@@ -46,16 +41,6 @@ const targetOf = (line: QueryLine): Query.Target =>
     : line.target._tag === "New"
       ? Query.Target.New()
       : Query.Target.MostRecent()
-
-/**
- * `NodeServices.layer` with its terminal made on first use (`PersonTerminal.nodeOnFirstUse`):
- * Node's own makes process.stdin and process.stdout when the layer is built, and a scripted or
- * piped turn never prompts.
- */
-const nodeServices = Layer.provideMerge(
-  NodeChildProcessSpawner.layer,
-  Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeStdio.layer, PersonTerminal.nodeOnFirstUse)
-)
 
 /** Runs `line` to this process's exit code. */
 export const run = (line: QueryLine): void => {
@@ -86,5 +71,5 @@ export const run = (line: QueryLine): void => {
         }).pipe(Effect.provide(live))
       })
   // No effect/cli usage errors here: a command line it would have refused never gets this far.
-  main(program.pipe(Effect.provide(nodeServices)), () => false)
+  main(program.pipe(Effect.provide(PlatformLayer.layer)), () => false)
 }

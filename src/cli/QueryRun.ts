@@ -61,8 +61,8 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
     report: () => RunReport.fold(view.events),
     // jsonl: the report is the stream's last line, the same document on one line.
     json: (doc: unknown) =>
-      Effect.sync(
-        () => Stdout.write(JSON.stringify(doc, null, params.format === "jsonl" ? undefined : 2) + "\n", (text) => text)
+      Effect.sync(() =>
+        Stdout.write(JSON.stringify(doc, null, params.format === "jsonl" ? undefined : 2) + "\n", (text) => text)
       )
   }
 }

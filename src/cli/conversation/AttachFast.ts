@@ -13,7 +13,7 @@
  * if (line !== undefined) run(line)
  * ```
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as PlatformLayer from "../PlatformLayer.ts"
 import * as Effect from "effect/Effect"
 import { storageOf } from "../AskFast.ts"
 import { main } from "../RunMain.ts"
@@ -33,5 +33,5 @@ export const run = (line: AttachLine): void => {
         ...(line.tail !== undefined ? { tail: line.tail } : {})
       })
   // No effect/cli usage errors here: a command line it would have refused never gets this far.
-  main(program.pipe(Effect.provide(NodeServices.layer)), () => false)
+  main(program.pipe(Effect.provide(PlatformLayer.layer)), () => false)
 }
