@@ -53,7 +53,6 @@ import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
 import * as ProviderOptions from "../layers/provider/ProviderOptions.ts"
 import { VERSION } from "./Version.ts"
 import * as Status from "./Status.ts"
-import * as Stdout from "./Stdout.ts"
 import * as Style from "./Style.ts"
 
 /** What a run is told from outside (flags and environment). */
@@ -140,7 +139,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       })
       // Status needs only a screen: the person's terminal, else stderr when it is one
       // (`cat notes.md | parley query` cannot prompt, but still shows what its tools do).
-      const screen = PersonTerminal.reach() ?? (Stdout.isStderrTerminal() ? process.stderr : undefined)
+      const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
       const status = yield* Status.make(screen, Style.colorAllowed())
       const configLayer = Layer.succeed(Config, Config.of({ file: configFile, data: config }))
       // Built here, in the run's scope, so a config problem it finds is one clear line.

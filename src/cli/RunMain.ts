@@ -19,7 +19,6 @@ import * as Exit from "effect/Exit"
 import * as Predicate from "effect/Predicate"
 import { runMain } from "../layers/ProcessMain.ts"
 import type { CliFailure } from "./CliFailure.ts"
-import { writeStderr } from "./Stdout.ts"
 import { printable } from "./Style.ts"
 
 export { forgetSignal, persistOnBrokenStdout } from "../layers/ProcessMain.ts"
@@ -53,10 +52,10 @@ export const main = <E>(program: Effect.Effect<unknown, E>, isUsage: (error: unk
       const failure = Cause.squash(exit.cause)
       const { code, message } = describe(failure, isUsage)
       // A provider's or a server's error text is quoted in the message: it must not drive the terminal.
-      if (message !== "") writeStderr(`parley: ${printable(message, "\n\t")}\n`)
+      if (message !== "") process.stderr.write(`parley: ${printable(message, "\n\t")}\n`)
       if (code === 1 && !(typeof failure === "object" && failure !== null && "_tag" in failure)) {
         // A defect, not a user error: keep the detail for bug reports.
-        writeStderr(`${Cause.pretty(exit.cause)}\n`)
+        process.stderr.write(`${Cause.pretty(exit.cause)}\n`)
       }
       onExit(code)
     }

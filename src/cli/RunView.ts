@@ -24,7 +24,7 @@ import { printable } from "../domain/render/TerminalText.ts"
 import type { RunEvents } from "../services/RunEvents.ts"
 import type * as Cursor from "../layers/prompt/Cursor.ts"
 import type * as Status from "./Status.ts"
-import { isStderrTerminal, writeStderr, write as writeStdout } from "./Stdout.ts"
+import { write as writeStdout } from "./Stdout.ts"
 import * as Style from "./Style.ts"
 
 /**
@@ -77,11 +77,11 @@ export const make = (status: Status.Status, stdout: Stdout): View => {
   const stderr = (line: string) =>
     status.around(() => {
       out.endLine()
-      writeStderr(line + "\n")
+      process.stderr.write(line + "\n")
     })
   const conversation = (e: RunEvent.Of<"ConversationKnown">) => {
     // Dim only where stderr is the terminal: a redirected stderr gets plain text.
-    const dim = isStderrTerminal() && status.style.color ? status.style.dim : Style.plain.dim
+    const dim = process.stderr.isTTY === true && status.style.color ? status.style.dim : Style.plain.dim
     return stderr(dim(`conversation ${e.conversation_id}${e.created ? " (new)" : ""}`))
   }
   const show = (e: RunEvent.RunEvent): Effect.Effect<void> => {

@@ -47,7 +47,6 @@ import * as Pid from "../../layers/host/Pid.ts"
 import { deferredLines, DEFERRED_EXIT } from "../DeferredLines.ts"
 import * as RunView from "../RunView.ts"
 import * as Status from "../Status.ts"
-import * as Stdout from "../Stdout.ts"
 import * as StatusText from "../StatusText.ts"
 import * as AttachSend from "./AttachSend.ts"
 import { withStoreAt } from "./Store.ts"
@@ -262,7 +261,7 @@ export const attach = (given: Given) =>
       )
       const info = yield* client.Info().pipe(Effect.catch(() => notRunning(id, given)))
       const interactive = PersonTerminal.isInteractive()
-      const screen = PersonTerminal.reach() ?? (Stdout.isStderrTerminal() ? process.stderr : undefined)
+      const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
       const status = yield* Status.make(screen, Style.colorAllowed())
       const view = RunView.make(status, "text")
       // How a prompt someone else answered ends: the follow says so, the prompter reads it here.
