@@ -27,7 +27,6 @@ import * as Hint from "./Hint.ts"
 import * as Host from "./Host.ts"
 import * as Live from "./Live.ts"
 import * as RunView from "./RunView.ts"
-import * as Stdout from "./Stdout.ts"
 import { DEFERRED_EXIT, deferredLines } from "./DeferredLines.ts"
 
 /** What a query run does, after its flags are parsed (the demo builds it directly). */
@@ -61,8 +60,8 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
     report: () => RunReport.fold(view.events),
     // jsonl: the report is the stream's last line, the same document on one line.
     json: (doc: unknown) =>
-      Effect.sync(() =>
-        Stdout.write(JSON.stringify(doc, null, params.format === "jsonl" ? undefined : 2) + "\n", (text) => text)
+      Effect.sync(
+        () => void process.stdout.write(JSON.stringify(doc, null, params.format === "jsonl" ? undefined : 2) + "\n")
       )
   }
 }

@@ -24,7 +24,6 @@ import { printable } from "../domain/render/TerminalText.ts"
 import type { RunEvents } from "../services/RunEvents.ts"
 import type * as Cursor from "../layers/prompt/Cursor.ts"
 import type * as Status from "./Status.ts"
-import { write as writeStdout } from "./Stdout.ts"
 import * as Style from "./Style.ts"
 
 /**
@@ -35,15 +34,15 @@ import * as Style from "./Style.ts"
  */
 class TextOut {
   private last = ""
+  private readonly terminal = process.stdout.isTTY === true
   constructor(private readonly enabled: boolean) {}
   write(text: string): void {
     if (!this.enabled || text === "") return
     this.last = text
-    // Into a pipe or a file without making process.stdout (Stdout.ts); a terminal is shown the text, never obeyed.
-    writeStdout(text, (shown) => printable(shown, "\n\t"))
+    process.stdout.write(this.terminal ? printable(text, "\n\t") : text)
   }
   endLine(): void {
-    if (this.last !== "" && !this.last.endsWith("\n")) writeStdout("\n", (shown) => shown)
+    if (this.last !== "" && !this.last.endsWith("\n")) process.stdout.write("\n")
     this.last = ""
   }
 }
@@ -66,7 +65,7 @@ export type Stdout = "text" | "json" | "jsonl"
 
 /** One event as its `--format jsonl` line. */
 const writeLine = (e: RunEvent.RunEvent): void =>
-  writeStdout(`${JSON.stringify(RunEventLine.encode(e))}\n`, (line) => line)
+  void process.stdout.write(`${JSON.stringify(RunEventLine.encode(e))}\n`)
 
 /** A view on `status` (the person's screen, or none), printing on stdout what `stdout` says. */
 export const make = (status: Status.Status, stdout: Stdout): View => {

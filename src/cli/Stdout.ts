@@ -15,7 +15,7 @@
 import * as fs from "node:fs"
 
 /** Whether descriptor 1 is a pipe or a regular file (never a terminal). */
-const probe = (): boolean => {
+const plain = (): boolean => {
   try {
     const stat = fs.fstatSync(1)
     return stat.isFIFO() || stat.isFile()
@@ -24,25 +24,9 @@ const probe = (): boolean => {
   }
 }
 
-let plainOnce: boolean | undefined
-/** {@link probe}, asked once: a run writes its reply in many parts. */
-const plain = (): boolean => (plainOnce ??= probe())
-
-/**
- * Set once anything went through `process.stdout` (a full non-blocking pipe, a closed one): all
- * that follows goes that way too, so the parts of an output stay in order.
- */
-let streamed = false
-
-/** Whether stdout is a terminal (a pipe or a file is answered without making `process.stdout`). */
-export const isTerminal = (): boolean => !plain() && process.stdout.isTTY === true
-
-/**
- * Writes `text`, or a part of a command's output (a reply as it streams): parts are written in
- * order. On a terminal `forTerminal(text)` instead (what a terminal is shown, never obeyed).
- */
+/** Writes `text`; on a terminal `forTerminal(text)` instead (what a terminal is shown, never obeyed). */
 export const write = (text: string, forTerminal: (text: string) => string): void => {
-  if (streamed || !plain()) {
+  if (!plain()) {
     process.stdout.write(process.stdout.isTTY === true ? forTerminal(text) : text)
     return
   }
@@ -51,8 +35,7 @@ export const write = (text: string, forTerminal: (text: string) => string): void
   try {
     while (at < bytes.length) at += fs.writeSync(1, bytes, at, bytes.length - at)
   } catch {
-    // EAGAIN, EPIPE and the like: the stream handles them as it always did, from here on.
-    streamed = true
+    // EAGAIN, EPIPE and the like: the stream handles them as it always did.
     process.stdout.write(bytes.subarray(at))
   }
 }

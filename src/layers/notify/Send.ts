@@ -65,7 +65,7 @@ const messageOf = (error: unknown): string => {
  * Through node:http(s), not `fetch`: loading Node's fetch (undici) costs a run about as much as
  * starting Node (70 ms wall against 17 ms for node:http on this machine), and a run notifies on
  * its way out. A redirect is a status like any other (nothing is followed), and each try opens
- * its own connection, closed after it, so no kept-alive socket holds the process.
+ * its own connection, closed once the status is in, so no kept-alive socket holds the process.
  */
 export const post = (hook: Webhook, m: Message, signal: AbortSignal): Promise<Attempt> =>
   new Promise((resolve) => {
@@ -82,8 +82,9 @@ export const post = (hook: Webhook, m: Message, signal: AbortSignal): Promise<At
           signal: AbortSignal.any([signal, AbortSignal.timeout(hook.timeoutMs)])
         },
         (response) => {
-          // The answer is its status; the body is read and dropped so the connection can close.
-          response.resume()
+          // The answer is its status. The body is not read: the connection is closed now (it is
+          // this try's own), not kept downloading a large or stalled body until the timeout.
+          response.destroy()
           const status = response.statusCode ?? 0
           resolve({ outcome: Delivery.outcomeOf(status), detail: `HTTP ${status}` })
         }

@@ -276,7 +276,10 @@ const writeNewFiles = async (dir: string, conversation: Omit<Conversation, "id" 
     ...(conversation.baseConfig._tag === "File" ? [["base_config.json", conversation.baseConfig.text] as const] : []),
     [Journal.EVENTS, EventsFile.render(conversation.entries)]
   ]
-  await Promise.all(files.map(([name, text]) => AtomicFile.writeNewDurable(path.join(dir, name), text)))
+  const written = await Promise.allSettled(
+    files.map(([name, text]) => AtomicFile.writeNewDurable(path.join(dir, name), text))
+  )
+  for (const w of written) if (w.status === "rejected") throw w.reason
   await AtomicFile.syncDir(dir)
 }
 
