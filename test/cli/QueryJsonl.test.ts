@@ -4,7 +4,7 @@
  * read line by line as a pipeline's reader reads it, and a real pipe closed
  * early by `head -1`.
  */
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as readline from "node:readline"
@@ -278,3 +278,64 @@ describe("causes as data: a failed run's error and resume command", () => {
     )
   })
 })
+
+describe("a reader that stops reading", () => {
+  it.live("does not hold the run: its reply waits in the pipe, and SIGINT still ends the process at once", () =>
+    Effect.callback<{ ended: string; afterSignalMs: number; stderr: string }>((resume) => {
+      const p = makeProject()
+      // A reply four times a pipe's buffer: written into a reader that never reads, it fills the pipe.
+      const script = writeScript(p, "big.json", [{ message: "x".repeat(256 * 1024) }])
+      const fifo = path.join(p.root, "out.fifo")
+      spawnSyncMkfifo(fifo)
+      // The read end is opened (so the write end can be) and never read.
+      const reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+      const writer = fs.openSync(fifo, "w")
+      const child = spawn(
+        process.execPath,
+        [binary, "--storage", p.storage, "query", "--new", "hi", "--script", script],
+        {
+          cwd: p.root,
+          env: { ...process.env, PARLEY_STORAGE: "", PARLEY_SCRIPT: "" },
+          stdio: ["ignore", writer, "pipe"]
+        }
+      )
+      fs.closeSync(writer)
+      children.push(child)
+      let stderr = ""
+      let signalledAt = 0
+      child.stderr!.on("data", (d: Buffer) => {
+        stderr += d.toString()
+        // The run has started writing its reply: give it time to fill the pipe, then interrupt it.
+        if (signalledAt === 0 && stderr.includes("(new)")) {
+          signalledAt = -1
+          setTimeout(() => {
+            signalledAt = performance.now()
+            child.kill("SIGINT")
+          }, 1500)
+        }
+      })
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000)
+      child.on("close", (code, signal) => {
+        clearTimeout(timer)
+        fs.closeSync(reader)
+        resume(
+          Effect.succeed({ ended: signal ?? `exit ${code}`, afterSignalMs: performance.now() - signalledAt, stderr })
+        )
+      })
+    }).pipe(
+      Effect.map((r) => {
+        // Interrupted mid-run (130), or, its turn over and its reply still waiting for the pipe to drain, ended by
+        // the signal's default action, as any program is. A run blocked in a write to the full pipe would handle
+        // the signal only when the reader went away (never here: the test's SIGKILL at 30 s).
+        expect(["exit 130", "SIGINT"], r.stderr).toContain(r.ended)
+        expect(r.afterSignalMs).toBeLessThan(5_000)
+      })
+    )
+  )
+})
+
+/** Makes a named pipe at `file` (mkfifo(1): Node has no call for it). */
+const spawnSyncMkfifo = (file: string): void => {
+  const made = spawnSync("mkfifo", ["-m", "600", file])
+  if (made.status !== 0) throw new Error(`mkfifo ${file}: ${made.stderr}`)
+}
