@@ -384,6 +384,19 @@ const goalsOf = (o: Outcome): Array<Goal> => [
  * then it is restarted on its port and the shards settle.
  */
 const KILLS = 6
+/**
+ * How long the shards settle after a restart before the next kill
+ * (`$BENCH_FAILOVER_SETTLE_MS`, 4 s): shorter, a kill lands while turns are
+ * still being handed to the restarted runner.
+ */
+const SETTLE_MS = Number(process.env["BENCH_FAILOVER_SETTLE_MS"] ?? "4000")
+/**
+ * `$BENCH_FAILOVER_KILL=restarted`: from the second kill on, the runner
+ * restarted last is the one killed, as soon as it has taken a turn (a
+ * runner that dies again while the turns of its shards are still being
+ * handed to it).
+ */
+const KILL_RESTARTED = process.env["BENCH_FAILOVER_KILL"] === "restarted"
 
 interface Kill {
   readonly ms: number
@@ -414,33 +427,57 @@ const failover = async (url: string): Promise<Array<Kill>> => {
       return undefined
     }
     const kills: Array<Kill> = []
+    let restarted: Cluster.Runner | undefined
     for (let k = 0; k < KILLS; k++) {
-      const now = await rows()
+      let now = await rows()
+      // The restarted runner is killed as soon as it has taken a turn (bounded: 10 s).
+      for (const until = Date.now() + 10_000; KILL_RESTARTED && restarted !== undefined && Date.now() < until; ) {
+        if (now.some((r) => r.running?.pid === restarted?.pid)) break
+        await sleep(50)
+        now = await rows()
+      }
       const byPid = new Map<number, Array<string>>()
       for (const r of now) if (r.running !== null) byPid.set(r.running.pid, [...(byPid.get(r.running.pid) ?? []), r.id])
-      const holder = k % 2 === 0 ? await checker() : undefined
+      const holder = KILL_RESTARTED && restarted !== undefined ? undefined : k % 2 === 0 ? await checker() : undefined
       const victim =
-        holder ?? live(cluster).sort((a, b) => (byPid.get(b.pid)?.length ?? 0) - (byPid.get(a.pid)?.length ?? 0))[0]!
+        (KILL_RESTARTED ? restarted : undefined) ??
+        holder ??
+        live(cluster).sort((a, b) => (byPid.get(b.pid)?.length ?? 0) - (byPid.get(a.pid)?.length ?? 0))[0]!
       const turns = new Set(byPid.get(victim.pid) ?? [])
+      // Rows naming another process than the one holding the conversation's lock (parley_locks): that one runs the turn.
+      const misnamed = psql(
+        url,
+        "SELECT t.pid FROM parley_cluster_turns t JOIN parley_locks l USING (conversation_id) WHERE t.pid <> l.pid"
+      )
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map(Number)
       const t0 = Date.now()
       if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined) console.error(`bench: ${t0} kill ${victim.pid}`)
       await cluster.kill(victim)
       for (;;) {
-        const moved = (await rows()).filter(
-          (r) => turns.has(r.id) && r.running !== null && r.running.pid !== victim.pid
-        )
+        const all = await rows()
+        const moved = all.filter((r) => turns.has(r.id) && r.running !== null && r.running.pid !== victim.pid)
         if (moved.length === turns.size) break
-        if (Date.now() - t0 > 60_000) throw new Error(`failover: ${turns.size - moved.length} turns did not move`)
+        if (Date.now() - t0 > 60_000) {
+          // Which way each one is stuck: its row still names the dead runner, or it has no row (its turn ended or failed).
+          const left = all
+            .filter((r) => turns.has(r.id) && !moved.includes(r))
+            .map((r) => `${r.id}: ${r.running === null ? "no row" : `row of pid ${r.running.pid}`}`)
+          throw new Error(
+            `failover: ${turns.size - moved.length} turns did not move (killed pid ${victim.pid}; ${left.join(", ")}; rows naming another runner than the lock's holder at the kill: ${misnamed.join(", ")})`
+          )
+        }
         await sleep(50)
       }
       kills.push({ ms: Date.now() - t0, healthCheck: holder !== undefined })
       console.log(
-        `  kill -9 of a runner with ${turns.size} waiting turns${holder !== undefined ? ", running the health check" : ""}: all running elsewhere ${Date.now() - t0} ms later`
+        `  kill -9 of a runner with ${turns.size} waiting turns${holder !== undefined ? ", running the health check" : ""}: all running elsewhere ${Date.now() - t0} ms later (rows naming another runner than the lock's holder at the kill: ${misnamed.length}, ${misnamed.filter((p) => p === victim.pid).length} of them the victim's)`
       )
       dumpLogs([victim], "failover")
       cluster.runners.splice(cluster.runners.indexOf(victim), 1)
-      await cluster.runner(victim.port)
-      await sleep(4000)
+      restarted = await cluster.runner(victim.port)
+      await sleep(SETTLE_MS)
     }
     return kills
   } finally {

@@ -40,6 +40,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -171,15 +172,31 @@ const freezable = (s: ConversationSession, frozen: () => boolean): ConversationS
   }
 }
 
-/** The store as one turn sees it: its sessions freeze with the turn. */
-const freezableStore = (store: ConversationStore["Service"], frozen: () => boolean): ConversationStore["Service"] => ({
+/** Whether a turn's cause is that another process holds its conversation (a runner handing it off, say). */
+const lockedOut = (cause: Cause.Cause<unknown>): boolean =>
+  Predicate.isTagged(Cause.squash(cause), "ConversationLocked")
+
+/**
+ * The store as one turn sees it: its sessions freeze with the turn, and
+ * `opened` runs once an open of a conversation returned anything but
+ * "locked" (its lock was free: whoever ran its turn before has let go).
+ */
+const freezableStore = (
+  store: ConversationStore["Service"],
+  frozen: () => boolean,
+  opened: (id: ConversationId.ConversationId) => Effect.Effect<void>
+): ConversationStore["Service"] => ({
   ...store,
   list: store.list,
   load: store.load,
   check: store.check,
   remove: store.remove,
   create: (init) => Effect.map(store.create(init), (s) => freezable(s, frozen)),
-  open: (id) => Effect.map(store.open(id), (s) => freezable(s, frozen))
+  open: (id) =>
+    store.open(id).pipe(
+      Effect.onExit((exit) => (Exit.isFailure(exit) && lockedOut(exit.cause) ? Effect.void : opened(id))),
+      Effect.map((s) => freezable(s, frozen))
+    )
 })
 
 /** What a failed turn's cause says, on one line: its error's message (errors carry data and say themselves). */
@@ -228,11 +245,24 @@ export const make = (options: {
     const starting = new Set<string>()
     const scope = yield* Effect.scope
 
-    const claim = (id: string) =>
-      sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since, http, http_host)
+    /**
+     * The row of a turn taken here: `over` another runner's only once the
+     * conversation's lock was free. Taken over before, a start that then
+     * found the lock held (the other runner still runs the turn, about to
+     * hand it off) left the row naming this runner while the turn ran there;
+     * when the shard came back to that runner it kept running the turn and
+     * nobody resumed the row: killed, this runner left it unmoved for good.
+     */
+    const claim = (id: string, over: boolean) =>
+      (over
+        ? sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since, http, http_host)
         VALUES (${id}, ${runner}, ${process.pid}, now(), ${http.address}, ${http.host})
         ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, pid = EXCLUDED.pid, since = now(),
-          http = EXCLUDED.http, http_host = EXCLUDED.http_host`.pipe(Effect.orDie, Effect.asVoid)
+          http = EXCLUDED.http, http_host = EXCLUDED.http_host`
+        : sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since, http, http_host)
+        VALUES (${id}, ${runner}, ${process.pid}, now(), ${http.address}, ${http.host})
+        ON CONFLICT (conversation_id) DO NOTHING`
+      ).pipe(Effect.orDie, Effect.asVoid)
     const release = (id: string) =>
       sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${id} AND runner = ${runner}`.pipe(Effect.ignore)
 
@@ -253,7 +283,11 @@ export const make = (options: {
           const context = Layer.mergeAll(
             Layer.succeed(
               ConversationStore,
-              freezableStore(services.store, () => turn.frozen)
+              freezableStore(
+                services.store,
+                () => turn.frozen,
+                (opened) => (opened === id ? claim(id, true) : Effect.void)
+              )
             ),
             Layer.succeed(Config, services.config),
             Layer.succeed(Executor, services.executor),
@@ -319,7 +353,8 @@ export const make = (options: {
         if (services.notifier !== undefined) yield* services.notifier.attach(events.events).pipe(Scope.provide(told))
         const ended = yield* Deferred.make<Exit.Exit<Query.QueryResult, unknown>>()
         const state = { frozen: false }
-        yield* claim(id)
+        // A row at once (a turn whose start finds the lock held is tried again by the sweep), but not another runner's yet.
+        yield* claim(id, false)
         // The calls whose tool process runs now: from its start or an answer to its question, until it asks or finishes.
         const active = new Set<string>()
         const tools = {
@@ -342,8 +377,7 @@ export const make = (options: {
               turns.delete(id)
               // A handed-off turn keeps its row: the next owner resumes it. So does one that found the
               // conversation held by another process (a runner handing it off): the next sweep tries again.
-              const locked =
-                Exit.isFailure(exit) && (Cause.squash(exit.cause) as { _tag?: unknown })?._tag === "ConversationLocked"
+              const locked = Exit.isFailure(exit) && lockedOut(exit.cause)
               if (!state.frozen && !locked) yield* release(id)
               // A turn that fails is said in the runner's log, not only to whoever waits for it (nobody may). A new
               // turn refused because one is incomplete never ran: its starter says so, or resumes it (a message

@@ -120,11 +120,12 @@ export const tryLock = (
           on(
             sql,
             conn,
+            // One statement, one round trip. PostgreSQL runs the DELETE (a WITH nothing reads) after the SELECT, so the
+            // lock is free a moment before the row goes: a taker's upsert of its own row in between survives, as the
+            // DELETE re-checks backend_pid on the row's newest version (checked with the unlock and the DELETE 2 s apart).
             Effect.ignore(
-              Effect.andThen(
-                sql`DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid()`,
-                sql`SELECT pg_advisory_unlock(${key(id)}::bigint)`
-              )
+              sql`WITH gone AS (DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid())
+              SELECT pg_advisory_unlock(${key(id)}::bigint)`
             )
           )
         )

@@ -36,14 +36,24 @@ export const make = (sql: SqlClient, at: string): MessageQueue => {
       Effect.mapError(failed(at, `reading conversation ${id}`)),
       Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(new ConversationNotFound({ id })) : Effect.void))
     )
+  // One round trip: no row says the conversation does not exist, one row with no record that its queue is empty
+  // (it was an existence check, then the read: two per list, twice per answered turn in a cluster).
   const read = (id: ConversationId) =>
-    exists(id).pipe(
-      Effect.andThen(
-        sql<{ record: string }>`SELECT record FROM parley_queue WHERE conversation_id = ${id} ORDER BY seq`.pipe(
-          Effect.mapError(failed(at, `reading the queue of ${id}`))
-        )
-      ),
-      Effect.map((rows) => QueuedMessage.parse(rows.map((r) => r.record).join("\n")))
+    sql<{ record: string | null }>`SELECT q.record FROM parley_conversations c
+      LEFT JOIN parley_queue q ON q.conversation_id = c.id WHERE c.id = ${id} ORDER BY q.seq`.pipe(
+      Effect.mapError(failed(at, `reading the queue of ${id}`)),
+      Effect.flatMap((rows) =>
+        rows.length === 0
+          ? Effect.fail(new ConversationNotFound({ id }))
+          : Effect.succeed(
+              QueuedMessage.parse(
+                rows
+                  .map((r) => r.record)
+                  .filter((r) => r !== null)
+                  .join("\n")
+              )
+            )
+      )
     )
   const append = (id: ConversationId, record: QueuedMessage.Record) =>
     exists(id).pipe(
