@@ -14,6 +14,7 @@
  * @internal
  */
 import * as fs from "node:fs/promises"
+import * as path from "node:path"
 import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 import * as ErrorCode from "../ErrorCode.ts"
 
@@ -40,7 +41,7 @@ export const syncDir = async (dir: string): Promise<void> => {
 }
 
 /** Writes `data` as a new file (`wx`: fails when the name exists, follows no link) and flushes it to disk. */
-export const writeNewDurable = async (file: string, data: string | Uint8Array): Promise<void> => {
+const writeNewDurable = async (file: string, data: string | Uint8Array): Promise<void> => {
   const handle = await fs.open(file, "wx", FILE_MODE)
   try {
     await handle.writeFile(data)
@@ -48,6 +49,21 @@ export const writeNewDurable = async (file: string, data: string | Uint8Array): 
   } finally {
     await handle.close()
   }
+}
+
+/**
+ * Writes `files` as new files into `dir`, a directory nothing lists yet (a conversation being
+ * made), then flushes `dir` (their entries). They need no temp file and rename each, and their
+ * flushes run at once: one flush's wait instead of a file's and the directory's per file. Every
+ * write has settled before the first failure is thrown, so the caller may remove `dir` then.
+ */
+export const writeNewFiles = async (
+  dir: string,
+  files: ReadonlyArray<{ readonly name: string; readonly data: string | Uint8Array }>
+): Promise<void> => {
+  const written = await Promise.allSettled(files.map((f) => writeNewDurable(path.join(dir, f.name), f.data)))
+  for (const w of written) if (w.status === "rejected") throw w.reason
+  await syncDir(dir)
 }
 
 /** Writes `text` atomically; returns false (and writes nothing) when the file already holds exactly it. */

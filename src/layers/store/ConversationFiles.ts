@@ -93,12 +93,10 @@ export const write = async (storageDir: string, c: ConversationFiles): Promise<"
   await fs.mkdir(staging, { mode: DIR_MODE })
   try {
     // New files in a directory nothing lists yet: flushed at once, then the directory (its entries).
-    // Every write settled before the staging directory can be removed on a failure below.
-    const written = await Promise.allSettled(
-      c.files.map((f) => AtomicFile.writeNewDurable(path.join(staging, f.name), f.bytes))
+    await AtomicFile.writeNewFiles(
+      staging,
+      c.files.map((f) => ({ name: f.name, data: f.bytes }))
     )
-    for (const w of written) if (w.status === "rejected") throw w.reason
-    await AtomicFile.syncDir(staging)
     // Looked for again just before the rename: a conversation made meanwhile is not replaced.
     if ((await ConversationDir.locate(conversations, c.id)) !== undefined) {
       await fs.rm(staging, { recursive: true, force: true })
