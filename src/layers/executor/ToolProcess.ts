@@ -4,7 +4,7 @@
  *
  * - `sh -c command` runs detached: the shell leads a new process group that
  *   holds everything the tool starts. The group is listed with a live
- *   {@link Reaper} before the command may start ({@link GATE}): the gate
+ *   {@link Reaper} before the command may start ({@link gated}): the gate
  *   opens only once the reaper's input has the group, so it dies with
  *   parley however parley ends.
  * - The result is taken when the shell exits. Whatever the tool left behind
@@ -48,14 +48,20 @@ import * as Reaper from "./Reaper.ts"
 export const KILL_GRACE_MS = 1000
 
 /**
- * Runs `$1` (the tool command) once parley has written one line to stdin,
- * which it does only after listing the group with the reaper. A parley killed
- * between spawning and listing closes stdin instead, and the command never
- * runs. `read` takes the line byte by byte, so the tool's stdin starts with
- * the request. `exec` keeps the pid (the group leader) and costs about 1 ms.
+ * The shell script that runs `command` once parley has written one line to
+ * stdin, which it does only after listing the group with the reaper. A parley
+ * killed between spawning and listing closes stdin instead, and the command
+ * never runs. `read` takes the line byte by byte, so the tool's stdin starts
+ * with the request.
+ *
+ * The command runs in the gate's own shell, as the rest of its first line:
+ * the shell parses and runs it as `sh -c command` would (the same `$0`, no
+ * arguments, the same output, line numbers in errors and exit status, a
+ * syntax error included: test/layers/executor/Reaper.test.ts), without a second `sh` started
+ * after the gate (`exec sh -c "$1"` before): 3 ms less from an answer to
+ * the tool's first instruction, p50 (docs/benchmarks.md, answer → re-run).
  */
-export const GATE = `IFS= read -r _ || exit 125
-exec sh -c "$1"`
+export const gated = (command: string): string => `IFS= read -r _ || exit 125; ${command}`
 
 /** How a tool process ended. */
 export type ProcessOutcome = Data.TaggedEnum<{
@@ -211,7 +217,7 @@ export const run = (
     }
     Reaper.ready()
     // The whole environment is `env`: nothing of parley's own is added to it (see `ToolEnv`).
-    const child = spawn("sh", ["-c", GATE, "sh", command], {
+    const child = spawn("sh", ["-c", gated(command)], {
       cwd,
       detached: true,
       env,

@@ -4,7 +4,7 @@
 // tool from starting before its group is listed. The end-to-end proof (parley
 // killed with -9 / SIGHUP) is test/programs/cli/ToolProcesses.test.ts.
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -89,7 +89,7 @@ describe("the reaper script", () => {
 
 describe("the gate in front of a tool command", () => {
   const gated = (dir: string) =>
-    spawn("sh", ["-c", ToolProcess.GATE, "sh", `cat > request; touch ran`], {
+    spawn("sh", ["-c", ToolProcess.gated(`cat > request; touch ran`)], {
       cwd: dir,
       stdio: ["pipe", "ignore", "ignore"]
     })
@@ -113,6 +113,25 @@ describe("the gate in front of a tool command", () => {
     expect(child.exitCode).toBe(125)
     expect(fs.readdirSync(dir)).toStrictEqual([])
     fs.rmSync(dir, { recursive: true })
+  })
+})
+
+describe("a command run through the gate", () => {
+  // What `sh -c command` prints and returns: the gate runs the command in its own shell, it must not show.
+  const commands = [
+    `echo "$0|$#|$1"`,
+    "nosuchcommand-parley",
+    "echo a\nfi",
+    "if true",
+    "exit 3",
+    "cat",
+    "printf '%s' \"$(cat)\" >&2",
+    ""
+  ]
+  it.each(commands)("%j prints, fails and exits as sh -c would", (command) => {
+    const plain = spawnSync("sh", ["-c", command], { input: "request", encoding: "utf8" })
+    const gate = spawnSync("sh", ["-c", ToolProcess.gated(command)], { input: "\nrequest", encoding: "utf8" })
+    expect([gate.stdout, gate.stderr, gate.status]).toStrictEqual([plain.stdout, plain.stderr, plain.status])
   })
 })
 
