@@ -188,6 +188,37 @@ describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md
   })
 })
 
+describe("start-up: the built-ins an ls loads (scripts/build.mjs, facadeFree)", () => {
+  it("an ls of an empty storage into a file loads neither node:fs/promises (nor readline with it) nor the stream stack", () => {
+    const empty = path.join(dir, "empty-storage")
+    fs.mkdirSync(empty)
+    const builtins = path.join(dir, "builtins-ls.cjs")
+    fs.writeFileSync(
+      builtins,
+      `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
+    )
+    const list = path.join(dir, "builtins-ls.txt")
+    // Into a file, as `parley ls > file` or a shell's pipe: a socket would make process.stdout, which loads streams.
+    const out = fs.openSync(path.join(dir, "ls-out.txt"), "w")
+    const r = spawnSync(process.execPath, ["--require", builtins, bundle, "--storage", empty, "conversation", "ls"], {
+      encoding: "utf8",
+      stdio: ["ignore", out, "pipe"],
+      env: { ...process.env, PARLEY_BUILTINS: list },
+      timeout: 60_000
+    })
+    fs.closeSync(out)
+    expect(r.status, r.stderr).toBe(0)
+    expect(fs.readFileSync(path.join(dir, "ls-out.txt"), "utf8")).toContain("No conversations yet")
+    const internals = fs.readFileSync(list, "utf8").split("\n")
+    // Node's ES module facade of node:fs reads fs.promises and fs.ReadStream, which load these.
+    expect(
+      internals.filter((m) =>
+        /^NativeModule (fs\/promises|internal\/fs\/promises|stream|internal\/readline\/\w+)$/.test(m)
+      )
+    ).toStrictEqual([])
+  })
+})
+
 describe("start-up: a query loads what its turn uses (docs/benchmarks.md#start-up-of-a-query)", () => {
   it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack, undici, tls, readline or the crypto module", () => {
     const script = path.join(dir, "reply.json")
