@@ -312,6 +312,24 @@ export type NotifyEventName = typeof NotifyEventName.Type
 /** A webhook's secret: text, or `${env:NAME}` naming the variable that holds it (docs/questions-and-approvals.md#notifications). */
 const NotifySecret = Schema.String.check(Schema.makeFilter((s: string) => EnvReference.problem(s) ?? true))
 
+/** Where a URL's `user:password@` would be: after the scheme's `//`, before the host's end. */
+const URL_USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/i
+
+/** `text` with a URL's `user:password@` replaced, so an error that quotes the URL never prints a password. */
+const withoutCredentials = (text: string): string => text.replace(URL_USERINFO, "$1…@")
+
+/**
+ * A webhook URL holds no `user:password@`: a config file is shared and copied
+ * (and quoted by errors), and node:http would send them as Basic auth. A
+ * receiver checks the signature made with `secret`, which can stay out of the
+ * file (`${env:NAME}`).
+ */
+const NoCredentials = Schema.makeFilter((url: string) =>
+  URL_USERINFO.test(url)
+    ? "must not hold credentials (user:password@): sign deliveries with secret (it may be ${env:NAME}) and check X-Parley-Signature"
+    : true
+)
+
 /**
  * `[notify]` (docs/questions-and-approvals.md#notifications): a command run once per event with the
  * event's JSON on stdin, and/or a webhook POSTed the same JSON, signed with
@@ -327,9 +345,9 @@ export const NotifyConfig = Schema.Struct({
   ),
   webhook: Schema.optionalKey(
     Schema.Struct({
-      url: Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/)).annotate({
-        expected: "an http:// or https:// URL"
-      }),
+      url: Schema.String.check(Schema.isPattern(/^https?:\/\/\S+$/))
+        .annotate({ expected: "an http:// or https:// URL" })
+        .check(NoCredentials),
       secret: Schema.optionalKey(NotifySecret),
       events: Schema.optionalKey(Schema.Array(NotifyEventName)),
       retry_for: Schema.optionalKey(Duration),
@@ -457,7 +475,9 @@ const describeValue = (value: unknown): string =>
       ? JSON.stringify(value)
       : typeof value === "object" && value !== null
         ? "a table"
-        : JSON.stringify(value)
+        : typeof value === "string"
+          ? JSON.stringify(withoutCredentials(value))
+          : JSON.stringify(value)
 
 // Schema messages read "Expected object"; a TOML user thinks in tables.
 const reword = (message: string, input: unknown, path: ReadonlyArray<PropertyKey>): string => {
@@ -517,7 +537,7 @@ const mcpIssues = (input: unknown): Array<ConfigIssue> => {
     if (http && typeof raw["url"] === "string" && !/^https?:\/\/[^\s]+$/.test(raw["url"])) {
       issues.push({
         path: [...base, "url"],
-        message: `expected an http:// or https:// URL, got ${JSON.stringify(raw["url"])}`
+        message: `expected an http:// or https:// URL, got ${JSON.stringify(withoutCredentials(raw["url"]))}`
       })
     }
   }

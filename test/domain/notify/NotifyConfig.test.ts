@@ -40,4 +40,18 @@ describe("[notify]", () => {
       /^notify\.webhook\.retry_for: /
     )
   })
+
+  it("refuses a webhook URL with credentials, and never quotes a password back", () => {
+    const refused = problems({ webhook: { url: "https://bot:hunter2@hooks.example.com/p" } })
+    expect(refused).toStrictEqual([
+      "notify.webhook.url: must not hold credentials (user:password@): sign deliveries with secret (it may be ${env:NAME}) and check X-Parley-Signature"
+    ])
+    expect(problems({ webhook: { url: "https://token@hooks.example.com/p" } })[0]).toMatch(/must not hold credentials/)
+    // Not a URL parley takes at all: the error quotes it, its credentials replaced.
+    expect(problems({ webhook: { url: "https://bot:hunter2@hooks.example.com/a b" } })).toStrictEqual([
+      'notify.webhook.url: expected an http:// or https:// URL, got "https://…@hooks.example.com/a b"'
+    ])
+    // An @ in the path or query is no credential.
+    expect(problems({ webhook: { url: "https://hooks.example.com/p?to=me@example.com" } })).toStrictEqual([])
+  })
 })
