@@ -142,9 +142,12 @@ const lazyBuiltins = {
 // docs/benchmarks.md.)
 const forwarding = (target, names) =>
   `Object.defineProperties({},Object.fromEntries(${JSON.stringify(names)}.map(k=>[k,{enumerable:true,get:()=>${target}[k]}])))`
+// Values on the Node that builds, deprecated getters on Node 24 (DEP0176; its own facade leaves them
+// out): read at load, each would print a DeprecationWarning at every start of a CLI packed on Node 22.
+const DEPRECATED = new Set(["F_OK", "R_OK", "W_OK", "X_OK"])
 const FACADE_FREE = {
   fs: (mod, names) =>
-    `const m=require("node:fs");export default m;export const{${names.join(",")}}=m;` +
+    `const m=require("node:fs");export default m;export const{${names.filter((k) => !DEPRECATED.has(k)).join(",")}}=m;` +
     `export const promises=${forwarding("m.promises", Object.keys(mod.promises))};`,
   "fs/promises": (mod, names) =>
     'let m;const load=()=>m??=require("node:fs/promises");' +
