@@ -155,7 +155,7 @@ const FACADE_FREE = {
       .map((k) =>
         typeof mod[k] === "function"
           ? `export function ${k}(...a){return load().${k}.apply(this,a)}`
-          : `export const ${k}=${forwarding("load()", Object.keys(mod[k]))};`
+          : `export const ${k}=${forwarding(`load().${k}`, Object.keys(mod[k]))};`
       )
       .join("") +
     `export default{${names.join(",")}};`
