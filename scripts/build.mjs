@@ -22,6 +22,7 @@ import { execFileSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
+// node:fs and node:fs/promises without Node's ES module facade (every CLI bundle below).
 import { facadeFree } from "./facadeFree.mjs"
 
 const args = process.argv.slice(2)
@@ -129,7 +130,6 @@ const lazyBuiltins = {
   }
 }
 
-// node:fs and node:fs/promises without Node's ES module facade: scripts/facadeFree.mjs.
 const buildCli = async () => {
   const scratch = path.join("dist", `.build-${process.pid}`)
   mkdirSync(scratch, { recursive: true })

@@ -537,7 +537,7 @@ const mcpIssues = (input: unknown): Array<ConfigIssue> => {
     if (http && typeof raw["url"] === "string" && !/^https?:\/\/[^\s]+$/.test(raw["url"])) {
       issues.push({
         path: [...base, "url"],
-        message: `expected an http:// or https:// URL, got ${JSON.stringify(withoutCredentials(raw["url"]))}`
+        message: `expected an http:// or https:// URL, got ${describeValue(raw["url"])}`
       })
     }
   }

@@ -58,9 +58,10 @@ export const KILL_GRACE_MS = 1000
  * the shell parses and runs it as `sh -c command` would (the same `$0`, no
  * arguments, the same output, line numbers in errors and exit status, a
  * syntax error included: test/layers/executor/Reaper.test.ts; where `sh` is
- * bash, a syntax error on the first line quotes the gate with it), without a second `sh` started
- * after the gate (`exec sh -c "$1"` before): 3 ms less from an answer to
- * the tool's first instruction, p50 (docs/benchmarks.md, answer → re-run).
+ * bash, a syntax error on the first line quotes the gate with it), without
+ * a second `sh` started after the gate (`exec sh -c "$1"` before): 3 ms
+ * less from an answer to the tool's first instruction, p50
+ * (docs/benchmarks.md, answer → re-run).
  */
 export const gated = (command: string): string => `IFS= read -r _ || exit 125; ${command}`
 
