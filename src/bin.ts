@@ -12,6 +12,7 @@
  * docs/benchmarks.md#start-up-of-the-reading-commands).
  */
 import { enable as enableCompileCache } from "./layers/file/CompileCache.ts"
+import { enable as resolveSiblingChunks } from "./layers/file/SiblingChunks.ts"
 import { VERSION } from "./cli/Version.ts"
 
 /**
@@ -34,6 +35,8 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
 } else {
   // Node 22.1+: compiled chunks cached in a private per-user directory (layers/file/CompileCache.ts).
   enableCompileCache(process.env)
+  // The built chunks' imports of one another, resolved without the file system (layers/file/SiblingChunks.ts).
+  resolveSiblingChunks(import.meta.url)
   if (!(await fastPath(argv))) {
     const { main } = await import("./cli/Run.ts")
     main()
