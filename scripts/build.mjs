@@ -19,10 +19,11 @@
 // process (or a consumer) started during a rebuild never sees half a build.
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
-import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 // node:fs and node:fs/promises without Node's ES module facade (every CLI bundle below).
+import { BANNER, trimBanner } from "./banner.mjs"
 import { facadeFree } from "./facadeFree.mjs"
 
 const args = process.argv.slice(2)
@@ -54,11 +55,10 @@ const cliOptions = (outdir) => ({
   logLevel: "warning",
   // A name a stand-in module lacks (scripts/facadeFree.mjs) would read as undefined: fail the build instead.
   logOverride: { "import-is-undefined": "error" },
-  banner: {
-    // Some bundled CommonJS dependencies call require(); give ESM one.
-    js: "#!/usr/bin/env node\nimport { createRequire as __cr } from 'node:module';const require = __cr(import.meta.url);"
-  }
+  // Every file's; trimmed to what each needs once written (scripts/banner.mjs).
+  banner: { js: BANNER }
 })
+
 
 // The reading commands (src/cli/ReadingRun.ts) are a bundle of their own, dist/parley-reading.mjs
 // with reading-* chunks (issue 28, start-up). In one build its chunks would be shared with
@@ -151,6 +151,10 @@ const buildCli = async () => {
       plugins: [lazyWs, lazyBuiltins, facadeFree],
       chunkNames: "query-[name]-[hash]"
     })
+    for (const f of readdirSync(scratch).filter((f) => f.endsWith(".mjs"))) {
+      const file = path.join(scratch, f)
+      writeFileSync(file, trimBanner(readFileSync(file, "utf8")))
+    }
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)
     // Which sources each chunk holds (not shipped): a test checks what a command loads (issue 28).
     const chunks = Object.fromEntries(
