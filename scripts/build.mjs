@@ -59,7 +59,6 @@ const cliOptions = (outdir) => ({
   banner: { js: BANNER }
 })
 
-
 // The reading commands (src/cli/ReadingRun.ts) are a bundle of their own, dist/parley-reading.mjs
 // with reading-* chunks (issue 28, start-up). In one build its chunks would be shared with
 // the other commands, and a shared chunk holds every part of Effect any of them uses: `ls`
