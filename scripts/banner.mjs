@@ -10,9 +10,14 @@
 
 const SHEBANG = "#!/usr/bin/env node"
 const REQUIRE = "import { createRequire as __cr } from 'node:module';const require = __cr(import.meta.url);"
-// Made on the first call: most runs never call it.
+// Made on first use: most runs never call it. Its properties (resolve, main, extensions, cache) are
+// the real one's: esbuild writes a bundled `require.resolve(x)` as `__require.resolve(x)`, and
+// `__require` is this require, reached from any chunk under a minified name no regex here can see.
 const LAZY_REQUIRE =
-  "import { createRequire as __cr } from 'node:module';let __rq;const require=function(id){return(__rq??=__cr(import.meta.url))(id)};"
+  "import { createRequire as __cr } from 'node:module';let __rq;const __rqm=()=>__rq??=__cr(import.meta.url);" +
+  "const require=Object.defineProperties(function(id){return __rqm()(id)},{" +
+  ["resolve", "main", "extensions", "cache"].map((p) => `${p}:{get:()=>__rqm().${p}}`).join(",") +
+  "});"
 
 /** What esbuild puts at the top of every file of the CLI build. */
 export const BANNER = `${SHEBANG}\n${REQUIRE}`
@@ -20,8 +25,9 @@ export const BANNER = `${SHEBANG}\n${REQUIRE}`
 /**
  * `code` (a built file, starting with {@link BANNER}) with the banner it needs: a file that never
  * names `require` gets none; one that only calls it (esbuild's `__require` shim calls
- * `require.apply`) gets one made on its first call; any other use (`require.resolve`, …) keeps
- * esbuild's. The shebang stays on every file.
+ * `require.apply`) gets one made on its first use, which answers `__require.resolve` and the like
+ * from other chunks too; any other use (`require.resolve`, …) keeps esbuild's. The shebang stays
+ * on every file.
  */
 export const trimBanner = (code) => {
   if (!code.startsWith(BANNER)) throw new Error("build: an output file does not start with the banner")

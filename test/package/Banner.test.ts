@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { build } from "esbuild"
 import { repoRoot, tempDir } from "../support/Fixtures.ts"
 
 // @ts-expect-error: a plain .mjs build script, no declarations (scripts/ is not TypeScript)
@@ -37,6 +38,39 @@ describe("each built file's banner", () => {
     const run = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 30_000 })
     expect(run.stderr).toBe("")
     expect(run.stdout).toBe(`${path.sep} function\n`)
+  })
+
+  it("a require made on first use answers what esbuild's __require passes on from other chunks", async () => {
+    // A bundled `require.resolve(x)` is written `__require.resolve(x)`, minified to a name of a
+    // letter or two and imported from the chunk that defines __require: no regex of a file sees it.
+    const src = path.join(dir, "src")
+    fs.mkdirSync(src, { recursive: true })
+    fs.writeFileSync(
+      path.join(src, "dep.cjs"),
+      `module.exports = [require("node:path").sep, require.resolve("node:fs"), typeof require.cache, require.main]`
+    )
+    for (const e of ["a", "b"])
+      fs.writeFileSync(path.join(src, `${e}.mjs`), `import d from "./dep.cjs"; console.log(JSON.stringify(d))`)
+    const out = path.join(dir, "out")
+    await build({
+      entryPoints: [path.join(src, "a.mjs"), path.join(src, "b.mjs")],
+      bundle: true,
+      splitting: true,
+      minify: true,
+      format: "esm",
+      platform: "node",
+      outdir: out,
+      outExtension: { ".js": ".mjs" },
+      banner: { js: BANNER },
+      logLevel: "silent"
+    })
+    for (const f of fs.readdirSync(out)) {
+      const file = path.join(out, f)
+      fs.writeFileSync(file, trimBanner(fs.readFileSync(file, "utf8")))
+    }
+    const run = spawnSync(process.execPath, [path.join(out, "a.mjs")], { encoding: "utf8", timeout: 30_000 })
+    expect(run.stderr).toBe("")
+    expect(JSON.parse(run.stdout)).toStrictEqual([path.sep, "node:fs", "object", null])
   })
 
   it("any other use of require keeps esbuild's banner", () => {
