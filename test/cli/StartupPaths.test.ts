@@ -265,3 +265,52 @@ describe("start-up: a query loads what its turn uses (docs/benchmarks.md#start-u
     ).toStrictEqual([])
   })
 })
+
+describe("start-up: node:v8 loads only where it is used (scripts/build.mjs, lazyBuiltins)", () => {
+  // Its ES module facade loads v8's heap helpers and, through them, Node's whole stream stack.
+  // (internal/streams/utils alone is loaded by node:fs/promises: not the stack.)
+  const v8Stack = (m: string) => /^NativeModule (v8|internal\/heap_utils|stream|internal\/streams\/readable)$/.test(m)
+  const builtinsOf = (name: string, args: ReadonlyArray<string>) => {
+    const builtins = path.join(dir, `builtins-${name}.cjs`)
+    const list = path.join(dir, `builtins-${name}.txt`)
+    fs.writeFileSync(
+      builtins,
+      `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
+    )
+    // Into a file: a pipe would make process.stdout, a socket, which loads the streams anyway.
+    const out = path.join(dir, `out-${name}.txt`)
+    const fd = fs.openSync(out, "w")
+    const r = spawnSync(process.execPath, ["--require", builtins, bundle, ...args], {
+      encoding: "utf8",
+      stdio: ["ignore", fd, "pipe"],
+      env: { ...process.env, PARLEY_BUILTINS: list },
+      timeout: 60_000
+    })
+    fs.closeSync(fd)
+    expect(r.status, r.stderr).toBe(0)
+    return { internals: fs.readFileSync(list, "utf8").split("\n"), out: fs.readFileSync(out, "utf8") }
+  }
+
+  it("a print of a small conversation loads neither v8 nor the streams; one of 8 MB or more loads v8 as it decodes", () => {
+    const small = builtinsOf("print-small", ["--storage", storage, "conversation", "print", "17758406187"])
+    expect(small.out).toContain("# Missing date in version string")
+    expect(small.internals.filter(v8Stack)).toStrictEqual([])
+    // The same conversation with a 9 MB request: the file store holds V8's young generation while it decodes.
+    const large = path.join(dir, "large", ".parley")
+    const name = "17758406188-large"
+    fs.mkdirSync(path.join(large, "conversations", name), { recursive: true })
+    for (const f of ["metadata.json", "base_config.json"])
+      fs.copyFileSync(
+        path.join(storage, "conversations", "17758406187-missing-date-in-version-string", f),
+        path.join(large, "conversations", name, f)
+      )
+    const events = [
+      { timestamp: "2026-04-10 17:04:20.531233", type: "turn_start" },
+      { timestamp: "2026-04-10 17:04:20.531236", type: "chat_request", content: `big ${"x".repeat(9 * 1024 * 1024)}` }
+    ]
+    fs.writeFileSync(path.join(large, "conversations", name, "events.json"), `${JSON.stringify(events, null, 2)}\n`)
+    const printed = builtinsOf("print-large", ["--storage", large, "conversation", "print", "17758406188"])
+    expect(printed.out).toContain("big xxxx")
+    expect(printed.internals).toContain("NativeModule v8")
+  })
+})
