@@ -188,28 +188,35 @@ describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md
   })
 })
 
+/** The built-ins (`process.moduleLoadList`) and the output of a run of `args`, its output into a file. */
+const builtinsOf = (name: string, args: ReadonlyArray<string>) => {
+  const builtins = path.join(dir, `builtins-${name}.cjs`)
+  const list = path.join(dir, `builtins-${name}.txt`)
+  fs.writeFileSync(
+    builtins,
+    `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
+  )
+  // Into a file: a pipe would make process.stdout, a socket, which loads the streams anyway.
+  const out = path.join(dir, `out-${name}.txt`)
+  const fd = fs.openSync(out, "w")
+  const r = spawnSync(process.execPath, ["--require", builtins, bundle, ...args], {
+    encoding: "utf8",
+    stdio: ["ignore", fd, "pipe"],
+    env: { ...process.env, PARLEY_BUILTINS: list },
+    timeout: 60_000
+  })
+  fs.closeSync(fd)
+  expect(r.status, r.stderr).toBe(0)
+  return { internals: fs.readFileSync(list, "utf8").split("\n"), out: fs.readFileSync(out, "utf8") }
+}
+
 describe("start-up: the built-ins an ls loads (scripts/build.mjs, facadeFree)", () => {
   it("an ls of an empty storage into a file loads neither node:fs/promises (nor readline with it) nor the stream stack", () => {
     const empty = path.join(dir, "empty-storage")
     fs.mkdirSync(empty)
-    const builtins = path.join(dir, "builtins-ls.cjs")
-    fs.writeFileSync(
-      builtins,
-      `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
-    )
-    const list = path.join(dir, "builtins-ls.txt")
     // Into a file, as `parley ls > file` or a shell's pipe: a socket would make process.stdout, which loads streams.
-    const out = fs.openSync(path.join(dir, "ls-out.txt"), "w")
-    const r = spawnSync(process.execPath, ["--require", builtins, bundle, "--storage", empty, "conversation", "ls"], {
-      encoding: "utf8",
-      stdio: ["ignore", out, "pipe"],
-      env: { ...process.env, PARLEY_BUILTINS: list },
-      timeout: 60_000
-    })
-    fs.closeSync(out)
-    expect(r.status, r.stderr).toBe(0)
-    expect(fs.readFileSync(path.join(dir, "ls-out.txt"), "utf8")).toContain("No conversations yet")
-    const internals = fs.readFileSync(list, "utf8").split("\n")
+    const { internals, out } = builtinsOf("ls", ["--storage", empty, "conversation", "ls"])
+    expect(out).toContain("No conversations yet")
     // Node's ES module facade of node:fs reads fs.promises and fs.ReadStream, which load these.
     expect(
       internals.filter((m) =>
@@ -270,26 +277,6 @@ describe("start-up: node:v8 loads only where it is used (scripts/build.mjs, lazy
   // Its ES module facade loads v8's heap helpers and, through them, Node's whole stream stack.
   // (internal/streams/utils alone is loaded by node:fs/promises: not the stack.)
   const v8Stack = (m: string) => /^NativeModule (v8|internal\/heap_utils|stream|internal\/streams\/readable)$/.test(m)
-  const builtinsOf = (name: string, args: ReadonlyArray<string>) => {
-    const builtins = path.join(dir, `builtins-${name}.cjs`)
-    const list = path.join(dir, `builtins-${name}.txt`)
-    fs.writeFileSync(
-      builtins,
-      `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
-    )
-    // Into a file: a pipe would make process.stdout, a socket, which loads the streams anyway.
-    const out = path.join(dir, `out-${name}.txt`)
-    const fd = fs.openSync(out, "w")
-    const r = spawnSync(process.execPath, ["--require", builtins, bundle, ...args], {
-      encoding: "utf8",
-      stdio: ["ignore", fd, "pipe"],
-      env: { ...process.env, PARLEY_BUILTINS: list },
-      timeout: 60_000
-    })
-    fs.closeSync(fd)
-    expect(r.status, r.stderr).toBe(0)
-    return { internals: fs.readFileSync(list, "utf8").split("\n"), out: fs.readFileSync(out, "utf8") }
-  }
 
   it("a print of a small conversation loads neither v8 nor the streams; one of 8 MB or more loads v8 as it decodes", () => {
     const small = builtinsOf("print-small", ["--storage", storage, "conversation", "print", "17758406187"])
