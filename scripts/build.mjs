@@ -22,8 +22,8 @@ import { execFileSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
-// node:fs and node:fs/promises without Node's ES module facade (every CLI bundle below).
 import { BANNER, trimBanner } from "./banner.mjs"
+// node:fs and node:fs/promises without Node's ES module facade (every CLI bundle below).
 import { facadeFree } from "./facadeFree.mjs"
 
 const args = process.argv.slice(2)

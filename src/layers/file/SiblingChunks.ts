@@ -45,23 +45,14 @@ export const sibling = (specifier: string, parent: string | undefined, directory
     ? directory + specifier.slice(2)
     : undefined
 
-/** `module.registerHooks` where this Node has it (absent before 22.15 / 23.5). */
-type Register = (hooks: {
-  readonly resolve: (
-    specifier: string,
-    context: { readonly parentURL?: string | undefined },
-    next: (specifier: string, context: { readonly parentURL?: string | undefined }) => unknown
-  ) => unknown
-}) => unknown
-
 /**
  * Registers the hook for the chunks beside `entry` (the built entry's
  * `import.meta.url`); false when it is not a built `.mjs` file or Node has no
  * in-thread hooks.
  */
 export const enable = (entry: string): boolean => {
-  // Typed by @types/node 22 only from a later minor; a property read, so Node 20 gets `undefined`.
-  const register = (nodeModule as { registerHooks?: Register }).registerHooks
+  // Declared by @types/node, absent before Node 22.15 / 23.5: a namespace's missing export reads `undefined`.
+  const register: typeof nodeModule.registerHooks | undefined = nodeModule.registerHooks
   if (register === undefined || !entry.startsWith("file:") || !entry.endsWith(".mjs")) return false
   const directory = new URL("./", entry).href
   register({
