@@ -37,9 +37,21 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   enableCompileCache(process.env)
   // The built chunks' imports of one another, resolved without the file system (layers/file/SiblingChunks.ts).
   resolveSiblingChunks(import.meta.url)
-  if (!(await fastPath(argv))) {
-    const { main } = await import("./cli/Run.ts")
-    main()
+  try {
+    if (!(await fastPath(argv))) {
+      const { main } = await import("./cli/Run.ts")
+      main()
+    }
+  } catch (error) {
+    // A chunk of the build missing: said in one line (cli/MissingChunk.ts, loaded only then: it needs node:url, which
+    // no command starts with); anything else, or that module missing too, as before.
+    const missing = await import("./cli/MissingChunk.ts").then(
+      ({ line }) => line(error, import.meta.url),
+      () => undefined
+    )
+    if (missing === undefined) throw error
+    process.stderr.write(missing)
+    process.exitCode = 1
   }
 }
 
