@@ -11,6 +11,7 @@
  *   nothing and acts at once (its `slow` mode for 0 s: a tool whose only
  *   question is its approval, with `run = "ask"`); after "pair " it calls the
  *   tool twice at once: `<name>-fast` (done at once) and `<name>` (hangs);
+ *   after "gate " the call runs until the file `<root>/<name>.go` exists;
  * - the last message is a user message right after a tool result (one sent to
  *   the running turn, `send --when next|now`) → a final reply, `Noted: <it>`.
  *
@@ -73,8 +74,16 @@ export const reply = (messages: ReadonlyArray<Message>): string => {
   const hang = /hang (\S+)/.exec(user)?.[1]
   const secret = /secret (\S+)/.exec(user)?.[1]
   const act = /\bact (\S+)/.exec(user)?.[1]
-  const name = hang ?? secret ?? act ?? /deploy (\S+)/.exec(user)?.[1] ?? "x"
-  const mode = hang !== undefined || act !== undefined ? "slow" : secret !== undefined ? "secret" : "ask"
+  const gate = /\bgate (\S+)/.exec(user)?.[1]
+  const name = hang ?? secret ?? act ?? gate ?? /deploy (\S+)/.exec(user)?.[1] ?? "x"
+  const mode =
+    hang !== undefined || act !== undefined
+      ? "slow"
+      : secret !== undefined
+        ? "secret"
+        : gate !== undefined
+          ? "gate"
+          : "ask"
   const args = mode === "slow" ? { name, mode, seconds: act !== undefined ? 0 : 3600 } : { name, mode }
   const call = {
     index: 0,

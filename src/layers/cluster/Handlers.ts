@@ -106,6 +106,16 @@ const answeredInLog = (store: ConversationStore["Service"], id: ConversationId.C
 
 const started = (id: string) => ({ conversation_id: id, pid: process.pid })
 
+/** Whether `message` becomes the pending message of `cid`'s turn within 2 s (another runner started it). */
+const recordedSoon = (store: ConversationStore["Service"], cid: ConversationId.ConversationId, message: string) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 20; i++) {
+      yield* Effect.sleep("100 millis")
+      if ((yield* pendingMessage(store, cid)) === message) return true
+    }
+    return false
+  })
+
 /**
  * Send: a new turn. The same message found pending in the conversation's
  * incomplete turn is this message delivered again (the runner died before
@@ -115,6 +125,7 @@ const started = (id: string) => ({ conversation_id: id, pid: process.pid })
 const send = (
   turns: Turns.Turns,
   store: ConversationStore["Service"],
+  sql: SqlClient,
   id: string,
   message: string,
   model: string | undefined,
@@ -123,26 +134,32 @@ const send = (
 ) =>
   Effect.gen(function* () {
     const cid = yield* parse(id)
-    // A turn runs here: the message is queued for it (durably, in the store), unless it is this turn's own.
-    if (turns.get(cid) !== undefined && (yield* pendingMessage(store, cid)) !== message)
-      return yield* queueFor(turns, store, cid, message, when, requestId)
+    const queueing = { cid, message, when, requestId }
+    // A turn runs here: the message is queued for it (durably, in the store), unless it is this turn's own. Or this
+    // runner only tries to take the turn over from the runner that still runs it (its sweep, as the shard came here).
+    if (turns.get(cid) !== undefined && (yield* pendingMessage(store, cid)) !== message) {
+      const elsewhere = yield* turnElsewhere(turns, sql, cid)
+      return yield* elsewhere === undefined
+        ? queueFor(turns, store, cid, message, when, requestId)
+        : queueElsewhere(turns, store, sql, { ...queueing, pid: elsewhere.pid })
+    }
     const first = yield* turns.start(cid, { message, model })
     if (first._tag !== "Failed") return started(cid)
     const error = first.error as { _tag?: unknown; holder?: unknown } | undefined
-    const ours =
+    const busy =
       error?._tag === "IncompleteTurnPending" || error?._tag === "ConversationLocked" || error?._tag === "RunningHere"
-        ? (yield* pendingMessage(store, cid)) === message
-        : false
+    const pending = busy ? yield* pendingMessage(store, cid) : undefined
+    const ours = busy && pending === message
+    // A turn of another message runs on another runner: the shard came here, and that runner hands the turn off only
+    // once no tool of it runs (this runner's sweep tries to take it over meanwhile). Queued for that turn all the same.
+    if (!ours && pending !== undefined && (error?._tag === "ConversationLocked" || error?._tag === "RunningHere")) {
+      const elsewhere = yield* turnElsewhere(turns, sql, cid)
+      if (elsewhere !== undefined) return yield* queueElsewhere(turns, store, sql, { ...queueing, pid: elsewhere.pid })
+    }
     if (!ours && error?._tag === "ConversationLocked") {
       // Another runner took this very delivery a moment ago and has not recorded the message yet.
-      const seen = yield* Effect.gen(function* () {
-        for (let i = 0; i < 20; i++) {
-          yield* Effect.sleep("100 millis")
-          if ((yield* pendingMessage(store, cid)) === message) return true
-        }
-        return false
-      })
-      if (seen) return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
+      if (yield* recordedSoon(store, cid, message))
+        return { conversation_id: cid, pid: typeof error.holder === "number" ? error.holder : 0 }
     }
     if (!ours) return yield* Effect.fail(refusalOfStart(cid, first.error))
     if (error?._tag === "ConversationLocked")
@@ -193,6 +210,50 @@ const queueFor = (
       e._tag === "QueueUnsupported" ? new RunNotStarted({ output: e.message }) : fromStore(cid)(e)
     )
   )
+
+/** The runner whose turn of `cid` runs now (its row in `parley_cluster_turns`), when it is not this one. */
+const turnElsewhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.ConversationId) =>
+  sql<{
+    runner: string
+    pid: number
+  }>`SELECT runner, pid FROM parley_cluster_turns WHERE conversation_id = ${cid}`.pipe(
+    Effect.map((rows) => (rows[0] !== undefined && rows[0].runner !== turns.runner ? rows[0] : undefined)),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+/**
+ * A message for a turn that runs on another runner than the conversation's
+ * owner (this one): queued in the store's queue, which every runner shares.
+ * That turn takes `next` and `now` messages at its next model request (a
+ * `now` cannot stop it from here) and `after` ones as it ends; handed off
+ * and resumed here, the turn takes them as a turn running here does (a
+ * `now` answers the calls its stop cut short as interrupted). A turn that
+ * ended between the look and the queueing had read its queue for the last
+ * time: a run started here delivers the message.
+ */
+const queueElsewhere = (
+  turns: Turns.Turns,
+  store: ConversationStore["Service"],
+  sql: SqlClient,
+  m: {
+    readonly cid: ConversationId.ConversationId
+    readonly message: string
+    readonly when: When | undefined
+    readonly requestId: string
+    readonly pid: number
+  }
+) =>
+  Effect.gen(function* () {
+    const queue = store.messages
+    if (queue === undefined) return yield* new RunNotStarted({ output: "this storage keeps no queue of messages" })
+    const queued = yield* queue
+      .enqueue(m.cid, { message: m.message, surface: "api", when: m.when ?? "after", nonce: `cluster-${m.requestId}` })
+      .pipe(Effect.mapError(fromStore(m.cid)))
+    yield* Trace.line("Send.elsewhere", m.cid)
+    if (turns.get(m.cid) === undefined && (yield* turnElsewhere(turns, sql, m.cid)) === undefined)
+      yield* Effect.ignore(turns.start(m.cid, { continueTurn: true }))
+    return { conversation_id: m.cid, pid: m.pid, queued: queued.id }
+  })
 
 /** The turn of `id` running here once its question `inquiryId` is open, or why not. */
 const turnAsking = (turns: Turns.Turns, cid: ConversationId.ConversationId, inquiryId: string) =>
@@ -361,7 +422,7 @@ export const layer = (
         Send: ({ payload, requestId }) =>
           Effect.andThen(
             trace("Send", id),
-            send(turns, store, id, payload.message, payload.model, payload.when, String(requestId))
+            send(turns, store, sql, id, payload.message, payload.model, payload.when, String(requestId))
           ),
         Continue: () =>
           Effect.flatMap(parse(id), (cid) =>

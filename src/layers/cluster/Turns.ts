@@ -417,6 +417,8 @@ export const make = (options: {
       })
 
     return {
+      /** This runner's address, as `parley_cluster_turns` names it. */
+      runner,
       start,
       get: (id: string): Turn | undefined => turns.get(id),
       running: (): ReadonlyArray<Turn> => [...turns.values()],

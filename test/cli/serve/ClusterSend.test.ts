@@ -6,8 +6,11 @@
  * message is a 400 that names the field; the conversation passes `conversation check`. Through the runner that does
  * not own the turn, `next` reaches the model at the running turn's next request (after the tool's result) and `now`
  * stops the turn (the finished tool's result kept) and goes on with the message, as they do locally; a queued message
- * is withdrawn through any runner (`DELETE …/messages/:n`) until the owner delivers it.
+ * is withdrawn through any runner (`DELETE …/messages/:n`) until the owner delivers it. A message for a turn that still
+ * runs on the runner its shard left (a tool going there, so not handed off) is queued too, and that turn takes it.
  */
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { runParley } from "../../support/Cli.ts"
 import * as Cluster from "../../support/Cluster.ts"
@@ -240,5 +243,65 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
       timeoutMs: 60_000
     })
     expect(check.code, check.stdout + check.stderr).toBe(0)
+  }, 240_000)
+
+  it("while the turn runs on the runner its shard left (a tool going there): queued, not 409, and taken at its next request", async () => {
+    // Traced: b says which sends it queued for a turn running elsewhere.
+    const cluster = await Cluster.project(freshDatabase(pg!), { PARLEY_CLUSTER_DEBUG: "1" })
+    clusters.push(cluster)
+    const a = await cluster.runner()
+    await until(
+      "a to hold every shard",
+      async () => ((await a.json("/api/cluster")).body.runners[0]?.shards === 60 ? true : undefined),
+      30_000
+    )
+    // Eight turns on a, each with its tool running until the test opens its gate.
+    const ids: Array<string> = []
+    for (let i = 0; i < 8; i++) {
+      const r = await a.post("/api/conversations", { message: `gate g${i}` })
+      expect(r.status, JSON.stringify(r.body)).toBe(200)
+      expect(r.body.pid).toBe(a.pid)
+      ids.push(r.body.conversation_id)
+    }
+    for (const id of ids)
+      await until(
+        "its tool call",
+        async () =>
+          ((await a.json(`/api/conversations/${id}`)).body as Array<Entry>).some((e) => e.type === "tool_call_request")
+            ? true
+            : undefined,
+        30_000
+      )
+    // About half of their shards move to b; a keeps running those turns while their tools run.
+    const b = await cluster.runner()
+    await settledShards(a)
+    const sent = await Promise.all(
+      ids.map((id) =>
+        b.post(`/api/conversations/${id}/messages`, { message: "use the blue one", when: "next" }, 60_000)
+      )
+    )
+    for (const s of sent) {
+      expect(s.status, JSON.stringify(s.body)).toBe(200)
+      expect(s.body).toMatchObject({ pid: a.pid, queued: 1 })
+    }
+    // At least one went to b, which does not run its turn (all eight stayed on a: 1 in 256).
+    expect(b.output()).toContain("Send.elsewhere")
+    ids.forEach((_, i) => fs.writeFileSync(path.join(cluster.root, `g${i}.go`), ""))
+    for (const [i, id] of ids.entries()) {
+      const entries = await settled(a, id)
+      const types = entries.map((e) => e.type)
+      const at = types.lastIndexOf("chat_request")
+      expect(types[at - 1]).toBe("tool_call_response")
+      expect(entries.filter((e) => e.type === "chat_request").map((e) => e.content)).toStrictEqual([
+        `gate g${i}`,
+        "use the blue one"
+      ])
+      expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: use the blue one" })
+      const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
+        cwd: cluster.root,
+        timeoutMs: 60_000
+      })
+      expect(check.code, check.stdout + check.stderr).toBe(0)
+    }
   }, 240_000)
 })
