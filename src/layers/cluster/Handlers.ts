@@ -56,11 +56,13 @@ import {
   QuestionAlreadyAnswered,
   QuestionNotOpen,
   type Refusal,
+  RunLost,
   RunNotStarted
 } from "../../services/Refusals.ts"
 import { ConversationLocked } from "../../services/StoreErrors.ts"
 import * as ClusterTurns from "./ClusterTurns.ts"
 import { Conversation } from "./ConversationEntity.ts"
+import * as Sweep from "./Sweep.ts"
 import * as Trace from "./Trace.ts"
 import type * as Turns from "./Turns.ts"
 
@@ -178,6 +180,33 @@ const send = (
   })
 
 /**
+ * Resumes `cid`'s turn here, which delivers its queued messages (`query
+ * --continue-turn`). Another start of it here is waited for: one that got
+ * going takes the messages; one that did not may have left the turn (the
+ * sweep's leaves a turn that was stopped), and it is resumed again. Held by another process (shards
+ * moving under load: another runner took the conversation as a stop let go
+ * of it), that run takes the messages: said busy, the sender would be told
+ * it was not taken.
+ */
+const resumeWithQueue = (turns: Turns.Turns, cid: ConversationId.ConversationId) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + REASK_MS
+    for (;;) {
+      const s = yield* turns.start(cid, { continueTurn: true })
+      if (s._tag !== "Failed" || Predicate.isTagged(s.error, "ConversationLocked")) return
+      if (!Predicate.isTagged(s.error, "RunningHere") || Date.now() > deadline)
+        return yield* Effect.fail(refusalOfStart(cid, s.error))
+      // Being started here: once it got going it takes the messages; one that did not (the sweep's leaves a turn
+      // that was stopped) is tried again. Past its start, a turn here runs and takes them.
+      const other = turns.starting(cid)
+      if (other === undefined) {
+        if (turns.get(cid) !== undefined) return
+        yield* Effect.sleep("100 millis")
+      } else if ((yield* other)._tag === "Running") return
+    }
+  })
+
+/**
  * A message for the turn that runs here, from any runner's API
  * (`programs/Send.ts`, surface `api`): queued in the store's queue, which
  * the turn delivers `after` it, at its `next` request, or `now` (stopped,
@@ -198,10 +227,7 @@ const queueFor = (
     // The cluster delivers a message again when its reply was lost: queued once all the same.
     nonce: `cluster-${requestId}`,
     ...(when !== undefined ? { when } : {}),
-    start: () =>
-      Effect.flatMap(turns.start(cid, { continueTurn: true }), (s) =>
-        s._tag === "Failed" ? Effect.fail(refusalOfStart(cid, s.error)) : Effect.void
-      )
+    start: () => resumeWithQueue(turns, cid)
   }).pipe(
     Effect.provide(ClusterTurns.layer(turns)),
     Effect.provideService(ConversationStore, store),
@@ -211,15 +237,53 @@ const queueFor = (
     )
   )
 
-/** The runner whose turn of `cid` runs now (its row in `parley_cluster_turns`), when it is not this one. */
-const turnElsewhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.ConversationId) =>
+/** Who runs `cid`'s turn now, by its row in `parley_cluster_turns` (none: no turn runs). */
+const turnRow = (sql: SqlClient, cid: ConversationId.ConversationId) =>
   sql<{
     runner: string
     pid: number
   }>`SELECT runner, pid FROM parley_cluster_turns WHERE conversation_id = ${cid}`.pipe(
-    Effect.map((rows) => (rows[0] !== undefined && rows[0].runner !== turns.runner ? rows[0] : undefined)),
+    Effect.map((rows) => rows[0]),
     Effect.orElseSucceed(() => undefined)
   )
+
+/** The runner whose turn of `cid` runs now, when it is not this one. */
+const turnElsewhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.ConversationId) =>
+  Effect.map(turnRow(sql, cid), (row) => (row !== undefined && row.runner !== turns.runner ? row : undefined))
+
+/**
+ * Stops `cid`'s turn wherever it runs: here at once; on another runner (the
+ * shard came here, and that runner hands the turn off only once no tool of
+ * it runs) by a request in `parley_cluster_stops`, which that runner's sweep
+ * takes within a second or so. Done once the turn's row is gone (a stopped
+ * turn is not resumed). The pid of the process that ran it; `NotRunning`
+ * when none runs it; `RunLost` when the other runner did not stop it in the
+ * time the request is good for (it is taken back).
+ */
+const stopAnywhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.ConversationId) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + Sweep.STOP_REQUEST_S * 1000
+    let asked: number | undefined
+    for (;;) {
+      const row = yield* turnRow(sql, cid)
+      const here = turns.get(cid)
+      if (row === undefined || row.runner === turns.runner) {
+        // Here: a turn of ours, or one this runner's sweep resumed as the other runner let go of it (stopped too).
+        if (here !== undefined) return yield* Effect.as(here.stop, asked ?? process.pid)
+        if (asked !== undefined) return asked
+        return yield* new NotRunning({ id: cid })
+      }
+      if (asked === undefined) yield* Trace.line("Stop.elsewhere", cid)
+      asked = row.pid
+      yield* sql`INSERT INTO parley_cluster_stops (conversation_id, runner) VALUES (${cid}, ${row.runner})
+        ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, at = now()`.pipe(Effect.ignore)
+      if (Date.now() > deadline) {
+        yield* sql`DELETE FROM parley_cluster_stops WHERE conversation_id = ${cid}`.pipe(Effect.ignore)
+        return yield* new RunLost({ id: cid })
+      }
+      yield* Effect.sleep("200 millis")
+    }
+  })
 
 /**
  * A message for a turn that runs on another runner than the conversation's
@@ -250,8 +314,15 @@ const queueElsewhere = (
       .enqueue(m.cid, { message: m.message, surface: "api", when: m.when ?? "after", nonce: `cluster-${m.requestId}` })
       .pipe(Effect.mapError(fromStore(m.cid)))
     yield* Trace.line("Send.elsewhere", m.cid)
-    if (turns.get(m.cid) === undefined && (yield* turnElsewhere(turns, sql, m.cid)) === undefined)
-      yield* Effect.ignore(turns.start(m.cid, { continueTurn: true }))
+    // `now`: stopped there as a stop is, then resumed here with the message (the calls the stop cut short answered
+    // as interrupted), as `Send.send` does for a turn running here. Not stopped in time, that turn takes it at its
+    // next model request: queued either way.
+    if (m.when === "now") yield* Effect.ignore(stopAnywhere(turns, sql, m.cid))
+    // Nothing runs elsewhere now (a turn here may be this runner's sweep taking over what the stop ended: it leaves it).
+    if ((yield* turnElsewhere(turns, sql, m.cid)) === undefined) {
+      const resumed = resumeWithQueue(turns, m.cid)
+      yield* m.when === "now" ? resumed : Effect.ignore(resumed)
+    }
     return { conversation_id: m.cid, pid: m.pid, queued: queued.id }
   })
 
@@ -450,11 +521,7 @@ export const layer = (
                 )
           ),
         Stop: () =>
-          Effect.flatMap(parse(id), (cid) => {
-            const turn = turns.get(cid)
-            if (turn === undefined) return Effect.fail(new NotRunning({ id: cid }))
-            return Effect.as(turn.stop, { id: cid, pid: process.pid })
-          }),
+          Effect.flatMap(parse(id), (cid) => Effect.map(stopAnywhere(turns, sql, cid), (pid) => ({ id: cid, pid }))),
         // The persisted Answer and the volatile AnswerDirect carry the same payload: one handler for both.
         Answer: answered,
         AnswerDirect: answered,

@@ -53,6 +53,16 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient>>
   "0002_health_check": Effect.gen(function* () {
     const sql = yield* SqlClient
     yield* sql`ALTER TABLE parley_cluster_shards ADD COLUMN IF NOT EXISTS health_check BOOLEAN NOT NULL DEFAULT false`
+  }),
+  // A stop (or a `now` message) for a turn that runs on another runner than its conversation's owner: that
+  // runner's sweep takes the request (Handlers.ts, Sweep.ts).
+  "0003_stops": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS parley_cluster_stops (
+      conversation_id TEXT PRIMARY KEY,
+      runner TEXT NOT NULL,
+      at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )`
   })
 }
 

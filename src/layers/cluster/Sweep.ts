@@ -7,10 +7,14 @@
  * - resumes (RFD 023) the conversations of its shards that have such a row
  *   and no turn running here — the new owner picks up a dead runner's turns
  *   without waiting for a message, and a lost wake-up of the engine
- *   (Effect issues #8238, #8312) cannot leave a turn stuck;
+ *   (Effect issues #8238, #8312) cannot leave a turn stuck; the row is
+ *   taken over as the conversation opens, and a turn whose row went
+ *   meanwhile (it ended, or was stopped, where it ran) is left as it is;
  * - hands off the turns running here whose shard went to another runner
  *   (a runner joined) for three sweeps in a row: frozen, so nothing more is
- *   written, and stopped; the new owner's sweep resumes them.
+ *   written, and stopped; the new owner's sweep resumes them;
+ * - stops the turns running here whose new owner was asked to stop them (a
+ *   stop, or a `now` message: `parley_cluster_stops`, `Handlers.ts`).
  *
  * A conversation another process still holds (its advisory lock) is left
  * for the next sweep.
@@ -78,6 +82,33 @@ export const heldShards = (sharding: Sharding["Service"], group: string, perGrou
   return n
 }
 
+/** How long a stop request is good for: its sender waits that long (`Handlers.ts`), then takes it back. */
+export const STOP_REQUEST_S = 15
+
+/**
+ * Stops the turns running here that the owner of their conversation asked
+ * to stop (`parley_cluster_stops`): their shard went to it, and they run here
+ * until handed off. Every request to this runner is taken; one older than
+ * its sender waits for is dropped (it must not stop a later turn).
+ */
+const stopsAsked = (o: Options) =>
+  Effect.gen(function* () {
+    const asked = yield* o.sql<{ conversation_id: string; fresh: boolean }>`DELETE FROM parley_cluster_stops
+      WHERE runner = ${o.runner} RETURNING conversation_id, at > now() - make_interval(secs => ${STOP_REQUEST_S}) AS fresh`.pipe(
+      Effect.orElseSucceed(() => [])
+    )
+    yield* Effect.forEach(
+      asked,
+      (r) => {
+        const turn = r.fresh ? o.turns.get(r.conversation_id) : undefined
+        return turn === undefined
+          ? Effect.void
+          : Effect.andThen(Trace.line("stopped as asked", r.conversation_id), turn.stop)
+      },
+      { concurrency: "unbounded", discard: true }
+    )
+  })
+
 /** One pass: say how many shards we hold, resume what is ours and runs nowhere, hand off what is no longer ours. */
 export const once = (o: Options) =>
   Effect.gen(function* () {
@@ -98,6 +129,7 @@ export const once = (o: Options) =>
         yield* turn.handOff
       }
     }
+    yield* stopsAsked(o)
     const rows = yield* o.sql<{ conversation_id: string }>`SELECT conversation_id FROM parley_cluster_turns`.pipe(
       Effect.orElseSucceed(() => [])
     )
@@ -106,7 +138,10 @@ export const once = (o: Options) =>
     // chosen), and four at a time made the last of 15 wait for three rounds of that (1–3 s on a loaded machine).
     yield* Effect.forEach(
       ours,
-      (r) => Effect.ignore(o.turns.start(r.conversation_id as ConversationId.ConversationId, { continueTurn: true })),
+      (r) =>
+        Effect.ignore(
+          o.turns.start(r.conversation_id as ConversationId.ConversationId, { continueTurn: true, takeOver: true })
+        ),
       {
         concurrency: RESUME_AT_ONCE,
         discard: true

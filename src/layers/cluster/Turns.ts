@@ -101,6 +101,12 @@ export interface Request {
   readonly model?: string | undefined
   readonly continueTurn?: boolean
   readonly discardTurn?: boolean
+  /**
+   * The sweep's resume of a turn another runner ran: only while that turn's
+   * row is there. One that ended or was stopped meanwhile (its runner let go
+   * of the conversation and removed the row) is left as it is.
+   */
+  readonly takeOver?: boolean
 }
 
 /** How starting a turn went: it runs (its outcome comes later), it ended at once, or it could not start. */
@@ -242,7 +248,8 @@ export const make = (options: {
   Effect.gen(function* () {
     const { services, sql, runner, http } = options
     const turns = new Map<string, Turn>()
-    const starting = new Set<string>()
+    // The starts under way, each with how it went once it is known.
+    const starting = new Map<string, Deferred.Deferred<Started>>()
     const scope = yield* Effect.scope
 
     /**
@@ -263,6 +270,21 @@ export const make = (options: {
         VALUES (${id}, ${runner}, ${process.pid}, now(), ${http.address}, ${http.host})
         ON CONFLICT (conversation_id) DO NOTHING`
       ).pipe(Effect.orDie, Effect.asVoid)
+    /**
+     * The sweep's resume, as the conversation opens: the row is this runner's
+     * now, if it is still there; else the turn ended or was stopped where it
+     * ran, and this one leaves it (frozen: nothing written, no row to remove).
+     */
+    const takeOver = (id: string, turn: { frozen: boolean }) =>
+      sql`UPDATE parley_cluster_turns SET runner = ${runner}, pid = ${process.pid}, since = now(), http = ${http.address},
+        http_host = ${http.host} WHERE conversation_id = ${id} RETURNING conversation_id`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => {
+          if (rows.length > 0) return Effect.void
+          turn.frozen = true
+          return Effect.interrupt
+        })
+      )
     const release = (id: string) =>
       sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${id} AND runner = ${runner}`.pipe(Effect.ignore)
 
@@ -286,7 +308,8 @@ export const make = (options: {
               freezableStore(
                 services.store,
                 () => turn.frozen,
-                (opened) => (opened === id ? claim(id, true) : Effect.void)
+                (opened) =>
+                  opened !== id ? Effect.void : request.takeOver === true ? takeOver(id, turn) : claim(id, true)
               )
             ),
             Layer.succeed(Config, services.config),
@@ -320,10 +343,17 @@ export const make = (options: {
       Effect.gen(function* () {
         // Taken at once, before anything waits: two deliveries of one message here cannot both start a turn.
         if (turns.has(id) || starting.has(id)) return { _tag: "Failed", error: { _tag: "RunningHere" } } as const
-        starting.add(id)
-        return yield* Effect.ensuring(
-          launchPatiently(id, request),
-          Effect.sync(() => starting.delete(id))
+        const outcome = Deferred.makeUnsafe<Started>()
+        starting.set(id, outcome)
+        return yield* launchPatiently(id, request).pipe(
+          Effect.tap((started) => Deferred.succeed(outcome, started)),
+          Effect.ensuring(
+            Effect.sync(() => {
+              starting.delete(id)
+              // Interrupted: whoever waits on it is told it did not start.
+              Deferred.doneUnsafe(outcome, Exit.succeed({ _tag: "Failed", error: { _tag: "Interrupted" } }))
+            })
+          )
         )
       })
 
@@ -354,7 +384,8 @@ export const make = (options: {
         const ended = yield* Deferred.make<Exit.Exit<Query.QueryResult, unknown>>()
         const state = { frozen: false }
         // A row at once (a turn whose start finds the lock held is tried again by the sweep), but not another runner's yet.
-        yield* claim(id, false)
+        // The sweep's take-over has its row already, and must not make one for a turn that ended meanwhile.
+        if (request.takeOver !== true) yield* claim(id, false)
         // The calls whose tool process runs now: from its start or an answer to its question, until it asks or finishes.
         const active = new Set<string>()
         const tools = {
@@ -421,6 +452,11 @@ export const make = (options: {
       runner,
       start,
       get: (id: string): Turn | undefined => turns.get(id),
+      /** How the start of `id` under way here goes, once it is known (undefined: none is under way). */
+      starting: (id: string): Effect.Effect<Started> | undefined => {
+        const outcome = starting.get(id)
+        return outcome === undefined ? undefined : Deferred.await(outcome)
+      },
       running: (): ReadonlyArray<Turn> => [...turns.values()],
       /** Offers an answer to the open question of the turn of `id` running here. */
       offer: (turn: Turn, inquiryId: string, answer: Schema.Json) =>

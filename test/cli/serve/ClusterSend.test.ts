@@ -19,7 +19,8 @@ import { freshDatabase, type PgServer, pgSkip, startPg } from "../../support/Pg.
 let pg: PgServer | undefined
 const clusters: Array<Cluster.Cluster> = []
 beforeAll(async () => {
-  if (pgSkip === undefined) pg = await startPg()
+  // Each waiting turn holds a connection, and each test's cluster lives until the end: 24 gated turns in the last.
+  if (pgSkip === undefined) pg = await startPg({ maxConnections: 300 })
 }, 60_000)
 afterAll(async () => {
   await Promise.all(clusters.map((c) => c.stop()))
@@ -103,6 +104,48 @@ const settled = (a: Cluster.Runner, id: string) =>
     },
     90_000
   )
+
+/**
+ * `count` turns on runner a alone, each with its tool running until the test opens its gate (`<root>/g<i>.go`);
+ * then b joins and takes about half of the shards: a keeps running those turns while their tools run.
+ */
+const gatedThenSplit = async (count: number) => {
+  // Traced: b says which requests it passed on to a turn running elsewhere.
+  const cluster = await Cluster.project(freshDatabase(pg!), { PARLEY_CLUSTER_DEBUG: "1" })
+  clusters.push(cluster)
+  const a = await cluster.runner()
+  await until(
+    "a to hold every shard",
+    async () => ((await a.json("/api/cluster")).body.runners[0]?.shards === 60 ? true : undefined),
+    30_000
+  )
+  const ids: Array<string> = []
+  for (let i = 0; i < count; i++) {
+    const r = await a.post("/api/conversations", { message: `gate g${i}` })
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    expect(r.body.pid).toBe(a.pid)
+    ids.push(r.body.conversation_id)
+  }
+  for (const id of ids)
+    await until(
+      "its tool call",
+      async () =>
+        ((await a.json(`/api/conversations/${id}`)).body as Array<Entry>).some((e) => e.type === "tool_call_request")
+          ? true
+          : undefined,
+      30_000
+    )
+  const b = await cluster.runner()
+  await settledShards(a)
+  return { cluster, a, b, ids }
+}
+
+/** The ids b's trace names after `what` (`Send.elsewhere`, `Stop.elsewhere`). */
+const traced = (b: Cluster.Runner, what: string): ReadonlySet<string> =>
+  new Set([...b.output().matchAll(new RegExp(`\\d ${what.replace(".", "\\.")} (\\d+)$`, "gm"))].map((m) => m[1]!))
+
+const runningOf = async (a: Cluster.Runner, id: string) =>
+  (await a.json("/api/conversations")).body.find((r: { id: string }) => r.id === id)?.running
 
 describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running turn", () => {
   it("from the runner that does not own the turn and from its owner at once: both queued, delivered in id order", async () => {
@@ -246,35 +289,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
   }, 240_000)
 
   it("while the turn runs on the runner its shard left (a tool going there): queued, not 409, and taken at its next request", async () => {
-    // Traced: b says which sends it queued for a turn running elsewhere.
-    const cluster = await Cluster.project(freshDatabase(pg!), { PARLEY_CLUSTER_DEBUG: "1" })
-    clusters.push(cluster)
-    const a = await cluster.runner()
-    await until(
-      "a to hold every shard",
-      async () => ((await a.json("/api/cluster")).body.runners[0]?.shards === 60 ? true : undefined),
-      30_000
-    )
-    // Eight turns on a, each with its tool running until the test opens its gate.
-    const ids: Array<string> = []
-    for (let i = 0; i < 8; i++) {
-      const r = await a.post("/api/conversations", { message: `gate g${i}` })
-      expect(r.status, JSON.stringify(r.body)).toBe(200)
-      expect(r.body.pid).toBe(a.pid)
-      ids.push(r.body.conversation_id)
-    }
-    for (const id of ids)
-      await until(
-        "its tool call",
-        async () =>
-          ((await a.json(`/api/conversations/${id}`)).body as Array<Entry>).some((e) => e.type === "tool_call_request")
-            ? true
-            : undefined,
-        30_000
-      )
-    // About half of their shards move to b; a keeps running those turns while their tools run.
-    const b = await cluster.runner()
-    await settledShards(a)
+    const { cluster, a, b, ids } = await gatedThenSplit(8)
     const sent = await Promise.all(
       ids.map((id) =>
         b.post(`/api/conversations/${id}/messages`, { message: "use the blue one", when: "next" }, 60_000)
@@ -285,7 +300,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
       expect(s.body).toMatchObject({ pid: a.pid, queued: 1 })
     }
     // At least one went to b, which does not run its turn (all eight stayed on a: 1 in 256).
-    expect(b.output()).toContain("Send.elsewhere")
+    expect(traced(b, "Send.elsewhere").size).toBeGreaterThan(0)
     ids.forEach((_, i) => fs.writeFileSync(path.join(cluster.root, `g${i}.go`), ""))
     for (const [i, id] of ids.entries()) {
       const entries = await settled(a, id)
@@ -297,6 +312,53 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
         "use the blue one"
       ])
       expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: use the blue one" })
+      const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
+        cwd: cluster.root,
+        timeoutMs: 60_000
+      })
+      expect(check.code, check.stdout + check.stderr).toBe(0)
+    }
+  }, 240_000)
+
+  it("a stop and a now message reach a turn running on the runner its shard left: stopped there, the message taken here", async () => {
+    const { cluster, a, b, ids } = await gatedThenSplit(24)
+    // Half stopped, half sent a `now` message, all through b; each half has some whose shard went to b (all twelve
+    // of a half stayed on a: 1 in 4,096).
+    const stops = ids.filter((_, i) => i % 2 === 0)
+    const nows = ids.filter((_, i) => i % 2 === 1)
+    const [stopped, sent] = await Promise.all([
+      Promise.all(stops.map((id) => b.post(`/api/conversations/${id}/stop`, {}, 60_000))),
+      Promise.all(
+        nows.map((id) =>
+          b.post(`/api/conversations/${id}/messages`, { message: "stop that and summarise", when: "now" }, 60_000)
+        )
+      )
+    ])
+    for (const r of stopped) expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { pid: a.pid } })
+    for (const r of sent)
+      expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { pid: a.pid, queued: 1 } })
+    expect([...traced(b, "Stop.elsewhere")].filter((id) => stops.includes(id)).length).toBeGreaterThan(0)
+    expect([...traced(b, "Send.elsewhere")].filter((id) => nows.includes(id)).length).toBeGreaterThan(0)
+    // Stopped: no turn runs, its tool never finished, nothing more recorded.
+    for (const id of stops) {
+      await until("the turn to be stopped", async () => ((await runningOf(a, id)) === null ? true : undefined), 30_000)
+      const entries = (await a.json(`/api/conversations/${id}`)).body as Array<Entry>
+      expect(entries.some((e) => e.type === "chat_response")).toBe(false)
+      expect(fs.existsSync(path.join(cluster.root, `g${ids.indexOf(id)}.effects`))).toBe(false)
+    }
+    // `now`: the gated call answered as interrupted, then the message, then the model's reply to it.
+    for (const id of nows) {
+      const entries = await settled(a, id)
+      const gated = entries.filter((e) => e.type === "tool_call_response")
+      expect(gated).toHaveLength(1)
+      expect(gated[0]).toMatchObject({ is_error: true, content: expect.stringContaining("Interrupted") })
+      expect(entries.filter((e) => e.type === "chat_request").map((e) => e.content)).toStrictEqual([
+        `gate g${ids.indexOf(id)}`,
+        "stop that and summarise"
+      ])
+      expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: stop that and summarise" })
+    }
+    for (const id of [stops[0]!, nows[0]!]) {
       const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
         cwd: cluster.root,
         timeoutMs: 60_000
