@@ -28,9 +28,16 @@ const missingFile = (error: unknown): string | undefined => {
  * file is not the installation's fault, and keeps its own error).
  */
 export const line = (error: unknown, entry: string): string | undefined => {
-  const file = missingFile(error)
-  if (file === undefined || !entry.startsWith("file:")) return undefined
-  const dir = path.dirname(fileURLToPath(entry))
+  let file: string | undefined
+  let dir: string
+  try {
+    file = missingFile(error)
+    if (file === undefined || !entry.startsWith("file:")) return undefined
+    dir = path.dirname(fileURLToPath(entry))
+  } catch {
+    // A URL that names no local file (`file://host/…`): not ours to say.
+    return undefined
+  }
   if (path.dirname(file) !== dir) return undefined
   return `parley: this copy of parley is incomplete: ${file} is missing. Install it again (npm install -g parley), or run npm run build in its checkout.\n`
 }

@@ -44,6 +44,14 @@ describe("which errors are a missing file of the build", () => {
     expect(line(new Error("boom"), entry)).toBeUndefined()
     expect(line("ENOENT", entry)).toBeUndefined()
     expect(line(enoent("/opt/parley/dist/a.mjs"), "data:text/javascript,")).toBeUndefined()
+    // URLs that name no local file.
+    expect(line(enoent("/opt/parley/dist/a.mjs"), "file://host/opt/parley/dist/parley.mjs")).toBeUndefined()
+    expect(
+      line(
+        Object.assign(new Error("x"), { code: "ERR_MODULE_NOT_FOUND", url: "file://host/opt/parley/dist/a.mjs" }),
+        entry
+      )
+    ).toBeUndefined()
   })
 })
 

@@ -69,6 +69,9 @@ import type * as Turns from "./Turns.ts"
 /** How long an answer waits for a resumed turn to ask its question again. */
 const REASK_MS = 15_000
 
+/** How long a resume that delivers queued messages waits out another start of the turn here. */
+const RESUME_MS = 15_000
+
 const busyHere = (id: string) => new ConversationBusy({ id, holder: holderOf(process.pid) })
 
 /**
@@ -190,7 +193,7 @@ const send = (
  */
 const resumeWithQueue = (turns: Turns.Turns, cid: ConversationId.ConversationId) =>
   Effect.gen(function* () {
-    const deadline = Date.now() + REASK_MS
+    const deadline = Date.now() + RESUME_MS
     for (;;) {
       const s = yield* turns.start(cid, { continueTurn: true })
       if (s._tag !== "Failed" || Predicate.isTagged(s.error, "ConversationLocked")) return
@@ -202,7 +205,10 @@ const resumeWithQueue = (turns: Turns.Turns, cid: ConversationId.ConversationId)
       if (other === undefined) {
         if (turns.get(cid) !== undefined) return
         yield* Effect.sleep("100 millis")
-      } else if ((yield* other)._tag === "Running") return
+      } else {
+        const went = yield* Effect.timeoutOption(other, Duration.millis(Math.max(0, deadline - Date.now())))
+        if (went._tag === "None" || went.value._tag === "Running") return
+      }
     }
   })
 
@@ -239,17 +245,17 @@ const queueFor = (
 
 /** Who runs `cid`'s turn now, by its row in `parley_cluster_turns` (none: no turn runs). */
 const turnRow = (sql: SqlClient, cid: ConversationId.ConversationId) =>
-  sql<{
-    runner: string
-    pid: number
-  }>`SELECT runner, pid FROM parley_cluster_turns WHERE conversation_id = ${cid}`.pipe(
-    Effect.map((rows) => rows[0]),
-    Effect.orElseSucceed(() => undefined)
+  Effect.map(
+    sql<{ runner: string; pid: number }>`SELECT runner, pid FROM parley_cluster_turns WHERE conversation_id = ${cid}`,
+    (rows) => rows[0]
   )
 
-/** The runner whose turn of `cid` runs now, when it is not this one. */
+/** The runner whose turn of `cid` runs now, when it is not this one (none, too, when the database cannot say). */
 const turnElsewhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.ConversationId) =>
-  Effect.map(turnRow(sql, cid), (row) => (row !== undefined && row.runner !== turns.runner ? row : undefined))
+  turnRow(sql, cid).pipe(
+    Effect.map((row) => (row !== undefined && row.runner !== turns.runner ? row : undefined)),
+    Effect.orElseSucceed(() => undefined)
+  )
 
 /**
  * Stops `cid`'s turn wherever it runs: here at once; on another runner (the
@@ -258,12 +264,18 @@ const turnElsewhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.C
  * takes within a second or so. Done once the turn's row is gone (a stopped
  * turn is not resumed). The pid of the process that ran it; `NotRunning`
  * when none runs it; `RunLost` when the other runner did not stop it in the
- * time the request is good for (it is taken back).
+ * time the request is good for, or the database cannot say (a request left
+ * is taken back either way).
  */
-const stopAnywhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.ConversationId) =>
-  Effect.gen(function* () {
+const stopAnywhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.ConversationId) => {
+  let asked: number | undefined
+  const withdraw = Effect.suspend(() =>
+    asked === undefined
+      ? Effect.void
+      : sql`DELETE FROM parley_cluster_stops WHERE conversation_id = ${cid}`.pipe(Effect.ignore)
+  )
+  const loop = Effect.gen(function* () {
     const deadline = Date.now() + Sweep.STOP_REQUEST_S * 1000
-    let asked: number | undefined
     for (;;) {
       const row = yield* turnRow(sql, cid)
       const here = turns.get(cid)
@@ -276,14 +288,16 @@ const stopAnywhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.Co
       if (asked === undefined) yield* Trace.line("Stop.elsewhere", cid)
       asked = row.pid
       yield* sql`INSERT INTO parley_cluster_stops (conversation_id, runner) VALUES (${cid}, ${row.runner})
-        ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, at = now()`.pipe(Effect.ignore)
-      if (Date.now() > deadline) {
-        yield* sql`DELETE FROM parley_cluster_stops WHERE conversation_id = ${cid}`.pipe(Effect.ignore)
-        return yield* new RunLost({ id: cid })
-      }
+        ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, at = now()`
+      if (Date.now() > deadline) return yield* new RunLost({ id: cid })
       yield* Effect.sleep("200 millis")
     }
   })
+  return loop.pipe(
+    Effect.catchTag("SqlError", () => Effect.fail(new RunLost({ id: cid }))),
+    Effect.ensuring(withdraw)
+  )
+}
 
 /**
  * A message for a turn that runs on another runner than the conversation's

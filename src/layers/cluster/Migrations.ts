@@ -17,7 +17,7 @@
  * @example
  * ```ts
  * import { migrations } from "parley/layers/cluster/Migrations"
- * Object.keys(migrations) // ["0001_cluster", "0002_health_check"]
+ * Object.keys(migrations) // ["0001_cluster", "0002_health_check", "0003_stops"]
  * ```
  *
  * @since 0.1.0

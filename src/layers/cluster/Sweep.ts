@@ -100,10 +100,14 @@ const stopsAsked = (o: Options) =>
     yield* Effect.forEach(
       asked,
       (r) => {
-        const turn = r.fresh ? o.turns.get(r.conversation_id) : undefined
-        return turn === undefined
-          ? Effect.void
-          : Effect.andThen(Trace.line("stopped as asked", r.conversation_id), turn.stop)
+        if (!r.fresh) return Effect.void
+        const turn = o.turns.get(r.conversation_id)
+        // Not running here (handed off a moment ago, frozen): its row goes, so no take-over resumes it.
+        if (turn === undefined)
+          return o.sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${r.conversation_id} AND runner = ${o.runner}`.pipe(
+            Effect.ignore
+          )
+        return Effect.andThen(Trace.line("stopped as asked", r.conversation_id), turn.stop)
       },
       { concurrency: "unbounded", discard: true }
     )
@@ -118,6 +122,8 @@ export const once = (o: Options) =>
       ON CONFLICT (runner) DO UPDATE SET shards = EXCLUDED.shards, at = now(), health_check = EXCLUDED.health_check`.pipe(
       Effect.ignore
     )
+    // Stops first: a turn asked to stop is not handed off (and resumed by the new owner) on the way.
+    yield* stopsAsked(o)
     for (const turn of o.turns.running()) {
       // Three sweeps in a row: a runner whose shard-lock refresh was slow drops its shards for a moment, then takes them back.
       const misses = owns(o.sharding, turn.id) ? 0 : (o.misses.get(turn.id) ?? 0) + 1
@@ -129,7 +135,6 @@ export const once = (o: Options) =>
         yield* turn.handOff
       }
     }
-    yield* stopsAsked(o)
     const rows = yield* o.sql<{ conversation_id: string }>`SELECT conversation_id FROM parley_cluster_turns`.pipe(
       Effect.orElseSucceed(() => [])
     )

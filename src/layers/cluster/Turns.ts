@@ -409,11 +409,12 @@ export const make = (options: {
               // A handed-off turn keeps its row: the next owner resumes it. So does one that found the
               // conversation held by another process (a runner handing it off): the next sweep tries again.
               const locked = Exit.isFailure(exit) && lockedOut(exit.cause)
-              if (!state.frozen && !locked) yield* release(id)
               // A turn that fails is said in the runner's log, not only to whoever waits for it (nobody may). A new
               // turn refused because one is incomplete never ran: its starter says so, or resumes it (a message
-              // delivered again after its shard moved), so the log does not call that a failed turn.
+              // delivered again after its shard moved), so the log does not call that a failed turn. Nor does it
+              // remove the row: the incomplete turn's (one handed off, which its new owner's sweep resumes).
               const refused = Exit.isFailure(exit) && Cause.squash(exit.cause) instanceof Query.IncompleteTurnPending
+              if (!state.frozen && !locked && !refused) yield* release(id)
               if (!state.frozen && !locked && !refused && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause))
                 yield* Console.error(
                   `parley serve --cluster: ${ConversationId.display(id)}: the turn failed: ${failureLine(exit.cause)}`
@@ -430,7 +431,9 @@ export const make = (options: {
           pending,
           events,
           ended,
-          stop: Effect.asVoid(Fiber.interrupt(fiber)),
+          // The row goes first, while the turn still holds the conversation: a take-over that opens it once the
+          // stop lets go finds no row and leaves the turn (stopped is not resumed).
+          stop: Effect.andThen(release(id), Fiber.interrupt(fiber)),
           handOff: Effect.suspend(() => {
             if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
               process.stderr.write(`parley[${process.pid}]: hand off ${id}\n`)

@@ -19,7 +19,7 @@ import { freshDatabase, type PgServer, pgSkip, startPg } from "../../support/Pg.
 let pg: PgServer | undefined
 const clusters: Array<Cluster.Cluster> = []
 beforeAll(async () => {
-  // Each waiting turn holds a connection, and each test's cluster lives until the end: 24 gated turns in the last.
+  // Each waiting turn holds a connection, and each test's cluster lives until the end: 32 gated turns in the last.
   if (pgSkip === undefined) pg = await startPg({ maxConnections: 300 })
 }, 60_000)
 afterAll(async () => {
@@ -140,6 +140,15 @@ const gatedThenSplit = async (count: number) => {
   return { cluster, a, b, ids }
 }
 
+/** `conversation check` of `id` passes. */
+const checkOk = (cluster: Cluster.Cluster, id: string) => {
+  const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
+    cwd: cluster.root,
+    timeoutMs: 60_000
+  })
+  expect(check.code, check.stdout + check.stderr).toBe(0)
+}
+
 /** The ids b's trace names after `what` (`Send.elsewhere`, `Stop.elsewhere`). */
 const traced = (b: Cluster.Runner, what: string): ReadonlySet<string> =>
   new Set([...b.output().matchAll(new RegExp(`\\d ${what.replace(".", "\\.")} (\\d+)$`, "gm"))].map((m) => m[1]!))
@@ -200,8 +209,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
     expect(requests.map((e) => e.content)).toStrictEqual([expect.stringMatching(/^deploy s/), ...byId])
     expect(requests.slice(1).map((e) => e.metadata?.["parley_message"]?.id)).toStrictEqual([1, 2])
     expect(entries.at(-1)).toMatchObject({ type: "chat_response" })
-    const check = runParley(["--storage", url, "conversation", "check", id!], { cwd: cluster.root, timeoutMs: 60_000 })
-    expect(check.code, check.stdout + check.stderr).toBe(0)
+    checkOk(cluster, id!)
   }, 240_000)
 
   it("next, from the runner that does not own the turn: the next request holds it after the tool's result", async () => {
@@ -246,11 +254,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
       status: 404,
       body: { error: "MessageNotQueued", state: "delivered" }
     })
-    const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
-      cwd: cluster.root,
-      timeoutMs: 60_000
-    })
-    expect(check.code, check.stdout + check.stderr).toBe(0)
+    checkOk(cluster, id)
   }, 240_000)
 
   it("now, from the runner that does not own the turn: stopped (the finished tool's result kept), then on with it", async () => {
@@ -281,15 +285,11 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
     const requests = entries.filter((e) => e.type === "chat_request")
     expect(requests.map((e) => e.content)).toStrictEqual([expect.stringMatching(/^pair s/), "stop that and summarise"])
     expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: stop that and summarise" })
-    const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
-      cwd: cluster.root,
-      timeoutMs: 60_000
-    })
-    expect(check.code, check.stdout + check.stderr).toBe(0)
+    checkOk(cluster, id)
   }, 240_000)
 
   it("while the turn runs on the runner its shard left (a tool going there): queued, not 409, and taken at its next request", async () => {
-    const { cluster, a, b, ids } = await gatedThenSplit(8)
+    const { cluster, a, b, ids } = await gatedThenSplit(16)
     const sent = await Promise.all(
       ids.map((id) =>
         b.post(`/api/conversations/${id}/messages`, { message: "use the blue one", when: "next" }, 60_000)
@@ -299,7 +299,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
       expect(s.status, JSON.stringify(s.body)).toBe(200)
       expect(s.body).toMatchObject({ pid: a.pid, queued: 1 })
     }
-    // At least one went to b, which does not run its turn (all eight stayed on a: 1 in 256).
+    // At least one went to b, which does not run its turn (all sixteen stayed on a: 1 in 65,536).
     expect(traced(b, "Send.elsewhere").size).toBeGreaterThan(0)
     ids.forEach((_, i) => fs.writeFileSync(path.join(cluster.root, `g${i}.go`), ""))
     for (const [i, id] of ids.entries()) {
@@ -312,18 +312,14 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
         "use the blue one"
       ])
       expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: use the blue one" })
-      const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
-        cwd: cluster.root,
-        timeoutMs: 60_000
-      })
-      expect(check.code, check.stdout + check.stderr).toBe(0)
+      checkOk(cluster, id)
     }
   }, 240_000)
 
   it("a stop and a now message reach a turn running on the runner its shard left: stopped there, the message taken here", async () => {
-    const { cluster, a, b, ids } = await gatedThenSplit(24)
-    // Half stopped, half sent a `now` message, all through b; each half has some whose shard went to b (all twelve
-    // of a half stayed on a: 1 in 4,096).
+    const { cluster, a, b, ids } = await gatedThenSplit(32)
+    // Half stopped, half sent a `now` message, all through b; each half has some whose shard went to b (all sixteen
+    // of a half stayed on a: 1 in 65,536).
     const stops = ids.filter((_, i) => i % 2 === 0)
     const nows = ids.filter((_, i) => i % 2 === 1)
     const [stopped, sent] = await Promise.all([
@@ -339,9 +335,14 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
       expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { pid: a.pid, queued: 1 } })
     expect([...traced(b, "Stop.elsewhere")].filter((id) => stops.includes(id)).length).toBeGreaterThan(0)
     expect([...traced(b, "Send.elsewhere")].filter((id) => nows.includes(id)).length).toBeGreaterThan(0)
-    // Stopped: no turn runs, its tool never finished, nothing more recorded.
-    for (const id of stops) {
+    // Stopped: no turn runs, nothing more recorded; and none is resumed: with its gate open, a resumed turn's tool
+    // would finish and leave its effect.
+    for (const id of stops)
       await until("the turn to be stopped", async () => ((await runningOf(a, id)) === null ? true : undefined), 30_000)
+    for (const id of stops) fs.writeFileSync(path.join(cluster.root, `g${ids.indexOf(id)}.go`), "")
+    await new Promise((r) => setTimeout(r, 3_000))
+    for (const id of stops) {
+      expect(await runningOf(a, id)).toBe(null)
       const entries = (await a.json(`/api/conversations/${id}`)).body as Array<Entry>
       expect(entries.some((e) => e.type === "chat_response")).toBe(false)
       expect(fs.existsSync(path.join(cluster.root, `g${ids.indexOf(id)}.effects`))).toBe(false)
@@ -359,11 +360,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
       expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: stop that and summarise" })
     }
     for (const id of [stops[0]!, nows[0]!]) {
-      const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
-        cwd: cluster.root,
-        timeoutMs: 60_000
-      })
-      expect(check.code, check.stdout + check.stderr).toBe(0)
+      checkOk(cluster, id)
     }
   }, 240_000)
 })
