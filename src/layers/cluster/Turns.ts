@@ -178,9 +178,13 @@ const freezable = (s: ConversationSession, frozen: () => boolean): ConversationS
   }
 }
 
-/** Whether a turn's cause is that another process holds its conversation (a runner handing it off, say). */
-const lockedOut = (cause: Cause.Cause<unknown>): boolean =>
-  Predicate.isTagged(Cause.squash(cause), "ConversationLocked")
+/** Whether a turn's cause is that another process holds its conversation (a runner handing it off, say), or may. */
+const lockedOut = (cause: Cause.Cause<unknown>): boolean => {
+  const error = Cause.squash(cause)
+  // The store could not be reached (a connection refused under load): whether another process holds the
+  // conversation is not known, so its row is left as if it did (the next sweep tries again).
+  return Predicate.isTagged(error, "ConversationLocked") || Predicate.isTagged(error, "StoreIoError")
+}
 
 /**
  * The store as one turn sees it: its sessions freeze with the turn, and
@@ -268,8 +272,12 @@ export const make = (options: {
           http = EXCLUDED.http, http_host = EXCLUDED.http_host`
         : sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since, http, http_host)
         VALUES (${id}, ${runner}, ${process.pid}, now(), ${http.address}, ${http.host})
-        ON CONFLICT (conversation_id) DO NOTHING`
-      ).pipe(Effect.orDie, Effect.asVoid)
+        ON CONFLICT (conversation_id) DO NOTHING RETURNING conversation_id`
+      ).pipe(
+        Effect.orDie,
+        // Whether the row is this start's own (made now): another's was there already.
+        Effect.map((rows) => rows.length > 0)
+      )
     /**
      * The sweep's resume, as the conversation opens: the row is this runner's
      * now, if it is still there; else the turn ended or was stopped where it
@@ -385,7 +393,7 @@ export const make = (options: {
         const state = { frozen: false }
         // A row at once (a turn whose start finds the lock held is tried again by the sweep), but not another runner's yet.
         // The sweep's take-over has its row already, and must not make one for a turn that ended meanwhile.
-        if (request.takeOver !== true) yield* claim(id, false)
+        const made = request.takeOver !== true && (yield* claim(id, false))
         // The calls whose tool process runs now: from its start or an answer to its question, until it asks or finishes.
         const active = new Set<string>()
         const tools = {
@@ -412,9 +420,10 @@ export const make = (options: {
               // A turn that fails is said in the runner's log, not only to whoever waits for it (nobody may). A new
               // turn refused because one is incomplete never ran: its starter says so, or resumes it (a message
               // delivered again after its shard moved), so the log does not call that a failed turn. Nor does it
-              // remove the row: the incomplete turn's (one handed off, which its new owner's sweep resumes).
+              // remove a row it did not make: the incomplete turn's (one handed off, which its new owner's sweep
+              // resumes). One it made goes: an incomplete turn nobody ran in the cluster waits to be asked for.
               const refused = Exit.isFailure(exit) && Cause.squash(exit.cause) instanceof Query.IncompleteTurnPending
-              if (!state.frozen && !locked && !refused) yield* release(id)
+              if (!state.frozen && !locked && (!refused || made)) yield* release(id)
               if (!state.frozen && !locked && !refused && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause))
                 yield* Console.error(
                   `parley serve --cluster: ${ConversationId.display(id)}: the turn failed: ${failureLine(exit.cause)}`

@@ -140,6 +140,12 @@ const gatedThenSplit = async (count: number) => {
   return { cluster, a, b, ids }
 }
 
+/** Stops `cluster` now, not with the file's others: its turns' connections are the server's to give to the next test. */
+const stopNow = async (cluster: Cluster.Cluster) => {
+  clusters.splice(clusters.indexOf(cluster), 1)
+  await cluster.stop()
+}
+
 /** `conversation check` of `id` passes. */
 const checkOk = (cluster: Cluster.Cluster, id: string) => {
   const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
@@ -314,6 +320,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
       expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: use the blue one" })
       checkOk(cluster, id)
     }
+    await stopNow(cluster)
   }, 240_000)
 
   it("a stop and a now message reach a turn running on the runner its shard left: stopped there, the message taken here", async () => {
@@ -362,5 +369,6 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
     for (const id of [stops[0]!, nows[0]!]) {
       checkOk(cluster, id)
     }
+    await stopNow(cluster)
   }, 240_000)
 })
