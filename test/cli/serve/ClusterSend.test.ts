@@ -19,7 +19,7 @@ import { freshDatabase, type PgServer, pgSkip, startPg } from "../../support/Pg.
 let pg: PgServer | undefined
 const clusters: Array<Cluster.Cluster> = []
 beforeAll(async () => {
-  // Each waiting turn holds a connection, and each test's cluster lives until the end: 32 gated turns in the last.
+  // Each waiting turn holds a connection, and the first tests' clusters live until the end.
   if (pgSkip === undefined) pg = await startPg({ maxConnections: 300 })
 }, 60_000)
 afterAll(async () => {
@@ -323,52 +323,52 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
     await stopNow(cluster)
   }, 240_000)
 
-  it("a stop and a now message reach a turn running on the runner its shard left: stopped there, the message taken here", async () => {
-    const { cluster, a, b, ids } = await gatedThenSplit(32)
-    // Half stopped, half sent a `now` message, all through b; each half has some whose shard went to b (all sixteen
-    // of a half stayed on a: 1 in 65,536).
-    const stops = ids.filter((_, i) => i % 2 === 0)
-    const nows = ids.filter((_, i) => i % 2 === 1)
-    const [stopped, sent] = await Promise.all([
-      Promise.all(stops.map((id) => b.post(`/api/conversations/${id}/stop`, {}, 60_000))),
-      Promise.all(
-        nows.map((id) =>
-          b.post(`/api/conversations/${id}/messages`, { message: "stop that and summarise", when: "now" }, 60_000)
-        )
-      )
-    ])
+  // Sixteen turns a test: each holds one of its runner's 40 store connections while it waits.
+  it("a stop reaches a turn running on the runner its shard left: stopped there, and not resumed", async () => {
+    const { cluster, a, b, ids } = await gatedThenSplit(16)
+    const stopped = await Promise.all(ids.map((id) => b.post(`/api/conversations/${id}/stop`, {}, 60_000)))
     for (const r of stopped) expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { pid: a.pid } })
-    for (const r of sent)
-      expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { pid: a.pid, queued: 1 } })
-    expect([...traced(b, "Stop.elsewhere")].filter((id) => stops.includes(id)).length).toBeGreaterThan(0)
-    expect([...traced(b, "Send.elsewhere")].filter((id) => nows.includes(id)).length).toBeGreaterThan(0)
+    // At least one went to b, which does not run its turn (all sixteen stayed on a: 1 in 65,536).
+    expect(traced(b, "Stop.elsewhere").size).toBeGreaterThan(0)
     // Stopped: no turn runs, nothing more recorded; and none is resumed: with its gate open, a resumed turn's tool
     // would finish and leave its effect.
-    for (const id of stops)
+    for (const id of ids)
       await until("the turn to be stopped", async () => ((await runningOf(a, id)) === null ? true : undefined), 30_000)
-    for (const id of stops) fs.writeFileSync(path.join(cluster.root, `g${ids.indexOf(id)}.go`), "")
+    ids.forEach((_, i) => fs.writeFileSync(path.join(cluster.root, `g${i}.go`), ""))
     await new Promise((r) => setTimeout(r, 3_000))
-    for (const id of stops) {
+    for (const [i, id] of ids.entries()) {
       expect(await runningOf(a, id)).toBe(null)
       const entries = (await a.json(`/api/conversations/${id}`)).body as Array<Entry>
       expect(entries.some((e) => e.type === "chat_response")).toBe(false)
-      expect(fs.existsSync(path.join(cluster.root, `g${ids.indexOf(id)}.effects`))).toBe(false)
+      expect(fs.existsSync(path.join(cluster.root, `g${i}.effects`))).toBe(false)
     }
-    // `now`: the gated call answered as interrupted, then the message, then the model's reply to it.
-    for (const id of nows) {
+    checkOk(cluster, ids[0]!)
+    await stopNow(cluster)
+  }, 240_000)
+
+  it("a now message reaches a turn running on the runner its shard left: stopped there, then on with it here", async () => {
+    const { cluster, a, b, ids } = await gatedThenSplit(16)
+    const sent = await Promise.all(
+      ids.map((id) =>
+        b.post(`/api/conversations/${id}/messages`, { message: "stop that and summarise", when: "now" }, 60_000)
+      )
+    )
+    for (const r of sent)
+      expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { pid: a.pid, queued: 1 } })
+    expect(traced(b, "Send.elsewhere").size).toBeGreaterThan(0)
+    // The gated call answered as interrupted, then the message, then the model's reply to it.
+    for (const [i, id] of ids.entries()) {
       const entries = await settled(a, id)
       const gated = entries.filter((e) => e.type === "tool_call_response")
       expect(gated).toHaveLength(1)
       expect(gated[0]).toMatchObject({ is_error: true, content: expect.stringContaining("Interrupted") })
       expect(entries.filter((e) => e.type === "chat_request").map((e) => e.content)).toStrictEqual([
-        `gate g${ids.indexOf(id)}`,
+        `gate g${i}`,
         "stop that and summarise"
       ])
       expect(entries.at(-1)).toMatchObject({ type: "chat_response", message: "Noted: stop that and summarise" })
     }
-    for (const id of [stops[0]!, nows[0]!]) {
-      checkOk(cluster, id)
-    }
+    checkOk(cluster, ids[0]!)
     await stopNow(cluster)
   }, 240_000)
 })
