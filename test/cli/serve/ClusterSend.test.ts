@@ -146,6 +146,10 @@ const stopNow = async (cluster: Cluster.Cluster) => {
   await cluster.stop()
 }
 
+/** `message` sent `when` to each of `ids` through `via`, all at once. */
+const sendAll = (via: Cluster.Runner, ids: ReadonlyArray<string>, message: string, when: "next" | "now") =>
+  Promise.all(ids.map((id) => via.post(`/api/conversations/${id}/messages`, { message, when }, 60_000)))
+
 /** `conversation check` of `id` passes. */
 const checkOk = (cluster: Cluster.Cluster, id: string) => {
   const check = runParley(["--storage", cluster.url, "conversation", "check", id], {
@@ -296,11 +300,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
 
   it("while the turn runs on the runner its shard left (a tool going there): queued, not 409, and taken at its next request", async () => {
     const { cluster, a, b, ids } = await gatedThenSplit(16)
-    const sent = await Promise.all(
-      ids.map((id) =>
-        b.post(`/api/conversations/${id}/messages`, { message: "use the blue one", when: "next" }, 60_000)
-      )
-    )
+    const sent = await sendAll(b, ids, "use the blue one", "next")
     for (const s of sent) {
       expect(s.status, JSON.stringify(s.body)).toBe(200)
       expect(s.body).toMatchObject({ pid: a.pid, queued: 1 })
@@ -348,11 +348,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
 
   it("a now message reaches a turn running on the runner its shard left: stopped there, then on with it here", async () => {
     const { cluster, a, b, ids } = await gatedThenSplit(16)
-    const sent = await Promise.all(
-      ids.map((id) =>
-        b.post(`/api/conversations/${id}/messages`, { message: "stop that and summarise", when: "now" }, 60_000)
-      )
-    )
+    const sent = await sendAll(b, ids, "stop that and summarise", "now")
     for (const r of sent)
       expect(r, JSON.stringify(r.body)).toMatchObject({ status: 200, body: { pid: a.pid, queued: 1 } })
     expect(traced(b, "Send.elsewhere").size).toBeGreaterThan(0)
