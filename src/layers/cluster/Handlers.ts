@@ -257,6 +257,9 @@ const turnElsewhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.C
     Effect.orElseSucceed(() => undefined)
   )
 
+/** How long a stop message's outcome is kept for its redeliveries (they come as its shard moves: seconds). */
+const STOPPED_KEPT = "1 day"
+
 /**
  * Stops `cid`'s turn wherever it runs: here at once; on another runner (the
  * shard came here, and that runner hands the turn off only once no tool of
@@ -266,26 +269,59 @@ const turnElsewhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.C
  * when none runs it; `RunLost` when the other runner did not stop it in the
  * time the request is good for, or the database cannot say (a request left
  * is taken back either way).
+ *
+ * `requestId` names a stop message across its deliveries: which process it
+ * stops is noted (`parley_cluster_stopped`) before the stop is made, so a
+ * delivery after one that stopped the turn, whose reply was lost as the
+ * shard moved, answers that pid rather than `NotRunning`; a turn still
+ * running then (the first delivery was cut short before it stopped it) is
+ * stopped as before.
+ *
+ * @internal
  */
-const stopAnywhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.ConversationId) => {
+export const stopAnywhere = (
+  turns: Turns.Turns,
+  sql: SqlClient,
+  cid: ConversationId.ConversationId,
+  requestId?: string
+) => {
   let asked: number | undefined
+  let noted = false
+  // Noted once per delivery, before the stop: the reply of every later delivery.
+  const note = (pid: number) =>
+    requestId === undefined || noted
+      ? Effect.void
+      : Effect.andThen(
+          sql`DELETE FROM parley_cluster_stopped WHERE at < now() - ${STOPPED_KEPT}::interval`,
+          sql`INSERT INTO parley_cluster_stopped (request_id, conversation_id, pid) VALUES (${requestId}, ${cid}, ${pid})
+            ON CONFLICT (request_id) DO NOTHING`
+        ).pipe(Effect.andThen(Effect.sync(() => (noted = true))))
   const withdraw = Effect.suspend(() =>
     asked === undefined
       ? Effect.void
       : sql`DELETE FROM parley_cluster_stops WHERE conversation_id = ${cid}`.pipe(Effect.ignore)
   )
   const loop = Effect.gen(function* () {
+    if (requestId !== undefined) {
+      const prior = yield* sql<{ pid: number }>`SELECT pid FROM parley_cluster_stopped
+        WHERE request_id = ${requestId} AND conversation_id = ${cid}`
+      if (prior[0] !== undefined) [asked, noted] = [prior[0].pid, true]
+    }
     const deadline = Date.now() + Sweep.STOP_REQUEST_S * 1000
     for (;;) {
       const row = yield* turnRow(sql, cid)
       const here = turns.get(cid)
       if (row === undefined || row.runner === turns.runner) {
         // Here: a turn of ours, or one this runner's sweep resumed as the other runner let go of it (stopped too).
-        if (here !== undefined) return yield* Effect.as(here.stop, asked ?? process.pid)
+        if (here !== undefined) {
+          yield* note(process.pid)
+          return yield* Effect.as(here.stop, asked ?? process.pid)
+        }
         if (asked !== undefined) return asked
         return yield* new NotRunning({ id: cid })
       }
       if (asked === undefined) yield* Trace.line("Stop.elsewhere", cid)
+      yield* note(row.pid)
       asked = row.pid
       yield* sql`INSERT INTO parley_cluster_stops (conversation_id, runner) VALUES (${cid}, ${row.runner})
         ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, at = now()`
@@ -534,8 +570,13 @@ export const layer = (
                     : Effect.fail(refusalOfStart(cid, s._tag === "Failed" ? s.error : {}))
                 )
           ),
-        Stop: () =>
-          Effect.flatMap(parse(id), (cid) => Effect.map(stopAnywhere(turns, sql, cid), (pid) => ({ id: cid, pid }))),
+        Stop: ({ requestId }) =>
+          Effect.andThen(
+            trace("Stop", id),
+            Effect.flatMap(parse(id), (cid) =>
+              Effect.map(stopAnywhere(turns, sql, cid, String(requestId)), (pid) => ({ id: cid, pid }))
+            )
+          ),
         // The persisted Answer and the volatile AnswerDirect carry the same payload: one handler for both.
         Answer: answered,
         AnswerDirect: answered,

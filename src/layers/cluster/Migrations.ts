@@ -9,7 +9,11 @@
  *   live events (`Events.ts`);
  * - `parley_cluster_shards`: how many shards each runner holds (`Sweep.ts`);
  * - `parley_cluster_answers`: which message answered which question
- *   (`Handlers.ts`), so a redelivered answer is told from a second one.
+ *   (`Handlers.ts`), so a redelivered answer is told from a second one;
+ * - `parley_cluster_stops`: a stop asked of the runner a turn runs on
+ *   (`Handlers.ts`, `Sweep.ts`);
+ * - `parley_cluster_stopped`: which process a stop message stopped, so its
+ *   redelivery gets the same reply (`Handlers.ts`).
  *
  * The first migration keeps `IF NOT EXISTS`: a database whose runners made
  * these tables before they were versioned is taken as it is.
@@ -17,7 +21,7 @@
  * @example
  * ```ts
  * import { migrations } from "parley/layers/cluster/Migrations"
- * Object.keys(migrations) // ["0001_cluster", "0002_health_check", "0003_stops"]
+ * Object.keys(migrations) // ["0001_cluster", "0002_health_check", "0003_stops", "0004_stopped"]
  * ```
  *
  * @since 0.1.0
@@ -61,6 +65,17 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient>>
     yield* sql`CREATE TABLE IF NOT EXISTS parley_cluster_stops (
       conversation_id TEXT PRIMARY KEY,
       runner TEXT NOT NULL,
+      at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )`
+  }),
+  // A stop message's outcome by its request id (the same on every delivery): delivered again after it stopped the
+  // turn (its entity interrupted before the reply was stored, as shards move), it answers the same pid, not 404.
+  "0004_stopped": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    yield* sql`CREATE TABLE IF NOT EXISTS parley_cluster_stopped (
+      request_id TEXT PRIMARY KEY,
+      conversation_id TEXT NOT NULL,
+      pid INT NOT NULL,
       at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`
   })
