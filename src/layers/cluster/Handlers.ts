@@ -302,6 +302,8 @@ export const stopAnywhere = (
       : sql`DELETE FROM parley_cluster_stops WHERE conversation_id = ${cid}`.pipe(Effect.ignore)
   )
   const loop = Effect.gen(function* () {
+    // Stopped, the turn does not go on with what was queued for it meanwhile (a `now` message resumes it itself).
+    turns.unwatchQueue(cid)
     if (requestId !== undefined) {
       const prior = yield* sql<{ pid: number }>`SELECT pid FROM parley_cluster_stopped
         WHERE request_id = ${requestId} AND conversation_id = ${cid}`
@@ -372,6 +374,9 @@ const queueElsewhere = (
     if ((yield* turnElsewhere(turns, sql, m.cid)) === undefined) {
       const resumed = resumeWithQueue(turns, m.cid)
       yield* m.when === "now" ? resumed : Effect.ignore(resumed)
+    } else {
+      // Still there: it may have read its queue for the last time, and end without the message. The sweep looks.
+      turns.watchQueue(m.cid)
     }
     return { conversation_id: m.cid, pid: m.pid, queued: queued.id }
   })

@@ -113,6 +113,40 @@ const stopsAsked = (o: Options) =>
     )
   })
 
+/** How long the sweep looks after a message queued for a turn running elsewhere (its tool may run that long). */
+const QUEUE_WATCH_MS = 60 * 60_000
+
+/**
+ * Delivers the messages queued for a turn that ran on another runner
+ * (`Handlers.ts`) once that turn is gone: it may have read its queue for the
+ * last time before the message came, and no run would take it until the
+ * next message. A run here with nothing to resume delivers what is queued
+ * (`query --continue-turn`), and does nothing when the turn took it all.
+ * `rows`: who runs which turn now, by `parley_cluster_turns`.
+ *
+ * @internal
+ */
+export const deliverStranded = (
+  turns: Turns.Turns,
+  rows: ReadonlyMap<string, string>,
+  owned: (id: string) => boolean
+) =>
+  Effect.forEach(
+    [...turns.queueWatched()],
+    ([id, since]) => {
+      const runner = rows.get(id)
+      if (runner !== undefined && runner !== turns.runner && Date.now() - since < QUEUE_WATCH_MS) return Effect.void
+      turns.unwatchQueue(id)
+      // Running here (the sweep took it over) or still elsewhere past the watch: that run takes the message.
+      if (runner !== undefined || turns.get(id) !== undefined || !owned(id)) return Effect.void
+      return Effect.andThen(
+        Trace.line("deliver stranded", id),
+        Effect.ignore(turns.start(id as ConversationId.ConversationId, { continueTurn: true }))
+      )
+    },
+    { concurrency: RESUME_AT_ONCE, discard: true }
+  )
+
 /** One pass: say how many shards we hold, resume what is ours and runs nowhere, hand off what is no longer ours. */
 export const once = (o: Options) =>
   Effect.gen(function* () {
@@ -135,8 +169,13 @@ export const once = (o: Options) =>
         yield* turn.handOff
       }
     }
-    const rows = yield* o.sql<{ conversation_id: string }>`SELECT conversation_id FROM parley_cluster_turns`.pipe(
-      Effect.orElseSucceed(() => [])
+    const read = yield* o.sql<{ conversation_id: string; runner: string }>`SELECT conversation_id, runner
+      FROM parley_cluster_turns`.pipe(Effect.option)
+    // Unread, no turn is taken for gone.
+    if (read._tag === "None") return 0
+    const rows = read.value
+    yield* deliverStranded(o.turns, new Map(rows.map((r) => [r.conversation_id, r.runner])), (id) =>
+      owns(o.sharding, id)
     )
     const ours = rows.filter((r) => owns(o.sharding, r.conversation_id) && o.turns.get(r.conversation_id) === undefined)
     // A dead runner's turns all at once: each start waits for its turn to get going (a load, a lock, the model

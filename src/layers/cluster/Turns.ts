@@ -254,6 +254,9 @@ export const make = (options: {
     const turns = new Map<string, Turn>()
     // The starts under way, each with how it went once it is known.
     const starting = new Map<string, Deferred.Deferred<Started>>()
+    // The conversations a message was queued for while their turn ran on another runner, since when: that turn
+    // may have read its queue for the last time already, so the sweep starts a run here once it is gone.
+    const queuedElsewhere = new Map<string, number>()
     const scope = yield* Effect.scope
 
     /**
@@ -470,6 +473,11 @@ export const make = (options: {
         return outcome === undefined ? undefined : Deferred.await(outcome)
       },
       running: (): ReadonlyArray<Turn> => [...turns.values()],
+      /** A message was queued for `id` while its turn ran on another runner: delivered here once that turn is gone. */
+      watchQueue: (id: string): void => void queuedElsewhere.set(id, Date.now()),
+      /** The conversations {@link watchQueue} named, with when; the sweep forgets each it has dealt with. */
+      queueWatched: (): ReadonlyMap<string, number> => queuedElsewhere,
+      unwatchQueue: (id: string): void => void queuedElsewhere.delete(id),
       /** Offers an answer to the open question of the turn of `id` running here. */
       offer: (turn: Turn, inquiryId: string, answer: Schema.Json) =>
         turn.pending.offer(inquiryId, answer, "other", CLUSTER)
