@@ -154,10 +154,24 @@ export class NotRunning extends Schema.TaggedError<NotRunning>()(
   }
 }
 
-/** The run went away while it was spoken to: nothing it was sent was taken. */
-export class RunLost extends Schema.TaggedError<RunLost>()("RunLost", { id: Schema.String }, { httpApiStatus: 503 }) {
+/**
+ * The run went away while it was spoken to, or did not answer in time:
+ * `during` says what it was asked (an answer when absent).
+ */
+export class RunLost extends Schema.TaggedError<RunLost>()(
+  "RunLost",
+  { id: Schema.String, during: Schema.optionalKey(Schema.Literals(["answer", "stop", "message"])) },
+  { httpApiStatus: 503 }
+) {
   override get message() {
-    return `The run of ${this.id} stopped before it took the answer; nothing was recorded.`
+    switch (this.during) {
+      case "stop":
+        return `The turn of ${this.id} was not stopped: the process that runs it did not answer in time. It may still be running; ask again.`
+      case "message":
+        return `The run of ${this.id} went away as the message was passed to it; it may not be queued.`
+      default:
+        return `The run of ${this.id} stopped before it took the answer; nothing was recorded.`
+    }
   }
 }
 

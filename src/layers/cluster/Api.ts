@@ -96,7 +96,7 @@ const openOf = (entries: Conversation.Conversation["entries"]) => {
 const isRefusal = Schema.is(Refusal)
 
 /** A lost run, as the endpoints that speak to a running turn say it. */
-const lostRun = (id: string) => () => new RunLost({ id })
+const lostRun = (id: string, during?: "stop") => () => new RunLost(during === undefined ? { id } : { id, during })
 /** …and as those that start one say it (their contract has no RunLost). */
 const notTaken = (tag: string) =>
   new RunNotStarted({ output: `The conversation's runner did not take the message (${tag}); nothing was recorded.` })
@@ -318,7 +318,7 @@ const handlers = (o: Options) =>
           )
         )
         .handle("stop", ({ params }) =>
-          Effect.flatMap(idOf(params.id), (cid) => sent(STOP, lostRun(params.id))(clientFor(cid).Stop()))
+          Effect.flatMap(idOf(params.id), (cid) => sent(STOP, lostRun(params.id, "stop"))(clientFor(cid).Stop()))
         )
         .handle("create", ({ payload }) =>
           // A new conversation cannot be busy or missing: whatever refused it is a run that did not start.

@@ -327,12 +327,12 @@ export const stopAnywhere = (
       asked = row.pid
       yield* sql`INSERT INTO parley_cluster_stops (conversation_id, runner) VALUES (${cid}, ${row.runner})
         ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, at = now()`
-      if (Date.now() > deadline) return yield* new RunLost({ id: cid })
+      if (Date.now() > deadline) return yield* new RunLost({ id: cid, during: "stop" })
       yield* Effect.sleep("200 millis")
     }
   })
   return loop.pipe(
-    Effect.catchTag("SqlError", () => Effect.fail(new RunLost({ id: cid }))),
+    Effect.catchTag("SqlError", () => Effect.fail(new RunLost({ id: cid, during: "stop" }))),
     Effect.ensuring(withdraw)
   )
 }

@@ -233,7 +233,7 @@ const stop = (storage: string, relay: Relay, id: string) =>
       const info = yield* client.value.Info()
       yield* client.value.Interrupt()
       return { id, pid: info.pid }
-    }).pipe(Effect.catch(() => Effect.fail(new RunLost({ id }))))
+    }).pipe(Effect.catch(() => Effect.fail(new RunLost({ id, during: "stop" }))))
   })
 
 /** A child that ended at once, as the API's error. */
@@ -292,7 +292,7 @@ const queued = (
           ? notFound(id)
           : e._tag === "RunNotStarted" || e._tag === "ConversationBusy"
             ? e
-            : new RunLost({ id })
+            : new RunLost({ id, during: "message" })
       )
     )
     const pid = resumed?.pid ?? (sent._tag === "Queued" ? sent.pid : 0)
