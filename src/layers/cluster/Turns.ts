@@ -475,7 +475,7 @@ export const make = (options: {
       running: (): ReadonlyArray<Turn> => [...turns.values()],
       /** A message was queued for `id` while its turn ran on another runner: delivered here once that turn is gone. */
       watchQueue: (id: string): void => void queuedElsewhere.set(id, Date.now()),
-      /** The conversations {@link watchQueue} named, with when; the sweep forgets each it has dealt with. */
+      /** The conversations `watchQueue` named, with when; the sweep forgets each it has dealt with. */
       queueWatched: (): ReadonlyMap<string, number> => queuedElsewhere,
       unwatchQueue: (id: string): void => void queuedElsewhere.delete(id),
       /** Offers an answer to the open question of the turn of `id` running here. */
