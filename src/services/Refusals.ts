@@ -156,17 +156,17 @@ export class NotRunning extends Schema.TaggedError<NotRunning>()(
 
 /**
  * The run went away while it was spoken to, or did not answer in time:
- * `during` says what it was asked (an answer when absent).
+ * `during` says what it was asked (an answer when absent: the body of old).
  */
 export class RunLost extends Schema.TaggedError<RunLost>()(
   "RunLost",
-  { id: Schema.String, during: Schema.optionalKey(Schema.Literals(["answer", "stop", "message"])) },
+  { id: Schema.String, during: Schema.optionalKey(Schema.Literals(["stop", "message"])) },
   { httpApiStatus: 503 }
 ) {
   override get message() {
     switch (this.during) {
       case "stop":
-        return `The turn of ${this.id} was not stopped: the process that runs it did not answer in time. It may still be running; ask again.`
+        return `The turn of ${this.id} may not have been stopped: the process that runs it could not be reached or did not answer. Ask again.`
       case "message":
         return `The run of ${this.id} went away as the message was passed to it; it may not be queued.`
       default:

@@ -258,7 +258,7 @@ const turnElsewhere = (turns: Turns.Turns, sql: SqlClient, cid: ConversationId.C
   )
 
 /** How long a stop message's outcome is kept for its redeliveries (they come as its shard moves: seconds). */
-const STOPPED_KEPT = "1 day"
+const STOPPED_DAYS = 1
 
 /**
  * Stops `cid`'s turn wherever it runs: here at once; on another runner (the
@@ -292,7 +292,10 @@ export const stopAnywhere = (
     requestId === undefined || noted
       ? Effect.void
       : Effect.andThen(
-          sql`DELETE FROM parley_cluster_stopped WHERE at < now() - ${STOPPED_KEPT}::interval`,
+          // Pruning is best effort: it must not keep a stop from being made.
+          Effect.ignore(
+            sql`DELETE FROM parley_cluster_stopped WHERE at < now() - make_interval(days => ${STOPPED_DAYS})`
+          ),
           sql`INSERT INTO parley_cluster_stopped (request_id, conversation_id, pid) VALUES (${requestId}, ${cid}, ${pid})
             ON CONFLICT (request_id) DO NOTHING`
         ).pipe(Effect.andThen(Effect.sync(() => (noted = true))))
@@ -320,7 +323,12 @@ export const stopAnywhere = (
           return yield* Effect.as(here.stop, asked ?? process.pid)
         }
         if (asked !== undefined) return asked
-        return yield* new NotRunning({ id: cid })
+        // A start of it under way here (its lock still held elsewhere, say): once it got going, it is the turn to stop.
+        const starting = turns.starting(cid)
+        if (starting === undefined) return yield* new NotRunning({ id: cid })
+        yield* Effect.timeoutOption(starting, Duration.millis(Math.max(0, deadline - Date.now())))
+        if (Date.now() > deadline) return yield* new RunLost({ id: cid, during: "stop" })
+        continue
       }
       if (asked === undefined) yield* Trace.line("Stop.elsewhere", cid)
       yield* note(row.pid)

@@ -34,6 +34,7 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as EntityId from "effect/cluster/EntityId"
@@ -121,8 +122,15 @@ const QUEUE_WATCH_MS = 60 * 60_000
  * (`Handlers.ts`) once that turn is gone: it may have read its queue for the
  * last time before the message came, and no run would take it until the
  * next message. A run here with nothing to resume delivers what is queued
- * (`query --continue-turn`), and does nothing when the turn took it all.
- * `rows`: who runs which turn now, by `parley_cluster_turns`.
+ * (`query --continue-turn`); it is started only while something is, so an
+ * incomplete turn the other runner left (a failed model call) is not
+ * resumed unasked. `rows`: who runs which turn now, by `parley_cluster_turns`.
+ *
+ * A conversation stays watched while its turn runs elsewhere, while its
+ * shard is not this runner's for a moment (shard locks refreshed late),
+ * while another start of it is under way here, and while a start of ours
+ * did not get going: for an hour at most. The watch lives in this runner's
+ * memory (docs/cluster.md#how-it-works says what that leaves).
  *
  * @internal
  */
@@ -135,17 +143,39 @@ export const deliverStranded = (
     [...turns.queueWatched()],
     ([id, since]) => {
       const runner = rows.get(id)
-      if (runner !== undefined && runner !== turns.runner && Date.now() - since < QUEUE_WATCH_MS) return Effect.void
-      turns.unwatchQueue(id)
-      // Running here (the sweep took it over) or still elsewhere past the watch: that run takes the message.
-      if (runner !== undefined || turns.get(id) !== undefined || !owned(id)) return Effect.void
-      return Effect.andThen(
-        Trace.line("deliver stranded", id),
-        Effect.ignore(turns.start(id as ConversationId.ConversationId, { continueTurn: true }))
-      )
+      const expired = Date.now() - since >= QUEUE_WATCH_MS
+      const elsewhere = runner !== undefined && runner !== turns.runner
+      if (!expired && (elsewhere || !owned(id) || turns.starting(id) !== undefined)) return Effect.void
+      // Expired, or a turn of it runs here (taken over by this sweep): that run takes the messages.
+      if (expired || runner !== undefined || turns.get(id) !== undefined)
+        return Effect.sync(() => turns.unwatchQueue(id))
+      return deliver(turns, id)
     },
     { concurrency: RESUME_AT_ONCE, discard: true }
   )
+
+/** One watched conversation's run, when anything is still queued for it; watched still when it did not start. */
+const deliver = (turns: Turns.Turns, id: ConversationId.ConversationId) =>
+  Effect.gen(function* () {
+    // A conversation removed meanwhile has nothing to deliver either.
+    const waiting = yield* turns.queued(id).pipe(Effect.catchTag("ConversationNotFound", () => Effect.succeed(0)))
+    if (waiting === 0) return turns.unwatchQueue(id)
+    yield* Trace.line("deliver stranded", id)
+    const started = yield* turns.start(id, { continueTurn: true })
+    if (started._tag !== "Failed") turns.unwatchQueue(id)
+  }).pipe(warned(`${id}: queued messages not delivered`))
+
+/**
+ * Nothing of `self` fails the sweep, a defect neither (a store connection
+ * refused as a turn starts): said as a warning, one line (`RunnerLog.ts`).
+ * An interrupt (the runner stops) is not.
+ */
+const warned =
+  (message: string) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<void, never, R> =>
+    Effect.catchCause(Effect.asVoid(self), (cause) =>
+      Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning(message, cause)
+    )
 
 /** One pass: say how many shards we hold, resume what is ours and runs nowhere, hand off what is no longer ours. */
 export const once = (o: Options) =>
@@ -216,7 +246,8 @@ export const run = (o: Omit<Options, "misses">) =>
       last = Date.now()
       return Effect.andThen(
         gained ? Trace.line(`shards ${now}`, o.runner) : Effect.void,
-        Effect.ignore(once({ ...o, misses }))
+        // Whatever fails, the sweep goes on at the next tick.
+        warned("the sweep failed")(once({ ...o, misses }))
       )
     })
     return Effect.forever(Effect.andThen(Effect.sleep(WATCH), tick))

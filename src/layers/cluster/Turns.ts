@@ -54,6 +54,7 @@ import * as LlmInquiryBackend from "../LlmInquiryBackend.ts"
 import * as PendingAnswersLive from "../PendingAnswersLive.ts"
 import * as RunEventsLive from "../RunEventsLive.ts"
 import * as Query from "../../programs/Query.ts"
+import * as Queued from "../../programs/Queued.ts"
 import { Config } from "../../services/Config.ts"
 import type { ConversationSession } from "../../services/ConversationSession.ts"
 import { ConversationStore } from "../../services/ConversationStore.ts"
@@ -64,7 +65,7 @@ import { PromptBackend, PromptFailed } from "../../services/PromptBackend.ts"
 import { Provider } from "../../services/Provider.ts"
 import type { Notifier } from "../../services/Notifier.ts"
 import { RunEvents } from "../../services/RunEvents.ts"
-import { StoreIoError } from "../../services/StoreErrors.ts"
+import { type StoreError, StoreIoError } from "../../services/StoreErrors.ts"
 import * as Trace from "./Trace.ts"
 
 /** An answer offered to a turn here by the cluster (another runner took it: contract §8's `via`). */
@@ -256,7 +257,7 @@ export const make = (options: {
     const starting = new Map<string, Deferred.Deferred<Started>>()
     // The conversations a message was queued for while their turn ran on another runner, since when: that turn
     // may have read its queue for the last time already, so the sweep starts a run here once it is gone.
-    const queuedElsewhere = new Map<string, number>()
+    const queuedElsewhere = new Map<ConversationId.ConversationId, number>()
     const scope = yield* Effect.scope
 
     /**
@@ -474,10 +475,13 @@ export const make = (options: {
       },
       running: (): ReadonlyArray<Turn> => [...turns.values()],
       /** A message was queued for `id` while its turn ran on another runner: delivered here once that turn is gone. */
-      watchQueue: (id: string): void => void queuedElsewhere.set(id, Date.now()),
+      watchQueue: (id: ConversationId.ConversationId): void => void queuedElsewhere.set(id, Date.now()),
       /** The conversations `watchQueue` named, with when; the sweep forgets each it has dealt with. */
-      queueWatched: (): ReadonlyMap<string, number> => queuedElsewhere,
-      unwatchQueue: (id: string): void => void queuedElsewhere.delete(id),
+      queueWatched: (): ReadonlyMap<ConversationId.ConversationId, number> => queuedElsewhere,
+      unwatchQueue: (id: ConversationId.ConversationId): void => void queuedElsewhere.delete(id),
+      /** How many messages wait in `id`'s queue, not yet delivered. */
+      queued: (id: ConversationId.ConversationId): Effect.Effect<number, StoreError> =>
+        Queued.pendingCount(id).pipe(Effect.provideService(ConversationStore, services.store)),
       /** Offers an answer to the open question of the turn of `id` running here. */
       offer: (turn: Turn, inquiryId: string, answer: Schema.Json) =>
         turn.pending.offer(inquiryId, answer, "other", CLUSTER)

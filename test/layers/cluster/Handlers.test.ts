@@ -78,7 +78,10 @@ describe.skipIf(pgSkip !== undefined)(`cluster Handlers${pgSkip === undefined ? 
 
           yield* runsOnA(4242)
           const a = yield* Effect.forkScoped(sweepOfA)
+          // A message queued for the turn meanwhile: stopped, the turn does not go on with it.
+          turns.watchQueue(ID)
           const first = yield* stop("m1")
+          const watched = turns.queueWatched().has(ID)
           const again = yield* stop("m1")
           const another = yield* stop("m2")
 
@@ -97,7 +100,7 @@ describe.skipIf(pgSkip !== undefined)(`cluster Handlers${pgSkip === undefined ? 
           yield* Effect.forkScoped(sweepOfA)
           const redelivered = yield* stop("m3")
           const rows = (yield* sql`SELECT 1 FROM parley_cluster_turns WHERE conversation_id = ${ID}`).length
-          return { first, again, another, leftRunning, redelivered, rows }
+          return { first, watched, again, another, leftRunning, redelivered, rows }
         })
       ).pipe(
         Effect.provide(
@@ -112,6 +115,7 @@ describe.skipIf(pgSkip !== undefined)(`cluster Handlers${pgSkip === undefined ? 
     // Without the note: again "NotRunning".
     expect(seen).toStrictEqual({
       first: 4242,
+      watched: false,
       again: 4242,
       another: "NotRunning",
       leftRunning: 1,
