@@ -4,6 +4,7 @@
  * runner's parts (`test/layers/cluster`) play the other runners with rows
  * of `parley_cluster_turns` and requests of `parley_cluster_stops`.
  */
+import { PgClient } from "@effect/sql-pg"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -23,6 +24,7 @@ import { Provider } from "../../src/services/Provider.ts"
 /** What a test's body gets: the database, the store on it, and runner `b:2`'s turns. */
 export interface Runner {
   readonly sql: SqlClient
+  readonly pg: PgClient.PgClient
   readonly store: ConversationStore["Service"]
   readonly turns: Turns.Turns
   /** Creates conversation `id`, empty. */
@@ -43,6 +45,7 @@ export const withRunner = <A>(
     Effect.scoped(
       Effect.gen(function* () {
         const sql = yield* SqlClient
+        const pg = yield* PgClient.PgClient
         const store = yield* ConversationStore
         yield* Migrations.migrate
         const turns = yield* Turns.make({
@@ -65,7 +68,7 @@ export const withRunner = <A>(
         })
         const metadata = ConversationMetadata.make({ last_activated_at: Timestamp.make("2026-11-26T00:00:00.000000Z") })
         const create = (id: ConversationId) => Effect.scoped(Effect.asVoid(store.create({ id, metadata })))
-        return yield* body({ sql, store, turns, create })
+        return yield* body({ sql, pg, store, turns, create })
       })
     ).pipe(
       Effect.provide(

@@ -335,8 +335,10 @@ export const stopAnywhere = (
       asked = row.pid
       yield* sql`INSERT INTO parley_cluster_stops (conversation_id, runner) VALUES (${cid}, ${row.runner})
         ON CONFLICT (conversation_id) DO UPDATE SET runner = EXCLUDED.runner, at = now()`
+      // That runner takes it now (else at its next sweep).
+      yield* Effect.ignore(sql`SELECT pg_notify(${Sweep.STOPS_CHANNEL}, ${row.runner})`)
       if (Date.now() > deadline) return yield* new RunLost({ id: cid, during: "stop" })
-      yield* Effect.sleep("200 millis")
+      yield* Effect.sleep("100 millis")
     }
   })
   return loop.pipe(

@@ -40,6 +40,7 @@
 import * as net from "node:net"
 import * as os from "node:os"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -123,7 +124,7 @@ export const SHARDING = {
 } as const
 
 /** How often each runner sweeps for turns to resume or hand off. */
-const SWEEP = "1 second"
+const SWEEP: Duration.Input = "1 second"
 
 /** Whether nothing listens on `port` of `host` now. */
 const isFree = (host: string, port: number): Promise<boolean> =>
@@ -271,9 +272,12 @@ export const start = (options: Options) =>
         Layer.succeedContext(listening)
       )
     )
-    yield* Effect.forkScoped(
-      Sweep.run({ turns, sql, sharding, interval: SWEEP, runner: me, shardsPerGroup: SHARDING.shardsPerGroup })
-    )
+    const swept = { turns, sql, sharding, interval: SWEEP, runner: me, shardsPerGroup: SHARDING.shardsPerGroup }
+    yield* Effect.forkScoped(Sweep.run(swept))
+    // Stop requests as they come (one connection of the pool listens), besides every sweep.
+    const { PgClient } = yield* Effect.promise(() => import("@effect/sql-pg"))
+    const listener = Context.getOption(pg, PgClient.PgClient)
+    if (Option.isSome(listener)) yield* Effect.forkScoped(Sweep.stopsOnNotice(swept, listener.value.listen))
     // Every runner watches the others' liveness locks: a dead one is marked unhealthy within a fraction of a second.
     yield* Effect.forkScoped(Liveness.watch(sql, me))
     // This runner registers as its sharding starts: counted once its row is there (bounded).

@@ -39,6 +39,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as EntityId from "effect/cluster/EntityId"
 import * as ShardId from "effect/cluster/ShardId"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
 import type { Sharding } from "effect/cluster/Sharding"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type * as ConversationId from "../../domain/storage/ConversationId.ts"
@@ -92,7 +94,7 @@ export const STOP_REQUEST_S = 15
  * until handed off. Every request to this runner is taken; one older than
  * its sender waits for is dropped (it must not stop a later turn).
  */
-const stopsAsked = (o: Options) =>
+const stopsAsked = (o: Pick<Options, "sql" | "runner" | "turns">) =>
   Effect.gen(function* () {
     const asked = yield* o.sql<{ conversation_id: string; fresh: boolean }>`DELETE FROM parley_cluster_stops
       WHERE runner = ${o.runner} RETURNING conversation_id, at > now() - make_interval(secs => ${STOP_REQUEST_S}) AS fresh`.pipe(
@@ -176,6 +178,30 @@ const warned =
     Effect.catchCause(Effect.asVoid(self), (cause) =>
       Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logWarning(message, cause)
     )
+
+/** The channel a stop request's sender notifies, the runner asked as its payload (`Handlers.ts`). */
+export const STOPS_CHANNEL = "parley_cluster_stops"
+
+/**
+ * Takes this runner's stop requests as their notices come on
+ * {@link STOPS_CHANNEL}: a stop through the conversation's owner then takes
+ * a moment, not up to a sweep's second more. The sweep still takes them
+ * every second, so a notice missed (the listening connection lost, listened
+ * to again a second later) costs only that second.
+ */
+export const stopsOnNotice = (
+  o: Pick<Options, "sql" | "runner" | "turns">,
+  listen: (channel: string) => Effect.Effect<Queue.Dequeue<{ readonly payload: string }, unknown>, unknown, Scope.Scope>
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const notices = yield* listen(STOPS_CHANNEL)
+      for (;;) {
+        const notice = yield* Queue.take(notices)
+        if (notice.payload === o.runner) yield* warned("stop requests not taken")(stopsAsked(o))
+      }
+    })
+  ).pipe(Effect.ignore, Effect.andThen(Effect.sleep("1 second")), Effect.forever)
 
 /** One pass: say how many shards we hold, resume what is ours and runs nowhere, hand off what is no longer ours. */
 export const once = (o: Options) =>

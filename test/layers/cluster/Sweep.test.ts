@@ -94,4 +94,27 @@ describe.skipIf(pgSkip !== undefined)(`cluster Sweep${pgSkip === undefined ? "" 
     // Then 4 has nothing queued (no store holds a message of it): forgotten, no run started for it.
     expect(seen).toStrictEqual({ first: ["17700000003", "17700000004"], afterwards: ["17700000003"], started: 0 })
   }, 60_000)
+
+  it("a stop request is taken as its notice comes, not at the next sweep", async () => {
+    const seen = await withRunner(freshDatabase(server!), ({ sql, pg, turns }) =>
+      Effect.gen(function* () {
+        // A turn of b's that no longer runs here (handed off a moment ago): asked to stop, its row goes.
+        const gone = "17700000006" as ConversationId
+        yield* sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since) VALUES (${gone}, 'b:2', 1, now())`
+        yield* Effect.forkScoped(Sweep.stopsOnNotice({ sql, runner: "b:2", turns }, pg.listen))
+        // No sweep runs here: only the notice can take the request. Sent until it is (the listener may not be up yet).
+        yield* sql`INSERT INTO parley_cluster_stops (conversation_id, runner) VALUES (${gone}, 'b:2')`
+        const asked = Date.now()
+        for (let i = 0; i < 50; i++) {
+          yield* sql`SELECT pg_notify(${Sweep.STOPS_CHANNEL}, 'a:1')`
+          yield* sql`SELECT pg_notify(${Sweep.STOPS_CHANNEL}, 'b:2')`
+          yield* Effect.sleep("100 millis")
+          const rows = yield* sql`SELECT 1 FROM parley_cluster_turns WHERE conversation_id = ${gone}`
+          if (rows.length === 0) return { taken: true, withinMs: Date.now() - asked < 5_000 }
+        }
+        return { taken: false, withinMs: false }
+      })
+    )
+    expect(seen).toStrictEqual({ taken: true, withinMs: true })
+  }, 60_000)
 })
