@@ -263,8 +263,8 @@ const STOPPED_DAYS = 1
 /**
  * Stops `cid`'s turn wherever it runs: here at once; on another runner (the
  * shard came here, and that runner hands the turn off only once no tool of
- * it runs) by a request in `parley_cluster_stops`, which that runner's sweep
- * takes within a second or so. Done once the turn's row is gone (a stopped
+ * it runs) by a request in `parley_cluster_stops`, which that runner takes
+ * on its notice (`Sweep.stopsOnNotice`), else at its next sweep. Done once the turn's row is gone (a stopped
  * turn is not resumed). The pid of the process that ran it; `NotRunning`
  * when none runs it; `RunLost` when the other runner did not stop it in the
  * time the request is good for, or the database cannot say (a request left

@@ -276,8 +276,7 @@ export const start = (options: Options) =>
     yield* Effect.forkScoped(Sweep.run(swept))
     // Stop requests as they come (one connection of the pool listens), besides every sweep.
     const { PgClient } = yield* Effect.promise(() => import("@effect/sql-pg"))
-    const listener = Context.getOption(pg, PgClient.PgClient)
-    if (Option.isSome(listener)) yield* Effect.forkScoped(Sweep.stopsOnNotice(swept, listener.value.listen))
+    yield* Effect.forkScoped(Sweep.stopsOnNotice(swept, Context.get(pg, PgClient.PgClient).listen))
     // Every runner watches the others' liveness locks: a dead one is marked unhealthy within a fraction of a second.
     yield* Effect.forkScoped(Liveness.watch(sql, me))
     // This runner registers as its sharding starts: counted once its row is there (bounded).

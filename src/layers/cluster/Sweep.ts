@@ -14,7 +14,10 @@
  *   (a runner joined) for three sweeps in a row: frozen, so nothing more is
  *   written, and stopped; the new owner's sweep resumes them;
  * - stops the turns running here whose new owner was asked to stop them (a
- *   stop, or a `now` message: `parley_cluster_stops`, `Handlers.ts`).
+ *   stop, or a `now` message: `parley_cluster_stops`, `Handlers.ts`), which
+ *   {@link stopsOnNotice} also does as the owner's notice comes;
+ * - delivers the messages queued for a turn that ran elsewhere and ended
+ *   without them ({@link deliverStranded}).
  *
  * A conversation another process still holds (its advisory lock) is left
  * for the next sweep.
@@ -100,20 +103,27 @@ const stopsAsked = (o: Pick<Options, "sql" | "runner" | "turns">) =>
       WHERE runner = ${o.runner} RETURNING conversation_id, at > now() - make_interval(secs => ${STOP_REQUEST_S}) AS fresh`.pipe(
       Effect.orElseSucceed(() => [])
     )
-    yield* Effect.forEach(
-      asked,
-      (r) => {
-        if (!r.fresh) return Effect.void
-        const turn = o.turns.get(r.conversation_id)
-        // Not running here (handed off a moment ago, frozen): its row goes, so no take-over resumes it.
-        if (turn === undefined)
-          return o.sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${r.conversation_id} AND runner = ${o.runner}`.pipe(
-            Effect.ignore
-          )
-        return Effect.andThen(Trace.line("stopped as asked", r.conversation_id), turn.stop)
-      },
-      { concurrency: "unbounded", discard: true }
-    )
+    yield* Effect.forEach(asked, (r) => (r.fresh ? stopAsked(o, r.conversation_id) : Effect.void), {
+      concurrency: "unbounded",
+      discard: true
+    })
+  })
+
+/** Stops the turn of `id` here, as asked; a start of it under way (its lock held a moment) is waited for first. */
+const stopAsked = (o: Pick<Options, "sql" | "runner" | "turns">, id: string) =>
+  Effect.gen(function* () {
+    const starting = o.turns.starting(id)
+    // Else that start, retrying, would claim a row again after this stop removed it, and the turn run on.
+    if (starting !== undefined) yield* Effect.timeoutOption(starting, Duration.seconds(STOP_REQUEST_S))
+    const turn = o.turns.get(id)
+    // Not running here (handed off a moment ago, frozen; a start that did not get going): its row goes, so no
+    // take-over resumes it.
+    if (turn === undefined)
+      return yield* o.sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${id} AND runner = ${o.runner}`.pipe(
+        Effect.ignore
+      )
+    yield* Trace.line("stopped as asked", id)
+    yield* turn.stop
   })
 
 /** How long the sweep looks after a message queued for a turn running elsewhere (its tool may run that long). */
@@ -182,12 +192,18 @@ const warned =
 /** The channel a stop request's sender notifies, the runner asked as its payload (`Handlers.ts`). */
 export const STOPS_CHANNEL = "parley_cluster_stops"
 
+/** How long the stop listener waits for a notice before it checks its connection with one of its own. */
+const LISTEN_CHECK = Duration.seconds(30)
+
 /**
  * Takes this runner's stop requests as their notices come on
  * {@link STOPS_CHANNEL}: a stop through the conversation's owner then takes
  * a moment, not up to a sweep's second more. The sweep still takes them
- * every second, so a notice missed (the listening connection lost, listened
- * to again a second later) costs only that second.
+ * every second, so a notice missed costs only that second. The listening
+ * connection is one of the runner's pool; lost, it is listened to again a
+ * second later. One that dies without closing (a network gone) is found by
+ * a notice of the listener's own, sent after 30 s without any, that does
+ * not come back within 5 s.
  */
 export const stopsOnNotice = (
   o: Pick<Options, "sql" | "runner" | "turns">,
@@ -196,12 +212,29 @@ export const stopsOnNotice = (
   Effect.scoped(
     Effect.gen(function* () {
       const notices = yield* listen(STOPS_CHANNEL)
+      const ping = `ping ${o.runner} ${process.pid}`
+      let pinged = false
       for (;;) {
-        const notice = yield* Queue.take(notices)
-        if (notice.payload === o.runner) yield* warned("stop requests not taken")(stopsAsked(o))
+        const notice = yield* Effect.timeoutOption(Queue.take(notices), pinged ? Duration.seconds(5) : LISTEN_CHECK)
+        if (notice._tag === "None") {
+          if (pinged) return // Its own notice did not come back: the connection is gone.
+          pinged = true
+          yield* o.sql`SELECT pg_notify(${STOPS_CHANNEL}, ${ping})`
+          continue
+        }
+        pinged = false
+        if (notice.value.payload !== o.runner) continue
+        // Notices that came meanwhile: one look takes all their requests.
+        yield* Queue.clear(notices)
+        yield* warned("stop requests not taken")(stopsAsked(o))
       }
     })
-  ).pipe(Effect.ignore, Effect.andThen(Effect.sleep("1 second")), Effect.forever)
+  ).pipe(
+    // Silent: a database away would say it every second. The runner's own stop does not come here.
+    Effect.catchCause(() => Effect.void),
+    Effect.andThen(Effect.sleep("1 second")),
+    Effect.forever
+  )
 
 /** One pass: say how many shards we hold, resume what is ours and runs nowhere, hand off what is no longer ours. */
 export const once = (o: Options) =>

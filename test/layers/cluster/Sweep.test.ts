@@ -10,9 +10,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type { ConversationId } from "../../../src/domain/storage/ConversationId.ts"
 import * as Sweep from "../../../src/layers/cluster/Sweep.ts"
 import * as Scripted from "../../../src/layers/provider/Scripted.ts"
+import * as PgLock from "../../../src/layers/store/pg/PgLock.ts"
 import { freshDatabase, type PgServer, pgSkip, startPg } from "../../support/Pg.ts"
 import { withRunner } from "../../support/RunnerTurns.ts"
 
@@ -95,26 +97,56 @@ describe.skipIf(pgSkip !== undefined)(`cluster Sweep${pgSkip === undefined ? "" 
     expect(seen).toStrictEqual({ first: ["17700000003", "17700000004"], afterwards: ["17700000003"], started: 0 })
   }, 60_000)
 
-  it("a stop request is taken as its notice comes, not at the next sweep", async () => {
+  it("a stop request is taken as its notice comes, not at the next sweep; after its connection is lost too", async () => {
     const seen = await withRunner(freshDatabase(server!), ({ sql, pg, turns }) =>
       Effect.gen(function* () {
-        // A turn of b's that no longer runs here (handed off a moment ago): asked to stop, its row goes.
-        const gone = "17700000006" as ConversationId
-        yield* sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since) VALUES (${gone}, 'b:2', 1, now())`
         yield* Effect.forkScoped(Sweep.stopsOnNotice({ sql, runner: "b:2", turns }, pg.listen))
-        // No sweep runs here: only the notice can take the request. Sent until it is (the listener may not be up yet).
-        yield* sql`INSERT INTO parley_cluster_stops (conversation_id, runner) VALUES (${gone}, 'b:2')`
-        const asked = Date.now()
-        for (let i = 0; i < 50; i++) {
-          yield* sql`SELECT pg_notify(${Sweep.STOPS_CHANNEL}, 'a:1')`
-          yield* sql`SELECT pg_notify(${Sweep.STOPS_CHANNEL}, 'b:2')`
-          yield* Effect.sleep("100 millis")
-          const rows = yield* sql`SELECT 1 FROM parley_cluster_turns WHERE conversation_id = ${gone}`
-          if (rows.length === 0) return { taken: true, withinMs: Date.now() - asked < 5_000 }
-        }
-        return { taken: false, withinMs: false }
+        // A turn of b's that no longer runs here (handed off a moment ago): asked to stop, its row goes. No sweep runs
+        // here: only a notice can take the request. Sent until it is (the listener may not be listening yet).
+        const taken = (id: ConversationId) =>
+          Effect.gen(function* () {
+            yield* sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since) VALUES (${id}, 'b:2', 1, now())`
+            yield* sql`INSERT INTO parley_cluster_stops (conversation_id, runner) VALUES (${id}, 'b:2')`
+            for (let i = 0; i < 100; i++) {
+              yield* sql`SELECT pg_notify(${Sweep.STOPS_CHANNEL}, 'b:2')`
+              yield* Effect.sleep("100 millis")
+              const rows = yield* sql`SELECT 1 FROM parley_cluster_turns WHERE conversation_id = ${id}`
+              if (rows.length === 0) return true
+            }
+            return false
+          })
+        const first = yield* taken("17700000006" as ConversationId)
+        // The listening connection ends (a server restart, a network gone): listened to again a second later.
+        yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN%'`
+        const second = yield* taken("17700000007" as ConversationId)
+        return { first, second }
       })
     )
-    expect(seen).toStrictEqual({ taken: true, withinMs: true })
+    expect(seen).toStrictEqual({ first: true, second: true })
+  }, 60_000)
+
+  it("a stop asked while a start of the turn retries (its lock held a moment) waits for it: no row is claimed again", async () => {
+    const id = "17700000008" as ConversationId
+    const rows = await withRunner(freshDatabase(server!), ({ sql, pg, turns, create }) =>
+      Effect.gen(function* () {
+        yield* create(id)
+        // Another process holds the conversation a while: b's start retries (200 ms apart, five times).
+        const held = yield* PgLock.tryLock(sql, id)
+        if (held._tag !== "Taken") return yield* Effect.die("the lock was not free")
+        const start = yield* Effect.forkScoped(turns.start(id, { continueTurn: true }))
+        yield* Effect.sleep("300 millis")
+        yield* Effect.forkScoped(Sweep.stopsOnNotice({ sql, runner: "b:2", turns }, pg.listen))
+        yield* sql`INSERT INTO parley_cluster_stops (conversation_id, runner) VALUES (${id}, 'b:2')`
+        for (let i = 0; i < 30; i++) {
+          yield* sql`SELECT pg_notify(${Sweep.STOPS_CHANNEL}, 'b:2')`
+          yield* Effect.sleep("50 millis")
+          if ((yield* sql`SELECT 1 FROM parley_cluster_stops WHERE conversation_id = ${id}`).length === 0) break
+        }
+        yield* Fiber.join(start)
+        return (yield* sql`SELECT runner FROM parley_cluster_turns WHERE conversation_id = ${id}`).length
+      })
+    )
+    // Without the wait: 1 (the retry claimed the row again after the stop removed it; the sweep would resume it).
+    expect(rows).toBe(0)
   }, 60_000)
 })
