@@ -127,6 +127,35 @@ const recordedSoon = (store: ConversationStore["Service"], cid: ConversationId.C
  * the reply was stored, or two runners briefly both took the shard while
  * shards moved): resumed when nobody runs it, else reported as running.
  */
+/**
+ * This message as an earlier delivery of it queued it (under the message's
+ * id: `cluster-<request id>`), or undefined. Delivered again (its entity
+ * stopped as its shard moved before the reply was stored), a message is
+ * answered as it was then, and nothing is done again: a `now` message would
+ * stop the very turn its first delivery resumed with it, or, that turn
+ * still letting go of the conversation, be answered without its `queued`.
+ * One not taken yet is watched (`Sweep.deliverStranded`).
+ *
+ * @internal
+ */
+export const queuedBefore = (
+  turns: Turns.Turns,
+  store: ConversationStore["Service"],
+  sql: SqlClient,
+  cid: ConversationId.ConversationId,
+  requestId: string
+) =>
+  Effect.gen(function* () {
+    const queue = store.messages
+    if (queue === undefined) return undefined
+    const nonce = `cluster-${requestId}`
+    const found = (yield* queue.list(cid).pipe(Effect.orElseSucceed(() => []))).find((m) => m.nonce === nonce)
+    if (found === undefined) return undefined
+    if (found.state === "queued") turns.watchQueue(cid)
+    const row = yield* turnRow(sql, cid).pipe(Effect.orElseSucceed(() => undefined))
+    return { conversation_id: cid, pid: row?.pid ?? process.pid, queued: found.id }
+  })
+
 const send = (
   turns: Turns.Turns,
   store: ConversationStore["Service"],
@@ -139,6 +168,8 @@ const send = (
 ) =>
   Effect.gen(function* () {
     const cid = yield* parse(id)
+    const before = yield* queuedBefore(turns, store, sql, cid, requestId)
+    if (before !== undefined) return before
     const queueing = { cid, message, when, requestId }
     // A turn runs here: the message is queued for it (durably, in the store), unless it is this turn's own. Or this
     // runner only tries to take the turn over from the runner that still runs it (its sweep, as the shard came here).
@@ -380,13 +411,14 @@ const queueElsewhere = (
     // as interrupted), as `Send.send` does for a turn running here. Not stopped in time, that turn takes it at its
     // next model request: queued either way.
     if (m.when === "now") yield* Effect.ignore(stopAnywhere(turns, sql, m.cid))
+    // Watched by the sweep until a run here takes the message or none is queued: the turn still there may have read
+    // its queue for the last time, and end without it; the stopped one may still hold the conversation as the resume
+    // below tries it (under load, longer than its retries: it gives up, taking it for another process's run).
+    turns.watchQueue(m.cid)
     // Nothing runs elsewhere now (a turn here may be this runner's sweep taking over what the stop ended: it leaves it).
     if ((yield* turnElsewhere(turns, sql, m.cid)) === undefined) {
       const resumed = resumeWithQueue(turns, m.cid)
       yield* m.when === "now" ? resumed : Effect.ignore(resumed)
-    } else {
-      // Still there: it may have read its queue for the last time, and end without the message. The sweep looks.
-      turns.watchQueue(m.cid)
     }
     return { conversation_id: m.cid, pid: m.pid, queued: queued.id }
   })

@@ -82,4 +82,25 @@ describe.skipIf(pgSkip !== undefined)(`cluster Handlers${pgSkip === undefined ? 
       rows: 0
     })
   }, 60_000)
+
+  it("a message delivered again after it was queued is answered as then, and nothing is done again", async () => {
+    const id = "17700000009" as ConversationId
+    const seen = await withRunner(freshDatabase(server!), ({ sql, store, turns, create }) =>
+      Effect.gen(function* () {
+        yield* create(id)
+        yield* sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since) VALUES (${id}, 'a:1', 4242, now())`
+        // The first delivery queued it under the message's id (and stopped the turn for a `now`).
+        yield* store.messages!.enqueue(id, { message: "stop that", surface: "api", when: "now", nonce: "cluster-77" })
+        const again = yield* Handlers.queuedBefore(turns, store, sql, id, "77")
+        const watched = turns.queueWatched().has(id)
+        const other = yield* Handlers.queuedBefore(turns, store, sql, id, "78")
+        return { again, watched, other: other ?? "not queued before" }
+      })
+    )
+    expect(seen).toStrictEqual({
+      again: { conversation_id: "17700000009", pid: 4242, queued: 1 },
+      watched: true,
+      other: "not queued before"
+    })
+  }, 60_000)
 })
