@@ -122,12 +122,6 @@ const recordedSoon = (store: ConversationStore["Service"], cid: ConversationId.C
   })
 
 /**
- * Send: a new turn. The same message found pending in the conversation's
- * incomplete turn is this message delivered again (the runner died before
- * the reply was stored, or two runners briefly both took the shard while
- * shards moved): resumed when nobody runs it, else reported as running.
- */
-/**
  * This message as an earlier delivery of it queued it (under the message's
  * id: `cluster-<request id>`), or undefined. Delivered again (its entity
  * stopped as its shard moved before the reply was stored), a message is
@@ -156,6 +150,12 @@ export const queuedBefore = (
     return { conversation_id: cid, pid: row?.pid ?? process.pid, queued: found.id }
   })
 
+/**
+ * Send: a new turn. The same message found pending in the conversation's
+ * incomplete turn is this message delivered again (the runner died before
+ * the reply was stored, or two runners briefly both took the shard while
+ * shards moved): resumed when nobody runs it, else reported as running.
+ */
 const send = (
   turns: Turns.Turns,
   store: ConversationStore["Service"],
@@ -295,8 +295,9 @@ const STOPPED_DAYS = 1
  * Stops `cid`'s turn wherever it runs: here at once; on another runner (the
  * shard came here, and that runner hands the turn off only once no tool of
  * it runs) by a request in `parley_cluster_stops`, which that runner takes
- * on its notice (`Sweep.stopsOnNotice`), else at its next sweep. Done once the turn's row is gone (a stopped
- * turn is not resumed). The pid of the process that ran it; `NotRunning`
+ * on its notice (`Sweep.stopsOnNotice`), else at its next sweep. Done once
+ * the turn's row is gone (a stopped turn is not resumed). The pid of the
+ * process that ran it; `NotRunning`
  * when none runs it; `RunLost` when the other runner did not stop it in the
  * time the request is good for, or the database cannot say (a request left
  * is taken back either way).
