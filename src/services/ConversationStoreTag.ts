@@ -157,6 +157,14 @@ export class ConversationStore extends Context.Service<
     /** A read-only snapshot: the files plus everything journaled since (no lock taken). */
     load(id: ConversationId): Effect.Effect<Conversation, StoreError>
     /**
+     * A text that changes whenever what `load` returns may have changed, so a
+     * reader can keep what it made of a load (the page `parley serve` drew)
+     * until then. The file store's is its directory and the size, time and
+     * inode of each file `load` reads: the stamp its listing trusts. Absent:
+     * the store cannot tell, and a reader loads every time.
+     */
+    version?(id: ConversationId): Effect.Effect<string, StoreError>
+    /**
      * Takes the conversation for writing for the scope: the lock first (fails
      * fast if another process has it), then any journal an earlier run left is
      * folded in. Closing the scope folds and releases.

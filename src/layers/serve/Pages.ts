@@ -17,6 +17,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -27,10 +28,10 @@ import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import * as ConversationMetadata from "../../domain/storage/ConversationMetadata.ts"
 import * as QueuedMessage from "../../domain/storage/QueuedMessage.ts"
 import * as QueueLog from "../../domain/storage/QueueLog.ts"
-import type { StreamEntry } from "../../domain/event/ConversationEvent.ts"
+import type { Conversation } from "../../domain/storage/Conversation.ts"
 import * as LastError from "../../domain/run/LastError.ts"
 import { splitIncompleteTurn } from "../../domain/stream/IncompleteTurn.ts"
-import { ConversationStore, type ConversationSummary } from "../../services/ConversationStore.ts"
+import { ConversationStore, type ConversationSummary, type StoreError } from "../../services/ConversationStore.ts"
 import { APP_JS } from "./AppScript.ts"
 import * as Hosts from "./Hosts.ts"
 
@@ -243,14 +244,12 @@ const sendBox = (id: string, state: PageState, queued: number) => {
   return `<form class="control" id="send" action="/api/conversations/${escapeHtml(id)}/messages" method="post"><textarea name="message" aria-label="Message" placeholder="Message"></textarea>${when}<button type="submit">Send</button><p class="q-note" role="status"></p><p id="queued" class="q-note" data-count="${queued}">${QueueLog.describe(queued)}</p></form>`
 }
 
-/** The messages that wait in `c`'s queue (none when the store keeps no queue or it cannot be read). */
-const queuedIn = (c: { readonly id: ConversationId.ConversationId; readonly entries: ReadonlyArray<StreamEntry> }) =>
+/** The messages that wait in a conversation's queue, given those its events delivered (none when the store keeps no queue or it cannot be read). */
+const queuedIn = (id: ConversationId.ConversationId, delivered: ReadonlySet<string>) =>
   ConversationStore.use((s) =>
     s.messages === undefined
       ? Effect.succeed([])
-      : Effect.map(s.messages.list(c.id), (messages) =>
-          QueueLog.pending({ messages }, QueuedMessage.deliveredIn(c.entries))
-        )
+      : Effect.map(s.messages.list(id), (messages) => QueueLog.pending({ messages }, delivered))
   ).pipe(Effect.orElseSucceed((): ReadonlyArray<QueueLog.QueuedMessage> => []))
 
 /** The sticky bar that says how many questions wait and jumps to them (filled in by the script as they open and close). */
@@ -260,60 +259,140 @@ const waitingBar = (count: number) =>
 /** The box on the list page that starts a conversation. */
 const newConversation = `<form class="control" id="new" action="/api/conversations" method="post"><textarea name="message" aria-label="New conversation" placeholder="Start a conversation"></textarea><button type="submit">Start</button><p class="q-note" role="status"></p></form>`
 
-/** `/conversations/:id`: the viewer's page, live. */
-const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>>) =>
+/**
+ * A page as drawn: what drew it (the conversation's version, the live part's
+ * markup) and its bytes. Kept for the last {@link KEPT} pages viewed, so
+ * opening an unchanged conversation again (a reload, a second tab) costs a
+ * version check instead of a load and a render: half a megabyte of HTML for
+ * 500 events is ~25 ms of a server's CPU, and a browser paints nothing
+ * before its first byte.
+ */
+interface Kept {
+  readonly version: string
+  /** What the live part needs of the conversation, so a changed live part alone is drawn from these. */
+  readonly incomplete: boolean
+  readonly delivered: ReadonlySet<string>
+  readonly live: string
+  readonly bytes: Uint8Array
+}
+
+/** How many drawn pages are kept (each ~0.5 MB for 500 events). */
+export const KEPT = 8
+
+/** A page's bytes as HTML. */
+const htmlBytes = (bytes: Uint8Array) =>
+  HttpServerResponse.uint8Array(bytes, { contentType: "text/html; charset=utf-8" })
+
+const encoder = new TextEncoder()
+
+/** The live part of a conversation's page: where it stands, its buttons and queued messages, the waiting bar. */
+const livePart = (
+  id: ConversationId.ConversationId,
+  incomplete: boolean,
+  delivered: ReadonlySet<string>,
+  runs: Effect.Effect<ReadonlyArray<Running>>
+) =>
+  Effect.gen(function* () {
+    const running = (yield* runs).find((r) => r.conversation_id === id)
+    const state: PageState = running !== undefined ? "running" : incomplete ? "incomplete" : "complete"
+    const waiting = running?.open.length ?? 0
+    const markup = controls(id, state, yield* queuedIn(id, delivered))
+    return { state, waiting, markup, key: `${state}\n${waiting}\n${markup}` }
+  })
+
+/** Draws the page of `c` with its live part. */
+const draw = (
+  c: Conversation,
+  live: { readonly state: PageState; readonly waiting: number; readonly markup: string },
+  markdown: (source: string) => string
+): string => {
+  const page = renderHtml(
+    { id: c.id, title: c.metadata.title, entries: c.entries },
+    {
+      markdown,
+      live: {
+        script: "/app.js",
+        css: LIVE_CSS,
+        controls: live.markup,
+        running: live.state === "running",
+        top: waitingBar(live.waiting)
+      }
+    }
+  )
+  // Its last run's error, until its next run: said above the conversation, not only in a log nobody reads.
+  const error = ConversationMetadata.lastError(c.metadata)
+  const failed =
+    error === null
+      ? ""
+      : `<p class="note" id="last-error" role="alert">The last run ${escapeHtml(LastError.text(error))} (${escapeHtml(error.at)})</p>\n`
+  // The tab says how many questions wait, before the script runs (and the script keeps it so).
+  const titled = live.waiting === 0 ? page : page.replace("<title>", `<title>(${live.waiting}) `)
+  return (
+    titled
+      // A function, not a string: the error text may hold `$'` or `$&`, which a replacement string would expand.
+      .replace("<main>", () => `<nav><a href="/">← All conversations</a></nav>\n<main>${failed}`)
+      .replace("<body>", `<body data-state="${live.state}">`)
+  )
+}
+
+/** The page for a conversation `load` could not give. */
+const unloaded = (id: string, failure: StoreError) =>
+  failure._tag === "ConversationNotFound"
+    ? html(
+        shell(
+          "Not found",
+          `<main><p>No conversation has the id ${escapeHtml(id)}. <a href="/">All conversations</a></p></main>`
+        ),
+        404
+      )
+    : html(shell("Damaged", `<main><p>${escapeHtml(failure.message)}</p></main>`), 500)
+
+/** Keeps `page` as the most recently viewed, dropping the least recently viewed past {@link KEPT}. */
+const keep = (kept: Map<string, Kept>, id: string, page: Kept) => {
+  kept.delete(id)
+  kept.set(id, page)
+  for (const old of kept.keys()) {
+    if (kept.size <= KEPT) break
+    kept.delete(old)
+  }
+}
+
+/** `/conversations/:id`: the viewer's page, live; the page kept in `kept` while its conversation and live part are unchanged. */
+const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>>, kept: Map<string, Kept>) =>
   Effect.gen(function* () {
     // Exact, as the API reads it: a stray space or a `jp-c` without digits is no conversation's address.
     const cid = ConversationId.parseExact(id)
     if (cid === undefined)
       return html(shell("Bad request", `<main><p>${escapeHtml(id)} is not a conversation id.</p></main>`), 400)
-    const missing = html(
-      shell(
-        "Not found",
-        `<main><p>No conversation has the id ${escapeHtml(id)}. <a href="/">All conversations</a></p></main>`
-      ),
-      404
-    )
-    const loaded = yield* Effect.result(ConversationStore.use((s) => s.load(cid)))
-    if (loaded._tag === "Failure")
-      return loaded.failure._tag === "ConversationNotFound"
-        ? missing
-        : html(shell("Damaged", `<main><p>${escapeHtml(loaded.failure.message)}</p></main>`), 500)
+    const store = yield* ConversationStore
+    // Read before the load: a change after it gives a newer version next time, never this page under a newer one.
+    // A store that cannot tell (or fails to) has every page drawn afresh.
+    const version =
+      store.version === undefined ? undefined : Option.getOrUndefined(yield* Effect.option(store.version(cid)))
+    const known = kept.get(cid)
+    if (known !== undefined && known.version === version) {
+      const live = yield* livePart(cid, known.incomplete, known.delivered, runs)
+      if (live.key === known.live) {
+        keep(kept, cid, known)
+        return htmlBytes(known.bytes)
+      }
+    }
+    const loaded = yield* Effect.result(store.load(cid))
+    if (loaded._tag === "Failure") {
+      kept.delete(cid)
+      return unloaded(id, loaded.failure)
+    }
     const c = loaded.success
     // Loaded by the first page that shows a conversation: markdown-it is an optional package, and a program
     // that embeds the cluster or the API (or a runner no browser visits) need not have it.
     const { markdownToHtml } = yield* Effect.promise(() => import("../render/SafeMarkdown.ts"))
-    const running = (yield* runs).find((r) => r.conversation_id === c.id)
-    const state: PageState =
-      running !== undefined ? "running" : splitIncompleteTurn(c.entries).incomplete !== null ? "incomplete" : "complete"
-    const waiting = running?.open.length ?? 0
-    const page = renderHtml(
-      { id: c.id, title: c.metadata.title, entries: c.entries },
-      {
-        markdown: markdownToHtml,
-        live: {
-          script: "/app.js",
-          css: LIVE_CSS,
-          controls: controls(c.id, state, yield* queuedIn(c)),
-          running: state === "running",
-          top: waitingBar(waiting)
-        }
-      }
-    )
-    // Its last run's error, until its next run: said above the conversation, not only in a log nobody reads.
-    const error = ConversationMetadata.lastError(c.metadata)
-    const failed =
-      error === null
-        ? ""
-        : `<p class="note" id="last-error" role="alert">The last run ${escapeHtml(LastError.text(error))} (${escapeHtml(error.at)})</p>\n`
-    // The tab says how many questions wait, before the script runs (and the script keeps it so).
-    const titled = waiting === 0 ? page : page.replace("<title>", `<title>(${waiting}) `)
-    return html(
-      titled
-        // A function, not a string: the error text may hold `$'` or `$&`, which a replacement string would expand.
-        .replace("<main>", () => `<nav><a href="/">← All conversations</a></nav>\n<main>${failed}`)
-        .replace("<body>", `<body data-state="${state}">`)
-    )
+    const incomplete = splitIncompleteTurn(c.entries).incomplete !== null
+    const delivered = QueuedMessage.deliveredIn(c.entries)
+    const live = yield* livePart(c.id, incomplete, delivered, runs)
+    const bytes = encoder.encode(draw(c, live, markdownToHtml))
+    if (version === undefined) kept.delete(cid)
+    else keep(kept, cid, { version, incomplete, delivered, live: live.key, bytes })
+    return htmlBytes(bytes)
   })
 
 /**
@@ -327,12 +406,14 @@ export const layer = (storage: string, running?: Effect.Effect<ReadonlyArray<Run
     Effect.map(Effect.service(ConversationStore), (store) => {
       const withStore = Effect.provideService(ConversationStore, store)
       const runs = running ?? Hosts.all(storage)
+      // This server's drawn pages (conversationPage), most recently viewed last.
+      const kept = new Map<string, Kept>()
       return Layer.mergeAll(
         HttpRouter.add("GET", "/", withStore(listPage(runs))),
         HttpRouter.add(
           "GET",
           "/conversations/:id",
-          withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "", runs)))
+          withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "", runs, kept)))
         ),
         HttpRouter.add(
           "GET",

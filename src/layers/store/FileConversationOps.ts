@@ -33,6 +33,7 @@ import { checkAll } from "./Check.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as ConversationRead from "./ConversationRead.ts"
 import * as Journal from "./Journal.ts"
+import * as Listing from "./Listing.ts"
 import { io, ioError } from "./FileIo.ts"
 import * as StoreLocks from "./StoreLocks.ts"
 
@@ -243,6 +244,9 @@ export const make = (root: string) =>
             reading(id, loc.dir, () => ConversationDir.following(id, loc, (at) => ConversationRead.read(id, at)))
           )
         ),
+      // Located first: a renamed directory is another version (its stamps alone could repeat).
+      version: (id) =>
+        locate(conversationsDir, id).pipe(Effect.flatMap((loc) => io(loc.dir, async () => Listing.stampText(loc.dir)))),
       // Look before locking: an id that names nothing fails without creating locks/ (or the storage directory).
       open: (id) =>
         locate(conversationsDir, id).pipe(

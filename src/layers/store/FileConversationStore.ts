@@ -101,6 +101,7 @@ export const make = (options: Options) =>
       messages,
       list: (opts) => listing(conversationsDir, opts?.archived === true),
       load: (id) => Effect.flatMap(ops, (o) => o.load(id)),
+      version: (id) => Effect.flatMap(ops, (o) => o.version(id)),
       open: (id) => Effect.flatMap(ops, (o) => o.open(id)),
       create: (init) => Effect.flatMap(ops, (o) => o.create(init)),
       check: (id) => Effect.flatMap(ops, (o) => o.check(id)),

@@ -235,6 +235,17 @@ const stampInto = (dir: string, out: Float64Array): void => {
   for (let k = 0; k < STAMPED.length; k++) statInto(dir + path.sep + STAMPED[k], out, k * 3)
 }
 
+/**
+ * The stamp of the conversation at `dir` as text: the directory and its
+ * stamped files' sizes, times and inodes (`ConversationStore.version`). Any
+ * write to one of them changes it, as it invalidates the conversation's row.
+ */
+export const stampText = (dir: string): string => {
+  const stamp = new Float64Array(STAMP)
+  stampInto(dir, stamp)
+  return `${dir}\n${stamp.join(",")}`
+}
+
 const sameStamp = (stamps: ArrayLike<number>, i: number, stamp: Float64Array): boolean => {
   const o = i * STAMP
   for (let k = 0; k < STAMP; k++) if (stamps[o + k] !== stamp[k]) return false

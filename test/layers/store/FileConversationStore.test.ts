@@ -222,6 +222,33 @@ describe("FileConversationStore", () => {
     })
   )
 
+  it.effect(
+    "version: the same while nothing changes; another after each append, the fold and a rename; NotFound for none",
+    () =>
+      Effect.gen(function* () {
+        const storage = tempDir()
+        yield* seed(storage)
+        const version = () => withStore(storage, (s) => s.version!(id))
+        const seen = [yield* version()]
+        expect(yield* version()).toBe(seen[0])
+        yield* inSession(storage, (session) =>
+          Effect.gen(function* () {
+            yield* session.append(turn(0))
+            // Journaled, not folded: load sees it, so the version is another.
+            seen.push(yield* version())
+          })
+        )
+        // Folded into events.json on close.
+        seen.push(yield* version())
+        const dir = path.join(storage, "conversations", "17738399468-t")
+        fs.renameSync(dir, path.join(storage, "conversations", "17738399468-renamed"))
+        seen.push(yield* version())
+        expect(new Set(seen).size).toBe(seen.length)
+        const missing = yield* Effect.exit(withStore(storage, (s) => s.version!(ConversationId.parse("17000000001")!)))
+        expect(Exit.isFailure(missing) && Cause.squash(missing.cause)).toMatchObject({ _tag: "ConversationNotFound" })
+      })
+  )
+
   it.effect("append validates against the current turn and a rejected batch writes nothing", () =>
     Effect.gen(function* () {
       const storage = tempDir()
