@@ -5,7 +5,9 @@
  * - first contentful paint of a 500-event conversation's page (served by
  *   `parley serve`, live script and all) vs the same conversation's `print
  *   --format html` served as a static file by a bare `node:http` server:
- *   ≤ 1.5× (medians, fresh tab each, interleaved);
+ *   ≤ 1.5× for its first view since the conversation changed (loaded and
+ *   drawn); a view again of the unchanged conversation (the page the server
+ *   kept) is in the note; medians, fresh tab each, interleaved;
  * - an event reaches the page (the page's `EventSource` dispatches it) vs the
  *   same event reaching a plain SSE client of the same run: p99 ≤ 2×, each
  *   timed from the answer POST that makes it (`QuestionClosed`), both
@@ -156,13 +158,14 @@ const paintGoal = async (root: string, browser: Browser): Promise<Goal> => {
   try {
     const page = `${s.base}/conversations/${id}`
     const plain = `http://127.0.0.1:${(statics.address() as AddressInfo).port}/print.html`
-    const live: Array<number> = []
     const changed: Array<number> = []
+    const again: Array<number> = []
     const printed: Array<number> = []
-    // The conversation's log touched: its version changes, so the server loads and draws the page again
-    // (the first view after a change) instead of sending the page it kept.
+    // The conversation's log touched before each first view: its version changes, so the server loads
+    // and draws the page again. Its time is set an hour back, so the view after it finds it settled
+    // (a conversation changed a moment ago is drawn afresh each time) and gets the page kept.
     const events = path.join(storage, "conversations", "17000000000-synthetic-conversation-0", "events.json")
-    let touched = Date.now() / 1000
+    let touched = Date.now() / 1000 - 3600
     const touch = () => fs.utimesSync(events, touched, ++touched)
     // Warm: the server's JIT and markdown renderer, the browser's cache of /app.js.
     for (let i = 0; i < 2; i++) {
@@ -174,19 +177,18 @@ const paintGoal = async (root: string, browser: Browser): Promise<Goal> => {
     for (let i = 0; i < 9; i++) {
       touch()
       changed.push(await fcp(context, page))
-      live.push(await fcp(context, page))
+      again.push(await fcp(context, page))
       printed.push(await fcp(context, plain))
     }
     return {
-      name: "first contentful paint of a 500-event conversation: its page from parley serve vs its print --format html as a static file",
-      subject: { name: "parley serve's page (median of 9)", medianMs: median(live) },
+      name: "first contentful paint of a 500-event conversation: its page from parley serve (its first view since the conversation changed) vs its print --format html as a static file",
+      subject: { name: "parley serve's page, loaded and drawn (median of 9)", medianMs: median(changed) },
       floor: { name: "print --format html, static (median of 9)", medianMs: median(printed) },
       maxRatio: 1.5,
       note:
         `page ${(fs.statSync(file).size / 1024).toFixed(0)} KB printed; fresh tab each, interleaved, Chromium headless; ` +
-        `the page viewed again unchanged (the server sends the page it kept); ` +
-        `the first view after a change (loaded and drawn again): ${median(changed).toFixed(0)} ms, ` +
-        `${(median(changed) / median(printed)).toFixed(2)}× the static file`
+        `viewed again unchanged (the page the server kept): ${median(again).toFixed(0)} ms, ` +
+        `${(median(again) / median(printed)).toFixed(2)}× the static file`
     }
   } finally {
     await context.close()

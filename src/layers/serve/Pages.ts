@@ -276,8 +276,12 @@ interface Kept {
   readonly bytes: Uint8Array
 }
 
-/** How many drawn pages are kept (each ~0.5 MB for 500 events). */
+/** How many drawn pages are kept at most (each ~0.5 MB for 500 events)… */
 export const KEPT = 8
+/** …and how many bytes of them: a conversation with large tool outputs draws a page of megabytes. */
+export const KEPT_BYTES = 32 * 1024 * 1024
+/** A page larger than this is drawn for each view, not kept: it would push out all the others. */
+export const KEPT_PAGE_BYTES = 8 * 1024 * 1024
 
 /** A page's bytes as HTML. */
 const htmlBytes = (bytes: Uint8Array) =>
@@ -347,13 +351,21 @@ const unloaded = (id: string, failure: StoreError) =>
       )
     : html(shell("Damaged", `<main><p>${escapeHtml(failure.message)}</p></main>`), 500)
 
-/** Keeps `page` as the most recently viewed, dropping the least recently viewed past {@link KEPT}. */
+/**
+ * Keeps `page` as the most recently viewed, dropping the least recently
+ * viewed past {@link KEPT} pages or {@link KEPT_BYTES}; a page past
+ * {@link KEPT_PAGE_BYTES} is not kept.
+ */
 const keep = (kept: Map<string, Kept>, id: string, page: Kept) => {
   kept.delete(id)
+  if (page.bytes.length > KEPT_PAGE_BYTES) return
   kept.set(id, page)
-  for (const old of kept.keys()) {
-    if (kept.size <= KEPT) break
+  let bytes = 0
+  for (const p of kept.values()) bytes += p.bytes.length
+  for (const [old, p] of kept) {
+    if (kept.size <= KEPT && bytes <= KEPT_BYTES) break
     kept.delete(old)
+    bytes -= p.bytes.length
   }
 }
 

@@ -7,7 +7,9 @@
  *
  * @example
  * ```ts
- * import * as Effect from "effect/Effect"
+ * import * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
  * import * as FileConversationOps from "parley/layers/store/FileConversationOps"
  * const ops = Effect.runSync(FileConversationOps.make("/home/me/project/.parley"))
  * ops.load
@@ -18,6 +20,7 @@
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { Conversation } from "../../domain/storage/Conversation.ts"
@@ -231,6 +234,20 @@ const checkIn = (conversationsDir: string, id: ConversationId.ConversationId | u
     )
   )
 
+/**
+ * How long after its latest change a conversation's version is never the
+ * same twice (git's "racy" rule). A file's time has a granularity (a kernel
+ * tick; 1–2 s on FAT, ext3 and some network file systems) and a rewrite
+ * renamed into place may get back an inode freed a moment before: two
+ * same-size writes within one step of the clock could leave the stamp
+ * unchanged, and what a reader kept under it would be kept for good. A file
+ * time ahead of this clock counts as just changed.
+ */
+const SETTLED_MS = 3000
+
+/** Makes each version of a conversation changed within SETTLED_MS another (in this process, whichever store gave it). */
+let unsettled = 0
+
 /** What the store does beyond listing, over the storage directory `root` (absolute). */
 export const make = (root: string) =>
   Effect.sync(() => {
@@ -246,7 +263,14 @@ export const make = (root: string) =>
         ),
       // Located first: a renamed directory is another version (its stamps alone could repeat).
       version: (id) =>
-        locate(conversationsDir, id).pipe(Effect.flatMap((loc) => io(loc.dir, async () => Listing.stampText(loc.dir)))),
+        locate(conversationsDir, id).pipe(
+          Effect.flatMap((loc) => io(loc.dir, async () => Listing.stampOf(loc.dir))),
+          Effect.flatMap(({ text, modified }) =>
+            Effect.map(Clock.currentTimeMillis, (now) =>
+              now - modified < SETTLED_MS ? `${text}\nunsettled ${++unsettled}` : text
+            )
+          )
+        ),
       // Look before locking: an id that names nothing fails without creating locks/ (or the storage directory).
       open: (id) =>
         locate(conversationsDir, id).pipe(

@@ -236,14 +236,18 @@ const stampInto = (dir: string, out: Float64Array): void => {
 }
 
 /**
- * The stamp of the conversation at `dir` as text: the directory and its
- * stamped files' sizes, times and inodes (`ConversationStore.version`). Any
- * write to one of them changes it, as it invalidates the conversation's row.
+ * The stamp of the conversation at `dir` (`ConversationStore.version`): as
+ * text, the directory and its stamped files' sizes, times and inodes; and
+ * the latest of those times (ms), for the caller to tell a stamp that a
+ * second write could leave unchanged (a file changed within its time's
+ * granularity).
  */
-export const stampText = (dir: string): string => {
+export const stampOf = (dir: string): { readonly text: string; readonly modified: number } => {
   const stamp = new Float64Array(STAMP)
   stampInto(dir, stamp)
-  return `${dir}\n${stamp.join(",")}`
+  let modified = -1
+  for (let k = 1; k < STAMP; k += 3) modified = Math.max(modified, stamp[k]!)
+  return { text: `${dir}\n${stamp.join(",")}`, modified }
 }
 
 const sameStamp = (stamps: ArrayLike<number>, i: number, stamp: Float64Array): boolean => {

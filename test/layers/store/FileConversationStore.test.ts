@@ -222,26 +222,40 @@ describe("FileConversationStore", () => {
     })
   )
 
-  it.effect(
+  it.live(
     "version: the same while nothing changes; another after each append, the fold and a rename; NotFound for none",
     () =>
       Effect.gen(function* () {
         const storage = tempDir()
         yield* seed(storage)
         const version = () => withStore(storage, (s) => s.version!(id))
+        // Just written: within a file time's granularity a second write could leave the stamp as it is, so
+        // each version is another (also from another store of this process).
+        expect(yield* version()).not.toBe(yield* version())
+        const settle = () => {
+          const hourAgo = new Date(Date.now() - 3_600_000)
+          const conversations = path.join(storage, "conversations")
+          for (const d of fs.readdirSync(conversations).filter((n) => n.startsWith("17738399468")))
+            for (const f of fs.readdirSync(path.join(conversations, d)))
+              fs.utimesSync(path.join(conversations, d, f), hourAgo, hourAgo)
+        }
+        settle()
         const seen = [yield* version()]
         expect(yield* version()).toBe(seen[0])
         yield* inSession(storage, (session) =>
           Effect.gen(function* () {
             yield* session.append(turn(0))
-            // Journaled, not folded: load sees it, so the version is another.
+            // Journaled, not folded: load sees it, so the version is another (settled: by its stamp alone).
+            settle()
             seen.push(yield* version())
           })
         )
         // Folded into events.json on close.
+        settle()
         seen.push(yield* version())
         const dir = path.join(storage, "conversations", "17738399468-t")
         fs.renameSync(dir, path.join(storage, "conversations", "17738399468-renamed"))
+        settle()
         seen.push(yield* version())
         expect(new Set(seen).size).toBe(seen.length)
         const missing = yield* Effect.exit(withStore(storage, (s) => s.version!(ConversationId.parse("17000000001")!)))
