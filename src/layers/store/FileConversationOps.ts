@@ -7,9 +7,7 @@
  *
  * @example
  * ```ts
- * import * as Clock from "effect/Clock"
-import * as Clock from "effect/Clock"
-import * as Effect from "effect/Effect"
+ * import * as Effect from "effect/Effect"
  * import * as FileConversationOps from "parley/layers/store/FileConversationOps"
  * const ops = Effect.runSync(FileConversationOps.make("/home/me/project/.parley"))
  * ops.load
