@@ -80,3 +80,44 @@ const md = (): Md => {
  * ```
  */
 export const markdownToHtml = (source: string): string => md().render(source)
+
+/**
+ * {@link markdownToHtml} that remembers what it rendered, up to `maxChars`
+ * of sources and their HTML, dropping the least recently used first. A
+ * server draws a conversation again after each change, and all but its
+ * newest messages render as before: markdown-it is about a third of the
+ * draw of a 500-event page. The HTML is a function of the source alone,
+ * so a remembered one is the one rendering it again would give.
+ *
+ * @example
+ * ```ts
+ * import { remembering } from "parley/layers/render/SafeMarkdown"
+ * const markdown = remembering()
+ * markdown("**hi**") === markdown("**hi**") // true: rendered once
+ * ```
+ */
+export const remembering = (maxChars = 4_000_000): ((source: string) => string) => {
+  const kept = new Map<string, string>()
+  let chars = 0
+  return (source) => {
+    const known = kept.get(source)
+    if (known !== undefined) {
+      // Most recently used last: the first is the one dropped.
+      kept.delete(source)
+      kept.set(source, known)
+      return known
+    }
+    const html = markdownToHtml(source)
+    const size = source.length + html.length
+    // A message larger than a quarter of the bound would push out most of the others.
+    if (size > maxChars / 4) return html
+    kept.set(source, html)
+    chars += size
+    for (const [s, h] of kept) {
+      if (chars <= maxChars) break
+      kept.delete(s)
+      chars -= s.length + h.length
+    }
+    return html
+  }
+}

@@ -276,6 +276,12 @@ interface Kept {
   readonly bytes: Uint8Array
 }
 
+/** What a server keeps of the pages it drew: the pages, and the Markdown it rendered (made on the first page drawn). */
+interface Drawn {
+  readonly pages: Map<string, Kept>
+  markdown: ((source: string) => string) | undefined
+}
+
 /** How many drawn pages are kept at most (each ~0.5 MB for 500 events)… */
 export const KEPT = 8
 /** …and how many bytes of them: a conversation with large tool outputs draws a page of megabytes. */
@@ -369,8 +375,8 @@ const keep = (kept: Map<string, Kept>, id: string, page: Kept) => {
   }
 }
 
-/** `/conversations/:id`: the viewer's page, live; the page kept in `kept` while its conversation and live part are unchanged. */
-const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>>, kept: Map<string, Kept>) =>
+/** `/conversations/:id`: the viewer's page, live; the page kept in `drawn` while its conversation and live part are unchanged. */
+const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>>, drawn: Drawn) =>
   Effect.gen(function* () {
     // Exact, as the API reads it: a stray space or a `jp-c` without digits is no conversation's address.
     const cid = ConversationId.parseExact(id)
@@ -381,6 +387,7 @@ const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>
     // A store that cannot tell (or fails to) has every page drawn afresh.
     const version =
       store.version === undefined ? undefined : Option.getOrUndefined(yield* Effect.option(store.version(cid)))
+    const kept = drawn.pages
     const known = kept.get(cid)
     if (known !== undefined && known.version === version) {
       const live = yield* livePart(cid, known.incomplete, known.delivered, runs)
@@ -397,11 +404,12 @@ const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>
     const c = loaded.success
     // Loaded by the first page that shows a conversation: markdown-it is an optional package, and a program
     // that embeds the cluster or the API (or a runner no browser visits) need not have it.
-    const { markdownToHtml } = yield* Effect.promise(() => import("../render/SafeMarkdown.ts"))
+    const { remembering } = yield* Effect.promise(() => import("../render/SafeMarkdown.ts"))
+    drawn.markdown ??= remembering()
     const incomplete = splitIncompleteTurn(c.entries).incomplete !== null
     const delivered = QueuedMessage.deliveredIn(c.entries)
     const live = yield* livePart(c.id, incomplete, delivered, runs)
-    const bytes = encoder.encode(draw(c, live, markdownToHtml))
+    const bytes = encoder.encode(draw(c, live, drawn.markdown))
     if (version === undefined) kept.delete(cid)
     else keep(kept, cid, { version, incomplete, delivered, live: live.key, bytes })
     return htmlBytes(bytes)
@@ -418,14 +426,14 @@ export const layer = (storage: string, running?: Effect.Effect<ReadonlyArray<Run
     Effect.map(Effect.service(ConversationStore), (store) => {
       const withStore = Effect.provideService(ConversationStore, store)
       const runs = running ?? Hosts.all(storage)
-      // This server's drawn pages (conversationPage), most recently viewed last.
-      const kept = new Map<string, Kept>()
+      // This server's drawn pages (conversationPage), most recently viewed last, and its rendered Markdown.
+      const drawn: Drawn = { pages: new Map(), markdown: undefined }
       return Layer.mergeAll(
         HttpRouter.add("GET", "/", withStore(listPage(runs))),
         HttpRouter.add(
           "GET",
           "/conversations/:id",
-          withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "", runs, kept)))
+          withStore(Effect.flatMap(HttpRouter.params, (p) => conversationPage(p["id"] ?? "", runs, drawn)))
         ),
         HttpRouter.add(
           "GET",

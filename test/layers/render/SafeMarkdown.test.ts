@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { markdownToHtml } from "../../../src/layers/render/SafeMarkdown.ts"
+import { markdownToHtml, remembering } from "../../../src/layers/render/SafeMarkdown.ts"
 
 describe("SafeMarkdown (docs/cli.md#viewing-a-conversation-as-a-page)", () => {
   it("renders Markdown", () => {
@@ -30,5 +30,21 @@ describe("SafeMarkdown (docs/cli.md#viewing-a-conversation-as-a-page)", () => {
       `<p><span class="link">x</span> <span class="url">&lt;https://example.com/ref&gt;</span></p>\n`
     )
     expect(markdownToHtml("[j](javascript:alert(1))")).not.toMatch(/href|<a\b/)
+  })
+
+  it("remembering: the HTML markdownToHtml gives, for sources seen before, dropped, too large to keep, or new", () => {
+    // A bound of 400 characters: a few sources fit, the rest push the oldest out; one is over a quarter of it.
+    const markdown = remembering(400)
+    const sources = [
+      "**a**",
+      "[docs](https://example.com)",
+      "<script>x()</script> and `code`",
+      `# title\n\n${"long line ".repeat(12)}`,
+      "- one\n- two",
+      "plain"
+    ]
+    for (let round = 0; round < 3; round++)
+      for (const source of [...sources, ...sources.slice().reverse()])
+        expect(markdown(source)).toBe(markdownToHtml(source))
   })
 })
