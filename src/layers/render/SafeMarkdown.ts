@@ -20,6 +20,7 @@
  */
 import MarkdownIt from "markdown-it"
 import type { MarkdownIt as Md, RendererRule, Token } from "markdown-it"
+import { Bounded } from "../../domain/render/Bounded.ts"
 
 const ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }
 const escapeHtml = (s: string): string => s.replace(/[&<>"]/g, (c) => ESCAPES[c]!)
@@ -97,27 +98,13 @@ export const markdownToHtml = (source: string): string => md().render(source)
  * ```
  */
 export const remembering = (maxChars = 4_000_000): ((source: string) => string) => {
-  const kept = new Map<string, string>()
-  let chars = 0
+  // A message larger than a quarter of the bound would push out most of the others.
+  const kept = new Bounded<string, string>({ maxSize: maxChars, maxEntrySize: maxChars / 4 })
   return (source) => {
     const known = kept.get(source)
-    if (known !== undefined) {
-      // Most recently used last: the first is the one dropped.
-      kept.delete(source)
-      kept.set(source, known)
-      return known
-    }
+    if (known !== undefined) return known
     const html = markdownToHtml(source)
-    const size = source.length + html.length
-    // A message larger than a quarter of the bound would push out most of the others.
-    if (size > maxChars / 4) return html
-    kept.set(source, html)
-    chars += size
-    for (const [s, h] of kept) {
-      if (chars <= maxChars) break
-      kept.delete(s)
-      chars -= s.length + h.length
-    }
+    kept.set(source, html, source.length + html.length)
     return html
   }
 }

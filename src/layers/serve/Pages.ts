@@ -21,6 +21,7 @@ import * as Option from "effect/Option"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { Bounded } from "../../domain/render/Bounded.ts"
 import { renderHtml } from "../../domain/render/Html.ts"
 import { PAGE_CSS } from "../../domain/render/HtmlStyle.ts"
 import { escapeHtml } from "../../domain/render/HtmlText.ts"
@@ -278,7 +279,7 @@ interface Kept {
 
 /** What a server keeps of the pages it drew: the pages, and the Markdown it rendered (made on the first page drawn). */
 interface Drawn {
-  readonly pages: Map<string, Kept>
+  readonly pages: Bounded<string, Kept>
   markdown: ((source: string) => string) | undefined
 }
 
@@ -357,24 +358,6 @@ const unloaded = (id: string, failure: StoreError) =>
       )
     : html(shell("Damaged", `<main><p>${escapeHtml(failure.message)}</p></main>`), 500)
 
-/**
- * Keeps `page` as the most recently viewed, dropping the least recently
- * viewed past {@link KEPT} pages or {@link KEPT_BYTES}; a page past
- * {@link KEPT_PAGE_BYTES} is not kept.
- */
-const keep = (kept: Map<string, Kept>, id: string, page: Kept) => {
-  kept.delete(id)
-  if (page.bytes.length > KEPT_PAGE_BYTES) return
-  kept.set(id, page)
-  let bytes = 0
-  for (const p of kept.values()) bytes += p.bytes.length
-  for (const [old, p] of kept) {
-    if (kept.size <= KEPT && bytes <= KEPT_BYTES) break
-    kept.delete(old)
-    bytes -= p.bytes.length
-  }
-}
-
 /** `/conversations/:id`: the viewer's page, live; the page kept in `drawn` while its conversation and live part are unchanged. */
 const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>>, drawn: Drawn) =>
   Effect.gen(function* () {
@@ -391,10 +374,7 @@ const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>
     const known = kept.get(cid)
     if (known !== undefined && known.version === version) {
       const live = yield* livePart(cid, known.incomplete, known.delivered, runs)
-      if (live.key === known.live) {
-        keep(kept, cid, known)
-        return htmlBytes(known.bytes)
-      }
+      if (live.key === known.live) return htmlBytes(known.bytes)
     }
     const loaded = yield* Effect.result(store.load(cid))
     if (loaded._tag === "Failure") {
@@ -411,7 +391,7 @@ const conversationPage = (id: string, runs: Effect.Effect<ReadonlyArray<Running>
     const live = yield* livePart(c.id, incomplete, delivered, runs)
     const bytes = encoder.encode(draw(c, live, drawn.markdown))
     if (version === undefined) kept.delete(cid)
-    else keep(kept, cid, { version, incomplete, delivered, live: live.key, bytes })
+    else kept.set(cid, { version, incomplete, delivered, live: live.key, bytes }, bytes.length)
     return htmlBytes(bytes)
   })
 
@@ -427,7 +407,10 @@ export const layer = (storage: string, running?: Effect.Effect<ReadonlyArray<Run
       const withStore = Effect.provideService(ConversationStore, store)
       const runs = running ?? Hosts.all(storage)
       // This server's drawn pages (conversationPage), most recently viewed last, and its rendered Markdown.
-      const drawn: Drawn = { pages: new Map(), markdown: undefined }
+      const drawn: Drawn = {
+        pages: new Bounded({ maxEntries: KEPT, maxSize: KEPT_BYTES, maxEntrySize: KEPT_PAGE_BYTES }),
+        markdown: undefined
+      }
       return Layer.mergeAll(
         HttpRouter.add("GET", "/", withStore(listPage(runs))),
         HttpRouter.add(
