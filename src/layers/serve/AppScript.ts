@@ -281,21 +281,31 @@ export const APP_JS = String.raw`"use strict";
       document.title = (ids.length > 0 ? "(" + ids.length + ") " : "") + baseTitle;
       bar.hidden = ids.length === 0;
       document.getElementById("waiting-count").textContent = "Waiting for you (" + ids.length + ")";
+      answerAll(ids);
+      Object.keys(linkOf).forEach(function (k) { if (!open[k]) delete linkOf[k]; });
+      var want = ids.map(linkTo);
+      if (ids.length >= 2) want.push(allLink);
+      // The links are updated where they stand, not drawn again: the link the keyboard is on keeps the focus
+      // while other questions open and close and the page redraws (a link removed from the page drops it).
       var links = document.getElementById("waiting-links");
-      links.replaceChildren();
-      ids.forEach(function (k) {
-        var a = el("a", { href: "#ask-" + k }, questionTitle(open[k].e));
-        // Jumping to a form puts the keyboard in it too.
-        a.addEventListener("click", function () { var c = open[k] && firstControl(open[k].form); if (c) setTimeout(function () { c.focus(); }, 0); });
-        links.appendChild(a);
-      });
-      answerAll(ids, links);
+      Array.prototype.slice.call(links.children).forEach(function (a) { if (want.indexOf(a) < 0) a.remove(); });
+      want.forEach(function (a, i) { if (links.children[i] !== a) links.insertBefore(a, links.children[i] || null); });
       // The person's work first: the first waiting form is brought into view, unless they have moved.
       inView();
     }
+    // A waiting question's link in the bar, made once. Jumping to a form puts the keyboard in it too.
+    var linkOf = {};
+    function linkTo(k) {
+      if (!linkOf[k]) {
+        linkOf[k] = el("a", { href: "#ask-" + k }, questionTitle(open[k].e));
+        linkOf[k].addEventListener("click", function () { var c = open[k] && firstControl(open[k].form); if (c) setTimeout(function () { c.focus(); }, 0); });
+      }
+      return linkOf[k];
+    }
+    var allLink = el("a", { href: "#answer-all", "class": "all-link" }, "Answer all");
     // Several questions open: one more form answers them all (rebuilt only when the set of open questions changes).
     var allKey = "";
-    function answerAll(ids, links) {
+    function answerAll(ids) {
       var key = ids.length >= 2 ? ids.join(" ") : "";
       var old = document.getElementById("answer-all");
       if (key !== allKey || (key !== "" && !old)) {
@@ -303,7 +313,6 @@ export const APP_JS = String.raw`"use strict";
         allKey = key;
         if (key !== "") asks.insertBefore(allForm(id, ids.map(function (k) { return open[k].e; })), asks.firstChild);
       }
-      if (key !== "") links.appendChild(el("a", { href: "#answer-all", "class": "all-link" }, "Answer all"));
     }
     function inView() {
       var first = order.filter(function (k) { return open[k]; })[0];

@@ -236,6 +236,56 @@ describe.skipIf(!Chromium.available)("parley serve: the page for everyone", () =
     expect(await server.stop()).toBe(143)
   }, 240_000)
 
+  it("keyboard: the waiting link the keyboard is on keeps the focus while another question closes and the page redraws", async () => {
+    const p = waitingProject()
+    const server = await Serve.start(p)
+    children.push(server.child)
+    const id = LiveBrowser.detached(
+      p,
+      [
+        { message: "Two at once.", tool_calls: [ask("a1", "prod", "ask"), ask("c1", "paint", "pick")] },
+        { message: "All done." }
+      ],
+      groups
+    )
+    await LiveBrowser.waiting(server, id, 2)
+    const browser = await launch()
+    try {
+      const { context, page, problems } = await LiveBrowser.open(browser, DESKTOP, server)
+      await page.goto(`${server.base}/conversations/${id}`)
+      await page.locator("#waiting-links a.all-link").waitFor({ timeout: 20_000 })
+      await tabTo(page, '#waiting-links a[href="#ask-c1.color.1"]')
+      // Marked, so that the same link is found focused later, not one drawn again with the same address.
+      await page.evaluate(
+        `document.activeElement.dataset.kept = "yes"; document.getElementById("turns").dataset.old = "yes"`
+      )
+      expect((await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: true })).status).toBe(200)
+      // The bar lets go of the answered question and of Answer all, and the turns are drawn again (fetched anew).
+      await expect.poll(() => page.locator("#waiting-links a").count(), { timeout: 20_000 }).toBe(1)
+      await page.locator("#turns:not([data-old])").waitFor({ state: "attached", timeout: 20_000 })
+      expect(await page.evaluate("document.activeElement.dataset.kept ?? document.activeElement.tagName")).toBe("yes")
+      // The keyboard goes on from there: Enter takes it into the question's form.
+      await page.keyboard.press("Enter")
+      await expect
+        .poll(() => page.evaluate("document.activeElement.closest('form')?.getAttribute('data-inquiry')"), {
+          timeout: 5000
+        })
+        .toBe("c1.color.1")
+      await page.keyboard.press("ArrowDown")
+      await page.keyboard.press("ArrowDown")
+      await page.keyboard.press("Tab")
+      await page.keyboard.press("Enter")
+      await page.locator("#live-status", { hasText: "Not running." }).waitFor({ timeout: 30_000 })
+      expect(effectsOf(p, "prod")).toBe("true\n")
+      expect(effectsOf(p, "paint")).toBe('"green"\n')
+      expect(problems).toStrictEqual([])
+      await context.close()
+    } finally {
+      await browser.close()
+    }
+    expect(await server.stop()).toBe(143)
+  }, 240_000)
+
   it("Answer all: a turn's open questions answered by one form, together (the batch endpoint); a question left out is said, nothing sent", async () => {
     const p = waitingProject()
     const server = await Serve.start(p)
