@@ -11,6 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import { pathToFileURL } from "node:url"
 import * as path from "node:path"
 import type { Answers } from "../src/services/Executor.ts"
@@ -45,6 +47,12 @@ const load = async () => ({
   MemoryConversationStore: await lib<typeof import("../src/layers/store/MemoryConversationStore.ts")>(
     "layers/store/MemoryConversationStore"
   ),
+  FileConversationStore: await lib<typeof import("../src/layers/store/FileConversationStore.ts")>(
+    "layers/store/FileConversationStore"
+  ),
+  ConversationMetadata: await lib<typeof import("../src/domain/storage/ConversationMetadata.ts")>(
+    "domain/storage/ConversationMetadata"
+  ),
   ToolCoordinator: await lib<typeof import("../src/programs/ToolCoordinator.ts")>("programs/ToolCoordinator"),
   ConversationStore: (await lib<typeof import("../src/services/ConversationStore.ts")>("services/ConversationStore"))
     .ConversationStore,
@@ -69,6 +77,8 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     ConversationId,
     ConversationStore,
     ExecutorScripted,
+    FileConversationStore,
+    ConversationMetadata,
     MemoryConversationStore,
     MockInquiryBackend,
     MockPromptBackend,
@@ -114,6 +124,38 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     })
   }
 
+  // The same turn recorded by the file store, in a fresh storage each run: every write journaled and
+  // fdatasync'd, the journal folded into events.json as the session closes.
+  const fileRun = () => {
+    const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-coordinator-"))
+    const layer = Layer.mergeAll(
+      RunLive.layer,
+      ExecutorScripted.layer({ asker: { respond: tool } }),
+      MockPromptBackend.layer([], { interactive: false }),
+      MockInquiryBackend.layer(answers),
+      Config.layerEmpty,
+      FileConversationStore.layer({ storageDir })
+    )
+    const entries = [new TurnStart({ timestamp: now }), new ChatRequest({ timestamp: now, content: "go" }), ...calls]
+    return Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const store = yield* ConversationStore
+          const session = yield* store.create({
+            metadata: ConversationMetadata.make({ last_activated_at: now }),
+            entries
+          })
+          const state = yield* Ref.make(TurnState.make())
+          return yield* ToolCoordinator.runTools({ session, calls, state, root: "/tmp" })
+        })
+      ).pipe(Effect.provide(layer))
+    )
+      .then(({ responses }) => {
+        if (responses.length !== CALLS) throw new Error(`file store: got ${responses.length} responses`)
+      })
+      .finally(() => fs.rmSync(storageDir, { recursive: true, force: true }))
+  }
+
   const { executor } = ExecutorScripted.make({ asker: { respond: tool } })
   const floorRun = () =>
     Effect.runPromise(
@@ -139,6 +181,12 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     subjectTimes.push((await measure("subject", coordinatorRun, { runs: 3, warmup: round === 0 ? 2 : 0 })).medianMs)
     floorTimes.push((await measure("floor", floorRun, { runs: 3, warmup: round === 0 ? 2 : 0 })).medianMs)
   }
+  const fileTimes: Array<number> = []
+  const memoryTimes: Array<number> = []
+  for (let round = 0; round < 5; round++) {
+    fileTimes.push((await measure("file", fileRun, { runs: 1, warmup: round === 0 ? 1 : 0 })).medianMs)
+    memoryTimes.push((await measure("memory", coordinatorRun, { runs: 1, warmup: 0 })).medianMs)
+  }
   const subject = { name: `coordinator: ${CALLS} calls x 2 inquiries, recorded`, medianMs: median(subjectTimes) }
   const floor = { name: "Effect.forEach over the same tool functions", medianMs: median(floorTimes) }
   const perInquiry = ((subject.medianMs - floor.medianMs) / (CALLS * 2)) * 1000
@@ -149,6 +197,13 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
       floor,
       maxRatio: 2.5,
       note: `overhead per inquiry round-trip (request + answer recorded, tool re-run): ${perInquiry.toFixed(1)} µs`
+    },
+    {
+      name: `the same ${CALLS} calls recorded by the file store (journaled, fdatasync'd, folded on close) vs the in-memory store`,
+      subject: { name: "file store", medianMs: median(fileTimes) },
+      floor: { name: "in-memory store", medianMs: median(memoryTimes) },
+      maxRatio: 5,
+      note: `${CALLS * 5} events; the appends that wait behind a write share the next one (group commit)`
     }
   ]
 }

@@ -187,6 +187,182 @@ describe("ConversationSession's writer lock", () => {
   )
 })
 
+/**
+ * A session whose every write waits for its own gate (opened by the test), and records what it
+ * held; the `fail`-th write (1-based) fails instead.
+ */
+const gatedWrites = (fail?: number) =>
+  Effect.gen(function* () {
+    const disk: Array<StreamEntry> = [...opening]
+    const writes: Array<Array<string>> = []
+    const gates = yield* Effect.forEach([1, 2, 3, 4], () => Deferred.make<void>())
+    const started = yield* Effect.forEach([1, 2, 3, 4], () => Deferred.make<void>())
+    const session = yield* ConversationSession.make(
+      { ...Conversation.make({ id, now: at }), entries: opening },
+      {
+        appendDurable: (entries) =>
+          Effect.gen(function* () {
+            const n = writes.push(ids(entries))
+            yield* Deferred.succeed(started[n - 1]!, undefined)
+            yield* Deferred.await(gates[n - 1]!)
+            if (n === fail) return yield* new StoreIoError({ path: "disk", reason: "full" })
+            disk.push(...entries)
+          }),
+        rewrite: () => Effect.die("not used")
+      }
+    )
+    const open = (n: number) => Deferred.succeed(gates[n - 1]!, undefined)
+    return { session, disk, writes, started, open }
+  })
+
+/**
+ * `body` over {@link gatedWrites}, every gate opened when it ends: a failed expectation must not leave a
+ * write (uninterruptible) waiting on its gate, which would hang the test until its timeout.
+ */
+const withGates = (
+  body: (g: Effect.Success<ReturnType<typeof gatedWrites>>) => Effect.Effect<void, unknown>,
+  fail?: number
+) =>
+  Effect.flatMap(gatedWrites(fail), (g) =>
+    body(g).pipe(Effect.ensuring(Effect.forEach([1, 2, 3, 4], g.open, { discard: true })))
+  )
+
+/** Forks appends of these calls, each after the one before is waiting. */
+const queued = (session: ConversationSession.ConversationSession, entries: ReadonlyArray<StreamEntry>) =>
+  Effect.forEach(entries, (e) => Effect.tap(Effect.forkChild(session.append([e])), () => Effect.yieldNow))
+
+describe("group commit: the appends waiting behind a write share the next one", () => {
+  it.live(
+    "five appends that waited are one write, in arrival order; each returns once its entries are durable and visible",
+    () =>
+      withGates((g) =>
+        Effect.gen(function* () {
+          const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+          yield* Deferred.await(g.started[0]!)
+          const rest = yield* queued(g.session, [2, 3, 4, 5, 6].map(callOf))
+          yield* g.open(1)
+          yield* Deferred.await(g.started[1]!)
+          // The second write holds every waiting append, and none is visible before it is durable.
+          expect(g.writes).toStrictEqual([["c1"], ["c2", "c3", "c4", "c5", "c6"]])
+          expect(ids((yield* g.session.snapshot).entries)).toStrictEqual(["c1"])
+          expect(rest.map((f) => f.pollUnsafe())).toStrictEqual([undefined, undefined, undefined, undefined, undefined])
+          yield* g.open(2)
+          for (const f of [first, ...rest]) yield* Fiber.join(f).pipe(Effect.timeout("2 seconds"))
+          expect(ids((yield* g.session.snapshot).entries)).toStrictEqual(["c1", "c2", "c3", "c4", "c5", "c6"])
+          expect(ids(g.disk)).toStrictEqual(["c1", "c2", "c3", "c4", "c5", "c6"])
+        })
+      )
+  )
+
+  it.live("a batch the turn refuses fails alone; the others in its write land", () =>
+    withGates((g) =>
+      Effect.gen(function* () {
+        const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+        yield* Deferred.await(g.started[0]!)
+        const orphan = new ToolCallResponse({ timestamp: at, id: "nope", content: "x", is_error: false })
+        const answered = new ToolCallResponse({ timestamp: at, id: "c2", content: "ok", is_error: false })
+        const [two, bad, three, reply] = yield* queued(g.session, [callOf(2), orphan, callOf(3), answered])
+        yield* g.open(1)
+        yield* g.open(2)
+        for (const f of [first, two, three, reply]) yield* Fiber.join(f!).pipe(Effect.timeout("2 seconds"))
+        const refused = yield* Fiber.await(bad!)
+        expect(Exit.isFailure(refused) && String(refused.cause)).toContain("AppendRejected")
+        expect(g.writes).toStrictEqual([["c1"], ["c2", "c3"]])
+        const types = (yield* g.session.snapshot).entries.slice(opening.length).map((e) => e.type)
+        expect(types).toStrictEqual([
+          "tool_call_request",
+          "tool_call_request",
+          "tool_call_request",
+          "tool_call_response"
+        ])
+      })
+    )
+  )
+
+  it.live("a write that fails fails every append it held, and none of them is visible", () =>
+    withGates(
+      (g) =>
+        Effect.gen(function* () {
+          const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+          yield* Deferred.await(g.started[0]!)
+          const rest = yield* queued(g.session, [2, 3].map(callOf))
+          yield* g.open(1)
+          yield* g.open(2)
+          yield* Fiber.join(first)
+          for (const f of rest) {
+            const exit = yield* Fiber.await(f).pipe(Effect.timeout("2 seconds"))
+            expect(Exit.isFailure(exit) && String(exit.cause)).toContain("StoreIoError")
+          }
+          expect(ids((yield* g.session.snapshot).entries)).toStrictEqual(["c1"])
+          // The lock is free again: the next append writes.
+          const next = yield* Effect.forkChild(g.session.append([callOf(4)]))
+          yield* g.open(3)
+          yield* Fiber.join(next).pipe(Effect.timeout("2 seconds"))
+          expect(ids((yield* g.session.snapshot).entries)).toStrictEqual(["c1", "c4"])
+        }),
+      2
+    )
+  )
+
+  it.live("an append interrupted once its batch was taken waits for that write, which lands whole", () =>
+    withGates((g) =>
+      Effect.gen(function* () {
+        const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+        yield* Deferred.await(g.started[0]!)
+        const [two, three] = yield* queued(g.session, [2, 3].map(callOf))
+        yield* g.open(1)
+        yield* Deferred.await(g.started[1]!)
+        const interrupting = yield* Effect.forkChild(Fiber.interrupt(three!))
+        for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+        // The write holding c3 has started: the interrupt waits for it.
+        expect(interrupting.pollUnsafe()).toBeUndefined()
+        yield* g.open(2)
+        yield* Fiber.join(interrupting).pipe(Effect.timeout("2 seconds"))
+        yield* Fiber.join(first)
+        yield* Fiber.join(two!)
+        expect(ids((yield* g.session.snapshot).entries)).toStrictEqual(["c1", "c2", "c3"])
+        expect(ids(g.disk)).toStrictEqual(["c1", "c2", "c3"])
+      })
+    )
+  )
+
+  it.live("an append waits for a writer that is not an append: nothing queued after it is written before it", () =>
+    Effect.gen(function* () {
+      const disk: Array<StreamEntry> = [...opening]
+      const writes: Array<string> = []
+      const gate = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
+      const session = yield* ConversationSession.make(
+        { ...Conversation.make({ id, now: at }), entries: opening },
+        {
+          appendDurable: (entries) =>
+            Effect.gen(function* () {
+              writes.push(ids(entries).join(" "))
+              if (writes.length === 1) {
+                yield* Deferred.succeed(started, undefined)
+                yield* Deferred.await(gate)
+              }
+              disk.push(...entries)
+            }),
+          rewrite: (entries) =>
+            Effect.sync(() => {
+              writes.push(`rewrite ${(entries.find((e) => e.type === "chat_request") as ChatRequest).content}`)
+            })
+        }
+      )
+      const first = yield* Effect.forkChild(session.append([callOf(1)]))
+      yield* Deferred.await(started)
+      const [two] = yield* queued(session, [callOf(2)])
+      const edit = yield* Effect.forkChild(session.replacePendingQuery("edited"))
+      yield* Effect.yieldNow
+      const [three, four] = yield* queued(session, [3, 4].map(callOf))
+      yield* Deferred.succeed(gate, undefined)
+      for (const f of [first, two!, edit, three!, four!]) yield* Fiber.join(f).pipe(Effect.timeout("2 seconds"))
+      expect(writes).toStrictEqual(["c1", "c2", "rewrite edited", "c3 c4"])
+    })
+  )
+})
+
 describe("a store that writes at once", () => {
   it.live(
     "its Exit is the write: a success is visible at once, a failure leaves nothing visible and the lock free",
