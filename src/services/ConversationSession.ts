@@ -169,10 +169,11 @@ class LazySnapshot implements Snapshot {
 const snapshotOf = (entries: ReadonlyArray<StreamEntry>): Snapshot => new LazySnapshot(entries)
 
 /**
- * A writer waiting for the lock: `granted` once it is handed over, `wake`
- * once it sleeps. An append's waiter carries its `batch`; the writer ahead of
- * it may take that batch into its own write (`taken`), and then sets its
- * `outcome` when that write ends.
+ * A writer waiting for the lock: `granted` once it is handed over. An
+ * append's waiter carries its `batch`; the writer ahead of it may take that
+ * batch into its own write (`taken`), and sets its `outcome` when that write
+ * ends. `wake` resumes the waiter once it sleeps; `settled`, a waiter that
+ * was interrupted after its batch was taken and waits for that write.
  */
 interface Waiter<B, E> {
   granted: boolean
@@ -183,6 +184,12 @@ interface Waiter<B, E> {
   /** Resumes an interrupt that waits for `outcome` (the write it is in has started). */
   settled: (() => void) | undefined
 }
+
+/** The most appends one write takes in (a bound on one write's size and on the wait of the first of them). */
+const MAX_GROUP = 1000
+
+/** A group write that gave fewer outcomes than batches: a defect, said rather than read as "the lock is yours". */
+const MISSING = Exit.die(new Error("the group write gave no outcome for this append"))
 
 /**
  * One writer at a time, in arrival order; waiting is interruptible, the
@@ -293,7 +300,7 @@ class WriteLock<B, E> {
       return this.releasing(write)
     }
     const taken: Array<Waiter<B, E>> = []
-    while (this.waiting.length > 0 && this.waiting[0]!.batch !== undefined) {
+    while (taken.length < MAX_GROUP && this.waiting.length > 0 && this.waiting[0]!.batch !== undefined) {
       const w = this.waiting.shift()!
       w.taken = true
       taken.push(w)
@@ -304,7 +311,7 @@ class WriteLock<B, E> {
       (exit) => {
         // Cast: a write that died or was interrupted ended every batch in it the same way (its Exit has no value).
         for (let i = 0; i < taken.length; i++)
-          this.settle(taken[i]!, Exit.isSuccess(exit) ? exit.value[i + 1]! : (exit as Exit.Exit<void>))
+          this.settle(taken[i]!, Exit.isSuccess(exit) ? (exit.value[i + 1] ?? MISSING) : (exit as Exit.Exit<void>))
         return this.release()
       },
       true
@@ -319,24 +326,12 @@ class WriteLock<B, E> {
     if (wake !== undefined) Fiber.getCurrent()!.currentDispatcher.scheduleTask(wake, 0)
   }
 
-  /**
-   * Resumes once the lock is handed to `waiter` (with `undefined`), or its
-   * batch was written by the writer ahead (with the outcome). Interrupted
-   * after its batch was taken, it waits for that write to end: an append
-   * that started finishes, durable and visible.
-   */
+  /** Resumes once the lock is handed to `waiter` (with `undefined`), or its batch was written by the writer ahead (with the outcome). */
   private turnOf(waiter: Waiter<B, E>): Effect.Effect<Exit.Exit<void, E> | undefined> {
     return Effect.callback<Exit.Exit<void, E> | undefined>((resume) => {
       if (waiter.outcome !== undefined) return resume(Effect.succeed(waiter.outcome))
       if (waiter.granted) return resume(Effect.undefined)
       waiter.wake = (outcome) => resume(Effect.succeed(outcome))
-      return Effect.suspend(() =>
-        waiter.taken && waiter.outcome === undefined
-          ? Effect.callback<void>((done) => {
-              waiter.settled = () => done(Effect.void)
-            })
-          : Effect.void
-      )
     })
   }
 
@@ -361,11 +356,20 @@ class WriteLock<B, E> {
 
   /**
    * An interrupted waiter leaves the queue, or passes the lock on if it was
-   * handed over meanwhile; one whose batch was taken is the writer ahead's
-   * (which releases the lock).
+   * handed over meanwhile. One whose batch was taken (at any step after it
+   * joined the queue, even before it slept) waits for the write it is in:
+   * an append that started finishes, durable and visible. This runs as the
+   * wait ends, uninterruptibly, and checks the outcome as it registers, so
+   * a write that ended meanwhile is not waited for.
    */
-  private leave(waiter: Waiter<B, E>): undefined {
-    if (waiter.taken) return undefined
+  private leave(waiter: Waiter<B, E>): Effect.Effect<void> | undefined {
+    if (waiter.taken) {
+      if (waiter.outcome !== undefined) return undefined
+      return Effect.callback<void>((done) => {
+        if (waiter.outcome !== undefined) return done(Effect.void)
+        waiter.settled = () => done(Effect.void)
+      })
+    }
     if (waiter.granted) return this.release()
     this.waiting.splice(this.waiting.indexOf(waiter), 1)
     return undefined
