@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import { pathToFileURL } from "node:url"
 import * as path from "node:path"
+import type { ConversationStore as Store } from "../src/services/ConversationStore.ts"
 import type { Answers } from "../src/services/Executor.ts"
 import { type Goal, measure, median } from "./Harness.ts"
 
@@ -101,16 +102,20 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     answers.set(`call_${i}.second.1`, "yes")
   }
 
-  const coordinatorRun = () => {
-    const entries = [new TurnStart({ timestamp: now }), new ChatRequest({ timestamp: now, content: "go" }), ...calls]
-    const layer = Layer.mergeAll(
+  /** What a run needs besides its store (fresh each run, as the store is). */
+  const layerWith = (store: Layer.Layer<Store>) =>
+    Layer.mergeAll(
       RunLive.layer,
       ExecutorScripted.layer({ asker: { respond: tool } }),
       MockPromptBackend.layer([], { interactive: false }),
       MockInquiryBackend.layer(answers),
       Config.layerEmpty,
-      MemoryConversationStore.layer([{ ...Conversation.make({ id, now }), entries }])
+      store
     )
+
+  const coordinatorRun = () => {
+    const entries = [new TurnStart({ timestamp: now }), new ChatRequest({ timestamp: now, content: "go" }), ...calls]
+    const layer = layerWith(MemoryConversationStore.layer([{ ...Conversation.make({ id, now }), entries }]))
     return Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
@@ -128,14 +133,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   // fdatasync'd, the journal folded into events.json as the session closes.
   const fileRun = () => {
     const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-bench-coordinator-"))
-    const layer = Layer.mergeAll(
-      RunLive.layer,
-      ExecutorScripted.layer({ asker: { respond: tool } }),
-      MockPromptBackend.layer([], { interactive: false }),
-      MockInquiryBackend.layer(answers),
-      Config.layerEmpty,
-      FileConversationStore.layer({ storageDir })
-    )
+    const layer = layerWith(FileConversationStore.layer({ storageDir }))
     const entries = [new TurnStart({ timestamp: now }), new ChatRequest({ timestamp: now, content: "go" }), ...calls]
     return Effect.runPromise(
       Effect.scoped(
@@ -202,7 +200,9 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
       name: `the same ${CALLS} calls recorded by the file store (journaled, fdatasync'd, folded on close) vs the in-memory store`,
       subject: { name: "file store", medianMs: median(fileTimes) },
       floor: { name: "in-memory store", medianMs: median(memoryTimes) },
-      maxRatio: 5,
+      // Two runs gave 2.5x and 4.0x (the in-memory floor moves from 51 to 81 ms from run to run); one write per
+      // append gave 68x. The bound catches that, not the noise.
+      maxRatio: 8,
       note: `${CALLS * 5} events; the appends that wait behind a write share the next one (group commit)`
     }
   ]
