@@ -60,7 +60,8 @@ const child = async (file: string, name: string): Promise<void> => {
   delete process.env[GOALS_FILE]
   const load = suites[name]
   if (load === undefined) throw new Error(`no suite ${name}`)
-  const goals = await (await load())()
+  // The whole-process timer's scratch directory (its RSS hook) goes with the suite, whichever suite used it.
+  const goals = await (await load())().finally(async () => (await import("./Process.ts")).cleanup())
   fs.writeFileSync(file, JSON.stringify(goals, encode))
   process.exitCode = report(goals) ? 0 : 1
 }
