@@ -214,9 +214,9 @@ class WriteLock<B, E> {
     return Effect.uninterruptibleMask((restore) => {
       if (!this.held) {
         this.held = true
-        return this.holding(start)
+        return this.holding(start, undefined)
       }
-      return Effect.flatMap(this.queue(undefined, restore), () => this.holding(start))
+      return Effect.flatMap(this.queue(undefined, restore), () => this.holding(start, undefined))
     })
   }
 
@@ -262,19 +262,15 @@ class WriteLock<B, E> {
     )
   }
 
-  private holding<A, E2, R>(start: () => Effect.Effect<A, E2, R>): Effect.Effect<A, E2, R> {
+  /** The write `start(input)` makes, the lock released as it ends (`input` passed on, so no closure is made per append). */
+  private holding<X, A, E2, R>(start: (input: X) => Effect.Effect<A, E2, R>, input: X): Effect.Effect<A, E2, R> {
     let write: Effect.Effect<A, E2, R>
     try {
-      write = start()
+      write = start(input)
     } catch (defect) {
       this.release()
       throw defect
     }
-    return this.releasing(write)
-  }
-
-  /** `write`, the lock released as it ends. */
-  private releasing<A, E2, R>(write: Effect.Effect<A, E2, R>): Effect.Effect<A, E2, R> {
     // A write that is an Exit already finished as it started: the lock is free again in the same step.
     if (Exit.isExit(write)) {
       this.release()
@@ -289,16 +285,7 @@ class WriteLock<B, E> {
     one: (batch: B) => Effect.Effect<void, E>,
     group: (batches: ReadonlyArray<B>) => Effect.Effect<ReadonlyArray<Exit.Exit<void, E>>>
   ): Effect.Effect<void, E> {
-    if (this.waiting.length === 0 || this.waiting[0]!.batch === undefined) {
-      let write: Effect.Effect<void, E>
-      try {
-        write = one(batch)
-      } catch (defect) {
-        this.release()
-        throw defect
-      }
-      return this.releasing(write)
-    }
+    if (this.waiting.length === 0 || this.waiting[0]!.batch === undefined) return this.holding(one, batch)
     const taken: Array<Waiter<B, E>> = []
     while (taken.length < MAX_GROUP && this.waiting.length > 0 && this.waiting[0]!.batch !== undefined) {
       const w = this.waiting.shift()!
@@ -316,7 +303,7 @@ class WriteLock<B, E> {
       },
       true
     )
-    return Effect.flatMap(write, (outcomes) => outcomes[0]!)
+    return Effect.flatMap(write, (outcomes) => outcomes[0] ?? MISSING)
   }
 
   /** Gives a taken waiter its outcome: wakes it, or the interrupt that waits for it. */

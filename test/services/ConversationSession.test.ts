@@ -35,6 +35,8 @@ const id = ConversationId.parse("17000000500")!
 const at = Timestamp.make("2026-03-18 13:19:06.8")
 const opening = [new TurnStart({ timestamp: at }), new ChatRequest({ timestamp: at, content: "go" })]
 const callOf = (n: number) => new ToolCallRequest({ timestamp: at, id: `c${n}`, name: "t", arguments: { n } })
+/** A tool call's response: refused by the turn unless a call with `id` is open in it. */
+const responseTo = (id: string, content = "x") => new ToolCallResponse({ timestamp: at, id, content, is_error: false })
 const ids = (entries: ReadonlyArray<StreamEntry>) =>
   entries.flatMap((e) => (e.type === "tool_call_request" ? [e.id] : []))
 
@@ -260,9 +262,12 @@ describe("group commit: the appends waiting behind a write share the next one", 
       Effect.gen(function* () {
         const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
         yield* Deferred.await(g.started[0]!)
-        const orphan = new ToolCallResponse({ timestamp: at, id: "nope", content: "x", is_error: false })
-        const answered = new ToolCallResponse({ timestamp: at, id: "c2", content: "ok", is_error: false })
-        const [two, bad, three, reply] = yield* queued(g.session, [callOf(2), orphan, callOf(3), answered])
+        const [two, bad, three, reply] = yield* queued(g.session, [
+          callOf(2),
+          responseTo("nope"),
+          callOf(3),
+          responseTo("c2", "ok")
+        ])
         yield* g.open(1)
         yield* g.open(2)
         for (const f of [first, two, three, reply]) yield* Fiber.join(f!).pipe(Effect.timeout("2 seconds"))
@@ -285,17 +290,16 @@ describe("group commit: the appends waiting behind a write share the next one", 
       Effect.gen(function* () {
         const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
         yield* Deferred.await(g.started[0]!)
-        const orphan = (id: string) => new ToolCallResponse({ timestamp: at, id, content: "x", is_error: false })
         const newTurn = [
           new TurnStart({ timestamp: at }),
           new ChatRequest({ timestamp: at, content: "again" }),
           callOf(3)
         ]
-        const [bad, two] = yield* queued(g.session, [orphan("nope"), callOf(2)])
+        const [bad, two] = yield* queued(g.session, [responseTo("nope"), callOf(2)])
         const three = yield* Effect.forkChild(g.session.append(newTurn))
         yield* Effect.yieldNow
         // c1 (still open in the first turn) cannot be answered in the new one: refused, though c1 is open before it.
-        const [late] = yield* queued(g.session, [orphan("c1")])
+        const [late] = yield* queued(g.session, [responseTo("c1")])
         yield* g.open(1)
         yield* g.open(2)
         for (const f of [first, two!, three]) yield* Fiber.join(f).pipe(Effect.timeout("2 seconds"))
@@ -315,7 +319,7 @@ describe("group commit: the appends waiting behind a write share the next one", 
         // Every batch of a group refused: nothing is written, and the lock is free for the next append.
         const holder = yield* Effect.forkChild(g.session.append([callOf(4)]))
         yield* Deferred.await(g.started[2]!)
-        const refused = yield* queued(g.session, [orphan("x1"), orphan("x2")])
+        const refused = yield* queued(g.session, [responseTo("x1"), responseTo("x2")])
         yield* g.open(3)
         yield* Fiber.join(holder)
         for (const f of refused)
