@@ -350,7 +350,8 @@ export const make: Effect.Effect<RunEvents["Service"], never, Scope.Scope> = Eff
     sequenced: hub.whole,
     events: Stream.map(hub.whole, (e) => e.event),
     since: (after) => hub.follow(after, { bound: LiveView.BEHIND }),
-    latest: Effect.sync(hub.latest)
+    latest: Effect.sync(hub.latest),
+    ended: Effect.sync(hub.ended)
   })
 })
 

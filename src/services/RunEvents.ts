@@ -56,5 +56,11 @@ export class RunEvents extends Context.Service<
     since(seq: number): Stream.Stream<RunEvent.Sequenced, LiveView.Lost>
     /** The sequence number of the last event published (0 before any). */
     readonly latest: Effect.Effect<number>
+    /**
+     * The sequence number of the current run's `Stopped` once it is
+     * published, else null: a host still serving the run's end to its
+     * followers is no longer running it (`HostInfo.ended`).
+     */
+    readonly ended: Effect.Effect<number | null>
   }
 >()("parley/RunEvents") {}

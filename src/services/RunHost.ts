@@ -71,6 +71,13 @@ export const HostInfo = Schema.Struct({
   open: Schema.Array(OpenQuestionInfo),
   /** The sequence number of the latest event published: a subscriber's replay ends there. */
   latest: Schema.Number,
+  /**
+   * The sequence number of the run's `Stopped`, once the run has ended: the
+   * host is then only sending the end to its followers before it exits, and
+   * lists as not running. Absent while the run goes on (and from a parley
+   * that predates it).
+   */
+  ended: Schema.optionalKey(Schema.Number),
   /** The scripted model's steps file, when the run was given one. */
   script: Schema.optionalKey(Schema.String),
   /** `--detached-policy` as the run was given it, when it was. */

@@ -117,7 +117,11 @@ export const recordingEvents = (events: Array<RunEvent.RunEvent>) =>
     sequenced: Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })))),
     since: (seq) =>
       Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })).slice(seq))),
-    latest: Effect.sync(() => events.length)
+    latest: Effect.sync(() => events.length),
+    ended: Effect.sync(() => {
+      const i = events.findLastIndex((e) => e._tag === "Stopped")
+      return i < 0 ? null : i + 1
+    })
   })
 
 export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>

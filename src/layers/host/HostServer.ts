@@ -195,10 +195,11 @@ const handlers = (options: ServeOptions, following: Following) =>
             ...(options.parley !== undefined ? { parley: options.parley } : {})
           }),
         Info: () =>
-          Effect.map(Effect.zip(pending.list, hub.latest), ([open, latest]) => ({
+          Effect.map(Effect.all([pending.list, hub.latest, hub.ended]), ([open, latest, ended]) => ({
             pid: process.pid,
             conversation_id: options.conversationId,
             latest,
+            ...(ended !== null ? { ended } : {}),
             open: open.map((q) => ({
               inquiry_id: q.inquiryId,
               kind: q.kind ?? "question",

@@ -30,12 +30,16 @@ export const info = (storage: string, id: string): Effect.Effect<Option.Option<H
     Effect.option
   )
 
-/** Every live host of `storage`, asked at most eight at a time. */
+/**
+ * Every host of `storage` running its turn, asked at most eight at a time. A host whose run ended
+ * (`ended`) is left out: it only sends the end to its last followers before it exits, and a page drawn
+ * then would say the turn runs and follow its end again.
+ */
 export const all = (storage: string): Effect.Effect<ReadonlyArray<HostClient.Info>> =>
   // Suspended: the sockets are those of when it runs (the page's routes keep one such effect for the server's life).
   Effect.suspend(() =>
     Effect.map(
       Effect.forEach(socketIds(storage), (id) => info(storage, id), { concurrency: 8 }),
-      (found) => found.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
+      (found) => found.flatMap((o) => (Option.isSome(o) && o.value.ended === undefined ? [o.value] : []))
     )
   )

@@ -20,6 +20,8 @@ import {
   makeProject,
   type Project,
   parley,
+  spawnParley,
+  waitFor,
   waitingProject,
   writeScript
 } from "../../support/Project.ts"
@@ -246,6 +248,46 @@ describe.skipIf(!Chromium.available)(
         await context.close()
       } finally {
         await browser.close()
+      }
+      expect(await server.stop()).toBe(143)
+    })
+
+    it("the run ends while its host still sends the end to a terminal that stopped reading: the page is drawn ended once, and follows nothing more", async () => {
+      const p = waitingProject()
+      const server = await Serve.start(p)
+      children.push(server.child)
+      const id = detached(p, [
+        { message: "Asking first.", tool_calls: [ask("a1", "prod", "ask")] },
+        { message: "All done." }
+      ])
+      await waiting(server, id)
+      // An attached terminal, then stopped: after the run's end its host waits for it (up to 3 s) before it exits.
+      const frozen = spawnParley(p, ["conversation", "attach", id])
+      children.push(frozen)
+      await waitFor("the attached terminal to show the run", () => frozen.output().includes("Asking first."))
+      frozen.kill("SIGSTOP")
+      const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
+      try {
+        const { context, page, problems } = await open(browser, SCREENS[0], server)
+        const streams: Array<string> = []
+        page.on("request", (r) => (r.url().endsWith("/events") ? streams.push(r.url()) : undefined))
+        await page.goto(`${server.base}/conversations/${id}`)
+        const form = page.locator('form.question[data-inquiry="a1.confirm.1"]')
+        await form.waitFor({ timeout: 20_000 })
+        await form.getByRole("button", { name: "Yes" }).click()
+        // Drawn again after the end, while the host still answers: ended, not running (it once said
+        // "Running.", followed the run again from its start and stayed on "Stopped: completed.").
+        await page.locator("#live-status", { hasText: "Not running." }).waitFor({ timeout: 20_000 })
+        await page.getByText("All done.").first().waitFor({ timeout: 10_000 })
+        expect(await page.evaluate<string | null>("document.body.getAttribute('data-state')")).toBe("complete")
+        expect(await actions(page)).toStrictEqual([])
+        expect(streams).toHaveLength(1)
+        expect(effectsOf(p, "prod")).toBe("true\n")
+        expect(problems).toStrictEqual([])
+        await context.close()
+      } finally {
+        await browser.close()
+        frozen.kill("SIGCONT")
       }
       expect(await server.stop()).toBe(143)
     })
