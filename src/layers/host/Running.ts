@@ -45,8 +45,6 @@ type HostClientModule = Effect.Success<ReturnType<typeof loadClient>>
 const infoOf = (HostClient: HostClientModule, socket: string) =>
   Effect.scoped(Effect.flatMap(HostClient.connect(socket), (client) => client.Info())).pipe(
     Effect.timeout("3 seconds"),
-    // A run that ended is not running, though its host still answers while it sends the end to its followers.
-    Effect.filterOrFail((info) => info.ended === undefined),
     Effect.map(
       (info): Running => ({
         pid: info.pid,

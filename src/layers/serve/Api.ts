@@ -121,12 +121,26 @@ const closeIfStuck = (request: HttpServerRequest.HttpServerRequest, finished: ()
   }, LAGGED_GRACE_MS).unref()
 }
 
+/**
+ * Whether a client that asks for the events of conversation `cid` after `after` is to be streamed a
+ * run: one this server follows, or a host that answers; but a new client (no cursor) of a host whose
+ * run ended is not (it would be given the whole run again, to its end: a page reloaded at the end
+ * followed it and stayed on its `Stopped`, docs/serve.md#the-page).
+ */
+const streamed = (storage: string, relay: Relay, cid: ConversationId.ConversationId, after: number) =>
+  Effect.gen(function* () {
+    const socket = HostPath.of(storage, cid)
+    if (relay.following(socket)) return true
+    if (!(yield* HostClient.running(socket))) return false
+    return after > 0 || !(yield* Hosts.ended(storage, cid))
+  })
+
 /** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run; 204 when none runs. */
 const events = (storage: string, relay: Relay, id: string, after: number) =>
   Effect.gen(function* () {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
-    if (!relay.following(socket) && !(yield* HostClient.running(socket))) {
+    if (!(yield* streamed(storage, relay, cid, after))) {
       yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
       // A client resuming a run that ended gets the rest while the server keeps it, then is told where it ended.
       const ended = after > 0 ? relay.ended(socket, after) : undefined
@@ -195,10 +209,12 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
   RunningTurns.of({
     find: (id) => {
       const socket = HostPath.of(storage, id)
-      return Effect.map(
+      const found = Effect.map(
         relay.client(socket),
         Option.map((client) => HostTurns.fromClient(id, client, (after) => relay.since(socket, after)))
       )
+      // A run this server does not follow may have just ended: its host, gone a moment later, takes no answer.
+      return relay.following(socket) ? found : Effect.andThen(Hosts.settled(storage, id), found)
     }
   })
 
@@ -251,15 +267,17 @@ const notStarted = (id: string, ended: Runs.Ended) => {
 /** The report a discard child printed (`--format json`), decoded: none when it printed no such report. */
 const discardReport = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Struct({ outcome: Schema.String })))
 
-/** The conversation exists and no other process runs it. */
-const free = (storage: string, id: string) =>
+/** Conversation `cid` (as `id` was given) exists and no other process runs it: `host`, as `Hosts.settled` found it, is none. */
+const freeOf = (id: string, cid: ConversationId.ConversationId, host: Option.Option<HostClient.Info>) =>
   Effect.gen(function* () {
-    const cid = yield* idOf(id)
     yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
-    const host = yield* Hosts.info(storage, cid)
     if (host._tag === "Some") return yield* new ConversationBusy({ id, holder: holderOf(host.value.pid) })
     return cid
   })
+
+/** The conversation exists and no other process runs it (a host whose run ended is waited for). */
+const free = (storage: string, id: string) =>
+  Effect.flatMap(idOf(id), (cid) => Effect.flatMap(Hosts.settled(storage, cid), (host) => freeOf(id, cid, host)))
 
 /**
  * A message for a running turn (docs/cli.md#talk-to-a-running-turn): queued
@@ -352,10 +370,11 @@ const handlers = (storage: string, config: string | undefined, line: ((error: un
         .handle("message", ({ params, payload }) =>
           withStore(
             Effect.flatMap(idOf(params.id), (cid) =>
-              Effect.flatMap(Hosts.info(storage, cid), (host) =>
-                Option.isSome(host)
+              // Queued for a run that goes on; a run that ended reads no more messages: a new turn starts with it.
+              Effect.flatMap(Hosts.settled(storage, cid), (host) =>
+                Option.isSome(host) && host.value.ended === undefined
                   ? queued(storage, runs, cid, payload)
-                  : Effect.flatMap(free(storage, params.id), () =>
+                  : Effect.flatMap(freeOf(params.id, cid, host), () =>
                       Effect.flatMap(runs.start([`--id=${cid}`, ...modelArgs(payload.model)], payload.message), (r) =>
                         started(params.id, r)
                       )

@@ -352,9 +352,6 @@ export const APP_JS = String.raw`"use strict";
     }
 
     notifyButton(status);
-    // Drawn after the run ended (or before any): nothing to follow. A host still sending the end to its last
-    // followers would replay the whole run here (its questions, its reply) and end on a Stopped already seen.
-    if (document.body.getAttribute("data-state") !== "running") return;
     var source = new EventSource("/api/conversations/" + encodeURIComponent(id) + "/events");
     source.onopen = function () { live.classList.add("running"); };
     source.onerror = function () {

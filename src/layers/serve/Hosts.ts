@@ -31,15 +31,43 @@ export const info = (storage: string, id: string): Effect.Effect<Option.Option<H
   )
 
 /**
- * Every host of `storage` running its turn, asked at most eight at a time. A host whose run ended
- * (`ended`) is left out: it only sends the end to its last followers before it exits, and a page drawn
- * then would say the turn runs and follow its end again.
+ * Whether the host of conversation `id` says its run has ended (`ended` in its `Info`): it only sends
+ * the end to its last followers before it exits. False when it says otherwise or does not answer
+ * within three seconds (a busy host is not taken for an ended one).
  */
+export const ended = (storage: string, id: string): Effect.Effect<boolean> =>
+  Effect.scoped(Effect.flatMap(HostClient.connect(HostPath.of(storage, id)), (client) => client.Info())).pipe(
+    Effect.timeout("3 seconds"),
+    Effect.map((info) => info.ended !== undefined),
+    Effect.orElseSucceed(() => false)
+  )
+
+/** How long an action waits for a host whose run ended to be gone: a follower that stopped reading keeps it 3 s, its socket's close 1 s more. */
+const ENDING_MS = 6000
+
+/**
+ * The host of conversation `id` as an action (an answer, a message, Continue, Discard) finds it: none
+ * when none answers. A host whose run ended still holds the conversation while it sends the end to
+ * its followers, and takes no answer and reads no message any more: it is waited for, up to six
+ * seconds, so the action goes to the conversation on disk or starts a new turn once it is gone; one
+ * still there then is returned (the conversation is busy).
+ */
+export const settled = (storage: string, id: string): Effect.Effect<Option.Option<HostClient.Info>> =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + ENDING_MS
+    for (;;) {
+      const host = yield* info(storage, id)
+      if (Option.isNone(host) || host.value.ended === undefined || Date.now() > deadline) return host
+      yield* Effect.sleep("50 millis")
+    }
+  })
+
+/** Every live host of `storage`, asked at most eight at a time. */
 export const all = (storage: string): Effect.Effect<ReadonlyArray<HostClient.Info>> =>
   // Suspended: the sockets are those of when it runs (the page's routes keep one such effect for the server's life).
   Effect.suspend(() =>
     Effect.map(
       Effect.forEach(socketIds(storage), (id) => info(storage, id), { concurrency: 8 }),
-      (found) => found.flatMap((o) => (Option.isSome(o) && o.value.ended === undefined ? [o.value] : []))
+      (found) => found.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
     )
   )

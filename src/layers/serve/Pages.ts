@@ -91,6 +91,8 @@ const html = (body: string, status = 200) => HttpServerResponse.html(body).pipe(
 export interface Running {
   readonly conversation_id: string
   readonly open: ReadonlyArray<unknown>
+  /** Set once the run has ended while its host still answers (`HostInfo.ended`). */
+  readonly ended?: number | undefined
 }
 
 /** A conversation's state in one wording, and the class its badge takes. */
@@ -304,7 +306,9 @@ const livePart = (
   runs: Effect.Effect<ReadonlyArray<Running>>
 ) =>
   Effect.gen(function* () {
-    const running = (yield* runs).find((r) => r.conversation_id === id)
+    // A run that ended is drawn as it was left (its host may linger a moment to send the end to its
+    // followers): the page reloaded at the end says so, and offers no Stop.
+    const running = (yield* runs).find((r) => r.conversation_id === id && r.ended === undefined)
     const state: PageState = running !== undefined ? "running" : incomplete ? "incomplete" : "complete"
     const waiting = running?.open.length ?? 0
     const markup = controls(id, state, yield* queuedIn(id, delivered))

@@ -2,13 +2,17 @@
 // API and one from a terminal at the same moment are both delivered, each its own turn, in the order of the ids the
 // sends returned; `DELETE …/messages/:n` withdraws a queued message (200), says so again for one withdrawn already,
 // and is a typed 404 for one delivered or never queued, behind the token and the Origin check as every POST is.
+import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as HostClient from "../../../src/layers/host/HostClient.ts"
 import {
   exited,
   killGroup,
   parley,
   persisted,
   spawnParley,
+  waitFor,
   waitingProject,
   writeScript
 } from "../../support/Project.ts"
@@ -78,6 +82,30 @@ describe("parley serve: messages to a running turn", () => {
     ])
     const check = parley(p, ["conversation", "check", id])
     expect(check.code, check.stdout + check.stderr).toBe(0)
+    expect(await server.stop()).toBe(143)
+  }, 120_000)
+
+  it("a message sent while a run that ended still lingers (a terminal attached to it stopped reading): not queued for it, a new turn is asked for once it is gone", async () => {
+    const { p, server, id } = await waitingTurn(["Done."])
+    const frozen = spawnParley(p, ["conversation", "attach", id])
+    children.push(frozen)
+    await waitFor("the attached terminal to show the run", () => frozen.output().includes("Asking."))
+    frozen.kill("SIGSTOP")
+    try {
+      expect((await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: true })).status).toBe(200)
+      // The host says its run ended, and stays a while for the stopped terminal (HostServer's STALL_MS).
+      const socket = path.join(p.storage, "run", `${id}.sock`)
+      const info = () => Effect.runPromise(Effect.scoped(Effect.flatMap(HostClient.connect(socket), (c) => c.Info())))
+      await expect.poll(async () => (await info()).ended, { timeout: 20_000 }).toBeGreaterThan(0)
+      const sent = await server.post(`/api/conversations/${id}/messages`, { message: "one more thing" })
+      // Not queued for a run that reads no more messages: the server waited for it to go and started a new
+      // turn of the conversation, which says it needs its script (the scripted model's steps) and ends.
+      expect(sent.body, JSON.stringify(sent.body)).not.toHaveProperty("queued")
+      expect(sent.body).toMatchObject({ error: "RunNotStarted", code: 1 })
+      expect(sent.body.output).toContain(`conversation ${id}\nparley: This conversation runs on the scripted model`)
+    } finally {
+      frozen.kill("SIGCONT")
+    }
     expect(await server.stop()).toBe(143)
   }, 120_000)
 
