@@ -122,17 +122,17 @@ const closeIfStuck = (request: HttpServerRequest.HttpServerRequest, finished: ()
 }
 
 /**
- * Whether a client that asks for the events of conversation `cid` after `after` is to be streamed a
- * run: one this server follows, or a host that answers; but a new client (no cursor) of a host whose
- * run ended is not (it would be given the whole run again, to its end: a page reloaded at the end
- * followed it and stayed on its `Stopped`, docs/serve.md#the-page).
+ * How a client that asks for the events of conversation `cid` is served: `live` when this server
+ * follows its run or a host runs it; `ended` when the host answers but says its run ended (it only
+ * sends the end to its last followers: a new follower is not given the whole run again, to its end, as
+ * a page reloaded at the end once was, docs/serve.md#the-page); `none` when no host answers.
  */
-const streamed = (storage: string, relay: Relay, cid: ConversationId.ConversationId, after: number) =>
+const streamed = (storage: string, relay: Relay, cid: ConversationId.ConversationId) =>
   Effect.gen(function* () {
     const socket = HostPath.of(storage, cid)
-    if (relay.following(socket)) return true
-    if (!(yield* HostClient.running(socket))) return false
-    return after > 0 || !(yield* Hosts.ended(storage, cid))
+    if (relay.following(socket)) return "live" as const
+    if (!(yield* HostClient.running(socket))) return "none" as const
+    return (yield* Hosts.ended(storage, cid)) ? ("ended" as const) : ("live" as const)
   })
 
 /** `GET /api/conversations/:id/events`: the running turn's events after `after`, live, ending with the run; 204 when none runs. */
@@ -140,13 +140,15 @@ const events = (storage: string, relay: Relay, id: string, after: number) =>
   Effect.gen(function* () {
     const cid = yield* idOf(id)
     const socket = HostPath.of(storage, cid)
-    if (!(yield* streamed(storage, relay, cid, after))) {
+    const how = yield* streamed(storage, relay, cid)
+    if (how !== "live") {
       yield* ConversationStore.use((s) => s.load(cid)).pipe(Effect.mapError(() => notFound(id)))
       // A client resuming a run that ended gets the rest while the server keeps it, then is told where it ended.
       const ended = after > 0 ? relay.ended(socket, after) : undefined
       if (ended !== undefined) return LiveFrames.response(ended)
-      // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that does not exist).
-      return HttpServerResponse.empty({ status: 204 })
+      // Nothing to stream: 204, which tells an EventSource not to reconnect (a 404 is for a conversation that
+      // does not exist); but a client resuming a run the server did not see end gets the rest from its host.
+      if (how === "none" || after === 0) return HttpServerResponse.empty({ status: 204 })
     }
     // One host subscription per run, shared by every client (`Relay.ts`); a host that goes away ends it.
     const request = yield* HttpServerRequest.HttpServerRequest

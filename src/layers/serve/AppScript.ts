@@ -96,6 +96,10 @@ export const APP_JS = String.raw`"use strict";
   function firstControl(form) { return form.querySelector("select, input, textarea, button"); }
   // Set when a form of this page was answered: the next form that opens takes the focus (the keyboard goes on there).
   var focusNext = false;
+  // Set when the person scrolls or types or clicks: the page no longer brings the first waiting form into view.
+  // An answer sent from the page clears it (the click that sent it was no move away): the next form, which takes
+  // the keyboard, is brought into view too, also after the turns above it are drawn again and push it down.
+  var moved = false;
 
   // Told when waiting: a browser notification when a question opens while the page is in the background,
   // once the person allowed it (the button asks; nothing asks by itself).
@@ -156,7 +160,7 @@ export const APP_JS = String.raw`"use strict";
       fields.forEach(function (f) { if (f.type === "password") f.value = ""; });
       items.forEach(function (e) { markMine(e.inquiry_id); });
       post("/api/conversations/" + encodeURIComponent(id) + "/answers", { answers: answers }).then(function (r) {
-        if (r.ok) { form.classList.add("sent"); note.textContent = "Sent."; focusNext = true; }
+        if (r.ok) { form.classList.add("sent"); note.textContent = "Sent."; focusNext = true; moved = false; }
         else note.textContent = reason(r);
       }, function () { note.textContent = "Could not reach the server."; });
     });
@@ -244,7 +248,7 @@ export const APP_JS = String.raw`"use strict";
       if (type === "secret") field.value = "";
       markMine(e.inquiry_id);
       post("/api/conversations/" + encodeURIComponent(id) + "/questions/" + encodeURIComponent(e.inquiry_id), { answer: answer }).then(function (r) {
-        if (r.ok) { form.classList.add("sent"); note.textContent = "Sent."; focusNext = true; }
+        if (r.ok) { form.classList.add("sent"); note.textContent = "Sent."; focusNext = true; moved = false; }
         else note.textContent = reason(r);
       }, function () { note.textContent = "Could not reach the server."; });
     });
@@ -261,7 +265,6 @@ export const APP_JS = String.raw`"use strict";
     var baseTitle = document.title.replace(/^\(\d+\) /, "");
     // The page scrolls to the waiting form itself: the browser's restoring of the old position would undo it.
     if ("scrollRestoration" in history) history.scrollRestoration = "manual";
-    var moved = false;
     ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (t) { window.addEventListener(t, function () { moved = true; }, { passive: true }); });
 
     function slotOf(iid) { return document.querySelector('.ask[data-inquiry="' + CSS.escape(iid) + '"]'); }
@@ -354,8 +357,18 @@ export const APP_JS = String.raw`"use strict";
     notifyButton(status);
     var source = new EventSource("/api/conversations/" + encodeURIComponent(id) + "/events");
     source.onopen = function () { live.classList.add("running"); };
+    var stopped = false;
     source.onerror = function () {
-      if (source.readyState === EventSource.CLOSED) { live.classList.remove("running"); status.textContent = "Not running."; }
+      if (source.readyState !== EventSource.CLOSED) return;
+      live.classList.remove("running");
+      status.textContent = "Not running.";
+      // Drawn while the run went on, and nothing more to follow without its end seen (it ended or was killed
+      // before this page could follow it): drawn again as the run left it, once in ten seconds at most.
+      var key = "parley-closed-" + id, last = Number(sessionStorage.getItem(key) || 0);
+      if (!stopped && document.body.getAttribute("data-state") === "running" && Date.now() - last > 10000) {
+        sessionStorage.setItem(key, String(Date.now()));
+        location.reload();
+      }
     };
     source.onmessage = function (m) {
       var e = JSON.parse(m.data);
@@ -391,6 +404,7 @@ export const APP_JS = String.raw`"use strict";
         case "MessageDelivered": delivered(asks, e); break;
         case "Warning": asks.appendChild(el("p", { "class": "warning" }, e.text)); break;
         case "Stopped":
+          stopped = true;
           source.close();
           live.classList.remove("running");
           status.textContent = "Stopped: " + e.ending + ".";

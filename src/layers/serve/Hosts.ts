@@ -13,10 +13,12 @@
  * @since 0.1.0
  * @internal
  */
+import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as HostClient from "../host/HostClient.ts"
 import * as HostPath from "../host/HostPath.ts"
+import * as Pid from "../host/Pid.ts"
 
 /** The ids of conversations of `storage` with a host socket file (a killed host's file too: ask before trusting it). */
 export const socketIds = (storage: string): ReadonlyArray<string> => [
@@ -47,17 +49,25 @@ const ENDING_MS = 6000
 
 /**
  * The host of conversation `id` as an action (an answer, a message, Continue, Discard) finds it: none
- * when none answers. A host whose run ended still holds the conversation while it sends the end to
- * its followers, and takes no answer and reads no message any more: it is waited for, up to six
- * seconds, so the action goes to the conversation on disk or starts a new turn once it is gone; one
- * still there then is returned (the conversation is busy).
+ * when none answers. A host whose run ended still answers while it sends the end to its followers, and
+ * takes no answer and reads no message any more: it is waited for, up to six seconds, until its socket
+ * file is gone (its last act) or its process is; an action then goes to the conversation on disk or
+ * starts a new turn. One still there then is returned (the conversation is busy). A host that ended and
+ * then does not answer in time (busy with its followers) is not taken for gone: a run started then could
+ * not listen on the socket it still holds.
  */
 export const settled = (storage: string, id: string): Effect.Effect<Option.Option<HostClient.Info>> =>
   Effect.gen(function* () {
     const deadline = Date.now() + ENDING_MS
+    const socket = HostPath.of(storage, id)
+    let last: Option.Option<HostClient.Info> = Option.none()
     for (;;) {
       const host = yield* info(storage, id)
-      if (Option.isNone(host) || host.value.ended === undefined || Date.now() > deadline) return host
+      if (Option.isSome(host)) {
+        if (host.value.ended === undefined) return host
+        last = host
+      } else if (Option.isNone(last) || !Pid.alive(last.value.pid) || !fs.existsSync(socket)) return host
+      if (Date.now() > deadline) return last
       yield* Effect.sleep("50 millis")
     }
   })

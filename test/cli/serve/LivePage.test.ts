@@ -293,6 +293,39 @@ describe.skipIf(!Chromium.available)(
       expect(await server.stop()).toBe(143)
     })
 
+    it("the run's process killed (-9) while the page follows it: the page is drawn again, once, with the incomplete turn's Continue / Discard", async () => {
+      const p = waitingProject()
+      const server = await Serve.start(p)
+      children.push(server.child)
+      const id = detached(p, [
+        { message: "Asking first.", tool_calls: [ask("a1", "prod", "ask")] },
+        { message: "All done." }
+      ])
+      await waiting(server, id)
+      const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
+      try {
+        const { context, page, problems } = await open(browser, SCREENS[0], server)
+        const loads: Array<number> = []
+        page.on("load", () => loads.push(Date.now()))
+        await page.goto(`${server.base}/conversations/${id}`)
+        await page.locator('form.question[data-inquiry="a1.confirm.1"]').waitFor({ timeout: 20_000 })
+        expect(await actions(page)).toStrictEqual(["Stop"])
+        // No Stopped comes: the stream ends, the reconnect is told there is no run (204).
+        killGroup(groups.at(-1)!)
+        await expect.poll(() => actions(page), { timeout: 20_000 }).toStrictEqual(["Continue", "Discard"])
+        expect(await page.locator("#live-status").textContent()).toBe("Not running.")
+        expect(await bodyText(page)).toContain("Incomplete turn")
+        // Once: the page drawn not running does not reload again.
+        await new Promise((r) => setTimeout(r, 1500))
+        expect(loads).toHaveLength(2)
+        expect(problems).toStrictEqual([])
+        await context.close()
+      } finally {
+        await browser.close()
+      }
+      expect(await server.stop()).toBe(143)
+    })
+
     it("the buttons that apply: Continue / Discard for an incomplete turn nobody runs; a start with no model shows the server's reason", async () => {
       const p = waitingProject()
       const server = await Serve.start(p, [], { OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "", PARLEY_MODEL: "" })
