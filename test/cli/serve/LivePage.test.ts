@@ -74,6 +74,19 @@ const waiting = async (server: Serve.Server, id: string, n = 1) => {
 
 const ask = (id: string, name: string, mode: string) => ({ id, name: "deferrable", arguments: { name, mode } })
 
+/** A server, and a detached run waiting on its tool's question `a1.confirm.1` (then "All done."). */
+const askingRun = async () => {
+  const p = waitingProject()
+  const server = await Serve.start(p)
+  children.push(server.child)
+  const id = detached(p, [
+    { message: "Asking first.", tool_calls: [ask("a1", "prod", "ask")] },
+    { message: "All done." }
+  ])
+  await waiting(server, id)
+  return { p, server, id }
+}
+
 /** A browser page at `screen`'s size, signed in with the server's token; its console errors collected. */
 const open = async (browser: Browser, screen: Screen, server: Serve.Server) => {
   const context: BrowserContext = await browser.newContext({
@@ -253,14 +266,7 @@ describe.skipIf(!Chromium.available)(
     })
 
     it("the run ends while its host still sends the end to a terminal that stopped reading: the page is drawn ended once, and is given no run to follow", async () => {
-      const p = waitingProject()
-      const server = await Serve.start(p)
-      children.push(server.child)
-      const id = detached(p, [
-        { message: "Asking first.", tool_calls: [ask("a1", "prod", "ask")] },
-        { message: "All done." }
-      ])
-      await waiting(server, id)
+      const { p, server, id } = await askingRun()
       // An attached terminal, then stopped: after the run's end its host waits for it (up to 3 s) before it exits.
       const frozen = spawnParley(p, ["conversation", "attach", id])
       children.push(frozen)
@@ -294,14 +300,7 @@ describe.skipIf(!Chromium.available)(
     })
 
     it("the run's process killed (-9) while the page follows it: the page is drawn again, once, with the incomplete turn's Continue / Discard", async () => {
-      const p = waitingProject()
-      const server = await Serve.start(p)
-      children.push(server.child)
-      const id = detached(p, [
-        { message: "Asking first.", tool_calls: [ask("a1", "prod", "ask")] },
-        { message: "All done." }
-      ])
-      await waiting(server, id)
+      const { server, id } = await askingRun()
       const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
       try {
         const { context, page, problems } = await open(browser, SCREENS[0], server)
