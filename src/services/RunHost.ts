@@ -73,9 +73,10 @@ export const HostInfo = Schema.Struct({
   latest: Schema.Number,
   /**
    * The sequence number of the run's `Stopped`, once the run has ended: the
-   * host is then only sending the end to its followers before it exits, and
-   * lists as not running. Absent while the run goes on (and from a parley
-   * that predates it).
+   * host is then only sending the end to its followers before it exits (it
+   * still holds the conversation, and still lists as running; `parley
+   * serve` draws its page ended). Absent while the run goes on (and from a
+   * parley that predates it).
    */
   ended: Schema.optionalKey(Schema.Number),
   /** The scripted model's steps file, when the run was given one. */

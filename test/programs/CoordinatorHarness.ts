@@ -118,10 +118,8 @@ export const recordingEvents = (events: Array<RunEvent.RunEvent>) =>
     since: (seq) =>
       Stream.suspend(() => Stream.fromIterable(events.map((event, i) => ({ seq: i + 1, event })).slice(seq))),
     latest: Effect.sync(() => events.length),
-    ended: Effect.sync(() => {
-      const i = events.findLastIndex((e) => e._tag === "Stopped")
-      return i < 0 ? null : i + 1
-    })
+    // As the live hub: the run's `Stopped` while it is the last event (the next one starts a new run).
+    ended: Effect.sync(() => (events.at(-1)?._tag === "Stopped" ? events.length : null))
   })
 
 export const setup = (s: Setup, calls: ReadonlyArray<ToolCallRequest>) =>

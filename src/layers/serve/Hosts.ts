@@ -14,6 +14,7 @@
  * @internal
  */
 import * as fs from "node:fs"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as HostClient from "../host/HostClient.ts"
@@ -25,10 +26,14 @@ export const socketIds = (storage: string): ReadonlyArray<string> => [
   ...new Set(HostPath.sockets(storage).map((s) => s.id))
 ]
 
-/** What a live host says about itself, or none when nothing answers within a second. */
-export const info = (storage: string, id: string): Effect.Effect<Option.Option<HostClient.Info>> =>
+/** What a live host says about itself, or none when nothing answers within `within` (a second). */
+export const info = (
+  storage: string,
+  id: string,
+  within: Duration.Input = "1 second"
+): Effect.Effect<Option.Option<HostClient.Info>> =>
   Effect.scoped(Effect.flatMap(HostClient.connect(HostPath.of(storage, id)), (client) => client.Info())).pipe(
-    Effect.timeout("1 second"),
+    Effect.timeout(within),
     Effect.option
   )
 
@@ -38,11 +43,7 @@ export const info = (storage: string, id: string): Effect.Effect<Option.Option<H
  * within three seconds (a busy host is not taken for an ended one).
  */
 export const ended = (storage: string, id: string): Effect.Effect<boolean> =>
-  Effect.scoped(Effect.flatMap(HostClient.connect(HostPath.of(storage, id)), (client) => client.Info())).pipe(
-    Effect.timeout("3 seconds"),
-    Effect.map((info) => info.ended !== undefined),
-    Effect.orElseSucceed(() => false)
-  )
+  Effect.map(info(storage, id, "3 seconds"), (host) => Option.isSome(host) && host.value.ended !== undefined)
 
 /** How long an action waits for a host whose run ended to be gone: a follower that stopped reading keeps it 3 s, its socket's close 1 s more. */
 const ENDING_MS = 6000
