@@ -4,10 +4,9 @@
 //   with esbuild into one ESM entry (dist/parley.mjs) plus lazily loaded
 //   chunks, because an unbundled Effect CLI starts ~9x slower than `node -e
 //   0`. The entry itself is a few hundred bytes: it answers `--version`,
-//   hands a plain `conversation ls` / `print` to the reading bundle
-//   (dist/parley-reading.mjs, built on its own: see OWN_BUNDLES below), a
-//   plain `query` to the query bundle (dist/parley-query.mjs), and
-//   imports the command tree (src/cli/Run.ts, a chunk) for anything else;
+//   runs a plain `conversation ls` / `print`, `query`, `ask` or `conversation
+//   attach` from a script of its own (dist/parley-<name>.cjs: see FAST below),
+//   and imports the command tree (src/cli/Run.ts, a chunk) for anything else;
 //   the LLM SDKs are only imported on paths that call a model.
 // lib (`npm run build` and `prepack`, so `npm pack` builds it; a git install
 //   does not: npm runs only `prepare` for one, and parley has none):
@@ -19,6 +18,7 @@
 // process (or a consumer) started during a rebuild never sees half a build.
 import { build } from "esbuild"
 import { execFileSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
@@ -59,23 +59,144 @@ const cliOptions = (outdir) => ({
   banner: { js: BANNER }
 })
 
-// The reading commands (src/cli/ReadingRun.ts) are a bundle of their own, dist/parley-reading.mjs
-// with reading-* chunks (issue 28, start-up). In one build its chunks would be shared with
-// the other commands, and a shared chunk holds every part of Effect any of them uses: `ls`
-// would evaluate Stream, the RPC client's needs and more before listing anything.
-// A plain query's fast path (src/cli/QueryFast.ts) likewise, dist/parley-query.mjs with query-*
-// chunks: in the shared build its turn loaded 98 modules, split along every other command's
-// lines; in its own, about half as many (each costs Node a resolve, a read and a link).
-// (Start-up of a query, docs/benchmarks.md#start-up-of-a-query.)
-const OWN_BUNDLES = { "./cli/ReadingRun.ts": "./parley-reading.mjs", "./cli/QueryFast.ts": "./parley-query.mjs" }
-const ownBundles = {
-  name: "own-bundles",
+// The fast paths (src/bin.ts's fastPath: `conversation ls` / `print`, a plain `query`, `ask`,
+// `conversation attach`) are each one CommonJS script of its own, dist/parley-<name>.cjs, which
+// the entry runs through V8's code cache taken after a run (src/layers/file/CodeCache.ts,
+// docs/benchmarks.md#the-code-cache-of-a-fast-path). Node's compile cache of an ES module holds
+// only what V8 compiled before running it; a cache taken after the run holds every function
+// that ran. Each script holds what its path loads, its lazily loaded modules behind esbuild's
+// lazy initializers (evaluated when first imported, as their chunks were); in one build with the
+// other commands its code would be shared chunks that hold every part of Effect any of them uses.
+// Keyed by the import in src/cli/FastPath.ts; the profile names the cache of a run of `line`.
+const FAST = {
+  "./ReadingRun.ts": { name: "parley-reading", profile: "line._tag+'-'+line.format" },
+  "./QueryFast.ts": { name: "parley-query", profile: "'query'" },
+  "./AskFast.ts": { name: "parley-ask", profile: "'ask'" },
+  "./conversation/AttachFast.ts": { name: "parley-attach", profile: "'attach'" }
+}
+const cachedBundles = {
+  name: "cached-bundles",
   setup(b) {
-    b.onResolve({ filter: /^\.\/cli\/(ReadingRun|QueryFast)\.ts$/ }, (args) =>
-      args.importer.endsWith(path.join("src", "bin.ts")) ? { path: OWN_BUNDLES[args.path], external: true } : undefined
+    b.onResolve({ filter: /^\.\/(ReadingRun|QueryFast|AskFast|conversation\/AttachFast)\.ts$/ }, (args) =>
+      args.importer.endsWith(path.join("src", "cli", "FastPath.ts"))
+        ? { path: args.path, namespace: "cached-bundle" }
+        : undefined
+    )
+    b.onLoad({ filter: /.*/, namespace: "cached-bundle" }, (args) => {
+      const { name, profile } = FAST[args.path]
+      return {
+        contents:
+          'import * as path from "node:path";import { load } from "../layers/file/CodeCache.ts";import { prepare } from "../layers/file/CompileCache.ts";' +
+          `export const run = (line) => load(path.join(import.meta.dirname, "${name}.cjs"), ${profile}, prepare(process.env)).run(line)`,
+        resolveDir: path.resolve("src", "cli"),
+        loader: "js"
+      }
+    })
+  }
+}
+
+// The entry (src/bin.ts) is a file of its own, as small as it can be: Node compiles it before its
+// compile cache is on. It loads the rest as files of their own: the fast paths (src/cli/FastPath.ts,
+// dist/parley-fast.mjs: the command lines it reads, and how each path's script is run), the command
+// tree (src/cli/Run.ts, built with its chunks as dist/parley-main.mjs) and the line said when a file
+// of the build is missing (src/cli/MissingChunk.ts: it imports node:url, which no command starts with).
+const ENTRY_EXTERNALS = {
+  "./cli/FastPath.ts": "./parley-fast.mjs",
+  "./cli/Run.ts": "./parley-main.mjs",
+  "./cli/MissingChunk.ts": "./parley-missing.mjs"
+}
+const entryExternals = {
+  name: "entry-externals",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/cli\/(FastPath|Run|MissingChunk)\.ts$/ }, (args) =>
+      args.importer.endsWith(path.join("src", "bin.ts"))
+        ? { path: ENTRY_EXTERNALS[args.path], external: true }
+        : undefined
     )
   }
 }
+
+// What each fast path's script is built with: CommonJS, one file (no chunks), no banner (a
+// CommonJS module has its require), the content hash put last once written (keyed).
+const fastOptions = (outdir) => ({
+  metafile: true,
+  outdir,
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  splitting: false,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  minify: !process.env.NOMIN,
+  // Not shipped (package.json's files): test/cli/StartupPaths.test.ts maps what a run executed back to its modules.
+  sourcemap: "external",
+  sourcesContent: false,
+  legalComments: "none",
+  logLevel: "warning",
+  // import.meta is empty in CommonJS: a module of a fast path that read it would misbehave, so the build fails.
+  // Effect's ConfigProvider.fromEnv reads `import.meta?.env` (Vite's): as undefined as in Node's ES modules.
+  define: { "import.meta.env": "undefined" },
+  // An import() left in the script (a vendor's, below) as require(): a script run by vm has no module loader of its own.
+  supported: { "dynamic-import": false },
+  logOverride: { "import-is-undefined": "error", "empty-import-meta": "error" },
+  entryPoints: Object.fromEntries(
+    Object.entries(FAST).map(([source, { name }]) => [name, path.join("src", "cli", source)])
+  )
+})
+
+// The SDKs a fast path loads only when it calls a model, an MCP server or a tool's schema check are
+// scripts of their own beside it (dist/parley-vendor-<name>.cjs, required by the path's script when
+// it first imports one): in the query's script they were 1 MB of its 2.4, and V8 reads a cache
+// entry for every function of a script it runs, used or not (the query's cache: 1.7 MB, 10 ms to
+// read). None of them imports Effect, so a separate copy shares no state with the script.
+const VENDORS = {
+  openai: "openai",
+  "@anthropic-ai/sdk": "anthropic",
+  "@modelcontextprotocol/client": "mcp",
+  "@modelcontextprotocol/client/stdio": "mcp",
+  ajv: "ajv"
+}
+const vendored = {
+  name: "vendored",
+  setup(b) {
+    b.onResolve({ filter: /^(openai|@anthropic-ai\/sdk|@modelcontextprotocol\/client(\/stdio)?|ajv)$/ }, (args) => ({
+      path: `./parley-vendor-${VENDORS[args.path]}.cjs`,
+      external: true
+    }))
+  }
+}
+// Each vendor script's exports as the fast path's script reads them: it requires the script where its
+// source says import() (esbuild, dynamic-import unsupported), in Node's way, `default` being
+// module.exports. So the SDK's class is module.exports; the MCP client and its stdio transport are
+// one script, as they share the SDK's core (its schemas, its errors).
+const VENDOR_ENTRIES = {
+  openai: 'const m = require("openai"); module.exports = m.default ?? m',
+  anthropic: 'const m = require("@anthropic-ai/sdk"); module.exports = m.default ?? m',
+  mcp: 'module.exports = { ...require("@modelcontextprotocol/client"), StdioClientTransport: require("@modelcontextprotocol/client/stdio").StdioClientTransport }',
+  ajv: 'module.exports = require("ajv")'
+}
+const vendorEntries = {
+  name: "vendor-entries",
+  setup(b) {
+    b.onResolve({ filter: /^vendor:/ }, (args) => ({ path: args.path.slice("vendor:".length), namespace: "vendor" }))
+    b.onLoad({ filter: /.*/, namespace: "vendor" }, (args) => ({
+      contents: VENDOR_ENTRIES[args.path],
+      resolveDir: path.resolve("."),
+      loader: "js"
+    }))
+  }
+}
+const vendorOptions = (outdir) => ({
+  ...fastOptions(outdir),
+  sourcemap: false,
+  entryPoints: Object.fromEntries(
+    Object.keys(VENDOR_ENTRIES).map((name) => [`parley-vendor-${name}`, `vendor:${name}`])
+  )
+})
+
+/** `code` with its content hash last (the source map's lines stay), the line src/layers/file/CodeCache.ts keys its cache by. */
+const keyed = (code) =>
+  `${code}${code.endsWith("\n") ? "" : "\n"}//parley-bundle ${createHash("sha256").update(code).digest("hex").slice(0, 32)}\n`
 
 // @effect/platform-node-shared's NodeSocketServer imports NodeWS (a re-export of the `ws`
 // package) for its WebSocket server, which parley never starts; evaluating `ws` makes Node
@@ -135,23 +256,27 @@ const buildCli = async () => {
   const scratch = path.join("dist", `.build-${process.pid}`)
   mkdirSync(scratch, { recursive: true })
   try {
+    // The entry and the fast paths' command lines: one file each, no chunks (ENTRY_EXTERNALS).
+    const entry = await build({
+      ...cliOptions(scratch),
+      splitting: false,
+      // Not shipped: the test of what each command runs reads them (test/support/Ran.ts).
+      sourcemap: "external",
+      sourcesContent: false,
+      entryPoints: { parley: "src/bin.ts", "parley-fast": "src/cli/FastPath.ts" },
+      plugins: [entryExternals, cachedBundles, lazyWs, lazyBuiltins, facadeFree]
+    })
     const main = await build({
       ...cliOptions(scratch),
-      entryPoints: { parley: "src/bin.ts" },
-      plugins: [ownBundles, lazyWs, lazyBuiltins, facadeFree]
+      entryPoints: { "parley-main": "src/cli/Run.ts", "parley-missing": "src/cli/MissingChunk.ts" },
+      plugins: [lazyWs, lazyBuiltins, facadeFree]
     })
-    const reading = await build({
-      ...cliOptions(scratch),
-      entryPoints: { "parley-reading": "src/cli/ReadingRun.ts" },
-      plugins: [lazyWs, lazyBuiltins, facadeFree],
-      chunkNames: "reading-[name]-[hash]"
-    })
-    const query = await build({
-      ...cliOptions(scratch),
-      entryPoints: { "parley-query": "src/cli/QueryFast.ts" },
-      plugins: [lazyWs, lazyBuiltins, facadeFree],
-      chunkNames: "query-[name]-[hash]"
-    })
+    const fast = await build({ ...fastOptions(scratch), plugins: [vendored, lazyWs, lazyBuiltins, facadeFree] })
+    const vendor = await build({ ...vendorOptions(scratch), plugins: [vendorEntries, lazyBuiltins, facadeFree] })
+    for (const f of readdirSync(scratch).filter((f) => f.endsWith(".cjs"))) {
+      const file = path.join(scratch, f)
+      writeFileSync(file, keyed(readFileSync(file, "utf8")))
+    }
     for (const f of readdirSync(scratch).filter((f) => f.endsWith(".mjs"))) {
       const file = path.join(scratch, f)
       writeFileSync(file, trimBanner(readFileSync(file, "utf8")))
@@ -159,20 +284,19 @@ const buildCli = async () => {
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)
     // Which sources each chunk holds (not shipped): a test checks what a command loads (issue 28).
     const chunks = Object.fromEntries(
-      [main, reading, query].flatMap((r) =>
+      [entry, main, fast, vendor].flatMap((r) =>
         Object.entries(r.metafile.outputs).map(([file, o]) => [path.basename(file), Object.keys(o.inputs)])
       )
     )
     writeFileSync(path.join(scratch, "parley.chunks.json"), JSON.stringify(chunks) + "\n")
-    // Chunks first, the entry last: a new entry never points at a missing chunk.
-    // The reading and query entries just before the main one: they, too, must never point at a missing chunk.
-    const last = (f) => (f === "parley.mjs" ? 2 : f === "parley-reading.mjs" || f === "parley-query.mjs" ? 1 : 0)
+    // Chunks and the fast paths' scripts first, the entry last: a new entry never points at a missing file.
+    const last = (f) => (f === "parley.mjs" ? 1 : 0)
     const files = readdirSync(scratch).sort((a, b) => last(a) - last(b))
     for (const f of files) renameSync(path.join(scratch, f), path.join("dist", f))
     if (clean) {
       const current = new Set(files)
       for (const f of readdirSync("dist"))
-        if (f.endsWith(".mjs") && !current.has(f)) rmSync(path.join("dist", f), { force: true })
+        if (/\.(mjs|cjs|cjs\.map)$/.test(f) && !current.has(f)) rmSync(path.join("dist", f), { force: true })
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true })

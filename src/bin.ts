@@ -8,7 +8,7 @@
  * the command tree with one dynamic import (esbuild puts them in chunks), so
  * the version costs what `node -e 0` costs. A plain `query`, `conversation
  * ls`, `conversation print`, `ask` or `conversation attach` runs without
- * effect/cli (`fastPath` below; docs/benchmarks.md#start-up-of-a-query,
+ * effect/cli (`cli/FastPath.ts`; docs/benchmarks.md#start-up-of-a-query,
  * docs/benchmarks.md#start-up-of-the-reading-commands).
  */
 import { enable as enableCompileCache } from "./layers/file/CompileCache.ts"
@@ -38,6 +38,7 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   // The built chunks' imports of one another, resolved without the file system (layers/file/SiblingChunks.ts).
   resolveSiblingChunks(import.meta.url)
   try {
+    const { fastPath } = await import("./cli/FastPath.ts")
     if (!(await fastPath(argv))) {
       const { main } = await import("./cli/Run.ts")
       main()
@@ -53,43 +54,4 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
     process.stderr.write(missing)
     process.exitCode = 1
   }
-}
-
-/**
- * Runs `argv` without effect/cli when a fast path fully understands it; `false` when none does.
- * Each reads its command line with plain code (no Effect) and declines anything else, which the
- * full command line (`cli/Run.ts`) then answers with effect/cli's own help and usage errors:
- * a plain `parley query` (`cli/QueryArgv.ts`, the main command: asked first; run from a bundle of
- * its own, dist/parley-query.mjs: see `cli/QueryFast.ts`), `conversation ls`
- * and `print` (`cli/ReadingArgv.ts`, run from a bundle of their own, dist/parley-reading.mjs: see
- * `cli/ReadingRun.ts`), `parley ask` (`cli/AskArgv.ts`: a script waits for its question to be
- * listed) and `conversation attach` (`cli/conversation/AttachArgv.ts`: a person waits for the run).
- */
-async function fastPath(argv: ReadonlyArray<string>): Promise<boolean> {
-  // Only a command line with the word is read as a query: `ls` and `print` load one module fewer.
-  const querying = argv.includes("query") ? (await import("./cli/QueryArgv.ts")).parse(argv) : undefined
-  if (querying !== undefined) {
-    const { run } = await import("./cli/QueryFast.ts")
-    run(querying)
-    return true
-  }
-  const reading = (await import("./cli/ReadingArgv.ts")).parse(argv)
-  if (reading !== undefined) {
-    const { run } = await import("./cli/ReadingRun.ts")
-    run(reading)
-    return true
-  }
-  const asking = (await import("./cli/AskArgv.ts")).parse(argv)
-  if (asking !== undefined) {
-    const { run } = await import("./cli/AskFast.ts")
-    run(asking)
-    return true
-  }
-  const attaching = (await import("./cli/conversation/AttachArgv.ts")).parse(argv)
-  if (attaching !== undefined) {
-    const { run } = await import("./cli/conversation/AttachFast.ts")
-    run(attaching)
-    return true
-  }
-  return false
 }

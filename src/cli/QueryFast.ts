@@ -4,9 +4,10 @@
  * `QueryArgv.parse` understood it, run by the same code as the effect/cli
  * command (`QueryRun.runQuery` on `Live.layer`) and ended the same way
  * (`RunMain`), without loading effect/cli's command tree. It runs from a
- * bundle of its own (`dist/parley-query.mjs`, as `ReadingRun.ts` does):
- * in the shared build a turn loaded its code from 98 chunks cut along every
- * other command's lines; in its own, from about half as many.
+ * script of its own (`dist/parley-query.cjs`, as `ReadingRun.ts` does,
+ * through V8's code cache: `layers/file/CodeCache.ts`): in the shared build
+ * a turn loaded its code from 98 chunks cut along every other command's
+ * lines.
  *
  * @example
  * ```ts

@@ -6,7 +6,8 @@
  * effect/cli or anything of the query path.
  *
  * The CLI build (`scripts/build.mjs`) bundles this module and what it loads
- * on its own (`dist/parley-reading.mjs`): chunks shared with the rest of the
+ * as a script of its own (`dist/parley-reading.cjs`, run through V8's code
+ * cache: `layers/file/CodeCache.ts`): chunks shared with the rest of the
  * CLI would carry every part of Effect the other commands use, and Node
  * would evaluate all of it before listing anything.
  *

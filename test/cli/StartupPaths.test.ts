@@ -1,14 +1,14 @@
 // Start-up (docs/decisions.md#fast-start): `conversation ls` and `conversation print` load no
 // SDK, MCP, markdown, executor or effect/cli code, and a command line the
 // fast path declines still gets effect/cli's own answer. What a process
-// loads is read from a module hook; what a chunk holds from the build's
-// dist/parley.chunks.json.
+// runs is read from V8's coverage of it (support/Ran.ts).
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { bundle } from "../support/Cli.ts"
 import { repoRoot, tempDir } from "../support/Fixtures.ts"
+import { ranOf } from "../support/Ran.ts"
 
 const dir = tempDir("parley-startup-")
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -21,44 +21,22 @@ fs.cpSync(
   { recursive: true }
 )
 
-// Records every module URL the process loads.
-const hook = path.join(dir, "hook.mjs")
-fs.writeFileSync(
-  hook,
-  `
-import { register } from "node:module"
-register("data:text/javascript," + encodeURIComponent(${JSON.stringify(`
-import * as fs from "node:fs"
-export async function load(url, context, next) {
-  if (url.startsWith("file:")) fs.appendFileSync(process.env.PARLEY_LOADED, url + "\\n")
-  return next(url, context)
-}`)}))
-`
-)
-
+/** Runs `args` under V8's coverage: the built files it loaded and the modules it ran (`support/Ran.ts`). */
 const run = (args: ReadonlyArray<string>) => {
-  const loaded = path.join(dir, `loaded-${Math.random().toString(36).slice(2)}`)
-  const r = spawnSync(process.execPath, ["--import", hook, bundle, "--storage", storage, ...args], {
+  const coverage = path.join(dir, `coverage-${Math.random().toString(36).slice(2)}`)
+  const r = spawnSync(process.execPath, [bundle, "--storage", storage, ...args], {
     encoding: "utf8",
-    env: { ...process.env, PARLEY_LOADED: loaded }
+    env: { ...process.env, NODE_V8_COVERAGE: coverage },
+    timeout: 60_000
   })
-  const chunks = fs.existsSync(loaded)
-    ? fs
-        .readFileSync(loaded, "utf8")
-        .split("\n")
-        .filter((u) => u.includes("/dist/"))
-        .map((u) => path.basename(new URL(u).pathname))
-    : []
-  return { ...r, chunks }
+  const { files, modules } = ranOf(coverage)
+  fs.rmSync(coverage, { recursive: true, force: true })
+  return { ...r, files, modules }
 }
 
-const holds = JSON.parse(fs.readFileSync(path.join(repoRoot, "dist", "parley.chunks.json"), "utf8")) as Record<
-  string,
-  Array<string>
->
-/** The sources in the chunks, matching `pattern`. */
-const sources = (chunks: ReadonlyArray<string>, pattern: RegExp) =>
-  chunks.flatMap((c) => (holds[c] ?? [`${c}: not in parley.chunks.json`]).filter((s) => pattern.test(s)))
+/** The modules `ran` ran, matching `pattern`. */
+const sources = (ran: { readonly modules: ReadonlyArray<string> }, pattern: RegExp) =>
+  ran.modules.filter((s) => pattern.test(s))
 
 const HEAVY =
   /node_modules\/(@modelcontextprotocol|openai|@anthropic-ai|markdown-it|ajv|smol-toml|@effect\/sql-pg)\/|src\/layers\/store\/pg\/|node_modules\/effect\/dist\/sql\/|node_modules\/effect\/dist\/cli\/|src\/layers\/(mcp|executor|provider|prompt)\/|src\/cli\/(Live|Query|Main)\.ts|src\/domain\/render\/Html\.ts/
@@ -73,8 +51,10 @@ describe("start-up: what the reading commands load", () => {
     ]) {
       const r = run(args)
       expect(r.status, r.stderr).toBe(0)
-      expect(r.chunks.length, args.join(" ")).toBeGreaterThan(2)
-      expect(sources(r.chunks, HEAVY), args.join(" ")).toStrictEqual([])
+      // It ran: its own script, and the listing or the printing in it.
+      expect(r.files, args.join(" ")).toContain("parley-reading.cjs")
+      expect(sources(r, /src\/cli\/conversation\/(LsRun|PrintRun)\.ts/).length, args.join(" ")).toBeGreaterThan(0)
+      expect(sources(r, HEAVY), args.join(" ")).toStrictEqual([])
     }
     expect(run(["conversation", "ls"]).stdout).toBe(
       "17758406187  2026-04-10 17:07:29     29 events  Missing date in version string\n"
@@ -92,20 +72,20 @@ describe("start-up: what the reading commands load", () => {
       expect(run(args).status).toBe(0)
       const r = run(args)
       expect(r.status, r.stderr).toBe(0)
-      expect(sources(r.chunks, LISTING_HEAVY), args.join(" ")).toStrictEqual([])
+      expect(sources(r, LISTING_HEAVY), args.join(" ")).toStrictEqual([])
     }
     // A print decodes: the same check sees the codec and Schema then.
     const print = run(["conversation", "print", "17758406187"])
-    expect(sources(print.chunks, /src\/domain\/storage\/EntryCodec\.ts/).length).toBeGreaterThan(0)
-    expect(sources(print.chunks, /node_modules\/effect\/dist\/Schema\.js/).length).toBeGreaterThan(0)
+    expect(sources(print, /src\/domain\/storage\/EntryCodec\.ts/).length).toBeGreaterThan(0)
+    expect(sources(print, /node_modules\/effect\/dist\/Schema\.js/).length).toBeGreaterThan(0)
   })
 
   it("the check sees heavy code when it loads: a page loads markdown-it, the full command line effect/cli", () => {
     const page = run(["conversation", "print", "17758406187", "--format", "html", "--output", path.join(dir, "p.html")])
     expect(page.status, page.stderr).toBe(0)
-    expect(sources(page.chunks, /node_modules\/markdown-it\//).length).toBeGreaterThan(0)
+    expect(sources(page, /node_modules\/markdown-it\//).length).toBeGreaterThan(0)
     const check = run(["conversation", "check"])
-    expect(sources(check.chunks, /node_modules\/effect\/dist\/cli\//).length).toBeGreaterThan(0)
+    expect(sources(check, /node_modules\/effect\/dist\/cli\//).length).toBeGreaterThan(0)
   })
 
   it("a command line the fast path declines gets effect/cli's answer: usage errors exit 2, help is printed", () => {
@@ -128,8 +108,8 @@ describe("start-up: `parley ask` runs without the command tree (docs/decisions.m
     const asked = run(["ask", "Deploy?", "--new", "--timeout", "1s"])
     expect(asked.status, asked.stderr).toBe(3)
     expect(asked.stderr).toMatch(/in time/)
-    expect(sources(asked.chunks, /src\/cli\/AskRun\.ts/).length).toBeGreaterThan(0)
-    expect(sources(asked.chunks, TREE)).toStrictEqual([])
+    expect(sources(asked, /src\/cli\/AskRun\.ts/).length).toBeGreaterThan(0)
+    expect(sources(asked, TREE)).toStrictEqual([])
     const typo = run(["ask", "Deploy?", "--neww"])
     expect(typo.status).toBe(2)
     expect(typo.stderr).toMatch(/^parley: unrecognized flag --neww for `parley ask`/)
@@ -143,8 +123,8 @@ describe("start-up: `conversation attach` runs without the command tree (docs/de
     const attached = run(["conversation", "attach"])
     expect(attached.status, attached.stderr).toBe(1)
     expect(attached.stderr).toMatch(/has a running turn/)
-    expect(sources(attached.chunks, /src\/cli\/conversation\/AttachRun\.ts/).length).toBeGreaterThan(0)
-    expect(sources(attached.chunks, TREE)).toStrictEqual([])
+    expect(sources(attached, /src\/cli\/conversation\/AttachRun\.ts/).length).toBeGreaterThan(0)
+    expect(sources(attached, TREE)).toStrictEqual([])
     const typo = run(["conversation", "attach", "--neww"])
     expect(typo.status).toBe(2)
     expect(typo.stderr).toMatch(/^parley: unrecognized flag --neww for `parley conversation attach`/)
@@ -160,8 +140,8 @@ describe("start-up: a plain `parley query` runs without the command tree (docs/b
     const r = run(["query", "--new", "hi", "--script", script])
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toContain("ok")
-    expect(sources(r.chunks, /src\/cli\/QueryRun\.ts/).length).toBeGreaterThan(0)
-    expect(sources(r.chunks, TREE)).toStrictEqual([])
+    expect(sources(r, /src\/cli\/QueryRun\.ts/).length).toBeGreaterThan(0)
+    expect(sources(r, TREE)).toStrictEqual([])
     const typo = run(["query", "hi", "--neww"])
     expect(typo.status).toBe(2)
     expect(typo.stderr).toMatch(/^parley: unrecognized flag --neww for `parley query`/)
@@ -183,7 +163,7 @@ describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md
     ]) {
       const r = run(args)
       expect(r.status, r.stderr).toBe(0)
-      expect(sources(r.chunks, SERVER), args.join(" ")).toStrictEqual([])
+      expect(sources(r, SERVER), args.join(" ")).toStrictEqual([])
     }
   })
 })
@@ -236,34 +216,20 @@ describe("start-up: a query loads what its turn uses (docs/benchmarks.md#start-u
       `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
     )
     const list = path.join(dir, "builtins.txt")
-    const loaded = path.join(dir, "loaded-query")
+    const coverage = path.join(dir, "coverage-query")
     const r = spawnSync(
       process.execPath,
-      [
-        "--require",
-        builtins,
-        "--import",
-        hook,
-        bundle,
-        "--storage",
-        storage,
-        "query",
-        "--new",
-        "hi",
-        "--script",
-        script
-      ],
-      { encoding: "utf8", env: { ...process.env, PARLEY_LOADED: loaded, PARLEY_BUILTINS: list }, timeout: 60_000 }
+      ["--require", builtins, bundle, "--storage", storage, "query", "--new", "hi", "--script", script],
+      { encoding: "utf8", env: { ...process.env, NODE_V8_COVERAGE: coverage, PARLEY_BUILTINS: list }, timeout: 60_000 }
     )
     expect(r.status, r.stderr).toBe(0)
     expect(r.stdout).toContain("ok")
-    const chunks = fs
-      .readFileSync(loaded, "utf8")
-      .split("\n")
-      .filter((u) => u.includes("/dist/"))
-      .map((u) => path.basename(new URL(u).pathname))
-    expect(sources(chunks, /node_modules\/ajv\//)).toStrictEqual([])
-    // ws's code is in a loaded chunk, behind a wrapper nothing calls: what would show is what it requires.
+    const ran = ranOf(coverage)
+    expect(sources(ran, /src\/cli\/QueryRun\.ts/).length).toBeGreaterThan(0)
+    expect(sources(ran, /node_modules\/ajv\//)).toStrictEqual([])
+    // ajv, the SDKs and MCP are scripts of their own, loaded when first imported.
+    expect(ran.files.filter((f) => f.startsWith("parley-vendor-"))).toStrictEqual([])
+    // ws's code is in the query's script, behind a wrapper nothing calls: what would show is what it requires.
     const internals = fs.readFileSync(list, "utf8").split("\n")
     expect(
       internals.filter((m) =>

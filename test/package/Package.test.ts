@@ -205,10 +205,10 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
     const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
     const files = info!.files.map((f) => f.path).sort()
 
-    // What ships: the CLI bundle, the library's JS and .d.ts with their maps, the library's sources the maps point into, README, package.json — nothing else.
+    // What ships: the CLI bundle (its fast paths' scripts, not their source maps), the library's JS and .d.ts with their maps, the library's sources the maps point into, README, package.json — nothing else.
     for (const f of files)
       expect(f).toMatch(
-        /^(package\.json|README\.md|LICENSE|dist\/[^/]+\.mjs|dist\/lib\/.+\.(js|d\.ts)(\.map)?|src\/.+\.ts)$/
+        /^(package\.json|README\.md|LICENSE|dist\/[^/]+\.[mc]js|dist\/lib\/.+\.(js|d\.ts)(\.map)?|src\/.+\.ts)$/
       )
     expect(
       files.filter(
@@ -221,6 +221,7 @@ describe("the npm package (npm pack → a fresh strict consumer)", () => {
       Object.keys(scripts).filter((k) => ["preinstall", "install", "postinstall", "prepare"].includes(k))
     ).toStrictEqual([])
     expect(files).toContain("dist/parley.mjs")
+    expect(files).toContain("dist/parley-query.cjs")
     // package.json says MIT: the license text ships with it (docs/library.md#installing).
     expect(files).toContain("LICENSE")
     // Every library source (the CLI aside: bin.ts and cli/ are bundled into dist/parley.mjs) ships as .js plus .d.ts, so every deep import works.

@@ -64,13 +64,28 @@ export const ready = (dir: string): boolean => {
   }
 }
 
+let prepared: { readonly dir: string | undefined } | undefined
+
+/**
+ * The private cache directory for `env` ({@link directory}), made and checked
+ * once per process ({@link ready}); `undefined` when there is none fit for use.
+ * Node's compile cache and the fast paths' code caches (`CodeCache.ts`) share it.
+ */
+export const prepare = (env: NodeJS.ProcessEnv): string | undefined => {
+  if (prepared === undefined) {
+    const dir = directory(env)
+    prepared = { dir: dir !== undefined && ready(dir) ? dir : undefined }
+  }
+  return prepared.dir
+}
+
 /** Turns Node's compile cache on in {@link directory} when this Node has one and the directory is {@link ready}. */
 export const enable = (env: NodeJS.ProcessEnv): boolean => {
   // Absent before Node 22.1; typed by @types/node 22 only from a later minor.
   const turnOn = (nodeModule as { enableCompileCache?: (dir?: string) => unknown }).enableCompileCache
   if (turnOn === undefined || env["NODE_COMPILE_CACHE"] !== undefined) return false
-  const dir = directory(env)
-  if (dir === undefined || !ready(dir)) return false
+  const dir = prepare(env)
+  if (dir === undefined) return false
   turnOn(dir)
   return true
 }
