@@ -3,11 +3,12 @@
 // cli (the default, and all the test setup and bench need): bundles the CLI
 //   with esbuild into one ESM entry (dist/parley.mjs) plus lazily loaded
 //   chunks, because an unbundled Effect CLI starts ~9x slower than `node -e
-//   0`. The entry itself is a few hundred bytes: it answers `--version`,
-//   runs a plain `conversation ls` / `print`, `query`, `ask` or `conversation
-//   attach` from a script of its own (dist/parley-<name>.cjs: see FAST below),
-//   and imports the command tree (src/cli/Run.ts, a chunk) for anything else;
-//   the LLM SDKs are only imported on paths that call a model.
+//   0`. The entry itself is about 4 KB: it answers `--version`, runs a plain
+//   `conversation ls` / `print`, `query`, `ask` or `conversation attach`
+//   from a script of its own (dist/parley-<name>.cjs, its command line read
+//   by dist/parley-fast.mjs: see FAST below), and imports the command tree
+//   (dist/parley-main.mjs with its chunks) for anything else; the LLM SDKs
+//   are only loaded on paths that call a model.
 // lib (`npm run build` and `prepack`, so `npm pack` builds it; a git install
 //   does not: npm runs only `prepare` for one, and parley has none):
 //   TypeScript's own emit of src/ (bin.ts aside) as ESM plus .d.ts in
@@ -145,7 +146,7 @@ const fastOptions = (outdir) => ({
 })
 
 // The SDKs a fast path loads only when it calls a model, an MCP server or a tool's schema check are
-// scripts of their own beside it (dist/parley-vendor-<name>.cjs, required by the path's script when
+// scripts of their own beside it (dist/parley-vendor-<name>-<hash>.cjs, required by the path's script when
 // it first imports one): in the query's script they were 1 MB of its 2.4, and V8 reads a cache
 // entry for every function of a script it runs, used or not (the query's cache: 1.7 MB, 10 ms to
 // read). None of them imports Effect, so a separate copy shares no state with the script.
@@ -156,15 +157,17 @@ const VENDORS = {
   "@modelcontextprotocol/client/stdio": "mcp",
   ajv: "ajv"
 }
-const vendored = {
+// Each named by its content's hash (`names`: vendor name → file), as chunks are: a parley started before a
+// rebuild that loads one later gets its own build's.
+const vendored = (names) => ({
   name: "vendored",
   setup(b) {
     b.onResolve({ filter: /^(openai|@anthropic-ai\/sdk|@modelcontextprotocol\/client(\/stdio)?|ajv)$/ }, (args) => ({
-      path: `./parley-vendor-${VENDORS[args.path]}.cjs`,
+      path: `./${names[VENDORS[args.path]]}`,
       external: true
     }))
   }
-}
+})
 // Each vendor script's exports as the fast path's script reads them: it requires the script where its
 // source says import() (esbuild, dynamic-import unsupported), in Node's way, `default` being
 // module.exports. So the SDK's class is module.exports; the MCP client and its stdio transport are
@@ -193,6 +196,19 @@ const vendorOptions = (outdir) => ({
     Object.keys(VENDOR_ENTRIES).map((name) => [`parley-vendor-${name}`, `vendor:${name}`])
   )
 })
+
+/** The inputs `entry` imports statically, and theirs, from esbuild's metafile `inputs`: what evaluates as it loads. */
+const staticClosure = (inputs, entry) => {
+  const seen = new Set()
+  const visit = (input) => {
+    if (seen.has(input) || inputs[input] === undefined) return
+    seen.add(input)
+    for (const i of inputs[input].imports)
+      if (!i.external && (i.kind === "import-statement" || i.kind === "require-call")) visit(i.path)
+  }
+  visit(entry)
+  return [...seen]
+}
 
 /** `code` with its content hash last (the source map's lines stay), the line src/layers/file/CodeCache.ts keys its cache by. */
 const keyed = (code) =>
@@ -271,8 +287,18 @@ const buildCli = async () => {
       entryPoints: { "parley-main": "src/cli/Run.ts", "parley-missing": "src/cli/MissingChunk.ts" },
       plugins: [lazyWs, lazyBuiltins, facadeFree]
     })
-    const fast = await build({ ...fastOptions(scratch), plugins: [vendored, lazyWs, lazyBuiltins, facadeFree] })
     const vendor = await build({ ...vendorOptions(scratch), plugins: [vendorEntries, lazyBuiltins, facadeFree] })
+    const vendorNames = {}
+    for (const name of Object.keys(VENDOR_ENTRIES)) {
+      const file = path.join(scratch, `parley-vendor-${name}.cjs`)
+      const hashed = `parley-vendor-${name}-${createHash("sha256").update(readFileSync(file)).digest("hex").slice(0, 8)}.cjs`
+      renameSync(file, path.join(scratch, hashed))
+      vendorNames[name] = hashed
+    }
+    const fast = await build({
+      ...fastOptions(scratch),
+      plugins: [vendored(vendorNames), lazyWs, lazyBuiltins, facadeFree]
+    })
     for (const f of readdirSync(scratch).filter((f) => f.endsWith(".cjs"))) {
       const file = path.join(scratch, f)
       writeFileSync(file, keyed(readFileSync(file, "utf8")))
@@ -283,12 +309,23 @@ const buildCli = async () => {
     }
     chmodSync(path.join(scratch, "parley.mjs"), 0o755)
     // Which sources each chunk holds (not shipped): a test checks what a command loads (issue 28).
+    const renamed = (file) => vendorNames[/^parley-vendor-(\w+)\.cjs$/.exec(file)?.[1]] ?? file
     const chunks = Object.fromEntries(
       [entry, main, fast, vendor].flatMap((r) =>
-        Object.entries(r.metafile.outputs).map(([file, o]) => [path.basename(file), Object.keys(o.inputs)])
+        Object.entries(r.metafile.outputs).map(([file, o]) => [renamed(path.basename(file)), Object.keys(o.inputs)])
       )
     )
     writeFileSync(path.join(scratch, "parley.chunks.json"), JSON.stringify(chunks) + "\n")
+    // And, for each file built whole (the entry, the fast paths' command lines and scripts), the modules it
+    // evaluates as it loads: its entry's static imports and theirs (not shipped; test/support/Ran.ts).
+    const statics = Object.fromEntries(
+      [entry, fast].flatMap((r) =>
+        Object.entries(r.metafile.outputs)
+          .filter(([, o]) => o.entryPoint !== undefined)
+          .map(([file, o]) => [path.basename(file), staticClosure(r.metafile.inputs, o.entryPoint)])
+      )
+    )
+    writeFileSync(path.join(scratch, "parley.static.json"), JSON.stringify(statics) + "\n")
     // Chunks and the fast paths' scripts first, the entry last: a new entry never points at a missing file.
     const last = (f) => (f === "parley.mjs" ? 1 : 0)
     const files = readdirSync(scratch).sort((a, b) => last(a) - last(b))

@@ -4,12 +4,13 @@
  * (1 failure, 2 usage; interrupted by SIGINT 130, SIGTERM 143, SIGHUP 129).
  *
  * Cold start (docs/decisions.md#fast-start): this entry imports nothing heavy itself. `parley
- * --version` alone is answered right here; everything else loads Effect and
- * the command tree with one dynamic import (esbuild puts them in chunks), so
- * the version costs what `node -e 0` costs. A plain `query`, `conversation
- * ls`, `conversation print`, `ask` or `conversation attach` runs without
- * effect/cli (`cli/FastPath.ts`; docs/benchmarks.md#start-up-of-a-query,
- * docs/benchmarks.md#start-up-of-the-reading-commands).
+ * --version` alone is answered right here, so the version costs what `node
+ * -e 0` costs. A plain `query`, `conversation ls`, `conversation print`,
+ * `ask` or `conversation attach` runs without effect/cli (`cli/FastPath.ts`,
+ * one dynamic import, then the command's own script;
+ * docs/benchmarks.md#start-up-of-a-query,
+ * docs/benchmarks.md#start-up-of-the-reading-commands); anything else loads
+ * Effect and the command tree with one more (esbuild puts them in chunks).
  */
 import { enable as enableCompileCache } from "./layers/file/CompileCache.ts"
 import { enable as resolveSiblingChunks } from "./layers/file/SiblingChunks.ts"

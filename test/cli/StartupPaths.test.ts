@@ -163,6 +163,8 @@ describe("start-up: the HTTP server is loaded by `serve` only (docs/decisions.md
     ]) {
       const r = run(args)
       expect(r.status, r.stderr).toBe(0)
+      // The check sees the command tree it ran (effect/cli), so it would see the server's modules.
+      expect(sources(r, /node_modules\/effect\/dist\/cli\/Command\.js/).length, args.join(" ")).toBeGreaterThan(0)
       expect(sources(r, SERVER), args.join(" ")).toStrictEqual([])
     }
   })

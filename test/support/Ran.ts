@@ -17,6 +17,10 @@ const dist = path.join(repoRoot, "dist")
 const holds = (): Record<string, Array<string>> =>
   JSON.parse(fs.readFileSync(path.join(dist, "parley.chunks.json"), "utf8")) as Record<string, Array<string>>
 
+/** What `dist/parley.static.json` says each file built whole evaluates as it loads (its static imports). */
+const statics = (): Record<string, Array<string>> =>
+  JSON.parse(fs.readFileSync(path.join(dist, "parley.static.json"), "utf8")) as Record<string, Array<string>>
+
 interface Coverage {
   readonly result: ReadonlyArray<{
     readonly url: string
@@ -103,6 +107,7 @@ const sourcesRan = (file: string, starts: ReadonlyArray<number>): Array<string> 
 /** The built files a process loaded and the modules (paths from the repository's root) it ran, from the coverage in `coverageDir`. */
 export const ranOf = (coverageDir: string): { readonly files: Array<string>; readonly modules: Array<string> } => {
   const chunks = holds()
+  const atLoad = statics()
   const files: Array<string> = []
   const modules = new Set<string>()
   for (const name of fs.existsSync(coverageDir) ? fs.readdirSync(coverageDir) : []) {
@@ -113,6 +118,9 @@ export const ranOf = (coverageDir: string): { readonly files: Array<string>; rea
       const base = path.basename(file)
       files.push(base)
       if (fs.existsSync(`${file}.map`)) {
+        // What it evaluates as it loads (esbuild puts that code at the file's top level, in no function of its
+        // own), then what it ran later: the modules one of whose functions ran.
+        for (const m of atLoad[base] ?? [`${base}: not in parley.static.json`]) modules.add(m)
         const starts = script.functions.filter((f) => f.ranges[0]!.count > 0).map((f) => f.ranges[0]!.startOffset)
         for (const m of sourcesRan(file, starts)) modules.add(m)
       } else for (const m of chunks[base] ?? [`${base}: not in parley.chunks.json`]) modules.add(m)

@@ -15,16 +15,26 @@
  * parts behind esbuild's lazy initializers instead of chunk files.
  *
  * The cache is the user's private compile-cache directory
- * (`CompileCache.ready`: 0700, owned by the user, no symlink), since V8
- * runs what it reads there. Each file is named by the bundle, a profile
- * (the command: a `ls` and a `print` run different functions of the same
- * bundle), the bundle's content hash (the build's last line,
- * `//parley-bundle <hash>`: V8 checks only the source's length), Node's
- * version and options. A run writes one when it found none or V8 refused it (another
+ * (`CompileCache.ready`: 0700, owned by the user, no symlink, nothing above
+ * it another user could rename), since V8 runs what it reads there; a file
+ * in it is read only when it is a plain file of the user's that nobody else
+ * can write. Each file is named by the bundle, a profile (the command: a
+ * `ls` and a `print` run different functions of the same bundle), the
+ * build (the bundle's content hash, its last line `//parley-bundle <hash>`,
+ * with its file's size, time and inode, for an edit in place: V8 checks
+ * only the source's length), Node's version and its options (a preloaded
+ * module's path aside). V8 checks no checksum of a code cache in a release
+ * build, and a damaged one can crash the process: a run that used a cache
+ * and did not exit (crashed, or was killed) has it removed by the next run
+ * (`guard`).
+ *
+ * A run writes its cache when it found none, or none V8 took (another
  * Node's flags), and only when it ends with exit code 0 (a failure runs
- * little of the command, so its cache would hold little), by a private
- * temporary file renamed into place; the same command's files of other
- * builds of the bundle go then. Without a directory, the bundle runs without a cache.
+ * little of the command, so its cache would hold little); one successful
+ * run in sixteen takes it again and keeps it when it holds clearly more.
+ * The file is written privately, synced, and renamed into place; of the same
+ * command's files (of other builds, Node versions or options) the four newest
+ * stay. Without a directory, the bundle runs without a cache.
  *
  * @example
  * ```ts
@@ -70,8 +80,57 @@ const hash = (text: string): string => {
   return (h >>> 0).toString(16)
 }
 
-/** The Node options of this process, as they bear on V8's flags. */
-const flagsOf = (): string => `${process.execArgv.join("\0")}\0${process.env["NODE_OPTIONS"] ?? ""}`
+// Node's own options, which V8 never sees: a preloaded module's path must not make a cache of its own.
+const LOADER_OPTION = /^(--require|-r|--import|--loader|--experimental-loader|--env-file|--env-file-if-exists)(=|$)/
+
+/** The options of this process that may bear on V8's flags: Node's command line and `NODE_OPTIONS`, its loaders left out. */
+export const flagsOf = (execArgv: ReadonlyArray<string>, nodeOptions: string | undefined): string => {
+  const words = [...execArgv, ...(nodeOptions ?? "").split(/\s+/).filter((w) => w !== "")]
+  const kept: Array<string> = []
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!
+    if (!LOADER_OPTION.test(word)) kept.push(word)
+    else if (!word.includes("=")) i++
+  }
+  return kept.join("\0")
+}
+
+/** Whether process `pid` is still running (or its id is taken again: the same answer). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error instanceof Error && "code" in error && error.code === "EPERM"
+  }
+}
+
+/**
+ * Keeps `cache` from crashing run after run. V8 checks no checksum of a code cache in a release
+ * build, and a damaged one (a bit flipped on disk) can abort the process as it deserializes or
+ * runs. So a run marks that it uses the cache (`<cache>.<pid>.run`) until its exit; a mark left by
+ * a process that is gone (it crashed, or was killed) makes the next run remove the cache and run
+ * without it (writing a new one at its end). A checksum of the file would cost more at each start
+ * than the whole listing's other work (2 ms for `ls`'s, in JavaScript; node:zlib's crc32 loads its
+ * module, 2 ms too).
+ */
+const guard = (cache: string): boolean => {
+  const dir = path.dirname(cache)
+  const base = `${path.basename(cache)}.`
+  let sound = true
+  for (const f of fs.readdirSync(dir)) {
+    if (!f.startsWith(base) || !f.endsWith(".run")) continue
+    const pid = Number(f.slice(base.length, -".run".length))
+    if (Number.isInteger(pid) && alive(pid)) continue
+    sound = false
+    fs.rmSync(path.join(dir, f), { force: true })
+  }
+  if (!sound) fs.rmSync(cache, { force: true })
+  const mark = `${cache}.${process.pid}.run`
+  fs.writeFileSync(mark, "", { mode: FILE_MODE })
+  process.once("exit", () => fs.rmSync(mark, { force: true }))
+  return sound
+}
 
 // A CommonJS module's wrapper, as Node's own loader makes it (on the first line: a stack trace's lines are the
 // file's); the newline ends the key line's comment.
@@ -86,16 +145,42 @@ type Wrapper = (
   dir: string
 ) => void
 
-/** Writes `data` as `file` through a private temporary file; the files of `prefix` for other builds than `key` go. */
-const save = (file: string, prefix: string, key: string, data: Buffer): void => {
+// How many cache files of one command are kept (of other builds, Node versions or options): two
+// installs run in turn (a global one and an `npx` one) each keep theirs, and old builds' go.
+const KEEP = 4
+
+/** Removes the files of `prefix` in `dir` but the `KEEP` newest. */
+const prune = (dir: string, prefix: string): void => {
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.startsWith(prefix) && f.endsWith(".v8"))
+    .map((f) => {
+      try {
+        return { f, at: fs.statSync(path.join(dir, f)).mtimeMs }
+      } catch {
+        return { f, at: Number.POSITIVE_INFINITY }
+      }
+    })
+    .sort((a, b) => b.at - a.at)
+  for (const { f } of files.slice(KEEP)) fs.rmSync(path.join(dir, f), { force: true })
+}
+
+/**
+ * Writes `data` as `file` through a private temporary file, synced before it is renamed into place
+ * (a crash leaves the old file or the whole new one); then only the newest files of `prefix` stay.
+ */
+const save = (file: string, prefix: string, data: Buffer): void => {
   const temporary = `${file}.${process.pid}.tmp`
   try {
-    fs.writeFileSync(temporary, data, { mode: FILE_MODE, flag: "wx" })
+    const fd = fs.openSync(temporary, "wx", FILE_MODE)
+    try {
+      fs.writeSync(fd, data)
+      fs.fdatasyncSync(fd)
+    } finally {
+      fs.closeSync(fd)
+    }
     fs.renameSync(temporary, file)
-    const dir = path.dirname(file)
-    for (const other of fs.readdirSync(dir))
-      if (other.startsWith(prefix) && !other.startsWith(`${prefix}${key}~`) && other.endsWith(".v8"))
-        fs.rmSync(path.join(dir, other), { force: true })
+    prune(path.dirname(file), prefix)
   } catch {
     // Only start-up is slower without it.
     fs.rmSync(temporary, { force: true })
@@ -103,29 +188,76 @@ const save = (file: string, prefix: string, key: string, data: Buffer): void => 
 }
 
 /**
+ * The cache file's bytes, when it is a plain file of this user's that nobody else can write (its
+ * directory was checked: `CompileCache.ready`); `undefined` otherwise, or when there is none.
+ */
+const readPrivate = (file: string): Buffer | undefined => {
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW)
+    const stat = fs.fstatSync(fd)
+    const uid = process.getuid?.()
+    if (!stat.isFile() || stat.nlink !== 1 || (stat.mode & 0o077) !== 0 || (uid !== undefined && stat.uid !== uid))
+      return undefined
+    const bytes = Buffer.allocUnsafe(stat.size)
+    let at = 0
+    while (at < bytes.length) {
+      const n = fs.readSync(fd, bytes, at, bytes.length - at, at)
+      if (n === 0) return undefined
+      at += n
+    }
+    return bytes
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
+// One successful run in this many takes the cache again, and keeps it when it holds clearly more: the
+// first run of a command decided what later runs find compiled (an `ls` of an empty storage, a `print`
+// cut short by `| head`).
+const REFRESH_EVERY = 16
+
+/** {@link guard}, or `false` when the directory cannot be written (the cache is then not used). */
+const guarded = (cache: string): boolean => {
+  try {
+    return guard(cache)
+  } catch {
+    return false
+  }
+}
+
+/** The build's identity of `file`: its content hash, and its file's size, time and inode (an edit in place). */
+const buildOf = (file: string, source: string): string | undefined => {
+  const key = keyOf(source)
+  if (key === undefined) return undefined
+  const stat = fs.statSync(file)
+  return `${key}-${hash(`${stat.size}:${stat.mtimeMs}:${stat.ino}`)}`
+}
+
+/**
  * Runs the CommonJS bundle `file` and returns its exports; compiled with the
- * cache of `profile` in `dir` when there is one, and writing it at a
- * successful exit when there was none.
+ * cache of `profile` in `dir` when there is a sound one, and writing it at a
+ * successful exit when there was none (or, now and then, when this run's is
+ * clearly larger).
  */
 export const load = (file: string, profile: string, dir: string | undefined): unknown => {
   const source = fs.readFileSync(file, "utf8")
-  const key = keyOf(source)
+  const build = dir === undefined ? undefined : buildOf(file, source)
   const bundle = path.basename(file)
   const cache =
-    dir === undefined || key === undefined
+    dir === undefined || build === undefined
       ? undefined
-      : cacheFile(dir, bundle, profile, key, process.version, flagsOf())
-  let cachedData: Buffer | undefined
-  if (cache !== undefined)
-    try {
-      cachedData = fs.readFileSync(cache)
-    } catch {
-      // None yet: this run makes it.
-    }
+      : cacheFile(dir, bundle, profile, build, process.version, flagsOf(process.execArgv, process.env["NODE_OPTIONS"]))
+  const cachedData = cache === undefined || !guarded(cache) ? undefined : readPrivate(cache)
   const script = new vm.Script(HEAD + source + TAIL, { filename: file, cachedData })
-  if (cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true))
+  const fresh = cachedData === undefined || script.cachedDataRejected === true
+  if (cache !== undefined && build !== undefined && (fresh || Math.random() * REFRESH_EVERY < 1))
     process.once("exit", (code) => {
-      if (code === 0 && key !== undefined) save(cache, prefixOf(bundle, profile), key, script.createCachedData())
+      if (code !== 0) return
+      const data = script.createCachedData()
+      if (fresh || data.length > (cachedData?.length ?? 0) * 1.1) save(cache, prefixOf(bundle, profile), data)
     })
   const module = { exports: {} }
   // A function expression is what the script evaluates to (HEAD and TAIL above); vm types its value `any`.

@@ -11,9 +11,14 @@
  * directory (`domain/storage/PrivateDir`): not a symlink, a directory, owned
  * by the user, closed to group and others. One left open by an earlier
  * parley, ours and writable by nobody else, is closed (`chmod 0700`): nobody
- * else can have written into it. Anything else turns the cache off, silently:
- * it only makes start-up slower. `$NODE_COMPILE_CACHE`, when set, is Node's
- * own choice and wins.
+ * else can have written into it. Each directory above it must be owned by the
+ * user or root and not writable by others unless sticky (ssh's rule: nobody
+ * else can swap `compile-cache` for a directory of theirs between the check
+ * and the use); a relative `$XDG_CACHE_HOME` or `$HOME` is not used (the XDG
+ * rule). Anything else turns the cache off, silently: it only makes start-up
+ * slower. `$NODE_COMPILE_CACHE` or `$NODE_DISABLE_COMPILE_CACHE`, when set,
+ * is the person's own choice of how Node caches compiled code: parley then
+ * keeps no cache of its own (nor the fast paths' code caches, `CodeCache.ts`).
  *
  * @example
  * ```ts
@@ -28,31 +33,42 @@
 import * as fs from "node:fs"
 import * as nodeModule from "node:module"
 import * as path from "node:path"
-import { DIR_MODE, problemOf } from "../../domain/storage/PrivateDir.ts"
+import { ancestorProblem, DIR_MODE, problemOf, type Seen } from "../../domain/storage/PrivateDir.ts"
 
-/** The cache directory for this environment, if there is a home or an XDG cache directory. */
+/** The cache directory for this environment, if there is an absolute home or XDG cache directory. */
 export const directory = (env: NodeJS.ProcessEnv): string | undefined => {
-  const home = env["HOME"]
-  const cache = env["XDG_CACHE_HOME"] || (home === undefined || home === "" ? undefined : path.join(home, ".cache"))
+  const absolute = (p: string | undefined) => (p !== undefined && path.isAbsolute(p) ? p : undefined)
+  const home = absolute(env["HOME"])
+  const cache = absolute(env["XDG_CACHE_HOME"]) ?? (home === undefined ? undefined : path.join(home, ".cache"))
   return cache === undefined ? undefined : path.join(cache, "parley", "compile-cache")
 }
 
-/** Makes `dir` 0700 when missing and says whether it is the user's alone (closing an old one of ours that others could only read). */
+/** What `lstat` says of `p`, as the private-directory rules read it. */
+const seenAt = (p: string): Seen => {
+  const stat = fs.lstatSync(p)
+  const kind = stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "directory" : "other"
+  return { kind, uid: stat.uid, mode: stat.mode & 0o7777 }
+}
+
+/** Whether every directory above `dir` passes `ancestorProblem` for `uid`. */
+const ancestorsSafe = (dir: string, uid: number): boolean => {
+  for (let d = path.dirname(dir); ; d = path.dirname(d)) {
+    if (ancestorProblem(seenAt(d), uid) !== undefined) return false
+    if (d === path.dirname(d)) return true
+  }
+}
+
+/**
+ * Makes `dir` 0700 when missing and says whether it is the user's alone (closing an old one of ours
+ * that others could only read), under directories nobody else can rename things in.
+ */
 export const ready = (dir: string): boolean => {
   try {
     fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE })
     const uid = process.getuid?.()
     if (uid === undefined) return true
-    const stat = fs.lstatSync(dir)
-    const seen = {
-      kind: stat.isSymbolicLink()
-        ? ("symlink" as const)
-        : stat.isDirectory()
-          ? ("directory" as const)
-          : ("other" as const),
-      uid: stat.uid,
-      mode: stat.mode & 0o7777
-    }
+    const seen = seenAt(dir)
+    if (!ancestorsSafe(dir, uid)) return false
     const problem = problemOf(seen, "directory", uid)
     if (problem === "open" && (seen.mode & 0o022) === 0) {
       fs.chmodSync(dir, DIR_MODE)
@@ -68,12 +84,15 @@ let prepared: { readonly dir: string | undefined } | undefined
 
 /**
  * The private cache directory for `env` ({@link directory}), made and checked
- * once per process ({@link ready}); `undefined` when there is none fit for use.
- * Node's compile cache and the fast paths' code caches (`CodeCache.ts`) share it.
+ * once per copy of this module ({@link ready}: the entry's, for Node's compile
+ * cache, and the fast paths' file's, for their code caches: `CodeCache.ts`);
+ * `undefined` when there is none fit for use, or when the person chose how
+ * Node caches compiled code (`$NODE_COMPILE_CACHE`, `$NODE_DISABLE_COMPILE_CACHE`).
  */
 export const prepare = (env: NodeJS.ProcessEnv): string | undefined => {
   if (prepared === undefined) {
-    const dir = directory(env)
+    const chosen = env["NODE_COMPILE_CACHE"] !== undefined || env["NODE_DISABLE_COMPILE_CACHE"] !== undefined
+    const dir = chosen ? undefined : directory(env)
     prepared = { dir: dir !== undefined && ready(dir) ? dir : undefined }
   }
   return prepared.dir
@@ -83,9 +102,8 @@ export const prepare = (env: NodeJS.ProcessEnv): string | undefined => {
 export const enable = (env: NodeJS.ProcessEnv): boolean => {
   // Absent before Node 22.1; typed by @types/node 22 only from a later minor.
   const turnOn = (nodeModule as { enableCompileCache?: (dir?: string) => unknown }).enableCompileCache
-  if (turnOn === undefined || env["NODE_COMPILE_CACHE"] !== undefined) return false
   const dir = prepare(env)
-  if (dir === undefined) return false
+  if (turnOn === undefined || dir === undefined) return false
   turnOn(dir)
   return true
 }

@@ -5,8 +5,10 @@
  * handed to Node through an in-thread resolve hook (`module.registerHooks`,
  * Node ≥ 22.15 and 23.5), not looked up by Node's resolver.
  *
- * Why: the build splits each command's code into chunks (esbuild), and a
- * `print` links about fifty of them through several hundred imports. For
+ * Why: the build splits the command tree's code into chunks (esbuild), and a
+ * command of it (`conversation check`, `serve`) links dozens of them through
+ * several hundred imports (`print` did, before the fast paths became scripts
+ * of their own: `CodeCache.ts`). For
  * each import Node's ES module resolver parses URLs, `realpath`s the file and
  * `stat`s it: a sixth of `print`'s time in a CPU profile (~12 ms) went there.
  * The answer is known without the file system: the build writes every chunk

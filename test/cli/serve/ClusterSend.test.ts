@@ -210,7 +210,10 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
         const got = await a.json(`/api/conversations/${id}`)
         const all = got.body as Array<Entry>
         const running = (await a.json("/api/conversations")).body.find((r: { id: string }) => r.id === id)?.running
-        return all.filter((e) => e.type === "chat_request").length === 3 && running === null ? all : undefined
+        // The third reply recorded, not only no turn listed as running: once, under a loaded full run, the listing
+        // said not running while the last entry was still the tool's response (the reply came after).
+        const done = all.filter((e) => e.type === "chat_request").length === 3 && all.at(-1)?.type === "chat_response"
+        return done && running === null ? all : undefined
       },
       90_000
     )

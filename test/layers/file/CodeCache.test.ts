@@ -32,6 +32,13 @@ describe("a bundle's key and its cache file", () => {
     expect(path.basename(CodeCache.cacheFile("/c", "b.cjs", "../x y", "k", "v1", ""))).toMatch(/^b\.cjs~___x_y~k~v1~/)
   })
 
+  it("Node's options count, its loaders' paths do not", () => {
+    expect(CodeCache.flagsOf(["--require", "/tmp/a.cjs", "--max-old-space-size=100"], "--import=/tmp/b.mjs -r c")).toBe(
+      "--max-old-space-size=100"
+    )
+    expect(CodeCache.flagsOf([], "--stack-size=900")).toBe("--stack-size=900")
+  })
+
   it("runs a CommonJS script and returns its exports, its require relative to it", () => {
     const file = path.join(dir, "script.cjs")
     fs.writeFileSync(file, 'exports.base = require("path").basename(__filename);exports.sum = (a, b) => a + b\n')
@@ -90,7 +97,7 @@ describe("the built parley's code caches", () => {
     expect(of("Ls-text")).toHaveLength(before.length + 1)
   })
 
-  it("a cache V8 refuses is replaced, and the run goes on; another build's is removed, another command's kept", () => {
+  it("a cache V8 refuses is replaced, and the run goes on; the four newest of a command's stay, another command's are kept", () => {
     for (const f of of("Ls-text")) fs.rmSync(path.join(cache, f))
     expect(parley(["conversation", "ls"]).status).toBe(0)
     const [ls] = of("Ls-text")
@@ -101,15 +108,82 @@ describe("the built parley's code caches", () => {
     expect(refused.stdout).toContain("No conversations yet")
     expect(fs.statSync(file).size).toBeGreaterThan(10_000)
 
-    const older = ls!.replace(/~[0-9a-f]{32}~/, `~${"0".repeat(32)}~`)
-    const otherCommand = older.replace("~Ls-text~", "~Print-html~")
-    fs.writeFileSync(path.join(cache, older), "old build")
-    fs.writeFileSync(path.join(cache, otherCommand), "old build, another command")
-    fs.rmSync(file)
+    // Of one command's files (other builds, Node versions, options) the four newest stay: two installs run in
+    // turn each keep theirs, the oldest builds' go; another command's are its own.
+    for (const f of of("Ls-text")) fs.rmSync(path.join(cache, f))
+    const builds = [1, 2, 3, 4, 5].map((n) => ls!.replace(/~[0-9a-f]{32}-[0-9a-f]+~/, `~${String(n).repeat(32)}-0~`))
+    builds.forEach((b, n) => {
+      fs.writeFileSync(path.join(cache, b), "another build")
+      // Build 1 the oldest, 5 the newest.
+      fs.utimesSync(path.join(cache, b), 1_000_000 + n, 1_000_000 + n)
+    })
+    const otherCommand = builds[0]!.replace("~Ls-text~", "~Print-html~")
+    fs.writeFileSync(path.join(cache, otherCommand), "another build, another command")
+    fs.utimesSync(path.join(cache, otherCommand), 1_000_000, 1_000_000)
     expect(parley(["conversation", "ls"]).status).toBe(0)
-    expect(caches()).not.toContain(older)
+    expect(of("Ls-text")).toStrictEqual([ls!, ...builds.slice(2)].sort())
     expect(caches()).toContain(otherCommand)
-    expect(caches()).toContain(ls)
+  })
+
+  it("a damaged cache crashes one run, not the next; one others could write is not used, and is replaced", () => {
+    for (const f of of("Ls-text")) fs.rmSync(path.join(cache, f))
+    expect(parley(["conversation", "ls"]).status).toBe(0)
+    const [ls] = of("Ls-text")
+    const file = path.join(cache, ls!)
+    const good = fs.readFileSync(file)
+    // V8 checks no checksum: handed this, it aborts the process as it deserializes (SIGTRAP).
+    const damaged = Buffer.from(good)
+    for (let i = 1_000; i < damaged.length; i += 4_096) damaged[i]! ^= 0x5a
+    fs.writeFileSync(file, damaged)
+    const crashed = parley(["conversation", "ls"])
+    expect(crashed.status).not.toBe(0)
+    // Its mark is left behind: the next run takes the cache for damaged, runs without it, and writes a new one.
+    const healed = parley(["conversation", "ls"])
+    expect(healed.status, healed.stderr).toBe(0)
+    expect(healed.stdout).toContain("No conversations yet")
+    expect(fs.readFileSync(file).equals(damaged)).toBe(false)
+    expect(fs.readdirSync(cache).filter((f) => f.endsWith(".run"))).toStrictEqual([])
+    // Another's write: group-writable, so not read, and written again the user's alone.
+    fs.chmodSync(file, 0o660)
+    expect(parley(["conversation", "ls"]).status).toBe(0)
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600)
+  })
+
+  it("a run killed while it used a cache has it made again by the next; one still running leaves it", () => {
+    const [ls] = of("Ls-text")
+    const file = path.join(cache, ls!)
+    const written = fs.statSync(file).mtimeMs
+    // A live process's mark (this test's own pid): the cache is used as it is.
+    fs.writeFileSync(`${file}.${process.pid}.run`, "")
+    expect(parley(["conversation", "ls"]).status).toBe(0)
+    expect(fs.statSync(file).mtimeMs).toBe(written)
+    fs.rmSync(`${file}.${process.pid}.run`)
+    // A gone process's mark: made again.
+    const gone = spawnSync(process.execPath, ["-e", "0"])
+    expect(gone.status).toBe(0)
+    fs.writeFileSync(`${file}.${gone.pid}.run`, "")
+    expect(parley(["conversation", "ls"]).status).toBe(0)
+    expect(fs.statSync(file).mtimeMs).not.toBe(written)
+    expect(fs.readdirSync(cache).filter((f) => f.endsWith(".run"))).toStrictEqual([])
+  })
+
+  it("a script edited in place (the same length, the same last line) is not run from the old one's cache", () => {
+    const copy = path.join(dir, "dist-copy")
+    fs.cpSync(path.dirname(bundle), copy, { recursive: true, filter: (f) => !f.includes(`${path.sep}.bin`) })
+    const entry = path.join(copy, "parley.mjs")
+    const ls = () =>
+      spawnSync(process.execPath, [entry, "--storage", storage, "conversation", "ls"], {
+        encoding: "utf8",
+        env,
+        timeout: 60_000
+      })
+    expect(ls().stdout).toContain("No conversations yet")
+    const script = path.join(copy, "parley-reading.cjs")
+    const text = fs.readFileSync(script, "utf8")
+    expect(text).toContain("No conversations yet")
+    fs.writeFileSync(script, text.replace("No conversations yet", "No conversations YET"))
+    expect(ls().stdout).toContain("No conversations YET")
+    fs.rmSync(copy, { recursive: true, force: true })
   })
 
   it("a cache directory others can write in is not used: nothing is written, the command runs", () => {
