@@ -24,14 +24,15 @@
  * with its file's size, time and inode, for an edit in place: V8 checks
  * only the source's length), Node's version and its options (a preloaded
  * module's path aside). V8 checks no checksum of a code cache in a release
- * build, and a damaged one can crash the process: a run that used a cache
- * and did not exit (crashed, or was killed) has it removed by the next run
- * (`guard`).
+ * build, and a damaged one crashes the process as it deserializes: a run
+ * that died reading a cache has it removed by the next run (`guard`).
  *
  * A run writes its cache when it found none, or none V8 took (another
- * Node's flags), and only when it ends with exit code 0 (a failure runs
- * little of the command, so its cache would hold little); one successful
- * run in sixteen takes it again and keeps it when it holds clearly more.
+ * Node's flags), and only when it succeeds or is ended by a signal it
+ * handles (a failure runs little of the command, so its cache would hold
+ * little). The first such run decides what later ones find compiled (an
+ * `ls` of an empty storage, a `print` cut short by `| head`): taking it
+ * again now and then cost an exit 10 ms or more (an `ask`'s p99).
  * The file is written privately, synced, and renamed into place; of the same
  * command's files (of other builds, Node versions or options) the four newest
  * stay. Without a directory, the bundle runs without a cache.
@@ -107,12 +108,13 @@ const alive = (pid: number): boolean => {
 
 /**
  * Keeps `cache` from crashing run after run. V8 checks no checksum of a code cache in a release
- * build, and a damaged one (a bit flipped on disk) can abort the process as it deserializes or
- * runs. So a run marks that it uses the cache (`<cache>.<pid>.run`) until its exit; a mark left by
- * a process that is gone (it crashed, or was killed) makes the next run remove the cache and run
- * without it (writing a new one at its end). A checksum of the file would cost more at each start
- * than the whole listing's other work (2 ms for `ls`'s, in JavaScript; node:zlib's crc32 loads its
- * module, 2 ms too).
+ * build, and a damaged one (a bit flipped on disk) aborts the process as it deserializes it. So a
+ * run marks that it reads the cache (`<cache>.<pid>.run`, {@link markUse}) until its script has been
+ * compiled and evaluated; a mark left by a process that is gone
+ * makes the next run remove the cache and run without it, writing a new one at its end. A process
+ * killed later (an `attach` ended with kill -9) leaves no mark. A checksum of the file would cost
+ * more at each start than the listing's other work (1.8 ms for `ls`'s 443 KB in JavaScript;
+ * node:zlib's crc32 takes 2 ms to load).
  */
 const guard = (cache: string): boolean => {
   const dir = path.dirname(cache)
@@ -126,10 +128,18 @@ const guard = (cache: string): boolean => {
     fs.rmSync(path.join(dir, f), { force: true })
   }
   if (!sound) fs.rmSync(cache, { force: true })
-  const mark = `${cache}.${process.pid}.run`
-  fs.writeFileSync(mark, "", { mode: FILE_MODE })
-  process.once("exit", () => fs.rmSync(mark, { force: true }))
   return sound
+}
+
+/** Marks that this process reads `cache` ({@link guard}); the returned function takes the mark away. */
+const markUse = (cache: string): (() => void) => {
+  const mark = `${cache}.${process.pid}.run`
+  try {
+    fs.writeFileSync(mark, "", { mode: FILE_MODE })
+  } catch {
+    // Unmarked: a damaged cache would then crash runs until it is removed by hand, as without the guard.
+  }
+  return () => fs.rmSync(mark, { force: true })
 }
 
 // A CommonJS module's wrapper, as Node's own loader makes it (on the first line: a stack trace's lines are the
@@ -214,12 +224,7 @@ const readPrivate = (file: string): Buffer | undefined => {
   }
 }
 
-// One successful run in this many takes the cache again, and keeps it when it holds clearly more: the
-// first run of a command decided what later runs find compiled (an `ls` of an empty storage, a `print`
-// cut short by `| head`).
-const REFRESH_EVERY = 16
-
-/** {@link guard}, or `false` when the directory cannot be written (the cache is then not used). */
+/** {@link guard}; `false` when the directory cannot be read (the cache is then not used). */
 const guarded = (cache: string): boolean => {
   try {
     return guard(cache)
@@ -227,6 +232,11 @@ const guarded = (cache: string): boolean => {
     return false
   }
 }
+
+// The exit codes of a run worth keeping the cache of: a success, and an end asked for by a signal
+// (SIGHUP, SIGINT, SIGTERM: src/layers/ProcessMain.ts), as an `attach` or a turn is ended by Ctrl-C. A
+// failure (1, 2) ran little of the command.
+const KEPT = new Set([0, 129, 130, 143])
 
 /** The build's identity of `file`: its content hash, and its file's size, time and inode (an edit in place). */
 const buildOf = (file: string, source: string): string | undefined => {
@@ -239,8 +249,7 @@ const buildOf = (file: string, source: string): string | undefined => {
 /**
  * Runs the CommonJS bundle `file` and returns its exports; compiled with the
  * cache of `profile` in `dir` when there is a sound one, and writing it at a
- * successful exit when there was none (or, now and then, when this run's is
- * clearly larger).
+ * kept exit ({@link KEPT}) when there was none.
  */
 export const load = (file: string, profile: string, dir: string | undefined): unknown => {
   const source = fs.readFileSync(file, "utf8")
@@ -251,17 +260,19 @@ export const load = (file: string, profile: string, dir: string | undefined): un
       ? undefined
       : cacheFile(dir, bundle, profile, build, process.version, flagsOf(process.execArgv, process.env["NODE_OPTIONS"]))
   const cachedData = cache === undefined || !guarded(cache) ? undefined : readPrivate(cache)
-  const script = new vm.Script(HEAD + source + TAIL, { filename: file, cachedData })
-  const fresh = cachedData === undefined || script.cachedDataRejected === true
-  if (cache !== undefined && build !== undefined && (fresh || Math.random() * REFRESH_EVERY < 1))
-    process.once("exit", (code) => {
-      if (code !== 0) return
-      const data = script.createCachedData()
-      if (fresh || data.length > (cachedData?.length ?? 0) * 1.1) save(cache, prefixOf(bundle, profile), data)
-    })
+  const unmark = cachedData === undefined || cache === undefined ? undefined : markUse(cache)
   const module = { exports: {} }
-  // A function expression is what the script evaluates to (HEAD and TAIL above); vm types its value `any`.
-  const wrapper: Wrapper = script.runInThisContext()
-  wrapper(module.exports, createRequire(file), module, file, path.dirname(file))
+  try {
+    const script = new vm.Script(HEAD + source + TAIL, { filename: file, cachedData })
+    if (cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true))
+      process.once("exit", (code) => {
+        if (KEPT.has(code)) save(cache, prefixOf(bundle, profile), script.createCachedData())
+      })
+    // A function expression is what the script evaluates to (HEAD and TAIL above); vm types its value `any`.
+    const wrapper: Wrapper = script.runInThisContext()
+    wrapper(module.exports, createRequire(file), module, file, path.dirname(file))
+  } finally {
+    unmark?.()
+  }
   return module.exports
 }

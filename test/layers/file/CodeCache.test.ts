@@ -1,7 +1,7 @@
 // The fast paths' code caches (src/layers/file/CodeCache.ts): written by a run that found none, at a
 // successful exit, private, one per command, Node version and options; refused ones are replaced, other
 // builds' removed; a run goes on without one.
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
@@ -86,6 +86,33 @@ describe("the built parley's code caches", () => {
     expect(parley(["conversation", "ls", "--format", "json"]).status).toBe(0)
     expect(of("Ls-json")).toHaveLength(1)
     expect(fs.readdirSync(cache).filter((f) => f.endsWith(".tmp"))).toStrictEqual([])
+  })
+
+  it("a run ended by a signal it handles (Ctrl-C) keeps its cache, as a person ends an attach or an ask", async () => {
+    // A storage of its own: the others stay empty.
+    const asks = path.join(dir, "asks")
+    fs.mkdirSync(asks, { mode: 0o700 })
+    const ask = spawn(process.execPath, [bundle, "--storage", asks, "ask", "Deploy?", "--new"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    // Once it is asking (its question listed), Ctrl-C; bounded, and the ask ended whatever happens.
+    try {
+      const deadline = Date.now() + 20_000
+      for (;;) {
+        const listed = spawnSync(process.execPath, [bundle, "--storage", asks, "inbox"], { encoding: "utf8", env })
+        if (listed.stdout.includes("Deploy?")) break
+        if (Date.now() > deadline) throw new Error(`the ask was not listed: ${listed.stdout}${listed.stderr}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    } catch (error) {
+      ask.kill("SIGKILL")
+      throw error
+    }
+    ask.kill("SIGINT")
+    const code = await new Promise<number | null>((resolve) => ask.once("exit", (c) => resolve(c)))
+    expect(code).toBe(130)
+    expect(caches().filter((f) => f.startsWith("parley-ask.cjs~ask~"))).toHaveLength(1)
   })
 
   it("a failed run writes none; other Node options have their own", () => {
