@@ -108,14 +108,14 @@ const firstOutput = (args: ReadonlyArray<string>, cwd: string, untilExit: boolea
     child.once("exit", () => resolve(performance.now() - t0))
   })
 
-/** An attach ended as a person ends it (Ctrl-C, once it shows the run): it keeps its code cache, as one killed does not. */
+/** An attach that leaves the run going as a person's does (SIGTERM, as a closed terminal or Ctrl-Z: Ctrl-C would stop the run) once it shows it: it keeps its code cache, as one killed does not. */
 const attachOnce = (host: Host): Promise<void> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, "--storage", host.storage, "conversation", "attach", host.id], {
       cwd: host.root,
       stdio: ["ignore", "pipe", "pipe"]
     })
-    child.stdout!.once("data", () => child.kill("SIGINT"))
+    child.stdout!.once("data", () => child.kill("SIGTERM"))
     child.once("error", reject)
     child.once("exit", () => resolve())
   })
@@ -123,8 +123,8 @@ const attachOnce = (host: Host): Promise<void> =>
 const attachVsPrint = async (host: Host): Promise<Goal> => {
   const attach: Array<number> = []
   const print: Array<number> = []
-  // The runs measured are killed at their first output (kill -9, so none lingers into the next): one ended by
-  // Ctrl-C first, as a person's are, so the command's code cache exists (src/layers/file/CodeCache.ts).
+  // The runs measured are killed at their first output (kill -9, so none lingers into the next): one that leaves as a
+  // person's does first, so the command's code cache exists (src/layers/file/CodeCache.ts).
   await attachOnce(host)
   for (let i = 0; i < 12; i++) {
     // Interleaved: load from elsewhere weighs on both alike.

@@ -234,7 +234,7 @@ const guarded = (cache: string): boolean => {
 }
 
 // The exit codes of a run worth keeping the cache of: a success, and an end asked for by a signal
-// (SIGHUP, SIGINT, SIGTERM: src/layers/ProcessMain.ts), as an `attach` or a turn is ended by Ctrl-C. A
+// (SIGHUP, SIGINT, SIGTERM: src/layers/ProcessMain.ts), as an `ask` is ended by Ctrl-C or an `attach` left. A
 // failure (1, 2) ran little of the command.
 const KEPT = new Set([0, 129, 130, 143])
 

@@ -88,7 +88,7 @@ describe("the built parley's code caches", () => {
     expect(fs.readdirSync(cache).filter((f) => f.endsWith(".tmp"))).toStrictEqual([])
   })
 
-  it("a run ended by a signal it handles (Ctrl-C) keeps its cache, as a person ends an attach or an ask", async () => {
+  it("a run ended by a signal it handles (Ctrl-C here) keeps its cache, as a person ends an ask or leaves an attach", async () => {
     // A storage of its own: the others stay empty.
     const asks = path.join(dir, "asks")
     fs.mkdirSync(asks, { mode: 0o700 })
