@@ -92,40 +92,31 @@ const stopHost = (host: Host) => {
   fs.rmSync(host.root, { recursive: true, force: true })
 }
 
-/** ms from spawn to the first byte the command writes (then it is killed), or to its exit. */
+/**
+ * ms from spawn to the first byte the command writes, or to its exit. At its first byte an attach is sent
+ * SIGTERM (it detaches, as from a closed terminal: Ctrl-C would stop the run), and the figure is given once
+ * it has exited, so none lingers into the next. Not kill -9: a run killed in its first seconds costs the
+ * next one its code cache (src/layers/file/CodeCache.ts, guard).
+ */
 const firstOutput = (args: ReadonlyArray<string>, cwd: string, untilExit: boolean): Promise<number> =>
   new Promise((resolve, reject) => {
     const t0 = performance.now()
+    let first: number | undefined
     const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] })
-    const first = () => {
-      if (untilExit) return
-      resolve(performance.now() - t0)
-      child.kill("SIGKILL")
+    const seen = () => {
+      if (untilExit || first !== undefined) return
+      first = performance.now() - t0
+      child.kill("SIGTERM")
     }
-    child.stdout!.once("data", first)
-    child.stderr!.once("data", first)
+    child.stdout!.once("data", seen)
+    child.stderr!.once("data", seen)
     child.once("error", reject)
-    child.once("exit", () => resolve(performance.now() - t0))
-  })
-
-/** An attach that leaves the run going as a person's does (SIGTERM, as a closed terminal or Ctrl-Z: Ctrl-C would stop the run) once it shows it: it keeps its code cache, as one killed does not. */
-const attachOnce = (host: Host): Promise<void> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, "--storage", host.storage, "conversation", "attach", host.id], {
-      cwd: host.root,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    child.stdout!.once("data", () => child.kill("SIGTERM"))
-    child.once("error", reject)
-    child.once("exit", () => resolve())
+    child.once("exit", () => resolve(first ?? performance.now() - t0))
   })
 
 const attachVsPrint = async (host: Host): Promise<Goal> => {
   const attach: Array<number> = []
   const print: Array<number> = []
-  // The runs measured are killed at their first output (kill -9, so none lingers into the next): one that leaves as a
-  // person's does first, so the command's code cache exists (src/layers/file/CodeCache.ts).
-  await attachOnce(host)
   for (let i = 0; i < 12; i++) {
     // Interleaved: load from elsewhere weighs on both alike.
     attach.push(await firstOutput(["--storage", host.storage, "conversation", "attach", host.id], host.root, false))

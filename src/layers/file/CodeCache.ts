@@ -22,10 +22,10 @@
  * `ls` and a `print` run different functions of the same bundle), the
  * build (the bundle's content hash, its last line `//parley-bundle <hash>`,
  * with its file's size, time and inode, for an edit in place: V8 checks
- * only the source's length), Node's version and its options (a preloaded
- * module's path aside). V8 checks no checksum of a code cache in a release
- * build, and a damaged one crashes the process as it deserializes: a run
- * that died reading a cache has it removed by the next run (`guard`).
+ * only the source's length), Node's version and architecture, and its
+ * options (a preloaded module's path aside). V8 checks no checksum of a code cache in a release
+ * build, and a damaged one aborts the process: a run that died in its first
+ * seconds with a cache has it removed by the next run (`guard`).
  *
  * A run writes its cache when it found none, or none V8 took (another
  * Node's flags), and only when it succeeds or is ended by a signal it
@@ -96,8 +96,12 @@ export const flagsOf = (execArgv: ReadonlyArray<string>, nodeOptions: string | u
   return kept.join("\0")
 }
 
-/** Whether process `pid` is still running (or its id is taken again: the same answer). */
+/**
+ * Whether process `pid` is another process still running (or its id is taken again: the same answer).
+ * This process's own pid is another's that died before it: in a container every run may be pid 1.
+ */
 const alive = (pid: number): boolean => {
+  if (pid === process.pid) return false
   try {
     process.kill(pid, 0)
     return true
@@ -108,13 +112,14 @@ const alive = (pid: number): boolean => {
 
 /**
  * Keeps `cache` from crashing run after run. V8 checks no checksum of a code cache in a release
- * build, and a damaged one (a bit flipped on disk) aborts the process as it deserializes it. So a
- * run marks that it reads the cache (`<cache>.<pid>.run`, {@link markUse}) until its script has been
- * compiled and evaluated; a mark left by a process that is gone
- * makes the next run remove the cache and run without it, writing a new one at its end. A process
- * killed later (an `attach` ended with kill -9) leaves no mark. A checksum of the file would cost
- * more at each start than the listing's other work (1.8 ms for `ls`'s 443 KB in JavaScript;
- * node:zlib's crc32 takes 2 ms to load).
+ * build, and a damaged one (a bit flipped on disk) aborts the process, as it deserializes it or as
+ * a damaged function first runs. So a run marks that it reads the cache (`<cache>.<pid>.run`,
+ * {@link markUse}) for its first seconds ({@link MARKED_MS}) and until its exit; a mark left by a
+ * process that is gone makes the next run remove the cache and run without it, writing a new one at
+ * its end. A mark is also left when the script throws as it is evaluated. A long run killed later
+ * (an `attach` ended with kill -9) leaves none; one killed sooner costs the next run its cache. A
+ * checksum of the file would cost more at each start than the listing's other work (1.8 ms for
+ * `ls`'s 443 KB in JavaScript; node:zlib's crc32 takes 2 ms to load).
  */
 const guard = (cache: string): boolean => {
   const dir = path.dirname(cache)
@@ -131,15 +136,28 @@ const guard = (cache: string): boolean => {
   return sound
 }
 
-/** Marks that this process reads `cache` ({@link guard}); the returned function takes the mark away. */
+// How long a run's mark stays at least (unless it exits first): a short command's whole run (`ls`,
+// `print`, a scripted turn), where most of a cache's functions first run.
+const MARKED_MS = 2_000
+
+/**
+ * Marks that this process reads `cache` ({@link guard}). The returned function is called once the
+ * script is evaluated: the mark then goes at the process's exit or after {@link MARKED_MS}, whichever
+ * comes first (a timer that keeps no process alive).
+ */
 const markUse = (cache: string): (() => void) => {
   const mark = `${cache}.${process.pid}.run`
   try {
     fs.writeFileSync(mark, "", { mode: FILE_MODE })
   } catch {
     // Unmarked: a damaged cache would then crash runs until it is removed by hand, as without the guard.
+    return () => undefined
   }
-  return () => fs.rmSync(mark, { force: true })
+  const unmark = () => fs.rmSync(mark, { force: true })
+  return () => {
+    process.once("exit", unmark)
+    setTimeout(unmark, MARKED_MS).unref()
+  }
 }
 
 // A CommonJS module's wrapper, as Node's own loader makes it (on the first line: a stack trace's lines are the
@@ -161,8 +179,8 @@ const KEEP = 4
 
 /** Removes the files of `prefix` in `dir` but the `KEEP` newest. */
 const prune = (dir: string, prefix: string): void => {
-  const files = fs
-    .readdirSync(dir)
+  const names = fs.readdirSync(dir)
+  const files = names
     .filter((f) => f.startsWith(prefix) && f.endsWith(".v8"))
     .map((f) => {
       try {
@@ -173,6 +191,14 @@ const prune = (dir: string, prefix: string): void => {
     })
     .sort((a, b) => b.at - a.at)
   for (const { f } of files.slice(KEEP)) fs.rmSync(path.join(dir, f), { force: true })
+  // A temporary file or a mark (`….v8.<pid>.tmp`, `….v8.<pid>.run`) of a process that is gone, of any command: a
+  // mark's cache goes with it, as `guard` would have it.
+  for (const f of names) {
+    const left = /^(.+\.v8)\.(\d+)\.(run|tmp)$/.exec(f)
+    if (left === null || Number(left[2]) === process.pid || alive(Number(left[2]))) continue
+    if (left[3] === "run") fs.rmSync(path.join(dir, left[1]!), { force: true })
+    fs.rmSync(path.join(dir, f), { force: true })
+  }
 }
 
 /**
@@ -258,21 +284,26 @@ export const load = (file: string, profile: string, dir: string | undefined): un
   const cache =
     dir === undefined || build === undefined
       ? undefined
-      : cacheFile(dir, bundle, profile, build, process.version, flagsOf(process.execArgv, process.env["NODE_OPTIONS"]))
+      : cacheFile(
+          dir,
+          bundle,
+          profile,
+          build,
+          `${process.version}-${process.arch}`,
+          flagsOf(process.execArgv, process.env["NODE_OPTIONS"])
+        )
   const cachedData = cache === undefined || !guarded(cache) ? undefined : readPrivate(cache)
-  const unmark = cachedData === undefined || cache === undefined ? undefined : markUse(cache)
+  const evaluated = cachedData === undefined || cache === undefined ? undefined : markUse(cache)
   const module = { exports: {} }
-  try {
-    const script = new vm.Script(HEAD + source + TAIL, { filename: file, cachedData })
-    if (cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true))
-      process.once("exit", (code) => {
-        if (KEPT.has(code)) save(cache, prefixOf(bundle, profile), script.createCachedData())
-      })
-    // A function expression is what the script evaluates to (HEAD and TAIL above); vm types its value `any`.
-    const wrapper: Wrapper = script.runInThisContext()
-    wrapper(module.exports, createRequire(file), module, file, path.dirname(file))
-  } finally {
-    unmark?.()
-  }
+  const script = new vm.Script(HEAD + source + TAIL, { filename: file, cachedData })
+  if (cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true))
+    process.once("exit", (code) => {
+      if (KEPT.has(code)) save(cache, prefixOf(bundle, profile), script.createCachedData())
+    })
+  // A function expression is what the script evaluates to (HEAD and TAIL above); vm types its value `any`.
+  const wrapper: Wrapper = script.runInThisContext()
+  wrapper(module.exports, createRequire(file), module, file, path.dirname(file))
+  // Not reached when the script throws as it is evaluated: its mark stays, and the next run does without the cache.
+  evaluated?.()
   return module.exports
 }

@@ -50,9 +50,12 @@ const seenAt = (p: string): Seen => {
   return { kind, uid: stat.uid, mode: stat.mode & 0o7777 }
 }
 
-/** Whether every directory above `dir` passes `ancestorProblem` for `uid`. */
+/**
+ * Whether every directory above `dir` passes `ancestorProblem` for `uid`, on its real path (as ssh's
+ * `safe_path` does: a home under a linked `/home`, a `~/.cache` linked to another disk).
+ */
 const ancestorsSafe = (dir: string, uid: number): boolean => {
-  for (let d = path.dirname(dir); ; d = path.dirname(d)) {
+  for (let d = path.dirname(fs.realpathSync(dir)); ; d = path.dirname(d)) {
     if (ancestorProblem(seenAt(d), uid) !== undefined) return false
     if (d === path.dirname(d)) return true
   }

@@ -147,9 +147,17 @@ describe("the built parley's code caches", () => {
     const otherCommand = builds[0]!.replace("~Ls-text~", "~Print-html~")
     fs.writeFileSync(path.join(cache, otherCommand), "another build, another command")
     fs.utimesSync(path.join(cache, otherCommand), 1_000_000, 1_000_000)
+    // What a process that is gone left: a temporary file, and a mark with its cache (which goes with it).
+    const gone = spawnSync(process.execPath, ["-e", "0"]).pid
+    const marked = otherCommand.replace("~Print-html~", "~Print-json~")
+    fs.writeFileSync(path.join(cache, marked), "a cache whose reader died")
+    fs.writeFileSync(path.join(cache, `${marked}.${gone}.run`), "")
+    fs.writeFileSync(path.join(cache, `${otherCommand}.${gone}.tmp`), "half written")
     expect(parley(["conversation", "ls"]).status).toBe(0)
     expect(of("Ls-text")).toStrictEqual([ls!, ...builds.slice(2)].sort())
     expect(caches()).toContain(otherCommand)
+    expect(caches()).not.toContain(marked)
+    expect(fs.readdirSync(cache).filter((f) => /\.(run|tmp)$/.test(f))).toStrictEqual([])
   })
 
   it("a damaged cache crashes one run, not the next; one others could write is not used, and is replaced", () => {

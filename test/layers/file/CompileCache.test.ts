@@ -54,6 +54,20 @@ describe("the compile cache directory", () => {
     expect(CompileCache.ready(file)).toBe(false)
   })
 
+  it("a directory above it that is a link is taken for where it leads (a linked /home); one others can write in is not", () => {
+    const real = path.join(dir, "real-homes")
+    fs.mkdirSync(path.join(real, "ada"), { recursive: true })
+    const linked = path.join(dir, "linked-homes")
+    fs.symlinkSync(real, linked)
+    expect(CompileCache.ready(path.join(linked, "ada", ".cache", "parley", "compile-cache"))).toBe(true)
+    const shared = path.join(dir, "shared")
+    fs.mkdirSync(shared)
+    fs.chmodSync(shared, 0o777)
+    expect(CompileCache.ready(path.join(shared, "parley", "compile-cache"))).toBe(false)
+    fs.chmodSync(shared, 0o1777)
+    expect(CompileCache.ready(path.join(shared, "parley2", "compile-cache"))).toBe(true)
+  })
+
   it("parley makes it 0700 and Node fills it; the command still runs when it cannot be used", () => {
     const home = path.join(dir, "home")
     fs.mkdirSync(home)
