@@ -244,3 +244,24 @@ ${tools.replace('command = "python3 ', `command = "${python} `)}`
     }
   }
 }
+
+/**
+ * All 60 shards held by `count` runners, each some, the split unchanged for a second (four assignment
+ * refreshes): a split that still moves would move a turn's shard after the test chose its owner.
+ */
+export const settled = async (runner: Runner, count: number): Promise<void> => {
+  let last = ""
+  let since = Date.now()
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    const shards = ((await runner.json("/api/cluster")).body.runners as Array<{ shards: number }>).map((r) => r.shards)
+    const split = shards.length === count && shards.every((n) => n > 0) && shards.reduce((a, b) => a + b, 0) === 60
+    const now = split ? shards.join("/") : ""
+    if (now === "" || now !== last) {
+      last = now
+      since = Date.now()
+    } else if (Date.now() - since >= 1_000) return
+    if (Date.now() > deadline) throw new Error(`the shards did not settle over ${count} runners: ${shards.join("/")}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}

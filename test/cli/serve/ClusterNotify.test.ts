@@ -24,24 +24,6 @@ afterEach(async () => {
   for (const r of receivers.splice(0)) await r.close()
 })
 
-/** All 60 shards held by `count` runners, each some, the split unchanged for a second. */
-const settled = async (runner: Cluster.Runner, count: number): Promise<void> => {
-  let last = ""
-  let since = Date.now()
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    const shards = ((await runner.json("/api/cluster")).body.runners as Array<{ shards: number }>).map((r) => r.shards)
-    const split = shards.length === count && shards.every((n) => n > 0) && shards.reduce((a, b) => a + b, 0) === 60
-    const now = split ? shards.join("/") : ""
-    if (now === "" || now !== last) {
-      last = now
-      since = Date.now()
-    } else if (Date.now() - since >= 1_000) return
-    if (Date.now() > deadline) throw new Error(`the shards did not settle over ${count} runners: ${shards.join("/")}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
 describe.skipIf(pgSkip !== undefined)("[notify] in a cluster", () => {
   it("three runners deliver each event of a turn once, with one delivery id", async () => {
     const receiver = await startReceiver()
@@ -55,7 +37,7 @@ describe.skipIf(pgSkip !== undefined)("[notify] in a cluster", () => {
     const runners = [await cluster.runner(), await cluster.runner(), await cluster.runner()]
     // None failing means no shard moves either: once the split has held a second, a turn started stays where it
     // starts (a handoff ends the run on one runner, which tells run_ended, and resumes it on another).
-    await settled(runners[0]!, 3)
+    await Cluster.settled(runners[0]!, 3)
     const started = await runners[1]!.post("/api/conversations", { message: "deploy c1" })
     expect(started.status, JSON.stringify(started.body)).toBe(200)
     const id = String(started.body.conversation_id)

@@ -47,38 +47,12 @@ type Entry = {
   metadata?: Record<string, { id: number; via: string }>
 }
 
-/** A cluster of two runners, `a` and `b`, with every shard placed. */
-/**
- * Both runners hold shards, all 60 are held, and the split has stayed the same for a second (four
- * assignment refreshes): a split that still moves would move a turn's shard after the test chose
- * its owner, and a message for it would then reach a runner that does not run it.
- */
-const settledShards = (a: Cluster.Runner) => {
-  let last = ""
-  let since = 0
-  return until(
-    "60 shards over 2 runners, settled",
-    async () => {
-      const shards = (await a.json("/api/cluster")).body.runners.map((r: { shards: number }) => r.shards)
-      const split = shards.length === 2 && shards.every((n: number) => n > 0) && shards[0] + shards[1] === 60
-      const now = shards.join("/")
-      if (!split || now !== last) {
-        last = split ? now : ""
-        since = Date.now()
-        return undefined
-      }
-      return Date.now() - since >= 1_000 ? true : undefined
-    },
-    30_000
-  )
-}
-
 const twoRunners = async () => {
   const cluster = await Cluster.project(freshDatabase(pg!))
   clusters.push(cluster)
   const a = await cluster.runner()
   const b = await cluster.runner()
-  await settledShards(a)
+  await Cluster.settled(a, 2)
   return { cluster, a, b }
 }
 
@@ -136,7 +110,7 @@ const gatedThenSplit = async (count: number) => {
       30_000
     )
   const b = await cluster.runner()
-  await settledShards(a)
+  await Cluster.settled(a, 2)
   return { cluster, a, b, ids }
 }
 
@@ -173,7 +147,7 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster: send to a running
     clusters.push(cluster)
     const a = await cluster.runner()
     const b = await cluster.runner()
-    await settledShards(a)
+    await Cluster.settled(a, 2)
     // A turn that runs on b (it waits on its tool's question), created through a.
     let id: string | undefined
     for (let i = 0; i < 30 && id === undefined; i++) {
