@@ -83,21 +83,26 @@ export const ready = (dir: string): boolean => {
   }
 }
 
-let prepared: { readonly dir: string | undefined } | undefined
+// One answer per process, across the copies of this module the built files hold (the entry's, for Node's
+// compile cache; the fast paths' file's, for their code caches: `CodeCache.ts`): a global under a registered
+// symbol, since nothing else is shared between them.
+const PREPARED = Symbol.for("parley.compileCache.prepared")
+type Prepared = { readonly dir: string | undefined }
 
 /**
  * The private cache directory for `env` ({@link directory}), made and checked
- * once per copy of this module ({@link ready}: the entry's, for Node's compile
- * cache, and the fast paths' file's, for their code caches: `CodeCache.ts`);
- * `undefined` when there is none fit for use, or when the person chose how
- * Node caches compiled code (`$NODE_COMPILE_CACHE`, `$NODE_DISABLE_COMPILE_CACHE`).
+ * once per process ({@link ready}); `undefined` when there is none fit for
+ * use, or when the person chose how Node caches compiled code
+ * (`$NODE_COMPILE_CACHE`, `$NODE_DISABLE_COMPILE_CACHE`).
  */
 export const prepare = (env: NodeJS.ProcessEnv): string | undefined => {
-  if (prepared === undefined) {
-    const chosen = env["NODE_COMPILE_CACHE"] !== undefined || env["NODE_DISABLE_COMPILE_CACHE"] !== undefined
-    const dir = chosen ? undefined : directory(env)
-    prepared = { dir: dir !== undefined && ready(dir) ? dir : undefined }
-  }
+  // Reflect.get reads `any`: only this function writes the property, always a Prepared.
+  const known: Prepared | undefined = Reflect.get(globalThis, PREPARED)
+  if (known !== undefined) return known.dir
+  const chosen = env["NODE_COMPILE_CACHE"] !== undefined || env["NODE_DISABLE_COMPILE_CACHE"] !== undefined
+  const dir = chosen ? undefined : directory(env)
+  const prepared: Prepared = { dir: dir !== undefined && ready(dir) ? dir : undefined }
+  Reflect.set(globalThis, PREPARED, prepared)
   return prepared.dir
 }
 
