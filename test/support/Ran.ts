@@ -9,6 +9,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { HEAD } from "../../src/layers/file/CodeCache.ts"
 import { repoRoot } from "./Fixtures.ts"
 
 const dist = path.join(repoRoot, "dist")
@@ -72,9 +73,6 @@ const decode = (mappings: string): Array<Array<readonly [number, number]>> => {
  */
 const moduleOf = (source: string): string =>
   source.replace(/^(\.\.\/)+/, "").replace(/^(node_modules\/(?:@[^/]+\/)?[^/]+)\/src\/(.+)\.ts$/, "$1/dist/$2.js")
-
-// The wrapper the script runs in (src/layers/file/CodeCache.ts): its offsets count it.
-const HEAD = "(function (exports, require, module, __filename, __dirname) {"
 
 /** The sources of `file` (a file of dist/ with its source map) whose functions ran, from their start offsets. */
 const sourcesRan = (file: string, starts: ReadonlyArray<number>): Array<string> => {

@@ -123,17 +123,24 @@ const alive = (pid: number): boolean => {
  */
 const guard = (cache: string): boolean => {
   const dir = path.dirname(cache)
-  const base = `${path.basename(cache)}.`
+  const name = path.basename(cache)
   let sound = true
   for (const f of fs.readdirSync(dir)) {
-    if (!f.startsWith(base) || !f.endsWith(".run")) continue
-    const pid = Number(f.slice(base.length, -".run".length))
-    if (Number.isInteger(pid) && alive(pid)) continue
+    const left = leftover(f)
+    if (left?.cache !== name || left.kind !== "run" || alive(left.pid)) continue
     sound = false
     fs.rmSync(path.join(dir, f), { force: true })
   }
   if (!sound) fs.rmSync(cache, { force: true })
   return sound
+}
+
+/** A mark ({@link markUse}) or a temporary file ({@link save}) by its name: the cache it is of, its process, which. */
+const leftover = (
+  name: string
+): { readonly cache: string; readonly pid: number; readonly kind: string } | undefined => {
+  const left = /^(.+\.v8)\.(\d+)\.(run|tmp)$/.exec(name)
+  return left === null ? undefined : { cache: left[1]!, pid: Number(left[2]), kind: left[3]! }
 }
 
 // How long a run's mark stays at least (unless it exits first): a short command's whole run (`ls`,
@@ -160,9 +167,11 @@ const markUse = (cache: string): (() => void) => {
   }
 }
 
-// A CommonJS module's wrapper, as Node's own loader makes it (on the first line: a stack trace's lines are the
-// file's); the newline ends the key line's comment.
-const HEAD = "(function (exports, require, module, __filename, __dirname) {"
+/**
+ * A CommonJS module's wrapper, as Node's own loader makes it (on the first line: a stack trace's lines are the
+ * file's; V8's coverage offsets count it); the newline of `TAIL` ends the key line's comment.
+ */
+export const HEAD = "(function (exports, require, module, __filename, __dirname) {"
 const TAIL = "\n})"
 
 type Wrapper = (
@@ -193,10 +202,11 @@ const prune = (dir: string, prefix: string): void => {
   for (const { f } of files.slice(KEEP)) fs.rmSync(path.join(dir, f), { force: true })
   // A temporary file or a mark (`….v8.<pid>.tmp`, `….v8.<pid>.run`) of a process that is gone, of any command: a
   // mark's cache goes with it, as `guard` would have it.
+  // This process's own are not left behind: its mark goes at its exit, after this.
   for (const f of names) {
-    const left = /^(.+\.v8)\.(\d+)\.(run|tmp)$/.exec(f)
-    if (left === null || Number(left[2]) === process.pid || alive(Number(left[2]))) continue
-    if (left[3] === "run") fs.rmSync(path.join(dir, left[1]!), { force: true })
+    const left = leftover(f)
+    if (left === undefined || left.pid === process.pid || alive(left.pid)) continue
+    if (left.kind === "run") fs.rmSync(path.join(dir, left.cache), { force: true })
     fs.rmSync(path.join(dir, f), { force: true })
   }
 }

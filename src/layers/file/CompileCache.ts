@@ -43,7 +43,11 @@ export const directory = (env: NodeJS.ProcessEnv): string | undefined => {
   return cache === undefined ? undefined : path.join(cache, "parley", "compile-cache")
 }
 
-/** What `lstat` says of `p`, as the private-directory rules read it. */
+/**
+ * What `lstat` says of `p`, as the private-directory rules read it. (`layers/file/PrivateDir.inspect`
+ * says the same, but its module loads Effect and the refusal's Schema class, which the entry that
+ * calls this must not: it runs before anything is cached.)
+ */
 const seenAt = (p: string): Seen => {
   const stat = fs.lstatSync(p)
   const kind = stat.isSymbolicLink() ? "symlink" : stat.isDirectory() ? "directory" : "other"
