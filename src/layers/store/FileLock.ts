@@ -40,6 +40,28 @@ export type AcquireResult = { readonly _tag: "Acquired" } | { readonly _tag: "He
 /** Locks this process holds (to tell our own lock from a dead namesake's): process state, as a lock file names the process (its pid), not a scope. */
 const held = new Set<string>()
 
+/**
+ * Per lock, the last of this process's takes and releases of it. They run one
+ * at a time: a lock file names a process, not a fiber, so a sibling fiber
+ * reading our lock between its link into place and its entry in `held` (or
+ * between a release forgetting it and removing it) would call it stale, take
+ * it over, and both would hold it.
+ */
+const queues = new Map<string, Promise<void>>()
+
+const serially = <A>(file: string, f: () => Promise<A>): Promise<A> => {
+  const run = (queues.get(file) ?? Promise.resolve()).then(f)
+  const tail = run.then(
+    () => undefined,
+    () => undefined
+  )
+  queues.set(file, tail)
+  void tail.then(() => {
+    if (queues.get(file) === tail) queues.delete(file)
+  })
+  return run
+}
+
 /** An unreadable lock younger than this is being created right now: treat it as held. */
 const UNREADABLE_GRACE_MS = 10_000
 
@@ -173,8 +195,10 @@ export const heldLive = async (file: string): Promise<boolean> => {
   }
 }
 
-/** Tries to take the lock (taking over a stale one). Never waits. */
-export const acquire = async (file: string): Promise<AcquireResult> => {
+/** Tries to take the lock (taking over a stale one). Never waits for another process; a sibling fiber's take or release of the same lock, it does. */
+export const acquire = (file: string): Promise<AcquireResult> => serially(file, () => take(file))
+
+const take = async (file: string): Promise<AcquireResult> => {
   // A new locks/ is private; an existing one (JP's, shared) is used as it is.
   await fs.mkdir(path.dirname(file), { recursive: true, mode: DIR_MODE })
   const takeover = `${file}.takeover`
@@ -215,12 +239,16 @@ export const acquire = async (file: string): Promise<AcquireResult> => {
 }
 
 /** Releases the lock if this process holds it. */
-export const release = async (file: string): Promise<void> => {
-  if (!held.has(file)) return
-  held.delete(file)
-  const holder = await readHolder(file)
-  if (holder?.pid === process.pid) await fs.rm(file, { force: true })
-}
+export const release = (file: string): Promise<void> =>
+  serially(file, async () => {
+    if (!held.has(file)) return
+    try {
+      const holder = await readHolder(file)
+      if (holder?.pid === process.pid) await fs.rm(file, { force: true })
+    } finally {
+      held.delete(file)
+    }
+  })
 
 /**
  * Removes `file` when it is a stale lock (taking it over first, so a lock
