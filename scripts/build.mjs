@@ -268,6 +268,37 @@ const lazyBuiltins = {
   }
 }
 
+// Two of effect's modules ask the engine, as they load, how it writes a stack trace: each makes
+// an Error and reads its `stack` (internal/effect.js's `continuationMarksStack`, Utils.js's
+// `internalCall`). In a bundle run from a code cache that costs ~4 ms the first time (of a
+// scripted query's ~90): V8 compiled the bundle without source positions and recompiles to
+// find them for the first stack it formats. Node is always V8, whose answers are known (true;
+// the plain call): they are written in, and a pattern not found fails the build.
+const V8_PROBES = [
+  {
+    file: `${path.sep}effect${path.sep}dist${path.sep}internal${path.sep}effect.js`,
+    from: /const continuationMarksStack = \/\*#__PURE__\*\/\(\(\) => \{[\s\S]*?\n\}\)\(\);/,
+    to: "const continuationMarksStack = true;"
+  },
+  {
+    file: `${path.sep}effect${path.sep}dist${path.sep}Utils.js`,
+    from: /export const internalCall = \/\*#__PURE__\*\/pickInternalCall\(\);/,
+    to: "export const internalCall = body => body();"
+  }
+]
+const v8Probes = {
+  name: "v8-probes",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]effect[\\/]dist[\\/](internal[\\/]effect|Utils)\.js$/ }, (args) => {
+      const probe = V8_PROBES.find((p) => args.path.endsWith(p.file))
+      if (probe === undefined) return undefined
+      const code = readFileSync(args.path, "utf8")
+      if (!probe.from.test(code)) throw new Error(`v8-probes: ${args.path} no longer has ${probe.from}`)
+      return { contents: code.replace(probe.from, probe.to), loader: "js" }
+    })
+  }
+}
+
 const buildCli = async () => {
   const scratch = path.join("dist", `.build-${process.pid}`)
   mkdirSync(scratch, { recursive: true })
@@ -280,12 +311,12 @@ const buildCli = async () => {
       sourcemap: "external",
       sourcesContent: false,
       entryPoints: { parley: "src/bin.ts", "parley-fast": "src/cli/FastPath.ts" },
-      plugins: [entryExternals, cachedBundles, lazyWs, lazyBuiltins, facadeFree]
+      plugins: [entryExternals, cachedBundles, lazyWs, lazyBuiltins, facadeFree, v8Probes]
     })
     const main = await build({
       ...cliOptions(scratch),
       entryPoints: { "parley-main": "src/cli/Run.ts", "parley-missing": "src/cli/MissingChunk.ts" },
-      plugins: [lazyWs, lazyBuiltins, facadeFree]
+      plugins: [lazyWs, lazyBuiltins, facadeFree, v8Probes]
     })
     const vendor = await build({ ...vendorOptions(scratch), plugins: [vendorEntries, lazyBuiltins, facadeFree] })
     const vendorNames = {}
@@ -297,7 +328,7 @@ const buildCli = async () => {
     }
     const fast = await build({
       ...fastOptions(scratch),
-      plugins: [vendored(vendorNames), lazyWs, lazyBuiltins, facadeFree]
+      plugins: [vendored(vendorNames), lazyWs, lazyBuiltins, facadeFree, v8Probes]
     })
     for (const f of readdirSync(scratch).filter((f) => f.endsWith(".cjs"))) {
       const file = path.join(scratch, f)
