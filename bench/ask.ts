@@ -1,5 +1,5 @@
 /**
- * `parley ask` benchmarks (docs/ask.md, docs/benchmarks.md#start-up-of-parley-ask):
+ * `parley ask` benchmarks (docs/ask.md, docs/startup.md#start-up-of-parley-ask):
  * - start-up: `parley ask` started → its question listed (the conversation's
  *   host socket is up, so the inbox, `attach`, `serve` and its page list it),
  *   against `conversation ls` start-up to exit, interleaved: ≤ 2×. Whole

@@ -6,7 +6,7 @@
 // the 300 files of a build, fewer than twenty ever name `require`, and a command loads 27 to 55 of
 // them: each made a `Module` object and its `node_modules` paths, read `import.meta`, and linked
 // node:module, for nothing. Once the build has written them, `trimBanner` gives each file the
-// banner it needs (docs/benchmarks.md#what-a-run-no-longer-makes).
+// banner it needs (docs/startup.md#what-a-run-no-longer-makes).
 
 const SHEBANG = "#!/usr/bin/env node"
 const REQUIRE = "import { createRequire as __cr } from 'node:module';const require = __cr(import.meta.url);"

@@ -63,7 +63,7 @@ const cliOptions = (outdir) => ({
 // The fast paths (src/bin.ts's fastPath: `conversation ls` / `print`, a plain `query`, `ask`,
 // `conversation attach`) are each one CommonJS script of its own, dist/parley-<name>.cjs, which
 // the entry runs through V8's code cache taken after a run (src/layers/file/CodeCache.ts,
-// docs/benchmarks.md#the-code-cache-of-a-fast-path). Node's compile cache of an ES module holds
+// docs/startup.md#the-code-cache-of-a-fast-path). Node's compile cache of an ES module holds
 // only what V8 compiled before running it; a cache taken after the run holds every function
 // that ran. Each script holds what its path loads, its lazily loaded modules behind esbuild's
 // lazy initializers (evaluated when first imported, as their chunks were); in one build with the
@@ -219,7 +219,7 @@ const keyed = (code) =>
 // load http, https, tls, zlib and more. Every run that hosts its socket (every `query`)
 // imports NodeSocketServer, so NodeWS becomes a shim that requires `ws` on first use: esbuild
 // bundles a require() as a wrapper evaluated when it is called. (Start-up of a query,
-// docs/benchmarks.md#start-up-of-a-query.)
+// docs/startup.md#start-up-of-a-query.)
 const lazyWs = {
   name: "lazy-ws",
   setup(b) {

@@ -8,8 +8,8 @@
  * -e 0` costs. A plain `query`, `conversation ls`, `conversation print`,
  * `ask` or `conversation attach` runs without effect/cli (`cli/FastPath.ts`,
  * one dynamic import, then the command's own script;
- * docs/benchmarks.md#start-up-of-a-query,
- * docs/benchmarks.md#start-up-of-the-reading-commands); anything else loads
+ * docs/startup.md#start-up-of-a-query,
+ * docs/startup.md#start-up-of-the-reading-commands); anything else loads
  * Effect and the command tree with one more (esbuild puts them in chunks).
  */
 import { enable as enableCompileCache } from "./layers/file/CompileCache.ts"

@@ -1,7 +1,7 @@
 /**
  * The fast paths of the `parley` executable (`bin.ts`): the commands a person
  * or a script waits on, run without effect/cli's command tree
- * (docs/decisions.md#fast-start, docs/benchmarks.md#start-up-of-a-query).
+ * (docs/decisions.md#fast-start, docs/startup.md#start-up-of-a-query).
  *
  * @internal
  */

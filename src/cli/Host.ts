@@ -39,7 +39,7 @@ const interrupt = Effect.sync(() => void process.kill(process.pid, "SIGTERM"))
  * How long a run nobody watches goes before it is served anyway: its host
  * (effect/rpc's server and the socket) is a fifth of a scripted turn's
  * start-up, and a turn that ends sooner is never followed from elsewhere
- * (docs/benchmarks.md#start-up-of-a-query).
+ * (docs/startup.md#start-up-of-a-query).
  */
 export const HOST_AFTER_MS = 200
 

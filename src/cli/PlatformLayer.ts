@@ -3,7 +3,7 @@
  * `NodeServices.layer`, with its terminal made on first use (`PersonTerminal.nodeOnFirstUse`).
  * Node's own makes `process.stdin` and `process.stdout` when the layer is built (for a pipe,
  * sockets: Node's streams and `net`), and a scripted or piped run never prompts
- * (docs/benchmarks.md#what-a-run-no-longer-makes).
+ * (docs/startup.md#what-a-run-no-longer-makes).
  *
  * @example
  * ```ts

@@ -1,6 +1,6 @@
 /**
  * `parley query`'s fast path, its half that reads the command line
- * (docs/decisions.md#fast-start; docs/benchmarks.md#start-up-of-a-query): a
+ * (docs/decisions.md#fast-start; docs/startup.md#start-up-of-a-query): a
  * plain query loaded effect/cli's whole command tree, every command's flags
  * and handlers, before its first request. So `bin.ts` asks {@link parse}: a
  * command line it fully understands runs `QueryFast.ts` without the command

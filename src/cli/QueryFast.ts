@@ -1,6 +1,6 @@
 /**
  * `parley query`'s fast path, its half that runs it (docs/decisions.md#fast-start;
- * docs/benchmarks.md#start-up-of-a-query): the command line as
+ * docs/startup.md#start-up-of-a-query): the command line as
  * `QueryArgv.parse` understood it, run by the same code as the effect/cli
  * command (`QueryRun.runQuery` on `Live.layer`) and ended the same way
  * (`RunMain`), without loading effect/cli's command tree. It runs from a

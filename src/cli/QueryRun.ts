@@ -3,7 +3,7 @@
  * `Query.ts` describes): the terminal's view, the run's socket, the JSON
  * document, the hints and the one-line errors. Apart from the effect/cli
  * command so that the query's fast path (`QueryFast.ts`,
- * docs/benchmarks.md#start-up-of-a-query) runs it without loading effect/cli's
+ * docs/startup.md#start-up-of-a-query) runs it without loading effect/cli's
  * command tree; the command (`Query.ts`) and the demo run it too.
  *
  * @example

@@ -1,4 +1,4 @@
-// Start-up (docs/benchmarks.md#start-up-of-a-query): which `parley query` command lines the fast
+// Start-up (docs/startup.md#start-up-of-a-query): which `parley query` command lines the fast
 // path takes, that it reads them as effect/cli does, and that it declines everything effect/cli
 // must answer.
 import { spawnSync } from "node:child_process"

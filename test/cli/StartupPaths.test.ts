@@ -131,7 +131,7 @@ describe("start-up: `conversation attach` runs without the command tree (docs/de
   })
 })
 
-describe("start-up: a plain `parley query` runs without the command tree (docs/benchmarks.md#start-up-of-a-query)", () => {
+describe("start-up: a plain `parley query` runs without the command tree (docs/startup.md#start-up-of-a-query)", () => {
   const TREE =
     /src\/cli\/(Main|Root|Query|Ask|Serve|Inbox)\.ts|src\/cli\/conversation\/|src\/(cli|layers)\/serve\/|node_modules\/effect\/dist\/cli\/(Command|Flag|Argument|CliError)\.js/
   it("a scripted turn loads neither effect/cli's command tree nor another command; a declined one still gets effect/cli's answer", () => {
@@ -208,7 +208,7 @@ describe("start-up: the built-ins an ls loads (scripts/build.mjs, facadeFree)", 
   })
 })
 
-describe("start-up: a query loads what its turn uses (docs/benchmarks.md#start-up-of-a-query)", () => {
+describe("start-up: a query loads what its turn uses (docs/startup.md#start-up-of-a-query)", () => {
   it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack, undici, tls, readline or the crypto module", () => {
     const script = path.join(dir, "reply.json")
     fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))

@@ -27,7 +27,8 @@ const required = [
   "postgres.md",
   "questions-and-approvals.md",
   "security.md",
-  "serve.md"
+  "serve.md",
+  "startup.md"
 ]
 
 /** Whether `target` (relative to `from`'s folder, maybe with `#anchor`) lands; else why not. */

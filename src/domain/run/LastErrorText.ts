@@ -1,7 +1,7 @@
 /**
  * A conversation's last run error (`LastError.ts`) as a listing reads and
  * says it, without Schema: `conversation ls` reads it from every row and
- * loads no codec (docs/benchmarks.md#start-up-of-the-reading-commands).
+ * loads no codec (docs/startup.md#start-up-of-the-reading-commands).
  *
  * @example
  * ```ts

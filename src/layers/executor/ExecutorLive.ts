@@ -82,7 +82,7 @@ const ajvOf = (exported: typeof Ajv | { readonly Ajv: typeof Ajv }): typeof Ajv 
 /**
  * ajv, loaded on first use: evaluating it and compiling the built-ins' schemas was
  * ≈ a fifth of a scripted query's start-up, and a turn that calls no tool needs neither
- * (docs/benchmarks.md#start-up-of-a-query).
+ * (docs/startup.md#start-up-of-a-query).
  */
 const loadAjv: Effect.Effect<typeof Ajv> = Effect.promise(() => {
   ajvClass ??= import("ajv").then(

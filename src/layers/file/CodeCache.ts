@@ -2,7 +2,7 @@
  * How the built `parley` runs its fast paths' bundles (`dist/parley-*.cjs`:
  * `conversation ls` / `print`, a plain `query`, `ask`, `conversation attach`)
  * with V8's code cache taken after the run, not before it
- * (docs/benchmarks.md#the-code-cache-of-a-fast-path).
+ * (docs/startup.md#the-code-cache-of-a-fast-path).
  *
  * Why: Node's compile cache (`CompileCache.ts`) stores what V8 compiled
  * when it compiled a module, and V8 compiles a function only when it is

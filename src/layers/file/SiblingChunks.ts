@@ -1,6 +1,6 @@
 /**
  * How the built `parley` resolves its chunks' imports of one another
- * (docs/benchmarks.md#what-a-run-no-longer-makes): an import of `./NAME.mjs`
+ * (docs/startup.md#what-a-run-no-longer-makes): an import of `./NAME.mjs`
  * from a module of the entry's own directory is that directory's file,
  * handed to Node through an in-thread resolve hook (`module.registerHooks`,
  * Node ≥ 22.15 and 23.5), not looked up by Node's resolver.

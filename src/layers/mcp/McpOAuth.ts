@@ -101,7 +101,7 @@ const save = (file: string, state: State): void => {
 /**
  * node:http on first use: importing it as a module makes Node evaluate its lazy
  * `WebSocket`/fetch exports, loading all of undici (≈ 40 ms of every start-up that
- * reaches this module, and a query does; docs/benchmarks.md#start-up-of-a-query).
+ * reaches this module, and a query does; docs/startup.md#start-up-of-a-query).
  */
 const loadHttp = () => import("node:http")
 

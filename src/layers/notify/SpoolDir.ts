@@ -2,7 +2,7 @@
  * Where the notification spool lives (`Spool.ts`), and the failures it keeps
  * for a listing to show once: plain file work, no Schema, so `conversation
  * ls` (which shows a failed notification on its row) loads no codec
- * (docs/benchmarks.md#start-up-of-the-reading-commands).
+ * (docs/startup.md#start-up-of-the-reading-commands).
  *
  * @example
  * ```ts

@@ -110,7 +110,7 @@ export const layer: Layer.Layer<Terminal.Terminal> = Layer.effect(
  * Node's `Terminal` (`NodeTerminal.make`), made when one of its operations is first used, in
  * this layer's scope. Making it builds `process.stdin` and `process.stdout` (Node's streams,
  * net, readline's listeners): a scripted or piped run that never prompts does not pay for
- * them (docs/benchmarks.md#what-a-run-no-longer-makes). For `cli/PlatformLayer.ts`.
+ * them (docs/startup.md#what-a-run-no-longer-makes). For `cli/PlatformLayer.ts`.
  */
 export const nodeOnFirstUse: Layer.Layer<Terminal.Terminal> = Layer.effect(
   Terminal.Terminal,

@@ -63,7 +63,7 @@ const listing = (conversationsDir: string, archived: boolean): Effect.Effect<Lis
  * Builds the store over a storage directory. Listing is here; the rest
  * (`FileConversationOps.ts`, with the event codec) is loaded once, on the
  * first call that needs it, so `conversation ls` starts within 2× `node -e
- * 0` (docs/benchmarks.md#start-up-of-the-reading-commands).
+ * 0` (docs/startup.md#start-up-of-the-reading-commands).
  */
 export const make = (options: Options) =>
   Effect.sync(() => {

@@ -318,7 +318,7 @@ let decoding: Promise<{ read: typeof ConversationRead.read; summaryOf: typeof Su
 /**
  * The event codec and the summary rules, loaded once the first row must be
  * decoded: a listing of an empty storage, or a warm one, loads neither
- * (docs/benchmarks.md#start-up-of-the-reading-commands: `conversation ls`
+ * (docs/startup.md#start-up-of-the-reading-commands: `conversation ls`
  * starts within 2× `node -e 0`).
  */
 const decoder = () =>
