@@ -143,6 +143,16 @@ const headless = PromptBackend.of({
   edit: () => Effect.fail(new PromptFailed({ reason: "no terminal on a cluster runner" }))
 })
 
+/**
+ * Whether `e` is what a turn's hand-off makes it say, not what happened to it: once frozen
+ * (handed off, or left to the runner that runs it), its interrupt closes its open questions as
+ * cancelled and stops the run, none of which is recorded, and the turn goes on elsewhere.
+ * Notifications do not tell them (the next owner tells its own), so a hand-off is not a
+ * `run_ended` (docs/questions-and-approvals.md#notifications).
+ */
+const handedOff = (state: { readonly frozen: boolean }, e: RunEvent.RunEvent): boolean =>
+  state.frozen && (e._tag === "Stopped" || (e._tag === "QuestionClosed" && e.outcome._tag === "Cancelled"))
+
 /** A session whose writes fail once `frozen()` says so: a handed-off turn writes nothing more. */
 const freezable = (s: ConversationSession, frozen: () => boolean): ConversationSession => {
   const gone = () => new StoreIoError({ path: s.id, reason: "the turn was handed to another runner" })
@@ -258,7 +268,12 @@ export const make = (options: {
     // The conversations a message was queued for while their turn ran on another runner, since when: that turn
     // may have read its queue for the last time already, so the sweep starts a run here once it is gone.
     const queuedElsewhere = new Map<ConversationId.ConversationId, number>()
-    const scope = yield* Effect.scope
+    // The turns' own scope, a child of the caller's made now: each turn's fiber is forked into it, and a
+    // fork adds its interrupt as the scope's newest finalizer. In the caller's scope those ran before the
+    // runner's hand-off (added once, after this), so SIGTERM interrupted every turn started since without
+    // freezing it: its row released, its stop told as `run_ended`, nobody resuming it. This scope closes
+    // after the hand-off.
+    const scope = yield* Scope.fork(yield* Effect.scope)
 
     /**
      * The row of a turn taken here: `over` another runner's only once the
@@ -390,11 +405,14 @@ export const make = (options: {
       Effect.gen(function* () {
         const pending = yield* PendingAnswersLive.make
         const events = yield* RunEventsLive.make.pipe(Scope.provide(scope))
+        const state = { frozen: false }
         // Notifications follow this turn's events, in a scope of the turn's own: closed when it ends.
         const told = yield* Scope.fork(scope)
-        if (services.notifier !== undefined) yield* services.notifier.attach(events.events).pipe(Scope.provide(told))
+        if (services.notifier !== undefined)
+          yield* services.notifier
+            .attach(Stream.filter(events.events, (e) => !handedOff(state, e)))
+            .pipe(Scope.provide(told))
         const ended = yield* Deferred.make<Exit.Exit<Query.QueryResult, unknown>>()
-        const state = { frozen: false }
         // A row at once (a turn whose start finds the lock held is tried again by the sweep), but not another runner's yet.
         // The sweep's take-over has its row already, and must not make one for a turn that ended meanwhile.
         const made = request.takeOver !== true && (yield* claim(id, false))

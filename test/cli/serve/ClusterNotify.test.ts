@@ -1,6 +1,6 @@
 // Notifications in a cluster (docs/questions-and-approvals.md#notifications): the runner that owns a turn
 // produces its events, so with three runners and none failing each event reaches the webhook once, with
-// one delivery id.
+// one delivery id; a turn handed off to another runner (its runner stopped) is not told as ended there.
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -55,5 +55,47 @@ describe.skipIf(pgSkip !== undefined)("[notify] in a cluster", () => {
     expect(got.every((b) => b["conversation_id"] === id)).toBe(true)
     expect(new Set(receiver.received.map((x) => x.headers["x-parley-delivery"])).size).toBe(3)
     expect(got[1]).toMatchObject({ answered_by: expect.any(String), via: expect.any(String), answer: true })
+  }, 240_000)
+  it("a turn handed off when its runner stops is not told ended: its question is told again by the next owner", async () => {
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const cluster = await Cluster.project(freshDatabase(pg!))
+    clusters.push(cluster)
+    fs.appendFileSync(
+      path.join(cluster.root, ".parley", "config.toml"),
+      `\n[notify]\nwebhook = { url = "${receiver.url}", secret = "s3cret" }\n`
+    )
+    const runners = [await cluster.runner(), await cluster.runner()]
+    await Cluster.settled(runners[0]!, 2)
+    const started = await runners[0]!.post("/api/conversations", { message: "deploy h1" })
+    expect(started.status, JSON.stringify(started.body)).toBe(200)
+    const id = String(started.body.conversation_id)
+    const owner = runners.find((r) => r.pid === started.body.pid)!
+    const other = runners.find((r) => r !== owner)!
+    await waitFor("the question told", () => bodies(receiver).some((b) => b["event"] === "question_opened"), 60_000)
+    // SIGTERM: the owner hands its turns off (frozen, then interrupted) and exits; the other resumes the turn.
+    const exited = new Promise((resolve) => owner.child.once("exit", resolve))
+    owner.child.kill("SIGTERM")
+    await exited
+    await waitFor(
+      "the question told again by the next owner",
+      () => bodies(receiver).filter((b) => b["event"] === "question_opened").length >= 2,
+      60_000
+    )
+    const asked = bodies(receiver).filter((b) => b["event"] === "question_opened")
+    const inquiry = String(asked.at(-1)!["inquiry_id"])
+    const answered = await other.post(`/api/conversations/${id}/questions/${inquiry}`, { answer: true }, 60_000)
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200)
+    await waitFor("the run's end told", () => bodies(receiver).some((b) => b["event"] === "run_ended"), 60_000)
+    await new Promise((r) => setTimeout(r, 2000))
+    const got = bodies(receiver)
+    expect(got.map((b) => b["event"])).toStrictEqual([
+      "question_opened",
+      "question_opened",
+      "question_closed",
+      "run_ended"
+    ])
+    expect(got[2]).toMatchObject({ outcome: "answered", answer: true })
+    expect(got.every((b) => b["conversation_id"] === id)).toBe(true)
   }, 240_000)
 })
