@@ -24,19 +24,25 @@ afterEach(async () => {
   for (const r of receivers.splice(0)) await r.close()
 })
 
+/** A cluster project whose `[notify]` webhook is a receiver of the test's, both stopped after it. */
+const notified = async (): Promise<{ receiver: Receiver; cluster: Cluster.Cluster }> => {
+  const receiver = await startReceiver()
+  receivers.push(receiver)
+  const cluster = await Cluster.project(freshDatabase(pg!))
+  clusters.push(cluster)
+  fs.appendFileSync(
+    path.join(cluster.root, ".parley", "config.toml"),
+    `\n[notify]\nwebhook = { url = "${receiver.url}", secret = "s3cret" }\n`
+  )
+  return { receiver, cluster }
+}
+
 describe.skipIf(pgSkip !== undefined)("[notify] in a cluster", () => {
   it("three runners deliver each event of a turn once, with one delivery id", async () => {
-    const receiver = await startReceiver()
-    receivers.push(receiver)
-    const cluster = await Cluster.project(freshDatabase(pg!))
-    clusters.push(cluster)
-    fs.appendFileSync(
-      path.join(cluster.root, ".parley", "config.toml"),
-      `\n[notify]\nwebhook = { url = "${receiver.url}", secret = "s3cret" }\n`
-    )
+    const { receiver, cluster } = await notified()
     const runners = [await cluster.runner(), await cluster.runner(), await cluster.runner()]
     // None failing means no shard moves either: once the split has held a second, a turn started stays where it
-    // starts (a handoff ends the run on one runner, which tells run_ended, and resumes it on another).
+    // starts (a handoff tells the turn's questions again from the runner it goes to: the next test).
     await Cluster.settled(runners[0]!, 3)
     const started = await runners[1]!.post("/api/conversations", { message: "deploy c1" })
     expect(started.status, JSON.stringify(started.body)).toBe(200)
@@ -57,14 +63,7 @@ describe.skipIf(pgSkip !== undefined)("[notify] in a cluster", () => {
     expect(got[1]).toMatchObject({ answered_by: expect.any(String), via: expect.any(String), answer: true })
   }, 240_000)
   it("a turn handed off when its runner stops is not told ended: its question is told again by the next owner", async () => {
-    const receiver = await startReceiver()
-    receivers.push(receiver)
-    const cluster = await Cluster.project(freshDatabase(pg!))
-    clusters.push(cluster)
-    fs.appendFileSync(
-      path.join(cluster.root, ".parley", "config.toml"),
-      `\n[notify]\nwebhook = { url = "${receiver.url}", secret = "s3cret" }\n`
-    )
+    const { receiver, cluster } = await notified()
     const runners = [await cluster.runner(), await cluster.runner()]
     await Cluster.settled(runners[0]!, 2)
     const started = await runners[0]!.post("/api/conversations", { message: "deploy h1" })
