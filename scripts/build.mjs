@@ -26,6 +26,7 @@ import * as path from "node:path"
 import { BANNER, trimBanner } from "./banner.mjs"
 // node:fs and node:fs/promises without Node's ES module facade (every CLI bundle below).
 import { facadeFree } from "./facadeFree.mjs"
+import { v8Probes } from "./v8Probes.mjs"
 
 const args = process.argv.slice(2)
 // --clean: chunks of earlier builds are removed (npm pack ships dist/*.mjs). Not by
@@ -264,37 +265,6 @@ const lazyBuiltins = {
         contents: `let m;const load=()=>m??=require("node:${args.path}");for(const k of ${JSON.stringify(names)})Object.defineProperty(exports,k,{enumerable:true,get:()=>load()[k]})`,
         loader: "js"
       }
-    })
-  }
-}
-
-// Two of effect's modules ask the engine, as they load, how it writes a stack trace: each makes
-// an Error and reads its `stack` (internal/effect.js's `continuationMarksStack`, Utils.js's
-// `internalCall`). In a bundle run from a code cache that costs ~4 ms the first time (of a
-// scripted query's ~90): V8 compiled the bundle without source positions and recompiles to
-// find them for the first stack it formats. Node is always V8, whose answers are known (true;
-// the plain call): they are written in, and a pattern not found fails the build.
-const V8_PROBES = [
-  {
-    file: `${path.sep}effect${path.sep}dist${path.sep}internal${path.sep}effect.js`,
-    from: /const continuationMarksStack = \/\*#__PURE__\*\/\(\(\) => \{[\s\S]*?\n\}\)\(\);/,
-    to: "const continuationMarksStack = true;"
-  },
-  {
-    file: `${path.sep}effect${path.sep}dist${path.sep}Utils.js`,
-    from: /export const internalCall = \/\*#__PURE__\*\/pickInternalCall\(\);/,
-    to: "export const internalCall = body => body();"
-  }
-]
-const v8Probes = {
-  name: "v8-probes",
-  setup(b) {
-    b.onLoad({ filter: /[\\/]effect[\\/]dist[\\/](internal[\\/]effect|Utils)\.js$/ }, (args) => {
-      const probe = V8_PROBES.find((p) => args.path.endsWith(p.file))
-      if (probe === undefined) return undefined
-      const code = readFileSync(args.path, "utf8")
-      if (!probe.from.test(code)) throw new Error(`v8-probes: ${args.path} no longer has ${probe.from}`)
-      return { contents: code.replace(probe.from, probe.to), loader: "js" }
     })
   }
 }

@@ -1,11 +1,16 @@
 // The CLI build writes V8's answers into effect's two load-time probes of how the engine
-// writes a stack trace (scripts/build.mjs, v8Probes): each probe formats a stack, which in a
-// bundle run from a code cache makes V8 recompile for source positions (~4 ms of a start-up).
+// writes a stack trace (scripts/v8Probes.mjs): each probe formats a stack, which in a bundle
+// run from a code cache makes V8 recompile for source positions (~4 ms of a start-up).
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { repoRoot } from "../support/Fixtures.ts"
+
+// @ts-expect-error: a plain .mjs build script, no declarations (scripts/ is not TypeScript)
+const { V8_PROBES } = (await import("../../scripts/v8Probes.mjs")) as {
+  V8_PROBES: ReadonlyArray<{ readonly file: string; readonly from: RegExp; readonly to: string }>
+}
 
 const dist = path.join(repoRoot, "dist")
 
@@ -23,18 +28,30 @@ const builtFiles = (): Array<string> => {
   return [...files]
 }
 
+/** Runs `code` in a Node of its own, returning what it wrote as JSON. */
+const inNode = (code: string): unknown => {
+  const out = spawnSync(process.execPath, ["-e", code], { encoding: "utf8", timeout: 20_000 })
+  expect(out.status, out.stderr).toBe(0)
+  return JSON.parse(out.stdout)
+}
+
 describe("effect's stack-trace probes in the built CLI", () => {
-  it("are answered at build time: no built file makes the probes' Errors as it loads", () => {
+  it("are answered at build time: no built file probes as it loads, and every internalCall is the named one", () => {
     const files = builtFiles()
     expect(files.length).toBeGreaterThan(10)
-    const probing = files.filter((f) =>
-      /~effect\/Effect\/stackProbe|~effect\/Utils\/internal/.test(fs.readFileSync(path.join(dist, f), "utf8"))
-    )
-    expect(probing).toStrictEqual([])
+    const code = (f: string) => fs.readFileSync(path.join(dist, f), "utf8")
+    expect(files.filter((f) => code(f).includes("~effect/Effect/stackProbe"))).toStrictEqual([])
+    // Effect's probe names the marker once and indexes two objects with it; the answer written in, one.
+    const named = /(\w+)="~effect\/Utils\/internal",\w+=\{\[\1\]:(\w+)=>\2\(\)\}\[\1\]/g
+    const with_ = files.filter((f) => code(f).includes('"~effect/Utils/internal"'))
+    expect(with_.length).toBeGreaterThan(0)
+    expect(
+      with_.filter((f) => code(f).split('"~effect/Utils/internal"').length - 1 !== [...code(f).matchAll(named)].length)
+    ).toStrictEqual([])
   })
 
-  it("which are V8's own answers: the probes, run as effect runs them, give the same", () => {
-    const probe = `
+  it("are V8's own answers, and the call written in keeps the frame name effect's stack cleaner cuts at", () => {
+    const probes = `
       const marker = "~effect/Effect/stackProbe"
       const p = { [marker]: function stackProbe() { return new Error() } }
       Error.stackTraceLimit = 1
@@ -44,7 +61,13 @@ describe("effect's stack-trace probes in the built CLI", () => {
       Error.stackTraceLimit = 2
       const named = s[I](() => new Error()).stack.includes(I)
       process.stdout.write(JSON.stringify([marks, named]))`
-    const out = spawnSync(process.execPath, ["-e", probe], { encoding: "utf8", timeout: 20_000 })
-    expect(JSON.parse(out.stdout)).toStrictEqual([true, true])
+    expect(inNode(probes)).toStrictEqual([true, true])
+    const written = V8_PROBES.find((p) => p.file.endsWith("Utils.js"))!.to.replace("export ", "")
+    const framed = `${written}
+      Error.stackTraceLimit = 10
+      const stack = internalCall(() => new Error()).stack
+      process.stdout.write(JSON.stringify([internalCall.name, /~effect\\/(?:Effect|Utils)/.test(stack)]))`
+    expect(inNode(framed)).toStrictEqual(["~effect/Utils/internal", true])
+    expect(V8_PROBES.find((p) => p.file.endsWith("effect.js"))!.to).toBe("const continuationMarksStack = true;")
   })
 })
