@@ -146,10 +146,12 @@ const isStale = async (file: string, holder: Holder): Promise<boolean> => {
 }
 
 /**
- * Whether the taker named by the takeover lock `file` is gone: stale as a
- * lock is (dead at once, however young the file: a writer `kill -9`ed
- * mid-takeover), except that this process's own takeover never is: another
- * of its fibers may be taking the same lock over.
+ * Whether the taker named by the takeover lock `file` is gone, to a sweep
+ * (`sweepTemps`): stale as a lock is (dead at once, however young the file: a
+ * writer `kill -9`ed mid-takeover), except that this process's own takeover
+ * never is: one of its fibers may be taking the lock over. (A take itself asks
+ * `isStale`: takes of one lock run one at a time, so a takeover lock naming
+ * this process there is a namesake's, left by a pid 1 restarted.)
  */
 const takerGone = async (file: string, taker: Holder): Promise<boolean> =>
   taker.pid !== process.pid && (await isStale(file, taker))
@@ -214,7 +216,7 @@ const take = async (file: string): Promise<AcquireResult> => {
     // racer can never delete a lock another process has just taken.
     if (!(await create(takeover))) {
       const taker = await readHolder(takeover)
-      if (taker !== undefined && (await takerGone(takeover, taker))) {
+      if (taker !== undefined && (await isStale(takeover, taker))) {
         await fs.rm(takeover, { force: true }) // a taker that died mid-takeover
         continue
       }

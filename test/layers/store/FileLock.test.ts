@@ -161,6 +161,19 @@ describe("FileLock", () => {
     expect(fs.readdirSync(dir).sort()).toStrictEqual(["jp-c10.lock", "jp-c10.lock.takeover"])
   })
 
+  it("a takeover lock naming this process that it did not take (a pid 1 restarted after a kill -9 mid-takeover) is a namesake's: the lock is taken", async () => {
+    const dir = path.join(tempDir(), "locks")
+    fs.mkdirSync(dir, { recursive: true })
+    const file = path.join(dir, "jp-c11.lock")
+    const ours = JSON.stringify({ pid: process.pid, acquired_at: "x", proc_start: "1" })
+    fs.writeFileSync(file, ours)
+    fs.writeFileSync(`${file}.takeover`, ours)
+    expect(await FileLock.acquire(file)).toStrictEqual({ _tag: "Acquired" })
+    expect(fs.readdirSync(dir)).toStrictEqual(["jp-c11.lock"])
+    await FileLock.release(file)
+    expect(fs.readdirSync(dir)).toStrictEqual([])
+  })
+
   it("an unreadable lock being written right now counts as held", async () => {
     const file = path.join(tempDir(), "locks", "jp-c3.lock")
     fs.mkdirSync(path.dirname(file), { recursive: true })

@@ -2,10 +2,10 @@
  * Fibers of one process racing for one lock. The lock file names a process,
  * so within a process only {@link FileLock}'s own record of what it took
  * tells a lock just taken by a sibling fiber from one a dead namesake left.
- * A slow `rm` (wrapped node:fs/promises, the first one only) holds a taker
- * between linking the lock into place and recording it as taken, or a
- * releaser between forgetting the lock and removing it: a sibling must see
- * the lock held, and a release must never remove a sibling's new lock.
+ * A slow `rm` (wrapped node:fs/promises, once) holds a taker between linking
+ * the lock into place and recording it as taken, or a releaser between
+ * forgetting the lock and removing it: a sibling must see the lock held, and
+ * a release must never remove a sibling's new lock.
  */
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -13,20 +13,28 @@ import { vi } from "vitest"
 import * as FileLock from "../../../src/layers/store/FileLock.ts"
 import { tempDir } from "../../support/Fixtures.ts"
 
-/** How long the next `rm` of a lock writer's temp file (or of a lock) waits before it runs: once, then 0 again. */
-const slow = vi.hoisted(() => ({ tempMs: 0, lockMs: 0 }))
+/**
+ * How long the next `rm` of a lock writer's temp file that was linked into place (the winner's:
+ * a loser's link fails), or of a lock, waits before it runs: once, then 0 again.
+ */
+const slow = vi.hoisted(() => ({ tempMs: 0, lockMs: 0, linked: new Set<string>() }))
 
 vi.mock("node:fs/promises", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:fs/promises")>()
+  const link = (async (...args: Parameters<typeof real.link>) => {
+    await real.link(...args)
+    slow.linked.add(String(args[0]))
+  }) as typeof real.link
   const rm = (async (...args: Parameters<typeof real.rm>) => {
     const file = String(args[0])
-    const ms = file.endsWith(".tmp") ? slow.tempMs : file.endsWith(".lock") ? slow.lockMs : 0
-    if (file.endsWith(".tmp")) slow.tempMs = 0
+    const temp = file.endsWith(".tmp") && slow.linked.delete(file)
+    const ms = temp ? slow.tempMs : file.endsWith(".lock") ? slow.lockMs : 0
+    if (temp) slow.tempMs = 0
     if (file.endsWith(".lock")) slow.lockMs = 0
     if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms))
     return real.rm(...args)
   }) as typeof real.rm
-  return { ...real, rm, default: { ...real, rm } }
+  return { ...real, link, rm, default: { ...real, link, rm } }
 })
 
 const lockIn = () => path.join(tempDir(), "locks", "jp-c1.lock")
