@@ -126,6 +126,21 @@ export const SHARDING = {
 /** How often each runner sweeps for turns to resume or hand off. */
 const SWEEP: Duration.Input = "1 second"
 
+/**
+ * How long a stopping runner waits for a turn's running tools before it hands the turn off. A tool
+ * stopped after it acted but before its result was recorded acts again where the turn resumes, so
+ * the sweep never hands a turn off while one runs; a stop cannot wait forever (a service manager's
+ * SIGKILL follows), and a tool still running then runs again, as after a `kill -9`.
+ */
+const STOP_GRACE_MS = 5_000
+
+/** Waits until none of `turn`'s tools runs, at most {@link STOP_GRACE_MS}. */
+const toolsDone = (turn: { readonly toolsRunning: () => number }) =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + STOP_GRACE_MS
+    while (turn.toolsRunning() > 0 && Date.now() < deadline) yield* Effect.sleep("50 millis")
+  })
+
 /** Whether nothing listens on `port` of `host` now. */
 const isFree = (host: string, port: number): Promise<boolean> =>
   new Promise((resolve) => {
@@ -225,8 +240,15 @@ export const start = (options: Options) =>
       host: `${wildcard ? "localhost" : bound}:${port}`
     }
     const turns = yield* Turns.make({ runner: me, http: httpApi, services: shared, sql })
-    // Stopping (SIGTERM, Ctrl-C) hands every turn off before anything else closes: the next owner resumes it.
-    yield* Effect.addFinalizer(() => Effect.forEach(turns.running(), (t) => t.handOff, { discard: true }))
+    // Stopping (SIGTERM, Ctrl-C) hands every turn off, and the next owner resumes it. Added now, this runs after
+    // what is added below has closed (the sweeps, liveness, sharding, HTTP): the turns keep their conversations'
+    // locks meanwhile, so no other runner runs them yet.
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(turns.running(), (t) => Effect.andThen(toolsDone(t), t.handOff), {
+        concurrency: "unbounded",
+        discard: true
+      })
+    )
     // The liveness lock first: this runner's row in cluster_runners never exists without it (Liveness.ts).
     yield* Liveness.hold(sql, me).pipe(
       Effect.mapError((e) => new RunnerNotStarted({ message: `cannot hold the runner's liveness lock: ${e.message}` }))

@@ -144,14 +144,32 @@ const headless = PromptBackend.of({
 })
 
 /**
- * Whether `e` is what a turn's hand-off makes it say, not what happened to it: once frozen
- * (handed off, or left to the runner that runs it), its interrupt closes its open questions as
- * cancelled and stops the run, none of which is recorded, and the turn goes on elsewhere.
- * Notifications do not tell them (the next owner tells its own), so a hand-off is not a
- * `run_ended` (docs/questions-and-approvals.md#notifications).
+ * Whether a turn is frozen (handed off, or left to the runner that runs it) and, when it is, the
+ * number of the last event it published before: what it publishes after is its interrupt's.
  */
-const handedOff = (state: { readonly frozen: boolean }, e: RunEvent.RunEvent): boolean =>
-  state.frozen && (e._tag === "Stopped" || (e._tag === "QuestionClosed" && e.outcome._tag === "Cancelled"))
+interface Frozen {
+  frozen: boolean
+  after: number
+}
+
+/** Freezes `state` now: its writes fail from here on, and its events after the latest are the interrupt's. */
+const freeze = (state: Frozen, events: RunEvents["Service"]): Effect.Effect<void> =>
+  Effect.map(events.latest, (latest) => {
+    state.after = Math.min(state.after, latest)
+    state.frozen = true
+  })
+
+/**
+ * Whether `e` is what a turn's hand-off made it say, not what happened to it: published after
+ * it was frozen, its interrupt closing its open questions as cancelled and stopping the run, none
+ * of which is recorded; the turn goes on elsewhere. Notifications do not tell them (the next owner
+ * tells its own), so a hand-off is not a `run_ended` (docs/questions-and-approvals.md#notifications).
+ * Told by number, not by whether it is frozen when the notifier reads it: a `Stopped` published just
+ * before a hand-off is the turn's real end.
+ */
+const handedOff = (state: Frozen, e: RunEvent.Sequenced): boolean =>
+  e.seq > state.after &&
+  (e.event._tag === "Stopped" || (e.event._tag === "QuestionClosed" && e.event.outcome._tag === "Cancelled"))
 
 /** A session whose writes fail once `frozen()` says so: a handed-off turn writes nothing more. */
 const freezable = (s: ConversationSession, frozen: () => boolean): ConversationSession => {
@@ -302,15 +320,13 @@ export const make = (options: {
      * now, if it is still there; else the turn ended or was stopped where it
      * ran, and this one leaves it (frozen: nothing written, no row to remove).
      */
-    const takeOver = (id: string, turn: { frozen: boolean }) =>
+    const takeOver = (id: string, turn: Frozen, events: RunEvents["Service"]) =>
       sql`UPDATE parley_cluster_turns SET runner = ${runner}, pid = ${process.pid}, since = now(), http = ${http.address},
         http_host = ${http.host} WHERE conversation_id = ${id} RETURNING conversation_id`.pipe(
         Effect.orDie,
-        Effect.flatMap((rows) => {
-          if (rows.length > 0) return Effect.void
-          turn.frozen = true
-          return Effect.interrupt
-        })
+        Effect.flatMap((rows) =>
+          rows.length > 0 ? Effect.void : Effect.andThen(freeze(turn, events), Effect.interrupt)
+        )
       )
     const release = (id: string) =>
       sql`DELETE FROM parley_cluster_turns WHERE conversation_id = ${id} AND runner = ${runner}`.pipe(Effect.ignore)
@@ -319,7 +335,7 @@ export const make = (options: {
     const body = (
       id: ConversationId.ConversationId,
       request: Request,
-      turn: { frozen: boolean },
+      turn: Frozen,
       pending: PendingAnswers["Service"],
       events: RunEvents["Service"]
     ) =>
@@ -336,7 +352,7 @@ export const make = (options: {
                 services.store,
                 () => turn.frozen,
                 (opened) =>
-                  opened !== id ? Effect.void : request.takeOver === true ? takeOver(id, turn) : claim(id, true)
+                  opened !== id ? Effect.void : request.takeOver === true ? takeOver(id, turn, events) : claim(id, true)
               )
             ),
             Layer.succeed(Config, services.config),
@@ -405,13 +421,16 @@ export const make = (options: {
       Effect.gen(function* () {
         const pending = yield* PendingAnswersLive.make
         const events = yield* RunEventsLive.make.pipe(Scope.provide(scope))
-        const state = { frozen: false }
+        const state: Frozen = { frozen: false, after: Number.POSITIVE_INFINITY }
         // Notifications follow this turn's events, in a scope of the turn's own: closed when it ends.
-        const told = yield* Scope.fork(scope)
-        if (services.notifier !== undefined)
-          yield* services.notifier
-            .attach(Stream.filter(events.events, (e) => !handedOff(state, e)))
-            .pipe(Scope.provide(told))
+        const toldIn = yield* Scope.fork(scope)
+        if (services.notifier !== undefined) {
+          const told = Stream.map(
+            Stream.filter(events.sequenced, (e) => !handedOff(state, e)),
+            (e) => e.event
+          )
+          yield* services.notifier.attach(told).pipe(Scope.provide(toldIn))
+        }
         const ended = yield* Deferred.make<Exit.Exit<Query.QueryResult, unknown>>()
         // A row at once (a turn whose start finds the lock held is tried again by the sweep), but not another runner's yet.
         // The sweep's take-over has its row already, and must not make one for a turn that ended meanwhile.
@@ -450,7 +469,7 @@ export const make = (options: {
                 yield* Console.error(
                   `parley serve --cluster: ${ConversationId.display(id)}: the turn failed: ${failureLine(exit.cause)}`
                 )
-              yield* Scope.close(told, Exit.void)
+              yield* Scope.close(toldIn, Exit.void)
               yield* Deferred.succeed(ended, exit)
             })
           ),
@@ -468,8 +487,7 @@ export const make = (options: {
           handOff: Effect.suspend(() => {
             if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
               process.stderr.write(`parley[${process.pid}]: hand off ${id}\n`)
-            state.frozen = true
-            return Effect.asVoid(Fiber.interrupt(fiber))
+            return Effect.andThen(freeze(state, events), Effect.asVoid(Fiber.interrupt(fiber)))
           })
         }
         turns.set(id, turn)
