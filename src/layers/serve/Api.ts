@@ -211,12 +211,22 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
   RunningTurns.of({
     find: (id) => {
       const socket = HostPath.of(storage, id)
-      const found = Effect.map(
-        relay.client(socket),
-        Option.map((client) => HostTurns.fromClient(id, client, (after) => relay.since(socket, after)))
+      const turnOf = (client: HostClient.Client) =>
+        HostTurns.fromClient(id, client, (after) => relay.since(socket, after))
+      const found = Effect.map(relay.client(socket), Option.map(turnOf))
+      if (relay.following(socket)) return found
+      // A run this server does not follow may have just ended: its host, gone a moment later, takes no answer
+      // (`Hosts.settled` waits for it to go). Asked on the connection the relay opens anyway: one connection, not
+      // a second one (its Hello and Info) before it.
+      return Effect.flatMap(relay.client(socket), (client) =>
+        Option.isNone(client)
+          ? Effect.succeed(Option.none())
+          : Effect.flatMap(Effect.option(Effect.timeout(client.value.Info(), "1 second")), (info) =>
+              Option.isSome(info) && info.value.ended === undefined
+                ? Effect.succeed(Option.some(turnOf(client.value)))
+                : Effect.andThen(Hosts.settled(storage, id), found)
+            )
       )
-      // A run this server does not follow may have just ended: its host, gone a moment later, takes no answer.
-      return relay.following(socket) ? found : Effect.andThen(Hosts.settled(storage, id), found)
     }
   })
 
