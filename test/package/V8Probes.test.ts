@@ -42,7 +42,7 @@ describe("effect's stack-trace probes in the built CLI", () => {
     const code = (f: string) => fs.readFileSync(path.join(dist, f), "utf8")
     expect(files.filter((f) => code(f).includes("~effect/Effect/stackProbe"))).toStrictEqual([])
     // Effect's probe names the marker once and indexes two objects with it; the answer written in, one.
-    const named = /(\w+)="~effect\/Utils\/internal",\w+=\{\[\1\]:(\w+)=>\2\(\)\}\[\1\]/g
+    const named = /([\w$]+)="~effect\/Utils\/internal",[\w$]+=\{\[\1\]:([\w$]+)=>\2\(\)\}\[\1\]/g
     const with_ = files.filter((f) => code(f).includes('"~effect/Utils/internal"'))
     expect(with_.length).toBeGreaterThan(0)
     expect(

@@ -41,6 +41,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -134,11 +135,15 @@ const SWEEP: Duration.Input = "1 second"
  */
 const STOP_GRACE_MS = 5_000
 
-/** Waits until none of `turn`'s tools runs, at most {@link STOP_GRACE_MS}. */
-const toolsDone = (turn: { readonly toolsRunning: () => number }) =>
+/**
+ * Waits until none of `turn`'s tools runs or the turn has ended (a turn that failed while a
+ * tool ran never counts it finished), at most {@link STOP_GRACE_MS}.
+ */
+const toolsDone = (turn: Pick<Turns.Turn, "toolsRunning" | "ended">) =>
   Effect.gen(function* () {
     const deadline = Date.now() + STOP_GRACE_MS
-    while (turn.toolsRunning() > 0 && Date.now() < deadline) yield* Effect.sleep("50 millis")
+    while (turn.toolsRunning() > 0 && !Deferred.isDoneUnsafe(turn.ended) && Date.now() < deadline)
+      yield* Effect.sleep("50 millis")
   })
 
 /** Whether nothing listens on `port` of `host` now. */

@@ -216,8 +216,10 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
       const found = Effect.map(relay.client(socket), Option.map(turnOf))
       if (relay.following(socket)) return found
       // A run this server does not follow may have just ended: its host, gone a moment later, takes no answer
-      // (`Hosts.settled` waits for it to go). Asked on the connection the relay opens anyway: one connection, not
-      // a second one (its Hello and Info) before it.
+      // (`Hosts.settled` waits for it to go). One the server saw end is waited for so, before the relay connects
+      // (a feed opened to it would forget the end the relay keeps for clients that resume late). Else it is asked
+      // on the connection the relay opens anyway: one connection, not a second one (its Hello and Info) before it.
+      if (relay.sawEnd(socket)) return Effect.andThen(Hosts.settled(storage, id), found)
       return Effect.flatMap(relay.client(socket), (client) =>
         Option.isNone(client)
           ? Effect.succeed(Option.none())
