@@ -19,7 +19,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { binary } from "./Cli.ts"
 import { tempDir } from "./Fixtures.ts"
-import { freePort } from "./Pg.ts"
+import { afterAll, afterEach, beforeAll } from "@effect/vitest"
+import { freePort, freshDatabase, type PgServer, pgSkip, startPg } from "./Pg.ts"
 import { addDeferrable, WAITING } from "./Project.ts"
 import * as ToolModel from "./ToolModel.ts"
 
@@ -263,5 +264,30 @@ export const settled = async (runner: Runner, count: number): Promise<void> => {
     } else if (Date.now() - since >= 1_000) return
     if (Date.now() > deadline) throw new Error(`the shards did not settle over ${count} runners: ${shards.join("/")}`)
     await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/**
+ * For a test file: one PostgreSQL server for its tests (none when `pgSkip` says why not), and each
+ * test's clusters stopped after it. `cluster()` makes a project on a fresh database of that server.
+ */
+export const perTest = () => {
+  let pg: PgServer | undefined
+  const made: Array<Cluster> = []
+  beforeAll(async () => {
+    if (pgSkip === undefined) pg = await startPg()
+  }, 120_000)
+  afterAll(() => {
+    pg?.stop()
+  })
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((c) => c.stop()))
+  })
+  return {
+    cluster: async (): Promise<Cluster> => {
+      const cluster = await project(freshDatabase(pg!))
+      made.push(cluster)
+      return cluster
+    }
   }
 }

@@ -3,24 +3,15 @@
 // one delivery id; a turn handed off to another runner (its runner stopped) is not told as ended there.
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as Cluster from "../../support/Cluster.ts"
-import { freshDatabase, type PgServer, pgSkip, startPg } from "../../support/Pg.ts"
+import { pgSkip } from "../../support/Pg.ts"
 import { waitFor } from "../../support/Project.ts"
 import { bodies, type Receiver, startReceiver } from "../../support/Receiver.ts"
 
-let pg: PgServer | undefined
-beforeAll(async () => {
-  if (pgSkip === undefined) pg = await startPg()
-}, 120_000)
-afterAll(() => {
-  pg?.stop()
-})
-
-const clusters: Array<Cluster.Cluster> = []
+const clusters = Cluster.perTest()
 const receivers: Array<Receiver> = []
 afterEach(async () => {
-  await Promise.all(clusters.splice(0).map((c) => c.stop()))
   for (const r of receivers.splice(0)) await r.close()
 })
 
@@ -28,8 +19,7 @@ afterEach(async () => {
 const notified = async (): Promise<{ receiver: Receiver; cluster: Cluster.Cluster }> => {
   const receiver = await startReceiver()
   receivers.push(receiver)
-  const cluster = await Cluster.project(freshDatabase(pg!))
-  clusters.push(cluster)
+  const cluster = await clusters.cluster()
   fs.appendFileSync(
     path.join(cluster.root, ".parley", "config.toml"),
     `\n[notify]\nwebhook = { url = "${receiver.url}", secret = "s3cret" }\n`

@@ -3,23 +3,12 @@
 // result was recorded would act again on the next owner. It waits for them at most a few seconds.
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { runParley } from "../../support/Cli.ts"
 import * as Cluster from "../../support/Cluster.ts"
-import { freshDatabase, type PgServer, pgSkip, startPg } from "../../support/Pg.ts"
+import { pgSkip } from "../../support/Pg.ts"
 
-let pg: PgServer | undefined
-beforeAll(async () => {
-  if (pgSkip === undefined) pg = await startPg()
-}, 120_000)
-afterAll(() => {
-  pg?.stop()
-})
-
-const clusters: Array<Cluster.Cluster> = []
-afterEach(async () => {
-  await Promise.all(clusters.splice(0).map((c) => c.stop()))
-})
+const clusters = Cluster.perTest()
 
 type Entry = { readonly type: string; readonly content?: string }
 
@@ -38,8 +27,7 @@ const entriesOf = async (runner: Cluster.Runner, id: string): Promise<ReadonlyAr
 
 describe.skipIf(pgSkip !== undefined)("a runner stopped by SIGTERM", () => {
   it("waits for a running tool to finish before it hands the turn off: the tool acts once, the next owner ends the turn", async () => {
-    const cluster = await Cluster.project(freshDatabase(pg!))
-    clusters.push(cluster)
+    const cluster = await clusters.cluster()
     const runners = [await cluster.runner(), await cluster.runner()]
     await Cluster.settled(runners[0]!, 2)
     const started = await runners[0]!.post("/api/conversations", { message: "gate g1" })
