@@ -203,13 +203,14 @@ const createReserved = (
       entries: init.entries ?? []
     }
     // Uninterruptible: an interrupt would release the id's lock before its directory is in place.
-    yield* Effect.uninterruptible(
+    const dir = yield* Effect.uninterruptible(
       io(conversationsDir, async () => {
         await ConversationDir.sweepStaging(conversationsDir)
-        await ConversationRead.create(conversationsDir, ConversationId.dirname(id, init.metadata.title), conversation)
+        return ConversationRead.create(conversationsDir, ConversationId.dirname(id, init.metadata.title), conversation)
       })
     )
-    return yield* openLocked(conversationsDir, locks, id)
+    // Where it was just made, under its lock: no listing of every conversation to find it again.
+    return yield* openLocked(conversationsDir, locks, id, { dir, archived: false })
   })
 
 /** `check`: every conversation (or only `id`), live and archived, in id order. */

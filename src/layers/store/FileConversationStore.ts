@@ -87,9 +87,11 @@ export const make = (options: Options) =>
             Effect.map((o) => (built ??= o))
           )
     )
-    // The queue (its codec needs effect/Schema) is loaded on its first use, as the ops are.
+    // The queue (its codec needs effect/Schema) is loaded on its first use, as the ops are; made once: it
+    // keeps where it found each conversation.
+    let madeQueue: MessageQueue | undefined
     const queue = Effect.promise(() => import("./MessageQueueFile.ts")).pipe(
-      Effect.map((m) => m.make(conversationsDir))
+      Effect.map((m) => (madeQueue ??= m.make(conversationsDir)))
     )
     const messages: MessageQueue = {
       enqueue: (id, m) => Effect.flatMap(queue, (q) => q.enqueue(id, m)),

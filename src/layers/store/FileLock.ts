@@ -240,6 +240,9 @@ const take = async (file: string): Promise<AcquireResult> => {
   return { _tag: "Held", pid: holder?.pid ?? -1 }
 }
 
+/** Whether this process holds the lock `file` (taken, not yet released). */
+export const heldHere = (file: string): boolean => held.has(file)
+
 /** Releases the lock if this process holds it. */
 export const release = (file: string): Promise<void> =>
   serially(file, async () => {

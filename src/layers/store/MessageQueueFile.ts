@@ -38,18 +38,42 @@ export const FILE = QueueCount.FILE
 /** How often an append follows a directory renamed under it before it gives up. */
 const ATTEMPTS = 5
 
-/** The queue file of `id` (its directory found now: a rename moves it). */
-const fileOf = async (conversationsDir: string, id: ConversationId): Promise<string | undefined> => {
-  const loc = await ConversationDir.locate(conversationsDir, id)
-  return loc === undefined ? undefined : path.join(loc.dir, FILE)
+/** The queue file of a conversation, or none when it has no directory. */
+type FileOf = (id: ConversationId) => Promise<string | undefined>
+
+/**
+ * The queue file of each conversation under `conversationsDir`: in the directory it was found in last
+ * while that is still there, else found again (a rename moves it; an archive too). Finding it lists
+ * every conversation, and a turn reads its queue at each step.
+ */
+const locator = (conversationsDir: string): FileOf => {
+  const known = new Map<ConversationId, string>()
+  return async (id) => {
+    const dir = known.get(id)
+    if (
+      dir !== undefined &&
+      (await fs.stat(dir).then(
+        (s) => s.isDirectory(),
+        () => false
+      ))
+    )
+      return path.join(dir, FILE)
+    const loc = await ConversationDir.locate(conversationsDir, id)
+    if (loc === undefined) {
+      known.delete(id)
+      return undefined
+    }
+    known.set(id, loc.dir)
+    return path.join(loc.dir, FILE)
+  }
 }
 
 const notFound = (id: ConversationId) => Effect.fail(new ConversationNotFound({ id }))
 
 /** The records of `id`'s queue (none when it has no file yet). */
-const read = (conversationsDir: string, id: ConversationId) =>
+const read = (conversationsDir: string, fileOf: FileOf, id: ConversationId) =>
   io(conversationsDir, async () => {
-    const file = await fileOf(conversationsDir, id)
+    const file = await fileOf(id)
     if (file === undefined) return undefined
     const text = QueueCount.readCapped(file) ?? ""
     return typeof text === "string" ? QueuedMessage.parse(text) : { file, tooLarge: text.tooLarge }
@@ -70,10 +94,10 @@ const read = (conversationsDir: string, id: ConversationId) =>
   )
 
 /** Appends one record (one write, `O_APPEND`, private), following a renamed directory. */
-const append = (conversationsDir: string, id: ConversationId, record: QueuedMessage.Record) =>
+const append = (conversationsDir: string, fileOf: FileOf, id: ConversationId, record: QueuedMessage.Record) =>
   io(conversationsDir, async () => {
     for (let attempt = 1; ; attempt++) {
-      const file = await fileOf(conversationsDir, id)
+      const file = await fileOf(id)
       if (file === undefined) return false
       try {
         // Never through a symlink: a link planted in the conversation's directory must not redirect the append.
@@ -95,31 +119,36 @@ const append = (conversationsDir: string, id: ConversationId, record: QueuedMess
 const nonce = () => crypto.randomBytes(8).toString("hex")
 
 /** The queue of the conversations under `conversationsDir`. */
-export const make = (conversationsDir: string): MessageQueue => ({
-  enqueue: (id, m) =>
-    Effect.gen(function* () {
-      const tag = m.nonce ?? nonce()
-      if (m.nonce !== undefined) {
-        const seen = QueuedMessage.fold(yield* read(conversationsDir, id)).messages.find((q) => q.nonce === tag)
-        if (seen !== undefined) return seen
-      }
-      const at = new Date().toISOString()
-      yield* append(conversationsDir, id, { ...m, op: "queue", nonce: tag, at })
-      const mine = QueuedMessage.fold(yield* read(conversationsDir, id)).messages.find((q) => q.nonce === tag)
-      // Appended but not read back (a torn write): the sender is told, never given an id nothing holds.
-      if (mine === undefined)
-        return yield* new StoreIoError({
-          path: path.join(conversationsDir, String(id)),
-          reason: "the queued message could not be read back from the conversation's queue"
-        })
-      return mine
-    }),
-  list: (id) => Effect.map(read(conversationsDir, id), (records) => QueuedMessage.fold(records).messages),
-  take: (id, n) => append(conversationsDir, id, { op: "take", id: n }),
-  withdraw: (id, n) =>
-    Effect.gen(function* () {
-      const tag = nonce()
-      yield* append(conversationsDir, id, { op: "withdraw", id: n, nonce: tag })
-      return QueuedMessage.withdrawOutcome(yield* read(conversationsDir, id), n, tag)
-    })
-})
+export const make = (conversationsDir: string): MessageQueue => {
+  const fileOf = locator(conversationsDir)
+  return {
+    enqueue: (id, m) =>
+      Effect.gen(function* () {
+        const tag = m.nonce ?? nonce()
+        if (m.nonce !== undefined) {
+          const seen = QueuedMessage.fold(yield* read(conversationsDir, fileOf, id)).messages.find(
+            (q) => q.nonce === tag
+          )
+          if (seen !== undefined) return seen
+        }
+        const at = new Date().toISOString()
+        yield* append(conversationsDir, fileOf, id, { ...m, op: "queue", nonce: tag, at })
+        const mine = QueuedMessage.fold(yield* read(conversationsDir, fileOf, id)).messages.find((q) => q.nonce === tag)
+        // Appended but not read back (a torn write): the sender is told, never given an id nothing holds.
+        if (mine === undefined)
+          return yield* new StoreIoError({
+            path: path.join(conversationsDir, String(id)),
+            reason: "the queued message could not be read back from the conversation's queue"
+          })
+        return mine
+      }),
+    list: (id) => Effect.map(read(conversationsDir, fileOf, id), (records) => QueuedMessage.fold(records).messages),
+    take: (id, n) => append(conversationsDir, fileOf, id, { op: "take", id: n }),
+    withdraw: (id, n) =>
+      Effect.gen(function* () {
+        const tag = nonce()
+        yield* append(conversationsDir, fileOf, id, { op: "withdraw", id: n, nonce: tag })
+        return QueuedMessage.withdrawOutcome(yield* read(conversationsDir, fileOf, id), n, tag)
+      })
+  }
+}

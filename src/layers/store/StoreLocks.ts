@@ -76,12 +76,15 @@ export const make = (root: string) => {
     try {
       const dir = path.join(root, "locks")
       await FileLock.sweepTemps(dir)
-      const names = await fs.readdir(dir)
-      const existing = await existingIds()
-      for (const name of names) {
+      const others = (await fs.readdir(dir)).flatMap((name) => {
         const id = /^jp-c(\d+)\.lock$/.exec(name)?.[1]
-        if (id !== undefined && !existing.has(id)) await FileLock.dropIfStale(path.join(dir, name))
-      }
+        const file = path.join(dir, name)
+        return id === undefined || FileLock.heldHere(file) ? [] : [{ id, file }]
+      })
+      // Only this process's own locks (a writer's usual case): no listing of every conversation.
+      if (others.length === 0) return
+      const existing = await existingIds()
+      for (const { id, file } of others) if (!existing.has(id)) await FileLock.dropIfStale(file)
     } catch {
       // Best effort (above).
     }
