@@ -1,17 +1,21 @@
-// Making a conversation lists every conversation only where it must (node:fs/promises is wrapped to
-// count the listings): to pick a fresh id, to see that no directory of it appeared before its lock was
-// taken, and to sweep what killed writers left; not again to find the directory it has just made, nor
-// to sweep stale locks when the only lock there is its own. A storage of 10,000 conversations lists
-// them in ~6 ms each (docs/storage.md#new-ids-and-locks).
+// How often the file store lists every conversation (node:fs/promises is wrapped to count the
+// listings; a storage of 10,000 conversations lists them in ~6 ms each, docs/storage.md#new-ids-and-locks):
+// - making a conversation lists them where it must: to pick a fresh id, to see that no directory of it
+//   appeared before its lock was taken, and to sweep what killed writers left; not again to find the
+//   directory it has just made, nor to sweep stale locks when the only lock there is its own;
+// - the message queue finds a conversation's directory by listing them (`ConversationDir.locate`), and a
+//   turn reads its queue at each step: it keeps the directory it found and lists again once that is gone.
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { vi } from "vitest"
 import * as Effect from "effect/Effect"
+import type { ConversationId } from "../../../src/domain/storage/ConversationId.ts"
 import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
 import * as ConversationMetadata from "../../../src/domain/storage/ConversationMetadata.ts"
 import * as FileConversationStore from "../../../src/layers/store/FileConversationStore.ts"
+import * as MessageQueueFile from "../../../src/layers/store/MessageQueueFile.ts"
 import { ConversationStore } from "../../../src/services/ConversationStore.ts"
 
 /** The directories listed so far (each `readdir`'s path). */
@@ -42,6 +46,29 @@ describe("a new conversation", () => {
       expect(listed.paths.filter((p) => p === conversations).length).toBe(3)
       expect(fs.readdirSync(conversations).filter((n) => n.startsWith(session.id))).toHaveLength(1)
       fs.rmSync(storageDir, { recursive: true, force: true })
+    })
+  )
+})
+
+const ID = "17738399468" as ConversationId
+
+describe("the message queue file's directory", () => {
+  it.effect("is found once for many reads and appends, and again once it moved", () =>
+    Effect.gen(function* () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-queue-"))
+      fs.mkdirSync(path.join(dir, `${ID}-fix-the-parser`))
+      const q = MessageQueueFile.make(dir)
+      const ofConversations = () => listed.paths.filter((p) => p === dir).length
+      listed.paths.length = 0
+      yield* q.enqueue(ID, { message: "one", surface: "terminal", when: "after" })
+      for (let i = 0; i < 5; i++) yield* q.list(ID)
+      yield* q.take(ID, 1)
+      const before = yield* q.list(ID)
+      expect(ofConversations()).toBe(1)
+      fs.renameSync(path.join(dir, `${ID}-fix-the-parser`), path.join(dir, `${ID}-parser-fixed`))
+      expect(yield* q.list(ID)).toStrictEqual(before)
+      expect(ofConversations()).toBe(2)
+      fs.rmSync(dir, { recursive: true, force: true })
     })
   )
 })
