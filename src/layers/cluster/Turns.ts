@@ -144,19 +144,19 @@ const headless = PromptBackend.of({
 })
 
 /**
- * Whether a turn is frozen (handed off, or left to the runner that runs it) and, when it is, the
- * number of the last event it published before: what it publishes after is its interrupt's.
+ * A turn frozen (handed off, or left to the runner that runs it) once `after` is the number of the
+ * last event it published before: what it publishes after is its interrupt's. Not frozen: infinite.
  */
 interface Frozen {
-  frozen: boolean
   after: number
 }
+
+const isFrozen = (state: Frozen): boolean => state.after !== Number.POSITIVE_INFINITY
 
 /** Freezes `state` now: its writes fail from here on, and its events after the latest are the interrupt's. */
 const freeze = (state: Frozen, events: RunEvents["Service"]): Effect.Effect<void> =>
   Effect.map(events.latest, (latest) => {
     state.after = Math.min(state.after, latest)
-    state.frozen = true
   })
 
 /**
@@ -350,7 +350,7 @@ export const make = (options: {
               ConversationStore,
               freezableStore(
                 services.store,
-                () => turn.frozen,
+                () => isFrozen(turn),
                 (opened) =>
                   opened !== id ? Effect.void : request.takeOver === true ? takeOver(id, turn, events) : claim(id, true)
               )
@@ -421,7 +421,7 @@ export const make = (options: {
       Effect.gen(function* () {
         const pending = yield* PendingAnswersLive.make
         const events = yield* RunEventsLive.make.pipe(Scope.provide(scope))
-        const state: Frozen = { frozen: false, after: Number.POSITIVE_INFINITY }
+        const state: Frozen = { after: Number.POSITIVE_INFINITY }
         // Notifications follow this turn's events, in a scope of the turn's own: closed when it ends.
         const toldIn = yield* Scope.fork(scope)
         if (services.notifier !== undefined) {
@@ -464,8 +464,14 @@ export const make = (options: {
               // remove a row it did not make: the incomplete turn's (one handed off, which its new owner's sweep
               // resumes). One it made goes: an incomplete turn nobody ran in the cluster waits to be asked for.
               const refused = Exit.isFailure(exit) && Cause.squash(exit.cause) instanceof Query.IncompleteTurnPending
-              if (!state.frozen && !locked && (!refused || made)) yield* release(id)
-              if (!state.frozen && !locked && !refused && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause))
+              if (!isFrozen(state) && !locked && (!refused || made)) yield* release(id)
+              if (
+                !isFrozen(state) &&
+                !locked &&
+                !refused &&
+                Exit.isFailure(exit) &&
+                !Cause.hasInterruptsOnly(exit.cause)
+              )
                 yield* Console.error(
                   `parley serve --cluster: ${ConversationId.display(id)}: the turn failed: ${failureLine(exit.cause)}`
                 )

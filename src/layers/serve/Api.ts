@@ -219,16 +219,15 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
       // (`Hosts.settled` waits for it to go). One the server saw end is waited for so, before the relay connects
       // (a feed opened to it would forget the end the relay keeps for clients that resume late). Else it is asked
       // on the connection the relay opens anyway: one connection, not a second one (its Hello and Info) before it.
-      if (relay.sawEnd(socket)) return Effect.andThen(Hosts.settled(storage, id), found)
-      return Effect.flatMap(relay.client(socket), (client) =>
-        Option.isNone(client)
-          ? Effect.succeed(Option.none())
-          : Effect.flatMap(Effect.option(Effect.timeout(client.value.Info(), "1 second")), (info) =>
-              Option.isSome(info) && info.value.ended === undefined
-                ? Effect.succeed(Option.some(turnOf(client.value)))
-                : Effect.andThen(Hosts.settled(storage, id), found)
-            )
-      )
+      const settled = Effect.andThen(Hosts.settled(storage, id), found)
+      if (relay.sawEnd(socket)) return settled
+      return Effect.gen(function* () {
+        const client = yield* relay.client(socket)
+        if (Option.isNone(client)) return Option.none()
+        const info = yield* Effect.option(Effect.timeout(client.value.Info(), "1 second"))
+        if (Option.isSome(info) && info.value.ended === undefined) return Option.some(turnOf(client.value))
+        return yield* settled
+      })
     }
   })
 
