@@ -101,6 +101,19 @@ const prepare = (socketPath: string) =>
   })
 
 /**
+ * Removes the socket file a killed host of this conversation left, when it is this user's own and
+ * nothing answers there (as {@link prepare} does), for a run that ended before its host listened.
+ * Never fails: what is not ours, or answers, stays.
+ */
+export const clearStale = (socketPath: string): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const found = yield* Effect.try({ try: () => PrivateDir.socketProblem(socketPath), catch: (e) => e })
+    if (found !== undefined) return
+    if (yield* answers(socketPath)) return
+    yield* Effect.sync(() => fs.rmSync(socketPath, { force: true }))
+  }).pipe(Effect.ignore)
+
+/**
  * The subscriptions still sending: a run that ends waits until each has
  * sent its last event, the `Stopped`, before the socket closes — with many
  * subscribers, the slowest ones were still being sent the run's middle when

@@ -57,13 +57,20 @@ export const serve = (
     )
     if (Option.isNone(known)) return known
     const { storage, unavailable, due, ...told } = options
+    const id = known.value.conversation_id
+    const socketPath = HostPath.of(storage, id)
+    // A run that ends before its host listens (a short one) still clears what a killed host of its conversation
+    // left there; after a host that served, its own finalizer has removed the file already.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(
+        Effect.promise(() => import("./HostServer.ts")),
+        (HostServer) => HostServer.clearStale(socketPath)
+      )
+    )
     // Not served after all (the run ended first): the caller is told the conversation was never served.
     if (due !== undefined && !(yield* due)) return Option.none()
-    const id = known.value.conversation_id
     const HostServer = yield* Effect.promise(() => import("./HostServer.ts"))
-    yield* HostServer.serve({ ...told, socketPath: HostPath.of(storage, id), conversationId: id }).pipe(
-      Effect.catch(unavailable)
-    )
+    yield* HostServer.serve({ ...told, socketPath, conversationId: id }).pipe(Effect.catch(unavailable))
     return known
   })
 
