@@ -102,7 +102,7 @@ const prepare = (socketPath: string) =>
 
 /**
  * Removes the socket file a killed host of this conversation left, when it is this user's own and
- * nothing answers there (as {@link prepare} does), for a run that ended before its host listened.
+ * nothing answers there (as `prepare` does), for a run that ended before its host listened.
  * Never fails: what is not ours, or answers, stays.
  */
 export const clearStale = (socketPath: string): Effect.Effect<void> =>
