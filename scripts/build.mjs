@@ -72,6 +72,7 @@ const cliOptions = (outdir) => ({
 // Keyed by the import in src/cli/FastPath.ts; the profile names the cache of a run of `line`.
 const FAST = {
   "./ReadingRun.ts": { name: "parley-reading", profile: "line._tag+'-'+line.format" },
+  "./conversation/LsFast.ts": { name: "parley-ls", profile: "'Ls-'+line.format" },
   "./QueryFast.ts": { name: "parley-query", profile: "'query'" },
   "./AskFast.ts": { name: "parley-ask", profile: "'ask'" },
   "./conversation/AttachFast.ts": { name: "parley-attach", profile: "'attach'" }
@@ -79,7 +80,7 @@ const FAST = {
 const cachedBundles = {
   name: "cached-bundles",
   setup(b) {
-    b.onResolve({ filter: /^\.\/(ReadingRun|QueryFast|AskFast|conversation\/AttachFast)\.ts$/ }, (args) =>
+    b.onResolve({ filter: /^\.\/(ReadingRun|QueryFast|AskFast|conversation\/(AttachFast|LsFast))\.ts$/ }, (args) =>
       args.importer.endsWith(path.join("src", "cli", "FastPath.ts"))
         ? { path: args.path, namespace: "cached-bundle" }
         : undefined

@@ -10,7 +10,8 @@
  * Each reads its command line with plain code (no Effect) and declines anything else, which the
  * full command line (`cli/Run.ts`) then answers with effect/cli's own help and usage errors:
  * a plain `parley query` (`cli/QueryArgv.ts`, the main command: asked first; see `cli/QueryFast.ts`),
- * `conversation ls` and `print` (`cli/ReadingArgv.ts`; `cli/ReadingRun.ts`), `parley ask`
+ * `conversation ls` and `print` (`cli/ReadingArgv.ts`; `cli/conversation/LsFast.ts` for a common
+ * listing, `cli/ReadingRun.ts` for the rest), `parley ask`
  * (`cli/AskArgv.ts`: a script waits for its question to be listed) and `conversation attach`
  * (`cli/conversation/AttachArgv.ts`: a person waits for the run).
  *
@@ -28,6 +29,8 @@ export async function fastPath(argv: ReadonlyArray<string>): Promise<boolean> {
   }
   const reading = (await import("./ReadingArgv.ts")).parse(argv)
   if (reading !== undefined) {
+    // The common listing needs no Effect: a small script of its own, which declines the rest.
+    if (reading._tag === "Ls" && (await (await import("./conversation/LsFast.ts")).run(reading))) return true
     const { run } = await import("./ReadingRun.ts")
     run(reading)
     return true

@@ -1,7 +1,8 @@
 /**
  * The reading commands' fast path, its half that runs them (docs/decisions.md#fast-start,
  * start-up): `conversation ls` and `conversation print` as understood by
- * `ReadingArgv.parse`, run by the same code as their effect/cli commands
+ * `ReadingArgv.parse` (a listing `conversation/LsFast.ts` declined: the common one runs without
+ * Effect), run by the same code as their effect/cli commands
  * (`LsRun`, `PrintRun`) and ended the same way (`RunMain`), without loading
  * effect/cli or anything of the query path.
  *
@@ -20,35 +21,23 @@
  * ```
  */
 import * as Effect from "effect/Effect"
-import { databaseUrlProblem, resolveStorageDir } from "../programs/StorageDir.ts"
 import { list } from "./conversation/LsRun.ts"
-import type { StorageAt } from "./conversation/Store.ts"
 import type { Reading } from "./ReadingArgv.ts"
+import { storageOf } from "./ReadingStorage.ts"
 import { main } from "./RunMain.ts"
-
-/** The storage directory as `Root.storage` resolves it: the flag, else `$PARLEY_STORAGE`, else looked up from here. */
-const storageOf = (flag: string | undefined): StorageAt => {
-  const given = flag ?? process.env["PARLEY_STORAGE"]
-  const named = given === undefined || given === "" ? undefined : given
-  const dir = resolveStorageDir({ flag: named, env: {}, cwd: process.cwd() })
-  return { dir, given: named === undefined ? undefined : dir }
-}
 
 /** Runs `reading` to this process's exit code. */
 export const run = (reading: Reading): void => {
-  const given = reading.storage ?? process.env["PARLEY_STORAGE"]
-  const problem = given === undefined || given === "" ? undefined : databaseUrlProblem(given)
-  if (problem !== undefined) {
+  const storage = storageOf(reading.storage)
+  if ("problem" in storage) {
     // As the full command line says it (the usage words load only on this path).
     const failure = Effect.flatMap(
       Effect.promise(() => import("./Usage.ts")),
-      (Usage) => Effect.fail(Usage.failure(["parley"], `--storage ${problem}`))
+      (Usage) => Effect.fail(Usage.failure(["parley"], `--storage ${storage.problem}`))
     )
     return main(failure, () => false)
   }
-  const storage = storageOf(reading.storage)
-  // Listing is this module's own (one file to load on the path that must start fastest); printing
-  // loads its code when asked, so listing never loads the renderers.
+  // Listing is this module's own; printing loads its code when asked, so listing never loads the renderers.
   main(
     reading._tag === "Ls"
       ? list({ archived: reading.archived, format: reading.format }, storage)

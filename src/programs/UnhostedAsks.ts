@@ -24,28 +24,7 @@
 import * as Effect from "effect/Effect"
 import type { ConversationSummary } from "../services/ConversationStoreTag.ts"
 
-// AskDomain.TOOL and CALL_PREFIX, not imported: that module loads effect/Schema, which a listing never needs.
-const ASK_TOOL = "ask"
-const ASK_CALL_PREFIX = "ask_"
-
-/**
- * The conversations whose row says a `parley ask` waits there while no live
- * asker hosts it (`running`: the conversations whose host answers): its
- * asker may have been killed.
- */
-export const of = (
-  rows: ReadonlyArray<ConversationSummary>,
-  running: ReadonlyMap<string, unknown>
-): ReadonlyArray<ConversationSummary["id"]> =>
-  rows
-    .filter(
-      (r) =>
-        r.incomplete?.state === "waiting-for-input" &&
-        r.incomplete.tool === ASK_TOOL &&
-        !running.has(r.id) &&
-        (r.waiting === undefined || r.waiting.some((q) => q.toolCallId.startsWith(ASK_CALL_PREFIX)))
-    )
-    .map((r) => r.id)
+export { of } from "../domain/run/UnhostedAsk.ts"
 
 /** Closes the killed askers' questions of `ids`; how many were closed (the asker's program is loaded only for some). */
 export const reap = (ids: ReadonlyArray<ConversationSummary["id"]>) =>

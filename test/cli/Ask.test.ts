@@ -8,6 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { exited, makeProject, parley, persisted, type Project, spawnParley, waitFor } from "../support/Project.ts"
+import * as HostPath from "../../src/layers/host/HostPath.ts"
 import { binary } from "../support/Cli.ts"
 import { repoRoot } from "../support/Fixtures.ts"
 import { bodies, startReceiver } from "../support/Receiver.ts"
@@ -186,6 +187,22 @@ describe("parley ask", () => {
     expect(response).toMatchObject({ id: row.inquiry_id, outcome: "cancelled", reason: "user" })
     expect(parley(p, ["conversation", "ls"]).stdout).not.toContain("incomplete")
     expect(inbox(p)).toStrictEqual([])
+  }, 120_000)
+
+  it("kill -9 of the asker, its socket gone too (a reboot empties the run directory): conversation ls still closes its question", async () => {
+    const p = makeProject()
+    const killed = asker(p, ["Gone?", "--new"])
+    const row = await listed(p)
+    killed.kill("SIGKILL")
+    await exited(killed)
+    // No socket to ask: the listing's row alone says an asker waited there (its fast path leaves it to the program).
+    fs.rmSync(HostPath.of(p.storage, row.conversation_id))
+    const rows = JSON.parse(parley(p, ["conversation", "ls", "--format", "json"]).stdout) as Array<
+      Record<string, unknown>
+    >
+    expect(rows).toMatchObject([{ id: row.conversation_id, incomplete: null, running: null }])
+    const response = recorded(p, row.conversation_id).find((e) => e["type"] === "inquiry_response")
+    expect(response).toMatchObject({ id: row.inquiry_id, outcome: "cancelled", reason: "user" })
   }, 120_000)
 
   it("cancelled from another surface (conversation kill): exit 130, recorded as cancelled (user)", async () => {

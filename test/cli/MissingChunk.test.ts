@@ -61,7 +61,8 @@ describe("the built parley with a chunk missing", () => {
     fs.cpSync(path.dirname(bundle), copy, { recursive: true, filter: (f) => !f.includes(`${path.sep}.bin`) })
     // A fast path's script, the fast paths' command lines, the command tree.
     for (const [gone, argv] of [
-      ["parley-reading.cjs", ["conversation", "ls"]],
+      ["parley-ls.cjs", ["conversation", "ls"]],
+      ["parley-reading.cjs", ["conversation", "print", "17758406187"]],
       ["parley-fast.mjs", ["conversation", "ls"]],
       ["parley-main.mjs", ["serve", "--help"]]
     ] as const) {

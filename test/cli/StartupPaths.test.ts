@@ -2,10 +2,11 @@
 // SDK, MCP, markdown, executor or effect/cli code, and a command line the
 // fast path declines still gets effect/cli's own answer. What a process
 // runs is read from V8's coverage of it (support/Ran.ts).
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as HostPath from "../../src/layers/host/HostPath.ts"
 import { bundle } from "../support/Cli.ts"
 import { repoRoot, tempDir } from "../support/Fixtures.ts"
 import { ranOf } from "../support/Ran.ts"
@@ -51,9 +52,12 @@ describe("start-up: what the reading commands load", () => {
     ]) {
       const r = run(args)
       expect(r.status, r.stderr).toBe(0)
-      // It ran: its own script, and the listing or the printing in it.
-      expect(r.files, args.join(" ")).toContain("parley-reading.cjs")
-      expect(sources(r, /src\/cli\/conversation\/(LsRun|PrintRun)\.ts/).length, args.join(" ")).toBeGreaterThan(0)
+      // It ran: its own script, and the listing or the printing in it (a listing's is its own, without Effect).
+      const listing = args[1] === "ls"
+      expect(r.files, args.join(" ")).toContain(listing ? "parley-ls.cjs" : "parley-reading.cjs")
+      expect(
+        sources(r, listing ? /src\/cli\/conversation\/LsFast\.ts/ : /src\/cli\/conversation\/PrintRun\.ts/).length
+      ).toBeGreaterThan(0)
       expect(sources(r, HEAVY), args.join(" ")).toStrictEqual([])
     }
     expect(run(["conversation", "ls"]).stdout).toBe(
@@ -78,6 +82,43 @@ describe("start-up: what the reading commands load", () => {
     const print = run(["conversation", "print", "17758406187"])
     expect(sources(print, /src\/domain\/storage\/EntryCodec\.ts/).length).toBeGreaterThan(0)
     expect(sources(print, /node_modules\/effect\/dist\/Schema\.js/).length).toBeGreaterThan(0)
+  })
+
+  it("a common listing runs no Effect (no fiber, no layer); one with a host socket is listed by the Effect path, alike", async () => {
+    const EFFECT = /node_modules\/effect\/dist\/(internal\/effect|Layer|Effect)\.js/
+    const plain = run(["conversation", "ls"])
+    expect(plain.status, plain.stderr).toBe(0)
+    expect(plain.files).not.toContain("parley-reading.cjs")
+    expect(sources(plain, EFFECT)).toStrictEqual([])
+    // A killed host's socket (a child that listened there, killed): the listing asks it, so the Effect path lists.
+    const socket = HostPath.of(storage, "17758406187")
+    fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 })
+    const host = spawn(
+      process.execPath,
+      ["-e", `require("net").createServer().listen(${JSON.stringify(socket)}, () => console.log("up"))`],
+      {
+        stdio: ["ignore", "pipe", "inherit"]
+      }
+    )
+    try {
+      await new Promise((resolve, reject) => {
+        host.stdout.once("data", resolve)
+        host.once("exit", reject)
+      })
+    } finally {
+      host.kill("SIGKILL")
+    }
+    await new Promise((resolve) =>
+      host.exitCode !== null || host.signalCode !== null ? resolve(null) : host.once("exit", resolve)
+    )
+    expect(fs.existsSync(socket)).toBe(true)
+    const declined = run(["conversation", "ls"])
+    fs.rmSync(socket, { force: true })
+    expect(declined.status, declined.stderr).toBe(0)
+    expect(declined.files).toContain("parley-reading.cjs")
+    expect(sources(declined, /src\/cli\/conversation\/LsRun\.ts/).length).toBeGreaterThan(0)
+    expect(declined.stdout).toBe(plain.stdout)
+    expect(declined.stderr).toBe(plain.stderr)
   })
 
   it("the check sees heavy code when it loads: a page loads markdown-it, the full command line effect/cli", () => {

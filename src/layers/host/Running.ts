@@ -17,19 +17,10 @@
  * ```
  */
 import * as Effect from "effect/Effect"
+import type { Running } from "../../domain/run/Running.ts"
 import * as HostPath from "./HostPath.ts"
 
-/**
- * A running turn: the host's pid, its open questions and the tools that asked them; or, for a host of
- * another protocol version (a run of another parley version, which this parley may not ask more),
- * `other` with what it said of itself (`pid` is then `null`: it was not asked).
- */
-export interface Running {
-  readonly pid: number | null
-  readonly waiting: ReadonlyArray<string>
-  readonly tools: ReadonlyArray<string>
-  readonly other?: { readonly protocol: number; readonly parley?: string | undefined } | undefined
-}
+export { jsonOf, type Running, textOf } from "../../domain/run/Running.ts"
 
 // Loaded only when a socket is there: a listing with no live run loads no RPC code (start-up).
 // The import is outside the timeout: on a loaded machine loading the RPC code alone can take
@@ -84,29 +75,3 @@ export const of = (storage: string, ids: ReadonlyArray<string>): Effect.Effect<R
     for (const [id, info] of found) if (info._tag === "Some") running.set(id, info.value)
     return running
   })
-
-/** The JSON `running` field of an `ls` row (a run of another parley version adds `host_protocol` and `parley`). */
-export const jsonOf = (running: Running | undefined) =>
-  running === undefined
-    ? null
-    : {
-        pid: running.pid,
-        waiting: running.waiting,
-        ...(running.other !== undefined
-          ? { host_protocol: running.other.protocol, parley: running.other.parley ?? null }
-          : {})
-      }
-
-/** What a run of another parley version is called: its version, when it said, and its protocol's. */
-const otherText = (other: NonNullable<Running["other"]>): string =>
-  `other parley version (${other.parley !== undefined ? `parley ${other.parley}, ` : ""}host protocol ${other.protocol})`
-
-/** The text suffix of an `ls` row. */
-export const textOf = (running: Running | undefined): string =>
-  running === undefined
-    ? ""
-    : running.other !== undefined
-      ? `  [running: ${otherText(running.other)}]`
-      : running.waiting.length > 0
-        ? `  [running, waiting for input: ${running.tools.join(", ")}]`
-        : `  [running pid ${running.pid}]`

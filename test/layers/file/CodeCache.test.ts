@@ -68,7 +68,9 @@ describe("the built parley's code caches", () => {
           .filter((f) => f.endsWith(".v8"))
           .sort()
       : []
-  const of = (profile: string) => caches().filter((f) => f.startsWith(`parley-reading.cjs~${profile}~`))
+  // A listing's cache is the listing's own script's (dist/parley-ls.cjs); a print's, the reading commands'.
+  const of = (profile: string) =>
+    caches().filter((f) => f.startsWith(`parley-${profile.startsWith("Ls-") ? "ls" : "reading"}.cjs~${profile}~`))
 
   it("a run writes its command's cache (0600) at a successful exit, the next uses it as it is", () => {
     expect(parley(["conversation", "ls"]).status).toBe(0)
@@ -144,7 +146,7 @@ describe("the built parley's code caches", () => {
       // Build 1 the oldest, 5 the newest.
       fs.utimesSync(path.join(cache, b), 1_000_000 + n, 1_000_000 + n)
     })
-    const otherCommand = builds[0]!.replace("~Ls-text~", "~Print-html~")
+    const otherCommand = builds[0]!.replace("parley-ls.cjs~Ls-text~", "parley-reading.cjs~Print-html~")
     fs.writeFileSync(path.join(cache, otherCommand), "another build, another command")
     fs.utimesSync(path.join(cache, otherCommand), 1_000_000, 1_000_000)
     // What a process that is gone left: a temporary file, and a mark with its cache (which goes with it).
@@ -213,7 +215,7 @@ describe("the built parley's code caches", () => {
         timeout: 60_000
       })
     expect(ls().stdout).toContain("No conversations yet")
-    const script = path.join(copy, "parley-reading.cjs")
+    const script = path.join(copy, "parley-ls.cjs")
     const text = fs.readFileSync(script, "utf8")
     expect(text).toContain("No conversations yet")
     fs.writeFileSync(script, text.replace("No conversations yet", "No conversations YET"))
