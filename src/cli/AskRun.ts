@@ -23,6 +23,7 @@ import * as ConversationId from "../domain/storage/ConversationId.ts"
 import { parseDuration } from "../domain/stream/Compact.ts"
 import * as AskDomain from "../domain/tool/Ask.ts"
 import * as AnswerFit from "../domain/tool/AnswerFit.ts"
+import { printable } from "../domain/render/TerminalText.ts"
 import * as HostWhenKnown from "../layers/host/HostWhenKnown.ts"
 import * as HostTurns from "../layers/host/HostTurns.ts"
 import * as PersonTerminal from "../layers/prompt/PersonTerminal.ts"
@@ -35,6 +36,7 @@ import { withStoreAt } from "./conversation/Store.ts"
 import * as ErrorLine from "./ErrorLine.ts"
 import * as NotifyHooks from "./NotifyHooks.ts"
 import type { storage } from "./Root.ts"
+import * as Stdout from "./Stdout.ts"
 import * as Usage from "./Usage.ts"
 import { VERSION } from "./Version.ts"
 
@@ -152,7 +154,10 @@ export const run = (flags: AskFlags, at: StorageAt) =>
       const prompt = yield* terminalPrompt
       const options = { ...read.success, prompt, cancelled: Deferred.await(cancel) }
       const answered = yield* Ask.ask(flags.text.value, options)
-      yield* Console.log(printed(answered, flags.format))
+      // One direct write (Stdout.ts): building process.stdout now would cost the answer's exit ~ms; on a
+      // terminal, an answer typed elsewhere is shown, never obeyed.
+      const line = `${printed(answered, flags.format)}\n`
+      yield* Effect.sync(() => Stdout.write(line, (text) => printable(text, "\n\t")))
     }).pipe(Effect.mapError((e) => ended(e, at)))
   ).pipe(withLayers(at))
 

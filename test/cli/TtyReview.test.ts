@@ -226,6 +226,30 @@ target = "assistant"
       expect([piped.code, piped.stdout]).toStrictEqual([0, reply + "\n"])
     })
 
+    it("parley ask on a terminal shows an answer given elsewhere, never obeys it", async () => {
+      const p = makeProject({})
+      const hostile = "T\u001b]2;TITLE-BY-ASK\u0007"
+      const answerFromAfar = async () => {
+        let row: { conversation_id: string; inquiry_id: string } | undefined
+        await waitFor("the question listed", () => {
+          row = JSON.parse(runParley(["--storage", p.storage, "inbox", "--format", "json"], { cwd: p.root }).stdout)[0]
+          return row !== undefined
+        })
+        if (row === undefined) throw new Error("not listed")
+        const answered = runParley(
+          ["--storage", p.storage, "conversation", "answer", row.conversation_id, row.inquiry_id, hostile],
+          { cwd: p.root }
+        )
+        expect(answered.code, answered.stderr).toBe(0)
+      }
+      const asked = start(p, ["ask", "Name?", "--new", "--type", "text"])
+      await asked.waitFor(/Name\?/)
+      await answerFromAfar()
+      expect(await asked.waitForExit()).toBe(0)
+      expect(title(asked)).not.toMatch(/TITLE-BY/)
+      expect(asked.pane()).toContain("T␛]2;TITLE-BY-ASK␇")
+    })
+
     it("the prompts show a hostile tool name, arguments, question and options as text; the option picked is recorded as it was", async () => {
       const p = makeProject({ "pick.sh": PICK })
       // A quoted TOML key may hold any character; so may an MCP server's tool name.
