@@ -3,7 +3,7 @@
  * ends the process cleanly with 0 (the run's way, `ProcessMain.ts`, once one has started),
  * unless the command asked to finish instead ({@link persistOnBrokenStdout}); and the exit,
  * once what was written has reached the OS. Plain code: the listing's fast path
- * (`cli/conversation/LsPlain.ts`) ends through it without loading Effect.
+ * (`cli/conversation/LsFast.ts`) ends through it without loading Effect.
  *
  * @internal
  * @example

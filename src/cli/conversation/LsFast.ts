@@ -4,7 +4,10 @@
  * listed conversations have no host socket (a live run is asked over RPC: `layers/host/Running.ts`)
  * and no question a killed `parley ask` may have left (closed first: `programs/UnhostedAsks.ts`),
  * read without an error (the store's error, with its next step, is the Effect path's). Anything
- * else is declined before anything is written or taken, and `ReadingRun.ts` lists from the start.
+ * else is declined before any output is written or a failed notification taken (the listing may
+ * have refreshed its index, a cache the Effect path's listing reads), and `ReadingRun.ts` lists
+ * from the start. It has nothing to finish, so a signal ends it by the signal (a shell's script stops
+ * at Ctrl-C), even while a read blocks (a FIFO in place of a file): `process.exit` would wait for it.
  *
  * The rows, their text and the notifications taken are the Effect path's own code
  * (`layers/store/Listing.ts`, `LsText.ts`, `layers/notify/SpoolDir.ts`): both print the same bytes.

@@ -1,7 +1,7 @@
 /**
  * What `parley conversation ls` shows of a listing (`layers/host/Listing.ts`): its rows as text
  * or JSON, and the line said of each damaged conversation. Plain code, shared by the listing
- * of the effect/cli command and of the fast paths (`LsRun.ts`, `LsPlain.ts`), so both print the
+ * of the effect/cli command and of the fast paths (`LsRun.ts`, `LsFast.ts`), so both print the
  * same bytes.
  *
  * @example

@@ -1,7 +1,7 @@
 /**
  * A running turn as `conversation ls` shows it (docs/questions-and-approvals.md#runs-beyond-the-terminal):
  * what its host said (`layers/host/Running.ts` asks it), and the row's JSON field and text suffix. Plain
- * code: the listing's fast path (`cli/conversation/LsPlain.ts`) renders rows with it without loading Effect.
+ * code: the listing's fast path (`cli/conversation/LsFast.ts`) renders rows with it without loading Effect.
  *
  * @internal
  * @example

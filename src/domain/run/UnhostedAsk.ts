@@ -1,7 +1,7 @@
 /**
  * Which rows of a listing may hold a killed `parley ask`'s question (docs/ask.md): the rule of
  * `programs/UnhostedAsks.ts`, which closes them. Plain code: the listing's fast path
- * (`cli/conversation/LsPlain.ts`) leaves a listing with any such row to the program.
+ * (`cli/conversation/LsFast.ts`) leaves a listing with any such row to the program.
  *
  * @internal
  * @example

@@ -3,6 +3,7 @@
 // failed notification included; a listed conversation with a host socket, or where a killed asker may have
 // left a question, is declined with nothing taken (the second: test/cli/Ask.test.ts, kill -9 of the asker). The
 // built command's two paths: test/cli/StartupPaths.test.ts.
+import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -13,6 +14,7 @@ import * as HostPath from "../../../src/layers/host/HostPath.ts"
 import * as Listing from "../../../src/layers/host/Listing.ts"
 import * as Spool from "../../../src/layers/notify/SpoolDir.ts"
 import * as FileConversationStore from "../../../src/layers/store/FileConversationStore.ts"
+import { bundle } from "../../support/Cli.ts"
 import { repoRoot, tempDir } from "../../support/Fixtures.ts"
 
 const dir = tempDir("parley-lsfast-")
@@ -81,5 +83,26 @@ describe("conversation ls without Effect", () => {
     }
     // Without it, listed.
     expect(await gather(at, false)).toBeDefined()
+  })
+
+  it("Ctrl-C ends a listing by the signal, even one blocked on a read (a FIFO in place of events.json)", async () => {
+    const at = storage()
+    const blocked = path.join(at, "conversations", "17000000001-fifo")
+    fs.mkdirSync(blocked)
+    fs.copyFileSync(
+      path.join(at, "conversations", "17758406187-missing-date-in-version-string", "metadata.json"),
+      path.join(blocked, "metadata.json")
+    )
+    execFileSync("mkfifo", [path.join(blocked, "events.json")])
+    const ls = spawn(process.execPath, [bundle, "--storage", at, "conversation", "ls"], { stdio: "ignore" })
+    const ended = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      ls.once("exit", (code, signal) => resolve([code, signal]))
+    )
+    // Blocked for good on the FIFO: never listed before the signal.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    ls.kill("SIGINT")
+    const bound = setTimeout(() => ls.kill("SIGKILL"), 10_000)
+    expect(await ended).toStrictEqual([null, "SIGINT"])
+    clearTimeout(bound)
   })
 })
