@@ -147,7 +147,8 @@ const fastOptions = (outdir) => ({
   )
 })
 
-// The SDKs a fast path loads only when it calls a model, an MCP server or a tool's schema check are
+// The SDKs a fast path loads only when it calls a model, an MCP server or a tool's schema check, and the
+// Markdown library `print --format html` loads (a fifth of the reading commands' script), are
 // scripts of their own beside it (dist/parley-vendor-<name>-<hash>.cjs, required by the path's script when
 // it first imports one): in the query's script they were 1 MB of its 2.4, and V8 reads a cache
 // entry for every function of a script it runs, used or not (the query's cache: 1.7 MB, 10 ms to
@@ -157,14 +158,15 @@ const VENDORS = {
   "@anthropic-ai/sdk": "anthropic",
   "@modelcontextprotocol/client": "mcp",
   "@modelcontextprotocol/client/stdio": "mcp",
-  ajv: "ajv"
+  ajv: "ajv",
+  "markdown-it": "markdown"
 }
 // Each named by its content's hash (`names`: vendor name → file), as chunks are: a parley started before a
 // rebuild that loads one later gets its own build's.
 const vendored = (names) => ({
   name: "vendored",
   setup(b) {
-    b.onResolve({ filter: /^(openai|@anthropic-ai\/sdk|@modelcontextprotocol\/client(\/stdio)?|ajv)$/ }, (args) => ({
+    b.onResolve({ filter: /^(openai|@anthropic-ai\/sdk|@modelcontextprotocol\/client(\/stdio)?|ajv|markdown-it)$/ }, (args) => ({
       path: `./${names[VENDORS[args.path]]}`,
       external: true
     }))
@@ -178,7 +180,8 @@ const VENDOR_ENTRIES = {
   openai: 'const m = require("openai"); module.exports = m.default ?? m',
   anthropic: 'const m = require("@anthropic-ai/sdk"); module.exports = m.default ?? m',
   mcp: 'module.exports = { ...require("@modelcontextprotocol/client"), StdioClientTransport: require("@modelcontextprotocol/client/stdio").StdioClientTransport }',
-  ajv: 'module.exports = require("ajv")'
+  ajv: 'module.exports = require("ajv")',
+  markdown: 'const m = require("markdown-it"); module.exports = m.default ?? m'
 }
 const vendorEntries = {
   name: "vendor-entries",
@@ -213,6 +216,16 @@ const staticClosure = (inputs, entry) => {
 }
 
 /** `code` with its content hash last (the source map's lines stay), the line src/layers/file/CodeCache.ts keys its cache by. */
+// A fast path's script must be ASCII: one other character (U+2026, an ellipsis, in a regex literal of markdown-it's) makes
+// the whole source a two-byte string, which V8 then holds and scans: reading the reading commands' script took
+// 1.3 ms instead of 0.4 (esbuild escapes strings and identifiers, not a regex literal's text). A vendor's script
+// is required by Node's own loader, only when its SDK is used.
+const ascii = (file, code) => {
+  const at = code.search(/[^\x00-\x7f]/)
+  if (at >= 0)
+    throw new Error(`${file} is not ASCII at ${at}: ${JSON.stringify(code.slice(Math.max(0, at - 60), at + 20))}`)
+}
+
 const keyed = (code) =>
   `${code}${code.endsWith("\n") ? "" : "\n"}//parley-bundle ${createHash("sha256").update(code).digest("hex").slice(0, 32)}\n`
 
@@ -303,7 +316,9 @@ const buildCli = async () => {
     })
     for (const f of readdirSync(scratch).filter((f) => f.endsWith(".cjs"))) {
       const file = path.join(scratch, f)
-      writeFileSync(file, keyed(readFileSync(file, "utf8")))
+      const code = readFileSync(file, "utf8")
+      if (!f.startsWith("parley-vendor-")) ascii(f, code)
+      writeFileSync(file, keyed(code))
     }
     for (const f of readdirSync(scratch).filter((f) => f.endsWith(".mjs"))) {
       const file = path.join(scratch, f)
