@@ -317,7 +317,8 @@ const buildCli = async () => {
     for (const f of readdirSync(scratch).filter((f) => f.endsWith(".cjs"))) {
       const file = path.join(scratch, f)
       const code = readFileSync(file, "utf8")
-      if (!f.startsWith("parley-vendor-")) ascii(f, code)
+      // Unminified (NOMIN), the comments stay, and they are not all ASCII: a build to read, not to ship.
+      if (!f.startsWith("parley-vendor-") && !process.env.NOMIN) ascii(f, code)
       writeFileSync(file, keyed(code))
     }
     for (const f of readdirSync(scratch).filter((f) => f.endsWith(".mjs"))) {
