@@ -166,10 +166,13 @@ const VENDORS = {
 const vendored = (names) => ({
   name: "vendored",
   setup(b) {
-    b.onResolve({ filter: /^(openai|@anthropic-ai\/sdk|@modelcontextprotocol\/client(\/stdio)?|ajv|markdown-it)$/ }, (args) => ({
-      path: `./${names[VENDORS[args.path]]}`,
-      external: true
-    }))
+    b.onResolve(
+      { filter: /^(openai|@anthropic-ai\/sdk|@modelcontextprotocol\/client(\/stdio)?|ajv|markdown-it)$/ },
+      (args) => ({
+        path: `./${names[VENDORS[args.path]]}`,
+        external: true
+      })
+    )
   }
 })
 // Each vendor script's exports as the fast path's script reads them: it requires the script where its
