@@ -3,6 +3,7 @@
 // - making a conversation lists them where it must: to pick a fresh id, to see that no directory of it
 //   appeared before its lock was taken, and to sweep what killed writers left; not again to find the
 //   directory it has just made, nor to sweep stale locks when the only lock there is its own;
+// - a new conversation made without entries is opened from what was written, not read back;
 // - the message queue finds a conversation's directory by listing them (`ConversationDir.locate`), and a
 //   turn reads its queue at each step: it keeps the directory it found and lists again once that is gone.
 import * as fs from "node:fs"
@@ -19,7 +20,7 @@ import * as MessageQueueFile from "../../../src/layers/store/MessageQueueFile.ts
 import { ConversationStore } from "../../../src/services/ConversationStore.ts"
 
 /** The directories listed so far (each `readdir`'s path). */
-const listed = vi.hoisted(() => ({ paths: [] as Array<string> }))
+const listed = vi.hoisted(() => ({ paths: [] as Array<string>, reads: [] as Array<string> }))
 
 vi.mock("node:fs/promises", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:fs/promises")>()
@@ -27,26 +28,41 @@ vi.mock("node:fs/promises", async (importOriginal) => {
     listed.paths.push(String(args[0]))
     return real.readdir(...args)
   }) as typeof real.readdir
-  return { ...real, readdir, default: { ...real, readdir } }
+  const readFile = ((...args: Parameters<typeof real.readFile>) => {
+    listed.reads.push(String(args[0]))
+    return real.readFile(...args)
+  }) as typeof real.readFile
+  return { ...real, readdir, readFile, default: { ...real, readdir, readFile } }
 })
 
 describe("a new conversation", () => {
-  it.effect("lists the conversations three times: the fresh id, the check under its lock, the staging sweep", () =>
-    Effect.gen(function* () {
-      const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-create-"))
-      const conversations = path.join(storageDir, "conversations")
-      const make = Effect.scoped(
-        Effect.flatMap(ConversationStore, (store) =>
-          store.create({ metadata: ConversationMetadata.make({ title: "hi", last_activated_at: Timestamp.now() }) })
-        )
-      ).pipe(Effect.provide(FileConversationStore.layer({ storageDir })))
-      yield* make // the storage's directories made
-      listed.paths.length = 0
-      const session = yield* make
-      expect(listed.paths.filter((p) => p === conversations).length).toBe(3)
-      expect(fs.readdirSync(conversations).filter((n) => n.startsWith(session.id))).toHaveLength(1)
-      fs.rmSync(storageDir, { recursive: true, force: true })
-    })
+  it.effect(
+    "lists the conversations three times (the fresh id, the check under its lock, the staging sweep) and reads nothing of its own back",
+    () =>
+      Effect.gen(function* () {
+        const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-create-"))
+        const conversations = path.join(storageDir, "conversations")
+        const make = Effect.scoped(
+          Effect.flatMap(ConversationStore, (store) =>
+            store.create({ metadata: ConversationMetadata.make({ title: "hi", last_activated_at: Timestamp.now() }) })
+          )
+        ).pipe(Effect.provide(FileConversationStore.layer({ storageDir })))
+        yield* make // the storage's directories made
+        listed.paths.length = 0
+        listed.reads.length = 0
+        const session = yield* make
+        expect(listed.paths.filter((p) => p === conversations).length).toBe(3)
+        const made = fs.readdirSync(conversations).filter((n) => n.startsWith(session.id))
+        expect(made).toHaveLength(1)
+        // Opened from what it wrote: its events and base config are not read back, nor its new directory listed
+        // (closing reads the journal, none, and the metadata, to write it only if it changed).
+        const own = path.join(conversations, made[0]!)
+        expect([...listed.reads, ...listed.paths].filter((p) => p.startsWith(own)).sort()).toStrictEqual([
+          path.join(own, "events.json.journal"),
+          path.join(own, "metadata.json")
+        ])
+        fs.rmSync(storageDir, { recursive: true, force: true })
+      })
   )
 })
 
