@@ -218,7 +218,6 @@ const staticClosure = (inputs, entry) => {
   return [...seen]
 }
 
-/** `code` with its content hash last (the source map's lines stay), the line src/layers/file/CodeCache.ts keys its cache by. */
 // A fast path's script must be ASCII: one other character (U+2026, an ellipsis, in a regex literal of markdown-it's) makes
 // the whole source a two-byte string, which V8 then holds and scans: reading the reading commands' script took
 // 1.3 ms instead of 0.4 (esbuild escapes strings and identifiers, not a regex literal's text). A vendor's script
@@ -229,6 +228,7 @@ const ascii = (file, code) => {
     throw new Error(`${file} is not ASCII at ${at}: ${JSON.stringify(code.slice(Math.max(0, at - 60), at + 20))}`)
 }
 
+/** `code` with its content hash last (the source map's lines stay), the line src/layers/file/CodeCache.ts keys its cache by. */
 const keyed = (code) =>
   `${code}${code.endsWith("\n") ? "" : "\n"}//parley-bundle ${createHash("sha256").update(code).digest("hex").slice(0, 32)}\n`
 

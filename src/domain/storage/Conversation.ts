@@ -151,9 +151,14 @@ export const lastEventAt = (entries: ReadonlyArray<StreamEntry>): string | undef
   return undefined
 }
 
-/** A title from the first message: its first line, trimmed to 80 chars. */
+/** A title from the first message: its first line, trimmed to 80 chars (UTF-16 units; a character is never cut in half). */
 export const titleFrom = (message: string): string | undefined => {
   const line = message.trim().split("\n", 1)[0]?.trim() ?? ""
   if (line.length === 0) return undefined
-  return line.length > 80 ? line.slice(0, 77).trimEnd() + "…" : line
+  if (line.length <= 80) return line
+  // A cut between a surrogate pair's halves would leave a lone half, which JSON keeps as `\ud83d`.
+  const cut = isHighSurrogate(line.charCodeAt(76)) ? 76 : 77
+  return `${line.slice(0, cut).trimEnd()}…`
 }
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff

@@ -85,3 +85,17 @@ describe("Conversation: the remembered model", () => {
     ])
   })
 })
+
+describe("Conversation: the title from the first message", () => {
+  it("its first line, trimmed; over 80 UTF-16 units cut to 77 and an ellipsis, never between a surrogate pair's halves", () => {
+    expect(Conversation.titleFrom("  deploy it\nwith care ")).toBe("deploy it")
+    expect(Conversation.titleFrom(" \n ")).toBeUndefined()
+    expect(Conversation.titleFrom("a".repeat(80))).toBe("a".repeat(80))
+    expect(Conversation.titleFrom("a".repeat(81))).toBe(`${"a".repeat(77)}…`)
+    // An emoji across the cut: left out whole, not halved (JSON would keep a lone `\ud83d`).
+    const title = Conversation.titleFrom(`${"a".repeat(76)}${"😀".repeat(4)}`)!
+    expect(title).toBe(`${"a".repeat(76)}…`)
+    expect(title.isWellFormed()).toBe(true)
+    expect(Conversation.titleFrom(`${"a".repeat(75)}${"😀".repeat(4)}`)).toBe(`${"a".repeat(75)}😀…`)
+  })
+})
