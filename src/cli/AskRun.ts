@@ -154,8 +154,8 @@ export const run = (flags: AskFlags, at: StorageAt) =>
       const prompt = yield* terminalPrompt
       const options = { ...read.success, prompt, cancelled: Deferred.await(cancel) }
       const answered = yield* Ask.ask(flags.text.value, options)
-      // One direct write (Stdout.ts): building process.stdout now would cost the answer's exit ~ms; on a
-      // terminal, an answer typed elsewhere is shown, never obeyed.
+      // Written as print writes (Stdout.ts): on a terminal, an answer typed elsewhere is shown, never obeyed;
+      // into a pipe, as given.
       const line = `${printed(answered, flags.format)}\n`
       yield* Effect.sync(() => Stdout.write(line, (text) => printable(text, "\n\t")))
     }).pipe(Effect.mapError((e) => ended(e, at)))

@@ -25,8 +25,8 @@ export const list = (options: ListOptions, storage: StorageAt) =>
     Effect.gen(function* () {
       const { warnings, text } = render(yield* Listing.gather(storage.dir, options.archived), options, storage)
       for (const line of warnings) yield* Console.error(line)
-      // The whole listing in one write (Stdout.ts: into a pipe or a file without building
-      // process.stdout, and one write for 10,000 rows instead of one each).
+      // The whole listing in one write (Stdout.ts: without building process.stdout, and one write for
+      // 10,000 rows instead of one each).
       yield* Effect.sync(() => Stdout.write(text, (shown) => shown))
     })
   )

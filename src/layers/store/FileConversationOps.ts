@@ -181,8 +181,17 @@ const openLocked = (
       { concurrency: 2, discard: true }
     )
     const [{ conversation, size }] = yield* Effect.all([healAndRead, sweeps], { concurrency: 2 })
-    const hasBaseConfig = conversation.baseConfig._tag === "File"
     // Folded, and under the lock: the bytes read are the whole file the journal's next lines extend.
+    return yield* sessionAt(conversation, loc, size)
+  })
+
+/**
+ * The session of `conversation`, held at `loc` under this scope's lock, whose `events.json` is `size` bytes
+ * with nothing journaled beside it; closing the scope folds and writes it back (`close`).
+ */
+const sessionAt = (conversation: Conversation, loc: ConversationDir.Located, size: number) =>
+  Effect.gen(function* () {
+    const hasBaseConfig = conversation.baseConfig._tag === "File"
     const base = yield* Ref.make(String(size))
     const session = yield* ConversationSession.make(conversation, persistence(loc.dir, base, hasBaseConfig))
     yield* Effect.addFinalizer(() => close(session, loc, hasBaseConfig).pipe(Effect.ignore))
@@ -212,27 +221,14 @@ const createReserved = (
     // A conversation made without entries (a new query's, an ask's) is opened from what was just written:
     // nothing else can be in the directory this scope made under its lock, so reading it back and decoding it
     // again (and looking for a journal and temp files there) only cost the first turn its time.
-    if (conversation.entries.length === 0 && conversation.baseConfig._tag === "File")
-      return yield* openMade(locks, id, dir, conversation)
-    // Where it was just made, under its lock: no listing of every conversation to find it again.
-    return yield* openLocked(conversationsDir, locks, id, { dir, archived: false })
-  })
-
-/** Opens the conversation this scope has just written into `dir` as `made` (its base config a file, as `create` writes it). */
-const openMade = (
-  locks: ReturnType<typeof StoreLocks.make>,
-  id: ConversationId.ConversationId,
-  dir: string,
-  made: Omit<Conversation, "id" | "archived">
-) =>
-  Effect.gen(function* () {
-    // What killed writers left elsewhere (stale locks) is swept as an open sweeps it.
-    yield* locks.sweepLocks
-    const base = yield* Ref.make(String(Buffer.byteLength(EventsFile.render(made.entries))))
-    const session = yield* ConversationSession.make({ id, archived: false, ...made }, persistence(dir, base, true))
     const loc = { dir, archived: false }
-    yield* Effect.addFinalizer(() => close(session, loc, true).pipe(Effect.ignore))
-    return session
+    if (conversation.entries.length === 0 && conversation.baseConfig._tag === "File") {
+      // What killed writers left elsewhere (stale locks) is swept as an open sweeps it.
+      yield* locks.sweepLocks
+      return yield* sessionAt({ id, archived: false, ...conversation }, loc, Buffer.byteLength(EventsFile.render([])))
+    }
+    // Where it was just made, under its lock: no listing of every conversation to find it again.
+    return yield* openLocked(conversationsDir, locks, id, loc)
   })
 
 /** `check`: every conversation (or only `id`), live and archived, in id order. */
