@@ -255,6 +255,26 @@ export const APP_JS = String.raw`"use strict";
     return form;
   }
 
+  // Drawing a part of the page again takes its old nodes out (a form is put back, but it left the page), and a
+  // browser drops a click whose target left the page between its press and its release: while a pointer is
+  // down, what is drawn waits for the release (the latest drawing only; a second at most, for a press that was
+  // released outside the window).
+  var pressed = false, held = null;
+  window.addEventListener("pointerdown", function () { pressed = true; }, true);
+  ["pointerup", "pointercancel"].forEach(function (t) {
+    window.addEventListener(t, function () {
+      pressed = false;
+      // After the click this release makes, which is dispatched in the same task.
+      if (held) { var h = held; held = null; setTimeout(h, 0); }
+    }, true);
+  });
+  function whenReleased(draw) {
+    if (!pressed) return draw();
+    held = draw;
+    setTimeout(function () { if (held === draw) { held = null; draw(); } }, 1000);
+  }
+  function outer(node) { return node ? node.outerHTML : ""; }
+
   function conversation(live) {
     var id = live.getAttribute("data-conversation");
     var status = document.getElementById("live-status");
@@ -327,11 +347,12 @@ export const APP_JS = String.raw`"use strict";
     function annotate() {
       Object.keys(closed).forEach(function (k) {
         var e = closed[k], by = "by " + who(e);
-        var slot = slotOf(k);
-        var li = slot ? slot.closest("li.attempt") : document.querySelector('li.attempt[data-inquiry-id="' + CSS.escape(k) + '"]');
-        if (slot && !li) { slot.replaceChildren(el("p", { "class": "answered-here" }, answerText(e) + " · " + by)); return; }
-        if (!li) return;
-        if (slot) li.querySelector(".outcome").replaceChildren(el("span", { "class": "badge b-answered" }, answerText(e)));
+        var slot = slotOf(k), inside = slot && slot.closest("li.attempt");
+        var li = inside || document.querySelector('li.attempt[data-inquiry-id="' + CSS.escape(k) + '"]');
+        if (!li) { if (slot) slot.replaceChildren(el("p", { "class": "answered-here" }, answerText(e) + " · " + by)); return; }
+        // The server's render has the attempt: a place made here for the form, outside it, holds nothing more.
+        if (slot && !inside) slot.remove();
+        if (inside) li.querySelector(".outcome").replaceChildren(el("span", { "class": "badge b-answered" }, answerText(e)));
         if (!li.querySelector(".by")) li.appendChild(el("span", { "class": "by" }, " · " + by));
         // Kept open while the run goes on: the answer given stays in sight where its form was.
         var d = li.closest("details"); if (d) d.open = true;
@@ -339,18 +360,25 @@ export const APP_JS = String.raw`"use strict";
     }
     var timer = null;
     function refresh() { clearTimeout(timer); timer = setTimeout(redraw, 120); }
+    // The server's render last drawn: one that has not changed is not drawn again (nothing moves, nothing flickers).
+    var drawn = outer(document.getElementById("turns")) + outer(document.querySelector("header"));
     function redraw() {
       fetch(location.pathname, { credentials: "same-origin" }).then(function (r) { return r.ok ? r.text() : null; }).then(function (t) {
         if (!t) return;
         var doc = new DOMParser().parseFromString(t, "text/html");
         var turns = doc.getElementById("turns"), header = doc.querySelector("header");
-        var focused = document.activeElement;
-        if (turns) document.getElementById("turns").replaceWith(document.adoptNode(turns));
-        if (header) document.querySelector("header").replaceWith(document.adoptNode(header));
-        Object.keys(open).forEach(function (k) { if (open[k]) place(open[k]); });
-        annotate();
-        if (focused && focused !== document.activeElement && document.contains(focused)) focused.focus({ preventScroll: true });
-        show();
+        var render = outer(turns) + outer(header);
+        if (render === drawn) return;
+        whenReleased(function () {
+          drawn = render;
+          var focused = document.activeElement;
+          if (turns) document.getElementById("turns").replaceWith(document.adoptNode(turns));
+          if (header) document.querySelector("header").replaceWith(document.adoptNode(header));
+          Object.keys(open).forEach(function (k) { if (open[k]) place(open[k]); });
+          annotate();
+          if (focused && focused !== document.activeElement && document.contains(focused)) focused.focus({ preventScroll: true });
+          show();
+        });
       }, function () {});
     }
 
@@ -498,12 +526,18 @@ export const APP_JS = String.raw`"use strict";
 
   // The home page: its rows drawn again by the server (one wording per state), and the inbox of waiting questions.
   function list(table) {
+    // The rows last drawn: unchanged ones are left as they are.
+    var rows = outer(table.querySelector("tbody"));
     setInterval(function () {
       fetch(location.pathname + location.search, { credentials: "same-origin" }).then(function (r) { return r.ok ? r.text() : null; }).then(function (t) {
         if (!t) return;
         var doc = new DOMParser().parseFromString(t, "text/html");
         var fresh = doc.querySelector("#conversations tbody");
-        if (fresh) table.querySelector("tbody").replaceWith(document.adoptNode(fresh));
+        if (!fresh || fresh.outerHTML === rows) return;
+        whenReleased(function () {
+          rows = fresh.outerHTML;
+          table.querySelector("tbody").replaceWith(document.adoptNode(fresh));
+        });
       }, function () {});
     }, 2000);
   }

@@ -139,7 +139,9 @@ describe("parley serve under malformed requests", () => {
       const r = await Serve.raw(server.port, { method, path, headers, ...(body !== undefined ? { body } : {}) })
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
       if (r.status < 0)
-        dropped.push(`#${i} ${method} ${path.slice(0, 80)} (body ${body?.length ?? "none"} bytes): ${r.body.slice(0, 200)}`)
+        dropped.push(
+          `#${i} ${method} ${path.slice(0, 80)} (body ${body?.length ?? "none"} bytes): ${r.body.slice(0, 200)}`
+        )
     }
     console.log(
       `[serve fuzz] statuses ${JSON.stringify(Object.fromEntries([...statuses].sort()))}; fds before ${before}`

@@ -265,6 +265,96 @@ describe.skipIf(!Chromium.available)(
       expect(await server.stop()).toBe(143)
     })
 
+    it("a click is not lost to the page drawing itself again: a render that changed while Skip is held waits for the release, an unchanged one is not drawn", async () => {
+      const p = makeProject()
+      fs.appendFileSync(path.join(p.storage, "config.toml"), DEFERRABLE.replace('run = "unattended"', 'run = "ask"'))
+      addDeferrable(p.root)
+      const server = await Serve.start(p)
+      children.push(server.child)
+      const id = detached(p, [
+        {
+          message: "May I?",
+          tool_calls: [{ id: "a1", name: "deferrable", arguments: { name: "prod", mode: "slow" } }]
+        },
+        { message: "Skipped it." }
+      ])
+      await waiting(server, id)
+      const pagePath = `/conversations/${id}`
+      const form = 'form.question.approval[data-inquiry="a1.__permission__.1"]'
+      const browser = await chromium.launch({ executablePath: executable(), args: ["--no-sandbox"] })
+      try {
+        // The page fetches its own render again after the events it is given as it connects (a question
+        // opened). Given unchanged, the turns drawn are left as they are (the node marked here stays).
+        {
+          const { context, page } = await open(browser, SCREENS[0], server)
+          let marked!: () => void
+          const mark = new Promise<void>((resolve) => (marked = resolve))
+          let served!: () => void
+          const unchanged = new Promise<void>((resolve) => (served = resolve))
+          await page.route(
+            (url) => url.pathname === pagePath,
+            async (route) => {
+              if (route.request().resourceType() !== "fetch") return route.continue()
+              await mark
+              await route.continue()
+              served()
+            }
+          )
+          await page.goto(`${server.base}${pagePath}`)
+          await page.locator(form).waitFor({ timeout: 20_000 })
+          await page.evaluate("document.getElementById('turns').setAttribute('data-mark', 'kept')")
+          marked()
+          await unchanged
+          await new Promise((resolve) => setTimeout(resolve, 500))
+          expect(await page.locator('#turns[data-mark="kept"]').count()).toBe(1)
+          await context.close()
+        }
+        // Given changed (as when the run records something) while Skip is held, it is drawn after the release.
+        const { context, page, problems } = await open(browser, SCREENS[0], server)
+        let asked!: () => void
+        const fetched = new Promise<void>((resolve) => (asked = resolve))
+        let pressedNow!: () => void
+        const pressed = new Promise<void>((resolve) => (pressedNow = resolve))
+        await page.route(
+          (url) => url.pathname === pagePath,
+          async (route) => {
+            if (route.request().resourceType() !== "fetch") return route.continue()
+            asked()
+            const response = await route.fetch()
+            const body = (await response.text()).replace('id="turns"', 'id="turns" data-drawn="again"')
+            await pressed
+            await route.fulfill({ response, body })
+          }
+        )
+        const posts: Array<string> = []
+        page.on("request", (r) => (r.method() === "POST" ? posts.push(new URL(r.url()).pathname) : undefined))
+        await page.goto(`${server.base}${pagePath}`)
+        const skip = page.locator(form).getByRole("button", { name: "Skip" })
+        await skip.waitFor({ timeout: 20_000 })
+        await fetched
+        const box = (await skip.boundingBox())!
+        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
+        await page.mouse.down()
+        pressedNow()
+        // The changed render comes back while the button is held: it is not drawn yet.
+        await new Promise((resolve) => setTimeout(resolve, 500))
+        expect(await page.locator('#turns[data-drawn="again"]').count()).toBe(0)
+        await page.mouse.up()
+        // The click went through, and the render was drawn after it.
+        await expect
+          .poll(() => posts, { timeout: 5000 })
+          .toStrictEqual([`/api/conversations/${id}/questions/a1.__permission__.1`])
+        await page.locator('#turns[data-drawn="again"]').waitFor({ timeout: 5000 })
+        await page.locator("#live-status", { hasText: "Not running." }).waitFor({ timeout: 30_000 })
+        expect(effectsOf(p, "prod")).toBe("")
+        expect(problems).toStrictEqual([])
+        await context.close()
+      } finally {
+        await browser.close()
+      }
+      expect(await server.stop()).toBe(143)
+    })
+
     it("the run ends while its host still sends the end to a terminal that stopped reading: the page is drawn ended once, and is given no run to follow", async () => {
       const { p, server, id } = await askingRun()
       // An attached terminal, then stopped: after the run's end its host waits for it (up to 3 s) before it exits.
