@@ -247,6 +247,21 @@ describe("start-up: the built-ins an ls loads (scripts/build.mjs, facadeFree)", 
       )
     ).toStrictEqual([])
   })
+
+  it("a print of a conversation into a file loads neither node:fs/promises nor readline (its reads go through node:fs's callbacks)", () => {
+    const storage = path.join(dir, "print-storage")
+    const name = "17758406187-missing-date-in-version-string"
+    fs.cpSync(
+      path.resolve(import.meta.dirname, "../fixtures/corpus/jp/conversations", name),
+      path.join(storage, "conversations", name),
+      { recursive: true }
+    )
+    const { internals, out } = builtinsOf("print", ["--storage", storage, "conversation", "print", "17758406187"])
+    expect(out).toContain("# Missing date in version string")
+    expect(
+      internals.filter((m) => /^NativeModule (fs\/promises|internal\/fs\/promises|internal\/readline\/\w+)$/.test(m))
+    ).toStrictEqual([])
+  })
 })
 
 describe("start-up: a query loads what its turn uses (docs/startup.md#start-up-of-a-query)", () => {

@@ -75,6 +75,51 @@ console.log(JSON.stringify(out))`
     expect((out["own"] as Array<number>).every((n) => typeof n === "number")).toBe(true)
   })
 
+  it("readFile, readdir, stat and lstat given a path go through node:fs's callbacks: the same values and errors, node:fs/promises not loaded", async () => {
+    fs.mkdirSync(path.join(dir, "tree", "sub"), { recursive: true })
+    fs.writeFileSync(path.join(dir, "tree", "a.txt"), "aé")
+    fs.symlinkSync("a.txt", path.join(dir, "tree", "link"))
+    const r = await bundled(
+      "callbacks",
+      `import * as fsp from "node:fs/promises"
+const loaded = () => process.moduleLoadList.includes("NativeModule internal/fs/promises")
+// Each call as data: its value, or its error's own fields.
+const shown = (p) => p.then(
+  (v) => ({ value: Buffer.isBuffer(v) ? [...v] : Array.isArray(v) ? v.map((d) => typeof d === "string" ? d : [d.name, d.isDirectory(), d.isSymbolicLink()]).sort() : typeof v === "string" ? v : { size: String(v.size), dir: v.isDirectory(), link: v.isSymbolicLink(), big: typeof v.size === "bigint" } }),
+  (e) => ({ error: [e.constructor.name, e.code, e.syscall, e.path, e.errno, e.message] })
+)
+const calls = (f) => [
+  f.readFile("tree/a.txt", "utf8"), f.readFile("tree/a.txt"), f.readFile("tree/a.txt", { encoding: "latin1" }),
+  f.readFile("tree/missing"), f.readFile("tree"), f.readFile("tree/a.txt", { encoding: "nonsense" }),
+  f.readdir("tree"), f.readdir("tree", { withFileTypes: true }), f.readdir("tree/a.txt"), f.readdir("tree/missing"),
+  f.stat("tree/link"), f.lstat("tree/link"), f.stat("tree", { bigint: true }), f.stat("tree/missing"), f.lstat("tree/missing/x")
+]
+const ours = await Promise.all(calls(fsp).map(shown))
+const before = loaded()
+const own = await Promise.all(calls(process.getBuiltinModule("node:fs/promises")).map(shown))
+// A FileHandle is node:fs/promises' own.
+const handle = await process.getBuiltinModule("node:fs/promises").open("tree/a.txt")
+const viaHandle = await fsp.readFile(handle, "utf8")
+await handle.close()
+console.log(JSON.stringify({ before, same: JSON.stringify(ours) === JSON.stringify(own), ours, own, viaHandle }))`
+    )
+    expect(r.stderr).toBe("")
+    expect(r.status).toBe(0)
+    const out = JSON.parse(r.stdout) as {
+      before: boolean
+      same: boolean
+      ours: unknown
+      own: unknown
+      viaHandle: string
+    }
+    expect(out.ours).toStrictEqual(out.own)
+    expect(out.same).toBe(true)
+    expect(out.before).toBe(false)
+    expect(out.viaHandle).toBe("aé")
+    // The errors were errors: a missing file says ENOENT, a directory read as a file EISDIR.
+    expect(JSON.stringify(out.ours)).toMatch(/ENOENT[\s\S]*EISDIR[\s\S]*ERR_INVALID_ARG_VALUE[\s\S]*ENOTDIR/)
+  })
+
   it("fails the build on a name it lacks (a getter of Node's, a deprecated constant), not at run time", async () => {
     for (const name of ["ReadStream", "F_OK"]) {
       await expect(
