@@ -29,8 +29,8 @@ const FACADE_FREE = {
     names
       .map((k) =>
         CALLBACKS.has(k)
-          ? `export function ${k}(p,...a){if(typeof p!=="string")return load().${k}(p,...a);` +
-            `return new Promise((ok,no)=>{try{require("node:fs").${k}(p,...a,(e,v)=>e?no(e):ok(v))}catch(e){no(e)}})}`
+          ? `export function ${k}(p,o){if(typeof p!=="string"||arguments.length>2||o===null||(o!==undefined&&o.recursive))return load().${k}.apply(this,arguments);` +
+            `return new Promise((ok,no)=>{try{require("node:fs").${k}(p,o,(e,v)=>e?no(e):ok(v))}catch(e){no(e)}})}`
           : typeof mod[k] === "function"
             ? `export function ${k}(...a){return load().${k}.apply(this,a)}`
             : `export const ${k}=${forwarding(`load().${k}`, Object.keys(mod[k]))};`
@@ -38,10 +38,12 @@ const FACADE_FREE = {
       .join("") +
     `export default{${names.join(",")}};`
 }
-// Given a path, these four go through node:fs's callback forms, which take the same options and
-// give the same values and errors (a FileHandle still goes to node:fs/promises). Reading a
-// conversation calls nothing else, so `print` never loads node:fs/promises and readline with it:
-// about 1 ms of its start (measured: 0.96 ms to require it).
+// Given a path and at most an options argument, these four go through node:fs's callback forms,
+// which take the same options and give the same values and errors (their class, code, errno,
+// syscall, path and message; the stack has no frames of the caller). A FileHandle, a Buffer or URL
+// path, more arguments, or a recursive readdir (the callback form follows symlinked directories)
+// go to node:fs/promises. Reading a conversation calls nothing else, so `print` never loads
+// node:fs/promises and readline with it: about 1 ms of its start (0.96 ms to require it).
 const CALLBACKS = new Set(["readFile", "readdir", "stat", "lstat"])
 export const facadeFree = {
   name: "facade-free",

@@ -79,6 +79,8 @@ console.log(JSON.stringify(out))`
     fs.mkdirSync(path.join(dir, "tree", "sub"), { recursive: true })
     fs.writeFileSync(path.join(dir, "tree", "a.txt"), "aé")
     fs.symlinkSync("a.txt", path.join(dir, "tree", "link"))
+    fs.writeFileSync(path.join(dir, "tree", "sub", "b.txt"), "b")
+    fs.symlinkSync("sub", path.join(dir, "tree", "sublink"))
     const r = await bundled(
       "callbacks",
       `import * as fsp from "node:fs/promises"
@@ -94,9 +96,13 @@ const calls = (f) => [
   f.readdir("tree"), f.readdir("tree", { withFileTypes: true }), f.readdir("tree/a.txt"), f.readdir("tree/missing"),
   f.stat("tree/link"), f.lstat("tree/link"), f.stat("tree", { bigint: true }), f.stat("tree/missing"), f.lstat("tree/missing/x")
 ]
+// Left to node:fs/promises: a recursive readdir (the callback form follows symlinked directories), a null options, a third argument.
+const forwarded = (f) => [f.readdir("tree", { recursive: true }), f.stat("tree", null), f.readFile("tree/a.txt", "utf8", "extra")]
 const ours = await Promise.all(calls(fsp).map(shown))
 const before = loaded()
-const own = await Promise.all(calls(process.getBuiltinModule("node:fs/promises")).map(shown))
+ours.push(...(await Promise.all(forwarded(fsp).map(shown))))
+const nodeOwn = process.getBuiltinModule("node:fs/promises")
+const own = await Promise.all([...calls(nodeOwn), ...forwarded(nodeOwn)].map(shown))
 // A FileHandle is node:fs/promises' own.
 const handle = await process.getBuiltinModule("node:fs/promises").open("tree/a.txt")
 const viaHandle = await fsp.readFile(handle, "utf8")

@@ -101,7 +101,9 @@ export const raw = (
         res.on("error", () => resolve({ status: res.statusCode ?? -1, body }))
       }
     )
-    req.on("error", (e) => resolve({ status: -1, body: String(e) }))
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      resolve({ status: -1, body: `${String(e)} (${e.code ?? "no code"})` })
+    )
     // Longer than a run may take to start (`Runs.ts` READY_MS, 20 s): a call that starts one waits for it.
     req.setTimeout(30_000, () => req.destroy(new Error("timeout")))
     if (options.body !== undefined) req.write(options.body)

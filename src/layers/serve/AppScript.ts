@@ -257,21 +257,28 @@ export const APP_JS = String.raw`"use strict";
 
   // Drawing a part of the page again takes its old nodes out (a form is put back, but it left the page), and a
   // browser drops a click whose target left the page between its press and its release: while a pointer is
-  // down, what is drawn waits for the release (the latest drawing only; a second at most, for a press that was
-  // released outside the window).
+  // down, or Space is down on a button (it clicks as the key comes up), what is drawn waits for the release
+  // (the latest drawing only). A press whose release never comes (the window lost the focus, a context menu)
+  // ends with those; five seconds at most in any case.
   var pressed = false, held = null;
+  function release() {
+    pressed = false;
+    // After the click this release makes, which is dispatched in the same task.
+    if (held) { var h = held; held = null; setTimeout(h, 0); }
+  }
   window.addEventListener("pointerdown", function () { pressed = true; }, true);
-  ["pointerup", "pointercancel"].forEach(function (t) {
-    window.addEventListener(t, function () {
-      pressed = false;
-      // After the click this release makes, which is dispatched in the same task.
-      if (held) { var h = held; held = null; setTimeout(h, 0); }
-    }, true);
+  window.addEventListener("keydown", function (ev) {
+    if (ev.key === " " && ev.target && ev.target.tagName === "BUTTON") pressed = true;
+  }, true);
+  window.addEventListener("keyup", function (ev) { if (ev.key === " " && pressed) release(); }, true);
+  ["pointerup", "pointercancel", "blur", "contextmenu", "dragstart"].forEach(function (t) {
+    window.addEventListener(t, function () { if (pressed) release(); }, true);
   });
+  document.addEventListener("visibilitychange", function () { if (pressed) release(); });
   function whenReleased(draw) {
     if (!pressed) return draw();
     held = draw;
-    setTimeout(function () { if (held === draw) { held = null; draw(); } }, 1000);
+    setTimeout(function () { if (held === draw) { held = null; draw(); } }, 5000);
   }
   function outer(node) { return node ? node.outerHTML : ""; }
 
@@ -362,13 +369,18 @@ export const APP_JS = String.raw`"use strict";
     function refresh() { clearTimeout(timer); timer = setTimeout(redraw, 120); }
     // The server's render last drawn: one that has not changed is not drawn again (nothing moves, nothing flickers).
     var drawn = outer(document.getElementById("turns")) + outer(document.querySelector("header"));
+    // Each fetch numbered: an answer that comes after a later one's is older, and is not drawn.
+    var asked = 0, answered = 0;
     function redraw() {
+      var n = ++asked;
       fetch(location.pathname, { credentials: "same-origin" }).then(function (r) { return r.ok ? r.text() : null; }).then(function (t) {
-        if (!t) return;
+        if (!t || n < answered) return;
+        answered = n;
         var doc = new DOMParser().parseFromString(t, "text/html");
         var turns = doc.getElementById("turns"), header = doc.querySelector("header");
         var render = outer(turns) + outer(header);
-        if (render === drawn) return;
+        // What is drawn already: a render held back before this one is older, and is not drawn either.
+        if (render === drawn) { held = null; return; }
         whenReleased(function () {
           drawn = render;
           var focused = document.activeElement;
@@ -533,7 +545,8 @@ export const APP_JS = String.raw`"use strict";
         if (!t) return;
         var doc = new DOMParser().parseFromString(t, "text/html");
         var fresh = doc.querySelector("#conversations tbody");
-        if (!fresh || fresh.outerHTML === rows) return;
+        if (!fresh) return;
+        if (fresh.outerHTML === rows) { held = null; return; }
         whenReleased(function () {
           rows = fresh.outerHTML;
           table.querySelector("tbody").replaceWith(document.adoptNode(fresh));

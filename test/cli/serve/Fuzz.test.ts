@@ -140,7 +140,8 @@ describe("parley serve under malformed requests", () => {
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1)
       if (r.status < 0)
         dropped.push(
-          `#${i} ${method} ${path.slice(0, 80)} (body ${body?.length ?? "none"} bytes): ${r.body.slice(0, 200)}`
+          `#${i} ${method} ${path.slice(0, 80)} headers ${Object.keys(headers).join(",")} ` +
+            `(body ${body === undefined ? "none" : `${Buffer.byteLength(body)} bytes`}): ${r.body.slice(0, 200)}`
         )
     }
     console.log(

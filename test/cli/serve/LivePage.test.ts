@@ -309,10 +309,48 @@ describe.skipIf(!Chromium.available)(
           expect(await page.locator('#turns[data-mark="kept"]').count()).toBe(1)
           await context.close()
         }
+        // Given changed while Space is down on Skip (a button clicks as the key comes up), it waits too; the
+        // window losing the focus ends the press, and the render is drawn.
+        {
+          const { context, page } = await open(browser, SCREENS[0], server)
+          let down!: () => void
+          const spaceDown = new Promise<void>((resolve) => (down = resolve))
+          let given!: () => void
+          const changed = new Promise<void>((resolve) => (given = resolve))
+          await page.route(
+            (url) => url.pathname === pagePath,
+            async (route) => {
+              if (route.request().resourceType() !== "fetch") return route.continue()
+              const response = await route.fetch()
+              const body = (await response.text()).replace('id="turns"', 'id="turns" data-drawn="again"')
+              await spaceDown
+              await route.fulfill({ response, body })
+              given()
+            }
+          )
+          await page.goto(`${server.base}${pagePath}`)
+          const skip = page.locator(form).getByRole("button", { name: "Skip" })
+          await skip.waitFor({ timeout: 20_000 })
+          await skip.focus()
+          await page.keyboard.down(" ")
+          const responded = page.waitForResponse(
+            (r) => new URL(r.url()).pathname === pagePath && r.request().resourceType() === "fetch"
+          )
+          down()
+          await changed
+          await (await responded).finished()
+          await page.evaluate("new Promise((resolve) => setTimeout(resolve, 100))")
+          expect(await page.locator('#turns[data-drawn="again"]').count()).toBe(0)
+          await page.evaluate("window.dispatchEvent(new Event('blur'))")
+          await page.locator('#turns[data-drawn="again"]').waitFor({ timeout: 5000 })
+          await context.close()
+        }
         // Given changed (as when the run records something) while Skip is held, it is drawn after the release.
         const { context, page, problems } = await open(browser, SCREENS[0], server)
         let asked!: () => void
         const fetched = new Promise<void>((resolve) => (asked = resolve))
+        let given!: () => void
+        const changed = new Promise<void>((resolve) => (given = resolve))
         let pressedNow!: () => void
         const pressed = new Promise<void>((resolve) => (pressedNow = resolve))
         await page.route(
@@ -324,6 +362,7 @@ describe.skipIf(!Chromium.available)(
             const body = (await response.text()).replace('id="turns"', 'id="turns" data-drawn="again"')
             await pressed
             await route.fulfill({ response, body })
+            given()
           }
         )
         const posts: Array<string> = []
@@ -335,9 +374,15 @@ describe.skipIf(!Chromium.available)(
         const box = (await skip.boundingBox())!
         await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2)
         await page.mouse.down()
+        const responded = page.waitForResponse(
+          (r) => new URL(r.url()).pathname === pagePath && r.request().resourceType() === "fetch"
+        )
         pressedNow()
-        // The changed render comes back while the button is held: it is not drawn yet.
-        await new Promise((resolve) => setTimeout(resolve, 500))
+        // The changed render comes back while the button is held (given, then read and parsed by the page,
+        // its tasks done before this one): it is not drawn yet.
+        await changed
+        await (await responded).finished()
+        await page.evaluate("new Promise((resolve) => setTimeout(resolve, 100))")
         expect(await page.locator('#turns[data-drawn="again"]').count()).toBe(0)
         await page.mouse.up()
         // The click went through, and the render was drawn after it.
