@@ -206,27 +206,34 @@ const questions = (storage: string) =>
     ]
   })
 
-/** The running turns of `storage`, over the server's one connection per run (`Relay.ts`): an answer costs one round trip. */
+/** A connection of the caller's scope to the host on `socket`: none when none answers there (or not as ours). */
+const ownConnection = (socket: string) => Effect.option(HostClient.connect(socket))
+
+/**
+ * The running turns of `storage` as the server reaches them. A run the server
+ * follows (an SSE client or the page watches it) is answered over the
+ * relay's connection (`Relay.ts`): one round trip. Any other over a
+ * connection of the request's own, closed after it: no probe before it and
+ * no subscription on it, so the run's host does nothing but take the answer
+ * (its events are only sent to a watcher).
+ */
 const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
   RunningTurns.of({
     find: (id) => {
       const socket = HostPath.of(storage, id)
       const turnOf = (client: HostClient.Client) =>
         HostTurns.fromClient(id, client, (after) => relay.since(socket, after))
-      const found = Effect.map(relay.client(socket), Option.map(turnOf))
-      if (relay.following(socket)) return found
-      // A run this server does not follow may have just ended: its host, gone a moment later, takes no answer
-      // (`Hosts.settled` waits for it to go). One the server saw end is waited for so, before the relay connects
-      // (a feed opened to it would forget the end the relay keeps for clients that resume late). Else it is asked
-      // on the connection the relay opens anyway: one connection, not a second one (its Hello and Info) before it.
-      const settled = Effect.andThen(Hosts.settled(storage, id), found)
-      if (relay.sawEnd(socket)) return settled
+      if (relay.following(socket)) return Effect.map(relay.client(socket), Option.map(turnOf))
       return Effect.gen(function* () {
-        const client = yield* relay.client(socket)
+        const client = yield* ownConnection(socket)
         if (Option.isNone(client)) return Option.none()
         const info = yield* Effect.option(Effect.timeout(client.value.Info(), "1 second"))
         if (Option.isSome(info) && info.value.ended === undefined) return Option.some(turnOf(client.value))
-        return yield* settled
+        // A run that just ended (or a host too busy to say) still answers while its host goes, and takes no
+        // answer: it is waited for until gone (`Hosts.settled`); the answer goes to the run after it, if one
+        // started, else into the turn on disk.
+        if (Option.isNone(yield* Hosts.settled(storage, id))) return Option.none()
+        return Option.map(yield* ownConnection(socket), turnOf)
       })
     }
   })
