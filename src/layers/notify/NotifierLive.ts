@@ -78,10 +78,25 @@ interface Lane {
   readonly send: (m: Send.Message, signal: AbortSignal) => Promise<Send.Attempt>
   readonly retryForMs: number
   wake: (() => void) | undefined
+  /** The delivery ids this process spooled for the lane whose first try has not ended yet. */
+  readonly untried: Set<string>
+  /** Waiting to try an entry again (the receiver did not take it). */
+  backingOff: boolean
+  /** Found nothing to claim (another process took what is left), until this process spools again. */
+  idle: boolean
 }
 
 /** How long a closing scope waits for the events already published to be spooled. */
 const SPOOL_GRACE_MS = 500
+
+/**
+ * How long a closing scope then waits for the first try of what this process
+ * spooled (a run's last events: `question_closed`, `run_ended`). A short
+ * command ends milliseconds after its last event, before a webhook's reply;
+ * what is not delivered by then, or waits to be tried again, stays in the
+ * spool for the storage's next process.
+ */
+const FIRST_TRY_MS = 1000
 
 const report = (dir: string, line: string): void => {
   Spool.log(dir, line)
@@ -111,7 +126,10 @@ const webhookLane = (
     events: hook.events,
     send: (m, signal) => Send.post(webhook, m, signal),
     retryForMs: hook.retry_for === undefined ? Delivery.DEFAULT_RETRY_FOR_MS : ConfigData.durationMs(hook.retry_for),
-    wake: undefined
+    wake: undefined,
+    untried: new Set(),
+    backingOff: false,
+    idle: false
   }
 }
 
@@ -120,7 +138,10 @@ const commandLane = (argv: ReadonlyArray<string>, cwd: string): Lane => ({
   events: undefined,
   send: (m, signal) => Send.run({ argv, cwd, timeoutMs: 60_000 }, m, signal),
   retryForMs: 0,
-  wake: undefined
+  wake: undefined,
+  untried: new Set(),
+  backingOff: false,
+  idle: false
 })
 
 const lanesOf = (settings: Settings, dir: string): Array<Lane> => {
@@ -139,10 +160,18 @@ const deliver = (dir: string, lane: Lane, claimed: Spool.Claimed): Effect.Effect
     Effect.flatMap(
       Effect.promise((signal) => lane.send(entry, signal)),
       (tried): Effect.Effect<void> => {
+        lane.untried.delete(entry.delivery_id)
         if (tried.outcome === "delivered") return Effect.sync(() => Spool.done(dir, claimed))
         const wait = Delivery.backoffMs(n)
-        if (tried.outcome === "retry" && Delivery.withinBound(entry.created, Date.now() + wait, lane.retryForMs))
-          return Effect.andThen(Effect.sleep(wait), attempt(n + 1))
+        if (tried.outcome === "retry" && Delivery.withinBound(entry.created, Date.now() + wait, lane.retryForMs)) {
+          const backOff = Effect.sync(() => {
+            lane.backingOff = true
+          })
+          const done = Effect.sync(() => {
+            lane.backingOff = false
+          })
+          return Effect.andThen(Effect.ensuring(Effect.andThen(backOff, Effect.sleep(wait)), done), attempt(n + 1))
+        }
         return Effect.sync(() => {
           const line = `${lane.target} ${entry.event} ${entry.delivery_id} failed: ${tried.detail}`
           report(dir, `notify: ${line} (conversation ${entry.conversation_id})`)
@@ -169,6 +198,7 @@ const deliveries = (dir: string, lane: Lane, pollMs: number): Effect.Effect<neve
   return Effect.forever(
     Effect.suspend(() => {
       const claimed = Spool.claimNext(dir, lane.target)
+      lane.idle = claimed === undefined
       return claimed === undefined ? idle : deliver(dir, lane, claimed)
     })
   )
@@ -184,14 +214,30 @@ const spooler = (dir: string, lanes: ReadonlyArray<Lane>) => {
       if (!Notification.wanted(n, lane.events)) continue
       const entry = { target: lane.target, event: n.event, delivery_id: n.delivery_id, conversation_id, body }
       Spool.append(dir, { ...entry, created: Date.now(), n: count++ })
+      lane.untried.add(n.delivery_id)
+      lane.idle = false
       lane.wake?.()
     }
   }
 }
 
-/** Follows one run's events, spooling what they tell; the scope's end waits briefly for what was published. */
+/**
+ * Until no lane has a first try of this process's entries to make, or `ms`: a lane backing off is not waited
+ * for, nor one that found nothing to claim (another process claimed what this one spooled).
+ */
+const firstTries = (lanes: ReadonlyArray<Lane>, ms: number): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + ms
+    const waiting = () => lanes.some((lane) => lane.untried.size > 0 && !lane.backingOff && !lane.idle)
+    while (waiting() && Date.now() < deadline) yield* Effect.sleep("2 millis")
+  })
+
+/**
+ * Follows one run's events, spooling what they tell; the scope's end waits
+ * briefly for what was published to be spooled, then for its first tries.
+ */
 const attacher =
-  (settings: Settings, spool: (n: Notification.Notification) => void) =>
+  (settings: Settings, spool: (n: Notification.Notification) => void, lanes: ReadonlyArray<Lane>) =>
   (events: Stream.Stream<RunEvent.RunEvent>): Effect.Effect<void, never, Scope.Scope> =>
     Effect.gen(function* () {
       const context: Notification.Context = {
@@ -209,7 +255,9 @@ const attacher =
         })
       )
       const fiber = yield* Effect.forkScoped(follow)
-      yield* Effect.addFinalizer(() => Effect.asVoid(Effect.timeoutOption(Fiber.await(fiber), SPOOL_GRACE_MS)))
+      yield* Effect.addFinalizer(() =>
+        Effect.andThen(Effect.timeoutOption(Fiber.await(fiber), SPOOL_GRACE_MS), firstTries(lanes, FIRST_TRY_MS))
+      )
     })
 
 const silent = Notifier.of({ attach: () => Effect.void })
@@ -239,7 +287,7 @@ export const make = (settings: Settings): Effect.Effect<Notifier["Service"], nev
     const set = setUp(settings)
     if (set === undefined) return silent
     for (const lane of set.lanes) yield* Effect.forkScoped(deliveries(set.dir, lane, settings.pollMs ?? 2000))
-    return Notifier.of({ attach: attacher(settings, spooler(set.dir, set.lanes)) })
+    return Notifier.of({ attach: attacher(settings, spooler(set.dir, set.lanes), set.lanes) })
   })
 
 /** A lane's entries delivered one by one until it has none left (another live process's claim ends it too). */
