@@ -199,7 +199,8 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       return Layer.mergeAll(
         Layer.succeed(Run, run),
         Layer.catchTag(
-          StorageStore.storeLayer(settings.storage),
+          // The command exits once its session is closed: the close's file calls block (`FileCalls.ts`).
+          StorageStore.storeLayer(settings.storage, { blockingClose: true }),
           ["StoreIoError", "MissingPackage"],
           (e): Layer.Layer<ConversationStore, CliFailure> =>
             Layer.unwrap(Effect.fail(new CliFailure({ code: 1, message: Hint.withInstall(e) })))

@@ -17,6 +17,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 import * as ErrorCode from "../ErrorCode.ts"
+import * as FileCalls from "./FileCalls.ts"
 
 /** Reads a file as UTF-8, or `undefined` when it does not exist. */
 export const readIfExists = async (file: string): Promise<string | undefined> => {
@@ -31,8 +32,8 @@ export const readIfExists = async (file: string): Promise<string | undefined> =>
 export const isNotFound = (error: unknown): boolean => ErrorCode.of(error) === "ENOENT"
 
 /** fsyncs a directory so a rename or unlink in it survives power loss. */
-export const syncDir = async (dir: string): Promise<void> => {
-  const handle = await fs.open(dir, "r")
+export const syncDir = async (dir: string, calls: FileCalls.FileCalls = FileCalls.promised): Promise<void> => {
+  const handle = await calls.open(dir, "r")
   try {
     await handle.sync()
   } finally {
@@ -67,8 +68,12 @@ export const writeNewFiles = async (
 }
 
 /** Writes `text` atomically; returns false (and writes nothing) when the file already holds exactly it. */
-export const writeIfChanged = async (file: string, text: string): Promise<boolean> => {
-  const current = await readIfExists(file)
+export const writeIfChanged = async (
+  file: string,
+  text: string,
+  calls: FileCalls.FileCalls = FileCalls.promised
+): Promise<boolean> => {
+  const current = await calls.readText(file)
   if (current === text) return false
   await writeAtomic(file, text)
   return true
@@ -101,10 +106,14 @@ export const writeAtomic = async (file: string, text: string): Promise<void> => 
 }
 
 /** Appends `text` and waits until it is on disk (`fdatasync`). */
-export const appendDurable = async (file: string, text: string): Promise<void> => {
-  const handle = await fs.open(file, "a", FILE_MODE)
+export const appendDurable = async (
+  file: string,
+  text: string,
+  calls: FileCalls.FileCalls = FileCalls.promised
+): Promise<void> => {
+  const handle = await calls.open(file, "a", FILE_MODE)
   try {
-    await handle.writeFile(text, "utf8")
+    await handle.append(text)
     await handle.datasync()
   } finally {
     await handle.close()

@@ -32,6 +32,7 @@ import { ConversationCorrupt, ConversationNotFound, type StoreIoError } from "..
 import * as AtomicFile from "./AtomicFile.ts"
 import { checkAll } from "./Check.ts"
 import * as ConversationDir from "./ConversationDir.ts"
+import * as FileCalls from "./FileCalls.ts"
 import * as ConversationRead from "./ConversationRead.ts"
 import * as Journal from "./Journal.ts"
 import * as Listing from "./Listing.ts"
@@ -69,8 +70,12 @@ const hasBaseConfigIn = (dir: string): Promise<boolean> =>
  * it cannot be extended in place (`hasBaseConfig` undefined: looked up then,
  * the only case that needs it).
  */
-const foldDir = async (dir: string, hasBaseConfig: boolean | undefined): Promise<void> => {
-  if ((await Journal.fold(dir)) !== "unfoldable") return
+const foldDir = async (
+  dir: string,
+  hasBaseConfig: boolean | undefined,
+  calls: FileCalls.FileCalls = FileCalls.promised
+): Promise<void> => {
+  if ((await Journal.fold(dir, calls)) !== "unfoldable") return
   const entries = await ConversationRead.readEntries(dir, hasBaseConfig ?? (await hasBaseConfigIn(dir)))
   await AtomicFile.writeAtomic(path.join(dir, Journal.EVENTS), EventsFile.render(entries))
   await Journal.remove(dir)
@@ -119,15 +124,17 @@ const locate = (conversationsDir: string, id: ConversationId.ConversationId) =>
 const close = (
   session: ConversationSession.ConversationSession,
   loc: ConversationDir.Located,
-  hasBaseConfig: boolean
+  hasBaseConfig: boolean,
+  calls: FileCalls.FileCalls
 ) =>
   Effect.flatMap(session.metadata, (metadata) =>
     io(loc.dir, async () => {
-      await foldDir(loc.dir, hasBaseConfig)
+      await foldDir(loc.dir, hasBaseConfig, calls)
       // The metadata first: a crash before the rename leaves the new title, which the next close names the directory for.
       await AtomicFile.writeIfChanged(
         path.join(loc.dir, "metadata.json"),
-        EventsFile.renderJson(ConversationMetadata.encode(metadata))
+        EventsFile.renderJson(ConversationMetadata.encode(metadata)),
+        calls
       )
       const wanted = path.join(path.dirname(loc.dir), ConversationId.dirname(session.id, metadata.title))
       if (wanted !== loc.dir && (await fs.stat(wanted).catch(() => undefined)) === undefined) {
@@ -182,19 +189,24 @@ const openLocked = (
     )
     const [{ conversation, size }] = yield* Effect.all([healAndRead, sweeps], { concurrency: 2 })
     // Folded, and under the lock: the bytes read are the whole file the journal's next lines extend.
-    return yield* sessionAt(conversation, loc, size)
+    return yield* sessionAt(conversation, loc, size, locks.closeCalls)
   })
 
 /**
  * The session of `conversation`, held at `loc` under this scope's lock, whose `events.json` is `size` bytes
  * with nothing journaled beside it; closing the scope folds and writes it back (`close`).
  */
-const sessionAt = (conversation: Conversation, loc: ConversationDir.Located, size: number) =>
+const sessionAt = (
+  conversation: Conversation,
+  loc: ConversationDir.Located,
+  size: number,
+  closeCalls: FileCalls.FileCalls
+) =>
   Effect.gen(function* () {
     const hasBaseConfig = conversation.baseConfig._tag === "File"
     const base = yield* Ref.make(String(size))
     const session = yield* ConversationSession.make(conversation, persistence(loc.dir, base, hasBaseConfig))
-    yield* Effect.addFinalizer(() => close(session, loc, hasBaseConfig).pipe(Effect.ignore))
+    yield* Effect.addFinalizer(() => close(session, loc, hasBaseConfig, closeCalls).pipe(Effect.ignore))
     return session
   })
 
@@ -225,7 +237,12 @@ const createReserved = (
     if (conversation.entries.length === 0 && conversation.baseConfig._tag === "File") {
       // What killed writers left elsewhere (stale locks) is swept as an open sweeps it.
       yield* locks.sweepLocks
-      return yield* sessionAt({ id, archived: false, ...conversation }, loc, Buffer.byteLength(EventsFile.render([])))
+      return yield* sessionAt(
+        { id, archived: false, ...conversation },
+        loc,
+        Buffer.byteLength(EventsFile.render([])),
+        locks.closeCalls
+      )
     }
     // Where it was just made, under its lock: no listing of every conversation to find it again.
     return yield* openLocked(conversationsDir, locks, id, loc)
@@ -266,10 +283,10 @@ const SETTLED_MS = 3000
 let unsettled = 0
 
 /** What the store does beyond listing, over the storage directory `root` (absolute). */
-export const make = (root: string) =>
+export const make = (root: string, blockingClose = false) =>
   Effect.sync(() => {
     const conversationsDir = path.join(root, "conversations")
-    const locks = StoreLocks.make(root)
+    const locks = StoreLocks.make(root, blockingClose ? FileCalls.blocking : FileCalls.promised)
     return {
       // Followed when a writer renames the directory meanwhile; removed meanwhile, it is not found.
       load: (id) =>

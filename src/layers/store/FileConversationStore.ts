@@ -43,6 +43,13 @@ export const INDEX = Listing.INDEX
 export interface Options {
   /** The storage directory (holds `config.toml` and `conversations/`). */
   readonly storageDir: string
+  /**
+   * Closes sessions with blocking file calls (`FileCalls.blocking`): for a
+   * command that exits once its sessions are closed, which then has nothing
+   * else to run. A server leaves it off: its other requests would wait for
+   * the disk meanwhile.
+   */
+  readonly blockingClose?: boolean | undefined
 }
 
 /**
@@ -83,7 +90,7 @@ export const make = (options: Options) =>
                 throw error
               }))
           ).pipe(
-            Effect.flatMap((m) => m.make(root)),
+            Effect.flatMap((m) => m.make(root, options.blockingClose === true)),
             Effect.map((o) => (built ??= o))
           )
     )

@@ -34,6 +34,7 @@ import * as path from "node:path"
 import * as JsonText from "../../domain/storage/JsonText.ts"
 import { DIR_MODE, FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 import * as ErrorCode from "../ErrorCode.ts"
+import * as FileCalls from "./FileCalls.ts"
 
 export type AcquireResult = { readonly _tag: "Acquired" } | { readonly _tag: "Held"; readonly pid: number }
 
@@ -118,9 +119,13 @@ interface Holder {
   readonly ageMs: number
 }
 
-const readHolder = async (file: string): Promise<Holder | undefined> => {
+const readHolder = async (
+  file: string,
+  calls: FileCalls.FileCalls = FileCalls.promised
+): Promise<Holder | undefined> => {
   try {
-    const [text, stat] = await Promise.all([fs.readFile(file, "utf8"), fs.stat(file)])
+    const [text, mtimeMs] = await Promise.all([calls.readText(file), calls.mtimeMs(file)])
+    if (text === undefined) return undefined
     let record: { pid?: unknown; proc_start?: unknown } = {}
     try {
       const parsed: unknown = JsonText.parse(text)
@@ -131,7 +136,7 @@ const readHolder = async (file: string): Promise<Holder | undefined> => {
     return {
       pid: typeof record.pid === "number" && Number.isInteger(record.pid) ? record.pid : undefined,
       start: typeof record.proc_start === "string" ? record.proc_start : undefined,
-      ageMs: Date.now() - stat.mtimeMs
+      ageMs: Date.now() - mtimeMs
     }
   } catch (error) {
     if (ErrorCode.of(error) === "ENOENT") return undefined
@@ -243,13 +248,13 @@ const take = async (file: string): Promise<AcquireResult> => {
 /** Whether this process holds the lock `file` (taken, not yet released). */
 export const heldHere = (file: string): boolean => held.has(file)
 
-/** Releases the lock if this process holds it. */
-export const release = (file: string): Promise<void> =>
+/** Releases the lock if this process holds it (`calls`: how, `FileCalls.ts`). */
+export const release = (file: string, calls: FileCalls.FileCalls = FileCalls.promised): Promise<void> =>
   serially(file, async () => {
     if (!held.has(file)) return
     try {
-      const holder = await readHolder(file)
-      if (holder?.pid === process.pid) await fs.rm(file, { force: true })
+      const holder = await readHolder(file, calls)
+      if (holder?.pid === process.pid) await calls.remove(file)
     } finally {
       held.delete(file)
     }

@@ -44,6 +44,7 @@ import type { Json } from "effect/Schema"
 import * as EntryCodec from "../../domain/storage/EntryCodec.ts"
 import * as JsonText from "../../domain/storage/JsonText.ts"
 import * as AtomicFile from "./AtomicFile.ts"
+import * as FileCalls from "./FileCalls.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as ErrorCode from "../ErrorCode.ts"
 
@@ -111,9 +112,12 @@ export const parse = (text: string, file: string): Parsed => {
 }
 
 /** Reads and parses the journal in `dir`; `undefined` when there is none. */
-export const read = async (dir: string): Promise<Parsed | undefined> => {
+export const read = async (
+  dir: string,
+  calls: FileCalls.FileCalls = FileCalls.promised
+): Promise<Parsed | undefined> => {
   const file = path.join(dir, FILE)
-  const text = await AtomicFile.readIfExists(file)
+  const text = await calls.readText(file)
   return text === undefined ? undefined : parse(text, file)
 }
 
@@ -197,17 +201,17 @@ export const append = async (
 const pretty = (entry: Json): string => "  " + JsonText.stringify(entry, 2).replaceAll("\n", "\n  ")
 
 /** Where the closing `\n]\n` of a pretty array starts (0 for `[]\n`), or undefined for another shape. */
-const findCut = async (handle: fs.FileHandle, size: number): Promise<number | undefined> => {
+const findCut = async (handle: FileCalls.Handle, size: number): Promise<number | undefined> => {
   if (size < 3) return undefined
   const tail = Buffer.alloc(3)
-  await handle.read(tail, 0, 3, size - 3)
+  await handle.read(tail, 3, size - 3)
   if (size === 3 && tail.toString() === "[]\n") return 0
   return tail.toString() === "\n]\n" ? size - 3 : undefined
 }
 
 /** Writes the fold's tail at `cut` (step 2). */
-const writeTail = async (handle: fs.FileHandle, cut: number, bytes: Buffer): Promise<void> => {
-  await handle.write(bytes, 0, bytes.length, cut)
+const writeTail = async (handle: FileCalls.Handle, cut: number, bytes: Buffer): Promise<void> => {
+  await handle.write(bytes, cut)
   await handle.truncate(cut + bytes.length)
   await handle.datasync()
 }
@@ -238,14 +242,14 @@ const checkEntries = (parsed: Parsed, base: string, file: string): void => {
 }
 
 /** The fold a crash interrupted, if the file is still the one it was folding (see {@link foldFits}). */
-const startedFold = async (handle: fs.FileHandle, size: number, parsed: Parsed): Promise<Fold | undefined> => {
+const startedFold = async (handle: FileCalls.Handle, size: number, parsed: Parsed): Promise<Fold | undefined> => {
   const fold = foldOf(parsed)
   if (fold === undefined || size < fold.cut) return undefined
   const tail = tailOf(parsed, fold)
   const length = size - fold.cut
   if (length > Math.max(3, tail.length)) return undefined
   const fromCut = Buffer.alloc(length)
-  await handle.read(fromCut, 0, length, fold.cut)
+  await handle.read(fromCut, length, fold.cut)
   return foldFits(fromCut, size, fold, tail) ? fold : undefined
 }
 
@@ -256,15 +260,16 @@ export type FoldResult = "folded" | "empty" | "unfoldable"
  * Folds the journal of `dir` into `events.json` in place (steps 1–3), or
  * finishes a fold a crash interrupted. Reads only the journal and the last
  * bytes of `events.json`. "unfoldable" leaves everything as it was: the
- * caller rewrites the whole file instead.
+ * caller rewrites the whole file instead. `calls`: how the files are read
+ * and written (`FileCalls.ts`: through the thread pool, or blocking).
  */
-export const fold = async (dir: string): Promise<FoldResult> => {
-  const parsed = await read(dir)
+export const fold = async (dir: string, calls: FileCalls.FileCalls = FileCalls.promised): Promise<FoldResult> => {
+  const parsed = await read(dir, calls)
   if (parsed === undefined) return "empty"
   const eventsFile = path.join(dir, EVENTS)
-  const handle = await fs.open(eventsFile, "r+")
+  const handle = await calls.open(eventsFile, "r+")
   try {
-    const size = (await handle.stat()).size
+    const size = await handle.size()
     // A fold record about a file since replaced (cut beyond it, JP's entries after it) is ignored.
     let fold = await startedFold(handle, size, parsed)
     const base = fold?.base ?? String(size)
@@ -273,17 +278,17 @@ export const fold = async (dir: string): Promise<FoldResult> => {
       if (fold === undefined) {
         const cut = await findCut(handle, size)
         if (cut === undefined) return "unfoldable"
-        if (parsed.size !== parsed.cleanSize) await cutTorn(dir, parsed.cleanSize)
+        if (parsed.size !== parsed.cleanSize) await calls.truncate(path.join(dir, FILE), parsed.cleanSize)
         fold = { _tag: "Fold", base, cut }
-        await AtomicFile.appendDurable(path.join(dir, FILE), JSON.stringify({ fold: { base, cut } }) + "\n")
+        await AtomicFile.appendDurable(path.join(dir, FILE), JSON.stringify({ fold: { base, cut } }) + "\n", calls)
       }
       await writeTail(handle, fold.cut, tailOf(parsed, fold))
     }
   } finally {
     await handle.close()
   }
-  await fs.rm(path.join(dir, FILE), { force: true })
-  await AtomicFile.syncDir(dir)
+  await calls.remove(path.join(dir, FILE))
+  await AtomicFile.syncDir(dir, calls)
   return "folded"
 }
 

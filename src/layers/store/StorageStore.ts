@@ -41,8 +41,14 @@ import type { StoreIoError } from "../../services/StoreErrors.ts"
 import { sha256 } from "../host/HostPath.ts"
 import * as FileConversationStore from "./FileConversationStore.ts"
 
-/** The store of `storage`: the file store of a directory, the PostgreSQL store of a url (loaded on demand). */
-export const storeLayer = (storage: string): Layer.Layer<ConversationStore, StoreIoError | MissingPackage> =>
+/**
+ * The store of `storage`: the file store of a directory, the PostgreSQL store of a url (loaded on demand).
+ * `blockingClose`: the file store's sessions close with blocking calls (a command that exits after them).
+ */
+export const storeLayer = (
+  storage: string,
+  options: { readonly blockingClose?: boolean } = {}
+): Layer.Layer<ConversationStore, StoreIoError | MissingPackage> =>
   Storage.match(Storage.of(storage), {
     // MissingPackage only in theory for the CLI: its bundle carries @effect/sql-pg.
     Database: ({ url }): Layer.Layer<ConversationStore, StoreIoError | MissingPackage> =>
@@ -53,7 +59,7 @@ export const storeLayer = (storage: string): Layer.Layer<ConversationStore, Stor
         )
       ),
     Directory: (dir): Layer.Layer<ConversationStore, StoreIoError | MissingPackage> =>
-      FileConversationStore.layer({ storageDir: dir.path })
+      FileConversationStore.layer({ storageDir: dir.path, blockingClose: options.blockingClose })
   })
 
 /** The `config.toml` of `storage`: `--config FILE` (`flag`), else `$PARLEY_CONFIG`, else the storage's own (a database's: `./.parley/config.toml`). */

@@ -25,6 +25,7 @@ import * as ConversationId from "../../domain/storage/ConversationId.ts"
 import { ConversationExists, ConversationLocked, type StoreIoError } from "../../services/StoreErrors.ts"
 import * as ConversationDir from "./ConversationDir.ts"
 import * as FileLock from "./FileLock.ts"
+import * as FileCalls from "./FileCalls.ts"
 import { io } from "./FileIo.ts"
 
 /** How `reserve` found an id: taken by us, held by a live process, or used by a directory already. */
@@ -36,14 +37,19 @@ type Reservation =
 /** The lock file of conversation `id` in the storage directory `root` (JP's name for it). */
 export const lockPath = (root: string, id: string): string => path.join(root, "locks", `jp-c${id}.lock`)
 
-/** The locks of the storage directory `root` (absolute). */
-export const make = (root: string) => {
+/**
+ * The locks of the storage directory `root` (absolute). `closeCalls`: how a
+ * session's close reads and writes (`FileCalls.ts`): its lock's release, and
+ * the fold and metadata of the sessions opened under these locks.
+ */
+export const make = (root: string, closeCalls: FileCalls.FileCalls = FileCalls.promised) => {
   const conversationsDir = path.join(root, "conversations")
   const lockFile = (id: string) => lockPath(root, id)
   // FileLock says -1 when the lock file names no pid (being written, or damaged): the holder is then unknown.
   const locked = (id: string, pid: number) =>
     new ConversationLocked({ id, path: lockFile(id), ...(pid >= 0 ? { holder: pid } : {}) })
-  const release = (id: string) => Effect.promise(() => FileLock.release(lockFile(id)).catch(() => undefined))
+  const release = (id: string) =>
+    Effect.promise(() => FileLock.release(lockFile(id), closeCalls).catch(() => undefined))
 
   /** The conversation's lock, held until the scope closes. */
   const lock = (
@@ -142,5 +148,5 @@ export const make = (root: string) => {
             : Effect.void
     )
 
-  return { lock, sweepLocks, reserveFresh, reserveExact } as const
+  return { lock, sweepLocks, reserveFresh, reserveExact, closeCalls } as const
 }

@@ -84,6 +84,21 @@ const subjects: ReadonlyArray<Subject> = [
     }
   },
   {
+    // As the CLI makes it: a session's close (fold, metadata, lock) with blocking file calls.
+    name: "file, closing with blocking calls",
+    skip: undefined,
+    fresh: () => {
+      const storageDir = tempDir()
+      return {
+        layer: FileConversationStore.layer({ storageDir, blockingClose: true }),
+        damage: (id) => {
+          const dir = fs.readdirSync(path.join(storageDir, "conversations")).find((n) => n.startsWith(id))!
+          fs.writeFileSync(path.join(storageDir, "conversations", dir, "events.json"), '[\n  {"type": 7}\n]\n')
+        }
+      }
+    }
+  },
+  {
     name: "postgres",
     skip: pgSkip,
     fresh: () => {
