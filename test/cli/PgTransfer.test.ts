@@ -106,6 +106,10 @@ describe.skipIf(pgSkip !== undefined)(
         .sort()
       const id = /^\d+/.exec(first!)![0]
       expect(parley(["--storage", url, "conversation", "import", storage]).code).toBe(0)
+      // The planner has the statistics of what was imported (`Transfer.analyze`).
+      const analyzed = `SELECT count(*) FROM pg_stat_user_tables
+        WHERE relname IN ('parley_conversations', 'parley_events') AND last_analyze IS NOT NULL`
+      expect(psql(url, analyzed).trim()).toBe("2")
       // A second import changes nothing in the database and says which ids it skipped.
       psql(url, `UPDATE parley_conversations SET title = 'kept' WHERE id = '${id}'`)
       const again = parley(["--storage", url, "conversation", "import", storage, "--format", "json"])

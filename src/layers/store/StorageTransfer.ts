@@ -56,6 +56,8 @@ interface Ends {
   ) => Effect.Effect<ConversationFiles.ConversationFiles, TransferFailed | StoreFailed>
   /** Takes in the conversation at `place` of the storage directory `dir`. */
   readonly take: (dir: string, place: ConversationFiles.Place) => Effect.Effect<Outcome, TransferFailed | StoreFailed>
+  /** After conversations were taken in (a database's statistics of them). */
+  readonly settle: Effect.Effect<void>
 }
 
 /** A file operation whose error is one line naming `what`. */
@@ -75,7 +77,8 @@ const directoryEnds = (storageDir: string): Ends => ({
       (await ConversationFiles.write(storageDir, await ConversationFiles.read(dir, place))) === "exists"
         ? "exists"
         : "imported"
-    )
+    ),
+  settle: Effect.void
 })
 
 /** A database's ends, on a connection pool that lives as long as the scope. */
@@ -96,7 +99,8 @@ const databaseEnds = (url: string): Effect.Effect<Ends, TransferFailed, Scope.Sc
     return {
       places: (id) => run(Transfer.stored(id)),
       read: (place) => run(Transfer.exportOne(place)),
-      take: (dir, place) => run(Transfer.importOne(dir, place))
+      take: (dir, place) => run(Transfer.importOne(dir, place)),
+      settle: Effect.provideContext(Transfer.analyze, client)
     }
   })
 
@@ -206,6 +210,7 @@ export const importFrom = (
         done[outcome].push(place.id)
         if (outcome === "exists") yield* onSkipped(place.id, into)
       }
+      if (done.imported.length + done["kept-as-files"].length > 0) yield* ends.settle
       return { from, into, total: places.length, done }
     })
   )
