@@ -165,15 +165,17 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
         Layer.provide(
           Layer.merge(
             events,
-            NotifierLive.layer(
-              NotifyHooks.settings({
+            NotifierLive.layer({
+              ...NotifyHooks.settings({
                 storage: settings.storage,
                 root: StorageStore.toolRoot(settings.storage),
                 data: config,
                 storageGiven: settings.storageGiven,
                 config: settings.config
-              })
-            )
+              }),
+              // The command ends with its run: its last notifications get their first try first.
+              firstTriesBeforeEnd: true
+            })
           )
         )
       )

@@ -33,7 +33,8 @@ export const withStoreAt = <A, E, R>(storage: StorageAt, effect: Effect.Effect<A
   effect.pipe(
     // The store alone, not Live's layers: listing and printing load nothing of the query path
     // (and a postgres:// storage loads the PostgreSQL store only then).
-    // A command exits once its sessions are closed: their close's file calls block (`FileCalls.ts`).
+    // Its callers are commands: their sessions close with blocking file calls (`FileCalls.ts`), which a
+    // long-lived caller (attach, the interactive inbox) would feel only while it closes one.
     Effect.provide(StorageStore.storeLayer(storage.dir, { blockingClose: true })),
     // ErrorLine (and effect/Schema, which CliFailure needs) is loaded only when something failed:
     // `conversation ls` that succeeds never loads them (docs/decisions.md#fast-start).

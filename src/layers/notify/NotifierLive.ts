@@ -12,8 +12,9 @@
  * creation, and deletes it once delivered or given up (a failure is logged
  * in the spool's `notify.log`, and on stderr when stderr is a log rather
  * than a terminal). When the process ends, the entry being tried is given
- * back to the spool: the run's output, timing and exit code never wait for
- * a receiver.
+ * back to the spool: the run's output and exit code never wait for a
+ * receiver (a command that ends with its run gives its last notifications'
+ * first try up to a second, `firstTriesBeforeEnd`).
  *
  * @example
  * ```ts
@@ -69,6 +70,11 @@ export interface Settings {
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** How often a delivery fiber looks for entries other processes left (default 2 s). */
   readonly pollMs?: number | undefined
+  /**
+   * A command that ends with its run (`query`, `ask`): its scope's end waits up to a second for the first try
+   * of what it spooled. A long-lived process (a cluster runner) leaves it off: its delivery fibers go on.
+   */
+  readonly firstTriesBeforeEnd?: boolean | undefined
 }
 
 /** One target's delivery: how to try an entry, and how long to keep trying. */
@@ -164,13 +170,14 @@ const deliver = (dir: string, lane: Lane, claimed: Spool.Claimed): Effect.Effect
         if (tried.outcome === "delivered") return Effect.sync(() => Spool.done(dir, claimed))
         const wait = Delivery.backoffMs(n)
         if (tried.outcome === "retry" && Delivery.withinBound(entry.created, Date.now() + wait, lane.retryForMs)) {
+          // Retried entries are not waited for at the run's end: the backoff and the tries after it.
           const backOff = Effect.sync(() => {
             lane.backingOff = true
           })
           const done = Effect.sync(() => {
             lane.backingOff = false
           })
-          return Effect.andThen(Effect.ensuring(Effect.andThen(backOff, Effect.sleep(wait)), done), attempt(n + 1))
+          return Effect.andThen(backOff, Effect.ensuring(Effect.andThen(Effect.sleep(wait), attempt(n + 1)), done))
         }
         return Effect.sync(() => {
           const line = `${lane.target} ${entry.event} ${entry.delivery_id} failed: ${tried.detail}`
@@ -256,7 +263,10 @@ const attacher =
       )
       const fiber = yield* Effect.forkScoped(follow)
       yield* Effect.addFinalizer(() =>
-        Effect.andThen(Effect.timeoutOption(Fiber.await(fiber), SPOOL_GRACE_MS), firstTries(lanes, FIRST_TRY_MS))
+        Effect.andThen(
+          Effect.timeoutOption(Fiber.await(fiber), SPOOL_GRACE_MS),
+          settings.firstTriesBeforeEnd === true ? firstTries(lanes, FIRST_TRY_MS) : Effect.void
+        )
       )
     })
 

@@ -69,7 +69,8 @@ const notifierAt = (at: At, root: string) =>
     const found = yield* settingsAt(at, root)
     if (found === undefined) return undefined
     const NotifierLive = yield* Effect.promise(() => import("./NotifierLive.ts"))
-    return yield* NotifierLive.make(found)
+    // The callers of `attach` are commands that end with their run (`parley ask`).
+    return yield* NotifierLive.make({ ...found, firstTriesBeforeEnd: true })
   })
 
 /**

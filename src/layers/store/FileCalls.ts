@@ -74,7 +74,12 @@ export const promised: FileCalls = {
     return {
       size: async () => (await handle.stat()).size,
       read: (buffer, length, position) => handle.read(buffer, 0, length, position),
-      write: (bytes, position) => handle.write(bytes, 0, bytes.length, position),
+      write: async (bytes, position) => {
+        // A short write (a full disk) goes on where it stopped, or fails: never taken for the whole.
+        for (let done = 0; done < bytes.length; ) {
+          done += (await handle.write(bytes, done, bytes.length - done, position + done)).bytesWritten
+        }
+      },
       append: (text) => handle.writeFile(text, "utf8"),
       truncate: (length) => handle.truncate(length),
       datasync: () => handle.datasync(),
