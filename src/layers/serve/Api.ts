@@ -21,10 +21,12 @@
  */
 import * as http from "node:http"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
@@ -225,13 +227,17 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
         HostTurns.fromClient(id, client, (after) => relay.since(socket, after))
       if (relay.following(socket)) return Effect.map(relay.client(socket), Option.map(turnOf))
       return Effect.gen(function* () {
-        const client = yield* ownConnection(socket)
+        // A scope of its own under the caller's: closed before the wait below when the run has ended.
+        const first = yield* Scope.fork(yield* Effect.scope)
+        const client = yield* Scope.provide(ownConnection(socket), first)
         if (Option.isNone(client)) return Option.none()
         const info = yield* Effect.option(Effect.timeout(client.value.Info(), "1 second"))
         if (Option.isSome(info) && info.value.ended === undefined) return Option.some(turnOf(client.value))
         // A run that just ended (or a host too busy to say) still answers while its host goes, and takes no
         // answer: it is waited for until gone (`Hosts.settled`); the answer goes to the run after it, if one
-        // started, else into the turn on disk.
+        // started, else into the turn on disk. This connection is closed first: the ending host's server
+        // waits for its connections (up to a second) before it goes.
+        yield* Scope.close(first, Exit.void)
         if (Option.isNone(yield* Hosts.settled(storage, id))) return Option.none()
         return Option.map(yield* ownConnection(socket), turnOf)
       })
