@@ -208,8 +208,17 @@ const questions = (storage: string) =>
     ]
   })
 
-/** A connection of the caller's scope to the host on `socket`: none when none answers there (or not as ours). */
-const ownConnection = (socket: string) => Effect.option(HostClient.connect(socket))
+/**
+ * A connection of the caller's scope to the host on `socket`: none when none
+ * answers there. A socket parley will not trust (`NotPrivate`) or a host of
+ * another protocol fails, as in the CLI (`HostTurns.make`): taken for "no
+ * run", the answer would go past a run that may be holding the question.
+ */
+const ownConnection = (socket: string) =>
+  HostClient.connect(socket).pipe(
+    Effect.map(Option.some),
+    Effect.catchTag("SocketError", () => Effect.succeed(Option.none<HostClient.Client>()))
+  )
 
 /**
  * The running turns of `storage` as the server reaches them. A run the server

@@ -53,8 +53,6 @@ interface Feed {
 export interface Relay {
   /** Whether the server follows the run on `socket` now (it is running: no need to ask its host). */
   readonly following: (socket: string) => boolean
-  /** Whether the server saw the run on `socket` end (and still remembers it: the newest thousand). */
-  readonly sawEnd: (socket: string) => boolean
   /** The run's events after `after`, then live, to its end; bounded per follower (`LiveView.BEHIND`). */
   readonly since: (
     socket: string,
@@ -221,7 +219,6 @@ export const make: Effect.Effect<Relay, never, Scope.Scope> = Effect.gen(functio
       if (run.hub !== undefined && Date.now() < run.until) return run.hub.follow(after, { bound: LiveView.BEHIND })
       return Stream.fail(new LiveView.LiveViewGone({ after, latest: run.seq, ended: run.seq }))
     },
-    following: (socket: string) => feeds.has(socket),
-    sawEnd: (socket: string) => ended.has(socket)
+    following: (socket: string) => feeds.has(socket)
   }
 })

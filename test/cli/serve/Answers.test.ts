@@ -3,6 +3,8 @@
 // `conversation answer ID --all` check every value first and record all or none —
 // into a waiting turn on disk, and to a running turn in one step, racing a
 // single answer for the same question.
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import {
   exited,
@@ -140,6 +142,35 @@ describe("answers given together: all or none", () => {
     expect(await exited(child)).toBe(0)
     const closed = persisted(p).filter((e) => e.type === "inquiry_response")
     expect(closed.map((e) => e["id"]).sort()).toStrictEqual(["a1.confirm.1", "c1.color.1"])
+    expect(await server.stop()).toBe(143)
+  })
+
+  it("a run whose socket directory is not private is not answered past: 503 RunLost, nothing recorded; private again, the run takes the answer", async () => {
+    const p = waitingProject()
+    const server = await Serve.start(p)
+    children.push(server.child)
+    const script = writeScript(p, "s.json", [
+      { message: "Working.", tool_calls: [call("a1", "prod", "ask")] },
+      { message: "All done." }
+    ])
+    const child = spawnParley(p, ["query", "--new", "go", "--script", script])
+    children.push(child)
+    await waitFor("the question", () => persisted(p).some((e) => e.type === "inquiry_request"))
+    await waitFor("the host's socket", () => hostSockets(p).length === 1)
+    const id = hostSockets(p)[0]!.replace(".sock", "")
+    const target = `/api/conversations/${id}/questions/a1.confirm.1`
+    const run = path.join(p.storage, "run")
+    // Another user could have put a socket here: the server neither talks to it nor takes it for "no run".
+    fs.chmodSync(run, 0o777)
+    try {
+      expect(await server.post(target, { answer: true })).toMatchObject({ status: 503, body: { error: "RunLost" } })
+    } finally {
+      fs.chmodSync(run, 0o700)
+    }
+    expect(responses(p)).toStrictEqual([])
+    expect(await server.post(target, { answer: true })).toMatchObject({ status: 200, body: { outcome: "delivered" } })
+    expect(await exited(child)).toBe(0)
+    expect(responses(p)).toStrictEqual([["a1.confirm.1", true]])
     expect(await server.stop()).toBe(143)
   })
 
