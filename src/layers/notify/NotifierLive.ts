@@ -195,6 +195,8 @@ const deliver = (dir: string, lane: Lane, claimed: Spool.Claimed): Effect.Effect
 const deliveries = (dir: string, lane: Lane, pollMs: number): Effect.Effect<never> => {
   const idle = Effect.raceFirst(
     Effect.callback<void>((resume) => {
+      // Spooled between the claim that found nothing and this wait (the race's fibers start later): no sleep.
+      if (!lane.idle) return resume(Effect.void)
       lane.wake = () => resume(Effect.void)
       return Effect.sync(() => {
         lane.wake = undefined
@@ -206,6 +208,8 @@ const deliveries = (dir: string, lane: Lane, pollMs: number): Effect.Effect<neve
     Effect.suspend(() => {
       const claimed = Spool.claimNext(dir, lane.target)
       lane.idle = claimed === undefined
+      // Nothing left to claim: what this process spooled was tried, here or by another (a server's set stays small).
+      if (claimed === undefined) lane.untried.clear()
       return claimed === undefined ? idle : deliver(dir, lane, claimed)
     })
   )
