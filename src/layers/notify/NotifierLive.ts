@@ -208,7 +208,8 @@ const deliveries = (dir: string, lane: Lane, pollMs: number): Effect.Effect<neve
     Effect.suspend(() => {
       const claimed = Spool.claimNext(dir, lane.target)
       lane.idle = claimed === undefined
-      // Nothing left to claim: what this process spooled was tried, here or by another (a server's set stays small).
+      // Nothing claimable now (tried, here or by another process, or behind an entry another holds): not waited
+      // for (`idle`), so forgotten here, and a server's set stays small.
       if (claimed === undefined) lane.untried.clear()
       return claimed === undefined ? idle : deliver(dir, lane, claimed)
     })

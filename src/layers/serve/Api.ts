@@ -234,8 +234,7 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
       const socket = HostPath.of(storage, id)
       const turnOf = (client: HostClient.Client) =>
         HostTurns.fromClient(id, client, (after) => relay.since(socket, after))
-      if (relay.following(socket)) return Effect.map(relay.client(socket), Option.map(turnOf))
-      return Effect.gen(function* () {
+      const own = Effect.gen(function* () {
         // A scope of its own under the caller's: closed before the wait below when the run has ended.
         const first = yield* Scope.fork(yield* Effect.scope)
         const client = yield* Scope.provide(ownConnection(socket), first)
@@ -250,6 +249,12 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
         if (Option.isNone(yield* Hosts.settled(storage, id))) return Option.none()
         return Option.map(yield* ownConnection(socket), turnOf)
       })
+      if (!relay.following(socket)) return own
+      // The relay has none while it connects or reconnects, and says none for a socket it will not trust:
+      // asked again over a connection of this request's own, which says why.
+      return Effect.flatMap(relay.client(socket), (client) =>
+        Option.isSome(client) ? Effect.succeed(Option.some(turnOf(client.value))) : own
+      )
     }
   })
 
