@@ -28,6 +28,7 @@
 import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as RpcClient from "effect/rpc/RpcClient"
 import * as Socket from "effect/socket/Socket"
 import { type HostHello, type HostInfo, HostRpcs } from "../../services/RunHost.ts"
@@ -68,6 +69,18 @@ export const connect = (socketPath: string) =>
     if (refused !== undefined) return yield* refused
     return client
   })
+
+/**
+ * {@link connect}, none when no host answers on `socketPath` (gone, or never
+ * there). A socket parley will not trust (`NotPrivate`) or a host of another
+ * protocol still fails: taken for "no run", an answer would go past a run
+ * that may be holding its question.
+ */
+export const connectRunning = (socketPath: string) =>
+  connect(socketPath).pipe(
+    Effect.map(Option.some),
+    Effect.catchTag("SocketError", () => Effect.succeed(Option.none<Client>()))
+  )
 
 /**
  * The host's `Hello`, asked before anything else: `undefined` from a host

@@ -110,11 +110,8 @@ export const make = (storage: string): RunningTurns["Service"] =>
       Effect.gen(function* () {
         const socket = HostPath.of(storage, id)
         if (!(yield* HostClient.reachable(socket))) return Option.none()
-        const client = yield* HostClient.connect(socket).pipe(
-          // Gone between the probe and the connection: it is not running any more.
-          Effect.map(Option.some),
-          Effect.catchTag("SocketError", () => Effect.succeed(Option.none()))
-        )
+        // Gone between the probe and the connection: it is not running any more.
+        const client = yield* HostClient.connectRunning(socket)
         return Option.map(client, (c) => fromClient(id, c))
       }),
     candidates: Effect.sync(() => new Set(HostPath.sockets(storage).map((s) => s.id)))

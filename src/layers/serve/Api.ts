@@ -209,18 +209,6 @@ const questions = (storage: string) =>
   })
 
 /**
- * A connection of the caller's scope to the host on `socket`: none when none
- * answers there. A socket parley will not trust (`NotPrivate`) or a host of
- * another protocol fails, as in the CLI (`HostTurns.make`): taken for "no
- * run", the answer would go past a run that may be holding the question.
- */
-const ownConnection = (socket: string) =>
-  HostClient.connect(socket).pipe(
-    Effect.map(Option.some),
-    Effect.catchTag("SocketError", () => Effect.succeed(Option.none<HostClient.Client>()))
-  )
-
-/**
  * The running turns of `storage` as the server reaches them. A run the server
  * follows (an SSE client or the page watches it) is answered over the
  * relay's connection (`Relay.ts`): one round trip. Any other over a
@@ -237,7 +225,7 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
       const own = Effect.gen(function* () {
         // A scope of its own under the caller's: closed before the wait below when the run has ended.
         const first = yield* Scope.fork(yield* Effect.scope)
-        const client = yield* Scope.provide(ownConnection(socket), first)
+        const client = yield* Scope.provide(HostClient.connectRunning(socket), first)
         if (Option.isNone(client)) return Option.none()
         const info = yield* Effect.option(Effect.timeout(client.value.Info(), "1 second"))
         if (Option.isSome(info) && info.value.ended === undefined) return Option.some(turnOf(client.value))
@@ -247,7 +235,7 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
         // waits for its connections (up to a second) before it goes.
         yield* Scope.close(first, Exit.void)
         if (Option.isNone(yield* Hosts.settled(storage, id))) return Option.none()
-        return Option.map(yield* ownConnection(socket), turnOf)
+        return Option.map(yield* HostClient.connectRunning(socket), turnOf)
       })
       if (!relay.following(socket)) return own
       // The relay has none while it connects or reconnects, and says none for a socket it will not trust:
