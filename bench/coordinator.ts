@@ -154,9 +154,11 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
       .finally(() => fs.rmSync(storageDir, { recursive: true, force: true }))
   }
 
-  const { executor } = ExecutorScripted.make({ asker: { respond: tool } })
-  const floorRun = () =>
-    Effect.runPromise(
+  // A fresh executor each run, as the subject's layer makes one: the scripted executor logs every call it
+  // runs, and one shared by every floor run kept them all (an old generation growing through the floor's runs).
+  const floorRun = () => {
+    const { executor } = ExecutorScripted.make({ asker: { respond: tool } })
+    return Effect.runPromise(
       Effect.forEach(
         calls,
         (call) =>
@@ -171,6 +173,7 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
         { concurrency: "unbounded" }
       )
     )
+  }
 
   // Interleaved rounds, so load from other processes and the heap's state hit both sides alike.
   const subjectTimes: Array<number> = []

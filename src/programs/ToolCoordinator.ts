@@ -431,51 +431,71 @@ const opening = (id: InquiryId, result: NeedsInput, staticRejected: string | und
   })
 }
 
+/** What step 3 runs with: the call, the answers it starts from, and the executor's recorded state. */
+interface Execution {
+  readonly env: Inquiry.Env
+  readonly call: ToolCallRequest
+  readonly initial: Answers
+  readonly recorded: Schema.Json | undefined
+}
+
 /** Step 3: runs the tool until it completes, asking each question it raises. */
 const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, recorded: Schema.Json | undefined) =>
-  Effect.gen(function* () {
-    let answers = initial
-    // The executor's state kept with the latest question: what a later run needs to carry the call on.
-    let resume = recorded
-    // Secret answers given to this call: never in its recorded result, whatever it echoes.
-    const secrets: Array<string> = []
-    // Questions last answered from config: asked again as rejected, that answer is invalid (docs/decisions.md#static-answer-rejected).
-    // Made by the first such answer: most calls have none, and every call ran this.
-    let fromConfig: Set<string> | undefined
-    const scrubbed = (response: ToolResponse): ToolResponse =>
-      secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
-    const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
-    const base = { conversationId: env.session.id, root: env.root }
-    // A tool that crashes is a failed call, not a failed turn.
-    const crashed = (d: unknown) =>
-      Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`))
-    for (;;) {
-      const context = approvalsAsked(env) ? { ...base, approvals: true } : base
-      const result = yield* Effect.catchDefect(
-        env.executor.execute(toolCall, answers, resume !== undefined ? { ...context, resume } : context),
-        crashed
-      )
-      if (result._tag === "Completed") return scrubbed(result.response)
-      const question = result.question
-      // The loop guard: a question asked more than max_attempts times ends the call, no new request recorded.
-      const max = ConfigData.maxAttempts(env.config, call.name, question.id)
-      const id = yield* Ref.modify(env.state, (s) => TurnState.allocateInquiryId(s, call.id, question.id, max))
-      if (id === undefined) {
-        return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
-      }
-      if (result.resume !== undefined) resume = result.resume
-      const staticRejected = fromConfig?.has(question.id) === true ? result.rejected : undefined
-      const routed = yield* Inquiry.ask(env, call, question, opening(id, result, staticRejected))
-      if (routed._tag === "End") return scrubbed(routed.response)
-      if (routed._tag === "Deferred") return routed
-      if (routed.fromConfig === true) {
-        fromConfig ??= new Set()
-        fromConfig.add(question.id)
-      } else fromConfig?.delete(question.id)
-      if (QuestionPolicy.of(question).redact) secrets.push(Redact.secretText(routed.answer))
-      answers = { ...result.answers, [question.id]: routed.answer }
+  Effect.gen({ self: { env, call, initial, recorded } satisfies Execution }, executeSteps)
+
+/**
+ * {@link execute}'s steps: one generator function for every call, given its
+ * input as `this`. A `function*` written inside `execute` would be a new
+ * generator function per call, and V8 gives each one its own prototype and
+ * hidden class (old space, pointing back at the closure): whatever the
+ * closure captured (the call, the run's env) then outlives the call until a
+ * full collection, and every young-generation collection copies and promotes
+ * it (docs/benchmarks.md#coordinator).
+ */
+function* executeSteps(this: Execution) {
+  const { env, call, initial, recorded } = this
+  let answers = initial
+  // The executor's state kept with the latest question: what a later run needs to carry the call on.
+  let resume = recorded
+  // Secret answers given to this call: never in its recorded result, whatever it echoes.
+  const secrets: Array<string> = []
+  // Questions last answered from config: asked again as rejected, that answer is invalid (docs/decisions.md#static-answer-rejected).
+  // Made by the first such answer: most calls have none, and every call ran this.
+  let fromConfig: Set<string> | undefined
+  const scrubbed = (response: ToolResponse): ToolResponse =>
+    secrets.length === 0 ? response : { ...response, content: Redact.scrub(response.content, secrets) }
+  const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
+  const base = { conversationId: env.session.id, root: env.root }
+  // A tool that crashes is a failed call, not a failed turn.
+  const crashed = (d: unknown) =>
+    Effect.succeed(executorError(`Tool '${call.name}' failed unexpectedly: ${Inquiry.describeDefect(d)}`))
+  for (;;) {
+    const context = approvalsAsked(env) ? { ...base, approvals: true } : base
+    const result = yield* Effect.catchDefect(
+      env.executor.execute(toolCall, answers, resume !== undefined ? { ...context, resume } : context),
+      crashed
+    )
+    if (result._tag === "Completed") return scrubbed(result.response)
+    const question = result.question
+    // The loop guard: a question asked more than max_attempts times ends the call, no new request recorded.
+    const max = ConfigData.maxAttempts(env.config, call.name, question.id)
+    const id = yield* Ref.modify(env.state, (s) => TurnState.allocateInquiryId(s, call.id, question.id, max))
+    if (id === undefined) {
+      return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
     }
-  })
+    if (result.resume !== undefined) resume = result.resume
+    const staticRejected = fromConfig?.has(question.id) === true ? result.rejected : undefined
+    const routed = yield* Inquiry.ask(env, call, question, opening(id, result, staticRejected))
+    if (routed._tag === "End") return scrubbed(routed.response)
+    if (routed._tag === "Deferred") return routed
+    if (routed.fromConfig === true) {
+      fromConfig ??= new Set()
+      fromConfig.add(question.id)
+    } else fromConfig?.delete(question.id)
+    if (QuestionPolicy.of(question).redact) secrets.push(Redact.secretText(routed.answer))
+    answers = { ...result.answers, [question.id]: routed.answer }
+  }
+}
 
 /** Step 3 for a resumed call: the question its earlier run left open first, then the tool. */
 const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
@@ -492,87 +512,101 @@ const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: Resum
         return yield* execute(env, call, { ...answers, [pending.questionId]: routed.answer }, recorded)
       })
 
+/** What one call runs with: the run's env, the call as the model asked it, and what an earlier run left. */
+interface CallInput {
+  readonly env: Inquiry.Env
+  readonly asked: ToolCallRequest
+  readonly resume: ResumeInput | undefined
+}
+
 /** One call, from permission to its recorded response (or to a deferred question). */
 const runCall = (env: Inquiry.Env, asked: ToolCallRequest, resume: ResumeInput | undefined) =>
-  Effect.gen(function* () {
-    const permission = yield* permit(env, asked, resume)
-    if (permission._tag === "Deferred") return { _tag: "Deferred", inquiryId: permission.inquiryId } satisfies CallEnd
-    // The call as it runs: with the arguments a person edited it to, for the tool, its questions and the run's events.
-    const call =
-      permission._tag === "Run" && permission.arguments !== undefined
-        ? new ToolCallRequest({ ...asked, arguments: permission.arguments })
-        : asked
-    const shown = RunEvent.toolCall(call)
-    let response: ToolResponse
-    let metadata: EventMetadata.EventMetadata = {}
-    if (permission._tag !== "Run") {
-      response = notRun(env, call, permission)
-    } else {
-      // A result an earlier run recorded for review: the tool does not run again.
-      const recorded = resume?.reviews?.get(call.id)
-      if (recorded === undefined)
-        env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
-      const ended =
-        recorded !== undefined ? Review.recordedResult(recorded.request) : yield* resumeAndExecute(env, call, resume)
-      if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
-      // Step 4: the result as the person let it through (`result = "ask" | "edit" | "skip"`).
-      const reviewed = yield* Review.review(env, call, ended, approvalsAsked(env), recorded)
-      if ("_tag" in reviewed) return { _tag: "Deferred", inquiryId: reviewed.inquiryId } satisfies CallEnd
-      response = reviewed.response
-      metadata = reviewed.metadata
+  Effect.gen({ self: { env, asked, resume } satisfies CallInput }, callSteps)
+
+/** {@link runCall}'s steps, one generator function for every call (see {@link executeSteps} for why). */
+function* callSteps(this: CallInput) {
+  const { env, asked, resume } = this
+  const permission = yield* permit(env, asked, resume)
+  if (permission._tag === "Deferred") return { _tag: "Deferred", inquiryId: permission.inquiryId } satisfies CallEnd
+  // The call as it runs: with the arguments a person edited it to, for the tool, its questions and the run's events.
+  const call =
+    permission._tag === "Run" && permission.arguments !== undefined
+      ? new ToolCallRequest({ ...asked, arguments: permission.arguments })
+      : asked
+  const shown = RunEvent.toolCall(call)
+  let response: ToolResponse
+  let metadata: EventMetadata.EventMetadata = {}
+  if (permission._tag !== "Run") {
+    response = notRun(env, call, permission)
+  } else {
+    // A result an earlier run recorded for review: the tool does not run again.
+    const recorded = resume?.reviews?.get(call.id)
+    if (recorded === undefined)
+      env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
+    const ended =
+      recorded !== undefined ? Review.recordedResult(recorded.request) : yield* resumeAndExecute(env, call, resume)
+    if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
+    // Step 4: the result as the person let it through (`result = "ask" | "edit" | "skip"`).
+    const reviewed = yield* Review.review(env, call, ended, approvalsAsked(env), recorded)
+    if ("_tag" in reviewed) return { _tag: "Deferred", inquiryId: reviewed.inquiryId } satisfies CallEnd
+    response = reviewed.response
+    metadata = reviewed.metadata
+  }
+  // Recorded and announced together: an interrupt between the two would hide a recorded response.
+  const recorded = yield* Inquiry.recordThen(
+    env,
+    (at) => Events.toolCallResponse(at, call.id, response, metadata),
+    (recorded) => {
+      env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag === "Run", response }))
+      return Effect.succeed(recorded)
     }
-    // Recorded and announced together: an interrupt between the two would hide a recorded response.
-    const recorded = yield* Inquiry.recordThen(
-      env,
-      (at) => Events.toolCallResponse(at, call.id, response, metadata),
-      (recorded) => {
-        env.events.publishUnsafe(RunEvent.make.ToolFinished({ call: shown, ran: permission._tag === "Run", response }))
-        return Effect.succeed(recorded)
-      }
-    )
-    return { _tag: "Recorded", response: recorded } satisfies CallEnd
-  })
+  )
+  return { _tag: "Recorded", response: recorded } satisfies CallEnd
+}
 
 /**
  * Runs the calls concurrently and returns their responses in call order,
  * with the questions deferred. Fails only when recording fails (the
  * session's error).
  */
-export const runTools = (input: RunToolsInput) =>
-  Effect.gen(function* () {
-    const env: Inquiry.Env = {
-      session: input.session,
-      executor: yield* Executor,
-      prompts: yield* PromptBackend,
-      backend: yield* InquiryBackend,
-      answers: yield* PendingAnswers,
-      events: yield* RunEvents,
-      config: (yield* Config).data,
-      state: input.state,
-      promptLock: yield* Semaphore.make(1),
-      root: input.root,
-      clock: yield* Clock.clockWith(Effect.succeed),
-      calls: input.calls,
-      traced: (yield* Tracer.Tracer) !== Tracer.nativeTracer
-    }
-    const exits = yield* Effect.forEach(
-      input.calls,
-      (call) =>
-        Effect.exit(
-          Inquiry.traced(env, runCall(env, call, input.resume), "ToolCoordinator.toolCall", () => ({
-            "parley.conversation_id": env.session.id,
-            "parley.tool_call_id": call.id,
-            "parley.tool": call.name
-          }))
-        ),
-      { concurrency: "unbounded" }
-    )
-    const responses: Array<ToolCallResponse> = []
-    const deferred: Array<InquiryId> = []
-    for (const exit of exits) {
-      if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
-      if (exit.value._tag === "Recorded") responses.push(exit.value.response)
-      else deferred.push(exit.value.inquiryId)
-    }
-    return { responses, deferred } satisfies ToolsResult
-  })
+export const runTools = (input: RunToolsInput) => Effect.gen({ self: input }, runToolsSteps)
+
+/** {@link runTools}' steps, one generator function for every run (see {@link executeSteps} for why). */
+function* runToolsSteps(this: RunToolsInput) {
+  const input = this
+  const env: Inquiry.Env = {
+    session: input.session,
+    executor: yield* Executor,
+    prompts: yield* PromptBackend,
+    backend: yield* InquiryBackend,
+    answers: yield* PendingAnswers,
+    events: yield* RunEvents,
+    config: (yield* Config).data,
+    state: input.state,
+    promptLock: yield* Semaphore.make(1),
+    root: input.root,
+    clock: yield* Clock.clockWith(Effect.succeed),
+    calls: input.calls,
+    traced: (yield* Tracer.Tracer) !== Tracer.nativeTracer
+  }
+  const exits = yield* Effect.forEach(
+    input.calls,
+    (call) =>
+      Effect.exit(
+        Inquiry.traced(env, runCall(env, call, input.resume), "ToolCoordinator.toolCall", () => ({
+          "parley.conversation_id": env.session.id,
+          "parley.tool_call_id": call.id,
+          "parley.tool": call.name
+        }))
+      ),
+    { concurrency: "unbounded" }
+  )
+  const responses: Array<ToolCallResponse> = []
+  const deferred: Array<InquiryId> = []
+  for (const exit of exits) {
+    if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
+    if (exit.value._tag === "Recorded") responses.push(exit.value.response)
+    else deferred.push(exit.value.inquiryId)
+  }
+  return { responses, deferred } satisfies ToolsResult
+}

@@ -447,9 +447,13 @@ const writeGroup =
  * ```
  */
 export const make = (conversation: Conversation, persistence: SessionPersistence): Effect.Effect<ConversationSession> =>
-  Effect.gen(function* () {
-    const state = yield* Ref.make(stateOf(conversation.entries))
-    const metadata = yield* Ref.make(conversation.metadata)
+  // A plain function, not a generator written here: V8 gives every generator function made at run time a hidden
+  // class of its own, in the old generation, that points back at it, so what it captured (here the conversation
+  // and the store's writes, every event of the session) would outlive the session until a full collection
+  // (docs/benchmarks.md#coordinator).
+  Effect.sync(() => {
+    const state = Ref.makeUnsafe(stateOf(conversation.entries))
+    const metadata = Ref.makeUnsafe(conversation.metadata)
     const writer = new WriteLock<ReadonlyArray<StreamEntry>, AppendError>()
 
     const snapshot = Effect.sync(() => snapshotOf(Ref.getUnsafe(state).entries))

@@ -37,8 +37,10 @@ const stored = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> =>
 
 /** Builds an in-memory store, optionally seeded. */
 export const make = (seed: ReadonlyArray<Conversation> = []) =>
-  Effect.gen(function* () {
-    const state = yield* Ref.make(
+  // Plain functions, not generators written in them: V8 keeps what a run-time generator function captured
+  // (here every stored event) until a full collection (ConversationSession.make says why).
+  Effect.sync(() => {
+    const state = Ref.makeUnsafe(
       new Map<string, Conversation>(seed.map((c) => [c.id, { ...c, entries: [...c.entries] }]))
     )
     const locks = new Set<string>()
@@ -66,11 +68,10 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
       )
 
     const openLocked = (id: ConversationId.ConversationId) =>
-      Effect.gen(function* () {
-        const conversation = yield* get(id)
+      Effect.flatMap(get(id), (conversation) => {
         // The stored array is this store's own (never handed out), so it can grow in place.
         let kept = conversation.entries as Array<StreamEntry>
-        const session = yield* ConversationSession.make(conversation, {
+        return ConversationSession.make(conversation, {
           // Called as the write starts: memory is written at once, so the append takes one step.
           appendDurable: (entries) => {
             kept.push(...entries)
@@ -81,11 +82,13 @@ export const make = (seed: ReadonlyArray<Conversation> = []) =>
               kept = stored(entries)
               return put(id, (c) => ({ ...c, entries: kept }))
             })
-        })
-        yield* Effect.addFinalizer(() =>
-          Effect.flatMap(session.metadata, (metadata) => put(id, (c) => ({ ...c, metadata })))
+        }).pipe(
+          Effect.tap((session) =>
+            Effect.addFinalizer(() =>
+              Effect.flatMap(session.metadata, (metadata) => put(id, (c) => ({ ...c, metadata })))
+            )
+          )
         )
-        return session
       })
 
     const create = (init: NewConversation) =>
