@@ -273,43 +273,52 @@ const deltasOf = <Tools extends Record<string, Tool.Any>>(
   }
 }
 
-/** A streamed reply: text, reasoning and tool calls as they arrive; fails unless it finishes. */
+/**
+ * A streamed reply: text, reasoning and tool calls as they arrive; fails unless it finishes. Made lazily by
+ * `unwrap` of a sync, not `Stream.suspend`: Effect keeps every suspended stream's thunk in a module-wide `WeakMap`,
+ * which V8's young-generation collections keep alive, so each request (the whole conversation) outlived its reply
+ * in a long-running process until a full collection (docs/benchmarks.md#coordinator).
+ */
 const streamed = (model: LanguageModel.LanguageModel, provider: string, request: ProviderRequest) =>
-  Stream.suspend(() => {
-    let finished = false
-    const prompt = toPrompt(request)
-    const toolChoice = request.toolChoice ?? "auto"
-    const parts =
-      request.tools.length === 0
-        ? model.streamText({
-            prompt,
-            toolChoice: "none",
-            disableToolCallResolution: true,
-            toolCallValidation: "deferred"
-          })
-        : model.streamText({
-            prompt,
-            toolkit: toToolkit(request.tools),
-            toolChoice,
-            disableToolCallResolution: true,
-            toolCallValidation: "deferred"
-          })
-    return parts.pipe(
-      Stream.mapError((e) => fromAiError(provider, e)),
-      Stream.mapEffect((part) => deltasOf(provider, part)),
-      Stream.flatMap((deltas) => {
-        if (deltas.some((d) => d._tag === "Finish")) finished = true
-        return Stream.fromIterable(deltas)
-      }),
-      Stream.concat(
-        Stream.suspend(() =>
-          finished
-            ? Stream.empty
-            : Stream.fail(replyError(provider, "the reply ended before the model finished it (no finish part)"))
+  Stream.unwrap(
+    Effect.sync(() => {
+      let finished = false
+      const prompt = toPrompt(request)
+      const toolChoice = request.toolChoice ?? "auto"
+      const parts =
+        request.tools.length === 0
+          ? model.streamText({
+              prompt,
+              toolChoice: "none",
+              disableToolCallResolution: true,
+              toolCallValidation: "deferred"
+            })
+          : model.streamText({
+              prompt,
+              toolkit: toToolkit(request.tools),
+              toolChoice,
+              disableToolCallResolution: true,
+              toolCallValidation: "deferred"
+            })
+      return parts.pipe(
+        Stream.mapError((e) => fromAiError(provider, e)),
+        Stream.mapEffect((part) => deltasOf(provider, part)),
+        Stream.flatMap((deltas) => {
+          if (deltas.some((d) => d._tag === "Finish")) finished = true
+          return Stream.fromIterable(deltas)
+        }),
+        Stream.concat(
+          Stream.unwrap(
+            Effect.sync(() =>
+              finished
+                ? Stream.empty
+                : Stream.fail(replyError(provider, "the reply ended before the model finished it (no finish part)"))
+            )
+          )
         )
       )
-    )
-  })
+    })
+  )
 
 /** The Effect Schema of a JSON Schema, for `generateObject` (each provider derives its own wire schema from it). */
 const objectSchema = (provider: string, schema: Schema.JsonObject) =>
