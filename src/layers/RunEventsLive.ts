@@ -84,8 +84,11 @@ export interface Hub {
   readonly publishAt: (e: RunEvent.Sequenced) => void
   /** The events after `after` (0: from the first kept), then live, ending after the run's `Stopped`. */
   readonly follow: (after: number, options?: FollowOptions) => Stream.Stream<RunEvent.Sequenced, LiveView.Lost>
-  /** The current run's kept events from the first kept, then live (never fails: not bounded, nothing to miss). */
-  readonly whole: () => Stream.Stream<RunEvent.Sequenced>
+  /**
+   * The current run's kept events from the first kept, then live (never fails: not bounded, nothing to miss);
+   * nothing once the hub is closed.
+   */
+  readonly whole: Stream.Stream<RunEvent.Sequenced>
   /** The last number handed out (0 before any). */
   readonly latest: () => number
   /** The number of the current run's `Stopped`, once published. */
@@ -205,6 +208,20 @@ const pull = (f: Follower, isClosed: () => boolean, leave: () => void) => {
 /** How long a bounded follower's wake-up waits for more events to hand it at once (less than a frame). */
 const COALESCE_MS = 10
 
+/** What a stream made by {@link opening} opens when it runs; emptied when its hub closes. */
+interface Opens<A> {
+  open: (() => Stream.Stream<A>) | undefined
+}
+
+/**
+ * A stream that runs what `opens` opens, or nothing once it was emptied. Made here, outside the hub, so it holds
+ * `opens` and nothing else of the hub: every Effect stream keeps its step in an object made by `Object.create` and
+ * given a function, and V8's young-generation collections keep such a function, and all it holds, alive after its
+ * last use until a full collection. A hub's stream made with every run (`whole`, read or not) held the hub and every
+ * event it kept past the run (docs/benchmarks.md#coordinator).
+ */
+const opening = <A>(opens: Opens<A>): Stream.Stream<A> => Stream.suspend(() => opens.open?.() ?? Stream.empty)
+
 /** A hub keeping `replay` for followers that reconnect. */
 export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
   const ring = new Ring(replay)
@@ -308,30 +325,28 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
   }
 
   const firstKept = () => Math.max(runFirst, ring.first ?? latest + 1)
-  // `unwrap` of a sync, not `Stream.suspend`: Effect keeps every suspended stream's thunk in a module-wide WeakMap,
-  // and V8's young-generation collections keep a WeakMap's values alive, so a hub (and every event it kept) made
-  // for each run outlived its run until a full collection (docs/benchmarks.md#coordinator).
   const open = (from: () => number, options: FollowOptions) =>
-    Stream.unwrap(
-      Effect.sync(() => {
-        const f = register(from(), options)
-        if (f instanceof LiveView.LiveViewGone) return Stream.fail(f)
-        const leave = () => void followers.delete(f)
-        return Stream.fromPull(Effect.succeed(pull(f, () => closed, leave))).pipe(Stream.ensuring(Effect.sync(leave)))
-      })
-    )
+    Stream.suspend(() => {
+      const f = register(from(), options)
+      if (f instanceof LiveView.LiveViewGone) return Stream.fail(f)
+      const leave = () => void followers.delete(f)
+      return Stream.fromPull(Effect.succeed(pull(f, () => closed, leave))).pipe(Stream.ensuring(Effect.sync(leave)))
+    })
+  // What `whole` opens, until the hub is closed (see `opening`).
+  const wholeOpens: Opens<RunEvent.Sequenced> = { open: () => Stream.orDie(open(firstKept, {})) }
 
   return {
     publish: (event) => keep(latest + 1, event),
     publishAt,
     // No cursor (0): from the first event kept; a cursor from an earlier run: from the start of this one.
     follow: (after, options = {}) => open(() => (after === 0 ? firstKept() : Math.max(after + 1, runFirst)), options),
-    whole: () => Stream.orDie(open(firstKept, {})),
+    whole: opening(wholeOpens),
     latest: () => latest,
     ended: () => ended,
     find: (test) => ring.findLast(test),
     close: (lost) => {
       closed = true
+      wholeOpens.open = undefined
       for (const f of [...followers]) {
         followers.delete(f)
         // What it was handed is still given to it; then its stream ends, or fails with `lost`.
@@ -349,22 +364,11 @@ export const make: Effect.Effect<RunEvents["Service"], never, Scope.Scope> = Eff
     Effect.sync(() => makeHub()),
     (hub) => Effect.sync(() => hub.close())
   )
-  // The streams reach the hub through `held`, emptied as the scope closes: every Effect stream keeps its step in
-  // an object made by `Object.create` and given a function, and V8's young-generation collections keep such a
-  // function (and what it holds) alive after its last use, until a full collection. Holding the hub, every
-  // run's stream kept the run's events past its end (docs/benchmarks.md#coordinator).
-  const held: { hub: Hub | undefined } = { hub }
-  yield* Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      held.hub = undefined
-    })
-  )
-  const sequenced = Stream.unwrap(Effect.sync(() => held.hub?.whole() ?? Stream.empty))
   return RunEvents.of({
     publish: (event) => Effect.sync(() => hub.publish(event)),
     publishUnsafe: hub.publish,
-    sequenced,
-    events: Stream.map(sequenced, (e) => e.event),
+    sequenced: hub.whole,
+    events: Stream.map(hub.whole, (e) => e.event),
     since: (after) => hub.follow(after, { bound: LiveView.BEHIND }),
     latest: Effect.sync(hub.latest),
     ended: Effect.sync(hub.ended)

@@ -93,7 +93,7 @@ describe("the live view's bounds", () => {
         hub.close(({ last }) => new LiveView.LiveViewGone({ after: last, latest: 2, ended: null }))
         expect(seqs(yield* pull)).toStrictEqual([2])
         expect(yield* Effect.flip(pull)).toStrictEqual(new LiveView.LiveViewGone({ after: 2, latest: 2, ended: null }))
-        const exit = yield* Effect.exit(Stream.runCollect(RunEventsLive.makeHub().whole().pipe(Stream.take(0))))
+        const exit = yield* Effect.exit(Stream.runCollect(RunEventsLive.makeHub().whole.pipe(Stream.take(0))))
         expect(Exit.isSuccess(exit)).toBe(true)
       }).pipe(Effect.scoped)
   )

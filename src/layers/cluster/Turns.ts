@@ -420,10 +420,11 @@ export const make = (options: {
     const launch = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
       Effect.gen(function* () {
         const pending = yield* PendingAnswersLive.make
-        const events = yield* RunEventsLive.make.pipe(Scope.provide(scope))
-        const state: Frozen = { after: Number.POSITIVE_INFINITY }
-        // Notifications follow this turn's events, in a scope of the turn's own: closed when it ends.
+        // The turn's own scope, closed when it ends: its event hub (in the runner's scope, every turn's hub and the
+        // events it kept stayed until the runner stopped) and the notifications that follow it.
         const toldIn = yield* Scope.fork(scope)
+        const events = yield* RunEventsLive.make.pipe(Scope.provide(toldIn))
+        const state: Frozen = { after: Number.POSITIVE_INFINITY }
         if (services.notifier !== undefined) {
           const told = Stream.map(
             Stream.filter(events.sequenced, (e) => !handedOff(state, e)),

@@ -37,8 +37,9 @@ const stored = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> =>
 
 /** Builds an in-memory store, optionally seeded. */
 export const make = (seed: ReadonlyArray<Conversation> = []) =>
-  // Plain functions, not generators written in them: V8 keeps what a run-time generator function captured
-  // (here every stored event) until a full collection (ConversationSession.make says why).
+  // The store and its `open` are plain functions, not generators written in them: V8 keeps what a run-time
+  // generator function captured (here every stored event) until a full collection (ConversationSession.make says
+  // why). `create`, made far less often, is still one.
   Effect.sync(() => {
     const state = Ref.makeUnsafe(
       new Map<string, Conversation>(seed.map((c) => [c.id, { ...c, entries: [...c.entries] }]))

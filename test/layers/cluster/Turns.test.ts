@@ -8,9 +8,12 @@
  * and with the named runner killed the turn never moved.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { ConversationId } from "../../../src/domain/storage/ConversationId.ts"
 import * as PgLock from "../../../src/layers/store/pg/PgLock.ts"
+import { Provider, ProviderDelta } from "../../../src/services/Provider.ts"
 import { freshDatabase, type PgServer, pgSkip, startPg } from "../../support/Pg.ts"
 import { withRunner } from "../../support/RunnerTurns.ts"
 
@@ -53,5 +56,35 @@ describe.skipIf(pgSkip !== undefined)(`cluster Turns${pgSkip === undefined ? "" 
     )
     // Without the fix: whileHeld "b:2" (taken over by the start that failed), after "no row" all the same.
     expect(owners).toStrictEqual({ locked: "ConversationLocked", whileHeld: "a:1", free: "Ended", after: "no row" })
+  }, 60_000)
+
+  it("a turn's event hub ends with the turn: what it kept is let go, not held by the runner until it stops", async () => {
+    // The model waits for the test's word, so the turn is caught while it runs.
+    const go = Effect.runSync(Deferred.make<void>())
+    const provider = Provider.of({
+      stream: () =>
+        Stream.concat(
+          Stream.fromEffect(Deferred.await(go)).pipe(Stream.drain),
+          Stream.fromIterable([ProviderDelta.TextDelta({ text: "hi" }), ProviderDelta.Finish({ reason: "end_turn" })])
+        )
+    })
+    const seen = await withRunner(
+      freshDatabase(server!),
+      ({ turns, create }) =>
+        Effect.gen(function* () {
+          yield* create(ID)
+          const started = yield* turns.start(ID, { message: "hello" })
+          const turn = turns.get(ID)
+          if (turn === undefined) return yield* Effect.die(`no turn running (${started._tag})`)
+          yield* Deferred.succeed(go, undefined)
+          const ended = yield* Deferred.await(turn.ended)
+          // Read after the end: a hub still open (in the runner's scope) replays the turn's events.
+          const kept = yield* Stream.runCollect(turn.events.events)
+          return { started: started._tag, ended: ended._tag, kept: kept.length }
+        }),
+      provider
+    )
+    // Without the fix: kept 7 (the turn's run events, held as long as the runner ran).
+    expect(seen).toStrictEqual({ started: "Running", ended: "Success", kept: 0 })
   }, 60_000)
 })
