@@ -274,10 +274,8 @@ const deltasOf = <Tools extends Record<string, Tool.Any>>(
 }
 
 /**
- * A streamed reply: text, reasoning and tool calls as they arrive; fails unless it finishes. Made lazily by
- * `unwrap` of a sync, not `Stream.suspend`: Effect keeps every suspended stream's thunk in a module-wide `WeakMap`,
- * which V8's young-generation collections keep alive, so each request (the whole conversation) outlived its reply
- * in a long-running process until a full collection (docs/benchmarks.md#coordinator).
+ * A streamed reply: text, reasoning and tool calls as they arrive; fails unless it finishes. `unwrap` of a sync,
+ * not `Stream.suspend`, which kept each request (the whole prompt) past its reply (docs/benchmarks.md#coordinator).
  */
 const streamed = (model: LanguageModel.LanguageModel, provider: string, request: ProviderRequest) =>
   Stream.unwrap(

@@ -447,10 +447,8 @@ const writeGroup =
  * ```
  */
 export const make = (conversation: Conversation, persistence: SessionPersistence): Effect.Effect<ConversationSession> =>
-  // A plain function, not a generator written here: V8 gives every generator function made at run time a hidden
-  // class of its own, in the old generation, that points back at it, so what it captured (here the conversation
-  // and the store's writes, every event of the session) would outlive the session until a full collection
-  // (docs/benchmarks.md#coordinator).
+  // Not a generator made here at run time: V8 would keep what it captured (every event of the session) past the
+  // session, until a full collection (docs/benchmarks.md#coordinator).
   Effect.sync(() => {
     const state = Ref.makeUnsafe(stateOf(conversation.entries))
     const metadata = Ref.makeUnsafe(conversation.metadata)

@@ -37,9 +37,8 @@ const stored = (entries: ReadonlyArray<StreamEntry>): Array<StreamEntry> =>
 
 /** Builds an in-memory store, optionally seeded. */
 export const make = (seed: ReadonlyArray<Conversation> = []) =>
-  // The store and its `open` are plain functions, not generators written in them: V8 keeps what a run-time
-  // generator function captured (here every stored event) until a full collection (ConversationSession.make says
-  // why). `create`, made far less often, is still one.
+  // The store and its `open` make no generator at run time (every stored event would outlive its use:
+  // docs/benchmarks.md#coordinator); `create`, called far less often, still does.
   Effect.sync(() => {
     const state = Ref.makeUnsafe(
       new Map<string, Conversation>(seed.map((c) => [c.id, { ...c, entries: [...c.entries] }]))
