@@ -51,7 +51,7 @@ const cliOptions = (outdir) => ({
   platform: "node",
   format: "esm",
   target: "node20",
-  minify: true,
+  minify: !process.env.NOMIN,
   sourcemap: false,
   legalComments: "none",
   logLevel: "warning",

@@ -115,6 +115,12 @@ export interface LivePage {
   readonly running?: boolean
   /** Markup put above the turns (the server's own, e.g. the "Waiting for you" bar). */
   readonly top?: string
+  /** Markup put before `<main>` (the server's own navigation). */
+  readonly nav?: string
+  /** The body's `data-state` (the script reads it as the page loads). */
+  readonly state?: string
+  /** How many questions wait: the title says so before the script runs (none when 0). */
+  readonly waiting?: number
 }
 
 /** How a page is drawn: the Markdown renderer, and the commands shown for an incomplete turn (none when absent). */
@@ -396,6 +402,37 @@ const tocEntry = (entries: ReadonlyArray<StreamEntry>, n: number): string => {
   return `<li><a href="#turn-${n}">${escapeHtml(label === "" ? "(empty message)" : label)}</a></li>`
 }
 
+/** The page's heading, and its `<header>`: the heading, the facts line, the incomplete turn's link, the turns' list. */
+const headerHtml = (
+  conversation: HtmlConversation,
+  { calls, questions, errors }: Stats,
+  toc: ReadonlyArray<string>,
+  incompleteLink: boolean
+): { readonly heading: string; readonly html: string } => {
+  const heading =
+    conversation.title !== undefined && conversation.title.length > 0
+      ? conversation.title
+      : `Conversation jp-c${conversation.id}`
+  const facts = [
+    `<code>jp-c${escapeHtml(conversation.id)}</code>`,
+    ...(conversation.labels !== undefined && conversation.labels.length > 0
+      ? [`<span class="labels">${escapeHtml(Labels.text(conversation.labels))}</span>`]
+      : []),
+    `${formatCount(toc.length)} ${toc.length === 1 ? "turn" : "turns"}`,
+    `${formatCount(calls)} tool ${calls === 1 ? "call" : "calls"}`,
+    `${formatCount(questions)} ${questions === 1 ? "question" : "questions"}`,
+    ...(errors > 0 ? [`<span class="err-text">${formatCount(errors)} failed</span>`] : [])
+  ]
+  const banner = incompleteLink
+    ? `<p class="incomplete-link">${icon("pending")} <a href="#turn-${toc.length}">The last turn is incomplete</a></p>`
+    : ""
+  const nav = toc.length > 1 ? `<details class="toc"><summary>Turns</summary><ol>${toc.join("")}</ol></details>` : ""
+  return {
+    heading,
+    html: `<header><h1>${escapeHtml(heading)}</h1><p class="facts">${facts.join(" · ")}</p>${banner}${nav}</header>`
+  }
+}
+
 /**
  * The whole page.
  *
@@ -408,7 +445,17 @@ const tocEntry = (entries: ReadonlyArray<StreamEntry>, n: number): string => {
  * renderHtml({ id: "17738399468", entries }, { markdown: markdownToHtml }).startsWith("<!doctype html>") // true
  * ```
  */
-export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions): string => {
+export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions): string =>
+  renderHtmlParts(conversation, options).join("")
+
+/**
+ * The whole page as pieces, in order ({@link renderHtml} joins them). A server
+ * that encodes the page to bytes encodes the pieces one by one: joined, the
+ * page is one string of half a megabyte or more, copied again by each step
+ * that reads it whole, and a single character outside Latin-1 (the header's
+ * "·") makes all of it two bytes a character.
+ */
+export const renderHtmlParts = (conversation: HtmlConversation, options: HtmlOptions): Array<string> => {
   const { complete, incomplete } = splitIncompleteTurn(conversation.entries)
   const ctx: Ctx = {
     markdown: options.markdown,
@@ -425,29 +472,9 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
     toc.push(tocEntry(incomplete.entries, all.length + 1))
   }
   sections.push(...afterLast.map((c) => compactionHtml(c, ctx)))
-  const heading =
-    conversation.title !== undefined && conversation.title.length > 0
-      ? conversation.title
-      : `Conversation jp-c${conversation.id}`
-  const { calls, questions, errors } = ctx.stats
-  const facts = [
-    `<code>jp-c${escapeHtml(conversation.id)}</code>`,
-    ...(conversation.labels !== undefined && conversation.labels.length > 0
-      ? [`<span class="labels">${escapeHtml(Labels.text(conversation.labels))}</span>`]
-      : []),
-    `${formatCount(toc.length)} ${toc.length === 1 ? "turn" : "turns"}`,
-    `${formatCount(calls)} tool ${calls === 1 ? "call" : "calls"}`,
-    `${formatCount(questions)} ${questions === 1 ? "question" : "questions"}`,
-    ...(errors > 0 ? [`<span class="err-text">${formatCount(errors)} failed</span>`] : [])
-  ]
-  const banner =
-    incomplete === null || ctx.running
-      ? ""
-      : `<p class="incomplete-link">${icon("pending")} <a href="#turn-${toc.length}">The last turn is incomplete</a></p>`
-  const nav = toc.length > 1 ? `<details class="toc"><summary>Turns</summary><ol>${toc.join("")}</ol></details>` : ""
-  const body = sections.length > 0 ? sections.join("\n") : `<p class="note">No messages yet.</p>`
+  const header = headerHtml(conversation, ctx.stats, toc, incomplete !== null && !ctx.running)
   const live = options.live
-  return `<!doctype html>
+  const head = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -455,16 +482,22 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
 <meta http-equiv="Content-Security-Policy" content="${live === undefined ? STATIC_CSP : LIVE_CSP}">
 <meta name="color-scheme" content="light dark">
 <meta name="generator" content="parley">
-<title>${escapeHtml(heading)}</title>
+<title>${live?.waiting !== undefined && live.waiting > 0 ? `(${live.waiting}) ` : ""}${escapeHtml(header.heading)}</title>
 <style>${PAGE_CSS}${live === undefined ? "" : live.css}</style>${live === undefined ? "" : `\n<script src="${escapeHtml(live.script)}" defer></script>`}
 </head>
-<body>
-<header><h1>${escapeHtml(heading)}</h1><p class="facts">${facts.join(" · ")}</p>${banner}${nav}</header>
-<main>
-${live === undefined ? body : `${live.top ?? ""}<div id="turns">${body}</div>`}${live === undefined ? "" : `\n<section id="live" data-conversation="${escapeHtml(conversation.id)}">${live.controls}</section>`}
+<body${live?.state === undefined ? "" : ` data-state="${escapeHtml(live.state)}"`}>
+${header.html}
+${live?.nav ?? ""}<main>
+${live === undefined ? "" : `${live.top ?? ""}<div id="turns">`}`
+  const end = `${live === undefined ? "" : `</div>\n<section id="live" data-conversation="${escapeHtml(conversation.id)}">${live.controls}</section>`}
 </main>
 ${live === undefined ? STATIC_FOOTER : LIVE_FOOTER}
 </body>
 </html>
 `
+  const body =
+    sections.length > 0
+      ? sections.flatMap((s, i) => (i === 0 ? [s] : ["\n", s]))
+      : [`<p class="note">No messages yet.</p>`]
+  return [head, ...body, end]
 }

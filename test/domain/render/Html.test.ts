@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { StreamEntry } from "../../../src/domain/event/ConversationEvent.ts"
-import { renderHtml } from "../../../src/domain/render/Html.ts"
+import { renderHtml, renderHtmlParts } from "../../../src/domain/render/Html.ts"
 import { groupAttempts } from "../../../src/domain/render/HtmlInquiry.ts"
 import { CLIP_CHARS, CLIP_LINES, clipHead, escapeHtml, icon, preBlock } from "../../../src/domain/render/HtmlText.ts"
 import { markdownToHtml } from "../../../src/layers/render/SafeMarkdown.ts"
@@ -180,6 +180,37 @@ describe("renderHtml: a conversation with every RFD 082 shape", () => {
     // Icons are inline SVG: no glyph that needs an emoji font.
     expect(live).not.toMatch(/[⏳⏸✓✗]/u)
     expect(live).toContain(`<span class="mark m-completed" title="completed">${icon("completed")}</span>`)
+  })
+
+  it("the served page's own parts (title count, body state, navigation) are drawn in place; its pieces join to the page", () => {
+    const options = {
+      markdown: markdownToHtml,
+      live: {
+        script: "/app.js",
+        css: "",
+        controls: "",
+        top: "<p>top</p>",
+        nav: "<nav>back</nav>\n",
+        state: "incomplete",
+        waiting: 2
+      }
+    }
+    const conversation = { id: "17738399468", title: "Review <b>", entries: everyShape() }
+    const parts = renderHtmlParts(conversation, options)
+    const page = renderHtml(conversation, options)
+    expect(parts.join("")).toBe(page)
+    // The turns are pieces of their own (a server encodes them one by one), not one string.
+    expect(parts.length).toBeGreaterThan(3)
+    expect(page).toContain(`<title>(2) Review &lt;b&gt;</title>`)
+    expect(page).toContain(`<body data-state="incomplete">`)
+    expect(page).toContain(`</header>\n<nav>back</nav>\n<main>\n<p>top</p><div id="turns">`)
+    // Nothing waiting: the title is the heading alone; the printed page has none of the served parts.
+    expect(renderHtml(conversation, { ...options, live: { ...options.live, waiting: 0 } })).toContain(
+      `<title>Review &lt;b&gt;</title>`
+    )
+    const printed = renderHtml(conversation, { markdown: markdownToHtml })
+    expect(printed).toContain(`<body>\n<header>`)
+    expect(printed).toContain(`</header>\n<main>\n<section class="turn"`)
   })
 
   it("clips a long tool result behind a show-all, keeping all of it", () => {
