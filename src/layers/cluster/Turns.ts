@@ -417,12 +417,31 @@ export const make = (options: {
         }
       })
 
+    /**
+     * {@link launchIn} in a scope of the turn's own, closed when the turn ends:
+     * its event hub (in the runner's scope, every turn's hub and the events it
+     * kept stayed until the runner stopped) and the notifications that follow
+     * it. Until the turn's fiber has taken the scope over, it is closed here
+     * whatever ends the launch (a row that could not be written, an interrupt).
+     */
     const launch = (id: ConversationId.ConversationId, request: Request): Effect.Effect<Started> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(Scope.fork(scope), (toldIn) => {
+          const owner = { taken: false }
+          return restore(launchIn(id, request, toldIn, owner)).pipe(
+            Effect.onExit(() => (owner.taken ? Effect.void : Scope.close(toldIn, Exit.void)))
+          )
+        })
+      )
+
+    const launchIn = (
+      id: ConversationId.ConversationId,
+      request: Request,
+      toldIn: Scope.Closeable,
+      owner: { taken: boolean }
+    ): Effect.Effect<Started> =>
       Effect.gen(function* () {
         const pending = yield* PendingAnswersLive.make
-        // The turn's own scope, closed when it ends: its event hub (in the runner's scope, every turn's hub and the
-        // events it kept stayed until the runner stopped) and the notifications that follow it.
-        const toldIn = yield* Scope.fork(scope)
         const events = yield* RunEventsLive.make.pipe(Scope.provide(toldIn))
         const state: Frozen = { after: Number.POSITIVE_INFINITY }
         if (services.notifier !== undefined) {
@@ -452,35 +471,14 @@ export const make = (options: {
             Trace.line(`event.${e._tag}`, id)
           )
         ).pipe(Effect.forkIn(scope))
-        const fiber = yield* body(id, request, state, pending, events).pipe(
-          Effect.onExit((exit) =>
-            Effect.gen(function* () {
-              turns.delete(id)
-              // A handed-off turn keeps its row: the next owner resumes it. So does one that found the
-              // conversation held by another process (a runner handing it off): the next sweep tries again.
-              const locked = Exit.isFailure(exit) && lockedOut(exit.cause)
-              // A turn that fails is said in the runner's log, not only to whoever waits for it (nobody may). A new
-              // turn refused because one is incomplete never ran: its starter says so, or resumes it (a message
-              // delivered again after its shard moved), so the log does not call that a failed turn. Nor does it
-              // remove a row it did not make: the incomplete turn's (one handed off, which its new owner's sweep
-              // resumes). One it made goes: an incomplete turn nobody ran in the cluster waits to be asked for.
-              const refused = Exit.isFailure(exit) && Cause.squash(exit.cause) instanceof Query.IncompleteTurnPending
-              if (!isFrozen(state) && !locked && (!refused || made)) yield* release(id)
-              if (
-                !isFrozen(state) &&
-                !locked &&
-                !refused &&
-                Exit.isFailure(exit) &&
-                !Cause.hasInterruptsOnly(exit.cause)
-              )
-                yield* Console.error(
-                  `parley serve --cluster: ${ConversationId.display(id)}: the turn failed: ${failureLine(exit.cause)}`
-                )
-              yield* Scope.close(toldIn, Exit.void)
-              yield* Deferred.succeed(ended, exit)
-            })
-          ),
-          Effect.forkIn(scope)
+        // The turn as others see it (stop, hand off), listed once its fiber runs. The fiber starts at once: one
+        // forked to start later and interrupted before it did (a hand-off right after the listing) never ran its
+        // onExit, so the turn stayed listed, its scope open, and its start waited for an end that never came.
+        // Started at once, it may end before it is listed: then it is not listed.
+        let fiber: Fiber.Fiber<Query.QueryResult, unknown> | undefined
+        let over = false
+        const interrupt = Effect.suspend(() =>
+          fiber === undefined ? Effect.void : Effect.asVoid(Fiber.interrupt(fiber))
         )
         const turn: Turn = {
           toolsRunning: () => tools.running,
@@ -490,17 +488,56 @@ export const make = (options: {
           ended,
           // The row goes first, while the turn still holds the conversation: a take-over that opens it once the
           // stop lets go finds no row and leaves the turn (stopped is not resumed).
-          stop: Effect.andThen(release(id), Fiber.interrupt(fiber)),
+          stop: Effect.andThen(release(id), interrupt),
           handOff: Effect.suspend(() => {
             if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
               process.stderr.write(`parley[${process.pid}]: hand off ${id}\n`)
-            return Effect.andThen(freeze(state, events), Effect.asVoid(Fiber.interrupt(fiber)))
+            return Effect.andThen(freeze(state, events), interrupt)
           })
         }
-        turns.set(id, turn)
-        const sign = yield* Effect.raceFirst(firstSign(events), Effect.as(Deferred.await(ended), Option.none()))
+        const ending = (exit: Exit.Exit<Query.QueryResult, unknown>) =>
+          Effect.gen(function* () {
+            over = true
+            if (turns.get(id) === turn) turns.delete(id)
+            // A handed-off turn keeps its row: the next owner resumes it. So does one that found the
+            // conversation held by another process (a runner handing it off): the next sweep tries again.
+            const locked = Exit.isFailure(exit) && lockedOut(exit.cause)
+            // A turn that fails is said in the runner's log, not only to whoever waits for it (nobody may). A new
+            // turn refused because one is incomplete never ran: its starter says so, or resumes it (a message
+            // delivered again after its shard moved), so the log does not call that a failed turn. Nor does it
+            // remove a row it did not make: the incomplete turn's (one handed off, which its new owner's sweep
+            // resumes). One it made goes: an incomplete turn nobody ran in the cluster waits to be asked for.
+            const refused = Exit.isFailure(exit) && Cause.squash(exit.cause) instanceof Query.IncompleteTurnPending
+            if (!isFrozen(state) && !locked && (!refused || made)) yield* release(id)
+            if (!isFrozen(state) && !locked && !refused && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause))
+              yield* Console.error(
+                `parley serve --cluster: ${ConversationId.display(id)}: the turn failed: ${failureLine(exit.cause)}`
+              )
+            yield* Scope.close(toldIn, Exit.void)
+            yield* Deferred.succeed(ended, exit)
+          })
+        // Taken over, forked and listed in one step: an interrupt between them (Effect may yield between any two
+        // steps) would leave the scope to nobody, or a turn running unlisted, out of reach of stop and hand-off.
+        const running = yield* Effect.uninterruptible(
+          Effect.suspend(() => {
+            owner.taken = true
+            return body(id, request, state, pending, events).pipe(
+              Effect.onExit(ending),
+              Effect.forkIn(scope, { startImmediately: true }),
+              Effect.tap((forked) =>
+                Effect.sync(() => {
+                  fiber = forked
+                  if (!over) turns.set(id, turn)
+                })
+              )
+            )
+          })
+        )
+        // The fiber's end, not `ended`: a fiber forked into a scope already closed (the runner stopping) never
+        // runs, nor its onExit, and `ended` is never completed.
+        const sign = yield* Effect.raceFirst(firstSign(events), Effect.as(Fiber.await(running), Option.none()))
         if (Option.isSome(sign) && sign.value._tag === "ModelChosen") return { _tag: "Running" } as const
-        const exit = yield* Deferred.await(ended)
+        const exit = yield* Fiber.await(running)
         return Exit.isSuccess(exit)
           ? ({ _tag: "Ended", outcome: exit.value.outcome } as const)
           : ({ _tag: "Failed", error: Cause.squash(exit.cause) } as const)

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import type { ConversationId } from "../../../src/domain/storage/ConversationId.ts"
 import * as PgLock from "../../../src/layers/store/pg/PgLock.ts"
@@ -86,5 +87,37 @@ describe.skipIf(pgSkip !== undefined)(`cluster Turns${pgSkip === undefined ? "" 
     )
     // Without the fix: kept 7 (the turn's run events, held as long as the runner ran).
     expect(seen).toStrictEqual({ started: "Running", ended: "Success", kept: 0 })
+  }, 60_000)
+
+  it("a turn handed off the moment it is listed ends: it is no longer listed and its start is told", async () => {
+    // The model never answers: whatever ends the turn is the hand-off.
+    const provider = Provider.of({ stream: () => Stream.never })
+    const seen = await withRunner(
+      freshDatabase(server!),
+      ({ turns, create }) =>
+        Effect.gen(function* () {
+          yield* create(ID)
+          const start = yield* Effect.forkChild(turns.start(ID, { message: "hello" }))
+          // Looks each step: the hand-off comes in the first step after the turn is listed (before it, its fiber
+          // was forked to start later; interrupted before it ran, it never ran its end).
+          let turn = turns.get(ID)
+          while (turn === undefined) {
+            yield* Effect.yieldNow
+            turn = turns.get(ID)
+          }
+          yield* turn.handOff
+          const bound = Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.succeed("hung") })
+          const started = yield* Fiber.join(start).pipe(bound)
+          const ended = yield* Deferred.await(turn.ended).pipe(bound)
+          return {
+            started: typeof started === "string" ? started : started._tag,
+            ended: typeof ended === "string" ? ended : ended._tag,
+            listed: turns.get(ID) !== undefined
+          }
+        }),
+      provider
+    )
+    expect(seen.started).not.toBe("hung")
+    expect(seen).toMatchObject({ ended: "Failure", listed: false })
   }, 60_000)
 })
