@@ -452,8 +452,8 @@ export const renderHtml = (conversation: HtmlConversation, options: HtmlOptions)
  * The whole page as pieces, in order ({@link renderHtml} joins them). A server
  * that encodes the page to bytes encodes the pieces one by one: joined, the
  * page is one string of half a megabyte or more, copied again by each step
- * that reads it whole, and a single character outside Latin-1 (the header's
- * "·") makes all of it two bytes a character.
+ * that reads it whole, and a single character outside Latin-1 anywhere (the
+ * served page's "←") makes all of it two bytes a character.
  */
 export const renderHtmlParts = (conversation: HtmlConversation, options: HtmlOptions): Array<string> => {
   const { complete, incomplete } = splitIncompleteTurn(conversation.entries)

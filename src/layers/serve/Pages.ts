@@ -350,8 +350,9 @@ const draw = (
 /**
  * The pieces as one UTF-8 array, each encoded as it is: joined first, the
  * page would be one string of half a megabyte, all of it two bytes a
- * character for the header's "·", flattened and copied before encoding
- * (about a quarter of a changed page's time in the server).
+ * character for the navigation's "←" (outside Latin-1), flattened and
+ * copied before encoding (with the replacements that drew the served parts
+ * before, about half of a changed page's time in the server).
  */
 const encodeParts = (parts: ReadonlyArray<string>): Uint8Array => {
   const encoded = parts.map((p) => encoder.encode(p))
