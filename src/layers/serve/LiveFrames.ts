@@ -31,6 +31,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as LiveView from "../../domain/run/LiveView.ts"
 import * as RunEvent from "../../domain/run/RunEvent.ts"
+import * as Bytes from "./Bytes.ts"
 
 const frames = new WeakMap<RunEvent.Sequenced, Uint8Array>()
 const encodeLost = Schema.encodeSync(LiveView.LostSchema)
@@ -52,15 +53,7 @@ const frameOf = (e: RunEvent.Sequenced): Uint8Array => {
  * every client, nothing is allocated per client), else one copy of them.
  */
 const bytesOf = (chunk: ReadonlyArray<RunEvent.Sequenced>): Uint8Array => {
-  if (chunk.length === 1) return frameOf(chunk[0]!)
-  const parts = chunk.map(frameOf)
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
+  return chunk.length === 1 ? frameOf(chunk[0]!) : Bytes.concat(chunk.map(frameOf))
 }
 
 /** The last frame of a stream that cannot go on: `lagged` or `gone`, without an `id:` (a reconnect resumes after the last event). */

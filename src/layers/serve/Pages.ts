@@ -34,6 +34,7 @@ import * as LastError from "../../domain/run/LastError.ts"
 import { splitIncompleteTurn } from "../../domain/stream/IncompleteTurn.ts"
 import { ConversationStore, type ConversationSummary, type StoreError } from "../../services/ConversationStore.ts"
 import { APP_JS } from "./AppScript.ts"
+import * as Bytes from "./Bytes.ts"
 import * as Hosts from "./Hosts.ts"
 
 /** What the live parts add to the viewer's stylesheet: big touch targets, forms that wrap on a phone. */
@@ -354,16 +355,7 @@ const draw = (
  * copied before encoding (with the replacements that drew the served parts
  * before, about half of a changed page's time in the server).
  */
-const encodeParts = (parts: ReadonlyArray<string>): Uint8Array => {
-  const encoded = parts.map((p) => encoder.encode(p))
-  const out = new Uint8Array(encoded.reduce((n, b) => n + b.length, 0))
-  let at = 0
-  for (const b of encoded) {
-    out.set(b, at)
-    at += b.length
-  }
-  return out
-}
+const encodeParts = (parts: ReadonlyArray<string>): Uint8Array => Bytes.concat(parts.map((p) => encoder.encode(p)))
 
 /** The page for a conversation `load` could not give. */
 const unloaded = (id: string, failure: StoreError) =>
