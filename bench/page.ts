@@ -75,7 +75,7 @@ const b64 = (text: string) => Buffer.from(text).toString("base64")
  * tool calls (a file read, its ~1 KB content) and a reply (11 events each),
  * and one short turn of 5.
  */
-export const fiveHundred = (): string => {
+const fiveHundred = (): string => {
   const events: Array<Record<string, unknown>> = []
   let t = 0
   const at = () =>

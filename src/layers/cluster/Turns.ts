@@ -475,12 +475,8 @@ export const make = (options: {
         // forked to start later and interrupted before it did (a hand-off right after the listing) never ran its
         // onExit, so the turn stayed listed, its scope open, and its start waited for an end that never came.
         // Started at once, it may end before it is listed: then it is not listed.
-        let fiber: Fiber.Fiber<Query.QueryResult, unknown> | undefined
         let over = false
-        const interrupt = Effect.suspend(() =>
-          fiber === undefined ? Effect.void : Effect.asVoid(Fiber.interrupt(fiber))
-        )
-        const turn: Turn = {
+        const listed = (fiber: Fiber.Fiber<Query.QueryResult, unknown>): Turn => ({
           toolsRunning: () => tools.running,
           id,
           pending,
@@ -488,17 +484,18 @@ export const make = (options: {
           ended,
           // The row goes first, while the turn still holds the conversation: a take-over that opens it once the
           // stop lets go finds no row and leaves the turn (stopped is not resumed).
-          stop: Effect.andThen(release(id), interrupt),
+          stop: Effect.andThen(release(id), Fiber.interrupt(fiber)),
           handOff: Effect.suspend(() => {
             if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
               process.stderr.write(`parley[${process.pid}]: hand off ${id}\n`)
-            return Effect.andThen(freeze(state, events), interrupt)
+            return Effect.andThen(freeze(state, events), Effect.asVoid(Fiber.interrupt(fiber)))
           })
-        }
+        })
         const ending = (exit: Exit.Exit<Query.QueryResult, unknown>) =>
           Effect.gen(function* () {
             over = true
-            if (turns.get(id) === turn) turns.delete(id)
+            // This launch's turn only (its `ended` is its own): another start's listing is not this one's to drop.
+            if (turns.get(id)?.ended === ended) turns.delete(id)
             // A handed-off turn keeps its row: the next owner resumes it. So does one that found the
             // conversation held by another process (a runner handing it off): the next sweep tries again.
             const locked = Exit.isFailure(exit) && lockedOut(exit.cause)
@@ -524,10 +521,9 @@ export const make = (options: {
             return body(id, request, state, pending, events).pipe(
               Effect.onExit(ending),
               Effect.forkIn(scope, { startImmediately: true }),
-              Effect.tap((forked) =>
+              Effect.tap((fiber) =>
                 Effect.sync(() => {
-                  fiber = forked
-                  if (!over) turns.set(id, turn)
+                  if (!over) turns.set(id, listed(fiber))
                 })
               )
             )
