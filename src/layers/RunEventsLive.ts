@@ -99,34 +99,49 @@ export interface Hub {
   readonly close: (lost?: (f: { readonly last: number }) => LiveView.Lost) => void
 }
 
-/** The kept events: a window over an array, trimmed by count and bytes. */
+/**
+ * The kept events: a window over three parallel arrays (events, numbers,
+ * sizes), trimmed by count and bytes. No object is made per kept event: a
+ * run keeps every event it publishes (six per tool call in the coordinator
+ * bench), and a wrapper for each was one more object every young-generation
+ * collection copied until the run ended (docs/benchmarks.md#coordinator).
+ * An {@link Entry} is made only for a follower (handed live, or replayed).
+ */
 class Ring {
-  private entries: Array<Entry> = []
+  private events: Array<RunEvent.RunEvent> = []
+  private seqs: Array<number> = []
+  private sizes: Array<number> = []
   private start = 0
   private bytes = 0
   constructor(private readonly bound: LiveView.Bound) {}
 
   get first(): number | undefined {
-    return this.entries[this.start]?.seq
+    return this.start < this.seqs.length ? this.seqs[this.start] : undefined
   }
   get size(): number {
-    return this.entries.length - this.start
+    return this.seqs.length - this.start
   }
-  push(entry: Entry): void {
-    this.entries.push(entry)
-    this.bytes += entry.size
+  push(seq: number, event: RunEvent.RunEvent, size: number): void {
+    this.events.push(event)
+    this.seqs.push(seq)
+    this.sizes.push(size)
+    this.bytes += size
     // The newest is kept whatever its size: a follower that reconnects at once still gets it.
     while (this.size > 1 && (this.size > this.bound.events || this.bytes > this.bound.bytes)) {
-      this.bytes -= this.entries[this.start]!.size
-      this.entries[this.start++] = undefined as never // freed now, not when the array is compacted
+      this.bytes -= this.sizes[this.start]!
+      this.events[this.start++] = undefined as never // freed now, not when the arrays are compacted
     }
-    if (this.start > 1024 && this.start * 2 > this.entries.length) {
-      this.entries = this.entries.slice(this.start)
+    if (this.start > 1024 && this.start * 2 > this.seqs.length) {
+      this.events = this.events.slice(this.start)
+      this.seqs = this.seqs.slice(this.start)
+      this.sizes = this.sizes.slice(this.start)
       this.start = 0
     }
   }
   clear(): void {
-    this.entries = []
+    this.events = []
+    this.seqs = []
+    this.sizes = []
     this.start = 0
     this.bytes = 0
   }
@@ -134,11 +149,13 @@ class Ring {
   from(from: number): Array<Entry> {
     const first = this.first
     if (first === undefined) return []
-    return this.entries.slice(this.start + Math.max(0, from - first))
+    const out: Array<Entry> = []
+    for (let i = this.start + Math.max(0, from - first); i < this.seqs.length; i++)
+      out.push({ seq: this.seqs[i]!, event: this.events[i]!, size: this.sizes[i]! })
+    return out
   }
   findLast(test: (e: RunEvent.RunEvent) => boolean): RunEvent.RunEvent | undefined {
-    for (let i = this.entries.length - 1; i >= this.start; i--)
-      if (test(this.entries[i]!.event)) return this.entries[i]!.event
+    for (let i = this.events.length - 1; i >= this.start; i--) if (test(this.events[i]!)) return this.events[i]
     return undefined
   }
 }
@@ -282,7 +299,10 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     if (bound === undefined || over) wake(f)
     else wakeSoon(f)
   }
-  // Numbered here or elsewhere: the kept entry is the only object made (the coordinator publishes six events per call).
+  // Per-hub sizes of what a run's events share (a call's arguments, a question): each measured once.
+  const sizes = new LiveView.Sizes()
+  // Numbered here or elsewhere: nothing is made for an event nobody follows but its size (the coordinator publishes
+  // six events per call); an entry for those who do, one for all of them.
   const keep = (seq: number, event: RunEvent.RunEvent) => {
     if (seq <= latest) return
     // The first event after a Stopped starts a new run: what is kept is only that run's.
@@ -293,8 +313,10 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     }
     latest = seq
     if (RunEvent.isEnd(event)) ended = seq
-    const entry: Entry = { seq, event, size: LiveView.sizeOf(event) }
-    ring.push(entry)
+    const size = LiveView.sizeOf(event, sizes)
+    ring.push(seq, event, size)
+    if (followers.size === 0) return
+    const entry: Entry = { seq, event, size }
     for (const f of followers) hand(f, entry)
   }
   const publishAt = (e: RunEvent.Sequenced) => keep(e.seq, e.event)

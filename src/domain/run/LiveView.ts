@@ -78,45 +78,49 @@ export type Lost = LiveViewLagged | LiveViewGone
 export const LostSchema = Schema.Union([LiveViewLagged, LiveViewGone])
 
 /**
- * The JSON size of the object measured last, kept while the next one asked
- * is the same: the events of one call follow each other (its four to six
- * events show the same arguments; a question's opening and closing, the
- * same question). A `WeakMap` of every object measured cost more than it
- * saved (an ephemeron per call, microseconds each).
+ * The JSON sizes of the objects a run's events share, measured once each: a
+ * call's arguments (in each of its four to six events) and a question (in
+ * its opening and its closing). Keyed by the object itself, for the hub
+ * that measures (its events only): the calls of a run interleave, so the
+ * size of the object measured last, kept before, was measured again for
+ * most events (a `JSON.stringify` each, docs/benchmarks.md#coordinator). A
+ * `WeakMap` costs every collection an ephemeron per entry; this map is
+ * emptied when it is full instead, and goes with its hub.
  */
-class LastSize {
-  private value: object | undefined
-  private size = 0
+export class Sizes {
+  private readonly known = new Map<object, number>()
 
   of(value: object): number {
-    if (value !== this.value) {
-      this.size = JSON.stringify(value).length
-      this.value = value
+    let size = this.known.get(value)
+    if (size === undefined) {
+      size = JSON.stringify(value).length
+      if (this.known.size >= 4096) this.known.clear()
+      this.known.set(value, size)
     }
-    return this.size
+    return size
   }
 }
 
-const lastArguments = new LastSize()
-const lastQuestion = new LastSize()
+/** Measures every time (no hub to keep sizes for). */
+const measured: Pick<Sizes, "of"> = { of: (value) => JSON.stringify(value).length }
 
 /** A shown call's size: `{"id":…,"name":…,"arguments":…}`. */
-const callSize = (call: RunEvent.ToolCall): number =>
-  32 + call.id.length + call.name.length + lastArguments.of(call.arguments)
+const callSize = (call: RunEvent.ToolCall, sizes: Pick<Sizes, "of">): number =>
+  32 + call.id.length + call.name.length + sizes.of(call.arguments)
 
-/** One field's JSON size: a string's without its escapes, a call's or a question's as measured last, the rest measured. */
-const fieldSize = (key: string, value: unknown): number => {
+/** One field's JSON size: a string's without its escapes, a call's or a question's as measured once, the rest measured. */
+const fieldSize = (key: string, value: unknown, sizes: Pick<Sizes, "of">): number => {
   switch (typeof value) {
     case "string":
       return value.length + 2
     case "boolean":
-      return value ? 4 : 5
+      return bool(value)
     case "object":
       if (value === null) return 4
-      if (key === "call" && isToolCall(value)) return callSize(value)
-      if (key === "question") return lastQuestion.of(value)
+      if (key === "call" && isToolCall(value)) return callSize(value, sizes)
       // An approval's `arguments` are its call's.
-      return key === "arguments" ? lastArguments.of(value) : JSON.stringify(value).length
+      if (key === "question" || key === "arguments") return sizes.of(value)
+      return JSON.stringify(value).length
     default:
       return JSON.stringify(value)?.length ?? 0
   }
@@ -131,20 +135,109 @@ const isToolCall = (value: object): value is RunEvent.ToolCall =>
   typeof value.arguments === "object" &&
   value.arguments !== null
 
+/** A field's size: `"key":`, its value, and the comma after it (the last comma is the closing brace). */
+const field = (key: string, value: number): number => key.length + 4 + value
+
+/** A string's JSON size, without its escapes. */
+const text = (value: string): number => value.length + 2
+
+const bool = (value: boolean): number => (value ? 4 : 5)
+
+/** An optional string field: nothing when absent. */
+const optional = (key: string, value: string | undefined): number => (value === undefined ? 0 : field(key, text(value)))
+
+/** `{` and the event's tag. */
+const head = (tag: string): number => 1 + field("_tag", text(tag))
+
+/** A JSON value's size: a string's or a boolean's counted, the rest measured. */
+const jsonSize = (value: unknown): number =>
+  typeof value === "string" ? text(value) : typeof value === "boolean" ? bool(value) : fieldSize("", value, measured)
+
+/** `{"source":…}` and its `name` when it has one. */
+const sourceSize = (source: RunEvent.Of<"QuestionOpened">["source"]): number =>
+  1 + field("source", text(source.source)) + ("name" in source ? field("name", text(source.name)) : 0)
+
+/** `{"_tag":…}` and its one field. */
+const outcomeSize = (outcome: RunEvent.Of<"QuestionClosed">["outcome"]): number => {
+  switch (outcome._tag) {
+    case "Answered":
+      return head(outcome._tag) + field("answer", jsonSize(outcome.answer))
+    case "Redacted":
+      return head(outcome._tag)
+    case "Cancelled":
+      return head(outcome._tag) + field("reason", text(outcome.reason))
+  }
+}
+
+/** What a question's opening and closing both carry: its id, kind, call and question. */
+const questionFields = (event: RunEvent.Of<"QuestionOpened" | "QuestionClosed">, sizes: Pick<Sizes, "of">): number =>
+  head(event._tag) +
+  field("inquiry_id", text(event.inquiry_id)) +
+  field("kind", text(event.kind)) +
+  field("call", callSize(event.call, sizes)) +
+  field("question", sizes.of(event.question))
+
+/**
+ * The events a tool call publishes (its start, its questions' opening and
+ * closing, its end), sized field by field as the general walk below would:
+ * that walk reads every event's fields by name, one shape after another,
+ * and cost about a microsecond an event (docs/benchmarks.md#coordinator).
+ * `test/domain/run/LiveView.test.ts` holds the two equal.
+ */
+const callEventSize = (event: RunEvent.RunEvent, sizes: Pick<Sizes, "of">): number | undefined => {
+  switch (event._tag) {
+    case "ToolStarted":
+      return head(event._tag) + field("call", callSize(event.call, sizes)) + field("resumed", bool(event.resumed))
+    case "ToolFinished": {
+      const response =
+        1 + field("content", text(event.response.content)) + field("is_error", bool(event.response.is_error))
+      return (
+        head(event._tag) +
+        field("call", callSize(event.call, sizes)) +
+        field("ran", bool(event.ran)) +
+        field("response", response)
+      )
+    }
+    case "QuestionOpened":
+      return (
+        questionFields(event, sizes) +
+        field("source", sourceSize(event.source)) +
+        field("audience", text(event.audience)) +
+        field("since", text(event.since)) +
+        optional("label", event.label) +
+        optional("tool", event.tool) +
+        (event.arguments === undefined ? 0 : field("arguments", sizes.of(event.arguments)))
+      )
+    case "QuestionClosed":
+      return (
+        questionFields(event, sizes) +
+        field("by", text(event.by)) +
+        field("answered_by", text(event.answered_by)) +
+        optional("via", event.via) +
+        field("outcome", outcomeSize(event.outcome))
+      )
+    default:
+      return undefined
+  }
+}
+
 /**
  * An estimate of an event's JSON size, for the byte bounds: exact enough for
  * text (the text and its frame); for the rest, the sum of its fields
  * (exact but for escapes in strings), the arguments and the question its
- * events share measured once (a `JSON.stringify` of every whole event was
- * a twentieth of the coordinator bench, docs/benchmarks.md).
+ * events share measured once by `sizes` (a `JSON.stringify` of every whole
+ * event was a twentieth of the coordinator bench, docs/benchmarks.md); without
+ * it, measured each time.
  */
-export const sizeOf = (event: RunEvent.RunEvent): number => {
+export const sizeOf = (event: RunEvent.RunEvent, sizes: Pick<Sizes, "of"> = measured): number => {
   if (event._tag === "TextDelta" || event._tag === "ReasoningDelta") return event.text.length + 40
+  const known = callEventSize(event, sizes)
+  if (known !== undefined) return known
   let size = 1
   for (const key in event) {
     const value: unknown = Reflect.get(event, key)
     // `"key":value,` (the last comma is the closing brace); an undefined field is not written.
-    if (value !== undefined) size += key.length + 4 + fieldSize(key, value)
+    if (value !== undefined) size += key.length + 4 + fieldSize(key, value, sizes)
   }
   return size
 }
