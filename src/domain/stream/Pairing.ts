@@ -61,60 +61,85 @@ const UNPAIRED = { _tag: "Unpaired" } as const
 const OPENED_TOOL = { _tag: "Opened", kind: "tool" } as const
 const OPENED_INQUIRY = { _tag: "Opened", kind: "inquiry" } as const
 
-/** The open requests of one id, oldest first (`items[head..]`). */
-interface Queue<A> {
-  items: Array<A>
-  head: number
+/** What {@link Queues.respond} gives when no request of the id is open. */
+const NONE: unique symbol = Symbol("parley/pairing/none")
+
+/** The open requests of an id that had two or more at once, oldest first (`items[head..]`). */
+class Many<A> {
+  constructor(
+    readonly items: Array<A>,
+    public head: number
+  ) {}
 }
 
-/** Per id queues of one kind, optionally read through a base it never modifies. */
+/** An id requested before with none of its requests open now: shared, never changed (replaced on a request). */
+const DRAINED = new Many<never>([], 0)
+
+/**
+ * One id's open requests: its one open request's value itself (almost every
+ * id is requested once and answered once: nothing is made for it), or
+ * several (none: `DRAINED`). A value may be `undefined` itself: an absent id
+ * is told by `has`.
+ */
+type Slot<A> = A | Many<A>
+
+/**
+ * Per id queues of one kind, optionally read through a base it never modifies.
+ * A slot per id and no object for the common one: a queue object and its
+ * array for each request, kept for the whole turn, were work for every
+ * young-generation collection in a turn of many questions
+ * (docs/benchmarks.md#coordinator).
+ */
 class Queues<A> {
-  private readonly queues = new Map<string, Queue<A>>()
+  private readonly slots = new Map<string, Slot<A>>()
   /** Per id, how many of the base's open requests this layer has closed. */
   private readonly taken = new Map<string, number>()
 
   constructor(private base: Queues<A> | undefined) {}
 
   open(id: string): number {
-    const q = this.queues.get(id)
-    return this.baseLeft(id) + (q === undefined ? 0 : q.items.length - q.head)
+    return this.baseLeft(id) + this.own(id)
   }
 
   /** The `k`-th open request of `id` (0 = oldest); `k < open(id)`. */
   nth(id: string, k: number): A {
     const left = this.baseLeft(id)
     if (k < left) return this.base!.nth(id, (this.taken.get(id) ?? 0) + k)
-    const q = this.queues.get(id)!
-    return q.items[q.head + k - left]!
+    const slot = this.slots.get(id)
+    // Not several: the slot is the one open request's value (`k < open(id)`).
+    return slot instanceof Many ? slot.items[slot.head + k - left]! : slot!
   }
 
   requested(id: string): boolean {
-    return this.queues.has(id) || (this.base?.requested(id) ?? false)
+    return this.slots.has(id) || (this.base?.requested(id) ?? false)
   }
 
   request(id: string, value: A): void {
-    const q = this.queues.get(id)
-    if (q === undefined) this.queues.set(id, { items: [value], head: 0 })
-    else q.items.push(value)
+    const slot = this.slots.get(id)
+    if (slot === DRAINED || !this.holds(id, slot)) this.slots.set(id, value)
+    else if (slot instanceof Many) slot.items.push(value)
+    else this.slots.set(id, new Many([slot!, value], 0))
   }
 
-  /** Closes the oldest open request of `id`: `{ value }`, or `undefined` when none is open. */
-  respond(id: string): { readonly value: A } | undefined {
+  /** Closes the oldest open request of `id`: its value, or `NONE` when none is open. */
+  respond(id: string): A | typeof NONE {
     const left = this.baseLeft(id)
     if (left > 0) {
       const taken = this.taken.get(id) ?? 0
       this.taken.set(id, taken + 1)
-      return { value: this.base!.nth(id, taken) }
+      return this.base!.nth(id, taken)
     }
-    const q = this.queues.get(id)
-    if (q === undefined || q.head === q.items.length) return undefined
-    const value = q.items[q.head++]!
-    // Drained: drop the closed ones so a long turn keeps only its open requests.
-    if (q.head === q.items.length) {
-      q.items = []
-      q.head = 0
+    const slot = this.slots.get(id)
+    if (slot instanceof Many) {
+      if (slot.head === slot.items.length) return NONE
+      const value = slot.items[slot.head++]!
+      // Drained: only the id is kept, so a long turn keeps only its open requests.
+      if (slot.head === slot.items.length) this.slots.set(id, DRAINED)
+      return value
     }
-    return { value }
+    if (!this.holds(id, slot)) return NONE
+    this.slots.set(id, DRAINED)
+    return slot!
   }
 
   /** Every open request, per id in first-request order, oldest first within an id. */
@@ -125,15 +150,27 @@ class Queues<A> {
   }
 
   reset(): void {
-    this.queues.clear()
+    this.slots.clear()
     this.taken.clear()
     this.base = undefined
   }
 
   private ids(): Set<string> {
     const ids = this.base === undefined ? new Set<string>() : this.base.ids()
-    for (const id of this.queues.keys()) ids.add(id)
+    for (const id of this.slots.keys()) ids.add(id)
     return ids
+  }
+
+  /** How many of `id`'s requests this layer holds open. */
+  private own(id: string): number {
+    const slot = this.slots.get(id)
+    if (slot instanceof Many) return slot.items.length - slot.head
+    return this.holds(id, slot) ? 1 : 0
+  }
+
+  /** Whether `slot`, read for `id`, is there: a value may be `undefined` itself. */
+  private holds(id: string, slot: Slot<A> | undefined): boolean {
+    return slot !== undefined || this.slots.has(id)
   }
 
   private baseLeft(id: string): number {
@@ -227,7 +264,7 @@ export class Pairer<A> {
 
   private static close<A>(kind: PairKind, queues: Queues<A>, id: string): Step<A> {
     const closed = queues.respond(id)
-    if (closed !== undefined) return { _tag: "Closed", kind, request: closed.value }
+    if (closed !== NONE) return { _tag: "Closed", kind, request: closed }
     return Pairer.unpairedResponse(kind, queues, id)
   }
 

@@ -93,4 +93,55 @@ describe("Pairing (docs/decisions.md#one-home-for-each-stream-rule)", () => {
     expect(t.step(b.result("a"), 1)).toEqual({ _tag: "Unrequested", kind: "tool", id: "a" })
     expect(base.openCount("tool", "a")).toBe(1)
   })
+
+  it("agrees with a plain FIFO per id on random steps, through a tentative layer too, with undefined values", () => {
+    const b = streams()
+    // A small deterministic generator (xorshift): the same steps every run.
+    let seed = 0x9e3779b9
+    const rand = (n: number) => {
+      seed ^= seed << 13
+      seed ^= seed >>> 17
+      seed ^= seed << 5
+      return (seed >>> 0) % n
+    }
+    type Model = Map<string, Array<number | undefined>>
+    const copy = (m: Model): Model => new Map([...m].map(([k, v]) => [k, [...v]]))
+    for (let trial = 0; trial < 200; trial++) {
+      let pairer = Pairing.make<number | undefined>()
+      let model: { tool: Model; inquiry: Model } = { tool: new Map(), inquiry: new Map() }
+      let base: { pairer: Pairing.Pairer<number | undefined>; open: Array<number | undefined> } | undefined
+      for (let i = 0; i < 40; i++) {
+        const id = ["a", "b", "c"][rand(3)]!
+        const kind = rand(2) === 0 ? "tool" : "inquiry"
+        const value = rand(4) === 0 ? undefined : i
+        if (base === undefined && rand(10) === 0) {
+          // From here on a tentative layer over what was recorded so far; the base must not change.
+          base = { pairer, open: pairer.open("tool") }
+          pairer = pairer.tentative()
+          model = { tool: copy(model.tool), inquiry: copy(model.inquiry) }
+        }
+        const queue = model[kind].get(id)
+        if (rand(2) === 0) {
+          const step = pairer.step(kind === "tool" ? b.call(id) : b.ask(id), value)
+          expect(step).toEqual({ _tag: "Opened", kind })
+          if (queue === undefined) model[kind].set(id, [value])
+          else queue.push(value)
+        } else {
+          const step = pairer.step(kind === "tool" ? b.result(id) : b.answer(id), value)
+          const expected =
+            queue === undefined
+              ? { _tag: "Unrequested", kind, id }
+              : queue.length === 0
+                ? { _tag: "Exhausted", kind, id }
+                : { _tag: "Closed", kind, request: queue.shift() }
+          expect(step).toEqual(expected)
+        }
+        for (const k of ["tool", "inquiry"] as const) {
+          expect(pairer.open(k)).toEqual([...model[k].values()].flat())
+          for (const x of ["a", "b", "c"]) expect(pairer.openCount(k, x)).toBe(model[k].get(x)?.length ?? 0)
+        }
+      }
+      if (base !== undefined) expect(base.pairer.open("tool")).toEqual(base.open)
+    }
+  })
 })
