@@ -118,11 +118,11 @@ interface State {
   /** The current turn's request/response counts, advanced on every append. */
   readonly counts: TurnAppend.TurnCounts
   /** Every `event_id` the stream holds: a new entry's id is none of them (JP RFD 097). */
-  readonly eventIds: Set<string>
+  readonly eventIds: EventId.Taken
 }
 
 const stateOf = (entries: ReadonlyArray<StreamEntry>): State => {
-  const eventIds = new Set<string>()
+  const eventIds = new EventId.Taken()
   for (const e of entries) {
     const id = EntryCodec.eventIdOf(e)
     if (id !== undefined) eventIds.add(id)
@@ -136,7 +136,7 @@ const stateOf = (entries: ReadonlyArray<StreamEntry>): State => {
 }
 
 /** Gives each appended entry without an `event_id` a fresh one, as JP's stream does on insertion. */
-const assignEventIds = (entries: ReadonlyArray<StreamEntry>, taken: Set<string>): void => {
+const assignEventIds = (entries: ReadonlyArray<StreamEntry>, taken: EventId.Taken): void => {
   for (const e of entries) {
     let id = EntryCodec.eventIdOf(e)
     if (id === undefined) {

@@ -85,9 +85,88 @@ export const random = (): string => {
 }
 
 /** An id none of `taken` holds (JP's `fresh`: draw again on a collision). */
-export const fresh = (taken: ReadonlySet<string>, draw: () => string = random): string => {
+export const fresh = (taken: Pick<ReadonlySet<string>, "has">, draw: () => string = random): string => {
   for (;;) {
     const id = draw()
     if (id !== "" && !taken.has(id)) return id
+  }
+}
+
+/** A JP-format id (7 of `0-9a-z`) as the number it spells in base 36 (below 36^7, exact in a double); else `undefined`. */
+const valueOf = (id: string): number | undefined => {
+  if (id.length !== LENGTH) return undefined
+  let value = 0
+  for (let i = 0; i < LENGTH; i++) {
+    const c = id.charCodeAt(i)
+    const digit = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 122 ? c - 87 : -1
+    if (digit < 0) return undefined
+    value = value * 36 + digit
+  }
+  return value
+}
+
+/**
+ * The ids a stream holds, for drawing fresh ones ({@link fresh}). An id in
+ * JP's format is kept as the number it spells, in an open-addressing table
+ * indexed by its low bits (a drawn id is uniformly random, so they spread
+ * as they are); any other id, in a `Set`. A `Set` of every id cost two hash
+ * lookups of a new string per appended entry, about a twentieth of the
+ * coordinator bench (docs/benchmarks.md#coordinator).
+ *
+ * @example
+ * ```ts
+ * import * as EventId from "parley/domain/storage/EventId"
+ * const taken = new EventId.Taken()
+ * taken.add("k3m9x2a")
+ * const id = EventId.fresh(taken) // never "k3m9x2a"
+ * taken.add(id)
+ * ```
+ */
+export class Taken {
+  /** Each held JP-format id's number plus one (0: an empty slot). */
+  private slots = new Float64Array(1024)
+  private count = 0
+  /** The held ids not in JP's format (read from disk: any string is kept verbatim). */
+  private readonly others = new Set<string>()
+
+  has(id: string): boolean {
+    const value = valueOf(id)
+    if (value === undefined) return this.others.has(id)
+    const mask = this.slots.length - 1
+    for (let i = value & mask; ; i = (i + 1) & mask) {
+      const slot = this.slots[i]!
+      if (slot === 0) return false
+      if (slot === value + 1) return true
+    }
+  }
+
+  add(id: string): void {
+    const value = valueOf(id)
+    if (value === undefined) {
+      this.others.add(id)
+      return
+    }
+    if (this.insert(this.slots, value)) this.count++
+    // Half full at most: a probe stays short.
+    if (this.count * 2 > this.slots.length) this.grow()
+  }
+
+  /** Puts `value` in `slots`: `false` when it was there already. */
+  private insert(slots: Float64Array, value: number): boolean {
+    const mask = slots.length - 1
+    for (let i = value & mask; ; i = (i + 1) & mask) {
+      const slot = slots[i]!
+      if (slot === value + 1) return false
+      if (slot === 0) {
+        slots[i] = value + 1
+        return true
+      }
+    }
+  }
+
+  private grow(): void {
+    const old = this.slots
+    this.slots = new Float64Array(old.length * 2)
+    for (const slot of old) if (slot !== 0) this.insert(this.slots, slot - 1)
   }
 }
