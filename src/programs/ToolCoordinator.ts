@@ -414,10 +414,15 @@ const approvalsAsked = (env: Inquiry.Env): boolean =>
  * and what an approval approves, when there are any. The common question has
  * neither: one literal, no copies (every question makes one).
  */
-const opening = (id: InquiryId, result: NeedsInput, staticRejected: string | undefined): Inquiry.Opening => {
+const opening = (
+  id: InquiryId,
+  result: NeedsInput,
+  staticRejected: string | undefined,
+  shown: RunEvent.ToolCall
+): Inquiry.Opening => {
   const approves = result.approval
   if (result.resume === undefined && approves === undefined && staticRejected === undefined)
-    return { _tag: "Record", id, source: result.source }
+    return { _tag: "Record", id, source: result.source, shown }
   const metadata = {
     ...(result.resume !== undefined ? { [EventMetadata.executorState]: result.resume } : {}),
     ...(approves !== undefined ? PermissionInquiry.approvalMetadata(approves) : {})
@@ -427,21 +432,28 @@ const opening = (id: InquiryId, result: NeedsInput, staticRejected: string | und
     source: result.source,
     ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
     ...(staticRejected !== undefined ? { staticRejected } : {}),
-    ...(approves !== undefined ? { approval: true, approves } : {})
+    ...(approves !== undefined ? { approval: true, approves } : {}),
+    shown
   })
 }
 
-/** What step 3 runs with: the call, the answers it starts from, and the executor's recorded state. */
+/** What step 3 runs with: the call (and as run events show it), the answers it starts from, and the executor's recorded state. */
 interface Execution {
   readonly env: Inquiry.Env
   readonly call: ToolCallRequest
+  readonly shown: RunEvent.ToolCall
   readonly initial: Answers
   readonly recorded: Schema.Json | undefined
 }
 
 /** Step 3: runs the tool until it completes, asking each question it raises. */
-const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, recorded: Schema.Json | undefined) =>
-  Effect.gen({ self: { env, call, initial, recorded } satisfies Execution }, executeSteps)
+const execute = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  shown: RunEvent.ToolCall,
+  initial: Answers,
+  recorded: Schema.Json | undefined
+) => Effect.gen({ self: { env, call, shown, initial, recorded } satisfies Execution }, executeSteps)
 
 /**
  * {@link execute}'s steps: one generator function for every call, given its
@@ -453,7 +465,7 @@ const execute = (env: Inquiry.Env, call: ToolCallRequest, initial: Answers, reco
  * it (docs/benchmarks.md#coordinator).
  */
 function* executeSteps(this: Execution) {
-  const { env, call, initial, recorded } = this
+  const { env, call, shown, initial, recorded } = this
   let answers = initial
   // The executor's state kept with the latest question: what a later run needs to carry the call on.
   let resume = recorded
@@ -485,7 +497,7 @@ function* executeSteps(this: Execution) {
     }
     if (result.resume !== undefined) resume = result.resume
     const staticRejected = fromConfig?.has(question.id) === true ? result.rejected : undefined
-    const routed = yield* Inquiry.ask(env, call, question, opening(id, result, staticRejected))
+    const routed = yield* Inquiry.ask(env, call, question, opening(id, result, staticRejected, shown))
     if (routed._tag === "End") return scrubbed(routed.response)
     if (routed._tag === "Deferred") return routed
     if (routed.fromConfig === true) {
@@ -498,18 +510,23 @@ function* executeSteps(this: Execution) {
 }
 
 /** Step 3 for a resumed call: the question its earlier run left open first, then the tool. */
-const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, resume: ResumeInput | undefined) =>
+const resumeAndExecute = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  shown: RunEvent.ToolCall,
+  resume: ResumeInput | undefined
+) =>
   resume === undefined
-    ? execute(env, call, {}, undefined)
+    ? execute(env, call, shown, {}, undefined)
     : Effect.gen(function* () {
         const answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
         // What the executor kept with the call's latest question (an MCP round), handed back so it carries the call on.
         const recorded = resume?.executorStates?.get(call.id)
         const pending = yield* resumePending(env, call, resume)
-        if (pending === undefined) return yield* execute(env, call, answers, recorded)
+        if (pending === undefined) return yield* execute(env, call, shown, answers, recorded)
         const routed = pending.routed
         if (routed._tag === "End" || routed._tag === "Deferred") return routed._tag === "End" ? routed.response : routed
-        return yield* execute(env, call, { ...answers, [pending.questionId]: routed.answer }, recorded)
+        return yield* execute(env, call, shown, { ...answers, [pending.questionId]: routed.answer }, recorded)
       })
 
 /** What one call runs with: the run's env, the call as the model asked it, and what an earlier run left. */
@@ -535,7 +552,7 @@ function* callSteps(this: CallInput) {
       : asked
   const shown = RunEvent.toolCall(call)
   let response: ToolResponse
-  let metadata: EventMetadata.EventMetadata = {}
+  let metadata: EventMetadata.EventMetadata = EventMetadata.empty
   if (permission._tag !== "Run") {
     response = notRun(env, call, permission)
   } else {
@@ -544,7 +561,9 @@ function* callSteps(this: CallInput) {
     if (recorded === undefined)
       env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
     const ended =
-      recorded !== undefined ? Review.recordedResult(recorded.request) : yield* resumeAndExecute(env, call, resume)
+      recorded !== undefined
+        ? Review.recordedResult(recorded.request)
+        : yield* resumeAndExecute(env, call, shown, resume)
     if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
     // Step 4: the result as the person let it through (`result = "ask" | "edit" | "skip"`).
     const reviewed = yield* Review.review(env, call, ended, approvalsAsked(env), recorded)
@@ -573,27 +592,26 @@ export const runTools = (input: RunToolsInput) => Effect.gen({ self: input }, ru
 
 /** {@link runTools}' steps, one generator function for every run (see {@link executeSteps} for why). */
 function* runToolsSteps(this: RunToolsInput) {
-  const input = this
   const env: Inquiry.Env = {
-    session: input.session,
+    session: this.session,
     executor: yield* Executor,
     prompts: yield* PromptBackend,
     backend: yield* InquiryBackend,
     answers: yield* PendingAnswers,
     events: yield* RunEvents,
     config: (yield* Config).data,
-    state: input.state,
+    state: this.state,
     promptLock: yield* Semaphore.make(1),
-    root: input.root,
+    root: this.root,
     clock: yield* Clock.clockWith(Effect.succeed),
-    calls: input.calls,
+    calls: this.calls,
     traced: (yield* Tracer.Tracer) !== Tracer.nativeTracer
   }
   const exits = yield* Effect.forEach(
-    input.calls,
+    this.calls,
     (call) =>
       Effect.exit(
-        Inquiry.traced(env, runCall(env, call, input.resume), "ToolCoordinator.toolCall", () => ({
+        Inquiry.traced(env, runCall(env, call, this.resume), "ToolCoordinator.toolCall", () => ({
           "parley.conversation_id": env.session.id,
           "parley.tool_call_id": call.id,
           "parley.tool": call.name

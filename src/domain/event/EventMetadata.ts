@@ -29,8 +29,12 @@ export type EventMetadata = typeof EventMetadata.Type
 /** The `metadata` field of every event class: defaults to `{}` on construction. */
 export const metadataField = EventMetadata.pipe(Schema.withConstructorDefault(Effect.succeed({})))
 
-/** No metadata. */
-export const empty: EventMetadata = {}
+/**
+ * No metadata: one object for every event made without any, frozen, as
+ * nothing changes an event's metadata in place. A new `{}` for each was one
+ * more object a run kept per recorded event (docs/benchmarks.md#coordinator).
+ */
+export const empty: EventMetadata = Object.freeze({})
 
 /**
  * parley's own metadata key on an `inquiry_request` (docs/mcp.md#rounds-2026-07-28): what the

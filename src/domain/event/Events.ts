@@ -17,7 +17,7 @@
 import type { Json } from "effect/Schema"
 import { ChatRequest } from "./ChatRequest.ts"
 import type { CancellationReason } from "./CancellationReason.ts"
-import type { EventMetadata } from "./EventMetadata.ts"
+import * as EventMetadata from "./EventMetadata.ts"
 import type { InquiryId } from "./InquiryId.ts"
 import type { InquiryQuestion } from "./InquiryQuestion.ts"
 import { InquiryRequest } from "./InquiryRequest.ts"
@@ -34,7 +34,7 @@ export const inquiryRequest = (
   id: InquiryId,
   source: InquirySource,
   question: InquiryQuestion,
-  metadata: EventMetadata = {}
+  metadata: EventMetadata.EventMetadata = EventMetadata.empty
 ): InquiryRequest => trusted(InquiryRequest, { timestamp, type: "inquiry_request", id, source, question, metadata })
 
 /** An inquiry answered with `answer` (which may be JSON `null`). */
@@ -42,24 +42,37 @@ export const answered = (
   timestamp: Timestamp,
   id: InquiryId,
   answer: Json,
-  metadata: EventMetadata = {}
+  metadata: EventMetadata.EventMetadata = EventMetadata.empty
 ): InquiryAnswered =>
   trusted(InquiryAnswered, { timestamp, type: "inquiry_response", outcome: "answered", id, answer, metadata })
 
 /** A secret inquiry that was answered; the answer is never recorded. */
 export const redacted = (timestamp: Timestamp, id: InquiryId): InquiryRedacted =>
-  trusted(InquiryRedacted, { timestamp, type: "inquiry_response", outcome: "redacted", id, metadata: {} })
+  trusted(InquiryRedacted, {
+    timestamp,
+    type: "inquiry_response",
+    outcome: "redacted",
+    id,
+    metadata: EventMetadata.empty
+  })
 
 /** An inquiry closed without an answer, and why. */
 export const cancelled = (timestamp: Timestamp, id: InquiryId, reason: CancellationReason): InquiryCancelled =>
-  trusted(InquiryCancelled, { timestamp, type: "inquiry_response", outcome: "cancelled", id, reason, metadata: {} })
+  trusted(InquiryCancelled, {
+    timestamp,
+    type: "inquiry_response",
+    outcome: "cancelled",
+    id,
+    reason,
+    metadata: EventMetadata.empty
+  })
 
 /** A tool call's result. */
 export const toolCallResponse = (
   timestamp: Timestamp,
   id: string,
   response: { readonly content: string; readonly is_error: boolean },
-  metadata: EventMetadata = {}
+  metadata: EventMetadata.EventMetadata = EventMetadata.empty
 ): ToolCallResponse =>
   trusted(ToolCallResponse, {
     timestamp,
@@ -72,8 +85,11 @@ export const toolCallResponse = (
 
 /** The start of a turn. */
 export const turnStart = (timestamp: Timestamp): TurnStart =>
-  trusted(TurnStart, { timestamp, type: "turn_start", metadata: {} })
+  trusted(TurnStart, { timestamp, type: "turn_start", metadata: EventMetadata.empty })
 
 /** The person's message (`metadata`: who sent it, for a queued one). */
-export const chatRequest = (timestamp: Timestamp, content: string, metadata: EventMetadata = {}): ChatRequest =>
-  new ChatRequest({ timestamp, content, metadata })
+export const chatRequest = (
+  timestamp: Timestamp,
+  content: string,
+  metadata: EventMetadata.EventMetadata = EventMetadata.empty
+): ChatRequest => new ChatRequest({ timestamp, content, metadata })

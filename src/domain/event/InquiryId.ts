@@ -29,6 +29,11 @@ export type InquiryId = typeof InquiryId.Type
 /** An inquiry id from text read elsewhere (not checked). */
 export const make = (id: string): InquiryId => id as InquiryId
 
-/** The three-segment id RFD 082 writes: unique per turn by construction. */
+/**
+ * The three-segment id RFD 082 writes: unique per turn by construction.
+ * Joined, not concatenated: V8 makes a string of 13 characters or more by
+ * `+` a chain of pieces (four here), kept as long as the id is (every
+ * recorded request and response holds one); `join` makes one flat string.
+ */
 export const forToolQuestion = (toolCallId: string, questionId: string, attempt: number): InquiryId =>
-  make(`${toolCallId}.${questionId}.${attempt}`)
+  make([toolCallId, questionId, attempt].join("."))

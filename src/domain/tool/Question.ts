@@ -21,6 +21,7 @@
  */
 import * as Schema from "effect/Schema"
 import { AnswerType } from "./AnswerType.ts"
+import { InquiryAnswerType } from "../event/InquiryAnswerType.ts"
 import { AnswerReusePolicy, type InquiryQuestion } from "../event/InquiryQuestion.ts"
 
 export { AnswerReusePolicy } from "../event/InquiryQuestion.ts"
@@ -88,10 +89,11 @@ export class Question extends Schema.Class<Question>("parley/Question")({
  * `skip_serializing_if`), in JP's field order.
  */
 export const toInquiryQuestion = (q: Question): InquiryQuestion => {
+  // The three without options are shared (`InquiryAnswerType.boolean`…): every recorded question holds one.
   const answer_type: InquiryQuestion["answer_type"] =
     q.answer_type.type === "select"
       ? { type: "select", options: q.answer_type.options.map((value) => ({ value })) }
-      : { type: q.answer_type.type }
+      : InquiryAnswerType[q.answer_type.type]
   // The common question sets none of the optional fields: one literal, no copies.
   if (q.default === undefined && q.context === undefined && q.exclusive !== true && q.persistence !== "none") {
     return { text: q.text, answer_type }

@@ -86,6 +86,8 @@ export type Opening = Data.TaggedEnum<{
     readonly approval?: boolean
     /** An approval the running tool asks (an MCP server's page or form): what it approves, shown as its arguments. */
     readonly approves?: JsonObject
+    /** The call as run events show it, when the caller made it already: one object for all the call's events. */
+    readonly shown?: RunEvent.ToolCall
   }
   Recorded: {
     readonly id: InquiryId
@@ -97,14 +99,15 @@ export type Opening = Data.TaggedEnum<{
 const OpeningEnum = Data.taggedEnum<Opening>()
 /** Constructors of {@link Opening}: `Record({ id, source })` or `Recorded({ id, source })` (built as literals, as `Routed`'s). */
 export const Opening: Data.TaggedEnum.Constructor<Opening> = {
-  Record: ({ approval, approves, id, metadata, source, staticRejected }) => ({
+  Record: ({ approval, approves, id, metadata, shown, source, staticRejected }) => ({
     _tag: "Record",
     id,
     source,
     ...(metadata !== undefined ? { metadata } : {}),
     ...(staticRejected !== undefined ? { staticRejected } : {}),
     ...(approval === true ? { approval } : {}),
-    ...(approves !== undefined ? { approves } : {})
+    ...(approves !== undefined ? { approves } : {}),
+    ...(shown !== undefined ? { shown } : {})
   }),
   Recorded: ({ approval, approves, id, source }) => ({
     _tag: "Recorded",

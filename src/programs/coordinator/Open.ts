@@ -54,6 +54,8 @@ export interface Opened {
   readonly approves?: Schema.JsonObject
   /** The tool asked again right after its configured answer (why, in its words). */
   readonly staticRejected?: string | undefined
+  /** The call as run events show it, when the caller made it already (one object for all the call's events, kept with them). */
+  readonly shown?: RunEvent.ToolCall | undefined
 }
 
 /**
@@ -98,9 +100,10 @@ export class OpenInquiry {
     this.staticRejected = opened.staticRejected
     this.policy = QuestionPolicy.of(question)
     // Every surface shows an approval with what it approves: the call's arguments, or what the tool asked about.
-    this.shown = RunEvent.toolCall(
-      opened.approves === undefined ? call : { id: call.id, name: call.name, arguments: opened.approves }
-    )
+    this.shown =
+      opened.approves === undefined
+        ? (opened.shown ?? RunEvent.toolCall(call))
+        : RunEvent.toolCall({ id: call.id, name: call.name, arguments: opened.approves })
     this.inquiryQuestion = toInquiryQuestion(question)
   }
 
