@@ -100,17 +100,21 @@ export interface Hub {
 }
 
 /**
- * The kept events: a window over three parallel arrays (events, numbers,
- * sizes), trimmed by count and bytes. No object is made per kept event: a
+ * The kept events: a window over parallel arrays (events, numbers, sizes,
+ * and the entry made for each once a follower needed one), trimmed by count
+ * and bytes. No object is made per kept event until a follower needs it: a
  * run keeps every event it publishes (six per tool call in the coordinator
  * bench), and a wrapper for each was one more object every young-generation
  * collection copied until the run ended (docs/benchmarks.md#coordinator).
- * An {@link Entry} is made only for a follower (handed live, or replayed).
+ * An {@link Entry}, once made (handed live, or replayed), is kept and handed
+ * again: a server caches each event's SSE frame on it
+ * (`layers/serve/LiveFrames.ts`), for every client that follows.
  */
 class Ring {
   private events: Array<RunEvent.RunEvent> = []
   private seqs: Array<number> = []
   private sizes: Array<number> = []
+  private entries: Array<Entry | undefined> = []
   private start = 0
   private bytes = 0
   constructor(private readonly bound: LiveView.Bound) {}
@@ -121,20 +125,25 @@ class Ring {
   get size(): number {
     return this.seqs.length - this.start
   }
-  push(seq: number, event: RunEvent.RunEvent, size: number): void {
+  /** Keeps an event (with the entry made for it when a follower takes it live). */
+  push(seq: number, event: RunEvent.RunEvent, size: number, entry: Entry | undefined): void {
     this.events.push(event)
     this.seqs.push(seq)
     this.sizes.push(size)
+    this.entries.push(entry)
     this.bytes += size
     // The newest is kept whatever its size: a follower that reconnects at once still gets it.
     while (this.size > 1 && (this.size > this.bound.events || this.bytes > this.bound.bytes)) {
       this.bytes -= this.sizes[this.start]!
-      this.events[this.start++] = undefined as never // freed now, not when the arrays are compacted
+      // Freed now, not when the arrays are compacted.
+      this.events[this.start] = undefined as never
+      this.entries[this.start++] = undefined
     }
     if (this.start > 1024 && this.start * 2 > this.seqs.length) {
       this.events = this.events.slice(this.start)
       this.seqs = this.seqs.slice(this.start)
       this.sizes = this.sizes.slice(this.start)
+      this.entries = this.entries.slice(this.start)
       this.start = 0
     }
   }
@@ -142,16 +151,23 @@ class Ring {
     this.events = []
     this.seqs = []
     this.sizes = []
+    this.entries = []
     this.start = 0
     this.bytes = 0
   }
-  /** The kept events numbered from `from`. */
+  /** The kept events numbered from `from`, as the entries handed before (made now for those never handed). */
   from(from: number): Array<Entry> {
     const first = this.first
     if (first === undefined) return []
     const out: Array<Entry> = []
-    for (let i = this.start + Math.max(0, from - first); i < this.seqs.length; i++)
-      out.push({ seq: this.seqs[i]!, event: this.events[i]!, size: this.sizes[i]! })
+    for (let i = this.start + Math.max(0, from - first); i < this.seqs.length; i++) {
+      let entry = this.entries[i]
+      if (entry === undefined) {
+        entry = { seq: this.seqs[i]!, event: this.events[i]!, size: this.sizes[i]! }
+        this.entries[i] = entry
+      }
+      out.push(entry)
+    }
     return out
   }
   findLast(test: (e: RunEvent.RunEvent) => boolean): RunEvent.RunEvent | undefined {
@@ -308,15 +324,16 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     // The first event after a Stopped starts a new run: what is kept is only that run's.
     if (ended !== null) {
       ring.clear()
+      sizes.clear()
       runFirst = seq
       ended = null
     }
     latest = seq
     if (RunEvent.isEnd(event)) ended = seq
     const size = LiveView.sizeOf(event, sizes)
-    ring.push(seq, event, size)
-    if (followers.size === 0) return
+    if (followers.size === 0) return ring.push(seq, event, size, undefined)
     const entry: Entry = { seq, event, size }
+    ring.push(seq, event, size, entry)
     for (const f of followers) hand(f, entry)
   }
   const publishAt = (e: RunEvent.Sequenced) => keep(e.seq, e.event)

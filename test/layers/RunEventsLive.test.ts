@@ -97,4 +97,23 @@ describe("the live view's bounds", () => {
         expect(Exit.isSuccess(exit)).toBe(true)
       }).pipe(Effect.scoped)
   )
+
+  it.effect(
+    "every follower is handed the same entry for an event, live or replayed (a server caches its frame on it)",
+    () =>
+      Effect.gen(function* () {
+        const hub = RunEventsLive.makeHub()
+        hub.publish(delta(1)) // kept before anyone follows
+        const live = yield* Stream.toPull(hub.follow(0))
+        hub.publish(delta(2)) // handed live
+        const first = [...(yield* live)]
+        const replayA = [...(yield* Stream.runCollect(Stream.take(hub.follow(0), 2)))]
+        const replayB = [...(yield* Stream.runCollect(Stream.take(hub.follow(0), 2)))]
+        expect(seqs(first)).toStrictEqual([1, 2])
+        for (let i = 0; i < 2; i++) {
+          expect(replayA[i]).toBe(first[i])
+          expect(replayB[i]).toBe(first[i])
+        }
+      }).pipe(Effect.scoped)
+  )
 })

@@ -84,20 +84,39 @@ export const LostSchema = Schema.Union([LiveViewLagged, LiveViewGone])
  * that measures (its events only): the calls of a run interleave, so the
  * size of the object measured last, kept before, was measured again for
  * most events (a `JSON.stringify` each, docs/benchmarks.md#coordinator). A
- * `WeakMap` costs every collection an ephemeron per entry; this map is
- * emptied when it is full instead, and goes with its hub.
+ * `WeakMap` costs every collection an ephemeron per entry; this map holds
+ * what it measured, so it holds little: it is emptied past 4,096 objects or
+ * 1 MiB of their JSON (a hub's replay may have dropped them, and a server's
+ * relay holds its own copies), and an object of more than 16 KiB is kept
+ * alone, the last one measured.
  */
 export class Sizes {
   private readonly known = new Map<object, number>()
+  private bytes = 0
+  private large: object | undefined
+  private largeSize = 0
 
   of(value: object): number {
-    let size = this.known.get(value)
-    if (size === undefined) {
-      size = JSON.stringify(value).length
-      if (this.known.size >= 4096) this.known.clear()
-      this.known.set(value, size)
+    if (value === this.large) return this.largeSize
+    const known = this.known.get(value)
+    if (known !== undefined) return known
+    const size = JSON.stringify(value).length
+    if (size > 16 * 1024) {
+      this.large = value
+      this.largeSize = size
+      return size
     }
+    if (this.known.size >= 4096 || this.bytes + size > 1024 * 1024) this.clear()
+    this.known.set(value, size)
+    this.bytes += size
     return size
+  }
+
+  /** Forgets every object measured (a hub's new run). */
+  clear(): void {
+    this.known.clear()
+    this.bytes = 0
+    this.large = undefined
   }
 }
 

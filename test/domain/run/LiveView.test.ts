@@ -5,7 +5,11 @@ import * as RunEvent from "../../../src/domain/run/RunEvent.ts"
 import { QuestionId } from "../../../src/domain/tool/Question.ts"
 
 const call = RunEvent.toolCall({ id: "call_1", name: "write_file", arguments: { path: "a.txt", lines: [1, 2] } })
-const question = { id: QuestionId.make("overwrite"), text: "Overwrite a.txt?", answer_type: { type: "boolean" as const } }
+const question = {
+  id: QuestionId.make("overwrite"),
+  text: "Overwrite a.txt?",
+  answer_type: { type: "boolean" as const }
+}
 
 /** Every shape a tool call's events take (optional fields present and absent), and one of each other kind. */
 const events: ReadonlyArray<RunEvent.RunEvent> = [
@@ -49,6 +53,28 @@ const events: ReadonlyArray<RunEvent.RunEvent> = [
       outcome: outcome as RunEvent.QuestionOutcome
     })
   ),
+  // The other sources, an approval of arguments other than the call's (an MCP server's form), answers of every JSON kind.
+  ...[InquirySource.assistant, InquirySource.other("mcp:fs")].map((source) =>
+    RunEvent.make.QuestionOpened({
+      inquiry_id: "call_1.form.1",
+      kind: "approval",
+      call: RunEvent.toolCall({ id: "call_1", name: "write_file", arguments: { path: "c.txt", mode: 420 } }),
+      question,
+      source,
+      audience: "person",
+      since: "2026-12-02T08:00:00.000000Z"
+    })
+  ),
+  ...[1.5, null, [1, "two", { three: false }], { nested: { deep: [] } }].map((answer) =>
+    RunEvent.make.QuestionClosed({
+      inquiry_id: "call_1.overwrite.1",
+      kind: "question",
+      call,
+      question,
+      by: "assistant",
+      outcome: { _tag: "Answered", answer }
+    })
+  ),
   RunEvent.make.TextDelta({ text: "Hello" }),
   RunEvent.make.Warning({ text: "a warning" }),
   RunEvent.make.Stopped({ ending: "completed", incomplete: null })
@@ -73,5 +99,18 @@ describe("LiveView.sizeOf", () => {
     expect(sizes.of(a)).toBe(JSON.stringify(a).length)
     expect(sizes.of(b)).toBe(JSON.stringify(b).length)
     expect(sizes.of(a)).toBe(JSON.stringify(a).length)
+  })
+
+  it("sizes stay right past the bounds of what is kept (an object over 16 KiB kept alone, the map emptied past 1 MiB)", () => {
+    const sizes = new LiveView.Sizes()
+    const big = { content: "x".repeat(20_000) }
+    const other = { content: "y".repeat(30_000) }
+    expect(sizes.of(big)).toBe(JSON.stringify(big).length)
+    expect(sizes.of(other)).toBe(JSON.stringify(other).length)
+    expect(sizes.of(big)).toBe(JSON.stringify(big).length)
+    // 100 objects of 15 KiB each are 1.5 MiB: measured right all the same, as the map empties and fills again.
+    const many = Array.from({ length: 100 }, (_, i) => ({ i, content: "z".repeat(15_000) }))
+    for (const round of [1, 2])
+      for (const o of many) expect({ round, size: sizes.of(o) }).toEqual({ round, size: JSON.stringify(o).length })
   })
 })
