@@ -93,7 +93,7 @@ export const fresh = (taken: Pick<ReadonlySet<string>, "has">, draw: () => strin
 }
 
 /** A JP-format id (7 of `0-9a-z`) as the number it spells in base 36 (below 36^7, exact in a double); else `undefined`. */
-const valueOf = (id: string): number | undefined => {
+const spelled = (id: string): number | undefined => {
   if (id.length !== LENGTH) return undefined
   let value = 0
   for (let i = 0; i < LENGTH; i++) {
@@ -130,7 +130,7 @@ export class Taken {
   private readonly others = new Set<string>()
 
   has(id: string): boolean {
-    const value = valueOf(id)
+    const value = spelled(id)
     if (value === undefined) return this.others.has(id)
     const mask = this.slots.length - 1
     for (let i = value & mask; ; i = (i + 1) & mask) {
@@ -141,7 +141,7 @@ export class Taken {
   }
 
   add(id: string): void {
-    const value = valueOf(id)
+    const value = spelled(id)
     if (value === undefined) {
       this.others.add(id)
       return
