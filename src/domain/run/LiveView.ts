@@ -131,7 +131,7 @@ const callSize = (call: RunEvent.ToolCall, sizes: Pick<Sizes, "of">): number =>
 const fieldSize = (key: string, value: unknown, sizes: Pick<Sizes, "of">): number => {
   switch (typeof value) {
     case "string":
-      return value.length + 2
+      return text(value)
     case "boolean":
       return bool(value)
     case "object":
@@ -168,10 +168,6 @@ const optional = (key: string, value: string | undefined): number => (value === 
 /** `{` and the event's tag. */
 const head = (tag: string): number => 1 + field("_tag", text(tag))
 
-/** A JSON value's size: a string's or a boolean's counted, the rest measured. */
-const jsonSize = (value: unknown): number =>
-  typeof value === "string" ? text(value) : typeof value === "boolean" ? bool(value) : fieldSize("", value, measured)
-
 /** `{"source":…}` and its `name` when it has one. */
 const sourceSize = (source: RunEvent.Of<"QuestionOpened">["source"]): number =>
   1 + field("source", text(source.source)) + ("name" in source ? field("name", text(source.name)) : 0)
@@ -180,7 +176,7 @@ const sourceSize = (source: RunEvent.Of<"QuestionOpened">["source"]): number =>
 const outcomeSize = (outcome: RunEvent.Of<"QuestionClosed">["outcome"]): number => {
   switch (outcome._tag) {
     case "Answered":
-      return head(outcome._tag) + field("answer", jsonSize(outcome.answer))
+      return head(outcome._tag) + field("answer", fieldSize("answer", outcome.answer, measured))
     case "Redacted":
       return head(outcome._tag)
     case "Cancelled":

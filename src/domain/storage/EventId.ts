@@ -105,6 +105,22 @@ const spelled = (id: string): number | undefined => {
   return value
 }
 
+/** Where `value` is in `slots` (each a number plus one, 0 empty, linear probing), or the empty slot it would go in. */
+const probe = (slots: Float64Array, value: number): number => {
+  const mask = slots.length - 1
+  let i = value & mask
+  while (slots[i] !== 0 && slots[i] !== value + 1) i = (i + 1) & mask
+  return i
+}
+
+/** Puts `value` in `slots`: `false` when it was there already. */
+const insert = (slots: Float64Array, value: number): boolean => {
+  const i = probe(slots, value)
+  if (slots[i] !== 0) return false
+  slots[i] = value + 1
+  return true
+}
+
 /**
  * The ids a stream holds, for drawing fresh ones ({@link fresh}). An id in
  * JP's format is kept as the number it spells, in an open-addressing table
@@ -132,12 +148,7 @@ export class Taken {
   has(id: string): boolean {
     const value = spelled(id)
     if (value === undefined) return this.others.has(id)
-    const mask = this.slots.length - 1
-    for (let i = value & mask; ; i = (i + 1) & mask) {
-      const slot = this.slots[i]!
-      if (slot === 0) return false
-      if (slot === value + 1) return true
-    }
+    return this.slots[probe(this.slots, value)] !== 0
   }
 
   add(id: string): void {
@@ -146,27 +157,14 @@ export class Taken {
       this.others.add(id)
       return
     }
-    if (this.insert(this.slots, value)) this.count++
+    if (insert(this.slots, value)) this.count++
     // Half full at most: a probe stays short.
     if (this.count * 2 > this.slots.length) this.grow()
-  }
-
-  /** Puts `value` in `slots`: `false` when it was there already. */
-  private insert(slots: Float64Array, value: number): boolean {
-    const mask = slots.length - 1
-    for (let i = value & mask; ; i = (i + 1) & mask) {
-      const slot = slots[i]!
-      if (slot === value + 1) return false
-      if (slot === 0) {
-        slots[i] = value + 1
-        return true
-      }
-    }
   }
 
   private grow(): void {
     const old = this.slots
     this.slots = new Float64Array(old.length * 2)
-    for (const slot of old) if (slot !== 0) this.insert(this.slots, slot - 1)
+    for (const slot of old) if (slot !== 0) insert(this.slots, slot - 1)
   }
 }
