@@ -688,9 +688,10 @@ export declare namespace TurnAppend {
  * its persisted events ({@link TurnState.resumed}). Cancelled and redacted outcomes never
  * enter either cache, and secret answers are never cached.
  *
- * The value is immutable (persistent maps): the turn keeps it in a `Ref`,
- * and the tool fibers change it with `Ref.modify` / `Ref.update`, so
- * concurrent calls never see a half-made change.
+ * The value is immutable (persistent maps, and {@link TurnState.Attempts} for the
+ * counters): the turn keeps it in a `Ref`, and the tool fibers change it
+ * with `Ref.modify` / `Ref.update`, so concurrent calls never see a
+ * half-made change.
  *
  * @example
  * ```ts
@@ -727,6 +728,19 @@ export declare namespace TurnState {
    * ```
    */
   export type TurnState = TurnStateModule.TurnState
+  /**
+   * The attempt counters: an immutable map whose every change is one step.
+   * Every question allocates an id, so the counters change once per question;
+   * a persistent hash map copied a path of its trie each time (hundreds of
+   * bytes, a tenth of the coordinator's own allocation, docs/benchmarks.md#coordinator).
+   * Here the versions of one line share a mutable `Map` with the newest
+   * counts and a journal of what each change replaced: the newest version
+   * reads and changes the `Map` directly (what `Ref.modify` always holds); an
+   * older one reads through the journal's later changes, and a change made to
+   * it starts a line of its own, copied. Every version reads as the value it
+   * was made with.
+   */
+  export type Attempts = TurnStateModule.Attempts
 }
 
 /**

@@ -8,9 +8,10 @@
  * its persisted events ({@link resumed}). Cancelled and redacted outcomes never
  * enter either cache, and secret answers are never cached.
  *
- * The value is immutable (persistent maps): the turn keeps it in a `Ref`,
- * and the tool fibers change it with `Ref.modify` / `Ref.update`, so
- * concurrent calls never see a half-made change.
+ * The value is immutable (persistent maps, and {@link Attempts} for the
+ * counters): the turn keeps it in a `Ref`, and the tool fibers change it
+ * with `Ref.modify` / `Ref.update`, so concurrent calls never see a
+ * half-made change.
  *
  * @example
  * ```ts
@@ -57,14 +58,93 @@ export interface TurnState {
   /** `"<tool>.__permission__"` → `"y"` (run) or `"n"` (skip). */
   readonly rememberedPermissionDecisions: HashMap.HashMap<string, RememberedPermission>
   /** `attemptKey(toolCallId, questionId)` → the last attempt number used. */
-  readonly inquiryAttempts: HashMap.HashMap<string, number>
+  readonly inquiryAttempts: Attempts
+}
+
+/** The journal every version of one line of {@link Attempts} shares. */
+interface Line {
+  /** The counts as of the newest version (the one `keys.length` numbers). */
+  readonly counts: Map<string, number>
+  /** The key each change set, oldest first. */
+  readonly keys: Array<string>
+  /** Its count before that change (-1: none). */
+  readonly previous: Array<number>
+}
+
+/**
+ * The attempt counters: an immutable map whose every change is one step.
+ * Every question allocates an id, so the counters change once per question;
+ * a persistent hash map copied a path of its trie each time (hundreds of
+ * bytes, a tenth of the coordinator's own allocation, docs/benchmarks.md#coordinator).
+ * Here the versions of one line share a mutable `Map` with the newest
+ * counts and a journal of what each change replaced: the newest version
+ * reads and changes the `Map` directly (what `Ref.modify` always holds); an
+ * older one reads through the journal's later changes, and a change made to
+ * it starts a line of its own, copied. Every version reads as the value it
+ * was made with.
+ */
+export class Attempts implements Iterable<readonly [string, number]> {
+  private constructor(
+    private readonly line: Line,
+    /** How many of the line's changes this version includes. */
+    private readonly version: number
+  ) {}
+
+  /** Counters starting at `entries`. */
+  static from(entries: Iterable<readonly [string, number]>): Attempts {
+    return new Attempts({ counts: new Map(entries), keys: [], previous: [] }, 0)
+  }
+
+  /** The last attempt number used for `key` (`undefined`: none). */
+  get(key: string): number | undefined {
+    const { counts, keys, previous } = this.line
+    // An older version: the count the first later change of `key` replaced, if any changed it.
+    for (let i = this.version; i < keys.length; i++) {
+      if (keys[i] === key) return previous[i] === -1 ? undefined : previous[i]
+    }
+    return counts.get(key)
+  }
+
+  /** These counters with `key` at `count`. */
+  set(key: string, count: number): Attempts {
+    const line = this.line
+    if (this.version === line.keys.length) {
+      line.keys.push(key)
+      line.previous.push(line.counts.get(key) ?? -1)
+      line.counts.set(key, count)
+      return new Attempts(line, this.version + 1)
+    }
+    const counts = this.toMap()
+    counts.set(key, count)
+    return new Attempts({ counts, keys: [], previous: [] }, 0)
+  }
+
+  /** How many keys have a count. */
+  get size(): number {
+    return this.version === this.line.keys.length ? this.line.counts.size : this.toMap().size
+  }
+
+  [Symbol.iterator](): Iterator<readonly [string, number]> {
+    return (this.version === this.line.keys.length ? new Map(this.line.counts) : this.toMap()).entries()
+  }
+
+  /** This version's counts, as a `Map` of its own: the newest, with the later changes undone newest first. */
+  private toMap(): Map<string, number> {
+    const { counts, keys, previous } = this.line
+    const out = new Map(counts)
+    for (let i = keys.length - 1; i >= this.version; i--) {
+      if (previous[i] === -1) out.delete(keys[i]!)
+      else out.set(keys[i]!, previous[i]!)
+    }
+    return out
+  }
 }
 
 /** A fresh turn state; a resumed turn passes the attempts its events recorded. */
 export const make = (attempts: ReadonlyMap<string, number> = new Map()): TurnState => ({
   rememberedToolAnswers: HashMap.empty(),
   rememberedPermissionDecisions: HashMap.empty(),
-  inquiryAttempts: HashMap.fromIterable(attempts)
+  inquiryAttempts: Attempts.from(attempts)
 })
 
 /**
@@ -108,19 +188,21 @@ export const allocateInquiryId = (
   max: number
 ): readonly [InquiryId.InquiryId | undefined, TurnState] => {
   const key = attemptKey(toolCallId, questionId)
-  // Read as the Option it is (no closure for a default): every question allocates an id.
-  const found = HashMap.get(state.inquiryAttempts, key)
-  const used = Option.isSome(found) ? found.value : 0
+  const used = state.inquiryAttempts.get(key) ?? 0
   if (used >= max) return [undefined, state]
   return [
     InquiryId.forToolQuestion(toolCallId, questionId, used + 1),
-    { ...state, inquiryAttempts: HashMap.set(state.inquiryAttempts, key, used + 1) }
+    {
+      rememberedToolAnswers: state.rememberedToolAnswers,
+      rememberedPermissionDecisions: state.rememberedPermissionDecisions,
+      inquiryAttempts: state.inquiryAttempts.set(key, used + 1)
+    }
   ]
 }
 
 /** How many times `questionId` was asked in `toolCallId` this turn (attempts already allocated). */
 export const attempts = (state: TurnState, toolCallId: string, questionId: string): number =>
-  Option.getOrElse(HashMap.get(state.inquiryAttempts, attemptKey(toolCallId, questionId)), () => 0)
+  state.inquiryAttempts.get(attemptKey(toolCallId, questionId)) ?? 0
 
 /** The answer remembered for a tool's question this turn. */
 export const rememberedAnswer = (state: TurnState, toolName: string, questionId: string): Option.Option<Json> =>
