@@ -100,6 +100,18 @@ export interface Hub {
 }
 
 /**
+ * How many kept events may wait unmeasured. Nobody following, an event's
+ * size is needed only for the replay's byte bound: measured in a batch
+ * this often (or for the events a follower is handed), a run that ends
+ * sooner measures nothing (a `JSON.stringify` of a call's arguments, or a
+ * look-up of their size, for each of its six events in the coordinator
+ * bench). Until measured they may hold the ring past its byte bound; but
+ * for text deltas (a few characters each) what they hold is held by the
+ * conversation too (the calls, questions and results it records).
+ */
+const UNMEASURED = 8192
+
+/**
  * The kept events: a window over parallel arrays (events, numbers, sizes,
  * and the entry made for each once a follower needed one), trimmed by count
  * and bytes. No object is made per kept event until a follower needs it: a
@@ -108,16 +120,23 @@ export interface Hub {
  * collection copied until the run ended (docs/benchmarks.md#coordinator).
  * An {@link Entry}, once made (handed live, or replayed), is kept and handed
  * again: a server caches each event's SSE frame on it
- * (`layers/serve/LiveFrames.ts`), for every client that follows.
+ * (`layers/serve/LiveFrames.ts`), for every client that follows. A size may
+ * wait to be measured ({@link UNMEASURED}).
  */
 class Ring {
   private events: Array<RunEvent.RunEvent> = []
   private seqs: Array<number> = []
+  /** -1: not measured yet. */
   private sizes: Array<number> = []
   private entries: Array<Entry | undefined> = []
   private start = 0
+  /** The bytes of the measured events kept. */
   private bytes = 0
-  constructor(private readonly bound: LiveView.Bound) {}
+  private unmeasured = 0
+  constructor(
+    private readonly bound: LiveView.Bound,
+    private readonly measure: (event: RunEvent.RunEvent) => number
+  ) {}
 
   get first(): number | undefined {
     return this.start < this.seqs.length ? this.seqs[this.start] : undefined
@@ -125,16 +144,29 @@ class Ring {
   get size(): number {
     return this.seqs.length - this.start
   }
-  /** Keeps an event (with the entry made for it when a follower takes it live). */
-  push(seq: number, event: RunEvent.RunEvent, size: number, entry: Entry | undefined): void {
+  /** Keeps an event (measured or not yet: `undefined`, with the entry made for it when a follower takes it live). */
+  push(seq: number, event: RunEvent.RunEvent, size: number | undefined, entry: Entry | undefined): void {
     this.events.push(event)
     this.seqs.push(seq)
-    this.sizes.push(size)
+    this.sizes.push(size ?? -1)
     this.entries.push(entry)
-    this.bytes += size
+    if (size === undefined) {
+      if (++this.unmeasured >= UNMEASURED) this.measureFrom(this.start)
+    } else this.bytes += size
+    this.trim()
+  }
+  /** Measures what waits to be, and trims to the bounds: what is kept then is what measuring each event as it came would keep. */
+  settle(): void {
+    if (this.unmeasured === 0) return
+    this.measureFrom(this.start)
+    this.trim()
+  }
+  private trim(): void {
     // The newest is kept whatever its size: a follower that reconnects at once still gets it.
     while (this.size > 1 && (this.size > this.bound.events || this.bytes > this.bound.bytes)) {
-      this.bytes -= this.sizes[this.start]!
+      const dropped = this.sizes[this.start]!
+      if (dropped === -1) this.unmeasured--
+      else this.bytes -= dropped
       // Freed now, not when the arrays are compacted.
       this.events[this.start] = undefined as never
       this.entries[this.start++] = undefined
@@ -147,6 +179,16 @@ class Ring {
       this.start = 0
     }
   }
+  /** Measures the kept events from index `i` on that wait for it. */
+  private measureFrom(i: number): void {
+    for (; i < this.seqs.length && this.unmeasured > 0; i++) {
+      if (this.sizes[i] !== -1) continue
+      const size = this.measure(this.events[i]!)
+      this.sizes[i] = size
+      this.bytes += size
+      this.unmeasured--
+    }
+  }
   clear(): void {
     this.events = []
     this.seqs = []
@@ -154,6 +196,7 @@ class Ring {
     this.entries = []
     this.start = 0
     this.bytes = 0
+    this.unmeasured = 0
   }
   /** The kept events numbered from `from`, as the entries handed before (made now for those never handed). */
   from(from: number): Array<Entry> {
@@ -257,7 +300,9 @@ const opening = <A>(opens: Opens<A>): Stream.Stream<A> => Stream.suspend(() => o
 
 /** A hub keeping `replay` for followers that reconnect. */
 export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
-  const ring = new Ring(replay)
+  // Per-hub sizes of what a run's events share (a call's arguments, a question): each measured once.
+  const sizes = new LiveView.Sizes()
+  const ring = new Ring(replay, (event) => LiveView.sizeOf(event, sizes))
   const followers = new Set<Follower>()
   let latest = 0
   let runFirst = 1
@@ -315,10 +360,8 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     if (bound === undefined || over) wake(f)
     else wakeSoon(f)
   }
-  // Per-hub sizes of what a run's events share (a call's arguments, a question): each measured once.
-  const sizes = new LiveView.Sizes()
-  // Numbered here or elsewhere: nothing is made for an event nobody follows but its size (the coordinator publishes
-  // six events per call); an entry for those who do, one for all of them.
+  // Numbered here or elsewhere: nothing is made for an event nobody follows, nor measured yet (the coordinator
+  // publishes six events per call); an entry for those who do, one for all of them.
   const keep = (seq: number, event: RunEvent.RunEvent) => {
     if (seq <= latest) return
     // The first event after a Stopped starts a new run: what is kept is only that run's.
@@ -330,10 +373,9 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     }
     latest = seq
     if (RunEvent.isEnd(event)) ended = seq
-    const size = LiveView.sizeOf(event, sizes)
-    if (followers.size === 0) return ring.push(seq, event, size, undefined)
-    const entry: Entry = { seq, event, size }
-    ring.push(seq, event, size, entry)
+    if (followers.size === 0) return ring.push(seq, event, undefined, undefined)
+    const entry: Entry = { seq, event, size: LiveView.sizeOf(event, sizes) }
+    ring.push(seq, event, entry.size, entry)
     for (const f of followers) hand(f, entry)
   }
   const publishAt = (e: RunEvent.Sequenced) => keep(e.seq, e.event)
@@ -366,6 +408,8 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
   const firstKept = () => Math.max(runFirst, ring.first ?? latest + 1)
   const open = (from: () => number, options: FollowOptions) =>
     Stream.suspend(() => {
+      // What a follower is given is what the bounds keep: settled before its cursor is read and checked.
+      ring.settle()
       const f = register(from(), options)
       if (f instanceof LiveView.LiveViewGone) return Stream.fail(f)
       const leave = () => void followers.delete(f)
