@@ -138,12 +138,9 @@ const stateOf = (entries: ReadonlyArray<StreamEntry>): State => {
 /** Gives each appended entry without an `event_id` a fresh one, as JP's stream does on insertion. */
 const assignEventIds = (entries: ReadonlyArray<StreamEntry>, taken: EventId.Taken): void => {
   for (const e of entries) {
-    let id = EntryCodec.eventIdOf(e)
-    if (id === undefined) {
-      id = EventId.fresh(taken)
-      EntryCodec.withEventId(e, id)
-    }
-    taken.add(id)
+    const id = EntryCodec.eventIdOf(e)
+    if (id === undefined) EntryCodec.withEventId(e, taken.fresh())
+    else taken.add(id)
   }
 }
 

@@ -162,6 +162,29 @@ export class Taken {
     if (this.count * 2 > this.slots.length) this.grow()
   }
 
+  /**
+   * A fresh id ({@link fresh}, drawn the same way), now held: drawn as the
+   * number it spells, so it is looked up and kept in one probe, and spelled
+   * once (every appended entry takes one).
+   */
+  fresh(): string {
+    for (;;) {
+      let value = 0
+      for (let n = 0; n < LENGTH; ) {
+        const b = randomByte()
+        if (b < 252) {
+          drawn[n++] = CODES[b % 36]!
+          value = value * 36 + (b % 36)
+        }
+      }
+      const i = probe(this.slots, value)
+      if (this.slots[i] !== 0) continue
+      this.slots[i] = value + 1
+      if (++this.count * 2 > this.slots.length) this.grow()
+      return String.fromCharCode(drawn[0]!, drawn[1]!, drawn[2]!, drawn[3]!, drawn[4]!, drawn[5]!, drawn[6]!)
+    }
+  }
+
   private grow(): void {
     const old = this.slots
     this.slots = new Float64Array(old.length * 2)

@@ -32,4 +32,43 @@ describe("EventId.Taken", () => {
     expect(EventId.fresh(taken, () => draws.shift()!)).toBe("ccccccc")
     expect(draws).toEqual([])
   })
+
+  it("Taken.fresh draws an id in JP's format that no entry holds, and holds it", () => {
+    const taken = new EventId.Taken()
+    const before = new Set(Array.from({ length: 3000 }, () => EventId.random()))
+    for (const id of before) taken.add(id)
+    const drawn = Array.from({ length: 20_000 }, () => taken.fresh())
+    for (const id of drawn) {
+      expect(id).toMatch(/^[0-9a-z]{7}$/)
+      expect(taken.has(id)).toBe(true)
+    }
+    expect(new Set([...before, ...drawn]).size).toBe(before.size + drawn.length)
+    // Each character at each place about equally likely (140,000 characters: ~3,889 each of 36).
+    const counts = new Map<string, number>()
+    for (const id of drawn)
+      for (const [i, c] of [...id].entries()) counts.set(`${i}${c}`, (counts.get(`${i}${c}`) ?? 0) + 1)
+    expect(counts.size).toBe(7 * 36)
+    for (const n of counts.values()) expect(Math.abs(n - 20_000 / 36)).toBeLessThan(0.2 * (20_000 / 36))
+  })
+
+  it("Taken.fresh draws again while it draws a held id", () => {
+    // A source of zeros for three fills, then of 35s ("z"): every id drawn from zeros is "0000000".
+    let fills = 0
+    EventId.useRandomSource((buffer) => void buffer.fill(fills++ < 3 ? 0 : 35))
+    try {
+      // Past what the pool held before: once an id is all zeros, the pool is the source's.
+      for (let i = 0; i < 1000 && EventId.random() !== "0000000"; i++);
+      const taken = new EventId.Taken()
+      taken.add("0000000")
+      const id = taken.fresh()
+      expect(id).not.toBe("0000000")
+      expect(id).toMatch(/^0*z+$/)
+      // It drew through the zeros of the later fills, each "0000000" again.
+      expect(fills).toBeGreaterThanOrEqual(4)
+    } finally {
+      EventId.useRandomSource((buffer) => void globalThis.crypto.getRandomValues(buffer))
+      // The rest of the last fill, drawn away.
+      for (let i = 0; i < 1000; i++) EventId.random()
+    }
+  })
 })
