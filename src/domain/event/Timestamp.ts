@@ -82,9 +82,28 @@ export const fromEpochMicros = (micros: number): Timestamp => {
   return formatted([cachedPrefix, String(frac).padStart(digits, "0")].join("."))
 }
 
+/** The class of Effect's own clock (`Clock.Clock`'s default), told apart from a test's or a caller's. */
+const SystemClock = Clock.Clock.defaultValue().constructor
+
+let origin: number | undefined
+
+/**
+ * The wall-clock time in microseconds, kept as Effect's own clock keeps it
+ * (monotonic time from an origin on the wall clock, anchored again when
+ * the two drift more than a second apart), in doubles (0.2 µs apart at
+ * most): read through Effect's clock, in BigInts, it was six allocations
+ * a timestamp, and every recorded event takes one.
+ */
+const systemMicros = (): number => {
+  const monotonic = performance.now()
+  const wall = Date.now()
+  if (origin === undefined || Math.abs(wall - (origin + monotonic)) > 1000) origin = wall - monotonic
+  return Math.round((origin + monotonic) * 1000)
+}
+
 /** The time of `clock`, with microsecond precision. */
 export const fromClock = (clock: Clock.Clock): Timestamp =>
-  fromEpochMicros(Number(clock.currentTimeNanosUnsafe() / 1000n))
+  fromEpochMicros(clock.constructor === SystemClock ? systemMicros() : Number(clock.currentTimeNanosUnsafe() / 1000n))
 
 /** The current time from Effect's `Clock` (`TestClock` in tests), with microsecond precision. */
 export const current: Effect.Effect<Timestamp> = Clock.clockWith((clock) => Effect.sync(() => fromClock(clock)))
@@ -93,7 +112,7 @@ export const current: Effect.Effect<Timestamp> = Clock.clockWith((clock) => Effe
  * The wall-clock time, outside Effect. Programs use {@link current}; this is
  * for plain callers (examples, defaults of non-Effect helpers).
  */
-export const now = (): Timestamp => fromEpochMicros(Math.round((performance.timeOrigin + performance.now()) * 1000))
+export const now = (): Timestamp => fromEpochMicros(systemMicros())
 
 /** RFC 3339 (`Z`, fraction only when non-zero) — what JSON listings expose. */
 export const toRfc3339 = (t: Timestamp | string): string => {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/testing/TestClock"
 import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
 
 describe("Timestamp", () => {
@@ -34,4 +36,20 @@ describe("Timestamp", () => {
     expect(a).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{1,6}$/)
     expect(Timestamp.compare(a, "2020-01-01 00:00:00.0")).toBe(1)
   })
+
+  it.effect("the current time: the wall clock's, in order, to the microsecond; a test clock's when one is given", () =>
+    Effect.gen(function* () {
+      const before = BigInt(Date.now()) * 1_000_000n
+      const read = Array.from({ length: 1000 }, () => Effect.runSync(Timestamp.current))
+      const after = BigInt(Date.now() + 1) * 1_000_000n
+      for (let i = 1; i < read.length; i++) expect(Timestamp.compare(read[i - 1]!, read[i]!)).toBeLessThanOrEqual(0)
+      // Within the wall clock's milliseconds around the readings (plus its own rounding).
+      expect(Timestamp.toEpochNanos(read[0]!)! >= before - 1_000_000n).toBe(true)
+      expect(Timestamp.toEpochNanos(read.at(-1)!)! <= after + 1_000_000n).toBe(true)
+      expect(read.some((t) => t.split(".")[1]!.length === 6)).toBe(true) // microseconds: a clock of milliseconds never has six digits
+      // A test clock's time, not the wall clock's.
+      yield* TestClock.setTime(Date.UTC(2026, 2, 5, 19, 31, 45, 700))
+      expect(yield* Timestamp.current).toBe("2026-03-05 19:31:45.7")
+    })
+  )
 })
