@@ -737,8 +737,10 @@ export declare namespace TurnState {
    * counts and a journal of what each change replaced: the newest version
    * reads and changes the `Map` directly (what `Ref.modify` always holds); an
    * older one reads through the journal's later changes, and a change made to
-   * it starts a line of its own, copied. Every version reads as the value it
-   * was made with.
+   * it starts a line of its own, copied (as the newest does once its journal
+   * is twice as long as its map: the same key asked again and again). Every
+   * version reads as the value it was made with, and equals another with the
+   * same counts.
    */
   export type Attempts = TurnStateModule.Attempts
 }

@@ -100,16 +100,32 @@ export interface Hub {
 }
 
 /**
- * How many kept events may wait unmeasured. Nobody following, an event's
- * size is needed only for the replay's byte bound: measured in a batch
- * this often (or for the events a follower is handed), a run that ends
- * sooner measures nothing (a `JSON.stringify` of a call's arguments, or a
- * look-up of their size, for each of its six events in the coordinator
- * bench). Until measured they may hold the ring past its byte bound; but
- * for text deltas (a few characters each) what they hold is held by the
- * conversation too (the calls, questions and results it records).
+ * How many kept events may wait unmeasured. An event's size is needed for
+ * the replay's byte bound and for a follower's; nobody following, a tool
+ * call's events published in this process ({@link waits}) are measured in
+ * a batch this often, or as a follower opens: a run that ends sooner
+ * measures none (a look-up, or a `JSON.stringify`, of a call's arguments
+ * for each of its four to six events, in the coordinator bench). What they
+ * hold past the byte bound meanwhile is their own few fields: the
+ * arguments, question, answer and result in them are the conversation's
+ * own objects, recorded in its events. Every other event, and every event
+ * a relay hands on (`publishAt`: decoded, its own copy), is measured as it
+ * comes.
  */
 const UNMEASURED = 8192
+
+/** A tool call's events, whose sizes may wait ({@link UNMEASURED}). */
+const waits = (event: RunEvent.RunEvent): boolean => {
+  switch (event._tag) {
+    case "ToolStarted":
+    case "ToolFinished":
+    case "QuestionOpened":
+    case "QuestionClosed":
+      return true
+    default:
+      return false
+  }
+}
 
 /**
  * The kept events: a window over parallel arrays (events, numbers, sizes,
@@ -360,9 +376,10 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     if (bound === undefined || over) wake(f)
     else wakeSoon(f)
   }
-  // Numbered here or elsewhere: nothing is made for an event nobody follows, nor measured yet (the coordinator
-  // publishes six events per call); an entry for those who do, one for all of them.
-  const keep = (seq: number, event: RunEvent.RunEvent) => {
+  // Numbered here (`local`) or elsewhere: nothing is made for an event nobody follows, and a tool call's event
+  // published here is not measured yet (the coordinator publishes six per call); an entry for those who do, one
+  // for all of them.
+  const keep = (seq: number, event: RunEvent.RunEvent, local: boolean) => {
     if (seq <= latest) return
     // The first event after a Stopped starts a new run: what is kept is only that run's.
     if (ended !== null) {
@@ -373,12 +390,13 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
     }
     latest = seq
     if (RunEvent.isEnd(event)) ended = seq
-    if (followers.size === 0) return ring.push(seq, event, undefined, undefined)
+    if (followers.size === 0)
+      return ring.push(seq, event, local && waits(event) ? undefined : LiveView.sizeOf(event, sizes), undefined)
     const entry: Entry = { seq, event, size: LiveView.sizeOf(event, sizes) }
     ring.push(seq, event, entry.size, entry)
     for (const f of followers) hand(f, entry)
   }
-  const publishAt = (e: RunEvent.Sequenced) => keep(e.seq, e.event)
+  const publishAt = (e: RunEvent.Sequenced) => keep(e.seq, e.event, false)
 
   /** Registers a follower from `from` (a number of the current run), or says why it cannot. */
   const register = (from: number, options: FollowOptions): Follower | LiveView.LiveViewGone => {
@@ -419,14 +437,18 @@ export const makeHub = (replay: LiveView.Bound = LiveView.REPLAY): Hub => {
   const wholeOpens: Opens<RunEvent.Sequenced> = { open: () => Stream.orDie(open(firstKept, {})) }
 
   return {
-    publish: (event) => keep(latest + 1, event),
+    publish: (event) => keep(latest + 1, event, true),
     publishAt,
     // No cursor (0): from the first event kept; a cursor from an earlier run: from the start of this one.
     follow: (after, options = {}) => open(() => (after === 0 ? firstKept() : Math.max(after + 1, runFirst)), options),
     whole: opening(wholeOpens),
     latest: () => latest,
     ended: () => ended,
-    find: (test) => ring.findLast(test),
+    find: (test) => {
+      // Among what the bounds keep.
+      ring.settle()
+      return ring.findLast(test)
+    },
     close: (lost) => {
       closed = true
       wholeOpens.open = undefined

@@ -117,26 +117,38 @@ describe("the live view's bounds", () => {
       }).pipe(Effect.scoped)
   )
 
-  it.effect("nobody following, sizes wait to be measured; a follower then gets just what the byte bound keeps", () =>
-    Effect.gen(function* () {
-      const bytes = 10_000
-      const hub = RunEventsLive.makeHub({ events: 100_000, bytes })
-      // Past the batch in which waiting sizes are measured (8,192), and some more that wait.
-      const events = Array.from({ length: 20_000 }, (_, i) => RunEvent.make.TextDelta({ text: "x".repeat(i % 37) }))
-      for (const e of events) hub.publish(e)
-      // What measuring each event as it came keeps: the longest run of the newest within the bound.
-      let first = events.length
-      for (let total = 0; first > 0; first--) {
-        total += LiveView.sizeOf(events[first - 1]!)
-        if (total > bytes) break
-      }
-      const replay = yield* Stream.runCollect(Stream.take(hub.follow(0), events.length - first))
-      expect(seqs(replay)).toStrictEqual(range(first + 1, events.length))
-      expect([...replay].map((e) => ("size" in e ? e.size : undefined))).toStrictEqual(
-        events.slice(first).map((e) => LiveView.sizeOf(e))
-      )
-      // A cursor the bound let go of is gone, though its event was not measured when it came.
-      expect(yield* Effect.flip(Stream.runCollect(hub.follow(first - 1)))).toBeInstanceOf(LiveView.LiveViewGone)
-    })
+  it.effect(
+    "nobody following, a tool call's sizes wait to be measured; a follower gets just what the byte bound keeps",
+    () =>
+      Effect.gen(function* () {
+        const bytes = 10_000
+        const hub = RunEventsLive.makeHub({ events: 100_000, bytes })
+        // Past the batch in which waiting sizes are measured (8,192), and some more that wait; text measured as it comes.
+        const events = Array.from({ length: 20_000 }, (_, i) =>
+          i % 3 === 0
+            ? RunEvent.make.TextDelta({ text: "x".repeat(i % 37) })
+            : RunEvent.make.ToolStarted({
+                call: { id: `call_${i}`, name: "t", arguments: { x: "y".repeat(i % 41) } },
+                resumed: false
+              })
+        )
+        for (const e of events) hub.publish(e)
+        // What measuring each event as it came keeps: the longest run of the newest within the bound.
+        let first = events.length
+        for (let total = 0; first > 0; first--) {
+          total += LiveView.sizeOf(events[first - 1]!)
+          if (total > bytes) break
+        }
+        // What the bound let go of is not found either, measured or not.
+        expect(hub.find((e) => e === events[first - 1])).toBeUndefined()
+        expect(hub.find((e) => e === events[first])).toBe(events[first])
+        const replay = yield* Stream.runCollect(Stream.take(hub.follow(0), events.length - first))
+        expect(seqs(replay)).toStrictEqual(range(first + 1, events.length))
+        expect([...replay].map((e) => ("size" in e ? e.size : undefined))).toStrictEqual(
+          events.slice(first).map((e) => LiveView.sizeOf(e))
+        )
+        // A cursor the bound let go of is gone, though its event was not measured when it came.
+        expect(yield* Effect.flip(Stream.runCollect(hub.follow(first - 1)))).toBeInstanceOf(LiveView.LiveViewGone)
+      })
   )
 })

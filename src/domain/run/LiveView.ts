@@ -38,7 +38,10 @@ export interface Bound {
  * most 16 MiB of their JSON. A server relaying a run the scripted model
  * streams (faster than any model) resumes its subscription from here when it
  * falls behind: 20,000 events was less than it fell behind in a run of
- * 100,000 deltas on a loaded machine.
+ * 100,000 deltas on a loaded machine. (Nobody following, the hub may
+ * measure a tool call's events in batches: until then it holds up to 8,192
+ * more of them, whose arguments, questions and results are the
+ * conversation's own, `layers/RunEventsLive.ts`.)
  */
 export const REPLAY: Bound = { events: 100_000, bytes: 16 * 1024 * 1024 }
 

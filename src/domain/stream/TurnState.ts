@@ -24,6 +24,8 @@
  *
  * @since 0.1.0
  */
+import * as Equal from "effect/Equal"
+import * as Hash from "effect/Hash"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import type { Json } from "effect/Schema"
@@ -67,9 +69,12 @@ interface Line {
   readonly counts: Map<string, number>
   /** The key each change set, oldest first. */
   readonly keys: Array<string>
-  /** Its count before that change (-1: none). */
-  readonly previous: Array<number>
+  /** Its count before that change (`undefined`: none). */
+  readonly previous: Array<number | undefined>
 }
+
+/** A line whose journal is this much longer than its map starts again (its older versions keep the old line). */
+const compactAt = (line: Line): boolean => line.keys.length >= 2 * line.counts.size + 64
 
 /**
  * The attempt counters: an immutable map whose every change is one step.
@@ -80,10 +85,12 @@ interface Line {
  * counts and a journal of what each change replaced: the newest version
  * reads and changes the `Map` directly (what `Ref.modify` always holds); an
  * older one reads through the journal's later changes, and a change made to
- * it starts a line of its own, copied. Every version reads as the value it
- * was made with.
+ * it starts a line of its own, copied (as the newest does once its journal
+ * is twice as long as its map: the same key asked again and again). Every
+ * version reads as the value it was made with, and equals another with the
+ * same counts.
  */
-export class Attempts implements Iterable<readonly [string, number]> {
+export class Attempts implements Iterable<readonly [string, number]>, Equal.Equal {
   private constructor(
     private readonly line: Line,
     /** How many of the line's changes this version includes. */
@@ -100,7 +107,7 @@ export class Attempts implements Iterable<readonly [string, number]> {
     const { counts, keys, previous } = this.line
     // An older version: the count the first later change of `key` replaced, if any changed it.
     for (let i = this.version; i < keys.length; i++) {
-      if (keys[i] === key) return previous[i] === -1 ? undefined : previous[i]
+      if (keys[i] === key) return previous[i]
     }
     return counts.get(key)
   }
@@ -108,9 +115,9 @@ export class Attempts implements Iterable<readonly [string, number]> {
   /** These counters with `key` at `count`. */
   set(key: string, count: number): Attempts {
     const line = this.line
-    if (this.version === line.keys.length) {
+    if (this.version === line.keys.length && !compactAt(line)) {
       line.keys.push(key)
-      line.previous.push(line.counts.get(key) ?? -1)
+      line.previous.push(line.counts.get(key))
       line.counts.set(key, count)
       return new Attempts(line, this.version + 1)
     }
@@ -128,13 +135,32 @@ export class Attempts implements Iterable<readonly [string, number]> {
     return (this.version === this.line.keys.length ? new Map(this.line.counts) : this.toMap()).entries()
   }
 
+  /** This version's counts, by key (`JSON.stringify` of a turn's state shows them). */
+  toJSON(): Record<string, number> {
+    return Object.fromEntries(this)
+  }
+
+  [Equal.symbol](that: unknown): boolean {
+    if (!(that instanceof Attempts) || that.size !== this.size) return false
+    for (const [key, count] of this) if (that.get(key) !== count) return false
+    return true
+  }
+
+  [Hash.symbol](): number {
+    // Whatever the order the counts were set in.
+    let hash = 0
+    for (const [key, count] of this) hash ^= Hash.combine(Hash.string(key), Hash.number(count))
+    return hash
+  }
+
   /** This version's counts, as a `Map` of its own: the newest, with the later changes undone newest first. */
   private toMap(): Map<string, number> {
     const { counts, keys, previous } = this.line
     const out = new Map(counts)
     for (let i = keys.length - 1; i >= this.version; i--) {
-      if (previous[i] === -1) out.delete(keys[i]!)
-      else out.set(keys[i]!, previous[i]!)
+      const count = previous[i]
+      if (count === undefined) out.delete(keys[i]!)
+      else out.set(keys[i]!, count)
     }
     return out
   }

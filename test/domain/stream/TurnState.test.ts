@@ -1,4 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Equal from "effect/Equal"
+import * as Hash from "effect/Hash"
 import * as TurnState from "../../../src/domain/stream/TurnState.ts"
 
 /** A small deterministic generator (mulberry32), so a failing case is the same on every run. */
@@ -43,9 +45,11 @@ describe("TurnState", () => {
     const keys = ["a", "b", "c", "d", "e"]
     for (let round = 0; round < 50; round++) {
       const versions: Array<{ readonly attempts: TurnState.Attempts; readonly model: Map<string, number> }> = [
-        { attempts: TurnState.Attempts.from([["a", 1]]), model: new Map([["a", 1]]) }
+        // Any count, even one no turn allocates.
+        { attempts: TurnState.Attempts.from([["a", -1]]), model: new Map([["a", -1]]) }
       ]
-      for (let step = 0; step < 60; step++) {
+      // Long enough for a line's journal to start again (twice its map, and 64, past).
+      for (let step = 0; step < 200; step++) {
         // Mostly the newest version (as a Ref holds it), sometimes an older one.
         const from = next() < 0.7 ? versions.length - 1 : Math.floor(next() * versions.length)
         const { attempts, model } = versions[from]!
@@ -57,8 +61,26 @@ describe("TurnState", () => {
         for (const k of keys) expect(check.attempts.get(k)).toBe(check.model.get(k))
         expect(check.attempts.size).toBe(check.model.size)
         expect(new Map(check.attempts)).toEqual(check.model)
+        // Equal to counters made with the same counts, however they were made; shown as they are.
+        const same = TurnState.Attempts.from(check.model)
+        expect(Equal.equals(check.attempts, same)).toBe(true)
+        expect(Hash.hash(check.attempts)).toBe(Hash.hash(same))
+        expect(JSON.parse(JSON.stringify(check.attempts))).toEqual(Object.fromEntries(check.model))
       }
       for (const v of versions) expect(new Map(v.attempts)).toEqual(v.model)
     }
+  })
+
+  it("a key asked again and again: the journal starts again, and every earlier version still reads as it was", () => {
+    let attempts = TurnState.Attempts.from([["other", 1]])
+    const versions = [attempts]
+    for (let i = 1; i <= 500; i++) {
+      attempts = attempts.set("call_1\u0000q", i)
+      versions.push(attempts)
+    }
+    versions.forEach((v, i) => {
+      expect(v.get("call_1\u0000q")).toBe(i === 0 ? undefined : i)
+      expect(new Map(v)).toEqual(new Map([["other", 1], ...(i === 0 ? [] : [["call_1\u0000q", i] as const])]))
+    })
   })
 })
