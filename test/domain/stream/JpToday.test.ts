@@ -83,6 +83,13 @@ describe("today's JP shapes (fixtures from JP's source)", () => {
     expect(JSON.stringify(EntryCodec.encodeEntry(e))).toBe(
       `{"event_id":"k3m9x2a","timestamp":"2026-08-01 10:00:00.5","type":"chat_response","message":"hi"}`
     )
+    // The id is the entry's, out of sight of its fields (not in JSON or its keys), and not inherited by a rebuild.
+    expect(EntryCodec.eventIdOf(e)).toBe("k3m9x2a")
+    expect(JSON.stringify(e)).not.toContain("k3m9x2a")
+    expect(Object.keys(e)).toStrictEqual(Object.keys(new ChatResponse({ ...e })))
+    expect(EntryCodec.eventIdOf(new ChatResponse({ ...e }))).toBeUndefined()
+    // An id given is kept; one given again is not taken.
+    expect(EntryCodec.eventIdOf(EntryCodec.withEventId(e, "zzzzzzz"))).toBe("k3m9x2a")
     // A generated id: 7 of 0-9a-z, never one the stream holds (drawn again on a collision).
     expect(EventId.random()).toMatch(/^[0-9a-z]{7}$/)
     const draws = ["taken01", "taken02", "fresh01"]
