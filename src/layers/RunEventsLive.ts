@@ -103,7 +103,8 @@ export interface Hub {
  * How many kept events may wait unmeasured. An event's size is needed for
  * the replay's byte bound and for a follower's; nobody following, a tool
  * call's events published in this process ({@link waits}) are measured in
- * a batch this often, or as a follower opens: a run that ends sooner
+ * a batch once this many wait (at most one fewer waits), or as a follower
+ * opens or `find` looks (each sees what the bounds keep): a run that ends sooner
  * measures none (a look-up, or a `JSON.stringify`, of a call's arguments
  * for each of its four to six events, in the coordinator bench). What they
  * hold past the byte bound meanwhile is their own few fields: the

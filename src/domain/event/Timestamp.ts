@@ -82,8 +82,12 @@ export const fromEpochMicros = (micros: number): Timestamp => {
   return formatted([cachedPrefix, String(frac).padStart(digits, "0")].join("."))
 }
 
-/** The class of Effect's own clock (`Clock.Clock`'s default), told apart from a test's or a caller's. */
-const SystemClock = Clock.Clock.defaultValue().constructor
+/**
+ * How Effect's own clock (`Clock.Clock`'s default) reads the time: a clock
+ * that reads it so is told apart from a test's or a caller's, which read it
+ * their own way (one made from Effect's with this method replaced too).
+ */
+const systemNanos = Clock.Clock.defaultValue().currentTimeNanosUnsafe
 
 let origin: number | undefined
 
@@ -103,7 +107,9 @@ const systemMicros = (): number => {
 
 /** The time of `clock`, with microsecond precision. */
 export const fromClock = (clock: Clock.Clock): Timestamp =>
-  fromEpochMicros(clock.constructor === SystemClock ? systemMicros() : Number(clock.currentTimeNanosUnsafe() / 1000n))
+  fromEpochMicros(
+    clock.currentTimeNanosUnsafe === systemNanos ? systemMicros() : Number(clock.currentTimeNanosUnsafe() / 1000n)
+  )
 
 /** The current time from Effect's `Clock` (`TestClock` in tests), with microsecond precision. */
 export const current: Effect.Effect<Timestamp> = Clock.clockWith((clock) => Effect.sync(() => fromClock(clock)))

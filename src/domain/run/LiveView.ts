@@ -39,7 +39,7 @@ export interface Bound {
  * streams (faster than any model) resumes its subscription from here when it
  * falls behind: 20,000 events was less than it fell behind in a run of
  * 100,000 deltas on a loaded machine. (Nobody following, the hub may
- * measure a tool call's events in batches: until then it holds up to 8,192
+ * measure a tool call's events in batches: until then it holds up to 8,191
  * more of them, whose arguments, questions and results are the
  * conversation's own, `layers/RunEventsLive.ts`.)
  */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/testing/TestClock"
 import * as Timestamp from "../../../src/domain/event/Timestamp.ts"
@@ -47,6 +48,11 @@ describe("Timestamp", () => {
       expect(Timestamp.toEpochNanos(read[0]!)! >= before - 1_000_000n).toBe(true)
       expect(Timestamp.toEpochNanos(read.at(-1)!)! <= after + 1_000_000n).toBe(true)
       expect(read.some((t) => t.split(".")[1]!.length === 6)).toBe(true) // microseconds: a clock of milliseconds never has six digits
+      // A clock made from Effect's own, reading the time its own way, is read its way.
+      const own = Object.create(Effect.runSync(Clock.clockWith(Effect.succeed)), {
+        currentTimeNanosUnsafe: { value: () => 1_700_000_000_123_456_000n }
+      })
+      expect(Timestamp.fromClock(own)).toBe("2023-11-14 22:13:20.123456")
       // A test clock's time, not the wall clock's.
       yield* TestClock.setTime(Date.UTC(2026, 2, 5, 19, 31, 45, 700))
       expect(yield* Timestamp.current).toBe("2026-03-05 19:31:45.7")
