@@ -60,6 +60,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as MutableRef from "effect/MutableRef"
 import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
@@ -491,7 +492,10 @@ function* executeSteps(this: Execution) {
     const question = result.question
     // The loop guard: a question asked more than max_attempts times ends the call, no new request recorded.
     const max = ConfigData.maxAttempts(env.config, call.name, question.id)
-    const id = yield* Ref.modify(env.state, (s) => TurnState.allocateInquiryId(s, call.id, question.id, max))
+    // Read and changed in this step, as `Ref.modify` would (no other fiber runs between): one effect, its closure
+    // and a step fewer per question.
+    const [id, allocated] = TurnState.allocateInquiryId(Ref.getUnsafe(env.state), call.id, question.id, max)
+    MutableRef.set(env.state.ref, allocated)
     if (id === undefined) {
       return scrubbed({ content: Texts.tooManyAttempts(call.name, question.id, question.text, max), is_error: true })
     }
