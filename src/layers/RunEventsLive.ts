@@ -152,7 +152,7 @@ class Ring {
   private unmeasured = 0
   constructor(
     private readonly bound: LiveView.Bound,
-    private readonly measure: (event: RunEvent.RunEvent) => number
+    private readonly sizeOf: (event: RunEvent.RunEvent) => number
   ) {}
 
   get first(): number | undefined {
@@ -168,14 +168,14 @@ class Ring {
     this.sizes.push(size ?? -1)
     this.entries.push(entry)
     if (size === undefined) {
-      if (++this.unmeasured >= UNMEASURED) this.measureFrom(this.start)
+      if (++this.unmeasured >= UNMEASURED) this.measure()
     } else this.bytes += size
     this.trim()
   }
   /** Measures what waits to be, and trims to the bounds: what is kept then is what measuring each event as it came would keep. */
   settle(): void {
     if (this.unmeasured === 0) return
-    this.measureFrom(this.start)
+    this.measure()
     this.trim()
   }
   private trim(): void {
@@ -196,11 +196,11 @@ class Ring {
       this.start = 0
     }
   }
-  /** Measures the kept events from index `i` on that wait for it. */
-  private measureFrom(i: number): void {
-    for (; i < this.seqs.length && this.unmeasured > 0; i++) {
+  /** Measures the kept events that wait for it. */
+  private measure(): void {
+    for (let i = this.start; i < this.seqs.length && this.unmeasured > 0; i++) {
       if (this.sizes[i] !== -1) continue
-      const size = this.measure(this.events[i]!)
+      const size = this.sizeOf(this.events[i]!)
       this.sizes[i] = size
       this.bytes += size
       this.unmeasured--

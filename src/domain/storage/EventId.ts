@@ -73,15 +73,33 @@ const randomByte = (): number => {
 const CODES = Array.from(ALPHABET, (c) => c.charCodeAt(0))
 const drawn: Array<number> = new Array(LENGTH).fill(0)
 
-/** One random id in JP's generated format (rejection sampling, as JP: no character is likelier than another). */
-export const random = (): string => {
+/**
+ * Draws an id's seven codes into `drawn` (rejection sampling, as JP: no
+ * character is likelier than another) and returns the number they spell.
+ */
+const draw = (): number => {
+  let value = 0
   for (let n = 0; n < LENGTH; ) {
     const b = randomByte()
-    if (b < 252) drawn[n++] = CODES[b % 36]!
+    if (b < 252) {
+      drawn[n++] = CODES[b % 36]!
+      value = value * 36 + (b % 36)
+    }
   }
-  // One flat string: built by `+=` it was a chain of seven, flattened again by every lookup of the id.
-  // The seven codes as arguments: spread from the array, the call cost about five times as much.
-  return String.fromCharCode(drawn[0]!, drawn[1]!, drawn[2]!, drawn[3]!, drawn[4]!, drawn[5]!, drawn[6]!)
+  return value
+}
+
+/**
+ * The id just drawn, as one flat string: built by `+=` it was a chain of seven, flattened again by every lookup of
+ * the id. The seven codes as arguments: spread from the array, the call cost about five times as much.
+ */
+const spell = (): string =>
+  String.fromCharCode(drawn[0]!, drawn[1]!, drawn[2]!, drawn[3]!, drawn[4]!, drawn[5]!, drawn[6]!)
+
+/** One random id in JP's generated format. */
+export const random = (): string => {
+  draw()
+  return spell()
 }
 
 /** An id none of `taken` holds (JP's `fresh`: draw again on a collision). */
@@ -169,19 +187,12 @@ export class Taken {
    */
   fresh(): string {
     for (;;) {
-      let value = 0
-      for (let n = 0; n < LENGTH; ) {
-        const b = randomByte()
-        if (b < 252) {
-          drawn[n++] = CODES[b % 36]!
-          value = value * 36 + (b % 36)
-        }
-      }
+      const value = draw()
       const i = probe(this.slots, value)
       if (this.slots[i] !== 0) continue
       this.slots[i] = value + 1
       if (++this.count * 2 > this.slots.length) this.grow()
-      return String.fromCharCode(drawn[0]!, drawn[1]!, drawn[2]!, drawn[3]!, drawn[4]!, drawn[5]!, drawn[6]!)
+      return spell()
     }
   }
 

@@ -218,11 +218,7 @@ export const allocateInquiryId = (
   if (used >= max) return [undefined, state]
   return [
     InquiryId.forToolQuestion(toolCallId, questionId, used + 1),
-    {
-      rememberedToolAnswers: state.rememberedToolAnswers,
-      rememberedPermissionDecisions: state.rememberedPermissionDecisions,
-      inquiryAttempts: state.inquiryAttempts.set(key, used + 1)
-    }
+    { ...state, inquiryAttempts: state.inquiryAttempts.set(key, used + 1) }
   ]
 }
 
