@@ -34,6 +34,23 @@ afterEach(() => {
 
 const fds = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).length
 
+/**
+ * The server's ends of the established TCP connections to `port` (from
+ * /proc/net/tcp and tcp6), with how many bytes each holds that the server has
+ * not read yet: a connection whose bytes were read has been through Node's
+ * HTTP parser (it parses in the read's callback).
+ */
+const serverEnds = (port: number): Array<{ unread: number }> =>
+  ["/proc/net/tcp", "/proc/net/tcp6"].flatMap((file) =>
+    (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").slice(1) : []).flatMap((line) => {
+      const [, local, remote, state, queues] = line.trim().split(/\s+/)
+      if (local === undefined || remote === undefined || queues === undefined) return []
+      const established = state === "01"
+      const ours = Number.parseInt(local.split(":")[1]!, 16) === port
+      return established && ours ? [{ unread: Number.parseInt(queues.split(":")[1]!, 16) }] : []
+    })
+  )
+
 /** Every file under `dir`, relative. */
 const files = (dir: string): Array<string> =>
   (fs.readdirSync(dir, { recursive: true }) as Array<string>)
@@ -346,7 +363,13 @@ describe("parley serve under hostile requests", () => {
       s.write(
         `POST /api/conversations HTTP/1.1\r\n${host}content-type: application/json\r\nContent-Length: 100\r\n\r\n{`
       )
-    await new Promise((res) => setTimeout(res, 200))
+    // Every one of the 20 read by the server (so past its headers) before the next comes: a fixed wait was too short
+    // on a loaded machine.
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((res) => setTimeout(res, 10))) {
+      const ends = serverEnds(server.port)
+      if (ends.length >= 20 && ends.every((e) => e.unread === 0)) break
+    }
+    expect(serverEnds(server.port).filter((e) => e.unread === 0).length).toBeGreaterThanOrEqual(20)
     const refused = await rawBytes(server.port, `GET /api/conversations HTTP/1.1\r\n${host}Connection: close\r\n\r\n`)
     expect(refused.text).toBe("")
     expect(posting.filter((s) => s.destroyed)).toStrictEqual([])
