@@ -582,3 +582,76 @@ describe("the file store's session under interruption (real files)", () => {
       })
   )
 })
+
+describe("appendInStep: an append begun in the caller's step", () => {
+  const memorySession = ConversationSession.make(
+    { ...Conversation.make({ id, now: at }), entries: opening },
+    { appendDurable: () => Exit.void, rewrite: () => Effect.void }
+  )
+
+  it.effect(
+    "with the lock free and a store that writes at once, it ends as it starts: an Exit, the entry visible",
+    () =>
+      Effect.gen(function* () {
+        const session = yield* memorySession
+        const appended = yield* Effect.uninterruptibleMask(() =>
+          Effect.sync(() => ConversationSession.appendInStep(session, [callOf(1)]))
+        )
+        expect(Exit.isExit(appended) && Exit.isSuccess(appended)).toBe(true)
+        expect(ids(ConversationSession.snapshotInStep(session)!.entries)).toStrictEqual(["c1"])
+        // Refused by the turn: the failure comes back the same way, and nothing is visible.
+        const refused = yield* Effect.uninterruptibleMask(() =>
+          Effect.sync(() => ConversationSession.appendInStep(session, [responseTo("nobody")]))
+        )
+        expect(Exit.isExit(refused) && Exit.isFailure(refused)).toBe(true)
+        expect((yield* session.snapshot).length).toBe(opening.length + 1)
+      })
+  )
+
+  it.effect("a wrapper that replaced append (spread or prototype) is used through its own append, never bypassed", () =>
+    Effect.gen(function* () {
+      const session = yield* memorySession
+      const seen: Array<string> = []
+      const append: ConversationSession.ConversationSession["append"] = (batch) =>
+        Effect.suspend(() => {
+          seen.push(...ids(batch))
+          return session.append(batch)
+        })
+      const spread: ConversationSession.ConversationSession = { ...session, append }
+      const inherited: ConversationSession.ConversationSession = Object.assign(Object.create(session), { append })
+      for (const [wrapper, n] of [
+        [spread, 2],
+        [inherited, 3]
+      ] as const) {
+        const appended = ConversationSession.appendInStep(wrapper, [callOf(n)])
+        // Its effect, not begun: nothing seen until it runs.
+        expect(seen).not.toContain(`c${n}`)
+        yield* appended
+        // Nothing of the wrapped session is taken in step: the wrapper may count on its own effects.
+        expect(ConversationSession.snapshotInStep(wrapper)).toBeUndefined()
+      }
+      expect(seen).toStrictEqual(["c2", "c3"])
+      // A wrapper that replaced the snapshot reads through its own too.
+      expect(
+        ConversationSession.snapshotInStep({ ...session, snapshot: session.snapshot.pipe(Effect.map((s) => s)) })
+      ).toBe(undefined)
+    })
+  )
+
+  it.live("with the lock held, it waits in line behind the write and lands after it", () =>
+    Effect.gen(function* () {
+      const g = yield* gatedSession
+      const first = yield* Effect.forkChild(g.session.append([callOf(1)]))
+      yield* Deferred.await(g.started)
+      const second = yield* Effect.forkChild(
+        Effect.uninterruptibleMask(() =>
+          Effect.flatten(Effect.sync(() => ConversationSession.appendInStep(g.session, [callOf(2)])))
+        )
+      )
+      yield* Deferred.succeed(g.release, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(second)
+      expect(ids((yield* g.session.snapshot).entries)).toStrictEqual(["c1", "c2"])
+    })
+  )
+})

@@ -15,6 +15,7 @@
 import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
@@ -26,7 +27,7 @@ import type { ToolCallRequest } from "../../domain/event/ToolCallRequest.ts"
 import type * as TurnState from "../../domain/stream/TurnState.ts"
 import type * as ConfigData from "../../domain/tool/Config.ts"
 import { formatPath } from "../../domain/tool/Config.ts"
-import type { ConversationSession } from "../../services/ConversationSession.ts"
+import { appendInStep, type ConversationSession } from "../../services/ConversationSession.ts"
 import type { AppendRejected, StoreIoError } from "../../services/StoreErrors.ts"
 import type { Executor, ToolResponse } from "../../services/Executor.ts"
 import type { InquiryBackend } from "../../services/InquiryBackend.ts"
@@ -169,7 +170,10 @@ export const recordThen = <E extends StreamEntry, A, E2, R>(
 ): Effect.Effect<A, RecordError | E2, R> =>
   Effect.uninterruptibleMask(() => {
     const event = build(Timestamp.fromClock(env.clock))
-    return Effect.flatMap(env.session.append([event]), () => next(event))
+    // Appended in this step (it is uninterruptible): an append that ended as it started goes on to `next` here.
+    const appended = appendInStep(env.session, [event])
+    if (Exit.isExit(appended)) return Exit.isSuccess(appended) ? next(event) : Effect.failCause(appended.cause)
+    return Effect.flatMap(appended, () => next(event))
   })
 
 /** What the terminal's prompt step gives: an answer remembered meanwhile, what was typed, or why the prompt failed. */

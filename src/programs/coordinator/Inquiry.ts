@@ -51,7 +51,7 @@ import * as TurnState from "../../domain/stream/TurnState.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
 import type { Question } from "../../domain/tool/Question.ts"
 import { type DenialReason, decideRoute, type Route } from "../../domain/tool/Route.ts"
-import type { Snapshot } from "../../services/ConversationSession.ts"
+import { appendInStep, type Snapshot, snapshotInStep } from "../../services/ConversationSession.ts"
 import { type InquiryBackendRequest, type InquiryError, InquiryOtherError } from "../../services/InquiryBackend.ts"
 import { describeDefect, type Env, record, type RecordError, Routed, Texts, traced } from "./Env.ts"
 import { OpenInquiry } from "./Open.ts"
@@ -163,8 +163,9 @@ const backendFailure = (cause: Cause.Cause<InquiryError>): Result.Result<Inquiry
 }
 
 /** The model's structured side call, on the conversation as it stands right now. */
-const fromBackend = (open: OpenInquiry) =>
-  Effect.flatMap(open.env.session.snapshot, (snapshot) =>
+const fromBackend = (open: OpenInquiry) => {
+  // The snapshot read as the backend is asked, in that step where the session can (one step fewer per question).
+  const ask = (snapshot: Snapshot) =>
     Effect.matchCauseEffect(open.env.backend.inquire(new BackendRequest(snapshot, open)), {
       onSuccess: (answer) => open.answered("assistant", answer),
       onFailure: (cause) => {
@@ -177,7 +178,11 @@ const fromBackend = (open: OpenInquiry) =>
         })
       }
     })
-  )
+  return Effect.suspend(() => {
+    const snapshot = snapshotInStep(open.env.session)
+    return snapshot === undefined ? Effect.flatMap(open.env.session.snapshot, ask) : ask(snapshot)
+  })
+}
 
 /** Who may answer, as published when the question opens. */
 const audienceOf = (route: Route): RunEvent.Audience => {
@@ -373,5 +378,8 @@ const askUntraced = (
     const routed = () => Effect.onExitPrimitive(restore(route(open)), (exit) => cancelIfOpen(open, exit), true)
     if (opening._tag === "Recorded") return routed()
     const request = Events.inquiryRequest(open.since, open.id, opening.source, open.inquiryQuestion, opening.metadata)
-    return Effect.flatMap(env.session.append([request]), routed)
+    // Appended in this step (it is uninterruptible): an append that ended as it started routes here.
+    const appended = appendInStep(env.session, [request])
+    if (Exit.isExit(appended)) return Exit.isSuccess(appended) ? routed() : Effect.failCause(appended.cause)
+    return Effect.flatMap(appended, routed)
   })
