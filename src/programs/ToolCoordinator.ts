@@ -297,10 +297,10 @@ const decidePermissionNow = (
   env: Inquiry.Env,
   call: ToolCallRequest,
   resume?: ResumeInput
-): Effect.Effect<Permission> => {
+): Exit.Exit<Permission> | Effect.Effect<Permission> => {
   const kind = env.executor.kind(call.name)
   // An unknown tool runs: the executor answers "not available".
-  if (kind === undefined) return Effect.succeed(RUN_UNKNOWN)
+  if (kind === undefined) return Exit.succeed(RUN_UNKNOWN)
   const decide = (mode: RunMode, approval: boolean) =>
     decidePermission({
       tool: { mode, kind },
@@ -314,7 +314,7 @@ const decidePermissionNow = (
       detached: ConfigData.detachedPolicy(env.config, env.prompts.detachedDefault)
     })
   const perCall = env.executor.callPermission
-  if (perCall === undefined) return Effect.succeed(decide(env.executor.permission(call.name), false))
+  if (perCall === undefined) return Exit.succeed(decide(env.executor.permission(call.name), false))
   const toolCall = { id: call.id, name: call.name, arguments: call.arguments }
   return perCall(toolCall).pipe(
     // A check that crashes cannot say the call is safe: it needs approval.
@@ -330,28 +330,39 @@ const pendingApproval = (call: ToolCallRequest, resume: ResumeInput | undefined)
 /**
  * Step 1: may the call run? (What the person types is recorded, so this may
  * fail as recording does.) An approval with nobody to ask may end deferred.
+ * Called in the step that runs it: a permission decided there and then (no
+ * per-call check, nobody asked) comes back as an `Exit`, taken without a
+ * step of its own (every call has one).
  */
 const permit = (
   env: Inquiry.Env,
   call: ToolCallRequest,
   resume?: ResumeInput
-): Effect.Effect<Approval.Decided, Inquiry.RecordError> =>
-  Effect.flatMap(
-    decidePermissionNow(env, call, resume),
-    (decided): Effect.Effect<Approval.Decided, Inquiry.RecordError> => {
-      switch (decided._tag) {
-        case "Ask":
-          return askPermission(env, call, decided.kind, decided.edit === true)
-        case "Approve":
-          return Approval.ask(env, call, kindText(decided.kind), pendingApproval(call, resume))
-        case "Run":
-          // Approved by an earlier run of the turn, maybe with edited arguments: the call runs with those.
-          return Effect.succeed(runWith(resume?.permissionArguments?.get(call.id)))
-        default:
-          return Effect.succeed(decided)
-      }
-    }
-  )
+): Exit.Exit<Approval.Decided> | Effect.Effect<Approval.Decided, Inquiry.RecordError> => {
+  const decided = decidePermissionNow(env, call, resume)
+  if (!Exit.isExit(decided)) return Effect.flatMap(decided, (d) => permitted(env, call, resume, d))
+  return Exit.isSuccess(decided) ? permitted(env, call, resume, decided.value) : Effect.failCause(decided.cause)
+}
+
+/** What a decided permission leads to: a prompt, an approval asked, or the decision itself. */
+const permitted = (
+  env: Inquiry.Env,
+  call: ToolCallRequest,
+  resume: ResumeInput | undefined,
+  decided: Permission
+): Exit.Exit<Approval.Decided> | Effect.Effect<Approval.Decided, Inquiry.RecordError> => {
+  switch (decided._tag) {
+    case "Ask":
+      return askPermission(env, call, decided.kind, decided.edit === true)
+    case "Approve":
+      return Approval.ask(env, call, kindText(decided.kind), pendingApproval(call, resume))
+    case "Run":
+      // Approved by an earlier run of the turn, maybe with edited arguments: the call runs with those.
+      return Exit.succeed(runWith(resume?.permissionArguments?.get(call.id)))
+    default:
+      return Exit.succeed(decided)
+  }
+}
 
 /** The response of a call that did not run: the text is chosen here, from why (JP's words; parley's for an approval nobody gave). */
 const notRun = (
@@ -547,7 +558,9 @@ const runCall = (env: Inquiry.Env, asked: ToolCallRequest, resume: ResumeInput |
 /** {@link runCall}'s steps, one generator function for every call (see {@link executeSteps} for why). */
 function* callSteps(this: CallInput) {
   const { env, asked, resume } = this
-  const permission = yield* permit(env, asked, resume)
+  const permitting = permit(env, asked, resume)
+  // Decided in this step (nearly every call): taken as it is, not yielded (a step and a generator round trip).
+  const permission = Exit.isExit(permitting) && Exit.isSuccess(permitting) ? permitting.value : yield* permitting
   if (permission._tag === "Deferred") return { _tag: "Deferred", inquiryId: permission.inquiryId } satisfies CallEnd
   // The call as it runs: with the arguments a person edited it to, for the tool, its questions and the run's events.
   const call =
@@ -564,10 +577,13 @@ function* callSteps(this: CallInput) {
     const recorded = resume?.reviews?.get(call.id)
     if (recorded === undefined)
       env.events.publishUnsafe(RunEvent.make.ToolStarted({ call: shown, resumed: resume !== undefined }))
+    // A new call's tool loop runs inside this generator (delegated, not an effect of its own: three steps fewer).
     const ended =
       recorded !== undefined
         ? Review.recordedResult(recorded.request)
-        : yield* resumeAndExecute(env, call, shown, resume)
+        : resume === undefined
+          ? yield* executeSteps.call({ env, call, shown, initial: {}, recorded: undefined })
+          : yield* resumeAndExecute(env, call, shown, resume)
     if ("_tag" in ended) return { _tag: "Deferred", inquiryId: ended.inquiryId } satisfies CallEnd
     // Step 4: the result as the person let it through (`result = "ask" | "edit" | "skip"`).
     const reviewed = yield* Review.review(env, call, ended, approvalsAsked(env), recorded)

@@ -164,7 +164,8 @@ const backendFailure = (cause: Cause.Cause<InquiryError>): Result.Result<Inquiry
 
 /** The model's structured side call, on the conversation as it stands right now. */
 const fromBackend = (open: OpenInquiry) => {
-  // The snapshot read as the backend is asked, in that step where the session can (one step fewer per question).
+  // The snapshot read where the session can, as this is called: in the step that routes the question (`route`,
+  // `attended`), which runs what this returns right after (a step fewer per question than an effect reading it).
   const ask = (snapshot: Snapshot) =>
     Effect.matchCauseEffect(open.env.backend.inquire(new BackendRequest(snapshot, open)), {
       onSuccess: (answer) => open.answered("assistant", answer),
@@ -178,10 +179,8 @@ const fromBackend = (open: OpenInquiry) => {
         })
       }
     })
-  return Effect.suspend(() => {
-    const snapshot = snapshotInStep(open.env.session)
-    return snapshot === undefined ? Effect.flatMap(open.env.session.snapshot, ask) : ask(snapshot)
-  })
+  const snapshot = snapshotInStep(open.env.session)
+  return snapshot === undefined ? Effect.flatMap(open.env.session.snapshot, ask) : ask(snapshot)
 }
 
 /** Who may answer, as published when the question opens. */
