@@ -42,7 +42,6 @@
  * ```ts
  * import * as Effect from "effect/Effect"
  * import * as Ref from "effect/Ref"
-import * as Result from "effect/Result"
  * import { ToolCoordinator, TurnState } from "parley"
  * import type { ConversationSession, ToolCallRequest } from "parley"
  *

@@ -41,6 +41,7 @@ import * as EntryCodec from "../domain/storage/EntryCodec.ts"
 import * as EventId from "../domain/storage/EventId.ts"
 import * as IncompleteTurn from "../domain/stream/IncompleteTurn.ts"
 import * as TurnAppend from "../domain/stream/TurnAppend.ts"
+import * as SessionInStep from "./SessionInStep.ts"
 import { AppendRejected, type StoreIoError } from "./StoreErrors.ts"
 
 /**
@@ -51,62 +52,6 @@ export interface Snapshot {
   readonly length: number
   readonly entries: ReadonlyArray<StreamEntry>
 }
-
-/**
- * What a session made by {@link make} also does in the caller's own step
- * (see {@link appendInStep}): not part of the service's contract, so a
- * session made otherwise (a test's double) is used through its effects.
- */
-interface InStep {
-  /** The session's own `append` and `snapshot`: a session that has others (a wrapper) is not this one. */
-  readonly append: ConversationSession["append"]
-  readonly snapshot: ConversationSession["snapshot"]
-  appendInStep(entries: ReadonlyArray<StreamEntry>): Effect.Effect<void, AppendRejected | StoreIoError>
-  snapshotInStep(): Snapshot
-}
-
-/** Each session {@link make} made, with its in-step operations (a wrapper is another object: not found). */
-const inSteps = new WeakMap<ConversationSession, InStep>()
-
-/**
- * The in-step operations of `session`, when they are its own: a wrapper
- * (`{ ...session, append }`, a prototype, a proxy) is another object, and a
- * session whose `append` or `snapshot` was replaced in place is not the one
- * they belong to; both are used through their effects, or what replaced
- * them would be bypassed.
- */
-const inStepOf = (session: ConversationSession): InStep | undefined => {
-  const inStep = inSteps.get(session)
-  return inStep !== undefined && inStep.append === session.append && inStep.snapshot === session.snapshot
-    ? inStep
-    : undefined
-}
-
-/**
- * `session.append(entries)`, begun in the caller's step, which must be an
- * uninterruptible step of a running fiber (inside `uninterruptibleMask`'s
- * function, say): where the append can end as it starts (the memory store,
- * nobody ahead in line) it does, and the `Exit` comes back, so the caller
- * goes on in that same step. The coordinator appends five times per tool
- * call, and each append as an effect of its own was three steps of the
- * runtime (its mask, its result, the caller's flatMap: docs/benchmarks.md#coordinator).
- *
- * @internal
- */
-export const appendInStep = (
-  session: ConversationSession,
-  entries: ReadonlyArray<StreamEntry>
-): Exit.Exit<void, AppendRejected | StoreIoError> | Effect.Effect<void, AppendRejected | StoreIoError> =>
-  inStepOf(session)?.appendInStep(entries) ?? session.append(entries)
-
-/**
- * The session's snapshot as it stands, read in the caller's step, or
- * `undefined` for a session that only has the effect (`session.snapshot`).
- *
- * @internal
- */
-export const snapshotInStep = (session: ConversationSession): Snapshot | undefined =>
-  inStepOf(session)?.snapshotInStep()
 
 /** The open conversation: read it, append to it, resume or discard its incomplete turn. */
 export interface ConversationSession {
@@ -531,7 +476,7 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
     const group = writeGroup(state, persistence, conversation.id)
     const append = (batch: ReadonlyArray<StreamEntry>) =>
       batch.length === 0 ? Effect.void : writer.append(batch, one, group)
-    const inStep: InStep = {
+    const inStep: SessionInStep.InStep = {
       append,
       snapshot,
       appendInStep: (batch) => (batch.length === 0 ? Exit.void : writer.appendInStep(batch, one, group)),
@@ -613,6 +558,6 @@ export const make = (conversation: Conversation, persistence: SessionPersistence
       removeCompactions,
       updateMetadata: (f) => Ref.update(metadata, f)
     }
-    inSteps.set(session, inStep)
+    SessionInStep.register(session, inStep)
     return session
   })

@@ -154,8 +154,19 @@ describe.skipIf(pgSkip !== undefined)("parley serve --cluster", () => {
     await completeAll(before, 30_000)
 
     // The victim is the runner that runs the most of the 15 waiting turns (at least 5), so the kill always matters:
-    // a runner picked by position ran none of them once (2/3 to the power 15 of the time).
-    const held = (await first.json("/api/cluster")).body.runners as Array<{ address: string; conversations: number }>
+    // a runner picked by position ran none of them once (2/3 to the power 15 of the time). Counted once the
+    // finished turns have left the count (a turn's row goes after its last event is written).
+    const held = await until(
+      "15 turns running",
+      async () => {
+        const runners = (await first.json("/api/cluster")).body.runners as Array<{
+          address: string
+          conversations: number
+        }>
+        return runners.reduce((n, r) => n + r.conversations, 0) === 15 ? runners : undefined
+      },
+      30_000
+    )
     const [victim, owned] = cluster.runners
       .map((r) => [r, held.find((h) => h.address === `127.0.0.1:${r.port + 10000}`)?.conversations ?? 0] as const)
       .reduce((a, b) => (b[1] > a[1] ? b : a))
