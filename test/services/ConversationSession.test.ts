@@ -30,6 +30,7 @@ import * as ConversationSession from "../../src/services/ConversationSession.ts"
 import { ConversationStore } from "../../src/services/ConversationStore.ts"
 import { StoreIoError } from "../../src/services/StoreErrors.ts"
 import { tempDir } from "../support/Fixtures.ts"
+import * as GatedSession from "../support/GatedSession.ts"
 
 const id = ConversationId.parse("17000000500")!
 const at = Timestamp.make("2026-03-18 13:19:06.8")
@@ -43,34 +44,8 @@ const ids = (entries: ReadonlyArray<StreamEntry>) =>
 /** Where an interrupt lands during `append`. */
 type Point = "waiting for the permit" | "inside the durable write" | "after the write, before visibility"
 
-/**
- * A session over an in-memory "disk" whose write is gated: the test learns
- * when a write started and decides when it finishes.
- */
-const gatedSession = Effect.gen(function* () {
-  const disk: Array<StreamEntry> = [...opening]
-  const started = yield* Deferred.make<void>()
-  const release = yield* Deferred.make<void>()
-  const written = yield* Deferred.make<void>()
-  let gated = true
-  const session = yield* ConversationSession.make(
-    { ...Conversation.make({ id, now: at }), entries: opening },
-    {
-      appendDurable: (entries) =>
-        Effect.gen(function* () {
-          if (gated) {
-            gated = false
-            yield* Deferred.succeed(started, undefined)
-            yield* Deferred.await(release)
-          }
-          disk.push(...entries)
-          yield* Deferred.succeed(written, undefined)
-        }),
-      rewrite: () => Effect.die("not used")
-    }
-  )
-  return { session, disk, started, release, written }
-})
+/** {@link GatedSession.gatedSession} over the conversation these tests start from. */
+const gatedSession = GatedSession.gatedSession({ ...Conversation.make({ id, now: at }), entries: opening })
 
 describe("ConversationSession.append under interruption", () => {
   const points: ReadonlyArray<Point> = [

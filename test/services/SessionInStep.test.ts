@@ -19,6 +19,7 @@ import * as Conversation from "../../src/domain/storage/Conversation.ts"
 import * as ConversationId from "../../src/domain/storage/ConversationId.ts"
 import * as ConversationSession from "../../src/services/ConversationSession.ts"
 import * as SessionInStep from "../../src/services/SessionInStep.ts"
+import * as GatedSession from "../support/GatedSession.ts"
 
 const id = ConversationId.parse("17000000501")!
 const at = Timestamp.make("2026-03-18 13:19:06.8")
@@ -95,25 +96,10 @@ describe("SessionInStep.appendInStep", () => {
 
   it.live("with the lock held, it waits in line behind the write and lands after it", () =>
     Effect.gen(function* () {
-      const disk: Array<StreamEntry> = []
-      const started = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      let gated = true
-      const session = yield* ConversationSession.make(
-        { ...Conversation.make({ id, now: at }), entries: opening },
-        {
-          appendDurable: (entries) =>
-            Effect.gen(function* () {
-              if (gated) {
-                gated = false
-                yield* Deferred.succeed(started, undefined)
-                yield* Deferred.await(release)
-              }
-              disk.push(...entries)
-            }),
-          rewrite: () => Effect.die("not used")
-        }
-      )
+      const { session, disk, started, release } = yield* GatedSession.gatedSession({
+        ...Conversation.make({ id, now: at }),
+        entries: opening
+      })
       const first = yield* Effect.forkChild(session.append([callOf(1)]))
       yield* Deferred.await(started)
       const second = yield* Effect.forkChild(Effect.flatten(inStep(session, [callOf(2)])))
