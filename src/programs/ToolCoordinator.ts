@@ -534,24 +534,17 @@ function* executeSteps(this: Execution) {
 }
 
 /** Step 3 for a resumed call: the question its earlier run left open first, then the tool. */
-const resumeAndExecute = (
-  env: Inquiry.Env,
-  call: ToolCallRequest,
-  shown: RunEvent.ToolCall,
-  resume: ResumeInput | undefined
-) =>
-  resume === undefined
-    ? execute(env, call, shown, {}, undefined)
-    : Effect.gen(function* () {
-        const answers: Answers = { ...(resume?.answeredInquiries.get(call.id) ?? {}) }
-        // What the executor kept with the call's latest question (an MCP round), handed back so it carries the call on.
-        const recorded = resume?.executorStates?.get(call.id)
-        const pending = yield* resumePending(env, call, resume)
-        if (pending === undefined) return yield* execute(env, call, shown, answers, recorded)
-        const routed = pending.routed
-        if (routed._tag === "End" || routed._tag === "Deferred") return routed._tag === "End" ? routed.response : routed
-        return yield* execute(env, call, shown, { ...answers, [pending.questionId]: routed.answer }, recorded)
-      })
+const resumeAndExecute = (env: Inquiry.Env, call: ToolCallRequest, shown: RunEvent.ToolCall, resume: ResumeInput) =>
+  Effect.gen(function* () {
+    const answers: Answers = { ...(resume.answeredInquiries.get(call.id) ?? {}) }
+    // What the executor kept with the call's latest question (an MCP round), handed back so it carries the call on.
+    const recorded = resume.executorStates?.get(call.id)
+    const pending = yield* resumePending(env, call, resume)
+    if (pending === undefined) return yield* execute(env, call, shown, answers, recorded)
+    const routed = pending.routed
+    if (routed._tag === "End" || routed._tag === "Deferred") return routed._tag === "End" ? routed.response : routed
+    return yield* execute(env, call, shown, { ...answers, [pending.questionId]: routed.answer }, recorded)
+  })
 
 /** What one call runs with: the run's env, the call as the model asked it, and what an earlier run left. */
 interface CallInput {

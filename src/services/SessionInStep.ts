@@ -16,8 +16,8 @@
  * @since 0.1.0
  * @internal
  */
-import type * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type { StreamEntry } from "../domain/event/ConversationEvent.ts"
 import type { AppendRejected, StoreIoError } from "./StoreErrors.ts"
 
@@ -90,3 +90,18 @@ export const appendInStep = (
  * `undefined` for a session that only has the effect (`session.snapshot`).
  */
 export const snapshotInStep = (session: Session): Snapshot | undefined => inStepOf(session)?.snapshotInStep()
+
+/**
+ * {@link appendInStep}, then `next`: in the same step when the append ended
+ * as it started, after it otherwise; its failure as the append's. Called as
+ * `appendInStep` is, in an uninterruptible step that runs what this returns.
+ */
+export const appendThen = <A, E, R>(
+  session: Session,
+  entries: ReadonlyArray<StreamEntry>,
+  next: () => Effect.Effect<A, E, R>
+): Effect.Effect<A, E | AppendRejected | StoreIoError, R> => {
+  const appended = appendInStep(session, entries)
+  if (!Exit.isExit(appended)) return Effect.flatMap(appended, next)
+  return Exit.isSuccess(appended) ? next() : Effect.failCause(appended.cause)
+}

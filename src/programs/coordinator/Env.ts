@@ -15,7 +15,6 @@
 import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
@@ -28,7 +27,7 @@ import type * as TurnState from "../../domain/stream/TurnState.ts"
 import type * as ConfigData from "../../domain/tool/Config.ts"
 import { formatPath } from "../../domain/tool/Config.ts"
 import type { ConversationSession } from "../../services/ConversationSession.ts"
-import { appendInStep } from "../../services/SessionInStep.ts"
+import { appendThen } from "../../services/SessionInStep.ts"
 import type { AppendRejected, StoreIoError } from "../../services/StoreErrors.ts"
 import type { Executor, ToolResponse } from "../../services/Executor.ts"
 import type { InquiryBackend } from "../../services/InquiryBackend.ts"
@@ -172,9 +171,7 @@ export const recordThen = <E extends StreamEntry, A, E2, R>(
   Effect.uninterruptibleMask(() => {
     const event = build(Timestamp.fromClock(env.clock))
     // Appended in this step (it is uninterruptible): an append that ended as it started goes on to `next` here.
-    const appended = appendInStep(env.session, [event])
-    if (Exit.isExit(appended)) return Exit.isSuccess(appended) ? next(event) : Effect.failCause(appended.cause)
-    return Effect.flatMap(appended, () => next(event))
+    return appendThen(env.session, [event], () => next(event))
   })
 
 /** What the terminal's prompt step gives: an answer remembered meanwhile, what was typed, or why the prompt failed. */

@@ -52,7 +52,7 @@ import * as ConfigData from "../../domain/tool/Config.ts"
 import type { Question } from "../../domain/tool/Question.ts"
 import { type DenialReason, decideRoute, type Route } from "../../domain/tool/Route.ts"
 import type { Snapshot } from "../../services/ConversationSession.ts"
-import { appendInStep, snapshotInStep } from "../../services/SessionInStep.ts"
+import { appendThen, snapshotInStep } from "../../services/SessionInStep.ts"
 import { type InquiryBackendRequest, type InquiryError, InquiryOtherError } from "../../services/InquiryBackend.ts"
 import { describeDefect, type Env, record, type RecordError, Routed, Texts, traced } from "./Env.ts"
 import { OpenInquiry } from "./Open.ts"
@@ -379,7 +379,5 @@ const askUntraced = (
     if (opening._tag === "Recorded") return routed()
     const request = Events.inquiryRequest(open.since, open.id, opening.source, open.inquiryQuestion, opening.metadata)
     // Appended in this step (it is uninterruptible): an append that ended as it started routes here.
-    const appended = appendInStep(env.session, [request])
-    if (Exit.isExit(appended)) return Exit.isSuccess(appended) ? routed() : Effect.failCause(appended.cause)
-    return Effect.flatMap(appended, routed)
+    return appendThen(env.session, [request], routed)
   })
