@@ -31,9 +31,12 @@ const FACADE_FREE = {
         CALLBACKS.has(k)
           ? `export function ${k}(p,o){if(typeof p!=="string"||arguments.length>2||o===null||(o!==undefined&&o.recursive))return load().${k}.apply(this,arguments);` +
             `return new Promise((ok,no)=>{try{require("node:fs").${k}(p,o,(e,v)=>e?no(e):ok(v))}catch(e){no(e)}})}`
-          : typeof mod[k] === "function"
-            ? `export function ${k}(...a){return load().${k}.apply(this,a)}`
-            : `export const ${k}=${forwarding(`load().${k}`, Object.keys(mod[k]))};`
+          : k in PATH_CALLBACKS
+            ? `export function ${k}(...a){if(!(${PATH_CALLBACKS[k]}))return load().${k}.apply(this,a);` +
+              `return new Promise((ok,no)=>{try{require("node:fs").${k}(...a,(e,v)=>e?no(e):ok(v))}catch(e){no(e)}})}`
+            : typeof mod[k] === "function"
+              ? `export function ${k}(...a){return load().${k}.apply(this,a)}`
+              : `export const ${k}=${forwarding(`load().${k}`, Object.keys(mod[k]))};`
       )
       .join("") +
     `export default{${names.join(",")}};`
@@ -45,6 +48,23 @@ const FACADE_FREE = {
 // go to node:fs/promises. Reading a conversation calls nothing else, so `print` never loads
 // node:fs/promises and readline with it: about 1 ms of its start (0.96 ms to require it).
 const CALLBACKS = new Set(["readFile", "readdir", "stat", "lstat"])
+// These go through node:fs's callback forms when their arguments are ones both forms read alike
+// (the condition, over the arguments `a`): paths as strings (not a FileHandle, Buffer or URL), at
+// most the arguments the callback form takes before its callback, and for writeFile data as a
+// string or bytes (the promise form also takes an iterable or a stream). Each gives the same value
+// and the same errors. A new conversation and a lock use only these and the store's own file
+// handles (layers/store/FileCalls.ts), so a scripted query loads no node:fs/promises either: ~2 ms
+// of its start (readline, the REPL's history and file watchers come with it).
+const path1 = 'typeof a[0]==="string"'
+const PATH_CALLBACKS = {
+  mkdir: `${path1}&&a.length<=2`,
+  rm: `${path1}&&a.length<=2`,
+  access: `${path1}&&a.length<=2`,
+  unlink: `${path1}&&a.length===1`,
+  rename: `${path1}&&typeof a[1]==="string"&&a.length===2`,
+  link: `${path1}&&typeof a[1]==="string"&&a.length===2`,
+  writeFile: `${path1}&&(typeof a[1]==="string"||ArrayBuffer.isView(a[1]))&&a.length<=3`
+}
 export const facadeFree = {
   name: "facade-free",
   setup(b) {

@@ -265,7 +265,7 @@ describe("start-up: the built-ins an ls loads (scripts/build.mjs, facadeFree)", 
 })
 
 describe("start-up: a query loads what its turn uses (docs/startup.md#start-up-of-a-query)", () => {
-  it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack, undici, tls, readline or the crypto module", () => {
+  it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack, undici, tls, readline, the crypto module, node:fs/promises or perf_hooks", () => {
     const script = path.join(dir, "reply.json")
     fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
     const builtins = path.join(dir, "builtins.cjs")
@@ -292,6 +292,15 @@ describe("start-up: a query loads what its turn uses (docs/startup.md#start-up-o
     expect(
       internals.filter((m) =>
         /^NativeModule (http|https|zlib|tls|readline|crypto|_http_\w+|internal\/deps\/undici\/undici)$/.test(m)
+      )
+    ).toStrictEqual([])
+    // A new conversation and its lock are made through node:fs's callbacks (the build's stand-in of
+    // node:fs/promises, the store's FileCalls), its events stamped by process.hrtime: ~3.5 ms of its start.
+    expect(
+      internals.filter((m) =>
+        /^NativeModule (fs\/promises|internal\/fs\/promises|internal\/readline\/\w+|perf_hooks|internal\/perf\/performance)$/.test(
+          m
+        )
       )
     ).toStrictEqual([])
   })

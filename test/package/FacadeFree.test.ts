@@ -126,6 +126,55 @@ console.log(JSON.stringify({ before, same: JSON.stringify(ours) === JSON.stringi
     expect(JSON.stringify(out.ours)).toMatch(/ENOENT[\s\S]*EISDIR[\s\S]*ERR_INVALID_ARG_VALUE[\s\S]*ENOTDIR/)
   })
 
+  it("mkdir, rm, access, unlink, rename, link and writeFile given paths go through node:fs's callbacks: the same values, errors and files, node:fs/promises not loaded", async () => {
+    for (const side of ["ours", "own"]) fs.mkdirSync(path.join(dir, "paths", side), { recursive: true })
+    const r = await bundled(
+      "path-callbacks",
+      `import * as fsp from "node:fs/promises"
+import * as fs from "node:fs"
+const loaded = () => process.moduleLoadList.includes("NativeModule internal/fs/promises")
+const shown = (p) => p.then(
+  (v) => ({ value: v === undefined ? null : v }),
+  (e) => ({ error: [e.constructor.name, e.code, e.syscall, e.path, e.dest, e.errno, e.message] })
+)
+// One after another (each may depend on the one before), in a directory of each side's own, by relative paths.
+const steps = (f) => [
+  () => f.mkdir("a/b/c", { recursive: true, mode: 0o700 }), () => f.mkdir("a/b/c", { recursive: true }), () => f.mkdir("a"),
+  () => f.mkdir("x/y"), () => f.mkdir("d", 0o750),
+  () => f.writeFile("a/t.txt", "té", { mode: 0o600 }), () => f.writeFile("a/t.txt", "x", { flag: "wx" }),
+  () => f.writeFile("a/u.bin", new Uint8Array([1, 2, 3])), () => f.writeFile("a/v.txt", "v", "latin1"), () => f.writeFile("missing/t", "t"),
+  () => f.link("a/t.txt", "a/l.txt"), () => f.link("a/t.txt", "a/l.txt"), () => f.link("missing", "a/m"),
+  () => f.rename("a/l.txt", "a/r.txt"), () => f.rename("missing", "a/s"),
+  () => f.access("a/r.txt"), () => f.access("a/r.txt", fs.constants.W_OK), () => f.access("missing"),
+  () => f.unlink("a/r.txt"), () => f.unlink("a/r.txt"), () => f.unlink("a"),
+  () => f.rm("a/u.bin"), () => f.rm("missing"), () => f.rm("missing", { force: true }), () => f.rm("a/b"), () => f.rm("a/b", { recursive: true }),
+  () => f.writeFile("w.txt", "w", { flag: "a", encoding: "nonsense" })
+]
+const tree = (d) => fs.readdirSync(d, { recursive: true }).sort().map((n) => { const s = fs.lstatSync(d + "/" + n); return [n, s.mode & 0o7777 & ~process.umask(), s.isFile() ? fs.readFileSync(d + "/" + n, "hex") : null] })
+const run = async (f, side) => { process.chdir(side); const out = []; for (const s of steps(f)) out.push(await shown(s())); process.chdir(".."); return { out, tree: tree(side) } }
+process.chdir("paths")
+const ours = await run(fsp, "ours")
+const before = loaded()
+const own = await run(process.getBuiltinModule("node:fs/promises"), "own")
+console.log(JSON.stringify({ before, ours, own }))`
+    )
+    expect(r.stderr).toBe("")
+    expect(r.status).toBe(0)
+    const out = JSON.parse(r.stdout) as { before: boolean; ours: unknown; own: unknown }
+    expect(out.ours).toStrictEqual(out.own)
+    expect(out.before).toBe(false)
+    // The errors were errors, where each step should fail.
+    expect((out.ours as { out: Array<{ error?: Array<unknown> }> }).out.map((o) => o.error?.[1] ?? "ok")).toStrictEqual(
+      [
+        ...["ok", "ok", "EEXIST", "ENOENT", "ok"],
+        ...["ok", "EEXIST", "ok", "ok", "ENOENT"],
+        ...["ok", "EEXIST", "ENOENT", "ok", "ENOENT"],
+        ...["ok", "ok", "ENOENT", "ok", "ENOENT", "EISDIR"],
+        ...["ok", "ENOENT", "ok", "ERR_FS_EISDIR", "ok", "ERR_INVALID_ARG_VALUE"]
+      ]
+    )
+  })
+
   it("fails the build on a name it lacks (a getter of Node's, a deprecated constant), not at run time", async () => {
     for (const name of ["ReadStream", "F_OK"]) {
       await expect(

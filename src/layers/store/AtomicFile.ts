@@ -43,9 +43,12 @@ export const syncDir = async (dir: string, calls: FileCalls.FileCalls = FileCall
 
 /** Writes `data` as a new file (`wx`: fails when the name exists, follows no link) and flushes it to disk. */
 const writeNewDurable = async (file: string, data: string | Uint8Array): Promise<void> => {
-  const handle = await fs.open(file, "wx", FILE_MODE)
+  const handle = await FileCalls.promised.open(file, "wx", FILE_MODE)
   try {
-    await handle.writeFile(data)
+    await handle.write(
+      typeof data === "string" ? Buffer.from(data, "utf8") : Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+      0
+    )
     await handle.sync()
   } finally {
     await handle.close()

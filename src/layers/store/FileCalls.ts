@@ -3,9 +3,9 @@
  * the journal, comparing the metadata, releasing the lock. Written once
  * against {@link FileCalls} and made one of two ways:
  *
- * - {@link promised} (the default): `node:fs/promises`, each call a round
- *   trip through libuv's thread pool, so a server's other requests go on
- *   while a close waits for the disk;
+ * - {@link promised} (the default): `node:fs`'s callback forms, each call a
+ *   round trip through libuv's thread pool, so a server's other requests go
+ *   on while a close waits for the disk;
  * - {@link blocking}: `node:fs`'s synchronous calls, for a command that
  *   exits once its session is closed (nothing else is left to run then).
  *   A close makes about thirty calls; their round trips were about 2.5 ms
@@ -26,7 +26,6 @@
  * ```
  */
 import * as fs from "node:fs"
-import * as fsp from "node:fs/promises"
 import * as ErrorCode from "../ErrorCode.ts"
 
 /** A value now, or later. */
@@ -62,34 +61,46 @@ export interface FileCalls {
 
 const isNotFound = (error: unknown): boolean => ErrorCode.of(error) === "ENOENT"
 
-/** `node:fs/promises`: every call through the thread pool. */
+/**
+ * `node:fs`'s callback form of a call as a promise. Not `node:fs/promises`: its first use makes
+ * Node load readline, the REPL's history and file watchers with it (~2 ms of a scripted turn's
+ * start, docs/startup.md); the callback forms make the same calls through the same thread pool and
+ * fail with the same errors.
+ */
+const call = <A>(f: (done: (error: NodeJS.ErrnoException | null, value: A) => void) => void): Promise<A> =>
+  new Promise((resolve, reject) => f((error, value) => (error === null ? resolve(value) : reject(error))))
+
+/** Writes all of `bytes` to `fd` at `position` through the thread pool (a short write goes on where it stopped). */
+const writeAllLater = async (fd: number, bytes: Buffer, position: number | null): Promise<void> => {
+  for (let done = 0; done < bytes.length; ) {
+    const at = position === null ? null : position + done
+    done += await call<number>((cb) => fs.write(fd, bytes, done, bytes.length - done, at, cb))
+  }
+}
+
+/** Every call through the thread pool. */
 export const promised: FileCalls = {
   readText: (file) =>
-    fsp.readFile(file, "utf8").catch((error: unknown) => {
+    call<string>((cb) => fs.readFile(file, "utf8", cb)).catch((error: unknown) => {
       if (isNotFound(error)) return undefined
       throw error
     }),
   open: async (file, flags, mode) => {
-    const handle = await fsp.open(file, flags, mode)
+    const fd = await call<number>((cb) => fs.open(file, flags, mode, cb))
     return {
-      size: async () => (await handle.stat()).size,
-      read: (buffer, length, position) => handle.read(buffer, 0, length, position),
-      write: async (bytes, position) => {
-        // A short write (a full disk) goes on where it stopped, or fails: never taken for the whole.
-        for (let done = 0; done < bytes.length; ) {
-          done += (await handle.write(bytes, done, bytes.length - done, position + done)).bytesWritten
-        }
-      },
-      append: (text) => handle.writeFile(text, "utf8"),
-      truncate: (length) => handle.truncate(length),
-      datasync: () => handle.datasync(),
-      sync: () => handle.sync(),
-      close: () => handle.close()
+      size: async () => (await call<fs.Stats>((cb) => fs.fstat(fd, cb))).size,
+      read: (buffer, length, position) => call<number>((cb) => fs.read(fd, buffer, 0, length, position, cb)),
+      write: (bytes, position) => writeAllLater(fd, bytes, position),
+      append: (text) => writeAllLater(fd, Buffer.from(text, "utf8"), null),
+      truncate: (length) => call<void>((cb) => fs.ftruncate(fd, length, cb)),
+      datasync: () => call<void>((cb) => fs.fdatasync(fd, cb)),
+      sync: () => call<void>((cb) => fs.fsync(fd, cb)),
+      close: () => call<void>((cb) => fs.close(fd, cb))
     }
   },
-  truncate: (file, length) => fsp.truncate(file, length),
-  remove: (file) => fsp.rm(file, { force: true }),
-  mtimeMs: async (file) => (await fsp.stat(file)).mtimeMs
+  truncate: (file, length) => call<void>((cb) => fs.truncate(file, length, cb)),
+  remove: (file) => call<void>((cb) => fs.rm(file, { force: true }, cb)),
+  mtimeMs: async (file) => (await call<fs.Stats>((cb) => fs.stat(file, cb))).mtimeMs
 }
 
 /** Writes all of `bytes` to `fd` at `position` (a short write goes on where it stopped). */

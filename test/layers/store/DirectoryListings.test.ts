@@ -35,6 +35,16 @@ vi.mock("node:fs/promises", async (importOriginal) => {
   return { ...real, readdir, readFile, default: { ...real, readdir, readFile } }
 })
 
+// A session's close reads through node:fs's callback form (layers/store/FileCalls.ts): counted too.
+vi.mock("node:fs", async (importOriginal) => {
+  const real = await importOriginal<typeof import("node:fs")>()
+  const readFile = ((...args: Parameters<typeof real.readFile>) => {
+    listed.reads.push(String(args[0]))
+    return real.readFile(...args)
+  }) as typeof real.readFile
+  return { ...real, readFile, default: { ...real, readFile } }
+})
+
 describe("a new conversation", () => {
   it.effect(
     "lists the conversations three times (the fresh id, the check under its lock, the staging sweep) and reads nothing of its own back",

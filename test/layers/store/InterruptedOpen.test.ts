@@ -4,7 +4,7 @@
  * directory (docs/storage.md#durable-appends): the lock must stay held until that work is done, or
  * another process takes the conversation while this one is still writing it.
  *
- * The interrupt is sent from inside the work (node:fs/promises is wrapped),
+ * The interrupt is sent from inside the work (node:fs/promises and node:fs's callbacks are wrapped),
  * so it lands exactly there. The same wrapping shows what a crash between
  * two steps of close would leave.
  */
@@ -51,6 +51,25 @@ vi.mock("node:fs/promises", async (importOriginal) => {
     return real.rename(from, to)
   }) as typeof real.rename
   return { ...real, readFile, writeFile, open, rename, default: { ...real, readFile, writeFile, open, rename } }
+})
+
+// The store's own file handles and the reads of its close go through node:fs's callback forms
+// (layers/store/FileCalls.ts): the same hook after each, before its caller goes on.
+vi.mock("node:fs", async (importOriginal) => {
+  const real = await importOriginal<typeof import("node:fs")>()
+  const wrap =
+    (op: "read" | "open", f: (...args: Array<unknown>) => void) =>
+    (...args: Array<unknown>) => {
+      const done = args.pop() as (error: unknown, value: unknown) => void
+      f(...args, (error: unknown, value: unknown) => {
+        const after = hook.after
+        if (after === undefined) return done(error, value)
+        void after(op, typeof args[0] === "string" ? args[0] : "<handle>").finally(() => done(error, value))
+      })
+    }
+  const readFile = wrap("read", real.readFile as (...args: Array<unknown>) => void) as unknown as typeof real.readFile
+  const open = wrap("open", real.open as (...args: Array<unknown>) => void) as unknown as typeof real.open
+  return { ...real, readFile, open, default: { ...real, readFile, open } }
 })
 
 const id = ConversationId.parse("17738399468")!
