@@ -266,7 +266,7 @@ const lazyWs = {
 // each use, so nothing is loaded before then. The names are the built-in's own, listed here
 // at build time (stable APIs; a name missing would read as undefined, and the tests that
 // spawn tools, prompt and hash would fail). (Start-up of a query, docs/benchmarks.md.)
-const LAZY_BUILTINS = ["crypto", "tls", "readline", "child_process", "v8"]
+const LAZY_BUILTINS = ["crypto", "tls", "readline", "child_process", "v8", "stream", "tty"]
 const lazyBuiltins = {
   name: "lazy-builtins",
   setup(b) {

@@ -29,6 +29,7 @@ import * as ConfigFile from "../layers/ConfigFile.ts"
 import * as ExecutorLive from "../layers/executor/ExecutorLive.ts"
 import * as LlmInquiryBackend from "../layers/LlmInquiryBackend.ts"
 import * as PendingAnswersLive from "../layers/PendingAnswersLive.ts"
+import * as ProcessOutput from "../layers/ProcessOutput.ts"
 import * as RunEventsLive from "../layers/RunEventsLive.ts"
 import * as NotifierLive from "../layers/notify/NotifierLive.ts"
 import * as NotifyHooks from "./NotifyHooks.ts"
@@ -139,7 +140,7 @@ export const layer = (settings: Settings): Layer.Layer<Services, CliFailure, Pro
       })
       // Status needs only a screen: the person's terminal, else stderr when it is one
       // (`cat notes.md | parley query` cannot prompt, but still shows what its tools do).
-      const screen = PersonTerminal.reach() ?? (process.stderr.isTTY === true ? process.stderr : undefined)
+      const screen = PersonTerminal.reach() ?? (ProcessOutput.isTerminal("stderr") ? process.stderr : undefined)
       const status = yield* Status.make(screen, Style.colorAllowed())
       const configLayer = Layer.succeed(Config, Config.of({ file: configFile, data: config }))
       // Built here, in the run's scope, so a config problem it finds is one clear line.

@@ -22,6 +22,7 @@ import { RunEvents } from "../services/RunEvents.ts"
 import { StoreIoError } from "../services/StoreErrors.ts"
 import { CliFailure } from "./CliFailure.ts"
 import * as ErrorLine from "./ErrorLine.ts"
+import * as ProcessOutput from "../layers/ProcessOutput.ts"
 import * as DetachedRun from "../layers/host/DetachedRun.ts"
 import * as Hint from "./Hint.ts"
 import * as Host from "./Host.ts"
@@ -60,8 +61,8 @@ const makeOutput = (run: Live.Run["Service"], params: RunQueryParams) => {
     report: () => RunReport.fold(view.events),
     // jsonl: the report is the stream's last line, the same document on one line.
     json: (doc: unknown) =>
-      Effect.sync(
-        () => void process.stdout.write(JSON.stringify(doc, null, params.format === "jsonl" ? undefined : 2) + "\n")
+      Effect.sync(() =>
+        ProcessOutput.write("stdout", `${JSON.stringify(doc, null, params.format === "jsonl" ? undefined : 2)}\n`)
       )
   }
 }

@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import type * as RunEvent from "../domain/run/RunEvent.ts"
 import * as RunEventLine from "../domain/run/RunEventLine.ts"
 import { printable } from "../domain/render/TerminalText.ts"
+import * as ProcessOutput from "../layers/ProcessOutput.ts"
 import type { RunEvents } from "../services/RunEvents.ts"
 import type * as Cursor from "../layers/prompt/Cursor.ts"
 import type * as Status from "./Status.ts"
@@ -34,15 +35,15 @@ import * as Style from "./Style.ts"
  */
 class TextOut {
   private last = ""
-  private readonly terminal = process.stdout.isTTY === true
+  private readonly terminal = ProcessOutput.isTerminal("stdout")
   constructor(private readonly enabled: boolean) {}
   write(text: string): void {
     if (!this.enabled || text === "") return
     this.last = text
-    process.stdout.write(this.terminal ? printable(text, "\n\t") : text)
+    ProcessOutput.write("stdout", this.terminal ? printable(text, "\n\t") : text)
   }
   endLine(): void {
-    if (this.last !== "" && !this.last.endsWith("\n")) process.stdout.write("\n")
+    if (this.last !== "" && !this.last.endsWith("\n")) ProcessOutput.write("stdout", "\n")
     this.last = ""
   }
 }
@@ -65,7 +66,7 @@ export type Stdout = "text" | "json" | "jsonl"
 
 /** One event as its `--format jsonl` line. */
 const writeLine = (e: RunEvent.RunEvent): void =>
-  void process.stdout.write(`${JSON.stringify(RunEventLine.encode(e))}\n`)
+  ProcessOutput.write("stdout", `${JSON.stringify(RunEventLine.encode(e))}\n`)
 
 /** A view on `status` (the person's screen, or none), printing on stdout what `stdout` says. */
 export const make = (status: Status.Status, stdout: Stdout): View => {
@@ -76,11 +77,11 @@ export const make = (status: Status.Status, stdout: Stdout): View => {
   const stderr = (line: string) =>
     status.around(() => {
       out.endLine()
-      process.stderr.write(line + "\n")
+      ProcessOutput.write("stderr", `${line}\n`)
     })
   const conversation = (e: RunEvent.Of<"ConversationKnown">) => {
     // Dim only where stderr is the terminal: a redirected stderr gets plain text.
-    const dim = process.stderr.isTTY === true && status.style.color ? status.style.dim : Style.plain.dim
+    const dim = ProcessOutput.isTerminal("stderr") && status.style.color ? status.style.dim : Style.plain.dim
     return stderr(dim(`conversation ${e.conversation_id}${e.created ? " (new)" : ""}`))
   }
   const show = (e: RunEvent.RunEvent): Effect.Effect<void> => {

@@ -14,6 +14,9 @@
  * ```
  */
 
+import * as fs from "node:fs"
+import { isTerminal as isTerminalFd } from "./file/IsTerminal.ts"
+
 /** Set once the run has started: ends it the way a signal does (every finalizer runs), exiting 0. */
 let onBrokenPipe: (() => void) | undefined
 
@@ -64,6 +67,83 @@ const watch = (name: Output): void => {
 }
 watch("stdout")
 watch("stderr")
+
+/** Where each output's direct writes go: its own descriptor, or the log of a run that left its terminal. */
+const descriptor: Record<Output, number> = { stdout: 1, stderr: 2 }
+
+/** Whether `name` is a terminal (what `process[name].isTTY` says), without making its stream. */
+export const isTerminal = (name: Output): boolean =>
+  made.has(name) ? process[name].isTTY === true : isTerminalFd(descriptor[name])
+
+// How much a pipe or a socket is written directly before its stream takes over. A direct write
+// on a descriptor left blocking (as a parent hands it) waits for its reader, and with it the
+// whole run (its host, its timers); Node's stream makes the descriptor non-blocking and queues
+// instead. Linux gives a pipe 64 KiB, a socket more: a reply this short never waits.
+const DIRECT_BUDGET = 16 * 1024
+
+/** Whether both outputs go to a run's log (`redirect`). */
+let redirected = false
+
+/** Bytes each output may still be written directly; gone once its stream has taken over. */
+const direct = new Map<Output, number>()
+
+/** What is left of `name`'s direct budget: a terminal's and a file's writes block as its stream's would. */
+const budgetOf = (name: Output): number | undefined => {
+  // Once its stream exists (made by whatever wrote through it), it may hold queued bytes: a direct
+  // write would pass them. A redirected stream writes synchronously (`redirect`): nothing queued.
+  if (made.has(name) && !redirected) {
+    direct.delete(name)
+    return undefined
+  }
+  const left = direct.get(name)
+  if (left !== undefined) return left
+  try {
+    const stat = fs.fstatSync(descriptor[name])
+    const budget = stat.isFile() || stat.isCharacterDevice() ? Number.POSITIVE_INFINITY : DIRECT_BUDGET
+    direct.set(name, budget)
+    return budget
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Writes `text` on `name` with `fs.writeSync` while that output has written nothing through its
+ * stream and has budget left (making `process.stdout` loads Node's streams and `net` for a pipe:
+ * ~3 ms of a scripted turn, issue 50); from the first write it cannot take (a full non-blocking
+ * descriptor, a closed pipe: the stream reports it as it always did), or past the budget, the
+ * stream writes everything after, in order. `whole`: the command's whole output, after which it
+ * ends (a listing, a print): nothing else runs while it waits for its reader, so no budget.
+ */
+export const write = (name: Output, text: string, whole = false): void => {
+  const left = budgetOf(name)
+  const bytes = Buffer.from(text, "utf8")
+  if (left === undefined || (!whole && bytes.length > left)) {
+    direct.delete(name)
+    process[name].write(bytes)
+    return
+  }
+  let at = 0
+  try {
+    while (at < bytes.length) at += fs.writeSync(descriptor[name], bytes, at, bytes.length - at)
+    direct.set(name, left - bytes.length)
+  } catch {
+    direct.delete(name)
+    process[name].write(bytes.subarray(at))
+  }
+}
+
+/**
+ * Sends both outputs' direct writes to `fd` from now on (a run that left its terminal writes its log:
+ * `host/DetachedRun.ts`, which sends the streams' writes there too). A log is a file: no budget.
+ */
+export const redirect = (fd: number): void => {
+  redirected = true
+  for (const name of ["stdout", "stderr"] as const) {
+    descriptor[name] = fd
+    direct.set(name, Number.POSITIVE_INFINITY)
+  }
+}
 
 /** Resolves once everything written to `name` has reached the OS (a pipe may be full). */
 const drained = (name: Output): Promise<void> => {

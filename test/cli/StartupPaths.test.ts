@@ -303,8 +303,43 @@ describe("start-up: a query loads what its turn uses (docs/startup.md#start-up-o
         )
       )
     ).toStrictEqual([])
+    // Its reply and its conversation's line are written on the pipes directly (ProcessOutput.write), its
+    // stdin asked of its file before node:tty (IsTerminal.ts), and a host that never listened leaves no
+    // socket to look at: no stream, net or tty (~8% of its start).
+    expect(internals.filter(streamStack)).toStrictEqual([])
+    expect(r.stderr).toContain("(new)")
+  })
+
+  it("a scripted turn fed /dev/null, its outputs pipes, loads neither node:tty nor the streams", () => {
+    const script = path.join(dir, "reply-null.json")
+    fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
+    const builtins = path.join(dir, "builtins-null.cjs")
+    const list = path.join(dir, "builtins-null.txt")
+    fs.writeFileSync(
+      builtins,
+      `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
+    )
+    const r = spawnSync(
+      process.execPath,
+      ["--require", builtins, bundle, "--storage", storage, "query", "--new", "hi", "--script", script],
+      {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, PARLEY_BUILTINS: list },
+        timeout: 60_000
+      }
+    )
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toBe("ok\n")
+    expect(r.stderr).toMatch(/^conversation \d+ \(new\)\n$/)
+    expect(fs.readFileSync(list, "utf8").split("\n").filter(streamStack)).toStrictEqual([])
   })
 })
+
+/** Node's stream stack, `net` and `node:tty` (which loads both). */
+const streamStack = (m: string) =>
+  /^NativeModule (stream|internal\/streams\/readable|net|tty|internal\/tty)$/.test(m) ||
+  m === "Internal Binding pipe_wrap"
 
 describe("start-up: node:v8 loads only where it is used (scripts/build.mjs, lazyBuiltins)", () => {
   // Its ES module facade loads v8's heap helpers and, through them, Node's whole stream stack.

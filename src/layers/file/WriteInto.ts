@@ -31,6 +31,7 @@ import * as fsSync from "node:fs"
 import * as path from "node:path"
 import * as Schema from "effect/Schema"
 import * as ErrorCode from "../ErrorCode.ts"
+import { isTerminal } from "./IsTerminal.ts"
 
 /** A named path parley will not write into, and what it turned out to be. */
 export class OutputRefused extends Schema.TaggedError<OutputRefused>()("OutputRefused", {
@@ -166,11 +167,10 @@ const writeAll = async (fd: number, bytes: Uint8Array): Promise<void> => {
   }
 }
 
-// node:tty is loaded only when asked (the store's files come through here, and `ls` needs no terminal; docs/decisions.md#fast-start).
+// node:tty is loaded only when asked, and only for a descriptor that may be a terminal (IsTerminal.ts: the
+// store's files come through here, and `ls` needs no terminal; docs/decisions.md#fast-start).
 const textFor = (fd: number, text: string, options: WriteOptions) =>
-  options.forTerminal !== undefined && process.getBuiltinModule("node:tty").isatty(fd)
-    ? options.forTerminal(text)
-    : text
+  options.forTerminal !== undefined && isTerminal(fd) ? options.forTerminal(text) : text
 
 /**
  * Writes `text` into the path a person named (see the module comment).

@@ -33,6 +33,7 @@ import * as Refusal from "../../domain/run/Refusal.ts"
 import { DetachedPolicy } from "../../domain/tool/Config.ts"
 import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 import { ConversationLocked } from "../../services/StoreErrors.ts"
+import * as ProcessOutput from "../ProcessOutput.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
 import * as HostPath from "./HostPath.ts"
 
@@ -217,6 +218,7 @@ export const openLog = (storage: string): Log => {
 export const leaveTerminal = (log: Log, forgetHangup: () => void): void => {
   redirect(process.stdout, log.fd)
   redirect(process.stderr, log.fd)
+  ProcessOutput.redirect(log.fd)
   forgetHangup()
   // The terminal may close once we are in the background: that no longer ends the run.
   process.on("SIGHUP", () => {})

@@ -22,6 +22,7 @@
  * })
  * ```
  */
+import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -31,6 +32,16 @@ import type { PendingAnswers } from "../../services/PendingAnswers.ts"
 import { RunEvents } from "../../services/RunEvents.ts"
 import type { ServeOptions } from "./HostServer.ts"
 import * as HostPath from "./HostPath.ts"
+
+/** Whether anything is at `file` (a socket, or whatever else took its name). */
+const leftThere = (file: string): boolean => {
+  try {
+    return fs.lstatSync(file, { throwIfNoEntry: false }) !== undefined
+  } catch {
+    // Not even looked at (a directory on the way we may not read): the host's own check says what it is.
+    return true
+  }
+}
 
 /** What the host is told, and what to do when it cannot listen. */
 export interface Options extends Omit<ServeOptions, "socketPath" | "conversationId"> {
@@ -60,12 +71,15 @@ export const serve = (
     const id = known.value.conversation_id
     const socketPath = HostPath.of(storage, id)
     // A run that ends before its host listens (a short one) still clears what a killed host of its conversation
-    // left there; after a host that served, its own finalizer has removed the file already.
+    // left there; after a host that served, its own finalizer has removed the file already. Where nothing is
+    // left, the host's code (RPC, sockets, net) is never loaded.
     yield* Effect.addFinalizer(() =>
-      Effect.flatMap(
-        Effect.promise(() => import("./HostServer.ts")),
-        (HostServer) => HostServer.clearStale(socketPath)
-      )
+      leftThere(socketPath)
+        ? Effect.flatMap(
+            Effect.promise(() => import("./HostServer.ts")),
+            (HostServer) => HostServer.clearStale(socketPath)
+          )
+        : Effect.void
     )
     // Not served after all (the run ended first): the caller is told the conversation was never served.
     if (due !== undefined && !(yield* due)) return Option.none()

@@ -26,6 +26,7 @@ import { badArgument } from "effect/PlatformError"
 import * as Scope from "effect/Scope"
 import * as Terminal from "effect/Terminal"
 import type * as Prompt from "effect/cli/Prompt"
+import { isTerminal } from "../file/IsTerminal.ts"
 import * as TerminalPromptBackend from "./TerminalPromptBackend.ts"
 
 let reached: tty.WriteStream | null | undefined
@@ -53,7 +54,8 @@ const openTty = (): tty.WriteStream | null => {
  */
 export const reach = (): tty.WriteStream | undefined => {
   // The descriptor, not process.stdin: making that stream (a pipe's is a socket) costs a run that asks nobody.
-  if (!tty.isatty(0)) return undefined
+  // Asked of the file first (IsTerminal.ts): a run fed a pipe, a file or /dev/null never loads node:tty.
+  if (!isTerminal(0)) return undefined
   if (reached === undefined) reached = process.stderr.isTTY === true ? (process.stderr as tty.WriteStream) : openTty()
   return reached ?? undefined
 }
