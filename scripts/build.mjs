@@ -258,7 +258,8 @@ const lazyWs = {
 // Node built-ins a query never uses at start: loading node:crypto evaluates about twenty
 // internal modules, node:tls caches the bundled root certificates, node:readline and
 // node:child_process bring their own, node:v8 its heap and promise-hook helpers (~4 ms; the
-// file store calls it only to decode an events.json of 8 MB or more), yet a scripted turn
+// file store calls it only to decode an events.json of 8 MB or more), node:os its binding (the
+// temp directory of a host socket in the per-user runtime directory), yet a scripted turn
 // calls none of them (a tool's process, a terminal prompt, a TLS socket, a lock's random name
 // come later, if ever).
 // Each is imported through a CommonJS stand-in whose exports are getters that require the
@@ -266,7 +267,7 @@ const lazyWs = {
 // each use, so nothing is loaded before then. The names are the built-in's own, listed here
 // at build time (stable APIs; a name missing would read as undefined, and the tests that
 // spawn tools, prompt and hash would fail). (Start-up of a query, docs/benchmarks.md.)
-const LAZY_BUILTINS = ["crypto", "tls", "readline", "child_process", "v8", "stream", "tty"]
+const LAZY_BUILTINS = ["crypto", "tls", "readline", "child_process", "v8", "stream", "tty", "os"]
 const lazyBuiltins = {
   name: "lazy-builtins",
   setup(b) {

@@ -82,6 +82,9 @@ describe("start-up: what the reading commands load", () => {
     const print = run(["conversation", "print", "17758406187"])
     expect(sources(print, /src\/domain\/storage\/EntryCodec\.ts/).length).toBeGreaterThan(0)
     expect(sources(print, /node_modules\/effect\/dist\/Schema\.js/).length).toBeGreaterThan(0)
+    // A conversation's metadata names a detached policy: its schema alone, not all of config.toml's.
+    expect(sources(print, /src\/domain\/tool\/DetachedPolicy\.ts/).length).toBeGreaterThan(0)
+    expect(sources(print, /src\/domain\/tool\/Config\.ts/)).toStrictEqual([])
   })
 
   it("a common listing runs no Effect (no fiber, no layer); one with a host socket is listed by the Effect path, alike", async () => {
@@ -258,14 +261,15 @@ describe("start-up: the built-ins an ls loads (scripts/build.mjs, facadeFree)", 
     )
     const { internals, out } = builtinsOf("print", ["--storage", storage, "conversation", "print", "17758406187"])
     expect(out).toContain("# Missing date in version string")
+    // node:os neither: only a host's socket in the per-user runtime directory needs it (HostPath).
     expect(
-      internals.filter((m) => /^NativeModule (fs\/promises|internal\/fs\/promises|internal\/readline\/\w+)$/.test(m))
+      internals.filter((m) => /^NativeModule (os|fs\/promises|internal\/fs\/promises|internal\/readline\/\w+)$/.test(m))
     ).toStrictEqual([])
   })
 })
 
 describe("start-up: a query loads what its turn uses (docs/startup.md#start-up-of-a-query)", () => {
-  it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack, undici, tls, readline, the crypto module, node:fs/promises or perf_hooks", () => {
+  it("a scripted turn without a tool call loads no ajv, no ws, and Node never loads its http stack, undici, tls, readline, the crypto module, node:os, node:fs/promises or perf_hooks", () => {
     const script = path.join(dir, "reply.json")
     fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
     const builtins = path.join(dir, "builtins.cjs")
@@ -291,7 +295,7 @@ describe("start-up: a query loads what its turn uses (docs/startup.md#start-up-o
     const internals = fs.readFileSync(list, "utf8").split("\n")
     expect(
       internals.filter((m) =>
-        /^NativeModule (http|https|zlib|tls|readline|crypto|_http_\w+|internal\/deps\/undici\/undici)$/.test(m)
+        /^NativeModule (http|https|zlib|tls|readline|crypto|os|_http_\w+|internal\/deps\/undici\/undici)$/.test(m)
       )
     ).toStrictEqual([])
     // A new conversation and its lock are made through node:fs's callbacks (the build's stand-in of

@@ -19,7 +19,7 @@ import * as Schema from "effect/Schema"
 import { setKey } from "./EntryCodec.ts"
 import * as Labels from "./Labels.ts"
 import * as Timestamp from "../event/Timestamp.ts"
-import { DetachedPolicy } from "../tool/Config.ts"
+import { DetachedPolicy } from "../tool/DetachedPolicy.ts"
 import * as LastError from "../run/LastError.ts"
 
 type Json = Schema.Json

@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as EnvReference from "./EnvReference.ts"
+import { DetachedPolicy } from "./DetachedPolicy.ts"
 import { questionIdProblem } from "./Question.ts"
 import { ResultMode, RunMode, type ToolKind } from "./ToolDefinition.ts"
 import * as ToolEnv from "./ToolEnv.ts"
@@ -111,16 +112,8 @@ export type QuestionTarget = typeof QuestionTarget.Type
 /** Who a target routes to: a table is the assistant. */
 export type TargetKind = "user" | "assistant"
 
-/**
- * What a question meant for a person does when nobody can be asked (no
- * terminal, no client attached): `assistant` (the inquiry backend — JP's
- * rule and the default), `wait` (stays open for any answerer, up to
- * `wait_timeout`, then as `defer`), `defer` (recorded unanswered; the run
- * ends with the turn waiting for input, exit 3), `deny` (cancelled,
- * `no_prompt_backend`). Contract §7 and RFD 027's detached policies; see docs/decisions.md#detached-policy.
- */
-export const DetachedPolicy = Schema.Literals(["assistant", "wait", "defer", "deny"])
-export type DetachedPolicy = typeof DetachedPolicy.Type
+/** What a question meant for a person does when nobody can be asked (its own module: `DetachedPolicy.ts`). */
+export { DetachedPolicy } from "./DetachedPolicy.ts"
 
 /**
  * Who may fill in an MCP server's elicitation forms (docs/decisions.md#mcp-forms-are-the-persons): `person` —

@@ -80,7 +80,17 @@ export const of = (storage: string, id: string): string =>
     // (docs/decisions.md#database-storage-beside-the-directory).
     Database: ({ url }) =>
       HostSocket.path({ storage: databaseKey(url), id, runtimeDir: runtimeDir(), hash: sha256, isDirectory: false }),
-    Directory: (dir) => HostSocket.path({ storage: path.resolve(dir.path), id, runtimeDir: runtimeDir(), hash: sha256 })
+    // The runtime directory only when the storage's own path is too long for a socket: finding it
+    // loads node:os (~0.5 ms of a scripted turn, issue 50), which a storage's own run/ never needs.
+    Directory: (dir) =>
+      HostSocket.path({
+        storage: path.resolve(dir.path),
+        id,
+        get runtimeDir() {
+          return runtimeDir()
+        },
+        hash: sha256
+      })
   })
 
 /** The directory a run of `storage` keeps its files in (detached logs): the storage's run/, or the per-user one for a database. */
