@@ -77,34 +77,56 @@ export const isTerminal = (name: Output): boolean =>
 
 // How much a pipe or a socket is written directly before its stream takes over. A direct write
 // on a descriptor left blocking (as a parent hands it) waits for its reader, and with it the
-// whole run (its host, its timers); Node's stream makes the descriptor non-blocking and queues
-// instead. Linux gives a pipe 64 KiB, a socket more: a reply this short never waits.
-const DIRECT_BUDGET = 16 * 1024
+// whole run (its host, its timers, its signals); Node's stream makes the descriptor non-blocking
+// and queues instead. A pipe holds at least a page (4 KiB) on Linux even past a user's pipe
+// allowance, so writes this short into a pipe nobody else fills never wait. Both outputs on one
+// pipe (`2>&1`) share it.
+const DIRECT_BUDGET = 4 * 1024
 
 /** Whether both outputs go to a run's log (`redirect`). */
 let redirected = false
 
-/** Bytes each output may still be written directly; gone once its stream has taken over. */
-const direct = new Map<Output, number>()
+/** Bytes still to be written directly into one file; spent (below zero) once a stream took over. */
+interface Budget {
+  left: number
+}
 
-/** What is left of `name`'s direct budget: a terminal's and a file's writes block as its stream's would. */
-const budgetOf = (name: Output): number | undefined => {
+/** Each output's budget, the same one for both outputs of one file; gone once its stream has taken over. */
+const direct = new Map<Output, Budget>()
+
+/** Which file each output's budget is of (device and inode), so that both outputs on one pipe share it. */
+const fileOf = new Map<Output, string>()
+
+/** `name`'s direct budget: a terminal's and a file's writes block as its stream's would, so theirs has no bound. */
+const budgetOf = (name: Output): Budget | undefined => {
   // Once its stream exists (made by whatever wrote through it), it may hold queued bytes: a direct
   // write would pass them. A redirected stream writes synchronously (`redirect`): nothing queued.
   if (made.has(name) && !redirected) {
     direct.delete(name)
     return undefined
   }
-  const left = direct.get(name)
-  if (left !== undefined) return left
+  const known = direct.get(name)
+  if (known !== undefined) return known
   try {
     const stat = fs.fstatSync(descriptor[name])
-    const budget = stat.isFile() || stat.isCharacterDevice() ? Number.POSITIVE_INFINITY : DIRECT_BUDGET
+    const file = `${stat.dev}:${stat.ino}`
+    const other = name === "stdout" ? "stderr" : "stdout"
+    const shared = fileOf.get(other) === file ? direct.get(other) : undefined
+    const budget = shared ?? {
+      left: stat.isFile() || stat.isCharacterDevice() ? Number.POSITIVE_INFINITY : DIRECT_BUDGET
+    }
+    fileOf.set(name, file)
     direct.set(name, budget)
     return budget
   } catch {
     return undefined
   }
+}
+
+/** From now on `name` (and the other output, when it writes into the same file) goes through its stream. */
+const handOver = (name: Output, budget: Budget | undefined): void => {
+  if (budget !== undefined) budget.left = Number.NEGATIVE_INFINITY
+  direct.delete(name)
 }
 
 /**
@@ -116,19 +138,19 @@ const budgetOf = (name: Output): number | undefined => {
  * ends (a listing, a print): nothing else runs while it waits for its reader, so no budget.
  */
 export const write = (name: Output, text: string, whole = false): void => {
-  const left = budgetOf(name)
+  const budget = budgetOf(name)
   const bytes = Buffer.from(text, "utf8")
-  if (left === undefined || (!whole && bytes.length > left)) {
-    direct.delete(name)
+  if (budget === undefined || budget.left < 0 || (!whole && bytes.length > budget.left)) {
+    handOver(name, budget)
     process[name].write(bytes)
     return
   }
   let at = 0
   try {
     while (at < bytes.length) at += fs.writeSync(descriptor[name], bytes, at, bytes.length - at)
-    direct.set(name, left - bytes.length)
+    budget.left = Math.max(0, budget.left - bytes.length)
   } catch {
-    direct.delete(name)
+    handOver(name, budget)
     process[name].write(bytes.subarray(at))
   }
 }
@@ -139,9 +161,10 @@ export const write = (name: Output, text: string, whole = false): void => {
  */
 export const redirect = (fd: number): void => {
   redirected = true
+  const log = { left: Number.POSITIVE_INFINITY }
   for (const name of ["stdout", "stderr"] as const) {
     descriptor[name] = fd
-    direct.set(name, Number.POSITIVE_INFINITY)
+    direct.set(name, log)
   }
 }
 

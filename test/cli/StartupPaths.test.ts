@@ -314,30 +314,34 @@ describe("start-up: a query loads what its turn uses (docs/startup.md#start-up-o
     expect(r.stderr).toContain("(new)")
   })
 
-  it("a scripted turn fed /dev/null, its outputs pipes, loads neither node:tty nor the streams", () => {
-    const script = path.join(dir, "reply-null.json")
-    fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
-    const builtins = path.join(dir, "builtins-null.cjs")
-    const list = path.join(dir, "builtins-null.txt")
-    fs.writeFileSync(
-      builtins,
-      `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
-    )
-    const r = spawnSync(
-      process.execPath,
-      ["--require", builtins, bundle, "--storage", storage, "query", "--new", "hi", "--script", script],
-      {
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, PARLEY_BUILTINS: list },
-        timeout: 60_000
-      }
-    )
-    expect(r.status, r.stderr).toBe(0)
-    expect(r.stdout).toBe("ok\n")
-    expect(r.stderr).toMatch(/^conversation \d+ \(new\)\n$/)
-    expect(fs.readFileSync(list, "utf8").split("\n").filter(streamStack)).toStrictEqual([])
-  })
+  // Linux only: elsewhere /dev/null is asked of node:tty (IsTerminal.ts knows Linux's memory devices alone).
+  it.skipIf(process.platform !== "linux")(
+    "a scripted turn fed /dev/null, its outputs pipes, loads neither node:tty nor the streams",
+    () => {
+      const script = path.join(dir, "reply-null.json")
+      fs.writeFileSync(script, JSON.stringify({ steps: [{ message: "ok" }] }))
+      const builtins = path.join(dir, "builtins-null.cjs")
+      const list = path.join(dir, "builtins-null.txt")
+      fs.writeFileSync(
+        builtins,
+        `process.on("exit", () => require("fs").writeFileSync(process.env.PARLEY_BUILTINS, process.moduleLoadList.join("\\n")))\n`
+      )
+      const r = spawnSync(
+        process.execPath,
+        ["--require", builtins, bundle, "--storage", storage, "query", "--new", "hi", "--script", script],
+        {
+          encoding: "utf8",
+          stdio: ["ignore", "pipe", "pipe"],
+          env: { ...process.env, PARLEY_BUILTINS: list },
+          timeout: 60_000
+        }
+      )
+      expect(r.status, r.stderr).toBe(0)
+      expect(r.stdout).toBe("ok\n")
+      expect(r.stderr).toMatch(/^conversation \d+ \(new\)\n$/)
+      expect(fs.readFileSync(list, "utf8").split("\n").filter(streamStack)).toStrictEqual([])
+    }
+  )
 })
 
 /** Node's stream stack, `net` and `node:tty` (which loads both). */

@@ -45,9 +45,10 @@ const runSlowlyRead = (count: number, size: number, delayMs: number, streamAt?: 
 
 describe("ProcessOutput.write", () => {
   it("a short output reaches a pipe whole and in order without Node's stream", async () => {
-    const r = await runSlowlyRead(100, 100, 0)
+    // 3,000 bytes: within the direct budget (4 KiB).
+    const r = await runSlowlyRead(30, 100, 0)
     expect(r.code).toBe(0)
-    expect(r.out).toBe(expected(100, 100))
+    expect(r.out).toBe(expected(30, 100))
     expect(r.err).toBe("stream:false\n")
   })
 
@@ -69,16 +70,26 @@ describe("ProcessOutput.write", () => {
   })
 
   it("a full non-blocking pipe: what the direct write could not take follows through the stream, in order", () => {
-    // Python makes the pipe: 60 KiB already in it (of 64), the write end non-blocking; it reads all of it a
-    // second later, so the child's direct writes meet a full pipe (EAGAIN) after about 4 KiB.
+    // Python makes the pipe: filled until it takes no more (whatever its size and the page size), then
+    // a page read back and all but 1,000 bytes of it written again, its write end non-blocking; it reads
+    // everything a second later. The child's direct writes meet a full pipe (EAGAIN) after 1,000 bytes,
+    // well within their budget.
     const harness = path.join(dir, "full-pipe.py")
     fs.writeFileSync(
       harness,
       [
         "import os, fcntl, subprocess, sys, time",
         "r, w = os.pipe()",
-        "os.write(w, b'p' * 61440)",
         "fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)",
+        "filled = 0",
+        "while True:",
+        "    try:",
+        "        filled += os.write(w, b'p' * 4096)",
+        "    except BlockingIOError:",
+        "        break",
+        "page = os.sysconf('SC_PAGE_SIZE')",
+        "back = len(os.read(r, page))",
+        "filled += os.write(w, b'p' * (back - 1000)) - back",
         "p = subprocess.Popen(sys.argv[1:], stdout=w, stderr=subprocess.PIPE)",
         "os.close(w)",
         "time.sleep(1)",
@@ -89,16 +100,34 @@ describe("ProcessOutput.write", () => {
         "    data += chunk",
         "err = p.stderr.read()",
         "sys.stdout.buffer.write(data)",
-        "sys.stderr.buffer.write(err + ('rc:%d' % p.wait()).encode())"
+        "sys.stderr.buffer.write(err + ('rc:%d filled:%d' % (p.wait(), filled)).encode())"
       ].join("\n")
     )
-    const r = spawnSync("python3", [harness, process.execPath, "--import", "tsx", child, "100", "100"], {
+    const r = spawnSync("python3", [harness, process.execPath, "--import", "tsx", child, "30", "100"], {
       cwd: repoRoot,
       encoding: "utf8",
       timeout: 60_000,
       maxBuffer: 16 * 1024 * 1024
     })
-    expect(r.stderr).toBe("stream:true\nrc:0")
-    expect(r.stdout).toBe("p".repeat(61440) + expected(100, 100))
+    const filled = Number(/filled:(\d+)$/.exec(r.stderr)?.[1])
+    expect(r.stderr).toBe(`stream:true\nrc:0 filled:${filled}`)
+    expect(r.stdout).toBe("p".repeat(filled) + expected(30, 100))
+  })
+
+  it("both outputs into one pipe (2>&1) share one budget: past it, both go through their streams", () => {
+    // 50 lines of 100 bytes, every other one on stderr: 2,500 bytes each, 5,000 together (the budget is 4 KiB).
+    const run = (lines: number) =>
+      spawnSync("sh", ["-c", `"$0" --import tsx "$1" ${lines} 100 2>&1`, process.execPath, child], {
+        cwd: repoRoot,
+        encoding: "utf8",
+        env: { ...process.env, ALTERNATE: "1" },
+        timeout: 60_000
+      })
+    const shared = run(50)
+    expect(shared.status).toBe(0)
+    expect(shared.stdout).toBe(`${expected(50, 100)}stream:true\n`)
+    // 30 lines (3,000 bytes together) stay within it: no stream made.
+    const within = run(30)
+    expect(within.stdout).toBe(`${expected(30, 100)}stream:false\n`)
   })
 })

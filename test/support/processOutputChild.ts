@@ -1,6 +1,7 @@
 // A child for test/layers/ProcessOutput.test.ts: writes `count` numbered lines of `size` bytes on
 // stdout through ProcessOutput.write, then says on stderr whether Node's stdout stream was made
-// (and, given `streamAt`, how many writes went through that stream).
+// (and, given `streamAt`, how many writes went through that stream). ALTERNATE=1: every other
+// line goes to stderr instead.
 let made = false
 const own = Object.getOwnPropertyDescriptor(process, "stdout")
 const get = own?.get
@@ -29,7 +30,7 @@ for (let i = 0; i < (count ?? 0); i++) {
       return write(chunk)
     }) as typeof process.stdout.write
     process.stdout.write(line)
-  } else ProcessOutput.write("stdout", line)
+  } else ProcessOutput.write(process.env["ALTERNATE"] === "1" && i % 2 === 1 ? "stderr" : "stdout", line)
 }
 ProcessOutput.write("stderr", `stream:${made}${streamAt === undefined ? "" : ` through:${throughStream}`}\n`)
 ProcessOutput.exitOnceFlushed(0, false)
