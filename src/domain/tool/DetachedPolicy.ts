@@ -1,7 +1,7 @@
 /**
  * What a question meant for a person does when nobody can be asked: a module of its own, so
  * a conversation's metadata (which remembers a run's policy) is read without loading the whole
- * `config.toml` schema (`Config.ts`, which re-exports it: 1.4 ms of `conversation print`'s
+ * `config.toml` schema (`Config.ts`, which re-exports it: 1.1 ms of `conversation print`'s
  * start-up, issue 50).
  *
  * @example
