@@ -20,6 +20,7 @@ import {
   persisted,
   type Project,
   waitFor,
+  waitForLines,
   writeScript
 } from "../support/Project.ts"
 
@@ -259,7 +260,7 @@ describe("the conversation remembers its model; printed commands work when paste
           }
         )
         children.push(child)
-        yield* Effect.promise(() => waitFor("the tool running", () => fs.existsSync(path.join(p.root, "slow.pid"))))
+        yield* Effect.promise(() => waitForLines("the tool running", path.join(p.root, "slow.pid")))
         groups.push(Number(fs.readFileSync(path.join(p.root, "slow.pid"), "utf8")))
         child.kill("SIGKILL")
         yield* Effect.promise(() => exited(child))

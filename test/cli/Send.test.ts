@@ -20,6 +20,7 @@ import {
   type Project,
   spawnParley,
   waitFor,
+  waitForLines,
   writeScript
 } from "../support/Project.ts"
 
@@ -44,7 +45,7 @@ const running = async (p: Project, steps: ReadonlyArray<unknown>) => {
   const script = writeScript(p, "s.json", steps)
   const child = spawnParley(p, ["query", "--new", "go", "--script", script])
   children.push(child)
-  await waitFor("the tool to run", () => fs.existsSync(path.join(p.root, "slow.pid")), 60_000)
+  await waitForLines("the tool to run", path.join(p.root, "slow.pid"), 1, 60_000)
   await waitFor("the host's socket", () => hostSockets(p).length === 1, 60_000)
   return { child, id: hostSockets(p)[0]!.replace(".sock", "") }
 }

@@ -21,7 +21,7 @@ import {
   persisted,
   type Project,
   spawnParley,
-  waitFor,
+  waitForLines,
   writeScript
 } from "../support/Project.ts"
 
@@ -136,7 +136,7 @@ const strikeAndResume = async (signal: NodeJS.Signals) => {
     writeScript(p, "s1.json", [{ message: "Running.", tool_calls: [{ id: "slow_1", name: "slow", arguments: {} }] }])
   ])
   children.push(child)
-  await waitFor("the tool to start", () => fs.existsSync(at(p, "started")))
+  await waitForLines("the tool to start", at(p, "started"))
   const pids = read(p, "pids").trim().split(" ").map(Number)
   const pgid = pgidOf(pids[0]!)
   groups.push(pgid)

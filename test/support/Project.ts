@@ -196,6 +196,13 @@ export const waitFor = async (what: string, check: () => boolean, ms = 20_000): 
   }
 }
 
+/**
+ * Waits until `file` holds `lines` whole lines. A shell's `echo x >> file` creates the file before it writes:
+ * a test that acts once the file exists can strike between the two and find it empty (or the line never written).
+ */
+export const waitForLines = (what: string, file: string, lines = 1, ms?: number): Promise<void> =>
+  waitFor(what, () => (fs.readFileSync(file, "utf8").match(/\n/g)?.length ?? 0) >= lines, ms)
+
 /** Kills a whole process group, ignoring one that is already gone. */
 export const killGroup = (pid: number) => {
   // 0 (a pid file read while the shell was writing it) would signal the test runner's own group.
