@@ -261,6 +261,10 @@ describe("[notify]", () => {
     const spooled = fs.readdirSync(path.join(p.storage, "run", "notify")).filter((n) => n.endsWith(".json"))
     expect(spooled.length).toBe(5)
     expect(fs.statSync(path.join(p.storage, "run", "notify")).mode & 0o777).toBe(0o700)
+    // The receiver's backoff, kept for the storage's next processes (none of them retries it at once).
+    const backoff = path.join(p.storage, "run", "notify", "webhook.backoff")
+    expect(JSON.parse(fs.readFileSync(backoff, "utf8"))).toMatchObject({ failures: expect.any(Number) })
+    expect(fs.statSync(backoff).mode & 0o777).toBe(0o600)
     // Up again; the next process of the storage (a run waiting on a question) delivers what was spooled.
     const up = await receiver(port)
     const waiting = writeScript(p, "w.json", [{ message: "B.", tool_calls: [call("c2", "asker_b", "beta")] }])
@@ -271,6 +275,8 @@ describe("[notify]", () => {
       60_000
     )
     expect(new Set(bodies(up).map((b) => b["delivery_id"])).size).toBe(bodies(up).length)
+    // The receiver took them: its backoff is over.
+    await waitFor("the backoff to end", () => !fs.existsSync(backoff), 10_000)
   }, 180_000)
 
   it("what a run spooled while the receiver was down is delivered once by `parley inbox`, and by `parley serve`", async () => {

@@ -11,6 +11,7 @@
  * Delivery.outcomeOf(204) // "delivered"
  * Delivery.outcomeOf(404) // "failed"
  * Delivery.backoffMs(0) // 250
+ * Delivery.afterFailure(undefined, 1_000) // { failures: 1, until: 1_250 }
  * Delivery.entryName({ created: 1764387000000, n: 3, target: "webhook", delivery_id: "ab12" }) // "1764387000000-000003-webhook-ab12.json"
  * ```
  *
@@ -68,8 +69,46 @@ export type Outcome = "delivered" | "retry" | "failed"
 export const outcomeOf = (status: number): Outcome =>
   status >= 200 && status < 300 ? "delivered" : status >= 500 || status === 408 || status === 429 ? "retry" : "failed"
 
+/** The longest wait between two tries. */
+const MAX_BACKOFF_MS = 30_000
+
 /** The wait before try `attempt + 1` (0-based): 250 ms doubling, at most 30 s. */
-export const backoffMs = (attempt: number): number => Math.min(30_000, 250 * 2 ** Math.min(attempt, 10))
+export const backoffMs = (attempt: number): number => Math.min(MAX_BACKOFF_MS, 250 * 2 ** Math.min(attempt, 10))
+
+/**
+ * A target's backoff, kept across processes: how many tries in a row the
+ * receiver did not take (refused, timed out, a 5xx, no answer before its
+ * process ended), and when the next try may start. Every process of the
+ * storage keeps to it, so a receiver that is down or hangs is not tried
+ * again by each short run, and none of them waits for it as it ends.
+ */
+export interface Backoff {
+  readonly failures: number
+  readonly until: number
+}
+
+/** The backoff after one more try the receiver did not take, at `now`. */
+export const afterFailure = (previous: Backoff | undefined, now: number): Backoff => {
+  const failures = (previous?.failures ?? 0) + 1
+  return { failures, until: now + backoffMs(failures - 1) }
+}
+
+/**
+ * How long, from `now`, until a try may start: 0 when it may start now. At
+ * most the longest step, whatever the backoff says (a clock set back, a
+ * file edited by hand).
+ */
+export const waitMs = (backoff: Backoff | undefined, now: number): number =>
+  backoff === undefined ? 0 : Math.min(MAX_BACKOFF_MS, Math.max(0, backoff.until - now))
+
+/** A backoff read back (a file of the spool): undefined unless well formed. */
+export const backoffOf = (value: unknown): Backoff | undefined => {
+  if (typeof value !== "object" || value === null || !("failures" in value) || !("until" in value)) return undefined
+  const { failures, until } = value
+  const valid =
+    typeof failures === "number" && Number.isSafeInteger(failures) && failures > 0 && typeof until === "number"
+  return valid && Number.isFinite(until) ? { failures, until } : undefined
+}
 
 /** Default bound of retries, from an entry's creation (`retry_for`). */
 export const DEFAULT_RETRY_FOR_MS = 10 * 60_000

@@ -16,6 +16,14 @@
  * receiver (a command that ends with its run gives its last notifications'
  * first try up to a second, `firstTriesBeforeEnd`).
  *
+ * The backoff is the receiver's, not one entry's, and the spool keeps it for
+ * every process of the storage (`Spool.readBackoff`): a try refused, timed
+ * out, answered 5xx, or still unanswered when its process ended, makes the
+ * next one wait (250 ms, doubling, at most 30 s), in this process and in
+ * the next. Before it, a receiver that was down was tried again by every
+ * short run, and one that hung (accepted the connection, never answered)
+ * held each run's end for the whole second (measured: 1.2 s a `query`).
+ *
  * @example
  * ```ts
  * import * as Layer from "effect/Layer"
@@ -90,6 +98,8 @@ interface Lane {
   backingOff: boolean
   /** Found nothing to claim (another process took what is left), until this process spools again. */
   idle: boolean
+  /** Whether this process saw or kept a backoff of the target's (one to end once the receiver takes a try). */
+  failing: boolean
 }
 
 /** How long a closing scope waits for the events already published to be spooled. */
@@ -135,7 +145,8 @@ const webhookLane = (
     wake: undefined,
     untried: new Set(),
     backingOff: false,
-    idle: false
+    idle: false,
+    failing: false
   }
 }
 
@@ -147,7 +158,8 @@ const commandLane = (argv: ReadonlyArray<string>, cwd: string): Lane => ({
   wake: undefined,
   untried: new Set(),
   backingOff: false,
-  idle: false
+  idle: false,
+  failing: false
 })
 
 const lanesOf = (settings: Settings, dir: string): Array<Lane> => {
@@ -159,39 +171,87 @@ const lanesOf = (settings: Settings, dir: string): Array<Lane> => {
   return lanes
 }
 
+/** A try still unanswered after this long when its process ends counts as one the receiver did not take (it hangs). */
+const SLOW_TRY_MS = Delivery.backoffMs(0)
+
+/** One more try the receiver did not take: the target's backoff, longer, kept for every process of the storage. */
+const failed = (dir: string, lane: Lane): Delivery.Backoff => {
+  const backoff = Delivery.afterFailure(Spool.readBackoff(dir, lane.target), Date.now())
+  Spool.writeBackoff(dir, lane.target, backoff)
+  lane.failing = true
+  return backoff
+}
+
+/** The receiver answered: its backoff, if this process saw one, ends. */
+const answered = (dir: string, lane: Lane): void => {
+  if (!lane.failing) return
+  Spool.clearBackoff(dir, lane.target)
+  lane.failing = false
+}
+
+/** Runs `effect` backing off: a run's end does not wait for the lane meanwhile. */
+const backingOff = (lane: Lane, effect: Effect.Effect<void>): Effect.Effect<void> =>
+  Effect.andThen(
+    Effect.sync(() => {
+      lane.backingOff = true
+    }),
+    Effect.ensuring(
+      effect,
+      Effect.sync(() => {
+        lane.backingOff = false
+      })
+    )
+  )
+
+/** One try of `entry`; cut short by the process's end after {@link SLOW_TRY_MS}, it counts as failed. */
+const tryOnce = (dir: string, lane: Lane, entry: Delivery.Entry): Effect.Effect<Send.Attempt> =>
+  Effect.suspend(() => {
+    const started = Date.now()
+    return Effect.promise((signal) => lane.send(entry, signal)).pipe(
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          if (Date.now() - started >= SLOW_TRY_MS) failed(dir, lane)
+        })
+      )
+    )
+  })
+
 /** Tries a claimed entry until it is delivered, refused, or out of time; gives it back when interrupted. */
 const deliver = (dir: string, lane: Lane, claimed: Spool.Claimed): Effect.Effect<void> => {
   const entry = claimed.entry
-  const attempt = (n: number): Effect.Effect<void> =>
-    Effect.flatMap(
-      Effect.promise((signal) => lane.send(entry, signal)),
-      (tried): Effect.Effect<void> => {
-        lane.untried.delete(entry.delivery_id)
-        if (tried.outcome === "delivered") return Effect.sync(() => Spool.done(dir, claimed))
-        const wait = Delivery.backoffMs(n)
-        if (tried.outcome === "retry" && Delivery.withinBound(entry.created, Date.now() + wait, lane.retryForMs)) {
-          // Retried entries are not waited for at the run's end: the backoff and the tries after it.
-          const backOff = Effect.sync(() => {
-            lane.backingOff = true
-          })
-          const done = Effect.sync(() => {
-            lane.backingOff = false
-          })
-          return Effect.andThen(backOff, Effect.ensuring(Effect.andThen(Effect.sleep(wait), attempt(n + 1)), done))
-        }
-        return Effect.sync(() => {
-          const line = `${lane.target} ${entry.event} ${entry.delivery_id} failed: ${tried.detail}`
-          report(dir, `notify: ${line} (conversation ${entry.conversation_id})`)
-          // Shown once on the conversation's row (`notify_error`), where a person looks.
-          Spool.recordError(dir, entry.conversation_id, line)
-          Spool.done(dir, claimed)
-        })
-      }
-    )
-  return attempt(0).pipe(Effect.onInterrupt(() => Effect.sync(() => Spool.release(dir, claimed))))
+  const giveUp = (detail: string) =>
+    Effect.sync(() => {
+      const line = `${lane.target} ${entry.event} ${entry.delivery_id} failed: ${detail}`
+      report(dir, `notify: ${line} (conversation ${entry.conversation_id})`)
+      // Shown once on the conversation's row (`notify_error`), where a person looks.
+      Spool.recordError(dir, entry.conversation_id, line)
+      Spool.done(dir, claimed)
+    })
+  const attempt: Effect.Effect<void> = Effect.flatMap(tryOnce(dir, lane, entry), (tried) => {
+    lane.untried.delete(entry.delivery_id)
+    if (tried.outcome !== "retry") answered(dir, lane)
+    if (tried.outcome === "delivered") return Effect.sync(() => Spool.done(dir, claimed))
+    if (tried.outcome === "failed") return giveUp(tried.detail)
+    const wait = Delivery.waitMs(failed(dir, lane), Date.now())
+    // Retried entries are not waited for at the run's end: the backoff and the tries after it.
+    return Delivery.withinBound(entry.created, Date.now() + wait, lane.retryForMs)
+      ? backingOff(lane, Effect.andThen(Effect.sleep(wait), attempt))
+      : giveUp(tried.detail)
+  })
+  return attempt.pipe(Effect.onInterrupt(() => Effect.sync(() => Spool.release(dir, claimed))))
 }
 
-/** A lane's fiber: the oldest entry for it, else a wait for this process's next one (or another's, polled). */
+/** How long the lane's receiver is backing off (kept by any process of the storage), noting that this process saw it. */
+const backoffWait = (dir: string, lane: Lane): number => {
+  const backoff = Spool.readBackoff(dir, lane.target)
+  if (backoff !== undefined) lane.failing = true
+  return Delivery.waitMs(backoff, Date.now())
+}
+
+/**
+ * A lane's fiber: nothing while its receiver backs off (looked at again every `pollMs`, as another process may
+ * end it), then the oldest entry for it, else a wait for this process's next one (or another's, polled).
+ */
 const deliveries = (dir: string, lane: Lane, pollMs: number): Effect.Effect<never> => {
   const idle = Effect.raceFirst(
     Effect.callback<void>((resume) => {
@@ -206,6 +266,8 @@ const deliveries = (dir: string, lane: Lane, pollMs: number): Effect.Effect<neve
   )
   return Effect.forever(
     Effect.suspend(() => {
+      const wait = backoffWait(dir, lane)
+      if (wait > 0) return backingOff(lane, Effect.sleep(Math.min(wait, pollMs)))
       const claimed = Spool.claimNext(dir, lane.target)
       lane.idle = claimed === undefined
       // Nothing claimable now (tried, here or by another process, or behind an entry another holds): not waited
@@ -305,11 +367,17 @@ export const make = (settings: Settings): Effect.Effect<Notifier["Service"], nev
     return Notifier.of({ attach: attacher(settings, spooler(set.dir, set.lanes), set.lanes) })
   })
 
-/** A lane's entries delivered one by one until it has none left (another live process's claim ends it too). */
-const drain = (dir: string, lane: Lane): Effect.Effect<void> =>
+/**
+ * A lane's entries delivered one by one until it has none left (another live process's claim ends it too),
+ * or until `deadline` when its receiver backs off past it.
+ */
+const drain = (dir: string, lane: Lane, deadline: number): Effect.Effect<void> =>
   Effect.suspend(() => {
+    const wait = backoffWait(dir, lane)
+    if (wait > 0)
+      return Date.now() + wait < deadline ? Effect.andThen(Effect.sleep(wait), drain(dir, lane, deadline)) : Effect.void
     const claimed = Spool.claimNext(dir, lane.target)
-    return claimed === undefined ? Effect.void : Effect.andThen(deliver(dir, lane, claimed), drain(dir, lane))
+    return claimed === undefined ? Effect.void : Effect.andThen(deliver(dir, lane, claimed), drain(dir, lane, deadline))
   })
 
 /**
@@ -322,8 +390,9 @@ export const flush = (settings: Settings, boundMs: number): Effect.Effect<void> 
   Effect.suspend(() => {
     const set = setUp(settings)
     if (set === undefined) return Effect.void
+    const deadline = Date.now() + boundMs
     const all = Effect.all(
-      set.lanes.map((lane) => drain(set.dir, lane)),
+      set.lanes.map((lane) => drain(set.dir, lane, deadline)),
       { concurrency: "unbounded", discard: true }
     )
     return Effect.asVoid(Effect.timeoutOption(all, boundMs))

@@ -7,6 +7,10 @@
  * to deliver it, so one a process could not deliver before it ended is
  * delivered by the next parley process of that storage.
  *
+ * The webhook's backoff is the spool's too (`webhook.backoff`): a receiver
+ * that did not take a try is not tried again, by any process of the
+ * storage, before the backoff ends.
+ *
  * A process delivers an entry after renaming it to `<entry>.claimed-<pid>`
  * (a rename succeeds for one process only); it deletes it once delivered or
  * given up, and renames it back when it stops first. A claim whose process
@@ -122,6 +126,37 @@ export const done = (dir: string, claimed: Claimed): void => fs.rmSync(path.join
 /** Gives a claimed entry back (this process stops before delivering it). */
 export const release = (dir: string, claimed: Claimed): void =>
   void rename(path.join(dir, claimed.file), path.join(dir, Delivery.entryName(claimed.entry)))
+
+const backoffFile = (dir: string, target: Delivery.Target): string => path.join(dir, `${target}.backoff`)
+
+/** The target's backoff every process of the storage keeps to (`Delivery.Backoff`); none when none is kept or it does not read. */
+export const readBackoff = (dir: string, target: Delivery.Target): Delivery.Backoff | undefined => {
+  try {
+    return Delivery.backoffOf(JSON.parse(fs.readFileSync(backoffFile(dir, target), "utf8")))
+  } catch {
+    return undefined
+  }
+}
+
+/** Keeps the target's backoff for every process of the storage: written whole (a temporary name first), best effort. */
+export const writeBackoff = (dir: string, target: Delivery.Target, backoff: Delivery.Backoff): void => {
+  const temp = path.join(dir, `.${target}.backoff.${process.pid}.tmp`)
+  try {
+    fs.writeFileSync(temp, JSON.stringify(backoff), { mode: FILE_MODE })
+    fs.renameSync(temp, backoffFile(dir, target))
+  } catch {
+    // A backoff not kept costs a try too many, never a notification.
+  }
+}
+
+/** Ends the target's backoff: the receiver took a try (or answered it). */
+export const clearBackoff = (dir: string, target: Delivery.Target): void => {
+  try {
+    fs.rmSync(backoffFile(dir, target), { force: true })
+  } catch {
+    // Best effort, as writing it.
+  }
+}
 
 /** Appends one line to the spool's log (`notify.log`): what failed, for whom. */
 export const log = (dir: string, line: string): void => {

@@ -1,5 +1,7 @@
 // A notifier's end (src/layers/notify/NotifierLive.ts): a command that ends with its run waits, at most a second,
-// for the first try of what it spooled; a long-lived process (a cluster runner) does not wait for it.
+// for the first try of what it spooled; a long-lived process (a cluster runner) does not wait for it. The
+// receiver's backoff is kept in the spool: a notifier made after another's failed try (the storage's next
+// process) keeps to it, and the receiver's answer ends it.
 import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -9,6 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as NotifierLive from "../../../src/layers/notify/NotifierLive.ts"
+import * as Spool from "../../../src/layers/notify/Spool.ts"
 import * as RunEvent from "../../../src/domain/run/RunEvent.ts"
 
 interface Slow {
@@ -30,6 +33,28 @@ const slowReceiver = (delayMs: number): Promise<Slow> =>
           res.writeHead(200).end()
         }, delayMs)
       })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as AddressInfo).port // a TCP listen always gives an AddressInfo
+      resolve({
+        url: `http://127.0.0.1:${port}/hook`,
+        bodies,
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections()
+            server.close(() => done())
+          })
+      })
+    })
+  })
+
+/** A receiver that takes each request and never answers it (a hung service behind a live port), counting them. */
+const hungReceiver = (): Promise<Slow> =>
+  new Promise((resolve) => {
+    const bodies: Array<string> = []
+    const server = http.createServer((req) => {
+      req.on("data", () => {})
+      req.on("end", () => bodies.push("taken"))
     })
     server.listen(0, "127.0.0.1", () => {
       const port = (server.address() as AddressInfo).port // a TCP listen always gives an AddressInfo
@@ -91,5 +116,60 @@ describe("NotifierLive's end", () => {
         fs.rmSync(dir, { recursive: true, force: true })
       }
     })
+  )
+})
+
+describe("the receiver's backoff, kept in the spool", () => {
+  const entries = (storage: string) => fs.readdirSync(Spool.dirOf(storage)).filter((n) => n.endsWith(".json"))
+
+  it.live("a receiver that hangs holds one run's end, not the next one's", () =>
+    Effect.gen(function* () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
+      const receiver = yield* Effect.promise(() => hungReceiver())
+      try {
+        // The first run waits its second for the first try, which is never answered: a failure, kept.
+        const first = yield* runAndClose(dir, receiver.url, true)
+        expect(first).toBeGreaterThanOrEqual(900)
+        expect(receiver.bodies).toStrictEqual(["taken"])
+        const kept = Spool.readBackoff(Spool.dirOf(dir), "webhook")
+        expect(kept?.failures).toBe(1)
+        // The storage's next process, while the receiver backs off (a receiver that kept failing: 10 s):
+        // it does not try it, and its end does not wait.
+        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 6, until: Date.now() + 10_000 })
+        const next = yield* runAndClose(dir, receiver.url, true)
+        expect(next).toBeLessThan(250)
+        expect(receiver.bodies).toStrictEqual(["taken"])
+        // Nothing is lost: both runs' notifications wait in the spool.
+        expect(entries(dir)).toHaveLength(2)
+      } finally {
+        yield* Effect.promise(() => receiver.close())
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  )
+
+  it.live(
+    "once the backoff ends, the next process delivers what waited, and the receiver's answer ends the backoff",
+    () =>
+      Effect.gen(function* () {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
+        const receiver = yield* Effect.promise(() => slowReceiver(0))
+        try {
+          Spool.ensure(Spool.dirOf(dir))
+          Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 6, until: Date.now() + 10_000 })
+          yield* runAndClose(dir, receiver.url, true)
+          expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([0, 1])
+          // Ended (by the clock): the next run delivers the waiting entry and its own, and keeps no backoff.
+          Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 6, until: Date.now() })
+          yield* runAndClose(dir, receiver.url, true)
+          expect(receiver.bodies.map((b) => JSON.parse(b).event)).toStrictEqual(["run_waiting", "run_waiting"])
+          expect(entries(dir)).toStrictEqual([])
+          expect(Spool.readBackoff(Spool.dirOf(dir), "webhook")).toBeUndefined()
+          expect(fs.existsSync(path.join(Spool.dirOf(dir), "webhook.backoff"))).toBe(false)
+        } finally {
+          yield* Effect.promise(() => receiver.close())
+          fs.rmSync(dir, { recursive: true, force: true })
+        }
+      })
   )
 })
