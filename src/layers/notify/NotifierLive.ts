@@ -54,13 +54,13 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Delivery from "../../domain/notify/Delivery.ts"
 import * as Notification from "../../domain/notify/Notification.ts"
+import { sha256 } from "../../domain/notify/Sha256.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
 import * as EnvReference from "../../domain/tool/EnvReference.ts"
 import * as ToolEnv from "../../domain/tool/ToolEnv.ts"
 import { Notifier } from "../../services/Notifier.ts"
 import { RunEvents } from "../../services/RunEvents.ts"
-import * as HostPath from "../host/HostPath.ts"
 import * as Send from "./Send.ts"
 import * as Spool from "./Spool.ts"
 
@@ -316,7 +316,8 @@ const attacher =
     Effect.gen(function* () {
       const context: Notification.Context = {
         run: `${Date.now()}-${process.pid}`,
-        hash: HostPath.sha256,
+        // In plain code: node:crypto (and node:stream with it) is ~5 ms of a short run that notifies.
+        hash: sha256,
         answerCommand: settings.answerCommand,
         url: settings.url
       }
