@@ -87,19 +87,30 @@ export interface Backoff {
   readonly until: number
 }
 
-/** The backoff after one more try the receiver did not take, at `now`. */
+/**
+ * The backoff after one more try the receiver did not take, at `now`. A count
+ * goes on only while the failures follow each other (this one within the next
+ * step's length of the last backoff's end): an outage long over starts again
+ * at the first step.
+ */
 export const afterFailure = (previous: Backoff | undefined, now: number): Backoff => {
-  const failures = (previous?.failures ?? 0) + 1
+  const goesOn = previous !== undefined && now - previous.until <= backoffMs(previous.failures)
+  const failures = goesOn ? previous.failures + 1 : 1
   return { failures, until: now + backoffMs(failures - 1) }
 }
 
 /**
- * How long, from `now`, until a try may start: 0 when it may start now. At
- * most the longest step, whatever the backoff says (a clock set back, a
- * file edited by hand).
+ * How long, from `now`, until a try may start: 0 when it may start now. A
+ * backoff that ends further ahead than its own step (a clock set back, or
+ * machines with different clocks sharing a storage, or a file edited by hand)
+ * is not kept to: it could hold every try off for as long as it says, as
+ * only a try rewrites it.
  */
-export const waitMs = (backoff: Backoff | undefined, now: number): number =>
-  backoff === undefined ? 0 : Math.min(MAX_BACKOFF_MS, Math.max(0, backoff.until - now))
+export const waitMs = (backoff: Backoff | undefined, now: number): number => {
+  if (backoff === undefined) return 0
+  const wait = backoff.until - now
+  return wait > 0 && wait <= backoffMs(backoff.failures - 1) ? wait : 0
+}
 
 /** A backoff read back (a file of the spool): undefined unless well formed. */
 export const backoffOf = (value: unknown): Backoff | undefined => {

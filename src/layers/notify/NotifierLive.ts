@@ -16,11 +16,11 @@
  * receiver (a command that ends with its run gives its last notifications'
  * first try up to a second, `firstTriesBeforeEnd`).
  *
- * The backoff is the receiver's, not one entry's, and the spool keeps it for
- * every process of the storage (`Spool.readBackoff`): a try refused, timed
- * out, answered 5xx, or still unanswered when its process ended, makes the
- * next one wait (250 ms, doubling, at most 30 s), in this process and in
- * the next. Before it, a receiver that was down was tried again by every
+ * The webhook's backoff is the receiver's, not one entry's, and the spool
+ * keeps it for every process of the storage (`Spool.readBackoff`): a try
+ * refused, timed out, answered 5xx, or still unanswered 250 ms in when its
+ * process ended, makes the next one wait (250 ms, doubling, at most 30 s),
+ * in this process and in the next; any answer ends it. Before it, a receiver that was down was tried again by every
  * short run, and one that hung (accepted the connection, never answered)
  * held each run's end for the whole second (measured: 1.2 s a `query`).
  *
@@ -98,8 +98,8 @@ interface Lane {
   backingOff: boolean
   /** Found nothing to claim (another process took what is left), until this process spools again. */
   idle: boolean
-  /** Whether this process saw or kept a backoff of the target's (one to end once the receiver takes a try). */
-  failing: boolean
+  /** Whether the receiver's backoff is kept (the webhook's; a command is run once, never retried). */
+  readonly backsOff: boolean
 }
 
 /** How long a closing scope waits for the events already published to be spooled. */
@@ -146,7 +146,7 @@ const webhookLane = (
     untried: new Set(),
     backingOff: false,
     idle: false,
-    failing: false
+    backsOff: true
   }
 }
 
@@ -159,7 +159,7 @@ const commandLane = (argv: ReadonlyArray<string>, cwd: string): Lane => ({
   untried: new Set(),
   backingOff: false,
   idle: false,
-  failing: false
+  backsOff: false
 })
 
 const lanesOf = (settings: Settings, dir: string): Array<Lane> => {
@@ -175,18 +175,16 @@ const lanesOf = (settings: Settings, dir: string): Array<Lane> => {
 const SLOW_TRY_MS = Delivery.backoffMs(0)
 
 /** One more try the receiver did not take: the target's backoff, longer, kept for every process of the storage. */
-const failed = (dir: string, lane: Lane): Delivery.Backoff => {
+const failed = (dir: string, lane: Lane): Delivery.Backoff | undefined => {
+  if (!lane.backsOff) return undefined
   const backoff = Delivery.afterFailure(Spool.readBackoff(dir, lane.target), Date.now())
   Spool.writeBackoff(dir, lane.target, backoff)
-  lane.failing = true
   return backoff
 }
 
-/** The receiver answered: its backoff, if this process saw one, ends. */
+/** The receiver answered: its backoff ends (whichever process kept it). */
 const answered = (dir: string, lane: Lane): void => {
-  if (!lane.failing) return
-  Spool.clearBackoff(dir, lane.target)
-  lane.failing = false
+  if (lane.backsOff) Spool.clearBackoff(dir, lane.target)
 }
 
 /** Runs `effect` backing off: a run's end does not wait for the lane meanwhile. */
@@ -206,11 +204,11 @@ const backingOff = (lane: Lane, effect: Effect.Effect<void>): Effect.Effect<void
 /** One try of `entry`; cut short by the process's end after {@link SLOW_TRY_MS}, it counts as failed. */
 const tryOnce = (dir: string, lane: Lane, entry: Delivery.Entry): Effect.Effect<Send.Attempt> =>
   Effect.suspend(() => {
-    const started = Date.now()
+    const started = performance.now()
     return Effect.promise((signal) => lane.send(entry, signal)).pipe(
       Effect.onInterrupt(() =>
         Effect.sync(() => {
-          if (Date.now() - started >= SLOW_TRY_MS) failed(dir, lane)
+          if (performance.now() - started >= SLOW_TRY_MS) failed(dir, lane)
         })
       )
     )
@@ -232,21 +230,20 @@ const deliver = (dir: string, lane: Lane, claimed: Spool.Claimed): Effect.Effect
     if (tried.outcome !== "retry") answered(dir, lane)
     if (tried.outcome === "delivered") return Effect.sync(() => Spool.done(dir, claimed))
     if (tried.outcome === "failed") return giveUp(tried.detail)
-    const wait = Delivery.waitMs(failed(dir, lane), Date.now())
+    const backoff = failed(dir, lane)
+    const now = Date.now()
+    if (!Delivery.withinBound(entry.created, now, lane.retryForMs)) return giveUp(tried.detail)
+    // The last try is at the bound however far the receiver's backoff reaches (other entries may have grown it).
+    const wait = Math.min(Delivery.waitMs(backoff, now), entry.created + lane.retryForMs - now)
     // Retried entries are not waited for at the run's end: the backoff and the tries after it.
-    return Delivery.withinBound(entry.created, Date.now() + wait, lane.retryForMs)
-      ? backingOff(lane, Effect.andThen(Effect.sleep(wait), attempt))
-      : giveUp(tried.detail)
+    return backingOff(lane, Effect.andThen(Effect.sleep(wait), attempt))
   })
   return attempt.pipe(Effect.onInterrupt(() => Effect.sync(() => Spool.release(dir, claimed))))
 }
 
-/** How long the lane's receiver is backing off (kept by any process of the storage), noting that this process saw it. */
-const backoffWait = (dir: string, lane: Lane): number => {
-  const backoff = Spool.readBackoff(dir, lane.target)
-  if (backoff !== undefined) lane.failing = true
-  return Delivery.waitMs(backoff, Date.now())
-}
+/** How long the lane's receiver is backing off (kept by any process of the storage). */
+const backoffWait = (dir: string, lane: Lane): number =>
+  lane.backsOff ? Delivery.waitMs(Spool.readBackoff(dir, lane.target), Date.now()) : 0
 
 /**
  * A lane's fiber: nothing while its receiver backs off (looked at again every `pollMs`, as another process may

@@ -142,7 +142,9 @@ export const readBackoff = (dir: string, target: Delivery.Target): Delivery.Back
 export const writeBackoff = (dir: string, target: Delivery.Target, backoff: Delivery.Backoff): void => {
   const temp = path.join(dir, `.${target}.backoff.${process.pid}.tmp`)
   try {
-    fs.writeFileSync(temp, JSON.stringify(backoff), { mode: FILE_MODE })
+    // A temporary name left by a process of the same pid that died between write and rename: made afresh.
+    fs.rmSync(temp, { force: true })
+    fs.writeFileSync(temp, JSON.stringify(backoff), { mode: FILE_MODE, flag: "wx" })
     fs.renameSync(temp, backoffFile(dir, target))
   } catch {
     // A backoff not kept costs a try too many, never a notification.

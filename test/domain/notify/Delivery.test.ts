@@ -30,12 +30,20 @@ describe("Delivery", () => {
     expect(backoff?.failures).toBe(10)
   })
 
-  it("a wait counts from now, ends at 0, and is never longer than the longest step", () => {
+  it("a wait counts from now and ends at 0; one further ahead than its own step is not kept to", () => {
     const backoff = { failures: 3, until: 5_000 }
-    expect([0, 4_000, 5_000, 9_000].map((now) => Delivery.waitMs(backoff, now))).toStrictEqual([5_000, 1_000, 0, 0])
+    expect([4_000, 4_500, 5_000, 9_000].map((now) => Delivery.waitMs(backoff, now))).toStrictEqual([1_000, 500, 0, 0])
     expect(Delivery.waitMs(undefined, 0)).toBe(0)
-    // A clock set back, or a file edited by hand, cannot stop a receiver's tries for longer.
-    expect(Delivery.waitMs({ failures: 1, until: 10 ** 15 }, 0)).toBe(30_000)
+    // A clock set back, or a file edited by hand, cannot hold a receiver's tries off: its step is 1 s.
+    expect(Delivery.waitMs(backoff, 3_999)).toBe(0)
+    expect(Delivery.waitMs({ failures: 1, until: 10 ** 15 }, 0)).toBe(0)
+  })
+
+  it("failures count on while they follow each other; after a long quiet they start again", () => {
+    const after3 = { failures: 3, until: 5_000 }
+    // Within the next step (2 s) of the backoff's end: the fourth failure, a 2 s wait.
+    expect(Delivery.afterFailure(after3, 7_000)).toStrictEqual({ failures: 4, until: 9_000 })
+    expect(Delivery.afterFailure(after3, 7_001)).toStrictEqual({ failures: 1, until: 7_251 })
   })
 
   it("a backoff read back is taken only when well formed", () => {

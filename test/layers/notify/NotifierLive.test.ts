@@ -76,11 +76,16 @@ const events = Stream.make(
 )
 
 /** Attaches a notifier to one run's events and closes its scope: how long the close took. */
-const runAndClose = (storage: string, url: string, firstTriesBeforeEnd: boolean) =>
+const runAndClose = (
+  storage: string,
+  url: string,
+  firstTriesBeforeEnd: boolean,
+  notify: NotifierLive.Settings["notify"] = { webhook: { url } }
+) =>
   Effect.gen(function* () {
     const notifier = yield* NotifierLive.make({
       storage,
-      notify: { webhook: { url } },
+      notify,
       cwd: storage,
       answerCommand: () => "",
       url: () => null,
@@ -133,11 +138,11 @@ describe("the receiver's backoff, kept in the spool", () => {
         expect(receiver.bodies).toStrictEqual(["taken"])
         const kept = Spool.readBackoff(Spool.dirOf(dir), "webhook")
         expect(kept?.failures).toBe(1)
-        // The storage's next process, while the receiver backs off (a receiver that kept failing: 10 s):
-        // it does not try it, and its end does not wait.
-        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 6, until: Date.now() + 10_000 })
+        // The storage's next process, while the receiver backs off (a receiver that kept failing: 7 times, 10 s
+        // left of its 16): it does not try it, and its end does not wait (about 0 ms against the second above).
+        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 7, until: Date.now() + 10_000 })
         const next = yield* runAndClose(dir, receiver.url, true)
-        expect(next).toBeLessThan(250)
+        expect(next).toBeLessThan(600)
         expect(receiver.bodies).toStrictEqual(["taken"])
         // Nothing is lost: both runs' notifications wait in the spool.
         expect(entries(dir)).toHaveLength(2)
@@ -156,11 +161,11 @@ describe("the receiver's backoff, kept in the spool", () => {
         const receiver = yield* Effect.promise(() => slowReceiver(0))
         try {
           Spool.ensure(Spool.dirOf(dir))
-          Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 6, until: Date.now() + 10_000 })
+          Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 7, until: Date.now() + 10_000 })
           yield* runAndClose(dir, receiver.url, true)
           expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([0, 1])
           // Ended (by the clock): the next run delivers the waiting entry and its own, and keeps no backoff.
-          Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 6, until: Date.now() })
+          Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 7, until: Date.now() })
           yield* runAndClose(dir, receiver.url, true)
           expect(receiver.bodies.map((b) => JSON.parse(b).event)).toStrictEqual(["run_waiting", "run_waiting"])
           expect(entries(dir)).toStrictEqual([])
@@ -171,5 +176,71 @@ describe("the receiver's backoff, kept in the spool", () => {
           fs.rmSync(dir, { recursive: true, force: true })
         }
       })
+  )
+
+  it.live("a backoff that ends further ahead than its own step (a clock set back) holds nothing off", () =>
+    Effect.gen(function* () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
+      const receiver = yield* Effect.promise(() => slowReceiver(0))
+      try {
+        Spool.ensure(Spool.dirOf(dir))
+        // One failure is a 250 ms step; an hour ahead is no backoff this process keeps to.
+        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 1, until: Date.now() + 3_600_000 })
+        yield* runAndClose(dir, receiver.url, true)
+        expect(receiver.bodies).toHaveLength(1)
+        expect(entries(dir)).toStrictEqual([])
+        expect(Spool.readBackoff(Spool.dirOf(dir), "webhook")).toBeUndefined()
+      } finally {
+        yield* Effect.promise(() => receiver.close())
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  )
+
+  it.live("a command still running when its run ends keeps no backoff: a command is run once, never retried", () =>
+    Effect.gen(function* () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
+      try {
+        const closeMs = yield* runAndClose(dir, "", true, { command: ["sh", "-c", "cat > /dev/null; sleep 5"] })
+        expect(closeMs).toBeGreaterThanOrEqual(900)
+        expect(fs.readdirSync(Spool.dirOf(dir)).filter((n) => n.includes("backoff"))).toStrictEqual([])
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  )
+
+  it.live("`flush` (parley inbox) waits out a backoff that ends within its bound, and not one that ends after it", () =>
+    Effect.gen(function* () {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
+      const receiver = yield* Effect.promise(() => slowReceiver(0))
+      const settings = {
+        storage: dir,
+        notify: { webhook: { url: receiver.url } },
+        cwd: dir,
+        answerCommand: () => "",
+        url: () => null
+      }
+      try {
+        Spool.ensure(Spool.dirOf(dir))
+        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 7, until: Date.now() + 10_000 })
+        yield* runAndClose(dir, receiver.url, false)
+        expect(entries(dir)).toHaveLength(1)
+        // Ends 10 s from now: past the 2 s bound, so the flush ends at once, sending nothing.
+        const t0 = Date.now()
+        yield* NotifierLive.flush(settings, 2_000)
+        expect(Date.now() - t0).toBeLessThan(1_000)
+        expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([0, 1])
+        // Ends 400 ms from now (a second failure's step is 500 ms): waited out, then delivered.
+        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 2, until: Date.now() + 400 })
+        const t1 = Date.now()
+        yield* NotifierLive.flush(settings, 5_000)
+        expect(Date.now() - t1).toBeGreaterThanOrEqual(350)
+        expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([1, 0])
+      } finally {
+        yield* Effect.promise(() => receiver.close())
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
   )
 })
