@@ -20,20 +20,11 @@ interface Slow {
   readonly close: () => Promise<void>
 }
 
-/** A receiver that answers 200 after `delayMs`, recording each body as it arrives. */
-const slowReceiver = (delayMs: number): Promise<Slow> =>
-  new Promise((resolve) => {
+/** A receiver on 127.0.0.1 whose requests `handle` takes, recording into `bodies`. */
+const listening = (handle: (req: http.IncomingMessage, res: http.ServerResponse, bodies: Array<string>) => void) =>
+  new Promise<Slow>((resolve) => {
     const bodies: Array<string> = []
-    const server = http.createServer((req, res) => {
-      const chunks: Array<Buffer> = []
-      req.on("data", (c: Buffer) => chunks.push(c))
-      req.on("end", () => {
-        setTimeout(() => {
-          bodies.push(Buffer.concat(chunks).toString("utf8"))
-          res.writeHead(200).end()
-        }, delayMs)
-      })
-    })
+    const server = http.createServer((req, res) => handle(req, res, bodies))
     server.listen(0, "127.0.0.1", () => {
       const port = (server.address() as AddressInfo).port // a TCP listen always gives an AddressInfo
       resolve({
@@ -48,26 +39,24 @@ const slowReceiver = (delayMs: number): Promise<Slow> =>
     })
   })
 
+/** A receiver that answers 200 after `delayMs`, recording each body as it arrives. */
+const slowReceiver = (delayMs: number): Promise<Slow> =>
+  listening((req, res, bodies) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      setTimeout(() => {
+        bodies.push(Buffer.concat(chunks).toString("utf8"))
+        res.writeHead(200).end()
+      }, delayMs)
+    })
+  })
+
 /** A receiver that takes each request and never answers it (a hung service behind a live port), counting them. */
 const hungReceiver = (): Promise<Slow> =>
-  new Promise((resolve) => {
-    const bodies: Array<string> = []
-    const server = http.createServer((req) => {
-      req.on("data", () => {})
-      req.on("end", () => bodies.push("taken"))
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as AddressInfo).port // a TCP listen always gives an AddressInfo
-      resolve({
-        url: `http://127.0.0.1:${port}/hook`,
-        bodies,
-        close: () =>
-          new Promise((done) => {
-            server.closeAllConnections()
-            server.close(() => done())
-          })
-      })
-    })
+  listening((req, _res, bodies) => {
+    req.on("data", () => {})
+    req.on("end", () => bodies.push("taken"))
   })
 
 const events = Stream.make(
@@ -126,121 +115,110 @@ describe("NotifierLive's end", () => {
 
 describe("the receiver's backoff, kept in the spool", () => {
   const entries = (storage: string) => fs.readdirSync(Spool.dirOf(storage)).filter((n) => n.endsWith(".json"))
-
-  it.live("a receiver that hangs holds one run's end, not the next one's", () =>
+  const keep = (dir: string, backoff: { failures: number; until: number }) => {
+    Spool.ensure(Spool.dirOf(dir))
+    Spool.writeBackoff(Spool.dirOf(dir), "webhook", backoff)
+  }
+  /** `body` with a fresh storage and a receiver, both gone after it. */
+  const withSpool = <A>(
+    receiving: () => Promise<Slow>,
+    body: (dir: string, receiver: Slow) => Effect.Effect<A>
+  ): Effect.Effect<void> =>
     Effect.gen(function* () {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
-      const receiver = yield* Effect.promise(() => hungReceiver())
+      const receiver = yield* Effect.promise(receiving)
       try {
+        yield* body(dir, receiver)
+      } finally {
+        yield* Effect.promise(() => receiver.close())
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+
+  it.live("a receiver that hangs holds one run's end, not the next one's", () =>
+    withSpool(hungReceiver, (dir, receiver) =>
+      Effect.gen(function* () {
         // The first run waits its second for the first try, which is never answered: a failure, kept.
         const first = yield* runAndClose(dir, receiver.url, true)
         expect(first).toBeGreaterThanOrEqual(900)
         expect(receiver.bodies).toStrictEqual(["taken"])
-        const kept = Spool.readBackoff(Spool.dirOf(dir), "webhook")
-        expect(kept?.failures).toBe(1)
+        expect(Spool.readBackoff(Spool.dirOf(dir), "webhook")?.failures).toBe(1)
         // The storage's next process, while the receiver backs off (a receiver that kept failing: 7 times, 10 s
         // left of its 16): it does not try it, and its end does not wait (about 0 ms against the second above).
-        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 7, until: Date.now() + 10_000 })
+        keep(dir, { failures: 7, until: Date.now() + 10_000 })
         const next = yield* runAndClose(dir, receiver.url, true)
         expect(next).toBeLessThan(600)
         expect(receiver.bodies).toStrictEqual(["taken"])
         // Nothing is lost: both runs' notifications wait in the spool.
         expect(entries(dir)).toHaveLength(2)
-      } finally {
-        yield* Effect.promise(() => receiver.close())
-        fs.rmSync(dir, { recursive: true, force: true })
-      }
-    })
+      })
+    )
   )
 
-  it.live(
-    "once the backoff ends, the next process delivers what waited, and the receiver's answer ends the backoff",
-    () =>
-      Effect.gen(function* () {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
-        const receiver = yield* Effect.promise(() => slowReceiver(0))
-        try {
-          Spool.ensure(Spool.dirOf(dir))
-          Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 7, until: Date.now() + 10_000 })
+  it.live("once the backoff ends, the next process delivers what waited, and the receiver's answer ends it", () =>
+    withSpool(
+      () => slowReceiver(0),
+      (dir, receiver) =>
+        Effect.gen(function* () {
+          keep(dir, { failures: 7, until: Date.now() + 10_000 })
           yield* runAndClose(dir, receiver.url, true)
           expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([0, 1])
           // Ended (by the clock): the next run delivers the waiting entry and its own, and keeps no backoff.
-          Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 7, until: Date.now() })
+          keep(dir, { failures: 7, until: Date.now() })
           yield* runAndClose(dir, receiver.url, true)
           expect(receiver.bodies.map((b) => JSON.parse(b).event)).toStrictEqual(["run_waiting", "run_waiting"])
           expect(entries(dir)).toStrictEqual([])
-          expect(Spool.readBackoff(Spool.dirOf(dir), "webhook")).toBeUndefined()
           expect(fs.existsSync(path.join(Spool.dirOf(dir), "webhook.backoff"))).toBe(false)
-        } finally {
-          yield* Effect.promise(() => receiver.close())
-          fs.rmSync(dir, { recursive: true, force: true })
-        }
-      })
+        })
+    )
   )
 
   it.live("a backoff that ends further ahead than its own step (a clock set back) holds nothing off", () =>
-    Effect.gen(function* () {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
-      const receiver = yield* Effect.promise(() => slowReceiver(0))
-      try {
-        Spool.ensure(Spool.dirOf(dir))
-        // One failure is a 250 ms step; an hour ahead is no backoff this process keeps to.
-        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 1, until: Date.now() + 3_600_000 })
-        yield* runAndClose(dir, receiver.url, true)
-        expect(receiver.bodies).toHaveLength(1)
-        expect(entries(dir)).toStrictEqual([])
-        expect(Spool.readBackoff(Spool.dirOf(dir), "webhook")).toBeUndefined()
-      } finally {
-        yield* Effect.promise(() => receiver.close())
-        fs.rmSync(dir, { recursive: true, force: true })
-      }
-    })
+    withSpool(
+      () => slowReceiver(0),
+      (dir, receiver) =>
+        Effect.gen(function* () {
+          // One failure is a 250 ms step; an hour ahead is no backoff this process keeps to.
+          keep(dir, { failures: 1, until: Date.now() + 3_600_000 })
+          yield* runAndClose(dir, receiver.url, true)
+          expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([1, 0])
+          expect(Spool.readBackoff(Spool.dirOf(dir), "webhook")).toBeUndefined()
+        })
+    )
   )
 
   it.live("a command still running when its run ends keeps no backoff: a command is run once, never retried", () =>
-    Effect.gen(function* () {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
-      try {
+    withSpool(hungReceiver, (dir) =>
+      Effect.gen(function* () {
         const closeMs = yield* runAndClose(dir, "", true, { command: ["sh", "-c", "cat > /dev/null; sleep 5"] })
         expect(closeMs).toBeGreaterThanOrEqual(900)
         expect(fs.readdirSync(Spool.dirOf(dir)).filter((n) => n.includes("backoff"))).toStrictEqual([])
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true })
-      }
-    })
+      })
+    )
   )
 
   it.live("`flush` (parley inbox) waits out a backoff that ends within its bound, and not one that ends after it", () =>
-    Effect.gen(function* () {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-notifier-"))
-      const receiver = yield* Effect.promise(() => slowReceiver(0))
-      const settings = {
-        storage: dir,
-        notify: { webhook: { url: receiver.url } },
-        cwd: dir,
-        answerCommand: () => "",
-        url: () => null
-      }
-      try {
-        Spool.ensure(Spool.dirOf(dir))
-        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 7, until: Date.now() + 10_000 })
-        yield* runAndClose(dir, receiver.url, false)
-        expect(entries(dir)).toHaveLength(1)
-        // Ends 10 s from now: past the 2 s bound, so the flush ends at once, sending nothing.
-        const t0 = Date.now()
-        yield* NotifierLive.flush(settings, 2_000)
-        expect(Date.now() - t0).toBeLessThan(1_000)
-        expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([0, 1])
-        // Ends 400 ms from now (a second failure's step is 500 ms): waited out, then delivered.
-        Spool.writeBackoff(Spool.dirOf(dir), "webhook", { failures: 2, until: Date.now() + 400 })
-        const t1 = Date.now()
-        yield* NotifierLive.flush(settings, 5_000)
-        expect(Date.now() - t1).toBeGreaterThanOrEqual(350)
-        expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([1, 0])
-      } finally {
-        yield* Effect.promise(() => receiver.close())
-        fs.rmSync(dir, { recursive: true, force: true })
-      }
-    })
+    withSpool(
+      () => slowReceiver(0),
+      (dir, receiver) =>
+        Effect.gen(function* () {
+          const notify = { webhook: { url: receiver.url } }
+          const settings = { storage: dir, notify, cwd: dir, answerCommand: () => "", url: () => null }
+          keep(dir, { failures: 7, until: Date.now() + 10_000 })
+          yield* runAndClose(dir, receiver.url, false)
+          expect(entries(dir)).toHaveLength(1)
+          // Ends 10 s from now: past the 2 s bound, so the flush ends at once, sending nothing.
+          const t0 = Date.now()
+          yield* NotifierLive.flush(settings, 2_000)
+          expect(Date.now() - t0).toBeLessThan(1_000)
+          expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([0, 1])
+          // Ends 400 ms from now (a second failure's step is 500 ms): waited out, then delivered.
+          keep(dir, { failures: 2, until: Date.now() + 400 })
+          const t1 = Date.now()
+          yield* NotifierLive.flush(settings, 5_000)
+          expect(Date.now() - t1).toBeGreaterThanOrEqual(350)
+          expect([receiver.bodies.length, entries(dir).length]).toStrictEqual([1, 0])
+        })
+    )
   )
 })
