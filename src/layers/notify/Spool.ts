@@ -30,6 +30,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Schema from "effect/Schema"
 import * as Delivery from "../../domain/notify/Delivery.ts"
+import * as JsonText from "../../domain/storage/JsonText.ts"
 import { FILE_MODE } from "../../domain/storage/PrivateDir.ts"
 import * as ErrorCode from "../ErrorCode.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
@@ -132,7 +133,7 @@ const backoffFile = (dir: string, target: Delivery.Target): string => path.join(
 /** The target's backoff every process of the storage keeps to (`Delivery.Backoff`); none when none is kept or it does not read. */
 export const readBackoff = (dir: string, target: Delivery.Target): Delivery.Backoff | undefined => {
   try {
-    return Delivery.backoffOf(JSON.parse(fs.readFileSync(backoffFile(dir, target), "utf8")))
+    return Delivery.backoffOf(JsonText.parse(fs.readFileSync(backoffFile(dir, target), "utf8")))
   } catch {
     return undefined
   }
