@@ -22,6 +22,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as HostSocket from "../../domain/run/HostSocket.ts"
 import { problemOf } from "../../domain/storage/PrivateDir.ts"
+import { sha256 } from "../../domain/storage/Sha256.ts"
 import { databaseKey } from "../../programs/StorageDir.ts"
 import * as Storage from "../../domain/storage/Storage.ts"
 import * as ErrorCode from "../ErrorCode.ts"
@@ -64,14 +65,6 @@ const runtimeDir = (): string => {
   const xdg = process.env["XDG_RUNTIME_DIR"]
   return xdg && privateXdg(xdg, uid) ? xdg : path.join(realTmp(), `parley-${uid ?? os.userInfo().username}`)
 }
-
-/**
- * The hex SHA-256 of `text`. node:crypto is loaded when a hash is first
- * needed, not with this module: `conversation ls` reads this module, and
- * loading crypto costs about a fifth of Node's own start-up (docs/decisions.md#fast-start).
- */
-export const sha256 = (text: string): string =>
-  process.getBuiltinModule("node:crypto").createHash("sha256").update(text).digest("hex")
 
 /** The host socket of conversation `id` in the storage directory `storage`. */
 export const of = (storage: string, id: string): string =>

@@ -20,9 +20,10 @@
  * keeps it for every process of the storage (`Spool.readBackoff`): a try
  * refused, timed out, answered 5xx, or still unanswered 250 ms in when its
  * process ended, makes the next one wait (250 ms, doubling, at most 30 s),
- * in this process and in the next; any answer ends it. Before it, a receiver that was down was tried again by every
- * short run, and one that hung (accepted the connection, never answered)
- * held each run's end for the whole second (measured: 1.2 s a `query`).
+ * in this process and in the next; any answer ends it. Before it, a
+ * receiver that was down was tried again by every short run, and one that
+ * hung (accepted the connection, never answered) held each run's end for
+ * the whole second (measured: 1.2 s a `query`).
  *
  * @example
  * ```ts
@@ -54,7 +55,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Delivery from "../../domain/notify/Delivery.ts"
 import * as Notification from "../../domain/notify/Notification.ts"
-import { sha256 } from "../../domain/notify/Sha256.ts"
+import { sha256 } from "../../domain/storage/Sha256.ts"
 import type * as RunEvent from "../../domain/run/RunEvent.ts"
 import * as ConfigData from "../../domain/tool/Config.ts"
 import * as EnvReference from "../../domain/tool/EnvReference.ts"

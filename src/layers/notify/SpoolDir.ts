@@ -18,14 +18,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Storage from "../../domain/storage/Storage.ts"
 import { databaseKey } from "../../programs/StorageDir.ts"
+import { sha256 } from "../../domain/storage/Sha256.ts"
 import * as HostPath from "../host/HostPath.ts"
 
 /** The spool directory of `storage`. */
 export const dirOf = (storage: string): string =>
   Storage.match(Storage.of(storage), {
     // The per-user runtime directory holds every database's runs: the spool is keyed by the url (without its password).
-    Database: ({ url }) =>
-      path.join(HostPath.runDir(storage), `notify-${HostPath.sha256(databaseKey(url)).slice(0, 16)}`),
+    Database: ({ url }) => path.join(HostPath.runDir(storage), `notify-${sha256(databaseKey(url)).slice(0, 16)}`),
     Directory: () => path.join(HostPath.runDir(storage), "notify")
   })
 

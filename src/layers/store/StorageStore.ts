@@ -38,7 +38,7 @@ import * as Storage from "../../domain/storage/Storage.ts"
 import { databaseKey } from "../../programs/StorageDir.ts"
 import type { ConversationStore } from "../../services/ConversationStore.ts"
 import type { StoreIoError } from "../../services/StoreErrors.ts"
-import { sha256 } from "../host/HostPath.ts"
+import { sha256 } from "../../domain/storage/Sha256.ts"
 import * as FileConversationStore from "./FileConversationStore.ts"
 
 /**

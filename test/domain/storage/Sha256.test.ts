@@ -1,8 +1,8 @@
-// The delivery id's SHA-256 in plain code (src/domain/notify/Sha256.ts) is SHA-256: FIPS 180-4's vectors, and
+// The SHA-256 in plain code (src/domain/storage/Sha256.ts) is SHA-256: FIPS 180-4's vectors, and
 // node:crypto's digest for every length around the block edges and for text beyond ASCII.
 import * as crypto from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
-import { sha256 } from "../../../src/domain/notify/Sha256.ts"
+import { sha256 } from "../../../src/domain/storage/Sha256.ts"
 
 const nodes = (text: string) => crypto.createHash("sha256").update(text, "utf8").digest("hex")
 

@@ -1,18 +1,20 @@
 /**
  * SHA-256 (FIPS 180-4) of a string's UTF-8 bytes, as hex, in plain code.
  *
- * Why not `node:crypto`: a notification's delivery id is a hash
- * (`Notification`), and loading node:crypto loads node:stream with it, about
- * 5 ms of a scripted `query` that notifies (issue 50), on a run that touches
- * no other crypto. A delivery id hashes ~100 bytes; this costs well under a
- * millisecond even before V8 compiles it. Not for secrets: the webhook's
- * signature (HMAC) and everything keyed stay on node:crypto. The result is
- * SHA-256's, byte for byte, so ids stay the same as before and across
- * versions (test/domain/notify/Sha256.test.ts checks it against node:crypto).
+ * For names parley derives from short texts: a notification's delivery id
+ * (`Notification`), a host socket's name when the storage's path is too long
+ * (`HostPath`), a database storage's directories (its spool, its config).
+ * Why not `node:crypto`: loading it loads node:stream with it, about 5 ms of
+ * a scripted `query` that notifies (issue 50), on runs that touch no other
+ * crypto; these texts are ~100 bytes, which this hashes in well under a
+ * millisecond even before V8 compiles it. Not for secrets: signatures (HMAC),
+ * tokens and keys stay on node:crypto. The result is SHA-256's, byte for
+ * byte, so every name stays what it was (test/domain/storage/Sha256.test.ts
+ * checks it against node:crypto).
  *
  * @example
  * ```ts
- * import { sha256 } from "parley/domain/notify/Sha256"
+ * import { sha256 } from "parley/domain/storage/Sha256"
  * sha256("abc") // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
  * ```
  *
