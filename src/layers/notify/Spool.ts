@@ -42,13 +42,21 @@ export { dirOf, takeErrors } from "./SpoolDir.ts"
 /** Makes (0700) and checks the spool directory; throws `NotPrivate` when it is not this user's alone. */
 export const ensure = (dir: string): void => PrivateDir.ensure(dir)
 
-/** Writes an entry: to a temporary name first, so a reader never sees half of one. */
-export const append = (dir: string, entry: Delivery.Entry): void => {
-  const name = Delivery.entryName(entry)
+/**
+ * Writes the file `name` of the spool whole: to a temporary name first, so a reader never sees half of it.
+ * The temporary name is made afresh: one left by a process of the same pid that died between write and rename
+ * is removed first (with `wx` alone, that write would fail).
+ */
+const writeWhole = (dir: string, name: string, text: string): void => {
   const temp = path.join(dir, `.${name}.${process.pid}.tmp`)
-  fs.writeFileSync(temp, JSON.stringify(entry), { mode: FILE_MODE, flag: "wx" })
+  fs.rmSync(temp, { force: true })
+  fs.writeFileSync(temp, text, { mode: FILE_MODE, flag: "wx" })
   fs.renameSync(temp, path.join(dir, name))
 }
+
+/** Writes an entry whole. */
+export const append = (dir: string, entry: Delivery.Entry): void =>
+  writeWhole(dir, Delivery.entryName(entry), JSON.stringify(entry))
 
 const alive = (pid: number): boolean => {
   try {
@@ -128,25 +136,21 @@ export const done = (dir: string, claimed: Claimed): void => fs.rmSync(path.join
 export const release = (dir: string, claimed: Claimed): void =>
   void rename(path.join(dir, claimed.file), path.join(dir, Delivery.entryName(claimed.entry)))
 
-const backoffFile = (dir: string, target: Delivery.Target): string => path.join(dir, `${target}.backoff`)
+const backoffName = (target: Delivery.Target): string => `${target}.backoff`
 
 /** The target's backoff every process of the storage keeps to (`Delivery.Backoff`); none when none is kept or it does not read. */
 export const readBackoff = (dir: string, target: Delivery.Target): Delivery.Backoff | undefined => {
   try {
-    return Delivery.backoffOf(JsonText.parse(fs.readFileSync(backoffFile(dir, target), "utf8")))
+    return Delivery.backoffOf(JsonText.parse(fs.readFileSync(path.join(dir, backoffName(target)), "utf8")))
   } catch {
     return undefined
   }
 }
 
-/** Keeps the target's backoff for every process of the storage: written whole (a temporary name first), best effort. */
+/** Keeps the target's backoff for every process of the storage: written whole, best effort. */
 export const writeBackoff = (dir: string, target: Delivery.Target, backoff: Delivery.Backoff): void => {
-  const temp = path.join(dir, `.${target}.backoff.${process.pid}.tmp`)
   try {
-    // A temporary name left by a process of the same pid that died between write and rename: made afresh.
-    fs.rmSync(temp, { force: true })
-    fs.writeFileSync(temp, JSON.stringify(backoff), { mode: FILE_MODE, flag: "wx" })
-    fs.renameSync(temp, backoffFile(dir, target))
+    writeWhole(dir, backoffName(target), JSON.stringify(backoff))
   } catch {
     // A backoff not kept costs a try too many, never a notification.
   }
@@ -155,7 +159,7 @@ export const writeBackoff = (dir: string, target: Delivery.Target, backoff: Deli
 /** Ends the target's backoff: the receiver took a try (or answered it). */
 export const clearBackoff = (dir: string, target: Delivery.Target): void => {
   try {
-    fs.rmSync(backoffFile(dir, target), { force: true })
+    fs.rmSync(path.join(dir, backoffName(target)), { force: true })
   } catch {
     // Best effort, as writing it.
   }
