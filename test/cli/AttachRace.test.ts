@@ -194,7 +194,7 @@ describe("attached clients without a terminal", () => {
       }
       expect(ended).toBeGreaterThan(0)
       expect(await exited(host)).toBe(0)
-      // The host waits up to 3 s for a subscriber that makes no progress (HostServer's STALL_MS), then 1 s for the socket to close.
+      // The host waits up to 3 s for a subscriber that makes no progress (Following.ts's STALL_MS), then 1 s for the socket to close.
       expect(Date.now() - answered).toBeLessThan(9000)
       expect(sockets(p)).toStrictEqual([])
     } finally {

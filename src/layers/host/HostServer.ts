@@ -29,6 +29,7 @@ import * as Stream from "effect/Stream"
 import { PendingAnswers } from "../../services/PendingAnswers.ts"
 import { RunEvents } from "../../services/RunEvents.ts"
 import { HostRpcs } from "../../services/RunHost.ts"
+import * as Following from "./Following.ts"
 import * as HostSerialization from "./HostSerialization.ts"
 import * as PrivateDir from "../file/PrivateDir.ts"
 import { NotPrivate } from "../../domain/storage/NotPrivate.ts"
@@ -113,74 +114,8 @@ export const clearStale = (socketPath: string): Effect.Effect<void> =>
     yield* Effect.sync(() => fs.rmSync(socketPath, { force: true }))
   }).pipe(Effect.ignore)
 
-/**
- * The subscriptions still sending: a run that ends waits until each has
- * sent its last event, the `Stopped`, before the socket closes — with many
- * subscribers, the slowest ones were still being sent the run's middle when
- * the process exited, and their streams ended without it (100 SSE clients of
- * one run, docs/serve.md#live-view). It waits while they make progress (up to
- * `DRAIN_MAX_MS`), and no longer than `STALL_MS` when none does (a client
- * that stopped reading). A subscriber that fell `LiveView.BEHIND` behind was
- * closed already: what is left to send is at most that much each.
- */
-interface Following {
-  readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
-  readonly drained: Effect.Effect<void>
-}
-
-// One second was too short on a loaded machine: with two busy loops and other test files running, the
-// `serve` process relaying one run to 50 SSE clients went a second without reading, and its clients missed
-// the run's end (seen under load). A client that stopped reading costs the run's exit this much at most.
-const STALL_MS = 3000
-// A reader that keeps reading gets the run's end: ten seconds cut the server's one subscription to a run of
-// 100,000 events (it relays to its own clients) 79,000 events before the end. A reader gets at most
-// `LiveView.BEHIND` after the run's end; a minute is that much at 200 events a second.
-const DRAIN_MAX_MS = 60_000
-
-/** How long a run that ended waits for a subscriber closed for falling behind to subscribe again (it does at once). */
-const RESUME_GRACE_MS = 1000
-
-const following = (): Following => {
-  let open = 0
-  let sent = 0
-  let lagged = 0
-  return {
-    track: (stream) =>
-      Stream.unwrap(
-        Effect.sync(() => {
-          open++
-          return stream.pipe(
-            Stream.mapArray((chunk) => {
-              sent += chunk.length
-              return chunk
-            }),
-            Stream.tapError(() =>
-              Effect.sync(() => {
-                lagged = Date.now()
-              })
-            ),
-            Stream.ensuring(Effect.sync(() => void open--))
-          )
-        })
-      ),
-    drained: Effect.gen(function* () {
-      const started = Date.now()
-      let seen = sent
-      let progressAt = started
-      const waiting = () => open > 0 || Date.now() - lagged < RESUME_GRACE_MS
-      while (waiting() && Date.now() - started < DRAIN_MAX_MS && Date.now() - progressAt < STALL_MS) {
-        yield* Effect.sleep("20 millis")
-        if (sent !== seen) {
-          seen = sent
-          progressAt = Date.now()
-        }
-      }
-    })
-  }
-}
-
 /** The handlers, over the run's event hub and open questions. */
-const handlers = (options: ServeOptions, following: Following) =>
+const handlers = (options: ServeOptions, following: Following.Following) =>
   HostRpcs.toLayer(
     Effect.gen(function* () {
       const hub = yield* RunEvents
@@ -233,7 +168,7 @@ export const serve = (options: ServeOptions) =>
     yield* prepare(options.socketPath)
     // Loaded here: @effect/platform-node is an optional peer of the library (a consumer may never host a run).
     const NodeSocketServer = yield* Effect.promise(() => import("@effect/platform-node/NodeSocketServer"))
-    const subscriptions = following()
+    const subscriptions = Following.make()
     const server = RpcServer.layer(HostRpcs, { disableTracing: true }).pipe(
       Layer.provide(handlers(options, subscriptions)),
       Layer.provide(RpcServer.layerProtocolSocketServer),

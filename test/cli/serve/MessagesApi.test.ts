@@ -93,7 +93,7 @@ describe("parley serve: messages to a running turn", () => {
     frozen.kill("SIGSTOP")
     try {
       expect((await server.post(`/api/conversations/${id}/questions/a1.confirm.1`, { answer: true })).status).toBe(200)
-      // The host says its run ended, and stays a while for the stopped terminal (HostServer's STALL_MS).
+      // The host says its run ended, and stays a while for the stopped terminal (Following.ts's STALL_MS).
       const socket = path.join(p.storage, "run", `${id}.sock`)
       const info = () => Effect.runPromise(Effect.scoped(Effect.flatMap(HostClient.connect(socket), (c) => c.Info())))
       await expect.poll(async () => (await info()).ended, { timeout: 20_000 }).toBeGreaterThan(0)
