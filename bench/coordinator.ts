@@ -175,12 +175,17 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
     )
   }
 
+  // Twelve runs of each side before the first measured one: V8 tiers the hot functions up over the first
+  // dozen, and with two the early rounds ran in baseline code by chance on either side (2.27-2.63x in five
+  // quiet runs of the same build; 1.98-2.33x with twelve).
+  const ROUNDS = 12
+  const WARMUP = 12
   // Interleaved rounds, so load from other processes and the heap's state hit both sides alike.
   const subjectTimes: Array<number> = []
   const floorTimes: Array<number> = []
-  for (let round = 0; round < 9; round++) {
-    subjectTimes.push((await measure("subject", coordinatorRun, { runs: 3, warmup: round === 0 ? 2 : 0 })).medianMs)
-    floorTimes.push((await measure("floor", floorRun, { runs: 3, warmup: round === 0 ? 2 : 0 })).medianMs)
+  for (let round = 0; round < ROUNDS; round++) {
+    subjectTimes.push((await measure("subject", coordinatorRun, { runs: 3, warmup: round === 0 ? WARMUP : 0 })).medianMs)
+    floorTimes.push((await measure("floor", floorRun, { runs: 3, warmup: round === 0 ? WARMUP : 0 })).medianMs)
   }
   const fileTimes: Array<number> = []
   const memoryTimes: Array<number> = []

@@ -27,6 +27,7 @@
  */
 import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
+import type * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as RpcClient from "effect/rpc/RpcClient"
@@ -44,8 +45,8 @@ import * as HostProtocol from "../../domain/run/HostProtocol.ts"
 const openError = (cause: unknown) =>
   new Socket.SocketError({ reason: new Socket.SocketOpenError({ kind: "Unknown", cause }) })
 
-/** A connection to a host, for the scope's life (a lost host fails calls at once, without reconnecting). */
-export const connect = (socketPath: string) =>
+/** A connection's client before its `Hello`, for the scope's life (a lost host fails calls at once, without reconnecting). */
+const open = (socketPath: string) =>
   Effect.gen(function* () {
     const problem = yield* Effect.try({
       try: () => PrivateDir.socketProblem(socketPath),
@@ -64,11 +65,38 @@ export const connect = (socketPath: string) =>
         pingTimeout: "4 seconds"
       }).pipe(Layer.provide(NodeSocket.layerNet({ path: socketPath })), Layer.provide(HostSerialization.layer))
     )
-    const client = yield* RpcClient.make(HostRpcs).pipe(Effect.provideContext(protocol))
+    return yield* RpcClient.make(HostRpcs).pipe(Effect.provideContext(protocol))
+  })
+
+/** A connection to a host, for the scope's life (a lost host fails calls at once, without reconnecting). */
+export const connect = (socketPath: string) =>
+  Effect.gen(function* () {
+    const client = yield* open(socketPath)
     const refused = HostProtocol.mismatch(yield* hello(client.Hello()))
     if (refused !== undefined) return yield* refused
     return client
   })
+
+/**
+ * {@link connectRunning} with the host's `Info` asked beside its `Hello`,
+ * not after it: one round trip to a host where there were two (an answer
+ * POSTed for a run nobody watches). The info is none when the host did not
+ * give it `within`; a host of another protocol is refused as by
+ * {@link connect}, whatever its `Info` said.
+ */
+export const connectRunningWithInfo = (socketPath: string, within: Duration.Input) =>
+  Effect.gen(function* () {
+    const client = yield* open(socketPath)
+    const [said, info] = yield* Effect.all(
+      [hello(client.Hello()), Effect.option(Effect.timeout(client.Info(), within))],
+      { concurrency: 2 }
+    )
+    const refused = HostProtocol.mismatch(said)
+    if (refused !== undefined) return yield* refused
+    return Option.some({ client, info })
+  }).pipe(
+    Effect.catchTag("SocketError", () => Effect.succeed(Option.none<{ client: Client; info: Option.Option<Info> }>()))
+  )
 
 /**
  * {@link connect}, none when no host answers on `socketPath` (gone, or never

@@ -225,10 +225,10 @@ const relayed = (storage: string, relay: Relay): RunningTurns["Service"] =>
       const own = Effect.gen(function* () {
         // A scope of its own under the caller's: closed before the wait below when the run has ended.
         const first = yield* Scope.fork(yield* Effect.scope)
-        const client = yield* Scope.provide(HostClient.connectRunning(socket), first)
-        if (Option.isNone(client)) return Option.none()
-        const info = yield* Effect.option(Effect.timeout(client.value.Info(), "1 second"))
-        if (Option.isSome(info) && info.value.ended === undefined) return Option.some(turnOf(client.value))
+        const opened = yield* Scope.provide(HostClient.connectRunningWithInfo(socket, "1 second"), first)
+        if (Option.isNone(opened)) return Option.none()
+        const { client, info } = opened.value
+        if (Option.isSome(info) && info.value.ended === undefined) return Option.some(turnOf(client))
         // A run that just ended (or a host too busy to say) still answers while its host goes, and takes no
         // answer: it is waited for until gone (`Hosts.settled`); the answer goes to the run after it, if one
         // started, else into the turn on disk. This connection is closed first: the ending host's server
