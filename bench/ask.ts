@@ -110,14 +110,22 @@ const listedQuestion = async (s: Serve.Served): Promise<{ id: string; conversati
   throw new Error("parley ask's question was never listed")
 }
 
-/** Watches the conversation `id` as the page does (the server then follows its run); resolves once the question is seen. */
+/** Watches the conversation `id` as the page does (the server then follows its run); resolves once the question is seen (bounded: 10 s). */
 const follow = async (s: Serve.Served, id: string) => {
   let seen: () => void = () => {}
   const opened = new Promise<void>((resolve) => (seen = resolve))
   const stream = await Serve.collect(`${s.base}/api/conversations/${id}/events`, s.auth, (e) => {
     if (e._tag === "QuestionOpened") seen()
   })
-  await opened
+  if (!stream.res.ok) throw new Error(`watching ${id}: ${stream.res.status}`)
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([
+    opened,
+    stream.done.then(() => Promise.reject(new Error(`watching ${id}: the stream ended before its question`))),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`watching ${id}: no question within 10 s`)), 10_000)
+    })
+  ]).finally(() => clearTimeout(timer))
   return stream
 }
 
@@ -179,7 +187,7 @@ const answeredGoal = async (): Promise<Goal> => {
       subject: { name: `parley ask exits (${figures(watched)})`, medianMs: p99(watched) },
       floor: { name: `a tool's re-run starts (${reRun.subject.name})`, medianMs: reRun.subject.medianMs },
       maxRatio: 2,
-      note: `unwatched asks, in turn with them (the POST opens a connection of its own): ${figures(unwatched)}`
+      note: `unwatched asks, in turn with them (the POST opens a connection of its own): ${figures(unwatched)}, ${(p99(unwatched) / reRun.subject.medianMs).toFixed(2)}× the floor`
     }
   } finally {
     fs.rmSync(root, { recursive: true, force: true })

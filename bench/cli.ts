@@ -51,10 +51,10 @@ const spawnTimes = (args: ReadonlyArray<string>, runs: number): number => {
   return median(times)
 }
 
-/** A full garbage collection, callable without starting node with `--expose-gc` (V8 exposes `gc` to contexts made after the flag). */
 /** Samples of `--continue-turn` and of the load, taken in turn. */
 const PAIRS = 41
 
+/** A full garbage collection, callable without starting node with `--expose-gc` (V8 exposes `gc` to contexts made after the flag). */
 const fullGc = (): (() => void) => {
   v8.setFlagsFromString("--expose-gc")
   return vm.runInNewContext("gc") as () => void

@@ -184,7 +184,9 @@ export const run = async (): Promise<ReadonlyArray<Goal>> => {
   const subjectTimes: Array<number> = []
   const floorTimes: Array<number> = []
   for (let round = 0; round < ROUNDS; round++) {
-    subjectTimes.push((await measure("subject", coordinatorRun, { runs: 3, warmup: round === 0 ? WARMUP : 0 })).medianMs)
+    subjectTimes.push(
+      (await measure("subject", coordinatorRun, { runs: 3, warmup: round === 0 ? WARMUP : 0 })).medianMs
+    )
     floorTimes.push((await measure("floor", floorRun, { runs: 3, warmup: round === 0 ? WARMUP : 0 })).medianMs)
   }
   const fileTimes: Array<number> = []

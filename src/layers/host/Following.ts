@@ -36,7 +36,8 @@ export interface Following {
 
 // One second was too short on a loaded machine: with two busy loops and other test files running, the
 // `serve` process relaying one run to 50 SSE clients went a second without reading, and its clients missed
-// the run's end (seen under load). A client that stopped reading costs the run's exit this much at most.
+// the run's end (seen under load). A client that stopped reading costs the run's exit this much at most, and
+// up to one look more (`PROGRESS_LOOK_MS`: progress is seen at a look).
 export const STALL_MS = 3000
 // A reader that keeps reading gets the run's end: ten seconds cut the server's one subscription to a run of
 // 100,000 events (it relays to its own clients) 79,000 events before the end. A reader gets at most

@@ -27,6 +27,7 @@
  */
 import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -81,19 +82,22 @@ export const connect = (socketPath: string) =>
  * {@link connectRunning} with the host's `Info` asked beside its `Hello`,
  * not after it: one round trip to a host where there were two (an answer
  * POSTed for a run nobody watches). The info is none when the host did not
- * give it `within`; a host of another protocol is refused as by
- * {@link connect}, whatever its `Info` said.
+ * give it `within`, or failed it in any way; a host of another protocol is
+ * refused as by {@link connect}, whatever its `Info` did. `Info` only reads,
+ * so a host of another protocol may be asked it: its reply, which this
+ * client may not be able to read (a defect), is dropped.
  */
 export const connectRunningWithInfo = (socketPath: string, within: Duration.Input) =>
   Effect.gen(function* () {
     const client = yield* open(socketPath)
-    const [said, info] = yield* Effect.all(
-      [hello(client.Hello()), Effect.option(Effect.timeout(client.Info(), within))],
-      { concurrency: 2 }
+    // Total: a reply this client cannot decode is a defect of the RPC client, which `option` would let through.
+    const info = Effect.map(Effect.exit(Effect.timeout(client.Info(), within)), (exit) =>
+      Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none<Info>()
     )
+    const [said, known] = yield* Effect.all([hello(client.Hello()), info], { concurrency: 2 })
     const refused = HostProtocol.mismatch(said)
     if (refused !== undefined) return yield* refused
-    return Option.some({ client, info })
+    return Option.some({ client, info: known })
   }).pipe(
     Effect.catchTag("SocketError", () => Effect.succeed(Option.none<{ client: Client; info: Option.Option<Info> }>()))
   )

@@ -97,6 +97,35 @@ describe("a host's drain", () => {
     })
   )
 
+  it.effect("run as a finalizer runs it (uninterruptible), a stalled subscriber still costs STALL_MS, no more", () =>
+    Effect.gen(function* () {
+      const following = Following.make()
+      yield* subscription(following)
+      const drain = yield* Effect.forkChild(Effect.uninterruptible(following.drained))
+      yield* TestClock.adjust(Following.STALL_MS - 1)
+      assert.isFalse(done(drain))
+      yield* TestClock.adjust(Following.STALL_MS)
+      assert.isTrue(done(drain))
+    })
+  )
+
+  it.effect("one subscriber falling behind while another is open: it waits for the open one, then the grace", () =>
+    Effect.gen(function* () {
+      const following = Following.make()
+      const open = yield* subscription(following)
+      const lagging = yield* subscription(following)
+      const drain = yield* Effect.forkChild(following.drained)
+      yield* settle
+      yield* lagging.fail
+      yield* open.end
+      yield* settle
+      assert.isFalse(done(drain), "within the grace of the one that fell behind")
+      yield* TestClock.adjust(Following.RESUME_GRACE_MS)
+      yield* settle
+      assert.isTrue(done(drain))
+    })
+  )
+
   it.effect("a lagged subscriber that never comes back costs the grace, no more", () =>
     Effect.gen(function* () {
       const following = Following.make()

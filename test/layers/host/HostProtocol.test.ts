@@ -103,8 +103,8 @@ describe("RFD 027: the host handshake's version field", () => {
     expect(PROTOCOL).toBe(1)
   })
 
-  it("RFD 027 host version: attach, answer and kill refuse a host of another protocol version with one line, before any other call; ls lists it as a run of another parley version", async () => {
-    const { p, id } = finished()
+  /** A host of protocol 2 on conversation `id`'s socket, every call but Hello a defect. */
+  const otherProtocol = async (p: Project, id: string) => {
     const server = (path: string) =>
       RpcServer.layer(HostRpcs, { disableTracing: true }).pipe(
         Layer.provide(RpcServer.layerProtocolSocketServer),
@@ -121,6 +121,11 @@ describe("RFD 027: the host handshake's version field", () => {
       })
     )
     await host(HostPath.of(p.storage, id), server, handlers)
+  }
+
+  it("RFD 027 host version: attach, answer and kill refuse a host of another protocol version with one line, before any other call; ls lists it as a run of another parley version", async () => {
+    const { p, id } = finished()
+    await otherProtocol(p, id)
     const line = `The run of conversation ${id} speaks host protocol 2 (parley 9.0.0); this parley speaks host protocol 1: attach to it, answer it or stop it with the parley version that runs it.`
     for (const args of [
       ["conversation", "attach", id],
@@ -142,6 +147,15 @@ describe("RFD 027: the host handshake's version field", () => {
       host_protocol: 2,
       parley: "9.0.0"
     })
+  })
+
+  it("RFD 027 host version: serve's answer path (Hello and Info asked together) refuses a host of another protocol, though its Info dies", async () => {
+    const { p, id } = finished()
+    await otherProtocol(p, id)
+    const refused = await Effect.runPromise(
+      Effect.scoped(Effect.flip(HostClient.connectRunningWithInfo(HostPath.of(p.storage, id), "1 second")))
+    )
+    expect(refused._tag).toBe("HostProtocolMismatch")
   })
 
   it("RFD 027 host version: a host that predates Hello (no version field) is read as version 1 and spoken to", async () => {
