@@ -78,6 +78,13 @@ export const connect = (socketPath: string) =>
     return client
   })
 
+/** A connection's outcome as some, none when no host answers on its socket (a `SocketError`: gone, or never there). */
+const whenRunning = <A, E, R>(connection: Effect.Effect<A, E | Socket.SocketError, R>) =>
+  connection.pipe(
+    Effect.map(Option.some),
+    Effect.catchTag("SocketError", () => Effect.succeed(Option.none<A>()))
+  )
+
 /**
  * {@link connectRunning} with the host's `Info` asked beside its `Hello`,
  * not after it: one round trip to a host where there were two (an answer
@@ -88,18 +95,18 @@ export const connect = (socketPath: string) =>
  * client may not be able to read (a defect), is dropped.
  */
 export const connectRunningWithInfo = (socketPath: string, within: Duration.Input) =>
-  Effect.gen(function* () {
-    const client = yield* open(socketPath)
-    // Total: a reply this client cannot decode is a defect of the RPC client, which `option` would let through.
-    const info = Effect.map(Effect.exit(Effect.timeout(client.Info(), within)), (exit) =>
-      Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none<Info>()
-    )
-    const [said, known] = yield* Effect.all([hello(client.Hello()), info], { concurrency: 2 })
-    const refused = HostProtocol.mismatch(said)
-    if (refused !== undefined) return yield* refused
-    return Option.some({ client, info: known })
-  }).pipe(
-    Effect.catchTag("SocketError", () => Effect.succeed(Option.none<{ client: Client; info: Option.Option<Info> }>()))
+  whenRunning(
+    Effect.gen(function* () {
+      const client = yield* open(socketPath)
+      // Total: a reply this client cannot decode is a defect of the RPC client, which `option` would let through.
+      const info = Effect.map(Effect.exit(Effect.timeout(client.Info(), within)), (exit) =>
+        Exit.isSuccess(exit) ? Option.some(exit.value) : Option.none<Info>()
+      )
+      const [said, known] = yield* Effect.all([hello(client.Hello()), info], { concurrency: 2 })
+      const refused = HostProtocol.mismatch(said)
+      if (refused !== undefined) return yield* refused
+      return { client, info: known }
+    })
   )
 
 /**
@@ -108,11 +115,7 @@ export const connectRunningWithInfo = (socketPath: string, within: Duration.Inpu
  * protocol still fails: taken for "no run", an answer would go past a run
  * that may be holding its question.
  */
-export const connectRunning = (socketPath: string) =>
-  connect(socketPath).pipe(
-    Effect.map(Option.some),
-    Effect.catchTag("SocketError", () => Effect.succeed(Option.none<Client>()))
-  )
+export const connectRunning = (socketPath: string) => whenRunning(connect(socketPath))
 
 /**
  * The host's `Hello`, asked before anything else: `undefined` from a host

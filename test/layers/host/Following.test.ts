@@ -21,6 +21,13 @@ const settle = Effect.gen(function* () {
 
 const done = (fiber: Fiber.Fiber<unknown, unknown>) => fiber.pollUnsafe() !== undefined
 
+/** The drain, started as a run's end starts it (`uninterruptible`: as a finalizer runs it), once it has looked. */
+const draining = (following: Following.Following, uninterruptible = false) =>
+  Effect.tap(
+    Effect.forkChild(uninterruptible ? Effect.uninterruptible(following.drained) : following.drained),
+    () => settle
+  )
+
 /** A subscription fed from a queue: `send` an event, `end` it, or `fail` it (a subscriber fallen behind). */
 const subscription = (following: Following.Following) =>
   Effect.gen(function* () {
@@ -39,8 +46,7 @@ const subscription = (following: Following.Following) =>
 describe("a host's drain", () => {
   it.effect("with no subscription, it ends at once", () =>
     Effect.gen(function* () {
-      const drain = yield* Effect.forkChild(Following.make().drained)
-      yield* settle
+      const drain = yield* draining(Following.make())
       assert.isTrue(done(drain))
     })
   )
@@ -50,8 +56,7 @@ describe("a host's drain", () => {
       const following = Following.make()
       const a = yield* subscription(following)
       const b = yield* subscription(following)
-      const drain = yield* Effect.forkChild(following.drained)
-      yield* settle
+      const drain = yield* draining(following)
       assert.isFalse(done(drain))
       yield* a.end
       yield* settle
@@ -66,8 +71,7 @@ describe("a host's drain", () => {
     Effect.gen(function* () {
       const following = Following.make()
       const s = yield* subscription(following)
-      const drain = yield* Effect.forkChild(following.drained)
-      yield* settle
+      const drain = yield* draining(following)
       yield* TestClock.adjust(2000)
       yield* s.send
       yield* TestClock.adjust(2000)
@@ -85,7 +89,7 @@ describe("a host's drain", () => {
       const lagging = yield* subscription(following)
       yield* lagging.fail
       yield* settle
-      const drain = yield* Effect.forkChild(following.drained)
+      const drain = yield* draining(following)
       yield* TestClock.adjust(Following.RESUME_GRACE_MS / 2)
       assert.isFalse(done(drain), "within the grace")
       const resumed = yield* subscription(following)
@@ -101,7 +105,7 @@ describe("a host's drain", () => {
     Effect.gen(function* () {
       const following = Following.make()
       yield* subscription(following)
-      const drain = yield* Effect.forkChild(Effect.uninterruptible(following.drained))
+      const drain = yield* draining(following, true)
       yield* TestClock.adjust(Following.STALL_MS - 1)
       assert.isFalse(done(drain))
       yield* TestClock.adjust(Following.STALL_MS)
@@ -114,8 +118,7 @@ describe("a host's drain", () => {
       const following = Following.make()
       const open = yield* subscription(following)
       const lagging = yield* subscription(following)
-      const drain = yield* Effect.forkChild(following.drained)
-      yield* settle
+      const drain = yield* draining(following)
       yield* lagging.fail
       yield* open.end
       yield* settle
@@ -132,7 +135,7 @@ describe("a host's drain", () => {
       const lagging = yield* subscription(following)
       yield* lagging.fail
       yield* settle
-      const drain = yield* Effect.forkChild(following.drained)
+      const drain = yield* draining(following)
       yield* TestClock.adjust(Following.RESUME_GRACE_MS - 1)
       assert.isFalse(done(drain))
       yield* TestClock.adjust(1)
