@@ -12,7 +12,7 @@
  *    its own, not after the POST's reply) p50/p99, and answer → the POST's
  *    reply; conversations per second.
  * 2. chaos: the same, with one runner `kill -9`'d and restarted on its port
- *    every 5 s while the answers go in: stuck turns (not complete within
+ *    every 5 s while the answers go in (spread over 30 s): stuck turns (not complete within
  *    30 s of their answer), lost events (a conversation whose log lacks one
  *    of its turn's entries), answers recorded twice, conversations whose
  *    `check` fails, and tools that acted twice.
@@ -21,7 +21,8 @@
  * reply p99 ≤ 100 ms; both runs: 0 stuck, 0 lost, 0 answers recorded twice.
  * `failover`: the worst kill ≤ 2 s, the health check's runner among them. Tools that acted twice are counted, not a
  * goal: a kill between a tool's end and its recorded response runs it again
- * (RFD 023).
+ * (RFD 023). The turns' tool is a sh script ({@link DEFERRABLE_SH});
+ * `$BENCH_CLUSTER_TOOL=python` runs `deferrable.py` instead.
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -30,6 +31,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Cluster from "../test/support/Cluster.ts"
 import { freshDatabase, pgSkip, psql, startPg } from "../test/support/Pg.ts"
+import { WAITING } from "../test/support/Project.ts"
 import { type Goal, none } from "./Harness.ts"
 
 const repo = path.resolve(import.meta.dirname, "..")
@@ -122,6 +124,50 @@ const python = (): string => {
   return `${r.status === 0 && r.stdout.trim() !== "" ? r.stdout.trim() : "python3"} -S`
 }
 
+/**
+ * The tool the bench's turns call: `deferrable.py`'s `ask` mode (asks
+ * `confirm`, then appends the answer to `<root>/<name>.effects`) as a sh
+ * script, as the local benches' tools are (`bench/attach.ts`, `serve.ts`):
+ * the row measures parley's path from an answer to the tool's re-run, not
+ * an interpreter's start. `python3 -S deferrable.py` costs 22 ms of CPU
+ * per start here, as much as the three runners spend on an answer; with
+ * ten answers in flight on two cores it was most of the re-run's p50.
+ * `$BENCH_CLUSTER_TOOL=python` runs the Python tool instead. The request
+ * on stdin is parley's one-line JSON (`requestJson`): its fields are
+ * taken by pattern; any other mode is refused loudly.
+ */
+const DEFERRABLE_SH = `IFS= read -r request || [ -n "$request" ]
+args=\${request#*'"arguments":{'}; args=\${args%%\\}*}
+case "$args" in
+  *'"mode":"ask"'*) ;;
+  *) echo "deferrable.sh: only mode ask: $args" >&2; exit 2 ;;
+esac
+name=\${args#*'"name":"'}; name=\${name%%'"'*}
+answers=\${request#*'"answers":{'}; answers=\${answers%%\\}*}
+root=\${request#*'"root":"'}; root=\${root%%'"'*}
+case "$answers" in
+  *'"confirm":'*) ;;
+  *) printf '{"type":"needs_input","question":{"id":"confirm","text":"Deploy %s?","answer_type":{"type":"boolean"}}}\\n' "$name"; exit 0 ;;
+esac
+answer=\${answers#*'"confirm":'}; answer=\${answer%%[,\\}]*}
+printf '%s\\n' "$answer" >> "$root/$name.effects"
+printf '{"type":"success","content":"%s: %s"}\\n' "$name" "$answer"
+`
+
+const TOOL = process.env["BENCH_CLUSTER_TOOL"] ?? "sh"
+if (TOOL !== "sh" && TOOL !== "python")
+  throw new Error(`$BENCH_CLUSTER_TOOL: "sh" or "python", not ${JSON.stringify(TOOL)}`)
+
+/** A cluster project whose tool is {@link DEFERRABLE_SH} (or, with `$BENCH_CLUSTER_TOOL=python`, `deferrable.py`). */
+const clusterProject = async (url: string, env: Record<string, string>): Promise<Cluster.Cluster> => {
+  if (TOOL === "python") return Cluster.project(url, env, bin, python())
+  const tools = WAITING.replace('command = "python3 deferrable.py"', 'command = "sh deferrable.sh"')
+  if (tools === WAITING) throw new Error("bench/cluster.ts: the deferrable tool's command in WAITING changed")
+  const cluster = await Cluster.project(url, env, bin, "python3", tools)
+  fs.writeFileSync(path.join(cluster.root, "deferrable.sh"), DEFERRABLE_SH)
+  return cluster
+}
+
 /** `$BENCH_CLUSTER_LOGS`: each runner's output (with `$PARLEY_CLUSTER_DEBUG`, its trace lines) kept in that directory. */
 const dumpLogs = (runners: ReadonlyArray<Cluster.Runner>, label: string) => {
   const dir = process.env["BENCH_CLUSTER_LOGS"]
@@ -183,8 +229,11 @@ const idleCpu = async (runners: ReadonlyArray<Cluster.Runner>, pgDir: string, ms
 /** The data directory of the PostgreSQL server the run uses (for {@link idleCpu}). */
 let pgDir = ""
 
+/** How long the chaos run's answers are spread over (at most {@link CONCURRENCY} in flight still). */
+const CHAOS_SPAN_MS = 30_000
+
 const scenario = async (label: string, url: string, chaos: boolean): Promise<Outcome> => {
-  const cluster = await Cluster.project(url, { PARLEY_PG_POOL: String(POOL) }, bin, python())
+  const cluster = await clusterProject(url, { PARLEY_PG_POOL: String(POOL) })
   try {
     for (let i = 0; i < 3; i++) await cluster.runner()
     await sleep(3000) // shards spread over the three
@@ -237,8 +286,12 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
     const cpu0 = cpuAt()
     const answeredAt = new Map<string, number>()
     const refused: Record<string, number> = {}
+    const began = performance.now()
     await pool(names, CONCURRENCY, async (name, i) => {
       const q = byConversation.get(ids[i]!)!
+      // Under chaos the answers are spread over CHAOS_SPAN_MS, so the kills (every 5 s) land among them however fast
+      // the cluster answers: unpaced, 300 answers took 5 s here and met one kill.
+      if (chaos) await sleep(Math.max(0, began + (i * CHAOS_SPAN_MS) / N - performance.now()))
       const t0 = performance.now()
       answeredAt.set(name, Date.now())
       if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
@@ -324,7 +377,7 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
 
 const print = (o: Outcome) => {
   console.log(
-    `\n## ${o.label}: ${N} conversations, 3 runners${o.kills > 0 ? `, ${o.kills} kill -9 + restart (every 5 s)` : ""}`
+    `\n## ${o.label}: ${N} conversations, 3 runners, the tool in ${TOOL === "sh" ? "sh" : "python -S"}${o.kills > 0 ? `, ${o.kills} kill -9 + restart (every 5 s), answers spread over ${CHAOS_SPAN_MS / 1000} s` : ""}`
   )
   console.log(
     `  all complete in ${o.seconds.toFixed(1)} s: ${(N / o.seconds).toFixed(1)} conversations/s (create → last reply)`
@@ -404,7 +457,7 @@ interface Kill {
 }
 
 const failover = async (url: string): Promise<Array<Kill>> => {
-  const cluster = await Cluster.project(url, { PARLEY_PG_POOL: "60" }, bin, python())
+  const cluster = await clusterProject(url, { PARLEY_PG_POOL: "60" })
   try {
     for (let i = 0; i < 3; i++) await cluster.runner()
     await sleep(3000)
