@@ -1,9 +1,9 @@
 /**
  * `parley serve --cluster` (issue 25): 3 runners on this machine, one
- * throwaway PostgreSQL. `npm run bench -- cluster [steady|chaos]`, or
- * `node --import tsx bench/cluster.ts [N] [steady|chaos]`; N conversations
+ * throwaway PostgreSQL. `npm run bench -- cluster [steady|paced|chaos]`, or
+ * `node --import tsx bench/cluster.ts [N] [steady|paced|chaos]`; N conversations
  * (default 300, `$BENCH_CLUSTER_N` under `npm run bench`); needs
- * PostgreSQL's server binaries (test/support/Pg.ts). Two runs, each on a
+ * PostgreSQL's server binaries (test/support/Pg.ts). Three runs, each on a
  * fresh database:
  *
  * 1. steady: N conversations, each a turn whose tool asks one question
@@ -11,14 +11,16 @@
  *    all complete; answer → the tool's re-run (its effect on disk, timed on
  *    its own, not after the POST's reply) p50/p99, and answer → the POST's
  *    reply; conversations per second.
- * 2. chaos: the same, with one runner `kill -9`'d and restarted on its port
- *    every 5 s while the answers go in (spread over 30 s): stuck turns (not complete within
+ * 2. paced: the same, the answers spread over 30 s (10 a second for 300):
+ *    the latency when the cluster is not saturated (printed, not a goal).
+ * 3. chaos: paced, with one runner `kill -9`'d and restarted on its port
+ *    every 5 s while the answers go in: stuck turns (not complete within
  *    30 s of their answer), lost events (a conversation whose log lacks one
  *    of its turn's entries), answers recorded twice, conversations whose
  *    `check` fails, and tools that acted twice.
  *
  * Goals (steady): answer → re-run p50 ≤ 100 ms and p99 ≤ 300 ms, the POST's
- * reply p99 ≤ 100 ms; both runs: 0 stuck, 0 lost, 0 answers recorded twice.
+ * reply p99 ≤ 100 ms; every run: 0 stuck, 0 lost, 0 answers recorded twice.
  * `failover`: the worst kill ≤ 2 s, the health check's runner among them. Tools that acted twice are counted, not a
  * goal: a kill between a tool's end and its recorded response runs it again
  * (RFD 023). The turns' tool is a sh script ({@link DEFERRABLE_SH});
@@ -84,7 +86,7 @@ const retried = async <T>(c: Cluster.Cluster, call: (r: Cluster.Runner) => Promi
 }
 
 interface Outcome {
-  readonly label: string
+  readonly label: Mode
   readonly seconds: number
   readonly postMs: ReadonlyArray<number>
   readonly effectMs: ReadonlyArray<number>
@@ -229,10 +231,18 @@ const idleCpu = async (runners: ReadonlyArray<Cluster.Runner>, pgDir: string, ms
 /** The data directory of the PostgreSQL server the run uses (for {@link idleCpu}). */
 let pgDir = ""
 
-/** How long the chaos run's answers are spread over (at most {@link CONCURRENCY} in flight still). */
-const CHAOS_SPAN_MS = 30_000
+/** How long the paced and chaos runs' answers are spread over (at most {@link CONCURRENCY} in flight still). */
+const SPAN_MS = 30_000
 
-const scenario = async (label: string, url: string, chaos: boolean): Promise<Outcome> => {
+/**
+ * steady: {@link CONCURRENCY} answers kept in flight (the cluster at its full throughput: the latency goals);
+ * paced: the answers spread over {@link SPAN_MS} (10 a second for 300), the latency a person feels when the
+ * cluster is not saturated (printed, not a goal); chaos: paced, with a runner killed every 5 s.
+ */
+type Mode = "steady" | "paced" | "chaos"
+
+const scenario = async (label: Mode, url: string): Promise<Outcome> => {
+  const chaos = label === "chaos"
   const cluster = await clusterProject(url, { PARLEY_PG_POOL: String(POOL) })
   try {
     for (let i = 0; i < 3; i++) await cluster.runner()
@@ -255,7 +265,7 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
       open = (await retried(cluster, (r) => r.json("/api/questions", 60_000))).body
     }
     const byConversation = new Map(open.map((q) => [q.conversation_id, q]))
-    if (!chaos) {
+    if (label === "steady") {
       const idle = await idleCpu(live(cluster), pgDir, 5000)
       console.log(
         `  idle with ${N} waiting turns (5 s): runners ${idle.runnersPct.map((p) => `${p.toFixed(1)} %`).join(", ")} of a core; PostgreSQL ${idle.pgPct.toFixed(1)} %; load average ${os.loadavg()[0]!.toFixed(1)}`
@@ -289,9 +299,9 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
     const began = performance.now()
     await pool(names, CONCURRENCY, async (name, i) => {
       const q = byConversation.get(ids[i]!)!
-      // Under chaos the answers are spread over CHAOS_SPAN_MS, so the kills (every 5 s) land among them however fast
-      // the cluster answers: unpaced, 300 answers took 5 s here and met one kill.
-      if (chaos) await sleep(Math.max(0, began + (i * CHAOS_SPAN_MS) / N - performance.now()))
+      // Under chaos the answers are spread over SPAN_MS, so the kills (every 5 s) land among them however fast the
+      // cluster answers: unpaced, 300 answers took 5 s here and met one kill.
+      if (label !== "steady") await sleep(Math.max(0, began + (i * SPAN_MS) / N - performance.now()))
       const t0 = performance.now()
       answeredAt.set(name, Date.now())
       if (process.env["PARLEY_CLUSTER_DEBUG"] !== undefined)
@@ -315,7 +325,7 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
     stop = true
     await chaosLoop
     const cpu1 = cpuAt()
-    if (!chaos)
+    if (label === "steady")
       console.log(
         `  CPU while answering, per answer: runners ${((cpu1.runners - cpu0.runners) / N).toFixed(1)} ms, PostgreSQL ${((cpu1.pg - cpu0.pg) / N).toFixed(1)} ms; load average ${os.loadavg()[0]!.toFixed(1)}`
       )
@@ -377,7 +387,7 @@ const scenario = async (label: string, url: string, chaos: boolean): Promise<Out
 
 const print = (o: Outcome) => {
   console.log(
-    `\n## ${o.label}: ${N} conversations, 3 runners, the tool in ${TOOL === "sh" ? "sh" : "python -S"}${o.kills > 0 ? `, ${o.kills} kill -9 + restart (every 5 s), answers spread over ${CHAOS_SPAN_MS / 1000} s` : ""}`
+    `\n## ${o.label}: ${N} conversations, 3 runners, the tool in ${TOOL === "sh" ? "sh" : "python -S"}${o.label === "steady" ? `, ${CONCURRENCY} answers in flight` : `, answers spread over ${SPAN_MS / 1000} s (at most ${CONCURRENCY} in flight)`}${o.kills > 0 ? `, ${o.kills} kill -9 + restart (every 5 s)` : ""}`
   )
   console.log(
     `  all complete in ${o.seconds.toFixed(1)} s: ${(N / o.seconds).toFixed(1)} conversations/s (create → last reply)`
@@ -395,7 +405,7 @@ const print = (o: Outcome) => {
 }
 
 const goalsOf = (o: Outcome): Array<Goal> => [
-  ...(o.kills === 0
+  ...(o.label === "steady"
     ? [
         {
           name: `cluster ${o.label}: answer → tool re-run p50 ≤ 100 ms across runners (${N} conversations, ${CONCURRENCY} in flight)`,
@@ -539,7 +549,7 @@ const failover = async (url: string): Promise<Array<Kill>> => {
   }
 }
 
-/** `npm run bench -- cluster [steady|chaos|failover]`: steady and chaos by default. */
+/** `npm run bench -- cluster [steady|paced|chaos|failover]`: steady, paced and chaos by default. */
 export const run = async (which = process.argv[3] ?? "both"): Promise<ReadonlyArray<Goal>> => {
   if (pgSkip !== undefined) {
     console.log(`  skipped: ${pgSkip}`)
@@ -566,12 +576,9 @@ export const run = async (which = process.argv[3] ?? "both"): Promise<ReadonlyAr
         }
       ]
     }
-    for (const [label, chaos] of [
-      ["steady", false],
-      ["chaos", true]
-    ] as const) {
+    for (const label of ["steady", "paced", "chaos"] as const) {
       if (which !== "both" && which !== label) continue
-      const o = await scenario(label, freshDatabase(pg), chaos)
+      const o = await scenario(label, freshDatabase(pg))
       print(o)
       goals.push(...goalsOf(o))
     }
