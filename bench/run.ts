@@ -174,7 +174,7 @@ const parent = async (only: string | undefined, args: ReadonlyArray<string>): Pr
   try {
     for (const name of Object.keys(suites)) {
       if (only !== undefined && only !== name) continue
-      // Minutes of 3 runners and 600 conversations on one PostgreSQL: only when asked for (`npm run bench -- cluster`).
+      // Minutes of 3 runners and 900 conversations on one PostgreSQL: only when asked for (`npm run bench -- cluster`).
       if (only === undefined && name === "cluster") {
         console.log("\n# cluster: not in the default run; npm run bench -- cluster")
         continue
