@@ -5,7 +5,7 @@
  * second, which registered runners' locks are no longer held. A process
  * that dies (`kill -9` included) closes its connections, and the server lets
  * go of its locks at once, so its peers see it gone within two checks (every
- * 100 ms: two small queries, cheap beside the failover time they save)
+ * 100 ms: one small statement, cheap beside the failover time it saves)
  * and mark it unhealthy in `cluster_runners`: the engine moves its shards at
  * its next assignment refresh, and the sweep resumes its turns.
  *
@@ -49,9 +49,19 @@ import * as Trace from "./Trace.ts"
 /** The first key of every runner's liveness lock ("parl"); the second is its address' {@link keyOf}. */
 export const NAMESPACE = 0x7061726c
 
+/** The keys of the addresses seen: every look needs each registered runner's, ten times a second. */
+const keys = new Map<string, number>()
+
 /** The second key of a runner's liveness lock: 31 bits of its address' SHA-256 (positive, as `pg_locks` shows it). */
-export const keyOf = (address: string): number =>
-  crypto.createHash("sha256").update(address).digest().readUInt32BE(0) & 0x7fffffff
+export const keyOf = (address: string): number => {
+  const known = keys.get(address)
+  if (known !== undefined) return known
+  // Runners restarted on new ports leave their addresses registered: a long-lived runner forgets now and then.
+  if (keys.size >= 1024) keys.clear()
+  const key = crypto.createHash("sha256").update(address).digest().readUInt32BE(0) & 0x7fffffff
+  keys.set(address, key)
+  return key
+}
 
 /** How often a runner looks that its own lock's connection still answers. */
 const KEEP = "1 second"
@@ -95,16 +105,27 @@ export const hold = (sql: SqlClient, address: string) =>
     yield* Effect.forkScoped(Effect.forever(keep))
   })
 
-/** One look: the healthy runners other than `me` whose lock nobody holds. */
-const unheld = (sql: SqlClient, me: string) =>
-  Effect.gen(function* () {
-    const runners = yield* sql<{ address: string }>`SELECT address FROM cluster_runners WHERE healthy`
-    const locks = yield* sql<{ k: string | number }>`SELECT objid::bigint AS k FROM pg_locks
+/**
+ * One look: the healthy runners other than `me` whose lock nobody holds. One
+ * statement, one round trip (it was two: with three runners looking ten times
+ * a second, the liveness looks were most of an idle cluster's statements): the
+ * healthy runners' rows (`address`), then the held locks' keys (`k`).
+ */
+export const unheld = (sql: SqlClient, me: string) =>
+  Effect.map(
+    sql<{ address: string | null; k: string | number | null }>`SELECT address, NULL::bigint AS k
+      FROM cluster_runners WHERE healthy
+      UNION ALL
+      SELECT NULL, objid::bigint FROM pg_locks
       WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = ${NAMESPACE}::bigint::oid
-        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
-    const held = new Set(locks.map((l) => Number(l.k)))
-    return runners.map((r) => r.address).filter((a) => a !== me && !held.has(keyOf(a)))
-  })
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    (rows) => {
+      const held = new Set(rows.flatMap((r) => (r.k === null ? [] : [Number(r.k)])))
+      return rows.flatMap((r) =>
+        r.address === null || r.address === me || held.has(keyOf(r.address)) ? [] : [r.address]
+      )
+    }
+  )
 
 /**
  * Every `every` (100 ms), marks unhealthy the registered runners whose liveness lock
