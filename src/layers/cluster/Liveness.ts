@@ -1,7 +1,7 @@
 /**
  * Whether a cluster's runners live, from PostgreSQL (docs/cluster.md#failover):
  * each runner holds an advisory lock of its own (keyed by its address) on a
- * connection it keeps for its life, and every runner looks, a few times a
+ * connection it keeps for its life, and every runner looks, ten times a
  * second, which registered runners' locks are no longer held. A process
  * that dies (`kill -9` included) closes its connections, and the server lets
  * go of its locks at once, so its peers see it gone within two checks (every
@@ -49,19 +49,9 @@ import * as Trace from "./Trace.ts"
 /** The first key of every runner's liveness lock ("parl"); the second is its address' {@link keyOf}. */
 export const NAMESPACE = 0x7061726c
 
-/** The keys of the addresses seen: every look needs each registered runner's, ten times a second. */
-const keys = new Map<string, number>()
-
 /** The second key of a runner's liveness lock: 31 bits of its address' SHA-256 (positive, as `pg_locks` shows it). */
-export const keyOf = (address: string): number => {
-  const known = keys.get(address)
-  if (known !== undefined) return known
-  // Runners restarted on new ports leave their addresses registered: a long-lived runner forgets now and then.
-  if (keys.size >= 1024) keys.clear()
-  const key = crypto.createHash("sha256").update(address).digest().readUInt32BE(0) & 0x7fffffff
-  keys.set(address, key)
-  return key
-}
+export const keyOf = (address: string): number =>
+  crypto.createHash("sha256").update(address).digest().readUInt32BE(0) & 0x7fffffff
 
 /** How often a runner looks that its own lock's connection still answers. */
 const KEEP = "1 second"
@@ -107,20 +97,20 @@ export const hold = (sql: SqlClient, address: string) =>
 
 /**
  * One look: the healthy runners other than `me` whose lock nobody holds. One
- * statement, one round trip (it was two: with three runners looking ten times
- * a second, the liveness looks were most of an idle cluster's statements): the
- * healthy runners' rows (`address`), then the held locks' keys (`k`).
+ * statement: its rows are the healthy runners (`address`, no `k`) and the
+ * held liveness locks' second keys (`k`, no `address`), in no set order.
  */
 export const unheld = (sql: SqlClient, me: string) =>
   Effect.map(
-    sql<{ address: string | null; k: string | number | null }>`SELECT address, NULL::bigint AS k
+    // oid decodes to a number (the keys are 31 bits); a NULL of either column to null.
+    sql<{ address: string | null; k: number | null }>`SELECT address, NULL::oid AS k
       FROM cluster_runners WHERE healthy
       UNION ALL
-      SELECT NULL, objid::bigint FROM pg_locks
+      SELECT NULL, objid FROM pg_locks
       WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND classid = ${NAMESPACE}::bigint::oid
         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     (rows) => {
-      const held = new Set(rows.flatMap((r) => (r.k === null ? [] : [Number(r.k)])))
+      const held = new Set(rows.flatMap((r) => (r.k === null ? [] : [r.k])))
       return rows.flatMap((r) =>
         r.address === null || r.address === me || held.has(keyOf(r.address)) ? [] : [r.address]
       )

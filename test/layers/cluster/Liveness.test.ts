@@ -9,8 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Context from "effect/Context"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { SqlClient } from "effect/sql/SqlClient"
 import * as Liveness from "../../../src/layers/cluster/Liveness.ts"
 import * as PgConversationStore from "../../../src/layers/store/pg/PgConversationStore.ts"
@@ -42,11 +43,15 @@ const withRunners = <A>(
   )
 }
 
-/** Ends the server session holding `address`' liveness lock, as a runner's death ends its connections. */
+/** Ends the server sessions holding `address`' liveness lock, as a runner's death ends its connections: how many. */
 const killHolder = (sql: SqlClient, address: string) =>
-  sql`SELECT pg_terminate_backend(pid) FROM pg_locks
-    WHERE locktype = 'advisory' AND granted AND objsubid = 2
-      AND classid = ${Liveness.NAMESPACE}::bigint::oid AND objid = ${Liveness.keyOf(address)}::bigint::oid`
+  Effect.map(
+    sql<{ ended: boolean }>`SELECT pg_terminate_backend(pid) AS ended FROM pg_locks
+      WHERE locktype = 'advisory' AND granted AND objsubid = 2
+        AND classid = ${Liveness.NAMESPACE}::bigint::oid AND objid = ${Liveness.keyOf(address)}::bigint::oid
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    (rows) => rows.filter((r) => r.ended).length
+  )
 
 /** The registered runners marked healthy, in address order. */
 const healthy = (sql: SqlClient) =>
@@ -93,17 +98,23 @@ describe.skipIf(pgSkip !== undefined)(`cluster Liveness${pgSkip === undefined ? 
       ],
       (sql, db) =>
         Effect.gen(function* () {
-          // :2 holds its lock on a pool of its own (its own process, as it were).
-          const other = yield* Layer.build(Layer.orDie(PgConversationStore.clientLayer({ url: db, maxConnections: 2 })))
-          yield* Liveness.hold(Context.get(other, SqlClient), "127.0.0.1:2")
+          // :2 holds its lock on a pool of its own (its own process, as it were), in a scope of its own.
+          const life = yield* Scope.make()
+          const other = yield* Layer.buildWithScope(
+            Layer.orDie(PgConversationStore.clientLayer({ url: db, maxConnections: 2 })),
+            life
+          )
+          yield* Liveness.hold(Context.get(other, SqlClient), "127.0.0.1:2").pipe(Scope.provide(life))
           yield* Effect.forkScoped(Liveness.watch(sql, "127.0.0.1:1", "20 millis"))
           const first = yield* until(sql, ["127.0.0.1:1", "127.0.0.1:2"])
-          // :2's process dies: the server ends its session, and so lets go of its lock.
-          yield* killHolder(sql, "127.0.0.1:2")
+          // :2's process dies: the server ends its session, and so lets go of its lock; nothing of :2 runs on (its
+          // hold would take the lock again a second later).
+          const ended = yield* killHolder(sql, "127.0.0.1:2")
+          yield* Scope.close(life, Exit.void)
           const after = yield* until(sql, ["127.0.0.1:1"])
-          return { first, after }
+          return { first, ended, after }
         })
     )
-    expect(seen).toEqual({ first: ["127.0.0.1:1", "127.0.0.1:2"], after: ["127.0.0.1:1"] })
+    expect(seen).toEqual({ first: ["127.0.0.1:1", "127.0.0.1:2"], ended: 1, after: ["127.0.0.1:1"] })
   }, 30_000)
 })
