@@ -192,7 +192,7 @@ const cpuMs = (pid: number): number => {
 }
 
 /** The PostgreSQL server's processes: its postmaster (`postmaster.pid` in its data directory) and the postmaster's children. */
-const pgPids = (dir: string): Array<number> => {
+export const pgPids = (dir: string): Array<number> => {
   let master: number
   try {
     master = Number(fs.readFileSync(path.join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0])
