@@ -13,9 +13,10 @@
  */
 import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
-import * as Redacted from "effect/Redacted"
+import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
+import * as PgConversationStore from "../src/layers/store/pg/PgConversationStore.ts"
 import * as PgLock from "../src/layers/store/pg/PgLock.ts"
 import { freshDatabase, pgSkip, startPg } from "../test/support/Pg.ts"
 import { pgPids } from "./cluster.ts"
@@ -70,14 +71,13 @@ const measure = (dir: string) =>
 
 if (pgSkip !== undefined) console.log(`skipped: ${pgSkip}`)
 else {
-  const { PgClient } = await import("@effect/sql-pg")
   const pg = await startPg({ maxConnections: K + 20 })
   try {
     const url = freshDatabase(pg)
     console.log(`${K} connections to one PostgreSQL, ${ROUNDS * 2 * K} statements each way:`)
     await Effect.runPromise(
       Effect.scoped(measure(pg.dir)).pipe(
-        Effect.provide(PgClient.layer({ url: Redacted.make(url), maxConnections: K + 5 }))
+        Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url, maxConnections: K + 5 })))
       )
     )
   } finally {
