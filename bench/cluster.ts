@@ -42,7 +42,7 @@ const bin = process.env["BENCH_PARLEY_BIN"] ?? path.join(repo, "dist", "parley.m
 const main = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href
 const N = Number((main ? process.argv[2] : undefined) ?? process.env["BENCH_CLUSTER_N"] ?? "300")
 const CONCURRENCY = Number(process.env["BENCH_CONCURRENCY"] ?? "10")
-/** Connections per runner's store pool: a waiting turn holds one. */
+/** Connections per runner's store pool: a build before shared lock connections (`$BENCH_PARLEY_BIN`) holds one per waiting turn. */
 const POOL = Math.ceil(N / 2) + 20
 
 const pct = (xs: ReadonlyArray<number>, p: number): number => {

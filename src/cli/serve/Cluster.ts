@@ -35,7 +35,7 @@ export interface Options {
   readonly limits?: Limits.Limits | undefined
 }
 
-/** Connections of the store's pool (`$PARLEY_PG_POOL`): a running turn holds one (its advisory lock) until it ends. */
+/** Connections of the store's pool (`$PARLEY_PG_POOL`); the running turns' locks share 4 of them. */
 const storePool = (): number => {
   const n = Number(process.env["PARLEY_PG_POOL"] ?? "")
   return Number.isInteger(n) && n > 0 ? n : 40

@@ -81,7 +81,7 @@ export interface Options {
   readonly token: string
   /** The scripted model's steps, when its turns run on it. */
   readonly script: string | undefined
-  /** Connections of the store's pool: a running turn holds one (its advisory lock) until it ends (default 40). */
+  /** Connections of the store's pool (default 40), 4 of them keeping every running turn's lock (`LOCK_CONNECTIONS`). */
   readonly pool?: number | undefined
   /** parley's version, as MCP servers are told. */
   readonly version: string
@@ -92,6 +92,15 @@ export interface Options {
     | ((inputs: { readonly config: ConfigData.Config; readonly root: string }) => NotifierLive.Settings)
     | undefined
 }
+
+/**
+ * The connections a runner keeps its turns' conversation locks on (`PgLock.shared`). One per
+ * turn made each waiting turn a PostgreSQL server process, woken for its turn's writes: five
+ * of an answer's nine statements then cost the server about six times what they cost on a
+ * connection used back to back (docs/cluster.md#figures). More than one, so a long write
+ * (a rewrite's transaction) holds up a quarter of the turns, not all.
+ */
+export const LOCK_CONNECTIONS = 4
 
 /** The services every turn of this runner shares: store, config, executor, provider, model choice. */
 const services = (options: Options) =>
@@ -112,7 +121,11 @@ const services = (options: Options) =>
         ? undefined
         : Effect.map(Layer.build(ProviderLive.layer(providers)), (built) => Context.get(built, Provider))
     const store = yield* Layer.build(
-      PgConversationStore.layer({ url: options.storage, maxConnections: options.pool ?? 40 })
+      PgConversationStore.layer({
+        url: options.storage,
+        maxConnections: options.pool ?? 40,
+        lockConnections: LOCK_CONNECTIONS
+      })
     )
     return {
       store: Context.get(store, ConversationStore),

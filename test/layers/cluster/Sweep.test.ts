@@ -131,7 +131,7 @@ describe.skipIf(pgSkip !== undefined)(`cluster Sweep${pgSkip === undefined ? "" 
       Effect.gen(function* () {
         yield* create(id)
         // Another process holds the conversation a while: b's start retries (200 ms apart, five times).
-        const held = yield* PgLock.tryLock(sql, id)
+        const held = yield* PgLock.own(sql).tryLock(id)
         if (held._tag !== "Taken") return yield* Effect.die("the lock was not free")
         const start = yield* Effect.forkScoped(turns.start(id, { continueTurn: true }))
         yield* Effect.sleep("300 millis")

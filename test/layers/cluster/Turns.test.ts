@@ -38,7 +38,7 @@ describe.skipIf(pgSkip !== undefined)(`cluster Turns${pgSkip === undefined ? "" 
             (rows) => rows[0]?.runner ?? "no row"
           )
         // Runner a runs the turn: it holds the conversation's lock, and the row names it.
-        const held = yield* PgLock.tryLock(sql, ID)
+        const held = yield* PgLock.own(sql).tryLock(ID)
         if (held._tag !== "Taken") return yield* Effect.die("the lock was not free")
         yield* sql`INSERT INTO parley_cluster_turns (conversation_id, runner, pid, since) VALUES (${ID}, 'a:1', 1, now())`
         // Runner b's sweep: the shard is b's now, the turn still a's.

@@ -110,6 +110,20 @@ const subjects: ReadonlyArray<Subject> = [
           psql(url, `UPDATE parley_events SET json = '  {"type": 7}' WHERE conversation_id = '${id}' AND seq = 0`)
       }
     }
+  },
+  {
+    // A cluster runner's way (PgLock.shared): every session's lock and writes on two connections.
+    name: "postgres, shared lock connections",
+    skip: pgSkip,
+    fresh: () => {
+      const url = freshDatabase(server!)
+      return {
+        layer: Layer.orDie(PgConversationStore.layer({ url, lockConnections: 2 })),
+        listed: true,
+        damage: (id) =>
+          psql(url, `UPDATE parley_events SET json = '  {"type": 7}' WHERE conversation_id = '${id}' AND seq = 0`)
+      }
+    }
   }
 ]
 

@@ -3,12 +3,14 @@
  * guarantees:
  *
  * - durable before visible: an append is one transaction (its entry rows and
- *   the conversation's listing columns) on the session's own connection,
+ *   the conversation's listing columns) on the connection of the session's
+ *   lock,
  *   committed before the session's `Ref` shows it; the session makes the
  *   pair uninterruptible, so an interrupt leaves it committed and visible or
  *   not there at all.
  * - locks that cannot go stale: `open` / `create` take the conversation's
- *   advisory lock on a connection reserved for the scope (`PgLock`); a
+ *   advisory lock for the scope (`PgLock`), on a connection of its own or,
+ *   with `lockConnections`, on one of a few the process's locks share; a
  *   second writer fails at once naming the holder's pid and host.
  * - ids never collide: `create` inserts the conversation row under the
  *   lock of a fresh id; the primary key decides between racing processes.
@@ -78,8 +80,15 @@ import * as PgPass from "./PgPass.ts"
 export interface Options {
   /** `postgres://user[:password]@host[:port]/database` (or a unix socket directory as `?host=`). */
   readonly url: string
-  /** Pool size; a session holds one connection for its lock and writes. */
+  /** Pool size (default 10); a session holds one connection for its lock and writes, unless `lockConnections`. */
   readonly maxConnections?: number
+  /**
+   * Keep every session's lock on this many connections shared by the process
+   * (`PgLock.shared`; fewer than the pool's): for a process with many sessions
+   * at once, a cluster runner's waiting turns. Unset or 0: each session's on
+   * a connection of its own.
+   */
+  readonly lockConnections?: number
 }
 
 /** The url without its password: what errors and listings name. */
@@ -119,9 +128,11 @@ interface ConversationRow extends Rows.StoredConversation {
 }
 
 /** Builds the store over a connected client whose schema is migrated. */
-export const make = (url: string) =>
+export const make = (url: string, options?: { readonly lockConnections?: number | undefined }) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient
+    const k = options?.lockConnections ?? 0
+    const locks = k > 0 ? yield* PgLock.shared(sql, k) : PgLock.own(sql)
     const at = where(url)
     const pathOf = (id: string) => `${at}#${id}`
 
@@ -238,12 +249,12 @@ export const make = (url: string) =>
               !Arr.isReadonlyArrayNonEmpty(rows) || rows.length > 2000
                 ? PgLock.transaction(
                     sql,
-                    conn.conn,
+                    conn.slot,
                     Effect.andThen(insertEvents(rows), updateColumns(id, kept.length, c))
                   )
-                : PgLock.on(
+                : PgLock.onSlot(
                     sql,
-                    conn.conn,
+                    conn.slot,
                     sql`WITH added AS (INSERT INTO parley_events ${sql.insert(rows)})
                   UPDATE parley_conversations SET entries = ${kept.length}, events = events + ${c.addEvents},
                   last_event_at = COALESCE(${c.lastEventAt ?? null}, last_event_at), incomplete_state = ${c.incompleteState}, incomplete_tool = ${c.incompleteTool}
@@ -263,7 +274,7 @@ export const make = (url: string) =>
         rewrite: (entries) =>
           PgLock.transaction(
             sql,
-            conn.conn,
+            conn.slot,
             Effect.gen(function* () {
               const s = Rows.summaryColumns({ ...conversation, entries })
               yield* sql`DELETE FROM parley_events WHERE conversation_id = ${id}`
@@ -281,9 +292,9 @@ export const make = (url: string) =>
       Effect.gen(function* () {
         const c = yield* session.conversation
         const s = Rows.summaryColumns(c)
-        yield* PgLock.on(
+        yield* PgLock.onSlot(
           sql,
-          conn.conn,
+          conn.slot,
           sql`UPDATE parley_conversations SET ${sql.update({ metadata: Rows.metadataText(c.metadata), title: s.title, dirname: s.dirname, last_activated_at: s.last_activated_at, tokens: s.tokens })} WHERE id = ${c.id}`
         )
       }).pipe(Effect.ignore)
@@ -292,7 +303,8 @@ export const make = (url: string) =>
     const openLocked = (id: ConversationId.ConversationId, conn: PgLock.Attempt & { _tag: "Taken" }) =>
       Effect.gen(function* () {
         // On the session's own connection: a session never waits for the pool (many sessions may hold all of it).
-        const conversation = yield* PgLock.on(sql, conn.conn, load(id))
+        // Shared, on the pool (sessions hold none of it): a long read would hold up the other locks' writes.
+        const conversation = yield* locks.shared ? load(id) : PgLock.onSlot(sql, conn.slot, load(id))
         const session = yield* ConversationSession.make(conversation, persistence(conversation, conn))
         // Added after the lock's finalizer: runs first, while the lock is still held.
         yield* Effect.addFinalizer(() => close(session, conn))
@@ -300,7 +312,7 @@ export const make = (url: string) =>
       })
 
     const lock = (id: ConversationId.ConversationId) =>
-      PgLock.tryLock(sql, id).pipe(
+      locks.tryLock(id).pipe(
         Effect.mapError(ioError(pathOf(id), "taking the lock")),
         // Without `absent` an attempt is Taken or Held.
         Effect.flatMap((a) =>
@@ -329,7 +341,7 @@ export const make = (url: string) =>
       }
       return PgLock.transaction(
         sql,
-        conn.conn,
+        conn.slot,
         Effect.gen(function* () {
           const inserted = yield* sql`INSERT INTO parley_conversations ${sql.insert({
             id,
@@ -362,9 +374,9 @@ export const make = (url: string) =>
         for (; ; n++) {
           const id = String(n) as ConversationId.ConversationId
           // A fresh id another process holds (or took meanwhile) is skipped, never waited for.
-          const attempt = yield* PgLock.tryLock(sql, id, { absent: true }).pipe(
-            Effect.mapError(ioError(pathOf(id), "taking the lock"))
-          )
+          const attempt = yield* locks
+            .tryLock(id, { absent: true })
+            .pipe(Effect.mapError(ioError(pathOf(id), "taking the lock")))
           if (attempt._tag !== "Taken") continue
           if (yield* insertNew(id, init, attempt)) return yield* openLocked(id, attempt)
           // Used meanwhile (its creator has let go of the lock): give the connection back before the next id.
@@ -527,7 +539,9 @@ export const layer = (options: Options): Layer.Layer<ConversationStore, StoreIoE
     Effect.gen(function* () {
       // Built in the layer's scope: the pool lives as long as the store.
       const client = yield* Layer.build(clientLayer(options))
-      return yield* Effect.andThen(migrate, make(options.url)).pipe(Effect.provideContext(client))
+      // Fewer than the pool's: the pool's other connections serve the statements outside a lock.
+      const lockConnections = Math.min(options.lockConnections ?? 0, (options.maxConnections ?? 10) - 2)
+      return yield* Effect.andThen(migrate, make(options.url, { lockConnections })).pipe(Effect.provideContext(client))
     }).pipe(Effect.mapError((error) => (error._tag === "MissingPackage" ? error : connectionError(options.url, error))))
   )
 

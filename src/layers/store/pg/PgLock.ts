@@ -1,11 +1,20 @@
 /**
  * A conversation's write lock in PostgreSQL
  * (docs/decisions.md#database-storage-beside-the-directory): a session-level
- * advisory lock taken on a connection reserved for the session's scope. The
- * lock lives exactly as long as that connection: a killed process's
- * connection ends and PostgreSQL releases its locks, so a lock cannot go
- * stale. While it is held, `parley_locks` names the holder (pid, host,
- * backend pid) so a second writer fails at once saying who has it.
+ * advisory lock. It lives at most as long as the connection it was taken
+ * on: a killed process's connections end and PostgreSQL releases their
+ * locks, so a lock cannot go stale. While it is held, `parley_locks` names
+ * the holder (pid, host, backend pid) so a second writer fails at once
+ * saying who has it.
+ *
+ * Two ways to keep a process's locks ({@link Locks}): each on a connection
+ * reserved for it ({@link own}: a command's one conversation), or all of
+ * them on a few connections the process keeps ({@link shared}: a cluster
+ * runner's hundreds of waiting turns, which would otherwise be as many
+ * server processes, each woken for its turn's writes; docs/cluster.md).
+ * A connection runs one statement at a time, so each lock's {@link Slot}
+ * has a permit that a statement ({@link onSlot}) or a whole transaction
+ * ({@link transaction}) holds.
  *
  * @example
  * ```ts
@@ -20,9 +29,11 @@ import * as os from "node:os"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
 import type { SqlError } from "effect/sql/SqlError"
+import * as ServerLost from "./ServerLost.ts"
 
 /** The advisory lock key of a conversation: its id (digits) as a bigint, so two ids never share a lock. */
 export const key = (id: string): string => id
@@ -31,15 +42,29 @@ export const key = (id: string): string => id
 export const on = <A, E, R>(sql: SqlClient, conn: Connection, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.provideService(effect, sql.transactionService, [conn, 0] as const)
 
-/** Runs `body` in a transaction on `conn`: committed when it returns, rolled back when it fails. */
+/** The connection a lock was taken on, and the permit its statements take (one at a time on a connection). */
+export interface Slot {
+  readonly conn: Connection
+  readonly permit: Semaphore.Semaphore
+}
+
+/** Runs `effect`'s statements on `slot`'s connection, holding its permit throughout. */
+export const onSlot = <A, E, R>(sql: SqlClient, slot: Slot, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  slot.permit.withPermit(on(sql, slot.conn, effect))
+
+/**
+ * Runs `body` in a transaction on `slot`'s connection: committed when it
+ * returns, rolled back when it fails. It holds the permit from BEGIN to the
+ * end, so no other lock's statement on a shared connection joins it.
+ */
 export const transaction = <A, E, R>(
   sql: SqlClient,
-  conn: Connection,
+  slot: Slot,
   body: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | SqlError, R> =>
-  on(
+  onSlot(
     sql,
-    conn,
+    slot,
     Effect.uninterruptible(
       Effect.gen(function* () {
         yield* sql.unsafe("BEGIN")
@@ -56,90 +81,233 @@ export interface Holder {
   readonly host: string
 }
 
-/** What trying the lock gave: held by us on `conn`, or by someone else. */
+/** What trying the lock gave: held by us on `slot`, or by someone else. */
 export type Attempt =
   | {
       readonly _tag: "Taken"
-      readonly conn: Connection
-      /** Lets go of the lock and its connection before the scope closes (a fresh id that turned out taken). */
+      readonly slot: Slot
+      /** Lets go of the lock (and an own connection) before the scope closes (a fresh id that turned out taken). */
       readonly release: Effect.Effect<void>
     }
   | { readonly _tag: "Held"; readonly holder: Holder | undefined }
   /** `absent` was asked and the conversation exists: its lock was not touched. */
   | { readonly _tag: "Exists" }
 
-/**
- * Tries `id`'s lock on a connection reserved for the scope. Taken: the scope
- * owns the connection and, on close, deletes the holder row and unlocks
- * (the connection's end would release it anyway). Held: nothing is kept.
- *
- * With `absent` (a fresh id for `create`), the lock is tried only when no
- * conversation `id` exists, in the same statement: a creator whose id
- * another process has just created never takes that conversation's lock,
- * even for a moment, so an `open` racing it never reads "locked" (a holder
- * still creating it holds the lock, and then the attempt is Held).
- */
-export const tryLock = (
-  sql: SqlClient,
-  id: string,
-  options?: { readonly absent?: boolean }
-): Effect.Effect<Attempt, SqlError, Scope.Scope> =>
-  Effect.uninterruptible(
-    Effect.gen(function* () {
-      // Its own scope: a lock we do not get gives its connection back at once (create tries id after id).
-      const own = yield* Scope.make()
-      const attempt = Effect.gen(function* () {
-        const conn = yield* Scope.provide(sql.reserve, own)
-        const [row] = yield* on(
-          sql,
-          conn,
-          options?.absent === true
-            ? sql<{
-                ok: boolean | null
-                backend: number
-              }>`SELECT CASE WHEN EXISTS (SELECT 1 FROM parley_conversations WHERE id = ${id}) THEN NULL
+/** How a process keeps its conversations' locks. */
+export interface Locks {
+  /**
+   * Tries `id`'s lock for the scope. Taken: on close, the holder row is
+   * deleted and the lock let go. Held: nothing is kept.
+   *
+   * With `absent` (a fresh id for `create`), the lock is tried only when no
+   * conversation `id` exists, in the same statement: a creator whose id
+   * another process has just created never takes that conversation's lock,
+   * even for a moment, so an `open` racing it never reads "locked" (a holder
+   * still creating it holds the lock, and then the attempt is Held).
+   */
+  readonly tryLock: (
+    id: string,
+    options?: { readonly absent?: boolean }
+  ) => Effect.Effect<Attempt, SqlError, Scope.Scope>
+  /**
+   * Whether locks share connections. A session then reads its conversation
+   * on the pool: a long read on a shared connection would hold up every
+   * other lock's writes on it.
+   */
+  readonly shared: boolean
+}
+
+type Tried = { readonly _tag: "Ok"; readonly backend: number } | Exclude<Attempt, { _tag: "Taken" }>
+
+/** Tries `id`'s lock on `conn` (the caller holds the connection). */
+const attemptOn = (sql: SqlClient, conn: Connection, id: string, absent: boolean): Effect.Effect<Tried, SqlError> =>
+  Effect.gen(function* () {
+    const [row] = yield* on(
+      sql,
+      conn,
+      absent
+        ? sql<{
+            ok: boolean | null
+            backend: number
+          }>`SELECT CASE WHEN EXISTS (SELECT 1 FROM parley_conversations WHERE id = ${id}) THEN NULL
               ELSE pg_try_advisory_lock(${key(id)}::bigint) END AS ok, pg_backend_pid() AS backend`
-            : sql<{
-                ok: boolean | null
-                backend: number
-              }>`SELECT pg_try_advisory_lock(${key(id)}::bigint) AS ok, pg_backend_pid() AS backend`
-        )
-        if (row !== undefined && row.ok === null) return { _tag: "Exists" } as const
-        if (row?.ok !== true) {
-          // On this connection: waiting for another one while holding this one could deadlock a full pool.
-          const [holder] = yield* on(
-            sql,
-            conn,
-            sql<{ pid: number; host: string }>`SELECT pid, host FROM parley_locks WHERE conversation_id = ${id}`
-          )
-          return { _tag: "Held", holder } as const
-        }
-        // Runs before the connection goes back to the pool (the connection's end would release the lock anyway).
-        yield* Scope.addFinalizer(
-          own,
-          on(
-            sql,
-            conn,
-            // One statement, one round trip. PostgreSQL runs the DELETE (a WITH nothing reads) after the SELECT, so the
-            // lock is free a moment before the row goes: a taker's upsert of its own row in between survives, as the
-            // DELETE re-checks backend_pid on the row's newest version (checked with the unlock and the DELETE 2 s apart).
-            Effect.ignore(
-              sql`WITH gone AS (DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid())
-              SELECT pg_advisory_unlock(${key(id)}::bigint)`
-            )
-          )
-        )
-        yield* on(
-          sql,
-          conn,
-          sql`INSERT INTO parley_locks (conversation_id, pid, host, backend_pid) VALUES (${id}, ${process.pid}, ${os.hostname()}, ${row.backend})
+        : sql<{
+            ok: boolean | null
+            backend: number
+          }>`SELECT pg_try_advisory_lock(${key(id)}::bigint) AS ok, pg_backend_pid() AS backend`
+    )
+    if (row !== undefined && row.ok === null) return { _tag: "Exists" } as const
+    if (row?.ok === true) return { _tag: "Ok", backend: row.backend } as const
+    // On this connection: waiting for another one while holding this one could deadlock a full pool.
+    const [holder] = yield* on(sql, conn, sql<Holder>`SELECT pid, host FROM parley_locks WHERE conversation_id = ${id}`)
+    return { _tag: "Held", holder } as const
+  })
+
+/** Names this process as the holder (the lock is held on `conn`, whose server process is `backend`). */
+const recordHolder = (sql: SqlClient, conn: Connection, id: string, backend: number) =>
+  on(
+    sql,
+    conn,
+    sql`INSERT INTO parley_locks (conversation_id, pid, host, backend_pid) VALUES (${id}, ${process.pid}, ${os.hostname()}, ${backend})
         ON CONFLICT (conversation_id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, backend_pid = EXCLUDED.backend_pid, since = now()`
-        )
-        return { _tag: "Taken", conn, release: Scope.close(own, Exit.void) } as const
-      })
-      const result = yield* Effect.onError(attempt, (cause) => Scope.close(own, Exit.failCause(cause)))
-      if (result._tag !== "Taken") yield* Scope.close(own, Exit.void)
-      else yield* Effect.addFinalizer((exit) => Scope.close(own, exit))
-      return result
-    })
   )
+
+/**
+ * Deletes the holder row and lets go of the lock, on the connection it was
+ * taken on. One statement, one round trip. PostgreSQL runs the DELETE (a
+ * WITH nothing reads) after the SELECT, so the lock is free a moment before
+ * the row goes: a taker's upsert of its own row in between survives, as the
+ * DELETE re-checks backend_pid on the row's newest version (checked with
+ * the unlock and the DELETE 2 s apart). A connection that died has let go
+ * already: its error is ignored.
+ */
+const unlock = (sql: SqlClient, conn: Connection, id: string) =>
+  on(
+    sql,
+    conn,
+    Effect.ignore(
+      sql`WITH gone AS (DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid())
+              SELECT pg_advisory_unlock(${key(id)}::bigint)`
+    )
+  )
+
+/** Each lock on a connection reserved for it from `sql`'s pool, given back when the lock is let go. */
+export const own = (sql: SqlClient): Locks => ({
+  shared: false,
+  tryLock: (id, options) =>
+    Effect.uninterruptible(
+      Effect.gen(function* () {
+        // Its own scope: a lock we do not get gives its connection back at once (create tries id after id).
+        const mine = yield* Scope.make()
+        const attempt = Effect.gen(function* () {
+          const conn = yield* Scope.provide(sql.reserve, mine)
+          const tried = yield* attemptOn(sql, conn, id, options?.absent === true)
+          if (tried._tag !== "Ok") return tried
+          // Runs before the connection goes back to the pool (the connection's end would release the lock anyway).
+          yield* Scope.addFinalizer(mine, unlock(sql, conn, id))
+          yield* recordHolder(sql, conn, id, tried.backend)
+          const slot: Slot = { conn, permit: Semaphore.makeUnsafe(1) }
+          return { _tag: "Taken", slot, release: Scope.close(mine, Exit.void) } as const
+        })
+        const result = yield* Effect.onError(attempt, (cause) => Scope.close(mine, Exit.failCause(cause)))
+        if (result._tag !== "Taken") yield* Scope.close(mine, Exit.void)
+        else yield* Effect.addFinalizer((exit) => Scope.close(mine, exit))
+        return result
+      })
+    )
+})
+
+/** A connection shared by the process's locks. */
+interface Shared extends Slot {
+  /** Keeps the connection out of the pool until it is let go. */
+  readonly scope: Scope.Closeable
+  /** The locks held on it. */
+  holders: number
+  /** Its server went away: new locks go to a fresh connection, and it is given back once its last lock is let go. */
+  lost: boolean
+}
+
+/** The connection `id`'s locks go to, of `k` (the same one for an id, so its attempts meet at one permit). */
+const indexOf = (id: string, k: number): number => {
+  let h = 0
+  for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) | 0
+  return Math.abs(h) % k
+}
+
+/**
+ * Every lock on one of `k` connections reserved from `sql`'s pool when first
+ * needed and kept for the scope (the pool needs more than `k`). Advisory
+ * locks are re-entrant within a server session, so the process keeps its
+ * own table of the ids it holds: a second attempt in the process is Held
+ * (by this process), checked and recorded under the connection's permit.
+ * A connection whose server went away is replaced for new locks; the locks
+ * on it ended with it (as an own connection's would), their sessions'
+ * writes fail on it.
+ */
+export const shared = (sql: SqlClient, k: number): Effect.Effect<Locks, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const parent = yield* Effect.scope
+    const slots: Array<Shared | undefined> = new Array(k)
+    const opening = Semaphore.makeUnsafe(1)
+    const held = new Map<string, Shared>()
+    const me: Holder = { pid: process.pid, host: os.hostname() }
+
+    const retire = (slot: Shared) =>
+      slot.lost && slot.holders === 0 ? Scope.close(slot.scope, Exit.void) : Effect.void
+
+    const slotAt = (i: number) =>
+      opening.withPermit(
+        Effect.gen(function* () {
+          const current = slots[i]
+          if (current !== undefined && !current.lost) return current
+          const scope = yield* Scope.fork(parent)
+          const conn = yield* Scope.provide(sql.reserve, scope).pipe(
+            Effect.onError(() => Scope.close(scope, Exit.void))
+          )
+          const slot: Shared = { conn, permit: Semaphore.makeUnsafe(1), scope, holders: 0, lost: false }
+          slots[i] = slot
+          return slot
+        })
+      )
+
+    const lose = (slot: Shared) =>
+      Effect.suspend(() => {
+        slot.lost = true
+        return retire(slot)
+      })
+
+    /** Under the slot's permit: the table, the lock, the holder row. */
+    const attempt = (slot: Shared, id: string, absent: boolean) =>
+      slot.permit
+        .withPermit(
+          Effect.gen(function* () {
+            if (held.has(id)) return { _tag: "Held", holder: me } as const
+            const tried = yield* attemptOn(sql, slot.conn, id, absent)
+            if (tried._tag !== "Ok") return tried
+            yield* recordHolder(sql, slot.conn, id, tried.backend).pipe(
+              Effect.onError(() => unlock(sql, slot.conn, id))
+            )
+            held.set(id, slot)
+            slot.holders++
+            return { _tag: "Ok" } as const
+          })
+        )
+        .pipe(Effect.tapError((error) => (ServerLost.isServerLost(error) ? lose(slot) : Effect.void)))
+
+    /** Lets go of `id` under the permit, so the next attempt on the slot sees the table and the lock agree. */
+    const release = (slot: Shared, id: string) =>
+      slot.permit
+        .withPermit(
+          Effect.andThen(
+            unlock(sql, slot.conn, id),
+            Effect.sync(() => {
+              if (held.get(id) === slot) held.delete(id)
+              slot.holders--
+            })
+          )
+        )
+        .pipe(Effect.andThen(Effect.suspend(() => retire(slot))))
+
+    const once = (id: string, absent: boolean) =>
+      Effect.flatMap(slotAt(indexOf(id, k)), (slot) =>
+        Effect.map(attempt(slot, id, absent), (tried) => ({ slot, tried }))
+      )
+
+    const tryLock: Locks["tryLock"] = (id, options) =>
+      Effect.uninterruptible(
+        Effect.gen(function* () {
+          const absent = options?.absent === true
+          // A connection found gone is replaced once: its other locks ended with it, this one need not.
+          const { slot, tried } = yield* once(id, absent).pipe(
+            Effect.catchIf(ServerLost.isServerLost, () => once(id, absent))
+          )
+          if (tried._tag !== "Ok") return tried
+          const mine = yield* Scope.make()
+          yield* Scope.addFinalizer(mine, release(slot, id))
+          yield* Effect.addFinalizer((exit) => Scope.close(mine, exit))
+          return { _tag: "Taken", slot, release: Scope.close(mine, Exit.void) } as const
+        })
+      )
+
+    return { shared: true, tryLock } satisfies Locks
+  })

@@ -3,13 +3,23 @@
  * fresh ids with `absent`, and an id another process has just created must
  * not have its lock taken, even for a moment (an `open` racing it would read
  * "locked"). Without `absent` the lock is tried as before.
+ *
+ * Shared lock connections (a cluster runner's, docs/cluster.md): many locks on
+ * few connections, a second taker in the process refused (advisory locks are
+ * re-entrant on a connection), a transaction alone on its connection, a
+ * connection whose server process is killed replaced for new locks.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import { SqlClient } from "effect/sql/SqlClient"
-import * as ConversationMetadata from "../../../../src/domain/storage/ConversationMetadata.ts"
+import { ChatRequest } from "../../../../src/domain/event/ChatRequest.ts"
 import * as Timestamp from "../../../../src/domain/event/Timestamp.ts"
+import { TurnStart } from "../../../../src/domain/event/TurnStart.ts"
+import * as ConversationId from "../../../../src/domain/storage/ConversationId.ts"
+import * as ConversationMetadata from "../../../../src/domain/storage/ConversationMetadata.ts"
 import * as PgConversationStore from "../../../../src/layers/store/pg/PgConversationStore.ts"
 import * as PgLock from "../../../../src/layers/store/pg/PgLock.ts"
 import { ConversationStore } from "../../../../src/services/ConversationStore.ts"
@@ -38,7 +48,7 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
         const sql = yield* SqlClient
         const tag = (id: string, absent: boolean) =>
           Effect.scoped(
-            Effect.map(PgLock.tryLock(sql, id, { absent }), (a) => {
+            Effect.map(PgLock.own(sql).tryLock(id, { absent }), (a) => {
               return `${a._tag}:${advisoryLocks(url)}`
             })
           )
@@ -48,5 +58,109 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
     // Exists with no advisory lock held; Taken (one lock) for the missing id and for plain tryLock.
     expect(tags).toStrictEqual(["Exists:0", "Taken:1", "Taken:1"])
     expect(advisoryLocks(url)).toBe("0")
+  }, 60_000)
+
+  const metadata = ConversationMetadata.make({ last_activated_at: Timestamp.make("2026-11-26T00:00:00.000000Z") })
+  const ids = Array.from({ length: 12 }, (_, i) => ConversationId.parse(String(17700000100 + i))!)
+  const turn = (n: number) => [
+    new TurnStart({ timestamp: Timestamp.make(`2026-11-26T00:00:0${n % 10}.000000Z`) }),
+    new ChatRequest({ timestamp: Timestamp.make(`2026-11-26T00:00:0${n % 10}.500000Z`), content: `q${n}` })
+  ]
+  const sharedStore = (url: string, lockConnections: number) =>
+    Layer.orDie(PgConversationStore.layer({ url, maxConnections: 6, lockConnections }))
+  const advisoryBackends = (url: string): string =>
+    psql(url, "SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory'").trim()
+
+  it("shared: 12 sessions' locks on 2 connections, their appends interleaved; a second open in the process is refused naming it; closing lets go", async () => {
+    const url = freshDatabase(server!)
+    const seen = await Effect.runPromise(
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        yield* Effect.forEach(ids, (id) => Effect.scoped(store.create({ id, metadata })), { discard: true })
+        const during = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const sessions = yield* Effect.forEach(ids, (id) => store.open(id), { concurrency: "unbounded" })
+            // Every session appends three turns at once: 36 writes over two connections.
+            yield* Effect.forEach(
+              sessions,
+              (s, i) => Effect.forEach([0, 1, 2], (n) => s.append(turn(i + n)), { discard: true }),
+              { concurrency: "unbounded", discard: true }
+            )
+            const again = yield* Effect.flip(Effect.scoped(store.open(ids[0]!)))
+            return {
+              locks: advisoryLocks(url),
+              backends: advisoryBackends(url),
+              // Another server session cannot take a held lock.
+              other: psql(url, `SELECT pg_try_advisory_lock(${ids[3]}::bigint)`).trim(),
+              again: again._tag === "ConversationLocked" ? again.holder : again._tag
+            }
+          })
+        )
+        const lengths = yield* Effect.forEach(ids, (id) =>
+          Effect.scoped(Effect.flatMap(store.open(id), (s) => Effect.map(s.conversation, (c) => c.entries.length)))
+        )
+        return { during, lengths, after: advisoryLocks(url) }
+      }).pipe(Effect.provide(sharedStore(url, 2)))
+    )
+    expect(seen.during).toStrictEqual({ locks: "12", backends: "2", other: "f", again: process.pid })
+    expect(seen.lengths).toStrictEqual(ids.map(() => 6))
+    expect(seen.after).toBe("0")
+    expect(psql(url, "SELECT count(*) FROM parley_locks").trim()).toBe("0")
+  }, 60_000)
+
+  it("shared: a transaction holds its connection; another lock's statement waits for it and is not rolled back with it", async () => {
+    const url = freshDatabase(server!)
+    psql(url, "CREATE TABLE marks (what text)")
+    const rows = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* PgConversationStore.migrate
+        const locks = yield* PgLock.shared(sql, 1)
+        const first = yield* locks.tryLock(ids[0]!)
+        const second = yield* locks.tryLock(ids[1]!)
+        if (first._tag !== "Taken" || second._tag !== "Taken") return yield* Effect.die("not taken")
+        const failing = PgLock.transaction(
+          sql,
+          first.slot,
+          Effect.andThen(
+            sql`INSERT INTO marks VALUES ('rolled back')`,
+            Effect.andThen(Effect.sleep("300 millis"), Effect.fail("no"))
+          )
+        )
+        const fiber = yield* Effect.forkChild(Effect.exit(failing))
+        yield* Effect.sleep("50 millis")
+        yield* PgLock.onSlot(sql, second.slot, sql`INSERT INTO marks VALUES ('kept')`)
+        const exit = yield* Fiber.join(fiber)
+        return { failed: Exit.isFailure(exit), rows: yield* sql<{ what: string }>`SELECT what FROM marks` }
+      }).pipe(Effect.scoped, Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url }))))
+    )
+    expect(rows).toStrictEqual({ failed: true, rows: [{ what: "kept" }] })
+  }, 60_000)
+
+  it("shared: a connection whose server process is killed fails its sessions' writes; new locks go to a fresh one, and a closed session's id opens again", async () => {
+    const url = freshDatabase(server!)
+    const seen = await Effect.runPromise(
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        yield* Effect.forEach(ids.slice(0, 2), (id) => Effect.scoped(store.create({ id, metadata })), { discard: true })
+        const killed = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const s = yield* store.open(ids[0]!)
+            psql(url, "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'")
+            const write = yield* Effect.flip(s.append(turn(1)))
+            // The first look after the kill finds the connection gone and takes a fresh one.
+            const other = yield* Effect.exit(
+              Effect.scoped(Effect.flatMap(store.open(ids[1]!), (o) => o.append(turn(2))))
+            )
+            return { write: write._tag, other: other._tag }
+          })
+        )
+        const reopened = yield* Effect.scoped(
+          Effect.flatMap(store.open(ids[0]!), (s) => Effect.andThen(s.append(turn(3)), s.conversation))
+        )
+        return { ...killed, reopened: reopened.entries.length, locks: advisoryLocks(url) }
+      }).pipe(Effect.provide(sharedStore(url, 1)))
+    )
+    expect(seen).toStrictEqual({ write: "StoreIoError", other: "Success", reopened: 2, locks: "0" })
   }, 60_000)
 })
