@@ -64,7 +64,7 @@ export interface Options {
   readonly misses: Map<string, number>
 }
 
-/** How many turns one sweep resumes at once (each holds a store connection while it waits). */
+/** How many turns one sweep resumes at once (each holds a store connection while it opens its conversation). */
 const RESUME_AT_ONCE = 16
 
 /** Sweeps in a row a turn's shard must be elsewhere before the turn is handed off. */

@@ -131,7 +131,7 @@ interface ConversationRow extends Rows.StoredConversation {
 export const make = (url: string, options?: { readonly lockConnections?: number | undefined }) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient
-    const k = options?.lockConnections ?? 0
+    const k = Math.floor(options?.lockConnections ?? 0) // NaN or below 1: each lock its own connection
     const locks = k > 0 ? yield* PgLock.shared(sql, k) : PgLock.own(sql)
     const at = where(url)
     const pathOf = (id: string) => `${at}#${id}`
@@ -304,7 +304,7 @@ export const make = (url: string, options?: { readonly lockConnections?: number 
       Effect.gen(function* () {
         // On the session's own connection: a session never waits for the pool (many sessions may hold all of it).
         // Shared, on the pool (sessions hold none of it): a long read would hold up the other locks' writes.
-        const conversation = yield* locks.shared ? load(id) : PgLock.onSlot(sql, conn.slot, load(id))
+        const conversation = yield* locks.shared ? load(id) : PgLock.on(sql, conn.slot.conn, load(id))
         const session = yield* ConversationSession.make(conversation, persistence(conversation, conn))
         // Added after the lock's finalizer: runs first, while the lock is still held.
         yield* Effect.addFinalizer(() => close(session, conn))

@@ -32,7 +32,7 @@ import * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
-import type { SqlError } from "effect/sql/SqlError"
+import { ConnectionError, SqlError, UnknownError } from "effect/sql/SqlError"
 import * as ServerLost from "./ServerLost.ts"
 
 /** The advisory lock key of a conversation: its id (digits) as a bigint, so two ids never share a lock. */
@@ -42,15 +42,49 @@ export const key = (id: string): string => id
 export const on = <A, E, R>(sql: SqlClient, conn: Connection, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.provideService(effect, sql.transactionService, [conn, 0] as const)
 
-/** The connection a lock was taken on, and the permit its statements take (one at a time on a connection). */
+/** A held lock's connection: its statements go through {@link onSlot} or {@link transaction}. */
 export interface Slot {
   readonly conn: Connection
+  /** One statement or transaction at a time on the connection. */
   readonly permit: Semaphore.Semaphore
+  /** Shared with other locks: a statement, once sent, runs to its end (an interrupt's cancel could hit the next one). */
+  readonly shared: boolean
+  /** Whether the lock was let go: a shared connection outlives it, so the session's later statements must fail. */
+  readonly released: () => boolean
+  /** The connection can no longer be trusted (a ROLLBACK failed): no new lock goes to it. */
+  readonly broken: Effect.Effect<void>
 }
 
-/** Runs `effect`'s statements on `slot`'s connection, holding its permit throughout. */
-export const onSlot = <A, E, R>(sql: SqlClient, slot: Slot, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  slot.permit.withPermit(on(sql, slot.conn, effect))
+/** Two connections in a row lost as the lock was tried: the server is going away. */
+const gone = () =>
+  new SqlError({
+    reason: new ConnectionError({
+      cause: new Error("the lock's connection was lost twice"),
+      message: "the lock's connection was lost twice in a row"
+    })
+  })
+
+const letGo = () =>
+  new SqlError({
+    reason: new UnknownError({
+      cause: new Error("the conversation's lock was let go"),
+      message: "the conversation's lock was let go: its session is closed"
+    })
+  })
+
+/** Runs `effect`'s statements on `slot`'s connection, holding its permit throughout; fails once the lock is let go. */
+export const onSlot = <A, E, R>(
+  sql: SqlClient,
+  slot: Slot,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | SqlError, R> =>
+  slot.permit.withPermit(
+    Effect.suspend((): Effect.Effect<A, E | SqlError, R> => {
+      if (slot.released()) return Effect.fail(letGo())
+      const run = on(sql, slot.conn, effect)
+      return slot.shared ? Effect.uninterruptible(run) : run
+    })
+  )
 
 /**
  * Runs `body` in a transaction on `slot`'s connection: committed when it
@@ -68,7 +102,8 @@ export const transaction = <A, E, R>(
     Effect.uninterruptible(
       Effect.gen(function* () {
         yield* sql.unsafe("BEGIN")
-        const a = yield* Effect.onError(body, () => Effect.ignore(sql.unsafe("ROLLBACK")))
+        // A ROLLBACK that fails leaves the connection in a transaction nobody ends: no new lock may go to it.
+        const a = yield* Effect.onError(body, () => Effect.catchCause(sql.unsafe("ROLLBACK"), () => slot.broken))
         yield* sql.unsafe("COMMIT")
         return a
       })
@@ -158,17 +193,14 @@ const recordHolder = (sql: SqlClient, conn: Connection, id: string, backend: num
  * WITH nothing reads) after the SELECT, so the lock is free a moment before
  * the row goes: a taker's upsert of its own row in between survives, as the
  * DELETE re-checks backend_pid on the row's newest version (checked with
- * the unlock and the DELETE 2 s apart). A connection that died has let go
- * already: its error is ignored.
+ * the unlock and the DELETE 2 s apart).
  */
 const unlock = (sql: SqlClient, conn: Connection, id: string) =>
   on(
     sql,
     conn,
-    Effect.ignore(
-      sql`WITH gone AS (DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid())
+    sql`WITH gone AS (DELETE FROM parley_locks WHERE conversation_id = ${id} AND backend_pid = pg_backend_pid())
               SELECT pg_advisory_unlock(${key(id)}::bigint)`
-    )
   )
 
 /** Each lock on a connection reserved for it from `sql`'s pool, given back when the lock is let go. */
@@ -183,10 +215,23 @@ export const own = (sql: SqlClient): Locks => ({
           const conn = yield* Scope.provide(sql.reserve, mine)
           const tried = yield* attemptOn(sql, conn, id, options?.absent === true)
           if (tried._tag !== "Ok") return tried
-          // Runs before the connection goes back to the pool (the connection's end would release the lock anyway).
-          yield* Scope.addFinalizer(mine, unlock(sql, conn, id))
+          let done = false
+          // Runs before the connection goes back to the pool (a connection that died has let go already).
+          yield* Scope.addFinalizer(
+            mine,
+            Effect.suspend(() => {
+              done = true
+              return Effect.ignore(unlock(sql, conn, id))
+            })
+          )
           yield* recordHolder(sql, conn, id, tried.backend)
-          const slot: Slot = { conn, permit: Semaphore.makeUnsafe(1) }
+          const slot: Slot = {
+            conn,
+            permit: Semaphore.makeUnsafe(1),
+            shared: false,
+            released: () => done,
+            broken: Effect.void
+          }
           return { _tag: "Taken", slot, release: Scope.close(mine, Exit.void) } as const
         })
         const result = yield* Effect.onError(attempt, (cause) => Scope.close(mine, Exit.failCause(cause)))
@@ -198,13 +243,16 @@ export const own = (sql: SqlClient): Locks => ({
 })
 
 /** A connection shared by the process's locks. */
-interface Shared extends Slot {
+interface Shared {
+  readonly conn: Connection
+  readonly permit: Semaphore.Semaphore
   /** Keeps the connection out of the pool until it is let go. */
   readonly scope: Scope.Closeable
   /** The locks held on it. */
   holders: number
-  /** Its server went away: new locks go to a fresh connection, and it is given back once its last lock is let go. */
+  /** Gone, or no longer trusted: new locks go to a fresh connection; it is let go after its last lock. */
   lost: boolean
+  closed: boolean
 }
 
 /** The connection `id`'s locks go to, of `k` (the same one for an id, so its attempts meet at one permit). */
@@ -220,92 +268,125 @@ const indexOf = (id: string, k: number): number => {
  * locks are re-entrant within a server session, so the process keeps its
  * own table of the ids it holds: a second attempt in the process is Held
  * (by this process), checked and recorded under the connection's permit.
- * A connection whose server went away is replaced for new locks; the locks
- * on it ended with it (as an own connection's would), their sessions'
- * writes fail on it.
+ * A connection whose server went away (or that a failed ROLLBACK or unlock
+ * left untrusted) is replaced for new locks; the locks on it ended with it
+ * (as an own connection's would) and their sessions' writes fail on it.
  */
 export const shared = (sql: SqlClient, k: number): Effect.Effect<Locks, never, Scope.Scope> =>
   Effect.gen(function* () {
     const parent = yield* Effect.scope
-    const slots: Array<Shared | undefined> = new Array(k)
-    const opening = Semaphore.makeUnsafe(1)
+    const slots: Array<Shared | undefined> = Array.from({ length: k }, () => undefined)
+    const opening = Array.from({ length: k }, () => Semaphore.makeUnsafe(1))
     const held = new Map<string, Shared>()
     const me: Holder = { pid: process.pid, host: os.hostname() }
 
-    const retire = (slot: Shared) =>
-      slot.lost && slot.holders === 0 ? Scope.close(slot.scope, Exit.void) : Effect.void
-
+    const open = (i: number) =>
+      Effect.gen(function* () {
+        const current = slots[i]
+        if (current !== undefined && !current.lost) return current
+        const scope = yield* Scope.fork(parent)
+        const conn = yield* Scope.provide(sql.reserve, scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
+        const slot: Shared = { conn, permit: Semaphore.makeUnsafe(1), scope, holders: 0, lost: false, closed: false }
+        slots[i] = slot
+        return slot
+      })
     const slotAt = (i: number) =>
-      opening.withPermit(
-        Effect.gen(function* () {
-          const current = slots[i]
-          if (current !== undefined && !current.lost) return current
-          const scope = yield* Scope.fork(parent)
-          const conn = yield* Scope.provide(sql.reserve, scope).pipe(
-            Effect.onError(() => Scope.close(scope, Exit.void))
+      Effect.suspend(() => {
+        const current = slots[i]
+        return current !== undefined && !current.lost ? Effect.succeed(current) : opening[i]!.withPermit(open(i))
+      })
+
+    /** Gives a lost connection back once nothing holds a lock on it, first letting go of any lock left on it. */
+    const retire = (slot: Shared) =>
+      slot.permit.withPermit(
+        Effect.suspend(() => {
+          if (!slot.lost || slot.holders > 0 || slot.closed) return Effect.void
+          slot.closed = true
+          return Effect.andThen(
+            Effect.ignore(on(sql, slot.conn, sql`SELECT pg_advisory_unlock_all()`)),
+            Scope.close(slot.scope, Exit.void)
           )
-          const slot: Shared = { conn, permit: Semaphore.makeUnsafe(1), scope, holders: 0, lost: false }
-          slots[i] = slot
-          return slot
         })
       )
 
-    const lose = (slot: Shared) =>
-      Effect.suspend(() => {
-        slot.lost = true
-        return retire(slot)
-      })
-
-    /** Under the slot's permit: the table, the lock, the holder row. */
+    /** Under the slot's permit (taken by the caller): the table, the lock, the holder row. */
     const attempt = (slot: Shared, id: string, absent: boolean) =>
+      Effect.gen(function* () {
+        if (slot.lost) return { _tag: "Lost" } as const
+        if (held.has(id)) return { _tag: "Held", holder: me } as const
+        const tried = yield* attemptOn(sql, slot.conn, id, absent)
+        if (tried._tag !== "Ok") return tried
+        yield* recordHolder(sql, slot.conn, id, tried.backend).pipe(
+          Effect.onError(() => Effect.ignore(unlock(sql, slot.conn, id)))
+        )
+        held.set(id, slot)
+        slot.holders++
+        return { _tag: "Ok" } as const
+      }).pipe(
+        Effect.tapError((error) =>
+          Effect.sync(() => {
+            if (ServerLost.isServerLost(error)) slot.lost = true
+          })
+        )
+      )
+
+    /** Lets go of `id` under the permit, so the next attempt on the slot sees the table and the lock agree. */
+    const release = (slot: Shared, view: { done: boolean }, id: string) =>
       slot.permit
         .withPermit(
           Effect.gen(function* () {
-            if (held.has(id)) return { _tag: "Held", holder: me } as const
-            const tried = yield* attemptOn(sql, slot.conn, id, absent)
-            if (tried._tag !== "Ok") return tried
-            yield* recordHolder(sql, slot.conn, id, tried.backend).pipe(
-              Effect.onError(() => unlock(sql, slot.conn, id))
-            )
-            held.set(id, slot)
-            slot.holders++
-            return { _tag: "Ok" } as const
+            view.done = true
+            const unlocked = yield* Effect.exit(unlock(sql, slot.conn, id))
+            if (held.get(id) === slot) held.delete(id)
+            slot.holders--
+            // A live connection whose unlock failed may still hold the lock: no new lock goes to it.
+            if (unlocked._tag === "Failure") slot.lost = true
           })
-        )
-        .pipe(Effect.tapError((error) => (ServerLost.isServerLost(error) ? lose(slot) : Effect.void)))
-
-    /** Lets go of `id` under the permit, so the next attempt on the slot sees the table and the lock agree. */
-    const release = (slot: Shared, id: string) =>
-      slot.permit
-        .withPermit(
-          Effect.andThen(
-            unlock(sql, slot.conn, id),
-            Effect.sync(() => {
-              if (held.get(id) === slot) held.delete(id)
-              slot.holders--
-            })
-          )
         )
         .pipe(Effect.andThen(Effect.suspend(() => retire(slot))))
 
-    const once = (id: string, absent: boolean) =>
-      Effect.flatMap(slotAt(indexOf(id, k)), (slot) =>
-        Effect.map(attempt(slot, id, absent), (tried) => ({ slot, tried }))
-      )
+    /** Waits for the slot's permit interruptibly; the attempt itself runs to its end. */
+    const once = (
+      id: string,
+      absent: boolean,
+      restore: <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    ) =>
+      Effect.gen(function* () {
+        const slot = yield* restore(slotAt(indexOf(id, k)))
+        yield* restore(slot.permit.take(1))
+        const tried = yield* Effect.ensuring(attempt(slot, id, absent), slot.permit.release(1)).pipe(
+          Effect.ensuring(Effect.suspend(() => (slot.lost ? retire(slot) : Effect.void)))
+        )
+        return { slot, tried }
+      })
 
     const tryLock: Locks["tryLock"] = (id, options) =>
-      Effect.uninterruptible(
+      Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
           const absent = options?.absent === true
           // A connection found gone is replaced once: its other locks ended with it, this one need not.
-          const { slot, tried } = yield* once(id, absent).pipe(
-            Effect.catchIf(ServerLost.isServerLost, () => once(id, absent))
+          const { slot, tried } = yield* once(id, absent, restore).pipe(
+            Effect.catchIf(ServerLost.isServerLost, () => Effect.succeed(undefined)),
+            Effect.flatMap((first) =>
+              first !== undefined && first.tried._tag !== "Lost" ? Effect.succeed(first) : once(id, absent, restore)
+            )
           )
+          if (tried._tag === "Lost") return yield* Effect.fail(gone())
           if (tried._tag !== "Ok") return tried
+          const view = { done: false }
           const mine = yield* Scope.make()
-          yield* Scope.addFinalizer(mine, release(slot, id))
+          yield* Scope.addFinalizer(mine, release(slot, view, id))
           yield* Effect.addFinalizer((exit) => Scope.close(mine, exit))
-          return { _tag: "Taken", slot, release: Scope.close(mine, Exit.void) } as const
+          const taken: Slot = {
+            conn: slot.conn,
+            permit: slot.permit,
+            shared: true,
+            released: () => view.done,
+            broken: Effect.sync(() => {
+              slot.lost = true
+            })
+          }
+          return { _tag: "Taken", slot: taken, release: Scope.close(mine, Exit.void) } as const
         })
       )
 

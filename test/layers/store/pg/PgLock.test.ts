@@ -10,6 +10,7 @@
  * connection whose server process is killed replaced for new locks.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -119,22 +120,33 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
         const first = yield* locks.tryLock(ids[0]!)
         const second = yield* locks.tryLock(ids[1]!)
         if (first._tag !== "Taken" || second._tag !== "Taken") return yield* Effect.die("not taken")
+        const inside = yield* Deferred.make<void>()
+        let ended = 0
         const failing = PgLock.transaction(
           sql,
           first.slot,
-          Effect.andThen(
-            sql`INSERT INTO marks VALUES ('rolled back')`,
-            Effect.andThen(Effect.sleep("300 millis"), Effect.fail("no"))
-          )
+          Effect.gen(function* () {
+            yield* sql`INSERT INTO marks VALUES ('rolled back')`
+            yield* Deferred.succeed(inside, undefined)
+            yield* Effect.sleep("200 millis")
+            ended = performance.now()
+            return yield* Effect.fail("no")
+          })
         )
         const fiber = yield* Effect.forkChild(Effect.exit(failing))
-        yield* Effect.sleep("50 millis")
+        // Sent once the transaction is open on the one shared connection: it must wait for the transaction's end.
+        yield* Deferred.await(inside)
         yield* PgLock.onSlot(sql, second.slot, sql`INSERT INTO marks VALUES ('kept')`)
+        const keptAt = performance.now()
         const exit = yield* Fiber.join(fiber)
-        return { failed: Exit.isFailure(exit), rows: yield* sql<{ what: string }>`SELECT what FROM marks` }
+        return {
+          failed: Exit.isFailure(exit),
+          waited: ended > 0 && keptAt >= ended,
+          rows: yield* sql<{ what: string }>`SELECT what FROM marks`
+        }
       }).pipe(Effect.scoped, Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url }))))
     )
-    expect(rows).toStrictEqual({ failed: true, rows: [{ what: "kept" }] })
+    expect(rows).toStrictEqual({ failed: true, waited: true, rows: [{ what: "kept" }] })
   }, 60_000)
 
   it("shared: a connection whose server process is killed fails its sessions' writes; new locks go to a fresh one, and a closed session's id opens again", async () => {
@@ -162,5 +174,54 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
       }).pipe(Effect.provide(sharedStore(url, 1)))
     )
     expect(seen).toStrictEqual({ write: "StoreIoError", other: "Success", reopened: 2, locks: "0" })
+  }, 60_000)
+
+  it("shared: 30 opens of one conversation at once, five rounds: one wins each round, one lock held, none left after", async () => {
+    const url = freshDatabase(server!)
+    const rounds = await Effect.runPromise(
+      Effect.gen(function* () {
+        const store = yield* ConversationStore
+        yield* Effect.scoped(store.create({ id: ids[0]!, metadata }))
+        return yield* Effect.forEach([1, 2, 3, 4, 5], () =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const tries = yield* Effect.forEach(
+                Array.from({ length: 30 }, () => store.open(ids[0]!)),
+                (open) => Effect.exit(open),
+                { concurrency: "unbounded" }
+              )
+              const won = tries.filter(Exit.isSuccess).length
+              const refused = tries.filter(
+                (t) =>
+                  Exit.isFailure(t) &&
+                  Exit.hasFails(t) &&
+                  t.cause.reasons.some((r) => r._tag === "Fail" && r.error._tag === "ConversationLocked")
+              ).length
+              return `${won} won, ${refused} refused, ${advisoryLocks(url)} held`
+            })
+          ).pipe(Effect.map((s) => `${s}, ${advisoryLocks(url)} after`))
+        )
+      }).pipe(Effect.provide(sharedStore(url, 2)))
+    )
+    expect(rounds).toStrictEqual(Array.from({ length: 5 }, () => "1 won, 29 refused, 1 held, 0 after"))
+  }, 60_000)
+
+  it("a closed session's write fails, shared or not: its connection outlives the lock when shared", async () => {
+    const results: Array<string> = []
+    for (const lockConnections of [0, 2]) {
+      const url = freshDatabase(server!)
+      const seen = await Effect.runPromise(
+        Effect.gen(function* () {
+          const store = yield* ConversationStore
+          const session = yield* Effect.scoped(
+            Effect.flatMap(store.create({ id: ids[0]!, metadata }), (s) => Effect.as(s.append(turn(1)), s))
+          )
+          const late = yield* Effect.exit(session.append(turn(2)))
+          return `${lockConnections}: late write ${late._tag}, ${psql(url, `SELECT count(*) FROM parley_events WHERE conversation_id = '${ids[0]}'`).trim()} stored`
+        }).pipe(Effect.provide(sharedStore(url, lockConnections)))
+      )
+      results.push(seen)
+    }
+    expect(results).toStrictEqual(["0: late write Failure, 2 stored", "2: late write Failure, 2 stored"])
   }, 60_000)
 })
