@@ -252,6 +252,7 @@ interface Shared {
   holders: number
   /** Gone, or no longer trusted: new locks go to a fresh connection; it is let go after its last lock. */
   lost: boolean
+  /** Given back to the pool (after `retire` has cleaned it). */
   closed: boolean
 }
 
@@ -280,16 +281,21 @@ export const shared = (sql: SqlClient, k: number): Effect.Effect<Locks, never, S
     const held = new Map<string, Shared>()
     const me: Holder = { pid: process.pid, host: os.hostname() }
 
+    /** Only the wait for the pool can be interrupted: a connection it gives is in the table before anything else. */
     const open = (i: number) =>
-      Effect.gen(function* () {
-        const current = slots[i]
-        if (current !== undefined && !current.lost) return current
-        const scope = yield* Scope.fork(parent)
-        const conn = yield* Scope.provide(sql.reserve, scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
-        const slot: Shared = { conn, permit: Semaphore.makeUnsafe(1), scope, holders: 0, lost: false, closed: false }
-        slots[i] = slot
-        return slot
-      })
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const current = slots[i]
+          if (current !== undefined && !current.lost) return current
+          const scope = yield* Scope.fork(parent)
+          const conn = yield* restore(Scope.provide(sql.reserve, scope)).pipe(
+            Effect.onError(() => Scope.close(scope, Exit.void))
+          )
+          const slot: Shared = { conn, permit: Semaphore.makeUnsafe(1), scope, holders: 0, lost: false, closed: false }
+          slots[i] = slot
+          return slot
+        })
+      )
     const slotAt = (i: number) =>
       Effect.suspend(() => {
         const current = slots[i]
@@ -302,8 +308,16 @@ export const shared = (sql: SqlClient, k: number): Effect.Effect<Locks, never, S
         Effect.suspend(() => {
           if (!slot.lost || slot.holders > 0 || slot.closed) return Effect.void
           slot.closed = true
+          // Out of any transaction a failed ROLLBACK left, without any lock: else its server process ends, and the
+          // pool, finding the connection dead, never lends it again.
+          const clean = on(
+            sql,
+            slot.conn,
+            Effect.andThen(Effect.ignore(sql.unsafe("ROLLBACK")), sql`SELECT pg_advisory_unlock_all()`)
+          )
+          const end = on(sql, slot.conn, Effect.ignore(sql`SELECT pg_terminate_backend(pg_backend_pid())`))
           return Effect.andThen(
-            Effect.ignore(on(sql, slot.conn, sql`SELECT pg_advisory_unlock_all()`)),
+            Effect.catchCause(clean, () => end),
             Scope.close(slot.scope, Exit.void)
           )
         })
@@ -316,8 +330,15 @@ export const shared = (sql: SqlClient, k: number): Effect.Effect<Locks, never, S
         if (held.has(id)) return { _tag: "Held", holder: me } as const
         const tried = yield* attemptOn(sql, slot.conn, id, absent)
         if (tried._tag !== "Ok") return tried
+        // Not recorded: let go of the lock; if that fails too, the lock may stay on the connection: no new one goes to it.
         yield* recordHolder(sql, slot.conn, id, tried.backend).pipe(
-          Effect.onError(() => Effect.ignore(unlock(sql, slot.conn, id)))
+          Effect.onError(() =>
+            Effect.catchCause(unlock(sql, slot.conn, id), () =>
+              Effect.sync(() => {
+                slot.lost = true
+              })
+            )
+          )
         )
         held.set(id, slot)
         slot.holders++
@@ -353,8 +374,13 @@ export const shared = (sql: SqlClient, k: number): Effect.Effect<Locks, never, S
     ) =>
       Effect.gen(function* () {
         const slot = yield* restore(slotAt(indexOf(id, k)))
-        yield* restore(slot.permit.take(1))
-        const tried = yield* Effect.ensuring(attempt(slot, id, absent), slot.permit.release(1)).pipe(
+        // takeScoped: the permit's release is registered in the step that takes it (an interrupt between a take and
+        // an `ensuring` would keep the permit for good).
+        const permit = yield* Scope.make()
+        yield* restore(Scope.provide(slot.permit.takeScoped(1), permit)).pipe(
+          Effect.onError(() => Scope.close(permit, Exit.void))
+        )
+        const tried = yield* Effect.ensuring(attempt(slot, id, absent), Scope.close(permit, Exit.void)).pipe(
           Effect.ensuring(Effect.suspend(() => (slot.lost ? retire(slot) : Effect.void)))
         )
         return { slot, tried }

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Scheduler from "effect/Scheduler"
 import { SqlClient } from "effect/sql/SqlClient"
 import { ChatRequest } from "../../../../src/domain/event/ChatRequest.ts"
 import * as Timestamp from "../../../../src/domain/event/Timestamp.ts"
@@ -223,5 +224,82 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
       results.push(seen)
     }
     expect(results).toStrictEqual(["0: late write Failure, 2 stored", "2: late write Failure, 2 stored"])
+  }, 60_000)
+
+  it("shared: a tryLock interrupted at any step never keeps the connection's permit (the next one takes the lock)", async () => {
+    const url = freshDatabase(server!)
+    const wedged = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* PgConversationStore.migrate
+        const locks = yield* PgLock.shared(sql, 1)
+        yield* Effect.scoped(locks.tryLock(ids[0]!))
+        // A small budget of operations before each yield puts the interrupt at every step of the attempt in turn.
+        for (const ops of [2, 3, 4, 5]) {
+          for (let k = 0; k < 24; k++) {
+            const fiber = yield* Effect.forkChild(
+              Effect.scoped(locks.tryLock(ids[1]!)).pipe(Effect.provideService(Scheduler.MaxOpsBeforeYield, ops)),
+              { startImmediately: true }
+            )
+            for (let i = 0; i < k; i++) yield* Effect.yieldNow
+            yield* Fiber.interrupt(fiber)
+            const next = yield* Effect.scoped(locks.tryLock(ids[1]!)).pipe(Effect.timeoutOption("2 seconds"))
+            if (next._tag === "None" || next.value._tag !== "Taken")
+              return `ops ${ops}, interrupted after ${k} yields: ${next._tag === "None" ? "the next attempt hung" : next.value._tag}`
+          }
+        }
+        return "never"
+      }).pipe(Effect.scoped, Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url }))))
+    )
+    expect(wedged).toBe("never")
+    expect(advisoryLocks(url)).toBe("0")
+  }, 120_000)
+
+  it("shared: an unlock that fails on a live connection retires it: no lock left on it, the next lock on another", async () => {
+    const url = freshDatabase(server!)
+    const seen = await Effect.runPromise(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* PgConversationStore.migrate
+        const locks = yield* PgLock.shared(sql, 1)
+        const backend = (slot: PgLock.Slot) =>
+          Effect.map(PgLock.onSlot(sql, slot, sql<{ p: number }>`SELECT pg_backend_pid() AS p`), (rows) => rows[0]!.p)
+        const first = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const a = yield* locks.tryLock(ids[0]!)
+            if (a._tag !== "Taken") return yield* Effect.die("not taken")
+            yield* PgLock.onSlot(sql, a.slot, sql`SET lock_timeout = '200ms'`)
+            // The holder row locked by another transaction: the release's statement fails after its lock_timeout.
+            const locked = yield* Deferred.make<void>()
+            const done = yield* Deferred.make<void>()
+            const blocker = yield* Effect.forkChild(
+              sql.withTransaction(
+                Effect.gen(function* () {
+                  yield* sql`SELECT * FROM parley_locks WHERE conversation_id = ${ids[0]!} FOR UPDATE`
+                  yield* Deferred.succeed(locked, undefined)
+                  yield* Deferred.await(done)
+                })
+              )
+            )
+            yield* Deferred.await(locked)
+            const pid = yield* backend(a.slot)
+            yield* a.release
+            const after = advisoryLocks(url)
+            yield* Deferred.succeed(done, undefined)
+            yield* Fiber.join(blocker)
+            return { pid, after }
+          })
+        )
+        const again = yield* Effect.scoped(
+          Effect.flatMap(locks.tryLock(ids[0]!), (b) =>
+            b._tag === "Taken"
+              ? Effect.map(backend(b.slot), (p) => (p === first.pid ? "same" : "another"))
+              : Effect.succeed(b._tag)
+          )
+        )
+        return { after: first.after, again, end: advisoryLocks(url) }
+      }).pipe(Effect.scoped, Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url }))))
+    )
+    expect(seen).toStrictEqual({ after: "0", again: "another", end: "0" })
   }, 60_000)
 })
