@@ -16,6 +16,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scheduler from "effect/Scheduler"
+import type * as Scope from "effect/Scope"
 import { SqlClient } from "effect/sql/SqlClient"
 import { ChatRequest } from "../../../../src/domain/event/ChatRequest.ts"
 import * as Timestamp from "../../../../src/domain/event/Timestamp.ts"
@@ -72,6 +73,19 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
     Layer.orDie(PgConversationStore.layer({ url, maxConnections: 6, lockConnections }))
   const advisoryBackends = (url: string): string =>
     psql(url, "SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory'").trim()
+  /** Runs `body` with `k` shared lock connections on a migrated `url`. */
+  const withShared = <A>(
+    url: string,
+    k: number,
+    body: (sql: SqlClient, locks: PgLock.Locks) => Effect.Effect<A, unknown, Scope.Scope>
+  ): Promise<A> =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* PgConversationStore.migrate
+        return yield* body(sql, yield* PgLock.shared(sql, k))
+      }).pipe(Effect.scoped, Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url }))))
+    )
 
   it("shared: 12 sessions' locks on 2 connections, their appends interleaved; a second open in the process is refused naming it; closing lets go", async () => {
     const url = freshDatabase(server!)
@@ -113,11 +127,8 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
   it("shared: a transaction holds its connection; another lock's statement waits for it and is not rolled back with it", async () => {
     const url = freshDatabase(server!)
     psql(url, "CREATE TABLE marks (what text)")
-    const rows = await Effect.runPromise(
+    const rows = await withShared(url, 1, (sql, locks) =>
       Effect.gen(function* () {
-        const sql = yield* SqlClient
-        yield* PgConversationStore.migrate
-        const locks = yield* PgLock.shared(sql, 1)
         const first = yield* locks.tryLock(ids[0]!)
         const second = yield* locks.tryLock(ids[1]!)
         if (first._tag !== "Taken" || second._tag !== "Taken") return yield* Effect.die("not taken")
@@ -145,7 +156,7 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
           waited: ended > 0 && keptAt >= ended,
           rows: yield* sql<{ what: string }>`SELECT what FROM marks`
         }
-      }).pipe(Effect.scoped, Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url }))))
+      })
     )
     expect(rows).toStrictEqual({ failed: true, waited: true, rows: [{ what: "kept" }] })
   }, 60_000)
@@ -228,11 +239,8 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
 
   it("shared: a tryLock interrupted at any step never keeps the connection's permit (the next one takes the lock)", async () => {
     const url = freshDatabase(server!)
-    const wedged = await Effect.runPromise(
+    const wedged = await withShared(url, 1, (_sql, locks) =>
       Effect.gen(function* () {
-        const sql = yield* SqlClient
-        yield* PgConversationStore.migrate
-        const locks = yield* PgLock.shared(sql, 1)
         yield* Effect.scoped(locks.tryLock(ids[0]!))
         // A small budget of operations before each yield puts the interrupt at every step of the attempt in turn.
         for (const ops of [2, 3, 4, 5]) {
@@ -249,7 +257,7 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
           }
         }
         return "never"
-      }).pipe(Effect.scoped, Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url }))))
+      })
     )
     expect(wedged).toBe("never")
     expect(advisoryLocks(url)).toBe("0")
@@ -257,11 +265,8 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
 
   it("shared: an unlock that fails on a live connection retires it: no lock left on it, the next lock on another", async () => {
     const url = freshDatabase(server!)
-    const seen = await Effect.runPromise(
+    const seen = await withShared(url, 1, (sql, locks) =>
       Effect.gen(function* () {
-        const sql = yield* SqlClient
-        yield* PgConversationStore.migrate
-        const locks = yield* PgLock.shared(sql, 1)
         const backend = (slot: PgLock.Slot) =>
           Effect.map(PgLock.onSlot(sql, slot, sql<{ p: number }>`SELECT pg_backend_pid() AS p`), (rows) => rows[0]!.p)
         const first = yield* Effect.scoped(
@@ -298,7 +303,7 @@ describe.skipIf(pgSkip !== undefined)(`PgLock${pgSkip === undefined ? "" : ` (sk
           )
         )
         return { after: first.after, again, end: advisoryLocks(url) }
-      }).pipe(Effect.scoped, Effect.provide(Layer.orDie(PgConversationStore.clientLayer({ url }))))
+      })
     )
     expect(seen).toStrictEqual({ after: "0", again: "another", end: "0" })
   }, 60_000)
