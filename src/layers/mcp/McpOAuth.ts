@@ -32,6 +32,7 @@
 import * as Predicate from "effect/Predicate"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
+import type { RequestListener, Server } from "node:http"
 import * as path from "node:path"
 import type {
   OAuthClientInformationContext,
@@ -107,28 +108,50 @@ const loadHttp = () => import("node:http")
 
 /**
  * Where a callback port is looked for: below Linux's ephemeral range
- * (32768–60999). The port is chosen when the client registers and listened
- * on only when a sign-in starts; an ephemeral one could meanwhile be handed to
- * any outgoing connection (the MCP request itself), and the sign-in would
- * fail with EADDRINUSE.
+ * (32768–60999). The port is chosen when the client registers (held then:
+ * {@link Reserved}) and used again by later sign-ins; an ephemeral one could
+ * meanwhile be handed to any outgoing connection (the MCP request itself),
+ * and the sign-in would fail with EADDRINUSE.
  */
 const CALLBACK_PORTS = { from: 20_000, to: 32_767 } as const
 
-/** `port` if it is free on the loopback now (0: any), else `undefined`. */
-const tryPort = (http: typeof import("node:http"), port: number): Promise<number | undefined> =>
+type Http = typeof import("node:http")
+
+/** How long a new callback port stays held for a sign-in (a sign-in starts within a connection's first seconds). */
+const RESERVE_MS = 60_000
+
+/**
+ * A loopback server on a callback port, held from the moment the port is
+ * chosen until the sign-in answers on it: a port only probed free and
+ * listened on later was taken meanwhile by another sign-in that chose it too
+ * (two conformance scenarios at once: EADDRINUSE). Until a sign-in takes it,
+ * every request is a 404, and it keeps no process alive.
+ */
+export interface Reserved {
+  port: number
+  readonly server: Server
+  handler: RequestListener
+}
+
+const notYet: RequestListener = (_req, res) => void res.writeHead(404).end()
+
+/** A server held on `port` if it is free on the loopback now (0: any), else `undefined`. */
+const tryPort = (http: Http, port: number): Promise<Reserved | undefined> =>
   new Promise((resolve) => {
-    const server = http.createServer()
+    const server = http.createServer((req, res) => reserved.handler(req, res))
+    const reserved: Reserved = { port, server, handler: notYet }
     server.once("error", () => resolve(undefined))
     server.listen(port, "127.0.0.1", () => {
       const address = server.address()
       // Listening on a TCP port: the address is an AddressInfo (a string only for a pipe or a unix socket).
-      const bound = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(bound))
+      reserved.port = typeof address === "object" && address !== null ? address.port : 0
+      server.unref()
+      resolve(reserved)
     })
   })
 
-/** A loopback port nothing listens on right now, outside the ephemeral range when one is free there. */
-const freePort = async (): Promise<number> => {
+/** A loopback port nothing listens on right now, held, outside the ephemeral range when one is free there. */
+const freePort = async (): Promise<Reserved> => {
   const http = await loadHttp()
   const span = CALLBACK_PORTS.to - CALLBACK_PORTS.from + 1
   for (let attempt = 0; attempt < 20; attempt++) {
@@ -150,8 +173,8 @@ interface Pending {
   readonly close: () => void
 }
 
-/** Listens on the redirect URI for one callback carrying `state`. */
-const listen = async (redirect: URL, state: string | undefined): Promise<Pending> => {
+/** Listens on the redirect URI (on `reserved`, when it holds that port) for one callback carrying `state`. */
+const listen = async (redirect: URL, state: string | undefined, reserved?: Reserved): Promise<Pending> => {
   const http = await loadHttp()
   return new Promise((resolve, reject) => {
     let done: (params: URLSearchParams) => void = () => {}
@@ -161,7 +184,7 @@ const listen = async (redirect: URL, state: string | undefined): Promise<Pending
       failed = ko
     })
     callback.catch(() => {})
-    const server = http.createServer((req, res) => {
+    const handler: RequestListener = (req, res) => {
       const url = new URL(req.url ?? "/", redirect)
       if (url.pathname !== redirect.pathname) return void res.writeHead(404).end()
       const params = url.searchParams
@@ -176,7 +199,14 @@ const listen = async (redirect: URL, state: string | undefined): Promise<Pending
       }
       res.writeHead(200, { "content-type": "text/html" }).end(page("Signed in."))
       done(params)
-    })
+    }
+    if (reserved !== undefined && reserved.port === Number(redirect.port)) {
+      reserved.handler = handler
+      reserved.server.ref()
+      return resolve({ callback, close: () => reserved.server.close() })
+    }
+    reserved?.server.close()
+    const server = http.createServer(handler)
     server.on("error", reject)
     server.listen(Number(redirect.port), "127.0.0.1", () => resolve({ callback, close: () => server.close() }))
   })
@@ -189,8 +219,19 @@ export class FileProvider implements OAuthClientProvider {
 
   constructor(
     private readonly options: Options,
-    private readonly data: State
-  ) {}
+    private readonly data: State,
+    /** The callback port chosen for this provider, held until a sign-in takes it (or `close`). */
+    private reserved?: Reserved
+  ) {
+    // A server that never asks for a sign-in must not keep a listener for the connection's life: after
+    // RESERVE_MS a sign-in listens when it starts, as for a client registered before.
+    if (reserved !== undefined)
+      setTimeout(() => {
+        if (this.reserved !== reserved) return
+        reserved.server.close()
+        this.reserved = undefined
+      }, RESERVE_MS).unref()
+  }
 
   get redirectUrl(): string {
     return this.data.redirect_uri!
@@ -269,8 +310,10 @@ export class FileProvider implements OAuthClientProvider {
       )
     }
     this.pending?.close()
+    const reserved = this.reserved
+    this.reserved = undefined
     try {
-      this.pending = await listen(new URL(this.redirectUrl), this.lastState)
+      this.pending = await listen(new URL(this.redirectUrl), this.lastState, reserved)
     } catch (e) {
       const redirect = this.redirectUrl
       // Another program holds the port this client was registered with: register again next time.
@@ -311,6 +354,8 @@ export class FileProvider implements OAuthClientProvider {
   close(): void {
     this.pending?.close()
     this.pending = undefined
+    this.reserved?.server.close()
+    this.reserved = undefined
   }
 
   private persist(): void {
@@ -321,6 +366,8 @@ export class FileProvider implements OAuthClientProvider {
 /** The provider for one server: its state loaded, a loopback redirect URI chosen if it has none yet. */
 export const make = async (options: Options): Promise<FileProvider> => {
   const data = load(options.file, options.serverUrl)
-  if (data.redirect_uri === undefined) data.redirect_uri = `http://127.0.0.1:${await freePort()}/callback`
-  return new FileProvider(options, data)
+  if (data.redirect_uri !== undefined) return new FileProvider(options, data)
+  const reserved = await freePort()
+  data.redirect_uri = `http://127.0.0.1:${reserved.port}/callback`
+  return new FileProvider(options, data, reserved)
 }
