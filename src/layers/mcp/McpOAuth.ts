@@ -13,8 +13,10 @@
  *   for another URL is ignored. The SDK refreshes an expired access token
  *   with the refresh token on a 401 and saves the new tokens here.
  * - **Redirect**: a loopback URI, `http://127.0.0.1:<port>/callback` (RFC
- *   8252), chosen once per server and kept with the registration. Only
- *   during a sign-in does parley listen on it, for one callback.
+ *   8252), chosen once per server and kept with the registration. parley
+ *   listens on it during a sign-in, for one callback, and, for a new
+ *   registration, from the port's choice until the server started or its
+ *   sign-in began (at most 60 s), answering 404 to anything before.
  * - **The person**: {@link Options.signIn} gets the authorization page's
  *   URL (the CLI prints it). Without a person a server that needs signing
  *   in cannot start ({@link SignInNeeded}); a stored or refreshed token
@@ -145,6 +147,8 @@ const tryPort = (http: Http, port: number): Promise<Reserved | undefined> =>
       const address = server.address()
       // Listening on a TCP port: the address is an AddressInfo (a string only for a pipe or a unix socket).
       reserved.port = typeof address === "object" && address !== null ? address.port : 0
+      // An error after listening (a failed accept) must not be an unhandled 'error' event; the sign-in's own is added.
+      server.on("error", () => {})
       server.unref()
       resolve(reserved)
     })
@@ -202,6 +206,7 @@ const listen = async (redirect: URL, state: string | undefined, reserved?: Reser
     }
     if (reserved !== undefined && reserved.port === Number(redirect.port)) {
       reserved.handler = handler
+      reserved.server.on("error", failed)
       reserved.server.ref()
       return resolve({ callback, close: () => reserved.server.close() })
     }
@@ -225,12 +230,16 @@ export class FileProvider implements OAuthClientProvider {
   ) {
     // A server that never asks for a sign-in must not keep a listener for the connection's life: after
     // RESERVE_MS a sign-in listens when it starts, as for a client registered before.
-    if (reserved !== undefined)
-      setTimeout(() => {
-        if (this.reserved !== reserved) return
-        reserved.server.close()
-        this.reserved = undefined
-      }, RESERVE_MS).unref()
+    if (reserved !== undefined) this.lapse = setTimeout(() => this.releasePort(), RESERVE_MS).unref()
+  }
+
+  private lapse: NodeJS.Timeout | undefined
+
+  /** Lets go of the callback port held for a first sign-in (the server started without one, or too late). */
+  releasePort(): void {
+    clearTimeout(this.lapse)
+    this.reserved?.server.close()
+    this.reserved = undefined
   }
 
   get redirectUrl(): string {
@@ -312,6 +321,7 @@ export class FileProvider implements OAuthClientProvider {
     this.pending?.close()
     const reserved = this.reserved
     this.reserved = undefined
+    clearTimeout(this.lapse)
     try {
       this.pending = await listen(new URL(this.redirectUrl), this.lastState, reserved)
     } catch (e) {
@@ -354,8 +364,7 @@ export class FileProvider implements OAuthClientProvider {
   close(): void {
     this.pending?.close()
     this.pending = undefined
-    this.reserved?.server.close()
-    this.reserved = undefined
+    this.releasePort()
   }
 
   private persist(): void {

@@ -432,6 +432,8 @@ const open = async (
     state.tools = listed.tools
     state.definitions = listed.definitions
     state.up = true
+    // Started without a sign-in: the callback port held for one is let go (a later sign-in listens when it starts).
+    made.oauth?.releasePort()
     return connection
   } catch (e) {
     state.closing = true

@@ -56,4 +56,30 @@ describe("McpOAuth: the callback port", () => {
     })
     expect(params instanceof URLSearchParams ? params.get("code") : params).toBe("abc")
   })
+
+  it("is let go when the server starts without a sign-in (releasePort), and a sign-in then listens on it as before", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "parley-oauth-port-"))
+    dirs.push(dir)
+    const provider = await McpOAuth.make({
+      file: path.join(dir, "remote.json"),
+      serverUrl: "http://127.0.0.1:9/mcp",
+      clientName: "parley",
+      signIn: () => {}
+    })
+    const redirect = new URL(provider.redirectUrl)
+    provider.releasePort()
+    const released = await free(Number(redirect.port))
+    const state = provider.state()
+    await provider.redirectToAuthorization(new URL(`http://127.0.0.1:9/authorize?state=${state}`))
+    const waiting = provider.awaitCallback(5_000)
+    const forged = await fetch(new URL("/callback?code=abc&state=forged", redirect))
+    const answer = await fetch(new URL(`/callback?code=abc&state=${state}`, redirect))
+    await waiting
+    provider.close()
+    expect({ released, forged: forged.status, answer: answer.status }).toStrictEqual({
+      released: true,
+      forged: 400,
+      answer: 200
+    })
+  })
 })
